@@ -1,0 +1,221 @@
+"""Run accounting: requested, completed, counted, errored and missing runs.
+
+The seed's rule made mechanical: metrics are labelled with the counts that
+produced them, never with the plan. A case with 2 counted runs of 3 requested
+reports pass@2 / pass^2 and names its missing and errored runs; a dataset
+figure is labelled pass^j for a j every included case reaches.
+
+A `Ledger` takes runs one at a time (so a million verdicts need no list of
+objects) and refuses the same (case, run) twice; `Ledger.close(k)` gives the
+`Accounting`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from passhat.errors import InputError, NoRunsError
+from passhat.metrics import NO_RUNS, CaseMetrics, DatasetMetrics, case_metrics, dataset
+
+Status = Literal["passed", "failed", "errored"]
+STATUSES: tuple[str, ...] = get_args(Status)
+
+
+class DuplicateRunError(InputError):
+    """The same (case, run index) was recorded twice: it would be counted twice."""
+
+
+class RunBeyondPlanError(InputError):
+    """A run index larger than the requested k."""
+
+
+@dataclass(frozen=True)
+class CaseAccount:
+    """How many runs of one case were asked for, made and counted."""
+
+    case: str
+    """The case id."""
+    k_requested: int
+    """Runs the plan asked for."""
+    completed: int
+    """Runs with a record (passed, failed or errored)."""
+    counted: int
+    """Runs with a verdict (passed + failed): the denominator of every number."""
+    passes: int
+    """Counted runs that passed."""
+    errored: tuple[int, ...]
+    """Indices of runs that ended without a verdict."""
+    missing: tuple[int, ...]
+    """Indices of requested runs that have no record at all."""
+
+    @property
+    def complete(self) -> bool:
+        """Every requested run was counted."""
+        return self.counted == self.k_requested
+
+    @property
+    def metrics(self) -> CaseMetrics | None:
+        """The three numbers over the counted runs; None when none was counted."""
+        return case_metrics(self.counted, self.passes) if self.counted else None
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """Dataset figures with the accounting that stands behind them."""
+
+    k_requested: int
+    """The planned k."""
+    metrics: DatasetMetrics
+    """pass@1 over all counted runs; pass@j / pass^j over the included cases."""
+    complete: bool
+    """Every case counted every requested run."""
+    short: tuple[str, ...]
+    """Included cases with fewer counted runs than requested."""
+    excluded: tuple[str, ...]
+    """Cases left out because they have no counted run."""
+
+    @property
+    def j(self) -> int:
+        return self.metrics.j
+
+    @property
+    def label_at(self) -> str:
+        return f"pass@{self.metrics.j}"
+
+    @property
+    def label_hat(self) -> str:
+        return f"pass^{self.metrics.j}"
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """The accounting of a whole experiment or verdict file."""
+
+    k_requested: int
+    cases: tuple[CaseAccount, ...]
+
+    @property
+    def complete(self) -> bool:
+        return all(c.complete for c in self.cases)
+
+    @property
+    def runs_requested(self) -> int:
+        return self.k_requested * len(self.cases)
+
+    @property
+    def runs_completed(self) -> int:
+        return sum(c.completed for c in self.cases)
+
+    @property
+    def runs_counted(self) -> int:
+        return sum(c.counted for c in self.cases)
+
+    @property
+    def runs_errored(self) -> int:
+        return sum(len(c.errored) for c in self.cases)
+
+    @property
+    def runs_missing(self) -> int:
+        return sum(len(c.missing) for c in self.cases)
+
+    def shortfalls(self) -> list[str]:
+        """One line per case that fell short of the plan, naming its runs."""
+        lines = []
+        for c in self.cases:
+            if c.complete:
+                continue
+            parts = []
+            if c.missing:
+                parts.append("missing run " + _indices(c.missing))
+            if c.errored:
+                parts.append("errored run " + _indices(c.errored))
+            lines.append(
+                f"{c.case}: {c.counted} of {c.k_requested} requested runs counted ("
+                + "; ".join(parts)
+                + ")"
+            )
+        return lines
+
+    def dataset(self, j: int | None = None) -> DatasetSummary:
+        """Dataset figures over the cases with at least one counted run."""
+        included = [c for c in self.cases if c.counted]
+        if not included:
+            raise NoRunsError(NO_RUNS)
+        return DatasetSummary(
+            k_requested=self.k_requested,
+            metrics=dataset(((c.counted, c.passes) for c in included), j),
+            complete=self.complete,
+            short=tuple(c.case for c in included if not c.complete),
+            excluded=tuple(c.case for c in self.cases if not c.counted),
+        )
+
+
+def _indices(indices: Iterable[int]) -> str:
+    return ", ".join(str(i) for i in indices)
+
+
+@dataclass
+class Ledger:
+    """Collects run statuses one at a time and closes them into an `Accounting`."""
+
+    _runs: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    def expect(self, case: str) -> None:
+        """Name a planned case, so that it is accounted even with no run at all."""
+        self._runs.setdefault(case, {})
+
+    def add(self, case: str, run: int, status: str) -> None:
+        """Record one run; the same (case, run) twice is an error."""
+        runs = self._runs.get(case)
+        if runs is None:
+            runs = self._runs[case] = {}
+        elif run in runs:
+            raise DuplicateRunError(
+                f"run {run} of case {case!r} is recorded twice; keep one record per (case, run)"
+            )
+        runs[run] = status
+
+    @property
+    def max_run(self) -> int:
+        """The largest run index seen (0 when there is none)."""
+        return max((max(r) for r in self._runs.values() if r), default=0)
+
+    def close(self, k: int) -> Accounting:
+        """The accounting against a plan of k runs per case."""
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        cases = []
+        for case, runs in self._runs.items():
+            beyond = [i for i in runs if i > k]
+            if beyond:
+                raise RunBeyondPlanError(
+                    f"case {case!r} has run {max(beyond)} but k is {k}; "
+                    f"ask for k >= {max(beyond)} or drop the extra runs"
+                )
+            statuses = list(runs.values())
+            passes = statuses.count("passed")
+            failed = statuses.count("failed")
+            cases.append(
+                CaseAccount(
+                    case=case,
+                    k_requested=k,
+                    completed=len(runs),
+                    counted=passes + failed,
+                    passes=passes,
+                    errored=tuple(sorted(i for i, s in runs.items() if s == "errored")),
+                    missing=tuple(i for i in range(1, k + 1) if i not in runs),
+                )
+            )
+        return Accounting(k_requested=k, cases=tuple(cases))
+
+
+def account(runs: Iterable[tuple[str, int, str]], k: int, cases: Iterable[str] = ()) -> Accounting:
+    """Account (case, run index, status) triples against a plan of k runs per case."""
+    ledger = Ledger()
+    for case in cases:
+        ledger.expect(case)
+    for case, run, status in runs:
+        ledger.add(case, run, status)
+    return ledger.close(k)

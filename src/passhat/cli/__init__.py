@@ -1,0 +1,17 @@
+"""The `passhat` command. It parses arguments, calls the library and prints."""
+
+from __future__ import annotations
+
+from passhat.cli import metrics as _metrics  # noqa: F401  (registers commands)
+from passhat.cli._app import app, fail
+from passhat.errors import PasshatError
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    try:
+        app()
+    except PasshatError as error:
+        fail(error)

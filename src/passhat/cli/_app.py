@@ -1,0 +1,49 @@
+"""The typer application and the one place CLI errors are turned into exits."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from passhat.errors import PasshatError, SuiteError
+
+app = typer.Typer(
+    name="passhat",
+    help=(
+        "Run agent-evaluation cases k times and report pass rate (pass@1), pass@k "
+        "and pass^k, with the requested, completed and counted runs beside each number."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def fail(error: PasshatError) -> None:
+    """Print a PasshatError as one red line per problem and exit non-zero."""
+    lines = error.problems if isinstance(error, SuiteError) else [str(error)]
+    for line in lines:
+        err_console.print(f"error: {line}", style="bold red", markup=False)
+    sys.exit(error.exit_code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from passhat import __version__
+
+        console.print(f"passhat {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Run agent-evaluation cases k times; report pass@1, pass@k and pass^k honestly."""

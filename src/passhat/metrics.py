@@ -1,0 +1,155 @@
+"""Pure statistics over verdicts: no files, no store, no printing.
+
+The three numbers answer three questions (see DESIGN.md):
+
+- pass rate, which estimates pass@1: how often does one run succeed?
+- pass@k: does the case succeed at least once in k tries?
+- pass^k: does it succeed every time, k times in a row?
+
+With n counted runs of which c passed, the unbiased estimators for j <= n are
+pass@j = 1 - C(n-c, j) / C(n, j) (Chen et al. 2021) and
+pass^j = C(c, j) / C(n, j) (as in tau-bench). At j = n they are exactly
+"passes > 0" and "passes == n". Both are computed as running products, which
+never form a large binomial coefficient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from passhat.errors import MetricsError, NoRunsError
+
+NO_RUNS = "no run at all: pass@k cannot be computed"
+
+
+@dataclass(frozen=True)
+class CaseMetrics:
+    """The seed's `aggregate`: the three numbers for one case's counted runs."""
+
+    k: int
+    """Counted runs (passed + failed) behind these numbers."""
+    passes: int
+    """How many of them passed."""
+    pass_rate: float
+    """passes / k: the estimate of pass@1."""
+    pass_at_k: bool
+    """At least one of the k runs passed."""
+    pass_hat_k: bool
+    """All k runs passed."""
+
+
+def aggregate(verdicts: Sequence[bool]) -> CaseMetrics:
+    """Aggregate the verdicts of one case's counted runs.
+
+    No verdicts at all is an error, never a zero.
+    """
+    return case_metrics(len(verdicts), sum(1 for v in verdicts if v))
+
+
+def case_metrics(k: int, passes: int) -> CaseMetrics:
+    """The same as `aggregate`, from counts: k counted runs of which `passes` passed."""
+    if k < 1:
+        raise NoRunsError(NO_RUNS)
+    if not 0 <= passes <= k:
+        raise MetricsError(f"passes must lie between 0 and the {k} counted runs, got {passes}")
+    return CaseMetrics(
+        k=k, passes=passes, pass_rate=passes / k, pass_at_k=passes > 0, pass_hat_k=passes == k
+    )
+
+
+def _check(n: int, c: int, j: int) -> None:
+    if n < 1:
+        raise NoRunsError(NO_RUNS)
+    if not 0 <= c <= n:
+        raise MetricsError(f"passes must lie between 0 and the {n} counted runs, got {c}")
+    if j < 1:
+        raise MetricsError(f"j must be at least 1, got {j}")
+    if j > n:
+        raise MetricsError(
+            f"pass@{j} / pass^{j} need at least {j} counted runs, but only {n} were counted"
+        )
+
+
+def pass_at(n: int, c: int, j: int) -> float:
+    """Unbiased pass@j from n counted runs with c passes: 1 - C(n-c, j) / C(n, j)."""
+    _check(n, c, j)
+    if n - c < j:
+        return 1.0
+    all_fail = 1.0
+    for i in range(j):
+        all_fail *= (n - c - i) / (n - i)
+    return 1.0 - all_fail
+
+
+def pass_hat(n: int, c: int, j: int) -> float:
+    """Unbiased pass^j from n counted runs with c passes: C(c, j) / C(n, j)."""
+    _check(n, c, j)
+    if c < j:
+        return 0.0
+    all_pass = 1.0
+    for i in range(j):
+        all_pass *= (c - i) / (n - i)
+    return all_pass
+
+
+def pass_at_curve(n: int, c: int) -> list[float]:
+    """pass@j for j = 1..n."""
+    return [pass_at(n, c, j) for j in range(1, n + 1)]
+
+
+def pass_hat_curve(n: int, c: int) -> list[float]:
+    """pass^j for j = 1..n."""
+    return [pass_hat(n, c, j) for j in range(1, n + 1)]
+
+
+@dataclass(frozen=True)
+class DatasetMetrics:
+    """The three numbers over many cases, with the seed's denominators."""
+
+    cases: int
+    """Cases included (each with at least j counted runs)."""
+    runs: int
+    """Counted runs over all included cases: the denominator of pass@1."""
+    passes: int
+    """Passed runs over all included cases."""
+    j: int
+    """The j of pass@j and pass^j: one every included case reaches."""
+    pass_at_1: float
+    """All passes / all counted runs: runs are weighed, not cases."""
+    pass_at_j: float
+    """Mean over cases of the unbiased pass@j: the share of cases passing at least once."""
+    pass_hat_j: float
+    """Mean over cases of the unbiased pass^j: the share of cases passing every time."""
+
+
+def dataset(counts: Iterable[tuple[int, int]], j: int | None = None) -> DatasetMetrics:
+    """Dataset figures from (counted runs, passes) per case.
+
+    `j` defaults to the smallest count, the largest j every case reaches; a `j`
+    some case does not reach is an error naming both numbers.
+    """
+    pairs = list(counts)
+    if not pairs or all(n == 0 for n, _ in pairs):
+        raise NoRunsError(NO_RUNS)
+    smallest = min(n for n, _ in pairs)
+    if smallest == 0:
+        raise NoRunsError(f"a case with no counted run cannot enter a dataset figure: {NO_RUNS}")
+    if j is None:
+        j = smallest
+    elif j > smallest:
+        raise MetricsError(
+            f"pass@{j} / pass^{j} need {j} counted runs in every case, "
+            f"but one case has only {smallest}"
+        )
+    runs = sum(n for n, _ in pairs)
+    passes = sum(c for _, c in pairs)
+    return DatasetMetrics(
+        cases=len(pairs),
+        runs=runs,
+        passes=passes,
+        j=j,
+        pass_at_1=passes / runs,
+        pass_at_j=sum(pass_at(n, c, j) for n, c in pairs) / len(pairs),
+        pass_hat_j=sum(pass_hat(n, c, j) for n, c in pairs) / len(pairs),
+    )

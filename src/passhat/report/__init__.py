@@ -1,0 +1,1 @@
+"""Reports: plain data for machines (`summary`), rich tables for people (`terminal`)."""
