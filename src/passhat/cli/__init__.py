@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from passhat.cli import metrics as _metrics  # noqa: F401  (registers commands)
+# Importing a command module registers its commands on `app`.
+from passhat.cli import check as _check  # noqa: F401
+from passhat.cli import compare as _compare  # noqa: F401
+from passhat.cli import metrics as _metrics  # noqa: F401
 from passhat.cli._app import app, fail
 from passhat.errors import PasshatError
 

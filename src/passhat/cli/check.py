@@ -1,0 +1,1 @@
+"""`passhat check`."""
