@@ -188,24 +188,27 @@ class Ledger:
             raise InputError(f"k must be at least 1, got {k}")
         cases = []
         for case, runs in self._runs.items():
-            beyond = [i for i in runs if i > k]
-            if beyond:
+            if runs and max(runs) > k:
                 raise RunBeyondPlanError(
-                    f"case {case!r} has run {max(beyond)} but k is {k}; "
-                    f"ask for k >= {max(beyond)} or drop the extra runs"
+                    f"case {case!r} has run {max(runs)} but k is {k}; "
+                    f"ask for k >= {max(runs)} or drop the extra runs"
                 )
             statuses = list(runs.values())
             passes = statuses.count("passed")
-            failed = statuses.count("failed")
+            errored = len(statuses) - passes - statuses.count("failed")
             cases.append(
                 CaseAccount(
                     case=case,
                     k_requested=k,
                     completed=len(runs),
-                    counted=passes + failed,
+                    counted=len(runs) - errored,
                     passes=passes,
-                    errored=tuple(sorted(i for i, s in runs.items() if s == "errored")),
-                    missing=tuple(i for i in range(1, k + 1) if i not in runs),
+                    errored=tuple(sorted(i for i, s in runs.items() if s == "errored"))
+                    if errored
+                    else (),
+                    missing=()
+                    if len(runs) == k
+                    else tuple(i for i in range(1, k + 1) if i not in runs),
                 )
             )
         return Accounting(k_requested=k, cases=tuple(cases))

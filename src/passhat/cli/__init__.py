@@ -12,9 +12,9 @@ from passhat.errors import PasshatError
 __all__ = ["app", "main"]
 
 
-def main() -> None:
-    """Entry point of the console script."""
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the console script; `args` defaults to the command line."""
     try:
-        app()
+        app(args=args)
     except PasshatError as error:
         fail(error)

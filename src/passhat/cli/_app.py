@@ -28,7 +28,7 @@ def fail(error: PasshatError) -> None:
     """Print a PasshatError as one red line per problem and exit non-zero."""
     lines = error.problems if isinstance(error, SuiteError) else [str(error)]
     for line in lines:
-        err_console.print(f"error: {line}", style="bold red", markup=False)
+        err_console.print(f"error: {line}", style="bold red", markup=False, soft_wrap=True)
     sys.exit(error.exit_code)
 
 

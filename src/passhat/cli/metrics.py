@@ -18,10 +18,14 @@ from passhat.verdicts import read_verdicts
 
 @app.command()
 def metrics(
-    file: Annotated[Path, typer.Argument(help="JSONL verdict file: one {case, run, status} per line.")],
+    file: Annotated[
+        Path, typer.Argument(help="JSONL verdict file: one {case, run, status} per line.")
+    ],
     k: Annotated[
         int | None,
-        typer.Option("--k", "-k", help="Requested runs per case. Default: the largest run index seen."),
+        typer.Option(
+            "--k", "-k", help="Requested runs per case. Default: the largest run index seen."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
     strict: Annotated[
@@ -35,7 +39,9 @@ def metrics(
     k_inferred = k is None
     accounting = ledger.close(ledger.max_run if k is None else k)
     if as_json:
-        sys.stdout.write(json.dumps(summary_dict(accounting, k_inferred=k_inferred), indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(summary_dict(accounting, k_inferred=k_inferred), indent=2) + "\n"
+        )
     else:
         print_metrics(console, accounting, k_inferred=k_inferred, title=str(file))
     if strict and not accounting.complete:

@@ -42,7 +42,7 @@ def metrics_table(accounting: Accounting, title: str | None = None) -> Table:
     d = accounting.dataset()
     m = d.metrics
     table = Table(
-        title=title,
+        title=Text(title) if title else None,
         title_justify="left",
         caption=f"n = each case's counted runs; the dataset row uses j = {m.j}, "
         "which every included case reaches",

@@ -1,0 +1,5 @@
+"""`python -m passhat` is the `passhat` command."""
+
+from passhat.cli import main
+
+main()

@@ -1,0 +1,28 @@
+"""Run the `passhat` command in-process, the way the console script does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from passhat.cli import main
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
+    """Call passhat.cli.main with `args`; return its exit code and output."""
+    capsys.readouterr()
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    captured = capsys.readouterr()
+    return CliResult(code, captured.out, captured.err)

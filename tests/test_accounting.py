@@ -1,0 +1,83 @@
+"""passhat.accounting: requested / completed / counted / missing, and the labels."""
+
+from __future__ import annotations
+
+import pytest
+
+from passhat.accounting import DuplicateRunError, Ledger, RunBeyondPlanError, account
+from passhat.errors import InputError, NoRunsError
+
+
+def test_complete_plan() -> None:
+    a = account([("c", i, "failed") for i in (1, 2, 3)], k=3)
+    (case,) = a.cases
+    assert (case.k_requested, case.completed, case.counted, case.passes) == (3, 3, 3, 0)
+    assert case.missing == () and case.errored == ()
+    assert a.complete
+    d = a.dataset()
+    assert (d.label_at, d.label_hat, d.complete) == ("pass@3", "pass^3", True)
+
+
+def test_missing_and_errored_runs_are_named_and_labels_use_counted() -> None:
+    a = account(
+        [
+            ("a", 1, "passed"),
+            ("a", 3, "errored"),
+            ("b", 1, "passed"),
+            ("b", 2, "failed"),
+            ("b", 3, "passed"),
+        ],
+        k=3,
+    )
+    case_a = a.cases[0]
+    assert (case_a.completed, case_a.counted, case_a.missing, case_a.errored) == (2, 1, (2,), (3,))
+    assert not case_a.complete
+    assert case_a.metrics is not None and case_a.metrics.k == 1
+    d = a.dataset()
+    assert d.j == 1 and d.label_hat == "pass^1"
+    assert d.short == ("a",) and not d.complete
+    assert a.shortfalls() == ["a: 1 of 3 requested runs counted (missing run 2; errored run 3)"]
+    assert (a.runs_requested, a.runs_completed, a.runs_counted, a.runs_errored, a.runs_missing) == (
+        6,
+        5,
+        4,
+        1,
+        1,
+    )
+
+
+def test_the_same_run_twice_is_refused() -> None:
+    with pytest.raises(DuplicateRunError, match="run 2 of case 'x' is recorded twice"):
+        account([("x", 2, "passed"), ("x", 2, "failed")], k=3)
+
+
+def test_run_beyond_k_is_refused() -> None:
+    with pytest.raises(RunBeyondPlanError, match="has run 5 but k is 3"):
+        account([("x", 5, "passed")], k=3)
+
+
+def test_k_below_one_is_refused() -> None:
+    with pytest.raises(InputError, match="k must be at least 1"):
+        account([], k=0)
+
+
+def test_a_planned_case_without_any_run_is_all_missing_and_left_out() -> None:
+    a = account([("a", 1, "passed")], k=2, cases=["a", "ghost"])
+    ghost = a.cases[1]
+    assert ghost.missing == (1, 2) and ghost.metrics is None
+    d = a.dataset()
+    assert d.excluded == ("ghost",) and d.metrics.cases == 1
+
+
+def test_only_errored_runs_cannot_give_figures() -> None:
+    a = account([("a", 1, "errored")], k=1)
+    with pytest.raises(NoRunsError):
+        a.dataset()
+
+
+def test_ledger_max_run() -> None:
+    ledger = Ledger()
+    assert ledger.max_run == 0
+    ledger.add("a", 4, "passed")
+    ledger.add("b", 2, "failed")
+    assert ledger.max_run == 4
