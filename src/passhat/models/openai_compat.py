@@ -1,0 +1,309 @@
+"""OpenAI-compatible chat completions: OpenAI itself, vLLM, Ollama, llama.cpp's server.
+
+One `POST {base_url}/chat/completions` per call through the official `openai`
+SDK, with the SDK's own retries off (`passhat.models.retry` retries and records).
+
+Choices made here:
+
+- The key is read from the environment only (`api_key_env`, default
+  OPENAI_API_KEY) and is never shown: not in `repr`, `name`, `describe()` nor any
+  error message (a server that echoes it gets it blanked). The SDK's exception,
+  whose request carries the key, is neither the cause nor the context of ours.
+- A local endpoint needs no key: with `base_url` given and the variable unset, a
+  placeholder key is sent. With neither, `ConfigError`.
+- `base_url` defaults to OpenAI's; OPENAI_BASE_URL is deliberately not consulted,
+  so the endpoint recorded by `describe()` is the one called.
+- `params` (temperature, max_tokens, top_p...) go into the request body as they
+  are. `CallContext.seed` is sent as `seed` unless `params` sets one.
+- Tool call arguments that are not a JSON object (the model wrote broken JSON)
+  are kept as `{"_raw": "<what it wrote>"}` rather than failing the call: the
+  agent's tool then rejects them like any bad arguments, and the run records what
+  the model did. Sent back in a later turn, `_raw` goes out verbatim.
+- A 2xx body that is not JSON or lacks the fields of a completion is a
+  `TransientModelError` ("malformed response"): it comes from proxies and
+  overloaded servers and usually goes away when asked again.
+- `is_error` on a tool message has no OpenAI field; the content says it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import openai
+
+from passhat.errors import ConfigError, ModelError, TransientModelError
+from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
+from passhat.models.retry import error_for_status, redact
+
+__all__ = ["DEFAULT_BASE_URL", "RAW_ARGUMENTS", "OpenAIModel"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RAW_ARGUMENTS = "_raw"
+"""Key holding tool call arguments that were not a JSON object, verbatim."""
+
+_NO_KEY = "passhat-no-key"
+"""Sent to a local endpoint when no key is set; servers that check nothing accept it."""
+
+_RESERVED = frozenset({"model", "messages", "tools", "stream", "n"})
+"""Request fields passhat sets itself (or cannot parse): refused in params."""
+
+
+class OpenAIModel:
+    """A model behind an OpenAI-compatible chat completions endpoint."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+    ) -> None:
+        """Check the configuration; nothing is sent until the first `generate`.
+
+        `model_name` is the endpoint's model id; `base_url` the API root including
+        `/v1` (e.g. http://localhost:11434/v1 for Ollama); `params` extra request
+        fields; `api_key_env` the variable holding the key; `timeout` seconds per call.
+        """
+        if not model_name:
+            raise ConfigError("openai model name is empty; write openai:MODEL, e.g. openai:gpt-4o")
+        if not timeout > 0:
+            raise ConfigError(f"openai timeout must be positive seconds, got {timeout!r}")
+        self.model_name = model_name
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.params = _check_params(params)
+        self.api_key_env = api_key_env
+        self.timeout = float(timeout)
+        key = os.environ.get(api_key_env, "")
+        if not key and base_url is None:
+            raise ConfigError(
+                f"openai:{model_name} needs an API key: set {api_key_env}, "
+                "or give --base-url for a local endpoint that needs none"
+            )
+        self._key = key
+        self._client: openai.AsyncOpenAI | None = None
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self.model_name}"
+
+    def describe(self) -> dict[str, Any]:
+        """Provider, model, endpoint, parameters and timeout, for the experiment record."""
+        return {
+            "provider": "openai",
+            "model": self.model_name,
+            "base_url": self.base_url,
+            "params": dict(self.params),
+            "timeout": self.timeout,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIModel(model_name={self.model_name!r}, base_url={self.base_url!r}, "
+            f"params={self.params!r}, timeout={self.timeout!r})"
+        )
+
+    async def generate(
+        self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext
+    ) -> ModelResponse:
+        """One chat completion; TransientModelError / PermanentModelError on failure."""
+        # Only model and messages go through the SDK's typed arguments; the rest is
+        # sent as it is, so any server-specific parameter passes untouched.
+        rest = self.request_body(messages, tools, ctx)
+        model, wire_messages = rest.pop("model"), rest.pop("messages")
+        try:
+            raw = await self._sdk().chat.completions.with_raw_response.create(
+                model=model, messages=wire_messages, extra_body=rest
+            )
+            body = raw.http_response.text
+        except (
+            openai.APIStatusError,
+            openai.APIConnectionError,
+            openai.APIResponseValidationError,
+        ) as error:
+            failure = self._failure(error)
+        else:
+            return parse_completion(body, source=self.name, turn=ctx.turn, secret=self._key)
+        # Raised outside the handler so the SDK's error (its request carries the key)
+        # is neither the cause nor the context of ours.
+        raise failure
+
+    def _failure(
+        self,
+        error: openai.APIStatusError
+        | openai.APIConnectionError
+        | openai.APIResponseValidationError,
+    ) -> ModelError:
+        if isinstance(error, openai.APIStatusError):
+            return error_for_status(
+                self.name,
+                error.status_code,
+                error.response.text,
+                error.response.headers,
+                secret=self._key,
+            )
+        if isinstance(error, openai.APITimeoutError):
+            return TransientModelError(f"{self.name}: no response within {self.timeout:g}s")
+        if isinstance(error, openai.APIConnectionError):
+            cause = error.__cause__ or error
+            detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+            return TransientModelError(
+                redact(f"{self.name}: connection failed: {detail}", self._key)
+            )
+        return TransientModelError(
+            redact(f"{self.name}: malformed response: {error.message}", self._key)
+        )
+
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext
+    ) -> dict[str, Any]:
+        """The JSON body sent for this call (without the key, which is a header)."""
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": [_wire_message(m) for m in messages],
+        }
+        if tools:
+            body["tools"] = [_wire_tool(t) for t in tools]
+        if ctx.seed is not None:
+            body["seed"] = ctx.seed
+        body.update(self.params)
+        return body
+
+    async def aclose(self) -> None:
+        """Close the HTTP client; the model can still be used (a new one is made)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _sdk(self) -> openai.AsyncOpenAI:
+        # Made on first use, inside the event loop that will drive it.
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(
+                api_key=self._key or _NO_KEY,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=0,
+            )
+        return self._client
+
+
+def parse_completion(text: str, *, source: str, turn: int = 0, secret: str = "") -> ModelResponse:
+    """Map a chat completion body to a ModelResponse; malformed → TransientModelError.
+
+    Tool calls without an id (some local servers) get `call_<turn>_<index>`;
+    `secret` is blanked out of error messages.
+    """
+
+    def malformed(what: str) -> TransientModelError:
+        return TransientModelError(redact(f"{source}: malformed response: {what}", secret))
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        snippet = text.strip()[:80]
+        raise malformed(f"body is not JSON: {snippet!r}") from None
+    if not isinstance(data, dict):
+        raise malformed("body is not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        error = data.get("error")
+        raise malformed(f"no choices (error: {error})" if error else "no choices")
+    wire = choices[0].get("message")
+    if not isinstance(wire, dict):
+        raise malformed("choices[0].message is missing")
+    content = wire.get("content")
+    if content is not None and not isinstance(content, str):
+        raise malformed("message content is not a string")
+    calls = []
+    for index, call in enumerate(wire.get("tool_calls") or ()):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise malformed(f"tool_calls[{index}] has no function name")
+        call_id = call.get("id") or f"call_{turn}_{index}"
+        calls.append(
+            ToolCall(str(call_id), function["name"], _arguments(function.get("arguments")))
+        )
+    finish = choices[0].get("finish_reason")
+    stop = finish if isinstance(finish, str) else ("tool_calls" if calls else "stop")
+    message = Message(role="assistant", content=content or "", tool_calls=tuple(calls))
+    return ModelResponse(message=message, usage=_usage(data.get("usage")), stop_reason=stop)
+
+
+def _check_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    checked = dict(params or {})
+    reserved = sorted(_RESERVED & checked.keys())
+    if reserved:
+        raise ConfigError(f"openai params {', '.join(reserved)} are set by passhat; remove them")
+    try:
+        json.dumps(checked)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"openai params must be JSON values: {error}") from None
+    return checked
+
+
+def _wire_message(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["content"] = message.content or None
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": _wire_arguments(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    return wire
+
+
+def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+def _wire_arguments(arguments: dict[str, Any]) -> str:
+    raw = arguments.get(RAW_ARGUMENTS)
+    if set(arguments) == {RAW_ARGUMENTS} and isinstance(raw, str):
+        return raw
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def _arguments(value: object) -> dict[str, Any]:
+    # Servers send a JSON string (the spec); some local ones send the object itself.
+    if isinstance(value, dict):
+        return value
+    if value is None or value == "":
+        return {}
+    text = value if isinstance(value, str) else json.dumps(value)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return {RAW_ARGUMENTS: text}
+    return parsed if isinstance(parsed, dict) else {RAW_ARGUMENTS: text}
+
+
+def _usage(value: object) -> Usage:
+    if not isinstance(value, dict):
+        return Usage()
+    return Usage(_count(value.get("prompt_tokens")), _count(value.get("completion_tokens")))
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0

@@ -1,0 +1,190 @@
+"""Retry policy for model calls: what is worth retrying, how long to wait, the loop.
+
+Providers turn every failure into one of two errors (see `passhat.errors`):
+
+    HTTP 429, 408, 409, 5xx      TransientModelError (retry_after from Retry-After)
+    timeouts, resets, refusals   TransientModelError
+    malformed 2xx body           TransientModelError (a proxy or server hiccup)
+    any other 4xx (400, 401,
+      403, 404, 422...)          PermanentModelError with the provider's message
+
+`error_for_status` and `parse_retry_after` are the shared half of that mapping;
+`generate_with_retry` is the loop the runner calls. SDK clients are built with
+their own retries off so that every retry happens here and is recorded on the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from passhat.errors import ModelError, PermanentModelError, TransientModelError
+from passhat.models.base import CallContext, Message, Model, ModelResponse, ToolSpec
+
+__all__ = [
+    "error_for_status",
+    "generate_with_retry",
+    "is_transient_status",
+    "parse_retry_after",
+    "provider_message",
+    "redact",
+]
+
+_TRANSIENT_4XX = frozenset({408, 409, 429})
+"""Request timeout, conflict (lock contention) and rate limit: the server may say yes later."""
+
+_MAX_DETAIL = 500
+"""Longest provider message kept in an error; bodies can be whole HTML pages."""
+
+
+def is_transient_status(status: int) -> bool:
+    """True for HTTP statuses worth retrying: 408, 409, 429 and every 5xx."""
+    return status in _TRANSIENT_4XX or status >= 500
+
+
+def parse_retry_after(
+    headers: Mapping[str, str], *, now: Callable[[], datetime] | None = None
+) -> float | None:
+    """Seconds the server asked us to wait, or None when it did not say.
+
+    Reads `retry-after-ms` (OpenAI's precise variant) first, then `Retry-After` as
+    delta-seconds or an HTTP date (RFC 9110). Dates in the past give 0.0; values
+    that are neither give None. `headers` must look names up case-insensitively
+    (httpx headers do) or use lower-case names.
+    """
+    millis = _finite_float(headers.get("retry-after-ms"))
+    if millis is not None:
+        return max(0.0, millis / 1000.0)
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    seconds = _finite_float(value)
+    if seconds is None:
+        try:
+            when = email.utils.parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or _utcnow)()).total_seconds()
+    return max(0.0, seconds)
+
+
+def provider_message(body: str) -> str:
+    """The human-readable error message in a provider's error body.
+
+    Understands OpenAI's and Anthropic's `{"error": {"message": ...}}`, the bare
+    `{"error": "..."}` of llama.cpp and Ollama, and FastAPI's `{"detail": ...}`
+    (vLLM); anything else is returned as text, shortened.
+    """
+    text = body.strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict):
+            error = error.get("message") or error
+        for found in (error, data.get("message"), data.get("detail")):
+            if isinstance(found, str) and found:
+                return _shorten(found)
+            if found:
+                return _shorten(json.dumps(found, ensure_ascii=False))
+    return _shorten(text) or "(empty body)"
+
+
+def error_for_status(
+    source: str, status: int, body: str, headers: Mapping[str, str], *, secret: str = ""
+) -> ModelError:
+    """The error for an HTTP error response, with the provider's message and status.
+
+    `source` names the model (`openai:gpt-4o`) and starts the message; `secret`
+    (the API key) is blanked out of the message in case a server echoes it.
+    """
+    message = redact(f"{source}: HTTP {status}: {provider_message(body)}", secret)
+    if is_transient_status(status):
+        return TransientModelError(message, retry_after=parse_retry_after(headers))
+    return PermanentModelError(message)
+
+
+def redact(text: str, secret: str) -> str:
+    """`text` with every occurrence of `secret` replaced by `***`."""
+    return text.replace(secret, "***") if secret else text
+
+
+async def generate_with_retry(
+    model: Model,
+    messages: list[Message],
+    tools: list[ToolSpec],
+    ctx: CallContext,
+    *,
+    max_retries: int = 4,
+    base_delay: float = 0.5,
+    max_delay: float = 30.0,
+    max_retry_after: float = 300.0,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    rng: Callable[[], float] = random.random,
+    record: list[dict[str, Any]] | None = None,
+) -> tuple[ModelResponse, list[dict[str, Any]]]:
+    """Call `model.generate`, retrying transient failures; return the answer and the retries.
+
+    Before retry n (0-based) it waits `rng() * min(max_delay, base_delay * 2**n)`
+    ("full jitter"), and never less than the error's `retry_after`. A server that
+    asks for more than `max_retry_after` seconds (a spent daily quota, say) is not
+    waited for: that error is raised at once rather than stalling the run.
+    `PermanentModelError` is raised at once; after `max_retries` retries the last
+    `TransientModelError` is raised. Each retry is recorded as
+    `{"attempt", "error", "message", "retry_after", "waited"}`, where `attempt` is
+    the 1-based number of the call that failed and `waited` the seconds slept.
+    Pass `record` to have them appended to your list as they happen: when the
+    call finally fails, the retries it made are still there to store on the run.
+    """
+    if max_retries < 0 or base_delay < 0 or max_delay < 0 or max_retry_after < 0:
+        raise ValueError("max_retries, base_delay, max_delay and max_retry_after must be >= 0")
+    retries: list[dict[str, Any]] = [] if record is None else record
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await model.generate(messages, tools, ctx), retries
+        except TransientModelError as error:
+            asked = error.retry_after
+            if attempt > max_retries or (asked is not None and asked > max_retry_after):
+                raise
+            backoff = rng() * min(max_delay, base_delay * 2 ** (attempt - 1))
+            waited = max(backoff, asked or 0.0)
+            retries.append(
+                {
+                    "attempt": attempt,
+                    "error": type(error).__name__,
+                    "message": str(error),
+                    "retry_after": asked,
+                    "waited": waited,
+                }
+            )
+            await sleep(waited)
+
+
+def _finite_float(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 3] + "..."
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
