@@ -1,0 +1,372 @@
+"""Scorers: grade a run's final state against the case's goal state.
+
+A suite lists its scorers in `suite.yaml`; a run passes only if every one
+passes. Each scorer returns one detail dict, `{"scorer": name, "passed": bool,
+...}`, kept with the run so a report can say *why* it failed:
+
+- `exact_set` (path, item): the items at `path` of the final state must equal
+  the goal's, as a set. Items are compared by their item string: the `item`
+  template filled from the item's fields (`AC{ac}:{label}` gives `AC3:conflict`;
+  fields the template does not name, like a free-text note, are ignored); text
+  items as they are; anything else as canonical JSON. Details add `path`,
+  `expected`, `actual`, `missing`, `extra`: sorted lists of item strings (numbers
+  inside compared as numbers, so AC10 sorts after AC9). A path the final state
+  lacks, or that holds no list, fails with a `problem`.
+- `present` (paths): every path must hold something: not missing, not null,
+  not blank text, not an empty list or object. Details add `paths`, `empty`.
+- custom (`package.module:name` or `file.py:name` beside suite.yaml): called as
+  `fn(final_state, goal, **params)`, returns a bool or a dict with a boolean
+  `passed` (its other keys go into the details). Checked when the suite loads:
+  importable, a plain (not async) callable, and callable with that signature.
+
+A scorer that raises does not fail the run, it makes it errored: `score_run`
+raises `ScorerError` with the original message, and the runner records it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from passhat.env import clone
+from passhat.errors import ConfigError
+from passhat.suite import (
+    Case,
+    CustomSpec,
+    ExactSetSpec,
+    Loc,
+    PresentSpec,
+    ScorerSpec,
+    Suite,
+    canonical_json,
+    did_you_mean,
+    show,
+    template_fields,
+)
+
+__all__ = [
+    "Custom",
+    "ExactSet",
+    "Present",
+    "Score",
+    "Scorer",
+    "ScorerError",
+    "build_scorers",
+    "score_run",
+]
+
+
+class ScorerError(Exception):
+    """A scorer raised or returned something unusable: the run is errored, not failed."""
+
+
+@dataclass(frozen=True)
+class Score:
+    """The verdict of one run and why."""
+
+    passed: bool
+    """Every scorer passed."""
+    details: list[dict[str, Any]] = field(default_factory=list)
+    """One dict per scorer, in suite order: `{"scorer": str, "passed": bool, ...}`."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "details": clone(self.details)}
+
+
+class Scorer(Protocol):
+    """Grades a final state against a goal state; returns one detail dict."""
+
+    @property
+    def name(self) -> str:
+        """What the details call it."""
+        ...
+
+    def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        """`{"scorer": name, "passed": bool, ...}`."""
+        ...
+
+
+# ------------------------------------------------------------------------ paths
+
+_MISSING = object()
+
+
+def get_path(data: Any, path: str) -> Any:
+    """The value at a dotted path (digits index lists), or `_MISSING`."""
+    current = data
+    for part in path.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return _MISSING
+    return current
+
+
+def item_string(item: Any, template: str | None) -> str:
+    """How an item is named and compared (see the module docstring)."""
+    if template is not None and isinstance(item, dict):
+        names = template_fields(template)
+        if all(name in item for name in names):
+            return template.format(**{name: item[name] for name in names})
+    if isinstance(item, str):
+        return item
+    return canonical_json(item)
+
+
+def _natural(text: str) -> list[tuple[int, int | str]]:
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p]
+
+
+def sorted_items(items: Iterable[str]) -> list[str]:
+    """Unique item strings, sorted with numbers compared as numbers."""
+    return sorted(set(items), key=_natural)
+
+
+def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc, str]]:
+    """Load-time: the goal holds a list at the scorer's path, each item nameable."""
+    value = get_path(goal, spec.path)
+    loc: Loc = tuple(int(p) if p.isdigit() else p for p in spec.path.split("."))
+    if value is _MISSING:
+        return [
+            (
+                loc,
+                "missing; the exact_set scorer in suite.yaml compares this path, so write "
+                "the expected items here ([] when none is expected)",
+            )
+        ]
+    if not isinstance(value, list):
+        return [(loc, f"expected a list of items for the exact_set scorer, got {show(value)}")]
+    if spec.item is None:
+        return []
+    names = template_fields(spec.item)
+    out: list[tuple[Loc, str]] = []
+    for index, item in enumerate(value):
+        lacking = [n for n in names if not isinstance(item, dict) or n not in item]
+        if lacking:
+            out.append(
+                (
+                    (*loc, index),
+                    f"lacks {', '.join(lacking)}, which the scorer's item {show(spec.item)} names",
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------- built-in
+
+
+@dataclass(frozen=True)
+class ExactSet:
+    """The items at `path` must equal the goal's, as a set."""
+
+    path: str
+    item: str | None = None
+    name: str = "exact_set"
+
+    def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        wanted = get_path(goal, self.path)
+        if not isinstance(wanted, list):
+            raise ScorerError(f"exact_set: the goal state has no list at {self.path}")
+        expected = sorted_items(item_string(i, self.item) for i in wanted)
+        value = get_path(final_state, self.path)
+        problem = None
+        if value is _MISSING:
+            problem, value = f"{self.path} is not in the final state", []
+        elif not isinstance(value, list):
+            problem, value = f"{self.path} holds {show(value)}, not a list", []
+        actual = sorted_items(item_string(i, self.item) for i in value)
+        missing = sorted_items(set(expected) - set(actual))
+        extra = sorted_items(set(actual) - set(expected))
+        detail: dict[str, Any] = {
+            "scorer": self.name,
+            "passed": problem is None and not missing and not extra,
+            "path": self.path,
+            "expected": expected,
+            "actual": actual,
+            "missing": missing,
+            "extra": extra,
+        }
+        if problem is not None:
+            detail["problem"] = problem
+        return detail
+
+
+def is_present(value: Any) -> bool:
+    """Holds something: not missing, null, blank text, or an empty list or object."""
+    if value is _MISSING or value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, list | dict):
+        return bool(value)
+    return True
+
+
+@dataclass(frozen=True)
+class Present:
+    """Every path of the final state must hold something."""
+
+    paths: tuple[str, ...]
+    name: str = "present"
+
+    def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        empty = [p for p in self.paths if not is_present(get_path(final_state, p))]
+        return {"scorer": self.name, "passed": not empty, "paths": list(self.paths), "empty": empty}
+
+
+@dataclass(frozen=True)
+class Custom:
+    """A user's scorer: `fn(final_state, goal, **params)` -> bool | dict."""
+
+    name: str
+    fn: Callable[..., Any]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        result = self.fn(final_state, goal, **self.params)
+        if isinstance(result, bool):
+            return {"scorer": self.name, "passed": result}
+        if isinstance(result, dict) and isinstance(result.get("passed"), bool):
+            try:
+                json.dumps(result)
+            except (TypeError, ValueError) as error:
+                raise ScorerError(
+                    f"scorer {self.name} returned details that are not JSON ({error}); "
+                    "return plain dicts, lists, text and numbers"
+                ) from None
+            return {**result, "scorer": self.name, "passed": result["passed"]}
+        raise ScorerError(
+            f"scorer {self.name} returned {show(result)}; return True/False or a dict "
+            "with a boolean 'passed'"
+        )
+
+
+# ---------------------------------------------------------------------- custom
+
+
+def resolve_custom(spec: CustomSpec, suite_dir: Path) -> Custom:
+    """Import a user's scorer and check it can be called; ConfigError otherwise."""
+    module_name, sep, attr = spec.ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(
+            f"{show(spec.ref)} is not an import path; write package.module:name or "
+            "file.py:name (a file beside suite.yaml)"
+        )
+    module = _import(module_name, spec.ref, suite_dir)
+    if not hasattr(module, attr):
+        public = [n for n in vars(module) if not n.startswith("_")]
+        close = [n for n in public if callable(getattr(module, n))]
+        raise ConfigError(
+            f"{spec.ref}: {module_name} has no {show(attr)}{did_you_mean(attr, close)}"
+        )
+    fn = getattr(module, attr)
+    _check_callable(fn, spec)
+    return Custom(name=spec.ref, fn=fn, params=dict(spec.params))
+
+
+def _import(module_name: str, ref: str, suite_dir: Path) -> Any:
+    if module_name.endswith(".py"):
+        file = (suite_dir / module_name).resolve()
+        if not file.is_file():
+            raise ConfigError(f"{ref}: no file {file}; the path is relative to the suite folder")
+        unique = "passhat_scorer_" + hashlib.sha256(str(file).encode()).hexdigest()[:16]
+        loader_spec = importlib.util.spec_from_file_location(unique, file)
+        if loader_spec is None or loader_spec.loader is None:
+            raise ConfigError(f"{ref}: {file} cannot be imported as Python")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[unique] = module
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception as error:  # a user's file: any failure is theirs to fix
+            sys.modules.pop(unique, None)
+            raise ConfigError(
+                f"{ref}: importing {file.name} raised {type(error).__name__}: {error}"
+            ) from None
+        return module
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as error:
+        raise ConfigError(
+            f"{ref}: cannot import {module_name} ({error}); install it, or name a file "
+            "beside suite.yaml as file.py:name"
+        ) from None
+    except Exception as error:
+        raise ConfigError(
+            f"{ref}: importing {module_name} raised {type(error).__name__}: {error}"
+        ) from None
+
+
+def _check_callable(fn: Any, spec: CustomSpec) -> None:
+    if not callable(fn):
+        raise ConfigError(f"{spec.ref}: is a {type(fn).__name__}, not a function")
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 (an object's async __call__)
+    ):
+        raise ConfigError(f"{spec.ref}: is async; a scorer is a plain function")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # builtins without a signature: trust them
+    try:
+        signature.bind(object(), object(), **spec.params)
+    except TypeError as error:
+        params = "".join(f", {k}=..." for k in spec.params)
+        raise ConfigError(
+            f"{spec.ref}: cannot be called as {fn.__name__ if hasattr(fn, '__name__') else 'it'}"
+            f"(final_state, goal{params}): {error}; define it as "
+            "def name(final_state, goal, **params) -> bool | dict"
+        ) from None
+
+
+# ---------------------------------------------------------------------- scoring
+
+
+def build_scorers(suite: Suite) -> list[Scorer]:
+    """The suite's scorers, ready to call; ConfigError when a custom one cannot be used."""
+    return [_build(spec, suite.path) for spec in suite.defaults.scorers]
+
+
+def _build(spec: ScorerSpec, suite_dir: Path) -> Scorer:
+    if isinstance(spec, ExactSetSpec):
+        return ExactSet(spec.path, spec.item)
+    if isinstance(spec, PresentSpec):
+        return Present(spec.paths)
+    return resolve_custom(spec, suite_dir)
+
+
+_BUILT: dict[tuple[Path, str], list[Scorer]] = {}
+
+
+def _scorers_for(suite: Suite) -> list[Scorer]:
+    key = (suite.path, suite.hash)
+    if key not in _BUILT:
+        _BUILT[key] = build_scorers(suite)
+    return _BUILT[key]
+
+
+def score_run(suite: Suite, case: Case, final_state: dict[str, Any]) -> Score:
+    """Grade one run's final state; ScorerError when a scorer raises (the run errored)."""
+    details: list[dict[str, Any]] = []
+    for scorer in _scorers_for(suite):
+        # Each scorer gets its own copies: one cannot change what the next one sees.
+        state, goal = clone(final_state), clone(case.goal)
+        try:
+            details.append(scorer(state, goal))
+        except ScorerError:
+            raise
+        except Exception as error:  # a scorer's bug makes the run errored, not failed
+            raise ScorerError(
+                f"scorer {scorer.name} raised {type(error).__name__}: {error}"
+            ) from error
+    return Score(passed=all(d["passed"] for d in details), details=details)

@@ -1,0 +1,865 @@
+"""Suites: a folder of cases, loaded, validated and hashed before anything runs.
+
+A suite is a folder::
+
+    suite.yaml      name, description, environment, labels, defaults (agent,
+                    model, k, params, max_turns, scorers)
+    cases/*.yaml    one case per file: id, input, fixtures, goal, optional tags
+
+`load_suite` reads YAML safely (plain data only; a key written twice is refused
+rather than silently dropped), checks every file against its schema, the
+environment's rules (env.py) and the scorers (scoring.py), and raises one
+`SuiteError` listing every problem found, each naming the file, the field path
+and the fix. A loaded suite is immutable and carries content hashes, so an
+experiment records exactly what it ran on:
+
+- a case's hash covers its input, fixtures and goal;
+- the suite's hash covers suite.yaml's content (with defaults filled in), every
+  case id with its hash, and the bytes of any scorer file beside suite.yaml.
+
+Both are SHA-256 over canonical JSON (sorted keys, no whitespace), so key order,
+YAML formatting and comments never change them; any change of content does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import math
+import re
+import string
+import types
+import typing
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
+
+from passhat.errors import ConfigError, SuiteError
+
+if TYPE_CHECKING:
+    from passhat.env import Environment
+
+__all__ = [
+    "Case",
+    "CustomSpec",
+    "ExactSetSpec",
+    "Fixture",
+    "PresentSpec",
+    "ScorerSpec",
+    "Suite",
+    "SuiteDefaults",
+    "load_suite",
+]
+
+SUITE_FILE = "suite.yaml"
+CASES_DIR = "cases"
+_CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_SCORER_KINDS = ("exact_set", "present", "custom")
+_SCORER_EXAMPLE = (
+    "- exact_set: ticket.annotations, - present: [ticket.goal], - custom: rules.py:check"
+)
+
+Loc = tuple[str | int, ...]
+"""Where a value sits in a file: keys and list indices, e.g. ("goal", "ticket", 0)."""
+
+
+# --------------------------------------------------------------------------- models
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """One recorded tool response, replayed when a call's arguments match."""
+
+    args: dict[str, Any]
+    """Arguments as written in the case file; env.py documents how calls match them."""
+    response: Any
+    """What the tool answers (JSON-ready)."""
+
+
+@dataclass(frozen=True)
+class ExactSetSpec:
+    """The items at `path` of the final state must equal the goal's, as a set."""
+
+    path: str
+    """Dotted path into the state, e.g. `ticket.annotations` (digits index lists)."""
+    item: str | None = None
+    """How an item is named and compared, e.g. `AC{ac}:{label}`: the fields it
+    names are the item's identity (other fields, like a free-text note, are
+    ignored). None: text items as they are, anything else as canonical JSON."""
+
+
+@dataclass(frozen=True)
+class PresentSpec:
+    """Every path must hold something: not missing, null, blank text or empty."""
+
+    paths: tuple[str, ...]
+    """Dotted paths into the final state."""
+
+
+@dataclass(frozen=True)
+class CustomSpec:
+    """A user's scorer, by import path, called as `fn(final_state, goal, **params)`."""
+
+    ref: str
+    """`package.module:name`, or `file.py:name` relative to the suite folder."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments passed on every call."""
+
+
+ScorerSpec = ExactSetSpec | PresentSpec | CustomSpec
+
+
+@dataclass(frozen=True)
+class SuiteDefaults:
+    """How the suite's cases are run unless the command line says otherwise."""
+
+    model: str
+    """Free model string, e.g. `replay:cassettes/seed.jsonl` (paths are relative to
+    the suite folder); suite.yaml must give one, `--model` overrides it."""
+    agent: str = "clarifier"
+    """Built-in agent name or `package.module:name`."""
+    k: int = 3
+    """Runs per case (at least 1)."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Model parameters (temperature...), passed through as written."""
+    max_turns: int = 10
+    """Model calls allowed per run (at least 1)."""
+    scorers: tuple[ScorerSpec, ...] = ()
+    """Every scorer must pass for a run to pass."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One evaluation case: the input, the recorded world and the goal state."""
+
+    id: str
+    """Unique within the suite; letters, digits, '.', '_' and '-'."""
+    input: dict[str, Any]
+    """What the agent starts from; for the clarifier, `{"ticket": {...}}`."""
+    fixtures: dict[str, list[Fixture]]
+    """Recorded responses per tool name."""
+    goal: dict[str, Any]
+    """The human-confirmed goal state the final state is graded against."""
+    tags: tuple[str, ...]
+    """Free labels for selecting and grouping cases."""
+    file: Path
+    """The case file (resolved)."""
+    hash: str
+    """SHA-256 (hex) of the canonical JSON of input, fixtures and goal."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A loaded, valid suite."""
+
+    name: str
+    """Short name from suite.yaml."""
+    description: str
+    """What the suite evaluates, and for the clarifier how to label."""
+    path: Path
+    """The suite folder (resolved); relative paths in the suite start here."""
+    labels: tuple[str, ...]
+    """The label set (annotation labels for tickets, card labels for boards)."""
+    environment: str
+    """Which world the cases run in: `ticket` or `board` (see env.py)."""
+    defaults: SuiteDefaults
+    """Agent, model, k, parameters, turn limit and scorers."""
+    cases: tuple[Case, ...]
+    """Every case, sorted by id."""
+    hash: str
+    """SHA-256 (hex) of the suite's whole content (see the module docstring)."""
+
+    def case(self, case_id: str) -> Case:
+        """The case with this id; a ConfigError naming the known ids otherwise."""
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        ids = [c.id for c in self.cases]
+        shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+        raise ConfigError(
+            f"no case {case_id!r} in suite {self.name!r}{did_you_mean(case_id, ids)}; "
+            f"its cases are {shown}"
+        )
+
+
+# --------------------------------------------------------------- shared helpers
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: equal content, equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of `value`."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """`("goal", "ticket", "annotations", 2, "label")` -> `goal.ticket.annotations[2].label`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`"; did you mean 'x'?"` for the closest choice, or an empty string."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {show(close[0])}?" if close else ""
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A value as a message quotes it: text in single quotes, the rest as JSON."""
+    text = f"'{value}'" if isinstance(value, str) else canonical_json(_jsonable(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
+class StrictModel(BaseModel):
+    """Base of the file schemas: no coercion, no unknown keys."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def validation_problems(
+    error: ValidationError, model: type[BaseModel], prefix: Loc = ()
+) -> list[tuple[Loc, str]]:
+    """Pydantic's errors as (location, message-with-the-fix) pairs."""
+    out: list[tuple[Loc, str]] = []
+    for err in error.errors():
+        loc: Loc = tuple(err["loc"])
+        out.append((prefix + loc, _error_message(err, model, loc)))
+    return out
+
+
+def _error_message(err: Any, model: type[BaseModel], loc: Loc) -> str:
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    if kind == "missing":
+        info = _field_at(model, loc)
+        hint = f": {info.description}" if info is not None and info.description else ""
+        return f"missing; add it{hint}"
+    if kind == "extra_forbidden":
+        allowed = _keys_at(model, loc[:-1])
+        key = str(loc[-1])
+        return (
+            f"unknown key {show(key)}; the keys allowed here are {', '.join(allowed)}"
+            f"{did_you_mean(key, allowed)}"
+        )
+    expected = _EXPECTED.get(kind)
+    if expected is not None:
+        quote = "; put it in quotes" if kind == "string_type" and _is_scalar(value) else ""
+        return f"expected {expected}, got {show(value)}{quote}"
+    if kind in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        return f"is {show(value)}; it must be at least {bound}"
+    if kind == "string_too_short":
+        return "is empty; write some text"
+    if kind == "too_short":
+        return f"is empty; give at least {ctx.get('min_length', 1)} item(s)"
+    return str(err["msg"])
+
+
+_EXPECTED = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "bool_type": "true or false",
+    "list_type": "a list ('- item' lines or [a, b])",
+    "tuple_type": "a list ('- item' lines or [a, b])",
+    "dict_type": "a mapping ('key: value' lines)",
+    "model_type": "a mapping ('key: value' lines)",
+    "model_attributes_type": "a mapping ('key: value' lines)",
+}
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, int | float | bool) or value is None
+
+
+def _model_at(model: type[BaseModel], loc: Loc) -> Any:
+    """The annotation reached by walking `loc` through models, lists and dicts."""
+    current: Any = model
+    for part in loc:
+        current = _step(current, part)
+        if current is None:
+            return None
+    return current
+
+
+def _step(annotation: Any, part: str | int) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            found = _step(arg, part)
+            if found is not None:
+                return found
+        return None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        info = annotation.model_fields.get(part) if isinstance(part, str) else None
+        return info.annotation if info is not None else None
+    if origin in (list, tuple) and isinstance(part, int):
+        return typing.get_args(annotation)[0]
+    if origin is dict and isinstance(part, str):
+        return typing.get_args(annotation)[1]
+    return None
+
+
+def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _unwrap_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys_at(model: type[BaseModel], loc: Loc) -> list[str]:
+    found = _unwrap_model(_model_at(model, loc))
+    return list(found.model_fields) if found is not None else []
+
+
+def _field_at(model: type[BaseModel], loc: Loc) -> FieldInfo | None:
+    owner = _unwrap_model(_model_at(model, loc[:-1]))
+    if owner is None or not isinstance(loc[-1], str):
+        return None
+    return owner.model_fields.get(loc[-1])
+
+
+# ----------------------------------------------------------------------- YAML
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key written twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"the key {show(key)} is written twice (first on line "
+                    f"{seen[key].line + 1}); keep one",
+                    key_node.start_mark,
+                )
+            if isinstance(key, str | int | float | bool):
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def _yaml_message(error: yaml.YAMLError) -> str:
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    if "could not determine a constructor" in problem or "python/" in problem:
+        problem += "; passhat reads plain YAML data only (no !tags)"
+    return f"{where}invalid YAML: {problem}"
+
+
+def _json_problems(value: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
+    """What YAML read that JSON cannot hold (dates, sets, non-text keys, NaN...)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                yield (*loc, str(key)), f"the key {show(key)} is not text; put it in quotes"
+            else:
+                yield from _json_problems(item, (*loc, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _json_problems(item, (*loc, index))
+    elif isinstance(value, float) and not math.isfinite(value):
+        yield loc, f"{value} is not a number JSON can hold; write a finite number"
+    elif not (value is None or isinstance(value, str | int | float | bool)):
+        kind = type(value).__name__
+        yield loc, f"YAML read this as a {kind} ({value}); put it in quotes to keep it text"
+
+
+# ----------------------------------------------------------------- file schemas
+
+
+class _DefaultsFile(StrictModel):
+    agent: str = Field("clarifier", min_length=1)
+    model: str = Field(
+        min_length=1,
+        description="the model to run, e.g. replay:cassettes/seed.jsonl or "
+        "openai:gpt-4o-mini (--model overrides it)",
+    )
+    k: int = Field(3, ge=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    max_turns: int = Field(10, ge=1)
+    scorers: list[Any] = Field(
+        min_length=1,
+        description=f"the scorers every run must pass, e.g. {_SCORER_EXAMPLE}",
+    )
+
+
+class _SuiteFile(StrictModel):
+    name: str = Field(min_length=1, description="a short name for the suite, e.g. clarify")
+    description: str = ""
+    environment: str = Field(
+        min_length=1, description="the world cases run in: ticket (clarifier) or board"
+    )
+    labels: list[str] = Field(default_factory=list)
+    defaults: _DefaultsFile = Field(
+        description="agent, model, k and scorers, e.g. defaults: {k: 3, scorers: [...]}"
+    )
+
+
+class _ExactSetFile(StrictModel):
+    exact_set: str = Field(min_length=1)
+    item: str | None = Field(None, min_length=1)
+
+
+class _PresentFile(StrictModel):
+    present: list[str] = Field(min_length=1)
+
+
+class _CustomFile(StrictModel):
+    custom: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class _FixtureFile(StrictModel):
+    args: dict[str, Any] = Field(description="the call's arguments, e.g. {query: ...}")
+    response: Any = Field(description="what the tool answers")
+
+
+class _CaseFile(StrictModel):
+    id: str = Field(min_length=1, description="a unique case id such as ac-conflict-001")
+    input: dict[str, Any] = Field(description="what the agent starts from")
+    fixtures: dict[str, list[_FixtureFile]] = Field(default_factory=dict)
+    goal: dict[str, Any] = Field(description="the goal state the final state must match")
+    tags: list[str] = Field(default_factory=list)
+
+
+_PATH = re.compile(r"^[^.\s]+(\.[^.\s]+)*$")
+
+
+def _path_problem(path: str) -> str | None:
+    if _PATH.match(path):
+        return None
+    return f"{show(path)} is not a dotted path; write keys joined by dots, e.g. ticket.annotations"
+
+
+def _template_problem(template: str) -> str | None:
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as error:
+        return f"{show(template)} is not a valid item template ({error}); e.g. 'AC{{ac}}:{{label}}'"
+    bad = [f for f in fields if not f.isidentifier()]
+    if not fields or bad:
+        return (
+            f"{show(template)} must name item fields in braces, each a plain key, "
+            "e.g. 'AC{ac}:{label}'"
+        )
+    return None
+
+
+def template_fields(template: str) -> list[str]:
+    """The fields an item template names, e.g. `AC{ac}:{label}` -> [ac, label]."""
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f]
+
+
+# ---------------------------------------------------------------------- loading
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Load and validate a suite folder (or its suite.yaml); SuiteError lists every problem."""
+    return _Loader(Path(path)).load()
+
+
+class _Loader:
+    """One load: collects every problem before giving up."""
+
+    def __init__(self, given: Path) -> None:
+        if given.name == SUITE_FILE and given.is_file():
+            given = given.parent
+        self.shown = given
+        self.root = given.resolve()
+        self.problems: list[str] = []
+        self.env_name: str | None = None
+        """suite.yaml's environment, when it is text (even if other fields are wrong)."""
+        self.labels: tuple[str, ...] | None = None
+        """suite.yaml's labels, when they are a list of text."""
+        self.scorers: list[Any] | None = None
+        """suite.yaml's defaults.scorers, when they are a non-empty list."""
+
+    def problem(self, rel: str, loc: Loc, message: str) -> None:
+        where = field_path(loc)
+        head = str(self.shown / rel) if rel else str(self.shown)
+        self.problems.append(f"{head}: {where}: {message}" if where else f"{head}: {message}")
+
+    def load(self) -> Suite:
+        if not self.root.exists():
+            raise SuiteError(
+                f"{self.shown}: no such folder; give a suite folder holding {SUITE_FILE} "
+                f"and {CASES_DIR}/"
+            )
+        if not self.root.is_dir():
+            raise SuiteError(
+                f"{self.shown}: is a file, not a suite folder; give the folder holding "
+                f"{SUITE_FILE} and {CASES_DIR}/"
+            )
+        head = self._suite_file()
+        specs = self._scorer_specs()
+        env_cls = self._environment(self.env_name) if self.env_name else None
+        if env_cls is not None and self.labels is not None:
+            for loc, message in env_cls.check_labels(self.labels):
+                self.problem(SUITE_FILE, loc, message)
+        cases = self._cases(env_cls if self.labels is not None else None, self.labels or ())
+        scorer_hashes: dict[str, str] = {}
+        if specs is not None:
+            scorer_hashes = self._check_scorers(specs, cases)
+        if self.problems or head is None or specs is None:
+            count = len(self.problems)
+            raise SuiteError(
+                f"{self.shown}: {count} problem{'s' if count != 1 else ''} in the suite",
+                self.problems,
+            )
+        defaults = SuiteDefaults(
+            agent=head.defaults.agent,
+            model=head.defaults.model,
+            k=head.defaults.k,
+            params=dict(head.defaults.params),
+            max_turns=head.defaults.max_turns,
+            scorers=tuple(specs),
+        )
+        ordered = tuple(sorted(cases, key=lambda c: c.id))
+        content = {
+            "suite": {
+                "name": head.name,
+                "description": head.description,
+                "environment": head.environment,
+                "labels": list(head.labels),
+                "defaults": _defaults_dict(defaults),
+            },
+            "cases": {c.id: c.hash for c in ordered},
+            "scorer_files": scorer_hashes,
+        }
+        return Suite(
+            name=head.name,
+            description=head.description,
+            path=self.root,
+            labels=tuple(head.labels),
+            environment=head.environment,
+            defaults=defaults,
+            cases=ordered,
+            hash=sha256_json(content),
+        )
+
+    # -- files
+
+    def _read(self, rel: str) -> Any:
+        """Parsed, JSON-ready YAML of a file, or None (after recording why not)."""
+        file = self.root / rel
+        try:
+            text = file.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            self.problem(rel, (), "no such file")
+            return None
+        except UnicodeDecodeError:
+            self.problem(rel, (), "is not UTF-8 text; save it as UTF-8")
+            return None
+        except OSError as error:
+            self.problem(rel, (), f"cannot be read ({error.strerror})")
+            return None
+        try:
+            data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader
+        except yaml.YAMLError as error:
+            self.problem(rel, (), _yaml_message(error))
+            return None
+        if data is None:
+            self.problem(rel, (), "is empty; write the fields as 'key: value' lines")
+            return None
+        if not isinstance(data, dict):
+            self.problem(rel, (), f"expected 'key: value' lines, got {show(data)}")
+            return None
+        bad = list(_json_problems(data))
+        for loc, message in bad:
+            self.problem(rel, loc, message)
+        return None if bad else data
+
+    def _suite_file(self) -> _SuiteFile | None:
+        if not (self.root / SUITE_FILE).is_file():
+            self.problem(
+                SUITE_FILE,
+                (),
+                "no such file; every suite folder needs one (name, environment, labels, defaults)",
+            )
+            return None
+        data = self._read(SUITE_FILE)
+        if data is None:
+            return None
+        # What can be read even when other fields are wrong, so that cases and
+        # scorers are still checked and one run lists every problem.
+        env_name, labels = data.get("environment"), data.get("labels", [])
+        self.env_name = env_name if isinstance(env_name, str) else None
+        if isinstance(labels, list) and all(isinstance(x, str) for x in labels):
+            self.labels = tuple(labels)
+        defaults = data.get("defaults")
+        scorers = defaults.get("scorers") if isinstance(defaults, dict) else None
+        self.scorers = scorers if isinstance(scorers, list) and scorers else None
+        try:
+            head = _SuiteFile.model_validate(data)
+        except ValidationError as error:
+            for loc, message in validation_problems(error, _SuiteFile):
+                self.problem(SUITE_FILE, loc, message)
+            return None
+        seen: dict[str, int] = {}
+        for index, label in enumerate(head.labels):
+            if not label.strip():
+                self.problem(SUITE_FILE, ("labels", index), "is empty; write the label's name")
+            elif label in seen:
+                self.problem(
+                    SUITE_FILE,
+                    ("labels", index),
+                    f"{show(label)} repeats labels[{seen[label]}]; list each label once",
+                )
+            seen.setdefault(label, index)
+        return head
+
+    def _environment(self, name: str) -> type[Environment] | None:
+        from passhat.env import ENVIRONMENTS
+
+        env_cls = ENVIRONMENTS.get(name)
+        if env_cls is None:
+            known = sorted(ENVIRONMENTS)
+            self.problem(
+                SUITE_FILE,
+                ("environment",),
+                f"{show(name)} is not an environment; use one of "
+                f"{', '.join(known)}{did_you_mean(name, known)}",
+            )
+        return env_cls
+
+    def _scorer_specs(self) -> list[ScorerSpec] | None:
+        if self.scorers is None:
+            return None
+        specs: list[ScorerSpec] = []
+        ok = True
+        for index, raw in enumerate(self.scorers):
+            spec = self._scorer_spec(raw, ("defaults", "scorers", index))
+            if spec is None:
+                ok = False
+            else:
+                specs.append(spec)
+        return specs if ok else None
+
+    def _scorer_spec(self, raw: Any, loc: Loc) -> ScorerSpec | None:
+        if not isinstance(raw, dict):
+            self.problem(SUITE_FILE, loc, f"expected a scorer such as {_SCORER_EXAMPLE}")
+            return None
+        kinds = [k for k in _SCORER_KINDS if k in raw]
+        if len(kinds) != 1:
+            got = "none" if not kinds else " and ".join(kinds)
+            keys = [str(k) for k in raw]
+            hint = "".join(did_you_mean(k, _SCORER_KINDS) for k in keys[:1]) if not kinds else ""
+            self.problem(
+                SUITE_FILE,
+                loc,
+                f"names {got} of the scorer kinds; give exactly one of "
+                f"{', '.join(_SCORER_KINDS)}{hint}",
+            )
+            return None
+        model: type[StrictModel] = {  # type: ignore[assignment]
+            "exact_set": _ExactSetFile,
+            "present": _PresentFile,
+            "custom": _CustomFile,
+        }[kinds[0]]
+        try:
+            parsed = model.model_validate(raw)
+        except ValidationError as error:
+            for where, message in validation_problems(error, model, loc):
+                self.problem(SUITE_FILE, where, message)
+            return None
+        return self._spec_from(parsed, loc)
+
+    def _spec_from(self, parsed: StrictModel, loc: Loc) -> ScorerSpec | None:
+        if isinstance(parsed, _ExactSetFile):
+            bad = _path_problem(parsed.exact_set)
+            if bad:
+                self.problem(SUITE_FILE, (*loc, "exact_set"), bad)
+            bad_item = _template_problem(parsed.item) if parsed.item is not None else None
+            if bad_item:
+                self.problem(SUITE_FILE, (*loc, "item"), bad_item)
+            return None if bad or bad_item else ExactSetSpec(parsed.exact_set, parsed.item)
+        if isinstance(parsed, _PresentFile):
+            ok = True
+            for index, path in enumerate(parsed.present):
+                bad = _path_problem(path)
+                if bad:
+                    self.problem(SUITE_FILE, (*loc, "present", index), bad)
+                    ok = False
+            return PresentSpec(tuple(parsed.present)) if ok else None
+        assert isinstance(parsed, _CustomFile)
+        return CustomSpec(parsed.custom, dict(parsed.params))
+
+    def _case_files(self) -> list[Path]:
+        folder = self.root / CASES_DIR
+        if not folder.is_dir():
+            self.problem(
+                CASES_DIR,
+                (),
+                "no such folder; put one YAML file per case in cases/ "
+                "(e.g. cases/ac-conflict-001.yaml)",
+            )
+            return []
+        files = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+        if not files:
+            self.problem(CASES_DIR, (), "holds no case files; add cases/<case-id>.yaml")
+        return files
+
+    def _cases(self, env_cls: type[Environment] | None, labels: tuple[str, ...]) -> list[Case]:
+        cases: list[Case] = []
+        first_file: dict[str, str] = {}
+        for file in self._case_files():
+            rel = f"{CASES_DIR}/{file.name}"
+            case = self._case(rel, env_cls, labels)
+            if case is None:
+                continue
+            if case.id in first_file:
+                self.problem(
+                    rel,
+                    ("id",),
+                    f"{show(case.id)} is already the id of {self.shown / first_file[case.id]}; "
+                    "give each case its own id",
+                )
+                continue
+            first_file[case.id] = rel
+            cases.append(case)
+        return cases
+
+    def _case(
+        self, rel: str, env_cls: type[Environment] | None, labels: tuple[str, ...]
+    ) -> Case | None:
+        data = self._read(rel)
+        if data is None:
+            return None
+        ok = True
+        try:
+            parsed = _CaseFile.model_validate(data)
+        except ValidationError as error:
+            found = validation_problems(error, _CaseFile)
+            for loc, message in found:
+                self.problem(rel, loc, message)
+            # When only id, tags or stray keys are wrong, the environment can still
+            # check input, goal and fixtures: every problem is listed in one go.
+            if any(loc[:1] in (("input",), ("goal",), ("fixtures",)) for loc, _ in found):
+                return None
+            core = {k: v for k, v in data.items() if k in ("input", "goal", "fixtures")}
+            try:
+                parsed = _CaseFile.model_validate({**core, "id": "unchecked"})
+            except ValidationError:
+                return None
+            ok = False
+        if ok and not _CASE_ID.match(parsed.id):
+            self.problem(
+                rel,
+                ("id",),
+                f"{show(parsed.id)} may hold only letters, digits, '.', '_' and '-' "
+                "(and must start with a letter or digit)",
+            )
+            ok = False
+        case = self._build_case(parsed, rel)
+        if env_cls is not None:
+            found = env_cls.check_case(case, labels)
+            for loc, message in found:
+                self.problem(rel, loc, message)
+            ok = ok and not found
+        return case if ok else None
+
+    def _build_case(self, parsed: _CaseFile, rel: str) -> Case:
+        fixtures = {
+            tool: [Fixture(args=f.args, response=f.response) for f in items]
+            for tool, items in parsed.fixtures.items()
+        }
+        content = {
+            "input": parsed.input,
+            "fixtures": {
+                tool: [{"args": f.args, "response": f.response} for f in items]
+                for tool, items in fixtures.items()
+            },
+            "goal": parsed.goal,
+        }
+        return Case(
+            id=parsed.id,
+            input=parsed.input,
+            fixtures=fixtures,
+            goal=parsed.goal,
+            tags=tuple(parsed.tags),
+            file=(self.root / rel),
+            hash=sha256_json(content),
+        )
+
+    # -- scorers
+
+    def _check_scorers(self, specs: list[ScorerSpec], cases: list[Case]) -> dict[str, str]:
+        """Goal paths the exact_set scorers read; custom scorers importable and callable."""
+        from passhat.scoring import check_goal_items, resolve_custom
+
+        hashes: dict[str, str] = {}
+        for index, spec in enumerate(specs):
+            if isinstance(spec, ExactSetSpec):
+                for case in cases:
+                    for loc, message in check_goal_items(spec, case.goal):
+                        self.problem(_rel(case.file, self.root), ("goal", *loc), message)
+            elif isinstance(spec, CustomSpec):
+                try:
+                    resolve_custom(spec, self.root)
+                except ConfigError as error:
+                    self.problem(SUITE_FILE, ("defaults", "scorers", index, "custom"), str(error))
+                    continue
+                source = _scorer_file(spec.ref, self.root)
+                if source is not None:
+                    hashes[spec.ref] = hashlib.sha256(source.read_bytes()).hexdigest()
+        return hashes
+
+
+def _rel(file: Path, root: Path) -> str:
+    return file.relative_to(root).as_posix()
+
+
+def _scorer_file(ref: str, root: Path) -> Path | None:
+    module = ref.partition(":")[0]
+    return (root / module) if module.endswith(".py") else None
+
+
+def _defaults_dict(defaults: SuiteDefaults) -> dict[str, Any]:
+    return {
+        "agent": defaults.agent,
+        "model": defaults.model,
+        "k": defaults.k,
+        "params": defaults.params,
+        "max_turns": defaults.max_turns,
+        "scorers": [spec_dict(s) for s in defaults.scorers],
+    }
+
+
+def spec_dict(spec: ScorerSpec) -> dict[str, Any]:
+    """A scorer spec as suite.yaml writes it (for hashing and display)."""
+    if isinstance(spec, ExactSetSpec):
+        return {"exact_set": spec.path, "item": spec.item}
+    if isinstance(spec, PresentSpec):
+        return {"present": list(spec.paths)}
+    return {"custom": spec.ref, "params": spec.params}

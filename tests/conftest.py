@@ -1,0 +1,86 @@
+"""Shared fixtures: where the bundled suites live, and small suites written on the fly."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+TICKET_SUITE: dict[str, Any] = {
+    "name": "tiny",
+    "description": "A one-case ticket suite for tests.",
+    "environment": "ticket",
+    "labels": ["conflict", "inconsistent_with_description", "unverifiable"],
+    "defaults": {
+        "model": "replay:cassettes/none.jsonl",
+        "scorers": [
+            {"exact_set": "ticket.annotations", "item": "AC{ac}:{label}"},
+            {"present": ["ticket.goal", "ticket.scope_in"]},
+        ],
+    },
+}
+
+TICKET_CASE: dict[str, Any] = {
+    "id": "tiny-001",
+    "tags": ["test"],
+    "input": {
+        "ticket": {
+            "key": "T-1",
+            "title": "Coupon field",
+            "description": "One coupon per order.",
+            "acceptance_criteria": [
+                {"ac": 1, "text": "The checkout page has a coupon field."},
+                {"ac": 2, "text": "Applying a coupon is quick."},
+                {"ac": 3, "text": "A second coupon is refused."},
+            ],
+        }
+    },
+    "fixtures": {
+        "query_background": [
+            {"args": {"query": "coupon policy"}, "response": "One coupon per order."},
+        ]
+    },
+    "goal": {"ticket": {"annotations": [{"ac": 2, "label": "unverifiable", "note": "vague"}]}},
+}
+
+
+class SuiteWriter:
+    """A suite as plain data, edited by a test, then written to a folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.suite: dict[str, Any] | str = copy.deepcopy(TICKET_SUITE)
+        self.cases: dict[str, dict[str, Any] | str] = {"tiny.yaml": copy.deepcopy(TICKET_CASE)}
+        self.files: dict[str, str] = {}
+
+    @property
+    def case(self) -> dict[str, Any]:
+        """The first case, for editing."""
+        case = self.cases["tiny.yaml"]
+        assert isinstance(case, dict)
+        return case
+
+    def write(self) -> Path:
+        (self.root / "cases").mkdir(parents=True, exist_ok=True)
+        _dump(self.root / "suite.yaml", self.suite)
+        for name, case in self.cases.items():
+            _dump(self.root / "cases" / name, case)
+        for name, text in self.files.items():
+            (self.root / name).write_text(text, encoding="utf-8")
+        return self.root
+
+
+def _dump(path: Path, data: dict[str, Any] | str) -> None:
+    text = data if isinstance(data, str) else yaml.safe_dump(data, allow_unicode=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> SuiteWriter:
+    """A valid one-case ticket suite in tmp_path/suite, ready to be broken."""
+    return SuiteWriter(tmp_path / "suite")

@@ -1,0 +1,548 @@
+"""Suites: loading the bundled suites, every validation message, content hashes."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from passhat.errors import ConfigError, SuiteError
+from passhat.suite import CustomSpec, ExactSetSpec, PresentSpec, Suite, load_suite
+
+if TYPE_CHECKING:
+    from conftest import SuiteWriter
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+SEED_GOAL = {
+    (3, "conflict"),
+    (3, "inconsistent_with_description"),
+    (4, "unverifiable"),
+    (7, "unverifiable"),
+}
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+    return caught.value.problems
+
+
+def annotations(case_goal: dict[str, Any]) -> set[tuple[int, str]]:
+    return {(a["ac"], a["label"]) for a in case_goal["ticket"]["annotations"]}
+
+
+# ------------------------------------------------------------------ bundled
+
+
+def test_clarify_suite_loads_with_the_seed_defaults() -> None:
+    suite = load_suite(EXAMPLES / "clarify")
+    assert suite.name == "clarify"
+    assert suite.environment == "ticket"
+    assert suite.path == (EXAMPLES / "clarify").resolve()
+    assert suite.labels == ("conflict", "inconsistent_with_description", "unverifiable")
+    d = suite.defaults
+    assert (d.agent, d.model, d.k) == ("clarifier", "replay:cassettes/seed.jsonl", 3)
+    assert d.scorers == (
+        ExactSetSpec("ticket.annotations", "AC{ac}:{label}"),
+        PresentSpec(("ticket.goal", "ticket.scope_in")),
+    )
+    ids = [c.id for c in suite.cases]
+    assert ids == sorted(ids) and len(ids) >= 8
+    assert len(suite.hash) == 64 and all(len(c.hash) == 64 for c in suite.cases)
+
+
+def test_clarify_suite_has_the_required_variety() -> None:
+    cases = load_suite(EXAMPLES / "clarify").cases
+    clean = [c.id for c in cases if not c.goal["ticket"]["annotations"]]
+    needs_lookup = [c.id for c in cases if "background" in c.tags]
+    english = [c.id for c in cases if "en" in c.tags]
+    assert len(clean) >= 2 and len(english) >= 1
+    assert len(needs_lookup) >= 2
+    assert all(c.fixtures.get("query_background") for c in cases if c.id in needs_lookup)
+
+
+def test_seed_case_is_the_coupon_card_with_its_goal_state() -> None:
+    case = load_suite(EXAMPLES / "clarify").case("ac-conflict-001")
+    ticket = case.input["ticket"]
+    assert [c["ac"] for c in ticket["acceptance_criteria"]] == [1, 2, 3, 4, 5, 6, 7]
+    assert "優惠碼" in ticket["title"] and "zh-Hant" in case.tags
+    assert annotations(case.goal) == SEED_GOAL
+    assert len(case.goal["ticket"]["annotations"]) == 4
+
+
+def test_trello_suite_loads_with_its_own_environment_and_scorers() -> None:
+    suite = load_suite(EXAMPLES / "trello")
+    assert suite.environment == "board"
+    assert [type(s) for s in suite.defaults.scorers] == [CustomSpec, ExactSetSpec]
+    custom = suite.defaults.scorers[0]
+    assert isinstance(custom, CustomSpec) and custom.ref == "rules.py:card_follows_guide"
+    assert custom.params["max_title"] == 60
+    assert [c.id for c in suite.cases] == [
+        "checkout-card-timeout",
+        "export-orders-csv",
+        "rotate-payment-keys",
+    ]
+    assert all(c.fixtures["get_guide"] for c in suite.cases)
+
+
+def test_load_accepts_the_suite_yaml_path_itself() -> None:
+    assert (
+        load_suite(EXAMPLES / "clarify" / "suite.yaml").hash
+        == load_suite(EXAMPLES / "clarify").hash
+    )
+
+
+def test_suite_is_immutable() -> None:
+    suite = load_suite(EXAMPLES / "clarify")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        suite.name = "other"  # type: ignore[misc]
+
+
+def test_unknown_case_id_names_the_known_ones() -> None:
+    suite = load_suite(EXAMPLES / "clarify")
+    with pytest.raises(ConfigError) as caught:
+        suite.case("ac-conflict-01")
+    message = str(caught.value)
+    assert "no case 'ac-conflict-01'" in message
+    assert "did you mean 'ac-conflict-001'?" in message
+    assert "clean-order-tracking-002" in message
+
+
+# ----------------------------------------------------------------- validation
+
+
+def test_bad_label_message_names_file_field_labels_and_fix(writer: SuiteWriter) -> None:
+    writer.case["goal"]["ticket"]["annotations"][0]["label"] = "unverfiable"
+    root = writer.write()
+    assert problems_of(root) == [
+        f"{root / 'cases' / 'tiny.yaml'}: goal.ticket.annotations[0].label: 'unverfiable' is "
+        "not one of the suite's labels (conflict, inconsistent_with_description, "
+        "unverifiable); did you mean 'unverifiable'?"
+    ]
+
+
+def _set(path: str, value: Any) -> Callable[[SuiteWriter], None]:
+    """An edit of the first case at a dotted path (digits index lists)."""
+
+    def edit(w: SuiteWriter) -> None:
+        target: Any = w.case
+        parts = path.split(".")
+        for part in parts[:-1]:
+            target = target[int(part)] if part.isdigit() else target[part]
+        last = parts[-1]
+        if last.isdigit():
+            target[int(last)] = value
+        else:
+            target[last] = value
+
+    return edit
+
+
+def _suite(key: str, value: Any) -> Callable[[SuiteWriter], None]:
+    def edit(w: SuiteWriter) -> None:
+        assert isinstance(w.suite, dict)
+        target = w.suite
+        *parents, last = key.split(".")
+        for part in parents:
+            target = target[part]
+        target[last] = value
+
+    return edit
+
+
+def _drop(key: str) -> Callable[[SuiteWriter], None]:
+    return lambda w: w.case.pop(key)
+
+
+def _raw_case(text: str) -> Callable[[SuiteWriter], None]:
+    def edit(w: SuiteWriter) -> None:
+        w.cases["tiny.yaml"] = text
+
+    return edit
+
+
+def _add_annotation(ac: int, label: str) -> Callable[[SuiteWriter], None]:
+    return lambda w: w.case["goal"]["ticket"]["annotations"].append(
+        {"ac": ac, "label": label, "note": ""}
+    )
+
+
+MINIMAL_CASE_TEXT = """\
+id: tiny-001
+input:
+  ticket: {key: T-1, title: t, description: d, acceptance_criteria: [{ac: 1, text: x}]}
+goal:
+  ticket: {annotations: []}
+"""
+
+INVALID = [
+    pytest.param(
+        _set("goal.ticket.annotations.0.ac", 9),
+        "cases/tiny.yaml: goal.ticket.annotations[0].ac: the ticket has no AC 9; "
+        "its ACs are 1, 2, 3",
+        id="annotation-on-an-ac-the-ticket-lacks",
+    ),
+    pytest.param(
+        _add_annotation(2, "unverifiable"),
+        "goal.ticket.annotations[1]: repeats goal.ticket.annotations[0] (AC2:unverifiable)",
+        id="annotation-written-twice",
+    ),
+    pytest.param(
+        _set("tag", ["x"]),
+        "cases/tiny.yaml: tag: unknown key 'tag'; the keys allowed here are id, input, "
+        "fixtures, goal, tags; did you mean 'tags'?",
+        id="unknown-key-in-a-case",
+    ),
+    pytest.param(
+        _set("input.ticket.summary", "s"),
+        "input.ticket.summary: unknown key 'summary'; the keys allowed here are key, title, "
+        "description, acceptance_criteria",
+        id="unknown-key-in-the-ticket",
+    ),
+    pytest.param(
+        _set("goal.ticket.annotations.0.lable", "x"),
+        "goal.ticket.annotations[0].lable: unknown key 'lable'",
+        id="unknown-key-in-a-goal-annotation",
+    ),
+    pytest.param(
+        _suite("label", ["x"]),
+        "suite.yaml: label: unknown key 'label'; the keys allowed here are name, description, "
+        "environment, labels, defaults; did you mean 'labels'?",
+        id="unknown-key-in-suite-yaml",
+    ),
+    pytest.param(
+        _suite("defaults.kk", 3),
+        "suite.yaml: defaults.kk: unknown key 'kk'",
+        id="unknown-key-in-defaults",
+    ),
+    pytest.param(
+        _drop("goal"),
+        "cases/tiny.yaml: goal: missing; add it: the goal state the final state must match",
+        id="missing-goal",
+    ),
+    pytest.param(
+        _suite("defaults.k", 0),
+        "suite.yaml: defaults.k: is 0; it must be at least 1",
+        id="k-zero",
+    ),
+    pytest.param(
+        _suite("environment", "tickets"),
+        "suite.yaml: environment: 'tickets' is not an environment; use one of board, ticket; "
+        "did you mean 'ticket'?",
+        id="unknown-environment",
+    ),
+    pytest.param(
+        _suite("labels", []),
+        "suite.yaml: labels: is empty; the ticket environment annotates ACs with these labels",
+        id="ticket-suite-without-labels",
+    ),
+    pytest.param(
+        _suite("labels", ["conflict", "conflict", "unverifiable"]),
+        "suite.yaml: labels[1]: 'conflict' repeats labels[0]; list each label once",
+        id="label-listed-twice",
+    ),
+    pytest.param(
+        _set("id", 7),
+        "cases/tiny.yaml: id: expected text, got 7; put it in quotes",
+        id="id-not-text",
+    ),
+    pytest.param(
+        _set("id", "tiny 001"),
+        "cases/tiny.yaml: id: 'tiny 001' may hold only letters, digits, '.', '_' and '-'",
+        id="id-with-a-space",
+    ),
+    pytest.param(
+        _set("input.ticket.acceptance_criteria", "AC 1: something"),
+        "input.ticket.acceptance_criteria: expected a list",
+        id="acs-not-a-list",
+    ),
+    pytest.param(
+        _set("input.ticket.acceptance_criteria.1.ac", 1),
+        "input.ticket.acceptance_criteria[1].ac: AC 1 is numbered twice; number each AC once",
+        id="ac-numbered-twice",
+    ),
+    pytest.param(
+        _set("fixtures", {"get_ticket": [{"args": {"key": "T-1"}, "response": {}}]}),
+        "cases/tiny.yaml: fixtures.get_ticket: 'get_ticket' does not replay recorded "
+        "responses; the ticket environment's fixture tools are: query_background",
+        id="fixture-for-a-tool-that-does-not-replay",
+    ),
+    pytest.param(
+        _set("fixtures.query_background.0.args", {"q": "coupon"}),
+        "fixtures.query_background[0].args.q: unknown key 'q'; the keys allowed here are query",
+        id="fixture-args-off-schema",
+    ),
+    pytest.param(
+        _set("fixtures.query_background.0.args.query", "!!!"),
+        "fixtures.query_background[0].args.query: has no words to match",
+        id="fixture-query-without-words",
+    ),
+    pytest.param(
+        _set(
+            "fixtures.query_background",
+            [
+                {"args": {"query": "Coupon  policy"}, "response": 1},
+                {"args": {"query": "coupon policy"}, "response": 2},
+            ],
+        ),
+        "fixtures.query_background[1].args: matches the same calls as "
+        "fixtures.query_background[0], so it would never be used",
+        id="fixture-written-twice",
+    ),
+    pytest.param(
+        _drop("fixtures"),
+        None,
+        id="no-fixtures-is-fine",
+    ),
+    pytest.param(
+        _raw_case(MINIMAL_CASE_TEXT + "tags: [a\n"),
+        "cases/tiny.yaml: line 7, column 1: invalid YAML",
+        id="yaml-syntax-error",
+    ),
+    pytest.param(
+        _raw_case(MINIMAL_CASE_TEXT + "tags: !!python/object/apply:os.system ['echo pwned']\n"),
+        "passhat reads plain YAML data only (no !tags)",
+        id="unsafe-yaml-tag-is-refused",
+    ),
+    pytest.param(
+        _raw_case(MINIMAL_CASE_TEXT + "id: tiny-002\n"),
+        "the key 'id' is written twice (first on line 1); keep one",
+        id="key-written-twice",
+    ),
+    pytest.param(
+        _raw_case(MINIMAL_CASE_TEXT.replace("d,", "2024-01-31,")),
+        "input.ticket.description: YAML read this as a date (2024-01-31); put it in quotes",
+        id="date-is-not-text",
+    ),
+    pytest.param(
+        _raw_case(""),
+        "cases/tiny.yaml: is empty",
+        id="empty-case-file",
+    ),
+    pytest.param(
+        _suite("defaults.scorers", [{"exact_sett": "ticket.annotations"}]),
+        "suite.yaml: defaults.scorers[0]: names none of the scorer kinds; give exactly one of "
+        "exact_set, present, custom; did you mean 'exact_set'?",
+        id="unknown-scorer-kind",
+    ),
+    pytest.param(
+        _suite("defaults.scorers", []),
+        "suite.yaml: defaults.scorers: is empty",
+        id="no-scorer",
+    ),
+    pytest.param(
+        _suite("defaults.scorers", [{"exact_set": "ticket annotations"}]),
+        "defaults.scorers[0].exact_set: 'ticket annotations' is not a dotted path",
+        id="scorer-path-with-a-space",
+    ),
+    pytest.param(
+        _suite("defaults.scorers", [{"exact_set": "ticket.annotations", "item": "AC{ac"}]),
+        "defaults.scorers[0].item: 'AC{ac' is not a valid item template",
+        id="broken-item-template",
+    ),
+    pytest.param(
+        _suite("defaults.scorers", [{"exact_set": "ticket.flags"}]),
+        "cases/tiny.yaml: goal.ticket.flags: missing; the exact_set scorer in suite.yaml "
+        "compares this path",
+        id="goal-lacks-the-scored-path",
+    ),
+    pytest.param(
+        _suite("defaults.scorers", [{"exact_set": "ticket.annotations", "item": "{ac}:{kind}"}]),
+        "goal.ticket.annotations[0]: lacks kind, which the scorer's item '{ac}:{kind}' names",
+        id="goal-item-lacks-a-template-field",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "expected"), INVALID)
+def test_validation_message(
+    writer: SuiteWriter, edit: Callable[[SuiteWriter], None], expected: str | None
+) -> None:
+    edit(writer)
+    root = writer.write()
+    if expected is None:
+        assert load_suite(root).cases
+        return
+    found = problems_of(root)
+    assert any(expected in p for p in found), "\n".join(found)
+    assert all(p.startswith(str(root)) for p in found)
+
+
+def test_duplicate_case_ids_name_both_files(writer: SuiteWriter) -> None:
+    writer.cases["again.yaml"] = dict(writer.case)
+    root = writer.write()
+    # Files are read in name order: again.yaml first, so tiny.yaml is the duplicate.
+    assert problems_of(root) == [
+        f"{root / 'cases' / 'tiny.yaml'}: id: 'tiny-001' is already the id of "
+        f"{root / 'cases' / 'again.yaml'}; give each case its own id"
+    ]
+
+
+def test_every_problem_is_listed_at_once(writer: SuiteWriter) -> None:
+    other = copy.deepcopy(writer.case)
+    writer.case["goal"]["ticket"]["annotations"][0]["label"] = "unverfiable"
+    writer.case["input"]["ticket"]["summary"] = "s"
+    # A stray key does not hide the problems of the rest of the file.
+    other.update(id="other-002", tag=["x"])
+    other["goal"]["ticket"]["annotations"][0]["ac"] = 4
+    writer.cases["other.yaml"] = other
+    assert isinstance(writer.suite, dict)
+    writer.suite["defaults"]["k"] = 0
+    writer.suite["defaults"]["scorers"][0]["items"] = writer.suite["defaults"]["scorers"][0].pop(
+        "item"
+    )
+    with pytest.raises(SuiteError) as caught:
+        load_suite(writer.write())
+    problems = caught.value.problems
+    assert len(problems) == 6, "\n".join(problems)
+    assert "6 problems" in str(caught.value)
+    assert sum("suite.yaml: defaults.k" in p for p in problems) == 1
+    assert sum("suite.yaml: defaults.scorers[0].items: unknown key" in p for p in problems) == 1
+    assert sum("other.yaml: tag: unknown key" in p for p in problems) == 1
+    assert (
+        sum(
+            "other.yaml: goal.ticket.annotations[0].ac: the ticket has no AC 4" in p
+            for p in problems
+        )
+        == 1
+    )
+    assert sum("tiny.yaml: input.ticket.summary" in p for p in problems) == 1
+    assert sum("tiny.yaml: goal.ticket.annotations[0].label" in p for p in problems) == 1
+
+
+@pytest.mark.parametrize(
+    ("layout", "expected"),
+    [
+        pytest.param("nothing", "no such folder", id="no-such-folder"),
+        pytest.param("file", "is a file, not a suite folder", id="a-file"),
+        pytest.param("no-suite-yaml", "suite.yaml: no such file", id="no-suite-yaml"),
+        pytest.param("no-cases", "cases: no such folder", id="no-cases-folder"),
+        pytest.param("empty-cases", "cases: holds no case files", id="empty-cases-folder"),
+    ],
+)
+def test_suite_folder_layout_problems(writer: SuiteWriter, layout: str, expected: str) -> None:
+    root = writer.write()
+    if layout == "nothing":
+        shutil.rmtree(root)
+    elif layout == "file":
+        shutil.rmtree(root)
+        root.write_text("name: x\n", encoding="utf-8")
+    elif layout == "no-suite-yaml":
+        (root / "suite.yaml").unlink()
+    elif layout == "no-cases":
+        shutil.rmtree(root / "cases")
+    else:
+        (root / "cases" / "tiny.yaml").unlink()
+    with pytest.raises(SuiteError) as caught:
+        load_suite(root)
+    assert any(expected in p for p in caught.value.problems), caught.value.problems
+
+
+# ---------------------------------------------------------------------- hashes
+
+REFORMATTED_CASE = """\
+# The same case, written by hand: other key order, flow style, comments.
+tags: [test]
+goal: {ticket: {annotations: [{note: vague, label: unverifiable, ac: 2}]}}
+fixtures:
+  query_background:
+  - response: One coupon per order.   # same text
+    args: {query: coupon policy}
+id: tiny-001
+input:
+  ticket:
+    acceptance_criteria:
+    - {text: The checkout page has a coupon field., ac: 1}
+    - {text: Applying a coupon is quick., ac: 2}
+    - {text: A second coupon is refused., ac: 3}
+    description: "One coupon per order."
+    title: 'Coupon field'
+    key: T-1
+"""
+
+REFORMATTED_SUITE = """\
+defaults:   # k and max_turns written out at their default values
+  k: 3
+  max_turns: 10
+  agent: clarifier
+  scorers:
+  - {item: "AC{ac}:{label}", exact_set: ticket.annotations}
+  - present:
+    - ticket.goal
+    - ticket.scope_in
+  model: replay:cassettes/none.jsonl
+labels: [conflict, inconsistent_with_description, unverifiable]
+environment: ticket
+description: A one-case ticket suite for tests.
+name: tiny
+"""
+
+
+def _load(writer: SuiteWriter) -> Suite:
+    return load_suite(writer.write())
+
+
+def test_hashes_ignore_key_order_formatting_and_comments(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    before = _load(writer)
+    writer.cases["tiny.yaml"] = REFORMATTED_CASE
+    writer.suite = REFORMATTED_SUITE
+    after = _load(writer)
+    assert after.cases[0].hash == before.cases[0].hash
+    assert after.hash == before.hash
+
+
+def test_hashes_do_not_depend_on_where_the_suite_lives(writer: SuiteWriter, tmp_path: Path) -> None:
+    here = _load(writer)
+    there = load_suite(shutil.copytree(writer.root, tmp_path / "elsewhere"))
+    assert (there.hash, there.cases[0].hash) == (here.hash, here.cases[0].hash)
+
+
+CHANGES = [
+    pytest.param(_set("input.ticket.description", "Two coupons per order."), True, id="input"),
+    pytest.param(_set("fixtures.query_background.0.response", "Two."), True, id="fixture"),
+    pytest.param(_set("fixtures.query_background.0.args.query", "coupon rule"), True, id="args"),
+    pytest.param(_set("goal.ticket.annotations.0.label", "conflict"), True, id="goal-label"),
+    pytest.param(_set("goal.ticket.annotations.0.note", "too vague"), True, id="goal-note"),
+    pytest.param(_set("id", "tiny-002"), False, id="case-id"),
+    pytest.param(_suite("defaults.k", 5), False, id="suite-k"),
+    pytest.param(_suite("description", "Other."), False, id="suite-description"),
+    pytest.param(_suite("labels", ["conflict", "unverifiable"]), False, id="suite-labels"),
+    pytest.param(
+        _suite("defaults.scorers", [{"exact_set": "ticket.annotations"}]), False, id="scorers"
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "case_changes"), CHANGES)
+def test_any_content_change_changes_the_hash(
+    writer: SuiteWriter, edit: Callable[[SuiteWriter], None], case_changes: bool
+) -> None:
+    before = _load(writer)
+    edit(writer)
+    after = _load(writer)
+    assert after.hash != before.hash
+    assert (after.cases[0].hash != before.cases[0].hash) is case_changes
+
+
+def test_a_new_case_changes_the_suite_hash_only(writer: SuiteWriter) -> None:
+    before = _load(writer)
+    writer.cases["more.yaml"] = dict(writer.case, id="tiny-002")
+    after = _load(writer)
+    assert after.hash != before.hash
+    assert after.case("tiny-001").hash == before.case("tiny-001").hash
+
+
+def test_editing_a_scorer_file_changes_the_suite_hash(writer: SuiteWriter) -> None:
+    assert isinstance(writer.suite, dict)
+    writer.suite["defaults"]["scorers"] = [{"custom": "rules.py:check"}]
+    writer.files["rules.py"] = "def check(final_state, goal):\n    return True\n"
+    before = _load(writer)
+    writer.files["rules.py"] = "def check(final_state, goal):\n    return False\n"
+    assert _load(writer).hash != before.hash
