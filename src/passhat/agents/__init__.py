@@ -1,0 +1,72 @@
+"""Agents: the protocol, the built-in ones, and loading a user's by import path."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from passhat.agents.base import Agent, RetryPolicy, RunContext
+from passhat.agents.clarifier import Clarifier, read_template
+from passhat.errors import ConfigError
+
+__all__ = ["Agent", "LoadedAgent", "RetryPolicy", "RunContext", "resolve_agent"]
+
+BUILTIN = ("clarifier",)
+
+
+@dataclass(frozen=True)
+class LoadedAgent:
+    """An agent ready to run, with what the experiment records about it."""
+
+    spec: str
+    agent: Agent
+    prompt_version: str | None
+
+
+def resolve_agent(spec: str, *, prompt: str | Path | None = None) -> LoadedAgent:
+    """A built-in agent by name, or a user's by `package.module:name`, checked now."""
+    if spec == "clarifier":
+        clarifier = Clarifier(read_template(prompt))
+        return LoadedAgent(spec, clarifier, clarifier.prompt_version)
+    if prompt is not None:
+        raise ConfigError(f"--prompt is for the clarifier agent; agent {spec!r} has no template")
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(
+            f"agent {spec!r} is neither built in ({', '.join(BUILTIN)}) nor an import path; "
+            "write package.module:name"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ConfigError(
+            f"agent {spec!r}: cannot import {module_name!r} ({error}); check the module is on "
+            "PYTHONPATH"
+        ) from None
+    try:
+        obj = getattr(module, attr)
+    except AttributeError:
+        raise ConfigError(f"agent {spec!r}: module {module_name!r} has no {attr!r}") from None
+    check_agent(spec, obj)
+    return LoadedAgent(spec, obj, getattr(obj, "prompt_version", None))
+
+
+def check_agent(spec: str, obj: Any) -> None:
+    """An agent must be an async callable taking (input, env, ctx)."""
+    target = obj if inspect.isfunction(obj) else getattr(obj, "__call__", None)  # noqa: B004
+    if target is None or not callable(obj):
+        raise ConfigError(f"agent {spec!r} is not callable; it must be async (input, env, ctx)")
+    if not inspect.iscoroutinefunction(target):
+        raise ConfigError(
+            f"agent {spec!r} is not declared as an async callable; write `async def` "
+            "taking (input, env, ctx)"
+        )
+    try:
+        inspect.signature(obj).bind(None, None, None)
+    except TypeError:
+        raise ConfigError(
+            f"agent {spec!r} does not take three arguments (input, env, ctx)"
+        ) from None

@@ -1,0 +1,78 @@
+"""The agent protocol and the context each run hands its agent.
+
+An agent is an async callable `(input, env, ctx) -> result`: `input` is the
+case's input, `env` the run's fresh environment (its tools and state), `ctx`
+this run's `RunContext` (the model, the seed, the transcript). What it returns
+is stored as the run's output; what it leaves in `env` is graded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from passhat.models.base import CallContext, Message, Model, ModelResponse, ToolSpec, Usage
+
+if TYPE_CHECKING:
+    from passhat.env import Environment
+    from passhat.suite import Case, Suite
+
+
+class Agent(Protocol):
+    """What passhat runs k times per case."""
+
+    async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How transient model errors are retried within a run."""
+
+    max_retries: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+
+
+@dataclass
+class RunContext:
+    """Everything one run knows besides its input and environment."""
+
+    suite: Suite
+    case: Case
+    run_index: int
+    seed: int
+    model: Model | None
+    max_turns: int = 10
+    params: dict[str, Any] = field(default_factory=dict)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    transcript: list[Message] = field(default_factory=list)
+    """Every message of the run's conversation; agents append as they go."""
+    usage: Usage = field(default_factory=Usage)
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 0
+
+    async def generate(self, messages: list[Message], tools: list[ToolSpec]) -> ModelResponse:
+        """Ask the model, retrying transient errors; usage and retries are recorded."""
+        from passhat.models.retry import generate_with_retry
+
+        if self.model is None:
+            raise RuntimeError("this agent asked for a model, but the experiment has none")
+        call = CallContext(self.case.id, self.run_index, self.turns, self.seed)
+        made: list[dict[str, Any]] = []
+        try:
+            response, _ = await generate_with_retry(
+                self.model,
+                messages,
+                tools,
+                call,
+                max_retries=self.retry.max_retries,
+                base_delay=self.retry.base_delay,
+                max_delay=self.retry.max_delay,
+                record=made,
+            )
+        finally:
+            # kept even when the call finally fails, so an errored run shows its retries
+            self.retries.extend({"turn": call.turn, **r} for r in made)
+        self.turns += 1
+        self.usage = self.usage + response.usage
+        return response

@@ -1,0 +1,388 @@
+"""`passhat run / resume / report / show / list`: experiments in the store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.json import JSON
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from passhat.agents import LoadedAgent, RetryPolicy, resolve_agent
+from passhat.cli._app import app, console, err_console
+from passhat.env import make_environment
+from passhat.errors import InputError
+from passhat.models import resolve_model
+from passhat.models.base import Model
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.report.experiment import experiment_dict, print_experiment_report
+from passhat.runner import RunOptions, check_resumable, new_experiment, plan, run_experiment
+from passhat.store import DB_ENV, Store, default_db_path
+from passhat.suite import Suite, load_suite
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        help=f"SQLite store. Default: ${DB_ENV} if set, else ./passhat.db.",
+        show_default=False,
+    ),
+]
+ExperimentArg = Annotated[str, typer.Argument(help="Experiment id, unique name, or 'latest'.")]
+
+
+def open_store(db: Path | None) -> Store:
+    return Store(db or default_db_path())
+
+
+def _model_params(
+    temperature: float | None, max_tokens: int | None, seed: int | None
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if temperature is not None:
+        params["temperature"] = temperature
+    if max_tokens is not None:
+        params["max_tokens"] = max_tokens
+    if seed is not None:
+        params["seed"] = seed
+    return params
+
+
+def _select(suite: Suite, cases: list[str]) -> Suite:
+    if not cases:
+        return suite
+    chosen = tuple(suite.case(c) for c in dict.fromkeys(cases))
+    return replace(suite, cases=chosen)
+
+
+def _build(
+    suite: Suite,
+    agent_spec: str,
+    model_spec: str | None,
+    prompt: Path | None,
+    base_url: str | None,
+    model_params: dict[str, Any],
+) -> tuple[LoadedAgent, Model | None]:
+    agent = resolve_agent(agent_spec, prompt=prompt)
+    model = (
+        resolve_model(model_spec, base_url=base_url, params=model_params, suite_dir=suite.path)
+        if model_spec
+        else None
+    )
+    return agent, model
+
+
+def _execute(
+    store: Store,
+    experiment: ExperimentRecord,
+    suite: Suite,
+    agent: LoadedAgent,
+    model: Model | None,
+    options: RunOptions,
+    quiet: bool,
+) -> None:
+    todo = len(plan(experiment, store.recorded(experiment.id)))
+    counts: Counter[str] = Counter()
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[tally]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=quiet,
+        transient=False,
+    )
+    task = progress.add_task("runs", total=todo, tally="")
+
+    def tick(run: RunRecord) -> None:
+        counts[run.status] += 1
+        tally = (
+            f"passed {counts['passed']} · failed {counts['failed']} · errored {counts['errored']}"
+        )
+        progress.update(task, advance=1, tally=tally)
+
+    try:
+        with progress:
+            asyncio.run(run_experiment(store, experiment, suite, agent, model, options, tick))
+    except KeyboardInterrupt:
+        done = len(store.recorded(experiment.id))
+        err_console.print(
+            f"interrupted: {done} runs recorded, runs in flight were dropped (they count as "
+            f"missing); `passhat resume {experiment.name or experiment.id}` runs the rest",
+            style="yellow",
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
+
+
+def _report_and_exit(store: Store, experiment: ExperimentRecord, strict: bool, quiet: bool) -> None:
+    runs = store.runs(experiment.id, full=False)
+    if not quiet:
+        console.print()
+    accounting = print_experiment_report(console, experiment, runs)
+    if strict and not accounting.complete:
+        raise typer.Exit(1)
+
+
+@app.command()
+def run(
+    suite_dir: Annotated[
+        Path, typer.Argument(metavar="SUITE", help="Suite folder (suite.yaml, cases/).")
+    ],
+    agent: Annotated[
+        str | None, typer.Option(help="Built-in agent name or package.module:name.")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="provider:name — replay:CASSETTE, openai:MODEL, anthropic:MODEL."),
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option("-k", "--k", help="Runs per case. Default: the suite's.")
+    ] = None,
+    case: Annotated[
+        list[str] | None, typer.Option("--case", help="Run only this case (repeatable).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 8,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds one run may take before it is errored.")
+    ] = 300.0,
+    retries: Annotated[int, typer.Option(help="Retries of transient model errors per call.")] = 4,
+    seed: Annotated[
+        int | None, typer.Option(help="Experiment seed (per-run seeds derive from it).")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="A unique name for the experiment.")] = None,
+    prompt: Annotated[
+        Path | None, typer.Option(help="Prompt template file for the clarifier.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Model endpoint, e.g. http://127.0.0.1:8000/v1.")
+    ] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Output token limit per model call.")
+    ] = None,
+    model_seed: Annotated[
+        int | None, typer.Option(help="Seed passed to the model provider.")
+    ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option(help="Model turns per run. Default: the suite's.")
+    ] = None,
+    db: DbOption = None,
+    strict: Annotated[
+        bool, typer.Option(help="Exit 1 when any requested run was not counted.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Create an experiment and run every case k times, each from a fresh start."""
+    suite = _select(load_suite(suite_dir), case or [])
+    k = suite.defaults.k if k is None else k
+    if k < 1:
+        raise InputError(f"-k is {k}; ask for at least 1 run per case")
+    if concurrency < 1:
+        raise InputError(f"--concurrency is {concurrency}; use at least 1")
+    model_params = _model_params(temperature, max_tokens, model_seed)
+    agent_spec = agent or suite.defaults.agent
+    model_spec = model or suite.defaults.model
+    loaded, provider = _build(suite, agent_spec, model_spec, prompt, base_url, model_params)
+    params: dict[str, Any] = {
+        **suite.defaults.params,
+        **model_params,
+        "max_turns": max_turns or suite.defaults.max_turns,
+    }
+    if prompt is not None:
+        params["prompt_file"] = str(prompt.resolve())
+    experiment = new_experiment(
+        suite, loaded, model_spec, provider, k=k, params=params, seed=seed, name=name
+    )
+    experiment = _with_tools(experiment, suite)
+    options = RunOptions(
+        concurrency=concurrency, timeout_s=timeout, retry=RetryPolicy(max_retries=retries)
+    )
+    with open_store(db) as store:
+        store.create_experiment(experiment)
+        if not quiet:
+            err_console.print(
+                f"experiment {experiment.id}: {len(suite.cases)} cases × k={k} "
+                f"= {len(suite.cases) * k} runs → {store.path}",
+                markup=False,
+            )
+        _execute(store, experiment, suite, loaded, provider, options, quiet)
+        _report_and_exit(store, experiment, strict, quiet)
+
+
+def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
+    tools: tuple[str, ...] = ()
+    if suite.cases:
+        tools = tuple(t.name for t in make_environment(suite, suite.cases[0]).tools)
+    return replace(experiment, tools=tools)
+
+
+@app.command()
+def resume(
+    experiment_ref: ExperimentArg,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", "--k", help="Raise the requested k and run the new indices too."),
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 8,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds one run may take before it is errored.")
+    ] = 300.0,
+    retries: Annotated[int, typer.Option(help="Retries of transient model errors per call.")] = 4,
+    db: DbOption = None,
+    strict: Annotated[
+        bool, typer.Option(help="Exit 1 when any requested run was not counted.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run exactly the missing runs of an experiment (and new indices with a larger k)."""
+    with open_store(db) as store:
+        stored = store.experiment(experiment_ref)
+        if k is not None and k < stored.k_requested:
+            raise InputError(
+                f"-k is {k} but experiment {stored.name or stored.id} already asks for "
+                f"{stored.k_requested}; k can only grow"
+            )
+        suite = _select(load_suite(stored.suite_path), list(stored.case_ids))
+        params = dict(stored.params)
+        model_params: dict[str, Any] = {
+            key: params[key] for key in ("temperature", "max_tokens", "seed") if key in params
+        }
+        prompt = params.get("prompt_file")
+        base_url = (
+            stored.model_config.get("base_url") if isinstance(stored.model_config, dict) else None
+        )
+        loaded, provider = _build(
+            suite,
+            stored.agent,
+            stored.model,
+            Path(prompt) if prompt else None,
+            base_url,
+            model_params,
+        )
+        current = new_experiment(
+            suite,
+            loaded,
+            stored.model,
+            provider,
+            k=stored.k_requested,
+            params=params,
+            seed=stored.seed,
+        )
+        check_resumable(stored, current)
+        if k is not None and k > stored.k_requested:
+            store.set_k(stored.id, k)
+            stored = store.experiment(stored.id)
+        options = RunOptions(
+            concurrency=concurrency, timeout_s=timeout, retry=RetryPolicy(max_retries=retries)
+        )
+        todo = plan(stored, store.recorded(stored.id))
+        if not quiet:
+            err_console.print(f"experiment {stored.id}: {len(todo)} runs to do", markup=False)
+        _execute(store, stored, suite, loaded, provider, options, quiet)
+        _report_and_exit(store, stored, strict, quiet)
+
+
+@app.command()
+def report(
+    experiment_ref: ExperimentArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    strict: Annotated[
+        bool, typer.Option(help="Exit 1 when any requested run was not counted.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """The three numbers, the accounting, item stability and tool use of an experiment."""
+    with open_store(db) as store:
+        experiment = store.experiment(experiment_ref)
+        runs = store.runs(experiment.id, full=False)
+    if as_json:
+        data = experiment_dict(experiment, runs)
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        complete = data["dataset"] is not None and data["dataset"]["complete"]
+    else:
+        complete = print_experiment_report(console, experiment, runs).complete
+    if strict and not complete:
+        raise typer.Exit(1)
+
+
+@app.command()
+def show(
+    experiment_ref: ExperimentArg,
+    case_id: Annotated[str, typer.Argument(metavar="CASE", help="Case id.")],
+    run_index: Annotated[int, typer.Argument(metavar="RUN", help="Run index (1-based).")],
+    db: DbOption = None,
+) -> None:
+    """One run whole: transcript, tool calls, final state and score."""
+    with open_store(db) as store:
+        experiment = store.experiment(experiment_ref)
+        r = store.run(experiment.id, case_id, run_index)
+    status_style = {"passed": "green", "failed": "red", "errored": "bold red"}[r.status]
+    head = Text.assemble(
+        (f"{r.case_id} run {r.run_index}: ", "bold"),
+        (r.status, status_style),
+        f"  ·  {r.duration_s:.2f} s  ·  tokens in {r.input_tokens} out {r.output_tokens}"
+        f"  ·  seed {r.seed}  ·  retries {len(r.retries)}",
+    )
+    console.print(head)
+    if r.error_type:
+        console.print(Text(f"{r.error_type}: {r.error_message}", style="red"))
+    for i, message in enumerate(r.transcript):
+        body = Text(str(message.get("content") or ""))
+        for call in message.get("tool_calls") or []:
+            body.append(f"\n→ {call['name']}(", style="cyan")
+            body.append(json.dumps(call.get("arguments"), ensure_ascii=False))
+            body.append(")", style="cyan")
+        title = Text(f"{i}: {message['role']}")
+        if message.get("name"):
+            title.append(f" {message['name']}")
+        if message.get("is_error"):
+            title.append(" (error)", style="red")
+        console.print(Panel(body, title=title, title_align="left"))
+    console.print(Text("tool calls", style="bold"))
+    for call in r.tool_calls:
+        outcome = f"error: {call['error']}" if call.get("error") else "ok"
+        console.print(
+            Text(
+                f"  {call['tool']} {json.dumps(call.get('arguments'), ensure_ascii=False)} → {outcome}"
+            )
+        )
+    console.print(Text("final state", style="bold"))
+    console.print(JSON.from_data(r.final_state))
+    console.print(Text("score", style="bold"))
+    console.print(JSON.from_data(r.score))
+
+
+@app.command("list")
+def list_experiments(db: DbOption = None) -> None:
+    """The experiments in the store."""
+    with open_store(db) as store:
+        experiments = store.experiments()
+        recorded = {e.id: len(store.recorded(e.id)) for e in experiments}
+    table = Table(title=f"experiments in {db or default_db_path()}", title_justify="left")
+    for column in ("id", "name", "created", "suite", "agent", "model", "k", "runs"):
+        table.add_column(column)
+    for e in experiments:
+        planned = e.k_requested * len(e.case_ids)
+        table.add_row(
+            e.id,
+            Text(e.name or ""),
+            e.created_at[:19],
+            Text(e.suite_name),
+            Text(e.agent),
+            Text(e.model),
+            str(e.k_requested),
+            f"{recorded[e.id]}/{planned}",
+        )
+    console.print(table)

@@ -1,0 +1,94 @@
+"""What an experiment and a run leave behind: plain, frozen, JSON-ready records.
+
+The runner makes them, the store keeps them, the reports read them. Nothing
+here does I/O or computes a metric.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from passhat.accounting import Status
+
+
+@dataclass(frozen=True)
+class ExperimentRecord:
+    """One configuration run over a suite."""
+
+    id: str
+    """Short hex id, unique in the store."""
+    name: str | None
+    """Optional unique name given with --name."""
+    created_at: str
+    """ISO 8601 UTC time of creation."""
+    suite_name: str
+    """The suite's name."""
+    suite_path: str
+    """Where the suite was loaded from (resume loads it again from here)."""
+    suite_hash: str
+    """Content hash of the suite: runs of different suite contents never pool."""
+    agent: str
+    """Agent spec: a built-in name or `package.module:name`."""
+    model: str
+    """Model spec: `provider:name` (API keys are never part of it)."""
+    model_config: dict[str, Any]
+    """What the provider says about itself (base URL, parameters; never a key)."""
+    params: dict[str, Any]
+    """Generation and agent parameters (temperature, seed, max_turns, ...)."""
+    prompt_version: str | None
+    """First 12 hex digits of the SHA-256 of the prompt template, if the agent has one."""
+    k_requested: int
+    """Runs per case asked for (resume with a larger k raises it)."""
+    seed: int
+    """Experiment seed; each run's seed derives from it, the case and the index."""
+    harness_version: str
+    """passhat's version when the experiment was created."""
+    fingerprint: str
+    """Hash of suite hash, agent, model, parameters, prompt version, harness version."""
+    case_ids: tuple[str, ...]
+    """The planned cases, in suite order."""
+    case_hashes: dict[str, str] = field(default_factory=dict)
+    """Content hash of each planned case."""
+    tools: tuple[str, ...] = ()
+    """Names of the environment's tools, so a report can say which were never called."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One execution of one case: recorded whole, or not at all."""
+
+    experiment_id: str
+    case_id: str
+    run_index: int
+    """1-based."""
+    case_hash: str
+    status: Status
+    """passed / failed (graded) or errored (no verdict)."""
+    error_type: str | None = None
+    """For errored runs: timeout, model_error, agent_error, scorer_error, ..."""
+    error_message: str | None = None
+    output: Any = None
+    """What the agent returned (JSON-ready)."""
+    final_state: dict[str, Any] = field(default_factory=dict)
+    """The environment's state after the run: what was graded."""
+    score: list[dict[str, Any]] = field(default_factory=list)
+    """Details of each scorer (verdict, missing and extra items...)."""
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    """Every message of the conversation, in order."""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Every tool call: tool, arguments, result or error, time."""
+    started_at: float = 0.0
+    """Epoch seconds."""
+    duration_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seed: int = 0
+    """The run's own seed."""
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    """Transient model errors that were retried: attempt, error, wait."""
+
+    @property
+    def counted(self) -> bool:
+        """Has a verdict, so it enters the metrics."""
+        return self.status != "errored"

@@ -1,0 +1,197 @@
+"""An experiment's report: header, the three numbers with accounting, item stability,
+the tool-use profile; as rich renderables and as JSON-ready data.
+
+Everything that came from a case file, a model or a tool enters as `Text`, never
+as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from passhat.accounting import Accounting, Ledger
+from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.report.summary import summary_dict
+from passhat.report.terminal import print_metrics
+
+
+def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[RunRecord]) -> Accounting:
+    """Requested / completed / counted per planned case, from the stored runs."""
+    ledger = Ledger()
+    for case_id in experiment.case_ids:
+        ledger.expect(case_id)
+    for run in runs:
+        ledger.add(run.case_id, run.run_index, run.status)
+    return ledger.close(experiment.k_requested)
+
+
+def header_table(e: ExperimentRecord) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    rows = [
+        ("experiment", f"{e.id}" + (f" ({e.name})" if e.name else "")),
+        ("suite", f"{e.suite_name}  hash {e.suite_hash[:12]}"),
+        ("agent", e.agent),
+        ("model", e.model),
+        ("prompt version", e.prompt_version or "–"),
+        ("requested k", str(e.k_requested)),
+        ("fingerprint", e.fingerprint),
+        ("created", e.created_at),
+    ]
+    recorded = e.model_config.get("recorded") if isinstance(e.model_config, dict) else None
+    if isinstance(recorded, dict) and recorded:
+        note = ", ".join(f"{k} {v}" for k, v in recorded.items())
+        rows.append(("cassette", note))
+    for key, value in rows:
+        table.add_row(key, Text(value))
+    return table
+
+
+def _runs(indices: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in indices) if indices else "–"
+
+
+def items_table(case: str, items: Sequence[ItemStability]) -> Table:
+    """One case's goal items (then extras) across its counted runs."""
+    title = Text.assemble("item stability · ", Text(case, style="bold"), " (counted runs)")
+    table = Table(title=title, title_justify="left")
+    table.add_column("item", overflow="fold")
+    for name in ("found", "missed in runs", "verdict"):
+        table.add_column(name, no_wrap=True)
+    for s in items:
+        if s.expected:
+            found = f"{len(s.hits)}/{len(s.runs)}"
+            missed = _runs(s.misses)
+            style = {"always found": "green", "always missed": "bold red"}.get(s.verdict, "yellow")
+        else:
+            found = f"+{len(s.hits)}/{len(s.runs)}"
+            missed = f"extra in {_runs(s.hits)}"
+            style = "magenta"
+        table.add_row(Text(s.item), found, missed, Text(s.verdict, style=style))
+    return table
+
+
+def tools_table(uses: Sequence[ToolUse]) -> Table:
+    """Per tool: how many runs called it and how often; one section per case."""
+    cases = list(dict.fromkeys(u.case for u in uses))
+    single = len(cases) == 1
+    title = Text("tool use (completed runs)")
+    if single and cases[0]:
+        title.append(" · ").append(cases[0], style="bold")
+    table = Table(title=title, title_justify="left")
+    columns = ["tool", "runs calling", "calls per run", "errors"]
+    for name in columns if single else ["case", *columns]:
+        table.add_column(name)
+    previous: str | None = None
+    for u in uses:
+        if not single and previous is not None and u.case != previous:
+            table.add_section()
+        previous = u.case
+        row: list[Text | str] = [
+            Text(u.tool),
+            f"{u.runs_calling} of {u.runs}",
+            " ".join(str(n) for n in u.calls_per_run),
+            str(u.errors),
+        ]
+        table.add_row(*(row if single else [Text(u.case or "all"), *row]))
+    return table
+
+
+MAX_ERRORED_LINES = 20
+
+
+def print_experiment_report(
+    console: Console, experiment: ExperimentRecord, runs: Sequence[RunRecord]
+) -> Accounting:
+    """Print the whole report; return the accounting (for --strict)."""
+    accounting = experiment_accounting(experiment, runs)
+    console.print(header_table(experiment))
+    console.print()
+    if accounting.runs_counted:
+        print_metrics(console, accounting)
+    else:
+        console.print(
+            Text("no counted run yet: pass@k cannot be computed", style="bold red"),
+        )
+        for line in accounting.shortfalls():
+            console.print(Text("  " + line))
+    by_case: dict[str, list[ItemStability]] = {}
+    for item in item_stability(runs):
+        by_case.setdefault(item.case, []).append(item)
+    for case, items in by_case.items():
+        console.print(items_table(case, items))
+    uses = tool_profile(runs, experiment.tools)
+    if uses:
+        console.print(tools_table(uses))
+    errored = [r for r in runs if r.status == "errored"]
+    for r in errored[:MAX_ERRORED_LINES]:
+        line = f"errored: {r.case_id} run {r.run_index}: {r.error_type}: {r.error_message}"
+        console.print(Text(line, "red"))
+    if len(errored) > MAX_ERRORED_LINES:
+        more = len(errored) - MAX_ERRORED_LINES
+        console.print(Text(f"... and {more} more errored runs (--json lists them all)"))
+    return accounting
+
+
+def experiment_dict(experiment: ExperimentRecord, runs: Sequence[RunRecord]) -> dict[str, Any]:
+    """The report as JSON-ready data."""
+    accounting = experiment_accounting(experiment, runs)
+    data: dict[str, Any] = {
+        "experiment": {
+            "id": experiment.id,
+            "name": experiment.name,
+            "created_at": experiment.created_at,
+            "suite": experiment.suite_name,
+            "suite_hash": experiment.suite_hash,
+            "agent": experiment.agent,
+            "model": experiment.model,
+            "model_config": experiment.model_config,
+            "params": experiment.params,
+            "prompt_version": experiment.prompt_version,
+            "k_requested": experiment.k_requested,
+            "fingerprint": experiment.fingerprint,
+            "harness_version": experiment.harness_version,
+        }
+    }
+    if accounting.runs_counted:
+        data.update(summary_dict(accounting))
+    else:
+        data["dataset"] = None
+        data["cases"] = []
+    data["items"] = [
+        {
+            "case": s.case,
+            "scorer": s.scorer,
+            "item": s.item,
+            "expected": s.expected,
+            "runs": list(s.runs),
+            "hits": list(s.hits),
+            "misses": list(s.misses),
+            "verdict": s.verdict,
+        }
+        for s in item_stability(runs)
+    ]
+    data["tools"] = [
+        {
+            "case": u.case,
+            "tool": u.tool,
+            "runs": u.runs,
+            "runs_calling": u.runs_calling,
+            "calls_per_run": list(u.calls_per_run),
+            "errors": u.errors,
+        }
+        for u in tool_profile(runs, experiment.tools)
+    ]
+    data["errored"] = [
+        {"case": r.case_id, "run": r.run_index, "type": r.error_type, "message": r.error_message}
+        for r in runs
+        if r.status == "errored"
+    ]
+    return data

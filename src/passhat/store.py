@@ -1,0 +1,276 @@
+"""The SQLite store: the one module that touches `sqlite3`.
+
+WAL journal, a busy timeout, and schema changes as named migrations recorded
+in the database. Each finished run is written whole in one transaction; the
+key (experiment, case, run index) makes a second write of the same run an
+error instead of a second count. The store keeps records; it computes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import StoreError
+from passhat.records import ExperimentRecord, RunRecord
+
+DB_ENV = "PASSHAT_DB"
+DEFAULT_DB = "passhat.db"
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "create experiments and runs",
+        """
+        CREATE TABLE experiments (
+            id TEXT PRIMARY KEY,
+            name TEXT UNIQUE,
+            created_at TEXT NOT NULL,
+            suite_name TEXT NOT NULL,
+            suite_path TEXT NOT NULL,
+            suite_hash TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            model TEXT NOT NULL,
+            model_config TEXT NOT NULL,
+            params TEXT NOT NULL,
+            prompt_version TEXT,
+            k_requested INTEGER NOT NULL CHECK (k_requested >= 1),
+            seed INTEGER NOT NULL,
+            harness_version TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            case_ids TEXT NOT NULL,
+            case_hashes TEXT NOT NULL,
+            tools TEXT NOT NULL
+        );
+        CREATE TABLE runs (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            case_id TEXT NOT NULL,
+            run_index INTEGER NOT NULL CHECK (run_index >= 1),
+            case_hash TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'errored')),
+            error_type TEXT,
+            error_message TEXT,
+            output TEXT NOT NULL,
+            final_state TEXT NOT NULL,
+            score TEXT NOT NULL,
+            transcript TEXT NOT NULL,
+            tool_calls TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            duration_s REAL NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            seed INTEGER NOT NULL,
+            retries TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, case_id, run_index)
+        );
+        """,
+    ),
+]
+
+_EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools")
+_RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retries")
+_RUN_LIGHT = (
+    "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
+    "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries"
+)
+
+
+def default_db_path() -> Path:
+    """`$PASSHAT_DB` if set, else ./passhat.db."""
+    return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
+
+
+class Store:
+    """An open passhat database.
+
+    One connection; it may be handed to one writer thread at a time (the runner
+    does so), never used from two threads at once.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path}: cannot open the database ({error})") from None
+        self._db.row_factory = sqlite3.Row
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._db.close()
+            raise StoreError(
+                f"{self.path}: not a passhat database ({error}); give another --db path"
+            ) from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """One transaction: everything inside is written, or nothing."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        done = {row[0] for row in self._db.execute("SELECT version FROM migrations")}
+        if done and max(done) > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path}: written by a newer passhat (schema {max(done)}); upgrade passhat"
+            )
+        for version, (name, sql) in enumerate(MIGRATIONS, start=1):
+            if version in done:
+                continue
+            with self.atomic() as db:
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(
+                    "INSERT INTO migrations VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                    (version, name),
+                )
+
+    def migrations(self) -> list[str]:
+        """Names of the migrations applied, in order."""
+        return [r[0] for r in self._db.execute("SELECT name FROM migrations ORDER BY version")]
+
+    # experiments
+
+    def create_experiment(self, experiment: ExperimentRecord) -> None:
+        row = _row(experiment)
+        for key in _EXPERIMENT_JSON:
+            row[key] = json.dumps(row[key], ensure_ascii=False)
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        try:
+            with self.atomic() as db:
+                db.execute(
+                    f"INSERT INTO experiments ({columns}) VALUES ({marks})", list(row.values())
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"an experiment named {experiment.name!r} exists already; choose another --name"
+            ) from None
+
+    def set_k(self, experiment_id: str, k: int) -> None:
+        """Raise the requested k (resume with a larger k)."""
+        with self.atomic() as db:
+            db.execute("UPDATE experiments SET k_requested = ? WHERE id = ?", (k, experiment_id))
+
+    def experiments(self) -> list[ExperimentRecord]:
+        """All experiments, oldest first."""
+        rows = self._db.execute("SELECT * FROM experiments ORDER BY created_at, rowid")
+        return [_experiment(row) for row in rows]
+
+    def experiment(self, ref: str) -> ExperimentRecord:
+        """An experiment by id, unique name, or `latest`."""
+        if ref == "latest":
+            row = self._db.execute(
+                "SELECT * FROM experiments ORDER BY created_at DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"{self.path}: no experiment yet; start one with `passhat run`")
+            return _experiment(row)
+        row = self._db.execute(
+            "SELECT * FROM experiments WHERE id = ? OR name = ?", (ref, ref)
+        ).fetchone()
+        if row is None:
+            known = ", ".join(e.name or e.id for e in self.experiments()[-5:]) or "none"
+            raise StoreError(
+                f"{self.path}: no experiment {ref!r}; give an id, a name or 'latest' "
+                f"(recent: {known}; `passhat list` shows all)"
+            )
+        return _experiment(row)
+
+    # runs
+
+    def record_run(self, run: RunRecord) -> None:
+        """Write one finished run whole, in one transaction; the same run twice is an error."""
+        row = _row(run)
+        for key in _RUN_JSON:
+            row[key] = json.dumps(row[key], ensure_ascii=False, default=str)
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        try:
+            with self.atomic() as db:
+                db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(row.values()))
+        except sqlite3.IntegrityError as error:
+            raise StoreError(
+                f"run {run.run_index} of case {run.case_id!r} is already recorded in experiment "
+                f"{run.experiment_id} ({error}); it is never counted twice"
+            ) from None
+
+    def runs(self, experiment_id: str, *, full: bool = True) -> list[RunRecord]:
+        """The runs of an experiment by case and index; `full=False` skips the heavy columns."""
+        columns = "*" if full else _RUN_LIGHT
+        rows = self._db.execute(
+            f"SELECT {columns} FROM runs WHERE experiment_id = ? ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+        return [_run(row) for row in rows]
+
+    def run(self, experiment_id: str, case_id: str, run_index: int) -> RunRecord:
+        row = self._db.execute(
+            "SELECT * FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?",
+            (experiment_id, case_id, run_index),
+        ).fetchone()
+        if row is None:
+            raise StoreError(
+                f"experiment {experiment_id} has no run {run_index} of case {case_id!r}; "
+                "`passhat report` lists the missing runs"
+            )
+        return _run(row)
+
+    def recorded(self, experiment_id: str) -> set[tuple[str, int]]:
+        """(case, run index) of every recorded run."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index FROM runs WHERE experiment_id = ?", (experiment_id,)
+        )
+        return {(r[0], r[1]) for r in rows}
+
+
+def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:
+    """A record's fields, shallow: `dataclasses.asdict` would deep-copy every transcript."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}
+
+
+def _experiment(row: sqlite3.Row) -> ExperimentRecord:
+    data: dict[str, Any] = dict(row)
+    for key in _EXPERIMENT_JSON:
+        data[key] = json.loads(data[key])
+    data["case_ids"] = tuple(data["case_ids"])
+    data["tools"] = tuple(data["tools"])
+    return ExperimentRecord(**data)
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    data: dict[str, Any] = dict(row)
+    for key in _RUN_JSON:
+        if key in data:
+            data[key] = json.loads(data[key])
+    return RunRecord(**data)

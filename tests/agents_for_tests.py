@@ -1,0 +1,62 @@
+"""Agents for runner tests, loaded by import path like a user's own."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+GOAL_ANNOTATIONS = [
+    {"ac": 3, "label": "conflict", "note": "n"},
+    {"ac": 3, "label": "inconsistent_with_description", "note": "n"},
+    {"ac": 4, "label": "unverifiable", "note": "n"},
+    {"ac": 7, "label": "unverifiable", "note": "n"},
+]
+
+
+async def _write(env: Any, annotations: list[dict[str, Any]]) -> Any:
+    return await env.call(
+        "update_ticket",
+        {
+            "key": "SHOP-1042",
+            "goal": "g",
+            "scope_in": ["a"],
+            "scope_out": [],
+            "annotations": annotations,
+        },
+    )
+
+
+async def perfect(input: Any, env: Any, ctx: Any) -> str:
+    """Writes the goal state: every run passes."""
+    await _write(env, GOAL_ANNOTATIONS)
+    return "done"
+
+
+async def odd_runs_pass(input: Any, env: Any, ctx: Any) -> str:
+    """Passes on odd run indices, fails on even ones: deterministic per run."""
+    await _write(env, GOAL_ANNOTATIONS if ctx.run_index % 2 else GOAL_ANNOTATIONS[:1])
+    return f"run {ctx.run_index}"
+
+
+async def slow(input: Any, env: Any, ctx: Any) -> str:
+    """Like odd_runs_pass, after PASSHAT_TEST_DELAY seconds (for kill tests)."""
+    await asyncio.sleep(float(os.environ.get("PASSHAT_TEST_DELAY", "0.2")))
+    return await odd_runs_pass(input, env, ctx)
+
+
+async def crashes(input: Any, env: Any, ctx: Any) -> str:
+    raise RuntimeError("the agent fell over")
+
+
+async def hangs(input: Any, env: Any, ctx: Any) -> str:
+    await asyncio.sleep(3600)
+    return "never"
+
+
+def not_async(input: Any, env: Any, ctx: Any) -> str:
+    return "sync"
+
+
+async def two_args(input: Any, env: Any) -> str:
+    return "few"

@@ -1,0 +1,366 @@
+"""The runner and `passhat run / resume / report / show / list`, on the seed and beyond."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from passhat.agents import RetryPolicy, resolve_agent
+from passhat.errors import ConfigError
+from passhat.models.openai_compat import OpenAIModel
+from passhat.runner import RunOptions, new_experiment, run_experiment
+from passhat.store import Store
+from passhat.suite import load_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+CLARIFY = ROOT / "examples" / "clarify"
+SEED = "ac-conflict-001"
+TESTS = str(Path(__file__).resolve().parent)
+
+pytest_plugins = ["fakeserver"]
+
+
+@pytest.fixture(autouse=True)
+def _agents_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(TESTS)
+
+
+@pytest.fixture
+def suite_copy(tmp_path: Path) -> Path:
+    """A private copy of the clarify suite, so a test may edit it."""
+    target = tmp_path / "clarify"
+    shutil.copytree(CLARIFY, target)
+    return target
+
+
+def report_json(capsys: pytest.CaptureFixture[str], db: Path, ref: str = "latest") -> dict:
+    r = run_cli(capsys, "report", ref, "--json", "--db", str(db))
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def test_the_seed_experiment_reproduced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "p.db"
+    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(db), "-q")
+    assert r.code == 0, r.err
+    assert "always missed" in r.out and "sometimes missed" in r.out
+    data = report_json(capsys, db)
+    (case,) = data["cases"]
+    assert (case["passes"], case["counted"], case["pass_rate"]) == (0, 3, 0.0)
+    assert case["pass_at_k"] is False and case["pass_hat_k"] is False
+    d = data["dataset"]
+    assert (d["k"], d["complete"], d["label_at"], d["label_hat"]) == (3, True, "pass@3", "pass^3")
+    items = {(i["item"], i["expected"]): i for i in data["items"]}
+    assert items[("AC3:conflict", True)]["hits"] == [1, 2, 3]
+    assert items[("AC4:unverifiable", True)]["hits"] == [1, 2, 3]
+    assert items[("AC7:unverifiable", True)]["misses"] == [2]
+    assert items[("AC3:inconsistent_with_description", True)]["hits"] == []
+    assert items[("AC3:inconsistent_with_description", True)]["verdict"] == "always missed"
+    extras = [i for i in data["items"] if not i["expected"]]
+    assert [(e["item"], e["hits"]) for e in extras] == [("AC5:conflict", [3])]
+    tools = {t["tool"]: t for t in data["tools"]}
+    assert tools["query_background"]["runs_calling"] == 0
+    assert tools["update_ticket"]["calls_per_run"] == [1, 1, 1]
+    assert data["experiment"]["model_config"]["recorded"]["prompt_version"] == "cd590b9ba593"
+
+
+def test_show_list_and_lookup_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "p.db")
+    assert (
+        run_cli(
+            capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q", "--name", "seed"
+        ).code
+        == 0
+    )
+    r = run_cli(capsys, "show", "seed", SEED, "3", "--db", db)
+    assert r.code == 0, r.err
+    assert (
+        "update_ticket" in r.out and "AC5" not in r.out.split("score")[0]
+    ) or "conflict" in r.out
+    assert "failed" in r.out
+    r = run_cli(capsys, "list", "--db", db)
+    assert "seed" in r.out and "3/3" in r.out
+    r = run_cli(capsys, "show", "seed", SEED, "9", "--db", db)
+    assert r.code == 2 and "no run 9" in r.err
+    r = run_cli(capsys, "report", "nope", "--db", db)
+    assert r.code == 2 and "no experiment 'nope'" in r.err
+
+
+def test_k_zero_and_unknown_agent_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    r = run_cli(capsys, "run", str(CLARIFY), "-k", "0", "--db", db)
+    assert r.code == 2 and "at least 1 run per case" in r.err
+    r = run_cli(capsys, "run", str(CLARIFY), "--agent", "nowhere", "--db", db)
+    assert r.code == 2 and "neither built in" in r.err
+    r = run_cli(capsys, "run", str(CLARIFY), "--model", "gpt-4", "--db", db)
+    assert r.code == 2 and "is not provider:name" in r.err
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("agents_for_tests:not_async", "not declared as an async callable"),
+        ("agents_for_tests:two_args", "does not take three arguments"),
+        ("agents_for_tests:missing", "has no 'missing'"),
+        ("no_such_module_x:agent", "cannot import"),
+    ],
+    ids=["sync", "two-args", "no-attr", "no-module"],
+)
+def test_user_agents_are_checked_on_load(spec: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        resolve_agent(spec)
+
+
+def test_errored_runs_are_kept_apart_from_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys,
+        "run",
+        str(CLARIFY),
+        "--case",
+        SEED,
+        "--agent",
+        "agents_for_tests:crashes",
+        "-k",
+        "2",
+        "--db",
+        db,
+        "-q",
+    )
+    assert r.code == 0
+    data = report_json(capsys, Path(db))
+    assert data["dataset"] is None
+    assert [(e["run"], e["type"]) for e in data["errored"]] == [
+        (1, "agent_error"),
+        (2, "agent_error"),
+    ]
+    assert "the agent fell over" in data["errored"][0]["message"]
+
+    r = run_cli(
+        capsys,
+        "run",
+        str(CLARIFY),
+        "--case",
+        SEED,
+        "--agent",
+        "agents_for_tests:hangs",
+        "-k",
+        "1",
+        "--timeout",
+        "0.2",
+        "--db",
+        db,
+        "-q",
+        "--strict",
+    )
+    assert r.code == 1  # strict: the plan was not met
+    data = report_json(capsys, Path(db))
+    assert data["errored"][0]["type"] == "timeout"
+
+
+async def test_a_model_answering_429_twice_is_graded_with_two_retries(
+    tmp_path: Path, fake_server
+) -> None:  # type: ignore[no-untyped-def]
+    from fakeserver import call
+
+    suite = load_suite(CLARIFY)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
+    args = {
+        "key": "SHOP-1042",
+        "goal": "g",
+        "scope_in": ["a"],
+        "scope_out": [],
+        "annotations": [
+            {"ac": 3, "label": "conflict", "note": "n"},
+            {"ac": 3, "label": "inconsistent_with_description", "note": "n"},
+            {"ac": 4, "label": "unverifiable", "note": "n"},
+            {"ac": 7, "label": "unverifiable", "note": "n"},
+        ],
+    }
+    fake_server.fail(429, retry_after=0, times=2)
+    fake_server.reply(tool_calls=[call("update_ticket", args, id="c1")], usage=(100, 20))
+    fake_server.reply("done", usage=(120, 3))
+    model = OpenAIModel("test-model", base_url=fake_server.openai_url)
+    agent = resolve_agent("clarifier")
+    experiment = new_experiment(
+        suite, agent, "openai:test-model", model, k=1, params={"max_turns": 4}
+    )
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        options = RunOptions(
+            concurrency=1, timeout_s=30, retry=RetryPolicy(max_retries=3, base_delay=0.01)
+        )
+        await run_experiment(store, experiment, suite, agent, model, options)
+        (run,) = store.runs(experiment.id)
+    await model.aclose()
+    assert run.status == "passed", run.error_message
+    assert len(run.retries) == 2 and all(r["error"] == "TransientModelError" for r in run.retries)
+    assert (run.input_tokens, run.output_tokens) == (220, 23)
+    assert [m["role"] for m in run.transcript] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+
+
+def test_resume_fills_only_the_missing_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    suite = load_suite(CLARIFY)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
+    agent = resolve_agent("agents_for_tests:odd_runs_pass")
+    experiment = new_experiment(suite, agent, "", None, k=6, params={"max_turns": 10}, name="cut")
+    seen: list[int] = []
+
+    async def interrupted() -> None:
+        with Store(db) as store:
+            store.create_experiment(experiment)
+            task = asyncio.current_task()
+            assert task is not None
+
+            def progress(run) -> None:  # type: ignore[no-untyped-def]
+                seen.append(run.run_index)
+                if len(seen) == 2:
+                    task.cancel()
+
+            with pytest.raises(asyncio.CancelledError):
+                await run_experiment(
+                    store, experiment, suite, agent, None, RunOptions(concurrency=1), progress
+                )
+
+    asyncio.run(interrupted())
+    with Store(db) as store:
+        assert store.recorded(experiment.id) == {(SEED, 1), (SEED, 2)}
+        before = {r.run_index: r.started_at for r in store.runs(experiment.id)}
+    r = run_cli(capsys, "resume", "cut", "--db", str(db), "-q")
+    assert r.code == 0, r.err
+    with Store(db) as store:
+        runs = store.runs(experiment.id)
+    assert [r.run_index for r in runs] == [1, 2, 3, 4, 5, 6]
+    assert {r.run_index: r.started_at for r in runs if r.run_index <= 2} == before  # not re-run
+    resumed = report_json(capsys, db, "cut")
+
+    r = run_cli(
+        capsys,
+        "run",
+        str(CLARIFY),
+        "--case",
+        SEED,
+        "--agent",
+        "agents_for_tests:odd_runs_pass",
+        "-k",
+        "6",
+        "--db",
+        str(db),
+        "-q",
+        "--name",
+        "whole",
+    )
+    assert r.code == 0
+    whole = report_json(capsys, db, "whole")
+    assert resumed["dataset"] == whole["dataset"] and resumed["cases"] == whole["cases"]
+    assert whole["cases"][0]["passes"] == 3
+
+    r = run_cli(capsys, "resume", "whole", "-k", "8", "--db", str(db), "-q")
+    assert r.code == 0
+    grown = report_json(capsys, db, "whole")
+    assert grown["cases"][0]["counted"] == 8 and grown["cases"][0]["passes"] == 4
+    r = run_cli(capsys, "resume", "whole", "-k", "2", "--db", str(db))
+    assert r.code == 2 and "k can only grow" in r.err
+
+
+def test_fingerprint_mismatch_is_refused(
+    suite_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys, "run", str(suite_copy), "--case", SEED, "--db", db, "-q", "-k", "1", "--name", "fp"
+    )
+    assert r.code == 0
+    case_file = suite_copy / "cases" / f"{SEED}.yaml"
+    case_file.write_text(
+        case_file.read_text(encoding="utf-8").replace("簡單直覺", "簡單"), encoding="utf-8"
+    )
+    r = run_cli(capsys, "resume", "fp", "-k", "3", "--db", db)
+    assert r.code == 2
+    assert "cannot be resumed" in r.err and "suite content (hash)" in r.err
+
+
+def test_sigkill_mid_experiment_then_resume_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    env = {**os.environ, "PYTHONPATH": TESTS, "PASSHAT_TEST_DELAY": "0.15"}
+    argv = [
+        sys.executable,
+        "-m",
+        "passhat",
+        "run",
+        str(CLARIFY),
+        "--case",
+        SEED,
+        "--agent",
+        "agents_for_tests:slow",
+        "-k",
+        "12",
+        "--concurrency",
+        "2",
+        "--db",
+        str(db),
+        "-q",
+        "--name",
+        "killed",
+    ]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    recorded = 0
+    while time.monotonic() < deadline and recorded < 4:
+        time.sleep(0.05)
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as con:
+                    recorded = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+            except sqlite3.OperationalError:
+                recorded = 0
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        rows = con.execute(
+            "SELECT run_index, status, final_state, transcript, score FROM runs"
+        ).fetchall()
+    assert 4 <= len(rows) < 12, "the kill must land mid-experiment"
+    for index, status, final_state, transcript, score in rows:  # whole rows only
+        assert status == ("passed" if index % 2 else "failed")
+        assert json.loads(final_state)["ticket"]["annotations"]
+        assert isinstance(json.loads(transcript), list) and json.loads(score)
+    done = subprocess.run(
+        [sys.executable, "-m", "passhat", "resume", "killed", "--db", str(db), "-q", "--strict"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as con:
+        indices = [r[0] for r in con.execute("SELECT run_index FROM runs ORDER BY run_index")]
+        passes = con.execute("SELECT count(*) FROM runs WHERE status = 'passed'").fetchone()[0]
+    assert indices == list(range(1, 13))
+    assert passes == 6

@@ -1,0 +1,154 @@
+"""passhat.store: migrations, whole runs, never twice, experiment lookup."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from passhat.errors import StoreError
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.store import Store
+
+
+def experiment(
+    id: str = "e1", name: str | None = None, created: str = "2026-01-01T00:00:00Z"
+) -> ExperimentRecord:
+    return ExperimentRecord(
+        id=id,
+        name=name,
+        created_at=created,
+        suite_name="s",
+        suite_path="/x",
+        suite_hash="h",
+        agent="clarifier",
+        model="replay:x.jsonl",
+        model_config={"provider": "replay"},
+        params={"max_turns": 5},
+        prompt_version="abc",
+        k_requested=3,
+        seed=1,
+        harness_version="0",
+        fingerprint="f",
+        case_ids=("a", "b"),
+        case_hashes={"a": "ha", "b": "hb"},
+        tools=("get_ticket",),
+    )
+
+
+def run(case: str = "a", index: int = 1, status: str = "passed") -> RunRecord:
+    return RunRecord(
+        experiment_id="e1",
+        case_id=case,
+        run_index=index,
+        case_hash="ha",
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store(tmp_path / "p.db")
+    s.create_experiment(experiment())
+    yield s
+    s.close()
+
+
+def test_wal_and_recorded_migrations(store: Store) -> None:
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.migrations() == ["create experiments and runs"]
+    store.close()
+    again = Store(store.path)  # reopening applies nothing twice
+    assert again.migrations() == ["create experiments and runs"]
+    again.close()
+
+
+def test_experiment_round_trip_and_lookup(store: Store) -> None:
+    store.create_experiment(experiment("e2", name="second", created="2026-02-01T00:00:00Z"))
+    assert store.experiment("e1") == experiment()
+    assert store.experiment("second").id == "e2"
+    assert store.experiment("latest").id == "e2"
+    with pytest.raises(StoreError, match=r"no experiment .nope.*`passhat list`"):
+        store.experiment("nope")
+    with pytest.raises(StoreError, match="named 'second' exists already"):
+        store.create_experiment(experiment("e3", name="second"))
+
+
+def test_latest_on_empty_store(tmp_path: Path) -> None:
+    with Store(tmp_path / "empty.db") as s, pytest.raises(StoreError, match="no experiment yet"):
+        s.experiment("latest")
+
+
+def test_the_same_run_is_never_recorded_twice(store: Store) -> None:
+    store.record_run(run())
+    with pytest.raises(StoreError, match="already recorded"):
+        store.record_run(run(status="failed"))
+    assert [r.status for r in store.runs("e1")] == ["passed"]
+
+
+def test_k_can_be_raised(store: Store) -> None:
+    store.set_k("e1", 5)
+    assert store.experiment("e1").k_requested == 5
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO migrations VALUES (99, 'future', 'now')")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="newer passhat"):
+        Store(path)
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError, match="not a passhat database"):
+        Store(path)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**31), 2**31) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    status=st.sampled_from(["passed", "failed", "errored"]),
+    state=st.dictionaries(st.text(max_size=8), json_values, max_size=4),
+    output=json_values,
+    tokens=st.integers(0, 10**6),
+    text=st.text(max_size=50),
+)
+def test_runs_round_trip_whole(
+    tmp_path_factory: pytest.TempPathFactory,
+    status: str,
+    state: dict,
+    output: object,
+    tokens: int,
+    text: str,
+) -> None:
+    with Store(tmp_path_factory.mktemp("rt") / "p.db") as s:
+        s.create_experiment(experiment())
+        record = replace(
+            run(status=status),
+            output=output,
+            final_state=state,
+            transcript=[{"role": "assistant", "content": text}],
+            input_tokens=tokens,
+            error_message=text or None,
+        )
+        s.record_run(record)
+        assert s.run("e1", "a", 1) == record
+        light = s.runs("e1", full=False)[0]
+        assert light.final_state == {} and light.status == record.status
