@@ -19,8 +19,9 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
 
+# The seed's coupon card, three runs replayed from the bundled cassette, stored in ./passhat.db.
 demo: install
-	$(BIN)/passhat metrics examples/verdicts/coupon.jsonl
+	$(BIN)/passhat run examples/clarify --case ac-conflict-001
 
 lint: dev
 	$(BIN)/ruff check src tests benchmarks
@@ -36,6 +37,7 @@ test: lint typecheck pytest
 
 bench: install
 	$(BIN)/python benchmarks/bench_metrics.py
+	$(BIN)/python benchmarks/bench_runner.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -76,7 +76,9 @@ def main() -> None:
     print(f"json.loads per line : {parse[0]:6.2f} s   peak RSS {parse[1]:7.1f} MiB")
     print(f"passhat metrics     : {metrics[0]:6.2f} s   peak RSS {metrics[1]:7.1f} MiB")
     ratio = metrics[0] / parse[0]
-    print(f"ratio metrics/parse : {ratio:6.2f}   (target <= 1.50: {'met' if ratio <= 1.5 else 'MISSED'})")
+    print(
+        f"ratio metrics/parse : {ratio:6.2f}   (target <= 1.50: {'met' if ratio <= 1.5 else 'MISSED'})"
+    )
 
 
 if __name__ == "__main__":

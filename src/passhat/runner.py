@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
-from passhat.env import make_environment
+from passhat.env import clone, make_environment
 from passhat.errors import FingerprintMismatch, ModelError, StoreError
 from passhat.models import describe_model
 from passhat.models.base import Model
@@ -228,7 +228,7 @@ async def run_once(
     output: Any = None
     error: tuple[str, str] | None = None
     try:
-        output = await asyncio.wait_for(agent.agent(case.input, env, ctx), options.timeout_s)
+        output = await asyncio.wait_for(agent.agent(clone(case.input), env, ctx), options.timeout_s)
     except TimeoutError:
         error = ("timeout", f"the run did not finish within {options.timeout_s:g} s")
     except ModelError as exc:

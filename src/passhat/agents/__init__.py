@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from passhat.agents.base import Agent, RetryPolicy, RunContext
@@ -26,8 +29,14 @@ class LoadedAgent:
     prompt_version: str | None
 
 
-def resolve_agent(spec: str, *, prompt: str | Path | None = None) -> LoadedAgent:
-    """A built-in agent by name, or a user's by `package.module:name`, checked now."""
+def resolve_agent(
+    spec: str, *, prompt: str | Path | None = None, suite_dir: Path | None = None
+) -> LoadedAgent:
+    """A built-in agent by name, or a user's, checked now.
+
+    A user's agent is `package.module:name` (importable from PYTHONPATH) or
+    `file.py:name` (a file beside suite.yaml, or a path).
+    """
     if spec == "clarifier":
         clarifier = Clarifier(read_template(prompt))
         return LoadedAgent(spec, clarifier, clarifier.prompt_version)
@@ -39,19 +48,49 @@ def resolve_agent(spec: str, *, prompt: str | Path | None = None) -> LoadedAgent
             f"agent {spec!r} is neither built in ({', '.join(BUILTIN)}) nor an import path; "
             "write package.module:name"
         )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ConfigError(
-            f"agent {spec!r}: cannot import {module_name!r} ({error}); check the module is on "
-            "PYTHONPATH"
-        ) from None
+    if module_name.endswith(".py"):
+        module = _load_file(spec, module_name, suite_dir)
+    else:
+        module = _import(spec, module_name)
     try:
         obj = getattr(module, attr)
     except AttributeError:
-        raise ConfigError(f"agent {spec!r}: module {module_name!r} has no {attr!r}") from None
+        raise ConfigError(f"agent {spec!r}: {module_name!r} has no {attr!r}") from None
     check_agent(spec, obj)
     return LoadedAgent(spec, obj, getattr(obj, "prompt_version", None))
+
+
+def _load_file(spec: str, filename: str, suite_dir: Path | None) -> ModuleType:
+    path = Path(filename)
+    if not path.is_absolute() and suite_dir is not None and (suite_dir / path).exists():
+        path = suite_dir / path
+    if not path.is_file():
+        raise ConfigError(
+            f"agent {spec!r}: no file {filename!r} beside the suite or here; "
+            "give file.py:name of an existing file"
+        )
+    name = f"passhat_agent_{path.stem}"
+    loader_spec = importlib.util.spec_from_file_location(name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise ConfigError(f"agent {spec!r}: {path} cannot be loaded as Python")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[name] = module
+    try:
+        loader_spec.loader.exec_module(module)
+    except Exception as error:
+        del sys.modules[name]
+        raise ConfigError(f"agent {spec!r}: {path} raised on import ({error!r})") from None
+    return module
+
+
+def _import(spec: str, module_name: str) -> ModuleType:
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as error:
+        raise ConfigError(
+            f"agent {spec!r}: cannot import {module_name!r} ({error}); check the module is on "
+            "PYTHONPATH, or write file.py:name"
+        ) from None
 
 
 def check_agent(spec: str, obj: Any) -> None:

@@ -72,7 +72,7 @@ def _build(
     base_url: str | None,
     model_params: dict[str, Any],
 ) -> tuple[LoadedAgent, Model | None]:
-    agent = resolve_agent(agent_spec, prompt=prompt)
+    agent = resolve_agent(agent_spec, prompt=prompt, suite_dir=suite.path)
     model = (
         resolve_model(model_spec, base_url=base_url, params=model_params, suite_dir=suite.path)
         if model_spec
