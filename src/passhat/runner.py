@@ -257,7 +257,7 @@ async def run_once(
         output=_jsonable(output),
         final_state=final_state,
         score=details,
-        transcript=[m.to_dict() for m in ctx.transcript],
+        transcript=ctx.transcript_dicts(),
         tool_calls=[c.to_dict() for c in env.calls],
         started_at=started,
         duration_s=time.perf_counter() - clock,

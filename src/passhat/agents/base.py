@@ -50,6 +50,20 @@ class RunContext:
     usage: Usage = field(default_factory=Usage)
     retries: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 0
+    responses: list[ModelResponse] = field(default_factory=list)
+    """Every model answer of the run, in order (their usage goes into the transcript)."""
+
+    def transcript_dicts(self) -> list[dict[str, Any]]:
+        """The transcript as JSON-ready dicts; a model's answer carries its turn's usage."""
+        usage = {id(r.message): r.usage for r in self.responses}
+        out = []
+        for message in self.transcript:
+            d = message.to_dict()
+            if id(message) in usage:
+                u = usage[id(message)]
+                d["usage"] = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens}
+            out.append(d)
+        return out
 
     async def generate(self, messages: list[Message], tools: list[ToolSpec]) -> ModelResponse:
         """Ask the model, retrying transient errors; usage and retries are recorded."""
@@ -75,4 +89,5 @@ class RunContext:
             self.retries.extend({"turn": call.turn, **r} for r in made)
         self.turns += 1
         self.usage = self.usage + response.usage
+        self.responses.append(response)
         return response

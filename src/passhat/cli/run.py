@@ -23,6 +23,7 @@ from passhat.env import make_environment
 from passhat.errors import InputError
 from passhat.models import resolve_model
 from passhat.models.base import Model
+from passhat.models.replay import cassette_from_runs
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report
 from passhat.runner import RunOptions, check_resumable, new_experiment, plan, run_experiment
@@ -111,9 +112,17 @@ def _execute(
         )
         progress.update(task, advance=1, tally=tally)
 
+    async def go() -> None:
+        try:
+            await run_experiment(store, experiment, suite, agent, model, options, tick)
+        finally:
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
+
     try:
         with progress:
-            asyncio.run(run_experiment(store, experiment, suite, agent, model, options, tick))
+            asyncio.run(go())
     except KeyboardInterrupt:
         done = len(store.recorded(experiment.id))
         err_console.print(
@@ -386,3 +395,37 @@ def list_experiments(db: DbOption = None) -> None:
             f"{recorded[e.id]}/{planned}",
         )
     console.print(table)
+
+
+@app.command()
+def cassette(
+    experiment_ref: ExperimentArg,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Cassette file to write (.jsonl).")
+    ],
+    db: DbOption = None,
+) -> None:
+    """Turn a finished experiment into a replay cassette: regrade it later without a call."""
+    with open_store(db) as store:
+        experiment = store.experiment(experiment_ref)
+        runs = store.runs(experiment.id)
+    recorded = experiment.model_config.get("recorded") if experiment.model_config else None
+    meta: dict[str, Any] = {
+        "model": experiment.model,
+        "prompt_version": experiment.prompt_version,
+        "experiment": experiment.id,
+        "suite_hash": experiment.suite_hash,
+        "note": f"recorded from experiment {experiment.name or experiment.id} "
+        f"({experiment.created_at}) by passhat cassette",
+    }
+    if isinstance(recorded, dict):
+        meta["replayed_from"] = recorded
+    tape = cassette_from_runs(meta, ((r.case_id, r.run_index, r.transcript) for r in runs))
+    tape.dump(output)
+    console.print(
+        Text(
+            f"{output}: {len(tape.answers)} model answers from {len(runs)} runs; replay with "
+            f"--model replay:{output}"
+        ),
+        soft_wrap=True,
+    )

@@ -15,6 +15,7 @@ errored: a replay never makes an answer up.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,31 @@ class Cassette:
                     "stop_reason": answer.stop_reason,
                 }
                 f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def cassette_from_runs(
+    meta: dict[str, Any], runs: Iterable[tuple[str, int, list[dict[str, Any]]]]
+) -> Cassette:
+    """A cassette of every model answer in (case, run index, transcript) triples.
+
+    The n-th assistant message of a run's transcript is its answer at turn n, so
+    replaying it drives the same agent through the same conversation.
+    """
+    answers: dict[tuple[str, int, int], ModelResponse] = {}
+    for case, run, transcript in runs:
+        turn = 0
+        for entry in transcript:
+            if entry.get("role") != "assistant":
+                continue
+            usage = entry.get("usage") or {}
+            message = Message.from_dict(entry)
+            answers[(case, run, turn)] = ModelResponse(
+                message=message,
+                usage=Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
+                stop_reason="tool_calls" if message.tool_calls else "stop",
+            )
+            turn += 1
+    return Cassette(meta=meta, answers=answers)
 
 
 class ReplayModel:
