@@ -189,7 +189,7 @@ def run(
     ] = None,
     db: DbOption = None,
     strict: Annotated[
-        bool, typer.Option(help="Exit 1 when any requested run was not counted.")
+        bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -251,7 +251,7 @@ def resume(
     retries: Annotated[int, typer.Option(help="Retries of transient model errors per call.")] = 4,
     db: DbOption = None,
     strict: Annotated[
-        bool, typer.Option(help="Exit 1 when any requested run was not counted.")
+        bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -308,7 +308,7 @@ def report(
     experiment_ref: ExperimentArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
     strict: Annotated[
-        bool, typer.Option(help="Exit 1 when any requested run was not counted.")
+        bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
     db: DbOption = None,
 ) -> None:
