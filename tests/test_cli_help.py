@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import typer.main
-from cli_helpers import run_cli
 
+from cli_helpers import run_cli
 from passhat.cli import app
 
 GROUP = typer.main.get_command(app)
@@ -13,7 +13,9 @@ COMMANDS = sorted(GROUP.commands)  # type: ignore[attr-defined]
 
 
 def test_the_commands_are_the_documented_ones() -> None:
-    assert {"metrics", "check", "run", "resume", "report", "show", "list", "cassette"} <= set(COMMANDS)
+    assert {"metrics", "check", "run", "resume", "report", "show", "list", "cassette"} <= set(
+        COMMANDS
+    )
 
 
 @pytest.mark.parametrize("name", COMMANDS)

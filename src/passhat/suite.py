@@ -348,7 +348,7 @@ def _field_at(model: type[BaseModel], loc: Loc) -> FieldInfo | None:
 
 # libyaml's parser when PyYAML was built with it (its wheels are): several times
 # faster on a suite of a thousand cases; the safe constructor is the same Python code.
-if hasattr(yaml, "CSafeLoader"):
+if hasattr(yaml, "CSafeLoader"):  # noqa: SIM108  (mypy needs a plain class for the base)
     _SafeLoader = yaml.CSafeLoader
 else:  # pragma: no cover - PyYAML built without libyaml
     _SafeLoader = yaml.SafeLoader  # type: ignore[misc,assignment]
