@@ -11,9 +11,25 @@ import typer
 
 from passhat.cli._app import app, console
 from passhat.errors import InputError
-from passhat.report.summary import summary_dict
+from passhat.report.summary import summary_with_uncertainty
 from passhat.report.terminal import print_metrics
+from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, MIN_RESAMPLES, UNIFORM, Prior, uncertainty
 from passhat.verdicts import read_verdicts
+
+PRIORS: dict[str, Prior] = {"jeffreys": JEFFREYS, "uniform": UNIFORM, "fitted": "fitted"}
+
+
+def check_resamples(resamples: int) -> None:
+    if resamples < MIN_RESAMPLES:
+        raise InputError(
+            f"--resamples is {resamples}; use at least {MIN_RESAMPLES} "
+            f"(default {DEFAULT_RESAMPLES}) so the interval ends are not noise"
+        )
+
+
+def check_confidence(confidence: float) -> None:
+    if not 0.5 <= confidence < 1:
+        raise InputError(f"--confidence is {confidence}; give a level between 0.5 and 1, e.g. 0.95")
 
 
 @app.command()
@@ -31,18 +47,72 @@ def metrics(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
+    forecast_m: Annotated[
+        int,
+        typer.Option(
+            "--forecast",
+            "-m",
+            help="Forecast the chance that each case's next M runs all pass.",
+            metavar="M",
+        ),
+    ] = 10,
+    resamples: Annotated[
+        int,
+        typer.Option(
+            "--resamples", "-B", help="Cluster-bootstrap resamples (at least 100).", metavar="B"
+        ),
+    ] = DEFAULT_RESAMPLES,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Level of every interval.")
+    ] = 0.95,
+    prior: Annotated[
+        str,
+        typer.Option(
+            "--prior",
+            help="Forecast prior per case: jeffreys (Beta(1/2, 1/2)), uniform (Beta(1, 1)) "
+            "or fitted (one Beta fitted to all cases).",
+        ),
+    ] = "jeffreys",
+    target: Annotated[
+        float | None,
+        typer.Option(
+            "--plan",
+            help="Target half-width (e.g. 0.05 for ±5 points): runs per case and cases to reach it.",
+            metavar="H",
+        ),
+    ] = None,
 ) -> None:
-    """Pass rate, pass@k and pass^k for verdicts from any harness, with run accounting."""
+    """Pass rate, pass@k and pass^k for verdicts from any harness, with run accounting,
+    intervals and a forecast of the next runs."""
     if k is not None and k < 1:
         raise InputError(f"--k is {k}; ask for at least 1 run per case")
+    if forecast_m < 1:
+        raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
+    check_resamples(resamples)
+    check_confidence(confidence)
+    if target is not None and not 0 < target < 0.5:
+        raise InputError(
+            f"--plan is {target}; give the half-width as a fraction, e.g. 0.05 for ±5 points"
+        )
+    if prior not in PRIORS:
+        raise InputError(f"--prior is {prior!r}; use one of {', '.join(PRIORS)}")
     ledger = read_verdicts(file)
     k_inferred = k is None
     accounting = ledger.close(ledger.max_run if k is None else k)
+    u = uncertainty(
+        accounting,
+        m=forecast_m,
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
+        target=target,
+        prior=PRIORS[prior],
+    )
     if as_json:
-        sys.stdout.write(
-            json.dumps(summary_dict(accounting, k_inferred=k_inferred), indent=2) + "\n"
-        )
+        data = summary_with_uncertainty(accounting, u, k_inferred=k_inferred)
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        print_metrics(console, accounting, k_inferred=k_inferred, title=str(file))
+        print_metrics(console, accounting, k_inferred=k_inferred, title=str(file), uncertainty=u)
     if strict and not accounting.complete:
         raise typer.Exit(1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from passhat.accounting import Accounting, CaseAccount
+from passhat.stats import Comparison, Difference, Interval, Plan, Uncertainty
 
 
 def case_dict(c: CaseAccount) -> dict[str, Any]:
@@ -53,4 +54,198 @@ def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[st
             "excluded": list(d.excluded),
         },
         "cases": [case_dict(c) for c in accounting.cases],
+    }
+
+
+def interval_dict(interval: Interval) -> dict[str, Any]:
+    """One figure with its interval and how it was found."""
+    return {
+        "label": interval.label,
+        "estimate": interval.estimate,
+        "low": interval.low,
+        "high": interval.high,
+        "confidence": interval.confidence,
+        "method": interval.method,
+    }
+
+
+def _plan_dict(p: Plan) -> dict[str, Any]:
+    return {
+        "label": p.label,
+        "target_half_width": p.target,
+        "confidence": p.confidence,
+        "cases": p.cases,
+        "runs_per_case": p.runs_per_case,
+        "half_width_now": p.half_width,
+        "between_case_variance": p.between,
+        "within_case_variance": p.within,
+        "runs_per_case_needed": p.runs_needed,
+        "cases_needed": p.cases_needed,
+        "cases_needed_with_unlimited_runs": p.cases_floor,
+    }
+
+
+def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
+    """The intervals, the forecast and any plans, as JSON-ready data.
+
+    Keys: `dataset` (the dataset intervals, or None with `dataset_note`),
+    `forecast` (m, prior and the expected share), `cases` (by case id: the
+    Wilson interval and the forecast), `plans` (present when asked for).
+    """
+    d = u.dataset
+    f = u.forecast
+    dataset = None
+    if d is not None:
+        dataset = {
+            "cases": d.cases,
+            "runs": d.runs,
+            "k": d.j,
+            "resamples": d.resamples,
+            "seed": d.seed,
+            "pass_at_1": interval_dict(d.pass_at_1),
+            "pass_at_1_bootstrap": interval_dict(d.pass_at_1_bootstrap),
+            "pass_at_k": interval_dict(d.pass_at_j),
+            "pass_hat_k": interval_dict(d.pass_hat_j),
+        }
+    forecasts = {c.case: c for c in f.cases}
+    cases: dict[str, Any] = {}
+    for c in u.cases:
+        fc = forecasts[c.case]
+        cases[c.case] = {
+            "interval": {
+                "low": c.low,
+                "high": c.high,
+                "confidence": c.confidence,
+                "method": "Wilson score",
+                "bound": c.bound,
+                "note": c.note,
+            },
+            "forecast": {
+                "m": fc.m,
+                "all_pass_probability": fc.expected,
+                "low": fc.low,
+                "high": fc.high,
+            },
+        }
+    out: dict[str, Any] = {
+        "confidence": u.confidence,
+        "dataset": dataset,
+        "dataset_note": u.dataset_note,
+        "forecast": {
+            "m": f.m,
+            "prior": f.prior_name,
+            "prior_beta": list(f.prior),
+            "expected_share": interval_dict(f.share),
+        },
+        "cases": cases,
+    }
+    if u.plans or u.plan_notes:
+        out["plans"] = [_plan_dict(p) for p in u.plans]
+        out["plan_notes"] = list(u.plan_notes)
+    return out
+
+
+def summary_with_uncertainty(
+    accounting: Accounting, u: Uncertainty, *, k_inferred: bool = False
+) -> dict[str, Any]:
+    """`summary_dict` with the intervals and forecasts beside the figures they qualify.
+
+    Every key of `summary_dict` is kept; added are `dataset.intervals`,
+    `dataset.intervals_note`, `dataset.forecast`, per case `interval` and
+    `forecast` (None for a case with no counted run), and `plans` when asked for.
+    """
+    out = summary_dict(accounting, k_inferred=k_inferred)
+    extra = uncertainty_dict(u)
+    out["dataset"]["intervals"] = extra["dataset"]
+    out["dataset"]["intervals_note"] = extra["dataset_note"]
+    out["dataset"]["forecast"] = extra["forecast"]
+    out["dataset"]["confidence"] = extra["confidence"]
+    for case in out["cases"]:
+        per_case = extra["cases"].get(case["case"], {})
+        case["interval"] = per_case.get("interval")
+        case["forecast"] = per_case.get("forecast")
+    if "plans" in extra:
+        out["plans"] = extra["plans"]
+        out["plan_notes"] = extra["plan_notes"]
+    return out
+
+
+def _side_dict(accounting: Accounting, source: str, k_inferred: bool) -> dict[str, Any]:
+    return {
+        "source": source,
+        "k_requested": accounting.k_requested,
+        "k_inferred": k_inferred,
+        "cases": len(accounting.cases),
+        "complete": accounting.complete,
+        "runs_requested": accounting.runs_requested,
+        "runs_completed": accounting.runs_completed,
+        "runs_counted": accounting.runs_counted,
+        "runs_errored": accounting.runs_errored,
+        "runs_missing": accounting.runs_missing,
+        "shortfalls": accounting.shortfalls(),
+    }
+
+
+def _difference_dict(d: Difference) -> dict[str, Any]:
+    return {
+        "label": d.label,
+        "a": d.a,
+        "b": d.b,
+        "difference": d.difference,
+        "low": d.low,
+        "high": d.high,
+        "confidence": d.confidence,
+        "p_value": d.p_value,
+        "p_exact": d.exact,
+        "se": d.se,
+        "mde": d.mde,
+        "power": d.power,
+    }
+
+
+def comparison_dict(
+    c: Comparison,
+    *,
+    source_a: str = "A",
+    source_b: str = "B",
+    k_inferred_a: bool = False,
+    k_inferred_b: bool = False,
+) -> dict[str, Any]:
+    """A comparison of B with A as JSON-ready data, with each side's accounting."""
+    return {
+        "a": _side_dict(c.a, source_a, k_inferred_a),
+        "b": _side_dict(c.b, source_b, k_inferred_b),
+        "paired_cases": len(c.cases),
+        "only_a": list(c.only_a),
+        "only_b": list(c.only_b),
+        "left_out": list(c.left_out),
+        "k": c.j,
+        "resamples": c.resamples,
+        "seed": c.seed,
+        "metrics": {
+            "pass_at_1": _difference_dict(c.pass_at_1),
+            "pass_at_k": _difference_dict(c.pass_at_j),
+            "pass_hat_k": _difference_dict(c.pass_hat_j),
+        },
+        "verdict": {
+            "metric": c.verdict.metric,
+            "outcome": c.verdict.outcome,
+            "text": c.verdict.text,
+            "cases_needed": c.verdict.cases_needed,
+            "runs_per_case_needed": c.verdict.runs_needed,
+        },
+        "cases": [
+            {
+                "case": x.case,
+                "a_counted": x.runs_a,
+                "a_passes": x.passes_a,
+                "a_rate": x.rate_a,
+                "b_counted": x.runs_b,
+                "b_passes": x.passes_b,
+                "b_rate": x.rate_b,
+                "difference": x.difference,
+            }
+            for x in c.cases
+        ],
+        "notes": list(c.notes),
     }

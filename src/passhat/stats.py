@@ -1,0 +1,1456 @@
+"""How sure are we? Intervals, forecasts, planning and paired comparison.
+
+The three point figures (`passhat.metrics`) say what was seen; this module says
+how far to trust them, what to expect of the next runs, and how many more runs
+would settle a question. Everything here is pure and vectorised with numpy: no
+files, no store, no printing, and no Python loop per resample or per case.
+
+Two sources of variation stand behind every dataset figure (Miller, "Adding
+Error Bars to Evals", 2024): *between cases* (some cases are easy, some hard)
+and *within a case* (the same case passes on one run and fails on the next).
+The runs of one case are therefore a cluster, never independent draws, and the
+intervals here respect that:
+
+- per case: the Wilson interval of the pass rate, and for n of n passed (or
+  failed) the exact one-sided bound, which the "rule of three" approximates
+  (failure rate below 3/n at 95 %);
+- per dataset: a cluster-robust interval for pass@1, and cluster-bootstrap
+  intervals (resample cases, keep each case's runs together) for pass@1,
+  pass@j and pass^j. They describe a new draw of cases like these, each run
+  the same number of times;
+- forecast: a Beta posterior per case (Jeffreys prior by default) gives the
+  probability that the next m runs all pass, E[p^m], with a credible interval;
+- planning: from the between- and within-case variance, the runs per case and
+  cases that bring an interval under a target half-width;
+- comparison: the same cases under configurations A and B, paired; a paired
+  cluster-bootstrap interval and a sign-flip permutation p-value per metric,
+  the minimum detectable difference, and a verdict in words.
+
+The Accounting-level functions (`case_intervals`, `dataset_intervals`,
+`forecast`, `plan`, `compare`, `uncertainty`) wrap array-level ones that take
+counted runs and passes per case, which is what simulations and tests call.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal, get_args
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from passhat.accounting import Accounting
+from passhat.errors import InputError, MetricsError, NoRunsError
+from passhat.metrics import NO_RUNS
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "JEFFREYS",
+    "METRICS",
+    "MIN_RESAMPLES",
+    "UNIFORM",
+    "CaseDifference",
+    "CaseForecast",
+    "CaseInterval",
+    "Comparison",
+    "DatasetIntervals",
+    "Difference",
+    "Forecast",
+    "Interval",
+    "Metric",
+    "Plan",
+    "Prior",
+    "Uncertainty",
+    "Verdict",
+    "all_or_none_bound",
+    "beta_moment",
+    "beta_quantile",
+    "betainc",
+    "case_intervals",
+    "check_suites",
+    "cluster_bootstrap",
+    "cluster_interval",
+    "compare",
+    "compare_counts",
+    "dataset_intervals",
+    "decide",
+    "fitted_prior",
+    "forecast",
+    "forecast_counts",
+    "paired_differences",
+    "pass_at_array",
+    "pass_hat_array",
+    "plan",
+    "plan_pass_at_1",
+    "plan_pass_hat",
+    "share_forecast",
+    "uncertainty",
+    "wilson",
+]
+
+Floats = NDArray[np.float64]
+Ints = NDArray[np.int64]
+
+JEFFREYS: tuple[float, float] = (0.5, 0.5)
+"""Beta(1/2, 1/2): the default prior of the forecast; weak, and invariant to reparametrisation."""
+UNIFORM: tuple[float, float] = (1.0, 1.0)
+"""Beta(1, 1): every success probability equally likely (Laplace)."""
+DEFAULT_RESAMPLES = 2000
+MIN_RESAMPLES = 100
+_CHUNK = 1 << 18
+"""Cells (resamples x cases) per block: small enough to stay in cache, bounded memory."""
+_FEW_RECORDS = 4
+"""Resample distinct case records, not cases, when there are this many times fewer of them."""
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_confidence(confidence: float) -> float:
+    if not 0.5 <= confidence < 1:
+        raise MetricsError(
+            f"confidence is {confidence}; give a level between 0.5 and 1, e.g. 0.95 for 95 %"
+        )
+    return 1.0 - confidence
+
+
+def _check_resamples(resamples: int) -> None:
+    if resamples < MIN_RESAMPLES:
+        raise MetricsError(
+            f"resamples is {resamples}; use at least {MIN_RESAMPLES} "
+            f"(default {DEFAULT_RESAMPLES}) so the interval ends are not noise"
+        )
+
+
+def _check_m(m: int) -> None:
+    if m < 1:
+        raise MetricsError(f"the forecast horizon m is {m}; forecast at least 1 run")
+
+
+def _check_prior(prior: tuple[float, float]) -> None:
+    if not (prior[0] > 0 and prior[1] > 0):
+        raise MetricsError(f"a Beta prior needs two positive parameters, got {prior}")
+
+
+def _counts(runs: ArrayLike, passes: ArrayLike) -> tuple[Ints, Ints]:
+    n = np.asarray(runs, dtype=np.int64).ravel()
+    c = np.asarray(passes, dtype=np.int64).ravel()
+    if n.shape != c.shape:
+        raise MetricsError(f"runs and passes differ in length ({n.size} and {c.size})")
+    if n.size == 0 or np.any(n < 1):
+        raise NoRunsError(f"every case needs at least one counted run: {NO_RUNS}")
+    if np.any(c < 0) or np.any(c > n):
+        raise MetricsError("passes must lie between 0 and the counted runs of each case")
+    return n, c
+
+
+# --------------------------------------------------------------------------- distributions
+
+
+def _z(q: float) -> float:
+    return NormalDist().inv_cdf(q)
+
+
+def _lgamma(x: Floats) -> Floats:
+    flat = [math.lgamma(v) for v in x.ravel().tolist()]
+    return np.asarray(flat, dtype=np.float64).reshape(x.shape)
+
+
+def _lbeta(a: Floats, b: Floats) -> Floats:
+    return _lgamma(a) + _lgamma(b) - _lgamma(a + b)
+
+
+def _beta_cf(a: Floats, b: Floats, x: Floats) -> Floats:
+    """Continued fraction of the incomplete beta function (modified Lentz), vectorised."""
+    tiny, eps = 1e-300, 1e-15
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = np.ones_like(x)
+    d = 1.0 - qab * x / qap
+    d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+    h = d.copy()
+    for m in range(1, 20_001):
+        m2 = 2.0 * m
+        for aa in (
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ):
+            d = 1.0 + aa * d
+            d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+            c = 1.0 + aa / c
+            c = np.where(np.abs(c) < tiny, tiny, c)
+            step = d * c
+            h = h * step
+        if np.all(np.abs(step - 1.0) < eps):
+            break
+    return h
+
+
+def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Floats:
+    """The regularised incomplete beta function I_x(a, b): the Beta(a, b) CDF at x."""
+    a_, b_, x_ = np.broadcast_arrays(
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        np.asarray(x, dtype=np.float64),
+    )
+    inside = np.clip(x_, 1e-300, 1.0 - 1e-16)
+    # The fraction converges fast below the mean; above it, use I_x(a, b) = 1 - I_{1-x}(b, a).
+    swap = inside > (a_ + 1.0) / (a_ + b_ + 2.0)
+    p = np.where(swap, b_, a_)
+    q = np.where(swap, a_, b_)
+    y = np.where(swap, 1.0 - inside, inside)
+    front = np.exp(p * np.log(y) + q * np.log1p(-y) - _lbeta(p, q)) / p
+    part = front * _beta_cf(p, q, y)
+    value = np.where(swap, 1.0 - part, part)
+    value = np.where(x_ <= 0.0, 0.0, np.where(x_ >= 1.0, 1.0, value))
+    return np.asarray(np.clip(value, 0.0, 1.0), dtype=np.float64)
+
+
+def beta_quantile(a: ArrayLike, b: ArrayLike, q: ArrayLike) -> Floats:
+    """The q-quantile of Beta(a, b): Newton steps on `betainc`, kept inside a shrinking bracket.
+
+    A Newton step that would leave the bracket is replaced by bisection, so the
+    iteration cannot diverge in the tails; it stops at about 1e-14.
+    """
+    a_, b_, q_ = np.broadcast_arrays(
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        np.asarray(q, dtype=np.float64),
+    )
+    lo = np.zeros(a_.shape)
+    hi = np.ones(a_.shape)
+    x = np.clip(a_ / (a_ + b_), 1e-6, 1 - 1e-6)
+    lbeta = _lbeta(a_, b_)
+    for _ in range(200):
+        f = betainc(a_, b_, x) - q_
+        below = f < 0
+        lo = np.where(below, x, lo)
+        hi = np.where(below, hi, x)
+        density = np.exp((a_ - 1.0) * np.log(x) + (b_ - 1.0) * np.log1p(-x) - lbeta)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = x - f / density
+        inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
+        step = np.where(inside, newton, 0.5 * (lo + hi))
+        done = np.abs(step - x) <= 1e-14 * np.maximum(x, 1e-300)
+        x = step
+        if np.all(done | (hi - lo <= 1e-15 * np.maximum(hi, 1e-300))):
+            break
+    x = np.where(q_ <= 0.0, 0.0, np.where(q_ >= 1.0, 1.0, x))
+    return np.asarray(x, dtype=np.float64)
+
+
+def beta_moment(a: ArrayLike, b: ArrayLike, m: ArrayLike) -> Floats:
+    """E[p^m] for p ~ Beta(a, b): B(a + m, b) / B(a, b) = prod_{i<m} (a + i) / (a + b + i)."""
+    a_, b_, m_ = np.broadcast_arrays(
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        np.asarray(m, dtype=np.float64),
+    )
+    log = _lgamma(a_ + m_) - _lgamma(a_) + _lgamma(a_ + b_) - _lgamma(a_ + b_ + m_)
+    return np.asarray(np.exp(log), dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=256)
+def _t_quantile(df: int, alpha: float) -> float:
+    """Two-sided t quantile: P(|T_df| > t) = alpha, from the Beta(df/2, 1/2) identity."""
+    x = float(beta_quantile(df / 2.0, 0.5, alpha))
+    return math.sqrt(df * (1.0 - x) / x)
+
+
+# --------------------------------------------------------------------------- estimators
+
+
+def pass_hat_array(runs: ArrayLike, passes: ArrayLike, j: int) -> Floats:
+    """Unbiased pass^j per case, C(c, j) / C(n, j), for arrays of n >= j and c."""
+    n = np.asarray(runs, dtype=np.float64)
+    c = np.asarray(passes, dtype=np.float64)
+    out = np.ones(np.broadcast_shapes(n.shape, c.shape))
+    for t in range(j):
+        out *= np.clip(c - t, 0.0, None) / (n - t)
+    return out
+
+
+def pass_at_array(runs: ArrayLike, passes: ArrayLike, j: int) -> Floats:
+    """Unbiased pass@j per case, 1 - C(n - c, j) / C(n, j), for arrays of n >= j and c."""
+    n = np.asarray(runs, dtype=np.float64)
+    return 1.0 - pass_hat_array(n, n - np.asarray(passes, dtype=np.float64), j)
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A figure with the interval that says how far to trust it."""
+
+    label: str
+    """What is estimated, labelled with what was counted: `pass@1`, `pass@3`, `pass^3`."""
+    estimate: float
+    """The point figure."""
+    low: float
+    """Lower end."""
+    high: float
+    """Upper end."""
+    confidence: float
+    """Nominal coverage, e.g. 0.95."""
+    method: str
+    """How the ends were found, in words."""
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2.0
+
+
+def wilson(passes: ArrayLike, runs: ArrayLike, confidence: float = 0.95) -> tuple[Floats, Floats]:
+    """Wilson score interval of passes / runs, per case (arrays in, arrays out)."""
+    alpha = _check_confidence(confidence)
+    c = np.asarray(passes, dtype=np.float64)
+    n = np.asarray(runs, dtype=np.float64)
+    z = _z(1.0 - alpha / 2.0)
+    z2 = z * z
+    centre = (c + z2 / 2.0) / (n + z2)
+    half = z / (n + z2) * np.sqrt(c * (n - c) / n + z2 / 4.0)
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def all_or_none_bound(runs: ArrayLike, confidence: float = 0.95) -> Floats:
+    """With n of n passed, the exact one-sided upper bound on the failure rate: 1 - (1-conf)^(1/n).
+
+    The same bounds the pass rate when n of n failed. At 95 % it is below 3/n for
+    every n, and close to it for large n: the "rule of three".
+    """
+    alpha = _check_confidence(confidence)
+    n = np.asarray(runs, dtype=np.float64)
+    return np.asarray(1.0 - alpha ** (1.0 / n), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class CaseInterval:
+    """One case's pass rate with its Wilson interval."""
+
+    case: str
+    runs: int
+    """Counted runs."""
+    passes: int
+    rate: float
+    low: float
+    high: float
+    confidence: float
+    bound: float | None
+    """All passed: the largest failure rate consistent with that (one-sided, exact);
+    all failed: the largest pass rate. None otherwise."""
+
+    @property
+    def note(self) -> str | None:
+        """What an all-pass or all-fail record bounds, in words."""
+        if self.bound is None:
+            return None
+        what = "failure" if self.passes == self.runs else "pass"
+        verb = "passed" if self.passes == self.runs else "failed"
+        return (
+            f"all {self.runs} {verb}: {what} rate below {self.bound:.1%} "
+            f"({self.confidence:.0%}, one-sided)"
+        )
+
+
+def case_intervals(accounting: Accounting, confidence: float = 0.95) -> tuple[CaseInterval, ...]:
+    """Wilson intervals for every case with a counted run (others have no rate to bound)."""
+    counted = [c for c in accounting.cases if c.counted]
+    if not counted:
+        return ()
+    n = np.array([c.counted for c in counted], dtype=np.int64)
+    p = np.array([c.passes for c in counted], dtype=np.int64)
+    low, high = wilson(p, n, confidence)
+    bound = all_or_none_bound(n, confidence)
+    return tuple(
+        CaseInterval(
+            case=c.case,
+            runs=c.counted,
+            passes=c.passes,
+            rate=c.passes / c.counted,
+            low=float(low[i]),
+            high=float(high[i]),
+            confidence=confidence,
+            bound=float(bound[i]) if c.passes in (0, c.counted) else None,
+        )
+        for i, c in enumerate(counted)
+    )
+
+
+def _degenerate(label: str, value: float, cases: int, confidence: float) -> Interval | None:
+    """Every case at 1 (or 0): the exact bound over cases, since a spread of zero proves nothing."""
+    if value not in (0.0, 1.0):
+        return None
+    edge = ((1.0 - confidence) / 2.0) ** (1.0 / cases)
+    low, high = (edge, 1.0) if value == 1.0 else (0.0, 1.0 - edge)
+    method = f"exact bound, every case at {value:.0f}"
+    return Interval(label, value, low, high, confidence, method)
+
+
+def cluster_interval(runs: ArrayLike, passes: ArrayLike, confidence: float = 0.95) -> Interval:
+    """pass@1 with a cluster-robust standard error: each case's runs are one cluster.
+
+    pass@1 = sum(passes) / sum(runs). Its linearised variance is
+    G / (G - 1) * sum_i (c_i - p n_i)^2 / N^2 over the G cases; the interval uses
+    the t quantile with G - 1 degrees of freedom, which matters for few cases.
+    """
+    alpha = _check_confidence(confidence)
+    n, c = _counts(runs, passes)
+    cases = n.size
+    if cases < 2:
+        raise MetricsError(
+            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
+        )
+    total = float(n.sum())
+    p = float(c.sum()) / total
+    degenerate = _degenerate("pass@1", p, cases, confidence)
+    if degenerate is not None:
+        return degenerate
+    resid = c - p * n
+    se = math.sqrt(cases / (cases - 1) * float(resid @ resid)) / total
+    t = _t_quantile(cases - 1, alpha)
+    method = f"cluster-robust SE, t({cases - 1})"
+    return Interval("pass@1", p, max(0.0, p - t * se), min(1.0, p + t * se), confidence, method)
+
+
+def _resample_counts(cases: int, resamples: int, rng: np.random.Generator) -> Iterator[Ints]:
+    """Blocks of bootstrap multiplicities: row r says how often each case was drawn."""
+    rows = max(1, _CHUNK // cases)
+    for start in range(0, resamples, rows):
+        r = min(rows, resamples - start)
+        idx = rng.integers(0, cases, size=(r, cases), dtype=np.int64)
+        idx += np.arange(0, r * cases, cases, dtype=np.int64)[:, None]
+        yield np.bincount(idx.ravel(), minlength=r * cases).reshape(r, cases)
+
+
+def _bootstrap_totals(columns: Floats, resamples: int, seed: int | np.random.Generator) -> Floats:
+    """Per resample, the column sums over the resampled cases: shape (resamples, columns).
+
+    Drawing G cases with replacement matters only through how many copies of
+    each distinct case record were drawn, and those counts are exactly
+    Multinomial(G, share of each record). With k = 10 there are at most 11
+    distinct records, so B x 11 draws replace B x G; when records are mostly
+    distinct, cases are drawn one by one in blocks.
+    """
+    rng = np.random.default_rng(seed)
+    cases = columns.shape[0]
+    records, counts = np.unique(columns, axis=0, return_counts=True)
+    if records.shape[0] * _FEW_RECORDS <= cases:
+        draws = rng.multinomial(cases, counts / cases, size=resamples)
+        return np.asarray(draws @ records, dtype=np.float64)
+    blocks = [w @ columns for w in _resample_counts(cases, resamples, rng)]
+    return np.concatenate(blocks, axis=0)
+
+
+def _expanded_tail(cases: int, confidence: float) -> float:
+    """The tail probability that widens a percentile interval for a small number of cases.
+
+    A plain percentile bootstrap of a mean undercovers with few clusters: it acts
+    like a z interval with the SE shrunk by sqrt((G-1)/G). Hesterberg's expanded
+    percentile interval takes the quantiles at Phi(-sqrt(G/(G-1)) t_{G-1}) instead.
+    """
+    t = _t_quantile(cases - 1, 1.0 - confidence)
+    return NormalDist().cdf(-math.sqrt(cases / (cases - 1)) * t)
+
+
+def _percentile(
+    label: str, estimate: float, values: Floats, cases: int, confidence: float, method: str
+) -> Interval:
+    tail = _expanded_tail(cases, confidence)
+    low, high = np.quantile(values, [tail, 1.0 - tail])
+    return Interval(label, estimate, float(low), float(high), confidence, method)
+
+
+def cluster_bootstrap(
+    runs: ArrayLike,
+    passes: ArrayLike,
+    j: int | None = None,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[Interval, Interval, Interval]:
+    """Cluster-bootstrap percentile intervals for pass@1, pass@j and pass^j.
+
+    Cases are resampled with replacement and keep all their runs; `j` defaults
+    to the smallest count, the largest j every case reaches.
+    """
+    _check_confidence(confidence)
+    _check_resamples(resamples)
+    n, c = _counts(runs, passes)
+    cases = n.size
+    if cases < 2:
+        raise MetricsError(
+            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
+        )
+    j = _common_j(n, j)
+    at = pass_at_array(n, c, j)
+    hat = pass_hat_array(n, c, j)
+    columns = np.column_stack([c, n, at, hat]).astype(np.float64)
+    totals = _bootstrap_totals(columns, resamples, seed)
+    method = f"cluster bootstrap, B = {resamples}"
+    figures = [
+        ("pass@1", float(c.sum() / n.sum()), totals[:, 0] / totals[:, 1]),
+        (f"pass@{j}", float(at.mean()), totals[:, 2] / cases),
+        (f"pass^{j}", float(hat.mean()), totals[:, 3] / cases),
+    ]
+    out = []
+    for label, estimate, values in figures:
+        flat = _degenerate(label, estimate, cases, confidence) if np.ptp(values) == 0 else None
+        out.append(flat or _percentile(label, estimate, values, cases, confidence, method))
+    return out[0], out[1], out[2]
+
+
+def _common_j(n: Ints, j: int | None) -> int:
+    smallest = int(n.min())
+    if j is None:
+        return smallest
+    if j < 1:
+        raise MetricsError(f"j must be at least 1, got {j}")
+    if j > smallest:
+        raise MetricsError(
+            f"pass@{j} / pass^{j} need {j} counted runs in every case, "
+            f"but one case has only {smallest}"
+        )
+    return j
+
+
+@dataclass(frozen=True)
+class DatasetIntervals:
+    """Intervals beside the dataset figures."""
+
+    cases: int
+    """Cases with at least one counted run: the clusters."""
+    runs: int
+    """Counted runs over them."""
+    j: int
+    """The j of pass@j / pass^j: one every included case reaches."""
+    pass_at_1: Interval
+    """Cluster-robust SE interval (t with cases - 1 degrees of freedom)."""
+    pass_at_1_bootstrap: Interval
+    """Cluster-bootstrap interval of the same figure."""
+    pass_at_j: Interval
+    pass_hat_j: Interval
+    resamples: int
+    seed: int
+
+
+def _counted_arrays(accounting: Accounting) -> tuple[Ints, Ints]:
+    counted = [c for c in accounting.cases if c.counted]
+    if not counted:
+        raise NoRunsError(NO_RUNS)
+    n = np.array([c.counted for c in counted], dtype=np.int64)
+    p = np.array([c.passes for c in counted], dtype=np.int64)
+    return n, p
+
+
+def dataset_intervals(
+    accounting: Accounting,
+    j: int | None = None,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> DatasetIntervals:
+    """Intervals for the dataset figures over the cases with a counted run."""
+    n, c = _counted_arrays(accounting)
+    at1, boot1, at_j, hat_j = (
+        cluster_interval(n, c, confidence),
+        *cluster_bootstrap(n, c, j, resamples=resamples, confidence=confidence, seed=seed),
+    )
+    return DatasetIntervals(
+        cases=int(n.size),
+        runs=int(n.sum()),
+        j=_common_j(n, j),
+        pass_at_1=at1,
+        pass_at_1_bootstrap=boot1,
+        pass_at_j=at_j,
+        pass_hat_j=hat_j,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+# --------------------------------------------------------------------------- forecast
+
+
+Prior = tuple[float, float] | Literal["fitted"]
+"""A Beta(a0, b0) prior, or "fitted": one Beta fitted to all cases (empirical Bayes)."""
+
+
+def _prior_name(prior: tuple[float, float]) -> str:
+    if prior == JEFFREYS:
+        return "Jeffreys Beta(1/2, 1/2)"
+    if prior == UNIFORM:
+        return "uniform Beta(1, 1)"
+    return f"Beta({prior[0]:.3g}, {prior[1]:.3g})"
+
+
+def fitted_prior(runs: ArrayLike, passes: ArrayLike) -> tuple[float, float]:
+    """A Beta prior fitted to all cases by beta-binomial moments (empirical Bayes).
+
+    Each case then borrows strength from the others: with 3 runs a case's
+    forecast leans on how the other cases behaved rather than on a flat guess.
+    Needs 2+ cases, a case with 2+ runs, and some passes and some failures.
+    """
+    n, c = _counts(runs, passes)
+    if n.size < 2:
+        raise MetricsError(
+            f"fitting a prior needs at least 2 cases with counted runs; have {n.size}"
+        )
+    if c.sum() in (0, n.sum()):
+        raise MetricsError(
+            "every counted run passed (or every one failed): no spread to fit a prior from; "
+            "use the Jeffreys prior"
+        )
+    return _population(n, c)
+
+
+def _resolve_prior(prior: Prior, n: Ints, c: Ints) -> tuple[tuple[float, float], str]:
+    if prior == "fitted":
+        fitted = fitted_prior(n, c)
+        return fitted, f"fitted {_prior_name(fitted)}"
+    _check_prior(prior)
+    return prior, _prior_name(prior)
+
+
+def forecast_counts(
+    runs: ArrayLike,
+    passes: ArrayLike,
+    m: int,
+    *,
+    prior: tuple[float, float] = JEFFREYS,
+    confidence: float = 0.95,
+) -> tuple[Floats, Floats, Floats]:
+    """Per case: P(the next m runs all pass) = E[p^m], and an equal-tailed credible interval.
+
+    The single-run success probability p gets the posterior Beta(c + a0, n - c + b0)
+    from the prior Beta(a0, b0). p^m rises with p, so the interval of p^m is the
+    interval of p raised to the m-th power.
+    """
+    alpha = _check_confidence(confidence)
+    _check_m(m)
+    _check_prior(prior)
+    n, c = _counts(runs, passes)
+    a = c + prior[0]
+    b = n - c + prior[1]
+    expected = beta_moment(a, b, m)
+    # Posteriors repeat (k = 10 gives at most 11 of them); invert each one once.
+    pairs, inverse = np.unique(np.column_stack([a, b]), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    ends = beta_quantile(pairs[:, :1], pairs[:, 1:], np.array([[alpha / 2.0, 1.0 - alpha / 2.0]]))
+    low = ends[inverse, 0] ** m
+    high = ends[inverse, 1] ** m
+    return expected, low, high
+
+
+def share_forecast(
+    runs: ArrayLike,
+    passes: ArrayLike,
+    m: int,
+    *,
+    prior: tuple[float, float] = JEFFREYS,
+    confidence: float = 0.95,
+    prior_name: str | None = None,
+) -> Interval:
+    """The expected share of these cases whose next m runs all pass, with a credible interval.
+
+    The share is the mean of p_i^m over cases with independent posteriors; its
+    mean and variance are exact (Beta moments), and the interval comes from the
+    Beta distribution with that mean and variance.
+    """
+    alpha = _check_confidence(confidence)
+    _check_m(m)
+    _check_prior(prior)
+    n, c = _counts(runs, passes)
+    a = c + prior[0]
+    b = n - c + prior[1]
+    first = beta_moment(a, b, m)
+    second = beta_moment(a, b, 2 * m)
+    mean = float(first.mean())
+    var = float((second - first**2).sum()) / n.size**2
+    label = f"next {m} all pass"
+    method = f"{prior_name or _prior_name(prior)} prior, moment-matched Beta"
+    if var <= 0.0 or not 0.0 < mean < 1.0:
+        return Interval(label, mean, mean, mean, confidence, method)
+    size = mean * (1.0 - mean) / var - 1.0
+    ends = beta_quantile(mean * size, (1.0 - mean) * size, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return Interval(label, mean, float(ends[0]), float(ends[1]), confidence, method)
+
+
+@dataclass(frozen=True)
+class CaseForecast:
+    """One case: how likely the next m runs all pass, given what was counted."""
+
+    case: str
+    runs: int
+    passes: int
+    m: int
+    expected: float
+    """P(next m runs all pass) = E[p^m] under the posterior."""
+    low: float
+    high: float
+    """Equal-tailed credible interval of p^m."""
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """Per-case forecasts and the dataset's expected share passing m in a row."""
+
+    m: int
+    prior: tuple[float, float]
+    prior_name: str
+    confidence: float
+    cases: tuple[CaseForecast, ...]
+    """Cases with at least one counted run."""
+    share: Interval
+    """Expected share of those cases whose next m runs all pass."""
+
+
+def forecast(
+    accounting: Accounting,
+    m: int = 10,
+    *,
+    prior: Prior = JEFFREYS,
+    confidence: float = 0.95,
+) -> Forecast:
+    """Forecast the next m runs of every case with a counted run."""
+    n, c = _counted_arrays(accounting)
+    beta_prior, name = _resolve_prior(prior, n, c)
+    expected, low, high = forecast_counts(n, c, m, prior=beta_prior, confidence=confidence)
+    counted = [x for x in accounting.cases if x.counted]
+    return Forecast(
+        m=m,
+        prior=beta_prior,
+        prior_name=name,
+        confidence=confidence,
+        cases=tuple(
+            CaseForecast(
+                x.case, x.counted, x.passes, m, float(expected[i]), float(low[i]), float(high[i])
+            )
+            for i, x in enumerate(counted)
+        ),
+        share=share_forecast(n, c, m, prior=beta_prior, confidence=confidence, prior_name=name),
+    )
+
+
+# --------------------------------------------------------------------------- planning
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many runs per case, or cases, bring an interval under a target half-width.
+
+    The variance model: the dataset figure's variance is
+    (between + within(n)) / cases, where `between` is the spread of the true
+    per-case value across cases and within(n) the noise of estimating one case
+    from n runs. More runs shrink only the second part, more cases both.
+    """
+
+    label: str
+    """The figure planned for: `pass@1` or `pass^j`."""
+    target: float
+    """The half-width asked for."""
+    confidence: float
+    cases: int
+    """Cases now."""
+    runs_per_case: float
+    """Counted runs per case now (harmonic mean)."""
+    half_width: float
+    """Half-width the variance model predicts now."""
+    between: float
+    """Between-case variance of the true per-case value."""
+    within: float
+    """Within-case variance of one case's estimate at the current runs."""
+    runs_needed: int | None
+    """Runs per case that reach the target on this many cases; None when no number can."""
+    cases_needed: int
+    """Cases that reach the target at the current runs per case."""
+    cases_floor: int
+    """Cases needed even with unlimited runs per case."""
+
+
+def _plan_sizes(
+    between: float, within_at: float, target: float, confidence: float
+) -> tuple[int, int]:
+    z2 = _z(0.5 + confidence / 2.0) ** 2
+    needed = max(2, math.ceil(z2 * (between + within_at) / target**2))
+    floor = max(2, math.ceil(z2 * between / target**2))
+    return needed, floor
+
+
+def _check_target(target: float) -> None:
+    if not 0.0 < target < 0.5:
+        raise MetricsError(
+            f"target half-width is {target}; give a fraction between 0 and 0.5, "
+            "e.g. 0.05 for ±5 points"
+        )
+
+
+def plan_pass_at_1(
+    runs: ArrayLike, passes: ArrayLike, target: float, *, confidence: float = 0.95
+) -> Plan:
+    """Runs per case and cases for a pass@1 interval of half-width `target`.
+
+    Within-case variance: the unbiased c(n - c) / (n(n - 1)) of p(1 - p), averaged
+    over cases with 2+ runs; between-case variance: the spread of the case rates
+    minus what the within-case noise explains (method of moments, at least 0).
+    """
+    _check_confidence(confidence)
+    _check_target(target)
+    n, c = _counts(runs, passes)
+    cases = n.size
+    if cases < 2:
+        raise MetricsError(f"planning needs at least 2 cases with counted runs; have {cases}")
+    several = n >= 2
+    if not several.any():
+        raise MetricsError("planning needs a case with 2+ counted runs to see within-case spread")
+    nf, cf = n.astype(np.float64), c.astype(np.float64)
+    if c.sum() in (0, n.sum()):
+        raise MetricsError(_NO_SPREAD)
+    w_case = np.where(several, cf * (nf - cf) / (nf * np.maximum(nf - 1.0, 1.0)), np.nan)
+    within = float(np.nanmean(w_case))
+    w_case = np.where(several, w_case, within)
+    rates = cf / nf
+    between = max(0.0, float(rates.var(ddof=1)) - float((w_case / nf).mean()))
+    harmonic = float(cases / (1.0 / nf).sum())
+    z = _z(0.5 + confidence / 2.0)
+    budget = cases * target**2 / z**2
+    if budget <= between:
+        runs_needed = None
+    elif within == 0.0:
+        runs_needed = 1
+    else:
+        runs_needed = max(1, math.ceil(within / (budget - between)))
+    needed, floor = _plan_sizes(between, within / harmonic, target, confidence)
+    return Plan(
+        label="pass@1",
+        target=target,
+        confidence=confidence,
+        cases=cases,
+        runs_per_case=harmonic,
+        half_width=z * math.sqrt((between + within / harmonic) / cases),
+        between=between,
+        within=within / harmonic,
+        runs_needed=runs_needed,
+        cases_needed=needed,
+        cases_floor=floor,
+    )
+
+
+def _u_weights(n: int, j: int) -> list[float]:
+    """Hoeffding weights: Var(U_n) = sum_c w_c zeta_c for the U-statistic of pass^j."""
+    total = math.comb(n, j)
+    return [math.comb(j, s) * math.comb(n - j, j - s) / total for s in range(1, j + 1)]
+
+
+def _population(n: Ints, c: Ints) -> tuple[float, float]:
+    """Beta(alpha, beta) of the per-case success probability, by the beta-binomial moments.
+
+    Mean: all passes / all runs. Spread: E[(c_i - n_i mu)^2] = n_i mu (1 - mu)
+    (1 + (n_i - 1) rho) with rho = 1 / (alpha + beta + 1), solved for rho.
+    """
+    nf, cf = n.astype(np.float64), c.astype(np.float64)
+    mu = float(cf.sum() / nf.sum())
+    if mu in (0.0, 1.0):
+        raise MetricsError(_NO_SPREAD)
+    pairs = float((nf * (nf - 1.0)).sum())
+    if pairs == 0.0:
+        raise MetricsError(
+            "a case with 2+ counted runs is needed to tell within-case from between-case spread"
+        )
+    resid = float(((cf - mu * nf) ** 2).sum()) * n.size / (n.size - 1)
+    rho = (resid / (mu * (1.0 - mu)) - float(nf.sum())) / pairs
+    size = 1.0 / min(max(rho, 1e-6), 1.0 - 1e-6) - 1.0
+    return mu * size, (1.0 - mu) * size
+
+
+_NO_SPREAD = (
+    "every counted run passed (or every one failed): there is no spread to plan from; "
+    "the interval is then the exact bound over cases, which shrinks like 3.7 / cases"
+)
+
+
+def _hat_within(alpha: float, beta: float, runs: int, j: int) -> float:
+    """E[Var(pass^j estimate from `runs` runs | p)] for p ~ Beta(alpha, beta).
+
+    Hoeffding: Var(U_n | p) = sum_s w_s (p^(2j-s) - p^(2j)), s = 1..j.
+    """
+    moments = beta_moment(alpha, beta, np.arange(j, 2 * j + 1))
+    weights = _u_weights(runs, j)
+    return sum(w * float(moments[j - s] - moments[j]) for s, w in enumerate(weights, start=1))
+
+
+def plan_pass_hat(
+    runs: ArrayLike,
+    passes: ArrayLike,
+    j: int,
+    target: float,
+    *,
+    confidence: float = 0.95,
+    max_runs: int = 1000,
+) -> Plan:
+    """Runs per case (at least j) and cases for a pass^j interval of half-width `target`.
+
+    The within-case variance of the unbiased C(c, j) / C(n, j) has an exact
+    U-statistic formula in the moments of p; it is averaged over a Beta fitted to
+    all cases (beta-binomial moments), because estimating it case by case without
+    a model would need 2j runs per case. The between-case variance is the spread
+    of the case estimates minus that.
+    """
+    _check_confidence(confidence)
+    _check_target(target)
+    n, c = _counts(runs, passes)
+    cases = n.size
+    if cases < 2:
+        raise MetricsError(f"planning needs at least 2 cases with counted runs; have {cases}")
+    j = _common_j(n, j)
+    estimates = pass_hat_array(n, c, j)
+    if np.ptp(estimates) == 0 and estimates[0] in (0.0, 1.0):
+        raise MetricsError(
+            f"every case has pass^{j} = {estimates[0]:.0f}: there is no spread to plan from; "
+            "the interval is the exact bound over cases, which shrinks like 3.7 / cases"
+        )
+    alpha, beta = _population(n, c)
+    sizes, counts = np.unique(n, return_counts=True)
+    within_now = (
+        sum(
+            int(k) * _hat_within(alpha, beta, int(size), j)
+            for size, k in zip(sizes.tolist(), counts.tolist(), strict=True)
+        )
+        / cases
+    )
+    between = max(0.0, float(estimates.var(ddof=1)) - within_now)
+    z = _z(0.5 + confidence / 2.0)
+    room = cases * target**2 / z**2 - between
+
+    runs_needed: int | None = None
+    if room > 0 and _hat_within(alpha, beta, max_runs, j) <= room:
+        lo, hi = j, max_runs  # the within variance falls with the runs: bisect
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _hat_within(alpha, beta, mid, j) <= room:
+                hi = mid
+            else:
+                lo = mid + 1
+        runs_needed = lo
+    needed, floor = _plan_sizes(between, within_now, target, confidence)
+    return Plan(
+        label=f"pass^{j}",
+        target=target,
+        confidence=confidence,
+        cases=cases,
+        runs_per_case=float(cases / (1.0 / n).sum()),
+        half_width=z * math.sqrt((between + within_now) / cases),
+        between=between,
+        within=within_now,
+        runs_needed=runs_needed,
+        cases_needed=needed,
+        cases_floor=floor,
+    )
+
+
+def plan(
+    accounting: Accounting,
+    target: float,
+    *,
+    confidence: float = 0.95,
+) -> tuple[Plan, Plan]:
+    """Plans for pass@1 and for pass^j at the dataset's j."""
+    n, c = _counted_arrays(accounting)
+    return (
+        plan_pass_at_1(n, c, target, confidence=confidence),
+        plan_pass_hat(n, c, int(n.min()), target, confidence=confidence),
+    )
+
+
+# --------------------------------------------------------------------------- comparison
+
+Metric = Literal["pass@1", "pass@k", "pass^k"]
+METRICS: tuple[str, ...] = get_args(Metric)
+Outcome = Literal["better", "worse", "none"]
+
+
+def check_suites(
+    hash_a: str | None, hash_b: str | None, *, allow_different: bool = False
+) -> tuple[str, ...]:
+    """Refuse to compare runs of different suites unless allowed; return notes to show.
+
+    Verdict files carry no suite hash (None): nothing can be checked, and the
+    note says so when only one side has one.
+    """
+    if hash_a is None and hash_b is None:
+        return ()
+    if hash_a is None or hash_b is None:
+        side = "A" if hash_a is None else "B"
+        return (f"{side} has no suite hash (a verdict file): cannot check both ran the same suite",)
+    if hash_a == hash_b:
+        return ()
+    what = f"A ran suite {hash_a[:12]}, B ran suite {hash_b[:12]}"
+    if not allow_different:
+        raise InputError(
+            f"the experiments ran different suites ({what}); "
+            "pass --allow-different-suites to compare their shared cases anyway"
+        )
+    return (f"suites differ: {what}; only the cases both contain are compared",)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """B - A on one dataset figure over the paired cases."""
+
+    label: str
+    """`pass@1`, `pass@j` or `pass^j` at the j both sides reach."""
+    a: float
+    b: float
+    difference: float
+    """b - a."""
+    low: float
+    high: float
+    """Paired cluster-bootstrap percentile interval of the difference."""
+    confidence: float
+    p_value: float
+    """Two-sided sign-flip permutation p-value (A and B swapped within cases)."""
+    exact: bool
+    """The p-value enumerated every sign flip (few cases) rather than sampling them."""
+    se: float
+    """Paired cluster-robust standard error of the difference."""
+    mde: float
+    """Minimum detectable difference: (z_{1-alpha/2} + z_power) * se."""
+    power: float
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The comparison in words, and what would settle it."""
+
+    metric: str
+    """The label of the figure the verdict rests on."""
+    outcome: Outcome
+    text: str
+    cases_needed: int | None
+    """Cases (at the current runs) to detect the observed difference at the power asked."""
+    runs_needed: int | None
+    """Runs per case on these cases for the same (pass@1 only); None when runs cannot."""
+
+
+@dataclass(frozen=True)
+class CaseDifference:
+    """One paired case: counted runs and passes on each side."""
+
+    case: str
+    runs_a: int
+    passes_a: int
+    runs_b: int
+    passes_b: int
+
+    @property
+    def rate_a(self) -> float:
+        return self.passes_a / self.runs_a
+
+    @property
+    def rate_b(self) -> float:
+        return self.passes_b / self.runs_b
+
+    @property
+    def difference(self) -> float:
+        return self.rate_b - self.rate_a
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """B against A, paired by case."""
+
+    a: Accounting
+    b: Accounting
+    cases: tuple[CaseDifference, ...]
+    """The paired cases: in both, with a counted run on each side."""
+    only_a: tuple[str, ...]
+    only_b: tuple[str, ...]
+    left_out: tuple[str, ...]
+    """In both, but with no counted run on at least one side."""
+    j: int
+    """The largest j every paired case reaches on both sides."""
+    pass_at_1: Difference
+    pass_at_j: Difference
+    pass_hat_j: Difference
+    verdict: Verdict
+    resamples: int
+    seed: int
+    notes: tuple[str, ...]
+
+
+def _flip_totals(flips: Floats, resamples: int, rng: np.random.Generator) -> Iterator[Floats]:
+    """Blocks of sum_i s_i * flips[i] over random (or all) swap patterns s in {0, 1}^G.
+
+    Few cases: every pattern once (an exact test). Few distinct case records:
+    the number of swapped cases among the m copies of a record is
+    Binomial(m, 1/2), which gives the same sums as flipping case by case.
+    """
+    cases = flips.shape[0]
+    if _enumerates(cases, resamples):
+        codes = np.arange(2**cases, dtype=np.int64)[:, None]
+        yield ((codes >> np.arange(cases, dtype=np.int64)) & 1).astype(np.float64) @ flips
+        return
+    records, counts = np.unique(flips, axis=0, return_counts=True)
+    if records.shape[0] * _FEW_RECORDS <= cases:
+        swapped = rng.binomial(counts, 0.5, size=(resamples, counts.size))
+        yield np.asarray(swapped @ records, dtype=np.float64)
+        return
+    rows = max(1, _CHUNK // cases)
+    for start in range(0, resamples, rows):
+        r = min(rows, resamples - start)
+        yield (rng.random((r, cases)) < 0.5).astype(np.float64) @ flips
+
+
+def _enumerates(cases: int, resamples: int) -> bool:
+    return cases < 63 and 2**cases <= resamples
+
+
+def _paired_se(
+    na: Floats, ca: Floats, nb: Floats, cb: Floats, d_at: Floats, d_hat: Floats
+) -> tuple[float, float, float]:
+    cases = na.size
+    pa, pb = ca.sum() / na.sum(), cb.sum() / nb.sum()
+    resid = (cb - pb * nb) / nb.sum() - (ca - pa * na) / na.sum()
+    se1 = math.sqrt(cases / (cases - 1) * float(resid @ resid))
+    return (
+        se1,
+        float(d_at.std(ddof=1)) / math.sqrt(cases),
+        float(d_hat.std(ddof=1)) / math.sqrt(cases),
+    )
+
+
+def paired_differences(
+    runs_a: ArrayLike,
+    passes_a: ArrayLike,
+    runs_b: ArrayLike,
+    passes_b: ArrayLike,
+    j: int | None = None,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    seed: int = 0,
+) -> tuple[Difference, Difference, Difference]:
+    """B - A for pass@1, pass@j and pass^j over paired cases (row i is the same case).
+
+    Interval: the paired cluster bootstrap (resample cases, both sides together).
+    p-value: sign-flip permutation, swapping A and B within each case at random,
+    which is exact when the two configurations are exchangeable. MDE uses the
+    paired cluster-robust SE. With a different number of runs on each side the
+    swap is an approximation.
+    """
+    alpha = _check_confidence(confidence)
+    _check_resamples(resamples)
+    if not 0.5 <= power < 1:
+        raise MetricsError(f"power is {power}; give a level between 0.5 and 1, e.g. 0.8")
+    na_i, ca_i = _counts(runs_a, passes_a)
+    nb_i, cb_i = _counts(runs_b, passes_b)
+    if na_i.size != nb_i.size:
+        raise MetricsError(f"A has {na_i.size} cases and B {nb_i.size}; pair them first")
+    cases = na_i.size
+    if cases < 2:
+        raise MetricsError(f"a comparison needs at least 2 paired cases; have {cases}")
+    j = _common_j(np.minimum(na_i, nb_i), j)
+    na, ca, nb, cb = (x.astype(np.float64) for x in (na_i, ca_i, nb_i, cb_i))
+    at_a, at_b = pass_at_array(na, ca, j), pass_at_array(nb, cb, j)
+    hat_a, hat_b = pass_hat_array(na, ca, j), pass_hat_array(nb, cb, j)
+    seq_boot, seq_perm = np.random.SeedSequence(seed).spawn(2)
+
+    boot = _bootstrap_totals(
+        np.column_stack([ca, na, cb, nb, at_b - at_a, hat_b - hat_a]),
+        resamples,
+        np.random.default_rng(seq_boot),
+    )
+    boot_values = [
+        boot[:, 2] / boot[:, 3] - boot[:, 0] / boot[:, 1],
+        boot[:, 4] / cases,
+        boot[:, 5] / cases,
+    ]
+
+    # Swapping case i moves (c, n) of A into B and back: B' = B + s (A - B), A' = A - s (A - B).
+    dc, dn = ca - cb, na - nb
+    d_at, d_hat = at_b - at_a, hat_b - hat_a
+    flips = np.column_stack([dc, dn, d_at, d_hat])
+    sa, ta, sb, tb = ca.sum(), na.sum(), cb.sum(), nb.sum()
+    observed = np.array([sb / tb - sa / ta, d_at.mean(), d_hat.mean()])
+    tolerance = 1e-12 * np.maximum(1.0, np.abs(observed))
+    extreme = np.zeros(3)
+    drawn = 0
+    exact = _enumerates(cases, resamples)
+    for moved in _flip_totals(flips, resamples, np.random.default_rng(seq_perm)):
+        null = np.column_stack(
+            [
+                (sb + moved[:, 0]) / (tb + moved[:, 1]) - (sa - moved[:, 0]) / (ta - moved[:, 1]),
+                d_at.mean() - 2.0 * moved[:, 2] / cases,
+                d_hat.mean() - 2.0 * moved[:, 3] / cases,
+            ]
+        )
+        extreme += (np.abs(null) >= np.abs(observed) - tolerance).sum(axis=0)
+        drawn += moved.shape[0]
+    p_values = extreme / drawn if exact else (extreme + 1.0) / (drawn + 1.0)
+
+    ses = _paired_se(na, ca, nb, cb, d_at, d_hat)
+    factor = _z(1.0 - alpha / 2.0) + _z(power)
+    rows = [
+        ("pass@1", float(ca.sum() / na.sum()), float(cb.sum() / nb.sum())),
+        (f"pass@{j}", float(at_a.mean()), float(at_b.mean())),
+        (f"pass^{j}", float(hat_a.mean()), float(hat_b.mean())),
+    ]
+    tail = _expanded_tail(cases, confidence)
+    out = []
+    for i, (label, a, b) in enumerate(rows):
+        low, high = np.quantile(boot_values[i], [tail, 1.0 - tail])
+        out.append(
+            Difference(
+                label=label,
+                a=a,
+                b=b,
+                difference=b - a,
+                low=float(low),
+                high=float(high),
+                confidence=confidence,
+                p_value=float(min(1.0, p_values[i])),
+                exact=exact,
+                se=ses[i],
+                mde=factor * ses[i],
+                power=power,
+            )
+        )
+    return out[0], out[1], out[2]
+
+
+def _runs_for_difference(
+    na: Floats, ca: Floats, nb: Floats, cb: Floats, delta: float, factor: float
+) -> int | None:
+    """Runs per case (both sides) for the pass@1 difference to reach power; None if runs cannot."""
+    cases = na.size
+
+    def unbiased(n: Floats, c: Floats) -> Floats:
+        return np.where(n >= 2, c * (n - c) / (n * np.maximum(n - 1.0, 1.0)), np.nan)
+
+    wa, wb = unbiased(na, ca), unbiased(nb, cb)
+    if np.all(np.isnan(wa)) or np.all(np.isnan(wb)):
+        return None
+    within = float(np.nanmean(wa) + np.nanmean(wb))
+    wa = np.where(np.isnan(wa), np.nanmean(wa), wa)
+    wb = np.where(np.isnan(wb), np.nanmean(wb), wb)
+    d = cb / nb - ca / na
+    between = max(0.0, float(d.var(ddof=1)) - float((wa / na + wb / nb).mean()))
+    budget = cases * delta**2 / factor**2
+    if budget <= between:
+        return None
+    return max(1, math.ceil(within / (budget - between))) if within > 0 else 1
+
+
+def decide(difference: Difference) -> Outcome:
+    """B better or worse when the permutation test rejects at 1 - confidence; else none."""
+    if difference.p_value < 1.0 - difference.confidence and difference.difference != 0:
+        return "better" if difference.difference > 0 else "worse"
+    return "none"
+
+
+def _pts(x: float) -> str:
+    return f"{x * 100:+.1f} pts"
+
+
+def _verdict(chosen: Difference, cases: int, runs_needed: int | None, runs_now: float) -> Verdict:
+    outcome = decide(chosen)
+    evidence = (
+        f"{chosen.label} {_pts(chosen.difference)} "
+        f"({chosen.confidence:.0%} interval {_pts(chosen.low)} to {_pts(chosen.high)}, "
+        f"p = {chosen.p_value:.3g}) over {cases} paired cases"
+    )
+    if outcome != "none":
+        text = f"B is {outcome}: {evidence}."
+        return Verdict(chosen.label, outcome, text, None, None)
+    text = (
+        f"No difference detectable at this size (MDE = {abs(chosen.mde) * 100:.1f} pts at "
+        f"{chosen.power:.0%} power): {evidence}."
+    )
+    if chosen.difference == 0 or chosen.se == 0:
+        return Verdict(chosen.label, outcome, text, None, None)
+    needed = math.ceil(cases * (chosen.mde / chosen.difference) ** 2)
+    text += (
+        f" To detect {_pts(chosen.difference)} at {chosen.power:.0%} power: "
+        f"about {needed} cases at {runs_now:.3g} runs each"
+    )
+    if runs_needed is not None:
+        text += f", or {runs_needed} runs per case on these {cases} cases"
+    elif chosen.label == "pass@1":
+        text += "; more runs on these cases cannot get there"
+    return Verdict(chosen.label, outcome, text + ".", needed, runs_needed)
+
+
+def compare_counts(
+    runs_a: ArrayLike,
+    passes_a: ArrayLike,
+    runs_b: ArrayLike,
+    passes_b: ArrayLike,
+    *,
+    metric: Metric = "pass@1",
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    seed: int = 0,
+) -> tuple[tuple[Difference, Difference, Difference], Verdict]:
+    """The three paired differences and the verdict on `metric`, from paired arrays."""
+    if metric not in METRICS:
+        raise MetricsError(f"metric is {metric!r}; use one of {', '.join(METRICS)}")
+    diffs = paired_differences(
+        runs_a,
+        passes_a,
+        runs_b,
+        passes_b,
+        resamples=resamples,
+        confidence=confidence,
+        power=power,
+        seed=seed,
+    )
+    chosen = diffs[METRICS.index(metric)]
+    na, ca = (np.asarray(x, dtype=np.float64).ravel() for x in (runs_a, passes_a))
+    nb, cb = (np.asarray(x, dtype=np.float64).ravel() for x in (runs_b, passes_b))
+    runs_needed = None
+    if metric == "pass@1" and chosen.difference != 0:
+        factor = _z(0.5 + confidence / 2.0) + _z(power)
+        runs_needed = _runs_for_difference(na, ca, nb, cb, abs(chosen.difference), factor)
+    runs_now = float(np.concatenate([na, nb]).mean())
+    return diffs, _verdict(chosen, na.size, runs_needed, runs_now)
+
+
+def compare(
+    a: Accounting,
+    b: Accounting,
+    *,
+    metric: Metric = "pass@1",
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    seed: int = 0,
+    notes: Sequence[str] = (),
+) -> Comparison:
+    """Compare B with A, paired by case; cases in one side only are listed and left out."""
+    by_b = {c.case: c for c in b.cases}
+    names_a = {c.case for c in a.cases}
+    if not a.cases or a.runs_counted == 0:
+        raise InputError("A has no counted run; give a side with at least one passed or failed run")
+    if not b.cases or b.runs_counted == 0:
+        raise InputError("B has no counted run; give a side with at least one passed or failed run")
+    shared = [(x, by_b[x.case]) for x in a.cases if x.case in by_b]
+    if not shared:
+        raise InputError(
+            f"A and B share no case (A has {len(a.cases)}, B has {len(b.cases)}); "
+            "compare two runs of the same suite"
+        )
+    paired = [(x, y) for x, y in shared if x.counted and y.counted]
+    if len(paired) < 2:
+        raise InputError(
+            f"A and B share {len(paired)} case(s) with counted runs on both sides; "
+            "a comparison needs at least 2"
+        )
+    runs_a = np.array([x.counted for x, _ in paired], dtype=np.int64)
+    passes_a = np.array([x.passes for x, _ in paired], dtype=np.int64)
+    runs_b = np.array([y.counted for _, y in paired], dtype=np.int64)
+    passes_b = np.array([y.passes for _, y in paired], dtype=np.int64)
+    diffs, verdict = compare_counts(
+        runs_a,
+        passes_a,
+        runs_b,
+        passes_b,
+        metric=metric,
+        resamples=resamples,
+        confidence=confidence,
+        power=power,
+        seed=seed,
+    )
+    j = int(np.minimum(runs_a, runs_b).min())
+    return Comparison(
+        a=a,
+        b=b,
+        cases=tuple(
+            CaseDifference(x.case, x.counted, x.passes, y.counted, y.passes) for x, y in paired
+        ),
+        only_a=tuple(x.case for x in a.cases if x.case not in by_b),
+        only_b=tuple(y.case for y in b.cases if y.case not in names_a),
+        left_out=tuple(x.case for x, y in shared if not (x.counted and y.counted)),
+        j=j,
+        pass_at_1=diffs[0],
+        pass_at_j=diffs[1],
+        pass_hat_j=diffs[2],
+        verdict=verdict,
+        resamples=resamples,
+        seed=seed,
+        notes=tuple(notes),
+    )
+
+
+# --------------------------------------------------------------------------- bundle
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """Everything `passhat metrics` and `passhat report` show beside the point figures."""
+
+    confidence: float
+    cases: tuple[CaseInterval, ...]
+    dataset: DatasetIntervals | None
+    """None when fewer than 2 cases have a counted run (see `dataset_note`)."""
+    dataset_note: str | None
+    forecast: Forecast
+    plans: tuple[Plan, ...]
+    """pass@1 and pass^j plans that could be made, when a target half-width was asked for."""
+    plan_notes: tuple[str, ...]
+    """Why a plan asked for could not be made (e.g. every run passed: no spread)."""
+
+
+def uncertainty(
+    accounting: Accounting,
+    *,
+    m: int = 10,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+    prior: Prior = JEFFREYS,
+    target: float | None = None,
+) -> Uncertainty:
+    """Case intervals, dataset intervals, the forecast, and plans when `target` is given."""
+    _check_confidence(confidence)
+    _check_resamples(resamples)
+    _check_m(m)
+    n, _ = _counted_arrays(accounting)
+    dataset: DatasetIntervals | None = None
+    note: str | None = None
+    if n.size >= 2:
+        dataset = dataset_intervals(
+            accounting, resamples=resamples, confidence=confidence, seed=seed
+        )
+    else:
+        note = "one case with counted runs: a dataset interval needs 2 or more cases"
+    plans: list[Plan] = []
+    plan_notes: list[str] = []
+    if target is not None:
+        _check_target(target)
+        n, c = _counted_arrays(accounting)
+        j = int(n.min())
+        for hat in (False, True):
+            try:
+                plans.append(
+                    plan_pass_hat(n, c, j, target, confidence=confidence)
+                    if hat
+                    else plan_pass_at_1(n, c, target, confidence=confidence)
+                )
+            except MetricsError as error:
+                plan_notes.append(f"{f'pass^{j}' if hat else 'pass@1'}: {error}")
+    return Uncertainty(
+        confidence=confidence,
+        cases=case_intervals(accounting, confidence),
+        dataset=dataset,
+        dataset_note=note,
+        forecast=forecast(accounting, m, prior=prior, confidence=confidence),
+        plans=tuple(plans),
+        plan_notes=tuple(plan_notes),
+    )
