@@ -1,13 +1,17 @@
 """passhat: run each evaluation case k times and report pass@1, pass@k and pass^k honestly.
 
-The public surface is small and pinned by a test; the machinery lives in the modules.
+The public surface is small and pinned by a test; the machinery lives in the
+modules. The statistics load at once; suites, environments, agents, models and
+the store load on first use, so `passhat metrics` does not pay for pydantic and
+YAML it never touches.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from passhat.accounting import Accounting, CaseAccount, DatasetSummary, Ledger, account
-from passhat.agents import Agent, RunContext
-from passhat.env import Environment, ToolOutcome
 from passhat.errors import NoRunsError, PasshatError
 from passhat.metrics import (
     CaseMetrics,
@@ -19,21 +23,61 @@ from passhat.metrics import (
     pass_hat,
     pass_hat_curve,
 )
-from passhat.models.base import (
-    CallContext,
-    Message,
-    Model,
-    ModelResponse,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
-from passhat.records import ExperimentRecord, RunRecord
-from passhat.scoring import Score, ScorerError
-from passhat.store import Store
-from passhat.suite import Case, Suite, load_suite
+
+if TYPE_CHECKING:
+    from passhat.agents import Agent, RunContext
+    from passhat.env import Environment, ToolOutcome
+    from passhat.models.base import (
+        CallContext,
+        Message,
+        Model,
+        ModelResponse,
+        ToolCall,
+        ToolSpec,
+        Usage,
+    )
+    from passhat.records import ExperimentRecord, RunRecord
+    from passhat.scoring import Score, ScorerError
+    from passhat.store import Store
+    from passhat.suite import Case, Suite, load_suite
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Agent": "passhat.agents",
+    "RunContext": "passhat.agents",
+    "Environment": "passhat.env",
+    "ToolOutcome": "passhat.env",
+    "CallContext": "passhat.models.base",
+    "Message": "passhat.models.base",
+    "Model": "passhat.models.base",
+    "ModelResponse": "passhat.models.base",
+    "ToolCall": "passhat.models.base",
+    "ToolSpec": "passhat.models.base",
+    "Usage": "passhat.models.base",
+    "ExperimentRecord": "passhat.records",
+    "RunRecord": "passhat.records",
+    "Score": "passhat.scoring",
+    "ScorerError": "passhat.scoring",
+    "Store": "passhat.store",
+    "Case": "passhat.suite",
+    "Suite": "passhat.suite",
+    "load_suite": "passhat.suite",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'passhat' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "Accounting",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, get_args
 
 from passhat.errors import InputError, NoRunsError
@@ -96,27 +97,29 @@ class Accounting:
     k_requested: int
     cases: tuple[CaseAccount, ...]
 
-    @property
+    # Totals are computed once: reports ask for them many times over 100,000 cases.
+
+    @cached_property
     def complete(self) -> bool:
-        return all(c.complete for c in self.cases)
+        return all(c.counted == c.k_requested for c in self.cases)
 
     @property
     def runs_requested(self) -> int:
         return self.k_requested * len(self.cases)
 
-    @property
+    @cached_property
     def runs_completed(self) -> int:
         return sum(c.completed for c in self.cases)
 
-    @property
+    @cached_property
     def runs_counted(self) -> int:
         return sum(c.counted for c in self.cases)
 
-    @property
+    @cached_property
     def runs_errored(self) -> int:
         return sum(len(c.errored) for c in self.cases)
 
-    @property
+    @cached_property
     def runs_missing(self) -> int:
         return sum(len(c.missing) for c in self.cases)
 
@@ -140,6 +143,15 @@ class Accounting:
 
     def dataset(self, j: int | None = None) -> DatasetSummary:
         """Dataset figures over the cases with at least one counted run."""
+        if j is None:
+            return self._dataset
+        return self._dataset_at(j)
+
+    @cached_property
+    def _dataset(self) -> DatasetSummary:
+        return self._dataset_at(None)
+
+    def _dataset_at(self, j: int | None) -> DatasetSummary:
         included = [c for c in self.cases if c.counted]
         if not included:
             raise NoRunsError(NO_RUNS)

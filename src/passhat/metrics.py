@@ -10,13 +10,15 @@ With n counted runs of which c passed, the unbiased estimators for j <= n are
 pass@j = 1 - C(n-c, j) / C(n, j) (Chen et al. 2021) and
 pass^j = C(c, j) / C(n, j) (as in tau-bench). At j = n they are exactly
 "passes > 0" and "passes == n". Both are computed as running products, which
-never form a large binomial coefficient.
+never form a large binomial coefficient, and memoised: a dataset of 100,000 cases
+holds only a few distinct (n, c, j).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from passhat.errors import MetricsError, NoRunsError
 
@@ -71,6 +73,7 @@ def _check(n: int, c: int, j: int) -> None:
         )
 
 
+@lru_cache(maxsize=65536)
 def pass_at(n: int, c: int, j: int) -> float:
     """Unbiased pass@j from n counted runs with c passes: 1 - C(n-c, j) / C(n, j)."""
     _check(n, c, j)
@@ -82,6 +85,7 @@ def pass_at(n: int, c: int, j: int) -> float:
     return 1.0 - all_fail
 
 
+@lru_cache(maxsize=65536)
 def pass_hat(n: int, c: int, j: int) -> float:
     """Unbiased pass^j from n counted runs with c passes: C(c, j) / C(n, j)."""
     _check(n, c, j)

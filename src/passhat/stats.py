@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal, get_args
@@ -156,8 +156,11 @@ def _z(q: float) -> float:
 
 
 def _lgamma(x: Floats) -> Floats:
-    flat = [math.lgamma(v) for v in x.ravel().tolist()]
-    return np.asarray(flat, dtype=np.float64).reshape(x.shape)
+    # Per distinct value: a suite's cases share few (runs, passes) pairs, so 100,000
+    # cases cost a few dozen lgamma calls, not 100,000.
+    values, inverse = np.unique(x.ravel(), return_inverse=True)
+    flat = np.asarray([math.lgamma(v) for v in values.tolist()], dtype=np.float64)
+    return flat[inverse].reshape(x.shape)
 
 
 def _lbeta(a: Floats, b: Floats) -> Floats:
@@ -356,27 +359,31 @@ class CaseInterval:
         )
 
 
-def case_intervals(accounting: Accounting, confidence: float = 0.95) -> tuple[CaseInterval, ...]:
-    """Wilson intervals for every case with a counted run (others have no rate to bound)."""
-    counted = [c for c in accounting.cases if c.counted]
+def case_intervals(
+    accounting: Accounting, confidence: float = 0.95, only: Collection[str] | None = None
+) -> tuple[CaseInterval, ...]:
+    """Wilson intervals for every case with a counted run (others have no rate to bound);
+    `only` restricts them to those case ids."""
+    counted = [c for c in accounting.cases if c.counted and (only is None or c.case in only)]
     if not counted:
         return ()
     n = np.array([c.counted for c in counted], dtype=np.int64)
     p = np.array([c.passes for c in counted], dtype=np.int64)
     low, high = wilson(p, n, confidence)
     bound = all_or_none_bound(n, confidence)
+    # .tolist() once: indexing a numpy array per case costs more than the rest
     return tuple(
         CaseInterval(
             case=c.case,
             runs=c.counted,
             passes=c.passes,
             rate=c.passes / c.counted,
-            low=float(low[i]),
-            high=float(high[i]),
+            low=lo,
+            high=hi,
             confidence=confidence,
-            bound=float(bound[i]) if c.passes in (0, c.counted) else None,
+            bound=b if c.passes in (0, c.counted) else None,
         )
-        for i, c in enumerate(counted)
+        for c, lo, hi, b in zip(counted, low.tolist(), high.tolist(), bound.tolist(), strict=True)
     )
 
 
@@ -716,22 +723,32 @@ def forecast(
     *,
     prior: Prior = JEFFREYS,
     confidence: float = 0.95,
+    only: Collection[str] | None = None,
 ) -> Forecast:
-    """Forecast the next m runs of every case with a counted run."""
+    """Forecast the next m runs of every case with a counted run (per case: of those in
+    `only`, when given; the expected share always covers every case)."""
     n, c = _counted_arrays(accounting)
     beta_prior, name = _resolve_prior(prior, n, c)
-    expected, low, high = forecast_counts(n, c, m, prior=beta_prior, confidence=confidence)
-    counted = [x for x in accounting.cases if x.counted]
+    counted = [x for x in accounting.cases if x.counted and (only is None or x.case in only)]
+    expected = low = high = np.zeros(0)
+    if counted:
+        expected, low, high = forecast_counts(
+            np.array([x.counted for x in counted], dtype=np.int64),
+            np.array([x.passes for x in counted], dtype=np.int64),
+            m,
+            prior=beta_prior,
+            confidence=confidence,
+        )
     return Forecast(
         m=m,
         prior=beta_prior,
         prior_name=name,
         confidence=confidence,
         cases=tuple(
-            CaseForecast(
-                x.case, x.counted, x.passes, m, float(expected[i]), float(low[i]), float(high[i])
+            CaseForecast(x.case, x.counted, x.passes, m, e, lo, hi)
+            for x, e, lo, hi in zip(
+                counted, expected.tolist(), low.tolist(), high.tolist(), strict=True
             )
-            for i, x in enumerate(counted)
         ),
         share=share_forecast(n, c, m, prior=beta_prior, confidence=confidence, prior_name=name),
     )
@@ -1416,8 +1433,13 @@ def uncertainty(
     seed: int = 0,
     prior: Prior = JEFFREYS,
     target: float | None = None,
+    only: Collection[str] | None = None,
 ) -> Uncertainty:
-    """Case intervals, dataset intervals, the forecast, and plans when `target` is given."""
+    """Case intervals, dataset intervals, the forecast, and plans when `target` is given.
+
+    `only` limits the per-case intervals and forecasts to those case ids (a terminal
+    table of 30 rows need not build 100,000); dataset figures always cover every case.
+    """
     _check_confidence(confidence)
     _check_resamples(resamples)
     _check_m(m)
@@ -1447,10 +1469,10 @@ def uncertainty(
                 plan_notes.append(f"{f'pass^{j}' if hat else 'pass@1'}: {error}")
     return Uncertainty(
         confidence=confidence,
-        cases=case_intervals(accounting, confidence),
+        cases=case_intervals(accounting, confidence, only),
         dataset=dataset,
         dataset_note=note,
-        forecast=forecast(accounting, m, prior=prior, confidence=confidence),
+        forecast=forecast(accounting, m, prior=prior, confidence=confidence, only=only),
         plans=tuple(plans),
         plan_notes=tuple(plan_notes),
     )

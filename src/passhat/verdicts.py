@@ -40,17 +40,28 @@ def read_verdicts(path: str | Path) -> Ledger:
         raise VerdictFileError(f"{path}: cannot be read ({error.strerror})") from None
     ledger = Ledger()
     add = ledger.add
+    ok = _STATUSES
     lines = 0
     with handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            lines += 1
             try:
                 record = from_json(line)
             except ValueError as error:
+                if not line.strip():
+                    continue
                 raise _bad_json(path, number, error) from None
-            case, run, status = _fields(record, path, number)
+            lines += 1
+            # the common case inline; _fields explains whatever is off
+            if type(record) is dict:
+                case = record.get("case")
+                run = record.get("run")
+                status = record.get("status")
+                if not (
+                    type(case) is str and case and type(run) is int and run >= 1 and status in ok
+                ):
+                    case, run, status = _fields(record, path, number)
+            else:
+                case, run, status = _fields(record, path, number)
             try:
                 add(case, run, status)
             except InputError as error:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -22,6 +24,12 @@ app = typer.Typer(
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+
+def write_json(data: Any) -> None:
+    """JSON on stdout: indented for a person at a terminal, compact for a pipe."""
+    indent = 2 if sys.stdout.isatty() else None
+    sys.stdout.write(json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
 
 
 def fail(error: PasshatError) -> None:

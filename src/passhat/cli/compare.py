@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, cast
 
 import typer
 
 from passhat.accounting import Accounting
-from passhat.cli._app import app, console
+from passhat.cli._app import app, console, write_json
 from passhat.cli.metrics import check_confidence, check_resamples
 from passhat.errors import InputError
 from passhat.report.summary import comparison_dict
@@ -98,7 +96,7 @@ def compare_command(
             k_inferred_a=inferred_a,
             k_inferred_b=inferred_b,
         )
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
     else:
         print_comparison(
             console,

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from passhat.cli._app import app, console
+from passhat.cli._app import app, console, write_json
 from passhat.errors import InputError
 from passhat.report.summary import summary_with_uncertainty
-from passhat.report.terminal import print_metrics
+from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
 from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, MIN_RESAMPLES, UNIFORM, Prior, uncertainty
 from passhat.verdicts import read_verdicts
 
@@ -82,6 +80,9 @@ def metrics(
             metavar="H",
         ),
     ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")
+    ] = False,
 ) -> None:
     """Pass rate, pass@k and pass^k for verdicts from any harness, with run accounting,
     intervals and a forecast of the next runs."""
@@ -100,6 +101,7 @@ def metrics(
     ledger = read_verdicts(file)
     k_inferred = k is None
     accounting = ledger.close(ledger.max_run if k is None else k)
+    limit = None if show_all or as_json else ROWS_SHOWN
     u = uncertainty(
         accounting,
         m=forecast_m,
@@ -108,11 +110,19 @@ def metrics(
         seed=seed,
         target=target,
         prior=PRIORS[prior],
+        only=None if limit is None else {c.case for c in shown_cases(accounting, limit)},
     )
     if as_json:
         data = summary_with_uncertainty(accounting, u, k_inferred=k_inferred)
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
     else:
-        print_metrics(console, accounting, k_inferred=k_inferred, title=str(file), uncertainty=u)
+        print_metrics(
+            console,
+            accounting,
+            k_inferred=k_inferred,
+            title=str(file),
+            uncertainty=u,
+            limit=limit,
+        )
     if strict and not accounting.complete:
         raise typer.Exit(1)

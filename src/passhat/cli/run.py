@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.json import JSON
@@ -17,18 +16,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from passhat.agents import LoadedAgent, RetryPolicy, resolve_agent
-from passhat.cli._app import app, console, err_console
-from passhat.env import make_environment
+from passhat.cli._app import app, console, err_console, write_json
 from passhat.errors import InputError
-from passhat.models import resolve_model
-from passhat.models.base import Model
-from passhat.models.replay import cassette_from_runs
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report
-from passhat.runner import RunOptions, check_resumable, new_experiment, plan, run_experiment
 from passhat.store import DB_ENV, Store, default_db_path
-from passhat.suite import Suite, load_suite
+
+if TYPE_CHECKING:
+    from passhat.agents import LoadedAgent
+    from passhat.models.base import Model
+    from passhat.runner import RunOptions
+    from passhat.suite import Suite
+
+# The runner, agents, providers and suites (pydantic, yaml) are imported inside the
+# commands that use them, so `passhat metrics` and `passhat report` start faster.
 
 DbOption = Annotated[
     Path | None,
@@ -73,6 +74,9 @@ def _build(
     base_url: str | None,
     model_params: dict[str, Any],
 ) -> tuple[LoadedAgent, Model | None]:
+    from passhat.agents import resolve_agent
+    from passhat.models import resolve_model
+
     agent = resolve_agent(agent_spec, prompt=prompt, suite_dir=suite.path)
     model = (
         resolve_model(model_spec, base_url=base_url, params=model_params, suite_dir=suite.path)
@@ -91,6 +95,8 @@ def _execute(
     options: RunOptions,
     quiet: bool,
 ) -> None:
+    from passhat.runner import plan, run_experiment
+
     todo = len(plan(experiment, store.recorded(experiment.id)))
     counts: Counter[str] = Counter()
     progress = Progress(
@@ -194,6 +200,10 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
+    from passhat.agents import RetryPolicy
+    from passhat.runner import RunOptions, new_experiment
+    from passhat.suite import load_suite
+
     suite = _select(load_suite(suite_dir), case or [])
     k = suite.defaults.k if k is None else k
     if k < 1:
@@ -231,6 +241,8 @@ def run(
 
 
 def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
+    from passhat.env import make_environment
+
     tools: tuple[str, ...] = ()
     if suite.cases:
         tools = tuple(t.name for t in make_environment(suite, suite.cases[0]).tools)
@@ -256,6 +268,10 @@ def resume(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k)."""
+    from passhat.agents import RetryPolicy
+    from passhat.runner import RunOptions, check_resumable, new_experiment, plan
+    from passhat.suite import load_suite
+
     with open_store(db) as store:
         stored = store.experiment(experiment_ref)
         if k is not None and k < stored.k_requested:
@@ -318,7 +334,7 @@ def report(
         runs = store.runs(experiment.id, full=False)
     if as_json:
         data = experiment_dict(experiment, runs)
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        write_json(data)
         complete = data["dataset"] is not None and data["dataset"]["complete"]
     else:
         complete = print_experiment_report(console, experiment, runs).complete
@@ -406,6 +422,8 @@ def cassette(
     db: DbOption = None,
 ) -> None:
     """Turn a finished experiment into a replay cassette: regrade it later without a call."""
+    from passhat.models.replay import cassette_from_runs
+
     with open_store(db) as store:
         experiment = store.experiment(experiment_ref)
         runs = store.runs(experiment.id)

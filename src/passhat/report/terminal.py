@@ -38,15 +38,39 @@ def _case_row(c: CaseAccount) -> list[Text | str]:
     ]
 
 
-def metrics_table(accounting: Accounting, title: str | None = None) -> Table:
+ROWS_SHOWN = 30
+"""Cases listed in a terminal table unless --all is given: a table of 100,000 rows
+helps nobody, and rendering it would cost more than computing every figure."""
+
+
+def shown_cases(accounting: Accounting, limit: int | None) -> list[CaseAccount]:
+    """The cases a table lists: those short of the plan first, then the rest, in order."""
+    if limit is None or len(accounting.cases) <= limit:
+        return list(accounting.cases)
+    short = [c for c in accounting.cases if not c.complete]
+    rest = [c for c in accounting.cases if c.complete]
+    chosen = {id(c) for c in (short + rest)[:limit]}
+    return [c for c in accounting.cases if id(c) in chosen]
+
+
+def _hidden_note(total: int, shown: int) -> str:
+    if shown >= total:
+        return ""
+    return f"; {total - shown:,} more cases not listed (--all lists every case, --json has all)"
+
+
+def metrics_table(
+    accounting: Accounting, title: str | None = None, *, limit: int | None = ROWS_SHOWN
+) -> Table:
     """Per case requested / completed / counted and the three numbers; a dataset row."""
     d = accounting.dataset()
     m = d.metrics
+    cases = shown_cases(accounting, limit)
     table = Table(
         title=Text(title) if title else None,
         title_justify="left",
         caption=f"n = each case's counted runs; the dataset row uses j = {m.j}, "
-        "which every included case reaches",
+        "which every included case reaches" + _hidden_note(len(accounting.cases), len(cases)),
         caption_justify="left",
     )
     for name, justify in [
@@ -60,7 +84,7 @@ def metrics_table(accounting: Accounting, title: str | None = None) -> Table:
         ("pass^n", "center"),
     ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for c in accounting.cases:
+    for c in cases:
         table.add_row(*_case_row(c))
     table.add_section()
     table.add_row(
@@ -76,7 +100,9 @@ def metrics_table(accounting: Accounting, title: str | None = None) -> Table:
     return table
 
 
-def accounting_panel(accounting: Accounting, *, k_inferred: bool = False) -> Panel:
+def accounting_panel(
+    accounting: Accounting, *, k_inferred: bool = False, limit: int | None = ROWS_SHOWN
+) -> Panel:
     """Requested / completed / counted / errored / missing, and a warning on shortfall."""
     a = accounting
     d = a.dataset()
@@ -97,9 +123,23 @@ def accounting_panel(accounting: Accounting, *, k_inferred: bool = False) -> Pan
             style="bold yellow",
         )
     )
-    lines.extend(Text("  " + line) for line in a.shortfalls())
+    shortfalls = a.shortfalls()
+    listed = shortfalls if limit is None else shortfalls[:limit]
+    lines.extend(Text("  " + line) for line in listed)
+    if len(listed) < len(shortfalls):
+        lines.append(
+            Text(f"  ... and {len(shortfalls) - len(listed):,} more cases short of the plan")
+        )
     if d.excluded:
-        lines.append(Text("left out (no counted run): " + ", ".join(d.excluded), style="yellow"))
+        excluded = d.excluded if limit is None else d.excluded[:limit]
+        more = (
+            f" and {len(d.excluded) - len(excluded):,} more"
+            if len(excluded) < len(d.excluded)
+            else ""
+        )
+        lines.append(
+            Text("left out (no counted run): " + ", ".join(excluded) + more, style="yellow")
+        )
     return Panel(Group(*lines), title="accounting", border_style="yellow", title_align="left")
 
 
@@ -110,12 +150,16 @@ def print_metrics(
     k_inferred: bool = False,
     title: str | None = None,
     uncertainty: Uncertainty | None = None,
+    limit: int | None = ROWS_SHOWN,
 ) -> None:
-    """The figures, then (when given) their intervals and forecasts, then the accounting."""
-    console.print(metrics_table(accounting, title))
+    """The figures, then (when given) their intervals and forecasts, then the accounting.
+
+    At most `limit` cases are listed (None: all); the dataset figures cover every case."""
+    console.print(metrics_table(accounting, title, limit=limit))
     if uncertainty is not None:
-        print_uncertainty(console, uncertainty)
-    console.print(accounting_panel(accounting, k_inferred=k_inferred))
+        shown = {c.case for c in shown_cases(accounting, limit)}
+        print_uncertainty(console, uncertainty, shown=shown)
+    console.print(accounting_panel(accounting, k_inferred=k_inferred, limit=limit))
 
 
 def _span(low: float, high: float) -> str:
@@ -157,8 +201,10 @@ def dataset_intervals_table(u: Uncertainty) -> Table | Text:
     return table
 
 
-def case_forecast_table(u: Uncertainty) -> Table:
-    """Per case: the Wilson interval of the rate and the chance the next m runs all pass."""
+def case_forecast_table(u: Uncertainty, shown: set[str] | None = None) -> Table:
+    """Per case: the Wilson interval of the rate and the chance the next m runs all pass.
+
+    `shown` limits the rows to those cases (the expected share still covers all)."""
     f = u.forecast
     conf = f"{u.confidence:.0%}"
     table = Table(
@@ -179,6 +225,8 @@ def case_forecast_table(u: Uncertainty) -> Table:
     table.add_column("n/n bound", no_wrap=True)
     forecasts = {c.case: c for c in f.cases}
     for c in u.cases:
+        if shown is not None and c.case not in shown:
+            continue
         fc = forecasts[c.case]
         bound = ""
         if c.bound is not None:
@@ -233,10 +281,10 @@ def plans_panel(u: Uncertainty) -> Panel | None:
     return Panel(Group(*lines), title="plan", title_align="left")
 
 
-def print_uncertainty(console: Console, u: Uncertainty) -> None:
-    """Dataset intervals, per-case forecast and plans: reusable by any report."""
+def print_uncertainty(console: Console, u: Uncertainty, shown: set[str] | None = None) -> None:
+    """Dataset intervals, per-case forecast (of the `shown` cases) and plans."""
     console.print(dataset_intervals_table(u))
-    console.print(case_forecast_table(u))
+    console.print(case_forecast_table(u, shown))
     panel = plans_panel(u)
     if panel is not None:
         console.print(panel)

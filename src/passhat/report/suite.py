@@ -1,0 +1,94 @@
+"""A suite at a glance: cases, labels, goal items, fixtures and hashes (`passhat check`)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from passhat.scoring import get_path, item_string, sorted_items
+from passhat.suite import (
+    Case,
+    CustomSpec,
+    ExactSetSpec,
+    PresentSpec,
+    ScorerSpec,
+    Suite,
+    canonical_json,
+)
+
+
+def _scorer_text(spec: ScorerSpec) -> str:
+    if isinstance(spec, ExactSetSpec):
+        return f"exact_set {spec.path}" + (f" (items {spec.item})" if spec.item else "")
+    if isinstance(spec, PresentSpec):
+        return "present " + ", ".join(spec.paths)
+    assert isinstance(spec, CustomSpec)
+    return f"custom {spec.ref}" + (f" {canonical_json(spec.params)}" if spec.params else "")
+
+
+def _goal_items(suite: Suite, case: Case) -> list[str]:
+    """The goal's items of every exact_set scorer (prefixed by path when there are several)."""
+    specs = [s for s in suite.defaults.scorers if isinstance(s, ExactSetSpec)]
+    out: list[str] = []
+    for spec in specs:
+        value = get_path(case.goal, spec.path)
+        items = sorted_items(item_string(i, spec.item) for i in value)
+        prefix = f"{spec.path}: " if len(specs) > 1 else ""
+        out += [prefix + item for item in items] or [prefix + "none"]
+    return out
+
+
+def _grid() -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    return grid
+
+
+def _summary(text: str) -> str:
+    """The description's first paragraph on one line."""
+    paragraph = text.strip().split("\n\n")[0]
+    return " ".join(line.strip() for line in paragraph.splitlines())
+
+
+def print_suite(out: Console, suite: Suite) -> None:
+    """The summary `passhat check` prints. Every user string enters as Text, never markup."""
+    d = suite.defaults
+    out.print(Text.assemble(("suite ", "bold"), (suite.name, "bold cyan")))
+    head = _grid()
+    head.add_row("path", Text(str(suite.path)))
+    if suite.description:
+        head.add_row("about", Text(_summary(suite.description)))
+    head.add_row("environment", Text(suite.environment))
+    head.add_row("labels", Text(", ".join(suite.labels) or "none"))
+    head.add_row(
+        "defaults", Text(f"agent {d.agent}, model {d.model}, k {d.k}, max_turns {d.max_turns}")
+    )
+    for spec in d.scorers:
+        head.add_row("scorer", Text(_scorer_text(spec)))
+    head.add_row("hash", Text(suite.hash))
+    out.print(head)
+
+    fixtures_total = 0
+    for case in suite.cases:
+        out.print()
+        title = Text.assemble((case.id, "bold"), "  ", (case.hash[:12], "dim"))
+        if case.tags:
+            title.append("  " + ", ".join(case.tags), style="dim")
+        out.print(title)
+        fixtures = [f"{tool} ×{len(items)}" for tool, items in sorted(case.fixtures.items())]
+        fixtures_total += sum(len(items) for items in case.fixtures.values())
+        body = _grid()
+        body.add_row("  goal", Text(", ".join(_goal_items(suite, case))))
+        body.add_row("  fixtures", Text(", ".join(fixtures) or "none"))
+        out.print(body)
+    out.print()
+    count = len(suite.cases)
+    out.print(
+        Text(
+            f"valid: {count} case{'s' if count != 1 else ''}, {fixtures_total} recorded "
+            f"fixture response{'s' if fixtures_total != 1 else ''}",
+            style="green",
+        )
+    )
