@@ -1,0 +1,510 @@
+"""The HTML report: one self-contained page per experiment.
+
+The page shows what the terminal report shows (header, accounting, the three
+numbers, item stability, tool use) and what a terminal cannot: a run × item
+grid per case that makes "sometimes missed" and "always missed" visible at a
+glance, curves of pass@j and pass^j, and every run's transcript one click away.
+
+Nothing is computed differently from the terminal report: the accounting is
+`experiment_accounting`, the figures and their j come from `Accounting.dataset`,
+the items from `item_stability`, tool use from `tool_profile`, the curves from
+`pass_at_curve` / `pass_hat_curve`, the intervals from `passhat.stats`. This
+module only arranges them.
+
+Safety: model output, tool results and case files are data. Jinja autoescapes
+every value; JSON inside `<script>` has `<`, `>` and `&` escaped; transcripts
+are drawn with `textContent`, never as markup; and a Content-Security-Policy
+lets only the page's own script (by its hash) run, and fetches nothing.
+
+Size: runs repeat themselves (the system prompt and the ticket in every run,
+the model's annotations in the transcript, the tool calls and the final state),
+so the runs travel as one JSON blob with a table of repeated strings, deflated
+and base64-encoded, and are unpacked in the browser when a run is opened. A
+200-case × 10-run experiment of 23 MB of run data makes a page of about 4.3 MB.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
+
+from passhat.accounting import Accounting, CaseAccount
+from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
+from passhat.errors import ConfigError, PasshatError
+from passhat.metrics import pass_at_curve, pass_hat_curve
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.report.experiment import experiment_accounting
+from passhat.report.i18n import LABELS, check_lang, t, verdict_key
+from passhat.stats import DatasetIntervals, Interval, dataset_intervals
+
+if TYPE_CHECKING:
+    import jinja2
+
+__all__ = ["render_html", "script_json", "write_html"]
+
+CONFIDENCE = 0.95
+"""Coverage of the dataset intervals shown beside the figures."""
+
+_SYMBOL = {"found": "✓", "missed": "✗", "extra": "+", "none": "·"}
+_RUN_SYMBOL = {"passed": "✓", "failed": "✗", "errored": "⚠", "missing": "∅"}
+
+
+# --------------------------------------------------------------------------- view models
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One requested run of a case: a grid column and a transcript anchor."""
+
+    index: int
+    status: str
+    """passed / failed / errored / missing."""
+    anchor: str
+    run: RunRecord | None
+
+    @property
+    def symbol(self) -> str:
+        return _RUN_SYMBOL[self.status]
+
+
+@dataclass(frozen=True)
+class _Cell:
+    run: int
+    state: str
+    """found / missed / extra / none (not produced, or no verdict)."""
+    run_status: str
+
+    @property
+    def counted(self) -> bool:
+        return self.run_status in ("passed", "failed")
+
+    @property
+    def symbol(self) -> str:
+        return _SYMBOL[self.state] if self.counted else "–"
+
+
+@dataclass(frozen=True)
+class _Row:
+    stability: ItemStability
+    cells: tuple[_Cell, ...]
+
+    @property
+    def verdict_key(self) -> str:
+        return verdict_key(self.stability.verdict)
+
+
+@dataclass(frozen=True)
+class _ToolRow:
+    use: ToolUse
+    calls: tuple[int | None, ...]
+    """Calls in each requested run; None for a run with no record."""
+
+
+@dataclass
+class _CaseView:
+    account: CaseAccount
+    anchor: str
+    columns: list[_Column]
+    groups: dict[str, list[_Row]] = field(default_factory=dict)
+    """Scorer label -> rows: the expected items, then the extras."""
+    tools: list[_ToolRow] = field(default_factory=list)
+
+    @property
+    def verdict_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for rows in self.groups.values():
+            for row in rows:
+                counts[row.verdict_key] += 1
+        return dict(counts)
+
+
+@dataclass(frozen=True)
+class _Figure:
+    label: str
+    """pass@1, pass@j or pass^j: what was counted, never the plan's k."""
+    caption: str
+    value: float
+    interval: Interval | None
+    method: str
+
+
+@dataclass(frozen=True)
+class _Curves:
+    n: int
+    cases: int
+    at: tuple[float, ...]
+    hat: tuple[float, ...]
+    width: int = 640
+    height: int = 260
+    left: int = 52
+    right: int = 150
+    """Room for the legend, right of the plot."""
+    top: int = 16
+    bottom: int = 44
+
+    def x(self, j: int) -> float:
+        span = self.width - self.left - self.right
+        return self.left + (span / 2 if self.n == 1 else (j - 1) * span / (self.n - 1))
+
+    def y(self, value: float) -> float:
+        return self.top + (1.0 - value) * (self.height - self.top - self.bottom)
+
+    def points(self, values: Sequence[float]) -> str:
+        return " ".join(f"{self.x(j):.1f},{self.y(v):.1f}" for j, v in enumerate(values, start=1))
+
+    @property
+    def ticks(self) -> list[int]:
+        step = max(1, -(-self.n // 10))
+        return [j for j in range(1, self.n + 1) if (j - 1) % step == 0 or j == self.n]
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _anchors(case_ids: Sequence[str]) -> dict[str, str]:
+    """A safe, readable, unique fragment id per case: `c3-ac-conflict-001`."""
+    anchors = {}
+    for i, case in enumerate(case_ids, start=1):
+        slug = re.sub(r"[^A-Za-z0-9_-]+", "-", case).strip("-")[:40]
+        anchors[case] = f"c{i}-{slug}" if slug else f"c{i}"
+    return anchors
+
+
+def _columns(account: CaseAccount, anchor: str, runs: dict[int, RunRecord]) -> list[_Column]:
+    columns = []
+    for index in range(1, account.k_requested + 1):
+        run = runs.get(index)
+        status = run.status if run else "missing"
+        columns.append(_Column(index, status, f"{anchor}-run{index}", run))
+    return columns
+
+
+def _rows(items: Sequence[ItemStability], columns: Sequence[_Column]) -> dict[str, list[_Row]]:
+    groups: dict[str, list[_Row]] = defaultdict(list)
+    for s in items:
+        cells = []
+        for col in columns:
+            if col.index not in s.runs:
+                state = "none"
+            elif col.index in s.hits:
+                state = "found" if s.expected else "extra"
+            else:
+                state = "missed" if s.expected else "none"
+            cells.append(_Cell(col.index, state, col.status))
+        groups[s.scorer].append(_Row(s, tuple(cells)))
+    return dict(groups)
+
+
+def _tool_rows(uses: Sequence[ToolUse], columns: Sequence[_Column]) -> list[_ToolRow]:
+    completed = [c.index for c in columns if c.run is not None]
+    rows = []
+    for use in uses:
+        per_run = dict(zip(completed, use.calls_per_run, strict=True))
+        rows.append(_ToolRow(use, tuple(per_run.get(c.index) for c in columns)))
+    return rows
+
+
+def _case_views(
+    experiment: ExperimentRecord, runs: Sequence[RunRecord], accounting: Accounting
+) -> list[_CaseView]:
+    anchors = _anchors([c.case for c in accounting.cases])
+    by_case: dict[str, dict[int, RunRecord]] = defaultdict(dict)
+    for run in runs:
+        by_case[run.case_id][run.run_index] = run
+    items: dict[str, list[ItemStability]] = defaultdict(list)
+    for s in item_stability(runs):
+        items[s.case].append(s)
+    uses: dict[str | None, list[ToolUse]] = defaultdict(list)
+    for u in tool_profile(runs, experiment.tools):
+        uses[u.case].append(u)
+    views = []
+    for account in accounting.cases:
+        anchor = anchors[account.case]
+        columns = _columns(account, anchor, by_case[account.case])
+        view = _CaseView(account, anchor, columns)
+        view.groups = _rows(items[account.case], columns)
+        view.tools = _tool_rows(uses[account.case], columns)
+        views.append(view)
+    return views
+
+
+def _method(interval: Interval, key: str, cases: int, lang: str) -> str:
+    if interval.method.startswith("exact"):
+        return t("ci_method_exact", lang)
+    return t(key, lang, cases=cases)
+
+
+def _intervals(accounting: Accounting) -> DatasetIntervals | str:
+    """The cluster intervals, or the label key saying why there are none."""
+    if sum(1 for c in accounting.cases if c.counted) < 2:
+        return "ci_needs_cases"
+    try:
+        return dataset_intervals(accounting, confidence=CONFIDENCE)
+    except PasshatError:
+        return "ci_pending"
+
+
+def _figures(accounting: Accounting, lang: str) -> tuple[list[_Figure], str | None]:
+    """pass@1, pass@j, pass^j with j from `Accounting.dataset()`, and their intervals."""
+    d = accounting.dataset()
+    m = d.metrics
+    ci = _intervals(accounting)
+    intervals: tuple[Interval | None, ...] = (
+        (None, None, None) if isinstance(ci, str) else (ci.pass_at_1, ci.pass_at_j, ci.pass_hat_j)
+    )
+    rows = [
+        ("pass@1", t("pass_rate", lang), m.pass_at_1, "ci_method_robust"),
+        (d.label_at, t("at_least_once", lang, j=m.j), m.pass_at_j, "ci_method_bootstrap"),
+        (d.label_hat, t("every_time", lang, j=m.j), m.pass_hat_j, "ci_method_bootstrap"),
+    ]
+    figures = []
+    for (label, caption, value, method_key), interval in zip(rows, intervals, strict=True):
+        method = _method(interval, method_key, m.cases, lang) if interval else ""
+        figures.append(_Figure(label, caption, value, interval, method))
+    return figures, ci if isinstance(ci, str) else None
+
+
+def _curves(accounting: Accounting) -> _Curves:
+    """Mean over the included cases of pass@j and pass^j, j = 1..(fewest counted runs)."""
+    counts = Counter((c.counted, c.passes) for c in accounting.cases if c.counted)
+    cases = sum(counts.values())
+    n = min(counted for counted, _ in counts)
+    at = [0.0] * n
+    hat = [0.0] * n
+    for (counted, passes), weight in counts.items():  # one curve per distinct (n, c)
+        for j, value in enumerate(pass_at_curve(counted, passes)[:n]):
+            at[j] += value * weight / cases
+        for j, value in enumerate(pass_hat_curve(counted, passes)[:n]):
+            hat[j] += value * weight / cases
+    return _Curves(n, cases, tuple(at), tuple(hat))
+
+
+def _item_totals(views: Sequence[_CaseView]) -> dict[str, int]:
+    """How many items of each verdict over all cases, worst first."""
+    totals: dict[str, int] = defaultdict(int)
+    for view in views:
+        for key, n in view.verdict_counts.items():
+            totals[key] += n
+    order = (
+        "always_missed",
+        "sometimes_missed",
+        "always_found",
+        "extra_every_run",
+        "extra_sometimes",
+    )
+    known = {key: totals[key] for key in order if totals.get(key)}
+    return known | {key: n for key, n in totals.items() if key not in known}
+
+
+def _run_data(run: RunRecord) -> dict[str, Any]:
+    return {
+        "case": run.case_id,
+        "run": run.run_index,
+        "status": run.status,
+        "transcript": run.transcript,
+        "tool_calls": run.tool_calls,
+        "final_state": run.final_state,
+        "score": run.score,
+        "output": run.output,
+        "retries": run.retries,
+        "duration_s": run.duration_s,
+        "input_tokens": run.input_tokens,
+        "output_tokens": run.output_tokens,
+        "seed": run.seed,
+    }
+
+
+_REF = "\x00"
+"""Starts a reference into the string table; a real string starting with it is doubled."""
+_INTERN_MIN = 32
+"""Shorter strings are cheaper inline than as a reference."""
+
+
+def _strings(value: Any, counts: Counter[str]) -> None:
+    if isinstance(value, str):
+        if len(value) >= _INTERN_MIN:
+            counts[value] += 1
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, counts)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _strings(item, counts)
+
+
+def _intern(value: Any, counts: Counter[str], table: dict[str, int]) -> Any:
+    """`value` with every long string that occurs more than once replaced by a reference."""
+    if isinstance(value, dict):
+        return {key: _intern(item, counts, table) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_intern(item, counts, table) for item in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = value if isinstance(value, str) else str(value)
+    if counts[text] > 1:
+        return _REF + str(table.setdefault(text, len(table)))
+    return _REF + text if text.startswith(_REF) else text
+
+
+def _runs_blob(views: Sequence[_CaseView]) -> str:
+    """Every recorded run's heavy fields, keyed by anchor, for the page's script.
+
+    Runs repeat themselves (the system prompt and the ticket in every run, the
+    model's annotations in the transcript, the tool calls and the final state),
+    so long repeated strings go into one table, and the JSON is deflated and
+    base64-encoded: about a tenth of the raw size.
+    """
+    runs = {col.anchor: _run_data(col.run) for v in views for col in v.columns if col.run}
+    counts: Counter[str] = Counter()
+    _strings(runs, counts)
+    table: dict[str, int] = {}
+    packed = _intern(runs, counts, table)
+    data = {"strings": list(table), "runs": packed}
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return base64.b64encode(zlib.compress(raw.encode("utf-8"), 9)).decode("ascii")
+
+
+def script_json(value: Any) -> Markup:
+    """JSON safe inside `<script type="application/json">`: no `</script>`, no `<!--`."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escape)
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def _header(e: ExperimentRecord) -> list[tuple[str, str]]:
+    rows = [
+        ("experiment", e.id + (f" ({e.name})" if e.name else "")),
+        ("suite", e.suite_name),
+        ("suite_hash", e.suite_hash[:12]),
+        ("agent", e.agent),
+        ("model", e.model),
+        ("prompt_version", e.prompt_version or "–"),
+        ("requested_k", str(e.k_requested)),
+        ("fingerprint", e.fingerprint),
+        ("created", e.created_at),
+        ("harness_version", e.harness_version),
+    ]
+    recorded = e.model_config.get("recorded") if isinstance(e.model_config, dict) else None
+    if isinstance(recorded, dict) and recorded:
+        rows.append(("cassette", ", ".join(f"{k} {v}" for k, v in recorded.items())))
+    return rows
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    try:
+        import jinja2
+    except ImportError:  # pragma: no cover - jinja2 is the `html` extra
+        raise ConfigError(
+            'the HTML report needs jinja2: install it with pip install "passhat[html]"'
+        ) from None
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("passhat.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = _pct
+    return env
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+@cache
+def _script() -> tuple[Markup, str]:
+    """The page's one script and its CSP hash (so no other script can run)."""
+    text = _environment().get_template("_script.html.j2").render()
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return Markup(text), f"'sha256-{digest}'"
+
+
+def _translator(lang: str) -> Callable[..., str]:
+    def translate(key: str, **values: object) -> str:
+        return t(key, lang, **values)
+
+    return translate
+
+
+def _verdict_labeler(lang: str) -> Callable[[str], str]:
+    """Label of a verdict key; one the catalog does not know is shown in words."""
+
+    def label(key: str) -> str:
+        return LABELS[lang].get(key, key.replace("_", " "))
+
+    return label
+
+
+def _context(experiment: ExperimentRecord, runs: Sequence[RunRecord], lang: str) -> dict[str, Any]:
+    accounting = experiment_accounting(experiment, runs)
+    views = _case_views(experiment, runs, accounting)
+    counted = accounting.runs_counted > 0
+    figures, ci_reason = _figures(accounting, lang) if counted else ([], None)
+    script, script_hash = _script()
+    return {
+        "lang": lang,
+        "t": _translator(lang),
+        "verdict_label": _verdict_labeler(lang),
+        "e": experiment,
+        "header": _header(experiment),
+        "accounting": accounting,
+        "summary": accounting.dataset() if counted else None,
+        "figures": figures,
+        "ci_reason": ci_reason,
+        "ci_level": round(CONFIDENCE * 100),
+        "curves": _curves(accounting) if counted else None,
+        "views": views,
+        "views_by_case": {v.account.case: v for v in views},
+        "item_totals": _item_totals(views),
+        "errored": [r for r in runs if r.status == "errored"],
+        "dataset_tools": tool_profile(runs, experiment.tools, per_case=False),
+        "labels": script_json(LABELS[lang]),
+        "runs_blob": _runs_blob(views),
+        "script": script,
+        "script_hash": script_hash,
+    }
+
+
+def render_html(
+    experiment: ExperimentRecord, runs: Sequence[RunRecord], *, lang: str = "en"
+) -> str:
+    """The whole report as one self-contained HTML page.
+
+    Pass full runs (`store.runs(id, full=True)`) so the transcripts are included;
+    light runs give the same page with the transcripts left out.
+    """
+    lang = check_lang(lang)
+    template = _environment().get_template("report.html.j2")
+    return template.render(_context(experiment, runs, lang))
+
+
+def write_html(
+    path: str | Path,
+    experiment: ExperimentRecord,
+    runs: Sequence[RunRecord],
+    *,
+    lang: str = "en",
+) -> Path:
+    """Render the report and write it to `path` (UTF-8); return the path."""
+    page = render_html(experiment, runs, lang=lang)
+    target = Path(path)
+    target.write_text(page, encoding="utf-8")
+    return target
