@@ -14,11 +14,11 @@ GOAL_ANNOTATIONS = [
 ]
 
 
-async def _write(env: Any, annotations: list[dict[str, Any]]) -> Any:
+async def _write(env: Any, annotations: list[dict[str, Any]], key: str = "SHOP-1042") -> Any:
     return await env.call(
         "update_ticket",
         {
-            "key": "SHOP-1042",
+            "key": key,
             "goal": "g",
             "scope_in": ["a"],
             "scope_out": [],
@@ -29,13 +29,14 @@ async def _write(env: Any, annotations: list[dict[str, Any]]) -> Any:
 
 async def perfect(input: Any, env: Any, ctx: Any) -> str:
     """Writes the goal state: every run passes."""
-    await _write(env, GOAL_ANNOTATIONS)
+    await _write(env, GOAL_ANNOTATIONS, input["ticket"]["key"])
     return "done"
 
 
 async def odd_runs_pass(input: Any, env: Any, ctx: Any) -> str:
     """Passes on odd run indices, fails on even ones: deterministic per run."""
-    await _write(env, GOAL_ANNOTATIONS if ctx.run_index % 2 else GOAL_ANNOTATIONS[:1])
+    chosen = GOAL_ANNOTATIONS if ctx.run_index % 2 else GOAL_ANNOTATIONS[:1]
+    await _write(env, chosen, input["ticket"]["key"])
     return f"run {ctx.run_index}"
 
 

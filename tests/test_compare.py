@@ -306,3 +306,61 @@ def test_console_script_compare_exits_2_without_traceback(tmp_path: Path) -> Non
     )
     assert proc.returncode == 2
     assert "A and B share no case" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------- stored experiments
+
+
+def _experiment(
+    capsys: pytest.CaptureFixture[str], suite: Path, agent: str, name: str, db: Path
+) -> None:
+    from cli_helpers import run_cli as run
+
+    r = run(
+        capsys,
+        "run",
+        str(suite),
+        "--case",
+        "ac-conflict-001",
+        "--case",
+        "conflict-points-007",
+        "--agent",
+        agent,
+        "-k",
+        "4",
+        "--db",
+        str(db),
+        "-q",
+        "--name",
+        name,
+    )
+    assert r.code == 0, r.err
+
+
+def test_compare_two_stored_experiments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    clarify = Path(__file__).resolve().parents[1] / "examples" / "clarify"
+    db = tmp_path / "p.db"
+    _experiment(capsys, clarify, "agents_for_tests:odd_runs_pass", "half", db)
+    _experiment(capsys, clarify, "agents_for_tests:perfect", "all", db)
+    r = run_cli(capsys, "compare", "half", "all", "--db", str(db), "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    text = json.dumps(data)
+    assert "experiment half" in text and "experiment all" in text
+
+    other = tmp_path / "other"
+    shutil.copytree(clarify, other)
+    case = other / "cases" / "ac-conflict-001.yaml"
+    case.write_text(case.read_text(encoding="utf-8").replace("簡單直覺", "簡單"), encoding="utf-8")
+    _experiment(capsys, other, "agents_for_tests:perfect", "edited", db)
+    r = run_cli(capsys, "compare", "half", "edited", "--db", str(db))
+    assert r.code == 2 and "ran different suites" in r.err
+    r = run_cli(capsys, "compare", "half", "edited", "--db", str(db), "--allow-different-suites")
+    assert r.code == 0 and "suites differ" in r.out
+    r = run_cli(capsys, "compare", "half", "all", "--db", str(tmp_path / "none.db"))
+    assert r.code == 2 and "no passhat store here" in r.err

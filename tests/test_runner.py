@@ -364,3 +364,34 @@ def test_sigkill_mid_experiment_then_resume_loses_and_doubles_nothing(tmp_path: 
         passes = con.execute("SELECT count(*) FROM runs WHERE status = 'passed'").fetchone()[0]
     assert indices == list(range(1, 13))
     assert passes == 6
+
+
+def test_report_html_and_languages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "p.db")
+    assert run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q").code == 0
+    page = tmp_path / "seed.html"
+    r = run_cli(capsys, "report", "latest", "--db", db, "--html", str(page), "--lang", "zh-TW")
+    assert r.code == 0, r.err
+    html = page.read_text(encoding="utf-8")
+    assert 'lang="zh-TW"' in html and "ac-conflict-001" in html and "<script src" not in html
+    r = run_cli(capsys, "report", "latest", "--db", db, "--lang", "fr")
+    assert r.code == 2 and "zh-TW" in r.err
+    r = run_cli(capsys, "report", "latest", "--db", db, "--json")
+    data = json.loads(r.out)
+    assert data["dataset"]["forecast"]["m"] == 10
+    assert data["cases"][0]["forecast"]["m"] == 10
+
+
+def test_read_commands_do_not_create_a_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere.db"
+    for command in (
+        ["report", "latest"],
+        ["list"],
+        ["show", "latest", SEED, "1"],
+        ["resume", "latest"],
+    ):
+        r = run_cli(capsys, *command, "--db", str(missing))
+        assert r.code == 2 and "no passhat store here" in r.err, command
+    assert not missing.exists()

@@ -92,8 +92,13 @@ class Store:
     does so), never used from two threads at once.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        if not create and not self.path.exists():
+            raise StoreError(
+                f"{self.path}: no passhat store here; run `passhat run SUITE` first, or give "
+                f"--db (or ${DB_ENV}) the store's path"
+            )
         try:
             self._db = sqlite3.connect(
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -17,15 +18,49 @@ from passhat.stats import DEFAULT_RESAMPLES, METRICS, Metric, check_suites, comp
 from passhat.verdicts import read_verdicts
 
 
-def _load(path: Path, k: int | None) -> tuple[Accounting, bool]:
-    ledger = read_verdicts(path)
-    return ledger.close(ledger.max_run if k is None else k), k is None
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: its accounting and where it came from."""
+
+    accounting: Accounting
+    source: str
+    k_inferred: bool
+    suite_hash: str | None
+
+
+def _load(ref: str, k: int | None, db: Path | None) -> Side:
+    """A verdict file when `ref` is an existing file, else a stored experiment."""
+    if Path(ref).is_file():
+        ledger = read_verdicts(ref)
+        accounting = ledger.close(ledger.max_run if k is None else k)
+        return Side(accounting, ref, k is None, None)
+    if ref.endswith(".jsonl") or ("/" in ref and not Path(ref).exists()):
+        raise InputError(f"{ref}: no such verdict file; give a .jsonl file or an experiment id")
+    from passhat.report.experiment import experiment_accounting
+    from passhat.store import Store, default_db_path
+
+    with Store(db or default_db_path(), create=False) as store:
+        experiment = store.experiment(ref)
+        runs = store.runs(experiment.id, full=False)
+    if k is not None:
+        raise InputError(
+            f"--k is for verdict files; experiment {ref!r} already asks for "
+            f"{experiment.k_requested} runs per case"
+        )
+    source = f"experiment {experiment.name or experiment.id} ({experiment.model})"
+    return Side(experiment_accounting(experiment, runs), source, False, experiment.suite_hash)
 
 
 @app.command(name="compare")
 def compare_command(
-    a: Annotated[Path, typer.Argument(help="Verdict file of configuration A (the baseline).")],
-    b: Annotated[Path, typer.Argument(help="Verdict file of configuration B (the candidate).")],
+    a: Annotated[
+        str,
+        typer.Argument(help="Configuration A (the baseline): a verdict file or an experiment."),
+    ],
+    b: Annotated[
+        str,
+        typer.Argument(help="Configuration B (the candidate): a verdict file or an experiment."),
+    ],
     k: Annotated[
         int | None,
         typer.Option(
@@ -66,6 +101,12 @@ def compare_command(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db", help="Store of the experiments. Default: $PASSHAT_DB or ./passhat.db."
+        ),
+    ] = None,
 ) -> None:
     """Compare B with A case by case: differences with intervals, p-values, the minimum
     detectable difference, and a verdict."""
@@ -75,13 +116,14 @@ def compare_command(
         raise InputError(f"--metric is {metric!r}; use one of {', '.join(METRICS)}")
     check_resamples(resamples)
     check_confidence(confidence)
-    # Verdict files carry no suite hash; stored experiments will pass theirs here.
-    notes = check_suites(None, None, allow_different=allow_different_suites)
-    acc_a, inferred_a = _load(a, k)
-    acc_b, inferred_b = _load(b, k)
+    side_a = _load(a, k, db)
+    side_b = _load(b, k, db)
+    notes = check_suites(
+        side_a.suite_hash, side_b.suite_hash, allow_different=allow_different_suites
+    )
     result = compare(
-        acc_a,
-        acc_b,
+        side_a.accounting,
+        side_b.accounting,
         metric=cast(Metric, metric),
         resamples=resamples,
         confidence=confidence,
@@ -91,20 +133,20 @@ def compare_command(
     if as_json:
         data = comparison_dict(
             result,
-            source_a=str(a),
-            source_b=str(b),
-            k_inferred_a=inferred_a,
-            k_inferred_b=inferred_b,
+            source_a=side_a.source,
+            source_b=side_b.source,
+            k_inferred_a=side_a.k_inferred,
+            k_inferred_b=side_b.k_inferred,
         )
         write_json(data)
     else:
         print_comparison(
             console,
             result,
-            source_a=str(a),
-            source_b=str(b),
-            k_inferred_a=inferred_a,
-            k_inferred_b=inferred_b,
+            source_a=side_a.source,
+            source_b=side_b.source,
+            k_inferred_a=side_a.k_inferred,
+            k_inferred_b=side_b.k_inferred,
         )
     if fail_on_regression and result.verdict.outcome == "worse":
         raise typer.Exit(1)

@@ -20,6 +20,7 @@ from passhat.cli._app import app, console, err_console, write_json
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report
+from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import DB_ENV, Store, default_db_path
 
 if TYPE_CHECKING:
@@ -42,8 +43,9 @@ DbOption = Annotated[
 ExperimentArg = Annotated[str, typer.Argument(help="Experiment id, unique name, or 'latest'.")]
 
 
-def open_store(db: Path | None) -> Store:
-    return Store(db or default_db_path())
+def open_store(db: Path | None, *, create: bool = False) -> Store:
+    """The store at --db, $PASSHAT_DB or ./passhat.db; only `run` creates one."""
+    return Store(db or default_db_path(), create=create)
 
 
 def _model_params(
@@ -228,7 +230,7 @@ def run(
     options = RunOptions(
         concurrency=concurrency, timeout_s=timeout, retry=RetryPolicy(max_retries=retries)
     )
-    with open_store(db) as store:
+    with open_store(db, create=True) as store:
         store.create_experiment(experiment)
         if not quiet:
             err_console.print(
@@ -323,21 +325,57 @@ def resume(
 def report(
     experiment_ref: ExperimentArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", metavar="FILE", help="Also write a self-contained HTML report to FILE."
+        ),
+    ] = None,
+    lang: Annotated[
+        str | None,
+        typer.Option("--lang", help="Report language: en or zh-TW. Default: from the locale."),
+    ] = None,
+    forecast_m: Annotated[
+        int,
+        typer.Option(
+            "--forecast", "-m", metavar="M", help="Forecast the chance the next M runs all pass."
+        ),
+    ] = 10,
+    show_all: Annotated[
+        bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")
+    ] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """The three numbers, the accounting, item stability and tool use of an experiment."""
+    """The three numbers with intervals, the accounting, item stability and tool use."""
+    from passhat.report.i18n import check_lang, default_lang
+
+    language = check_lang(lang) if lang is not None else default_lang()
+    if forecast_m < 1:
+        raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
     with open_store(db) as store:
         experiment = store.experiment(experiment_ref)
-        runs = store.runs(experiment.id, full=False)
+        runs = store.runs(experiment.id, full=html is not None)
+    if html is not None:
+        from passhat.report.html import write_html
+
+        written = write_html(html, experiment, runs, lang=language)
+        err_console.print(f"wrote {written}", markup=False, soft_wrap=True)
     if as_json:
-        data = experiment_dict(experiment, runs)
+        data = experiment_dict(experiment, runs, forecast_m=forecast_m)
         write_json(data)
         complete = data["dataset"] is not None and data["dataset"]["complete"]
     else:
-        complete = print_experiment_report(console, experiment, runs).complete
+        accounting = print_experiment_report(
+            console,
+            experiment,
+            runs,
+            forecast_m=forecast_m,
+            limit=None if show_all else ROWS_SHOWN,
+        )
+        complete = accounting.complete
     if strict and not complete:
         raise typer.Exit(1)
 

@@ -17,8 +17,9 @@ from rich.text import Text
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.report.summary import summary_dict
-from passhat.report.terminal import print_metrics
+from passhat.report.summary import summary_with_uncertainty
+from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
+from passhat.stats import Uncertainty, uncertainty
 
 
 def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[RunRecord]) -> Accounting:
@@ -107,15 +108,31 @@ def tools_table(uses: Sequence[ToolUse]) -> Table:
 MAX_ERRORED_LINES = 20
 
 
+def experiment_uncertainty(
+    accounting: Accounting, forecast_m: int, only: set[str] | None = None
+) -> Uncertainty:
+    """Intervals and forecasts with the defaults of `passhat metrics` (seeded: reproducible)."""
+    return uncertainty(accounting, m=forecast_m, seed=0, only=only)
+
+
 def print_experiment_report(
-    console: Console, experiment: ExperimentRecord, runs: Sequence[RunRecord]
+    console: Console,
+    experiment: ExperimentRecord,
+    runs: Sequence[RunRecord],
+    *,
+    forecast_m: int = 10,
+    limit: int | None = ROWS_SHOWN,
 ) -> Accounting:
-    """Print the whole report; return the accounting (for --strict)."""
+    """Print the whole report; return the accounting (for --strict).
+
+    At most `limit` cases are listed in each table (None: all); figures cover all."""
     accounting = experiment_accounting(experiment, runs)
     console.print(header_table(experiment))
     console.print()
     if accounting.runs_counted:
-        print_metrics(console, accounting)
+        shown = {c.case for c in shown_cases(accounting, limit)}
+        u = experiment_uncertainty(accounting, forecast_m, None if limit is None else shown)
+        print_metrics(console, accounting, uncertainty=u, limit=limit)
     else:
         console.print(
             Text("no counted run yet: pass@k cannot be computed", style="bold red"),
@@ -125,9 +142,15 @@ def print_experiment_report(
     by_case: dict[str, list[ItemStability]] = {}
     for item in item_stability(runs):
         by_case.setdefault(item.case, []).append(item)
-    for case, items in by_case.items():
+    listed = list(by_case.items()) if limit is None else list(by_case.items())[:limit]
+    for case, items in listed:
         console.print(items_table(case, items))
-    uses = tool_profile(runs, experiment.tools)
+    if len(listed) < len(by_case):
+        console.print(
+            Text(f"item stability of {len(by_case) - len(listed):,} more cases: --all or --json")
+        )
+    per_case = limit is None or len(accounting.cases) <= limit
+    uses = tool_profile(runs, experiment.tools, per_case=per_case)
     if uses:
         console.print(tools_table(uses))
     errored = [r for r in runs if r.status == "errored"]
@@ -140,8 +163,10 @@ def print_experiment_report(
     return accounting
 
 
-def experiment_dict(experiment: ExperimentRecord, runs: Sequence[RunRecord]) -> dict[str, Any]:
-    """The report as JSON-ready data."""
+def experiment_dict(
+    experiment: ExperimentRecord, runs: Sequence[RunRecord], *, forecast_m: int = 10
+) -> dict[str, Any]:
+    """The report as JSON-ready data, intervals and forecasts included."""
     accounting = experiment_accounting(experiment, runs)
     data: dict[str, Any] = {
         "experiment": {
@@ -161,7 +186,8 @@ def experiment_dict(experiment: ExperimentRecord, runs: Sequence[RunRecord]) -> 
         }
     }
     if accounting.runs_counted:
-        data.update(summary_dict(accounting))
+        u = experiment_uncertainty(accounting, forecast_m)
+        data.update(summary_with_uncertainty(accounting, u))
     else:
         data["dataset"] = None
         data["cases"] = []
