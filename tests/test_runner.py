@@ -395,3 +395,49 @@ def test_read_commands_do_not_create_a_store(
         r = run_cli(capsys, *command, "--db", str(missing))
         assert r.code == 2 and "no passhat store here" in r.err, command
     assert not missing.exists()
+
+
+def test_ctrl_c_keeps_finished_runs_and_says_how_to_resume(tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    env = {**os.environ, "PYTHONPATH": TESTS, "PASSHAT_TEST_DELAY": "0.15"}
+    argv = [
+        sys.executable,
+        "-m",
+        "passhat",
+        "run",
+        str(CLARIFY),
+        "--case",
+        SEED,
+        "--agent",
+        "agents_for_tests:slow",
+        "-k",
+        "20",
+        "--concurrency",
+        "2",
+        "--db",
+        str(db),
+        "-q",
+        "--name",
+        "interrupted",
+    ]
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    recorded = 0
+    while time.monotonic() < deadline and recorded < 3:
+        time.sleep(0.05)
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as con:
+                    recorded = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+            except sqlite3.OperationalError:
+                recorded = 0
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted:" in err and "passhat resume interrupted" in err
+    assert "Traceback" not in err
+    with sqlite3.connect(db) as con:
+        kept = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert 3 <= kept < 20
