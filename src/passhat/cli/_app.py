@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 import typer
+from pydantic_core import to_json
 from rich.console import Console
 
 from passhat.errors import PasshatError, SuiteError
@@ -27,9 +27,12 @@ err_console = Console(stderr=True, highlight=False)
 
 
 def write_json(data: Any) -> None:
-    """JSON on stdout: indented for a person at a terminal, compact for a pipe."""
+    """JSON on stdout: indented for a person at a terminal, compact for a pipe.
+
+    pydantic-core's serializer (Rust) writes 100,000 cases several times faster
+    than `json.dumps`, and writes NaN and infinities as null: always valid JSON."""
     indent = 2 if sys.stdout.isatty() else None
-    sys.stdout.write(json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+    sys.stdout.write(to_json(data, indent=indent, inf_nan_mode="null").decode("utf-8") + "\n")
 
 
 def fail(error: PasshatError) -> None:
