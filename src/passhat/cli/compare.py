@@ -10,8 +10,9 @@ import typer
 
 from passhat.accounting import Accounting
 from passhat.cli._app import app, console, write_json
-from passhat.cli.metrics import check_confidence, check_resamples
+from passhat.cli.metrics import LangOption, check_confidence, check_resamples, report_lang
 from passhat.errors import InputError
+from passhat.report.i18n import t
 from passhat.report.summary import comparison_dict
 from passhat.report.terminal import print_comparison
 from passhat.stats import DEFAULT_RESAMPLES, METRICS, Metric, check_suites, compare
@@ -24,8 +25,18 @@ class Side:
 
     accounting: Accounting
     source: str
+    """Where the runs came from, in English (the JSON's words)."""
     k_inferred: bool
     suite_hash: str | None
+    experiment: tuple[str, str] | None = None
+    """A stored experiment's name (or id) and model; None for a verdict file."""
+
+    def shown(self, lang: str) -> str:
+        """`source` in `lang`: a file path stays as it is."""
+        if self.experiment is None:
+            return self.source
+        name, model = self.experiment
+        return t("experiment_source", lang, name=name, model=model)
 
 
 def _load(ref: str, k: int | None, db: Path | None) -> Side:
@@ -47,8 +58,14 @@ def _load(ref: str, k: int | None, db: Path | None) -> Side:
             f"--k is for verdict files; experiment {ref!r} already asks for "
             f"{experiment.k_requested} runs per case"
         )
-    source = f"experiment {experiment.name or experiment.id} ({experiment.model})"
-    return Side(experiment_accounting(experiment, runs), source, False, experiment.suite_hash)
+    name = experiment.name or experiment.id
+    return Side(
+        experiment_accounting(experiment, runs),
+        t("experiment_source", "en", name=name, model=experiment.model),
+        False,
+        experiment.suite_hash,
+        (name, experiment.model),
+    )
 
 
 @app.command(name="compare")
@@ -107,9 +124,11 @@ def compare_command(
             "--db", help="Store of the experiments. Default: $PASSHAT_DB or ./passhat.db."
         ),
     ] = None,
+    lang: LangOption = None,
 ) -> None:
     """Compare B with A case by case: differences with intervals, p-values, the minimum
     detectable difference, and a verdict."""
+    language = report_lang(lang)
     if k is not None and k < 1:
         raise InputError(f"--k is {k}; ask for at least 1 run per case")
     if metric not in METRICS:
@@ -143,10 +162,11 @@ def compare_command(
         print_comparison(
             console,
             result,
-            source_a=side_a.source,
-            source_b=side_b.source,
+            source_a=side_a.shown(language),
+            source_b=side_b.shown(language),
             k_inferred_a=side_a.k_inferred,
             k_inferred_b=side_b.k_inferred,
+            lang=language,
         )
     if fail_on_regression and result.verdict.outcome == "worse":
         raise typer.Exit(1)

@@ -9,12 +9,24 @@ import typer
 
 from passhat.cli._app import app, console, write_json
 from passhat.errors import InputError
+from passhat.report.i18n import check_lang, default_lang
 from passhat.report.summary import summary_with_uncertainty
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
 from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, MIN_RESAMPLES, UNIFORM, Prior, uncertainty
 from passhat.verdicts import read_verdicts
 
 PRIORS: dict[str, Prior] = {"jeffreys": JEFFREYS, "uniform": UNIFORM, "fitted": "fitted"}
+
+LangOption = Annotated[
+    str | None,
+    typer.Option("--lang", help="Report language: en or zh-TW. Default: from the locale."),
+]
+"""--lang of every command that prints a report (JSON stays English)."""
+
+
+def report_lang(lang: str | None) -> str:
+    """The language asked for with --lang (checked: exit 2 if unknown), else the locale's."""
+    return check_lang(lang) if lang is not None else default_lang()
 
 
 def check_resamples(resamples: int) -> None:
@@ -83,9 +95,11 @@ def metrics(
     show_all: Annotated[
         bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")
     ] = False,
+    lang: LangOption = None,
 ) -> None:
     """Pass rate, pass@k and pass^k for verdicts from any harness, with run accounting,
     intervals and a forecast of the next runs."""
+    language = report_lang(lang)
     if k is not None and k < 1:
         raise InputError(f"--k is {k}; ask for at least 1 run per case")
     if forecast_m < 1:
@@ -123,6 +137,7 @@ def metrics(
             title=str(file),
             uncertainty=u,
             limit=limit,
+            lang=language,
         )
     if strict and not accounting.complete:
         raise typer.Exit(1)

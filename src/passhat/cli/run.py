@@ -17,9 +17,11 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.cli._app import app, console, err_console, write_json
+from passhat.cli.metrics import LangOption, report_lang
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report
+from passhat.report.i18n import t
 from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import DB_ENV, Store, default_db_path
 
@@ -96,6 +98,7 @@ def _execute(
     model: Model | None,
     options: RunOptions,
     quiet: bool,
+    lang: str,
 ) -> None:
     from passhat.runner import plan, run_experiment
 
@@ -111,12 +114,16 @@ def _execute(
         disable=quiet,
         transient=False,
     )
-    task = progress.add_task("runs", total=todo, tally="")
+    task = progress.add_task(t("runs", lang), total=todo, tally="")
 
     def tick(run: RunRecord) -> None:
         counts[run.status] += 1
-        tally = (
-            f"passed {counts['passed']} · failed {counts['failed']} · errored {counts['errored']}"
+        tally = t(
+            "tally",
+            lang,
+            passed=counts["passed"],
+            failed=counts["failed"],
+            errored=counts["errored"],
         )
         progress.update(task, advance=1, tally=tally)
 
@@ -134,8 +141,7 @@ def _execute(
     except KeyboardInterrupt:
         done = len(store.recorded(experiment.id))
         err_console.print(
-            f"interrupted: {done} runs recorded, runs in flight were dropped (they count as "
-            f"missing); `passhat resume {experiment.name or experiment.id}` runs the rest",
+            t("interrupted", lang, done=done, ref=experiment.name or experiment.id),
             style="yellow",
             markup=False,
             soft_wrap=True,
@@ -143,11 +149,13 @@ def _execute(
         raise typer.Exit(130) from None
 
 
-def _report_and_exit(store: Store, experiment: ExperimentRecord, strict: bool, quiet: bool) -> None:
+def _report_and_exit(
+    store: Store, experiment: ExperimentRecord, strict: bool, quiet: bool, lang: str
+) -> None:
     runs = store.runs(experiment.id, full=False)
     if not quiet:
         console.print()
-    accounting = print_experiment_report(console, experiment, runs)
+    accounting = print_experiment_report(console, experiment, runs, lang=lang)
     if strict and not accounting.complete:
         raise typer.Exit(1)
 
@@ -200,12 +208,14 @@ def run(
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    lang: LangOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.agents import RetryPolicy
     from passhat.runner import RunOptions, new_experiment
     from passhat.suite import load_suite
 
+    language = report_lang(lang)
     suite = _select(load_suite(suite_dir), case or [])
     k = suite.defaults.k if k is None else k
     if k < 1:
@@ -233,13 +243,18 @@ def run(
     with open_store(db, create=True) as store:
         store.create_experiment(experiment)
         if not quiet:
-            err_console.print(
-                f"experiment {experiment.id}: {len(suite.cases)} cases × k={k} "
-                f"= {len(suite.cases) * k} runs → {store.path}",
-                markup=False,
+            start = t(
+                "run_start",
+                language,
+                id=experiment.id,
+                cases=len(suite.cases),
+                k=k,
+                runs=len(suite.cases) * k,
+                path=store.path,
             )
-        _execute(store, experiment, suite, loaded, provider, options, quiet)
-        _report_and_exit(store, experiment, strict, quiet)
+            err_console.print(start, markup=False)
+        _execute(store, experiment, suite, loaded, provider, options, quiet, language)
+        _report_and_exit(store, experiment, strict, quiet, language)
 
 
 def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
@@ -268,12 +283,14 @@ def resume(
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    lang: LangOption = None,
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k)."""
     from passhat.agents import RetryPolicy
     from passhat.runner import RunOptions, check_resumable, new_experiment, plan
     from passhat.suite import load_suite
 
+    language = report_lang(lang)
     with open_store(db) as store:
         stored = store.experiment(experiment_ref)
         if k is not None and k < stored.k_requested:
@@ -316,9 +333,9 @@ def resume(
         )
         todo = plan(stored, store.recorded(stored.id))
         if not quiet:
-            err_console.print(f"experiment {stored.id}: {len(todo)} runs to do", markup=False)
-        _execute(store, stored, suite, loaded, provider, options, quiet)
-        _report_and_exit(store, stored, strict, quiet)
+            err_console.print(t("runs_to_do", language, id=stored.id, n=len(todo)), markup=False)
+        _execute(store, stored, suite, loaded, provider, options, quiet, language)
+        _report_and_exit(store, stored, strict, quiet, language)
 
 
 @app.command()
@@ -331,10 +348,7 @@ def report(
             "--html", metavar="FILE", help="Also write a self-contained HTML report to FILE."
         ),
     ] = None,
-    lang: Annotated[
-        str | None,
-        typer.Option("--lang", help="Report language: en or zh-TW. Default: from the locale."),
-    ] = None,
+    lang: LangOption = None,
     forecast_m: Annotated[
         int,
         typer.Option(
@@ -350,9 +364,7 @@ def report(
     db: DbOption = None,
 ) -> None:
     """The three numbers with intervals, the accounting, item stability and tool use."""
-    from passhat.report.i18n import check_lang, default_lang
-
-    language = check_lang(lang) if lang is not None else default_lang()
+    language = report_lang(lang)
     if forecast_m < 1:
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
     with open_store(db) as store:
@@ -362,7 +374,7 @@ def report(
         from passhat.report.html import write_html
 
         written = write_html(html, experiment, runs, lang=language)
-        err_console.print(f"wrote {written}", markup=False, soft_wrap=True)
+        err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
     if as_json:
         data = experiment_dict(experiment, runs, forecast_m=forecast_m)
         write_json(data)
@@ -374,6 +386,7 @@ def report(
             runs,
             forecast_m=forecast_m,
             limit=None if show_all else ROWS_SHOWN,
+            lang=language,
         )
         complete = accounting.complete
     if strict and not complete:

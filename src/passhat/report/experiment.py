@@ -2,7 +2,8 @@
 the tool-use profile; as rich renderables and as JSON-ready data.
 
 Everything that came from a case file, a model or a tool enters as `Text`, never
-as markup.
+as markup. Labels come from `passhat.report.i18n` in the `lang` asked for; data
+(case ids, items, tools, error messages) is shown as it is.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from rich.text import Text
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.records import ExperimentRecord, RunRecord
+from passhat.report.i18n import t, verdict_label
 from passhat.report.summary import summary_with_uncertainty
-from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
+from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
 from passhat.stats import Uncertainty, uncertainty
 
 
@@ -32,17 +34,18 @@ def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[RunRecord
     return ledger.close(experiment.k_requested)
 
 
-def header_table(e: ExperimentRecord) -> Table:
+def header_table(e: ExperimentRecord, *, lang: str = "en") -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
+    suite = f"{e.suite_name}  {t('suite_hash', lang)} {e.suite_hash[:12]}"
     rows = [
         ("experiment", f"{e.id}" + (f" ({e.name})" if e.name else "")),
-        ("suite", f"{e.suite_name}  hash {e.suite_hash[:12]}"),
+        ("suite", suite),
         ("agent", e.agent),
         ("model", e.model),
-        ("prompt version", e.prompt_version or "–"),
-        ("requested k", str(e.k_requested)),
+        ("prompt_version", e.prompt_version or "–"),
+        ("requested_k", str(e.k_requested)),
         ("fingerprint", e.fingerprint),
         ("created", e.created_at),
     ]
@@ -51,45 +54,52 @@ def header_table(e: ExperimentRecord) -> Table:
         note = ", ".join(f"{k} {v}" for k, v in recorded.items())
         rows.append(("cassette", note))
     for key, value in rows:
-        table.add_row(key, Text(value))
+        table.add_row(t(key, lang), Text(value))
     return table
 
 
-def _runs(indices: Sequence[int]) -> str:
-    return ", ".join(str(i) for i in indices) if indices else "–"
+def _runs(indices: Sequence[int], lang: str) -> str:
+    return t("list_sep", lang).join(str(i) for i in indices) if indices else "–"
 
 
-def items_table(case: str, items: Sequence[ItemStability]) -> Table:
+def items_table(case: str, items: Sequence[ItemStability], *, lang: str = "en") -> Table:
     """One case's goal items (then extras) across its counted runs."""
-    title = Text.assemble("item stability · ", Text(case, style="bold"), " (counted runs)")
+    title = Text.assemble(
+        t("item_stability", lang) + " · ",
+        Text(case, style="bold"),
+        t("counted_runs_paren", lang),
+    )
     table = Table(title=title, title_justify="left")
-    table.add_column("item", overflow="fold")
-    for name in ("found", "missed in runs", "verdict"):
-        table.add_column(name, no_wrap=True)
+    table.add_column(t("item", lang), overflow="fold")
+    for key in ("found", "missed_in_runs", "verdict"):
+        table.add_column(t(key, lang), no_wrap=True)
     for s in items:
         if s.expected:
             found = f"{len(s.hits)}/{len(s.runs)}"
-            missed = _runs(s.misses)
+            missed = _runs(s.misses, lang)
             style = {"always found": "green", "always missed": "bold red"}.get(s.verdict, "yellow")
         else:
             found = f"+{len(s.hits)}/{len(s.runs)}"
-            missed = f"extra in {_runs(s.hits)}"
+            missed = t("extra_in", lang, runs=_runs(s.hits, lang))
             style = "magenta"
-        table.add_row(Text(s.item), found, missed, Text(s.verdict, style=style))
+        # English keeps the analysis' own words ("extra, sometimes"), as before.
+        label = s.verdict if lang == "en" else verdict_label(s.verdict, lang)
+        verdict = Text(label, style=style)
+        table.add_row(Text(s.item), found, missed, verdict)
     return table
 
 
-def tools_table(uses: Sequence[ToolUse]) -> Table:
+def tools_table(uses: Sequence[ToolUse], *, lang: str = "en") -> Table:
     """Per tool: how many runs called it and how often; one section per case."""
     cases = list(dict.fromkeys(u.case for u in uses))
     single = len(cases) == 1
-    title = Text("tool use (completed runs)")
+    title = Text(t("tool_use", lang) + t("completed_runs_paren", lang))
     if single and cases[0]:
         title.append(" · ").append(cases[0], style="bold")
     table = Table(title=title, title_justify="left")
-    columns = ["tool", "runs calling", "calls per run", "errors"]
-    for name in columns if single else ["case", *columns]:
-        table.add_column(name)
+    columns = ["tool", "runs_calling", "calls_per_run", "errors"]
+    for key in columns if single else ["case", *columns]:
+        table.add_column(t(key, lang))
     previous: str | None = None
     for u in uses:
         if not single and previous is not None and u.case != previous:
@@ -97,11 +107,11 @@ def tools_table(uses: Sequence[ToolUse]) -> Table:
         previous = u.case
         row: list[Text | str] = [
             Text(u.tool),
-            f"{u.runs_calling} of {u.runs}",
+            t("runs_calling_of", lang, calling=u.runs_calling, runs=u.runs),
             " ".join(str(n) for n in u.calls_per_run),
             str(u.errors),
         ]
-        table.add_row(*(row if single else [Text(u.case or "all"), *row]))
+        table.add_row(*(row if single else [Text(u.case or t("all", lang)), *row]))
     return table
 
 
@@ -122,44 +132,49 @@ def print_experiment_report(
     *,
     forecast_m: int = 10,
     limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
 ) -> Accounting:
-    """Print the whole report; return the accounting (for --strict).
+    """Print the whole report in `lang`; return the accounting (for --strict).
 
     At most `limit` cases are listed in each table (None: all); figures cover all."""
     accounting = experiment_accounting(experiment, runs)
-    console.print(header_table(experiment))
+    console.print(header_table(experiment, lang=lang))
     console.print()
     if accounting.runs_counted:
         shown = {c.case for c in shown_cases(accounting, limit)}
         u = experiment_uncertainty(accounting, forecast_m, None if limit is None else shown)
-        print_metrics(console, accounting, uncertainty=u, limit=limit)
+        print_metrics(console, accounting, uncertainty=u, limit=limit, lang=lang)
     else:
-        console.print(
-            Text("no counted run yet: pass@k cannot be computed", style="bold red"),
-        )
-        for line in accounting.shortfalls():
+        console.print(Text(t("no_counted_run", lang), style="bold red"))
+        for line in shortfall_lines(accounting, lang):
             console.print(Text("  " + line))
     by_case: dict[str, list[ItemStability]] = {}
     for item in item_stability(runs):
         by_case.setdefault(item.case, []).append(item)
     listed = list(by_case.items()) if limit is None else list(by_case.items())[:limit]
     for case, items in listed:
-        console.print(items_table(case, items))
+        console.print(items_table(case, items, lang=lang))
     if len(listed) < len(by_case):
-        console.print(
-            Text(f"item stability of {len(by_case) - len(listed):,} more cases: --all or --json")
-        )
+        more = f"{len(by_case) - len(listed):,}"
+        console.print(Text(t("more_item_cases", lang, n=more)))
     per_case = limit is None or len(accounting.cases) <= limit
     uses = tool_profile(runs, experiment.tools, per_case=per_case)
     if uses:
-        console.print(tools_table(uses))
+        console.print(tools_table(uses, lang=lang))
     errored = [r for r in runs if r.status == "errored"]
     for r in errored[:MAX_ERRORED_LINES]:
-        line = f"errored: {r.case_id} run {r.run_index}: {r.error_type}: {r.error_message}"
+        line = t(
+            "errored_line",
+            lang,
+            case=r.case_id,
+            run=r.run_index,
+            type=r.error_type,
+            message=r.error_message,
+        )
         console.print(Text(line, "red"))
     if len(errored) > MAX_ERRORED_LINES:
-        more = len(errored) - MAX_ERRORED_LINES
-        console.print(Text(f"... and {more} more errored runs (--json lists them all)"))
+        more = str(len(errored) - MAX_ERRORED_LINES)
+        console.print(Text(t("more_errored", lang, n=more)))
     return accounting
 
 

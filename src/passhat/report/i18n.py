@@ -1,6 +1,6 @@
 """Labels of the reports in English and Traditional Chinese (zh-TW).
 
-One catalog serves the HTML report and, later, the terminal report: a label is
+One catalog serves the HTML report and the terminal reports: a label is
 looked up by a stable key, never by its English text. Metric names (pass@1,
 pass@k, pass^k) are not translated: they are names, not words. A label may hold
 `{placeholders}`; `t(key, lang, name=value)` fills them.
@@ -150,6 +150,120 @@ _EN: dict[str, str] = {
     "unpacking": "unpacking…",
     "cannot_unpack": "This browser cannot unpack the transcripts (no DecompressionStream).",
     "back_to_grid": "back to the grid",
+    # terminal: the metrics table and the accounting panel
+    "table_caption": "n = each case's counted runs; the dataset row uses j = {j}, "
+    "which every included case reaches",
+    "more_cases_hidden": "; {n} more cases not listed (--all lists every case, --json has all)",
+    "dataset_row": "dataset ({cases} cases)",
+    "requested_k_is": "requested k = {k}",
+    "k_inferred_hint": " (inferred from the largest run index; pass --k to state it)",
+    "k_inferred": " (inferred from the largest run index)",
+    "run_counts": "runs requested {requested}, completed {completed}, counted {counted}, "
+    "errored {errored}, missing {missing}",
+    "shortfall_case": "{case}: {counted} of {k} requested runs counted ({detail})",
+    "missing_run_list": "missing run {runs}",
+    "errored_run_list": "errored run {runs}",
+    "more_short": "... and {n} more cases short of the plan",
+    "and_more": " and {n} more",
+    "sep": "; ",
+    "list_sep": ", ",
+    "period": ".",
+    # terminal: intervals
+    "intervals_note": "intervals: {note}",
+    "ci_one_case": "one case with counted runs: a dataset interval needs 2 or more cases",
+    "intervals_title": "How sure? {conf} intervals over {cases} cases",
+    "intervals_caption": "Intervals describe a new draw of cases like these, each run as often; "
+    "the runs of one case stay together.",
+    "intervals_rough": " With under 10 cases they are rough.",
+    "figure": "figure",
+    "estimate": "estimate",
+    "interval": "{conf} interval",
+    "method": "method",
+    "method_robust": "cluster-robust SE, t({df})",
+    "method_bootstrap": "cluster bootstrap, B = {resamples}",
+    "method_exact": "exact bound, every case at {value}",
+    "share_of": "share: {label}",
+    "next_all_pass": "next {m} all pass",
+    "credible_method": "credible; {method}",
+    "share_method": "{prior} prior, moment-matched Beta",
+    "prior_jeffreys": "Jeffreys Beta(1/2, 1/2)",
+    "prior_uniform": "uniform Beta(1, 1)",
+    "prior_fitted": "fitted {beta}",
+    # terminal: per-case forecast
+    "forecast_title": "Per case: rate interval and forecast of the next {m} runs",
+    "forecast_caption": "P(next {m} all pass) = E[p^{m}] under a {prior} prior. "
+    "n of n passed: the failure rate is below 1 - {alpha}^(1/n), "
+    "one-sided (the rule of three: about 3/n at 95 %).",
+    "rate_wilson": "rate {conf} (Wilson)",
+    "p_next_pass": "P(next {m} pass)",
+    "credible": "{conf} credible",
+    "nn_bound": "n/n bound",
+    "bound_fail": "fail < {pct}",
+    "bound_pass": "pass < {pct}",
+    "expected_share": "expected share",
+    # terminal: plans (--plan)
+    "plan_title": "plan",
+    "plan_head": "{label}: about ±{now} pts now ({cases} cases, {runs} runs each); "
+    "for ±{target} pts at {conf}:",
+    "plan_runs": "{runs} runs per case on these {cases} cases, or",
+    "plan_no_runs": "no number of runs on these {cases} cases gets there;",
+    "plan_cases": "{needed} cases at the current runs (at least {floor} cases, however many runs)",
+    "plan_few_cases": "planning needs at least 2 cases with counted runs; have {cases}",
+    "plan_no_repeat": "planning needs a case with 2+ counted runs to see within-case spread",
+    "plan_no_spread": "every counted run passed (or every one failed): there is no spread to plan "
+    "from; the interval is then the exact bound over cases, which shrinks like 3.7 / cases",
+    "plan_no_spread_hat": "every case has pass^{j} = {value}: there is no spread to plan from; "
+    "the interval is the exact bound over cases, which shrinks like 3.7 / cases",
+    "plan_no_within": "a case with 2+ counted runs is needed to tell within-case "
+    "from between-case spread",
+    # terminal: comparison
+    "experiment_source": "experiment {name} ({model})",
+    "paired": "paired: {n} cases with counted runs on both sides",
+    "only_in_a": "only in A (left out)",
+    "only_in_b": "only in B (left out)",
+    "one_side_uncounted": "no counted run on one side (left out)",
+    "note_no_suite_hash": "{side} has no suite hash (a verdict file): "
+    "cannot check both ran the same suite",
+    "note_suites_differ": "suites differ: A ran suite {a}, B ran suite {b}; "
+    "only the cases both contain are compared",
+    "diff_title": "B − A over {cases} paired cases",
+    "diff_caption": "pass@{j} / pass^{j}: the largest j every paired case reaches on both sides "
+    "(A requested {ka}, B requested {kb}). Interval: paired cluster bootstrap, "
+    "B = {resamples}; p: sign-flip permutation",
+    "every_flip": " (every flip enumerated)",
+    "mde_at_power": "; MDE at {power} power.",
+    "pts": "{value} pts",
+    "range": "{low} to {high}",
+    "no_case_moved": "No paired case changed its pass rate.",
+    "passes_over_counted": "passes / counted runs",
+    "more_in_json": "; {n} more in --json",
+    "moved_title": "Moved: {moved} of {cases} cases",
+    "delta_rate": "Δ rate",
+    "verdict_evidence": "{label} {diff} ({conf} interval {low} to {high}, p = {p}) "
+    "over {cases} paired cases",
+    "verdict_better": "B is better: {evidence}.",
+    "verdict_worse": "B is worse: {evidence}.",
+    "verdict_none": "No difference detectable at this size (MDE = {mde} at {power} power): "
+    "{evidence}.",
+    "verdict_to_detect": " To detect {diff} at {power} power: about {needed} cases "
+    "at {runs} runs each",
+    "verdict_or_runs": ", or {runs} runs per case on these {cases} cases",
+    "verdict_runs_cannot": "; more runs on these cases cannot get there",
+    # terminal: the experiment report
+    "counted_runs_paren": " (counted runs)",
+    "completed_runs_paren": " (completed runs)",
+    "extra_in": "extra in {runs}",
+    "all": "all",
+    "more_item_cases": "item stability of {n} more cases: --all or --json",
+    "errored_line": "errored: {case} run {run}: {type}: {message}",
+    "more_errored": "... and {n} more errored runs (--json lists them all)",
+    # terminal: run and resume
+    "run_start": "experiment {id}: {cases} cases × k={k} = {runs} runs → {path}",
+    "runs_to_do": "experiment {id}: {n} runs to do",
+    "interrupted": "interrupted: {done} runs recorded, runs in flight were dropped (they count "
+    "as missing); `passhat resume {ref}` runs the rest",
+    "tally": "passed {passed} · failed {failed} · errored {errored}",
+    "wrote": "wrote {path}",
 }
 
 _ZH_TW: dict[str, str] = {
@@ -281,6 +395,114 @@ _ZH_TW: dict[str, str] = {
     "unpacking": "解開中…",
     "cannot_unpack": "這個瀏覽器無法解開對話紀錄（不支援 DecompressionStream）。",
     "back_to_grid": "回到表格",
+    # terminal: the metrics table and the accounting panel
+    "table_caption": "n = 各案例計入的執行次數；資料集列使用 j = {j}，每個納入的案例都達到",
+    "more_cases_hidden": "；另有 {n} 個案例未列出（--all 列出每個案例，--json 含全部）",
+    "dataset_row": "資料集（{cases} 個案例）",
+    "requested_k_is": "要求的 k = {k}",
+    "k_inferred_hint": "（由最大的執行編號推斷；用 --k 明確指定）",
+    "k_inferred": "（由最大的執行編號推斷）",
+    "run_counts": "執行次數：要求 {requested}、完成 {completed}、計入 {counted}、"
+    "出錯 {errored}、缺少 {missing}",
+    "shortfall_case": "{case}：要求 {k} 次，計入 {counted} 次（{detail}）",
+    "missing_run_list": "缺少第 {runs} 次",
+    "errored_run_list": "第 {runs} 次出錯",
+    "more_short": "……另有 {n} 個案例未達計畫",
+    "and_more": "，另有 {n} 個",
+    "sep": "；",
+    "list_sep": "、",
+    "period": "。",
+    # terminal: intervals
+    "intervals_note": "信賴區間：{note}",
+    "ci_one_case": "只有一個案例有計入的執行：資料集的區間需要 2 個以上的案例",
+    "intervals_title": "有多確定？{cases} 個案例的 {conf} 區間",
+    "intervals_caption": "區間描述的是重新抽出一批同類案例、每個案例執行同樣次數時的情形；"
+    "同一案例的各次執行一起抽取。",
+    "intervals_rough": "案例少於 10 個時，區間只是粗估。",
+    "figure": "指標",
+    "estimate": "估計值",
+    "interval": "{conf} 區間",
+    "method": "方法",
+    "method_robust": "群集穩健標準誤，t({df})",
+    "method_bootstrap": "群集 bootstrap，B = {resamples}",
+    "method_exact": "精確界限，每個案例都是 {value}",
+    "share_of": "比例：{label}",
+    "next_all_pass": "接下來 {m} 次全部通過",
+    "credible_method": "可信區間；{method}",
+    "share_method": "{prior}，以動差配適的 Beta 分布",
+    "prior_jeffreys": "Jeffreys 先驗 Beta(1/2, 1/2)",
+    "prior_uniform": "均勻先驗 Beta(1, 1)",
+    "prior_fitted": "配適的先驗 {beta}",
+    # terminal: per-case forecast
+    "forecast_title": "各案例：通過率區間與接下來 {m} 次執行的預測",
+    "forecast_caption": "P(接下來 {m} 次全部通過) = E[p^{m}]，採用 {prior}。"
+    "n 次全部通過時，失敗率低於 1 - {alpha}^(1/n)（單尾；即「三法則」：95 % 時約為 3/n）。",
+    "rate_wilson": "通過率 {conf}（Wilson）",
+    "p_next_pass": "P(接下來 {m} 次通過)",
+    "credible": "{conf} 可信區間",
+    "nn_bound": "n/n 界限",
+    "bound_fail": "失敗率 < {pct}",
+    "bound_pass": "通過率 < {pct}",
+    "expected_share": "預期比例",
+    # terminal: plans (--plan)
+    "plan_title": "規劃",
+    "plan_head": "{label}：目前約 ±{now} 個百分點（{cases} 個案例，每個 {runs} 次執行）；"
+    "要在 {conf} 下達到 ±{target} 個百分點：",
+    "plan_runs": "這 {cases} 個案例每個執行 {runs} 次，或",
+    "plan_no_runs": "這 {cases} 個案例不論執行幾次都達不到；",
+    "plan_cases": "以目前的執行次數需要 {needed} 個案例（不論執行幾次，至少 {floor} 個案例）",
+    "plan_few_cases": "規劃至少需要 2 個有計入執行的案例；目前只有 {cases} 個",
+    "plan_no_repeat": "規劃需要至少一個案例有 2 次以上計入的執行，才看得出案例內的變異",
+    "plan_no_spread": "每次計入的執行都通過（或都未通過）：沒有變異可供規劃；"
+    "此時區間是跨案例的精確界限，大約以 3.7 / 案例數 縮小",
+    "plan_no_spread_hat": "每個案例的 pass^{j} 都是 {value}：沒有變異可供規劃；"
+    "區間是跨案例的精確界限，大約以 3.7 / 案例數 縮小",
+    "plan_no_within": "需要至少一個案例有 2 次以上計入的執行，才能區分案例內與案例間的變異",
+    # terminal: comparison
+    "experiment_source": "實驗 {name}（{model}）",
+    "paired": "配對：{n} 個案例兩邊都有計入的執行",
+    "only_in_a": "只在 A 中（未納入）",
+    "only_in_b": "只在 B 中（未納入）",
+    "one_side_uncounted": "其中一邊沒有計入的執行（未納入）",
+    "note_no_suite_hash": "{side} 沒有測試集雜湊（是判定檔）：無法確認兩邊跑的是同一個測試集",
+    "note_suites_differ": "測試集不同：A 跑的是測試集 {a}，B 跑的是測試集 {b}；只比較兩邊都有的案例",
+    "diff_title": "{cases} 個配對案例的 B − A",
+    "diff_caption": "pass@{j} / pass^{j}：每個配對案例在兩邊都達到的最大 j"
+    "（A 要求 {ka} 次，B 要求 {kb} 次）。區間：配對的群集 bootstrap，"
+    "B = {resamples}；p：符號翻轉置換檢定",
+    "every_flip": "（列舉了每一種翻轉）",
+    "mde_at_power": "；MDE 以 {power} 檢定力計算。",
+    "pts": "{value} 個百分點",
+    "range": "{low} 至 {high}",
+    "no_case_moved": "沒有任何配對案例的通過率改變。",
+    "passes_over_counted": "通過次數／計入次數",
+    "more_in_json": "；另有 {n} 個在 --json 中",
+    "moved_title": "有變化：{cases} 個案例中的 {moved} 個",
+    "delta_rate": "Δ 通過率",
+    "verdict_evidence": "{label} {diff}（{conf} 區間 {low} 至 {high}，p = {p}），"
+    "共 {cases} 個配對案例",
+    "verdict_better": "B 比較好：{evidence}。",
+    "verdict_worse": "B 比較差：{evidence}。",
+    "verdict_none": "以目前的規模偵測不到差異（檢定力 {power} 下 MDE = {mde}）：{evidence}。",
+    "verdict_to_detect": "要在 {power} 檢定力下偵測到 {diff}：約需 {needed} 個案例、"
+    "每個執行 {runs} 次",
+    "verdict_or_runs": "，或這 {cases} 個案例每個執行 {runs} 次",
+    "verdict_runs_cannot": "；在這些案例上多執行幾次也達不到",
+    # terminal: the experiment report
+    "counted_runs_paren": "（計入的執行）",
+    "completed_runs_paren": "（完成的執行）",
+    "extra_in": "多標於第 {runs} 次",
+    "all": "全部",
+    "more_item_cases": "另有 {n} 個案例的項目穩定度：請用 --all 或 --json",
+    "errored_line": "出錯：{case} 第 {run} 次：{type}: {message}",
+    "more_errored": "……另有 {n} 次出錯的執行（--json 會全部列出）",
+    # terminal: run and resume
+    "run_start": "實驗 {id}：{cases} 個案例 × k={k} = {runs} 次執行 → {path}",
+    "runs_to_do": "實驗 {id}：還要做 {n} 次執行",
+    "interrupted": "已中斷：記錄了 {done} 次執行，進行中的執行已捨棄（算作缺少）；"
+    "`passhat resume {ref}` 會執行其餘的部分",
+    "tally": "通過 {passed} · 未通過 {failed} · 出錯 {errored}",
+    "wrote": "已寫入 {path}",
 }
 
 LABELS: dict[str, dict[str, str]] = {"en": _EN, "zh-TW": _ZH_TW}

@@ -1,6 +1,16 @@
-"""Rich tables for the terminal. Every user string enters as `Text`, never as markup."""
+"""Rich tables for the terminal. Every user string enters as `Text`, never as markup.
+
+Every label comes from the catalog in `passhat.report.i18n`, in the `lang` each
+function takes (English by default). `passhat.stats` describes its intervals,
+notes and verdict in English words; `_phrase` recognises those it knows by the
+English catalog entry and says them again in `lang` with the same values, and
+leaves any other wording as it was written.
+"""
 
 from __future__ import annotations
+
+import re
+from functools import cache
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -8,9 +18,96 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.accounting import Accounting, CaseAccount
-from passhat.stats import Comparison, Uncertainty
+from passhat.report.i18n import LABELS, t
+from passhat.stats import Comparison, Difference, Uncertainty
 
 YES, NO = "✓", "✗"
+
+_STATS_PHRASES = (
+    "ci_one_case",
+    "method_robust",
+    "method_bootstrap",
+    "method_exact",
+    "next_all_pass",
+    "share_method",
+    "prior_jeffreys",
+    "prior_uniform",
+    "prior_fitted",
+    "plan_few_cases",
+    "plan_no_repeat",
+    "plan_no_spread",
+    "plan_no_spread_hat",
+    "plan_no_within",
+    "note_no_suite_hash",
+    "note_suites_differ",
+)
+"""Catalog keys of the English phrases `passhat.stats` writes into its results."""
+
+
+@cache
+def _pattern(key: str) -> re.Pattern[str]:
+    """The English label `key` as a regex; each `{placeholder}` captures its value."""
+    parts = re.split(r"\{(\w+)\}", LABELS["en"][key])
+    seen: set[str] = set()
+    regex = re.escape(parts[0])
+    for name, text in zip(parts[1::2], parts[2::2], strict=True):
+        regex += f"(?P={name})" if name in seen else f"(?P<{name}>.+?)"
+        seen.add(name)
+        regex += re.escape(text)
+    return re.compile(regex, re.DOTALL)
+
+
+def _phrase(text: str, lang: str) -> str:
+    """A phrase `passhat.stats` wrote in English, said in `lang`; one it does not know
+    stays as written (English is always the text itself)."""
+    if lang == "en":
+        return text
+    for key in _STATS_PHRASES:
+        match = _pattern(key).fullmatch(text)
+        if match:
+            values = {name: _phrase(value, lang) for name, value in match.groupdict().items()}
+            return t(key, lang, **values)
+    return text
+
+
+def _list(items: list[str] | tuple[str, ...], lang: str) -> str:
+    return t("list_sep", lang).join(items)
+
+
+def shortfall_line(c: CaseAccount, lang: str = "en") -> str:
+    """A case short of the plan, naming its runs: `Accounting.shortfalls` in `lang`."""
+    parts = []
+    if c.missing:
+        parts.append(t("missing_run_list", lang, runs=_list([str(i) for i in c.missing], lang)))
+    if c.errored:
+        parts.append(t("errored_run_list", lang, runs=_list([str(i) for i in c.errored], lang)))
+    detail = t("sep", lang).join(parts)
+    return t("shortfall_case", lang, case=c.case, counted=c.counted, k=c.k_requested, detail=detail)
+
+
+def shortfall_lines(
+    accounting: Accounting, lang: str = "en", limit: int | None = None
+) -> list[str]:
+    """The first `limit` (None: all) cases short of the plan, one line each."""
+    lines: list[str] = []
+    for c in accounting.cases:
+        if limit is not None and len(lines) >= limit:
+            break
+        if not c.complete:
+            lines.append(shortfall_line(c, lang))
+    return lines
+
+
+def _run_counts(a: Accounting, lang: str) -> str:
+    return t(
+        "run_counts",
+        lang,
+        requested=a.runs_requested,
+        completed=a.runs_completed,
+        counted=a.runs_counted,
+        errored=a.runs_errored,
+        missing=a.runs_missing,
+    )
 
 
 def _flag(value: bool) -> Text:
@@ -53,14 +150,18 @@ def shown_cases(accounting: Accounting, limit: int | None) -> list[CaseAccount]:
     return [c for c in accounting.cases if id(c) in chosen]
 
 
-def _hidden_note(total: int, shown: int) -> str:
+def _hidden_note(total: int, shown: int, lang: str) -> str:
     if shown >= total:
         return ""
-    return f"; {total - shown:,} more cases not listed (--all lists every case, --json has all)"
+    return t("more_cases_hidden", lang, n=f"{total - shown:,}")
 
 
 def metrics_table(
-    accounting: Accounting, title: str | None = None, *, limit: int | None = ROWS_SHOWN
+    accounting: Accounting,
+    title: str | None = None,
+    *,
+    limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
 ) -> Table:
     """Per case requested / completed / counted and the three numbers; a dataset row."""
     d = accounting.dataset()
@@ -69,17 +170,17 @@ def metrics_table(
     table = Table(
         title=Text(title) if title else None,
         title_justify="left",
-        caption=f"n = each case's counted runs; the dataset row uses j = {m.j}, "
-        "which every included case reaches" + _hidden_note(len(accounting.cases), len(cases)),
+        caption=t("table_caption", lang, j=m.j)
+        + _hidden_note(len(accounting.cases), len(cases), lang),
         caption_justify="left",
     )
     for name, justify in [
-        ("case", "left"),
-        ("requested", "right"),
-        ("completed", "right"),
-        ("counted", "right"),
-        ("passes", "right"),
-        ("rate", "right"),
+        (t("case", lang), "left"),
+        (t("requested", lang), "right"),
+        (t("completed", lang), "right"),
+        (t("counted", lang), "right"),
+        (t("passes", lang), "right"),
+        (t("rate", lang), "right"),
         ("pass@n", "center"),
         ("pass^n", "center"),
     ]:
@@ -88,7 +189,7 @@ def metrics_table(
         table.add_row(*_case_row(c))
     table.add_section()
     table.add_row(
-        Text(f"dataset ({m.cases} cases)", style="bold"),
+        Text(t("dataset_row", lang, cases=m.cases), style="bold"),
         str(accounting.runs_requested),
         str(accounting.runs_completed),
         str(accounting.runs_counted),
@@ -101,46 +202,46 @@ def metrics_table(
 
 
 def accounting_panel(
-    accounting: Accounting, *, k_inferred: bool = False, limit: int | None = ROWS_SHOWN
+    accounting: Accounting,
+    *,
+    k_inferred: bool = False,
+    limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
 ) -> Panel:
     """Requested / completed / counted / errored / missing, and a warning on shortfall."""
     a = accounting
     d = a.dataset()
+    title = t("accounting", lang)
     head = Text.assemble(
-        f"requested k = {a.k_requested}",
-        " (inferred from the largest run index; pass --k to state it)" if k_inferred else "",
-        f"  ·  runs requested {a.runs_requested}, completed {a.runs_completed}, "
-        f"counted {a.runs_counted}, errored {a.runs_errored}, missing {a.runs_missing}",
+        t("requested_k_is", lang, k=a.k_requested),
+        t("k_inferred_hint", lang) if k_inferred else "",
+        "  ·  " + _run_counts(a, lang),
     )
     if d.complete:
-        body = Group(head, Text(f"Plan met: every case has {a.k_requested} counted runs.", "green"))
-        return Panel(body, title="accounting", border_style="green", title_align="left")
+        met = Text(t("plan_met_line", lang, k=a.k_requested), "green")
+        return Panel(Group(head, met), title=title, border_style="green", title_align="left")
     lines: list[Text] = [head]
     lines.append(
         Text(
-            f"Plan NOT met: dataset figures are {d.label_at} / {d.label_hat}, "
-            f"not pass@{a.k_requested} / pass^{a.k_requested}.",
+            t("plan_not_met_line", lang, at=d.label_at, hat=d.label_hat, k=a.k_requested),
             style="bold yellow",
         )
     )
-    shortfalls = a.shortfalls()
-    listed = shortfalls if limit is None else shortfalls[:limit]
+    listed = shortfall_lines(a, lang, limit)
     lines.extend(Text("  " + line) for line in listed)
-    if len(listed) < len(shortfalls):
-        lines.append(
-            Text(f"  ... and {len(shortfalls) - len(listed):,} more cases short of the plan")
-        )
+    short = sum(1 for c in a.cases if not c.complete)
+    if len(listed) < short:
+        lines.append(Text("  " + t("more_short", lang, n=f"{short - len(listed):,}")))
     if d.excluded:
         excluded = d.excluded if limit is None else d.excluded[:limit]
         more = (
-            f" and {len(d.excluded) - len(excluded):,} more"
+            t("and_more", lang, n=f"{len(d.excluded) - len(excluded):,}")
             if len(excluded) < len(d.excluded)
             else ""
         )
-        lines.append(
-            Text("left out (no counted run): " + ", ".join(excluded) + more, style="yellow")
-        )
-    return Panel(Group(*lines), title="accounting", border_style="yellow", title_align="left")
+        left_out = t("left_out", lang) + t("colon", lang) + _list(excluded, lang) + more
+        lines.append(Text(left_out, style="yellow"))
+    return Panel(Group(*lines), title=title, border_style="yellow", title_align="left")
 
 
 def print_metrics(
@@ -151,15 +252,16 @@ def print_metrics(
     title: str | None = None,
     uncertainty: Uncertainty | None = None,
     limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
 ) -> None:
     """The figures, then (when given) their intervals and forecasts, then the accounting.
 
     At most `limit` cases are listed (None: all); the dataset figures cover every case."""
-    console.print(metrics_table(accounting, title, limit=limit))
+    console.print(metrics_table(accounting, title, limit=limit, lang=lang))
     if uncertainty is not None:
         shown = {c.case for c in shown_cases(accounting, limit)}
-        print_uncertainty(console, uncertainty, shown=shown)
-    console.print(accounting_panel(accounting, k_inferred=k_inferred, limit=limit))
+        print_uncertainty(console, uncertainty, shown=shown, lang=lang)
+    console.print(accounting_panel(accounting, k_inferred=k_inferred, limit=limit, lang=lang))
 
 
 def _span(low: float, high: float) -> str:
@@ -171,58 +273,65 @@ def _small(value: float) -> str:
     return "<0.1%" if 0 < value < 0.0005 else _pct(value)
 
 
-def dataset_intervals_table(u: Uncertainty) -> Table | Text:
+def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text:
     """The dataset figures with their intervals, and the forecast share."""
     conf = f"{u.confidence:.0%}"
     if u.dataset is None:
-        return Text(f"intervals: {u.dataset_note}", style="yellow")
+        note = _phrase(u.dataset_note or "", lang)
+        return Text(t("intervals_note", lang, note=note), style="yellow")
     d = u.dataset
     table = Table(
-        title=f"How sure? {conf} intervals over {d.cases} cases",
+        title=t("intervals_title", lang, conf=conf, cases=d.cases),
         title_justify="left",
         caption=Text(
-            "Intervals describe a new draw of cases like these, each run as often; "
-            "the runs of one case stay together."
-            + (" With under 10 cases they are rough." if d.cases < 10 else "")
+            t("intervals_caption", lang) + (t("intervals_rough", lang) if d.cases < 10 else "")
         ),
         caption_justify="left",
     )
-    table.add_column("figure")
-    table.add_column("estimate", justify="right")
-    table.add_column(f"{conf} interval", justify="right")
-    table.add_column("method")
+    table.add_column(t("figure", lang))
+    table.add_column(t("estimate", lang), justify="right")
+    table.add_column(t("interval", lang, conf=conf), justify="right")
+    table.add_column(t("method", lang))
     for i in (d.pass_at_1, d.pass_at_1_bootstrap, d.pass_at_j, d.pass_hat_j):
-        table.add_row(i.label, _pct(i.estimate), _span(i.low, i.high), i.method)
+        table.add_row(i.label, _pct(i.estimate), _span(i.low, i.high), _phrase(i.method, lang))
     s = u.forecast.share
     table.add_section()
     table.add_row(
-        f"share: {s.label}", _pct(s.estimate), _span(s.low, s.high), f"credible; {s.method}"
+        t("share_of", lang, label=_phrase(s.label, lang)),
+        _pct(s.estimate),
+        _span(s.low, s.high),
+        t("credible_method", lang, method=_phrase(s.method, lang)),
     )
     return table
 
 
-def case_forecast_table(u: Uncertainty, shown: set[str] | None = None) -> Table:
+def case_forecast_table(
+    u: Uncertainty, shown: set[str] | None = None, *, lang: str = "en"
+) -> Table:
     """Per case: the Wilson interval of the rate and the chance the next m runs all pass.
 
     `shown` limits the rows to those cases (the expected share still covers all)."""
     f = u.forecast
     conf = f"{u.confidence:.0%}"
+    caption = t(
+        "forecast_caption",
+        lang,
+        m=f.m,
+        prior=_phrase(f.prior_name, lang),
+        alpha=f"{1 - u.confidence:.2g}",
+    )
     table = Table(
-        title=f"Per case: rate interval and forecast of the next {f.m} runs",
+        title=t("forecast_title", lang, m=f.m),
         title_justify="left",
-        caption=Text(
-            f"P(next {f.m} all pass) = E[p^{f.m}] under a {f.prior_name} prior. "
-            f"n of n passed: the failure rate is below 1 - {1 - u.confidence:.2g}^(1/n), "
-            "one-sided (the rule of three: about 3/n at 95 %)."
-        ),
+        caption=Text(caption),
         caption_justify="left",
     )
-    table.add_column("case")
-    table.add_column("passes", justify="right")
-    table.add_column(f"rate {conf} (Wilson)", justify="right")
-    table.add_column(f"P(next {f.m} pass)", justify="right")
-    table.add_column(f"{conf} credible", justify="right")
-    table.add_column("n/n bound", no_wrap=True)
+    table.add_column(t("case", lang))
+    table.add_column(t("passes", lang), justify="right")
+    table.add_column(t("rate_wilson", lang, conf=conf), justify="right")
+    table.add_column(t("p_next_pass", lang, m=f.m), justify="right")
+    table.add_column(t("credible", lang, conf=conf), justify="right")
+    table.add_column(t("nn_bound", lang), no_wrap=True)
     forecasts = {c.case: c for c in f.cases}
     for c in u.cases:
         if shown is not None and c.case not in shown:
@@ -230,8 +339,8 @@ def case_forecast_table(u: Uncertainty, shown: set[str] | None = None) -> Table:
         fc = forecasts[c.case]
         bound = ""
         if c.bound is not None:
-            what = "fail" if c.passes == c.runs else "pass"
-            bound = f"{what} < {_pct(c.bound)}"
+            what = "bound_fail" if c.passes == c.runs else "bound_pass"
+            bound = t(what, lang, pct=_pct(c.bound))
         table.add_row(
             Text(c.case),
             f"{c.passes}/{c.runs}",
@@ -243,7 +352,7 @@ def case_forecast_table(u: Uncertainty, shown: set[str] | None = None) -> Table:
     table.add_section()
     s = f.share
     table.add_row(
-        Text("expected share", style="bold"),
+        Text(t("expected_share", lang), style="bold"),
         "",
         "",
         Text(_pct(s.estimate), style="bold"),
@@ -253,54 +362,66 @@ def case_forecast_table(u: Uncertainty, shown: set[str] | None = None) -> Table:
     return table
 
 
-def plans_panel(u: Uncertainty) -> Panel | None:
+def _pts(value: float, lang: str, spec: str = "+.1f") -> str:
+    """Percentage points: `+3.5 pts`."""
+    return t("pts", lang, value=format(value * 100, spec))
+
+
+def plans_panel(u: Uncertainty, *, lang: str = "en") -> Panel | None:
     """How many runs per case, or cases, reach the target half-width."""
     if not (u.plans or u.plan_notes):
         return None
     lines: list[Text] = []
     for p in u.plans:
-        lines.append(
-            Text(
-                f"{p.label}: about ±{p.half_width * 100:.1f} pts now ({p.cases} cases, "
-                f"{p.runs_per_case:.3g} runs each); for ±{p.target * 100:.1f} pts "
-                f"at {p.confidence:.0%}:",
-                style="bold",
-            )
+        head = t(
+            "plan_head",
+            lang,
+            label=p.label,
+            now=f"{p.half_width * 100:.1f}",
+            cases=p.cases,
+            runs=f"{p.runs_per_case:.3g}",
+            target=f"{p.target * 100:.1f}",
+            conf=f"{p.confidence:.0%}",
         )
+        lines.append(Text(head, style="bold"))
         if p.runs_needed is not None:
-            lines.append(Text(f"  {p.runs_needed} runs per case on these {p.cases} cases, or"))
+            lines.append(Text("  " + t("plan_runs", lang, runs=p.runs_needed, cases=p.cases)))
         else:
-            lines.append(Text(f"  no number of runs on these {p.cases} cases gets there;"))
-        lines.append(
-            Text(
-                f"  {p.cases_needed} cases at the current runs "
-                f"(at least {p.cases_floor} cases, however many runs)"
-            )
-        )
-    lines.extend(Text(note, style="yellow") for note in u.plan_notes)
-    return Panel(Group(*lines), title="plan", title_align="left")
+            lines.append(Text("  " + t("plan_no_runs", lang, cases=p.cases)))
+        lines.append(Text("  " + t("plan_cases", lang, needed=p.cases_needed, floor=p.cases_floor)))
+    lines.extend(Text(_plan_note(note, lang), style="yellow") for note in u.plan_notes)
+    return Panel(Group(*lines), title=t("plan_title", lang), title_align="left")
 
 
-def print_uncertainty(console: Console, u: Uncertainty, shown: set[str] | None = None) -> None:
+def _plan_note(note: str, lang: str) -> str:
+    """`pass@1: <why no plan>`: the figure stays, the reason is said in `lang`."""
+    label, colon, reason = note.partition(": ")
+    if not colon:
+        return _phrase(note, lang)
+    return label + t("colon", lang) + _phrase(reason, lang)
+
+
+def print_uncertainty(
+    console: Console, u: Uncertainty, shown: set[str] | None = None, *, lang: str = "en"
+) -> None:
     """Dataset intervals, per-case forecast (of the `shown` cases) and plans."""
-    console.print(dataset_intervals_table(u))
-    console.print(case_forecast_table(u, shown))
-    panel = plans_panel(u)
+    console.print(dataset_intervals_table(u, lang=lang))
+    console.print(case_forecast_table(u, shown, lang=lang))
+    panel = plans_panel(u, lang=lang)
     if panel is not None:
         console.print(panel)
 
 
-def _side_line(name: str, source: str, a: Accounting, k_inferred: bool) -> list[Text]:
+def _side_line(name: str, source: str, a: Accounting, k_inferred: bool, lang: str) -> list[Text]:
     head = Text.assemble(
         (f"{name} ", "bold"),
         Text(source),
-        f": requested k = {a.k_requested}",
-        " (inferred from the largest run index)" if k_inferred else "",
-        f"; runs requested {a.runs_requested}, completed {a.runs_completed}, "
-        f"counted {a.runs_counted}, errored {a.runs_errored}, missing {a.runs_missing}",
+        t("colon", lang) + t("requested_k_is", lang, k=a.k_requested),
+        t("k_inferred", lang) if k_inferred else "",
+        t("sep", lang) + _run_counts(a, lang),
     )
     lines = [head]
-    lines.extend(Text("    " + line, style="yellow") for line in a.shortfalls())
+    lines.extend(Text("    " + line, style="yellow") for line in shortfall_lines(a, lang))
     return lines
 
 
@@ -311,54 +432,63 @@ def comparison_panel(
     source_b: str = "",
     k_inferred_a: bool = False,
     k_inferred_b: bool = False,
+    lang: str = "en",
 ) -> Panel:
     """Both sides' accounting and how the cases were paired."""
-    lines = _side_line("A", source_a, c.a, k_inferred_a) + _side_line(
-        "B", source_b, c.b, k_inferred_b
+    lines = _side_line("A", source_a, c.a, k_inferred_a, lang) + _side_line(
+        "B", source_b, c.b, k_inferred_b, lang
     )
-    lines.append(Text(f"paired: {len(c.cases)} cases with counted runs on both sides"))
-    for label, names in [
-        ("only in A (left out)", c.only_a),
-        ("only in B (left out)", c.only_b),
-        ("no counted run on one side (left out)", c.left_out),
+    lines.append(Text(t("paired", lang, n=len(c.cases))))
+    colon = t("colon", lang)
+    for key, names in [
+        ("only_in_a", c.only_a),
+        ("only_in_b", c.only_b),
+        ("one_side_uncounted", c.left_out),
     ]:
         if names:
-            lines.append(Text(f"{label}: {len(names)}: " + ", ".join(names), style="yellow"))
-    lines.extend(Text(note, style="yellow") for note in c.notes)
+            line = t(key, lang) + colon + str(len(names)) + colon + _list(names, lang)
+            lines.append(Text(line, style="yellow"))
+    lines.extend(Text(_phrase(note, lang), style="yellow") for note in c.notes)
     shortfall = not (c.a.complete and c.b.complete) or c.only_a or c.only_b or c.left_out
     style = "yellow" if shortfall else "green"
-    return Panel(Group(*lines), title="accounting", border_style=style, title_align="left")
+    return Panel(Group(*lines), title=t("accounting", lang), border_style=style, title_align="left")
 
 
-def differences_table(c: Comparison) -> Table:
+def differences_table(c: Comparison, *, lang: str = "en") -> Table:
     """B - A on the dataset figures, each with interval, p-value and MDE."""
     d0 = c.pass_at_1
     conf = f"{d0.confidence:.0%}"
     caption = (
-        f"pass@{c.j} / pass^{c.j}: the largest j every paired case reaches on both sides "
-        f"(A requested {c.a.k_requested}, B requested {c.b.k_requested}). Interval: paired "
-        f"cluster bootstrap, B = {c.resamples}; p: sign-flip permutation"
-        + (" (every flip enumerated)" if d0.exact else "")
-        + f"; MDE at {d0.power:.0%} power."
+        t(
+            "diff_caption",
+            lang,
+            j=c.j,
+            ka=c.a.k_requested,
+            kb=c.b.k_requested,
+            resamples=c.resamples,
+        )
+        + (t("every_flip", lang) if d0.exact else "")
+        + t("mde_at_power", lang, power=f"{d0.power:.0%}")
     )
     table = Table(
-        title=f"B − A over {len(c.cases)} paired cases",
+        title=t("diff_title", lang, cases=len(c.cases)),
         title_justify="left",
         caption=Text(caption),
         caption_justify="left",
     )
-    for name in ["figure", "A", "B", "B − A", f"{conf} interval", "p", "MDE"]:
-        table.add_column(name, justify="left" if name == "figure" else "right")
+    names = [t("figure", lang), "A", "B", "B − A", t("interval", lang, conf=conf), "p", "MDE"]
+    for i, name in enumerate(names):
+        table.add_column(name, justify="left" if i == 0 else "right")
     for d in (c.pass_at_1, c.pass_at_j, c.pass_hat_j):
         mark = "bold" if d.label == c.verdict.metric else ""
         table.add_row(
             Text(d.label, style=mark),
             _pct(d.a),
             _pct(d.b),
-            Text(f"{d.difference * 100:+.1f} pts", style=mark),
-            f"{d.low * 100:+.1f} to {d.high * 100:+.1f}",
+            Text(_pts(d.difference, lang), style=mark),
+            t("range", lang, low=f"{d.low * 100:+.1f}", high=f"{d.high * 100:+.1f}"),
             f"{d.p_value:.3g}",
-            f"{d.mde * 100:.1f} pts" if d.se > 0 else "–",
+            _pts(d.mde, lang, ".1f") if d.se > 0 else "–",
         )
     return table
 
@@ -366,38 +496,88 @@ def differences_table(c: Comparison) -> Table:
 CASES_SHOWN = 20
 
 
-def case_differences_table(c: Comparison, limit: int = CASES_SHOWN) -> Table | Text:
+def case_differences_table(
+    c: Comparison, limit: int = CASES_SHOWN, *, lang: str = "en"
+) -> Table | Text:
     """The paired cases whose pass rate moved, largest drops first."""
     moved = sorted((x for x in c.cases if x.difference != 0), key=lambda x: x.difference)
     if not moved:
-        return Text("No paired case changed its pass rate.")
+        return Text(t("no_case_moved", lang))
     shown = moved if len(moved) <= limit else moved[: limit // 2] + moved[-(limit - limit // 2) :]
     hidden = len(moved) - len(shown)
-    caption = "passes / counted runs"
+    caption = t("passes_over_counted", lang)
     if hidden:
-        caption += f"; {hidden} more in --json"
+        caption += t("more_in_json", lang, n=hidden)
     table = Table(
-        title=f"Moved: {len(moved)} of {len(c.cases)} cases",
+        title=t("moved_title", lang, moved=len(moved), cases=len(c.cases)),
         title_justify="left",
         caption=Text(caption),
         caption_justify="left",
     )
-    for name in ["case", "A", "B", "Δ rate"]:
-        table.add_column(name, justify="left" if name == "case" else "right")
+    for i, name in enumerate([t("case", lang), "A", "B", t("delta_rate", lang)]):
+        table.add_column(name, justify="left" if i == 0 else "right")
     for x in shown:
         style = "red" if x.difference < 0 else "green"
         table.add_row(
             Text(x.case),
             f"{x.passes_a}/{x.runs_a}",
             f"{x.passes_b}/{x.runs_b}",
-            Text(f"{x.difference * 100:+.0f} pts", style=style),
+            Text(_pts(x.difference, lang, "+.0f"), style=style),
         )
     return table
 
 
-def verdict_text(c: Comparison) -> Text:
+def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
+    """The verdict `passhat.stats` words, from its numbers, in `lang`."""
+    v = c.verdict
+    cases = len(c.cases)
+    evidence = t(
+        "verdict_evidence",
+        lang,
+        label=chosen.label,
+        diff=_pts(chosen.difference, lang),
+        conf=f"{chosen.confidence:.0%}",
+        low=_pts(chosen.low, lang),
+        high=_pts(chosen.high, lang),
+        p=f"{chosen.p_value:.3g}",
+        cases=cases,
+    )
+    if v.outcome != "none":
+        return t(f"verdict_{v.outcome}", lang, evidence=evidence)
+    power = f"{chosen.power:.0%}"
+    text = t(
+        "verdict_none", lang, mde=_pts(abs(chosen.mde), lang, ".1f"), power=power, evidence=evidence
+    )
+    if v.cases_needed is None:
+        return text
+    runs = [x.runs_a for x in c.cases] + [x.runs_b for x in c.cases]
+    text += t(
+        "verdict_to_detect",
+        lang,
+        diff=_pts(chosen.difference, lang),
+        power=power,
+        needed=v.cases_needed,
+        runs=f"{sum(runs) / len(runs):.3g}",
+    )
+    if v.runs_needed is not None:
+        text += t("verdict_or_runs", lang, runs=v.runs_needed, cases=cases)
+    elif chosen.label == "pass@1":
+        text += t("verdict_runs_cannot", lang)
+    return text + t("period", lang)
+
+
+def verdict_sentence(c: Comparison, lang: str = "en") -> str:
+    """The verdict in `lang`. The English words are rebuilt from the numbers and must equal
+    the verdict's own text; a wording this module does not know is shown as written."""
+    for d in (c.pass_at_1, c.pass_at_j, c.pass_hat_j):
+        if d.label == c.verdict.metric and _verdict_words(c, d, "en") == c.verdict.text:
+            return c.verdict.text if lang == "en" else _verdict_words(c, d, lang)
+    return c.verdict.text
+
+
+def verdict_text(c: Comparison, *, lang: str = "en") -> Text:
     style = {"better": "bold green", "worse": "bold red", "none": "bold yellow"}
-    return Text(c.verdict.text, style=style[c.verdict.outcome])
+    return Text(verdict_sentence(c, lang), style=style[c.verdict.outcome])
 
 
 def print_comparison(
@@ -408,6 +588,7 @@ def print_comparison(
     source_b: str = "",
     k_inferred_a: bool = False,
     k_inferred_b: bool = False,
+    lang: str = "en",
 ) -> None:
     """Accounting, figures, moved cases and the verdict: reusable for stored experiments."""
     console.print(
@@ -417,8 +598,9 @@ def print_comparison(
             source_b=source_b,
             k_inferred_a=k_inferred_a,
             k_inferred_b=k_inferred_b,
+            lang=lang,
         )
     )
-    console.print(differences_table(c))
-    console.print(case_differences_table(c))
-    console.print(verdict_text(c))
+    console.print(differences_table(c, lang=lang))
+    console.print(case_differences_table(c, lang=lang))
+    console.print(verdict_text(c, lang=lang))
