@@ -61,3 +61,13 @@ def not_async(input: Any, env: Any, ctx: Any) -> str:
 
 async def two_args(input: Any, env: Any) -> str:
     return "few"
+
+
+GOAL_NOTE = "描述規定每筆訂單限用一組優惠碼"
+"""A phrase found only in the goal state of ac-conflict-001 (a goal note)."""
+
+
+async def peeks(input: Any, env: Any, ctx: Any) -> bool:
+    """Looks everywhere it is handed for the goal state; returns whether it found it."""
+    seen = repr(vars(ctx)) + repr(vars(env)) + repr(input)
+    return GOAL_NOTE in seen or hasattr(ctx, "case") or hasattr(ctx, "suite")

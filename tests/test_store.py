@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.store import Store
+from passhat.store import MIGRATIONS, Store
 
 
 def experiment(
@@ -60,11 +60,28 @@ def store(tmp_path: Path) -> Store:
 
 def test_wal_and_recorded_migrations(store: Store) -> None:
     assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert store.migrations() == ["create experiments and runs"]
+    names = store.migrations()
+    assert names[0] == "create experiments and runs" and len(names) == len(MIGRATIONS)
     store.close()
     again = Store(store.path)  # reopening applies nothing twice
-    assert again.migrations() == ["create experiments and runs"]
+    assert again.migrations() == names
     again.close()
+
+
+def test_a_store_from_before_a_migration_is_upgraded(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
+    for statement in MIGRATIONS[0][1].split(";"):
+        if statement.strip():
+            db.execute(statement)
+    db.execute("INSERT INTO migrations VALUES (1, 'create experiments and runs', 'then')")
+    db.commit()
+    db.close()
+    with Store(path, create=False) as s:
+        assert len(s.migrations()) == len(MIGRATIONS)
+        s.create_experiment(experiment())
+        assert s.experiment("e1").agent_hash is None
 
 
 def test_experiment_round_trip_and_lookup(store: Store) -> None:

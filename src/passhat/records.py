@@ -52,6 +52,8 @@ class ExperimentRecord:
     """Content hash of each planned case."""
     tools: tuple[str, ...] = ()
     """Names of the environment's tools, so a report can say which were never called."""
+    agent_hash: str | None = None
+    """SHA-256 of a user agent's source file (None for built-in agents)."""
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import clone, make_environment
-from passhat.errors import FingerprintMismatch, ModelError, StoreError
+from passhat.errors import FingerprintMismatch, InputError, ModelError
 from passhat.models import describe_model
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
@@ -72,11 +71,13 @@ def fingerprint(
     params: dict[str, Any],
     prompt_version: str | None,
     version: str,
+    agent_hash: str | None = None,
 ) -> str:
-    """Hash of everything that changes what a run means (never k, concurrency or timeout)."""
+    """Hash of everything that changes what a run means (never k or concurrency)."""
     payload = {
         "suite_hash": suite_hash,
         "agent": agent,
+        "agent_hash": agent_hash,
         "model": model,
         "model_config": model_config,
         "params": params,
@@ -117,10 +118,18 @@ def new_experiment(
         seed=secrets.randbelow(2**31) if seed is None else seed,
         harness_version=version,
         fingerprint=fingerprint(
-            suite.hash, agent.spec, model_spec, model_config, params, agent.prompt_version, version
+            suite.hash,
+            agent.spec,
+            model_spec,
+            model_config,
+            params,
+            agent.prompt_version,
+            version,
+            agent.source_hash,
         ),
         case_ids=tuple(c.id for c in suite.cases),
         case_hashes={c.id: c.hash for c in suite.cases},
+        agent_hash=agent.source_hash,
     )
 
 
@@ -132,20 +141,31 @@ def check_resumable(stored: ExperimentRecord, current: ExperimentRecord) -> None
     for attr, what in [
         ("suite_hash", "suite content (hash)"),
         ("agent", "agent"),
+        ("agent_hash", "agent source (hash)"),
         ("model", "model"),
         ("model_config", "model configuration"),
         ("params", "parameters"),
         ("prompt_version", "prompt version"),
         ("harness_version", "passhat version"),
     ]:
-        before, after = getattr(stored, attr), getattr(current, attr)
-        if before != after:
-            changes.append(f"{what}: {_short(before)} -> {_short(after)}")
+        changes.extend(_changes(what, getattr(stored, attr), getattr(current, attr)))
     raise FingerprintMismatch(
         f"experiment {stored.name or stored.id} cannot be resumed: its configuration changed ("
         + "; ".join(changes or ["fingerprint"])
         + "); start a new experiment with `passhat run` instead"
     )
+
+
+def _changes(what: str, before: Any, after: Any) -> list[str]:
+    """What differs, down to the key of a nested dict: `params.temperature: 0 -> 1`."""
+    if before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: list[str] = []
+        for key in sorted(set(before) | set(after), key=str):
+            out.extend(_changes(f"{what}.{key}", before.get(key), after.get(key)))
+        return out
+    return [f"{what}: {_short(before)} -> {_short(after)}"]
 
 
 def _short(value: Any) -> str:
@@ -174,8 +194,28 @@ async def run_experiment(
 ) -> int:
     """Run every planned run that has no record yet; return how many were recorded."""
     if options.concurrency < 1:
-        raise StoreError("concurrency must be at least 1")
-    todo = plan(experiment, store.recorded(experiment.id))
+        raise InputError(f"concurrency is {options.concurrency}; use at least 1")
+    with store.lease(experiment.id):
+        todo = plan(experiment, store.recorded(experiment.id))
+        try:
+            await _run_all(store, experiment, suite, agent, model, options, progress, todo)
+        except BaseExceptionGroup as group:
+            # a worker failed (say, the store could not write): the first failure is the
+            # story; the other workers were cancelled and their runs stay missing
+            raise group.exceptions[0] from None
+    return len(todo)
+
+
+async def _run_all(
+    store: Store,
+    experiment: ExperimentRecord,
+    suite: Suite,
+    agent: LoadedAgent,
+    model: Model | None,
+    options: RunOptions,
+    progress: ProgressFn | None,
+    todo: list[tuple[str, int]],
+) -> None:
     cases = {c.id: c for c in suite.cases}
     loop = asyncio.get_running_loop()
     queue = iter(todo)
@@ -199,7 +239,6 @@ async def run_experiment(
         async with asyncio.TaskGroup() as group:
             for _ in range(min(options.concurrency, len(todo))):
                 group.create_task(worker())
-    return len(todo)
 
 
 async def run_once(
@@ -214,13 +253,13 @@ async def run_once(
     """One run from a fresh start: environment, conversation, agent, grading."""
     env = make_environment(suite, case)
     ctx = RunContext(
-        suite=suite,
-        case=case,
+        case_id=case.id,
         run_index=index,
         seed=run_seed(experiment.seed, case.id, index),
         model=model,
+        labels=suite.labels,
         max_turns=int(experiment.params.get("max_turns", suite.defaults.max_turns)),
-        params=experiment.params,
+        params=clone(experiment.params),
         retry=options.retry,
     )
     started = time.time()
@@ -274,7 +313,3 @@ def _jsonable(value: Any) -> Any:
     except (TypeError, ValueError):
         return repr(value)
     return value
-
-
-def suite_path(experiment: ExperimentRecord) -> Path:
-    return Path(experiment.suite_path)

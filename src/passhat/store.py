@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +23,8 @@ from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord
 
 DB_ENV = "PASSHAT_DB"
+_ID = re.compile(r"[0-9a-f]{8}")
+"""Experiment ids: 8 hex digits (runner.new_experiment)."""
 DEFAULT_DB = "passhat.db"
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -70,6 +74,18 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "record the agent's source hash; leases so one process runs an experiment at a time",
+        """
+        ALTER TABLE experiments ADD COLUMN agent_hash TEXT;
+        CREATE TABLE leases (
+            experiment_id TEXT PRIMARY KEY REFERENCES experiments(id),
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            taken_at TEXT NOT NULL
+        );
+        """,
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools")
@@ -111,6 +127,8 @@ class Store:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=30000")
             self._db.execute("PRAGMA foreign_keys=ON")
+            if not create:
+                self._check_is_ours()
             self._migrate()
         except sqlite3.DatabaseError as error:
             self._db.close()
@@ -120,6 +138,14 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+
+    def _check_is_ours(self) -> None:
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        if "migrations" not in tables:
+            raise StoreError(
+                f"{self.path}: an SQLite file that is not a passhat store; give --db the "
+                "store's path (nothing was written to this file)"
+            )
 
     def __enter__(self) -> Store:
         return self
@@ -167,6 +193,12 @@ class Store:
     # experiments
 
     def create_experiment(self, experiment: ExperimentRecord) -> None:
+        name = experiment.name
+        if name is not None and (name == "latest" or _ID.fullmatch(name) or not name.strip()):
+            raise StoreError(
+                f"--name {name!r} could be read as an experiment id or 'latest'; "
+                "choose a name with a letter beyond a-f, e.g. 'baseline-1'"
+            )
         row = _row(experiment)
         for key in _EXPERIMENT_JSON:
             row[key] = json.dumps(row[key], ensure_ascii=False)
@@ -212,6 +244,39 @@ class Store:
             )
         return _experiment(row)
 
+    # leases: one process runs an experiment at a time
+
+    @contextmanager
+    def lease(self, experiment_id: str) -> Iterator[None]:
+        """Hold the experiment for this process; a lease whose process died is taken over."""
+        self._acquire(experiment_id)
+        try:
+            yield
+        finally:
+            with self.atomic() as db:
+                db.execute(
+                    "DELETE FROM leases WHERE experiment_id = ? AND pid = ? AND host = ?",
+                    (experiment_id, os.getpid(), socket.gethostname()),
+                )
+
+    def _acquire(self, experiment_id: str) -> None:
+        pid, host = os.getpid(), socket.gethostname()
+        with self.atomic() as db:
+            row = db.execute(
+                "SELECT pid, host, taken_at FROM leases WHERE experiment_id = ?", (experiment_id,)
+            ).fetchone()
+            held = row is not None and (row["pid"], row["host"]) != (pid, host)
+            if held and (row["host"] != host or _alive(row["pid"])):
+                raise StoreError(
+                    f"experiment {experiment_id} is being run by process {row['pid']} on "
+                    f"{row['host']} since {row['taken_at']}; wait for it to finish or stop it"
+                )
+            db.execute(
+                "INSERT OR REPLACE INTO leases VALUES "
+                "(?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                (experiment_id, pid, host),
+            )
+
     # runs
 
     def record_run(self, run: RunRecord) -> None:
@@ -228,6 +293,11 @@ class Store:
             raise StoreError(
                 f"run {run.run_index} of case {run.case_id!r} is already recorded in experiment "
                 f"{run.experiment_id} ({error}); it is never counted twice"
+            ) from None
+        except sqlite3.Error as error:
+            raise StoreError(
+                f"{self.path}: run {run.run_index} of case {run.case_id!r} could not be written "
+                f"({error}); it stays missing, and `passhat resume` runs it again"
             ) from None
 
     def runs(self, experiment_id: str, *, full: bool = True) -> list[RunRecord]:
@@ -259,15 +329,32 @@ class Store:
         return {(r[0], r[1]) for r in rows}
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:
     """A record's fields, shallow: `dataclasses.asdict` would deep-copy every transcript."""
     return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
+def _decode(value: str, what: str) -> Any:
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError) as error:
+        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
+
+
 def _experiment(row: sqlite3.Row) -> ExperimentRecord:
     data: dict[str, Any] = dict(row)
     for key in _EXPERIMENT_JSON:
-        data[key] = json.loads(data[key])
+        data[key] = _decode(data[key], f"experiment {data.get('id')} {key}")
     data["case_ids"] = tuple(data["case_ids"])
     data["tools"] = tuple(data["tools"])
     return ExperimentRecord(**data)
@@ -277,5 +364,6 @@ def _run(row: sqlite3.Row) -> RunRecord:
     data: dict[str, Any] = dict(row)
     for key in _RUN_JSON:
         if key in data:
-            data[key] = json.loads(data[key])
+            where = f"run {data.get('run_index')} of case {data.get('case_id')!r}"
+            data[key] = _decode(data[key], f"{key} of {where}")
     return RunRecord(**data)

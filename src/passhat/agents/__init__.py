@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -25,8 +26,13 @@ class LoadedAgent:
     """An agent ready to run, with what the experiment records about it."""
 
     spec: str
+    """How it was named: a built-in name, `package.module:name` or `file.py:name`."""
     agent: Agent
+    """The async callable itself."""
     prompt_version: str | None
+    """The prompt template's version, when the agent has one."""
+    source_hash: str | None = None
+    """SHA-256 of the user's agent source file: editing the agent changes the fingerprint."""
 
 
 def resolve_agent(
@@ -57,7 +63,21 @@ def resolve_agent(
     except AttributeError:
         raise ConfigError(f"agent {spec!r}: {module_name!r} has no {attr!r}") from None
     check_agent(spec, obj)
-    return LoadedAgent(spec, obj, getattr(obj, "prompt_version", None))
+    return LoadedAgent(spec, obj, getattr(obj, "prompt_version", None), _source_hash(module))
+
+
+def _source_hash(module: ModuleType) -> str | None:
+    """SHA-256 of the file a user's agent was loaded from (None when there is none)."""
+    try:
+        path = inspect.getsourcefile(module)
+    except TypeError:
+        return None
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _load_file(spec: str, filename: str, suite_dir: Path | None) -> ModuleType:

@@ -15,7 +15,6 @@ from passhat.models.base import CallContext, Message, Model, ModelResponse, Tool
 
 if TYPE_CHECKING:
     from passhat.env import Environment
-    from passhat.suite import Case, Suite
 
 
 class Agent(Protocol):
@@ -35,15 +34,26 @@ class RetryPolicy:
 
 @dataclass
 class RunContext:
-    """Everything one run knows besides its input and environment."""
+    """Everything one run knows besides its input and environment.
 
-    suite: Suite
-    case: Case
+    Deliberately not the case or the suite: those hold the goal state, and the
+    agent under test must never see what it is graded against.
+    """
+
+    case_id: str
+    """The case being run."""
     run_index: int
+    """1-based index of this run."""
     seed: int
+    """This run's seed, derived from the experiment seed, the case and the index."""
     model: Model | None
+    """The experiment's model (None when the experiment has none)."""
+    labels: tuple[str, ...] = ()
+    """The suite's annotation labels."""
     max_turns: int = 10
+    """Model turns the built-in loop may take."""
     params: dict[str, Any] = field(default_factory=dict)
+    """The experiment's parameters (this run's own copy)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     transcript: list[Message] = field(default_factory=list)
     """Every message of the run's conversation; agents append as they go."""
@@ -71,7 +81,7 @@ class RunContext:
 
         if self.model is None:
             raise RuntimeError("this agent asked for a model, but the experiment has none")
-        call = CallContext(self.case.id, self.run_index, self.turns, self.seed)
+        call = CallContext(self.case_id, self.run_index, self.turns, self.seed)
         made: list[dict[str, Any]] = []
         try:
             response, _ = await generate_with_retry(

@@ -69,4 +69,4 @@ class Clarifier:
 
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
         ticket = input.get("ticket", input) if isinstance(input, dict) else input
-        return await tool_loop(env, ctx, self.system_prompt(ctx.suite.labels), user_message(ticket))
+        return await tool_loop(env, ctx, self.system_prompt(ctx.labels), user_message(ticket))

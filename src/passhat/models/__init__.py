@@ -34,8 +34,9 @@ def resolve_model(
     if provider == "replay":
         from passhat.models.replay import ReplayModel
 
+        # a relative cassette belongs to the suite: beside suite.yaml first, then here
         path = Path(name)
-        if not path.is_absolute() and not path.exists() and suite_dir is not None:
+        if not path.is_absolute() and suite_dir is not None and (suite_dir / path).is_file():
             path = suite_dir / path
         return ReplayModel(path)
     if provider == "openai":

@@ -14,6 +14,7 @@ errored: a replay never makes an answer up.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -53,6 +54,16 @@ class Cassette:
                     meta = entry
                     continue
                 key = (str(entry["case"]), int(entry["run"]), int(entry["turn"]))
+                if key in answers:
+                    raise ConfigError(
+                        f"{path}:{number}: a second answer for case {key[0]!r}, run {key[1]}, "
+                        f"turn {key[2]}; keep one line per (case, run, turn)"
+                    )
+                message = entry["message"]
+                if message.get("role") != "assistant" or not isinstance(
+                    message.get("content") or "", str
+                ):
+                    raise ValueError("message must be an assistant message with text content")
                 usage = entry.get("usage") or {}
                 answers[key] = ModelResponse(
                     message=Message.from_dict(entry["message"]),
@@ -61,10 +72,10 @@ class Cassette:
                     ),
                     stop_reason=str(entry.get("stop_reason", "stop")),
                 )
-            except (ValueError, KeyError, TypeError) as error:
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
                 raise ConfigError(
-                    f"{path}:{number}: not a cassette entry ({error!r}); each line needs "
-                    "case, run, turn and message"
+                    f"{path}:{number}: not a cassette entry ({type(error).__name__}: {error}); "
+                    "each line is a JSON object with case, run, turn and message"
                 ) from None
         return cls(meta=meta, answers=answers)
 
@@ -120,6 +131,7 @@ class ReplayModel:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.cassette = Cassette.load(path)
+        self.sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
 
     @property
     def name(self) -> str:
@@ -127,7 +139,13 @@ class ReplayModel:
 
     def describe(self) -> dict[str, Any]:
         meta = {k: v for k, v in self.cassette.meta.items() if k != "cassette"}
-        return {"provider": "replay", "cassette": self.path.name, "recorded": meta}
+        # the content hash, not the name: a changed cassette is another model
+        return {
+            "provider": "replay",
+            "cassette": self.path.name,
+            "sha256": self.sha256,
+            "recorded": meta,
+        }
 
     async def generate(
         self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext

@@ -1,0 +1,180 @@
+"""Regression tests for defects a review found: each names what it guards."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from passhat.errors import ConfigError, StoreError
+from passhat.models.replay import Cassette
+from passhat.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+CLARIFY = ROOT / "examples" / "clarify"
+TRELLO = ROOT / "examples" / "trello"
+SEED = "ac-conflict-001"
+
+
+@pytest.fixture(autouse=True)
+def _agents_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+
+
+def test_the_agent_never_sees_the_goal_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys,
+        "run",
+        str(CLARIFY),
+        "--case",
+        SEED,
+        "--agent",
+        "agents_for_tests:peeks",
+        "-k",
+        "1",
+        "--db",
+        db,
+        "-q",
+    )
+    assert r.code == 0, r.err
+    with Store(db) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.output is False
+
+
+def test_an_edited_cassette_is_another_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "clarify"
+    shutil.copytree(CLARIFY, suite)
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys, "run", str(suite), "--case", SEED, "-k", "1", "--db", db, "-q", "--name", "tape"
+    )
+    assert r.code == 0, r.err
+    cassette = suite / "cassettes" / "seed.jsonl"
+    cassette.write_text(
+        cassette.read_text(encoding="utf-8").replace('"ac": 5', '"ac": 6'), encoding="utf-8"
+    )
+    r = run_cli(capsys, "resume", "tape", "-k", "3", "--db", db)
+    assert r.code == 2 and "model configuration.sha256" in r.err
+
+
+def test_a_cassette_beside_the_suite_wins_over_one_in_the_working_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decoy = tmp_path / "cassettes"
+    decoy.mkdir()
+    (decoy / "seed.jsonl").write_text('{"cassette": 1}\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(tmp_path / "p.db"), "-q")
+    assert r.code == 0, r.err
+    with Store(tmp_path / "p.db") as store:
+        runs = store.runs(store.experiment("latest").id)
+    assert [x.status for x in runs] == ["failed"] * 3  # the seed's answers, not errored ones
+
+
+def test_an_edited_agent_file_changes_the_fingerprint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "trello"
+    shutil.copytree(TRELLO, suite)
+    db = str(tmp_path / "p.db")
+    r = run_cli(capsys, "run", str(suite), "-k", "1", "--db", db, "-q", "--name", "cards")
+    assert r.code == 0, r.err
+    agent = suite / "card_writer.py"
+    agent.write_text(agent.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    r = run_cli(capsys, "resume", "cards", "-k", "2", "--db", db)
+    assert r.code == 2 and "agent source (hash)" in r.err
+
+
+def test_one_process_runs_an_experiment_at_a_time(tmp_path: Path) -> None:
+    with Store(tmp_path / "p.db") as store:
+        from test_store import experiment
+
+        store.create_experiment(experiment())
+        db = sqlite3.connect(tmp_path / "p.db")
+        db.execute(
+            "INSERT INTO leases VALUES ('e1', 1, ?, 'then')", (__import__("socket").gethostname(),)
+        )
+        db.commit()
+        db.close()
+        with pytest.raises(StoreError, match="is being run by process 1"), store.lease("e1"):
+            pass  # pid 1 is alive: init
+        db = sqlite3.connect(tmp_path / "p.db")
+        db.execute("UPDATE leases SET pid = 2147483000")  # a pid that does not exist
+        db.commit()
+        db.close()
+        with store.lease("e1"):  # a dead process's lease is taken over
+            pass
+        assert store._db.execute("SELECT count(*) FROM leases").fetchone()[0] == 0
+
+
+def test_damaged_or_foreign_stores_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    assert (
+        run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(db), "-q", "-k", "1").code
+        == 0
+    )
+    con = sqlite3.connect(db)
+    con.execute("UPDATE runs SET score = '{not json'")
+    con.commit()
+    con.close()
+    r = run_cli(capsys, "report", "latest", "--db", str(db))
+    assert r.code == 2 and "the store is damaged" in r.err and "Traceback" not in r.err
+
+    foreign = tmp_path / "other.db"
+    con = sqlite3.connect(foreign)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    r = run_cli(capsys, "list", "--db", str(foreign))
+    assert r.code == 2 and "not a passhat store" in r.err
+    con = sqlite3.connect(foreign)
+    assert [t[0] for t in con.execute("SELECT name FROM sqlite_master")] == ["t"]  # untouched
+    con.close()
+
+
+@pytest.mark.parametrize("name", ["latest", "522333da", " "])
+def test_names_that_read_as_ids_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    r = run_cli(
+        capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(tmp_path / "p.db"), "--name", name
+    )
+    assert r.code == 2 and "could be read as an experiment id" in r.err
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            '{"case": "c", "run": 1, "turn": 0, "message": {"role": "assistant", "content": "x"}}',
+            "a second answer",
+        ),
+        (
+            '{"case": "c", "run": 1, "turn": 1, "message": {"role": "user", "content": "x"}}',
+            "assistant message",
+        ),
+        (
+            '{"case": "c", "run": 1, "turn": 1, "message": {"role": "assistant", "content": {"a": 1}}}',
+            "assistant message",
+        ),
+        ("[" * 100_000, "not a cassette entry"),
+    ],
+    ids=["duplicate", "not-assistant", "non-text", "deep-nesting"],
+)
+def test_bad_cassettes_are_refused(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "c.jsonl"
+    good = '{"case": "c", "run": 1, "turn": 0, "message": {"role": "assistant", "content": "x"}}'
+    path.write_text(good + "\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        Cassette.load(path)
