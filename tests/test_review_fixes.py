@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -12,6 +13,8 @@ from cli_helpers import run_cli
 from passhat.errors import ConfigError, StoreError
 from passhat.models.replay import Cassette
 from passhat.store import Store
+
+pytest_plugins = ["fakeserver"]
 
 ROOT = Path(__file__).resolve().parents[1]
 CLARIFY = ROOT / "examples" / "clarify"
@@ -178,3 +181,165 @@ def test_bad_cassettes_are_refused(tmp_path: Path, line: str, message: str) -> N
     path.write_text(good + "\n" + line + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=message):
         Cassette.load(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-turns", "-3"], "--max-turns is -3"),
+        (["--max-turns", "0"], "--max-turns is 0"),
+        (["--timeout", "0"], "--timeout is 0"),
+        (["--retries", "-1"], "--retries is -1"),
+        (["--concurrency", "0"], "--concurrency is 0"),
+        (["--base-url", "https://user:sk-secret@proxy.example/v1"], "carries credentials"),
+        (["--base-url", "http://127.0.0.1:8000/v1?api-key=sk"], "carries credentials"),
+        (["--base-url", "localhost:8000"], "not an http(s) URL"),
+    ],
+    ids=[
+        "turns-negative",
+        "turns-zero",
+        "timeout-zero",
+        "retries-negative",
+        "concurrency-zero",
+        "url-userinfo",
+        "url-query",
+        "url-no-scheme",
+    ],
+)
+def test_run_options_are_checked_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    db = tmp_path / "p.db"
+    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(db), *args)
+    assert r.code == 2 and message in r.err, r.err
+    assert "sk-secret" not in r.err
+    assert not db.exists()
+
+
+def test_suite_params_reach_the_model_and_resume_keeps_them(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server,  # type: ignore[no-untyped-def]
+) -> None:
+    from fakeserver import call
+
+    suite = tmp_path / "clarify"
+    shutil.copytree(CLARIFY, suite)
+    yaml_file = suite / "suite.yaml"
+    yaml_file.write_text(
+        yaml_file.read_text(encoding="utf-8").replace(
+            "  k: 3\n", "  k: 3\n  params: {temperature: 0.25}\n"
+        ),
+        encoding="utf-8",
+    )
+    for _ in range(2):
+        fake_server.reply(
+            tool_calls=[
+                call(
+                    "update_ticket",
+                    {
+                        "key": "SHOP-1042",
+                        "goal": "g",
+                        "scope_in": ["a"],
+                        "scope_out": [],
+                        "annotations": [],
+                    },
+                    id="c",
+                )
+            ]
+        )
+        fake_server.reply("done")
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys,
+        "run",
+        str(suite),
+        "--case",
+        SEED,
+        "-k",
+        "1",
+        "--timeout",
+        "60",
+        "--name",
+        "p",
+        "--model",
+        "openai:m",
+        "--base-url",
+        fake_server.openai_url,
+        "--db",
+        db,
+        "-q",
+    )
+    assert r.code == 0, r.err
+    assert fake_server.requests[0].body["temperature"] == 0.25
+    r = run_cli(capsys, "resume", "p", "-k", "2", "--db", db, "-q")
+    assert r.code == 0, r.err
+    assert fake_server.requests[-1].body["temperature"] == 0.25
+    with Store(db) as store:
+        e = store.experiment("p")
+        assert e.params["timeout_s"] == 60 and e.params["base_url"] == fake_server.openai_url
+        assert len(store.runs(e.id)) == 2
+
+
+def test_json_report_lists_missing_runs_even_with_none_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from passhat.agents import resolve_agent
+    from passhat.runner import new_experiment
+    from passhat.suite import load_suite
+
+    suite = load_suite(CLARIFY)
+    db = tmp_path / "p.db"
+    with Store(db) as store:
+        e = new_experiment(
+            suite, resolve_agent("clarifier"), "", None, k=2, params={}, name="empty"
+        )
+        store.create_experiment(e)
+    r = run_cli(capsys, "report", "empty", "--db", str(db), "--json")
+    data = json.loads(r.out)
+    assert data["dataset"] is None and data["accounting"]["runs_missing"] == 2 * len(suite.cases)
+    assert data["cases"][0]["missing"] == [1, 2]
+
+
+def test_a_run_index_far_beyond_any_plan_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "v.jsonl"
+    path.write_text('{"case": "b", "run": 50000000, "status": "failed"}\n', encoding="utf-8")
+    r = run_cli(capsys, "metrics", str(path))
+    assert r.code == 2 and "probably a typo" in r.err
+
+
+def test_unwritable_outputs_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    assert (
+        run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q", "-k", "1").code == 0
+    )
+    r = run_cli(
+        capsys, "cassette", "latest", "-o", str(tmp_path / "no" / "dir" / "c.jsonl"), "--db", db
+    )
+    assert r.code == 2 and "cannot write" in r.err
+    r = run_cli(capsys, "report", "latest", "--html", str(tmp_path), "--db", db)
+    assert r.code == 2 and "cannot write" in r.err
+
+
+def test_a_cassette_that_lacks_answers_is_announced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    r = run_cli(
+        capsys,
+        "run",
+        str(CLARIFY),
+        "--case",
+        SEED,
+        "--case",
+        "clean-order-tracking-002",
+        "-k",
+        "1",
+        "--db",
+        str(tmp_path / "p.db"),
+    )
+    assert r.code == 0
+    assert "has no answer for 1 of 2 runs (cases: clean-order-tracking-002)" in r.err

@@ -21,6 +21,8 @@ from passhat.errors import InputError, NoRunsError
 from passhat.metrics import NO_RUNS, CaseMetrics, DatasetMetrics, case_metrics, dataset
 
 Status = Literal["passed", "failed", "errored"]
+MAX_K = 100_000
+"""More runs per case than anyone plans: a larger k is a typo, not a plan to account."""
 STATUSES: tuple[str, ...] = get_args(Status)
 
 
@@ -198,6 +200,11 @@ class Ledger:
         """The accounting against a plan of k runs per case."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
+        if k > MAX_K:
+            raise InputError(
+                f"k is {k:,}, more than {MAX_K:,} runs per case; a run index that large is "
+                "probably a typo (a run index is 1 for the first run)"
+            )
         cases = []
         for case, runs in self._runs.items():
             if runs and max(runs) > k:

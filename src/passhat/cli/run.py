@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 from rich.json import JSON
@@ -50,6 +51,10 @@ def open_store(db: Path | None, *, create: bool = False) -> Store:
     return Store(db or default_db_path(), create=create)
 
 
+RUN_KEYS = frozenset({"max_turns", "prompt_file", "base_url", "timeout_s", "max_retries"})
+"""Parameters of the run itself; every other parameter goes to the model provider."""
+
+
 def _model_params(
     temperature: float | None, max_tokens: int | None, seed: int | None
 ) -> dict[str, Any]:
@@ -63,6 +68,73 @@ def _model_params(
     return params
 
 
+def _check_options(
+    k: int, concurrency: int, max_turns: int | None, timeout: float, retries: int
+) -> None:
+    """Refuse, before anything runs, values that would turn into stored results."""
+    if k < 1:
+        raise InputError(f"-k is {k}; ask for at least 1 run per case")
+    if concurrency < 1:
+        raise InputError(f"--concurrency is {concurrency}; use at least 1")
+    if max_turns is not None and max_turns < 1:
+        raise InputError(f"--max-turns is {max_turns}; give the model at least 1 turn")
+    if not timeout > 0:
+        raise InputError(f"--timeout is {timeout:g}; give a run more than 0 seconds")
+    if retries < 0:
+        raise InputError(f"--retries is {retries}; use 0 for no retries")
+
+
+def _check_base_url(base_url: str | None) -> None:
+    if base_url is None:
+        return
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InputError(
+            f"--base-url {base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1"
+        )
+    if parts.username or parts.password or parts.query:
+        raise InputError(
+            "--base-url carries credentials or a query; put the key in the provider's "
+            "environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY): it is never stored"
+        )
+
+
+def _params(
+    suite: Suite,
+    model_params: dict[str, Any],
+    *,
+    max_turns: int | None,
+    prompt: Path | None,
+    base_url: str | None,
+    timeout: float,
+    retries: int,
+) -> dict[str, Any]:
+    """Everything that decides what a run means, as the experiment records it."""
+    params: dict[str, Any] = {
+        **suite.defaults.params,
+        **model_params,
+        "max_turns": max_turns or suite.defaults.max_turns,
+        "timeout_s": timeout,
+        "max_retries": retries,
+    }
+    if prompt is not None:
+        params["prompt_file"] = str(prompt.resolve())
+    if base_url is not None:
+        params["base_url"] = base_url
+    return params
+
+
+def _options(params: dict[str, Any], concurrency: int) -> RunOptions:
+    from passhat.agents import RetryPolicy
+    from passhat.runner import RunOptions
+
+    return RunOptions(
+        concurrency=concurrency,
+        timeout_s=float(params.get("timeout_s", 300.0)),
+        retry=RetryPolicy(max_retries=int(params.get("max_retries", 4))),
+    )
+
+
 def _select(suite: Suite, cases: list[str]) -> Suite:
     if not cases:
         return suite
@@ -71,23 +143,45 @@ def _select(suite: Suite, cases: list[str]) -> Suite:
 
 
 def _build(
-    suite: Suite,
-    agent_spec: str,
-    model_spec: str | None,
-    prompt: Path | None,
-    base_url: str | None,
-    model_params: dict[str, Any],
+    suite: Suite, agent_spec: str, model_spec: str | None, params: dict[str, Any]
 ) -> tuple[LoadedAgent, Model | None]:
+    """The agent and model an experiment's parameters describe (run and resume alike)."""
     from passhat.agents import resolve_agent
     from passhat.models import resolve_model
 
+    prompt = params.get("prompt_file")
     agent = resolve_agent(agent_spec, prompt=prompt, suite_dir=suite.path)
-    model = (
-        resolve_model(model_spec, base_url=base_url, params=model_params, suite_dir=suite.path)
-        if model_spec
-        else None
-    )
+    model = None
+    if model_spec:
+        model = resolve_model(
+            model_spec,
+            base_url=params.get("base_url"),
+            params={k: v for k, v in params.items() if k not in RUN_KEYS},
+            suite_dir=suite.path,
+        )
     return agent, model
+
+
+def _warn_uncovered(model: Model | None, suite: Suite, k: int, language: str) -> None:
+    """A replay cassette that lacks first answers: say so before the runs error."""
+    from passhat.models.replay import ReplayModel
+
+    if not isinstance(model, ReplayModel):
+        return
+    answers = model.cassette.answers
+    gaps = [(c.id, i) for c in suite.cases for i in range(1, k + 1) if (c.id, i, 0) not in answers]
+    if gaps:
+        cases = list(dict.fromkeys(case for case, _ in gaps))
+        shown = ", ".join(cases[:5]) + (", ..." if len(cases) > 5 else "")
+        message = t(
+            "cassette_gaps",
+            language,
+            cassette=model.path.name,
+            n=len(gaps),
+            total=len(suite.cases) * k,
+            cases=shown,
+        )
+        err_console.print(message, style="yellow", markup=False, soft_wrap=True)
 
 
 def _execute(
@@ -211,35 +305,32 @@ def run(
     lang: LangOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
-    from passhat.agents import RetryPolicy
-    from passhat.runner import RunOptions, new_experiment
+    from passhat.runner import new_experiment
     from passhat.suite import load_suite
 
     language = report_lang(lang)
     suite = _select(load_suite(suite_dir), case or [])
     k = suite.defaults.k if k is None else k
-    if k < 1:
-        raise InputError(f"-k is {k}; ask for at least 1 run per case")
-    if concurrency < 1:
-        raise InputError(f"--concurrency is {concurrency}; use at least 1")
-    model_params = _model_params(temperature, max_tokens, model_seed)
+    _check_options(k, concurrency, max_turns, timeout, retries)
+    _check_base_url(base_url)
+    params = _params(
+        suite,
+        _model_params(temperature, max_tokens, model_seed),
+        max_turns=max_turns,
+        prompt=prompt,
+        base_url=base_url,
+        timeout=timeout,
+        retries=retries,
+    )
     agent_spec = agent or suite.defaults.agent
     model_spec = model or suite.defaults.model
-    loaded, provider = _build(suite, agent_spec, model_spec, prompt, base_url, model_params)
-    params: dict[str, Any] = {
-        **suite.defaults.params,
-        **model_params,
-        "max_turns": max_turns or suite.defaults.max_turns,
-    }
-    if prompt is not None:
-        params["prompt_file"] = str(prompt.resolve())
+    loaded, provider = _build(suite, agent_spec, model_spec, params)
+    _warn_uncovered(provider, suite, k, language)
     experiment = new_experiment(
         suite, loaded, model_spec, provider, k=k, params=params, seed=seed, name=name
     )
     experiment = _with_tools(experiment, suite)
-    options = RunOptions(
-        concurrency=concurrency, timeout_s=timeout, retry=RetryPolicy(max_retries=retries)
-    )
+    options = _options(params, concurrency)
     with open_store(db, create=True) as store:
         store.create_experiment(experiment)
         if not quiet:
@@ -274,10 +365,6 @@ def resume(
         typer.Option("-k", "--k", help="Raise the requested k and run the new indices too."),
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 8,
-    timeout: Annotated[
-        float, typer.Option(help="Seconds one run may take before it is errored.")
-    ] = 300.0,
-    retries: Annotated[int, typer.Option(help="Retries of transient model errors per call.")] = 4,
     db: DbOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
@@ -285,9 +372,11 @@ def resume(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     lang: LangOption = None,
 ) -> None:
-    """Run exactly the missing runs of an experiment (and new indices with a larger k)."""
-    from passhat.agents import RetryPolicy
-    from passhat.runner import RunOptions, check_resumable, new_experiment, plan
+    """Run exactly the missing runs of an experiment (and new indices with a larger k).
+
+    Timeout, retries and every model parameter are the experiment's own: a resumed
+    run means the same as the runs before it."""
+    from passhat.runner import check_resumable, new_experiment, plan
     from passhat.suite import load_suite
 
     language = report_lang(lang)
@@ -300,21 +389,8 @@ def resume(
             )
         suite = _select(load_suite(stored.suite_path), list(stored.case_ids))
         params = dict(stored.params)
-        model_params: dict[str, Any] = {
-            key: params[key] for key in ("temperature", "max_tokens", "seed") if key in params
-        }
-        prompt = params.get("prompt_file")
-        base_url = (
-            stored.model_config.get("base_url") if isinstance(stored.model_config, dict) else None
-        )
-        loaded, provider = _build(
-            suite,
-            stored.agent,
-            stored.model,
-            Path(prompt) if prompt else None,
-            base_url,
-            model_params,
-        )
+        loaded, provider = _build(suite, stored.agent, stored.model, params)
+        _warn_uncovered(provider, suite, max(k or 0, stored.k_requested), language)
         current = new_experiment(
             suite,
             loaded,
@@ -328,9 +404,7 @@ def resume(
         if k is not None and k > stored.k_requested:
             store.set_k(stored.id, k)
             stored = store.experiment(stored.id)
-        options = RunOptions(
-            concurrency=concurrency, timeout_s=timeout, retry=RetryPolicy(max_retries=retries)
-        )
+        options = _options(params, concurrency)
         todo = plan(stored, store.recorded(stored.id))
         if not quiet:
             err_console.print(t("runs_to_do", language, id=stored.id, n=len(todo)), markup=False)
@@ -373,7 +447,10 @@ def report(
     if html is not None:
         from passhat.report.html import write_html
 
-        written = write_html(html, experiment, runs, lang=language)
+        try:
+            written = write_html(html, experiment, runs, lang=language)
+        except OSError as error:
+            raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
         err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
     if as_json:
         data = experiment_dict(experiment, runs, forecast_m=forecast_m)
@@ -490,7 +567,10 @@ def cassette(
     if isinstance(recorded, dict):
         meta["replayed_from"] = recorded
     tape = cassette_from_runs(meta, ((r.case_id, r.run_index, r.transcript) for r in runs))
-    tape.dump(output)
+    try:
+        tape.dump(output)
+    except OSError as error:
+        raise InputError(f"-o {output}: cannot write ({error.strerror})") from None
     console.print(
         Text(
             f"{output}: {len(tape.answers)} model answers from {len(runs)} runs; replay with "

@@ -19,7 +19,7 @@ from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.i18n import t, verdict_label
-from passhat.report.summary import summary_with_uncertainty
+from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
 from passhat.stats import Uncertainty, uncertainty
 
@@ -203,9 +203,18 @@ def experiment_dict(
     if accounting.runs_counted:
         u = experiment_uncertainty(accounting, forecast_m)
         data.update(summary_with_uncertainty(accounting, u))
-    else:
+    else:  # no figures yet, but the accounting still says which runs are missing
         data["dataset"] = None
-        data["cases"] = []
+        data["cases"] = [case_dict(c) for c in accounting.cases]
+    data["accounting"] = {
+        "k_requested": accounting.k_requested,
+        "complete": accounting.complete,
+        "runs_requested": accounting.runs_requested,
+        "runs_completed": accounting.runs_completed,
+        "runs_counted": accounting.runs_counted,
+        "runs_errored": accounting.runs_errored,
+        "runs_missing": accounting.runs_missing,
+    }
     data["items"] = [
         {
             "case": s.case,

@@ -264,6 +264,8 @@ _EN: dict[str, str] = {
     "as missing); `passhat resume {ref}` runs the rest",
     "tally": "passed {passed} · failed {failed} · errored {errored}",
     "wrote": "wrote {path}",
+    "cassette_gaps": "warning: the cassette {cassette} has no answer for {n} of {total} runs "
+    "(cases: {cases}); those runs will end errored. Choose covered cases with --case.",
 }
 
 _ZH_TW: dict[str, str] = {
@@ -503,6 +505,7 @@ _ZH_TW: dict[str, str] = {
     "`passhat resume {ref}` 會執行其餘的部分",
     "tally": "通過 {passed} · 未通過 {failed} · 出錯 {errored}",
     "wrote": "已寫入 {path}",
+    "cassette_gaps": "警告：錄製檔 {cassette} 在 {total} 次執行中有 {n} 次沒有回答（案例：{cases}），這些執行將以錯誤結束。請用 --case 選擇有錄製的案例。",
 }
 
 LABELS: dict[str, dict[str, str]] = {"en": _EN, "zh-TW": _ZH_TW}
