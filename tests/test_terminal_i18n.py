@@ -215,7 +215,7 @@ def test_metrics_in_zh_tw_translates_labels_and_keeps_data(
         "計入",
         "通過次數",
         "通過率",
-        "資料集（2 個案例）",
+        "（2 個案例）",
         "n = 各案例計入的執行次數",
         "有多確定？2 個案例的 95% 區間",
         "群集 bootstrap，B = 2000",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -69,7 +70,13 @@ def items_table(case: str, items: Sequence[ItemStability], *, lang: str = "en") 
         Text(case, style="bold"),
         t("counted_runs_paren", lang),
     )
-    table = Table(title=title, title_justify="left")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
+        title=title,
+        title_justify="left",
+    )
     table.add_column(t("item", lang), overflow="fold")
     for key in ("found", "missed_in_runs", "verdict"):
         table.add_column(t(key, lang), no_wrap=True)
@@ -96,7 +103,13 @@ def tools_table(uses: Sequence[ToolUse], *, lang: str = "en") -> Table:
     title = Text(t("tool_use", lang) + t("completed_runs_paren", lang))
     if single and cases[0]:
         title.append(" · ").append(cases[0], style="bold")
-    table = Table(title=title, title_justify="left")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
+        title=title,
+        title_justify="left",
+    )
     columns = ["tool", "runs_calling", "calls_per_run", "errors"]
     for key in columns if single else ["case", *columns]:
         table.add_column(t(key, lang))

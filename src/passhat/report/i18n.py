@@ -154,7 +154,7 @@ _EN: dict[str, str] = {
     "table_caption": "n = each case's counted runs; the dataset row uses j = {j}, "
     "which every included case reaches",
     "more_cases_hidden": "; {n} more cases not listed (--all lists every case, --json has all)",
-    "dataset_row": "dataset ({cases} cases)",
+    "dataset_row": "dataset\n({cases} cases)",
     "requested_k_is": "requested k = {k}",
     "k_inferred_hint": " (inferred from the largest run index; pass --k to state it)",
     "k_inferred": " (inferred from the largest run index)",
@@ -400,7 +400,7 @@ _ZH_TW: dict[str, str] = {
     # terminal: the metrics table and the accounting panel
     "table_caption": "n = 各案例計入的執行次數；資料集列使用 j = {j}，每個納入的案例都達到",
     "more_cases_hidden": "；另有 {n} 個案例未列出（--all 列出每個案例，--json 含全部）",
-    "dataset_row": "資料集（{cases} 個案例）",
+    "dataset_row": "資料集\n（{cases} 個案例）",
     "requested_k_is": "要求的 k = {k}",
     "k_inferred_hint": "（由最大的執行編號推斷；用 --k 明確指定）",
     "k_inferred": "（由最大的執行編號推斷）",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
@@ -167,7 +168,11 @@ def metrics_table(
     d = accounting.dataset()
     m = d.metrics
     cases = shown_cases(accounting, limit)
+    # no vertical rules: the eight columns fit an 80-column terminal
     table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
         title=Text(title) if title else None,
         title_justify="left",
         caption=t("table_caption", lang, j=m.j)
@@ -185,6 +190,7 @@ def metrics_table(
         ("pass^n", "center"),
     ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    table.columns[0].overflow = "fold"  # a case id is never cut short
     for c in cases:
         table.add_row(*_case_row(c))
     table.add_section()
@@ -195,8 +201,8 @@ def metrics_table(
         str(accounting.runs_counted),
         f"{m.passes}/{m.runs}",
         Text(f"{m.pass_at_1:.2f}", style="bold"),
-        Text(f"{d.label_at} {_pct(m.pass_at_j)}", style="bold"),
-        Text(f"{d.label_hat} {_pct(m.pass_hat_j)}", style="bold"),
+        Text(f"{d.label_at}\n{_pct(m.pass_at_j)}", style="bold"),
+        Text(f"{d.label_hat}\n{_pct(m.pass_hat_j)}", style="bold"),
     )
     return table
 
@@ -257,7 +263,9 @@ def print_metrics(
     """The figures, then (when given) their intervals and forecasts, then the accounting.
 
     At most `limit` cases are listed (None: all); the dataset figures cover every case."""
-    console.print(metrics_table(accounting, title, limit=limit, lang=lang))
+    if title:  # printed whole above the table: a long path must not wrap inside it
+        console.print(Text(title, style="bold"), soft_wrap=True)
+    console.print(metrics_table(accounting, limit=limit, lang=lang))
     if uncertainty is not None:
         shown = {c.case for c in shown_cases(accounting, limit)}
         print_uncertainty(console, uncertainty, shown=shown, lang=lang)
@@ -281,6 +289,9 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
         return Text(t("intervals_note", lang, note=note), style="yellow")
     d = u.dataset
     table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
         title=t("intervals_title", lang, conf=conf, cases=d.cases),
         title_justify="left",
         caption=Text(
@@ -321,12 +332,15 @@ def case_forecast_table(
         alpha=f"{1 - u.confidence:.2g}",
     )
     table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
         title=t("forecast_title", lang, m=f.m),
         title_justify="left",
         caption=Text(caption),
         caption_justify="left",
     )
-    table.add_column(t("case", lang))
+    table.add_column(t("case", lang), overflow="fold")
     table.add_column(t("passes", lang), justify="right")
     table.add_column(t("rate_wilson", lang, conf=conf), justify="right")
     table.add_column(t("p_next_pass", lang, m=f.m), justify="right")
@@ -471,6 +485,9 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
         + t("mde_at_power", lang, power=f"{d0.power:.0%}")
     )
     table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
         title=t("diff_title", lang, cases=len(c.cases)),
         title_justify="left",
         caption=Text(caption),
@@ -509,6 +526,9 @@ def case_differences_table(
     if hidden:
         caption += t("more_in_json", lang, n=hidden)
     table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
         title=t("moved_title", lang, moved=len(moved), cases=len(c.cases)),
         title_justify="left",
         caption=Text(caption),
