@@ -75,8 +75,15 @@ class SuiteWriter:
         return self.root
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Suites refuse YAML anchors and aliases, so tests never write them."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
 def _dump(path: Path, data: dict[str, Any] | str) -> None:
-    text = data if isinstance(data, str) else yaml.safe_dump(data, allow_unicode=True)
+    text = data if isinstance(data, str) else yaml.dump(data, Dumper=_NoAliases, allow_unicode=True)
     path.write_text(text, encoding="utf-8")
 
 

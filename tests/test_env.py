@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from passhat.env import (
     ToolOutcome,
     make_environment,
 )
+from passhat.errors import SuiteError
 from passhat.suite import Suite, load_suite
 
 if TYPE_CHECKING:
@@ -103,6 +105,7 @@ async def test_get_ticket_of_an_unknown_key_is_an_error_the_agent_reads(clarify:
         pytest.param("會員折扣、優惠碼", "第 4 條", id="terms-in-another-order"),
         pytest.param("每筆訂單可用幾組優惠碼", "第 3 條", id="the-other-fixture"),
         pytest.param("優惠碼\u3000每筆訂單", "第 3 條", id="ideographic-space-normalised"),
+        pytest.param("優惠碼與會員折扣可以併用嗎", "第 4 條", id="no-spaces-no-punctuation"),
     ],
 )
 async def test_query_background_replays_a_matching_fixture(
@@ -128,6 +131,47 @@ async def test_english_queries_match_case_and_punctuation_blind(clarify: Suite) 
         outcome.content
         == "Returns Policy v5, section 2: the return window is 14 days from delivery."
     )
+
+
+async def test_english_fixture_terms_match_whole_words_only(clarify: Suite) -> None:
+    # Guards against substring matching: "return policy" inside "nonreturnable ... policyholder".
+    env = make_environment(clarify, clarify.case("bg-return-window-en-005"))
+    outcome = await env.call("query_background", {"query": "nonreturnable items and policyholder"})
+    assert outcome.is_error and env.calls[0].fixture_miss
+
+
+@pytest.mark.parametrize(
+    ("fixture", "query", "answered"),
+    [
+        pytest.param("fee", "Where is the feedback form?", False, id="word-inside-a-word"),
+        pytest.param("fee", "Is there a FEE?", True, id="the-word-itself"),
+        pytest.param("return policy", "policy on returns", False, id="no-stemming"),
+        pytest.param("e-mail", "Send an e‐mail (E-Mail)", True, id="hyphenated-word"),
+        pytest.param("優惠碼 會員折扣", "優惠碼與會員折扣可以併用嗎", True, id="chinese-in-a-run"),
+        pytest.param("會員", "會 員", False, id="chinese-term-split-by-a-space"),
+        pytest.param("sku", "SKU碼在哪裡查", True, id="latin-word-beside-chinese"),
+        pytest.param("sk", "SKU碼在哪裡查", False, id="part-of-a-latin-word-beside-chinese"),
+        pytest.param("クーポン 併用", "クーポンの併用について", True, id="japanese-in-a-run"),
+        pytest.param("쿠폰", "쿠폰 정책", True, id="korean-whole-word"),
+    ],
+)
+async def test_query_terms_match_as_words_or_inside_chinese_and_japanese_text(
+    writer: SuiteWriter, fixture: str, query: str, answered: bool
+) -> None:
+    writer.case["fixtures"]["query_background"] = [{"args": {"query": fixture}, "response": "ok"}]
+    suite = load_suite(writer.write())
+    outcome = await make_environment(suite, suite.cases[0]).call(
+        "query_background", {"query": query}
+    )
+    assert outcome.is_error is not answered, outcome.text()
+
+
+async def test_every_bundled_fixture_answers_its_own_query(clarify: Suite) -> None:
+    for case in clarify.cases:
+        for fixture in case.fixtures.get("query_background", []):
+            env = make_environment(clarify, case)
+            outcome = await env.call("query_background", fixture.args)
+            assert outcome.content == fixture.response, (case.id, fixture.args)
 
 
 async def test_the_fixture_with_most_matching_terms_wins(writer: SuiteWriter) -> None:
@@ -322,6 +366,18 @@ async def test_two_environments_of_one_case_never_share_state(clarify: Suite) ->
     assert "goal" not in case.input["ticket"]  # the case itself is untouched
 
 
+async def test_two_environments_of_one_case_never_share_fixtures(clarify: Suite) -> None:
+    # Guards against fixtures kept by reference: what one run reaches, another run reads.
+    case = clarify.case("ac-conflict-001")
+    first, second = make_environment(clarify, case), make_environment(clarify, case)
+    for fixture in vars(first)["_fixtures"]["query_background"]:
+        fixture.args["query"] = "changed"
+    assert case.fixtures["query_background"][0].args == {"query": "優惠碼 會員折扣"}
+    outcome = await second.call("query_background", {"query": "優惠碼 會員折扣"})
+    assert "第 4 條" in outcome.content
+    assert (await first.call("query_background", {"query": "優惠碼 會員折扣"})).is_error
+
+
 async def test_nothing_handed_out_aliases_the_state(clarify: Suite) -> None:
     env = seed_env(clarify)
     args = update_args()
@@ -404,6 +460,23 @@ async def test_board_rejects_bad_arguments(
     outcome = await env.call(tool, arguments)
     assert outcome.is_error and message in outcome.text(), outcome.text()
     assert env.final_state() == {"cards": []}
+
+
+def test_a_board_goal_gives_each_card_label_once(tmp_path: Path) -> None:
+    # exact_set compares multisets: a goal label written twice would demand it twice.
+    root = shutil.copytree(EXAMPLES / "trello", tmp_path / "trello")
+    case = root / "cases" / "checkout-card-timeout.yaml"
+    text = case.read_text(encoding="utf-8")
+    case.write_text(
+        text.replace("labels: [bug, customer-reported]", "labels: [bug, customer-reported, bug]"),
+        encoding="utf-8",
+    )
+    with pytest.raises(SuiteError) as caught:
+        load_suite(root)
+    assert caught.value.problems == [
+        f"{root / 'cases' / 'checkout-card-timeout.yaml'}: goal.cards[0].labels[2]: 'bug' "
+        "repeats labels[0]; give each label once"
+    ]
 
 
 def test_tool_outcome_text() -> None:

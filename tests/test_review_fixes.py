@@ -343,3 +343,22 @@ def test_a_cassette_that_lacks_answers_is_announced(
     )
     assert r.code == 0
     assert "has no answer for 1 of 2 runs (cases: clean-order-tracking-002)" in r.err
+
+
+def test_a_repeated_extra_counts_its_run_once() -> None:
+    from passhat.analysis import item_stability
+    from passhat.records import RunRecord
+
+    detail = {
+        "scorer": "exact_set",
+        "path": "cards.0.labels",
+        "expected": [],
+        "missing": [],
+        "extra": ["bug", "bug"],
+    }
+    runs = [
+        RunRecord("e", "c", 1, "h", "failed", score=[detail]),
+        RunRecord("e", "c", 2, "h", "passed", score=[{**detail, "extra": []}]),
+    ]
+    (extra,) = item_stability(runs)
+    assert extra.hits == (1,) and extra.verdict == "extra, sometimes"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -157,7 +158,7 @@ PAIRS = st.lists(
 
 
 @given(goal=PAIRS, actual=PAIRS, note=st.text(max_size=5))
-def test_exact_set_passes_exactly_when_the_sets_are_equal(
+def test_exact_set_passes_exactly_when_the_multisets_are_equal(
     goal: list[tuple[int, str]], actual: list[tuple[int, str]], note: str
 ) -> None:
     scorer = ExactSet("ticket.annotations", "AC{ac}:{label}")
@@ -165,12 +166,85 @@ def test_exact_set_passes_exactly_when_the_sets_are_equal(
         "ticket": {"annotations": [{"ac": a, "label": b, "note": note} for a, b in pairs]}
     }
     detail = scorer(as_state(actual), as_state(goal))
-    named = lambda pairs: {f"AC{a}:{b}" for a, b in pairs}  # noqa: E731
-    assert detail["passed"] is (set(goal) == set(actual))
-    assert set(detail["missing"]) == named(goal) - named(actual)
-    assert set(detail["extra"]) == named(actual) - named(goal)
+    named = lambda pairs: Counter(f"AC{a}:{b}" for a, b in pairs)  # noqa: E731
+    assert detail["passed"] is (Counter(goal) == Counter(actual))
+    assert Counter(detail["expected"]) == named(goal)
+    assert Counter(detail["actual"]) == named(actual)
+    assert Counter(detail["missing"]) == named(goal) - named(actual)
+    assert Counter(detail["extra"]) == named(actual) - named(goal)
     for key in ("expected", "actual", "missing", "extra"):
-        assert len(detail[key]) == len(set(detail[key]))
+        numbers = [int(item.split(":")[0].removeprefix("AC")) for item in detail[key]]
+        assert numbers == sorted(numbers)
+
+
+@pytest.mark.parametrize(
+    ("goal", "actual", "missing", "extra"),
+    [
+        pytest.param(["bug"], ["bug", "bug"], [], ["bug"], id="an-item-written-twice-is-extra"),
+        pytest.param(["bug"], ["bug"] * 3, [], ["bug", "bug"], id="extras-repeat"),
+        pytest.param(["bug", "bug"], ["bug"], ["bug"], [], id="missing-repeats"),
+        pytest.param(
+            ["chore", "bug"], ["bug", "chore", "chore", "bug"], [], ["bug", "chore"], id="mixed"
+        ),
+    ],
+)
+def test_exact_set_compares_multisets(
+    goal: list[str], actual: list[str], missing: list[str], extra: list[str]
+) -> None:
+    # Guards against set() collapsing duplicates: labels [bug, bug] passed against [bug].
+    detail = ExactSet("cards.0.labels")(
+        {"cards": [{"labels": actual}]}, {"cards": [{"labels": goal}]}
+    )
+    assert detail["passed"] is False
+    assert (detail["missing"], detail["extra"]) == (missing, extra)
+    assert (detail["expected"], detail["actual"]) == (sorted(goal), sorted(actual))
+
+
+def test_duplicates_keep_the_natural_order() -> None:
+    scorer = ExactSet("items", "AC{ac}:{label}")
+    items = [{"ac": n, "label": "u"} for n in (10, 9, 10)]
+    detail = scorer({"items": items}, {"items": items[:2]})
+    assert detail["actual"] == ["AC9:u", "AC10:u", "AC10:u"]
+    assert detail["extra"] == ["AC10:u"]
+
+
+@pytest.mark.parametrize(
+    ("template", "goal", "actual", "missing", "extra"),
+    [
+        pytest.param(
+            "AC{ac}:{label}",
+            [{"ac": 3, "label": "conflict", "note": ""}],
+            ["AC3:conflict"],
+            ["AC3:conflict"],
+            ['"AC3:conflict"'],
+            id="text-spelling-a-templated-item",
+        ),
+        pytest.param(
+            "AC{ac}:{label}",
+            [{"ac": 3, "label": "conflict"}],
+            [{"ac": 3, "label": "conflict"}, {"ac": 3}],
+            [],
+            ['{"ac":3}'],
+            id="object-lacking-a-field",
+        ),
+        pytest.param(
+            "{name}",
+            [{"name": "[1]"}],
+            [[1]],
+            ["[1]"],
+            ["[1]"],
+            id="json-equal-to-a-templated-name",
+        ),
+    ],
+)
+def test_with_a_template_only_objects_holding_its_fields_are_items(
+    template: str, goal: list[Any], actual: list[Any], missing: list[str], extra: list[str]
+) -> None:
+    # Guards against a plain "AC3:conflict" in the final state passing for the goal's
+    # {ac: 3, label: conflict}: an agent that wrote text did not write an annotation.
+    detail = ExactSet("items", template)({"items": actual}, {"items": goal})
+    assert detail["passed"] is False
+    assert (detail["missing"], detail["extra"]) == (missing, extra)
 
 
 def test_items_sort_with_numbers_compared_as_numbers() -> None:
@@ -469,3 +543,17 @@ def test_trello_accepts_a_card_that_follows_the_guide_and_checks_labels_apart() 
     assert mislabeled.passed is False
     assert mislabeled.details[0]["passed"] is True
     assert mislabeled.details[1]["missing"] == ["customer-reported"]
+
+
+def test_trello_fails_a_card_carrying_a_label_twice() -> None:
+    suite = load_suite(EXAMPLES / "trello")
+    score = score_run(
+        suite,
+        suite.case("checkout-card-timeout"),
+        _card(labels=["bug", "customer-reported", "bug"]),
+    )
+    assert score.passed is False
+    labels = score.details[1]
+    assert (labels["scorer"], labels["passed"]) == ("exact_set", False)
+    assert (labels["missing"], labels["extra"]) == ([], ["bug"])
+    assert labels["actual"] == ["bug", "bug", "customer-reported"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -295,6 +296,30 @@ INVALID = [
         id="fixture-written-twice",
     ),
     pytest.param(
+        _set(
+            "fixtures.query_background",
+            [
+                {"args": {"query": "coupon policy"}, "response": 1},
+                {"args": {"query": "policy, coupon!"}, "response": 2},
+            ],
+        ),
+        "fixtures.query_background[1].args: matches the same calls as "
+        "fixtures.query_background[0], so it would never be used",
+        id="fixture-written-twice-in-other-order-and-punctuation",
+    ),
+    pytest.param(
+        _set(
+            "fixtures.query_background",
+            [
+                {"args": {"query": "優惠碼 會員折扣"}, "response": 1},
+                {"args": {"query": "會員折扣、優惠碼、優惠碼"}, "response": 2},
+            ],
+        ),
+        "fixtures.query_background[1].args: matches the same calls as "
+        "fixtures.query_background[0], so it would never be used",
+        id="fixture-written-twice-with-a-term-repeated",
+    ),
+    pytest.param(
         _drop("fixtures"),
         None,
         id="no-fixtures-is-fine",
@@ -371,6 +396,73 @@ def test_validation_message(
     found = problems_of(root)
     assert any(expected in p for p in found), "\n".join(found)
     assert all(p.startswith(str(root)) for p in found)
+
+
+def test_fixtures_with_different_terms_are_not_duplicates(writer: SuiteWriter) -> None:
+    writer.case["fixtures"]["query_background"] = [
+        {"args": {"query": "coupon"}, "response": 1},
+        {"args": {"query": "coupon policy"}, "response": 2},
+        {"args": {"query": "coupons"}, "response": 3},
+    ]
+    assert len(load_suite(writer.write()).cases[0].fixtures["query_background"]) == 3
+
+
+# Nine levels of aliases, nine times each: 9**9 (387 million) strings once expanded.
+BILLION_LAUGHS = "lol: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+)
+ANCHOR_MESSAGE = "YAML anchors and aliases are not allowed in suites; write the value out"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "found"),
+    [
+        pytest.param(
+            MINIMAL_CASE_TEXT + "a: &x [*x]\n", "line 6, column 4", "the anchor &x", id="self-alias"
+        ),
+        pytest.param(
+            MINIMAL_CASE_TEXT + BILLION_LAUGHS, "line 6, column 6", "the anchor &a", id="laughs"
+        ),
+        pytest.param(
+            MINIMAL_CASE_TEXT + "tags: [tag, *t]\n", "line 6, column 13", "the alias *t", id="alias"
+        ),
+        pytest.param(
+            MINIMAL_CASE_TEXT.replace("goal:\n  ticket: {", "goal:\n  ticket: &g {"),
+            "line 5, column 11",
+            "the anchor &g",
+            id="anchor-alone",
+        ),
+    ],
+)
+def test_yaml_anchors_and_aliases_are_refused_quickly(
+    writer: SuiteWriter, text: str, where: str, found: str
+) -> None:
+    # Guards against a small file expanding into millions of nodes for the checks
+    # and hashes to walk, and against a cycle crashing the load with RecursionError.
+    writer.cases["tiny.yaml"] = text
+    root = writer.write()
+    started = time.perf_counter()
+    assert problems_of(root) == [
+        f"{root / 'cases' / 'tiny.yaml'}: {where}: {ANCHOR_MESSAGE} (found {found})"
+    ]
+    assert time.perf_counter() - started < 5
+
+
+def test_yaml_anchors_are_refused_in_suite_yaml_too(writer: SuiteWriter) -> None:
+    writer.suite = REFORMATTED_SUITE.replace("labels: [", "labels: &labels [")
+    root = writer.write()
+    assert problems_of(root) == [
+        f"{root / 'suite.yaml'}: line 11, column 9: {ANCHOR_MESSAGE} (found the anchor &labels)"
+    ]
+
+
+def test_asterisks_and_ampersands_in_text_are_not_aliases(writer: SuiteWriter) -> None:
+    writer.cases["tiny.yaml"] = MINIMAL_CASE_TEXT.replace(
+        "description: d", 'description: "**Why** & how: a * b"'
+    ).replace("text: x", "text: R&D signs off * twice")
+    ticket = load_suite(writer.write()).cases[0].input["ticket"]
+    assert ticket["description"] == "**Why** & how: a * b"
+    assert ticket["acceptance_criteria"][0]["text"] == "R&D signs off * twice"
 
 
 def test_duplicate_case_ids_name_both_files(writer: SuiteWriter) -> None:

@@ -72,7 +72,7 @@ def item_stability(runs: Iterable[RunRecord]) -> list[ItemStability]:
                 for item in expected[label]:
                     if item not in missing:
                         found[(label, item)].append(run.run_index)
-                for item in detail.get("extra", []):
+                for item in dict.fromkeys(detail.get("extra", [])):  # once per run
                     extra[(label, str(item))].append(run.run_index)
         for label, items in expected.items():
             for item in items:

@@ -13,12 +13,17 @@ file). Matching rule:
 
 - Arguments are normalised first: Unicode NFKC, case folded, runs of
   whitespace collapsed, ends trimmed (recursively through lists and objects).
-- `query_background` (ticket environment) matches by terms: punctuation is
-  read as a space, each whitespace-separated term of the fixture's `query` must
-  occur in the call's query. The fixture with the most terms wins; ties go to
-  the one written first. So the fixture query `優惠碼 會員折扣` answers
-  "優惠碼可以和會員折扣一起用嗎？", and `coupon stacking` answers
-  "What is the coupon stacking policy?".
+- `query_background` (ticket environment) matches by terms. A query's terms:
+  punctuation is read as a space, and the text is split at spaces and wherever
+  a run of Chinese or Japanese characters (Han, kana, bopomofo: scripts written
+  without spaces) starts or ends. Every term of the fixture's `query` must be
+  in the call's query: a word as a whole word, a Chinese or Japanese term
+  anywhere inside a run of such characters (there are no spaces to find words
+  by). The fixture with the most distinct terms wins; ties go to the one
+  written first. So the fixture query `優惠碼 會員折扣` answers
+  "優惠碼可以和會員折扣一起用嗎？", `coupon stacking` answers "What is the coupon
+  stacking policy?", and `return policy` does not answer "nonreturnable items
+  and policyholder". (Korean is written with spaces: its terms are whole words.)
 - Any other fixture tool matches when the normalised arguments are equal.
 - No match: an error outcome ("no recorded answer"), recorded with
   `fixture_miss=True`: never an empty success.
@@ -36,6 +41,7 @@ from __future__ import annotations
 import builtins
 import json
 import pickle
+import re
 import time
 import unicodedata
 from collections.abc import Callable
@@ -232,13 +238,36 @@ def normalise(value: Any) -> Any:
     return value
 
 
+# Scripts written without spaces between words: Han (with its radicals, iteration
+# marks and numerals), hiragana, katakana and bopomofo.
+_UNSPACED = (
+    "\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3038-\u303c\u3040-\u30ff"
+    "\u3100-\u312f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\U00020000-\U0003ffff"
+)
+_TERM = re.compile(f"[{_UNSPACED}]+|[^{_UNSPACED}\\s]+")
+_UNSPACED_TERM = re.compile(f"[{_UNSPACED}]")
+
+
 def query_terms(text: str) -> list[str]:
-    """A query's terms: normalised, punctuation read as spaces."""
+    """A query's terms, in order: normalised, punctuation read as spaces, split at spaces
+    and where a run of Chinese or Japanese characters starts or ends."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     spaced = "".join(
         " " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in folded
     )
-    return spaced.split()
+    return _TERM.findall(spaced)
+
+
+def terms_found(wanted: set[str], asked: list[str]) -> bool:
+    """Every wanted term is in the asked terms: a word as a whole word; a Chinese or
+    Japanese term anywhere inside one of the asked runs of such characters."""
+    words = set(asked)
+    runs = [t for t in asked if _UNSPACED_TERM.match(t)]
+    return all(
+        any(term in run for run in runs) if _UNSPACED_TERM.match(term) else term in words
+        for term in wanted
+    )
 
 
 # ----------------------------------------------------------------- base class
@@ -267,8 +296,8 @@ class Environment:
         self.case_id = case.id
         self.labels = labels
         self.calls: list[ToolCallRecord] = []
-        # fixtures are read-only here: a replayed response is cloned before it is handed out
-        self._fixtures: dict[str, list[Fixture]] = case.fixtures
+        # A copy: nothing an agent reaches through this run is shared with another run.
+        self._fixtures: dict[str, list[Fixture]] = clone(case.fixtures)
         self._tools: dict[str, tuple[ToolSpec, Handler]] = {}
         self._setup(clone(case.input))
 
@@ -374,6 +403,11 @@ class Environment:
         """How well a fixture matches a call (higher is better); None: no match."""
         return 0 if normalise(recorded) == normalise(called) else None
 
+    @classmethod
+    def _fixture_key(cls, tool: str, args: dict[str, Any]) -> str:
+        """Equal for two fixtures that `_match` treats alike (they answer the same calls)."""
+        return json.dumps(normalise(args), sort_keys=True, ensure_ascii=False)
+
     # -- load-time checks
 
     @classmethod
@@ -418,7 +452,7 @@ class Environment:
                     ((*loc, *where), message)
                     for where, message in schema_problems(fixture.args, specs[tool].parameters)
                 ]
-                key = json.dumps(normalise(fixture.args), sort_keys=True, ensure_ascii=False)
+                key = cls._fixture_key(tool, fixture.args)
                 if key in seen:
                     problems.append(
                         (
@@ -602,9 +636,17 @@ class TicketEnvironment(Environment):
     def _match(self, tool: str, recorded: dict[str, Any], called: dict[str, Any]) -> int | None:
         if tool != "query_background":
             return super()._match(tool, recorded, called)
-        terms = query_terms(recorded["query"])
-        asked = " ".join(query_terms(called["query"]))
-        return len(terms) if terms and all(t in asked for t in terms) else None
+        terms = set(query_terms(recorded["query"]))
+        if terms and terms_found(terms, query_terms(called["query"])):
+            return len(terms)
+        return None
+
+    @classmethod
+    def _fixture_key(cls, tool: str, args: dict[str, Any]) -> str:
+        query = args.get("query")
+        if tool != "query_background" or set(args) != {"query"} or not isinstance(query, str):
+            return super()._fixture_key(tool, args)
+        return json.dumps(sorted(set(query_terms(query))), ensure_ascii=False)
 
     def final_state(self) -> dict[str, Any]:
         return {"ticket": clone(self._tickets[self._key])}
@@ -756,6 +798,16 @@ class BoardEnvironment(Environment):
                             (*loc, "labels", j),
                             f"{show(label)} is not one of the suite's labels "
                             f"({', '.join(labels) or 'none'}){did_you_mean(label, labels)}",
+                        )
+                    )
+                elif label in card.labels[:j]:
+                    # exact_set compares multisets: a label written twice would be
+                    # a label the card must carry twice.
+                    problems.append(
+                        (
+                            (*loc, "labels", j),
+                            f"{show(label)} repeats labels[{card.labels.index(label)}]; "
+                            "give each label once",
                         )
                     )
         return problems

@@ -5,13 +5,19 @@ passes. Each scorer returns one detail dict, `{"scorer": name, "passed": bool,
 ...}`, kept with the run so a report can say *why* it failed:
 
 - `exact_set` (path, item): the items at `path` of the final state must equal
-  the goal's, as a set. Items are compared by their item string: the `item`
-  template filled from the item's fields (`AC{ac}:{label}` gives `AC3:conflict`;
-  fields the template does not name, like a free-text note, are ignored); text
-  items as they are; anything else as canonical JSON. Details add `path`,
-  `expected`, `actual`, `missing`, `extra`: sorted lists of item strings (numbers
-  inside compared as numbers, so AC10 sorts after AC9). A path the final state
-  lacks, or that holds no list, fails with a `problem`.
+  the goal's, as a multiset: one item missing or one extra fails, and an item
+  written twice where the goal has it once is an extra. Items are compared by
+  their item string. With an `item` template, an object holding every field it
+  names is the template filled from those fields (`AC{ac}:{label}` gives
+  `AC3:conflict`; fields the template does not name, like a free-text note, are
+  ignored); any other item (the text "AC3:conflict", an object lacking a field)
+  is not an item of that shape: it is named by its canonical JSON and never
+  equals a templated item, so it counts as an extra. Without a template, text
+  items are compared as they are and anything else as canonical JSON. Details
+  add `path`, `expected`, `actual`, `missing`, `extra`: sorted lists of item
+  strings, an item repeated as often as it occurs (numbers inside compared as
+  numbers, so AC10 sorts after AC9). A path the final state lacks, or that holds
+  no list, fails with a `problem`.
 - `present` (paths): every path must hold something: not missing, not null,
   not blank text, not an empty list or object. Details add `paths`, `empty`.
 - custom (`package.module:name` or `file.py:name` beside suite.yaml): called as
@@ -32,6 +38,7 @@ import inspect
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,15 +120,33 @@ def get_path(data: Any, path: str) -> Any:
     return current
 
 
+def _templated(item: Any, template: str) -> str | None:
+    """The template filled from the item's fields; None unless it is an object holding them."""
+    if not isinstance(item, dict):
+        return None
+    names = template_fields(template)
+    if not all(name in item for name in names):
+        return None
+    return template.format(**{name: item[name] for name in names})
+
+
+def item_key(item: Any, template: str | None) -> tuple[bool, str]:
+    """What an item is compared by: whether the template named it, and its item string.
+
+    The flag keeps an item the template could not name (the text "AC3:conflict")
+    from ever equalling one it named, whatever the strings.
+    """
+    named = _templated(item, template) if template is not None else None
+    if named is not None:
+        return True, named
+    if isinstance(item, str) and template is None:
+        return False, item
+    return False, canonical_json(item)
+
+
 def item_string(item: Any, template: str | None) -> str:
-    """How an item is named and compared (see the module docstring)."""
-    if template is not None and isinstance(item, dict):
-        names = template_fields(template)
-        if all(name in item for name in names):
-            return template.format(**{name: item[name] for name in names})
-    if isinstance(item, str):
-        return item
-    return canonical_json(item)
+    """How an item is named (see the module docstring)."""
+    return item_key(item, template)[1]
 
 
 def _natural(text: str) -> list[tuple[int, int | str]]:
@@ -129,8 +154,12 @@ def _natural(text: str) -> list[tuple[int, int | str]]:
 
 
 def sorted_items(items: Iterable[str]) -> list[str]:
-    """Unique item strings, sorted with numbers compared as numbers."""
-    return sorted(set(items), key=_natural)
+    """Item strings, duplicates kept, sorted with numbers compared as numbers."""
+    return sorted(items, key=lambda text: (_natural(text), text))
+
+
+def _names(items: Counter[tuple[bool, str]]) -> list[str]:
+    return sorted_items(name for _, name in items.elements())
 
 
 def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc, str]]:
@@ -168,7 +197,7 @@ def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc
 
 @dataclass(frozen=True)
 class ExactSet:
-    """The items at `path` must equal the goal's, as a set."""
+    """The items at `path` must equal the goal's, as a multiset (see the module docstring)."""
 
     path: str
     item: str | None = None
@@ -178,24 +207,23 @@ class ExactSet:
         wanted = get_path(goal, self.path)
         if not isinstance(wanted, list):
             raise ScorerError(f"exact_set: the goal state has no list at {self.path}")
-        expected = sorted_items(item_string(i, self.item) for i in wanted)
+        expected = Counter(item_key(i, self.item) for i in wanted)
         value = get_path(final_state, self.path)
         problem = None
         if value is _MISSING:
             problem, value = f"{self.path} is not in the final state", []
         elif not isinstance(value, list):
             problem, value = f"{self.path} holds {show(value)}, not a list", []
-        actual = sorted_items(item_string(i, self.item) for i in value)
-        missing = sorted_items(set(expected) - set(actual))
-        extra = sorted_items(set(actual) - set(expected))
+        actual = Counter(item_key(i, self.item) for i in value)
+        missing, extra = expected - actual, actual - expected
         detail: dict[str, Any] = {
             "scorer": self.name,
             "passed": problem is None and not missing and not extra,
             "path": self.path,
-            "expected": expected,
-            "actual": actual,
-            "missing": missing,
-            "extra": extra,
+            "expected": _names(expected),
+            "actual": _names(actual),
+            "missing": _names(missing),
+            "extra": _names(extra),
         }
         if problem is not None:
             detail["problem"] = problem

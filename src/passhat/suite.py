@@ -7,11 +7,12 @@ A suite is a folder::
     cases/*.yaml    one case per file: id, input, fixtures, goal, optional tags
 
 `load_suite` reads YAML safely (plain data only; a key written twice is refused
-rather than silently dropped), checks every file against its schema, the
-environment's rules (env.py) and the scorers (scoring.py), and raises one
-`SuiteError` listing every problem found, each naming the file, the field path
-and the fix. A loaded suite is immutable and carries content hashes, so an
-experiment records exactly what it ran on:
+rather than silently dropped; anchors and aliases are refused, so the data is a
+tree and every check and hash walks each value once), checks every file against
+its schema, the environment's rules (env.py) and the scorers (scoring.py), and
+raises one `SuiteError` listing every problem found, each naming the file, the
+field path and the fix. A loaded suite is immutable and carries content hashes,
+so an experiment records exactly what it ran on:
 
 - a case's hash covers its input, fixtures and goal;
 - the suite's hash covers suite.yaml's content (with defaults filled in), every
@@ -377,6 +378,28 @@ class _UniqueKeyLoader(_SafeLoader):
         return mapping
 
 
+def _anchor_problem(text: str) -> str | None:
+    """Where a YAML text first writes an anchor or alias, as a message; None if nowhere.
+
+    Suites refuse them: an alias makes two places of the data one object, so a few
+    hundred bytes of nested aliases expand into millions of nodes for the checks and
+    hashes to walk, and an alias inside its own anchor is a cycle. libyaml composes
+    nodes in C, so this looks at the parser's events instead of the composer's nodes.
+    """
+    if "&" not in text and "*" not in text:
+        return None  # neither can be written without its indicator: no parse needed
+    for event in yaml.parse(text, Loader=_SafeLoader):
+        if isinstance(event, yaml.NodeEvent) and event.anchor is not None:
+            mark = event.start_mark
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            kind = "alias *" if isinstance(event, yaml.AliasEvent) else "anchor &"
+            return (
+                f"{where}YAML anchors and aliases are not allowed in suites; write the "
+                f"value out (found the {kind}{event.anchor})"
+            )
+    return None
+
+
 def _yaml_message(error: yaml.YAMLError) -> str:
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or str(error)
@@ -594,9 +617,13 @@ class _Loader:
             self.problem(rel, (), f"cannot be read ({error.strerror})")
             return None
         try:
-            data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader
+            anchor = _anchor_problem(text)
+            data = None if anchor else yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader
         except yaml.YAMLError as error:
             self.problem(rel, (), _yaml_message(error))
+            return None
+        if anchor:
+            self.problem(rel, (), anchor)
             return None
         if data is None:
             self.problem(rel, (), "is empty; write the fields as 'key: value' lines")
