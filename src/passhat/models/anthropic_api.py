@@ -31,7 +31,6 @@ Choices made here, as for the OpenAI provider:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +38,7 @@ import anthropic
 
 from passhat.errors import ConfigError, ModelError, TransientModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
+from passhat.models.provider import NO_KEY, ProviderModel
 from passhat.models.retry import error_for_status, redact
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel"]
@@ -46,8 +46,6 @@ __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel"]
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 4096
 
-_NO_KEY = "passhat-no-key"
-"""Sent to a local endpoint when no key is set."""
 
 _RESERVED = frozenset({"model", "messages", "system", "tools", "stream"})
 """Request fields passhat sets itself (or cannot parse): refused in params."""
@@ -60,62 +58,27 @@ _STOP_REASONS = {
 }
 
 
-class AnthropicModel:
-    """A model behind Anthropic's messages API (or a compatible proxy)."""
+class AnthropicModel(ProviderModel["anthropic.AsyncAnthropic"]):
+    """A model behind Anthropic's messages API (or a compatible proxy).
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        api_key_env: str = "ANTHROPIC_API_KEY",
-        timeout: float = 120.0,
-    ) -> None:
-        """Check the configuration; nothing is sent until the first `generate`.
+    `base_url` is the API root without `/v1`; `max_tokens` defaults to 4096; the
+    key comes from ANTHROPIC_API_KEY unless `api_key_env` names another.
+    """
 
-        `model_name` is the model id; `base_url` the API root without `/v1`;
-        `params` extra request fields (max_tokens defaults to 4096); `api_key_env`
-        the variable holding the key; `timeout` seconds per call.
-        """
-        if not model_name:
+    provider = "anthropic"
+    default_base_url = DEFAULT_BASE_URL
+    key_env = "ANTHROPIC_API_KEY"
+    example = "anthropic:claude-sonnet-4-5"
+    reserved = _RESERVED
+
+    def _check_params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        checked = {"max_tokens": DEFAULT_MAX_TOKENS, **super()._check_params(params)}
+        max_tokens = checked["max_tokens"]
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             raise ConfigError(
-                "anthropic model name is empty; write anthropic:MODEL, e.g. anthropic:claude-sonnet-4-5"
+                f"anthropic max_tokens must be a positive integer, got {max_tokens!r}"
             )
-        if not timeout > 0:
-            raise ConfigError(f"anthropic timeout must be positive seconds, got {timeout!r}")
-        self.model_name = model_name
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.params = {"max_tokens": DEFAULT_MAX_TOKENS, **_check_params(params)}
-        self.api_key_env = api_key_env
-        self.timeout = float(timeout)
-        key = os.environ.get(api_key_env, "")
-        if not key and base_url is None:
-            raise ConfigError(
-                f"anthropic:{model_name} needs an API key: set {api_key_env}, "
-                "or give --base-url for a local endpoint that needs none"
-            )
-        self._key = key
-        self._client: anthropic.AsyncAnthropic | None = None
-
-    @property
-    def name(self) -> str:
-        return f"anthropic:{self.model_name}"
-
-    def describe(self) -> dict[str, Any]:
-        """Provider, model, endpoint, parameters and timeout, for the experiment record."""
-        return {
-            "provider": "anthropic",
-            "model": self.model_name,
-            "base_url": self.base_url,
-            "params": dict(self.params),
-            "timeout": self.timeout,
-        }
-
-    def __repr__(self) -> str:
-        return (
-            f"AnthropicModel(model_name={self.model_name!r}, base_url={self.base_url!r}, "
-            f"params={self.params!r}, timeout={self.timeout!r})"
-        )
+        return checked
 
     async def generate(
         self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext
@@ -189,28 +152,13 @@ class AnthropicModel:
         body.update(self.params)
         return body
 
-    async def aclose(self) -> None:
-        """Close the HTTP client; the model can still be used (a new one is made)."""
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def _sdk(self) -> anthropic.AsyncAnthropic:
-        # Made on first use, inside the event loop that will drive it.
-        if self._client is None:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._key or _NO_KEY,
-                base_url=self.base_url,
-                timeout=self.timeout,
-                max_retries=0,
-            )
-        return self._client
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=self._key or NO_KEY,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,
+        )
 
 
 def parse_message(text: str, *, source: str, secret: str = "") -> ModelResponse:
@@ -253,21 +201,6 @@ def parse_message(text: str, *, source: str, secret: str = "") -> ModelResponse:
     stop = _STOP_REASONS.get(reason, reason) if isinstance(reason, str) else "stop"
     message = Message(role="assistant", content="".join(texts), tool_calls=tuple(calls))
     return ModelResponse(message=message, usage=_usage(data.get("usage")), stop_reason=stop)
-
-
-def _check_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
-    checked = dict(params or {})
-    reserved = sorted(_RESERVED & checked.keys())
-    if reserved:
-        raise ConfigError(f"anthropic params {', '.join(reserved)} are set by passhat; remove them")
-    try:
-        json.dumps(checked)
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"anthropic params must be JSON values: {error}") from None
-    max_tokens = checked.get("max_tokens", DEFAULT_MAX_TOKENS)
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-        raise ConfigError(f"anthropic max_tokens must be a positive integer, got {max_tokens!r}")
-    return checked
 
 
 def _wire_messages(messages: list[Message]) -> list[dict[str, Any]]:

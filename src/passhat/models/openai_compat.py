@@ -28,14 +28,13 @@ Choices made here:
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Mapping
 from typing import Any
 
 import openai
 
-from passhat.errors import ConfigError, ModelError, TransientModelError
+from passhat.errors import ModelError, TransientModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
+from passhat.models.provider import NO_KEY, ProviderModel
 from passhat.models.retry import error_for_status, redact
 
 __all__ = ["DEFAULT_BASE_URL", "RAW_ARGUMENTS", "OpenAIModel"]
@@ -44,67 +43,22 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RAW_ARGUMENTS = "_raw"
 """Key holding tool call arguments that were not a JSON object, verbatim."""
 
-_NO_KEY = "passhat-no-key"
-"""Sent to a local endpoint when no key is set; servers that check nothing accept it."""
-
 _RESERVED = frozenset({"model", "messages", "tools", "stream", "n"})
 """Request fields passhat sets itself (or cannot parse): refused in params."""
 
 
-class OpenAIModel:
-    """A model behind an OpenAI-compatible chat completions endpoint."""
+class OpenAIModel(ProviderModel["openai.AsyncOpenAI"]):
+    """A model behind an OpenAI-compatible chat completions endpoint.
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        timeout: float = 120.0,
-    ) -> None:
-        """Check the configuration; nothing is sent until the first `generate`.
+    `base_url` is the API root including `/v1` (e.g. http://localhost:11434/v1 for
+    Ollama); the key comes from OPENAI_API_KEY unless `api_key_env` names another.
+    """
 
-        `model_name` is the endpoint's model id; `base_url` the API root including
-        `/v1` (e.g. http://localhost:11434/v1 for Ollama); `params` extra request
-        fields; `api_key_env` the variable holding the key; `timeout` seconds per call.
-        """
-        if not model_name:
-            raise ConfigError("openai model name is empty; write openai:MODEL, e.g. openai:gpt-4o")
-        if not timeout > 0:
-            raise ConfigError(f"openai timeout must be positive seconds, got {timeout!r}")
-        self.model_name = model_name
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.params = _check_params(params)
-        self.api_key_env = api_key_env
-        self.timeout = float(timeout)
-        key = os.environ.get(api_key_env, "")
-        if not key and base_url is None:
-            raise ConfigError(
-                f"openai:{model_name} needs an API key: set {api_key_env}, "
-                "or give --base-url for a local endpoint that needs none"
-            )
-        self._key = key
-        self._client: openai.AsyncOpenAI | None = None
-
-    @property
-    def name(self) -> str:
-        return f"openai:{self.model_name}"
-
-    def describe(self) -> dict[str, Any]:
-        """Provider, model, endpoint, parameters and timeout, for the experiment record."""
-        return {
-            "provider": "openai",
-            "model": self.model_name,
-            "base_url": self.base_url,
-            "params": dict(self.params),
-            "timeout": self.timeout,
-        }
-
-    def __repr__(self) -> str:
-        return (
-            f"OpenAIModel(model_name={self.model_name!r}, base_url={self.base_url!r}, "
-            f"params={self.params!r}, timeout={self.timeout!r})"
-        )
+    provider = "openai"
+    default_base_url = DEFAULT_BASE_URL
+    key_env = "OPENAI_API_KEY"
+    example = "openai:gpt-4o"
+    reserved = _RESERVED
 
     async def generate(
         self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext
@@ -172,28 +126,13 @@ class OpenAIModel:
         body.update(self.params)
         return body
 
-    async def aclose(self) -> None:
-        """Close the HTTP client; the model can still be used (a new one is made)."""
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def _sdk(self) -> openai.AsyncOpenAI:
-        # Made on first use, inside the event loop that will drive it.
-        if self._client is None:
-            self._client = openai.AsyncOpenAI(
-                api_key=self._key or _NO_KEY,
-                base_url=self.base_url,
-                timeout=self.timeout,
-                max_retries=0,
-            )
-        return self._client
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=self._key or NO_KEY,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,
+        )
 
 
 def parse_completion(text: str, *, source: str, turn: int = 0, secret: str = "") -> ModelResponse:
@@ -236,18 +175,6 @@ def parse_completion(text: str, *, source: str, turn: int = 0, secret: str = "")
     stop = finish if isinstance(finish, str) else ("tool_calls" if calls else "stop")
     message = Message(role="assistant", content=content or "", tool_calls=tuple(calls))
     return ModelResponse(message=message, usage=_usage(data.get("usage")), stop_reason=stop)
-
-
-def _check_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
-    checked = dict(params or {})
-    reserved = sorted(_RESERVED & checked.keys())
-    if reserved:
-        raise ConfigError(f"openai params {', '.join(reserved)} are set by passhat; remove them")
-    try:
-        json.dumps(checked)
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"openai params must be JSON values: {error}") from None
-    return checked
 
 
 def _wire_message(message: Message) -> dict[str, Any]:
