@@ -387,8 +387,13 @@ def score_run(suite: Suite, case: Case, final_state: dict[str, Any]) -> Score:
     """Grade one run's final state; ScorerError when a scorer raises (the run errored)."""
     details: list[dict[str, Any]] = []
     for scorer in _scorers_for(suite):
-        # Each scorer gets its own copies: one cannot change what the next one sees.
-        state, goal = clone(final_state), clone(case.goal)
+        # A user's scorer gets its own copies: it cannot change what the next scorer
+        # sees, nor the final state that is stored. The built-in ones only read.
+        state, goal = (
+            (clone(final_state), clone(case.goal))
+            if isinstance(scorer, Custom)
+            else (final_state, case.goal)
+        )
         try:
             details.append(scorer(state, goal))
         except ScorerError:
