@@ -31,6 +31,7 @@ raises `ScorerError` with the original message, and the runner records it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -149,8 +150,9 @@ def item_string(item: Any, template: str | None) -> str:
     return item_key(item, template)[1]
 
 
-def _natural(text: str) -> list[tuple[int, int | str]]:
-    return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p]
+@functools.lru_cache(maxsize=4096)
+def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
 
 
 def sorted_items(items: Iterable[str]) -> list[str]:

@@ -25,6 +25,7 @@ YAML formatting and comments never change them; any change of content does.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import math
@@ -508,9 +509,10 @@ def _template_problem(template: str) -> str | None:
     return None
 
 
-def template_fields(template: str) -> list[str]:
-    """The fields an item template names, e.g. `AC{ac}:{label}` -> [ac, label]."""
-    return [f for _, f, _, _ in string.Formatter().parse(template) if f]
+@functools.lru_cache(maxsize=256)
+def template_fields(template: str) -> tuple[str, ...]:
+    """The fields an item template names, e.g. `AC{ac}:{label}` -> (ac, label)."""
+    return tuple(f for _, f, _, _ in string.Formatter().parse(template) if f)
 
 
 # ---------------------------------------------------------------------- loading
