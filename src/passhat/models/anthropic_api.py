@@ -36,10 +36,10 @@ from typing import Any
 
 import anthropic
 
-from passhat.errors import ConfigError, ModelError, TransientModelError
+from passhat.errors import ConfigError, TransientModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
 from passhat.models.provider import NO_KEY, ProviderModel
-from passhat.models.retry import error_for_status, redact
+from passhat.models.retry import redact
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel"]
 
@@ -100,38 +100,12 @@ class AnthropicModel(ProviderModel["anthropic.AsyncAnthropic"]):
             anthropic.APIConnectionError,
             anthropic.APIResponseValidationError,
         ) as error:
-            failure = self._failure(error)
+            failure = self._failure(error, anthropic)
         else:
             return parse_message(body, source=self.name, secret=self._key)
         # Raised outside the handler so the SDK's error (its request carries the key)
         # is neither the cause nor the context of ours.
         raise failure
-
-    def _failure(
-        self,
-        error: anthropic.APIStatusError
-        | anthropic.APIConnectionError
-        | anthropic.APIResponseValidationError,
-    ) -> ModelError:
-        if isinstance(error, anthropic.APIStatusError):
-            return error_for_status(
-                self.name,
-                error.status_code,
-                error.response.text,
-                error.response.headers,
-                secret=self._key,
-            )
-        if isinstance(error, anthropic.APITimeoutError):
-            return TransientModelError(f"{self.name}: no response within {self.timeout:g}s")
-        if isinstance(error, anthropic.APIConnectionError):
-            cause = error.__cause__ or error
-            detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
-            return TransientModelError(
-                redact(f"{self.name}: connection failed: {detail}", self._key)
-            )
-        return TransientModelError(
-            redact(f"{self.name}: malformed response: {error.message}", self._key)
-        )
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext

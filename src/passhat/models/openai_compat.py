@@ -32,10 +32,10 @@ from typing import Any
 
 import openai
 
-from passhat.errors import ModelError, TransientModelError
+from passhat.errors import TransientModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
 from passhat.models.provider import NO_KEY, ProviderModel
-from passhat.models.retry import error_for_status, redact
+from passhat.models.retry import redact
 
 __all__ = ["DEFAULT_BASE_URL", "RAW_ARGUMENTS", "OpenAIModel"]
 
@@ -78,38 +78,12 @@ class OpenAIModel(ProviderModel["openai.AsyncOpenAI"]):
             openai.APIConnectionError,
             openai.APIResponseValidationError,
         ) as error:
-            failure = self._failure(error)
+            failure = self._failure(error, openai)
         else:
             return parse_completion(body, source=self.name, turn=ctx.turn, secret=self._key)
         # Raised outside the handler so the SDK's error (its request carries the key)
         # is neither the cause nor the context of ours.
         raise failure
-
-    def _failure(
-        self,
-        error: openai.APIStatusError
-        | openai.APIConnectionError
-        | openai.APIResponseValidationError,
-    ) -> ModelError:
-        if isinstance(error, openai.APIStatusError):
-            return error_for_status(
-                self.name,
-                error.status_code,
-                error.response.text,
-                error.response.headers,
-                secret=self._key,
-            )
-        if isinstance(error, openai.APITimeoutError):
-            return TransientModelError(f"{self.name}: no response within {self.timeout:g}s")
-        if isinstance(error, openai.APIConnectionError):
-            cause = error.__cause__ or error
-            detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
-            return TransientModelError(
-                redact(f"{self.name}: connection failed: {detail}", self._key)
-            )
-        return TransientModelError(
-            redact(f"{self.name}: malformed response: {error.message}", self._key)
-        )
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext

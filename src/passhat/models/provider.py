@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from passhat.errors import ConfigError
+from passhat.errors import ConfigError, ModelError, TransientModelError
+from passhat.models.retry import error_for_status, redact
 
 NO_KEY = "passhat-no-key"
 """Sent to a local endpoint when no key is set; servers that check nothing accept it."""
@@ -96,6 +98,27 @@ class ProviderModel(Generic[ClientT]):
             f"{type(self).__name__}(model_name={self.model_name!r}, base_url={self.base_url!r}, "
             f"params={self.params!r}, timeout={self.timeout!r})"
         )
+
+    def _failure(self, error: Exception, sdk: ModuleType) -> ModelError:
+        """Our error for one of the SDK's (both SDKs name their exceptions alike)."""
+        if isinstance(error, sdk.APIStatusError):
+            return error_for_status(
+                self.name,
+                error.status_code,
+                error.response.text,
+                error.response.headers,
+                secret=self._key,
+            )
+        if isinstance(error, sdk.APITimeoutError):
+            return TransientModelError(f"{self.name}: no response within {self.timeout:g}s")
+        if isinstance(error, sdk.APIConnectionError):
+            cause = error.__cause__ or error
+            detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+            return TransientModelError(
+                redact(f"{self.name}: connection failed: {detail}", self._key)
+            )
+        message = getattr(error, "message", str(error))
+        return TransientModelError(redact(f"{self.name}: malformed response: {message}", self._key))
 
     def _new_client(self) -> ClientT:
         raise NotImplementedError
