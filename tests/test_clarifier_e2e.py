@@ -10,6 +10,7 @@ import pytest
 from cli_helpers import run_cli
 from fakeserver import FakeServer, call
 from passhat.agents.clarifier import Clarifier, builtin_template, prompt_version
+from passhat.records import RunRecord
 from passhat.store import Store
 
 pytest_plugins = ["fakeserver"]
@@ -169,30 +170,24 @@ def test_a_live_experiment_replays_from_its_cassette(
     ]
 
 
+def one_live_run(
+    server: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> RunRecord:
+    """Run the seed card once against the scripted server; the stored run."""
+    db = str(tmp_path / "p.db")
+    args = ["--model", "openai:m", "--base-url", server.openai_url, "-k", "1", "--db", db, "-q"]
+    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, *args)
+    assert r.code == 0, r.err
+    with Store(db) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    return run
+
+
 def test_a_run_that_never_updates_the_ticket_is_failed_not_errored(
     fake_server: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.reply("這張票看起來沒有問題。")
-    db = str(tmp_path / "p.db")
-    r = run_cli(
-        capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
-        "--model",
-        "openai:m",
-        "--base-url",
-        fake_server.openai_url,
-        "-k",
-        "1",
-        "--db",
-        db,
-        "-q",
-    )
-    assert r.code == 0, r.err
-    with Store(db) as store:
-        (run,) = store.runs(store.experiment("latest").id)
+    run = one_live_run(fake_server, tmp_path, capsys)
     assert run.status == "failed" and run.final_state["ticket"]["annotations"] == []
 
 
@@ -200,26 +195,7 @@ def test_permanent_errors_end_the_run_at_once_with_the_providers_message(
     fake_server: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.fail(401, message="Incorrect API key provided")
-    db = str(tmp_path / "p.db")
-    r = run_cli(
-        capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
-        "--model",
-        "openai:m",
-        "--base-url",
-        fake_server.openai_url,
-        "-k",
-        "1",
-        "--db",
-        db,
-        "-q",
-    )
-    assert r.code == 0
-    with Store(db) as store:
-        (run,) = store.runs(store.experiment("latest").id)
+    run = one_live_run(fake_server, tmp_path, capsys)
     assert run.status == "errored" and run.error_type == "model_error"
     assert "Incorrect API key provided" in (run.error_message or "") and run.retries == []
     assert len(fake_server.requests) == 1

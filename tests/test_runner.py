@@ -44,6 +44,22 @@ def suite_copy(tmp_path: Path) -> Path:
     return target
 
 
+def wait_for_runs(db: Path, n: int, timeout: float = 60.0) -> None:
+    """Poll the store of a running `passhat` until it holds n runs."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if not db.exists():
+            continue  # connecting would create it
+        try:
+            with sqlite3.connect(db) as con:
+                if con.execute("SELECT count(*) FROM runs").fetchone()[0] >= n:
+                    return
+        except sqlite3.OperationalError:
+            pass  # the store is being created
+    raise AssertionError(f"{db} did not reach {n} runs within {timeout:g} s")
+
+
 def report_json(capsys: pytest.CaptureFixture[str], db: Path, ref: str = "latest") -> dict:
     r = run_cli(capsys, "report", ref, "--json", "--db", str(db))
     assert r.code == 0, r.err
@@ -328,16 +344,7 @@ def test_sigkill_mid_experiment_then_resume_loses_and_doubles_nothing(tmp_path: 
         "killed",
     ]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    recorded = 0
-    while time.monotonic() < deadline and recorded < 4:
-        time.sleep(0.05)
-        if db.exists():
-            try:
-                with sqlite3.connect(db) as con:
-                    recorded = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-            except sqlite3.OperationalError:
-                recorded = 0
+    wait_for_runs(db, 4)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     assert proc.returncode == -signal.SIGKILL
@@ -423,16 +430,7 @@ def test_ctrl_c_keeps_finished_runs_and_says_how_to_resume(tmp_path: Path) -> No
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 60
-    recorded = 0
-    while time.monotonic() < deadline and recorded < 3:
-        time.sleep(0.05)
-        if db.exists():
-            try:
-                with sqlite3.connect(db) as con:
-                    recorded = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-            except sqlite3.OperationalError:
-                recorded = 0
+    wait_for_runs(db, 3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

@@ -30,7 +30,6 @@ Choices made here, as for the OpenAI provider:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,8 +37,8 @@ import anthropic
 
 from passhat.errors import ConfigError, TransientModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
-from passhat.models.provider import NO_KEY, ProviderModel
-from passhat.models.retry import redact
+from passhat.models.provider import NO_KEY, ProviderModel, json_body
+from passhat.models.provider import malformed as _malformed
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel"]
 
@@ -142,15 +141,9 @@ def parse_message(text: str, *, source: str, secret: str = "") -> ModelResponse:
     """
 
     def malformed(what: str) -> TransientModelError:
-        return TransientModelError(redact(f"{source}: malformed response: {what}", secret))
+        return _malformed(source, secret, what)
 
-    try:
-        data = json.loads(text)
-    except ValueError:
-        snippet = text.strip()[:80]
-        raise malformed(f"body is not JSON: {snippet!r}") from None
-    if not isinstance(data, dict):
-        raise malformed("body is not a JSON object")
+    data = json_body(text, source=source, secret=secret)
     blocks = data.get("content")
     if not isinstance(blocks, list):
         error = data.get("error")

@@ -34,8 +34,8 @@ import openai
 
 from passhat.errors import TransientModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
-from passhat.models.provider import NO_KEY, ProviderModel
-from passhat.models.retry import redact
+from passhat.models.provider import NO_KEY, ProviderModel, json_body
+from passhat.models.provider import malformed as _malformed
 
 __all__ = ["DEFAULT_BASE_URL", "RAW_ARGUMENTS", "OpenAIModel"]
 
@@ -117,15 +117,9 @@ def parse_completion(text: str, *, source: str, turn: int = 0, secret: str = "")
     """
 
     def malformed(what: str) -> TransientModelError:
-        return TransientModelError(redact(f"{source}: malformed response: {what}", secret))
+        return _malformed(source, secret, what)
 
-    try:
-        data = json.loads(text)
-    except ValueError:
-        snippet = text.strip()[:80]
-        raise malformed(f"body is not JSON: {snippet!r}") from None
-    if not isinstance(data, dict):
-        raise malformed("body is not a JSON object")
+    data = json_body(text, source=source, secret=secret)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         error = data.get("error")

@@ -20,6 +20,22 @@ NO_KEY = "passhat-no-key"
 ClientT = TypeVar("ClientT")
 
 
+def malformed(source: str, secret: str, what: str) -> TransientModelError:
+    """A 2xx body that is not what the API promises: worth asking again."""
+    return TransientModelError(redact(f"{source}: malformed response: {what}", secret))
+
+
+def json_body(text: str, *, source: str, secret: str) -> dict[str, Any]:
+    """The response body as a JSON object, or a `malformed` error."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise malformed(source, secret, f"body is not JSON: {text.strip()[:80]!r}") from None
+    if not isinstance(data, dict):
+        raise malformed(source, secret, "body is not a JSON object")
+    return data
+
+
 class ProviderModel(Generic[ClientT]):
     """Base of the OpenAI-compatible and Anthropic models."""
 
