@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from passhat.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CLARIFY = ROOT / "examples" / "clarify"
+"""The bundled clarify suite."""
+SEED = "ac-conflict-001"
+"""The seed's coupon card, the one case the bundled cassette answers."""
 
 
 @dataclass
@@ -26,3 +33,8 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
     captured = capsys.readouterr()
     return CliResult(code, captured.out, captured.err)
+
+
+def run_seed(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
+    """`passhat run` on the seed's coupon card of the bundled clarify suite."""
+    return run_cli(capsys, "run", str(CLARIFY), "--case", SEED, *args)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import SEED, run_cli, run_seed
 from fakeserver import FakeServer, call
 from passhat.agents.clarifier import Clarifier, builtin_template, prompt_version
 from passhat.records import RunRecord
@@ -15,8 +15,6 @@ from passhat.store import Store
 
 pytest_plugins = ["fakeserver"]
 
-CLARIFY = Path(__file__).resolve().parents[1] / "examples" / "clarify"
-SEED = "ac-conflict-001"
 SECRET = "sk-test-PASSHAT-DO-NOT-LEAK-7f3a9c"
 GOAL = [
     {"ac": 3, "label": "conflict", "note": "AC 3 與 AC 5 矛盾"},
@@ -60,12 +58,8 @@ def test_clarifier_end_to_end_over_both_sdks(
     script_two_runs(fake_server)
     url = fake_server.openai_url if provider == "openai" else fake_server.anthropic_url
     db = tmp_path / "p.db"
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--model",
         f"{provider}:test-model",
         "--base-url",
@@ -117,12 +111,8 @@ def test_a_live_experiment_replays_from_its_cassette(
 ) -> None:
     script_two_runs(fake_server)
     db = str(tmp_path / "p.db")
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--model",
         "openai:test-model",
         "--base-url",
@@ -142,12 +132,8 @@ def test_a_live_experiment_replays_from_its_cassette(
     r = run_cli(capsys, "cassette", "live", "-o", str(tape), "--db", db)
     assert r.code == 0 and "5 model answers from 2 runs" in r.out
     requests_before = len(fake_server.requests)
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--model",
         f"replay:{tape}",
         "-k",
@@ -176,7 +162,7 @@ def one_live_run(
     """Run the seed card once against the scripted server; the stored run."""
     db = str(tmp_path / "p.db")
     args = ["--model", "openai:m", "--base-url", server.openai_url, "-k", "1", "--db", db, "-q"]
-    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, *args)
+    r = run_seed(capsys, *args)
     assert r.code == 0, r.err
     with Store(db) as store:
         (run,) = store.runs(store.experiment("latest").id)
@@ -213,12 +199,8 @@ def test_prompt_version_follows_the_template_bytes(
     mine = tmp_path / "prompt.md"
     mine.write_bytes(changed)
     db = str(tmp_path / "p.db")
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--prompt",
         str(mine),
         "--db",
@@ -230,12 +212,8 @@ def test_prompt_version_follows_the_template_bytes(
     assert r.code == 0, r.err
     with Store(db) as store:
         assert store.experiment("latest").prompt_version == prompt_version(changed)
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--prompt",
         str(tmp_path / "none.md"),
         "--db",

@@ -342,7 +342,6 @@ def test_compare_two_stored_experiments(
 ) -> None:
     import shutil
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
     clarify = Path(__file__).resolve().parents[1] / "examples" / "clarify"
     db = tmp_path / "p.db"
     _experiment(capsys, clarify, "agents_for_tests:odd_runs_pass", "half", db)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from passhat.errors import ConfigError, StoreError
 from passhat.models.replay import Cassette
 from passhat.store import Store
@@ -17,26 +17,15 @@ from passhat.store import Store
 pytest_plugins = ["fakeserver"]
 
 ROOT = Path(__file__).resolve().parents[1]
-CLARIFY = ROOT / "examples" / "clarify"
 TRELLO = ROOT / "examples" / "trello"
-SEED = "ac-conflict-001"
-
-
-@pytest.fixture(autouse=True)
-def _agents_importable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
 
 
 def test_the_agent_never_sees_the_goal_state(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "p.db")
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--agent",
         "agents_for_tests:peeks",
         "-k",
@@ -76,7 +65,7 @@ def test_a_cassette_beside_the_suite_wins_over_one_in_the_working_directory(
     decoy.mkdir()
     (decoy / "seed.jsonl").write_text('{"cassette": 1}\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(tmp_path / "p.db"), "-q")
+    r = run_seed(capsys, "--db", str(tmp_path / "p.db"), "-q")
     assert r.code == 0, r.err
     with Store(tmp_path / "p.db") as store:
         runs = store.runs(store.experiment("latest").id)
@@ -123,10 +112,7 @@ def test_damaged_or_foreign_stores_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "p.db"
-    assert (
-        run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(db), "-q", "-k", "1").code
-        == 0
-    )
+    assert run_seed(capsys, "--db", str(db), "-q", "-k", "1").code == 0
     con = sqlite3.connect(db)
     con.execute("UPDATE runs SET score = '{not json'")
     con.commit()
@@ -150,9 +136,7 @@ def test_damaged_or_foreign_stores_are_one_line_errors(
 def test_names_that_read_as_ids_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    r = run_cli(
-        capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(tmp_path / "p.db"), "--name", name
-    )
+    r = run_seed(capsys, "--db", str(tmp_path / "p.db"), "--name", name)
     assert r.code == 2 and "could be read as an experiment id" in r.err
 
 
@@ -210,7 +194,7 @@ def test_run_options_are_checked_before_anything_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     db = tmp_path / "p.db"
-    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(db), *args)
+    r = run_seed(capsys, "--db", str(db), *args)
     assert r.code == 2 and message in r.err, r.err
     assert "sk-secret" not in r.err
     assert not db.exists()
@@ -314,9 +298,7 @@ def test_unwritable_outputs_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "p.db")
-    assert (
-        run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q", "-k", "1").code == 0
-    )
+    assert run_seed(capsys, "--db", db, "-q", "-k", "1").code == 0
     r = run_cli(
         capsys, "cassette", "latest", "-o", str(tmp_path / "no" / "dir" / "c.jsonl"), "--db", db
     )
@@ -328,12 +310,8 @@ def test_unwritable_outputs_are_one_line_errors(
 def test_a_cassette_that_lacks_answers_is_announced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--case",
         "clean-order-tracking-002",
         "-k",

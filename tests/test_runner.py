@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from passhat.agents import RetryPolicy, resolve_agent
 from passhat.errors import ConfigError
 from passhat.models.openai_compat import OpenAIModel
@@ -24,16 +24,9 @@ from passhat.store import Store
 from passhat.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
-CLARIFY = ROOT / "examples" / "clarify"
-SEED = "ac-conflict-001"
 TESTS = str(Path(__file__).resolve().parent)
 
 pytest_plugins = ["fakeserver"]
-
-
-@pytest.fixture(autouse=True)
-def _agents_importable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(TESTS)
 
 
 @pytest.fixture
@@ -42,6 +35,18 @@ def suite_copy(tmp_path: Path) -> Path:
     target = tmp_path / "clarify"
     shutil.copytree(CLARIFY, target)
     return target
+
+
+SLOW_ENV = {**os.environ, "PYTHONPATH": TESTS, "PASSHAT_TEST_DELAY": "0.15"}
+"""A real `passhat` process whose agent takes 0.15 s a run: time to kill it mid-way."""
+
+
+def start_slow_run(db: Path, *, k: int, name: str, stderr: int) -> subprocess.Popen[str]:
+    """`passhat run` of the slow test agent on the seed card, in its own process."""
+    argv = [sys.executable, "-m", "passhat", "run", str(CLARIFY), "--case", SEED]
+    argv += ["--agent", "agents_for_tests:slow", "-k", str(k), "--concurrency", "2"]
+    argv += ["--db", str(db), "-q", "--name", name]
+    return subprocess.Popen(argv, env=SLOW_ENV, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
 
 
 def wait_for_runs(db: Path, n: int, timeout: float = 60.0) -> None:
@@ -68,7 +73,7 @@ def report_json(capsys: pytest.CaptureFixture[str], db: Path, ref: str = "latest
 
 def test_the_seed_experiment_reproduced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "p.db"
-    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", str(db), "-q")
+    r = run_seed(capsys, "--db", str(db), "-q")
     assert r.code == 0, r.err
     assert "always missed" in r.out and "sometimes missed" in r.out
     data = report_json(capsys, db)
@@ -93,12 +98,7 @@ def test_the_seed_experiment_reproduced(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_show_list_and_lookup_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "p.db")
-    assert (
-        run_cli(
-            capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q", "--name", "seed"
-        ).code
-        == 0
-    )
+    assert run_seed(capsys, "--db", db, "-q", "--name", "seed").code == 0
     r = run_cli(capsys, "show", "seed", SEED, "3", "--db", db)
     assert r.code == 0, r.err
     assert (
@@ -144,12 +144,8 @@ def test_errored_runs_are_kept_apart_from_failed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "p.db")
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--agent",
         "agents_for_tests:crashes",
         "-k",
@@ -167,12 +163,8 @@ def test_errored_runs_are_kept_apart_from_failed(
     ]
     assert "the agent fell over" in data["errored"][0]["message"]
 
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--agent",
         "agents_for_tests:hangs",
         "-k",
@@ -274,12 +266,8 @@ def test_resume_fills_only_the_missing_runs(
     assert {r.run_index: r.started_at for r in runs if r.run_index <= 2} == before  # not re-run
     resumed = report_json(capsys, db, "cut")
 
-    r = run_cli(
+    r = run_seed(
         capsys,
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
         "--agent",
         "agents_for_tests:odd_runs_pass",
         "-k",
@@ -322,28 +310,7 @@ def test_fingerprint_mismatch_is_refused(
 
 def test_sigkill_mid_experiment_then_resume_loses_and_doubles_nothing(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
-    env = {**os.environ, "PYTHONPATH": TESTS, "PASSHAT_TEST_DELAY": "0.15"}
-    argv = [
-        sys.executable,
-        "-m",
-        "passhat",
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
-        "--agent",
-        "agents_for_tests:slow",
-        "-k",
-        "12",
-        "--concurrency",
-        "2",
-        "--db",
-        str(db),
-        "-q",
-        "--name",
-        "killed",
-    ]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = start_slow_run(db, k=12, name="killed", stderr=subprocess.DEVNULL)
     wait_for_runs(db, 4)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
@@ -360,7 +327,7 @@ def test_sigkill_mid_experiment_then_resume_loses_and_doubles_nothing(tmp_path: 
         assert isinstance(json.loads(transcript), list) and json.loads(score)
     done = subprocess.run(
         [sys.executable, "-m", "passhat", "resume", "killed", "--db", str(db), "-q", "--strict"],
-        env=env,
+        env=SLOW_ENV,
         capture_output=True,
         text=True,
         check=False,
@@ -375,7 +342,7 @@ def test_sigkill_mid_experiment_then_resume_loses_and_doubles_nothing(tmp_path: 
 
 def test_report_html_and_languages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "p.db")
-    assert run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q").code == 0
+    assert run_seed(capsys, "--db", db, "-q").code == 0
     page = tmp_path / "seed.html"
     r = run_cli(capsys, "report", "latest", "--db", db, "--html", str(page), "--lang", "zh-TW")
     assert r.code == 0, r.err
@@ -406,30 +373,7 @@ def test_read_commands_do_not_create_a_store(
 
 def test_ctrl_c_keeps_finished_runs_and_says_how_to_resume(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
-    env = {**os.environ, "PYTHONPATH": TESTS, "PASSHAT_TEST_DELAY": "0.15"}
-    argv = [
-        sys.executable,
-        "-m",
-        "passhat",
-        "run",
-        str(CLARIFY),
-        "--case",
-        SEED,
-        "--agent",
-        "agents_for_tests:slow",
-        "-k",
-        "20",
-        "--concurrency",
-        "2",
-        "--db",
-        str(db),
-        "-q",
-        "--name",
-        "interrupted",
-    ]
-    proc = subprocess.Popen(
-        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
+    proc = start_slow_run(db, k=20, name="interrupted", stderr=subprocess.PIPE)
     wait_for_runs(db, 3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from rich.console import Console, RenderableType
 
-from cli_helpers import run_cli
+from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from passhat import stats
 from passhat.accounting import account
 from passhat.report.i18n import LABELS, LANGS
@@ -29,9 +29,7 @@ from passhat.report.terminal import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-CLARIFY = ROOT / "examples" / "clarify"
 COUPON = str(ROOT / "examples" / "verdicts" / "coupon.jsonl")
-SEED = "ac-conflict-001"
 
 Rows = list[tuple[str, int, str]]
 
@@ -90,7 +88,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 def seed_db(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     """A store holding the seed experiment (ac-conflict-001, k = 3, replayed)."""
     db = str(tmp_path / "p.db")
-    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q")
+    r = run_seed(capsys, "--db", db, "-q")
     assert r.code == 0, r.err
     return db
 
@@ -323,7 +321,7 @@ def test_the_locale_picks_zh_tw_and_json_stays_english(
 
 def test_run_prints_its_report_in_zh_tw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "p.db")
-    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "--lang", "zh-TW")
+    r = run_seed(capsys, "--db", db, "--lang", "zh-TW")
     assert r.code == 0, r.err
     assert "：1 個案例 × k=3 = 3 次執行 →" in r.err
     assert "每次都漏掉" in r.out and "always missed" not in r.out

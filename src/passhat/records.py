@@ -71,7 +71,7 @@ class RunRecord:
     """For errored runs: timeout, model_error, agent_error, scorer_error, ..."""
     error_message: str | None = None
     output: Any = None
-    """What the agent returned (JSON-ready)."""
+    """What the agent returned; the store keeps what is not JSON as its str()."""
     final_state: dict[str, Any] = field(default_factory=dict)
     """The environment's state after the run: what was graded."""
     score: list[dict[str, Any]] = field(default_factory=list)

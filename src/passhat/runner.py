@@ -293,7 +293,7 @@ async def run_once(
         status=status,  # type: ignore[arg-type]
         error_type=error[0] if error else None,
         error_message=error[1] if error else None,
-        output=_jsonable(output),
+        output=output,
         final_state=final_state,
         score=details,
         transcript=ctx.transcript_dicts(),
@@ -305,11 +305,3 @@ async def run_once(
         seed=ctx.seed,
         retries=ctx.retries,
     )
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
-    return value

@@ -32,13 +32,9 @@ raises `ScorerError` with the original message, and the runner records it.
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib
-import importlib.util
 import inspect
 import json
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -47,6 +43,7 @@ from typing import Any, Protocol
 
 from passhat.env import clone
 from passhat.errors import ConfigError
+from passhat.imports import load_module
 from passhat.suite import (
     Case,
     CustomSpec,
@@ -293,7 +290,7 @@ def resolve_custom(spec: CustomSpec, suite_dir: Path) -> Custom:
             f"{show(spec.ref)} is not an import path; write package.module:name or "
             "file.py:name (a file beside suite.yaml)"
         )
-    module = _import(module_name, spec.ref, suite_dir)
+    module = load_module(module_name, spec.ref, suite_dir)
     if not hasattr(module, attr):
         public = [n for n in vars(module) if not n.startswith("_")]
         close = [n for n in public if callable(getattr(module, n))]
@@ -303,38 +300,6 @@ def resolve_custom(spec: CustomSpec, suite_dir: Path) -> Custom:
     fn = getattr(module, attr)
     _check_callable(fn, spec)
     return Custom(name=spec.ref, fn=fn, params=dict(spec.params))
-
-
-def _import(module_name: str, ref: str, suite_dir: Path) -> Any:
-    if module_name.endswith(".py"):
-        file = (suite_dir / module_name).resolve()
-        if not file.is_file():
-            raise ConfigError(f"{ref}: no file {file}; the path is relative to the suite folder")
-        unique = "passhat_scorer_" + hashlib.sha256(str(file).encode()).hexdigest()[:16]
-        loader_spec = importlib.util.spec_from_file_location(unique, file)
-        if loader_spec is None or loader_spec.loader is None:
-            raise ConfigError(f"{ref}: {file} cannot be imported as Python")
-        module = importlib.util.module_from_spec(loader_spec)
-        sys.modules[unique] = module
-        try:
-            loader_spec.loader.exec_module(module)
-        except Exception as error:  # a user's file: any failure is theirs to fix
-            sys.modules.pop(unique, None)
-            raise ConfigError(
-                f"{ref}: importing {file.name} raised {type(error).__name__}: {error}"
-            ) from None
-        return module
-    try:
-        return importlib.import_module(module_name)
-    except ImportError as error:
-        raise ConfigError(
-            f"{ref}: cannot import {module_name} ({error}); install it, or name a file "
-            "beside suite.yaml as file.py:name"
-        ) from None
-    except Exception as error:
-        raise ConfigError(
-            f"{ref}: importing {module_name} raised {type(error).__name__}: {error}"
-        ) from None
 
 
 def _check_callable(fn: Any, spec: CustomSpec) -> None:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import inspect
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -15,6 +12,7 @@ from typing import Any
 from passhat.agents.base import Agent, RetryPolicy, RunContext
 from passhat.agents.clarifier import Clarifier, read_template
 from passhat.errors import ConfigError
+from passhat.imports import load_module
 
 __all__ = ["Agent", "LoadedAgent", "RetryPolicy", "RunContext", "resolve_agent"]
 
@@ -54,10 +52,7 @@ def resolve_agent(
             f"agent {spec!r} is neither built in ({', '.join(BUILTIN)}) nor an import path; "
             "write package.module:name"
         )
-    if module_name.endswith(".py"):
-        module = _load_file(spec, module_name, suite_dir)
-    else:
-        module = _import(spec, module_name)
+    module = load_module(module_name, f"agent {spec!r}", suite_dir)
     try:
         obj = getattr(module, attr)
     except AttributeError:
@@ -78,39 +73,6 @@ def _source_hash(module: ModuleType) -> str | None:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return None
-
-
-def _load_file(spec: str, filename: str, suite_dir: Path | None) -> ModuleType:
-    path = Path(filename)
-    if not path.is_absolute() and suite_dir is not None and (suite_dir / path).exists():
-        path = suite_dir / path
-    if not path.is_file():
-        raise ConfigError(
-            f"agent {spec!r}: no file {filename!r} beside the suite or here; "
-            "give file.py:name of an existing file"
-        )
-    name = f"passhat_agent_{path.stem}"
-    loader_spec = importlib.util.spec_from_file_location(name, path)
-    if loader_spec is None or loader_spec.loader is None:
-        raise ConfigError(f"agent {spec!r}: {path} cannot be loaded as Python")
-    module = importlib.util.module_from_spec(loader_spec)
-    sys.modules[name] = module
-    try:
-        loader_spec.loader.exec_module(module)
-    except Exception as error:
-        del sys.modules[name]
-        raise ConfigError(f"agent {spec!r}: {path} raised on import ({error!r})") from None
-    return module
-
-
-def _import(spec: str, module_name: str) -> ModuleType:
-    try:
-        return importlib.import_module(module_name)
-    except ImportError as error:
-        raise ConfigError(
-            f"agent {spec!r}: cannot import {module_name!r} ({error}); check the module is on "
-            "PYTHONPATH, or write file.py:name"
-        ) from None
 
 
 def check_agent(spec: str, obj: Any) -> None:
