@@ -54,6 +54,14 @@ class ExperimentRecord:
     """Names of the environment's tools, so a report can say which were never called."""
     agent_hash: str | None = None
     """SHA-256 of a user agent's source file (None for built-in agents)."""
+    kind: str = "run"
+    """Where its runs came from: `run` (passhat ran them), `imported` (another
+    harness's log, e.g. Inspect or τ²-bench), `audited` (a result folder) or
+    `regrade` (a stored experiment's final states scored again)."""
+    source: dict[str, Any] | None = None
+    """For a run not made here: what it came from (tool, path, SHA-256, task,
+    model, tool version; for a regrade, the source experiment and the new goal
+    and scorer hashes). None for experiments passhat ran."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import os
 import re
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
@@ -88,9 +88,16 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "experiments record their kind (run, imported, audited, regrade) and source",
+        """
+        ALTER TABLE experiments ADD COLUMN kind TEXT NOT NULL DEFAULT 'run';
+        ALTER TABLE experiments ADD COLUMN source TEXT NOT NULL DEFAULT 'null'
+        """,
+    ),
 ]
 
-_EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools")
+_EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
 _RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retries")
 _RUN_LIGHT = (
     "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
@@ -194,13 +201,16 @@ class Store:
 
     # experiments
 
-    def create_experiment(self, experiment: ExperimentRecord) -> None:
-        name = experiment.name
+    @staticmethod
+    def _check_name(name: str | None) -> None:
         if name is not None and (name == "latest" or _ID.fullmatch(name) or not name.strip()):
             raise StoreError(
                 f"--name {name!r} could be read as an experiment id or 'latest'; "
                 "choose a name with a letter beyond a-f, e.g. 'baseline-1'"
             )
+
+    def create_experiment(self, experiment: ExperimentRecord) -> None:
+        self._check_name(experiment.name)
         row = _row(experiment)
         for key in _EXPERIMENT_JSON:
             row[key] = _encode(row[key])
@@ -301,6 +311,40 @@ class Store:
                 f"{self.path}: run {run.run_index} of case {run.case_id!r} could not be written "
                 f"({error}); it stays missing, and `passhat resume` runs it again"
             ) from None
+
+    def add_experiment_with_runs(
+        self, experiment: ExperimentRecord, runs: Iterable[RunRecord]
+    ) -> int:
+        """Store an experiment and all its runs in one transaction (imports, audits,
+        regrades): it lands whole or not at all. Returns the number of runs written."""
+        self._check_name(experiment.name)
+        row = _row(experiment)
+        for key in _EXPERIMENT_JSON:
+            row[key] = _encode(row[key])
+        written = 0
+        try:
+            with self.atomic() as db:
+                db.execute(
+                    f"INSERT INTO experiments ({', '.join(row)}) VALUES "
+                    f"({', '.join('?' for _ in row)})",
+                    list(row.values()),
+                )
+                for run in runs:
+                    run_row = _row(run)
+                    for key in _RUN_JSON:
+                        run_row[key] = _encode(run_row[key])
+                    db.execute(
+                        f"INSERT INTO runs ({', '.join(run_row)}) VALUES "
+                        f"({', '.join('?' for _ in run_row)})",
+                        list(run_row.values()),
+                    )
+                    written += 1
+        except sqlite3.IntegrityError as error:
+            raise StoreError(
+                f"experiment {experiment.name or experiment.id} could not be stored ({error}); "
+                "nothing was written (an experiment name must be unique: choose another --name)"
+            ) from None
+        return written
 
     def runs(self, experiment_id: str, *, full: bool = True) -> list[RunRecord]:
         """The runs of an experiment by case and index; `full=False` skips the heavy columns."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 # Importing a command module registers its commands on `app`.
+from passhat.cli import audit as _audit  # noqa: F401
 from passhat.cli import check as _check  # noqa: F401
 from passhat.cli import compare as _compare  # noqa: F401
 from passhat.cli import metrics as _metrics  # noqa: F401

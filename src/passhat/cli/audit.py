@@ -1,0 +1,217 @@
+"""`passhat audit DIR`: declared, claimed, present and graded runs of a result folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from passhat.cli._app import app, console, err_console, write_json
+from passhat.store import DB_ENV
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from passhat.sources.audit import Audit
+
+
+def _indices(indices: tuple[int, ...]) -> str:
+    return ", ".join(str(i) for i in indices) if indices else "–"
+
+
+def audit_table(audit: Audit) -> Table:
+    """One row per configuration: declared, claimed, present, graded, passed, missing."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 2, 0, 0))
+    table.add_column("configuration", overflow="fold")
+    for column in ("declared", "claimed", "present", "graded", "passed"):
+        table.add_column(column, no_wrap=True, justify="right")
+    table.add_column("missing runs", style="bold red", no_wrap=True)
+    declared = str(audit.declared_k) if audit.declared_k is not None else "–"
+    claimed = str(audit.claimed_k) if audit.claimed_k is not None else "–"
+    for c in audit.configurations:
+        table.add_row(
+            Text(c.configuration),
+            declared,
+            claimed,
+            str(len(c.present)),
+            str(len(c.graded)),
+            str(len(c.passed)),
+            _indices(c.missing),
+        )
+    return table
+
+
+def print_audit(out: Console, audit: Audit) -> None:
+    """The audit in one screen: sources, the table, findings, then the labelled figures."""
+    out.print(Text(f"audit of {audit.root}", style="bold"), soft_wrap=True)
+    declared = audit.manifest.declared
+    out.print(
+        Text(
+            f"  declared  {declared.k}  ({declared.source})"
+            if declared
+            else "  declared  –  (no manifest with a run count)"
+        )
+    )
+    claim = audit.claim
+    if claim:
+        quote = f': "{claim.quote}"' if claim.quote else ""
+        out.print(Text(f"  claimed   {claim.k}  ({claim.source}{quote})"), soft_wrap=True)
+    else:
+        out.print(Text("  claimed   –  (no report file claims a run count; --claimed K)"))
+    most = max((len(c.present) for c in audit.configurations), default=0)
+    out.print(
+        Text(
+            f"  plan      {audit.k_plan} runs per configuration: the largest of declared, "
+            f"claimed and present ({most} at most)"
+        ),
+        soft_wrap=True,
+    )
+    out.print(audit_table(audit))
+    for line in audit.findings:
+        out.print(Text("  ✗ " + line, style="red"), soft_wrap=True)
+    for note in audit.notes:
+        out.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
+    _print_figures(out, audit)
+
+
+def _print_figures(out: Console, audit: Audit) -> None:
+    accounting = audit.accounting
+    if not accounting.runs_counted:
+        out.print(Text("no graded run: no figure can be computed", style="bold red"))
+        return
+    d = accounting.dataset()
+    m = d.metrics
+    cases = f"{m.cases} configuration{'s' if m.cases != 1 else ''}"
+    left = f"; left out, no graded run: {', '.join(d.excluded)}" if d.excluded else ""
+    out.print(Text("figures, counted over graded runs only (never the plan):", style="bold"))
+    out.print(
+        Text(
+            f"  pass rate  {m.pass_at_1:6.1%}  {m.passes} passed / {m.runs} graded runs "
+            f"(of {accounting.runs_requested} planned){left}"
+        ),
+        soft_wrap=True,
+    )
+    out.print(
+        Text(
+            f"  pass@{m.j:<5} {m.pass_at_j:6.1%}  share of {cases} passing at least once "
+            f"in {m.j} graded run{'s' if m.j != 1 else ''}"
+        ),
+        soft_wrap=True,
+    )
+    out.print(
+        Text(
+            f"  pass^{m.j:<5} {m.pass_hat_j:6.1%}  share of {cases} passing all of "
+            f"{m.j} graded run{'s' if m.j != 1 else ''}"
+        ),
+        soft_wrap=True,
+    )
+
+
+@app.command()
+def audit(
+    folder: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR", help="Result folder: a manifest, a report and run directories."
+        ),
+    ],
+    declared_k: Annotated[
+        int | None,
+        typer.Option(
+            "--declared-k",
+            metavar="K",
+            help="Declared runs per configuration (instead of the manifest's).",
+        ),
+    ] = None,
+    claimed: Annotated[
+        int | None,
+        typer.Option(
+            "--claimed",
+            metavar="K",
+            help="Runs per configuration a report claims (instead of parsing REPORT.md).",
+        ),
+    ] = None,
+    manifest: Annotated[
+        str | None,
+        typer.Option(
+            "--manifest",
+            metavar="FILE",
+            help="Manifest file in DIR. Default: benchmark.json, metadata.json, ...",
+        ),
+    ] = None,
+    run_pattern: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--run-pattern",
+            metavar="REGEX",
+            help=r"Run-directory name with the index in a group, e.g. 'sample-(\d+)' "
+            "(repeatable). Default: run-N, trial-N, attempt-N, epoch-N.",
+        ),
+    ] = None,
+    grade: Annotated[
+        str | None,
+        typer.Option(
+            "--grade",
+            metavar="CMD",
+            help="Grade every run directory with CMD ('{run_dir}' is replaced): "
+            "exit 0 passed, 1 failed, anything else errored.",
+        ),
+    ] = None,
+    grade_timeout: Annotated[
+        float, typer.Option("--grade-timeout", help="Seconds one grading may take.")
+    ] = 300.0,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Exit 1 on any shortfall or disagreement."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    into_store: Annotated[
+        bool,
+        typer.Option("--into-store", help="Also keep the audit as an experiment in the store."),
+    ] = False,
+    name: Annotated[
+        str | None, typer.Option(help="A unique name for the stored experiment.")
+    ] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db", help=f"SQLite store for --into-store. Default: ${DB_ENV} or ./passhat.db."
+        ),
+    ] = None,
+) -> None:
+    """Audit a result folder no harness owns: declared, claimed, present and graded runs
+    per configuration, the missing ones by index, and figures labelled by what was counted."""
+    from passhat.sources.audit import RUN_PATTERNS, AuditOptions, audit_folder, audit_summary
+
+    options = AuditOptions(
+        declared_k=declared_k,
+        claimed=claimed,
+        manifest=manifest,
+        patterns=tuple(run_pattern) if run_pattern else RUN_PATTERNS,
+        grade=grade,
+        grade_timeout_s=grade_timeout,
+    )
+    result = audit_folder(folder, options)
+    if as_json:
+        write_json(audit_summary(result))
+    else:
+        print_audit(console, result)
+    if into_store:
+        from passhat.sources.audit import audit_experiment
+        from passhat.store import Store, default_db_path
+
+        imported = audit_experiment(result, name=name)
+        with Store(db or default_db_path()) as store:
+            store.add_experiment_with_runs(imported.experiment, imported.runs)
+        err_console.print(
+            f"stored as experiment {imported.experiment.id} (kind audited): "
+            f"`passhat report {imported.experiment.id}`",
+            markup=False,
+            soft_wrap=True,
+        )
+    if strict and result.findings:
+        raise typer.Exit(1)

@@ -1,0 +1,82 @@
+"""Runs passhat did not make: other harnesses' logs and result folders.
+
+Each reader turns what it reads into the records passhat keeps for its own runs
+(`ExperimentRecord` + `RunRecord`s), so `report`, `compare`, `export` and
+`metrics` give them the same accounting: requested k, completed, counted,
+errored and missing runs by index. A reader never parses a format it can read
+through its owner's library (Inspect logs go through `inspect_ai.log`), and
+never drops a run it cannot grade: that run is errored, with its reason.
+
+    inspect.py   Inspect AI eval logs (.eval / .json), one run per sample × epoch
+    tau2.py      τ²-bench results (results.json), one run per simulation (trial)
+    audit.py     a folder of run directories no harness owns, with its manifest
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import InputError
+from passhat.records import ExperimentRecord, RunRecord
+
+__all__ = ["Figure", "Imported", "file_sha256", "new_id", "now", "short_hash"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure the source reported about itself, shown beside passhat's own."""
+
+    label: str
+    """What the source calls it, e.g. `Inspect accuracy (match)`."""
+    value: float | None
+    """The value as the source computed it (None when it has none)."""
+    weighs: str
+    """What it counts, in words: e.g. `samples, each the mean of its scored epochs`."""
+
+
+@dataclass(frozen=True)
+class Imported:
+    """An experiment read from elsewhere, ready for the store."""
+
+    experiment: ExperimentRecord
+    """Kind `imported` or `audited`; `source` says where it came from."""
+    runs: tuple[RunRecord, ...]
+    """One per sample × epoch (or simulation, or run folder) that left a record."""
+    figures: tuple[Figure, ...] = ()
+    """The source's own figures, to print beside passhat's."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    """What the reader had to decide (e.g. a missing trial number), one line each."""
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 (hex) of a file's bytes; an InputError naming the file if unreadable."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as error:
+        raise InputError(f"{path}: cannot be read ({error.strerror})") from None
+    return digest.hexdigest()
+
+
+def short_hash(value: Any) -> str:
+    """First 16 hex digits of the SHA-256 of a value's canonical JSON."""
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def new_id() -> str:
+    """An experiment id of the store's shape (8 hex digits)."""
+    return secrets.token_hex(4)
+
+
+def now() -> str:
+    """Creation time in the store's format."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

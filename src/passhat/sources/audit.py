@@ -1,0 +1,732 @@
+"""Audit a result folder no harness owns: how many runs were declared, claimed,
+made and graded, and which are missing.
+
+The seed's second story is the shape this reads: a Trello experiment whose
+report said each group ran three times, whose `benchmark.json` said
+`runs_per_configuration: 1`, whose output folder held only `run-1`, and whose
+grader read `run_dir = run_dirs[0]`. An audit puts the four numbers side by
+side, per configuration:
+
+- **declared**: the run count the manifest records (`runs_per_configuration`,
+  `k`, `epochs`, `num_trials`, `n_attempts`, ...), or `--declared-k`;
+- **claimed**: what a report says (`--claimed`, or a sentence of REPORT.md /
+  README.md such as "each group ran three times");
+- **present**: run directories found (`run-N`, `trial-N`, `attempt-N`,
+  `epoch-N`; other patterns with `--run-pattern`);
+- **graded**: run directories with a verdict: a grade file inside
+  (`grade.json`, `verdict.json`, ...) or the exit code of `--grade "CMD
+  {run_dir}"`, which passhat runs once for **every** run directory.
+
+The plan the numbers are measured against is the largest of the three
+(declared, claimed, highest run index present): a run someone claims or
+declares and nobody kept is missing, by index. Figures are labelled with the
+graded runs behind them, never with the plan.
+
+Reading is pure over a `Listing` (what the folder holds); the file system and
+subprocesses are touched only by `scan`, `read_manifest`, `read_claims` and
+`grade_with_command`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from passhat.accounting import Accounting, Ledger
+from passhat.errors import InputError
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.sources import Imported, file_sha256, new_id, now, short_hash
+
+MANIFESTS = ("benchmark.json", "metadata.json", "manifest.json", "experiment.json")
+"""Files read for the declared run count, first found wins."""
+K_KEYS = (
+    "runs_per_configuration",
+    "runs_per_config",
+    "runs_per_case",
+    "k",
+    "epochs",
+    "num_trials",
+    "n_trials",
+    "trials",
+    "n_attempts",
+    "num_attempts",
+    "n_runs",
+    "num_runs",
+    "repeats",
+)
+"""Manifest keys that declare runs per configuration (top level or one level down)."""
+CONFIG_KEYS = ("configurations", "groups", "cases", "tasks")
+"""Manifest keys listing the configurations that were planned."""
+RUN_PATTERNS = (r"run[-_]?(\d+)", r"trial[-_]?(\d+)", r"attempt[-_]?(\d+)", r"epoch[-_]?(\d+)")
+"""Directory names of one run; group 1 is the run index."""
+GRADE_FILES = ("grade.json", "verdict.json", "grading.json", "score.json", "result.json")
+"""A verdict file inside a run directory, first found wins."""
+REPORT_FILES = ("REPORT.md", "report.md", "RESULTS.md", "results.md", "README.md", "report.txt")
+"""Files searched for a claimed run count."""
+
+GradeStatus = Literal["passed", "failed", "errored", "ungraded"]
+
+_NUMBER_WORDS = {
+    "one": 1,
+    "once": 1,
+    "two": 2,
+    "twice": 2,
+    "three": 3,
+    "thrice": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_NUM = r"(\d+|" + "|".join(_NUMBER_WORDS) + ")"
+_CLAIMS = (
+    re.compile(r"\b(?:ran|run|executed|repeated|evaluated)\s+" + _NUM + r"\s+times\b", re.I),
+    re.compile(r"\b(?:ran|run|executed|repeated|evaluated)\s+(once|twice|thrice)\b", re.I),
+    re.compile(
+        r"\b" + _NUM + r"\s+(?:runs|trials|attempts|repetitions|epochs|times)\s+"
+        r"(?:per|for each|for every|of each|each)\b",
+        re.I,
+    ),
+    re.compile(r"\b(?:k|runs_per_configuration|num_trials|epochs)\s*[=:]\s*(\d+)\b", re.I),
+)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """The run count a manifest declares."""
+
+    k: int
+    source: str
+    """Where it was read, e.g. `benchmark.json: runs_per_configuration`."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A run count a report claims."""
+
+    k: int
+    source: str
+    """File and line, e.g. `REPORT.md:3`, or `--claimed`."""
+    quote: str
+    """The sentence that claims it ('' for --claimed)."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What the manifest says: declared k and the planned configurations."""
+
+    path: Path | None
+    declared: Declared | None
+    configurations: tuple[str, ...] = ()
+    model: str | None = None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """One run directory: its configuration and index."""
+
+    configuration: str
+    index: int
+    path: Path
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The verdict of one run directory and where it came from."""
+
+    status: GradeStatus
+    source: str
+    """The grade file's name, or the command."""
+    message: str | None = None
+    """Why it is errored or ungraded."""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConfigurationAudit:
+    """One configuration's runs against the plan."""
+
+    configuration: str
+    present: tuple[int, ...]
+    graded: tuple[int, ...]
+    """Runs with a verdict (passed or failed)."""
+    passed: tuple[int, ...]
+    errored: tuple[int, ...]
+    """Runs whose grading failed (an unreadable grade file, a grader that crashed)."""
+    ungraded: tuple[int, ...]
+    """Runs present with no grade at all."""
+    missing: tuple[int, ...]
+    """Run indices of the plan with no directory."""
+    beyond_declared: tuple[int, ...] = ()
+    """Runs present with an index past the declared k."""
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The audit of one folder."""
+
+    root: Path
+    manifest: Manifest
+    claim: Claim | None
+    k_plan: int
+    """The largest of declared, claimed and the highest run index present."""
+    configurations: tuple[ConfigurationAudit, ...]
+    grades: dict[tuple[str, int], Grade]
+    run_dirs: tuple[RunDir, ...]
+    findings: tuple[str, ...]
+    """Every discrepancy, one line each: empty when declared = claimed = present = graded."""
+    accounting: Accounting
+    """Requested = the plan; graded runs counted; errored and ungraded runs errored."""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def declared_k(self) -> int | None:
+        return self.manifest.declared.k if self.manifest.declared else None
+
+    @property
+    def claimed_k(self) -> int | None:
+        return self.claim.k if self.claim else None
+
+
+# ----------------------------------------------------------------- manifest
+
+
+def read_manifest(root: Path, name: str | None = None) -> Manifest:
+    """The first manifest found in `root` (or the one named); none is not an error."""
+    candidates = [name] if name else list(MANIFESTS)
+    for candidate in candidates:
+        path = root / candidate
+        if not path.is_file():
+            if name:
+                raise InputError(f"{path}: no such manifest; give --manifest a file in {root}")
+            continue
+        return parse_manifest(path, _read_json(path, "manifest"))
+    return Manifest(path=None, declared=None)
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise InputError(
+            f"{path}: the {what} cannot be read ({reason}); fix it or give --declared-k"
+        ) from None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise InputError(
+            f"{path}: the {what} is not valid JSON ({error}); fix it or give --declared-k"
+        ) from None
+
+
+def parse_manifest(path: Path, data: Any) -> Manifest:
+    """Declared k, planned configurations and model from a manifest's JSON."""
+    if not isinstance(data, dict):
+        raise InputError(
+            f"{path}: the manifest is not a JSON object; write e.g. "
+            '{"runs_per_configuration": 3} or give --declared-k'
+        )
+    declared = None
+    for where, mapping in [("", data)] + [
+        (f"{key}.", value) for key, value in data.items() if isinstance(value, dict)
+    ]:
+        for key in K_KEYS:
+            if key in mapping:
+                value = mapping[key]
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise InputError(
+                        f"{path}: field {where}{key} is {json.dumps(value)}; "
+                        "a run count must be a whole number >= 1 (or give --declared-k)"
+                    )
+                declared = Declared(value, f"{path.name}: {where}{key}")
+                break
+        if declared:
+            break
+    configurations: list[str] = []
+    for key in CONFIG_KEYS:
+        value = data.get(key)
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, str):
+                    configurations.append(item)
+                elif isinstance(item, dict):
+                    name = item.get("name") or item.get("id")
+                    if isinstance(name, str):
+                        configurations.append(name)
+            break
+    model = data.get("model")
+    return Manifest(
+        path=path,
+        declared=declared,
+        configurations=tuple(dict.fromkeys(configurations)),
+        model=model if isinstance(model, str) else None,
+        sha256=file_sha256(path),
+    )
+
+
+# ------------------------------------------------------------------- claims
+
+
+def find_claims(text: str, source: str) -> list[Claim]:
+    """Every run count a text claims, with its line; pure."""
+    claims = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for pattern in _CLAIMS:
+            for match in pattern.finditer(line):
+                word = match.group(1).lower()
+                k = int(word) if word.isdigit() else _NUMBER_WORDS.get(word)
+                if k:
+                    claims.append(Claim(k, f"{source}:{number}", _sentence(line, match.start())))
+    return claims
+
+
+def _sentence(line: str, at: int) -> str:
+    """The sentence of `line` around position `at`."""
+    start = max(line.rfind(". ", 0, at), line.rfind("! ", 0, at), line.rfind("? ", 0, at))
+    start = 0 if start < 0 else start + 2
+    ends = [i for i in (line.find(". ", at), line.find("! ", at), line.find("? ", at)) if i >= 0]
+    end = min(ends) + 1 if ends else len(line)
+    return line[start:end].strip()
+
+
+def read_claims(root: Path) -> Claim | None:
+    """The largest run count claimed by a report file in `root`, if any."""
+    found: list[Claim] = []
+    for name in REPORT_FILES:
+        path = root / name
+        if path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            found.extend(find_claims(text, name))
+    return max(found, key=lambda c: c.k) if found else None
+
+
+# ------------------------------------------------------------------ run dirs
+
+
+def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:
+    """Run-directory patterns; each must capture the run index in group 1."""
+    compiled = []
+    for pattern in patterns:
+        try:
+            regex = re.compile(pattern, re.I)
+        except re.error as error:
+            raise InputError(
+                f"--run-pattern {pattern!r} is not a regular expression ({error})"
+            ) from None
+        if regex.groups < 1:
+            raise InputError(
+                f"--run-pattern {pattern!r} captures no run index; put it in a group, "
+                r"e.g. 'sample[-_](\d+)'"
+            )
+        compiled.append(regex)
+    return compiled
+
+
+def scan(root: Path, patterns: Sequence[re.Pattern[str]]) -> list[tuple[str, int, Path]]:
+    """(parent folder relative to root, index, path) of every run directory, sorted."""
+    found = []
+    for here, dirs, _files in os.walk(root):
+        dirs.sort()
+        keep = []
+        for name in dirs:
+            if name.startswith("."):
+                continue
+            match = next((p.fullmatch(name) for p in patterns if p.fullmatch(name)), None)
+            if match is None:
+                keep.append(name)
+                continue
+            parent = Path(here).relative_to(root).as_posix()
+            found.append((parent, int(match.group(1)), Path(here) / name))
+        dirs[:] = keep  # never descend into a run directory
+    return sorted(found)
+
+
+def name_configurations(found: Sequence[tuple[str, int, Path]]) -> list[RunDir]:
+    """Configuration names: the parent folders, with their shared leading part dropped."""
+    parents = sorted({parent for parent, _, _ in found})
+    parts = [p.split("/") if p != "." else [] for p in parents]
+    common = 0
+    if len(parts) > 1:
+        while all(len(p) > common + 1 for p in parts) and len({p[common] for p in parts}) == 1:
+            common += 1
+    elif parts and parts[0]:
+        common = len(parts[0]) - 1
+    names = {parent: "/".join(p[common:]) or "." for parent, p in zip(parents, parts, strict=True)}
+    return [RunDir(names[parent], index, path) for parent, index, path in found]
+
+
+def from_zero(run_dirs: Sequence[RunDir]) -> bool:
+    return any(r.index == 0 for r in run_dirs)
+
+
+# ------------------------------------------------------------------- grades
+
+_PASS_WORDS = {"passed", "pass", "accepted", "accept", "success", "succeeded", "ok", "true"}
+_FAIL_WORDS = {"failed", "fail", "rejected", "reject", "failure", "false"}
+
+
+def grade_from_data(data: Any, source: str) -> Grade:
+    """A verdict from a grade file's JSON; pure."""
+    if isinstance(data, bool):
+        return Grade("passed" if data else "failed", source)
+    if not isinstance(data, dict):
+        return Grade("errored", source, f"{source} holds no JSON object with a verdict")
+    for key in ("passed", "pass", "success", "accepted", "correct"):
+        if isinstance(data.get(key), bool):
+            return Grade("passed" if data[key] else "failed", source, details=data)
+    for key in ("status", "verdict", "result"):
+        value = data.get(key)
+        if isinstance(value, str) and value.lower() in _PASS_WORDS | _FAIL_WORDS:
+            status: GradeStatus = "passed" if value.lower() in _PASS_WORDS else "failed"
+            return Grade(status, source, details=data)
+        if isinstance(value, str) and value.lower() in {"errored", "error"}:
+            return Grade("errored", source, str(data.get("message") or value), details=data)
+    for key in ("reward", "score"):
+        value = data.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return Grade("passed" if value == 1 else "failed", source, details=data)
+    return Grade(
+        "errored",
+        source,
+        f"{source} has no verdict (passed: true/false, status: passed/failed, or reward: 0..1)",
+        details=data,
+    )
+
+
+def grade_from_files(run_dir: Path) -> Grade:
+    """The run directory's grade file, if any."""
+    for name in GRADE_FILES:
+        path = run_dir / name
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                return Grade("errored", name, f"{name} cannot be read as JSON ({error})")
+            return grade_from_data(data, name)
+    return Grade("ungraded", "", "no grade file (" + ", ".join(GRADE_FILES) + ")")
+
+
+def check_command(template: str) -> list[str]:
+    """The grade command as argv tokens; it must name {run_dir}."""
+    if "{run_dir}" not in template:
+        raise InputError(
+            f"--grade {template!r} does not name {{run_dir}}; write e.g. "
+            "--grade 'python grade.py {run_dir}' so every run directory is graded"
+        )
+    try:
+        tokens = shlex.split(template)
+    except ValueError as error:
+        raise InputError(f"--grade {template!r} cannot be split into words ({error})") from None
+    if not tokens:
+        raise InputError("--grade is empty; give a command such as 'python grade.py {run_dir}'")
+    return tokens
+
+
+def grade_with_command(tokens: Sequence[str], run_dir: Path, timeout_s: float) -> Grade:
+    """Run the grader on one run directory: exit 0 passed, 1 failed, else errored."""
+    argv = [t.replace("{run_dir}", str(run_dir)) for t in tokens]
+    source = " ".join(tokens)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except FileNotFoundError:
+        raise InputError(
+            f"--grade: command {argv[0]!r} not found; give a program on PATH or its path"
+        ) from None
+    except subprocess.TimeoutExpired:
+        return Grade("errored", source, f"the grader ran past {timeout_s:g} s")
+    last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
+    details = {"exit_code": done.returncode, "stdout_tail": done.stdout[-500:]}
+    if done.returncode == 0:
+        return Grade("passed", source, details=details)
+    if done.returncode == 1:
+        return Grade("failed", source, details=details)
+    return Grade("errored", source, f"exit {done.returncode}: {last[:200]}", details)
+
+
+# -------------------------------------------------------------------- audit
+
+
+def audit_listing(
+    root: Path,
+    manifest: Manifest,
+    claim: Claim | None,
+    run_dirs: Sequence[RunDir],
+    grades: dict[tuple[str, int], Grade],
+    notes: Sequence[str] = (),
+) -> Audit:
+    """The audit of what a folder holds; pure."""
+    declared = manifest.declared.k if manifest.declared else None
+    highest = max((r.index for r in run_dirs), default=0)
+    k_plan = max(declared or 0, claim.k if claim else 0, highest)
+    by_config: dict[str, list[RunDir]] = {c: [] for c in manifest.configurations}
+    for run in run_dirs:
+        by_config.setdefault(_match_configuration(run.configuration, by_config), []).append(run)
+    ledger = Ledger()
+    configurations = []
+    for name, runs in by_config.items():
+        ledger.expect(name)
+        present = tuple(sorted(r.index for r in runs))
+        statuses = {i: grades[(name, i)].status for i in present}
+        for index, status in statuses.items():
+            ledger.add(name, index, "errored" if status == "ungraded" else status)
+        configurations.append(
+            ConfigurationAudit(
+                configuration=name,
+                present=present,
+                graded=tuple(i for i in present if statuses[i] in ("passed", "failed")),
+                passed=tuple(i for i in present if statuses[i] == "passed"),
+                errored=tuple(i for i in present if statuses[i] == "errored"),
+                ungraded=tuple(i for i in present if statuses[i] == "ungraded"),
+                missing=tuple(i for i in range(1, k_plan + 1) if i not in statuses),
+                beyond_declared=tuple(i for i in present if declared and i > declared),
+            )
+        )
+    accounting = ledger.close(k_plan)
+    findings = _findings(manifest, claim, configurations, k_plan)
+    return Audit(
+        root=root,
+        manifest=manifest,
+        claim=claim,
+        k_plan=k_plan,
+        configurations=tuple(configurations),
+        grades=grades,
+        run_dirs=tuple(run_dirs),
+        findings=tuple(findings),
+        accounting=accounting,
+        notes=tuple(notes),
+    )
+
+
+def _match_configuration(found: str, planned: dict[str, list[RunDir]]) -> str:
+    """A folder's configuration as the manifest names it (by its last part), if it does."""
+    if found in planned:
+        return found
+    last = found.rsplit("/", 1)[-1]
+    return last if last in planned else found
+
+
+def _indices(indices: Iterable[int]) -> str:
+    return ", ".join(str(i) for i in indices)
+
+
+def _findings(
+    manifest: Manifest,
+    claim: Claim | None,
+    configurations: Sequence[ConfigurationAudit],
+    k_plan: int,
+) -> list[str]:
+    declared = manifest.declared
+    lines = []
+    most_present = max((len(c.present) for c in configurations), default=0)
+    if claim and declared and claim.k != declared.k:
+        lines.append(
+            f"claimed {claim.k} runs per configuration ({claim.source}) but the manifest "
+            f"declares {declared.k} ({declared.source})"
+        )
+    if claim and claim.k > most_present:
+        lines.append(
+            f"claimed {claim.k} runs per configuration ({claim.source}) but no configuration "
+            f"has more than {most_present} run director{'y' if most_present == 1 else 'ies'}"
+        )
+    if declared is None:
+        lines.append(
+            "no manifest declares a run count ("
+            + ", ".join(MANIFESTS)
+            + f"); the plan is taken as {k_plan}, the largest run count seen"
+        )
+    for c in configurations:
+        parts = []
+        if c.missing:
+            parts.append(f"missing run {_indices(c.missing)}")
+        if c.ungraded:
+            parts.append(f"ungraded run {_indices(c.ungraded)}")
+        if c.errored:
+            parts.append(f"grading errored on run {_indices(c.errored)}")
+        if c.beyond_declared:
+            parts.append(
+                f"run {_indices(c.beyond_declared)} beyond the declared {declared and declared.k}"
+            )
+        if parts:
+            lines.append(
+                f"{c.configuration}: {len(c.graded)} of {k_plan} planned runs graded ("
+                + "; ".join(parts)
+                + ")"
+            )
+    return lines
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What the command line can change about an audit."""
+
+    declared_k: int | None = None
+    """Overrides the manifest's declared run count."""
+    claimed: int | None = None
+    """Overrides the run count parsed from a report file."""
+    manifest: str | None = None
+    """Manifest file name in the folder (default: the first of MANIFESTS found)."""
+    patterns: tuple[str, ...] = RUN_PATTERNS
+    """Run-directory name patterns, group 1 the run index."""
+    grade: str | None = None
+    """Grade command with {run_dir}: run once for every run directory."""
+    grade_timeout_s: float = 300.0
+
+
+def audit_folder(
+    root: Path,
+    options: AuditOptions,
+    progress: Callable[[RunDir], None] | None = None,
+) -> Audit:
+    """Read a folder and audit it; InputError for a folder that is not one or holds no run."""
+    if not root.is_dir():
+        raise InputError(f"{root}: not a folder; give the folder holding the run directories")
+    for value, flag in ((options.declared_k, "--declared-k"), (options.claimed, "--claimed")):
+        if value is not None and value < 1:
+            raise InputError(f"{flag} is {value}; give a run count of at least 1")
+    manifest = read_manifest(root, options.manifest)
+    if options.declared_k is not None:
+        manifest = replace(manifest, declared=Declared(options.declared_k, "--declared-k"))
+    claim = (
+        Claim(options.claimed, "--claimed", "")
+        if options.claimed is not None
+        else read_claims(root)
+    )
+    tokens = check_command(options.grade) if options.grade else None
+    run_dirs = name_configurations(scan(root, compile_patterns(options.patterns)))
+    if not run_dirs:
+        raise InputError(
+            f"{root}: no run directories found (names like run-1, trial-1, attempt-1, "
+            "epoch-1); give --run-pattern REGEX with the index in a group for other names"
+        )
+    notes = []
+    if from_zero(run_dirs):
+        run_dirs = [replace(r, index=r.index + 1) for r in run_dirs]
+        notes.append("run directories count from 0: run-0 is reported as run 1")
+    planned: dict[str, list[RunDir]] = {c: [] for c in manifest.configurations}
+    run_dirs = [
+        replace(r, configuration=_match_configuration(r.configuration, planned)) for r in run_dirs
+    ]
+    grades = {}
+    for run in run_dirs:
+        if progress is not None:
+            progress(run)
+        if tokens is not None:
+            grade = grade_with_command(tokens, run.path.resolve(), options.grade_timeout_s)
+        else:
+            grade = grade_from_files(run.path)
+        grades[(run.configuration, run.index)] = grade
+    return audit_listing(root, manifest, claim, run_dirs, grades, notes)
+
+
+def audit_summary(audit: Audit) -> dict[str, Any]:
+    """The audit as JSON-ready data."""
+    declared = audit.manifest.declared
+    return {
+        "folder": str(audit.root),
+        "manifest": str(audit.manifest.path) if audit.manifest.path else None,
+        "declared": {"k": declared.k, "source": declared.source} if declared else None,
+        "claimed": {"k": audit.claim.k, "source": audit.claim.source, "quote": audit.claim.quote}
+        if audit.claim
+        else None,
+        "k_plan": audit.k_plan,
+        "configurations": [
+            {
+                "configuration": c.configuration,
+                "declared": audit.declared_k,
+                "claimed": audit.claimed_k,
+                "present": list(c.present),
+                "graded": list(c.graded),
+                "passed": list(c.passed),
+                "errored": list(c.errored),
+                "ungraded": list(c.ungraded),
+                "missing": list(c.missing),
+            }
+            for c in audit.configurations
+        ],
+        "findings": list(audit.findings),
+        "notes": list(audit.notes),
+    }
+
+
+def audit_experiment(audit: Audit, *, name: str | None = None) -> Imported:
+    """The audit as an experiment of kind `audited`, one run per run directory."""
+    from passhat import __version__
+
+    configurations = tuple(c.configuration for c in audit.configurations)
+    case_hashes = {c: short_hash({"configuration": c}) for c in configurations}
+    source: dict[str, Any] = {
+        "tool": "audit",
+        "path": str(audit.root.resolve()),
+        "manifest": str(audit.manifest.path) if audit.manifest.path else None,
+        "manifest_sha256": audit.manifest.sha256,
+        "declared": audit.declared_k,
+        "claimed": audit.claimed_k,
+        "findings": list(audit.findings),
+    }
+    suite_hash = short_hash({"manifest": audit.manifest.sha256, "configurations": configurations})
+    model = audit.manifest.model or "unknown"
+    experiment = ExperimentRecord(
+        id=new_id(),
+        name=name,
+        created_at=now(),
+        suite_name=audit.root.resolve().name,
+        suite_path=str(audit.root.resolve()),
+        suite_hash=suite_hash,
+        agent="audit",
+        model=model,
+        model_config={},
+        params={},
+        prompt_version=None,
+        k_requested=audit.k_plan,
+        seed=0,
+        harness_version=__version__,
+        fingerprint=short_hash({"audit": suite_hash, "model": model}),
+        case_ids=configurations,
+        case_hashes=case_hashes,
+        kind="audited",
+        source=source,
+    )
+    runs = []
+    for run in audit.run_dirs:
+        config = run.configuration
+        grade = audit.grades[(config, run.index)]
+        status = "errored" if grade.status == "ungraded" else grade.status
+        runs.append(
+            RunRecord(
+                experiment_id=experiment.id,
+                case_id=config,
+                run_index=run.index,
+                case_hash=case_hashes[config],
+                status=status,
+                error_type=None
+                if status != "errored"
+                else ("ungraded" if grade.status == "ungraded" else "grader_error"),
+                error_message=grade.message if status == "errored" else None,
+                final_state={"run_dir": str(run.path.resolve())},
+                score=[
+                    {
+                        "scorer": grade.source or "none",
+                        "passed": status == "passed",
+                        **grade.details,
+                    }
+                ]
+                if status != "errored"
+                else [],
+            )
+        )
+    return Imported(experiment, tuple(runs))
