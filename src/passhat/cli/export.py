@@ -1,0 +1,72 @@
+"""`passhat export EXPERIMENT`: runs (or per-case accounting) as JSON Lines, CSV or Parquet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from passhat.cli._app import app, err_console
+from passhat.cli.run import DbOption, ExperimentArg, open_store
+
+
+@app.command()
+def export(
+    experiment_ref: ExperimentArg,
+    output: Annotated[
+        Path,
+        typer.Option(
+            "-o", "--output", metavar="FILE", help="File to write (.jsonl, .csv or .parquet)."
+        ),
+    ],
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="FORMAT",
+            help="jsonl, csv or parquet (parquet needs passhat[parquet]). "
+            "Default: from FILE's extension.",
+        ),
+    ] = None,
+    per_case: Annotated[
+        bool,
+        typer.Option(
+            "--per-case",
+            help="One row per case (requested, completed, counted, errored, missing, "
+            "pass rate, pass@n, pass^n) instead of one row per run.",
+        ),
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Write one row per run (case, index, status, error, verdict details, tokens, duration,
+    retries, live/replayed, fingerprint), or per case with --per-case, for DuckDB, polars or
+    a spreadsheet."""
+    from passhat.export import (
+        CASE_COLUMNS,
+        RUN_COLUMNS,
+        case_rows,
+        format_for,
+        run_rows,
+        write_rows,
+    )
+    from passhat.report.experiment import experiment_accounting
+
+    chosen = format_for(output, fmt)
+    with open_store(db) as store:
+        experiment = store.experiment(experiment_ref)
+        runs = store.runs(experiment.id)
+    if per_case:
+        rows = case_rows(experiment, experiment_accounting(experiment, runs))
+        columns = CASE_COLUMNS
+    else:
+        rows = run_rows(experiment, runs)
+        columns = RUN_COLUMNS
+    write_rows(output, rows, columns, chosen)
+    what = "cases" if per_case else "runs"
+    err_console.print(
+        f"{output}: {len(rows)} {what} of experiment {experiment.name or experiment.id} ({chosen})",
+        markup=False,
+        soft_wrap=True,
+    )

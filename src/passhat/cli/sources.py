@@ -1,0 +1,238 @@
+"""`passhat import inspect|tau2`: other harnesses' results into the store, same accounting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.text import Text
+
+from passhat.cli._app import app, console, write_json
+from passhat.cli.run import DbOption, open_store
+from passhat.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from passhat.accounting import Accounting
+    from passhat.sources import Imported
+
+import_app = typer.Typer(
+    help="Import another harness's results (Inspect logs, τ²-bench results) as experiments: "
+    "every sample × epoch or trial becomes a run, with passhat's accounting.",
+    no_args_is_help=True,
+)
+app.add_typer(import_app, name="import")
+
+NameOption = Annotated[
+    str | None,
+    typer.Option(help="A unique name for the experiment (one input only)."),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print what was imported as JSON for machines.")
+]
+
+MAX_ERRORED_SHOWN = 10
+
+
+def print_imported(out: Console, imported: Imported, accounting: Accounting, origin: str) -> None:
+    """What was imported: accounting, errored runs, passhat's figures beside the source's."""
+    e = imported.experiment
+    source = e.source or {}
+    out.print(
+        Text.assemble(
+            ("imported ", "bold"),
+            Text(str(source.get("path", ""))),
+            (f" → experiment {e.id}", "bold"),
+            (f" ({e.name})" if e.name else ""),
+        ),
+        soft_wrap=True,
+    )
+    tool_version = source.get("inspect_version") or source.get("tau2_version") or "?"
+    out.print(
+        Text(
+            f"  task {e.suite_name} · model {e.model} · {origin} {tool_version} · "
+            f"{len(e.case_ids)} cases × requested k {e.k_requested}"
+        ),
+        soft_wrap=True,
+    )
+    out.print(
+        Text(
+            f"  runs: requested {accounting.runs_requested}, completed "
+            f"{accounting.runs_completed}, counted {accounting.runs_counted}, errored "
+            f"{accounting.runs_errored}, missing {accounting.runs_missing}"
+        )
+    )
+    errored = [r for r in imported.runs if r.status == "errored"]
+    for r in errored[:MAX_ERRORED_SHOWN]:
+        out.print(
+            Text(f"  errored: {r.case_id} run {r.run_index}: {r.error_message}", style="red"),
+            soft_wrap=True,
+        )
+    if len(errored) > MAX_ERRORED_SHOWN:
+        out.print(Text(f"  … and {len(errored) - MAX_ERRORED_SHOWN} more errored runs"))
+    for c in accounting.cases:
+        if c.missing:
+            missing = ", ".join(str(i) for i in c.missing)
+            out.print(Text(f"  missing: {c.case} run {missing}", style="red"), soft_wrap=True)
+    for note in imported.notes:
+        out.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
+    if accounting.runs_counted:
+        d = accounting.dataset()
+        m = d.metrics
+        out.print(
+            Text("  passhat, over counted runs only (errored runs never count):", style="bold")
+        )
+        out.print(
+            Text(
+                f"    pass rate          {m.pass_at_1:.3f}  {m.passes}/{m.runs} runs (weighs runs)"
+            )
+        )
+        out.print(
+            Text(
+                f"    pass@{m.j} / pass^{m.j}    {m.pass_at_j:.3f} / {m.pass_hat_j:.3f}  mean over "
+                f"{m.cases} cases (weighs cases); j = {m.j}, the fewest counted runs of any case"
+            ),
+            soft_wrap=True,
+        )
+        if d.excluded:
+            out.print(Text(f"    left out, no counted run: {', '.join(d.excluded)}"))
+    else:
+        out.print(Text("  no counted run: passhat has no figure", style="bold red"))
+    if imported.figures:
+        out.print(Text(f"  {origin}'s own figures, as it computed them:", style="bold"))
+        for f in imported.figures:
+            value = "–" if f.value is None else f"{f.value:.3f}"
+            out.print(Text(f"    {f.label}  {value}"), soft_wrap=True)
+        for weighs in dict.fromkeys(f.weighs for f in imported.figures):
+            out.print(Text(f"    (weighs {weighs})"), soft_wrap=True)
+    out.print(Text(f"  `passhat report {e.id}` for the whole report"))
+
+
+def _imported_dict(imported: Imported, accounting: Accounting) -> dict[str, Any]:
+    e = imported.experiment
+    data: dict[str, Any] = {
+        "experiment": e.id,
+        "name": e.name,
+        "source": e.source,
+        "k_requested": e.k_requested,
+        "accounting": {
+            "runs_requested": accounting.runs_requested,
+            "runs_completed": accounting.runs_completed,
+            "runs_counted": accounting.runs_counted,
+            "runs_errored": accounting.runs_errored,
+            "runs_missing": accounting.runs_missing,
+        },
+        "errored": [
+            {"case": r.case_id, "run": r.run_index, "message": r.error_message}
+            for r in imported.runs
+            if r.status == "errored"
+        ],
+        "missing": {c.case: list(c.missing) for c in accounting.cases if c.missing},
+        "figures": [
+            {"label": f.label, "value": f.value, "weighs": f.weighs} for f in imported.figures
+        ],
+        "notes": list(imported.notes),
+    }
+    if accounting.runs_counted:
+        m = accounting.dataset().metrics
+        data["passhat"] = {
+            "pass_rate": m.pass_at_1,
+            "j": m.j,
+            f"pass@{m.j}": m.pass_at_j,
+            f"pass^{m.j}": m.pass_hat_j,
+        }
+    return data
+
+
+def store_imports(
+    items: list[Imported], db: Path | None, as_json: bool, origin: str, strict: bool
+) -> None:
+    """Store every import (each in one transaction), then print what each says."""
+    from passhat.report.experiment import experiment_accounting
+
+    shown: list[dict[str, Any]] = []
+    complete = True
+    with open_store(db, create=True) as store:
+        for imported in items:
+            store.add_experiment_with_runs(imported.experiment, imported.runs)
+    for imported in items:
+        accounting = experiment_accounting(imported.experiment, imported.runs)
+        complete = complete and accounting.complete
+        if as_json:
+            shown.append(_imported_dict(imported, accounting))
+        else:
+            print_imported(console, imported, accounting, origin)
+    if as_json:
+        write_json(shown)
+    if strict and not complete:
+        raise typer.Exit(1)
+
+
+def _one_name(name: str | None, count: int) -> None:
+    if name is not None and count > 1:
+        raise InputError(f"--name gives one experiment a name, but {count} logs were given")
+
+
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
+]
+
+
+@import_app.command("inspect")
+def import_inspect(
+    logs: Annotated[
+        list[Path],
+        typer.Argument(metavar="LOG...", help="Inspect logs (.eval or .json), or folders of them."),
+    ],
+    pass_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pass-if",
+            metavar="RULE",
+            help="Score values that pass (repeatable, e.g. C, P) or a threshold such as "
+            "'>=0.8'. Default: C, 1 or True.",
+        ),
+    ] = None,
+    scorer: Annotated[
+        str | None,
+        typer.Option(help="Which scorer decides pass/fail. Default: the log's first."),
+    ] = None,
+    name: NameOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    strict: StrictOption = False,
+) -> None:
+    """Import Inspect AI eval logs: each sample × epoch a run (scored: passed or failed;
+    sample error: errored; absent epoch: missing), requested k = the task's epochs."""
+    from passhat.sources.inspect_log import import_log, log_paths, pass_rule
+
+    rule = pass_rule(pass_if or [])
+    paths = log_paths(logs)
+    _one_name(name, len(paths))
+    items = [import_log(p, rule=rule, scorer=scorer, name=name) for p in paths]
+    store_imports(items, db, as_json, "Inspect", strict)
+
+
+@import_app.command("tau2")
+def import_tau2(
+    results: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RESULTS...",
+            help="τ²-bench results: a results.json file, or a results folder (dir format).",
+        ),
+    ],
+    name: NameOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    strict: StrictOption = False,
+) -> None:
+    """Import τ²-bench results: each simulation (task × trial) a run; reward 1 passes,
+    an infrastructure error is errored, an absent trial missing; requested k = num_trials."""
+    from passhat.sources.tau2 import import_results
+
+    _one_name(name, len(results))
+    items = [import_results(p, name=name) for p in results]
+    store_imports(items, db, as_json, "τ²-bench", strict)

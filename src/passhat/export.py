@@ -1,0 +1,201 @@
+"""Export an experiment's runs, or its per-case accounting, as JSON Lines, CSV or Parquet.
+
+One row per run: experiment, case, run index, status, error, verdict details,
+tokens, duration, retries, whether its model answers were live or replayed,
+and the fingerprint; the per-case table adds requested, completed, counted,
+errored and missing runs with the three numbers over the counted runs. Rows are
+plain dicts built by pure functions; writing them is the only I/O. Parquet goes
+through pyarrow (the optional `passhat[parquet]` extra), imported only when
+asked for.
+
+Every row carries the status, so a query can count what the report counts:
+the pass rate is `passed / (passed + failed)`; errored runs have no verdict and
+are never counted as failures.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from passhat.accounting import Accounting
+from passhat.errors import ConfigError, InputError
+from passhat.records import ExperimentRecord, RunRecord
+
+Format = Literal["jsonl", "csv", "parquet"]
+FORMATS: tuple[str, ...] = ("jsonl", "csv", "parquet")
+
+RUN_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("experiment", "string"),
+    ("experiment_name", "string"),
+    ("kind", "string"),
+    ("model", "string"),
+    ("fingerprint", "string"),
+    ("case", "string"),
+    ("run", "int64"),
+    ("status", "string"),
+    ("counted", "bool"),
+    ("error_type", "string"),
+    ("error_message", "string"),
+    ("verdict_details", "string"),
+    ("input_tokens", "int64"),
+    ("output_tokens", "int64"),
+    ("duration_s", "float64"),
+    ("retries", "int64"),
+    ("answers", "string"),
+    ("started_at", "float64"),
+)
+"""Columns of the per-run table and their types (Parquet's schema)."""
+
+CASE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("experiment", "string"),
+    ("case", "string"),
+    ("k_requested", "int64"),
+    ("completed", "int64"),
+    ("counted", "int64"),
+    ("passes", "int64"),
+    ("errored_runs", "string"),
+    ("missing_runs", "string"),
+    ("pass_rate", "float64"),
+    ("n", "int64"),
+    ("pass_at_n", "bool"),
+    ("pass_hat_n", "bool"),
+)
+"""Columns of the per-case table: pass@n / pass^n over that case's n counted runs."""
+
+
+def answers(experiment: ExperimentRecord, run: RunRecord) -> str | None:
+    """`live` or `replayed` when known: from the run if it records it, else the model."""
+    for attr in ("answers", "replayed"):
+        value = getattr(run, attr, None)
+        if isinstance(value, bool):
+            return "replayed" if value else "live"
+        if isinstance(value, str):
+            return value
+    if experiment.kind != "run":
+        return None
+    return "replayed" if experiment.model.startswith("replay:") else "live"
+
+
+def run_rows(experiment: ExperimentRecord, runs: Iterable[RunRecord]) -> list[dict[str, Any]]:
+    """One row per recorded run; verdict details as JSON text."""
+    return [
+        {
+            "experiment": experiment.id,
+            "experiment_name": experiment.name,
+            "kind": experiment.kind,
+            "model": experiment.model,
+            "fingerprint": experiment.fingerprint,
+            "case": r.case_id,
+            "run": r.run_index,
+            "status": r.status,
+            "counted": r.status != "errored",
+            "error_type": r.error_type,
+            "error_message": r.error_message,
+            "verdict_details": json.dumps(r.score, ensure_ascii=False, default=str),
+            "input_tokens": r.input_tokens,
+            "output_tokens": r.output_tokens,
+            "duration_s": r.duration_s,
+            "retries": len(r.retries),
+            "answers": answers(experiment, r),
+            "started_at": r.started_at,
+        }
+        for r in runs
+    ]
+
+
+def _join(indices: Sequence[int]) -> str:
+    return " ".join(str(i) for i in indices)
+
+
+def case_rows(experiment: ExperimentRecord, accounting: Accounting) -> list[dict[str, Any]]:
+    """One row per planned case: its accounting and the three numbers over its counted runs."""
+    rows = []
+    for c in accounting.cases:
+        m = c.metrics
+        rows.append(
+            {
+                "experiment": experiment.id,
+                "case": c.case,
+                "k_requested": c.k_requested,
+                "completed": c.completed,
+                "counted": c.counted,
+                "passes": c.passes,
+                "errored_runs": _join(c.errored),
+                "missing_runs": _join(c.missing),
+                "pass_rate": m.pass_rate if m else None,
+                "n": c.counted,
+                "pass_at_n": m.pass_at_k if m else None,
+                "pass_hat_n": m.pass_hat_k if m else None,
+            }
+        )
+    return rows
+
+
+def format_for(path: Path, given: str | None) -> Format:
+    """The format asked for, else the one the file name says."""
+    if given is not None:
+        if given not in FORMATS:
+            raise InputError(f"--format {given!r}; use one of {', '.join(FORMATS)}")
+        return given  # type: ignore[return-value]
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix in FORMATS:
+        return suffix  # type: ignore[return-value]
+    if suffix in ("json", "ndjson"):
+        return "jsonl"
+    raise InputError(
+        f"-o {path}: cannot tell the format from the name; give --format jsonl, csv or parquet"
+    )
+
+
+def write_rows(
+    path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: Format
+) -> None:
+    """Write the rows in `fmt`; an InputError names the file when it cannot be written."""
+    try:
+        if fmt == "jsonl":
+            _write_jsonl(path, rows)
+        elif fmt == "csv":
+            _write_csv(path, rows, [name for name, _ in columns])
+        else:
+            _write_parquet(path, rows, columns)
+    except OSError as error:
+        raise InputError(f"-o {path}: cannot write ({error.strerror or error})") from None
+
+
+def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(names))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+
+
+def _write_parquet(
+    path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]
+) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError(
+            "--format parquet needs pyarrow: pip install 'passhat[parquet]' "
+            "(or export --format jsonl or csv)"
+        ) from None
+    types = {
+        "string": pa.string(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+    }
+    schema = pa.schema([(name, types[kind]) for name, kind in columns])
+    pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), str(path))

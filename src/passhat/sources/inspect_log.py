@@ -1,0 +1,378 @@
+"""Inspect AI eval logs (.eval and .json) as passhat experiments.
+
+Logs are read through `inspect_ai.log.read_eval_log` (the optional
+`passhat[inspect]` extra): the format is versioned but not frozen, so it is
+never parsed by hand. Each sample × epoch is a run:
+
+- scored: passed when the scorer's value passes (`--pass-if`; default: `C`,
+  `1` or `True`), else failed;
+- sample error: errored, with Inspect's message (its retries kept with the run);
+- an epoch with no sample at all (a cancelled eval, a trimmed log): missing.
+
+Requested k is the task's epochs. Inspect's own figures are kept beside
+passhat's, labelled: Inspect first reduces each sample's scored epochs to one
+value (mean by default; errored epochs drop out) and then averages samples, so
+it weighs samples; passhat's pass rate weighs runs and never lets an errored
+run leave the plan unseen.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from passhat.errors import ConfigError, InputError
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
+
+DEFAULT_PASS = ("C", "1", "1.0", "True", "true")
+"""Score values that pass unless --pass-if says otherwise (Inspect's CORRECT is `C`)."""
+_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+    "==": operator.eq,
+}
+_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+"""Inspect's letter values as numbers (its `value_to_float`), for numeric --pass-if."""
+
+
+@dataclass(frozen=True)
+class PassRule:
+    """When a score value passes: one of a set of values, or a numeric comparison."""
+
+    values: tuple[str, ...] = DEFAULT_PASS
+    """Values (as text) that pass, when no comparison is given."""
+    comparison: tuple[str, float] | None = None
+    """(operator, threshold), e.g. ('>=', 0.8)."""
+
+    def passes(self, value: Any) -> bool | None:
+        """True / False, or None when the value cannot be judged (a dict, a list, text
+        a numeric rule cannot read)."""
+        if isinstance(value, dict | list):
+            return None
+        if self.comparison is None:
+            return str(value) in self.values
+        number = _number(value)
+        if number is None:
+            return None
+        op, threshold = self.comparison
+        return _COMPARISONS[op](number, threshold)
+
+    def describe(self) -> str:
+        if self.comparison is not None:
+            return f"value {self.comparison[0]} {self.comparison[1]:g}"
+        return "value in " + "/".join(dict.fromkeys(self.values))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        if value in _LETTERS:
+            return _LETTERS[value]
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def pass_rule(specs: Sequence[str]) -> PassRule:
+    """--pass-if: `>=0.8` (a threshold), or values that pass (`C`, `P`; repeatable)."""
+    if not specs:
+        return PassRule()
+    if len(specs) == 1:
+        spec = specs[0].strip()
+        for op in (">=", "<=", "==", ">", "<"):
+            if spec.startswith(op):
+                try:
+                    threshold = float(spec[len(op) :])
+                except ValueError:
+                    raise InputError(
+                        f"--pass-if {spec!r}: {spec[len(op) :]!r} is not a number; "
+                        "write e.g. '>=0.8' or a value such as C"
+                    ) from None
+                if math.isnan(threshold):
+                    raise InputError(f"--pass-if {spec!r}: give a number, not NaN")
+                return PassRule(comparison=(op, threshold))
+    return PassRule(values=tuple(s.strip() for s in specs))
+
+
+def _require_inspect() -> None:
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            "reading Inspect logs needs inspect-ai: pip install 'passhat[inspect]'"
+        ) from None
+
+
+def log_paths(paths: Iterable[Path]) -> list[Path]:
+    """The log files named, with each directory's logs (Inspect's own listing)."""
+    _require_inspect()
+    from inspect_ai.log import list_eval_logs
+
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            infos = list_eval_logs(str(path), recursive=True, descending=False)
+            logs = [Path(info.name.removeprefix("file://")) for info in infos]
+            if not logs:
+                raise InputError(
+                    f"{path}: no Inspect logs (.eval or .json) in this folder; "
+                    "give a log file or the folder Inspect wrote them to"
+                )
+            found.extend(sorted(logs))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InputError(f"{path}: no such file or folder; give an Inspect log (.eval/.json)")
+    return found
+
+
+def read_log(path: Path) -> EvalLog:
+    """The log through Inspect's reader; one InputError line when it cannot be read."""
+    _require_inspect()
+    from inspect_ai.log import read_eval_log
+
+    try:
+        return read_eval_log(str(path))
+    except Exception as error:  # Inspect raises many kinds for a damaged file
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise InputError(
+            f"{path}: not a readable Inspect log ({type(error).__name__}"
+            + (f": {reason[:200]}" if reason else "")
+            + "); is it truncated, or not written by Inspect?"
+        ) from None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+def _usage(sample: EvalSample) -> tuple[int, int]:
+    inputs = outputs = 0
+    for usage in (sample.model_usage or {}).values():
+        inputs += int(getattr(usage, "input_tokens", 0) or 0)
+        outputs += int(getattr(usage, "output_tokens", 0) or 0)
+    return inputs, outputs
+
+
+def _transcript(sample: EvalSample) -> list[dict[str, Any]]:
+    out = []
+    for message in sample.messages or []:
+        entry: dict[str, Any] = {"role": message.role, "content": message.text}
+        calls = getattr(message, "tool_calls", None)
+        if calls:
+            entry["tool_calls"] = [{"name": c.function, "arguments": c.arguments} for c in calls]
+        out.append(entry)
+    return out
+
+
+def _scorer_name(log: EvalLog, sample: EvalSample, wanted: str | None) -> str | None:
+    names = list((sample.scores or {}).keys())
+    if wanted is not None:
+        return wanted if wanted in names else None
+    if log.results and log.results.scores:
+        for score in log.results.scores:
+            if score.name in names:
+                return score.name
+    return names[0] if names else None
+
+
+def sample_run(
+    experiment_id: str,
+    log: EvalLog,
+    sample: EvalSample,
+    rule: PassRule,
+    scorer: str | None,
+    case_hash: str,
+) -> RunRecord:
+    """One sample × epoch as a run record; pure."""
+    input_tokens, output_tokens = _usage(sample)
+    retries = [{"error": e.message} for e in (sample.error_retries or [])]
+    status = "errored"
+    error: tuple[str, str] | None = None
+    details: list[dict[str, Any]] = []
+    final_state: dict[str, Any] = {
+        "completion": sample.output.completion if sample.output else None,
+        "target": sample.target,
+    }
+    if sample.error is not None:
+        error = ("sample_error", sample.error.message)
+    else:
+        name = _scorer_name(log, sample, scorer)
+        if name is None:
+            if scorer is not None:
+                have = ", ".join(sample.scores or {}) or "none"
+                error = ("no_score", f"no score from scorer {scorer!r} (scorers: {have})")
+            else:
+                error = ("no_score", "the sample has no score")
+        else:
+            score = (sample.scores or {})[name]
+            verdict = rule.passes(score.value)
+            if verdict is None:
+                error = (
+                    "unjudged_score",
+                    f"score {score.value!r} of {name} is not pass/fail under {rule.describe()}; "
+                    "give --pass-if (e.g. '>=0.5') or --scorer",
+                )
+            else:
+                status = "passed" if verdict else "failed"
+                final_state["answer"] = score.answer
+                details.append(
+                    {
+                        "scorer": name,
+                        "passed": verdict,
+                        "value": score.value,
+                        "answer": score.answer,
+                        "explanation": score.explanation,
+                        "rule": rule.describe(),
+                    }
+                )
+    return RunRecord(
+        experiment_id=experiment_id,
+        case_id=str(sample.id),
+        run_index=int(sample.epoch),
+        case_hash=case_hash,
+        status=status,  # type: ignore[arg-type]
+        error_type=error[0] if error else None,
+        error_message=error[1] if error else None,
+        output=sample.output.completion if sample.output else None,
+        final_state=final_state,
+        score=details,
+        transcript=_transcript(sample),
+        started_at=0.0,
+        duration_s=float(sample.total_time or 0.0),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        retries=retries,
+    )
+
+
+def inspect_figures(log: EvalLog) -> tuple[Figure, ...]:
+    """Inspect's own metrics, labelled with what they weigh."""
+    figures = []
+    reducer = log.eval.config.epochs_reducer
+    reduced = ", ".join(reducer) if reducer else "mean"
+    for score in log.results.scores if log.results else []:
+        for metric in score.metrics.values():
+            figures.append(
+                Figure(
+                    label=f"Inspect {metric.name} ({score.name})",
+                    value=float(metric.value) if metric.value is not None else None,
+                    weighs=f"samples: each sample's scored epochs reduced by {reduced} first; "
+                    "errored epochs left out",
+                )
+            )
+    return tuple(figures)
+
+
+def import_log(
+    path: Path,
+    *,
+    rule: PassRule | None = None,
+    scorer: str | None = None,
+    name: str | None = None,
+) -> Imported:
+    """One Inspect log as an experiment of kind `imported`."""
+    rule = rule or PassRule()
+    log = read_log(path)
+    from passhat import __version__
+
+    epochs = int(log.eval.config.epochs or 1)
+    samples = list(log.samples or [])
+    planned = [str(i) for i in (log.eval.dataset.sample_ids or [])]
+    seen = list(dict.fromkeys(str(s.id) for s in samples))
+    case_ids = tuple(dict.fromkeys([*planned, *seen]))
+    if not case_ids:
+        raise InputError(
+            f"{path}: the log holds no sample (status {log.status}); nothing to import"
+        )
+    targets = {str(s.id): s.target for s in samples}
+    case_hashes = {c: short_hash({"sample": c, "target": targets.get(c)}) for c in case_ids}
+    suite_hash = short_hash(
+        {
+            "task": log.eval.task,
+            "task_version": log.eval.task_version,
+            "dataset": log.eval.dataset.model_dump(mode="json"),
+        }
+    )
+    inspect_version = (log.eval.packages or {}).get("inspect_ai")
+    solver = log.eval.solver or (
+        "+".join(step.solver for step in log.plan.steps) if log.plan else None
+    )
+    generate = log.eval.model_generate_config.model_dump(mode="json", exclude_none=True)
+    source = {
+        "tool": "inspect",
+        "path": str(path.resolve()),
+        "sha256": file_sha256(path),
+        "task": log.eval.task,
+        "task_id": log.eval.task_id,
+        "eval_id": log.eval.eval_id,
+        "model": log.eval.model,
+        "inspect_version": inspect_version,
+        "log_version": log.version,
+        "log_status": log.status,
+        "pass_if": rule.describe(),
+        "scorer": scorer,
+    }
+    fingerprint = short_hash(
+        {
+            "tool": "inspect",
+            "suite_hash": suite_hash,
+            "solver": solver,
+            "model": log.eval.model,
+            "model_args": log.eval.model_args,
+            "generate": generate,
+            "pass_if": rule.describe(),
+            "scorer": scorer,
+        }
+    )
+    experiment = ExperimentRecord(
+        id=new_id(),
+        name=name,
+        created_at=now(),
+        suite_name=log.eval.task,
+        suite_path=str(path.resolve()),
+        suite_hash=suite_hash,
+        agent=f"inspect:{solver or 'unknown'}",
+        model=log.eval.model,
+        model_config={"generate_config": generate, "base_url": log.eval.model_base_url},
+        params={"epochs": epochs, "pass_if": rule.describe(), "scorer": scorer},
+        prompt_version=None,
+        k_requested=epochs,
+        seed=0,
+        harness_version=__version__,
+        fingerprint=fingerprint,
+        case_ids=case_ids,
+        case_hashes=case_hashes,
+        kind="imported",
+        source=source,
+    )
+    runs = tuple(
+        sample_run(experiment.id, log, s, rule, scorer, case_hashes[str(s.id)]) for s in samples
+    )
+    notes = []
+    if log.status != "success":
+        notes.append(
+            f"the log's status is {log.status!r}: samples it never ran are missing, not failed"
+        )
+    beyond = sorted({r.run_index for r in runs if r.run_index > epochs})
+    if beyond:
+        raise InputError(
+            f"{path}: samples of epoch {beyond[0]} but the task asked for {epochs} epochs; "
+            "the log is inconsistent"
+        )
+    return Imported(experiment, runs, inspect_figures(log), tuple(notes))

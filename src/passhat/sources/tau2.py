@@ -1,0 +1,309 @@
+"""τ²-bench results (a `results.json`, or a results folder in its "dir" format) as
+passhat experiments.
+
+τ²-bench is not published on PyPI, so its file is read as JSON, following the
+pydantic models of its public code (sierra-research/tau2-bench,
+`src/tau2/data_model/simulation.py`: `Results`, `Info`, `SimulationRun`,
+`RewardInfo`, `TerminationReason`). Only the fields below are read, and each is
+checked with a message naming it:
+
+    info.num_trials                 requested k
+    info.agent_info.llm             the model; info.user_info.llm the user simulator
+    info.environment_info.domain_name, info.git_commit
+    tasks[].id                      the planned cases
+    simulations[]                   task_id, trial (0-based), termination_reason,
+                                    reward_info.reward, duration, agent_cost, messages
+
+Each simulation is a run (index = trial + 1). Reward 1 (within τ²'s own 1e-6)
+passes, any other reward fails; `infrastructure_error` (the simulation never
+ran: an API disconnect) and a simulation without a reward are errored: τ²-bench
+drops these from its denominators with a logged warning, passhat keeps them in
+the plan and names them. A trial that has no simulation is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import InputError
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
+
+INFRA = "infrastructure_error"
+TOLERANCE = 1e-6
+"""τ²-bench's `is_successful`: reward within 1e-6 of 1."""
+
+
+def _load(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            f"{path}: no such file; give a τ²-bench results.json or its results folder"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise InputError(f"{path}: the {what} cannot be read ({reason})") from None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise InputError(
+            f"{path}: the {what} is not valid JSON ({error}); is it truncated?"
+        ) from None
+
+
+def read_results(path: Path) -> tuple[Path, dict[str, Any]]:
+    """The results as a dict, from a results.json or a "dir"-format folder."""
+    if path.is_dir():
+        meta_path = path / "results.json"
+        if not meta_path.is_file():
+            raise InputError(
+                f"{path}: no results.json in this folder; give a τ²-bench results file or folder"
+            )
+    else:
+        meta_path = path
+    data = _load(meta_path, "τ²-bench results")
+    if not isinstance(data, dict) or "info" not in data:
+        raise InputError(
+            f"{meta_path}: not τ²-bench results (no 'info' object); give the results.json "
+            "that `tau2 run` saved"
+        )
+    sims_dir = meta_path.parent / "simulations"
+    if not data.get("simulations") and sims_dir.is_dir():
+        data["simulations"] = [
+            _load(sim, "simulation file") for sim in sorted(sims_dir.glob("*.json"))
+        ]
+    return meta_path, data
+
+
+def _field(data: Any, dotted: str, path: Path, kind: type | tuple[type, ...]) -> Any:
+    value = data
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise InputError(
+            f"{path}: field {dotted} is {json.dumps(value, default=str)[:60]}; τ²-bench writes "
+            f"a {names} there (is this a results file of tau2-bench?)"
+        )
+    return value
+
+
+def _reward(sim: dict[str, Any]) -> float | None:
+    info = sim.get("reward_info")
+    reward = info.get("reward") if isinstance(info, dict) else None
+    if isinstance(reward, bool) or not isinstance(reward, int | float) or math.isnan(reward):
+        return None
+    return float(reward)
+
+
+def _transcript(sim: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for message in sim.get("messages") or []:
+        if isinstance(message, dict):
+            entry: dict[str, Any] = {
+                "role": message.get("role"),
+                "content": message.get("content") or "",
+            }
+            if message.get("tool_calls"):
+                entry["tool_calls"] = [
+                    {"name": c.get("name"), "arguments": c.get("arguments")}
+                    for c in message["tool_calls"]
+                    if isinstance(c, dict)
+                ]
+            out.append(entry)
+    return out
+
+
+def simulation_run(
+    experiment_id: str, sim: dict[str, Any], index: int, case_hash: str
+) -> RunRecord:
+    """One simulation as a run; pure."""
+    reason = str(sim.get("termination_reason") or "")
+    reward = _reward(sim)
+    error: tuple[str, str] | None = None
+    details: list[dict[str, Any]] = []
+    if reason == INFRA:
+        error = ("infrastructure_error", "τ²-bench: the simulation hit an infrastructure error")
+        status = "errored"
+    elif reward is None:
+        error = ("no_reward", f"τ²-bench: no reward (termination: {reason or 'unknown'})")
+        status = "errored"
+    else:
+        passed = abs(reward - 1.0) <= TOLERANCE
+        status = "passed" if passed else "failed"
+        info = sim.get("reward_info") or {}
+        details.append(
+            {
+                "scorer": "tau2 reward",
+                "passed": passed,
+                "reward": reward,
+                "reward_basis": info.get("reward_basis"),
+                "reward_breakdown": info.get("reward_breakdown"),
+                "termination_reason": reason,
+            }
+        )
+    return RunRecord(
+        experiment_id=experiment_id,
+        case_id=str(sim.get("task_id")),
+        run_index=index,
+        case_hash=case_hash,
+        status=status,  # type: ignore[arg-type]
+        error_type=error[0] if error else None,
+        error_message=error[1] if error else None,
+        final_state={
+            "termination_reason": reason,
+            "reward_info": sim.get("reward_info"),
+            "simulation_id": sim.get("id"),
+        },
+        score=details,
+        transcript=_transcript(sim),
+        duration_s=float(sim.get("duration") or 0.0),
+        seed=int(sim.get("seed") or 0),
+    )
+
+
+def _indices(
+    sims: list[dict[str, Any]], path: Path
+) -> tuple[list[tuple[dict[str, Any], int]], list[str]]:
+    """Each simulation's run index (trial + 1); simulations without a trial number are
+    numbered in file order after the numbered ones, and the note says so."""
+    taken: dict[str, set[int]] = defaultdict(set)
+    out: list[tuple[dict[str, Any], int]] = []
+    unnumbered: list[dict[str, Any]] = []
+    for sim in sims:
+        trial = sim.get("trial")
+        if trial is None:
+            unnumbered.append(sim)
+            continue
+        if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:
+            raise InputError(f"{path}: field simulations[].trial is {trial!r}; expected 0, 1, ...")
+        task = str(sim.get("task_id"))
+        if trial + 1 in taken[task]:
+            raise InputError(
+                f"{path}: task {task!r} has two simulations of trial {trial}; "
+                "a run is never counted twice: keep one"
+            )
+        taken[task].add(trial + 1)
+        out.append((sim, trial + 1))
+    notes = []
+    for sim in unnumbered:
+        task = str(sim.get("task_id"))
+        index = 1
+        while index in taken[task]:
+            index += 1
+        taken[task].add(index)
+        out.append((sim, index))
+    if unnumbered:
+        notes.append(f"{len(unnumbered)} simulations have no trial number; numbered in file order")
+    return out, notes
+
+
+def tau2_figures(sims: list[dict[str, Any]], num_trials: int) -> tuple[Figure, ...]:
+    """τ²-bench's own average reward and pass^k, recomputed as its metrics code does:
+    infrastructure errors dropped, k up to the fewest simulations of any task."""
+    kept = [s for s in sims if s.get("termination_reason") != INFRA]
+    rewards = [r for r in (_reward(s) for s in kept) if r is not None]
+    if not rewards:
+        return ()
+    figures = [
+        Figure(
+            "τ²-bench avg_reward",
+            sum(rewards) / len(rewards),
+            "simulations (partial rewards included); infrastructure errors dropped",
+        )
+    ]
+    by_task: dict[str, list[bool]] = defaultdict(list)
+    for sim in kept:
+        reward = _reward(sim)
+        by_task[str(sim.get("task_id"))].append(reward is not None and abs(reward - 1) <= TOLERANCE)
+    max_k = min(num_trials, min(len(v) for v in by_task.values()))
+    for k in range(1, max_k + 1):
+        values = [math.comb(sum(v), k) / math.comb(len(v), k) for v in by_task.values()]
+        figures.append(
+            Figure(
+                f"τ²-bench pass^{k}",
+                sum(values) / len(values),
+                "tasks, each over its simulations left after dropping infrastructure "
+                "errors; k up to the fewest of any task",
+            )
+        )
+    return tuple(figures)
+
+
+def import_results(path: Path, *, name: str | None = None) -> Imported:
+    """τ²-bench results as an experiment of kind `imported`."""
+    from passhat import __version__
+
+    meta_path, data = read_results(path)
+    num_trials = _field(data, "info.num_trials", meta_path, int)
+    if num_trials < 1:
+        raise InputError(f"{meta_path}: field info.num_trials is {num_trials}; expected >= 1")
+    sims = data.get("simulations") or []
+    if not isinstance(sims, list) or not all(isinstance(s, dict) for s in sims):
+        raise InputError(f"{meta_path}: field simulations is not a list of objects")
+    tasks = data.get("tasks") or []
+    planned = [str(t.get("id")) for t in tasks if isinstance(t, dict) and "id" in t]
+    seen = [str(s.get("task_id")) for s in sims]
+    case_ids = tuple(dict.fromkeys([*planned, *seen]))
+    if not case_ids:
+        raise InputError(f"{meta_path}: no tasks and no simulations; nothing to import")
+    info = data["info"]
+    model = _field(data, "info.agent_info.llm", meta_path, str)
+    domain = (info.get("environment_info") or {}).get("domain_name") or "unknown"
+    task_by_id = {str(t.get("id")): t for t in tasks if isinstance(t, dict)}
+    case_hashes = {c: short_hash(task_by_id.get(c) or {"id": c}) for c in case_ids}
+    suite_hash = short_hash({"domain": domain, "tasks": [task_by_id.get(c) for c in case_ids]})
+    agent = f"tau2:{(info.get('agent_info') or {}).get('implementation', 'unknown')}"
+    user = info.get("user_info") or {}
+    model_config = {
+        "llm_args": (info.get("agent_info") or {}).get("llm_args"),
+        "user_simulator": {"llm": user.get("llm"), "llm_args": user.get("llm_args")},
+    }
+    source = {
+        "tool": "tau2",
+        "path": str(meta_path.resolve()),
+        "sha256": file_sha256(meta_path),
+        "task": f"tau2/{domain}",
+        "model": model,
+        "tau2_version": info.get("git_commit"),
+    }
+    experiment = ExperimentRecord(
+        id=new_id(),
+        name=name,
+        created_at=now(),
+        suite_name=f"tau2/{domain}",
+        suite_path=str(meta_path.resolve()),
+        suite_hash=suite_hash,
+        agent=agent,
+        model=model,
+        model_config=model_config,
+        params={"max_steps": info.get("max_steps"), "max_errors": info.get("max_errors")},
+        prompt_version=None,
+        k_requested=num_trials,
+        seed=int(info.get("seed") or 0),
+        harness_version=__version__,
+        fingerprint=short_hash(
+            {"tool": "tau2", "suite": suite_hash, "agent": agent, "model": model, **model_config}
+        ),
+        case_ids=case_ids,
+        case_hashes=case_hashes,
+        kind="imported",
+        source=source,
+    )
+    numbered, notes = _indices(sims, meta_path)
+    beyond = [(str(s.get("task_id")), i) for s, i in numbered if i > num_trials]
+    if beyond:
+        raise InputError(
+            f"{meta_path}: task {beyond[0][0]!r} has trial {beyond[0][1] - 1} but "
+            f"info.num_trials is {num_trials}; the file is inconsistent"
+        )
+    runs = tuple(
+        simulation_run(experiment.id, sim, index, case_hashes[str(sim.get("task_id"))])
+        for sim, index in numbered
+    )
+    return Imported(experiment, runs, tau2_figures(sims, num_trials), tuple(notes))

@@ -1,0 +1,120 @@
+"""`passhat export`: one row per run (or per case), read back by DuckDB."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from cli_helpers import ROOT, run_cli
+
+TRELLO = ROOT / "examples" / "trello"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The trello example run for real (replayed answers): 3 cases × 3 runs, one flawed
+    run per case; and the seed's Trello folder audited, with two runs missing per group."""
+    db = tmp_path_factory.mktemp("export") / "p.db"
+    from passhat.cli import main
+
+    for args in (
+        ["run", str(TRELLO), "--db", str(db), "--name", "cards", "-q"],
+        [
+            "audit",
+            str(ROOT / "examples" / "audit" / "trello"),
+            "--into-store",
+            "--db",
+            str(db),
+            "--name",
+            "audited",
+        ],
+    ):
+        try:
+            main(args)
+        except SystemExit as exit_:
+            assert not exit_.code
+    return db
+
+
+def report_json(capsys: pytest.CaptureFixture[str], db: Path, ref: str) -> dict[str, Any]:
+    r = run_cli(capsys, "report", ref, "--db", str(db), "--json")
+    data: dict[str, Any] = json.loads(r.out)
+    return data
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize("ref", ["cards", "audited"])
+def test_duckdb_reads_the_reports_pass_rate_back(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, ref: str
+) -> None:
+    out = tmp_path / f"runs.{fmt}"
+    r = run_cli(capsys, "export", ref, "--db", str(store), "-o", str(out))
+    assert r.code == 0, r.err
+    ((rate, rows),) = duckdb.sql(
+        "SELECT count(*) FILTER (WHERE status = 'passed') / count(*) FILTER (WHERE counted), "
+        f"count(*) FROM '{out}'"
+    ).fetchall()
+    data = report_json(capsys, store, ref)
+    assert rate == pytest.approx(data["dataset"]["pass_at_1"])
+    assert rows == data["accounting"]["runs_completed"]
+
+
+def test_a_run_row_carries_what_the_run_recorded(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "runs.jsonl"
+    assert run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(out)).code == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 9
+    row = rows[0]
+    assert set(row) >= {
+        "experiment",
+        "case",
+        "run",
+        "status",
+        "error_type",
+        "verdict_details",
+        "input_tokens",
+        "output_tokens",
+        "duration_s",
+        "retries",
+        "answers",
+        "fingerprint",
+    }
+    assert row["answers"] == "replayed" and row["kind"] == "run"
+    details = json.loads(row["verdict_details"])
+    assert {d["scorer"] for d in details} >= {"exact_set"}
+    assert {(r["case"], r["run"]) for r in rows} == {
+        (c, i) for c in {r["case"] for r in rows} for i in (1, 2, 3)
+    }
+
+
+def test_per_case_rows_name_missing_runs(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "cases.csv"
+    r = run_cli(capsys, "export", "audited", "--db", str(store), "-o", str(out), "--per-case")
+    assert r.code == 0 and "2 cases" in r.err
+    with out.open() as handle:
+        rows = {row["case"]: row for row in csv.DictReader(handle)}
+    assert rows["baseline"]["missing_runs"] == "2 3"
+    assert rows["baseline"]["k_requested"] == "3" and rows["baseline"]["counted"] == "1"
+    assert rows["writing-guide"]["pass_rate"] == "1.0" and rows["baseline"]["pass_rate"] == "0.0"
+
+
+def test_export_refuses_an_unknown_format_in_one_line(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    r = run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(tmp_path / "x.xlsx"))
+    assert r.code == 2 and "give --format jsonl, csv or parquet" in r.err
+    r = run_cli(
+        capsys, "export", "cards", "--db", str(store), "-o", str(tmp_path / "x"), "--format", "xml"
+    )
+    assert r.code == 2 and "--format 'xml'" in r.err
+    r = run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(tmp_path / "no" / "x.csv"))
+    assert r.code == 2 and "cannot write" in r.err

@@ -1,0 +1,167 @@
+"""`passhat import inspect`: real Inspect logs with errored and absent epochs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from cli_helpers import run_cli
+from inspect_logs import make_logs, trimmed_json_log
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One real .eval log, and the same log as .json with s1's epoch 3 absent."""
+    root = tmp_path_factory.mktemp("inspect")
+    log_dir = root / "logs"
+    log_dir.mkdir()
+    full = make_logs(log_dir)
+    trimmed = trimmed_json_log(full, root / "trimmed" / "trimmed.json", ("s1", 3))
+    return {"full": full, "trimmed": trimmed, "dir": log_dir}
+
+
+def imported(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> list[dict[str, Any]]:
+    r = run_cli(capsys, "import", "inspect", *args, "--db", str(db), "--json")
+    assert r.code == 0, r.err
+    data: list[dict[str, Any]] = json.loads(r.out)
+    return data
+
+
+def report(capsys: pytest.CaptureFixture[str], db: Path, ref: str) -> dict[str, Any]:
+    r = run_cli(capsys, "report", ref, "--db", str(db), "--json")
+    assert r.code == 0, r.err
+    data: dict[str, Any] = json.loads(r.out)
+    return data
+
+
+def test_errored_samples_stay_in_the_plan_and_out_of_the_pass_rate(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    (item,) = imported(capsys, db, str(logs["full"]), "--name", "tiny")
+    assert item["k_requested"] == 3
+    assert item["errored"] == [
+        {"case": "s3", "run": 2, "message": "RuntimeError('tool crashed in epoch 2')"}
+    ]
+    assert item["source"]["tool"] == "inspect" and item["source"]["task"] == "tiny-math"
+    assert item["source"]["inspect_version"] and len(item["source"]["sha256"]) == 64
+    data = report(capsys, db, "tiny")
+    assert data["accounting"] == {
+        "k_requested": 3,
+        "complete": False,
+        "runs_requested": 9,
+        "runs_completed": 9,
+        "runs_counted": 8,
+        "runs_errored": 1,
+        "runs_missing": 0,
+    }
+    assert data["dataset"]["pass_at_1"] == pytest.approx(6 / 8)
+    # s3 has 2 counted runs: the dataset is labelled pass@2 / pass^2, never pass@3
+    assert (data["dataset"]["label_at"], data["dataset"]["label_hat"]) == ("pass@2", "pass^2")
+    cases = {c["case"]: c for c in data["cases"]}
+    assert cases["s3"]["counted"] == 2 and cases["s3"]["errored"] == [2]
+    assert data["errored"] == [
+        {
+            "case": "s3",
+            "run": 2,
+            "type": "sample_error",
+            "message": "RuntimeError('tool crashed in epoch 2')",
+        }
+    ]
+
+
+def test_inspects_own_figure_is_printed_beside_passhats_labelled(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    (item,) = imported(capsys, db, str(logs["full"]))
+    accuracy = next(f for f in item["figures"] if f["label"] == "Inspect accuracy (match)")
+    assert accuracy["value"] == pytest.approx((1 + 1 / 3 + 1) / 3)
+    assert item["passhat"]["pass_rate"] == pytest.approx(0.75)
+    r = run_cli(capsys, "import", "inspect", str(logs["full"]), "--db", str(db))
+    assert "pass rate          0.750  6/8 runs (weighs runs)" in r.out
+    assert "Inspect accuracy (match)  0.778" in r.out
+    assert "weighs samples: each sample's scored epochs reduced by mean first" in r.out
+    assert "pass@2 / pass^2" in r.out
+
+
+def test_an_absent_epoch_is_missing_and_json_logs_read_too(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    (item,) = imported(capsys, db, str(logs["trimmed"]))
+    assert item["missing"] == {"s1": [3]}
+    data = report(capsys, db, item["experiment"])
+    assert data["accounting"]["runs_missing"] == 1 and data["accounting"]["runs_counted"] == 7
+    assert data["dataset"]["label_at"] == "pass@2" and data["dataset"][
+        "pass_at_1"
+    ] == pytest.approx(5 / 7)
+    assert (
+        run_cli(capsys, "import", "inspect", str(logs["trimmed"]), "--db", str(db), "--strict").code
+        == 1
+    )
+
+
+def test_pass_if_decides_what_passes(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    (item,) = imported(capsys, db, str(logs["full"]), "--pass-if", "I")
+    assert item["passhat"]["pass_rate"] == pytest.approx(2 / 8)
+    (item,) = imported(capsys, db, str(logs["full"]), "--pass-if", ">=0.5")
+    assert item["passhat"]["pass_rate"] == pytest.approx(6 / 8)
+    r = run_cli(capsys, "import", "inspect", str(logs["full"]), "--db", str(db), "--pass-if", ">=x")
+    assert r.code == 2 and "is not a number" in r.err
+
+
+def test_a_folder_of_logs_report_html_compare_and_export_work_on_imports(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    items = imported(capsys, db, str(logs["dir"]), str(logs["trimmed"]))
+    assert len(items) == 2
+    a, b = (i["experiment"] for i in items)
+    html = tmp_path / "r.html"
+    r = run_cli(capsys, "report", a, "--db", str(db), "--html", str(html))
+    assert r.code == 0 and "s3" in html.read_text()
+    r = run_cli(capsys, "compare", a, b, "--db", str(db), "--json", "-B", "200")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["verdict"]["outcome"]
+    # export → DuckDB gives the report's pass rate; export → `passhat metrics` too
+    out = tmp_path / "runs.parquet"
+    assert run_cli(capsys, "export", a, "--db", str(db), "-o", str(out)).code == 0
+    ((rate,),) = duckdb.sql(
+        f"SELECT count(*) FILTER (WHERE status = 'passed') / count(*) FILTER (WHERE counted) "
+        f"FROM '{out}'"
+    ).fetchall()
+    assert rate == pytest.approx(report(capsys, db, a)["dataset"]["pass_at_1"])
+    jsonl = tmp_path / "runs.jsonl"
+    assert run_cli(capsys, "export", a, "--db", str(db), "-o", str(jsonl)).code == 0
+    r = run_cli(capsys, "metrics", str(jsonl), "--json", "-B", "200")
+    assert json.loads(r.out)["dataset"]["pass_at_1"] == pytest.approx(rate)
+
+
+def test_a_truncated_log_is_one_line_exit_2(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.eval"
+    broken.write_bytes(logs["full"].read_bytes()[:2000])
+    r = run_cli(capsys, "import", "inspect", str(broken), "--db", str(tmp_path / "p.db"))
+    assert r.code == 2 and f"{broken}: not a readable Inspect log" in r.err
+    assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+    half = tmp_path / "half.json"
+    half.write_text(logs["trimmed"].read_text()[:3000])
+    r = run_cli(capsys, "import", "inspect", str(half), "--db", str(tmp_path / "p.db"))
+    assert r.code == 2 and "not a readable Inspect log" in r.err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run_cli(capsys, "import", "inspect", str(empty), "--db", str(tmp_path / "p.db"))
+    assert r.code == 2 and "no Inspect logs" in r.err
+    assert (
+        not (tmp_path / "p.db").exists()
+        or run_cli(capsys, "list", "--db", str(tmp_path / "p.db")).code == 0
+    )

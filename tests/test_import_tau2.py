@@ -1,0 +1,160 @@
+"""`passhat import tau2`: τ²-bench results with trials, infrastructure errors and gaps.
+
+τ²-bench is not on PyPI, so these files are written here with the fields of its
+pydantic models (tau2-bench `src/tau2/data_model/simulation.py`: Results, Info,
+SimulationRun, RewardInfo), as `Results.save` would dump them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import run_cli
+
+
+def sim(task: str, trial: int, reward: float | None, reason: str = "user_stop") -> dict[str, Any]:
+    return {
+        "id": f"sim-{task}-{trial}",
+        "task_id": task,
+        "timestamp": "2026-01-01T00:00:00",
+        "start_time": "2026-01-01T00:00:00",
+        "end_time": "2026-01-01T00:01:00",
+        "duration": 60.0,
+        "termination_reason": reason,
+        "agent_cost": 0.01,
+        "user_cost": 0.01,
+        "reward_info": None
+        if reward is None
+        else {
+            "reward": reward,
+            "reward_basis": ["DB"],
+            "db_check": {"db_match": reward == 1, "db_reward": reward},
+        },
+        "messages": [
+            {"role": "user", "content": "I want to cancel my order", "turn_idx": 0},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "name": "cancel_order",
+                        "arguments": {"order_id": "#1"},
+                        "requestor": "assistant",
+                    }
+                ],
+                "turn_idx": 1,
+            },
+        ],
+        "trial": trial,
+        "seed": 300 + trial,
+        "mode": "half_duplex",
+    }
+
+
+SIMULATIONS = [
+    sim("0", 0, 1.0),
+    sim("0", 1, 1.0),
+    sim("0", 2, 1.0),
+    sim("1", 0, 1.0),
+    sim("1", 1, 0.0),
+    sim("1", 2, None, "infrastructure_error"),
+    sim("2", 0, 1.0),
+    sim("2", 1, 0.5),
+    # task 2, trial 2: never saved (the run was killed): missing
+]
+RESULTS: dict[str, Any] = {
+    "timestamp": "2026-01-01T00:00:00",
+    "info": {
+        "git_commit": "a2c0247",
+        "num_trials": 3,
+        "max_steps": 200,
+        "max_errors": 10,
+        "user_info": {
+            "implementation": "user_simulator",
+            "llm": "gpt-4.1",
+            "llm_args": {"temperature": 0.0},
+        },
+        "agent_info": {
+            "implementation": "llm_agent",
+            "llm": "gpt-4.1-mini",
+            "llm_args": {"temperature": 0.0},
+        },
+        "environment_info": {"domain_name": "airline", "policy": "..."},
+        "seed": 300,
+    },
+    "tasks": [{"id": t, "user_scenario": {"instructions": f"task {t}"}} for t in ("0", "1", "2")],
+    "simulations": SIMULATIONS,
+}
+
+
+def write(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_trials_become_runs_infra_errors_errored_gaps_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    results = write(tmp_path / "results.json", RESULTS)
+    r = run_cli(capsys, "import", "tau2", str(results), "--db", str(db), "--json", "--name", "air")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    assert item["k_requested"] == 3
+    assert item["errored"] == [
+        {"case": "1", "run": 3, "message": "τ²-bench: the simulation hit an infrastructure error"}
+    ]
+    assert item["missing"] == {"2": [3]}
+    assert item["passhat"]["pass_rate"] == pytest.approx(5 / 7) and item["passhat"]["j"] == 2
+    figures = {f["label"]: f["value"] for f in item["figures"]}
+    assert figures["τ²-bench avg_reward"] == pytest.approx(5.5 / 7)
+    assert figures["τ²-bench pass^1"] == pytest.approx((1 + 0.5 + 0.5) / 3)
+    assert figures["τ²-bench pass^2"] == pytest.approx(1 / 3)
+    assert "τ²-bench pass^3" not in figures
+    data = json.loads(run_cli(capsys, "report", "air", "--db", str(db), "--json").out)
+    assert data["experiment"]["model"] == "gpt-4.1-mini"
+    assert data["accounting"]["runs_counted"] == 7 and data["accounting"]["runs_missing"] == 1
+    assert data["dataset"]["label_hat"] == "pass^2"
+
+
+def test_the_dir_format_reads_simulation_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "run"
+    (folder / "simulations").mkdir(parents=True)
+    meta = {k: v for k, v in RESULTS.items() if k != "simulations"}
+    write(folder / "results.json", meta)
+    for s in SIMULATIONS:
+        write(folder / "simulations" / f"{s['id']}.json", s)
+    r = run_cli(capsys, "import", "tau2", str(folder), "--db", str(tmp_path / "p.db"), "--json")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    assert item["accounting"]["runs_completed"] == 8 and item["accounting"]["runs_counted"] == 7
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (json.dumps(RESULTS)[:500], "is not valid JSON"),
+        (json.dumps({"info": {"agent_info": {"llm": "m"}}}), "field info.num_trials is null"),
+        (json.dumps([1]), "not τ²-bench results"),
+        (
+            json.dumps({**RESULTS, "simulations": [sim("0", 0, 1.0), sim("0", 0, 0.0)]}),
+            "two simulations of trial 0",
+        ),
+    ],
+    ids=["truncated", "no-trials", "not-results", "duplicate-trial"],
+)
+def test_bad_results_are_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(content)
+    r = run_cli(capsys, "import", "tau2", str(path), "--db", str(tmp_path / "p.db"))
+    assert r.code == 2 and message in r.err, r.err
+    assert len(r.err.strip().splitlines()) == 1
