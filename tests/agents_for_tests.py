@@ -50,6 +50,13 @@ async def crashes(input: Any, env: Any, ctx: Any) -> str:
     raise RuntimeError("the agent fell over")
 
 
+async def crashes_on_run_2(input: Any, env: Any, ctx: Any) -> str:
+    """Like odd_runs_pass, but run 2 crashes: an errored run among graded ones."""
+    if ctx.run_index == 2:
+        raise RuntimeError("the agent fell over in run 2")
+    return await odd_runs_pass(input, env, ctx)
+
+
 async def hangs(input: Any, env: Any, ctx: Any) -> str:
     await asyncio.sleep(3600)
     return "never"

@@ -8,6 +8,7 @@ from passhat.cli import check as _check  # noqa: F401
 from passhat.cli import compare as _compare  # noqa: F401
 from passhat.cli import export as _export  # noqa: F401
 from passhat.cli import metrics as _metrics  # noqa: F401
+from passhat.cli import regrade as _regrade  # noqa: F401
 from passhat.cli import run as _run  # noqa: F401
 from passhat.cli import sources as _sources  # noqa: F401
 from passhat.cli._app import app, fail

@@ -382,6 +382,11 @@ def resume(
     language = report_lang(lang)
     with open_store(db) as store:
         stored = store.experiment(experiment_ref)
+        if stored.kind != "run":
+            raise InputError(
+                f"experiment {stored.name or stored.id} is {stored.kind}, not run by passhat: "
+                "it has no agent to resume (import, audit or regrade again instead)"
+            )
         if k is not None and k < stored.k_requested:
             raise InputError(
                 f"-k is {k} but experiment {stored.name or stored.id} already asks for "

@@ -184,7 +184,7 @@ StrictOption = Annotated[
 def import_inspect(
     logs: Annotated[
         list[Path],
-        typer.Argument(metavar="LOG...", help="Inspect logs (.eval or .json), or folders of them."),
+        typer.Argument(metavar="LOG", help="Inspect logs (.eval or .json), or folders of them."),
     ],
     pass_if: Annotated[
         list[str] | None,
@@ -220,7 +220,7 @@ def import_tau2(
     results: Annotated[
         list[Path],
         typer.Argument(
-            metavar="RESULTS...",
+            metavar="RESULTS",
             help="τ²-bench results: a results.json file, or a results folder (dir format).",
         ),
     ],

@@ -1,0 +1,90 @@
+"""`passhat regrade EXPERIMENT`: the stored final states scored again, no agent, no model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from passhat.cli._app import app, console, write_json
+from passhat.cli.run import DbOption, ExperimentArg, open_store
+
+MAX_CHANGES_SHOWN = 20
+
+
+@app.command()
+def regrade(
+    experiment_ref: ExperimentArg,
+    suite_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite",
+            metavar="DIR",
+            help="Suite whose current goals and scorers grade the runs. Default: the "
+            "folder the experiment ran on.",
+        ),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(help="A unique name for the regrade experiment.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Score a stored experiment's final states again under the suite's current goals and
+    scorers, as a new experiment linked to it: no agent runs, no model is called."""
+    from passhat.regrade import check_regradable
+    from passhat.regrade import regrade as regrade_experiment
+    from passhat.suite import load_suite
+
+    with open_store(db) as store:
+        source = store.experiment(experiment_ref)
+        check_regradable(source)
+        suite = load_suite(suite_dir or source.suite_path)
+        runs = store.runs(source.id)
+        imported, changes = regrade_experiment(source, runs, suite, name=name)
+        store.add_experiment_with_runs(imported.experiment, imported.runs)
+    e = imported.experiment
+    if as_json:
+        write_json(
+            {
+                "experiment": e.id,
+                "name": e.name,
+                "source": e.source,
+                "fingerprint": e.fingerprint,
+                "runs": len(imported.runs),
+                "changes": [
+                    {"case": c.case, "run": c.run, "before": c.before, "after": c.after}
+                    for c in changes
+                ],
+                "notes": list(imported.notes),
+            }
+        )
+        return
+    was = source.name or source.id
+    console.print(
+        Text(
+            f"regraded {len(imported.runs)} runs of experiment {was} under suite {suite.name} "
+            f"({suite.path}) → experiment {e.id}" + (f" ({e.name})" if e.name else ""),
+            style="bold",
+        ),
+        soft_wrap=True,
+    )
+    console.print(
+        Text(f"  no agent ran, no model was called; fingerprint {e.fingerprint}"), soft_wrap=True
+    )
+    if changes:
+        console.print(Text(f"  {len(changes)} verdicts changed:"))
+        for c in changes[:MAX_CHANGES_SHOWN]:
+            console.print(Text(f"    {c.case} run {c.run}: {c.before} → {c.after}"))
+        if len(changes) > MAX_CHANGES_SHOWN:
+            console.print(Text(f"    … and {len(changes) - MAX_CHANGES_SHOWN} more"))
+    else:
+        console.print(Text("  no verdict changed"))
+    for note in imported.notes:
+        console.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
+    console.print(
+        Text(f"  `passhat compare {was} {e.name or e.id}` sets the two gradings side by side"),
+        soft_wrap=True,
+    )

@@ -1,0 +1,160 @@
+"""Regrade: score a stored experiment's final states again, under a suite's current
+goals and scorers. No agent runs, no model is called.
+
+The result is a new experiment of kind `regrade`, linked to its source: same
+agent, model, parameters, k and run indices, so `compare SOURCE REGRADE` pairs
+the same runs under the two gradings. What changed is recorded where pooling
+looks: the fingerprint hashes the source's fingerprint with the new goal and
+scorer hashes, so a regrade never pools with its source or with a regrade under
+other goals.
+
+A run that errored before it reached grading (a crash, a timeout, a model
+error) has no finished final state: it stays errored with its reason. A run
+the old scorer could not grade (`scorer_error`) is graded again. Cases the
+suite no longer has are left out, and named.
+
+Its `suite_hash` stays the source's: the runs were made on that suite, and
+`compare` refuses to pair runs of different suites. The new suite's hash is
+kept in `source.suite_hash_now`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from passhat.errors import InputError
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.scoring import ScorerError, score_run
+from passhat.sources import Imported, new_id, now, short_hash
+from passhat.suite import Case, CustomSpec, ExactSetSpec, PresentSpec, Suite
+
+
+@dataclass(frozen=True)
+class Change:
+    """One run whose verdict changed."""
+
+    case: str
+    run: int
+    before: str
+    after: str
+
+
+def scorer_hash(suite: Suite) -> str:
+    """Hash of the suite's scorer specs (a scorer file's bytes are in the suite hash)."""
+    specs: list[dict[str, Any]] = []
+    for spec in suite.defaults.scorers:
+        if isinstance(spec, ExactSetSpec):
+            specs.append({"exact_set": spec.path, "item": spec.item})
+        elif isinstance(spec, PresentSpec):
+            specs.append({"present": list(spec.paths)})
+        elif isinstance(spec, CustomSpec):
+            specs.append({"custom": spec.ref, "params": spec.params})
+    return short_hash({"scorers": specs, "suite_hash": suite.hash})
+
+
+def goal_hashes(cases: Sequence[Case]) -> dict[str, str]:
+    return {c.id: short_hash(c.goal) for c in cases}
+
+
+def regrade_run(suite: Suite, case: Case, run: RunRecord, experiment_id: str) -> RunRecord:
+    """One stored run scored again; an agent-side error stays as it was."""
+    moved = replace(run, experiment_id=experiment_id, case_hash=case.hash)
+    if run.status == "errored" and run.error_type != "scorer_error":
+        return moved
+    try:
+        score = score_run(suite, case, run.final_state)
+    except ScorerError as error:
+        return replace(
+            moved, status="errored", error_type="scorer_error", error_message=str(error), score=[]
+        )
+    return replace(
+        moved,
+        status="passed" if score.passed else "failed",
+        error_type=None,
+        error_message=None,
+        score=score.details,
+    )
+
+
+def check_regradable(source: ExperimentRecord) -> None:
+    """Only runs made on a passhat suite (run, or regraded) have final states to grade."""
+    if source.kind in ("imported", "audited"):
+        tool = (source.source or {}).get("tool", "elsewhere")
+        raise InputError(
+            f"experiment {source.name or source.id} is {source.kind} ({tool}): its final "
+            "states are not a passhat suite's; regrade works on experiments passhat ran"
+        )
+
+
+def regrade(
+    source: ExperimentRecord,
+    runs: Sequence[RunRecord],
+    suite: Suite,
+    *,
+    name: str | None = None,
+) -> tuple[Imported, tuple[Change, ...]]:
+    """The regrade experiment with its runs, and every verdict that changed."""
+    check_regradable(source)
+    cases = {c.id: c for c in suite.cases}
+    kept = tuple(c for c in source.case_ids if c in cases)
+    dropped = tuple(c for c in source.case_ids if c not in cases)
+    if not kept:
+        raise InputError(
+            f"suite {suite.name!r} ({suite.path}) has none of the cases of experiment "
+            f"{source.name or source.id}; give --suite the folder it ran on"
+        )
+    goals = goal_hashes([cases[c] for c in kept])
+    scorers = scorer_hash(suite)
+    from passhat import __version__
+
+    experiment = ExperimentRecord(
+        id=new_id(),
+        name=name,
+        created_at=now(),
+        suite_name=suite.name,
+        suite_path=str(suite.path),
+        suite_hash=source.suite_hash,
+        agent=source.agent,
+        model=source.model,
+        model_config=source.model_config,
+        params=source.params,
+        prompt_version=source.prompt_version,
+        k_requested=source.k_requested,
+        seed=source.seed,
+        harness_version=__version__,
+        fingerprint=short_hash(
+            {
+                "regrade_of": source.fingerprint,
+                "goal_hashes": goals,
+                "scorer_hash": scorers,
+            }
+        ),
+        case_ids=kept,
+        case_hashes={c: cases[c].hash for c in kept},
+        tools=source.tools,
+        agent_hash=source.agent_hash,
+        kind="regrade",
+        source={
+            "tool": "regrade",
+            "experiment": source.id,
+            "experiment_name": source.name,
+            "fingerprint": source.fingerprint,
+            "suite_hash_now": suite.hash,
+            "goal_hashes": goals,
+            "scorer_hash": scorers,
+            "cases_dropped": list(dropped),
+        },
+    )
+    new_runs = []
+    changes = []
+    for run in runs:
+        if run.case_id not in cases or run.case_id not in goals:
+            continue
+        again = regrade_run(suite, cases[run.case_id], run, experiment.id)
+        new_runs.append(again)
+        if again.status != run.status:
+            changes.append(Change(run.case_id, run.run_index, run.status, again.status))
+    notes = (f"cases the suite no longer has, left out: {', '.join(dropped)}",) if dropped else ()
+    return Imported(experiment, tuple(new_runs), notes=notes), tuple(changes)
