@@ -127,7 +127,10 @@ def test_a_folder_of_logs_report_html_compare_and_export_work_on_imports(
     a, b = (i["experiment"] for i in items)
     html = tmp_path / "r.html"
     r = run_cli(capsys, "report", a, "--db", str(db), "--html", str(html))
-    assert r.code == 0 and "s3" in html.read_text()
+    page = html.read_text()
+    assert r.code == 0 and "s3" in page and "imported (inspect): task tiny-math" in page
+    r = run_cli(capsys, "report", a, "--db", str(db))
+    assert "imported (inspect): task tiny-math, Inspect " in r.out
     r = run_cli(capsys, "compare", a, b, "--db", str(db), "--json", "-B", "200")
     assert r.code == 0, r.err
     assert json.loads(r.out)["verdict"]["outcome"]

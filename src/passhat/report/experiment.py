@@ -22,6 +22,7 @@ from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.i18n import t, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
+from passhat.sources import source_line
 from passhat.stats import Uncertainty, uncertainty
 
 
@@ -54,6 +55,9 @@ def header_table(e: ExperimentRecord, *, lang: str = "en") -> Table:
     if isinstance(recorded, dict) and recorded:
         note = ", ".join(f"{k} {v}" for k, v in recorded.items())
         rows.append(("cassette", note))
+    origin = source_line(e)
+    if origin is not None:
+        rows.append(("source", origin))
     for key, value in rows:
         table.add_row(t(key, lang), Text(value))
     return table
@@ -211,6 +215,8 @@ def experiment_dict(
             "k_requested": experiment.k_requested,
             "fingerprint": experiment.fingerprint,
             "harness_version": experiment.harness_version,
+            "kind": experiment.kind,
+            "source": experiment.source,
         }
     }
     if accounting.runs_counted:

@@ -46,6 +46,7 @@ from passhat.metrics import pass_at_curve, pass_hat_curve
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_accounting
 from passhat.report.i18n import LABELS, check_lang, t, verdict_key
+from passhat.sources import source_line
 from passhat.stats import DatasetIntervals, Interval, dataset_intervals
 
 if TYPE_CHECKING:
@@ -400,6 +401,9 @@ def _header(e: ExperimentRecord) -> list[tuple[str, str]]:
     recorded = e.model_config.get("recorded") if isinstance(e.model_config, dict) else None
     if isinstance(recorded, dict) and recorded:
         rows.append(("cassette", ", ".join(f"{k} {v}" for k, v in recorded.items())))
+    origin = source_line(e)
+    if origin is not None:
+        rows.append(("source", origin))
     return rows
 
 

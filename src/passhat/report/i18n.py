@@ -33,6 +33,7 @@ _EN: dict[str, str] = {
     "created": "created",
     "harness_version": "harness version",
     "cassette": "cassette",
+    "source": "source",
     "none": "–",
     "colon": ": ",
     # accounting
@@ -282,6 +283,7 @@ _ZH_TW: dict[str, str] = {
     "created": "建立時間",
     "harness_version": "harness 版本",
     "cassette": "錄製的回應",
+    "source": "來源",
     "none": "–",
     "colon": "：",
     # accounting

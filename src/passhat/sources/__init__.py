@@ -25,7 +25,7 @@ from typing import Any
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 
-__all__ = ["Figure", "Imported", "file_sha256", "new_id", "now", "short_hash"]
+__all__ = ["Figure", "Imported", "file_sha256", "new_id", "now", "short_hash", "source_line"]
 
 
 @dataclass(frozen=True)
@@ -80,3 +80,32 @@ def new_id() -> str:
 def now() -> str:
     """Creation time in the store's format."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def source_line(experiment: ExperimentRecord) -> str | None:
+    """Where a run not made here came from, in one line for a report header; None for
+    experiments passhat ran."""
+    source = experiment.source
+    if experiment.kind == "run" or not isinstance(source, dict):
+        return None
+    tool = source.get("tool", "?")
+    if experiment.kind == "regrade":
+        was = source.get("experiment_name") or source.get("experiment")
+        return (
+            f"regrade of experiment {was} (fingerprint {source.get('fingerprint')}; "
+            f"scorers {source.get('scorer_hash')}); no agent ran"
+        )
+    parts = []
+    for key, label in (
+        ("task", "task"),
+        ("inspect_version", "Inspect"),
+        ("tau2_version", "tau2-bench commit"),
+        ("declared", "declared k"),
+        ("claimed", "claimed k"),
+    ):
+        if source.get(key) is not None:
+            parts.append(f"{label} {source[key]}")
+    if source.get("sha256"):
+        parts.append(f"sha256 {str(source['sha256'])[:12]}")
+    parts.append(f"from {source.get('path')}")
+    return f"{experiment.kind} ({tool}): " + ", ".join(parts)
