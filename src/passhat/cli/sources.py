@@ -236,3 +236,24 @@ def import_tau2(
     _one_name(name, len(results))
     items = [import_results(p, name=name) for p in results]
     store_imports(items, db, as_json, "τ²-bench", strict)
+
+
+@import_app.command("harbor")
+def import_harbor(
+    jobs: Annotated[
+        list[Path],
+        typer.Argument(metavar="JOB_DIR", help="Harbor job folders (jobs/<job_name>)."),
+    ],
+    name: NameOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    strict: StrictOption = False,
+) -> None:
+    """Import Harbor job folders: each trial a run, one experiment per agent, model and
+    dataset; a valid reward of 1 passes, an invalid reward is errored, a trial that never
+    finished missing; requested k = n_attempts."""
+    from passhat.sources.harbor import import_job
+
+    items = [item for job in jobs for item in import_job(job, name=name)]
+    _one_name(name, len(items))
+    store_imports(items, db, as_json, "Harbor", strict)

@@ -1,0 +1,161 @@
+"""`passhat import harbor`: Harbor job folders (trials with attempts, errors, gaps).
+
+Harbor needs Python 3.12 and cannot be installed beside passhat, so these folders
+are written here with the fields of its pydantic models (harbor 0.26.0:
+JobConfig, JobResult, TrialResult, VerifierResult, ExceptionInfo), as its job
+runner dumps them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import run_cli
+
+
+def trial(
+    task: str,
+    n: int,
+    reward: float | None,
+    *,
+    exception: str | None = None,
+    valid: bool | None = None,
+    model: str = "gpt-5.4-mini",
+) -> dict[str, Any]:
+    return {
+        "schema_version": 1,
+        "id": f"00000000-0000-0000-0000-{n:012d}",
+        "task_name": task,
+        "trial_name": f"{task}__{n:07x}",
+        "trial_uri": f"file:///jobs/j/{task}__{n:07x}",
+        "task_id": {"path": f"tasks/{task}"},
+        "source": "terminal-bench",
+        "task_checksum": f"sum-{task}",
+        "config": {},
+        "agent_info": {
+            "name": "terminus",
+            "version": "2",
+            "model_info": {"name": model, "provider": "openai"},
+        },
+        "agent_result": {"n_input_tokens": 100, "n_output_tokens": 20, "cost_usd": 0.01},
+        "verifier_result": None if reward is None else {"rewards": {"reward": reward}},
+        "exception_info": None
+        if exception is None
+        else {
+            "exception_type": exception,
+            "exception_message": f"{exception} happened",
+            "exception_traceback": "...",
+            "occurred_at": "2026-01-01T00:00:00Z",
+        },
+        "reward_valid": (reward is not None and exception is None) if valid is None else valid,
+        "started_at": f"2026-01-01T00:00:{n:02d}Z",
+        "finished_at": f"2026-01-01T00:01:{n:02d}Z",
+    }
+
+
+def write_job(
+    root: Path, trials: list[dict[str, Any]], n_attempts: int = 3, stats: Any = None
+) -> Path:
+    job = root / "jobs" / "j"
+    job.mkdir(parents=True)
+    (job / "config.json").write_text(
+        json.dumps({"job_name": "j", "n_attempts": n_attempts, "agents": [{"name": "terminus"}]})
+    )
+    if stats is not None:
+        (job / "result.json").write_text(
+            json.dumps({"id": "x", "n_total_trials": 9, "stats": stats})
+        )
+    for t in trials:
+        d = job / t["trial_name"]
+        d.mkdir()
+        (d / "result.json").write_text(json.dumps(t))
+    return job
+
+
+TRIALS = [
+    trial("hello", 1, 1.0),
+    trial("hello", 2, 1.0),
+    trial("hello", 3, 0.0),
+    trial("build", 4, 1.0),
+    trial("build", 5, None, exception="SandboxBuildFailedError", valid=False),
+    trial("build", 6, 0.0, exception="AgentTimeoutError", valid=True),
+    trial("fix", 7, 1.0),
+    trial("fix", 8, 1.0),
+]
+
+
+def test_trials_become_runs_with_errors_errored_and_gaps_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stats = {
+        "evals": {
+            "terminus__gpt-5.4-mini__terminal-bench": {
+                "n_trials": 7,
+                "metrics": [{"mean": 5 / 7}],
+                "pass_at_k": {"2": 1.0},
+            }
+        }
+    }
+    job = write_job(tmp_path, TRIALS, stats=stats)
+    unfinished = job / "fix__deadbee"
+    unfinished.mkdir()  # a trial that never wrote result.json: missing
+    (job / "broken__0000009").mkdir()
+    (job / "broken__0000009" / "result.json").write_text('{"task_name": "br')
+    db = tmp_path / "p.db"
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(db), "--json")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    assert item["k_requested"] == 3
+    assert item["errored"] == [
+        {
+            "case": "build",
+            "run": 2,
+            "message": "Harbor: SandboxBuildFailedError: SandboxBuildFailedError happened",
+        }
+    ]
+    assert item["missing"] == {"fix": [3]}
+    # the agent's own timeout still has a valid reward (Harbor's policy): a failure
+    assert item["passhat"]["pass_rate"] == pytest.approx(5 / 7) and item["passhat"]["j"] == 2
+    assert {f["label"]: f["value"] for f in item["figures"]} == {
+        "Harbor mean": pytest.approx(5 / 7),
+        "Harbor pass@2": 1.0,
+    }
+    assert any("broken__0000009: result.json cannot be read" in n for n in item["notes"])
+
+
+def test_two_models_in_one_job_never_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = write_job(
+        tmp_path, [trial("hello", 1, 1.0), trial("hello", 2, 0.0, model="other")], n_attempts=1
+    )
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"), "--json")
+    items = json.loads(r.out)
+    assert sorted(i["source"]["model"] for i in items) == ["gpt-5.4-mini", "other"]
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"), "--name", "x")
+    assert r.code == 2 and "names one experiment" in r.err
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (None, "not a Harbor job folder"),
+        ('{"n_attempts": 0}', "field n_attempts is 0"),
+        ('{"n_att', "cannot be read as JSON"),
+        ('{"n_attempts": 2}', "no trial with a readable result.json"),
+    ],
+    ids=["no-config", "bad-attempts", "truncated", "no-trials"],
+)
+def test_bad_job_folders_are_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: str | None, message: str
+) -> None:
+    job = tmp_path / "j"
+    job.mkdir()
+    if config is not None:
+        (job / "config.json").write_text(config)
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"))
+    assert r.code == 2 and message in r.err and len(r.err.strip().splitlines()) == 1
