@@ -118,3 +118,18 @@ def test_export_refuses_an_unknown_format_in_one_line(
     assert r.code == 2 and "--format 'xml'" in r.err
     r = run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(tmp_path / "no" / "x.csv"))
     assert r.code == 2 and "cannot write" in r.err
+
+
+def test_the_docs_query_gives_the_reports_pass_rate(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/export.md's first SQL block, run as written against a Parquet export."""
+    text = (ROOT / "docs" / "export.md").read_text(encoding="utf-8")
+    sql = text.split("```sql\n")[1].split("```")[0]
+    out = tmp_path / "runs.parquet"
+    assert run_cli(capsys, "export", "audited", "--db", str(store), "-o", str(out)).code == 0
+    ((rate, counted, errored),) = duckdb.sql(sql.replace("runs.parquet", str(out))).fetchall()
+    data = report_json(capsys, store, "audited")
+    assert rate == pytest.approx(data["dataset"]["pass_at_1"])
+    assert counted == data["accounting"]["runs_counted"]
+    assert errored == data["accounting"]["runs_errored"]
