@@ -125,7 +125,7 @@ class SuiteDefaults:
     """Free model string, e.g. `replay:cassettes/seed.jsonl` (paths are relative to
     the suite folder); suite.yaml must give one, `--model` overrides it."""
     agent: str = "clarifier"
-    """Built-in agent name or `package.module:name`."""
+    """Built-in agent name, `package.module:name`, or `command:{...}` (a command agent)."""
     k: int = 3
     """Runs per case (at least 1)."""
     params: dict[str, Any] = field(default_factory=dict)
@@ -431,8 +431,36 @@ def _json_problems(value: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
 # ----------------------------------------------------------------- file schemas
 
 
+class _CommandAgentFile(StrictModel):
+    """`agent: {command: [...], ...}`: a command agent (agents/command.py)."""
+
+    command: list[str] = Field(
+        min_length=1, description="the program and its arguments, e.g. [node, dist/agent.js]"
+    )
+    cwd: str = Field(".", min_length=1)
+    env: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
+    output: typing.Literal["json", "text"] = "json"
+
+
+COMMAND_AGENT = "command:"
+"""Agent specs of command agents: this, then the canonical JSON of the config."""
+
+
+def command_agent_spec(config: _CommandAgentFile) -> str:
+    """The agent spec string a command agent is recorded and resumed by."""
+    data = config.model_dump(exclude_defaults=True)
+    data.setdefault("cwd", config.cwd)
+    return COMMAND_AGENT + json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
 class _DefaultsFile(StrictModel):
-    agent: str = Field("clarifier", min_length=1)
+    agent: str | _CommandAgentFile = Field(
+        "clarifier",
+        min_length=1,
+        description="a built-in agent name, package.module:name, or "
+        "{command: [program, args...]} for an agent in any language",
+    )
     model: str = Field(
         min_length=1,
         description="the model to run, e.g. replay:cassettes/seed.jsonl or "
@@ -572,7 +600,11 @@ class _Loader:
                 self.problems,
             )
         defaults = SuiteDefaults(
-            agent=head.defaults.agent,
+            agent=(
+                head.defaults.agent
+                if isinstance(head.defaults.agent, str)
+                else command_agent_spec(head.defaults.agent)
+            ),
             model=head.defaults.model,
             k=head.defaults.k,
             params=dict(head.defaults.params),
