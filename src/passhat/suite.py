@@ -455,9 +455,8 @@ def command_agent_spec(config: _CommandAgentFile) -> str:
 
 
 class _DefaultsFile(StrictModel):
-    agent: str | _CommandAgentFile = Field(
+    agent: typing.Annotated[str, Field(min_length=1)] | _CommandAgentFile = Field(
         "clarifier",
-        min_length=1,
         description="a built-in agent name, package.module:name, or "
         "{command: [program, args...]} for an agent in any language",
     )

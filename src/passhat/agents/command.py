@@ -57,6 +57,9 @@ STDOUT_LIMIT = 16 * 1024 * 1024
 """Bytes of stdout kept: past this the process is killed and the run errored."""
 STDERR_TAIL = 64 * 1024
 """Bytes of stderr kept on the run (its end)."""
+PIPE_GRACE_S = 5.0
+"""Seconds to read a killed group's pipes to their end (a process that left the group
+with setsid could hold them open)."""
 MESSAGE_TAIL = 2000
 """Characters of stderr quoted in an error message."""
 INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "SYSTEMROOT")
@@ -191,11 +194,21 @@ def resolve_paths(spec: CommandSpec, base: Path) -> tuple[tuple[str, ...], list[
         if looks_like_path and not arg.startswith("-") and path.is_file():
             # absolute, but symlinks kept: a venv's bin/python must stay the venv's
             absolute = Path(os.path.abspath(path))
-            files.append(absolute)
+            # the program itself counts when it is a script, not an interpreter's binary
+            if index > 0 or _is_script(absolute):
+                files.append(absolute)
             out.append(str(absolute))
         else:
             out.append(arg)
     return tuple(out), files
+
+
+def _is_script(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def files_hash(files: list[Path]) -> str | None:
@@ -316,6 +329,11 @@ async def _drain(stream: asyncio.StreamReader, tail: _Tail) -> None:
         tail.add(chunk)
 
 
+async def _discard(stream: asyncio.StreamReader) -> None:
+    while await stream.read(65536):
+        pass
+
+
 async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
     # an agent that never reads its stdin is fine: it has PASSHAT_INPUT
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -371,9 +389,12 @@ class CommandAgent:
                     {**_run_environ(ctx, input_file, workdir), **endpoints.environ()},
                     os.environ,
                 )
-                output = await self._run_process(payload, workdir, environ, ctx, watchdog())
-            if endpoints.proxy.error is not None:
-                raise endpoints.proxy.error
+                try:
+                    output = await self._run_process(payload, workdir, environ, ctx, watchdog())
+                finally:
+                    # the model failed first: that, not how the agent took it, is the story
+                    if endpoints.proxy.error is not None:
+                        raise endpoints.proxy.error
             return output
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -407,18 +428,28 @@ class CommandAgent:
         feeder = asyncio.create_task(_feed(proc.stdin, payload))
         drainer = asyncio.create_task(_drain(proc.stderr, tail))
         reader = asyncio.create_task(_read_capped(proc.stdout, STDOUT_LIMIT))
+        waiter = asyncio.create_task(proc.wait())
         try:
-            await proc.wait()
+            # a flood ends the read before the process ends: stop waiting for it then
+            await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if reader.done() and reader.exception() is not None:
+                reader.result()
+            await waiter
             # leftovers of the run (background children) go with it; their pipes close
             _kill_group(proc.pid)
             stdout = await reader
             await drainer
         finally:
             _kill_group(proc.pid)
-            for task in (feeder, drainer, reader):
+            for task in (feeder, drainer, reader, waiter):
                 task.cancel()
             with contextlib.suppress(BaseException):
-                await proc.wait()
+                proc.stdin.close()
+                # read the pipes to their end so the transport closes (the group is dead)
+                await asyncio.wait_for(
+                    asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()),
+                    PIPE_GRACE_S,
+                )
             guard.remove(proc.pid)
             ctx.stderr = tail.text() or None
         if proc.returncode != 0:
