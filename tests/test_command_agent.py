@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -312,3 +313,26 @@ def test_the_agent_process_gets_a_small_environment() -> None:
     }
     env = process_environ(spec, {"PASSHAT_MCP_URL": "u"}, parent)
     assert env == {"PATH": "/bin", "LC_ALL": "C", "SERP_KEY": "s", "A": "1", "PASSHAT_MCP_URL": "u"}
+
+
+def test_every_report_says_when_runs_were_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli_helpers import run_seed
+    from passhat.report.html import render_html
+
+    db = tmp_path / "p.db"
+    assert run_seed(capsys, "--db", str(db), "-q").code == 0  # the in-process clarifier
+    with Store(db, create=False) as store:
+        experiment = store.experiment("latest")
+        runs = store.runs(experiment.id)
+    assert {r.model_source for r in runs} == {"replayed"}
+    page = render_html(experiment, runs)
+    assert 'data-replayed="3"' in page
+    assert "3 runs replayed from a cassette" in page
+    live = [replace(r, model_source="live") for r in runs]
+    assert "data-replayed" not in render_html(experiment, live)
+    out = " ".join(
+        run_cli(capsys, "report", "latest", "--db", str(db), "--lang", "zh-TW").out.split()
+    )
+    assert "3 次執行的模型回應重播自錄製檔" in out
