@@ -69,8 +69,8 @@ def load_command_agent(spec: str, suite_dir: Path | None) -> LoadedAgent:
     from passhat.agents.command import CommandAgent, from_spec
 
     try:
-        import mcp  # noqa: F401
-        import uvicorn  # noqa: F401
+        # imported now, not in the first run: it would spend that run's timeout on imports
+        import passhat.serve.app  # noqa: F401
     except ImportError as error:
         raise ConfigError(
             f"command agents need the agents extra: pip install 'passhat[agents]' ({error})"

@@ -19,6 +19,8 @@ from typing import Any
 import uvicorn
 
 ASGIApp = Any
+STOP_GRACE_S = 1.0
+"""Seconds a closing run server waits for requests still in flight."""
 
 
 def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
@@ -72,5 +74,25 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[int]:
             raise RuntimeError("the run's tool and model server did not start")
         yield sock.getsockname()[1]
     finally:
-        # the agent process is gone by now: its connections are closed or dead
-        await asyncio.shield(server.shutdown(sockets=[sock]))
+        await asyncio.shield(_stop(server, sock))
+
+
+async def _stop(server: uvicorn.Server, sock: socket.socket) -> None:
+    """uvicorn's shutdown without its fixed 0.1 s pause: the agent process is gone by
+    now, so its connections are closed or dead; what is still open gets a moment."""
+    for listener in server.servers:
+        listener.close()
+    sock.close()
+    for connection in list(server.server_state.connections):
+        connection.shutdown()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STOP_GRACE_S
+    while (server.server_state.connections or server.server_state.tasks) and (
+        loop.time() < deadline
+    ):
+        await asyncio.sleep(0.005)
+    for task in list(server.server_state.tasks):
+        task.cancel()
+    for listener in server.servers:
+        await listener.wait_closed()
+    await server.lifespan.shutdown()
