@@ -105,6 +105,8 @@ def test_hang_crash_non_json_and_flood_each_end_as_one_errored_run(
     assert "exited with code 3" in (crash.error_message or "")
     assert "boom: the agent could not parse the ticket" in (crash.error_message or "")
     assert "boom" in (crash.stderr or "")
+    shown = run_cli(capsys, "show", "latest", "tiny-001", "2", "--db", str(db))
+    assert "stderr (tail)" in shown.out and "boom: the agent could not" in shown.out
     assert nonjson.error_type == "agent_output"
     assert "not JSON" in (nonjson.error_message or "") and "hello, this is" in (
         nonjson.error_message or ""

@@ -507,10 +507,13 @@ def show(
         (r.status, status_style),
         f"  ·  {r.duration_s:.2f} s  ·  tokens in {r.input_tokens} out {r.output_tokens}"
         f"  ·  seed {r.seed}  ·  retries {len(r.retries)}",
+        f"  ·  model answers {r.model_source}" if r.model_source else "",
     )
     console.print(head)
     if r.error_type:
         console.print(Text(f"{r.error_type}: {r.error_message}", style="red"))
+    if r.stderr:
+        console.print(Panel(Text(r.stderr), title="stderr (tail)", title_align="left"))
     for i, message in enumerate(r.transcript):
         body = Text(str(message.get("content") or ""))
         for call in message.get("tool_calls") or []:
