@@ -338,3 +338,23 @@ def test_every_report_says_when_runs_were_replayed(
         run_cli(capsys, "report", "latest", "--db", str(db), "--lang", "zh-TW").out.split()
     )
     assert "3 次執行的模型回應重播自錄製檔" in out
+
+
+def test_suite_yaml_names_a_command_agent_or_says_which_field_is_wrong(
+    writer: SuiteWriter,
+) -> None:
+    from passhat.errors import SuiteError
+    from passhat.suite import load_suite
+
+    writer.suite["defaults"]["agent"] = {"command": ["node", "agent.js"], "env": {"A": 1}}  # type: ignore[index]
+    spec = load_suite(writer.write()).defaults.agent
+    assert spec.startswith("command:")
+    assert parse_config(json.loads(spec.removeprefix("command:")), "x") == CommandSpec(
+        ("node", "agent.js"), cwd=".", env={"A": "1"}
+    )
+    writer.suite["defaults"]["agent"] = {"command": [], "shell": True}  # type: ignore[index]
+    with pytest.raises(SuiteError) as raised:
+        load_suite(writer.write())
+    problems = "\n".join(raised.value.problems)
+    assert "suite.yaml: defaults.agent.command: is empty" in problems
+    assert "defaults.agent.shell: unknown key 'shell'" in problems

@@ -455,7 +455,7 @@ def command_agent_spec(config: _CommandAgentFile) -> str:
 
 
 class _DefaultsFile(StrictModel):
-    agent: typing.Annotated[str, Field(min_length=1)] | _CommandAgentFile = Field(
+    agent: Any = Field(
         "clarifier",
         description="a built-in agent name, package.module:name, or "
         "{command: [program, args...]} for an agent in any language",
@@ -583,6 +583,7 @@ class _Loader:
                 f"{SUITE_FILE} and {CASES_DIR}/"
             )
         head = self._suite_file()
+        agent = self._agent_spec(head.defaults.agent) if head is not None else None
         specs = self._scorer_specs()
         env_cls = self._environment(self.env_name) if self.env_name else None
         if env_cls is not None and self.labels is not None:
@@ -592,18 +593,14 @@ class _Loader:
         scorer_hashes: dict[str, str] = {}
         if specs is not None:
             scorer_hashes = self._check_scorers(specs, cases)
-        if self.problems or head is None or specs is None:
+        if self.problems or head is None or specs is None or agent is None:
             count = len(self.problems)
             raise SuiteError(
                 f"{self.shown}: {count} problem{'s' if count != 1 else ''} in the suite",
                 self.problems,
             )
         defaults = SuiteDefaults(
-            agent=(
-                head.defaults.agent
-                if isinstance(head.defaults.agent, str)
-                else command_agent_spec(head.defaults.agent)
-            ),
+            agent=agent,
             model=head.defaults.model,
             k=head.defaults.k,
             params=dict(head.defaults.params),
@@ -707,6 +704,26 @@ class _Loader:
                 )
             seen.setdefault(label, index)
         return head
+
+    def _agent_spec(self, raw: Any) -> str | None:
+        """The agent spec string: a name as written, or a command agent's canonical spec."""
+        loc: Loc = ("defaults", "agent")
+        if isinstance(raw, str) and raw.strip():
+            return raw
+        if isinstance(raw, dict):
+            try:
+                return command_agent_spec(_CommandAgentFile.model_validate(raw))
+            except ValidationError as error:
+                for where, message in validation_problems(error, _CommandAgentFile, loc):
+                    self.problem(SUITE_FILE, where, message)
+                return None
+        self.problem(
+            SUITE_FILE,
+            loc,
+            f"expected an agent name (clarifier, package.module:name) or "
+            f"{{command: [program, args...]}}, got {show(raw)}",
+        )
+        return None
 
     def _environment(self, name: str) -> type[Environment] | None:
         from passhat.env import ENVIRONMENTS
