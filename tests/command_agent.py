@@ -8,6 +8,8 @@ Run i does MODES[i-1] (the last mode repeats). Modes:
              saying whether stdin and PASSHAT_INPUT held the same input
     model    asks the model once through passhat's proxy (official openai SDK),
              then writes the answer's tool call through MCP; prints the env it saw
+    anthropic  the tool loop through the Anthropic-compatible endpoint (official
+             anthropic SDK) until the model answers without a tool call
     hang     starts a grandchild, notes both pids and its folder, then sleeps forever
     crash    writes to stderr and exits with code 3
     nonjson  prints text that is not JSON
@@ -85,6 +87,29 @@ def model() -> None:
     print(json.dumps({"env": seen, "usage": answer.usage.total_tokens if answer.usage else None}))
 
 
+def anthropic() -> None:
+    from anthropic import Anthropic
+
+    client = Anthropic(max_retries=0)  # ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY: the proxy
+    tools = [{"name": "update_ticket", "input_schema": {"type": "object"}}]
+    messages: list[dict[str, object]] = [{"role": "user", "content": "T-1"}]
+    for _ in range(3):
+        answer = client.messages.create(
+            model="anything", max_tokens=100, system="clarify", messages=messages, tools=tools
+        )
+        uses = [b for b in answer.content if b.type == "tool_use"]
+        if not uses:
+            text = "".join(b.text for b in answer.content if b.type == "text")
+            print(json.dumps({"final": text, "stop": answer.stop_reason}))
+            return
+        messages.append({"role": "assistant", "content": [b.model_dump() for b in answer.content]})
+        results = []
+        for use in uses:
+            text = asyncio.run(call_tool(use.name, dict(use.input)))
+            results.append({"type": "tool_result", "tool_use_id": use.id, "content": text})
+        messages.append({"role": "user", "content": results})
+
+
 def hang() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
     note(pid=os.getpid(), child=child.pid, cwd=os.getcwd())
@@ -113,7 +138,14 @@ def main() -> None:
     mode = modes[min(index, len(modes)) - 1]
     if mode == "hang-if-flag":
         mode = "hang" if (Path(os.environ["FLAG_DIR"]) / "hang").exists() else "ok"
-    actions = {"ok": ok, "model": model, "hang": hang, "crash": crash, "flood": flood}
+    actions = {
+        "ok": ok,
+        "model": model,
+        "anthropic": anthropic,
+        "hang": hang,
+        "crash": crash,
+        "flood": flood,
+    }
     if mode == "nonjson":
         print("hello, this is not JSON")
         return

@@ -37,6 +37,7 @@ pytest_plugins = ["fakeserver"]
 SCRIPT = Path(__file__).resolve().parent / "command_agent.py"
 ROOT = Path(__file__).resolve().parents[1]
 TAPE_HEAD = {"cassette": 1, "model": "test", "note": "tests"}
+GOAL = [{"ac": 2, "label": "unverifiable", "note": "vague"}]
 
 
 def _alive(pid: int) -> bool:
@@ -358,3 +359,53 @@ def test_suite_yaml_names_a_command_agent_or_says_which_field_is_wrong(
     problems = "\n".join(raised.value.problems)
     assert "suite.yaml: defaults.agent.command: is empty" in problems
     assert "defaults.agent.shell: unknown key 'shell'" in problems
+
+
+def test_stderr_quoted_in_a_reason_cannot_drive_the_terminal() -> None:
+    from passhat.agents.command import with_tail
+
+    reason = with_tail("the agent process exited with code 1", "bad\x1b]0;owned\x07\x1b[2J\n")
+    assert "\x1b" not in reason and "\x07" not in reason
+    assert "bad\\x1b]0;owned\\x07\\x1b[2J" in reason
+
+
+def test_the_anthropic_endpoint_replays_a_tool_loop(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": [], "annotations": GOAL}
+    tape = [
+        {
+            "case": "tiny-001",
+            "run": 1,
+            "turn": 0,
+            "message": {
+                "role": "assistant",
+                "content": "writing",
+                "tool_calls": [{"id": "t1", "name": "update_ticket", "arguments": args}],
+            },
+            "usage": {"input_tokens": 50, "output_tokens": 20},
+        },
+        {
+            "case": "tiny-001",
+            "run": 1,
+            "turn": 1,
+            "message": {"role": "assistant", "content": "done"},
+            "usage": {"input_tokens": 80, "output_tokens": 2},
+        },
+    ]
+    suite = _suite(writer, ["anthropic"], tape)
+    db = tmp_path / "p.db"
+    run_cli(capsys, "run", str(suite), "-k", "1", "--db", str(db), "-q")
+    run = _runs(db)[1]
+    assert run.status == "passed", run.error_message
+    assert run.output == {"final": "done", "stop": "end_turn"}
+    assert [m["role"] for m in run.transcript] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert run.transcript[3]["name"] == "update_ticket"
+    assert (run.input_tokens, run.output_tokens) == (130, 22)
+    assert run.model_source == "replayed"

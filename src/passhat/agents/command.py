@@ -286,8 +286,17 @@ def exit_reason(returncode: int) -> str:
     return f"the agent process exited with code {returncode}"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Control characters (terminal escapes among them) written out as \\xNN:
+    an agent's stderr is data, and must not drive the terminal it is shown on."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def with_tail(reason: str, stderr: str) -> str:
-    tail = stderr.strip()
+    tail = printable(stderr.strip())
     if not tail:
         return reason + " (stderr was empty)"
     if len(tail) > MESSAGE_TAIL:

@@ -513,7 +513,9 @@ def show(
     if r.error_type:
         console.print(Text(f"{r.error_type}: {r.error_message}", style="red"))
     if r.stderr:
-        console.print(Panel(Text(r.stderr), title="stderr (tail)", title_align="left"))
+        from passhat.agents.command import printable
+
+        console.print(Panel(Text(printable(r.stderr)), title="stderr (tail)", title_align="left"))
     for i, message in enumerate(r.transcript):
         body = Text(str(message.get("content") or ""))
         for call in message.get("tool_calls") or []:

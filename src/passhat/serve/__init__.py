@@ -9,6 +9,7 @@ bearer token, serving:
     /v1/chat/completions    an OpenAI-compatible endpoint that answers with the
                             experiment's model (retries, usage, transcript) or its
                             replay cassette: serve/proxy.py
+    /v1/messages            the same, Anthropic-compatible: serve/anthropic_proxy.py
 
 Every tool call goes through `env.call` and every model call through
 `RunContext.generate`, the same doors an in-process agent uses, so the run is
@@ -56,6 +57,10 @@ class RunEndpoints:
             "PASSHAT_OPENAI_API_KEY": self.token,
             "OPENAI_BASE_URL": self.openai_base_url,
             "OPENAI_API_KEY": self.token,
+            # Anthropic's SDKs append /v1/messages themselves
+            "PASSHAT_ANTHROPIC_BASE_URL": self.openai_base_url.removesuffix("/v1"),
+            "ANTHROPIC_BASE_URL": self.openai_base_url.removesuffix("/v1"),
+            "ANTHROPIC_API_KEY": self.token,
         }
 
 

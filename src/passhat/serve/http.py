@@ -24,13 +24,16 @@ STOP_GRACE_S = 1.0
 
 
 def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
-    """Let through only HTTP requests carrying `Authorization: Bearer <token>`."""
+    """Let through only HTTP requests carrying the token: `Authorization: Bearer <token>`,
+    or `x-api-key: <token>` as Anthropic's SDKs send it."""
     expected = f"Bearer {token}".encode()
+    key = token.encode()
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not secrets.compare_digest(given, expected):
+            headers = dict(scope.get("headers") or ())
+            bearer = secrets.compare_digest(headers.get(b"authorization", b""), expected)
+            if not (bearer or secrets.compare_digest(headers.get(b"x-api-key", b""), key)):
                 body = b'{"error": {"message": "missing or wrong bearer token for this run", "type": "unauthorized"}}'
                 await send(
                     {
