@@ -409,3 +409,46 @@ def test_the_anthropic_endpoint_replays_a_tool_loop(
     assert run.transcript[3]["name"] == "update_ticket"
     assert (run.input_tokens, run.output_tokens) == (130, 22)
     assert run.model_source == "replayed"
+
+
+async def test_the_run_server_wants_its_token_and_streams_whole_answers(tmp_path: Path) -> None:
+    import httpx2
+    from openai import AsyncOpenAI
+
+    from passhat.agents.base import RunContext
+    from passhat.env import make_environment
+    from passhat.models.replay import ReplayModel
+    from passhat.serve import serve_run
+    from passhat.suite import load_suite
+
+    suite = load_suite(ROOT / "examples" / "clarify")
+    case = suite.case("ac-conflict-001")
+    model = ReplayModel(ROOT / "examples" / "clarify" / "cassettes" / "seed.jsonl")
+    ctx = RunContext(case_id=case.id, run_index=2, seed=1, model=model)
+    async with serve_run(make_environment(suite, case), ctx) as endpoints:
+        async with httpx2.AsyncClient() as http:
+            for headers in ({}, {"Authorization": "Bearer wrong"}):
+                denied = await http.post(endpoints.mcp_url, json={}, headers=headers)
+                assert denied.status_code == 401
+                denied = await http.post(
+                    endpoints.openai_base_url + "/chat/completions", json={}, headers=headers
+                )
+                assert denied.status_code == 401
+        client = AsyncOpenAI(
+            base_url=endpoints.openai_base_url, api_key=endpoints.token, max_retries=0
+        )
+        stream = await client.chat.completions.create(
+            model="x",
+            messages=[{"role": "user", "content": "go"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        chunks = [chunk async for chunk in stream]
+        await client.close()
+    calls = chunks[0].choices[0].delta.tool_calls or []
+    assert [c.function.name for c in calls] == ["update_ticket"]
+    annotations = json.loads(calls[0].function.arguments or "{}")["annotations"]
+    assert len(annotations) == 2  # the seed's run 2 at turn 0
+    assert chunks[1].choices[0].finish_reason == "tool_calls"
+    assert chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens == 1912
+    assert ctx.turns == 1 and ctx.model_source() == "replayed"
