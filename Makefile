@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev lint typecheck pytest chromium bench clean
+.PHONY: demo test install dev lint typecheck pytest chromium clarify-ts bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,17 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy
 
-pytest: dev chromium
+pytest: dev chromium clarify-ts
 	$(BIN)/pytest
+
+# The TypeScript command agent of examples/clarify-ts (official openai and MCP SDKs),
+# run end to end by the tests: npm ci from its lockfile, then tsc.
+CLARIFY_TS := examples/clarify-ts
+clarify-ts: $(CLARIFY_TS)/dist/agent.js
+
+$(CLARIFY_TS)/dist/agent.js: $(CLARIFY_TS)/package-lock.json $(CLARIFY_TS)/src/agent.ts $(CLARIFY_TS)/tsconfig.json
+	cd $(CLARIFY_TS) && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+	@touch $@
 
 # Debian's Chromium (and a CJK font for the zh-TW screenshots): the HTML report is
 # tested in a real headless browser. Installed when missing; CI runs as root.
@@ -53,6 +62,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_runner.py
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_html.py
+	$(BIN)/python benchmarks/bench_command_agent.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(CLARIFY_TS)/node_modules $(CLARIFY_TS)/dist

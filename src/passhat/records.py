@@ -97,6 +97,11 @@ class RunRecord:
     """The run's own seed."""
     retries: list[dict[str, Any]] = field(default_factory=list)
     """Transient model errors that were retried: attempt, error, wait."""
+    model_source: str | None = None
+    """Where the run's model answers came from: `live`, `replayed` (a cassette), or
+    None when it asked no model. Replayed runs are not independent trials."""
+    stderr: str | None = None
+    """A command agent's stderr, its last 64 KiB (None for in-process agents)."""
 
     @property
     def counted(self) -> bool:

@@ -273,7 +273,13 @@ async def run_once(
     except ModelError as exc:
         error = ("model_error", f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # the agent under test crashed: record it, keep going
-        error = ("agent_error", f"{type(exc).__name__}: {exc}")
+        # a command agent's failures say which kind they are (agent_exit, agent_output...)
+        kind = getattr(exc, "error_type", None)
+        error = (
+            (kind, str(exc))
+            if isinstance(kind, str)
+            else ("agent_error", f"{type(exc).__name__}: {exc}")
+        )
     final_state = env.final_state()
     details: list[dict[str, Any]] = []
     status = "errored"
@@ -304,4 +310,6 @@ async def run_once(
         output_tokens=ctx.usage.output_tokens,
         seed=ctx.seed,
         retries=ctx.retries,
+        model_source=ctx.model_source(),
+        stderr=ctx.stderr,
     )

@@ -95,13 +95,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE experiments ADD COLUMN source TEXT NOT NULL DEFAULT 'null'
         """,
     ),
+    (
+        "runs record where their model answers came from and a command agent's stderr",
+        """
+        ALTER TABLE runs ADD COLUMN model_source TEXT;
+        ALTER TABLE runs ADD COLUMN stderr TEXT
+        """,
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
 _RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retries")
 _RUN_LIGHT = (
     "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
-    "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries"
+    "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries, "
+    "model_source"
 )
 
 

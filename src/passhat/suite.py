@@ -125,7 +125,7 @@ class SuiteDefaults:
     """Free model string, e.g. `replay:cassettes/seed.jsonl` (paths are relative to
     the suite folder); suite.yaml must give one, `--model` overrides it."""
     agent: str = "clarifier"
-    """Built-in agent name or `package.module:name`."""
+    """Built-in agent name, `package.module:name`, or `command:{...}` (a command agent)."""
     k: int = 3
     """Runs per case (at least 1)."""
     params: dict[str, Any] = field(default_factory=dict)
@@ -431,8 +431,35 @@ def _json_problems(value: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
 # ----------------------------------------------------------------- file schemas
 
 
+class _CommandAgentFile(StrictModel):
+    """`agent: {command: [...], ...}`: a command agent (agents/command.py)."""
+
+    command: list[str] = Field(
+        min_length=1, description="the program and its arguments, e.g. [node, dist/agent.js]"
+    )
+    cwd: str = Field(".", min_length=1)
+    env: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
+    output: typing.Literal["json", "text"] = "json"
+
+
+COMMAND_AGENT = "command:"
+"""Agent specs of command agents: this, then the canonical JSON of the config."""
+
+
+def command_agent_spec(config: _CommandAgentFile) -> str:
+    """The agent spec string a command agent is recorded and resumed by."""
+    data = config.model_dump(exclude_defaults=True)
+    data.setdefault("cwd", config.cwd)
+    return COMMAND_AGENT + json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
 class _DefaultsFile(StrictModel):
-    agent: str = Field("clarifier", min_length=1)
+    agent: Any = Field(
+        "clarifier",
+        description="a built-in agent name, package.module:name, or "
+        "{command: [program, args...]} for an agent in any language",
+    )
     model: str = Field(
         min_length=1,
         description="the model to run, e.g. replay:cassettes/seed.jsonl or "
@@ -556,6 +583,7 @@ class _Loader:
                 f"{SUITE_FILE} and {CASES_DIR}/"
             )
         head = self._suite_file()
+        agent = self._agent_spec(head.defaults.agent) if head is not None else None
         specs = self._scorer_specs()
         env_cls = self._environment(self.env_name) if self.env_name else None
         if env_cls is not None and self.labels is not None:
@@ -565,14 +593,14 @@ class _Loader:
         scorer_hashes: dict[str, str] = {}
         if specs is not None:
             scorer_hashes = self._check_scorers(specs, cases)
-        if self.problems or head is None or specs is None:
+        if self.problems or head is None or specs is None or agent is None:
             count = len(self.problems)
             raise SuiteError(
                 f"{self.shown}: {count} problem{'s' if count != 1 else ''} in the suite",
                 self.problems,
             )
         defaults = SuiteDefaults(
-            agent=head.defaults.agent,
+            agent=agent,
             model=head.defaults.model,
             k=head.defaults.k,
             params=dict(head.defaults.params),
@@ -676,6 +704,26 @@ class _Loader:
                 )
             seen.setdefault(label, index)
         return head
+
+    def _agent_spec(self, raw: Any) -> str | None:
+        """The agent spec string: a name as written, or a command agent's canonical spec."""
+        loc: Loc = ("defaults", "agent")
+        if isinstance(raw, str) and raw.strip():
+            return raw
+        if isinstance(raw, dict):
+            try:
+                return command_agent_spec(_CommandAgentFile.model_validate(raw))
+            except ValidationError as error:
+                for where, message in validation_problems(error, _CommandAgentFile, loc):
+                    self.problem(SUITE_FILE, where, message)
+                return None
+        self.problem(
+            SUITE_FILE,
+            loc,
+            f"expected an agent name (clarifier, package.module:name) or "
+            f"{{command: [program, args...]}}, got {show(raw)}",
+        )
+        return None
 
     def _environment(self, name: str) -> type[Environment] | None:
         from passhat.env import ENVIRONMENTS

@@ -11,6 +11,7 @@ from typing import Any
 
 from passhat.agents.base import Agent, RetryPolicy, RunContext
 from passhat.agents.clarifier import Clarifier, read_template
+from passhat.agents.command import is_command_spec
 from passhat.errors import ConfigError
 from passhat.imports import load_module
 
@@ -46,6 +47,8 @@ def resolve_agent(
         return LoadedAgent(spec, clarifier, clarifier.prompt_version)
     if prompt is not None:
         raise ConfigError(f"--prompt is for the clarifier agent; agent {spec!r} has no template")
+    if is_command_spec(spec):
+        return load_command_agent(spec, suite_dir)
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ConfigError(
@@ -59,6 +62,21 @@ def resolve_agent(
         raise ConfigError(f"agent {spec!r}: {module_name!r} has no {attr!r}") from None
     check_agent(spec, obj)
     return LoadedAgent(spec, obj, getattr(obj, "prompt_version", None), _source_hash(module))
+
+
+def load_command_agent(spec: str, suite_dir: Path | None) -> LoadedAgent:
+    """A command agent from its stored spec; needs the `agents` extra."""
+    from passhat.agents.command import CommandAgent, from_spec
+
+    try:
+        # imported now, not in the first run: it would spend that run's timeout on imports
+        import passhat.serve.app  # noqa: F401
+    except ImportError as error:
+        raise ConfigError(
+            f"command agents need the agents extra: pip install 'passhat[agents]' ({error})"
+        ) from None
+    agent = CommandAgent(from_spec(spec), suite_dir)
+    return LoadedAgent(spec, agent, None, agent.source_hash)
 
 
 def _source_hash(module: ModuleType) -> str | None:

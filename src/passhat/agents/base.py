@@ -62,6 +62,14 @@ class RunContext:
     turns: int = 0
     responses: list[ModelResponse] = field(default_factory=list)
     """Every model answer of the run, in order (their usage goes into the transcript)."""
+    stderr: str | None = None
+    """A command agent's stderr, its last 64 KiB (None for in-process agents)."""
+
+    def model_source(self) -> str | None:
+        """`replayed` (answers from a cassette), `live`, or None when no model was asked."""
+        if not self.responses:
+            return None
+        return "replayed" if getattr(self.model, "replays", False) else "live"
 
     def transcript_dicts(self) -> list[dict[str, Any]]:
         """The transcript as JSON-ready dicts; a model's answer carries its turn's usage."""

@@ -262,6 +262,15 @@ def run(
     agent: Annotated[
         str | None, typer.Option(help="Built-in agent name or package.module:name.")
     ] = None,
+    agent_cmd: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-cmd",
+            metavar="COMMAND",
+            help='An agent in any language, one process per run, e.g. "node agent.js": '
+            "input on stdin, tools over MCP, model through passhat's proxy.",
+        ),
+    ] = None,
     model: Annotated[
         str | None,
         typer.Option(help="provider:name — replay:CASSETTE, openai:MODEL, anthropic:MODEL."),
@@ -322,7 +331,7 @@ def run(
         timeout=timeout,
         retries=retries,
     )
-    agent_spec = agent or suite.defaults.agent
+    agent_spec = _agent_spec(agent, agent_cmd) or suite.defaults.agent
     model_spec = model or suite.defaults.model
     loaded, provider = _build(suite, agent_spec, model_spec, params)
     _warn_uncovered(provider, suite, k, language)
@@ -346,6 +355,17 @@ def run(
             err_console.print(start, markup=False)
         _execute(store, experiment, suite, loaded, provider, options, quiet, language)
         _report_and_exit(store, experiment, strict, quiet, language)
+
+
+def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
+    """--agent or --agent-cmd (a command agent's spec: relative paths read from here)."""
+    if agent_cmd is None:
+        return agent
+    if agent is not None:
+        raise InputError("give --agent or --agent-cmd, not both")
+    from passhat.agents.command import from_command_line
+
+    return from_command_line(agent_cmd, Path.cwd()).spec()
 
 
 def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
@@ -492,10 +512,15 @@ def show(
         (r.status, status_style),
         f"  ·  {r.duration_s:.2f} s  ·  tokens in {r.input_tokens} out {r.output_tokens}"
         f"  ·  seed {r.seed}  ·  retries {len(r.retries)}",
+        f"  ·  model answers {r.model_source}" if r.model_source else "",
     )
     console.print(head)
     if r.error_type:
         console.print(Text(f"{r.error_type}: {r.error_message}", style="red"))
+    if r.stderr:
+        from passhat.agents.command import printable
+
+        console.print(Panel(Text(printable(r.stderr)), title="stderr (tail)", title_align="left"))
     for i, message in enumerate(r.transcript):
         body = Text(str(message.get("content") or ""))
         for call in message.get("tool_calls") or []:

@@ -128,6 +128,9 @@ def cassette_from_runs(
 class ReplayModel:
     """A `Model` that answers from a cassette."""
 
+    replays = True
+    """Its answers are re-plays of one recording, not new trials of a model."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.cassette = Cassette.load(path)

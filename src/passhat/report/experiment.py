@@ -142,6 +142,11 @@ def experiment_uncertainty(
     return uncertainty(accounting, m=forecast_m, seed=0, only=only)
 
 
+def replayed_runs(runs: Sequence[RunRecord]) -> int:
+    """Runs whose model answers came from a cassette: re-plays, not independent trials."""
+    return sum(1 for r in runs if r.model_source == "replayed")
+
+
 def print_experiment_report(
     console: Console,
     experiment: ExperimentRecord,
@@ -160,11 +165,20 @@ def print_experiment_report(
     if accounting.runs_counted:
         shown = {c.case for c in shown_cases(accounting, limit)}
         u = experiment_uncertainty(accounting, forecast_m, None if limit is None else shown)
-        print_metrics(console, accounting, uncertainty=u, limit=limit, lang=lang)
+        print_metrics(
+            console,
+            accounting,
+            uncertainty=u,
+            limit=limit,
+            lang=lang,
+            replayed=replayed_runs(runs),
+        )
     else:
         console.print(Text(t("no_counted_run", lang), style="bold red"))
         for line in shortfall_lines(accounting, lang):
             console.print(Text("  " + line))
+        if replayed_runs(runs):
+            console.print(Text(t("replayed_line", lang, n=replayed_runs(runs)), "yellow"))
     by_case: dict[str, list[ItemStability]] = {}
     for item in item_stability(runs):
         by_case.setdefault(item.case, []).append(item)
@@ -233,6 +247,7 @@ def experiment_dict(
         "runs_counted": accounting.runs_counted,
         "runs_errored": accounting.runs_errored,
         "runs_missing": accounting.runs_missing,
+        "runs_replayed": replayed_runs(runs),
     }
     data["items"] = [
         {

@@ -44,7 +44,7 @@ from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profil
 from passhat.errors import ConfigError, PasshatError
 from passhat.metrics import pass_at_curve, pass_hat_curve
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.report.experiment import experiment_accounting
+from passhat.report.experiment import experiment_accounting, replayed_runs
 from passhat.report.i18n import LABELS, check_lang, t, verdict_key
 from passhat.sources import source_line
 from passhat.stats import DatasetIntervals, Interval, dataset_intervals
@@ -479,6 +479,7 @@ def _context(experiment: ExperimentRecord, runs: Sequence[RunRecord], lang: str)
         "views_by_case": {v.account.case: v for v in views},
         "item_totals": _item_totals(views),
         "errored": [r for r in runs if r.status == "errored"],
+        "replayed": replayed_runs(runs),
         "dataset_tools": tool_profile(runs, experiment.tools, per_case=False),
         "labels": script_json(LABELS[lang]),
         "runs_blob": _runs_blob(views),

@@ -213,8 +213,12 @@ def accounting_panel(
     k_inferred: bool = False,
     limit: int | None = ROWS_SHOWN,
     lang: str = "en",
+    replayed: int = 0,
 ) -> Panel:
-    """Requested / completed / counted / errored / missing, and a warning on shortfall."""
+    """Requested / completed / counted / errored / missing, and a warning on shortfall.
+
+    `replayed` runs took their model answers from a cassette: the banner says so, since
+    they say nothing about the model's variance."""
     a = accounting
     d = a.dataset()
     title = t("accounting", lang)
@@ -223,10 +227,13 @@ def accounting_panel(
         t("k_inferred_hint", lang) if k_inferred else "",
         "  ·  " + _run_counts(a, lang),
     )
+    replay = [Text(t("replayed_line", lang, n=replayed), "yellow")] if replayed else []
     if d.complete:
         met = Text(t("plan_met_line", lang, k=a.k_requested), "green")
-        return Panel(Group(head, met), title=title, border_style="green", title_align="left")
-    lines: list[Text] = [head]
+        return Panel(
+            Group(head, met, *replay), title=title, border_style="green", title_align="left"
+        )
+    lines: list[Text] = [head, *replay]
     lines.append(
         Text(
             t("plan_not_met_line", lang, at=d.label_at, hat=d.label_hat, k=a.k_requested),
@@ -259,6 +266,7 @@ def print_metrics(
     uncertainty: Uncertainty | None = None,
     limit: int | None = ROWS_SHOWN,
     lang: str = "en",
+    replayed: int = 0,
 ) -> None:
     """The figures, then (when given) their intervals and forecasts, then the accounting.
 
@@ -269,7 +277,11 @@ def print_metrics(
     if uncertainty is not None:
         shown = {c.case for c in shown_cases(accounting, limit)}
         print_uncertainty(console, uncertainty, shown=shown, lang=lang)
-    console.print(accounting_panel(accounting, k_inferred=k_inferred, limit=limit, lang=lang))
+    console.print(
+        accounting_panel(
+            accounting, k_inferred=k_inferred, limit=limit, lang=lang, replayed=replayed
+        )
+    )
 
 
 def _span(low: float, high: float) -> str:

@@ -1,0 +1,468 @@
+"""Command agents: an agent in any language, one OS process per run.
+
+    agent: {command: [node, dist/agent.js], cwd: ., env: {FOO: bar}, pass_env: [SERP_KEY]}
+
+or `--agent-cmd "node dist/agent.js"`. For each run passhat
+
+- makes a fresh temporary folder, the process's working directory (and TMPDIR),
+  removed when the run ends: nothing of a run survives into the next;
+- serves the run's tools over MCP and its model through an OpenAI-compatible
+  proxy on one loopback port with a per-run token (passhat/serve);
+- starts the command in its own process group, with the case input as JSON on
+  stdin and in the file named by PASSHAT_INPUT, and a small environment: PATH,
+  HOME, locale, the PASSHAT_* variables, `env` and the `pass_env` names; never
+  passhat's own provider keys;
+- takes what the process prints on stdout as the run's output: one JSON value
+  (`output: json`, the default; nothing at all is null) or text (`output: text`);
+- keeps the tail of stderr (at most 64 KiB) on the run.
+
+The run is errored, with a reason that says what happened, when the process
+exits with a non-zero code or a signal (the stderr tail is quoted), prints more
+than 16 MiB on stdout, prints what is not JSON (in json mode), or outlives the
+run's timeout: then its whole process group is killed. A watchdog process kills
+the groups of live runs if passhat itself dies (even by SIGKILL).
+
+Relative paths in `command` that name files under `cwd` (default: the suite's
+folder; for --agent-cmd, the folder it was given in) are made absolute, since
+the process runs in its temporary folder; the bytes of those files are part of
+the experiment's fingerprint, so editing the agent is a new configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from passhat.errors import ConfigError
+
+if TYPE_CHECKING:
+    from passhat.agents.base import RunContext
+    from passhat.env import Environment
+
+PREFIX = "command:"
+"""Agent specs of command agents start with this, then the canonical JSON of the spec."""
+STDOUT_LIMIT = 16 * 1024 * 1024
+"""Bytes of stdout kept: past this the process is killed and the run errored."""
+STDERR_TAIL = 64 * 1024
+"""Bytes of stderr kept on the run (its end)."""
+PIPE_GRACE_S = 5.0
+"""Seconds to read a killed group's pipes to their end (a process that left the group
+with setsid could hold them open)."""
+MESSAGE_TAIL = 2000
+"""Characters of stderr quoted in an error message."""
+INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "SYSTEMROOT")
+"""Variables of passhat's environment every agent process gets (and LC_*)."""
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+
+
+class AgentProcessError(Exception):
+    """The agent process failed; `error_type` is what the run records."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """How to start a command agent, as the experiment records it."""
+
+    command: tuple[str, ...]
+    """Program and arguments, as written (no shell)."""
+    cwd: str = "."
+    """Folder relative paths in `command` are read from (relative: to the suite folder)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment variables, as written (recorded: never put a secret here)."""
+    pass_env: tuple[str, ...] = ()
+    """Names of passhat's environment variables handed through (only the names are recorded)."""
+    output: Literal["json", "text"] = "json"
+    """How stdout is read: one JSON value, or text."""
+
+    def spec(self) -> str:
+        """The agent spec string stored on the experiment (resume rebuilds from it)."""
+        data: dict[str, Any] = {"command": list(self.command), "cwd": self.cwd}
+        if self.env:
+            data["env"] = dict(sorted(self.env.items()))
+        if self.pass_env:
+            data["pass_env"] = list(self.pass_env)
+        if self.output != "json":
+            data["output"] = self.output
+        return PREFIX + json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def is_command_spec(spec: str) -> bool:
+    return spec.startswith(PREFIX)
+
+
+def parse_config(value: Any, where: str) -> CommandSpec:
+    """suite.yaml's `agent: {command: [...], ...}` (or a stored spec's JSON), checked."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: write agent: {{command: [program, args...]}}")
+    unknown = sorted(set(value) - {"command", "cwd", "env", "pass_env", "output"})
+    if unknown:
+        raise ConfigError(
+            f"{where}.{unknown[0]}: unknown key; a command agent takes command, cwd, env, "
+            "pass_env and output"
+        )
+    command = value.get("command")
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(a, str) and a for a in command)
+    ):
+        raise ConfigError(
+            f"{where}.command: give the program and its arguments as a list of strings, "
+            "e.g. command: [node, dist/agent.js]"
+        )
+    cwd = value.get("cwd", ".")
+    if not isinstance(cwd, str) or not cwd:
+        raise ConfigError(f"{where}.cwd: give a folder, e.g. cwd: .")
+    env = value.get("env") or {}
+    if not isinstance(env, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str | int | float | bool) for k, v in env.items()
+    ):
+        raise ConfigError(f"{where}.env: give NAME: value pairs, e.g. env: {{LOG_LEVEL: info}}")
+    for name in env:
+        if _SECRET.search(name):
+            raise ConfigError(
+                f"{where}.env.{name}: looks like a secret, and env is recorded with the "
+                f"experiment; list it under pass_env: [{name}] to hand it through from "
+                "passhat's environment unrecorded"
+            )
+    pass_env = value.get("pass_env") or []
+    if not isinstance(pass_env, list) or not all(isinstance(n, str) and n for n in pass_env):
+        raise ConfigError(f"{where}.pass_env: give a list of variable names, e.g. [SERP_API_KEY]")
+    output = value.get("output", "json")
+    if output not in ("json", "text"):
+        raise ConfigError(f"{where}.output: is {output!r}; use json or text")
+    return CommandSpec(
+        command=tuple(command),
+        cwd=cwd,
+        env={str(k): _env_value(v) for k, v in env.items()},
+        pass_env=tuple(pass_env),
+        output=output,
+    )
+
+
+def _env_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def from_spec(spec: str) -> CommandSpec:
+    """A stored `command:{...}` spec back to a CommandSpec."""
+    try:
+        data = json.loads(spec[len(PREFIX) :])
+    except ValueError:
+        raise ConfigError(f"agent {spec!r}: not a command agent spec (bad JSON)") from None
+    return parse_config(data, "agent")
+
+
+def from_command_line(text: str, cwd: Path) -> CommandSpec:
+    """`--agent-cmd "node agent.js"`: split like a shell would, paths read from `cwd`."""
+    try:
+        command = shlex.split(text)
+    except ValueError as error:
+        raise ConfigError(f"--agent-cmd {text!r}: cannot split it ({error})") from None
+    if not command:
+        raise ConfigError("--agent-cmd is empty; give the program and its arguments")
+    return CommandSpec(command=tuple(command), cwd=str(cwd.resolve()))
+
+
+def resolve_paths(spec: CommandSpec, base: Path) -> tuple[tuple[str, ...], list[Path]]:
+    """The command with relative file paths made absolute, and the files it names."""
+    files: list[Path] = []
+    out: list[str] = []
+    for index, arg in enumerate(spec.command):
+        path = Path(arg) if Path(arg).is_absolute() else base / arg
+        looks_like_path = index > 0 or "/" in arg or os.sep in arg
+        if looks_like_path and not arg.startswith("-") and path.is_file():
+            # absolute, but symlinks kept: a venv's bin/python must stay the venv's
+            absolute = Path(os.path.abspath(path))
+            # the program itself counts when it is a script, not an interpreter's binary
+            if index > 0 or _is_script(absolute):
+                files.append(absolute)
+            out.append(str(absolute))
+        else:
+            out.append(arg)
+    return tuple(out), files
+
+
+def _is_script(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
+
+
+def files_hash(files: list[Path]) -> str | None:
+    """SHA-256 over the named files' paths and bytes (None when the command names none)."""
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def base_dir(spec: CommandSpec, suite_dir: Path | None) -> Path:
+    cwd = Path(spec.cwd)
+    if cwd.is_absolute():
+        return cwd
+    return (suite_dir or Path.cwd()) / cwd
+
+
+def check_program(program: str, path_var: str | None) -> None:
+    if os.sep in program or "/" in program:
+        if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+            raise ConfigError(f"agent command: {program!r} is not an executable file")
+        return
+    if shutil.which(program, path=path_var) is None:
+        raise ConfigError(
+            f"agent command: {program!r} is not on PATH; install it or give its full path"
+        )
+
+
+def process_environ(
+    spec: CommandSpec, extra: Mapping[str, str], parent: Mapping[str, str]
+) -> dict[str, str]:
+    """The agent process's environment: a few inherited variables, the spec's, passhat's."""
+    env = {k: v for k, v in parent.items() if k in INHERITED or k.startswith("LC_")}
+    env.update({n: parent[n] for n in spec.pass_env if n in parent})
+    env.update(spec.env)
+    env.update(extra)
+    return env
+
+
+def parse_output(raw: bytes, mode: str) -> Any:
+    """stdout as the run's output; AgentProcessError when it is not what `mode` asks."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise AgentProcessError(
+            "agent_output",
+            f"the agent printed bytes that are not UTF-8 text on stdout (at byte {error.start}); "
+            "print one JSON value",
+        ) from None
+    if mode == "text":
+        return text
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        head = text.strip()[:200]
+        raise AgentProcessError(
+            "agent_output",
+            f"the agent's stdout is not JSON ({error}); it began {head!r}. Print one JSON "
+            "value, or set output: text in the agent's config",
+        ) from None
+
+
+def exit_reason(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the agent process was killed by {name}"
+    return f"the agent process exited with code {returncode}"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Control characters (terminal escapes among them) written out as \\xNN:
+    an agent's stderr is data, and must not drive the terminal it is shown on."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def with_tail(reason: str, stderr: str) -> str:
+    tail = printable(stderr.strip())
+    if not tail:
+        return reason + " (stderr was empty)"
+    if len(tail) > MESSAGE_TAIL:
+        tail = "..." + tail[-MESSAGE_TAIL:]
+    return f"{reason}; stderr ends:\n{tail}"
+
+
+class _Tail:
+    """The last `limit` bytes written."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+async def _read_capped(stream: asyncio.StreamReader, limit: int) -> bytes:
+    out = bytearray()
+    while chunk := await stream.read(65536):
+        out += chunk
+        if len(out) > limit:
+            raise AgentProcessError(
+                "agent_output",
+                f"the agent printed more than {limit // (1024 * 1024)} MiB on stdout; the "
+                "process was killed. Print one JSON value (logs go to stderr)",
+            )
+    return bytes(out)
+
+
+async def _drain(stream: asyncio.StreamReader, tail: _Tail) -> None:
+    while chunk := await stream.read(65536):
+        tail.add(chunk)
+
+
+async def _discard(stream: asyncio.StreamReader) -> None:
+    while await stream.read(65536):
+        pass
+
+
+async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    # an agent that never reads its stdin is fine: it has PASSHAT_INPUT
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.write(data)
+        await stdin.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.close()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _run_environ(ctx: RunContext, input_file: Path, workdir: Path) -> dict[str, str]:
+    return {
+        "PASSHAT_INPUT": str(input_file),
+        "PASSHAT_CASE_ID": ctx.case_id,
+        "PASSHAT_RUN_INDEX": str(ctx.run_index),
+        "PASSHAT_SEED": str(ctx.seed),
+        "PASSHAT_LABELS": json.dumps(list(ctx.labels), ensure_ascii=False),
+        "PASSHAT_MAX_TURNS": str(ctx.max_turns),
+        "PASSHAT_MODEL": ctx.model.name if ctx.model is not None else "",
+        "TMPDIR": str(workdir),
+    }
+
+
+class CommandAgent:
+    """An `Agent` that runs a command per run; see the module docstring for the contract."""
+
+    def __init__(self, spec: CommandSpec, suite_dir: Path | None) -> None:
+        self.spec = spec
+        self.base = base_dir(spec, suite_dir)
+        if not self.base.is_dir():
+            raise ConfigError(f"agent cwd {spec.cwd!r}: {self.base} is not a folder")
+        self.argv, self.files = resolve_paths(spec, self.base)
+        check_program(self.argv[0], os.environ.get("PATH"))
+        self.source_hash = files_hash(self.files)
+        self.prompt_version: str | None = None
+
+    async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
+        from passhat.agents.watchdog import watchdog
+        from passhat.serve import serve_run
+
+        payload = json.dumps(input, ensure_ascii=False).encode()
+        workdir = Path(tempfile.mkdtemp(prefix="passhat-run-"))
+        try:
+            input_file = workdir / "input.json"
+            input_file.write_bytes(payload)
+            async with serve_run(env, ctx) as endpoints:
+                environ = process_environ(
+                    self.spec,
+                    {**_run_environ(ctx, input_file, workdir), **endpoints.environ()},
+                    os.environ,
+                )
+                try:
+                    output = await self._run_process(payload, workdir, environ, ctx, watchdog())
+                finally:
+                    # the model failed first: that, not how the agent took it, is the story
+                    if endpoints.proxy.error is not None:
+                        raise endpoints.proxy.error
+            return output
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    async def _run_process(
+        self,
+        payload: bytes,
+        workdir: Path,
+        environ: dict[str, str],
+        ctx: RunContext,
+        guard: Any,
+    ) -> Any:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=workdir,
+                env=environ,
+                start_new_session=True,  # its own process group: killed as one
+                preexec_fn=guard.preexec,
+            )
+        except OSError as error:
+            raise AgentProcessError(
+                "agent_start", f"cannot start {self.argv[0]!r}: {error.strerror or error}"
+            ) from None
+        guard.add(proc.pid, workdir)
+        tail = _Tail(STDERR_TAIL)
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        feeder = asyncio.create_task(_feed(proc.stdin, payload))
+        drainer = asyncio.create_task(_drain(proc.stderr, tail))
+        reader = asyncio.create_task(_read_capped(proc.stdout, STDOUT_LIMIT))
+        waiter = asyncio.create_task(proc.wait())
+        try:
+            # a flood ends the read before the process ends: stop waiting for it then
+            await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if reader.done() and reader.exception() is not None:
+                reader.result()
+            await waiter
+            # leftovers of the run (background children) go with it; their pipes close
+            _kill_group(proc.pid)
+            stdout = await reader
+            await drainer
+        finally:
+            _kill_group(proc.pid)
+            for task in (feeder, drainer, reader, waiter):
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                proc.stdin.close()
+                # read the pipes to their end so the transport closes (the group is dead)
+                await asyncio.wait_for(
+                    asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()),
+                    PIPE_GRACE_S,
+                )
+            guard.remove(proc.pid)
+            ctx.stderr = tail.text() or None
+        if proc.returncode != 0:
+            raise AgentProcessError(
+                "agent_exit", with_tail(exit_reason(proc.returncode or 0), tail.text())
+            )
+        return parse_output(stdout, self.spec.output)

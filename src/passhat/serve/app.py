@@ -1,0 +1,101 @@
+"""The ASGI app of one run: the MCP endpoint and the model proxy behind one token.
+
+/mcp                    MCP, Streamable HTTP (stateless, JSON responses)
+/v1/chat/completions    OpenAI chat completions (and /chat/completions)
+/v1/messages            Anthropic messages
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from passhat.serve import anthropic_proxy as anthropic
+from passhat.serve.http import bearer_guard
+from passhat.serve.proxy import ModelProxy, completion, completion_chunks, error_body
+from passhat.serve.tools import mcp_server
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from passhat.env import Environment
+
+MAX_BODY = 32 * 1024 * 1024
+"""Largest model request read (bytes): a conversation, not a flood."""
+
+
+def chat_endpoint(proxy: ModelProxy) -> Any:
+    async def chat_completions(request: Request) -> Response:
+        raw = await request.body()
+        if len(raw) > MAX_BODY:
+            return JSONResponse(error_body("request too large", "invalid_request_error"), 413)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return JSONResponse(error_body("the body is not JSON", "invalid_request_error"), 400)
+        status, answer = await proxy.answer(body)
+        if isinstance(answer, dict):
+            return JSONResponse(answer, status)
+        turn = proxy.ctx.turns - 1
+        if isinstance(body, dict) and body.get("stream"):
+            options = body.get("stream_options") or {}
+            chunks = completion_chunks(
+                answer,
+                model=proxy.model_name,
+                turn=turn,
+                usage=bool(isinstance(options, dict) and options.get("include_usage")),
+            )
+
+            async def events() -> AsyncIterator[bytes]:
+                for chunk in chunks:
+                    yield b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+                yield b"data: [DONE]\n\n"
+
+            return StreamingResponse(events(), media_type="text/event-stream")
+        return JSONResponse(completion(answer, model=proxy.model_name, turn=turn))
+
+    return chat_completions
+
+
+def messages_endpoint(proxy: ModelProxy) -> Any:
+    """Anthropic's `POST /v1/messages`, answered by the same proxy."""
+
+    async def messages(request: Request) -> Response:
+        raw = await request.body()
+        if len(raw) > MAX_BODY:
+            return JSONResponse(anthropic.error(413, "request too large"), 413)
+        try:
+            body = json.loads(raw)
+            shaped = anthropic.openai_shaped(body) if isinstance(body, dict) else body
+        except (ValueError, AttributeError, TypeError) as error:
+            return JSONResponse(
+                anthropic.error(400, f"passhat cannot read this request: {error}"), 400
+            )
+        status, answer = await proxy.answer(shaped)
+        if isinstance(answer, dict):
+            return JSONResponse(anthropic.error_from_openai(status, answer), status)
+        turn = proxy.ctx.turns - 1
+        return JSONResponse(anthropic.message(answer, model=proxy.model_name, turn=turn))
+
+    return messages
+
+
+def build_app(env: Environment, proxy: ModelProxy, token: str) -> Any:
+    """MCP at /mcp and chat completions at /v1/chat/completions, both behind the token."""
+    routes = [
+        Route("/v1/chat/completions", chat_endpoint(proxy), methods=["POST"]),
+        Route("/chat/completions", chat_endpoint(proxy), methods=["POST"]),
+        Route("/v1/messages", messages_endpoint(proxy), methods=["POST"]),
+    ]
+    app = mcp_server(env).streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        session_idle_timeout=None,
+        custom_starlette_routes=routes,
+    )
+    return bearer_guard(app, token)

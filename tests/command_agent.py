@@ -1,0 +1,156 @@
+"""A command agent for tests: what it does is chosen per run, to misbehave on purpose.
+
+    python tests/command_agent.py MODE [MODE...]
+
+Run i does MODES[i-1] (the last mode repeats). Modes:
+
+    ok       calls update_ticket over MCP with the tiny suite's goal; prints JSON
+             saying whether stdin and PASSHAT_INPUT held the same input
+    model    asks the model once through passhat's proxy (official openai SDK),
+             then writes the answer's tool call through MCP; prints the env it saw
+    anthropic  the tool loop through the Anthropic-compatible endpoint (official
+             anthropic SDK) until the model answers without a tool call
+    hang     starts a grandchild, notes both pids and its folder, then sleeps forever
+    crash    writes to stderr and exits with code 3
+    nonjson  prints text that is not JSON
+    flood    prints 100 MB on stdout
+    hang-if-flag   hang when $FLAG_DIR/hang exists, else ok (for kill -9 and resume)
+
+Pids and folders go to $PID_DIR/run-N.json when PID_DIR is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+GOAL = [{"ac": 2, "label": "unverifiable", "note": "vague"}]
+
+
+def note(**data: object) -> None:
+    folder = os.environ.get("PID_DIR")
+    if folder:
+        path = Path(folder) / f"run-{os.environ['PASSHAT_RUN_INDEX']}.json"
+        path.write_text(json.dumps(data))
+
+
+async def call_tool(name: str, arguments: dict[str, object]) -> object:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    auth = {"Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}"}
+    transport = streamable_http_client(
+        os.environ["PASSHAT_MCP_URL"], http_client=httpx2.AsyncClient(headers=auth)
+    )
+    async with Client(transport) as client:
+        result = await client.call_tool(name, arguments)
+        return result.content[0].text  # type: ignore[union-attr]
+
+
+def ok() -> None:
+    stdin = json.load(sys.stdin)
+    from_file = json.loads(Path(os.environ["PASSHAT_INPUT"]).read_text())
+    answer = asyncio.run(
+        call_tool(
+            "update_ticket",
+            {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": [], "annotations": GOAL},
+        )
+    )
+    print("wrote the ticket", file=sys.stderr)
+    print(json.dumps({"same_input": stdin == from_file, "tool": answer}))
+
+
+def model() -> None:
+    from openai import OpenAI
+
+    client = OpenAI(max_retries=0)  # OPENAI_BASE_URL and OPENAI_API_KEY: passhat's proxy
+    answer = client.chat.completions.create(
+        model="anything",
+        messages=[{"role": "system", "content": "clarify"}, {"role": "user", "content": "T-1"}],
+        tools=[
+            {
+                "type": "function",
+                "function": {"name": "update_ticket", "parameters": {"type": "object"}},
+            }
+        ],
+    )
+    calls = answer.choices[0].message.tool_calls or []
+    for c in calls:
+        asyncio.run(call_tool(c.function.name, json.loads(c.function.arguments)))
+    seen = {k: v for k, v in os.environ.items() if "KEY" in k or "TOKEN" in k}
+    print(json.dumps({"env": seen, "usage": answer.usage.total_tokens if answer.usage else None}))
+
+
+def anthropic() -> None:
+    from anthropic import Anthropic
+
+    client = Anthropic(max_retries=0)  # ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY: the proxy
+    tools = [{"name": "update_ticket", "input_schema": {"type": "object"}}]
+    messages: list[dict[str, object]] = [{"role": "user", "content": "T-1"}]
+    for _ in range(3):
+        answer = client.messages.create(
+            model="anything", max_tokens=100, system="clarify", messages=messages, tools=tools
+        )
+        uses = [b for b in answer.content if b.type == "tool_use"]
+        if not uses:
+            text = "".join(b.text for b in answer.content if b.type == "text")
+            print(json.dumps({"final": text, "stop": answer.stop_reason}))
+            return
+        messages.append({"role": "assistant", "content": [b.model_dump() for b in answer.content]})
+        results = []
+        for use in uses:
+            text = asyncio.run(call_tool(use.name, dict(use.input)))
+            results.append({"type": "tool_result", "tool_use_id": use.id, "content": text})
+        messages.append({"role": "user", "content": results})
+
+
+def hang() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    note(pid=os.getpid(), child=child.pid, cwd=os.getcwd())
+    print("hanging", file=sys.stderr, flush=True)
+    while True:
+        time.sleep(1)
+
+
+def crash() -> None:
+    print("boom: the agent could not parse the ticket", file=sys.stderr)
+    sys.exit(3)
+
+
+def flood() -> None:
+    block = b"x" * (1024 * 1024)
+    try:
+        for _ in range(100):
+            sys.stdout.buffer.write(block)
+    except BrokenPipeError:
+        pass
+
+
+def main() -> None:
+    modes = sys.argv[1:] or ["ok"]
+    index = int(os.environ["PASSHAT_RUN_INDEX"])
+    mode = modes[min(index, len(modes)) - 1]
+    if mode == "hang-if-flag":
+        mode = "hang" if (Path(os.environ["FLAG_DIR"]) / "hang").exists() else "ok"
+    actions = {
+        "ok": ok,
+        "model": model,
+        "anthropic": anthropic,
+        "hang": hang,
+        "crash": crash,
+        "flood": flood,
+    }
+    if mode == "nonjson":
+        print("hello, this is not JSON")
+        return
+    actions[mode]()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The TypeScript clarifier (examples/clarify-ts) end to end, with no network.
+
+A real `node` process per run, the official `openai` and MCP TypeScript SDKs,
+passhat's MCP server and model proxy on 127.0.0.1, the seed's cassette behind
+the proxy: the report must be the seed's coupon table, as `make demo` shows it
+for the built-in clarifier. `make test` builds the agent (npm ci, tsc) first.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import CLARIFY, ROOT, run_cli, run_seed
+from passhat.models.replay import Cassette
+from passhat.store import Store
+
+AGENT = ROOT / "examples" / "clarify-ts" / "dist" / "agent.js"
+
+SEED_SETS = {
+    1: {"AC3:conflict", "AC4:unverifiable", "AC7:unverifiable"},
+    2: {"AC3:conflict", "AC4:unverifiable"},
+    3: {"AC3:conflict", "AC4:unverifiable", "AC7:unverifiable", "AC5:conflict"},
+}
+"""The seed: AC3 conflict and AC4 in every run, AC7 missed in run 2, an extra in run 3,
+AC3 inconsistent-with-description in none."""
+
+
+@pytest.fixture(scope="module")
+def node_agent() -> str:
+    node = shutil.which("node")
+    assert node is not None, (
+        "node is needed for the TypeScript example (Debian: apt-get install nodejs)"
+    )
+    assert AGENT.is_file(), f"{AGENT} is missing: run `make clarify-ts` (npm ci and tsc)"
+    return f"{node} {AGENT}"
+
+
+def _annotation_sets(db: Path, ref: str = "latest") -> dict[int, set[str]]:
+    with Store(db, create=False) as store:
+        experiment = store.experiment(ref)
+        runs = store.runs(experiment.id)
+    return {
+        r.run_index: {f"AC{a['ac']}:{a['label']}" for a in r.final_state["ticket"]["annotations"]}
+        for r in runs
+    }
+
+
+def test_the_typescript_clarifier_reproduces_the_seed_table(
+    node_agent: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    r = run_seed(capsys, "--agent-cmd", node_agent, "--db", str(db), "--name", "ts")
+    assert r.code == 0, r.err
+    assert _annotation_sets(db) == SEED_SETS
+    with Store(db, create=False) as store:
+        runs = store.runs(store.experiment("ts").id)
+    assert [run.status for run in runs] == ["failed"] * 3
+    assert {run.model_source for run in runs} == {"replayed"}
+    for run in runs:
+        # each run called update_ticket once over MCP and never queried background
+        assert [c["tool"] for c in run.tool_calls] == ["update_ticket"]
+        assert [m["role"] for m in run.transcript] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
+        assert run.output["stopped"] == "answered"
+        assert (run.input_tokens, run.output_tokens) != (0, 0)
+    out = " ".join(r.out.split())
+    assert "AC3:inconsistent_with_description 0/3 1, 2, 3 always missed" in out
+    assert "AC7:unverifiable 2/3 2 sometimes missed" in out
+    assert "AC5:conflict +1/3 extra in 3" in out
+    assert "3 runs replayed from a cassette: re-plays of one recording, not independent" in out
+    report = run_cli(capsys, "report", "ts", "--json", "--db", str(db))
+    assert json.loads(report.out)["accounting"]["runs_replayed"] == 3
+
+    # the proxy's transcript makes a cassette with the seed's answers, turn by turn
+    tape = tmp_path / "ts.jsonl"
+    made = run_cli(capsys, "cassette", "ts", "-o", str(tape), "--db", str(db))
+    assert made.code == 0, made.err
+    seed = Cassette.load(CLARIFY / "cassettes" / "seed.jsonl").answers
+    ours = Cassette.load(tape).answers
+    assert set(ours) == set(seed)
+    for key, answer in seed.items():
+        assert ours[key].message == answer.message
+        assert ours[key].usage == answer.usage
+
+    # and that cassette replays through the proxy to the same annotation sets
+    again = run_seed(
+        capsys,
+        "--agent-cmd",
+        node_agent,
+        "--model",
+        f"replay:{tape}",
+        "--db",
+        str(db),
+        "--name",
+        "again",
+    )
+    assert again.code == 0, again.err
+    assert _annotation_sets(db, "again") == SEED_SETS

@@ -1,0 +1,452 @@
+"""Command agents: one process per run, tools over MCP, the model through passhat's proxy.
+
+The agent under test is tests/command_agent.py, a real process that behaves well
+or badly per run; passhat serves it real MCP and a real HTTP proxy on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import run_cli
+from conftest import SuiteWriter
+from fakeserver import FakeServer, call
+from passhat.agents.command import (
+    AgentProcessError,
+    CommandSpec,
+    from_command_line,
+    parse_config,
+    parse_output,
+    resolve_paths,
+)
+from passhat.errors import ConfigError
+from passhat.store import Store
+
+pytest_plugins = ["fakeserver"]
+
+SCRIPT = Path(__file__).resolve().parent / "command_agent.py"
+ROOT = Path(__file__).resolve().parents[1]
+TAPE_HEAD = {"cassette": 1, "model": "test", "note": "tests"}
+GOAL = [{"ac": 2, "label": "unverifiable", "note": "vague"}]
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its reaper counts as dead)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _wait_dead(pids: list[int], seconds: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if _alive(p)]
+        if not alive:
+            return []
+        time.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+def _suite(
+    writer: SuiteWriter, modes: list[str], tape: list[dict[str, Any]] | None = None, **agent: Any
+) -> Path:
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {"command": [sys.executable, str(SCRIPT), *modes], **agent}  # type: ignore[index]
+    lines = [TAPE_HEAD, *(tape or [])]
+    writer.files["tape.jsonl"] = "".join(json.dumps(line) + "\n" for line in lines)
+    return writer.write()
+
+
+def _runs(db: Path) -> dict[int, Any]:
+    with Store(db, create=False) as store:
+        experiment = store.experiment("latest")
+        return {r.run_index: r for r in store.runs(experiment.id)}
+
+
+def test_crash_non_json_and_flood_each_end_as_one_errored_run(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _suite(writer, ["crash", "nonjson", "flood", "ok"])
+    db = tmp_path / "p.db"
+    args = ["-k", "4", "--timeout", "120", "--concurrency", "4", "--db", str(db), "-q"]
+    result = run_cli(capsys, "run", str(suite), *args)
+    assert result.code == 0, result.err
+    runs = _runs(db)
+    assert [runs[i].status for i in range(1, 5)] == ["errored"] * 3 + ["passed"]
+    crash, nonjson, flood, ok = (runs[i] for i in range(1, 5))
+    assert crash.error_type == "agent_exit"
+    assert "exited with code 3" in (crash.error_message or "")
+    assert "boom: the agent could not parse the ticket" in (crash.error_message or "")
+    assert "boom" in (crash.stderr or "")
+    shown = run_cli(capsys, "show", "latest", "tiny-001", "1", "--db", str(db))
+    assert "stderr (tail)" in shown.out and "boom: the agent could not" in shown.out
+    assert nonjson.error_type == "agent_output"
+    message = nonjson.error_message or ""
+    assert "not JSON" in message and "hello, this is" in message
+    assert flood.error_type == "agent_output"
+    assert "more than 16 MiB on stdout" in (flood.error_message or "")
+    assert flood.duration_s < 60, "a flood is stopped when it passes the limit, not at the timeout"
+    # the good run went on: its MCP call is recorded like an in-process call, and graded
+    assert ok.output["same_input"] is True
+    assert [c["tool"] for c in ok.tool_calls] == ["update_ticket"]
+    assert ok.final_state["ticket"]["annotations"][0]["label"] == "unverifiable"
+    assert "wrote the ticket" in (ok.stderr or "")
+
+
+def test_a_hang_is_killed_with_its_process_group_at_the_timeout_and_the_next_run_goes_on(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    suite = _suite(writer, ["hang", "crash"], env={"PID_DIR": str(pids)})
+    db = tmp_path / "p.db"
+    args = ["-k", "2", "--timeout", "5", "--concurrency", "1", "--db", str(db), "-q"]
+    assert run_cli(capsys, "run", str(suite), *args).code == 0
+    hang, crash = _runs(db)[1], _runs(db)[2]
+    assert (hang.status, hang.error_type) == ("errored", "timeout")
+    assert "hanging" in (hang.stderr or "")
+    assert (crash.status, crash.error_type) == ("errored", "agent_exit")
+    # the hanging run's whole process group died with its run, and its folder is gone
+    noted = json.loads((pids / "run-1.json").read_text())
+    assert _wait_dead([noted["pid"], noted["child"]]) == []
+    assert not Path(noted["cwd"]).exists()
+
+
+def test_model_calls_go_through_the_proxy_live_and_the_real_key_stays_in_passhat(
+    writer: SuiteWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-key-never-leaves")
+    args = {
+        "key": "T-1",
+        "goal": "g",
+        "scope_in": ["s"],
+        "scope_out": [],
+        "annotations": [{"ac": 2, "label": "unverifiable", "note": "v"}],
+    }
+    fake_server.fail(503, times=1)  # retried by passhat, invisible to the agent
+    fake_server.reply(tool_calls=[call("update_ticket", args, id="c1")], usage=(120, 30))
+    suite = _suite(writer, ["model"])
+    db = tmp_path / "p.db"
+    result = run_cli(
+        capsys,
+        "run",
+        str(suite),
+        "-k",
+        "1",
+        "--model",
+        "openai:gpt-test",
+        "--base-url",
+        fake_server.openai_url,
+        "--db",
+        str(db),
+        "-q",
+    )
+    assert result.code == 0, result.err
+    run = _runs(db)[1]
+    assert run.status == "passed", run.error_message
+    assert run.model_source == "live"
+    assert (run.input_tokens, run.output_tokens) == (120, 30)
+    assert len(run.retries) == 1
+    seen = run.output["env"]
+    assert "sk-real-key-never-leaves" not in json.dumps(seen)
+    assert seen["OPENAI_API_KEY"] == seen["PASSHAT_MCP_TOKEN"]
+    # the real key went to the real endpoint only, and nowhere into the store
+    assert fake_server.requests[-1].headers["authorization"] == "Bearer sk-real-key-never-leaves"
+    assert b"sk-real-key-never-leaves" not in db.read_bytes()
+    roles = [m["role"] for m in run.transcript]
+    assert roles == ["system", "user", "assistant"]
+    assert run.transcript[-1]["tool_calls"][0]["name"] == "update_ticket"
+
+
+def test_a_replay_gap_behind_the_proxy_errors_the_run_as_a_model_error(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _suite(writer, ["model"])  # the tape has no answer at all
+    db = tmp_path / "p.db"
+    run_cli(capsys, "run", str(suite), "-k", "1", "--db", str(db), "-q")
+    run = _runs(db)[1]
+    assert run.status == "errored"
+    assert run.error_type == "model_error"
+    assert "no answer for case 'tiny-001', run 1, turn 0" in (run.error_message or "")
+
+
+def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    pids, flags = tmp_path / "pids", tmp_path / "flags"
+    pids.mkdir()
+    flags.mkdir()
+    (flags / "hang").touch()
+    suite = _suite(writer, ["hang-if-flag"], env={"PID_DIR": str(pids), "FLAG_DIR": str(flags)})
+    db = tmp_path / "p.db"
+    argv = [
+        sys.executable,
+        "-m",
+        "passhat",
+        "run",
+        str(suite),
+        "-k",
+        "3",
+        "--name",
+        "killed",
+        "--db",
+        str(db),
+        "-q",
+    ]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(pids.glob("run-*.json"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        noted = [json.loads(p.read_text()) for p in sorted(pids.glob("run-*.json"))]
+        assert len(noted) == 3, "every run's agent must be up before the kill"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    agents = [n["pid"] for n in noted] + [n["child"] for n in noted]
+    assert _wait_dead(agents) == [], "agent processes outlived passhat"
+    assert _wait_dead([]) == []
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    for n in noted:
+        deadline = time.monotonic() + 5
+        while Path(n["cwd"]).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(n["cwd"]).exists(), "the watchdog removes a killed run's folder"
+    (flags / "hang").unlink()
+    done = subprocess.run(
+        [sys.executable, "-m", "passhat", "resume", "killed", "--db", str(db), "-q", "--strict"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    runs = _runs(db)
+    assert sorted(runs) == [1, 2, 3]
+    assert {r.status for r in runs.values()} == {"passed"}
+
+
+def test_the_fingerprint_covers_the_agent_file_bytes(writer: SuiteWriter, tmp_path: Path) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text("print(1)\n")
+    spec = from_command_line(f"{sys.executable} agent.py", tmp_path)
+    argv, files = resolve_paths(spec, tmp_path)
+    assert argv[1] == str(agent) and files == [agent]
+    from passhat.agents import resolve_agent
+
+    before = resolve_agent(spec.spec()).source_hash
+    agent.write_text("print(2)\n")
+    after = resolve_agent(spec.spec()).source_hash
+    assert before and after and before != after
+
+
+def test_stdout_is_json_or_text_as_configured() -> None:
+    assert parse_output(b'{"a": 1}\n', "json") == {"a": 1}
+    assert parse_output(b"  \n", "json") is None
+    assert parse_output(b"plain words\n", "text") == "plain words\n"
+    with pytest.raises(AgentProcessError, match="not UTF-8"):
+        parse_output(b"\xff\xfe", "json")
+    with pytest.raises(AgentProcessError, match="not JSON"):
+        parse_output(b"plain words", "json")
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"command": []}, "list of strings"),
+        ({"command": ["x"], "env": {"OPENAI_API_KEY": "sk"}}, "looks like a secret"),
+        ({"command": ["x"], "output": "xml"}, "use json or text"),
+        ({"command": ["x"], "shell": True}, "unknown key"),
+    ],
+    ids=["empty-command", "secret-in-env", "bad-output", "unknown-key"],
+)
+def test_bad_command_configs_are_one_line_errors(config: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config(config, "suite.yaml: defaults.agent")
+
+
+def test_a_missing_program_is_refused_before_anything_runs(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _suite(writer, [])
+    result = run_cli(
+        capsys,
+        "run",
+        str(suite),
+        "--agent-cmd",
+        "no-such-program-xyz a.js",
+        "--db",
+        str(tmp_path / "p.db"),
+    )
+    assert result.code == 2
+    assert "'no-such-program-xyz' is not on PATH" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_the_agent_process_gets_a_small_environment() -> None:
+    from passhat.agents.command import process_environ
+
+    spec = CommandSpec(command=("x",), env={"A": "1"}, pass_env=("SERP_KEY",))
+    parent = {
+        "PATH": "/bin",
+        "OPENAI_API_KEY": "sk",
+        "ANTHROPIC_API_KEY": "sk",
+        "SERP_KEY": "s",
+        "LC_ALL": "C",
+    }
+    env = process_environ(spec, {"PASSHAT_MCP_URL": "u"}, parent)
+    assert env == {"PATH": "/bin", "LC_ALL": "C", "SERP_KEY": "s", "A": "1", "PASSHAT_MCP_URL": "u"}
+
+
+def test_every_report_says_when_runs_were_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli_helpers import run_seed
+    from passhat.report.html import render_html
+
+    db = tmp_path / "p.db"
+    assert run_seed(capsys, "--db", str(db), "-q").code == 0  # the in-process clarifier
+    with Store(db, create=False) as store:
+        experiment = store.experiment("latest")
+        runs = store.runs(experiment.id)
+    assert {r.model_source for r in runs} == {"replayed"}
+    page = render_html(experiment, runs)
+    assert 'data-replayed="3"' in page
+    assert "3 runs replayed from a cassette" in page
+    live = [replace(r, model_source="live") for r in runs]
+    assert "data-replayed" not in render_html(experiment, live)
+    out = " ".join(
+        run_cli(capsys, "report", "latest", "--db", str(db), "--lang", "zh-TW").out.split()
+    )
+    assert "3 次執行的模型回應重播自錄製檔" in out
+
+
+def test_suite_yaml_names_a_command_agent_or_says_which_field_is_wrong(
+    writer: SuiteWriter,
+) -> None:
+    from passhat.errors import SuiteError
+    from passhat.suite import load_suite
+
+    writer.suite["defaults"]["agent"] = {"command": ["node", "agent.js"], "env": {"A": 1}}  # type: ignore[index]
+    spec = load_suite(writer.write()).defaults.agent
+    assert spec.startswith("command:")
+    assert parse_config(json.loads(spec.removeprefix("command:")), "x") == CommandSpec(
+        ("node", "agent.js"), cwd=".", env={"A": "1"}
+    )
+    writer.suite["defaults"]["agent"] = {"command": [], "shell": True}  # type: ignore[index]
+    with pytest.raises(SuiteError) as raised:
+        load_suite(writer.write())
+    problems = "\n".join(raised.value.problems)
+    assert "suite.yaml: defaults.agent.command: is empty" in problems
+    assert "defaults.agent.shell: unknown key 'shell'" in problems
+
+
+def test_stderr_quoted_in_a_reason_cannot_drive_the_terminal() -> None:
+    from passhat.agents.command import with_tail
+
+    reason = with_tail("the agent process exited with code 1", "bad\x1b]0;owned\x07\x1b[2J\n")
+    assert "\x1b" not in reason and "\x07" not in reason
+    assert "bad\\x1b]0;owned\\x07\\x1b[2J" in reason
+
+
+def test_the_anthropic_endpoint_replays_a_tool_loop(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": [], "annotations": GOAL}
+    tape = [
+        {
+            "case": "tiny-001",
+            "run": 1,
+            "turn": 0,
+            "message": {
+                "role": "assistant",
+                "content": "writing",
+                "tool_calls": [{"id": "t1", "name": "update_ticket", "arguments": args}],
+            },
+            "usage": {"input_tokens": 50, "output_tokens": 20},
+        },
+        {
+            "case": "tiny-001",
+            "run": 1,
+            "turn": 1,
+            "message": {"role": "assistant", "content": "done"},
+            "usage": {"input_tokens": 80, "output_tokens": 2},
+        },
+    ]
+    suite = _suite(writer, ["anthropic"], tape)
+    db = tmp_path / "p.db"
+    run_cli(capsys, "run", str(suite), "-k", "1", "--db", str(db), "-q")
+    run = _runs(db)[1]
+    assert run.status == "passed", run.error_message
+    assert run.output == {"final": "done", "stop": "end_turn"}
+    assert [m["role"] for m in run.transcript] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert run.transcript[3]["name"] == "update_ticket"
+    assert (run.input_tokens, run.output_tokens) == (130, 22)
+    assert run.model_source == "replayed"
+
+
+async def test_the_run_server_wants_its_token_and_streams_whole_answers(tmp_path: Path) -> None:
+    import httpx2
+    from openai import AsyncOpenAI
+
+    from passhat.agents.base import RunContext
+    from passhat.env import make_environment
+    from passhat.models.replay import ReplayModel
+    from passhat.serve import serve_run
+    from passhat.suite import load_suite
+
+    suite = load_suite(ROOT / "examples" / "clarify")
+    case = suite.case("ac-conflict-001")
+    model = ReplayModel(ROOT / "examples" / "clarify" / "cassettes" / "seed.jsonl")
+    ctx = RunContext(case_id=case.id, run_index=2, seed=1, model=model)
+    async with serve_run(make_environment(suite, case), ctx) as endpoints:
+        async with httpx2.AsyncClient() as http:
+            for headers in ({}, {"Authorization": "Bearer wrong"}):
+                denied = await http.post(endpoints.mcp_url, json={}, headers=headers)
+                assert denied.status_code == 401
+                denied = await http.post(
+                    endpoints.openai_base_url + "/chat/completions", json={}, headers=headers
+                )
+                assert denied.status_code == 401
+        client = AsyncOpenAI(
+            base_url=endpoints.openai_base_url, api_key=endpoints.token, max_retries=0
+        )
+        stream = await client.chat.completions.create(
+            model="x",
+            messages=[{"role": "user", "content": "go"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        chunks = [chunk async for chunk in stream]
+        await client.close()
+    calls = chunks[0].choices[0].delta.tool_calls or []
+    assert [c.function.name for c in calls] == ["update_ticket"]
+    annotations = json.loads(calls[0].function.arguments or "{}")["annotations"]
+    assert len(annotations) == 2  # the seed's run 2 at turn 0
+    assert chunks[1].choices[0].finish_reason == "tool_calls"
+    assert chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens == 1912
+    assert ctx.turns == 1 and ctx.model_source() == "replayed"
