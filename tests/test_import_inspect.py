@@ -58,6 +58,7 @@ def test_errored_samples_stay_in_the_plan_and_out_of_the_pass_rate(
         "runs_counted": 8,
         "runs_errored": 1,
         "runs_missing": 0,
+        "runs_replayed": 0,
     }
     assert data["dataset"]["pass_at_1"] == pytest.approx(6 / 8)
     # s3 has 2 counted runs: the dataset is labelled pass@2 / pass^2, never pass@3
