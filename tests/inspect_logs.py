@@ -64,6 +64,7 @@ def make_logs(log_dir: Path) -> Path:
         text=True,
         timeout=300,
         check=False,
+        cwd=log_dir.parent,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return Path(done.stdout.strip().splitlines()[-1].removeprefix("file://"))
@@ -78,4 +79,17 @@ def trimmed_json_log(log: Path, out: Path, drop: tuple[str, int]) -> Path:
     assert data.samples is not None
     data.samples = [s for s in data.samples if (str(s.id), s.epoch) != drop]
     write_eval_log(data, str(out), format="json")
+    return out
+
+
+def invalidated_log(log: Path, out: Path, sample: tuple[str, int], reason: str) -> Path:
+    """The same log with one sample × epoch invalidated through Inspect's own API."""
+    from inspect_ai.log import ProvenanceData, invalidate_samples, read_eval_log, write_eval_log
+
+    data = read_eval_log(str(log))
+    assert data.samples is not None
+    uuid = next(s.uuid for s in data.samples if (str(s.id), s.epoch) == sample)
+    assert uuid is not None
+    edited = invalidate_samples(data, [uuid], ProvenanceData(author="reviewer", reason=reason))
+    write_eval_log(edited, str(out))
     return out

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from cli_helpers import run_cli
-from inspect_logs import make_logs, trimmed_json_log
+from inspect_logs import invalidated_log, make_logs, trimmed_json_log
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +169,13 @@ def test_a_truncated_log_is_one_line_exit_2(
         not (tmp_path / "p.db").exists()
         or run_cli(capsys, "list", "--db", str(tmp_path / "p.db")).code == 0
     )
+
+
+def test_a_sample_invalidated_in_inspect_is_errored_with_the_reason(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited = invalidated_log(logs["full"], tmp_path / "edited.eval", ("s1", 1), "leaked answer")
+    (item,) = imported(capsys, tmp_path / "p.db", str(edited))
+    assert {(e["case"], e["run"]) for e in item["errored"]} == {("s1", 1), ("s3", 2)}
+    assert any("leaked answer" in e["message"] for e in item["errored"])
+    assert item["passhat"]["pass_rate"] == pytest.approx(5 / 7)

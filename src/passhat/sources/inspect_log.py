@@ -7,6 +7,7 @@ never parsed by hand. Each sample × epoch is a run:
 - scored: passed when the scorer's value passes (`--pass-if`; default: `C`,
   `1` or `True`), else failed;
 - sample error: errored, with Inspect's message (its retries kept with the run);
+  a sample Inspect marks invalidated is errored too;
 - an epoch with no sample at all (a cancelled eval, a trimmed log): missing.
 
 Requested k is the task's epochs. Inspect's own figures are kept beside
@@ -209,8 +210,12 @@ def sample_run(
         "completion": sample.output.completion if sample.output else None,
         "target": sample.target,
     }
+    invalidation = getattr(sample, "invalidation", None)
     if sample.error is not None:
         error = ("sample_error", sample.error.message)
+    elif invalidation is not None:
+        reason = getattr(invalidation, "reason", None) or "no reason given"
+        error = ("invalidated", f"the sample was invalidated in Inspect ({reason})")
     else:
         name = _scorer_name(log, sample, scorer)
         if name is None:
