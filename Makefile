@@ -63,6 +63,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_html.py
 	$(BIN)/python benchmarks/bench_command_agent.py
+	$(BIN)/python benchmarks/bench_export.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(CLARIFY_TS)/node_modules $(CLARIFY_TS)/dist

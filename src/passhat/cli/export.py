@@ -56,7 +56,7 @@ def export(
     chosen = format_for(output, fmt)
     with open_store(db) as store:
         experiment = store.experiment(experiment_ref)
-        runs = store.runs(experiment.id)
+        runs = store.runs(experiment.id, full=False)  # no transcripts: rows never hold them
     if per_case:
         rows = case_rows(experiment, experiment_accounting(experiment, runs))
         columns = CASE_COLUMNS

@@ -148,7 +148,8 @@ def read_log(path: Path) -> EvalLog:
     from inspect_ai.log import read_eval_log
 
     try:
-        return read_eval_log(str(path))
+        # events and store are the bulk of a log and never become part of a run here
+        return read_eval_log(str(path), exclude_fields={"events", "store"})
     except Exception as error:  # Inspect raises many kinds for a damaged file
         reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise InputError(
