@@ -169,3 +169,40 @@ def test_runs_round_trip_whole(
         assert s.run("e1", "a", 1) == record
         light = s.runs("e1", full=False)[0]
         assert light.final_state == {} and light.status == record.status
+
+
+def test_an_experiment_stored_before_kinds_existed_reads_as_a_run(tmp_path: Path) -> None:
+    """Regression (issue #12): the kind/source migration keeps older rows readable."""
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
+    for version, (name, sql) in enumerate(MIGRATIONS[:2], start=1):
+        for statement in sql.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("INSERT INTO migrations VALUES (?, ?, 'then')", (version, name))
+    db.execute(
+        "INSERT INTO experiments (id, name, created_at, suite_name, suite_path, suite_hash, agent, "
+        "model, model_config, params, prompt_version, k_requested, seed, harness_version, "
+        "fingerprint, case_ids, case_hashes, tools) VALUES ('e1', NULL, 't', 's', '/x', 'h', "
+        "'clarifier', 'm', '{}', '{}', NULL, 3, 1, '0', 'f', '[\"a\"]', '{}', '[]')"
+    )
+    db.commit()
+    db.close()
+    with Store(path, create=False) as s:
+        old = s.experiment("e1")
+        assert (old.kind, old.source) == ("run", None)
+
+
+def test_an_experiment_with_its_runs_lands_whole_or_not_at_all(store: Store) -> None:
+    imported = replace(experiment("e2", name="imp"), kind="imported", source={"tool": "inspect"})
+    runs = [replace(run(), experiment_id="e2"), replace(run(index=2), experiment_id="e2")]
+    assert store.add_experiment_with_runs(imported, runs) == 2
+    assert store.experiment("imp").source == {"tool": "inspect"}
+    assert len(store.runs("e2")) == 2
+    twice = [replace(run(), experiment_id="e3"), replace(run(), experiment_id="e3")]
+    with pytest.raises(StoreError, match="nothing was written"):
+        store.add_experiment_with_runs(experiment("e3", name="dup"), twice)
+    with pytest.raises(StoreError, match="no experiment 'dup'"):
+        store.experiment("dup")
+    assert store.runs("e3") == []
