@@ -132,6 +132,9 @@ def test_a_folder_of_logs_report_html_compare_and_export_work_on_imports(
     assert r.code == 0 and "s3" in page and "imported (inspect): task tiny-math" in page
     r = run_cli(capsys, "report", a, "--db", str(db))
     assert "imported (inspect): task tiny-math, Inspect " in r.out
+    # Inspect's own figure stays beside passhat's in every later report
+    assert "Inspect accuracy (match) 0.778" in " ".join(r.out.split())
+    assert "Inspect accuracy (match) 0.778" in page
     r = run_cli(capsys, "compare", a, b, "--db", str(db), "--json", "-B", "200")
     assert r.code == 0, r.err
     assert json.loads(r.out)["verdict"]["outcome"]

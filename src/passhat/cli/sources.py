@@ -154,6 +154,9 @@ def store_imports(
 
     shown: list[dict[str, Any]] = []
     complete = True
+    from passhat.sources import with_figures
+
+    items = [with_figures(imported) for imported in items]
     with open_store(db, create=True) as store:
         for imported in items:
             store.add_experiment_with_runs(imported.experiment, imported.runs)

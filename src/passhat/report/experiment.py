@@ -22,7 +22,7 @@ from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.i18n import t, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
-from passhat.sources import source_line
+from passhat.sources import source_figures_line, source_line
 from passhat.stats import Uncertainty, uncertainty
 
 
@@ -58,6 +58,9 @@ def header_table(e: ExperimentRecord, *, lang: str = "en") -> Table:
     origin = source_line(e)
     if origin is not None:
         rows.append(("source", origin))
+    figures = source_figures_line(e)
+    if figures is not None:
+        rows.append(("source_figures", figures))
     for key, value in rows:
         table.add_row(t(key, lang), Text(value))
     return table

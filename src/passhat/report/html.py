@@ -46,7 +46,7 @@ from passhat.metrics import pass_at_curve, pass_hat_curve
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_accounting, replayed_runs
 from passhat.report.i18n import LABELS, check_lang, t, verdict_key
-from passhat.sources import source_line
+from passhat.sources import source_figures_line, source_line
 from passhat.stats import DatasetIntervals, Interval, dataset_intervals
 
 if TYPE_CHECKING:
@@ -404,6 +404,9 @@ def _header(e: ExperimentRecord) -> list[tuple[str, str]]:
     origin = source_line(e)
     if origin is not None:
         rows.append(("source", origin))
+    figures = source_figures_line(e)
+    if figures is not None:
+        rows.append(("source_figures", figures))
     return rows
 
 

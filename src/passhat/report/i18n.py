@@ -34,6 +34,7 @@ _EN: dict[str, str] = {
     "harness_version": "harness version",
     "cassette": "cassette",
     "source": "source",
+    "source_figures": "its own figures",
     "none": "–",
     "colon": ": ",
     # accounting
@@ -285,6 +286,7 @@ _ZH_TW: dict[str, str] = {
     "harness_version": "harness 版本",
     "cassette": "錄製的回應",
     "source": "來源",
+    "source_figures": "來源自己的數字",
     "none": "–",
     "colon": "：",
     # accounting

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,17 @@ from typing import Any
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 
-__all__ = ["Figure", "Imported", "file_sha256", "new_id", "now", "short_hash", "source_line"]
+__all__ = [
+    "Figure",
+    "Imported",
+    "file_sha256",
+    "new_id",
+    "now",
+    "short_hash",
+    "source_figures_line",
+    "source_line",
+    "with_figures",
+]
 
 
 @dataclass(frozen=True)
@@ -109,3 +119,30 @@ def source_line(experiment: ExperimentRecord) -> str | None:
         parts.append(f"sha256 {str(source['sha256'])[:12]}")
     parts.append(f"from {source.get('path')}")
     return f"{experiment.kind} ({tool}): " + ", ".join(parts)
+
+
+def with_figures(imported: Imported) -> Imported:
+    """The import with the source's own figures kept in `experiment.source`, so every
+    later report can show them beside passhat's."""
+    if not imported.figures:
+        return imported
+    figures = [{"label": f.label, "value": f.value, "weighs": f.weighs} for f in imported.figures]
+    source = {**(imported.experiment.source or {}), "figures": figures}
+    return replace(imported, experiment=replace(imported.experiment, source=source))
+
+
+def source_figures_line(experiment: ExperimentRecord) -> str | None:
+    """The source's own figures, as it computed them, with what they weigh; None if none."""
+    source = experiment.source
+    figures = source.get("figures") if isinstance(source, dict) else None
+    if not isinstance(figures, list) or not figures:
+        return None
+    shown = ", ".join(
+        f"{f.get('label')} {f['value']:.3f}"
+        if isinstance(f.get("value"), int | float)
+        else str(f.get("label"))
+        for f in figures
+        if isinstance(f, dict)
+    )
+    weighs = "; ".join(dict.fromkeys(str(f.get("weighs")) for f in figures if isinstance(f, dict)))
+    return f"{shown} (weighs {weighs}; passhat's pass rate weighs counted runs)"
