@@ -290,3 +290,25 @@ def test_a_folder_with_no_runs_is_one_line_exit_2(
     assert r.code == 2 and "no run directories found" in r.err
     r = run_cli(capsys, "audit", str(tmp_path / "nope"))
     assert r.code == 2 and "not a folder" in r.err
+
+
+def test_two_folders_for_one_run_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_folder(tmp_path, {"a": {1: {"grade": {"passed": True}}}})
+    (root / "outputs" / "a" / "trial-1").mkdir()
+    r = run_cli(capsys, "audit", str(root))
+    assert r.code == 2 and "are both run 1 of 'a'" in r.err
+
+
+def test_grading_runs_several_at_once_and_keeps_each_grade_with_its_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = {i: {"card": GOOD_CARD if i % 2 else BAD_CARD} for i in range(1, 9)}
+    root = make_folder(tmp_path, {"a": runs})
+    grader = f"{sys.executable} {FIXED} {{run_dir}}"
+    data = audit_json(capsys, str(root), "--grade", grader, "--grade-jobs", "4")
+    (c,) = data["configurations"]
+    assert c["passed"] == [1, 3, 5, 7] and c["graded"] == list(range(1, 9))
+    r = run_cli(capsys, "audit", str(root), "--grade", grader, "--grade-jobs", "0")
+    assert r.code == 2 and "--grade-jobs is 0" in r.err

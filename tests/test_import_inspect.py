@@ -11,6 +11,7 @@ import pytest
 
 from cli_helpers import run_cli
 from inspect_logs import invalidated_log, make_logs, trimmed_json_log
+from passhat.sources.inspect_log import pass_rule
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +183,32 @@ def test_a_sample_invalidated_in_inspect_is_errored_with_the_reason(
     assert {(e["case"], e["run"]) for e in item["errored"]} == {("s1", 1), ("s3", 2)}
     assert any("leaked answer" in e["message"] for e in item["errored"])
     assert item["passhat"]["pass_rate"] == pytest.approx(5 / 7)
+
+
+def test_a_scorer_the_log_lacks_leaves_every_scored_run_errored(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (item,) = imported(capsys, tmp_path / "p.db", str(logs["full"]), "--scorer", "nope")
+    assert len(item["errored"]) == 9 and "passhat" not in item
+    assert "no score from scorer 'nope' (scorers: match)" in item["errored"][0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("specs", "value", "verdict"),
+    [
+        ([], "C", True),
+        ([], "I", False),
+        ([], True, True),
+        ([], 1, True),
+        ([], 0.5, False),
+        (["C", "P"], "P", True),
+        ([">=0.5"], "P", True),
+        ([">=0.5"], 0.49, False),
+        ([">0.9"], "C", True),
+        ([">=0.5"], "maybe", None),
+        ([], {"a": 1}, None),
+    ],
+    ids=lambda v: repr(v),
+)
+def test_pass_rules(specs: list[str], value: Any, verdict: bool | None) -> None:
+    assert pass_rule(specs).passes(value) is verdict

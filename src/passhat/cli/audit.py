@@ -164,6 +164,9 @@ def audit(
     grade_timeout: Annotated[
         float, typer.Option("--grade-timeout", help="Seconds one grading may take.")
     ] = 300.0,
+    grade_jobs: Annotated[
+        int, typer.Option("--grade-jobs", help="Grade commands run at once.")
+    ] = 4,
     strict: Annotated[
         bool,
         typer.Option("--strict", help="Exit 1 on any shortfall or disagreement."),
@@ -194,6 +197,7 @@ def audit(
         patterns=tuple(run_pattern) if run_pattern else RUN_PATTERNS,
         grade=grade,
         grade_timeout_s=grade_timeout,
+        grade_jobs=grade_jobs,
     )
     result = audit_folder(folder, options)
     if as_json:

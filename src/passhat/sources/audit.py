@@ -34,7 +34,8 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -585,16 +586,46 @@ class AuditOptions:
     grade: str | None = None
     """Grade command with {run_dir}: run once for every run directory."""
     grade_timeout_s: float = 300.0
+    """Seconds one grading may take before that run is errored."""
+    grade_jobs: int = 4
+    """Grade commands run at once."""
 
 
-def audit_folder(
-    root: Path,
-    options: AuditOptions,
-    progress: Callable[[RunDir], None] | None = None,
-) -> Audit:
+def _check_unique(run_dirs: Sequence[RunDir]) -> None:
+    """Two folders for one run (run-1 and trial-1 side by side) would count it twice."""
+    seen: dict[tuple[str, int], Path] = {}
+    for run in run_dirs:
+        key = (run.configuration, run.index)
+        if key in seen:
+            raise InputError(
+                f"{seen[key]} and {run.path} are both run {run.index} of {run.configuration!r}; "
+                "a run is never counted twice: keep one, or narrow --run-pattern"
+            )
+        seen[key] = run.path
+
+
+def _grades(
+    run_dirs: Sequence[RunDir], tokens: list[str] | None, options: AuditOptions
+) -> list[Grade]:
+    """Every run directory's grade, in order: its grade file, or the grade command run
+    for each (--grade-jobs at a time)."""
+    if tokens is None:
+        return [grade_from_files(r.path) for r in run_dirs]
+    with ThreadPoolExecutor(max_workers=options.grade_jobs) as pool:
+        return list(
+            pool.map(
+                lambda r: grade_with_command(tokens, r.path.resolve(), options.grade_timeout_s),
+                run_dirs,
+            )
+        )
+
+
+def audit_folder(root: Path, options: AuditOptions) -> Audit:
     """Read a folder and audit it; InputError for a folder that is not one or holds no run."""
     if not root.is_dir():
         raise InputError(f"{root}: not a folder; give the folder holding the run directories")
+    if options.grade_jobs < 1:
+        raise InputError(f"--grade-jobs is {options.grade_jobs}; run at least 1 at a time")
     for value, flag in ((options.declared_k, "--declared-k"), (options.claimed, "--claimed")):
         if value is not None and value < 1:
             raise InputError(f"{flag} is {value}; give a run count of at least 1")
@@ -621,15 +652,14 @@ def audit_folder(
     run_dirs = [
         replace(r, configuration=_match_configuration(r.configuration, planned)) for r in run_dirs
     ]
-    grades = {}
-    for run in run_dirs:
-        if progress is not None:
-            progress(run)
-        if tokens is not None:
-            grade = grade_with_command(tokens, run.path.resolve(), options.grade_timeout_s)
-        else:
-            grade = grade_from_files(run.path)
-        grades[(run.configuration, run.index)] = grade
+    _check_unique(run_dirs)
+    grades = dict(
+        zip(
+            ((r.configuration, r.index) for r in run_dirs),
+            _grades(run_dirs, tokens, options),
+            strict=True,
+        )
+    )
     return audit_listing(root, manifest, claim, run_dirs, grades, notes)
 
 
