@@ -312,3 +312,18 @@ def test_grading_runs_several_at_once_and_keeps_each_grade_with_its_run(
     assert c["passed"] == [1, 3, 5, 7] and c["graded"] == list(range(1, 9))
     r = run_cli(capsys, "audit", str(root), "--grade", grader, "--grade-jobs", "0")
     assert r.code == 2 and "--grade-jobs is 0" in r.err
+
+
+def test_the_walk_through_shows_what_the_command_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/audit/README.md quotes the audit of the seed's folder; it must stay true."""
+    monkeypatch.chdir(EXAMPLE.parents[2])
+    text = (EXAMPLE.parent / "README.md").read_text(encoding="utf-8")
+    quoted = text.split("$ passhat audit examples/audit/trello\n")[1].split("```")[0]
+    r = run_cli(capsys, "audit", "examples/audit/trello")
+
+    def lines(s: str) -> list[str]:
+        return [line.rstrip() for line in s.strip().splitlines()]
+
+    assert lines(quoted) == lines(r.out)
