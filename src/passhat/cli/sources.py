@@ -67,7 +67,7 @@ def print_imported(out: Console, imported: Imported, accounting: Accounting, ori
     errored = [r for r in imported.runs if r.status == "errored"]
     for r in errored[:MAX_ERRORED_SHOWN]:
         out.print(
-            Text(f"  errored: {r.case_id} run {r.run_index}: {r.error_message}", style="red"),
+            Text(f"  errored: case {r.case_id}, run {r.run_index}: {r.error_message}", style="red"),
             soft_wrap=True,
         )
     if len(errored) > MAX_ERRORED_SHOWN:
@@ -75,7 +75,7 @@ def print_imported(out: Console, imported: Imported, accounting: Accounting, ori
     for c in accounting.cases:
         if c.missing:
             missing = ", ".join(str(i) for i in c.missing)
-            out.print(Text(f"  missing: {c.case} run {missing}", style="red"), soft_wrap=True)
+            out.print(Text(f"  missing: case {c.case}, run {missing}", style="red"), soft_wrap=True)
     for note in imported.notes:
         out.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
     if accounting.runs_counted:
@@ -101,7 +101,7 @@ def print_imported(out: Console, imported: Imported, accounting: Accounting, ori
     else:
         out.print(Text("  no counted run: passhat has no figure", style="bold red"))
     if imported.figures:
-        out.print(Text(f"  {origin}'s own figures, as it computed them:", style="bold"))
+        out.print(Text(f"  {origin}'s own figures:", style="bold"))
         for f in imported.figures:
             value = "–" if f.value is None else f"{f.value:.3f}"
             out.print(Text(f"    {f.label}  {value}"), soft_wrap=True)

@@ -214,7 +214,8 @@ def tau2_figures(sims: list[dict[str, Any]], num_trials: int) -> tuple[Figure, .
         Figure(
             "τ²-bench avg_reward",
             sum(rewards) / len(rewards),
-            "simulations (partial rewards included); infrastructure errors dropped",
+            "simulations (partial rewards included); infrastructure errors dropped; "
+            "recomputed from the file as τ²-bench's metrics code does",
         )
     ]
     by_task: dict[str, list[bool]] = defaultdict(list)
