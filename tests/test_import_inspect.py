@@ -89,6 +89,7 @@ def test_inspects_own_figure_is_printed_beside_passhats_labelled(
     assert "Inspect accuracy (match)  0.778" in r.out
     assert "weighs samples: each sample's scored epochs reduced by mean first" in r.out
     assert "pass@2 / pass^2" in r.out
+    assert "errored: sample s3, epoch 2: RuntimeError('tool crashed in epoch 2')" in r.out
 
 
 def test_an_absent_epoch_is_missing_and_json_logs_read_too(

@@ -120,6 +120,11 @@ def test_trials_become_runs_infra_errors_errored_gaps_missing(
     assert data["experiment"]["model"] == "gpt-4.1-mini"
     assert data["accounting"]["runs_counted"] == 7 and data["accounting"]["runs_missing"] == 1
     assert data["dataset"]["label_hat"] == "pass^2"
+    r = run_cli(capsys, "import", "tau2", str(results), "--db", str(db))
+    assert (
+        "errored: task 1, trial 2 (run 3): τ²-bench: the simulation hit an infrastructure" in r.out
+    )
+    assert "missing: task 2, trial 2 (run 3)" in r.out
 
 
 def test_the_dir_format_reads_simulation_files(

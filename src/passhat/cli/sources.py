@@ -67,15 +67,21 @@ def print_imported(out: Console, imported: Imported, accounting: Accounting, ori
     errored = [r for r in imported.runs if r.status == "errored"]
     for r in errored[:MAX_ERRORED_SHOWN]:
         out.print(
-            Text(f"  errored: case {r.case_id}, run {r.run_index}: {r.error_message}", style="red"),
+            Text(
+                f"  errored: {imported.name_run(r.case_id, r.run_index)}: {r.error_message}",
+                style="red",
+            ),
             soft_wrap=True,
         )
     if len(errored) > MAX_ERRORED_SHOWN:
         out.print(Text(f"  … and {len(errored) - MAX_ERRORED_SHOWN} more errored runs"))
     for c in accounting.cases:
         if c.missing:
-            missing = ", ".join(str(i) for i in c.missing)
-            out.print(Text(f"  missing: case {c.case}, run {missing}", style="red"), soft_wrap=True)
+            for index in c.missing:
+                out.print(
+                    Text(f"  missing: {imported.name_run(c.case, index)}", style="red"),
+                    soft_wrap=True,
+                )
     for note in imported.notes:
         out.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
     if accounting.runs_counted:

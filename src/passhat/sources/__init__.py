@@ -62,6 +62,15 @@ class Imported:
     """The source's own figures, to print beside passhat's."""
     notes: tuple[str, ...] = field(default_factory=tuple)
     """What the reader had to decide (e.g. a missing trial number), one line each."""
+    words: tuple[str, str, int] = ("case", "run", 0)
+    """How the source names a case and a run, and its run number for run index 1 minus 1:
+    ("sample", "epoch", 0) for Inspect, ("task", "trial", -1) for τ²-bench's 0-based trials."""
+
+    def name_run(self, case: str, index: int) -> str:
+        """A run as the source would name it, e.g. `sample s3, epoch 2`."""
+        case_word, run_word, offset = self.words
+        named = f"{case_word} {case}, {run_word} {index + offset}"
+        return named if offset == 0 else f"{named} (run {index})"
 
 
 def file_sha256(path: Path) -> str:

@@ -240,4 +240,10 @@ def _experiment(
         members.sort(key=lambda t: (str(t.get("started_at") or ""), str(t.get("trial_name"))))
         for index, trial in enumerate(members, start=1):
             runs.append(trial_run(experiment.id, trial, index, experiment.case_hashes[task]))
-    return Imported(experiment, tuple(runs), harbor_figures(job_result, key), tuple(extra))
+    return Imported(
+        experiment,
+        tuple(runs),
+        harbor_figures(job_result, key),
+        tuple(extra),
+        ("task", "attempt", 0),
+    )

@@ -381,4 +381,4 @@ def import_log(
             f"{path}: samples of epoch {beyond[0]} but the task asked for {epochs} epochs; "
             "the log is inconsistent"
         )
-    return Imported(experiment, runs, inspect_figures(log), tuple(notes))
+    return Imported(experiment, runs, inspect_figures(log), tuple(notes), ("sample", "epoch", 0))

@@ -307,4 +307,6 @@ def import_results(path: Path, *, name: str | None = None) -> Imported:
         simulation_run(experiment.id, sim, index, case_hashes[str(sim.get("task_id"))])
         for sim, index in numbered
     )
-    return Imported(experiment, runs, tau2_figures(sims, num_trials), tuple(notes))
+    return Imported(
+        experiment, runs, tau2_figures(sims, num_trials), tuple(notes), ("task", "trial", -1)
+    )
