@@ -67,17 +67,10 @@ CASE_COLUMNS: tuple[tuple[str, str], ...] = (
 """Columns of the per-case table: pass@n / pass^n over that case's n counted runs."""
 
 
-def answers(experiment: ExperimentRecord, run: RunRecord) -> str | None:
-    """`live` or `replayed` when known: from the run if it records it, else the model."""
-    for attr in ("answers", "replayed"):
-        value = getattr(run, attr, None)
-        if isinstance(value, bool):
-            return "replayed" if value else "live"
-        if isinstance(value, str):
-            return value
-    if experiment.kind != "run":
-        return None
-    return "replayed" if experiment.model.startswith("replay:") else "live"
+def answers(run: RunRecord) -> str | None:
+    """`live` or `replayed` model answers, as the run recorded them (None: not known, or
+    the run asked no model)."""
+    return run.model_source
 
 
 def run_rows(experiment: ExperimentRecord, runs: Iterable[RunRecord]) -> list[dict[str, Any]]:
@@ -100,7 +93,7 @@ def run_rows(experiment: ExperimentRecord, runs: Iterable[RunRecord]) -> list[di
             "output_tokens": r.output_tokens,
             "duration_s": r.duration_s,
             "retries": len(r.retries),
-            "answers": answers(experiment, r),
+            "answers": answers(r),
             "started_at": r.started_at,
         }
         for r in runs
