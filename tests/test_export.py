@@ -133,3 +133,14 @@ def test_the_docs_query_gives_the_reports_pass_rate(
     assert rate == pytest.approx(data["dataset"]["pass_at_1"])
     assert counted == data["accounting"]["runs_counted"]
     assert errored == data["accounting"]["runs_errored"]
+
+
+def test_the_cli_loads_inspect_pyarrow_and_the_readers_only_when_asked() -> None:
+    """Regression guard: `passhat` starts without inspect-ai, pyarrow or the readers."""
+    import subprocess
+    import sys
+
+    heavy = ("inspect_ai", "pyarrow", "duckdb", "passhat.sources.audit", "passhat.export")
+    code = f"import sys, passhat.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
