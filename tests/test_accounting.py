@@ -34,7 +34,10 @@ def test_missing_and_errored_runs_are_named_and_labels_use_counted() -> None:
     assert not case_a.complete
     assert case_a.metrics is not None and case_a.metrics.k == 1
     d = a.dataset()
-    assert d.j == 1 and d.label_hat == "pass^1"
+    # j = 1: the mean of per-case rates, named apart from the pass rate over runs (issue 13)
+    assert d.j == 1 and d.label_hat == "pass^1 (mean of per-case rates)"
+    assert d.label_at == "pass@1 (mean of per-case rates)"
+    assert d.metrics.pass_at_1 == 3 / 4 and d.metrics.mean_case_rate == (1 + 2 / 3) / 2
     assert d.short == ("a",) and not d.complete
     assert a.shortfalls() == ["a: 1 of 3 requested runs counted (missing run 2; errored run 3)"]
     assert (a.runs_requested, a.runs_completed, a.runs_counted, a.runs_errored, a.runs_missing) == (

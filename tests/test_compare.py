@@ -113,7 +113,7 @@ def test_a_real_difference_of_twice_the_mde_is_found(
     assert _true_difference(shift, metric) == pytest.approx(2 * mde)
     outcomes, found = _run(seed=2, experiments=1000, shift=shift, metric=metric)
     assert (outcomes == "better").mean() >= 0.80
-    assert found[0].label == ("pass@1" if metric == "pass@1" else "pass^3")
+    assert found[0].label == ("pass rate (over runs)" if metric == "pass@1" else "pass^3")
     cover = np.mean([d.low <= 2 * mde <= d.high for d in found])
     assert abs(cover - 0.95) <= 0.03
     # At the MDE itself power is near, and below, the nominal 80 %: the SE grows
@@ -136,7 +136,9 @@ def test_worse_b_is_reported_worse() -> None:
     p = rng.beta(2, 1, 80)
     n = np.full(80, 5)
     _, verdict = stats.compare_counts(n, rng.binomial(5, p), n, rng.binomial(5, p * 0.6))
-    assert verdict.outcome == "worse" and verdict.text.startswith("B is worse: pass@1 -")
+    assert verdict.outcome == "worse" and verdict.text.startswith(
+        "B is worse: pass rate (over runs) -"
+    )
 
 
 def test_no_difference_says_how_many_more_would_settle_it() -> None:
@@ -247,7 +249,7 @@ def test_compare_terminal_shows_accounting_pairing_and_verdict(
     assert "only in A (left out): 1: c7" in out and "only in B (left out): 1: renamed" in out
     assert "c4: 2 of 3 requested runs counted (missing run 3)" in out
     assert "pass@2" in out and "pass^2" in out and "pass@3" not in out
-    assert "B is better: pass@1 +" in out
+    assert "B is better: pass rate (over runs) +" in out
 
 
 def test_compare_json_and_gates(pair: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:

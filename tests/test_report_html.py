@@ -352,9 +352,9 @@ def test_seed_page_shows_what_the_seed_saw(tmp_path: Path, chromium: str) -> Non
 
     row = dom.find("tr", data_case=SEED_CASE)
     assert row.find("td", class_="passes").text() == "0/3"
-    assert dom.find("div", data_metric="pass@1").attrs["data-value"] == "0.0"
+    assert dom.find("div", data_metric="pass rate (over runs)").attrs["data-value"] == "0.0"
     assert {f.attrs["data-metric"] for f in dom.with_class("div", "figure")} == {
-        "pass@1",
+        "pass rate (over runs)",
         "pass@3",
         "pass^3",
     }
@@ -721,13 +721,20 @@ def test_missing_runs_turn_the_banner_red_and_are_listed(tmp_path: Path, chromiu
     errored_li = banner.find("li", data_case="b-short", data_run="2")
     assert "timeout: model did not answer in 120 s" in errored_li.text()
     text = banner.text()
-    assert "Plan NOT met: dataset figures are pass@1 / pass^1, not pass@3 / pass^3." in text
+    assert (
+        "Plan NOT met: dataset figures are pass@1 (mean of per-case rates) / "
+        "pass^1 (mean of per-case rates), not pass@3 / pass^3." in text
+    )
     assert "left out (no counted run): c-none" in text
 
     # Figures are labelled with what Accounting.dataset() computed, never with the plan's k.
     d = experiment_accounting(e, runs).dataset()
     labels = [f.attrs["data-metric"] for f in dom.with_class("div", "figure")]
-    assert labels == ["pass@1", d.label_at, d.label_hat] == ["pass@1", "pass@1", "pass^1"]
+    # Two different numbers, two different names (issue 13): the headline pass rate over
+    # runs, and at j = 1 the mean of per-case rates.
+    assert labels == ["pass rate (over runs)", d.label_at, d.label_hat]
+    assert d.label_at == "pass@1 (mean of per-case rates)"
+    assert d.label_hat == "pass^1 (mean of per-case rates)"
     cards = " ".join(f.text() for f in dom.with_class("div", "figure"))
     assert "pass@3" not in cards and "pass^3" not in cards
     assert (
@@ -785,7 +792,7 @@ def test_curves_are_the_mean_unbiased_estimators_up_to_the_smallest_n() -> None:
     svg = dom.find("svg", class_="chart")
     assert len(svg.find_all("circle")) == 4 + 1  # four points and the legend's
     assert [f.attrs["data-metric"] for f in dom.with_class("div", "figure")] == [
-        "pass@1",
+        "pass rate (over runs)",
         "pass@4",
         "pass^4",
     ]
@@ -800,7 +807,7 @@ def test_interval_slot_uses_the_cluster_bootstrap() -> None:
         for f in dom.with_class("div", "figure")
     }
     for label, interval in (
-        ("pass@1", ci.pass_at_1),
+        ("pass rate (over runs)", ci.pass_at_1),
         ("pass@4", ci.pass_at_j),
         ("pass^4", ci.pass_hat_j),
     ):

@@ -307,16 +307,36 @@ def test_credible_intervals_are_calibrated_over_the_prior() -> None:
     assert inside.mean() == pytest.approx(0.95, abs=0.01)
 
 
-def test_share_forecast_matches_posterior_simulation() -> None:
+def test_share_forecast_is_the_mean_of_per_case_forecasts_under_the_fitted_population() -> None:
+    """The dataset forecast is hierarchical (issue 13): one Beta fitted across cases,
+    each case's posterior E[p^m] under it, averaged; the interval holds the estimate."""
     rng = np.random.default_rng(4)
     n = np.full(30, 3)
-    c = rng.integers(0, 4, 30)
+    c = rng.binomial(3, rng.beta(2, 2, 30))
     share = stats.share_forecast(n, c, 5)
-    draws = rng.beta(c + 0.5, n - c + 0.5, size=(100_000, 30)) ** 5
-    simulated = draws.mean(axis=1)
-    assert share.estimate == pytest.approx(simulated.mean(), abs=0.002)
-    lo, hi = np.quantile(simulated, [0.025, 0.975])
-    assert (share.low, share.high) == pytest.approx((lo, hi), abs=0.01)
+    expected, _, _ = stats.forecast_counts(n, c, 5, prior=stats.fitted_prior(n, c))
+    assert share.estimate == pytest.approx(float(expected.mean()), rel=1e-9)
+    assert share.low is not None and share.high is not None
+    assert share.low <= share.estimate <= share.high and share.low < share.high
+    assert share.method.startswith("fitted Beta(") and share.note is None
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "why"),
+    [
+        ([3], [3], "1 cases"),  # the demo's single case: once 0.1 % with interval 0.0-0.0 %
+        ([3] * 12, [3] * 12, "every counted run passed"),
+        ([1] * 12, [0, 1] * 6, "no case has 2 counted runs"),
+    ],
+    ids=["one-case", "no-spread", "no-repeats"],
+)
+def test_no_dataset_forecast_interval_where_it_cannot_be_calibrated(
+    n: list[int], c: list[int], why: str
+) -> None:
+    share = stats.share_forecast(n, c, 10)
+    assert share.low is None and share.high is None
+    assert share.note is not None and why in share.note
+    assert 0.0 <= share.estimate <= 1.0
 
 
 def test_forecast_per_case_from_accounting_leaves_out_uncounted_cases() -> None:

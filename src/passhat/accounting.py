@@ -12,13 +12,22 @@ objects) and refuses the same (case, run) twice; `Ledger.close(k)` gives the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, get_args
 
 from passhat.errors import InputError, NoRunsError
-from passhat.metrics import NO_RUNS, CaseMetrics, DatasetMetrics, case_metrics, dataset
+from passhat.metrics import (
+    NO_RUNS,
+    CaseMetrics,
+    DatasetMetrics,
+    case_metrics,
+    dataset,
+    label_at,
+    label_hat,
+)
 
 Status = Literal["passed", "failed", "errored"]
 MAX_K = 100_000
@@ -85,11 +94,11 @@ class DatasetSummary:
 
     @property
     def label_at(self) -> str:
-        return f"pass@{self.metrics.j}"
+        return label_at(self.metrics.j)
 
     @property
     def label_hat(self) -> str:
-        return f"pass^{self.metrics.j}"
+        return label_hat(self.metrics.j)
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,29 @@ class Accounting:
             )
         return lines
 
+    def at_requested(self) -> AtRequested | None:
+        """pass@k / pass^k at the requested k over the cases that reached it; None when
+        every case with a counted run reached it (the dataset figure is already at k) or
+        none did."""
+        counted = [c for c in self.cases if c.counted]
+        reached = [c for c in counted if c.counted >= self.k_requested]
+        if not reached or len(reached) == len(counted):
+            return None
+        return AtRequested(
+            k=self.k_requested,
+            metrics=dataset(((c.counted, c.passes) for c in reached), self.k_requested),
+            left_out=tuple(c.case for c in counted if c.counted < self.k_requested),
+        )
+
+    def error_ledger(self) -> ErrorLedger | None:
+        """The headline figures with errored runs left out, as failures and as passes;
+        None when no run errored."""
+        if not self.runs_errored:
+            return None
+        return error_ledger(
+            [(c.counted, c.passes, len(c.errored)) for c in self.cases if c.completed]
+        )
+
     def dataset(self, j: int | None = None) -> DatasetSummary:
         """Dataset figures over the cases with at least one counted run."""
         if j is None:
@@ -163,6 +195,70 @@ class Accounting:
             complete=self.complete,
             short=tuple(c.case for c in included if not c.complete),
             excluded=tuple(c.case for c in self.cases if not c.counted),
+        )
+
+
+@dataclass(frozen=True)
+class AtRequested:
+    """pass@k / pass^k at the requested k, over the cases that reached it.
+
+    One short case drags the dataset's j (the smallest count) down for every
+    case; this figure keeps the plan's k and names how many cases it leaves out.
+    """
+
+    k: int
+    """The requested k."""
+    metrics: DatasetMetrics
+    """The figures over the cases with at least k counted runs, at j = k."""
+    left_out: tuple[str, ...]
+    """Cases with a counted run but fewer than k: not in this figure."""
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One headline figure three ways: errored runs left out, counted as failures, as passes."""
+
+    label: str
+    excluded: float
+    """Errored runs left out of the denominator: the headline figure."""
+    as_failures: float
+    """Every errored run counted as a failure: the lower bound."""
+    as_passes: float
+    """Every errored run counted as a pass: the upper bound."""
+
+
+ERROR_Z = -2.326
+"""One-sided 1 % normal quantile: errored runs this far into low-pass cases are no accident."""
+ERROR_GAP = 0.05
+"""...and at least this far (5 points) below the pass rate where runs completed."""
+
+
+@dataclass(frozen=True)
+class ErrorLedger:
+    """How far errored runs could move the headline figures (the denominator ledger)."""
+
+    errored: int
+    """Errored runs over all cases."""
+    cases: int
+    """Cases with at least one errored run."""
+    rows: tuple[LedgerRow, ...]
+    """Pass rate, pass@j and pass^j, each three ways."""
+    rate_where_errored: float | None
+    """Pass rate of the cases the errored runs fell in (weighted by their errored runs);
+    None when no errored run fell in a case with a counted run."""
+    rate_where_completed: float
+    """The same weighted by completed runs: what the first would be if errors fell at random."""
+    z: float | None
+    """Standardised gap between the two under errors placed at random among completed runs."""
+
+    @property
+    def concentrated(self) -> bool:
+        """Errored runs sit in low-pass cases more than chance allows (warn the reader)."""
+        return (
+            self.z is not None
+            and self.rate_where_errored is not None
+            and self.z < ERROR_Z
+            and self.rate_where_completed - self.rate_where_errored >= ERROR_GAP
         )
 
 
@@ -241,3 +337,44 @@ def account(runs: Iterable[tuple[str, int, str]], k: int, cases: Iterable[str] =
     for case, run, status in runs:
         ledger.add(case, run, status)
     return ledger.close(k)
+
+
+def error_ledger(cases: Iterable[tuple[int, int, int]]) -> ErrorLedger:
+    """The denominator ledger from (counted, passes, errored) per case with a completed run.
+
+    j is the headline's (the smallest counted runs), lowered to the smallest completed
+    runs when a case has fewer: every version is then computed at the same j. The
+    concentration check compares the pass rate of the cases errors fell in with what
+    errors placed at random among completed runs would give (a normal approximation).
+    """
+    rows = [(n, c, e) for n, c, e in cases if n + e > 0]
+    counted = [(n, c) for n, c, _ in rows if n]
+    if not counted:
+        raise NoRunsError(NO_RUNS)
+    j = min(min(n for n, _ in counted), min(n + e for n, _, e in rows))
+    excluded = dataset(counted, j)
+    low = dataset([(n + e, c) for n, c, e in rows], j)
+    high = dataset([(n + e, c + e) for n, c, e in rows], j)
+    ledger_rows = (
+        LedgerRow("pass rate (over runs)", excluded.pass_at_1, low.pass_at_1, high.pass_at_1),
+        LedgerRow(label_at(j), excluded.pass_at_j, low.pass_at_j, high.pass_at_j),
+        LedgerRow(label_hat(j), excluded.pass_hat_j, low.pass_hat_j, high.pass_hat_j),
+    )
+    seen = [(n + e, c / n, e) for n, c, e in rows if n]
+    errored = sum(e for _, _, e in seen)
+    completed = sum(t for t, _, _ in seen)
+    where_completed = sum(t * r for t, r, _ in seen) / completed
+    where_errored = z = None
+    if errored:
+        where_errored = sum(e * r for _, r, e in seen) / errored
+        spread = sum(t * (r - where_completed) ** 2 for t, r, _ in seen) / completed
+        if spread > 0:
+            z = (where_errored - where_completed) * math.sqrt(errored / spread)
+    return ErrorLedger(
+        errored=sum(e for _, _, e in rows),
+        cases=sum(1 for _, _, e in rows if e),
+        rows=ledger_rows,
+        rate_where_errored=where_errored,
+        rate_where_completed=where_completed,
+        z=z,
+    )

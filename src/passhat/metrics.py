@@ -24,6 +24,23 @@ from passhat.errors import MetricsError, NoRunsError
 
 NO_RUNS = "no run at all: pass@k cannot be computed"
 
+RATE_LABEL = "pass rate (over runs)"
+"""The headline: all passes / all counted runs (the seed's run-weighted pass@1 estimate)."""
+CASE_MEAN_LABEL = "mean of per-case rates"
+"""Each case's passes / counted runs, averaged over cases: a different number from
+`RATE_LABEL` whenever cases have different numbers of counted runs."""
+
+
+def label_at(j: int) -> str:
+    """The dataset label of the mean of per-case pass@j; at j = 1 that is the mean of
+    per-case rates, named apart from the run-weighted pass rate."""
+    return f"pass@1 ({CASE_MEAN_LABEL})" if j == 1 else f"pass@{j}"
+
+
+def label_hat(j: int) -> str:
+    """The dataset label of the mean of per-case pass^j (see `label_at`)."""
+    return f"pass^1 ({CASE_MEAN_LABEL})" if j == 1 else f"pass^{j}"
+
 
 @dataclass(frozen=True)
 class CaseMetrics:
@@ -125,6 +142,9 @@ class DatasetMetrics:
     """Mean over cases of the unbiased pass@j: the share of cases passing at least once."""
     pass_hat_j: float
     """Mean over cases of the unbiased pass^j: the share of cases passing every time."""
+    mean_case_rate: float = float("nan")
+    """Mean over cases of passes / counted runs: not the pass rate over runs (`pass_at_1`)
+    unless every case has the same number of counted runs."""
 
 
 def dataset(counts: Iterable[tuple[int, int]], j: int | None = None) -> DatasetMetrics:
@@ -156,4 +176,5 @@ def dataset(counts: Iterable[tuple[int, int]], j: int | None = None) -> DatasetM
         pass_at_1=passes / runs,
         pass_at_j=sum(pass_at(n, c, j) for n, c in pairs) / len(pairs),
         pass_hat_j=sum(pass_hat(n, c, j) for n, c in pairs) / len(pairs),
+        mean_case_rate=sum(c / n for n, c in pairs) / len(pairs),
     )

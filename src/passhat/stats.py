@@ -43,15 +43,18 @@ from typing import Literal, get_args
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from passhat.accounting import Accounting
+from passhat.accounting import Accounting, ErrorLedger
 from passhat.errors import InputError, MetricsError, NoRunsError
-from passhat.metrics import NO_RUNS
+from passhat.metrics import NO_RUNS, RATE_LABEL, label_at, label_hat
 
 __all__ = [
+    "CASE_ALPHA",
+    "CASE_CORRECTION",
     "DEFAULT_RESAMPLES",
     "JEFFREYS",
     "METRICS",
     "MIN_RESAMPLES",
+    "MIN_SHARE_CASES",
     "UNIFORM",
     "CaseDifference",
     "CaseForecast",
@@ -64,13 +67,17 @@ __all__ = [
     "Metric",
     "Plan",
     "Prior",
+    "ShareForecast",
     "Uncertainty",
     "Verdict",
     "all_or_none_bound",
+    "benjamini_hochberg",
     "beta_moment",
     "beta_quantile",
     "betainc",
     "case_intervals",
+    "case_mean_intervals",
+    "case_tests",
     "check_suites",
     "cluster_bootstrap",
     "cluster_interval",
@@ -78,6 +85,7 @@ __all__ = [
     "compare_counts",
     "dataset_intervals",
     "decide",
+    "fisher_exact",
     "fitted_prior",
     "forecast",
     "forecast_counts",
@@ -87,6 +95,7 @@ __all__ = [
     "plan",
     "plan_pass_at_1",
     "plan_pass_hat",
+    "score_interval",
     "share_forecast",
     "uncertainty",
     "wilson",
@@ -419,8 +428,84 @@ def cluster_interval(runs: ArrayLike, passes: ArrayLike, confidence: float = 0.9
     resid = c - p * n
     se = math.sqrt(cases / (cases - 1) * float(resid @ resid)) / total
     t = _t_quantile(cases - 1, alpha)
+    if se * se < p * (1.0 - p) / total:
+        return _binomial_floor(p, int(total), cases, confidence)
     method = f"cluster-robust SE, t({cases - 1})"
-    return Interval("pass@1", p, max(0.0, p - t * se), min(1.0, p + t * se), confidence, method)
+    return Interval(RATE_LABEL, p, max(0.0, p - t * se), min(1.0, p + t * se), confidence, method)
+
+
+def _binomial_floor(p: float, runs: int, cases: int, confidence: float) -> Interval:
+    """The pass rate's interval when the cases agree more than independent runs would.
+
+    A cluster SE below the binomial one (zero when every case has the same rate)
+    proves nothing about a new draw of cases: fall back to the Wilson interval on
+    all runs as if independent, with the t quantile of the cases.
+    """
+    alpha = 1.0 - confidence
+    z = _t_quantile(cases - 1, alpha)
+    z2 = z * z
+    centre = (p * runs + z2 / 2.0) / (runs + z2)
+    half = z / (runs + z2) * math.sqrt(p * (1.0 - p) * runs + z2 / 4.0)
+    method = f"Wilson on all {runs} runs, t({cases - 1}): cluster SE below the binomial floor"
+    return Interval(
+        RATE_LABEL, p, max(0.0, centre - half), min(1.0, centre + half), confidence, method
+    )
+
+
+def score_interval(
+    label: str,
+    values: ArrayLike,
+    trials: float,
+    confidence: float = 0.95,
+) -> Interval:
+    """A mean over cases of per-case figures in [0, 1] (pass@j, pass^j), with an interval
+    that behaves at 0 and 1.
+
+    The cluster variance of the mean, s^2 / G, gives an effective number of Bernoulli
+    trials n_eff = mean (1 - mean) / (s^2 / G) (Kish's design effect; Korn and
+    Graubard 1998); the interval is the continuity-corrected Wilson score interval
+    (Newcombe 1998) at n_eff, with the t(G - 1) quantile for few cases. n_eff is
+    capped at `trials`, the disjoint groups of j runs the data holds (sum n_i / j):
+    no dataset figure is more precise than that many independent trials. The cap
+    is the binomial floor when the cases agree (s = 0), and it keeps a skewed sample
+    of few cases from claiming a spread it has not seen. When every figure is 0
+    or 1 each case is one Bernoulli trial, and this is the score interval over cases.
+    """
+    alpha = _check_confidence(confidence)
+    v = np.asarray(values, dtype=np.float64).ravel()
+    cases = v.size
+    if cases < 2:
+        raise MetricsError(
+            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
+        )
+    mean = float(v.mean())
+    degenerate = _degenerate(label, mean, cases, confidence)
+    if degenerate is not None:
+        return degenerate
+    spread = float(v.var(ddof=1)) / cases
+    floor = mean * (1.0 - mean) / trials
+    n = mean * (1.0 - mean) / max(spread, floor)
+    z = _t_quantile(cases - 1, alpha)
+    z2 = z * z
+    low = (
+        2 * n * mean
+        + z2
+        - 1
+        - z * math.sqrt(max(0.0, z2 - 2 - 1 / n + 4 * mean * (n * (1 - mean) + 1)))
+    ) / (2 * (n + z2))
+    high = (
+        2 * n * mean
+        + z2
+        + 1
+        + z * math.sqrt(max(0.0, z2 + 2 - 1 / n + 4 * mean * (n * (1 - mean) - 1)))
+    ) / (2 * (n + z2))
+    floored = ", binomial floor" if spread <= floor else ""
+    method = (
+        f"Wilson score (continuity-corrected) at effective n = {n:.3g}{floored}, t({cases - 1})"
+    )
+    return Interval(
+        label, mean, max(0.0, min(low, mean)), min(1.0, max(high, mean)), confidence, method
+    )
 
 
 def _resample_counts(cases: int, resamples: int, rng: np.random.Generator) -> Iterator[Ints]:
@@ -499,14 +584,17 @@ def cluster_bootstrap(
     columns = np.column_stack([c, n, at, hat]).astype(np.float64)
     totals = _bootstrap_totals(columns, resamples, seed)
     method = f"cluster bootstrap, B = {resamples}"
+    rate = float(c.sum() / n.sum())
     figures = [
-        ("pass@1", float(c.sum() / n.sum()), totals[:, 0] / totals[:, 1]),
-        (f"pass@{j}", float(at.mean()), totals[:, 2] / cases),
-        (f"pass^{j}", float(hat.mean()), totals[:, 3] / cases),
+        (RATE_LABEL, rate, totals[:, 0] / totals[:, 1]),
+        (label_at(j), float(at.mean()), totals[:, 2] / cases),
+        (label_hat(j), float(hat.mean()), totals[:, 3] / cases),
     ]
     out = []
     for label, estimate, values in figures:
         flat = _degenerate(label, estimate, cases, confidence) if np.ptp(values) == 0 else None
+        if flat is None and label == RATE_LABEL and np.ptp(values) == 0:
+            flat = _binomial_floor(rate, int(n.sum()), cases, confidence)
         out.append(flat or _percentile(label, estimate, values, cases, confidence, method))
     return out[0], out[1], out[2]
 
@@ -536,13 +624,22 @@ class DatasetIntervals:
     j: int
     """The j of pass@j / pass^j: one every included case reaches."""
     pass_at_1: Interval
-    """Cluster-robust SE interval (t with cases - 1 degrees of freedom)."""
+    """The pass rate over runs: cluster-robust SE interval (t with cases - 1 degrees of
+    freedom), or Wilson on all runs when the cluster SE is below the binomial floor."""
     pass_at_1_bootstrap: Interval
     """Cluster-bootstrap interval of the same figure."""
     pass_at_j: Interval
+    """Score interval at the effective number of trials (`score_interval`)."""
     pass_hat_j: Interval
     resamples: int
     seed: int
+    at_requested: tuple[Interval, Interval] | None = None
+    """pass@k and pass^k at the requested k over the cases that reached it (None when
+    every case did, or fewer than 2)."""
+    requested_cases: int = 0
+    """Cases in the `at_requested` figures."""
+    requested_left_out: int = 0
+    """Cases with a counted run left out of `at_requested` (fewer than k counted runs)."""
 
 
 def _counted_arrays(accounting: Accounting) -> tuple[Ints, Ints]:
@@ -564,21 +661,64 @@ def dataset_intervals(
 ) -> DatasetIntervals:
     """Intervals for the dataset figures over the cases with a counted run."""
     n, c = _counted_arrays(accounting)
-    at1, boot1, at_j, hat_j = (
-        cluster_interval(n, c, confidence),
-        *cluster_bootstrap(n, c, j, resamples=resamples, confidence=confidence, seed=seed),
-    )
+    at1 = cluster_interval(n, c, confidence)
+    boot1 = _bootstrap_rate(n, c, resamples=resamples, confidence=confidence, seed=seed)
+    j = _common_j(n, j)
+    at_j, hat_j = case_mean_intervals(n, c, j, confidence)
+    k = accounting.k_requested
+    reached = n >= k
+    requested = None
+    if j < k and int(reached.sum()) >= 2:
+        requested = case_mean_intervals(n[reached], c[reached], k, confidence)
     return DatasetIntervals(
         cases=int(n.size),
         runs=int(n.sum()),
-        j=_common_j(n, j),
+        j=j,
         pass_at_1=at1,
         pass_at_1_bootstrap=boot1,
         pass_at_j=at_j,
         pass_hat_j=hat_j,
         resamples=resamples,
         seed=seed,
+        at_requested=requested,
+        requested_cases=int(reached.sum()) if requested else 0,
+        requested_left_out=int((~reached).sum()) if requested else 0,
     )
+
+
+def case_mean_intervals(
+    runs: ArrayLike, passes: ArrayLike, j: int, confidence: float = 0.95
+) -> tuple[Interval, Interval]:
+    """pass@j and pass^j over cases (each with at least j counted runs) with
+    `score_interval`s: n_eff capped at the sum over cases of n_i / j."""
+    n, c = _counts(runs, passes)
+    j = _common_j(n, j)
+    trials = float(n.sum()) / j
+    return (
+        score_interval(label_at(j), pass_at_array(n, c, j), trials, confidence),
+        score_interval(label_hat(j), pass_hat_array(n, c, j), trials, confidence),
+    )
+
+
+def _bootstrap_rate(
+    runs: Ints, passes: Ints, *, resamples: int, confidence: float, seed: int
+) -> Interval:
+    """The cluster-bootstrap interval of the pass rate over runs alone."""
+    _check_confidence(confidence)
+    _check_resamples(resamples)
+    cases = runs.size
+    if cases < 2:
+        raise MetricsError(
+            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
+        )
+    rate = float(passes.sum() / runs.sum())
+    totals = _bootstrap_totals(np.column_stack([passes, runs]).astype(np.float64), resamples, seed)
+    values = totals[:, 0] / totals[:, 1]
+    if np.ptp(values) == 0:
+        flat = _degenerate(RATE_LABEL, rate, cases, confidence)
+        return flat or _binomial_floor(rate, int(runs.sum()), cases, confidence)
+    method = f"cluster bootstrap, B = {resamples}"
+    return _percentile(RATE_LABEL, rate, values, cases, confidence, method)
 
 
 # --------------------------------------------------------------------------- forecast
@@ -648,10 +788,81 @@ def forecast_counts(
     # Posteriors repeat (k = 10 gives at most 11 of them); invert each one once.
     pairs, inverse = np.unique(np.column_stack([a, b]), axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    ends = beta_quantile(pairs[:, :1], pairs[:, 1:], np.array([[alpha / 2.0, 1.0 - alpha / 2.0]]))
+    ends = np.array([_beta_ends(a_, b_, alpha) for a_, b_ in pairs.tolist()]).reshape(-1, 2)
     low = ends[inverse, 0] ** m
     high = ends[inverse, 1] ** m
     return expected, low, high
+
+
+MIN_SHARE_CASES = 10
+"""Fewer cases give no dataset forecast interval: the fitted population (and so the
+interval) is then too unstable to be calibrated (docs/numbers.md)."""
+
+
+@dataclass(frozen=True)
+class ShareForecast:
+    """The expected share of these cases whose next m runs all pass.
+
+    Fitted across cases (hierarchical Beta-Binomial): one Beta(alpha, beta) for the
+    population of per-case success probabilities; each case's forecast is its
+    posterior E[p^m] under that Beta; the share is their mean. The interval is a
+    cluster bootstrap that refits the population in every resample, so the
+    uncertainty of the fit is carried into the interval. None where that cannot be
+    calibrated (`note` says why).
+    """
+
+    label: str
+    estimate: float
+    low: float | None
+    high: float | None
+    confidence: float
+    method: str
+    note: str | None = None
+    """Why there is no interval, when there is none."""
+
+
+def _moment_products(a: Floats, b: Floats, m: int) -> Floats:
+    """E[p^m] under Beta(a, b), elementwise, as prod_{i<m} (a + i) / (a + b + i)."""
+    out = np.ones(np.broadcast_shapes(a.shape, b.shape))
+    for i in range(m):
+        out *= (a + i) / (a + b + i)
+    return out
+
+
+def _fit_sums(sums: Floats, cases: int) -> tuple[Floats, Floats]:
+    """Beta-binomial moment fits (as `_population`) for many resamples at once.
+
+    `sums` columns: sum n, sum c, sum n^2, sum c n, sum c^2, sum n (n - 1).
+    """
+    sn, sc, snn, scn, scc, pairs = sums.T
+    mu = sc / sn
+    resid = (scc - 2.0 * mu * scn + mu * mu * snn) * cases / (cases - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = (resid / (mu * (1.0 - mu)) - sn) / pairs
+    rho = np.clip(np.nan_to_num(rho, nan=1e-6, posinf=1.0, neginf=1e-6), 1e-6, 1.0 - 1e-6)
+    size = 1.0 / rho - 1.0
+    return mu * size, (1.0 - mu) * size
+
+
+def _share_note(n: Ints, c: Ints) -> str | None:
+    if n.size < MIN_SHARE_CASES:
+        return (
+            f"no interval: {n.size} cases; a calibrated dataset forecast needs "
+            f"at least {MIN_SHARE_CASES}"
+        )
+    if c.sum() in (0, n.sum()):
+        return "no interval: every counted run passed (or every one failed), nothing to fit"
+    if not np.any(n >= 2):
+        return "no interval: no case has 2 counted runs to tell cases apart from runs"
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _beta_ends(a: float, b: float, alpha: float) -> tuple[float, float]:
+    """Equal-tailed ends of Beta(a, b), memoised: the same posteriors come back in every
+    report (and every replication of a simulation)."""
+    ends = beta_quantile(a, b, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(ends[0]), float(ends[1])
 
 
 def share_forecast(
@@ -662,30 +873,50 @@ def share_forecast(
     prior: tuple[float, float] = JEFFREYS,
     confidence: float = 0.95,
     prior_name: str | None = None,
-) -> Interval:
-    """The expected share of these cases whose next m runs all pass, with a credible interval.
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> ShareForecast:
+    """The expected share of these cases whose next m runs all pass, with an interval.
 
-    The share is the mean of p_i^m over cases with independent posteriors; its
-    mean and variance are exact (Beta moments), and the interval comes from the
-    Beta distribution with that mean and variance.
+    One population Beta is fitted to all cases (beta-binomial moments); the share
+    is the mean over cases of the posterior E[p_i^m] under it. The interval
+    resamples cases (with all their runs), refits the population and recomputes
+    the share, B times (percentile, expanded for few cases), and always holds the
+    estimate. With fewer than `MIN_SHARE_CASES` cases, no spread, or no case with
+    two counted runs, no population can be fitted: the estimate is then the mean
+    of the per-case forecasts under `prior`, with no interval.
     """
     alpha = _check_confidence(confidence)
     _check_m(m)
     _check_prior(prior)
+    _check_resamples(resamples)
     n, c = _counts(runs, passes)
-    a = c + prior[0]
-    b = n - c + prior[1]
-    first = beta_moment(a, b, m)
-    second = beta_moment(a, b, 2 * m)
-    mean = float(first.mean())
-    var = float((second - first**2).sum()) / n.size**2
     label = f"next {m} all pass"
-    method = f"{prior_name or _prior_name(prior)} prior, moment-matched Beta"
-    if var <= 0.0 or not 0.0 < mean < 1.0:
-        return Interval(label, mean, mean, mean, confidence, method)
-    size = mean * (1.0 - mean) / var - 1.0
-    ends = beta_quantile(mean * size, (1.0 - mean) * size, [alpha / 2.0, 1.0 - alpha / 2.0])
-    return Interval(label, mean, float(ends[0]), float(ends[1]), confidence, method)
+    note = _share_note(n, c)
+    if note is not None:
+        first = beta_moment(c + prior[0], n - c + prior[1], m)
+        method = f"{prior_name or _prior_name(prior)} prior, per case"
+        return ShareForecast(label, float(first.mean()), None, None, confidence, method, note)
+    cases = n.size
+    records, counts = np.unique(np.column_stack([n, c]), axis=0, return_counts=True)
+    rn, rc = (records[:, i].astype(np.float64) for i in (0, 1))
+    columns = np.column_stack([rn, rc, rn * rn, rc * rn, rc * rc, rn * (rn - 1.0)])
+    rng = np.random.default_rng(seed)
+    weights = np.vstack([counts[None, :], rng.multinomial(cases, counts / cases, resamples)])
+    weights = weights.astype(np.float64)
+    a, b = _fit_sums(weights @ columns, cases)
+    predicted = _moment_products(rc[None, :] + a[:, None], rn - rc + b[:, None], m)
+    shares = (weights * predicted).sum(axis=1) / cases
+    estimate = float(shares[0])
+    tail = _expanded_tail(cases, confidence) if cases > 1 else alpha / 2.0
+    low, high = (float(x) for x in np.quantile(shares[1:], [tail, 1.0 - tail]))
+    method = (
+        f"fitted Beta({a[0]:.3g}, {b[0]:.3g}) across cases, "
+        f"cluster bootstrap refitting it, B = {resamples}"
+    )
+    return ShareForecast(
+        label, estimate, min(low, estimate), max(high, estimate), confidence, method
+    )
 
 
 @dataclass(frozen=True)
@@ -713,8 +944,8 @@ class Forecast:
     confidence: float
     cases: tuple[CaseForecast, ...]
     """Cases with at least one counted run."""
-    share: Interval
-    """Expected share of those cases whose next m runs all pass."""
+    share: ShareForecast
+    """Expected share of those cases whose next m runs all pass (fitted across cases)."""
 
 
 def forecast(
@@ -724,6 +955,8 @@ def forecast(
     prior: Prior = JEFFREYS,
     confidence: float = 0.95,
     only: Collection[str] | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
 ) -> Forecast:
     """Forecast the next m runs of every case with a counted run (per case: of those in
     `only`, when given; the expected share always covers every case)."""
@@ -750,7 +983,16 @@ def forecast(
                 counted, expected.tolist(), low.tolist(), high.tolist(), strict=True
             )
         ),
-        share=share_forecast(n, c, m, prior=beta_prior, confidence=confidence, prior_name=name),
+        share=share_forecast(
+            n,
+            c,
+            m,
+            prior=beta_prior,
+            confidence=confidence,
+            prior_name=name,
+            resamples=resamples,
+            seed=seed,
+        ),
     )
 
 
@@ -1038,6 +1280,8 @@ class Difference:
     mde: float
     """Minimum detectable difference: (z_{1-alpha/2} + z_power) * se."""
     power: float
+    method: str = "paired cluster bootstrap"
+    """How the interval was found."""
 
 
 @dataclass(frozen=True)
@@ -1063,6 +1307,18 @@ class CaseDifference:
     passes_a: int
     runs_b: int
     passes_b: int
+
+    p_value: float = 1.0
+    """Two-sided Fisher exact test of this case's A runs against its B runs."""
+    q_value: float = 1.0
+    """`p_value` adjusted for testing every paired case (Benjamini-Hochberg)."""
+
+    @property
+    def outcome(self) -> Outcome:
+        """better / worse when the adjusted p-value is below 0.05, else none."""
+        if self.q_value < CASE_ALPHA:
+            return "better" if self.difference > 0 else "worse"
+        return "none"
 
     @property
     def rate_a(self) -> float:
@@ -1100,6 +1356,28 @@ class Comparison:
     notes: tuple[str, ...]
 
 
+def _hypergeometric_pmf(total: int, good: int, draws: int) -> tuple[Ints, Floats]:
+    """Support and probabilities of the passes among `draws` of `total` runs, `good` passing."""
+    lo, hi = max(0, good - (total - draws)), min(draws, good)
+    x = np.arange(lo, hi + 1, dtype=np.int64)
+    log = np.array(
+        [
+            math.lgamma(good + 1)
+            - math.lgamma(v + 1)
+            - math.lgamma(good - v + 1)
+            + math.lgamma(total - good + 1)
+            - math.lgamma(draws - v + 1)
+            - math.lgamma(total - good - draws + v + 1)
+            - math.lgamma(total + 1)
+            + math.lgamma(draws + 1)
+            + math.lgamma(total - draws + 1)
+            for v in x.tolist()
+        ]
+    )
+    pmf = np.exp(log - log.max())
+    return x, pmf / pmf.sum()
+
+
 def _flip_totals(flips: Floats, resamples: int, rng: np.random.Generator) -> Iterator[Floats]:
     """Blocks of sum_i s_i * flips[i] over random (or all) swap patterns s in {0, 1}^G.
 
@@ -1128,17 +1406,42 @@ def _enumerates(cases: int, resamples: int) -> bool:
 
 
 def _paired_se(
-    na: Floats, ca: Floats, nb: Floats, cb: Floats, d_at: Floats, d_hat: Floats
+    na: Floats,
+    ca: Floats,
+    nb: Floats,
+    cb: Floats,
+    d_at: Floats,
+    d_hat: Floats,
+    j: int,
+    means: tuple[float, float, float, float],
 ) -> tuple[float, float, float]:
+    """Paired cluster-robust SEs of the three differences. A SE of 0 (every case
+    moved by the same amount) proves nothing, and an MDE of 0 would claim any
+    difference could be seen: it is replaced by the binomial SE of independent
+    trials on each side (runs for the pass rate; sum n / j groups for pass@j and
+    pass^j), with half a trial added to a side at 0 or 1."""
     cases = na.size
     pa, pb = ca.sum() / na.sum(), cb.sum() / nb.sum()
     resid = (cb - pb * nb) / nb.sum() - (ca - pa * na) / na.sum()
     se1 = math.sqrt(cases / (cases - 1) * float(resid @ resid))
-    return (
+    floors = (
+        _floor_var(pa, na.sum()) + _floor_var(pb, nb.sum()),
+        _floor_var(means[0], na.sum() / j) + _floor_var(means[1], nb.sum() / j),
+        _floor_var(means[2], na.sum() / j) + _floor_var(means[3], nb.sum() / j),
+    )
+    ses = (
         se1,
         float(d_at.std(ddof=1)) / math.sqrt(cases),
         float(d_hat.std(ddof=1)) / math.sqrt(cases),
     )
+    return tuple(  # type: ignore[return-value]
+        se if se > 0 else math.sqrt(floor) for se, floor in zip(ses, floors, strict=True)
+    )
+
+
+def _floor_var(mean: float, trials: float) -> float:
+    shrunk = (mean * trials + 0.5) / (trials + 1.0)
+    return shrunk * (1.0 - shrunk) / trials
 
 
 def paired_differences(
@@ -1156,10 +1459,12 @@ def paired_differences(
     """B - A for pass@1, pass@j and pass^j over paired cases (row i is the same case).
 
     Interval: the paired cluster bootstrap (resample cases, both sides together).
-    p-value: sign-flip permutation, swapping A and B within each case at random,
-    which is exact when the two configurations are exchangeable. MDE uses the
-    paired cluster-robust SE. With a different number of runs on each side the
-    swap is an approximation.
+    p-value: sign-flip permutation, swapping A and B within random cases (exact
+    when the configurations are exchangeable; every pattern enumerated for few
+    cases). For the pass rate the flipped statistic is the run-share-weighted mean
+    of per-case rate differences (see the comment below), valid with unequal k.
+    MDE uses the paired cluster-robust SE; a SE of 0 is replaced by the binomial
+    SE of independent trials, so the MDE is never 0.
     """
     alpha = _check_confidence(confidence)
     _check_resamples(resamples)
@@ -1189,39 +1494,46 @@ def paired_differences(
         boot[:, 5] / cases,
     ]
 
-    # Swapping case i moves (c, n) of A into B and back: B' = B + s (A - B), A' = A - s (A - B).
-    dc, dn = ca - cb, na - nb
+    # Sign flips: swapping A and B within case i turns its difference d_i into -d_i.
+    # The pass rate's statistic is the mean of the per-case rate differences weighted by
+    # each case's share of runs on the two sides, w_i = n_ai / N_a + n_bi / N_b: weights
+    # that a swap leaves alone, so the flips stay valid with unequal k (swapping the
+    # runs themselves, as before, moved 3 runs one way and 10 the other and made the
+    # null far wider than the statistic). With the same runs in every case of a side,
+    # it equals the difference of the pass rates over runs.
+    d_rate = cb / nb - ca / na
+    weights = na / na.sum() + nb / nb.sum()
     d_at, d_hat = at_b - at_a, hat_b - hat_a
-    flips = np.column_stack([dc, dn, d_at, d_hat])
-    sa, ta, sb, tb = ca.sum(), na.sum(), cb.sum(), nb.sum()
-    observed = np.array([sb / tb - sa / ta, d_at.mean(), d_hat.mean()])
+    flips = np.column_stack([weights * d_rate, d_at, d_hat])
+    totals = np.array([float(weights.sum()), float(cases), float(cases)])
+    observed = flips.sum(axis=0) / totals
     tolerance = 1e-12 * np.maximum(1.0, np.abs(observed))
     extreme = np.zeros(3)
     drawn = 0
     exact = _enumerates(cases, resamples)
     for moved in _flip_totals(flips, resamples, np.random.default_rng(seq_perm)):
-        null = np.column_stack(
-            [
-                (sb + moved[:, 0]) / (tb + moved[:, 1]) - (sa - moved[:, 0]) / (ta - moved[:, 1]),
-                d_at.mean() - 2.0 * moved[:, 2] / cases,
-                d_hat.mean() - 2.0 * moved[:, 3] / cases,
-            ]
-        )
+        null = observed - 2.0 * moved / totals
         extreme += (np.abs(null) >= np.abs(observed) - tolerance).sum(axis=0)
         drawn += moved.shape[0]
     p_values = extreme / drawn if exact else (extreme + 1.0) / (drawn + 1.0)
 
-    ses = _paired_se(na, ca, nb, cb, d_at, d_hat)
+    means = (float(at_a.mean()), float(at_b.mean()), float(hat_a.mean()), float(hat_b.mean()))
+    ses = _paired_se(na, ca, nb, cb, d_at, d_hat, j, means)
     factor = _z(1.0 - alpha / 2.0) + _z(power)
     rows = [
-        ("pass@1", float(ca.sum() / na.sum()), float(cb.sum() / nb.sum())),
-        (f"pass@{j}", float(at_a.mean()), float(at_b.mean())),
-        (f"pass^{j}", float(hat_a.mean()), float(hat_b.mean())),
+        (RATE_LABEL, float(ca.sum() / na.sum()), float(cb.sum() / nb.sum())),
+        (label_at(j), float(at_a.mean()), float(at_b.mean())),
+        (label_hat(j), float(hat_a.mean()), float(hat_b.mean())),
     ]
     tail = _expanded_tail(cases, confidence)
     out = []
     for i, (label, a, b) in enumerate(rows):
         low, high = np.quantile(boot_values[i], [tail, 1.0 - tail])
+        method = "paired cluster bootstrap"
+        if np.ptp(boot_values[i]) == 0:  # every case moved alike: no spread is no proof
+            half = _t_quantile(cases - 1, alpha) * ses[i]
+            low, high = max(-1.0, b - a - half), min(1.0, b - a + half)
+            method = "binomial floor: every paired case moved by the same amount"
         out.append(
             Difference(
                 label=label,
@@ -1236,9 +1548,50 @@ def paired_differences(
                 se=ses[i],
                 mde=factor * ses[i],
                 power=power,
+                method=method,
             )
         )
     return out[0], out[1], out[2]
+
+
+CASE_ALPHA = 0.05
+"""False discovery rate of the per-case verdicts in `compare`."""
+CASE_CORRECTION = "Benjamini-Hochberg"
+"""How the per-case p-values are adjusted for testing every paired case."""
+
+
+def fisher_exact(na: int, ca: int, nb: int, cb: int) -> float:
+    """Two-sided Fisher exact p-value of ca/na against cb/nb (sum of the tables no
+    more likely than the one seen)."""
+    support, pmf = _hypergeometric_pmf(na + nb, ca + cb, na)
+    seen = pmf[int(np.searchsorted(support, ca))]
+    return float(min(1.0, pmf[pmf <= seen * (1.0 + 1e-7)].sum()))
+
+
+def benjamini_hochberg(p_values: ArrayLike) -> Floats:
+    """Benjamini-Hochberg adjusted p-values (q-values): reject where q < the FDR level."""
+    p = np.asarray(p_values, dtype=np.float64).ravel()
+    if p.size == 0:
+        return p
+    order = np.argsort(p)
+    ranked = p[order] * p.size / np.arange(1, p.size + 1)
+    q = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty_like(p)
+    out[order] = np.minimum(q, 1.0)
+    return out
+
+
+def case_tests(
+    runs_a: ArrayLike, passes_a: ArrayLike, runs_b: ArrayLike, passes_b: ArrayLike
+) -> tuple[Floats, Floats]:
+    """Per paired case: the Fisher exact p-value and its Benjamini-Hochberg q-value."""
+    na, ca = _counts(runs_a, passes_a)
+    nb, cb = _counts(runs_b, passes_b)
+    rows = np.column_stack([na, ca, nb, cb])
+    records, inverse = np.unique(rows, axis=0, return_inverse=True)
+    p_record = np.array([fisher_exact(*r) for r in records.tolist()])
+    p = p_record[inverse.ravel()]
+    return p, benjamini_hochberg(p)
 
 
 def _runs_for_difference(
@@ -1291,14 +1644,16 @@ def _verdict(chosen: Difference, cases: int, runs_needed: int | None, runs_now: 
     )
     if chosen.difference == 0 or chosen.se == 0:
         return Verdict(chosen.label, outcome, text, None, None)
-    needed = math.ceil(cases * (chosen.mde / chosen.difference) ** 2)
+    # and never fewer cases than a sign-flip test needs to reject at all: 2 / 2^G < alpha
+    fewest = math.floor(math.log2(2.0 / (1.0 - chosen.confidence))) + 1
+    needed = max(fewest, math.ceil(cases * (chosen.mde / chosen.difference) ** 2))
     text += (
         f" To detect {_pts(chosen.difference)} at {chosen.power:.0%} power: "
         f"about {needed} cases at {runs_now:.3g} runs each"
     )
     if runs_needed is not None:
         text += f", or {runs_needed} runs per case on these {cases} cases"
-    elif chosen.label == "pass@1":
+    elif chosen.label == RATE_LABEL:
         text += "; more runs on these cases cannot get there"
     return Verdict(chosen.label, outcome, text + ".", needed, runs_needed)
 
@@ -1385,11 +1740,13 @@ def compare(
         seed=seed,
     )
     j = int(np.minimum(runs_a, runs_b).min())
+    p_case, q_case = case_tests(runs_a, passes_a, runs_b, passes_b)
     return Comparison(
         a=a,
         b=b,
         cases=tuple(
-            CaseDifference(x.case, x.counted, x.passes, y.counted, y.passes) for x, y in paired
+            CaseDifference(x.case, x.counted, x.passes, y.counted, y.passes, p, q)
+            for (x, y), p, q in zip(paired, p_case.tolist(), q_case.tolist(), strict=True)
         ),
         only_a=tuple(x.case for x in a.cases if x.case not in by_b),
         only_b=tuple(y.case for y in b.cases if y.case not in names_a),
@@ -1422,6 +1779,9 @@ class Uncertainty:
     """pass@1 and pass^j plans that could be made, when a target half-width was asked for."""
     plan_notes: tuple[str, ...]
     """Why a plan asked for could not be made (e.g. every run passed: no spread)."""
+    ledger: ErrorLedger | None = None
+    """The denominator ledger when runs errored: figures with errors left out, as
+    failures, as passes."""
 
 
 def uncertainty(
@@ -1472,7 +1832,16 @@ def uncertainty(
         cases=case_intervals(accounting, confidence, only),
         dataset=dataset,
         dataset_note=note,
-        forecast=forecast(accounting, m, prior=prior, confidence=confidence, only=only),
+        forecast=forecast(
+            accounting,
+            m,
+            prior=prior,
+            confidence=confidence,
+            only=only,
+            resamples=resamples,
+            seed=seed,
+        ),
         plans=tuple(plans),
         plan_notes=tuple(plan_notes),
+        ledger=accounting.error_ledger(),
     )

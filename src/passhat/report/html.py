@@ -42,7 +42,7 @@ from markupsafe import Markup
 from passhat.accounting import Accounting, CaseAccount
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.errors import ConfigError, PasshatError
-from passhat.metrics import pass_at_curve, pass_hat_curve
+from passhat.metrics import RATE_LABEL, label_at, label_hat, pass_at_curve, pass_hat_curve
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_accounting, replayed_runs
 from passhat.report.i18n import LABELS, check_lang, t, verdict_key
@@ -133,11 +133,14 @@ class _CaseView:
 @dataclass(frozen=True)
 class _Figure:
     label: str
-    """pass@1, pass@j or pass^j: what was counted, never the plan's k."""
+    """`pass rate (over runs)`, pass@j or pass^j: what was counted, never the plan's k
+    (English: the page's data-metric key)."""
     caption: str
     value: float
     interval: Interval | None
     method: str
+    shown: str = ""
+    """The label in the page's language."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,8 @@ def _case_views(
 def _method(interval: Interval, key: str, cases: int, lang: str) -> str:
     if interval.method.startswith("exact"):
         return t("ci_method_exact", lang)
+    if interval.method.startswith("Wilson on all"):
+        return t("ci_method_floor", lang)
     return t(key, lang, cases=cases)
 
 
@@ -265,15 +270,22 @@ def _figures(accounting: Accounting, lang: str) -> tuple[list[_Figure], str | No
         (None, None, None) if isinstance(ci, str) else (ci.pass_at_1, ci.pass_at_j, ci.pass_hat_j)
     )
     rows = [
-        ("pass@1", t("pass_rate", lang), m.pass_at_1, "ci_method_robust"),
-        (d.label_at, t("at_least_once", lang, j=m.j), m.pass_at_j, "ci_method_bootstrap"),
-        (d.label_hat, t("every_time", lang, j=m.j), m.pass_hat_j, "ci_method_bootstrap"),
+        (RATE_LABEL, t("estimates_pass_at_1", lang), m.pass_at_1, "ci_method_robust"),
+        (d.label_at, t("at_least_once", lang, j=m.j), m.pass_at_j, "ci_method_score"),
+        (d.label_hat, t("every_time", lang, j=m.j), m.pass_hat_j, "ci_method_score"),
     ]
     figures = []
     for (label, caption, value, method_key), interval in zip(rows, intervals, strict=True):
         method = _method(interval, method_key, m.cases, lang) if interval else ""
-        figures.append(_Figure(label, caption, value, interval, method))
+        figures.append(_Figure(label, caption, value, interval, method, _shown(label, lang)))
     return figures, ci if isinstance(ci, str) else None
+
+
+def _shown(label: str, lang: str) -> str:
+    """A dataset label in `lang`: the pass rate over runs and the j = 1 case means are
+    words; other metric names are names."""
+    keys = {RATE_LABEL: "label_rate", label_at(1): "label_at_1", label_hat(1): "label_hat_1"}
+    return t(keys[label], lang) if label in keys else label
 
 
 def _curves(accounting: Accounting) -> _Curves:
@@ -470,6 +482,7 @@ def _context(experiment: ExperimentRecord, runs: Sequence[RunRecord], lang: str)
         "lang": lang,
         "t": _translator(lang),
         "verdict_label": _verdict_labeler(lang),
+        "shown_label": lambda label: _shown(label, lang),
         "e": experiment,
         "header": _header(experiment),
         "accounting": accounting,

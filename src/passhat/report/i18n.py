@@ -59,7 +59,7 @@ _EN: dict[str, str] = {
     "no_counted_run": "no counted run yet: pass@k cannot be computed",
     # dataset figures
     "dataset": "dataset",
-    "pass_rate": "pass rate",
+    "pass_rate": "pass rate (over runs)",
     "estimates_pass_at_1": "estimates pass@1",
     "at_least_once": "share of cases with at least one pass (j = {j})",
     "every_time": "share of cases passing every time (j = {j})",
@@ -73,6 +73,8 @@ _EN: dict[str, str] = {
     "ci_method_robust": "cluster-robust standard error over {cases} cases",
     "ci_method_bootstrap": "cluster bootstrap over {cases} cases",
     "ci_method_exact": "exact bound: every case at the same value",
+    "ci_method_floor": "Wilson on all runs: the cluster SE was below the binomial floor",
+    "ci_method_score": "Wilson score at the effective number of trials over {cases} cases",
     "items_overview": "items",
     # per-case table
     "cases": "cases",
@@ -121,7 +123,8 @@ _EN: dict[str, str] = {
     # curves
     "curves": "pass@j and pass^j over j",
     "curves_note": "Mean over the {cases} included cases of the unbiased estimators, "
-    "for j = 1 to {n}, the fewest counted runs of any case.",
+    "for j = 1 to {n}, the fewest counted runs of any case. At j = 1 both curves are "
+    "the mean of per-case rates, not the pass rate over runs.",
     "curve_single": "Some case has only 1 counted run: the curves have a single point.",
     "j_axis": "j (runs)",
     "value": "value",
@@ -155,7 +158,8 @@ _EN: dict[str, str] = {
     "back_to_grid": "back to the grid",
     # terminal: the metrics table and the accounting panel
     "table_caption": "n = each case's counted runs; the dataset row uses j = {j}, "
-    "which every included case reaches",
+    "which every included case reaches; its rate is the pass rate over runs "
+    "(all passes / all counted runs)",
     "more_cases_hidden": "; {n} more cases not listed (--all lists every case, --json has all)",
     "dataset_row": "dataset\n({cases} cases)",
     "requested_k_is": "requested k = {k}",
@@ -192,6 +196,37 @@ _EN: dict[str, str] = {
     "prior_jeffreys": "Jeffreys Beta(1/2, 1/2)",
     "prior_uniform": "uniform Beta(1, 1)",
     "prior_fitted": "fitted {beta}",
+    # statistics (issue 13): names, methods, ledger, per-case tests
+    "label_rate": "pass rate (over runs)",
+    "label_at_1": "pass@1 (mean of per-case rates)",
+    "label_hat_1": "pass^1 (mean of per-case rates)",
+    "rate_over_runs_note": "pass rate (over runs) = all passes / all counted runs; "
+    "the mean of per-case rates is {mean}",
+    "method_floor": "Wilson on all {runs} runs, t({df}): cluster SE below the binomial floor",
+    "method_score": "Wilson score (continuity-corrected) at effective n = {n}, t({df})",
+    "method_score_floor": "Wilson score (continuity-corrected) at effective n = {n}, "
+    "binomial floor, t({df})",
+    "share_fitted": "fitted Beta({a}, {b}) across cases, cluster bootstrap refitting it, "
+    "B = {resamples}",
+    "share_per_case": "{prior} prior, per case",
+    "share_few_cases": "no interval: {n} cases; a calibrated dataset forecast needs at least {min}",
+    "share_no_spread": "no interval: every counted run passed (or every one failed), "
+    "nothing to fit",
+    "share_no_pairs": "no interval: no case has 2 counted runs to tell cases apart from runs",
+    "no_interval": "no interval",
+    "at_requested": "{label} over the {cases} cases that reached k = {k} ({left} left out)",
+    "ledger_title": "errored runs: how far could they move the figures?",
+    "ledger_head": "{errored} errored runs in {cases} cases. Each figure with errored runs "
+    "left out (as above), counted as failures, and counted as passes:",
+    "ledger_excluded": "errors left out",
+    "ledger_failures": "errors as failures",
+    "ledger_passes": "errors as passes",
+    "ledger_warning": "Warning: errored runs concentrate in low-pass cases: they fell in cases "
+    "passing {where} of their counted runs, against {overall} where runs completed (z = {z}). "
+    "Leaving errors out likely overstates the figures; read the range above.",
+    "case_tests_caption": "; per case: Fisher exact test, {correction} adjusted (q), "
+    "a case is marked at q < {alpha}",
+    "case_q": "q",
     # terminal: per-case forecast
     "forecast_title": "Per case: rate interval and forecast of the next {m} runs",
     "forecast_caption": "P(next {m} all pass) = E[p^{m}] under a {prior} prior. "
@@ -232,7 +267,7 @@ _EN: dict[str, str] = {
     "diff_title": "B − A over {cases} paired cases",
     "diff_caption": "pass@{j} / pass^{j}: the largest j every paired case reaches on both sides "
     "(A requested {ka}, B requested {kb}). Interval: paired cluster bootstrap, "
-    "B = {resamples}; p: sign-flip permutation",
+    "B = {resamples}; p: stratified permutation (each case's runs reshuffled between A and B)",
     "every_flip": " (every flip enumerated)",
     "mde_at_power": "; MDE at {power} power.",
     "pts": "{value} pts",
@@ -311,7 +346,7 @@ _ZH_TW: dict[str, str] = {
     "no_counted_run": "尚無計入的執行：算不出 pass@k",
     # dataset figures
     "dataset": "資料集",
-    "pass_rate": "單次通過率",
+    "pass_rate": "單次通過率（以執行次數計）",
     "estimates_pass_at_1": "估計 pass@1",
     "at_least_once": "至少通過一次的案例比例（j = {j}）",
     "every_time": "每次都通過的案例比例（j = {j}）",
@@ -325,6 +360,8 @@ _ZH_TW: dict[str, str] = {
     "ci_method_robust": "以案例為群集的穩健標準誤（{cases} 個案例）",
     "ci_method_bootstrap": "以案例為群集的 bootstrap（{cases} 個案例）",
     "ci_method_exact": "精確界限：每個案例的值都相同",
+    "ci_method_floor": "以全部執行算 Wilson 區間：群集標準誤低於二項下限",
+    "ci_method_score": "以 {cases} 個案例的有效試驗次數計算的 Wilson 分數區間",
     "items_overview": "項目",
     # per-case table
     "cases": "案例",
@@ -372,7 +409,8 @@ _ZH_TW: dict[str, str] = {
     "all_cases": "全部案例",
     # curves
     "curves": "pass@j 與 pass^j 隨 j 的變化",
-    "curves_note": "{cases} 個納入案例的無偏估計值平均，j 從 1 到 {n}（各案例計入次數的最小值）。",
+    "curves_note": "{cases} 個納入案例的無偏估計值平均，j 從 1 到 {n}（各案例計入次數的最小值）。"
+    "j = 1 時兩條曲線都是各案例通過率的平均，不是以執行次數計的通過率。",
     "curve_single": "有案例只計入 1 次執行：曲線只有一個點。",
     "j_axis": "j（執行次數）",
     "value": "數值",
@@ -404,7 +442,8 @@ _ZH_TW: dict[str, str] = {
     "cannot_unpack": "這個瀏覽器無法解開對話紀錄（不支援 DecompressionStream）。",
     "back_to_grid": "回到表格",
     # terminal: the metrics table and the accounting panel
-    "table_caption": "n = 各案例計入的執行次數；資料集列使用 j = {j}，每個納入的案例都達到",
+    "table_caption": "n = 各案例計入的執行次數；資料集列使用 j = {j}，每個納入的案例都達到；"
+    " 資料集列的通過率以執行次數計（全部通過／全部計入）",
     "more_cases_hidden": "；另有 {n} 個案例未列出（--all 列出每個案例，--json 含全部）",
     "dataset_row": "資料集\n（{cases} 個案例）",
     "requested_k_is": "要求的 k = {k}",
@@ -441,6 +480,32 @@ _ZH_TW: dict[str, str] = {
     "prior_jeffreys": "Jeffreys 先驗 Beta(1/2, 1/2)",
     "prior_uniform": "均勻先驗 Beta(1, 1)",
     "prior_fitted": "配適的先驗 {beta}",
+    # statistics (issue 13): names, methods, ledger, per-case tests
+    "label_rate": "單次通過率（以執行次數計）",
+    "label_at_1": "pass@1（各案例通過率的平均）",
+    "label_hat_1": "pass^1（各案例通過率的平均）",
+    "rate_over_runs_note": "單次通過率（以執行次數計）= 全部通過次數／全部計入次數；"
+    "各案例通過率的平均是 {mean}",
+    "method_floor": "以全部 {runs} 次執行算 Wilson 區間，t({df})：群集標準誤低於二項下限",
+    "method_score": "有連續性校正的 Wilson 分數區間，有效樣本數 n = {n}，t({df})",
+    "method_score_floor": "有連續性校正的 Wilson 分數區間，有效樣本數 n = {n}，採二項下限，t({df})",
+    "share_fitted": "跨案例配適的 Beta({a}, {b})，群集 bootstrap 每次重新配適，B = {resamples}",
+    "share_per_case": "{prior}，逐案例",
+    "share_few_cases": "無區間：只有 {n} 個案例；校準的資料集預測至少需要 {min} 個",
+    "share_no_spread": "無區間：每次計入的執行都通過（或都失敗），沒有可配適的變異",
+    "share_no_pairs": "無區間：沒有案例有 2 次計入的執行，無法區分案例間與執行間的變異",
+    "no_interval": "無區間",
+    "at_requested": "{label}：達到 k = {k} 的 {cases} 個案例（未納入 {left} 個）",
+    "ledger_title": "出錯的執行：最多會讓指標變動多少？",
+    "ledger_head": "{cases} 個案例中有 {errored} 次出錯的執行。每個指標分別以"
+    "排除出錯（如上）、出錯算失敗、出錯算通過計算：",
+    "ledger_excluded": "排除出錯",
+    "ledger_failures": "出錯算失敗",
+    "ledger_passes": "出錯算通過",
+    "ledger_warning": "警告：出錯的執行集中在通過率低的案例：它們所在案例的計入執行通過 {where}，"
+    "而完成的執行所在案例是 {overall}（z = {z}）。排除出錯可能高估指標；請看上面的範圍。",
+    "case_tests_caption": "；逐案例：Fisher 精確檢定，以 {correction} 校正（q），q < {alpha} 時標記",
+    "case_q": "q 值",
     # terminal: per-case forecast
     "forecast_title": "各案例：通過率區間與接下來 {m} 次執行的預測",
     "forecast_caption": "P(接下來 {m} 次全部通過) = E[p^{m}]，採用 {prior}。"
@@ -477,7 +542,7 @@ _ZH_TW: dict[str, str] = {
     "diff_title": "{cases} 個配對案例的 B − A",
     "diff_caption": "pass@{j} / pass^{j}：每個配對案例在兩邊都達到的最大 j"
     "（A 要求 {ka} 次，B 要求 {kb} 次）。區間：配對的群集 bootstrap，"
-    "B = {resamples}；p：符號翻轉置換檢定",
+    "B = {resamples}；p：分層置換檢定（每個案例的執行在 A 與 B 之間重新分配）",
     "every_flip": "（列舉了每一種翻轉）",
     "mde_at_power": "；MDE 以 {power} 檢定力計算。",
     "pts": "{value} 個百分點",

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from passhat.accounting import Accounting, CaseAccount
-from passhat.stats import Comparison, Difference, Interval, Plan, Uncertainty
+from passhat.accounting import Accounting, CaseAccount, ErrorLedger
+from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
+from passhat.stats import (
+    CASE_ALPHA,
+    CASE_CORRECTION,
+    Comparison,
+    Difference,
+    Interval,
+    Plan,
+    ShareForecast,
+    Uncertainty,
+)
 
 
 def case_dict(c: CaseAccount) -> dict[str, Any]:
@@ -19,8 +29,9 @@ def case_dict(c: CaseAccount) -> dict[str, Any]:
         "pass_rate": m.pass_rate if m else None,
         "pass_at_k": m.pass_at_k if m else None,
         "pass_hat_k": m.pass_hat_k if m else None,
-        "label_at": f"pass@{c.counted}",
-        "label_hat": f"pass^{c.counted}",
+        # no counted run: no figure, so no pass@0 / pass^0 label either
+        "label_at": f"pass@{c.counted}" if c.counted else None,
+        "label_hat": f"pass^{c.counted}" if c.counted else None,
         "complete": c.complete,
         "missing": list(c.missing),
         "errored": list(c.errored),
@@ -52,8 +63,64 @@ def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[st
             "pass_hat_k": m.pass_hat_j,
             "short": list(d.short),
             "excluded": list(d.excluded),
+            "label_rate": RATE_LABEL,
+            "pass_rate_over_runs": m.pass_at_1,
+            "mean_case_rate": m.mean_case_rate,
+            "label_mean_case_rate": CASE_MEAN_LABEL,
+            "at_requested_k": _at_requested(accounting),
+            "error_ledger": _ledger_dict(accounting.error_ledger()),
         },
         "cases": [case_dict(c) for c in accounting.cases],
+    }
+
+
+def _at_requested(accounting: Accounting) -> dict[str, Any] | None:
+    r = accounting.at_requested()
+    if r is None:
+        return None
+    return {
+        "k": r.k,
+        "label_at": f"pass@{r.k}",
+        "label_hat": f"pass^{r.k}",
+        "cases": r.metrics.cases,
+        "pass_at_k": r.metrics.pass_at_j,
+        "pass_hat_k": r.metrics.pass_hat_j,
+        "left_out": list(r.left_out),
+    }
+
+
+def _ledger_dict(ledger: ErrorLedger | None) -> dict[str, Any] | None:
+    if ledger is None:
+        return None
+    return {
+        "errored": ledger.errored,
+        "cases": ledger.cases,
+        "rows": [
+            {
+                "label": r.label,
+                "errors_excluded": r.excluded,
+                "errors_as_failures": r.as_failures,
+                "errors_as_passes": r.as_passes,
+            }
+            for r in ledger.rows
+        ],
+        "rate_where_errored": ledger.rate_where_errored,
+        "rate_where_completed": ledger.rate_where_completed,
+        "z": ledger.z,
+        "concentrated_in_low_pass_cases": ledger.concentrated,
+    }
+
+
+def share_dict(share: ShareForecast) -> dict[str, Any]:
+    """The dataset forecast; `low` and `high` are null where no interval is calibrated."""
+    return {
+        "label": share.label,
+        "estimate": share.estimate,
+        "low": share.low,
+        "high": share.high,
+        "confidence": share.confidence,
+        "method": share.method,
+        "note": share.note,
     }
 
 
@@ -106,6 +173,14 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
             "pass_at_1_bootstrap": interval_dict(d.pass_at_1_bootstrap),
             "pass_at_k": interval_dict(d.pass_at_j),
             "pass_hat_k": interval_dict(d.pass_hat_j),
+            "at_requested_k": None
+            if d.at_requested is None
+            else {
+                "pass_at_k": interval_dict(d.at_requested[0]),
+                "pass_hat_k": interval_dict(d.at_requested[1]),
+                "cases": d.requested_cases,
+                "left_out": d.requested_left_out,
+            },
         }
     forecasts = {c.case: c for c in f.cases}
     cases: dict[str, Any] = {}
@@ -135,7 +210,7 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
             "m": f.m,
             "prior": f.prior_name,
             "prior_beta": list(f.prior),
-            "expected_share": interval_dict(f.share),
+            "expected_share": share_dict(f.share),
         },
         "cases": cases,
     }
@@ -244,8 +319,16 @@ def comparison_dict(
                 "b_passes": x.passes_b,
                 "b_rate": x.rate_b,
                 "difference": x.difference,
+                "p_value": x.p_value,
+                "q_value": x.q_value,
+                "outcome": x.outcome,
             }
             for x in c.cases
         ],
+        "case_tests": {
+            "test": "Fisher exact, two-sided",
+            "correction": CASE_CORRECTION,
+            "false_discovery_rate": CASE_ALPHA,
+        },
         "notes": list(c.notes),
     }

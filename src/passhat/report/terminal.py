@@ -18,9 +18,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from passhat.accounting import Accounting, CaseAccount
+from passhat.accounting import Accounting, CaseAccount, ErrorLedger
 from passhat.report.i18n import LABELS, t
-from passhat.stats import Comparison, Difference, Uncertainty
+from passhat.stats import CASE_ALPHA, CASE_CORRECTION, Comparison, Difference, Uncertainty
 
 YES, NO = "✓", "✗"
 
@@ -30,7 +30,17 @@ _STATS_PHRASES = (
     "method_bootstrap",
     "method_exact",
     "next_all_pass",
-    "share_method",
+    "share_fitted",
+    "share_per_case",
+    "share_few_cases",
+    "share_no_spread",
+    "share_no_pairs",
+    "method_floor",
+    "method_score_floor",
+    "method_score",
+    "label_rate",
+    "label_at_1",
+    "label_hat_1",
     "prior_jeffreys",
     "prior_uniform",
     "prior_fitted",
@@ -201,8 +211,8 @@ def metrics_table(
         str(accounting.runs_counted),
         f"{m.passes}/{m.runs}",
         Text(f"{m.pass_at_1:.2f}", style="bold"),
-        Text(f"{d.label_at}\n{_pct(m.pass_at_j)}", style="bold"),
-        Text(f"{d.label_hat}\n{_pct(m.pass_hat_j)}", style="bold"),
+        Text(f"{_phrase(d.label_at, lang)}\n{_pct(m.pass_at_j)}", style="bold"),
+        Text(f"{_phrase(d.label_hat, lang)}\n{_pct(m.pass_hat_j)}", style="bold"),
     )
     return table
 
@@ -236,7 +246,13 @@ def accounting_panel(
     lines: list[Text] = [head, *replay]
     lines.append(
         Text(
-            t("plan_not_met_line", lang, at=d.label_at, hat=d.label_hat, k=a.k_requested),
+            t(
+                "plan_not_met_line",
+                lang,
+                at=_phrase(d.label_at, lang),
+                hat=_phrase(d.label_hat, lang),
+                k=a.k_requested,
+            ),
             style="bold yellow",
         )
     )
@@ -284,7 +300,9 @@ def print_metrics(
     )
 
 
-def _span(low: float, high: float) -> str:
+def _span(low: float | None, high: float | None, lang: str = "en") -> str:
+    if low is None or high is None:
+        return t("no_interval", lang)
     return f"{low * 100:.1f}–{high * 100:.1f}%"
 
 
@@ -316,16 +334,61 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
     table.add_column(t("interval", lang, conf=conf), justify="right")
     table.add_column(t("method", lang))
     for i in (d.pass_at_1, d.pass_at_1_bootstrap, d.pass_at_j, d.pass_hat_j):
-        table.add_row(i.label, _pct(i.estimate), _span(i.low, i.high), _phrase(i.method, lang))
+        table.add_row(
+            _phrase(i.label, lang),
+            _pct(i.estimate),
+            _span(i.low, i.high),
+            _phrase(i.method, lang),
+        )
+    if d.at_requested is not None:
+        for i in d.at_requested:
+            label = t(
+                "at_requested",
+                lang,
+                label=i.label,
+                cases=d.requested_cases,
+                k=i.label[len("pass@") :],
+                left=d.requested_left_out,
+            )
+            table.add_row(label, _pct(i.estimate), _span(i.low, i.high), _phrase(i.method, lang))
     s = u.forecast.share
     table.add_section()
     table.add_row(
         t("share_of", lang, label=_phrase(s.label, lang)),
         _pct(s.estimate),
-        _span(s.low, s.high),
-        t("credible_method", lang, method=_phrase(s.method, lang)),
+        _span(s.low, s.high, lang),
+        _phrase(s.note, lang) if s.note else _phrase(s.method, lang),
     )
     return table
+
+
+def ledger_panel(ledger: ErrorLedger, *, lang: str = "en") -> Panel:
+    """The denominator ledger: each headline figure with errored runs left out, as
+    failures and as passes; a warning when errors sit in low-pass cases."""
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
+    table.add_column(t("figure", lang))
+    for key in ("ledger_excluded", "ledger_failures", "ledger_passes"):
+        table.add_column(t(key, lang), justify="right")
+    for r in ledger.rows:
+        table.add_row(
+            _phrase(r.label, lang), _pct(r.excluded), _pct(r.as_failures), _pct(r.as_passes)
+        )
+    head = Text(t("ledger_head", lang, errored=ledger.errored, cases=ledger.cases))
+    parts: list[Text | Table] = [head, table]
+    style = "yellow"
+    if ledger.concentrated and ledger.rate_where_errored is not None and ledger.z is not None:
+        warning = t(
+            "ledger_warning",
+            lang,
+            where=_pct(ledger.rate_where_errored),
+            overall=_pct(ledger.rate_where_completed),
+            z=f"{ledger.z:.1f}",
+        )
+        parts.append(Text(warning, style="bold red"))
+        style = "red"
+    return Panel(
+        Group(*parts), title=t("ledger_title", lang), border_style=style, title_align="left"
+    )
 
 
 def case_forecast_table(
@@ -382,7 +445,7 @@ def case_forecast_table(
         "",
         "",
         Text(_pct(s.estimate), style="bold"),
-        _span(s.low, s.high),
+        _span(s.low, s.high, lang),
         "",
     )
     return table
@@ -433,6 +496,8 @@ def print_uncertainty(
     """Dataset intervals, per-case forecast (of the `shown` cases) and plans."""
     console.print(dataset_intervals_table(u, lang=lang))
     console.print(case_forecast_table(u, shown, lang=lang))
+    if u.ledger is not None:
+        console.print(ledger_panel(u.ledger, lang=lang))
     panel = plans_panel(u, lang=lang)
     if panel is not None:
         console.print(panel)
@@ -511,13 +576,13 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
     for d in (c.pass_at_1, c.pass_at_j, c.pass_hat_j):
         mark = "bold" if d.label == c.verdict.metric else ""
         table.add_row(
-            Text(d.label, style=mark),
+            Text(_phrase(d.label, lang), style=mark),
             _pct(d.a),
             _pct(d.b),
             Text(_pts(d.difference, lang), style=mark),
             t("range", lang, low=f"{d.low * 100:+.1f}", high=f"{d.high * 100:+.1f}"),
             f"{d.p_value:.3g}",
-            _pts(d.mde, lang, ".1f") if d.se > 0 else "–",
+            _pts(d.mde, lang, ".1f"),
         )
     return table
 
@@ -534,7 +599,9 @@ def case_differences_table(
         return Text(t("no_case_moved", lang))
     shown = moved if len(moved) <= limit else moved[: limit // 2] + moved[-(limit - limit // 2) :]
     hidden = len(moved) - len(shown)
-    caption = t("passes_over_counted", lang)
+    caption = t("passes_over_counted", lang) + t(
+        "case_tests_caption", lang, correction=CASE_CORRECTION, alpha=f"{CASE_ALPHA:g}"
+    )
     if hidden:
         caption += t("more_in_json", lang, n=hidden)
     table = Table(
@@ -546,15 +613,18 @@ def case_differences_table(
         caption=Text(caption),
         caption_justify="left",
     )
-    for i, name in enumerate([t("case", lang), "A", "B", t("delta_rate", lang)]):
+    names = [t("case", lang), "A", "B", t("delta_rate", lang), t("case_q", lang)]
+    for i, name in enumerate(names):
         table.add_column(name, justify="left" if i == 0 else "right")
     for x in shown:
         style = "red" if x.difference < 0 else "green"
+        marked = "bold " + style if x.outcome != "none" else ""
         table.add_row(
             Text(x.case),
             f"{x.passes_a}/{x.runs_a}",
             f"{x.passes_b}/{x.runs_b}",
             Text(_pts(x.difference, lang, "+.0f"), style=style),
+            Text(f"{x.q_value:.3g}" + (" *" if x.outcome != "none" else ""), style=marked),
         )
     return table
 
@@ -566,7 +636,7 @@ def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
     evidence = t(
         "verdict_evidence",
         lang,
-        label=chosen.label,
+        label=_phrase(chosen.label, lang),
         diff=_pts(chosen.difference, lang),
         conf=f"{chosen.confidence:.0%}",
         low=_pts(chosen.low, lang),
@@ -593,7 +663,7 @@ def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
     )
     if v.runs_needed is not None:
         text += t("verdict_or_runs", lang, runs=v.runs_needed, cases=cases)
-    elif chosen.label == "pass@1":
+    elif chosen.label == "pass rate (over runs)":
         text += t("verdict_runs_cannot", lang)
     return text + t("period", lang)
 

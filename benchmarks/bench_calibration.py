@@ -1,0 +1,120 @@
+"""Benchmark: empirical coverage of every 95 % interval passhat reports, and compare's
+A/A false-positive rate, over the whole grid of issue 13.
+
+Grid: case difficulty p ~ Beta(0.5, 0.5) or Beta(2, 2); N = 20, 100, 500 cases;
+k = 3, 5, 10 runs per case; no errored run, or 20 % of runs errored at random.
+Each cell runs R simulated experiments through `passhat.stats.uncertainty` (see
+tests/calibration_sim.py for the truths) with B = 200 bootstrap resamples inside
+the loop. The target is >= 93 % in every cell; with R = 500 a cell's simulation
+noise is about +-1 point. Then A/A comparisons through `passhat.stats.compare_counts`:
+the share declared different must be <= 6 %.
+
+Run: .venv/bin/python benchmarks/bench_calibration.py [R] [--quick]
+(--quick: N <= 100 only.) Prints the table that docs/numbers.md shows.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from calibration_sim import FIGURES, Cell, Tally, simulate
+from passhat import stats
+
+SHORT = {
+    "pass rate, SE": "rate SE",
+    "pass rate, bootstrap": "rate boot",
+    "pass@j": "pass@j",
+    "pass^j": "pass^j",
+    "pass@k reached": "pass@k*",
+    "pass^k reached": "pass^k*",
+    "case rate": "case rate",
+    "case forecast": "case fc",
+    "dataset forecast": "data fc",
+}
+TARGET = 0.93
+
+
+def grid(quick: bool) -> list[Cell]:
+    return [
+        Cell(a, b, n, k, e)
+        for a, b in ((0.5, 0.5), (2.0, 2.0))
+        for n in ((20, 100) if quick else (20, 100, 500))
+        for k in (3, 5, 10)
+        for e in (0.0, 0.2)
+    ]
+
+
+def _cell(value: float | None, shown: int, replications: int) -> str:
+    if value is None:
+        return "–"
+    mark = "" if value >= TARGET else "!"
+    part = "" if shown >= replications else f" ({shown / replications:.0%})"
+    return f"{value * 100:.1f}{mark}{part}"
+
+
+def aa_rate(k_a: int, k_b: int, runs: int, seed: int) -> float:
+    """Share of A/A comparisons (100 cases, Beta(0.5, 0.5)) declared different."""
+    rng = np.random.default_rng(seed)
+    declared = 0
+    for e in range(runs):
+        p = rng.beta(0.5, 0.5, 100)
+        na, nb = np.full(100, k_a), np.full(100, k_b)
+        _, verdict = stats.compare_counts(
+            na, rng.binomial(na, p), nb, rng.binomial(nb, p), resamples=200, seed=e
+        )
+        declared += verdict.outcome != "none"
+    return declared / runs
+
+
+def main() -> None:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    replications = int(args[0]) if args else 500
+    quick = "--quick" in sys.argv
+    start = time.perf_counter()
+    print(f"coverage of 95 % intervals, R = {replications} experiments per cell, B = 200")
+    print("(a figure in parentheses: share of experiments where it was shown; ! below 93 %)")
+    head = "| setting | " + " | ".join(SHORT[f] for f in FIGURES) + " |"
+    print(head)
+    print("|" + "---|" * (len(FIGURES) + 1))
+    total = Tally()
+    worst: dict[str, float] = {}
+    for i, cell in enumerate(grid(quick)):
+        tally = simulate(cell, replications, seed=1000 + i)
+        total.merge(tally)
+        cells = []
+        for f in FIGURES:
+            cov = tally.coverage(f)
+            if cov is not None:
+                worst[f] = min(worst.get(f, 1.0), cov)
+            shown = (
+                tally.trials[f]
+                if f in ("pass@k reached", "pass^k reached", "dataset forecast")
+                else tally.replications
+            )
+            cells.append(_cell(cov, shown, tally.replications))
+        print(f"| {cell.name} | " + " | ".join(cells) + " |", flush=True)
+    print(
+        "| **worst cell** | "
+        + " | ".join(f"{worst[f] * 100:.1f}" if f in worst else "–" for f in FIGURES)
+        + " |"
+    )
+    print()
+    failing = [f for f, v in worst.items() if v < TARGET]
+    print(f"cells below {TARGET:.0%}: {', '.join(failing) or 'none'}")
+    aa_runs = max(1000, replications)
+    equal, unequal = aa_rate(5, 5, aa_runs, 1), aa_rate(3, 10, aa_runs, 2)
+    print(
+        f"A/A declared different (100 cases, {aa_runs} comparisons each): "
+        f"k 5 vs 5: {equal:.1%}; k 3 vs 10: {unequal:.1%} (target <= 6 %)"
+    )
+    print(f"{time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""Statistics that hold under every shape of data (issue 13): names, zero-width
+intervals, the denominator ledger, figures at the requested k, and compare with
+unequal k and per-case verdicts. Each test names the failure it guards against."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli_helpers import run_cli
+from passhat import stats
+from passhat.accounting import account, error_ledger
+from passhat.metrics import RATE_LABEL
+
+
+def _write(path: Path, rows: list[tuple[str, int, str]]) -> str:
+    path.write_text(
+        "".join(json.dumps({"case": c, "run": r, "status": s}) + "\n" for c, r, s in rows),
+        encoding="utf-8",
+    )
+    return str(path)
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_the_two_numbers_once_both_called_pass_at_1_have_different_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run-weighted 9.5 % and case-mean 24.0 % were both labelled pass@1 in one output."""
+    rows = [("short", 1, "passed"), ("short", 2, "errored")]
+    rows += [("long", i, "passed" if i == 1 else "failed") for i in range(1, 11)]
+    file = _write(tmp_path / "v.jsonl", rows)
+    r = run_cli(capsys, "metrics", file, "--json")
+    d = json.loads(r.out)["dataset"]
+    assert d["pass_rate_over_runs"] == d["pass_at_1"] == pytest.approx(2 / 11)
+    assert d["mean_case_rate"] == pytest.approx((1 + 0.1) / 2)
+    assert d["label_rate"] == "pass rate (over runs)"
+    assert d["label_at"] == "pass@1 (mean of per-case rates)"
+    ints = d["intervals"]
+    assert ints["pass_at_1"]["label"] == "pass rate (over runs)"
+    assert ints["pass_at_k"]["label"] == "pass@1 (mean of per-case rates)"
+    out = run_cli(capsys, "metrics", file).out
+    assert "pass rate (over runs)" in out and "mean of per-case rates" in out
+
+
+def test_a_case_with_no_counted_run_has_no_pass_at_0_label(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = _write(tmp_path / "v.jsonl", [("a", 1, "passed"), ("b", 1, "errored")])
+    cases = {
+        c["case"]: c for c in json.loads(run_cli(capsys, "metrics", file, "--json").out)["cases"]
+    }
+    assert cases["b"]["label_at"] is None and cases["b"]["label_hat"] is None
+    assert cases["a"]["label_at"] == "pass@1"
+
+
+# --------------------------------------------------------------------------- zero-width intervals
+
+
+def test_three_cases_each_at_one_half_get_a_real_interval() -> None:
+    """Was 'pass@1 50.0 % [50.0, 50.0]' from both methods: a cluster SE of 0 proves nothing."""
+    a = account([(c, i, "passed" if i == 1 else "failed") for c in "xyz" for i in (1, 2)], 2)
+    d = stats.dataset_intervals(a)
+    for interval in (d.pass_at_1, d.pass_at_1_bootstrap):
+        assert interval.low < 0.5 < interval.high
+        assert interval.method.startswith("Wilson on all 6 runs")
+    # the same runs as 6 independent coin flips: the Wilson interval, with t(2)
+    z = stats._t_quantile(2, 0.05)
+    centre = (3 + z * z / 2) / (6 + z * z)
+    assert d.pass_at_1.low == pytest.approx(centre - z / (6 + z * z) * math.sqrt(1.5 + z * z / 4))
+
+
+def test_equal_case_figures_strictly_inside_zero_and_one_get_a_floor() -> None:
+    """Every case 2 of 4: pass@2 = 5/6 in every case, no spread; the floor still gives width."""
+    n, c = np.full(5, 4), np.full(5, 2)
+    at, hat = stats.case_mean_intervals(n, c, 2)
+    for interval, value in ((at, 5 / 6), (hat, 1 / 6)):
+        assert interval.estimate == pytest.approx(value)
+        assert interval.low < value < interval.high
+        assert "binomial floor" in interval.method
+
+
+def test_compare_never_claims_an_mde_of_zero() -> None:
+    """Every paired case moved by the same amount: the paired SE is 0, the MDE was 0.0."""
+    n = np.full(12, 4)
+    diffs, verdict = stats.compare_counts(n, np.full(12, 1), n, np.full(12, 2), resamples=200)
+    for d in diffs:
+        assert d.mde > 0 and d.se > 0
+    assert diffs[0].low < diffs[0].difference < diffs[0].high
+    assert "MDE = 0.0" not in verdict.text
+
+
+def test_intervals_always_contain_their_estimate() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        cases = int(rng.integers(2, 40))
+        n = rng.integers(1, 8, cases)
+        c = rng.binomial(n, rng.beta(0.5, 0.5, cases))
+        at, hat = stats.case_mean_intervals(n, c, int(n.min()))
+        rate = stats.cluster_interval(n, c)
+        for i in (at, hat, rate):
+            assert i.low <= i.estimate <= i.high
+
+
+# --------------------------------------------------------------------------- ledger
+
+
+def test_the_ledger_shows_errors_left_out_as_failures_and_as_passes() -> None:
+    a = account(
+        [
+            ("a", 1, "passed"),
+            ("a", 2, "errored"),
+            ("a", 3, "passed"),
+            ("b", 1, "failed"),
+            ("b", 2, "failed"),
+            ("b", 3, "passed"),
+        ],
+        3,
+    )
+    ledger = a.error_ledger()
+    assert ledger is not None and (ledger.errored, ledger.cases) == (1, 1)
+    rate = ledger.rows[0]
+    assert rate.label == RATE_LABEL
+    assert (rate.excluded, rate.as_failures, rate.as_passes) == pytest.approx((3 / 5, 3 / 6, 4 / 6))
+    hat = ledger.rows[2]
+    assert hat.label == "pass^2"
+    # a: 2 of 2 counted -> 1; as a failure 2 of 3 -> 1/3; as a pass 3 of 3 -> 1
+    assert (hat.as_failures, hat.as_passes) == pytest.approx(((1 / 3 + 0) / 2, (1 + 0) / 2))
+    assert account([("a", 1, "passed")], 1).error_ledger() is None
+
+
+def test_errors_concentrated_in_hard_cases_raise_the_warning() -> None:
+    """Informative errors: 60.9 % reported where the truth was 50 %, and nothing said."""
+    rng = np.random.default_rng(1)
+    p = rng.beta(2, 2, 200)
+    cases = []
+    for rate in p:
+        n = 10
+        errored = int(rng.binomial(n, 0.5 if rate < 0.4 else 0.02))
+        counted = n - errored
+        cases.append((counted, int(rng.binomial(counted, rate)), errored))
+    informative = error_ledger(cases)
+    assert informative.concentrated
+    assert informative.z is not None and informative.z < -2.326
+    random_errors = []
+    for rate in p:
+        errored = int(rng.binomial(10, 0.2))
+        random_errors.append((10 - errored, int(rng.binomial(10 - errored, rate)), errored))
+    assert not error_ledger(random_errors).concentrated
+
+
+def test_ledger_is_printed_with_its_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = []
+    for i in range(30):  # 30 hard cases where half the runs error, 30 easy ones without
+        hard = i < 15
+        for r in range(1, 7):
+            if hard and r <= 3:
+                rows.append((f"c{i}", r, "errored"))
+            else:
+                passed = (r % 3 == 0) if hard else (r != 6)
+                rows.append((f"c{i}", r, "passed" if passed else "failed"))
+    file = _write(tmp_path / "v.jsonl", rows)
+    out = run_cli(capsys, "metrics", file).out
+    assert "errors as failures" in out and "errors as passes" in out
+    assert "concentrate in low-pass cases" in out
+    data = json.loads(run_cli(capsys, "metrics", file, "--json").out)["dataset"]["error_ledger"]
+    assert data["concentrated_in_low_pass_cases"] is True
+    assert [r["label"] for r in data["rows"]] == ["pass rate (over runs)", "pass@3", "pass^3"]
+
+
+# --------------------------------------------------------------------------- requested k
+
+
+def test_figures_at_the_requested_k_over_the_cases_that_reached_it() -> None:
+    """One short case dragged every case's j down to 1; the requested k is kept beside it."""
+    rows = [(f"c{i}", r, "passed" if r <= i % 4 else "failed") for i in range(8) for r in (1, 2, 3)]
+    rows[0] = ("c0", 1, "errored")
+    rows[1] = ("c0", 2, "errored")
+    a = account(rows, 3)
+    assert a.dataset().j == 1
+    r = a.at_requested()
+    assert r is not None and r.k == 3 and r.left_out == ("c0",)
+    assert r.metrics.cases == 7 and r.metrics.j == 3
+    d = stats.dataset_intervals(a)
+    assert d.at_requested is not None
+    assert [i.label for i in d.at_requested] == ["pass@3", "pass^3"]
+    assert (d.requested_cases, d.requested_left_out) == (7, 1)
+    assert d.at_requested[0].estimate == pytest.approx(r.metrics.pass_at_j)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def test_unequal_k_no_longer_makes_the_sign_flip_blind() -> None:
+    """A k = 3 against B k = 10, B clearly better: swapping (c, n) pairs made the null so
+    wide that the test never rejected (power 89.5 % vs 97.5 % with equal k)."""
+    rng = np.random.default_rng(5)
+    found = 0
+    for e in range(60):
+        p = rng.beta(0.5, 0.5, 100)
+        na, nb = np.full(100, 3), np.full(100, 10)
+        p_b = p + 0.25 * (1 - p)
+        _, verdict = stats.compare_counts(
+            na, rng.binomial(na, p), nb, rng.binomial(nb, p_b), resamples=200, seed=e
+        )
+        found += verdict.outcome == "better"
+    assert found / 60 >= 0.9
+
+
+def test_unequal_k_a_over_a_rejects_near_the_nominal_rate() -> None:
+    """A/A with k = 3 against k = 10: 0 of 300 rejections before (far below 5 %)."""
+    rng = np.random.default_rng(8)
+    rejected = 0
+    runs = 300
+    for e in range(runs):
+        p = rng.beta(0.5, 0.5, 100)
+        na, nb = np.full(100, 3), np.full(100, 10)
+        _, verdict = stats.compare_counts(
+            na, rng.binomial(na, p), nb, rng.binomial(nb, p), resamples=200, seed=e
+        )
+        rejected += verdict.outcome != "none"
+    # binomial noise at 5 % over 300 runs is +-1.3 points; 1 % would mean still blind
+    assert 0.015 <= rejected / runs <= 0.08
+
+
+def test_per_case_verdicts_are_corrected_for_testing_every_case() -> None:
+    p = np.array([0.001, 0.01, 0.02, 0.04, 0.5])
+    q = stats.benjamini_hochberg(p)
+    assert q == pytest.approx([0.005, 0.025, 0.1 / 3, 0.05, 0.5])
+    # Fisher exact on one case: 0/10 against 10/10
+    assert stats.fisher_exact(10, 0, 10, 10) == pytest.approx(2 / math.comb(20, 10))
+    a = account([(f"c{i}", r, "failed") for i in range(20) for r in range(1, 11)], 10)
+    b_rows = [
+        (f"c{i}", r, "passed" if i == 0 else "failed") for i in range(20) for r in range(1, 11)
+    ]
+    c = stats.compare(a, account(b_rows, 10), resamples=200)
+    moved = {x.case: x for x in c.cases}
+    assert moved["c0"].outcome == "better" and moved["c0"].q_value < 0.05
+    assert all(x.outcome == "none" for name, x in moved.items() if name != "c0")
+    # 3 runs a side can never make one case significant after correction
+    a3 = account([(f"c{i}", r, "failed") for i in range(20) for r in (1, 2, 3)], 3)
+    b3 = account(
+        [(f"c{i}", r, "passed" if i == 0 else "failed") for i in range(20) for r in (1, 2, 3)], 3
+    )
+    assert all(x.outcome == "none" for x in stats.compare(a3, b3, resamples=200).cases)
+
+
+def test_compare_names_the_correction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fa = _write(tmp_path / "a.jsonl", [(f"c{i}", r, "failed") for i in range(5) for r in (1, 2, 3)])
+    fb = _write(tmp_path / "b.jsonl", [(f"c{i}", r, "passed") for i in range(5) for r in (1, 2, 3)])
+    out = run_cli(capsys, "compare", fa, fb).out
+    assert "Benjamini-Hochberg" in out and "Fisher exact" in out
+    data = json.loads(run_cli(capsys, "compare", fa, fb, "--json").out)
+    assert data["case_tests"]["correction"] == "Benjamini-Hochberg"
+    assert {"p_value", "q_value", "outcome"} <= set(data["cases"][0])
