@@ -927,3 +927,24 @@ def test_missing_chromium_fails_with_the_fix_unless_skipping_is_asked(
     monkeypatch.setenv(browser.SKIP_ENV, "1")
     with pytest.raises(pytest.skip.Exception, match="PASSHAT_SKIP_BROWSER=1"):
         browser.require_chromium()
+
+
+def test_the_page_shows_the_denominator_ledger_and_the_figures_at_k() -> None:
+    """Errored runs: each headline three ways (issue 13), and pass@k over the cases that
+    reached k beside the smallest-n figure."""
+    items = ["AC1:conflict"]
+    ids = [f"e{c}" for c in range(4)]
+    runs = [run(f"e{c}", i, items, items if i <= c else []) for c in range(4) for i in (1, 2, 3)]
+    runs = [r for r in runs if (r.case_id, r.run_index) != ("e0", 3)] + [errored("e0", 3)]
+    e = experiment(ids, k=3)
+    dom = parse(render_html(e, runs))
+    ledger = experiment_accounting(e, runs).error_ledger()
+    assert ledger is not None
+    rows = dom.find("div", id="ledger").find_all("tr", data_ledger=True)
+    assert [r.attrs["data-ledger"] for r in rows] == [x.label for x in ledger.rows]
+    rate = rows[0]
+    assert float(rate.attrs["data-excluded"]) == pytest.approx(6 / 11)
+    assert float(rate.attrs["data-failures"]) == pytest.approx(6 / 12)
+    assert float(rate.attrs["data-passes"]) == pytest.approx(7 / 12)
+    assert dom.find("p", data_at_requested="3")
+    assert "pass@3 over the 3 cases that reached k = 3 (1 left out)" in dom.text()

@@ -487,6 +487,8 @@ def _context(experiment: ExperimentRecord, runs: Sequence[RunRecord], lang: str)
         "header": _header(experiment),
         "accounting": accounting,
         "summary": accounting.dataset() if counted else None,
+        "ledger": accounting.error_ledger() if counted else None,
+        "at_requested": accounting.at_requested() if counted else None,
         "figures": figures,
         "ci_reason": ci_reason,
         "ci_level": round(CONFIDENCE * 100),
