@@ -224,8 +224,8 @@ _EN: dict[str, str] = {
     "ledger_warning": "Warning: errored runs concentrate in low-pass cases: they fell in cases "
     "passing {where} of their counted runs, against {overall} where runs completed (z = {z}). "
     "Leaving errors out likely overstates the figures; read the range above.",
-    "case_tests_caption": "; per case: Fisher exact test, {correction} adjusted (q), "
-    "a case is marked at q < {alpha}",
+    "case_tests_caption": "Per case (q column): Fisher exact test, {correction} adjusted "
+    "over the paired cases; a case is marked * at q < {alpha}.",
     "case_q": "q",
     # terminal: per-case forecast
     "forecast_title": "Per case: rate interval and forecast of the next {m} runs",
@@ -267,7 +267,8 @@ _EN: dict[str, str] = {
     "diff_title": "B − A over {cases} paired cases",
     "diff_caption": "pass@{j} / pass^{j}: the largest j every paired case reaches on both sides "
     "(A requested {ka}, B requested {kb}). Interval: paired cluster bootstrap, "
-    "B = {resamples}; p: stratified permutation (each case's runs reshuffled between A and B)",
+    "B = {resamples}; p: sign-flip permutation (pass rate: per-case rate differences "
+    "weighted by each case's share of runs)",
     "every_flip": " (every flip enumerated)",
     "mde_at_power": "; MDE at {power} power.",
     "pts": "{value} pts",
@@ -504,7 +505,8 @@ _ZH_TW: dict[str, str] = {
     "ledger_passes": "出錯算通過",
     "ledger_warning": "警告：出錯的執行集中在通過率低的案例：它們所在案例的計入執行通過 {where}，"
     "而完成的執行所在案例是 {overall}（z = {z}）。排除出錯可能高估指標；請看上面的範圍。",
-    "case_tests_caption": "；逐案例：Fisher 精確檢定，以 {correction} 校正（q），q < {alpha} 時標記",
+    "case_tests_caption": "逐案例（q 值欄）：Fisher 精確檢定，對所有配對案例以 {correction} 校正；"
+    "q < {alpha} 的案例標上 *。",
     "case_q": "q 值",
     # terminal: per-case forecast
     "forecast_title": "各案例：通過率區間與接下來 {m} 次執行的預測",
@@ -542,7 +544,7 @@ _ZH_TW: dict[str, str] = {
     "diff_title": "{cases} 個配對案例的 B − A",
     "diff_caption": "pass@{j} / pass^{j}：每個配對案例在兩邊都達到的最大 j"
     "（A 要求 {ka} 次，B 要求 {kb} 次）。區間：配對的群集 bootstrap，"
-    "B = {resamples}；p：分層置換檢定（每個案例的執行在 A 與 B 之間重新分配）",
+    "B = {resamples}；p：符號翻轉置換檢定（通過率：各案例通過率差以該案例的執行次數占比加權）",
     "every_flip": "（列舉了每一種翻轉）",
     "mde_at_power": "；MDE 以 {power} 檢定力計算。",
     "pts": "{value} 個百分點",

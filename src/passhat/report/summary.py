@@ -275,6 +275,7 @@ def _difference_dict(d: Difference) -> dict[str, Any]:
         "se": d.se,
         "mde": d.mde,
         "power": d.power,
+        "method": d.method,
     }
 
 

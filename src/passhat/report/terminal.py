@@ -599,9 +599,7 @@ def case_differences_table(
         return Text(t("no_case_moved", lang))
     shown = moved if len(moved) <= limit else moved[: limit // 2] + moved[-(limit - limit // 2) :]
     hidden = len(moved) - len(shown)
-    caption = t("passes_over_counted", lang) + t(
-        "case_tests_caption", lang, correction=CASE_CORRECTION, alpha=f"{CASE_ALPHA:g}"
-    )
+    caption = t("passes_over_counted", lang)
     if hidden:
         caption += t("more_in_json", lang, n=hidden)
     table = Table(
@@ -627,6 +625,11 @@ def case_differences_table(
             Text(f"{x.q_value:.3g}" + (" *" if x.outcome != "none" else ""), style=marked),
         )
     return table
+
+
+def case_tests_note(lang: str = "en") -> str:
+    """How the per-case q column was found: the test and the multiple-testing correction."""
+    return t("case_tests_caption", lang, correction=CASE_CORRECTION, alpha=f"{CASE_ALPHA:g}")
 
 
 def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
@@ -705,4 +708,5 @@ def print_comparison(
     )
     console.print(differences_table(c, lang=lang))
     console.print(case_differences_table(c, lang=lang))
+    console.print(Text(case_tests_note(lang)))
     console.print(verdict_text(c, lang=lang))
