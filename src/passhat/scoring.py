@@ -350,6 +350,11 @@ def _scorers_for(suite: Suite) -> list[Scorer]:
     return _BUILT[key]
 
 
+def runs_user_code(suite: Suite) -> bool:
+    """True when grading calls a user's scorer (the runner then grades in a worker thread)."""
+    return any(isinstance(scorer, Custom) for scorer in _scorers_for(suite))
+
+
 def score_run(suite: Suite, case: Case, final_state: dict[str, Any]) -> Score:
     """Grade one run's final state; ScorerError when a scorer raises (the run errored)."""
     details: list[dict[str, Any]] = []

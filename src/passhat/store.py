@@ -400,8 +400,57 @@ def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:
 
 def _encode(value: Any) -> str:
     """JSON text for a column: pydantic-core's serializer, several times faster than
-    json.dumps on a transcript; anything that is not JSON becomes its str()."""
-    return to_json(value, fallback=str, inf_nan_mode="null").decode("utf-8")
+    json.dumps on a transcript; anything that is not JSON becomes its str().
+
+    What even that cannot write (bytes that are not UTF-8, a lone surrogate, a
+    structure that contains itself) is made safe first by `json_safe`: the run is
+    recorded with those values escaped, never lost to an encoding error."""
+    try:
+        return to_json(value, fallback=str, inf_nan_mode="null").decode("utf-8")
+    except (ValueError, RecursionError):  # PydanticSerializationError is a ValueError
+        return to_json(json_safe(value), inf_nan_mode="null").decode("utf-8")
+
+
+_MAX_DEPTH = 200
+"""Deeper structures are cut (as their repr) rather than recursing without end."""
+
+
+def json_safe(value: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) -> Any:
+    """Plain JSON data for any value, keeping all it can and escaping the rest.
+
+    Strings with lone surrogates keep them as `\\udXXX` escapes; bytes become
+    their repr (`b'\\xff'`); a container met again inside itself becomes
+    `"<circular reference>"`; other objects their str()."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return _safe_text(value)
+    if isinstance(value, (bytes, bytearray)):
+        return repr(bytes(value))
+    if _depth > _MAX_DEPTH:
+        return _safe_text(repr(value)[:1000])
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if id(value) in _seen:
+            return "<circular reference>"
+        seen = _seen | {id(value)}
+        if isinstance(value, dict):
+            return {
+                _safe_text(k if isinstance(k, str) else str(k)): json_safe(v, seen, _depth + 1)
+                for k, v in value.items()
+            }
+        return [json_safe(v, seen, _depth + 1) for v in value]
+    try:
+        return _safe_text(str(value))
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
+
+
+def _safe_text(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _decode(value: str, what: str) -> Any:
