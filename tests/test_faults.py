@@ -8,6 +8,7 @@ Each test names the fault it guards (issue #14). Runs and stores are real: the
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from cli_helpers import CLARIFY as CLARIFY_DIR
+from cli_helpers import SEED as SEED_ID
 from cli_helpers import run_cli, run_seed
 
 
@@ -179,3 +182,188 @@ def test_a_blocking_custom_scorer_is_a_timeout_and_runs_in_a_thread(
     assert time.monotonic() - started < 2.5
     runs = stored_runs(db)
     assert [(x["status"], x["error_type"]) for x in runs] == [("errored", "timeout")] * 3
+
+
+# -- store and process faults: one clear line, exit 2, no lease left behind
+
+
+def seeded_store(tmp_path: Path, capsys: pytest.CaptureFixture[str], k: int = 2) -> Path:
+    db = tmp_path / "p.db"
+    r = run_seed(capsys, "--agent", "agents_for_tests:perfect", "-k", str(k), "--db", str(db))
+    assert r.code == 0, r.err
+    return db
+
+
+def leases(db: Path) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT experiment_id, pid, host FROM leases").fetchall()
+
+
+def test_a_store_locked_past_the_busy_timeout_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = seeded_store(tmp_path, capsys)
+    monkeypatch.setenv("PASSHAT_BUSY_TIMEOUT", "0.2")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        for args in (("resume", "latest", "-k", "3"), ("run", str(CLARIFY_DIR), "--case", SEED_ID)):
+            r = run_cli(capsys, *args, "--db", str(db), "-q")
+            assert r.code == 2, (args, r.err)
+            assert "locked by another process for more than 0.2 s" in r.err
+            assert "PASSHAT_BUSY_TIMEOUT" in r.err and "Traceback" not in r.err
+            assert len(r.err.strip().splitlines()) == 1
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert leases(db) == []
+
+
+def test_a_full_disk_is_one_line_and_the_lease_is_released(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    from passhat.agents import resolve_agent
+    from passhat.errors import StoreError
+    from passhat.runner import RunOptions, new_experiment, run_experiment
+    from passhat.store import Store
+    from passhat.suite import load_suite
+
+    suite = load_suite(CLARIFY_DIR)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED_ID),)})
+    agent = resolve_agent("agents_for_tests:perfect")
+    experiment = new_experiment(suite, agent, "none", None, k=400, params={})
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        # SQLITE_FULL, as a full disk gives it: the database may not grow past a few pages
+        store._db.execute(f"PRAGMA max_page_count = {pages + 3}")
+        with pytest.raises(StoreError) as raised:
+            asyncio.run(run_experiment(store, experiment, suite, agent, None, RunOptions()))
+        recorded = len(store.recorded(experiment.id))
+    message = str(raised.value)
+    assert "the disk is full" in message and "stays missing" in message
+    assert 0 < recorded < 400
+    assert leases(tmp_path / "p.db") == []
+
+
+def unshare_works() -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        return False
+    done = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(
+    not unshare_works(),
+    reason="needs `unshare -rm` (a user namespace) to mount the store read-only",
+)
+def test_a_read_only_store_can_be_read_and_refuses_runs_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only bind mount, not chmod: CI runs as root, whom permissions do not stop."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = seeded_store(folder, capsys)
+
+    def passhat(*args: str) -> subprocess.CompletedProcess[str]:
+        inner = " ".join(
+            ["exec", sys.executable, "-m", "passhat", *[f"'{a}'" for a in args], "--db", str(db)]
+        )
+        script = f"mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} && {inner}"
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+        return subprocess.run(
+            ["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, env=env
+        )
+
+    for reading in (("report", "latest"), ("list",), ("show", "latest", SEED_ID, "1")):
+        done = passhat(*reading)
+        assert done.returncode == 0, (reading, done.stderr)
+    done = passhat("report", "latest", "--json")
+    assert json.loads(done.stdout)["cases"][0]["completed"] == 2
+    done = passhat("resume", "latest", "-k", "3", "-q")
+    assert done.returncode == 2, done.stderr
+    assert "read-only" in done.stderr and "Traceback" not in done.stderr
+    assert "not a passhat database" not in done.stderr
+
+
+def test_sigterm_keeps_finished_runs_releases_the_lease_and_exits_143(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    from test_runner import start_slow_run, wait_for_runs
+
+    db = tmp_path / "p.db"
+    proc = start_slow_run(db, k=20, name="terminated", stderr=subprocess.PIPE)
+    wait_for_runs(db, 3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert "passhat resume terminated" in err and "Traceback" not in err
+    assert 3 <= len(stored_runs(db)) < 20
+    assert leases(db) == []
+
+
+def plant_lease(db: Path, host: str, heartbeat_age: float) -> None:
+    with sqlite3.connect(db) as con:
+        (experiment,) = con.execute("SELECT id FROM experiments").fetchone()
+        con.execute(
+            "INSERT OR REPLACE INTO leases VALUES (?, 4242, ?, '2026-01-01T00:00:00Z', ?)",
+            (experiment, host, time.time() - heartbeat_age),
+        )
+
+
+def test_a_lease_from_another_host_blocks_until_it_expires_or_is_broken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = seeded_store(tmp_path, capsys)
+    plant_lease(db, "another-host", heartbeat_age=5)
+    r = run_cli(capsys, "resume", "latest", "-k", "3", "--db", str(db), "-q")
+    assert r.code == 2 and "process 4242 on another-host" in r.err
+    assert "--break-lease" in r.err
+    r = run_cli(capsys, "resume", "latest", "-k", "3", "--break-lease", "--db", str(db), "-q")
+    assert r.code == 0, r.err
+    assert "warning: broke the lease of process 4242 on another-host" in r.err
+    assert len(stored_runs(db)) == 3 and leases(db) == []
+    # a lease nobody renewed for longer than the expiry is taken over without asking
+    plant_lease(db, "another-host", heartbeat_age=3600)
+    r = run_cli(capsys, "resume", "latest", "-k", "4", "--db", str(db), "-q")
+    assert r.code == 0, r.err
+    assert len(stored_runs(db)) == 4
+
+
+def test_a_running_experiment_renews_its_lease(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    import passhat.store
+    from passhat.agents import resolve_agent
+    from passhat.runner import RunOptions, new_experiment, run_experiment
+    from passhat.store import Store
+    from passhat.suite import load_suite
+
+    monkeypatch.setattr(passhat.store, "HEARTBEAT_S", 0.05)
+    monkeypatch.setenv("PASSHAT_TEST_DELAY", "0.1")
+    suite = load_suite(CLARIFY_DIR)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED_ID),)})
+    agent = resolve_agent("agents_for_tests:slow")
+    experiment = new_experiment(suite, agent, "none", None, k=4, params={})
+    beats: list[float] = []
+
+    def watch(_: Any) -> None:
+        with sqlite3.connect(tmp_path / "p.db") as con:
+            beats.append(con.execute("SELECT heartbeat_at FROM leases").fetchone()[0])
+
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        options = RunOptions(concurrency=1)
+        asyncio.run(run_experiment(store, experiment, suite, agent, None, options, watch))
+    assert len(beats) == 4 and beats == sorted(beats) and beats[-1] > beats[0]

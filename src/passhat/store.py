@@ -8,11 +8,15 @@ error instead of a second count. The store keeps records; it computes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import socket
 import sqlite3
+import threading
+import time
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields
@@ -25,6 +29,7 @@ from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord
 
 DB_ENV = "PASSHAT_DB"
+BUSY_ENV = "PASSHAT_BUSY_TIMEOUT"
 _ID = re.compile(r"[0-9a-f]{8}")
 """Experiment ids: 8 hex digits (runner.new_experiment)."""
 DEFAULT_DB = "passhat.db"
@@ -102,6 +107,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE runs ADD COLUMN stderr TEXT
         """,
     ),
+    (
+        "lease heartbeats: a lease nobody renews expires",
+        """
+        ALTER TABLE leases ADD COLUMN heartbeat_at REAL;
+        """,
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
@@ -125,33 +136,88 @@ class Store:
     does so), never used from two threads at once.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
+        """Open (or, with `create`, make) the store at `path`.
+
+        `read_only` opens it for reading only (report, show, list...): that works
+        on a read-only file or mount. Every failure is one StoreError line.
+        """
         self.path = Path(path)
+        self.read_only = read_only
+        self.busy_timeout = busy_timeout()
         if not create and not self.path.exists():
             raise StoreError(
                 f"{self.path}: no passhat store here; run `passhat run SUITE` first, or give "
                 f"--db (or ${DB_ENV}) the store's path"
             )
-        try:
-            self._db = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as error:
-            raise StoreError(f"{self.path}: cannot open the database ({error})") from None
+        self._db = self._connect(read_only)
         self._db.row_factory = sqlite3.Row
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+            if not read_only:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             if not create:
                 self._check_is_ours()
-            self._migrate()
+            if read_only:
+                self._check_schema_current()
+            else:
+                self._migrate()
         except sqlite3.DatabaseError as error:
             self._db.close()
+            raise StoreError(f"{self.path}: {self._explain(error)}") from None
+        except StoreError:
+            self._db.close()
+            raise
+
+    def _connect(self, read_only: bool) -> sqlite3.Connection:
+        try:
+            if not read_only:
+                return self._open(str(self.path), uri=False)
+            uri = "file:" + urllib.parse.quote(str(self.path.resolve()))
+            try:
+                db = self._open(uri + "?mode=ro", uri=True)
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return db
+            except sqlite3.OperationalError:
+                # a WAL store on a read-only mount has no -shm to share: read it as
+                # immutable (nothing can write it there anyway)
+                return self._open(uri + "?immutable=1", uri=True)
+        except sqlite3.Error as error:
             raise StoreError(
-                f"{self.path}: not a passhat database ({error}); give another --db path"
+                f"{self.path}: cannot open the database ({self._explain(error)})"
             ) from None
+
+    def _explain(self, error: sqlite3.Error) -> str:
+        if "unable to open" in str(error) and not self.read_only and not _writable(self.path):
+            # SQLite cannot make the WAL's side files: the file or its folder is read-only
+            error = sqlite3.OperationalError(f"{error}: the file or its folder is read-only")
+        return explain(error, self.busy_timeout)
+
+    def _open(self, target: str, *, uri: bool) -> sqlite3.Connection:
+        return sqlite3.connect(
+            target,
+            timeout=self.busy_timeout,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=uri,
+        )
+
+    def _check_schema_current(self) -> None:
+        done = {row[0] for row in self._db.execute("SELECT version FROM migrations")}
+        if len(done) < len(MIGRATIONS):
+            # an older store: bring it up to date if we may write it, else say so
+            self._db.close()
+            try:
+                Store(self.path, create=False).close()
+            except StoreError as error:
+                raise StoreError(
+                    f"{self.path}: written by an older passhat and it cannot be upgraded here "
+                    f"({error}); open it once where it is writable"
+                ) from None
+            self._db = self._connect(True)
+            self._db.row_factory = sqlite3.Row
 
     def close(self) -> None:
         self._db.close()
@@ -172,14 +238,23 @@ class Store:
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
-        """One transaction: everything inside is written, or nothing."""
-        self._db.execute("BEGIN IMMEDIATE")
+        """One transaction: everything inside is written, or nothing.
+
+        A locked, read-only or full store is one StoreError saying so."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise StoreError(f"{self.path}: {self._explain(error)}") from None
         try:
             yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
+            self._db.execute("COMMIT")
+        except BaseException as error:
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            if isinstance(error, sqlite3.OperationalError):
+                raise StoreError(f"{self.path}: {self._explain(error)}") from None
             raise
-        self._db.execute("COMMIT")
 
     def _migrate(self) -> None:
         self._db.execute(
@@ -268,34 +343,75 @@ class Store:
 
     @contextmanager
     def lease(self, experiment_id: str) -> Iterator[None]:
-        """Hold the experiment for this process; a lease whose process died is taken over."""
+        """Hold the experiment for this process while the block runs.
+
+        A lease whose process died on this host, or that nobody renewed for
+        LEASE_EXPIRY_S seconds (its host is gone), is taken over. A thread renews
+        ours every HEARTBEAT_S seconds through a connection of its own."""
         self._acquire(experiment_id)
+        beat = _Heartbeat(self.path, experiment_id, self.busy_timeout)
+        beat.start()
         try:
             yield
-        finally:
-            with self.atomic() as db:
-                db.execute(
-                    "DELETE FROM leases WHERE experiment_id = ? AND pid = ? AND host = ?",
-                    (experiment_id, os.getpid(), socket.gethostname()),
-                )
+        except BaseException:
+            beat.stop()
+            # the first failure is the story: a store too full to release the lease in
+            # leaves it to be taken over (this process is gone by then)
+            with contextlib.suppress(StoreError):
+                self._release(experiment_id)
+            raise
+        beat.stop()
+        self._release(experiment_id)
+
+    def _release(self, experiment_id: str) -> None:
+        with self.atomic() as db:
+            db.execute(
+                "DELETE FROM leases WHERE experiment_id = ? AND pid = ? AND host = ?",
+                (experiment_id, os.getpid(), socket.gethostname()),
+            )
 
     def _acquire(self, experiment_id: str) -> None:
         pid, host = os.getpid(), socket.gethostname()
         with self.atomic() as db:
             row = db.execute(
-                "SELECT pid, host, taken_at FROM leases WHERE experiment_id = ?", (experiment_id,)
+                "SELECT pid, host, taken_at, heartbeat_at FROM leases WHERE experiment_id = ?",
+                (experiment_id,),
             ).fetchone()
-            held = row is not None and (row["pid"], row["host"]) != (pid, host)
-            if held and (row["host"] != host or _alive(row["pid"])):
+            if row is not None and (row["pid"], row["host"]) != (pid, host) and _held(row):
+                age = _age(row["heartbeat_at"])
+                beat = f", last heartbeat {age:.0f} s ago" if age is not None else ""
                 raise StoreError(
                     f"experiment {experiment_id} is being run by process {row['pid']} on "
-                    f"{row['host']} since {row['taken_at']}; wait for it to finish or stop it"
+                    f"{row['host']} since {row['taken_at']}{beat}; wait for it to finish or "
+                    "stop it (if that process is gone, `passhat resume --break-lease`)"
                 )
             db.execute(
                 "INSERT OR REPLACE INTO leases VALUES "
-                "(?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
-                (experiment_id, pid, host),
+                "(?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?)",
+                (experiment_id, pid, host, time.time()),
             )
+
+    def break_lease(self, experiment_id: str) -> str | None:
+        """Remove the experiment's lease whoever holds it; say whose it was (None: no lease)."""
+        with self.atomic() as db:
+            row = db.execute(
+                "SELECT pid, host, taken_at, heartbeat_at FROM leases WHERE experiment_id = ?",
+                (experiment_id,),
+            ).fetchone()
+            db.execute("DELETE FROM leases WHERE experiment_id = ?", (experiment_id,))
+        if row is None:
+            return None
+        age = _age(row["heartbeat_at"])
+        beat = f", last heartbeat {age:.0f} s ago" if age is not None else ""
+        return f"process {row['pid']} on {row['host']} since {row['taken_at']}{beat}"
+
+    def lease_holder(self, experiment_id: str) -> dict[str, Any] | None:
+        """The lease row of an experiment (pid, host, taken_at, heartbeat_at), if any."""
+        row = self._db.execute(
+            "SELECT pid, host, taken_at, heartbeat_at FROM leases WHERE experiment_id = ?",
+            (experiment_id,),
+        ).fetchone()
+        return dict(row) if row is not None else None
 
     # runs
 
@@ -314,10 +430,11 @@ class Store:
                 f"run {run.run_index} of case {run.case_id!r} is already recorded in experiment "
                 f"{run.experiment_id} ({error}); it is never counted twice"
             ) from None
-        except sqlite3.Error as error:
+        except (sqlite3.Error, StoreError) as error:
+            reason = str(error) if isinstance(error, StoreError) else self._explain(error)
             raise StoreError(
-                f"{self.path}: run {run.run_index} of case {run.case_id!r} could not be written "
-                f"({error}); it stays missing, and `passhat resume` runs it again"
+                f"{reason} — run {run.run_index} of case {run.case_id!r} was not written; it "
+                "stays missing, and `passhat resume` runs it again"
             ) from None
 
     def add_experiment_with_runs(
@@ -381,6 +498,92 @@ class Store:
             "SELECT case_id, run_index FROM runs WHERE experiment_id = ?", (experiment_id,)
         )
         return {(r[0], r[1]) for r in rows}
+
+
+def busy_timeout() -> float:
+    """Seconds to wait for a store another process holds: $PASSHAT_BUSY_TIMEOUT or 30."""
+    value = os.environ.get(BUSY_ENV, "")
+    try:
+        seconds = float(value) if value else 30.0
+    except ValueError:
+        raise StoreError(f"${BUSY_ENV} is {value!r}; give seconds, e.g. 30") from None
+    if not seconds >= 0:
+        raise StoreError(f"${BUSY_ENV} is {value!r}; give seconds, e.g. 30")
+    return seconds
+
+
+def explain(error: sqlite3.Error, timeout: float) -> str:
+    """What an SQLite error means for the user, and what to do, in one line."""
+    text = str(error)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return (
+            f"the store stayed locked by another process for more than {timeout:g} s ({text}); "
+            f"wait for it, or set ${BUSY_ENV} to wait longer"
+        )
+    if "readonly" in lowered or "read-only" in lowered:
+        return (
+            f"the store is read-only ({text}); reading commands (report, show, list) work on "
+            "it, but running needs a writable --db"
+        )
+    if "full" in lowered:
+        return f"the disk is full ({text}); free some space, then `passhat resume`"
+    if "disk i/o" in lowered:
+        return f"the disk failed to read or write ({text}); check the device, then retry"
+    if "unable to open" in lowered:
+        return f"the file cannot be opened ({text}); check the path and its permissions"
+    return f"not a passhat database ({text}); give another --db path"
+
+
+HEARTBEAT_S = 10.0
+"""How often a running experiment renews its lease."""
+LEASE_EXPIRY_S = 60.0
+"""A lease not renewed for this long is taken over: its process or host is gone."""
+
+
+def _age(heartbeat_at: float | None) -> float | None:
+    return None if heartbeat_at is None else max(0.0, time.time() - heartbeat_at)
+
+
+def _held(row: sqlite3.Row) -> bool:
+    """Whether another process still holds this lease."""
+    age = _age(row["heartbeat_at"])
+    if age is not None and age > LEASE_EXPIRY_S:
+        return False  # nobody renewed it: a process (or host) that is gone
+    return row["host"] != socket.gethostname() or _alive(row["pid"])
+
+
+class _Heartbeat(threading.Thread):
+    """Renews one lease every HEARTBEAT_S seconds, on a connection of its own."""
+
+    def __init__(self, path: Path, experiment_id: str, timeout: float) -> None:
+        super().__init__(name="passhat-lease", daemon=True)
+        self.path, self.experiment_id, self.timeout = path, experiment_id, timeout
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        key = (self.experiment_id, os.getpid(), socket.gethostname())
+        while not self._stop_event.wait(HEARTBEAT_S):
+            try:
+                with contextlib.closing(
+                    sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+                ) as db:
+                    db.execute(
+                        "UPDATE leases SET heartbeat_at = ? "
+                        "WHERE experiment_id = ? AND pid = ? AND host = ?",
+                        (time.time(), *key),
+                    )
+            except sqlite3.Error:
+                continue  # a busy or full store: try again at the next beat
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=self.timeout + 1)
+
+
+def _writable(path: Path) -> bool:
+    folder = path.resolve().parent
+    return os.access(folder, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
 
 
 def _alive(pid: int) -> bool:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -46,9 +48,10 @@ DbOption = Annotated[
 ExperimentArg = Annotated[str, typer.Argument(help="Experiment id, unique name, or 'latest'.")]
 
 
-def open_store(db: Path | None, *, create: bool = False) -> Store:
-    """The store at --db, $PASSHAT_DB or ./passhat.db; only `run` creates one."""
-    return Store(db or default_db_path(), create=create)
+def open_store(db: Path | None, *, create: bool = False, read_only: bool = False) -> Store:
+    """The store at --db, $PASSHAT_DB or ./passhat.db; only `run` creates one; reading
+    commands open it read-only, so they work on a read-only file or mount."""
+    return Store(db or default_db_path(), create=create, read_only=read_only)
 
 
 RUN_KEYS = frozenset({"max_turns", "prompt_file", "base_url", "timeout_s", "max_retries"})
@@ -221,10 +224,20 @@ def _execute(
         )
         progress.update(task, advance=1, tally=tally)
 
+    terminated: list[int] = []
+
     async def go() -> None:
+        main = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if main is not None:
+            # SIGTERM (a container stop, `kill`) ends the run like Ctrl-C does
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signal.SIGTERM, _terminate, main, terminated)
         try:
             await run_experiment(store, experiment, suite, agent, model, options, tick)
         finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGTERM)
             close = getattr(model, "aclose", None)
             if close is not None:
                 await close()
@@ -232,7 +245,7 @@ def _execute(
     try:
         with progress:
             asyncio.run(go())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         done = len(store.recorded(experiment.id))
         err_console.print(
             t("interrupted", lang, done=done, ref=experiment.name or experiment.id),
@@ -240,7 +253,12 @@ def _execute(
             markup=False,
             soft_wrap=True,
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(143 if terminated else 130) from None
+
+
+def _terminate(main: asyncio.Task[None], terminated: list[int]) -> None:
+    terminated.append(signal.SIGTERM)
+    main.cancel()
 
 
 def _report_and_exit(
@@ -385,6 +403,14 @@ def resume(
         typer.Option("-k", "--k", help="Raise the requested k and run the new indices too."),
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 8,
+    break_lease: Annotated[
+        bool,
+        typer.Option(
+            "--break-lease",
+            help="Take the experiment over from a process that is gone (another host, a "
+            "restarted container). If it still runs, both would run the experiment.",
+        ),
+    ] = False,
     db: DbOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
@@ -430,11 +456,26 @@ def resume(
             store.set_k(stored.id, k)
             stored = store.experiment(stored.id)
         options = _options(params, concurrency)
+        if break_lease:
+            _break_lease(store, stored)
         todo = plan(stored, store.recorded(stored.id))
         if not quiet:
             err_console.print(t("runs_to_do", language, id=stored.id, n=len(todo)), markup=False)
         _execute(store, stored, suite, loaded, provider, options, quiet, language)
         _report_and_exit(store, stored, strict, quiet, language)
+
+
+def _break_lease(store: Store, experiment: ExperimentRecord) -> None:
+    holder = store.break_lease(experiment.id)
+    if holder is None:
+        message = f"--break-lease: experiment {experiment.id} had no lease; nothing to break"
+    else:
+        message = (
+            f"warning: broke the lease of {holder} on experiment {experiment.id}; if that "
+            "process is still running, both now run this experiment (no run is counted "
+            "twice, but work is repeated): stop it"
+        )
+    err_console.print(message, style="yellow", markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -466,7 +507,7 @@ def report(
     language = report_lang(lang)
     if forecast_m < 1:
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         runs = store.runs(experiment.id, full=html is not None)
     if html is not None:
@@ -503,7 +544,7 @@ def show(
     db: DbOption = None,
 ) -> None:
     """One run whole: transcript, tool calls, final state and score."""
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         r = store.run(experiment.id, case_id, run_index)
     status_style = {"passed": "green", "failed": "red", "errored": "bold red"}[r.status]
@@ -550,7 +591,7 @@ def show(
 @app.command("list")
 def list_experiments(db: DbOption = None) -> None:
     """The experiments in the store."""
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiments = store.experiments()
         recorded = {e.id: len(store.recorded(e.id)) for e in experiments}
     table = Table(title=f"experiments in {db or default_db_path()}", title_justify="left")
@@ -582,7 +623,7 @@ def cassette(
     """Turn a finished experiment into a replay cassette: regrade it later without a call."""
     from passhat.models.replay import cassette_from_runs
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         runs = store.runs(experiment.id)
     recorded = experiment.model_config.get("recorded") if experiment.model_config else None
