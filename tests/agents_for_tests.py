@@ -160,3 +160,12 @@ async def breaks_env(input: Any, env: Any, ctx: Any) -> str:
     """Leaves the environment in a state final_state() cannot read."""
     env._key = "no-such-ticket"
     return "broken"
+
+
+async def flaky(input: Any, env: Any, ctx: Any) -> str:
+    """Even runs hit a model outage while PASSHAT_TEST_DOWN=1; otherwise every run passes."""
+    from passhat.errors import TransientModelError
+
+    if os.environ.get("PASSHAT_TEST_DOWN") == "1" and ctx.run_index % 2 == 0:
+        raise TransientModelError("connection failed: the model server is restarting")
+    return await perfect(input, env, ctx)

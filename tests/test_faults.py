@@ -20,6 +20,8 @@ from cli_helpers import CLARIFY as CLARIFY_DIR
 from cli_helpers import SEED as SEED_ID
 from cli_helpers import run_cli, run_seed
 
+pytest_plugins = ["fakeserver"]
+
 
 def report(capsys: pytest.CaptureFixture[str], db: Path) -> dict[str, Any]:
     r = run_cli(capsys, "report", "latest", "--json", "--db", str(db))
@@ -367,3 +369,104 @@ def test_a_running_experiment_renews_its_lease(
         options = RunOptions(concurrency=1)
         asyncio.run(run_experiment(store, experiment, suite, agent, None, options, watch))
     assert len(beats) == 4 and beats == sorted(beats) and beats[-1] > beats[0]
+
+
+# -- errored runs can be run again, honestly
+
+
+def test_resume_errored_reruns_errored_runs_keeping_earlier_attempts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "p.db"
+    monkeypatch.setenv("PASSHAT_TEST_DOWN", "1")
+    code, err, _ = run_agent(capsys, db, "flaky", "-k", "4")
+    assert code == 0, err
+    assert [r["status"] for r in stored_runs(db)] == ["passed", "errored"] * 2
+    # a plain resume has nothing to do: errored runs are recorded runs
+    r = run_cli(capsys, "resume", "latest", "--db", str(db))
+    assert r.code == 0 and "0 runs to do" in r.err
+    r = run_cli(capsys, "resume", "latest", "--errored", "--db", str(db))
+    assert r.code == 0 and "2 runs to do" in r.err  # still down: errored again, attempt 2
+    monkeypatch.delenv("PASSHAT_TEST_DOWN")
+    r = run_cli(capsys, "resume", "latest", "--errored", "--retries", "6", "--db", str(db))
+    assert r.code == 0, r.err
+    out = " ".join(r.out.split())  # unwrapped
+    assert "retried: 2 runs were run again after an error (4 earlier attempts kept)" in out
+    assert "retried runs passed 2/2 (100%), first attempts 2/2 (100%)" in out
+    runs = stored_runs(db)
+    assert [(r["run_index"], r["status"], r["attempt"]) for r in runs] == [
+        (1, "passed", 1),
+        (2, "passed", 3),
+        (3, "passed", 1),
+        (4, "passed", 3),
+    ]
+    with sqlite3.connect(db) as con:
+        earlier = con.execute(
+            "SELECT run_index, attempt, status, error_type FROM run_attempts ORDER BY 1, 2"
+        ).fetchall()
+    assert earlier == [(i, a, "errored", "model_error") for i in (2, 4) for a in (1, 2)]
+    data = report(capsys, db)
+    assert data["accounting"]["runs_counted"] == 4  # the last attempt counts, once
+    assert data["retried"]["runs_retried"] == 2
+    assert data["retried"]["retried"]["pass_rate"] == 1.0
+
+
+def test_a_counted_run_is_never_replaced_by_another_attempt(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from passhat.errors import StoreError
+    from passhat.store import Store
+    from test_store import experiment, run
+
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment())
+        passed = run()
+        store.record_run(passed)
+        with pytest.raises(StoreError, match="a counted run is never re-run"):
+            store.record_run(replace(passed, attempt=2, status="failed"))
+        (kept,) = store.runs(passed.experiment_id)
+    assert (kept.status, kept.attempt) == (passed.status, 1)
+
+
+def test_call_timeout_bounds_each_model_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_server: Any
+) -> None:
+    fake_server.reply("too late", delay=3.0)
+    db = tmp_path / "p.db"
+    r = run_seed(
+        capsys,
+        "--model",
+        "openai:m",
+        "--base-url",
+        fake_server.openai_url,
+        "--call-timeout",
+        "0.3",
+        "--retries",
+        "0",
+        "-k",
+        "1",
+        "--db",
+        str(db),
+        "-q",
+    )
+    assert r.code == 0, r.err
+    (run,) = stored_runs(db)
+    assert run["error_type"] == "model_error"
+    assert "no response within 0.3s" in run["error_message"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--retries", "-1"), "--retries is -1"),
+        (("--retry-max-wait", "-2"), "--retry-max-wait is -2"),
+        (("--call-timeout", "0"), "--call-timeout is 0"),
+    ],
+    ids=["retries", "retry-max-wait", "call-timeout"],
+)
+def test_resume_refuses_bad_retry_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    db = seeded_store(tmp_path, capsys, k=1)
+    r = run_cli(capsys, "resume", "latest", *args, "--db", str(db))
+    assert r.code == 2 and message in r.err

@@ -426,3 +426,37 @@ async def test_a_refused_connection_is_transient(monkeypatch: pytest.MonkeyPatch
     async with OpenAIModel("m", base_url=f"{url}/v1", timeout=2) as model:
         with pytest.raises(TransientModelError, match="connection failed"):
             await model.generate(HELLO, [], CTX)
+
+
+async def test_an_unreachable_server_gets_the_whole_wait_twice_over() -> None:
+    """A model server restarting refuses connections for seconds: no jittered 5 ms retries."""
+    refused = TransientModelError("connection failed: refused", unreachable=True)
+    model = Scripted(*[refused] * 4, ANSWER)
+    sleep = Sleeps()
+
+    answer, _ = await generate_with_retry(
+        model,
+        HELLO,
+        [],
+        CTX,
+        max_retries=4,
+        base_delay=0.5,
+        max_delay=3.0,
+        sleep=sleep,
+        rng=lambda: 0.01,
+    )
+
+    assert answer == ANSWER
+    assert sleep.waits == [1.0, 2.0, 3.0, 3.0]
+
+
+async def test_a_refused_connection_is_marked_unreachable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeServer() as server:
+        url = server.url
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    async with OpenAIModel("m", base_url=f"{url}/v1", timeout=2) as model:
+        with pytest.raises(TransientModelError) as raised:
+            await model.generate(HELLO, [], CTX)
+    assert raised.value.unreachable

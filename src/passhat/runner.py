@@ -194,14 +194,25 @@ async def run_experiment(
     model: Model | None,
     options: RunOptions,
     progress: ProgressFn | None = None,
+    *,
+    rerun_errored: bool = False,
 ) -> int:
-    """Run every planned run that has no record yet; return how many were recorded."""
+    """Run every planned run that has no record yet; return how many were recorded.
+
+    With `rerun_errored`, errored runs are run again too, as their next attempt
+    (the store keeps the earlier ones)."""
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
     with store.lease(experiment.id):
         todo = plan(experiment, store.recorded(experiment.id))
+        attempts: dict[tuple[str, int], int] = {}
+        if rerun_errored:
+            attempts = {key: n + 1 for key, n in store.errored(experiment.id).items()}
+            todo += sorted(attempts, key=lambda key: (key[1], key[0]))
         try:
-            await _run_all(store, experiment, suite, agent, model, options, progress, todo)
+            await _run_all(
+                store, experiment, suite, agent, model, options, progress, todo, attempts
+            )
         except BaseExceptionGroup as group:
             # a worker failed (say, the store could not write): the first failure is the
             # story; the other workers were cancelled and their runs stay missing
@@ -218,6 +229,7 @@ async def _run_all(
     options: RunOptions,
     progress: ProgressFn | None,
     todo: list[tuple[str, int]],
+    attempts: dict[tuple[str, int], int] | None = None,
 ) -> None:
     cases = {c.id: c for c in suite.cases}
     loop = asyncio.get_running_loop()
@@ -231,8 +243,9 @@ async def _run_all(
         async def worker() -> None:
             # a pool of `concurrency` workers keeps memory flat for large plans
             for case_id, index in queue:
+                attempt = (attempts or {}).get((case_id, index), 1)
                 record = await run_once(
-                    experiment, suite, cases[case_id], index, agent, model, options
+                    experiment, suite, cases[case_id], index, agent, model, options, attempt
                 )
                 await loop.run_in_executor(writer, store.record_run, record)
                 if progress is not None:
@@ -252,6 +265,7 @@ async def run_once(
     agent: LoadedAgent,
     model: Model | None,
     options: RunOptions,
+    attempt: int = 1,
 ) -> RunRecord:
     """One run from a fresh start: environment, conversation, agent, grading.
 
@@ -306,6 +320,7 @@ async def run_once(
         retries=list(ctx.retries),
         model_source=ctx.model_source(),
         stderr=ctx.stderr,
+        attempt=attempt,
     )
 
 

@@ -113,6 +113,25 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE leases ADD COLUMN heartbeat_at REAL;
         """,
     ),
+    (
+        "attempts: resume --errored re-runs an errored run, keeping the earlier attempts",
+        """
+        ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1 CHECK (attempt >= 1);
+        CREATE TABLE run_attempts (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            case_id TEXT NOT NULL,
+            run_index INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            error_type TEXT,
+            error_message TEXT,
+            started_at REAL NOT NULL,
+            duration_s REAL NOT NULL,
+            record TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, case_id, run_index, attempt)
+        );
+        """,
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
@@ -120,7 +139,7 @@ _RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retr
 _RUN_LIGHT = (
     "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
     "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries, "
-    "model_source"
+    "model_source, attempt"
 )
 
 
@@ -416,7 +435,10 @@ class Store:
     # runs
 
     def record_run(self, run: RunRecord) -> None:
-        """Write one finished run whole, in one transaction; the same run twice is an error."""
+        """Write one finished run whole, in one transaction; the same run twice is an error.
+
+        A later attempt (`run.attempt > 1`) replaces the errored attempt before it,
+        which moves, whole, to `run_attempts`: only an errored run is ever re-run."""
         row = _row(run)
         for key in _RUN_JSON:
             row[key] = _encode(row[key])
@@ -424,6 +446,8 @@ class Store:
         marks = ", ".join("?" for _ in row)
         try:
             with self.atomic() as db:
+                if run.attempt > 1:
+                    _retire_attempt(db, run)
                 db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(row.values()))
         except sqlite3.IntegrityError as error:
             raise StoreError(
@@ -491,6 +515,25 @@ class Store:
                 "`passhat report` lists the missing runs"
             )
         return _run(row)
+
+    def errored(self, experiment_id: str) -> dict[tuple[str, int], int]:
+        """(case, run index) of every errored run, with its attempt number."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index, attempt FROM runs "
+            "WHERE experiment_id = ? AND status = 'errored'",
+            (experiment_id,),
+        )
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def attempts(self, experiment_id: str) -> list[dict[str, Any]]:
+        """The earlier (replaced) attempts of re-run runs: case, run, attempt, status, error."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index, attempt, status, error_type, error_message, started_at, "
+            "duration_s FROM run_attempts WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index, attempt",
+            (experiment_id,),
+        )
+        return [dict(r) for r in rows]
 
     def recorded(self, experiment_id: str) -> set[tuple[str, int]]:
         """(case, run index) of every recorded run."""
@@ -594,6 +637,34 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _retire_attempt(db: sqlite3.Connection, run: RunRecord) -> None:
+    """Move the errored attempt before `run` from `runs` to `run_attempts`, whole."""
+    key = (run.experiment_id, run.case_id, run.run_index)
+    row = db.execute(
+        "SELECT * FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?", key
+    ).fetchone()
+    if row is None or row["status"] != "errored" or row["attempt"] != run.attempt - 1:
+        found = "none" if row is None else f"attempt {row['attempt']}, {row['status']}"
+        raise StoreError(
+            f"run {run.run_index} of case {run.case_id!r}: attempt {run.attempt} replaces only "
+            f"errored attempt {run.attempt - 1} (found {found}); a counted run is never re-run"
+        )
+    db.execute(
+        "INSERT INTO run_attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            *key,
+            row["attempt"],
+            row["status"],
+            row["error_type"],
+            row["error_message"],
+            row["started_at"],
+            row["duration_s"],
+            to_json(dict(row)).decode("utf-8"),
+        ),
+    )
+    db.execute("DELETE FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?", key)
 
 
 def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:

@@ -32,8 +32,11 @@ class RetryPolicy:
     """How transient model errors are retried within a run."""
 
     max_retries: int = 4
+    """Retries of one call after its first try (--retries)."""
     base_delay: float = 0.5
+    """Seconds before the first retry; doubled at each retry."""
     max_delay: float = 30.0
+    """The longest wait between two tries (--retry-max-wait)."""
 
 
 @dataclass

@@ -54,7 +54,17 @@ def open_store(db: Path | None, *, create: bool = False, read_only: bool = False
     return Store(db or default_db_path(), create=create, read_only=read_only)
 
 
-RUN_KEYS = frozenset({"max_turns", "prompt_file", "base_url", "timeout_s", "max_retries"})
+RUN_KEYS = frozenset(
+    {
+        "max_turns",
+        "prompt_file",
+        "base_url",
+        "timeout_s",
+        "max_retries",
+        "retry_max_wait_s",
+        "call_timeout_s",
+    }
+)
 """Parameters of the run itself; every other parameter goes to the model provider."""
 
 
@@ -69,6 +79,17 @@ def _model_params(
     if seed is not None:
         params["seed"] = seed
     return params
+
+
+def _check_retry(
+    retries: int | None, retry_max_wait: float | None, call_timeout: float | None
+) -> None:
+    if retries is not None and retries < 0:
+        raise InputError(f"--retries is {retries}; use 0 for no retries")
+    if retry_max_wait is not None and not retry_max_wait >= 0:
+        raise InputError(f"--retry-max-wait is {retry_max_wait:g}; give seconds, 0 or more")
+    if call_timeout is not None and not call_timeout > 0:
+        raise InputError(f"--call-timeout is {call_timeout:g}; give a call more than 0 seconds")
 
 
 def _check_options(
@@ -111,6 +132,8 @@ def _params(
     base_url: str | None,
     timeout: float,
     retries: int,
+    retry_max_wait: float | None = None,
+    call_timeout: float | None = None,
 ) -> dict[str, Any]:
     """Everything that decides what a run means, as the experiment records it."""
     params: dict[str, Any] = {
@@ -124,18 +147,60 @@ def _params(
         params["prompt_file"] = str(prompt.resolve())
     if base_url is not None:
         params["base_url"] = base_url
+    # recorded only when given, so the fingerprints of experiments without them stay
+    if retry_max_wait is not None:
+        params["retry_max_wait_s"] = retry_max_wait
+    if call_timeout is not None:
+        params["call_timeout_s"] = call_timeout
     return params
 
 
-def _options(params: dict[str, Any], concurrency: int) -> RunOptions:
+def _options(
+    params: dict[str, Any],
+    concurrency: int,
+    retries: int | None = None,
+    retry_max_wait: float | None = None,
+) -> RunOptions:
+    """How runs execute; `retries` and `retry_max_wait` (resume) override the experiment's."""
     from passhat.agents import RetryPolicy
     from passhat.runner import RunOptions
 
+    default = RetryPolicy()
     return RunOptions(
         concurrency=concurrency,
         timeout_s=float(params.get("timeout_s", 300.0)),
-        retry=RetryPolicy(max_retries=int(params.get("max_retries", 4))),
+        retry=RetryPolicy(
+            max_retries=retries if retries is not None else int(params.get("max_retries", 4)),
+            max_delay=retry_max_wait
+            if retry_max_wait is not None
+            else float(params.get("retry_max_wait_s", default.max_delay)),
+        ),
     )
+
+
+RetriesOption = Annotated[
+    int | None,
+    typer.Option(
+        help="Retries of transient model errors per call. Default: 4 (resume: the experiment's)."
+    ),
+]
+RetryMaxWaitOption = Annotated[
+    float | None,
+    typer.Option(
+        "--retry-max-wait",
+        metavar="SECONDS",
+        help="Longest wait between two tries of a call (doubling from 0.5 s). Default: 30.",
+    ),
+]
+CallTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--call-timeout",
+        metavar="SECONDS",
+        help="Seconds one model call may take before it is retried. Default: 120. With a "
+        "server that answers one request at a time, lower --concurrency rather than this.",
+    ),
+]
 
 
 def _select(suite: Suite, cases: list[str]) -> Suite:
@@ -161,6 +226,7 @@ def _build(
             base_url=params.get("base_url"),
             params={k: v for k, v in params.items() if k not in RUN_KEYS},
             suite_dir=suite.path,
+            timeout=params.get("call_timeout_s"),
         )
     return agent, model
 
@@ -196,10 +262,13 @@ def _execute(
     options: RunOptions,
     quiet: bool,
     lang: str,
+    *,
+    rerun_errored: bool = False,
 ) -> None:
     from passhat.runner import plan, run_experiment
 
     todo = len(plan(experiment, store.recorded(experiment.id)))
+    todo += len(store.errored(experiment.id)) if rerun_errored else 0
     counts: Counter[str] = Counter()
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -234,7 +303,9 @@ def _execute(
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signal.SIGTERM, _terminate, main, terminated)
         try:
-            await run_experiment(store, experiment, suite, agent, model, options, tick)
+            await run_experiment(
+                store, experiment, suite, agent, model, options, tick, rerun_errored=rerun_errored
+            )
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGTERM)
@@ -304,6 +375,8 @@ def run(
         float, typer.Option(help="Seconds one run may take before it is errored.")
     ] = 300.0,
     retries: Annotated[int, typer.Option(help="Retries of transient model errors per call.")] = 4,
+    retry_max_wait: RetryMaxWaitOption = None,
+    call_timeout: CallTimeoutOption = None,
     seed: Annotated[
         int | None, typer.Option(help="Experiment seed (per-run seeds derive from it).")
     ] = None,
@@ -339,6 +412,7 @@ def run(
     suite = _select(load_suite(suite_dir), case or [])
     k = suite.defaults.k if k is None else k
     _check_options(k, concurrency, max_turns, timeout, retries)
+    _check_retry(retries, retry_max_wait, call_timeout)
     _check_base_url(base_url)
     params = _params(
         suite,
@@ -348,6 +422,8 @@ def run(
         base_url=base_url,
         timeout=timeout,
         retries=retries,
+        retry_max_wait=retry_max_wait,
+        call_timeout=call_timeout,
     )
     agent_spec = _agent_spec(agent, agent_cmd) or suite.defaults.agent
     model_spec = model or suite.defaults.model
@@ -403,6 +479,17 @@ def resume(
         typer.Option("-k", "--k", help="Raise the requested k and run the new indices too."),
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 8,
+    errored: Annotated[
+        bool,
+        typer.Option(
+            "--errored",
+            help="Also run every errored run again, as its next attempt; the earlier "
+            "attempts stay in the store and the report says how many runs were retried.",
+        ),
+    ] = False,
+    retries: RetriesOption = None,
+    retry_max_wait: RetryMaxWaitOption = None,
+    call_timeout: CallTimeoutOption = None,
     break_lease: Annotated[
         bool,
         typer.Option(
@@ -420,12 +507,14 @@ def resume(
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
 
-    Timeout, retries and every model parameter are the experiment's own: a resumed
-    run means the same as the runs before it."""
+    Timeout and every model parameter are the experiment's own: a resumed run means
+    the same as the runs before it. Only how hard a model call is tried may change
+    (--retries, --retry-max-wait, --call-timeout), e.g. after a model server outage."""
     from passhat.runner import check_resumable, new_experiment, plan
     from passhat.suite import load_suite
 
     language = report_lang(lang)
+    _check_retry(retries, retry_max_wait, call_timeout)
     with open_store(db) as store:
         stored = store.experiment(experiment_ref)
         if stored.kind != "run":
@@ -455,14 +544,27 @@ def resume(
         if k is not None and k > stored.k_requested:
             store.set_k(stored.id, k)
             stored = store.experiment(stored.id)
-        options = _options(params, concurrency)
+        options = _options(params, concurrency, retries, retry_max_wait)
+        if call_timeout is not None:
+            _set_call_timeout(provider, call_timeout)
         if break_lease:
             _break_lease(store, stored)
-        todo = plan(stored, store.recorded(stored.id))
+        todo = len(plan(stored, store.recorded(stored.id)))
+        todo += len(store.errored(stored.id)) if errored else 0
         if not quiet:
-            err_console.print(t("runs_to_do", language, id=stored.id, n=len(todo)), markup=False)
-        _execute(store, stored, suite, loaded, provider, options, quiet, language)
+            err_console.print(t("runs_to_do", language, id=stored.id, n=todo), markup=False)
+        _execute(
+            store, stored, suite, loaded, provider, options, quiet, language, rerun_errored=errored
+        )
         _report_and_exit(store, stored, strict, quiet, language)
+
+
+def _set_call_timeout(model: Model | None, seconds: float) -> None:
+    """After the fingerprint check: how long a call may take is not what a run means."""
+    from passhat.models.provider import ProviderModel
+
+    if isinstance(model, ProviderModel):
+        model.timeout = seconds
 
 
 def _break_lease(store: Store, experiment: ExperimentRecord) -> None:

@@ -136,7 +136,9 @@ async def generate_with_retry(
     """Call `model.generate`, retrying transient failures; return the answer and the retries.
 
     Before retry n (0-based) it waits `rng() * min(max_delay, base_delay * 2**n)`
-    ("full jitter"), and never less than the error's `retry_after`. A server that
+    ("full jitter"), and never less than the error's `retry_after`; when the server
+    could not be reached (`unreachable`: refused, reset) it waits
+    `min(max_delay, 2 * base_delay * 2**n)` without jitter, as a restart takes seconds. A server that
     asks for more than `max_retry_after` seconds (a spent daily quota, say) is not
     waited for: that error is raised at once rather than stalling the run.
     `PermanentModelError` is raised at once; after `max_retries` retries the last
@@ -158,7 +160,10 @@ async def generate_with_retry(
             asked = error.retry_after
             if attempt > max_retries or (asked is not None and asked > max_retry_after):
                 raise
-            backoff = rng() * min(max_delay, base_delay * 2 ** (attempt - 1))
+            ceiling = min(max_delay, base_delay * 2 ** (attempt - 1))
+            # a server that refuses connections is usually restarting: it needs the whole
+            # wait, twice over, not a jittered share that may be a few milliseconds
+            backoff = min(max_delay, 2 * ceiling) if error.unreachable else rng() * ceiling
             waited = max(backoff, asked or 0.0)
             retries.append(
                 {
