@@ -460,3 +460,41 @@ async def test_a_refused_connection_is_marked_unreachable(
         with pytest.raises(TransientModelError) as raised:
             await model.generate(HELLO, [], CTX)
     assert raised.value.unreachable
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "transient"),
+    [
+        pytest.param(
+            500, "1 validation error: Input should be a valid string", False, id="500-validation"
+        ),
+        pytest.param(
+            500, "This model's maximum context length is 4096 tokens", False, id="500-context"
+        ),
+        pytest.param(
+            429, "You exceeded your current quota (insufficient_quota)", False, id="429-quota"
+        ),
+        pytest.param(400, "The server is overloaded, try again later", True, id="400-overloaded"),
+        pytest.param(503, "model is loading", True, id="503-loading"),
+        pytest.param(500, "internal error", True, id="500-plain"),
+        pytest.param(404, "no route", False, id="404-plain"),
+    ],
+)
+async def test_errors_are_classified_by_status_and_body(
+    model: OpenAIModel | AnthropicModel,
+    fake_server: FakeServer,
+    status: int,
+    message: str,
+    transient: bool,
+) -> None:
+    fake_server.fail(status, message=message)
+    fake_server.reply("asked again")
+    sleep = Sleeps()
+
+    if transient:
+        answer, _ = await generate_with_retry(model, HELLO, [], CTX, sleep=sleep)
+        assert answer.message.content == "asked again"
+    else:
+        with pytest.raises(PermanentModelError, match=f"HTTP {status}"):
+            await generate_with_retry(model, HELLO, [], CTX, sleep=sleep)
+        assert len(fake_server.requests) == 1  # not retried
