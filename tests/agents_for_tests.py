@@ -169,3 +169,8 @@ async def flaky(input: Any, env: Any, ctx: Any) -> str:
     if os.environ.get("PASSHAT_TEST_DOWN") == "1" and ctx.run_index % 2 == 0:
         raise TransientModelError("connection failed: the model server is restarting")
     return await perfect(input, env, ctx)
+
+
+async def shouts(input: Any, env: Any, ctx: Any) -> str:
+    """Crashes with terminal escape sequences in its message."""
+    raise RuntimeError("\x1b]0;pwned\x07\x1b[2Jgone")

@@ -470,3 +470,171 @@ def test_resume_refuses_bad_retry_options(
     db = seeded_store(tmp_path, capsys, k=1)
     r = run_cli(capsys, "resume", "latest", *args, "--db", str(db))
     assert r.code == 2 and message in r.err
+
+
+# -- bad input: one clean line, exit 2
+
+
+def test_an_integer_too_long_to_read_is_one_line(
+    writer: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    writer.case["input"]["ticket"]["acceptance_criteria"][0]["ac"] = "BIG"
+    suite = writer.write()
+    case = suite / "cases" / "tiny.yaml"
+    case.write_text(case.read_text().replace("BIG", "9" * 5000), encoding="utf-8")
+    r = run_cli(capsys, "check", str(suite))
+    assert r.code == 2 and "Traceback" not in r.err
+    assert "cases/tiny.yaml" in r.err and "number too long to read" in r.err
+
+
+@pytest.mark.parametrize("template", ["AC{ac:>10000000000}:{label}", "AC{ac:09999999}"])
+def test_an_item_template_with_a_giant_width_is_refused(
+    writer: Any, capsys: pytest.CaptureFixture[str], template: str
+) -> None:
+    writer.suite["defaults"]["scorers"][0]["item"] = template
+    r = run_cli(capsys, "check", str(writer.write()))
+    assert r.code == 2 and "Traceback" not in r.err
+    assert "suite.yaml" in r.err and "use at most 100" in r.err
+
+
+def test_a_scorer_or_agent_file_calling_sys_exit_on_import_is_one_line(
+    writer: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    writer.files["exits.py"] = "import sys\nsys.exit(7)\n\ndef score(s, g):\n    return True\n"
+    writer.suite["defaults"]["scorers"] = [{"custom": "exits.py:score"}]
+    r = run_cli(capsys, "check", str(writer.write()))
+    assert r.code == 2, r.err
+    assert "exits.py:score: importing exits.py raised SystemExit" in r.err
+    agent = tmp_path / "agent_exits.py"
+    agent.write_text("import sys\nsys.exit(7)\n", encoding="utf-8")
+    r = run_seed(capsys, "--agent", f"{agent}:run", "--db", str(tmp_path / "p.db"))
+    assert r.code == 2 and "raised SystemExit (it called sys.exit(7))" in r.err
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_verdict_status_that_is_a_list_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = write_lines(tmp_path / "v.jsonl", ['{"case": "a", "run": 1, "status": ["passed"]}'])
+    r = run_cli(capsys, "metrics", str(f))
+    assert r.code == 2 and "Traceback" not in r.err
+    assert "v.jsonl:1: field 'status' is [\"passed\"]" in r.err
+
+
+def test_verdicts_at_a_large_run_index_take_memory_by_the_data_not_the_index(
+    tmp_path: Path,
+) -> None:
+    """3,000 cases with one run each at index 100,000: k is 100,000, 299,997,000 runs
+    are missing. Listing them one by one took 6-8 GB; the report must fit in 1.5 GB."""
+    import resource
+    import subprocess
+    import sys
+
+    lines = [f'{{"case": "c{i}", "run": 100000, "status": "passed"}}' for i in range(3000)]
+    f = write_lines(tmp_path / "far.jsonl", lines)
+
+    def limit() -> None:
+        cap = 1536 * 2**20
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "passhat", "metrics", str(f), "--json"],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    data = json.loads(done.stdout)
+    assert data["dataset"]["runs_missing"] == 3000 * 99_999
+    (first, *_) = data["cases"]
+    assert first["missing"] is None and first["missing_ranges"] == [[1, 99_999]]
+
+
+def test_k_past_the_report_limit_is_refused_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    started = time.monotonic()
+    r = run_seed(capsys, "-k", "1000000000", "--db", str(db))
+    assert r.code == 2 and "more than 100,000 runs per case" in r.err
+    assert time.monotonic() - started < 10 and not db.exists()
+    db = seeded_store(tmp_path, capsys, k=1)
+    r = run_cli(capsys, "resume", "latest", "-k", "200000", "--db", str(db))
+    assert r.code == 2 and "more than 100,000 runs per case" in r.err
+
+
+ESC = "\x1b"
+
+
+def test_escape_sequences_reach_the_terminal_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], writer: Any
+) -> None:
+    db = tmp_path / "p.db"
+    code, err, _ = run_agent(capsys, db, "shouts", "-k", "1")
+    assert code == 0, err
+    shown = {
+        "report": run_cli(capsys, "report", "latest", "--db", str(db)),
+        "show": run_cli(capsys, "show", "latest", SEED_ID, "1", "--db", str(db)),
+    }
+    f = write_lines(
+        tmp_path / "v.jsonl", ['{"case": "x\\u001b]0;t\\u001b[2J", "run": 1, "status": "passed"}']
+    )
+    shown["metrics"] = run_cli(capsys, "metrics", str(f))
+    writer.suite["description"] = f"tiny {ESC}[2J suite"
+    shown["check"] = run_cli(capsys, "check", str(writer.write()))
+    shown["error"] = run_cli(capsys, "metrics", str(tmp_path / f"no{ESC}[2Jfile.jsonl"))
+    for command, r in shown.items():
+        assert ESC not in r.out + r.err, command
+        assert "\\x1b" in r.out + r.err, command
+
+
+def test_a_key_echoed_by_the_server_is_written_nowhere(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = "sk-echo-1234567890abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    fake_server.reply(f"your key is {key}")
+    db = tmp_path / "p.db"
+    r = run_seed(
+        capsys,
+        "--model",
+        "openai:m",
+        "--base-url",
+        fake_server.openai_url,
+        "-k",
+        "1",
+        "--db",
+        str(db),
+        "-q",
+    )
+    assert r.code == 0, r.err
+    html, tape = tmp_path / "r.html", tmp_path / "tape.jsonl"
+    outputs = [
+        run_cli(capsys, "show", "latest", SEED_ID, "1", "--db", str(db)).out,
+        run_cli(capsys, "report", "latest", "--json", "--html", str(html), "--db", str(db)).out,
+        run_cli(capsys, "cassette", "latest", "-o", str(tape), "--db", str(db)).out,
+    ]
+    written = [html.read_text(encoding="utf-8"), tape.read_text(encoding="utf-8")]
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("p.db*"))
+    assert key.encode() not in stored
+    assert all(key not in text for text in outputs + written)
+    assert "your key is ***" in outputs[0]
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:9/v1#sk-hidden-key", "http://127.0.0.1:9/v1;key=sk-hidden-key"]
+)
+def test_a_key_hidden_in_the_base_url_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    r = run_seed(capsys, "--model", "openai:m", "--base-url", url, "--db", str(tmp_path / "p.db"))
+    assert r.code == 2 and "carries credentials" in r.err
+    assert not (tmp_path / "p.db").exists()

@@ -31,7 +31,7 @@ from typing import Any
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import clone, make_environment
 from passhat.errors import FingerprintMismatch, InputError, ModelError
-from passhat.models import describe_model
+from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import Score, ScorerError, runs_user_code, score_run
@@ -203,6 +203,7 @@ async def run_experiment(
     (the store keeps the earlier ones)."""
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
+    store.add_secrets(secret_values(model))
     with store.lease(experiment.id):
         todo = plan(experiment, store.recorded(experiment.id))
         attempts: dict[tuple[str, int], int] = {}

@@ -125,7 +125,10 @@ def _templated(item: Any, template: str) -> str | None:
     names = template_fields(template)
     if not all(name in item for name in names):
         return None
-    return template.format(**{name: item[name] for name in names})
+    try:
+        return template.format(**{name: item[name] for name in names})
+    except (ValueError, TypeError):  # "{ac:d}" of a text: the template cannot name it
+        return None
 
 
 def item_key(item: Any, template: str | None) -> tuple[bool, str]:

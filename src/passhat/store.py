@@ -164,6 +164,8 @@ class Store:
         self.path = Path(path)
         self.read_only = read_only
         self.busy_timeout = busy_timeout()
+        self.secrets: tuple[str, ...] = secrets_from_environment()
+        """Values never written: API keys, blanked wherever they appear in a record."""
         if not create and not self.path.exists():
             raise StoreError(
                 f"{self.path}: no passhat store here; run `passhat run SUITE` first, or give "
@@ -237,6 +239,14 @@ class Store:
                 ) from None
             self._db = self._connect(True)
             self._db.row_factory = sqlite3.Row
+
+    def add_secrets(self, values: Iterable[str]) -> None:
+        """Also blank these values (a provider's key) out of everything written."""
+        found = [v for v in values if len(v) >= MIN_SECRET and v not in self.secrets]
+        self.secrets = tuple(sorted({*self.secrets, *found}, key=len, reverse=True))
+
+    def _encode(self, value: Any) -> str:
+        return redact_all(_encode(value), self.secrets)
 
     def close(self) -> None:
         self._db.close()
@@ -315,7 +325,10 @@ class Store:
         self._check_name(experiment.name)
         row = _row(experiment)
         for key in _EXPERIMENT_JSON:
-            row[key] = _encode(row[key])
+            row[key] = self._encode(row[key])
+        for key in ("name", "model", "suite_path", "agent"):
+            if isinstance(row[key], str):
+                row[key] = redact_all(row[key], self.secrets)
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         try:
@@ -441,7 +454,9 @@ class Store:
         which moves, whole, to `run_attempts`: only an errored run is ever re-run."""
         row = _row(run)
         for key in _RUN_JSON:
-            row[key] = _encode(row[key])
+            row[key] = self._encode(row[key])
+        if row["error_message"]:
+            row["error_message"] = redact_all(row["error_message"], self.secrets)
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         try:
@@ -541,6 +556,30 @@ class Store:
             "SELECT case_id, run_index FROM runs WHERE experiment_id = ?", (experiment_id,)
         )
         return {(r[0], r[1]) for r in rows}
+
+
+MIN_SECRET = 8
+"""Shorter values are not treated as secrets: blanking them would blank ordinary text."""
+_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
+
+
+def secrets_from_environment() -> tuple[str, ...]:
+    """Values of environment variables named like keys (OPENAI_API_KEY, HF_TOKEN...)."""
+    found = {
+        value
+        for name, value in os.environ.items()
+        if name.upper().endswith(_SECRET_SUFFIXES) and len(value) >= MIN_SECRET
+    }
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact_all(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` with every secret value replaced by `***` (JSON text holds a key verbatim:
+    keys are plain ASCII)."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
 
 
 def busy_timeout() -> float:

@@ -92,12 +92,24 @@ def _check_retry(
         raise InputError(f"--call-timeout is {call_timeout:g}; give a call more than 0 seconds")
 
 
+def _check_k(k: int) -> None:
+    """The one limit on k, before anything runs: the one reports enforce."""
+    from passhat.accounting import MAX_K
+
+    if k > MAX_K:
+        raise InputError(
+            f"-k is {k:,}, more than {MAX_K:,} runs per case (the most a report accounts); "
+            "ask for fewer runs per case"
+        )
+
+
 def _check_options(
     k: int, concurrency: int, max_turns: int | None, timeout: float, retries: int
 ) -> None:
     """Refuse, before anything runs, values that would turn into stored results."""
     if k < 1:
         raise InputError(f"-k is {k}; ask for at least 1 run per case")
+    _check_k(k)
     if concurrency < 1:
         raise InputError(f"--concurrency is {concurrency}; use at least 1")
     if max_turns is not None and max_turns < 1:
@@ -116,9 +128,9 @@ def _check_base_url(base_url: str | None) -> None:
         raise InputError(
             f"--base-url {base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1"
         )
-    if parts.username or parts.password or parts.query:
+    if parts.username or parts.password or parts.query or parts.fragment or ";" in parts.path:
         raise InputError(
-            "--base-url carries credentials or a query; put the key in the provider's "
+            "--base-url carries credentials, a query, a #fragment or ;parameters; put the key in the provider's "
             "environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY): it is never stored"
         )
 
@@ -405,6 +417,7 @@ def run(
     lang: LangOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
+    from passhat.models import secret_values
     from passhat.runner import new_experiment
     from passhat.suite import load_suite
 
@@ -435,6 +448,7 @@ def run(
     experiment = _with_tools(experiment, suite)
     options = _options(params, concurrency)
     with open_store(db, create=True) as store:
+        store.add_secrets(secret_values(provider))
         store.create_experiment(experiment)
         if not quiet:
             start = t(
@@ -522,6 +536,9 @@ def resume(
                 f"experiment {stored.name or stored.id} is {stored.kind}, not run by passhat: "
                 "it has no agent to resume (import, audit or regrade again instead)"
             )
+
+        if k is not None:
+            _check_k(k)
         if k is not None and k < stored.k_requested:
             raise InputError(
                 f"-k is {k} but experiment {stored.name or stored.id} already asks for "

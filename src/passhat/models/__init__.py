@@ -64,6 +64,12 @@ def _timeout(timeout: float | None) -> float:
     return DEFAULT_CALL_TIMEOUT if timeout is None else float(timeout)
 
 
+def secret_values(model: Model | None) -> tuple[str, ...]:
+    """The key a provider holds, to be blanked from everything written (none: ())."""
+    secrets = getattr(model, "secrets", None)
+    return tuple(secrets()) if callable(secrets) else ()
+
+
 def describe_model(model: Model) -> dict[str, Any]:
     """What a provider says about itself, for the experiment record (never a key)."""
     describe = getattr(model, "describe", None)

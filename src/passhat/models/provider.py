@@ -112,6 +112,10 @@ class ProviderModel(Generic[ClientT]):
             "timeout": self.timeout,
         }
 
+    def secrets(self) -> tuple[str, ...]:
+        """The key, for the store to blank wherever a server echoed it."""
+        return (self._key,) if self._key and self._key != NO_KEY else ()
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(model_name={self.model_name!r}, base_url={self.base_url!r}, "
