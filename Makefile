@@ -62,6 +62,10 @@ test-litellm: dev
 	$(BIN)/python -m pip install -q -e '.[dev,litellm]'
 	$(BIN)/pytest tests/test_litellm.py -rs
 
+# Many SIGKILLs of a larger experiment, then the fuzzers with many more examples.
+chaos: dev
+	$(BIN)/python benchmarks/chaos.py
+
 bench: install
 	$(BIN)/python benchmarks/bench_metrics.py
 	$(BIN)/python benchmarks/bench_runner.py

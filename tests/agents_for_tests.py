@@ -115,7 +115,7 @@ async def swallows_cancel(input: Any, env: Any, ctx: Any) -> str:
     try:
         await asyncio.sleep(BLOCK_S)
     except asyncio.CancelledError:
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(2.0)  # past the runner's 1 s for cleaning up
     await _write(env, GOAL_ANNOTATIONS, input["ticket"]["key"])
     return "swallowed"
 

@@ -80,7 +80,8 @@ def test_an_agent_that_swallows_the_cancel_is_still_a_timeout(
     assert code == 0, err
     runs = stored_runs(db)
     assert [(r["status"], r["error_type"]) for r in runs] == [("errored", "timeout")] * 2
-    assert all(r["duration_s"] < 0.6 for r in runs), "recorded at the deadline"
+    # recorded at the deadline plus the 1 s a cancelled run gets to clean up
+    assert all(r["duration_s"] < 1.8 for r in runs), [r["duration_s"] for r in runs]
     # what the agent wrote after its deadline is not what was stored
     assert all(json.loads(r["output"]) is None for r in runs)
 

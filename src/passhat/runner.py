@@ -347,7 +347,14 @@ async def _run_agent(
         raise
     late = f"the run did not finish within {timeout_s:g} s"
     if not done:
-        _abandon(task)
+        task.cancel()
+        # a moment to clean up after the cancel (a command agent kills its process group
+        # and keeps its stderr); one that ignores it is left behind
+        await asyncio.wait({task}, timeout=CLEANUP_S)
+        if not task.done():
+            _abandon(task)
+        else:
+            _forget(task)
         return None, ("timeout", late)
     output, error = task.result()
     if error is None and time.perf_counter() - clock > timeout_s:
@@ -393,6 +400,9 @@ def _is_async(fn: Any) -> bool:
     target = fn if inspect.isfunction(fn) else getattr(fn, "__call__", fn)  # noqa: B004
     return inspect.iscoroutinefunction(target)
 
+
+CLEANUP_S = 1.0
+"""Seconds a run past its deadline gets to clean up after the cancel."""
 
 _ABANDONED: set[asyncio.Future[Any]] = set()
 """Runs left behind at their deadline, kept referenced until they end."""

@@ -484,7 +484,7 @@ class Store:
         self._check_name(experiment.name)
         row = _row(experiment)
         for key in _EXPERIMENT_JSON:
-            row[key] = _encode(row[key])
+            row[key] = self._encode(row[key])
         written = 0
         try:
             with self.atomic() as db:
@@ -496,7 +496,7 @@ class Store:
                 for run in runs:
                     run_row = _row(run)
                     for key in _RUN_JSON:
-                        run_row[key] = _encode(run_row[key])
+                        run_row[key] = self._encode(run_row[key])
                     db.execute(
                         f"INSERT INTO runs ({', '.join(run_row)}) VALUES "
                         f"({', '.join('?' for _ in run_row)})",
