@@ -91,13 +91,15 @@ def test_an_async_agent_blocking_the_loop_past_its_deadline_is_a_timeout(
 ) -> None:
     import agents_for_tests
 
-    monkeypatch.setattr(agents_for_tests, "BLOCK_S", 0.6)
+    # blocks 30 s under --timeout 0.3: the watchdog stops it near its deadline
+    monkeypatch.setattr(agents_for_tests, "BLOCK_S", 30)
     db = tmp_path / "p.db"
-    code, err, _ = run_agent(capsys, db, "async_blocks", "-k", "1", "--timeout", "0.2")
+    code, err, took = run_agent(capsys, db, "async_blocks", "-k", "2", "--timeout", "0.3")
     assert code == 0, err
-    (run,) = stored_runs(db)
-    assert (run["status"], run["error_type"]) == ("errored", "timeout")
-    assert "blocked the event loop" in run["error_message"]
+    runs = stored_runs(db)
+    assert [(r["status"], r["error_type"]) for r in runs] == [("errored", "timeout")] * 2
+    assert "blocked the event loop" in runs[0]["error_message"]
+    assert all(r["duration_s"] < 2 for r in runs) and took < 8
 
 
 @pytest.mark.parametrize(

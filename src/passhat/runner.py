@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import inspect
 import json
 import secrets
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -204,7 +206,7 @@ async def run_experiment(
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
     store.add_secrets(secret_values(model))
-    with store.lease(experiment.id):
+    with store.lease(experiment.id), watchdog():
         todo = plan(experiment, store.recorded(experiment.id))
         attempts: dict[tuple[str, int], int] = {}
         if rerun_errored:
@@ -340,6 +342,9 @@ async def _run_agent(
     """
     clock = time.perf_counter()
     task = asyncio.ensure_future(_invoke(agent.agent, input, env, ctx))
+    guard = _WATCHDOG.get()
+    if guard is not None:
+        guard.watch(task, time.monotonic() + timeout_s)
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
     except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing
@@ -380,6 +385,12 @@ async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, 
         return None, ("agent_error", "CancelledError: the agent raised asyncio.CancelledError")
     except KeyboardInterrupt:
         raise  # on the event loop's thread this is the user's Ctrl-C (threads wrap theirs)
+    except _Deadline:
+        return None, (
+            "timeout",
+            "the run blocked the event loop past its deadline and was "
+            "stopped there (see README: sync code)",
+        )
     except BaseException as exc:  # the agent under test crashed: record it, keep going
         return None, _agent_failure(exc.inner if isinstance(exc, _ThreadExit) else exc)
 
@@ -399,6 +410,97 @@ def _agent_failure(exc: BaseException) -> Failure:
 def _is_async(fn: Any) -> bool:
     target = fn if inspect.isfunction(fn) else getattr(fn, "__call__", fn)  # noqa: B004
     return inspect.iscoroutinefunction(target)
+
+
+class _Deadline(BaseException):
+    """Raised inside an async agent that blocks the event loop past its run's deadline."""
+
+
+class _Watchdog:
+    """Stops an `async def` agent that blocks the event loop (time.sleep, a busy loop).
+
+    Nothing on the loop can run while it blocks, so a thread watches: when the loop
+    has not turned for a while and a run is past its deadline, it sends SIGALRM to
+    the main thread, whose handler raises `_Deadline` inside the task that is
+    running, if that task is a run past its deadline. Only in the main thread (where
+    Python runs signal handlers) and where SIGALRM exists; elsewhere such a run is
+    still recorded as a timeout, once it returns.
+    """
+
+    STALL_S = 0.25
+    """The loop counts as blocked when it has not turned for this long."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.deadlines: dict[asyncio.Future[Any], float] = {}
+        self.turned = time.monotonic()
+        self._stop = threading.Event()
+        self._previous: Any = None
+        self._beat_handle: asyncio.TimerHandle | None = None
+
+    def watch(self, task: asyncio.Future[Any], deadline: float) -> None:
+        self.deadlines[task] = deadline
+        task.add_done_callback(self._unwatch)
+
+    def _unwatch(self, task: asyncio.Future[Any]) -> None:
+        self.deadlines.pop(task, None)
+
+    def start(self) -> None:
+        self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        self._beat()
+        threading.Thread(target=self._watch, name="passhat-watchdog", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._beat_handle is not None:
+            self._beat_handle.cancel()
+        signal.signal(signal.SIGALRM, self._previous)
+
+    def _beat(self) -> None:
+        self.turned = time.monotonic()
+        self._beat_handle = self.loop.call_later(self.STALL_S / 4, self._beat)
+
+    def _watch(self) -> None:
+        main = threading.main_thread().ident
+        while not self._stop.wait(self.STALL_S / 2):
+            now = time.monotonic()
+            overdue = any(deadline < now for deadline in list(self.deadlines.values()))
+            if overdue and now - self.turned > self.STALL_S and main is not None:
+                signal.pthread_kill(main, signal.SIGALRM)
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        try:
+            task = asyncio.current_task(self.loop)
+        except RuntimeError:
+            return
+        deadline = self.deadlines.get(task) if task is not None else None
+        if deadline is not None and time.monotonic() > deadline:
+            self.deadlines.pop(task, None)  # type: ignore[arg-type]
+            raise _Deadline
+
+
+_WATCHDOG: contextvars.ContextVar[_Watchdog | None] = contextvars.ContextVar(
+    "passhat_watchdog", default=None
+)
+
+
+@contextlib.contextmanager
+def watchdog() -> Iterator[None]:
+    """A `_Watchdog` for the runs started inside (none off the main thread)."""
+    usable = threading.current_thread() is threading.main_thread() and hasattr(
+        signal, "pthread_kill"
+    )
+    if not usable or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+    guard = _Watchdog(asyncio.get_running_loop())
+    guard.start()
+    token = _WATCHDOG.set(guard)
+    try:
+        yield
+    finally:
+        _WATCHDOG.reset(token)
+        guard.stop()
 
 
 CLEANUP_S = 1.0
