@@ -52,6 +52,8 @@ pytestmark = pytest.mark.skipif(
 
 MASTER_KEY = "sk-passhat-litellm-master-0123456789"
 CONFIG = """
+router_settings: {num_retries: 0}
+litellm_settings: {num_retries: 0}
 model_list:
   - model_name: mock-text
     litellm_params: {model: openai/mock-text, api_key: unused, mock_response: "hello from litellm"}
