@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev lint typecheck pytest chromium clarify-ts bench clean
+.PHONY: demo test install dev lint typecheck pytest chromium clarify-ts bench clean test-litellm chaos
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,15 @@ chromium:
 	  fi; }
 
 test: lint typecheck pytest
+
+# The providers against LiteLLM's proxy (mock models on 127.0.0.1): heavy, so on demand.
+test-litellm: dev
+	$(BIN)/python -m pip install -q -e '.[dev,litellm]'
+	$(BIN)/pytest tests/test_litellm.py -rs
+
+# Many SIGKILLs of a larger experiment, then the fuzzers with many more examples.
+chaos: dev
+	$(BIN)/python benchmarks/chaos.py
 
 bench: install
 	$(BIN)/python benchmarks/bench_metrics.py

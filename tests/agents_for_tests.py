@@ -78,3 +78,99 @@ async def peeks(input: Any, env: Any, ctx: Any) -> bool:
     """Looks everywhere it is handed for the goal state; returns whether it found it."""
     seen = repr(vars(ctx)) + repr(vars(env)) + repr(input)
     return GOAL_NOTE in seen or hasattr(ctx, "case") or hasattr(ctx, "suite")
+
+
+# Misbehaving agents for tests/test_faults.py: each must end as one errored run
+# (or a passed one, for the well-behaved sync agent), never take the experiment down.
+
+BLOCK_S = float(os.environ.get("PASSHAT_TEST_BLOCK", "3"))
+
+
+def sync_perfect(input: Any, env: Any, ctx: Any) -> str:
+    """A plain `def` agent: calls its tools through ctx.run, from a worker thread."""
+    ctx.run(_write(env, GOAL_ANNOTATIONS, input["ticket"]["key"]))
+    return "done in a thread"
+
+
+def sync_blocks(input: Any, env: Any, ctx: Any) -> str:
+    """Blocks its thread for BLOCK_S seconds, then writes the goal state."""
+    import time
+
+    time.sleep(BLOCK_S)
+    ctx.run(_write(env, GOAL_ANNOTATIONS, input["ticket"]["key"]))
+    return "late"
+
+
+async def async_blocks(input: Any, env: Any, ctx: Any) -> str:
+    """Blocks the event loop (time.sleep in async code), then writes the goal state."""
+    import time
+
+    time.sleep(BLOCK_S)
+    await _write(env, GOAL_ANNOTATIONS, input["ticket"]["key"])
+    return "late"
+
+
+async def swallows_cancel(input: Any, env: Any, ctx: Any) -> str:
+    """Ignores the runner's cancel, then writes the goal state and returns."""
+    try:
+        await asyncio.sleep(BLOCK_S)
+    except asyncio.CancelledError:
+        await asyncio.sleep(2.0)  # past the runner's 1 s for cleaning up
+    await _write(env, GOAL_ANNOTATIONS, input["ticket"]["key"])
+    return "swallowed"
+
+
+async def exits(input: Any, env: Any, ctx: Any) -> str:
+    import sys
+
+    sys.exit(3)
+
+
+def sync_exits(input: Any, env: Any, ctx: Any) -> str:
+    import sys
+
+    sys.exit(4)
+
+
+async def raises_cancelled(input: Any, env: Any, ctx: Any) -> str:
+    raise asyncio.CancelledError
+
+
+class Odd(BaseException):
+    """A BaseException that is not an Exception."""
+
+
+async def raises_base(input: Any, env: Any, ctx: Any) -> str:
+    raise Odd("not an Exception")
+
+
+def sync_keyboard_interrupt(input: Any, env: Any, ctx: Any) -> str:
+    raise KeyboardInterrupt
+
+
+async def unencodable(input: Any, env: Any, ctx: Any) -> Any:
+    """Output that JSON cannot hold, and tool arguments with a lone surrogate."""
+    await env.call("update_ticket", {"key": "\ud83d", "goal": "g\ud83d", "annotations": []})
+    loop: dict[str, Any] = {"bytes": b"\xff", "text": "half an emoji \ud83d"}
+    loop["self"] = loop
+    return loop
+
+
+async def breaks_env(input: Any, env: Any, ctx: Any) -> str:
+    """Leaves the environment in a state final_state() cannot read."""
+    env._key = "no-such-ticket"
+    return "broken"
+
+
+async def flaky(input: Any, env: Any, ctx: Any) -> str:
+    """Even runs hit a model outage while PASSHAT_TEST_DOWN=1; otherwise every run passes."""
+    from passhat.errors import TransientModelError
+
+    if os.environ.get("PASSHAT_TEST_DOWN") == "1" and ctx.run_index % 2 == 0:
+        raise TransientModelError("connection failed: the model server is restarting")
+    return await perfect(input, env, ctx)
+
+
+async def shouts(input: Any, env: Any, ctx: Any) -> str:
+    """Crashes with terminal escape sequences in its message."""
+    raise RuntimeError("\x1b]0;pwned\x07\x1b[2Jgone")

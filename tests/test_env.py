@@ -483,3 +483,22 @@ def test_tool_outcome_text() -> None:
     assert ToolOutcome("plain text").text() == "plain text"
     assert ToolOutcome({"a": "優惠碼"}).text() == '{"a": "優惠碼"}'
     assert ToolOutcome([1, None]).text() == "[1, null]"
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        pytest.param('{"key": "SHOP-1042"', "the arguments were not valid JSON: ", id="cut-off"),
+        pytest.param("[1, 2]", "the arguments were not a JSON object but [1,2]", id="a-list"),
+    ],
+)
+async def test_arguments_that_were_not_json_are_named_so(
+    clarify: Suite, raw: str, said: str
+) -> None:
+    """Arguments cut off by max tokens reach the tool as {"_raw": text} (the provider);
+    the model must hear that its JSON was broken, not "_raw: unknown key"."""
+    env = seed_env(clarify)
+    outcome = await env.call("get_ticket", {"_raw": raw})
+    assert outcome.is_error
+    assert outcome.text().startswith("invalid arguments for get_ticket: " + said)
+    assert "_raw" not in outcome.text() and "unknown key" not in outcome.text()

@@ -80,7 +80,7 @@ async def test_tool_call_round_trip(model: OpenAIModel, fake_server: FakeServer)
     assert second.stop_reason == "stop"
     assistant, tool = fake_server.requests[1].body["messages"][2:]
     assert assistant["role"] == "assistant"
-    assert assistant["content"] is None
+    assert assistant["content"] == ""  # llama.cpp-style servers reject null
     [wire_call] = assistant["tool_calls"]
     assert (wire_call["id"], wire_call["type"]) == ("call_1", "function")
     assert wire_call["function"]["name"] == "get_ticket"
@@ -252,3 +252,17 @@ async def test_fake_server_reports_requests_nothing_was_scripted_for(
 
     assert [str(e) for e in fake_server.errors] == ["fake server: nothing scripted for request 1"]
     fake_server.errors.clear()  # expected here; the fixture would fail the test otherwise
+
+
+async def test_a_lone_surrogate_in_arguments_goes_out_as_its_json_escape(
+    model: OpenAIModel, fake_server: FakeServer
+) -> None:
+    fake_server.reply(tool_calls=[call("get_ticket", '{"key": "T-\\ud83d"}', id="c1")])
+    fake_server.reply("ok")
+
+    first = await model.generate([Message("user", "go")], [GET_TICKET], CTX)
+    assert first.message.tool_calls[0].arguments == {"key": "T-\ud83d"}
+    await model.generate([Message("user", "go"), first.message], [GET_TICKET], CTX)
+
+    sent = fake_server.requests[1].body["messages"][1]["tool_calls"][0]["function"]
+    assert json.loads(sent["arguments"]) == {"key": "T-\ud83d"}

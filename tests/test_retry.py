@@ -426,3 +426,75 @@ async def test_a_refused_connection_is_transient(monkeypatch: pytest.MonkeyPatch
     async with OpenAIModel("m", base_url=f"{url}/v1", timeout=2) as model:
         with pytest.raises(TransientModelError, match="connection failed"):
             await model.generate(HELLO, [], CTX)
+
+
+async def test_an_unreachable_server_gets_the_whole_wait_twice_over() -> None:
+    """A model server restarting refuses connections for seconds: no jittered 5 ms retries."""
+    refused = TransientModelError("connection failed: refused", unreachable=True)
+    model = Scripted(*[refused] * 4, ANSWER)
+    sleep = Sleeps()
+
+    answer, _ = await generate_with_retry(
+        model,
+        HELLO,
+        [],
+        CTX,
+        max_retries=4,
+        base_delay=0.5,
+        max_delay=3.0,
+        sleep=sleep,
+        rng=lambda: 0.01,
+    )
+
+    assert answer == ANSWER
+    assert sleep.waits == [1.0, 2.0, 3.0, 3.0]
+
+
+async def test_a_refused_connection_is_marked_unreachable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeServer() as server:
+        url = server.url
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    async with OpenAIModel("m", base_url=f"{url}/v1", timeout=2) as model:
+        with pytest.raises(TransientModelError) as raised:
+            await model.generate(HELLO, [], CTX)
+    assert raised.value.unreachable
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "transient"),
+    [
+        pytest.param(
+            500, "1 validation error: Input should be a valid string", False, id="500-validation"
+        ),
+        pytest.param(
+            500, "This model's maximum context length is 4096 tokens", False, id="500-context"
+        ),
+        pytest.param(
+            429, "You exceeded your current quota (insufficient_quota)", False, id="429-quota"
+        ),
+        pytest.param(400, "The server is overloaded, try again later", True, id="400-overloaded"),
+        pytest.param(503, "model is loading", True, id="503-loading"),
+        pytest.param(500, "internal error", True, id="500-plain"),
+        pytest.param(404, "no route", False, id="404-plain"),
+    ],
+)
+async def test_errors_are_classified_by_status_and_body(
+    model: OpenAIModel | AnthropicModel,
+    fake_server: FakeServer,
+    status: int,
+    message: str,
+    transient: bool,
+) -> None:
+    fake_server.fail(status, message=message)
+    fake_server.reply("asked again")
+    sleep = Sleeps()
+
+    if transient:
+        answer, _ = await generate_with_retry(model, HELLO, [], CTX, sleep=sleep)
+        assert answer.message.content == "asked again"
+    else:
+        with pytest.raises(PermanentModelError, match=f"HTTP {status}"):
+            await generate_with_retry(model, HELLO, [], CTX, sleep=sleep)
+        assert len(fake_server.requests) == 1  # not retried

@@ -93,7 +93,8 @@ def test_one_process_runs_an_experiment_at_a_time(tmp_path: Path) -> None:
         store.create_experiment(experiment())
         db = sqlite3.connect(tmp_path / "p.db")
         db.execute(
-            "INSERT INTO leases VALUES ('e1', 1, ?, 'then')", (__import__("socket").gethostname(),)
+            "INSERT INTO leases (experiment_id, pid, host, taken_at) VALUES ('e1', 1, ?, 'then')",
+            (__import__("socket").gethostname(),),
         )
         db.commit()
         db.close()

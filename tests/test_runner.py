@@ -128,12 +128,11 @@ def test_k_zero_and_unknown_agent_are_refused(
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("agents_for_tests:not_async", "not declared as an async callable"),
         ("agents_for_tests:two_args", "does not take three arguments"),
         ("agents_for_tests:missing", "has no 'missing'"),
         ("no_such_module_x:agent", "cannot import"),
     ],
-    ids=["sync", "two-args", "no-attr", "no-module"],
+    ids=["two-args", "no-attr", "no-module"],
 )
 def test_user_agents_are_checked_on_load(spec: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

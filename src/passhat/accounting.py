@@ -12,11 +12,12 @@ objects) and refuses the same (case, run) twice; `Ledger.close(k)` gives the
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, get_args
+from typing import Literal, get_args, overload
 
 from passhat.errors import InputError, NoRunsError
 from passhat.metrics import (
@@ -33,6 +34,80 @@ Status = Literal["passed", "failed", "errored"]
 MAX_K = 100_000
 """More runs per case than anyone plans: a larger k is a typo, not a plan to account."""
 STATUSES: tuple[str, ...] = get_args(Status)
+
+
+class MissingRuns(Sequence[int]):
+    """The run indices 1..k that have no record, held as the recorded ones.
+
+    Memory follows the data, not k: a case with one run at index 100,000 holds
+    one number, not 99,999. Iterating gives the indices in order; it equals any
+    sequence of the same indices."""
+
+    __slots__ = ("_present", "k")
+
+    def __init__(self, k: int, present: Iterable[int]) -> None:
+        self.k = k
+        self._present = tuple(sorted(i for i in present if 1 <= i <= k))
+
+    def __len__(self) -> int:
+        return self.k - len(self._present)
+
+    def __iter__(self) -> Iterator[int]:
+        for start, end in self.ranges():
+            yield from range(start, end + 1)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
+        if isinstance(index, slice):
+            return tuple(itertools.islice(self, *index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("missing run index out of range")
+        # the index-th missing run: skip one for every recorded run at or below it
+        candidate = index + 1
+        for recorded in self._present:
+            if recorded <= candidate:
+                candidate += 1
+            else:
+                break
+        return candidate
+
+    def ranges(self) -> list[tuple[int, int]]:
+        """Consecutive missing indices as (first, last) pairs."""
+        out: list[tuple[int, int]] = []
+        previous = 0
+        for recorded in (*self._present, self.k + 1):
+            if recorded > previous + 1:
+                out.append((previous + 1, recorded - 1))
+            previous = recorded
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MissingRuns):
+            return (self.k, self._present) == (other.k, other._present)
+        if isinstance(other, (tuple, list)):
+            return len(other) == len(self) and all(
+                a == b for a, b in zip(self, other, strict=False)
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.k, self._present))
+
+    def __repr__(self) -> str:
+        return f"MissingRuns({format_ranges(self.ranges())})"
+
+
+def format_ranges(ranges: Iterable[tuple[int, int]], sep: str = ", ") -> str:
+    """`1, 3-7, 9, 10`: three or more consecutive indices written as first-last."""
+    parts: list[str] = []
+    for a, b in ranges:
+        parts.extend([str(a)] if a == b else [str(a), str(b)] if b == a + 1 else [f"{a}-{b}"])
+    return sep.join(parts)
 
 
 class DuplicateRunError(InputError):
@@ -59,8 +134,8 @@ class CaseAccount:
     """Counted runs that passed."""
     errored: tuple[int, ...]
     """Indices of runs that ended without a verdict."""
-    missing: tuple[int, ...]
-    """Indices of requested runs that have no record at all."""
+    missing: Sequence[int]
+    """Indices of requested runs that have no record at all (a `MissingRuns`)."""
 
     @property
     def complete(self) -> bool:
@@ -263,6 +338,8 @@ class ErrorLedger:
 
 
 def _indices(indices: Iterable[int]) -> str:
+    if isinstance(indices, MissingRuns):
+        return format_ranges(indices.ranges())
     return ", ".join(str(i) for i in indices)
 
 
@@ -321,9 +398,7 @@ class Ledger:
                     errored=tuple(sorted(i for i, s in runs.items() if s == "errored"))
                     if errored
                     else (),
-                    missing=()
-                    if len(runs) == k
-                    else tuple(i for i in range(1, k + 1) if i not in runs),
+                    missing=MissingRuns(k, runs),
                 )
             )
         return Accounting(k_requested=k, cases=tuple(cases))

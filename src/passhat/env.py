@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, Field, ValidationError
 
 from passhat.errors import ConfigError
-from passhat.models.base import ToolSpec
+from passhat.models.base import RAW_ARGUMENTS, ToolSpec
 from passhat.suite import (
     Loc,
     StrictModel,
@@ -219,6 +219,22 @@ def _object_problems(
     return out
 
 
+def not_json_reason(arguments: dict[str, Any]) -> str | None:
+    """Why a model's arguments were no JSON object (the provider kept its text under
+    RAW_ARGUMENTS), in words the model can act on; None for real arguments."""
+    raw = arguments.get(RAW_ARGUMENTS)
+    if set(arguments) != {RAW_ARGUMENTS} or not isinstance(raw, str):
+        return None
+    try:
+        parsed = json.loads(raw)
+    except ValueError as error:
+        return (
+            f"the arguments were not valid JSON: {error} in {show(raw, 200)}; "
+            "send one complete JSON object"
+        )
+    return f"the arguments were not a JSON object but {show(parsed, 200)}; send one object"
+
+
 def _args_message(tool: str, problems: list[tuple[Loc, str]]) -> str:
     parts = [f"{field_path(loc)}: {message}" if loc else message for loc, message in problems]
     return f"invalid arguments for {tool}: " + "; ".join(parts)
@@ -376,6 +392,9 @@ class Environment:
             raise ToolFailure(
                 f"invalid arguments for {name}: expected an object, got {show(arguments)}"
             )
+        broken = not_json_reason(arguments)
+        if broken is not None:
+            raise ToolFailure(f"invalid arguments for {name}: {broken}")
         problems = schema_problems(arguments, spec.parameters)
         if problems:
             raise ToolFailure(_args_message(name, problems))

@@ -70,9 +70,13 @@ class ModelError(PasshatError):
 class TransientModelError(ModelError):
     """A failure worth retrying: rate limit, server error, timeout, reset."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, *, unreachable: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.unreachable = unreachable
+        """The server could not be reached (refused, reset): it may be restarting."""
 
 
 class PermanentModelError(ModelError):

@@ -27,10 +27,8 @@ def load_module(module_name: str, ref: str, suite_dir: Path | None) -> ModuleTyp
             f"{ref}: cannot import {module_name} ({error}); install it, or name a file "
             "beside suite.yaml as file.py:name"
         ) from None
-    except Exception as error:  # a user's module: any failure is theirs to fix
-        raise ConfigError(
-            f"{ref}: importing {module_name} raised {type(error).__name__}: {error}"
-        ) from None
+    except (Exception, SystemExit) as error:  # a user's module: any failure is theirs to fix
+        raise ConfigError(f"{ref}: importing {module_name} raised {_why(error)}") from None
 
 
 def _load_file(filename: str, ref: str, suite_dir: Path | None) -> ModuleType:
@@ -49,9 +47,13 @@ def _load_file(filename: str, ref: str, suite_dir: Path | None) -> ModuleType:
     sys.modules[unique] = module
     try:
         loader_spec.loader.exec_module(module)
-    except Exception as error:  # a user's file: any failure is theirs to fix
+    except (Exception, SystemExit) as error:  # a user's file: any failure is theirs to fix
         sys.modules.pop(unique, None)
-        raise ConfigError(
-            f"{ref}: importing {file.name} raised {type(error).__name__}: {error}"
-        ) from None
+        raise ConfigError(f"{ref}: importing {file.name} raised {_why(error)}") from None
     return module
+
+
+def _why(error: BaseException) -> str:
+    if isinstance(error, SystemExit):
+        return f"SystemExit (it called sys.exit({error.code!r})); a module must not exit on import"
+    return f"{type(error).__name__}: {error}"

@@ -102,6 +102,9 @@ class RunRecord:
     None when it asked no model. Replayed runs are not independent trials."""
     stderr: str | None = None
     """A command agent's stderr, its last 64 KiB (None for in-process agents)."""
+    attempt: int = 1
+    """1 for a run's first attempt; `resume --errored` re-runs an errored run as attempt
+    2, 3... The last attempt is the counted one; the earlier ones stay in the store."""
 
     @property
     def counted(self) -> bool:

@@ -15,11 +15,16 @@ is never written, so it stays missing and `resume` runs it again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import hashlib
+import inspect
 import json
 import secrets
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,10 +33,10 @@ from typing import Any
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import clone, make_environment
 from passhat.errors import FingerprintMismatch, InputError, ModelError
-from passhat.models import describe_model
+from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.scoring import ScorerError, score_run
+from passhat.scoring import Score, ScorerError, runs_user_code, score_run
 from passhat.store import Store
 from passhat.suite import Case, Suite
 
@@ -191,14 +196,26 @@ async def run_experiment(
     model: Model | None,
     options: RunOptions,
     progress: ProgressFn | None = None,
+    *,
+    rerun_errored: bool = False,
 ) -> int:
-    """Run every planned run that has no record yet; return how many were recorded."""
+    """Run every planned run that has no record yet; return how many were recorded.
+
+    With `rerun_errored`, errored runs are run again too, as their next attempt
+    (the store keeps the earlier ones)."""
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
-    with store.lease(experiment.id):
+    store.add_secrets(secret_values(model))
+    with store.lease(experiment.id), watchdog():
         todo = plan(experiment, store.recorded(experiment.id))
+        attempts: dict[tuple[str, int], int] = {}
+        if rerun_errored:
+            attempts = {key: n + 1 for key, n in store.errored(experiment.id).items()}
+            todo += sorted(attempts, key=lambda key: (key[1], key[0]))
         try:
-            await _run_all(store, experiment, suite, agent, model, options, progress, todo)
+            await _run_all(
+                store, experiment, suite, agent, model, options, progress, todo, attempts
+            )
         except BaseExceptionGroup as group:
             # a worker failed (say, the store could not write): the first failure is the
             # story; the other workers were cancelled and their runs stay missing
@@ -215,6 +232,7 @@ async def _run_all(
     options: RunOptions,
     progress: ProgressFn | None,
     todo: list[tuple[str, int]],
+    attempts: dict[tuple[str, int], int] | None = None,
 ) -> None:
     cases = {c.id: c for c in suite.cases}
     loop = asyncio.get_running_loop()
@@ -228,8 +246,9 @@ async def _run_all(
         async def worker() -> None:
             # a pool of `concurrency` workers keeps memory flat for large plans
             for case_id, index in queue:
+                attempt = (attempts or {}).get((case_id, index), 1)
                 record = await run_once(
-                    experiment, suite, cases[case_id], index, agent, model, options
+                    experiment, suite, cases[case_id], index, agent, model, options, attempt
                 )
                 await loop.run_in_executor(writer, store.record_run, record)
                 if progress is not None:
@@ -249,8 +268,15 @@ async def run_once(
     agent: LoadedAgent,
     model: Model | None,
     options: RunOptions,
+    attempt: int = 1,
 ) -> RunRecord:
-    """One run from a fresh start: environment, conversation, agent, grading."""
+    """One run from a fresh start: environment, conversation, agent, grading.
+
+    Whatever the agent does, this returns one record: a crash, `sys.exit`, a
+    `CancelledError` of its own, a broken environment or a run past its deadline
+    make an errored run. The record of a run past its deadline is made at the
+    deadline; what the agent does later is discarded.
+    """
     env = make_environment(suite, case)
     ctx = RunContext(
         case_id=case.id,
@@ -261,34 +287,19 @@ async def run_once(
         max_turns=int(experiment.params.get("max_turns", suite.defaults.max_turns)),
         params=clone(experiment.params),
         retry=options.retry,
+        loop=asyncio.get_running_loop(),
     )
     started = time.time()
     clock = time.perf_counter()
-    output: Any = None
-    error: tuple[str, str] | None = None
-    try:
-        output = await asyncio.wait_for(agent.agent(clone(case.input), env, ctx), options.timeout_s)
-    except TimeoutError:
-        error = ("timeout", f"the run did not finish within {options.timeout_s:g} s")
-    except ModelError as exc:
-        error = ("model_error", f"{type(exc).__name__}: {exc}")
-    except Exception as exc:  # the agent under test crashed: record it, keep going
-        # a command agent's failures say which kind they are (agent_exit, agent_output...)
-        kind = getattr(exc, "error_type", None)
-        error = (
-            (kind, str(exc))
-            if isinstance(kind, str)
-            else ("agent_error", f"{type(exc).__name__}: {exc}")
-        )
-    final_state = env.final_state()
+    output, error = await _run_agent(agent, clone(case.input), env, ctx, options.timeout_s)
+    final_state, state_error = _final_state(env)
+    error = error or state_error
     details: list[dict[str, Any]] = []
     status = "errored"
     if error is None:
-        try:
-            score = score_run(suite, case, final_state)
-        except ScorerError as exc:
-            error = ("scorer_error", str(exc))
-        else:
+        left = options.timeout_s - (time.perf_counter() - clock)
+        score, error = await _grade(suite, case, final_state, left, options.timeout_s)
+        if score is not None:
             details = score.details
             status = "passed" if score.passed else "failed"
     return RunRecord(
@@ -302,14 +313,299 @@ async def run_once(
         output=output,
         final_state=final_state,
         score=details,
-        transcript=ctx.transcript_dicts(),
-        tool_calls=[c.to_dict() for c in env.calls],
+        transcript=_transcript(ctx),
+        tool_calls=[c.to_dict() for c in list(env.calls)],
         started_at=started,
         duration_s=time.perf_counter() - clock,
         input_tokens=ctx.usage.input_tokens,
         output_tokens=ctx.usage.output_tokens,
         seed=ctx.seed,
-        retries=ctx.retries,
+        retries=list(ctx.retries),
         model_source=ctx.model_source(),
         stderr=ctx.stderr,
+        attempt=attempt,
     )
+
+
+Failure = tuple[str, str]
+"""(error type, message) of an errored run."""
+
+
+async def _run_agent(
+    agent: LoadedAgent, input: Any, env: Any, ctx: RunContext, timeout_s: float
+) -> tuple[Any, Failure | None]:
+    """The agent's output, or why the run errored; never raises but for our own cancel.
+
+    The agent runs in a task of its own, waited for until the deadline: an agent
+    that swallows the cancel, or a plain `def` agent blocking its worker thread,
+    is left behind and its late result discarded.
+    """
+    clock = time.perf_counter()
+    task = asyncio.ensure_future(_invoke(agent.agent, input, env, ctx))
+    guard = _WATCHDOG.get()
+    if guard is not None:
+        guard.watch(task, time.monotonic() + timeout_s)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+    except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing
+        _abandon(task)
+        raise
+    late = f"the run did not finish within {timeout_s:g} s"
+    if not done:
+        task.cancel()
+        # a moment to clean up after the cancel (a command agent kills its process group
+        # and keeps its stderr); one that ignores it is left behind
+        await asyncio.wait({task}, timeout=CLEANUP_S)
+        if not task.done():
+            _abandon(task)
+        else:
+            _forget(task)
+        return None, ("timeout", late)
+    output, error = task.result()
+    if error is None and time.perf_counter() - clock > timeout_s:
+        # an async agent that blocked the event loop: its answer came too late to count
+        return None, ("timeout", late + " (it blocked the event loop; see README: sync code)")
+    return output, error
+
+
+async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, Failure | None]:
+    """Call the agent; every way it can end becomes (output, None) or (None, failure).
+
+    A task must never end in SystemExit or KeyboardInterrupt: asyncio re-raises
+    those out of the event loop and the whole experiment would stop.
+    """
+    try:
+        if _is_async(fn):
+            return await fn(input, env, ctx), None
+        return await in_thread(fn, input, env, ctx), None
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # cancelled by the runner (deadline) or by Ctrl-C
+        return None, ("agent_error", "CancelledError: the agent raised asyncio.CancelledError")
+    except KeyboardInterrupt:
+        raise  # on the event loop's thread this is the user's Ctrl-C (threads wrap theirs)
+    except _Deadline:
+        return None, (
+            "timeout",
+            "the run blocked the event loop past its deadline and was "
+            "stopped there (see README: sync code)",
+        )
+    except BaseException as exc:  # the agent under test crashed: record it, keep going
+        return None, _agent_failure(exc.inner if isinstance(exc, _ThreadExit) else exc)
+
+
+def _agent_failure(exc: BaseException) -> Failure:
+    kind = getattr(exc, "error_type", None)
+    if isinstance(exc, Exception) and isinstance(kind, str):
+        # a command agent's failures say which kind they are (agent_exit, agent_output...)
+        return (kind, _text(exc))
+    if isinstance(exc, ModelError):
+        return ("model_error", f"{type(exc).__name__}: {_text(exc)}")
+    if isinstance(exc, SystemExit):
+        return ("agent_error", f"SystemExit: the agent called sys.exit({exc.code!r})")
+    return ("agent_error", f"{type(exc).__name__}: {_text(exc)}")
+
+
+def _is_async(fn: Any) -> bool:
+    target = fn if inspect.isfunction(fn) else getattr(fn, "__call__", fn)  # noqa: B004
+    return inspect.iscoroutinefunction(target)
+
+
+class _Deadline(BaseException):
+    """Raised inside an async agent that blocks the event loop past its run's deadline."""
+
+
+class _Watchdog:
+    """Stops an `async def` agent that blocks the event loop (time.sleep, a busy loop).
+
+    Nothing on the loop can run while it blocks, so a thread watches: when the loop
+    has not turned for a while and a run is past its deadline, it sends SIGALRM to
+    the main thread, whose handler raises `_Deadline` inside the task that is
+    running, if that task is a run past its deadline. Only in the main thread (where
+    Python runs signal handlers) and where SIGALRM exists; elsewhere such a run is
+    still recorded as a timeout, once it returns.
+    """
+
+    STALL_S = 0.25
+    """The loop counts as blocked when it has not turned for this long."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.deadlines: dict[asyncio.Future[Any], float] = {}
+        self.turned = time.monotonic()
+        self._stop = threading.Event()
+        self._previous: Any = None
+        self._beat_handle: asyncio.TimerHandle | None = None
+
+    def watch(self, task: asyncio.Future[Any], deadline: float) -> None:
+        self.deadlines[task] = deadline
+        task.add_done_callback(self._unwatch)
+
+    def _unwatch(self, task: asyncio.Future[Any]) -> None:
+        self.deadlines.pop(task, None)
+
+    def start(self) -> None:
+        self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        self._beat()
+        threading.Thread(target=self._watch, name="passhat-watchdog", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._beat_handle is not None:
+            self._beat_handle.cancel()
+        signal.signal(signal.SIGALRM, self._previous)
+
+    def _beat(self) -> None:
+        self.turned = time.monotonic()
+        self._beat_handle = self.loop.call_later(self.STALL_S / 4, self._beat)
+
+    def _watch(self) -> None:
+        main = threading.main_thread().ident
+        while not self._stop.wait(self.STALL_S / 2):
+            now = time.monotonic()
+            overdue = any(deadline < now for deadline in list(self.deadlines.values()))
+            if overdue and now - self.turned > self.STALL_S and main is not None:
+                signal.pthread_kill(main, signal.SIGALRM)
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        try:
+            task = asyncio.current_task(self.loop)
+        except RuntimeError:
+            return
+        deadline = self.deadlines.get(task) if task is not None else None
+        if deadline is not None and time.monotonic() > deadline:
+            self.deadlines.pop(task, None)  # type: ignore[arg-type]
+            raise _Deadline
+
+
+_WATCHDOG: contextvars.ContextVar[_Watchdog | None] = contextvars.ContextVar(
+    "passhat_watchdog", default=None
+)
+
+
+@contextlib.contextmanager
+def watchdog() -> Iterator[None]:
+    """A `_Watchdog` for the runs started inside (none off the main thread)."""
+    usable = threading.current_thread() is threading.main_thread() and hasattr(
+        signal, "pthread_kill"
+    )
+    if not usable or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+    guard = _Watchdog(asyncio.get_running_loop())
+    guard.start()
+    token = _WATCHDOG.set(guard)
+    try:
+        yield
+    finally:
+        _WATCHDOG.reset(token)
+        guard.stop()
+
+
+CLEANUP_S = 1.0
+"""Seconds a run past its deadline gets to clean up after the cancel."""
+
+_ABANDONED: set[asyncio.Future[Any]] = set()
+"""Runs left behind at their deadline, kept referenced until they end."""
+
+
+def _abandon(task: asyncio.Future[Any]) -> None:
+    task.cancel()
+    _ABANDONED.add(task)
+    task.add_done_callback(_forget)
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    _ABANDONED.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a late failure of an abandoned run is no news
+
+
+async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` in a daemon thread of its own, awaited without blocking the loop.
+
+    Not `asyncio.to_thread`: its pool is joined when the loop closes, so one agent
+    blocked forever would keep passhat from exiting. A daemon thread is left behind.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def target() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, fn(*args))
+        except BaseException as exc:  # handed to the awaiting run, which classifies it
+            outcome = (False, exc)
+        # a closed loop (RuntimeError): the run was given up long ago
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, future, outcome)
+
+    threading.Thread(target=target, name="passhat-sync", daemon=True).start()
+    return await future
+
+
+def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if future.done():
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    elif isinstance(value, (SystemExit, KeyboardInterrupt)):
+        # a Future holding these would re-raise them out of the loop: wrap them
+        future.set_exception(_ThreadExit(value))
+    else:
+        future.set_exception(value)
+
+
+class _ThreadExit(Exception):
+    """SystemExit or KeyboardInterrupt raised in a worker thread, carried as data."""
+
+    def __init__(self, inner: BaseException) -> None:
+        super().__init__(inner)
+        self.inner = inner
+
+
+def _final_state(env: Any) -> tuple[dict[str, Any], Failure | None]:
+    """The environment's final state; a broken one errors the run instead of the experiment."""
+    try:
+        state = env.final_state()
+    except Exception as exc:
+        return {}, ("environment_error", f"final_state() raised {type(exc).__name__}: {_text(exc)}")
+    if not isinstance(state, dict):
+        return {}, (
+            "environment_error",
+            f"final_state() returned {type(state).__name__}, not a dict",
+        )
+    return state, None
+
+
+async def _grade(
+    suite: Suite, case: Case, final_state: dict[str, Any], left_s: float, timeout_s: float
+) -> tuple[Score | None, Failure | None]:
+    """Grade the final state; a user's scorer runs in a worker thread, within the deadline."""
+    try:
+        if not runs_user_code(suite):
+            return score_run(suite, case, final_state), None
+        pending = in_thread(score_run, suite, case, final_state)
+        return await asyncio.wait_for(pending, max(left_s, 0.0)), None
+    except TimeoutError:
+        return None, ("timeout", f"the run did not finish within {timeout_s:g} s (scoring)")
+    except ScorerError as exc:
+        return None, ("scorer_error", str(exc))
+    except _ThreadExit as exc:
+        return None, ("scorer_error", f"a scorer raised {type(exc.inner).__name__}")
+
+
+def _transcript(ctx: RunContext) -> list[dict[str, Any]]:
+    try:
+        return ctx.transcript_dicts()
+    except Exception as exc:  # an agent put something odd in ctx.transcript
+        return [{"role": "system", "content": f"(transcript unreadable: {_text(exc)})"}]
+
+
+def _text(exc: BaseException) -> str:
+    """str(exc), even for an exception whose __str__ raises."""
+    try:
+        return str(exc)
+    except Exception:
+        return f"<{type(exc).__name__} with an unprintable message>"

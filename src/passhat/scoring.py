@@ -125,7 +125,10 @@ def _templated(item: Any, template: str) -> str | None:
     names = template_fields(template)
     if not all(name in item for name in names):
         return None
-    return template.format(**{name: item[name] for name in names})
+    try:
+        return template.format(**{name: item[name] for name in names})
+    except (ValueError, TypeError):  # "{ac:d}" of a text: the template cannot name it
+        return None
 
 
 def item_key(item: Any, template: str | None) -> tuple[bool, str]:
@@ -348,6 +351,11 @@ def _scorers_for(suite: Suite) -> list[Scorer]:
     if key not in _BUILT:
         _BUILT[key] = build_scorers(suite)
     return _BUILT[key]
+
+
+def runs_user_code(suite: Suite) -> bool:
+    """True when grading calls a user's scorer (the runner then grades in a worker thread)."""
+    return any(isinstance(scorer, Custom) for scorer in _scorers_for(suite))
 
 
 def score_run(suite: Suite, case: Case, final_state: dict[str, Any]) -> Score:

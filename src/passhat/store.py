@@ -8,11 +8,15 @@ error instead of a second count. The store keeps records; it computes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import socket
 import sqlite3
+import threading
+import time
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields
@@ -25,6 +29,7 @@ from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord
 
 DB_ENV = "PASSHAT_DB"
+BUSY_ENV = "PASSHAT_BUSY_TIMEOUT"
 _ID = re.compile(r"[0-9a-f]{8}")
 """Experiment ids: 8 hex digits (runner.new_experiment)."""
 DEFAULT_DB = "passhat.db"
@@ -102,6 +107,31 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE runs ADD COLUMN stderr TEXT
         """,
     ),
+    (
+        "lease heartbeats: a lease nobody renews expires",
+        """
+        ALTER TABLE leases ADD COLUMN heartbeat_at REAL;
+        """,
+    ),
+    (
+        "attempts: resume --errored re-runs an errored run, keeping the earlier attempts",
+        """
+        ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1 CHECK (attempt >= 1);
+        CREATE TABLE run_attempts (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            case_id TEXT NOT NULL,
+            run_index INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            error_type TEXT,
+            error_message TEXT,
+            started_at REAL NOT NULL,
+            duration_s REAL NOT NULL,
+            record TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, case_id, run_index, attempt)
+        );
+        """,
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
@@ -109,7 +139,7 @@ _RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retr
 _RUN_LIGHT = (
     "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
     "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries, "
-    "model_source"
+    "model_source, attempt"
 )
 
 
@@ -125,33 +155,98 @@ class Store:
     does so), never used from two threads at once.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
+        """Open (or, with `create`, make) the store at `path`.
+
+        `read_only` opens it for reading only (report, show, list...): that works
+        on a read-only file or mount. Every failure is one StoreError line.
+        """
         self.path = Path(path)
+        self.read_only = read_only
+        self.busy_timeout = busy_timeout()
+        self.secrets: tuple[str, ...] = secrets_from_environment()
+        """Values never written: API keys, blanked wherever they appear in a record."""
         if not create and not self.path.exists():
             raise StoreError(
                 f"{self.path}: no passhat store here; run `passhat run SUITE` first, or give "
                 f"--db (or ${DB_ENV}) the store's path"
             )
-        try:
-            self._db = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as error:
-            raise StoreError(f"{self.path}: cannot open the database ({error})") from None
+        self._db = self._connect(read_only)
         self._db.row_factory = sqlite3.Row
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+            if not read_only:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             if not create:
                 self._check_is_ours()
-            self._migrate()
+            if read_only:
+                self._check_schema_current()
+            else:
+                self._migrate()
         except sqlite3.DatabaseError as error:
             self._db.close()
+            raise StoreError(f"{self.path}: {self._explain(error)}") from None
+        except StoreError:
+            self._db.close()
+            raise
+
+    def _connect(self, read_only: bool) -> sqlite3.Connection:
+        try:
+            if not read_only:
+                return self._open(str(self.path), uri=False)
+            uri = "file:" + urllib.parse.quote(str(self.path.resolve()))
+            try:
+                db = self._open(uri + "?mode=ro", uri=True)
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return db
+            except sqlite3.OperationalError:
+                # a WAL store on a read-only mount has no -shm to share: read it as
+                # immutable (nothing can write it there anyway)
+                return self._open(uri + "?immutable=1", uri=True)
+        except sqlite3.Error as error:
             raise StoreError(
-                f"{self.path}: not a passhat database ({error}); give another --db path"
+                f"{self.path}: cannot open the database ({self._explain(error)})"
             ) from None
+
+    def _explain(self, error: sqlite3.Error) -> str:
+        if "unable to open" in str(error) and not self.read_only and not _writable(self.path):
+            # SQLite cannot make the WAL's side files: the file or its folder is read-only
+            error = sqlite3.OperationalError(f"{error}: the file or its folder is read-only")
+        return explain(error, self.busy_timeout)
+
+    def _open(self, target: str, *, uri: bool) -> sqlite3.Connection:
+        return sqlite3.connect(
+            target,
+            timeout=self.busy_timeout,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=uri,
+        )
+
+    def _check_schema_current(self) -> None:
+        done = {row[0] for row in self._db.execute("SELECT version FROM migrations")}
+        if len(done) < len(MIGRATIONS):
+            # an older store: bring it up to date if we may write it, else say so
+            self._db.close()
+            try:
+                Store(self.path, create=False).close()
+            except StoreError as error:
+                raise StoreError(
+                    f"{self.path}: written by an older passhat and it cannot be upgraded here "
+                    f"({error}); open it once where it is writable"
+                ) from None
+            self._db = self._connect(True)
+            self._db.row_factory = sqlite3.Row
+
+    def add_secrets(self, values: Iterable[str]) -> None:
+        """Also blank these values (a provider's key) out of everything written."""
+        found = [v for v in values if len(v) >= MIN_SECRET and v not in self.secrets]
+        self.secrets = tuple(sorted({*self.secrets, *found}, key=len, reverse=True))
+
+    def _encode(self, value: Any) -> str:
+        return redact_all(_encode(value), self.secrets)
 
     def close(self) -> None:
         self._db.close()
@@ -172,14 +267,23 @@ class Store:
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
-        """One transaction: everything inside is written, or nothing."""
-        self._db.execute("BEGIN IMMEDIATE")
+        """One transaction: everything inside is written, or nothing.
+
+        A locked, read-only or full store is one StoreError saying so."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise StoreError(f"{self.path}: {self._explain(error)}") from None
         try:
             yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
+            self._db.execute("COMMIT")
+        except BaseException as error:
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            if isinstance(error, sqlite3.OperationalError):
+                raise StoreError(f"{self.path}: {self._explain(error)}") from None
             raise
-        self._db.execute("COMMIT")
 
     def _migrate(self) -> None:
         self._db.execute(
@@ -221,7 +325,10 @@ class Store:
         self._check_name(experiment.name)
         row = _row(experiment)
         for key in _EXPERIMENT_JSON:
-            row[key] = _encode(row[key])
+            row[key] = self._encode(row[key])
+        for key in ("name", "model", "suite_path", "agent"):
+            if isinstance(row[key], str):
+                row[key] = redact_all(row[key], self.secrets)
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         try:
@@ -268,56 +375,105 @@ class Store:
 
     @contextmanager
     def lease(self, experiment_id: str) -> Iterator[None]:
-        """Hold the experiment for this process; a lease whose process died is taken over."""
+        """Hold the experiment for this process while the block runs.
+
+        A lease whose process died on this host, or that nobody renewed for
+        LEASE_EXPIRY_S seconds (its host is gone), is taken over. A thread renews
+        ours every HEARTBEAT_S seconds through a connection of its own."""
         self._acquire(experiment_id)
+        beat = _Heartbeat(self.path, experiment_id, self.busy_timeout)
+        beat.start()
         try:
             yield
-        finally:
-            with self.atomic() as db:
-                db.execute(
-                    "DELETE FROM leases WHERE experiment_id = ? AND pid = ? AND host = ?",
-                    (experiment_id, os.getpid(), socket.gethostname()),
-                )
+        except BaseException:
+            beat.stop()
+            # the first failure is the story: a store too full to release the lease in
+            # leaves it to be taken over (this process is gone by then)
+            with contextlib.suppress(StoreError):
+                self._release(experiment_id)
+            raise
+        beat.stop()
+        self._release(experiment_id)
+
+    def _release(self, experiment_id: str) -> None:
+        with self.atomic() as db:
+            db.execute(
+                "DELETE FROM leases WHERE experiment_id = ? AND pid = ? AND host = ?",
+                (experiment_id, os.getpid(), socket.gethostname()),
+            )
 
     def _acquire(self, experiment_id: str) -> None:
         pid, host = os.getpid(), socket.gethostname()
         with self.atomic() as db:
             row = db.execute(
-                "SELECT pid, host, taken_at FROM leases WHERE experiment_id = ?", (experiment_id,)
+                "SELECT pid, host, taken_at, heartbeat_at FROM leases WHERE experiment_id = ?",
+                (experiment_id,),
             ).fetchone()
-            held = row is not None and (row["pid"], row["host"]) != (pid, host)
-            if held and (row["host"] != host or _alive(row["pid"])):
+            if row is not None and (row["pid"], row["host"]) != (pid, host) and _held(row):
+                age = _age(row["heartbeat_at"])
+                beat = f", last heartbeat {age:.0f} s ago" if age is not None else ""
                 raise StoreError(
                     f"experiment {experiment_id} is being run by process {row['pid']} on "
-                    f"{row['host']} since {row['taken_at']}; wait for it to finish or stop it"
+                    f"{row['host']} since {row['taken_at']}{beat}; wait for it to finish or "
+                    "stop it (if that process is gone, `passhat resume --break-lease`)"
                 )
             db.execute(
                 "INSERT OR REPLACE INTO leases VALUES "
-                "(?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
-                (experiment_id, pid, host),
+                "(?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?)",
+                (experiment_id, pid, host, time.time()),
             )
+
+    def break_lease(self, experiment_id: str) -> str | None:
+        """Remove the experiment's lease whoever holds it; say whose it was (None: no lease)."""
+        with self.atomic() as db:
+            row = db.execute(
+                "SELECT pid, host, taken_at, heartbeat_at FROM leases WHERE experiment_id = ?",
+                (experiment_id,),
+            ).fetchone()
+            db.execute("DELETE FROM leases WHERE experiment_id = ?", (experiment_id,))
+        if row is None:
+            return None
+        age = _age(row["heartbeat_at"])
+        beat = f", last heartbeat {age:.0f} s ago" if age is not None else ""
+        return f"process {row['pid']} on {row['host']} since {row['taken_at']}{beat}"
+
+    def lease_holder(self, experiment_id: str) -> dict[str, Any] | None:
+        """The lease row of an experiment (pid, host, taken_at, heartbeat_at), if any."""
+        row = self._db.execute(
+            "SELECT pid, host, taken_at, heartbeat_at FROM leases WHERE experiment_id = ?",
+            (experiment_id,),
+        ).fetchone()
+        return dict(row) if row is not None else None
 
     # runs
 
     def record_run(self, run: RunRecord) -> None:
-        """Write one finished run whole, in one transaction; the same run twice is an error."""
+        """Write one finished run whole, in one transaction; the same run twice is an error.
+
+        A later attempt (`run.attempt > 1`) replaces the errored attempt before it,
+        which moves, whole, to `run_attempts`: only an errored run is ever re-run."""
         row = _row(run)
         for key in _RUN_JSON:
-            row[key] = _encode(row[key])
+            row[key] = self._encode(row[key])
+        if row["error_message"]:
+            row["error_message"] = redact_all(row["error_message"], self.secrets)
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         try:
             with self.atomic() as db:
+                if run.attempt > 1:
+                    _retire_attempt(db, run)
                 db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(row.values()))
         except sqlite3.IntegrityError as error:
             raise StoreError(
                 f"run {run.run_index} of case {run.case_id!r} is already recorded in experiment "
                 f"{run.experiment_id} ({error}); it is never counted twice"
             ) from None
-        except sqlite3.Error as error:
+        except (sqlite3.Error, StoreError) as error:
+            reason = str(error) if isinstance(error, StoreError) else self._explain(error)
             raise StoreError(
-                f"{self.path}: run {run.run_index} of case {run.case_id!r} could not be written "
-                f"({error}); it stays missing, and `passhat resume` runs it again"
+                f"{reason} — run {run.run_index} of case {run.case_id!r} was not written; it "
+                "stays missing, and `passhat resume` runs it again"
             ) from None
 
     def add_experiment_with_runs(
@@ -328,7 +484,7 @@ class Store:
         self._check_name(experiment.name)
         row = _row(experiment)
         for key in _EXPERIMENT_JSON:
-            row[key] = _encode(row[key])
+            row[key] = self._encode(row[key])
         written = 0
         try:
             with self.atomic() as db:
@@ -340,7 +496,7 @@ class Store:
                 for run in runs:
                     run_row = _row(run)
                     for key in _RUN_JSON:
-                        run_row[key] = _encode(run_row[key])
+                        run_row[key] = self._encode(run_row[key])
                     db.execute(
                         f"INSERT INTO runs ({', '.join(run_row)}) VALUES "
                         f"({', '.join('?' for _ in run_row)})",
@@ -375,12 +531,141 @@ class Store:
             )
         return _run(row)
 
+    def errored(self, experiment_id: str) -> dict[tuple[str, int], int]:
+        """(case, run index) of every errored run, with its attempt number."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index, attempt FROM runs "
+            "WHERE experiment_id = ? AND status = 'errored'",
+            (experiment_id,),
+        )
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def attempts(self, experiment_id: str) -> list[dict[str, Any]]:
+        """The earlier (replaced) attempts of re-run runs: case, run, attempt, status, error."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index, attempt, status, error_type, error_message, started_at, "
+            "duration_s FROM run_attempts WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index, attempt",
+            (experiment_id,),
+        )
+        return [dict(r) for r in rows]
+
     def recorded(self, experiment_id: str) -> set[tuple[str, int]]:
         """(case, run index) of every recorded run."""
         rows = self._db.execute(
             "SELECT case_id, run_index FROM runs WHERE experiment_id = ?", (experiment_id,)
         )
         return {(r[0], r[1]) for r in rows}
+
+
+MIN_SECRET = 8
+"""Shorter values are not treated as secrets: blanking them would blank ordinary text."""
+_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
+
+
+def secrets_from_environment() -> tuple[str, ...]:
+    """Values of environment variables named like keys (OPENAI_API_KEY, HF_TOKEN...)."""
+    found = {
+        value
+        for name, value in os.environ.items()
+        if name.upper().endswith(_SECRET_SUFFIXES) and len(value) >= MIN_SECRET
+    }
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact_all(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` with every secret value replaced by `***` (JSON text holds a key verbatim:
+    keys are plain ASCII)."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def busy_timeout() -> float:
+    """Seconds to wait for a store another process holds: $PASSHAT_BUSY_TIMEOUT or 30."""
+    value = os.environ.get(BUSY_ENV, "")
+    try:
+        seconds = float(value) if value else 30.0
+    except ValueError:
+        raise StoreError(f"${BUSY_ENV} is {value!r}; give seconds, e.g. 30") from None
+    if not seconds >= 0:
+        raise StoreError(f"${BUSY_ENV} is {value!r}; give seconds, e.g. 30")
+    return seconds
+
+
+def explain(error: sqlite3.Error, timeout: float) -> str:
+    """What an SQLite error means for the user, and what to do, in one line."""
+    text = str(error)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return (
+            f"the store stayed locked by another process for more than {timeout:g} s ({text}); "
+            f"wait for it, or set ${BUSY_ENV} to wait longer"
+        )
+    if "readonly" in lowered or "read-only" in lowered:
+        return (
+            f"the store is read-only ({text}); reading commands (report, show, list) work on "
+            "it, but running needs a writable --db"
+        )
+    if "full" in lowered:
+        return f"the disk is full ({text}); free some space, then `passhat resume`"
+    if "disk i/o" in lowered:
+        return f"the disk failed to read or write ({text}); check the device, then retry"
+    if "unable to open" in lowered:
+        return f"the file cannot be opened ({text}); check the path and its permissions"
+    return f"not a passhat database ({text}); give another --db path"
+
+
+HEARTBEAT_S = 10.0
+"""How often a running experiment renews its lease."""
+LEASE_EXPIRY_S = 60.0
+"""A lease not renewed for this long is taken over: its process or host is gone."""
+
+
+def _age(heartbeat_at: float | None) -> float | None:
+    return None if heartbeat_at is None else max(0.0, time.time() - heartbeat_at)
+
+
+def _held(row: sqlite3.Row) -> bool:
+    """Whether another process still holds this lease."""
+    age = _age(row["heartbeat_at"])
+    if age is not None and age > LEASE_EXPIRY_S:
+        return False  # nobody renewed it: a process (or host) that is gone
+    return row["host"] != socket.gethostname() or _alive(row["pid"])
+
+
+class _Heartbeat(threading.Thread):
+    """Renews one lease every HEARTBEAT_S seconds, on a connection of its own."""
+
+    def __init__(self, path: Path, experiment_id: str, timeout: float) -> None:
+        super().__init__(name="passhat-lease", daemon=True)
+        self.path, self.experiment_id, self.timeout = path, experiment_id, timeout
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        key = (self.experiment_id, os.getpid(), socket.gethostname())
+        while not self._stop_event.wait(HEARTBEAT_S):
+            try:
+                with contextlib.closing(
+                    sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+                ) as db:
+                    db.execute(
+                        "UPDATE leases SET heartbeat_at = ? "
+                        "WHERE experiment_id = ? AND pid = ? AND host = ?",
+                        (time.time(), *key),
+                    )
+            except sqlite3.Error:
+                continue  # a busy or full store: try again at the next beat
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=self.timeout + 1)
+
+
+def _writable(path: Path) -> bool:
+    folder = path.resolve().parent
+    return os.access(folder, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
 
 
 def _alive(pid: int) -> bool:
@@ -393,6 +678,34 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _retire_attempt(db: sqlite3.Connection, run: RunRecord) -> None:
+    """Move the errored attempt before `run` from `runs` to `run_attempts`, whole."""
+    key = (run.experiment_id, run.case_id, run.run_index)
+    row = db.execute(
+        "SELECT * FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?", key
+    ).fetchone()
+    if row is None or row["status"] != "errored" or row["attempt"] != run.attempt - 1:
+        found = "none" if row is None else f"attempt {row['attempt']}, {row['status']}"
+        raise StoreError(
+            f"run {run.run_index} of case {run.case_id!r}: attempt {run.attempt} replaces only "
+            f"errored attempt {run.attempt - 1} (found {found}); a counted run is never re-run"
+        )
+    db.execute(
+        "INSERT INTO run_attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            *key,
+            row["attempt"],
+            row["status"],
+            row["error_type"],
+            row["error_message"],
+            row["started_at"],
+            row["duration_s"],
+            to_json(dict(row)).decode("utf-8"),
+        ),
+    )
+    db.execute("DELETE FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?", key)
+
+
 def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:
     """A record's fields, shallow: `dataclasses.asdict` would deep-copy every transcript."""
     return {f.name: getattr(record, f.name) for f in fields(record)}
@@ -400,8 +713,57 @@ def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:
 
 def _encode(value: Any) -> str:
     """JSON text for a column: pydantic-core's serializer, several times faster than
-    json.dumps on a transcript; anything that is not JSON becomes its str()."""
-    return to_json(value, fallback=str, inf_nan_mode="null").decode("utf-8")
+    json.dumps on a transcript; anything that is not JSON becomes its str().
+
+    What even that cannot write (bytes that are not UTF-8, a lone surrogate, a
+    structure that contains itself) is made safe first by `json_safe`: the run is
+    recorded with those values escaped, never lost to an encoding error."""
+    try:
+        return to_json(value, fallback=str, inf_nan_mode="null").decode("utf-8")
+    except (ValueError, RecursionError):  # PydanticSerializationError is a ValueError
+        return to_json(json_safe(value), inf_nan_mode="null").decode("utf-8")
+
+
+_MAX_DEPTH = 200
+"""Deeper structures are cut (as their repr) rather than recursing without end."""
+
+
+def json_safe(value: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) -> Any:
+    """Plain JSON data for any value, keeping all it can and escaping the rest.
+
+    Strings with lone surrogates keep them as `\\udXXX` escapes; bytes become
+    their repr (`b'\\xff'`); a container met again inside itself becomes
+    `"<circular reference>"`; other objects their str()."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return _safe_text(value)
+    if isinstance(value, (bytes, bytearray)):
+        return repr(bytes(value))
+    if _depth > _MAX_DEPTH:
+        return _safe_text(repr(value)[:1000])
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if id(value) in _seen:
+            return "<circular reference>"
+        seen = _seen | {id(value)}
+        if isinstance(value, dict):
+            return {
+                _safe_text(k if isinstance(k, str) else str(k)): json_safe(v, seen, _depth + 1)
+                for k, v in value.items()
+            }
+        return [json_safe(v, seen, _depth + 1) for v in value]
+    try:
+        return _safe_text(str(value))
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
+
+
+def _safe_text(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _decode(value: str, what: str) -> Any:

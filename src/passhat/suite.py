@@ -522,11 +522,24 @@ def _path_problem(path: str) -> str | None:
     return f"{show(path)} is not a dotted path; write keys joined by dots, e.g. ticket.annotations"
 
 
+MAX_FORMAT_NUMBER = 100
+"""Largest width or precision an item template may ask for: `{ac:>10000000000}`
+would make every item string gigabytes long."""
+
+
 def _template_problem(template: str) -> str | None:
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        parsed = list(string.Formatter().parse(template))
     except ValueError as error:
         return f"{show(template)} is not a valid item template ({error}); e.g. 'AC{{ac}}:{{label}}'"
+    fields = [f for _, f, _, _ in parsed if f is not None]
+    for _, name, spec, _ in parsed:
+        numbers = [int(n) for n in re.findall(r"\d+", spec or "")]
+        if numbers and max(numbers) > MAX_FORMAT_NUMBER:
+            return (
+                f"{show(template)}: the format of {{{name}}} asks for a width or precision of "
+                f"{max(numbers):,}; use at most {MAX_FORMAT_NUMBER}, e.g. 'AC{{ac:>3}}:{{label}}'"
+            )
     bad = [f for f in fields if not f.isidentifier()]
     if not fields or bad:
         return (
@@ -651,6 +664,11 @@ class _Loader:
             data = None if anchor else yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader
         except yaml.YAMLError as error:
             self.problem(rel, (), _yaml_message(error))
+            return None
+        except ValueError as error:  # an integer past Python's 4,300-digit limit
+            self.problem(
+                rel, (), f"holds a number too long to read ({error}); quote it to keep it as text"
+            )
             return None
         if anchor:
             self.problem(rel, (), anchor)

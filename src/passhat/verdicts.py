@@ -57,7 +57,12 @@ def read_verdicts(path: str | Path) -> Ledger:
                 run = record.get("run")
                 status = record.get("status")
                 if not (
-                    type(case) is str and case and type(run) is int and run >= 1 and status in ok
+                    type(case) is str
+                    and case
+                    and type(run) is int
+                    and run >= 1
+                    and type(status) is str
+                    and status in ok
                 ):
                     case, run, status = _fields(record, path, number)
             else:
@@ -82,8 +87,9 @@ def _fields(record: Any, path: Path, number: int) -> tuple[str, int, str]:
         case = record.get("case")
         run = record.get("run")
         status = record.get("status")
-        if type(case) is str and case and type(run) is int and run >= 1 and status in _STATUSES:
-            return case, run, status
+        known = isinstance(status, str) and status in _STATUSES
+        if type(case) is str and case and type(run) is int and run >= 1 and known:
+            return case, run, str(status)
     raise VerdictFileError(f"{path}:{number}: {_problem(record)}")
 
 

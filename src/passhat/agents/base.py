@@ -8,13 +8,17 @@ is stored as the run's output; what it leaves in `env` is graded.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from passhat.models.base import CallContext, Message, Model, ModelResponse, ToolSpec, Usage
 
 if TYPE_CHECKING:
     from passhat.env import Environment
+
+T = TypeVar("T")
 
 
 class Agent(Protocol):
@@ -28,8 +32,11 @@ class RetryPolicy:
     """How transient model errors are retried within a run."""
 
     max_retries: int = 4
+    """Retries of one call after its first try (--retries)."""
     base_delay: float = 0.5
+    """Seconds before the first retry; doubled at each retry."""
     max_delay: float = 30.0
+    """The longest wait between two tries (--retry-max-wait)."""
 
 
 @dataclass
@@ -70,6 +77,29 @@ class RunContext:
         if not self.responses:
             return None
         return "replayed" if getattr(self.model, "replays", False) else "live"
+
+    loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False, compare=False)
+    """The event loop the run belongs to (for `run` from a synchronous agent)."""
+
+    def run(self, awaitable: Awaitable[T]) -> T:
+        """From a synchronous agent (a plain `def`, run in a worker thread): run
+        `env.call(...)` or `ctx.generate(...)` on passhat's event loop and return
+        its result, e.g. `outcome = ctx.run(env.call("get_ticket", {"key": k}))`."""
+        if self.loop is None:
+            raise RuntimeError("ctx.run is for synchronous agents started by passhat")
+
+        async def wrapped() -> T:
+            return await awaitable
+
+        coroutine = wrapped()
+        try:
+            future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        except RuntimeError:  # the loop is closed: this run was given up at its deadline
+            coroutine.close()
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()
+            raise
+        return future.result()
 
     def transcript_dicts(self) -> list[dict[str, Any]]:
         """The transcript as JSON-ready dicts; a model's answer carries its turn's usage."""

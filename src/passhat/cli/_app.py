@@ -7,9 +7,9 @@ from typing import Any
 
 import typer
 from pydantic_core import to_json
-from rich.console import Console
 
 from passhat.errors import PasshatError, SuiteError
+from passhat.report.console import SafeConsole
 
 app = typer.Typer(
     name="passhat",
@@ -22,8 +22,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# every line printed escapes control characters: data is shown, never obeyed
+console = SafeConsole(highlight=False)
+err_console = SafeConsole(stderr=True, highlight=False)
 
 
 def write_json(data: Any) -> None:

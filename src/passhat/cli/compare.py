@@ -50,7 +50,7 @@ def _load(ref: str, k: int | None, db: Path | None) -> Side:
     from passhat.report.experiment import experiment_accounting
     from passhat.store import Store, default_db_path
 
-    with Store(db or default_db_path(), create=False) as store:
+    with Store(db or default_db_path(), create=False, read_only=True) as store:
         experiment = store.experiment(ref)
         runs = store.runs(experiment.id, full=False)
     if k is not None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -46,12 +48,23 @@ DbOption = Annotated[
 ExperimentArg = Annotated[str, typer.Argument(help="Experiment id, unique name, or 'latest'.")]
 
 
-def open_store(db: Path | None, *, create: bool = False) -> Store:
-    """The store at --db, $PASSHAT_DB or ./passhat.db; only `run` creates one."""
-    return Store(db or default_db_path(), create=create)
+def open_store(db: Path | None, *, create: bool = False, read_only: bool = False) -> Store:
+    """The store at --db, $PASSHAT_DB or ./passhat.db; only `run` creates one; reading
+    commands open it read-only, so they work on a read-only file or mount."""
+    return Store(db or default_db_path(), create=create, read_only=read_only)
 
 
-RUN_KEYS = frozenset({"max_turns", "prompt_file", "base_url", "timeout_s", "max_retries"})
+RUN_KEYS = frozenset(
+    {
+        "max_turns",
+        "prompt_file",
+        "base_url",
+        "timeout_s",
+        "max_retries",
+        "retry_max_wait_s",
+        "call_timeout_s",
+    }
+)
 """Parameters of the run itself; every other parameter goes to the model provider."""
 
 
@@ -68,12 +81,35 @@ def _model_params(
     return params
 
 
+def _check_retry(
+    retries: int | None, retry_max_wait: float | None, call_timeout: float | None
+) -> None:
+    if retries is not None and retries < 0:
+        raise InputError(f"--retries is {retries}; use 0 for no retries")
+    if retry_max_wait is not None and not retry_max_wait >= 0:
+        raise InputError(f"--retry-max-wait is {retry_max_wait:g}; give seconds, 0 or more")
+    if call_timeout is not None and not call_timeout > 0:
+        raise InputError(f"--call-timeout is {call_timeout:g}; give a call more than 0 seconds")
+
+
+def _check_k(k: int) -> None:
+    """The one limit on k, before anything runs: the one reports enforce."""
+    from passhat.accounting import MAX_K
+
+    if k > MAX_K:
+        raise InputError(
+            f"-k is {k:,}, more than {MAX_K:,} runs per case (the most a report accounts); "
+            "ask for fewer runs per case"
+        )
+
+
 def _check_options(
     k: int, concurrency: int, max_turns: int | None, timeout: float, retries: int
 ) -> None:
     """Refuse, before anything runs, values that would turn into stored results."""
     if k < 1:
         raise InputError(f"-k is {k}; ask for at least 1 run per case")
+    _check_k(k)
     if concurrency < 1:
         raise InputError(f"--concurrency is {concurrency}; use at least 1")
     if max_turns is not None and max_turns < 1:
@@ -92,9 +128,9 @@ def _check_base_url(base_url: str | None) -> None:
         raise InputError(
             f"--base-url {base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1"
         )
-    if parts.username or parts.password or parts.query:
+    if parts.username or parts.password or parts.query or parts.fragment or ";" in parts.path:
         raise InputError(
-            "--base-url carries credentials or a query; put the key in the provider's "
+            "--base-url carries credentials, a query, a #fragment or ;parameters; put the key in the provider's "
             "environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY): it is never stored"
         )
 
@@ -108,6 +144,8 @@ def _params(
     base_url: str | None,
     timeout: float,
     retries: int,
+    retry_max_wait: float | None = None,
+    call_timeout: float | None = None,
 ) -> dict[str, Any]:
     """Everything that decides what a run means, as the experiment records it."""
     params: dict[str, Any] = {
@@ -121,18 +159,60 @@ def _params(
         params["prompt_file"] = str(prompt.resolve())
     if base_url is not None:
         params["base_url"] = base_url
+    # recorded only when given, so the fingerprints of experiments without them stay
+    if retry_max_wait is not None:
+        params["retry_max_wait_s"] = retry_max_wait
+    if call_timeout is not None:
+        params["call_timeout_s"] = call_timeout
     return params
 
 
-def _options(params: dict[str, Any], concurrency: int) -> RunOptions:
+def _options(
+    params: dict[str, Any],
+    concurrency: int,
+    retries: int | None = None,
+    retry_max_wait: float | None = None,
+) -> RunOptions:
+    """How runs execute; `retries` and `retry_max_wait` (resume) override the experiment's."""
     from passhat.agents import RetryPolicy
     from passhat.runner import RunOptions
 
+    default = RetryPolicy()
     return RunOptions(
         concurrency=concurrency,
         timeout_s=float(params.get("timeout_s", 300.0)),
-        retry=RetryPolicy(max_retries=int(params.get("max_retries", 4))),
+        retry=RetryPolicy(
+            max_retries=retries if retries is not None else int(params.get("max_retries", 4)),
+            max_delay=retry_max_wait
+            if retry_max_wait is not None
+            else float(params.get("retry_max_wait_s", default.max_delay)),
+        ),
     )
+
+
+RetriesOption = Annotated[
+    int | None,
+    typer.Option(
+        help="Retries of transient model errors per call. Default: 4 (resume: the experiment's)."
+    ),
+]
+RetryMaxWaitOption = Annotated[
+    float | None,
+    typer.Option(
+        "--retry-max-wait",
+        metavar="SECONDS",
+        help="Longest wait between two tries of a call (doubling from 0.5 s). Default: 30.",
+    ),
+]
+CallTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--call-timeout",
+        metavar="SECONDS",
+        help="Seconds one model call may take before it is retried. Default: 120. With a "
+        "server that answers one request at a time, lower --concurrency rather than this.",
+    ),
+]
 
 
 def _select(suite: Suite, cases: list[str]) -> Suite:
@@ -158,6 +238,7 @@ def _build(
             base_url=params.get("base_url"),
             params={k: v for k, v in params.items() if k not in RUN_KEYS},
             suite_dir=suite.path,
+            timeout=params.get("call_timeout_s"),
         )
     return agent, model
 
@@ -193,10 +274,13 @@ def _execute(
     options: RunOptions,
     quiet: bool,
     lang: str,
+    *,
+    rerun_errored: bool = False,
 ) -> None:
     from passhat.runner import plan, run_experiment
 
     todo = len(plan(experiment, store.recorded(experiment.id)))
+    todo += len(store.errored(experiment.id)) if rerun_errored else 0
     counts: Counter[str] = Counter()
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -221,10 +305,22 @@ def _execute(
         )
         progress.update(task, advance=1, tally=tally)
 
+    terminated: list[int] = []
+
     async def go() -> None:
+        main = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if main is not None:
+            # SIGTERM (a container stop, `kill`) ends the run like Ctrl-C does
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signal.SIGTERM, _terminate, main, terminated)
         try:
-            await run_experiment(store, experiment, suite, agent, model, options, tick)
+            await run_experiment(
+                store, experiment, suite, agent, model, options, tick, rerun_errored=rerun_errored
+            )
         finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGTERM)
             close = getattr(model, "aclose", None)
             if close is not None:
                 await close()
@@ -232,7 +328,7 @@ def _execute(
     try:
         with progress:
             asyncio.run(go())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         done = len(store.recorded(experiment.id))
         err_console.print(
             t("interrupted", lang, done=done, ref=experiment.name or experiment.id),
@@ -240,7 +336,12 @@ def _execute(
             markup=False,
             soft_wrap=True,
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(143 if terminated else 130) from None
+
+
+def _terminate(main: asyncio.Task[None], terminated: list[int]) -> None:
+    terminated.append(signal.SIGTERM)
+    main.cancel()
 
 
 def _report_and_exit(
@@ -286,6 +387,8 @@ def run(
         float, typer.Option(help="Seconds one run may take before it is errored.")
     ] = 300.0,
     retries: Annotated[int, typer.Option(help="Retries of transient model errors per call.")] = 4,
+    retry_max_wait: RetryMaxWaitOption = None,
+    call_timeout: CallTimeoutOption = None,
     seed: Annotated[
         int | None, typer.Option(help="Experiment seed (per-run seeds derive from it).")
     ] = None,
@@ -314,6 +417,7 @@ def run(
     lang: LangOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
+    from passhat.models import secret_values
     from passhat.runner import new_experiment
     from passhat.suite import load_suite
 
@@ -321,6 +425,7 @@ def run(
     suite = _select(load_suite(suite_dir), case or [])
     k = suite.defaults.k if k is None else k
     _check_options(k, concurrency, max_turns, timeout, retries)
+    _check_retry(retries, retry_max_wait, call_timeout)
     _check_base_url(base_url)
     params = _params(
         suite,
@@ -330,6 +435,8 @@ def run(
         base_url=base_url,
         timeout=timeout,
         retries=retries,
+        retry_max_wait=retry_max_wait,
+        call_timeout=call_timeout,
     )
     agent_spec = _agent_spec(agent, agent_cmd) or suite.defaults.agent
     model_spec = model or suite.defaults.model
@@ -341,6 +448,7 @@ def run(
     experiment = _with_tools(experiment, suite)
     options = _options(params, concurrency)
     with open_store(db, create=True) as store:
+        store.add_secrets(secret_values(provider))
         store.create_experiment(experiment)
         if not quiet:
             start = t(
@@ -385,6 +493,25 @@ def resume(
         typer.Option("-k", "--k", help="Raise the requested k and run the new indices too."),
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 8,
+    errored: Annotated[
+        bool,
+        typer.Option(
+            "--errored",
+            help="Also run every errored run again, as its next attempt; the earlier "
+            "attempts stay in the store and the report says how many runs were retried.",
+        ),
+    ] = False,
+    retries: RetriesOption = None,
+    retry_max_wait: RetryMaxWaitOption = None,
+    call_timeout: CallTimeoutOption = None,
+    break_lease: Annotated[
+        bool,
+        typer.Option(
+            "--break-lease",
+            help="Take the experiment over from a process that is gone (another host, a "
+            "restarted container). If it still runs, both would run the experiment.",
+        ),
+    ] = False,
     db: DbOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
@@ -394,12 +521,14 @@ def resume(
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
 
-    Timeout, retries and every model parameter are the experiment's own: a resumed
-    run means the same as the runs before it."""
+    Timeout and every model parameter are the experiment's own: a resumed run means
+    the same as the runs before it. Only how hard a model call is tried may change
+    (--retries, --retry-max-wait, --call-timeout), e.g. after a model server outage."""
     from passhat.runner import check_resumable, new_experiment, plan
     from passhat.suite import load_suite
 
     language = report_lang(lang)
+    _check_retry(retries, retry_max_wait, call_timeout)
     with open_store(db) as store:
         stored = store.experiment(experiment_ref)
         if stored.kind != "run":
@@ -407,6 +536,9 @@ def resume(
                 f"experiment {stored.name or stored.id} is {stored.kind}, not run by passhat: "
                 "it has no agent to resume (import, audit or regrade again instead)"
             )
+
+        if k is not None:
+            _check_k(k)
         if k is not None and k < stored.k_requested:
             raise InputError(
                 f"-k is {k} but experiment {stored.name or stored.id} already asks for "
@@ -429,12 +561,40 @@ def resume(
         if k is not None and k > stored.k_requested:
             store.set_k(stored.id, k)
             stored = store.experiment(stored.id)
-        options = _options(params, concurrency)
-        todo = plan(stored, store.recorded(stored.id))
+        options = _options(params, concurrency, retries, retry_max_wait)
+        if call_timeout is not None:
+            _set_call_timeout(provider, call_timeout)
+        if break_lease:
+            _break_lease(store, stored)
+        todo = len(plan(stored, store.recorded(stored.id)))
+        todo += len(store.errored(stored.id)) if errored else 0
         if not quiet:
-            err_console.print(t("runs_to_do", language, id=stored.id, n=len(todo)), markup=False)
-        _execute(store, stored, suite, loaded, provider, options, quiet, language)
+            err_console.print(t("runs_to_do", language, id=stored.id, n=todo), markup=False)
+        _execute(
+            store, stored, suite, loaded, provider, options, quiet, language, rerun_errored=errored
+        )
         _report_and_exit(store, stored, strict, quiet, language)
+
+
+def _set_call_timeout(model: Model | None, seconds: float) -> None:
+    """After the fingerprint check: how long a call may take is not what a run means."""
+    from passhat.models.provider import ProviderModel
+
+    if isinstance(model, ProviderModel):
+        model.timeout = seconds
+
+
+def _break_lease(store: Store, experiment: ExperimentRecord) -> None:
+    holder = store.break_lease(experiment.id)
+    if holder is None:
+        message = f"--break-lease: experiment {experiment.id} had no lease; nothing to break"
+    else:
+        message = (
+            f"warning: broke the lease of {holder} on experiment {experiment.id}; if that "
+            "process is still running, both now run this experiment (no run is counted "
+            "twice, but work is repeated): stop it"
+        )
+    err_console.print(message, style="yellow", markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -466,7 +626,7 @@ def report(
     language = report_lang(lang)
     if forecast_m < 1:
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         runs = store.runs(experiment.id, full=html is not None)
     if html is not None:
@@ -503,7 +663,7 @@ def show(
     db: DbOption = None,
 ) -> None:
     """One run whole: transcript, tool calls, final state and score."""
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         r = store.run(experiment.id, case_id, run_index)
     status_style = {"passed": "green", "failed": "red", "errored": "bold red"}[r.status]
@@ -550,7 +710,7 @@ def show(
 @app.command("list")
 def list_experiments(db: DbOption = None) -> None:
     """The experiments in the store."""
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiments = store.experiments()
         recorded = {e.id: len(store.recorded(e.id)) for e in experiments}
     table = Table(title=f"experiments in {db or default_db_path()}", title_justify="left")
@@ -582,7 +742,7 @@ def cassette(
     """Turn a finished experiment into a replay cassette: regrade it later without a call."""
     from passhat.models.replay import cassette_from_runs
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         runs = store.runs(experiment.id)
     recorded = experiment.model_config.get("recorded") if experiment.model_config else None

@@ -22,6 +22,7 @@ def resolve_model(
     base_url: str | None = None,
     params: dict[str, Any] | None = None,
     suite_dir: Path | None = None,
+    timeout: float | None = None,
 ) -> Model:
     """Build the model a spec names; a bad spec is one ConfigError saying what to write."""
     provider, _, name = spec.partition(":")
@@ -46,14 +47,27 @@ def resolve_model(
             raise ConfigError(
                 f"model {spec!r} needs the openai extra: pip install 'passhat[openai]' ({error})"
             ) from None
-        return OpenAIModel(name, base_url=base_url, params=params)
+        return OpenAIModel(name, base_url=base_url, params=params, timeout=_timeout(timeout))
     try:
         from passhat.models.anthropic_api import AnthropicModel
     except ImportError as error:
         raise ConfigError(
             f"model {spec!r} needs the anthropic extra: pip install 'passhat[anthropic]' ({error})"
         ) from None
-    return AnthropicModel(name, base_url=base_url, params=params)
+    return AnthropicModel(name, base_url=base_url, params=params, timeout=_timeout(timeout))
+
+
+def _timeout(timeout: float | None) -> float:
+    """The per-call timeout asked for, or the providers' default."""
+    from passhat.models.provider import DEFAULT_CALL_TIMEOUT
+
+    return DEFAULT_CALL_TIMEOUT if timeout is None else float(timeout)
+
+
+def secret_values(model: Model | None) -> tuple[str, ...]:
+    """The key a provider holds, to be blanked from everything written (none: ())."""
+    secrets = getattr(model, "secrets", None)
+    return tuple(secrets()) if callable(secrets) else ()
 
 
 def describe_model(model: Model) -> dict[str, Any]:

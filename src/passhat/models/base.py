@@ -15,6 +15,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["system", "user", "assistant", "tool"]
 
+RAW_ARGUMENTS = "_raw"
+"""Key holding a model's tool call arguments that were not a JSON object, verbatim."""
+
 
 @dataclass(frozen=True)
 class ToolSpec:

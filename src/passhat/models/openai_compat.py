@@ -17,8 +17,10 @@ Choices made here:
   are. `CallContext.seed` is sent as `seed` unless `params` sets one.
 - Tool call arguments that are not a JSON object (the model wrote broken JSON)
   are kept as `{"_raw": "<what it wrote>"}` rather than failing the call: the
-  agent's tool then rejects them like any bad arguments, and the run records what
-  the model did. Sent back in a later turn, `_raw` goes out verbatim.
+  environment answers "the arguments were not valid JSON: ...", and the run
+  records what the model did. Sent back in a later turn, `_raw` goes out verbatim.
+- An assistant message with tool calls and no text goes out with `"content": ""`,
+  not null: llama.cpp-style servers reject null (HTTP 500).
 - A 2xx body that is not JSON or lacks the fields of a completion is a
   `TransientModelError` ("malformed response"): it comes from proxies and
   overloaded servers and usually goes away when asked again.
@@ -33,15 +35,21 @@ from typing import Any
 import openai
 
 from passhat.errors import TransientModelError
-from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
+from passhat.models.base import (
+    RAW_ARGUMENTS,
+    CallContext,
+    Message,
+    ModelResponse,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from passhat.models.provider import NO_KEY, ProviderModel, json_body
 from passhat.models.provider import malformed as _malformed
 
 __all__ = ["DEFAULT_BASE_URL", "RAW_ARGUMENTS", "OpenAIModel"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RAW_ARGUMENTS = "_raw"
-"""Key holding tool call arguments that were not a JSON object, verbatim."""
 
 _RESERVED = frozenset({"model", "messages", "tools", "stream", "n"})
 """Request fields passhat sets itself (or cannot parse): refused in params."""
@@ -150,7 +158,9 @@ def _wire_message(message: Message) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
-        wire["content"] = message.content or None
+        # "" rather than null: llama.cpp-style servers (llama-cpp-python) answer a null
+        # content with HTTP 500, and OpenAI and the SDK accept an empty string
+        wire["content"] = message.content
         wire["tool_calls"] = [
             {
                 "id": call.id,
@@ -176,8 +186,18 @@ def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
 def _wire_arguments(arguments: dict[str, Any]) -> str:
     raw = arguments.get(RAW_ARGUMENTS)
     if set(arguments) == {RAW_ARGUMENTS} and isinstance(raw, str):
-        return raw
-    return json.dumps(arguments, ensure_ascii=False)
+        return _escape_surrogates(raw)
+    return _escape_surrogates(json.dumps(arguments, ensure_ascii=False))
+
+
+def _escape_surrogates(text: str) -> str:
+    """A lone surrogate (a model wrote "\\ud83d") cannot go out as UTF-8: written as
+    its JSON escape, the server reads back the same string."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _arguments(value: object) -> dict[str, Any]:

@@ -19,6 +19,9 @@ NO_KEY = "passhat-no-key"
 
 ClientT = TypeVar("ClientT")
 
+DEFAULT_CALL_TIMEOUT = 120.0
+"""Seconds one model call may take (--call-timeout)."""
+
 
 def malformed(source: str, secret: str, what: str) -> TransientModelError:
     """A 2xx body that is not what the API promises: worth asking again."""
@@ -55,7 +58,7 @@ class ProviderModel(Generic[ClientT]):
         base_url: str | None = None,
         params: Mapping[str, Any] | None = None,
         api_key_env: str | None = None,
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_CALL_TIMEOUT,
     ) -> None:
         """Check the configuration; nothing is sent until the first `generate`.
 
@@ -109,6 +112,10 @@ class ProviderModel(Generic[ClientT]):
             "timeout": self.timeout,
         }
 
+    def secrets(self) -> tuple[str, ...]:
+        """The key, for the store to blank wherever a server echoed it."""
+        return (self._key,) if self._key and self._key != NO_KEY else ()
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(model_name={self.model_name!r}, base_url={self.base_url!r}, "
@@ -131,7 +138,7 @@ class ProviderModel(Generic[ClientT]):
             cause = error.__cause__ or error
             detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
             return TransientModelError(
-                redact(f"{self.name}: connection failed: {detail}", self._key)
+                redact(f"{self.name}: connection failed: {detail}", self._key), unreachable=True
             )
         message = getattr(error, "message", str(error))
         return TransientModelError(redact(f"{self.name}: malformed response: {message}", self._key))

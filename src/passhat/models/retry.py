@@ -2,7 +2,9 @@
 
 Providers turn every failure into one of two errors (see `passhat.errors`):
 
-    HTTP 429, 408, 409, 5xx      TransientModelError (retry_after from Retry-After)
+    HTTP 429, 408, 409, 5xx      TransientModelError (retry_after from Retry-After),
+                                 unless the body says the request is wrong or the
+                                 quota spent (context length, validation, quota)
     timeouts, resets, refusals   TransientModelError
     malformed 2xx body           TransientModelError (a proxy or server hiccup)
     any other 4xx (400, 401,
@@ -20,6 +22,7 @@ import email.utils
 import json
 import math
 import random
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -30,6 +33,7 @@ from passhat.models.base import CallContext, Message, Model, ModelResponse, Tool
 __all__ = [
     "error_for_status",
     "generate_with_retry",
+    "is_transient",
     "is_transient_status",
     "parse_retry_after",
     "provider_message",
@@ -109,9 +113,40 @@ def error_for_status(
     (the API key) is blanked out of the message in case a server echoes it.
     """
     message = redact(f"{source}: HTTP {status}: {provider_message(body)}", secret)
-    if is_transient_status(status):
+    if is_transient(status, body):
         return TransientModelError(message, retry_after=parse_retry_after(headers))
     return PermanentModelError(message)
+
+
+_PERMANENT_BODY = re.compile(
+    r"context[ _-]?length|context[ _-]window|maximum context|too many tokens|"
+    r"insufficient[ _-]quota|billing|quota exceeded|exceeded your current quota|"
+    r"validation error|input should be|field required|"
+    r"not supported|unsupported|does not support|"
+    r"model[^.]{0,40}(not found|does not exist)|unknown model|no such model",
+    re.IGNORECASE,
+)
+"""Words of an error body that asking again cannot change: the request itself is
+wrong (llama-cpp-python answers a validation error with 500), or the quota is spent
+(OpenAI's 429 insufficient_quota)."""
+
+_TRANSIENT_BODY = re.compile(
+    r"overloaded|try again|temporarily|currently unavailable|server is busy|"
+    r"model is loading|loading model|rate[ _-]?limit",
+    re.IGNORECASE,
+)
+"""Words of a 4xx body saying the server will say yes later."""
+
+
+def is_transient(status: int, body: str) -> bool:
+    """Worth retrying? By status first (408, 409, 429, 5xx), corrected by the body:
+    a body that says the request is wrong or the quota spent is permanent whatever
+    the status, and a 4xx body that says "overloaded, try again" is transient."""
+    text = provider_message(body)  # the message, not the type: every OpenAI 400 is
+    # "invalid_request_error", overloaded or not
+    if _PERMANENT_BODY.search(text):
+        return False
+    return is_transient_status(status) or bool(_TRANSIENT_BODY.search(text))
 
 
 def redact(text: str, secret: str) -> str:
@@ -136,7 +171,9 @@ async def generate_with_retry(
     """Call `model.generate`, retrying transient failures; return the answer and the retries.
 
     Before retry n (0-based) it waits `rng() * min(max_delay, base_delay * 2**n)`
-    ("full jitter"), and never less than the error's `retry_after`. A server that
+    ("full jitter"), and never less than the error's `retry_after`; when the server
+    could not be reached (`unreachable`: refused, reset) it waits
+    `min(max_delay, 2 * base_delay * 2**n)` without jitter, as a restart takes seconds. A server that
     asks for more than `max_retry_after` seconds (a spent daily quota, say) is not
     waited for: that error is raised at once rather than stalling the run.
     `PermanentModelError` is raised at once; after `max_retries` retries the last
@@ -158,7 +195,10 @@ async def generate_with_retry(
             asked = error.retry_after
             if attempt > max_retries or (asked is not None and asked > max_retry_after):
                 raise
-            backoff = rng() * min(max_delay, base_delay * 2 ** (attempt - 1))
+            ceiling = min(max_delay, base_delay * 2 ** (attempt - 1))
+            # a server that refuses connections is usually restarting: it needs the whole
+            # wait, twice over, not a jittered share that may be a few milliseconds
+            backoff = min(max_delay, 2 * ceiling) if error.unreachable else rng() * ceiling
             waited = max(backoff, asked or 0.0)
             retries.append(
                 {

@@ -209,7 +209,49 @@ def print_experiment_report(
     if len(errored) > MAX_ERRORED_LINES:
         more = str(len(errored) - MAX_ERRORED_LINES)
         console.print(Text(t("more_errored", lang, n=more)))
+    retried = retry_summary(runs)
+    if retried is not None:
+        line = t(
+            "retried_line",
+            lang,
+            n=retried["runs_retried"],
+            earlier=retried["earlier_attempts"],
+            retried=_rate(retried["retried"]),
+            first=_rate(retried["first_attempt"]),
+        )
+        console.print(Text(line, "yellow"))
     return accounting
+
+
+def retry_summary(runs: Sequence[RunRecord]) -> dict[str, Any] | None:
+    """How many runs `resume --errored` ran again, and the pass rates of retried runs and
+    of first attempts (retrying only failures can bias figures); None when none was."""
+    retried = [r for r in runs if r.attempt > 1]
+    if not retried:
+        return None
+    return {
+        "runs_retried": len(retried),
+        "earlier_attempts": sum(r.attempt - 1 for r in retried),
+        "retried": _pass_rate(retried),
+        "first_attempt": _pass_rate([r for r in runs if r.attempt == 1]),
+    }
+
+
+def _pass_rate(runs: Sequence[RunRecord]) -> dict[str, Any]:
+    counted = sum(1 for r in runs if r.counted)
+    passed = sum(1 for r in runs if r.status == "passed")
+    return {
+        "runs": len(runs),
+        "counted": counted,
+        "passed": passed,
+        "pass_rate": passed / counted if counted else None,
+    }
+
+
+def _rate(rate: dict[str, Any]) -> str:
+    if not rate["counted"]:
+        return f"–/{rate['runs']}"
+    return f"{rate['passed']}/{rate['counted']} ({rate['pass_rate']:.0%})"
 
 
 def experiment_dict(
@@ -281,4 +323,5 @@ def experiment_dict(
         for r in runs
         if r.status == "errored"
     ]
+    data["retried"] = retry_summary(runs)
     return data

@@ -296,6 +296,9 @@ _EN: dict[str, str] = {
     "more_item_cases": "item stability of {n} more cases: --all or --json",
     "errored_line": "errored: {case} run {run}: {type}: {message}",
     "more_errored": "... and {n} more errored runs (--json lists them all)",
+    "retried_line": "retried: {n} runs were run again after an error ({earlier} earlier "
+    "attempts kept); retried runs passed {retried}, first attempts {first}. Retrying only "
+    "errored runs can bias the figures: compare the two.",
     # terminal: run and resume
     "run_start": "experiment {id}: {cases} cases × k={k} = {runs} runs → {path}",
     "runs_to_do": "experiment {id}: {n} runs to do",
@@ -571,6 +574,8 @@ _ZH_TW: dict[str, str] = {
     "more_item_cases": "另有 {n} 個案例的項目穩定度：請用 --all 或 --json",
     "errored_line": "出錯：{case} 第 {run} 次：{type}: {message}",
     "more_errored": "……另有 {n} 次出錯的執行（--json 會全部列出）",
+    "retried_line": "重試：{n} 次執行在出錯後重新執行（保留了 {earlier} 次先前的嘗試）；"
+    "重試的執行通過 {retried}，首次嘗試通過 {first}。只重試出錯的執行可能使數字偏差：請比較兩者。",
     # terminal: run and resume
     "run_start": "實驗 {id}：{cases} 個案例 × k={k} = {runs} 次執行 → {path}",
     "runs_to_do": "實驗 {id}：還要做 {n} 次執行",

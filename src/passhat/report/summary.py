@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from passhat.accounting import Accounting, CaseAccount, ErrorLedger
+from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns
 from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
 from passhat.stats import (
     CASE_ALPHA,
@@ -33,9 +34,33 @@ def case_dict(c: CaseAccount) -> dict[str, Any]:
         "label_at": f"pass@{c.counted}" if c.counted else None,
         "label_hat": f"pass^{c.counted}" if c.counted else None,
         "complete": c.complete,
-        "missing": list(c.missing),
+        "missing": list(c.missing) if len(c.missing) <= MAX_LISTED else None,
+        "missing_ranges": _ranges(c.missing),
         "errored": list(c.errored),
     }
+
+
+MAX_LISTED = 10_000
+"""Missing runs listed one by one in JSON; past this, `missing_ranges` alone says which."""
+
+
+def _ranges(missing: Sequence[int]) -> list[list[int]]:
+    """Missing run indices as [first, last] pairs: compact whatever k is."""
+    if isinstance(missing, MissingRuns):
+        return [[a, b] for a, b in missing.ranges()]
+    out: list[list[int]] = []
+    for index in sorted(missing):
+        if out and out[-1][1] == index - 1:
+            out[-1][1] = index
+        else:
+            out.append([index, index])
+    return out
+    return [
+        [a, b]
+        for a, b in MissingRuns(
+            max(missing, default=0), set(range(1, max(missing, default=0) + 1)) - set(missing)
+        ).ranges()
+    ]
 
 
 def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[str, Any]:

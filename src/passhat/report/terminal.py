@@ -18,11 +18,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from passhat.accounting import Accounting, CaseAccount, ErrorLedger
+from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns, format_ranges
 from passhat.report.i18n import LABELS, t
 from passhat.stats import CASE_ALPHA, CASE_CORRECTION, Comparison, Difference, Uncertainty
 
 YES, NO = "✓", "✗"
+
 
 _STATS_PHRASES = (
     "ci_one_case",
@@ -89,7 +90,11 @@ def shortfall_line(c: CaseAccount, lang: str = "en") -> str:
     """A case short of the plan, naming its runs: `Accounting.shortfalls` in `lang`."""
     parts = []
     if c.missing:
-        parts.append(t("missing_run_list", lang, runs=_list([str(i) for i in c.missing], lang)))
+        if isinstance(c.missing, MissingRuns):
+            runs = format_ranges(c.missing.ranges(), t("list_sep", lang))
+        else:
+            runs = _list([str(i) for i in c.missing], lang)
+        parts.append(t("missing_run_list", lang, runs=runs))
     if c.errored:
         parts.append(t("errored_run_list", lang, runs=_list([str(i) for i in c.errored], lang)))
     detail = t("sep", lang).join(parts)
