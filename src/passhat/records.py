@@ -102,6 +102,9 @@ class RunRecord:
     None when it asked no model. Replayed runs are not independent trials."""
     stderr: str | None = None
     """A command agent's stderr, its last 64 KiB (None for in-process agents)."""
+    traceback: str | None = None
+    """For a crashed agent: where it crashed (the agent's frames, at most
+    `passhat.runner.TRACEBACK_LIMIT` characters; the middle is cut when longer)."""
 
     @property
     def counted(self) -> bool:

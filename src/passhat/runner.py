@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import secrets
 import time
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -55,6 +57,30 @@ class RunOptions:
 
 
 ProgressFn = Callable[[RunRecord], None]
+
+
+TRACEBACK_LIMIT = 8000
+"""Characters of a crashed agent's traceback kept with its run (the middle is cut)."""
+
+
+def agent_traceback(error: BaseException, limit: int = TRACEBACK_LIMIT) -> str:
+    """The traceback of an agent's crash, from the agent's own first frame down.
+
+    The frames of this module and of asyncio that led into the agent say nothing
+    about the crash; they are dropped. A longer text keeps its head and its tail
+    (the innermost frames and the message), so a deep recursion cannot bloat the store."""
+    summary = traceback.TracebackException.from_exception(error)
+    frames = list(summary.stack)
+    asyncio_dir = os.path.dirname(asyncio.__file__)
+    while frames and (frames[0].filename == __file__ or frames[0].filename.startswith(asyncio_dir)):
+        frames.pop(0)
+    summary.stack = traceback.StackSummary.from_list(frames)
+    text = "".join(summary.format())
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    cut = f"\n... {len(text) - limit:,} characters cut ...\n"
+    return text[:head] + cut + text[len(text) - (limit - head) :]
 
 
 def run_seed(experiment_seed: int, case_id: str, index: int) -> int:
@@ -266,6 +292,7 @@ async def run_once(
     clock = time.perf_counter()
     output: Any = None
     error: tuple[str, str] | None = None
+    crash: str | None = None
     try:
         output = await asyncio.wait_for(agent.agent(clone(case.input), env, ctx), options.timeout_s)
     except TimeoutError:
@@ -280,6 +307,8 @@ async def run_once(
             if isinstance(kind, str)
             else ("agent_error", f"{type(exc).__name__}: {exc}")
         )
+        if not isinstance(kind, str):  # an in-process agent crashed: where, exactly
+            crash = agent_traceback(exc)
     final_state = env.final_state()
     details: list[dict[str, Any]] = []
     status = "errored"
@@ -312,4 +341,5 @@ async def run_once(
         retries=ctx.retries,
         model_source=ctx.model_source(),
         stderr=ctx.stderr,
+        traceback=crash,
     )

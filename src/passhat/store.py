@@ -102,6 +102,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE runs ADD COLUMN stderr TEXT
         """,
     ),
+    (
+        "keep a crashed agent's traceback",
+        """
+        ALTER TABLE runs ADD COLUMN traceback TEXT
+        """,
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
@@ -109,7 +115,7 @@ _RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retr
 _RUN_LIGHT = (
     "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
     "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries, "
-    "model_source"
+    "model_source, traceback"
 )
 
 
@@ -374,6 +380,16 @@ class Store:
                 "`passhat report` lists the missing runs"
             )
         return _run(row)
+
+    def status_counts(self) -> dict[str, dict[str, int]]:
+        """Per experiment id, how many recorded runs have each status."""
+        rows = self._db.execute(
+            "SELECT experiment_id, status, COUNT(*) FROM runs GROUP BY experiment_id, status"
+        )
+        counts: dict[str, dict[str, int]] = {}
+        for experiment_id, status, n in rows:
+            counts.setdefault(experiment_id, {})[status] = n
+        return counts
 
     def recorded(self, experiment_id: str) -> set[tuple[str, int]]:
         """(case, run index) of every recorded run."""

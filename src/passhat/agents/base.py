@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from passhat.errors import PermanentModelError
 from passhat.models.base import CallContext, Message, Model, ModelResponse, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -88,7 +89,10 @@ class RunContext:
         from passhat.models.retry import generate_with_retry
 
         if self.model is None:
-            raise RuntimeError("this agent asked for a model, but the experiment has none")
+            raise PermanentModelError(
+                "the agent asked for a model, but the experiment has none; give --model "
+                "provider:name or defaults.model in suite.yaml"
+            )
         call = CallContext(self.case_id, self.run_index, self.turns, self.seed)
         made: list[dict[str, Any]] = []
         try:

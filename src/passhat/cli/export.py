@@ -8,10 +8,16 @@ from typing import Annotated
 import typer
 
 from passhat.cli._app import app, err_console
+from passhat.cli._help import examples
 from passhat.cli.run import DbOption, ExperimentArg, open_store
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat export latest -o runs.jsonl",
+        "passhat export mine-1 -o cases.csv --per-case",
+    )
+)
 def export(
     experiment_ref: ExperimentArg,
     output: Annotated[
