@@ -20,7 +20,10 @@ GROUP = typer.main.get_command(app)
 
 def _all_options() -> set[str]:
     names = {"--version", "-h", "--help"}
-    for command in GROUP.commands.values():  # type: ignore[attr-defined]
+    commands = list(GROUP.commands.values())  # type: ignore[attr-defined]
+    while commands:
+        command = commands.pop()
+        commands.extend(getattr(command, "commands", {}).values())  # `import inspect` ...
         for param in command.params:
             names.update(getattr(param, "opts", ()))
     return names

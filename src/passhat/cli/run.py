@@ -273,6 +273,7 @@ def _report_and_exit(
         "passhat run examples/clarify --case ac-conflict-001",
         "passhat run SUITE --model openai:gpt-4o-mini --base-url http://127.0.0.1:8080/v1",
         "passhat run SUITE --agent my_agent.py:my_agent -k 5 --name mine-1",
+        "passhat run SUITE --agent-cmd 'node dist/agent.js'",
         "passhat run SUITE --concurrency 32 --timeout 120 --strict",
     )
 )
