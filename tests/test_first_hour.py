@@ -37,9 +37,10 @@ def test_plan_not_met_never_contrasts_a_label_with_itself() -> None:
         "the dataset figures cover the other 1."
     )
     assert "pass@2 / pass^2, not pass@2" not in line
-    short = account([("a", 1, "passed"), ("a", 2, "failed"), ("b", 1, "passed")], 2)
+    short = account([("a", 1, "passed"), ("a", 2, "failed"), ("b", 1, "passed")], 3)
     assert plan_not_met_line(short) == (
-        "Plan NOT met: dataset figures are pass@1 / pass^1, not pass@2 / pass^2."
+        "Plan NOT met: dataset figures are pass@1 (mean of per-case rates) / pass^1 (mean of "
+        "per-case rates), not pass@3 / pass^3."
     )
 
 
