@@ -1,9 +1,10 @@
 # Two commands: `make demo` and `make test`. Both create .venv and install into it.
+# `make install-openai` / `make install-anthropic` add a model SDK to .venv.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev lint typecheck pytest chromium clarify-ts bench clean test-litellm chaos
+.PHONY: demo test install dev install-openai install-anthropic install-all lint typecheck pytest chromium clarify-ts bench clean test-litellm chaos
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +19,14 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
+
+# The model SDKs are optional extras: install the one your --model needs.
+install-openai: install
+	$(BIN)/python -m pip install -q -e '.[openai]'
+install-anthropic: install
+	$(BIN)/python -m pip install -q -e '.[anthropic]'
+install-all: install
+	$(BIN)/python -m pip install -q -e '.[all]'
 
 # The seed's coupon card, three runs replayed from the bundled cassette, stored in ./passhat.db.
 demo: install

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+
 import pytest
 import typer.main
 
@@ -54,3 +57,85 @@ def test_every_subcommand_has_help(
             assert getattr(param, "help", None), f"{group} {name} {param.name} has no help text"
     r = run_cli(capsys, group, name, "--help")
     assert r.code == 0 and "Usage" in r.out
+
+
+# ------------------------------------------------------------------ like git, pytest, uv (#17)
+
+
+def _help(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    r = run_cli(capsys, *args)
+    assert r.code == 0, r.err
+    return r.out
+
+
+@pytest.mark.parametrize(
+    "name", [*COMMANDS, *(" ".join(s) for s in SUBCOMMANDS)], ids=lambda name: name
+)
+def test_help_reads_like_the_clis_users_know(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: `<bool>`, `{experiment_ref}`, `--case <list[str]>`, no -h, no examples."""
+    out = _help(capsys, *name.split(), "-h")
+    assert out == _help(capsys, *name.split(), "--help")
+    usage = out.splitlines()[0]
+    assert usage.startswith(f"Usage: passhat {name} [OPTIONS]")
+    assert "{" not in usage and "<" not in usage
+    assert re.search(r"<(bool|int|float|str|path|list\[\w+\])>", out) is None
+    # every value an option takes is named in capitals: `--db PATH`, `-k, --k K`
+    options = out.split("\nOptions:\n")[1].split("\n\n")[0]
+    for line in options.splitlines():
+        match = re.match(r"  ((?:-\w, )?--[\w-]+)( \S+)?  ", line)
+        if match and match.group(2):
+            placeholder = re.sub(r"[a-z]+=", "", match.group(2).strip())  # in=PRICE: a key
+            assert placeholder == placeholder.upper(), line
+    # examples at the end, each one a command line that parses
+    examples = out.split("\nExamples:\n")[1].splitlines()
+    assert examples and all(line.startswith("  passhat ") for line in examples)
+    for line in examples:
+        _parses(shlex.split(line)[1:])
+
+
+def _parses(args: list[str]) -> None:
+    """The example's command (and subcommand) and options exist, its values have their types."""
+    ctx = GROUP.make_context("passhat", list(args), resilient_parsing=True)
+    command = GROUP.commands[args[0]]  # type: ignore[attr-defined]
+    if hasattr(command, "commands") and len(args) > 1 and args[1] in command.commands:
+        ctx = command.make_context(args[0], [], parent=ctx, resilient_parsing=True)
+        command, args = command.commands[args[1]], args[1:]
+    command.make_context(args[0], args[1:], parent=ctx)
+
+
+def test_top_level_help_wraps_to_the_terminal_and_keeps_first_sentences_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: hard line breaks in the top-level help, whatever the terminal's width."""
+    intros = {}
+    for width in (60, 110):
+        monkeypatch.setenv("COLUMNS", str(width))
+        out = _help(capsys, "-h")
+        assert max(len(line) for line in out.splitlines()) <= width
+        intros[width] = out.split("\n\n")[1]
+    assert intros[60] != intros[110]
+    assert intros[60].split() == intros[110].split()
+    assert max(len(line) for line in intros[110].splitlines()) > 80
+    commands = out.split("\nCommands:\n")[1].split("\n\n")[0]
+    entries = re.split(r"\n  (?=\w)", "\n" + commands)[1:]
+    for entry in entries:
+        assert " ".join(entry.split()).endswith("."), f"cut short: {entry}"
+        assert "..." not in entry
+    assert "Examples:\n  passhat run examples/clarify --case ac-conflict-001" in out
+
+
+def test_run_help_names_every_agent_form(capsys: pytest.CaptureFixture[str]) -> None:
+    out = " ".join(_help(capsys, "run", "-h").split())
+    for form in ("clarifier", "file.py:name", "package.module:name", "--agent AGENT"):
+        assert form in out
+    assert "--model PROVIDER:NAME" in out and "--timeout SECONDS" in out
+
+
+def test_commands_are_listed_in_the_order_a_new_user_needs_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = _help(capsys, "-h").split("\nCommands:\n")[1].split("\n\n")[0]
+    listed = re.findall(r"^  (\w+) ", out, re.M)
+    first = ["check", "run", "resume", "report", "show", "list"]
+    assert listed[: len(first)] == first
+    assert set(listed) == set(COMMANDS)

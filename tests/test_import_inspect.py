@@ -66,6 +66,7 @@ def test_errored_samples_stay_in_the_plan_and_out_of_the_pass_rate(
     assert (data["dataset"]["label_at"], data["dataset"]["label_hat"]) == ("pass@2", "pass^2")
     cases = {c["case"]: c for c in data["cases"]}
     assert cases["s3"]["counted"] == 2 and cases["s3"]["errored"] == [2]
+    assert [e.pop("traceback") for e in data["errored"]] == [None]  # Inspect keeps its own
     assert data["errored"] == [
         {
             "case": "s3",

@@ -110,6 +110,7 @@ def test_errored_runs_stay_errored_and_resume_refuses_a_regrade(
     assert r.code == 0, r.err
     out = json_out(capsys, "regrade", "src", "--db", str(db), "--name", "again")
     data = json_out(capsys, "report", "again", "--db", str(db))
+    tracebacks = [e.pop("traceback") for e in data["errored"]]
     assert data["errored"] == [
         {
             "case": "ac-conflict-001",
@@ -118,6 +119,7 @@ def test_errored_runs_stay_errored_and_resume_refuses_a_regrade(
             "message": "RuntimeError: the agent fell over in run 2",
         }
     ]
+    assert "in crashes_on_run_2" in tracebacks[0]  # the source run's crash, kept
     assert out["runs"] == 3 and out["changes"] == []
     assert [c["passes"] for c in data["cases"]] == [2]
     r = run_cli(capsys, "resume", "again", "--db", str(db))

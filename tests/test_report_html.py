@@ -523,6 +523,10 @@ ALLOWED_ASCII = {
     "JavaScript",
     "show",
     "DecompressionStream",
+    # command-line options, kept as typed: --price in=...,out=... or --prices FILE
+    *("price", "prices", "in", "out"),
+    # per-case columns: the rate's Wilson interval and P(next m pass)
+    *("Wilson", "P"),
 }
 
 

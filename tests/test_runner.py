@@ -153,7 +153,7 @@ def test_errored_runs_are_kept_apart_from_failed(
         db,
         "-q",
     )
-    assert r.code == 0
+    assert r.code == 1  # nothing was counted: never a success, --strict or not
     data = report_json(capsys, Path(db))
     assert data["dataset"] is None
     assert [(e["run"], e["type"]) for e in data["errored"]] == [
@@ -161,6 +161,10 @@ def test_errored_runs_are_kept_apart_from_failed(
         (2, "agent_error"),
     ]
     assert "the agent fell over" in data["errored"][0]["message"]
+    # the crash's traceback is kept, from the agent's own frame down
+    tb = data["errored"][0]["traceback"]
+    assert 'in crashes\n    raise RuntimeError("the agent fell over")' in tb
+    assert "runner.py" not in tb and "asyncio" not in tb
 
     r = run_seed(
         capsys,

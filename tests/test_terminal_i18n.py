@@ -38,6 +38,8 @@ ALLOWED_ASCII = {
     *("pass", "n", "j", "k", "p", "q", "P", "E", "t", "A", "B", "MDE", "z"),
     # names kept as they are in Taiwan usage
     *("Wilson", "Beta", "Jeffreys", "bootstrap", "prompt", "Fisher", "Benjamini", "Hochberg"),
+    # command-line options, kept as typed: --price in=...,out=... or --prices FILE
+    *("price", "prices", "in", "out", "token"),
 }
 
 LABEL_KEYS = {"pass rate (over runs)": "label_rate"}
@@ -147,7 +149,7 @@ def _report_data(capsys: pytest.CaptureFixture[str], db: str) -> list[str]:
         e["prompt_version"] or "",
         e["fingerprint"],
         e["created_at"],
-        *(f"{key} {value}" for key, value in recorded.items()),
+        *(str(value) for value in recorded.values()),  # the keys are labels, translated
         *(c["case"] for c in data["cases"]),
         *(i["item"] for i in data["items"]),
         *(u["tool"] for u in data["tools"]),

@@ -31,13 +31,26 @@ def load_module(module_name: str, ref: str, suite_dir: Path | None) -> ModuleTyp
         raise ConfigError(f"{ref}: importing {module_name} raised {_why(error)}") from None
 
 
-def _load_file(filename: str, ref: str, suite_dir: Path | None) -> ModuleType:
+def candidates(filename: str, suite_dir: Path | None) -> list[Path]:
+    """Where `file.py` is looked for, in order: beside suite.yaml, then the current folder
+    (an absolute path is only itself)."""
     path = Path(filename)
-    if not path.is_absolute() and suite_dir is not None and (suite_dir / path).is_file():
-        path = suite_dir / path
-    file = path.resolve()
-    if not file.is_file():
-        raise ConfigError(f"{ref}: no file {file}; the path is relative to the suite folder")
+    if path.is_absolute():
+        return [path]
+    here = Path.cwd() / path
+    return [suite_dir / path, here] if suite_dir is not None else [here]
+
+
+def _load_file(filename: str, ref: str, suite_dir: Path | None) -> ModuleType:
+    tried = candidates(filename, suite_dir)
+    found = next((p for p in tried if p.is_file()), None)
+    if found is None:
+        where = " nor ".join(str(p.resolve()) for p in tried)
+        raise ConfigError(
+            f"{ref}: no file {where}; a relative path is looked for beside suite.yaml, "
+            "then in the current folder"
+        )
+    file = found.resolve()
     # named after the file's full path: two suites' rules.py never collide
     unique = "passhat_user_" + hashlib.sha256(str(file).encode()).hexdigest()[:16]
     loader_spec = importlib.util.spec_from_file_location(unique, file)

@@ -105,6 +105,9 @@ class RunRecord:
     attempt: int = 1
     """1 for a run's first attempt; `resume --errored` re-runs an errored run as attempt
     2, 3... The last attempt is the counted one; the earlier ones stay in the store."""
+    traceback: str | None = None
+    """For a crashed agent: where it crashed (the agent's frames, at most
+    `passhat.runner.TRACEBACK_LIMIT` characters; the middle is cut when longer)."""
 
     @property
     def counted(self) -> bool:

@@ -20,10 +20,12 @@ import contextvars
 import hashlib
 import inspect
 import json
+import os
 import secrets
 import signal
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -60,6 +62,30 @@ class RunOptions:
 
 
 ProgressFn = Callable[[RunRecord], None]
+
+
+TRACEBACK_LIMIT = 8000
+"""Characters of a crashed agent's traceback kept with its run (the middle is cut)."""
+
+
+def agent_traceback(error: BaseException, limit: int = TRACEBACK_LIMIT) -> str:
+    """The traceback of an agent's crash, from the agent's own first frame down.
+
+    The frames of this module and of asyncio that led into the agent say nothing
+    about the crash; they are dropped. A longer text keeps its head and its tail
+    (the innermost frames and the message), so a deep recursion cannot bloat the store."""
+    summary = traceback.TracebackException.from_exception(error)
+    frames = list(summary.stack)
+    asyncio_dir = os.path.dirname(asyncio.__file__)
+    while frames and (frames[0].filename == __file__ or frames[0].filename.startswith(asyncio_dir)):
+        frames.pop(0)
+    summary.stack = traceback.StackSummary.from_list(frames)
+    text = "".join(summary.format())
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    cut = f"\n... {len(text) - limit:,} characters cut ...\n"
+    return text[:head] + cut + text[len(text) - (limit - head) :]
 
 
 def run_seed(experiment_seed: int, case_id: str, index: int) -> int:
@@ -324,6 +350,7 @@ async def run_once(
         model_source=ctx.model_source(),
         stderr=ctx.stderr,
         attempt=attempt,
+        traceback=ctx.crash,
     )
 
 
@@ -392,7 +419,12 @@ async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, 
             "stopped there (see README: sync code)",
         )
     except BaseException as exc:  # the agent under test crashed: record it, keep going
-        return None, _agent_failure(exc.inner if isinstance(exc, _ThreadExit) else exc)
+        crashed = exc.inner if isinstance(exc, _ThreadExit) else exc
+        if not isinstance(getattr(crashed, "error_type", None), str):
+            # an in-process agent crashed: where, exactly (a command agent's own
+            # failures carry their kind and stderr instead, passhat's frames say nothing)
+            ctx.crash = agent_traceback(crashed)
+        return None, _agent_failure(crashed)
 
 
 def _agent_failure(exc: BaseException) -> Failure:

@@ -1649,7 +1649,7 @@ def _verdict(chosen: Difference, cases: int, runs_needed: int | None, runs_now: 
     needed = max(fewest, math.ceil(cases * (chosen.mde / chosen.difference) ** 2))
     text += (
         f" To detect {_pts(chosen.difference)} at {chosen.power:.0%} power: "
-        f"about {needed} cases at {runs_now:.3g} runs each"
+        f"about {needed} cases at {math.ceil(runs_now)} runs each"
     )
     if runs_needed is not None:
         text += f", or {runs_needed} runs per case on these {cases} cases"

@@ -132,6 +132,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "keep a crashed agent's traceback",
+        """
+        ALTER TABLE runs ADD COLUMN traceback TEXT
+        """,
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
@@ -139,7 +145,7 @@ _RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retr
 _RUN_LIGHT = (
     "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
     "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries, "
-    "model_source, attempt"
+    "model_source, attempt, traceback"
 )
 
 
@@ -549,6 +555,16 @@ class Store:
             (experiment_id,),
         )
         return [dict(r) for r in rows]
+
+    def status_counts(self) -> dict[str, dict[str, int]]:
+        """Per experiment id, how many recorded runs have each status."""
+        rows = self._db.execute(
+            "SELECT experiment_id, status, COUNT(*) FROM runs GROUP BY experiment_id, status"
+        )
+        counts: dict[str, dict[str, int]] = {}
+        for experiment_id, status, n in rows:
+            counts.setdefault(experiment_id, {})[status] = n
+        return counts
 
     def recorded(self, experiment_id: str) -> set[tuple[str, int]]:
         """(case, run index) of every recorded run."""

@@ -121,9 +121,9 @@ ScorerSpec = ExactSetSpec | PresentSpec | CustomSpec
 class SuiteDefaults:
     """How the suite's cases are run unless the command line says otherwise."""
 
-    model: str
+    model: str | None = None
     """Free model string, e.g. `replay:cassettes/seed.jsonl` (paths are relative to
-    the suite folder); suite.yaml must give one, `--model` overrides it."""
+    the suite folder); `--model` overrides it. None: the suite's agent calls no model."""
     agent: str = "clarifier"
     """Built-in agent name, `package.module:name`, or `command:{...}` (a command agent)."""
     k: int = 3
@@ -460,10 +460,11 @@ class _DefaultsFile(StrictModel):
         description="a built-in agent name, package.module:name, or "
         "{command: [program, args...]} for an agent in any language",
     )
-    model: str = Field(
+    model: str | None = Field(
+        None,
         min_length=1,
         description="the model to run, e.g. replay:cassettes/seed.jsonl or "
-        "openai:gpt-4o-mini (--model overrides it)",
+        "openai:gpt-4o-mini (--model overrides it; leave it out when the agent calls none)",
     )
     k: int = Field(3, ge=1)
     params: dict[str, Any] = Field(default_factory=dict)

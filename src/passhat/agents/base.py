@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from passhat.errors import PermanentModelError
 from passhat.models.base import CallContext, Message, Model, ModelResponse, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class RunContext:
     """Every model answer of the run, in order (their usage goes into the transcript)."""
     stderr: str | None = None
     """A command agent's stderr, its last 64 KiB (None for in-process agents)."""
+    crash: str | None = None
+    """Where an in-process agent crashed: its traceback, set by the runner."""
 
     def model_source(self) -> str | None:
         """`replayed` (answers from a cassette), `live`, or None when no model was asked."""
@@ -118,7 +121,10 @@ class RunContext:
         from passhat.models.retry import generate_with_retry
 
         if self.model is None:
-            raise RuntimeError("this agent asked for a model, but the experiment has none")
+            raise PermanentModelError(
+                "the agent asked for a model, but the experiment has none; give --model "
+                "provider:name or defaults.model in suite.yaml"
+            )
         call = CallContext(self.case_id, self.run_index, self.turns, self.seed)
         made: list[dict[str, Any]] = []
         try:

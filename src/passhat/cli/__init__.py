@@ -20,6 +20,6 @@ __all__ = ["app", "main"]
 def main(args: list[str] | None = None) -> None:
     """Entry point of the console script; `args` defaults to the command line."""
     try:
-        app(args=args)
+        app(args=args, prog_name="passhat")
     except PasshatError as error:
         fail(error)

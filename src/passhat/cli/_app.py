@@ -8,18 +8,29 @@ from typing import Any
 import typer
 from pydantic_core import to_json
 
+from passhat.cli._help import HELP_OPTIONS, Group, Typer, examples
 from passhat.errors import PasshatError, SuiteError
 from passhat.report.console import SafeConsole
 
-app = typer.Typer(
+app = Typer(
     name="passhat",
+    cls=Group,
     help=(
         "Run agent-evaluation cases k times and report pass rate (pass@1), pass@k "
-        "and pass^k, with the requested, completed and counted runs beside each number."
+        "and pass^k, with the requested, completed and counted runs beside each number. "
+        "'passhat COMMAND -h' shows a command's options and examples."
+    ),
+    epilog=examples(
+        "passhat run examples/clarify --case ac-conflict-001",
+        "passhat report latest --html report.html",
+        "passhat compare baseline candidate",
     ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    # wrapped to the terminal, up to 120 columns (click's own cap is 80)
+    context_settings={"help_option_names": HELP_OPTIONS, "max_content_width": 120},
 )
 
 # every line printed escapes control characters: data is shown, never obeyed

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.cli._app import app, console, err_console, write_json
+from passhat.cli._help import examples
 from passhat.store import DB_ENV
 
 if TYPE_CHECKING:
@@ -111,7 +112,13 @@ def _print_figures(out: Console, audit: Audit) -> None:
     )
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat audit examples/audit/trello",
+        "passhat audit results/ --grade 'python grade.py {run_dir}' --strict",
+        "passhat audit results/ --declared-k 3 --into-store --name cards-audit",
+    )
+)
 def audit(
     folder: Annotated[
         Path,
@@ -162,7 +169,8 @@ def audit(
         ),
     ] = None,
     grade_timeout: Annotated[
-        float, typer.Option("--grade-timeout", help="Seconds one grading may take.")
+        float,
+        typer.Option("--grade-timeout", metavar="SECONDS", help="Seconds one grading may take."),
     ] = 300.0,
     grade_jobs: Annotated[
         int, typer.Option("--grade-jobs", help="Grade commands run at once.")
@@ -182,7 +190,9 @@ def audit(
     db: Annotated[
         Path | None,
         typer.Option(
-            "--db", help=f"SQLite store for --into-store. Default: ${DB_ENV} or ./passhat.db."
+            "--db",
+            metavar="PATH",
+            help=f"SQLite store for --into-store. Default: ${DB_ENV} or ./passhat.db.",
         ),
     ] = None,
 ) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -10,12 +10,21 @@ import typer
 
 from passhat.accounting import Accounting
 from passhat.cli._app import app, console, write_json
-from passhat.cli.metrics import LangOption, check_confidence, check_resamples, report_lang
+from passhat.cli._help import examples
+from passhat.cli.metrics import (
+    LangOption,
+    PriceOption,
+    PricesOption,
+    check_confidence,
+    check_resamples,
+    report_lang,
+)
 from passhat.errors import InputError
 from passhat.report.i18n import t
 from passhat.report.summary import comparison_dict
-from passhat.report.terminal import print_comparison
+from passhat.report.terminal import print_comparison, usage_line
 from passhat.stats import DEFAULT_RESAMPLES, METRICS, Metric, check_suites, compare
+from passhat.usage import TokenUsage, choose_prices, usage_difference, usage_of
 from passhat.verdicts import read_verdicts
 
 
@@ -28,18 +37,22 @@ class Side:
     """Where the runs came from, in English (the JSON's words)."""
     k_inferred: bool
     suite_hash: str | None
-    experiment: tuple[str, str] | None = None
-    """A stored experiment's name (or id) and model; None for a verdict file."""
+    experiment: tuple[str, str, str] | None = None
+    """A stored experiment's name (or id), agent and model; None for a verdict file."""
+    usage: TokenUsage | None = None
+    """Tokens (and cost, with prices) of a stored experiment's runs; None for a verdict file."""
 
     def shown(self, lang: str) -> str:
         """`source` in `lang`: a file path stays as it is."""
         if self.experiment is None:
             return self.source
-        name, model = self.experiment
-        return t("experiment_source", lang, name=name, model=model)
+        name, agent, model = self.experiment
+        return t("experiment_source", lang, name=name, agent=agent, model=model or "–")
 
 
-def _load(ref: str, k: int | None, db: Path | None) -> Side:
+def _load(
+    ref: str, k: int | None, db: Path | None, price: str | None, prices_file: Path | None
+) -> Side:
     """A verdict file when `ref` is an existing file, else a stored experiment."""
     if Path(ref).is_file():
         ledger = read_verdicts(ref)
@@ -59,16 +72,25 @@ def _load(ref: str, k: int | None, db: Path | None) -> Side:
             f"{experiment.k_requested} runs per case"
         )
     name = experiment.name or experiment.id
-    return Side(
+    prices = choose_prices(price, prices_file, experiment.model)
+    side = Side(
         experiment_accounting(experiment, runs),
-        t("experiment_source", "en", name=name, model=experiment.model),
+        "",
         False,
         experiment.suite_hash,
-        (name, experiment.model),
+        (name, experiment.agent, experiment.model),
+        usage_of(((r.input_tokens, r.output_tokens) for r in runs), prices),
     )
+    return replace(side, source=side.shown("en"))
 
 
-@app.command(name="compare")
+@app.command(
+    name="compare",
+    epilog=examples(
+        "passhat compare baseline candidate",
+        "passhat compare a.jsonl b.jsonl --metric pass^k --fail-on-regression",
+    ),
+)
 def compare_command(
     a: Annotated[
         str,
@@ -103,9 +125,14 @@ def compare_command(
             metavar="B",
         ),
     ] = DEFAULT_RESAMPLES,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and the flips.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed of the bootstrap and the flips.")
+    ] = 0,
     confidence: Annotated[
-        float, typer.Option("--confidence", help="Interval level; the test uses 1 - this.")
+        float,
+        typer.Option(
+            "--confidence", metavar="LEVEL", help="Interval level; the test uses 1 - this."
+        ),
     ] = 0.95,
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 when B is worse (for CI gates).")
@@ -121,10 +148,14 @@ def compare_command(
     db: Annotated[
         Path | None,
         typer.Option(
-            "--db", help="Store of the experiments. Default: $PASSHAT_DB or ./passhat.db."
+            "--db",
+            metavar="PATH",
+            help="Store of the experiments. Default: $PASSHAT_DB or ./passhat.db.",
         ),
     ] = None,
     lang: LangOption = None,
+    price: PriceOption = None,
+    prices_file: PricesOption = None,
 ) -> None:
     """Compare B with A case by case: differences with intervals, p-values, the minimum
     detectable difference, and a verdict."""
@@ -135,8 +166,8 @@ def compare_command(
         raise InputError(f"--metric is {metric!r}; use one of {', '.join(METRICS)}")
     check_resamples(resamples)
     check_confidence(confidence)
-    side_a = _load(a, k, db)
-    side_b = _load(b, k, db)
+    side_a = _load(a, k, db, price, prices_file)
+    side_b = _load(b, k, db, price, prices_file)
     notes = check_suites(
         side_a.suite_hash, side_b.suite_hash, allow_different=allow_different_suites
     )
@@ -157,6 +188,7 @@ def compare_command(
             k_inferred_a=side_a.k_inferred,
             k_inferred_b=side_b.k_inferred,
         )
+        data["usage"] = usage_difference(side_a.usage, side_b.usage)
         write_json(data)
     else:
         print_comparison(
@@ -167,6 +199,7 @@ def compare_command(
             k_inferred_a=side_a.k_inferred,
             k_inferred_b=side_b.k_inferred,
             lang=language,
+            usage=usage_line(side_a.usage, side_b.usage, language),
         )
     if fail_on_regression and result.verdict.outcome == "worse":
         raise typer.Exit(1)

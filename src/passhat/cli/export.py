@@ -8,10 +8,16 @@ from typing import Annotated
 import typer
 
 from passhat.cli._app import app, err_console
+from passhat.cli._help import examples
 from passhat.cli.run import DbOption, ExperimentArg, open_store
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat export latest -o runs.jsonl",
+        "passhat export mine-1 -o cases.csv --per-case",
+    )
+)
 def export(
     experiment_ref: ExperimentArg,
     output: Annotated[
@@ -54,7 +60,7 @@ def export(
     from passhat.report.experiment import experiment_accounting
 
     chosen = format_for(output, fmt)
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         runs = store.runs(experiment.id, full=False)  # no transcripts: rows never hold them
     if per_case:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from passhat.cli._app import app, console, write_json
+from passhat.cli._help import examples
 from passhat.errors import InputError
 from passhat.report.i18n import check_lang, default_lang
 from passhat.report.summary import summary_with_uncertainty
@@ -22,6 +23,28 @@ LangOption = Annotated[
     typer.Option("--lang", help="Report language: en or zh-TW. Default: from the locale."),
 ]
 """--lang of every command that prints a report (JSON stays English)."""
+
+
+PriceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--price",
+        metavar="in=PRICE,out=PRICE",
+        help="Prices per million input and output tokens, e.g. in=0.15,out=0.60: "
+        "the report adds cost to the token totals.",
+    ),
+]
+"""--price of every command that reports tokens."""
+
+PricesOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        metavar="FILE",
+        help="YAML or JSON file of prices per model, e.g. "
+        "'openai:gpt-4o-mini: {in: 0.15, out: 0.60}' (per million tokens).",
+    ),
+]
 
 
 def report_lang(lang: str | None) -> str:
@@ -42,7 +65,13 @@ def check_confidence(confidence: float) -> None:
         raise InputError(f"--confidence is {confidence}; give a level between 0.5 and 1, e.g. 0.95")
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat metrics verdicts.jsonl",
+        "passhat metrics verdicts.jsonl --k 5 --strict",
+        "passhat metrics verdicts.jsonl --plan 0.05 --json",
+    )
+)
 def metrics(
     file: Annotated[
         Path, typer.Argument(help="JSONL verdict file: one {case, run, status} per line.")
@@ -72,9 +101,9 @@ def metrics(
             "--resamples", "-B", help="Cluster-bootstrap resamples (at least 100).", metavar="B"
         ),
     ] = DEFAULT_RESAMPLES,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed of the bootstrap.")] = 0,
     confidence: Annotated[
-        float, typer.Option("--confidence", help="Level of every interval.")
+        float, typer.Option("--confidence", metavar="LEVEL", help="Level of every interval.")
     ] = 0.95,
     prior: Annotated[
         str,

@@ -9,12 +9,18 @@ import typer
 from rich.text import Text
 
 from passhat.cli._app import app, console, write_json
+from passhat.cli._help import examples
 from passhat.cli.run import DbOption, ExperimentArg, open_store
 
 MAX_CHANGES_SHOWN = 20
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat regrade latest",
+        "passhat regrade mine-1 --suite my-suite --name mine-1-regraded",
+    )
+)
 def regrade(
     experiment_ref: ExperimentArg,
     suite_dir: Annotated[

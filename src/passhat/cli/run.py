@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import difflib
 import signal
 from collections import Counter
 from dataclasses import replace
@@ -13,15 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
-from rich.json import JSON
-from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from passhat.cli._app import app, console, err_console, write_json
-from passhat.cli.metrics import LangOption, report_lang
-from passhat.errors import InputError
+from passhat.cli._help import examples
+from passhat.cli.metrics import LangOption, PriceOption, PricesOption, report_lang
+from passhat.errors import ConfigError, InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report
 from passhat.report.i18n import t
@@ -41,11 +39,14 @@ DbOption = Annotated[
     Path | None,
     typer.Option(
         "--db",
+        metavar="PATH",
         help=f"SQLite store. Default: ${DB_ENV} if set, else ./passhat.db.",
         show_default=False,
     ),
 ]
-ExperimentArg = Annotated[str, typer.Argument(help="Experiment id, unique name, or 'latest'.")]
+ExperimentArg = Annotated[
+    str, typer.Argument(metavar="EXPERIMENT", help="Experiment id, unique name, or 'latest'.")
+]
 
 
 def open_store(db: Path | None, *, create: bool = False, read_only: bool = False) -> Store:
@@ -193,7 +194,8 @@ def _options(
 RetriesOption = Annotated[
     int | None,
     typer.Option(
-        help="Retries of transient model errors per call. Default: 4 (resume: the experiment's)."
+        metavar="N",
+        help="Retries of transient model errors per call. Default: 4 (resume: the experiment's).",
     ),
 ]
 RetryMaxWaitOption = Annotated[
@@ -226,11 +228,16 @@ def _build(
     suite: Suite, agent_spec: str, model_spec: str | None, params: dict[str, Any]
 ) -> tuple[LoadedAgent, Model | None]:
     """The agent and model an experiment's parameters describe (run and resume alike)."""
-    from passhat.agents import resolve_agent
+    from passhat.agents import BUILTIN, resolve_agent
     from passhat.models import resolve_model
 
     prompt = params.get("prompt_file")
     agent = resolve_agent(agent_spec, prompt=prompt, suite_dir=suite.path)
+    if not model_spec and agent_spec in BUILTIN:
+        raise ConfigError(
+            f"agent {agent_spec} needs a model; give --model provider:name (e.g. "
+            "openai:gpt-4o-mini) or defaults.model in suite.yaml"
+        )
     model = None
     if model_spec:
         model = resolve_model(
@@ -243,11 +250,18 @@ def _build(
     return agent, model
 
 
-def _warn_uncovered(model: Model | None, suite: Suite, k: int, language: str) -> None:
-    """A replay cassette that lacks first answers: say so before the runs error."""
+def _warn_uncovered(
+    agent: LoadedAgent, model: Model | None, suite: Suite, k: int, language: str
+) -> None:
+    """A replay cassette that lacks first answers: say so before the runs error.
+
+    Only for a built-in agent, which always asks the model: a user's agent may never
+    ask it, and a warning that its runs will error would be false (if it does ask, the
+    runs without an answer are listed as errored in the report)."""
+    from passhat.agents import BUILTIN
     from passhat.models.replay import ReplayModel
 
-    if not isinstance(model, ReplayModel):
+    if agent.spec not in BUILTIN or not isinstance(model, ReplayModel):
         return
     answers = model.cassette.answers
     gaps = [(c.id, i) for c in suite.cases for i in range(1, k + 1) if (c.id, i, 0) not in answers]
@@ -351,17 +365,31 @@ def _report_and_exit(
     if not quiet:
         console.print()
     accounting = print_experiment_report(console, experiment, runs, lang=lang)
-    if strict and not accounting.complete:
+    if accounting.runs_counted == 0 or (strict and not accounting.complete):
+        # nothing counted is never a success, --strict or not: a CI step must not pass
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat run examples/clarify --case ac-conflict-001",
+        "passhat run SUITE --model openai:gpt-4o-mini --base-url http://127.0.0.1:8080/v1",
+        "passhat run SUITE --agent my_agent.py:my_agent -k 5 --name mine-1",
+        "passhat run SUITE --agent-cmd 'node dist/agent.js'",
+        "passhat run SUITE --concurrency 32 --timeout 120 --strict",
+    )
+)
 def run(
     suite_dir: Annotated[
         Path, typer.Argument(metavar="SUITE", help="Suite folder (suite.yaml, cases/).")
     ],
     agent: Annotated[
-        str | None, typer.Option(help="Built-in agent name or package.module:name.")
+        str | None,
+        typer.Option(
+            metavar="AGENT",
+            help="The agent: built-in 'clarifier', a file beside suite.yaml (or here) as "
+            "file.py:name, or package.module:name. Default: the suite's.",
+        ),
     ] = None,
     agent_cmd: Annotated[
         str | None,
@@ -374,40 +402,55 @@ def run(
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option(help="provider:name — replay:CASSETTE, openai:MODEL, anthropic:MODEL."),
+        typer.Option(
+            metavar="PROVIDER:NAME",
+            help="replay:CASSETTE.jsonl, openai:MODEL or anthropic:MODEL. Default: the suite's.",
+        ),
     ] = None,
     k: Annotated[
-        int | None, typer.Option("-k", "--k", help="Runs per case. Default: the suite's.")
+        int | None,
+        typer.Option("-k", "--k", metavar="K", help="Runs per case. Default: the suite's."),
     ] = None,
     case: Annotated[
-        list[str] | None, typer.Option("--case", help="Run only this case (repeatable).")
+        list[str] | None,
+        typer.Option("--case", metavar="CASE", help="Run only this case (repeatable)."),
     ] = None,
-    concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 8,
+    concurrency: Annotated[int, typer.Option(metavar="N", help="Runs in flight at once.")] = 8,
     timeout: Annotated[
-        float, typer.Option(help="Seconds one run may take before it is errored.")
+        float,
+        typer.Option(metavar="SECONDS", help="Time one run may take before it is errored."),
     ] = 300.0,
-    retries: Annotated[int, typer.Option(help="Retries of transient model errors per call.")] = 4,
+    retries: Annotated[
+        int, typer.Option(metavar="N", help="Retries of transient model errors per call.")
+    ] = 4,
     retry_max_wait: RetryMaxWaitOption = None,
     call_timeout: CallTimeoutOption = None,
     seed: Annotated[
-        int | None, typer.Option(help="Experiment seed (per-run seeds derive from it).")
+        int | None,
+        typer.Option(metavar="N", help="Experiment seed (each run's seed derives from it)."),
     ] = None,
-    name: Annotated[str | None, typer.Option(help="A unique name for the experiment.")] = None,
+    name: Annotated[
+        str | None, typer.Option(metavar="NAME", help="A unique name for the experiment.")
+    ] = None,
     prompt: Annotated[
-        Path | None, typer.Option(help="Prompt template file for the clarifier.")
+        Path | None, typer.Option(metavar="FILE", help="Prompt template file for the clarifier.")
     ] = None,
     base_url: Annotated[
-        str | None, typer.Option(help="Model endpoint, e.g. http://127.0.0.1:8000/v1.")
+        str | None,
+        typer.Option(metavar="URL", help="Model endpoint, e.g. http://127.0.0.1:8000/v1."),
     ] = None,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    temperature: Annotated[
+        float | None, typer.Option(metavar="T", help="Sampling temperature.")
+    ] = None,
     max_tokens: Annotated[
-        int | None, typer.Option(help="Output token limit per model call.")
+        int | None, typer.Option(metavar="N", help="Output token limit per model call.")
     ] = None,
     model_seed: Annotated[
-        int | None, typer.Option(help="Seed passed to the model provider.")
+        int | None, typer.Option(metavar="N", help="Seed passed to the model provider.")
     ] = None,
     max_turns: Annotated[
-        int | None, typer.Option(help="Model turns per run. Default: the suite's.")
+        int | None,
+        typer.Option(metavar="N", help="Model turns per run. Default: the suite's."),
     ] = None,
     db: DbOption = None,
     strict: Annotated[
@@ -441,9 +484,9 @@ def run(
     agent_spec = _agent_spec(agent, agent_cmd) or suite.defaults.agent
     model_spec = model or suite.defaults.model
     loaded, provider = _build(suite, agent_spec, model_spec, params)
-    _warn_uncovered(provider, suite, k, language)
+    _warn_uncovered(loaded, provider, suite, k, language)
     experiment = new_experiment(
-        suite, loaded, model_spec, provider, k=k, params=params, seed=seed, name=name
+        suite, loaded, model_spec or "", provider, k=k, params=params, seed=seed, name=name
     )
     experiment = _with_tools(experiment, suite)
     options = _options(params, concurrency)
@@ -485,14 +528,21 @@ def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
     return replace(experiment, tools=tools)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat resume latest",
+        "passhat resume mine-1 -k 10",
+    )
+)
 def resume(
     experiment_ref: ExperimentArg,
     k: Annotated[
         int | None,
-        typer.Option("-k", "--k", help="Raise the requested k and run the new indices too."),
+        typer.Option(
+            "-k", "--k", metavar="K", help="Raise the requested k and run the new indices too."
+        ),
     ] = None,
-    concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 8,
+    concurrency: Annotated[int, typer.Option(metavar="N", help="Runs in flight at once.")] = 8,
     errored: Annotated[
         bool,
         typer.Option(
@@ -547,7 +597,7 @@ def resume(
         suite = _select(load_suite(stored.suite_path), list(stored.case_ids))
         params = dict(stored.params)
         loaded, provider = _build(suite, stored.agent, stored.model, params)
-        _warn_uncovered(provider, suite, max(k or 0, stored.k_requested), language)
+        _warn_uncovered(loaded, provider, suite, max(k or 0, stored.k_requested), language)
         current = new_experiment(
             suite,
             loaded,
@@ -597,7 +647,13 @@ def _break_lease(store: Store, experiment: ExperimentRecord) -> None:
     err_console.print(message, style="yellow", markup=False, soft_wrap=True)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat report latest",
+        "passhat report mine-1 --html report.html --lang zh-TW",
+        "passhat report latest --json --price in=0.15,out=0.60",
+    )
+)
 def report(
     experiment_ref: ExperimentArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
@@ -620,25 +676,33 @@ def report(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
+    price: PriceOption = None,
+    prices_file: PricesOption = None,
     db: DbOption = None,
 ) -> None:
-    """The three numbers with intervals, the accounting, item stability and tool use."""
+    """The three numbers with intervals, the accounting, item stability, tool use and
+    tokens (and cost, given prices)."""
+    from passhat.usage import choose_prices
+
     language = report_lang(lang)
     if forecast_m < 1:
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
+        prices = choose_prices(price, prices_file, experiment.model)
         runs = store.runs(experiment.id, full=html is not None)
     if html is not None:
         from passhat.report.html import write_html
 
         try:
-            written = write_html(html, experiment, runs, lang=language)
+            written = write_html(
+                html, experiment, runs, lang=language, prices=prices, forecast_m=forecast_m
+            )
         except OSError as error:
             raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
         err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
     if as_json:
-        data = experiment_dict(experiment, runs, forecast_m=forecast_m)
+        data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
         write_json(data)
         complete = data["dataset"] is not None and data["dataset"]["complete"]
     else:
@@ -649,93 +713,83 @@ def report(
             forecast_m=forecast_m,
             limit=None if show_all else ROWS_SHOWN,
             lang=language,
+            prices=prices,
         )
         complete = accounting.complete
     if strict and not complete:
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat show latest ac-conflict-001 2",
+        "passhat show mine-1 ac-conflict-001 2 --json",
+    )
+)
 def show(
     experiment_ref: ExperimentArg,
     case_id: Annotated[str, typer.Argument(metavar="CASE", help="Case id.")],
     run_index: Annotated[int, typer.Argument(metavar="RUN", help="Run index (1-based).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run record as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """One run whole: transcript, tool calls, final state and score."""
+    """One run whole: transcript, tool calls, final state, score, and a crash's traceback."""
+    from passhat.report.run import print_run, run_dict
+
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
+        _check_run_ref(experiment, case_id, run_index)
         r = store.run(experiment.id, case_id, run_index)
-    status_style = {"passed": "green", "failed": "red", "errored": "bold red"}[r.status]
-    head = Text.assemble(
-        (f"{r.case_id} run {r.run_index}: ", "bold"),
-        (r.status, status_style),
-        f"  ·  {r.duration_s:.2f} s  ·  tokens in {r.input_tokens} out {r.output_tokens}"
-        f"  ·  seed {r.seed}  ·  retries {len(r.retries)}",
-        f"  ·  model answers {r.model_source}" if r.model_source else "",
-    )
-    console.print(head)
-    if r.error_type:
-        console.print(Text(f"{r.error_type}: {r.error_message}", style="red"))
-    if r.stderr:
-        from passhat.agents.command import printable
+    if as_json:
+        write_json(run_dict(r))
+    else:
+        print_run(console, r)
 
-        console.print(Panel(Text(printable(r.stderr)), title="stderr (tail)", title_align="left"))
-    for i, message in enumerate(r.transcript):
-        body = Text(str(message.get("content") or ""))
-        for call in message.get("tool_calls") or []:
-            body.append(f"\n→ {call['name']}(", style="cyan")
-            body.append(json.dumps(call.get("arguments"), ensure_ascii=False))
-            body.append(")", style="cyan")
-        title = Text(f"{i}: {message['role']}")
-        if message.get("name"):
-            title.append(f" {message['name']}")
-        if message.get("is_error"):
-            title.append(" (error)", style="red")
-        console.print(Panel(body, title=title, title_align="left"))
-    console.print(Text("tool calls", style="bold"))
-    for call in r.tool_calls:
-        outcome = f"error: {call['error']}" if call.get("error") else "ok"
-        console.print(
-            Text(
-                f"  {call['tool']} {json.dumps(call.get('arguments'), ensure_ascii=False)} → {outcome}"
-            )
+
+def _check_run_ref(experiment: ExperimentRecord, case_id: str, run_index: int) -> None:
+    """A case the experiment never planned, or an index outside 1..k, is a typo: say so."""
+    ref = experiment.name or experiment.id
+    if case_id not in experiment.case_ids:
+        close = difflib.get_close_matches(case_id, experiment.case_ids, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        ids = experiment.case_ids
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        raise InputError(f"experiment {ref} has no case {case_id!r}{hint} (its cases: {shown})")
+    if not 1 <= run_index <= experiment.k_requested:
+        raise InputError(
+            f"experiment {ref} asks for runs 1 to {experiment.k_requested} of each case; "
+            f"there is no run {run_index}"
         )
-    console.print(Text("final state", style="bold"))
-    console.print(JSON.from_data(r.final_state))
-    console.print(Text("score", style="bold"))
-    console.print(JSON.from_data(r.score))
 
 
-@app.command("list")
+@app.command(
+    "list",
+    epilog=examples(
+        "passhat list",
+        "passhat list --db runs/passhat.db",
+    ),
+)
 def list_experiments(db: DbOption = None) -> None:
-    """The experiments in the store."""
+    """The experiments in the store, with each one's counted, errored and planned runs."""
+    from passhat.report.experiment import experiments_table
+
     with open_store(db, read_only=True) as store:
         experiments = store.experiments()
-        recorded = {e.id: len(store.recorded(e.id)) for e in experiments}
-    table = Table(title=f"experiments in {db or default_db_path()}", title_justify="left")
-    for column in ("id", "name", "created", "suite", "agent", "model", "k", "runs"):
-        table.add_column(column)
-    for e in experiments:
-        planned = e.k_requested * len(e.case_ids)
-        table.add_row(
-            e.id,
-            Text(e.name or ""),
-            e.created_at[:19],
-            Text(e.suite_name),
-            Text(e.agent),
-            Text(e.model),
-            str(e.k_requested),
-            f"{recorded[e.id]}/{planned}",
-        )
-    console.print(table)
+        counts = store.status_counts()
+    console.print(experiments_table(experiments, counts, title=f"{db or default_db_path()}"))
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        "passhat cassette mine-1 -o cassettes/mine.jsonl",
+        "passhat run SUITE --model replay:cassettes/mine.jsonl",
+    )
+)
 def cassette(
     experiment_ref: ExperimentArg,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Cassette file to write (.jsonl).")
+        Path,
+        typer.Option("-o", "--output", metavar="FILE", help="Cassette file to write (.jsonl)."),
     ],
     db: DbOption = None,
 ) -> None:

@@ -9,6 +9,7 @@ import typer
 from rich.text import Text
 
 from passhat.cli._app import app, console, write_json
+from passhat.cli._help import Group, Typer, examples
 from passhat.cli.run import DbOption, open_store
 from passhat.errors import InputError
 
@@ -18,16 +19,22 @@ if TYPE_CHECKING:
     from passhat.accounting import Accounting
     from passhat.sources import Imported
 
-import_app = typer.Typer(
-    help="Import another harness's results (Inspect logs, τ²-bench results) as experiments: "
-    "every sample × epoch or trial becomes a run, with passhat's accounting.",
+import_app = Typer(
+    cls=Group,
+    help="Import another harness's results (Inspect logs, τ²-bench results, Harbor jobs) as "
+    "experiments: every sample × epoch or trial becomes a run, with passhat's accounting.",
+    epilog=examples(
+        "passhat import inspect logs/",
+        "passhat import tau2 results.json --name tau2-airline",
+        "passhat import harbor jobs/my-job",
+    ),
     no_args_is_help=True,
 )
 app.add_typer(import_app, name="import")
 
 NameOption = Annotated[
     str | None,
-    typer.Option(help="A unique name for the experiment (one input only)."),
+    typer.Option(metavar="NAME", help="A unique name for the experiment (one input only)."),
 ]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print what was imported as JSON for machines.")
@@ -189,7 +196,13 @@ StrictOption = Annotated[
 ]
 
 
-@import_app.command("inspect")
+@import_app.command(
+    "inspect",
+    epilog=examples(
+        "passhat import inspect logs/",
+        "passhat import inspect run.eval --pass-if '>=0.8' --name inspect-1",
+    ),
+)
 def import_inspect(
     logs: Annotated[
         list[Path],
@@ -206,7 +219,9 @@ def import_inspect(
     ] = None,
     scorer: Annotated[
         str | None,
-        typer.Option(help="Which scorer decides pass/fail. Default: the log's first."),
+        typer.Option(
+            metavar="SCORER", help="Which scorer decides pass/fail. Default: the log's first."
+        ),
     ] = None,
     name: NameOption = None,
     db: DbOption = None,
@@ -224,7 +239,10 @@ def import_inspect(
     store_imports(items, db, as_json, "Inspect", strict)
 
 
-@import_app.command("tau2")
+@import_app.command(
+    "tau2",
+    epilog=examples("passhat import tau2 results.json", "passhat import tau2 results/ --strict"),
+)
 def import_tau2(
     results: Annotated[
         list[Path],
@@ -247,7 +265,9 @@ def import_tau2(
     store_imports(items, db, as_json, "τ²-bench", strict)
 
 
-@import_app.command("harbor")
+@import_app.command(
+    "harbor", epilog=examples("passhat import harbor jobs/my-job", "passhat import harbor jobs/*")
+)
 def import_harbor(
     jobs: Annotated[
         list[Path],

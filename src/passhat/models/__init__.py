@@ -25,7 +25,12 @@ def resolve_model(
     timeout: float | None = None,
 ) -> Model:
     """Build the model a spec names; a bad spec is one ConfigError saying what to write."""
-    provider, _, name = spec.partition(":")
+    provider, colon, name = spec.partition(":")
+    if colon and provider not in PROVIDERS:
+        raise ConfigError(
+            f"model {spec!r}: unknown provider {provider!r}; known: {', '.join(PROVIDERS)} "
+            "(an OpenAI-compatible server is openai:MODEL with --base-url URL)"
+        )
     if not name or provider not in PROVIDERS:
         raise ConfigError(
             f"model {spec!r} is not provider:name; use one of replay:CASSETTE.jsonl, "
@@ -45,14 +50,16 @@ def resolve_model(
             from passhat.models.openai_compat import OpenAIModel
         except ImportError as error:
             raise ConfigError(
-                f"model {spec!r} needs the openai extra: pip install 'passhat[openai]' ({error})"
+                f"model {spec!r} needs the openai SDK: pip install 'passhat[openai]', or "
+                f"make install-openai in a checkout ({error})"
             ) from None
         return OpenAIModel(name, base_url=base_url, params=params, timeout=_timeout(timeout))
     try:
         from passhat.models.anthropic_api import AnthropicModel
     except ImportError as error:
         raise ConfigError(
-            f"model {spec!r} needs the anthropic extra: pip install 'passhat[anthropic]' ({error})"
+            f"model {spec!r} needs the anthropic SDK: pip install 'passhat[anthropic]', or "
+            f"make install-anthropic in a checkout ({error})"
         ) from None
     return AnthropicModel(name, base_url=base_url, params=params, timeout=_timeout(timeout))
 

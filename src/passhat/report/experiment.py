@@ -19,11 +19,18 @@ from rich.text import Text
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.report.i18n import t, verdict_label
+from passhat.report.i18n import LABELS, t, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
-from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
+from passhat.report.terminal import (
+    ROWS_SHOWN,
+    case_width,
+    print_metrics,
+    shortfall_lines,
+    shown_cases,
+)
 from passhat.sources import source_figures_line, source_line
 from passhat.stats import Uncertainty, uncertainty
+from passhat.usage import Prices, TokenUsage, usage_by_case, usage_of
 
 
 def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[RunRecord]) -> Accounting:
@@ -36,16 +43,91 @@ def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[RunRecord
     return ledger.close(experiment.k_requested)
 
 
-def header_table(e: ExperimentRecord, *, lang: str = "en") -> Table:
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
-    suite = f"{e.suite_name}  {t('suite_hash', lang)} {e.suite_hash[:12]}"
+def experiments_table(
+    experiments: Sequence[ExperimentRecord],
+    counts: dict[str, dict[str, int]],
+    *,
+    title: str = "",
+    lang: str = "en",
+) -> Table:
+    """`passhat list`: one row per experiment. Runs are counted / planned, then errored:
+    an experiment whose runs all errored never reads as done. No text is cut short;
+    a long name or model folds onto a second line."""
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
+        show_edge=False,
+        collapse_padding=True,
+        title=Text(t("experiments_in", lang, path=title)),
+        title_justify="left",
+        caption=Text(t("list_caption", lang)),
+        caption_justify="left",
+    )
+    # at 80 columns a 28-character model or agent fits whole; a longer name folds
+    table.add_column(t("experiment", lang), overflow="fold", min_width=8, max_width=18)
+    table.add_column(t("created", lang), no_wrap=True)
+    table.add_column(t("configuration", lang), overflow="fold", min_width=20)
+    table.add_column("k", justify="right", no_wrap=True)
+    for key in ("counted", "errored"):  # never squeezed: they are the point of the list
+        table.add_column(t(key, lang), justify="right", no_wrap=True, min_width=len(t(key, lang)))
+    for e in experiments:
+        status = counts.get(e.id, {})
+        counted = status.get("passed", 0) + status.get("failed", 0)
+        errored = status.get("errored", 0)
+        planned = e.k_requested * len(e.case_ids)
+        ref = Text(e.id)
+        if e.name:
+            ref.append("\n").append(e.name, style="bold")
+        configuration = Text(e.suite_name, style="bold")
+        configuration.append("\n").append(e.agent)
+        configuration.append("\n").append(e.model or t("no_model", lang), style="dim")
+        table.add_row(
+            ref,
+            e.created_at[:16].replace("T", "\n"),
+            configuration,
+            str(e.k_requested),
+            Text(f"{counted}/{planned}", style="" if counted == planned else "bold yellow"),
+            Text(str(errored), style="bold red" if errored else ""),
+        )
+        table.add_section()
+    return table
+
+
+def made_model_calls(runs: Sequence[RunRecord]) -> bool:
+    """Did any run get a model answer? A run says so by its model source (live or
+    replayed); one recorded before runs kept their source shows it by its tokens.
+    With no run yet, calls are still to come."""
+    return not runs or any(r.model_source is not None or r.input_tokens for r in runs)
+
+
+def recorded_note(recorded: dict[str, Any], lang: str = "en") -> str:
+    """What a cassette says about its recording, in words: `model gpt-5.4-mini, prompt
+    version cd590b9ba593, ...`; a nested description (replayed from) in parentheses,
+    empty values left out. Never a Python repr."""
+    parts = []
+    for key, value in recorded.items():
+        if value is None or value == "" or value == {} or value == []:
+            continue
+        name = LABELS[lang].get(f"cassette_{key}") or str(key).replace("_", " ")
+        if isinstance(value, dict):
+            parts.append(f"{name} ({recorded_note(value, lang)})")
+        elif isinstance(value, list):
+            parts.append(f"{name} " + ", ".join(str(v) for v in value))
+        else:
+            parts.append(f"{name} {value}")
+    return ", ".join(parts)
+
+
+def header_rows(
+    e: ExperimentRecord, runs: Sequence[RunRecord] = (), *, lang: str = "en"
+) -> list[tuple[str, str]]:
+    """(label key, value) of the report's header, for the terminal and the HTML page."""
     rows = [
         ("experiment", f"{e.id}" + (f" ({e.name})" if e.name else "")),
-        ("suite", suite),
+        ("suite", f"{e.suite_name}  {t('suite_hash', lang)} {e.suite_hash[:12]}"),
         ("agent", e.agent),
-        ("model", e.model),
+        ("model", e.model or t("no_model", lang)),
         ("prompt_version", e.prompt_version or "–"),
         ("requested_k", str(e.k_requested)),
         ("fingerprint", e.fingerprint),
@@ -53,15 +135,25 @@ def header_table(e: ExperimentRecord, *, lang: str = "en") -> Table:
     ]
     recorded = e.model_config.get("recorded") if isinstance(e.model_config, dict) else None
     if isinstance(recorded, dict) and recorded:
-        note = ", ".join(f"{k} {v}" for k, v in recorded.items())
-        rows.append(("cassette", note))
+        # a cassette's note describes answers; an experiment that got none used none of it
+        if made_model_calls(runs):
+            rows.append(("cassette", recorded_note(recorded, lang)))
+        else:
+            rows.append(("cassette", t("cassette_unused", lang)))
     origin = source_line(e)
     if origin is not None:
         rows.append(("source", origin))
     figures = source_figures_line(e)
     if figures is not None:
         rows.append(("source_figures", figures))
-    for key, value in rows:
+    return rows
+
+
+def header_table(e: ExperimentRecord, runs: Sequence[RunRecord] = (), *, lang: str = "en") -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for key, value in header_rows(e, runs, lang=lang):
         table.add_row(t(key, lang), Text(value))
     return table
 
@@ -135,6 +227,92 @@ def tools_table(uses: Sequence[ToolUse], *, lang: str = "en") -> Table:
     return table
 
 
+def money(value: float | None) -> str:
+    """A cost: enough digits for a cent's fraction (a run often costs less than a cent)."""
+    if value is None:
+        return "–"
+    return f"{value:,.2f}" if value >= 100 else f"{value:.4g}"
+
+
+def _per_run(u: TokenUsage) -> str:
+    per = u.per_run(u.tokens)
+    return "–" if per is None else f"{per:,.0f}"
+
+
+def usage_table(
+    runs: Sequence[RunRecord],
+    prices: Prices | None,
+    *,
+    limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
+) -> Table | None:
+    """Tokens (and cost, with prices) per case and for the whole experiment; None when
+    no run used a token and no price was given (an agent that calls no model)."""
+    total = usage_of(((r.input_tokens, r.output_tokens) for r in runs), prices)
+    if total.tokens == 0 and prices is None:
+        return None
+    by_case = usage_by_case(((r.case_id, r.input_tokens, r.output_tokens) for r in runs), prices)
+    caption = t("price_note", lang, prices=prices.text()) if prices else t("price_hint", lang)
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
+        title=t("usage_title" if prices else "usage_title_tokens", lang),
+        title_justify="left",
+        caption=Text(caption),
+        caption_justify="left",
+    )
+    listed = list(by_case.items())
+    listed = listed if limit is None else listed[:limit]
+    table.add_column(t("case", lang), overflow="fold", min_width=case_width(c for c, _ in listed))
+    for key in ("runs", "tokens_in", "tokens_out", "tokens_per_run"):
+        table.add_column(t(key, lang), justify="right")
+    if prices:
+        table.add_column(t("cost", lang), justify="right")
+        table.add_column(t("cost_per_run", lang), justify="right")
+
+    def row(name: Text, u: TokenUsage) -> list[Text | str]:
+        cells: list[Text | str] = [
+            name,
+            str(u.runs),
+            f"{u.input_tokens:,}",
+            f"{u.output_tokens:,}",
+            _per_run(u),
+        ]
+        if prices:
+            cells += [money(u.cost), money(u.per_run(u.cost))]
+        return cells
+
+    for case, u in listed:
+        table.add_row(*row(Text(case), u))
+    table.add_section()
+    table.add_row(*row(Text(t("usage_all", lang), style="bold"), total))
+    return table
+
+
+def usage_dict(runs: Sequence[RunRecord], prices: Prices | None) -> dict[str, Any]:
+    """Tokens and cost per experiment, per case and per run, as JSON-ready data."""
+    total = usage_of(((r.input_tokens, r.output_tokens) for r in runs), prices)
+    by_case = usage_by_case(((r.case_id, r.input_tokens, r.output_tokens) for r in runs), prices)
+    return {
+        "prices_per_million": (
+            {"input": prices.input, "output": prices.output} if prices else None
+        ),
+        "experiment": total.to_dict(),
+        "cases": [{"case": case, **u.to_dict()} for case, u in by_case.items()],
+        "runs": [
+            {
+                "case": r.case_id,
+                "run": r.run_index,
+                "input_tokens": r.input_tokens,
+                "output_tokens": r.output_tokens,
+                "cost": prices.cost(r.input_tokens, r.output_tokens) if prices else None,
+            }
+            for r in runs
+        ],
+    }
+
+
 MAX_ERRORED_LINES = 20
 
 
@@ -158,12 +336,13 @@ def print_experiment_report(
     forecast_m: int = 10,
     limit: int | None = ROWS_SHOWN,
     lang: str = "en",
+    prices: Prices | None = None,
 ) -> Accounting:
     """Print the whole report in `lang`; return the accounting (for --strict).
 
     At most `limit` cases are listed in each table (None: all); figures cover all."""
     accounting = experiment_accounting(experiment, runs)
-    console.print(header_table(experiment, lang=lang))
+    console.print(header_table(experiment, runs, lang=lang))
     console.print()
     if accounting.runs_counted:
         shown = {c.case for c in shown_cases(accounting, limit)}
@@ -195,6 +374,9 @@ def print_experiment_report(
     uses = tool_profile(runs, experiment.tools, per_case=per_case)
     if uses:
         console.print(tools_table(uses, lang=lang))
+    usage = usage_table(runs, prices, limit=limit, lang=lang)
+    if usage is not None:
+        console.print(usage)
     errored = [r for r in runs if r.status == "errored"]
     for r in errored[:MAX_ERRORED_LINES]:
         line = t(
@@ -220,6 +402,9 @@ def print_experiment_report(
             first=_rate(retried["first_attempt"]),
         )
         console.print(Text(line, "yellow"))
+    if any(r.traceback for r in errored):
+        ref = experiment.name or experiment.id
+        console.print(Text(t("see_traceback", lang, ref=ref), style="dim"))
     return accounting
 
 
@@ -255,7 +440,11 @@ def _rate(rate: dict[str, Any]) -> str:
 
 
 def experiment_dict(
-    experiment: ExperimentRecord, runs: Sequence[RunRecord], *, forecast_m: int = 10
+    experiment: ExperimentRecord,
+    runs: Sequence[RunRecord],
+    *,
+    forecast_m: int = 10,
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """The report as JSON-ready data, intervals and forecasts included."""
     accounting = experiment_accounting(experiment, runs)
@@ -318,8 +507,15 @@ def experiment_dict(
         }
         for u in tool_profile(runs, experiment.tools)
     ]
+    data["usage"] = usage_dict(runs, prices)
     data["errored"] = [
-        {"case": r.case_id, "run": r.run_index, "type": r.error_type, "message": r.error_message}
+        {
+            "case": r.case_id,
+            "run": r.run_index,
+            "type": r.error_type,
+            "message": r.error_message,
+            "traceback": r.traceback,
+        }
         for r in runs
         if r.status == "errored"
     ]

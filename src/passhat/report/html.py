@@ -44,10 +44,17 @@ from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profil
 from passhat.errors import ConfigError, PasshatError
 from passhat.metrics import RATE_LABEL, label_at, label_hat, pass_at_curve, pass_hat_curve
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.report.experiment import experiment_accounting, replayed_runs
+from passhat.report.experiment import (
+    experiment_accounting,
+    header_rows,
+    money,
+    replayed_runs,
+    usage_dict,
+)
 from passhat.report.i18n import LABELS, check_lang, t, verdict_key
-from passhat.sources import source_figures_line, source_line
-from passhat.stats import DatasetIntervals, Interval, dataset_intervals
+from passhat.report.terminal import plan_not_met_line
+from passhat.stats import DatasetIntervals, Interval, case_intervals, dataset_intervals, forecast
+from passhat.usage import Prices
 
 if TYPE_CHECKING:
     import jinja2
@@ -397,28 +404,19 @@ def script_json(value: Any) -> Markup:
     return Markup(text)
 
 
-def _header(e: ExperimentRecord) -> list[tuple[str, str]]:
-    rows = [
-        ("experiment", e.id + (f" ({e.name})" if e.name else "")),
-        ("suite", e.suite_name),
-        ("suite_hash", e.suite_hash[:12]),
-        ("agent", e.agent),
-        ("model", e.model),
-        ("prompt_version", e.prompt_version or "–"),
-        ("requested_k", str(e.k_requested)),
-        ("fingerprint", e.fingerprint),
-        ("created", e.created_at),
-        ("harness_version", e.harness_version),
-    ]
-    recorded = e.model_config.get("recorded") if isinstance(e.model_config, dict) else None
-    if isinstance(recorded, dict) and recorded:
-        rows.append(("cassette", ", ".join(f"{k} {v}" for k, v in recorded.items())))
-    origin = source_line(e)
-    if origin is not None:
-        rows.append(("source", origin))
-    figures = source_figures_line(e)
-    if figures is not None:
-        rows.append(("source_figures", figures))
+def _header(e: ExperimentRecord, runs: Sequence[RunRecord], lang: str) -> list[tuple[str, str]]:
+    """The terminal's header rows, with the suite hash and harness version on rows of
+    their own (a page has room for them)."""
+    rows = []
+    for key, value in header_rows(e, runs, lang=lang):
+        if key == "suite":
+            rows += [("suite", e.suite_name), ("suite_hash", e.suite_hash[:12])]
+        elif key == "cassette":
+            rows += [("harness_version", e.harness_version), (key, value)]
+        else:
+            rows.append((key, value))
+    if not any(key == "harness_version" for key, _ in rows):
+        rows.append(("harness_version", e.harness_version))
     return rows
 
 
@@ -441,6 +439,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["pct"] = _pct
+    env.filters["money"] = money
     return env
 
 
@@ -472,7 +471,21 @@ def _verdict_labeler(lang: str) -> Callable[[str], str]:
     return label
 
 
-def _context(experiment: ExperimentRecord, runs: Sequence[RunRecord], lang: str) -> dict[str, Any]:
+def _per_case_uncertainty(accounting: Accounting, m: int) -> dict[str, dict[str, Any]]:
+    """Per case, as the terminal shows it: the Wilson interval of the rate, and the chance
+    the next m runs all pass with its credible interval."""
+    intervals = {c.case: c for c in case_intervals(accounting, CONFIDENCE)}
+    forecasts = {f.case: f for f in forecast(accounting, m, confidence=CONFIDENCE).cases}
+    return {case: {"rate": i, "next": forecasts[case]} for case, i in intervals.items()}
+
+
+def _context(
+    experiment: ExperimentRecord,
+    runs: Sequence[RunRecord],
+    lang: str,
+    prices: Prices | None = None,
+    forecast_m: int = 10,
+) -> dict[str, Any]:
     accounting = experiment_accounting(experiment, runs)
     views = _case_views(experiment, runs, accounting)
     counted = accounting.runs_counted > 0
@@ -484,11 +497,16 @@ def _context(experiment: ExperimentRecord, runs: Sequence[RunRecord], lang: str)
         "verdict_label": _verdict_labeler(lang),
         "shown_label": lambda label: _shown(label, lang),
         "e": experiment,
-        "header": _header(experiment),
+        "header": _header(experiment, runs, lang),
         "accounting": accounting,
         "summary": accounting.dataset() if counted else None,
         "ledger": accounting.error_ledger() if counted else None,
         "at_requested": accounting.at_requested() if counted else None,
+        "plan_not_met": (
+            plan_not_met_line(accounting, lang, name=lambda label: _shown(label, lang))
+            if counted
+            else None
+        ),
         "figures": figures,
         "ci_reason": ci_reason,
         "ci_level": round(CONFIDENCE * 100),
@@ -498,6 +516,10 @@ def _context(experiment: ExperimentRecord, runs: Sequence[RunRecord], lang: str)
         "item_totals": _item_totals(views),
         "errored": [r for r in runs if r.status == "errored"],
         "replayed": replayed_runs(runs),
+        "per_case": _per_case_uncertainty(accounting, forecast_m) if counted else {},
+        "forecast_m": forecast_m,
+        "usage": usage_dict(runs, prices),
+        "prices": prices,
         "dataset_tools": tool_profile(runs, experiment.tools, per_case=False),
         "labels": script_json(LABELS[lang]),
         "runs_blob": _runs_blob(views),
@@ -507,7 +529,12 @@ def _context(experiment: ExperimentRecord, runs: Sequence[RunRecord], lang: str)
 
 
 def render_html(
-    experiment: ExperimentRecord, runs: Sequence[RunRecord], *, lang: str = "en"
+    experiment: ExperimentRecord,
+    runs: Sequence[RunRecord],
+    *,
+    lang: str = "en",
+    prices: Prices | None = None,
+    forecast_m: int = 10,
 ) -> str:
     """The whole report as one self-contained HTML page.
 
@@ -516,7 +543,7 @@ def render_html(
     """
     lang = check_lang(lang)
     template = _environment().get_template("report.html.j2")
-    return template.render(_context(experiment, runs, lang))
+    return template.render(_context(experiment, runs, lang, prices, forecast_m))
 
 
 def write_html(
@@ -525,9 +552,11 @@ def write_html(
     runs: Sequence[RunRecord],
     *,
     lang: str = "en",
+    prices: Prices | None = None,
+    forecast_m: int = 10,
 ) -> Path:
     """Render the report and write it to `path` (UTF-8); return the path."""
-    page = render_html(experiment, runs, lang=lang)
+    page = render_html(experiment, runs, lang=lang, prices=prices, forecast_m=forecast_m)
     target = Path(path)
     target.write_text(page, encoding="utf-8")
     return target

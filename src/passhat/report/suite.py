@@ -39,6 +39,26 @@ def _goal_items(suite: Suite, case: Case) -> list[str]:
     return out
 
 
+def tool_signature(name: str, parameters: dict[str, object]) -> str:
+    """`update_ticket(key, goal, scope_in, ...)`: a tool as an agent calls it; an
+    optional argument in brackets. The whole schema is `env.tools[i].parameters`."""
+    properties = parameters.get("properties")
+    required = parameters.get("required")
+    names = list(properties) if isinstance(properties, dict) else []
+    needed = set(required) if isinstance(required, list) else set()
+    args = [n if n in needed else f"[{n}]" for n in names]
+    return f"{name}({', '.join(args)})"
+
+
+def _tools(suite: Suite) -> list[str]:
+    from passhat.env import make_environment
+
+    if not suite.cases:
+        return []
+    env = make_environment(suite, suite.cases[0])
+    return [tool_signature(t.name, t.parameters) for t in env.tools]
+
+
 def _grid() -> Table:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="bold", no_wrap=True)
@@ -63,8 +83,11 @@ def print_suite(out: Console, suite: Suite) -> None:
     head.add_row("environment", Text(suite.environment))
     head.add_row("labels", Text(", ".join(suite.labels) or "none"))
     head.add_row(
-        "defaults", Text(f"agent {d.agent}, model {d.model}, k {d.k}, max_turns {d.max_turns}")
+        "defaults",
+        Text(f"agent {d.agent}, model {d.model or 'none'}, k {d.k}, max_turns {d.max_turns}"),
     )
+    for signature in _tools(suite):
+        head.add_row("tool", Text(signature))
     for spec in d.scorers:
         head.add_row("scorer", Text(_scorer_text(spec)))
     head.add_row("hash", Text(suite.hash))

@@ -9,7 +9,9 @@ leaves any other wording as it was written.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable, Iterable
 from functools import cache
 
 from rich import box
@@ -21,6 +23,7 @@ from rich.text import Text
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns, format_ranges
 from passhat.report.i18n import LABELS, t
 from passhat.stats import CASE_ALPHA, CASE_CORRECTION, Comparison, Difference, Uncertainty
+from passhat.usage import TokenUsage
 
 YES, NO = "✓", "✗"
 
@@ -126,8 +129,10 @@ def _run_counts(a: Accounting, lang: str) -> str:
     )
 
 
-def _flag(value: bool) -> Text:
-    return Text(YES, style="green") if value else Text(NO, style="red")
+def _flag(value: bool, n: int | None = None) -> Text:
+    """✓ or ✗; with `n` (a case short of the plan) the runs it stands on: `✗ n=2`."""
+    flag = Text(YES, style="green") if value else Text(NO, style="red")
+    return flag if n is None else flag.append(f" n={n}", style="bold yellow")
 
 
 def _pct(value: float) -> str:
@@ -146,9 +151,19 @@ def _case_row(c: CaseAccount) -> list[Text | str]:
         counted,
         f"{m.passes}/{m.k}",
         f"{m.pass_rate:.2f}",
-        _flag(m.pass_at_k),
-        _flag(m.pass_hat_k),
+        _flag(m.pass_at_k, None if c.complete else c.counted),
+        _flag(m.pass_hat_k, None if c.complete else c.counted),
     ]
+
+
+CASE_WIDTH = 40
+"""A case id up to this long is never broken across lines in a table; a longer one
+folds (it is never cut short)."""
+
+
+def case_width(cases: Iterable[str]) -> int:
+    """The case column's least width: the longest id shown, up to CASE_WIDTH."""
+    return min(max((len(c) for c in cases), default=4), CASE_WIDTH)
 
 
 ROWS_SHOWN = 30
@@ -206,6 +221,9 @@ def metrics_table(
     ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     table.columns[0].overflow = "fold"  # a case id is never cut short
+    table.columns[0].min_width = case_width(c.case for c in cases)  # nor broken mid-word
+    for flags in table.columns[-2:]:
+        flags.no_wrap = True  # `✗ n=2` stays whole
     for c in cases:
         table.add_row(*_case_row(c))
     table.add_section()
@@ -220,6 +238,24 @@ def metrics_table(
         Text(f"{_phrase(d.label_hat, lang)}\n{_pct(m.pass_hat_j)}", style="bold"),
     )
     return table
+
+
+def plan_not_met_line(
+    accounting: Accounting, lang: str = "en", name: Callable[[str], str] | None = None
+) -> str:
+    """Why the dataset figures are not the planned pass@k / pass^k, in one sentence.
+
+    With j < k the labels differ from the plan's; with j = k the plan fell short only
+    because some cases have no counted run at all, and the sentence names that instead
+    of contrasting a label with itself."""
+    d = accounting.dataset()
+    shown = name or (lambda label: _phrase(label, lang))
+    if d.j < accounting.k_requested:
+        at, hat = shown(d.label_at), shown(d.label_hat)
+        return t("plan_not_met_line", lang, at=at, hat=hat, k=d.k_requested)
+    cases = len(accounting.cases)
+    left = len(d.excluded)
+    return t("plan_not_met_left_out", lang, left=left, cases=cases, included=cases - left)
 
 
 def accounting_panel(
@@ -251,13 +287,7 @@ def accounting_panel(
     lines: list[Text] = [head, *replay]
     lines.append(
         Text(
-            t(
-                "plan_not_met_line",
-                lang,
-                at=_phrase(d.label_at, lang),
-                hat=_phrase(d.label_hat, lang),
-                k=a.k_requested,
-            ),
+            plan_not_met_line(a, lang),
             style="bold yellow",
         )
     )
@@ -420,12 +450,17 @@ def case_forecast_table(
         caption=Text(caption),
         caption_justify="left",
     )
-    table.add_column(t("case", lang), overflow="fold")
+    shown_ids = [c.case for c in u.cases if shown is None or c.case in shown]
+    table.add_column(t("case", lang), overflow="fold", min_width=case_width(shown_ids))
     table.add_column(t("passes", lang), justify="right")
-    table.add_column(t("rate_wilson", lang, conf=conf), justify="right")
-    table.add_column(t("p_next_pass", lang, m=f.m), justify="right")
-    table.add_column(t("credible", lang, conf=conf), justify="right")
-    table.add_column(t("nn_bound", lang), no_wrap=True)
+    # the headers wrap to the width of the values (`0.0–56.1%`), so the row fits 80 columns
+    for header, width in [
+        (t("rate_wilson", lang, conf=conf), 12),
+        (t("p_next_pass", lang, m=f.m), 11),
+        (t("credible", lang, conf=conf), 12),
+    ]:
+        table.add_column(header, justify="right", max_width=width, overflow="fold")
+    table.add_column(t("nn_bound", lang), overflow="fold")
     forecasts = {c.case: c for c in f.cases}
     for c in u.cases:
         if shown is not None and c.case not in shown:
@@ -667,7 +702,7 @@ def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
         diff=_pts(chosen.difference, lang),
         power=power,
         needed=v.cases_needed,
-        runs=f"{sum(runs) / len(runs):.3g}",
+        runs=math.ceil(sum(runs) / len(runs)),  # a plan is in whole runs
     )
     if v.runs_needed is not None:
         text += t("verdict_or_runs", lang, runs=v.runs_needed, cases=cases)
@@ -690,6 +725,32 @@ def verdict_text(c: Comparison, *, lang: str = "en") -> Text:
     return Text(verdict_sentence(c, lang), style=style[c.verdict.outcome])
 
 
+def usage_line(a: TokenUsage | None, b: TokenUsage | None, lang: str = "en") -> str | None:
+    """Cost per run of each side and B - A, beside the quality difference; tokens per run
+    when no price was given; None unless both sides are experiments that used tokens."""
+    if a is None or b is None or not (a.tokens or b.tokens or a.cost is not None):
+        return None
+    cost_a, cost_b = a.per_run(a.cost), b.per_run(b.cost)
+    if cost_a is not None and cost_b is not None:
+        change = f" ({(cost_b - cost_a) / cost_a:+.0%})" if cost_a else ""
+        return t(
+            "cost_compare",
+            lang,
+            a=f"{cost_a:.4g}",
+            b=f"{cost_b:.4g}",
+            diff=f"{cost_b - cost_a:+.4g}{change}",
+        )
+    tokens_a, tokens_b = a.per_run(a.tokens) or 0.0, b.per_run(b.tokens) or 0.0
+    change = f" ({(tokens_b - tokens_a) / tokens_a:+.0%})" if tokens_a else ""
+    return t(
+        "tokens_compare",
+        lang,
+        a=f"{tokens_a:,.0f}",
+        b=f"{tokens_b:,.0f}",
+        diff=f"{tokens_b - tokens_a:+,.0f}{change}",
+    )
+
+
 def print_comparison(
     console: Console,
     c: Comparison,
@@ -699,8 +760,9 @@ def print_comparison(
     k_inferred_a: bool = False,
     k_inferred_b: bool = False,
     lang: str = "en",
+    usage: str | None = None,
 ) -> None:
-    """Accounting, figures, moved cases and the verdict: reusable for stored experiments."""
+    """Accounting, figures (and the cost beside them), moved cases and the verdict."""
     console.print(
         comparison_panel(
             c,
@@ -712,6 +774,8 @@ def print_comparison(
         )
     )
     console.print(differences_table(c, lang=lang))
+    if usage:
+        console.print(Text(usage, style="bold"))
     console.print(case_differences_table(c, lang=lang))
     console.print(Text(case_tests_note(lang)))
     console.print(verdict_text(c, lang=lang))

@@ -1,0 +1,165 @@
+"""Help pages that read like git's, pytest's or uv's.
+
+Typer's own pages label values with Python types (`<bool>`, `<list[str]>`) and
+write required arguments in braces (`{SUITE}`). Here every value is a metavar in
+capitals (`-k, --k K`, `--case CASE`), a flag shows none, arguments appear in the
+usage line as they are typed (`passhat show EXPERIMENT CASE RUN`), paragraphs are
+wrapped to the terminal, and each command ends with examples, kept line by line.
+
+`Typer` is `typer.Typer` whose commands use `Command` unless told otherwise, so a
+command added anywhere in `passhat.cli` gets this help without asking for it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from typer._click import Context, HelpFormatter, Parameter
+
+HELP_OPTIONS = ["-h", "--help"]
+
+
+def examples(*lines: str) -> str:
+    """An epilog of example command lines: `Examples:` then one line each, as written."""
+    return "Examples:\n" + "\n".join(lines)
+
+
+def metavar(param: Parameter) -> str:
+    """The metavar a value is shown with: given, or the parameter's name in capitals."""
+    given = getattr(param, "metavar", None)
+    return given if given else (param.name or "VALUE").upper()
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a help text, on one line."""
+    flat = " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+    head, dot, _ = flat.partition(". ")
+    return head + "." if dot else flat
+
+
+def _is_flag(param: Parameter) -> bool:
+    return bool(getattr(param, "is_flag", False) or getattr(param, "count", False))
+
+
+def _option_names(param: Parameter) -> str:
+    """`-k, --k K`: short names first, then long ones; the metavar once, at the end."""
+    names = sorted([*param.opts, *param.secondary_opts], key=lambda n: (n.startswith("--"), n))
+    shown = ", ".join(names)
+    return shown if _is_flag(param) else f"{shown} {metavar(param)}"
+
+
+def _option_help(param: Parameter, ctx: Context) -> str:
+    record = param.get_help_record(ctx)
+    text = record[1] if record else ""
+    if getattr(param, "multiple", False) and "repeat" not in text:
+        text += " (repeatable)"
+    return text
+
+
+def _usage_piece(param: Parameter) -> str:
+    piece = metavar(param)
+    if param.nargs != 1:
+        piece += "..."
+    return piece if param.required else f"[{piece}]"
+
+
+def format_params(
+    command: typer.core.TyperCommand | TyperGroup, ctx: Context, formatter: HelpFormatter
+) -> None:
+    """The Arguments and Options sections, git- and argparse-style."""
+    params = command.get_params(ctx)
+    arguments = [(_usage_piece(p), p.help or "") for p in params if isinstance(p, TyperArgument)]
+    options = [
+        (_option_names(p), _option_help(p, ctx))
+        for p in params
+        if not isinstance(p, TyperArgument) and not getattr(p, "hidden", False)
+    ]
+    if arguments:
+        with formatter.section("Arguments"):
+            formatter.write_dl(arguments)
+    if options:
+        with formatter.section("Options"):
+            formatter.write_dl(options)
+
+
+def format_examples(epilog: str | None, formatter: HelpFormatter) -> None:
+    """The epilog line by line: example command lines must never be rewrapped."""
+    if not epilog:
+        return
+    formatter.write_paragraph()
+    for line in inspect.cleandoc(epilog).splitlines():
+        indent = 0 if line.endswith(":") else formatter.current_indent + 2
+        formatter.write(" " * indent + line + "\n")
+
+
+def usage_pieces(command: TyperCommand | TyperGroup, ctx: Context) -> list[str]:
+    pieces = [command.options_metavar] if command.options_metavar else []
+    pieces += [_usage_piece(p) for p in command.get_params(ctx) if isinstance(p, TyperArgument)]
+    return pieces
+
+
+class Command(TyperCommand):
+    """A passhat command: capital metavars, examples kept line by line."""
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        return usage_pieces(self, ctx)
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        format_params(self, ctx, formatter)
+
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        format_examples(self.epilog, formatter)
+
+
+WORKFLOW = ("check", "run", "resume", "report", "show", "list", "compare", "cassette", "metrics")
+"""The order a new user meets the commands in; any other command follows, as registered."""
+
+
+class Group(TyperGroup):
+    """The `passhat` command itself: the same style, then its commands."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        def rank(name: str) -> int:
+            return WORKFLOW.index(name) if name in WORKFLOW else len(WORKFLOW)
+
+        return sorted(super().list_commands(ctx), key=rank)
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        return [*usage_pieces(self, ctx), self.subcommand_metavar]
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        format_params(self, ctx, formatter)
+        self.format_commands(ctx, formatter)
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """Each command with the first sentence of its help, whole (wrapped, not cut)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, first_sentence(command.help or "")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        format_examples(self.epilog, formatter)
+
+
+class Typer(typer.Typer):
+    """`typer.Typer` whose commands are `Command`s unless another class is asked for."""
+
+    def command(  # type: ignore[override]
+        self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **kwargs: Any
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return super().command(name, cls=cls or Command, **kwargs)
+
+
+__all__ = ["Command", "Group", "Typer", "examples", "metavar"]

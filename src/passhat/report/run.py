@@ -1,0 +1,66 @@
+"""One run whole, for `passhat show`: as rich renderables and as JSON-ready data.
+
+Everything a run holds came from a case file, a model or a tool: it enters as
+`Text`, never as markup.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any
+
+from rich.console import Console
+from rich.json import JSON
+from rich.panel import Panel
+from rich.text import Text
+
+from passhat.records import RunRecord
+
+_STATUS_STYLE = {"passed": "green", "failed": "red", "errored": "bold red"}
+
+
+def run_dict(run: RunRecord) -> dict[str, Any]:
+    """Every field of the run record, as stored."""
+    return {f.name: getattr(run, f.name) for f in fields(run)}
+
+
+def print_run(console: Console, r: RunRecord) -> None:
+    """Head line, error and traceback, transcript, tool calls, final state and score."""
+    head = Text.assemble(
+        (f"{r.case_id} run {r.run_index}: ", "bold"),
+        (r.status, _STATUS_STYLE[r.status]),
+        f"  ·  {r.duration_s:.2f} s  ·  tokens in {r.input_tokens:,} out {r.output_tokens:,}"
+        f"  ·  seed {r.seed}  ·  retries {len(r.retries)}",
+        f"  ·  model answers {r.model_source}" if r.model_source else "",
+    )
+    console.print(head)
+    if r.error_type:
+        console.print(Text(f"{r.error_type}: {r.error_message}", style="red"))
+    if r.traceback:
+        console.print(Panel(Text(r.traceback.rstrip()), title="traceback", title_align="left"))
+    if r.stderr:
+        from passhat.agents.command import printable
+
+        console.print(Panel(Text(printable(r.stderr)), title="stderr (tail)", title_align="left"))
+    for i, message in enumerate(r.transcript):
+        body = Text(str(message.get("content") or ""))
+        for call in message.get("tool_calls") or []:
+            body.append(f"\n→ {call['name']}(", style="cyan")
+            body.append(json.dumps(call.get("arguments"), ensure_ascii=False))
+            body.append(")", style="cyan")
+        title = Text(f"{i}: {message['role']}")
+        if message.get("name"):
+            title.append(f" {message['name']}")
+        if message.get("is_error"):
+            title.append(" (error)", style="red")
+        console.print(Panel(body, title=title, title_align="left"))
+    console.print(Text("tool calls", style="bold"))
+    for call in r.tool_calls:
+        outcome = f"error: {call['error']}" if call.get("error") else "ok"
+        arguments = json.dumps(call.get("arguments"), ensure_ascii=False)
+        console.print(Text(f"  {call['tool']} {arguments} → {outcome}"))
+    console.print(Text("final state", style="bold"))
+    console.print(JSON.from_data(r.final_state))
+    console.print(Text("score", style="bold"))
+    console.print(JSON.from_data(r.score))

@@ -1,0 +1,181 @@
+"""Tokens and cost: totals per run, per case and per experiment.
+
+Every run records the tokens its model calls used. Cost is those tokens times the
+prices the user gives, per million tokens (`--price in=0.15,out=0.60`, or a
+prices file naming models); passhat knows no price list of its own, since
+prices change and differ by contract. Pure functions over plain records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import InputError
+
+PRICE_EXAMPLE = "in=0.15,out=0.60"
+
+
+@dataclass(frozen=True)
+class Prices:
+    """What a million tokens cost, in the user's currency."""
+
+    input: float
+    """Per million input (prompt) tokens."""
+    output: float
+    """Per million output (completion) tokens."""
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
+    def text(self) -> str:
+        return f"in={self.input:g},out={self.output:g}"
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens of a group of runs (one run, one case, an experiment) and their cost."""
+
+    runs: int
+    """Runs with a record (errored runs used tokens too)."""
+    input_tokens: int
+    output_tokens: int
+    cost: float | None = None
+    """input and output tokens at the given prices; None without prices."""
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def per_run(self, value: float | None) -> float | None:
+        return None if value is None or not self.runs else value / self.runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "tokens_per_run": self.per_run(self.tokens),
+            "cost": self.cost,
+            "cost_per_run": self.per_run(self.cost),
+        }
+
+
+def usage_of(tokens: Iterable[tuple[int, int]], prices: Prices | None = None) -> TokenUsage:
+    """Totals over (input tokens, output tokens) of each run."""
+    runs = i = o = 0
+    for input_tokens, output_tokens in tokens:
+        runs += 1
+        i += input_tokens
+        o += output_tokens
+    return TokenUsage(runs, i, o, prices.cost(i, o) if prices is not None else None)
+
+
+def usage_by_case(
+    runs: Iterable[tuple[str, int, int]], prices: Prices | None = None
+) -> dict[str, TokenUsage]:
+    """Per case, from (case, input tokens, output tokens) of each run; in first-seen order."""
+    grouped: dict[str, list[tuple[int, int]]] = {}
+    for case, input_tokens, output_tokens in runs:
+        grouped.setdefault(case, []).append((input_tokens, output_tokens))
+    return {case: usage_of(tokens, prices) for case, tokens in grouped.items()}
+
+
+def parse_price(text: str, where: str = "--price") -> Prices:
+    """`in=0.15,out=0.60`: prices per million input and output tokens."""
+    values: dict[str, float] = {}
+    for part in text.split(","):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or key not in ("in", "out") or key in values:
+            raise InputError(
+                f"{where} {text!r}: write in=PRICE,out=PRICE per million tokens, "
+                f"e.g. {PRICE_EXAMPLE}"
+            )
+        values[key] = _price(value, f"{where} {key}")
+    if set(values) != {"in", "out"}:
+        raise InputError(f"{where} {text!r}: give both in= and out=, e.g. {PRICE_EXAMPLE}")
+    return Prices(values["in"], values["out"])
+
+
+def _price(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{where}: {value!r} is not a number; e.g. 0.15") from None
+    if not number >= 0 or number == float("inf"):
+        raise InputError(f"{where}: {value!r}; give a price of 0 or more")
+    return number
+
+
+def load_prices(path: str | Path) -> dict[str, Prices]:
+    """A prices file: JSON or YAML mapping a model to its prices per million tokens,
+    `{"openai:gpt-4o-mini": {"in": 0.15, "out": 0.60}}`."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"--prices {file}: cannot read it ({error.strerror})") from None
+    import yaml  # JSON is YAML: one parser reads both
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise InputError(f"--prices {file}: not JSON or YAML ({error})") from None
+    if not isinstance(data, Mapping) or not data:
+        raise InputError(
+            f"--prices {file}: write one model per key, e.g. "
+            '{"openai:gpt-4o-mini": {"in": 0.15, "out": 0.60}}'
+        )
+    prices = {}
+    for model, entry in data.items():
+        if not isinstance(entry, Mapping) or set(entry) != {"in", "out"}:
+            raise InputError(
+                f"--prices {file}: {model}: give in and out per million tokens, "
+                "e.g. {in: 0.15, out: 0.60}"
+            )
+        where = f"--prices {file}: {model}"
+        prices[str(model)] = Prices(_price(entry["in"], where), _price(entry["out"], where))
+    return prices
+
+
+def prices_for(model: str, table: Mapping[str, Prices]) -> Prices | None:
+    """The prices of a model spec (`openai:gpt-4o-mini`), by the whole spec or its name."""
+    if model in table:
+        return table[model]
+    name = model.partition(":")[2]
+    return table.get(name) if name else None
+
+
+def choose_prices(price: str | None, prices_file: Path | None, model: str) -> Prices | None:
+    """--price wins; else the prices file's entry for the model; else none. A model the
+    file does not price is an error: a cost left out silently would read as free."""
+    if price is not None:
+        return parse_price(price)
+    if prices_file is None or not model:
+        return None
+    found = prices_for(model, load_prices(prices_file))
+    if found is None:
+        raise InputError(
+            f"--prices {prices_file}: no price for model {model!r}; add "
+            f"'{model}: {{in: PRICE, out: PRICE}}' (per million tokens)"
+        )
+    return found
+
+
+def _difference(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+def usage_difference(a: TokenUsage | None, b: TokenUsage | None) -> dict[str, Any] | None:
+    """Both sides' tokens and cost per run, and B - A; None unless both are experiments."""
+    if a is None or b is None:
+        return None
+    return {
+        "a": a.to_dict(),
+        "b": b.to_dict(),
+        "tokens_per_run_difference": _difference(a.per_run(a.tokens), b.per_run(b.tokens)),
+        "cost_per_run_difference": _difference(a.per_run(a.cost), b.per_run(b.cost)),
+    }
