@@ -49,6 +49,7 @@ from passhat.errors import ConfigError
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
+    from passhat.agents.watchdog import Watchdog
     from passhat.env import Environment
 
 PREFIX = "command:"
@@ -400,10 +401,13 @@ class CommandAgent:
                 )
                 try:
                     output = await self._run_process(payload, workdir, environ, ctx, watchdog())
-                finally:
+                except Exception:
                     # the model failed first: that, not how the agent took it, is the story
                     if endpoints.proxy.error is not None:
-                        raise endpoints.proxy.error
+                        raise endpoints.proxy.error from None
+                    raise
+                if endpoints.proxy.error is not None:
+                    raise endpoints.proxy.error
             return output
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -414,7 +418,7 @@ class CommandAgent:
         workdir: Path,
         environ: dict[str, str],
         ctx: RunContext,
-        guard: Any,
+        guard: Watchdog,
     ) -> Any:
         try:
             proc = await asyncio.create_subprocess_exec(
