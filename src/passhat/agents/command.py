@@ -375,6 +375,11 @@ class CommandAgent:
     """An `Agent` that runs a command per run; see the module docstring for the contract."""
 
     def __init__(self, spec: CommandSpec, suite_dir: Path | None) -> None:
+        if os.name != "posix":
+            raise ConfigError(
+                "command agents need a POSIX system (Linux, macOS): each run is a process "
+                "group, killed whole"
+            )
         self.spec = spec
         self.base = base_dir(spec, suite_dir)
         if not self.base.is_dir():
