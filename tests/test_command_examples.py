@@ -1,4 +1,4 @@
-"""The command-agent examples end to end, with no network: examples/clarify-ts and examples/command-agent.
+"""The command-agent examples (clarify-ts, command-agent) end to end, with no network.
 
 A real `node` process per run, the official `openai` and MCP TypeScript SDKs,
 passhat's MCP server and model proxy on 127.0.0.1, the seed's cassette behind
