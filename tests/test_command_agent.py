@@ -450,3 +450,66 @@ async def test_the_run_server_wants_its_token_and_streams_whole_answers(tmp_path
     assert chunks[1].choices[0].finish_reason == "tool_calls"
     assert chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens == 1912
     assert ctx.turns == 1 and ctx.model_source() == "replayed"
+
+
+def test_the_transcript_gets_only_what_is_new_in_each_request() -> None:
+    from passhat.serve.proxy import new_in_request, parse_messages
+
+    request = parse_messages(
+        [
+            {"role": "developer", "content": [{"type": "text", "text": "rules"}]},
+            {"role": "user", "content": "ticket"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_ticket", "arguments": '{"key": "T-1"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "{...}"},
+        ]
+    )
+    assert request[0].role == "system" and request[0].content == "rules"
+    assert request[2].tool_calls[0].arguments == {"key": "T-1"}
+    new = new_in_request(request)
+    assert [(m.role, m.name) for m in new] == [("tool", "get_ticket")]
+    assert [m.role for m in new_in_request(request[:2])] == ["system", "user"]
+
+
+def test_anthropic_requests_read_like_openai_ones() -> None:
+    from passhat.serve.anthropic_proxy import openai_shaped
+    from passhat.serve.proxy import RequestError, parse_messages
+
+    body = {
+        "system": [{"type": "text", "text": "rules"}],
+        "messages": [
+            {"role": "user", "content": "ticket"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "looking"},
+                    {"type": "tool_use", "id": "t1", "name": "get_ticket", "input": {"key": "T-1"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [{"type": "text", "text": "the ticket"}],
+                    }
+                ],
+            },
+        ],
+        "tools": [{"name": "get_ticket", "input_schema": {"type": "object"}}],
+    }
+    messages = parse_messages(openai_shaped(body)["messages"])
+    assert [m.role for m in messages] == ["system", "user", "assistant", "tool"]
+    assert messages[3].content == "the ticket" and messages[3].name == "get_ticket"
+    with pytest.raises(RequestError, match="does not stream"):
+        openai_shaped({**body, "stream": True})
