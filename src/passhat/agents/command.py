@@ -46,13 +46,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.errors import ConfigError
+from passhat.suite import COMMAND_AGENT
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
     from passhat.agents.watchdog import Watchdog
     from passhat.env import Environment
 
-PREFIX = "command:"
+PREFIX = COMMAND_AGENT
 """Agent specs of command agents start with this, then the canonical JSON of the spec."""
 STDOUT_LIMIT = 16 * 1024 * 1024
 """Bytes of stdout kept: past this the process is killed and the run errored."""
