@@ -513,3 +513,11 @@ def test_anthropic_requests_read_like_openai_ones() -> None:
     assert messages[3].content == "the ticket" and messages[3].name == "get_ticket"
     with pytest.raises(RequestError, match="does not stream"):
         openai_shaped({**body, "stream": True})
+
+
+def test_reports_show_a_command_agent_as_its_command_line() -> None:
+    from passhat.records import agent_label
+
+    spec = CommandSpec(("node", "my agent.js"), cwd="/x", env={"A": "1"}).spec()
+    assert agent_label(spec) == "command: node 'my agent.js'"
+    assert agent_label("clarifier") == "clarifier"

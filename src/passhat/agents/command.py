@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.errors import ConfigError
-from passhat.suite import COMMAND_AGENT
+from passhat.records import COMMAND_AGENT
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext

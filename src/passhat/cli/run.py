@@ -550,6 +550,8 @@ def show(
 @app.command("list")
 def list_experiments(db: DbOption = None) -> None:
     """The experiments in the store."""
+    from passhat.records import agent_label
+
     with open_store(db) as store:
         experiments = store.experiments()
         recorded = {e.id: len(store.recorded(e.id)) for e in experiments}
@@ -563,7 +565,7 @@ def list_experiments(db: DbOption = None) -> None:
             Text(e.name or ""),
             e.created_at[:19],
             Text(e.suite_name),
-            Text(e.agent),
+            Text(agent_label(e.agent)),
             Text(e.model),
             str(e.k_requested),
             f"{recorded[e.id]}/{planned}",

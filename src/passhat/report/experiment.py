@@ -18,7 +18,7 @@ from rich.text import Text
 
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, agent_label
 from passhat.report.i18n import t, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
@@ -44,7 +44,7 @@ def header_table(e: ExperimentRecord, *, lang: str = "en") -> Table:
     rows = [
         ("experiment", f"{e.id}" + (f" ({e.name})" if e.name else "")),
         ("suite", suite),
-        ("agent", e.agent),
+        ("agent", agent_label(e.agent)),
         ("model", e.model),
         ("prompt_version", e.prompt_version or "–"),
         ("requested_k", str(e.k_requested)),

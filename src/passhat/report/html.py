@@ -43,7 +43,7 @@ from passhat.accounting import Accounting, CaseAccount
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.errors import ConfigError, PasshatError
 from passhat.metrics import RATE_LABEL, label_at, label_hat, pass_at_curve, pass_hat_curve
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, agent_label
 from passhat.report.experiment import experiment_accounting, replayed_runs
 from passhat.report.i18n import LABELS, check_lang, t, verdict_key
 from passhat.sources import source_figures_line, source_line
@@ -402,7 +402,7 @@ def _header(e: ExperimentRecord) -> list[tuple[str, str]]:
         ("experiment", e.id + (f" ({e.name})" if e.name else "")),
         ("suite", e.suite_name),
         ("suite_hash", e.suite_hash[:12]),
-        ("agent", e.agent),
+        ("agent", agent_label(e.agent)),
         ("model", e.model),
         ("prompt_version", e.prompt_version or "–"),
         ("requested_k", str(e.k_requested)),
