@@ -521,3 +521,43 @@ def test_reports_show_a_command_agent_as_its_command_line() -> None:
     spec = CommandSpec(("node", "my agent.js"), cwd="/x", env={"A": "1"}).spec()
     assert agent_label(spec) == "command: node 'my agent.js'"
     assert agent_label("clarifier") == "clarifier"
+
+
+async def test_mcp_calls_are_recorded_as_in_process_calls_and_fixtures_answer_look_ups() -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from passhat.agents.base import RunContext
+    from passhat.env import make_environment
+    from passhat.serve import serve_run
+    from passhat.suite import load_suite
+
+    suite = load_suite(ROOT / "examples" / "clarify")
+    case = suite.case("ac-conflict-001")
+    env = make_environment(suite, case)
+    ctx = RunContext(case_id=case.id, run_index=1, seed=1, model=None)
+    async with serve_run(env, ctx) as endpoints:
+        auth = {"Authorization": f"Bearer {endpoints.token}"}
+        async with httpx2.AsyncClient(headers=auth) as http:
+            transport = streamable_http_client(endpoints.mcp_url, http_client=http)
+            async with Client(transport) as client:
+                listed = {t.name: t for t in (await client.list_tools()).tools}
+                hit = await client.call_tool(
+                    "query_background", {"query": "優惠碼可以和會員折扣一起用嗎"}
+                )
+                miss = await client.call_tool("query_background", {"query": "shipping fees"})
+                unknown = await client.call_tool("delete_everything", {})
+    assert set(listed) == {t.name for t in env.tools}
+    assert listed["update_ticket"].input_schema == next(
+        t.parameters for t in env.tools if t.name == "update_ticket"
+    )
+    assert not hit.is_error and "第 4 條" in hit.content[0].text  # type: ignore[union-attr]
+    assert miss.is_error and "no recorded answer" in miss.content[0].text  # type: ignore[union-attr]
+    assert unknown.is_error
+    recorded = [(c.tool, c.fixture_miss, c.error is None) for c in env.calls]
+    assert recorded == [
+        ("query_background", False, True),
+        ("query_background", True, False),
+        ("delete_everything", False, False),
+    ]
