@@ -450,3 +450,114 @@ async def test_the_run_server_wants_its_token_and_streams_whole_answers(tmp_path
     assert chunks[1].choices[0].finish_reason == "tool_calls"
     assert chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens == 1912
     assert ctx.turns == 1 and ctx.model_source() == "replayed"
+
+
+def test_the_transcript_gets_only_what_is_new_in_each_request() -> None:
+    from passhat.serve.proxy import new_in_request, parse_messages
+
+    request = parse_messages(
+        [
+            {"role": "developer", "content": [{"type": "text", "text": "rules"}]},
+            {"role": "user", "content": "ticket"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_ticket", "arguments": '{"key": "T-1"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "{...}"},
+        ]
+    )
+    assert request[0].role == "system" and request[0].content == "rules"
+    assert request[2].tool_calls[0].arguments == {"key": "T-1"}
+    new = new_in_request(request)
+    assert [(m.role, m.name) for m in new] == [("tool", "get_ticket")]
+    assert [m.role for m in new_in_request(request[:2])] == ["system", "user"]
+
+
+def test_anthropic_requests_read_like_openai_ones() -> None:
+    from passhat.serve.anthropic_proxy import openai_shaped
+    from passhat.serve.proxy import RequestError, parse_messages
+
+    body = {
+        "system": [{"type": "text", "text": "rules"}],
+        "messages": [
+            {"role": "user", "content": "ticket"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "looking"},
+                    {"type": "tool_use", "id": "t1", "name": "get_ticket", "input": {"key": "T-1"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [{"type": "text", "text": "the ticket"}],
+                    }
+                ],
+            },
+        ],
+        "tools": [{"name": "get_ticket", "input_schema": {"type": "object"}}],
+    }
+    messages = parse_messages(openai_shaped(body)["messages"])
+    assert [m.role for m in messages] == ["system", "user", "assistant", "tool"]
+    assert messages[3].content == "the ticket" and messages[3].name == "get_ticket"
+    with pytest.raises(RequestError, match="does not stream"):
+        openai_shaped({**body, "stream": True})
+
+
+def test_reports_show_a_command_agent_as_its_command_line() -> None:
+    from passhat.records import agent_label
+
+    spec = CommandSpec(("node", "my agent.js"), cwd="/x", env={"A": "1"}).spec()
+    assert agent_label(spec) == "command: node 'my agent.js'"
+    assert agent_label("clarifier") == "clarifier"
+
+
+async def test_mcp_calls_are_recorded_as_in_process_calls_and_fixtures_answer_look_ups() -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from passhat.agents.base import RunContext
+    from passhat.env import make_environment
+    from passhat.serve import serve_run
+    from passhat.suite import load_suite
+
+    suite = load_suite(ROOT / "examples" / "clarify")
+    case = suite.case("ac-conflict-001")
+    env = make_environment(suite, case)
+    ctx = RunContext(case_id=case.id, run_index=1, seed=1, model=None)
+    async with serve_run(env, ctx) as endpoints:
+        auth = {"Authorization": f"Bearer {endpoints.token}"}
+        async with httpx2.AsyncClient(headers=auth) as http:
+            transport = streamable_http_client(endpoints.mcp_url, http_client=http)
+            async with Client(transport) as client:
+                listed = {t.name: t for t in (await client.list_tools()).tools}
+                hit = await client.call_tool(
+                    "query_background", {"query": "優惠碼可以和會員折扣一起用嗎"}
+                )
+                miss = await client.call_tool("query_background", {"query": "shipping fees"})
+                unknown = await client.call_tool("delete_everything", {})
+    assert set(listed) == {t.name for t in env.tools}
+    assert listed["update_ticket"].input_schema == next(
+        t.parameters for t in env.tools if t.name == "update_ticket"
+    )
+    assert not hit.is_error and "第 4 條" in hit.content[0].text  # type: ignore[union-attr]
+    assert miss.is_error and "no recorded answer" in miss.content[0].text  # type: ignore[union-attr]
+    assert unknown.is_error
+    recorded = [(c.tool, c.fixture_miss, c.error is None) for c in env.calls]
+    assert recorded == [
+        ("query_background", False, True),
+        ("query_background", True, False),
+        ("delete_everything", False, False),
+    ]

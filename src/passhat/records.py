@@ -6,10 +6,26 @@ here does I/O or computes a metric.
 
 from __future__ import annotations
 
+import json
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.accounting import Status
+
+COMMAND_AGENT = "command:"
+"""Agent specs of command agents: this, then the canonical JSON of their config."""
+
+
+def agent_label(spec: str) -> str:
+    """An agent spec for people: a command agent as the command line it runs."""
+    if not spec.startswith(COMMAND_AGENT):
+        return spec
+    try:
+        command = json.loads(spec[len(COMMAND_AGENT) :])["command"]
+        return "command: " + " ".join(shlex.quote(str(a)) for a in command)
+    except (ValueError, KeyError, TypeError):
+        return spec
 
 
 @dataclass(frozen=True)

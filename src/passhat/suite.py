@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from passhat.errors import ConfigError, SuiteError
+from passhat.records import COMMAND_AGENT
 
 if TYPE_CHECKING:
     from passhat.env import Environment
@@ -441,10 +442,6 @@ class _CommandAgentFile(StrictModel):
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
     pass_env: list[str] = Field(default_factory=list)
     output: typing.Literal["json", "text"] = "json"
-
-
-COMMAND_AGENT = "command:"
-"""Agent specs of command agents: this, then the canonical JSON of the config."""
 
 
 def command_agent_spec(config: _CommandAgentFile) -> str:

@@ -46,12 +46,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.errors import ConfigError
+from passhat.records import COMMAND_AGENT
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
+    from passhat.agents.watchdog import Watchdog
     from passhat.env import Environment
 
-PREFIX = "command:"
+PREFIX = COMMAND_AGENT
 """Agent specs of command agents start with this, then the canonical JSON of the spec."""
 STDOUT_LIMIT = 16 * 1024 * 1024
 """Bytes of stdout kept: past this the process is killed and the run errored."""
@@ -374,6 +376,11 @@ class CommandAgent:
     """An `Agent` that runs a command per run; see the module docstring for the contract."""
 
     def __init__(self, spec: CommandSpec, suite_dir: Path | None) -> None:
+        if os.name != "posix":
+            raise ConfigError(
+                "command agents need a POSIX system (Linux, macOS): each run is a process "
+                "group, killed whole"
+            )
         self.spec = spec
         self.base = base_dir(spec, suite_dir)
         if not self.base.is_dir():
@@ -400,10 +407,13 @@ class CommandAgent:
                 )
                 try:
                     output = await self._run_process(payload, workdir, environ, ctx, watchdog())
-                finally:
+                except Exception:
                     # the model failed first: that, not how the agent took it, is the story
                     if endpoints.proxy.error is not None:
-                        raise endpoints.proxy.error
+                        raise endpoints.proxy.error from None
+                    raise
+                if endpoints.proxy.error is not None:
+                    raise endpoints.proxy.error
             return output
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -414,7 +424,7 @@ class CommandAgent:
         workdir: Path,
         environ: dict[str, str],
         ctx: RunContext,
-        guard: Any,
+        guard: Watchdog,
     ) -> Any:
         try:
             proc = await asyncio.create_subprocess_exec(

@@ -71,6 +71,8 @@ def _load(
             f"--k is for verdict files; experiment {ref!r} already asks for "
             f"{experiment.k_requested} runs per case"
         )
+    from passhat.records import agent_label
+
     name = experiment.name or experiment.id
     prices = choose_prices(price, prices_file, experiment.model)
     side = Side(
@@ -78,7 +80,7 @@ def _load(
         "",
         False,
         experiment.suite_hash,
-        (name, experiment.agent, experiment.model),
+        (name, agent_label(experiment.agent), experiment.model),
         usage_of(((r.input_tokens, r.output_tokens) for r in runs), prices),
     )
     return replace(side, source=side.shown("en"))

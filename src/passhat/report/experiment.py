@@ -18,7 +18,7 @@ from rich.text import Text
 
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, agent_label
 from passhat.report.i18n import LABELS, t, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.terminal import (
@@ -80,7 +80,7 @@ def experiments_table(
         if e.name:
             ref.append("\n").append(e.name, style="bold")
         configuration = Text(e.suite_name, style="bold")
-        configuration.append("\n").append(e.agent)
+        configuration.append("\n").append(agent_label(e.agent))
         configuration.append("\n").append(e.model or t("no_model", lang), style="dim")
         table.add_row(
             ref,
@@ -126,7 +126,7 @@ def header_rows(
     rows = [
         ("experiment", f"{e.id}" + (f" ({e.name})" if e.name else "")),
         ("suite", f"{e.suite_name}  {t('suite_hash', lang)} {e.suite_hash[:12]}"),
-        ("agent", e.agent),
+        ("agent", agent_label(e.agent)),
         ("model", e.model or t("no_model", lang)),
         ("prompt_version", e.prompt_version or "–"),
         ("requested_k", str(e.k_requested)),

@@ -28,12 +28,18 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from passhat.errors import ModelError
-from passhat.models.base import Message, ModelResponse, ToolCall, ToolSpec
+from passhat.models.base import Message, ModelResponse, Role, ToolCall, ToolSpec
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
 
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+}
+"""Request roles and what they become (OpenAI's newer `developer` is a system message)."""
 
 
 class RequestError(ValueError):
@@ -98,7 +104,7 @@ def parse_messages(raw: Any) -> list[Message]:
             )
             names[call.id] = call.name
             calls.append(call)
-        out.append(Message(ROLES[role], _text(m.get("content")), tool_calls=tuple(calls)))  # type: ignore[arg-type]
+        out.append(Message(ROLES[role], _text(m.get("content")), tool_calls=tuple(calls)))
     return out
 
 

@@ -1,4 +1,4 @@
-"""The TypeScript clarifier (examples/clarify-ts) end to end, with no network.
+"""The command-agent examples (clarify-ts, command-agent) end to end, with no network.
 
 A real `node` process per run, the official `openai` and MCP TypeScript SDKs,
 passhat's MCP server and model proxy on 127.0.0.1, the seed's cassette behind
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,13 @@ def test_the_typescript_clarifier_reproduces_the_seed_table(
     )
     assert again.code == 0, again.err
     assert _annotation_sets(db, "again") == SEED_SETS
+
+
+def test_the_minimal_python_command_agent_reproduces_the_seed_table_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = ROOT / "examples" / "command-agent" / "agent.py"
+    db = tmp_path / "p.db"
+    r = run_seed(capsys, "--agent-cmd", f"{sys.executable} {agent}", "--db", str(db), "-q")
+    assert r.code == 0, r.err
+    assert _annotation_sets(db) == SEED_SETS
