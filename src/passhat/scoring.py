@@ -32,7 +32,6 @@ raises `ScorerError` with the original message, and the runner records it.
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import re
 from collections import Counter
@@ -41,20 +40,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from passhat.env import clone
-from passhat.errors import ConfigError
-from passhat.imports import load_module
+from passhat.imports import load_object
+from passhat.plain import MISSING, canonical_json, clone, show
+from passhat.plain import get_path as get_path  # re-exported for the reports
 from passhat.suite import (
     Case,
     CustomSpec,
     ExactSetSpec,
-    Loc,
     PresentSpec,
     ScorerSpec,
     Suite,
-    canonical_json,
-    did_you_mean,
-    show,
+    check_scorer_function,
     template_fields,
 )
 
@@ -102,21 +98,6 @@ class Scorer(Protocol):
 
 # ------------------------------------------------------------------------ paths
 
-_MISSING = object()
-
-
-def get_path(data: Any, path: str) -> Any:
-    """The value at a dotted path (digits index lists), or `_MISSING`."""
-    current = data
-    for part in path.split("."):
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            return _MISSING
-    return current
-
 
 def _templated(item: Any, template: str) -> str | None:
     """The template filled from the item's fields; None unless it is an object holding them."""
@@ -161,36 +142,6 @@ def _names(items: Counter[tuple[bool, str]]) -> list[str]:
     return sorted_items(name for _, name in items.elements())
 
 
-def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc, str]]:
-    """Load-time: the goal holds a list at the scorer's path, each item nameable."""
-    value = get_path(goal, spec.path)
-    loc: Loc = tuple(int(p) if p.isdigit() else p for p in spec.path.split("."))
-    if value is _MISSING:
-        return [
-            (
-                loc,
-                "missing; the exact_set scorer in suite.yaml compares this path, so write "
-                "the expected items here ([] when none is expected)",
-            )
-        ]
-    if not isinstance(value, list):
-        return [(loc, f"expected a list of items for the exact_set scorer, got {show(value)}")]
-    if spec.item is None:
-        return []
-    names = template_fields(spec.item)
-    out: list[tuple[Loc, str]] = []
-    for index, item in enumerate(value):
-        lacking = [n for n in names if not isinstance(item, dict) or n not in item]
-        if lacking:
-            out.append(
-                (
-                    (*loc, index),
-                    f"lacks {', '.join(lacking)}, which the scorer's item {show(spec.item)} names",
-                )
-            )
-    return out
-
-
 # --------------------------------------------------------------------- built-in
 
 
@@ -209,7 +160,7 @@ class ExactSet:
         expected = Counter(item_key(i, self.item) for i in wanted)
         value = get_path(final_state, self.path)
         problem = None
-        if value is _MISSING:
+        if value is MISSING:
             problem, value = f"{self.path} is not in the final state", []
         elif not isinstance(value, list):
             problem, value = f"{self.path} holds {show(value)}, not a list", []
@@ -231,7 +182,7 @@ class ExactSet:
 
 def is_present(value: Any) -> bool:
     """Holds something: not missing, null, blank text, or an empty list or object."""
-    if value is _MISSING or value is None:
+    if value is MISSING or value is None:
         return False
     if isinstance(value, str):
         return bool(value.strip())
@@ -284,44 +235,9 @@ class Custom:
 
 def resolve_custom(spec: CustomSpec, suite_dir: Path) -> Custom:
     """Import a user's scorer and check it can be called; ConfigError otherwise."""
-    module_name, sep, attr = spec.ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(
-            f"{show(spec.ref)} is not an import path; write package.module:name or "
-            "file.py:name (a file beside suite.yaml)"
-        )
-    module = load_module(module_name, spec.ref, suite_dir)
-    if not hasattr(module, attr):
-        public = [n for n in vars(module) if not n.startswith("_")]
-        close = [n for n in public if callable(getattr(module, n))]
-        raise ConfigError(
-            f"{spec.ref}: {module_name} has no {show(attr)}{did_you_mean(attr, close)}"
-        )
-    fn = getattr(module, attr)
-    _check_callable(fn, spec)
+    fn = load_object(spec.ref, suite_dir, what="")
+    check_scorer_function(fn, spec.ref, spec.params)
     return Custom(name=spec.ref, fn=fn, params=dict(spec.params))
-
-
-def _check_callable(fn: Any, spec: CustomSpec) -> None:
-    if not callable(fn):
-        raise ConfigError(f"{spec.ref}: is a {type(fn).__name__}, not a function")
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 (an object's async __call__)
-    ):
-        raise ConfigError(f"{spec.ref}: is async; a scorer is a plain function")
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return  # builtins without a signature: trust them
-    try:
-        signature.bind(object(), object(), **spec.params)
-    except TypeError as error:
-        params = "".join(f", {k}=..." for k in spec.params)
-        raise ConfigError(
-            f"{spec.ref}: cannot be called as {fn.__name__ if hasattr(fn, '__name__') else 'it'}"
-            f"(final_state, goal{params}): {error}; define it as "
-            "def name(final_state, goal, **params) -> bool | dict"
-        ) from None
 
 
 # ---------------------------------------------------------------------- scoring

@@ -24,28 +24,33 @@ YAML formatting and comments never change them; any change of content does.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
+import inspect
 import json
 import math
 import re
 import string
 import types
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from passhat.errors import ConfigError, SuiteError
-
-if TYPE_CHECKING:
-    from passhat.env import Environment
+from passhat.imports import BUILTIN_ENVIRONMENTS, load_object, source_hash
+from passhat.plain import MISSING, get_path, path_loc
+from passhat.plain import Loc as Loc  # re-exported: these predate plain.py
+from passhat.plain import canonical_json as canonical_json
+from passhat.plain import did_you_mean as did_you_mean
+from passhat.plain import field_path as field_path
+from passhat.plain import sha256_json as sha256_json
+from passhat.plain import show as show
 
 __all__ = [
     "Case",
@@ -66,9 +71,6 @@ _SCORER_KINDS = ("exact_set", "present", "custom")
 _SCORER_EXAMPLE = (
     "- exact_set: ticket.annotations, - present: [ticket.goal], - custom: rules.py:check"
 )
-
-Loc = tuple[str | int, ...]
-"""Where a value sits in a file: keys and list indices, e.g. ("goal", "ticket", 0)."""
 
 
 # --------------------------------------------------------------------------- models
@@ -169,13 +171,19 @@ class Suite:
     labels: tuple[str, ...]
     """The label set (annotation labels for tickets, card labels for boards)."""
     environment: str
-    """Which world the cases run in: `ticket` or `board` (see env.py)."""
+    """Which world the cases run in: `ticket`, `board`, `tools` or a user's
+    `file.py:Class` / `package.module:Class` (see env.py)."""
     defaults: SuiteDefaults
     """Agent, model, k, parameters, turn limit and scorers."""
     cases: tuple[Case, ...]
     """Every case, sorted by id."""
     hash: str
     """SHA-256 (hex) of the suite's whole content (see the module docstring)."""
+    environment_config: dict[str, Any] = field(default_factory=dict)
+    """suite.yaml's `tools` and `state`, for the declarative `tools` environment."""
+    environment_hash: str | None = None
+    """SHA-256 of a user environment's source file (None for the built-in ones):
+    an experiment records it, and resume refuses when it changed."""
 
     def case(self, case_id: str) -> Case:
         """The case with this id; a ConfigError naming the known ids otherwise."""
@@ -191,47 +199,6 @@ class Suite:
 
 
 # --------------------------------------------------------------- shared helpers
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: equal content, equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_json(value: Any) -> str:
-    """SHA-256 (hex) of the canonical JSON of `value`."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
-
-
-def field_path(loc: Sequence[str | int]) -> str:
-    """`("goal", "ticket", "annotations", 2, "label")` -> `goal.ticket.annotations[2].label`."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def did_you_mean(word: str, choices: Sequence[str]) -> str:
-    """`"; did you mean 'x'?"` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {show(close[0])}?" if close else ""
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A value as a message quotes it: text in single quotes, the rest as JSON."""
-    text = f"'{value}'" if isinstance(value, str) else canonical_json(_jsonable(value))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
-    return value
 
 
 class StrictModel(BaseModel):
@@ -478,9 +445,12 @@ class _SuiteFile(StrictModel):
     name: str = Field(min_length=1, description="a short name for the suite, e.g. clarify")
     description: str = ""
     environment: str = Field(
-        min_length=1, description="the world cases run in: ticket (clarifier) or board"
+        min_length=1,
+        description="the world cases run in: ticket, board, tools or file.py:ClassName",
     )
     labels: list[str] = Field(default_factory=list)
+    tools: list[Any] | None = None
+    state: dict[str, Any] | None = None
     defaults: _DefaultsFile = Field(
         description="agent, model, k and scorers, e.g. defaults: {k: 3, scorers: [...]}"
     )
@@ -565,6 +535,10 @@ class _Loader:
         """suite.yaml's labels, when they are a list of text."""
         self.scorers: list[Any] | None = None
         """suite.yaml's defaults.scorers, when they are a non-empty list."""
+        self.env_config: dict[str, Any] = {}
+        """suite.yaml's `tools` and `state` (the declarative environment's settings)."""
+        self.env_hash: str | None = None
+        """SHA-256 of a user environment's source file."""
 
     def problem(self, rel: str, loc: Loc, message: str) -> None:
         where = field_path(loc)
@@ -619,6 +593,8 @@ class _Loader:
             "cases": {c.id: c.hash for c in ordered},
             "scorer_files": scorer_hashes,
         }
+        if self.env_config:
+            content["environment_config"] = self.env_config
         return Suite(
             name=head.name,
             description=head.description,
@@ -628,6 +604,8 @@ class _Loader:
             defaults=defaults,
             cases=ordered,
             hash=sha256_json(content),
+            environment_config=self.env_config,
+            environment_hash=self.env_hash,
         )
 
     # -- files
@@ -681,6 +659,7 @@ class _Loader:
         # scorers are still checked and one run lists every problem.
         env_name, labels = data.get("environment"), data.get("labels", [])
         self.env_name = env_name if isinstance(env_name, str) else None
+        self.env_config = {k: data[k] for k in ("tools", "state") if k in data}
         if isinstance(labels, list) and all(isinstance(x, str) for x in labels):
             self.labels = tuple(labels)
         defaults = data.get("defaults")
@@ -725,19 +704,41 @@ class _Loader:
         )
         return None
 
-    def _environment(self, name: str) -> type[Environment] | None:
-        from passhat.env import ENVIRONMENTS
-
-        env_cls = ENVIRONMENTS.get(name)
-        if env_cls is None:
-            known = sorted(ENVIRONMENTS)
+    def _environment(self, name: str) -> Any:
+        """The environment class suite.yaml names, checked; None (after recording why)."""
+        try:
+            env_cls = load_object(
+                BUILTIN_ENVIRONMENTS.get(name, name), self.root, what="environment"
+            )
+        except ConfigError as error:
+            known = sorted(BUILTIN_ENVIRONMENTS)
+            message = str(error)
+            if ":" not in name:
+                message = (
+                    f"{show(name)} is not an environment; use one of {', '.join(known)} or "
+                    f"file.py:ClassName{did_you_mean(name, known)}"
+                )
+            self.problem(SUITE_FILE, ("environment",), message)
+            return None
+        if not (isinstance(env_cls, type) and hasattr(env_cls, "check_class")):
             self.problem(
                 SUITE_FILE,
                 ("environment",),
-                f"{show(name)} is not an environment; use one of "
-                f"{', '.join(known)}{did_you_mean(name, known)}",
+                f"environment {name}: {show(getattr(env_cls, '__name__', env_cls))} is not a "
+                "passhat Environment; write class Name(passhat.Environment) with @tool methods",
             )
-        return env_cls
+            return None
+        found = env_cls.check_class(self.env_config)
+        for loc, message in found:
+            prefix = (
+                f"environment {name}: "
+                if loc == ("environment",) and name not in BUILTIN_ENVIRONMENTS
+                else ""
+            )
+            self.problem(SUITE_FILE, loc, prefix + message)
+        if name not in BUILTIN_ENVIRONMENTS:
+            self.env_hash = source_hash(env_cls)
+        return None if found else env_cls
 
     def _scorer_specs(self) -> list[ScorerSpec] | None:
         if self.scorers is None:
@@ -816,7 +817,7 @@ class _Loader:
             self.problem(CASES_DIR, (), "holds no case files; add cases/<case-id>.yaml")
         return files
 
-    def _cases(self, env_cls: type[Environment] | None, labels: tuple[str, ...]) -> list[Case]:
+    def _cases(self, env_cls: Any, labels: tuple[str, ...]) -> list[Case]:
         cases: list[Case] = []
         first_file: dict[str, str] = {}
         for file in self._case_files():
@@ -836,9 +837,7 @@ class _Loader:
             cases.append(case)
         return cases
 
-    def _case(
-        self, rel: str, env_cls: type[Environment] | None, labels: tuple[str, ...]
-    ) -> Case | None:
+    def _case(self, rel: str, env_cls: Any, labels: tuple[str, ...]) -> Case | None:
         data = self._read(rel)
         if data is None:
             return None
@@ -869,7 +868,7 @@ class _Loader:
             ok = False
         case = self._build_case(parsed, rel)
         if env_cls is not None:
-            found = env_cls.check_case(case, labels)
+            found = env_cls.check_case(case, labels, self.env_config)
             for loc, message in found:
                 self.problem(rel, loc, message)
             ok = ok and not found
@@ -902,8 +901,6 @@ class _Loader:
 
     def _check_scorers(self, specs: list[ScorerSpec], cases: list[Case]) -> dict[str, str]:
         """Goal paths the exact_set scorers read; custom scorers importable and callable."""
-        from passhat.scoring import check_goal_items, resolve_custom
-
         hashes: dict[str, str] = {}
         for index, spec in enumerate(specs):
             if isinstance(spec, ExactSetSpec):
@@ -912,7 +909,8 @@ class _Loader:
                         self.problem(_rel(case.file, self.root), ("goal", *loc), message)
             elif isinstance(spec, CustomSpec):
                 try:
-                    resolve_custom(spec, self.root)
+                    fn = load_object(spec.ref, self.root, what="")
+                    check_scorer_function(fn, spec.ref, spec.params)
                 except ConfigError as error:
                     self.problem(SUITE_FILE, ("defaults", "scorers", index, "custom"), str(error))
                     continue
@@ -920,6 +918,59 @@ class _Loader:
                 if source is not None:
                     hashes[spec.ref] = hashlib.sha256(source.read_bytes()).hexdigest()
         return hashes
+
+
+def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc, str]]:
+    """Load-time: the goal holds a list at the scorer's path, each item nameable."""
+    value = get_path(goal, spec.path)
+    loc = path_loc(spec.path)
+    if value is MISSING:
+        return [
+            (
+                loc,
+                "missing; the exact_set scorer in suite.yaml compares this path, so write "
+                "the expected items here ([] when none is expected)",
+            )
+        ]
+    if not isinstance(value, list):
+        return [(loc, f"expected a list of items for the exact_set scorer, got {show(value)}")]
+    if spec.item is None:
+        return []
+    names = template_fields(spec.item)
+    out: list[tuple[Loc, str]] = []
+    for index, item in enumerate(value):
+        lacking = [n for n in names if not isinstance(item, dict) or n not in item]
+        if lacking:
+            out.append(
+                (
+                    (*loc, index),
+                    f"lacks {', '.join(lacking)}, which the scorer's item {show(spec.item)} names",
+                )
+            )
+    return out
+
+
+def check_scorer_function(fn: Any, ref: str, params: dict[str, Any]) -> None:
+    """A custom scorer must be a plain callable taking (final_state, goal, **params)."""
+    if not callable(fn):
+        raise ConfigError(f"{ref}: is a {type(fn).__name__}, not a function")
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 (an object's async __call__)
+    ):
+        raise ConfigError(f"{ref}: is async; a scorer is a plain function")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # builtins without a signature: trust them
+    try:
+        signature.bind(object(), object(), **params)
+    except TypeError as error:
+        shown = "".join(f", {k}=..." for k in params)
+        raise ConfigError(
+            f"{ref}: cannot be called as {getattr(fn, '__name__', 'it')}"
+            f"(final_state, goal{shown}): {error}; define it as "
+            "def name(final_state, goal, **params) -> bool | dict"
+        ) from None
 
 
 def _rel(file: Path, root: Path) -> str:
