@@ -547,11 +547,15 @@ class Environment:
                 for e in schema_errors(getattr(cls, attr))[:1]
             ]
         for method_name, declared in _declared_tools(cls):
-            if not isinstance(declared.parameters, dict):
-                continue
-            problems += _tool_problems(
-                cls.__name__, declared.name or method_name, declared.parameters
-            )
+            parameters = declared.parameters
+            if parameters is None:
+                try:
+                    parameters = parameters_from_signature(getattr(cls, method_name))
+                except ConfigError as error:
+                    problems.append(str(error))
+                    continue
+            if isinstance(parameters, dict):
+                problems += _tool_problems(cls.__name__, declared.name or method_name, parameters)
         located: list[tuple[Loc, str]] = [(("environment",), p) for p in problems]
         located += [
             ((key,), "only the tools environment reads it; remove it or write environment: tools")
@@ -578,6 +582,14 @@ class Environment:
             env = cls(case, labels, config)
         except ToolError as error:
             return [*problems, (("input",), error.message)]
+        except Exception as error:  # a user's setup: say what it raised, where
+            return [
+                *problems,
+                (
+                    ("input",),
+                    f"{cls.__name__} cannot start from it: {type(error).__name__}: {error}",
+                ),
+            ]
         problems += [(("tools",), m) for m in env._tool_problems()]
         problems += env._check_fixtures(case)
         if not goal_problems:
@@ -678,13 +690,16 @@ def args_message(tool: str, problems: list[tuple[Loc, str]]) -> str:
 # --------------------------------------------------------------------- loading
 
 
-_RESOLVED: dict[tuple[str, Path], type[Environment]] = {}
+_RESOLVED: dict[tuple[str, Path, str | None], type[Environment]] = {}
 
 
-def resolve_environment(ref: str, suite_dir: Path) -> type[Environment]:
+def resolve_environment(
+    ref: str, suite_dir: Path, source_hash: str | None = None
+) -> type[Environment]:
     """The environment class a suite names: a built-in name, `file.py:Class` beside
-    suite.yaml or `package.module:Class`; ConfigError naming what is wrong."""
-    key = (ref, suite_dir)
+    suite.yaml or `package.module:Class`; ConfigError naming what is wrong. Loaded
+    once per source hash: an edited file is loaded again."""
+    key = (ref, suite_dir, source_hash)
     if key not in _RESOLVED:
         target = BUILTIN_ENVIRONMENTS.get(ref, ref)
         obj = load_object(target, suite_dir, what="environment")
@@ -699,5 +714,5 @@ def resolve_environment(ref: str, suite_dir: Path) -> type[Environment]:
 
 def make_environment(suite: Suite, case: Case) -> Environment:
     """A fresh environment for one run of `case`: nothing is shared with any other run."""
-    env_cls = resolve_environment(suite.environment, suite.path)
+    env_cls = resolve_environment(suite.environment, suite.path, suite.environment_hash)
     return env_cls(case, suite.labels, suite.environment_config)

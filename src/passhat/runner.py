@@ -72,9 +72,10 @@ def fingerprint(
     prompt_version: str | None,
     version: str,
     agent_hash: str | None = None,
+    environment_hash: str | None = None,
 ) -> str:
     """Hash of everything that changes what a run means (never k or concurrency)."""
-    payload = {
+    payload: dict[str, Any] = {
         "suite_hash": suite_hash,
         "agent": agent,
         "agent_hash": agent_hash,
@@ -84,6 +85,8 @@ def fingerprint(
         "prompt_version": prompt_version,
         "harness_version": version,
     }
+    if environment_hash is not None:  # absent for built-ins: their fingerprints stay as they were
+        payload["environment_hash"] = environment_hash
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -126,10 +129,12 @@ def new_experiment(
             agent.prompt_version,
             version,
             agent.source_hash,
+            suite.environment_hash,
         ),
         case_ids=tuple(c.id for c in suite.cases),
         case_hashes={c.id: c.hash for c in suite.cases},
         agent_hash=agent.source_hash,
+        environment_hash=suite.environment_hash,
     )
 
 
@@ -142,6 +147,7 @@ def check_resumable(stored: ExperimentRecord, current: ExperimentRecord) -> None
         ("suite_hash", "suite content (hash)"),
         ("agent", "agent"),
         ("agent_hash", "agent source (hash)"),
+        ("environment_hash", "environment source (hash)"),
         ("model", "model"),
         ("model_config", "model configuration"),
         ("params", "parameters"),
