@@ -213,7 +213,8 @@ INVALID = [
     pytest.param(
         _suite("label", ["x"]),
         "suite.yaml: label: unknown key 'label'; the keys allowed here are name, description, "
-        "environment, labels, tools, state, defaults; did you mean 'labels'?",
+        "environment, labels, tools, state, input_schema, goal_schema, defaults; did you mean "
+        "'labels'?",
         id="unknown-key-in-suite-yaml",
     ),
     pytest.param(
@@ -233,8 +234,8 @@ INVALID = [
     ),
     pytest.param(
         _suite("environment", "tickets"),
-        "suite.yaml: environment: 'tickets' is not an environment; use one of board, ticket "
-        "or file.py:ClassName; did you mean 'ticket'?",
+        "suite.yaml: environment: 'tickets' is not an environment; use one of board, ticket, "
+        "tools or file.py:ClassName; did you mean 'ticket'?",
         id="unknown-environment",
     ),
     pytest.param(

@@ -534,7 +534,8 @@ class Environment:
     @classmethod
     def check_class(cls, config: dict[str, Any] | None = None) -> list[tuple[Loc, str]]:
         """What keeps this class from being used as an environment, located in suite.yaml
-        (empty when it is fine); `config` holds suite.yaml's `tools` and `state`."""
+        (empty when it is fine); `config` holds suite.yaml's settings of the `tools`
+        environment (tools, state, input_schema, goal_schema)."""
         problems: list[str] = []
         if cls.final_state is Environment.final_state:
             problems.append(
@@ -564,16 +565,21 @@ class Environment:
         return located
 
     @classmethod
+    def schemas(cls, config: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The JSON Schemas of a case's input and goal (the class's, unless config says)."""
+        return cls.input_schema, cls.goal_schema
+
+    @classmethod
     def check_case(
         cls, case: Case, labels: tuple[str, ...], config: dict[str, Any] | None = None
     ) -> list[tuple[Loc, str]]:
         """Every problem of a case for this environment: input, goal, fixtures, rules."""
+        input_schema, goal_schema = cls.schemas(config)
         problems = [
-            (("input", *loc), m)
-            for loc, m in schema_problems(case.input, cls.input_schema, yaml=True)
+            (("input", *loc), m) for loc, m in schema_problems(case.input, input_schema, yaml=True)
         ]
         goal_problems = [
-            (("goal", *loc), m) for loc, m in schema_problems(case.goal, cls.goal_schema, yaml=True)
+            (("goal", *loc), m) for loc, m in schema_problems(case.goal, goal_schema, yaml=True)
         ]
         problems += goal_problems
         if problems and len(problems) > len(goal_problems):

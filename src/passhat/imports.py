@@ -18,6 +18,7 @@ from passhat.errors import ConfigError
 BUILTIN_ENVIRONMENTS: dict[str, str] = {
     "ticket": "passhat.envs.ticket:TicketEnvironment",
     "board": "passhat.envs.board:BoardEnvironment",
+    "tools": "passhat.envs.tools:ToolsEnvironment",
 }
 """Built-in environment names and the import paths they stand for: suite.yaml's
 `environment: ticket` is loaded exactly as a user's `file.py:Class` is."""

@@ -65,6 +65,8 @@ __all__ = [
 ]
 
 SUITE_FILE = "suite.yaml"
+ENVIRONMENT_KEYS = ("tools", "state", "input_schema", "goal_schema")
+"""suite.yaml's settings of the declarative `tools` environment."""
 CASES_DIR = "cases"
 _CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SCORER_KINDS = ("exact_set", "present", "custom")
@@ -180,7 +182,7 @@ class Suite:
     hash: str
     """SHA-256 (hex) of the suite's whole content (see the module docstring)."""
     environment_config: dict[str, Any] = field(default_factory=dict)
-    """suite.yaml's `tools` and `state`, for the declarative `tools` environment."""
+    """suite.yaml's tools, state, input_schema and goal_schema (the `tools` environment)."""
     environment_hash: str | None = None
     """SHA-256 of a user environment's source file (None for the built-in ones):
     an experiment records it, and resume refuses when it changed."""
@@ -451,6 +453,8 @@ class _SuiteFile(StrictModel):
     labels: list[str] = Field(default_factory=list)
     tools: list[Any] | None = None
     state: dict[str, Any] | None = None
+    input_schema: dict[str, Any] | None = None
+    goal_schema: dict[str, Any] | None = None
     defaults: _DefaultsFile = Field(
         description="agent, model, k and scorers, e.g. defaults: {k: 3, scorers: [...]}"
     )
@@ -536,7 +540,7 @@ class _Loader:
         self.scorers: list[Any] | None = None
         """suite.yaml's defaults.scorers, when they are a non-empty list."""
         self.env_config: dict[str, Any] = {}
-        """suite.yaml's `tools` and `state` (the declarative environment's settings)."""
+        """suite.yaml's settings of the declarative `tools` environment."""
         self.env_hash: str | None = None
         """SHA-256 of a user environment's source file."""
 
@@ -659,7 +663,7 @@ class _Loader:
         # scorers are still checked and one run lists every problem.
         env_name, labels = data.get("environment"), data.get("labels", [])
         self.env_name = env_name if isinstance(env_name, str) else None
-        self.env_config = {k: data[k] for k in ("tools", "state") if k in data}
+        self.env_config = {k: data[k] for k in ENVIRONMENT_KEYS if k in data}
         if isinstance(labels, list) and all(isinstance(x, str) for x in labels):
             self.labels = tuple(labels)
         defaults = data.get("defaults")
