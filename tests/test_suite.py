@@ -353,7 +353,8 @@ INVALID = [
     pytest.param(
         _suite("defaults.scorers", [{"exact_sett": "ticket.annotations"}]),
         "suite.yaml: defaults.scorers[0]: names none of the scorer kinds; give exactly one of "
-        "exact_set, present, custom; did you mean 'exact_set'?",
+        "exact_set, subset, superset, equals, matches, present, judge, custom; did you mean "
+        "'exact_set'?",
         id="unknown-scorer-kind",
     ),
     pytest.param(

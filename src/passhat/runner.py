@@ -31,7 +31,7 @@ from passhat.errors import FingerprintMismatch, InputError, ModelError
 from passhat.models import describe_model
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.scoring import ScorerError, score_run
+from passhat.scoring import ScorerError, prepare_scorers, score_run_async
 from passhat.store import Store
 from passhat.suite import Case, Suite
 
@@ -201,6 +201,7 @@ async def run_experiment(
     """Run every planned run that has no record yet; return how many were recorded."""
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
+    prepare_scorers(suite)  # a scorer that cannot be used stops here, before any run
     with store.lease(experiment.id):
         todo = plan(experiment, store.recorded(experiment.id))
         try:
@@ -291,7 +292,7 @@ async def run_once(
     status = "errored"
     if error is None:
         try:
-            score = score_run(suite, case, final_state)
+            score = await score_run_async(suite, case, final_state, run_index=index, seed=ctx.seed)
         except ScorerError as exc:
             error = ("scorer_error", str(exc))
         else:

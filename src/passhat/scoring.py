@@ -18,19 +18,35 @@ passes. Each scorer returns one detail dict, `{"scorer": name, "passed": bool,
   strings, an item repeated as often as it occurs (numbers inside compared as
   numbers, so AC10 sorts after AC9). A path the final state lacks, or that holds
   no list, fails with a `problem`.
+- `subset` / `superset` (path, item): items named as for exact_set. `subset`
+  passes when the final state holds no item the goal lacks (a goal item may be
+  missing: "only allowed things"); `superset` when it holds every goal item
+  (extras allowed: "at least these"). Same details as exact_set, so item
+  stability covers them.
+- `equals` (path; `.` for the whole state): the value must equal the goal's as
+  JSON (true is not 1; 1 equals 1.0; key order never matters). Details add
+  `diff`: one `{path, expected, actual}` per difference, a side left out where
+  it has nothing (at most 50).
+- `matches` (path, pattern): the text at `path` must match the regular
+  expression (`re.search`; anchor with ^...$). Details add `path`, `pattern`.
 - `present` (paths): every path must hold something: not missing, not null,
   not blank text, not an empty list or object. Details add `paths`, `empty`.
+- `judge` (rubric, model, paths, params): a model grades the final state
+  against the rubric; see passhat/judge.py. Details add `verdict`, `reasoning`,
+  `model`, `model_config`, `usage`.
 - custom (`package.module:name` or `file.py:name` beside suite.yaml): called as
   `fn(final_state, goal, **params)`, returns a bool or a dict with a boolean
   `passed` (its other keys go into the details). Checked when the suite loads:
   importable, a plain (not async) callable, and callable with that signature.
 
-A scorer that raises does not fail the run, it makes it errored: `score_run`
-raises `ScorerError` with the original message, and the runner records it.
+A scorer that raises, or a judge that gives no verdict, does not fail the run:
+it makes it errored. `score_run` raises `ScorerError` with the original message,
+and the runner records it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import re
@@ -41,12 +57,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from passhat.imports import load_object
+from passhat.judge import Judge, JudgeError
+from passhat.models.base import CallContext
 from passhat.plain import MISSING, canonical_json, clone, show
 from passhat.plain import get_path as get_path  # re-exported for the reports
 from passhat.suite import (
     Case,
     CustomSpec,
+    EqualsSpec,
     ExactSetSpec,
+    JudgeSpec,
+    MatchesSpec,
     PresentSpec,
     ScorerSpec,
     Suite,
@@ -56,13 +77,19 @@ from passhat.suite import (
 
 __all__ = [
     "Custom",
+    "Equals",
     "ExactSet",
+    "Judge",
+    "Matches",
     "Present",
     "Score",
     "Scorer",
     "ScorerError",
     "build_scorers",
+    "json_diff",
+    "prepare_scorers",
     "score_run",
+    "score_run_async",
 ]
 
 
@@ -156,7 +183,7 @@ class ExactSet:
     def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
         wanted = get_path(goal, self.path)
         if not isinstance(wanted, list):
-            raise ScorerError(f"exact_set: the goal state has no list at {self.path}")
+            raise ScorerError(f"{self.name}: the goal state has no list at {self.path}")
         expected = Counter(item_key(i, self.item) for i in wanted)
         value = get_path(final_state, self.path)
         problem = None
@@ -166,9 +193,13 @@ class ExactSet:
             problem, value = f"{self.path} holds {show(value)}, not a list", []
         actual = Counter(item_key(i, self.item) for i in value)
         missing, extra = expected - actual, actual - expected
+        # exact_set: neither missing nor extra; subset: nothing extra; superset: nothing missing
+        ok = {"subset": not extra, "superset": not missing}.get(
+            self.name, not missing and not extra
+        )
         detail: dict[str, Any] = {
             "scorer": self.name,
-            "passed": problem is None and not missing and not extra,
+            "passed": problem is None and ok,
             "path": self.path,
             "expected": _names(expected),
             "actual": _names(actual),
@@ -178,6 +209,86 @@ class ExactSet:
         if problem is not None:
             detail["problem"] = problem
         return detail
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: true is not 1, 1 is 1.0, key order never matters."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def json_diff(expected: Any, actual: Any, path: str = "", limit: int = 50) -> list[dict[str, Any]]:
+    """Where two JSON values differ: `{"path", "expected", "actual"}` per difference
+    (a side is left out where that side has nothing), at most `limit` of them."""
+    out: list[dict[str, Any]] = []
+
+    def walk(want: Any, got: Any, where: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(want, dict) and isinstance(got, dict):
+            for key in [*want, *(k for k in got if k not in want)]:
+                at = f"{where}.{key}" if where else str(key)
+                if key not in got:
+                    out.append({"path": at, "expected": want[key]})
+                elif key not in want:
+                    out.append({"path": at, "actual": got[key]})
+                else:
+                    walk(want[key], got[key], at)
+        elif isinstance(want, list) and isinstance(got, list):
+            for index in range(max(len(want), len(got))):
+                at = f"{where}.{index}" if where else str(index)
+                if index >= len(got):
+                    out.append({"path": at, "expected": want[index]})
+                elif index >= len(want):
+                    out.append({"path": at, "actual": got[index]})
+                else:
+                    walk(want[index], got[index], at)
+        elif not _same(want, got):
+            out.append({"path": where or ".", "expected": want, "actual": got})
+
+    walk(expected, actual, path)
+    return out
+
+
+@dataclass(frozen=True)
+class Equals:
+    """The value at `path` must equal the goal's (JSON equality); details list the diff."""
+
+    path: str
+    name: str = "equals"
+
+    def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        whole = self.path == "."
+        wanted = goal if whole else get_path(goal, self.path)
+        if wanted is MISSING:
+            raise ScorerError(f"equals: the goal state has nothing at {self.path}")
+        value = final_state if whole else get_path(final_state, self.path)
+        detail: dict[str, Any] = {"scorer": self.name, "path": self.path}
+        if value is MISSING:
+            return {**detail, "passed": False, "problem": f"{self.path} is not in the final state"}
+        prefix = "" if whole else self.path
+        diff = json_diff(wanted, value, prefix)
+        return {**detail, "passed": not diff, "diff": diff}
+
+
+@dataclass(frozen=True)
+class Matches:
+    """The text at `path` must match a regular expression (searched anywhere in it)."""
+
+    path: str
+    pattern: str
+    name: str = "matches"
+
+    def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        value = get_path(final_state, self.path)
+        detail: dict[str, Any] = {"scorer": self.name, "path": self.path, "pattern": self.pattern}
+        if not isinstance(value, str):
+            shown = "nothing" if value is MISSING else show(value)
+            return {**detail, "passed": False, "problem": f"{self.path} holds {shown}, not text"}
+        return {**detail, "passed": re.search(self.pattern, value) is not None}
 
 
 def is_present(value: Any) -> bool:
@@ -243,46 +354,87 @@ def resolve_custom(spec: CustomSpec, suite_dir: Path) -> Custom:
 # ---------------------------------------------------------------------- scoring
 
 
-def build_scorers(suite: Suite) -> list[Scorer]:
-    """The suite's scorers, ready to call; ConfigError when a custom one cannot be used."""
+def build_scorers(suite: Suite) -> list[Scorer | Judge]:
+    """The suite's scorers, ready to call; ConfigError when one cannot be used (a custom
+    scorer that does not import, a judge whose model cannot be built)."""
     return [_build(spec, suite.path) for spec in suite.defaults.scorers]
 
 
-def _build(spec: ScorerSpec, suite_dir: Path) -> Scorer:
+def _build(spec: ScorerSpec, suite_dir: Path) -> Scorer | Judge:
     if isinstance(spec, ExactSetSpec):
-        return ExactSet(spec.path, spec.item)
+        return ExactSet(spec.path, spec.item, name=spec.kind)
+    if isinstance(spec, EqualsSpec):
+        return Equals(spec.path)
+    if isinstance(spec, MatchesSpec):
+        return Matches(spec.path, spec.pattern)
     if isinstance(spec, PresentSpec):
         return Present(spec.paths)
+    if isinstance(spec, JudgeSpec):
+        judge = Judge(spec.rubric, spec.model, spec.paths, spec.params, spec.base_url, suite_dir)
+        judge.build()  # a missing cassette or key is refused before any run starts
+        return judge
     return resolve_custom(spec, suite_dir)
 
 
-_BUILT: dict[tuple[Path, str], list[Scorer]] = {}
+_BUILT: dict[tuple[Path, str], list[Scorer | Judge]] = {}
 
 
-def _scorers_for(suite: Suite) -> list[Scorer]:
+def prepare_scorers(suite: Suite) -> list[Scorer | Judge]:
+    """The suite's scorers, built once per suite content; call it before runs start so
+    a scorer that cannot be used is one ConfigError, not an errored run each."""
     key = (suite.path, suite.hash)
     if key not in _BUILT:
         _BUILT[key] = build_scorers(suite)
     return _BUILT[key]
 
 
-def score_run(suite: Suite, case: Case, final_state: dict[str, Any]) -> Score:
-    """Grade one run's final state; ScorerError when a scorer raises (the run errored)."""
+def _grade(scorer: Scorer, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+    # A user's scorer gets its own copies: it cannot change what the next scorer
+    # sees, nor the final state that is stored. The built-in ones only read.
+    state, expected = (
+        (clone(final_state), clone(goal)) if isinstance(scorer, Custom) else (final_state, goal)
+    )
+    try:
+        return scorer(state, expected)
+    except ScorerError:
+        raise
+    except Exception as error:  # a scorer's bug makes the run errored, not failed
+        raise ScorerError(f"scorer {scorer.name} raised {type(error).__name__}: {error}") from error
+
+
+async def score_run_async(
+    suite: Suite, case: Case, final_state: dict[str, Any], *, run_index: int = 1, seed: int = 0
+) -> Score:
+    """Grade one run's final state; ScorerError when a scorer raises or a judge gives no
+    verdict (the run is errored). `run_index` and `seed` reach a judge's model call."""
     details: list[dict[str, Any]] = []
-    for scorer in _scorers_for(suite):
-        # A user's scorer gets its own copies: it cannot change what the next scorer
-        # sees, nor the final state that is stored. The built-in ones only read.
-        state, goal = (
-            (clone(final_state), clone(case.goal))
-            if isinstance(scorer, Custom)
-            else (final_state, case.goal)
-        )
-        try:
-            details.append(scorer(state, goal))
-        except ScorerError:
-            raise
-        except Exception as error:  # a scorer's bug makes the run errored, not failed
-            raise ScorerError(
-                f"scorer {scorer.name} raised {type(error).__name__}: {error}"
-            ) from error
+    for scorer in prepare_scorers(suite):
+        if isinstance(scorer, Judge):
+            call = CallContext(case.id, run_index, 0, seed)
+            try:
+                details.append(await scorer.grade(final_state, case.goal, call))
+            except JudgeError as error:
+                raise ScorerError(f"judge: {error}") from None
+        else:
+            details.append(_grade(scorer, final_state, case.goal))
     return Score(passed=all(d["passed"] for d in details), details=details)
+
+
+def score_run(
+    suite: Suite, case: Case, final_state: dict[str, Any], *, run_index: int = 1, seed: int = 0
+) -> Score:
+    """`score_run_async` for callers outside an event loop (regrading, scripts).
+
+    Without a judge it never touches an event loop; with one, it runs its own, so
+    inside a running loop `await score_run_async(...)` instead."""
+    scorers = prepare_scorers(suite)
+    if not any(isinstance(s, Judge) for s in scorers):
+        details = [_grade(s, final_state, case.goal) for s in scorers if not isinstance(s, Judge)]
+        return Score(passed=all(d["passed"] for d in details), details=details)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(
+            score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
+        )
+    raise ScorerError("a judge scorer inside a running event loop: await score_run_async(...)")

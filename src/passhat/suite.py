@@ -36,7 +36,7 @@ import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -55,12 +55,17 @@ from passhat.plain import show as show
 __all__ = [
     "Case",
     "CustomSpec",
+    "EqualsSpec",
     "ExactSetSpec",
     "Fixture",
+    "JudgeSpec",
+    "MatchesSpec",
     "PresentSpec",
     "ScorerSpec",
+    "SubsetSpec",
     "Suite",
     "SuiteDefaults",
+    "SupersetSpec",
     "load_suite",
 ]
 
@@ -69,7 +74,16 @@ ENVIRONMENT_KEYS = ("tools", "state", "input_schema", "goal_schema")
 """suite.yaml's settings of the declarative `tools` environment."""
 CASES_DIR = "cases"
 _CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_SCORER_KINDS = ("exact_set", "present", "custom")
+_SCORER_KINDS = (
+    "exact_set",
+    "subset",
+    "superset",
+    "equals",
+    "matches",
+    "present",
+    "judge",
+    "custom",
+)
 _SCORER_EXAMPLE = (
     "- exact_set: ticket.annotations, - present: [ticket.goal], - custom: rules.py:check"
 )
@@ -92,12 +106,66 @@ class Fixture:
 class ExactSetSpec:
     """The items at `path` of the final state must equal the goal's, as a set."""
 
+    kind: ClassVar[str] = "exact_set"
+    """How suite.yaml names the scorer (subset and superset share these fields)."""
+
     path: str
     """Dotted path into the state, e.g. `ticket.annotations` (digits index lists)."""
     item: str | None = None
     """How an item is named and compared, e.g. `AC{ac}:{label}`: the fields it
     names are the item's identity (other fields, like a free-text note, are
     ignored). None: text items as they are, anything else as canonical JSON."""
+
+
+@dataclass(frozen=True)
+class SubsetSpec(ExactSetSpec):
+    """The items at `path` of the final state must all be goal items (none extra);
+    a goal item may be missing."""
+
+    kind: ClassVar[str] = "subset"
+
+
+@dataclass(frozen=True)
+class SupersetSpec(ExactSetSpec):
+    """The final state must hold every goal item at `path` (none missing); extra
+    items are allowed."""
+
+    kind: ClassVar[str] = "superset"
+
+
+@dataclass(frozen=True)
+class EqualsSpec:
+    """The value at `path` of the final state must equal the goal's (JSON equality:
+    true is not 1); the details list every difference by path."""
+
+    path: str
+    """Dotted path into the state; `.` compares the whole state."""
+
+
+@dataclass(frozen=True)
+class MatchesSpec:
+    """The text at `path` of the final state must match a regular expression."""
+
+    path: str
+    """Dotted path into the state."""
+    pattern: str
+    """A Python regular expression, searched anywhere in the text (anchor it with ^...$)."""
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A model grades the final state against a rubric (its own model, not the agent's)."""
+
+    rubric: str
+    """What a passing final state looks like, in words."""
+    model: str
+    """The judge's model spec, e.g. `openai:gpt-4o-mini` or `replay:cassettes/judge.jsonl`."""
+    paths: tuple[str, ...] = ()
+    """The parts of the final state the judge reads; empty: all of it."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """The judge model's parameters (temperature...)."""
+    base_url: str | None = None
+    """An OpenAI-compatible or Anthropic endpoint for the judge."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +186,7 @@ class CustomSpec:
     """Keyword arguments passed on every call."""
 
 
-ScorerSpec = ExactSetSpec | PresentSpec | CustomSpec
+ScorerSpec = ExactSetSpec | EqualsSpec | MatchesSpec | PresentSpec | JudgeSpec | CustomSpec
 
 
 @dataclass(frozen=True)
@@ -465,6 +533,35 @@ class _ExactSetFile(StrictModel):
     item: str | None = Field(None, min_length=1)
 
 
+class _SubsetFile(StrictModel):
+    subset: str = Field(min_length=1)
+    item: str | None = Field(None, min_length=1)
+
+
+class _SupersetFile(StrictModel):
+    superset: str = Field(min_length=1)
+    item: str | None = Field(None, min_length=1)
+
+
+class _EqualsFile(StrictModel):
+    equals: str = Field(min_length=1)
+
+
+class _MatchesFile(StrictModel):
+    matches: str = Field(min_length=1)
+    pattern: str = Field(description="a regular expression the text must match, e.g. '^AC'")
+
+
+class _JudgeFile(StrictModel):
+    judge: str = Field(min_length=1)
+    model: str = Field(
+        min_length=1, description="the judge's model, e.g. replay:cassettes/judge.jsonl"
+    )
+    paths: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+    base_url: str | None = None
+
+
 class _PresentFile(StrictModel):
     present: list[str] = Field(min_length=1)
 
@@ -775,7 +872,12 @@ class _Loader:
             return None
         model: type[StrictModel] = {  # type: ignore[assignment]
             "exact_set": _ExactSetFile,
+            "subset": _SubsetFile,
+            "superset": _SupersetFile,
+            "equals": _EqualsFile,
+            "matches": _MatchesFile,
             "present": _PresentFile,
+            "judge": _JudgeFile,
             "custom": _CustomFile,
         }[kinds[0]]
         try:
@@ -795,6 +897,38 @@ class _Loader:
             if bad_item:
                 self.problem(SUITE_FILE, (*loc, "item"), bad_item)
             return None if bad or bad_item else ExactSetSpec(parsed.exact_set, parsed.item)
+        if isinstance(parsed, _SubsetFile | _SupersetFile):
+            path = parsed.subset if isinstance(parsed, _SubsetFile) else parsed.superset
+            kind = "subset" if isinstance(parsed, _SubsetFile) else "superset"
+            bad = _path_problem(path)
+            if bad:
+                self.problem(SUITE_FILE, (*loc, kind), bad)
+            bad_item = _template_problem(parsed.item) if parsed.item is not None else None
+            if bad_item:
+                self.problem(SUITE_FILE, (*loc, "item"), bad_item)
+            cls = SubsetSpec if kind == "subset" else SupersetSpec
+            return None if bad or bad_item else cls(path, parsed.item)
+        if isinstance(parsed, _EqualsFile):
+            bad = _path_problem(parsed.equals) if parsed.equals != "." else None
+            if bad:
+                self.problem(SUITE_FILE, (*loc, "equals"), bad)
+            return None if bad else EqualsSpec(parsed.equals)
+        if isinstance(parsed, _MatchesFile):
+            bad = _path_problem(parsed.matches)
+            if bad:
+                self.problem(SUITE_FILE, (*loc, "matches"), bad)
+            try:
+                re.compile(parsed.pattern)
+            except re.error as error:
+                self.problem(
+                    SUITE_FILE,
+                    (*loc, "pattern"),
+                    f"{show(parsed.pattern)} is not a regular expression ({error})",
+                )
+                return None
+            return None if bad else MatchesSpec(parsed.matches, parsed.pattern)
+        if isinstance(parsed, _JudgeFile):
+            return self._judge_spec(parsed, loc)
         if isinstance(parsed, _PresentFile):
             ok = True
             for index, path in enumerate(parsed.present):
@@ -805,6 +939,35 @@ class _Loader:
             return PresentSpec(tuple(parsed.present)) if ok else None
         assert isinstance(parsed, _CustomFile)
         return CustomSpec(parsed.custom, dict(parsed.params))
+
+    def _judge_spec(self, parsed: _JudgeFile, loc: Loc) -> JudgeSpec | None:
+        ok = True
+        provider, _, name = parsed.model.partition(":")
+        if not name or provider not in ("replay", "openai", "anthropic"):
+            self.problem(
+                SUITE_FILE,
+                (*loc, "model"),
+                f"{show(parsed.model)} is not provider:name; use replay:CASSETTE.jsonl, "
+                "openai:MODEL or anthropic:MODEL",
+            )
+            ok = False
+        for index, path in enumerate(parsed.paths):
+            bad = _path_problem(path)
+            if bad:
+                self.problem(SUITE_FILE, (*loc, "paths", index), bad)
+                ok = False
+        if not parsed.judge.strip():
+            self.problem(SUITE_FILE, (*loc, "judge"), "is empty; write the rubric")
+            ok = False
+        if not ok:
+            return None
+        return JudgeSpec(
+            rubric=parsed.judge,
+            model=parsed.model,
+            paths=tuple(parsed.paths),
+            params=dict(parsed.params),
+            base_url=parsed.base_url,
+        )
 
     def _case_files(self) -> list[Path]:
         folder = self.root / CASES_DIR
@@ -911,6 +1074,15 @@ class _Loader:
                 for case in cases:
                     for loc, message in check_goal_items(spec, case.goal):
                         self.problem(_rel(case.file, self.root), ("goal", *loc), message)
+            elif isinstance(spec, EqualsSpec) and spec.path != ".":
+                for case in cases:
+                    if get_path(case.goal, spec.path) is MISSING:
+                        self.problem(
+                            _rel(case.file, self.root),
+                            ("goal", *path_loc(spec.path)),
+                            "missing; the equals scorer in suite.yaml compares this path, so "
+                            "write the expected value here",
+                        )
             elif isinstance(spec, CustomSpec):
                 try:
                     fn = load_object(spec.ref, self.root, what="")
@@ -932,12 +1104,12 @@ def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc
         return [
             (
                 loc,
-                "missing; the exact_set scorer in suite.yaml compares this path, so write "
+                f"missing; the {spec.kind} scorer in suite.yaml compares this path, so write "
                 "the expected items here ([] when none is expected)",
             )
         ]
     if not isinstance(value, list):
-        return [(loc, f"expected a list of items for the exact_set scorer, got {show(value)}")]
+        return [(loc, f"expected a list of items for the {spec.kind} scorer, got {show(value)}")]
     if spec.item is None:
         return []
     names = template_fields(spec.item)
@@ -1000,7 +1172,19 @@ def _defaults_dict(defaults: SuiteDefaults) -> dict[str, Any]:
 def spec_dict(spec: ScorerSpec) -> dict[str, Any]:
     """A scorer spec as suite.yaml writes it (for hashing and display)."""
     if isinstance(spec, ExactSetSpec):
-        return {"exact_set": spec.path, "item": spec.item}
+        return {spec.kind: spec.path, "item": spec.item}
+    if isinstance(spec, EqualsSpec):
+        return {"equals": spec.path}
+    if isinstance(spec, MatchesSpec):
+        return {"matches": spec.path, "pattern": spec.pattern}
     if isinstance(spec, PresentSpec):
         return {"present": list(spec.paths)}
+    if isinstance(spec, JudgeSpec):
+        return {
+            "judge": spec.rubric,
+            "model": spec.model,
+            "paths": list(spec.paths),
+            "params": spec.params,
+            "base_url": spec.base_url,
+        }
     return {"custom": spec.ref, "params": spec.params}
