@@ -195,3 +195,25 @@ def test_the_unchanged_environment_resumes(
     assert r.code == 0, r.err
     with Store(tmp_path / "p.db") as store:
         assert len(store.runs(store.experiment("c").id)) == 4
+
+
+def test_an_environment_whose_final_state_raises_errors_the_run_and_closes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = COUNTER_ENV.replace(
+        '        return {"count": self.count}',
+        '        if self.count > 5:\n            raise RuntimeError("state lost")\n'
+        '        return {"count": self.count}\n\n'
+        "    def close(self) -> None:\n"
+        '        with open(__file__ + ".closed", "a") as f:\n            f.write("x")',
+    )
+    suite = write_suite(tmp_path / "counter", source)
+    r = run_cli(capsys, "run", str(suite), "-k", "1", "--db", str(tmp_path / "p.db"), "-q")
+    assert r.code == 0, r.err
+    with Store(tmp_path / "p.db") as store:
+        runs = {x.case_id: x for x in store.runs(store.experiment("latest").id)}
+    assert runs["from-1"].status == "passed"
+    assert (runs["from-5"].status, runs["from-5"].error_type) == ("errored", "environment_error")
+    assert runs["from-5"].error_message == "final_state() raised RuntimeError: state lost"
+    # close() ran after every run (and after the load-time checks of each case)
+    assert len((suite / "counter.py.closed").read_text()) >= 2

@@ -413,6 +413,10 @@ class Environment:
         """The state scorers grade: JSON-ready, not shared with the live state."""
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Release what `setup` opened (a database connection, a temporary folder);
+        called once the run's final state has been taken."""
+
     def match_fixture(
         self, tool: str, recorded: dict[str, Any], called: dict[str, Any]
     ) -> int | None:
@@ -596,10 +600,13 @@ class Environment:
                     f"{cls.__name__} cannot start from it: {type(error).__name__}: {error}",
                 ),
             ]
-        problems += [(("tools",), m) for m in env._tool_problems()]
-        problems += env._check_fixtures(case)
-        if not goal_problems:
-            problems += list(env.check_rules(clone(case.input), clone(case.goal)))
+        try:
+            problems += [(("tools",), m) for m in env._tool_problems()]
+            problems += env._check_fixtures(case)
+            if not goal_problems:
+                problems += list(env.check_rules(clone(case.input), clone(case.goal)))
+        finally:
+            env.close()
         return problems
 
     def _tool_problems(self) -> list[str]:

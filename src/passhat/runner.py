@@ -287,7 +287,13 @@ async def run_once(
             if isinstance(kind, str)
             else ("agent_error", f"{type(exc).__name__}: {exc}")
         )
-    final_state = env.final_state()
+    final_state: dict[str, Any] = {}
+    try:
+        final_state = env.final_state()
+    except Exception as exc:  # a user environment's bug: this run has no state to grade
+        error = error or ("environment_error", f"final_state() raised {type(exc).__name__}: {exc}")
+    finally:
+        env.close()
     details: list[dict[str, Any]] = []
     status = "errored"
     if error is None:

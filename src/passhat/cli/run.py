@@ -373,7 +373,9 @@ def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
 
     tools: tuple[str, ...] = ()
     if suite.cases:
-        tools = tuple(t.name for t in make_environment(suite, suite.cases[0]).tools)
+        env = make_environment(suite, suite.cases[0])
+        tools = tuple(t.name for t in env.tools)
+        env.close()
     return replace(experiment, tools=tools)
 
 
