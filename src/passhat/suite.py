@@ -193,9 +193,10 @@ ScorerSpec = ExactSetSpec | EqualsSpec | MatchesSpec | PresentSpec | JudgeSpec |
 class SuiteDefaults:
     """How the suite's cases are run unless the command line says otherwise."""
 
-    model: str
+    model: str | None
     """Free model string, e.g. `replay:cassettes/seed.jsonl` (paths are relative to
-    the suite folder); suite.yaml must give one, `--model` overrides it."""
+    the suite folder); `--model` overrides it. None: the agent needs no model (a
+    scripted agent); an agent that asks for one anyway gets an errored run."""
     agent: str = "clarifier"
     """Built-in agent name, `package.module:name`, or `command:{...}` (a command agent)."""
     k: int = 3
@@ -497,7 +498,8 @@ class _DefaultsFile(StrictModel):
         description="a built-in agent name, package.module:name, or "
         "{command: [program, args...]} for an agent in any language",
     )
-    model: str = Field(
+    model: str | None = Field(
+        None,
         min_length=1,
         description="the model to run, e.g. replay:cassettes/seed.jsonl or "
         "openai:gpt-4o-mini (--model overrides it)",

@@ -332,7 +332,7 @@ def run(
         retries=retries,
     )
     agent_spec = _agent_spec(agent, agent_cmd) or suite.defaults.agent
-    model_spec = model or suite.defaults.model
+    model_spec = model or suite.defaults.model or ""  # "": an agent that needs no model
     loaded, provider = _build(suite, agent_spec, model_spec, params)
     _warn_uncovered(provider, suite, k, language)
     experiment = new_experiment(

@@ -72,7 +72,8 @@ def print_suite(out: Console, suite: Suite) -> None:
     head.add_row("environment", Text(suite.environment))
     head.add_row("labels", Text(", ".join(suite.labels) or "none"))
     head.add_row(
-        "defaults", Text(f"agent {d.agent}, model {d.model}, k {d.k}, max_turns {d.max_turns}")
+        "defaults",
+        Text(f"agent {d.agent}, model {d.model or 'none'}, k {d.k}, max_turns {d.max_turns}"),
     )
     for spec in d.scorers:
         head.add_row("scorer", Text(_scorer_text(spec)))
