@@ -311,3 +311,20 @@ def test_a_judge_model_without_a_key_is_refused_before_runs(
     suite = load_suite(write_suite(tmp_path / "s", [{"judge": RUBRIC, "model": "openai:judge-1"}]))
     with pytest.raises(ConfigError):
         build_scorers(suite)
+
+
+def test_regrading_replays_a_judge_by_each_runs_own_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = write_suite(
+        tmp_path / "s",
+        [{"judge": RUBRIC, "model": "replay:judge.jsonl"}],
+        [_judge_line(1, "VERDICT: PASS"), _judge_line(2, "VERDICT: FAIL")],
+    )
+    db = str(tmp_path / "p.db")
+    assert run_cli(capsys, "run", str(suite), "--db", db, "-q", "--name", "judged").code == 0
+    r = run_cli(capsys, "regrade", "judged", "--db", db, "--name", "again")
+    assert r.code == 0, r.err
+    with Store(tmp_path / "p.db") as store:
+        runs = store.runs(store.experiment("again").id)
+    assert [(x.run_index, x.status) for x in runs] == [(1, "passed"), (2, "failed")]
