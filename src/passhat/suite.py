@@ -9,14 +9,19 @@ A suite is a folder::
 `load_suite` reads YAML safely (plain data only; a key written twice is refused
 rather than silently dropped; anchors and aliases are refused, so the data is a
 tree and every check and hash walks each value once), checks every file against
-its schema, the environment's rules (env.py) and the scorers (scoring.py), and
+its schema, the environment (its class, loaded through passhat/imports.py like a
+user's, checks itself and every case: env.py's protocol) and the scorers, and
 raises one `SuiteError` listing every problem found, each naming the file, the
-field path and the fix. A loaded suite is immutable and carries content hashes,
+field path and the fix. This module imports neither env.py nor scoring.py: the
+layering runs one way, suite -> environment -> scoring. A loaded suite is immutable and carries content hashes,
 so an experiment records exactly what it ran on:
 
 - a case's hash covers its input, fixtures and goal;
-- the suite's hash covers suite.yaml's content (with defaults filled in), every
-  case id with its hash, and the bytes of any scorer file beside suite.yaml.
+- the suite's hash covers suite.yaml's content (with defaults filled in, the
+  `tools` environment's declaration included), every case id with its hash, and
+  the bytes of any scorer file beside suite.yaml;
+- a user environment's source file has its own hash (`environment_hash`), which
+  the experiment records, so resume names it when it changed.
 
 Both are SHA-256 over canonical JSON (sorted keys, no whitespace), so key order,
 YAML formatting and comments never change them; any change of content does.
