@@ -64,6 +64,7 @@ look-up tools' parameters, and `check_rules` adds the environment's own rules.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -282,6 +283,7 @@ def _untitled_map(mapping: dict[str, Any]) -> dict[str, Any]:
     return {k: _untitled(v) for k, v in mapping.items()}
 
 
+@functools.lru_cache(maxsize=1024)
 def _doc(fn: Callable[..., Any]) -> str:
     text = inspect.getdoc(fn) or ""
     return text.split("\n\n")[0].strip()
@@ -459,7 +461,7 @@ class Environment:
             params = parameters_from_signature(getattr(type(self), method_name))
         return Tool(
             name=declared.name or method_name,
-            description=declared.description or _doc(method),
+            description=declared.description or _doc(getattr(type(self), method_name)),
             parameters=params,
             handler=None if declared.fixtures else method,
             fixtures=declared.fixtures,
@@ -666,15 +668,21 @@ class Environment:
         return problems
 
 
+_DECLARED: dict[type, list[tuple[str, _Declared]]] = {}
+
+
 def _declared_tools(cls: type) -> list[tuple[str, _Declared]]:
-    """The `@tool` methods of a class, in the order they are written (bases first)."""
-    found: dict[str, _Declared] = {}
-    for klass in reversed(cls.__mro__):
-        for attr, value in vars(klass).items():
-            declared = getattr(value, "__passhat_tool__", None)
-            if isinstance(declared, _Declared):
-                found[attr] = declared
-    return list(found.items())
+    """The `@tool` methods of a class, in the order they are written (bases first);
+    read once per class, not once per run."""
+    if cls not in _DECLARED:
+        found: dict[str, _Declared] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                declared = getattr(value, "__passhat_tool__", None)
+                if isinstance(declared, _Declared):
+                    found[attr] = declared
+        _DECLARED[cls] = list(found.items())
+    return _DECLARED[cls]
 
 
 def _tool_problems(owner: str, name: str, parameters: Any) -> list[str]:

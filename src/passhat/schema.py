@@ -52,6 +52,22 @@ def _validator(schema_json: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads(schema_json))
 
 
+_BY_ID: dict[int, tuple[Any, Draft202012Validator]] = {}
+
+
+def _validator_for(schema: dict[str, Any]) -> Draft202012Validator:
+    """The schema's validator: by identity first (a tool's schema is one object for
+    every call), else by its JSON in written order (messages list keys as written)."""
+    hit = _BY_ID.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    validator = _validator(json.dumps(schema, ensure_ascii=False))
+    if len(_BY_ID) > 1024:
+        _BY_ID.clear()
+    _BY_ID[id(schema)] = (schema, validator)  # kept alive, so the id is never reused
+    return validator
+
+
 def schema_errors(schema: Any) -> list[str]:
     """What makes `schema` not a valid Draft 2020-12 JSON Schema (empty when it is one)."""
     if not isinstance(schema, dict | bool):
@@ -71,8 +87,9 @@ def schema_problems(
     `schema` must be valid (see `schema_errors`); `yaml` picks the words of a file's reader.
     """
     words = _YAML_WORDS if yaml else _JSON_WORDS
-    # keyed by the schema's JSON in written order: messages list keys as written
-    validator = _validator(json.dumps(schema, ensure_ascii=False))
+    validator = _validator_for(schema)
+    if validator.is_valid(value):
+        return []
     out: list[tuple[Loc, str]] = []
     for error in sorted(validator.iter_errors(value), key=_order):
         out.extend(_messages(error, words))

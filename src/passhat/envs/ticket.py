@@ -6,6 +6,7 @@ fixtures, matched by terms) and `update_ticket`; final state `{"ticket": {...}}`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -96,11 +97,17 @@ GOAL_SCHEMA: dict[str, Any] = {
 
 
 def _update_parameters(env: TicketEnvironment) -> dict[str, Any]:
+    return _update_schema(env.labels)
+
+
+@functools.lru_cache(maxsize=64)
+def _update_schema(labels: tuple[str, ...]) -> dict[str, Any]:
+    """One schema object per label set: its validator is built once, not per run."""
     annotation = {
         "type": "object",
         "properties": {
             "ac": {"type": "integer", "minimum": 1, "description": "The AC's number."},
-            "label": {"type": "string", "enum": list(env.labels)},
+            "label": {"type": "string", "enum": list(labels)},
             "note": {"type": "string", "description": "Why, in one or two sentences."},
         },
         "required": ["ac", "label", "note"],
