@@ -10,13 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from passhat.env import (
-    BoardEnvironment,
-    Environment,
-    TicketEnvironment,
-    ToolOutcome,
-    make_environment,
-)
+from passhat.env import Environment, ToolOutcome, make_environment
+from passhat.envs.board import BoardEnvironment
+from passhat.envs.ticket import TicketEnvironment
 from passhat.errors import SuiteError
 from passhat.suite import Suite, load_suite
 

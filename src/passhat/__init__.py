@@ -26,7 +26,7 @@ from passhat.metrics import (
 
 if TYPE_CHECKING:
     from passhat.agents import Agent, RunContext
-    from passhat.env import Environment, ToolOutcome
+    from passhat.env import Environment, Tool, ToolError, ToolOutcome, tool
     from passhat.models.base import (
         CallContext,
         Message,
@@ -47,7 +47,10 @@ _LAZY = {
     "Agent": "passhat.agents",
     "RunContext": "passhat.agents",
     "Environment": "passhat.env",
+    "Tool": "passhat.env",
+    "ToolError": "passhat.env",
     "ToolOutcome": "passhat.env",
+    "tool": "passhat.env",
     "CallContext": "passhat.models.base",
     "Message": "passhat.models.base",
     "Model": "passhat.models.base",
@@ -102,7 +105,9 @@ __all__ = [
     "ScorerError",
     "Store",
     "Suite",
+    "Tool",
     "ToolCall",
+    "ToolError",
     "ToolOutcome",
     "ToolSpec",
     "Usage",
@@ -115,4 +120,5 @@ __all__ = [
     "pass_at_curve",
     "pass_hat",
     "pass_hat_curve",
+    "tool",
 ]

@@ -1,79 +1,106 @@
 """Environments: the world one run acts on, its tools, and the record of every call.
 
-Every run gets a fresh `Environment` from `make_environment`: a deep copy of the
-case's initial state and fixtures, so two runs (even of one case, even
-concurrent) never see each other's writes. Tools have JSON schemas; arguments
-are checked against them before a tool runs. An agent's mistake (unknown tool,
-bad arguments, a look-up with no recorded answer) never raises: it comes back
-as an error outcome the agent can read, and is recorded like every other call
-(tool, arguments, result or error, start time, duration).
+This module is the public door for every environment, the built-in `ticket` and
+`board` (passhat/envs/) included: they use nothing a user's environment cannot.
+
+An environment is a subclass of `Environment`:
+
+    class Shop(Environment):
+        input_schema = {"type": "object", "required": ["orders"]}   # a case's input
+        goal_schema = {"type": "object", "required": ["refunds"]}   # a case's goal
+
+        def setup(self, input):              # this run's initial state, from a copy
+            self.orders, self.refunds = input["orders"], []        # of the case input
+
+        @tool                                # name, description (docstring) and
+        def refund(self, order: str, cents: int) -> dict:          # JSON-Schema
+            '''Refund an order.'''                                  # parameters (type
+            if order not in self.orders:                            # hints) are the
+                raise ToolError(f"no order {order!r}")              # tool's spec
+            self.refunds.append({"order": order, "cents": cents})
+            return {"refunded": order}
+
+        @tool(fixtures=True)                 # a look-up: answered from the case's
+        def policy(self, topic: str) -> str:                        # recorded fixtures
+            '''Read the refund policy on a topic.'''
+
+        def final_state(self):               # what the scorers grade (JSON-ready)
+            return {"refunds": self.refunds}
+
+Every run gets a fresh instance (`make_environment`): `setup` receives a deep
+copy of the case input and the fixtures are copied, so two runs never share a
+thing. `await env.call(name, arguments)` checks the arguments against the tool's
+JSON Schema (Draft 2020-12, by `jsonschema`), runs the tool (sync or async,
+called with the arguments as keywords) and records the call (tool, arguments,
+result or error, start, duration) in `env.calls`. An agent's mistake (unknown
+tool, bad arguments, a `ToolError` raised by the tool, a look-up with no
+recorded answer) never raises: it comes back as an error outcome the agent can
+read, recorded like every other call.
 
 Fixture tools replay the case's recorded responses (`fixtures` in the case
-file). Matching rule:
+file). Arguments are normalised first: Unicode NFKC, case folded, runs of
+whitespace collapsed, ends trimmed (recursively through lists and objects).
 
-- Arguments are normalised first: Unicode NFKC, case folded, runs of
-  whitespace collapsed, ends trimmed (recursively through lists and objects).
-- `query_background` (ticket environment) matches by terms. A query's terms:
-  punctuation is read as a space, and the text is split at spaces and wherever
-  a run of Chinese or Japanese characters (Han, kana, bopomofo: scripts written
-  without spaces) starts or ends. Every term of the fixture's `query` must be
-  in the call's query: a word as a whole word, a Chinese or Japanese term
-  anywhere inside a run of such characters (there are no spaces to find words
-  by). The fixture with the most distinct terms wins; ties go to the one
-  written first. So the fixture query `優惠碼 會員折扣` answers
-  "優惠碼可以和會員折扣一起用嗎？", `coupon stacking` answers "What is the coupon
-  stacking policy?", and `return policy` does not answer "nonreturnable items
-  and policyholder". (Korean is written with spaces: its terms are whole words.)
-- Any other fixture tool matches when the normalised arguments are equal.
+- `fixtures=True` ("exact"): a fixture answers when the normalised arguments
+  are equal.
+- `fixtures="terms"`: every argument the fixture gives must match; text by terms,
+  anything else by equality. A text's terms: punctuation is read as a space, and
+  it is split at spaces and wherever a run of Chinese or Japanese characters
+  (Han, kana, bopomofo: scripts written without spaces) starts or ends. Every
+  term of the fixture's text must be in the call's: a word as a whole word, a
+  Chinese or Japanese term anywhere inside a run of such characters. The fixture
+  with the most terms wins; ties go to the one written first. So `優惠碼 會員折扣`
+  answers "優惠碼可以和會員折扣一起用嗎？", `coupon stacking` answers "What is
+  the coupon stacking policy?", and `return policy` does not answer
+  "nonreturnable items and policyholder".
+- Override `match_fixture` for any other rule.
 - No match: an error outcome ("no recorded answer"), recorded with
   `fixture_miss=True`: never an empty success.
 
-Registry (`ENVIRONMENTS`):
-
-- `ticket` (the clarifier): tools `get_ticket`, `query_background` (fixtures),
-  `update_ticket`; final state `{"ticket": {...}}`.
-- `board` (a Trello-like board): tools `get_board`, `get_guide` (fixtures),
-  `create_card`; final state `{"cards": [...]}`.
+At `passhat check` (classmethod `check_case`), every case's input and goal are
+validated against `input_schema` and `goal_schema`, its fixtures against the
+look-up tools' parameters, and `check_rules` adds the environment's own rules.
 """
 
 from __future__ import annotations
 
-import builtins
+import functools
+import inspect
 import json
-import pickle
 import re
 import time
+import typing
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
-
-from pydantic import BaseModel, Field, ValidationError
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
 
 from passhat.errors import ConfigError
+from passhat.imports import BUILTIN_ENVIRONMENTS, load_object
 from passhat.models.base import RAW_ARGUMENTS, ToolSpec
-from passhat.suite import (
-    Loc,
-    StrictModel,
-    did_you_mean,
-    field_path,
-    show,
-    validation_problems,
-)
+from passhat.plain import Loc, did_you_mean, field_path, show
+from passhat.plain import clone as clone  # re-exported for the runner
+from passhat.schema import schema_errors, schema_problems
 
 if TYPE_CHECKING:
-    from passhat.suite import Case, Fixture, Suite
+    from passhat.suite import Case, Suite
 
 __all__ = [
-    "ENVIRONMENTS",
-    "BoardEnvironment",
+    "BUILTIN_ENVIRONMENTS",
     "Environment",
-    "TicketEnvironment",
+    "FixtureMode",
+    "Tool",
     "ToolCallRecord",
+    "ToolError",
     "ToolOutcome",
     "make_environment",
-    "schema_problems",
+    "resolve_environment",
+    "tool",
 ]
+
+FixtureMode = Literal["exact", "terms"]
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 @dataclass(frozen=True)
@@ -123,8 +150,8 @@ class ToolCallRecord:
         }
 
 
-class ToolFailure(Exception):
-    """Raised inside a tool for an agent mistake; `call` turns it into an error outcome."""
+class ToolError(Exception):
+    """Raise it inside a tool for an agent's mistake: the agent reads the message."""
 
     def __init__(self, message: str, fixture_miss: bool = False) -> None:
         super().__init__(message)
@@ -132,91 +159,111 @@ class ToolFailure(Exception):
         self.fixture_miss = fixture_miss
 
 
-Handler = Callable[[dict[str, Any]], Any]
+ToolFailure = ToolError  # the name before the protocol was public
 
 
-# ------------------------------------------------------------------ JSON schema
+Handler = Callable[..., Any]
 
 
-_TYPE_WORDS = {
-    "object": "an object",
-    "array": "an array",
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "null",
-}
+@dataclass(frozen=True)
+class Tool:
+    """A tool as an environment declares it (by `@tool` or `add_tool`)."""
+
+    name: str
+    """Name the agent calls it by: letters, digits, '_' and '-' (at most 64)."""
+    description: str
+    """What it does, for the model."""
+    parameters: dict[str, Any]
+    """JSON Schema (Draft 2020-12) of its arguments: an object schema."""
+    handler: Handler | None = None
+    """Called with the arguments as keywords (sync or async); None for a look-up
+    answered only from fixtures."""
+    fixtures: FixtureMode | None = None
+    """How a look-up matches recorded fixtures; None: not a fixture tool."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
 
 
-def _is_type(value: Any, kind: str) -> bool:
-    if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    checks: dict[str, Callable[[Any], bool]] = {
-        "object": lambda v: isinstance(v, dict),
-        "array": lambda v: isinstance(v, list),
-        "string": lambda v: isinstance(v, str),
-        "boolean": lambda v: isinstance(v, bool),
-        "null": lambda v: v is None,
-    }
-    return checks[kind](value)
+@dataclass(frozen=True)
+class _Declared:
+    """What `@tool` leaves on a method, read when an environment is built."""
+
+    name: str | None
+    description: str | None
+    parameters: dict[str, Any] | Callable[[Any], dict[str, Any]] | None
+    fixtures: FixtureMode | None
 
 
-def schema_problems(value: Any, schema: dict[str, Any], loc: Loc = ()) -> list[tuple[Loc, str]]:
-    """Check `value` against the JSON-schema subset tool specs use.
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-    Supported: type, enum, properties, required, additionalProperties: false,
-    items, minLength, minimum, minItems. One (location, message) per problem.
+
+@overload
+def tool(fn: _F) -> _F: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | Callable[[Any], dict[str, Any]] | None = None,
+    fixtures: bool | FixtureMode = False,
+) -> Callable[[_F], _F]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | Callable[[Any], dict[str, Any]] | None = None,
+    fixtures: bool | FixtureMode = False,
+) -> Any:
+    """Declare a method of an `Environment` as a tool.
+
+    Used bare (`@tool`) or with options: `name` (default: the method's name),
+    `description` (default: the docstring's first paragraph), `parameters` (a
+    JSON Schema, or a function of the environment returning one; default: derived
+    from the method's type hints, `Annotated[str, Field(description=...)]` for
+    argument descriptions) and `fixtures` (True or "exact", or "terms": the tool
+    is a look-up answered from the case's fixtures, and its body is not called).
     """
-    kind = schema.get("type")
-    if isinstance(kind, str) and not _is_type(value, kind):
-        return [(loc, f"expected {_TYPE_WORDS[kind]}, got {show(value)}")]
-    if "enum" in schema and value not in schema["enum"]:
-        choices = [str(c) for c in schema["enum"]]
-        listed = ", ".join(choices) if choices else "(nothing: the list of choices is empty)"
-        return [(loc, f"{show(value)} is not one of {listed}{did_you_mean(str(value), choices)}")]
-    if isinstance(value, str) and len(value) < schema.get("minLength", 0):
-        return [(loc, "is empty; write some text")]
-    if isinstance(value, int | float) and value < schema.get("minimum", value):
-        return [(loc, f"is {value}; it must be at least {schema['minimum']}")]
-    if isinstance(value, dict):
-        return _object_problems(value, schema, loc)
-    if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
-            return [(loc, f"needs at least {schema['minItems']} item(s)")]
-        items = schema.get("items")
-        out: list[tuple[Loc, str]] = []
-        if isinstance(items, dict):
-            for index, item in enumerate(value):
-                out += schema_problems(item, items, (*loc, index))
-        return out
-    return []
+    mode: FixtureMode | None = None
+    if fixtures is True:
+        mode = "exact"
+    elif fixtures in ("exact", "terms"):
+        mode = fixtures
+    elif fixtures is not False:
+        raise ConfigError(f"@tool(fixtures={fixtures!r}): use True, 'exact' or 'terms'")
+
+    def mark(method: _F) -> _F:
+        method.__passhat_tool__ = _Declared(name, description, parameters, mode)  # type: ignore[attr-defined]
+        return method
+
+    return mark(fn) if fn is not None else mark
 
 
-def _object_problems(
-    value: dict[str, Any], schema: dict[str, Any], loc: Loc
-) -> list[tuple[Loc, str]]:
-    out: list[tuple[Loc, str]] = []
-    properties: dict[str, Any] = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in value:
-            out.append(((*loc, name), "missing; add it"))
-    for key, item in value.items():
-        if key in properties:
-            out += schema_problems(item, properties[key], (*loc, key))
-        elif schema.get("additionalProperties") is False:
-            allowed = list(properties)
-            listed = ", ".join(allowed) if allowed else "none"
-            out.append(
-                (
-                    (*loc, key),
-                    f"unknown key {show(key)}; the keys allowed here are {listed}"
-                    f"{did_you_mean(key, allowed)}",
-                )
+def parameters_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
+    """An object schema of a method's arguments (after `self`), from its type hints."""
+    from pydantic import ConfigDict, create_model
+
+    signature = inspect.signature(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for param in list(signature.parameters.values())[1:]:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ConfigError(
+                f"tool {fn.__name__}: *{param.name} cannot be described by a schema; "
+                "name each argument, or give @tool(parameters={...})"
             )
-    return out
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (hints.get(param.name, Any), default)
+    model = create_model(
+        f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return _untitled(model.model_json_schema())  # type: ignore[no-any-return]
 
 
 def not_json_reason(arguments: dict[str, Any]) -> str | None:
@@ -235,9 +282,27 @@ def not_json_reason(arguments: dict[str, Any]) -> str | None:
     return f"the arguments were not a JSON object but {show(parsed, 200)}; send one object"
 
 
-def _args_message(tool: str, problems: list[tuple[Loc, str]]) -> str:
-    parts = [f"{field_path(loc)}: {message}" if loc else message for loc, message in problems]
-    return f"invalid arguments for {tool}: " + "; ".join(parts)
+def _untitled(schema: Any) -> Any:
+    """Pydantic's schema without its generated titles (models read descriptions)."""
+    if isinstance(schema, dict):
+        return {
+            k: _untitled(v) if k not in ("properties", "$defs") else _untitled_map(v)
+            for k, v in schema.items()
+            if k != "title"
+        }
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]
+    return schema
+
+
+def _untitled_map(mapping: dict[str, Any]) -> dict[str, Any]:
+    return {k: _untitled(v) for k, v in mapping.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _doc(fn: Callable[..., Any]) -> str:
+    text = inspect.getdoc(fn) or ""
+    return text.split("\n\n")[0].strip()
 
 
 # -------------------------------------------------------------------- matching
@@ -266,7 +331,7 @@ _UNSPACED_TERM = re.compile(f"[{_UNSPACED}]")
 
 
 def query_terms(text: str) -> list[str]:
-    """A query's terms, in order: normalised, punctuation read as spaces, split at spaces
+    """A text's terms, in order: normalised, punctuation read as spaces, split at spaces
     and where a run of Chinese or Japanese characters starts or ends."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     spaced = "".join(
@@ -286,56 +351,106 @@ def terms_found(wanted: set[str], asked: list[str]) -> bool:
     )
 
 
-# ----------------------------------------------------------------- base class
+def match_exact(recorded: dict[str, Any], called: dict[str, Any]) -> int | None:
+    """0 when the normalised arguments are equal; None otherwise."""
+    return 0 if normalise(recorded) == normalise(called) else None
 
 
-def clone(value: Any) -> Any:
-    """A deep copy of plain data (a round trip through pickle: about twice as fast as
-    copy.deepcopy, which matters when every run copies its world several times)."""
-    return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+def match_terms(recorded: dict[str, Any], called: dict[str, Any]) -> int | None:
+    """How many terms of the fixture's texts the call holds (see the module docstring);
+    None when an argument the fixture gives does not match."""
+    score = 0
+    for key, want in recorded.items():
+        if key not in called:
+            return None
+        got = called[key]
+        if isinstance(want, str) and isinstance(got, str):
+            terms = set(query_terms(want))
+            if not terms or not terms_found(terms, query_terms(got)):
+                return None
+            score += len(terms)
+        elif normalise(want) != normalise(got):
+            return None
+    return score
+
+
+def _fixture_key(mode: FixtureMode, args: dict[str, Any]) -> str:
+    """Equal for two fixtures that answer the same calls."""
+    if mode == "terms":
+        keyed = {
+            k: sorted(set(query_terms(v))) if isinstance(v, str) else normalise(v)
+            for k, v in args.items()
+        }
+        return json.dumps(keyed, sort_keys=True, ensure_ascii=False)
+    return json.dumps(normalise(args), sort_keys=True, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- the protocol
 
 
 class Environment:
     """The world of one run: its state, its tools and the record of every call.
 
-    Subclasses set `kind`, the schemas of a case's `input` and `goal`
-    (`input_model`, `goal_model`), which tools replay fixtures
-    (`fixture_tools`), and implement `_setup`, `final_state` and their tools.
+    Subclasses give `input_schema` and `goal_schema` (JSON Schemas of a case's
+    `input` and `goal`), implement `setup` and `final_state`, and declare tools
+    with `@tool` (or `add_tool` in `setup`). Do not override `__init__` or `call`.
     """
 
-    kind: ClassVar[str]
-    input_model: ClassVar[type[BaseModel]]
-    goal_model: ClassVar[type[BaseModel]]
-    fixture_tools: ClassVar[tuple[str, ...]] = ()
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+    """JSON Schema of a case's `input`, checked at `passhat check`."""
+    goal_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+    """JSON Schema of a case's `goal`, checked at `passhat check`."""
 
-    def __init__(self, case: Case, labels: tuple[str, ...]) -> None:
+    def __init__(
+        self, case: Case, labels: tuple[str, ...] = (), config: dict[str, Any] | None = None
+    ) -> None:
         self.case_id = case.id
-        self.labels = labels
+        """The case this run belongs to."""
+        self.labels = tuple(labels)
+        """The suite's label set."""
+        self.config: dict[str, Any] = clone(config or {})
+        """Settings suite.yaml gives the environment (the `tools` environment's tools)."""
         self.calls: list[ToolCallRecord] = []
+        """Every tool call of the run, in order."""
         # A copy: nothing an agent reaches through this run is shared with another run.
-        self._fixtures: dict[str, list[Fixture]] = clone(case.fixtures)
-        self._tools: dict[str, tuple[ToolSpec, Handler]] = {}
-        self._setup(clone(case.input))
+        self._fixtures: dict[str, list[Any]] = clone(case.fixtures)
+        self._tools: dict[str, Tool] = {}
+        self.setup(clone(case.input))
+        # bound after setup: a schema may name what the state holds (a board's lists)
+        added, self._tools = self._tools, {}
+        for method_name, declared in _declared_tools(type(self)):
+            self.add_tool(self._bind(method_name, declared))
+        self._tools.update(added)
 
     # -- what subclasses provide
 
-    def _setup(self, data: dict[str, Any]) -> None:
-        raise NotImplementedError
+    def setup(self, input: dict[str, Any]) -> None:
+        """Build this run's initial state from (a copy of) the case's input."""
 
     def final_state(self) -> dict[str, Any]:
-        """The state scorers grade: a JSON-ready deep copy."""
+        """The state scorers grade: JSON-ready, not shared with the live state."""
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what `setup` opened (a database connection, a temporary folder);
+        called once the run's final state has been taken."""
+
+    def match_fixture(
+        self, tool: str, recorded: dict[str, Any], called: dict[str, Any]
+    ) -> int | None:
+        """How well a fixture's arguments match a call (higher wins); None: no match."""
+        mode = self._tools[tool].fixtures if tool in self._tools else "exact"
+        return match_terms(recorded, called) if mode == "terms" else match_exact(recorded, called)
 
     @classmethod
     def check_labels(cls, labels: tuple[str, ...]) -> list[tuple[Loc, str]]:
         """Problems with the suite's label set for this environment (suite.yaml)."""
         return []
 
-    @classmethod
-    def _check_content(
-        cls, case: Case, labels: tuple[str, ...], data: Any, goal: Any
-    ) -> list[tuple[Loc, str]]:
-        """Rules beyond the schemas, given the parsed goal and input (None if invalid)."""
+    def check_rules(self, input: dict[str, Any], goal: dict[str, Any]) -> Iterable[tuple[Loc, str]]:
+        """Rules beyond the schemas, on an environment set up from the case's input (say,
+        that the goal names only rows that exist): (location in the case file, message)
+        pairs, e.g. (("goal", "rows", 0, "id"), "no row 7; the rows are 1, 2")."""
         return []
 
     # -- tools
@@ -343,13 +458,30 @@ class Environment:
     @property
     def tools(self) -> list[ToolSpec]:
         """The tools the agent may call, with their JSON schemas."""
-        return [spec for spec, _ in self._tools.values()]
+        return [t.spec for t in self._tools.values()]
 
-    def _register(self, spec: ToolSpec, handler: Handler) -> None:
-        self._tools[spec.name] = (spec, handler)
+    def add_tool(self, new: Tool) -> None:
+        """Offer a tool built at run time (the `tools` environment declares them so)."""
+        self._tools[new.name] = new
 
-    def _register_fixture_tool(self, spec: ToolSpec) -> None:
-        self._register(spec, lambda args: self._replay(spec.name, args))
+    def fixture_tools(self) -> list[str]:
+        """The tools answered from the case's fixtures."""
+        return [t.name for t in self._tools.values() if t.fixtures is not None]
+
+    def _bind(self, method_name: str, declared: _Declared) -> Tool:
+        method = getattr(self, method_name)
+        params = declared.parameters
+        if callable(params):
+            params = params(self)
+        if params is None:
+            params = parameters_from_signature(getattr(type(self), method_name))
+        return Tool(
+            name=declared.name or method_name,
+            description=declared.description or _doc(getattr(type(self), method_name)),
+            parameters=params,
+            handler=None if declared.fixtures else method,
+            fixtures=declared.fixtures,
+        )
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Run one tool call, record it, and return what the agent sees."""
@@ -361,9 +493,9 @@ class Environment:
         )
         miss = False
         try:
-            result = self._dispatch(name, arguments)
+            result = await self._dispatch(name, arguments)
             outcome = ToolOutcome(result)
-        except ToolFailure as failure:
+        except ToolError as failure:
             outcome = ToolOutcome(failure.message, is_error=True)
             miss = failure.fixture_miss
         self.calls.append(
@@ -379,473 +511,248 @@ class Environment:
         )
         return outcome
 
-    def _dispatch(self, name: str, arguments: Any) -> Any:
+    async def _dispatch(self, name: str, arguments: Any) -> Any:
         entry = self._tools.get(name)
         if entry is None:
             known = list(self._tools)
-            raise ToolFailure(
+            raise ToolError(
                 f"unknown tool {show(name)}; the tools are {', '.join(known)}"
                 f"{did_you_mean(str(name), known)}"
             )
-        spec, handler = entry
         if not isinstance(arguments, dict):
-            raise ToolFailure(
+            raise ToolError(
                 f"invalid arguments for {name}: expected an object, got {show(arguments)}"
             )
         broken = not_json_reason(arguments)
         if broken is not None:
             raise ToolFailure(f"invalid arguments for {name}: {broken}")
-        problems = schema_problems(arguments, spec.parameters)
+        problems = schema_problems(arguments, entry.parameters)
         if problems:
-            raise ToolFailure(_args_message(name, problems))
+            raise ToolError(args_message(name, problems))
+        if entry.handler is None:
+            return self._replay(name, arguments)
         # Copies both ways: a handler never keeps the caller's objects, and the
         # caller never gets a reference into the state.
-        return clone(handler(clone(arguments)))
+        result = entry.handler(**clone(arguments))
+        if inspect.isawaitable(result):
+            result = await result
+        return clone(result)
 
     # -- fixtures
 
     def _replay(self, tool: str, arguments: dict[str, Any]) -> Any:
-        best: tuple[int, Fixture] | None = None
+        best: tuple[int, Any] | None = None
         for fixture in self._fixtures.get(tool, []):
-            score = self._match(tool, fixture.args, arguments)
+            score = self.match_fixture(tool, fixture.args, arguments)
             if score is not None and (best is None or score > best[0]):
                 best = (score, fixture)
         if best is None:
-            raise ToolFailure(
+            raise ToolError(
                 f"{tool}: no recorded answer for {show(arguments, 200)}; nothing more is "
                 "known here, so work from what you have",
                 fixture_miss=True,
             )
         return clone(best[1].response)
 
-    def _match(self, tool: str, recorded: dict[str, Any], called: dict[str, Any]) -> int | None:
-        """How well a fixture matches a call (higher is better); None: no match."""
-        return 0 if normalise(recorded) == normalise(called) else None
-
-    @classmethod
-    def _fixture_key(cls, tool: str, args: dict[str, Any]) -> str:
-        """Equal for two fixtures that `_match` treats alike (they answer the same calls)."""
-        return json.dumps(normalise(args), sort_keys=True, ensure_ascii=False)
-
     # -- load-time checks
 
     @classmethod
-    def check_case(cls, case: Case, labels: tuple[str, ...]) -> list[tuple[Loc, str]]:
-        """Every problem of a case for this environment: input, goal, fixtures, rules."""
-        problems: list[tuple[Loc, str]] = []
-        parsed: dict[str, Any] = {}
-        for key, model, value in (
-            ("input", cls.input_model, case.input),
-            ("goal", cls.goal_model, case.goal),
-        ):
-            try:
-                parsed[key] = model.model_validate(value)
-            except ValidationError as error:
-                problems += validation_problems(error, model, (key,))
-        if "input" in parsed:
-            problems += cls._check_fixtures(case, labels)
-        if "goal" in parsed:
-            problems += cls._check_content(case, labels, parsed.get("input"), parsed["goal"])
-        return problems
+    def check_class(cls, config: dict[str, Any] | None = None) -> list[tuple[Loc, str]]:
+        """What keeps this class from being used as an environment, located in suite.yaml
+        (empty when it is fine); `config` holds suite.yaml's settings of the `tools`
+        environment (tools, state, input_schema, goal_schema)."""
+        problems: list[str] = []
+        if cls.final_state is Environment.final_state:
+            problems.append(
+                f"{cls.__name__} does not define final_state(); add "
+                "def final_state(self) -> dict returning the state the scorers grade"
+            )
+        for attr in ("input_schema", "goal_schema"):
+            problems += [
+                f"{cls.__name__}.{attr} is not a valid JSON Schema: {e}"
+                for e in schema_errors(getattr(cls, attr))[:1]
+            ]
+        for method_name, declared in _declared_tools(cls):
+            parameters = declared.parameters
+            if parameters is None:
+                try:
+                    parameters = parameters_from_signature(getattr(cls, method_name))
+                except ConfigError as error:
+                    problems.append(str(error))
+                    continue
+            if isinstance(parameters, dict):
+                problems += _tool_problems(cls.__name__, declared.name or method_name, parameters)
+        located: list[tuple[Loc, str]] = [(("environment",), p) for p in problems]
+        located += [
+            ((key,), "only the tools environment reads it; remove it or write environment: tools")
+            for key in config or {}
+        ]
+        return located
 
     @classmethod
-    def _check_fixtures(cls, case: Case, labels: tuple[str, ...]) -> list[tuple[Loc, str]]:
+    def schemas(cls, config: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The JSON Schemas of a case's input and goal (the class's, unless config says)."""
+        return cls.input_schema, cls.goal_schema
+
+    @classmethod
+    def check_case(
+        cls, case: Case, labels: tuple[str, ...], config: dict[str, Any] | None = None
+    ) -> list[tuple[Loc, str]]:
+        """Every problem of a case for this environment: input, goal, fixtures, rules."""
+        input_schema, goal_schema = cls.schemas(config)
+        problems = [
+            (("input", *loc), m) for loc, m in schema_problems(case.input, input_schema, yaml=True)
+        ]
+        goal_problems = [
+            (("goal", *loc), m) for loc, m in schema_problems(case.goal, goal_schema, yaml=True)
+        ]
+        problems += goal_problems
+        if problems and len(problems) > len(goal_problems):
+            return problems  # the input does not fit: no world to check the rest against
+        try:
+            env = cls(case, labels, config)
+        except ToolError as error:
+            return [*problems, (("input",), error.message)]
+        except Exception as error:  # a user's setup: say what it raised, where
+            return [
+                *problems,
+                (
+                    ("input",),
+                    f"{cls.__name__} cannot start from it: {type(error).__name__}: {error}",
+                ),
+            ]
+        try:
+            problems += [(("tools",), m) for m in env._tool_problems()]
+            problems += env._check_fixtures(case)
+            if not goal_problems:
+                problems += list(env.check_rules(clone(case.input), clone(case.goal)))
+        finally:
+            env.close()
+        return problems
+
+    def _tool_problems(self) -> list[str]:
+        out: list[str] = []
+        if not self._tools:
+            out.append(
+                f"{type(self).__name__} offers no tools; declare them with @tool (or add_tool)"
+            )
+        for t in self._tools.values():
+            out += _tool_problems(type(self).__name__, t.name, t.parameters)
+        return out
+
+    def _check_fixtures(self, case: Case) -> list[tuple[Loc, str]]:
         problems: list[tuple[Loc, str]] = []
-        specs = {spec.name: spec for spec in cls(case, labels).tools}
-        for tool, fixtures in case.fixtures.items():
-            if tool not in cls.fixture_tools:
-                replayed = ", ".join(cls.fixture_tools) or "none"
+        replayed = self.fixture_tools()
+        for name, fixtures in case.fixtures.items():
+            entry = self._tools.get(name)
+            if entry is None or entry.fixtures is None:
                 problems.append(
                     (
-                        ("fixtures", tool),
-                        f"{show(tool)} does not replay recorded responses; the {cls.kind} "
-                        f"environment's fixture tools are: {replayed}"
-                        f"{did_you_mean(tool, cls.fixture_tools)}",
+                        ("fixtures", name),
+                        f"{show(name)} does not replay recorded responses; the environment's "
+                        f"fixture tools are: {', '.join(replayed) or 'none'}"
+                        f"{did_you_mean(name, replayed)}",
                     )
                 )
                 continue
-            seen: dict[str, int] = {}
-            for index, fixture in enumerate(fixtures):
-                loc: Loc = ("fixtures", tool, index, "args")
-                problems += [
-                    ((*loc, *where), message)
-                    for where, message in schema_problems(fixture.args, specs[tool].parameters)
-                ]
-                key = cls._fixture_key(tool, fixture.args)
-                if key in seen:
-                    problems.append(
-                        (
-                            loc,
-                            f"matches the same calls as fixtures.{tool}[{seen[key]}], so it "
-                            "would never be used; remove one",
-                        )
-                    )
-                seen.setdefault(key, index)
+            problems += self._check_tool_fixtures(entry, fixtures)
         return problems
 
-
-def _spec(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=description,
-        parameters={
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        },
-    )
-
-
-# ------------------------------------------------------------ ticket (clarifier)
-
-
-class _AC(StrictModel):
-    ac: int = Field(ge=1, description="the AC's number, e.g. 1")
-    text: str = Field(min_length=1, description="what the AC requires")
-
-
-class _Ticket(StrictModel):
-    key: str = Field(min_length=1, description="the ticket key, e.g. SHOP-1042")
-    title: str = Field(min_length=1, description="the ticket's title")
-    description: str = Field(description="the ticket's description")
-    acceptance_criteria: list[_AC] = Field(
-        min_length=1, description="numbered ACs, e.g. - {ac: 1, text: ...}"
-    )
-
-
-class _TicketInput(StrictModel):
-    ticket: _Ticket = Field(description="the ticket to clarify (key, title, description, ACs)")
-
-
-class _Annotation(StrictModel):
-    ac: int = Field(ge=1, description="the number of the AC it annotates")
-    label: str = Field(min_length=1, description="one of the suite's labels")
-    note: str = ""
-
-
-class _GoalTicket(StrictModel):
-    annotations: list[_Annotation] = Field(
-        description="the expected AC annotations; [] when every AC is fine"
-    )
-    goal: str | None = None
-    scope_in: list[str] | None = None
-    scope_out: list[str] | None = None
-
-
-class _TicketGoal(StrictModel):
-    ticket: _GoalTicket = Field(description="the expected ticket, e.g. ticket: {annotations: []}")
-
-
-def _annotation_problems(
-    annotations: list[dict[str, Any]],
-    ac_numbers: list[int] | None,
-    labels: tuple[str, ...] | None,
-    loc: Loc,
-) -> list[tuple[Loc, str]]:
-    """ACs that exist (when known), labels of the suite (when given), each (ac, label) once."""
-    out: list[tuple[Loc, str]] = []
-    seen: dict[tuple[int, str], int] = {}
-    numbers = ", ".join(str(n) for n in ac_numbers or [])
-    for index, note in enumerate(annotations):
-        ac, label = note["ac"], note["label"]
-        if ac_numbers is not None and ac not in ac_numbers:
-            out.append(((*loc, index, "ac"), f"the ticket has no AC {ac}; its ACs are {numbers}"))
-        if labels is not None and label not in labels:
-            out.append(
-                (
-                    (*loc, index, "label"),
-                    f"{show(label)} is not one of the suite's labels ({', '.join(labels)})"
-                    f"{did_you_mean(label, labels)}",
-                )
-            )
-        if (ac, label) in seen:
-            out.append(
-                (
-                    (*loc, index),
-                    f"repeats {field_path((*loc, seen[(ac, label)]))} (AC{ac}:{label}); "
-                    "give each AC and label once",
-                )
-            )
-        seen.setdefault((ac, label), index)
-    return out
-
-
-class TicketEnvironment(Environment):
-    """A ticket store holding the case's ticket; the clarifier's world."""
-
-    kind = "ticket"
-    input_model = _TicketInput
-    goal_model = _TicketGoal
-    fixture_tools = ("query_background",)
-
-    def _setup(self, data: dict[str, Any]) -> None:
-        ticket = data["ticket"]
-        ticket.update(goal="", scope_in=[], scope_out=[], annotations=[])
-        self._tickets: dict[str, dict[str, Any]] = {ticket["key"]: ticket}
-        self._key = ticket["key"]
-        text_list = {"type": "array", "items": {"type": "string"}}
-        self._register(
-            _spec(
-                "get_ticket",
-                "Read a ticket: key, title, description, numbered acceptance criteria "
-                "(ac, text) and what has been written back so far.",
-                {"key": {"type": "string", "description": "The ticket key, e.g. SHOP-1042."}},
-                ["key"],
-            ),
-            self._get_ticket,
-        )
-        self._register_fixture_tool(
-            _spec(
-                "query_background",
-                "Search the product knowledge base (policies, existing rules, definitions) "
-                "for background the ticket relies on. Returns the matching passage, or an "
-                "error when nothing matches.",
-                {"query": {"type": "string", "minLength": 1, "description": "What to look up."}},
-                ["query"],
-            )
-        )
-        annotation = {
-            "type": "object",
-            "properties": {
-                "ac": {"type": "integer", "minimum": 1, "description": "The AC's number."},
-                "label": {"type": "string", "enum": list(self.labels)},
-                "note": {"type": "string", "description": "Why, in one or two sentences."},
-            },
-            "required": ["ac", "label", "note"],
-            "additionalProperties": False,
-        }
-        self._register(
-            _spec(
-                "update_ticket",
-                "Write the clarified ticket back: its goal, what is in and out of scope, "
-                "and one annotation per problem found in an acceptance criterion (an AC "
-                "may carry several labels). Replaces what was written before; give "
-                "annotations: [] when every AC is fine.",
-                {
-                    "key": {"type": "string", "description": "The ticket key."},
-                    "goal": {"type": "string", "description": "The ticket's goal."},
-                    "scope_in": {**text_list, "description": "What the work includes."},
-                    "scope_out": {**text_list, "description": "What it leaves out."},
-                    "annotations": {"type": "array", "items": annotation},
-                },
-                ["key", "goal", "scope_in", "scope_out", "annotations"],
-            ),
-            self._update_ticket,
-        )
-
-    def _ticket(self, key: str) -> dict[str, Any]:
-        if key not in self._tickets:
-            raise ToolFailure(f"no ticket {show(key)}; the ticket here is {self._key}")
-        return self._tickets[key]
-
-    def _get_ticket(self, args: dict[str, Any]) -> Any:
-        return self._ticket(args["key"])
-
-    def _update_ticket(self, args: dict[str, Any]) -> Any:
-        ticket = self._ticket(args["key"])
-        numbers = [c["ac"] for c in ticket["acceptance_criteria"]]
-        problems = _annotation_problems(args["annotations"], numbers, None, ("annotations",))
-        if problems:
-            raise ToolFailure(_args_message("update_ticket", problems))
-        for name in ("goal", "scope_in", "scope_out", "annotations"):
-            ticket[name] = args[name]
-        return {"updated": ticket["key"], "annotations": len(args["annotations"])}
-
-    def _match(self, tool: str, recorded: dict[str, Any], called: dict[str, Any]) -> int | None:
-        if tool != "query_background":
-            return super()._match(tool, recorded, called)
-        terms = set(query_terms(recorded["query"]))
-        if terms and terms_found(terms, query_terms(called["query"])):
-            return len(terms)
-        return None
-
-    @classmethod
-    def _fixture_key(cls, tool: str, args: dict[str, Any]) -> str:
-        query = args.get("query")
-        if tool != "query_background" or set(args) != {"query"} or not isinstance(query, str):
-            return super()._fixture_key(tool, args)
-        return json.dumps(sorted(set(query_terms(query))), ensure_ascii=False)
-
-    def final_state(self) -> dict[str, Any]:
-        return {"ticket": clone(self._tickets[self._key])}
-
-    @classmethod
-    def check_labels(cls, labels: tuple[str, ...]) -> list[tuple[Loc, str]]:
-        if labels:
-            return []
-        return [
-            (
-                ("labels",),
-                "is empty; the ticket environment annotates ACs with these labels, e.g. "
-                "labels: [conflict, inconsistent_with_description, unverifiable]",
-            )
-        ]
-
-    @classmethod
-    def _check_content(
-        cls, case: Case, labels: tuple[str, ...], data: Any, goal: Any
-    ) -> list[tuple[Loc, str]]:
+    def _check_tool_fixtures(self, entry: Tool, fixtures: list[Any]) -> list[tuple[Loc, str]]:
         problems: list[tuple[Loc, str]] = []
-        numbers: list[int] | None = None  # unknown when the input is invalid
-        if data is not None:
-            numbers = [criterion.ac for criterion in data.ticket.acceptance_criteria]
+        seen: dict[str, int] = {}
+        assert entry.fixtures is not None
+        for index, fixture in enumerate(fixtures):
+            loc: Loc = ("fixtures", entry.name, index, "args")
             problems += [
-                (
-                    ("input", "ticket", "acceptance_criteria", index, "ac"),
-                    f"AC {number} is numbered twice; number each AC once",
-                )
-                for index, number in enumerate(numbers)
-                if number in numbers[:index]
+                ((*loc, *where), message)
+                for where, message in schema_problems(fixture.args, entry.parameters, yaml=True)
             ]
-        for index, query in enumerate(case.fixtures.get("query_background", [])):
-            text = query.args.get("query")
-            if isinstance(text, str) and text and not query_terms(text):
+            if entry.fixtures == "terms":
+                problems += [
+                    ((*loc, key), "has no words to match; write the terms a call must contain")
+                    for key, value in fixture.args.items()
+                    if isinstance(value, str) and value and not query_terms(value)
+                ]
+            key = _fixture_key(entry.fixtures, fixture.args)
+            if key in seen:
                 problems.append(
                     (
-                        ("fixtures", "query_background", index, "args", "query"),
-                        "has no words to match; write the terms a query must contain",
+                        loc,
+                        f"matches the same calls as fixtures.{entry.name}[{seen[key]}], so it "
+                        "would never be used; remove one",
                     )
                 )
-        problems += _annotation_problems(
-            [a.model_dump() for a in goal.ticket.annotations],
-            numbers,
-            labels,
-            ("goal", "ticket", "annotations"),
-        )
+            seen.setdefault(key, index)
         return problems
 
 
-# ------------------------------------------------------------------------ board
+_DECLARED: dict[type, list[tuple[str, _Declared]]] = {}
 
 
-class _Board(StrictModel):
-    name: str = Field(min_length=1, description="the board's name")
-    lists: list[str] = Field(min_length=1, description="its lists, e.g. [Backlog, Doing, Done]")
+def _declared_tools(cls: type) -> list[tuple[str, _Declared]]:
+    """The `@tool` methods of a class, in the order they are written (bases first);
+    read once per class, not once per run."""
+    if cls not in _DECLARED:
+        found: dict[str, _Declared] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                declared = getattr(value, "__passhat_tool__", None)
+                if isinstance(declared, _Declared):
+                    found[attr] = declared
+        _DECLARED[cls] = list(found.items())
+    return _DECLARED[cls]
 
 
-class _BoardInput(StrictModel):
-    request: str = Field(min_length=1, description="what the card should be about")
-    board: _Board = Field(description="the board: {name: ..., lists: [...]}")
+def _tool_problems(owner: str, name: str, parameters: Any) -> list[str]:
+    if not _TOOL_NAME.match(name):
+        return [
+            f"{owner}: tool name {show(name)} may hold only letters, digits, '_' and '-' "
+            "(at most 64)"
+        ]
+    errors = schema_errors(parameters)
+    if errors:
+        return [f"{owner}: tool {name}: parameters are not a valid JSON Schema: {errors[0]}"]
+    if parameters.get("type") != "object":
+        return [
+            f"{owner}: tool {name}: parameters must be an object schema "
+            "({type: object, properties: {...}}); models call tools with named arguments"
+        ]
+    return []
 
 
-class _GoalCard(StrictModel):
-    list: str = Field(min_length=1, description="the list the card belongs in")
-    labels: builtins.list[str] = Field(description="the card's labels; [] for none")
+def args_message(tool: str, problems: list[tuple[Loc, str]]) -> str:
+    """One line for the agent: `invalid arguments for T: a.b: problem; c: problem`."""
+    parts = [f"{field_path(loc)}: {message}" if loc else message for loc, message in problems]
+    return f"invalid arguments for {tool}: " + "; ".join(parts)
 
 
-class _BoardGoal(StrictModel):
-    cards: list[_GoalCard] = Field(
-        description="the expected cards, e.g. - {list: Backlog, labels: []}"
-    )
+# --------------------------------------------------------------------- loading
 
 
-class BoardEnvironment(Environment):
-    """A Trello-like board; the agent writes a card following a writing guide."""
-
-    kind = "board"
-    input_model = _BoardInput
-    goal_model = _BoardGoal
-    fixture_tools = ("get_guide",)
-
-    def _setup(self, data: dict[str, Any]) -> None:
-        self._board: dict[str, Any] = data["board"]
-        self._cards: list[dict[str, Any]] = []
-        text_list = {"type": "array", "items": {"type": "string"}}
-        self._register(
-            _spec(
-                "get_board",
-                "Read the board: its name, its lists and the labels cards may carry.",
-                {},
-                [],
-            ),
-            self._get_board,
-        )
-        self._register_fixture_tool(
-            _spec("get_guide", "Read the team's card writing guide.", {}, [])
-        )
-        self._register(
-            _spec(
-                "create_card",
-                "Create a card on the board.",
-                {
-                    "list": {"type": "string", "enum": list(self._board["lists"])},
-                    "title": {"type": "string", "minLength": 1},
-                    "description": {"type": "string", "description": "Markdown."},
-                    "checklist": {**text_list, "description": "Checklist items, in order."},
-                    "labels": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": list(self.labels)},
-                    },
-                },
-                ["list", "title", "description", "checklist", "labels"],
-            ),
-            self._create_card,
-        )
-
-    def _get_board(self, args: dict[str, Any]) -> Any:
-        return {**self._board, "labels": list(self.labels)}
-
-    def _create_card(self, args: dict[str, Any]) -> Any:
-        card = {"id": f"card-{len(self._cards) + 1}", **args}
-        self._cards.append(card)
-        return {"created": card["id"]}
-
-    def final_state(self) -> dict[str, Any]:
-        return {"cards": clone(self._cards)}
-
-    @classmethod
-    def _check_content(
-        cls, case: Case, labels: tuple[str, ...], data: Any, goal: Any
-    ) -> list[tuple[Loc, str]]:
-        problems: list[tuple[Loc, str]] = []
-        lists: list[str] | None = None if data is None else data.board.lists
-        for index, card in enumerate(goal.cards):
-            loc: Loc = ("goal", "cards", index)
-            if lists is not None and card.list not in lists:
-                problems.append(
-                    (
-                        (*loc, "list"),
-                        f"{show(card.list)} is not a list of the board ({', '.join(lists)})"
-                        f"{did_you_mean(card.list, lists)}",
-                    )
-                )
-            for j, label in enumerate(card.labels):
-                if label not in labels:
-                    problems.append(
-                        (
-                            (*loc, "labels", j),
-                            f"{show(label)} is not one of the suite's labels "
-                            f"({', '.join(labels) or 'none'}){did_you_mean(label, labels)}",
-                        )
-                    )
-                elif label in card.labels[:j]:
-                    # exact_set compares multisets: a label written twice would be
-                    # a label the card must carry twice.
-                    problems.append(
-                        (
-                            (*loc, "labels", j),
-                            f"{show(label)} repeats labels[{card.labels.index(label)}]; "
-                            "give each label once",
-                        )
-                    )
-        return problems
+_RESOLVED: dict[tuple[str, Path, str | None], type[Environment]] = {}
 
 
-# --------------------------------------------------------------------- registry
-
-ENVIRONMENTS: dict[str, type[Environment]] = {
-    TicketEnvironment.kind: TicketEnvironment,
-    BoardEnvironment.kind: BoardEnvironment,
-}
+def resolve_environment(
+    ref: str, suite_dir: Path, source_hash: str | None = None
+) -> type[Environment]:
+    """The environment class a suite names: a built-in name, `file.py:Class` beside
+    suite.yaml or `package.module:Class`; ConfigError naming what is wrong. Loaded
+    once per source hash: an edited file is loaded again."""
+    key = (ref, suite_dir, source_hash)
+    if key not in _RESOLVED:
+        target = BUILTIN_ENVIRONMENTS.get(ref, ref)
+        obj = load_object(target, suite_dir, what="environment")
+        if not (isinstance(obj, type) and issubclass(obj, Environment)):
+            raise ConfigError(
+                f"environment {ref}: {show(getattr(obj, '__name__', obj))} is not a subclass "
+                "of passhat.Environment; write class Name(Environment) with @tool methods"
+            )
+        _RESOLVED[key] = obj
+    return _RESOLVED[key]
 
 
 def make_environment(suite: Suite, case: Case) -> Environment:
     """A fresh environment for one run of `case`: nothing is shared with any other run."""
-    env_cls = ENVIRONMENTS.get(suite.environment)
-    if env_cls is None:
-        known = ", ".join(sorted(ENVIRONMENTS))
-        raise ConfigError(
-            f"suite {suite.name!r}: unknown environment {suite.environment!r}; use one of {known}"
-        )
-    return env_cls(case, suite.labels)
+    env_cls = resolve_environment(suite.environment, suite.path, suite.environment_hash)
+    return env_cls(case, suite.labels, suite.environment_config)

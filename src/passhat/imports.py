@@ -1,16 +1,27 @@
-"""Loading a user's object — an agent or a scorer — named `package.module:name` or
+"""Loading a user's object — an agent, an environment or a scorer — named `package.module:name` or
 `file.py:name` (a file beside suite.yaml). One loader, so both behave alike."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from passhat.errors import ConfigError
+
+BUILTIN_ENVIRONMENTS: dict[str, str] = {
+    "ticket": "passhat.envs.ticket:TicketEnvironment",
+    "board": "passhat.envs.board:BoardEnvironment",
+    "tools": "passhat.envs.tools:ToolsEnvironment",
+}
+"""Built-in environment names and the import paths they stand for: suite.yaml's
+`environment: ticket` is loaded exactly as a user's `file.py:Class` is."""
 
 
 def load_module(module_name: str, ref: str, suite_dir: Path | None) -> ModuleType:
@@ -70,3 +81,42 @@ def _why(error: BaseException) -> str:
     if isinstance(error, SystemExit):
         return f"SystemExit (it called sys.exit({error.code!r})); a module must not exit on import"
     return f"{type(error).__name__}: {error}"
+
+
+def load_object(ref: str, suite_dir: Path | None, *, what: str) -> Any:
+    """The object `package.module:name` or `file.py:name` names; ConfigError otherwise.
+
+    `what` names the kind in messages ("environment"...), which start with
+    `{what} {ref}:` so one line says which file and which piece is wrong.
+    """
+    module_name, sep, attr = ref.partition(":")
+    head = f"{what} {ref}" if what else ref
+    if not sep or not module_name or not attr:
+        raise ConfigError(
+            f"{what + ' ' if what else ''}{ref!r} is not an import path; write "
+            "package.module:name or file.py:name (a file beside suite.yaml)"
+        )
+    module = load_module(module_name, head, suite_dir)
+    if not hasattr(module, attr):
+        public = [n for n in vars(module) if not n.startswith("_")]
+        close = difflib.get_close_matches(attr, public, n=1, cutoff=0.6)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ConfigError(f"{head}: {module_name} has no '{attr}'{hint}")
+    return getattr(module, attr)
+
+
+def source_hash(obj: Any) -> str | None:
+    """SHA-256 of the source file an object was defined in (None when there is none)."""
+    module = inspect.getmodule(obj)
+    if module is None:
+        return None
+    try:
+        path = inspect.getsourcefile(module)
+    except TypeError:
+        return None
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None

@@ -78,6 +78,8 @@ class ExperimentRecord:
     """For a run not made here: what it came from (tool, path, SHA-256, task,
     model, tool version; for a regrade, the source experiment and the new goal
     and scorer hashes). None for experiments passhat ran."""
+    environment_hash: str | None = None
+    """SHA-256 of a user environment's source file (None for built-in environments)."""
 
 
 @dataclass(frozen=True)

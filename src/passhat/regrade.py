@@ -28,7 +28,7 @@ from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import ScorerError, score_run
 from passhat.sources import Imported, new_id, now, short_hash
-from passhat.suite import Case, CustomSpec, ExactSetSpec, PresentSpec, Suite
+from passhat.suite import Case, Suite, spec_dict
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,8 @@ class Change:
 
 def scorer_hash(suite: Suite) -> str:
     """Hash of the suite's scorer specs (a scorer file's bytes are in the suite hash)."""
-    specs: list[dict[str, Any]] = []
-    for spec in suite.defaults.scorers:
-        if isinstance(spec, ExactSetSpec):
-            specs.append({"exact_set": spec.path, "item": spec.item})
-        elif isinstance(spec, PresentSpec):
-            specs.append({"present": list(spec.paths)})
-        elif isinstance(spec, CustomSpec):
-            specs.append({"custom": spec.ref, "params": spec.params})
+    # spec_dict writes the older kinds exactly as before, so their hashes are unchanged
+    specs: list[dict[str, Any]] = [spec_dict(spec) for spec in suite.defaults.scorers]
     return short_hash({"scorers": specs, "suite_hash": suite.hash})
 
 
@@ -64,7 +58,8 @@ def regrade_run(suite: Suite, case: Case, run: RunRecord, experiment_id: str) ->
     if run.status == "errored" and run.error_type != "scorer_error":
         return moved
     try:
-        score = score_run(suite, case, run.final_state)
+        # a judge replays by (case, run index): regrading keeps each run's own
+        score = score_run(suite, case, run.final_state, run_index=run.run_index, seed=run.seed)
     except ScorerError as error:
         return replace(
             moved, status="errored", error_type="scorer_error", error_message=str(error), score=[]

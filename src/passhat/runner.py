@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import hashlib
 import inspect
 import json
@@ -38,7 +39,14 @@ from passhat.errors import FingerprintMismatch, InputError, ModelError
 from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.scoring import Score, ScorerError, runs_user_code, score_run
+from passhat.scoring import (
+    Score,
+    ScorerError,
+    prepare_scorers,
+    runs_user_code,
+    score_run,
+    score_run_async,
+)
 from passhat.store import Store
 from passhat.suite import Case, Suite
 
@@ -103,9 +111,10 @@ def fingerprint(
     prompt_version: str | None,
     version: str,
     agent_hash: str | None = None,
+    environment_hash: str | None = None,
 ) -> str:
     """Hash of everything that changes what a run means (never k or concurrency)."""
-    payload = {
+    payload: dict[str, Any] = {
         "suite_hash": suite_hash,
         "agent": agent,
         "agent_hash": agent_hash,
@@ -115,6 +124,8 @@ def fingerprint(
         "prompt_version": prompt_version,
         "harness_version": version,
     }
+    if environment_hash is not None:  # absent for built-ins: their fingerprints stay as they were
+        payload["environment_hash"] = environment_hash
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -157,10 +168,12 @@ def new_experiment(
             agent.prompt_version,
             version,
             agent.source_hash,
+            suite.environment_hash,
         ),
         case_ids=tuple(c.id for c in suite.cases),
         case_hashes={c.id: c.hash for c in suite.cases},
         agent_hash=agent.source_hash,
+        environment_hash=suite.environment_hash,
     )
 
 
@@ -173,6 +186,7 @@ def check_resumable(stored: ExperimentRecord, current: ExperimentRecord) -> None
         ("suite_hash", "suite content (hash)"),
         ("agent", "agent"),
         ("agent_hash", "agent source (hash)"),
+        ("environment_hash", "environment source (hash)"),
         ("model", "model"),
         ("model_config", "model configuration"),
         ("params", "parameters"),
@@ -231,6 +245,7 @@ async def run_experiment(
     (the store keeps the earlier ones)."""
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
+    prepare_scorers(suite)  # a scorer that cannot be used stops here, before any run
     store.add_secrets(secret_values(model))
     with store.lease(experiment.id), watchdog():
         todo = plan(experiment, store.recorded(experiment.id))
@@ -324,7 +339,9 @@ async def run_once(
     status = "errored"
     if error is None:
         left = options.timeout_s - (time.perf_counter() - clock)
-        score, error = await _grade(suite, case, final_state, left, options.timeout_s)
+        score, error = await _grade(
+            suite, case, final_state, left, options.timeout_s, run_index=index, seed=ctx.seed
+        )
         if score is not None:
             details = score.details
             status = "passed" if score.passed else "failed"
@@ -603,6 +620,8 @@ def _final_state(env: Any) -> tuple[dict[str, Any], Failure | None]:
         state = env.final_state()
     except Exception as exc:
         return {}, ("environment_error", f"final_state() raised {type(exc).__name__}: {_text(exc)}")
+    finally:
+        _close(env)
     if not isinstance(state, dict):
         return {}, (
             "environment_error",
@@ -611,14 +630,33 @@ def _final_state(env: Any) -> tuple[dict[str, Any], Failure | None]:
     return state, None
 
 
+def _close(env: Any) -> None:
+    """A user environment's close(); its failure is no reason to lose the run."""
+    close = getattr(env, "close", None)
+    if close is None:
+        return
+    with contextlib.suppress(Exception):
+        close()
+
+
 async def _grade(
-    suite: Suite, case: Case, final_state: dict[str, Any], left_s: float, timeout_s: float
+    suite: Suite,
+    case: Case,
+    final_state: dict[str, Any],
+    left_s: float,
+    timeout_s: float,
+    *,
+    run_index: int,
+    seed: int,
 ) -> tuple[Score | None, Failure | None]:
-    """Grade the final state; a user's scorer runs in a worker thread, within the deadline."""
+    """Grade the final state within the deadline: a user's scorer runs in a worker
+    thread (it may block); the built-in ones, a judge's model call included, on the loop."""
     try:
         if not runs_user_code(suite):
-            return score_run(suite, case, final_state), None
-        pending = in_thread(score_run, suite, case, final_state)
+            pending = score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
+        else:
+            grade = functools.partial(score_run, run_index=run_index, seed=seed)
+            pending = in_thread(grade, suite, case, final_state)
         return await asyncio.wait_for(pending, max(left_s, 0.0)), None
     except TimeoutError:
         return None, ("timeout", f"the run did not finish within {timeout_s:g} s (scoring)")

@@ -18,21 +18,36 @@ passes. Each scorer returns one detail dict, `{"scorer": name, "passed": bool,
   strings, an item repeated as often as it occurs (numbers inside compared as
   numbers, so AC10 sorts after AC9). A path the final state lacks, or that holds
   no list, fails with a `problem`.
+- `subset` / `superset` (path, item): items named as for exact_set. `subset`
+  passes when the final state holds no item the goal lacks (a goal item may be
+  missing: "only allowed things"); `superset` when it holds every goal item
+  (extras allowed: "at least these"). Same details as exact_set, so item
+  stability covers them.
+- `equals` (path; `.` for the whole state): the value must equal the goal's as
+  JSON (true is not 1; 1 equals 1.0; key order never matters). Details add
+  `diff`: one `{path, expected, actual}` per difference, a side left out where
+  it has nothing (at most 50).
+- `matches` (path, pattern): the text at `path` must match the regular
+  expression (`re.search`; anchor with ^...$). Details add `path`, `pattern`.
 - `present` (paths): every path must hold something: not missing, not null,
   not blank text, not an empty list or object. Details add `paths`, `empty`.
+- `judge` (rubric, model, paths, params): a model grades the final state
+  against the rubric; see passhat/judge.py. Details add `verdict`, `reasoning`,
+  `model`, `model_config`, `usage`.
 - custom (`package.module:name` or `file.py:name` beside suite.yaml): called as
   `fn(final_state, goal, **params)`, returns a bool or a dict with a boolean
   `passed` (its other keys go into the details). Checked when the suite loads:
   importable, a plain (not async) callable, and callable with that signature.
 
-A scorer that raises does not fail the run, it makes it errored: `score_run`
-raises `ScorerError` with the original message, and the runner records it.
+A scorer that raises, or a judge that gives no verdict, does not fail the run:
+it makes it errored. `score_run` raises `ScorerError` with the original message,
+and the runner records it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
-import inspect
 import json
 import re
 from collections import Counter
@@ -41,32 +56,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from passhat.env import clone
-from passhat.errors import ConfigError
-from passhat.imports import load_module
+from passhat.imports import load_object
+from passhat.judge import Judge, JudgeError
+from passhat.models.base import CallContext
+from passhat.plain import MISSING, canonical_json, clone, show
+from passhat.plain import get_path as get_path  # re-exported for the reports
 from passhat.suite import (
     Case,
     CustomSpec,
+    EqualsSpec,
     ExactSetSpec,
-    Loc,
+    JudgeSpec,
+    MatchesSpec,
     PresentSpec,
     ScorerSpec,
     Suite,
-    canonical_json,
-    did_you_mean,
-    show,
+    check_scorer_function,
     template_fields,
 )
 
 __all__ = [
     "Custom",
+    "Equals",
     "ExactSet",
+    "Judge",
+    "Matches",
     "Present",
     "Score",
     "Scorer",
     "ScorerError",
     "build_scorers",
+    "json_diff",
+    "prepare_scorers",
     "score_run",
+    "score_run_async",
 ]
 
 
@@ -101,21 +124,6 @@ class Scorer(Protocol):
 
 
 # ------------------------------------------------------------------------ paths
-
-_MISSING = object()
-
-
-def get_path(data: Any, path: str) -> Any:
-    """The value at a dotted path (digits index lists), or `_MISSING`."""
-    current = data
-    for part in path.split("."):
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            return _MISSING
-    return current
 
 
 def _templated(item: Any, template: str) -> str | None:
@@ -164,36 +172,6 @@ def _names(items: Counter[tuple[bool, str]]) -> list[str]:
     return sorted_items(name for _, name in items.elements())
 
 
-def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc, str]]:
-    """Load-time: the goal holds a list at the scorer's path, each item nameable."""
-    value = get_path(goal, spec.path)
-    loc: Loc = tuple(int(p) if p.isdigit() else p for p in spec.path.split("."))
-    if value is _MISSING:
-        return [
-            (
-                loc,
-                "missing; the exact_set scorer in suite.yaml compares this path, so write "
-                "the expected items here ([] when none is expected)",
-            )
-        ]
-    if not isinstance(value, list):
-        return [(loc, f"expected a list of items for the exact_set scorer, got {show(value)}")]
-    if spec.item is None:
-        return []
-    names = template_fields(spec.item)
-    out: list[tuple[Loc, str]] = []
-    for index, item in enumerate(value):
-        lacking = [n for n in names if not isinstance(item, dict) or n not in item]
-        if lacking:
-            out.append(
-                (
-                    (*loc, index),
-                    f"lacks {', '.join(lacking)}, which the scorer's item {show(spec.item)} names",
-                )
-            )
-    return out
-
-
 # --------------------------------------------------------------------- built-in
 
 
@@ -208,19 +186,23 @@ class ExactSet:
     def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
         wanted = get_path(goal, self.path)
         if not isinstance(wanted, list):
-            raise ScorerError(f"exact_set: the goal state has no list at {self.path}")
+            raise ScorerError(f"{self.name}: the goal state has no list at {self.path}")
         expected = Counter(item_key(i, self.item) for i in wanted)
         value = get_path(final_state, self.path)
         problem = None
-        if value is _MISSING:
+        if value is MISSING:
             problem, value = f"{self.path} is not in the final state", []
         elif not isinstance(value, list):
             problem, value = f"{self.path} holds {show(value)}, not a list", []
         actual = Counter(item_key(i, self.item) for i in value)
         missing, extra = expected - actual, actual - expected
+        # exact_set: neither missing nor extra; subset: nothing extra; superset: nothing missing
+        ok = {"subset": not extra, "superset": not missing}.get(
+            self.name, not missing and not extra
+        )
         detail: dict[str, Any] = {
             "scorer": self.name,
-            "passed": problem is None and not missing and not extra,
+            "passed": problem is None and ok,
             "path": self.path,
             "expected": _names(expected),
             "actual": _names(actual),
@@ -232,9 +214,89 @@ class ExactSet:
         return detail
 
 
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: true is not 1, 1 is 1.0, key order never matters."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def json_diff(expected: Any, actual: Any, path: str = "", limit: int = 50) -> list[dict[str, Any]]:
+    """Where two JSON values differ: `{"path", "expected", "actual"}` per difference
+    (a side is left out where that side has nothing), at most `limit` of them."""
+    out: list[dict[str, Any]] = []
+
+    def walk(want: Any, got: Any, where: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(want, dict) and isinstance(got, dict):
+            for key in [*want, *(k for k in got if k not in want)]:
+                at = f"{where}.{key}" if where else str(key)
+                if key not in got:
+                    out.append({"path": at, "expected": want[key]})
+                elif key not in want:
+                    out.append({"path": at, "actual": got[key]})
+                else:
+                    walk(want[key], got[key], at)
+        elif isinstance(want, list) and isinstance(got, list):
+            for index in range(max(len(want), len(got))):
+                at = f"{where}.{index}" if where else str(index)
+                if index >= len(got):
+                    out.append({"path": at, "expected": want[index]})
+                elif index >= len(want):
+                    out.append({"path": at, "actual": got[index]})
+                else:
+                    walk(want[index], got[index], at)
+        elif not _same(want, got):
+            out.append({"path": where or ".", "expected": want, "actual": got})
+
+    walk(expected, actual, path)
+    return out
+
+
+@dataclass(frozen=True)
+class Equals:
+    """The value at `path` must equal the goal's (JSON equality); details list the diff."""
+
+    path: str
+    name: str = "equals"
+
+    def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        whole = self.path == "."
+        wanted = goal if whole else get_path(goal, self.path)
+        if wanted is MISSING:
+            raise ScorerError(f"equals: the goal state has nothing at {self.path}")
+        value = final_state if whole else get_path(final_state, self.path)
+        detail: dict[str, Any] = {"scorer": self.name, "path": self.path}
+        if value is MISSING:
+            return {**detail, "passed": False, "problem": f"{self.path} is not in the final state"}
+        prefix = "" if whole else self.path
+        diff = json_diff(wanted, value, prefix)
+        return {**detail, "passed": not diff, "diff": diff}
+
+
+@dataclass(frozen=True)
+class Matches:
+    """The text at `path` must match a regular expression (searched anywhere in it)."""
+
+    path: str
+    pattern: str
+    name: str = "matches"
+
+    def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        value = get_path(final_state, self.path)
+        detail: dict[str, Any] = {"scorer": self.name, "path": self.path, "pattern": self.pattern}
+        if not isinstance(value, str):
+            shown = "nothing" if value is MISSING else show(value)
+            return {**detail, "passed": False, "problem": f"{self.path} holds {shown}, not text"}
+        return {**detail, "passed": re.search(self.pattern, value) is not None}
+
+
 def is_present(value: Any) -> bool:
     """Holds something: not missing, null, blank text, or an empty list or object."""
-    if value is _MISSING or value is None:
+    if value is MISSING or value is None:
         return False
     if isinstance(value, str):
         return bool(value.strip())
@@ -287,94 +349,100 @@ class Custom:
 
 def resolve_custom(spec: CustomSpec, suite_dir: Path) -> Custom:
     """Import a user's scorer and check it can be called; ConfigError otherwise."""
-    module_name, sep, attr = spec.ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(
-            f"{show(spec.ref)} is not an import path; write package.module:name or "
-            "file.py:name (a file beside suite.yaml)"
-        )
-    module = load_module(module_name, spec.ref, suite_dir)
-    if not hasattr(module, attr):
-        public = [n for n in vars(module) if not n.startswith("_")]
-        close = [n for n in public if callable(getattr(module, n))]
-        raise ConfigError(
-            f"{spec.ref}: {module_name} has no {show(attr)}{did_you_mean(attr, close)}"
-        )
-    fn = getattr(module, attr)
-    _check_callable(fn, spec)
+    fn = load_object(spec.ref, suite_dir, what="")
+    check_scorer_function(fn, spec.ref, spec.params)
     return Custom(name=spec.ref, fn=fn, params=dict(spec.params))
-
-
-def _check_callable(fn: Any, spec: CustomSpec) -> None:
-    if not callable(fn):
-        raise ConfigError(f"{spec.ref}: is a {type(fn).__name__}, not a function")
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 (an object's async __call__)
-    ):
-        raise ConfigError(f"{spec.ref}: is async; a scorer is a plain function")
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return  # builtins without a signature: trust them
-    try:
-        signature.bind(object(), object(), **spec.params)
-    except TypeError as error:
-        params = "".join(f", {k}=..." for k in spec.params)
-        raise ConfigError(
-            f"{spec.ref}: cannot be called as {fn.__name__ if hasattr(fn, '__name__') else 'it'}"
-            f"(final_state, goal{params}): {error}; define it as "
-            "def name(final_state, goal, **params) -> bool | dict"
-        ) from None
 
 
 # ---------------------------------------------------------------------- scoring
 
 
-def build_scorers(suite: Suite) -> list[Scorer]:
-    """The suite's scorers, ready to call; ConfigError when a custom one cannot be used."""
+def build_scorers(suite: Suite) -> list[Scorer | Judge]:
+    """The suite's scorers, ready to call; ConfigError when one cannot be used (a custom
+    scorer that does not import, a judge whose model cannot be built)."""
     return [_build(spec, suite.path) for spec in suite.defaults.scorers]
 
 
-def _build(spec: ScorerSpec, suite_dir: Path) -> Scorer:
+def _build(spec: ScorerSpec, suite_dir: Path) -> Scorer | Judge:
     if isinstance(spec, ExactSetSpec):
-        return ExactSet(spec.path, spec.item)
+        return ExactSet(spec.path, spec.item, name=spec.kind)
+    if isinstance(spec, EqualsSpec):
+        return Equals(spec.path)
+    if isinstance(spec, MatchesSpec):
+        return Matches(spec.path, spec.pattern)
     if isinstance(spec, PresentSpec):
         return Present(spec.paths)
+    if isinstance(spec, JudgeSpec):
+        judge = Judge(spec.rubric, spec.model, spec.paths, spec.params, spec.base_url, suite_dir)
+        judge.build()  # a missing cassette or key is refused before any run starts
+        return judge
     return resolve_custom(spec, suite_dir)
 
 
-_BUILT: dict[tuple[Path, str], list[Scorer]] = {}
+_BUILT: dict[tuple[Path, str], list[Scorer | Judge]] = {}
 
 
-def _scorers_for(suite: Suite) -> list[Scorer]:
+def prepare_scorers(suite: Suite) -> list[Scorer | Judge]:
+    """The suite's scorers, built once per suite content; call it before runs start so
+    a scorer that cannot be used is one ConfigError, not an errored run each."""
     key = (suite.path, suite.hash)
     if key not in _BUILT:
         _BUILT[key] = build_scorers(suite)
     return _BUILT[key]
 
 
+def _grade(scorer: Scorer, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+    # A user's scorer gets its own copies: it cannot change what the next scorer
+    # sees, nor the final state that is stored. The built-in ones only read.
+    state, expected = (
+        (clone(final_state), clone(goal)) if isinstance(scorer, Custom) else (final_state, goal)
+    )
+    try:
+        return scorer(state, expected)
+    except ScorerError:
+        raise
+    except Exception as error:  # a scorer's bug makes the run errored, not failed
+        raise ScorerError(f"scorer {scorer.name} raised {type(error).__name__}: {error}") from error
+
+
 def runs_user_code(suite: Suite) -> bool:
     """True when grading calls a user's scorer (the runner then grades in a worker thread)."""
-    return any(isinstance(scorer, Custom) for scorer in _scorers_for(suite))
+    return any(isinstance(scorer, Custom) for scorer in prepare_scorers(suite))
 
 
-def score_run(suite: Suite, case: Case, final_state: dict[str, Any]) -> Score:
-    """Grade one run's final state; ScorerError when a scorer raises (the run errored)."""
+async def score_run_async(
+    suite: Suite, case: Case, final_state: dict[str, Any], *, run_index: int = 1, seed: int = 0
+) -> Score:
+    """Grade one run's final state; ScorerError when a scorer raises or a judge gives no
+    verdict (the run is errored). `run_index` and `seed` reach a judge's model call."""
     details: list[dict[str, Any]] = []
-    for scorer in _scorers_for(suite):
-        # A user's scorer gets its own copies: it cannot change what the next scorer
-        # sees, nor the final state that is stored. The built-in ones only read.
-        state, goal = (
-            (clone(final_state), clone(case.goal))
-            if isinstance(scorer, Custom)
-            else (final_state, case.goal)
-        )
-        try:
-            details.append(scorer(state, goal))
-        except ScorerError:
-            raise
-        except Exception as error:  # a scorer's bug makes the run errored, not failed
-            raise ScorerError(
-                f"scorer {scorer.name} raised {type(error).__name__}: {error}"
-            ) from error
+    for scorer in prepare_scorers(suite):
+        if isinstance(scorer, Judge):
+            call = CallContext(case.id, run_index, 0, seed)
+            try:
+                details.append(await scorer.grade(final_state, case.goal, call))
+            except JudgeError as error:
+                raise ScorerError(f"judge: {error}") from None
+        else:
+            details.append(_grade(scorer, final_state, case.goal))
     return Score(passed=all(d["passed"] for d in details), details=details)
+
+
+def score_run(
+    suite: Suite, case: Case, final_state: dict[str, Any], *, run_index: int = 1, seed: int = 0
+) -> Score:
+    """`score_run_async` for callers outside an event loop (regrading, scripts).
+
+    Without a judge it never touches an event loop; with one, it runs its own, so
+    inside a running loop `await score_run_async(...)` instead."""
+    scorers = prepare_scorers(suite)
+    if not any(isinstance(s, Judge) for s in scorers):
+        details = [_grade(s, final_state, case.goal) for s in scorers if not isinstance(s, Judge)]
+        return Score(passed=all(d["passed"] for d in details), details=details)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(
+            score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
+        )
+    raise ScorerError("a judge scorer inside a running event loop: await score_run_async(...)")

@@ -138,6 +138,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE runs ADD COLUMN traceback TEXT
         """,
     ),
+    (
+        "record a user environment's source hash",
+        "ALTER TABLE experiments ADD COLUMN environment_hash TEXT;",
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")

@@ -9,14 +9,19 @@ A suite is a folder::
 `load_suite` reads YAML safely (plain data only; a key written twice is refused
 rather than silently dropped; anchors and aliases are refused, so the data is a
 tree and every check and hash walks each value once), checks every file against
-its schema, the environment's rules (env.py) and the scorers (scoring.py), and
+its schema, the environment (its class, loaded through passhat/imports.py like a
+user's, checks itself and every case: env.py's protocol) and the scorers, and
 raises one `SuiteError` listing every problem found, each naming the file, the
-field path and the fix. A loaded suite is immutable and carries content hashes,
+field path and the fix. This module imports neither env.py nor scoring.py: the
+layering runs one way, suite -> environment -> scoring. A loaded suite is immutable and carries content hashes,
 so an experiment records exactly what it ran on:
 
 - a case's hash covers its input, fixtures and goal;
-- the suite's hash covers suite.yaml's content (with defaults filled in), every
-  case id with its hash, and the bytes of any scorer file beside suite.yaml.
+- the suite's hash covers suite.yaml's content (with defaults filled in, the
+  `tools` environment's declaration included), every case id with its hash, and
+  the bytes of any scorer file beside suite.yaml;
+- a user environment's source file has its own hash (`environment_hash`), which
+  the experiment records, so resume names it when it changed.
 
 Both are SHA-256 over canonical JSON (sorted keys, no whitespace), so key order,
 YAML formatting and comments never change them; any change of content does.
@@ -24,52 +29,70 @@ YAML formatting and comments never change them; any change of content does.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
+import inspect
 import json
 import math
 import re
 import string
 import types
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from passhat.errors import ConfigError, SuiteError
+from passhat.imports import BUILTIN_ENVIRONMENTS, load_object, source_hash
+from passhat.plain import MISSING, get_path, path_loc
+from passhat.plain import Loc as Loc  # re-exported: these predate plain.py
+from passhat.plain import canonical_json as canonical_json
+from passhat.plain import did_you_mean as did_you_mean
+from passhat.plain import field_path as field_path
+from passhat.plain import sha256_json as sha256_json
+from passhat.plain import show as show
 from passhat.records import COMMAND_AGENT
-
-if TYPE_CHECKING:
-    from passhat.env import Environment
 
 __all__ = [
     "Case",
     "CustomSpec",
+    "EqualsSpec",
     "ExactSetSpec",
     "Fixture",
+    "JudgeSpec",
+    "MatchesSpec",
     "PresentSpec",
     "ScorerSpec",
+    "SubsetSpec",
     "Suite",
     "SuiteDefaults",
+    "SupersetSpec",
     "load_suite",
 ]
 
 SUITE_FILE = "suite.yaml"
+ENVIRONMENT_KEYS = ("tools", "state", "input_schema", "goal_schema")
+"""suite.yaml's settings of the declarative `tools` environment."""
 CASES_DIR = "cases"
 _CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_SCORER_KINDS = ("exact_set", "present", "custom")
+_SCORER_KINDS = (
+    "exact_set",
+    "subset",
+    "superset",
+    "equals",
+    "matches",
+    "present",
+    "judge",
+    "custom",
+)
 _SCORER_EXAMPLE = (
     "- exact_set: ticket.annotations, - present: [ticket.goal], - custom: rules.py:check"
 )
-
-Loc = tuple[str | int, ...]
-"""Where a value sits in a file: keys and list indices, e.g. ("goal", "ticket", 0)."""
 
 
 # --------------------------------------------------------------------------- models
@@ -89,12 +112,66 @@ class Fixture:
 class ExactSetSpec:
     """The items at `path` of the final state must equal the goal's, as a set."""
 
+    kind: ClassVar[str] = "exact_set"
+    """How suite.yaml names the scorer (subset and superset share these fields)."""
+
     path: str
     """Dotted path into the state, e.g. `ticket.annotations` (digits index lists)."""
     item: str | None = None
     """How an item is named and compared, e.g. `AC{ac}:{label}`: the fields it
     names are the item's identity (other fields, like a free-text note, are
     ignored). None: text items as they are, anything else as canonical JSON."""
+
+
+@dataclass(frozen=True)
+class SubsetSpec(ExactSetSpec):
+    """The items at `path` of the final state must all be goal items (none extra);
+    a goal item may be missing."""
+
+    kind: ClassVar[str] = "subset"
+
+
+@dataclass(frozen=True)
+class SupersetSpec(ExactSetSpec):
+    """The final state must hold every goal item at `path` (none missing); extra
+    items are allowed."""
+
+    kind: ClassVar[str] = "superset"
+
+
+@dataclass(frozen=True)
+class EqualsSpec:
+    """The value at `path` of the final state must equal the goal's (JSON equality:
+    true is not 1); the details list every difference by path."""
+
+    path: str
+    """Dotted path into the state; `.` compares the whole state."""
+
+
+@dataclass(frozen=True)
+class MatchesSpec:
+    """The text at `path` of the final state must match a regular expression."""
+
+    path: str
+    """Dotted path into the state."""
+    pattern: str
+    """A Python regular expression, searched anywhere in the text (anchor it with ^...$)."""
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A model grades the final state against a rubric (its own model, not the agent's)."""
+
+    rubric: str
+    """What a passing final state looks like, in words."""
+    model: str
+    """The judge's model spec, e.g. `openai:gpt-4o-mini` or `replay:cassettes/judge.jsonl`."""
+    paths: tuple[str, ...] = ()
+    """The parts of the final state the judge reads; empty: all of it."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """The judge model's parameters (temperature...)."""
+    base_url: str | None = None
+    """An OpenAI-compatible or Anthropic endpoint for the judge."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +192,7 @@ class CustomSpec:
     """Keyword arguments passed on every call."""
 
 
-ScorerSpec = ExactSetSpec | PresentSpec | CustomSpec
+ScorerSpec = ExactSetSpec | EqualsSpec | MatchesSpec | PresentSpec | JudgeSpec | CustomSpec
 
 
 @dataclass(frozen=True)
@@ -170,13 +247,19 @@ class Suite:
     labels: tuple[str, ...]
     """The label set (annotation labels for tickets, card labels for boards)."""
     environment: str
-    """Which world the cases run in: `ticket` or `board` (see env.py)."""
+    """Which world the cases run in: `ticket`, `board`, `tools` or a user's
+    `file.py:Class` / `package.module:Class` (see env.py)."""
     defaults: SuiteDefaults
     """Agent, model, k, parameters, turn limit and scorers."""
     cases: tuple[Case, ...]
     """Every case, sorted by id."""
     hash: str
     """SHA-256 (hex) of the suite's whole content (see the module docstring)."""
+    environment_config: dict[str, Any] = field(default_factory=dict)
+    """suite.yaml's tools, state, input_schema and goal_schema (the `tools` environment)."""
+    environment_hash: str | None = None
+    """SHA-256 of a user environment's source file (None for the built-in ones):
+    an experiment records it, and resume refuses when it changed."""
 
     def case(self, case_id: str) -> Case:
         """The case with this id; a ConfigError naming the known ids otherwise."""
@@ -192,47 +275,6 @@ class Suite:
 
 
 # --------------------------------------------------------------- shared helpers
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: equal content, equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_json(value: Any) -> str:
-    """SHA-256 (hex) of the canonical JSON of `value`."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
-
-
-def field_path(loc: Sequence[str | int]) -> str:
-    """`("goal", "ticket", "annotations", 2, "label")` -> `goal.ticket.annotations[2].label`."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def did_you_mean(word: str, choices: Sequence[str]) -> str:
-    """`"; did you mean 'x'?"` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {show(close[0])}?" if close else ""
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A value as a message quotes it: text in single quotes, the rest as JSON."""
-    text = f"'{value}'" if isinstance(value, str) else canonical_json(_jsonable(value))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
-    return value
 
 
 class StrictModel(BaseModel):
@@ -476,9 +518,14 @@ class _SuiteFile(StrictModel):
     name: str = Field(min_length=1, description="a short name for the suite, e.g. clarify")
     description: str = ""
     environment: str = Field(
-        min_length=1, description="the world cases run in: ticket (clarifier) or board"
+        min_length=1,
+        description="the world cases run in: ticket, board, tools or file.py:ClassName",
     )
     labels: list[str] = Field(default_factory=list)
+    tools: list[Any] | None = None
+    state: dict[str, Any] | None = None
+    input_schema: dict[str, Any] | None = None
+    goal_schema: dict[str, Any] | None = None
     defaults: _DefaultsFile = Field(
         description="agent, model, k and scorers, e.g. defaults: {k: 3, scorers: [...]}"
     )
@@ -487,6 +534,35 @@ class _SuiteFile(StrictModel):
 class _ExactSetFile(StrictModel):
     exact_set: str = Field(min_length=1)
     item: str | None = Field(None, min_length=1)
+
+
+class _SubsetFile(StrictModel):
+    subset: str = Field(min_length=1)
+    item: str | None = Field(None, min_length=1)
+
+
+class _SupersetFile(StrictModel):
+    superset: str = Field(min_length=1)
+    item: str | None = Field(None, min_length=1)
+
+
+class _EqualsFile(StrictModel):
+    equals: str = Field(min_length=1)
+
+
+class _MatchesFile(StrictModel):
+    matches: str = Field(min_length=1)
+    pattern: str = Field(description="a regular expression the text must match, e.g. '^AC'")
+
+
+class _JudgeFile(StrictModel):
+    judge: str = Field(min_length=1)
+    model: str = Field(
+        min_length=1, description="the judge's model, e.g. replay:cassettes/judge.jsonl"
+    )
+    paths: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+    base_url: str | None = None
 
 
 class _PresentFile(StrictModel):
@@ -576,6 +652,10 @@ class _Loader:
         """suite.yaml's labels, when they are a list of text."""
         self.scorers: list[Any] | None = None
         """suite.yaml's defaults.scorers, when they are a non-empty list."""
+        self.env_config: dict[str, Any] = {}
+        """suite.yaml's settings of the declarative `tools` environment."""
+        self.env_hash: str | None = None
+        """SHA-256 of a user environment's source file."""
 
     def problem(self, rel: str, loc: Loc, message: str) -> None:
         where = field_path(loc)
@@ -630,6 +710,8 @@ class _Loader:
             "cases": {c.id: c.hash for c in ordered},
             "scorer_files": scorer_hashes,
         }
+        if self.env_config:
+            content["environment_config"] = self.env_config
         return Suite(
             name=head.name,
             description=head.description,
@@ -639,6 +721,8 @@ class _Loader:
             defaults=defaults,
             cases=ordered,
             hash=sha256_json(content),
+            environment_config=self.env_config,
+            environment_hash=self.env_hash,
         )
 
     # -- files
@@ -697,6 +781,7 @@ class _Loader:
         # scorers are still checked and one run lists every problem.
         env_name, labels = data.get("environment"), data.get("labels", [])
         self.env_name = env_name if isinstance(env_name, str) else None
+        self.env_config = {k: data[k] for k in ENVIRONMENT_KEYS if k in data}
         if isinstance(labels, list) and all(isinstance(x, str) for x in labels):
             self.labels = tuple(labels)
         defaults = data.get("defaults")
@@ -741,19 +826,41 @@ class _Loader:
         )
         return None
 
-    def _environment(self, name: str) -> type[Environment] | None:
-        from passhat.env import ENVIRONMENTS
-
-        env_cls = ENVIRONMENTS.get(name)
-        if env_cls is None:
-            known = sorted(ENVIRONMENTS)
+    def _environment(self, name: str) -> Any:
+        """The environment class suite.yaml names, checked; None (after recording why)."""
+        try:
+            env_cls = load_object(
+                BUILTIN_ENVIRONMENTS.get(name, name), self.root, what="environment"
+            )
+        except ConfigError as error:
+            known = sorted(BUILTIN_ENVIRONMENTS)
+            message = str(error)
+            if ":" not in name:
+                message = (
+                    f"{show(name)} is not an environment; use one of {', '.join(known)} or "
+                    f"file.py:ClassName{did_you_mean(name, known)}"
+                )
+            self.problem(SUITE_FILE, ("environment",), message)
+            return None
+        if not (isinstance(env_cls, type) and hasattr(env_cls, "check_class")):
             self.problem(
                 SUITE_FILE,
                 ("environment",),
-                f"{show(name)} is not an environment; use one of "
-                f"{', '.join(known)}{did_you_mean(name, known)}",
+                f"environment {name}: {show(getattr(env_cls, '__name__', env_cls))} is not a "
+                "passhat Environment; write class Name(passhat.Environment) with @tool methods",
             )
-        return env_cls
+            return None
+        found = env_cls.check_class(self.env_config)
+        for loc, message in found:
+            prefix = (
+                f"environment {name}: "
+                if loc == ("environment",) and name not in BUILTIN_ENVIRONMENTS
+                else ""
+            )
+            self.problem(SUITE_FILE, loc, prefix + message)
+        if name not in BUILTIN_ENVIRONMENTS:
+            self.env_hash = source_hash(env_cls)
+        return None if found else env_cls
 
     def _scorer_specs(self) -> list[ScorerSpec] | None:
         if self.scorers is None:
@@ -786,7 +893,12 @@ class _Loader:
             return None
         model: type[StrictModel] = {  # type: ignore[assignment]
             "exact_set": _ExactSetFile,
+            "subset": _SubsetFile,
+            "superset": _SupersetFile,
+            "equals": _EqualsFile,
+            "matches": _MatchesFile,
             "present": _PresentFile,
+            "judge": _JudgeFile,
             "custom": _CustomFile,
         }[kinds[0]]
         try:
@@ -806,6 +918,38 @@ class _Loader:
             if bad_item:
                 self.problem(SUITE_FILE, (*loc, "item"), bad_item)
             return None if bad or bad_item else ExactSetSpec(parsed.exact_set, parsed.item)
+        if isinstance(parsed, _SubsetFile | _SupersetFile):
+            path = parsed.subset if isinstance(parsed, _SubsetFile) else parsed.superset
+            kind = "subset" if isinstance(parsed, _SubsetFile) else "superset"
+            bad = _path_problem(path)
+            if bad:
+                self.problem(SUITE_FILE, (*loc, kind), bad)
+            bad_item = _template_problem(parsed.item) if parsed.item is not None else None
+            if bad_item:
+                self.problem(SUITE_FILE, (*loc, "item"), bad_item)
+            cls = SubsetSpec if kind == "subset" else SupersetSpec
+            return None if bad or bad_item else cls(path, parsed.item)
+        if isinstance(parsed, _EqualsFile):
+            bad = _path_problem(parsed.equals) if parsed.equals != "." else None
+            if bad:
+                self.problem(SUITE_FILE, (*loc, "equals"), bad)
+            return None if bad else EqualsSpec(parsed.equals)
+        if isinstance(parsed, _MatchesFile):
+            bad = _path_problem(parsed.matches)
+            if bad:
+                self.problem(SUITE_FILE, (*loc, "matches"), bad)
+            try:
+                re.compile(parsed.pattern)
+            except re.error as error:
+                self.problem(
+                    SUITE_FILE,
+                    (*loc, "pattern"),
+                    f"{show(parsed.pattern)} is not a regular expression ({error})",
+                )
+                return None
+            return None if bad else MatchesSpec(parsed.matches, parsed.pattern)
+        if isinstance(parsed, _JudgeFile):
+            return self._judge_spec(parsed, loc)
         if isinstance(parsed, _PresentFile):
             ok = True
             for index, path in enumerate(parsed.present):
@@ -816,6 +960,35 @@ class _Loader:
             return PresentSpec(tuple(parsed.present)) if ok else None
         assert isinstance(parsed, _CustomFile)
         return CustomSpec(parsed.custom, dict(parsed.params))
+
+    def _judge_spec(self, parsed: _JudgeFile, loc: Loc) -> JudgeSpec | None:
+        ok = True
+        provider, _, name = parsed.model.partition(":")
+        if not name or provider not in ("replay", "openai", "anthropic"):
+            self.problem(
+                SUITE_FILE,
+                (*loc, "model"),
+                f"{show(parsed.model)} is not provider:name; use replay:CASSETTE.jsonl, "
+                "openai:MODEL or anthropic:MODEL",
+            )
+            ok = False
+        for index, path in enumerate(parsed.paths):
+            bad = _path_problem(path)
+            if bad:
+                self.problem(SUITE_FILE, (*loc, "paths", index), bad)
+                ok = False
+        if not parsed.judge.strip():
+            self.problem(SUITE_FILE, (*loc, "judge"), "is empty; write the rubric")
+            ok = False
+        if not ok:
+            return None
+        return JudgeSpec(
+            rubric=parsed.judge,
+            model=parsed.model,
+            paths=tuple(parsed.paths),
+            params=dict(parsed.params),
+            base_url=parsed.base_url,
+        )
 
     def _case_files(self) -> list[Path]:
         folder = self.root / CASES_DIR
@@ -832,7 +1005,7 @@ class _Loader:
             self.problem(CASES_DIR, (), "holds no case files; add cases/<case-id>.yaml")
         return files
 
-    def _cases(self, env_cls: type[Environment] | None, labels: tuple[str, ...]) -> list[Case]:
+    def _cases(self, env_cls: Any, labels: tuple[str, ...]) -> list[Case]:
         cases: list[Case] = []
         first_file: dict[str, str] = {}
         for file in self._case_files():
@@ -852,9 +1025,7 @@ class _Loader:
             cases.append(case)
         return cases
 
-    def _case(
-        self, rel: str, env_cls: type[Environment] | None, labels: tuple[str, ...]
-    ) -> Case | None:
+    def _case(self, rel: str, env_cls: Any, labels: tuple[str, ...]) -> Case | None:
         data = self._read(rel)
         if data is None:
             return None
@@ -885,7 +1056,7 @@ class _Loader:
             ok = False
         case = self._build_case(parsed, rel)
         if env_cls is not None:
-            found = env_cls.check_case(case, labels)
+            found = env_cls.check_case(case, labels, self.env_config)
             for loc, message in found:
                 self.problem(rel, loc, message)
             ok = ok and not found
@@ -918,17 +1089,25 @@ class _Loader:
 
     def _check_scorers(self, specs: list[ScorerSpec], cases: list[Case]) -> dict[str, str]:
         """Goal paths the exact_set scorers read; custom scorers importable and callable."""
-        from passhat.scoring import check_goal_items, resolve_custom
-
         hashes: dict[str, str] = {}
         for index, spec in enumerate(specs):
             if isinstance(spec, ExactSetSpec):
                 for case in cases:
                     for loc, message in check_goal_items(spec, case.goal):
                         self.problem(_rel(case.file, self.root), ("goal", *loc), message)
+            elif isinstance(spec, EqualsSpec) and spec.path != ".":
+                for case in cases:
+                    if get_path(case.goal, spec.path) is MISSING:
+                        self.problem(
+                            _rel(case.file, self.root),
+                            ("goal", *path_loc(spec.path)),
+                            "missing; the equals scorer in suite.yaml compares this path, so "
+                            "write the expected value here",
+                        )
             elif isinstance(spec, CustomSpec):
                 try:
-                    resolve_custom(spec, self.root)
+                    fn = load_object(spec.ref, self.root, what="")
+                    check_scorer_function(fn, spec.ref, spec.params)
                 except ConfigError as error:
                     self.problem(SUITE_FILE, ("defaults", "scorers", index, "custom"), str(error))
                     continue
@@ -936,6 +1115,59 @@ class _Loader:
                 if source is not None:
                     hashes[spec.ref] = hashlib.sha256(source.read_bytes()).hexdigest()
         return hashes
+
+
+def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc, str]]:
+    """Load-time: the goal holds a list at the scorer's path, each item nameable."""
+    value = get_path(goal, spec.path)
+    loc = path_loc(spec.path)
+    if value is MISSING:
+        return [
+            (
+                loc,
+                f"missing; the {spec.kind} scorer in suite.yaml compares this path, so write "
+                "the expected items here ([] when none is expected)",
+            )
+        ]
+    if not isinstance(value, list):
+        return [(loc, f"expected a list of items for the {spec.kind} scorer, got {show(value)}")]
+    if spec.item is None:
+        return []
+    names = template_fields(spec.item)
+    out: list[tuple[Loc, str]] = []
+    for index, item in enumerate(value):
+        lacking = [n for n in names if not isinstance(item, dict) or n not in item]
+        if lacking:
+            out.append(
+                (
+                    (*loc, index),
+                    f"lacks {', '.join(lacking)}, which the scorer's item {show(spec.item)} names",
+                )
+            )
+    return out
+
+
+def check_scorer_function(fn: Any, ref: str, params: dict[str, Any]) -> None:
+    """A custom scorer must be a plain callable taking (final_state, goal, **params)."""
+    if not callable(fn):
+        raise ConfigError(f"{ref}: is a {type(fn).__name__}, not a function")
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 (an object's async __call__)
+    ):
+        raise ConfigError(f"{ref}: is async; a scorer is a plain function")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # builtins without a signature: trust them
+    try:
+        signature.bind(object(), object(), **params)
+    except TypeError as error:
+        shown = "".join(f", {k}=..." for k in params)
+        raise ConfigError(
+            f"{ref}: cannot be called as {getattr(fn, '__name__', 'it')}"
+            f"(final_state, goal{shown}): {error}; define it as "
+            "def name(final_state, goal, **params) -> bool | dict"
+        ) from None
 
 
 def _rel(file: Path, root: Path) -> str:
@@ -961,7 +1193,19 @@ def _defaults_dict(defaults: SuiteDefaults) -> dict[str, Any]:
 def spec_dict(spec: ScorerSpec) -> dict[str, Any]:
     """A scorer spec as suite.yaml writes it (for hashing and display)."""
     if isinstance(spec, ExactSetSpec):
-        return {"exact_set": spec.path, "item": spec.item}
+        return {spec.kind: spec.path, "item": spec.item}
+    if isinstance(spec, EqualsSpec):
+        return {"equals": spec.path}
+    if isinstance(spec, MatchesSpec):
+        return {"matches": spec.path, "pattern": spec.pattern}
     if isinstance(spec, PresentSpec):
         return {"present": list(spec.paths)}
+    if isinstance(spec, JudgeSpec):
+        return {
+            "judge": spec.rubric,
+            "model": spec.model,
+            "paths": list(spec.paths),
+            "params": spec.params,
+            "base_url": spec.base_url,
+        }
     return {"custom": spec.ref, "params": spec.params}

@@ -482,7 +482,7 @@ def run(
         call_timeout=call_timeout,
     )
     agent_spec = _agent_spec(agent, agent_cmd) or suite.defaults.agent
-    model_spec = model or suite.defaults.model
+    model_spec = model or suite.defaults.model or ""  # "": an agent that needs no model
     loaded, provider = _build(suite, agent_spec, model_spec, params)
     _warn_uncovered(loaded, provider, suite, k, language)
     experiment = new_experiment(
@@ -524,7 +524,9 @@ def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
 
     tools: tuple[str, ...] = ()
     if suite.cases:
-        tools = tuple(t.name for t in make_environment(suite, suite.cases[0]).tools)
+        env = make_environment(suite, suite.cases[0])
+        tools = tuple(t.name for t in env.tools)
+        env.close()
     return replace(experiment, tools=tools)
 
 

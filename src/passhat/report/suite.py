@@ -10,7 +10,10 @@ from passhat.scoring import get_path, item_string, sorted_items
 from passhat.suite import (
     Case,
     CustomSpec,
+    EqualsSpec,
     ExactSetSpec,
+    JudgeSpec,
+    MatchesSpec,
     PresentSpec,
     ScorerSpec,
     Suite,
@@ -20,9 +23,15 @@ from passhat.suite import (
 
 def _scorer_text(spec: ScorerSpec) -> str:
     if isinstance(spec, ExactSetSpec):
-        return f"exact_set {spec.path}" + (f" (items {spec.item})" if spec.item else "")
+        return f"{spec.kind} {spec.path}" + (f" (items {spec.item})" if spec.item else "")
     if isinstance(spec, PresentSpec):
         return "present " + ", ".join(spec.paths)
+    if isinstance(spec, EqualsSpec):
+        return f"equals {spec.path}"
+    if isinstance(spec, MatchesSpec):
+        return f"matches {spec.path} {spec.pattern}"
+    if isinstance(spec, JudgeSpec):
+        return f"judge by {spec.model}" + (f" on {', '.join(spec.paths)}" if spec.paths else "")
     assert isinstance(spec, CustomSpec)
     return f"custom {spec.ref}" + (f" {canonical_json(spec.params)}" if spec.params else "")
 

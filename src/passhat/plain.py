@@ -1,0 +1,85 @@
+"""Plain JSON data: canonical text, hashes, copies, paths, and how messages quote values.
+
+The lowest layer: suites, environments and scorers all use these, and this
+module imports nothing of passhat, so none of them needs another at import time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import pickle
+from collections.abc import Sequence
+from typing import Any
+
+Loc = tuple[str | int, ...]
+"""Where a value sits in a file: keys and list indices, e.g. ("goal", "ticket", 0)."""
+
+MISSING: Any = object()
+"""What `get_path` gives for a path the data does not hold."""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: equal content, equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of `value`."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of plain data (a round trip through pickle: about twice as fast as
+    copy.deepcopy, which matters when every run copies its world several times)."""
+    return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """`("goal", "ticket", "annotations", 2, "label")` -> `goal.ticket.annotations[2].label`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`"; did you mean 'x'?"` for the closest choice, or an empty string."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {show(close[0])}?" if close else ""
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A value as a message quotes it: text in single quotes, the rest as JSON."""
+    text = f"'{value}'" if isinstance(value, str) else canonical_json(_jsonable(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
+def get_path(data: Any, path: str) -> Any:
+    """The value at a dotted path (digits index lists), or `MISSING`."""
+    current = data
+    for part in path.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return MISSING
+    return current
+
+
+def path_loc(path: str) -> Loc:
+    """A dotted path as a location: `cards.0.labels` -> ("cards", 0, "labels")."""
+    return tuple(int(p) if p.isdigit() else p for p in path.split("."))
