@@ -65,7 +65,7 @@ def test_a_blocking_sync_agent_times_out_at_its_deadline_and_stalls_nothing(
     code, err, took = run_agent(
         capsys, db, "sync_blocks", "-k", "4", "--concurrency", "4", "--timeout", "0.5"
     )
-    assert code == 0, err
+    assert code == 1, err  # nothing counted: exit 1
     runs = stored_runs(db)
     assert [(r["status"], r["error_type"]) for r in runs] == [("errored", "timeout")] * 4
     assert all(r["duration_s"] < 1.5 for r in runs)
@@ -77,7 +77,7 @@ def test_an_agent_that_swallows_the_cancel_is_still_a_timeout(
 ) -> None:
     db = tmp_path / "p.db"
     code, err, _ = run_agent(capsys, db, "swallows_cancel", "-k", "2", "--timeout", "0.3")
-    assert code == 0, err
+    assert code == 1, err  # nothing counted: exit 1
     runs = stored_runs(db)
     assert [(r["status"], r["error_type"]) for r in runs] == [("errored", "timeout")] * 2
     # recorded at the deadline plus the 1 s a cancelled run gets to clean up
@@ -95,7 +95,7 @@ def test_an_async_agent_blocking_the_loop_past_its_deadline_is_a_timeout(
     monkeypatch.setattr(agents_for_tests, "BLOCK_S", 30)
     db = tmp_path / "p.db"
     code, err, took = run_agent(capsys, db, "async_blocks", "-k", "2", "--timeout", "0.3")
-    assert code == 0, err
+    assert code == 1, err  # nothing counted: exit 1
     runs = stored_runs(db)
     assert [(r["status"], r["error_type"]) for r in runs] == [("errored", "timeout")] * 2
     assert "blocked the event loop" in runs[0]["error_message"]
@@ -118,7 +118,7 @@ def test_base_exceptions_in_an_agent_make_errored_runs(
 ) -> None:
     db = tmp_path / "p.db"
     code, err, _ = run_agent(capsys, db, agent, "-k", "3", "--concurrency", "1")
-    assert code == 0, err
+    assert code == 1, err  # nothing counted: exit 1
     assert "Traceback" not in err
     runs = stored_runs(db)
     assert [(r["status"], r["error_type"]) for r in runs] == [("errored", "agent_error")] * 3
@@ -149,7 +149,7 @@ def test_an_environment_broken_by_its_agent_errors_the_run(
 ) -> None:
     db = tmp_path / "p.db"
     code, err, _ = run_agent(capsys, db, "breaks_env", "-k", "2")
-    assert code == 0, err
+    assert code == 1, err  # nothing counted: exit 1
     runs = stored_runs(db)
     assert [(r["status"], r["error_type"]) for r in runs] == [("errored", "environment_error")] * 2
     assert "final_state() raised KeyError" in runs[0]["error_message"]
@@ -183,7 +183,7 @@ def test_a_blocking_custom_scorer_is_a_timeout_and_runs_in_a_thread(
         str(db),
         "-q",
     )
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # nothing counted: exit 1
     assert time.monotonic() - started < 2.5
     runs = stored_runs(db)
     assert [(x["status"], x["error_type"]) for x in runs] == [("errored", "timeout")] * 3
@@ -452,7 +452,7 @@ def test_call_timeout_bounds_each_model_call(
         str(db),
         "-q",
     )
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # nothing counted: exit 1
     (run,) = stored_runs(db)
     assert run["error_type"] == "model_error"
     assert "no response within 0.3s" in run["error_message"]
@@ -579,7 +579,7 @@ def test_escape_sequences_reach_the_terminal_escaped(
 ) -> None:
     db = tmp_path / "p.db"
     code, err, _ = run_agent(capsys, db, "shouts", "-k", "1")
-    assert code == 0, err
+    assert code == 1, err  # nothing counted: exit 1
     shown = {
         "report": run_cli(capsys, "report", "latest", "--db", str(db)),
         "show": run_cli(capsys, "show", "latest", SEED_ID, "1", "--db", str(db)),
