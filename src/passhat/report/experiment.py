@@ -8,6 +8,7 @@ as markup. Labels come from `passhat.report.i18n` in the `lang` asked for; data
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,21 +19,25 @@ from rich.text import Text
 
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, RunSummary
 from passhat.report.i18n import t, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
 from passhat.sources import source_figures_line, source_line
 from passhat.stats import Uncertainty, uncertainty
 
+ReportRun = RunRecord | RunSummary
+"""A report reads `Store.summaries` (fast); whole records work too."""
 
-def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[RunRecord]) -> Accounting:
+
+def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[ReportRun]) -> Accounting:
     """Requested / completed / counted per planned case, from the stored runs."""
     ledger = Ledger()
     for case_id in experiment.case_ids:
         ledger.expect(case_id)
+    add = ledger.add
     for run in runs:
-        ledger.add(run.case_id, run.run_index, run.status)
+        add(run.case_id, run.run_index, run.status)
     return ledger.close(experiment.k_requested)
 
 
@@ -103,8 +108,22 @@ def items_table(case: str, items: Sequence[ItemStability], *, lang: str = "en") 
     return table
 
 
-def tools_table(uses: Sequence[ToolUse], *, lang: str = "en") -> Table:
-    """Per tool: how many runs called it and how often; one section per case."""
+def calls_cell(calls: Sequence[int], limit: int | None, lang: str = "en") -> str:
+    """Calls in each run, or past `limit` runs (None: no limit) a tally: `1 in 9,500 runs, 0 in 500 runs`."""
+    if limit is None or len(calls) <= limit:
+        return " ".join(str(n) for n in calls)
+    tally = sorted(Counter(calls).items(), key=lambda kv: (-kv[1], kv[0]))
+    return t("list_sep", lang).join(
+        t("calls_in_runs", lang, calls=n, runs=f"{runs:,}") for n, runs in tally
+    )
+
+
+def tools_table(
+    uses: Sequence[ToolUse], *, limit: int | None = ROWS_SHOWN, lang: str = "en"
+) -> Table:
+    """Per tool: how many runs called it and how often; one section per case.
+
+    Past `limit` runs (None: no limit) the calls per run are tallied."""
     cases = list(dict.fromkeys(u.case for u in uses))
     single = len(cases) == 1
     title = Text(t("tool_use", lang) + t("completed_runs_paren", lang))
@@ -128,7 +147,7 @@ def tools_table(uses: Sequence[ToolUse], *, lang: str = "en") -> Table:
         row: list[Text | str] = [
             Text(u.tool),
             t("runs_calling_of", lang, calling=u.runs_calling, runs=u.runs),
-            " ".join(str(n) for n in u.calls_per_run),
+            calls_cell(u.calls_per_run, limit, lang),
             str(u.errors),
         ]
         table.add_row(*(row if single else [Text(u.case or t("all", lang)), *row]))
@@ -145,7 +164,7 @@ def experiment_uncertainty(
     return uncertainty(accounting, m=forecast_m, seed=0, only=only)
 
 
-def replayed_runs(runs: Sequence[RunRecord]) -> int:
+def replayed_runs(runs: Sequence[ReportRun]) -> int:
     """Runs whose model answers came from a cassette: re-plays, not independent trials."""
     return sum(1 for r in runs if r.model_source == "replayed")
 
@@ -153,7 +172,7 @@ def replayed_runs(runs: Sequence[RunRecord]) -> int:
 def print_experiment_report(
     console: Console,
     experiment: ExperimentRecord,
-    runs: Sequence[RunRecord],
+    runs: Sequence[ReportRun],
     *,
     forecast_m: int = 10,
     limit: int | None = ROWS_SHOWN,
@@ -163,6 +182,32 @@ def print_experiment_report(
 
     At most `limit` cases are listed in each table (None: all); figures cover all."""
     accounting = experiment_accounting(experiment, runs)
+    print_figures(
+        console,
+        experiment,
+        accounting,
+        forecast_m=forecast_m,
+        limit=limit,
+        lang=lang,
+        replayed=replayed_runs(runs),
+    )
+    print_details(console, experiment, runs, accounting, limit=limit, lang=lang)
+    return accounting
+
+
+def print_figures(
+    console: Console,
+    experiment: ExperimentRecord,
+    accounting: Accounting,
+    *,
+    forecast_m: int = 10,
+    limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
+    replayed: int = 0,
+) -> None:
+    """The header, the three numbers with intervals and forecasts, and the accounting:
+    all of it from the accounting and the count of `replayed` runs (a summary needs
+    no run loaded)."""
     console.print(header_table(experiment, lang=lang))
     console.print()
     if accounting.runs_counted:
@@ -174,27 +219,41 @@ def print_experiment_report(
             uncertainty=u,
             limit=limit,
             lang=lang,
-            replayed=replayed_runs(runs),
+            replayed=replayed,
         )
     else:
         console.print(Text(t("no_counted_run", lang), style="bold red"))
         for line in shortfall_lines(accounting, lang):
             console.print(Text("  " + line))
-        if replayed_runs(runs):
-            console.print(Text(t("replayed_line", lang, n=replayed_runs(runs)), "yellow"))
+        if replayed:
+            console.print(Text(t("replayed_line", lang, n=replayed), "yellow"))
+
+
+def print_details(
+    console: Console,
+    experiment: ExperimentRecord,
+    runs: Sequence[ReportRun],
+    accounting: Accounting,
+    *,
+    limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
+) -> None:
+    """Item stability, tool use and the errored runs, `limit` cases at most each."""
+    # item stability of the first `limit` cases that have graded items: only their runs
+    graded = list(dict.fromkeys(r.case_id for r in runs if r.counted and r.graded_items))
+    listed = set(graded if limit is None else graded[:limit])
     by_case: dict[str, list[ItemStability]] = {}
-    for item in item_stability(runs):
+    for item in item_stability(r for r in runs if r.case_id in listed):
         by_case.setdefault(item.case, []).append(item)
-    listed = list(by_case.items()) if limit is None else list(by_case.items())[:limit]
-    for case, items in listed:
+    for case, items in by_case.items():
         console.print(items_table(case, items, lang=lang))
-    if len(listed) < len(by_case):
-        more = f"{len(by_case) - len(listed):,}"
+    if len(listed) < len(graded):
+        more = f"{len(graded) - len(listed):,}"
         console.print(Text(t("more_item_cases", lang, n=more)))
     per_case = limit is None or len(accounting.cases) <= limit
     uses = tool_profile(runs, experiment.tools, per_case=per_case)
     if uses:
-        console.print(tools_table(uses, lang=lang))
+        console.print(tools_table(uses, limit=limit, lang=lang))
     errored = [r for r in runs if r.status == "errored"]
     for r in errored[:MAX_ERRORED_LINES]:
         line = t(
@@ -220,10 +279,9 @@ def print_experiment_report(
             first=_rate(retried["first_attempt"]),
         )
         console.print(Text(line, "yellow"))
-    return accounting
 
 
-def retry_summary(runs: Sequence[RunRecord]) -> dict[str, Any] | None:
+def retry_summary(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
     """How many runs `resume --errored` ran again, and the pass rates of retried runs and
     of first attempts (retrying only failures can bias figures); None when none was."""
     retried = [r for r in runs if r.attempt > 1]
@@ -237,7 +295,7 @@ def retry_summary(runs: Sequence[RunRecord]) -> dict[str, Any] | None:
     }
 
 
-def _pass_rate(runs: Sequence[RunRecord]) -> dict[str, Any]:
+def _pass_rate(runs: Sequence[ReportRun]) -> dict[str, Any]:
     counted = sum(1 for r in runs if r.counted)
     passed = sum(1 for r in runs if r.status == "passed")
     return {
@@ -255,7 +313,7 @@ def _rate(rate: dict[str, Any]) -> str:
 
 
 def experiment_dict(
-    experiment: ExperimentRecord, runs: Sequence[RunRecord], *, forecast_m: int = 10
+    experiment: ExperimentRecord, runs: Sequence[ReportRun], *, forecast_m: int = 10
 ) -> dict[str, Any]:
     """The report as JSON-ready data, intervals and forecasts included."""
     accounting = experiment_accounting(experiment, runs)
