@@ -6,7 +6,6 @@ import sys
 from typing import Any
 
 import typer
-from pydantic_core import to_json
 
 from passhat.errors import PasshatError, SuiteError
 from passhat.report.console import SafeConsole
@@ -32,6 +31,8 @@ def write_json(data: Any) -> None:
 
     pydantic-core's serializer (Rust) writes 100,000 cases several times faster
     than `json.dumps`, and writes NaN and infinities as null: always valid JSON."""
+    from pydantic_core import to_json
+
     indent = 2 if sys.stdout.isatty() else None
     sys.stdout.write(to_json(data, indent=indent, inf_nan_mode="null").decode("utf-8") + "\n")
 
