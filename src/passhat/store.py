@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
@@ -523,29 +523,48 @@ class Store:
 
         A later attempt (`run.attempt > 1`) replaces the errored attempt before it,
         which moves, whole, to `run_attempts`: only an errored run is ever re-run."""
+        self.record_runs([run])
+
+    def record_runs(self, runs: Sequence[RunRecord]) -> None:
+        """Write finished runs whole in one transaction: all of them, or none.
+
+        A batch costs one commit (the runner's writer batches what arrives while the
+        previous commit runs); each run is written as `record_run` writes it, and the
+        same run twice is an error, never a second count."""
+        if not runs:
+            return
+        first = runs[0] if len(runs) == 1 else None
+        what = f"run {first.run_index} of case {first.case_id!r}" if first else f"{len(runs)} runs"
+        try:
+            with self.atomic() as db:
+                for run in runs:
+                    row = self._run_row(run)
+                    if run.attempt > 1:
+                        _retire_attempt(db, run)
+                    columns = ", ".join(row)
+                    marks = ", ".join("?" for _ in row)
+                    db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(row.values()))
+        except sqlite3.IntegrityError as error:
+            if first is None:
+                what = f"one of {len(runs)} runs"
+            raise StoreError(
+                f"{what} is already recorded in experiment {runs[0].experiment_id} ({error}); "
+                "it is never counted twice"
+            ) from None
+        except (sqlite3.Error, StoreError) as error:
+            reason = str(error) if isinstance(error, StoreError) else self._explain(error)
+            raise StoreError(
+                f"{reason} — {what} was not written; it stays missing, and `passhat resume` "
+                "runs it again"
+            ) from None
+
+    def _run_row(self, run: RunRecord) -> dict[str, Any]:
         row = _row(run)
         for key in _RUN_JSON:
             row[key] = self._encode(row[key])
         if row["error_message"]:
             row["error_message"] = redact_all(row["error_message"], self.secrets)
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        try:
-            with self.atomic() as db:
-                if run.attempt > 1:
-                    _retire_attempt(db, run)
-                db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(row.values()))
-        except sqlite3.IntegrityError as error:
-            raise StoreError(
-                f"run {run.run_index} of case {run.case_id!r} is already recorded in experiment "
-                f"{run.experiment_id} ({error}); it is never counted twice"
-            ) from None
-        except (sqlite3.Error, StoreError) as error:
-            reason = str(error) if isinstance(error, StoreError) else self._explain(error)
-            raise StoreError(
-                f"{reason} — run {run.run_index} of case {run.case_id!r} was not written; it "
-                "stays missing, and `passhat resume` runs it again"
-            ) from None
+        return row
 
     def add_experiment_with_runs(
         self, experiment: ExperimentRecord, runs: Iterable[RunRecord]
