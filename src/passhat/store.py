@@ -600,12 +600,18 @@ class Store:
             ) from None
         return written
 
-    def runs(self, experiment_id: str, *, full: bool = True) -> list[RunRecord]:
-        """The runs of an experiment by case and index; `full=False` skips the heavy columns."""
+    def runs(
+        self, experiment_id: str, *, full: bool = True, cases: Sequence[str] | None = None
+    ) -> list[RunRecord]:
+        """The runs of an experiment by case and index; `full=False` skips the heavy columns;
+        `cases` keeps the runs of those cases only (an HTML page's worth)."""
         columns = "*" if full else _RUN_LIGHT
+        where, args = "experiment_id = ?", [experiment_id]
+        if cases is not None:
+            where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
+            args.extend(cases)
         rows = self._db.execute(
-            f"SELECT {columns} FROM runs WHERE experiment_id = ? ORDER BY case_id, run_index",
-            (experiment_id,),
+            f"SELECT {columns} FROM runs WHERE {where} ORDER BY case_id, run_index", args
         )
         return [_run(row) for row in rows]
 

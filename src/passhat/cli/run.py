@@ -23,7 +23,7 @@ from rich.text import Text
 from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli.metrics import LangOption, report_lang
 from passhat.errors import InputError
-from passhat.records import ExperimentRecord, RunRecord, RunSummary
+from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report, print_figures
 from passhat.report.i18n import t
 from passhat.report.terminal import ROWS_SHOWN
@@ -671,16 +671,18 @@ def report(
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
-        whole = store.runs(experiment.id) if html is not None else []
-        runs: Sequence[RunRecord | RunSummary] = whole or store.summaries(experiment.id)
-    if html is not None:
-        from passhat.report.html import write_html
+        runs = store.summaries(experiment.id)
+        if html is not None:
+            from passhat.report.html import write_html
 
-        try:
-            written = write_html(html, experiment, whole, lang=language)
-        except OSError as error:
-            raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
-        err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
+            def load(cases: Sequence[str]) -> list[RunRecord]:
+                return store.runs(experiment.id, cases=cases)
+
+            try:
+                written = write_html(html, experiment, runs, lang=language, load=load)
+            except OSError as error:
+                raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
+            err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
     if as_json:
         data = experiment_dict(experiment, runs, forecast_m=forecast_m)
         write_json(data)

@@ -154,6 +154,10 @@ _EN: dict[str, str] = {
     "needs_js": "Transcripts are unpacked by JavaScript: enable it, or print one run "
     "with `passhat show`.",
     "unpacking": "unpacking…",
+    "page_of": "page {page} of {pages}",
+    "previous": "previous",
+    "next": "next",
+    "not_embedded": "This run's detail is not in the page (size limit); print it with:",
     "cannot_unpack": "This browser cannot unpack the transcripts (no DecompressionStream).",
     "back_to_grid": "back to the grid",
     # terminal: the metrics table and the accounting panel
@@ -447,6 +451,10 @@ _ZH_TW: dict[str, str] = {
     "no_transcript": "這筆紀錄沒有對話內容。",
     "needs_js": "對話紀錄由 JavaScript 解開：請啟用 JavaScript，或用 `passhat show` 印出單次執行。",
     "unpacking": "解開中…",
+    "page_of": "第 {page} 頁，共 {pages} 頁",
+    "previous": "上一頁",
+    "next": "下一頁",
+    "not_embedded": "這次執行的細節不在頁面裡（大小限制）；請用此指令列出：",
     "cannot_unpack": "這個瀏覽器無法解開對話紀錄（不支援 DecompressionStream）。",
     "back_to_grid": "回到表格",
     # terminal: the metrics table and the accounting panel
