@@ -62,7 +62,7 @@ PAGED_ABOVE = 200
 PAGE_CASES = 100
 """Cases drawn per page past `PAGED_ABOVE`: the first page is markup, the others
 travel gzip-compressed and are drawn when the reader turns to them."""
-RUNS_BUDGET = 1_000_000
+RUNS_BUDGET = 750_000
 """Bytes of compressed run detail a paged report embeds at most, page by page; a
 run left out says which `passhat show` command prints it."""
 LIST_LIMIT = 200
