@@ -48,16 +48,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inspect-python", type=Path, required=True)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--cases", type=int, default=1000, help="cases per workload (1,000)")
     args = parser.parse_args()
     passhat = [sys.executable, "-m", "passhat"]
     inspect = [str(args.inspect_python), "-m", "inspect_ai"]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        suite = make_suite(root / "suite", 1000)
+        suite = make_suite(root / "suite", args.cases)
         shutil.copy(HERE / "passhat_agents.py", suite / "passhat_agents.py")
         shutil.copy(HERE / "inspect_tasks.py", root / "inspect_tasks.py")
-        for name, cases, k, agent, concurrency in WORKLOADS:
+        for name, _, k, agent, concurrency in WORKLOADS:
+            cases = args.cases
+            name = name.replace("1,000", f"{cases:,}")
             ours, theirs = [], []
             for i in range(args.repeat):
                 ours.append(
@@ -115,7 +118,7 @@ def main() -> int:
             if agent == "waits_100ms":
                 ideal = cases * k * 0.1 / concurrency
                 print(
-                    f"  vs the {ideal:.0f} s ideal: passhat {wall_p / ideal:.2f}×, "
+                    f"  vs the {ideal:.1f} s ideal: passhat {wall_p / ideal:.2f}×, "
                     f"Inspect {wall_i / ideal:.2f}×"
                 )
     return 0 if ok else 1
