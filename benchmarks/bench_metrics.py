@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _result import result
+
 PARSE_ONLY = """
 import json, sys
 n = 0
@@ -57,7 +59,7 @@ def best_of(argv: list[str], repeats: int) -> tuple[float, float]:
     return min(r[0] for r in results), max(r[1] for r in results)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--k", type=int, default=10)
@@ -74,14 +76,15 @@ def main() -> None:
         as_json = best_of([*command, "--json"], args.repeats)
     print(f"verdict file: {lines:,} lines ({args.cases:,} cases x k={args.k}), {size:.1f} MiB")
     print(f"json.loads per line    : {parse[0]:6.2f} s   peak RSS {parse[1]:7.1f} MiB")
+    ok = True
     for name, (wall, rss) in [("passhat metrics", table), ("passhat metrics --json", as_json)]:
         ratio = wall / parse[0]
-        verdict = "met" if ratio <= 1.5 else "MISSED"
-        print(
-            f"{name:23}: {wall:6.2f} s   peak RSS {rss:7.1f} MiB   "
-            f"ratio {ratio:4.2f} (target <= 1.50: {verdict})"
+        print(f"{name:23}: {wall:6.2f} s   peak RSS {rss:7.1f} MiB   ratio {ratio:4.2f}")
+        ok &= result(
+            f"`{name}`, {lines:,} lines", ratio, 1.5, "command wall / json.loads loop wall"
         )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

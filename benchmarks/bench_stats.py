@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _result import result
 
 from passhat import stats
 from passhat.verdicts import read_verdicts
@@ -40,7 +41,7 @@ def measure(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, float]:
     return best, peak / 2**20
 
 
-def main() -> None:
+def main() -> int:
     rng = np.random.default_rng(0)
     p = rng.beta(0.5, 0.5, CASES)
     outcomes = rng.random((CASES, K)) < p[:, None]
@@ -90,9 +91,14 @@ def main() -> None:
         f"measured rate takes ~{spread_read:.1f} s; the bootstrap costs "
         f"{spread_t / spread_read:.3f} x that)"
     )
-    verdict = "within" if boot_t <= read_t else "ABOVE"
-    print(f"bootstrap / read = {boot_t / read_t:.2f}: {verdict} the cost of reading the verdicts")
+    met = result(
+        "cluster bootstrap (B = 2,000), 100,000 verdicts",
+        boot_t / read_t,
+        1,
+        "bootstrap / reading the verdicts",
+    )
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -206,3 +206,129 @@ def test_an_experiment_with_its_runs_lands_whole_or_not_at_all(store: Store) -> 
     with pytest.raises(StoreError, match="no experiment 'dup'"):
         store.experiment("dup")
     assert store.runs("e3") == []
+
+
+# run_summaries: what a report reads, kept beside the runs by triggers
+
+detail_values = st.lists(st.text(max_size=6), max_size=3)
+details = st.one_of(
+    st.fixed_dictionaries(
+        {"scorer": st.text(max_size=6), "passed": st.booleans(), "expected": detail_values},
+        optional={
+            "path": st.text(max_size=6),
+            "missing": detail_values,
+            "extra": detail_values,
+            "actual": detail_values,
+            "note": st.text(max_size=6),
+        },
+    ),
+    st.fixed_dictionaries({"scorer": st.just("present"), "passed": st.booleans()}),
+)
+calls = st.fixed_dictionaries(
+    {
+        "tool": st.sampled_from(["get_ticket", "update_ticket", "query_background"]),
+        "arguments": st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=2),
+        "error": st.one_of(st.none(), st.just(""), st.text(max_size=8)),
+    }
+)
+
+
+def summary_of(record: RunRecord) -> tuple[object, ...]:
+    """What `Store.summaries` must give for a record: `records` projections in Python."""
+    return (
+        record.case_id,
+        record.run_index,
+        record.status,
+        record.error_type,
+        record.error_message,
+        record.duration_s,
+        record.input_tokens,
+        record.output_tokens,
+        record.model_source,
+        record.attempt,
+        record.graded_items,
+        record.tool_counts,
+    )
+
+
+def summary_tuple(s: object) -> tuple[object, ...]:
+    names = [
+        "case_id",
+        "run_index",
+        "status",
+        "error_type",
+        "error_message",
+        "duration_s",
+        "input_tokens",
+        "output_tokens",
+        "model_source",
+        "attempt",
+        "graded_items",
+        "tool_counts",
+    ]
+    return tuple(getattr(s, n) for n in names)
+
+
+@settings(max_examples=40, deadline=None)
+@given(score=st.lists(details, max_size=3), tool_calls=st.lists(calls, max_size=5))
+def test_summaries_are_the_projections_of_the_whole_runs(
+    tmp_path_factory: pytest.TempPathFactory, score: list, tool_calls: list
+) -> None:
+    """SQLite's JSON functions (the trigger) compute what `records.graded_items` and
+    `records.tool_counts` compute in Python: a report reads the same numbers either way."""
+    with Store(tmp_path_factory.mktemp("sum") / "p.db") as s:
+        s.create_experiment(experiment())
+        record = replace(
+            run(status="failed"),
+            score=score,
+            tool_calls=tool_calls,
+            duration_s=0.5,
+            model_source="replayed",
+        )
+        s.record_run(record)
+        (summary,) = s.summaries("e1")
+        assert summary_tuple(summary) == summary_of(record)
+
+
+def test_summaries_share_equal_values_and_follow_updates_and_deletes(store: Store) -> None:
+    detail = {"scorer": "exact_set", "passed": True, "expected": ["x"], "missing": []}
+    for index in (1, 2):
+        store.record_run(replace(run(index=index), score=[detail, {"scorer": "present"}]))
+    store.record_run(replace(run(index=3, status="errored"), error_type="timeout"))
+    one, two, three = store.summaries("e1")
+    assert one.graded_items == [detail] and one.graded_items is two.graded_items
+    assert three.graded_items == [] and three.error_type == "timeout" and not three.counted
+    with store.atomic() as db:  # a regrade rewrites a run in place; a resume may drop one
+        db.execute("UPDATE runs SET status = 'failed', score = '[]' WHERE run_index = 1")
+        db.execute("DELETE FROM runs WHERE run_index = 3")
+    first, second = store.summaries("e1")
+    assert (first.status, first.graded_items, second.status) == ("failed", [], "passed")
+
+
+def test_a_store_from_before_run_summaries_is_backfilled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = next(i for i, (name, _) in enumerate(MIGRATIONS) if name.startswith("run_summaries"))
+    detail = {"scorer": "exact_set", "passed": False, "expected": ["x", "y"], "missing": ["y"]}
+    calls = [{"tool": "get_ticket", "error": None}, {"tool": "get_ticket", "error": "no"}]
+    records = [
+        replace(run(index=1, status="failed"), score=[detail], tool_calls=calls),
+        replace(run(case="b", index=2, status="errored"), error_message="boom"),
+    ]
+    monkeypatch.setattr("passhat.store.MIGRATIONS", MIGRATIONS[:index])
+    with Store(tmp_path / "old.db") as old:
+        old.create_experiment(experiment())
+        for record in records:
+            old.record_run(record)
+    monkeypatch.undo()
+    with Store(tmp_path / "old.db", create=False) as s:
+        assert [summary_tuple(x) for x in s.summaries("e1")] == [summary_of(r) for r in records]
+        assert s.summaries("e1")[0].tool_counts == {"get_ticket": (2, 1)}
+
+
+def test_a_damaged_score_is_reported_not_hidden(store: Store) -> None:
+    store.record_run(run())
+    with store.atomic() as db:
+        db.execute("UPDATE runs SET score = '{not json'")
+    with pytest.raises(StoreError, match="the store is damaged"):
+        store.summaries("e1")

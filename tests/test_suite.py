@@ -641,3 +641,44 @@ def test_editing_a_scorer_file_changes_the_suite_hash(writer: SuiteWriter) -> No
     before = _load(writer)
     writer.files["rules.py"] = "def check(final_state, goal):\n    return False\n"
     assert _load(writer).hash != before.hash
+
+
+def test_the_fast_yaml_reader_gives_what_the_safe_loader_gives() -> None:
+    """suite.load_yaml builds plain mappings, lists and strings itself (several times
+    faster on 1,000 case files); values and errors must stay the safe loader's."""
+    import yaml
+
+    from passhat.suite import _UniqueKeyLoader, load_yaml
+
+    def both(text: str) -> tuple[object, object]:
+        out = []
+        for read in (lambda: yaml.load(text, Loader=_UniqueKeyLoader), lambda: load_yaml(text)):
+            try:
+                out.append(read())
+            except yaml.YAMLError as error:
+                out.append(("error", str(error)))
+        return out[0], out[1]
+
+    texts = [
+        (EXAMPLES / "clarify" / "cases" / "ac-conflict-001.yaml").read_text(encoding="utf-8"),
+        "a: 1\nb: [1.5, yes, null, ~, '1', 2026-01-01]\nc: {d: e}\n",
+        "a: 1\na: 2\n",  # a key written twice
+        "1: x\n1: y\n",
+        "? [1]\n: 2\n",  # an unhashable key
+        "a: [1, 2\n",  # a parse error
+        "a: !!python/object x\n",
+        "",
+    ]
+    for text in texts:
+        safe, fast = both(text)
+        assert safe == fast, text
+    assert "written twice" in str(both("a: 1\na: 2\n")[1])
+
+
+@pytest.mark.parametrize(
+    "value", [{"a": [1, "x", None, True, 1.5]}, {"a": float("nan")}, {1: "x"}, {"a": {1, 2}}]
+)
+def test_the_quick_json_check_agrees_with_the_named_problems(value: object) -> None:
+    from passhat.suite import _json_problems, _plain_json
+
+    assert _plain_json(value) == (not list(_json_problems(value)))

@@ -1,18 +1,34 @@
 """Beyond pass/fail: item stability and the tool-use profile of recorded runs.
 
-Pure functions over `RunRecord`s. Item stability answers the seed's question
-"which findings are missed now and then, which every time": for every expected
-item of an exact-set scorer, the counted runs that found it; for every
-unexpected item, the runs that produced it.
+Pure functions over runs: a whole `RunRecord` or the `RunSummary` a report
+reads (both have `graded_items` and `tool_counts`). Item stability answers the
+seed's question "which findings are missed now and then, which every time": for
+every expected item of an exact-set scorer, the counted runs that found it; for
+every unexpected item, the runs that produced it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, Protocol
 
-from passhat.records import RunRecord
+
+class AnalysedRun(Protocol):
+    """What the analysis reads of a run (`RunRecord` and `RunSummary` have it)."""
+
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def run_index(self) -> int: ...
+    @property
+    def counted(self) -> bool: ...
+    @property
+    def graded_items(self) -> Sequence[Mapping[str, Any]]: ...
+    @property
+    def tool_counts(self) -> Mapping[str, tuple[int, int]]: ...
 
 
 @dataclass(frozen=True)
@@ -44,44 +60,52 @@ class ItemStability:
         return "extra, every run" if len(self.hits) == len(self.runs) else "extra, sometimes"
 
 
-def _scorer_label(detail: dict[str, object]) -> str:
+def _scorer_label(detail: Mapping[str, Any]) -> str:
     path = detail.get("path")
     return f"{detail.get('scorer')} {path}" if path else str(detail.get("scorer"))
 
 
-def item_stability(runs: Iterable[RunRecord]) -> list[ItemStability]:
+def item_stability(runs: Iterable[AnalysedRun]) -> list[ItemStability]:
     """Per case and exact-set scorer: every expected item, then every extra item."""
-    by_case: dict[str, list[RunRecord]] = defaultdict(list)
+    by_case: dict[str, list[AnalysedRun]] = defaultdict(list)
     for run in runs:
         if run.counted:
             by_case[run.case_id].append(run)
     result: list[ItemStability] = []
     for case, case_runs in by_case.items():
-        case_runs.sort(key=lambda r: r.run_index)
-        indices = tuple(r.run_index for r in case_runs)
-        expected: dict[str, list[str]] = {}
-        found: dict[tuple[str, str], list[int]] = defaultdict(list)
-        extra: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for run in case_runs:
-            for detail in run.score:
-                if "expected" not in detail or "missing" not in detail:
-                    continue
-                label = _scorer_label(detail)
-                expected.setdefault(label, [str(i) for i in detail["expected"]])
-                missing = {str(i) for i in detail["missing"]}
-                for item in expected[label]:
-                    if item not in missing:
-                        found[(label, item)].append(run.run_index)
-                for item in dict.fromkeys(detail.get("extra", [])):  # once per run
-                    extra[(label, str(item))].append(run.run_index)
-        for label, items in expected.items():
-            for item in items:
-                result.append(
-                    ItemStability(case, label, item, True, indices, tuple(found[(label, item)]))
-                )
-            for (extra_label, item), hits in sorted(extra.items()):
-                if extra_label == label:
-                    result.append(ItemStability(case, label, item, False, indices, tuple(hits)))
+        result.extend(_case_items(case, case_runs))
+    return result
+
+
+def _case_items(case: str, case_runs: Sequence[AnalysedRun]) -> list[ItemStability]:
+    indices = tuple(sorted(r.run_index for r in case_runs))
+    # Runs with equal results share one value (`Store.summaries`): read each value once.
+    groups: dict[int, tuple[Sequence[Mapping[str, Any]], list[int]]] = {}
+    for run in case_runs:
+        graded = run.graded_items
+        groups.setdefault(id(graded), (graded, []))[1].append(run.run_index)
+    expected: dict[str, list[str]] = {}
+    found: dict[tuple[str, str], list[int]] = defaultdict(list)
+    extra: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for graded, runs_of in groups.values():
+        for detail in graded:
+            label = _scorer_label(detail)
+            expected.setdefault(label, [str(i) for i in detail["expected"]])
+            missing = {str(i) for i in detail["missing"]}
+            for item in expected[label]:
+                if item not in missing:
+                    found[(label, item)].extend(runs_of)
+            for item in dict.fromkeys(detail.get("extra") or []):  # once per run
+                extra[(label, str(item))].extend(runs_of)
+    result = []
+    for label, items in expected.items():
+        for item in items:
+            hits = tuple(sorted(found[(label, item)]))
+            result.append(ItemStability(case, label, item, True, indices, hits))
+        for (extra_label, item), hits_of in sorted(extra.items()):
+            if extra_label == label:
+                hits = tuple(sorted(hits_of))
+                result.append(ItemStability(case, label, item, False, indices, hits))
     return result
 
 
@@ -107,23 +131,25 @@ class ToolUse:
 
 
 def tool_profile(
-    runs: Sequence[RunRecord], tools: Iterable[str] = (), *, per_case: bool = True
+    runs: Sequence[AnalysedRun], tools: Iterable[str] = (), *, per_case: bool = True
 ) -> list[ToolUse]:
     """Per tool (every known tool, called or not): runs calling it and calls per run."""
-    groups: dict[str | None, list[RunRecord]] = defaultdict(list)
-    for run in sorted(runs, key=lambda r: (r.case_id, r.run_index)):
-        groups[run.case_id if per_case else None].append(run)
-    names = list(dict.fromkeys([*tools, *(c["tool"] for r in runs for c in r.tool_calls)]))
+    groups: dict[str | None, list[Mapping[str, tuple[int, int]]]] = defaultdict(list)
+    names = dict.fromkeys(tools)
+    seen: dict[int, Mapping[str, tuple[int, int]]] = {}  # holds them: ids stay unique
+    for run in sorted(runs, key=attrgetter("case_id", "run_index")):
+        counts = run.tool_counts
+        if id(counts) not in seen:
+            seen[id(counts)] = counts
+            names.update(dict.fromkeys(counts))
+        groups[run.case_id if per_case else None].append(counts)
     result = []
     for case, group in groups.items():
         for tool in names:
-            per_run = [sum(1 for c in r.tool_calls if c["tool"] == tool) for r in group]
-            errors = sum(
-                1 for r in group for c in r.tool_calls if c["tool"] == tool and c.get("error")
-            )
+            per_run = [counts.get(tool, (0, 0)) for counts in group]
+            calls = tuple(n for n, _ in per_run)
+            errors = sum(e for _, e in per_run)
             result.append(
-                ToolUse(
-                    case, tool, len(group), sum(1 for n in per_run if n), tuple(per_run), errors
-                )
+                ToolUse(case, tool, len(group), len(calls) - calls.count(0), calls, errors)
             )
     return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +127,76 @@ class RunRecord:
     traceback: str | None = None
     """For a crashed agent: where it crashed (the agent's frames, at most
     `passhat.runner.TRACEBACK_LIMIT` characters; the middle is cut when longer)."""
+
+    @property
+    def counted(self) -> bool:
+        """Has a verdict, so it enters the metrics."""
+        return self.status != "errored"
+
+    @property
+    def graded_items(self) -> list[dict[str, Any]]:
+        """The per-item results of the score (see `graded_items`)."""
+        return graded_items(self.score)
+
+    @property
+    def tool_counts(self) -> dict[str, tuple[int, int]]:
+        """Per tool: (calls, calls that ended in an error), in first-call order."""
+        return tool_counts(self.tool_calls)
+
+
+ITEM_KEYS = ("scorer", "path", "passed", "expected", "missing", "extra")
+"""What a report keeps of a set scorer's detail: enough for item stability."""
+
+
+def graded_items(score: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The details that judge items one by one (they carry `expected` and `missing`),
+    reduced to `ITEM_KEYS`: the store keeps them in a column of their own so a
+    report never decodes a whole score, transcript or tool call."""
+    return [
+        {key: detail[key] for key in ITEM_KEYS if key in detail}
+        for detail in score
+        if isinstance(detail, Mapping) and "expected" in detail and "missing" in detail
+    ]
+
+
+def tool_counts(tool_calls: Sequence[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Per tool: (calls, calls that ended in an error), in first-call order."""
+    counts: dict[str, tuple[int, int]] = {}
+    for call in tool_calls:
+        calls, errors = counts.get(call["tool"], (0, 0))
+        counts[call["tool"]] = (calls + 1, errors + (1 if call.get("error") else 0))
+    return counts
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What a report reads of a run: status, per-item results and tool counts.
+
+    No transcript, output, final state or tool arguments: `Store.summaries`
+    reads only the small columns, so a report of 100,000 runs stays near the
+    cost of scanning them. Runs with equal per-item results share one (read-only)
+    value."""
+
+    case_id: str
+    run_index: int
+    """1-based."""
+    status: Status
+    """passed / failed (graded) or errored (no verdict)."""
+    error_type: str | None
+    error_message: str | None
+    duration_s: float
+    input_tokens: int
+    output_tokens: int
+    model_source: str | None
+    """live, replayed, or None (see `RunRecord.model_source`)."""
+    attempt: int
+    """1 for a first attempt; `resume --errored` counts up (see `RunRecord.attempt`)."""
+    traceback: str | None
+    """A crashed in-process agent's traceback (see `RunRecord.traceback`)."""
+    graded_items: list[dict[str, Any]]
+    """`graded_items(score)` of the run."""
+    tool_counts: dict[str, tuple[int, int]]
+    """`tool_counts(tool_calls)` of the run."""
 
     @property
     def counted(self) -> bool:

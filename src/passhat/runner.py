@@ -28,7 +28,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -49,6 +48,7 @@ from passhat.scoring import (
 )
 from passhat.store import Store
 from passhat.suite import Case, Suite
+from passhat.writer import RunWriter
 
 
 def harness_version() -> str:
@@ -276,13 +276,14 @@ async def _run_all(
     attempts: dict[tuple[str, int], int] | None = None,
 ) -> None:
     cases = {c.id: c for c in suite.cases}
-    loop = asyncio.get_running_loop()
     queue = iter(todo)
 
-    # SQLite writes go to one writer thread, so a commit never stalls the runs in
-    # flight; a run counts as recorded once its commit returns. On cancel (Ctrl-C)
-    # the writes already handed over still finish before this function returns.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="passhat-store") as writer:
+    # Finished runs go to one writer thread, which commits the runs that arrive
+    # meanwhile in one transaction (group commit); each worker waits for its own
+    # run's commit, so a run counts as recorded (progress) once its commit returns.
+    # On cancel (Ctrl-C) the runs already handed over are still written before this
+    # function returns.
+    async with RunWriter(store, progress) as writer:
 
         async def worker() -> None:
             # a pool of `concurrency` workers keeps memory flat for large plans
@@ -291,9 +292,7 @@ async def _run_all(
                 record = await run_once(
                     experiment, suite, cases[case_id], index, agent, model, options, attempt
                 )
-                await loop.run_in_executor(writer, store.record_run, record)
-                if progress is not None:
-                    progress(record)
+                await writer.put(record)
                 await asyncio.sleep(0)  # let a cancel land even when agents never wait
 
         async with asyncio.TaskGroup() as group:

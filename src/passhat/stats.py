@@ -38,11 +38,9 @@ import math
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from passhat._lazy import lazy_import
 from passhat.accounting import Accounting, ErrorLedger
 from passhat.errors import InputError, MetricsError, NoRunsError
 from passhat.metrics import NO_RUNS, RATE_LABEL, label_at, label_hat
@@ -101,8 +99,14 @@ __all__ = [
     "wilson",
 ]
 
-Floats = NDArray[np.float64]
-Ints = NDArray[np.int64]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+
+    Floats = NDArray[np.float64]
+    Ints = NDArray[np.int64]
+else:
+    np = lazy_import("numpy")  # imported when a statistic is first computed
 
 JEFFREYS: tuple[float, float] = (0.5, 0.5)
 """Beta(1/2, 1/2): the default prior of the forecast; weak, and invariant to reparametrisation."""

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
@@ -26,13 +26,46 @@ from typing import Any
 from pydantic_core import to_json
 
 from passhat.errors import StoreError
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, RunSummary
 
 DB_ENV = "PASSHAT_DB"
 BUSY_ENV = "PASSHAT_BUSY_TIMEOUT"
 _ID = re.compile(r"[0-9a-f]{8}")
 """Experiment ids: 8 hex digits (runner.new_experiment)."""
 DEFAULT_DB = "passhat.db"
+
+
+def _summary_of(row: str) -> str:
+    """The run_summaries values of a runs row (`runs` or a trigger's `NEW`).
+
+    `items` is `records.graded_items(score)` and `tool_counts` is
+    `records.tool_counts(tool_calls)`, computed by SQLite's JSON functions
+    (json_patch drops the keys a detail does not have). A column that is not
+    JSON gives a value that is not JSON either, so a report says the store is
+    damaged instead of showing nothing."""
+    return f"""
+        {row}.experiment_id, {row}.case_id, {row}.run_index, {row}.status, {row}.error_type,
+        {row}.error_message, {row}.duration_s, {row}.input_tokens, {row}.output_tokens,
+        {row}.model_source, {row}.attempt, {row}.traceback,
+        CASE WHEN json_valid({row}.score) THEN (
+            SELECT json_group_array(json(json_patch('{{}}', json_object(
+              'scorer', json(d.value -> '$.scorer'), 'path', json(d.value -> '$.path'),
+              'passed', json(d.value -> '$.passed'), 'expected', json(d.value -> '$.expected'),
+              'missing', json(d.value -> '$.missing'), 'extra', json(d.value -> '$.extra')))))
+            FROM json_each({row}.score) AS d
+            WHERE json_type(d.value, '$.expected') IS NOT NULL
+              AND json_type(d.value, '$.missing') IS NOT NULL
+        ) ELSE 'damaged: the score column' END,
+        CASE WHEN json_valid({row}.tool_calls) THEN coalesce((
+            SELECT json_group_object(tool, json_array(n, e)) FROM (
+              SELECT d.value ->> '$.tool' AS tool, count(*) AS n,
+                sum(CASE WHEN coalesce(d.value ->> '$.error', '') IN ('', 0) THEN 0 ELSE 1 END)
+                  AS e,
+                min(d.key) AS first
+              FROM json_each({row}.tool_calls) AS d GROUP BY tool ORDER BY first)
+        ), '{{}}') ELSE 'damaged: the tool_calls column' END
+    """
+
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -142,10 +175,50 @@ MIGRATIONS: list[tuple[str, str]] = [
         "record a user environment's source hash",
         "ALTER TABLE experiments ADD COLUMN environment_hash TEXT;",
     ),
+    (
+        "run_summaries: what a report reads of a run, beside it, kept by triggers",
+        f"""
+        CREATE TABLE run_summaries (
+            experiment_id TEXT NOT NULL,
+            case_id TEXT NOT NULL,
+            run_index INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            error_type TEXT,
+            error_message TEXT,
+            duration_s REAL NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            model_source TEXT,
+            attempt INTEGER NOT NULL,
+            traceback TEXT,
+            items TEXT NOT NULL,
+            tool_counts TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, case_id, run_index)
+        ) WITHOUT ROWID;
+        INSERT INTO run_summaries SELECT {_summary_of("runs")} FROM runs;
+        CREATE TRIGGER run_summaries_insert AFTER INSERT ON runs BEGIN
+            INSERT OR REPLACE INTO run_summaries VALUES ({_summary_of("NEW")});
+        END;
+        CREATE TRIGGER run_summaries_update AFTER UPDATE ON runs BEGIN
+            DELETE FROM run_summaries WHERE experiment_id = OLD.experiment_id
+                AND case_id = OLD.case_id AND run_index = OLD.run_index;
+            INSERT OR REPLACE INTO run_summaries VALUES ({_summary_of("NEW")});
+        END;
+        CREATE TRIGGER run_summaries_delete AFTER DELETE ON runs BEGIN
+            DELETE FROM run_summaries WHERE experiment_id = OLD.experiment_id
+                AND case_id = OLD.case_id AND run_index = OLD.run_index;
+        END;
+        """,
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
 _RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retries")
+_SUMMARY = (
+    "case_id, run_index, status, error_type, error_message, duration_s, input_tokens, "
+    "output_tokens, model_source, attempt, traceback, items, tool_counts"
+)
+"""The columns a report reads (`Store.summaries`): no transcript, score or tool call."""
 _RUN_LIGHT = (
     "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
     "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries, "
@@ -309,9 +382,8 @@ class Store:
             if version in done:
                 continue
             with self.atomic() as db:
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                for statement in _statements(sql):
+                    db.execute(statement)
                 db.execute(
                     "INSERT INTO migrations VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
                     (version, name),
@@ -462,29 +534,48 @@ class Store:
 
         A later attempt (`run.attempt > 1`) replaces the errored attempt before it,
         which moves, whole, to `run_attempts`: only an errored run is ever re-run."""
+        self.record_runs([run])
+
+    def record_runs(self, runs: Sequence[RunRecord]) -> None:
+        """Write finished runs whole in one transaction: all of them, or none.
+
+        A batch costs one commit (the runner's writer batches what arrives while the
+        previous commit runs); each run is written as `record_run` writes it, and the
+        same run twice is an error, never a second count."""
+        if not runs:
+            return
+        first = runs[0] if len(runs) == 1 else None
+        what = f"run {first.run_index} of case {first.case_id!r}" if first else f"{len(runs)} runs"
+        try:
+            with self.atomic() as db:
+                for run in runs:
+                    row = self._run_row(run)
+                    if run.attempt > 1:
+                        _retire_attempt(db, run)
+                    columns = ", ".join(row)
+                    marks = ", ".join("?" for _ in row)
+                    db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(row.values()))
+        except sqlite3.IntegrityError as error:
+            if first is None:
+                what = f"one of {len(runs)} runs"
+            raise StoreError(
+                f"{what} is already recorded in experiment {runs[0].experiment_id} ({error}); "
+                "it is never counted twice"
+            ) from None
+        except (sqlite3.Error, StoreError) as error:
+            reason = str(error) if isinstance(error, StoreError) else self._explain(error)
+            raise StoreError(
+                f"{reason} — {what} was not written; it stays missing, and `passhat resume` "
+                "runs it again"
+            ) from None
+
+    def _run_row(self, run: RunRecord) -> dict[str, Any]:
         row = _row(run)
         for key in _RUN_JSON:
             row[key] = self._encode(row[key])
         if row["error_message"]:
             row["error_message"] = redact_all(row["error_message"], self.secrets)
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        try:
-            with self.atomic() as db:
-                if run.attempt > 1:
-                    _retire_attempt(db, run)
-                db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", list(row.values()))
-        except sqlite3.IntegrityError as error:
-            raise StoreError(
-                f"run {run.run_index} of case {run.case_id!r} is already recorded in experiment "
-                f"{run.experiment_id} ({error}); it is never counted twice"
-            ) from None
-        except (sqlite3.Error, StoreError) as error:
-            reason = str(error) if isinstance(error, StoreError) else self._explain(error)
-            raise StoreError(
-                f"{reason} — run {run.run_index} of case {run.case_id!r} was not written; it "
-                "stays missing, and `passhat resume` runs it again"
-            ) from None
+        return row
 
     def add_experiment_with_runs(
         self, experiment: ExperimentRecord, runs: Iterable[RunRecord]
@@ -520,14 +611,89 @@ class Store:
             ) from None
         return written
 
-    def runs(self, experiment_id: str, *, full: bool = True) -> list[RunRecord]:
-        """The runs of an experiment by case and index; `full=False` skips the heavy columns."""
+    def runs(
+        self, experiment_id: str, *, full: bool = True, cases: Sequence[str] | None = None
+    ) -> list[RunRecord]:
+        """The runs of an experiment by case and index; `full=False` skips the heavy columns;
+        `cases` keeps the runs of those cases only (an HTML page's worth)."""
         columns = "*" if full else _RUN_LIGHT
+        where, args = "experiment_id = ?", [experiment_id]
+        if cases is not None:
+            where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
+            args.extend(cases)
         rows = self._db.execute(
-            f"SELECT {columns} FROM runs WHERE experiment_id = ? ORDER BY case_id, run_index",
-            (experiment_id,),
+            f"SELECT {columns} FROM runs WHERE {where} ORDER BY case_id, run_index", args
         )
         return [_run(row) for row in rows]
+
+    def summaries(self, experiment_id: str) -> list[RunSummary]:
+        """What a report needs of every run, by case and index: the small columns only.
+
+        Runs with the same per-item results or tool counts share one decoded value
+        (most runs of a case do), so 100,000 runs cost about one scan of the columns."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            f"SELECT {_SUMMARY} FROM run_summaries WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+        items: dict[str | None, list[dict[str, Any]]] = {}
+        tools: dict[str | None, dict[str, tuple[int, int]]] = {}
+        cases: dict[str, str] = {}
+        sources: dict[str | None, str | None] = {}
+        out = []
+        for row in rows:
+            case_id, index, status, error_type, message, duration, tin, tout, src, n, tb, it, tc = (
+                row
+            )
+            graded = items.get(it)
+            if graded is None:
+                graded = items[it] = _decode(it or "[]", f"items of run {index} of {case_id!r}")
+            counts = tools.get(tc)
+            if counts is None:
+                raw = _decode(tc or "{}", f"tool counts of run {index} of {case_id!r}")
+                counts = tools[tc] = {name: (n, e) for name, (n, e) in raw.items()}
+            out.append(
+                RunSummary(
+                    cases.setdefault(case_id, case_id),
+                    index,
+                    status,
+                    error_type,
+                    message,
+                    duration,
+                    tin,
+                    tout,
+                    sources.setdefault(src, src),
+                    n,
+                    tb,
+                    graded,
+                    counts,
+                )
+            )
+        return out
+
+    def statuses(self, experiment_id: str) -> Iterator[tuple[str, int, str]]:
+        """(case, run index, status) of every run, streamed: accounting in flat memory."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT case_id, run_index, status FROM run_summaries WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+        names: dict[str, str] = {}  # one string per case and status, not one per row
+        for case_id, index, status in rows:
+            yield names.setdefault(case_id, case_id), index, names.setdefault(status, status)
+
+    def replayed(self, experiment_id: str) -> int:
+        """How many runs' model answers were replayed from a cassette (not live)."""
+        row = self._db.execute(
+            "SELECT count(*) FROM run_summaries WHERE experiment_id = ? "
+            "AND model_source = 'replayed'",
+            (experiment_id,),
+        ).fetchone()
+        return int(row[0])
 
     def run(self, experiment_id: str, case_id: str, run_index: int) -> RunRecord:
         row = self._db.execute(
@@ -686,6 +852,19 @@ class _Heartbeat(threading.Thread):
 def _writable(path: Path) -> bool:
     folder = path.resolve().parent
     return os.access(folder, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def _statements(sql: str) -> Iterator[str]:
+    """The statements of a migration, one at a time; a trigger's body keeps its `;`."""
+    buffer = ""
+    for piece in sql.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \n;"):
+                yield buffer
+            buffer = ""
+    if buffer.strip(" \n;"):
+        yield buffer
 
 
 def _alive(pid: int) -> bool:

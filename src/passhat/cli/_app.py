@@ -6,7 +6,6 @@ import sys
 from typing import Any
 
 import typer
-from pydantic_core import to_json
 
 from passhat.cli._help import HELP_OPTIONS, Group, Typer, examples
 from passhat.errors import PasshatError, SuiteError
@@ -43,6 +42,8 @@ def write_json(data: Any) -> None:
 
     pydantic-core's serializer (Rust) writes 100,000 cases several times faster
     than `json.dumps`, and writes NaN and infinities as null: always valid JSON."""
+    from pydantic_core import to_json
+
     indent = 2 if sys.stdout.isatty() else None
     sys.stdout.write(to_json(data, indent=indent, inf_nan_mode="null").decode("utf-8") + "\n")
 

@@ -65,7 +65,7 @@ def _load(
 
     with Store(db or default_db_path(), create=False, read_only=True) as store:
         experiment = store.experiment(ref)
-        runs = store.runs(experiment.id, full=False)
+        runs = store.summaries(experiment.id)
     if k is not None:
         raise InputError(
             f"--k is for verdict files; experiment {ref!r} already asks for "

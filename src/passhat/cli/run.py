@@ -7,6 +7,7 @@ import contextlib
 import difflib
 import signal
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,7 +22,7 @@ from passhat.cli._help import examples
 from passhat.cli.metrics import LangOption, PriceOption, PricesOption, report_lang
 from passhat.errors import ConfigError, InputError
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.report.experiment import experiment_dict, print_experiment_report
+from passhat.report.experiment import experiment_dict, print_experiment_report, print_figures
 from passhat.report.i18n import t
 from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import DB_ENV, Store, default_db_path
@@ -358,16 +359,56 @@ def _terminate(main: asyncio.Task[None], terminated: list[int]) -> None:
     main.cancel()
 
 
+SUMMARY_ABOVE = 10_000
+"""Past this many requested runs, `run` and `resume` end with the figures and the
+accounting only (computed from the streamed statuses, in flat memory); `passhat
+report` gives item stability and tool use."""
+
+
 def _report_and_exit(
-    store: Store, experiment: ExperimentRecord, strict: bool, quiet: bool, lang: str
+    store: Store,
+    experiment: ExperimentRecord,
+    strict: bool,
+    quiet: bool,
+    lang: str,
+    no_report: bool = False,
 ) -> None:
-    runs = store.runs(experiment.id, full=False)
-    if not quiet:
-        console.print()
-    accounting = print_experiment_report(console, experiment, runs, lang=lang)
+    from passhat.accounting import account
+
+    ref = experiment.name or experiment.id
+    requested = experiment.k_requested * len(experiment.case_ids)
+    if no_report or requested > SUMMARY_ABOVE:
+        accounting = account(
+            store.statuses(experiment.id), experiment.k_requested, experiment.case_ids
+        )
+        if no_report:
+            line = t("report_skipped", lang, runs=f"{accounting.runs_completed:,}", ref=ref)
+            err_console.print(line, markup=False, soft_wrap=True)
+        else:
+            if not quiet:
+                console.print()
+            replayed = store.replayed(experiment.id)
+            print_figures(console, experiment, accounting, lang=lang, replayed=replayed)
+            line = t("summary_only", lang, runs=f"{requested:,}", ref=ref)
+            console.print(Text(line), soft_wrap=True)
+    else:
+        runs = store.summaries(experiment.id)
+        if not quiet:
+            console.print()
+        accounting = print_experiment_report(console, experiment, runs, lang=lang)
     if accounting.runs_counted == 0 or (strict and not accounting.complete):
         # nothing counted is never a success, --strict or not: a CI step must not pass
         raise typer.Exit(1)
+
+
+NoReportOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-report",
+        help="Print no report at the end (one line; `passhat report` gives it). Above "
+        f"{SUMMARY_ABOVE:,} runs the end report shows the figures and accounting only.",
+    ),
+]
 
 
 @app.command(
@@ -457,6 +498,7 @@ def run(
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    no_report: NoReportOption = False,
     lang: LangOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
@@ -505,7 +547,7 @@ def run(
             )
             err_console.print(start, markup=False)
         _execute(store, experiment, suite, loaded, provider, options, quiet, language)
-        _report_and_exit(store, experiment, strict, quiet, language)
+        _report_and_exit(store, experiment, strict, quiet, language, no_report)
 
 
 def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
@@ -569,6 +611,7 @@ def resume(
         bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    no_report: NoReportOption = False,
     lang: LangOption = None,
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
@@ -625,7 +668,7 @@ def resume(
         _execute(
             store, stored, suite, loaded, provider, options, quiet, language, rerun_errored=errored
         )
-        _report_and_exit(store, stored, strict, quiet, language)
+        _report_and_exit(store, stored, strict, quiet, language, no_report)
 
 
 def _set_call_timeout(model: Model | None, seconds: float) -> None:
@@ -692,17 +735,26 @@ def report(
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         prices = choose_prices(price, prices_file, experiment.model)
-        runs = store.runs(experiment.id, full=html is not None)
-    if html is not None:
-        from passhat.report.html import write_html
+        runs = store.summaries(experiment.id)
+        if html is not None:
+            from passhat.report.html import write_html
 
-        try:
-            written = write_html(
-                html, experiment, runs, lang=language, prices=prices, forecast_m=forecast_m
-            )
-        except OSError as error:
-            raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
-        err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
+            def load(cases: Sequence[str]) -> list[RunRecord]:
+                return store.runs(experiment.id, cases=cases)
+
+            try:
+                written = write_html(
+                    html,
+                    experiment,
+                    runs,
+                    lang=language,
+                    load=load,
+                    prices=prices,
+                    forecast_m=forecast_m,
+                )
+            except OSError as error:
+                raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
+            err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
     if as_json:
         data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
         write_json(data)

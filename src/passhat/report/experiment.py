@@ -8,6 +8,7 @@ as markup. Labels come from `passhat.report.i18n` in the `lang` asked for; data
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ from rich.text import Text
 
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
-from passhat.records import ExperimentRecord, RunRecord, agent_label
+from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.i18n import LABELS, t, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.terminal import (
@@ -32,14 +33,18 @@ from passhat.sources import source_figures_line, source_line
 from passhat.stats import Uncertainty, uncertainty
 from passhat.usage import Prices, TokenUsage, usage_by_case, usage_of
 
+ReportRun = RunRecord | RunSummary
+"""A report reads `Store.summaries` (fast); whole records work too."""
 
-def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[RunRecord]) -> Accounting:
+
+def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[ReportRun]) -> Accounting:
     """Requested / completed / counted per planned case, from the stored runs."""
     ledger = Ledger()
     for case_id in experiment.case_ids:
         ledger.expect(case_id)
+    add = ledger.add
     for run in runs:
-        ledger.add(run.case_id, run.run_index, run.status)
+        add(run.case_id, run.run_index, run.status)
     return ledger.close(experiment.k_requested)
 
 
@@ -94,7 +99,7 @@ def experiments_table(
     return table
 
 
-def made_model_calls(runs: Sequence[RunRecord]) -> bool:
+def made_model_calls(runs: Sequence[ReportRun]) -> bool:
     """Did any run get a model answer? A run says so by its model source (live or
     replayed); one recorded before runs kept their source shows it by its tokens.
     With no run yet, calls are still to come."""
@@ -120,7 +125,7 @@ def recorded_note(recorded: dict[str, Any], lang: str = "en") -> str:
 
 
 def header_rows(
-    e: ExperimentRecord, runs: Sequence[RunRecord] = (), *, lang: str = "en"
+    e: ExperimentRecord, runs: Sequence[ReportRun] = (), *, lang: str = "en"
 ) -> list[tuple[str, str]]:
     """(label key, value) of the report's header, for the terminal and the HTML page."""
     rows = [
@@ -149,7 +154,7 @@ def header_rows(
     return rows
 
 
-def header_table(e: ExperimentRecord, runs: Sequence[RunRecord] = (), *, lang: str = "en") -> Table:
+def header_table(e: ExperimentRecord, runs: Sequence[ReportRun] = (), *, lang: str = "en") -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
@@ -195,8 +200,22 @@ def items_table(case: str, items: Sequence[ItemStability], *, lang: str = "en") 
     return table
 
 
-def tools_table(uses: Sequence[ToolUse], *, lang: str = "en") -> Table:
-    """Per tool: how many runs called it and how often; one section per case."""
+def calls_cell(calls: Sequence[int], limit: int | None, lang: str = "en") -> str:
+    """Calls in each run, or past `limit` runs (None: no limit) a tally: `1 in 9,500 runs, 0 in 500 runs`."""
+    if limit is None or len(calls) <= limit:
+        return " ".join(str(n) for n in calls)
+    tally = sorted(Counter(calls).items(), key=lambda kv: (-kv[1], kv[0]))
+    return t("list_sep", lang).join(
+        t("calls_in_runs", lang, calls=n, runs=f"{runs:,}") for n, runs in tally
+    )
+
+
+def tools_table(
+    uses: Sequence[ToolUse], *, limit: int | None = ROWS_SHOWN, lang: str = "en"
+) -> Table:
+    """Per tool: how many runs called it and how often; one section per case.
+
+    Past `limit` runs (None: no limit) the calls per run are tallied."""
     cases = list(dict.fromkeys(u.case for u in uses))
     single = len(cases) == 1
     title = Text(t("tool_use", lang) + t("completed_runs_paren", lang))
@@ -220,7 +239,7 @@ def tools_table(uses: Sequence[ToolUse], *, lang: str = "en") -> Table:
         row: list[Text | str] = [
             Text(u.tool),
             t("runs_calling_of", lang, calling=u.runs_calling, runs=u.runs),
-            " ".join(str(n) for n in u.calls_per_run),
+            calls_cell(u.calls_per_run, limit, lang),
             str(u.errors),
         ]
         table.add_row(*(row if single else [Text(u.case or t("all", lang)), *row]))
@@ -240,7 +259,7 @@ def _per_run(u: TokenUsage) -> str:
 
 
 def usage_table(
-    runs: Sequence[RunRecord],
+    runs: Sequence[ReportRun],
     prices: Prices | None,
     *,
     limit: int | None = ROWS_SHOWN,
@@ -290,7 +309,7 @@ def usage_table(
     return table
 
 
-def usage_dict(runs: Sequence[RunRecord], prices: Prices | None) -> dict[str, Any]:
+def usage_dict(runs: Sequence[ReportRun], prices: Prices | None) -> dict[str, Any]:
     """Tokens and cost per experiment, per case and per run, as JSON-ready data."""
     total = usage_of(((r.input_tokens, r.output_tokens) for r in runs), prices)
     by_case = usage_by_case(((r.case_id, r.input_tokens, r.output_tokens) for r in runs), prices)
@@ -323,7 +342,7 @@ def experiment_uncertainty(
     return uncertainty(accounting, m=forecast_m, seed=0, only=only)
 
 
-def replayed_runs(runs: Sequence[RunRecord]) -> int:
+def replayed_runs(runs: Sequence[ReportRun]) -> int:
     """Runs whose model answers came from a cassette: re-plays, not independent trials."""
     return sum(1 for r in runs if r.model_source == "replayed")
 
@@ -331,7 +350,7 @@ def replayed_runs(runs: Sequence[RunRecord]) -> int:
 def print_experiment_report(
     console: Console,
     experiment: ExperimentRecord,
-    runs: Sequence[RunRecord],
+    runs: Sequence[ReportRun],
     *,
     forecast_m: int = 10,
     limit: int | None = ROWS_SHOWN,
@@ -342,6 +361,34 @@ def print_experiment_report(
 
     At most `limit` cases are listed in each table (None: all); figures cover all."""
     accounting = experiment_accounting(experiment, runs)
+    print_figures(
+        console,
+        experiment,
+        accounting,
+        forecast_m=forecast_m,
+        limit=limit,
+        lang=lang,
+        replayed=replayed_runs(runs),
+        runs=runs,
+    )
+    print_details(console, experiment, runs, accounting, limit=limit, lang=lang, prices=prices)
+    return accounting
+
+
+def print_figures(
+    console: Console,
+    experiment: ExperimentRecord,
+    accounting: Accounting,
+    *,
+    forecast_m: int = 10,
+    limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
+    replayed: int = 0,
+    runs: Sequence[ReportRun] = (),
+) -> None:
+    """The header, the three numbers with intervals and forecasts, and the accounting:
+    all of it from the accounting and the count of `replayed` runs (a summary needs
+    no run loaded)."""
     console.print(header_table(experiment, runs, lang=lang))
     console.print()
     if accounting.runs_counted:
@@ -353,27 +400,42 @@ def print_experiment_report(
             uncertainty=u,
             limit=limit,
             lang=lang,
-            replayed=replayed_runs(runs),
+            replayed=replayed,
         )
     else:
         console.print(Text(t("no_counted_run", lang), style="bold red"))
         for line in shortfall_lines(accounting, lang):
             console.print(Text("  " + line))
-        if replayed_runs(runs):
-            console.print(Text(t("replayed_line", lang, n=replayed_runs(runs)), "yellow"))
+        if replayed:
+            console.print(Text(t("replayed_line", lang, n=replayed), "yellow"))
+
+
+def print_details(
+    console: Console,
+    experiment: ExperimentRecord,
+    runs: Sequence[ReportRun],
+    accounting: Accounting,
+    *,
+    limit: int | None = ROWS_SHOWN,
+    lang: str = "en",
+    prices: Prices | None = None,
+) -> None:
+    """Item stability, tool use, tokens and the errored runs, `limit` cases at most each."""
+    # item stability of the first `limit` cases that have graded items: only their runs
+    graded = list(dict.fromkeys(r.case_id for r in runs if r.counted and r.graded_items))
+    listed = set(graded if limit is None else graded[:limit])
     by_case: dict[str, list[ItemStability]] = {}
-    for item in item_stability(runs):
+    for item in item_stability(r for r in runs if r.case_id in listed):
         by_case.setdefault(item.case, []).append(item)
-    listed = list(by_case.items()) if limit is None else list(by_case.items())[:limit]
-    for case, items in listed:
+    for case, items in by_case.items():
         console.print(items_table(case, items, lang=lang))
-    if len(listed) < len(by_case):
-        more = f"{len(by_case) - len(listed):,}"
+    if len(listed) < len(graded):
+        more = f"{len(graded) - len(listed):,}"
         console.print(Text(t("more_item_cases", lang, n=more)))
     per_case = limit is None or len(accounting.cases) <= limit
     uses = tool_profile(runs, experiment.tools, per_case=per_case)
     if uses:
-        console.print(tools_table(uses, lang=lang))
+        console.print(tools_table(uses, limit=limit, lang=lang))
     usage = usage_table(runs, prices, limit=limit, lang=lang)
     if usage is not None:
         console.print(usage)
@@ -405,10 +467,9 @@ def print_experiment_report(
     if any(r.traceback for r in errored):
         ref = experiment.name or experiment.id
         console.print(Text(t("see_traceback", lang, ref=ref), style="dim"))
-    return accounting
 
 
-def retry_summary(runs: Sequence[RunRecord]) -> dict[str, Any] | None:
+def retry_summary(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
     """How many runs `resume --errored` ran again, and the pass rates of retried runs and
     of first attempts (retrying only failures can bias figures); None when none was."""
     retried = [r for r in runs if r.attempt > 1]
@@ -422,7 +483,7 @@ def retry_summary(runs: Sequence[RunRecord]) -> dict[str, Any] | None:
     }
 
 
-def _pass_rate(runs: Sequence[RunRecord]) -> dict[str, Any]:
+def _pass_rate(runs: Sequence[ReportRun]) -> dict[str, Any]:
     counted = sum(1 for r in runs if r.counted)
     passed = sum(1 for r in runs if r.status == "passed")
     return {
@@ -441,7 +502,7 @@ def _rate(rate: dict[str, Any]) -> str:
 
 def experiment_dict(
     experiment: ExperimentRecord,
-    runs: Sequence[RunRecord],
+    runs: Sequence[ReportRun],
     *,
     forecast_m: int = 10,
     prices: Prices | None = None,

@@ -26,6 +26,7 @@ and base64-encoded, and are unpacked in the browser when a run is opened. A
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import re
@@ -43,7 +44,7 @@ from passhat.accounting import Accounting, CaseAccount
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.errors import ConfigError, PasshatError
 from passhat.metrics import RATE_LABEL, label_at, label_hat, pass_at_curve, pass_hat_curve
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, RunSummary
 from passhat.report.experiment import (
     experiment_accounting,
     header_rows,
@@ -63,6 +64,19 @@ __all__ = ["render_html", "script_json", "write_html"]
 
 CONFIDENCE = 0.95
 """Coverage of the dataset intervals shown beside the figures."""
+PAGED_ABOVE = 200
+"""Up to this many cases the page holds every case as markup."""
+PAGE_CASES = 100
+"""Cases drawn per page past `PAGED_ABOVE`: the first page is markup, the others
+travel gzip-compressed and are drawn when the reader turns to them."""
+RUNS_BUDGET = 750_000
+"""Bytes of compressed run detail a paged report embeds at most, page by page; a
+run left out says which `passhat show` command prints it."""
+LIST_LIMIT = 200
+"""Missing and errored runs listed in the banner at most (the rest are counted)."""
+
+LoadRuns = Callable[[Sequence[str]], Sequence[RunRecord]]
+"""Whole runs of the given cases (e.g. `Store.runs(id, cases=...)`)."""
 
 _SYMBOL = {"found": "✓", "missed": "✗", "extra": "+", "none": "·"}
 _RUN_SYMBOL = {"passed": "✓", "failed": "✗", "errored": "⚠", "missing": "∅"}
@@ -79,7 +93,7 @@ class _Column:
     status: str
     """passed / failed / errored / missing."""
     anchor: str
-    run: RunRecord | None
+    run: RunRecord | RunSummary | None
 
     @property
     def symbol(self) -> str:
@@ -192,7 +206,9 @@ def _anchors(case_ids: Sequence[str]) -> dict[str, str]:
     return anchors
 
 
-def _columns(account: CaseAccount, anchor: str, runs: dict[int, RunRecord]) -> list[_Column]:
+def _columns(
+    account: CaseAccount, anchor: str, runs: dict[int, RunRecord | RunSummary]
+) -> list[_Column]:
     columns = []
     for index in range(1, account.k_requested + 1):
         run = runs.get(index)
@@ -227,10 +243,10 @@ def _tool_rows(uses: Sequence[ToolUse], columns: Sequence[_Column]) -> list[_Too
 
 
 def _case_views(
-    experiment: ExperimentRecord, runs: Sequence[RunRecord], accounting: Accounting
+    experiment: ExperimentRecord, runs: Sequence[RunRecord | RunSummary], accounting: Accounting
 ) -> list[_CaseView]:
     anchors = _anchors([c.case for c in accounting.cases])
-    by_case: dict[str, dict[int, RunRecord]] = defaultdict(dict)
+    by_case: dict[str, dict[int, RunRecord | RunSummary]] = defaultdict(dict)
     for run in runs:
         by_case[run.case_id][run.run_index] = run
     items: dict[str, list[ItemStability]] = defaultdict(list)
@@ -377,7 +393,7 @@ def _intern(value: Any, counts: Counter[str], table: dict[str, int]) -> Any:
     return _REF + text if text.startswith(_REF) else text
 
 
-def _runs_blob(views: Sequence[_CaseView]) -> str:
+def _runs_blob(views: Sequence[_CaseView], whole: dict[tuple[str, int], RunRecord]) -> str:
     """Every recorded run's heavy fields, keyed by anchor, for the page's script.
 
     Runs repeat themselves (the system prompt and the ticket in every run, the
@@ -385,7 +401,12 @@ def _runs_blob(views: Sequence[_CaseView]) -> str:
     so long repeated strings go into one table, and the JSON is deflated and
     base64-encoded: about a tenth of the raw size.
     """
-    runs = {col.anchor: _run_data(col.run) for v in views for col in v.columns if col.run}
+    runs = {
+        col.anchor: _run_data(whole[(v.account.case, col.index)])
+        for v in views
+        for col in v.columns
+        if (v.account.case, col.index) in whole
+    }
     counts: Counter[str] = Counter()
     _strings(runs, counts)
     table: dict[str, int] = {}
@@ -404,7 +425,9 @@ def script_json(value: Any) -> Markup:
     return Markup(text)
 
 
-def _header(e: ExperimentRecord, runs: Sequence[RunRecord], lang: str) -> list[tuple[str, str]]:
+def _header(
+    e: ExperimentRecord, runs: Sequence[RunRecord | RunSummary], lang: str
+) -> list[tuple[str, str]]:
     """The terminal's header rows, with the suite hash and harness version on rows of
     their own (a page has room for them)."""
     rows = []
@@ -479,19 +502,79 @@ def _per_case_uncertainty(accounting: Accounting, m: int) -> dict[str, dict[str,
     return {case: {"rate": i, "next": forecasts[case]} for case, i in intervals.items()}
 
 
+def _pages(views: list[_CaseView]) -> list[list[_CaseView]]:
+    if len(views) <= PAGED_ABOVE:
+        return [views]
+    return [views[i : i + PAGE_CASES] for i in range(0, len(views), PAGE_CASES)]
+
+
+def _whole(
+    runs: Sequence[RunRecord | RunSummary], cases: Sequence[str], load: LoadRuns | None
+) -> dict[tuple[str, int], RunRecord]:
+    """The whole records of the runs of `cases`: from `runs` when they are whole."""
+    wanted = set(cases)
+    given = [r for r in runs if isinstance(r, RunRecord) and r.case_id in wanted]
+    if not given and load is not None and cases:
+        given = list(load(cases))
+    return {(r.case_id, r.run_index): r for r in given}
+
+
+def _embedded_runs(
+    pages: list[list[_CaseView]], runs: Sequence[RunRecord | RunSummary], load: LoadRuns | None
+) -> str:
+    """The runs blob: every run on one page; on a paged report, page by page while
+    the compressed detail stays within `RUNS_BUDGET`."""
+    if len(pages) == 1:
+        views = pages[0]
+        return _runs_blob(views, _whole(runs, [v.account.case for v in views], load))
+    chosen: list[_CaseView] = []
+    whole: dict[tuple[str, int], RunRecord] = {}
+    size = 0
+    for page in pages:
+        records = _whole(runs, [v.account.case for v in page], load)
+        size += len(_runs_blob(page, records))
+        if chosen and size > RUNS_BUDGET:
+            break
+        chosen.extend(page)
+        whole.update(records)
+    return _runs_blob(chosen, whole)
+
+
+def _pages_blob(pages: list[list[_CaseView]], context: dict[str, Any]) -> str:
+    """Pages 2.. of a paged report: each page's table rows and case sections, as
+    the same template renders them, in one gzip stream (base64), drawn on demand."""
+    if len(pages) < 2:
+        return ""
+    macros = _environment().get_template("_cases.html.j2").make_module(context)
+    row, section = macros.case_row, macros.case_section  # type: ignore[attr-defined]
+    data = [
+        {
+            "rows": "".join(str(row(v)) for v in page),
+            "sections": "".join(str(section(v)) for v in page),
+        }
+        for page in pages[1:]
+    ]
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return base64.b64encode(gzip.compress(raw.encode("utf-8"), 9, mtime=0)).decode("ascii")
+
+
 def _context(
     experiment: ExperimentRecord,
-    runs: Sequence[RunRecord],
+    runs: Sequence[RunRecord | RunSummary],
     lang: str,
+    load: LoadRuns | None = None,
     prices: Prices | None = None,
     forecast_m: int = 10,
 ) -> dict[str, Any]:
     accounting = experiment_accounting(experiment, runs)
     views = _case_views(experiment, runs, accounting)
+    pages = _pages(views)
     counted = accounting.runs_counted > 0
     figures, ci_reason = _figures(accounting, lang) if counted else ([], None)
     script, script_hash = _script()
-    return {
+    errored = [r for r in runs if r.status == "errored"]
+    missing = [v for v in views if v.account.missing]
+    context = {
         "lang": lang,
         "t": _translator(lang),
         "verdict_label": _verdict_labeler(lang),
@@ -512,9 +595,16 @@ def _context(
         "ci_level": round(CONFIDENCE * 100),
         "curves": _curves(accounting) if counted else None,
         "views": views,
+        "page_views": pages[0],
+        "pages": len(pages),
+        "page_cases": PAGE_CASES,
+        "list_limit": LIST_LIMIT,
         "views_by_case": {v.account.case: v for v in views},
         "item_totals": _item_totals(views),
-        "errored": [r for r in runs if r.status == "errored"],
+        "errored": errored[:LIST_LIMIT],
+        "errored_more": max(0, len(errored) - LIST_LIMIT),
+        "missing_views": missing[:LIST_LIMIT],
+        "missing_more": max(0, len(missing) - LIST_LIMIT),
         "replayed": replayed_runs(runs),
         "per_case": _per_case_uncertainty(accounting, forecast_m) if counted else {},
         "forecast_m": forecast_m,
@@ -522,41 +612,47 @@ def _context(
         "prices": prices,
         "dataset_tools": tool_profile(runs, experiment.tools, per_case=False),
         "labels": script_json(LABELS[lang]),
-        "runs_blob": _runs_blob(views),
+        "runs_blob": _embedded_runs(pages, runs, load),
         "script": script,
         "script_hash": script_hash,
     }
+    context["pages_blob"] = _pages_blob(pages, context)
+    return context
 
 
 def render_html(
     experiment: ExperimentRecord,
-    runs: Sequence[RunRecord],
+    runs: Sequence[RunRecord | RunSummary],
     *,
     lang: str = "en",
+    load: LoadRuns | None = None,
     prices: Prices | None = None,
     forecast_m: int = 10,
 ) -> str:
     """The whole report as one self-contained HTML page.
 
-    Pass full runs (`store.runs(id, full=True)`) so the transcripts are included;
-    light runs give the same page with the transcripts left out.
+    Pass whole runs (`store.runs(id)`) so the transcripts are included, or the
+    summaries (`store.summaries(id)`) and `load`, which fetches the whole runs of
+    the pages whose detail is embedded: a report of 100,000 runs then never holds
+    them all. Light runs give the same page with the transcripts left out.
     """
     lang = check_lang(lang)
     template = _environment().get_template("report.html.j2")
-    return template.render(_context(experiment, runs, lang, prices, forecast_m))
+    return template.render(_context(experiment, runs, lang, load, prices, forecast_m))
 
 
 def write_html(
     path: str | Path,
     experiment: ExperimentRecord,
-    runs: Sequence[RunRecord],
+    runs: Sequence[RunRecord | RunSummary],
     *,
     lang: str = "en",
+    load: LoadRuns | None = None,
     prices: Prices | None = None,
     forecast_m: int = 10,
 ) -> Path:
     """Render the report and write it to `path` (UTF-8); return the path."""
-    page = render_html(experiment, runs, lang=lang, prices=prices, forecast_m=forecast_m)
+    page = render_html(experiment, runs, lang=lang, load=load, prices=prices, forecast_m=forecast_m)
     target = Path(path)
     target.write_text(page, encoding="utf-8")
     return target

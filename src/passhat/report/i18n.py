@@ -182,6 +182,10 @@ _EN: dict[str, str] = {
     "needs_js": "Transcripts are unpacked by JavaScript: enable it, or print one run "
     "with `passhat show`.",
     "unpacking": "unpacking…",
+    "page_of": "page {page} of {pages}",
+    "previous": "previous",
+    "next": "next",
+    "not_embedded": "This run's detail is not in the page (size limit); print it with:",
     "cannot_unpack": "This browser cannot unpack the transcripts (no DecompressionStream).",
     "back_to_grid": "back to the grid",
     # terminal: the metrics table and the accounting panel
@@ -322,6 +326,7 @@ _EN: dict[str, str] = {
     "extra_in": "extra in {runs}",
     "all": "all",
     "more_item_cases": "item stability of {n} more cases: --all or --json",
+    "calls_in_runs": "{calls} in {runs} runs",
     "errored_line": "errored: {case} run {run}: {type}: {message}",
     "more_errored": "... and {n} more errored runs (--json lists them all)",
     "retried_line": "retried: {n} runs were run again after an error ({earlier} earlier "
@@ -330,6 +335,9 @@ _EN: dict[str, str] = {
     # terminal: run and resume
     "run_start": "experiment {id}: {cases} cases × k={k} = {runs} runs → {path}",
     "runs_to_do": "experiment {id}: {n} runs to do",
+    "summary_only": "{runs} runs: figures and accounting only; item stability and tool use: "
+    "passhat report {ref}",
+    "report_skipped": "{runs} runs recorded; the report: passhat report {ref}",
     "interrupted": "interrupted: {done} runs recorded, runs in flight were dropped (they count "
     "as missing); `passhat resume {ref}` runs the rest",
     "tally": "passed {passed} · failed {failed} · errored {errored}",
@@ -497,6 +505,10 @@ _ZH_TW: dict[str, str] = {
     "no_transcript": "這筆紀錄沒有對話內容。",
     "needs_js": "對話紀錄由 JavaScript 解開：請啟用 JavaScript，或用 `passhat show` 印出單次執行。",
     "unpacking": "解開中…",
+    "page_of": "第 {page} 頁，共 {pages} 頁",
+    "previous": "上一頁",
+    "next": "下一頁",
+    "not_embedded": "這次執行的細節不在頁面裡（大小限制）；請用此指令列出：",
     "cannot_unpack": "這個瀏覽器無法解開對話紀錄（不支援 DecompressionStream）。",
     "back_to_grid": "回到表格",
     # terminal: the metrics table and the accounting panel
@@ -626,6 +638,7 @@ _ZH_TW: dict[str, str] = {
     "extra_in": "多標於第 {runs} 次",
     "all": "全部",
     "more_item_cases": "另有 {n} 個案例的項目穩定度：請用 --all 或 --json",
+    "calls_in_runs": "{runs} 次執行各呼叫 {calls} 次",
     "errored_line": "出錯：{case} 第 {run} 次：{type}: {message}",
     "more_errored": "……另有 {n} 次出錯的執行（--json 會全部列出）",
     "retried_line": "重試：{n} 次執行在出錯後重新執行（保留了 {earlier} 次先前的嘗試）；"
@@ -633,6 +646,8 @@ _ZH_TW: dict[str, str] = {
     # terminal: run and resume
     "run_start": "實驗 {id}：{cases} 個案例 × k={k} = {runs} 次執行 → {path}",
     "runs_to_do": "實驗 {id}：還要做 {n} 次執行",
+    "summary_only": "{runs} 次執行：只列數字與帳目；項目穩定度與工具使用：passhat report {ref}",
+    "report_skipped": "已記錄 {runs} 次執行；報告：passhat report {ref}",
     "interrupted": "已中斷：記錄了 {done} 次執行，進行中的執行已捨棄（算作缺少）；"
     "`passhat resume {ref}` 會執行其餘的部分",
     "tally": "通過 {passed} · 未通過 {failed} · 出錯 {errored}",

@@ -1,0 +1,126 @@
+"""Shared by the benchmarks: suites of many cases, and a store of many realistic runs.
+
+A store of 100,000 runs is not made by running 100,000 runs (minutes): a template
+of `TEMPLATE_CASES` cases × k runs goes through the real runner (seed ticket, an
+agent that passes, fails on a missed or extra annotation, or crashes, by the
+run's seed), then its rows are copied under new case ids. Every row is what
+`passhat run` writes, transcript and all (~5 KB).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from passhat.agents import LoadedAgent
+from passhat.runner import RunOptions, new_experiment, run_experiment
+from passhat.store import Store
+from passhat.suite import load_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_CASE = ROOT / "examples" / "clarify" / "cases" / "ac-conflict-001.yaml"
+ANNOTATIONS = [
+    {"ac": 3, "label": "conflict", "note": "AC 3 allows several coupons; AC 5 refuses a second"},
+    {"ac": 3, "label": "inconsistent_with_description", "note": "the description says one"},
+    {"ac": 4, "label": "unverifiable", "note": "'simple and intuitive' has no measurable bar"},
+    {"ac": 7, "label": "unverifiable", "note": "'fast enough' has no response-time threshold"},
+]
+TEMPLATE_CASES = 100
+
+
+def case_name(i: int) -> str:
+    return f"case-{i:05d}"
+
+
+def make_suite(folder: Path, cases: int) -> Path:
+    """The clarify suite with `cases` copies of the seed ticket (case-00000, ...)."""
+    shutil.copytree(ROOT / "examples" / "clarify", folder, ignore=shutil.ignore_patterns("cases"))
+    (folder / "cases").mkdir()
+    text = SEED_CASE.read_text(encoding="utf-8")
+    for i in range(cases):
+        name = case_name(i)
+        (folder / "cases" / f"{name}.yaml").write_text(
+            text.replace("id: ac-conflict-001", f"id: {name}"), encoding="utf-8"
+        )
+    return folder
+
+
+async def mixed(input: Any, env: Any, ctx: Any) -> str:
+    """Like a clarifier run: reads the ticket, writes Goal, Scope and annotations.
+
+    By the run's seed: ~70 % exact, ~20 % miss one annotation or add one, ~5 %
+    crash (errored)."""
+    roll = ctx.seed % 100
+    if roll < 5:
+        raise RuntimeError("the agent crashed (benchmark)")
+    await env.call("get_ticket", {"key": "SHOP-1042"})
+    annotations = list(ANNOTATIONS)
+    if roll < 15:
+        annotations = annotations[:-1]
+    elif roll < 25:
+        annotations.append({"ac": 5, "label": "conflict", "note": "an extra one"})
+    await env.call(
+        "update_ticket",
+        {
+            "key": "SHOP-1042",
+            "goal": "Customers enter one coupon code at checkout and see the discount.",
+            "scope_in": ["coupon field", "validation", "order summary"],
+            "scope_out": ["member discounts"],
+            "annotations": annotations,
+        },
+    )
+    return "The ticket is annotated: " + "; ".join(a["note"] for a in annotations)
+
+
+def make_store(tmp: Path, cases: int, k: int) -> tuple[Path, str]:
+    """A store with one experiment of `cases` × `k` recorded runs; (db path, experiment id)."""
+    template = min(TEMPLATE_CASES, cases)
+    folder = make_suite(tmp / f"suite-{cases}x{k}", template)
+    db = tmp / f"store-{cases}x{k}.db"
+    suite = load_suite(folder)
+    agent = LoadedAgent("bench:mixed", mixed, None)
+    experiment = new_experiment(suite, agent, "", None, k=k, params={"max_turns": 1}, seed=1)
+    with Store(db) as store:
+        store.create_experiment(experiment)
+        asyncio.run(
+            run_experiment(store, experiment, suite, agent, None, RunOptions(concurrency=8))
+        )
+    _replicate(db, experiment.id, template, cases)
+    return db, experiment.id
+
+
+def _replicate(db: Path, experiment_id: str, template: int, cases: int) -> None:
+    """Copy the template's rows under case ids template.. cases-1; plan them all."""
+    import json
+
+    con = sqlite3.connect(db, isolation_level=None)
+    columns = [r[1] for r in con.execute("PRAGMA table_info(runs)")]
+    for block in range(1, -(-cases // template)):
+        offset = block * template
+        select = ", ".join(
+            f"printf('case-%05d', CAST(substr(case_id, 6) AS INTEGER) + {offset})"
+            if c == "case_id"
+            else c
+            for c in columns
+        )
+        con.execute(
+            f"INSERT INTO runs ({', '.join(columns)}) SELECT {select} FROM runs "
+            f"WHERE experiment_id = ? AND CAST(substr(case_id, 6) AS INTEGER) < ? "
+            f"AND CAST(substr(case_id, 6) AS INTEGER) + ? < ?",
+            (experiment_id, template, offset, cases),
+        )
+    hashes = json.loads(
+        con.execute(
+            "SELECT case_hashes FROM experiments WHERE id = ?", (experiment_id,)
+        ).fetchone()[0]
+    )
+    some = next(iter(hashes.values()))
+    names = [case_name(i) for i in range(cases)]
+    con.execute(
+        "UPDATE experiments SET case_ids = ?, case_hashes = ? WHERE id = ?",
+        (json.dumps(names), json.dumps(dict.fromkeys(names, some)), experiment_id),
+    )
+    con.close()

@@ -1,0 +1,113 @@
+"""Write finished runs to the store with group commits on one thread.
+
+Each worker hands its finished run over and waits for that run's commit, as
+before; but the writer thread commits everything that has arrived meanwhile in
+one transaction (a batch of whole runs: each is written whole, or not at all).
+So "a run counts as recorded once its commit returns" holds exactly as it did
+for progress, Ctrl-C and resume, while 50 runs finishing together cost one
+commit, not 50 commits that each worker waits for in turn.
+
+    async with RunWriter(store, progress) as writer:
+        await writer.put(record)      # returns once the run's commit has returned
+
+Leaving the block (normally, on an error or on cancel) writes every run handed
+over before returning. A batch that fails is written again run by run, so one
+bad run fails alone (its `put` raises) and the others are recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+
+from passhat.records import RunRecord
+from passhat.store import Store
+
+_Item = tuple[RunRecord, "asyncio.Future[None]"]
+_Outcome = tuple[_Item, BaseException | None]
+
+
+class RunWriter:
+    """One writer thread for one experiment's runs; use as `async with`.
+
+    The event loop collects the runs that finish while a commit is in flight and
+    hands them to the thread as one batch: one thread wake-up per commit, not
+    one per run."""
+
+    def __init__(self, store: Store, recorded: Callable[[RunRecord], None] | None = None) -> None:
+        self._store = store
+        self._recorded = recorded
+        self._pending: list[_Item] = []
+        self._outcomes: deque[list[_Outcome]] = deque()
+        self._flusher: asyncio.Task[None] | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="passhat-store")
+
+    async def __aenter__(self) -> RunWriter:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        # Block the loop until every run handed over is written: a cancel must not
+        # drop a finished run.
+        self._executor.shutdown(wait=True)
+        self._settle()
+        if self._pending:
+            batch, self._pending = self._pending, []
+            self._outcomes.append(self._write(batch))
+            self._settle()
+
+    async def put(self, record: RunRecord) -> None:
+        """Write a finished run; return once its commit has returned (then it is recorded
+        and `recorded` has been told), or raise the store's error for it."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((record, done))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        await done
+
+    async def _flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._pending:
+            batch, self._pending = self._pending, []
+            outcomes = await loop.run_in_executor(self._executor, self._write, batch)
+            self._outcomes.append(outcomes)
+            self._settle()
+
+    def _write(self, batch: list[_Item]) -> list[_Outcome]:
+        """On the writer thread: one transaction for the batch."""
+        try:
+            self._store.record_runs([record for record, _ in batch])
+        except Exception as error:
+            if len(batch) == 1:
+                return [(batch[0], error)]
+            # one bad run must not take the others down: write them one at a time
+            outcomes: list[_Outcome] = []
+            for item in batch:
+                try:
+                    self._store.record_run(item[0])
+                except Exception as single:
+                    outcomes.append((item, single))
+                else:
+                    outcomes.append((item, None))
+            return outcomes
+        return [(item, None) for item in batch]
+
+    def _settle(self) -> None:
+        """On the loop: report each recorded run, then release its worker."""
+        while self._outcomes:
+            for (record, done), error in self._outcomes.popleft():
+                if error is None and self._recorded is not None:
+                    self._recorded(record)
+                if done.done():
+                    continue
+                if error is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(error)

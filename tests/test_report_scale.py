@@ -1,0 +1,135 @@
+"""Reports of many runs: bounded terminal tables, the same figures from summaries."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from cli_helpers import run_cli, run_seed
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.report.experiment import calls_cell, experiment_dict, print_experiment_report
+from passhat.report.terminal import ROWS_SHOWN
+from passhat.store import Store
+
+CASES = ROWS_SHOWN + 10
+K = 3
+
+
+def experiment() -> ExperimentRecord:
+    return ExperimentRecord(
+        id="e1",
+        name=None,
+        created_at="2026-01-01T00:00:00Z",
+        suite_name="s",
+        suite_path="/x",
+        suite_hash="h",
+        agent="a",
+        model="m",
+        model_config={},
+        params={},
+        prompt_version=None,
+        k_requested=K,
+        seed=1,
+        harness_version="0",
+        fingerprint="f",
+        case_ids=tuple(f"case-{i:03d}" for i in range(CASES)),
+        tools=("get_ticket", "update_ticket"),
+    )
+
+
+def runs() -> list[RunRecord]:
+    out = []
+    for i in range(CASES):
+        for index in range(1, K + 1):
+            missing = ["AC2"] if index == 2 else []
+            out.append(
+                RunRecord(
+                    experiment_id="e1",
+                    case_id=f"case-{i:03d}",
+                    run_index=index,
+                    case_hash="h",
+                    status="failed" if missing else "passed",
+                    score=[
+                        {
+                            "scorer": "exact_set",
+                            "passed": not missing,
+                            "path": "ticket.annotations",
+                            "expected": ["AC1", "AC2"],
+                            "missing": missing,
+                            "extra": [],
+                        }
+                    ],
+                    tool_calls=[{"tool": "update_ticket", "error": None}] * (1 + index % 2),
+                    transcript=[{"role": "assistant", "content": "x" * 1000}],
+                )
+            )
+    return out
+
+
+def report_text(records: list[object], limit: int | None) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=100, color_system=None)
+    print_experiment_report(console, experiment(), records, limit=limit)  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+def test_the_tool_use_table_is_bounded_like_the_case_table() -> None:
+    """At 10,000 runs the table listed every run's call count (1.46 MB at 100k runs)."""
+    text = report_text(runs(), ROWS_SHOWN)
+    tool_line = next(line for line in text.splitlines() if line.strip().startswith("update_ticket"))
+    # 120 runs: a tally of the call counts, not 120 numbers
+    assert "2 in 80 runs, 1 in 40 runs" in tool_line and len(tool_line) < 100
+    assert "item stability of 10 more cases: --all or --json" in text
+    assert text.count("item stability ·") == ROWS_SHOWN
+    everything = report_text(runs(), None)
+    assert everything.count("item stability ·") == CASES
+    assert "2 1 2" in everything  # with --all, every run's calls, case by case
+
+
+def test_calls_cell() -> None:
+    assert calls_cell([1, 0, 1], 3) == "1 0 1"
+    assert calls_cell([1, 0, 1, 1], 3) == "1 in 3 runs, 0 in 1 runs"
+    assert calls_cell([1] * 5000, None) == " ".join(["1"] * 5000)
+
+
+def test_a_report_from_summaries_equals_one_from_whole_runs(tmp_path: Path) -> None:
+    records = runs()
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment())
+        for record in records:
+            store.record_run(record)
+        summaries = store.summaries("e1")
+    whole = experiment_dict(experiment(), records)
+    assert experiment_dict(experiment(), summaries) == whole
+    assert whole["items"][1]["misses"] == [2] and whole["tools"][1]["calls_per_run"] == [2, 1, 2]
+    assert report_text(summaries, ROWS_SHOWN) == report_text(records, ROWS_SHOWN)
+    # an errored run keeps its message in the summaries
+    bad = replace(records[0], case_id="case-x", status="errored", error_message="boom")
+    assert experiment_dict(experiment(), [bad])["errored"][0]["message"] == "boom"
+
+
+def test_run_can_skip_its_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "p.db")
+    r = run_seed(capsys, "--db", db, "-q", "--no-report", "--name", "seed-run")
+    assert r.code == 0 and r.out == ""
+    assert "3 runs recorded; the report: passhat report seed-run" in r.err
+    # --strict still judges the accounting: a k the cassette cannot answer leaves errored runs
+    r = run_seed(capsys, "--db", db, "-q", "--no-report", "--strict", "-k", "4")
+    assert r.code == 1 and r.out == ""
+
+
+def test_a_large_run_ends_with_figures_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past SUMMARY_ABOVE runs the end report loads no run: figures and accounting only."""
+    monkeypatch.setattr("passhat.cli.run.SUMMARY_ABOVE", 2)
+    r = run_seed(capsys, "--db", str(tmp_path / "p.db"), "-q")
+    assert r.code == 0 and "pass@3" in r.out and "requested k = 3" in r.out
+    assert "item stability" not in r.out.replace("item stability and tool use", "")
+    assert "3 runs: figures and accounting only" in r.out
+    full = run_cli(capsys, "report", "latest", "--db", str(tmp_path / "p.db"))
+    assert "item stability ·" in full.out
