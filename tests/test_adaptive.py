@@ -256,3 +256,22 @@ def test_a_baseline_without_counted_runs_is_refused_before_anything_runs(
     assert r.code == 2 and "--baseline bad has no counted run" in r.err, r.err
     r = run_cli(capsys, "list", "--db", str(db))
     assert "never" not in r.out
+
+
+def test_rounds_where_every_run_errored_say_so_and_spend_the_budget(
+    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "1", "--name", "a")
+    assert r.code == 0, r.err
+    out = tmp_path / "e.json"
+    r = _run(
+        capsys, cards, db, "--agent", "agents_for_tests:crashes", "-k", "1", "--max-k", "2",
+        "--until-decided", "--baseline", "a", "--adaptive-json", str(out),
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    data = json.loads(out.read_text(encoding="utf-8"))  # valid JSON: no NaN
+    assert data["looks_taken"] == 2 and data["runs_spent"] == 16
+    assert [x["estimate"] for x in data["looks"]] == [None, None]
+    assert "B has no counted run" in data["looks"][0]["method"]
+    assert "no figure: B has no counted run" in r.out

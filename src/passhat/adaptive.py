@@ -217,7 +217,9 @@ class Adaptive:
             f"{self.runs_spent} (the experiment held {self.runs_before} before)",
         ]
         for i, look in enumerate(self.looks, 1):
-            if self.mode == "width":
+            if math.isnan(look.estimate):
+                out.append(f"  look {i}: k = {look.k}, no figure: {look.method}")
+            elif self.mode == "width":
                 out.append(
                     f"  look {i}: k = {look.k}, pass rate {look.estimate:.1%} "
                     f"[{look.low:.1%}, {look.high:.1%}] ({self.plan.look_confidence:.2%}), "
@@ -250,7 +252,7 @@ class Adaptive:
                 {
                     "k": x.k,
                     "runs_counted": x.runs_counted,
-                    "estimate": x.estimate,
+                    "estimate": None if math.isnan(x.estimate) else x.estimate,
                     "low": x.low,
                     "high": x.high,
                     "p_value": x.p_value,

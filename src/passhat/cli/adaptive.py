@@ -9,6 +9,7 @@ mid-round loses nothing and counts nothing twice.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -208,7 +209,13 @@ def adapt(
             assert chosen.width is not None
             return width_look(plan, k, runs, passes, chosen.width)
         accounting = experiment_accounting(current, store.runs(current.id, full=False))
-        result = compare(base_accounting, accounting, confidence=plan.confidence)
+        try:
+            result = compare(base_accounting, accounting, confidence=plan.confidence)
+        except InputError as error:  # e.g. every run of B errored so far: no pairs yet
+            last = k >= plan.looks[-1]
+            return Look(
+                k, accounting.runs_counted, math.nan, -1.0, 1.0, None, "none", last, str(error)
+            )
         return decided_look(plan, k, result.pass_at_1, accounting.runs_counted)
 
     looks = drive(plan, look_at)
