@@ -12,7 +12,16 @@ import pytest
 
 from adaptive_sim import until_decided, until_width
 from cli_helpers import CLARIFY, SEED, run_cli
-from passhat.adaptive import Look, decided_look, drive, outcome_at, schedule, width_look
+from passhat.adaptive import (
+    Look,
+    decided_look,
+    drive,
+    outcome_at,
+    schedule,
+    smallest_p,
+    unreachable,
+    width_look,
+)
 from passhat.errors import InputError
 from passhat.stats import Difference, cluster_interval
 
@@ -78,6 +87,14 @@ def test_a_look_decides_only_below_its_share_of_alpha() -> None:
     assert decided_look(plan, 6, _difference(-0.1, 0.01), 180).outcome == "worse"
     assert decided_look(plan, 6, _difference(0.0, 0.001), 180).outcome == "none"
     assert decided_look(plan, 12, _difference(0.1, 0.5), 360).stop  # budget spent
+
+
+def test_too_few_cases_to_ever_decide_is_named() -> None:
+    plan = schedule(3, 12, 3)  # alpha / L = 0.0125
+    assert smallest_p(6) == pytest.approx(2 / 64) and smallest_p(20) == pytest.approx(1 / 2001)
+    assert "smallest p-value is 0.0312" in str(unreachable(plan, 6))
+    assert unreachable(plan, 8) is None  # 2 / 256 = 0.0078 can decide
+    assert unreachable(schedule(3, 3, 3), 6) is None  # one look: 0.031 < 0.05
 
 
 def test_drive_stops_at_the_first_stop_and_never_looks_past_the_plan() -> None:
@@ -233,6 +250,10 @@ def test_until_width_raises_k_until_narrow(
         (["--max-k", "5"], "--max-k is for --until-width or --until-decided"),
         (["--until-width", "0.1", "--max-k", "1", "-k", "2"], "--max-k is 1"),
         (["--until-width", "0.1", "--case", "card-0"], "at least 2 cases"),
+        (
+            ["--until-decided", "--baseline", "x", "--case", "card-0", "--case", "card-1"],
+            "no look can decide",
+        ),
     ],
 )
 def test_adaptive_options_refused_before_anything_runs(

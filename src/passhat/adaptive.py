@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from passhat.errors import InputError
-from passhat.stats import Difference, Outcome, cluster_interval
+from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interval
 
 Mode = Literal["width", "decided"]
 
@@ -160,6 +160,26 @@ def decided_look(plan: Schedule, k: int, difference: Difference, runs_counted: i
         outcome=outcome,
         stop=outcome != "none" or k >= plan.looks[-1],
         method=difference.method,
+    )
+
+
+def smallest_p(cases: int, resamples: int = DEFAULT_RESAMPLES) -> float:
+    """The smallest p-value compare's sign flip can give over `cases` paired cases:
+    2 / 2^G when every pattern is enumerated (2^G <= resamples), else 1 / (B + 1)."""
+    if cases < 63 and 2**cases <= resamples:
+        return 2.0 / 2.0**cases
+    return 1.0 / (resamples + 1.0)
+
+
+def unreachable(plan: Schedule, cases: int, resamples: int = DEFAULT_RESAMPLES) -> str | None:
+    """Why --until-decided could never decide with this many cases, or None."""
+    fewest = smallest_p(cases, resamples)
+    if fewest < plan.alpha_per_look:
+        return None
+    return (
+        f"with {cases} cases the sign flip's smallest p-value is {fewest:.3g}, not below "
+        f"the per-look alpha {plan.alpha_per_look:.3g}: no look can decide; add cases "
+        f"or plan fewer looks (--max-k, --k-step)"
     )
 
 

@@ -18,7 +18,16 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from passhat.adaptive import Adaptive, Look, Schedule, decided_look, drive, schedule, width_look
+from passhat.adaptive import (
+    Adaptive,
+    Look,
+    Schedule,
+    decided_look,
+    drive,
+    schedule,
+    unreachable,
+    width_look,
+)
 from passhat.cli._app import console
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord
@@ -110,6 +119,13 @@ class Settings:
         if self.baseline is None:
             return self
         return replace(self, baseline=_baseline(store, self.baseline, experiment).id)
+
+    def check_decidable(self, plan: Schedule, cases: int) -> None:
+        """Refuse --until-decided rounds that could never decide (too few cases)."""
+        if self.baseline is not None:
+            why = unreachable(plan, cases)
+            if why is not None:
+                raise InputError(f"--until-decided: {why}")
 
     def plan(self, start_k: int) -> Schedule:
         step = self.k_step or start_k

@@ -475,7 +475,7 @@ def run(
     )
     if adaptive is not None:
         adaptive.check(len(suite.cases))
-        adaptive.plan(k)
+        adaptive.check_decidable(adaptive.plan(k), len(suite.cases))
     params = _params(
         suite,
         _model_params(temperature, max_tokens, model_seed),
@@ -623,7 +623,8 @@ def resume(
         if adaptive is not None:
             adaptive = adaptive.resolved(store, stored)
             adaptive.check(len(stored.case_ids))
-            adaptive.plan(max(k or 0, stored.k_requested))
+            planned = adaptive.plan(max(k or 0, stored.k_requested))
+            adaptive.check_decidable(planned, len(stored.case_ids))
         if k is not None and k > stored.k_requested:
             store.set_k(stored.id, k)
             stored = store.experiment(stored.id)
