@@ -38,7 +38,6 @@ def until_decided(
     (clipped to [0, 1]); shift 0 is A/A. `spend=False` is the naive rule: alpha at
     every look, which the planned looks replace."""
     rng = np.random.default_rng(seed)
-    alpha = plan.alpha_per_look if spend else 1.0 - plan.confidence
     declared = 0
     stopped_k = 0
     top = plan.looks[-1]
@@ -52,6 +51,7 @@ def until_decided(
             diffs, _ = compare_counts(
                 na, ca, np.full(cases, k), draws[:, :k].sum(axis=1), resamples=resamples, seed=r
             )
+            alpha = plan.alpha_at(k) if spend else 1.0 - plan.confidence
             if outcome_at(diffs[0], alpha) != "none":
                 declared += 1
                 k_stop = k

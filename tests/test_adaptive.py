@@ -7,6 +7,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from statistics import NormalDist
 
 import pytest
 
@@ -14,6 +15,7 @@ from adaptive_sim import until_decided, until_width
 from cli_helpers import CLARIFY, SEED, run_cli
 from passhat.adaptive import (
     Look,
+    Spending,
     decided_look,
     drive,
     outcome_at,
@@ -31,12 +33,22 @@ from passhat.stats import Difference, cluster_interval
 def test_schedule_plans_every_look_up_to_the_budget_and_splits_alpha() -> None:
     plan = schedule(3, 12, 3)
     assert plan.looks == (3, 6, 9, 12)
-    assert plan.alpha_per_look == pytest.approx(0.0125)
-    assert plan.look_confidence == pytest.approx(0.9875)
-    assert "4 looks planned at k = 3, 6, 9, 12" in plan.rule()
+    assert plan.alphas == pytest.approx((0.0125,) * 4)
+    assert plan.confidence_at(9) == pytest.approx(0.9875)
+    assert "Bonferroni" in plan.rule() and "4 looks planned at k = 3, 6, 9, 12" in plan.rule()
     assert schedule(3, 10, 3).looks == (3, 6, 9, 10)  # the budget is always the last look
     assert schedule(5, 5, 2).looks == (5,)  # one look spends all of alpha
-    assert schedule(5, 5, 2).alpha_per_look == pytest.approx(0.05)
+    assert schedule(5, 5, 2).alphas == pytest.approx((0.05,))
+
+
+def test_obrien_fleming_spends_little_early_and_most_at_the_budget() -> None:
+    plan = schedule(3, 12, 3, spending="obrien-fleming")
+    a = plan.alphas
+    assert sum(a) == pytest.approx(0.05)  # the union bound still gives 0.05 overall
+    assert a[0] < 1e-4 < a[1] < a[2] < a[3]  # Lan-DeMets: 2 - 2 Phi(1.96 / sqrt(t))
+    assert a[0] == pytest.approx(2 - 2 * NormalDist().cdf(1.959964 / 0.5), rel=1e-4)
+    assert a[3] > 0.0125  # the last look keeps more than Bonferroni's share
+    assert "O'Brien-Fleming" in plan.rule()
 
 
 @pytest.mark.parametrize(
@@ -59,7 +71,7 @@ def test_width_look_uses_the_per_look_level_and_stops_only_when_narrow() -> None
     passes = [0, 1, 2, 3, 4, 2] * 5
     look = width_look(plan, 4, runs, passes, width=0.5)
     plain = cluster_interval(runs, passes, confidence=0.95)
-    spent = cluster_interval(runs, passes, confidence=plan.look_confidence)
+    spent = cluster_interval(runs, passes, confidence=plan.confidence_at(4))
     assert (look.low, look.high) == (spent.low, spent.high)
     assert look.high - look.low > plain.high - plain.low  # wider than the 95 % one
     assert look.stop  # narrower than 0.5
@@ -115,8 +127,9 @@ def test_drive_stops_at_the_first_stop_and_never_looks_past_the_plan() -> None:
 # --------------------------------------------------------------------------- simulations
 
 
-def test_until_decided_a_a_false_positives_stay_at_most_6_percent() -> None:
-    result = until_decided(schedule(3, 12, 3), replications=160)
+@pytest.mark.parametrize("spending", ["bonferroni", "obrien-fleming"])
+def test_until_decided_a_a_false_positives_stay_at_most_6_percent(spending: Spending) -> None:
+    result = until_decided(schedule(3, 12, 3, spending=spending), replications=160)
     assert result.declared / result.replications <= 0.06, result
 
 
@@ -208,10 +221,14 @@ def test_until_decided_a_a_spends_the_budget_and_resume_does_too(
     out = tmp_path / "a.json"
     r = run_cli(
         capsys, "resume", "same", "--db", str(db), "-q", "--until-decided", "--baseline",
-        "base", "--max-k", "3", "--adaptive-json", str(out),
+        "base", "--max-k", "3", "--adaptive-json", str(out), "--spending", "obrien-fleming",
     )  # fmt: skip
     assert r.code == 0, r.err
     data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["spending"] == "obrien-fleming" and sum(data["alpha_per_look"]) == pytest.approx(
+        0.05
+    )
+    assert data["rule"] == "O'Brien-Fleming-like alpha spending over planned looks"
     assert data["planned_looks"] == [1, 2, 3] and data["looks_taken"] == 3
     assert data["runs_before"] == 8 and data["runs_spent"] == 16
     assert data["stopped"] == "budget spent: max-k = 3 reached, not decided"
@@ -248,6 +265,7 @@ def test_until_width_raises_k_until_narrow(
         (["--until-width", "0"], "--until-width is 0"),
         (["--until-width", "0.1", "--until-decided", "--baseline", "x"], "not both"),
         (["--max-k", "5"], "--max-k is for --until-width or --until-decided"),
+        (["--until-width", "0.1", "--spending", "pocock"], "--spending is 'pocock'"),
         (["--until-width", "0.1", "--max-k", "1", "-k", "2"], "--max-k is 1"),
         (["--until-width", "0.1", "--case", "card-0"], "at least 2 cases"),
         (

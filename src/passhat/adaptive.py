@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
@@ -35,8 +36,13 @@ from passhat.errors import InputError
 from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interval
 
 Mode = Literal["width", "decided"]
+Spending = Literal["bonferroni", "obrien-fleming"]
+SPENDINGS: tuple[Spending, ...] = ("bonferroni", "obrien-fleming")
 
-RULE = "Bonferroni alpha spending over planned looks"
+RULES = {
+    "bonferroni": "Bonferroni alpha spending over planned looks",
+    "obrien-fleming": "O'Brien-Fleming-like alpha spending over planned looks",
+}
 """The stopping rule's name, as the report and JSON state it."""
 
 
@@ -48,33 +54,55 @@ class Schedule:
     """Requested runs per case at each planned look, rising, the last being max-k."""
     confidence: float
     """Overall level, e.g. 0.95: every look together errs with at most 1 - this."""
+    alphas: tuple[float, ...]
+    """What each look spends; they sum to 1 - confidence (the union bound)."""
+    spending: Spending = "bonferroni"
 
     @property
     def planned(self) -> int:
         """L, the number of planned looks."""
         return len(self.looks)
 
-    @property
-    def alpha_per_look(self) -> float:
-        """(1 - confidence) / L: what each look may spend."""
-        return (1.0 - self.confidence) / self.planned
+    def alpha_at(self, k: int) -> float:
+        """The alpha the look at k spends."""
+        return self.alphas[self.looks.index(k)]
 
-    @property
-    def look_confidence(self) -> float:
-        """The level of each look's interval: 1 - alpha / L."""
-        return 1.0 - self.alpha_per_look
+    def confidence_at(self, k: int) -> float:
+        """The level of the look at k's interval: 1 - its alpha."""
+        return 1.0 - self.alpha_at(k)
 
     def rule(self) -> str:
         """The rule in words."""
+        spent = ", ".join(f"{a:.3g}" for a in self.alphas)
         return (
-            f"{RULE}: {self.planned} looks planned at k = "
-            f"{', '.join(str(k) for k in self.looks)}; each look at alpha "
-            f"{1.0 - self.confidence:g} / {self.planned} = {self.alpha_per_look:.4g} "
-            f"({self.look_confidence:.2%} intervals)"
+            f"{RULES[self.spending]}: {self.planned} looks planned at k = "
+            f"{', '.join(str(k) for k in self.looks)}, spending alpha {spent} "
+            f"(sum {1.0 - self.confidence:g})"
         )
 
 
-def schedule(start_k: int, max_k: int, step: int, confidence: float = 0.95) -> Schedule:
+def spend(looks: tuple[int, ...], alpha: float, spending: Spending) -> tuple[float, ...]:
+    """Each look's alpha. Bonferroni: alpha / L each. O'Brien-Fleming-like: the Lan-DeMets
+    spending function a(t) = 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)) at the information
+    fraction t = k / max-k, look i spending a(t_i) - a(t_{i-1}): little early, most at
+    the end. Either way the alphas sum to alpha, so the union bound holds."""
+    if spending == "bonferroni":
+        return tuple(alpha / len(looks) for _ in looks)
+    normal = NormalDist()
+    z = normal.inv_cdf(1.0 - alpha / 2.0)
+    top = looks[-1]
+    cumulative = [2.0 - 2.0 * normal.cdf(z / math.sqrt(k / top)) for k in looks]
+    cumulative[-1] = alpha
+    return tuple(b - a for a, b in zip([0.0, *cumulative[:-1]], cumulative, strict=True))
+
+
+def schedule(
+    start_k: int,
+    max_k: int,
+    step: int,
+    confidence: float = 0.95,
+    spending: Spending = "bonferroni",
+) -> Schedule:
     """Looks at start_k, start_k + step, ... and max_k (the budget), planned up front."""
     if start_k < 1:
         raise InputError(f"-k is {start_k}; ask for at least 1 run per case")
@@ -87,10 +115,13 @@ def schedule(start_k: int, max_k: int, step: int, confidence: float = 0.95) -> S
         )
     if not 0.5 <= confidence < 1:
         raise InputError(f"confidence is {confidence}; give a level between 0.5 and 1")
+    if spending not in SPENDINGS:
+        raise InputError(f"--spending is {spending!r}; use one of {', '.join(SPENDINGS)}")
     looks = list(range(start_k, max_k + 1, step))
     if looks[-1] != max_k:
         looks.append(max_k)
-    return Schedule(tuple(looks), confidence)
+    alphas = spend(tuple(looks), 1.0 - confidence, spending)
+    return Schedule(tuple(looks), confidence, alphas, spending)
 
 
 @dataclass(frozen=True)
@@ -126,7 +157,7 @@ def width_look(plan: Schedule, k: int, runs: ArrayLike, passes: ArrayLike, width
     if n.size < 2:  # every run of all but one case errored: no dataset interval yet
         method = f"no interval: {n.size} case(s) with counted runs, 2 needed"
         return Look(k, int(n.sum()), math.nan, 0.0, 1.0, None, None, last, method)
-    interval = cluster_interval(n, passes, confidence=plan.look_confidence)
+    interval = cluster_interval(n, passes, confidence=plan.confidence_at(k))
     return Look(
         k=k,
         runs_counted=int(n.sum()),
@@ -149,7 +180,7 @@ def outcome_at(difference: Difference, alpha: float) -> Outcome:
 
 def decided_look(plan: Schedule, k: int, difference: Difference, runs_counted: int) -> Look:
     """compare's pass-rate difference judged at alpha / L; stop when decided or at max-k."""
-    outcome = outcome_at(difference, plan.alpha_per_look)
+    outcome = outcome_at(difference, plan.alpha_at(k))
     return Look(
         k=k,
         runs_counted=runs_counted,
@@ -174,11 +205,11 @@ def smallest_p(cases: int, resamples: int = DEFAULT_RESAMPLES) -> float:
 def unreachable(plan: Schedule, cases: int, resamples: int = DEFAULT_RESAMPLES) -> str | None:
     """Why --until-decided could never decide with this many cases, or None."""
     fewest = smallest_p(cases, resamples)
-    if fewest < plan.alpha_per_look:
+    if fewest < max(plan.alphas):
         return None
     return (
         f"with {cases} cases the sign flip's smallest p-value is {fewest:.3g}, not below "
-        f"the per-look alpha {plan.alpha_per_look:.3g}: no look can decide; add cases "
+        f"any look's alpha (at most {max(plan.alphas):.3g}): no look can decide; add cases "
         f"or plan fewer looks (--max-k, --k-step)"
     )
 
@@ -242,13 +273,13 @@ class Adaptive:
             elif self.mode == "width":
                 out.append(
                     f"  look {i}: k = {look.k}, pass rate {look.estimate:.1%} "
-                    f"[{look.low:.1%}, {look.high:.1%}] ({self.plan.look_confidence:.2%}), "
+                    f"[{look.low:.1%}, {look.high:.1%}] ({self.plan.confidence_at(look.k):.2%}), "
                     f"width {look.high - look.low:.3f}, {look.runs_counted} runs counted"
                 )
             else:
                 out.append(
                     f"  look {i}: k = {look.k}, B - A {look.estimate * 100:+.1f} pts, "
-                    f"p = {look.p_value:.3g} against {self.plan.alpha_per_look:.4g}: "
+                    f"p = {look.p_value:.3g} against {self.plan.alpha_at(look.k):.4g}: "
                     f"{'no difference yet' if look.outcome == 'none' else look.outcome}"
                 )
         return out
@@ -259,10 +290,11 @@ class Adaptive:
             "target": self.target,
             "width": self.goal if isinstance(self.goal, float) else None,
             "baseline": self.goal if isinstance(self.goal, str) else None,
-            "rule": RULE,
+            "rule": RULES[self.plan.spending],
+            "spending": self.plan.spending,
             "rule_text": self.plan.rule(),
             "confidence": self.plan.confidence,
-            "alpha_per_look": self.plan.alpha_per_look,
+            "alpha_per_look": list(self.plan.alphas),
             "planned_looks": list(self.plan.looks),
             "looks_taken": len(self.looks),
             "stopped": self.reason,

@@ -19,9 +19,11 @@ import typer
 from rich.text import Text
 
 from passhat.adaptive import (
+    SPENDINGS,
     Adaptive,
     Look,
     Schedule,
+    Spending,
     decided_look,
     drive,
     schedule,
@@ -79,6 +81,16 @@ KStep = Annotated[
         rich_help_panel="Adaptive k",
     ),
 ]
+SpendingOption = Annotated[
+    str,
+    typer.Option(
+        "--spending",
+        metavar="RULE",
+        help="How the looks share alpha: bonferroni (alpha / L each) or obrien-fleming "
+        "(little early, most at max-k).",
+        rich_help_panel="Adaptive k",
+    ),
+]
 AdaptiveJson = Annotated[
     Path | None,
     typer.Option(
@@ -103,6 +115,7 @@ class Settings:
     max_k: int | None
     k_step: int | None
     json_path: Path | None
+    spending: Spending = "bonferroni"
 
     def check(self, cases: int) -> None:
         """Refuse, before anything runs, a width asked of fewer than 2 cases."""
@@ -129,7 +142,7 @@ class Settings:
 
     def plan(self, start_k: int) -> Schedule:
         step = self.k_step or start_k
-        return schedule(start_k, self.max_k or 4 * start_k, step)
+        return schedule(start_k, self.max_k or 4 * start_k, step, spending=self.spending)
 
 
 def settings(
@@ -139,8 +152,11 @@ def settings(
     max_k: int | None,
     k_step: int | None,
     json_path: Path | None,
+    spending: str = "bonferroni",
 ) -> Settings | None:
     """The adaptive options, checked; None when no adaptive mode was asked for."""
+    if spending not in SPENDINGS:
+        raise InputError(f"--spending is {spending!r}; use one of {', '.join(SPENDINGS)}")
     if width is not None and until_decided:
         raise InputError("give --until-width or --until-decided, not both")
     if until_decided and baseline is None:
@@ -161,13 +177,14 @@ def settings(
                 ("--max-k", max_k),
                 ("--k-step", k_step),
                 ("--adaptive-json", json_path),
+                ("--spending", None if spending == "bonferroni" else spending),
             )
             if value is not None
         ]
         if extra:
             raise InputError(f"{extra[0]} is for --until-width or --until-decided; add one")
         return None
-    return Settings(width, baseline, max_k, k_step, json_path)
+    return Settings(width, baseline, max_k, k_step, json_path, spending)
 
 
 def _baseline(store: Store, ref: str, experiment: ExperimentRecord) -> ExperimentRecord:

@@ -458,6 +458,7 @@ def run(
     max_k: adaptive_k.MaxK = None,
     k_step: adaptive_k.KStep = None,
     adaptive_json: adaptive_k.AdaptiveJson = None,
+    spending: adaptive_k.SpendingOption = "bonferroni",
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.models import secret_values
@@ -471,7 +472,7 @@ def run(
     _check_retry(retries, retry_max_wait, call_timeout)
     _check_base_url(base_url)
     adaptive = adaptive_k.settings(
-        until_width, until_decided, baseline, max_k, k_step, adaptive_json
+        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending
     )
     if adaptive is not None:
         adaptive.check(len(suite.cases))
@@ -577,6 +578,7 @@ def resume(
     max_k: adaptive_k.MaxK = None,
     k_step: adaptive_k.KStep = None,
     adaptive_json: adaptive_k.AdaptiveJson = None,
+    spending: adaptive_k.SpendingOption = "bonferroni",
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
 
@@ -589,7 +591,7 @@ def resume(
     language = report_lang(lang)
     _check_retry(retries, retry_max_wait, call_timeout)
     adaptive = adaptive_k.settings(
-        until_width, until_decided, baseline, max_k, k_step, adaptive_json
+        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending
     )
     with open_store(db) as store:
         stored = store.experiment(experiment_ref)
