@@ -314,3 +314,26 @@ def test_rounds_where_every_run_errored_say_so_and_spend_the_budget(
     assert [x["estimate"] for x in data["looks"]] == [None, None]
     assert "B has no counted run" in data["looks"][0]["method"]
     assert "no figure: B has no counted run" in r.out
+
+
+def test_resume_errored_with_rounds_runs_errored_runs_again_once(
+    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from passhat.store import Store
+
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:crashes_on_run_2", "-k", "2")
+    assert r.code == 0, r.err
+    r = run_cli(
+        capsys, "resume", "latest", "--db", str(db), "-q", "--errored",
+        "--until-width", "0.01", "--max-k", "6", "--k-step", "2",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    with Store(db) as store:
+        experiment = store.experiment("latest")
+        runs = store.runs(experiment.id, full=False)
+        attempts = store.attempts(experiment.id)
+    assert experiment.k_requested == 6 and len(runs) == 48  # three rounds, every case
+    # run 2 crashes every time: rerun once (attempt 2), not once per round
+    assert {r.attempt for r in runs if r.run_index == 2} == {2}
+    assert len(attempts) == 8
