@@ -225,8 +225,10 @@ def adapt(
     chosen.check(len(experiment.case_ids))
     plan = chosen.plan(experiment.k_requested)
     base_accounting = None
+    base_name = ""
     if chosen.baseline is not None:
         base = _baseline(store, chosen.baseline, experiment)
+        base_name = base.name or base.id
         base_accounting = experiment_accounting(base, store.runs(base.id, full=False))
     runs_before = len(store.recorded(experiment.id))
     current = experiment
@@ -252,7 +254,7 @@ def adapt(
         return decided_look(plan, k, result.pass_at_1, accounting.runs_counted)
 
     looks = drive(plan, look_at)
-    goal: float | str = chosen.width if chosen.width is not None else str(chosen.baseline)
+    goal: float | str = chosen.width if chosen.width is not None else base_name
     spent = len(store.recorded(current.id)) - runs_before
     return current, Adaptive(
         "width" if chosen.width is not None else "decided", goal, plan, looks, spent, runs_before
