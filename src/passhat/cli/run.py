@@ -17,6 +17,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from passhat.cli import adaptive as adaptive_k
 from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli._help import examples
 from passhat.cli.metrics import LangOption, PriceOption, PricesOption, report_lang
@@ -372,6 +373,7 @@ def _report_and_exit(
     quiet: bool,
     lang: str,
     no_report: bool = False,
+    rounds: adaptive_k.Rounds | None = None,
 ) -> None:
     from passhat.accounting import account
 
@@ -396,9 +398,40 @@ def _report_and_exit(
         if not quiet:
             console.print()
         accounting = print_experiment_report(console, experiment, runs, lang=lang)
+    if rounds is not None:
+        adaptive_k.show(*rounds)
     if accounting.runs_counted == 0 or (strict and not accounting.complete):
         # nothing counted is never a success, --strict or not: a CI step must not pass
         raise typer.Exit(1)
+
+
+def _run_rounds(
+    store: Store,
+    experiment: ExperimentRecord,
+    adaptive: adaptive_k.Settings | None,
+    suite: Suite,
+    agent: LoadedAgent,
+    model: Model | None,
+    options: RunOptions,
+    quiet: bool,
+    lang: str,
+    *,
+    rerun_errored: bool = False,
+) -> tuple[ExperimentRecord, adaptive_k.Rounds | None]:
+    """The missing runs once, or round by round under an adaptive option (k may grow);
+    errored runs are run again (resume --errored) in the first round only."""
+    rounds_run: list[int] = []
+
+    def execute(current: ExperimentRecord) -> None:
+        again = rerun_errored and not rounds_run
+        rounds_run.append(1)
+        _execute(store, current, suite, agent, model, options, quiet, lang, rerun_errored=again)
+
+    if adaptive is None:
+        execute(experiment)
+        return experiment, None
+    experiment, result = adaptive_k.adapt(store, experiment, adaptive, execute)
+    return experiment, (result, adaptive.json_path)
 
 
 NoReportOption = Annotated[
@@ -500,6 +533,13 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     no_report: NoReportOption = False,
     lang: LangOption = None,
+    until_width: adaptive_k.UntilWidth = None,
+    until_decided: adaptive_k.UntilDecided = False,
+    baseline: adaptive_k.Baseline = None,
+    max_k: adaptive_k.MaxK = None,
+    k_step: adaptive_k.KStep = None,
+    adaptive_json: adaptive_k.AdaptiveJson = None,
+    spending: adaptive_k.SpendingOption = "bonferroni",
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.models import secret_values
@@ -512,6 +552,12 @@ def run(
     _check_options(k, concurrency, max_turns, timeout, retries)
     _check_retry(retries, retry_max_wait, call_timeout)
     _check_base_url(base_url)
+    adaptive = adaptive_k.settings(
+        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending
+    )
+    if adaptive is not None:
+        adaptive.check(len(suite.cases))
+        adaptive.check_decidable(adaptive.plan(k), len(suite.cases))
     params = _params(
         suite,
         _model_params(temperature, max_tokens, model_seed),
@@ -534,6 +580,8 @@ def run(
     options = _options(params, concurrency)
     with open_store(db, create=True) as store:
         store.add_secrets(secret_values(provider))
+        if adaptive is not None:
+            adaptive = adaptive.resolved(store, experiment)
         store.create_experiment(experiment)
         if not quiet:
             start = t(
@@ -546,8 +594,10 @@ def run(
                 path=store.path,
             )
             err_console.print(start, markup=False)
-        _execute(store, experiment, suite, loaded, provider, options, quiet, language)
-        _report_and_exit(store, experiment, strict, quiet, language, no_report)
+        experiment, rounds = _run_rounds(
+            store, experiment, adaptive, suite, loaded, provider, options, quiet, language
+        )
+        _report_and_exit(store, experiment, strict, quiet, language, no_report, rounds)
 
 
 def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
@@ -613,6 +663,13 @@ def resume(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     no_report: NoReportOption = False,
     lang: LangOption = None,
+    until_width: adaptive_k.UntilWidth = None,
+    until_decided: adaptive_k.UntilDecided = False,
+    baseline: adaptive_k.Baseline = None,
+    max_k: adaptive_k.MaxK = None,
+    k_step: adaptive_k.KStep = None,
+    adaptive_json: adaptive_k.AdaptiveJson = None,
+    spending: adaptive_k.SpendingOption = "bonferroni",
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
 
@@ -624,6 +681,9 @@ def resume(
 
     language = report_lang(lang)
     _check_retry(retries, retry_max_wait, call_timeout)
+    adaptive = adaptive_k.settings(
+        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending
+    )
     with open_store(db) as store:
         stored = store.experiment(experiment_ref)
         if stored.kind != "run":
@@ -653,6 +713,11 @@ def resume(
             seed=stored.seed,
         )
         check_resumable(stored, current)
+        if adaptive is not None:
+            adaptive = adaptive.resolved(store, stored)
+            adaptive.check(len(stored.case_ids))
+            planned = adaptive.plan(max(k or 0, stored.k_requested))
+            adaptive.check_decidable(planned, len(stored.case_ids))
         if k is not None and k > stored.k_requested:
             store.set_k(stored.id, k)
             stored = store.experiment(stored.id)
@@ -665,10 +730,19 @@ def resume(
         todo += len(store.errored(stored.id)) if errored else 0
         if not quiet:
             err_console.print(t("runs_to_do", language, id=stored.id, n=todo), markup=False)
-        _execute(
-            store, stored, suite, loaded, provider, options, quiet, language, rerun_errored=errored
+        stored, rounds = _run_rounds(
+            store,
+            stored,
+            adaptive,
+            suite,
+            loaded,
+            provider,
+            options,
+            quiet,
+            language,
+            rerun_errored=errored,
         )
-        _report_and_exit(store, stored, strict, quiet, language, no_report)
+        _report_and_exit(store, stored, strict, quiet, language, no_report, rounds)
 
 
 def _set_call_timeout(model: Model | None, seconds: float) -> None:

@@ -1,0 +1,317 @@
+"""Adaptive k: add runs round by round until the dataset interval is narrow enough
+(`--until-width W`) or the paired verdict against a baseline is decided
+(`--until-decided --baseline A`), with error controlled under optional stopping.
+
+Looking at the data after every round and stopping when it looks good is optional
+stopping: a 95 % interval checked at L looks misses more often than 5 %, a test at
+0.05 checked at L looks rejects more often than 5 %. The rule here is planned
+looks with Bonferroni alpha spending: the looks are fixed before the first run (k
+at k0, k0 + step, ..., max-k: L of them) and each spends alpha / L. By the union
+bound the chance that *any* look's interval misses (or that any look rejects a
+true null) is at most alpha, so the interval and the verdict where it stopped keep
+their 1 - alpha guarantee whatever the stopping rule did.
+
+Runs are added to every case each round: the store asks one k of every case, and a
+case with fewer runs than that is counted as missing runs. Adding runs only to the
+undecided cases would need a per-case k in the store and runner (issue 13, left
+for later); the accounting stays honest this way.
+
+Pure decision functions (`schedule`, `width_look`, `decided_look`) and a thin
+driver (`drive`) that takes the round as a callback, so the CLI, the tests and the
+simulations run the same rule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from passhat.errors import InputError
+from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interval
+
+Mode = Literal["width", "decided"]
+Spending = Literal["bonferroni", "obrien-fleming"]
+SPENDINGS: tuple[Spending, ...] = ("bonferroni", "obrien-fleming")
+
+RULES = {
+    "bonferroni": "Bonferroni alpha spending over planned looks",
+    "obrien-fleming": "O'Brien-Fleming-like alpha spending over planned looks",
+}
+"""The stopping rule's name, as the report and JSON state it."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The looks planned before the first run: the k at each, and the alpha each spends."""
+
+    looks: tuple[int, ...]
+    """Requested runs per case at each planned look, rising, the last being max-k."""
+    confidence: float
+    """Overall level, e.g. 0.95: every look together errs with at most 1 - this."""
+    alphas: tuple[float, ...]
+    """What each look spends; they sum to 1 - confidence (the union bound)."""
+    spending: Spending = "bonferroni"
+
+    @property
+    def planned(self) -> int:
+        """L, the number of planned looks."""
+        return len(self.looks)
+
+    def alpha_at(self, k: int) -> float:
+        """The alpha the look at k spends."""
+        return self.alphas[self.looks.index(k)]
+
+    def confidence_at(self, k: int) -> float:
+        """The level of the look at k's interval: 1 - its alpha."""
+        return 1.0 - self.alpha_at(k)
+
+    def rule(self) -> str:
+        """The rule in words."""
+        spent = ", ".join(f"{a:.3g}" for a in self.alphas)
+        return (
+            f"{RULES[self.spending]}: {self.planned} looks planned at k = "
+            f"{', '.join(str(k) for k in self.looks)}, spending alpha {spent} "
+            f"(sum {1.0 - self.confidence:g})"
+        )
+
+
+def spend(looks: tuple[int, ...], alpha: float, spending: Spending) -> tuple[float, ...]:
+    """Each look's alpha. Bonferroni: alpha / L each. O'Brien-Fleming-like: the Lan-DeMets
+    spending function a(t) = 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)) at the information
+    fraction t = k / max-k, look i spending a(t_i) - a(t_{i-1}): little early, most at
+    the end. Either way the alphas sum to alpha, so the union bound holds."""
+    if spending == "bonferroni":
+        return tuple(alpha / len(looks) for _ in looks)
+    normal = NormalDist()
+    z = normal.inv_cdf(1.0 - alpha / 2.0)
+    top = looks[-1]
+    cumulative = [2.0 - 2.0 * normal.cdf(z / math.sqrt(k / top)) for k in looks]
+    cumulative[-1] = alpha
+    return tuple(b - a for a, b in zip([0.0, *cumulative[:-1]], cumulative, strict=True))
+
+
+def schedule(
+    start_k: int,
+    max_k: int,
+    step: int,
+    confidence: float = 0.95,
+    spending: Spending = "bonferroni",
+) -> Schedule:
+    """Looks at start_k, start_k + step, ... and max_k (the budget), planned up front."""
+    if start_k < 1:
+        raise InputError(f"-k is {start_k}; ask for at least 1 run per case")
+    if step < 1:
+        raise InputError(f"--k-step is {step}; add at least 1 run per case a round")
+    if max_k < start_k:
+        raise InputError(
+            f"--max-k is {max_k} but the experiment already asks for {start_k} runs per "
+            f"case; give --max-k of at least {start_k}"
+        )
+    if not 0.5 <= confidence < 1:
+        raise InputError(f"confidence is {confidence}; give a level between 0.5 and 1")
+    if spending not in SPENDINGS:
+        raise InputError(f"--spending is {spending!r}; use one of {', '.join(SPENDINGS)}")
+    looks = list(range(start_k, max_k + 1, step))
+    if looks[-1] != max_k:
+        looks.append(max_k)
+    alphas = spend(tuple(looks), 1.0 - confidence, spending)
+    return Schedule(tuple(looks), confidence, alphas, spending)
+
+
+@dataclass(frozen=True)
+class Look:
+    """What one look saw and whether it stopped."""
+
+    k: int
+    """Requested runs per case at this look."""
+    runs_counted: int
+    """Counted runs (passed or failed) the look's figure rests on."""
+    estimate: float
+    """The pass rate (width mode) or B - A in pass rate (decided mode)."""
+    low: float
+    high: float
+    """The look's interval: at the per-look level (width) or compare's level (decided)."""
+    p_value: float | None
+    """compare's sign-flip p-value (decided mode); None in width mode."""
+    outcome: Outcome | None
+    """better / worse / none at the per-look alpha (decided mode); None in width mode."""
+    stop: bool
+    """This look ends the rounds."""
+    method: str
+    """How the interval was found."""
+
+
+def width_look(plan: Schedule, k: int, runs: ArrayLike, passes: ArrayLike, width: float) -> Look:
+    """The pass rate's interval at the per-look level; stop when narrower than `width`.
+
+    `runs` and `passes` are the counted runs and passes of each case with a counted run.
+    """
+    n = np.asarray(runs, dtype=np.int64).ravel()
+    last = k >= plan.looks[-1]
+    if n.size < 2:  # every run of all but one case errored: no dataset interval yet
+        method = f"no interval: {n.size} case(s) with counted runs, 2 needed"
+        return Look(k, int(n.sum()), math.nan, 0.0, 1.0, None, None, last, method)
+    interval = cluster_interval(n, passes, confidence=plan.confidence_at(k))
+    return Look(
+        k=k,
+        runs_counted=int(n.sum()),
+        estimate=interval.estimate,
+        low=interval.low,
+        high=interval.high,
+        p_value=None,
+        outcome=None,
+        stop=interval.high - interval.low < width or last,
+        method=interval.method,
+    )
+
+
+def outcome_at(difference: Difference, alpha: float) -> Outcome:
+    """better / worse when the sign-flip p-value is below `alpha` (the per-look share)."""
+    if difference.p_value < alpha and difference.difference != 0:
+        return "better" if difference.difference > 0 else "worse"
+    return "none"
+
+
+def decided_look(plan: Schedule, k: int, difference: Difference, runs_counted: int) -> Look:
+    """compare's pass-rate difference judged at alpha / L; stop when decided or at max-k."""
+    outcome = outcome_at(difference, plan.alpha_at(k))
+    return Look(
+        k=k,
+        runs_counted=runs_counted,
+        estimate=difference.difference,
+        low=difference.low,
+        high=difference.high,
+        p_value=difference.p_value,
+        outcome=outcome,
+        stop=outcome != "none" or k >= plan.looks[-1],
+        method=difference.method,
+    )
+
+
+def smallest_p(cases: int, resamples: int = DEFAULT_RESAMPLES) -> float:
+    """The smallest p-value compare's sign flip can give over `cases` paired cases:
+    2 / 2^G when every pattern is enumerated (2^G <= resamples), else 1 / (B + 1)."""
+    if cases < 63 and 2**cases <= resamples:
+        return 2.0 / 2.0**cases
+    return 1.0 / (resamples + 1.0)
+
+
+def unreachable(plan: Schedule, cases: int, resamples: int = DEFAULT_RESAMPLES) -> str | None:
+    """Why --until-decided could never decide with this many cases, or None."""
+    fewest = smallest_p(cases, resamples)
+    if fewest < max(plan.alphas):
+        return None
+    return (
+        f"with {cases} cases the sign flip's smallest p-value is {fewest:.3g}, not below "
+        f"any look's alpha (at most {max(plan.alphas):.3g}): no look can decide; add cases "
+        f"or plan fewer looks (--max-k, --k-step)"
+    )
+
+
+def drive(plan: Schedule, look_at: Callable[[int], Look]) -> tuple[Look, ...]:
+    """Run the planned looks in order, `look_at(k)` raising k, running and judging;
+    stop at the first look that says stop. Never looks beyond the plan."""
+    seen: list[Look] = []
+    for k in plan.looks:
+        look = look_at(k)
+        seen.append(look)
+        if look.stop:
+            break
+    return tuple(seen)
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """The adaptive rounds as the report and JSON state them."""
+
+    mode: Mode
+    goal: float | str
+    """The width W asked for (width mode) or the baseline's name (decided mode)."""
+    plan: Schedule
+    looks: tuple[Look, ...]
+    runs_spent: int
+    """Runs recorded during these rounds (passed, failed or errored)."""
+    runs_before: int
+    """Runs the experiment held before the first round."""
+
+    @property
+    def target(self) -> str:
+        """What was asked, in words."""
+        if isinstance(self.goal, float):
+            return f"pass-rate interval narrower than {self.goal:g}"
+        return f"a decided verdict against baseline {self.goal}"
+
+    @property
+    def reason(self) -> str:
+        """Why the rounds stopped."""
+        last = self.looks[-1]
+        if isinstance(self.goal, float) and last.high - last.low < self.goal:
+            return f"interval narrower than {self.goal:g} at k = {last.k}"
+        if self.mode == "decided" and last.outcome not in (None, "none"):
+            return f"decided at k = {last.k}: B is {last.outcome}"
+        return f"budget spent: max-k = {self.plan.looks[-1]} reached, not " + (
+            "narrow enough" if self.mode == "width" else "decided"
+        )
+
+    def lines(self) -> list[str]:
+        """The summary in plain lines (model output never appears here)."""
+        out = [
+            f"adaptive k ({self.target}): {self.reason}",
+            f"rule: {self.plan.rule()}",
+            f"looks taken: {len(self.looks)} of {self.plan.planned}; runs spent: "
+            f"{self.runs_spent} (the experiment held {self.runs_before} before)",
+        ]
+        for i, look in enumerate(self.looks, 1):
+            if math.isnan(look.estimate):
+                out.append(f"  look {i}: k = {look.k}, no figure: {look.method}")
+            elif self.mode == "width":
+                out.append(
+                    f"  look {i}: k = {look.k}, pass rate {look.estimate:.1%} "
+                    f"[{look.low:.1%}, {look.high:.1%}] ({self.plan.confidence_at(look.k):.2%}), "
+                    f"width {look.high - look.low:.3f}, {look.runs_counted} runs counted"
+                )
+            else:
+                out.append(
+                    f"  look {i}: k = {look.k}, B - A {look.estimate * 100:+.1f} pts, "
+                    f"p = {look.p_value:.3g} against {self.plan.alpha_at(look.k):.4g}: "
+                    f"{'no difference yet' if look.outcome == 'none' else look.outcome}"
+                )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "target": self.target,
+            "width": self.goal if isinstance(self.goal, float) else None,
+            "baseline": self.goal if isinstance(self.goal, str) else None,
+            "rule": RULES[self.plan.spending],
+            "spending": self.plan.spending,
+            "rule_text": self.plan.rule(),
+            "confidence": self.plan.confidence,
+            "alpha_per_look": list(self.plan.alphas),
+            "planned_looks": list(self.plan.looks),
+            "looks_taken": len(self.looks),
+            "stopped": self.reason,
+            "runs_spent": self.runs_spent,
+            "runs_before": self.runs_before,
+            "looks": [
+                {
+                    "k": x.k,
+                    "runs_counted": x.runs_counted,
+                    "estimate": None if math.isnan(x.estimate) else x.estimate,
+                    "low": x.low,
+                    "high": x.high,
+                    "p_value": x.p_value,
+                    "outcome": x.outcome,
+                    "stop": x.stop,
+                    "method": x.method,
+                }
+                for x in self.looks
+            ],
+        }

@@ -1,0 +1,275 @@
+"""`passhat run / resume --until-width W | --until-decided --baseline A`: the rounds.
+
+The options are checked here, the looks are planned by `passhat.adaptive.schedule`,
+and each round raises the experiment's k in the store (as `resume -k` does) and
+runs exactly the runs that are missing (the runner's own plan), so a crash or kill
+mid-round loses nothing and counts nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from passhat.adaptive import (
+    SPENDINGS,
+    Adaptive,
+    Look,
+    Schedule,
+    Spending,
+    decided_look,
+    drive,
+    schedule,
+    unreachable,
+    width_look,
+)
+from passhat.cli._app import console
+from passhat.errors import InputError
+from passhat.records import ExperimentRecord
+from passhat.store import Store
+
+UntilWidth = Annotated[
+    float | None,
+    typer.Option(
+        "--until-width",
+        metavar="W",
+        help="Add runs round by round until the pass rate's interval is narrower than W "
+        "(e.g. 0.1 = 10 points), or --max-k is reached.",
+        rich_help_panel="Adaptive k",
+    ),
+]
+UntilDecided = Annotated[
+    bool,
+    typer.Option(
+        "--until-decided",
+        help="Add runs round by round until compare's verdict against --baseline is "
+        "decided, or --max-k is reached.",
+        rich_help_panel="Adaptive k",
+    ),
+]
+Baseline = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline",
+        metavar="EXPERIMENT",
+        help="The stored experiment --until-decided compares with (A; this run is B).",
+        rich_help_panel="Adaptive k",
+    ),
+]
+MaxK = Annotated[
+    int | None,
+    typer.Option(
+        "--max-k",
+        metavar="K",
+        help="Budget of the adaptive rounds: runs per case at most. Default: 4 x the first k.",
+        rich_help_panel="Adaptive k",
+    ),
+]
+KStep = Annotated[
+    int | None,
+    typer.Option(
+        "--k-step",
+        metavar="S",
+        help="Runs per case added each round. Default: the first k.",
+        rich_help_panel="Adaptive k",
+    ),
+]
+SpendingOption = Annotated[
+    str,
+    typer.Option(
+        "--spending",
+        metavar="RULE",
+        help="How the looks share alpha: bonferroni (alpha / L each) or obrien-fleming "
+        "(little early, most at max-k).",
+        rich_help_panel="Adaptive k",
+    ),
+]
+AdaptiveJson = Annotated[
+    Path | None,
+    typer.Option(
+        "--adaptive-json",
+        metavar="FILE",
+        help="Also write the rule, the looks and the runs spent to FILE as JSON.",
+        rich_help_panel="Adaptive k",
+    ),
+]
+
+
+Rounds = tuple[Adaptive, Path | None]
+"""The rounds' summary and where to write its JSON (None: terminal only)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the adaptive options asked for."""
+
+    width: float | None
+    baseline: str | None
+    max_k: int | None
+    k_step: int | None
+    json_path: Path | None
+    spending: Spending = "bonferroni"
+
+    def check(self, cases: int) -> None:
+        """Refuse, before anything runs, a width asked of fewer than 2 cases."""
+        if self.width is not None and cases < 2:
+            raise InputError(
+                f"--until-width needs a dataset interval, which needs at least 2 cases; "
+                f"this experiment has {cases} (drop --case or add cases)"
+            )
+
+    def resolved(self, store: Store, experiment: ExperimentRecord) -> Settings:
+        """The baseline named by its id, looked up and checked (same suite, not the
+        experiment itself) before anything runs: `--baseline latest` is the experiment
+        before this run's, and a wrong name runs nothing."""
+        if self.baseline is None:
+            return self
+        return replace(self, baseline=_baseline(store, self.baseline, experiment).id)
+
+    def check_decidable(self, plan: Schedule, cases: int) -> None:
+        """Refuse --until-decided rounds that could never decide (too few cases)."""
+        if self.baseline is not None:
+            why = unreachable(plan, cases)
+            if why is not None:
+                raise InputError(f"--until-decided: {why}")
+
+    def plan(self, start_k: int) -> Schedule:
+        step = self.k_step or start_k
+        return schedule(start_k, self.max_k or 4 * start_k, step, spending=self.spending)
+
+
+def settings(
+    width: float | None,
+    until_decided: bool,
+    baseline: str | None,
+    max_k: int | None,
+    k_step: int | None,
+    json_path: Path | None,
+    spending: str = "bonferroni",
+) -> Settings | None:
+    """The adaptive options, checked; None when no adaptive mode was asked for."""
+    if spending not in SPENDINGS:
+        raise InputError(f"--spending is {spending!r}; use one of {', '.join(SPENDINGS)}")
+    if width is not None and until_decided:
+        raise InputError("give --until-width or --until-decided, not both")
+    if until_decided and baseline is None:
+        raise InputError(
+            "--until-decided needs --baseline EXPERIMENT: the stored experiment to compare with"
+        )
+    if baseline is not None and not until_decided:
+        raise InputError("--baseline is for --until-decided; add --until-decided or drop it")
+    if width is not None and not 0 < width <= 1:
+        raise InputError(
+            f"--until-width is {width:g}; give the interval's full width as a fraction "
+            "between 0 and 1, e.g. 0.1 for 10 points"
+        )
+    if width is None and not until_decided:
+        extra = [
+            name
+            for name, value in (
+                ("--max-k", max_k),
+                ("--k-step", k_step),
+                ("--adaptive-json", json_path),
+                ("--spending", None if spending == "bonferroni" else spending),
+            )
+            if value is not None
+        ]
+        if extra:
+            raise InputError(f"{extra[0]} is for --until-width or --until-decided; add one")
+        return None
+    return Settings(width, baseline, max_k, k_step, json_path, spending)
+
+
+def _baseline(store: Store, ref: str, experiment: ExperimentRecord) -> ExperimentRecord:
+    from passhat.stats import check_suites
+
+    base = store.experiment(ref)
+    if base.id == experiment.id:
+        raise InputError(
+            f"--baseline {ref} is the experiment being run; give the one to compare with"
+        )
+    check_suites(base.suite_hash, experiment.suite_hash)
+    if not any(r.status in ("passed", "failed") for r in store.runs(base.id, full=False)):
+        raise InputError(
+            f"--baseline {ref} has no counted run (passed or failed) to compare with; "
+            f"resume it or give another experiment"
+        )
+    return base
+
+
+def _counted(store: Store, experiment: ExperimentRecord) -> tuple[list[int], list[int]]:
+    from passhat.report.experiment import experiment_accounting
+
+    accounting = experiment_accounting(experiment, store.runs(experiment.id, full=False))
+    cases = [c for c in accounting.cases if c.counted]
+    return [c.counted for c in cases], [c.passes for c in cases]
+
+
+def adapt(
+    store: Store,
+    experiment: ExperimentRecord,
+    chosen: Settings,
+    execute: Callable[[ExperimentRecord], None],
+) -> tuple[ExperimentRecord, Adaptive]:
+    """Run the planned looks: raise k, run what is missing, look; stop when told."""
+    from passhat.report.experiment import experiment_accounting
+    from passhat.stats import compare
+
+    chosen.check(len(experiment.case_ids))
+    plan = chosen.plan(experiment.k_requested)
+    base_accounting = None
+    base_name = ""
+    if chosen.baseline is not None:
+        base = _baseline(store, chosen.baseline, experiment)
+        base_name = base.name or base.id
+        base_accounting = experiment_accounting(base, store.runs(base.id, full=False))
+    runs_before = len(store.recorded(experiment.id))
+    current = experiment
+
+    def look_at(k: int) -> Look:
+        nonlocal current
+        if k > current.k_requested:
+            store.set_k(current.id, k)
+            current = store.experiment(current.id)
+        execute(current)
+        if base_accounting is None:
+            runs, passes = _counted(store, current)
+            assert chosen.width is not None
+            return width_look(plan, k, runs, passes, chosen.width)
+        accounting = experiment_accounting(current, store.runs(current.id, full=False))
+        try:
+            result = compare(base_accounting, accounting, confidence=plan.confidence)
+        except InputError as error:  # e.g. every run of B errored so far: no pairs yet
+            last = k >= plan.looks[-1]
+            return Look(
+                k, accounting.runs_counted, math.nan, -1.0, 1.0, None, "none", last, str(error)
+            )
+        return decided_look(plan, k, result.pass_at_1, accounting.runs_counted)
+
+    looks = drive(plan, look_at)
+    goal: float | str = chosen.width if chosen.width is not None else base_name
+    spent = len(store.recorded(current.id)) - runs_before
+    return current, Adaptive(
+        "width" if chosen.width is not None else "decided", goal, plan, looks, spent, runs_before
+    )
+
+
+def show(result: Adaptive, json_path: Path | None) -> None:
+    """The summary on the terminal, and the JSON file when asked for."""
+    console.print()
+    for line in result.lines():
+        console.print(Text(line), soft_wrap=True)
+    if json_path is not None:
+        try:
+            json_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise InputError(
+                f"--adaptive-json {json_path}: cannot write ({error.strerror})"
+            ) from None

@@ -1,0 +1,100 @@
+"""Simulations of the adaptive modes through the public decision functions, shared by
+tests/test_adaptive.py (small, seeded) and benchmarks/bench_adaptive.py (larger)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from passhat.adaptive import Look, Schedule, drive, outcome_at, width_look
+from passhat.stats import compare_counts
+
+
+@dataclass(frozen=True)
+class Decided:
+    """--until-decided over many simulated experiments."""
+
+    replications: int
+    declared: int
+    """Experiments where some look declared B better or worse."""
+    mean_k: float
+    """Mean k of B where the rounds stopped."""
+
+
+def until_decided(
+    plan: Schedule,
+    *,
+    replications: int,
+    cases: int = 30,
+    prior: tuple[float, float] = (0.5, 0.5),
+    k_a: int = 3,
+    shift: float = 0.0,
+    spend: bool = True,
+    resamples: int = 400,
+    seed: int = 13,
+) -> Decided:
+    """A fixed at k_a runs per case; B grows along `plan`, its per-case p = A's + shift
+    (clipped to [0, 1]); shift 0 is A/A. `spend=False` is the naive rule: alpha at
+    every look, which the planned looks replace."""
+    rng = np.random.default_rng(seed)
+    declared = 0
+    stopped_k = 0
+    top = plan.looks[-1]
+    for r in range(replications):
+        p = rng.beta(*prior, cases)
+        na = np.full(cases, k_a)
+        ca = rng.binomial(k_a, p)
+        draws = rng.random((cases, top)) < np.clip(p + shift, 0.0, 1.0)[:, None]
+        k_stop = top
+        for k in plan.looks:
+            diffs, _ = compare_counts(
+                na, ca, np.full(cases, k), draws[:, :k].sum(axis=1), resamples=resamples, seed=r
+            )
+            alpha = plan.alpha_at(k) if spend else 1.0 - plan.confidence
+            if outcome_at(diffs[0], alpha) != "none":
+                declared += 1
+                k_stop = k
+                break
+        stopped_k += k_stop
+    return Decided(replications, declared, stopped_k / replications)
+
+
+@dataclass(frozen=True)
+class Width:
+    """--until-width over many simulated experiments."""
+
+    replications: int
+    covered: int
+    """Experiments whose interval at the stopping look held the true mean pass rate."""
+    stopped_early: int
+    """Experiments that stopped before max-k."""
+    mean_k: float
+
+
+def until_width(
+    plan: Schedule,
+    width: float,
+    *,
+    replications: int,
+    cases: int = 30,
+    prior: tuple[float, float] = (2.0, 2.0),
+    seed: int = 7,
+) -> Width:
+    """Cases p ~ Beta(prior); rounds stop at the first look narrower than `width`."""
+    rng = np.random.default_rng(seed)
+    truth = prior[0] / (prior[0] + prior[1])
+    top = plan.looks[-1]
+    covered = early = total_k = 0
+    for _ in range(replications):
+        p = rng.beta(*prior, cases)
+        draws = rng.random((cases, top)) < p[:, None]
+
+        def look_at(k: int, draws: np.ndarray = draws) -> Look:
+            return width_look(plan, k, np.full(cases, k), draws[:, :k].sum(axis=1), width)
+
+        last = drive(plan, look_at)[-1]
+        covered += last.low <= truth <= last.high
+        early += last.k < top
+        total_k += last.k
+    return Width(replications, covered, early, total_k / replications)
