@@ -308,7 +308,7 @@ def test_rounds_where_every_run_errored_say_so_and_spend_the_budget(
         capsys, cards, db, "--agent", "agents_for_tests:crashes", "-k", "1", "--max-k", "2",
         "--until-decided", "--baseline", "a", "--adaptive-json", str(out),
     )  # fmt: skip
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # nothing counted: exit 1
     data = json.loads(out.read_text(encoding="utf-8"))  # valid JSON: no NaN
     assert data["looks_taken"] == 2 and data["runs_spent"] == 16
     assert [x["estimate"] for x in data["looks"]] == [None, None]

@@ -27,13 +27,17 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-from numpy.typing import ArrayLike
-
+from passhat._lazy import lazy_import
 from passhat.errors import InputError
 from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interval
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+else:
+    np = lazy_import("numpy")  # imported when a look is first computed: --help needs none
 
 Mode = Literal["width", "decided"]
 Spending = Literal["bonferroni", "obrien-fleming"]
