@@ -2,8 +2,9 @@
 
 One concern per layer, as in httpx's send chain:
 
-    run_experiment   plan the (case, index) pairs still missing; bounded concurrency
-    _run_and_record  one pair: run it, write it in one transaction, report progress
+    run_experiment   plan the (case, index) pairs still missing
+    _run_all         hand them to an executor (passhat.executors: local asyncio, Dask,
+                     or a user's); write each record it yields in one transaction
     run_once         fresh environment and context, the agent under a timeout, grading
     the agent        (input, env, ctx) -> result
 
@@ -33,6 +34,7 @@ from typing import Any
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import clone, make_environment
 from passhat.errors import FingerprintMismatch, InputError, ModelError
+from passhat.executors.base import Executor, Job
 from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
@@ -196,13 +198,15 @@ async def run_experiment(
     model: Model | None,
     options: RunOptions,
     progress: ProgressFn | None = None,
+    executor: Executor | None = None,
     *,
     rerun_errored: bool = False,
 ) -> int:
-    """Run every planned run that has no record yet; return how many were recorded.
+    """Run every planned run that has no record yet; return how many were planned.
 
     With `rerun_errored`, errored runs are run again too, as their next attempt
-    (the store keeps the earlier ones)."""
+    (the store keeps the earlier ones). `executor` runs them (default: the local
+    asyncio one); this function alone writes them to the store."""
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
     store.add_secrets(secret_values(model))
@@ -214,7 +218,16 @@ async def run_experiment(
             todo += sorted(attempts, key=lambda key: (key[1], key[0]))
         try:
             await _run_all(
-                store, experiment, suite, agent, model, options, progress, todo, attempts
+                store,
+                experiment,
+                suite,
+                agent,
+                model,
+                options,
+                progress,
+                todo,
+                executor,
+                attempts,
             )
         except BaseExceptionGroup as group:
             # a worker failed (say, the store could not write): the first failure is the
@@ -232,32 +245,31 @@ async def _run_all(
     options: RunOptions,
     progress: ProgressFn | None,
     todo: list[tuple[str, int]],
+    executor: Executor | None = None,
     attempts: dict[tuple[str, int], int] | None = None,
 ) -> None:
-    cases = {c.id: c for c in suite.cases}
+    if executor is None:
+        from passhat.executors.local import LocalExecutor
+
+        executor = LocalExecutor()
+    job = Job(experiment, suite, agent, model, options, attempts or {})
     loop = asyncio.get_running_loop()
-    queue = iter(todo)
 
-    # SQLite writes go to one writer thread, so a commit never stalls the runs in
-    # flight; a run counts as recorded once its commit returns. On cancel (Ctrl-C)
-    # the writes already handed over still finish before this function returns.
+    # The executor runs; the driver alone writes. SQLite writes go to one writer
+    # thread, so a commit never stalls the runs in flight; a run counts as recorded
+    # once its commit returns. On cancel (Ctrl-C) the writes already handed over
+    # still finish before this function returns.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="passhat-store") as writer:
-
-        async def worker() -> None:
-            # a pool of `concurrency` workers keeps memory flat for large plans
-            for case_id, index in queue:
-                attempt = (attempts or {}).get((case_id, index), 1)
-                record = await run_once(
-                    experiment, suite, cases[case_id], index, agent, model, options, attempt
-                )
+        records = executor.run(job, iter(todo))
+        try:
+            async for record in records:
                 await loop.run_in_executor(writer, store.record_run, record)
                 if progress is not None:
                     progress(record)
-                await asyncio.sleep(0)  # let a cancel land even when agents never wait
-
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(options.concurrency, len(todo))):
-                group.create_task(worker())
+        finally:
+            close = getattr(records, "aclose", None)  # stop the runs still in flight
+            if close is not None:
+                await close()
 
 
 async def run_once(
