@@ -66,13 +66,14 @@ test-litellm: dev
 chaos: dev
 	$(BIN)/python benchmarks/chaos.py
 
-bench: install
+bench: dev
 	$(BIN)/python benchmarks/bench_metrics.py
 	$(BIN)/python benchmarks/bench_runner.py
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_html.py
 	$(BIN)/python benchmarks/bench_command_agent.py
 	$(BIN)/python benchmarks/bench_export.py
+	$(BIN)/python benchmarks/bench_dask.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(CLARIFY_TS)/node_modules $(CLARIFY_TS)/dist

@@ -27,6 +27,7 @@ from passhat.metrics import (
 if TYPE_CHECKING:
     from passhat.agents import Agent, RunContext
     from passhat.env import Environment, ToolOutcome
+    from passhat.executors import Executor
     from passhat.models.base import (
         CallContext,
         Message,
@@ -48,6 +49,7 @@ _LAZY = {
     "RunContext": "passhat.agents",
     "Environment": "passhat.env",
     "ToolOutcome": "passhat.env",
+    "Executor": "passhat.executors",
     "CallContext": "passhat.models.base",
     "Message": "passhat.models.base",
     "Model": "passhat.models.base",
@@ -89,6 +91,7 @@ __all__ = [
     "DatasetMetrics",
     "DatasetSummary",
     "Environment",
+    "Executor",
     "ExperimentRecord",
     "Ledger",
     "Message",
