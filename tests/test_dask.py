@@ -241,3 +241,42 @@ async def test_losing_the_scheduler_stops_cleanly_and_resume_completes(
     )
     assert r.code == 0, r.err
     _parity_ok(_rows(db, experiment.id), k)
+
+
+async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # allowed-failures 0: the first worker death gives up on the runs it held
+    own = Cluster(
+        tmp_path, env={**WORKER_ENV, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+    )
+    db = tmp_path / "p.db"
+    k = 12
+    suite, agent, experiment = _experiment(db, "agents_for_tests:slow", k)
+    executor = DaskExecutor(own.address)
+    seen: list[int] = []
+
+    def progress(run: RunRecord) -> None:
+        seen.append(run.run_index)
+        if len(seen) == 2:
+            own.workers[0].send_signal(signal.SIGKILL)
+
+    try:
+        own.add_worker()
+        own.add_worker()
+        await asyncio.to_thread(own.wait_for_workers, 2)
+        with Store(db) as store:
+            await run_experiment(
+                store, experiment, suite, agent, None, RunOptions(concurrency=4), progress,
+                executor,
+            )  # fmt: skip
+    finally:
+        own.close()
+    left = {index for _, index in executor.left_missing}
+    recorded = {r.run_index for r in _rows(db, experiment.id)}
+    assert left and not left & recorded and left | recorded == set(range(1, k + 1))
+    r = await asyncio.to_thread(
+        run_cli, capsys, "resume", experiment.id, "--db", str(db), "-q", "--strict"
+    )
+    assert r.code == 0, r.err
+    _parity_ok(_rows(db, experiment.id), k)

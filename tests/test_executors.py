@@ -177,3 +177,16 @@ def test_run_and_resume_take_the_executor_options(capsys: pytest.CaptureFixture[
     for command in ("run", "resume"):
         r = run_cli(capsys, command, "--help")
         assert "--executor" in r.out and "--scheduler" in r.out
+
+
+def test_runs_an_executor_gives_up_on_are_named_missing_and_resume_runs_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    agent = ["--agent", "agents_for_tests:odd_runs_pass", "-k", "4"]
+    r = run_seed(capsys, "--executor", "executors_for_tests:SkipsEven", *agent, "--db", db)
+    assert r.code == 0, r.err
+    assert "2 runs were left missing because their workers kept dying" in r.err
+    assert f"{SEED} run 2, {SEED} run 4" in r.err
+    r = run_cli(capsys, "resume", "latest", "--db", db, "-q", "--strict")
+    assert r.code == 0, r.err

@@ -31,11 +31,16 @@ def load_module(module_name: str, ref: str, suite_dir: Path | None) -> ModuleTyp
         raise ConfigError(f"{ref}: importing {module_name} raised {_why(error)}") from None
 
 
-def _load_file(filename: str, ref: str, suite_dir: Path | None) -> ModuleType:
+def module_file(filename: str, suite_dir: Path | None) -> Path:
+    """The file a `file.py` reference names: beside suite.yaml first, then as given."""
     path = Path(filename)
     if not path.is_absolute() and suite_dir is not None and (suite_dir / path).is_file():
         path = suite_dir / path
-    file = path.resolve()
+    return path.resolve()
+
+
+def _load_file(filename: str, ref: str, suite_dir: Path | None) -> ModuleType:
+    file = module_file(filename, suite_dir)
     if not file.is_file():
         raise ConfigError(f"{ref}: no file {file}; the path is relative to the suite folder")
     # named after the file's full path: two suites' rules.py never collide

@@ -11,7 +11,8 @@ The contract, which the runner relies on for honest accounting:
 
 - each work item is run at most once and yields at most one record; an item
   that could not be run (its worker died too often) yields nothing and stays
-  missing, so `passhat resume` runs it again;
+  missing, so `passhat resume` runs it again (an executor may list such items
+  in a `left_missing` attribute: the CLI names them);
 - never more than `job.options.concurrency` runs in flight, and the work items
   are read lazily (a million planned runs never become a million futures);
 - the executor never writes the store: the driver alone does, one transaction

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import hashlib
-import inspect
 import json
 import shutil
 import tempfile
@@ -32,6 +31,7 @@ from typing import Any
 
 from passhat.errors import ConfigError, PasshatError, WorkerRefused
 from passhat.executors.base import Job
+from passhat.imports import module_file
 from passhat.records import ExperimentRecord, RunRecord
 
 SUITE = "suite"
@@ -79,10 +79,11 @@ def ship(job: Job) -> Shipment:
     experiment = job.experiment
     files = {f"{SUITE}/{rel}": data for rel, data in suite_files(job.suite.path)}
     agent_spec = job.agent.spec
-    source = _agent_file(job.agent.agent)
-    if source is not None and _module_part(agent_spec).endswith(".py"):
+    module, _, attr = agent_spec.partition(":")
+    if module.endswith(".py"):
+        source = module_file(module, job.suite.path)
         files[f"agent/{source.name}"] = source.read_bytes()
-        agent_spec = f"{{root}}/agent/{source.name}:{agent_spec.partition(':')[2]}"
+        agent_spec = f"{{root}}/agent/{source.name}:{attr}"
     prompt = None
     if isinstance(job.agent.agent, Clarifier) and "prompt_file" in experiment.params:
         prompt = f"prompt/{Path(str(experiment.params['prompt_file'])).name}"
@@ -153,20 +154,6 @@ def _is_store(path: Path) -> bool:
             return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
         return False
-
-
-def _module_part(spec: str) -> str:
-    return spec.partition(":")[0]
-
-
-def _agent_file(agent: Any) -> Path | None:
-    """The file the driver loaded a user's agent from (a function, or an instance's class)."""
-    target = agent if inspect.isfunction(agent) else type(agent)
-    try:
-        path = inspect.getsourcefile(target)
-    except TypeError:
-        return None
-    return Path(path) if path else None
 
 
 def _canonical(value: Any) -> str:
