@@ -280,3 +280,15 @@ async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_coun
     )
     assert r.code == 0, r.err
     _parity_ok(_rows(db, experiment.id), k)
+
+
+async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", 4)
+    executor = DaskExecutor(workers=2)
+    with Store(db) as store:
+        await run_experiment(
+            store, experiment, suite, agent, None, RunOptions(concurrency=2), executor=executor
+        )
+    assert executor.address is not None and executor.address.startswith("tcp://127.0.0.1:")
+    _parity_ok(_rows(db, experiment.id), 4)

@@ -114,6 +114,8 @@ class DaskExecutor:
         self.workers = workers
         self.left_missing: list[WorkItem] = []
         """Work items whose workers died too often: not recorded, so still missing."""
+        self.address: str | None = None
+        """The scheduler the last run used (a LocalCluster's, when none was given)."""
 
     def __repr__(self) -> str:
         return f"DaskExecutor(scheduler={self.scheduler!r})"
@@ -121,6 +123,7 @@ class DaskExecutor:
     async def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
         async with AsyncExitStack() as stack:
             client = await stack.enter_async_context(self._client(job.options.concurrency))
+            self.address = str(client.scheduler.address)
             shipment = ship(job)
             await _check_versions(client, shipment.version)
             plugin = ShipmentPlugin(shipment)
