@@ -45,28 +45,39 @@ class Cluster:
             time.sleep(0.05)
         raise AssertionError("dask scheduler did not start within 60 s")
 
-    def add_worker(self, nthreads: int = 2) -> subprocess.Popen[bytes]:
+    def add_worker(
+        self, nthreads: int = 2, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         n = len(self.workers)
         args = ["--nthreads", str(nthreads), "--no-nanny", "--no-dashboard"]
         args += ["--host", "127.0.0.1", "--name", f"w{n}"]
-        worker = self._start("worker", args, f"worker{n}.log")
+        worker = self._start("worker", args, f"worker{n}.log", env)
         self.workers.append(worker)
         return worker
 
     def wait_for_workers(self, n: int, timeout: float = 60.0) -> None:
-        """Until the scheduler counts n live workers."""
+        """Until the scheduler counts exactly n live workers."""
         from distributed import Client
 
         with Client(self.address, timeout=timeout, set_as_default=False) as client:
             client.wait_for_workers(n, timeout=timeout)
+            deadline = time.monotonic() + timeout
+            while len(client.nthreads()) != n:  # a killed one may not be forgotten yet
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the scheduler has {len(client.nthreads())} workers")
+                time.sleep(0.1)
 
     def live_workers(self) -> list[subprocess.Popen[bytes]]:
         return [w for w in self.workers if w.poll() is None]
 
-    def _start(self, role: str, args: list[str], log: str) -> subprocess.Popen[bytes]:
+    def _start(
+        self, role: str, args: list[str], log: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         argv = [sys.executable, "-m", "dask", role, "--scheduler-file", str(self.file), *args]
         with (self.folder / log).open("wb") as out:  # the child keeps its own descriptor
-            return subprocess.Popen(argv, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+            return subprocess.Popen(
+                argv, env={**self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT
+            )
 
     def log(self, name: str) -> str:
         return (self.folder / name).read_text(errors="replace")[-2000:]

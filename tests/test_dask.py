@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import passhat
 from cli_helpers import CLARIFY, ROOT, SEED, run_cli
 from dask_cluster import TESTS, Cluster
 from passhat.agents import resolve_agent
@@ -128,6 +129,34 @@ def test_a_worker_with_another_agent_source_refuses(
     assert "install the same version of the agent's package on every worker" in r.err
     assert "Traceback" not in r.err
     assert _rows(Path(db), "latest") == []
+
+
+def test_a_worker_with_another_passhat_version_stops_the_driver_before_any_run(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a distribution record found first on the worker's path: it reports passhat 9.9.9
+    fake = tmp_path / "fake_site"
+    (fake / "passhat-9.9.9.dist-info").mkdir(parents=True)
+    (fake / "passhat-9.9.9.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: passhat\nVersion: 9.9.9\n", encoding="utf-8"
+    )
+    odd = cluster.add_worker(env={"PYTHONPATH": f"{fake}{os.pathsep}{TESTS}"})
+    try:
+        cluster.wait_for_workers(3)
+        db = str(tmp_path / "p.db")
+        r = run_cli(
+            capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", db, "-q",
+            "--executor", "dask", "--scheduler", cluster.address,
+        )  # fmt: skip
+        assert r.code == 1
+        assert "Dask workers cannot run this experiment: tcp://127.0.0.1:" in r.err
+        assert f"has passhat 9.9.9; the driver has passhat {passhat.__version__}" in r.err
+        assert "install the same passhat on every worker" in r.err
+        assert _rows(Path(db), "latest") == []
+    finally:
+        odd.send_signal(signal.SIGKILL)
+        odd.wait()
+        cluster.wait_for_workers(2)
 
 
 def _experiment(db: Path, agent: str, k: int) -> tuple[Any, Any, Any]:
