@@ -97,6 +97,7 @@ def main() -> None:
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
         ) as cluster:
             up = time.perf_counter() - start
             dask_wall, n = timed(

@@ -26,7 +26,15 @@ class Cluster:
         }
         self.scheduler = self._start(
             "scheduler",
-            ["--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+            [
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--dashboard-address",
+                "127.0.0.1:0",
+            ],
             "scheduler.log",
         )
         self.workers: list[subprocess.Popen[bytes]] = []

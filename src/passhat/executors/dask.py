@@ -174,6 +174,9 @@ class _Connection:
                     processes=True,
                     host="127.0.0.1",
                     dashboard_address=None,
+                    # no dashboard, and its HTTP server (metrics) on a free loopback port:
+                    # by default it tries 8787 and warns when that is taken
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                     asynchronous=True,
                 )
                 address = await self.stack.enter_async_context(cluster)
