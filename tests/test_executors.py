@@ -16,7 +16,7 @@ import executors_for_tests
 import passhat
 from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from passhat.agents import resolve_agent
-from passhat.errors import WorkerRefused
+from passhat.errors import ConfigError, WorkerRefused
 from passhat.executors import Job, bounded
 from passhat.executors.shipment import prepare, ship, suite_files
 from passhat.models import model_from_params
@@ -190,3 +190,10 @@ def test_runs_an_executor_gives_up_on_are_named_missing_and_resume_runs_them(
     assert f"{SEED} run 2, {SEED} run 4" in r.err
     r = run_cli(capsys, "resume", "latest", "--db", db, "-q", "--strict")
     assert r.code == 0, r.err
+
+
+def test_command_agents_are_refused_by_the_dask_shipment_with_the_way_out() -> None:
+    job = _job(TRELLO, "replay:cassettes/cards.jsonl")
+    command = replace(job.agent, spec='command:{"command":["node","dist/agent.js"]}')
+    with pytest.raises(ConfigError, match="run them with --executor local"):
+        ship(replace(job, agent=command))

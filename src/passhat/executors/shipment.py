@@ -41,6 +41,8 @@ MAX_SUITE_BYTES = 256 * 2**20
 GRACE_S = 1.0
 """How long past --timeout a worker waits for a run that ignores its deadline."""
 SQLITE_MAGIC = b"SQLite format 3\x00"
+COMMAND_PREFIX = "command:"
+"""Agent specs of command agents (passhat.agents.command.PREFIX) start with this."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,12 @@ def ship(job: Job) -> Shipment:
     from passhat.runner import harness_version
 
     experiment = job.experiment
+    if job.agent.spec.startswith(COMMAND_PREFIX):
+        raise ConfigError(
+            "--executor dask does not run command agents yet: their source hash covers "
+            "their files' absolute paths, which differ on every worker; run them with "
+            "--executor local"
+        )
     files = {f"{SUITE}/{rel}": data for rel, data in suite_files(job.suite.path)}
     agent_spec = job.agent.spec
     module, _, attr = agent_spec.partition(":")
