@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sqlite3
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,7 @@ import passhat
 from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from passhat.agents import resolve_agent
 from passhat.errors import ConfigError, WorkerRefused
-from passhat.executors import Job, bounded
+from passhat.executors import Job, bounded, resolve_executor
 from passhat.executors.shipment import prepare, ship, suite_files
 from passhat.models import model_from_params
 from passhat.records import RunRecord
@@ -197,3 +198,12 @@ def test_command_agents_are_refused_by_the_dask_shipment_with_the_way_out() -> N
     command = replace(job.agent, spec='command:{"command":["node","dist/agent.js"]}')
     with pytest.raises(ConfigError, match="run them with --executor local"):
         ship(replace(job, agent=command))
+
+
+def test_dask_without_its_extra_is_one_line_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "passhat.executors.dask", raising=False)
+    with pytest.raises(ConfigError, match=r"pip install 'passhat\[dask\]'"):
+        resolve_executor("dask")
