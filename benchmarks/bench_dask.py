@@ -87,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = make_suite(Path(tmp) / "suite", args.runs)
-        local_wall, n = timed(folder, Path(tmp) / "a.db", LocalExecutor(), 4)
+        local_wall, n = timed(folder, Path(tmp) / "a.db", LocalExecutor(), 8)
         print(f"local executor: {n} runs in {local_wall:.2f} s -> {n / local_wall:.1f} runs/s")
 
         start = time.perf_counter()
@@ -101,7 +101,7 @@ def main() -> None:
         ) as cluster:
             up = time.perf_counter() - start
             dask_wall, n = timed(
-                folder, Path(tmp) / "b.db", DaskExecutor(cluster.scheduler_address), 4
+                folder, Path(tmp) / "b.db", DaskExecutor(cluster.scheduler_address), 8
             )
         print(
             f"dask, 2 worker processes: {n} runs in {dask_wall:.2f} s -> "
