@@ -88,19 +88,24 @@ async def bounded(
     closing the iterator cancels the slots.
     """
     items: Iterator[WorkItem] = iter(todo)
-    room = asyncio.Semaphore(max(1, concurrency))
+    # places for a run: in flight, or finished and not yet taken (a queue of tokens)
+    room: asyncio.Queue[None] = asyncio.Queue()
+    for _ in range(max(1, concurrency)):
+        room.put_nowait(None)
     done: asyncio.Queue[RunRecord | None] = asyncio.Queue()  # never more than `concurrency`
 
     async def slot() -> None:
         while True:
-            await room.acquire()
+            await room.get()
             item = next(items, None)
             if item is None:
-                room.release()
+                room.put_nowait(None)
                 return
             record = await run_one(*item)
+            if _cancel_swallowed():
+                raise asyncio.CancelledError
             if record is None:
-                room.release()
+                room.put_nowait(None)
             else:
                 done.put_nowait(record)
             await asyncio.sleep(0)  # let a cancel land even when runs never wait
@@ -116,14 +121,23 @@ async def bounded(
     pool = asyncio.create_task(slots())
     try:
         while (record := await done.get()) is not None:
-            room.release()
+            room.put_nowait(None)
             yield record
+            await asyncio.sleep(0)  # a cancel during the consumer's turn lands before the next
         await _first_error(pool)
     finally:
         if not pool.done():
             pool.cancel()
             with contextlib.suppress(BaseException):
                 await pool
+
+
+def _cancel_swallowed() -> bool:
+    """This task was cancelled, yet the run came back: Python 3.11's `asyncio.wait_for`
+    returns an inner result that finished as the cancel landed, and drops the cancel.
+    A slot that went on would then wait for room that no consumer frees."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 async def _first_error(pool: asyncio.Task[None]) -> None:
