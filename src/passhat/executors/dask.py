@@ -77,7 +77,7 @@ def plugin_name(digest: str) -> str:
     return f"passhat-{digest[:16]}"
 
 
-def run_task(digest: str, case_id: str, index: int) -> RunRecord:
+def run_task(digest: str, case_id: str, index: int, attempt: int = 1) -> RunRecord:
     """The task a worker runs for one (case, index): the whole record, or a refusal."""
     where = get_worker().address
     shipment = _RECEIVED.get(digest)
@@ -86,7 +86,7 @@ def run_task(digest: str, case_id: str, index: int) -> RunRecord:
             f"worker {where} did not receive the experiment (its passhat could not load "
             "passhat's worker plugin); install the same passhat on every worker (docs/dask.md)"
         )
-    return prepared(shipment, where).run(case_id, index)
+    return prepared(shipment, where).run(case_id, index, attempt)
 
 
 def check_scheduler(address: str) -> str:
@@ -134,7 +134,13 @@ class DaskExecutor:
             async def one(case_id: str, index: int) -> RunRecord | None:
                 key = f"passhat-{job.experiment.id}-{case_id}-{index}-{token}"
                 future = client.submit(
-                    run_task, shipment.digest, case_id, index, key=key, pure=False
+                    run_task,
+                    shipment.digest,
+                    case_id,
+                    index,
+                    job.attempt((case_id, index)),
+                    key=key,
+                    pure=False,
                 )
                 try:
                     record: RunRecord = await future

@@ -183,7 +183,7 @@ class Prepared:
     options: Any
     models: ModelPool
 
-    def run(self, case_id: str, index: int) -> RunRecord:
+    def run(self, case_id: str, index: int, attempt: int = 1) -> RunRecord:
         """One run in a thread of its own, waited for until the deadline plus grace.
 
         The run gets its own event loop, so an agent that blocks it stalls no other
@@ -196,7 +196,7 @@ class Prepared:
 
         def target() -> None:
             try:
-                box["record"] = asyncio.run(self._once(case, index, model))
+                box["record"] = asyncio.run(self._once(case, index, model, attempt))
             except BaseException as error:  # handed to the waiting thread
                 box["error"] = error
 
@@ -212,6 +212,7 @@ class Prepared:
                 self.options.timeout_s,
                 started,
                 time.perf_counter() - clock,
+                attempt,
             )
         self.models.give(model)
         if "error" in box:
@@ -219,12 +220,19 @@ class Prepared:
         record: RunRecord = box["record"]
         return record
 
-    async def _once(self, case: Any, index: int, model: Any) -> RunRecord:
+    async def _once(self, case: Any, index: int, model: Any, attempt: int) -> RunRecord:
         from passhat.runner import run_once
 
         try:
             return await run_once(
-                self.shipment.experiment, self.suite, case, index, self.agent, model, self.options
+                self.shipment.experiment,
+                self.suite,
+                case,
+                index,
+                self.agent,
+                model,
+                self.options,
+                attempt,
             )
         finally:
             close = getattr(model, "aclose", None)  # its client belongs to this run's loop
@@ -261,6 +269,7 @@ def overdue(
     timeout_s: float,
     started: float,
     duration: float,
+    attempt: int = 1,
 ) -> RunRecord:
     """The record of a run that never came back from its thread: errored(timeout)."""
     from passhat.runner import run_seed
@@ -279,6 +288,7 @@ def overdue(
         started_at=started,
         duration_s=duration,
         seed=run_seed(experiment.seed, case.id, index),
+        attempt=attempt,
     )
 
 
