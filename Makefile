@@ -78,7 +78,7 @@ chaos: dev
 # On demand, never in `make test`. Each benchmark prints RESULT lines (ratio, target,
 # PASS/MISS) into benchmarks/results/; a MISS does not stop the others. bench_html
 # drives Chromium through the test helpers, hence the dev extras.
-BENCHES := startup metrics runner stats report html run_rss command_agent export
+BENCHES := startup metrics runner stats report html run_rss command_agent export dask
 bench: dev chromium
 	@mkdir -p benchmarks/results
 	@for b in $(BENCHES); do \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from typing import Any
 
 GOAL_ANNOTATIONS = [
@@ -174,3 +175,17 @@ async def flaky(input: Any, env: Any, ctx: Any) -> str:
 async def shouts(input: Any, env: Any, ctx: Any) -> str:
     """Crashes with terminal escape sequences in its message."""
     raise RuntimeError("\x1b]0;pwned\x07\x1b[2Jgone")
+
+
+async def blocks_loop(input: Any, env: Any, ctx: Any) -> str:
+    """Blocks its event loop for PASSHAT_TEST_BLOCK seconds: no asyncio timeout can fire."""
+    time.sleep(float(os.environ.get("PASSHAT_TEST_BLOCK", "3")))
+    return await odd_runs_pass(input, env, ctx)
+
+
+async def busy_50ms(input: Any, env: Any, ctx: Any) -> str:
+    """CPU-bound: 50 ms of busy loop, then like odd_runs_pass."""
+    end = time.perf_counter() + 0.05
+    while time.perf_counter() < end:
+        pass
+    return await odd_runs_pass(input, env, ctx)

@@ -27,6 +27,7 @@ from passhat.metrics import (
 if TYPE_CHECKING:
     from passhat.agents import Agent, RunContext
     from passhat.env import Environment, Tool, ToolError, ToolOutcome, tool
+    from passhat.executors import Executor
     from passhat.models.base import (
         CallContext,
         Message,
@@ -51,6 +52,7 @@ _LAZY = {
     "ToolError": "passhat.env",
     "ToolOutcome": "passhat.env",
     "tool": "passhat.env",
+    "Executor": "passhat.executors",
     "CallContext": "passhat.models.base",
     "Message": "passhat.models.base",
     "Model": "passhat.models.base",
@@ -92,6 +94,7 @@ __all__ = [
     "DatasetMetrics",
     "DatasetSummary",
     "Environment",
+    "Executor",
     "ExperimentRecord",
     "Ledger",
     "Message",

@@ -13,6 +13,8 @@ Anything else keeps its traceback: it is a bug.
      │    └── NoRunsError        no run at all: pass@k cannot be computed
      ├── StoreError              the SQLite store: unknown experiment, bad schema
      │    └── FingerprintMismatch  resume refused: the configuration changed
+     ├── ExecutorError           the cluster running the runs failed (exit 1)
+     │    └── WorkerRefused      a worker cannot run this experiment as the driver would
      └── ModelError              a model provider failed
           ├── TransientModelError  worth retrying (429, 5xx, timeouts, resets)
           └── PermanentModelError  not worth retrying (400, 401, missing replay)
@@ -61,6 +63,18 @@ class StoreError(PasshatError):
 
 class FingerprintMismatch(StoreError):
     """Resume refused: the experiment's configuration is not the one stored."""
+
+
+class ExecutorError(PasshatError):
+    """The executor could not go on: the Dask scheduler was lost or unreachable.
+
+    Not the user's input: finished runs are kept and `passhat resume` runs the rest."""
+
+    exit_code = 1
+
+
+class WorkerRefused(ExecutorError):
+    """A worker's passhat, agent source, suite or model differs from the driver's."""
 
 
 class ModelError(PasshatError):

@@ -52,6 +52,14 @@ def candidates(filename: str, suite_dir: Path | None) -> list[Path]:
     return [suite_dir / path, here] if suite_dir is not None else [here]
 
 
+def module_file(filename: str, suite_dir: Path | None) -> Path:
+    """The file a `file.py` reference names: the first of `candidates` that exists
+    (beside suite.yaml, then the current folder), else the first of them."""
+    tried = candidates(filename, suite_dir)
+    found = next((p for p in tried if p.is_file()), tried[0])
+    return found.resolve()
+
+
 def _load_file(filename: str, ref: str, suite_dir: Path | None) -> ModuleType:
     tried = candidates(filename, suite_dir)
     found = next((p for p in tried if p.is_file()), None)

@@ -2,8 +2,9 @@
 
 One concern per layer, as in httpx's send chain:
 
-    run_experiment   plan the (case, index) pairs still missing; bounded concurrency
-    _run_and_record  one pair: run it, write it in one transaction, report progress
+    run_experiment   plan the (case, index) pairs still missing
+    _run_all         hand them to an executor (passhat.executors: local asyncio, Dask,
+                     or a user's); write each record it yields in one transaction
     run_once         fresh environment and context, the agent under a timeout, grading
     the agent        (input, env, ctx) -> result
 
@@ -35,6 +36,7 @@ from typing import Any
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import clone, make_environment
 from passhat.errors import FingerprintMismatch, InputError, ModelError
+from passhat.executors.base import Executor, Job
 from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
@@ -236,13 +238,15 @@ async def run_experiment(
     model: Model | None,
     options: RunOptions,
     progress: ProgressFn | None = None,
+    executor: Executor | None = None,
     *,
     rerun_errored: bool = False,
 ) -> int:
-    """Run every planned run that has no record yet; return how many were recorded.
+    """Run every planned run that has no record yet; return how many were planned.
 
     With `rerun_errored`, errored runs are run again too, as their next attempt
-    (the store keeps the earlier ones)."""
+    (the store keeps the earlier ones). `executor` runs them (default: the local
+    asyncio one); this function alone writes them to the store."""
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
     prepare_scorers(suite)  # a scorer that cannot be used stops here, before any run
@@ -255,7 +259,16 @@ async def run_experiment(
             todo += sorted(attempts, key=lambda key: (key[1], key[0]))
         try:
             await _run_all(
-                store, experiment, suite, agent, model, options, progress, todo, attempts
+                store,
+                experiment,
+                suite,
+                agent,
+                model,
+                options,
+                progress,
+                todo,
+                executor,
+                attempts,
             )
         except BaseExceptionGroup as group:
             # a worker failed (say, the store could not write): the first failure is the
@@ -273,31 +286,50 @@ async def _run_all(
     options: RunOptions,
     progress: ProgressFn | None,
     todo: list[tuple[str, int]],
+    executor: Executor | None = None,
     attempts: dict[tuple[str, int], int] | None = None,
 ) -> None:
-    cases = {c.id: c for c in suite.cases}
-    queue = iter(todo)
+    if executor is None:
+        from passhat.executors.local import LocalExecutor
 
-    # Finished runs go to one writer thread, which commits the runs that arrive
-    # meanwhile in one transaction (group commit); each worker waits for its own
-    # run's commit, so a run counts as recorded (progress) once its commit returns.
-    # On cancel (Ctrl-C) the runs already handed over are still written before this
-    # function returns.
+        executor = LocalExecutor()
+    job = Job(experiment, suite, agent, model, options, attempts or {})
+
+    # The executor runs; the driver alone writes. Finished runs go to one writer
+    # thread, which commits the runs that arrive meanwhile in one transaction (group
+    # commit); a run counts as recorded (progress) once its commit returns. Records are
+    # handed over without waiting for each commit, at most `concurrency` writes pending,
+    # so commits group as they did with a pool of workers. On cancel (Ctrl-C) the runs
+    # already handed over are still written before this function returns.
     async with RunWriter(store, progress) as writer:
-
-        async def worker() -> None:
-            # a pool of `concurrency` workers keeps memory flat for large plans
-            for case_id, index in queue:
-                attempt = (attempts or {}).get((case_id, index), 1)
-                record = await run_once(
-                    experiment, suite, cases[case_id], index, agent, model, options, attempt
-                )
-                await writer.put(record)
+        records = executor.run(job, iter(todo))
+        writes: set[asyncio.Task[None]] = set()
+        try:
+            async for record in records:
+                writes.add(asyncio.create_task(writer.put(record)))
+                if len(writes) >= options.concurrency:
+                    done, writes = await asyncio.wait(writes, return_when=asyncio.FIRST_COMPLETED)
+                    _raise_first(done)
                 await asyncio.sleep(0)  # let a cancel land even when agents never wait
+            if writes:
+                done, writes = await asyncio.wait(writes)
+                _raise_first(done)
+        finally:
+            close = getattr(records, "aclose", None)  # stop the runs still in flight
+            if close is not None:
+                await close()
+            if writes:  # handed over: written before we return, whatever happened
+                await asyncio.wait(writes)
+                for task in writes:  # their errors are retrieved; the first one told the story
+                    task.cancelled() or task.exception()
 
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(options.concurrency, len(todo))):
-                group.create_task(worker())
+
+def _raise_first(done: set[asyncio.Task[None]]) -> None:
+    """A write that failed (the store could not write) stops the experiment."""
+    for task in done:
+        error = task.exception()
+        if error is not None:
+            raise error
 
 
 async def run_once(

@@ -30,6 +30,7 @@ from passhat.store import DB_ENV, Store, default_db_path
 
 if TYPE_CHECKING:
     from passhat.agents import LoadedAgent
+    from passhat.executors import Executor
     from passhat.models.base import Model
     from passhat.runner import RunOptions
     from passhat.suite import Suite
@@ -49,26 +50,31 @@ DbOption = Annotated[
 ExperimentArg = Annotated[
     str, typer.Argument(metavar="EXPERIMENT", help="Experiment id, unique name, or 'latest'.")
 ]
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        metavar="local|dask|MODULE:NAME",
+        help="What runs the runs: this process (local), Dask workers (dask; pip install "
+        "'passhat[dask]'), or your own executor.",
+    ),
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="A running `dask scheduler` for --executor dask. Default: a local cluster "
+        "of worker processes on 127.0.0.1.",
+        show_default=False,
+    ),
+]
 
 
 def open_store(db: Path | None, *, create: bool = False, read_only: bool = False) -> Store:
     """The store at --db, $PASSHAT_DB or ./passhat.db; only `run` creates one; reading
     commands open it read-only, so they work on a read-only file or mount."""
     return Store(db or default_db_path(), create=create, read_only=read_only)
-
-
-RUN_KEYS = frozenset(
-    {
-        "max_turns",
-        "prompt_file",
-        "base_url",
-        "timeout_s",
-        "max_retries",
-        "retry_max_wait_s",
-        "call_timeout_s",
-    }
-)
-"""Parameters of the run itself; every other parameter goes to the model provider."""
 
 
 def _model_params(
@@ -231,7 +237,7 @@ def _build(
 ) -> tuple[LoadedAgent, Model | None]:
     """The agent and model an experiment's parameters describe (run and resume alike)."""
     from passhat.agents import BUILTIN, resolve_agent
-    from passhat.models import resolve_model
+    from passhat.models import model_from_params
 
     prompt = params.get("prompt_file")
     agent = resolve_agent(agent_spec, prompt=prompt, suite_dir=suite.path)
@@ -240,15 +246,7 @@ def _build(
             f"agent {agent_spec} needs a model; give --model provider:name (e.g. "
             "openai:gpt-4o-mini) or defaults.model in suite.yaml"
         )
-    model = None
-    if model_spec:
-        model = resolve_model(
-            model_spec,
-            base_url=params.get("base_url"),
-            params={k: v for k, v in params.items() if k not in RUN_KEYS},
-            suite_dir=suite.path,
-            timeout=params.get("call_timeout_s"),
-        )
+    model = model_from_params(model_spec, params, suite.path) if model_spec else None
     return agent, model
 
 
@@ -290,6 +288,7 @@ def _execute(
     options: RunOptions,
     quiet: bool,
     lang: str,
+    executor: Executor | None = None,
     *,
     rerun_errored: bool = False,
 ) -> None:
@@ -332,7 +331,15 @@ def _execute(
                 loop.add_signal_handler(signal.SIGTERM, _terminate, main, terminated)
         try:
             await run_experiment(
-                store, experiment, suite, agent, model, options, tick, rerun_errored=rerun_errored
+                store,
+                experiment,
+                suite,
+                agent,
+                model,
+                options,
+                tick,
+                executor=executor,
+                rerun_errored=rerun_errored,
             )
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -353,6 +360,7 @@ def _execute(
             soft_wrap=True,
         )
         raise typer.Exit(143 if terminated else 130) from None
+    _warn_left_missing(executor)
 
 
 def _terminate(main: asyncio.Task[None], terminated: list[int]) -> None:
@@ -364,6 +372,27 @@ SUMMARY_ABOVE = 10_000
 """Past this many requested runs, `run` and `resume` end with the figures and the
 accounting only (computed from the streamed statuses, in flat memory); `passhat
 report` gives item stability and tool use."""
+
+
+def _warn_left_missing(executor: Executor | None) -> None:
+    """Runs an executor gave up on (their workers kept dying): missing, never counted."""
+    left = list(getattr(executor, "left_missing", None) or [])
+    if left:
+        shown = ", ".join(f"{case} run {index}" for case, index in left[:10])
+        more = f" and {len(left) - 10} more" if len(left) > 10 else ""
+        err_console.print(
+            f"{len(left)} runs were left missing because their workers kept dying: "
+            f"{shown}{more}; `passhat resume` runs them again",
+            style="yellow",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def _executor(spec: str, scheduler: str | None, suite: Suite) -> Executor:
+    from passhat.executors import resolve_executor
+
+    return resolve_executor(spec, scheduler=scheduler, suite_dir=suite.path)
 
 
 def _report_and_exit(
@@ -415,6 +444,7 @@ def _run_rounds(
     options: RunOptions,
     quiet: bool,
     lang: str,
+    executor: Executor | None = None,
     *,
     rerun_errored: bool = False,
 ) -> tuple[ExperimentRecord, adaptive_k.Rounds | None]:
@@ -425,7 +455,9 @@ def _run_rounds(
     def execute(current: ExperimentRecord) -> None:
         again = rerun_errored and not rounds_run
         rounds_run.append(1)
-        _execute(store, current, suite, agent, model, options, quiet, lang, rerun_errored=again)
+        _execute(
+            store, current, suite, agent, model, options, quiet, lang, executor, rerun_errored=again
+        )
 
     if adaptive is None:
         execute(experiment)
@@ -540,6 +572,8 @@ def run(
     k_step: adaptive_k.KStep = None,
     adaptive_json: adaptive_k.AdaptiveJson = None,
     spending: adaptive_k.SpendingOption = "bonferroni",
+    executor: ExecutorOption = "local",
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.models import secret_values
@@ -572,6 +606,7 @@ def run(
     agent_spec = _agent_spec(agent, agent_cmd) or suite.defaults.agent
     model_spec = model or suite.defaults.model or ""  # "": an agent that needs no model
     loaded, provider = _build(suite, agent_spec, model_spec, params)
+    engine = _executor(executor, scheduler, suite)
     _warn_uncovered(loaded, provider, suite, k, language)
     experiment = new_experiment(
         suite, loaded, model_spec or "", provider, k=k, params=params, seed=seed, name=name
@@ -595,7 +630,7 @@ def run(
             )
             err_console.print(start, markup=False)
         experiment, rounds = _run_rounds(
-            store, experiment, adaptive, suite, loaded, provider, options, quiet, language
+            store, experiment, adaptive, suite, loaded, provider, options, quiet, language, engine
         )
         _report_and_exit(store, experiment, strict, quiet, language, no_report, rounds)
 
@@ -670,6 +705,8 @@ def resume(
     k_step: adaptive_k.KStep = None,
     adaptive_json: adaptive_k.AdaptiveJson = None,
     spending: adaptive_k.SpendingOption = "bonferroni",
+    executor: ExecutorOption = "local",
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
 
@@ -702,6 +739,7 @@ def resume(
         suite = _select(load_suite(stored.suite_path), list(stored.case_ids))
         params = dict(stored.params)
         loaded, provider = _build(suite, stored.agent, stored.model, params)
+        engine = _executor(executor, scheduler, suite)
         _warn_uncovered(loaded, provider, suite, max(k or 0, stored.k_requested), language)
         current = new_experiment(
             suite,
@@ -740,6 +778,7 @@ def resume(
             options,
             quiet,
             language,
+            engine,
             rerun_errored=errored,
         )
         _report_and_exit(store, stored, strict, quiet, language, no_report, rounds)

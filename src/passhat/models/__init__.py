@@ -15,6 +15,19 @@ from passhat.models.base import Model
 
 PROVIDERS = ("replay", "openai", "anthropic")
 
+RUN_KEYS = frozenset(
+    {
+        "max_turns",
+        "prompt_file",
+        "base_url",
+        "timeout_s",
+        "max_retries",
+        "retry_max_wait_s",
+        "call_timeout_s",
+    }
+)
+"""Experiment parameters of the run itself; every other parameter goes to the provider."""
+
 
 def resolve_model(
     spec: str,
@@ -81,3 +94,14 @@ def describe_model(model: Model) -> dict[str, Any]:
     """What a provider says about itself, for the experiment record (never a key)."""
     describe = getattr(model, "describe", None)
     return dict(describe()) if callable(describe) else {"name": model.name}
+
+
+def model_from_params(spec: str, params: dict[str, Any], suite_dir: Path | None) -> Model:
+    """The model an experiment's spec and parameters describe (run, resume, a Dask worker)."""
+    return resolve_model(
+        spec,
+        base_url=params.get("base_url"),
+        params={k: v for k, v in params.items() if k not in RUN_KEYS},
+        suite_dir=suite_dir,
+        timeout=params.get("call_timeout_s"),
+    )

@@ -1,0 +1,148 @@
+"""The executor protocol: what runs the planned (case, index) pairs of an experiment.
+
+The runner plans which runs are missing and writes each finished run to the
+store; an executor only runs them. It is handed a `Job` (everything a run needs
+besides its case and index) and an iterator of (case id, run index) work items,
+and yields one whole `RunRecord` per run as each finishes. The local asyncio
+executor and the Dask executor are two implementations; a user's comes through
+the same door (`--executor package.module:name`, or `executor=` in Python).
+
+The contract, which the runner relies on for honest accounting:
+
+- each work item is run at most once and yields at most one record; an item
+  that could not be run (its worker died too often) yields nothing and stays
+  missing, so `passhat resume` runs it again (an executor may list such items
+  in a `left_missing` attribute: the CLI names them);
+- never more than `job.options.concurrency` runs in flight, and the work items
+  are read lazily (a million planned runs never become a million futures);
+- the executor never writes the store: the driver alone does, one transaction
+  per run;
+- closing the iterator early (an error, Ctrl-C) stops the runs in flight; they
+  are not yielded and stay missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from passhat.records import RunRecord
+
+if TYPE_CHECKING:
+    from passhat.agents import LoadedAgent
+    from passhat.models.base import Model
+    from passhat.records import ExperimentRecord
+    from passhat.runner import RunOptions
+    from passhat.suite import Suite
+
+WorkItem = tuple[str, int]
+"""(case id, 1-based run index): one planned run."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a run of the experiment needs besides its (case, index)."""
+
+    experiment: ExperimentRecord
+    """The experiment: its id, seed, parameters and what its runs must match."""
+    suite: Suite
+    """The loaded suite (cases, fixtures, goals, scorers)."""
+    agent: LoadedAgent
+    """The agent under test, as the driver loaded it."""
+    model: Model | None
+    """The experiment's model, as the driver built it (None when it has none)."""
+    options: RunOptions
+    """Concurrency, the per-run timeout and the retry policy."""
+    attempts: dict[WorkItem, int] = field(default_factory=dict)
+    """The attempt number of a work item run again (`resume --errored`); 1 otherwise."""
+
+    def attempt(self, item: WorkItem) -> int:
+        return self.attempts.get(item, 1)
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs work items and yields each finished run's whole record (see the module doc)."""
+
+    def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
+        """Run each (case, index) of `todo` once; yield each record as it finishes."""
+        ...
+
+
+RunOne = Callable[[str, int], Awaitable[RunRecord | None]]
+"""Runs one work item; None means it could not be run and stays missing."""
+
+
+async def bounded(
+    todo: Iterable[WorkItem], concurrency: int, run_one: RunOne
+) -> AsyncIterator[RunRecord]:
+    """`run_one` over `todo`, at most `concurrency` at once, records yielded as they finish.
+
+    A slot takes a work item only while fewer than `concurrency` runs are in
+    flight or finished but not yet taken by the consumer: memory stays flat
+    however long the plan, and a slow consumer (the store) holds the runs back.
+    The first exception of `run_one` stops every slot and is raised here;
+    closing the iterator cancels the slots.
+    """
+    items: Iterator[WorkItem] = iter(todo)
+    # places for a run: in flight, or finished and not yet taken (a queue of tokens)
+    room: asyncio.Queue[None] = asyncio.Queue()
+    for _ in range(max(1, concurrency)):
+        room.put_nowait(None)
+    done: asyncio.Queue[RunRecord | None] = asyncio.Queue()  # never more than `concurrency`
+
+    async def slot() -> None:
+        while True:
+            await room.get()
+            item = next(items, None)
+            if item is None:
+                room.put_nowait(None)
+                return
+            record = await run_one(*item)
+            if _cancel_swallowed():
+                raise asyncio.CancelledError
+            if record is None:
+                room.put_nowait(None)
+            else:
+                done.put_nowait(record)
+            await asyncio.sleep(0)  # let a cancel land even when runs never wait
+
+    async def slots() -> None:
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(max(1, concurrency)):
+                    group.create_task(slot())
+        finally:
+            done.put_nowait(None)  # the consumer's end-of-stream mark
+
+    pool = asyncio.create_task(slots())
+    try:
+        while (record := await done.get()) is not None:
+            room.put_nowait(None)
+            yield record
+            await asyncio.sleep(0)  # a cancel during the consumer's turn lands before the next
+        await _first_error(pool)
+    finally:
+        if not pool.done():
+            pool.cancel()
+            with contextlib.suppress(BaseException):
+                await pool
+
+
+def _cancel_swallowed() -> bool:
+    """This task was cancelled, yet the run came back: Python 3.11's `asyncio.wait_for`
+    returns an inner result that finished as the cancel landed, and drops the cancel.
+    A slot that went on would then wait for room that no consumer frees."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def _first_error(pool: asyncio.Task[None]) -> None:
+    """Await the pool; a failed slot's exception comes out alone, not in a group."""
+    try:
+        await pool
+    except BaseExceptionGroup as group:
+        raise group.exceptions[0] from None

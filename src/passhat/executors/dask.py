@@ -1,0 +1,250 @@
+"""The Dask executor: runs fan out as tasks to Dask distributed workers.
+
+Each (case, index) is one task. A worker rebuilds the experiment from a
+shipment (`shipment.py`: everything by value, hashes checked), builds the fresh
+environment, runs the agent and the scorers, and returns the whole RunRecord;
+the driver alone writes the store. The shipment reaches every worker, present
+and future, as a worker plugin, so a worker that joins or is restarted mid-way
+gets it too; tasks themselves carry only (digest, case, index).
+
+Faults:
+- a worker dies mid-run: Dask runs the task again elsewhere; a task whose
+  workers died `distributed.scheduler.allowed-failures` times is left missing
+  (never recorded, so never counted twice; `passhat resume` runs it again);
+- the scheduler is lost: the driver stops with an ExecutorError, every
+  finished run already written;
+- a run past --timeout: errored(timeout), by the worker, even when the agent
+  blocks its event loop.
+
+Without a scheduler address a LocalCluster of worker processes is started on
+127.0.0.1 (no dashboard), one process per core and enough threads for
+--concurrency runs in flight.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import math
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack
+from typing import Any
+from urllib.parse import urlsplit
+
+from distributed import Client, LocalCluster, get_worker
+from distributed.client import FutureCancelledError
+from distributed.diagnostics.plugin import WorkerPlugin
+from distributed.scheduler import KilledWorker
+
+from passhat.errors import ExecutorError, InputError, WorkerRefused
+from passhat.executors.base import Job, WorkItem, bounded
+from passhat.executors.shipment import Shipment, prepared, ship
+from passhat.records import RunRecord
+
+CONNECT_TIMEOUT_S = 15.0
+"""How long to wait for the scheduler to answer, and for a first worker to join."""
+
+_RECEIVED: dict[str, Shipment] = {}
+"""Shipments this worker process received through the plugin, by digest."""
+
+
+class ShipmentPlugin(WorkerPlugin):
+    """Hands a shipment to every worker, those that join later included."""
+
+    idempotent = False
+
+    def __init__(self, shipment: Shipment) -> None:
+        self.shipment = shipment
+        self.name = plugin_name(shipment.digest)
+
+    def setup(self, worker: Any) -> None:
+        from passhat.runner import harness_version
+
+        if harness_version() != self.shipment.version:  # refused at once, before any task
+            raise WorkerRefused(
+                f"worker {worker.address} has passhat {harness_version()}, the experiment "
+                f"needs passhat {self.shipment.version}; install the same passhat on every "
+                "worker (docs/dask.md)"
+            )
+        _RECEIVED[self.shipment.digest] = self.shipment
+
+    def teardown(self, worker: Any) -> None:
+        _RECEIVED.pop(self.shipment.digest, None)
+
+
+def plugin_name(digest: str) -> str:
+    return f"passhat-{digest[:16]}"
+
+
+def run_task(digest: str, case_id: str, index: int, attempt: int = 1) -> RunRecord:
+    """The task a worker runs for one (case, index): the whole record, or a refusal."""
+    where = get_worker().address
+    shipment = _RECEIVED.get(digest)
+    if shipment is None:
+        raise WorkerRefused(
+            f"worker {where} did not receive the experiment (its passhat could not load "
+            "passhat's worker plugin); install the same passhat on every worker (docs/dask.md)"
+        )
+    return prepared(shipment, where).run(case_id, index, attempt)
+
+
+def check_scheduler(address: str) -> str:
+    """A scheduler address as Dask takes it; InputError naming the form otherwise."""
+    parts = urlsplit(address)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname or port is None:
+        raise InputError(
+            f"--scheduler {address!r} is not a scheduler address; write tcp://HOST:PORT, "
+            "e.g. tcp://127.0.0.1:8786 (`dask scheduler` prints it)"
+        )
+    return address
+
+
+class DaskExecutor:
+    """Runs work items as Dask tasks on a scheduler's workers, or on a LocalCluster."""
+
+    def __init__(self, scheduler: str | None = None, *, workers: int | None = None) -> None:
+        """`scheduler`: tcp://HOST:PORT of a running `dask scheduler`; None starts a
+        LocalCluster of `workers` processes (default: one per core) on 127.0.0.1."""
+        self.scheduler = None if scheduler is None else check_scheduler(scheduler)
+        self.workers = workers
+        self.left_missing: list[WorkItem] = []
+        """Work items whose workers died too often: not recorded, so still missing."""
+        self.address: str | None = None
+        """The scheduler the last run used (a LocalCluster's, when none was given)."""
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor(scheduler={self.scheduler!r})"
+
+    async def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
+        async with AsyncExitStack() as stack:
+            client = await stack.enter_async_context(self._client(job.options.concurrency))
+            self.address = str(client.scheduler.address)
+            shipment = ship(job)
+            await _check_versions(client, shipment.version)
+            plugin = ShipmentPlugin(shipment)
+            await _register(client, plugin)
+            stack.push_async_callback(_unregister, client, plugin.name)
+            token = secrets.token_hex(4)
+
+            async def one(case_id: str, index: int) -> RunRecord | None:
+                key = f"passhat-{job.experiment.id}-{case_id}-{index}-{token}"
+                future = client.submit(
+                    run_task,
+                    shipment.digest,
+                    case_id,
+                    index,
+                    job.attempt((case_id, index)),
+                    key=key,
+                    pure=False,
+                )
+                try:
+                    record: RunRecord = await future
+                except KilledWorker:
+                    self.left_missing.append((case_id, index))
+                    return None
+                except FutureCancelledError as error:
+                    raise _lost(self.scheduler, error) from None
+                except (OSError, TimeoutError) as error:
+                    raise _lost(self.scheduler, error) from None
+                return record
+
+            async for record in bounded(todo, job.options.concurrency, one):
+                yield record
+
+    def _client(self, concurrency: int) -> _Connection:
+        return _Connection(self.scheduler, self.workers, concurrency)
+
+
+class _Connection:
+    """An asynchronous Client to the scheduler, or to a LocalCluster started for it."""
+
+    def __init__(self, scheduler: str | None, workers: int | None, concurrency: int) -> None:
+        self.scheduler = scheduler
+        self.workers = workers
+        self.concurrency = concurrency
+        self.stack = AsyncExitStack()
+
+    async def __aenter__(self) -> Any:
+        try:
+            address: Any = self.scheduler
+            if address is None:
+                n = self.workers or max(1, min(os.cpu_count() or 1, self.concurrency))
+                cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=n,
+                    threads_per_worker=max(1, math.ceil(self.concurrency / n)),
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    # no dashboard, and its HTTP server (metrics) on a free loopback port:
+                    # by default it tries 8787 and warns when that is taken
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                    asynchronous=True,
+                )
+                address = await self.stack.enter_async_context(cluster)
+            client = await self.stack.enter_async_context(
+                Client(  # type: ignore[no-untyped-call]
+                    address, asynchronous=True, timeout=CONNECT_TIMEOUT_S, set_as_default=False
+                )
+            )
+            await client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError) as error:
+            await self.stack.aclose()
+            where = self.scheduler or "a local cluster"
+            raise ExecutorError(
+                f"cannot use the Dask scheduler at {where} ({type(error).__name__}: {error}); "
+                "start one with `dask scheduler` and at least one `dask worker` (docs/dask.md), "
+                "or leave --scheduler out for a local cluster"
+            ) from None
+        return client
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stack.aclose()
+
+
+async def _check_versions(client: Any, version: str) -> None:
+    """Every worker present has this passhat installed, or a refusal naming each one."""
+    found = await client.run(importlib.metadata.version, "passhat", on_error="return")
+    wrong = {
+        address: (f"passhat {v}" if isinstance(v, str) else "no passhat")
+        for address, v in found.items()
+        if v != version
+    }
+    if wrong:
+        listed = ", ".join(f"{address} has {what}" for address, what in sorted(wrong.items()))
+        raise WorkerRefused(
+            f"Dask workers cannot run this experiment: {listed}; the driver has passhat "
+            f"{version}; install the same passhat on every worker (docs/dask.md)"
+        )
+
+
+async def _register(client: Any, plugin: ShipmentPlugin) -> None:
+    try:
+        await client.register_plugin(plugin, name=plugin.name)
+    except WorkerRefused:
+        raise
+    except Exception as error:  # a worker could not even unpickle passhat's plugin
+        raise WorkerRefused(
+            f"a Dask worker could not take passhat's worker plugin ({type(error).__name__}: "
+            f"{error}); install the same passhat on every worker (docs/dask.md)"
+        ) from None
+
+
+async def _unregister(client: Any, name: str) -> None:
+    if client.status == "running":
+        try:
+            await client.unregister_worker_plugin(name)
+        except Exception:  # best effort: the cluster may be going away with us
+            return
+
+
+def _lost(scheduler: str | None, error: BaseException) -> ExecutorError:
+    where = scheduler or "the local cluster"
+    return ExecutorError(
+        f"lost the Dask scheduler at {where} ({type(error).__name__}: {error}); every "
+        "finished run is recorded, and `passhat resume` runs the rest"
+    )

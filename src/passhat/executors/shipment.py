@@ -1,0 +1,414 @@
+"""An experiment shipped by value to another process, and rebuilt there.
+
+A worker on another machine shares no files with the driver. So the driver
+packs what a run needs as bytes — the suite folder (cases, fixtures, scorers
+and environments written as `file.py`), the agent's source file, the prompt
+template, the replay cassette — with the hashes the experiment recorded. The
+worker writes them to a private folder, loads them through the same doors the
+CLI uses (`load_suite`, `resolve_agent`, `model_from_params`) and refuses,
+naming what differs, unless passhat's version, the suite hash, the agent's
+source hash, the prompt version and the model's description all match.
+
+A `package.module:name` agent is imported from the worker's own environment
+(install it there); its source hash is checked all the same. API keys never
+travel: a worker reads them from its own environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import hashlib
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import ConfigError, PasshatError, WorkerRefused
+from passhat.executors.base import Job
+from passhat.imports import module_file
+from passhat.records import ExperimentRecord, RunRecord
+
+SUITE = "suite"
+"""Where the suite folder goes inside a shipment."""
+MAX_SUITE_BYTES = 256 * 2**20
+"""A suite folder larger than this is refused: keep data sets outside the suite."""
+GRACE_S = 1.0
+"""How long past --timeout a worker waits for a run that ignores its deadline."""
+SQLITE_MAGIC = b"SQLite format 3\x00"
+COMMAND_PREFIX = "command:"
+"""Agent specs of command agents (passhat.agents.command.PREFIX) start with this."""
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """Everything a worker needs to run the experiment's runs, by value."""
+
+    digest: str
+    """SHA-256 over everything below: the worker's cache key."""
+    version: str
+    """The driver's passhat version; a worker with another refuses."""
+    experiment: ExperimentRecord
+    """The experiment (id, seed, parameters, recorded hashes)."""
+    files: dict[str, bytes]
+    """Relative path -> content: the suite folder under `suite/`, then `agent/`,
+    `prompt/` and `model/` files."""
+    agent_spec: str
+    """The agent spec as the worker resolves it; `{root}` stands for the shipment's folder."""
+    prompt: str | None
+    """The prompt template's path inside the shipment (None: the agent's default)."""
+    model_spec: str | None
+    """The model spec as the worker resolves it; `{root}` as above."""
+    expect: dict[str, Any]
+    """What the worker must find: suite hash, agent hash, prompt version, model config."""
+    timeout_s: float
+    """The per-run timeout (--timeout)."""
+    retry: dict[str, float]
+    """The retry policy's fields."""
+
+
+def ship(job: Job) -> Shipment:
+    """Pack a job for workers that share nothing with this process."""
+    from passhat.agents.clarifier import Clarifier
+    from passhat.models.replay import ReplayModel
+    from passhat.runner import harness_version
+
+    experiment = job.experiment
+    if job.agent.spec.startswith(COMMAND_PREFIX):
+        raise ConfigError(
+            "--executor dask does not run command agents yet: their source hash covers "
+            "their files' absolute paths, which differ on every worker; run them with "
+            "--executor local"
+        )
+    files = {f"{SUITE}/{rel}": data for rel, data in suite_files(job.suite.path)}
+    agent_spec = job.agent.spec
+    module, _, attr = agent_spec.partition(":")
+    if module.endswith(".py"):
+        source = module_file(module, job.suite.path)
+        files[f"agent/{source.name}"] = source.read_bytes()
+        agent_spec = f"{{root}}/agent/{source.name}:{attr}"
+    prompt = None
+    if isinstance(job.agent.agent, Clarifier) and "prompt_file" in experiment.params:
+        prompt = f"prompt/{Path(str(experiment.params['prompt_file'])).name}"
+        files[prompt] = job.agent.agent.template
+    model_spec: str | None = experiment.model or None
+    if isinstance(job.model, ReplayModel):
+        files[f"model/{job.model.path.name}"] = job.model.path.read_bytes()
+        model_spec = f"replay:{{root}}/model/{job.model.path.name}"
+    expect = {
+        "suite_hash": job.suite.hash,
+        "agent_hash": job.agent.source_hash,
+        "prompt_version": job.agent.prompt_version,
+        "model_config": experiment.model_config if model_spec else None,
+    }
+    retry = {
+        "max_retries": job.options.retry.max_retries,
+        "base_delay": job.options.retry.base_delay,
+        "max_delay": job.options.retry.max_delay,
+    }
+    digest = hashlib.sha256()
+    head = [harness_version(), experiment.id, experiment.fingerprint, agent_spec, prompt]
+    head += [model_spec, _canonical(expect), str(job.options.timeout_s), _canonical(retry)]
+    for part in head:
+        digest.update(f"{part}\0".encode())
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+    return Shipment(
+        digest=digest.hexdigest(),
+        version=harness_version(),
+        experiment=experiment,
+        files=files,
+        agent_spec=agent_spec,
+        prompt=prompt,
+        model_spec=model_spec,
+        expect=expect,
+        timeout_s=job.options.timeout_s,
+        retry=retry,
+    )
+
+
+def suite_files(root: Path) -> list[tuple[str, bytes]]:
+    """Every file of a suite folder, but hidden ones, caches and SQLite stores."""
+    out: list[tuple[str, bytes]] = []
+    total = 0
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(p.startswith(".") or p == "__pycache__" for p in rel.parts) or not path.is_file():
+            continue
+        if _is_store(path):
+            continue
+        data = path.read_bytes()
+        total += len(data)
+        if total > MAX_SUITE_BYTES:
+            raise ConfigError(
+                f"{root}: the suite folder holds more than {MAX_SUITE_BYTES // 2**20} MiB, too "
+                "much to ship to every worker; move data the cases do not read out of it"
+            )
+        out.append((rel.as_posix(), data))
+    return out
+
+
+def _is_store(path: Path) -> bool:
+    """An SQLite database (a passhat store kept beside the suite) or its journal files."""
+    if path.name.endswith(("-wal", "-shm", "-journal")):
+        return True
+    try:
+        with path.open("rb") as f:
+            return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+# ----------------------------------------------------------------- the worker side
+
+
+@dataclass
+class Prepared:
+    """A shipment unpacked and checked in one worker process, shared by its runs."""
+
+    shipment: Shipment
+    root: Path
+    suite: Any
+    cases: dict[str, Any]
+    agent: Any
+    options: Any
+    models: ModelPool
+
+    def run(self, case_id: str, index: int, attempt: int = 1) -> RunRecord:
+        """One run in a thread of its own, waited for until the deadline plus grace.
+
+        The run gets its own event loop, so an agent that blocks it stalls no other
+        run; past the deadline it is abandoned (its thread is left behind) and the
+        run is errored(timeout).
+        """
+        case = self.cases[case_id]
+        model = self.models.take()
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["record"] = asyncio.run(self._once(case, index, model, attempt))
+            except BaseException as error:  # handed to the waiting thread
+                box["error"] = error
+
+        started, clock = time.time(), time.perf_counter()
+        thread = threading.Thread(target=target, name=f"passhat-run-{index}", daemon=True)
+        thread.start()
+        thread.join(self.options.timeout_s + GRACE_S)
+        if thread.is_alive():
+            return overdue(
+                self.shipment.experiment,
+                case,
+                index,
+                self.options.timeout_s,
+                started,
+                time.perf_counter() - clock,
+                attempt,
+            )
+        self.models.give(model)
+        if "error" in box:
+            raise box["error"]
+        record: RunRecord = box["record"]
+        return record
+
+    async def _once(self, case: Any, index: int, model: Any, attempt: int) -> RunRecord:
+        from passhat.runner import run_once
+
+        try:
+            return await run_once(
+                self.shipment.experiment,
+                self.suite,
+                case,
+                index,
+                self.agent,
+                model,
+                self.options,
+                attempt,
+            )
+        finally:
+            close = getattr(model, "aclose", None)  # its client belongs to this run's loop
+            if close is not None:
+                await close()
+
+
+@dataclass
+class ModelPool:
+    """Model instances for the runs of one worker: one per run in flight, reused.
+
+    A provider's HTTP client belongs to the event loop that made it, and each
+    run has its own loop: runs never share an instance at the same time."""
+
+    build: Any
+    free: list[Any] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take(self) -> Any:
+        with self.lock:
+            if self.free:
+                return self.free.pop()
+        return self.build()
+
+    def give(self, model: Any) -> None:
+        with self.lock:
+            self.free.append(model)
+
+
+def overdue(
+    experiment: ExperimentRecord,
+    case: Any,
+    index: int,
+    timeout_s: float,
+    started: float,
+    duration: float,
+    attempt: int = 1,
+) -> RunRecord:
+    """The record of a run that never came back from its thread: errored(timeout)."""
+    from passhat.runner import run_seed
+
+    return RunRecord(
+        experiment_id=experiment.id,
+        case_id=case.id,
+        run_index=index,
+        case_hash=case.hash,
+        status="errored",
+        error_type="timeout",
+        error_message=(
+            f"the run did not finish within {timeout_s:g} s and ignored its deadline "
+            "(it blocked its event loop); the worker abandoned it"
+        ),
+        started_at=started,
+        duration_s=duration,
+        seed=run_seed(experiment.seed, case.id, index),
+        attempt=attempt,
+    )
+
+
+_CACHE: OrderedDict[str, Prepared | str] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_KEPT = 4
+"""Shipments kept unpacked per worker process (a long-lived worker serves many experiments)."""
+
+
+def prepared(shipment: Shipment, where: str) -> Prepared:
+    """The shipment unpacked and checked in this process (once); WorkerRefused otherwise.
+
+    A refusal is remembered, so every later run on this worker is refused alike
+    without unpacking again."""
+    with _CACHE_LOCK:
+        hit = _CACHE.get(shipment.digest)
+        if hit is None:
+            try:
+                hit = prepare(shipment, where)
+            except PasshatError as error:
+                hit = str(error)
+            _CACHE[shipment.digest] = hit
+            while len(_CACHE) > _KEPT:
+                _, old = _CACHE.popitem(last=False)
+                if isinstance(old, Prepared):
+                    shutil.rmtree(old.root, ignore_errors=True)
+        _CACHE.move_to_end(shipment.digest)
+    if isinstance(hit, str):
+        raise WorkerRefused(hit)
+    return hit
+
+
+def prepare(shipment: Shipment, where: str) -> Prepared:
+    """Unpack a shipment into a private folder and check it against the experiment."""
+    from passhat.runner import harness_version
+
+    mine = harness_version()
+    if mine != shipment.version:
+        raise WorkerRefused(
+            f"worker {where} has passhat {mine}, the experiment needs passhat "
+            f"{shipment.version}; install the same passhat on every worker (docs/dask.md)"
+        )
+    root = Path(tempfile.mkdtemp(prefix=f"passhat-{shipment.digest[:12]}-"))
+    atexit.register(shutil.rmtree, root, True)
+    for rel, data in shipment.files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    try:
+        return _load(shipment, root, where)
+    except PasshatError as error:
+        shutil.rmtree(root, ignore_errors=True)
+        if isinstance(error, WorkerRefused):
+            raise
+        raise WorkerRefused(f"worker {where} cannot load the experiment: {error}") from None
+
+
+def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
+    from passhat.agents import RetryPolicy, resolve_agent
+    from passhat.models import describe_model, model_from_params
+    from passhat.runner import RunOptions
+    from passhat.suite import load_suite
+
+    expect = shipment.expect
+    suite = load_suite(root / SUITE)
+    _same(where, "suite content (hash)", expect["suite_hash"], suite.hash, "ship the same suite")
+    experiment = shipment.experiment
+    cases = {c.id: c for c in suite.cases if c.id in set(experiment.case_ids)}
+    prompt = root / shipment.prompt if shipment.prompt else None
+    agent = resolve_agent(
+        shipment.agent_spec.replace("{root}", str(root)), prompt=prompt, suite_dir=suite.path
+    )
+    _same(
+        where,
+        f"source of agent {experiment.agent!r} (sha256)",
+        expect["agent_hash"],
+        agent.source_hash,
+        "install the same version of the agent's package on every worker",
+    )
+    _same(where, "prompt version", expect["prompt_version"], agent.prompt_version, "")
+    model_spec = shipment.model_spec
+
+    def build() -> Any:
+        if model_spec is None:
+            return None
+        return model_from_params(
+            model_spec.replace("{root}", str(root)), experiment.params, suite.path
+        )
+
+    first = build()
+    if first is not None:
+        _same(
+            where,
+            f"model {experiment.model!r} configuration",
+            _canonical(expect["model_config"]),
+            _canonical(describe_model(first)),
+            "give every worker the same model endpoint and cassette",
+        )
+    options = RunOptions(
+        concurrency=1,
+        timeout_s=shipment.timeout_s,
+        retry=RetryPolicy(
+            max_retries=int(shipment.retry["max_retries"]),
+            base_delay=shipment.retry["base_delay"],
+            max_delay=shipment.retry["max_delay"],
+        ),
+    )
+    pool = ModelPool(build, free=[first])
+    return Prepared(shipment, root, suite, cases, agent, options, pool)
+
+
+def _same(where: str, what: str, wanted: Any, found: Any, fix: str) -> None:
+    if wanted == found:
+        return
+    raise WorkerRefused(
+        f"worker {where} refuses the experiment: its {what} is {_short(found)}, the "
+        f"experiment's is {_short(wanted)}" + (f"; {fix}" if fix else "")
+    )
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else _canonical(value)
+    return text if len(text) <= 24 else text[:21] + "..."

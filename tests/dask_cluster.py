@@ -1,0 +1,98 @@
+"""A real Dask cluster for tests: `dask scheduler` and `dask worker` processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TESTS = str(Path(__file__).resolve().parent)
+
+
+class Cluster:
+    """A scheduler and its workers, each its own process (no nanny: a kill is final)."""
+
+    def __init__(self, folder: Path, *, env: dict[str, str] | None = None) -> None:
+        self.folder = folder
+        self.file = folder / "scheduler.json"
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": TESTS,
+            **(env or {}),
+        }
+        self.scheduler = self._start(
+            "scheduler",
+            [
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--dashboard-address",
+                "127.0.0.1:0",
+            ],
+            "scheduler.log",
+        )
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def address(self) -> str:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.file.exists():
+                try:
+                    return str(json.loads(self.file.read_text())["address"])
+                except (ValueError, KeyError):
+                    pass  # being written
+            if self.scheduler.poll() is not None:
+                raise AssertionError(f"dask scheduler exited: {self.log('scheduler.log')}")
+            time.sleep(0.05)
+        raise AssertionError("dask scheduler did not start within 60 s")
+
+    def add_worker(
+        self, nthreads: int = 2, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        n = len(self.workers)
+        args = ["--nthreads", str(nthreads), "--no-nanny", "--no-dashboard"]
+        args += ["--host", "127.0.0.1", "--name", f"w{n}"]
+        worker = self._start("worker", args, f"worker{n}.log", env)
+        self.workers.append(worker)
+        return worker
+
+    def wait_for_workers(self, n: int, timeout: float = 60.0) -> None:
+        """Until the scheduler counts exactly n live workers."""
+        from distributed import Client
+
+        with Client(self.address, timeout=timeout, set_as_default=False) as client:
+            client.wait_for_workers(n, timeout=timeout)
+            deadline = time.monotonic() + timeout
+            while len(client.nthreads()) != n:  # a killed one may not be forgotten yet
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the scheduler has {len(client.nthreads())} workers")
+                time.sleep(0.1)
+
+    def live_workers(self) -> list[subprocess.Popen[bytes]]:
+        return [w for w in self.workers if w.poll() is None]
+
+    def _start(
+        self, role: str, args: list[str], log: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        argv = [sys.executable, "-m", "dask", role, "--scheduler-file", str(self.file), *args]
+        with (self.folder / log).open("wb") as out:  # the child keeps its own descriptor
+            return subprocess.Popen(
+                argv, env={**self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT
+            )
+
+    def log(self, name: str) -> str:
+        return (self.folder / name).read_text(errors="replace")[-2000:]
+
+    def close(self) -> None:
+        """Kill every process of the cluster: a graceful close takes seconds, a test has none."""
+        for process in [*self.workers, self.scheduler]:
+            if process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+            process.wait()

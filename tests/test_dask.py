@@ -1,0 +1,323 @@
+"""The Dask executor on a real cluster: `dask scheduler` and two `dask worker` processes
+on 127.0.0.1, started once for this module (no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import passhat
+from cli_helpers import CLARIFY, ROOT, SEED, run_cli
+from dask_cluster import TESTS, Cluster
+from passhat.agents import resolve_agent
+from passhat.errors import ExecutorError
+from passhat.executors.dask import DaskExecutor
+from passhat.records import RunRecord
+from passhat.runner import RunOptions, new_experiment, run_experiment
+from passhat.store import Store
+from passhat.suite import load_suite
+from test_runner import wait_for_runs
+
+pytest.importorskip("distributed")
+
+TRELLO = ROOT / "examples" / "trello"
+SKEWED = "async def run(input, env, ctx):\n    return {!r}\n"
+"""A package agent whose source differs between the driver and the workers."""
+WORKER_ENV = {"PASSHAT_TEST_DELAY": "0.25", "PASSHAT_TEST_BLOCK": "3"}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    folder = tmp_path_factory.mktemp("dask")
+    on_workers = folder / "worker_path"
+    on_workers.mkdir()
+    (on_workers / "skewed_agent.py").write_text(SKEWED.format("worker"), encoding="utf-8")
+    env = {**WORKER_ENV, "PYTHONPATH": f"{TESTS}{os.pathsep}{on_workers}"}
+    cluster = Cluster(folder, env=env)
+    try:
+        cluster.add_worker()
+        cluster.add_worker()
+        cluster.wait_for_workers(2)
+        yield cluster
+    finally:
+        cluster.close()
+
+
+def _rows(db: Path, ref: str) -> list[RunRecord]:
+    with Store(db) as store:
+        return store.runs(store.experiment(ref).id)
+
+
+def _verdicts(runs: list[RunRecord]) -> list[tuple[Any, ...]]:
+    """What a run decided, without its timing."""
+    return [
+        (r.case_id, r.run_index, r.status, r.error_type, r.score, r.final_state, r.output)
+        for r in runs
+    ]
+
+
+@pytest.mark.parametrize("suite", [CLARIFY, TRELLO], ids=["clarify-cassette", "trello-file-agent"])
+def test_same_verdicts_as_the_local_executor(
+    cluster: Cluster, suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # clarify: the built-in agent replaying the seed cassette (the cases it lacks end
+    # errored, alike); trello: an agent and a scorer from files beside suite.yaml
+    db = str(tmp_path / "p.db")
+    base = ["run", str(suite), "-k", "2", "--db", db, "-q"]
+    local = run_cli(capsys, *base, "--name", "local")
+    assert local.code == 0, local.err
+    remote = run_cli(
+        capsys, *base, "--name", "dask", "--executor", "dask", "--scheduler", cluster.address
+    )
+    assert remote.code == 0, remote.err
+    here, there = _rows(Path(db), "local"), _rows(Path(db), "dask")
+    assert len(there) == len(load_suite(suite).cases) * 2
+    assert _verdicts(there) == _verdicts(here)
+    assert {r.status for r in there} >= {"failed"}
+    assert [r.transcript for r in there] == [r.transcript for r in here]
+
+
+def test_a_file_agent_runs_from_the_shipped_source(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "suite"
+    (suite / "cases").mkdir(parents=True)
+    (suite / "cassettes").mkdir()
+    for name in ("suite.yaml", "cases/ac-conflict-001.yaml", "cassettes/seed.jsonl"):
+        (suite / name).write_bytes((CLARIFY / name).read_bytes())
+    (suite / "where.py").write_text(
+        "async def run(input, env, ctx):\n    return __file__\n", encoding="utf-8"
+    )
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys, "run", str(suite), "--agent", "where.py:run", "-k", "2", "--db", db, "-q",
+        "--executor", "dask", "--scheduler", cluster.address,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    loaded = [Path(run.output) for run in _rows(Path(db), "latest")]
+    # each worker loaded its own copy of the shipped bytes, not the driver's file
+    assert len(loaded) == 2 and all(path.parent.name == "agent" for path in loaded)
+    assert all(path.parent.parent.name.startswith("passhat-") for path in loaded)
+    assert all(path.read_bytes() == (suite / "where.py").read_bytes() for path in loaded)
+
+
+def test_a_worker_with_another_agent_source_refuses(
+    cluster: Cluster,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    here = tmp_path / "driver_path"
+    here.mkdir()
+    (here / "skewed_agent.py").write_text(SKEWED.format("driver"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(here))
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys, "run", str(CLARIFY), "--case", SEED, "--agent", "skewed_agent:run", "-k", "2",
+        "--db", db, "-q", "--executor", "dask", "--scheduler", cluster.address,
+    )  # fmt: skip
+    assert r.code == 1
+    assert "refuses the experiment: its source of agent 'skewed_agent:run'" in r.err
+    assert "install the same version of the agent's package on every worker" in r.err
+    assert "Traceback" not in r.err
+    assert _rows(Path(db), "latest") == []
+
+
+def test_a_worker_with_another_passhat_version_stops_the_driver_before_any_run(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a distribution record found first on the worker's path: it reports passhat 9.9.9
+    fake = tmp_path / "fake_site"
+    (fake / "passhat-9.9.9.dist-info").mkdir(parents=True)
+    (fake / "passhat-9.9.9.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: passhat\nVersion: 9.9.9\n", encoding="utf-8"
+    )
+    odd = cluster.add_worker(env={"PYTHONPATH": f"{fake}{os.pathsep}{TESTS}"})
+    try:
+        cluster.wait_for_workers(3)
+        db = str(tmp_path / "p.db")
+        r = run_cli(
+            capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", db, "-q",
+            "--executor", "dask", "--scheduler", cluster.address,
+        )  # fmt: skip
+        assert r.code == 1
+        assert "Dask workers cannot run this experiment: tcp://127.0.0.1:" in r.err
+        assert f"has passhat 9.9.9; the driver has passhat {passhat.__version__}" in r.err
+        assert "install the same passhat on every worker" in r.err
+        assert _rows(Path(db), "latest") == []
+    finally:
+        odd.send_signal(signal.SIGKILL)
+        odd.wait()
+        cluster.wait_for_workers(2)
+
+
+def _experiment(db: Path, agent: str, k: int) -> tuple[Any, Any, Any]:
+    suite = load_suite(CLARIFY)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
+    loaded = resolve_agent(agent)
+    experiment = new_experiment(suite, loaded, "", None, k=k, params={"max_turns": 10})
+    with Store(db) as store:
+        store.create_experiment(experiment)
+    return suite, loaded, experiment
+
+
+def _parity_ok(runs: list[RunRecord], k: int) -> None:
+    """odd_runs_pass: every index once, odd ones passed, even ones failed."""
+    assert [r.run_index for r in runs] == list(range(1, k + 1))
+    assert [r.status for r in runs] == ["passed" if i % 2 else "failed" for i in range(1, k + 1)]
+
+
+async def test_kill_9_of_a_worker_mid_experiment_loses_and_doubles_nothing(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    db = tmp_path / "p.db"
+    k = 16
+    suite, agent, experiment = _experiment(db, "agents_for_tests:slow", k)
+    victim = cluster.live_workers()[0]
+    executor = DaskExecutor(cluster.address)
+    seen: list[int] = []
+
+    def progress(run: RunRecord) -> None:
+        seen.append(run.run_index)
+        if len(seen) == 3:
+            victim.send_signal(signal.SIGKILL)
+
+    try:
+        with Store(db) as store:
+            await run_experiment(
+                store, experiment, suite, agent, None, RunOptions(concurrency=4), progress, executor
+            )
+        assert victim.wait(timeout=10) == -signal.SIGKILL
+        runs = _rows(db, experiment.id)
+        _parity_ok(runs, k)  # 0 lost, 0 twice
+        assert sorted(seen) == list(range(1, k + 1)) and executor.left_missing == []
+    finally:
+        cluster.add_worker()
+        await asyncio.to_thread(cluster.wait_for_workers, 2)
+
+
+async def test_a_run_past_its_timeout_is_errored_even_when_it_blocks_its_loop(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    # the agent sleeps 3 s without yielding: asyncio's timeout cannot fire, the worker's does
+    db = tmp_path / "p.db"
+    suite, agent, experiment = _experiment(db, "agents_for_tests:blocks_loop", 2)
+    with Store(db) as store:
+        await run_experiment(
+            store, experiment, suite, agent, None, RunOptions(concurrency=2, timeout_s=0.5),
+            executor=DaskExecutor(cluster.address),
+        )  # fmt: skip
+    runs = _rows(db, experiment.id)
+    assert [(r.status, r.error_type) for r in runs] == [("errored", "timeout")] * 2
+    assert all("ignored its deadline" in (r.error_message or "") for r in runs)
+
+
+def test_driver_sigkill_then_resume_completes(cluster: Cluster, tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    env = {**os.environ, "PYTHONPATH": TESTS, "PASSHAT_TEST_DELAY": "0.25"}
+    dask = ["--executor", "dask", "--scheduler", cluster.address, "--db", str(db), "-q"]
+    argv = [sys.executable, "-m", "passhat", "run", str(CLARIFY), "--case", SEED, "-k", "16"]
+    argv += ["--agent", "agents_for_tests:slow", "--concurrency", "2", "--name", "killed", *dask]
+    driver = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_runs(db, 3)
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+    assert len(_rows(db, "killed")) < 16, "the kill must land mid-experiment"
+    resume = [sys.executable, "-m", "passhat", "resume", "killed", "--strict", *dask]
+    done = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    _parity_ok(_rows(db, "killed"), 16)
+
+
+async def test_losing_the_scheduler_stops_cleanly_and_resume_completes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = Cluster(tmp_path, env=WORKER_ENV)  # its own: this test kills the scheduler
+    db = tmp_path / "p.db"
+    k = 12
+    suite, agent, experiment = _experiment(db, "agents_for_tests:slow", k)
+    seen: list[int] = []
+
+    def progress(run: RunRecord) -> None:
+        seen.append(run.run_index)
+        if len(seen) == 2:
+            own.scheduler.send_signal(signal.SIGKILL)
+
+    try:
+        own.add_worker()
+        await asyncio.to_thread(own.wait_for_workers, 1)
+        with Store(db) as store, pytest.raises(ExecutorError, match="lost the Dask scheduler"):
+            await run_experiment(
+                store, experiment, suite, agent, None, RunOptions(concurrency=2), progress,
+                DaskExecutor(own.address),
+            )  # fmt: skip
+    finally:
+        own.close()
+    kept = _rows(db, experiment.id)
+    assert 2 <= len(kept) < k and len(kept) == len(seen)
+    r = await asyncio.to_thread(
+        run_cli, capsys, "resume", experiment.id, "--db", str(db), "-q", "--strict"
+    )
+    assert r.code == 0, r.err
+    _parity_ok(_rows(db, experiment.id), k)
+
+
+async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # allowed-failures 0: the first worker death gives up on the runs it held
+    own = Cluster(
+        tmp_path, env={**WORKER_ENV, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+    )
+    db = tmp_path / "p.db"
+    k = 12
+    suite, agent, experiment = _experiment(db, "agents_for_tests:slow", k)
+    executor = DaskExecutor(own.address)
+    seen: list[int] = []
+
+    def progress(run: RunRecord) -> None:
+        seen.append(run.run_index)
+        if len(seen) == 2:
+            own.workers[0].send_signal(signal.SIGKILL)
+
+    try:
+        own.add_worker()
+        own.add_worker()
+        await asyncio.to_thread(own.wait_for_workers, 2)
+        with Store(db) as store:
+            await run_experiment(
+                store, experiment, suite, agent, None, RunOptions(concurrency=4), progress,
+                executor,
+            )  # fmt: skip
+    finally:
+        own.close()
+    left = {index for _, index in executor.left_missing}
+    recorded = {r.run_index for r in _rows(db, experiment.id)}
+    assert left and not left & recorded and left | recorded == set(range(1, k + 1))
+    r = await asyncio.to_thread(
+        run_cli, capsys, "resume", experiment.id, "--db", str(db), "-q", "--strict"
+    )
+    assert r.code == 0, r.err
+    _parity_ok(_rows(db, experiment.id), k)
+
+
+async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", 4)
+    executor = DaskExecutor(workers=2)
+    with Store(db) as store:
+        await run_experiment(
+            store, experiment, suite, agent, None, RunOptions(concurrency=2), executor=executor
+        )
+    assert executor.address is not None and executor.address.startswith("tcp://127.0.0.1:")
+    _parity_ok(_rows(db, experiment.id), 4)

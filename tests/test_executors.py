@@ -1,0 +1,209 @@
+"""The executor protocol without a cluster: the bounded pool, a user's executor through
+the same door as the built-ins, and shipping an experiment by value."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sqlite3
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import executors_for_tests
+import passhat
+from cli_helpers import CLARIFY, SEED, run_cli, run_seed
+from passhat.agents import resolve_agent
+from passhat.errors import ConfigError, WorkerRefused
+from passhat.executors import Job, bounded, resolve_executor
+from passhat.executors.shipment import prepare, ship, suite_files
+from passhat.models import model_from_params
+from passhat.records import RunRecord
+from passhat.runner import RunOptions, new_experiment
+from passhat.suite import load_suite
+
+TRELLO = CLARIFY.parent / "trello"
+
+
+def _record(case_id: str, index: int) -> RunRecord:
+    return RunRecord("e", case_id, index, "h", "passed")
+
+
+async def test_bounded_keeps_at_most_concurrency_in_flight_and_reads_the_plan_lazily() -> None:
+    taken = 0
+    in_flight = peak = 0
+
+    def plan() -> Iterator[tuple[str, int]]:
+        nonlocal taken
+        for index in range(1, 1_000_001):  # a million planned runs: never listed
+            taken += 1
+            yield ("c", index)
+
+    async def run_one(case_id: str, index: int) -> RunRecord:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.001)
+        in_flight -= 1
+        return _record(case_id, index)
+
+    records = bounded(plan(), 4, run_one)
+    got = [await anext(records) for _ in range(20)]
+    await records.aclose()
+    assert peak == 4
+    assert taken <= 20 + 4  # the plan is read one free slot at a time
+    assert len({r.run_index for r in got}) == 20
+
+
+async def test_bounded_holds_runs_back_while_the_consumer_is_slow() -> None:
+    started: list[int] = []
+
+    async def run_one(case_id: str, index: int) -> RunRecord:
+        started.append(index)
+        return _record(case_id, index)
+
+    records = bounded((("c", i) for i in range(1, 101)), 3, run_one)
+    await anext(records)
+    await asyncio.sleep(0.05)  # the consumer (the store) stalls; runs must wait for it
+    assert len(started) <= 1 + 3
+    await records.aclose()
+
+
+async def test_bounded_raises_the_first_failure_and_skips_items_left_missing() -> None:
+    async def run_one(case_id: str, index: int) -> RunRecord | None:
+        if index == 5:
+            raise RuntimeError("the cluster fell over")
+        return None if index % 2 else _record(case_id, index)
+
+    got: list[int] = []
+    with pytest.raises(RuntimeError, match="the cluster fell over"):
+        async for record in bounded((("c", i) for i in range(1, 10)), 1, run_one):
+            got.append(record.run_index)
+    assert got == [2, 4]
+
+
+def test_a_users_executor_comes_through_the_same_door(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    executors_for_tests.RAN.clear()
+    db = str(tmp_path / "p.db")
+    r = run_seed(capsys, "--executor", "executors_for_tests:Sequential", "--db", db, "-q")
+    assert r.code == 0, r.err
+    assert executors_for_tests.RAN == [(SEED, 1), (SEED, 2), (SEED, 3)]
+    assert "passes" in r.out and "0/3" in r.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--executor", "executors_for_tests:not_an_executor"], "has no run(job, todo) method"),
+        (["--executor", "nope"], "is neither built in (local, dask) nor an import path"),
+        (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler is for --executor dask"),
+        (["--executor", "dask", "--scheduler", "8786"], "write tcp://HOST:PORT"),
+    ],
+    ids=["no-run-method", "unknown-name", "scheduler-without-dask", "bad-address"],
+)
+def test_bad_executor_options_are_one_line_before_anything_runs(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    r = run_seed(capsys, *args, "--db", str(db), "-q")
+    assert r.code == 2 and message in r.err and "Traceback" not in r.err
+    assert (
+        not db.exists()
+        or sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    )
+
+
+def _job(suite_dir: Path, model_spec: str) -> Job:
+    suite = load_suite(suite_dir)
+    agent = resolve_agent(suite.defaults.agent, suite_dir=suite.path)
+    model = model_from_params(model_spec, {}, suite.path)
+    experiment = new_experiment(suite, agent, model_spec, model, k=1, params={"max_turns": 6})
+    return Job(experiment, suite, agent, model, RunOptions())
+
+
+def test_suite_files_leave_out_stores_caches_and_hidden_files(tmp_path: Path) -> None:
+    suite = tmp_path / "trello"
+    shutil.copytree(TRELLO, suite)
+    sqlite3.connect(suite / "passhat.db").execute("CREATE TABLE t (x)").connection.commit()
+    (suite / "passhat.db-wal").write_bytes(b"")
+    (suite / ".git").mkdir()
+    (suite / ".git" / "HEAD").write_text("ref")
+    (suite / "__pycache__").mkdir(exist_ok=True)
+    (suite / "__pycache__" / "rules.cpython-311.pyc").write_bytes(b"\0")
+    names = {name for name, _ in suite_files(suite)}
+    assert {"suite.yaml", "rules.py", "card_writer.py", "cassettes/cards.jsonl"} <= names
+    assert not {n for n in names if "passhat.db" in n or ".git" in n or "__pycache__" in n}
+
+
+def test_a_shipment_rebuilds_the_experiment_from_bytes_alone(tmp_path: Path) -> None:
+    # the cassette lives outside the suite folder: it must travel too
+    suite = tmp_path / "trello"
+    shutil.copytree(TRELLO, suite)
+    outside = tmp_path / "elsewhere" / "cards.jsonl"
+    outside.parent.mkdir()
+    shutil.move(suite / "cassettes" / "cards.jsonl", outside)
+    job = _job(suite, f"replay:{outside}")
+    shipment = ship(job)
+    shutil.rmtree(suite)  # nothing on disk is read past this point
+    outside.unlink()
+    ready = prepare(shipment, "test")
+    assert ready.suite.hash == job.suite.hash and ready.suite.path != job.suite.path
+    assert ready.agent.source_hash == job.agent.source_hash
+    record = ready.run(job.suite.cases[0].id, 1)
+    assert record.status in ("passed", "failed") and record.transcript
+
+
+@pytest.mark.parametrize("what", ["version", "agent source"])
+def test_a_worker_refuses_another_passhat_or_agent_source(what: str, tmp_path: Path) -> None:
+    shipment = ship(_job(TRELLO, "replay:cassettes/cards.jsonl"))
+    if what == "version":
+        shipment = replace(shipment, version="0.0.1")
+        expected = f"has passhat {passhat.__version__}, the experiment needs passhat 0.0.1"
+    else:
+        files = dict(shipment.files)
+        files["agent/card_writer.py"] += b"\n# edited on the worker\n"
+        shipment = replace(shipment, files=files)
+        expected = "its source of agent 'card_writer.py:write_card' (sha256) is"
+    with pytest.raises(WorkerRefused, match="install the same") as refused:
+        prepare(shipment, "tcp://127.0.0.1:1")
+    assert expected in str(refused.value) and "worker tcp://127.0.0.1:1" in str(refused.value)
+
+
+def test_run_and_resume_take_the_executor_options(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("run", "resume"):
+        r = run_cli(capsys, command, "--help")
+        assert "--executor" in r.out and "--scheduler" in r.out
+
+
+def test_runs_an_executor_gives_up_on_are_named_missing_and_resume_runs_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    agent = ["--agent", "agents_for_tests:odd_runs_pass", "-k", "4"]
+    r = run_seed(capsys, "--executor", "executors_for_tests:SkipsEven", *agent, "--db", db)
+    assert r.code == 0, r.err
+    assert "2 runs were left missing because their workers kept dying" in r.err
+    assert f"{SEED} run 2, {SEED} run 4" in r.err
+    r = run_cli(capsys, "resume", "latest", "--db", db, "-q", "--strict")
+    assert r.code == 0, r.err
+
+
+def test_command_agents_are_refused_by_the_dask_shipment_with_the_way_out() -> None:
+    job = _job(TRELLO, "replay:cassettes/cards.jsonl")
+    command = replace(job.agent, spec='command:{"command":["node","dist/agent.js"]}')
+    with pytest.raises(ConfigError, match="run them with --executor local"):
+        ship(replace(job, agent=command))
+
+
+def test_dask_without_its_extra_is_one_line_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "passhat.executors.dask", raising=False)
+    with pytest.raises(ConfigError, match=r"pip install 'passhat\[dask\]'"):
+        resolve_executor("dask")
