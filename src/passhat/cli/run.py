@@ -63,8 +63,9 @@ SchedulerOption = Annotated[
     str | None,
     typer.Option(
         "--scheduler",
-        metavar="tcp://HOST:PORT",
-        help="A running `dask scheduler` for --executor dask. Default: a local cluster "
+        metavar="ADDRESS",
+        help="A running `dask scheduler` (tcp://HOST:PORT) for --executor dask. Default: a "
+        "local cluster "
         "of worker processes on 127.0.0.1.",
         show_default=False,
     ),
