@@ -116,8 +116,11 @@ def load_object(ref: str, suite_dir: Path | None, *, what: str) -> Any:
 def source_hash(obj: Any) -> str | None:
     """SHA-256 of the source file an object was defined in (None when there is none)."""
     module = inspect.getmodule(obj)
-    if module is None:
-        return None
+    return None if module is None else module_source_hash(module)
+
+
+def module_source_hash(module: ModuleType) -> str | None:
+    """SHA-256 of the file a module was loaded from (None when there is none)."""
     try:
         path = inspect.getsourcefile(module)
     except TypeError:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from passhat.agents.base import Agent, RetryPolicy, RunContext
 from passhat.agents.clarifier import Clarifier, read_template
 from passhat.agents.command import is_command_spec
 from passhat.errors import ConfigError
-from passhat.imports import load_module
+from passhat.imports import load_module, module_source_hash
 
 __all__ = ["Agent", "LoadedAgent", "RetryPolicy", "RunContext", "resolve_agent"]
 
@@ -61,7 +59,7 @@ def resolve_agent(
     except AttributeError:
         raise ConfigError(f"agent {spec!r}: {module_name!r} has no {attr!r}") from None
     check_agent(spec, obj)
-    return LoadedAgent(spec, obj, getattr(obj, "prompt_version", None), _source_hash(module))
+    return LoadedAgent(spec, obj, getattr(obj, "prompt_version", None), module_source_hash(module))
 
 
 def load_command_agent(spec: str, suite_dir: Path | None) -> LoadedAgent:
@@ -77,20 +75,6 @@ def load_command_agent(spec: str, suite_dir: Path | None) -> LoadedAgent:
         ) from None
     agent = CommandAgent(from_spec(spec), suite_dir)
     return LoadedAgent(spec, agent, None, agent.source_hash)
-
-
-def _source_hash(module: ModuleType) -> str | None:
-    """SHA-256 of the file a user's agent was loaded from (None when there is none)."""
-    try:
-        path = inspect.getsourcefile(module)
-    except TypeError:
-        return None
-    if path is None:
-        return None
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def check_agent(spec: str, obj: Any) -> None:
