@@ -146,6 +146,24 @@ def test_a_grader_that_crashes_makes_the_run_errored_not_failed(
     assert c["passed"] == [1] and c["errored"] == [2] and c["graded"] == [1]
 
 
+def test_a_python_grader_that_raises_is_errored_not_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an uncaught exception exits 1 like a "failed" verdict would; its traceback says
+    # the grader crashed (the seed's run_dirs[0] grader does), so the run is errored
+    root = make_folder(tmp_path, {"a": {1: {"card": GOOD_CARD}, 2: {"card": GOOD_CARD}}})
+    grader = tmp_path / "grade.py"
+    grader.write_text(
+        "import sys\n"
+        "if sys.argv[1].endswith('run-2'):\n"
+        "    raise IndexError('list index out of range')\n"
+        "sys.exit(1)\n"
+    )
+    data = audit_json(capsys, str(root), "--grade", f"{sys.executable} {grader} {{run_dir}}")
+    (c,) = data["configurations"]
+    assert c["graded"] == [1] and c["passed"] == [] and c["errored"] == [2]
+
+
 def test_declared_and_claimed_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -105,6 +105,9 @@ def test_per_case_rows_name_missing_runs(
     assert rows["baseline"]["missing_runs"] == "2 3"
     assert rows["baseline"]["k_requested"] == "3" and rows["baseline"]["counted"] == "1"
     assert rows["writing-guide"]["pass_rate"] == "1.0" and rows["baseline"]["pass_rate"] == "0.0"
+    # CSV has no types: booleans as true/false (DuckDB, polars), never Python's True
+    assert {rows[c]["pass_at_n"] for c in rows} <= {"true", "false", ""}
+    assert rows["writing-guide"]["pass_at_n"] == "true"
 
 
 def test_export_refuses_an_unknown_format_in_one_line(

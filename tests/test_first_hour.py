@@ -338,7 +338,7 @@ def test_a_short_case_shows_its_n_and_case_ids_never_break_mid_word() -> None:
     assert long_id in out  # whole, on one line
     row = next(line for line in out.splitlines() if long_id in line)
     assert "✓ n=2" in row
-    b_row = next(line for line in out.splitlines() if line.startswith(" b "))
+    b_row = next(line for line in out.splitlines() if line.startswith("b "))
     assert "n=" not in b_row  # a complete case needs no n
 
 

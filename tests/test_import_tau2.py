@@ -127,6 +127,17 @@ def test_trials_become_runs_infra_errors_errored_gaps_missing(
     assert "missing: task 2, trial 2 (run 3)" in r.out
 
 
+def test_a_name_taken_is_one_clean_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "p.db"
+    results = write(tmp_path / "results.json", RESULTS)
+    assert (
+        run_cli(capsys, "import", "tau2", str(results), "--db", str(db), "--name", "t2").code == 0
+    )
+    r = run_cli(capsys, "import", "tau2", str(results), "--db", str(db), "--name", "t2")
+    assert r.code == 2 and "an experiment named 't2' exists already" in r.err
+    assert "UNIQUE" not in r.err and "Traceback" not in r.err
+
+
 def test_the_dir_format_reads_simulation_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -123,7 +123,7 @@ def test_errored_runs_stay_errored_and_resume_refuses_a_regrade(
     assert out["runs"] == 3 and out["changes"] == []
     assert [c["passes"] for c in data["cases"]] == [2]
     r = run_cli(capsys, "resume", "again", "--db", str(db))
-    assert r.code == 2 and "is regrade, not run by passhat" in r.err
+    assert r.code == 2 and "is of kind 'regrade', not a run" in r.err
 
 
 def test_regrade_refuses_imports_and_a_suite_without_the_cases(

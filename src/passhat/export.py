@@ -170,7 +170,17 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]], names: Sequence[str])
         writer = csv.DictWriter(handle, fieldnames=list(names))
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+            writer.writerow({k: _csv_cell(v) for k, v in row.items()})
+
+
+def _csv_cell(value: Any) -> Any:
+    """CSV has no types: empty for None, and true/false (not Python's True) as DuckDB,
+    polars and spreadsheets read them."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
 
 
 def _write_parquet(

@@ -325,11 +325,13 @@ async def _run_all(
 
 
 def _raise_first(done: set[asyncio.Task[None]]) -> None:
-    """A write that failed (the store could not write) stops the experiment."""
-    for task in done:
-        error = task.exception()
-        if error is not None:
-            raise error
+    """A write that failed (the store could not write) stops the experiment. Every
+    finished write's error is retrieved (no 'never retrieved' noise); one is raised."""
+    failed = [
+        error for task in done if not task.cancelled() and (error := task.exception()) is not None
+    ]
+    if failed:
+        raise failed[0]
 
 
 async def run_once(
@@ -468,7 +470,9 @@ async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, 
         )
     except BaseException as exc:  # the agent under test crashed: record it, keep going
         crashed = exc.inner if isinstance(exc, _ThreadExit) else exc
-        if not isinstance(getattr(crashed, "error_type", None), str):
+        if not isinstance(getattr(crashed, "error_type", None), str) and not isinstance(
+            crashed, ModelError
+        ):
             # an in-process agent crashed: where, exactly (a command agent's own
             # failures carry their kind and stderr instead, passhat's frames say nothing)
             ctx.crash = agent_traceback(crashed)
@@ -583,6 +587,9 @@ def watchdog() -> Iterator[None]:
         guard.stop()
 
 
+GRADE_FLOOR_S = 0.1
+"""Seconds grading always gets, even when the agent finished at its deadline."""
+
 CLEANUP_S = 1.0
 """Seconds a run past its deadline gets to clean up after the cancel."""
 
@@ -688,7 +695,8 @@ async def _grade(
         else:
             grade = functools.partial(score_run, run_index=run_index, seed=seed)
             pending = in_thread(grade, suite, case, final_state)
-        return await asyncio.wait_for(pending, max(left_s, 0.0)), None
+        # at least a moment: on 3.11 a zero wait cancels even an instant built-in scorer
+        return await asyncio.wait_for(pending, max(left_s, GRADE_FLOOR_S)), None
     except TimeoutError:
         return None, ("timeout", f"the run did not finish within {timeout_s:g} s (scoring)")
     except ScorerError as exc:

@@ -605,9 +605,14 @@ class Store:
                     )
                     written += 1
         except sqlite3.IntegrityError as error:
+            if experiment.name is not None and "experiments.name" in str(error):
+                raise StoreError(
+                    f"an experiment named {experiment.name!r} exists already; choose another "
+                    "--name (nothing was written)"
+                ) from None
             raise StoreError(
                 f"experiment {experiment.name or experiment.id} could not be stored ({error}); "
-                "nothing was written (an experiment name must be unique: choose another --name)"
+                "nothing was written"
             ) from None
         return written
 

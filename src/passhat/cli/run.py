@@ -726,7 +726,7 @@ def resume(
         stored = store.experiment(experiment_ref)
         if stored.kind != "run":
             raise InputError(
-                f"experiment {stored.name or stored.id} is {stored.kind}, not run by passhat: "
+                f"experiment {stored.name or stored.id} is of kind {stored.kind!r}, not a run: "
                 "it has no agent to resume (import, audit or regrade again instead)"
             )
 

@@ -121,6 +121,7 @@ class DaskExecutor:
         return f"DaskExecutor(scheduler={self.scheduler!r})"
 
     async def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
+        self.left_missing = []  # this call's give-ups only (adaptive rounds call run again)
         async with AsyncExitStack() as stack:
             client = await stack.enter_async_context(self._client(job.options.concurrency))
             self.address = str(client.scheduler.address)

@@ -198,11 +198,12 @@ def metrics_table(
     d = accounting.dataset()
     m = d.metrics
     cases = shown_cases(accounting, limit)
-    # no vertical rules: the eight columns fit an 80-column terminal
+    # no vertical rules and no edges: the eight columns fit an 80-column terminal
     table = Table(
         box=box.SIMPLE_HEAD,
-        padding=(0, 1, 0, 0),
+        padding=(0, 0, 0, 0),
         pad_edge=False,
+        show_edge=False,
         title=Text(title) if title else None,
         title_justify="left",
         caption=t("table_caption", lang, j=m.j)
@@ -223,7 +224,9 @@ def metrics_table(
     table.columns[0].overflow = "fold"  # a case id is never cut short
     table.columns[0].min_width = case_width(c.case for c in cases)  # nor broken mid-word
     for flags in table.columns[-2:]:
-        flags.no_wrap = True  # `✗ n=2` stays whole
+        # `✗ n=2` stays whole; a long dataset label ("pass@1 (mean of per-case rates)")
+        # wraps at its spaces instead of pushing the table past the terminal
+        flags.min_width = 7
     for c in cases:
         table.add_row(*_case_row(c))
     table.add_section()

@@ -439,7 +439,8 @@ def check_command(template: str) -> list[str]:
 
 
 def grade_with_command(tokens: Sequence[str], run_dir: Path, timeout_s: float) -> Grade:
-    """Run the grader on one run directory: exit 0 passed, 1 failed, else errored."""
+    """Run the grader on one run directory: exit 0 passed, 1 failed (unless it is a
+    Python traceback: the grader crashed), else errored."""
     argv = [t.replace("{run_dir}", str(run_dir)) for t in tokens]
     source = " ".join(tokens)
     try:
@@ -451,11 +452,17 @@ def grade_with_command(tokens: Sequence[str], run_dir: Path, timeout_s: float) -
     except subprocess.TimeoutExpired:
         return Grade("errored", source, f"the grader ran past {timeout_s:g} s")
     last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
-    details = {"exit_code": done.returncode, "stdout_tail": done.stdout[-500:]}
+    details = {
+        "exit_code": done.returncode,
+        "stdout_tail": done.stdout[-500:],
+        "stderr_tail": done.stderr[-500:],
+    }
     if done.returncode == 0:
         return Grade("passed", source, details=details)
-    if done.returncode == 1:
+    if done.returncode == 1 and "Traceback (most recent call last)" not in done.stderr:
         return Grade("failed", source, details=details)
+    # exit 1 with a Python traceback is the grader crashing (as the seed's run_dirs[0]
+    # grader does), not a verdict: errored, never a silent "failed"
     return Grade("errored", source, f"exit {done.returncode}: {last[:200]}", details)
 
 
