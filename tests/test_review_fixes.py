@@ -308,6 +308,16 @@ def test_unwritable_outputs_are_one_line_errors(
     assert r.code == 2 and "cannot write" in r.err
 
 
+def test_a_cassette_of_runs_that_asked_no_model_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    assert run_seed(capsys, "--agent", "agents_for_tests:perfect", "--db", db, "-q").code == 0
+    tape = tmp_path / "c.jsonl"
+    r = run_cli(capsys, "cassette", "latest", "-o", str(tape), "--db", db)
+    assert r.code == 2 and "holds no model answer" in r.err and not tape.exists()
+
+
 def test_a_cassette_that_lacks_answers_is_announced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

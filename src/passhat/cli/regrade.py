@@ -90,7 +90,8 @@ def regrade(
         console.print(Text("  no verdict changed"))
     for note in imported.notes:
         console.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
-    console.print(
-        Text(f"  `passhat compare {was} {e.name or e.id}` sets the two gradings side by side"),
-        soft_wrap=True,
-    )
+    if len(e.case_ids) >= 2:  # compare needs two cases to say anything
+        console.print(
+            Text(f"  `passhat compare {was} {e.name or e.id}` sets the two gradings side by side"),
+            soft_wrap=True,
+        )

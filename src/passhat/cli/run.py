@@ -979,6 +979,12 @@ def cassette(
     if isinstance(recorded, dict):
         meta["replayed_from"] = recorded
     tape = cassette_from_runs(meta, ((r.case_id, r.run_index, r.transcript) for r in runs))
+    if not tape.answers:
+        ref = experiment.name or experiment.id
+        raise InputError(
+            f"experiment {ref} holds no model answer to record (of kind {experiment.kind!r}; "
+            f"{len(runs)} runs, none asked a model); nothing was written"
+        )
     try:
         tape.dump(output)
     except OSError as error:
