@@ -118,6 +118,22 @@ def test_bad_executor_options_are_one_line_before_anything_runs(
     )
 
 
+def test_an_unreachable_scheduler_is_refused_before_an_experiment_is_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("distributed")
+    db = tmp_path / "p.db"
+    args = ["--executor", "dask", "--scheduler", "tcp://127.0.0.1:1", "--name", "dk"]
+    r = run_seed(capsys, *args, "--db", str(db), "-q")
+    assert r.code == 2 and "cannot reach the Dask scheduler" in r.err, r.err
+    assert "Traceback" not in r.err
+    # nothing holds the name: the same command with a reachable executor may use it
+    assert (
+        not db.exists()
+        or not sqlite3.connect(db).execute("SELECT count(*) FROM experiments").fetchone()[0]
+    )
+
+
 def _job(suite_dir: Path, model_spec: str) -> Job:
     suite = load_suite(suite_dir)
     agent = resolve_agent(suite.defaults.agent, suite_dir=suite.path)

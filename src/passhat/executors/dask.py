@@ -27,6 +27,7 @@ import importlib.metadata
 import math
 import os
 import secrets
+import socket
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack
 from typing import Any
@@ -104,13 +105,28 @@ def check_scheduler(address: str) -> str:
     return address
 
 
+def reachable(address: str, timeout_s: float = 5.0) -> str:
+    """The address, once something listens there: checked before an experiment is
+    stored, so a wrong --scheduler leaves no empty experiment holding its --name."""
+    parts = urlsplit(address)
+    try:
+        socket.create_connection((parts.hostname or "", parts.port or 0), timeout_s).close()
+    except OSError as error:
+        raise InputError(
+            f"cannot reach the Dask scheduler at {address} ({error.strerror or error}); start "
+            "one with `dask scheduler` (docs/dask.md) or leave --scheduler out for a local "
+            "cluster; nothing was stored"
+        ) from None
+    return address
+
+
 class DaskExecutor:
     """Runs work items as Dask tasks on a scheduler's workers, or on a LocalCluster."""
 
     def __init__(self, scheduler: str | None = None, *, workers: int | None = None) -> None:
         """`scheduler`: tcp://HOST:PORT of a running `dask scheduler`; None starts a
         LocalCluster of `workers` processes (default: one per core) on 127.0.0.1."""
-        self.scheduler = None if scheduler is None else check_scheduler(scheduler)
+        self.scheduler = None if scheduler is None else reachable(check_scheduler(scheduler))
         self.workers = workers
         self.left_missing: list[WorkItem] = []
         """Work items whose workers died too often: not recorded, so still missing."""
