@@ -21,12 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from calibration_sim import FIGURES, Cell, Tally, simulate
-from passhat import stats
+from calibration_sim import FIGURES, Cell, Tally, aa_rate, simulate
 
 SHORT = {
     "pass rate, SE": "rate SE",
@@ -58,20 +55,6 @@ def _cell(value: float | None, shown: int, replications: int) -> str:
     mark = "" if value >= TARGET else "!"
     part = "" if shown >= replications else f" ({shown / replications:.0%})"
     return f"{value * 100:.1f}{mark}{part}"
-
-
-def aa_rate(k_a: int, k_b: int, runs: int, seed: int) -> float:
-    """Share of A/A comparisons (100 cases, Beta(0.5, 0.5)) declared different."""
-    rng = np.random.default_rng(seed)
-    declared = 0
-    for e in range(runs):
-        p = rng.beta(0.5, 0.5, 100)
-        na, nb = np.full(100, k_a), np.full(100, k_b)
-        _, verdict = stats.compare_counts(
-            na, rng.binomial(na, p), nb, rng.binomial(nb, p), resamples=200, seed=e
-        )
-        declared += verdict.outcome != "none"
-    return declared / runs
 
 
 def main() -> None:

@@ -22,38 +22,12 @@ from typing import Any
 
 from _fixtures import make_suite
 from _result import result
+from vs_inspect.passhat_agents import instant, waits_100ms  # the same workloads as vs Inspect
 
 from passhat.agents import LoadedAgent
 from passhat.runner import RunOptions, new_experiment, run_experiment
 from passhat.store import Store
 from passhat.suite import load_suite
-
-ANNOTATIONS = [
-    {"ac": 3, "label": "conflict", "note": "n"},
-    {"ac": 3, "label": "inconsistent_with_description", "note": "n"},
-    {"ac": 4, "label": "unverifiable", "note": "n"},
-    {"ac": 7, "label": "unverifiable", "note": "n"},
-]
-
-
-async def instant(input: Any, env: Any, ctx: Any) -> str:
-    """Writes the goal state at once: the run costs only what passhat adds."""
-    await env.call(
-        "update_ticket",
-        {
-            "key": "SHOP-1042",
-            "goal": "g",
-            "scope_in": ["a"],
-            "scope_out": [],
-            "annotations": ANNOTATIONS,
-        },
-    )
-    return "ok"
-
-
-async def waits_100ms(input: Any, env: Any, ctx: Any) -> str:
-    await asyncio.sleep(0.1)
-    return await instant(input, env, ctx)
 
 
 def run(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from passhat.accounting import Accounting, CaseAccount
-from passhat.stats import uncertainty
+from passhat.stats import compare_counts, uncertainty
 
 FIGURES = (
     "pass rate, SE",
@@ -156,3 +156,17 @@ def simulate(
             target = float(np.mean(p[counted > 0] ** m))
             tally.add("dataset forecast", _inside(share.low, target, share.high))
     return tally
+
+
+def aa_rate(k_a: int, k_b: int, runs: int, seed: int) -> float:
+    """Share of A/A comparisons (100 cases, Beta(0.5, 0.5)) declared different."""
+    rng = np.random.default_rng(seed)
+    declared = 0
+    for e in range(runs):
+        p = rng.beta(0.5, 0.5, 100)
+        na, nb = np.full(100, k_a), np.full(100, k_b)
+        _, verdict = compare_counts(
+            na, rng.binomial(na, p), nb, rng.binomial(nb, p), resamples=200, seed=e
+        )
+        declared += verdict.outcome != "none"
+    return declared / runs

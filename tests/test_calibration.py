@@ -23,11 +23,9 @@ is deterministic; the tolerances say how far a different seed could move it.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from calibration_sim import FIGURES, Cell, Tally, simulate
-from passhat import stats
+from calibration_sim import FIGURES, Cell, Tally, aa_rate, simulate
 
 CELLS = (
     Cell(2.0, 2.0, 100, 3, 0.0),
@@ -70,24 +68,11 @@ def test_every_interval_covers_pooled_over_the_cells(tallies: dict[Cell, Tally])
     assert pooled.trials["dataset forecast"] == pooled.replications
 
 
-def _aa(k_a: int, k_b: int, runs: int, seed: int) -> float:
-    rng = np.random.default_rng(seed)
-    declared = 0
-    for e in range(runs):
-        p = rng.beta(0.5, 0.5, 100)
-        na, nb = np.full(100, k_a), np.full(100, k_b)
-        _, verdict = stats.compare_counts(
-            na, rng.binomial(na, p), nb, rng.binomial(nb, p), resamples=200, seed=e
-        )
-        declared += verdict.outcome != "none"
-    return declared / runs
-
-
 def test_compare_a_over_a_false_positive_rate() -> None:
     """400 A/A comparisons with equal k (5 vs 5) and 400 with unequal k (3 vs 10): at most
     6 % declared different pooled (binomial noise over 800 at 5 %: +-0.8 points), and each
     under 8 %; the unequal one must not be blind either (it was 0 of 300)."""
-    equal, unequal = _aa(5, 5, 400, 11), _aa(3, 10, 400, 12)
+    equal, unequal = aa_rate(5, 5, 400, 11), aa_rate(3, 10, 400, 12)
     assert (equal + unequal) / 2 <= 0.06
     assert equal <= 0.08 and unequal <= 0.08
     assert unequal >= 0.01
