@@ -230,6 +230,19 @@ def plan(experiment: ExperimentRecord, recorded: set[tuple[str, int]]) -> list[t
     ]
 
 
+def pending(
+    store: Store, experiment: ExperimentRecord, *, rerun_errored: bool = False
+) -> tuple[list[tuple[str, int]], dict[tuple[str, int], int]]:
+    """What a run or resume will do: the missing (case, index) pairs of the plan, then,
+    with `rerun_errored`, the errored ones, each with the attempt it will be."""
+    todo = plan(experiment, store.recorded(experiment.id))
+    attempts: dict[tuple[str, int], int] = {}
+    if rerun_errored:
+        attempts = {key: n + 1 for key, n in store.errored(experiment.id).items()}
+        todo += sorted(attempts, key=lambda key: (key[1], key[0]))
+    return todo, attempts
+
+
 async def run_experiment(
     store: Store,
     experiment: ExperimentRecord,
@@ -252,11 +265,7 @@ async def run_experiment(
     prepare_scorers(suite)  # a scorer that cannot be used stops here, before any run
     store.add_secrets(secret_values(model))
     with store.lease(experiment.id), watchdog():
-        todo = plan(experiment, store.recorded(experiment.id))
-        attempts: dict[tuple[str, int], int] = {}
-        if rerun_errored:
-            attempts = {key: n + 1 for key, n in store.errored(experiment.id).items()}
-            todo += sorted(attempts, key=lambda key: (key[1], key[0]))
+        todo, attempts = pending(store, experiment, rerun_errored=rerun_errored)
         try:
             await _run_all(
                 store,

@@ -293,10 +293,9 @@ def _execute(
     *,
     rerun_errored: bool = False,
 ) -> None:
-    from passhat.runner import plan, run_experiment
+    from passhat.runner import pending, run_experiment
 
-    todo = len(plan(experiment, store.recorded(experiment.id)))
-    todo += len(store.errored(experiment.id)) if rerun_errored else 0
+    todo = len(pending(store, experiment, rerun_errored=rerun_errored)[0])
     counts: Counter[str] = Counter()
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -714,7 +713,7 @@ def resume(
     Timeout and every model parameter are the experiment's own: a resumed run means
     the same as the runs before it. Only how hard a model call is tried may change
     (--retries, --retry-max-wait, --call-timeout), e.g. after a model server outage."""
-    from passhat.runner import check_resumable, new_experiment, plan
+    from passhat.runner import check_resumable, new_experiment, pending
     from passhat.suite import load_suite
 
     language = report_lang(lang)
@@ -765,8 +764,7 @@ def resume(
             _set_call_timeout(provider, call_timeout)
         if break_lease:
             _break_lease(store, stored)
-        todo = len(plan(stored, store.recorded(stored.id)))
-        todo += len(store.errored(stored.id)) if errored else 0
+        todo = len(pending(store, stored, rerun_errored=errored)[0])
         if not quiet:
             err_console.print(t("runs_to_do", language, id=stored.id, n=todo), markup=False)
         stored, rounds = _run_rounds(
