@@ -42,7 +42,8 @@ def _summary_of(row: str) -> str:
     `records.tool_counts(tool_calls)`, computed by SQLite's JSON functions
     (json_patch drops the keys a detail does not have). A column that is not
     JSON gives a value that is not JSON either, so a report says the store is
-    damaged instead of showing nothing."""
+    damaged instead of showing nothing. A call's error is read as JSON text (`->`),
+    not as SQL text: an error string starting with NUL is an error, not ''."""
     return f"""
         {row}.experiment_id, {row}.case_id, {row}.run_index, {row}.status, {row}.error_type,
         {row}.error_message, {row}.duration_s, {row}.input_tokens, {row}.output_tokens,
@@ -59,7 +60,8 @@ def _summary_of(row: str) -> str:
         CASE WHEN json_valid({row}.tool_calls) THEN coalesce((
             SELECT json_group_object(tool, json_array(n, e)) FROM (
               SELECT d.value ->> '$.tool' AS tool, count(*) AS n,
-                sum(CASE WHEN coalesce(d.value ->> '$.error', '') IN ('', 0) THEN 0 ELSE 1 END)
+                sum(CASE WHEN coalesce(d.value -> '$.error', 'null')
+                    IN ('null', '""', 'false', '0') THEN 0 ELSE 1 END)
                   AS e,
                 min(d.key) AS first
               FROM json_each({row}.tool_calls) AS d GROUP BY tool ORDER BY first)
