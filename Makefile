@@ -96,7 +96,10 @@ $(INSPECT_VENV)/bin/inspect:
 bench-inspect: install $(INSPECT_VENV)/bin/inspect
 	@mkdir -p benchmarks/results
 	$(BIN)/python benchmarks/vs_inspect/run.py --inspect-python $(INSPECT_VENV)/bin/python \
-	  | tee benchmarks/results/vs_inspect.txt
+	  > benchmarks/results/vs_inspect.new 2>&1; status=$$?; \
+	  cat benchmarks/results/vs_inspect.new; \
+	  if [ $$status -eq 0 ]; then mv benchmarks/results/vs_inspect.new benchmarks/results/vs_inspect.txt; \
+	  else rm benchmarks/results/vs_inspect.new; fi; exit $$status
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(CLARIFY_TS)/node_modules $(CLARIFY_TS)/dist

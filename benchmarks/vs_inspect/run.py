@@ -51,7 +51,9 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=1000, help="cases per workload (1,000)")
     args = parser.parse_args()
     passhat = [sys.executable, "-m", "passhat"]
-    inspect = [str(args.inspect_python), "-m", "inspect_ai"]
+    # absolute, not resolved: the commands run in a temporary folder, and resolving
+    # a venv's python symlink would leave the venv
+    inspect = [str(args.inspect_python.absolute()), "-m", "inspect_ai"]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
