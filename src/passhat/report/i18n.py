@@ -298,9 +298,21 @@ _EN: dict[str, str] = {
     "only the cases both contain are compared",
     "diff_title": "B − A over {cases} paired cases",
     "diff_caption": "pass@{j} / pass^{j}: the largest j every paired case reaches on both sides "
-    "(A requested {ka}, B requested {kb}). Interval: paired cluster bootstrap, "
-    "B = {resamples}; p: sign-flip permutation (pass rate: per-case rate differences "
-    "weighted by each case's share of runs)",
+    "(A requested {ka}, B requested {kb}). p: two-sided sign-flip permutation test, "
+    "B = {resamples}{flips} (pass rate: per-case rate differences weighted by each case's "
+    "share of runs). Interval: {method}; it excludes 0 exactly when B is declared better "
+    "or worse",
+    "method_for": "{labels}: {method}",
+    "cmp_method_flip": "inverted sign-flip test: the shifts it does not reject",
+    "cmp_method_floor": "inverted sign-flip test, widened to the binomial floor: "
+    "every paired case moved by the same amount",
+    "cmp_method_disagree": "inverted sign-flip test, widened to hold the pass rate over runs: "
+    "the run-weighted case differences point the other way, so no verdict",
+    "mde_none": "; MDE –: no difference is detectable with this many cases",
+    "mde_no_test": "the sign-flip test cannot reach p < {alpha} with so few",
+    "mde_over_100": "the MDE would be above 100 pts",
+    "verdict_undetectable": "No difference detectable with {cases} paired cases ({why}): "
+    "{evidence}.",
     "every_flip": " (every flip enumerated)",
     "mde_at_power": "; MDE at {power} power.",
     "pts": "{value} pts",
@@ -317,8 +329,10 @@ _EN: dict[str, str] = {
     "verdict_none": "No difference detectable at this size (MDE = {mde} at {power} power): "
     "{evidence}.",
     "verdict_to_detect": " To detect {diff} at {power} power: about {needed} cases "
-    "at {runs} runs each",
-    "verdict_or_runs": ", or {runs} runs per case on these {cases} cases",
+    "at {runs_n} each",
+    "verdict_or_runs": ", or {runs_n} per case on these {cases} cases",
+    "n_run": "{n} run",
+    "n_runs": "{n} runs",
     "verdict_runs_cannot": "; more runs on these cases cannot get there",
     # terminal: the experiment report
     "counted_runs_paren": " (counted runs)",
@@ -612,8 +626,18 @@ _ZH_TW: dict[str, str] = {
     "note_suites_differ": "測試集不同：A 跑的是測試集 {a}，B 跑的是測試集 {b}；只比較兩邊都有的案例",
     "diff_title": "{cases} 個配對案例的 B − A",
     "diff_caption": "pass@{j} / pass^{j}：每個配對案例在兩邊都達到的最大 j"
-    "（A 要求 {ka} 次，B 要求 {kb} 次）。區間：配對的群集 bootstrap，"
-    "B = {resamples}；p：符號翻轉置換檢定（通過率：各案例通過率差以該案例的執行次數占比加權）",
+    "（A 要求 {ka} 次，B 要求 {kb} 次）。p：雙尾符號翻轉置換檢定，B = {resamples}{flips}"
+    "（通過率：各案例通過率差以該案例的執行次數占比加權）。區間：{method}；"
+    "區間不含 0 恰好就是判定 B 較好或較差的時候",
+    "method_for": "{labels}的區間：{method}",
+    "cmp_method_flip": "反轉符號翻轉檢定：檢定不拒絕的所有平移",
+    "cmp_method_floor": "反轉符號翻轉檢定，並放寬到二項下限：每個配對案例的變動都相同",
+    "cmp_method_disagree": "反轉符號翻轉檢定，並放寬到包含以執行計的通過率："
+    "以執行次數加權的案例差方向相反，因此不下判定",
+    "mde_none": "；MDE –：以這麼少的案例偵測不到任何差異",
+    "mde_no_test": "案例這麼少，符號翻轉檢定無法達到 p < {alpha}",
+    "mde_over_100": "MDE 會超過 100 個百分點",
+    "verdict_undetectable": "以 {cases} 個配對案例偵測不到差異（{why}）：{evidence}。",
     "every_flip": "（列舉了每一種翻轉）",
     "mde_at_power": "；MDE 以 {power} 檢定力計算。",
     "pts": "{value} 個百分點",
@@ -629,8 +653,10 @@ _ZH_TW: dict[str, str] = {
     "verdict_worse": "B 比較差：{evidence}。",
     "verdict_none": "以目前的規模偵測不到差異（檢定力 {power} 下 MDE = {mde}）：{evidence}。",
     "verdict_to_detect": "要在 {power} 檢定力下偵測到 {diff}：約需 {needed} 個案例、"
-    "每個執行 {runs} 次",
-    "verdict_or_runs": "，或這 {cases} 個案例每個執行 {runs} 次",
+    "每個執行 {runs_n}",
+    "verdict_or_runs": "，或這 {cases} 個案例每個執行 {runs_n}",
+    "n_run": "{n} 次",
+    "n_runs": "{n} 次",
     "verdict_runs_cannot": "；在這些案例上多執行幾次也達不到",
     # terminal: the experiment report
     "counted_runs_paren": "（計入的執行）",
@@ -679,6 +705,12 @@ def t(key: str, lang: str, **values: object) -> str:
     labels = LABELS.get(lang) or LABELS[check_lang(lang)]
     text = labels[key]
     return text.format(**values) if values else text
+
+
+def tn(key: str, lang: str, n: int) -> str:
+    """A count with its noun in `lang`: `n_run` for 1 and `n_runs` otherwise (English has
+    a plural; the Chinese entries are the same for both)."""
+    return t(key if n == 1 else key + "s", lang, n=f"{n:,}")
 
 
 def verdict_key(verdict: str) -> str:

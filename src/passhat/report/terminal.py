@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns, format_ranges
-from passhat.report.i18n import LABELS, t
+from passhat.report.i18n import LABELS, t, tn
 from passhat.stats import CASE_ALPHA, CASE_CORRECTION, Comparison, Difference, Uncertainty
 from passhat.usage import TokenUsage
 
@@ -55,6 +55,11 @@ _STATS_PHRASES = (
     "plan_no_within",
     "note_no_suite_hash",
     "note_suites_differ",
+    "cmp_method_flip",
+    "cmp_method_floor",
+    "cmp_method_disagree",
+    "mde_no_test",
+    "mde_over_100",
 )
 """Catalog keys of the English phrases `passhat.stats` writes into its results."""
 
@@ -592,18 +597,20 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
     """B - A on the dataset figures, each with interval, p-value and MDE."""
     d0 = c.pass_at_1
     conf = f"{d0.confidence:.0%}"
-    caption = (
-        t(
-            "diff_caption",
-            lang,
-            j=c.j,
-            ka=c.a.k_requested,
-            kb=c.b.k_requested,
-            resamples=c.resamples,
-        )
-        + (t("every_flip", lang) if d0.exact else "")
-        + t("mde_at_power", lang, power=f"{d0.power:.0%}")
+    rows = (c.pass_at_1, c.pass_at_j, c.pass_hat_j)
+    caption = t(
+        "diff_caption",
+        lang,
+        j=c.j,
+        ka=c.a.k_requested,
+        kb=c.b.k_requested,
+        resamples=c.resamples,
+        flips=t("every_flip", lang) if d0.exact else "",
+        method=interval_methods(rows, lang),
     )
+    if any(d.mde_note is not None for d in rows):
+        caption += t("mde_none", lang)
+    caption += t("mde_at_power", lang, power=f"{d0.power:.0%}")
     table = Table(
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
@@ -625,9 +632,23 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
             Text(_pts(d.difference, lang), style=mark),
             t("range", lang, low=f"{d.low * 100:+.1f}", high=f"{d.high * 100:+.1f}"),
             f"{d.p_value:.3g}",
-            _pts(d.mde, lang, ".1f"),
+            "–" if d.mde_note is not None else _pts(d.mde, lang, ".1f"),
         )
     return table
+
+
+def interval_methods(rows: Iterable[Difference], lang: str = "en") -> str:
+    """How the rows' intervals were found: one method named once, or each with its rows,
+    so the caption names exactly the methods the JSON's `method` fields give."""
+    by_method: dict[str, list[str]] = {}
+    for d in rows:
+        by_method.setdefault(d.method, []).append(_phrase(d.label, lang))
+    if len(by_method) == 1:
+        return _phrase(next(iter(by_method)), lang)
+    return t("sep", lang).join(
+        t("method_for", lang, labels=t("list_sep", lang).join(labels), method=_phrase(m, lang))
+        for m, labels in by_method.items()
+    )
 
 
 CASES_SHOWN = 20
@@ -693,22 +714,27 @@ def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
     if v.outcome != "none":
         return t(f"verdict_{v.outcome}", lang, evidence=evidence)
     power = f"{chosen.power:.0%}"
-    text = t(
-        "verdict_none", lang, mde=_pts(abs(chosen.mde), lang, ".1f"), power=power, evidence=evidence
-    )
+    if chosen.mde_note is not None:
+        why = _phrase(chosen.mde_note, lang)
+        text = t("verdict_undetectable", lang, cases=cases, why=why, evidence=evidence)
+    else:
+        mde = _pts(abs(chosen.mde), lang, ".1f")
+        text = t("verdict_none", lang, mde=mde, power=power, evidence=evidence)
     if v.cases_needed is None:
         return text
     runs = [x.runs_a for x in c.cases] + [x.runs_b for x in c.cases]
+    each = math.ceil(sum(runs) / len(runs))  # a plan is in whole runs
     text += t(
         "verdict_to_detect",
         lang,
         diff=_pts(chosen.difference, lang),
         power=power,
         needed=v.cases_needed,
-        runs=math.ceil(sum(runs) / len(runs)),  # a plan is in whole runs
+        runs_n=tn("n_run", lang, each),
     )
     if v.runs_needed is not None:
-        text += t("verdict_or_runs", lang, runs=v.runs_needed, cases=cases)
+        runs_n = tn("n_run", lang, v.runs_needed)
+        text += t("verdict_or_runs", lang, runs_n=runs_n, cases=cases)
     elif chosen.label == "pass rate (over runs)":
         text += t("verdict_runs_cannot", lang)
     return text + t("period", lang)
