@@ -347,16 +347,22 @@ _EN: dict[str, str] = {
     "attempts kept); retried runs passed {retried}, first attempts {first}. Retrying only "
     "errored runs can bias the figures: compare the two.",
     # terminal: run and resume
-    "run_start": "experiment {id}: {cases} cases × k={k} = {runs} runs → {path}",
-    "runs_to_do": "experiment {id}: {n} runs to do",
-    "summary_only": "{runs} runs: figures and accounting only; item stability and tool use: "
+    "run_start": "experiment {id}: {cases} × k={k} = {runs} → {path}",
+    "runs_to_do": "experiment {id}: {runs} to do",
+    "nothing_to_do": "experiment {id}: nothing to do, every requested run is recorded "
+    "({runs}: passed {passed}, failed {failed}, errored {errored})",
+    "nothing_to_do_errored": "; `passhat resume {ref} --errored` runs the errored ones again",
+    "nothing_to_do_more": "; `passhat resume {ref} -k {k}` asks for more runs per case",
+    "n_case": "{n} case",
+    "n_cases": "{n} cases",
+    "summary_only": "{runs}: figures and accounting only; item stability and tool use: "
     "passhat report {ref}",
-    "report_skipped": "{runs} runs recorded; the report: passhat report {ref}",
-    "interrupted": "interrupted: {done} runs recorded, runs in flight were dropped (they count "
+    "report_skipped": "{runs} recorded; the report: passhat report {ref}",
+    "interrupted": "interrupted: {done} recorded, runs in flight were dropped (they count "
     "as missing); `passhat resume {ref}` runs the rest",
     "tally": "passed {passed} · failed {failed} · errored {errored}",
     "wrote": "wrote {path}",
-    "cassette_gaps": "warning: the cassette {cassette} has no answer for {n} of {total} runs "
+    "cassette_gaps": "warning: the cassette {cassette} has no answer for {n} of {total} "
     "(cases: {cases}); those runs will end errored. Choose covered cases with --case.",
 }
 
@@ -670,15 +676,21 @@ _ZH_TW: dict[str, str] = {
     "retried_line": "重試：{n} 次執行在出錯後重新執行（保留了 {earlier} 次先前的嘗試）；"
     "重試的執行通過 {retried}，首次嘗試通過 {first}。只重試出錯的執行可能使數字偏差：請比較兩者。",
     # terminal: run and resume
-    "run_start": "實驗 {id}：{cases} 個案例 × k={k} = {runs} 次執行 → {path}",
-    "runs_to_do": "實驗 {id}：還要做 {n} 次執行",
-    "summary_only": "{runs} 次執行：只列數字與帳目；項目穩定度與工具使用：passhat report {ref}",
-    "report_skipped": "已記錄 {runs} 次執行；報告：passhat report {ref}",
-    "interrupted": "已中斷：記錄了 {done} 次執行，進行中的執行已捨棄（算作缺少）；"
+    "run_start": "實驗 {id}：{cases} × k={k} = {runs}執行 → {path}",
+    "runs_to_do": "實驗 {id}：還要做 {runs}執行",
+    "nothing_to_do": "實驗 {id}：沒有要做的，要求的執行都已記錄"
+    "（{runs}執行：通過 {passed}、未通過 {failed}、出錯 {errored}）",
+    "nothing_to_do_errored": "；`passhat resume {ref} --errored` 會重新執行出錯的執行",
+    "nothing_to_do_more": "；`passhat resume {ref} -k {k}` 會為每個案例要求更多次執行",
+    "n_case": "{n} 個案例",
+    "n_cases": "{n} 個案例",
+    "summary_only": "{runs}執行：只列數字與帳目；項目穩定度與工具使用：passhat report {ref}",
+    "report_skipped": "已記錄 {runs}執行；報告：passhat report {ref}",
+    "interrupted": "已中斷：記錄了 {done}執行，進行中的執行已捨棄（算作缺少）；"
     "`passhat resume {ref}` 會執行其餘的部分",
     "tally": "通過 {passed} · 未通過 {failed} · 出錯 {errored}",
     "wrote": "已寫入 {path}",
-    "cassette_gaps": "警告：錄製檔 {cassette} 在 {total} 次執行中有 {n} 次沒有回答（案例：{cases}），這些執行將以錯誤結束。請用 --case 選擇有錄製的案例。",
+    "cassette_gaps": "警告：錄製檔 {cassette} 在 {total}執行中有 {n} 次沒有回答（案例：{cases}），這些執行將以錯誤結束。請用 --case 選擇有錄製的案例。",
 }
 
 LABELS: dict[str, dict[str, str]] = {"en": _EN, "zh-TW": _ZH_TW}
