@@ -22,6 +22,7 @@ from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli._help import examples
 from passhat.cli.metrics import LangOption, PriceOption, PricesOption, report_lang
 from passhat.errors import ConfigError, InputError
+from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report, print_figures
 from passhat.report.i18n import t, tn
@@ -391,7 +392,7 @@ def _warn_left_missing(executor: Executor | None) -> None:
         shown = ", ".join(f"{case} run {index}" for case, index in left[:10])
         more = f" and {len(left) - 10} more" if len(left) > 10 else ""
         err_console.print(
-            f"{len(left)} runs were left missing because their workers kept dying: "
+            f"{plural(len(left), 'run')} left missing because their workers kept dying: "
             f"{shown}{more}; `passhat resume` runs them again",
             style="yellow",
             markup=False,
@@ -1030,7 +1031,7 @@ def cassette(
         ref = experiment.name or experiment.id
         raise InputError(
             f"experiment {ref} holds no model answer to record (of kind {experiment.kind!r}; "
-            f"{len(runs)} runs, none asked a model); nothing was written"
+            f"{plural(len(runs), 'run')}, none asked a model); nothing was written"
         )
     try:
         tape.dump(output)
@@ -1038,7 +1039,8 @@ def cassette(
         raise InputError(f"-o {output}: cannot write ({error.strerror})") from None
     console.print(
         Text(
-            f"{output}: {len(tape.answers)} model answers from {len(runs)} runs; replay with "
+            f"{output}: {plural(len(tape.answers), 'model answer')} from "
+            f"{plural(len(runs), 'run')}; replay with "
             f"--model replay:{output}"
         ),
         soft_wrap=True,

@@ -12,6 +12,7 @@ from passhat.cli._app import app, console, write_json
 from passhat.cli._help import Group, Typer, examples
 from passhat.cli.run import DbOption, open_store
 from passhat.errors import InputError
+from passhat.plain import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,7 +62,7 @@ def print_imported(out: Console, imported: Imported, accounting: Accounting, ori
     out.print(
         Text(
             f"  task {e.suite_name} · model {e.model} · {origin} {tool_version} · "
-            f"{len(e.case_ids)} cases × requested k {e.k_requested}"
+            f"{plural(len(e.case_ids), 'case')} × requested k {e.k_requested}"
         ),
         soft_wrap=True,
     )
@@ -106,7 +107,7 @@ def print_imported(out: Console, imported: Imported, accounting: Accounting, ori
         out.print(
             Text(
                 f"    pass@{m.j} / pass^{m.j}    {m.pass_at_j:.3f} / {m.pass_hat_j:.3f}  mean over "
-                f"{m.cases} cases (weighs cases); j = {m.j}, the fewest counted runs of any case"
+                f"{plural(m.cases, 'case')} (weighs cases); j = {m.j}, the fewest counted runs of any case"
             ),
             soft_wrap=True,
         )

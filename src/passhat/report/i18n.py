@@ -73,8 +73,8 @@ _EN: dict[str, str] = {
     "missing": "missing",
     "plan_met": "plan met",
     "plan_not_met": "plan NOT met",
-    "plan_met_line": "Plan met: every case has {k} counted runs.",
-    "replayed_line": "{n} runs replayed from a cassette: re-plays of one recording, not independent trials of the model.",
+    "plan_met_line": "Plan met: every case has {runs}.",
+    "replayed_line": "{runs} replayed from a cassette: re-plays of one recording, not independent trials of the model.",
     "plan_not_met_line": "Plan NOT met: dataset figures are {at} / {hat}, not pass@{k} / pass^{k}.",
     "plan_not_met_left_out": "Plan NOT met: {left} of {cases} cases have no counted run and are "
     "left out; the dataset figures cover the other {included}.",
@@ -192,8 +192,8 @@ _EN: dict[str, str] = {
     "table_caption": "n = each case's counted runs; the dataset row uses j = {j}, "
     "which every included case reaches; its rate is the pass rate over runs "
     "(all passes / all counted runs)",
-    "more_cases_hidden": "; {n} more cases not listed (--all lists every case, --json has all)",
-    "dataset_row": "dataset\n({cases} cases)",
+    "more_cases_hidden": "; {more} not listed (--all lists every case, --json has all)",
+    "dataset_row": "dataset\n({cases})",
     "requested_k_is": "requested k = {k}",
     "k_inferred_hint": " (inferred from the largest run index; pass --k to state it)",
     "k_inferred": " (inferred from the largest run index)",
@@ -202,7 +202,7 @@ _EN: dict[str, str] = {
     "shortfall_case": "{case}: {counted} of {k} requested runs counted ({detail})",
     "missing_run_list": "missing run {runs}",
     "errored_run_list": "errored run {runs}",
-    "more_short": "... and {n} more cases short of the plan",
+    "more_short": "... and {more} short of the plan",
     "and_more": " and {n} more",
     "sep": "; ",
     "list_sep": ", ",
@@ -246,9 +246,9 @@ _EN: dict[str, str] = {
     "nothing to fit",
     "share_no_pairs": "no interval: no case has 2 counted runs to tell cases apart from runs",
     "no_interval": "no interval",
-    "at_requested": "{label} over the {cases} cases that reached k = {k} ({left} left out)",
+    "at_requested": "{label} over the {cases} that reached k = {k} ({left} left out)",
     "ledger_title": "errored runs: how far could they move the figures?",
-    "ledger_head": "{errored} errored runs in {cases} cases. Each figure with errored runs "
+    "ledger_head": "{errored} in {cases}. Each figure with errored runs "
     "left out (as above), counted as failures, and counted as passes:",
     "ledger_excluded": "errors left out",
     "ledger_failures": "errors as failures",
@@ -339,11 +339,11 @@ _EN: dict[str, str] = {
     "completed_runs_paren": " (completed runs)",
     "extra_in": "extra in {runs}",
     "all": "all",
-    "more_item_cases": "item stability of {n} more cases: --all or --json",
-    "calls_in_runs": "{calls} in {runs} runs",
+    "more_item_cases": "item stability of {more}: --all or --json",
+    "calls_in_runs": "{calls} in {runs}",
     "errored_line": "errored: {case} run {run}: {type}: {message}",
-    "more_errored": "... and {n} more errored runs (--json lists them all)",
-    "retried_line": "retried: {n} runs were run again after an error ({earlier} earlier "
+    "more_errored": "... and {more} (--json lists them all)",
+    "retried_line": "retried: {again} after an error ({earlier} earlier "
     "attempts kept); retried runs passed {retried}, first attempts {first}. Retrying only "
     "errored runs can bias the figures: compare the two.",
     # terminal: run and resume
@@ -355,6 +355,16 @@ _EN: dict[str, str] = {
     "nothing_to_do_more": "; `passhat resume {ref} -k {k}` asks for more runs per case",
     "n_case": "{n} case",
     "n_cases": "{n} cases",
+    "n_counted_run": "{n} counted run",
+    "n_counted_runs": "{n} counted runs",
+    "n_more_case": "{n} more case",
+    "n_more_cases": "{n} more cases",
+    "n_more_errored": "{n} more errored run",
+    "n_more_erroreds": "{n} more errored runs",
+    "n_run_again": "{n} run was run again",
+    "n_run_agains": "{n} runs were run again",
+    "n_errored_run": "{n} errored run",
+    "n_errored_runs": "{n} errored runs",
     "summary_only": "{runs}: figures and accounting only; item stability and tool use: "
     "passhat report {ref}",
     "report_skipped": "{runs} recorded; the report: passhat report {ref}",
@@ -419,8 +429,8 @@ _ZH_TW: dict[str, str] = {
     "missing": "缺少",
     "plan_met": "已達計畫",
     "plan_not_met": "未達計畫",
-    "plan_met_line": "已達計畫：每個案例都有 {k} 次計入的執行。",
-    "replayed_line": "{n} 次執行的模型回應重播自錄製檔：是同一份紀錄的重播，不是模型的獨立試驗。",
+    "plan_met_line": "已達計畫：每個案例都有 {runs}。",
+    "replayed_line": "{runs}執行的模型回應重播自錄製檔：是同一份紀錄的重播，不是模型的獨立試驗。",
     "plan_not_met_line": "未達計畫：資料集指標是 {at} / {hat}，不是 pass@{k} / pass^{k}。",
     "plan_not_met_left_out": "未達計畫：{cases} 個案例中有 {left} 個沒有計入的執行，不列入計算；資料集指標只涵蓋其餘 {included} 個案例。",
     "shortfall_line": "要求 {k} 次，計入 {counted} 次",
@@ -534,8 +544,8 @@ _ZH_TW: dict[str, str] = {
     # terminal: the metrics table and the accounting panel
     "table_caption": "n = 各案例計入的執行次數；資料集列使用 j = {j}，每個納入的案例都達到；"
     " 資料集列的通過率以執行次數計（全部通過／全部計入）",
-    "more_cases_hidden": "；另有 {n} 個案例未列出（--all 列出每個案例，--json 含全部）",
-    "dataset_row": "資料集\n（{cases} 個案例）",
+    "more_cases_hidden": "；另有 {more}未列出（--all 列出每個案例，--json 含全部）",
+    "dataset_row": "資料集\n（{cases}）",
     "requested_k_is": "要求的 k = {k}",
     "k_inferred_hint": "（由最大的執行編號推斷；用 --k 明確指定）",
     "k_inferred": "（由最大的執行編號推斷）",
@@ -544,7 +554,7 @@ _ZH_TW: dict[str, str] = {
     "shortfall_case": "{case}：要求 {k} 次，計入 {counted} 次（{detail}）",
     "missing_run_list": "缺少第 {runs} 次",
     "errored_run_list": "第 {runs} 次出錯",
-    "more_short": "……另有 {n} 個案例未達計畫",
+    "more_short": "……另有 {more}未達計畫",
     "and_more": "，另有 {n} 個",
     "sep": "；",
     "list_sep": "、",
@@ -585,9 +595,9 @@ _ZH_TW: dict[str, str] = {
     "share_no_spread": "無區間：每次計入的執行都通過（或都失敗），沒有可配適的變異",
     "share_no_pairs": "無區間：沒有案例有 2 次計入的執行，無法區分案例間與執行間的變異",
     "no_interval": "無區間",
-    "at_requested": "{label}：達到 k = {k} 的 {cases} 個案例（未納入 {left} 個）",
+    "at_requested": "{label}：達到 k = {k} 的 {cases}（未納入 {left} 個）",
     "ledger_title": "出錯的執行：最多會讓指標變動多少？",
-    "ledger_head": "{cases} 個案例中有 {errored} 次出錯的執行。每個指標分別以"
+    "ledger_head": "{cases}中有 {errored}。每個指標分別以"
     "排除出錯（如上）、出錯算失敗、出錯算通過計算：",
     "ledger_excluded": "排除出錯",
     "ledger_failures": "出錯算失敗",
@@ -669,11 +679,11 @@ _ZH_TW: dict[str, str] = {
     "completed_runs_paren": "（完成的執行）",
     "extra_in": "多標於第 {runs} 次",
     "all": "全部",
-    "more_item_cases": "另有 {n} 個案例的項目穩定度：請用 --all 或 --json",
-    "calls_in_runs": "{runs} 次執行各呼叫 {calls} 次",
+    "more_item_cases": "另有 {more}的項目穩定度：請用 --all 或 --json",
+    "calls_in_runs": "{runs}執行各呼叫 {calls} 次",
     "errored_line": "出錯：{case} 第 {run} 次：{type}: {message}",
-    "more_errored": "……另有 {n} 次出錯的執行（--json 會全部列出）",
-    "retried_line": "重試：{n} 次執行在出錯後重新執行（保留了 {earlier} 次先前的嘗試）；"
+    "more_errored": "……另有 {more}（--json 會全部列出）",
+    "retried_line": "重試：{again}在出錯後重新執行（保留了 {earlier} 次先前的嘗試）；"
     "重試的執行通過 {retried}，首次嘗試通過 {first}。只重試出錯的執行可能使數字偏差：請比較兩者。",
     # terminal: run and resume
     "run_start": "實驗 {id}：{cases} × k={k} = {runs}執行 → {path}",
@@ -684,6 +694,16 @@ _ZH_TW: dict[str, str] = {
     "nothing_to_do_more": "；`passhat resume {ref} -k {k}` 會為每個案例要求更多次執行",
     "n_case": "{n} 個案例",
     "n_cases": "{n} 個案例",
+    "n_counted_run": "{n} 次計入的執行",
+    "n_counted_runs": "{n} 次計入的執行",
+    "n_more_case": "{n} 個案例",
+    "n_more_cases": "{n} 個案例",
+    "n_more_errored": "{n} 次出錯的執行",
+    "n_more_erroreds": "{n} 次出錯的執行",
+    "n_run_again": "{n} 次執行",
+    "n_run_agains": "{n} 次執行",
+    "n_errored_run": "{n} 次出錯的執行",
+    "n_errored_runs": "{n} 次出錯的執行",
     "summary_only": "{runs}執行：只列數字與帳目；項目穩定度與工具使用：passhat report {ref}",
     "report_skipped": "已記錄 {runs}執行；報告：passhat report {ref}",
     "interrupted": "已中斷：記錄了 {done}執行，進行中的執行已捨棄（算作缺少）；"

@@ -189,7 +189,7 @@ def shown_cases(accounting: Accounting, limit: int | None) -> list[CaseAccount]:
 def _hidden_note(total: int, shown: int, lang: str) -> str:
     if shown >= total:
         return ""
-    return t("more_cases_hidden", lang, n=f"{total - shown:,}")
+    return t("more_cases_hidden", lang, more=tn("n_more_case", lang, total - shown))
 
 
 def metrics_table(
@@ -236,7 +236,7 @@ def metrics_table(
         table.add_row(*_case_row(c))
     table.add_section()
     table.add_row(
-        Text(t("dataset_row", lang, cases=m.cases), style="bold"),
+        Text(t("dataset_row", lang, cases=tn("n_case", lang, m.cases)), style="bold"),
         str(accounting.runs_requested),
         str(accounting.runs_completed),
         str(accounting.runs_counted),
@@ -286,9 +286,10 @@ def accounting_panel(
         t("k_inferred_hint", lang) if k_inferred else "",
         "  ·  " + _run_counts(a, lang),
     )
-    replay = [Text(t("replayed_line", lang, n=replayed), "yellow")] if replayed else []
+    replayed_line = t("replayed_line", lang, runs=tn("n_run", lang, replayed))
+    replay = [Text(replayed_line, "yellow")] if replayed else []
     if d.complete:
-        met = Text(t("plan_met_line", lang, k=a.k_requested), "green")
+        met = Text(t("plan_met_line", lang, runs=tn("n_counted_run", lang, a.k_requested)), "green")
         return Panel(
             Group(head, met, *replay), title=title, border_style="green", title_align="left"
         )
@@ -303,7 +304,8 @@ def accounting_panel(
     lines.extend(Text("  " + line) for line in listed)
     short = sum(1 for c in a.cases if not c.complete)
     if len(listed) < short:
-        lines.append(Text("  " + t("more_short", lang, n=f"{short - len(listed):,}")))
+        more = tn("n_more_case", lang, short - len(listed))
+        lines.append(Text("  " + t("more_short", lang, more=more)))
     if d.excluded:
         excluded = d.excluded if limit is None else d.excluded[:limit]
         more = (
@@ -389,7 +391,7 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
                 "at_requested",
                 lang,
                 label=i.label,
-                cases=d.requested_cases,
+                cases=tn("n_case", lang, d.requested_cases),
                 k=i.label[len("pass@") :],
                 left=d.requested_left_out,
             )
@@ -416,7 +418,8 @@ def ledger_panel(ledger: ErrorLedger, *, lang: str = "en") -> Panel:
         table.add_row(
             _phrase(r.label, lang), _pct(r.excluded), _pct(r.as_failures), _pct(r.as_passes)
         )
-    head = Text(t("ledger_head", lang, errored=ledger.errored, cases=ledger.cases))
+    errored = tn("n_errored_run", lang, ledger.errored)
+    head = Text(t("ledger_head", lang, errored=errored, cases=tn("n_case", lang, ledger.cases)))
     parts: list[Text | Table] = [head, table]
     style = "yellow"
     if ledger.concentrated and ledger.rate_where_errored is not None and ledger.z is not None:
