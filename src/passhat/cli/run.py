@@ -392,7 +392,8 @@ def _warn_left_missing(executor: Executor | None) -> None:
         shown = ", ".join(f"{case} run {index}" for case, index in left[:10])
         more = f" and {len(left) - 10} more" if len(left) > 10 else ""
         err_console.print(
-            f"{plural(len(left), 'run')} left missing because their workers kept dying: "
+            f"{plural(len(left), 'run')} {'was' if len(left) == 1 else 'were'} left missing "
+            "because their workers kept dying: "
             f"{shown}{more}; `passhat resume` runs them again",
             style="yellow",
             markup=False,
