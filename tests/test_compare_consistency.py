@@ -52,6 +52,9 @@ def test_pass_hat_interval_excluding_zero_never_sits_beside_no_difference(
     r = run_cli(capsys, "compare", a, b, "--metric", "pass^k")
     text = _flat(r.out)
     assert "p = 0.0625) over 10 paired cases" in text and "interval -100.0 pts to +0.0 pts" in text
+    # the observed -50 pts is above the MDE (46.7 pts) yet undecided: more cases than these
+    # 10 are needed, not "about 9 cases" as it said
+    assert data["verdict"]["cases_needed"] == 11 and "about 11 cases at 3 runs each" in text
     assert "Interval: inverted sign-flip test: the shifts it does not reject" in text
 
 

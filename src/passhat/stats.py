@@ -1746,7 +1746,9 @@ def _verdict(chosen: Difference, cases: int, runs_needed: int | None, runs_now: 
         return Verdict(chosen.label, outcome, text, None, None)
     # and never fewer cases than a sign-flip test needs to reject at all: 2 / 2^G < alpha
     fewest = math.floor(math.log2(2.0 / (1.0 - chosen.confidence))) + 1
-    needed = max(fewest, math.ceil(cases * (chosen.mde / chosen.difference) ** 2))
+    # ...and more cases than these, which did not decide it (an observed difference above
+    # the MDE can still miss: the MDE is the one found 80 % of the time, not always)
+    needed = max(fewest, cases + 1, math.ceil(cases * (chosen.mde / chosen.difference) ** 2))
     if cases < fewest:  # no number of runs lets the test reject on these few cases
         runs_needed = None
     text += (
