@@ -103,7 +103,7 @@ def test_a_look_decides_only_below_its_share_of_alpha() -> None:
 
 def test_too_few_cases_to_ever_decide_is_named() -> None:
     plan = schedule(3, 12, 3)  # alpha / L = 0.0125
-    assert smallest_p(6) == pytest.approx(2 / 64) and smallest_p(20) == pytest.approx(1 / 2001)
+    assert smallest_p(6) == pytest.approx(2 / 64) and smallest_p(20) == pytest.approx(2 / 2001)
     assert "smallest p-value is 0.0312" in str(unreachable(plan, 6))
     assert unreachable(plan, 8) is None  # 2 / 256 = 0.0078 can decide
     assert unreachable(schedule(3, 3, 3), 6) is None  # one look: 0.031 < 0.05

@@ -128,7 +128,12 @@ def test_few_cases_enumerate_every_sign_flip() -> None:
     diffs, verdict = stats.compare_counts(n, np.zeros(4), n, n, resamples=100)
     assert diffs[0].exact and diffs[0].p_value == pytest.approx(2 / 16)
     assert verdict.outcome == "none"
-    assert verdict.text.startswith("No difference detectable at this size (MDE = ")
+    assert verdict.text.startswith(
+        "No difference detectable with 4 paired cases (the sign-flip test cannot reach "
+        "p < 0.05 with so few): "
+    )
+    # ...and no number of runs on these 4 cases could change that
+    assert verdict.runs_needed is None and "runs per case" not in verdict.text
 
 
 def test_worse_b_is_reported_worse() -> None:
@@ -197,7 +202,7 @@ def test_shared_case_without_counted_run_is_left_out() -> None:
     [
         (_suite({"x": 1}), _suite({"y": 1}), "A and B share no case"),
         ([("x", 1, "errored")], _suite({"x": 1}), "A has no counted run"),
-        (_suite({"x": 1, "y": 2}), _suite({"x": 1}), "share 1 case(s) with counted runs"),
+        (_suite({"x": 1, "y": 2}), _suite({"x": 1}), "share 1 case with counted runs"),
     ],
     ids=["no-shared-case", "nothing-counted", "one-shared-case"],
 )

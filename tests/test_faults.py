@@ -394,7 +394,8 @@ def test_resume_errored_reruns_errored_runs_keeping_earlier_attempts(
     assert [r["traceback"] for r in stored_runs(db) if r["status"] == "errored"] == [None] * 2
     # a plain resume has nothing to do: errored runs are recorded runs
     r = run_cli(capsys, "resume", "latest", "--db", str(db))
-    assert r.code == 0 and "0 runs to do" in r.err
+    assert r.code == 0 and "nothing to do, every requested run is recorded (4 runs: " in r.err
+    assert "errored 2); `passhat resume " in r.err and " --errored` runs the errored" in r.err
     r = run_cli(capsys, "resume", "latest", "--errored", "--db", str(db))
     assert r.code == 0 and "2 runs to do" in r.err  # still down: errored again, attempt 2
     monkeypatch.delenv("PASSHAT_TEST_DOWN")

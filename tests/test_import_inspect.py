@@ -85,7 +85,8 @@ def test_inspects_own_figure_is_printed_beside_passhats_labelled(
     accuracy = next(f for f in item["figures"] if f["label"] == "Inspect accuracy (match)")
     assert accuracy["value"] == pytest.approx((1 + 1 / 3 + 1) / 3)
     assert item["passhat"]["pass_rate"] == pytest.approx(0.75)
-    r = run_cli(capsys, "import", "inspect", str(logs["full"]), "--db", str(db))
+    # the text output, into another store (the same log again would be a no-op)
+    r = run_cli(capsys, "import", "inspect", str(logs["full"]), "--db", str(tmp_path / "q.db"))
     assert "pass rate          0.750  6/8 runs (weighs runs)" in r.out
     assert "Inspect accuracy (match)  0.778" in r.out
     assert "weighs samples: each sample's scored epochs reduced by mean first" in r.out
@@ -214,3 +215,20 @@ def test_a_scorer_the_log_lacks_leaves_every_scored_run_errored(
 )
 def test_pass_rules(specs: list[str], value: Any, verdict: bool | None) -> None:
     assert pass_rule(specs).passes(value) is verdict
+
+
+def test_the_same_log_twice_is_stored_once(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As for τ²-bench and Harbor (tests/test_import_again.py)."""
+    from test_import_again import check_same_input_twice, inspect_source
+
+    check_same_input_twice(inspect_source(tmp_path, logs["full"]), tmp_path, capsys)
+
+
+def test_a_log_rewritten_with_other_runs_is_refused_in_one_line(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_import_again import check_other_runs_refused, inspect_source
+
+    check_other_runs_refused(inspect_source(tmp_path, logs["full"]), tmp_path, capsys)

@@ -120,7 +120,8 @@ def test_trials_become_runs_infra_errors_errored_gaps_missing(
     assert data["experiment"]["model"] == "gpt-4.1-mini"
     assert data["accounting"]["runs_counted"] == 7 and data["accounting"]["runs_missing"] == 1
     assert data["dataset"]["label_hat"] == "pass^2"
-    r = run_cli(capsys, "import", "tau2", str(results), "--db", str(db))
+    # the text output, into another store (the same results again would be a no-op)
+    r = run_cli(capsys, "import", "tau2", str(results), "--db", str(tmp_path / "q.db"))
     assert (
         "errored: task 1, trial 2 (run 3): τ²-bench: the simulation hit an infrastructure" in r.out
     )

@@ -92,7 +92,7 @@ def test_the_tool_use_table_is_bounded_like_the_case_table() -> None:
 
 def test_calls_cell() -> None:
     assert calls_cell([1, 0, 1], 3) == "1 0 1"
-    assert calls_cell([1, 0, 1, 1], 3) == "1 in 3 runs, 0 in 1 runs"
+    assert calls_cell([1, 0, 1, 1], 3) == "1 in 3 runs, 0 in 1 run"
     assert calls_cell([1] * 5000, None) == " ".join(["1"] * 5000)
 
 

@@ -333,7 +333,8 @@ def test_run_prints_its_report_in_zh_tw(tmp_path: Path, capsys: pytest.CaptureFi
     assert "每次都漏掉" in r.out and "always missed" not in r.out
     r = run_cli(capsys, "resume", "latest", "--db", db, "--lang", "zh-TW")
     assert r.code == 0, r.err
-    assert "還要做 0 次執行" in r.err and "項目穩定度" in r.out
+    assert "沒有要做的，要求的執行都已記錄（3 次執行：通過 0、未通過 3、出錯 0）" in r.err
+    assert "項目穩定度" in r.out
 
 
 # --------------------------------------------------------------------------- the catalog

@@ -200,10 +200,11 @@ def decided_look(plan: Schedule, k: int, difference: Difference, runs_counted: i
 
 def smallest_p(cases: int, resamples: int = DEFAULT_RESAMPLES) -> float:
     """The smallest p-value compare's sign flip can give over `cases` paired cases:
-    2 / 2^G when every pattern is enumerated (2^G <= resamples), else 1 / (B + 1)."""
+    2 / 2^G when every pattern is enumerated (2^G <= resamples), else 2 / (B + 1)
+    (twice the smaller one-sided p-value)."""
     if cases < 63 and 2**cases <= resamples:
         return 2.0 / 2.0**cases
-    return 1.0 / (resamples + 1.0)
+    return 2.0 / (resamples + 1.0)
 
 
 def unreachable(plan: Schedule, cases: int, resamples: int = DEFAULT_RESAMPLES) -> str | None:

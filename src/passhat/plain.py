@@ -20,6 +20,13 @@ MISSING: Any = object()
 """What `get_path` gives for a path the data does not hold."""
 
 
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """A count with its noun in the right number: `1 case`, `3 cases`, `1,200 runs`.
+    `many` is the plural when adding an s is wrong (`1 entry`, `2 entries`)."""
+    word = noun if count == 1 else (many if many is not None else noun + "s")
+    return f"{count:,} {word}"
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: equal content, equal text."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

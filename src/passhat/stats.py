@@ -44,11 +44,15 @@ from passhat._lazy import lazy_import
 from passhat.accounting import Accounting, ErrorLedger
 from passhat.errors import InputError, MetricsError, NoRunsError
 from passhat.metrics import NO_RUNS, RATE_LABEL, label_at, label_hat
+from passhat.plain import plural
 
 __all__ = [
     "CASE_ALPHA",
     "CASE_CORRECTION",
     "DEFAULT_RESAMPLES",
+    "DISAGREE_METHOD",
+    "FLIP_METHOD",
+    "FLOOR_METHOD",
     "JEFFREYS",
     "METRICS",
     "MIN_RESAMPLES",
@@ -1261,6 +1265,20 @@ def check_suites(
     return (f"suites differ: {what}; only the cases both contain are compared",)
 
 
+FLIP_METHOD = "inverted sign-flip test: the shifts it does not reject"
+"""How compare's interval and p-value are found (`Difference.method`)."""
+FLOOR_METHOD = (
+    "inverted sign-flip test, widened to the binomial floor: "
+    "every paired case moved by the same amount"
+)
+"""The same when every case moved alike: a test on no spread proves nothing alone."""
+DISAGREE_METHOD = (
+    "inverted sign-flip test, widened to hold the pass rate over runs: "
+    "the run-weighted case differences point the other way, so no verdict"
+)
+"""Unequal runs per case: the pooled difference lies outside the test's interval."""
+
+
 @dataclass(frozen=True)
 class Difference:
     """B - A on one dataset figure over the paired cases."""
@@ -1273,19 +1291,25 @@ class Difference:
     """b - a."""
     low: float
     high: float
-    """Paired cluster-bootstrap percentile interval of the difference."""
+    """The shifts of every paired case's difference that the sign-flip test does not
+    reject at 1 - confidence (the test inverted): it excludes 0 exactly when the test
+    rejects, so the interval and the verdict never disagree."""
     confidence: float
     p_value: float
-    """Two-sided sign-flip permutation p-value (A and B swapped within cases)."""
+    """Two-sided sign-flip permutation p-value (A and B swapped within cases): twice the
+    smaller one-sided p-value, the test the interval inverts."""
     exact: bool
     """The p-value enumerated every sign flip (few cases) rather than sampling them."""
     se: float
     """Paired cluster-robust standard error of the difference."""
     mde: float
-    """Minimum detectable difference: (z_{1-alpha/2} + z_power) * se."""
+    """Minimum detectable difference: (z_{1-alpha/2} + z_power) * se (see `mde_note`)."""
     power: float
-    method: str = "paired cluster bootstrap"
-    """How the interval was found."""
+    method: str = FLIP_METHOD
+    """How the interval (and the p-value) were found."""
+    mde_note: str | None = None
+    """Why no difference is detectable at all with these cases (the MDE is then not a
+    figure to show: above 100 points, or a test that cannot reject); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -1448,6 +1472,78 @@ def _floor_var(mean: float, trials: float) -> float:
     return shrunk * (1.0 - shrunk) / trials
 
 
+def _t_sf2(x: float, df: int) -> float:
+    """Two-sided t tail P(|T_df| >= x), from the Beta(df/2, 1/2) identity."""
+    if x <= 0:
+        return 1.0
+    return float(betainc(df / 2.0, 0.5, df / (df + x * x)))
+
+
+@dataclass(frozen=True)
+class _Flips:
+    """Every sign-flip pattern drawn, as the weighted mean of the swapped cases' differences.
+
+    Swapping A and B within the set S of cases turns sum_i w_i (d_i - delta) into
+    itself minus 2 sum_{i in S} w_i (d_i - delta); that pattern's statistic is at least
+    the observed one exactly when delta >= m_S, the weighted mean of d over S. So the
+    one-sided p-values at any shift delta count the m_S on one side of it (Hartigan's
+    subsample means), and inverting the test needs only their order statistics."""
+
+    means: Floats
+    """m_S of every drawn pattern with a nonempty S, rounded to 12 decimals (ties exact)."""
+    base: int
+    """Patterns that always count as extreme: the empty S (and the observed one when sampled)."""
+    total: int
+    """The p-values' denominator: 2^G enumerated, or the draws + 1 when sampled."""
+
+
+def _flip_test(flips: _Flips, alpha: float) -> tuple[float, float, float]:
+    """(low, high, two-sided p at 0) of the sign-flip test and its inversion.
+
+    p = twice the smaller one-sided p-value; the interval holds every shift whose
+    two-sided p-value is at least alpha, computed from the same counts with the
+    same arithmetic, so low > 0 or high < 0 exactly when p < alpha."""
+    m = flips.means
+    counts = np.arange(m.size + 1, dtype=np.float64)
+    accepted = 2.0 * (flips.base + counts) / flips.total >= alpha
+    q = int(np.argmax(accepted)) if accepted.any() else m.size
+    low = float(m[q - 1]) if q >= 1 else -1.0
+    high = float(m[m.size - q]) if q >= 1 else 1.0
+    up = 2.0 * (flips.base + int(np.count_nonzero(m <= 0.0))) / flips.total
+    down = 2.0 * (flips.base + int(np.count_nonzero(m >= 0.0))) / flips.total
+    return max(-1.0, low), min(1.0, high), min(1.0, up, down)
+
+
+def _draw_flips(
+    columns: Floats, resamples: int, rng: np.random.Generator
+) -> tuple[list[_Flips], bool]:
+    """Sign flips of every statistic at once. `columns` holds, per statistic, the pair
+    (w_i d_i, w_i); the flips are shared, so the three figures see the same patterns."""
+    cases = columns.shape[0]
+    exact = _enumerates(cases, resamples)
+    blocks = list(_flip_totals(columns, resamples, rng))
+    sums = np.concatenate(blocks, axis=0)
+    out = []
+    for i in range(0, columns.shape[1], 2):
+        weight = sums[:, i + 1]
+        empty = weight <= 0.0
+        means = np.round(sums[~empty, i] / weight[~empty], 12) + 0.0  # -0.0 is 0.0
+        base = int(np.count_nonzero(empty)) + (0 if exact else 1)
+        total = sums.shape[0] + (0 if exact else 1)
+        out.append(_Flips(np.sort(means), base, total))
+    return out, exact
+
+
+def _mde_note(mde: float, smallest_p: float, alpha: float) -> str | None:
+    """Why no difference at all is detectable, or None: an MDE of 100 points or more
+    (no difference of a share can reach it), or a test that cannot reject with so few cases."""
+    if smallest_p >= alpha:
+        return f"the sign-flip test cannot reach p < {alpha:g} with so few"
+    if mde >= 1.0:
+        return "the MDE would be above 100 pts"
+    return None
+
+
 def paired_differences(
     runs_a: ArrayLike,
     passes_a: ArrayLike,
@@ -1462,11 +1558,15 @@ def paired_differences(
 ) -> tuple[Difference, Difference, Difference]:
     """B - A for pass@1, pass@j and pass^j over paired cases (row i is the same case).
 
-    Interval: the paired cluster bootstrap (resample cases, both sides together).
     p-value: sign-flip permutation, swapping A and B within random cases (exact
     when the configurations are exchangeable; every pattern enumerated for few
-    cases). For the pass rate the flipped statistic is the run-share-weighted mean
-    of per-case rate differences (see the comment below), valid with unequal k.
+    cases), two-sided as twice the smaller one-sided p-value. For the pass rate the
+    flipped statistic is the run-share-weighted mean of per-case rate differences
+    (see the comment below), valid with unequal k. Interval: the same test inverted
+    (every shift of the per-case differences it does not reject), so it excludes 0
+    exactly when p < 1 - confidence: the interval and the verdict cannot disagree.
+    When every case moved by the same amount, a test on no spread proves nothing:
+    the interval is widened to the binomial floor and p is the larger of the two.
     MDE uses the paired cluster-robust SE; a SE of 0 is replaced by the binomial
     SE of independent trials, so the MDE is never 0.
     """
@@ -1485,18 +1585,7 @@ def paired_differences(
     na, ca, nb, cb = (x.astype(np.float64) for x in (na_i, ca_i, nb_i, cb_i))
     at_a, at_b = pass_at_array(na, ca, j), pass_at_array(nb, cb, j)
     hat_a, hat_b = pass_hat_array(na, ca, j), pass_hat_array(nb, cb, j)
-    seq_boot, seq_perm = np.random.SeedSequence(seed).spawn(2)
-
-    boot = _bootstrap_totals(
-        np.column_stack([ca, na, cb, nb, at_b - at_a, hat_b - hat_a]),
-        resamples,
-        np.random.default_rng(seq_boot),
-    )
-    boot_values = [
-        boot[:, 2] / boot[:, 3] - boot[:, 0] / boot[:, 1],
-        boot[:, 4] / cases,
-        boot[:, 5] / cases,
-    ]
+    _, seq_perm = np.random.SeedSequence(seed).spawn(2)
 
     # Sign flips: swapping A and B within case i turns its difference d_i into -d_i.
     # The pass rate's statistic is the mean of the per-case rate differences weighted by
@@ -1508,51 +1597,50 @@ def paired_differences(
     d_rate = cb / nb - ca / na
     weights = na / na.sum() + nb / nb.sum()
     d_at, d_hat = at_b - at_a, hat_b - hat_a
-    flips = np.column_stack([weights * d_rate, d_at, d_hat])
-    totals = np.array([float(weights.sum()), float(cases), float(cases)])
-    observed = flips.sum(axis=0) / totals
-    tolerance = 1e-12 * np.maximum(1.0, np.abs(observed))
-    extreme = np.zeros(3)
-    drawn = 0
-    exact = _enumerates(cases, resamples)
-    for moved in _flip_totals(flips, resamples, np.random.default_rng(seq_perm)):
-        null = observed - 2.0 * moved / totals
-        extreme += (np.abs(null) >= np.abs(observed) - tolerance).sum(axis=0)
-        drawn += moved.shape[0]
-    p_values = extreme / drawn if exact else (extreme + 1.0) / (drawn + 1.0)
+    ones = np.ones(cases)
+    columns = np.column_stack([weights * d_rate, weights, d_at, ones, d_hat, ones])
+    flips, exact = _draw_flips(columns, resamples, np.random.default_rng(seq_perm))
 
     means = (float(at_a.mean()), float(at_b.mean()), float(hat_a.mean()), float(hat_b.mean()))
     ses = _paired_se(na, ca, nb, cb, d_at, d_hat, j, means)
     factor = _z(1.0 - alpha / 2.0) + _z(power)
     rows = [
-        (RATE_LABEL, float(ca.sum() / na.sum()), float(cb.sum() / nb.sum())),
-        (label_at(j), float(at_a.mean()), float(at_b.mean())),
-        (label_hat(j), float(hat_a.mean()), float(hat_b.mean())),
+        (RATE_LABEL, float(ca.sum() / na.sum()), float(cb.sum() / nb.sum()), d_rate),
+        (label_at(j), float(at_a.mean()), float(at_b.mean()), d_at),
+        (label_hat(j), float(hat_a.mean()), float(hat_b.mean()), d_hat),
     ]
-    tail = _expanded_tail(cases, confidence)
+    smallest_p = 2.0 / flips[0].total  # one pattern as extreme as the data, doubled
     out = []
-    for i, (label, a, b) in enumerate(rows):
-        low, high = np.quantile(boot_values[i], [tail, 1.0 - tail])
-        method = "paired cluster bootstrap"
-        if np.ptp(boot_values[i]) == 0:  # every case moved alike: no spread is no proof
-            half = _t_quantile(cases - 1, alpha) * ses[i]
-            low, high = max(-1.0, b - a - half), min(1.0, b - a + half)
-            method = "binomial floor: every paired case moved by the same amount"
+    for i, (label, a, b, d) in enumerate(rows):
+        low, high, p = _flip_test(flips[i], alpha)
+        method = FLIP_METHOD
+        if np.ptp(d) == 0:  # every case moved alike: no spread is no proof
+            t = _t_quantile(cases - 1, alpha)
+            low = min(low, max(-1.0, b - a - t * ses[i]))
+            high = max(high, min(1.0, b - a + t * ses[i]))
+            p = max(p, _t_sf2(abs(b - a) / ses[i], cases - 1))
+            method = FLOOR_METHOD
+        if not low <= b - a <= high:  # unequal runs per case: pooled and weighted disagree
+            low, high = min(low, b - a), max(high, b - a)
+            if low <= 0.0 <= high and p < alpha:
+                method = DISAGREE_METHOD
+        mde = factor * ses[i]
         out.append(
             Difference(
                 label=label,
                 a=a,
                 b=b,
                 difference=b - a,
-                low=float(low),
-                high=float(high),
+                low=low,
+                high=high,
                 confidence=confidence,
-                p_value=float(min(1.0, p_values[i])),
+                p_value=p,
                 exact=exact,
                 se=ses[i],
-                mde=factor * ses[i],
+                mde=mde,
                 power=power,
                 method=method,
+                mde_note=_mde_note(mde, smallest_p, alpha),
             )
         )
     return out[0], out[1], out[2]
@@ -1622,9 +1710,12 @@ def _runs_for_difference(
 
 
 def decide(difference: Difference) -> Outcome:
-    """B better or worse when the permutation test rejects at 1 - confidence; else none."""
-    if difference.p_value < 1.0 - difference.confidence and difference.difference != 0:
-        return "better" if difference.difference > 0 else "worse"
+    """B better or worse when the interval excludes 0 (the sign-flip test inverted: the
+    same as p < 1 - confidence, unless the widened interval says why not); else none."""
+    if difference.low > 0.0:
+        return "better"
+    if difference.high < 0.0:
+        return "worse"
     return "none"
 
 
@@ -1642,21 +1733,30 @@ def _verdict(chosen: Difference, cases: int, runs_needed: int | None, runs_now: 
     if outcome != "none":
         text = f"B is {outcome}: {evidence}."
         return Verdict(chosen.label, outcome, text, None, None)
-    text = (
-        f"No difference detectable at this size (MDE = {abs(chosen.mde) * 100:.1f} pts at "
-        f"{chosen.power:.0%} power): {evidence}."
-    )
+    if chosen.mde_note is not None:
+        text = (
+            f"No difference detectable with {cases} paired cases ({chosen.mde_note}): {evidence}."
+        )
+    else:
+        text = (
+            f"No difference detectable at this size (MDE = {abs(chosen.mde) * 100:.1f} pts at "
+            f"{chosen.power:.0%} power): {evidence}."
+        )
     if chosen.difference == 0 or chosen.se == 0:
         return Verdict(chosen.label, outcome, text, None, None)
     # and never fewer cases than a sign-flip test needs to reject at all: 2 / 2^G < alpha
     fewest = math.floor(math.log2(2.0 / (1.0 - chosen.confidence))) + 1
-    needed = max(fewest, math.ceil(cases * (chosen.mde / chosen.difference) ** 2))
+    # ...and more cases than these, which did not decide it (an observed difference above
+    # the MDE can still miss: the MDE is the one found 80 % of the time, not always)
+    needed = max(fewest, cases + 1, math.ceil(cases * (chosen.mde / chosen.difference) ** 2))
+    if cases < fewest:  # no number of runs lets the test reject on these few cases
+        runs_needed = None
     text += (
         f" To detect {_pts(chosen.difference)} at {chosen.power:.0%} power: "
-        f"about {needed} cases at {math.ceil(runs_now)} runs each"
+        f"about {needed} cases at {plural(math.ceil(runs_now), 'run')} each"
     )
     if runs_needed is not None:
-        text += f", or {runs_needed} runs per case on these {cases} cases"
+        text += f", or {plural(runs_needed, 'run')} per case on these {cases} cases"
     elif chosen.label == RATE_LABEL:
         text += "; more runs on these cases cannot get there"
     return Verdict(chosen.label, outcome, text + ".", needed, runs_needed)
@@ -1725,7 +1825,7 @@ def compare(
     paired = [(x, y) for x, y in shared if x.counted and y.counted]
     if len(paired) < 2:
         raise InputError(
-            f"A and B share {len(paired)} case(s) with counted runs on both sides; "
+            f"A and B share {plural(len(paired), 'case')} with counted runs on both sides; "
             "a comparison needs at least 2"
         )
     runs_a = np.array([x.counted for x, _ in paired], dtype=np.int64)

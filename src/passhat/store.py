@@ -251,6 +251,8 @@ class Store:
         self.busy_timeout = busy_timeout()
         self.secrets: tuple[str, ...] = secrets_from_environment()
         """Values never written: API keys, blanked wherever they appear in a record."""
+        self._leased: set[str] = set()
+        """Experiments this store holds the lease of (a lease taken again inside is a no-op)."""
         if not create and not self.path.exists():
             raise StoreError(
                 f"{self.path}: no passhat store here; run `passhat run SUITE` first, or give "
@@ -463,20 +465,28 @@ class Store:
 
         A lease whose process died on this host, or that nobody renewed for
         LEASE_EXPIRY_S seconds (its host is gone), is taken over. A thread renews
-        ours every HEARTBEAT_S seconds through a connection of its own."""
+        ours every HEARTBEAT_S seconds through a connection of its own. Taken again
+        inside the block (resume holds it before raising k, and across its rounds),
+        it is already ours: the inner block neither takes nor releases it."""
+        if experiment_id in self._leased:
+            yield
+            return
         self._acquire(experiment_id)
+        self._leased.add(experiment_id)
         beat = _Heartbeat(self.path, experiment_id, self.busy_timeout)
         beat.start()
         try:
             yield
         except BaseException:
             beat.stop()
+            self._leased.discard(experiment_id)
             # the first failure is the story: a store too full to release the lease in
             # leaves it to be taken over (this process is gone by then)
             with contextlib.suppress(StoreError):
                 self._release(experiment_id)
             raise
         beat.stop()
+        self._leased.discard(experiment_id)
         self._release(experiment_id)
 
     def _release(self, experiment_id: str) -> None:

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli._help import examples
+from passhat.plain import plural
 from passhat.store import DB_ENV
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def print_audit(out: Console, audit: Audit) -> None:
     most = max((len(c.present) for c in audit.configurations), default=0)
     out.print(
         Text(
-            f"  plan      {audit.k_plan} runs per configuration: the largest of declared, "
+            f"  plan      {plural(audit.k_plan, 'run')} per configuration: the largest of declared, "
             f"claimed and present ({most} at most)"
         ),
         soft_wrap=True,

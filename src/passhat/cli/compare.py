@@ -20,6 +20,7 @@ from passhat.cli.metrics import (
     report_lang,
 )
 from passhat.errors import InputError
+from passhat.plain import plural
 from passhat.report.i18n import t
 from passhat.report.summary import comparison_dict
 from passhat.report.terminal import print_comparison, usage_line
@@ -69,7 +70,7 @@ def _load(
     if k is not None:
         raise InputError(
             f"--k is for verdict files; experiment {ref!r} already asks for "
-            f"{experiment.k_requested} runs per case"
+            f"{plural(experiment.k_requested, 'run')} per case"
         )
     from passhat.records import agent_label
 

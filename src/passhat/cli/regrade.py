@@ -11,6 +11,7 @@ from rich.text import Text
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
 from passhat.cli.run import DbOption, ExperimentArg, open_store
+from passhat.plain import plural
 
 MAX_CHANGES_SHOWN = 20
 
@@ -71,7 +72,7 @@ def regrade(
     was = source.name or source.id
     console.print(
         Text(
-            f"regraded {len(imported.runs)} runs of experiment {was} under suite {suite.name} "
+            f"regraded {plural(len(imported.runs), 'run')} of experiment {was} under suite {suite.name} "
             f"({suite.path}) → experiment {e.id}" + (f" ({e.name})" if e.name else ""),
             style="bold",
         ),

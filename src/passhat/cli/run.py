@@ -22,9 +22,10 @@ from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli._help import examples
 from passhat.cli.metrics import LangOption, PriceOption, PricesOption, report_lang
 from passhat.errors import ConfigError, InputError
+from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report, print_figures
-from passhat.report.i18n import t
+from passhat.report.i18n import t, tn
 from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import DB_ENV, Store, default_db_path
 
@@ -251,10 +252,15 @@ def _build(
     return agent, model
 
 
+def _all_runs(suite: Suite, k: int) -> list[tuple[str, int]]:
+    return [(c.id, i) for c in suite.cases for i in range(1, k + 1)]
+
+
 def _warn_uncovered(
-    agent: LoadedAgent, model: Model | None, suite: Suite, k: int, language: str
+    agent: LoadedAgent, model: Model | None, runs: Sequence[tuple[str, int]], language: str
 ) -> None:
-    """A replay cassette that lacks first answers: say so before the runs error.
+    """A replay cassette that lacks first answers for runs about to be made: say so
+    before they error (runs that will not be made are none of its business).
 
     Only for a built-in agent, which always asks the model: a user's agent may never
     ask it, and a warning that its runs will error would be false (if it does ask, the
@@ -265,7 +271,7 @@ def _warn_uncovered(
     if agent.spec not in BUILTIN or not isinstance(model, ReplayModel):
         return
     answers = model.cassette.answers
-    gaps = [(c.id, i) for c in suite.cases for i in range(1, k + 1) if (c.id, i, 0) not in answers]
+    gaps = [(case, i) for case, i in runs if (case, i, 0) not in answers]
     if gaps:
         cases = list(dict.fromkeys(case for case, _ in gaps))
         shown = ", ".join(cases[:5]) + (", ..." if len(cases) > 5 else "")
@@ -274,7 +280,7 @@ def _warn_uncovered(
             language,
             cassette=model.path.name,
             n=len(gaps),
-            total=len(suite.cases) * k,
+            total=tn("n_run", language, len(runs)),
             cases=shown,
         )
         err_console.print(message, style="yellow", markup=False, soft_wrap=True)
@@ -354,7 +360,12 @@ def _execute(
     except (KeyboardInterrupt, asyncio.CancelledError):
         done = len(store.recorded(experiment.id))
         err_console.print(
-            t("interrupted", lang, done=done, ref=experiment.name or experiment.id),
+            t(
+                "interrupted",
+                lang,
+                done=tn("n_run", lang, done),
+                ref=experiment.name or experiment.id,
+            ),
             style="yellow",
             markup=False,
             soft_wrap=True,
@@ -381,7 +392,8 @@ def _warn_left_missing(executor: Executor | None) -> None:
         shown = ", ".join(f"{case} run {index}" for case, index in left[:10])
         more = f" and {len(left) - 10} more" if len(left) > 10 else ""
         err_console.print(
-            f"{len(left)} runs were left missing because their workers kept dying: "
+            f"{plural(len(left), 'run')} {'was' if len(left) == 1 else 'were'} left missing "
+            "because their workers kept dying: "
             f"{shown}{more}; `passhat resume` runs them again",
             style="yellow",
             markup=False,
@@ -403,7 +415,11 @@ def _report_and_exit(
     lang: str,
     no_report: bool = False,
     rounds: adaptive_k.Rounds | None = None,
+    *,
+    said: bool = False,
 ) -> None:
+    """The end report (or one line with --no-report; none when `said`: the caller's
+    line said what happened), then the exit code."""
     from passhat.accounting import account
 
     ref = experiment.name or experiment.id
@@ -413,14 +429,16 @@ def _report_and_exit(
             store.statuses(experiment.id), experiment.k_requested, experiment.case_ids
         )
         if no_report:
-            line = t("report_skipped", lang, runs=f"{accounting.runs_completed:,}", ref=ref)
-            err_console.print(line, markup=False, soft_wrap=True)
+            if not said:
+                recorded = tn("n_run", lang, accounting.runs_completed)
+                line = t("report_skipped", lang, runs=recorded, ref=ref)
+                err_console.print(line, markup=False, soft_wrap=True)
         else:
             if not quiet:
                 console.print()
             replayed = store.replayed(experiment.id)
             print_figures(console, experiment, accounting, lang=lang, replayed=replayed)
-            line = t("summary_only", lang, runs=f"{requested:,}", ref=ref)
+            line = t("summary_only", lang, runs=tn("n_run", lang, requested), ref=ref)
             console.print(Text(line), soft_wrap=True)
     else:
         runs = store.summaries(experiment.id)
@@ -607,7 +625,7 @@ def run(
     model_spec = model or suite.defaults.model or ""  # "": an agent that needs no model
     loaded, provider = _build(suite, agent_spec, model_spec, params)
     engine = _executor(executor, scheduler, suite)
-    _warn_uncovered(loaded, provider, suite, k, language)
+    _warn_uncovered(loaded, provider, _all_runs(suite, k), language)
     experiment = new_experiment(
         suite, loaded, model_spec or "", provider, k=k, params=params, seed=seed, name=name
     )
@@ -623,9 +641,9 @@ def run(
                 "run_start",
                 language,
                 id=experiment.id,
-                cases=len(suite.cases),
+                cases=tn("n_case", language, len(suite.cases)),
                 k=k,
-                runs=len(suite.cases) * k,
+                runs=tn("n_run", language, len(suite.cases) * k),
                 path=store.path,
             )
             err_console.print(start, markup=False)
@@ -740,7 +758,6 @@ def resume(
         params = dict(stored.params)
         loaded, provider = _build(suite, stored.agent, stored.model, params)
         engine = _executor(executor, scheduler, suite)
-        _warn_uncovered(loaded, provider, suite, max(k or 0, stored.k_requested), language)
         current = new_experiment(
             suite,
             loaded,
@@ -756,31 +773,65 @@ def resume(
             adaptive.check(len(stored.case_ids))
             planned = adaptive.plan(max(k or 0, stored.k_requested))
             adaptive.check_decidable(planned, len(stored.case_ids))
-        if k is not None and k > stored.k_requested:
-            store.set_k(stored.id, k)
-            stored = store.experiment(stored.id)
         options = _options(params, concurrency, retries, retry_max_wait)
         if call_timeout is not None:
             _set_call_timeout(provider, call_timeout)
         if break_lease:
             _break_lease(store, stored)
-        todo = len(pending(store, stored, rerun_errored=errored)[0])
-        if not quiet:
-            err_console.print(t("runs_to_do", language, id=stored.id, n=todo), markup=False)
-        stored, rounds = _run_rounds(
-            store,
-            stored,
-            adaptive,
-            suite,
-            loaded,
-            provider,
-            options,
-            quiet,
-            language,
-            engine,
-            rerun_errored=errored,
-        )
+        # the lease before any change: a resume refused because another process runs the
+        # experiment must leave the store as it found it (k included)
+        with store.lease(stored.id):
+            if k is not None and k > stored.k_requested:
+                store.set_k(stored.id, k)
+                stored = store.experiment(stored.id)
+            todo = pending(store, stored, rerun_errored=errored)[0]
+            if not todo and adaptive is None:
+                line = _nothing_to_do(store, stored, language)
+                err_console.print(line, markup=False, soft_wrap=True)
+                _report_and_exit(store, stored, strict, quiet, language, no_report, said=True)
+                return
+            _warn_uncovered(loaded, provider, todo, language)
+            if not quiet:
+                line = t(
+                    "runs_to_do", language, id=stored.id, runs=tn("n_run", language, len(todo))
+                )
+                err_console.print(line, markup=False)
+            stored, rounds = _run_rounds(
+                store,
+                stored,
+                adaptive,
+                suite,
+                loaded,
+                provider,
+                options,
+                quiet,
+                language,
+                engine,
+                rerun_errored=errored,
+            )
         _report_and_exit(store, stored, strict, quiet, language, no_report, rounds)
+
+
+def _nothing_to_do(store: Store, experiment: ExperimentRecord, lang: str) -> str:
+    """Resume found every requested run recorded: say so, with the counts and what
+    would give it something to do."""
+    from passhat.accounting import account
+
+    accounting = account(store.statuses(experiment.id), experiment.k_requested, experiment.case_ids)
+    passed = sum(c.passes for c in accounting.cases)
+    ref = experiment.name or experiment.id
+    line = t(
+        "nothing_to_do",
+        lang,
+        id=experiment.id,
+        runs=tn("n_run", lang, accounting.runs_requested),
+        passed=passed,
+        failed=accounting.runs_counted - passed,
+        errored=accounting.runs_errored,
+    )
+    if accounting.runs_errored:
+        line += t("nothing_to_do_errored", lang, ref=ref)
+    return line + t("nothing_to_do_more", lang, ref=ref, k=experiment.k_requested + 1)
 
 
 def _set_call_timeout(model: Model | None, seconds: float) -> None:
@@ -981,7 +1032,7 @@ def cassette(
         ref = experiment.name or experiment.id
         raise InputError(
             f"experiment {ref} holds no model answer to record (of kind {experiment.kind!r}; "
-            f"{len(runs)} runs, none asked a model); nothing was written"
+            f"{plural(len(runs), 'run')}, none asked a model); nothing was written"
         )
     try:
         tape.dump(output)
@@ -989,7 +1040,8 @@ def cassette(
         raise InputError(f"-o {output}: cannot write ({error.strerror})") from None
     console.print(
         Text(
-            f"{output}: {len(tape.answers)} model answers from {len(runs)} runs; replay with "
+            f"{output}: {plural(len(tape.answers), 'model answer')} from "
+            f"{plural(len(runs), 'run')}; replay with "
             f"--model replay:{output}"
         ),
         soft_wrap=True,

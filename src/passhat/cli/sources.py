@@ -12,11 +12,13 @@ from passhat.cli._app import app, console, write_json
 from passhat.cli._help import Group, Typer, examples
 from passhat.cli.run import DbOption, open_store
 from passhat.errors import InputError
+from passhat.plain import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from passhat.accounting import Accounting
+    from passhat.records import ExperimentRecord
     from passhat.sources import Imported
 
 import_app = Typer(
@@ -60,7 +62,7 @@ def print_imported(out: Console, imported: Imported, accounting: Accounting, ori
     out.print(
         Text(
             f"  task {e.suite_name} · model {e.model} · {origin} {tool_version} · "
-            f"{len(e.case_ids)} cases × requested k {e.k_requested}"
+            f"{plural(len(e.case_ids), 'case')} × requested k {e.k_requested}"
         ),
         soft_wrap=True,
     )
@@ -105,7 +107,7 @@ def print_imported(out: Console, imported: Imported, accounting: Accounting, ori
         out.print(
             Text(
                 f"    pass@{m.j} / pass^{m.j}    {m.pass_at_j:.3f} / {m.pass_hat_j:.3f}  mean over "
-                f"{m.cases} cases (weighs cases); j = {m.j}, the fewest counted runs of any case"
+                f"{plural(m.cases, 'case')} (weighs cases); j = {m.j}, the fewest counted runs of any case"
             ),
             soft_wrap=True,
         )
@@ -159,25 +161,86 @@ def _imported_dict(imported: Imported, accounting: Accounting) -> dict[str, Any]
     return data
 
 
+def _as_stored(imported: Imported, experiment: ExperimentRecord) -> Imported:
+    from dataclasses import replace
+
+    return replace(imported, experiment=experiment)
+
+
+def _with_digest(imported: Imported) -> Imported:
+    from dataclasses import replace
+
+    from passhat.sources import import_digest
+
+    e = imported.experiment
+    source = {**(e.source or {}), "digest": import_digest(imported)}
+    return replace(imported, experiment=replace(e, source=source))
+
+
+def _already(imported: Imported, stored: list[ExperimentRecord]) -> ExperimentRecord | None:
+    """The experiment that holds exactly this import already (None: store it). The same
+    source imported before with other runs (a job that went on) is refused: one line
+    naming the experiment, and --name to keep both."""
+    from passhat.sources import prior_import
+
+    e = imported.experiment
+    old = prior_import(imported, stored)
+    if old is None or e.name is not None:
+        return None  # new, or a second copy the user named
+    if isinstance(old.source, dict) and old.source.get("digest") == (e.source or {})["digest"]:
+        return old
+    path = (e.source or {}).get("path")
+    was = f"{old.id} ({old.name})" if old.name else old.id
+    raise InputError(
+        f"{path}: imported before as experiment {was} on {old.created_at[:10]}, and its runs "
+        "differ now; give --name NAME to store this import beside it (nothing was written)"
+    )
+
+
+def _already_line(imported: Imported, old: ExperimentRecord) -> str:
+    path = (imported.experiment.source or {}).get("path")
+    was = f"{old.id} ({old.name})" if old.name else old.id
+    return (
+        f"already imported: {path} is experiment {was} with the same runs; nothing written "
+        "(--name NAME stores a second copy)"
+    )
+
+
 def store_imports(
     items: list[Imported], db: Path | None, as_json: bool, origin: str, strict: bool
 ) -> None:
-    """Store every import (each in one transaction), then print what each says."""
+    """Store every import (each in one transaction), then print what each says.
+
+    Importing the same input again is a no-op naming the experiment that holds it (so a
+    folder of logs can be imported again as logs are added); the same source with
+    other runs is refused before anything is written, unless --name names the copy."""
     from passhat.report.experiment import experiment_accounting
 
     shown: list[dict[str, Any]] = []
     complete = True
     from passhat.sources import with_figures
 
-    items = [with_figures(imported) for imported in items]
+    items = [_with_digest(with_figures(imported)) for imported in items]
     with open_store(db, create=True) as store:
-        for imported in items:
-            store.add_experiment_with_runs(imported.experiment, imported.runs)
-    for imported in items:
+        stored = store.experiments()
+        held: list[ExperimentRecord | None] = []
+        for imported in items:  # every check before the first write: all or nothing
+            held.append(_already(imported, stored))
+            stored.append(imported.experiment)  # the same input twice in one command
+        for imported, old in zip(items, held, strict=True):
+            if old is None:
+                store.add_experiment_with_runs(imported.experiment, imported.runs)
+    for imported, old in zip(items, held, strict=True):
         accounting = experiment_accounting(imported.experiment, imported.runs)
         complete = complete and accounting.complete
-        if as_json:
-            shown.append(_imported_dict(imported, accounting))
+        if old is not None:
+            if as_json:
+                data = _imported_dict(_as_stored(imported, old), accounting)
+                shown.append({**data, "already_imported": True})
+            else:
+                console.print(Text(_already_line(imported, old)), soft_wrap=True)
+        elif as_json:
+            shown.append({**_imported_dict(imported, accounting), "already_imported": False})
         else:
             print_imported(console, imported, accounting, origin)
     if as_json:

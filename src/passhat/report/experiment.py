@@ -20,7 +20,7 @@ from rich.text import Text
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
-from passhat.report.i18n import LABELS, t, verdict_label
+from passhat.report.i18n import LABELS, t, tn, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.terminal import (
     ROWS_SHOWN,
@@ -206,7 +206,7 @@ def calls_cell(calls: Sequence[int], limit: int | None, lang: str = "en") -> str
         return " ".join(str(n) for n in calls)
     tally = sorted(Counter(calls).items(), key=lambda kv: (-kv[1], kv[0]))
     return t("list_sep", lang).join(
-        t("calls_in_runs", lang, calls=n, runs=f"{runs:,}") for n, runs in tally
+        t("calls_in_runs", lang, calls=n, runs=tn("n_run", lang, runs)) for n, runs in tally
     )
 
 
@@ -407,7 +407,8 @@ def print_figures(
         for line in shortfall_lines(accounting, lang):
             console.print(Text("  " + line))
         if replayed:
-            console.print(Text(t("replayed_line", lang, n=replayed), "yellow"))
+            line = t("replayed_line", lang, runs=tn("n_run", lang, replayed))
+            console.print(Text(line, "yellow"))
 
 
 def print_details(
@@ -430,8 +431,8 @@ def print_details(
     for case, items in by_case.items():
         console.print(items_table(case, items, lang=lang))
     if len(listed) < len(graded):
-        more = f"{len(graded) - len(listed):,}"
-        console.print(Text(t("more_item_cases", lang, n=more)))
+        more = tn("n_more_case", lang, len(graded) - len(listed))
+        console.print(Text(t("more_item_cases", lang, more=more)))
     per_case = limit is None or len(accounting.cases) <= limit
     uses = tool_profile(runs, experiment.tools, per_case=per_case)
     if uses:
@@ -451,14 +452,14 @@ def print_details(
         )
         console.print(Text(line, "red"))
     if len(errored) > MAX_ERRORED_LINES:
-        more = str(len(errored) - MAX_ERRORED_LINES)
-        console.print(Text(t("more_errored", lang, n=more)))
+        more = tn("n_more_errored", lang, len(errored) - MAX_ERRORED_LINES)
+        console.print(Text(t("more_errored", lang, more=more)))
     retried = retry_summary(runs)
     if retried is not None:
         line = t(
             "retried_line",
             lang,
-            n=retried["runs_retried"],
+            again=tn("n_run_again", lang, retried["runs_retried"]),
             earlier=retried["earlier_attempts"],
             retried=_rate(retried["retried"]),
             first=_rate(retried["first_attempt"]),

@@ -52,7 +52,7 @@ from passhat.report.experiment import (
     replayed_runs,
     usage_dict,
 )
-from passhat.report.i18n import LABELS, check_lang, t, verdict_key
+from passhat.report.i18n import LABELS, check_lang, t, tn, verdict_key
 from passhat.report.terminal import plan_not_met_line
 from passhat.stats import DatasetIntervals, Interval, case_intervals, dataset_intervals, forecast
 from passhat.usage import Prices
@@ -577,6 +577,7 @@ def _context(
     context = {
         "lang": lang,
         "t": _translator(lang),
+        "tn": lambda key, n: tn(key, lang, n),
         "verdict_label": _verdict_labeler(lang),
         "shown_label": lambda label: _shown(label, lang),
         "e": experiment,

@@ -73,8 +73,8 @@ _EN: dict[str, str] = {
     "missing": "missing",
     "plan_met": "plan met",
     "plan_not_met": "plan NOT met",
-    "plan_met_line": "Plan met: every case has {k} counted runs.",
-    "replayed_line": "{n} runs replayed from a cassette: re-plays of one recording, not independent trials of the model.",
+    "plan_met_line": "Plan met: every case has {runs}.",
+    "replayed_line": "{runs} replayed from a cassette: re-plays of one recording, not independent trials of the model.",
     "plan_not_met_line": "Plan NOT met: dataset figures are {at} / {hat}, not pass@{k} / pass^{k}.",
     "plan_not_met_left_out": "Plan NOT met: {left} of {cases} cases have no counted run and are "
     "left out; the dataset figures cover the other {included}.",
@@ -192,8 +192,8 @@ _EN: dict[str, str] = {
     "table_caption": "n = each case's counted runs; the dataset row uses j = {j}, "
     "which every included case reaches; its rate is the pass rate over runs "
     "(all passes / all counted runs)",
-    "more_cases_hidden": "; {n} more cases not listed (--all lists every case, --json has all)",
-    "dataset_row": "dataset\n({cases} cases)",
+    "more_cases_hidden": "; {more} not listed (--all lists every case, --json has all)",
+    "dataset_row": "dataset\n({cases})",
     "requested_k_is": "requested k = {k}",
     "k_inferred_hint": " (inferred from the largest run index; pass --k to state it)",
     "k_inferred": " (inferred from the largest run index)",
@@ -202,7 +202,7 @@ _EN: dict[str, str] = {
     "shortfall_case": "{case}: {counted} of {k} requested runs counted ({detail})",
     "missing_run_list": "missing run {runs}",
     "errored_run_list": "errored run {runs}",
-    "more_short": "... and {n} more cases short of the plan",
+    "more_short": "... and {more} short of the plan",
     "and_more": " and {n} more",
     "sep": "; ",
     "list_sep": ", ",
@@ -246,9 +246,9 @@ _EN: dict[str, str] = {
     "nothing to fit",
     "share_no_pairs": "no interval: no case has 2 counted runs to tell cases apart from runs",
     "no_interval": "no interval",
-    "at_requested": "{label} over the {cases} cases that reached k = {k} ({left} left out)",
+    "at_requested": "{label} over the {cases} that reached k = {k} ({left} left out)",
     "ledger_title": "errored runs: how far could they move the figures?",
-    "ledger_head": "{errored} errored runs in {cases} cases. Each figure with errored runs "
+    "ledger_head": "{errored} in {cases}. Each figure with errored runs "
     "left out (as above), counted as failures, and counted as passes:",
     "ledger_excluded": "errors left out",
     "ledger_failures": "errors as failures",
@@ -298,9 +298,21 @@ _EN: dict[str, str] = {
     "only the cases both contain are compared",
     "diff_title": "B − A over {cases} paired cases",
     "diff_caption": "pass@{j} / pass^{j}: the largest j every paired case reaches on both sides "
-    "(A requested {ka}, B requested {kb}). Interval: paired cluster bootstrap, "
-    "B = {resamples}; p: sign-flip permutation (pass rate: per-case rate differences "
-    "weighted by each case's share of runs)",
+    "(A requested {ka}, B requested {kb}). p: two-sided sign-flip permutation test, "
+    "B = {resamples}{flips} (pass rate: per-case rate differences weighted by each case's "
+    "share of runs). Interval: {method}; it excludes 0 exactly when B is declared better "
+    "or worse",
+    "method_for": "{labels}: {method}",
+    "cmp_method_flip": "inverted sign-flip test: the shifts it does not reject",
+    "cmp_method_floor": "inverted sign-flip test, widened to the binomial floor: "
+    "every paired case moved by the same amount",
+    "cmp_method_disagree": "inverted sign-flip test, widened to hold the pass rate over runs: "
+    "the run-weighted case differences point the other way, so no verdict",
+    "mde_none": "; MDE –: no difference is detectable with this many cases",
+    "mde_no_test": "the sign-flip test cannot reach p < {alpha} with so few",
+    "mde_over_100": "the MDE would be above 100 pts",
+    "verdict_undetectable": "No difference detectable with {cases} paired cases ({why}): "
+    "{evidence}.",
     "every_flip": " (every flip enumerated)",
     "mde_at_power": "; MDE at {power} power.",
     "pts": "{value} pts",
@@ -317,32 +329,50 @@ _EN: dict[str, str] = {
     "verdict_none": "No difference detectable at this size (MDE = {mde} at {power} power): "
     "{evidence}.",
     "verdict_to_detect": " To detect {diff} at {power} power: about {needed} cases "
-    "at {runs} runs each",
-    "verdict_or_runs": ", or {runs} runs per case on these {cases} cases",
+    "at {runs_n} each",
+    "verdict_or_runs": ", or {runs_n} per case on these {cases} cases",
+    "n_run": "{n} run",
+    "n_runs": "{n} runs",
     "verdict_runs_cannot": "; more runs on these cases cannot get there",
     # terminal: the experiment report
     "counted_runs_paren": " (counted runs)",
     "completed_runs_paren": " (completed runs)",
     "extra_in": "extra in {runs}",
     "all": "all",
-    "more_item_cases": "item stability of {n} more cases: --all or --json",
-    "calls_in_runs": "{calls} in {runs} runs",
+    "more_item_cases": "item stability of {more}: --all or --json",
+    "calls_in_runs": "{calls} in {runs}",
     "errored_line": "errored: {case} run {run}: {type}: {message}",
-    "more_errored": "... and {n} more errored runs (--json lists them all)",
-    "retried_line": "retried: {n} runs were run again after an error ({earlier} earlier "
+    "more_errored": "... and {more} (--json lists them all)",
+    "retried_line": "retried: {again} after an error ({earlier} earlier "
     "attempts kept); retried runs passed {retried}, first attempts {first}. Retrying only "
     "errored runs can bias the figures: compare the two.",
     # terminal: run and resume
-    "run_start": "experiment {id}: {cases} cases × k={k} = {runs} runs → {path}",
-    "runs_to_do": "experiment {id}: {n} runs to do",
-    "summary_only": "{runs} runs: figures and accounting only; item stability and tool use: "
+    "run_start": "experiment {id}: {cases} × k={k} = {runs} → {path}",
+    "runs_to_do": "experiment {id}: {runs} to do",
+    "nothing_to_do": "experiment {id}: nothing to do, every requested run is recorded "
+    "({runs}: passed {passed}, failed {failed}, errored {errored})",
+    "nothing_to_do_errored": "; `passhat resume {ref} --errored` runs the errored ones again",
+    "nothing_to_do_more": "; `passhat resume {ref} -k {k}` asks for more runs per case",
+    "n_case": "{n} case",
+    "n_cases": "{n} cases",
+    "n_counted_run": "{n} counted run",
+    "n_counted_runs": "{n} counted runs",
+    "n_more_case": "{n} more case",
+    "n_more_cases": "{n} more cases",
+    "n_more_errored": "{n} more errored run",
+    "n_more_erroreds": "{n} more errored runs",
+    "n_run_again": "{n} run was run again",
+    "n_run_agains": "{n} runs were run again",
+    "n_errored_run": "{n} errored run",
+    "n_errored_runs": "{n} errored runs",
+    "summary_only": "{runs}: figures and accounting only; item stability and tool use: "
     "passhat report {ref}",
-    "report_skipped": "{runs} runs recorded; the report: passhat report {ref}",
-    "interrupted": "interrupted: {done} runs recorded, runs in flight were dropped (they count "
+    "report_skipped": "{runs} recorded; the report: passhat report {ref}",
+    "interrupted": "interrupted: {done} recorded, runs in flight were dropped (they count "
     "as missing); `passhat resume {ref}` runs the rest",
     "tally": "passed {passed} · failed {failed} · errored {errored}",
     "wrote": "wrote {path}",
-    "cassette_gaps": "warning: the cassette {cassette} has no answer for {n} of {total} runs "
+    "cassette_gaps": "warning: the cassette {cassette} has no answer for {n} of {total} "
     "(cases: {cases}); those runs will end errored. Choose covered cases with --case.",
 }
 
@@ -399,8 +429,8 @@ _ZH_TW: dict[str, str] = {
     "missing": "缺少",
     "plan_met": "已達計畫",
     "plan_not_met": "未達計畫",
-    "plan_met_line": "已達計畫：每個案例都有 {k} 次計入的執行。",
-    "replayed_line": "{n} 次執行的模型回應重播自錄製檔：是同一份紀錄的重播，不是模型的獨立試驗。",
+    "plan_met_line": "已達計畫：每個案例都有 {runs}。",
+    "replayed_line": "{runs}執行的模型回應重播自錄製檔：是同一份紀錄的重播，不是模型的獨立試驗。",
     "plan_not_met_line": "未達計畫：資料集指標是 {at} / {hat}，不是 pass@{k} / pass^{k}。",
     "plan_not_met_left_out": "未達計畫：{cases} 個案例中有 {left} 個沒有計入的執行，不列入計算；資料集指標只涵蓋其餘 {included} 個案例。",
     "shortfall_line": "要求 {k} 次，計入 {counted} 次",
@@ -514,8 +544,8 @@ _ZH_TW: dict[str, str] = {
     # terminal: the metrics table and the accounting panel
     "table_caption": "n = 各案例計入的執行次數；資料集列使用 j = {j}，每個納入的案例都達到；"
     " 資料集列的通過率以執行次數計（全部通過／全部計入）",
-    "more_cases_hidden": "；另有 {n} 個案例未列出（--all 列出每個案例，--json 含全部）",
-    "dataset_row": "資料集\n（{cases} 個案例）",
+    "more_cases_hidden": "；另有 {more}未列出（--all 列出每個案例，--json 含全部）",
+    "dataset_row": "資料集\n（{cases}）",
     "requested_k_is": "要求的 k = {k}",
     "k_inferred_hint": "（由最大的執行編號推斷；用 --k 明確指定）",
     "k_inferred": "（由最大的執行編號推斷）",
@@ -524,7 +554,7 @@ _ZH_TW: dict[str, str] = {
     "shortfall_case": "{case}：要求 {k} 次，計入 {counted} 次（{detail}）",
     "missing_run_list": "缺少第 {runs} 次",
     "errored_run_list": "第 {runs} 次出錯",
-    "more_short": "……另有 {n} 個案例未達計畫",
+    "more_short": "……另有 {more}未達計畫",
     "and_more": "，另有 {n} 個",
     "sep": "；",
     "list_sep": "、",
@@ -565,9 +595,9 @@ _ZH_TW: dict[str, str] = {
     "share_no_spread": "無區間：每次計入的執行都通過（或都失敗），沒有可配適的變異",
     "share_no_pairs": "無區間：沒有案例有 2 次計入的執行，無法區分案例間與執行間的變異",
     "no_interval": "無區間",
-    "at_requested": "{label}：達到 k = {k} 的 {cases} 個案例（未納入 {left} 個）",
+    "at_requested": "{label}：達到 k = {k} 的 {cases}（未納入 {left} 個）",
     "ledger_title": "出錯的執行：最多會讓指標變動多少？",
-    "ledger_head": "{cases} 個案例中有 {errored} 次出錯的執行。每個指標分別以"
+    "ledger_head": "{cases}中有 {errored}。每個指標分別以"
     "排除出錯（如上）、出錯算失敗、出錯算通過計算：",
     "ledger_excluded": "排除出錯",
     "ledger_failures": "出錯算失敗",
@@ -612,8 +642,18 @@ _ZH_TW: dict[str, str] = {
     "note_suites_differ": "測試集不同：A 跑的是測試集 {a}，B 跑的是測試集 {b}；只比較兩邊都有的案例",
     "diff_title": "{cases} 個配對案例的 B − A",
     "diff_caption": "pass@{j} / pass^{j}：每個配對案例在兩邊都達到的最大 j"
-    "（A 要求 {ka} 次，B 要求 {kb} 次）。區間：配對的群集 bootstrap，"
-    "B = {resamples}；p：符號翻轉置換檢定（通過率：各案例通過率差以該案例的執行次數占比加權）",
+    "（A 要求 {ka} 次，B 要求 {kb} 次）。p：雙尾符號翻轉置換檢定，B = {resamples}{flips}"
+    "（通過率：各案例通過率差以該案例的執行次數占比加權）。區間：{method}；"
+    "區間不含 0 恰好就是判定 B 較好或較差的時候",
+    "method_for": "{labels}的區間：{method}",
+    "cmp_method_flip": "反轉符號翻轉檢定：檢定不拒絕的所有平移",
+    "cmp_method_floor": "反轉符號翻轉檢定，並放寬到二項下限：每個配對案例的變動都相同",
+    "cmp_method_disagree": "反轉符號翻轉檢定，並放寬到包含以執行計的通過率："
+    "以執行次數加權的案例差方向相反，因此不下判定",
+    "mde_none": "；MDE –：以這麼少的案例偵測不到任何差異",
+    "mde_no_test": "案例這麼少，符號翻轉檢定無法達到 p < {alpha}",
+    "mde_over_100": "MDE 會超過 100 個百分點",
+    "verdict_undetectable": "以 {cases} 個配對案例偵測不到差異（{why}）：{evidence}。",
     "every_flip": "（列舉了每一種翻轉）",
     "mde_at_power": "；MDE 以 {power} 檢定力計算。",
     "pts": "{value} 個百分點",
@@ -629,30 +669,48 @@ _ZH_TW: dict[str, str] = {
     "verdict_worse": "B 比較差：{evidence}。",
     "verdict_none": "以目前的規模偵測不到差異（檢定力 {power} 下 MDE = {mde}）：{evidence}。",
     "verdict_to_detect": "要在 {power} 檢定力下偵測到 {diff}：約需 {needed} 個案例、"
-    "每個執行 {runs} 次",
-    "verdict_or_runs": "，或這 {cases} 個案例每個執行 {runs} 次",
+    "每個執行 {runs_n}",
+    "verdict_or_runs": "，或這 {cases} 個案例每個執行 {runs_n}",
+    "n_run": "{n} 次",
+    "n_runs": "{n} 次",
     "verdict_runs_cannot": "；在這些案例上多執行幾次也達不到",
     # terminal: the experiment report
     "counted_runs_paren": "（計入的執行）",
     "completed_runs_paren": "（完成的執行）",
     "extra_in": "多標於第 {runs} 次",
     "all": "全部",
-    "more_item_cases": "另有 {n} 個案例的項目穩定度：請用 --all 或 --json",
-    "calls_in_runs": "{runs} 次執行各呼叫 {calls} 次",
+    "more_item_cases": "另有 {more}的項目穩定度：請用 --all 或 --json",
+    "calls_in_runs": "{runs}執行各呼叫 {calls} 次",
     "errored_line": "出錯：{case} 第 {run} 次：{type}: {message}",
-    "more_errored": "……另有 {n} 次出錯的執行（--json 會全部列出）",
-    "retried_line": "重試：{n} 次執行在出錯後重新執行（保留了 {earlier} 次先前的嘗試）；"
+    "more_errored": "……另有 {more}（--json 會全部列出）",
+    "retried_line": "重試：{again}在出錯後重新執行（保留了 {earlier} 次先前的嘗試）；"
     "重試的執行通過 {retried}，首次嘗試通過 {first}。只重試出錯的執行可能使數字偏差：請比較兩者。",
     # terminal: run and resume
-    "run_start": "實驗 {id}：{cases} 個案例 × k={k} = {runs} 次執行 → {path}",
-    "runs_to_do": "實驗 {id}：還要做 {n} 次執行",
-    "summary_only": "{runs} 次執行：只列數字與帳目；項目穩定度與工具使用：passhat report {ref}",
-    "report_skipped": "已記錄 {runs} 次執行；報告：passhat report {ref}",
-    "interrupted": "已中斷：記錄了 {done} 次執行，進行中的執行已捨棄（算作缺少）；"
+    "run_start": "實驗 {id}：{cases} × k={k} = {runs}執行 → {path}",
+    "runs_to_do": "實驗 {id}：還要做 {runs}執行",
+    "nothing_to_do": "實驗 {id}：沒有要做的，要求的執行都已記錄"
+    "（{runs}執行：通過 {passed}、未通過 {failed}、出錯 {errored}）",
+    "nothing_to_do_errored": "；`passhat resume {ref} --errored` 會重新執行出錯的執行",
+    "nothing_to_do_more": "；`passhat resume {ref} -k {k}` 會為每個案例要求更多次執行",
+    "n_case": "{n} 個案例",
+    "n_cases": "{n} 個案例",
+    "n_counted_run": "{n} 次計入的執行",
+    "n_counted_runs": "{n} 次計入的執行",
+    "n_more_case": "{n} 個案例",
+    "n_more_cases": "{n} 個案例",
+    "n_more_errored": "{n} 次出錯的執行",
+    "n_more_erroreds": "{n} 次出錯的執行",
+    "n_run_again": "{n} 次執行",
+    "n_run_agains": "{n} 次執行",
+    "n_errored_run": "{n} 次出錯的執行",
+    "n_errored_runs": "{n} 次出錯的執行",
+    "summary_only": "{runs}執行：只列數字與帳目；項目穩定度與工具使用：passhat report {ref}",
+    "report_skipped": "已記錄 {runs}執行；報告：passhat report {ref}",
+    "interrupted": "已中斷：記錄了 {done}執行，進行中的執行已捨棄（算作缺少）；"
     "`passhat resume {ref}` 會執行其餘的部分",
     "tally": "通過 {passed} · 未通過 {failed} · 出錯 {errored}",
     "wrote": "已寫入 {path}",
-    "cassette_gaps": "警告：錄製檔 {cassette} 在 {total} 次執行中有 {n} 次沒有回答（案例：{cases}），這些執行將以錯誤結束。請用 --case 選擇有錄製的案例。",
+    "cassette_gaps": "警告：錄製檔 {cassette} 在 {total}執行中有 {n} 次沒有回答（案例：{cases}），這些執行將以錯誤結束。請用 --case 選擇有錄製的案例。",
 }
 
 LABELS: dict[str, dict[str, str]] = {"en": _EN, "zh-TW": _ZH_TW}
@@ -679,6 +737,12 @@ def t(key: str, lang: str, **values: object) -> str:
     labels = LABELS.get(lang) or LABELS[check_lang(lang)]
     text = labels[key]
     return text.format(**values) if values else text
+
+
+def tn(key: str, lang: str, n: int) -> str:
+    """A count with its noun in `lang`: `n_run` for 1 and `n_runs` otherwise (English has
+    a plural; the Chinese entries are the same for both)."""
+    return t(key if n == 1 else key + "s", lang, n=f"{n:,}")
 
 
 def verdict_key(verdict: str) -> str:

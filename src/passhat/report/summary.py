@@ -298,7 +298,8 @@ def _difference_dict(d: Difference) -> dict[str, Any]:
         "p_value": d.p_value,
         "p_exact": d.exact,
         "se": d.se,
-        "mde": d.mde,
+        "mde": None if d.mde_note is not None else d.mde,
+        "mde_note": d.mde_note,
         "power": d.power,
         "method": d.method,
     }

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns, format_ranges
-from passhat.report.i18n import LABELS, t
+from passhat.report.i18n import LABELS, t, tn
 from passhat.stats import CASE_ALPHA, CASE_CORRECTION, Comparison, Difference, Uncertainty
 from passhat.usage import TokenUsage
 
@@ -55,6 +55,11 @@ _STATS_PHRASES = (
     "plan_no_within",
     "note_no_suite_hash",
     "note_suites_differ",
+    "cmp_method_flip",
+    "cmp_method_floor",
+    "cmp_method_disagree",
+    "mde_no_test",
+    "mde_over_100",
 )
 """Catalog keys of the English phrases `passhat.stats` writes into its results."""
 
@@ -184,7 +189,7 @@ def shown_cases(accounting: Accounting, limit: int | None) -> list[CaseAccount]:
 def _hidden_note(total: int, shown: int, lang: str) -> str:
     if shown >= total:
         return ""
-    return t("more_cases_hidden", lang, n=f"{total - shown:,}")
+    return t("more_cases_hidden", lang, more=tn("n_more_case", lang, total - shown))
 
 
 def metrics_table(
@@ -231,7 +236,7 @@ def metrics_table(
         table.add_row(*_case_row(c))
     table.add_section()
     table.add_row(
-        Text(t("dataset_row", lang, cases=m.cases), style="bold"),
+        Text(t("dataset_row", lang, cases=tn("n_case", lang, m.cases)), style="bold"),
         str(accounting.runs_requested),
         str(accounting.runs_completed),
         str(accounting.runs_counted),
@@ -281,9 +286,10 @@ def accounting_panel(
         t("k_inferred_hint", lang) if k_inferred else "",
         "  ·  " + _run_counts(a, lang),
     )
-    replay = [Text(t("replayed_line", lang, n=replayed), "yellow")] if replayed else []
+    replayed_line = t("replayed_line", lang, runs=tn("n_run", lang, replayed))
+    replay = [Text(replayed_line, "yellow")] if replayed else []
     if d.complete:
-        met = Text(t("plan_met_line", lang, k=a.k_requested), "green")
+        met = Text(t("plan_met_line", lang, runs=tn("n_counted_run", lang, a.k_requested)), "green")
         return Panel(
             Group(head, met, *replay), title=title, border_style="green", title_align="left"
         )
@@ -298,7 +304,8 @@ def accounting_panel(
     lines.extend(Text("  " + line) for line in listed)
     short = sum(1 for c in a.cases if not c.complete)
     if len(listed) < short:
-        lines.append(Text("  " + t("more_short", lang, n=f"{short - len(listed):,}")))
+        more = tn("n_more_case", lang, short - len(listed))
+        lines.append(Text("  " + t("more_short", lang, more=more)))
     if d.excluded:
         excluded = d.excluded if limit is None else d.excluded[:limit]
         more = (
@@ -384,7 +391,7 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
                 "at_requested",
                 lang,
                 label=i.label,
-                cases=d.requested_cases,
+                cases=tn("n_case", lang, d.requested_cases),
                 k=i.label[len("pass@") :],
                 left=d.requested_left_out,
             )
@@ -411,7 +418,8 @@ def ledger_panel(ledger: ErrorLedger, *, lang: str = "en") -> Panel:
         table.add_row(
             _phrase(r.label, lang), _pct(r.excluded), _pct(r.as_failures), _pct(r.as_passes)
         )
-    head = Text(t("ledger_head", lang, errored=ledger.errored, cases=ledger.cases))
+    errored = tn("n_errored_run", lang, ledger.errored)
+    head = Text(t("ledger_head", lang, errored=errored, cases=tn("n_case", lang, ledger.cases)))
     parts: list[Text | Table] = [head, table]
     style = "yellow"
     if ledger.concentrated and ledger.rate_where_errored is not None and ledger.z is not None:
@@ -592,18 +600,20 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
     """B - A on the dataset figures, each with interval, p-value and MDE."""
     d0 = c.pass_at_1
     conf = f"{d0.confidence:.0%}"
-    caption = (
-        t(
-            "diff_caption",
-            lang,
-            j=c.j,
-            ka=c.a.k_requested,
-            kb=c.b.k_requested,
-            resamples=c.resamples,
-        )
-        + (t("every_flip", lang) if d0.exact else "")
-        + t("mde_at_power", lang, power=f"{d0.power:.0%}")
+    rows = (c.pass_at_1, c.pass_at_j, c.pass_hat_j)
+    caption = t(
+        "diff_caption",
+        lang,
+        j=c.j,
+        ka=c.a.k_requested,
+        kb=c.b.k_requested,
+        resamples=c.resamples,
+        flips=t("every_flip", lang) if d0.exact else "",
+        method=interval_methods(rows, lang),
     )
+    if any(d.mde_note is not None for d in rows):
+        caption += t("mde_none", lang)
+    caption += t("mde_at_power", lang, power=f"{d0.power:.0%}")
     table = Table(
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
@@ -625,9 +635,23 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
             Text(_pts(d.difference, lang), style=mark),
             t("range", lang, low=f"{d.low * 100:+.1f}", high=f"{d.high * 100:+.1f}"),
             f"{d.p_value:.3g}",
-            _pts(d.mde, lang, ".1f"),
+            "–" if d.mde_note is not None else _pts(d.mde, lang, ".1f"),
         )
     return table
+
+
+def interval_methods(rows: Iterable[Difference], lang: str = "en") -> str:
+    """How the rows' intervals were found: one method named once, or each with its rows,
+    so the caption names exactly the methods the JSON's `method` fields give."""
+    by_method: dict[str, list[str]] = {}
+    for d in rows:
+        by_method.setdefault(d.method, []).append(_phrase(d.label, lang))
+    if len(by_method) == 1:
+        return _phrase(next(iter(by_method)), lang)
+    return t("sep", lang).join(
+        t("method_for", lang, labels=t("list_sep", lang).join(labels), method=_phrase(m, lang))
+        for m, labels in by_method.items()
+    )
 
 
 CASES_SHOWN = 20
@@ -693,22 +717,27 @@ def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
     if v.outcome != "none":
         return t(f"verdict_{v.outcome}", lang, evidence=evidence)
     power = f"{chosen.power:.0%}"
-    text = t(
-        "verdict_none", lang, mde=_pts(abs(chosen.mde), lang, ".1f"), power=power, evidence=evidence
-    )
+    if chosen.mde_note is not None:
+        why = _phrase(chosen.mde_note, lang)
+        text = t("verdict_undetectable", lang, cases=cases, why=why, evidence=evidence)
+    else:
+        mde = _pts(abs(chosen.mde), lang, ".1f")
+        text = t("verdict_none", lang, mde=mde, power=power, evidence=evidence)
     if v.cases_needed is None:
         return text
     runs = [x.runs_a for x in c.cases] + [x.runs_b for x in c.cases]
+    each = math.ceil(sum(runs) / len(runs))  # a plan is in whole runs
     text += t(
         "verdict_to_detect",
         lang,
         diff=_pts(chosen.difference, lang),
         power=power,
         needed=v.cases_needed,
-        runs=math.ceil(sum(runs) / len(runs)),  # a plan is in whole runs
+        runs_n=tn("n_run", lang, each),
     )
     if v.runs_needed is not None:
-        text += t("verdict_or_runs", lang, runs=v.runs_needed, cases=cases)
+        runs_n = tn("n_run", lang, v.runs_needed)
+        text += t("verdict_or_runs", lang, runs_n=runs_n, cases=cases)
     elif chosen.label == "pass rate (over runs)":
         text += t("verdict_runs_cannot", lang)
     return text + t("period", lang)

@@ -29,8 +29,10 @@ __all__ = [
     "Figure",
     "Imported",
     "file_sha256",
+    "import_digest",
     "new_id",
     "now",
+    "prior_import",
     "short_hash",
     "source_figures_line",
     "source_line",
@@ -128,6 +130,43 @@ def source_line(experiment: ExperimentRecord) -> str | None:
         parts.append(f"sha256 {str(source['sha256'])[:12]}")
     parts.append(f"from {source.get('path')}")
     return f"{experiment.kind} ({tool}): " + ", ".join(parts)
+
+
+def import_digest(imported: Imported) -> str:
+    """What an import holds, as a hash: the configuration (fingerprint), the source
+    file's bytes, the plan and every run's case, index, attempt, status and error. The
+    same input imported twice gives the same digest; a job that gained trials does not."""
+    e = imported.experiment
+    source = e.source or {}
+    return short_hash(
+        {
+            "fingerprint": e.fingerprint,
+            "sha256": source.get("sha256"),
+            "k": e.k_requested,
+            "cases": list(e.case_ids),
+            "runs": sorted(
+                (r.case_id, r.run_index, r.attempt, r.status, r.error_message or "")
+                for r in imported.runs
+            ),
+        }
+    )
+
+
+def prior_import(imported: Imported, stored: list[ExperimentRecord]) -> ExperimentRecord | None:
+    """The stored experiment this import was made from before: the same tool, source
+    path and configuration (fingerprint); the latest when there are several."""
+    e = imported.experiment
+    source = e.source or {}
+    for old in reversed(stored):
+        was = old.source if isinstance(old.source, dict) else {}
+        if (
+            old.kind == e.kind
+            and old.fingerprint == e.fingerprint
+            and was.get("tool") == source.get("tool")
+            and was.get("path") == source.get("path")
+        ):
+            return old
+    return None
 
 
 def with_figures(imported: Imported) -> Imported:

@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from passhat.accounting import Accounting, Ledger
 from passhat.errors import InputError
+from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Imported, file_sha256, new_id, now, short_hash
 
@@ -543,13 +544,13 @@ def _findings(
     most_present = max((len(c.present) for c in configurations), default=0)
     if claim and declared and claim.k != declared.k:
         lines.append(
-            f"claimed {claim.k} runs per configuration ({claim.source}) but the manifest "
+            f"claimed {plural(claim.k, 'run')} per configuration ({claim.source}) but the manifest "
             f"declares {declared.k} ({declared.source})"
         )
     if claim and claim.k > most_present:
         lines.append(
-            f"claimed {claim.k} runs per configuration ({claim.source}) but no configuration "
-            f"has more than {most_present} run director{'y' if most_present == 1 else 'ies'}"
+            f"claimed {plural(claim.k, 'run')} per configuration ({claim.source}) but no configuration "
+            f"has more than {plural(most_present, 'run directory', 'run directories')}"
         )
     if declared is None:
         lines.append(

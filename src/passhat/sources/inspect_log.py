@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passhat.errors import ConfigError, InputError
+from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
 
@@ -378,7 +379,7 @@ def import_log(
     beyond = sorted({r.run_index for r in runs if r.run_index > epochs})
     if beyond:
         raise InputError(
-            f"{path}: samples of epoch {beyond[0]} but the task asked for {epochs} epochs; "
+            f"{path}: samples of epoch {beyond[0]} but the task asked for {plural(epochs, 'epoch')}; "
             "the log is inconsistent"
         )
     return Imported(experiment, runs, inspect_figures(log), tuple(notes), ("sample", "epoch", 0))
