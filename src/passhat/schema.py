@@ -262,7 +262,10 @@ def _all_of(checks: list[Check]) -> Check:
     def check(value: Any) -> bool:
         if type(value) not in _PLAIN:
             return False
-        return all(c(value) for c in checks)
+        for each in checks:  # noqa: SIM110 (a generator per value costs more)
+            if not each(value):
+                return False
+        return True
 
     return check
 
@@ -291,7 +294,10 @@ def _properties_check(want: Any, schema: dict[str, Any]) -> Check | None:
     def check(value: Any) -> bool:
         if type(value) is not dict:
             return True
-        return all(sub(value[name]) for name, sub in pairs if name in value)  # type: ignore[misc]
+        for name, sub in pairs:  # noqa: SIM110
+            if name in value and not sub(value[name]):  # type: ignore[misc]
+                return False
+        return True
 
     return check
 
@@ -307,7 +313,10 @@ def _additional_check(want: Any, schema: dict[str, Any]) -> Check | None:
     def check(value: Any) -> bool:
         if type(value) is not dict:
             return True
-        return all(type(k) is str and (k in known or sub(v)) for k, v in value.items())
+        for key, item in value.items():
+            if type(key) is not str or (key not in known and not sub(item)):
+                return False
+        return True
 
     return check
 
@@ -324,7 +333,16 @@ def _items_check(want: Any, schema: dict[str, Any]) -> Check | None:
     sub = _quick_check(want)
     if sub is None:
         return None
-    return lambda value: type(value) is not list or all(sub(v) for v in value)
+
+    def check(value: Any) -> bool:
+        if type(value) is not list:
+            return True
+        for item in value:  # noqa: SIM110
+            if not sub(item):
+                return False
+        return True
+
+    return check
 
 
 def _length_check(kind: type[Sized], low: bool) -> Callable[[Any, dict[str, Any]], Check | None]:
