@@ -43,6 +43,7 @@ from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import (
     Score,
     ScorerError,
+    calls_a_model,
     prepare_scorers,
     runs_user_code,
     score_run,
@@ -687,6 +688,10 @@ async def _grade(
     """Grade the final state within the deadline: a user's scorer runs in a worker
     thread (it may block); the built-in ones, a judge's model call included, on the loop."""
     try:
+        if not runs_user_code(suite) and not calls_a_model(suite):
+            # built-in scorers only read the state: no task, no timer (they cannot be
+            # interrupted anyway: they never wait)
+            return score_run(suite, case, final_state, run_index=run_index, seed=seed), None
         if not runs_user_code(suite):
             pending = score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
         else:
