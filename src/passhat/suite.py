@@ -480,7 +480,13 @@ def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
                 return int(text)  # plain decimal; signs, 0x, 0o, 1_000, 1:30 go the long way
         return loader.construct_object(node, deep=True)
     if isinstance(node, yaml.SequenceNode) and node.tag == _SEQ:
-        return [_value(item, loader) for item in node.value]
+        # text items inline: a call per scalar is most of this function's time
+        return [
+            item.value
+            if type(item) is yaml.ScalarNode and item.tag == _STR
+            else _value(item, loader)
+            for item in node.value
+        ]
     if isinstance(node, yaml.MappingNode) and node.tag == _MAP:
         out: dict[Any, Any] = {}
         marks: dict[Any, Any] = {}
@@ -490,7 +496,7 @@ def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
                 or key_node.tag == "tag:yaml.org,2002:merge"
             ):
                 return loader.construct_object(node, deep=True)  # the general path
-            key = _value(key_node, loader)
+            key = key_node.value if key_node.tag == _STR else _value(key_node, loader)
             if key in marks:
                 raise yaml.constructor.ConstructorError(
                     "while reading a mapping",
@@ -500,7 +506,10 @@ def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
                     key_node.start_mark,
                 )
             marks[key] = key_node.start_mark
-            out[key] = _value(value_node, loader)
+            if type(value_node) is yaml.ScalarNode and value_node.tag == _STR:
+                out[key] = value_node.value
+            else:
+                out[key] = _value(value_node, loader)
         return out
     return loader.construct_object(node, deep=True)
 
