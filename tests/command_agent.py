@@ -36,7 +36,9 @@ def note(**data: object) -> None:
     folder = os.environ.get("PID_DIR")
     if folder:
         path = Path(folder) / f"run-{os.environ['PASSHAT_RUN_INDEX']}.json"
-        path.write_text(json.dumps(data))
+        partial = path.with_suffix(".tmp")  # whole or absent: a test polls for these files
+        partial.write_text(json.dumps(data))
+        partial.replace(path)
 
 
 async def call_tool(name: str, arguments: dict[str, object]) -> object:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 import typer.main
@@ -139,3 +142,48 @@ def test_commands_are_listed_in_the_order_a_new_user_needs_them(
     first = ["check", "run", "resume", "report", "show", "list"]
     assert listed[: len(first)] == first
     assert set(listed) == set(COMMANDS)
+
+
+# ------------------------------------------------------------ start-up (#15)
+
+
+def test_the_command_table_agrees_with_the_commands() -> None:
+    """`passhat NAME` imports only NAME's module and `passhat --help` lists the commands
+    from passhat.cli._app.COMMANDS: it must name every visible command, the module
+    that defines it and the first sentence of its help. Add or reword a command: copy
+    its first sentence into COMMANDS."""
+    from passhat.cli._app import COMMANDS
+    from passhat.cli._help import first_sentence
+
+    visible = {
+        name: command
+        for name, command in GROUP.commands.items()  # type: ignore[attr-defined]
+        if not command.hidden
+    }
+    assert set(COMMANDS) == set(visible)
+    for name, (_module, sentence) in COMMANDS.items():
+        assert sentence == first_sentence(visible[name].help or ""), name
+    defined = {
+        c.name or c.callback.__name__: c.callback.__module__ for c in app.registered_commands
+    }
+    defined |= {
+        g.name: g.typer_instance.registered_commands[0].callback.__module__
+        for g in app.registered_groups
+    }
+    assert {name: f"passhat.cli.{module}" for name, (module, _) in COMMANDS.items()} == defined
+
+
+def test_the_help_listed_from_the_table_is_the_help_of_the_commands(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh `passhat --help` (no command module imported) prints what the help
+    prints with every command loaded (as here, where `app` has them all)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    fresh = subprocess.run(
+        [sys.executable, "-m", "passhat", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "100"},
+    ).stdout
+    assert fresh == _help(capsys, "--help")

@@ -221,6 +221,7 @@ def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=10)
     agents = [n["pid"] for n in noted] + [n["child"] for n in noted]
     assert _wait_dead(agents) == [], "agent processes outlived passhat"
     assert _wait_dead([]) == []

@@ -11,7 +11,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -241,6 +243,13 @@ def test_resume_fills_only_the_missing_runs(
     experiment = new_experiment(suite, agent, "", None, k=6, params={"max_turns": 10}, name="cut")
     seen: list[int] = []
 
+    async def gated(input: Any, env: Any, ctx: Any) -> Any:
+        if ctx.run_index > 2:  # in flight when the cancel lands: never finishes
+            await asyncio.Event().wait()
+        return await agent.agent(input, env, ctx)
+
+    first_two = replace(agent, agent=gated)  # the same spec and source hash: resumable
+
     async def interrupted() -> None:
         with Store(db) as store:
             store.create_experiment(experiment)
@@ -254,7 +263,7 @@ def test_resume_fills_only_the_missing_runs(
 
             with pytest.raises(asyncio.CancelledError):
                 await run_experiment(
-                    store, experiment, suite, agent, None, RunOptions(concurrency=1), progress
+                    store, experiment, suite, first_two, None, RunOptions(concurrency=1), progress
                 )
 
     asyncio.run(interrupted())

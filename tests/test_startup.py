@@ -37,3 +37,42 @@ def test_statistics_still_work_once_numpy_is_needed() -> None:
 
     u = uncertainty(account([("a", 1, "passed"), ("b", 1, "failed")], 1), m=2, seed=0)
     assert u.dataset is not None and 0 <= u.dataset.pass_at_1.low <= 0.5
+
+
+HEAVY = ("passhat.cli.run", "passhat.store", "passhat.stats", "asyncio", "rich.console")
+
+IMPORTS = """
+import sys
+from passhat.cli import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "imported"),
+    [
+        pytest.param(["--help"], [], id="--help"),
+        pytest.param([], [], id="no-args"),
+        pytest.param(["--version"], ["rich.console"], id="--version"),
+        pytest.param(["check", "--help"], ["rich.console"], id="check"),
+        pytest.param(["metrics", "--help"], ["passhat.stats", "rich.console"], id="metrics"),
+        pytest.param(["list", "--help"], sorted(HEAVY), id="list"),
+    ],
+)
+def test_a_command_imports_only_its_own_module(
+    args: list[str], imported: list[str], tmp_path: object
+) -> None:
+    """`passhat --help` lists the commands from a table and imports none of them;
+    `passhat NAME` imports NAME's module (what it needs), not every command's."""
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS.format(args=args, heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
+        check=True,
+    )
+    assert done.stderr.strip().splitlines()[-1] == str(sorted(imported))

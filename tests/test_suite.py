@@ -673,6 +673,24 @@ def test_the_fast_yaml_reader_gives_what_the_safe_loader_gives() -> None:
         safe, fast = both(text)
         assert safe == fast, text
     assert "written twice" in str(both("a: 1\na: 2\n")[1])
+    # _UniqueKeyLoader answers libyaml's tag questions itself and load_yaml reads plain
+    # decimal integers itself: every scalar must still read as PyYAML's safe loader reads it
+    scalars = " ".join(
+        [
+            "0 7 10 -3 +4 007 012 0x1F 0o17 0b101 1_000 190:20:30 99999999999999999999",
+            "1.5 -1.5 .5 1e3 1.0e+3 .inf -.Inf .nan 1_0.5 6.8523015e+5",
+            "yes No TRUE off y n ~ null Null 2026-01-01 2026-01-01T10:00:00Z",
+            "text 'quoted' \"1\" '' <<x =x 優惠碼 -x +x .x 0a 1a ２",
+        ]
+    ).split(" ")
+    for scalar in scalars:
+        text = f"a: {scalar}\nb: [{scalar}]\n{scalar}: c\n"
+        try:
+            expected = yaml.load(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            continue  # e.g. a merge key with a scalar: refused by both, compared above
+        assert load_yaml(text) == expected, scalar
+        assert yaml.load(text, Loader=_UniqueKeyLoader) == expected, scalar
 
 
 @pytest.mark.parametrize(

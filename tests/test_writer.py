@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -89,4 +90,59 @@ def test_runs_handed_over_are_written_when_the_workers_are_cancelled(
 
     asyncio.run(main())
     assert store.recorded("e1") == {("a", i) for i in range(1, 11)}
+    store.close()
+
+
+class GatedStore(CountingStore):
+    """A real store whose commits wait until the test opens the gate (a slow fsync)."""
+
+    gate: threading.Event
+
+    def record_runs(self, runs: Sequence[RunRecord]) -> None:
+        assert self.gate.wait(10)
+        super().record_runs(runs)
+
+
+def test_hand_over_waits_for_room_not_for_each_commit(tmp_path: Path) -> None:
+    """The runner's path: a stalled commit holds back no run until `limit` runs wait for
+    it; a run is still reported recorded only once its commit has returned."""
+    store = GatedStore(tmp_path / "p.db")
+    store.batches, store.gate = [], threading.Event()
+    store.create_experiment(experiment())
+    reported: list[int] = []
+    handed: list[int] = []
+
+    async def main() -> None:
+        async with RunWriter(store, lambda record: reported.append(record.run_index)) as writer:
+            for index in (1, 2):
+                await writer.hand_over(run(index=index), limit=3)
+                handed.append(index)
+            assert handed == [1, 2] and reported == []  # not committed, not held back
+            third = asyncio.create_task(writer.hand_over(run(index=3), limit=3))
+            await asyncio.sleep(0.05)
+            assert not third.done()  # three uncommitted: the third waits for room
+            store.gate.set()
+            await third
+            await writer.drain()
+            assert sorted(reported) == [1, 2, 3]
+
+    asyncio.run(main())
+    assert store.recorded("e1") == {("a", i) for i in (1, 2, 3)}
+    store.close()
+
+
+def test_a_store_error_of_a_handed_over_run_stops_the_runner(store: CountingStore) -> None:
+    store.record_run(run(index=3))
+
+    async def main() -> None:
+        async with RunWriter(store) as writer:
+            for index in (1, 2, 3, 4):
+                await writer.hand_over(run(index=index), limit=100)
+            with pytest.raises(StoreError, match="run 3 of case 'a' is already recorded"):
+                await writer.drain()
+            with pytest.raises(StoreError):  # and any later hand-over
+                await writer.hand_over(run(index=5), limit=100)
+
+    asyncio.run(main())
+    assert store.recorded("e1") == {("a", i) for i in (1, 2, 3, 4)}  # each once
     store.close()

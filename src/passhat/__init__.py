@@ -1,9 +1,8 @@
 """passhat: run each evaluation case k times and report pass@1, pass@k and pass^k honestly.
 
 The public surface is small and pinned by a test; the machinery lives in the
-modules. The statistics load at once; suites, environments, agents, models and
-the store load on first use, so `passhat metrics` does not pay for pydantic and
-YAML it never touches.
+modules, and each loads on first use (`passhat --help` imports none of them, and
+`passhat metrics` does not pay for the pydantic and YAML it never touches).
 """
 
 from __future__ import annotations
@@ -11,23 +10,23 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from passhat.accounting import Accounting, CaseAccount, DatasetSummary, Ledger, account
 from passhat.errors import NoRunsError, PasshatError
-from passhat.metrics import (
-    CaseMetrics,
-    DatasetMetrics,
-    aggregate,
-    dataset,
-    pass_at,
-    pass_at_curve,
-    pass_hat,
-    pass_hat_curve,
-)
 
 if TYPE_CHECKING:
+    from passhat.accounting import Accounting, CaseAccount, DatasetSummary, Ledger, account
     from passhat.agents import Agent, RunContext
     from passhat.env import Environment, Tool, ToolError, ToolOutcome, tool
     from passhat.executors import Executor
+    from passhat.metrics import (
+        CaseMetrics,
+        DatasetMetrics,
+        aggregate,
+        dataset,
+        pass_at,
+        pass_at_curve,
+        pass_hat,
+        pass_hat_curve,
+    )
     from passhat.models.base import (
         CallContext,
         Message,
@@ -45,6 +44,19 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Accounting": "passhat.accounting",
+    "CaseAccount": "passhat.accounting",
+    "DatasetSummary": "passhat.accounting",
+    "Ledger": "passhat.accounting",
+    "account": "passhat.accounting",
+    "CaseMetrics": "passhat.metrics",
+    "DatasetMetrics": "passhat.metrics",
+    "aggregate": "passhat.metrics",
+    "dataset": "passhat.metrics",
+    "pass_at": "passhat.metrics",
+    "pass_at_curve": "passhat.metrics",
+    "pass_hat": "passhat.metrics",
+    "pass_hat_curve": "passhat.metrics",
     "Agent": "passhat.agents",
     "RunContext": "passhat.agents",
     "Environment": "passhat.env",

@@ -266,6 +266,14 @@ def parameters_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
     return _untitled(model.model_json_schema())  # type: ignore[no-any-return]
 
 
+@functools.lru_cache(maxsize=1024)
+def _signature_parameters(fn: Callable[..., Any]) -> dict[str, Any]:
+    """`parameters_from_signature`, once per method (a millisecond each: pydantic builds
+    a model): every run's tool then holds the same schema object, whose validator
+    schema.py keeps by identity. Callers do not change it."""
+    return parameters_from_signature(fn)
+
+
 def not_json_reason(arguments: dict[str, Any]) -> str | None:
     """Why a model's arguments were no JSON object (the provider kept its text under
     RAW_ARGUMENTS), in words the model can act on; None for real arguments."""
@@ -474,7 +482,7 @@ class Environment:
         if callable(params):
             params = params(self)
         if params is None:
-            params = parameters_from_signature(getattr(type(self), method_name))
+            params = _signature_parameters(getattr(type(self), method_name))
         return Tool(
             name=declared.name or method_name,
             description=declared.description or _doc(getattr(type(self), method_name)),
@@ -576,7 +584,7 @@ class Environment:
             parameters = declared.parameters
             if parameters is None:
                 try:
-                    parameters = parameters_from_signature(getattr(cls, method_name))
+                    parameters = _signature_parameters(getattr(cls, method_name))
                 except ConfigError as error:
                     problems.append(str(error))
                     continue

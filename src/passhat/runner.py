@@ -43,6 +43,7 @@ from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import (
     Score,
     ScorerError,
+    calls_a_model,
     prepare_scorers,
     runs_user_code,
     score_run,
@@ -307,40 +308,28 @@ async def _run_all(
     # The executor runs; the driver alone writes. Finished runs go to one writer
     # thread, which commits the runs that arrive meanwhile in one transaction (group
     # commit); a run counts as recorded (progress) once its commit returns. Records are
-    # handed over without waiting for each commit, at most `concurrency` writes pending,
-    # so commits group as they did with a pool of workers. On cancel (Ctrl-C) the runs
-    # already handed over are still written before this function returns.
+    # handed over without waiting for their commits, up to `writes_in_flight` of them
+    # uncommitted, so a slow commit (a WAL checkpoint's fsync) does not hold back the
+    # next runs while memory stays bounded. On cancel (Ctrl-C) the runs already handed
+    # over are still written before this function returns (RunWriter.__aexit__).
     async with RunWriter(store, progress) as writer:
         records = executor.run(job, iter(todo))
-        writes: set[asyncio.Task[None]] = set()
         try:
             async for record in records:
-                writes.add(asyncio.create_task(writer.put(record)))
-                if len(writes) >= options.concurrency:
-                    done, writes = await asyncio.wait(writes, return_when=asyncio.FIRST_COMPLETED)
-                    _raise_first(done)
+                await writer.hand_over(record, writes_in_flight(options.concurrency))
                 await asyncio.sleep(0)  # let a cancel land even when agents never wait
-            if writes:
-                done, writes = await asyncio.wait(writes)
-                _raise_first(done)
+            await writer.drain()
         finally:
             close = getattr(records, "aclose", None)  # stop the runs still in flight
             if close is not None:
                 await close()
-            if writes:  # handed over: written before we return, whatever happened
-                await asyncio.wait(writes)
-                for task in writes:  # their errors are retrieved; the first one told the story
-                    task.cancelled() or task.exception()
 
 
-def _raise_first(done: set[asyncio.Task[None]]) -> None:
-    """A write that failed (the store could not write) stops the experiment. Every
-    finished write's error is retrieved (no 'never retrieved' noise); one is raised."""
-    failed = [
-        error for task in done if not task.cancelled() and (error := task.exception()) is not None
-    ]
-    if failed:
-        raise failed[0]
+def writes_in_flight(concurrency: int) -> int:
+    """How many finished runs may wait for their commit before the runner waits: a few
+    waves of runs (a commit stalled by a checkpoint's fsync must not stop them), at
+    most 1,024 records in memory however long the plan."""
+    return min(max(4 * concurrency, 256), 1024)
 
 
 async def run_once(
@@ -699,6 +688,10 @@ async def _grade(
     """Grade the final state within the deadline: a user's scorer runs in a worker
     thread (it may block); the built-in ones, a judge's model call included, on the loop."""
     try:
+        if not runs_user_code(suite) and not calls_a_model(suite):
+            # built-in scorers only read the state: no task, no timer (they cannot be
+            # interrupted anyway: they never wait)
+            return score_run(suite, case, final_state, run_index=run_index, seed=seed), None
         if not runs_user_code(suite):
             pending = score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
         else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sized
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -47,36 +47,87 @@ _YAML_WORDS = {
 }
 
 
+Check = Callable[[Any], bool]
+
+
 @functools.lru_cache(maxsize=512)
-def _validator(schema_json: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_json))
+def _compiled(schema_json: str) -> tuple[Draft202012Validator, Check | None]:
+    schema = json.loads(schema_json)
+    return Draft202012Validator(schema), _quick_check(schema)
 
 
-_BY_ID: dict[int, tuple[Any, Draft202012Validator]] = {}
+_BY_ID: dict[int, tuple[Any, Draft202012Validator, Check | None]] = {}
 
 
-def _validator_for(schema: dict[str, Any]) -> Draft202012Validator:
-    """The schema's validator: by identity first (a tool's schema is one object for
-    every call), else by its JSON in written order (messages list keys as written)."""
+def _validator_for(schema: dict[str, Any]) -> tuple[Draft202012Validator, Check | None]:
+    """The schema's validator and quick check: by identity first (a tool's schema is
+    one object for every call), else by its JSON in written order (messages list keys
+    as written)."""
     hit = _BY_ID.get(id(schema))
     if hit is not None and hit[0] is schema:
-        return hit[1]
-    validator = _validator(json.dumps(schema, ensure_ascii=False))
+        return hit[1], hit[2]
+    validator, quick = _compiled(json.dumps(schema, ensure_ascii=False))
     if len(_BY_ID) > 1024:
         _BY_ID.clear()
-    _BY_ID[id(schema)] = (schema, validator)  # kept alive, so the id is never reused
-    return validator
+    _BY_ID[id(schema)] = (schema, validator, quick)  # kept alive: the id is never reused
+    return validator, quick
 
 
 def schema_errors(schema: Any) -> list[str]:
-    """What makes `schema` not a valid Draft 2020-12 JSON Schema (empty when it is one)."""
+    """What makes `schema` not a valid Draft 2020-12 JSON Schema (empty when it is one).
+
+    Checked once per distinct schema (by its JSON, keys in written order): a tool's
+    schema is the same for every case of a suite, and a check against the
+    meta-schema costs milliseconds, so a thousand cases must not pay it a thousand
+    times. A schema holding anything but plain JSON values is checked every time.
+    Like the validators below, a schema is taken not to change once it is in use."""
     if not isinstance(schema, dict | bool):
         return [f"expected a JSON Schema (a mapping such as {{type: object}}), got {show(schema)}"]
+    hit = _CHECKED.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return list(hit[1])
+    if not _plain_json(schema):
+        return list(_meta_errors(schema))
+    found = _meta_errors_of_json(json.dumps(schema, ensure_ascii=False))
+    if len(_CHECKED) > 1024:
+        _CHECKED.clear()
+    _CHECKED[id(schema)] = (schema, found)  # kept alive: the id is never reused
+    return list(found)
+
+
+_CHECKED: dict[int, tuple[Any, tuple[str, ...]]] = {}
+"""schema_errors' answers by the schema object's identity: a class's tool schema is
+one object for every case, so most cases skip even writing it as JSON."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _meta_errors_of_json(schema_json: str) -> tuple[str, ...]:
+    """The meta-schema check of one schema, by its JSON text (cache_info() counts checks)."""
+    return _meta_errors(json.loads(schema_json))
+
+
+def _meta_errors(schema: Any) -> tuple[str, ...]:
     out = []
-    for error in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema):
+    for error in _META_VALIDATOR.iter_errors(schema):
         where = "/".join(str(p) for p in error.absolute_path)
         out.append(f"{where + ': ' if where else ''}{error.message}")
-    return out
+    return tuple(out)
+
+
+_META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+def _plain_json(value: Any) -> bool:
+    """Only dicts with text keys, lists, text, numbers, booleans and null: what
+    JSON text gives back as it was (a tuple would come back a list)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return True
+    if kind is dict:
+        return all(type(key) is str and _plain_json(item) for key, item in value.items())
+    if kind is list:
+        return all(_plain_json(item) for item in value)
+    return False
 
 
 def schema_problems(
@@ -87,8 +138,8 @@ def schema_problems(
     `schema` must be valid (see `schema_errors`); `yaml` picks the words of a file's reader.
     """
     words = _YAML_WORDS if yaml else _JSON_WORDS
-    validator = _validator_for(schema)
-    if validator.is_valid(value):
+    validator, quick = _validator_for(schema)
+    if (quick is not None and quick(value)) or validator.is_valid(value):
         return []
     out: list[tuple[Loc, str]] = []
     for error in sorted(validator.iter_errors(value), key=_order):
@@ -111,19 +162,20 @@ def _messages(error: ValidationError, words: dict[str, str]) -> Iterator[tuple[L
         properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
         for name in expected:
             if name not in instance:
-                hint = properties.get(name, {}).get("description") if properties else None
+                sub = properties.get(name) if isinstance(properties, dict) else None
+                hint = sub.get("description") if isinstance(sub, dict) else None
                 yield (*loc, name), f"missing; add it{': ' + hint if hint else ''}"
     elif keyword == "additionalProperties" and isinstance(instance, dict):
         allowed = list(schema.get("properties", {}))
         patterns = list(schema.get("patternProperties", {}))
         listed = ", ".join(allowed) if allowed else "none"
         for key in instance:
-            if key in allowed or any(re.search(p, key) for p in patterns):
+            if key in allowed or any(re.search(p, str(key)) for p in patterns):
                 continue
             yield (
                 (*loc, key),
                 f"unknown key {show(key)}; the keys allowed here are {listed}"
-                f"{did_you_mean(key, allowed)}",
+                f"{did_you_mean(str(key), allowed)}",
             )
     elif keyword == "type":
         kinds = [expected] if isinstance(expected, str) else list(expected)
@@ -149,3 +201,206 @@ def _messages(error: ValidationError, words: dict[str, str]) -> Iterator[tuple[L
         yield loc, f"{show(instance)} does not match the pattern {show(expected)}"
     else:
         yield loc, error.message
+
+
+# ------------------------------------------------------------------ quick check
+#
+# jsonschema walks a schema by evolving a validator per keyword and per level
+# (a third of a millisecond for a ticket), and a suite of a thousand cases checks
+# four values per case. Most schemas use a handful of keywords, so they are
+# compiled once into nested closures that answer one question: "surely valid?".
+# The answer is one-sided: True only when jsonschema would find no error (exact
+# plain JSON types only: no subclasses, no float for an integer, enum of plain
+# scalars); anything else, and any schema using another keyword, goes to
+# jsonschema, which decides and words the messages. tests/test_schema.py checks
+# that True never disagrees with jsonschema.
+
+_PLAIN = frozenset({str, int, float, bool, type(None), dict, list})
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+_NOTES = frozenset({"description", "title", "default", "examples", "$comment", "format"})
+"""Keywords that assert nothing (`format` is not asserted without a format checker)."""
+_NUMBER = (int, float)
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _quick_check(schema: Any) -> Check | None:
+    """A "surely valid" check of `schema`, or None when it uses a keyword not handled here."""
+    if schema is True:
+        return _always
+    if schema is False:
+        return _never
+    if type(schema) is not dict:
+        return None
+    checks: list[Check] = []
+    for key, want in schema.items():
+        if key in _NOTES:
+            continue
+        made = _keyword_check(key, want, schema)
+        if made is None:
+            return None
+        if made is not _always:
+            checks.append(made)
+    return _all_of(checks)
+
+
+def _all_of(checks: list[Check]) -> Check:
+    def check(value: Any) -> bool:
+        if type(value) not in _PLAIN:
+            return False
+        for each in checks:  # noqa: SIM110 (a generator per value costs more)
+            if not each(value):
+                return False
+        return True
+
+    return check
+
+
+def _keyword_check(key: str, want: Any, schema: dict[str, Any]) -> Check | None:
+    maker = _MAKERS.get(key)
+    return None if maker is None else maker(want, schema)
+
+
+def _type_check(want: Any, schema: dict[str, Any]) -> Check | None:
+    names = [want] if isinstance(want, str) else want
+    if not isinstance(names, list) or not all(n in _TYPES for n in names):
+        return None
+    allowed = frozenset(t for n in names for t in _TYPES[n])
+    return lambda value: type(value) in allowed
+
+
+def _properties_check(want: Any, schema: dict[str, Any]) -> Check | None:
+    if type(want) is not dict:
+        return None
+    subs = {name: _quick_check(sub) for name, sub in want.items()}
+    if any(sub is None for sub in subs.values()):
+        return None
+    pairs = [(name, sub) for name, sub in subs.items() if sub is not _always]
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict:
+            return True
+        for name, sub in pairs:  # noqa: SIM110
+            if name in value and not sub(value[name]):  # type: ignore[misc]
+                return False
+        return True
+
+    return check
+
+
+def _additional_check(want: Any, schema: dict[str, Any]) -> Check | None:
+    if "patternProperties" in schema:
+        return None
+    sub = _quick_check(want)
+    if sub is None:
+        return None
+    known = frozenset(schema.get("properties", {}))
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict:
+            return True
+        for key, item in value.items():
+            if type(key) is not str or (key not in known and not sub(item)):
+                return False
+        return True
+
+    return check
+
+
+def _required_check(want: Any, schema: dict[str, Any]) -> Check | None:
+    if not (isinstance(want, list) and all(type(n) is str for n in want)):
+        return None
+    return lambda value: type(value) is not dict or all(n in value for n in want)
+
+
+def _items_check(want: Any, schema: dict[str, Any]) -> Check | None:
+    if "prefixItems" in schema:
+        return None
+    sub = _quick_check(want)
+    if sub is None:
+        return None
+
+    def check(value: Any) -> bool:
+        if type(value) is not list:
+            return True
+        for item in value:  # noqa: SIM110
+            if not sub(item):
+                return False
+        return True
+
+    return check
+
+
+def _length_check(kind: type[Sized], low: bool) -> Callable[[Any, dict[str, Any]], Check | None]:
+    def make(want: Any, schema: dict[str, Any]) -> Check | None:
+        if type(want) is not int:
+            return None
+        if low:
+            return lambda value: type(value) is not kind or len(value) >= want
+        return lambda value: type(value) is not kind or len(value) <= want
+
+    return make
+
+
+def _bound_check(test: Callable[[Any, Any], bool]) -> Callable[[Any, dict[str, Any]], Check | None]:
+    def make(want: Any, schema: dict[str, Any]) -> Check | None:
+        if type(want) not in _NUMBER:
+            return None
+        return lambda value: type(value) not in _NUMBER or test(value, want)
+
+    return make
+
+
+def _choices_check(want: Any, schema: dict[str, Any]) -> Check | None:
+    if not isinstance(want, list):
+        return None
+    # (type, value): true is not 1, as jsonschema's enum says; floats go to jsonschema
+    allowed = frozenset((type(c), c) for c in want if type(c) in (str, int, bool) or c is None)
+
+    def check(value: Any) -> bool:
+        kind = type(value)
+        return (kind is str or kind is int or kind is bool or value is None) and (
+            kind,
+            value,
+        ) in allowed
+
+    return check
+
+
+def _const_check(want: Any, schema: dict[str, Any]) -> Check | None:
+    return _choices_check([want], schema)
+
+
+_MAKERS: dict[str, Callable[[Any, dict[str, Any]], Check | None]] = {
+    "type": _type_check,
+    "properties": _properties_check,
+    "additionalProperties": _additional_check,
+    "required": _required_check,
+    "items": _items_check,
+    "minLength": _length_check(str, low=True),
+    "maxLength": _length_check(str, low=False),
+    "minItems": _length_check(list, low=True),
+    "maxItems": _length_check(list, low=False),
+    "minProperties": _length_check(dict, low=True),
+    "maxProperties": _length_check(dict, low=False),
+    "minimum": _bound_check(lambda v, b: v >= b),
+    "maximum": _bound_check(lambda v, b: v <= b),
+    "exclusiveMinimum": _bound_check(lambda v, b: v > b),
+    "exclusiveMaximum": _bound_check(lambda v, b: v < b),
+    "enum": _choices_check,
+    "const": _const_check,
+}

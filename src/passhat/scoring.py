@@ -410,6 +410,11 @@ def runs_user_code(suite: Suite) -> bool:
     return any(isinstance(scorer, Custom) for scorer in prepare_scorers(suite))
 
 
+def calls_a_model(suite: Suite) -> bool:
+    """True when grading calls a model (a judge): it waits, so it needs the event loop."""
+    return any(isinstance(scorer, Judge) for scorer in prepare_scorers(suite))
+
+
 async def score_run_async(
     suite: Suite, case: Case, final_state: dict[str, Any], *, run_index: int = 1, seed: int = 0
 ) -> Score:

@@ -410,6 +410,17 @@ class _UniqueKeyLoader(_SafeLoader):
     def ascend_resolver(self) -> None:
         return None
 
+    # libyaml asks this for every node: the base class's answer, without its list
+    # concatenation per scalar and path-resolver checks (a safe loader has none).
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _FIRST_CHAR_RESOLVERS.get(value[:1], _ANY_CHAR_RESOLVERS):
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, Any] = {}
         for key_node, _ in node.value:
@@ -433,6 +444,14 @@ class _UniqueKeyLoader(_SafeLoader):
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
+_INT = "tag:yaml.org,2002:int"
+_ANY_CHAR_RESOLVERS = list(_UniqueKeyLoader.yaml_implicit_resolvers.get(None, []))
+_FIRST_CHAR_RESOLVERS: dict[Any, list[tuple[str, Any]]] = {
+    first: list(resolvers) + _ANY_CHAR_RESOLVERS
+    for first, resolvers in _UniqueKeyLoader.yaml_implicit_resolvers.items()
+    if first is not None
+}
+"""The implicit resolvers of a plain scalar by its first character ('' for an empty one)."""
 
 
 def load_yaml(text: str) -> Any:
@@ -452,9 +471,22 @@ def load_yaml(text: str) -> Any:
 
 def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
     if isinstance(node, yaml.ScalarNode):
-        return node.value if node.tag == _STR else loader.construct_object(node, deep=True)
+        tag = node.tag
+        if tag == _STR:
+            return node.value
+        if tag == _INT:
+            text = node.value
+            if text.isascii() and text.isdigit() and (len(text) == 1 or text[0] != "0"):
+                return int(text)  # plain decimal; signs, 0x, 0o, 1_000, 1:30 go the long way
+        return loader.construct_object(node, deep=True)
     if isinstance(node, yaml.SequenceNode) and node.tag == _SEQ:
-        return [_value(item, loader) for item in node.value]
+        # text items inline: a call per scalar is most of this function's time
+        return [
+            item.value
+            if type(item) is yaml.ScalarNode and item.tag == _STR
+            else _value(item, loader)
+            for item in node.value
+        ]
     if isinstance(node, yaml.MappingNode) and node.tag == _MAP:
         out: dict[Any, Any] = {}
         marks: dict[Any, Any] = {}
@@ -464,7 +496,7 @@ def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
                 or key_node.tag == "tag:yaml.org,2002:merge"
             ):
                 return loader.construct_object(node, deep=True)  # the general path
-            key = _value(key_node, loader)
+            key = key_node.value if key_node.tag == _STR else _value(key_node, loader)
             if key in marks:
                 raise yaml.constructor.ConstructorError(
                     "while reading a mapping",
@@ -474,7 +506,10 @@ def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
                     key_node.start_mark,
                 )
             marks[key] = key_node.start_mark
-            out[key] = _value(value_node, loader)
+            if type(value_node) is yaml.ScalarNode and value_node.tag == _STR:
+                out[key] = value_node.value
+            else:
+                out[key] = _value(value_node, loader)
         return out
     return loader.construct_object(node, deep=True)
 

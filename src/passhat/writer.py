@@ -10,6 +10,13 @@ commit, not 50 commits that each worker waits for in turn.
     async with RunWriter(store, progress) as writer:
         await writer.put(record)      # returns once the run's commit has returned
 
+The runner does not wait for each commit: `hand_over` returns at once while
+fewer than `limit` runs are handed over and not yet committed (so a slow commit,
+say a WAL checkpoint's fsync, does not hold back the next runs), and `drain`
+waits for the last commits. A run still counts as recorded (`recorded` is told)
+only once its commit has returned; a store error stops the runner at its next
+`hand_over` or at `drain`.
+
 Leaving the block (normally, on an error or on cancel) writes every run handed
 over before returning. A batch that fails is written again run by run, so one
 bad run fails alone (its `put` raises) and the others are recorded.
@@ -44,6 +51,12 @@ class RunWriter:
         self._outcomes: deque[list[_Outcome]] = deque()
         self._flusher: asyncio.Task[None] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="passhat-store")
+        self._in_flight = 0
+        """Runs handed over (`hand_over`) whose commit has not returned yet."""
+        self._room: asyncio.Future[None] | None = None
+        """Set when a handed-over run's commit returns: wakes a `hand_over` or `drain`."""
+        self._failed: BaseException | None = None
+        """The store's first error for a handed-over run."""
 
     async def __aenter__(self) -> RunWriter:
         return self
@@ -71,6 +84,44 @@ class RunWriter:
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
         await done
+
+    async def hand_over(self, record: RunRecord, limit: int) -> None:
+        """Write a finished run without waiting for its commit; wait only while `limit`
+        runs handed over are not yet committed. Raises the store's error for a run
+        handed over earlier (the first one): the runs after it are not written."""
+        self._raise_failed()
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(self._landed)
+        self._in_flight += 1
+        self._pending.append((record, done))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        while self._in_flight >= max(1, limit) and self._failed is None:
+            await self._wait_for_room()
+        self._raise_failed()
+
+    async def drain(self) -> None:
+        """Wait until every run handed over is committed; raise the store's first error."""
+        while self._in_flight and self._failed is None:
+            await self._wait_for_room()
+        self._raise_failed()
+
+    async def _wait_for_room(self) -> None:
+        if self._room is None or self._room.done():
+            self._room = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._room)
+
+    def _landed(self, done: asyncio.Future[None]) -> None:
+        self._in_flight -= 1
+        error = None if done.cancelled() else done.exception()  # retrieved: no warning
+        if error is not None and self._failed is None:
+            self._failed = error
+        if self._room is not None and not self._room.done():
+            self._room.set_result(None)
+
+    def _raise_failed(self) -> None:
+        if self._failed is not None:
+            raise self._failed
 
     async def _flush(self) -> None:
         loop = asyncio.get_running_loop()

@@ -1,17 +1,15 @@
-"""The `passhat` command. It parses arguments, calls the library and prints."""
+"""The `passhat` command. It parses arguments, calls the library and prints.
+
+Each command module registers its commands on `app` when imported; `main` imports
+only the one the command line names (see COMMANDS in _app.py)."""
 
 from __future__ import annotations
 
-# Importing a command module registers its commands on `app`.
-from passhat.cli import audit as _audit  # noqa: F401
-from passhat.cli import check as _check  # noqa: F401
-from passhat.cli import compare as _compare  # noqa: F401
-from passhat.cli import export as _export  # noqa: F401
-from passhat.cli import metrics as _metrics  # noqa: F401
-from passhat.cli import regrade as _regrade  # noqa: F401
-from passhat.cli import run as _run  # noqa: F401
-from passhat.cli import sources as _sources  # noqa: F401
-from passhat.cli._app import app, fail
+import importlib
+import sys
+from typing import Any
+
+from passhat.cli import _app
 from passhat.errors import PasshatError
 
 __all__ = ["app", "main"]
@@ -19,7 +17,18 @@ __all__ = ["app", "main"]
 
 def main(args: list[str] | None = None) -> None:
     """Entry point of the console script; `args` defaults to the command line."""
+    _app.load_commands(sys.argv[1:] if args is None else args)
     try:
-        app(args=args, prog_name="passhat")
+        _app.app(args=args, prog_name="passhat")
     except PasshatError as error:
-        fail(error)
+        _app.fail(error)
+
+
+def __getattr__(name: str) -> Any:
+    """`passhat.cli.app`: the application with every command (main() imports only the
+    command it runs; see COMMANDS in _app.py)."""
+    if name == "app":
+        for module in sorted({m for m, _ in _app.COMMANDS.values()}):
+            importlib.import_module(f"passhat.cli.{module}")
+        return _app.app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,17 +3,112 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from passhat.cli._help import HELP_OPTIONS, Group, Typer, examples
+from passhat.cli._help import HELP_OPTIONS, Group, Typer, examples, rank_commands
 from passhat.errors import PasshatError, SuiteError
-from passhat.report.console import SafeConsole
+
+if TYPE_CHECKING:
+    from typer._click import Context
+
+    from passhat.report.console import SafeConsole
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": (
+        "check",
+        "Validate a suite; print its cases, labels, tools, goal items, fixtures and hashes.",
+    ),
+    "run": ("run", "Create an experiment and run every case k times, each from a fresh start."),
+    "resume": (
+        "run",
+        "Run exactly the missing runs of an experiment (and new indices with a larger k).",
+    ),
+    "report": (
+        "run",
+        "The three numbers with intervals, the accounting, item stability, tool use and tokens "
+        "(and cost, given prices).",
+    ),
+    "show": (
+        "run",
+        "One run whole: transcript, tool calls, final state, score, and a crash's traceback.",
+    ),
+    "list": (
+        "run",
+        "The experiments in the store, with each one's counted, errored and planned runs.",
+    ),
+    "compare": (
+        "compare",
+        "Compare B with A case by case: differences with intervals, p-values, the minimum "
+        "detectable difference, and a verdict.",
+    ),
+    "cassette": (
+        "run",
+        "Turn a finished experiment into a replay cassette: regrade it later without a call.",
+    ),
+    "metrics": (
+        "metrics",
+        "Pass rate, pass@k and pass^k for verdicts from any harness, with run accounting, "
+        "intervals and a forecast of the next runs.",
+    ),
+    "audit": (
+        "audit",
+        "Audit a result folder no harness owns: declared, claimed, present and graded runs per "
+        "configuration, the missing ones by index, and figures labelled by what was counted.",
+    ),
+    "export": (
+        "export",
+        "Write one row per run (case, index, status, error, verdict details, tokens, duration, "
+        "retries, live/replayed, fingerprint), or per case with --per-case, for DuckDB, polars "
+        "or a spreadsheet.",
+    ),
+    "regrade": (
+        "regrade",
+        "Score a stored experiment's final states again under the suite's current goals and "
+        "scorers, as a new experiment linked to it: no agent runs, no model is called.",
+    ),
+    "import": (
+        "sources",
+        "Import another harness's results (Inspect logs, τ²-bench results, Harbor jobs) as "
+        "experiments: every sample × epoch or trial becomes a run, with passhat's accounting.",
+    ),
+}
+"""Every command: the module of passhat.cli that defines it, and the first sentence of
+its help. `passhat NAME` imports only NAME's module and `passhat --help` lists the
+commands from here, so start-up pays for one command's imports (the store, the
+statistics, asyncio...), not every command's. tests/test_cli_help.py checks this
+table against the commands themselves: a new or reworded command is added here too."""
+
+
+def load_commands(argv: list[str]) -> None:
+    """Import the command modules `argv` needs: the named command's, every one for a
+    name that is no command (so the error can suggest one), none for the root's help."""
+    import importlib
+
+    name = next((arg for arg in argv if not arg.startswith("-")), None)
+    if name is None:
+        return
+    modules = [COMMANDS[name][0]] if name in COMMANDS else sorted({m for m, _ in COMMANDS.values()})
+    for module in modules:
+        importlib.import_module(f"passhat.cli.{module}")
+
+
+class _Root(Group):
+    """The `passhat` group: lists the commands not imported yet from COMMANDS."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return rank_commands([*self.commands, *(n for n in COMMANDS if n not in self.commands)])
+
+    def summary(self, ctx: Context, name: str) -> str | None:
+        if name not in self.commands and name in COMMANDS:
+            return COMMANDS[name][1]
+        return super().summary(ctx, name)
+
 
 app = Typer(
     name="passhat",
-    cls=Group,
+    cls=_Root,
     help=(
         "Run agent-evaluation cases k times and report pass rate (pass@1), pass@k "
         "and pass^k, with the requested, completed and counted runs beside each number. "
@@ -32,9 +127,27 @@ app = Typer(
     context_settings={"help_option_names": HELP_OPTIONS, "max_content_width": 120},
 )
 
-# every line printed escapes control characters: data is shown, never obeyed
-console = SafeConsole(highlight=False)
-err_console = SafeConsole(stderr=True, highlight=False)
+if TYPE_CHECKING:
+    # every line printed escapes control characters: data is shown, never obeyed
+    console: SafeConsole
+    err_console: SafeConsole
+
+
+def _console(name: str) -> SafeConsole:
+    made: SafeConsole | None = globals().get(name)
+    if made is None:
+        from passhat.report.console import SafeConsole
+
+        made = globals()[name] = SafeConsole(stderr=name == "err_console", highlight=False)
+    return made
+
+
+def __getattr__(name: str) -> Any:
+    """`console` and `err_console`, made when a command module first imports them
+    (rich's console is a tenth of the start-up `passhat --help` needs none of)."""
+    if name in ("console", "err_console"):
+        return _console(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def write_json(data: Any) -> None:
@@ -52,7 +165,9 @@ def fail(error: PasshatError) -> None:
     """Print a PasshatError as one red line per problem and exit non-zero."""
     lines = error.problems if isinstance(error, SuiteError) else [str(error)]
     for line in lines:
-        err_console.print(f"error: {line}", style="bold red", markup=False, soft_wrap=True)
+        _console("err_console").print(
+            f"error: {line}", style="bold red", markup=False, soft_wrap=True
+        )
     sys.exit(error.exit_code)
 
 
@@ -60,7 +175,7 @@ def _version(value: bool) -> None:
     if value:
         from passhat import __version__
 
-        console.print(f"passhat {__version__}")
+        _console("console").print(f"passhat {__version__}")
         raise typer.Exit()
 
 

@@ -119,17 +119,23 @@ class Command(TyperCommand):
 
 
 WORKFLOW = ("check", "run", "resume", "report", "show", "list", "compare", "cassette", "metrics")
-"""The order a new user meets the commands in; any other command follows, as registered."""
+"""The order a new user meets the commands in; any other command follows, by name."""
+
+
+def rank_commands(names: list[str]) -> list[str]:
+    """The workflow's commands in its order, then the others by name."""
+
+    def rank(name: str) -> tuple[int, str]:
+        return (WORKFLOW.index(name) if name in WORKFLOW else len(WORKFLOW), name)
+
+    return sorted(names, key=rank)
 
 
 class Group(TyperGroup):
     """The `passhat` command itself: the same style, then its commands."""
 
     def list_commands(self, ctx: Context) -> list[str]:
-        def rank(name: str) -> int:
-            return WORKFLOW.index(name) if name in WORKFLOW else len(WORKFLOW)
-
-        return sorted(super().list_commands(ctx), key=rank)
+        return rank_commands(super().list_commands(ctx))
 
     def collect_usage_pieces(self, ctx: Context) -> list[str]:
         return [*usage_pieces(self, ctx), self.subcommand_metavar]
@@ -138,13 +144,20 @@ class Group(TyperGroup):
         format_params(self, ctx, formatter)
         self.format_commands(ctx, formatter)
 
+    def summary(self, ctx: Context, name: str) -> str | None:
+        """The first sentence of a command's help; None for a hidden command."""
+        command = self.get_command(ctx, name)
+        if command is None or command.hidden:
+            return None
+        return first_sentence(command.help or "")
+
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         """Each command with the first sentence of its help, whole (wrapped, not cut)."""
         rows = []
         for name in self.list_commands(ctx):
-            command = self.get_command(ctx, name)
-            if command is not None and not command.hidden:
-                rows.append((name, first_sentence(command.help or "")))
+            summary = self.summary(ctx, name)
+            if summary is not None:
+                rows.append((name, summary))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -162,4 +175,4 @@ class Typer(typer.Typer):
         return super().command(name, cls=cls or Command, **kwargs)
 
 
-__all__ = ["Command", "Group", "Typer", "examples", "metavar"]
+__all__ = ["Command", "Group", "Typer", "examples", "metavar", "rank_commands"]
