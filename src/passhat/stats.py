@@ -86,6 +86,7 @@ __all__ = [
     "compare",
     "compare_counts",
     "dataset_intervals",
+    "dataset_intervals_counts",
     "decide",
     "fisher_exact",
     "fitted_prior",
@@ -273,7 +274,7 @@ def beta_moment(a: ArrayLike, b: ArrayLike, m: ArrayLike) -> Floats:
     return np.asarray(np.exp(log), dtype=np.float64)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4096)
 def _t_quantile(df: int, alpha: float) -> float:
     """Two-sided t quantile: P(|T_df| > t) = alpha, from the Beta(df/2, 1/2) identity."""
     x = float(beta_quantile(df / 2.0, 0.5, alpha))
@@ -669,11 +670,34 @@ def dataset_intervals(
 ) -> DatasetIntervals:
     """Intervals for the dataset figures over the cases with a counted run."""
     n, c = _counted_arrays(accounting)
+    return dataset_intervals_counts(
+        n,
+        c,
+        accounting.k_requested,
+        j,
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+def dataset_intervals_counts(
+    runs: ArrayLike,
+    passes: ArrayLike,
+    k: int,
+    j: int | None = None,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> DatasetIntervals:
+    """`dataset_intervals` on arrays: counted runs and passes of every case with a counted
+    run, and the requested k (what simulations call; the report goes through the same)."""
+    n, c = _counts(runs, passes)
     at1 = cluster_interval(n, c, confidence)
     boot1 = _bootstrap_rate(n, c, resamples=resamples, confidence=confidence, seed=seed)
     j = _common_j(n, j)
     at_j, hat_j = case_mean_intervals(n, c, j, confidence)
-    k = accounting.k_requested
     reached = n >= k
     requested = None
     if j < k and int(reached.sum()) >= 2:
