@@ -557,11 +557,23 @@ def _expanded_tail(cases: int, confidence: float) -> float:
     return NormalDist().cdf(-math.sqrt(cases / (cases - 1)) * t)
 
 
+def _bootstrap_ends(values: Floats, tail: float) -> tuple[float, float]:
+    """The tail and 1 - tail quantiles of B bootstrap values, read at the order statistic
+    (B + 1) * tail (Davison and Hinkley 1997, sec. 5.2.2; numpy's "weibull").
+
+    The (B + 1) q-th of B draws from a distribution F lands, on average, at F's q
+    quantile; numpy's default (linear, 1 + (B - 1) q) lands at (1 + (B - 1) q) / (B + 1):
+    2.97 % instead of 2.5 % per tail at B = 200, a 94 % interval.
+    """
+    low, high = np.quantile(values, [tail, 1.0 - tail], method="weibull")
+    return float(low), float(high)
+
+
 def _percentile(
     label: str, estimate: float, values: Floats, cases: int, confidence: float, method: str
 ) -> Interval:
     tail = _expanded_tail(cases, confidence)
-    low, high = np.quantile(values, [tail, 1.0 - tail])
+    low, high = _bootstrap_ends(values, tail)
     return Interval(label, estimate, float(low), float(high), confidence, method)
 
 
@@ -941,7 +953,7 @@ def share_forecast(
     shares = (weights * predicted).sum(axis=1) / cases
     estimate = float(shares[0])
     tail = _expanded_tail(cases, confidence) if cases > 1 else alpha / 2.0
-    low, high = (float(x) for x in np.quantile(shares[1:], [tail, 1.0 - tail]))
+    low, high = _bootstrap_ends(shares[1:], tail)
     method = (
         f"fitted Beta({a[0]:.3g}, {b[0]:.3g}) across cases, "
         f"cluster bootstrap refitting it, B = {resamples}"
