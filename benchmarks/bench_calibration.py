@@ -3,11 +3,13 @@ A/A false-positive rate, over the whole grid of issue 13.
 
 Grid: case difficulty p ~ Beta(0.5, 0.5) or Beta(2, 2); N = 20, 100, 500 cases;
 k = 3, 5, 10 runs per case; no errored run, or 20 % of runs errored at random.
-Each cell runs R simulated experiments through `passhat.stats.uncertainty` (see
-tests/calibration_sim.py for the truths) with the default B = 2,000 bootstrap
-resamples (--fast: 200, as tests/test_calibration.py does). The target is >= 93 %
-in every cell; with R = 400 a cell's simulation noise is about +-1.1 points. Then A/A comparisons through `passhat.stats.compare_counts`:
-the share declared different must be <= 6 %.
+Each cell runs R simulated experiments through the array-level functions
+`passhat.stats.uncertainty` is built from (see tests/calibration_sim.py for the
+truths) with the default B = 2,000 bootstrap resamples (--fast: 200, as
+tests/test_calibration.py does). The target is >= 93 % in every cell; a cell's
+simulation noise is about +-1.1 points at R = 400, +-0.7 at R = 1,000 (about 4
+minutes on 2 idle cores at B = 2,000). Then A/A comparisons through
+`passhat.stats.compare_counts`: the share declared different must be <= 6 %.
 
 Run: .venv/bin/python benchmarks/bench_calibration.py [R] [--quick] [--fast]
 [--cells=3,17] [--seed-base=S] [--workers=W]
