@@ -7,8 +7,8 @@ Each cell runs R simulated experiments through the array-level functions
 `passhat.stats.uncertainty` is built from (see tests/calibration_sim.py for the
 truths) with the default B = 2,000 bootstrap resamples (--fast: 200, as
 tests/test_calibration.py does). The target is >= 93 % in every cell; a cell's
-simulation noise is about +-1.1 points at R = 400, +-0.7 at R = 1,000 (about 4
-minutes on 2 idle cores at B = 2,000). Then A/A comparisons through
+simulation noise is about +-1.1 points at R = 400, +-0.7 at R = 1,000 (255 CPU-seconds
+at B = 2,000, on 2 processes). Then A/A comparisons through
 `passhat.stats.compare_counts`: the share declared different must be <= 6 %.
 
 Run: .venv/bin/python benchmarks/bench_calibration.py [R] [--quick] [--fast]
