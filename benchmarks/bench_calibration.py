@@ -3,16 +3,21 @@ A/A false-positive rate, over the whole grid of issue 13.
 
 Grid: case difficulty p ~ Beta(0.5, 0.5) or Beta(2, 2); N = 20, 100, 500 cases;
 k = 3, 5, 10 runs per case; no errored run, or 20 % of runs errored at random.
-Each cell runs R simulated experiments through `passhat.stats.uncertainty` (see
-tests/calibration_sim.py for the truths) with the default B = 2,000 bootstrap
-resamples (--fast: 200, as tests/test_calibration.py does). The target is >= 93 %
-in every cell; with R = 400 a cell's simulation noise is about +-1.1 points. Then A/A comparisons through `passhat.stats.compare_counts`:
-the share declared different must be <= 6 %.
+Each cell runs R simulated experiments through the array-level functions
+`passhat.stats.uncertainty` is built from (see tests/calibration_sim.py for the
+truths) with the default B = 2,000 bootstrap resamples (--fast: 200, as
+tests/test_calibration.py does). The target is >= 93 % in every cell; a cell's
+simulation noise is about +-1.1 points at R = 400, +-0.7 at R = 1,000 (255 CPU-seconds
+at B = 2,000, on 2 processes). Then A/A comparisons through
+`passhat.stats.compare_counts`: the share declared different must be <= 6 %.
 
 Run: .venv/bin/python benchmarks/bench_calibration.py [R] [--quick] [--fast]
+[--cells=3,17] [--seed-base=S] [--workers=W]
 (--quick: N <= 100 only; R defaults to 400; --cells=3,17 reruns those rows of the grid,
 counted from 0, on fresh seeds: a cell under 93 % at R = 400 may be noise, about
-+-1.1 points, and a rerun at R = 2,000 tells noise from a real shortfall.) Prints the table that docs/numbers.md shows.
++-1.1 points, and a rerun at R = 2,000 tells noise from a real shortfall;
+--seed-base=100 --fast with R = 2,000 prints exactly what tests/test_calibration.py
+asserts; cells run on W processes, default 2.) Prints the table that docs/numbers.md shows.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from calibration_sim import FIGURES, Cell, Tally, aa_rate, simulate
+from calibration_sim import FIGURES, GRID, Cell, Tally, aa_rate, simulate_grid
 
 SHORT = {
     "pass rate, SE": "rate SE",
@@ -40,13 +45,7 @@ TARGET = 0.93
 
 
 def grid(quick: bool) -> list[Cell]:
-    return [
-        Cell(a, b, n, k, e)
-        for a, b in ((0.5, 0.5), (2.0, 2.0))
-        for n in ((20, 100) if quick else (20, 100, 500))
-        for k in (3, 5, 10)
-        for e in (0.0, 0.2)
-    ]
+    return [c for c in GRID if not quick or c.cases <= 100]
 
 
 def _cell(value: float | None, shown: int, replications: int) -> str:
@@ -71,13 +70,16 @@ def main() -> None:
     total = Tally()
     worst: dict[str, float] = {}
     only = [int(x) for a in sys.argv if a.startswith("--cells=") for x in a[8:].split(",")]
-    for i, cell in enumerate(grid(quick)):
-        if only and i not in only:
-            continue
-        seed = 1000 + i + (7919 if only else 0)  # a recheck draws fresh experiments
-        tally = simulate(cell, replications, seed=seed, resamples=resamples)
+    base = int(next((a[12:] for a in sys.argv if a.startswith("--seed-base=")), "1000"))
+    workers = int(next((a[10:] for a in sys.argv if a.startswith("--workers=")), "2"))
+    chosen = [(i, c) for i, c in enumerate(grid(quick)) if not only or i in only]
+    # a recheck of some cells draws fresh experiments
+    seeds = [base + i + (7919 if only else 0) for i, _ in chosen]
+    cells = [c for _, c in chosen]
+    tallies = simulate_grid(cells, replications, seeds, resamples=resamples, workers=workers)
+    for cell, tally in zip(cells, tallies, strict=True):
         total.merge(tally)
-        cells = []
+        row = []
         for f in FIGURES:
             cov = tally.coverage(f)
             if cov is not None:
@@ -87,8 +89,8 @@ def main() -> None:
                 if f in ("pass@k reached", "pass^k reached", "dataset forecast")
                 else tally.replications
             )
-            cells.append(_cell(cov, shown, tally.replications))
-        print(f"| {cell.name} | " + " | ".join(cells) + " |", flush=True)
+            row.append(_cell(cov, shown, tally.replications))
+        print(f"| {cell.name} | " + " | ".join(row) + " |", flush=True)
     print(
         "| **worst cell** | "
         + " | ".join(f"{worst[f] * 100:.1f}" if f in worst else "–" for f in FIGURES)

@@ -19,12 +19,23 @@ the truth it claims to cover:
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from passhat.accounting import Accounting, CaseAccount
-from passhat.stats import compare_counts, uncertainty
+from passhat.stats import (
+    compare_counts,
+    dataset_intervals_counts,
+    forecast_counts,
+    share_forecast,
+    wilson,
+)
 
 FIGURES = (
     "pass rate, SE",
@@ -54,6 +65,16 @@ class Cell:
     def name(self) -> str:
         err = f", {self.errors:.0%} errored" if self.errors else ""
         return f"Beta({self.a:g},{self.b:g}) N={self.cases} k={self.k}{err}"
+
+
+GRID = tuple(
+    Cell(a, b, n, k, e)
+    for a, b in ((0.5, 0.5), (2.0, 2.0))
+    for n in (20, 100, 500)
+    for k in (3, 5, 10)
+    for e in (0.0, 0.2)
+)
+"""The grid of issue 13, in table order: 36 cells."""
 
 
 @dataclass
@@ -87,7 +108,8 @@ def beta_moment(a: float, b: float, m: int) -> float:
     )
 
 
-def _accounting(k: int, counted: np.ndarray, passes: np.ndarray) -> Accounting:
+def accounting(k: int, counted: np.ndarray, passes: np.ndarray) -> Accounting:
+    """One simulated experiment as the report sees it (errored runs after the counted)."""
     return Accounting(
         k,
         tuple(
@@ -105,8 +127,30 @@ def _accounting(k: int, counted: np.ndarray, passes: np.ndarray) -> Accounting:
     )
 
 
-def _inside(low: float, value: float, high: float) -> bool:
-    return low - 1e-12 <= value <= high + 1e-12
+def _inside(low: np.ndarray | float, value: np.ndarray | float, high: np.ndarray | float) -> Any:
+    return (np.asarray(low) - 1e-12 <= value) & (np.asarray(value) <= np.asarray(high) + 1e-12)
+
+
+@dataclass(frozen=True)
+class Draws:
+    """R simulated experiments of one cell: per-case truth, counted runs and passes."""
+
+    p: np.ndarray
+    counted: np.ndarray
+    passes: np.ndarray
+
+
+def draw(cell: Cell, replications: int, seed: int) -> Draws:
+    """All experiments of a cell at once, shape (replications, cases)."""
+    rng = np.random.default_rng(seed)
+    shape = (replications, cell.cases)
+    p = rng.beta(cell.a, cell.b, shape)
+    counted = (
+        rng.binomial(cell.k, 1.0 - cell.errors, shape)
+        if cell.errors
+        else np.full(shape, cell.k, dtype=np.int64)
+    )
+    return Draws(p, counted, rng.binomial(counted, p))
 
 
 def simulate(
@@ -114,48 +158,79 @@ def simulate(
 ) -> Tally:
     """Coverage of every reported 95 % interval over `replications` simulated experiments.
 
-    B = `resamples` inside the loop (the default is 2,000): bootstrap ends from fewer
-    resamples are noisier, which can only cost coverage.
+    The figures go through the array-level functions `passhat.stats.uncertainty` is
+    built from (`dataset_intervals_counts`, `share_forecast`, and `wilson` /
+    `forecast_counts` for every case of every experiment in one call), with the
+    seed `uncertainty(..., seed=rep)` would use; tests/test_calibration.py checks
+    that one experiment gives the same intervals both ways. B = `resamples` inside
+    the loop (the default is 2,000): bootstrap ends from fewer resamples are
+    noisier, which can only cost coverage.
     """
-    rng = np.random.default_rng(seed)
+    x = draw(cell, replications, seed)
     tally = Tally()
     a, b, k = cell.a, cell.b, cell.k
-    for rep in range(replications):
-        p = rng.beta(a, b, cell.cases)
-        counted = (
-            rng.binomial(k, 1.0 - cell.errors, cell.cases)
-            if cell.errors
-            else np.full(cell.cases, k)
-        )
-        passes = rng.binomial(counted, p)
-        if np.count_nonzero(counted) < 2:
-            continue
-        u = uncertainty(_accounting(k, counted, passes), m=m, resamples=resamples, seed=rep)
+    mean = a / (a + b)
+    truths = {
+        "pass@k reached": 1.0 - beta_moment(b, a, k),
+        "pass^k reached": beta_moment(a, b, k),
+    }
+    kept = np.count_nonzero(x.counted, axis=1) >= 2
+    for rep in np.flatnonzero(kept).tolist():
+        seen = x.counted[rep] > 0
+        n, c = x.counted[rep][seen], x.passes[rep][seen]
+        d = dataset_intervals_counts(n, c, k, resamples=resamples, seed=rep)
         tally.replications += 1
-        d = u.dataset
-        assert d is not None
-        mean = a / (a + b)
-        tally.add("pass rate, SE", _inside(d.pass_at_1.low, mean, d.pass_at_1.high))
+        tally.add("pass rate, SE", bool(_inside(d.pass_at_1.low, mean, d.pass_at_1.high)))
         boot = d.pass_at_1_bootstrap
-        tally.add("pass rate, bootstrap", _inside(boot.low, mean, boot.high))
-        at_truth = 1.0 - beta_moment(b, a, d.j)
-        hat_truth = beta_moment(a, b, d.j)
-        tally.add("pass@j", _inside(d.pass_at_j.low, at_truth, d.pass_at_j.high))
-        tally.add("pass^j", _inside(d.pass_hat_j.low, hat_truth, d.pass_hat_j.high))
+        tally.add("pass rate, bootstrap", bool(_inside(boot.low, mean, boot.high)))
+        at_j, hat_j = 1.0 - beta_moment(b, a, d.j), beta_moment(a, b, d.j)
+        tally.add("pass@j", bool(_inside(d.pass_at_j.low, at_j, d.pass_at_j.high)))
+        tally.add("pass^j", bool(_inside(d.pass_hat_j.low, hat_j, d.pass_hat_j.high)))
         if d.at_requested is not None:
-            at_k, hat_k = d.at_requested
-            tally.add("pass@k reached", _inside(at_k.low, 1.0 - beta_moment(b, a, k), at_k.high))
-            tally.add("pass^k reached", _inside(hat_k.low, beta_moment(a, b, k), hat_k.high))
-        truth = {f"c{i}": float(v) for i, v in enumerate(p.tolist())}
-        for ci in u.cases:
-            tally.add("case rate", _inside(ci.low, truth[ci.case], ci.high))
-        for cf in u.forecast.cases:
-            tally.add("case forecast", _inside(cf.low, truth[cf.case] ** m, cf.high))
-        share = u.forecast.share
+            for figure, iv in zip(
+                ("pass@k reached", "pass^k reached"), d.at_requested, strict=True
+            ):
+                tally.add(figure, bool(_inside(iv.low, truths[figure], iv.high)))
+        share = share_forecast(n, c, m, resamples=resamples, seed=rep)
         if share.low is not None and share.high is not None:
-            target = float(np.mean(p[counted > 0] ** m))
-            tally.add("dataset forecast", _inside(share.low, target, share.high))
+            target = float(np.mean(x.p[rep][seen] ** m))
+            tally.add("dataset forecast", bool(_inside(share.low, target, share.high)))
+    seen = x.counted[kept] > 0
+    n, c, p = x.counted[kept][seen], x.passes[kept][seen], x.p[kept][seen]
+    low, high = wilson(c, n)
+    _, f_low, f_high = forecast_counts(n, c, m)
+    for figure, hits in (
+        ("case rate", _inside(low, p, high)),
+        ("case forecast", _inside(f_low, p**m, f_high)),
+    ):
+        tally.hits[figure] += int(np.count_nonzero(hits))
+        tally.trials[figure] += int(hits.size)
     return tally
+
+
+def simulate_grid(
+    cells: Sequence[Cell],
+    replications: int,
+    seeds: Sequence[int],
+    *,
+    resamples: int = 200,
+    workers: int = 2,
+) -> list[Tally]:
+    """`simulate` every cell (cell i from seeds[i]) on up to `workers` processes. The cells
+    are independent and each draws from its own seed, so the result does not depend on
+    how they were spread; the largest cells go first, so the last to finish are short."""
+    workers = max(1, min(workers, os.cpu_count() or 1))
+    order = sorted(range(len(cells)), key=lambda i: -cells[i].cases * cells[i].k)
+    if workers == 1:
+        done = {i: simulate(cells[i], replications, seeds[i], resamples=resamples) for i in order}
+        return [done[i] for i in range(len(cells))]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        futures = {
+            i: pool.submit(simulate, cells[i], replications, seeds[i], resamples=resamples)
+            for i in order
+        }
+        return [futures[i].result() for i in range(len(cells))]
 
 
 def aa_rate(k_a: int, k_b: int, runs: int, seed: int) -> float:
