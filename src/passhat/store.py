@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from passhat._gc import without_gc
 from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
 
@@ -643,6 +644,7 @@ class Store:
         )
         return [_run(row) for row in rows]
 
+    @without_gc
     def summaries(self, experiment_id: str) -> list[RunSummary]:
         """What a report needs of every run, by case and index: the small columns only.
 

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from passhat._gc import without_gc
 from passhat.accounting import Accounting, Ledger
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
@@ -37,6 +38,7 @@ ReportRun = RunRecord | RunSummary
 """A report reads `Store.summaries` (fast); whole records work too."""
 
 
+@without_gc
 def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[ReportRun]) -> Accounting:
     """Requested / completed / counted per planned case, from the stored runs."""
     ledger = Ledger()
@@ -347,6 +349,7 @@ def replayed_runs(runs: Sequence[ReportRun]) -> int:
     return sum(1 for r in runs if r.model_source == "replayed")
 
 
+@without_gc
 def print_experiment_report(
     console: Console,
     experiment: ExperimentRecord,
@@ -501,6 +504,7 @@ def _rate(rate: dict[str, Any]) -> str:
     return f"{rate['passed']}/{rate['counted']} ({rate['pass_rate']:.0%})"
 
 
+@without_gc
 def experiment_dict(
     experiment: ExperimentRecord,
     runs: Sequence[ReportRun],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from passhat._gc import without_gc
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns
 from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
 from passhat.stats import (
@@ -63,6 +64,7 @@ def _ranges(missing: Sequence[int]) -> list[list[int]]:
     ]
 
 
+@without_gc
 def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[str, Any]:
     """Dataset and per-case figures, each labelled with the runs that produced it."""
     d = accounting.dataset()
@@ -245,6 +247,7 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
     return out
 
 
+@without_gc
 def summary_with_uncertainty(
     accounting: Accounting, u: Uncertainty, *, k_inferred: bool = False
 ) -> dict[str, Any]:
