@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any, Protocol
 
 
@@ -134,22 +134,33 @@ def tool_profile(
     runs: Sequence[AnalysedRun], tools: Iterable[str] = (), *, per_case: bool = True
 ) -> list[ToolUse]:
     """Per tool (every known tool, called or not): runs calling it and calls per run."""
-    groups: dict[str | None, list[Mapping[str, tuple[int, int]]]] = defaultdict(list)
+    by_case: dict[str, list[tuple[int, Mapping[str, tuple[int, int]]]]] = {}
     names = dict.fromkeys(tools)
     seen: dict[int, Mapping[str, tuple[int, int]]] = {}  # holds them: ids stay unique
-    for run in sorted(runs, key=attrgetter("case_id", "run_index")):
+    for run in runs:
         counts = run.tool_counts
         if id(counts) not in seen:
             seen[id(counts)] = counts
             names.update(dict.fromkeys(counts))
-        groups[run.case_id if per_case else None].append(counts)
+        case_runs = by_case.get(run.case_id)
+        if case_runs is None:
+            case_runs = by_case[run.case_id] = []
+        case_runs.append((run.run_index, counts))
+    # by case, then run index (a store's runs come so: each sort is one pass)
+    groups: dict[str | None, list[Mapping[str, tuple[int, int]]]] = {}
+    for case in sorted(by_case):
+        case_runs = by_case[case]
+        case_runs.sort(key=itemgetter(0))
+        group = groups.setdefault(case if per_case else None, [])
+        group.extend([counts for _, counts in case_runs])
+    zero = (0, 0)
     result = []
-    for case, group in groups.items():
+    for key, group in groups.items():
         for tool in names:
-            per_run = [counts.get(tool, (0, 0)) for counts in group]
-            calls = tuple(n for n, _ in per_run)
-            errors = sum(e for _, e in per_run)
+            per_run = [counts.get(tool, zero) for counts in group]
+            calls = tuple([n for n, _ in per_run])
+            errors = sum([e for _, e in per_run])
             result.append(
-                ToolUse(case, tool, len(group), len(calls) - calls.count(0), calls, errors)
+                ToolUse(key, tool, len(group), len(calls) - calls.count(0), calls, errors)
             )
     return result

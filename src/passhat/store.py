@@ -661,7 +661,9 @@ class Store:
         tools: dict[str | None, dict[str, tuple[int, int]]] = {}
         cases: dict[str, str] = {}
         sources: dict[str | None, str | None] = {}
-        out = []
+        out: list[RunSummary] = []
+        append = out.append
+        new = tuple.__new__  # RunSummary's own __new__ without a Python frame per run
         for row in rows:
             case_id, index, status, error_type, message, duration, tin, tout, src, n, tb, it, tc = (
                 row
@@ -673,21 +675,24 @@ class Store:
             if counts is None:
                 raw = _decode(tc or "{}", f"tool counts of run {index} of {case_id!r}")
                 counts = tools[tc] = {name: (n, e) for name, (n, e) in raw.items()}
-            out.append(
-                RunSummary(
-                    cases.setdefault(case_id, case_id),
-                    index,
-                    status,
-                    error_type,
-                    message,
-                    duration,
-                    tin,
-                    tout,
-                    sources.setdefault(src, src),
-                    n,
-                    tb,
-                    graded,
-                    counts,
+            append(
+                new(
+                    RunSummary,
+                    (
+                        cases.setdefault(case_id, case_id),
+                        index,
+                        status,
+                        error_type,
+                        message,
+                        duration,
+                        tin,
+                        tout,
+                        sources.setdefault(src, src),
+                        n,
+                        tb,
+                        graded,
+                        counts,
+                    ),
                 )
             )
         return out

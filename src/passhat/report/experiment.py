@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat._gc import without_gc
-from passhat.accounting import Accounting, Ledger
+from passhat.accounting import Accounting, Ledger, duplicate_run
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.i18n import LABELS, t, tn, verdict_label
@@ -41,13 +41,15 @@ ReportRun = RunRecord | RunSummary
 @without_gc
 def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[ReportRun]) -> Accounting:
     """Requested / completed / counted per planned case, from the stored runs."""
-    ledger = Ledger()
-    for case_id in experiment.case_ids:
-        ledger.expect(case_id)
-    add = ledger.add
-    for run in runs:
-        add(run.case_id, run.run_index, run.status)
-    return ledger.close(experiment.k_requested)
+    cases: dict[str, dict[int, str]] = {case_id: {} for case_id in experiment.case_ids}
+    for run in runs:  # Ledger.add inlined: 100,000 runs
+        case_runs = cases.get(run.case_id)
+        if case_runs is None:
+            case_runs = cases[run.case_id] = {}
+        elif run.run_index in case_runs:
+            raise duplicate_run(run.case_id, run.run_index)
+        case_runs[run.run_index] = run.status
+    return Ledger.of(cases).close(experiment.k_requested)
 
 
 def experiments_table(
