@@ -48,7 +48,8 @@ class ItemStability:
 
     @property
     def misses(self) -> tuple[int, ...]:
-        return tuple(i for i in self.runs if i not in self.hits)
+        hits = set(self.hits)
+        return tuple([i for i in self.runs if i not in hits])
 
     @property
     def verdict(self) -> str:
