@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from passhat.usage import Prices, usage_by_case, usage_of
+from passhat.usage import Prices, usage_by_case, usage_of, usage_total
 
 RUN = st.tuples(st.sampled_from("abcd"), st.integers(0, 10**6), st.integers(0, 10**6))
 
@@ -25,3 +25,14 @@ def test_usage_by_case_is_usage_of_each_case(
     got = usage_by_case(runs, prices)
     assert got == want
     assert list(got) == list(want)
+
+
+@given(
+    st.lists(RUN, max_size=40), st.none() | st.builds(Prices, st.floats(0, 10), st.floats(0, 10))
+)
+def test_usage_total_of_the_cases_is_usage_of_every_run(
+    runs: list[tuple[str, int, int]], prices: Prices | None
+) -> None:
+    """Guards the report's total from its per-case totals (one pass over the runs)."""
+    total = usage_total(usage_by_case(runs, prices).values(), prices)
+    assert total == usage_of([(i, o) for _, i, o in runs], prices)

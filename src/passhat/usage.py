@@ -73,6 +73,17 @@ def usage_of(tokens: Iterable[tuple[int, int]], prices: Prices | None = None) ->
     return TokenUsage(runs, i, o, prices.cost(i, o) if prices is not None else None)
 
 
+def usage_total(parts: Iterable[TokenUsage], prices: Prices | None = None) -> TokenUsage:
+    """The total of several groups' usage (e.g. of every case): the same TokenUsage as
+    `usage_of` over all their runs (whole-number sums; cost from the summed tokens)."""
+    runs = i = o = 0
+    for part in parts:
+        runs += part.runs
+        i += part.input_tokens
+        o += part.output_tokens
+    return TokenUsage(runs, i, o, prices.cost(i, o) if prices is not None else None)
+
+
 def usage_by_case(
     runs: Iterable[tuple[str, int, int]], prices: Prices | None = None
 ) -> dict[str, TokenUsage]:

@@ -32,7 +32,7 @@ from passhat.report.terminal import (
 )
 from passhat.sources import source_figures_line, source_line
 from passhat.stats import Uncertainty, uncertainty
-from passhat.usage import Prices, TokenUsage, usage_by_case, usage_of
+from passhat.usage import Prices, TokenUsage, usage_by_case, usage_total
 
 ReportRun = RunRecord | RunSummary
 """A report reads `Store.summaries` (fast); whole records work too."""
@@ -271,10 +271,10 @@ def usage_table(
 ) -> Table | None:
     """Tokens (and cost, with prices) per case and for the whole experiment; None when
     no run used a token and no price was given (an agent that calls no model)."""
-    total = usage_of(((r.input_tokens, r.output_tokens) for r in runs), prices)
+    by_case = usage_by_case(((r.case_id, r.input_tokens, r.output_tokens) for r in runs), prices)
+    total = usage_total(by_case.values(), prices)
     if total.tokens == 0 and prices is None:
         return None
-    by_case = usage_by_case(((r.case_id, r.input_tokens, r.output_tokens) for r in runs), prices)
     caption = t("price_note", lang, prices=prices.text()) if prices else t("price_hint", lang)
     table = Table(
         box=box.SIMPLE_HEAD,
@@ -315,8 +315,8 @@ def usage_table(
 
 def usage_dict(runs: Sequence[ReportRun], prices: Prices | None) -> dict[str, Any]:
     """Tokens and cost per experiment, per case and per run, as JSON-ready data."""
-    total = usage_of(((r.input_tokens, r.output_tokens) for r in runs), prices)
     by_case = usage_by_case(((r.case_id, r.input_tokens, r.output_tokens) for r in runs), prices)
+    total = usage_total(by_case.values(), prices)
     return {
         "prices_per_million": (
             {"input": prices.input, "output": prices.output} if prices else None
@@ -428,7 +428,7 @@ def print_details(
 ) -> None:
     """Item stability, tool use, tokens and the errored runs, `limit` cases at most each."""
     # item stability of the first `limit` cases that have graded items: only their runs
-    graded = list(dict.fromkeys(r.case_id for r in runs if r.counted and r.graded_items))
+    graded = list(dict.fromkeys(r.case_id for r in runs if r.graded_items and r.counted))
     listed = set(graded if limit is None else graded[:limit])
     by_case: dict[str, list[ItemStability]] = {}
     for item in item_stability(r for r in runs if r.case_id in listed):
