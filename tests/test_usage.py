@@ -36,3 +36,40 @@ def test_usage_total_of_the_cases_is_usage_of_every_run(
     """Guards the report's total from its per-case totals (one pass over the runs)."""
     total = usage_total(usage_by_case(runs, prices).values(), prices)
     assert total == usage_of([(i, o) for _, i, o in runs], prices)
+
+
+def test_usage_table_lists_limit_cases_and_totals_every_run() -> None:
+    """Guards the report's usage table, which sums every run in C and totals per case
+    only the cases it lists: listed rows as with no limit, the total over all runs."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from passhat.records import RunSummary
+    from passhat.report.experiment import usage_table
+
+    runs = [
+        RunSummary(f"c{c:02d}", i, "passed", None, None, 0.1, 100 * c + i, c, None, 1, None, [], {})
+        for c in range(12)
+        for i in (1, 2, 3)
+    ]
+    runs = runs[5:] + runs[:5]  # cases listed in first-seen order, wherever they are
+
+    def text(limit: int | None) -> list[str]:
+        out = io.StringIO()
+        table = usage_table(runs, Prices(1.0, 2.0), limit=limit)
+        assert table is not None
+        Console(file=out, width=200, color_system=None).print(table)
+        return out.getvalue().splitlines()
+
+    every, few = text(None), text(4)
+    total = [line for line in every if line.lstrip().startswith("total")]
+    assert total and total == [line for line in few if line.lstrip().startswith("total")]
+    inputs = sum(r.input_tokens for r in runs)
+    assert f"{inputs:,}" in total[0]
+    rows = [line.split()[0] for line in few if re.match(r"c\d\d ", line.lstrip())]
+    assert rows == ["c01", "c02", "c03", "c04"]
+    assert [line for line in few if line.split()[:1] == ["c02"]] == [
+        line for line in every if line.split()[:1] == ["c02"]
+    ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from rich import box
@@ -271,10 +272,21 @@ def usage_table(
 ) -> Table | None:
     """Tokens (and cost, with prices) per case and for the whole experiment; None when
     no run used a token and no price was given (an agent that calls no model)."""
-    by_case = usage_by_case(((r.case_id, r.input_tokens, r.output_tokens) for r in runs), prices)
-    total = usage_total(by_case.values(), prices)
+    # sums in C over every run; per-case totals only for the cases listed
+    input_tokens = sum(map(attrgetter("input_tokens"), runs))
+    output_tokens = sum(map(attrgetter("output_tokens"), runs))
+    cost = prices.cost(input_tokens, output_tokens) if prices is not None else None
+    total = TokenUsage(len(runs), input_tokens, output_tokens, cost)
     if total.tokens == 0 and prices is None:
         return None
+    shown = list(dict.fromkeys(map(attrgetter("case_id"), runs)))
+    shown_runs: Sequence[ReportRun] = runs
+    if limit is not None and len(shown) > limit:
+        wanted = set(shown[:limit])
+        shown_runs = [r for r in runs if r.case_id in wanted]
+    by_case = usage_by_case(
+        ((r.case_id, r.input_tokens, r.output_tokens) for r in shown_runs), prices
+    )
     caption = t("price_note", lang, prices=prices.text()) if prices else t("price_hint", lang)
     table = Table(
         box=box.SIMPLE_HEAD,
