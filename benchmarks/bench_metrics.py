@@ -1,8 +1,10 @@
 """Benchmark: `passhat metrics` over 1,000,000 verdict lines vs merely parsing them.
 
 Target (issue #2): metrics add at most 50 % to a line-by-line `json.loads` of the
-same file. Each side runs in its own subprocess, so wall time and peak RSS
-(ru_maxrss) are measured the same way for both, interpreter start included.
+same file. Each side runs in its own subprocess, so wall time, CPU time and peak
+RSS (ru_maxrss) are measured the same way for both, interpreter start included.
+The three commands run in turn, `--repeats` rounds; a ratio is the median of the
+per-round ratios (CPU time is printed beside wall time to tell load from cost).
 
     .venv/bin/python benchmarks/bench_metrics.py [--cases 100000] [--k 10]
 """
@@ -19,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _result import result
+from _result import median_ratio, result
 
 PARSE_ONLY = """
 import json, sys
@@ -44,19 +46,27 @@ def write_file(path: Path, cases: int, k: int, seed: int = 7) -> int:
     return cases * k
 
 
-def measure(argv: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def measure(argv: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MiB) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(peak, before) / 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024
 
 
-def best_of(argv: list[str], repeats: int) -> tuple[float, float]:
-    results = [measure(argv) for _ in range(repeats)]
-    return min(r[0] for r in results), max(r[1] for r in results)
+def rounds(commands: list[list[str]], repeats: int) -> list[list[tuple[float, float, float]]]:
+    """Each command once per round, in turn: on a shared machine every side sees the
+    same load (measuring one side three times, then the next, did not). ru_maxrss of
+    children is a running maximum, so a peak RSS is read from the first round, where
+    the commands run smallest first."""
+    out: list[list[tuple[float, float, float]]] = [[] for _ in commands]
+    for _ in range(repeats):
+        for argv, results in zip(commands, out, strict=True):
+            results.append(measure(argv))
+    return out
 
 
 def main() -> int:
@@ -69,20 +79,26 @@ def main() -> int:
         path = Path(tmp) / "verdicts.jsonl"
         lines = write_file(path, args.cases, args.k)
         size = path.stat().st_size / 2**20
-        # the parse-only child has the smaller RSS, so measure it first (ru_maxrss is a max)
-        parse = best_of([sys.executable, "-c", PARSE_ONLY, str(path)], args.repeats)
         command = [sys.executable, "-m", "passhat", "metrics", str(path)]
-        table = best_of(command, args.repeats)
-        as_json = best_of([*command, "--json"], args.repeats)
-    print(f"verdict file: {lines:,} lines ({args.cases:,} cases x k={args.k}), {size:.1f} MiB")
-    print(f"json.loads per line    : {parse[0]:6.2f} s   peak RSS {parse[1]:7.1f} MiB")
-    ok = True
-    for name, (wall, rss) in [("passhat metrics", table), ("passhat metrics --json", as_json)]:
-        ratio = wall / parse[0]
-        print(f"{name:23}: {wall:6.2f} s   peak RSS {rss:7.1f} MiB   ratio {ratio:4.2f}")
-        ok &= result(
-            f"`{name}`, {lines:,} lines", ratio, 1.5, "command wall / json.loads loop wall"
+        # the parse-only child has the smaller RSS, so it runs first (ru_maxrss is a max)
+        parse, table, as_json = rounds(
+            [[sys.executable, "-c", PARSE_ONLY, str(path)], command, [*command, "--json"]],
+            args.repeats,
         )
+    print(f"verdict file: {lines:,} lines ({args.cases:,} cases x k={args.k}), {size:.1f} MiB")
+    print(
+        f"json.loads per line    : {min(w for w, _, _ in parse):6.2f} s   "
+        f"CPU {min(c for _, c, _ in parse):6.2f} s   peak RSS {parse[0][2]:7.1f} MiB"
+    )
+    ok = True
+    for name, runs in [("passhat metrics", table), ("passhat metrics --json", as_json)]:
+        wall = median_ratio([w for w, _, _ in runs], [w for w, _, _ in parse])
+        cpu = median_ratio([c for _, c, _ in runs], [c for _, c, _ in parse])
+        print(
+            f"{name:23}: {min(w for w, _, _ in runs):6.2f} s   CPU {min(c for _, c, _ in runs):6.2f} s"
+            f"   peak RSS {runs[0][2]:7.1f} MiB   ratio {wall:4.2f} (CPU {cpu:4.2f})"
+        )
+        ok &= result(f"`{name}`, {lines:,} lines", wall, 1.5, "command wall / json.loads loop wall")
     return 0 if ok else 1
 
 

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from passhat.accounting import DuplicateRunError, Ledger, RunBeyondPlanError, account
+from passhat.accounting import (
+    DuplicateRunError,
+    Ledger,
+    MissingRuns,
+    RunBeyondPlanError,
+    account,
+)
 from passhat.errors import InputError, NoRunsError
 
 
@@ -84,3 +92,27 @@ def test_ledger_max_run() -> None:
     ledger.add("a", 4, "passed")
     ledger.add("b", 2, "failed")
     assert ledger.max_run == 4
+
+
+@given(st.integers(1, 12), st.data())
+def test_missing_runs_match_the_plain_definition(k: int, data: st.DataObject) -> None:
+    """Guards MissingRuns' fast paths (nothing missing; an index set shared by the cases
+    recorded at the same indices): every view equals 1..k minus the recorded runs."""
+    present = data.draw(st.sets(st.integers(-1, k + 2)))
+    want = [i for i in range(1, k + 1) if i not in present]
+    missing = MissingRuns(k, present)
+    assert list(missing) == want
+    assert len(missing) == len(want)
+    assert [missing[i] for i in range(len(want))] == want
+    assert [i for a, b in missing.ranges() for i in range(a, b + 1)] == want
+
+
+def test_cases_recorded_at_the_same_indices_keep_their_own_statuses() -> None:
+    ledger = Ledger()
+    for case, statuses in [("a", "ppf"), ("b", "fep"), ("c", "pp")]:
+        for i, s in enumerate(statuses, start=1):
+            ledger.add(case, i, {"p": "passed", "f": "failed", "e": "errored"}[s])
+    a, b, c = ledger.close(3).cases
+    assert (a.passes, a.counted, a.errored, list(a.missing)) == (2, 3, (), [])
+    assert (b.passes, b.counted, b.errored, list(b.missing)) == (1, 2, (2,), [])
+    assert (c.passes, c.counted, c.errored, list(c.missing)) == (2, 2, (), [3])

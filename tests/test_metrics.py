@@ -141,3 +141,24 @@ def test_dataset_refuses_a_j_some_case_does_not_reach() -> None:
         MetricsError, match=r"pass@3 / pass\^3 need 3 counted runs in every case.*only 2"
     ):
         dataset([(3, 1), (2, 2)], j=3)
+
+
+@given(
+    st.lists(
+        st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))),
+        min_size=1,
+        max_size=40,
+    ),
+    st.data(),
+)
+def test_dataset_sums_like_a_loop_over_cases(
+    pairs: list[tuple[int, int]], data: st.DataObject
+) -> None:
+    """Guards the column/map() form of `dataset`: bit for bit the left-to-right sums of
+    a plain loop over cases, so no figure moves by a rounding."""
+    j = data.draw(st.integers(1, min(n for n, _ in pairs)))
+    got = dataset(pairs, j)
+    assert got.pass_at_j == sum(pass_at(n, c, j) for n, c in pairs) / len(pairs)
+    assert got.pass_hat_j == sum(pass_hat(n, c, j) for n, c in pairs) / len(pairs)
+    assert got.mean_case_rate == sum(c / n for n, c in pairs) / len(pairs)
+    assert (got.runs, got.passes) == (sum(n for n, _ in pairs), sum(c for _, c in pairs))

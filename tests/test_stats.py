@@ -515,3 +515,31 @@ def test_metrics_bad_options_are_one_line_exit_2(
 
 def test_public_names_exist() -> None:
     assert all(hasattr(stats, name) for name in stats.__all__)
+
+
+# --------------------------------------------------------------------------- speed paths
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.25])),
+        min_size=0,
+        max_size=60,
+    ),
+    st.integers(1, 3),
+)
+def test_unique_rows_is_numpys_unique_over_rows(pairs: list[tuple[int, float]], width: int) -> None:
+    """Guards the lexsort `_unique_rows` the bootstrap, the forecast and the share use in
+    place of `np.unique(axis=0)`: same records in the same order, same inverse and counts
+    (so the same multinomial draws and the same intervals)."""
+    rows = np.array([[float(a), b, float(a) * b][:width] for a, b in pairs], dtype=np.float64)
+    rows = rows.reshape(len(pairs), width)
+    records, inverse, counts = stats._unique_rows(rows)
+    want, want_inverse, want_counts = np.unique(
+        rows, axis=0, return_inverse=True, return_counts=True
+    )
+    assert records.tolist() == want.tolist()
+    assert inverse.tolist() == want_inverse.ravel().tolist()
+    assert counts.tolist() == want_counts.tolist()
+    assert (records[inverse] == rows).all()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, get_args, overload
 
+from passhat._gc import without_gc
 from passhat.errors import InputError, NoRunsError
 from passhat.metrics import (
     NO_RUNS,
@@ -47,12 +48,17 @@ class MissingRuns(Sequence[int]):
 
     def __init__(self, k: int, present: Iterable[int]) -> None:
         self.k = k
-        self._present = tuple(sorted(i for i in present if 1 <= i <= k))
+        recorded = sorted(present)
+        if recorded and (recorded[0] < 1 or recorded[-1] > k):
+            recorded = [i for i in recorded if 1 <= i <= k]
+        self._present = tuple(recorded)
 
     def __len__(self) -> int:
         return self.k - len(self._present)
 
     def __iter__(self) -> Iterator[int]:
+        if len(self._present) == self.k:  # the common case: nothing missing
+            return
         for start, end in self.ranges():
             yield from range(start, end + 1)
 
@@ -79,6 +85,8 @@ class MissingRuns(Sequence[int]):
     def ranges(self) -> list[tuple[int, int]]:
         """Consecutive missing indices as (first, last) pairs."""
         out: list[tuple[int, int]] = []
+        if len(self._present) == self.k:  # the common case: nothing missing
+            return out
         previous = 0
         for recorded in (*self._present, self.k + 1):
             if recorded > previous + 1:
@@ -112,6 +120,13 @@ def format_ranges(ranges: Iterable[tuple[int, int]], sep: str = ", ") -> str:
 
 class DuplicateRunError(InputError):
     """The same (case, run index) was recorded twice: it would be counted twice."""
+
+
+def duplicate_run(case: str, run: int) -> DuplicateRunError:
+    """The error for a second record of the same run."""
+    return DuplicateRunError(
+        f"run {run} of case {case!r} is recorded twice; keep one record per (case, run)"
+    )
 
 
 class RunBeyondPlanError(InputError):
@@ -244,6 +259,11 @@ class Accounting:
     def error_ledger(self) -> ErrorLedger | None:
         """The headline figures with errored runs left out, as failures and as passes;
         None when no run errored."""
+        return self._error_ledger
+
+    @cached_property
+    def _error_ledger(self) -> ErrorLedger | None:
+        # computed once: a report asks for it twice (summary and uncertainty)
         if not self.runs_errored:
             return None
         return error_ledger(
@@ -359,16 +379,21 @@ class Ledger:
         if runs is None:
             runs = self._runs[case] = {}
         elif run in runs:
-            raise DuplicateRunError(
-                f"run {run} of case {case!r} is recorded twice; keep one record per (case, run)"
-            )
+            raise duplicate_run(case, run)
         runs[run] = status
+
+    @classmethod
+    def of(cls, runs: dict[str, dict[int, str]]) -> Ledger:
+        """A ledger over runs already collected by case and index (a reader that
+        inlines `add` for speed, e.g. `read_verdicts`); the dicts are taken, not copied."""
+        return cls(runs)
 
     @property
     def max_run(self) -> int:
         """The largest run index seen (0 when there is none)."""
         return max((max(r) for r in self._runs.values() if r), default=0)
 
+    @without_gc
     def close(self, k: int) -> Accounting:
         """The accounting against a plan of k runs per case."""
         if k < 1:
@@ -379,26 +404,31 @@ class Ledger:
                 "probably a typo (a run index is 1 for the first run)"
             )
         cases = []
+        # cases recorded at the same indices share one (immutable) MissingRuns
+        shared: dict[tuple[int, ...], MissingRuns] = {}
         for case, runs in self._runs.items():
-            if runs and max(runs) > k:
-                raise RunBeyondPlanError(
-                    f"case {case!r} has run {max(runs)} but k is {k}; "
-                    f"ask for k >= {max(runs)} or drop the extra runs"
-                )
+            indices = tuple(runs)
+            missing = shared.get(indices)
+            if missing is None:
+                if runs and max(runs) > k:
+                    raise RunBeyondPlanError(
+                        f"case {case!r} has run {max(runs)} but k is {k}; "
+                        f"ask for k >= {max(runs)} or drop the extra runs"
+                    )
+                missing = shared[indices] = MissingRuns(k, runs)
             statuses = list(runs.values())
             passes = statuses.count("passed")
-            errored = len(statuses) - passes - statuses.count("failed")
+            completed = len(statuses)
+            errored = completed - passes - statuses.count("failed")
             cases.append(
                 CaseAccount(
-                    case=case,
-                    k_requested=k,
-                    completed=len(runs),
-                    counted=len(runs) - errored,
-                    passes=passes,
-                    errored=tuple(sorted(i for i, s in runs.items() if s == "errored"))
-                    if errored
-                    else (),
-                    missing=MissingRuns(k, runs),
+                    case,
+                    k,
+                    completed,
+                    completed - errored,
+                    passes,
+                    tuple(sorted(i for i, s in runs.items() if s == "errored")) if errored else (),
+                    missing,
                 )
             )
         return Accounting(k_requested=k, cases=tuple(cases))

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, Protocol
 
 
@@ -48,7 +49,8 @@ class ItemStability:
 
     @property
     def misses(self) -> tuple[int, ...]:
-        return tuple(i for i in self.runs if i not in self.hits)
+        hits = set(self.hits)
+        return tuple([i for i in self.runs if i not in hits])
 
     @property
     def verdict(self) -> str:
@@ -71,32 +73,59 @@ def item_stability(runs: Iterable[AnalysedRun]) -> list[ItemStability]:
     for run in runs:
         if run.counted:
             by_case[run.case_id].append(run)
+    # Runs with equal results share one value (`Store.summaries`), across cases too:
+    # each value is read once for the whole experiment. Held here, so ids stay unique.
+    read: dict[int, tuple[Sequence[Mapping[str, Any]], list[_Detail]]] = {}
     result: list[ItemStability] = []
     for case, case_runs in by_case.items():
-        result.extend(_case_items(case, case_runs))
+        result.extend(_case_items(case, case_runs, read))
     return result
 
 
-def _case_items(case: str, case_runs: Sequence[AnalysedRun]) -> list[ItemStability]:
+_Detail = tuple[str, list[str], frozenset[str], list[str]]
+"""One exact-set detail, read: scorer label, expected items, missing items, extra items
+(each distinct extra once per run, as text)."""
+
+
+def _read_details(graded: Sequence[Mapping[str, Any]]) -> list[_Detail]:
+    return [
+        (
+            _scorer_label(detail),
+            [str(i) for i in detail["expected"]],
+            frozenset(str(i) for i in detail["missing"]),
+            [str(item) for item in dict.fromkeys(detail.get("extra") or [])],
+        )
+        for detail in graded
+    ]
+
+
+def _case_items(
+    case: str,
+    case_runs: Sequence[AnalysedRun],
+    read: dict[int, tuple[Sequence[Mapping[str, Any]], list[_Detail]]] | None = None,
+) -> list[ItemStability]:
+    read = {} if read is None else read
     indices = tuple(sorted(r.run_index for r in case_runs))
-    # Runs with equal results share one value (`Store.summaries`): read each value once.
-    groups: dict[int, tuple[Sequence[Mapping[str, Any]], list[int]]] = {}
+    groups: dict[int, list[int]] = {}
     for run in case_runs:
         graded = run.graded_items
-        groups.setdefault(id(graded), (graded, []))[1].append(run.run_index)
+        key = id(graded)
+        runs_of = groups.get(key)
+        if runs_of is None:
+            runs_of = groups[key] = []
+            if key not in read:
+                read[key] = (graded, _read_details(graded))
+        runs_of.append(run.run_index)
     expected: dict[str, list[str]] = {}
     found: dict[tuple[str, str], list[int]] = defaultdict(list)
     extra: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for graded, runs_of in groups.values():
-        for detail in graded:
-            label = _scorer_label(detail)
-            expected.setdefault(label, [str(i) for i in detail["expected"]])
-            missing = {str(i) for i in detail["missing"]}
-            for item in expected[label]:
+    for key, runs_of in groups.items():
+        for label, items, missing, extras in read[key][1]:
+            for item in expected.setdefault(label, items):
                 if item not in missing:
                     found[(label, item)].extend(runs_of)
-            for item in dict.fromkeys(detail.get("extra") or []):  # once per run
-                extra[(label, str(item))].extend(runs_of)
+            for item in extras:  # once per run
+                extra[(label, item)].extend(runs_of)
     result = []
     for label, items in expected.items():
         for item in items:
@@ -130,26 +159,35 @@ class ToolUse:
         return sum(self.calls_per_run)
 
 
+_CASE_AND_RUN = itemgetter(0, 1)
+_CASE = itemgetter(0)
+
+
 def tool_profile(
     runs: Sequence[AnalysedRun], tools: Iterable[str] = (), *, per_case: bool = True
 ) -> list[ToolUse]:
     """Per tool (every known tool, called or not): runs calling it and calls per run."""
-    groups: dict[str | None, list[Mapping[str, tuple[int, int]]]] = defaultdict(list)
+    # by case, then run index (a store's runs come so: the sort is one pass)
+    ordered = [(run.case_id, run.run_index, run.tool_counts) for run in runs]
+    ordered.sort(key=_CASE_AND_RUN)
     names = dict.fromkeys(tools)
-    seen: dict[int, Mapping[str, tuple[int, int]]] = {}  # holds them: ids stay unique
-    for run in sorted(runs, key=attrgetter("case_id", "run_index")):
-        counts = run.tool_counts
-        if id(counts) not in seen:
-            seen[id(counts)] = counts
-            names.update(dict.fromkeys(counts))
-        groups[run.case_id if per_case else None].append(counts)
+    # runs with equal counts share one value: each is read once (the dict holds them)
+    for counts in {id(counts): counts for _, _, counts in ordered}.values():
+        names.update(dict.fromkeys(counts))
+    groups: dict[str | None, list[Mapping[str, tuple[int, int]]]] = {}
+    if per_case:
+        for case, rows in groupby(ordered, key=_CASE):
+            groups[case] = [counts for _, _, counts in rows]
+    elif ordered:
+        groups[None] = [counts for _, _, counts in ordered]
+    zero = (0, 0)
     result = []
-    for case, group in groups.items():
+    for key, group in groups.items():
         for tool in names:
-            per_run = [counts.get(tool, (0, 0)) for counts in group]
-            calls = tuple(n for n, _ in per_run)
-            errors = sum(e for _, e in per_run)
+            per_run = [counts.get(tool, zero) for counts in group]
+            calls = tuple([n for n, _ in per_run])
+            errors = sum([e for _, e in per_run])
             result.append(
-                ToolUse(case, tool, len(group), len(calls) - calls.count(0), calls, errors)
+                ToolUse(key, tool, len(group), len(calls) - calls.count(0), calls, errors)
             )
     return result

@@ -10,7 +10,7 @@ import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from passhat.accounting import Status
 
@@ -168,14 +168,15 @@ def tool_counts(tool_calls: Sequence[Mapping[str, Any]]) -> dict[str, tuple[int,
     return counts
 
 
-@dataclass(frozen=True, slots=True)
-class RunSummary:
+class RunSummary(NamedTuple):
     """What a report reads of a run: status, per-item results and tool counts.
 
     No transcript, output, final state or tool arguments: `Store.summaries`
     reads only the small columns, so a report of 100,000 runs stays near the
     cost of scanning them. Runs with equal per-item results share one (read-only)
-    value."""
+    value. A named tuple, not a frozen dataclass: as immutable, and a third of the
+    cost to build (a frozen dataclass sets its 13 fields one by one, 0.16 s per
+    100,000 runs)."""
 
     case_id: str
     run_index: int

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from passhat._gc import without_gc
 from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
 
@@ -643,6 +644,7 @@ class Store:
         )
         return [_run(row) for row in rows]
 
+    @without_gc
     def summaries(self, experiment_id: str) -> list[RunSummary]:
         """What a report needs of every run, by case and index: the small columns only.
 
@@ -659,7 +661,9 @@ class Store:
         tools: dict[str | None, dict[str, tuple[int, int]]] = {}
         cases: dict[str, str] = {}
         sources: dict[str | None, str | None] = {}
-        out = []
+        out: list[RunSummary] = []
+        append = out.append
+        new = tuple.__new__  # RunSummary's own __new__ without a Python frame per run
         for row in rows:
             case_id, index, status, error_type, message, duration, tin, tout, src, n, tb, it, tc = (
                 row
@@ -671,21 +675,24 @@ class Store:
             if counts is None:
                 raw = _decode(tc or "{}", f"tool counts of run {index} of {case_id!r}")
                 counts = tools[tc] = {name: (n, e) for name, (n, e) in raw.items()}
-            out.append(
-                RunSummary(
-                    cases.setdefault(case_id, case_id),
-                    index,
-                    status,
-                    error_type,
-                    message,
-                    duration,
-                    tin,
-                    tout,
-                    sources.setdefault(src, src),
-                    n,
-                    tb,
-                    graded,
-                    counts,
+            append(
+                new(
+                    RunSummary,
+                    (
+                        cases.setdefault(case_id, case_id),
+                        index,
+                        status,
+                        error_type,
+                        message,
+                        duration,
+                        tin,
+                        tout,
+                        sources.setdefault(src, src),
+                        n,
+                        tb,
+                        graded,
+                        counts,
+                    ),
                 )
             )
         return out

@@ -73,14 +73,34 @@ def usage_of(tokens: Iterable[tuple[int, int]], prices: Prices | None = None) ->
     return TokenUsage(runs, i, o, prices.cost(i, o) if prices is not None else None)
 
 
+def usage_total(parts: Iterable[TokenUsage], prices: Prices | None = None) -> TokenUsage:
+    """The total of several groups' usage (e.g. of every case): the same TokenUsage as
+    `usage_of` over all their runs (whole-number sums; cost from the summed tokens)."""
+    runs = i = o = 0
+    for part in parts:
+        runs += part.runs
+        i += part.input_tokens
+        o += part.output_tokens
+    return TokenUsage(runs, i, o, prices.cost(i, o) if prices is not None else None)
+
+
 def usage_by_case(
     runs: Iterable[tuple[str, int, int]], prices: Prices | None = None
 ) -> dict[str, TokenUsage]:
     """Per case, from (case, input tokens, output tokens) of each run; in first-seen order."""
-    grouped: dict[str, list[tuple[int, int]]] = {}
+    totals: dict[str, list[int]] = {}  # case: [runs, input tokens, output tokens]
     for case, input_tokens, output_tokens in runs:
-        grouped.setdefault(case, []).append((input_tokens, output_tokens))
-    return {case: usage_of(tokens, prices) for case, tokens in grouped.items()}
+        total = totals.get(case)
+        if total is None:
+            totals[case] = [1, input_tokens, output_tokens]
+        else:
+            total[0] += 1
+            total[1] += input_tokens
+            total[2] += output_tokens
+    return {
+        case: TokenUsage(n, i, o, prices.cost(i, o) if prices is not None else None)
+        for case, (n, i, o) in totals.items()
+    }
 
 
 def parse_price(text: str, where: str = "--price") -> Prices:

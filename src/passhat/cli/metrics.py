@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from passhat._gc import without_gc
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
 from passhat.errors import InputError
@@ -72,6 +73,7 @@ def check_confidence(confidence: float) -> None:
         "passhat metrics verdicts.jsonl --plan 0.05 --json",
     )
 )
+@without_gc  # a million verdicts: see passhat._gc
 def metrics(
     file: Annotated[
         Path, typer.Argument(help="JSONL verdict file: one {case, run, status} per line.")

@@ -17,6 +17,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from passhat._gc import without_gc
 from passhat.cli import adaptive as adaptive_k
 from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli._help import examples
@@ -862,6 +863,7 @@ def _break_lease(store: Store, experiment: ExperimentRecord) -> None:
         "passhat report latest --json --price in=0.15,out=0.60",
     )
 )
+@without_gc  # 100,000 runs: see passhat._gc
 def report(
     experiment_ref: ExperimentArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,

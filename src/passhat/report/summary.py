@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from passhat._gc import without_gc
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns
 from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
 from passhat.stats import (
@@ -63,6 +64,7 @@ def _ranges(missing: Sequence[int]) -> list[list[int]]:
     ]
 
 
+@without_gc
 def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[str, Any]:
     """Dataset and per-case figures, each labelled with the runs that produced it."""
     d = accounting.dataset()
@@ -95,8 +97,29 @@ def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[st
             "at_requested_k": _at_requested(accounting),
             "error_ledger": _ledger_dict(accounting.error_ledger()),
         },
-        "cases": [case_dict(c) for c in accounting.cases],
+        "cases": case_dicts(accounting.cases),
     }
+
+
+def case_dicts(cases: Sequence[CaseAccount]) -> list[dict[str, Any]]:
+    """`case_dict` of every case. Cases of one shape (the same counts, errored and missing
+    runs) differ only by id: each shape is built once and copied, lists included."""
+    shapes: dict[tuple[Any, ...], dict[str, Any]] = {}
+    out = []
+    for c in cases:
+        # id(): the accounting holds every `missing`, and cases share one per index set
+        key = (c.k_requested, c.completed, c.counted, c.passes, c.errored, id(c.missing))
+        shape = shapes.get(key)
+        if shape is None:
+            shape = shapes[key] = case_dict(c)
+        d = shape.copy()
+        d["case"] = c.case
+        if shape["missing"] is not None:  # None past MAX_LISTED
+            d["missing"] = shape["missing"].copy()
+        d["missing_ranges"] = [pair.copy() for pair in shape["missing_ranges"]]
+        d["errored"] = shape["errored"].copy()
+        out.append(d)
+    return out
 
 
 def _at_requested(accounting: Accounting) -> dict[str, Any] | None:
@@ -209,8 +232,15 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
         }
     forecasts = {c.case: c for c in f.cases}
     cases: dict[str, Any] = {}
+    notes: dict[tuple[Any, ...], str | None] = {}  # a note depends on these four only
     for c in u.cases:
         fc = forecasts[c.case]
+        note = None
+        if c.bound is not None:
+            key = (c.runs, c.passes, c.bound, c.confidence)
+            note = notes.get(key)
+            if note is None:
+                note = notes[key] = c.note
         cases[c.case] = {
             "interval": {
                 "low": c.low,
@@ -218,7 +248,7 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
                 "confidence": c.confidence,
                 "method": "Wilson score",
                 "bound": c.bound,
-                "note": c.note,
+                "note": note,
             },
             "forecast": {
                 "m": fc.m,
@@ -245,6 +275,7 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
     return out
 
 
+@without_gc
 def summary_with_uncertainty(
     accounting: Accounting, u: Uncertainty, *, k_inferred: bool = False
 ) -> dict[str, Any]:

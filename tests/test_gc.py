@@ -1,0 +1,84 @@
+"""passhat._gc: the collector pause a report takes while it builds many objects."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from passhat._gc import gc_paused, without_gc
+
+
+@pytest.fixture(autouse=True)
+def collector_on() -> Iterator[None]:
+    gc.enable()
+    yield
+    gc.enable()
+
+
+def test_paused_inside_and_restored_after() -> None:
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner pause ending does not switch it back on
+    assert gc.isenabled()
+
+
+def test_restored_after_an_exception() -> None:
+    @without_gc
+    def boom() -> None:
+        assert not gc.isenabled()
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        boom()
+    assert gc.isenabled()
+
+
+def test_left_off_when_it_was_off() -> None:
+    """A program that switched the collector off keeps it off."""
+    gc.disable()
+    with gc_paused():
+        pass
+    assert not gc.isenabled()
+
+
+def test_overlapping_pauses_in_two_threads_end_with_the_collector_on() -> None:
+    """Thread A pauses, B pauses, A ends, B ends: on again only after the last one."""
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def a() -> None:
+        with gc_paused():
+            a_in.set()
+            b_in.wait(5)
+        a_out.set()
+
+    def b() -> None:
+        a_in.wait(5)
+        with gc_paused():
+            b_in.set()
+            a_out.wait(5)
+            seen.append(gc.isenabled())
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_keeps_the_signature_typer_reads() -> None:
+    import inspect
+
+    def command(path: str, *, k: int = 3) -> str:
+        return f"{path}:{k}"
+
+    wrapped = without_gc(command)
+    assert inspect.signature(wrapped) == inspect.signature(command)
+    assert wrapped("x", k=5) == "x:5"
