@@ -84,3 +84,19 @@ def test_ledger_max_run() -> None:
     ledger.add("a", 4, "passed")
     ledger.add("b", 2, "failed")
     assert ledger.max_run == 4
+
+
+def test_a_case_an_adaptive_rule_asked_fewer_runs_of_is_not_short() -> None:
+    """Issue 13: `case_k` is each such case's own plan: complete, not missing runs, and
+    the dataset figures are labelled at the fewest runs asked of a case."""
+    runs = [("x", i, "passed") for i in range(1, 7)] + [("y", i, "failed") for i in (1, 2)]
+    a = account(runs, 6, ("x", "y"), {"y": 2})
+    assert a.complete and a.runs_requested == 8 and a.runs_missing == 0
+    assert a.k_least == 2 and a.k_varies and a.held() == {2: 1, 6: 1}
+    d = a.dataset()
+    assert d.complete and d.short == () and d.j == 2 and d.k_requested == 2
+    assert a.at_requested() is None  # both reached 2: no figure over a chosen subset
+    short = account(runs[:-1], 6, ("x", "y"), {"y": 2})
+    assert not short.complete and list(short.cases[1].missing) == [2]
+    with pytest.raises(RunBeyondPlanError, match="case 'y' has run 3 but k is 2"):
+        account([*runs, ("y", 3, "passed")], 6, ("x", "y"), {"y": 2})
