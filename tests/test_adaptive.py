@@ -478,6 +478,11 @@ def test_until_decided_adds_runs_to_undecided_cases_only(
         c: (k, "") for c, k in per_case.items()
     }
 
+    r = run_cli(capsys, "regrade", "cand", "--db", str(db), "--name", "rg", "--json")
+    assert r.code == 0, r.err  # a regrade keeps each case's own plan
+    regraded = _report(capsys, db, "rg")["accounting"]
+    assert regraded["complete"] and regraded["k_per_case"] == {"2": 4, "6": 4}
+
     r = run_cli(capsys, "resume", "cand", "--db", str(db), "-q", "-k", "7")
     assert r.code == 0, r.err  # resume -k asks every case for 7 again
     with Store(db) as store:

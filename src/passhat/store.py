@@ -444,6 +444,7 @@ class Store:
                 db.execute(
                     f"INSERT INTO experiments ({columns}) VALUES ({marks})", list(row.values())
                 )
+                _insert_case_k(db, experiment)
         except sqlite3.IntegrityError:
             raise StoreError(
                 f"an experiment named {experiment.name!r} exists already; choose another --name"
@@ -680,6 +681,7 @@ class Store:
                     f"({', '.join('?' for _ in row)})",
                     list(row.values()),
                 )
+                _insert_case_k(db, experiment)
                 for run in runs:
                     run_row = _row(run)
                     for key in _RUN_JSON:
@@ -994,6 +996,16 @@ def _retire_attempt(db: sqlite3.Connection, run: RunRecord) -> None:
         ),
     )
     db.execute("DELETE FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?", key)
+
+
+def _insert_case_k(db: sqlite3.Connection, experiment: ExperimentRecord) -> None:
+    """The runs asked of each case held below the experiment's k (e.g. a regrade of an
+    experiment whose adaptive rounds held some cases)."""
+    if experiment.case_k:
+        db.executemany(
+            "INSERT INTO case_k (experiment_id, case_id, k_requested) VALUES (?, ?, ?)",
+            [(experiment.id, case, k) for case, k in experiment.case_k.items()],
+        )
 
 
 def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:
