@@ -560,8 +560,6 @@ def experiment_dict(
     data["adaptive"] = [dict(r) for r in experiment.adaptive]
     data["accounting"] = {
         "k_requested": accounting.k_requested,
-        "k_least": accounting.k_least,
-        "k_per_case": {str(k): n for k, n in accounting.held().items()},
         "complete": accounting.complete,
         "runs_requested": accounting.runs_requested,
         "runs_completed": accounting.runs_completed,
@@ -570,6 +568,9 @@ def experiment_dict(
         "runs_missing": accounting.runs_missing,
         "runs_replayed": replayed_runs(runs),
     }
+    if accounting.k_varies:  # an adaptive rule asked cases for different k
+        data["accounting"]["k_least"] = accounting.k_least
+        data["accounting"]["k_per_case"] = {str(k): n for k, n in accounting.held().items()}
     data["items"] = [
         {
             "case": s.case,
