@@ -478,6 +478,11 @@ def test_until_decided_adds_runs_to_undecided_cases_only(
         c: (k, "") for c, k in per_case.items()
     }
 
+    r = run_cli(capsys, "compare", "base", "cand", "--db", str(db), "--json")
+    assert r.code == 0, r.err
+    [note] = [n for n in json.loads(r.out)["notes"] if "adaptive rule" in n]
+    assert note.startswith("B's cases were asked different k by an adaptive rule (2 to 6)")
+
     r = run_cli(capsys, "regrade", "cand", "--db", str(db), "--name", "rg", "--json")
     assert r.code == 0, r.err  # a regrade keeps each case's own plan
     regraded = _report(capsys, db, "rg")["accounting"]

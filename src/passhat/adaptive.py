@@ -44,6 +44,8 @@ from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interv
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike
+
+    from passhat.accounting import Accounting
 else:
     np = lazy_import("numpy")  # imported when a look is first computed: --help needs none
 
@@ -211,6 +213,19 @@ def case_mean_difference(
         na, ca, nb, cb, 1, resamples=resamples, confidence=confidence, seed=seed
     )
     return replace(diffs[1], label="mean of per-case pass rates")
+
+
+def varied_k_notes(sides: Iterable[tuple[str, Accounting]]) -> tuple[str, ...]:
+    """compare's note for a side whose cases an adaptive rule asked different k: its
+    pass rate over runs weighs the cases run further more, and the rule chose them."""
+    return tuple(
+        f"{name}'s cases were asked different k by an adaptive rule ({a.k_least} to "
+        f"{a.k_requested}): its pass rate over runs weighs the cases run further more, so "
+        f"the pass-rate difference here is not the one the rule judged (the mean of "
+        f"per-case rates; `passhat report` shows the stored verdict)"
+        for name, a in sides
+        if a.k_varies
+    )
 
 
 def width_look(plan: Schedule, k: int, runs: ArrayLike, passes: ArrayLike, width: float) -> Look:
