@@ -1,9 +1,11 @@
 """`passhat run / resume --until-width W | --until-decided --baseline A`: the rounds.
 
 The options are checked here, the looks are planned by `passhat.adaptive.schedule`,
-and each round raises the experiment's k in the store (as `resume -k` does) and
-runs exactly the runs that are missing (the runner's own plan), so a crash or kill
-mid-round loses nothing and counts nothing twice.
+and each round raises the experiment's k in the store (as `resume -k` does; with
+`--until-decided`, for the undecided cases only, the others held at their k by
+`Store.hold_cases`) and runs exactly the runs that are missing (the runner's own
+plan), so a crash or kill mid-round loses nothing and counts nothing twice. The
+record of the rounds is stored with the experiment (`Store.add_adaptive`).
 """
 
 from __future__ import annotations
