@@ -822,7 +822,12 @@ def _nothing_to_do(store: Store, experiment: ExperimentRecord, lang: str) -> str
     would give it something to do."""
     from passhat.accounting import account
 
-    accounting = account(store.statuses(experiment.id), experiment.k_requested, experiment.case_ids)
+    accounting = account(
+        store.statuses(experiment.id),
+        experiment.k_requested,
+        experiment.case_ids,
+        experiment.case_k,
+    )
     passed = sum(c.passes for c in accounting.cases)
     ref = experiment.name or experiment.id
     line = t(
