@@ -442,7 +442,7 @@ _ZH_TW: dict[str, str] = {
     "requested_k_varied": "要求的 k = {least} 到 {most}，依案例而定",
     "k_range": "{least} 到 {most}，依案例而定",
     "plan_met_varied": "已達計畫：每個案例都有要求它的計入次數（{held}）。",
-    "held_k": "{cases} k = {k}",
+    "held_k": "{cases}要求 k = {k}",
     "k_varies_note": "自適應規則對不同案例要求了不同的 k：以執行次數計的通過率較看重多跑的案例，"
     "各案例通過率的平均則每個案例同等計；pass@j / pass^j 取案例被要求的最少次數。",
     "adaptive_rounds": "自適應回合",
