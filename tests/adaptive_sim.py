@@ -4,11 +4,19 @@ tests/test_adaptive.py (small, seeded) and benchmarks/bench_adaptive.py (larger)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
-from passhat.adaptive import Look, Schedule, drive, outcome_at, width_look
-from passhat.stats import compare_counts
+from passhat.adaptive import Look, Schedule, drive, outcome_at, undecided, width_look
+from passhat.stats import compare_counts, paired_differences
+
+RunsTo = Literal["all", "undecided", "agree"]
+"""Which cases get more runs of B each round: every case (compare's run-weighted pass
+rate judged); the undecided ones, whose baseline runs disagree (what --until-decided
+does: mean of per-case rates judged); or, for contrast, the tempting rule that stops a
+case once A's and B's runs all agree (judged like `undecided`), which lets B's own
+runs pick which cases get more of them."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +28,8 @@ class Decided:
     """Experiments where some look declared B better or worse."""
     mean_k: float
     """Mean k of B where the rounds stopped."""
+    mean_runs: float = 0.0
+    """Mean runs of B recorded over all cases where the rounds stopped."""
 
 
 def until_decided(
@@ -33,31 +43,50 @@ def until_decided(
     spend: bool = True,
     resamples: int = 400,
     seed: int = 13,
+    runs_to: RunsTo = "all",
 ) -> Decided:
     """A fixed at k_a runs per case; B grows along `plan`, its per-case p = A's + shift
     (clipped to [0, 1]); shift 0 is A/A. `spend=False` is the naive rule: alpha at
-    every look, which the planned looks replace."""
+    every look, which the planned looks replace. `runs_to`: see `RunsTo`."""
     rng = np.random.default_rng(seed)
     declared = 0
     stopped_k = 0
+    runs = 0
     top = plan.looks[-1]
+    first = plan.looks[0]
     for r in range(replications):
         p = rng.beta(*prior, cases)
         na = np.full(cases, k_a)
         ca = rng.binomial(k_a, p)
         draws = rng.random((cases, top)) < np.clip(p + shift, 0.0, 1.0)[:, None]
+        running = np.ones(cases, dtype=bool)
+        if runs_to == "undecided":
+            names = undecided(
+                (str(i), int(n), int(c)) for i, (n, c) in enumerate(zip(na, ca, strict=True))
+            )
+            running = np.array([str(i) in names for i in range(cases)])
+        nb = np.full(cases, first)
         k_stop = top
         for k in plan.looks:
-            diffs, _ = compare_counts(
-                na, ca, np.full(cases, k), draws[:, :k].sum(axis=1), resamples=resamples, seed=r
-            )
+            nb = np.where(running, k, nb)
+            cb = np.cumsum(draws, axis=1)[np.arange(cases), nb - 1]
+            if runs_to == "all":
+                difference = compare_counts(na, ca, nb, cb, resamples=resamples, seed=r)[0][0]
+            else:
+                difference = paired_differences(na, ca, nb, cb, 1, resamples=resamples, seed=r)[1]
             alpha = plan.alpha_at(k) if spend else 1.0 - plan.confidence
-            if outcome_at(diffs[0], alpha) != "none":
+            if outcome_at(difference, alpha) != "none":
                 declared += 1
                 k_stop = k
                 break
+            if runs_to == "agree":
+                running &= ~(((ca == 0) & (cb == 0)) | ((ca == na) & (cb == nb)))
+            if not running.any():  # no case gets more runs: the rounds end here
+                k_stop = k
+                break
         stopped_k += k_stop
-    return Decided(replications, declared, stopped_k / replications)
+        runs += int(nb.sum())
+    return Decided(replications, declared, stopped_k / replications, runs / replications)
 
 
 @dataclass(frozen=True)

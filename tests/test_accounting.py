@@ -116,3 +116,27 @@ def test_cases_recorded_at_the_same_indices_keep_their_own_statuses() -> None:
     assert (a.passes, a.counted, a.errored, list(a.missing)) == (2, 3, (), [])
     assert (b.passes, b.counted, b.errored, list(b.missing)) == (1, 2, (2,), [])
     assert (c.passes, c.counted, c.errored, list(c.missing)) == (2, 2, (), [3])
+
+
+def test_a_case_an_adaptive_rule_asked_fewer_runs_of_is_not_short() -> None:
+    """Issue 13: `case_k` is each such case's own plan: complete, not missing runs, and
+    the dataset figures are labelled at the fewest runs asked of a case."""
+    runs = [("x", i, "passed") for i in range(1, 7)] + [("y", i, "failed") for i in (1, 2)]
+    a = account(runs, 6, ("x", "y"), {"y": 2})
+    assert a.complete and a.runs_requested == 8 and a.runs_missing == 0
+    assert a.k_least == 2 and a.k_varies and a.held() == {2: 1, 6: 1}
+    d = a.dataset()
+    assert d.complete and d.short == () and d.j == 2 and d.k_requested == 2
+    assert a.at_requested() is None  # both reached 2: no figure over a chosen subset
+    short = account(runs[:-1], 6, ("x", "y"), {"y": 2})
+    assert not short.complete and list(short.cases[1].missing) == [2]
+    with pytest.raises(RunBeyondPlanError, match="case 'y' has run 3 but k is 2"):
+        account([*runs, ("y", 3, "passed")], 6, ("x", "y"), {"y": 2})
+
+
+def test_cases_at_the_same_indices_with_different_plans_keep_their_own_missing_runs() -> None:
+    """The shared MissingRuns is keyed by the plan too: a held case (k 2) and a full
+    case (k 3) recorded at runs 1 and 2 miss nothing and run 3."""
+    runs = [(c, i, "passed") for c in ("held", "full") for i in (1, 2)]
+    held, full = account(runs, 3, ("held", "full"), {"held": 2}).cases
+    assert list(held.missing) == [] and list(full.missing) == [3]

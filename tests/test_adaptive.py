@@ -16,11 +16,14 @@ from cli_helpers import CLARIFY, SEED, run_cli
 from passhat.adaptive import (
     Look,
     Spending,
+    case_mean_difference,
     decided_look,
     drive,
+    halted,
     outcome_at,
     schedule,
     smallest_p,
+    undecided,
     unreachable,
     width_look,
 )
@@ -181,7 +184,7 @@ def _report(capsys: pytest.CaptureFixture[str], db: Path, ref: str) -> dict:  # 
     return json.loads(r.out)  # type: ignore[no-any-return]
 
 
-def test_until_decided_stops_at_the_look_that_decides(
+def test_until_decided_all_cases_stops_at_the_look_that_decides(
     cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "p.db"
@@ -189,11 +192,12 @@ def test_until_decided_stops_at_the_look_that_decides(
     assert r.code == 0, r.err
     out = tmp_path / "adaptive.json"
     # B passes odd runs only: at k = 1 it ties the baseline, at k = 2 every case is
-    # half a run worse (sign flip p = 2 / 2^8 = 0.0078 < 0.05 / 4).
+    # half a run worse (sign flip p = 2 / 2^8 = 0.0078 < 0.05 / 4). --all-cases: the
+    # baseline passed every run of every case, so no case is undecided by the default rule.
     r = _run(
         capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "1",
         "--k-step", "1", "--max-k", "4", "--until-decided", "--baseline", "latest",
-        "--name", "cand", "--adaptive-json", str(out),
+        "--name", "cand", "--adaptive-json", str(out), "--all-cases",
     )  # fmt: skip
     assert r.code == 0, r.err
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -222,6 +226,7 @@ def test_until_decided_a_a_spends_the_budget_and_resume_does_too(
     r = run_cli(
         capsys, "resume", "same", "--db", str(db), "-q", "--until-decided", "--baseline",
         "base", "--max-k", "3", "--adaptive-json", str(out), "--spending", "obrien-fleming",
+        "--all-cases",
     )  # fmt: skip
     assert r.code == 0, r.err
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -297,23 +302,34 @@ def test_a_baseline_without_counted_runs_is_refused_before_anything_runs(
     assert "never" not in r.out
 
 
-def test_rounds_where_every_run_errored_say_so_and_spend_the_budget(
-    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    "mode",
+    [["--until-width", "0.1"], ["--until-decided", "--baseline", "a", "--all-cases"]],
+    ids=["width", "decided"],
+)
+def test_a_round_whose_every_new_run_errored_stops_the_rounds(
+    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: list[str]
 ) -> None:
+    """Issue 13: --until-width used to spend round after round when every new run
+    errored; a round that adds runs but no counted one now ends the rounds, says why in
+    one line, and the stored record says so too."""
     db = tmp_path / "p.db"
     r = _run(capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "1", "--name", "a")
     assert r.code == 0, r.err
     out = tmp_path / "e.json"
     r = _run(
-        capsys, cards, db, "--agent", "agents_for_tests:crashes", "-k", "1", "--max-k", "2",
-        "--until-decided", "--baseline", "a", "--adaptive-json", str(out),
+        capsys, cards, db, "--agent", "agents_for_tests:crashes", "-k", "1", "--max-k", "4",
+        "--name", "b", "--adaptive-json", str(out), *mode,
     )  # fmt: skip
     assert r.code == 1, r.err  # nothing counted: exit 1
     data = json.loads(out.read_text(encoding="utf-8"))  # valid JSON: no NaN
-    assert data["looks_taken"] == 2 and data["runs_spent"] == 16
-    assert [x["estimate"] for x in data["looks"]] == [None, None]
-    assert "B has no counted run" in data["looks"][0]["method"]
-    assert "no figure: B has no counted run" in r.out
+    assert data["looks_taken"] == 1 and data["runs_spent"] == 8  # not 4 rounds, 32 runs
+    assert [x["estimate"] for x in data["looks"]] == [None]
+    halt = "the round at k = 1 added 8 runs and none was counted (every one errored)"
+    assert data["looks"][0]["halt"] == halt and data["stopped"] == f"stopped: {halt}"
+    assert f"adaptive k ({data['target']}): stopped: {halt}" in r.out
+    stored = _report(capsys, db, "b")["adaptive"]
+    assert [x["stopped"] for x in stored] == [f"stopped: {halt}"]
 
 
 def test_resume_errored_with_rounds_runs_errored_runs_again_once(
@@ -337,3 +353,143 @@ def test_resume_errored_with_rounds_runs_errored_runs_again_once(
     # run 2 crashes every time: rerun once (attempt 2), not once per round
     assert {r.attempt for r in runs if r.run_index == 2} == {2}
     assert len(attempts) == 8
+
+
+# --------------------------------------------------------------------------- undecided cases only
+
+
+def test_undecided_cases_are_those_whose_baseline_runs_disagree() -> None:
+    baseline = [("mixed", 3, 1), ("all-pass", 3, 3), ("all-fail", 3, 0), ("nothing", 0, 0)]
+    assert undecided(baseline) == {"mixed"}
+
+
+def test_case_mean_difference_weighs_every_case_the_same() -> None:
+    """With cases at different k, the look judges the mean of per-case rate differences:
+    a case with 12 runs weighs no more than one with 3."""
+    a = [("x", 3, 3), ("y", 3, 0), ("z", 3, 3)]
+    b = [("x", 3, 3), ("y", 12, 6), ("z", 3, 3)]
+    d = case_mean_difference(a, b, resamples=200)
+    assert d.difference == pytest.approx((0 + 0.5 + 0) / 3)  # run-weighted: 12/18 - 6/9
+    assert d.label == "mean of per-case pass rates"
+    with pytest.raises(InputError, match="at least 2 cases counted on both sides"):
+        case_mean_difference(a, [("x", 3, 3), ("y", 0, 0)])
+
+
+def test_a_round_that_counts_no_run_halts_and_one_with_nothing_to_run_goes_on() -> None:
+    look = Look(4, 8, 0.5, 0.4, 0.6, None, None, False, "test")
+    assert halted(look, 8, 0).stop and "added 8 runs and none was counted" in str(
+        halted(look, 8, 0).halt
+    )
+    assert not halted(look, 8, 1).stop and halted(look, 8, 1).counted_added == 1
+    assert not halted(look, 0, 0).stop  # nothing was missing: not a failed round
+
+
+def test_per_case_rule_keeps_a_a_false_positives_at_most_6_percent_on_skewed_cases() -> None:
+    """--until-decided adds runs to undecided cases only; on mostly-easy cases
+    (Beta(4, 1)) its A/A rate stays <= 6 % and it spends fewer runs than the all-case
+    rule."""
+    plan = schedule(3, 12, 3)
+    runs = {"replications": 160, "cases": 60, "prior": (4.0, 1.0)}
+    result = until_decided(plan, runs_to="undecided", **runs)
+    assert result.declared / result.replications <= 0.06, result
+    everyone = until_decided(plan, runs_to="all", **runs)
+    assert result.mean_runs < 0.8 * everyone.mean_runs, (result, everyone)
+
+
+def test_stopping_a_case_once_a_and_b_agree_would_not_keep_the_error_rate() -> None:
+    """Why 'undecided' is read from the baseline alone: letting B's own runs choose
+    which cases get more of them (stop a case once A's and B's runs all agree) biases
+    B's per-case rates, and on mostly-easy cases the A/A rate passes 10 %."""
+    plan = schedule(3, 12, 3)
+    runs = {"replications": 160, "cases": 100, "prior": (8.0, 1.0)}
+    tempting = until_decided(plan, runs_to="agree", **runs)
+    assert tempting.declared / tempting.replications > 0.10, tempting
+    kept = until_decided(plan, runs_to="undecided", **runs)
+    assert kept.declared / kept.replications <= 0.06, kept
+
+
+def test_until_decided_adds_runs_to_undecided_cases_only(
+    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The baseline's card-0..3 disagree (1 of 2 passed), card-4..7 passed every run:
+    B's rounds go to card-0..3 only; the others keep k = 2 and are not short, resume
+    does not fill them up, and report, JSON, HTML and export say so."""
+    from passhat.store import Store
+
+    db = tmp_path / "p.db"
+    base = ["--agent", "agents_for_tests:half_cards_vary", "-k", "2"]
+    r = _run(capsys, cards, db, *base, "--name", "base")
+    assert r.code == 0, r.err
+    r = _run(
+        capsys, cards, db, *base, "--name", "cand", "--until-decided", "--baseline", "base",
+        "--max-k", "6", "--k-step", "2",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    with Store(db) as store:
+        cand = store.experiment("cand")
+        runs = store.runs(cand.id, full=False)
+    assert cand.k_requested == 6
+    assert dict(cand.case_k) == {f"card-{i}": 2 for i in range(4, 8)}
+    per_case = {c: sum(1 for x in runs if x.case_id == c) for c in cand.case_ids}
+    assert per_case == {f"card-{i}": 6 if i < 4 else 2 for i in range(8)}  # 32 runs, not 48
+    assert "runs added to: undecided cases only (4 of 8" in r.out and "runs spent: 32" in r.out
+
+    data = _report(capsys, db, "cand")
+    acc = data["accounting"]
+    assert acc["complete"] and acc["runs_requested"] == 32 and acc["runs_missing"] == 0
+    assert acc["k_least"] == 2 and acc["k_per_case"] == {"2": 4, "6": 4}
+    assert {c["case"]: c["k_requested"] for c in data["cases"]} == per_case
+    assert data["dataset"]["short"] == [] and data["dataset"]["k"] == 2
+    assert data["dataset"]["at_requested_k"] is None  # no figure over the cases run further
+    [record] = data["adaptive"]
+    assert record["undecided_cases"] == 4 and record["runs_spent"] == 32
+    assert record["statistic"] == "mean of per-case pass rates (each case weighs the same)"
+    assert [x["cases_run"] for x in record["looks"]] == [4, 4, 4]
+    assert record["stopped"] == "budget spent: max-k = 6 reached, not decided"
+
+    r = run_cli(capsys, "report", "cand", "--db", str(db))
+    assert r.code == 0, r.err
+    flat = " ".join(r.out.split())
+    assert "Plan met: every case has the counted runs asked of it (k = 2 for 4 cases" in flat
+    assert "requested k = 2 to 6, per case" in flat and "adaptive rounds" in flat
+    assert "rule: Bonferroni alpha spending over planned looks: 3 looks planned" in flat
+    assert "runs spent: 32" in flat and "Plan NOT met" not in flat
+
+    html = tmp_path / "r.html"
+    r = run_cli(capsys, "report", "cand", "--db", str(db), "--html", str(html))
+    assert r.code == 0, r.err
+    page = html.read_text(encoding="utf-8")
+    assert 'data-plan="met"' in page and 'data-adaptive="1"' in page
+    assert "runs spent: 32" in page and 'data-k-least="2"' in page
+
+    r = run_cli(capsys, "resume", "cand", "--db", str(db))  # nothing to fill up
+    assert r.code == 0, r.err
+    assert "nothing to do, every requested run is recorded (32 runs" in r.err, r.err
+    with Store(db) as store:
+        assert len(store.runs(store.experiment("cand").id, full=False)) == 32
+    r = run_cli(capsys, "show", "cand", "card-5", "3", "--db", str(db))
+    assert r.code == 2 and "asks for runs 1 to 2 of case card-5" in r.err
+
+    out = tmp_path / "cases.jsonl"
+    r = run_cli(capsys, "export", "cand", "--db", str(db), "--per-case", "-o", str(out))
+    assert r.code == 0, r.err
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {x["case"]: (x["k_requested"], x["missing_runs"]) for x in rows} == {
+        c: (k, "") for c, k in per_case.items()
+    }
+
+    r = run_cli(capsys, "compare", "base", "cand", "--db", str(db), "--json")
+    assert r.code == 0, r.err
+    [note] = [n for n in json.loads(r.out)["notes"] if "adaptive rule" in n]
+    assert note.startswith("B's cases were asked different k by an adaptive rule (2 to 6)")
+
+    r = run_cli(capsys, "regrade", "cand", "--db", str(db), "--name", "rg", "--json")
+    assert r.code == 0, r.err  # a regrade keeps each case's own plan
+    regraded = _report(capsys, db, "rg")["accounting"]
+    assert regraded["complete"] and regraded["k_per_case"] == {"2": 4, "6": 4}
+
+    r = run_cli(capsys, "resume", "cand", "--db", str(db), "-q", "-k", "7")
+    assert r.code == 0, r.err  # resume -k asks every case for 7 again
+    with Store(db) as store:
+        cand = store.experiment("cand")
+        assert dict(cand.case_k) == {} and len(store.runs(cand.id, full=False)) == 56

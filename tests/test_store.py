@@ -112,6 +112,30 @@ def test_k_can_be_raised(store: Store) -> None:
     assert store.experiment("e1").k_requested == 5
 
 
+def test_cases_held_by_an_adaptive_rule_keep_their_k_until_resume_raises_every_case(
+    store: Store,
+) -> None:
+    store.hold_cases("e1", 6, {"b": 3})
+    held = store.experiment("e1")
+    assert held.k_requested == 6 and dict(held.case_k) == {"b": 3}
+    assert held.k_of("a") == 6 and held.k_of("b") == 3 and held.runs_requested == 9
+    assert [dict(e.case_k) for e in store.experiments()] == [{"b": 3}]
+    with pytest.raises(StoreError, match="not below the new k"):
+        store.hold_cases("e1", 6, {"b": 6})
+    store.set_k("e1", 8)  # resume -k: every case is asked 8 again
+    assert dict(store.experiment("e1").case_k) == {} and store.experiment("e1").runs_requested == 16
+
+
+def test_adaptive_records_are_kept_with_the_experiment_in_order(store: Store) -> None:
+    store.add_adaptive("e1", {"mode": "width", "runs_spent": 4})
+    store.add_adaptive("e1", {"mode": "decided", "runs_spent": 2})
+    assert [r["mode"] for r in store.adaptive("e1")] == ["width", "decided"]
+    assert [r["runs_spent"] for r in store.experiment("e1").adaptive] == [4, 2]
+    assert store.experiments()[0].adaptive == store.experiment("e1").adaptive
+    store.create_experiment(experiment("e2", name="other", created="2026-02-01T00:00:00Z"))
+    assert store.experiment("other").adaptive == ()
+
+
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
     Store(path).close()

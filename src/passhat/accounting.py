@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, get_args, overload
@@ -140,7 +140,8 @@ class CaseAccount:
     case: str
     """The case id."""
     k_requested: int
-    """Runs the plan asked for."""
+    """Runs the plan asked of this case (an adaptive rule may ask a case fewer than
+    the experiment's k: that is its plan, not a shortfall)."""
     completed: int
     """Runs with a record (passed, failed or errored)."""
     counted: int
@@ -168,7 +169,8 @@ class DatasetSummary:
     """Dataset figures with the accounting that stands behind them."""
 
     k_requested: int
-    """The planned k."""
+    """The planned k: the fewest runs asked of a case when an adaptive rule asked cases
+    for different k (`Accounting.k_least`), the experiment's k otherwise."""
     metrics: DatasetMetrics
     """pass@1 over all counted runs; pass@j / pass^j over the included cases."""
     complete: bool
@@ -204,9 +206,27 @@ class Accounting:
     def complete(self) -> bool:
         return all(c.counted == c.k_requested for c in self.cases)
 
-    @property
+    @cached_property
     def runs_requested(self) -> int:
-        return self.k_requested * len(self.cases)
+        return sum(c.k_requested for c in self.cases)
+
+    @cached_property
+    def k_least(self) -> int:
+        """The fewest runs asked of a case: the k every case was asked for. Equal to
+        `k_requested` unless an adaptive rule asked some cases fewer."""
+        return min((c.k_requested for c in self.cases), default=self.k_requested)
+
+    @property
+    def k_varies(self) -> bool:
+        """Cases were asked different numbers of runs (by an adaptive rule)."""
+        return self.k_least != self.k_requested
+
+    def held(self) -> dict[int, int]:
+        """How many cases were asked each k (requested k -> cases), smallest k first."""
+        out: dict[int, int] = {}
+        for c in self.cases:
+            out[c.k_requested] = out.get(c.k_requested, 0) + 1
+        return dict(sorted(out.items()))
 
     @cached_property
     def runs_completed(self) -> int:
@@ -245,15 +265,21 @@ class Accounting:
     def at_requested(self) -> AtRequested | None:
         """pass@k / pass^k at the requested k over the cases that reached it; None when
         every case with a counted run reached it (the dataset figure is already at k) or
-        none did."""
+        none did.
+
+        When an adaptive rule asked cases for different k, "the requested k" is the
+        fewest asked of any case (`k_least`): every case was asked that many. A figure at
+        the largest k would rest only on the cases the rule chose to run further (the
+        undecided ones), a subset picked by their results, so none is given."""
+        k = self.k_least
         counted = [c for c in self.cases if c.counted]
-        reached = [c for c in counted if c.counted >= self.k_requested]
+        reached = [c for c in counted if c.counted >= k]
         if not reached or len(reached) == len(counted):
             return None
         return AtRequested(
-            k=self.k_requested,
-            metrics=dataset(((c.counted, c.passes) for c in reached), self.k_requested),
-            left_out=tuple(c.case for c in counted if c.counted < self.k_requested),
+            k=k,
+            metrics=dataset(((c.counted, c.passes) for c in reached), k),
+            left_out=tuple(c.case for c in counted if c.counted < k),
         )
 
     def error_ledger(self) -> ErrorLedger | None:
@@ -285,7 +311,7 @@ class Accounting:
         if not included:
             raise NoRunsError(NO_RUNS)
         return DatasetSummary(
-            k_requested=self.k_requested,
+            k_requested=self.k_least,
             metrics=dataset(((c.counted, c.passes) for c in included), j),
             complete=self.complete,
             short=tuple(c.case for c in included if not c.complete),
@@ -394,8 +420,9 @@ class Ledger:
         return max((max(r) for r in self._runs.values() if r), default=0)
 
     @without_gc
-    def close(self, k: int) -> Accounting:
-        """The accounting against a plan of k runs per case."""
+    def close(self, k: int, case_k: Mapping[str, int] | None = None) -> Accounting:
+        """The accounting against a plan of k runs per case, or `case_k[case]` for the
+        cases an adaptive rule asked fewer runs of."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
         if k > MAX_K:
@@ -403,19 +430,21 @@ class Ledger:
                 f"k is {k:,}, more than {MAX_K:,} runs per case; a run index that large is "
                 "probably a typo (a run index is 1 for the first run)"
             )
+        held = case_k or {}
         cases = []
         # cases recorded at the same indices share one (immutable) MissingRuns
         shared: dict[tuple[int, ...], MissingRuns] = {}
         for case, runs in self._runs.items():
-            indices = tuple(runs)
+            asked = held.get(case, k)
+            indices = (asked, *runs)
             missing = shared.get(indices)
             if missing is None:
-                if runs and max(runs) > k:
+                if runs and max(runs) > asked:
                     raise RunBeyondPlanError(
-                        f"case {case!r} has run {max(runs)} but k is {k}; "
+                        f"case {case!r} has run {max(runs)} but k is {asked}; "
                         f"ask for k >= {max(runs)} or drop the extra runs"
                     )
-                missing = shared[indices] = MissingRuns(k, runs)
+                missing = shared[indices] = MissingRuns(asked, runs)
             statuses = list(runs.values())
             passes = statuses.count("passed")
             completed = len(statuses)
@@ -423,7 +452,7 @@ class Ledger:
             cases.append(
                 CaseAccount(
                     case,
-                    k,
+                    asked,
                     completed,
                     completed - errored,
                     passes,
@@ -434,14 +463,20 @@ class Ledger:
         return Accounting(k_requested=k, cases=tuple(cases))
 
 
-def account(runs: Iterable[tuple[str, int, str]], k: int, cases: Iterable[str] = ()) -> Accounting:
-    """Account (case, run index, status) triples against a plan of k runs per case."""
+def account(
+    runs: Iterable[tuple[str, int, str]],
+    k: int,
+    cases: Iterable[str] = (),
+    case_k: Mapping[str, int] | None = None,
+) -> Accounting:
+    """Account (case, run index, status) triples against a plan of k runs per case
+    (`case_k[case]` for cases asked fewer)."""
     ledger = Ledger()
     for case in cases:
         ledger.expect(case)
     for case, run, status in runs:
         ledger.add(case, run, status)
-    return ledger.close(k)
+    return ledger.close(k, case_k)
 
 
 def error_ledger(cases: Iterable[tuple[int, int, int]]) -> ErrorLedger:

@@ -11,10 +11,18 @@ bound the chance that *any* look's interval misses (or that any look rejects a
 true null) is at most alpha, so the interval and the verdict where it stopped keep
 their 1 - alpha guarantee whatever the stopping rule did.
 
-Runs are added to every case each round: the store asks one k of every case, and a
-case with fewer runs than that is counted as missing runs. Adding runs only to the
-undecided cases would need a per-case k in the store and runner (issue 13, left
-for later); the accounting stays honest this way.
+`--until-width` adds runs to every case each round. `--until-decided` adds runs only
+to the *undecided* cases: those whose baseline runs disagree (some passed, some
+failed). Which cases those are is fixed by the baseline before B's first run, so no
+run of B chooses which cases get more runs of B: choosing by B's own runs (e.g. "stop
+a case once A and B agree") biases B's per-case rates (optional stopping inside a
+case) and measured 10-18 % A/A false positives at N = 100 on skewed difficulties.
+The other cases keep the runs of the first look: the store records their own
+requested k (`Store.hold_cases`), so they are not short. With cases at different k,
+each look judges the mean of per-case rate differences (every case weighs the same);
+weights that follow the runs would follow the allocation, which follows A's runs, and
+bias the sign flip. `--all-cases` keeps the older rule (every case, compare's
+run-weighted pass rate). See docs/numbers.md.
 
 Pure decision functions (`schedule`, `width_look`, `decided_look`) and a thin
 driver (`drive`) that takes the round as a callback, so the CLI, the tests and the
@@ -24,8 +32,8 @@ simulations run the same rule.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +44,8 @@ from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interv
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike
+
+    from passhat.accounting import Accounting
 else:
     np = lazy_import("numpy")  # imported when a look is first computed: --help needs none
 
@@ -149,6 +159,73 @@ class Look:
     """This look ends the rounds."""
     method: str
     """How the interval was found."""
+    runs_added: int | None = None
+    """Runs recorded by this look's round (passed, failed or errored); None: not tracked."""
+    counted_added: int | None = None
+    """Of those, the counted ones (passed or failed)."""
+    cases_run: int | None = None
+    """Cases asked for this look's k (the undecided ones); None: every case."""
+    halt: str | None = None
+    """Why the rounds stopped here other than the rule: e.g. every new run errored."""
+
+
+def halted(look: Look, runs_added: int, counted_added: int) -> Look:
+    """The look with its round's runs; a round that recorded runs but counted none
+    (every new run errored) ends the rounds: more rounds would spend the budget on
+    the same errors. A round with nothing to run (all already recorded) goes on."""
+    look = replace(look, runs_added=runs_added, counted_added=counted_added)
+    if runs_added > 0 and counted_added == 0:
+        why = f"the round at k = {look.k} added {runs_added} runs and none was counted (every one errored)"
+        return replace(look, stop=True, halt=why)
+    return look
+
+
+def undecided(baseline: Iterable[tuple[str, int, int]]) -> frozenset[str]:
+    """The cases `--until-decided` adds runs to, from the baseline's (case, counted,
+    passes): those whose counted runs disagree (0 < passes < counted). A case whose
+    baseline runs all passed or all failed has little spread; a case with no counted
+    baseline run is not in the comparison at all."""
+    return frozenset(case for case, n, c in baseline if 0 < c < n)
+
+
+def case_mean_difference(
+    a: Iterable[tuple[str, int, int]],
+    b: Iterable[tuple[str, int, int]],
+    *,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Difference:
+    """B - A in the mean of per-case pass rates over the cases counted on both sides
+    (each case weighs the same, whatever its runs), with compare's paired bootstrap
+    interval and sign-flip p-value. The statistic `--until-decided` judges when cases
+    were asked different k."""
+    from passhat.stats import paired_differences
+
+    by_b = {case: (n, c) for case, n, c in b if n}
+    pairs = [(n, c, *by_b[case]) for case, n, c in a if n and case in by_b]
+    if len(pairs) < 2:
+        raise InputError(
+            f"a comparison needs at least 2 cases counted on both sides; have {len(pairs)}"
+        )
+    na, ca, nb, cb = zip(*pairs, strict=True)
+    diffs = paired_differences(
+        na, ca, nb, cb, 1, resamples=resamples, confidence=confidence, seed=seed
+    )
+    return replace(diffs[1], label="mean of per-case pass rates")
+
+
+def varied_k_notes(sides: Iterable[tuple[str, Accounting]]) -> tuple[str, ...]:
+    """compare's note for a side whose cases an adaptive rule asked different k: its
+    pass rate over runs weighs the cases run further more, and the rule chose them."""
+    return tuple(
+        f"{name}'s cases were asked different k by an adaptive rule ({a.k_least} to "
+        f"{a.k_requested}): its pass rate over runs weighs the cases run further more, so "
+        f"the pass-rate difference here is not the one the rule judged (the mean of "
+        f"per-case rates; `passhat report` shows the stored verdict)"
+        for name, a in sides
+        if a.k_varies
+    )
 
 
 def width_look(plan: Schedule, k: int, runs: ArrayLike, passes: ArrayLike, width: float) -> Look:
@@ -244,6 +321,10 @@ class Adaptive:
     """Runs recorded during these rounds (passed, failed or errored)."""
     runs_before: int
     """Runs the experiment held before the first round."""
+    undecided: int | None = None
+    """Cases the rounds added runs to (decided mode, undecided cases only); None: every case."""
+    cases: int = 0
+    """Cases of the experiment."""
 
     @property
     def target(self) -> str:
@@ -256,6 +337,8 @@ class Adaptive:
     def reason(self) -> str:
         """Why the rounds stopped."""
         last = self.looks[-1]
+        if last.halt is not None:
+            return f"stopped: {last.halt}"
         if isinstance(self.goal, float) and last.high - last.low < self.goal:
             return f"interval narrower than {self.goal:g} at k = {last.k}"
         if self.mode == "decided" and last.outcome not in (None, "none"):
@@ -264,32 +347,22 @@ class Adaptive:
             "narrow enough" if self.mode == "width" else "decided"
         )
 
+    @property
+    def runs_to(self) -> str:
+        """Which cases the rounds added runs to, in words."""
+        if self.undecided is None:
+            return "every case"
+        return (
+            f"undecided cases only ({self.undecided} of {self.cases}: the baseline's runs "
+            f"disagree); the others keep k = {self.plan.looks[0]}"
+        )
+
     def lines(self) -> list[str]:
         """The summary in plain lines (model output never appears here)."""
-        out = [
-            f"adaptive k ({self.target}): {self.reason}",
-            f"rule: {self.plan.rule()}",
-            f"looks taken: {len(self.looks)} of {self.plan.planned}; runs spent: "
-            f"{self.runs_spent} (the experiment held {self.runs_before} before)",
-        ]
-        for i, look in enumerate(self.looks, 1):
-            if math.isnan(look.estimate):
-                out.append(f"  look {i}: k = {look.k}, no figure: {look.method}")
-            elif self.mode == "width":
-                out.append(
-                    f"  look {i}: k = {look.k}, pass rate {look.estimate:.1%} "
-                    f"[{look.low:.1%}, {look.high:.1%}] ({self.plan.confidence_at(look.k):.2%}), "
-                    f"width {look.high - look.low:.3f}, {look.runs_counted} runs counted"
-                )
-            else:
-                out.append(
-                    f"  look {i}: k = {look.k}, B - A {look.estimate * 100:+.1f} pts, "
-                    f"p = {look.p_value:.3g} against {self.plan.alpha_at(look.k):.4g}: "
-                    f"{'no difference yet' if look.outcome == 'none' else look.outcome}"
-                )
-        return out
+        return record_lines(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data: what `--adaptive-json` writes and the store keeps."""
         return {
             "mode": self.mode,
             "target": self.target,
@@ -302,21 +375,71 @@ class Adaptive:
             "alpha_per_look": list(self.plan.alphas),
             "planned_looks": list(self.plan.looks),
             "looks_taken": len(self.looks),
+            "runs_to": self.runs_to,
+            "statistic": None
+            if self.mode == "width"
+            else "mean of per-case pass rates (each case weighs the same)"
+            if self.undecided is not None
+            else "pass rate over runs (compare's)",
+            "undecided_cases": self.undecided,
+            "cases": self.cases,
             "stopped": self.reason,
             "runs_spent": self.runs_spent,
             "runs_before": self.runs_before,
             "looks": [
                 {
                     "k": x.k,
+                    "alpha": self.plan.alpha_at(x.k),
                     "runs_counted": x.runs_counted,
+                    "runs_added": x.runs_added,
+                    "counted_added": x.counted_added,
+                    "cases_run": x.cases_run,
                     "estimate": None if math.isnan(x.estimate) else x.estimate,
                     "low": x.low,
                     "high": x.high,
+                    "width": None if math.isnan(x.estimate) else x.high - x.low,
                     "p_value": x.p_value,
                     "outcome": x.outcome,
                     "stop": x.stop,
+                    "halt": x.halt,
                     "method": x.method,
                 }
                 for x in self.looks
             ],
         }
+
+
+def record_lines(record: Mapping[str, Any]) -> list[str]:
+    """An adaptive record (`Adaptive.to_dict`, as stored) in plain lines: the rule, why
+    it stopped, the runs it spent and each look. Used at the end of `run` / `resume` and
+    by `report`, so a later report states the rule used and the runs it spent."""
+    width = record["mode"] == "width"
+    out = [
+        f"adaptive k ({record['target']}): {record['stopped']}",
+        f"rule: {record['rule_text']}",
+        f"runs added to: {record.get('runs_to') or 'every case'}",
+        *([f"judged on: {record['statistic']}"] if record.get("statistic") else []),
+        f"looks taken: {record['looks_taken']} of {len(record['planned_looks'])}; runs spent: "
+        f"{record['runs_spent']} (the experiment held {record['runs_before']} before)",
+    ]
+    for i, look in enumerate(record["looks"], 1):
+        k = look["k"]
+        alpha = look.get("alpha") or 0.0
+        if look["estimate"] is None:
+            out.append(f"  look {i}: k = {k}, no figure: {look['method']}")
+        elif width:
+            out.append(
+                f"  look {i}: k = {k}, pass rate {look['estimate']:.1%} "
+                f"[{look['low']:.1%}, {look['high']:.1%}] ({1.0 - alpha:.2%}), "
+                f"width {look['high'] - look['low']:.3f}, {look['runs_counted']} runs counted"
+            )
+        else:
+            outcome = look["outcome"]
+            out.append(
+                f"  look {i}: k = {k}, B - A {look['estimate'] * 100:+.1f} pts, "
+                f"p = {look['p_value']:.3g} against {alpha:.4g}: "
+                f"{'no difference yet' if outcome == 'none' else outcome}"
+            )
+        if look.get("halt"):
+            out.append(f"    {look['halt']}")
+    return out

@@ -81,6 +81,25 @@ class ExperimentRecord:
     and scorer hashes). None for experiments passhat ran."""
     environment_hash: str | None = None
     """SHA-256 of a user environment's source file (None for built-in environments)."""
+    case_k: Mapping[str, int] = field(default_factory=dict)
+    """Cases asked for fewer runs than `k_requested`, with the runs asked of each: an
+    adaptive rule (`--until-decided`) stopped adding runs to them. Every other case is
+    asked `k_requested`. Such a case is not short: its plan is what the rule asked."""
+
+    adaptive: tuple[Mapping[str, Any], ...] = ()
+    """Records of the adaptive rounds run on it (`passhat.adaptive.Adaptive.to_dict`),
+    oldest first: the rule, each look, why it stopped and the runs it spent."""
+
+    def k_of(self, case: str) -> int:
+        """Runs asked of `case`."""
+        return self.case_k.get(case, self.k_requested)
+
+    @property
+    def runs_requested(self) -> int:
+        """Runs asked of all planned cases together."""
+        return self.k_requested * (len(self.case_ids) - len(self.case_k)) + sum(
+            self.case_k.values()
+        )
 
 
 @dataclass(frozen=True)

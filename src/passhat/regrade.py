@@ -117,6 +117,7 @@ def regrade(
         params=source.params,
         prompt_version=source.prompt_version,
         k_requested=source.k_requested,
+        case_k={c: k for c, k in source.case_k.items() if c in kept},
         seed=source.seed,
         harness_version=__version__,
         fingerprint=short_hash(

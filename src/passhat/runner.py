@@ -222,12 +222,15 @@ def _short(value: Any) -> str:
 
 
 def plan(experiment: ExperimentRecord, recorded: set[tuple[str, int]]) -> list[tuple[str, int]]:
-    """The (case, index) pairs of the plan that have no record yet, index-major."""
+    """The (case, index) pairs of the plan that have no record yet, index-major. A
+    case an adaptive rule asked fewer runs of (`experiment.case_k`) is planned up to
+    its own k, not filled up to the experiment's."""
+    k_of = experiment.k_of
     return [
         (case_id, index)
         for index in range(1, experiment.k_requested + 1)
         for case_id in experiment.case_ids
-        if (case_id, index) not in recorded
+        if index <= k_of(case_id) and (case_id, index) not in recorded
     ]
 
 

@@ -706,7 +706,7 @@ def dataset_intervals(
     return dataset_intervals_counts(
         n,
         c,
-        accounting.k_requested,
+        accounting.k_least,  # the k every case was asked for (see Accounting.at_requested)
         j,
         resamples=resamples,
         confidence=confidence,

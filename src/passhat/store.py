@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
@@ -211,6 +211,28 @@ MIGRATIONS: list[tuple[str, str]] = [
             DELETE FROM run_summaries WHERE experiment_id = OLD.experiment_id
                 AND case_id = OLD.case_id AND run_index = OLD.run_index;
         END;
+        """,
+    ),
+    (
+        "case_k: the runs asked of a case when an adaptive rule asked it fewer than k",
+        """
+        CREATE TABLE case_k (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            case_id TEXT NOT NULL,
+            k_requested INTEGER NOT NULL CHECK (k_requested >= 1),
+            PRIMARY KEY (experiment_id, case_id)
+        ) WITHOUT ROWID;
+        """,
+    ),
+    (
+        "adaptive_records: the rule, looks, stop reason and runs spent of adaptive rounds",
+        """
+        CREATE TABLE adaptive_records (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            seq INTEGER NOT NULL,
+            record TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, seq)
+        );
         """,
     ),
 ]
@@ -423,20 +445,73 @@ class Store:
                 db.execute(
                     f"INSERT INTO experiments ({columns}) VALUES ({marks})", list(row.values())
                 )
+                _insert_case_k(db, experiment)
         except sqlite3.IntegrityError:
             raise StoreError(
                 f"an experiment named {experiment.name!r} exists already; choose another --name"
             ) from None
 
     def set_k(self, experiment_id: str, k: int) -> None:
-        """Raise the requested k (resume with a larger k)."""
+        """Raise the requested k of every case (resume with a larger k): a case an
+        adaptive rule had asked fewer runs of is asked k again."""
         with self.atomic() as db:
             db.execute("UPDATE experiments SET k_requested = ? WHERE id = ?", (k, experiment_id))
+            db.execute("DELETE FROM case_k WHERE experiment_id = ?", (experiment_id,))
+
+    def hold_cases(self, experiment_id: str, k: int, held: Mapping[str, int]) -> None:
+        """Raise the experiment's k to `k` for every case but the `held` ones, which
+        keep the runs asked of them (case -> its requested k, below `k`): an adaptive
+        round adding runs to undecided cases only. One transaction."""
+        for case, kept in held.items():
+            if not 1 <= kept < k:
+                raise StoreError(f"case {case!r} held at k = {kept}, not below the new k = {k}")
+        with self.atomic() as db:
+            db.execute("UPDATE experiments SET k_requested = ? WHERE id = ?", (k, experiment_id))
+            db.execute("DELETE FROM case_k WHERE experiment_id = ?", (experiment_id,))
+            db.executemany(
+                "INSERT INTO case_k (experiment_id, case_id, k_requested) VALUES (?, ?, ?)",
+                [(experiment_id, case, kept) for case, kept in held.items()],
+            )
+
+    def add_adaptive(self, experiment_id: str, record: Mapping[str, Any]) -> None:
+        """Keep the record of one set of adaptive rounds (rule, looks, stop reason, runs
+        spent) with the experiment, after any earlier ones."""
+        with self.atomic() as db:
+            db.execute(
+                "INSERT INTO adaptive_records (experiment_id, seq, record) VALUES (?, "
+                "(SELECT COALESCE(MAX(seq), 0) + 1 FROM adaptive_records WHERE experiment_id = ?), ?)",
+                (experiment_id, experiment_id, self._encode(dict(record))),
+            )
+
+    def adaptive(self, experiment_id: str) -> list[dict[str, Any]]:
+        """The adaptive rounds' records of an experiment, oldest first."""
+        rows = self._db.execute(
+            "SELECT seq, record FROM adaptive_records WHERE experiment_id = ? ORDER BY seq",
+            (experiment_id,),
+        )
+        return [
+            _decode(r["record"], f"adaptive record {r['seq']} of {experiment_id}") for r in rows
+        ]
 
     def experiments(self) -> list[ExperimentRecord]:
         """All experiments, oldest first."""
         rows = self._db.execute("SELECT * FROM experiments ORDER BY created_at, rowid")
-        return [_experiment(row) for row in rows]
+        held: dict[str, dict[str, int]] = {}
+        for r in self._db.execute("SELECT experiment_id, case_id, k_requested FROM case_k"):
+            held.setdefault(r[0], {})[r[1]] = r[2]
+        rounds: dict[str, list[dict[str, Any]]] = {}
+        for r in self._db.execute("SELECT experiment_id FROM adaptive_records"):
+            rounds.setdefault(r[0], [])
+        for experiment_id in rounds:
+            rounds[experiment_id] = self.adaptive(experiment_id)
+        return [_experiment(row, held.get(row["id"]), rounds.get(row["id"])) for row in rows]
+
+    def _loaded(self, row: sqlite3.Row) -> ExperimentRecord:
+        """An experiment with the runs asked of each case and its adaptive records."""
+        rows = self._db.execute(
+            "SELECT case_id, k_requested FROM case_k WHERE experiment_id = ?", (row["id"],)
+        )
+        return _experiment(row, {r[0]: r[1] for r in rows}, self.adaptive(row["id"]))
 
     def experiment(self, ref: str) -> ExperimentRecord:
         """An experiment by id, unique name, or `latest`."""
@@ -446,7 +521,7 @@ class Store:
             ).fetchone()
             if row is None:
                 raise StoreError(f"{self.path}: no experiment yet; start one with `passhat run`")
-            return _experiment(row)
+            return self._loaded(row)
         row = self._db.execute(
             "SELECT * FROM experiments WHERE id = ? OR name = ?", (ref, ref)
         ).fetchone()
@@ -456,7 +531,7 @@ class Store:
                 f"{self.path}: no experiment {ref!r}; give an id, a name or 'latest' "
                 f"(recent: {known}; `passhat list` shows all)"
             )
-        return _experiment(row)
+        return self._loaded(row)
 
     # leases: one process runs an experiment at a time
 
@@ -607,6 +682,7 @@ class Store:
                     f"({', '.join('?' for _ in row)})",
                     list(row.values()),
                 )
+                _insert_case_k(db, experiment)
                 for run in runs:
                     run_row = _row(run)
                     for key in _RUN_JSON:
@@ -929,9 +1005,25 @@ def _retire_attempt(db: sqlite3.Connection, run: RunRecord) -> None:
     db.execute("DELETE FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?", key)
 
 
+def _insert_case_k(db: sqlite3.Connection, experiment: ExperimentRecord) -> None:
+    """The runs asked of each case held below the experiment's k (e.g. a regrade of an
+    experiment whose adaptive rounds held some cases)."""
+    if experiment.case_k:
+        db.executemany(
+            "INSERT INTO case_k (experiment_id, case_id, k_requested) VALUES (?, ?, ?)",
+            [(experiment.id, case, k) for case, k in experiment.case_k.items()],
+        )
+
+
 def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:
-    """A record's fields, shallow: `dataclasses.asdict` would deep-copy every transcript."""
-    return {f.name: getattr(record, f.name) for f in fields(record)}
+    """A record's fields, shallow: `dataclasses.asdict` would deep-copy every transcript.
+    An experiment's `case_k` and `adaptive` live in their own tables
+    (`Store.hold_cases`, `Store.add_adaptive`)."""
+    return {
+        f.name: getattr(record, f.name)
+        for f in fields(record)
+        if f.name not in ("case_k", "adaptive")
+    }
 
 
 def _encode(value: Any) -> str:
@@ -996,8 +1088,14 @@ def _decode(value: str, what: str) -> Any:
         raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
 
 
-def _experiment(row: sqlite3.Row) -> ExperimentRecord:
+def _experiment(
+    row: sqlite3.Row,
+    case_k: dict[str, int] | None = None,
+    adaptive: Sequence[dict[str, Any]] | None = None,
+) -> ExperimentRecord:
     data: dict[str, Any] = dict(row)
+    data["case_k"] = case_k or {}
+    data["adaptive"] = tuple(adaptive or ())
     for key in _EXPERIMENT_JSON:
         data[key] = _decode(data[key], f"experiment {data.get('id')} {key}")
     data["case_ids"] = tuple(data["case_ids"])

@@ -1,9 +1,11 @@
 """`passhat run / resume --until-width W | --until-decided --baseline A`: the rounds.
 
 The options are checked here, the looks are planned by `passhat.adaptive.schedule`,
-and each round raises the experiment's k in the store (as `resume -k` does) and
-runs exactly the runs that are missing (the runner's own plan), so a crash or kill
-mid-round loses nothing and counts nothing twice.
+and each round raises the experiment's k in the store (as `resume -k` does; with
+`--until-decided`, for the undecided cases only, the others held at their k by
+`Store.hold_cases`) and runs exactly the runs that are missing (the runner's own
+plan), so a crash or kill mid-round loses nothing and counts nothing twice. The
+record of the rounds is stored with the experiment (`Store.add_adaptive`).
 """
 
 from __future__ import annotations
@@ -22,16 +24,20 @@ from passhat.adaptive import (
     SPENDINGS,
     Adaptive,
     Look,
+    Mode,
     Schedule,
     Spending,
+    case_mean_difference,
     decided_look,
     drive,
+    halted,
     schedule,
+    undecided,
     unreachable,
     width_look,
 )
 from passhat.cli._app import console
-from passhat.errors import InputError
+from passhat.errors import InputError, MetricsError
 from passhat.records import ExperimentRecord
 from passhat.store import Store
 
@@ -91,6 +97,15 @@ SpendingOption = Annotated[
         rich_help_panel="Adaptive k",
     ),
 ]
+AllCases = Annotated[
+    bool,
+    typer.Option(
+        "--all-cases",
+        help="--until-decided: add runs to every case each round (the older rule), not "
+        "only to the undecided ones (whose baseline runs disagree).",
+        rich_help_panel="Adaptive k",
+    ),
+]
 AdaptiveJson = Annotated[
     Path | None,
     typer.Option(
@@ -116,6 +131,8 @@ class Settings:
     k_step: int | None
     json_path: Path | None
     spending: Spending = "bonferroni"
+    all_cases: bool = False
+    """--until-decided adds runs to every case (the older rule), not the undecided only."""
 
     def check(self, cases: int) -> None:
         """Refuse, before anything runs, a width asked of fewer than 2 cases."""
@@ -153,6 +170,7 @@ def settings(
     k_step: int | None,
     json_path: Path | None,
     spending: str = "bonferroni",
+    all_cases: bool = False,
 ) -> Settings | None:
     """The adaptive options, checked; None when no adaptive mode was asked for."""
     if spending not in SPENDINGS:
@@ -170,6 +188,8 @@ def settings(
             f"--until-width is {width:g}; give the interval's full width as a fraction "
             "between 0 and 1, e.g. 0.1 for 10 points"
         )
+    if all_cases and not until_decided:
+        raise InputError("--all-cases is for --until-decided; add --until-decided or drop it")
     if width is None and not until_decided:
         extra = [
             name
@@ -184,7 +204,7 @@ def settings(
         if extra:
             raise InputError(f"{extra[0]} is for --until-width or --until-decided; add one")
         return None
-    return Settings(width, baseline, max_k, k_step, json_path, spending)
+    return Settings(width, baseline, max_k, k_step, json_path, spending, all_cases)
 
 
 def _baseline(store: Store, ref: str, experiment: ExperimentRecord) -> ExperimentRecord:
@@ -204,12 +224,27 @@ def _baseline(store: Store, ref: str, experiment: ExperimentRecord) -> Experimen
     return base
 
 
-def _counted(store: Store, experiment: ExperimentRecord) -> tuple[list[int], list[int]]:
+def _counts(store: Store, experiment: ExperimentRecord) -> list[tuple[str, int, int]]:
+    """(case, counted runs, passes) of every planned case."""
     from passhat.report.experiment import experiment_accounting
 
     accounting = experiment_accounting(experiment, store.runs(experiment.id, full=False))
-    cases = [c for c in accounting.cases if c.counted]
-    return [c.counted for c in cases], [c.passes for c in cases]
+    return [(c.case, c.counted, c.passes) for c in accounting.cases]
+
+
+def _raise_k(
+    store: Store, current: ExperimentRecord, k: int, open_cases: frozenset[str] | None
+) -> ExperimentRecord:
+    """Ask k runs of every case (`open_cases` None) or of the open cases only, the
+    others keeping the runs asked of them so far."""
+    if k <= current.k_requested:
+        return current
+    if open_cases is None:
+        store.set_k(current.id, k)
+    else:
+        held = {c: current.k_of(c) for c in current.case_ids if c not in open_cases}
+        store.hold_cases(current.id, k, held)
+    return store.experiment(current.id)
 
 
 def adapt(
@@ -218,47 +253,87 @@ def adapt(
     chosen: Settings,
     execute: Callable[[ExperimentRecord], None],
 ) -> tuple[ExperimentRecord, Adaptive]:
-    """Run the planned looks: raise k, run what is missing, look; stop when told."""
-    from passhat.report.experiment import experiment_accounting
-    from passhat.stats import compare
-
+    """Run the planned looks: raise k, run what is missing, look; stop when told. The
+    record (rule, looks, stop reason, runs spent) is kept with the experiment."""
     chosen.check(len(experiment.case_ids))
     plan = chosen.plan(experiment.k_requested)
-    base_accounting = None
+    base_counts: list[tuple[str, int, int]] | None = None
     base_name = ""
+    open_cases: frozenset[str] | None = None
     if chosen.baseline is not None:
         base = _baseline(store, chosen.baseline, experiment)
         base_name = base.name or base.id
-        base_accounting = experiment_accounting(base, store.runs(base.id, full=False))
+        base_counts = _counts(store, base)
+        if not chosen.all_cases:
+            open_cases = undecided(base_counts) & frozenset(experiment.case_ids)
     runs_before = len(store.recorded(experiment.id))
     current = experiment
 
     def look_at(k: int) -> Look:
         nonlocal current
-        if k > current.k_requested:
-            store.set_k(current.id, k)
-            current = store.experiment(current.id)
+        current = _raise_k(store, current, k, open_cases)
+        before = _tally(store, current)
         execute(current)
-        if base_accounting is None:
-            runs, passes = _counted(store, current)
-            assert chosen.width is not None
-            return width_look(plan, k, runs, passes, chosen.width)
-        accounting = experiment_accounting(current, store.runs(current.id, full=False))
-        try:
-            result = compare(base_accounting, accounting, confidence=plan.confidence)
-        except InputError as error:  # e.g. every run of B errored so far: no pairs yet
-            last = k >= plan.looks[-1]
-            return Look(
-                k, accounting.runs_counted, math.nan, -1.0, 1.0, None, "none", last, str(error)
-            )
-        return decided_look(plan, k, result.pass_at_1, accounting.runs_counted)
+        after = _tally(store, current)
+        cases_run = None if open_cases is None else len(open_cases)
+        look = replace(_judge(store, current, plan, k, chosen, base_counts), cases_run=cases_run)
+        look = halted(look, after[0] - before[0], after[1] - before[1])
+        if open_cases is not None and not open_cases and not look.stop:
+            why = "no case is undecided: the baseline's runs agree within every case"
+            look = replace(look, stop=True, halt=why)
+        return look
 
     looks = drive(plan, look_at)
     goal: float | str = chosen.width if chosen.width is not None else base_name
     spent = len(store.recorded(current.id)) - runs_before
-    return current, Adaptive(
-        "width" if chosen.width is not None else "decided", goal, plan, looks, spent, runs_before
+    mode: Mode = "width" if chosen.width is not None else "decided"
+    undecided_n = None if open_cases is None else len(open_cases)
+    result = Adaptive(
+        mode, goal, plan, looks, spent, runs_before, undecided_n, len(current.case_ids)
     )
+    store.add_adaptive(current.id, result.to_dict())
+    return current, result
+
+
+def _tally(store: Store, experiment: ExperimentRecord) -> tuple[int, int]:
+    """Runs recorded and runs counted so far (an errored run run again is one run)."""
+    statuses = [status for _, _, status in store.statuses(experiment.id)]
+    return len(statuses), sum(1 for s in statuses if s != "errored")
+
+
+def _judge(
+    store: Store,
+    current: ExperimentRecord,
+    plan: Schedule,
+    k: int,
+    chosen: Settings,
+    base_counts: list[tuple[str, int, int]] | None,
+) -> Look:
+    """The look at k: the width of the pass rate's interval, or the verdict against the
+    baseline (the mean of per-case rates when cases are asked different k)."""
+    from passhat.report.experiment import experiment_accounting
+    from passhat.stats import compare
+
+    counts = _counts(store, current)
+    counted = sum(n for _, n, _ in counts)
+    if base_counts is None:
+        assert chosen.width is not None
+        runs = [n for _, n, _ in counts if n]
+        passes = [c for _, n, c in counts if n]
+        return width_look(plan, k, runs, passes, chosen.width)
+    try:
+        if chosen.all_cases:
+            base = store.experiment(chosen.baseline or "")
+            a = experiment_accounting(base, store.runs(base.id, full=False))
+            b = experiment_accounting(current, store.runs(current.id, full=False))
+            difference = compare(a, b, confidence=plan.confidence).pass_at_1
+        else:
+            difference = case_mean_difference(base_counts, counts, confidence=plan.confidence)
+    except (InputError, MetricsError) as error:  # e.g. every run of B errored so far
+        message = "B has no counted run yet" if counted == 0 else str(error)
+        last = k >= plan.looks[-1]
+        return Look(k, counted, math.nan, -1.0, 1.0, None, "none", last, message)
+    return decided_look(plan, k, difference, counted)
 
 
 def show(result: Adaptive, json_path: Path | None) -> None:

@@ -174,6 +174,9 @@ def compare_command(
     notes = check_suites(
         side_a.suite_hash, side_b.suite_hash, allow_different=allow_different_suites
     )
+    from passhat.adaptive import varied_k_notes
+
+    notes += varied_k_notes((("A", side_a.accounting), ("B", side_b.accounting)))
     result = compare(
         side_a.accounting,
         side_b.accounting,

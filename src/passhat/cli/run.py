@@ -424,10 +424,13 @@ def _report_and_exit(
     from passhat.accounting import account
 
     ref = experiment.name or experiment.id
-    requested = experiment.k_requested * len(experiment.case_ids)
+    requested = experiment.runs_requested
     if no_report or requested > SUMMARY_ABOVE:
         accounting = account(
-            store.statuses(experiment.id), experiment.k_requested, experiment.case_ids
+            store.statuses(experiment.id),
+            experiment.k_requested,
+            experiment.case_ids,
+            experiment.case_k,
         )
         if no_report:
             if not said:
@@ -591,6 +594,7 @@ def run(
     k_step: adaptive_k.KStep = None,
     adaptive_json: adaptive_k.AdaptiveJson = None,
     spending: adaptive_k.SpendingOption = "bonferroni",
+    all_cases: adaptive_k.AllCases = False,
     executor: ExecutorOption = "local",
     scheduler: SchedulerOption = None,
 ) -> None:
@@ -606,7 +610,7 @@ def run(
     _check_retry(retries, retry_max_wait, call_timeout)
     _check_base_url(base_url)
     adaptive = adaptive_k.settings(
-        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending
+        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending, all_cases
     )
     if adaptive is not None:
         adaptive.check(len(suite.cases))
@@ -724,6 +728,7 @@ def resume(
     k_step: adaptive_k.KStep = None,
     adaptive_json: adaptive_k.AdaptiveJson = None,
     spending: adaptive_k.SpendingOption = "bonferroni",
+    all_cases: adaptive_k.AllCases = False,
     executor: ExecutorOption = "local",
     scheduler: SchedulerOption = None,
 ) -> None:
@@ -738,7 +743,7 @@ def resume(
     language = report_lang(lang)
     _check_retry(retries, retry_max_wait, call_timeout)
     adaptive = adaptive_k.settings(
-        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending
+        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending, all_cases
     )
     with open_store(db) as store:
         stored = store.experiment(experiment_ref)
@@ -818,7 +823,12 @@ def _nothing_to_do(store: Store, experiment: ExperimentRecord, lang: str) -> str
     would give it something to do."""
     from passhat.accounting import account
 
-    accounting = account(store.statuses(experiment.id), experiment.k_requested, experiment.case_ids)
+    accounting = account(
+        store.statuses(experiment.id),
+        experiment.k_requested,
+        experiment.case_ids,
+        experiment.case_k,
+    )
     passed = sum(c.passes for c in accounting.cases)
     ref = experiment.name or experiment.id
     line = t(
@@ -974,10 +984,11 @@ def _check_run_ref(experiment: ExperimentRecord, case_id: str, run_index: int) -
         ids = experiment.case_ids
         shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
         raise InputError(f"experiment {ref} has no case {case_id!r}{hint} (its cases: {shown})")
-    if not 1 <= run_index <= experiment.k_requested:
+    k = experiment.k_of(case_id)
+    if not 1 <= run_index <= k:
+        of = "of each case" if k == experiment.k_requested else f"of case {case_id}"
         raise InputError(
-            f"experiment {ref} asks for runs 1 to {experiment.k_requested} of each case; "
-            f"there is no run {run_index}"
+            f"experiment {ref} asks for runs 1 to {k} {of}; there is no run {run_index}"
         )
 
 

@@ -50,7 +50,7 @@ def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[ReportRun
         elif run.run_index in case_runs:
             raise duplicate_run(run.case_id, run.run_index)
         case_runs[run.run_index] = run.status
-    return Ledger.of(cases).close(experiment.k_requested)
+    return Ledger.of(cases).close(experiment.k_requested, experiment.case_k)
 
 
 def experiments_table(
@@ -85,7 +85,7 @@ def experiments_table(
         status = counts.get(e.id, {})
         counted = status.get("passed", 0) + status.get("failed", 0)
         errored = status.get("errored", 0)
-        planned = e.k_requested * len(e.case_ids)
+        planned = e.runs_requested
         ref = Text(e.id)
         if e.name:
             ref.append("\n").append(e.name, style="bold")
@@ -129,6 +129,14 @@ def recorded_note(recorded: dict[str, Any], lang: str = "en") -> str:
     return ", ".join(parts)
 
 
+def _requested_k(e: ExperimentRecord, lang: str) -> str:
+    """`5`, or `2 to 6, per case` when an adaptive rule asked cases for different k."""
+    if not e.case_k:
+        return str(e.k_requested)
+    least = min(min(e.case_k.values()), e.k_requested)
+    return t("k_range", lang, least=least, most=e.k_requested)
+
+
 def header_rows(
     e: ExperimentRecord, runs: Sequence[ReportRun] = (), *, lang: str = "en"
 ) -> list[tuple[str, str]]:
@@ -139,7 +147,7 @@ def header_rows(
         ("agent", agent_label(e.agent)),
         ("model", e.model or t("no_model", lang)),
         ("prompt_version", e.prompt_version or "–"),
-        ("requested_k", str(e.k_requested)),
+        ("requested_k", _requested_k(e, lang)),
         ("fingerprint", e.fingerprint),
         ("created", e.created_at),
     ]
@@ -426,6 +434,19 @@ def print_figures(
         if replayed:
             line = t("replayed_line", lang, runs=tn("n_run", lang, replayed))
             console.print(Text(line, "yellow"))
+    print_adaptive(console, experiment, lang)
+
+
+def print_adaptive(console: Console, experiment: ExperimentRecord, lang: str = "en") -> None:
+    """The stored adaptive rounds: the rule used, each look, why they stopped and the
+    runs they spent (plain text: no model output is in them)."""
+    from passhat.adaptive import record_lines
+
+    for record in experiment.adaptive:
+        console.print()
+        console.print(Text(t("adaptive_rounds", lang), style="bold"))
+        for line in record_lines(record):
+            console.print(Text(line), soft_wrap=True)
 
 
 def print_details(
@@ -541,6 +562,7 @@ def experiment_dict(
             "params": experiment.params,
             "prompt_version": experiment.prompt_version,
             "k_requested": experiment.k_requested,
+            "case_k": dict(experiment.case_k),
             "fingerprint": experiment.fingerprint,
             "harness_version": experiment.harness_version,
             "kind": experiment.kind,
@@ -553,6 +575,7 @@ def experiment_dict(
     else:  # no figures yet, but the accounting still says which runs are missing
         data["dataset"] = None
         data["cases"] = [case_dict(c) for c in accounting.cases]
+    data["adaptive"] = [dict(r) for r in experiment.adaptive]
     data["accounting"] = {
         "k_requested": accounting.k_requested,
         "complete": accounting.complete,
@@ -563,6 +586,9 @@ def experiment_dict(
         "runs_missing": accounting.runs_missing,
         "runs_replayed": replayed_runs(runs),
     }
+    if accounting.k_varies:  # an adaptive rule asked cases for different k
+        data["accounting"]["k_least"] = accounting.k_least
+        data["accounting"]["k_per_case"] = {str(k): n for k, n in accounting.held().items()}
     data["items"] = [
         {
             "case": s.case,

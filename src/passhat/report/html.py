@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from passhat.accounting import Accounting, CaseAccount
+from passhat.adaptive import record_lines
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.errors import ConfigError, PasshatError
 from passhat.metrics import RATE_LABEL, label_at, label_hat, pass_at_curve, pass_hat_curve
@@ -53,7 +54,7 @@ from passhat.report.experiment import (
     usage_dict,
 )
 from passhat.report.i18n import LABELS, check_lang, t, tn, verdict_key
-from passhat.report.terminal import plan_not_met_line
+from passhat.report.terminal import plan_met_line, plan_not_met_line
 from passhat.stats import DatasetIntervals, Interval, case_intervals, dataset_intervals, forecast
 from passhat.usage import Prices
 
@@ -586,6 +587,8 @@ def _context(
         "summary": accounting.dataset() if counted else None,
         "ledger": accounting.error_ledger() if counted else None,
         "at_requested": accounting.at_requested() if counted else None,
+        "plan_met": plan_met_line(accounting, lang),
+        "adaptive": [record_lines(r) for r in experiment.adaptive],
         "plan_not_met": (
             plan_not_met_line(accounting, lang, name=lambda label: _shown(label, lang))
             if counted

@@ -75,6 +75,14 @@ _EN: dict[str, str] = {
     "plan_not_met": "plan NOT met",
     "plan_met_line": "Plan met: every case has {runs}.",
     "replayed_line": "{runs} replayed from a cassette: re-plays of one recording, not independent trials of the model.",
+    "requested_k_varied": "requested k = {least} to {most}, per case",
+    "k_range": "{least} to {most}, per case",
+    "plan_met_varied": "Plan met: every case has the counted runs asked of it ({held}).",
+    "held_k": "k = {k} for {cases}",
+    "k_varies_note": "An adaptive rule asked cases for different k: the pass rate over runs "
+    "weighs the cases it ran further more, the mean of per-case rates weighs each case "
+    "once; pass@j / pass^j are at the fewest runs asked of a case.",
+    "adaptive_rounds": "adaptive rounds",
     "plan_not_met_line": "Plan NOT met: dataset figures are {at} / {hat}, not pass@{k} / pass^{k}.",
     "plan_not_met_left_out": "Plan NOT met: {left} of {cases} cases have no counted run and are "
     "left out; the dataset figures cover the other {included}.",
@@ -431,6 +439,13 @@ _ZH_TW: dict[str, str] = {
     "plan_not_met": "未達計畫",
     "plan_met_line": "已達計畫：每個案例都有 {runs}。",
     "replayed_line": "{runs}執行的模型回應重播自錄製檔：是同一份紀錄的重播，不是模型的獨立試驗。",
+    "requested_k_varied": "要求的 k = {least} 到 {most}，依案例而定",
+    "k_range": "{least} 到 {most}，依案例而定",
+    "plan_met_varied": "已達計畫：每個案例都有要求它的計入次數（{held}）。",
+    "held_k": "{cases}要求 k = {k}",
+    "k_varies_note": "自適應規則對不同案例要求了不同的 k：以執行次數計的通過率較看重多跑的案例，"
+    "各案例通過率的平均則每個案例同等計；pass@j / pass^j 取案例被要求的最少次數。",
+    "adaptive_rounds": "自適應回合",
     "plan_not_met_line": "未達計畫：資料集指標是 {at} / {hat}，不是 pass@{k} / pass^{k}。",
     "plan_not_met_left_out": "未達計畫：{cases} 個案例中有 {left} 個沒有計入的執行，不列入計算；資料集指標只涵蓋其餘 {included} 個案例。",
     "shortfall_line": "要求 {k} 次，計入 {counted} 次",

@@ -73,6 +73,7 @@ def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[st
         "dataset": {
             "k": m.j,
             "k_requested": accounting.k_requested,
+            "k_least": accounting.k_least,
             "k_inferred": k_inferred,
             "label_at": d.label_at,
             "label_hat": d.label_hat,

@@ -258,12 +258,23 @@ def plan_not_met_line(
     of contrasting a label with itself."""
     d = accounting.dataset()
     shown = name or (lambda label: _phrase(label, lang))
-    if d.j < accounting.k_requested:
+    if d.j < accounting.k_least:
         at, hat = shown(d.label_at), shown(d.label_hat)
         return t("plan_not_met_line", lang, at=at, hat=hat, k=d.k_requested)
     cases = len(accounting.cases)
     left = len(d.excluded)
     return t("plan_not_met_left_out", lang, left=left, cases=cases, included=cases - left)
+
+
+def plan_met_line(accounting: Accounting, lang: str = "en") -> str:
+    """Every case counted the runs asked of it: one k, or the k of each group of cases
+    when an adaptive rule asked them different k."""
+    if not accounting.k_varies:
+        return t("plan_met_line", lang, runs=tn("n_counted_run", lang, accounting.k_requested))
+    held = [
+        t("held_k", lang, k=k, cases=tn("n_case", lang, n)) for k, n in accounting.held().items()
+    ]
+    return t("plan_met_varied", lang, held=_list(held, lang))
 
 
 def accounting_panel(
@@ -281,19 +292,28 @@ def accounting_panel(
     a = accounting
     d = a.dataset()
     title = t("accounting", lang)
+    asked = (
+        t("requested_k_varied", lang, least=a.k_least, most=a.k_requested)
+        if a.k_varies
+        else t("requested_k_is", lang, k=a.k_requested)
+    )
     head = Text.assemble(
-        t("requested_k_is", lang, k=a.k_requested),
+        asked,
         t("k_inferred_hint", lang) if k_inferred else "",
         "  ·  " + _run_counts(a, lang),
     )
     replayed_line = t("replayed_line", lang, runs=tn("n_run", lang, replayed))
     replay = [Text(replayed_line, "yellow")] if replayed else []
+    varied = [Text(t("k_varies_note", lang), "yellow")] if a.k_varies else []
     if d.complete:
-        met = Text(t("plan_met_line", lang, runs=tn("n_counted_run", lang, a.k_requested)), "green")
+        met = Text(plan_met_line(a, lang), "green")
         return Panel(
-            Group(head, met, *replay), title=title, border_style="green", title_align="left"
+            Group(head, met, *varied, *replay),
+            title=title,
+            border_style="green",
+            title_align="left",
         )
-    lines: list[Text] = [head, *replay]
+    lines: list[Text] = [head, *varied, *replay]
     lines.append(
         Text(
             plan_not_met_line(a, lang),
