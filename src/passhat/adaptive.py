@@ -90,7 +90,7 @@ class Schedule:
         """The rule in words."""
         spent = ", ".join(f"{a:.3g}" for a in self.alphas)
         return (
-            f"{RULES[self.spending]}: {self.planned} looks planned at k = "
+            f"{RULES[self.spending]}: {plural(self.planned, 'look')} planned at k = "
             f"{', '.join(str(k) for k in self.looks)}, spending alpha {spent} "
             f"(sum {1.0 - self.confidence:g})"
         )

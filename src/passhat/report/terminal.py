@@ -37,6 +37,7 @@ _STATS_PHRASES = (
     "share_fitted",
     "share_per_case",
     "share_few_cases",
+    "share_one_case",
     "share_no_spread",
     "share_no_pairs",
     "method_floor",
@@ -106,7 +107,8 @@ def shortfall_line(c: CaseAccount, lang: str = "en") -> str:
     if c.errored:
         parts.append(t("errored_run_list", lang, runs=_list([str(i) for i in c.errored], lang)))
     detail = t("sep", lang).join(parts)
-    return t("shortfall_case", lang, case=c.case, counted=c.counted, k=c.k_requested, detail=detail)
+    key = "shortfall_case_one" if c.k_requested == 1 else "shortfall_case"
+    return t(key, lang, case=c.case, counted=c.counted, k=c.k_requested, detail=detail)
 
 
 def shortfall_lines(
@@ -263,7 +265,8 @@ def plan_not_met_line(
         return t("plan_not_met_line", lang, at=at, hat=hat, k=d.k_requested)
     cases = len(accounting.cases)
     left = len(d.excluded)
-    return t("plan_not_met_left_out", lang, left=left, cases=cases, included=cases - left)
+    key = "plan_not_met_left_out_one" if left == 1 else "plan_not_met_left_out"
+    return t(key, lang, left=left, cases=cases, included=cases - left)
 
 
 def plan_met_line(accounting: Accounting, lang: str = "en") -> str:
@@ -476,7 +479,7 @@ def case_forecast_table(
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
         pad_edge=False,
-        title=t("forecast_title", lang, m=f.m),
+        title=t("forecast_title_one" if f.m == 1 else "forecast_title", lang, m=f.m),
         title_justify="left",
         caption=Text(caption),
         caption_justify="left",
@@ -545,7 +548,8 @@ def plans_panel(u: Uncertainty, *, lang: str = "en") -> Panel | None:
         )
         lines.append(Text(head, style="bold"))
         if p.runs_needed is not None:
-            lines.append(Text("  " + t("plan_runs", lang, runs=p.runs_needed, cases=p.cases)))
+            key = "plan_runs_one" if p.runs_needed == 1 else "plan_runs"
+            lines.append(Text("  " + t(key, lang, runs=p.runs_needed, cases=p.cases)))
         else:
             lines.append(Text("  " + t("plan_no_runs", lang, cases=p.cases)))
         lines.append(Text("  " + t("plan_cases", lang, needed=p.cases_needed, floor=p.cases_floor)))
