@@ -543,3 +543,26 @@ def test_until_decided_adds_runs_to_undecided_cases_only(
     with Store(db) as store:
         cand = store.experiment("cand")
         assert dict(cand.case_k) == {} and len(store.runs(cand.id, full=False)) == 56
+
+
+def test_no_undecided_case_stops_at_the_first_look_and_says_why(
+    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The baseline passed every run: no case is undecided, so the first look ends the
+    rounds. It said "the baseline's runs agree within every case", untrue of a case with
+    no counted baseline run, and "(0 of 8: the baseline's runs disagree)"."""
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "2", "--name", "base")
+    assert r.code == 0, r.err
+    r = _run(
+        capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "2", "--name", "cand",
+        "--until-decided", "--baseline", "base",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    flat = " ".join(r.out.split())
+    assert "(0 of 8: those whose baseline runs disagree); the others keep k = 2" in flat
+    assert (
+        "stopped: no case is undecided: in none do the baseline's counted runs disagree "
+        "(some passed, some failed)" in flat
+    )
+    assert "looks taken: 1 of 4; runs spent: 16" in flat

@@ -374,8 +374,8 @@ class Adaptive:
         if self.undecided is None:
             return "every case"
         return (
-            f"undecided cases only ({self.undecided} of {self.cases}: the baseline's runs "
-            f"disagree); the others keep k = {self.plan.looks[0]}"
+            f"undecided cases only ({self.undecided} of {self.cases}: those whose baseline "
+            f"runs disagree); the others keep k = {self.plan.looks[0]}"
         )
 
     def lines(self) -> list[str]:

@@ -279,7 +279,10 @@ def adapt(
         look = replace(_judge(store, current, plan, k, chosen, base_counts), cases_run=cases_run)
         look = halted(look, after[0] - before[0], after[1] - before[1])
         if open_cases is not None and not open_cases and not look.stop:
-            why = "no case is undecided: the baseline's runs agree within every case"
+            why = (
+                "no case is undecided: in none do the baseline's counted runs disagree "
+                "(some passed, some failed)"
+            )
             look = replace(look, stop=True, halt=why)
         return look
 

@@ -401,7 +401,18 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
     table.add_column(t("estimate", lang), justify="right")
     table.add_column(t("interval", lang, conf=conf), justify="right")
     table.add_column(t("method", lang))
-    for i in (d.pass_at_1, d.pass_at_1_bootstrap, d.pass_at_j, d.pass_hat_j):
+    boot = d.pass_at_1_bootstrap
+    same = (boot.low, boot.high, boot.method) == (
+        d.pass_at_1.low,
+        d.pass_at_1.high,
+        d.pass_at_1.method,
+    )
+    rows = (
+        (d.pass_at_1, d.pass_at_j, d.pass_hat_j)
+        if same
+        else (d.pass_at_1, boot, d.pass_at_j, d.pass_hat_j)
+    )
+    for i in rows:  # both pass-rate methods fell back to one floor: one row, not two alike
         table.add_row(
             _phrase(i.label, lang),
             _pct(i.estimate),
@@ -631,7 +642,7 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
         j=c.j,
         ka=c.a.k_requested,
         kb=c.b.k_requested,
-        resamples=c.resamples,
+        resamples=f"{2 ** len(c.cases):,}" if d0.exact else c.resamples,
         flips=t("every_flip", lang) if d0.exact else "",
         method=interval_methods(rows, lang),
     )
