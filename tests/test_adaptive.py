@@ -27,7 +27,7 @@ from passhat.adaptive import (
     unreachable,
     width_look,
 )
-from passhat.errors import InputError
+from passhat.errors import InputError, MetricsError
 from passhat.stats import Difference, cluster_interval
 
 # --------------------------------------------------------------------------- the plan
@@ -90,8 +90,10 @@ def test_width_look_with_one_counted_case_waits_without_an_interval() -> None:
     assert width_look(plan, 4, [4], [1], width=0.9).stop
 
 
-def _difference(d: float, p: float) -> Difference:
-    return Difference("pass@1", 0.5, 0.5 + d, d, d - 0.1, d + 0.1, 0.95, p, False, 0.05, 0.14, 0.8)
+def _difference(d: float, p: float, confidence: float = 0.9875) -> Difference:
+    return Difference(
+        "pass@1", 0.5, 0.5 + d, d, d - 0.09, d + 0.09, confidence, p, False, 0.05, 0.14, 0.8
+    )
 
 
 def test_a_look_decides_only_below_its_share_of_alpha() -> None:
@@ -102,6 +104,19 @@ def test_a_look_decides_only_below_its_share_of_alpha() -> None:
     assert decided_look(plan, 6, _difference(-0.1, 0.01), 180).outcome == "worse"
     assert decided_look(plan, 6, _difference(0.0, 0.001), 180).outcome == "none"
     assert decided_look(plan, 12, _difference(0.1, 0.5), 360).stop  # budget spent
+
+
+def test_a_look_judges_with_the_interval_at_its_own_level() -> None:
+    """The interval beside a look's verdict is at the look's level (1 - alpha / L) and
+    agrees with it: a difference found at compare's 95 % is refused, and a p below the
+    look's alpha with an interval still holding 0 (widened: no spread) decides nothing."""
+    plan = schedule(3, 12, 3)
+    look = decided_look(plan, 3, _difference(0.1, 0.001), 90)
+    assert look.outcome == "better" and look.confidence == pytest.approx(0.9875)
+    with pytest.raises(MetricsError, match=r"judges at 0\.9875"):
+        decided_look(plan, 3, _difference(0.1, 0.001, confidence=0.95), 90)
+    holds_zero = _difference(0.05, 0.001)  # interval [-0.04, 0.14]
+    assert decided_look(plan, 3, holds_zero, 90).outcome == "none"
 
 
 def test_too_few_cases_to_ever_decide_is_named() -> None:
@@ -211,6 +226,41 @@ def test_until_decided_all_cases_stops_at_the_look_that_decides(
     assert "decided at k = 2: B is worse" in r.out and "runs spent: 16" in r.out
     report = _report(capsys, db, "cand")
     assert report["dataset"]["k_requested"] == 2 and report["dataset"]["complete"]
+
+
+def test_each_look_shows_the_interval_at_its_own_level_beside_its_verdict(
+    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """O'Brien-Fleming spends 0.0055 at k = 2, where the sign flip's p is 2 / 256 =
+    0.0078: no decision. compare's 95 % interval there excludes 0, so shown beside
+    "no difference yet" it contradicted the verdict; each look now shows (terminal,
+    --adaptive-json, the stored record in `report`) its interval at 1 - its alpha."""
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "2", "--name", "base")
+    assert r.code == 0, r.err
+    out = tmp_path / "adaptive.json"
+    r = _run(
+        capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "1",
+        "--k-step", "1", "--max-k", "4", "--until-decided", "--baseline", "base",
+        "--spending", "obrien-fleming", "--all-cases", "--name", "cand",
+        "--adaptive-json", str(out),
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    looks = json.loads(out.read_text(encoding="utf-8"))["looks"]
+    assert [x["outcome"] for x in looks] == ["none", "none", "worse"]
+    assert looks[1]["p_value"] == pytest.approx(2 / 256) and looks[1]["alpha"] < 2 / 256
+    for x in looks:
+        assert x["confidence"] == pytest.approx(1.0 - x["alpha"])
+        excludes_zero = x["low"] > 0.0 or x["high"] < 0.0
+        assert excludes_zero == (x["outcome"] != "none"), x
+    flat = " ".join(r.out.split())
+    assert "look 2: k = 2, B - A -50.0 pts [-100.0, +100.0] pts (99.45% interval)" in flat
+    assert "(98.19% interval), p = 0.016 against 0.01805: worse" in flat
+    r = run_cli(capsys, "report", "cand", "--db", str(db))
+    assert r.code == 0, r.err
+    assert "(99.45% interval), p = 0.00781 against 0.005486: no difference yet" in r.out
+    [record] = _report(capsys, db, "cand")["adaptive"]
+    assert [x["confidence"] for x in record["looks"]] == [x["confidence"] for x in looks]
 
 
 def test_until_decided_a_a_spends_the_budget_and_resume_does_too(
@@ -493,3 +543,26 @@ def test_until_decided_adds_runs_to_undecided_cases_only(
     with Store(db) as store:
         cand = store.experiment("cand")
         assert dict(cand.case_k) == {} and len(store.runs(cand.id, full=False)) == 56
+
+
+def test_no_undecided_case_stops_at_the_first_look_and_says_why(
+    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The baseline passed every run: no case is undecided, so the first look ends the
+    rounds. It said "the baseline's runs agree within every case", untrue of a case with
+    no counted baseline run, and "(0 of 8: the baseline's runs disagree)"."""
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "2", "--name", "base")
+    assert r.code == 0, r.err
+    r = _run(
+        capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "2", "--name", "cand",
+        "--until-decided", "--baseline", "base",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    flat = " ".join(r.out.split())
+    assert "(0 of 8: those whose baseline runs disagree); the others keep k = 2" in flat
+    assert (
+        "stopped: no case is undecided: in none do the baseline's counted runs disagree "
+        "(some passed, some failed)" in flat
+    )
+    assert "looks taken: 1 of 4; runs spent: 16" in flat

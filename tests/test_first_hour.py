@@ -33,7 +33,7 @@ def test_plan_not_met_never_contrasts_a_label_with_itself() -> None:
     left_out = account([("a", 1, "passed"), ("a", 2, "failed"), ("b", 1, "errored")], 2)
     line = plan_not_met_line(left_out)
     assert line == (
-        "Plan NOT met: 1 of 2 cases have no counted run and are left out; "
+        "Plan NOT met: 1 of 2 cases has no counted run and is left out; "
         "the dataset figures cover the other 1."
     )
     assert "pass@2 / pass^2, not pass@2" not in line
@@ -49,7 +49,7 @@ def test_html_plan_line_is_the_terminal_one() -> None:
     e = experiment(["a", "b"], k=2)
     runs = [run("a", 1, items, items), run("a", 2, items, []), errored("b", 1)]
     page = render_html(e, runs)
-    assert "1 of 2 cases have no counted run and are left out" in page
+    assert "1 of 2 cases has no counted run and is left out" in page
     assert "not pass@2 / pass^2" not in page
 
 
@@ -76,7 +76,7 @@ def test_strict_turns_any_shortfall_into_exit_1(
     assert r.code == 0, r.err  # something was counted: a shortfall alone is not a failure
     r = run_cli(capsys, *args, "-k", "1", "--db", db, "-q", "--strict")
     assert r.code == 1
-    assert "1 of 2 cases have no counted run" in r.out
+    assert "1 of 2 cases has no counted run" in r.out
 
 
 # --------------------------------------------------------------------------- model specs

@@ -952,3 +952,12 @@ def test_the_page_shows_the_denominator_ledger_and_the_figures_at_k() -> None:
     assert float(rate.attrs["data-passes"]) == pytest.approx(7 / 12)
     assert dom.find("p", data_at_requested="3")
     assert "pass@3 over the 3 cases that reached k = 3 (1 left out)" in dom.text()
+
+
+def test_a_missing_run_of_one_requested_reads_in_the_singular(tmp_path: Path) -> None:
+    """It said "(0 of 1 requested runs counted)" beside a case's missing run."""
+    items = ["AC1:conflict"]
+    e = experiment(["a-complete", "c-none"], k=1)
+    path = page(tmp_path, "one", e, [run("a-complete", 1, items, items)])
+    text = " ".join(path.read_text(encoding="utf-8").split())
+    assert "(0 of 1 requested run counted)" in text

@@ -324,7 +324,7 @@ def test_share_forecast_is_the_mean_of_per_case_forecasts_under_the_fitted_popul
 @pytest.mark.parametrize(
     ("n", "c", "why"),
     [
-        ([3], [3], "1 cases"),  # the demo's single case: once 0.1 % with interval 0.0-0.0 %
+        ([3], [3], "1 case;"),  # the demo's single case: once 0.1 % with interval 0.0-0.0 %
         ([3] * 12, [3] * 12, "every counted run passed"),
         ([1] * 12, [0, 1] * 6, "no case has 2 counted runs"),
     ],

@@ -30,6 +30,7 @@ from passhat.metrics import (
     label_at,
     label_hat,
 )
+from passhat.plain import plural
 
 Status = Literal["passed", "failed", "errored"]
 MAX_K = 100_000
@@ -256,7 +257,7 @@ class Accounting:
             if c.errored:
                 parts.append("errored run " + _indices(c.errored))
             lines.append(
-                f"{c.case}: {c.counted} of {c.k_requested} requested runs counted ("
+                f"{c.case}: {c.counted} of {plural(c.k_requested, 'requested run')} counted ("
                 + "; ".join(parts)
                 + ")"
             )

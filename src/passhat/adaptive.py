@@ -38,8 +38,9 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat._lazy import lazy_import
-from passhat.errors import InputError
-from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interval
+from passhat.errors import InputError, MetricsError
+from passhat.plain import plural
+from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interval, decide
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,7 +90,7 @@ class Schedule:
         """The rule in words."""
         spent = ", ".join(f"{a:.3g}" for a in self.alphas)
         return (
-            f"{RULES[self.spending]}: {self.planned} looks planned at k = "
+            f"{RULES[self.spending]}: {plural(self.planned, 'look')} planned at k = "
             f"{', '.join(str(k) for k in self.looks)}, spending alpha {spent} "
             f"(sum {1.0 - self.confidence:g})"
         )
@@ -124,8 +125,8 @@ def schedule(
         raise InputError(f"--k-step is {step}; add at least 1 run per case a round")
     if max_k < start_k:
         raise InputError(
-            f"--max-k is {max_k} but the experiment already asks for {start_k} runs per "
-            f"case; give --max-k of at least {start_k}"
+            f"--max-k is {max_k} but the experiment already asks for "
+            f"{plural(start_k, 'run')} per case; give --max-k of at least {start_k}"
         )
     if not 0.5 <= confidence < 1:
         raise InputError(f"confidence is {confidence}; give a level between 0.5 and 1")
@@ -150,7 +151,9 @@ class Look:
     """The pass rate (width mode) or B - A in pass rate (decided mode)."""
     low: float
     high: float
-    """The look's interval: at the per-look level (width) or compare's level (decided)."""
+    """The look's interval at the look's own level, 1 - its alpha (`confidence`): in
+    decided mode compare's sign-flip test inverted at that level, so it excludes 0
+    exactly when the look decides."""
     p_value: float | None
     """compare's sign-flip p-value (decided mode); None in width mode."""
     outcome: Outcome | None
@@ -167,6 +170,8 @@ class Look:
     """Cases asked for this look's k (the undecided ones); None: every case."""
     halt: str | None = None
     """Why the rounds stopped here other than the rule: e.g. every new run errored."""
+    confidence: float | None = None
+    """The level of `low`/`high`: 1 - the look's alpha; None: not recorded (older records)."""
 
 
 def halted(look: Look, runs_added: int, counted_added: int) -> Look:
@@ -175,7 +180,10 @@ def halted(look: Look, runs_added: int, counted_added: int) -> Look:
     the same errors. A round with nothing to run (all already recorded) goes on."""
     look = replace(look, runs_added=runs_added, counted_added=counted_added)
     if runs_added > 0 and counted_added == 0:
-        why = f"the round at k = {look.k} added {runs_added} runs and none was counted (every one errored)"
+        why = (
+            f"the round at k = {look.k} added {plural(runs_added, 'run')} and none was "
+            f"counted ({'it' if runs_added == 1 else 'every one'} errored)"
+        )
         return replace(look, stop=True, halt=why)
     return look
 
@@ -236,7 +244,7 @@ def width_look(plan: Schedule, k: int, runs: ArrayLike, passes: ArrayLike, width
     n = np.asarray(runs, dtype=np.int64).ravel()
     last = k >= plan.looks[-1]
     if n.size < 2:  # every run of all but one case errored: no dataset interval yet
-        method = f"no interval: {n.size} case(s) with counted runs, 2 needed"
+        method = f"no interval: {plural(int(n.size), 'case')} with counted runs, 2 needed"
         return Look(k, int(n.sum()), math.nan, 0.0, 1.0, None, None, last, method)
     interval = cluster_interval(n, passes, confidence=plan.confidence_at(k))
     return Look(
@@ -249,6 +257,7 @@ def width_look(plan: Schedule, k: int, runs: ArrayLike, passes: ArrayLike, width
         outcome=None,
         stop=interval.high - interval.low < width or last,
         method=interval.method,
+        confidence=plan.confidence_at(k),
     )
 
 
@@ -260,8 +269,19 @@ def outcome_at(difference: Difference, alpha: float) -> Outcome:
 
 
 def decided_look(plan: Schedule, k: int, difference: Difference, runs_counted: int) -> Look:
-    """compare's pass-rate difference judged at alpha / L; stop when decided or at max-k."""
+    """compare's pass-rate difference judged at the look's alpha; stop when decided or at
+    max-k. `difference` must carry the interval at the look's level (1 - its alpha), so
+    the interval shown beside the verdict agrees with it: the look decides only when the
+    p-value is below its alpha *and* that interval excludes 0."""
+    level = plan.confidence_at(k)
+    if not math.isclose(difference.confidence, level):
+        raise MetricsError(
+            f"the look at k = {k} judges at {level:g}; its difference was found at "
+            f"{difference.confidence:g}"
+        )
     outcome = outcome_at(difference, plan.alpha_at(k))
+    if outcome != decide(difference):  # the interval, widened, does not exclude 0
+        outcome = "none"
     return Look(
         k=k,
         runs_counted=runs_counted,
@@ -272,6 +292,7 @@ def decided_look(plan: Schedule, k: int, difference: Difference, runs_counted: i
         outcome=outcome,
         stop=outcome != "none" or k >= plan.looks[-1],
         method=difference.method,
+        confidence=level,
     )
 
 
@@ -290,7 +311,7 @@ def unreachable(plan: Schedule, cases: int, resamples: int = DEFAULT_RESAMPLES) 
     if fewest < max(plan.alphas):
         return None
     return (
-        f"with {cases} cases the sign flip's smallest p-value is {fewest:.3g}, not below "
+        f"with {plural(cases, 'case')} the sign flip's smallest p-value is {fewest:.3g}, not below "
         f"any look's alpha (at most {max(plan.alphas):.3g}): no look can decide; add cases "
         f"or plan fewer looks (--max-k, --k-step)"
     )
@@ -353,8 +374,8 @@ class Adaptive:
         if self.undecided is None:
             return "every case"
         return (
-            f"undecided cases only ({self.undecided} of {self.cases}: the baseline's runs "
-            f"disagree); the others keep k = {self.plan.looks[0]}"
+            f"undecided cases only ({self.undecided} of {self.cases}: those whose baseline "
+            f"runs disagree); the others keep k = {self.plan.looks[0]}"
         )
 
     def lines(self) -> list[str]:
@@ -397,6 +418,7 @@ class Adaptive:
                     "estimate": None if math.isnan(x.estimate) else x.estimate,
                     "low": x.low,
                     "high": x.high,
+                    "confidence": x.confidence,
                     "width": None if math.isnan(x.estimate) else x.high - x.low,
                     "p_value": x.p_value,
                     "outcome": x.outcome,
@@ -430,16 +452,34 @@ def record_lines(record: Mapping[str, Any]) -> list[str]:
         elif width:
             out.append(
                 f"  look {i}: k = {k}, pass rate {look['estimate']:.1%} "
-                f"[{look['low']:.1%}, {look['high']:.1%}] ({1.0 - alpha:.2%}), "
-                f"width {look['high'] - look['low']:.3f}, {look['runs_counted']} runs counted"
+                f"[{look['low']:.1%}, {look['high']:.1%}] ({level(1.0 - alpha)} interval), "
+                f"width {look['high'] - look['low']:.3f}, "
+                f"{plural(look['runs_counted'], 'run')} counted"
             )
         else:
             outcome = look["outcome"]
             out.append(
-                f"  look {i}: k = {k}, B - A {look['estimate'] * 100:+.1f} pts, "
-                f"p = {look['p_value']:.3g} against {alpha:.4g}: "
+                f"  look {i}: k = {k}, B - A {look['estimate'] * 100:+.1f} pts"
+                f"{_decided_interval(look)}, p = {look['p_value']:.3g} against {alpha:.4g}: "
                 f"{'no difference yet' if outcome == 'none' else outcome}"
             )
         if look.get("halt"):
             out.append(f"    {look['halt']}")
     return out
+
+
+def level(confidence: float) -> str:
+    """An interval's level in words: `95%`, `98.75%`, `99.45%`."""
+    return f"{confidence * 100:.4g}%"
+
+
+def _decided_interval(look: Mapping[str, Any]) -> str:
+    """` [-12.0, -3.1] pts (98.75% interval)`: the look's interval at its own level, or
+    nothing for a record stored before looks kept their level (its interval was at 95 %
+    while the look judged at its own alpha: shown beside the verdict it could disagree)."""
+    if look.get("confidence") is None:
+        return ""
+    return (
+        f" [{look['low'] * 100:+.1f}, {look['high'] * 100:+.1f}] pts "
+        f"({level(look['confidence'])} interval)"
+    )

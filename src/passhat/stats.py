@@ -911,7 +911,7 @@ def _fit_sums(sums: Floats, cases: int) -> tuple[Floats, Floats]:
 def _share_note(n: Ints, c: Ints) -> str | None:
     if n.size < MIN_SHARE_CASES:
         return (
-            f"no interval: {n.size} cases; a calibrated dataset forecast needs "
+            f"no interval: {plural(int(n.size), 'case')}; a calibrated dataset forecast needs "
             f"at least {MIN_SHARE_CASES}"
         )
     if c.sum() in (0, n.sum()):
@@ -1633,7 +1633,9 @@ def paired_differences(
     na_i, ca_i = _counts(runs_a, passes_a)
     nb_i, cb_i = _counts(runs_b, passes_b)
     if na_i.size != nb_i.size:
-        raise MetricsError(f"A has {na_i.size} cases and B {nb_i.size}; pair them first")
+        raise MetricsError(
+            f"A has {plural(int(na_i.size), 'case')} and B {nb_i.size}; pair them first"
+        )
     cases = na_i.size
     if cases < 2:
         raise MetricsError(f"a comparison needs at least 2 paired cases; have {cases}")

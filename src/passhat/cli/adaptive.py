@@ -279,7 +279,10 @@ def adapt(
         look = replace(_judge(store, current, plan, k, chosen, base_counts), cases_run=cases_run)
         look = halted(look, after[0] - before[0], after[1] - before[1])
         if open_cases is not None and not open_cases and not look.stop:
-            why = "no case is undecided: the baseline's runs agree within every case"
+            why = (
+                "no case is undecided: in none do the baseline's counted runs disagree "
+                "(some passed, some failed)"
+            )
             look = replace(look, stop=True, halt=why)
         return look
 
@@ -316,6 +319,7 @@ def _judge(
 
     counts = _counts(store, current)
     counted = sum(n for _, n, _ in counts)
+    level = plan.confidence_at(k)  # the interval shown beside the look's verdict agrees with it
     if base_counts is None:
         assert chosen.width is not None
         runs = [n for _, n, _ in counts if n]
@@ -326,9 +330,9 @@ def _judge(
             base = store.experiment(chosen.baseline or "")
             a = experiment_accounting(base, store.runs(base.id, full=False))
             b = experiment_accounting(current, store.runs(current.id, full=False))
-            difference = compare(a, b, confidence=plan.confidence).pass_at_1
+            difference = compare(a, b, confidence=level).pass_at_1
         else:
-            difference = case_mean_difference(base_counts, counts, confidence=plan.confidence)
+            difference = case_mean_difference(base_counts, counts, confidence=level)
     except (InputError, MetricsError) as error:  # e.g. every run of B errored so far
         message = "B has no counted run yet" if counted == 0 else str(error)
         last = k >= plan.looks[-1]

@@ -174,7 +174,7 @@ def audit(
         typer.Option("--grade-timeout", metavar="SECONDS", help="Seconds one grading may take."),
     ] = 300.0,
     grade_jobs: Annotated[
-        int, typer.Option("--grade-jobs", help="Grade commands run at once.")
+        int, typer.Option("--grade-jobs", metavar="N", help="Grade commands run at once.")
     ] = 4,
     strict: Annotated[
         bool,
@@ -193,7 +193,7 @@ def audit(
         typer.Option(
             "--db",
             metavar="PATH",
-            help=f"SQLite store for --into-store. Default: ${DB_ENV} or ./passhat.db.",
+            help=f"SQLite store for --into-store. Default: ${DB_ENV} if set, else ./passhat.db.",
         ),
     ] = None,
 ) -> None:

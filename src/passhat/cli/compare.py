@@ -153,7 +153,7 @@ def compare_command(
         typer.Option(
             "--db",
             metavar="PATH",
-            help="Store of the experiments. Default: $PASSHAT_DB or ./passhat.db.",
+            help="Store of the experiments. Default: $PASSHAT_DB if set, else ./passhat.db.",
         ),
     ] = None,
     lang: LangOption = None,

@@ -86,7 +86,10 @@ _EN: dict[str, str] = {
     "plan_not_met_line": "Plan NOT met: dataset figures are {at} / {hat}, not pass@{k} / pass^{k}.",
     "plan_not_met_left_out": "Plan NOT met: {left} of {cases} cases have no counted run and are "
     "left out; the dataset figures cover the other {included}.",
+    "plan_not_met_left_out_one": "Plan NOT met: {left} of {cases} cases has no counted run and is "
+    "left out; the dataset figures cover the other {included}.",
     "shortfall_line": "{counted} of {k} requested runs counted",
+    "shortfall_line_one": "{counted} of {k} requested run counted",
     "missing_runs": "missing runs (no record)",
     "errored_runs": "errored runs (no verdict)",
     "left_out": "left out (no counted run)",
@@ -208,6 +211,7 @@ _EN: dict[str, str] = {
     "run_counts": "runs requested {requested}, completed {completed}, counted {counted}, "
     "errored {errored}, missing {missing}",
     "shortfall_case": "{case}: {counted} of {k} requested runs counted ({detail})",
+    "shortfall_case_one": "{case}: {counted} of {k} requested run counted ({detail})",
     "missing_run_list": "missing run {runs}",
     "errored_run_list": "errored run {runs}",
     "more_short": "... and {more} short of the plan",
@@ -250,6 +254,7 @@ _EN: dict[str, str] = {
     "B = {resamples}",
     "share_per_case": "{prior} prior, per case",
     "share_few_cases": "no interval: {n} cases; a calibrated dataset forecast needs at least {min}",
+    "share_one_case": "no interval: {n} case; a calibrated dataset forecast needs at least {min}",
     "share_no_spread": "no interval: every counted run passed (or every one failed), "
     "nothing to fit",
     "share_no_pairs": "no interval: no case has 2 counted runs to tell cases apart from runs",
@@ -269,6 +274,7 @@ _EN: dict[str, str] = {
     "case_q": "q",
     # terminal: per-case forecast
     "forecast_title": "Per case: rate interval and forecast of the next {m} runs",
+    "forecast_title_one": "Per case: rate interval and forecast of the next {m} run",
     "forecast_caption": "P(next {m} all pass) = E[p^{m}] under a {prior} prior. "
     "n of n passed: the failure rate is below 1 - {alpha}^(1/n), "
     "one-sided (the rule of three: about 3/n at 95 %).",
@@ -284,6 +290,7 @@ _EN: dict[str, str] = {
     "plan_head": "{label}: about ±{now} pts now ({cases} cases, {runs} runs each); "
     "for ±{target} pts at {conf}:",
     "plan_runs": "{runs} runs per case on these {cases} cases, or",
+    "plan_runs_one": "{runs} run per case on these {cases} cases, or",
     "plan_no_runs": "no number of runs on these {cases} cases gets there;",
     "plan_cases": "{needed} cases at the current runs (at least {floor} cases, however many runs)",
     "plan_few_cases": "planning needs at least 2 cases with counted runs; have {cases}",
@@ -448,7 +455,9 @@ _ZH_TW: dict[str, str] = {
     "adaptive_rounds": "自適應回合",
     "plan_not_met_line": "未達計畫：資料集指標是 {at} / {hat}，不是 pass@{k} / pass^{k}。",
     "plan_not_met_left_out": "未達計畫：{cases} 個案例中有 {left} 個沒有計入的執行，不列入計算；資料集指標只涵蓋其餘 {included} 個案例。",
+    "plan_not_met_left_out_one": "未達計畫：{cases} 個案例中有 {left} 個沒有計入的執行，不列入計算；資料集指標只涵蓋其餘 {included} 個案例。",
     "shortfall_line": "要求 {k} 次，計入 {counted} 次",
+    "shortfall_line_one": "要求 {k} 次，計入 {counted} 次",
     "missing_runs": "缺少的執行（沒有紀錄）",
     "errored_runs": "出錯的執行（沒有判定）",
     "left_out": "未納入（沒有計入的執行）",
@@ -567,6 +576,7 @@ _ZH_TW: dict[str, str] = {
     "run_counts": "執行次數：要求 {requested}、完成 {completed}、計入 {counted}、"
     "出錯 {errored}、缺少 {missing}",
     "shortfall_case": "{case}：要求 {k} 次，計入 {counted} 次（{detail}）",
+    "shortfall_case_one": "{case}：要求 {k} 次，計入 {counted} 次（{detail}）",
     "missing_run_list": "缺少第 {runs} 次",
     "errored_run_list": "第 {runs} 次出錯",
     "more_short": "……另有 {more}未達計畫",
@@ -607,6 +617,7 @@ _ZH_TW: dict[str, str] = {
     "share_fitted": "跨案例配適的 Beta({a}, {b})，群集 bootstrap 每次重新配適，B = {resamples}",
     "share_per_case": "{prior}，逐案例",
     "share_few_cases": "無區間：只有 {n} 個案例；校準的資料集預測至少需要 {min} 個",
+    "share_one_case": "無區間：只有 {n} 個案例；校準的資料集預測至少需要 {min} 個",
     "share_no_spread": "無區間：每次計入的執行都通過（或都失敗），沒有可配適的變異",
     "share_no_pairs": "無區間：沒有案例有 2 次計入的執行，無法區分案例間與執行間的變異",
     "no_interval": "無區間",
@@ -624,6 +635,7 @@ _ZH_TW: dict[str, str] = {
     "case_q": "q 值",
     # terminal: per-case forecast
     "forecast_title": "各案例：通過率區間與接下來 {m} 次執行的預測",
+    "forecast_title_one": "各案例：通過率區間與接下來 {m} 次執行的預測",
     "forecast_caption": "P(接下來 {m} 次全部通過) = E[p^{m}]，採用 {prior}。"
     "n 次全部通過時，失敗率低於 1 - {alpha}^(1/n)（單尾；即「三法則」：95 % 時約為 3/n）。",
     "rate_wilson": "通過率 {conf}（Wilson）",
@@ -638,6 +650,7 @@ _ZH_TW: dict[str, str] = {
     "plan_head": "{label}：目前約 ±{now} 個百分點（{cases} 個案例，每個 {runs} 次執行）；"
     "要在 {conf} 下達到 ±{target} 個百分點：",
     "plan_runs": "這 {cases} 個案例每個執行 {runs} 次，或",
+    "plan_runs_one": "這 {cases} 個案例每個執行 {runs} 次，或",
     "plan_no_runs": "這 {cases} 個案例不論執行幾次都達不到；",
     "plan_cases": "以目前的執行次數需要 {needed} 個案例（不論執行幾次，至少 {floor} 個案例）",
     "plan_few_cases": "規劃至少需要 2 個有計入執行的案例；目前只有 {cases} 個",

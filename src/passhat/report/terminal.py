@@ -37,6 +37,7 @@ _STATS_PHRASES = (
     "share_fitted",
     "share_per_case",
     "share_few_cases",
+    "share_one_case",
     "share_no_spread",
     "share_no_pairs",
     "method_floor",
@@ -106,7 +107,8 @@ def shortfall_line(c: CaseAccount, lang: str = "en") -> str:
     if c.errored:
         parts.append(t("errored_run_list", lang, runs=_list([str(i) for i in c.errored], lang)))
     detail = t("sep", lang).join(parts)
-    return t("shortfall_case", lang, case=c.case, counted=c.counted, k=c.k_requested, detail=detail)
+    key = "shortfall_case_one" if c.k_requested == 1 else "shortfall_case"
+    return t(key, lang, case=c.case, counted=c.counted, k=c.k_requested, detail=detail)
 
 
 def shortfall_lines(
@@ -263,7 +265,8 @@ def plan_not_met_line(
         return t("plan_not_met_line", lang, at=at, hat=hat, k=d.k_requested)
     cases = len(accounting.cases)
     left = len(d.excluded)
-    return t("plan_not_met_left_out", lang, left=left, cases=cases, included=cases - left)
+    key = "plan_not_met_left_out_one" if left == 1 else "plan_not_met_left_out"
+    return t(key, lang, left=left, cases=cases, included=cases - left)
 
 
 def plan_met_line(accounting: Accounting, lang: str = "en") -> str:
@@ -398,7 +401,18 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
     table.add_column(t("estimate", lang), justify="right")
     table.add_column(t("interval", lang, conf=conf), justify="right")
     table.add_column(t("method", lang))
-    for i in (d.pass_at_1, d.pass_at_1_bootstrap, d.pass_at_j, d.pass_hat_j):
+    boot = d.pass_at_1_bootstrap
+    same = (boot.low, boot.high, boot.method) == (
+        d.pass_at_1.low,
+        d.pass_at_1.high,
+        d.pass_at_1.method,
+    )
+    rows = (
+        (d.pass_at_1, d.pass_at_j, d.pass_hat_j)
+        if same
+        else (d.pass_at_1, boot, d.pass_at_j, d.pass_hat_j)
+    )
+    for i in rows:  # both pass-rate methods fell back to one floor: one row, not two alike
         table.add_row(
             _phrase(i.label, lang),
             _pct(i.estimate),
@@ -476,7 +490,7 @@ def case_forecast_table(
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
         pad_edge=False,
-        title=t("forecast_title", lang, m=f.m),
+        title=t("forecast_title_one" if f.m == 1 else "forecast_title", lang, m=f.m),
         title_justify="left",
         caption=Text(caption),
         caption_justify="left",
@@ -545,7 +559,8 @@ def plans_panel(u: Uncertainty, *, lang: str = "en") -> Panel | None:
         )
         lines.append(Text(head, style="bold"))
         if p.runs_needed is not None:
-            lines.append(Text("  " + t("plan_runs", lang, runs=p.runs_needed, cases=p.cases)))
+            key = "plan_runs_one" if p.runs_needed == 1 else "plan_runs"
+            lines.append(Text("  " + t(key, lang, runs=p.runs_needed, cases=p.cases)))
         else:
             lines.append(Text("  " + t("plan_no_runs", lang, cases=p.cases)))
         lines.append(Text("  " + t("plan_cases", lang, needed=p.cases_needed, floor=p.cases_floor)))
@@ -627,7 +642,7 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
         j=c.j,
         ka=c.a.k_requested,
         kb=c.b.k_requested,
-        resamples=c.resamples,
+        resamples=f"{2 ** len(c.cases):,}" if d0.exact else c.resamples,
         flips=t("every_flip", lang) if d0.exact else "",
         method=interval_methods(rows, lang),
     )
