@@ -7,11 +7,19 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from cli_helpers import run_cli, run_seed
-from passhat.records import ExperimentRecord, RunRecord
-from passhat.report.experiment import calls_cell, experiment_dict, print_experiment_report
+from passhat.accounting import Accounting, DuplicateRunError, Ledger
+from passhat.records import ExperimentRecord, RunRecord, RunSummary
+from passhat.report.experiment import (
+    calls_cell,
+    experiment_accounting,
+    experiment_dict,
+    print_experiment_report,
+)
 from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import Store
 
@@ -133,3 +141,50 @@ def test_a_large_run_ends_with_figures_only(
     assert "3 runs: figures and accounting only" in r.out
     full = run_cli(capsys, "report", "latest", "--db", str(tmp_path / "p.db"))
     assert "item stability ·" in full.out
+
+
+def plain_accounting(e: ExperimentRecord, runs: list[RunSummary]) -> Accounting:
+    """The accounting read run by run through `Ledger.add`, planned cases first."""
+    ledger = Ledger()
+    for case in e.case_ids:
+        ledger.expect(case)
+    for r in runs:
+        ledger.add(r.case_id, r.run_index, r.status)
+    return ledger.close(e.k_requested, e.case_k)
+
+
+def summary_of(case: str, index: int, status: str) -> RunSummary:
+    return RunSummary(case, index, status, None, None, 0.0, 0, 0, None, 1, None, [], {})
+
+
+SUMMARIES = st.lists(
+    st.builds(
+        summary_of,
+        st.sampled_from(["a", "b", "c", "d"]),
+        st.integers(1, 4),
+        st.sampled_from(["passed", "failed", "errored"]),
+    ),
+    max_size=24,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SUMMARIES, st.booleans(), st.lists(st.sampled_from(["a", "b", "z"]), unique=True))
+def test_the_report_accounting_equals_one_run_by_run(
+    runs: list[RunSummary], presorted: bool, planned: list[str]
+) -> None:
+    """Guards the report's inlined `Ledger.add`: the same cases in the same order, the
+    same runs, and the same error for a run recorded twice, whether the runs come by
+    case (as a store gives them) or in any order."""
+    if presorted:
+        runs = sorted(runs, key=lambda r: (r.case_id, r.run_index))
+    e = replace(experiment(), case_ids=tuple(planned), k_requested=4)
+    try:
+        want: Accounting | str = plain_accounting(e, runs)
+    except DuplicateRunError as error:
+        want = str(error)
+    try:
+        got: Accounting | str = experiment_accounting(e, runs)
+    except DuplicateRunError as error:
+        got = str(error)
+    assert got == want

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import groupby
-from operator import itemgetter
+from itertools import compress, groupby, islice
+from operator import attrgetter, eq, gt, itemgetter, le
 from typing import Any, Protocol
 
 
@@ -159,27 +159,47 @@ class ToolUse:
         return sum(self.calls_per_run)
 
 
-_CASE_AND_RUN = itemgetter(0, 1)
 _CASE = itemgetter(0)
+_CASE_ID = attrgetter("case_id")
+_RUN_INDEX = attrgetter("run_index")
+_TOOL_COUNTS = attrgetter("tool_counts")
+
+
+def _in_case_and_run_order(
+    runs: Sequence[AnalysedRun],
+) -> tuple[list[str], list[Mapping[str, tuple[int, int]]]]:
+    """Case ids and tool counts of the runs by case, then run index (a stable sort).
+
+    A store gives its runs in that order: then the check, made in C, is all it costs."""
+    cases = list(map(_CASE_ID, runs))
+    indices = list(map(_RUN_INDEX, runs))
+    counts_of: list[Mapping[str, tuple[int, int]]] = list(map(_TOOL_COUNTS, runs))
+    ordered = all(map(le, cases, islice(cases, 1, None))) and not any(
+        # no run index falls within a case
+        compress(map(gt, indices, islice(indices, 1, None)), map(eq, cases, islice(cases, 1, None)))
+    )
+    if not ordered:
+        order = sorted(range(len(cases)), key=lambda i: (cases[i], indices[i]))
+        cases = [cases[i] for i in order]
+        counts_of = [counts_of[i] for i in order]
+    return cases, counts_of
 
 
 def tool_profile(
     runs: Sequence[AnalysedRun], tools: Iterable[str] = (), *, per_case: bool = True
 ) -> list[ToolUse]:
     """Per tool (every known tool, called or not): runs calling it and calls per run."""
-    # by case, then run index (a store's runs come so: the sort is one pass)
-    ordered = [(run.case_id, run.run_index, run.tool_counts) for run in runs]
-    ordered.sort(key=_CASE_AND_RUN)
+    cases, counts_of = _in_case_and_run_order(runs)
     names = dict.fromkeys(tools)
     # runs with equal counts share one value: each is read once (the dict holds them)
-    for counts in {id(counts): counts for _, _, counts in ordered}.values():
+    for counts in {id(counts): counts for counts in counts_of}.values():
         names.update(dict.fromkeys(counts))
     groups: dict[str | None, list[Mapping[str, tuple[int, int]]]] = {}
     if per_case:
-        for case, rows in groupby(ordered, key=_CASE):
-            groups[case] = [counts for _, _, counts in rows]
-    elif ordered:
-        groups[None] = [counts for _, _, counts in ordered]
+        for case, rows in groupby(zip(cases, counts_of, strict=True), key=_CASE):
+            groups[case] = [counts for _, counts in rows]
+    elif counts_of:
+        groups[None] = counts_of
     zero = (0, 0)
     result = []
     for key, group in groups.items():

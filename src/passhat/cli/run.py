@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import difflib
 import signal
@@ -14,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from passhat._gc import without_gc
@@ -31,6 +29,8 @@ from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import DB_ENV, Store, default_db_path
 
 if TYPE_CHECKING:
+    import asyncio
+
     from passhat.agents import LoadedAgent
     from passhat.executors import Executor
     from passhat.models.base import Model
@@ -300,6 +300,10 @@ def _execute(
     *,
     rerun_errored: bool = False,
 ) -> None:
+    import asyncio  # only `run` and `resume` need these (a report starts faster without)
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from passhat.runner import pending, run_experiment
 
     todo = len(pending(store, experiment, rerun_errored=rerun_errored)[0])
