@@ -38,7 +38,7 @@ import re
 import string
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -1056,15 +1056,20 @@ class _Loader:
         if isinstance(parsed, _JudgeFile):
             return self._judge_spec(parsed, loc)
         if isinstance(parsed, _PresentFile):
-            ok = True
-            for index, path in enumerate(parsed.present):
-                bad = _path_problem(path)
-                if bad:
-                    self.problem(SUITE_FILE, (*loc, "present", index), bad)
-                    ok = False
+            ok = self._paths_ok(parsed.present, (*loc, "present"))
             return PresentSpec(tuple(parsed.present)) if ok else None
         assert isinstance(parsed, _CustomFile)
         return CustomSpec(parsed.custom, dict(parsed.params))
+
+    def _paths_ok(self, paths: Sequence[str], loc: Loc) -> bool:
+        """Name every path of a list that is not a dotted path; True when all are."""
+        ok = True
+        for index, path in enumerate(paths):
+            bad = _path_problem(path)
+            if bad:
+                self.problem(SUITE_FILE, (*loc, index), bad)
+                ok = False
+        return ok
 
     def _judge_spec(self, parsed: _JudgeFile, loc: Loc) -> JudgeSpec | None:
         ok = True
@@ -1077,11 +1082,7 @@ class _Loader:
                 "openai:MODEL or anthropic:MODEL",
             )
             ok = False
-        for index, path in enumerate(parsed.paths):
-            bad = _path_problem(path)
-            if bad:
-                self.problem(SUITE_FILE, (*loc, "paths", index), bad)
-                ok = False
+        ok = self._paths_ok(parsed.paths, (*loc, "paths")) and ok
         if not parsed.judge.strip():
             self.problem(SUITE_FILE, (*loc, "judge"), "is empty; write the rubric")
             ok = False
