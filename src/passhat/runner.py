@@ -43,9 +43,8 @@ from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import (
     Score,
     ScorerError,
-    calls_a_model,
+    grading,
     prepare_scorers,
-    runs_user_code,
     score_run,
     score_run_async,
 )
@@ -691,11 +690,12 @@ async def _grade(
     """Grade the final state within the deadline: a user's scorer runs in a worker
     thread (it may block); the built-in ones, a judge's model call included, on the loop."""
     try:
-        if not runs_user_code(suite) and not calls_a_model(suite):
+        how = grading(suite)
+        if how == "reads":
             # built-in scorers only read the state: no task, no timer (they cannot be
             # interrupted anyway: they never wait)
             return score_run(suite, case, final_state, run_index=run_index, seed=seed), None
-        if not runs_user_code(suite):
+        if how == "waits":
             pending = score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
         else:
             grade = functools.partial(score_run, run_index=run_index, seed=seed)

@@ -54,7 +54,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from passhat.imports import load_object
 from passhat.judge import Judge, JudgeError
@@ -405,14 +405,16 @@ def _grade(scorer: Scorer, final_state: dict[str, Any], goal: dict[str, Any]) ->
         raise ScorerError(f"scorer {scorer.name} raised {type(error).__name__}: {error}") from error
 
 
-def runs_user_code(suite: Suite) -> bool:
-    """True when grading calls a user's scorer (the runner then grades in a worker thread)."""
-    return any(isinstance(scorer, Custom) for scorer in prepare_scorers(suite))
-
-
-def calls_a_model(suite: Suite) -> bool:
-    """True when grading calls a model (a judge): it waits, so it needs the event loop."""
-    return any(isinstance(scorer, Judge) for scorer in prepare_scorers(suite))
+def grading(suite: Suite) -> Literal["reads", "waits", "blocks"]:
+    """How the runner grades a run: "blocks" when a user's scorer runs (it may block:
+    a worker thread), "waits" when a judge calls a model (the event loop, with a
+    deadline), "reads" when the built-in scorers only read the state (inline)."""
+    scorers = prepare_scorers(suite)
+    if any(isinstance(scorer, Custom) for scorer in scorers):
+        return "blocks"
+    if any(isinstance(scorer, Judge) for scorer in scorers):
+        return "waits"
+    return "reads"
 
 
 async def score_run_async(
