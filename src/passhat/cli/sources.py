@@ -190,18 +190,20 @@ def _already(imported: Imported, stored: list[ExperimentRecord]) -> ExperimentRe
     if isinstance(old.source, dict) and old.source.get("digest") == (e.source or {})["digest"]:
         return old
     path = (e.source or {}).get("path")
-    was = f"{old.id} ({old.name})" if old.name else old.id
     raise InputError(
-        f"{path}: imported before as experiment {was} on {old.created_at[:10]}, and its runs "
+        f"{path}: imported before as experiment {_named(old)} on {old.created_at[:10]}, and its runs "
         "differ now; give --name NAME to store this import beside it (nothing was written)"
     )
 
 
+def _named(experiment: ExperimentRecord) -> str:
+    return f"{experiment.id} ({experiment.name})" if experiment.name else experiment.id
+
+
 def _already_line(imported: Imported, old: ExperimentRecord) -> str:
     path = (imported.experiment.source or {}).get("path")
-    was = f"{old.id} ({old.name})" if old.name else old.id
     return (
-        f"already imported: {path} is experiment {was} with the same runs; nothing written "
+        f"already imported: {path} is experiment {_named(old)} with the same runs; nothing written "
         "(--name NAME stores a second copy)"
     )
 
