@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from passhat.cli._help import examples
 from passhat.errors import InputError
 from passhat.report.i18n import check_lang, default_lang
 from passhat.report.summary import summary_with_uncertainty
+from passhat.report.summary_json import representatives, summary_json_chunks
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
 from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, MIN_RESAMPLES, UNIFORM, Prior, uncertainty
 from passhat.verdicts import read_verdicts
@@ -147,6 +149,14 @@ def metrics(
     k_inferred = k is None
     accounting = ledger.close(ledger.max_run if k is None else k)
     limit = None if show_all or as_json else ROWS_SHOWN
+    # JSON for a pipe is written shape by shape (see report/summary_json.py): per-case
+    # intervals are needed only for one case of each (counted, passes)
+    streamed = as_json and not sys.stdout.isatty()
+    only: set[str] | None = None
+    if streamed:
+        only = representatives(accounting)
+    elif limit is not None:
+        only = {c.case for c in shown_cases(accounting, limit)}
     u = uncertainty(
         accounting,
         m=forecast_m,
@@ -155,11 +165,14 @@ def metrics(
         seed=seed,
         target=target,
         prior=PRIORS[prior],
-        only=None if limit is None else {c.case for c in shown_cases(accounting, limit)},
+        only=only,
     )
-    if as_json:
-        data = summary_with_uncertainty(accounting, u, k_inferred=k_inferred)
-        write_json(data)
+    if streamed:
+        for chunk in summary_json_chunks(accounting, u, k_inferred=k_inferred):
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
+    elif as_json:  # indented for a person at a terminal
+        write_json(summary_with_uncertainty(accounting, u, k_inferred=k_inferred))
     else:
         print_metrics(
             console,

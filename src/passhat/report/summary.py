@@ -65,8 +65,11 @@ def _ranges(missing: Sequence[int]) -> list[list[int]]:
 
 
 @without_gc
-def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[str, Any]:
-    """Dataset and per-case figures, each labelled with the runs that produced it."""
+def summary_dict(
+    accounting: Accounting, *, k_inferred: bool = False, with_cases: bool = True
+) -> dict[str, Any]:
+    """Dataset and per-case figures, each labelled with the runs that produced it
+    (`with_cases=False`: `cases` is left empty, for a writer that builds them itself)."""
     d = accounting.dataset()
     m = d.metrics
     return {
@@ -98,7 +101,7 @@ def summary_dict(accounting: Accounting, *, k_inferred: bool = False) -> dict[st
             "at_requested_k": _at_requested(accounting),
             "error_ledger": _ledger_dict(accounting.error_ledger()),
         },
-        "cases": case_dicts(accounting.cases),
+        "cases": case_dicts(accounting.cases) if with_cases else [],
     }
 
 
