@@ -13,8 +13,6 @@ from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
 from passhat.errors import InputError
 from passhat.report.i18n import check_lang, default_lang
-from passhat.report.summary import summary_with_uncertainty
-from passhat.report.summary_json import representatives, summary_json_chunks
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
 from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, MIN_RESAMPLES, UNIFORM, Prior, uncertainty
 from passhat.verdicts import read_verdicts
@@ -154,6 +152,8 @@ def metrics(
     streamed = as_json and not sys.stdout.isatty()
     only: set[str] | None = None
     if streamed:
+        from passhat.report.summary_json import representatives, summary_json_chunks
+
         only = representatives(accounting)
     elif limit is not None:
         only = {c.case for c in shown_cases(accounting, limit)}
@@ -172,6 +172,8 @@ def metrics(
             sys.stdout.write(chunk)
         sys.stdout.write("\n")
     elif as_json:  # indented for a person at a terminal
+        from passhat.report.summary import summary_with_uncertainty
+
         write_json(summary_with_uncertainty(accounting, u, k_inferred=k_inferred))
     else:
         print_metrics(
