@@ -49,7 +49,7 @@ STATUS = st.sampled_from(["passed", "failed", "errored", None])  # None: no reco
 PRIORS: list[Prior] = [JEFFREYS, UNIFORM, "fitted"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     k=st.integers(1, 6),
     plans=st.lists(
@@ -126,7 +126,11 @@ def test_one_case_odd_ids_and_missing_past_the_listed_limit() -> None:
 
 
 def write(path: Path, lines: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    """One verdict per line, with the liberties a verdict file may take: blank lines,
+    CRLF endings, extra keys, keys in any order."""
+    text = [json.dumps(x) + ("\r\n" if n % 11 == 0 else "\n") for n, x in enumerate(lines)]
+    text[::97] = [line + "\n  \n" for line in text[::97]]
+    path.write_text("".join(text), encoding="utf-8")
     return path
 
 
@@ -142,6 +146,8 @@ def test_metrics_json_command_equals_plain_path(
         for run in range(1, 2 + n % 5):
             if (n + run) % 7:  # some runs missing
                 lines.append({"case": case, "run": run, "status": statuses[(n * run) % 3]})
+            if n % 13 == 0 and lines:
+                lines[-1] = {"note": "extra", **dict(reversed(lines[-1].items()))}
     f = write(tmp_path / "verdicts.jsonl", lines)
     args = ["--forecast", "7", "-B", "150", "--seed", "5", "--plan", "0.05", "--prior", "fitted"]
     r = run_cli(capsys, "metrics", str(f), "--json", *args)
