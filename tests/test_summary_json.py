@@ -167,5 +167,5 @@ def test_intervals_of_the_representatives_are_required() -> None:
     ledger.add("b", 1, "failed")
     accounting = ledger.close(1)
     u = uncertainty(accounting, resamples=100, only={"a"})
-    with pytest.raises(ValueError, match="no interval for 'b'"):
+    with pytest.raises(MetricsError, match="no interval for case 'b'"):
         "".join(summary_json_chunks(accounting, u))

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from passhat.accounting import Accounting, CaseAccount
+from passhat.errors import MetricsError
 from passhat.report.summary import case_dict, summary_dict, uncertainty_dict
 from passhat.stats import Uncertainty
 
@@ -90,7 +91,9 @@ def _tail(c: CaseAccount, per_case: dict[str, Any], by_counts: dict[tuple[int, i
     if c.counted:
         twin = by_counts.get((c.counted, c.passes))
         if twin is None:
-            raise ValueError(f"no interval for {c.case!r}: compute `u` for representatives()")
+            raise MetricsError(
+                f"no interval for case {c.case!r}: give uncertainty(only=) its representatives()"
+            )
         held = per_case[twin]
     d["interval"] = held.get("interval")
     d["forecast"] = held.get("forecast")
