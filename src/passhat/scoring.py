@@ -423,15 +423,16 @@ async def score_run_async(
     """Grade one run's final state; ScorerError when a scorer raises or a judge gives no
     verdict (the run is errored). `run_index` and `seed` reach a judge's model call."""
     details: list[dict[str, Any]] = []
+    goal = case.goal  # a copy of its own: a scorer cannot change the next run's
     for scorer in prepare_scorers(suite):
         if isinstance(scorer, Judge):
             call = CallContext(case.id, run_index, 0, seed)
             try:
-                details.append(await scorer.grade(final_state, case.goal, call))
+                details.append(await scorer.grade(final_state, goal, call))
             except JudgeError as error:
                 raise ScorerError(f"judge: {error}") from None
         else:
-            details.append(_grade(scorer, final_state, case.goal))
+            details.append(_grade(scorer, final_state, goal))
     return Score(passed=all(d["passed"] for d in details), details=details)
 
 
@@ -444,7 +445,8 @@ def score_run(
     inside a running loop `await score_run_async(...)` instead."""
     scorers = prepare_scorers(suite)
     if not any(isinstance(s, Judge) for s in scorers):
-        details = [_grade(s, final_state, case.goal) for s in scorers if not isinstance(s, Judge)]
+        goal = case.goal  # a copy of its own: a scorer cannot change the next run's
+        details = [_grade(s, final_state, goal) for s in scorers]
         return Score(passed=all(d["passed"] for d in details), details=details)
     try:
         asyncio.get_running_loop()

@@ -34,8 +34,11 @@ import hashlib
 import inspect
 import json
 import math
+import os
+import pickle
 import re
 import string
+import sys
 import types
 import typing
 from collections.abc import Iterator, Sequence
@@ -214,24 +217,119 @@ class SuiteDefaults:
     """Every scorer must pass for a run to pass."""
 
 
-@dataclass(frozen=True)
 class Case:
-    """One evaluation case: the input, the recorded world and the goal state."""
+    """One evaluation case: the input, the recorded world and the goal state.
+
+    Immutable. A suite of 10,000 cases stays in memory for a whole experiment, so
+    a case keeps its input, fixtures and goal as pickled bytes (a quarter of the
+    memory of the parsed values) and reading one of them gives a fresh copy: what
+    a run, a scorer or an environment does with it never reaches the next run."""
+
+    __slots__ = ("_file", "_fixtures", "_goal", "_input", "hash", "id", "tags")
+    _FIELDS: ClassVar = ("id", "tags", "hash", "_file", "_input", "_fixtures", "_goal")
+    """The slots in the order `_set` and `_key` give them."""
 
     id: str
     """Unique within the suite; letters, digits, '.', '_' and '-'."""
-    input: dict[str, Any]
-    """What the agent starts from; for the clarifier, `{"ticket": {...}}`."""
-    fixtures: dict[str, list[Fixture]]
-    """Recorded responses per tool name."""
-    goal: dict[str, Any]
-    """The human-confirmed goal state the final state is graded against."""
     tags: tuple[str, ...]
     """Free labels for selecting and grouping cases."""
-    file: Path
-    """The case file (resolved)."""
     hash: str
     """SHA-256 (hex) of the canonical JSON of input, fixtures and goal."""
+    _file: str
+    _input: bytes
+    _fixtures: bytes
+    _goal: bytes
+
+    def __init__(
+        self,
+        id: str,
+        input: dict[str, Any],
+        fixtures: dict[str, list[Fixture]],
+        goal: dict[str, Any],
+        tags: tuple[str, ...],
+        file: Path,
+        hash: str,
+    ) -> None:
+        plain = {tool: [(f.args, f.response) for f in items] for tool, items in fixtures.items()}
+        self._set(id, tags, hash, str(file), _pack(input), _pack(plain), _pack(goal))
+
+    def _set(self, *values: Any) -> None:
+        for name, value in zip(self._FIELDS, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    @property
+    def input(self) -> dict[str, Any]:
+        """What the agent starts from; for the clarifier, `{"ticket": {...}}` (a copy)."""
+        value: dict[str, Any] = _unpack(self._input)
+        return value
+
+    @property
+    def fixtures(self) -> dict[str, list[Fixture]]:
+        """Recorded responses per tool name (a copy)."""
+        return {
+            tool: [Fixture(args=args, response=response) for args, response in items]
+            for tool, items in _unpack(self._fixtures).items()
+        }
+
+    @property
+    def goal(self) -> dict[str, Any]:
+        """The human-confirmed goal state the final state is graded against (a copy)."""
+        value: dict[str, Any] = _unpack(self._goal)
+        return value
+
+    @property
+    def file(self) -> Path:
+        """The case file (resolved)."""
+        return Path(self._file)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Case is immutable; cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Case is immutable; cannot delete {name}")
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Case) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.hash))
+
+    def __repr__(self) -> str:
+        return f"Case(id={self.id!r}, tags={self.tags!r}, file={self._file!r}, hash={self.hash!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_case_from_state, (self._key(),))
+
+
+def _case_of(
+    id: str,
+    input: dict[str, Any],
+    fixtures: dict[str, list[tuple[dict[str, Any], Any]]],
+    goal: dict[str, Any],
+    tags: tuple[str, ...],
+    file: str,
+    hash: str,
+) -> Case:
+    """A Case from plain parts: fixtures as (args, response) pairs per tool (no
+    `Fixture` objects on the way: the loader makes thousands)."""
+    return _case_from_state((id, tags, hash, file, _pack(input), _pack(fixtures), _pack(goal)))
+
+
+def _case_from_state(state: tuple[Any, ...]) -> Case:
+    case = Case.__new__(Case)
+    case._set(*state)
+    return case
+
+
+def _pack(value: Any) -> bytes:
+    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack(blob: bytes) -> Any:
+    return pickle.loads(blob)
 
 
 @dataclass(frozen=True)
@@ -402,13 +500,16 @@ else:  # pragma: no cover - PyYAML built without libyaml
 class _UniqueKeyLoader(_SafeLoader):
     """SafeLoader that refuses a key written twice in one mapping."""
 
-    # The safe loader has no path resolvers, so the composer's per-node calls to
-    # descend and ascend them do nothing: skip them (a tenth of a case file's load).
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        return None
+    plain: bool = True
+    """`_load_yaml`'s finding: nothing but JSON's kinds of values read so far."""
 
-    def ascend_resolver(self) -> None:
-        return None
+    # The safe loader has no path resolvers, so the composer's two calls per node to
+    # descend and ascend them do nothing: they are answered by builtins that do nothing
+    # either (`{}.get(node, index)`, `{}.clear()`), which cost no Python frame (a
+    # tenth of a case file's load as Python methods; a class attribute that is a
+    # builtin is not bound to the loader).
+    descend_resolver: Any = {}.get
+    ascend_resolver: Any = {}.clear
 
     # libyaml asks this for every node: the base class's answer, without its list
     # concatenation per scalar and path-resolver checks (a safe loader has none).
@@ -461,12 +562,26 @@ def load_yaml(text: str) -> Any:
     sequences and strings become Python values here in one tight recursion, and
     anything else (numbers, booleans, null, dates, an unusual key) goes through the
     safe constructor as before: same values, same errors."""
+    return _load_yaml(text)[0]
+
+
+def _load_yaml(text: str) -> tuple[Any, bool]:
+    """`load_yaml`'s value, and True when it surely holds only what JSON holds (text
+    keys; text, whole and finite numbers, booleans, null): found while the value is
+    built, so a file is not walked a second time to check it. False: anything else
+    was read somewhere (`_json_problems` names it, or finds nothing after all)."""
     loader = _UniqueKeyLoader(text)
     try:
         node = loader.get_single_node()
-        return None if node is None else _value(node, loader)
+        if node is None:
+            return None, True
+        loader.plain = True
+        return _value(node, loader), loader.plain
     finally:
         loader.dispose()
+
+
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
@@ -478,7 +593,11 @@ def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
             text = node.value
             if text.isascii() and text.isdigit() and (len(text) == 1 or text[0] != "0"):
                 return int(text)  # plain decimal; signs, 0x, 0o, 1_000, 1:30 go the long way
-        return loader.construct_object(node, deep=True)
+        value = loader.construct_object(node, deep=True)
+        kind = type(value)
+        if kind not in _PLAIN_SCALARS and not (kind is float and math.isfinite(value)):
+            loader.plain = False  # a date, NaN, bytes...: named after the load
+        return value
     if isinstance(node, yaml.SequenceNode) and node.tag == _SEQ:
         # text items inline: a call per scalar is most of this function's time
         return [
@@ -495,8 +614,14 @@ def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
                 not isinstance(key_node, yaml.ScalarNode)
                 or key_node.tag == "tag:yaml.org,2002:merge"
             ):
+                loader.plain = False
                 return loader.construct_object(node, deep=True)  # the general path
-            key = key_node.value if key_node.tag == _STR else _value(key_node, loader)
+            if key_node.tag == _STR:
+                key = key_node.value
+            else:
+                key = _value(key_node, loader)
+                if type(key) is not str:
+                    loader.plain = False
             if key in marks:
                 raise yaml.constructor.ConstructorError(
                     "while reading a mapping",
@@ -511,6 +636,7 @@ def _value(node: yaml.Node, loader: _UniqueKeyLoader) -> Any:
             else:
                 out[key] = _value(value_node, loader)
         return out
+    loader.plain = False  # a tagged collection (!!set, !!omap...)
     return loader.construct_object(node, deep=True)
 
 
@@ -543,19 +669,6 @@ def _yaml_message(error: yaml.YAMLError) -> str:
     if "could not determine a constructor" in problem or "python/" in problem:
         problem += "; passhat reads plain YAML data only (no !tags)"
     return f"{where}invalid YAML: {problem}"
-
-
-def _plain_json(value: Any) -> bool:
-    """True when `_json_problems` would find nothing: the quick check of every file
-    (no generator per node); the slow one runs only to name a problem."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return True
-    if kind is dict:
-        return all(type(key) is str and _plain_json(item) for key, item in value.items())
-    if kind is list:
-        return all(_plain_json(item) for item in value)
-    return kind is float and math.isfinite(value)
 
 
 def _json_problems(value: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
@@ -785,10 +898,12 @@ class _Loader:
         if env_cls is not None and self.labels is not None:
             for loc, message in env_cls.check_labels(self.labels):
                 self.problem(SUITE_FILE, loc, message)
-        cases = self._cases(env_cls if self.labels is not None else None, self.labels or ())
+        cases, goal_problems = self._cases(
+            env_cls if self.labels is not None else None, self.labels or (), specs or []
+        )
         scorer_hashes: dict[str, str] = {}
         if specs is not None:
-            scorer_hashes = self._check_scorers(specs, cases)
+            scorer_hashes = self._check_scorers(specs, goal_problems)
         if self.problems or head is None or specs is None or agent is None:
             count = len(self.problems)
             raise SuiteError(
@@ -834,9 +949,9 @@ class _Loader:
 
     def _read(self, rel: str) -> Any:
         """Parsed, JSON-ready YAML of a file, or None (after recording why not)."""
-        file = self.root / rel
         try:
-            text = file.read_bytes().decode("utf-8")
+            with open(os.path.join(self.root, rel), "rb") as file:
+                text = file.read().decode("utf-8")
         except FileNotFoundError:
             self.problem(rel, (), "no such file")
             return None
@@ -848,7 +963,7 @@ class _Loader:
             return None
         try:
             anchor = _anchor_problem(text)
-            data = None if anchor else load_yaml(text)  # a SafeLoader
+            data, plain = (None, True) if anchor else _load_yaml(text)  # a SafeLoader
         except yaml.YAMLError as error:
             self.problem(rel, (), _yaml_message(error))
             return None
@@ -866,7 +981,7 @@ class _Loader:
         if not isinstance(data, dict):
             self.problem(rel, (), f"expected 'key: value' lines, got {show(data)}")
             return None
-        bad = [] if _plain_json(data) else list(_json_problems(data))
+        bad = [] if plain else list(_json_problems(data))
         for loc, message in bad:
             self.problem(rel, loc, message)
         return None if bad else data
@@ -1096,7 +1211,7 @@ class _Loader:
             base_url=parsed.base_url,
         )
 
-    def _case_files(self) -> list[Path]:
+    def _case_files(self) -> list[str]:
         folder = self.root / CASES_DIR
         if not folder.is_dir():
             self.problem(
@@ -1106,19 +1221,31 @@ class _Loader:
                 "(e.g. cases/ac-conflict-001.yaml)",
             )
             return []
-        files = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+        # names, not Paths: pathlib's parsing cost more than reading a thousand small files
+        with os.scandir(folder) as entries:
+            files = sorted(
+                entry.name
+                for entry in entries
+                if os.path.splitext(entry.name)[1] in (".yaml", ".yml") and entry.is_file()
+            )
         if not files:
             self.problem(CASES_DIR, (), "holds no case files; add cases/<case-id>.yaml")
         return files
 
-    def _cases(self, env_cls: Any, labels: tuple[str, ...]) -> list[Case]:
+    def _cases(
+        self, env_cls: Any, labels: tuple[str, ...], specs: list[ScorerSpec]
+    ) -> tuple[list[Case], dict[int, list[tuple[str, Loc, str]]]]:
+        """The valid cases, and per scorer (by its index) what the goals of the cases
+        lack for it (file, location, message), in case order."""
         cases: list[Case] = []
+        goal_problems: dict[int, list[tuple[str, Loc, str]]] = {}
         first_file: dict[str, str] = {}
-        for file in self._case_files():
-            rel = f"{CASES_DIR}/{file.name}"
-            case = self._case(rel, env_cls, labels)
-            if case is None:
+        for name in self._case_files():
+            rel = f"{CASES_DIR}/{name}"
+            found = self._case(rel, env_cls, labels, specs)
+            if found is None:
                 continue
+            case, lacking = found
             if case.id in first_file:
                 self.problem(
                     rel,
@@ -1129,9 +1256,15 @@ class _Loader:
                 continue
             first_file[case.id] = rel
             cases.append(case)
-        return cases
+            for index, loc, message in lacking:
+                goal_problems.setdefault(index, []).append((rel, loc, message))
+        return cases, goal_problems
 
-    def _case(self, rel: str, env_cls: Any, labels: tuple[str, ...]) -> Case | None:
+    def _case(
+        self, rel: str, env_cls: Any, labels: tuple[str, ...], specs: list[ScorerSpec]
+    ) -> tuple[Case, list[tuple[int, Loc, str]]] | None:
+        """A case file's case, with what its goal lacks for the scorers (by the scorer's
+        index); None (after recording why) when the file is not a valid case."""
         data = self._read(rel)
         if data is None:
             return None
@@ -1160,57 +1293,43 @@ class _Loader:
                 "(and must start with a letter or digit)",
             )
             ok = False
+        lacking = goal_lacks(specs, parsed.goal)  # read while the goal is at hand
         case = self._build_case(parsed, rel)
         if env_cls is not None:
             found = env_cls.check_case(case, labels, self.env_config)
             for loc, message in found:
                 self.problem(rel, loc, message)
             ok = ok and not found
-        return case if ok else None
+        return (case, lacking) if ok else None
 
     def _build_case(self, parsed: _CaseFile, rel: str) -> Case:
         fixtures = {
-            tool: [Fixture(args=f.args, response=f.response) for f in items]
+            tool: [{"args": f.args, "response": f.response} for f in items]
             for tool, items in parsed.fixtures.items()
         }
-        content = {
-            "input": parsed.input,
-            "fixtures": {
-                tool: [{"args": f.args, "response": f.response} for f in items]
-                for tool, items in fixtures.items()
-            },
-            "goal": parsed.goal,
-        }
-        return Case(
-            id=parsed.id,
-            input=parsed.input,
-            fixtures=fixtures,
-            goal=parsed.goal,
-            tags=tuple(parsed.tags),
-            file=(self.root / rel),
-            hash=sha256_json(content),
+        content = {"input": parsed.input, "fixtures": fixtures, "goal": parsed.goal}
+        return _case_of(
+            parsed.id,
+            parsed.input,
+            {tool: [(f["args"], f["response"]) for f in items] for tool, items in fixtures.items()},
+            parsed.goal,
+            tuple(sys.intern(tag) for tag in parsed.tags),
+            os.path.join(self.root, rel),
+            sha256_json(content),
         )
 
     # -- scorers
 
-    def _check_scorers(self, specs: list[ScorerSpec], cases: list[Case]) -> dict[str, str]:
-        """Goal paths the exact_set scorers read; custom scorers importable and callable."""
+    def _check_scorers(
+        self, specs: list[ScorerSpec], goal_problems: dict[int, list[tuple[str, Loc, str]]]
+    ) -> dict[str, str]:
+        """What the goals lack for the scorers (found per case as it loaded); custom
+        scorers importable and callable."""
         hashes: dict[str, str] = {}
         for index, spec in enumerate(specs):
-            if isinstance(spec, ExactSetSpec):
-                for case in cases:
-                    for loc, message in check_goal_items(spec, case.goal):
-                        self.problem(_rel(case.file, self.root), ("goal", *loc), message)
-            elif isinstance(spec, EqualsSpec) and spec.path != ".":
-                for case in cases:
-                    if get_path(case.goal, spec.path) is MISSING:
-                        self.problem(
-                            _rel(case.file, self.root),
-                            ("goal", *path_loc(spec.path)),
-                            "missing; the equals scorer in suite.yaml compares this path, so "
-                            "write the expected value here",
-                        )
-            elif isinstance(spec, CustomSpec):
+            for rel, loc, message in goal_problems.get(index, []):
+                self.problem(rel, loc, message)
+            if isinstance(spec, CustomSpec):
                 try:
                     fn = load_object(spec.ref, self.root, what="")
                     check_scorer_function(fn, spec.ref, spec.params)
@@ -1221,6 +1340,31 @@ class _Loader:
                 if source is not None:
                     hashes[spec.ref] = hashlib.sha256(source.read_bytes()).hexdigest()
         return hashes
+
+
+def goal_lacks(specs: Sequence[ScorerSpec], goal: dict[str, Any]) -> list[tuple[int, Loc, str]]:
+    """What a goal lacks for the scorers that compare paths of it: (scorer index,
+    location in the case file, message)."""
+    out: list[tuple[int, Loc, str]] = []
+    for index, spec in enumerate(specs):
+        if isinstance(spec, ExactSetSpec):
+            out += [
+                (index, ("goal", *loc), message) for loc, message in check_goal_items(spec, goal)
+            ]
+        elif (
+            isinstance(spec, EqualsSpec)
+            and spec.path != "."
+            and get_path(goal, spec.path) is MISSING
+        ):
+            out.append(
+                (
+                    index,
+                    ("goal", *path_loc(spec.path)),
+                    "missing; the equals scorer in suite.yaml compares this path, so "
+                    "write the expected value here",
+                )
+            )
+    return out
 
 
 def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc, str]]:
@@ -1274,10 +1418,6 @@ def check_scorer_function(fn: Any, ref: str, params: dict[str, Any]) -> None:
             f"(final_state, goal{shown}): {error}; define it as "
             "def name(final_state, goal, **params) -> bool | dict"
         ) from None
-
-
-def _rel(file: Path, root: Path) -> str:
-    return file.relative_to(root).as_posix()
 
 
 def _scorer_file(ref: str, root: Path) -> Path | None:
