@@ -5,11 +5,14 @@ runs. Each is a `passhat run` command of instant agents (its end report
 included, as a user sees it) over the same 1,000-case suite, k = 1 and k = 100,
 so the figures differ by the runs alone, not by the suite's size;
 `--cases 10000 --k-small 1 --k-big 10` measures 100,000 runs of a suite ten
-times larger instead. Peak RSS is the child's ru_maxrss, measured small first
+times larger instead, and `--small-cases 100 --cases 10000 --k-small 10 --k-big 10`
+(results/run_rss_10k_cases.txt) the memory that grows with the number of cases:
+10,000 cases against 100 at the same k. Peak RSS is the child's ru_maxrss, measured small first
 (ru_maxrss of children is a running maximum). Memory does not depend on the
 machine's load, so this figure is steady on a shared machine.
 
     .venv/bin/python benchmarks/bench_run_rss.py [--cases 1000] [--k-small 1] [--k-big 100]
+        [--small-cases N]
 """
 
 from __future__ import annotations
@@ -60,22 +63,33 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--k-small", type=int, default=1)
     parser.add_argument("--k-big", type=int, default=100)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        suite = make_suite(Path(tmp) / "suite", args.cases)
-        shutil.copy(HERE / "vs_inspect" / "passhat_agents.py", suite / "passhat_agents.py")
-        figures = []
-        for cases, k in [(args.cases, args.k_small), (args.cases, args.k_big)]:
-            wall, rss = peak_rss(suite, k, Path(tmp) / f"{k}.db")
-            print(f"passhat run, {cases * k:,} runs: {wall:.1f} s wall, peak RSS {rss:.1f} MiB")
-            figures.append((cases * k, rss))
-    (small, small_rss), (big, big_rss) = figures
-    met = result(
-        f"peak RSS of `passhat run`, {big:,} vs {small:,} runs",
-        big_rss / small_rss,
-        1.2,
-        f"peak RSS at {big:,} runs / at {small:,} runs",
+    parser.add_argument(
+        "--small-cases", type=int, default=None, help="cases of the small run (default: --cases)"
     )
+    args = parser.parse_args()
+    small_cases = args.cases if args.small_cases is None else args.small_cases
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = []
+        for cases, k in [(small_cases, args.k_small), (args.cases, args.k_big)]:
+            suite = Path(tmp) / f"suite-{cases}"
+            if not suite.exists():
+                make_suite(suite, cases)
+                shutil.copy(HERE / "vs_inspect" / "passhat_agents.py", suite / "passhat_agents.py")
+            wall, rss = peak_rss(suite, k, Path(tmp) / f"{cases}x{k}.db")
+            print(
+                f"passhat run, {cases:,} cases x k = {k}, {cases * k:,} runs: {wall:.1f} s wall, "
+                f"peak RSS {rss:.1f} MiB"
+            )
+            figures.append((cases, k, rss))
+    (small_n, small_k, small_rss), (big_n, big_k, big_rss) = figures
+    if small_n == big_n:  # the same suite: the runs differ
+        what = f"{big_n * big_k:,} vs {small_n * small_k:,} runs"
+        compares = f"peak RSS at {big_n * big_k:,} runs / at {small_n * small_k:,} runs"
+    else:  # the suites differ: memory that grows with the cases
+        ks = f"k = {big_k}" if big_k == small_k else f"k = {big_k} vs {small_k}"
+        what = f"{big_n:,} vs {small_n:,} cases, {ks}"
+        compares = f"peak RSS at {big_n:,} cases / at {small_n:,} cases"
+    met = result(f"peak RSS of `passhat run`, {what}", big_rss / small_rss, 1.2, compares)
     return 0 if met else 1
 
 

@@ -395,3 +395,53 @@ def test_ctrl_c_keeps_finished_runs_and_says_how_to_resume(tmp_path: Path) -> No
     with sqlite3.connect(db) as con:
         kept = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     assert 3 <= kept < 20
+
+
+def test_the_plan_is_made_as_it_is_read_and_gives_what_a_list_would() -> None:
+    """runner.Plan yields the missing (case, index) pairs without holding them (a
+    10,000-case suite at k = 10 held 100,000 tuples for the whole experiment); its
+    pairs, their order and its len must be the list the runner planned before."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from passhat.runner import Plan
+
+    @settings(max_examples=200, deadline=None)
+    @given(
+        cases=st.integers(0, 6),
+        k=st.integers(1, 5),
+        own_k=st.dictionaries(st.integers(0, 5), st.integers(1, 7)),
+        recorded=st.sets(st.tuples(st.integers(0, 7), st.integers(0, 8))),
+        then=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 5)), max_size=3),
+        case_major=st.booleans(),
+    )
+    def check(
+        cases: int,
+        k: int,
+        own_k: dict[int, int],
+        recorded: set[tuple[int, int]],
+        then: list[tuple[int, int]],
+        case_major: bool,
+    ) -> None:
+        ids = tuple(f"c{i}" for i in range(cases))
+        k_of = {f"c{i}": n for i, n in own_k.items()}
+        done = {(f"c{i}", n) for i, n in recorded}
+        after = [(f"c{i}", n) for i, n in then]
+        made = Plan(
+            ids, k, k_of=lambda c: k_of.get(c, k), recorded=done, then=after, case_major=case_major
+        )
+        wanted = [
+            (c, i)
+            for i in range(1, k + 1)
+            for c in ids
+            if i <= k_of.get(c, k) and (c, i) not in done
+        ]
+        if case_major:
+            wanted.sort(key=lambda pair: (ids.index(pair[0]), pair[1]))
+        wanted += after
+        assert list(made) == wanted
+        assert list(made) == wanted  # read again from the start
+        assert len(made) == len(wanted)
+        assert bool(made) == bool(wanted)
+
+    check()

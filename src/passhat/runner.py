@@ -28,7 +28,8 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -220,29 +221,90 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def plan(experiment: ExperimentRecord, recorded: set[tuple[str, int]]) -> list[tuple[str, int]]:
+WorkItem = tuple[str, int]
+"""(case id, 1-based run index): one planned run."""
+
+
+class Plan:
+    """(case, index) pairs still to run, made as they are read: the plan of 100,000
+    runs is not 100,000 tuples in memory (a 10,000-case suite at k = 10 held 7 MB of
+    them for the whole experiment). Sized (`len` counts without making the pairs) and
+    read again from the start by each iteration.
+
+    Index-major by default (every case's run 1, then every case's run 2...), so an
+    interrupted experiment has even counts across cases; `case_major` gives each
+    case's runs together. Pairs in `recorded` are left out, and pairs past a case's
+    own k (`k_of`, an adaptive rule's) are not planned; `then` follows the plan."""
+
+    def __init__(
+        self,
+        case_ids: Sequence[str],
+        k: int,
+        *,
+        k_of: Callable[[str], int] | None = None,
+        recorded: AbstractSet[WorkItem] = frozenset(),
+        then: Sequence[WorkItem] = (),
+        case_major: bool = False,
+    ) -> None:
+        self.case_ids = case_ids
+        self.k = k
+        self.k_of = k_of if k_of is not None else (lambda case_id: k)
+        self.recorded = recorded
+        self.then = tuple(then)
+        self.case_major = case_major
+
+    def __iter__(self) -> Iterator[WorkItem]:
+        k_of, recorded = self.k_of, self.recorded
+        if self.case_major:
+            for case_id in self.case_ids:
+                for index in range(1, min(k_of(case_id), self.k) + 1):
+                    if (case_id, index) not in recorded:
+                        yield case_id, index
+        else:
+            for index in range(1, self.k + 1):
+                for case_id in self.case_ids:
+                    if index <= k_of(case_id) and (case_id, index) not in recorded:
+                        yield case_id, index
+        yield from self.then
+
+    def __len__(self) -> int:
+        k_of, k = self.k_of, self.k
+        planned = sum(min(k_of(case_id), k) for case_id in self.case_ids)
+        if self.recorded:
+            ids = set(self.case_ids)
+            planned -= sum(
+                1
+                for case_id, index in self.recorded
+                if case_id in ids and 1 <= index <= min(k_of(case_id), k)
+            )
+        return planned + len(self.then)
+
+    def __bool__(self) -> bool:
+        return any(True for _ in self)
+
+    def __contains__(self, item: object) -> bool:
+        return any(item == pair for pair in self)
+
+
+def plan(experiment: ExperimentRecord, recorded: AbstractSet[WorkItem]) -> Plan:
     """The (case, index) pairs of the plan that have no record yet, index-major. A
     case an adaptive rule asked fewer runs of (`experiment.case_k`) is planned up to
     its own k, not filled up to the experiment's."""
-    k_of = experiment.k_of
-    return [
-        (case_id, index)
-        for index in range(1, experiment.k_requested + 1)
-        for case_id in experiment.case_ids
-        if index <= k_of(case_id) and (case_id, index) not in recorded
-    ]
+    return Plan(
+        experiment.case_ids, experiment.k_requested, k_of=experiment.k_of, recorded=recorded
+    )
 
 
 def pending(
     store: Store, experiment: ExperimentRecord, *, rerun_errored: bool = False
-) -> tuple[list[tuple[str, int]], dict[tuple[str, int], int]]:
+) -> tuple[Plan, dict[WorkItem, int]]:
     """What a run or resume will do: the missing (case, index) pairs of the plan, then,
     with `rerun_errored`, the errored ones, each with the attempt it will be."""
     todo = plan(experiment, store.recorded(experiment.id))
-    attempts: dict[tuple[str, int], int] = {}
+    attempts: dict[WorkItem, int] = {}
     if rerun_errored:
         attempts = {key: n + 1 for key, n in store.errored(experiment.id).items()}
-        todo += sorted(attempts, key=lambda key: (key[1], key[0]))
+        todo.then = tuple(sorted(attempts, key=lambda key: (key[1], key[0])))
     return todo, attempts
 
 
@@ -297,7 +359,7 @@ async def _run_all(
     model: Model | None,
     options: RunOptions,
     progress: ProgressFn | None,
-    todo: list[tuple[str, int]],
+    todo: Iterable[WorkItem],
     executor: Executor | None = None,
     attempts: dict[tuple[str, int], int] | None = None,
 ) -> None:

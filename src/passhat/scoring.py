@@ -446,7 +446,7 @@ def score_run(
     scorers = prepare_scorers(suite)
     if not any(isinstance(s, Judge) for s in scorers):
         goal = case.goal  # a copy of its own: a scorer cannot change the next run's
-        details = [_grade(s, final_state, goal) for s in scorers]
+        details = [_grade(s, final_state, goal) for s in scorers if not isinstance(s, Judge)]
         return Score(passed=all(d["passed"] for d in details), details=details)
     try:
         asyncio.get_running_loop()

@@ -6,7 +6,7 @@ import contextlib
 import difflib
 import signal
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -253,12 +253,14 @@ def _build(
     return agent, model
 
 
-def _all_runs(suite: Suite, k: int) -> list[tuple[str, int]]:
-    return [(c.id, i) for c in suite.cases for i in range(1, k + 1)]
+def _all_runs(suite: Suite, k: int) -> Collection[tuple[str, int]]:
+    from passhat.runner import Plan  # made as read: not N x k tuples in memory
+
+    return Plan(tuple(c.id for c in suite.cases), k, case_major=True)
 
 
 def _warn_uncovered(
-    agent: LoadedAgent, model: Model | None, runs: Sequence[tuple[str, int]], language: str
+    agent: LoadedAgent, model: Model | None, runs: Collection[tuple[str, int]], language: str
 ) -> None:
     """A replay cassette that lacks first answers for runs about to be made: say so
     before they error (runs that will not be made are none of its business).
