@@ -445,3 +445,47 @@ def test_the_plan_is_made_as_it_is_read_and_gives_what_a_list_would() -> None:
         assert bool(made) == bool(wanted)
 
     check()
+
+
+def test_a_runs_environment_is_freed_as_the_run_ends_and_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool holds a bound method of its environment: a reference cycle, so each
+    run's state and fixtures (and each case's check at load) waited for the cyclic
+    garbage collector. The runner and the load let go of the tools instead."""
+    import gc
+    import weakref
+
+    import passhat.env
+    import passhat.runner
+    from passhat.agents import LoadedAgent
+    from passhat.runner import run_once
+
+    made: list[weakref.ref[Any]] = []
+    real = passhat.env.Environment.__init__
+
+    def tracked(self: Any, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+
+    monkeypatch.setattr(passhat.env.Environment, "__init__", tracked)
+
+    async def instant(input: Any, env: Any, ctx: Any) -> str:
+        await env.call("get_ticket", {"key": input["ticket"]["key"]})
+        return "done"
+
+    gc.collect()
+    gc.disable()
+    try:
+        suite = load_suite(CLARIFY)
+        assert made and all(ref() is None for ref in made)  # the load's checks
+        agent = LoadedAgent("t:instant", instant, None)
+        experiment = new_experiment(suite, agent, "", None, k=1, params={"max_turns": 1})
+        made.clear()
+        record = asyncio.run(
+            run_once(experiment, suite, suite.cases[0], 1, agent, None, RunOptions())
+        )
+        assert record.tool_calls and len(made) == 1
+        assert made[0]() is None
+    finally:
+        gc.enable()

@@ -451,6 +451,12 @@ class Environment:
         """Release what `setup` opened (a database connection, a temporary folder);
         called once the run's final state has been taken."""
 
+    def _release(self) -> None:
+        """Let go of the tools once the run is over: a tool holds a bound method of
+        this environment, a reference cycle that only the cyclic garbage collector
+        would free (with the run's state and fixtures), long after the run."""
+        self._tools.clear()
+
     def match_fixture(
         self, tool: str, recorded: dict[str, Any], called: dict[str, Any]
     ) -> int | None:
@@ -645,6 +651,7 @@ class Environment:
                 problems += list(env.check_rules(input, goal))
         finally:
             env.close()
+            env._release()
         return problems
 
     def _tool_problems(self) -> list[str]:

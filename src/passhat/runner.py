@@ -440,7 +440,7 @@ async def run_once(
         if score is not None:
             details = score.details
             status = "passed" if score.passed else "failed"
-    return RunRecord(
+    record = RunRecord(
         experiment_id=experiment.id,
         case_id=case.id,
         run_index=index,
@@ -464,6 +464,10 @@ async def run_once(
         attempt=attempt,
         traceback=ctx.crash,
     )
+    release = getattr(env, "_release", None)  # freed now, not by the cyclic collector
+    if release is not None:
+        release()
+    return record
 
 
 Failure = tuple[str, str]
