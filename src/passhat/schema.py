@@ -215,7 +215,7 @@ def _messages(error: ValidationError, words: dict[str, str]) -> Iterator[tuple[L
 # jsonschema, which decides and words the messages. tests/test_schema.py checks
 # that True never disagrees with jsonschema.
 
-_PLAIN = frozenset({str, int, float, bool, type(None), dict, list})
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None), dict, list})
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
@@ -239,28 +239,49 @@ def _never(value: Any) -> bool:
 
 
 def _quick_check(schema: Any) -> Check | None:
-    """A "surely valid" check of `schema`, or None when it uses a keyword not handled here."""
+    """A "surely valid" check of `schema`, or None when it uses a keyword not handled here.
+
+    One closure per schema level: the type test leads, and an object's properties,
+    additionalProperties and required are one pass over its keys."""
     if schema is True:
         return _always
     if schema is False:
         return _never
     if type(schema) is not dict:
         return None
+    allowed = _PLAIN
     checks: list[Check] = []
     for key, want in schema.items():
-        if key in _NOTES:
+        if key in _NOTES or key in _MAPPING_KEYWORDS:
+            continue
+        if key == "type":
+            types = _type_set(want)
+            if types is None:
+                return None
+            allowed = allowed & types
             continue
         made = _keyword_check(key, want, schema)
         if made is None:
             return None
         if made is not _always:
             checks.append(made)
-    return _all_of(checks)
+    if any(key in schema for key in _MAPPING_KEYWORDS):
+        mapping = _mapping_check(schema)
+        if mapping is None:
+            return None
+        checks.append(mapping)
+    return _all_of(allowed, checks)
 
 
-def _all_of(checks: list[Check]) -> Check:
+def _all_of(allowed: frozenset[type], checks: list[Check]) -> Check:
+    if not checks:
+        return lambda value: type(value) in allowed
+    if len(checks) == 1:
+        (only,) = checks
+        return lambda value: type(value) in allowed and only(value)
+
     def check(value: Any) -> bool:
-        if type(value) not in _PLAIN:
+        if type(value) not in allowed:
             return False
         for each in checks:  # noqa: SIM110 (a generator per value costs more)
             if not each(value):
@@ -275,56 +296,57 @@ def _keyword_check(key: str, want: Any, schema: dict[str, Any]) -> Check | None:
     return None if maker is None else maker(want, schema)
 
 
-def _type_check(want: Any, schema: dict[str, Any]) -> Check | None:
+def _type_set(want: Any) -> frozenset[type] | None:
     names = [want] if isinstance(want, str) else want
-    if not isinstance(names, list) or not all(n in _TYPES for n in names):
+    if not isinstance(names, list) or not all(type(n) is str and n in _TYPES for n in names):
         return None
-    allowed = frozenset(t for n in names for t in _TYPES[n])
-    return lambda value: type(value) in allowed
+    return frozenset(t for n in names for t in _TYPES[n])
 
 
-def _properties_check(want: Any, schema: dict[str, Any]) -> Check | None:
-    if type(want) is not dict:
+_MAPPING_KEYWORDS = frozenset({"properties", "additionalProperties", "required"})
+
+
+def _mapping_check(schema: dict[str, Any]) -> Check | None:
+    """properties, additionalProperties and required of one schema, in one pass."""
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if type(properties) is not dict or not (
+        isinstance(required, list) and all(type(n) is str for n in required)
+    ):
         return None
-    subs = {name: _quick_check(sub) for name, sub in want.items()}
+    subs = {name: _quick_check(sub) for name, sub in properties.items()}
     if any(sub is None for sub in subs.values()):
         return None
-    pairs = [(name, sub) for name, sub in subs.items() if sub is not _always]
+    checked: dict[str, Check] = {n: c for n, c in subs.items() if c is not _always}  # type: ignore[misc]
+    known = frozenset(properties)
+    closed = "additionalProperties" in schema
+    additional: Check | None = None
+    if closed:
+        if "patternProperties" in schema:
+            return None
+        additional = _quick_check(schema["additionalProperties"])
+        if additional is None:
+            return None
+    needed = tuple(required)
 
     def check(value: Any) -> bool:
         if type(value) is not dict:
             return True
-        for name, sub in pairs:  # noqa: SIM110
-            if name in value and not sub(value[name]):  # type: ignore[misc]
+        for name in needed:
+            if name not in value:
                 return False
-        return True
-
-    return check
-
-
-def _additional_check(want: Any, schema: dict[str, Any]) -> Check | None:
-    if "patternProperties" in schema:
-        return None
-    sub = _quick_check(want)
-    if sub is None:
-        return None
-    known = frozenset(schema.get("properties", {}))
-
-    def check(value: Any) -> bool:
-        if type(value) is not dict:
-            return True
         for key, item in value.items():
-            if type(key) is not str or (key not in known and not sub(item)):
+            if closed and type(key) is not str:
+                return False
+            sub = checked.get(key)
+            if sub is not None:
+                if not sub(item):
+                    return False
+            elif closed and key not in known and not additional(item):  # type: ignore[misc]
                 return False
         return True
 
     return check
-
-
-def _required_check(want: Any, schema: dict[str, Any]) -> Check | None:
-    if not (isinstance(want, list) and all(type(n) is str for n in want)):
-        return None
-    return lambda value: type(value) is not dict or all(n in value for n in want)
 
 
 def _items_check(want: Any, schema: dict[str, Any]) -> Check | None:
@@ -386,10 +408,6 @@ def _const_check(want: Any, schema: dict[str, Any]) -> Check | None:
 
 
 _MAKERS: dict[str, Callable[[Any, dict[str, Any]], Check | None]] = {
-    "type": _type_check,
-    "properties": _properties_check,
-    "additionalProperties": _additional_check,
-    "required": _required_check,
     "items": _items_check,
     "minLength": _length_check(str, low=True),
     "maxLength": _length_check(str, low=False),
