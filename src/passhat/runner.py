@@ -37,7 +37,7 @@ from typing import Any
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import clone, make_environment
 from passhat.errors import FingerprintMismatch, InputError, ModelError
-from passhat.executors.base import Executor, Job
+from passhat.executors.base import Executor, Job, WorkItem
 from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
@@ -221,10 +221,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-WorkItem = tuple[str, int]
-"""(case id, 1-based run index): one planned run."""
-
-
 class Plan:
     """(case, index) pairs still to run, made as they are read: the plan of 100,000
     runs is not 100,000 tuples in memory (a 10,000-case suite at k = 10 held 7 MB of
@@ -286,12 +282,18 @@ class Plan:
         return any(item == pair for pair in self)
 
 
-def plan(experiment: ExperimentRecord, recorded: AbstractSet[WorkItem]) -> Plan:
-    """The (case, index) pairs of the plan that have no record yet, index-major. A
-    case an adaptive rule asked fewer runs of (`experiment.case_k`) is planned up to
-    its own k, not filled up to the experiment's."""
+def plan(
+    experiment: ExperimentRecord, recorded: AbstractSet[WorkItem], then: Sequence[WorkItem] = ()
+) -> Plan:
+    """The (case, index) pairs of the plan that have no record yet, index-major, then
+    `then`. A case an adaptive rule asked fewer runs of (`experiment.case_k`) is
+    planned up to its own k, not filled up to the experiment's."""
     return Plan(
-        experiment.case_ids, experiment.k_requested, k_of=experiment.k_of, recorded=recorded
+        experiment.case_ids,
+        experiment.k_requested,
+        k_of=experiment.k_of,
+        recorded=recorded,
+        then=then,
     )
 
 
@@ -300,12 +302,11 @@ def pending(
 ) -> tuple[Plan, dict[WorkItem, int]]:
     """What a run or resume will do: the missing (case, index) pairs of the plan, then,
     with `rerun_errored`, the errored ones, each with the attempt it will be."""
-    todo = plan(experiment, store.recorded(experiment.id))
     attempts: dict[WorkItem, int] = {}
     if rerun_errored:
         attempts = {key: n + 1 for key, n in store.errored(experiment.id).items()}
-        todo.then = tuple(sorted(attempts, key=lambda key: (key[1], key[0])))
-    return todo, attempts
+    again = sorted(attempts, key=lambda key: (key[1], key[0]))
+    return plan(experiment, store.recorded(experiment.id), again), attempts
 
 
 async def run_experiment(
