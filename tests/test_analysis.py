@@ -9,7 +9,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from passhat.analysis import item_stability, tool_profile
+from passhat.analysis import (
+    item_dict,
+    item_dicts,
+    item_stability,
+    tool_dict,
+    tool_dicts,
+    tool_profile,
+)
 from passhat.records import RunSummary
 
 EXPECTED = ["a", "b", "c"]
@@ -131,3 +138,28 @@ def test_tool_profile_is_a_count_of_every_run_in_case_and_run_order(
     assert [
         (u.case, u.tool, u.runs, u.runs_calling, u.calls_per_run, u.errors) for u in got
     ] == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(RUNS, st.booleans())
+def test_item_dicts_are_item_stability_as_dicts(runs: list[RunSummary], presorted: bool) -> None:
+    """Guards the column-wise JSON items: the same dicts, in the same order, as every
+    `item_stability` result made a dict, whether runs come by case and index or not."""
+    if presorted:
+        runs = sorted(runs, key=lambda r: (r.case_id, r.run_index))
+    want = [item_dict(s) for s in item_stability(runs)]
+    assert item_dicts(runs) == want
+    unshared = [r._replace(graded_items=copy.deepcopy(r.graded_items)) for r in runs]
+    assert item_dicts(unshared) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(RUNS, st.booleans())
+def test_tool_dicts_are_tool_profile_as_dicts(runs: list[RunSummary], presorted: bool) -> None:
+    """Guards the transposed JSON tool rows: the same dicts, in the same order, as every
+    per-case `tool_profile` row made a dict."""
+    if presorted:
+        runs = sorted(runs, key=lambda r: (r.case_id, r.run_index))
+    want = [tool_dict(u) for u in tool_profile(runs, ["put"])]
+    assert tool_dicts(runs, ["put"]) == want
+    assert tool_dicts(runs) == [tool_dict(u) for u in tool_profile(runs)]

@@ -9,12 +9,12 @@ every unexpected item, the runs that produced it.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, groupby, islice
-from operator import attrgetter, eq, gt, itemgetter, le
-from typing import Any, Protocol
+from operator import attrgetter, eq, ge, gt, itemgetter, le, not_
+from typing import Any, NamedTuple, Protocol
 
 
 class AnalysedRun(Protocol):
@@ -163,6 +163,37 @@ _CASE = itemgetter(0)
 _CASE_ID = attrgetter("case_id")
 _RUN_INDEX = attrgetter("run_index")
 _TOOL_COUNTS = attrgetter("tool_counts")
+_STATUS = attrgetter("status")
+_GRADED_ITEMS = attrgetter("graded_items")
+
+
+class RunColumns(NamedTuple):
+    """What every part of a report reads first, read once: case ids, run indices and
+    statuses of the runs as lists, and whether the runs come by case, then strictly
+    rising run index (as a store gives them). Taken in C: ~5 ms per column at 100,000
+    runs, where each part reading them again cost as much."""
+
+    cases: list[str]
+    indices: list[int]
+    statuses: list[str]
+    ordered: bool
+    """By case, then strictly rising run index (so one record per (case, run))."""
+    sizes: dict[str, int]
+    """Runs of each case, in order; with `ordered`, each case's runs are one stretch."""
+
+
+def run_columns(runs: Sequence[AnalysedRun]) -> RunColumns:
+    cases = list(map(_CASE_ID, runs))
+    indices = list(map(_RUN_INDEX, runs))
+    statuses = list(map(_STATUS, runs))
+    return RunColumns(cases, indices, statuses, _by_case_then_index(cases, indices), Counter(cases))
+
+
+def _by_case_then_index(cases: Sequence[str], indices: Sequence[int]) -> bool:
+    """Sorted by case, and by strictly rising run index within a case (checked in C)."""
+    return all(map(le, cases, islice(cases, 1, None))) and not any(
+        compress(map(ge, indices, islice(indices, 1, None)), map(eq, cases, islice(cases, 1, None)))
+    )
 
 
 def _in_case_and_run_order(
@@ -211,3 +242,248 @@ def tool_profile(
                 ToolUse(key, tool, len(group), len(calls) - calls.count(0), calls, errors)
             )
     return result
+
+
+# JSON-ready item stability and tool use. A report of 100,000 runs lists ~50,000 items
+# and ~30,000 tool rows: the dicts are built straight from columns of small tuples,
+# with no ItemStability / ToolUse object in between. `item_dict(s)` of every
+# `item_stability` result and `tool_dict(u)` of every `tool_profile` result are what
+# they must equal (tests/test_analysis.py, tests/test_report_json.py).
+
+
+def item_dict(s: ItemStability) -> dict[str, Any]:
+    """One item of `item_stability` as JSON-ready data."""
+    return {
+        "case": s.case,
+        "scorer": s.scorer,
+        "item": s.item,
+        "expected": s.expected,
+        "runs": list(s.runs),
+        "hits": list(s.hits),
+        "misses": list(s.misses),
+        "verdict": s.verdict,
+    }
+
+
+def tool_dict(u: ToolUse) -> dict[str, Any]:
+    """One row of `tool_profile` as JSON-ready data."""
+    return {
+        "case": u.case,
+        "tool": u.tool,
+        "runs": u.runs,
+        "runs_calling": u.runs_calling,
+        "calls_per_run": list(u.calls_per_run),
+        "errors": u.errors,
+    }
+
+
+class _Graded(NamedTuple):
+    """One distinct per-item value, read for the fast path."""
+
+    plain: bool
+    """Each label once, each expected item once per label, each extra once (as text):
+    then a run's hits are a yes/no per item. Anything else takes `_case_items`."""
+    skeleton: tuple[tuple[str, tuple[str, ...]], ...]
+    """(label, expected items) of each detail: runs of one case usually share it."""
+    found: tuple[bool, ...]
+    """Per expected item of the skeleton, in order: found (not missing)."""
+    extras: dict[str, frozenset[str]]
+    """Per label, the extra items (as text); only labels with extras."""
+
+
+def _graded(details: list[_Detail], skeletons: dict[Any, Any]) -> _Graded:
+    labels = [label for label, _, _, _ in details]
+    plain = len(set(labels)) == len(labels) and all(
+        len(set(items)) == len(items) and len(set(extras)) == len(extras)
+        for _, items, _, extras in details
+    )
+    skeleton = tuple((label, tuple(items)) for label, items, _, _ in details)
+    return _Graded(
+        plain,
+        skeletons.setdefault(skeleton, skeleton),  # one object per shape: compared by `is`
+        tuple(item not in missing for _, items, missing, _ in details for item in items),
+        {label: frozenset(extras) for label, _, _, extras in details if extras},
+    )
+
+
+class _Columns(dict[tuple[bool, ...], tuple[list[int], list[int], str]]):
+    """Hits, misses and verdict of each column of found / not found over `runs`, made
+    the first time a column is asked for (by `map(columns.__getitem__, ...)`, in C)."""
+
+    def __init__(self, runs: list[int]) -> None:
+        super().__init__()
+        self.runs = runs
+
+    def __missing__(self, column: tuple[bool, ...]) -> tuple[list[int], list[int], str]:
+        runs = self.runs
+        hits = list(compress(runs, column))
+        if len(hits) == len(runs):
+            made: tuple[list[int], list[int], str] = (hits, [], "always found")
+        else:
+            misses = list(compress(runs, map(not_, column)))
+            made = (hits, misses, "sometimes missed" if hits else "always missed")
+        self[column] = made
+        return made
+
+
+def item_dicts(
+    runs: Sequence[AnalysedRun], columns: RunColumns | None = None
+) -> list[dict[str, Any]]:
+    """`item_dict` of every `item_stability` result: the same items in the same order.
+
+    When the runs come by case and run index (as a store gives them) and a case's runs
+    share one plain skeleton (the usual case), each expected item is a column of
+    found / not found across the runs; cases with the same run indices share the hits
+    and misses of equal columns (copied: no list is shared)."""
+    columns = run_columns(runs) if columns is None else columns
+    if not columns.ordered:
+        return [item_dict(s) for s in item_stability(runs)]
+    keep = list(map("errored".__ne__, columns.statuses))
+    counted = list(compress(runs, keep))
+    indices = list(compress(columns.indices, keep))
+    values = list(map(_GRADED_ITEMS, counted))
+    ids = list(map(id, values))  # `values` keeps every id's object alive
+    read: dict[int, tuple[Sequence[Mapping[str, Any]], list[_Detail]]] = {}
+    plans: dict[int, _Graded] = {}
+    skeletons: dict[Any, Any] = {}
+    for key, graded in dict(zip(ids, values, strict=True)).items():  # each value once
+        details = _read_details(graded)
+        read[key] = (graded, details)
+        plans[key] = _graded(details, skeletons)
+    found_of = {key: plan.found for key, plan in plans.items()}
+    extras_of = {key: plan.extras for key, plan in plans.items() if plan.extras}
+    # per run, its value's skeleton if plain (else None): a case is one column table
+    # when all its runs have the same one
+    shape_of = {key: plan.skeleton if plan.plain else None for key, plan in plans.items()}
+    shapes = list(map(shape_of.__getitem__, ids))
+    by_indices: dict[tuple[int, ...], _Columns] = {}
+    out: list[dict[str, Any]] = []
+    sizes = columns.sizes if len(counted) == len(runs) else Counter(compress(columns.cases, keep))
+    start = 0
+    for case, size in sizes.items():  # by case: each case's runs in one stretch
+        end = start + size
+        skeleton = shapes[start]
+        if skeleton is None or shapes[start:end].count(skeleton) != size:
+            out.extend(map(item_dict, _case_items(case, counted[start:end], read)))
+            start = end
+            continue
+        case_runs = indices[start:end]
+        runs_key = tuple(case_runs)
+        table = by_indices.get(runs_key)
+        if table is None:
+            table = by_indices[runs_key] = _Columns(case_runs)
+        case_ids = ids[start:end]
+        found = map(table.__getitem__, zip(*map(found_of.__getitem__, case_ids), strict=True))
+        extras = None
+        if not extras_of.keys().isdisjoint(case_ids):
+            extras = [(k, extras_of[k]) for k in set(case_ids) if k in extras_of]
+        for label, items in skeleton:
+            out.extend(
+                [
+                    {
+                        "case": case,
+                        "scorer": label,
+                        "item": item,
+                        "expected": True,
+                        "runs": case_runs.copy(),
+                        "hits": hits.copy(),
+                        "misses": misses.copy(),
+                        "verdict": verdict,
+                    }
+                    for item, (hits, misses, verdict) in zip(items, found, strict=False)
+                ]
+            )
+            if extras is not None:
+                sources = [(k, by_label[label]) for k, by_label in extras if label in by_label]
+                if sources:
+                    _extra_items(out, case, case_runs, case_ids, sources, label)
+        start = end
+    return out
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _extra_items(
+    out: list[dict[str, Any]],
+    case: str,
+    runs: list[int],
+    ids: list[int],
+    sources: list[tuple[int, frozenset[str]]],
+    label: str,
+) -> None:
+    """A label's extra items across a case's runs (whose values have the ids `ids`):
+    every distinct one, sorted; `sources` are the values with extras of this label."""
+    present: list[bool] = []
+    if len(sources) == 1:  # one value has extras: they all appear in its runs
+        key, items = sources[0]
+        present = list(map(key.__eq__, ids))
+    else:
+        items = _NONE.union(*[extras for _, extras in sources])
+    for item in sorted(items):
+        if len(sources) > 1:
+            having = {key for key, extras in sources if item in extras}
+            present = list(map(having.__contains__, ids))
+        hits = list(compress(runs, present))
+        out.append(
+            {
+                "case": case,
+                "scorer": label,
+                "item": item,
+                "expected": False,
+                "runs": runs.copy(),
+                "hits": hits,
+                "misses": list(compress(runs, map(not_, present))),
+                "verdict": "extra, every run" if len(hits) == len(runs) else "extra, sometimes",
+            }
+        )
+
+
+def tool_dicts(
+    runs: Sequence[AnalysedRun], tools: Iterable[str] = (), columns: RunColumns | None = None
+) -> list[dict[str, Any]]:
+    """`tool_dict` of every per-case `tool_profile` result: the same rows in the same
+    order. Each distinct count value becomes a row of calls (and of errors) per tool;
+    a case's rows, transposed in C, are its tools' calls per run."""
+    if columns is not None and columns.ordered:
+        counts_of: list[Mapping[str, tuple[int, int]]] = list(map(_TOOL_COUNTS, runs))
+        sizes = columns.sizes
+    else:
+        cases, counts_of = _in_case_and_run_order(runs)
+        sizes = Counter(cases)  # by case: each case's runs in one stretch
+    names = dict.fromkeys(tools)
+    ids = list(map(id, counts_of))
+    distinct = dict(zip(ids, counts_of, strict=True))  # runs share values: each once
+    for counts in distinct.values():
+        names.update(dict.fromkeys(counts))
+    out: list[dict[str, Any]] = []
+    if not names:
+        return out
+    zero = (0, 0)
+    calls_of = {}
+    errors_of = {}
+    for key, counts in distinct.items():
+        pairs = [counts.get(tool, zero) for tool in names]
+        calls_of[key] = tuple([n for n, _ in pairs])
+        errors_of[key] = tuple([e for _, e in pairs])
+    calls_rows = list(map(calls_of.__getitem__, ids))
+    errors_rows = list(map(errors_of.__getitem__, ids))
+    start = 0
+    for case, size in sizes.items():
+        end = start + size
+        errors = zip(*errors_rows[start:end], strict=True)
+        for tool, calls, errs in zip(
+            names, zip(*calls_rows[start:end], strict=True), errors, strict=True
+        ):
+            out.append(
+                {
+                    "case": case,
+                    "tool": tool,
+                    "runs": size,
+                    "runs_calling": size - calls.count(0),
+                    "calls_per_run": list(calls),
+                    "errors": sum(errs),
+                }
+            )
+        start = end
+    return out

@@ -63,6 +63,22 @@ class TokenUsage:
         }
 
 
+def usage_row(
+    runs: int, input_tokens: int, output_tokens: int, prices: Prices | None = None
+) -> dict[str, Any]:
+    """`usage_of(...).to_dict()` of a group's totals, without the object (a report
+    writes one per case: 10,000 of them)."""
+    cost = prices.cost(input_tokens, output_tokens) if prices is not None else None
+    return {
+        "runs": runs,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "tokens_per_run": (input_tokens + output_tokens) / runs if runs else None,
+        "cost": cost,
+        "cost_per_run": cost / runs if cost is not None and runs else None,
+    }
+
+
 def usage_of(tokens: Iterable[tuple[int, int]], prices: Prices | None = None) -> TokenUsage:
     """Totals over (input tokens, output tokens) of each run."""
     runs = i = o = 0

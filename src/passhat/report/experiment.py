@@ -20,7 +20,16 @@ from rich.text import Text
 
 from passhat._gc import without_gc
 from passhat.accounting import Accounting, Ledger, duplicate_run
-from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
+from passhat.analysis import (
+    ItemStability,
+    RunColumns,
+    ToolUse,
+    item_dicts,
+    item_stability,
+    run_columns,
+    tool_dicts,
+    tool_profile,
+)
 from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.i18n import LABELS, t, tn, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
@@ -33,16 +42,26 @@ from passhat.report.terminal import (
 )
 from passhat.sources import source_figures_line, source_line
 from passhat.stats import Uncertainty, uncertainty
-from passhat.usage import Prices, TokenUsage, usage_by_case, usage_total
+from passhat.usage import Prices, TokenUsage, usage_by_case, usage_row
 
 ReportRun = RunRecord | RunSummary
 """A report reads `Store.summaries` (fast); whole records work too."""
 
 
 @without_gc
-def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[ReportRun]) -> Accounting:
+def experiment_accounting(
+    experiment: ExperimentRecord, runs: Sequence[ReportRun], columns: RunColumns | None = None
+) -> Accounting:
     """Requested / completed / counted per planned case, from the stored runs."""
     cases: dict[str, dict[int, str]] = {case_id: {} for case_id in experiment.case_ids}
+    if columns is not None and columns.ordered:  # one record per (case, run): no check
+        indices, statuses = columns.indices, columns.statuses
+        start = 0
+        for case, size in columns.sizes.items():
+            end = start + size
+            cases[case] = dict(zip(indices[start:end], statuses[start:end], strict=True))
+            start = end
+        return Ledger.of(cases).close(experiment.k_requested, experiment.case_k)
     for run in runs:  # Ledger.add inlined: 100,000 runs
         case_runs = cases.get(run.case_id)
         if case_runs is None:
@@ -333,27 +352,68 @@ def usage_table(
     return table
 
 
-def usage_dict(runs: Sequence[ReportRun], prices: Prices | None) -> dict[str, Any]:
+def usage_dict(
+    runs: Sequence[ReportRun], prices: Prices | None, columns: RunColumns | None = None
+) -> dict[str, Any]:
     """Tokens and cost per experiment, per case and per run, as JSON-ready data."""
-    by_case = usage_by_case(((r.case_id, r.input_tokens, r.output_tokens) for r in runs), prices)
-    total = usage_total(by_case.values(), prices)
+    columns = run_columns(runs) if columns is None else columns
+    cases = columns.cases
+    tokens_in = list(map(_INPUT_TOKENS, runs))
+    tokens_out = list(map(_OUTPUT_TOKENS, runs))
+    if columns.ordered and prices is None:  # each case's runs in one stretch: sums in C
+        per_case = []
+        start = 0
+        for case, size in columns.sizes.items():
+            end = start + size
+            i, o = sum(tokens_in[start:end]), sum(tokens_out[start:end])
+            per_case.append(
+                {
+                    "case": case,
+                    "runs": size,
+                    "input_tokens": i,
+                    "output_tokens": o,
+                    "tokens_per_run": (i + o) / size,
+                    "cost": None,
+                    "cost_per_run": None,
+                }
+            )
+            start = end
+    elif columns.ordered:
+        per_case = []
+        start = 0
+        for case, size in columns.sizes.items():
+            end = start + size
+            row = usage_row(size, sum(tokens_in[start:end]), sum(tokens_out[start:end]), prices)
+            per_case.append({"case": case, **row})
+            start = end
+    else:
+        by_case = usage_by_case(zip(cases, tokens_in, tokens_out, strict=True), prices)
+        per_case = [{"case": case, **u.to_dict()} for case, u in by_case.items()]
+    indices = columns.indices
+    if prices is None:
+        per_run = [
+            {"case": c, "run": i, "input_tokens": a, "output_tokens": b, "cost": None}
+            for c, i, a, b in zip(cases, indices, tokens_in, tokens_out, strict=True)
+        ]
+    else:
+        cost = prices.cost
+        per_run = [
+            {"case": c, "run": i, "input_tokens": a, "output_tokens": b, "cost": cost(a, b)}
+            for c, i, a, b in zip(cases, indices, tokens_in, tokens_out, strict=True)
+        ]
     return {
         "prices_per_million": (
             {"input": prices.input, "output": prices.output} if prices else None
         ),
-        "experiment": total.to_dict(),
-        "cases": [{"case": case, **u.to_dict()} for case, u in by_case.items()],
-        "runs": [
-            {
-                "case": r.case_id,
-                "run": r.run_index,
-                "input_tokens": r.input_tokens,
-                "output_tokens": r.output_tokens,
-                "cost": prices.cost(r.input_tokens, r.output_tokens) if prices else None,
-            }
-            for r in runs
-        ],
+        # the total of the per-case sums, as `usage_total` makes it
+        "experiment": usage_row(len(runs), sum(tokens_in), sum(tokens_out), prices),
+        "cases": per_case,
+        "runs": per_run,
     }
+
+
+_INPUT_TOKENS = attrgetter("input_tokens")
+_OUTPUT_TOKENS = attrgetter("output_tokens")
 
 
 MAX_ERRORED_LINES = 20
@@ -548,7 +608,8 @@ def experiment_dict(
     prices: Prices | None = None,
 ) -> dict[str, Any]:
     """The report as JSON-ready data, intervals and forecasts included."""
-    accounting = experiment_accounting(experiment, runs)
+    columns = run_columns(runs)  # read once: every part below reads them
+    accounting = experiment_accounting(experiment, runs, columns)
     data: dict[str, Any] = {
         "experiment": {
             "id": experiment.id,
@@ -589,31 +650,9 @@ def experiment_dict(
     if accounting.k_varies:  # an adaptive rule asked cases for different k
         data["accounting"]["k_least"] = accounting.k_least
         data["accounting"]["k_per_case"] = {str(k): n for k, n in accounting.held().items()}
-    data["items"] = [
-        {
-            "case": s.case,
-            "scorer": s.scorer,
-            "item": s.item,
-            "expected": s.expected,
-            "runs": list(s.runs),
-            "hits": list(s.hits),
-            "misses": list(s.misses),
-            "verdict": s.verdict,
-        }
-        for s in item_stability(runs)
-    ]
-    data["tools"] = [
-        {
-            "case": u.case,
-            "tool": u.tool,
-            "runs": u.runs,
-            "runs_calling": u.runs_calling,
-            "calls_per_run": list(u.calls_per_run),
-            "errors": u.errors,
-        }
-        for u in tool_profile(runs, experiment.tools)
-    ]
-    data["usage"] = usage_dict(runs, prices)
+    data["items"] = item_dicts(runs, columns)
+    data["tools"] = tool_dicts(runs, experiment.tools, columns)
+    data["usage"] = usage_dict(runs, prices, columns)
     data["errored"] = [
         {
             "case": r.case_id,
