@@ -274,3 +274,24 @@ def test_no_two_items_or_tools_share_a_list(tmp_path: Path) -> None:
     values = [v for key in ("items", "tools") for d in data[key] for v in d.values()]
     ids = [id(v) for v in values if isinstance(v, list)]
     assert len(ids) == len(set(ids)) and len(ids) > 100
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_json_goes_out_whole_and_after_earlier_text(
+    monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    """Guards writing the JSON bytes straight to stdout's buffer (no decode and encode of
+    27 MB): text printed before comes first, and a stdout that is not UTF-8 still gets
+    the JSON as text in its own encoding."""
+    import io
+
+    from passhat.cli._app import write_json
+
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding=encoding)
+    monkeypatch.setattr("sys.stdout", out)
+    out.write("before\n")
+    write_json({"case": "café", "runs": [1, 2], "rate": float("nan")})
+    out.flush()
+    text = raw.getvalue().decode(encoding)
+    assert text == 'before\n{"case":"café","runs":[1,2],"rate":null}\n'

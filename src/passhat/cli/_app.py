@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -158,7 +159,18 @@ def write_json(data: Any) -> None:
     from pydantic_core import to_json
 
     indent = 2 if sys.stdout.isatty() else None
-    sys.stdout.write(to_json(data, indent=indent, inf_nan_mode="null").decode("utf-8") + "\n")
+    text = to_json(data, indent=indent, inf_nan_mode="null")
+    out = sys.stdout
+    buffer = getattr(out, "buffer", None)
+    if buffer is None or codecs.lookup(out.encoding or "ascii").name != "utf-8":
+        out.write(text.decode("utf-8") + "\n")
+        return
+    # UTF-8 already: the bytes as they are (27 MB at 100,000 runs: decoding them to
+    # text and encoding them back cost 25-50 ms)
+    out.flush()
+    buffer.write(text)
+    buffer.write(b"\n")
+    buffer.flush()
 
 
 def fail(error: PasshatError) -> None:
