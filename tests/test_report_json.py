@@ -221,7 +221,7 @@ def stored_runs(tmp_path: Path, seed: int, cases: int = 24) -> None:
         for index in range(1, k + 1):
             if case == cases - 1 or (case % 6 == 5 and index in (2, 5)):
                 continue  # the last case has no run at all; others miss runs 2 and 5
-            if (case, index) in RETRIED:
+            if (case, index) in RETRIED and seed != 3:  # seed 3: no run was tried again
                 first.append(record(rng, case, index, status="errored", error_type="timeout"))
                 again.append(record(rng, case, index, attempt=2))
             else:
@@ -253,7 +253,7 @@ def test_report_json_equals_the_plain_report(
     # the store is as realistic as meant: every shortfall and every kind of item is there
     assert data["accounting"]["runs_missing"] and data["accounting"]["runs_errored"]
     assert data["accounting"]["k_per_case"] == {"3": 1, "6": 23}
-    assert data["retried"]["runs_retried"] == 2
+    assert (data["retried"] is None) if seed == 3 else data["retried"]["runs_retried"] == 2
     verdicts = {i["verdict"] for i in data["items"]}
     assert {"always found", "sometimes missed", "extra, sometimes"} <= verdicts
     assert {i["scorer"] for i in data["items"]} == {"exact_set ticket.annotations", "present"}

@@ -460,21 +460,19 @@ def tool_dicts(
     if not names:
         return out
     zero = (0, 0)
-    calls_of = {}
-    errors_of = {}
+    width = len(names)
+    rows_of = {}  # per distinct value: calls of each tool, then errors of each tool
     for key, counts in distinct.items():
         pairs = [counts.get(tool, zero) for tool in names]
-        calls_of[key] = tuple([n for n, _ in pairs])
-        errors_of[key] = tuple([e for _, e in pairs])
-    calls_rows = list(map(calls_of.__getitem__, ids))
-    errors_rows = list(map(errors_of.__getitem__, ids))
+        rows_of[key] = tuple([n for n, _ in pairs] + [e for _, e in pairs])
+    errors = any(any(row[width:]) for row in rows_of.values())
+    rows = list(map(rows_of.__getitem__, ids))
     start = 0
     for case, size in sizes.items():
         end = start + size
-        errors = zip(*errors_rows[start:end], strict=True)
-        for tool, calls, errs in zip(
-            names, zip(*calls_rows[start:end], strict=True), errors, strict=True
-        ):
+        per_tool = list(zip(*rows[start:end], strict=True))  # calls..., errors...
+        for n, tool in enumerate(names):
+            calls = per_tool[n]
             out.append(
                 {
                     "case": case,
@@ -482,7 +480,7 @@ def tool_dicts(
                     "runs": size,
                     "runs_calling": size - calls.count(0),
                     "calls_per_run": list(calls),
-                    "errors": sum(errs),
+                    "errors": sum(per_tool[width + n]) if errors else 0,
                 }
             )
         start = end

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from itertools import compress
 from operator import attrgetter
 from typing import Any
 
@@ -413,6 +414,8 @@ def usage_dict(
 
 
 _INPUT_TOKENS = attrgetter("input_tokens")
+_ATTEMPT = attrgetter("attempt")
+_MODEL_SOURCE = attrgetter("model_source")
 _OUTPUT_TOKENS = attrgetter("output_tokens")
 
 
@@ -645,7 +648,7 @@ def experiment_dict(
         "runs_counted": accounting.runs_counted,
         "runs_errored": accounting.runs_errored,
         "runs_missing": accounting.runs_missing,
-        "runs_replayed": replayed_runs(runs),
+        "runs_replayed": list(map(_MODEL_SOURCE, runs)).count("replayed"),
     }
     if accounting.k_varies:  # an adaptive rule asked cases for different k
         data["accounting"]["k_least"] = accounting.k_least
@@ -661,8 +664,9 @@ def experiment_dict(
             "message": r.error_message,
             "traceback": r.traceback,
         }
-        for r in runs
-        if r.status == "errored"
+        for r in compress(runs, map("errored".__eq__, columns.statuses))
     ]
-    data["retried"] = retry_summary(runs)
+    # no run was tried again (the usual case): known in C, without a pass in Python
+    retried = runs and max(map(_ATTEMPT, runs)) > 1
+    data["retried"] = retry_summary(runs) if retried else None
     return data
