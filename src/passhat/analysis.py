@@ -5,6 +5,10 @@ reads (both have `graded_items` and `tool_counts`). Item stability answers the
 seed's question "which findings are missed now and then, which every time": for
 every expected item of an exact-set scorer, the counted runs that found it; for
 every unexpected item, the runs that produced it.
+
+`item_dicts` and `tool_dicts` give the same results as JSON-ready dicts for
+`report --json`, built from columns of the runs (`run_columns`) rather than one
+object per item: 100,000 runs make ~50,000 items and ~20,000 tool rows.
 """
 
 from __future__ import annotations
@@ -306,6 +310,21 @@ def _graded(details: list[_Detail], skeletons: dict[Any, Any]) -> _Graded:
     )
 
 
+def _read_values(
+    ids: list[int], values: list[Sequence[Mapping[str, Any]]]
+) -> tuple[dict[int, tuple[Sequence[Mapping[str, Any]], list[_Detail]]], dict[int, _Graded]]:
+    """Each distinct per-item value (by id) read once: as `_case_items` reads it, and as
+    the column path does."""
+    read: dict[int, tuple[Sequence[Mapping[str, Any]], list[_Detail]]] = {}
+    plans: dict[int, _Graded] = {}
+    skeletons: dict[Any, Any] = {}
+    for key, graded in dict(zip(ids, values, strict=True)).items():
+        details = _read_details(graded)
+        read[key] = (graded, details)
+        plans[key] = _graded(details, skeletons)
+    return read, plans
+
+
 class _Columns(dict[tuple[bool, ...], tuple[list[int], list[int], str]]):
     """Hits, misses and verdict of each column of found / not found over `runs`, made
     the first time a column is asked for (by `map(columns.__getitem__, ...)`, in C)."""
@@ -343,13 +362,7 @@ def item_dicts(
     indices = list(compress(columns.indices, keep))
     values = list(map(_GRADED_ITEMS, counted))
     ids = list(map(id, values))  # `values` keeps every id's object alive
-    read: dict[int, tuple[Sequence[Mapping[str, Any]], list[_Detail]]] = {}
-    plans: dict[int, _Graded] = {}
-    skeletons: dict[Any, Any] = {}
-    for key, graded in dict(zip(ids, values, strict=True)).items():  # each value once
-        details = _read_details(graded)
-        read[key] = (graded, details)
-        plans[key] = _graded(details, skeletons)
+    read, plans = _read_values(ids, values)
     found_of = {key: plan.found for key, plan in plans.items()}
     extras_of = {key: plan.extras for key, plan in plans.items() if plan.extras}
     # per run, its value's skeleton if plain (else None): a case is one column table
