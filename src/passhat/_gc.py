@@ -43,7 +43,19 @@ def gc_paused() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0 and _was_enabled:
+                _settle()
                 gc.enable()
+
+
+def _settle() -> None:
+    """Count what the pause built as old, not young. Every container allocated in the
+    pause counts toward the youngest generation, so the first allocation after it would
+    walk them all (400,000 objects of a 100,000-run report: ~50 ms), then again as
+    they age. Freezing and unfreezing (two list splices, no walk) moves every tracked
+    object to the oldest generation with the counts reset: the next full collection
+    still sees them, and frees any cycle among them."""
+    gc.freeze()
+    gc.unfreeze()
 
 
 def without_gc(function: Callable[P, R]) -> Callable[P, R]:
