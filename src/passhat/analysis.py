@@ -409,7 +409,7 @@ def item_dicts(
             if extras is not None:
                 sources = [(k, by_label[label]) for k, by_label in extras if label in by_label]
                 if sources:
-                    _extra_items(out, case, case_runs, case_ids, sources, label)
+                    _extra_items(out, case, case_ids, sources, label, table)
         start = end
     return out
 
@@ -420,24 +420,26 @@ _NONE: frozenset[str] = frozenset()
 def _extra_items(
     out: list[dict[str, Any]],
     case: str,
-    runs: list[int],
     ids: list[int],
     sources: list[tuple[int, frozenset[str]]],
     label: str,
+    table: _Columns,
 ) -> None:
     """A label's extra items across a case's runs (whose values have the ids `ids`):
-    every distinct one, sorted; `sources` are the values with extras of this label."""
-    present: list[bool] = []
+    every distinct one, sorted; `sources` are the values with extras of this label.
+    An extra's runs are a column like a found item's, read from the same `table`."""
+    runs = table.runs
+    present: tuple[bool, ...] = ()
     if len(sources) == 1:  # one value has extras: they all appear in its runs
         key, items = sources[0]
-        present = list(map(key.__eq__, ids))
+        present = tuple(map(key.__eq__, ids))
     else:
         items = _NONE.union(*[extras for _, extras in sources])
     for item in sorted(items):
         if len(sources) > 1:
             having = {key for key, extras in sources if item in extras}
-            present = list(map(having.__contains__, ids))
-        hits = list(compress(runs, present))
+            present = tuple(map(having.__contains__, ids))
+        hits, misses, _ = table[present]
         out.append(
             {
                 "case": case,
@@ -445,8 +447,8 @@ def _extra_items(
                 "item": item,
                 "expected": False,
                 "runs": runs.copy(),
-                "hits": hits,
-                "misses": list(compress(runs, map(not_, present))),
+                "hits": hits.copy(),
+                "misses": misses.copy(),
                 "verdict": "extra, every run" if len(hits) == len(runs) else "extra, sometimes",
             }
         )
