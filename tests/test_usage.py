@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from passhat.usage import Prices, usage_by_case, usage_of, usage_total
+from passhat.usage import Prices, usage_by_case, usage_of, usage_row, usage_total
 
 RUN = st.tuples(st.sampled_from("abcd"), st.integers(0, 10**6), st.integers(0, 10**6))
 
@@ -36,6 +36,19 @@ def test_usage_total_of_the_cases_is_usage_of_every_run(
     """Guards the report's total from its per-case totals (one pass over the runs)."""
     total = usage_total(usage_by_case(runs, prices).values(), prices)
     assert total == usage_of([(i, o) for _, i, o in runs], prices)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), max_size=12),
+    st.none() | st.builds(Prices, st.floats(0, 10), st.floats(0, 10)),
+)
+def test_usage_row_is_usage_of_as_a_dict(
+    runs: list[tuple[int, int]], prices: Prices | None
+) -> None:
+    """Guards `usage_row` (report --json's per-case rows without a TokenUsage each):
+    the same dict as `usage_of(...).to_dict()`, no run at all included."""
+    i, o = sum(i for i, _ in runs), sum(o for _, o in runs)
+    assert usage_row(len(runs), i, o, prices) == usage_of(runs, prices).to_dict()
 
 
 def test_usage_table_lists_limit_cases_and_totals_every_run() -> None:

@@ -50,19 +50,9 @@ ReportRun = RunRecord | RunSummary
 
 
 @without_gc
-def experiment_accounting(
-    experiment: ExperimentRecord, runs: Sequence[ReportRun], columns: RunColumns | None = None
-) -> Accounting:
+def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[ReportRun]) -> Accounting:
     """Requested / completed / counted per planned case, from the stored runs."""
     cases: dict[str, dict[int, str]] = {case_id: {} for case_id in experiment.case_ids}
-    if columns is not None and columns.ordered:  # one record per (case, run): no check
-        indices, statuses = columns.indices, columns.statuses
-        start = 0
-        for case, size in columns.sizes.items():
-            end = start + size
-            cases[case] = dict(zip(indices[start:end], statuses[start:end], strict=True))
-            start = end
-        return Ledger.of(cases).close(experiment.k_requested, experiment.case_k)
     for run in runs:  # Ledger.add inlined: 100,000 runs
         case_runs = cases.get(run.case_id)
         if case_runs is None:
@@ -361,25 +351,7 @@ def usage_dict(
     cases = columns.cases
     tokens_in = list(map(_INPUT_TOKENS, runs))
     tokens_out = list(map(_OUTPUT_TOKENS, runs))
-    if columns.ordered and prices is None:  # each case's runs in one stretch: sums in C
-        per_case = []
-        start = 0
-        for case, size in columns.sizes.items():
-            end = start + size
-            i, o = sum(tokens_in[start:end]), sum(tokens_out[start:end])
-            per_case.append(
-                {
-                    "case": case,
-                    "runs": size,
-                    "input_tokens": i,
-                    "output_tokens": o,
-                    "tokens_per_run": (i + o) / size,
-                    "cost": None,
-                    "cost_per_run": None,
-                }
-            )
-            start = end
-    elif columns.ordered:
+    if columns.ordered:  # each case's runs in one stretch: sums of slices, in C
         per_case = []
         start = 0
         for case, size in columns.sizes.items():
@@ -612,7 +584,7 @@ def experiment_dict(
 ) -> dict[str, Any]:
     """The report as JSON-ready data, intervals and forecasts included."""
     columns = run_columns(runs)  # read once: every part below reads them
-    accounting = experiment_accounting(experiment, runs, columns)
+    accounting = experiment_accounting(experiment, runs)
     data: dict[str, Any] = {
         "experiment": {
             "id": experiment.id,
