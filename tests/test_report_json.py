@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from passhat.report.experiment import (
     ReportRun,
     experiment_accounting,
     experiment_dict,
+    experiment_json,
     experiment_uncertainty,
     replayed_runs,
     retry_summary,
@@ -249,6 +251,10 @@ def test_report_json_equals_the_plain_report(
     fast = to_json(experiment_dict(e, summaries, prices=prices))
     plain = to_json(plain_experiment_dict(e, summaries, prices=prices))
     assert fast == plain
+    # what the command writes to a pipe, piece by piece
+    accounting, pieces = experiment_json(e, summaries, prices=prices)
+    assert b"".join(pieces) == plain
+    assert accounting == experiment_accounting(e, summaries)
     data = json.loads(fast)
     # the store is as realistic as meant: every shortfall and every kind of item is there
     assert data["accounting"]["runs_missing"] and data["accounting"]["runs_errored"]
@@ -295,3 +301,60 @@ def test_json_goes_out_whole_and_after_earlier_text(
     out.flush()
     text = raw.getvalue().decode(encoding)
     assert text == 'before\n{"case":"café","runs":[1,2],"rate":null}\n'
+
+
+def test_report_json_of_runs_that_all_errored(tmp_path: Path) -> None:
+    """No counted run: no dataset, but every case with its missing and errored runs, the
+    same from the plain builders, `experiment_dict` and the pieces the command writes."""
+    rng = random.Random(5)
+    runs = [
+        record(rng, case, index, status="errored", error_type="timeout", score=[])
+        for case in range(3)
+        for index in (1, 2)
+    ]
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment(4))
+        store.record_runs(runs)
+        e = store.experiment("e1")
+        summaries = store.summaries("e1")
+    plain = to_json(plain_experiment_dict(e, summaries))
+    assert to_json(experiment_dict(e, summaries)) == plain
+    assert b"".join(experiment_json(e, summaries)[1]) == plain
+    data = json.loads(plain)
+    assert data["dataset"] is None and len(data["cases"]) == 4 and len(data["errored"]) == 6
+
+
+def test_the_command_writes_the_report_json_and_judges_strict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Guards `passhat report --json` to a pipe, written piece by piece: the same text as
+    the whole report serialised at once, and --strict still fails a report with missing
+    runs (its verdict now comes from the accounting, not the written data)."""
+    from cli_helpers import run_cli
+
+    stored_runs(tmp_path, 1)
+    db = str(tmp_path / "p.db")
+    with Store(tmp_path / "p.db") as store:
+        e = store.experiment("e1")
+        want = to_json(experiment_dict(e, store.summaries("e1")), inf_nan_mode="null")
+    r = run_cli(capsys, "report", "e1", "--json", "--db", db, "--price", "in=0.15,out=0.60")
+    assert r.code == 0
+    with Store(tmp_path / "p.db") as store:
+        priced = experiment_dict(e, store.summaries("e1"), prices=Prices(0.15, 0.6))
+    assert r.out == to_json(priced, inf_nan_mode="null").decode() + "\n"
+    r = run_cli(capsys, "report", "e1", "--json", "--strict", "--db", db)
+    assert r.code == 1 and r.out == want.decode() + "\n"
+    # every requested run counted: --strict passes
+    rng = random.Random(9)
+    whole = replace(experiment(2), case_k={})
+    with Store(tmp_path / "q.db") as store:
+        store.create_experiment(whole)
+        store.record_runs(
+            [
+                record(rng, case, index, status="failed", error_type=None, error_message=None)
+                for case in range(2)
+                for index in range(1, K + 1)
+            ]
+        )
+    r = run_cli(capsys, "report", "e1", "--json", "--strict", "--db", str(tmp_path / "q.db"))
+    assert r.code == 0 and json.loads(r.out)["dataset"]["complete"] is True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import signal
+import sys
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -17,7 +18,7 @@ from rich.text import Text
 
 from passhat._gc import without_gc
 from passhat.cli import adaptive as adaptive_k
-from passhat.cli._app import app, console, err_console, write_json
+from passhat.cli._app import app, console, err_console, write_json, write_json_pieces
 from passhat.cli._help import examples
 from passhat.cli.metrics import LangOption, PriceOption, PricesOption, report_lang
 from passhat.errors import ConfigError, InputError
@@ -936,7 +937,13 @@ def report(
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
             err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
-    if as_json:
+    if as_json and not sys.stdout.isatty():  # for a pipe: compact, written piece by piece
+        from passhat.report.experiment import experiment_json
+
+        accounting, pieces = experiment_json(experiment, runs, forecast_m=forecast_m, prices=prices)
+        write_json_pieces(pieces)
+        complete = accounting.runs_counted > 0 and accounting.complete
+    elif as_json:  # indented for a person at a terminal
         data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
         write_json(data)
         complete = data["dataset"] is not None and data["dataset"]["complete"]

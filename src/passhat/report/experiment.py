@@ -9,7 +9,7 @@ as markup. Labels come from `passhat.report.i18n` in the `lang` asked for; data
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import compress
 from operator import attrgetter
 from typing import Any
@@ -574,6 +574,62 @@ def _rate(rate: dict[str, Any]) -> str:
     return f"{rate['passed']}/{rate['counted']} ({rate['pass_rate']:.0%})"
 
 
+def _experiment_head(experiment: ExperimentRecord) -> dict[str, Any]:
+    return {
+        "id": experiment.id,
+        "name": experiment.name,
+        "created_at": experiment.created_at,
+        "suite": experiment.suite_name,
+        "suite_hash": experiment.suite_hash,
+        "agent": experiment.agent,
+        "model": experiment.model,
+        "model_config": experiment.model_config,
+        "params": experiment.params,
+        "prompt_version": experiment.prompt_version,
+        "k_requested": experiment.k_requested,
+        "case_k": dict(experiment.case_k),
+        "fingerprint": experiment.fingerprint,
+        "harness_version": experiment.harness_version,
+        "kind": experiment.kind,
+        "source": experiment.source,
+    }
+
+
+def _accounting_dict(accounting: Accounting, runs: Sequence[ReportRun]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "k_requested": accounting.k_requested,
+        "complete": accounting.complete,
+        "runs_requested": accounting.runs_requested,
+        "runs_completed": accounting.runs_completed,
+        "runs_counted": accounting.runs_counted,
+        "runs_errored": accounting.runs_errored,
+        "runs_missing": accounting.runs_missing,
+        "runs_replayed": list(map(_MODEL_SOURCE, runs)).count("replayed"),
+    }
+    if accounting.k_varies:  # an adaptive rule asked cases for different k
+        out["k_least"] = accounting.k_least
+        out["k_per_case"] = {str(k): n for k, n in accounting.held().items()}
+    return out
+
+
+def _errored_dicts(runs: Sequence[ReportRun], columns: RunColumns) -> list[dict[str, Any]]:
+    return [
+        {
+            "case": r.case_id,
+            "run": r.run_index,
+            "type": r.error_type,
+            "message": r.error_message,
+            "traceback": r.traceback,
+        }
+        for r in compress(runs, map("errored".__eq__, columns.statuses))
+    ]
+
+
+def _retried(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
+    # no run was tried again (the usual case): known in C, without a pass in Python
+    return retry_summary(runs) if runs and max(map(_ATTEMPT, runs)) > 1 else None
+
+
 @without_gc
 def experiment_dict(
     experiment: ExperimentRecord,
@@ -585,26 +641,7 @@ def experiment_dict(
     """The report as JSON-ready data, intervals and forecasts included."""
     columns = run_columns(runs)  # read once: every part below reads them
     accounting = experiment_accounting(experiment, runs)
-    data: dict[str, Any] = {
-        "experiment": {
-            "id": experiment.id,
-            "name": experiment.name,
-            "created_at": experiment.created_at,
-            "suite": experiment.suite_name,
-            "suite_hash": experiment.suite_hash,
-            "agent": experiment.agent,
-            "model": experiment.model,
-            "model_config": experiment.model_config,
-            "params": experiment.params,
-            "prompt_version": experiment.prompt_version,
-            "k_requested": experiment.k_requested,
-            "case_k": dict(experiment.case_k),
-            "fingerprint": experiment.fingerprint,
-            "harness_version": experiment.harness_version,
-            "kind": experiment.kind,
-            "source": experiment.source,
-        }
-    }
+    data: dict[str, Any] = {"experiment": _experiment_head(experiment)}
     if accounting.runs_counted:
         u = experiment_uncertainty(accounting, forecast_m)
         data.update(summary_with_uncertainty(accounting, u))
@@ -612,33 +649,63 @@ def experiment_dict(
         data["dataset"] = None
         data["cases"] = [case_dict(c) for c in accounting.cases]
     data["adaptive"] = [dict(r) for r in experiment.adaptive]
-    data["accounting"] = {
-        "k_requested": accounting.k_requested,
-        "complete": accounting.complete,
-        "runs_requested": accounting.runs_requested,
-        "runs_completed": accounting.runs_completed,
-        "runs_counted": accounting.runs_counted,
-        "runs_errored": accounting.runs_errored,
-        "runs_missing": accounting.runs_missing,
-        "runs_replayed": list(map(_MODEL_SOURCE, runs)).count("replayed"),
-    }
-    if accounting.k_varies:  # an adaptive rule asked cases for different k
-        data["accounting"]["k_least"] = accounting.k_least
-        data["accounting"]["k_per_case"] = {str(k): n for k, n in accounting.held().items()}
+    data["accounting"] = _accounting_dict(accounting, runs)
     data["items"] = item_dicts(runs, columns)
     data["tools"] = tool_dicts(runs, experiment.tools, columns)
     data["usage"] = usage_dict(runs, prices, columns)
-    data["errored"] = [
-        {
-            "case": r.case_id,
-            "run": r.run_index,
-            "type": r.error_type,
-            "message": r.error_message,
-            "traceback": r.traceback,
-        }
-        for r in compress(runs, map("errored".__eq__, columns.statuses))
-    ]
-    # no run was tried again (the usual case): known in C, without a pass in Python
-    retried = runs and max(map(_ATTEMPT, runs)) > 1
-    data["retried"] = retry_summary(runs) if retried else None
+    data["errored"] = _errored_dicts(runs, columns)
+    data["retried"] = _retried(runs)
     return data
+
+
+def experiment_json(
+    experiment: ExperimentRecord,
+    runs: Sequence[ReportRun],
+    *,
+    forecast_m: int = 10,
+    prices: Prices | None = None,
+) -> tuple[Accounting, Iterator[bytes]]:
+    """The accounting, and `experiment_dict` as compact JSON (NaN as null) in pieces:
+    what `report --json` writes to a pipe. The cases are written shape by shape
+    (`passhat.report.summary_json`: intervals and forecasts only for one case of each
+    counted runs and passes); every other part is serialised and let go before the
+    next is built, so the whole report is never held at once (at 100,000 runs: 80 MB
+    less, 0.1 s less). tests/test_report_json.py checks it byte for byte."""
+    accounting = experiment_accounting(experiment, runs)
+    return accounting, _json_pieces(experiment, runs, accounting, forecast_m, prices)
+
+
+def _json_pieces(
+    experiment: ExperimentRecord,
+    runs: Sequence[ReportRun],
+    accounting: Accounting,
+    forecast_m: int,
+    prices: Prices | None,
+) -> Iterator[bytes]:
+    from pydantic_core import to_json
+
+    def dumps(value: Any) -> bytes:
+        return to_json(value, inf_nan_mode="null")
+
+    columns = run_columns(runs)
+    yield b'{"experiment":' + dumps(_experiment_head(experiment))
+    if accounting.runs_counted:
+        from passhat.report.summary_json import representatives, summary_json_chunks
+
+        u = experiment_uncertainty(accounting, forecast_m, representatives(accounting))
+        # one object {"dataset": ..., "cases": [...]}: its keys go into the report's
+        pieces = summary_json_chunks(accounting, u)
+        previous = "," + next(pieces).removeprefix("{")
+        for piece in pieces:
+            yield previous.encode()
+            previous = piece
+        yield previous.removesuffix("}").encode()
+    else:
+        yield b',"dataset":null,"cases":' + dumps([case_dict(c) for c in accounting.cases])
+    yield b',"adaptive":' + dumps([dict(r) for r in experiment.adaptive])
+    yield b',"accounting":' + dumps(_accounting_dict(accounting, runs))
+    yield b',"items":' + dumps(item_dicts(runs, columns))
+    yield b',"tools":' + dumps(tool_dicts(runs, experiment.tools, columns))
+    yield b',"usage":' + dumps(usage_dict(runs, prices, columns))
+    yield b',"errored":' + dumps(_errored_dicts(runs, columns))
+    yield b',"retried":' + dumps(_retried(runs)) + b"}"
