@@ -271,15 +271,16 @@ def test_report_json_equals_the_plain_report(
     assert to_json(experiment_dict(e, shuffled, prices=prices)) == want
 
 
-def test_no_two_items_or_tools_share_a_list(tmp_path: Path) -> None:
-    """Runs share their hits and calls; the JSON-ready data shares no list (a caller may
-    edit one item's lists)."""
+def test_no_two_items_tools_or_cases_share_a_list(tmp_path: Path) -> None:
+    """Runs share their hits and calls, cases of equal counts their interval and forecast;
+    the JSON-ready data shares no list or dict (a caller may edit one item's lists)."""
     stored_runs(tmp_path, 4)
     with Store(tmp_path / "p.db") as store:
         data = experiment_dict(store.experiment("e1"), store.summaries("e1"))
-    values = [v for key in ("items", "tools") for d in data[key] for v in d.values()]
-    ids = [id(v) for v in values if isinstance(v, list)]
+    values = [v for key in ("items", "tools", "cases") for d in data[key] for v in d.values()]
+    ids = [id(v) for v in values if isinstance(v, (list, dict))]
     assert len(ids) == len(set(ids)) and len(ids) > 100
+    assert sum(1 for v in values if isinstance(v, dict)) > 20  # cases' intervals, forecasts
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])

@@ -643,8 +643,12 @@ def experiment_dict(
     accounting = experiment_accounting(experiment, runs)
     data: dict[str, Any] = {"experiment": _experiment_head(experiment)}
     if accounting.runs_counted:
-        u = experiment_uncertainty(accounting, forecast_m)
-        data.update(summary_with_uncertainty(accounting, u))
+        from passhat.report.summary_json import representatives
+
+        # intervals and forecasts depend on a case's counted runs and passes alone:
+        # computed for one case of each, copied to the others
+        u = experiment_uncertainty(accounting, forecast_m, representatives(accounting))
+        data.update(summary_with_uncertainty(accounting, u, twins=True))
     else:  # no figures yet, but the accounting still says which runs are missing
         data["dataset"] = None
         data["cases"] = [case_dict(c) for c in accounting.cases]

@@ -7,6 +7,7 @@ from typing import Any
 
 from passhat._gc import without_gc
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns
+from passhat.errors import MetricsError
 from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
 from passhat.stats import (
     CASE_ALPHA,
@@ -281,13 +282,18 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
 
 @without_gc
 def summary_with_uncertainty(
-    accounting: Accounting, u: Uncertainty, *, k_inferred: bool = False
+    accounting: Accounting, u: Uncertainty, *, k_inferred: bool = False, twins: bool = False
 ) -> dict[str, Any]:
     """`summary_dict` with the intervals and forecasts beside the figures they qualify.
 
     Every key of `summary_dict` is kept; added are `dataset.intervals`,
     `dataset.intervals_note`, `dataset.forecast`, per case `interval` and
     `forecast` (None for a case with no counted run), and `plans` when asked for.
+
+    `twins`: `u` holds the cases' intervals and forecasts for one case of each counted
+    runs and passes only (`uncertainty(only=representatives(accounting))`, a fraction
+    of the cost at 10,000 cases): every case takes copies of its twin's, which depend
+    on those two counts alone.
     """
     out = summary_dict(accounting, k_inferred=k_inferred)
     extra = uncertainty_dict(u)
@@ -295,14 +301,36 @@ def summary_with_uncertainty(
     out["dataset"]["intervals_note"] = extra["dataset_note"]
     out["dataset"]["forecast"] = extra["forecast"]
     out["dataset"]["confidence"] = extra["confidence"]
-    for case in out["cases"]:
-        per_case = extra["cases"].get(case["case"], {})
-        case["interval"] = per_case.get("interval")
-        case["forecast"] = per_case.get("forecast")
+    if twins:
+        _twin_figures(out["cases"], accounting, u, extra["cases"])
+    else:
+        for case in out["cases"]:
+            per_case = extra["cases"].get(case["case"], {})
+            case["interval"] = per_case.get("interval")
+            case["forecast"] = per_case.get("forecast")
     if "plans" in extra:
         out["plans"] = extra["plans"]
         out["plan_notes"] = extra["plan_notes"]
     return out
+
+
+def _twin_figures(
+    cases: list[dict[str, Any]], accounting: Accounting, u: Uncertainty, held: dict[str, Any]
+) -> None:
+    """Each case dict gets copies of the interval and forecast of the case in `u` with the
+    same counted runs and passes (none without a counted run)."""
+    by_counts = {(c.runs, c.passes): held[c.case] for c in u.cases}
+    for case, c in zip(cases, accounting.cases, strict=True):
+        if not c.counted:
+            case["interval"] = case["forecast"] = None
+            continue
+        twin = by_counts.get((c.counted, c.passes))
+        if twin is None:
+            raise MetricsError(
+                f"no interval for case {c.case!r}: give uncertainty(only=) its representatives"
+            )
+        case["interval"] = twin["interval"].copy()
+        case["forecast"] = twin["forecast"].copy()
 
 
 def _side_dict(accounting: Accounting, source: str, k_inferred: bool) -> dict[str, Any]:
