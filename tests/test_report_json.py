@@ -305,8 +305,9 @@ def test_json_goes_out_whole_and_after_earlier_text(
 
 
 def test_report_json_of_runs_that_all_errored(tmp_path: Path) -> None:
-    """No counted run: no dataset, but every case with its missing and errored runs, the
-    same from the plain builders, `experiment_dict` and the pieces the command writes."""
+    """No counted run (all errored, or none yet): no dataset, but every case with its
+    missing and errored runs, the same from the plain builders, `experiment_dict` and
+    the pieces the command writes."""
     rng = random.Random(5)
     runs = [
         record(rng, case, index, status="errored", error_type="timeout", score=[])
@@ -323,6 +324,11 @@ def test_report_json_of_runs_that_all_errored(tmp_path: Path) -> None:
     assert b"".join(experiment_json(e, summaries)[1]) == plain
     data = json.loads(plain)
     assert data["dataset"] is None and len(data["cases"]) == 4 and len(data["errored"]) == 6
+    # and before any run at all
+    for prices in (None, Prices(0.15, 0.6)):
+        plain = to_json(plain_experiment_dict(e, [], prices=prices))
+        assert to_json(experiment_dict(e, [], prices=prices)) == plain
+        assert b"".join(experiment_json(e, [], prices=prices)[1]) == plain
 
 
 def test_the_command_writes_the_report_json_and_judges_strict(
