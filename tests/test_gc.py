@@ -107,3 +107,17 @@ def test_what_a_pause_built_is_not_walked_by_the_next_young_collection() -> None
     assert len(built) == 50_000 and gone() is not None
     gc.collect()
     assert gone() is None
+
+
+def test_objects_the_program_froze_stay_frozen() -> None:
+    """A program that froze its objects (say before forking workers) keeps them frozen
+    after a pause: the pause's settling must not thaw them."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with gc_paused():
+            _ = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -53,9 +53,11 @@ def _settle() -> None:
     walk them all (400,000 objects of a 100,000-run report: ~50 ms), then again as
     they age. Freezing and unfreezing (two list splices, no walk) moves every tracked
     object to the oldest generation with the counts reset: the next full collection
-    still sees them, and frees any cycle among them."""
-    gc.freeze()
-    gc.unfreeze()
+    still sees them, and frees any cycle among them. Left alone when the program froze
+    objects itself (e.g. before forking): unfreezing would thaw those too."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def without_gc(function: Callable[P, R]) -> Callable[P, R]:
