@@ -386,9 +386,9 @@ def usage_dict(
 
 
 _INPUT_TOKENS = attrgetter("input_tokens")
+_OUTPUT_TOKENS = attrgetter("output_tokens")
 _ATTEMPT = attrgetter("attempt")
 _MODEL_SOURCE = attrgetter("model_source")
-_OUTPUT_TOKENS = attrgetter("output_tokens")
 
 
 MAX_ERRORED_LINES = 20
