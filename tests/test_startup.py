@@ -47,8 +47,9 @@ HEAVY = (
     "rich.console",
     "rich.progress",
 )
-# what `passhat list` and `passhat report` need: not the runner's event loop or progress bar
-REPORTING = ["passhat.cli.run", "passhat.stats", "passhat.store", "rich.console"]
+# what `passhat list` and `passhat report` need: not the runner's module (cli/run.py),
+# its event loop or progress bar
+REPORTING = ["passhat.stats", "passhat.store", "rich.console"]
 
 IMPORTS = """
 import sys

@@ -85,7 +85,7 @@ ENGLISH_LABELS = (
 @pytest.fixture
 def wide(monkeypatch: pytest.MonkeyPatch) -> None:
     """A console wide enough that no data string wraps, so each can be found whole."""
-    for module in ("metrics", "run", "compare"):
+    for module in ("metrics", "run", "read", "compare"):
         monkeypatch.setattr(f"passhat.cli.{module}.console", Console(highlight=False, width=400))
 
 

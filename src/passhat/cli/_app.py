@@ -28,16 +28,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Run exactly the missing runs of an experiment (and new indices with a larger k).",
     ),
     "report": (
-        "run",
+        "read",
         "The three numbers with intervals, the accounting, item stability, tool use and tokens "
         "(and cost, given prices).",
     ),
     "show": (
-        "run",
+        "read",
         "One run whole: transcript, tool calls, final state, score, and a crash's traceback.",
     ),
     "list": (
-        "run",
+        "read",
         "The experiments in the store, with each one's counted, errored and planned runs.",
     ),
     "compare": (

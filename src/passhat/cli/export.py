@@ -9,7 +9,7 @@ import typer
 
 from passhat.cli._app import app, err_console
 from passhat.cli._help import examples
-from passhat.cli.run import DbOption, ExperimentArg, open_store
+from passhat.cli._store import DbOption, ExperimentArg, open_store
 
 
 @app.command(

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
-from passhat.cli.run import DbOption, ExperimentArg, open_store
+from passhat.cli._store import DbOption, ExperimentArg, open_store
 from passhat.plain import plural
 
 MAX_CHANGES_SHOWN = 20

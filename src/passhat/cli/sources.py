@@ -10,7 +10,7 @@ from rich.text import Text
 
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import Group, Typer, examples
-from passhat.cli.run import DbOption, open_store
+from passhat.cli._store import DbOption, open_store
 from passhat.errors import InputError
 from passhat.plain import plural
 

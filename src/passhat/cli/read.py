@@ -1,0 +1,176 @@
+"""`passhat report / show / list`: read experiments from the store.
+
+They never run anything, so this module imports neither the runner nor the
+adaptive-k options `run` and `resume` parse (cli/run.py): `passhat report` starts
+with what a report needs and nothing more."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from passhat._gc import without_gc
+from passhat.cli._app import app, console, err_console, write_json, write_json_pieces
+from passhat.cli._help import examples
+from passhat.cli._store import DbOption, ExperimentArg, open_store
+from passhat.cli.metrics import LangOption, PriceOption, PricesOption, report_lang
+from passhat.errors import InputError
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.report.experiment import experiment_dict, print_experiment_report
+from passhat.report.i18n import t
+from passhat.report.terminal import ROWS_SHOWN
+from passhat.store import default_db_path
+
+
+@app.command(
+    epilog=examples(
+        "passhat report latest",
+        "passhat report mine-1 --html report.html --lang zh-TW",
+        "passhat report latest --json --price in=0.15,out=0.60",
+    )
+)
+@without_gc  # 100,000 runs: see passhat._gc
+def report(
+    experiment_ref: ExperimentArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", metavar="FILE", help="Also write a self-contained HTML report to FILE."
+        ),
+    ] = None,
+    lang: LangOption = None,
+    forecast_m: Annotated[
+        int,
+        typer.Option(
+            "--forecast", "-m", metavar="M", help="Forecast the chance the next M runs all pass."
+        ),
+    ] = 10,
+    show_all: Annotated[
+        bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
+    ] = False,
+    price: PriceOption = None,
+    prices_file: PricesOption = None,
+    db: DbOption = None,
+) -> None:
+    """The three numbers with intervals, the accounting, item stability, tool use and
+    tokens (and cost, given prices)."""
+    from passhat.usage import choose_prices
+
+    language = report_lang(lang)
+    if forecast_m < 1:
+        raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
+    with open_store(db, read_only=True) as store:
+        experiment = store.experiment(experiment_ref)
+        prices = choose_prices(price, prices_file, experiment.model)
+        runs = store.summaries(experiment.id)
+        if html is not None:
+            from passhat.report.html import write_html
+
+            def load(cases: Sequence[str]) -> list[RunRecord]:
+                return store.runs(experiment.id, cases=cases)
+
+            try:
+                written = write_html(
+                    html,
+                    experiment,
+                    runs,
+                    lang=language,
+                    load=load,
+                    prices=prices,
+                    forecast_m=forecast_m,
+                )
+            except OSError as error:
+                raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
+            err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
+    if as_json and not sys.stdout.isatty():  # for a pipe: compact, written piece by piece
+        from passhat.report.experiment import experiment_json
+
+        accounting, pieces = experiment_json(experiment, runs, forecast_m=forecast_m, prices=prices)
+        write_json_pieces(pieces)
+        complete = accounting.runs_counted > 0 and accounting.complete
+    elif as_json:  # indented for a person at a terminal
+        data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
+        write_json(data)
+        complete = data["dataset"] is not None and data["dataset"]["complete"]
+    else:
+        accounting = print_experiment_report(
+            console,
+            experiment,
+            runs,
+            forecast_m=forecast_m,
+            limit=None if show_all else ROWS_SHOWN,
+            lang=language,
+            prices=prices,
+        )
+        complete = accounting.complete
+    if strict and not complete:
+        raise typer.Exit(1)
+
+
+@app.command(
+    epilog=examples(
+        "passhat show latest ac-conflict-001 2",
+        "passhat show mine-1 ac-conflict-001 2 --json",
+    )
+)
+def show(
+    experiment_ref: ExperimentArg,
+    case_id: Annotated[str, typer.Argument(metavar="CASE", help="Case id.")],
+    run_index: Annotated[int, typer.Argument(metavar="RUN", help="Run index (1-based).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run record as JSON.")] = False,
+    db: DbOption = None,
+) -> None:
+    """One run whole: transcript, tool calls, final state, score, and a crash's traceback."""
+    from passhat.report.run import print_run, run_dict
+
+    with open_store(db, read_only=True) as store:
+        experiment = store.experiment(experiment_ref)
+        _check_run_ref(experiment, case_id, run_index)
+        r = store.run(experiment.id, case_id, run_index)
+    if as_json:
+        write_json(run_dict(r))
+    else:
+        print_run(console, r)
+
+
+def _check_run_ref(experiment: ExperimentRecord, case_id: str, run_index: int) -> None:
+    """A case the experiment never planned, or an index outside 1..k, is a typo: say so."""
+    ref = experiment.name or experiment.id
+    if case_id not in experiment.case_ids:
+        close = difflib.get_close_matches(case_id, experiment.case_ids, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        ids = experiment.case_ids
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        raise InputError(f"experiment {ref} has no case {case_id!r}{hint} (its cases: {shown})")
+    k = experiment.k_of(case_id)
+    if not 1 <= run_index <= k:
+        of = "of each case" if k == experiment.k_requested else f"of case {case_id}"
+        raise InputError(
+            f"experiment {ref} asks for runs 1 to {k} {of}; there is no run {run_index}"
+        )
+
+
+@app.command(
+    "list",
+    epilog=examples(
+        "passhat list",
+        "passhat list --db runs/passhat.db",
+    ),
+)
+def list_experiments(db: DbOption = None) -> None:
+    """The experiments in the store, with each one's counted, errored and planned runs."""
+    from passhat.report.experiment import experiments_table
+
+    with open_store(db, read_only=True) as store:
+        experiments = store.experiments()
+        counts = store.status_counts()
+    console.print(experiments_table(experiments, counts, title=f"{db or default_db_path()}"))
