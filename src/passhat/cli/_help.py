@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
+from passhat.cli._coerce import plain_coercion
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -106,7 +108,17 @@ def usage_pieces(command: TyperCommand | TyperGroup, ctx: Context) -> list[str]:
 
 
 class Command(TyperCommand):
-    """A passhat command: capital metavars, examples kept line by line."""
+    """A passhat command: capital metavars, examples kept line by line; plain option
+    values converted without pydantic (see _coerce.py)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        plain_coercion(self.params)
+
+    def get_help_option(self, ctx: Context) -> Any:
+        option = super().get_help_option(ctx)
+        plain_coercion([option] if option is not None else [])
+        return option
 
     def collect_usage_pieces(self, ctx: Context) -> list[str]:
         return usage_pieces(self, ctx)
@@ -133,6 +145,15 @@ def rank_commands(names: list[str]) -> list[str]:
 
 class Group(TyperGroup):
     """The `passhat` command itself: the same style, then its commands."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        plain_coercion(self.params)
+
+    def get_help_option(self, ctx: Context) -> Any:
+        option = super().get_help_option(ctx)
+        plain_coercion([option] if option is not None else [])
+        return option
 
     def list_commands(self, ctx: Context) -> list[str]:
         return rank_commands(super().list_commands(ctx))
