@@ -475,6 +475,8 @@ def print_figures(
 def print_adaptive(console: Console, experiment: ExperimentRecord, lang: str = "en") -> None:
     """The stored adaptive rounds: the rule used, each look, why they stopped and the
     runs they spent (plain text: no model output is in them)."""
+    if not experiment.adaptive:
+        return  # passhat.adaptive (and its imports) only for an experiment that has rounds
     from passhat.adaptive import record_lines
 
     for record in experiment.adaptive:
