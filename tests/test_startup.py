@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from passhat._lazy import BLAS_THREADS
 
 PROBE = """
 import sys
@@ -87,3 +91,44 @@ def test_a_command_imports_only_its_own_module(
         check=True,
     )
     assert done.stderr.strip().splitlines()[-1] == str(sorted(imported))
+
+
+THREADS = """
+import os, sys
+from passhat.cli import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+assert "numpy._core" in sys.modules  # the statistics loaded numpy
+print(len(os.listdir("/proc/self/task")), file=sys.stderr)
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_a_reading_command_starts_no_blas_thread_pool(tmp_path: Path) -> None:
+    """numpy's OpenBLAS starts a thread pool when it loads (50 ms of CPU for a report
+    whose matrices one thread multiplies in microseconds): commands that run no user
+    code ask for one thread, and a number the user chose is kept."""
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text(
+        '{"case": "c", "run": 1, "status": "passed"}\n{"case": "c", "run": 2, "status": "failed"}\n',
+        encoding="utf-8",
+    )
+    probe = THREADS.format(args=["metrics", str(verdicts)])
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS}
+
+    def threads(**extra: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**env, **extra},
+        )
+        return int(done.stderr.strip().splitlines()[-1])
+
+    chosen = threads(OPENBLAS_NUM_THREADS="2")
+    if chosen < 2:
+        pytest.skip("this numpy's BLAS starts no thread pool")
+    assert threads() == 1

@@ -9,15 +9,24 @@ import importlib
 import sys
 from typing import Any
 
+from passhat._lazy import one_blas_thread
 from passhat.cli import _app
 from passhat.errors import PasshatError
 
 __all__ = ["app", "main"]
 
 
+READING = frozenset({"report", "show", "list", "metrics", "compare", "audit", "export"})
+"""Commands that read and compute but run none of a user's code (agents, scorers,
+environments): numpy's BLAS gets one thread for them (passhat._lazy.one_blas_thread)."""
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of the console script; `args` defaults to the command line."""
-    _app.load_commands(sys.argv[1:] if args is None else args)
+    argv = sys.argv[1:] if args is None else args
+    if _app.command_name(argv) in READING:
+        one_blas_thread()
+    _app.load_commands(argv)
     try:
         _app.app(args=args, prog_name="passhat")
     except PasshatError as error:

@@ -83,12 +83,17 @@ statistics, asyncio...), not every command's. tests/test_cli_help.py checks this
 table against the commands themselves: a new or reworded command is added here too."""
 
 
+def command_name(argv: list[str]) -> str | None:
+    """The command `argv` names (its first word that is no option); None for none."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
 def load_commands(argv: list[str]) -> None:
     """Import the command modules `argv` needs: the named command's, every one for a
     name that is no command (so the error can suggest one), none for the root's help."""
     import importlib
 
-    name = next((arg for arg in argv if not arg.startswith("-")), None)
+    name = command_name(argv)
     if name is None:
         return
     modules = [COMMANDS[name][0]] if name in COMMANDS else sorted({m for m, _ in COMMANDS.values()})
