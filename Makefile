@@ -79,8 +79,12 @@ chaos: dev
 # PASS/MISS) into benchmarks/results/; a MISS does not stop the others. bench_html
 # drives Chromium through the test helpers, hence the dev extras.
 BENCHES := startup metrics runner stats report html run_rss command_agent export dask
+# Bytecode first: an editable install under PYTHONDONTWRITEBYTECODE=1 would otherwise
+# compile passhat's modules from source in every timed process (0.1 s a command), which
+# no installed copy does (pip writes the .pyc files when it installs a wheel).
 bench: dev chromium
 	@mkdir -p benchmarks/results
+	$(BIN)/python -m compileall -q src
 	@for b in $(BENCHES); do \
 	  echo "== bench_$$b"; \
 	  $(BIN)/python benchmarks/bench_$$b.py > benchmarks/results/$$b.txt 2>&1; \
