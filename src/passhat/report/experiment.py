@@ -15,8 +15,8 @@ from operator import and_, attrgetter, eq, gt, ne
 from typing import Any
 
 from rich import box
+from rich import table as rich_table
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from passhat._gc import without_gc
@@ -34,6 +34,7 @@ from passhat.analysis import (
 from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.i18n import LABELS, t, tn, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
+from passhat.report.table import Table
 from passhat.report.terminal import (
     ROWS_SHOWN,
     case_width,
@@ -177,7 +178,9 @@ def header_rows(
     return rows
 
 
-def header_table(e: ExperimentRecord, runs: Sequence[ReportRun] = (), *, lang: str = "en") -> Table:
+def header_table(
+    e: ExperimentRecord, runs: Sequence[ReportRun] = (), *, lang: str = "en"
+) -> rich_table.Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()

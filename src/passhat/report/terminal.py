@@ -17,11 +17,11 @@ from functools import cache
 from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns, format_ranges
 from passhat.report.i18n import LABELS, t, tn
+from passhat.report.table import Table
 from passhat.stats import CASE_ALPHA, CASE_CORRECTION, Comparison, Difference, Uncertainty
 from passhat.usage import TokenUsage
 

@@ -1,0 +1,228 @@
+"""rich's Table, printed as plain lines when the console shows no style.
+
+A report of 100,000 runs prints some forty small tables (thirty of them one case's
+item stability): rich renders each cell through its general machinery (measure,
+wrap, pad, shape, style), about 60 µs a cell, most of the time the terminal report
+spent printing. When the console writes text only (no colour system: a pipe, a
+file, CI logs) and every cell is whole lines of plain text that fit, the lines rich
+would print are simple to write directly: each column as wide as its widest line
+(within its min and max width), lines justified and padded, rich's own box
+characters between cells; titles and captions still go through rich (they wrap).
+Anything else (colour, a cell that wraps, markup, control characters, a table
+wider than the console, settings not handled here) is rendered by rich itself.
+tests/test_report_table.py checks the two agree on generated tables.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from rich import table as rich_table
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
+_NOT_PLAIN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+"""Control, zero-width and direction characters: rich strips or measures them its own
+way, so a cell holding one is left to rich."""
+_MARKUP = re.compile(r"[\[:]")
+"""A str cell is rich markup (and may hold :emoji: codes): one with either is left to rich."""
+
+
+def _cell_lines(cell: object) -> list[str] | None:
+    """A cell's lines of text (a newline starts one), or None when rich must render it."""
+    if isinstance(cell, Text):
+        if cell.justify is not None or cell.end != "\n":
+            return None
+        text = cell.plain
+    elif isinstance(cell, str):
+        if _MARKUP.search(cell):
+            return None
+        text = cell
+    else:
+        return None
+    lines = text.split("\n")
+    for line in lines:
+        if line != line.strip() or _NOT_PLAIN.search(line):
+            return None
+    if len(lines) > 1 and not all(lines):
+        return None  # rich drops a trailing newline: a blank line is left to it
+    return lines
+
+
+def _justify(line: str, width: int, justify: str) -> str:
+    """`line` in `width` cells as rich's `Lines.justify` places it."""
+    space = width - cell_len(line)
+    if justify == "left":
+        return line + " " * space
+    if justify == "right":
+        return " " * space + line
+    before = space // 2
+    return " " * before + line + " " * (space - before)
+
+
+class Table(rich_table.Table):
+    """`rich.table.Table`, printed line by line when only its text is shown."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = self._plain_lines(console, options)
+        if lines is None:
+            yield from super().__rich_console__(console, options)
+            return
+        widths, grid = lines
+        table_width = sum(widths) + self._extra_width
+        render_options = options.update(width=table_width, highlight=self.highlight, height=None)
+        if self.title:
+            yield from self._annotation(
+                console,
+                render_options,
+                self.title,
+                self.title_style,
+                "table.title",
+                self.title_justify,
+            )
+        new_line = Segment.line()
+        for line in grid:
+            yield Segment(line)
+            yield new_line
+        if self.caption:
+            yield from self._annotation(
+                console,
+                render_options,
+                self.caption,
+                self.caption_style,
+                "table.caption",
+                self.caption_justify,
+            )
+
+    def _annotation(
+        self,
+        console: Console,
+        options: ConsoleOptions,
+        text: str | Text,
+        style: str | Style | None,
+        default: str,
+        justify: str,
+    ) -> RenderResult:
+        """A title or caption, exactly as rich's Table renders it."""
+        render_text = (
+            console.render_str(text, style=Style.pick_first(style, default), highlight=False)
+            if isinstance(text, str)
+            else text
+        )
+        return console.render(render_text, options=options.update(justify=justify))  # type: ignore[arg-type]
+
+    def _simple(self, console: Console, options: ConsoleOptions) -> bool:
+        """Settings whose lines are written here (any other: rich renders the table)."""
+        top, _, bottom, _ = self.padding
+        return (
+            console.color_system is None
+            and not options.legacy_windows
+            and not options.ascii_only
+            and bool(self.columns)
+            and self.show_header
+            and not self.show_footer
+            and not self.show_lines
+            and not self.leading
+            and not self.expand
+            and self.width is None
+            and self.min_width is None
+            and not self.collapse_padding
+            and top == 0
+            and bottom == 0
+            and all(
+                c.width is None
+                and c.ratio is None
+                and c.justify in ("left", "right", "center")
+                and c.vertical == "top"
+                for c in self.columns
+            )
+        )
+
+    def _plain_lines(
+        self, console: Console, options: ConsoleOptions
+    ) -> tuple[list[int], list[str]] | None:
+        """The column widths and the lines between title and caption, or None."""
+        if not self._simple(console, options):
+            return None
+        columns = self.columns
+        texts: list[list[list[str]]] = []
+        for column in columns:
+            column_texts = []
+            for cell in (column.header, *column.cells):
+                lines = _cell_lines(cell)
+                if lines is None:
+                    return None
+                column_texts.append(lines)
+            texts.append(column_texts)
+        max_width = options.max_width - self._extra_width
+        widths = []
+        for index, (column, column_texts) in enumerate(zip(columns, texts, strict=True)):
+            pad = self._get_padding_width(index)
+            width = max(cell_len(line) for lines in column_texts for line in lines) + pad
+            if column.min_width is not None:
+                width = max(width, column.min_width + pad)
+            if column.max_width is not None and width > column.max_width + pad:
+                return None  # rich would fold or crop a cell
+            widths.append(width)
+        if max_width < 1 or sum(widths) > max_width or min(widths) < 1:
+            return None
+        return widths, self._grid(widths, texts)
+
+    def _grid(self, widths: list[int], texts: list[list[list[str]]]) -> list[str]:
+        """rich's `Table._render` for cells of whole lines, as strings: a header's lines
+        at the bottom of its row, a body cell's at the top."""
+        _, right, _, left = self.padding
+        last_column = len(self.columns) - 1
+        padded_columns = []
+        for index, (column, width, column_texts) in enumerate(
+            zip(self.columns, widths, texts, strict=True)
+        ):
+            pad_left = " " * (0 if (index == 0 and not self.pad_edge) else left)
+            pad_right = " " * (0 if (index == last_column and not self.pad_edge) else right)
+            inner = width - len(pad_left) - len(pad_right)
+            padded_columns.append(
+                [
+                    [pad_left + _justify(line, inner, column.justify) + pad_right for line in cell]
+                    for cell in column_texts
+                ]
+            )
+        rows: list[list[str]] = []  # each row's lines, cells joined by "\0"
+        for index, cells in enumerate(zip(*padded_columns, strict=True)):
+            height = max(len(lines) for lines in cells)
+            shaped = []
+            for width, cell in zip(widths, cells, strict=True):
+                blank = [" " * width] * (height - len(cell))
+                shaped.append(blank + cell if index == 0 else cell + blank)
+            rows.append(["\0".join(parts) for parts in zip(*shaped, strict=True)])
+        box = self.box
+        if box is None:
+            return [line.replace("\0", "") for row in rows for line in row]
+        edge = self.show_edge
+        lines = [box.get_top(widths)] if edge else []
+        last_row = len(rows) - 1
+        for index, row in enumerate(rows):
+            if index == 0:
+                left_edge, right_edge, divider = box.head_left, box.head_right, box.head_vertical
+            elif index == last_row:
+                left_edge, right_edge, divider = box.foot_left, box.foot_right, box.foot_vertical
+            else:
+                left_edge, right_edge, divider = box.mid_left, box.mid_right, box.mid_vertical
+            for line in row:
+                joined = line.replace("\0", divider)
+                lines.append(left_edge + joined + right_edge if edge else joined)
+            if index == 0:
+                lines.append(box.get_row(widths, "head", edge=edge))
+            elif index != last_row and self.rows[index - 1].end_section:
+                lines.append(box.get_row(widths, "row", edge=edge))
+        if edge:
+            lines.append(box.get_bottom(widths))
+        return lines
+
+
+__all__ = ["Table"]

@@ -1,0 +1,132 @@
+"""passhat.report.table: a table printed as plain lines is, character for character,
+what rich prints for it; anything the plain lines do not handle is left to rich."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich import box
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from passhat.report.table import Table
+
+BOXES = [box.SIMPLE_HEAD, box.SIMPLE, box.ROUNDED, box.HEAVY_HEAD, box.MINIMAL, None]
+plain = st.text(alphabet="abcxyz0123456789/–·,.%()+<>=通過", min_size=0, max_size=10)
+spaced = st.lists(plain.filter(bool), min_size=1, max_size=3).map(" ".join)
+odd = st.text(alphabet="abc :[]\t", min_size=0, max_size=8)
+"""Markup, emoji colons, spaces at the ends, tabs: left to rich (and still equal)."""
+stacked = st.lists(plain, min_size=2, max_size=3).map("\n".join)
+words = st.one_of(plain, spaced, stacked)
+
+
+def printed(table: RichTable, width: int, *, color: bool = False) -> str:
+    out = io.StringIO()
+    console = Console(
+        file=out, width=width, color_system="truecolor" if color else None, highlight=False
+    )
+    console.print(table)
+    return out.getvalue()
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> dict[str, Any]:
+    columns = draw(st.integers(1, 5))
+    rows = draw(st.integers(0, 6))
+    words = st.one_of(plain, spaced, odd) if draw(st.integers(0, 3)) == 0 else globals()["words"]
+    limited = draw(st.integers(0, 3)) == 0  # columns with a max width (they may fold)
+    aligned = draw(st.integers(0, 3)) == 0  # columns aligned other than at the top
+    return {
+        "box": draw(st.sampled_from(BOXES)),
+        "padding": draw(st.sampled_from([(0, 1, 0, 0), (0, 0, 0, 0), (0, 1), (0, 2, 0, 1)])),
+        "pad_edge": draw(st.booleans()),
+        "show_edge": draw(st.booleans()),
+        "title": draw(st.one_of(st.none(), words, words.map(Text))),
+        "title_justify": draw(st.sampled_from(["left", "center", "right"])),
+        "caption": draw(st.one_of(st.none(), words.map(lambda w: Text(w * 9)))),
+        "columns": [
+            {
+                "header": draw(words),
+                "justify": draw(st.sampled_from(["left", "right", "center"])),
+                "vertical": draw(st.sampled_from(["middle", "bottom"])) if aligned else "top",
+                "min_width": draw(st.one_of(st.none(), st.integers(0, 12))),
+                "max_width": draw(st.integers(1, 16)) if limited and draw(st.booleans()) else None,
+                "no_wrap": draw(st.booleans()),
+                "overflow": draw(st.sampled_from(["fold", "ellipsis"])),
+            }
+            for _ in range(columns)
+        ],
+        "rows": [
+            [
+                draw(st.one_of(words, words.map(lambda w: Text(w, style="bold red"))))
+                for _ in range(columns)
+            ]
+            for _ in range(rows)
+        ],
+        "sections": draw(st.sets(st.integers(0, max(rows - 1, 0)))),
+        "width": draw(st.one_of(st.integers(10, 80), st.integers(80, 200), st.just(200))),
+    }
+
+
+def build(cls: type[RichTable], spec: dict[str, Any]) -> RichTable:
+    table = cls(
+        box=spec["box"],
+        padding=spec["padding"],
+        pad_edge=spec["pad_edge"],
+        show_edge=spec["show_edge"],
+        title=spec["title"],
+        title_justify=spec["title_justify"],
+        caption=spec["caption"],
+        caption_justify="left",
+    )
+    for column in spec["columns"]:
+        table.add_column(**column)
+    for index, row in enumerate(spec["rows"]):
+        table.add_row(*row)
+        if index in spec["sections"]:
+            table.add_section()
+    return table
+
+
+@settings(max_examples=400, deadline=None)
+@given(tables())
+def test_plain_lines_are_what_rich_prints(spec: dict[str, Any]) -> None:
+    width = spec["width"]
+    assert printed(build(Table, spec), width) == printed(build(RichTable, spec), width)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables())
+def test_a_colour_console_gets_rich_s_own_rendering(spec: dict[str, Any]) -> None:
+    width = spec["width"]
+    mine = printed(build(Table, spec), width, color=True)
+    assert mine == printed(build(RichTable, spec), width, color=True)
+
+
+def item_table(cls: type[RichTable]) -> RichTable:
+    table = cls(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, title="items")
+    table.add_column("item", overflow="fold")
+    for name in ("found", "missed in runs", "verdict"):
+        table.add_column(name, no_wrap=True)
+    table.add_row(Text("AC3:conflict"), "10/10", "–", Text("always found", style="green"))
+    table.add_row(Text("AC7:unverifiable"), "8/10", "1, 5", Text("sometimes missed"))
+    return table
+
+
+@pytest.mark.parametrize("width", [120, 40, 20], ids=["fits", "tight", "folds"])
+def test_a_report_table_prints_the_same_at_any_width(width: int) -> None:
+    assert printed(item_table(Table), width) == printed(item_table(RichTable), width)
+
+
+def test_the_plain_lines_are_used_when_only_text_is_shown() -> None:
+    """Guards the speed-up itself: the table is not handed to rich's renderer."""
+    table = item_table(Table)
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    assert table._plain_lines(console, console.options) is not None
+    colour = Console(file=io.StringIO(), width=120, color_system="truecolor")
+    assert table._plain_lines(colour, colour.options) is None
