@@ -23,8 +23,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import to_json
-
 from passhat._gc import without_gc
 from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
@@ -999,7 +997,7 @@ def _retire_attempt(db: sqlite3.Connection, run: RunRecord) -> None:
             row["error_message"],
             row["started_at"],
             row["duration_s"],
-            to_json(dict(row)).decode("utf-8"),
+            _to_json(dict(row)).decode("utf-8"),
         ),
     )
     db.execute("DELETE FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?", key)
@@ -1032,11 +1030,20 @@ def _encode(value: Any) -> str:
 
     What even that cannot write (bytes that are not UTF-8, a lone surrogate, a
     structure that contains itself) is made safe first by `json_safe`: the run is
-    recorded with those values escaped, never lost to an encoding error."""
+    recorded with those values escaped, never lost to an encoding error.
+    """
     try:
-        return to_json(value, fallback=str, inf_nan_mode="null").decode("utf-8")
+        return _to_json(value, fallback=str, inf_nan_mode="null").decode("utf-8")
     except (ValueError, RecursionError):  # PydanticSerializationError is a ValueError
-        return to_json(json_safe(value), inf_nan_mode="null").decode("utf-8")
+        return _to_json(json_safe(value), inf_nan_mode="null").decode("utf-8")
+
+
+def _to_json(value: Any, **options: Any) -> bytes:
+    """pydantic-core's `to_json`, imported on the first write: a command that only
+    reads the store (report, show, list) never loads pydantic-core's schema module."""
+    from pydantic_core import to_json
+
+    return to_json(value, **options)
 
 
 _MAX_DEPTH = 200

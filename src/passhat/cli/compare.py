@@ -11,14 +11,8 @@ import typer
 from passhat.accounting import Accounting
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
-from passhat.cli.metrics import (
-    LangOption,
-    PriceOption,
-    PricesOption,
-    check_confidence,
-    check_resamples,
-    report_lang,
-)
+from passhat.cli._options import LangOption, PriceOption, PricesOption, report_lang
+from passhat.cli.metrics import check_confidence, check_resamples
 from passhat.errors import InputError
 from passhat.plain import plural
 from passhat.report.i18n import t

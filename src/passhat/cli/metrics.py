@@ -11,46 +11,13 @@ import typer
 from passhat._gc import without_gc
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
+from passhat.cli._options import LangOption, report_lang
 from passhat.errors import InputError
-from passhat.report.i18n import check_lang, default_lang
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
 from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, MIN_RESAMPLES, UNIFORM, Prior, uncertainty
 from passhat.verdicts import read_verdicts
 
 PRIORS: dict[str, Prior] = {"jeffreys": JEFFREYS, "uniform": UNIFORM, "fitted": "fitted"}
-
-LangOption = Annotated[
-    str | None,
-    typer.Option("--lang", help="Report language: en or zh-TW. Default: from the locale."),
-]
-"""--lang of every command that prints a report (JSON stays English)."""
-
-
-PriceOption = Annotated[
-    str | None,
-    typer.Option(
-        "--price",
-        metavar="in=PRICE,out=PRICE",
-        help="Prices per million input and output tokens, e.g. in=0.15,out=0.60: "
-        "the report adds cost to the token totals.",
-    ),
-]
-"""--price of every command that reports tokens."""
-
-PricesOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--prices",
-        metavar="FILE",
-        help="YAML or JSON file of prices per model, e.g. "
-        "'openai:gpt-4o-mini: {in: 0.15, out: 0.60}' (per million tokens).",
-    ),
-]
-
-
-def report_lang(lang: str | None) -> str:
-    """The language asked for with --lang (checked: exit 2 if unknown), else the locale's."""
-    return check_lang(lang) if lang is not None else default_lang()
 
 
 def check_resamples(resamples: int) -> None:

@@ -17,8 +17,8 @@ import typer
 from passhat._gc import without_gc
 from passhat.cli._app import app, console, err_console, write_json, write_json_pieces
 from passhat.cli._help import examples
+from passhat.cli._options import LangOption, PriceOption, PricesOption, report_lang
 from passhat.cli._store import DbOption, ExperimentArg, open_store
-from passhat.cli.metrics import LangOption, PriceOption, PricesOption, report_lang
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import experiment_dict, print_experiment_report

@@ -20,8 +20,8 @@ from rich.text import Text
 from passhat.cli import adaptive as adaptive_k
 from passhat.cli._app import app, console, err_console
 from passhat.cli._help import examples
+from passhat.cli._options import LangOption, report_lang
 from passhat.cli._store import DbOption, ExperimentArg, open_store
-from passhat.cli.metrics import LangOption, report_lang
 from passhat.errors import ConfigError, InputError
 from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
