@@ -37,6 +37,7 @@ import functools
 import math
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -733,12 +734,21 @@ class DatasetIntervals:
 
 
 def _counted_arrays(accounting: Accounting) -> tuple[Ints, Ints]:
-    counted = [c for c in accounting.cases if c.counted]
-    if not counted:
+    """Counted runs and passes of every case with a counted run (read in C: a report
+    asks three times, of 100,000 cases)."""
+    cases = accounting.cases
+    n = np.fromiter(map(_COUNTED, cases), dtype=np.int64, count=len(cases))
+    p = np.fromiter(map(_PASSES, cases), dtype=np.int64, count=len(cases))
+    counted = n > 0
+    if not counted.any():
         raise NoRunsError(NO_RUNS)
-    n = np.array([c.counted for c in counted], dtype=np.int64)
-    p = np.array([c.passes for c in counted], dtype=np.int64)
-    return n, p
+    if counted.all():
+        return n, p
+    return n[counted], p[counted]
+
+
+_COUNTED = attrgetter("counted")
+_PASSES = attrgetter("passes")
 
 
 def dataset_intervals(
