@@ -132,3 +132,26 @@ def test_a_reading_command_starts_no_blas_thread_pool(tmp_path: Path) -> None:
     if chosen < 2:
         pytest.skip("this numpy's BLAS starts no thread pool")
     assert threads() == 1
+
+
+def test_a_reading_command_runs_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Loading a reading command's modules allocates thousands of objects that stay
+    alive; the cyclic collector is paused while it loads and runs, and on again after."""
+    import gc
+
+    import passhat.cli.read as read
+    from cli_helpers import run_cli
+    from passhat.errors import InputError
+
+    seen: list[bool] = []
+
+    def spy(*args: object, **kwargs: object) -> None:
+        seen.append(gc.isenabled())
+        raise InputError("stop here")
+
+    monkeypatch.setattr(read, "open_store", spy)
+    assert gc.isenabled()
+    result = run_cli(capsys, "list")
+    assert (result.code, seen, gc.isenabled()) == (2, [False], True)
