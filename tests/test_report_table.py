@@ -130,3 +130,28 @@ def test_the_plain_lines_are_used_when_only_text_is_shown() -> None:
     assert table._plain_lines(console, console.options) is not None
     colour = Console(file=io.StringIO(), width=120, color_system="truecolor")
     assert table._plain_lines(colour, colour.options) is None
+
+
+def forecast_table(cls: type[RichTable]) -> RichTable:
+    """The per-case forecast's shape: headers longer than their column wrap."""
+    table = cls(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, title="Per case")
+    table.add_column("case", overflow="fold", min_width=10)
+    table.add_column("passes", justify="right")
+    for header, width in [("rate 95% (Wilson)", 11), ("P(next 10 all pass)", 11)]:
+        table.add_column(header, justify="right", max_width=width, overflow="fold")
+    table.add_column("n/n bound", overflow="fold")
+    table.add_row(Text("case-00004"), "6/9", "35.4–87.9%", "5.4%", "")
+    table.add_row(Text("case-00006"), "9/9", "70.1–100.0%", "69.3%", "fail < 28.3%")
+    table.add_section()
+    table.add_row(Text("expected share", style="bold"), "", "", "11.9%", "")
+    return table
+
+
+@pytest.mark.parametrize("width", [120, 60, 30], ids=["fits", "tight", "squeezed"])
+def test_a_table_whose_headers_wrap_prints_the_same(width: int) -> None:
+    assert printed(forecast_table(Table), width) == printed(forecast_table(RichTable), width)
+
+
+def test_wrapped_headers_are_still_printed_as_plain_lines() -> None:
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    assert forecast_table(Table)._plain_lines(console, console.options) is not None

@@ -167,31 +167,62 @@ class Table(rich_table.Table):
             width = max(cell_len(line) for lines in column_texts for line in lines) + pad
             if column.min_width is not None:
                 width = max(width, column.min_width + pad)
-            if column.max_width is not None and width > column.max_width + pad:
-                return None  # rich would fold or crop a cell
+            if column.max_width is not None:
+                width = min(width, column.max_width + pad)  # its longer cells wrap
             widths.append(width)
         if max_width < 1 or sum(widths) > max_width or min(widths) < 1:
             return None
-        return widths, self._grid(widths, texts)
+        table_width = sum(widths) + self._extra_width
+        render_options = options.update(width=table_width, highlight=self.highlight, height=None)
+        return widths, self._grid(console, render_options, widths, texts)
 
-    def _grid(self, widths: list[int], texts: list[list[list[str]]]) -> list[str]:
-        """rich's `Table._render` for cells of whole lines, as strings: a header's lines
-        at the bottom of its row, a body cell's at the top."""
+    def _cells(
+        self,
+        console: Console,
+        options: ConsoleOptions,
+        index: int,
+        width: int,
+        texts: list[list[str]],
+    ) -> list[list[str]]:
+        """One column's cells as padded lines of `width`; a cell with a line longer than
+        the column is wrapped by rich (`render_lines`, as rich's Table does)."""
+        column = self.columns[index]
         _, right, _, left = self.padding
-        last_column = len(self.columns) - 1
-        padded_columns = []
-        for index, (column, width, column_texts) in enumerate(
-            zip(self.columns, widths, texts, strict=True)
-        ):
-            pad_left = " " * (0 if (index == 0 and not self.pad_edge) else left)
-            pad_right = " " * (0 if (index == last_column and not self.pad_edge) else right)
-            inner = width - len(pad_left) - len(pad_right)
-            padded_columns.append(
-                [
-                    [pad_left + _justify(line, inner, column.justify) + pad_right for line in cell]
-                    for cell in column_texts
-                ]
-            )
+        pad_left = " " * (0 if (index == 0 and not self.pad_edge) else left)
+        last = index == len(self.columns) - 1
+        pad_right = " " * (0 if (last and not self.pad_edge) else right)
+        inner = width - len(pad_left) - len(pad_right)
+        cells = []
+        for cell, lines in zip((column.header, *column.cells), texts, strict=True):
+            if all(cell_len(line) <= inner for line in lines):
+                justified = [_justify(line, inner, column.justify) for line in lines]
+            else:
+                cell_options = options.update(
+                    width=inner,
+                    justify=column.justify,
+                    no_wrap=column.no_wrap,
+                    overflow=column.overflow,
+                    height=None,
+                    highlight=column.highlight,
+                )
+                rendered = console.render_lines(cell, cell_options, pad=True)
+                justified = ["".join(segment.text for segment in line) for line in rendered]
+            cells.append([pad_left + line + pad_right for line in justified])
+        return cells
+
+    def _grid(
+        self,
+        console: Console,
+        options: ConsoleOptions,
+        widths: list[int],
+        texts: list[list[list[str]]],
+    ) -> list[str]:
+        """rich's `Table._render` for cells of plain lines, as strings: a header's lines
+        at the bottom of its row, a body cell's at the top."""
+        padded_columns = [
+            self._cells(console, options, index, width, column_texts)
+            for index, (width, column_texts) in enumerate(zip(widths, texts, strict=True))
+        ]
         rows: list[list[str]] = []  # each row's lines, cells joined by "\0"
         for index, cells in enumerate(zip(*padded_columns, strict=True)):
             height = max(len(lines) for lines in cells)
