@@ -43,9 +43,15 @@ def tables(draw: st.DrawFn) -> dict[str, Any]:
     aligned = draw(st.integers(0, 3)) == 0  # columns aligned other than at the top
     return {
         "box": draw(st.sampled_from(BOXES)),
-        "padding": draw(st.sampled_from([(0, 1, 0, 0), (0, 0, 0, 0), (0, 1), (0, 2, 0, 1)])),
+        "padding": draw(
+            st.sampled_from(
+                [(0, 1, 0, 0), (0, 0, 0, 0), (0, 1), (0, 2, 0, 1), (0, 2), (0, 1, 0, 2)]
+            )
+        ),
         "pad_edge": draw(st.booleans()),
         "show_edge": draw(st.booleans()),
+        "show_header": draw(st.integers(0, 3)) > 0,
+        "collapse_padding": draw(st.integers(0, 3)) == 0,
         "title": draw(st.one_of(st.none(), words, words.map(Text))),
         "title_justify": draw(st.sampled_from(["left", "center", "right"])),
         "caption": draw(st.one_of(st.none(), words.map(lambda w: Text(w * 9)))),
@@ -79,6 +85,8 @@ def build(cls: type[RichTable], spec: dict[str, Any]) -> RichTable:
         padding=spec["padding"],
         pad_edge=spec["pad_edge"],
         show_edge=spec["show_edge"],
+        show_header=spec["show_header"],
+        collapse_padding=spec["collapse_padding"],
         title=spec["title"],
         title_justify=spec["title_justify"],
         caption=spec["caption"],
@@ -93,7 +101,7 @@ def build(cls: type[RichTable], spec: dict[str, Any]) -> RichTable:
     return table
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(tables())
 def test_plain_lines_are_what_rich_prints(spec: dict[str, Any]) -> None:
     width = spec["width"]
@@ -155,3 +163,20 @@ def test_a_table_whose_headers_wrap_prints_the_same(width: int) -> None:
 def test_wrapped_headers_are_still_printed_as_plain_lines() -> None:
     console = Console(file=io.StringIO(), width=120, color_system=None)
     assert forecast_table(Table)._plain_lines(console, console.options) is not None
+
+
+def header_grid(cls: type[RichTable]) -> RichTable:
+    """The report's header: a grid (no box, no header row, collapsed padding)."""
+    table = cls.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    table.add_row("experiment", Text("d8e30bce (mine-1)"))
+    table.add_row("prompt version", Text("–"))
+    return table
+
+
+@pytest.mark.parametrize("width", [120, 20], ids=["fits", "wraps"])
+def test_the_header_grid_prints_the_same(width: int) -> None:
+    assert printed(header_grid(Table), width) == printed(header_grid(RichTable), width)
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    assert header_grid(Table)._plain_lines(console, console.options) is not None

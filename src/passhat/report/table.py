@@ -25,7 +25,8 @@ from rich.style import Style
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.table import Column
 
 _NOT_PLAIN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 """Control, zero-width and direction characters: rich strips or measures them its own
@@ -119,20 +120,22 @@ class Table(rich_table.Table):
 
     def _simple(self, console: Console, options: ConsoleOptions) -> bool:
         """Settings whose lines are written here (any other: rich renders the table)."""
-        top, _, bottom, _ = self.padding
+        top, right, bottom, left = self.padding
+        # collapsed padding only where rich's widths and its cells agree: no left pad
+        collapse_ok = left <= right and (left == 0 or not self.pad_edge)
         return (
             console.color_system is None
             and not options.legacy_windows
             and not options.ascii_only
             and bool(self.columns)
-            and self.show_header
+            and (self.show_header or self.box is None)  # a grid: no header, no box
             and not self.show_footer
             and not self.show_lines
             and not self.leading
             and not self.expand
             and self.width is None
             and self.min_width is None
-            and not self.collapse_padding
+            and (not self.collapse_padding or collapse_ok)
             and top == 0
             and bottom == 0
             and all(
@@ -154,12 +157,14 @@ class Table(rich_table.Table):
         texts: list[list[list[str]]] = []
         for column in columns:
             column_texts = []
-            for cell in (column.header, *column.cells):
+            for cell in self._column_cells(column):
                 lines = _cell_lines(cell)
                 if lines is None:
                     return None
                 column_texts.append(lines)
             texts.append(column_texts)
+        if not texts[0]:
+            return None  # no cell at all: rich sizes the table to the console
         max_width = options.max_width - self._extra_width
         widths = []
         for index, (column, column_texts) in enumerate(zip(columns, texts, strict=True)):
@@ -176,6 +181,10 @@ class Table(rich_table.Table):
         render_options = options.update(width=table_width, highlight=self.highlight, height=None)
         return widths, self._grid(console, render_options, widths, texts)
 
+    def _column_cells(self, column: Column) -> list[RenderableType]:
+        """A column's header (when shown) and cells, top to bottom."""
+        return [column.header, *column.cells] if self.show_header else list(column.cells)
+
     def _cells(
         self,
         console: Console,
@@ -188,12 +197,13 @@ class Table(rich_table.Table):
         the column is wrapped by rich (`render_lines`, as rich's Table does)."""
         column = self.columns[index]
         _, right, _, left = self.padding
-        pad_left = " " * (0 if (index == 0 and not self.pad_edge) else left)
+        collapsed = self.collapse_padding or (index == 0 and not self.pad_edge)
+        pad_left = " " * (0 if collapsed else left)
         last = index == len(self.columns) - 1
         pad_right = " " * (0 if (last and not self.pad_edge) else right)
         inner = width - len(pad_left) - len(pad_right)
         cells = []
-        for cell, lines in zip((column.header, *column.cells), texts, strict=True):
+        for cell, lines in zip(self._column_cells(column), texts, strict=True):
             if all(cell_len(line) <= inner for line in lines):
                 justified = [_justify(line, inner, column.justify) for line in lines]
             else:
@@ -229,7 +239,8 @@ class Table(rich_table.Table):
             shaped = []
             for width, cell in zip(widths, cells, strict=True):
                 blank = [" " * width] * (height - len(cell))
-                shaped.append(blank + cell if index == 0 else cell + blank)
+                header = index == 0 and self.show_header
+                shaped.append(blank + cell if header else cell + blank)
             rows.append(["\0".join(parts) for parts in zip(*shaped, strict=True)])
         box = self.box
         if box is None:
