@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import compress, repeat
-from operator import and_, attrgetter, eq, gt, ne
+from operator import and_, attrgetter, countOf, eq, gt, ne
 from typing import Any
 
 from rich import box
@@ -412,7 +412,7 @@ def experiment_uncertainty(
 
 def replayed_runs(runs: Sequence[ReportRun]) -> int:
     """Runs whose model answers came from a cassette: re-plays, not independent trials."""
-    return list(map(_MODEL_SOURCE, runs)).count("replayed")
+    return countOf(map(_MODEL_SOURCE, runs), "replayed")
 
 
 @without_gc
