@@ -13,7 +13,6 @@ own coercion, built then. A typer without this machinery is left as it is.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from typer._click import Context, Parameter
 
 try:
-    from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
+    from typer._coercion import RuntimeParam, build_runtime_param, resolve_type_descriptor
     from typer._param_types import coerce_cli_path
 except ImportError:  # pragma: no cover - a typer that converts values without pydantic
     PLAIN = False
@@ -58,16 +57,15 @@ def plain_value(annotation: Any, value: Any) -> Any:
 
 if PLAIN:
 
-    @dataclass(frozen=True)
     class _Plain(RuntimeParam):
-        """typer's coercion of one parameter, with plain values converted directly."""
-
-        descriptor: TypeDescriptor
+        """typer's coercion of one parameter, with plain values converted directly (a
+        plain subclass: no dataclass to build at start-up, `passhat --help` included)."""
 
         def _coerce_value(self, value: Any, param: Any, ctx: Context) -> Any:
             converted = plain_value(self.annotation, value)
             if converted is _NOT_PLAIN:
-                full = build_runtime_param(self.descriptor)
+                descriptor = resolve_type_descriptor(self.annotation, self.parameter_info)
+                full = build_runtime_param(descriptor)
                 return full._coerce_value(value, param=param, ctx=ctx)
             if isinstance(converted, Path):  # typer's checks: readable, exists...
                 info = self.parameter_info
@@ -102,7 +100,5 @@ def plain_coercion(params: Iterable[Parameter]) -> None:
         if _is_plain(param) and getattr(param, "_runtime_param", None) is None:
             descriptor = param.type_descriptor  # type: ignore[attr-defined]
             param._runtime_param = _Plain(  # type: ignore[attr-defined]
-                parameter_info=descriptor.parameter_info,
-                annotation=descriptor.annotation,
-                descriptor=descriptor,
+                parameter_info=descriptor.parameter_info, annotation=descriptor.annotation
             )
