@@ -321,7 +321,7 @@ def beta_quantile(a: ArrayLike, b: ArrayLike, q: ArrayLike) -> Floats:
         lo = np.where(below, x, lo)
         hi = np.where(below, hi, x)
         density = np.exp((a_ - 1.0) * np.log(x) + (b_ - 1.0) * np.log1p(-x) - lbeta)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf: bisect
             newton = x - f / density
         inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
         step = np.where(inside, newton, 0.5 * (lo + hi))
