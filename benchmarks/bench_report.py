@@ -5,10 +5,6 @@ Targets (issue #15):
   scan of the columns a report needs (`SELECT ... FROM run_summaries`),
   measured in-process (the library) and as commands (each in its own process,
   interpreter start included on both sides);
-- informative: the floor under `report --json` built as a dict, i.e. the same
-  read plus rebuilding the finished output's objects (pydantic_core.from_json)
-  and serialising them, with no statistics at all; when this floor alone is near
-  2x the scan, the 2x target asks for a smaller output, not a faster report;
 - the terminal report is bounded: its length at 100,000 runs is at most 1.2× its
   length at 1,000 runs (the tool-use table listed every run: 1.46 MB).
 
@@ -31,7 +27,7 @@ from pathlib import Path
 
 from _fixtures import make_store
 from _result import alternate, median_ratio, result, spread
-from pydantic_core import from_json, to_json
+from pydantic_core import to_json
 from rich.console import Console
 
 from passhat.report.experiment import experiment_dict, print_experiment_report
@@ -68,15 +64,6 @@ def json_report(db: Path, experiment_id: str) -> bytes:
     return to_json(experiment_dict(experiment, runs))
 
 
-def json_floor(db: Path, experiment_id: str, output: bytes) -> None:
-    """What any report --json that builds its output as objects must do: the same read,
-    the output's objects (rebuilt in Rust from its own bytes) and their serialising."""
-    with Store(db, create=False) as store:
-        store.experiment(experiment_id)
-        store.summaries(experiment_id)
-    to_json(from_json(output))
-
-
 def command(argv: list[str]) -> None:
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
 
@@ -108,20 +95,6 @@ def main() -> int:
                 2,
                 "report / raw scan of the columns it reads",
             )
-        output = json_report(db, eid)
-        floors, scans = alternate(
-            lambda: json_floor(db, eid, output), lambda: raw_scan(db, eid), args.repeat
-        )
-        print(
-            f"report --json floor (read + rebuild and serialise its {len(output) / 1e6:.1f} MB): "
-            f"{spread(floors)}; raw scan {spread(scans)}"
-        )
-        result(  # informative: not a target of its own
-            f"`report --json` floor, {runs:,} runs: read + serialise the output, no statistics",
-            median_ratio(floors, scans),
-            2,
-            "floor / raw scan (informative)",
-        )
         env = {**os.environ, "PASSHAT_DB": str(db), "COLUMNS": "120"}
         passhat = [sys.executable, "-m", "passhat", "report", eid]
         scan = [sys.executable, "-c", SCAN_SCRIPT, str(db), eid]
