@@ -124,3 +124,31 @@ def test_report_imports_no_pydantic(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=True
     )
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_typer_whose_runtime_param_changed_keeps_its_own_coercion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RuntimeParam is typer's private class: if a later typer builds it from other
+    arguments, the command keeps typer's coercion and still converts its options."""
+    import typer
+    from typer.testing import CliRunner
+
+    from passhat.cli import _coerce
+    from passhat.cli._help import Command
+
+    class Changed:
+        def __init__(self, **kwargs: Any) -> None:
+            raise TypeError("unexpected keyword argument 'parameter_info'")
+
+    monkeypatch.setattr(_coerce, "_Plain", Changed)
+    app = typer.Typer()
+
+    @app.command(cls=Command)
+    def twice(n: int = typer.Option(1, "-n"), name: str = typer.Option("x")) -> None:
+        print(n * 2, name)
+
+    command = typer.main.get_command(app)
+    assert all(getattr(p, "_runtime_param", None) is None for p in command.params)
+    result = CliRunner().invoke(app, ["-n", "21", "--name", "y"])
+    assert (result.exit_code, result.output) == (0, "42 y\n")

@@ -99,6 +99,10 @@ def plain_coercion(params: Iterable[Parameter]) -> None:
     for param in params:
         if _is_plain(param) and getattr(param, "_runtime_param", None) is None:
             descriptor = param.type_descriptor  # type: ignore[attr-defined]
-            param._runtime_param = _Plain(  # type: ignore[attr-defined]
-                parameter_info=descriptor.parameter_info, annotation=descriptor.annotation
-            )
+            try:
+                plain = _Plain(
+                    parameter_info=descriptor.parameter_info, annotation=descriptor.annotation
+                )
+            except TypeError:  # pragma: no cover - a typer whose RuntimeParam takes other
+                return  # arguments (a private class): its own coercion is left in place
+            param._runtime_param = plain  # type: ignore[attr-defined]
