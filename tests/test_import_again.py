@@ -70,6 +70,15 @@ def _experiments(db: Path) -> list[tuple[str, str | None]]:
         return con.execute("SELECT id, name FROM experiments ORDER BY rowid").fetchall()
 
 
+def _import_once(source: Source, db: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """Import `source` into an empty store; the id of the one experiment it stored."""
+    kind, path, _ = source
+    r = run_cli(capsys, "import", kind, str(path), "--db", str(db))
+    assert r.code == 0, r.err
+    ((first, _),) = _experiments(db)
+    return first
+
+
 def test_the_same_input_twice_is_stored_once_and_the_second_names_it(
     source: Source, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -81,9 +90,7 @@ def check_same_input_twice(
 ) -> None:
     kind, path, _ = source
     db = tmp_path / "p.db"
-    r = run_cli(capsys, "import", kind, str(path), "--db", str(db))
-    assert r.code == 0, r.err
-    ((first, _),) = _experiments(db)
+    first = _import_once(source, db, capsys)
     r = run_cli(capsys, "import", kind, str(path), "--db", str(db))
     assert r.code == 0, r.err
     assert _experiments(db) == [(first, None)]
@@ -111,9 +118,7 @@ def check_other_runs_refused(
 ) -> None:
     kind, path, change = source
     db = tmp_path / "p.db"
-    r = run_cli(capsys, "import", kind, str(path), "--db", str(db))
-    assert r.code == 0, r.err
-    ((first, _),) = _experiments(db)
+    first = _import_once(source, db, capsys)
     change()
     r = run_cli(capsys, "import", kind, str(path), "--db", str(db))
     assert r.code == 2 and r.err.count("\n") == 1 and "Traceback" not in r.err

@@ -23,7 +23,12 @@ from passhat.cli._coerce import plain_coercion
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from typer._click import Command as ClickCommand
     from typer._click import Context, HelpFormatter, Parameter
+
+    _Base = ClickCommand
+else:
+    _Base = object
 
 HELP_OPTIONS = ["-h", "--help"]
 
@@ -107,9 +112,9 @@ def usage_pieces(command: TyperCommand | TyperGroup, ctx: Context) -> list[str]:
     return pieces
 
 
-class Command(TyperCommand):
-    """A passhat command: capital metavars, examples kept line by line; plain option
-    values converted without pydantic (see _coerce.py)."""
+class _PlainOptions(_Base):
+    """Plain option values converted without pydantic (see _coerce.py), the help
+    option's included: mixed into `Command` and `Group`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -119,6 +124,11 @@ class Command(TyperCommand):
         option = super().get_help_option(ctx)
         plain_coercion([option] if option is not None else [])
         return option
+
+
+class Command(_PlainOptions, TyperCommand):
+    """A passhat command: capital metavars, examples kept line by line; plain option
+    values converted without pydantic."""
 
     def collect_usage_pieces(self, ctx: Context) -> list[str]:
         return usage_pieces(self, ctx)
@@ -143,17 +153,8 @@ def rank_commands(names: list[str]) -> list[str]:
     return sorted(names, key=rank)
 
 
-class Group(TyperGroup):
+class Group(_PlainOptions, TyperGroup):
     """The `passhat` command itself: the same style, then its commands."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        plain_coercion(self.params)
-
-    def get_help_option(self, ctx: Context) -> Any:
-        option = super().get_help_option(ctx)
-        plain_coercion([option] if option is not None else [])
-        return option
 
     def list_commands(self, ctx: Context) -> list[str]:
         return rank_commands(super().list_commands(ctx))

@@ -619,7 +619,7 @@ def _accounting_dict(accounting: Accounting, runs: Sequence[ReportRun]) -> dict[
         "runs_counted": accounting.runs_counted,
         "runs_errored": accounting.runs_errored,
         "runs_missing": accounting.runs_missing,
-        "runs_replayed": list(map(_MODEL_SOURCE, runs)).count("replayed"),
+        "runs_replayed": replayed_runs(runs),
     }
     if accounting.k_varies:  # an adaptive rule asked cases for different k
         out["k_least"] = accounting.k_least

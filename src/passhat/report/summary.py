@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from passhat._gc import without_gc
@@ -297,10 +297,7 @@ def summary_with_uncertainty(
     """
     out = summary_dict(accounting, k_inferred=k_inferred)
     extra = uncertainty_dict(u)
-    out["dataset"]["intervals"] = extra["dataset"]
-    out["dataset"]["intervals_note"] = extra["dataset_note"]
-    out["dataset"]["forecast"] = extra["forecast"]
-    out["dataset"]["confidence"] = extra["confidence"]
+    add_dataset_uncertainty(out["dataset"], extra)
     if twins:
         _twin_figures(out["cases"], accounting, u, extra["cases"])
     else:
@@ -314,23 +311,49 @@ def summary_with_uncertainty(
     return out
 
 
-def _twin_figures(
-    cases: list[dict[str, Any]], accounting: Accounting, u: Uncertainty, held: dict[str, Any]
-) -> None:
-    """Each case dict gets copies of the interval and forecast of the case in `u` with the
-    same counted runs and passes (none without a counted run)."""
-    by_counts = {(c.runs, c.passes): held[c.case] for c in u.cases}
-    for case, c in zip(cases, accounting.cases, strict=True):
+def add_dataset_uncertainty(dataset: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Put the dataset's intervals, forecast and confidence from `uncertainty_dict` into
+    the `dataset` part of `summary_dict`."""
+    dataset["intervals"] = extra["dataset"]
+    dataset["intervals_note"] = extra["dataset_note"]
+    dataset["forecast"] = extra["forecast"]
+    dataset["confidence"] = extra["confidence"]
+
+
+def twin_figures(
+    u: Uncertainty, held: dict[str, Any]
+) -> Callable[[CaseAccount], dict[str, Any] | None]:
+    """A case's interval and forecast (`uncertainty_dict`'s per-case entry, `held`) read
+    from the case in `u` with the same counted runs and passes, on which they alone
+    depend; None for a case with no counted run. `u` may hold one case of each
+    (`uncertainty(only=representatives(accounting))`); a counted case with no such twin
+    is a MetricsError."""
+    by_counts: dict[tuple[int, int], dict[str, Any]] = {
+        (c.runs, c.passes): held[c.case] for c in u.cases
+    }
+
+    def figures(c: CaseAccount) -> dict[str, Any] | None:
         if not c.counted:
-            case["interval"] = case["forecast"] = None
-            continue
+            return None
         twin = by_counts.get((c.counted, c.passes))
         if twin is None:
             raise MetricsError(
-                f"no interval for case {c.case!r}: give uncertainty(only=) its representatives"
+                f"no interval for case {c.case!r}: give uncertainty(only=) its representatives()"
             )
-        case["interval"] = twin["interval"].copy()
-        case["forecast"] = twin["forecast"].copy()
+        return twin
+
+    return figures
+
+
+def _twin_figures(
+    cases: list[dict[str, Any]], accounting: Accounting, u: Uncertainty, held: dict[str, Any]
+) -> None:
+    """Each case dict gets copies of its twin's interval and forecast (`twin_figures`)."""
+    figures = twin_figures(u, held)
+    for case, c in zip(cases, accounting.cases, strict=True):
+        twin = figures(c)
+        case["interval"] = None if twin is None else twin["interval"].copy()
+        case["forecast"] = None if twin is None else twin["forecast"].copy()
 
 
 def _side_dict(accounting: Accounting, source: str, k_inferred: bool) -> dict[str, Any]:

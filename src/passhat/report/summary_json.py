@@ -22,8 +22,13 @@ from typing import Any
 from pydantic_core import to_json
 
 from passhat.accounting import Accounting, CaseAccount
-from passhat.errors import MetricsError
-from passhat.report.summary import case_dict, summary_dict, uncertainty_dict
+from passhat.report.summary import (
+    add_dataset_uncertainty,
+    case_dict,
+    summary_dict,
+    twin_figures,
+    uncertainty_dict,
+)
 from passhat.stats import Uncertainty
 
 CHUNK = 2048
@@ -56,13 +61,9 @@ def summary_json_chunks(
     pieces. `u` must hold the interval and forecast of at least the `representatives`."""
     extra = uncertainty_dict(u)
     dataset = summary_dict(accounting, k_inferred=k_inferred, with_cases=False)["dataset"]
-    dataset["intervals"] = extra["dataset"]
-    dataset["intervals_note"] = extra["dataset_note"]
-    dataset["forecast"] = extra["forecast"]
-    dataset["confidence"] = extra["confidence"]
+    add_dataset_uncertainty(dataset, extra)
     yield '{"dataset":' + _dumps(dataset) + ',"cases":['
-    per_case: dict[str, Any] = extra["cases"]
-    by_counts = {(c.runs, c.passes): c.case for c in u.cases}
+    figures = twin_figures(u, extra["cases"])
     tails: dict[tuple[Any, ...], str] = {}
     pieces: list[str] = []
     opening = '{"case":'
@@ -70,7 +71,7 @@ def summary_json_chunks(
         key = _shape(c)
         tail = tails.get(key)
         if tail is None:
-            tail = tails[key] = _tail(c, per_case, by_counts)
+            tail = tails[key] = _tail(c, figures(c))
         pieces.append(opening + encode_basestring(c.case) + tail)
         opening = ',{"case":'
         if len(pieces) == CHUNK:
@@ -82,19 +83,11 @@ def summary_json_chunks(
     yield "}"
 
 
-def _tail(c: CaseAccount, per_case: dict[str, Any], by_counts: dict[tuple[int, int], str]) -> str:
-    """Everything of the case's object after its id, from `case_dict` and the interval and
-    forecast of the case with the same counts."""
+def _tail(c: CaseAccount, figures: dict[str, Any] | None) -> str:
+    """Everything of the case's object after its id: `case_dict` and the interval and
+    forecast of its twin (`twin_figures`)."""
     d = case_dict(c)
     del d["case"]
-    held: dict[str, Any] = {}
-    if c.counted:
-        twin = by_counts.get((c.counted, c.passes))
-        if twin is None:
-            raise MetricsError(
-                f"no interval for case {c.case!r}: give uncertainty(only=) its representatives()"
-            )
-        held = per_case[twin]
-    d["interval"] = held.get("interval")
-    d["forecast"] = held.get("forecast")
+    d["interval"] = None if figures is None else figures.get("interval")
+    d["forecast"] = None if figures is None else figures.get("forecast")
     return "," + _dumps(d)[1:]
