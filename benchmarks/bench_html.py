@@ -133,7 +133,7 @@ def small(args: argparse.Namespace) -> bool:
         page.write_text(html, encoding="utf-8")
         empty = Path(tmp) / "empty.html"
         empty.write_text("<!doctype html><title>empty</title>", encoding="utf-8")
-        anchor = re.search(r'<details class="run" id="([^"]+)"', html)
+        anchor = re.search(r'<th class="runcol"[^>]*><a href="#([^"]+)"', html)
         fragment = anchor.group(1) if anchor else ""
         base = _median_seconds(lambda: dump_dom(empty, budget_ms=1000), args.repeat)
         full = _median_seconds(lambda: dump_dom(page, budget_ms=1000, timeout=300), args.repeat)

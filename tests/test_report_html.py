@@ -280,7 +280,7 @@ def page(
 
 
 def cell(dom: Node, case: str, item: str, run_index: int) -> str:
-    row = dom.find("tr", data_case=case, data_item=item)
+    row = dom.find("table", data_case=case).find("tr", data_item=item)
     return row.find("td", data_run=str(run_index)).attrs["data-cell"]
 
 
@@ -409,12 +409,12 @@ def test_each_grid_column_header_opens_its_transcript(tmp_path: Path, chromium: 
     path = page(tmp_path, "seed", experiment(), seed_runs())
     dom = parse(path.read_text(encoding="utf-8"))
     anchors = [run_anchor(dom, SEED_CASE, i) for i in (1, 2, 3)]
-    assert len(set(anchors)) == 3
-    for anchor in anchors:
-        assert dom.find("details", id=anchor)
+    assert anchors == ["c1-run1", "c1-run2", "c1-run3"]
 
     # Through the URL fragment...
     opened = parse(dump_dom(path, anchors[1]))
+    for anchor in anchors:  # each column's run entry, drawn by the page's script
+        assert opened.find("details", id=anchor)
     run2 = opened.find("details", id=anchors[1])
     assert "open" in run2.attrs
     body = run2.find("div", class_="run-body")
@@ -444,6 +444,11 @@ def test_each_grid_column_header_opens_its_transcript(tmp_path: Path, chromium: 
     run3 = parse(dump_dom(clicked)).find("details", id=anchors[2])
     assert "open" in run3.attrs
     assert "extra: AC5:unverifiable" in run3.text()
+
+    # A link in the older form (c<n>-<case id>-run<i>) still opens its run.
+    old = parse(dump_dom(path, f"c1-{SEED_CASE}-run3")).find("details", id=anchors[2])
+    assert "open" in old.attrs
+    assert old.find("div", class_="run-body").attrs.get("data-rendered") == "1"
     screenshot(path, "seed-en-run2", fragment=anchors[1], size=(1280, 3000))
 
 
@@ -495,6 +500,10 @@ def test_script_injection_runs_nothing_and_shows_the_text(tmp_path: Path, chromi
     assert dom.find("li", data_case=case, data_run="2").find("span", class_="err").text() == (
         "timeout: " + IMG
     )
+    # the errored run's entry, drawn by the script from its column, shows the error as text
+    entry = dom.find("details", id=run_anchor(dom, case, 2))
+    assert entry.attrs["data-status"] == "errored"
+    assert entry.find("span", class_="err").text() == "timeout: " + IMG
     screenshot(path, "hostile", fragment=anchor, size=(1280, 2400))
 
 

@@ -49,7 +49,7 @@ def test_a_large_report_draws_one_page_and_carries_the_others_compressed() -> No
     rest = pages_data(html)
     assert len(rest) == 2
     # the other pages are the same template's markup for the cases that follow
-    assert 'data-case="p100"' in rest[0]["rows"] and 'id="c101-p100"' in rest[0]["sections"]
+    assert 'data-case="p100"' in rest[0]["rows"] and 'id="c101"' in rest[0]["sections"]
     assert 'data-case="p249"' in rest[1]["sections"]
     # every case is in exactly one page
     shown = html.count('<table class="grid"') + sum(
@@ -71,6 +71,15 @@ def test_turning_the_page_and_opening_a_run_on_another_page(tmp_path: Path, chro
     assert details.find("div", class_="run-body").attrs.get("data-rendered") == "1"
     assert opened.find("nav", class_="pager").attrs["data-page"] == "3"
     assert len(opened.with_class("table", "grid")) == CASES - 2 * PAGE_CASES
+    # each drawn case lists its runs, the targets of its run links
+    assert len(opened.find_all("details", class_="run")) == (CASES - 2 * PAGE_CASES) * 2
+
+    # a link in the older form (c<n>-<case id>-run<i>) turns the page and opens the run
+    old = parse(dump_dom(path, "c250-p249-run1"))
+    assert old.find("nav", class_="pager").attrs["data-page"] == "3"
+    details = old.find("details", id="c250-run1")
+    assert "open" in details.attrs
+    assert details.find("div", class_="run-body").attrs.get("data-rendered") == "1"
 
     # the next-page button draws page 2 in place of page 1
     clicked = tmp_path / "next.html"
@@ -120,4 +129,5 @@ def test_the_command_loads_whole_runs_page_by_page(
         monkeypatch.setattr(html_module, "RUNS_BUDGET", 1)
         paged = render_html(e, summaries, load=load)  # type: ignore[arg-type]
     assert loaded[0] == PAGE_CASES and sum(loaded) < CASES
-    assert paged.count('<details class="run"') == PAGE_CASES * 2
+    # each recorded run of the first page has its column (status, duration), from summaries
+    assert len(parse(paged).find_all("th", data_duration=True)) == PAGE_CASES * 2
