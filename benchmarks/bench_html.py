@@ -81,6 +81,7 @@ def big(cases: int, k: int, repeat: int) -> bool:
         written = time.perf_counter() - start
         size = target.stat().st_size
         print(f"{cases * k:,} runs: page {size / 1e6:.2f} MB written in {written:.1f} s")
+        print(_made_of(target.read_text(encoding="utf-8"), size))
         ok = result(f"HTML page size, {cases * k:,} runs", size / LIMIT, 1, "bytes / 5 MB")
         if not find_chromium():
             print("chromium: not installed; load time not measured")
@@ -97,6 +98,19 @@ def big(cases: int, k: int, repeat: int) -> bool:
             "(load - empty-page load) / 2 s",
         )
         return ok
+
+
+def _made_of(html: str, size: int) -> str:
+    """What a page's bytes are: the embedded runs, the other pages of cases, the rest."""
+    blobs = {
+        name: len(match.group(1)) if match else 0
+        for name in ("runs", "pages")
+        for match in [re.search(rf'id="passhat-{name}"[^>]*>([^<]*)<', html)]
+    }
+    return (
+        f"  runs blob {blobs['runs'] / 1e6:.2f} MB, other pages of cases "
+        f"{blobs['pages'] / 1e6:.2f} MB, markup {(size - sum(blobs.values())) / 1e6:.2f} MB"
+    )
 
 
 def small(args: argparse.Namespace) -> bool:
