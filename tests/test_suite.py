@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -746,3 +748,82 @@ def test_a_case_hands_out_copies_and_cannot_be_changed(writer: SuiteWriter) -> N
         case.id = "other"  # type: ignore[misc]
     shipped = pickle.loads(pickle.dumps(case))  # as the Dask executor ships it
     assert shipped == case and shipped.input == case.input and shipped.file == case.file
+
+
+def test_a_loaded_suite_keeps_its_cases_content_in_an_unlinked_temporary_file() -> None:
+    """10,000 cases stay loaded for a whole experiment: their input, fixtures and goal
+    are written to one temporary file per suite (read back per use), not kept in memory."""
+    suite = load_suite(EXAMPLES / "clarify")
+    shelf = suite.cases[0]._shelf
+    assert all(case._shelf is shelf for case in suite.cases)
+    assert shelf._fd is not None and not shelf._buffer  # nothing left in memory
+    blobs = [case._blob(part) for case in suite.cases for part in range(3)]
+    status = os.fstat(shelf._fd)
+    assert status.st_size == sum(len(blob) for blob in blobs)
+    assert status.st_nlink == 0  # unlinked at once: nothing is left behind in TMPDIR
+    seed = suite.case("ac-conflict-001")
+    assert annotations(seed.goal) == SEED_GOAL
+    assert "query_background" in seed.fixtures and seed.input["ticket"]["key"] == "SHOP-1042"
+
+
+def test_without_a_temporary_directory_a_suite_keeps_its_content_in_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-dir"))
+    suite = load_suite(EXAMPLES / "clarify")
+    shelf = suite.cases[0]._shelf
+    assert shelf._fd is None and shelf._buffer
+    monkeypatch.undo()
+    assert [(c.input, c.fixtures, c.goal) for c in suite.cases] == [
+        (c.input, c.fixtures, c.goal) for c in load_suite(EXAMPLES / "clarify").cases
+    ]
+    seed = suite.case("ac-conflict-001")
+    seed.goal["ticket"]["annotations"].clear()
+    assert annotations(seed.goal) == SEED_GOAL  # still a fresh copy per read
+
+
+_FULL_DISK = """
+import json, resource, signal, sys
+from passhat import suite as s
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+s._Shelf.FLUSH_BYTES = 1000  # several writes while the suite loads
+resource.setrlimit(resource.RLIMIT_FSIZE, (4000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+loaded = s.load_suite(sys.argv[1])
+shelf = loaded.cases[0]._shelf
+content = [[c.id, c.input, c.fixtures, c.goal] for c in loaded.cases]
+print(json.dumps([shelf._written, len(shelf._buffer), content], default=repr))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "pwrite"), reason="POSIX file limits")
+def test_a_temporary_file_that_fills_up_keeps_the_rest_of_the_suite_in_memory() -> None:
+    """A full disk (here a file size limit) mid-load: what was written is read from the
+    file, the rest stays in memory, and every case reads back whole."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK, str(EXAMPLES / "clarify")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    written, buffered, content = json.loads(done.stdout)
+    assert 0 < written <= 4000 and buffered > 0
+    expected = [[c.id, c.input, c.fixtures, c.goal] for c in load_suite(EXAMPLES / "clarify").cases]
+    assert content == json.loads(json.dumps(expected, default=repr))
+
+
+def test_loaded_suites_close_their_temporary_files() -> None:
+    import gc
+
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc to count open files")
+    gc.collect()
+    before = len(os.listdir(fds))
+    for _ in range(20):
+        assert load_suite(EXAMPLES / "clarify").cases[0].input
+    gc.collect()
+    assert len(os.listdir(fds)) <= before
