@@ -48,6 +48,40 @@ def make_suite(folder: Path, cases: int) -> Path:
     return folder
 
 
+NUMBERED = ("title", "description", "text", "note", "response")
+"""The free-text fields `make_distinct_suite` numbers in each copy."""
+
+
+def make_distinct_suite(folder: Path, cases: int) -> Path:
+    """The clarify suite with `cases` cases of which no two are equal: the suite's own
+    tickets in turn (English and Chinese, 1.0-2.3 KB pickled), each copy's free texts
+    (titles, descriptions, criteria, notes, fixture responses) ending in its number, so
+    nothing that compares or shares equal values can find two cases alike."""
+    import copy
+
+    import yaml
+
+    source = ROOT / "examples" / "clarify" / "cases"
+    shutil.copytree(ROOT / "examples" / "clarify", folder, ignore=shutil.ignore_patterns("cases"))
+    (folder / "cases").mkdir()
+    tickets = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(source.glob("*.yaml"))]
+    for i in range(cases):
+        name = case_name(i)
+        data = _numbered(copy.deepcopy(tickets[i % len(tickets)]), f" [#{i}]")
+        data["id"] = name
+        text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+        (folder / "cases" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _numbered(value: Any, mark: str, key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _numbered(v, mark, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbered(v, mark, key) for v in value]
+    return value + mark if isinstance(value, str) and key in NUMBERED else value
+
+
 async def mixed(input: Any, env: Any, ctx: Any) -> str:
     """Like a clarifier run: reads the ticket, writes Goal, Scope and annotations.
 

@@ -11,8 +11,13 @@ times larger instead, and `--small-cases 100 --cases 10000 --k-small 10 --k-big 
 (ru_maxrss of children is a running maximum). Memory does not depend on the
 machine's load, so this figure is steady on a shared machine.
 
+The cases are copies of the seed ticket, which differ by their id only; `--distinct`
+uses cases of which no two are equal instead (`_fixtures.make_distinct_suite`: the
+suite's nine tickets in turn, every free text numbered), for what memory would gain
+from equal cases (its RESULT line says "distinct cases").
+
     .venv/bin/python benchmarks/bench_run_rss.py [--cases 1000] [--k-small 1] [--k-big 100]
-        [--small-cases N]
+        [--small-cases N] [--distinct]
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _fixtures import make_suite
+from _fixtures import make_distinct_suite, make_suite
 from _result import result
 
 HERE = Path(__file__).resolve().parent
@@ -66,14 +71,18 @@ def main() -> int:
     parser.add_argument(
         "--small-cases", type=int, default=None, help="cases of the small run (default: --cases)"
     )
+    parser.add_argument(
+        "--distinct", action="store_true", help="cases of which no two are equal (see above)"
+    )
     args = parser.parse_args()
+    make = make_distinct_suite if args.distinct else make_suite
     small_cases = args.cases if args.small_cases is None else args.small_cases
     with tempfile.TemporaryDirectory() as tmp:
         figures = []
         for cases, k in [(small_cases, args.k_small), (args.cases, args.k_big)]:
             suite = Path(tmp) / f"suite-{cases}"
             if not suite.exists():
-                make_suite(suite, cases)
+                make(suite, cases)
                 shutil.copy(HERE / "vs_inspect" / "passhat_agents.py", suite / "passhat_agents.py")
             wall, rss = peak_rss(suite, k, Path(tmp) / f"{cases}x{k}.db")
             print(
@@ -87,7 +96,7 @@ def main() -> int:
         compares = f"peak RSS at {big_n * big_k:,} runs / at {small_n * small_k:,} runs"
     else:  # the suites differ: memory that grows with the cases
         ks = f"k = {big_k}" if big_k == small_k else f"k = {big_k} vs {small_k}"
-        what = f"{big_n:,} vs {small_n:,} cases, {ks}"
+        what = f"{big_n:,} vs {small_n:,} {'distinct ' if args.distinct else ''}cases, {ks}"
         compares = f"peak RSS at {big_n:,} cases / at {small_n:,} cases"
     met = result(f"peak RSS of `passhat run`, {what}", big_rss / small_rss, 1.2, compares)
     return 0 if met else 1
