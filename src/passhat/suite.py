@@ -369,7 +369,8 @@ class _Shelf:
     rest once the suite is loaded, after which the shelf is only read (from any thread:
     pread takes its own offset). Without `spill`, or when no temporary file can be made
     or written (no TMPDIR, no room in it), the blobs stay in memory: as fast, only
-    larger."""
+    larger. (Where TMPDIR is a tmpfs, the file's pages are memory too, only not the
+    process's RSS; on a disk the kernel may drop them and read them back.)"""
 
     FLUSH_BYTES = 1 << 20
 
