@@ -9,9 +9,9 @@ as markup. Labels come from `passhat.report.i18n` in the `lang` asked for; data
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import compress, repeat
-from operator import and_, attrgetter, countOf, eq, gt, ne
+from operator import attrgetter, countOf, gt
 from typing import Any
 
 from rich import box
@@ -32,6 +32,7 @@ from passhat.analysis import (
     tool_profile,
 )
 from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
+from passhat.report.digest import Digest, ToolTally, digest, tool_tallies
 from passhat.report.i18n import LABELS, t, tn, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.table import Table
@@ -230,18 +231,24 @@ def calls_cell(calls: Sequence[int], limit: int | None, lang: str = "en") -> str
     """Calls in each run, or past `limit` runs (None: no limit) a tally: `1 in 9,500 runs, 0 in 500 runs`."""
     if limit is None or len(calls) <= limit:
         return " ".join(str(n) for n in calls)
-    tally = sorted(Counter(calls).items(), key=lambda kv: (-kv[1], kv[0]))
+    return tally_cell(Counter(calls), lang)
+
+
+def tally_cell(tally: Mapping[int, int], lang: str = "en") -> str:
+    """Runs by calls made, most runs first: `1 in 9,500 runs, 0 in 500 runs`."""
+    ordered = sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))
     return t("list_sep", lang).join(
-        t("calls_in_runs", lang, calls=n, runs=tn("n_run", lang, runs)) for n, runs in tally
+        t("calls_in_runs", lang, calls=n, runs=tn("n_run", lang, runs)) for n, runs in ordered
     )
 
 
 def tools_table(
-    uses: Sequence[ToolUse], *, limit: int | None = ROWS_SHOWN, lang: str = "en"
+    uses: Sequence[ToolUse | ToolTally], *, limit: int | None = ROWS_SHOWN, lang: str = "en"
 ) -> Table:
     """Per tool: how many runs called it and how often; one section per case.
 
-    Past `limit` runs (None: no limit) the calls per run are tallied."""
+    Past `limit` runs (None: no limit) the calls per run are tallied (a `ToolTally`
+    comes tallied)."""
     cases = list(dict.fromkeys(u.case for u in uses))
     single = len(cases) == 1
     title = Text(t("tool_use", lang) + t("completed_runs_paren", lang))
@@ -265,7 +272,11 @@ def tools_table(
         row: list[Text | str] = [
             Text(u.tool),
             t("runs_calling_of", lang, calling=u.runs_calling, runs=u.runs),
-            calls_cell(u.calls_per_run, limit, lang),
+            (
+                tally_cell(u.tally, lang)
+                if isinstance(u, ToolTally)
+                else calls_cell(u.calls_per_run, limit, lang)
+            ),
             str(u.errors),
         ]
         table.add_row(*(row if single else [Text(u.case or t("all", lang)), *row]))
@@ -290,21 +301,26 @@ def usage_table(
     *,
     limit: int | None = ROWS_SHOWN,
     lang: str = "en",
+    read: Digest | None = None,
 ) -> Table | None:
     """Tokens (and cost, with prices) per case and for the whole experiment; None when
-    no run used a token and no price was given (an agent that calls no model)."""
+    no run used a token and no price was given (an agent that calls no model). The
+    totals come from `read`, the runs' digest, when given."""
     # sums in C over every run; per-case totals only for the cases listed
-    input_tokens = sum(map(attrgetter("input_tokens"), runs))
-    output_tokens = sum(map(attrgetter("output_tokens"), runs))
+    if read is None:
+        input_tokens = sum(map(attrgetter("input_tokens"), runs))
+        output_tokens = sum(map(attrgetter("output_tokens"), runs))
+    else:
+        input_tokens, output_tokens = read.input_tokens, read.output_tokens
     cost = prices.cost(input_tokens, output_tokens) if prices is not None else None
     total = TokenUsage(len(runs), input_tokens, output_tokens, cost)
     if total.tokens == 0 and prices is None:
         return None
-    shown = list(dict.fromkeys(map(attrgetter("case_id"), runs)))
-    shown_runs: Sequence[ReportRun] = runs
+    read = digest(runs) if read is None else read
+    shown = read.order
+    shown_runs: Iterable[ReportRun] = runs
     if limit is not None and len(shown) > limit:
-        wanted = set(shown[:limit])
-        shown_runs = [r for r in runs if r.case_id in wanted]
+        shown_runs = read.runs_of(runs, shown[:limit])
     by_case = usage_by_case(
         ((r.case_id, r.input_tokens, r.output_tokens) for r in shown_runs), prices
     )
@@ -396,12 +412,6 @@ _MODEL_SOURCE = attrgetter("model_source")
 
 MAX_ERRORED_LINES = 20
 
-_CASE_ID = attrgetter("case_id")
-_STATUS = attrgetter("status")
-_GRADED_ITEMS = attrgetter("graded_items")
-_ERRORED = repeat("errored")
-"""For `map(eq, statuses, _ERRORED)`: an endless supply, shared (repeat holds no state)."""
-
 
 def experiment_uncertainty(
     accounting: Accounting, forecast_m: int, only: set[str] | None = None
@@ -429,7 +439,8 @@ def print_experiment_report(
     """Print the whole report in `lang`; return the accounting (for --strict).
 
     At most `limit` cases are listed in each table (None: all); figures cover all."""
-    accounting = experiment_accounting(experiment, runs)
+    read = digest(runs, experiment.case_ids)  # every run read once, for every part
+    accounting = Ledger.of(read.statuses).close(experiment.k_requested, experiment.case_k)
     print_figures(
         console,
         experiment,
@@ -437,10 +448,12 @@ def print_experiment_report(
         forecast_m=forecast_m,
         limit=limit,
         lang=lang,
-        replayed=replayed_runs(runs),
+        replayed=read.replayed,
         runs=runs,
     )
-    print_details(console, experiment, runs, accounting, limit=limit, lang=lang, prices=prices)
+    print_details(
+        console, experiment, runs, accounting, limit=limit, lang=lang, prices=prices, read=read
+    )
     return accounting
 
 
@@ -504,31 +517,28 @@ def print_details(
     limit: int | None = ROWS_SHOWN,
     lang: str = "en",
     prices: Prices | None = None,
+    read: Digest | None = None,
 ) -> None:
-    """Item stability, tool use, tokens and the errored runs, `limit` cases at most each."""
+    """Item stability, tool use, tokens and the errored runs, `limit` cases at most each
+    (from `read`, the runs' digest, when the caller has it)."""
+    read = digest(runs) if read is None else read
     # item stability of the first `limit` cases that have graded items: only their runs
-    # (each pass over 100,000 runs in C: map, compress, dict.fromkeys)
-    cases = list(map(_CASE_ID, runs))
-    statuses = list(map(_STATUS, runs))
-    counted_with_items = map(and_, map(bool, map(_GRADED_ITEMS, runs)), map(ne, statuses, _ERRORED))
-    graded = list(dict.fromkeys(compress(cases, counted_with_items)))
-    listed = set(graded if limit is None else graded[:limit])
+    listed = read.graded if limit is None else read.graded[:limit]
     by_case: dict[str, list[ItemStability]] = {}
-    for item in item_stability(compress(runs, map(listed.__contains__, cases))):
+    for item in item_stability(read.runs_of(runs, listed)):
         by_case.setdefault(item.case, []).append(item)
     for case, items in by_case.items():
         console.print(items_table(case, items, lang=lang))
-    if len(listed) < len(graded):
-        more = tn("n_more_case", lang, len(graded) - len(listed))
+    if len(listed) < len(read.graded):
+        more = tn("n_more_case", lang, len(read.graded) - len(listed))
         console.print(Text(t("more_item_cases", lang, more=more)))
-    per_case = limit is None or len(accounting.cases) <= limit
-    uses = tool_profile(runs, experiment.tools, per_case=per_case)
+    uses = tool_rows(runs, experiment.tools, len(accounting.cases), limit, read)
     if uses:
         console.print(tools_table(uses, limit=limit, lang=lang))
-    usage = usage_table(runs, prices, limit=limit, lang=lang)
+    usage = usage_table(runs, prices, limit=limit, lang=lang, read=read)
     if usage is not None:
         console.print(usage)
-    errored = list(compress(runs, map(eq, statuses, _ERRORED)))
+    errored = read.errored
     for r in errored[:MAX_ERRORED_LINES]:
         line = t(
             "errored_line",
@@ -542,7 +552,7 @@ def print_details(
     if len(errored) > MAX_ERRORED_LINES:
         more = tn("n_more_errored", lang, len(errored) - MAX_ERRORED_LINES)
         console.print(Text(t("more_errored", lang, more=more)))
-    retried = retry_summary(runs)
+    retried = retry_summary(runs) if read.retried else None
     if retried is not None:
         line = t(
             "retried_line",
@@ -556,6 +566,22 @@ def print_details(
     if any(r.traceback for r in errored):
         ref = experiment.name or experiment.id
         console.print(Text(t("see_traceback", lang, ref=ref), style="dim"))
+
+
+def tool_rows(
+    runs: Sequence[ReportRun],
+    tools: Sequence[str],
+    cases: int,
+    limit: int | None,
+    read: Digest,
+) -> Sequence[ToolUse | ToolTally]:
+    """The tool-use table's rows: per case when every case is listed, else for the whole
+    experiment, tallied when its runs are too many to list (`tools_table`)."""
+    if limit is None or cases <= limit:
+        return tool_profile(runs, tools, per_case=True)
+    if len(runs) <= limit or not read.ordered:  # tools named in (case, run) order
+        return tool_profile(runs, tools, per_case=False)
+    return tool_tallies(read, tools)
 
 
 def retry_summary(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
