@@ -3,9 +3,13 @@ then the rest, in the accounting's order; the scan stops as soon as it can."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cli_helpers import run_cli, run_seed
 from passhat.accounting import Accounting, CaseAccount
 from passhat.report.terminal import shown_cases
 
@@ -36,3 +40,40 @@ def test_shown_cases_are_the_short_then_the_rest_in_order(
         ),
     )
     assert shown_cases(accounting, limit) == by_definition(accounting, limit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab :[]/-\n😀"), max_size=12))
+def test_a_panel_title_renders_as_rich_renders_the_str(title: str) -> None:
+    """Guards `panel_title`: given as `Text` only when rich's markup and emoji codes
+    would leave the str as it is, so every title prints the same either way."""
+    import io
+
+    from rich.console import Console
+    from rich.errors import MarkupError
+    from rich.panel import Panel
+
+    from passhat.report.terminal import panel_title
+
+    def printed(value: object) -> str:
+        out = io.StringIO()
+        try:
+            Console(file=out, width=40, color_system=None).print(Panel("x", title=value))  # type: ignore[arg-type]
+        except MarkupError as error:  # a str title that is bad markup fails alike
+            return f"error: {error}"
+        return out.getvalue()
+
+    assert printed(panel_title(title)) == printed(title)
+
+
+def test_the_command_shows_an_emoji_code_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Guards the CLI consoles' emoji=False: a path holding `:smile:` is printed as
+    the user wrote it, not turned into a picture."""
+    db = tmp_path / "p.db"
+    assert run_seed(capsys, "--db", str(db), "-k", "1", "--no-report").code == 0
+    html = tmp_path / "a:smile:b.html"
+    r = run_cli(capsys, "report", "latest", "--db", str(db), "--html", str(html))
+    assert r.code == 0, r.err
+    assert "a:smile:b.html" in r.err.replace("\n", "")

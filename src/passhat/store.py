@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import re
-import socket
 import sqlite3
 import threading
 import time
@@ -247,6 +246,13 @@ _RUN_LIGHT = (
     "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries, "
     "model_source, attempt, traceback"
 )
+
+
+def _hostname() -> str:
+    """This machine's name, for a writer's lease (imported here: a report reads no lease)."""
+    import socket
+
+    return socket.gethostname()
 
 
 def default_db_path() -> Path:
@@ -567,11 +573,11 @@ class Store:
         with self.atomic() as db:
             db.execute(
                 "DELETE FROM leases WHERE experiment_id = ? AND pid = ? AND host = ?",
-                (experiment_id, os.getpid(), socket.gethostname()),
+                (experiment_id, os.getpid(), _hostname()),
             )
 
     def _acquire(self, experiment_id: str) -> None:
-        pid, host = os.getpid(), socket.gethostname()
+        pid, host = os.getpid(), _hostname()
         with self.atomic() as db:
             row = db.execute(
                 "SELECT pid, host, taken_at, heartbeat_at FROM leases WHERE experiment_id = ?",
@@ -916,7 +922,7 @@ def _held(row: sqlite3.Row) -> bool:
     age = _age(row["heartbeat_at"])
     if age is not None and age > LEASE_EXPIRY_S:
         return False  # nobody renewed it: a process (or host) that is gone
-    return row["host"] != socket.gethostname() or _alive(row["pid"])
+    return row["host"] != _hostname() or _alive(row["pid"])
 
 
 class _Heartbeat(threading.Thread):
@@ -928,7 +934,7 @@ class _Heartbeat(threading.Thread):
         self._stop_event = threading.Event()
 
     def run(self) -> None:
-        key = (self.experiment_id, os.getpid(), socket.gethostname())
+        key = (self.experiment_id, os.getpid(), _hostname())
         while not self._stop_event.wait(HEARTBEAT_S):
             try:
                 with contextlib.closing(

@@ -145,7 +145,11 @@ def _console(name: str) -> SafeConsole:
     if made is None:
         from passhat.report.console import SafeConsole
 
-        made = globals()[name] = SafeConsole(stderr=name == "err_console", highlight=False)
+        # no emoji codes: a path or label holding `:smile:` is shown as written (and
+        # rich's table of emoji codes, 4 ms of a report's start, stays unloaded)
+        made = globals()[name] = SafeConsole(
+            stderr=name == "err_console", highlight=False, emoji=False
+        )
     return made
 
 

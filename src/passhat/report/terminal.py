@@ -178,6 +178,17 @@ ROWS_SHOWN = 30
 helps nobody, and rendering it would cost more than computing every figure."""
 
 
+def panel_title(text: str) -> Text | str:
+    """A panel's title as rich reads a str title (markup, emoji codes), given as the
+    `Text` rich would make when there is neither: rich's table of emoji codes (4 ms)
+    is then not loaded to find none."""
+    return text if "[" in text or _EMOJI_CODE.search(text) else Text(text)
+
+
+_EMOJI_CODE = re.compile(r":\S*?:")
+"""What may be an emoji code (rich's `_emoji_replace` matches within these)."""
+
+
 def shown_cases(accounting: Accounting, limit: int | None) -> list[CaseAccount]:
     """The cases a table lists: those short of the plan first, then the rest, in order.
 
@@ -330,7 +341,7 @@ def accounting_panel(
         met = Text(plan_met_line(a, lang), "green")
         return Panel(
             Group(head, met, *varied, *replay),
-            title=title,
+            title=panel_title(title),
             border_style="green",
             title_align="left",
         )
@@ -356,7 +367,7 @@ def accounting_panel(
         )
         left_out = t("left_out", lang) + t("colon", lang) + _list(excluded, lang) + more
         lines.append(Text(left_out, style="yellow"))
-    return Panel(Group(*lines), title=title, border_style="yellow", title_align="left")
+    return Panel(Group(*lines), title=panel_title(title), border_style="yellow", title_align="left")
 
 
 def print_metrics(
@@ -485,7 +496,10 @@ def ledger_panel(ledger: ErrorLedger, *, lang: str = "en") -> Panel:
         parts.append(Text(warning, style="bold red"))
         style = "red"
     return Panel(
-        Group(*parts), title=t("ledger_title", lang), border_style=style, title_align="left"
+        Group(*parts),
+        title=panel_title(t("ledger_title", lang)),
+        border_style=style,
+        title_align="left",
     )
 
 
@@ -583,7 +597,7 @@ def plans_panel(u: Uncertainty, *, lang: str = "en") -> Panel | None:
             lines.append(Text("  " + t("plan_no_runs", lang, cases=p.cases)))
         lines.append(Text("  " + t("plan_cases", lang, needed=p.cases_needed, floor=p.cases_floor)))
     lines.extend(Text(_plan_note(note, lang), style="yellow") for note in u.plan_notes)
-    return Panel(Group(*lines), title=t("plan_title", lang), title_align="left")
+    return Panel(Group(*lines), title=panel_title(t("plan_title", lang)), title_align="left")
 
 
 def _plan_note(note: str, lang: str) -> str:
@@ -646,7 +660,12 @@ def comparison_panel(
     lines.extend(Text(_phrase(note, lang), style="yellow") for note in c.notes)
     shortfall = not (c.a.complete and c.b.complete) or c.only_a or c.only_b or c.left_out
     style = "yellow" if shortfall else "green"
-    return Panel(Group(*lines), title=t("accounting", lang), border_style=style, title_align="left")
+    return Panel(
+        Group(*lines),
+        title=panel_title(t("accounting", lang)),
+        border_style=style,
+        title_align="left",
+    )
 
 
 def differences_table(c: Comparison, *, lang: str = "en") -> Table:
