@@ -67,3 +67,26 @@ def test_a_report_s_uncertainty_is_the_same_either_way(monkeypatch: pytest.Monke
     stats._t_quantile.cache_clear()
     stats._beta_ends.cache_clear()
     assert fast == slow
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from([0.0, -0.0, 0.25, 0.8, 1.0]),
+            st.floats(0.0, 1.0),
+            st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.5, 1.0, 0.025, 0.975])),
+)
+def test_the_weibull_quantile_is_numpys_to_the_bit(values: list[float], q: float) -> None:
+    """Guards `_weibull_quantile` (the bootstrap's percentile ends without numpy's
+    general quantile): the same bits as `np.quantile(method="weibull")`, at the ends
+    of the array, between tied values, and (through numpy's own path) with signs."""
+    array = np.array(values, dtype=np.float64)
+    want = float(np.quantile(array, q, method="weibull"))
+    got = stats._weibull_quantile(array, q)
+    assert np.float64(got).tobytes() == np.float64(want).tobytes()
