@@ -80,19 +80,17 @@ def digest(runs: Iterable[ReportRun], planned: Iterable[str] = ()) -> Digest:
     ordered = True
     retried = False
     replayed = input_tokens = output_tokens = 0
-    previous: str | None = None
+    previous: str | None = None  # the case of the run before
+    case_runs: dict[int, str] = {}
     last = 0
+    graded_last: str | None = None
+    counts_of: Mapping[str, tuple[int, int]] | None = None  # tool counts of the run before
+    streak = 0  # ...and of how many runs in a row before it
     for run in runs:  # 100,000 runs: each field read once, no call per run
         case_id = run.case_id
         index = run.run_index
-        status = run.status
-        case_runs = statuses.get(case_id)
-        if case_runs is None:
-            case_runs = statuses[case_id] = {}
-        elif index in case_runs:
-            raise duplicate_run(case_id, index)
-        case_runs[index] = status
-        if case_id != previous:
+        if case_id != previous:  # a case's runs begin (once, when they come by case)
+            case_runs = statuses.setdefault(case_id, {})
             if previous is not None and case_id < previous:
                 ordered = False
             order.append(case_id)
@@ -100,24 +98,29 @@ def digest(runs: Iterable[ReportRun], planned: Iterable[str] = ()) -> Digest:
         elif index < last:
             ordered = False
         last = index
+        if index in case_runs:
+            raise duplicate_run(case_id, index)
+        status = case_runs[index] = run.status
         if status == "errored":
             errored.append(run)
-        elif run.graded_items:
+        elif case_id is not graded_last and run.graded_items:
             graded[case_id] = None
+            graded_last = case_id
         counts = run.tool_counts
-        key = id(counts)
-        shared = tool_runs.get(key)
-        if shared is None:
-            tool_runs[key] = 1
-            tool_values[key] = counts
-        else:
-            tool_runs[key] = shared + 1
+        if counts is counts_of:
+            streak += 1
+        else:  # runs share values, often run after run: counted by the streak
+            if counts_of is not None:
+                _count(tool_values, tool_runs, counts_of, streak)
+            counts_of, streak = counts, 1
         if run.attempt != 1:
             retried = True
         if run.model_source == "replayed":
             replayed += 1
         input_tokens += run.input_tokens
         output_tokens += run.output_tokens
+    if counts_of is not None:
+        _count(tool_values, tool_runs, counts_of, streak)
     if not ordered:  # a case may come in several stretches: name it once
         order = list(dict.fromkeys(order))
     return Digest(
@@ -133,6 +136,20 @@ def digest(runs: Iterable[ReportRun], planned: Iterable[str] = ()) -> Digest:
         tool_values=tool_values,
         tool_runs=tool_runs,
     )
+
+
+def _count(
+    values: dict[int, Mapping[str, tuple[int, int]]],
+    runs: dict[int, int],
+    counts: Mapping[str, tuple[int, int]],
+    streak: int,
+) -> None:
+    key = id(counts)
+    if key in runs:
+        runs[key] += streak
+    else:
+        values[key] = counts
+        runs[key] = streak
 
 
 @dataclass(frozen=True)
