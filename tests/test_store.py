@@ -316,6 +316,36 @@ def test_summaries_are_the_projections_of_the_whole_runs(
         assert summary_tuple(summary) == summary_of(record)
 
 
+SCORES = [[], [{"scorer": "exact_set", "passed": True, "expected": ["x"], "missing": []}]]
+CALLS = [[], [{"tool": "get_ticket", "arguments": {}, "error": None}]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ab"), st.integers(0, 1), st.integers(0, 1)),
+        max_size=12,
+    )
+)
+def test_summaries_of_many_runs_are_each_one_s_projection(
+    tmp_path_factory: pytest.TempPathFactory, runs: list[tuple[str, int, int]]
+) -> None:
+    """Guards `summaries` taking a value equal to the row before's from it: runs of
+    several cases whose results and tool counts change, stay and come back give each
+    run's own projection, in (case, index) order."""
+    records = [
+        replace(run(case=case, index=index), score=SCORES[score], tool_calls=CALLS[calls])
+        for index, (case, score, calls) in enumerate(runs, start=1)
+    ]
+    with Store(tmp_path_factory.mktemp("many") / "p.db") as s:
+        s.create_experiment(replace(experiment(), k_requested=max(1, len(runs))))
+        for record in records:
+            s.record_run(record)
+        got = [summary_tuple(x) for x in s.summaries("e1")]
+    ordered = sorted(records, key=lambda r: (r.case_id, r.run_index))
+    assert got == [summary_of(r) for r in ordered]
+
+
 def test_summaries_share_equal_values_and_follow_updates_and_deletes(store: Store) -> None:
     detail = {"scorer": "exact_set", "passed": True, "expected": ["x"], "missing": []}
     for index in (1, 2):

@@ -248,6 +248,10 @@ _RUN_LIGHT = (
 )
 
 
+_UNSET = object()
+"""Equal to no column value (a row's NULL is None)."""
+
+
 def _hostname() -> str:
     """This machine's name, for a writer's lease (imported here: a report reads no lease)."""
     import socket
@@ -744,22 +748,38 @@ class Store:
         out: list[RunSummary] = []
         append = out.append
         new = tuple.__new__  # RunSummary's own __new__ without a Python frame per run
+        # Runs in a row mostly share their case, per-item results and tool counts: a
+        # value equal to the row before's is taken from it (comparing two strings costs
+        # less than hashing a new one for the dict)
+        case: str | None = None
+        it_before: object = _UNSET
+        tc_before: object = _UNSET
+        graded: list[dict[str, Any]] = []
+        counts: dict[str, tuple[int, int]] = {}
         for row in rows:
             case_id, index, status, error_type, message, duration, tin, tout, src, n, tb, it, tc = (
                 row
             )
-            graded = items.get(it)
-            if graded is None:
-                graded = items[it] = _decode(it or "[]", f"items of run {index} of {case_id!r}")
-            counts = tools.get(tc)
-            if counts is None:
-                raw = _decode(tc or "{}", f"tool counts of run {index} of {case_id!r}")
-                counts = tools[tc] = {name: (n, e) for name, (n, e) in raw.items()}
+            if case_id != case:
+                case = cases.setdefault(case_id, case_id)
+            if it != it_before:
+                it_before = it
+                shared = items.get(it)
+                if shared is None:
+                    shared = items[it] = _decode(it or "[]", f"items of run {index} of {case_id!r}")
+                graded = shared
+            if tc != tc_before:
+                tc_before = tc
+                known = tools.get(tc)
+                if known is None:
+                    raw = _decode(tc or "{}", f"tool counts of run {index} of {case_id!r}")
+                    known = tools[tc] = {name: (n, e) for name, (n, e) in raw.items()}
+                counts = known
             append(
                 new(
                     RunSummary,
                     (
-                        cases.setdefault(case_id, case_id),
+                        case,
                         index,
                         status,
                         error_type,
