@@ -12,9 +12,9 @@ per case or per distinct value. `report --json` reads columns instead
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from passhat._gc import without_gc
@@ -59,13 +59,21 @@ class Digest:
         wanted = set(cases)
         if not self.ordered:
             return (r for r in runs if r.case_id in wanted)
-        sizes = [len(self.statuses[case]) for case in self.order]
-        starts = accumulate(sizes, initial=0)
-        return chain.from_iterable(
-            runs[start : start + size]
-            for case, start, size in zip(self.order, starts, sizes, strict=False)
-            if case in wanted
-        )
+        return chain.from_iterable(self._stretches(runs, wanted))
+
+    def _stretches(
+        self, runs: Sequence[ReportRun], wanted: set[str]
+    ) -> Iterator[Sequence[ReportRun]]:
+        start = 0
+        left = len(wanted)
+        for case in self.order:  # the listed cases come first: stop at the last one
+            if not left:
+                return
+            size = len(self.statuses[case])
+            if case in wanted:
+                yield runs[start : start + size]
+                left -= 1
+            start += size
 
 
 @without_gc
