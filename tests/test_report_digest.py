@@ -119,3 +119,61 @@ def test_tool_tallies_count_what_the_tool_profile_lists(
         for u in tool_tallies(digest(runs), tools)
     ]
     assert got == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(RUNS, st.randoms(use_true_random=False), st.sampled_from([None, 1, 2]))
+def test_details_and_usage_read_from_a_digest_equal_those_read_from_the_runs(
+    runs: list[RunSummary], shuffle: Any, limit: int | None
+) -> None:
+    """Guards the digest's use: the details (items, tools, tokens, errored runs) and the
+    usage table printed from a digest equal those computed from the runs themselves,
+    for runs by case or in any order and with any limit on the cases listed."""
+    import io
+
+    from rich.console import Console
+
+    from passhat.records import ExperimentRecord
+    from passhat.report.experiment import print_details, usage_table
+    from passhat.usage import Prices
+
+    unique = list({(r.case_id, r.run_index): r for r in runs}.values())
+    shuffle.shuffle(unique)
+    e = ExperimentRecord(
+        id="e1",
+        name=None,
+        created_at="2026-01-01T00:00:00Z",
+        suite_name="s",
+        suite_path="/x",
+        suite_hash="h",
+        agent="a",
+        model="m",
+        model_config={},
+        params={},
+        prompt_version=None,
+        k_requested=5,
+        seed=1,
+        harness_version="0",
+        fingerprint="f",
+        case_ids=("c1", "c2", "c3"),
+        tools=("put",),
+    )
+    read = digest(unique, e.case_ids)
+    accounting = Ledger.of(read.statuses).close(5)
+
+    def printed(renderable: Any) -> str:
+        out = io.StringIO()
+        Console(file=out, width=100, color_system=None).print(renderable)
+        return out.getvalue()
+
+    def details(given: Any) -> str:
+        out = io.StringIO()
+        console = Console(file=out, width=100, color_system=None)
+        print_details(console, e, unique, accounting, limit=limit, read=given)
+        return out.getvalue()
+
+    assert details(read) == details(None)
+    prices = Prices(1.0, 2.0)
+    assert printed(usage_table(unique, prices, limit=limit, read=read)) == printed(
+        usage_table(unique, prices, limit=limit)
+    )
