@@ -14,6 +14,7 @@ from passhat.accounting import DuplicateRunError, Ledger
 from passhat.analysis import tool_profile
 from passhat.records import RunSummary
 from passhat.report.digest import digest, tool_tallies
+from records_for_tests import experiment_record
 
 GRADED: list[list[dict[str, Any]]] = [
     [],
@@ -133,31 +134,12 @@ def test_details_and_usage_read_from_a_digest_equal_those_read_from_the_runs(
 
     from rich.console import Console
 
-    from passhat.records import ExperimentRecord
     from passhat.report.experiment import print_details, usage_table
     from passhat.usage import Prices
 
     unique = list({(r.case_id, r.run_index): r for r in runs}.values())
     shuffle.shuffle(unique)
-    e = ExperimentRecord(
-        id="e1",
-        name=None,
-        created_at="2026-01-01T00:00:00Z",
-        suite_name="s",
-        suite_path="/x",
-        suite_hash="h",
-        agent="a",
-        model="m",
-        model_config={},
-        params={},
-        prompt_version=None,
-        k_requested=5,
-        seed=1,
-        harness_version="0",
-        fingerprint="f",
-        case_ids=("c1", "c2", "c3"),
-        tools=("put",),
-    )
+    e = experiment_record(("c1", "c2", "c3"), 5, tools=("put",))
     read = digest(unique, e.case_ids)
     accounting = Ledger.of(read.statuses).close(5)
 

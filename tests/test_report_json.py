@@ -32,6 +32,7 @@ from passhat.report.experiment import (
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.store import Store
 from passhat.usage import Prices, usage_by_case, usage_total
+from records_for_tests import experiment_record
 
 K = 6
 HELD = "case-07"  # an adaptive rule asked this case for 3 runs only
@@ -124,25 +125,8 @@ def plain_experiment_dict(
 
 
 def experiment(cases: int) -> ExperimentRecord:
-    return ExperimentRecord(
-        id="e1",
-        name="json-check",
-        created_at="2026-01-01T00:00:00Z",
-        suite_name="s",
-        suite_path="/x",
-        suite_hash="h",
-        agent="a",
-        model="m",
-        model_config={},
-        params={},
-        prompt_version=None,
-        k_requested=K,
-        seed=1,
-        harness_version="0",
-        fingerprint="f",
-        case_ids=tuple(f"case-{i:02d}" for i in range(cases)),
-        tools=TOOLS,
-        case_k={HELD: 3},
+    return experiment_record(
+        (f"case-{i:02d}" for i in range(cases)), K, name="json-check", tools=TOOLS, case_k={HELD: 3}
     )
 
 

@@ -22,30 +22,15 @@ from passhat.report.experiment import (
 )
 from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import Store
+from records_for_tests import experiment_record
 
 CASES = ROWS_SHOWN + 10
 K = 3
 
 
 def experiment() -> ExperimentRecord:
-    return ExperimentRecord(
-        id="e1",
-        name=None,
-        created_at="2026-01-01T00:00:00Z",
-        suite_name="s",
-        suite_path="/x",
-        suite_hash="h",
-        agent="a",
-        model="m",
-        model_config={},
-        params={},
-        prompt_version=None,
-        k_requested=K,
-        seed=1,
-        harness_version="0",
-        fingerprint="f",
-        case_ids=tuple(f"case-{i:03d}" for i in range(CASES)),
-        tools=("get_ticket", "update_ticket"),
+    return experiment_record(
+        (f"case-{i:03d}" for i in range(CASES)), K, tools=("get_ticket", "update_ticket")
     )
 
 
