@@ -51,7 +51,7 @@ def raw_scan(db: Path, experiment_id: str) -> None:
 def terminal_report(db: Path, experiment_id: str) -> str:
     with Store(db, create=False) as store:
         experiment = store.experiment(experiment_id)
-        runs = store.summaries(experiment_id)
+        runs = store.summaries(experiment_id, decode_items=False)  # as `passhat report`
     out = io.StringIO()
     print_experiment_report(Console(file=out, width=120, color_system=None), experiment, runs)
     return out.getvalue()

@@ -96,10 +96,14 @@ def test_a_report_from_summaries_equals_one_from_whole_runs(tmp_path: Path) -> N
         for record in records:
             store.record_run(record)
         summaries = store.summaries("e1")
+        lazy = store.summaries("e1", decode_items=False)  # what `passhat report` reads
     whole = experiment_dict(experiment(), records)
     assert experiment_dict(experiment(), summaries) == whole
     assert whole["items"][1]["misses"] == [2] and whole["tools"][1]["calls_per_run"] == [2, 1, 2]
     assert report_text(summaries, ROWS_SHOWN) == report_text(records, ROWS_SHOWN)
+    for limit in (ROWS_SHOWN, None):
+        assert report_text(lazy, limit) == report_text(records, limit)
+    assert experiment_dict(experiment(), lazy) == whole
     # an errored run keeps its message in the summaries
     bad = replace(records[0], case_id="case-x", status="errored", error_message="boom")
     assert experiment_dict(experiment(), [bad])["errored"][0]["message"] == "boom"

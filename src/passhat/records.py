@@ -213,8 +213,8 @@ class RunSummary(NamedTuple):
     """1 for a first attempt; `resume --errored` counts up (see `RunRecord.attempt`)."""
     traceback: str | None
     """A crashed in-process agent's traceback (see `RunRecord.traceback`)."""
-    graded_items: list[dict[str, Any]]
-    """`graded_items(score)` of the run."""
+    graded_items: Sequence[dict[str, Any]]
+    """`graded_items(score)` of the run (a list, or `store.LazyItems` that read as one)."""
     tool_counts: dict[str, tuple[int, int]]
     """`tool_counts(tool_calls)` of the run."""
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from passhat._gc import without_gc
 from passhat.errors import StoreError
@@ -729,11 +729,14 @@ class Store:
         return [_run(row) for row in rows]
 
     @without_gc
-    def summaries(self, experiment_id: str) -> list[RunSummary]:
+    def summaries(self, experiment_id: str, *, decode_items: bool = True) -> list[RunSummary]:
         """What a report needs of every run, by case and index: the small columns only.
 
         Runs with the same per-item results or tool counts share one decoded value
-        (most runs of a case do), so 100,000 runs cost about one scan of the columns."""
+        (most runs of a case do), so 100,000 runs cost about one scan of the columns.
+        With `decode_items=False` the per-item results are `LazyItems`, decoded when
+        first read: the terminal report reads those of the cases it lists, not all
+        (at 100,000 runs of cases with their own items: 22,000 decodes, 0.1 s)."""
         cursor = self._db.cursor()
         cursor.row_factory = None
         rows = cursor.execute(
@@ -741,7 +744,7 @@ class Store:
             "ORDER BY case_id, run_index",
             (experiment_id,),
         )
-        items: dict[str | None, list[dict[str, Any]]] = {}
+        items: dict[str | None, Sequence[dict[str, Any]]] = {}
         tools: dict[str | None, dict[str, tuple[int, int]]] = {}
         cases: dict[str, str] = {}
         sources: dict[str | None, str | None] = {}
@@ -754,7 +757,7 @@ class Store:
         case: str | None = None
         it_before: object = _UNSET
         tc_before: object = _UNSET
-        graded: list[dict[str, Any]] = []
+        graded: Sequence[dict[str, Any]] = []
         counts: dict[str, tuple[int, int]] = {}
         for row in rows:
             case_id, index, status, error_type, message, duration, tin, tout, src, n, tb, it, tc = (
@@ -766,7 +769,12 @@ class Store:
                 it_before = it
                 shared = items.get(it)
                 if shared is None:
-                    shared = items[it] = _decode(it or "[]", f"items of run {index} of {case_id!r}")
+                    what = f"items of run {index} of {case_id!r}"
+                    shared = items[it] = (
+                        _decode(it or "[]", what)
+                        if decode_items or not it or it == "[]" or it[0] != "["
+                        else LazyItems(it, what)  # (what is not a list is damaged: said now)
+                    )
                 graded = shared
             if tc != tc_before:
                 tc_before = tc
@@ -1112,6 +1120,52 @@ def _safe_text(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+class LazyItems(Sequence[dict[str, Any]]):
+    """A run's per-item results as the store keeps them (JSON text), decoded the first
+    time they are read (`Store.summaries(decode_items=False)`). Empty exactly when the
+    text is `[]`, which is what the store writes for a run without graded items: telling
+    whether a run has items decodes nothing."""
+
+    __slots__ = ("_items", "_text", "_what")
+
+    def __init__(self, text: str, what: str) -> None:
+        self._text = text
+        self._what = what
+        self._items: list[dict[str, Any]] | None = None
+
+    def _read(self) -> list[dict[str, Any]]:
+        items = self._items
+        if items is None:
+            items = self._items = _decode(self._text, self._what)
+        return items
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return self._read()[index]
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._read())
+
+    def __bool__(self) -> bool:
+        return self._text != "[]"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyItems):
+            other = other._read()
+        return isinstance(other, list) and self._read() == other
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, which has no hash
+
+    def __repr__(self) -> str:
+        return repr(self._read())
 
 
 def _decode(value: str, what: str) -> Any:

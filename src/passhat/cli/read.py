@@ -71,7 +71,8 @@ def report(
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         prices = choose_prices(price, prices_file, experiment.model)
-        runs = store.summaries(experiment.id)
+        # the terminal report reads the per-item results of the cases it lists only
+        runs = store.summaries(experiment.id, decode_items=as_json or html is not None)
         if html is not None:
             from passhat.report.html import write_html
 

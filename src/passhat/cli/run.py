@@ -434,7 +434,7 @@ def _report_and_exit(
             line = t("summary_only", lang, runs=tn("n_run", lang, requested), ref=ref)
             console.print(Text(line), soft_wrap=True)
     else:
-        runs = store.summaries(experiment.id)
+        runs = store.summaries(experiment.id, decode_items=False)  # as `passhat report`
         if not quiet:
             console.print()
         accounting = print_experiment_report(console, experiment, runs, lang=lang)
