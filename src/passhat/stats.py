@@ -652,9 +652,9 @@ def _weibull_quantile(values: Floats, q: float) -> float:
         return float(np.quantile(values, q, method="weibull"))
     ordered: list[float] = np.sort(values).tolist()
     virtual = count * q + (0 + q * 1) - 1  # numpy's _compute_virtual_index(n, q, 0, 0)
-    if virtual >= count - 1:
+    if virtual >= count - 1:  # numpy clips both indices to the ends
         below = above = ordered[-1]
-        previous = -1
+        previous = count - 1
     elif virtual < 0:
         below = above = ordered[0]
         previous = 0

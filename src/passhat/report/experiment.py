@@ -305,18 +305,14 @@ def usage_table(
 ) -> Table | None:
     """Tokens (and cost, with prices) per case and for the whole experiment; None when
     no run used a token and no price was given (an agent that calls no model). The
-    totals come from `read`, the runs' digest, when given."""
-    # sums in C over every run; per-case totals only for the cases listed
-    if read is None:
-        input_tokens = sum(map(attrgetter("input_tokens"), runs))
-        output_tokens = sum(map(attrgetter("output_tokens"), runs))
-    else:
-        input_tokens, output_tokens = read.input_tokens, read.output_tokens
+    totals come from `read`, the runs' digest (made here when not given); per-case
+    totals only for the cases listed."""
+    read = digest(runs) if read is None else read
+    input_tokens, output_tokens = read.input_tokens, read.output_tokens
     cost = prices.cost(input_tokens, output_tokens) if prices is not None else None
     total = TokenUsage(len(runs), input_tokens, output_tokens, cost)
     if total.tokens == 0 and prices is None:
         return None
-    read = digest(runs) if read is None else read
     shown = read.order
     shown_runs: Iterable[ReportRun] = runs
     if limit is not None and len(shown) > limit:
