@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -32,12 +33,34 @@ def main(args: list[str] | None = None) -> None:
     reading = _app.command_name(argv) in READING
     if reading:
         one_blas_thread()
-    with gc_paused() if reading else contextlib.nullcontext():
-        _app.load_commands(argv)
-        try:
-            _app.app(args=args, prog_name="passhat")
-        except PasshatError as error:
-            _app.fail(error)
+    try:
+        with gc_paused() if reading else contextlib.nullcontext():
+            _app.load_commands(argv)
+            try:
+                _app.app(args=args, prog_name="passhat")
+            except PasshatError as error:
+                _app.fail(error)
+    except SystemExit as exit_:
+        if args is None and reading:  # the process is this command's alone
+            _hard_exit(exit_.code)
+        raise
+
+
+def _hard_exit(code: object) -> None:
+    """End the process of a reading command now, its output flushed, without freeing
+    what it built one object at a time: at 100,000 runs the interpreter's own
+    teardown took 0.03 to 0.07 s of a 0.6 s `passhat report` (mypy's `hard_exit`
+    does the same). Reading commands run none of a user's code and leave no file
+    open, so no exit handler of theirs is skipped. Returns, for the usual exit, when
+    the code is not a number or the output cannot be flushed (a closed pipe)."""
+    if code is not None and not isinstance(code, int):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe or stream: let Python report it
+        return
+    os._exit(code or 0)
 
 
 def __getattr__(name: str) -> Any:
