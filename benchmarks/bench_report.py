@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from _fixtures import make_store
 from _result import alternate, median_ratio, result, spread
@@ -64,6 +65,18 @@ def json_report(db: Path, experiment_id: str) -> bytes:
     return to_json(experiment_dict(experiment, runs))
 
 
+def json_floor(db: Path, experiment_id: str, report: dict[str, Any]) -> None:
+    """What any `report --json` pays whatever it builds: reading the summaries and
+    serialising the finished report (`report`, built beforehand)."""
+    with Store(db, create=False) as store:
+        store.summaries(experiment_id)
+    to_json(report, inf_nan_mode="null")
+
+
+IMPORTS_SCRIPT = "import passhat.cli.read, passhat.report.experiment, passhat.stats, numpy"
+"""What `passhat report` imports before it reads a row (numpy: its statistics)."""
+
+
 def command(argv: list[str]) -> None:
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
 
@@ -95,6 +108,16 @@ def main() -> int:
                 2,
                 "report / raw scan of the columns it reads",
             )
+        with Store(db, create=False) as store:
+            finished = experiment_dict(store.experiment(eid), store.summaries(eid))
+        floors, scans = alternate(
+            lambda f=finished: json_floor(db, eid, f), lambda: raw_scan(db, eid), args.repeat
+        )
+        finished.clear()
+        print(
+            f"floor of `report --json` (read the summaries, serialise the finished report, "
+            f"build nothing): {spread(floors)}, {median_ratio(floors, scans):.2f}× the raw scan"
+        )
         env = {**os.environ, "PASSHAT_DB": str(db), "COLUMNS": "120"}
         passhat = [sys.executable, "-m", "passhat", "report", eid]
         scan = [sys.executable, "-c", SCAN_SCRIPT, str(db), eid]
@@ -110,6 +133,15 @@ def main() -> int:
                 2,
                 "command wall / raw-scan script wall",
             )
+        imports, scans = alternate(
+            lambda: command([sys.executable, "-c", IMPORTS_SCRIPT]),
+            lambda: command(scan),
+            args.repeat,
+        )
+        print(
+            f"imports of `passhat report` alone (python -c): {spread(imports)}, "
+            f"{median_ratio(imports, scans):.2f}× the raw-scan script"
+        )
         big = terminal_report(db, eid)
         little = terminal_report(small, small_id)
         print(
