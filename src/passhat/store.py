@@ -818,6 +818,15 @@ class Store:
         for case_id, index, status in rows:
             yield names.setdefault(case_id, case_id), index, names.setdefault(status, status)
 
+    def tokens(self, experiment_id: str) -> Iterator[tuple[int, int]]:
+        """(input tokens, output tokens) of every run, streamed: `usage_of` in flat memory."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        yield from cursor.execute(
+            "SELECT input_tokens, output_tokens FROM run_summaries WHERE experiment_id = ?",
+            (experiment_id,),
+        )
+
     def replayed(self, experiment_id: str) -> int:
         """How many runs' model answers were replayed from a cassette (not live)."""
         row = self._db.execute(
