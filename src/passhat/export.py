@@ -85,6 +85,11 @@ STORED: tuple[str, ...] = (
 transcript, output, final state or tool call is read."""
 
 
+_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""`json.dumps(value, ensure_ascii=False, default=str)`, its encoder made once, not
+twice a row."""
+
+
 class StoredRun(NamedTuple):
     """A run as `Store.columns(STORED)` gives it: the score and retries as JSON text."""
 
@@ -120,9 +125,7 @@ def run_row(experiment: ExperimentRecord, r: StoredRun) -> dict[str, Any]:
         "counted": r.status != "errored",
         "error_type": r.error_type,
         "error_message": r.error_message,
-        "verdict_details": json.dumps(
-            _decoded(r.score, f"score of {where}"), ensure_ascii=False, default=str
-        ),
+        "verdict_details": _dumps(_decoded(r.score, f"score of {where}")),
         "input_tokens": r.input_tokens,
         "output_tokens": r.output_tokens,
         "duration_s": r.duration_s,
@@ -211,7 +214,7 @@ def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
     written = 0
     with path.open("w", encoding="utf-8") as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            handle.write(_dumps(row) + "\n")
             written += 1
     return written
 
