@@ -38,3 +38,28 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
 def run_seed(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
     """`passhat run` on the seed's coupon card of the bundled clarify suite."""
     return run_cli(capsys, "run", str(CLARIFY), "--case", SEED, *args)
+
+
+def columns_read(monkeypatch: pytest.MonkeyPatch) -> set[tuple[str, str]]:
+    """(table, column) of every column the statements of any Store opened from now on
+    read, as SQLite's authorizer sees them when each statement is prepared: a command's
+    reads, whatever the number of rows."""
+    import sqlite3
+
+    from passhat.store import Store
+
+    read: set[tuple[str, str]] = set()
+    opened = Store._open
+
+    def authorize(action: int, table: str | None, column: str | None, *_: object) -> int:
+        if action == sqlite3.SQLITE_READ and table is not None and column is not None:
+            read.add((table, column))
+        return sqlite3.SQLITE_OK
+
+    def spied(self: Store, target: str, *, uri: bool) -> sqlite3.Connection:
+        db = opened(self, target, uri=uri)
+        db.set_authorizer(authorize)
+        return db
+
+    monkeypatch.setattr(Store, "_open", spied)
+    return read

@@ -566,3 +566,30 @@ def test_no_undecided_case_stops_at_the_first_look_and_says_why(
         "(some passed, some failed)" in flat
     )
     assert "looks taken: 1 of 4; runs spent: 16" in flat
+
+
+def test_the_looks_read_each_runs_status_not_the_runs(
+    cards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 15): every look of --until-decided (and the baseline's check)
+    read both experiments' runs with their scores and tool calls (Store.runs): 1.2 GB
+    and 6 s a look at 100,000 runs a side. The looks now count statuses only."""
+    from passhat.store import Store
+
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "2", "--name", "base")
+    assert r.code == 0, r.err
+
+    def refused(*_: object, **__: object) -> None:
+        raise AssertionError("an adaptive look read the runs whole")
+
+    monkeypatch.setattr(Store, "runs", refused)
+    out = tmp_path / "adaptive.json"
+    r = _run(
+        capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "1",
+        "--k-step", "1", "--max-k", "4", "--until-decided", "--baseline", "base",
+        "--name", "cand", "--adaptive-json", str(out), "--all-cases",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    looks = json.loads(out.read_text(encoding="utf-8"))["looks"]
+    assert [x["outcome"] for x in looks] == ["none", "worse"]

@@ -192,6 +192,36 @@ def test_a_configuration_the_manifest_plans_but_no_folder_holds_is_all_missing(
     assert "left out, no graded run: b" in r.out
 
 
+def test_an_audit_of_many_configurations_lists_a_screen_unless_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 15): the terminal audit listed every configuration and every
+    finding: 12,587 lines for 10,000 configurations. Short ones are listed first."""
+    from passhat.cli.audit import ROWS_SHOWN
+
+    whole = {
+        f"full-{i:02d}": {1: {"grade": {"passed": True}}, 2: {"grade": {"passed": True}}}
+        for i in range(10)
+    }
+    short = {f"short-{i:02d}": {1: {"grade": {"passed": True}}} for i in range(40)}
+    root = make_folder(tmp_path, {**whole, **short}, {"k": 2})
+    r = run_cli(capsys, "audit", str(root))
+    assert r.code == 0, r.err
+    rows = [line for line in r.out.splitlines() if line.startswith((" full-", " short-"))]
+    assert len(rows) == ROWS_SHOWN and all("short-" in row for row in rows)
+    assert "20 more configurations not listed (--all lists every one" in r.out
+    findings = [line for line in r.out.splitlines() if line.startswith("  ✗ short-")]
+    assert len(findings) == ROWS_SHOWN
+    assert "✗ ... and 10 more findings (--all lists them" in r.out
+    assert "pass rate" in r.out  # the figures still close the screen
+
+    everything = run_cli(capsys, "audit", str(root), "--all")
+    lines = everything.out.splitlines()
+    assert len([x for x in lines if x.startswith((" full-", " short-"))]) == 50
+    assert len([x for x in lines if x.startswith("  ✗ short-")]) == 40
+    assert "not listed" not in everything.out and "more findings" not in everything.out
+
+
 def test_run_dir_patterns_are_configurable_and_zero_based_indices_shift(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

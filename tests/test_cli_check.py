@@ -56,6 +56,29 @@ def test_check_lists_every_problem_and_exits_2(
     assert "Traceback" not in r.err
 
 
+def test_check_of_a_large_suite_lists_30_cases_unless_all(
+    capsys: pytest.CaptureFixture[str], writer: SuiteWriter
+) -> None:
+    """Regression (issue 15): check printed every case, 46,000 lines for 10,000 cases."""
+    from passhat.cli.check import CASES_LISTED
+    from passhat.report.terminal import ROWS_SHOWN
+
+    assert CASES_LISTED == ROWS_SHOWN  # one bound for every terminal list of cases
+    for i in range(1, 36):
+        writer.cases[f"c{i:02d}.yaml"] = dict(writer.case, id=f"case-{i:02d}")
+    root = writer.write()
+    r = run_cli(capsys, "check", str(root))
+    assert r.code == 0, r.err
+    listed = [line for line in r.out.splitlines() if line.startswith(("case-", "tiny"))]
+    assert len(listed) == CASES_LISTED
+    assert "case-30 " in r.out and "case-31 " not in r.out  # in file name order
+    assert "... and 6 more cases (--all lists every case)" in r.out
+    assert "valid: 36 cases" in r.out
+    everything = run_cli(capsys, "check", str(root), "--all")
+    assert "case-35" in everything.out and "more cases" not in everything.out
+    assert "valid: 36 cases" in everything.out
+
+
 def test_check_of_a_missing_folder_is_one_clear_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

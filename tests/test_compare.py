@@ -370,3 +370,83 @@ def test_compare_two_stored_experiments(
     assert r.code == 0 and "suites differ" in r.out
     r = run_cli(capsys, "compare", "half", "all", "--db", str(tmp_path / "none.db"))
     assert r.code == 2 and "no passhat store here" in r.err
+
+
+# ------------------------------------------------------------------ long lists of cases
+
+
+def _many_short(tmp_path: Path) -> tuple[str, str]:
+    """A: 80 shared cases, each missing its run 3, and 45 cases of its own; B: the 80
+    shared cases whole. Far more cases short of the plan, and on one side only, than
+    one screen holds."""
+    rows_a: Rows = [
+        (f"c{i:03d}", r, "passed" if (i + r) % 3 else "failed") for i in range(80) for r in (1, 2)
+    ]
+    rows_a += [(f"only{i:03d}", r, "passed") for i in range(45) for r in (1, 2, 3)]
+    rows_b: Rows = [
+        (f"c{i:03d}", r, "passed" if i % 2 else "failed") for i in range(80) for r in (1, 2, 3)
+    ]
+    return _write(tmp_path, "a.jsonl", rows_a), _write(tmp_path, "b.jsonl", rows_b)
+
+
+def test_compare_terminal_lists_at_most_a_screen_of_cases_unless_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 15): the accounting panel listed every case short of the plan
+    and every one-sided case: 8,651 lines for two experiments of 10,000 cases."""
+    from passhat.report.terminal import CASES_SHOWN, ROWS_SHOWN
+
+    a, b = _many_short(tmp_path)
+    r = run_cli(capsys, "compare", a, b, "--k", "3")
+    assert r.code == 0, r.err
+    short = [line for line in r.out.splitlines() if "of 3 requested runs counted" in line]
+    assert len(short) == ROWS_SHOWN  # A's first 30 of 80; B is whole
+    assert "c029: 2 of 3" in r.out and "c030: 2 of 3" not in r.out
+    assert f"... and {80 - ROWS_SHOWN} more cases short of the plan (--all lists them" in r.out
+    assert "only in A (left out): 45: only000, only001" in r.out
+    assert f"only{ROWS_SHOWN - 1:03d} and {45 - ROWS_SHOWN} more" in r.out
+    assert f"only{ROWS_SHOWN:03d}" not in r.out
+    moved = [line for line in r.out.splitlines() if " pts " in line and line.startswith(" c")]
+    assert len(moved) == CASES_SHOWN
+
+    everything = run_cli(capsys, "compare", a, b, "--k", "3", "--all")
+    assert everything.code == 0, everything.err
+    lines = everything.out.splitlines()
+    assert len([x for x in lines if "of 3 requested runs counted" in x]) == 80
+    assert "more cases short of the plan" not in everything.out
+    assert (
+        "only044" in everything.out
+        and " more" not in everything.out.split("paired:")[1].split("╰")[0]
+    )
+    assert len([x for x in lines if " pts " in x and x.startswith(" c")]) > CASES_SHOWN
+    # the JSON is for machines: every case, as before
+    data = json.loads(run_cli(capsys, "compare", a, b, "--k", "3", "--json").out)
+    assert len(data["a"]["shortfalls"]) == 80 and len(data["only_a"]) == 45
+
+
+def test_compare_of_stored_experiments_reads_only_statuses_and_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 15): compare read every run's per-item results (and decoded
+    them) to use its status and tokens: 1.3 s of 2 at 100,000 runs a side."""
+    from cli_helpers import columns_read
+
+    clarify = Path(__file__).resolve().parents[1] / "examples" / "clarify"
+    db = tmp_path / "p.db"
+    _experiment(capsys, clarify, "agents_for_tests:odd_runs_pass", "half", db)
+    _experiment(capsys, clarify, "agents_for_tests:perfect", "all", db)
+    before = run_cli(capsys, "compare", "half", "all", "--db", str(db), "--json")
+    read = columns_read(monkeypatch)
+    r = run_cli(capsys, "compare", "half", "all", "--db", str(db), "--json")
+    assert r.code == 0, r.err
+    assert r.out == before.out
+    runs = {column for table, column in read if table in ("runs", "run_summaries")}
+    assert runs and runs <= {
+        "experiment_id",
+        "case_id",
+        "run_index",
+        "status",
+        "input_tokens",
+        "output_tokens",
+    }
+    assert json.loads(r.out)["usage"]["a"]["runs"] == 8

@@ -147,3 +147,99 @@ def test_the_cli_loads_inspect_pyarrow_and_the_readers_only_when_asked() -> None
     code = f"import sys, passhat.cli; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+HEAVY = {"output", "final_state", "transcript", "tool_calls", "stderr", "traceback"}
+"""What a run row never shows: an export must not read it (issue 15)."""
+
+
+def test_run_rows_read_no_transcript_output_final_state_or_tool_call(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 15): export read and decoded every run's tool calls (with their
+    results) and held every row at once: 9-13 s and 1.26 GB at 100,000 real runs."""
+    from cli_helpers import columns_read
+
+    out = tmp_path / "runs.jsonl"
+    read = columns_read(monkeypatch)
+    assert run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(out)).code == 0
+    runs = {column for table, column in read if table == "runs"}
+    assert {"status", "score", "retries", "started_at"} <= runs
+    assert not runs & HEAVY
+
+
+def test_per_case_rows_read_each_runs_status_only(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 15): --per-case read every run's score and tool calls to count
+    statuses: 6.5 s and 1.17 GB at 100,000 runs."""
+    from cli_helpers import columns_read
+
+    before = tmp_path / "before.csv"
+    assert (
+        run_cli(
+            capsys, "export", "audited", "--db", str(store), "-o", str(before), "--per-case"
+        ).code
+        == 0
+    )
+    read = columns_read(monkeypatch)
+    out = tmp_path / "cases.csv"
+    assert (
+        run_cli(capsys, "export", "audited", "--db", str(store), "-o", str(out), "--per-case").code
+        == 0
+    )
+    assert out.read_bytes() == before.read_bytes()
+    runs = {column for table, column in read if table in ("runs", "run_summaries")}
+    assert runs <= {"experiment_id", "case_id", "run_index", "status"}
+
+
+def test_parquet_written_in_batches_holds_every_row_once(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parquet is written a batch of rows at a time (flat memory): batches of 4 of 9 runs
+    give the rows the JSON Lines export has, in its order."""
+    import passhat.export
+
+    monkeypatch.setattr(passhat.export, "PARQUET_BATCH", 4)
+    jsonl, parquet = tmp_path / "runs.jsonl", tmp_path / "runs.parquet"
+    for out in (jsonl, parquet):
+        r = run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(out))
+        assert r.code == 0 and ": 9 runs of experiment cards" in r.err
+    import pyarrow.parquet as pq
+
+    assert pq.ParquetFile(parquet).metadata.num_row_groups == 3
+    rows = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()]
+    assert pq.read_table(parquet).to_pylist() == rows
+
+
+def test_store_columns_reads_only_named_run_columns(store: Path) -> None:
+    from passhat.store import Store
+
+    with Store(store, create=False, read_only=True) as s:
+        eid = s.experiment("cards").id
+        rows = list(s.columns(eid, ("case_id", "run_index", "status")))
+        assert len(rows) == 9 and rows == sorted(rows)[: len(rows)]
+        assert all(len(row) == 3 for row in rows)
+        for bad in (("case_id", "1; DROP TABLE runs"), ("nope",), ()):
+            with pytest.raises(ValueError, match="runs have no column"):
+                list(s.columns(eid, bad))
+
+
+def test_cassette_reads_each_runs_transcript_only(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 15): `passhat cassette` read every run whole (output, final state,
+    score, tool calls...) to take its transcript: 28 s and 1.8 GB at 100,000 runs."""
+    from cli_helpers import columns_read
+    from passhat.models.replay import Cassette
+
+    before = tmp_path / "before.jsonl"
+    assert run_cli(capsys, "cassette", "cards", "--db", str(store), "-o", str(before)).code == 0
+    read = columns_read(monkeypatch)
+    tape = tmp_path / "tape.jsonl"
+    r = run_cli(capsys, "cassette", "cards", "--db", str(store), "-o", str(tape))
+    assert r.code == 0 and " model answers from 9 runs" in r.out
+    assert tape.read_bytes() == before.read_bytes()
+    assert Cassette.load(tape).answers
+    runs = {column for table, column in read if table == "runs"}
+    assert runs == {"experiment_id", "case_id", "run_index", "transcript"}

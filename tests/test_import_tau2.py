@@ -128,6 +128,33 @@ def test_trials_become_runs_infra_errors_errored_gaps_missing(
     assert "missing: task 2, trial 2 (run 3)" in r.out
 
 
+def test_the_text_output_names_ten_missing_runs_and_counts_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 15): every missing run was a line (1,971 of them at 98,029
+    simulations of 100,000), while errored runs stopped at ten."""
+    from passhat.cli.sources import MAX_ERRORED_SHOWN
+
+    tasks = [str(t) for t in range(12)]  # trials 1 and 2 of each never saved: 24 missing
+    data = {
+        **RESULTS,
+        "tasks": [{"id": t, "user_scenario": {"instructions": t}} for t in tasks],
+        "simulations": [sim(t, 0, 1.0) for t in tasks],
+    }
+    results = write(tmp_path / "results.json", data)
+    r = run_cli(capsys, "import", "tau2", str(results), "--db", str(tmp_path / "p.db"))
+    assert r.code == 0, r.err
+    missing = [line for line in r.out.splitlines() if line.startswith("  missing: ")]
+    assert len(missing) == MAX_ERRORED_SHOWN == 10
+    assert missing[0] == "  missing: task 0, trial 1 (run 2)"
+    assert missing[-1] == "  missing: task 4, trial 2 (run 3)"
+    assert f"… and {24 - MAX_ERRORED_SHOWN} more missing runs" in r.out
+    again = run_cli(
+        capsys, "import", "tau2", str(results), "--db", str(tmp_path / "q.db"), "--json"
+    )
+    assert sum(len(runs) for runs in json.loads(again.out)[0]["missing"].values()) == 24
+
+
 def test_a_name_taken_is_one_clean_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "p.db"
     results = write(tmp_path / "results.json", RESULTS)

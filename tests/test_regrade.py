@@ -147,3 +147,36 @@ def test_regrade_refuses_imports_and_a_suite_without_the_cases(
         capsys, "regrade", "cards", "--db", str(db), "--suite", str(ROOT / "examples" / "clarify")
     )
     assert r.code == 2 and "has none of the cases" in r.err
+
+
+def test_regrade_reads_the_runs_a_few_cases_at_a_time(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 15): regrade read every run whole, then held every regraded run
+    too, before writing one: 2.2 GB at 100,000 runs. It now reads CASES_READ cases at a
+    time, writes their runs as they are scored, and stores the same runs."""
+    import passhat.cli.regrade
+    from passhat.store import Store
+
+    suite, db = trello
+    edit_yaml(
+        suite / "cases" / "export-orders-csv.yaml",
+        lambda d: d["goal"]["cards"][0].update(labels=["feature"]),
+    )
+    whole = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "whole")
+    reads: list[tuple[str, ...] | None] = []
+    runs = Store.runs
+
+    def spied(self: Store, experiment_id: str, **options: Any) -> Any:
+        cases = options.get("cases")
+        reads.append(None if cases is None else tuple(cases))
+        return runs(self, experiment_id, **options)
+
+    monkeypatch.setattr(Store, "runs", spied)
+    monkeypatch.setattr(passhat.cli.regrade, "CASES_READ", 2)
+    parts = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "parts")
+    assert reads == [("checkout-card-timeout", "export-orders-csv"), ("rotate-payment-keys",)]
+    assert parts["runs"] == whole["runs"] == 9
+    assert parts["changes"] == whole["changes"] and parts["changes"]
+    a, b = (json_out(capsys, "report", ref, "--db", str(db)) for ref in ("whole", "parts"))
+    assert a["cases"] == b["cases"]

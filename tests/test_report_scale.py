@@ -83,6 +83,22 @@ def test_the_tool_use_table_is_bounded_like_the_case_table() -> None:
     assert "2 1 2" in everything  # with --all, every run's calls, case by case
 
 
+def test_a_report_with_no_counted_run_lists_a_screen_of_cases() -> None:
+    """Regression (issue 15): when every run errored (a wrong key, a dead endpoint) the
+    report listed every case short of the plan: 20,039 lines at 100,000 runs."""
+    errored = [
+        replace(r, status="errored", error_type="agent_error", error_message="boom", score=[])
+        for r in runs()
+    ]
+    text = report_text(errored, ROWS_SHOWN)
+    short = [line for line in text.splitlines() if "of 3 requested runs counted" in line]
+    assert len(short) == ROWS_SHOWN and "no counted run yet" in text
+    assert f"... and {CASES - ROWS_SHOWN} more cases short of the plan" in text
+    everything = report_text(errored, None)
+    assert everything.count("of 3 requested runs counted") == CASES
+    assert "more cases short of the plan" not in everything
+
+
 def test_calls_cell() -> None:
     assert calls_cell([1, 0, 1], 3) == "1 0 1"
     assert calls_cell([1, 0, 1, 1], 3) == "1 in 3 runs, 0 in 1 run"

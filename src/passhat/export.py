@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from passhat.accounting import Accounting
-from passhat.errors import ConfigError, InputError
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.errors import ConfigError, InputError, StoreError
+from passhat.records import ExperimentRecord
 
 Format = Literal["jsonl", "csv", "parquet"]
 FORMATS: tuple[str, ...] = ("jsonl", "csv", "parquet")
@@ -67,37 +67,88 @@ CASE_COLUMNS: tuple[tuple[str, str], ...] = (
 """Columns of the per-case table: pass@n / pass^n over that case's n counted runs."""
 
 
-def answers(run: RunRecord) -> str | None:
-    """`live` or `replayed` model answers, as the run recorded them (None: not known, or
-    the run asked no model)."""
-    return run.model_source
+STORED: tuple[str, ...] = (
+    "case_id",
+    "run_index",
+    "status",
+    "error_type",
+    "error_message",
+    "score",
+    "input_tokens",
+    "output_tokens",
+    "duration_s",
+    "retries",
+    "model_source",
+    "started_at",
+)
+"""The stored columns a run's row is made of (`Store.columns`, in this order): no
+transcript, output, final state or tool call is read."""
 
 
-def run_rows(experiment: ExperimentRecord, runs: Iterable[RunRecord]) -> list[dict[str, Any]]:
-    """One row per recorded run; verdict details as JSON text."""
-    return [
-        {
-            "experiment": experiment.id,
-            "experiment_name": experiment.name,
-            "kind": experiment.kind,
-            "model": experiment.model,
-            "fingerprint": experiment.fingerprint,
-            "case": r.case_id,
-            "run": r.run_index,
-            "status": r.status,
-            "counted": r.status != "errored",
-            "error_type": r.error_type,
-            "error_message": r.error_message,
-            "verdict_details": json.dumps(r.score, ensure_ascii=False, default=str),
-            "input_tokens": r.input_tokens,
-            "output_tokens": r.output_tokens,
-            "duration_s": r.duration_s,
-            "retries": len(r.retries),
-            "answers": answers(r),
-            "started_at": r.started_at,
-        }
-        for r in runs
-    ]
+_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""`json.dumps(value, ensure_ascii=False, default=str)`, its encoder made once, not
+twice a row."""
+
+
+class StoredRun(NamedTuple):
+    """A run as `Store.columns(STORED)` gives it: the score and retries as JSON text."""
+
+    case_id: str
+    run_index: int
+    status: str
+    error_type: str | None
+    error_message: str | None
+    score: str
+    """The verdict details, JSON text."""
+    input_tokens: int
+    output_tokens: int
+    duration_s: float
+    retries: str
+    """The retried model errors, JSON text."""
+    model_source: str | None
+    """`live` or `replayed` model answers (None: not known, or the run asked no model)."""
+    started_at: float
+
+
+def run_row(experiment: ExperimentRecord, r: StoredRun) -> dict[str, Any]:
+    """One run's row; verdict details as JSON text."""
+    where = f"run {r.run_index} of case {r.case_id!r}"
+    return {
+        "experiment": experiment.id,
+        "experiment_name": experiment.name,
+        "kind": experiment.kind,
+        "model": experiment.model,
+        "fingerprint": experiment.fingerprint,
+        "case": r.case_id,
+        "run": r.run_index,
+        "status": r.status,
+        "counted": r.status != "errored",
+        "error_type": r.error_type,
+        "error_message": r.error_message,
+        "verdict_details": _dumps(_decoded(r.score, f"score of {where}")),
+        "input_tokens": r.input_tokens,
+        "output_tokens": r.output_tokens,
+        "duration_s": r.duration_s,
+        "retries": 0 if r.retries == "[]" else len(_decoded(r.retries, f"retries of {where}")),
+        "answers": r.model_source,
+        "started_at": r.started_at,
+    }
+
+
+def run_rows(
+    experiment: ExperimentRecord, runs: Iterable[Sequence[Any]]
+) -> Iterator[dict[str, Any]]:
+    """One row per recorded run, from `Store.columns(id, STORED)`: made one at a time,
+    as they are written."""
+    for values in runs:
+        yield run_row(experiment, StoredRun(*values))
+
+
+def _decoded(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as error:
+        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
 
 
 def _join(indices: Sequence[int]) -> str:
@@ -145,32 +196,38 @@ def format_for(path: Path, given: str | None) -> Format:
 
 
 def write_rows(
-    path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: Format
-) -> None:
-    """Write the rows in `fmt`; an InputError names the file when it cannot be written."""
+    path: Path, rows: Iterable[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: Format
+) -> int:
+    """Write the rows in `fmt` as they come; the number written. An InputError names
+    the file when it cannot be written."""
     try:
         if fmt == "jsonl":
-            _write_jsonl(path, rows)
-        elif fmt == "csv":
-            _write_csv(path, rows, [name for name, _ in columns])
-        else:
-            _write_parquet(path, rows, columns)
+            return _write_jsonl(path, rows)
+        if fmt == "csv":
+            return _write_csv(path, rows, [name for name, _ in columns])
+        return _write_parquet(path, rows, columns)
     except OSError as error:
         raise InputError(f"-o {path}: cannot write ({error.strerror or error})") from None
 
 
-def _write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    written = 0
     with path.open("w", encoding="utf-8") as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            handle.write(_dumps(row) + "\n")
+            written += 1
+    return written
 
 
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
+def _write_csv(path: Path, rows: Iterable[dict[str, Any]], names: Sequence[str]) -> int:
+    written = 0
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(names))
         writer.writeheader()
         for row in rows:
             writer.writerow({k: _csv_cell(v) for k, v in row.items()})
+            written += 1
+    return written
 
 
 def _csv_cell(value: Any) -> Any:
@@ -183,9 +240,13 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
+PARQUET_BATCH = 65_536
+"""Rows held at once while writing Parquet (one row group each)."""
+
+
 def _write_parquet(
-    path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]
-) -> None:
+    path: Path, rows: Iterable[dict[str, Any]], columns: Sequence[tuple[str, str]]
+) -> int:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -201,4 +262,16 @@ def _write_parquet(
         "bool": pa.bool_(),
     }
     schema = pa.schema([(name, types[kind]) for name, kind in columns])
-    pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), str(path))
+    written = 0
+    with pq.ParquetWriter(str(path), schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) == PARQUET_BATCH:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                written += len(batch)
+                batch = []
+        if batch or not written:  # no run at all: a file with the columns and no row
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            written += len(batch)
+    return written

@@ -20,7 +20,7 @@ kept in `source.suite_hash_now`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,14 +83,11 @@ def check_regradable(source: ExperimentRecord) -> None:
         )
 
 
-def regrade(
-    source: ExperimentRecord,
-    runs: Sequence[RunRecord],
-    suite: Suite,
-    *,
-    name: str | None = None,
-) -> tuple[Imported, tuple[Change, ...]]:
-    """The regrade experiment with its runs, and every verdict that changed."""
+def regrade_experiment(
+    source: ExperimentRecord, suite: Suite, *, name: str | None = None
+) -> tuple[ExperimentRecord, tuple[str, ...]]:
+    """The regrade experiment of `source` under `suite` (its runs come from
+    `regrade_runs`), and its notes."""
     check_regradable(source)
     cases = {c.id: c for c in suite.cases}
     kept = tuple(c for c in source.case_ids if c in cases)
@@ -143,14 +140,39 @@ def regrade(
             "cases_dropped": list(dropped),
         },
     )
-    new_runs = []
-    changes = []
+    notes = (f"cases the suite no longer has, left out: {', '.join(dropped)}",) if dropped else ()
+    return experiment, notes
+
+
+def regrade_runs(
+    suite: Suite,
+    experiment: ExperimentRecord,
+    runs: Iterable[RunRecord],
+    changes: list[Change],
+) -> Iterator[RunRecord]:
+    """The source's runs of the regrade's cases scored again, one at a time as `runs`
+    gives them (a store writes each before the next is read); every verdict that
+    changed is appended to `changes`."""
+    cases = {c.id: c for c in suite.cases}
+    kept = set(experiment.case_ids)
     for run in runs:
-        if run.case_id not in cases or run.case_id not in goals:
+        if run.case_id not in kept:
             continue
         again = regrade_run(suite, cases[run.case_id], run, experiment.id)
-        new_runs.append(again)
         if again.status != run.status:
             changes.append(Change(run.case_id, run.run_index, run.status, again.status))
-    notes = (f"cases the suite no longer has, left out: {', '.join(dropped)}",) if dropped else ()
-    return Imported(experiment, tuple(new_runs), notes=notes), tuple(changes)
+        yield again
+
+
+def regrade(
+    source: ExperimentRecord,
+    runs: Sequence[RunRecord],
+    suite: Suite,
+    *,
+    name: str | None = None,
+) -> tuple[Imported, tuple[Change, ...]]:
+    """The regrade experiment with its runs, and every verdict that changed."""
+    experiment, notes = regrade_experiment(source, suite, name=name)
+    changes: list[Change] = []
+    new_runs = tuple(regrade_runs(suite, experiment, runs, changes))
+    return Imported(experiment, new_runs, notes=notes), tuple(changes)

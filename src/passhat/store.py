@@ -248,6 +248,9 @@ _RUN_LIGHT = (
 )
 
 
+_RUN_FIELDS = frozenset(f.name for f in fields(RunRecord))
+"""The columns of `runs` (`Store.columns` reads no other name)."""
+
 _UNSET = object()
 """Equal to no column value (a row's NULL is None)."""
 
@@ -817,6 +820,30 @@ class Store:
         names: dict[str, str] = {}  # one string per case and status, not one per row
         for case_id, index, status in rows:
             yield names.setdefault(case_id, case_id), index, names.setdefault(status, status)
+
+    def columns(self, experiment_id: str, names: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """The `names` columns of every run as stored (a JSON column as its text), streamed
+        by case and index: a reader of a few columns of 100,000 runs (an export) decodes
+        only those, one row at a time, never a transcript it does not show."""
+        unknown = [name for name in names if name not in _RUN_FIELDS]
+        if unknown or not names:
+            raise ValueError(f"runs have no column {unknown or names!r}")
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        yield from cursor.execute(
+            f"SELECT {', '.join(names)} FROM runs WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+
+    def tokens(self, experiment_id: str) -> Iterator[tuple[int, int]]:
+        """(input tokens, output tokens) of every run, streamed: `usage_of` in flat memory."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        yield from cursor.execute(
+            "SELECT input_tokens, output_tokens FROM run_summaries WHERE experiment_id = ?",
+            (experiment_id,),
+        )
 
     def replayed(self, experiment_id: str) -> int:
         """How many runs' model answers were replayed from a cassette (not live)."""

@@ -20,6 +20,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from passhat.accounting import Accounting
 from passhat.adaptive import (
     SPENDINGS,
     Adaptive,
@@ -216,7 +217,7 @@ def _baseline(store: Store, ref: str, experiment: ExperimentRecord) -> Experimen
             f"--baseline {ref} is the experiment being run; give the one to compare with"
         )
     check_suites(base.suite_hash, experiment.suite_hash)
-    if not any(r.status in ("passed", "failed") for r in store.runs(base.id, full=False)):
+    if not any(status != "errored" for _, _, status in store.statuses(base.id)):
         raise InputError(
             f"--baseline {ref} has no counted run (passed or failed) to compare with; "
             f"resume it or give another experiment"
@@ -224,12 +225,18 @@ def _baseline(store: Store, ref: str, experiment: ExperimentRecord) -> Experimen
     return base
 
 
+def _accounting(store: Store, experiment: ExperimentRecord) -> Accounting:
+    """The experiment's accounting from each run's status alone (streamed): a look of
+    an adaptive round at 100,000 runs does not read their scores and tool calls."""
+    from passhat.accounting import account
+
+    statuses = store.statuses(experiment.id)
+    return account(statuses, experiment.k_requested, experiment.case_ids, experiment.case_k)
+
+
 def _counts(store: Store, experiment: ExperimentRecord) -> list[tuple[str, int, int]]:
     """(case, counted runs, passes) of every planned case."""
-    from passhat.report.experiment import experiment_accounting
-
-    accounting = experiment_accounting(experiment, store.runs(experiment.id, full=False))
-    return [(c.case, c.counted, c.passes) for c in accounting.cases]
+    return [(c.case, c.counted, c.passes) for c in _accounting(store, experiment).cases]
 
 
 def _raise_k(
@@ -314,7 +321,6 @@ def _judge(
 ) -> Look:
     """The look at k: the width of the pass rate's interval, or the verdict against the
     baseline (the mean of per-case rates when cases are asked different k)."""
-    from passhat.report.experiment import experiment_accounting
     from passhat.stats import compare
 
     counts = _counts(store, current)
@@ -328,8 +334,8 @@ def _judge(
     try:
         if chosen.all_cases:
             base = store.experiment(chosen.baseline or "")
-            a = experiment_accounting(base, store.runs(base.id, full=False))
-            b = experiment_accounting(current, store.runs(current.id, full=False))
+            a = _accounting(store, base)
+            b = _accounting(store, current)
             difference = compare(a, b, confidence=level).pass_at_1
         else:
             difference = case_mean_difference(base_counts, counts, confidence=level)

@@ -18,23 +18,58 @@ from passhat.store import DB_ENV
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from passhat.sources.audit import Audit
+    from passhat.sources.audit import Audit, ConfigurationAudit
 
 
 def _indices(indices: tuple[int, ...]) -> str:
     return ", ".join(str(i) for i in indices) if indices else "–"
 
 
-def audit_table(audit: Audit) -> Table:
-    """One row per configuration: declared, claimed, present, graded, passed, missing."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 2, 0, 0))
+ROWS_SHOWN = 30
+"""Configurations and findings listed unless --all is given, as `report` lists 30 cases:
+an audit of 10,000 configurations printed 12,587 lines."""
+
+
+def shown_configurations(audit: Audit, limit: int | None = ROWS_SHOWN) -> list[ConfigurationAudit]:
+    """The configurations a table lists: with `limit`, those short of the plan first (they
+    are the point of an audit), then the others, in folder order either way."""
+    configurations = audit.configurations
+    if limit is None or len(configurations) <= limit:
+        return list(configurations)
+    short = [i for i, c in enumerate(configurations) if len(c.graded) < audit.k_plan][:limit]
+    chosen = set(short)
+    for i in range(len(configurations)):
+        if len(chosen) >= limit:
+            break
+        chosen.add(i)
+    return [configurations[i] for i in sorted(chosen)]
+
+
+def audit_table(audit: Audit, limit: int | None = None) -> Table:
+    """One row per configuration (at most `limit`, None: all): declared, claimed, present,
+    graded, passed, missing."""
+    shown = shown_configurations(audit, limit)
+    hidden = len(audit.configurations) - len(shown)
+    caption = (
+        f"{hidden:,} more configuration{'s' if hidden != 1 else ''} not listed "
+        "(--all lists every one, --json has all)"
+        if hidden
+        else None
+    )
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 2, 0, 0),
+        caption=caption,
+        caption_justify="left",
+    )
     table.add_column("configuration", overflow="fold")
     for column in ("declared", "claimed", "present", "graded", "passed"):
         table.add_column(column, no_wrap=True, justify="right")
     table.add_column("missing runs", style="bold red", no_wrap=True)
     declared = str(audit.declared_k) if audit.declared_k is not None else "–"
     claimed = str(audit.claimed_k) if audit.claimed_k is not None else "–"
-    for c in audit.configurations:
+    for c in shown:
         table.add_row(
             Text(c.configuration),
             declared,
@@ -47,8 +82,9 @@ def audit_table(audit: Audit) -> Table:
     return table
 
 
-def print_audit(out: Console, audit: Audit) -> None:
-    """The audit in one screen: sources, the table, findings, then the labelled figures."""
+def print_audit(out: Console, audit: Audit, limit: int | None = ROWS_SHOWN) -> None:
+    """The audit in one screen: sources, the table, findings, then the labelled figures;
+    the table and the findings list at most `limit` lines each (None: all)."""
     out.print(Text(f"audit of {audit.root}", style="bold"), soft_wrap=True)
     declared = audit.manifest.declared
     out.print(
@@ -72,9 +108,14 @@ def print_audit(out: Console, audit: Audit) -> None:
         ),
         soft_wrap=True,
     )
-    out.print(audit_table(audit))
-    for line in audit.findings:
+    out.print(audit_table(audit, limit))
+    findings = audit.findings if limit is None else audit.findings[:limit]
+    for line in findings:
         out.print(Text("  ✗ " + line, style="red"), soft_wrap=True)
+    if len(findings) < len(audit.findings):
+        more = len(audit.findings) - len(findings)
+        line = f"  ✗ ... and {more:,} more finding{'s' if more != 1 else ''} "
+        out.print(Text(line + "(--all lists them, --json has all)", style="red"))
     for note in audit.notes:
         out.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
     _print_figures(out, audit)
@@ -181,6 +222,13 @@ def audit(
         typer.Option("--strict", help="Exit 1 on any shortfall or disagreement."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help=f"List every configuration and finding (default: at most {ROWS_SHOWN} each).",
+        ),
+    ] = False,
     into_store: Annotated[
         bool,
         typer.Option("--into-store", help="Also keep the audit as an experiment in the store."),
@@ -214,7 +262,7 @@ def audit(
     if as_json:
         write_json(audit_summary(result))
     else:
-        print_audit(console, result)
+        print_audit(console, result, None if show_all else ROWS_SHOWN)
     if into_store:
         from passhat.sources.audit import audit_experiment
         from passhat.store import Store, default_db_path

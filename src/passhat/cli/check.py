@@ -10,12 +10,19 @@ import typer
 from passhat.cli._app import app, console
 from passhat.cli._help import examples
 
+CASES_LISTED = 30
+"""Cases listed unless --all is given, as `report` lists 30: a suite of 10,000 cases
+printed 46,000 lines (2.8 MB) in 16 s."""
+
 
 @app.command(epilog=examples("passhat check examples/clarify", "passhat check my-suite"))
 def check(
     suite: Annotated[
         Path, typer.Argument(metavar="SUITE", help="Suite folder (holding suite.yaml and cases/).")
     ],
+    show_all: Annotated[
+        bool, typer.Option("--all", help=f"List every case (default: at most {CASES_LISTED}).")
+    ] = False,
 ) -> None:
     """Validate a suite; print its cases, labels, tools, goal items, fixtures and hashes.
 
@@ -24,4 +31,4 @@ def check(
     from passhat.report.suite import print_suite
     from passhat.suite import load_suite
 
-    print_suite(console, load_suite(suite))
+    print_suite(console, load_suite(suite), limit=None if show_all else CASES_LISTED)

@@ -8,7 +8,7 @@ from typing import Annotated, cast
 
 import typer
 
-from passhat.accounting import Accounting
+from passhat.accounting import Accounting, account
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
 from passhat.cli._options import LangOption, PriceOption, PricesOption, report_lang
@@ -17,7 +17,7 @@ from passhat.errors import InputError
 from passhat.plain import plural
 from passhat.report.i18n import t
 from passhat.report.summary import comparison_dict
-from passhat.report.terminal import print_comparison, usage_line
+from passhat.report.terminal import CASES_SHOWN, ROWS_SHOWN, print_comparison, usage_line
 from passhat.stats import DEFAULT_RESAMPLES, METRICS, Metric, check_suites, compare
 from passhat.usage import TokenUsage, choose_prices, usage_difference, usage_of
 from passhat.verdicts import read_verdicts
@@ -55,28 +55,34 @@ def _load(
         return Side(accounting, ref, k is None, None)
     if ref.endswith(".jsonl") or ("/" in ref and not Path(ref).exists()):
         raise InputError(f"{ref}: no such verdict file; give a .jsonl file or an experiment id")
-    from passhat.report.experiment import experiment_accounting
     from passhat.store import Store, default_db_path
 
     with Store(db or default_db_path(), create=False, read_only=True) as store:
         experiment = store.experiment(ref)
-        runs = store.summaries(experiment.id)
-    if k is not None:
-        raise InputError(
-            f"--k is for verdict files; experiment {ref!r} already asks for "
-            f"{plural(experiment.k_requested, 'run')} per case"
+        if k is not None:
+            raise InputError(
+                f"--k is for verdict files; experiment {ref!r} already asks for "
+                f"{plural(experiment.k_requested, 'run')} per case"
+            )
+        prices = choose_prices(price, prices_file, experiment.model)
+        # a comparison needs each run's status and tokens only: streamed, no other column
+        accounting = account(
+            store.statuses(experiment.id),
+            experiment.k_requested,
+            experiment.case_ids,
+            experiment.case_k,
         )
+        usage = usage_of(store.tokens(experiment.id), prices)
     from passhat.records import agent_label
 
     name = experiment.name or experiment.id
-    prices = choose_prices(price, prices_file, experiment.model)
     side = Side(
-        experiment_accounting(experiment, runs),
+        accounting,
         "",
         False,
         experiment.suite_hash,
         (name, agent_label(experiment.agent), experiment.model),
-        usage_of(((r.input_tokens, r.output_tokens) for r in runs), prices),
+        usage,
     )
     return replace(side, source=side.shown("en"))
 
@@ -142,6 +148,14 @@ def compare_command(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help=f"List every case short of the plan, on one side only or moved "
+            f"(default: at most {ROWS_SHOWN} short or one-sided, {CASES_SHOWN} moved).",
+        ),
+    ] = False,
     db: Annotated[
         Path | None,
         typer.Option(
@@ -200,6 +214,7 @@ def compare_command(
             k_inferred_b=side_b.k_inferred,
             lang=language,
             usage=usage_line(side_a.usage, side_b.usage, language),
+            limit=None if show_all else ROWS_SHOWN,
         )
     if fail_on_regression and result.verdict.outcome == "worse":
         raise typer.Exit(1)

@@ -49,30 +49,33 @@ def export(
     """Write one row per run (case, index, status, error, verdict details, tokens, duration,
     retries, live/replayed, fingerprint), or per case with --per-case, for DuckDB, polars or
     a spreadsheet."""
+    from passhat.accounting import account
     from passhat.export import (
         CASE_COLUMNS,
         RUN_COLUMNS,
+        STORED,
         case_rows,
         format_for,
         run_rows,
         write_rows,
     )
-    from passhat.report.experiment import experiment_accounting
 
     chosen = format_for(output, fmt)
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
-        runs = store.runs(experiment.id, full=False)  # no transcripts: rows never hold them
-    if per_case:
-        rows = case_rows(experiment, experiment_accounting(experiment, runs))
-        columns = CASE_COLUMNS
-    else:
-        rows = run_rows(experiment, runs)
-        columns = RUN_COLUMNS
-    write_rows(output, rows, columns, chosen)
+        if per_case:  # each run's status is all a case's row needs
+            statuses = store.statuses(experiment.id)
+            accounting = account(
+                statuses, experiment.k_requested, experiment.case_ids, experiment.case_k
+            )
+            rows = case_rows(experiment, accounting)
+            written = write_rows(output, rows, CASE_COLUMNS, chosen)
+        else:  # streamed: each row is read, made and written before the next
+            runs = store.columns(experiment.id, STORED)
+            written = write_rows(output, run_rows(experiment, runs), RUN_COLUMNS, chosen)
     what = "cases" if per_case else "runs"
     err_console.print(
-        f"{output}: {len(rows)} {what} of experiment {experiment.name or experiment.id} ({chosen})",
+        f"{output}: {written} {what} of experiment {experiment.name or experiment.id} ({chosen})",
         markup=False,
         soft_wrap=True,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import signal
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,7 +22,7 @@ from passhat.cli._app import app, console, err_console
 from passhat.cli._help import examples
 from passhat.cli._options import LangOption, report_lang
 from passhat.cli._store import DbOption, ExperimentArg, open_store
-from passhat.errors import ConfigError, InputError
+from passhat.errors import ConfigError, InputError, StoreError
 from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import print_experiment_report, print_figures
@@ -874,24 +874,28 @@ def cassette(
 
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
-        runs = store.runs(experiment.id)
-    recorded = experiment.model_config.get("recorded") if experiment.model_config else None
-    meta: dict[str, Any] = {
-        "model": experiment.model,
-        "prompt_version": experiment.prompt_version,
-        "experiment": experiment.id,
-        "suite_hash": experiment.suite_hash,
-        "note": f"recorded from experiment {experiment.name or experiment.id} "
-        f"({experiment.created_at}) by passhat cassette",
-    }
-    if isinstance(recorded, dict):
-        meta["replayed_from"] = recorded
-    tape = cassette_from_runs(meta, ((r.case_id, r.run_index, r.transcript) for r in runs))
+        recorded = experiment.model_config.get("recorded") if experiment.model_config else None
+        meta: dict[str, Any] = {
+            "model": experiment.model,
+            "prompt_version": experiment.prompt_version,
+            "experiment": experiment.id,
+            "suite_hash": experiment.suite_hash,
+            "note": f"recorded from experiment {experiment.name or experiment.id} "
+            f"({experiment.created_at}) by passhat cassette",
+        }
+        if isinstance(recorded, dict):
+            meta["replayed_from"] = recorded
+        # each run's transcript alone, decoded as read: not every run whole (1.8 GB at
+        # 100,000 runs); the cassette holds the model answers only
+        rows = store.columns(experiment.id, ("case_id", "run_index", "transcript"))
+        read = [0]
+        tape = cassette_from_runs(meta, _transcripts(rows, read))
+    runs = read[0]
     if not tape.answers:
         ref = experiment.name or experiment.id
         raise InputError(
             f"experiment {ref} holds no model answer to record (of kind {experiment.kind!r}; "
-            f"{plural(len(runs), 'run')}, none asked a model); nothing was written"
+            f"{plural(runs, 'run')}, none asked a model); nothing was written"
         )
     try:
         tape.dump(output)
@@ -900,8 +904,27 @@ def cassette(
     console.print(
         Text(
             f"{output}: {plural(len(tape.answers), 'model answer')} from "
-            f"{plural(len(runs), 'run')}; replay with "
+            f"{plural(runs, 'run')}; replay with "
             f"--model replay:{output}"
         ),
         soft_wrap=True,
     )
+
+
+def _transcripts(
+    rows: Iterable[tuple[Any, ...]], read: list[int]
+) -> Iterator[tuple[str, int, list[dict[str, Any]]]]:
+    """(case, run index, transcript) of each stored row, decoded as it comes; `read[0]`
+    counts the runs."""
+    import json
+
+    for case_id, index, text in rows:
+        read[0] += 1
+        try:
+            transcript = json.loads(text)
+        except (TypeError, ValueError) as error:
+            raise StoreError(
+                f"the store is damaged: transcript of run {index} of case {case_id!r} "
+                f"is not JSON ({error})"
+            ) from None
+        yield case_id, index, transcript

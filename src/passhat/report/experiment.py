@@ -482,8 +482,13 @@ def print_figures(
         )
     else:
         console.print(Text(t("no_counted_run", lang), style="bold red"))
-        for line in shortfall_lines(accounting, lang):
+        listed = shortfall_lines(accounting, lang, limit)  # every case, when every run errored
+        for line in listed:
             console.print(Text("  " + line))
+        short = sum(1 for c in accounting.cases if not c.complete)
+        if len(listed) < short:
+            more = tn("n_more_case", lang, short - len(listed))
+            console.print(Text("  " + t("more_short", lang, more=more)))
         if replayed:
             line = t("replayed_line", lang, runs=tn("n_run", lang, replayed))
             console.print(Text(line, "yellow"))

@@ -81,8 +81,9 @@ def _summary(text: str) -> str:
     return " ".join(line.strip() for line in paragraph.splitlines())
 
 
-def print_suite(out: Console, suite: Suite) -> None:
-    """The summary `passhat check` prints. Every user string enters as Text, never markup."""
+def print_suite(out: Console, suite: Suite, *, limit: int | None = None) -> None:
+    """The summary `passhat check` prints, listing the first `limit` cases (None: all).
+    Every user string enters as Text, never markup."""
     d = suite.defaults
     out.print(Text.assemble(("suite ", "bold"), (suite.name, "bold cyan")))
     head = _grid()
@@ -102,21 +103,26 @@ def print_suite(out: Console, suite: Suite) -> None:
     head.add_row("hash", Text(suite.hash))
     out.print(head)
 
-    fixtures_total = 0
-    for case in suite.cases:
+    fixtures_total = sum(len(items) for case in suite.cases for items in case.fixtures.values())
+    listed = suite.cases if limit is None else suite.cases[:limit]
+    for case in listed:
         out.print()
         title = Text.assemble((case.id, "bold"), "  ", (case.hash[:12], "dim"))
         if case.tags:
             title.append("  " + ", ".join(case.tags), style="dim")
         out.print(title)
         fixtures = [f"{tool} ×{len(items)}" for tool, items in sorted(case.fixtures.items())]
-        fixtures_total += sum(len(items) for items in case.fixtures.values())
         body = _grid()
         body.add_row("  goal", Text(", ".join(_goal_items(suite, case))))
         body.add_row("  fixtures", Text(", ".join(fixtures) or "none"))
         out.print(body)
     out.print()
     count = len(suite.cases)
+    if len(listed) < count:
+        more = count - len(listed)
+        line = f"... and {more:,} more case{'s' if more != 1 else ''} (--all lists every case)"
+        out.print(Text(line))
+        out.print()
     out.print(
         Text(
             f"valid: {count} case{'s' if count != 1 else ''}, {fixtures_total} recorded "

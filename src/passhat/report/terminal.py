@@ -621,7 +621,10 @@ def print_uncertainty(
         console.print(panel)
 
 
-def _side_line(name: str, source: str, a: Accounting, k_inferred: bool, lang: str) -> list[Text]:
+def _side_line(
+    name: str, source: str, a: Accounting, k_inferred: bool, lang: str, limit: int | None = None
+) -> list[Text]:
+    """A side's counts, then its first `limit` (None: all) cases short of the plan."""
     head = Text.assemble(
         (f"{name} ", "bold"),
         Text(source),
@@ -630,8 +633,21 @@ def _side_line(name: str, source: str, a: Accounting, k_inferred: bool, lang: st
         t("sep", lang) + _run_counts(a, lang),
     )
     lines = [head]
-    lines.extend(Text("    " + line, style="yellow") for line in shortfall_lines(a, lang))
+    listed = shortfall_lines(a, lang, limit)
+    lines.extend(Text("    " + line, style="yellow") for line in listed)
+    if limit is not None and len(listed) == limit:
+        short = sum(1 for c in a.cases if not c.complete)
+        if short > limit:
+            more = tn("n_more_case", lang, short - limit)
+            lines.append(Text("    " + t("more_short_all", lang, more=more), style="yellow"))
     return lines
+
+
+def _names_line(names: tuple[str, ...], lang: str, limit: int | None) -> str:
+    """`names` joined, the first `limit` (None: all) of them and how many more."""
+    shown = names if limit is None else names[:limit]
+    more = len(names) - len(shown)
+    return _list(shown, lang) + (t("and_more", lang, n=f"{more:,}") if more else "")
 
 
 def comparison_panel(
@@ -642,10 +658,12 @@ def comparison_panel(
     k_inferred_a: bool = False,
     k_inferred_b: bool = False,
     lang: str = "en",
+    limit: int | None = None,
 ) -> Panel:
-    """Both sides' accounting and how the cases were paired."""
-    lines = _side_line("A", source_a, c.a, k_inferred_a, lang) + _side_line(
-        "B", source_b, c.b, k_inferred_b, lang
+    """Both sides' accounting and how the cases were paired; each list of cases (short
+    of the plan, on one side only) names its first `limit` (None: all)."""
+    lines = _side_line("A", source_a, c.a, k_inferred_a, lang, limit) + _side_line(
+        "B", source_b, c.b, k_inferred_b, lang, limit
     )
     lines.append(Text(t("paired", lang, n=len(c.cases))))
     colon = t("colon", lang)
@@ -655,7 +673,7 @@ def comparison_panel(
         ("one_side_uncounted", c.left_out),
     ]:
         if names:
-            line = t(key, lang) + colon + str(len(names)) + colon + _list(names, lang)
+            line = t(key, lang) + colon + str(len(names)) + colon + _names_line(names, lang, limit)
             lines.append(Text(line, style="yellow"))
     lines.extend(Text(_phrase(note, lang), style="yellow") for note in c.notes)
     shortfall = not (c.a.complete and c.b.complete) or c.only_a or c.only_b or c.left_out
@@ -865,8 +883,11 @@ def print_comparison(
     k_inferred_b: bool = False,
     lang: str = "en",
     usage: str | None = None,
+    limit: int | None = ROWS_SHOWN,
 ) -> None:
-    """Accounting, figures (and the cost beside them), moved cases and the verdict."""
+    """Accounting, figures (and the cost beside them), moved cases and the verdict. With
+    a `limit` the lists of cases name that many (the moved cases, CASES_SHOWN); None
+    (`compare --all`) lists every case."""
     console.print(
         comparison_panel(
             c,
@@ -875,11 +896,13 @@ def print_comparison(
             k_inferred_a=k_inferred_a,
             k_inferred_b=k_inferred_b,
             lang=lang,
+            limit=limit,
         )
     )
     console.print(differences_table(c, lang=lang))
     if usage:
         console.print(Text(usage, style="bold"))
-    console.print(case_differences_table(c, lang=lang))
+    moved = CASES_SHOWN if limit is not None else len(c.cases)
+    console.print(case_differences_table(c, moved, lang=lang))
     console.print(Text(case_tests_note(lang)))
     console.print(verdict_text(c, lang=lang))
