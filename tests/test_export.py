@@ -243,3 +243,25 @@ def test_cassette_reads_each_runs_transcript_only(
     assert Cassette.load(tape).answers
     runs = {column for table, column in read if table == "runs"}
     assert runs == {"experiment_id", "case_id", "run_index", "transcript"}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_an_export_stopped_half_way_leaves_the_earlier_file_whole(tmp_path: Path, fmt: str) -> None:
+    """The rows stream (a damaged run or Ctrl-C can stop them after some are written):
+    nothing of the stopped export is left, and the file it would have replaced stays."""
+    from passhat.errors import StoreError
+    from passhat.export import RUN_COLUMNS, write_rows
+
+    rows = [{name: None for name, _ in RUN_COLUMNS} | {"case": f"c{i}"} for i in range(3)]
+    out = tmp_path / f"runs.{fmt}"
+    assert write_rows(out, rows[:1], RUN_COLUMNS, fmt) == 1  # type: ignore[arg-type]
+    before = out.read_bytes()
+
+    def stopped() -> Any:
+        yield from rows
+        raise StoreError("run 4 of 'c3': damaged")
+
+    with pytest.raises(StoreError):
+        write_rows(out, stopped(), RUN_COLUMNS, fmt)  # type: ignore[arg-type]
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]

@@ -15,8 +15,10 @@ are never counted as failures.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -199,15 +201,33 @@ def write_rows(
     path: Path, rows: Iterable[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: Format
 ) -> int:
     """Write the rows in `fmt` as they come; the number written. An InputError names
-    the file when it cannot be written."""
+    the file when it cannot be written.
+
+    The rows go to a temporary file beside `path`, renamed onto it once the last is
+    written: an export stopped half way (a damaged run, a full disk, Ctrl-C) leaves
+    neither half a file nor a clobbered earlier one."""
     try:
-        if fmt == "jsonl":
-            return _write_jsonl(path, rows)
-        if fmt == "csv":
-            return _write_csv(path, rows, [name for name, _ in columns])
-        return _write_parquet(path, rows, columns)
+        # made by the writer as any file it writes (mode from the umask), then renamed
+        partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+        try:
+            written = _write(partial, rows, columns, fmt)
+            os.replace(partial, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                partial.unlink()
     except OSError as error:
         raise InputError(f"-o {path}: cannot write ({error.strerror or error})") from None
+    return written
+
+
+def _write(
+    path: Path, rows: Iterable[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: Format
+) -> int:
+    if fmt == "jsonl":
+        return _write_jsonl(path, rows)
+    if fmt == "csv":
+        return _write_csv(path, rows, [name for name, _ in columns])
+    return _write_parquet(path, rows, columns)
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
