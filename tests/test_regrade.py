@@ -164,15 +164,14 @@ def test_regrade_reads_the_runs_a_few_cases_at_a_time(
         lambda d: d["goal"]["cards"][0].update(labels=["feature"]),
     )
     whole = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "whole")
-    reads: list[tuple[str, ...] | None] = []
-    runs = Store.runs
+    reads: list[tuple[str, ...]] = []
+    graded = Store.graded
 
-    def spied(self: Store, experiment_id: str, **options: Any) -> Any:
-        cases = options.get("cases")
-        reads.append(None if cases is None else tuple(cases))
-        return runs(self, experiment_id, **options)
+    def spied(self: Store, experiment_id: str, cases: Any) -> Any:
+        reads.append(tuple(cases))
+        return graded(self, experiment_id, cases)
 
-    monkeypatch.setattr(Store, "runs", spied)
+    monkeypatch.setattr(Store, "graded", spied)
     monkeypatch.setattr(passhat.cli.regrade, "CASES_READ", 2)
     parts = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "parts")
     assert reads == [("checkout-card-timeout", "export-orders-csv"), ("rotate-payment-keys",)]
@@ -180,3 +179,93 @@ def test_regrade_reads_the_runs_a_few_cases_at_a_time(
     assert parts["changes"] == whole["changes"] and parts["changes"]
     a, b = (json_out(capsys, "report", ref, "--db", str(db)) for ref in ("whole", "parts"))
     assert a["cases"] == b["cases"]
+
+
+def test_the_stored_regrade_equals_each_run_scored_again_whole(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regrade reads only what grading needs and has SQLite copy the rest of each run
+    (transcripts are never decoded and encoded again): every stored run equals the
+    source's run, whole, scored again in memory (`regrade_run`). One run errored in
+    the agent stays as it was; one a scorer failed on is scored again."""
+    from dataclasses import replace
+
+    from passhat.regrade import regrade_run
+    from passhat.store import Store
+    from passhat.suite import load_suite
+
+    suite, db = trello
+    with Store(db) as store:  # an agent crash and a scorer failure among the source's runs
+        source = store.experiment("cards")
+        store._db.execute(
+            "UPDATE runs SET status = 'errored', error_type = 'agent_error', "
+            "error_message = 'boom', traceback = 'Traceback: x', score = '[]' "
+            "WHERE experiment_id = ? AND case_id = 'rotate-payment-keys' AND run_index = 2",
+            (source.id,),
+        )
+        store._db.execute(
+            "UPDATE runs SET status = 'errored', error_type = 'scorer_error', "
+            "error_message = 'was broken', score = '[]' "
+            "WHERE experiment_id = ? AND case_id = 'export-orders-csv' AND run_index = 3",
+            (source.id,),
+        )
+        store._db.commit()
+    edit_yaml(
+        suite / "cases" / "export-orders-csv.yaml",
+        lambda d: d["goal"]["cards"][0].update(labels=["feature"]),
+    )
+    import passhat.store
+
+    decoded: list[str] = []
+    decode = passhat.store._decode
+
+    def spied(value: str, what: str) -> Any:
+        decoded.append(what.split()[0])
+        return decode(value, what)
+
+    monkeypatch.setattr(passhat.store, "_decode", spied)
+    out = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "again")
+    # what grading reads, and the experiment: no transcript, output, tool call or retry
+    assert {"final_state", "score"} <= set(decoded)
+    assert not {"transcript", "output", "tool_calls", "retries"} & set(decoded)
+    monkeypatch.undo()
+    loaded = load_suite(suite)
+    cases = {c.id: c for c in loaded.cases}
+    with Store(db) as store:
+        before = store.runs(source.id)
+        after = store.runs(out["experiment"])
+    assert len(after) == len(before) == 9
+    expected = [regrade_run(loaded, cases[r.case_id], r, out["experiment"]) for r in before]
+    assert after == expected
+    assert any(r.transcript for r in after)  # the copies carry the transcripts
+    crashed = next(r for r in after if r.error_type == "agent_error")
+    assert crashed == replace(
+        next(r for r in before if r.error_type == "agent_error"),
+        experiment_id=out["experiment"],
+        case_hash=crashed.case_hash,
+    )
+    assert not any(r.error_type == "scorer_error" for r in after)
+
+
+def test_a_copy_of_a_run_the_source_lacks_writes_nothing(trello: tuple[Path, Path]) -> None:
+    from dataclasses import replace
+
+    from passhat.errors import StoreError
+    from passhat.regrade import regrade_experiment
+    from passhat.store import Store
+    from passhat.suite import load_suite
+
+    suite, db = trello
+    with Store(db) as store:
+        source = store.experiment("cards")
+        e, _ = regrade_experiment(source, load_suite(suite), name="copies")
+        runs = store.graded(source.id, source.case_ids)
+        moved = [replace(r, experiment_id=e.id) for r in runs]
+        strays = [*moved[:2], replace(moved[2], run_index=99)]
+        with pytest.raises(StoreError, match=r"run 99 of case .* is not in experiment"):
+            store.add_experiment_with_copies(e, source.id, strays)
+        assert [x.name for x in store.experiments()].count("copies") == 0
+        assert store.add_experiment_with_copies(e, source.id, moved) == 9
+        assert store.runs(e.id, full=False) == [
+            replace(r, experiment_id=e.id) for r in store.runs(source.id, full=False)
+        ]

@@ -54,18 +54,24 @@ def goal_hashes(cases: Sequence[Case]) -> dict[str, str]:
 
 def regrade_run(suite: Suite, case: Case, run: RunRecord, experiment_id: str) -> RunRecord:
     """One stored run scored again; an agent-side error stays as it was."""
-    moved = replace(run, experiment_id=experiment_id, case_hash=case.hash)
+    moved: dict[str, Any] = {"experiment_id": experiment_id, "case_hash": case.hash}
     if run.status == "errored" and run.error_type != "scorer_error":
-        return moved
+        return replace(run, **moved)
     try:
         # a judge replays by (case, run index): regrading keeps each run's own
         score = score_run(suite, case, run.final_state, run_index=run.run_index, seed=run.seed)
     except ScorerError as error:
         return replace(
-            moved, status="errored", error_type="scorer_error", error_message=str(error), score=[]
+            run,
+            **moved,
+            status="errored",
+            error_type="scorer_error",
+            error_message=str(error),
+            score=[],
         )
     return replace(
-        moved,
+        run,
+        **moved,
         status="passed" if score.passed else "failed",
         error_type=None,
         error_message=None,

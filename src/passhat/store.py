@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
@@ -248,7 +248,16 @@ _RUN_LIGHT = (
 )
 
 
-_RUN_FIELDS = frozenset(f.name for f in fields(RunRecord))
+_GRADED_ON = (
+    "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
+    "final_state, score, seed"
+)
+"""What a regrade reads of a run (`Store.graded`): no transcript, output or tool call."""
+_REGRADED = ("experiment_id", "case_hash", "status", "error_type", "error_message", "score")
+"""What a regrade writes of a run; `Store.add_experiment_with_copies` copies the rest."""
+_RUN_COLUMNS = tuple(f.name for f in fields(RunRecord))
+"""The columns of `runs`, one per field of RunRecord (as `_row` writes them)."""
+_RUN_FIELDS = frozenset(_RUN_COLUMNS)
 """The columns of `runs` (`Store.columns` reads no other name)."""
 
 _UNSET = object()
@@ -681,11 +690,61 @@ class Store:
     ) -> int:
         """Store an experiment and all its runs in one transaction (imports, audits,
         regrades): it lands whole or not at all. Returns the number of runs written."""
+
+        def write(db: sqlite3.Connection) -> int:
+            written = 0
+            for run in runs:
+                row = _row(run)
+                for key in _RUN_JSON:
+                    row[key] = self._encode(row[key])
+                db.execute(
+                    f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+                    list(row.values()),
+                )
+                written += 1
+            return written
+
+        return self._add_experiment(experiment, write)
+
+    def add_experiment_with_copies(
+        self, experiment: ExperimentRecord, source_id: str, runs: Iterable[RunRecord]
+    ) -> int:
+        """`add_experiment_with_runs` for runs that differ from experiment `source_id`'s
+        only in their experiment, case hash, verdict, error and score (a regrade): those
+        are written from each run, and SQLite copies every other column from the source's
+        run as stored. A transcript, output or tool call is never read into Python, so a
+        regrade of runs with long transcripts costs what their scoring costs."""
+        copied = [name for name in _RUN_COLUMNS if name not in _REGRADED]
+        insert = (
+            f"INSERT INTO runs ({', '.join(_REGRADED)}, {', '.join(copied)}) "
+            f"SELECT {', '.join('?' for _ in _REGRADED)}, {', '.join(copied)} FROM runs "
+            "WHERE experiment_id = ? AND case_id = ? AND run_index = ?"
+        )
+
+        def write(db: sqlite3.Connection) -> int:
+            written = 0
+            for run in runs:
+                values = [getattr(run, name) for name in _REGRADED]
+                values[_REGRADED.index("score")] = self._encode(run.score)
+                done = db.execute(insert, [*values, source_id, run.case_id, run.run_index])
+                if done.rowcount != 1:
+                    raise StoreError(
+                        f"run {run.run_index} of case {run.case_id!r} is not in experiment "
+                        f"{source_id}, so it cannot be copied; nothing was written"
+                    )
+                written += 1
+            return written
+
+        return self._add_experiment(experiment, write)
+
+    def _add_experiment(
+        self, experiment: ExperimentRecord, write_runs: Callable[[sqlite3.Connection], int]
+    ) -> int:
+        """Insert `experiment`, then its runs by `write_runs`, in one transaction."""
         self._check_name(experiment.name)
         row = _row(experiment)
         for key in _EXPERIMENT_JSON:
             row[key] = self._encode(row[key])
-        written = 0
         try:
             with self.atomic() as db:
                 db.execute(
@@ -694,16 +753,7 @@ class Store:
                     list(row.values()),
                 )
                 _insert_case_k(db, experiment)
-                for run in runs:
-                    run_row = _row(run)
-                    for key in _RUN_JSON:
-                        run_row[key] = self._encode(run_row[key])
-                    db.execute(
-                        f"INSERT INTO runs ({', '.join(run_row)}) VALUES "
-                        f"({', '.join('?' for _ in run_row)})",
-                        list(run_row.values()),
-                    )
-                    written += 1
+                return write_runs(db)
         except sqlite3.IntegrityError as error:
             if experiment.name is not None and "experiments.name" in str(error):
                 raise StoreError(
@@ -714,7 +764,6 @@ class Store:
                 f"experiment {experiment.name or experiment.id} could not be stored ({error}); "
                 "nothing was written"
             ) from None
-        return written
 
     def runs(
         self, experiment_id: str, *, full: bool = True, cases: Sequence[str] | None = None
@@ -728,6 +777,17 @@ class Store:
             args.extend(cases)
         rows = self._db.execute(
             f"SELECT {columns} FROM runs WHERE {where} ORDER BY case_id, run_index", args
+        )
+        return [_run(row) for row in rows]
+
+    def graded(self, experiment_id: str, cases: Sequence[str]) -> list[RunRecord]:
+        """The runs of `cases` by case and index with what a regrade reads of them: case,
+        index, case hash, verdict, error, final state, score and seed (every other field
+        left at its default; `add_experiment_with_copies` copies those as stored)."""
+        rows = self._db.execute(
+            f"SELECT {_GRADED_ON} FROM runs WHERE experiment_id = ? "
+            f"AND case_id IN ({', '.join('?' for _ in cases)}) ORDER BY case_id, run_index",
+            [experiment_id, *cases],
         )
         return [_run(row) for row in rows]
 

@@ -20,15 +20,16 @@ if TYPE_CHECKING:
 
 MAX_CHANGES_SHOWN = 20
 CASES_READ = 100
-"""Cases whose whole runs are read at once: a regrade of 100,000 runs held them all
-(2.2 GB); now about a thousand at a time."""
+"""Cases whose runs are read at once: a regrade of 100,000 runs held them all, whole
+(2.2 GB); now about a thousand at a time, with what grading reads of them."""
 
 
 def _stored_runs(store: Store, experiment_id: str, cases: Sequence[str]) -> Iterator[RunRecord]:
-    """The runs of `cases`, whole, by case and index, read CASES_READ cases at a time."""
+    """The runs of `cases` by case and index, with what grading reads of them
+    (`Store.graded`), CASES_READ cases at a time."""
     ordered = sorted(cases)
     for start in range(0, len(ordered), CASES_READ):
-        yield from store.runs(experiment_id, cases=ordered[start : start + CASES_READ])
+        yield from store.graded(experiment_id, ordered[start : start + CASES_READ])
 
 
 @app.command(
@@ -66,7 +67,8 @@ def regrade(
         e, notes = regrade_experiment(source, suite, name=name)
         changes: list[Change] = []
         runs = regrade_runs(suite, e, _stored_runs(store, source.id, e.case_ids), changes)
-        written = store.add_experiment_with_runs(e, runs)  # in one transaction, as read
+        # in one transaction, as read; transcripts and the rest copied by SQLite
+        written = store.add_experiment_with_copies(e, source.id, runs)
     if as_json:
         write_json(
             {
