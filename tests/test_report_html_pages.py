@@ -14,8 +14,9 @@ import pytest
 
 from browser import Node, dump_dom, parse, require_chromium
 from passhat.report import html as html_module
-from passhat.report.html import PAGE_CASES, PAGED_ABOVE, render_html
+from passhat.report.html import PAGE_CASES, PAGED_ABOVE, render_html, write_html
 from passhat.store import Store
+from passhat.usage import Prices
 from test_report_html import errored, experiment, page, run, with_script
 
 CASES = PAGED_ABOVE + 50  # three pages of PAGE_CASES
@@ -213,7 +214,12 @@ def varied() -> tuple[Any, list[Any]]:
                 )
             runs.append(
                 replace(
-                    r, tool_calls=calls, score=score, duration_s=[0.05, 12.25, 3.0, 7.349][i - 1]
+                    r,
+                    tool_calls=calls,
+                    score=score,
+                    duration_s=[0.05, 12.25, 3.0, 7.349][i - 1],
+                    input_tokens=1000 * n + 7 * i + n // 2,  # per-run means ending in .5
+                    output_tokens=[0, 1, 2501, 1_234_567][i - 1],
                 )
             )
     e = experiment(ids, k=3, case_k={"k-one": 1, "k-four": 4})
@@ -241,21 +247,23 @@ def _shape(node: Node) -> list[Any]:
 def _drawn(dom: Node, case: str) -> list[Any]:
     row = dom.find("table", class_="sortable cases").find("tr", data_case=case)
     section = dom.find("section", class_="case", data_case=case)
-    return [_shape(row), _shape(section)]
+    tokens = dom.find("table", class_="usage").find("tbody").find_all("tr", data_case=case)
+    return [_shape(row), _shape(section), [_shape(t) for t in tokens]]
 
 
 @pytest.mark.browser
 def test_pages_drawn_from_columns_equal_the_template_markup(
     tmp_path: Path, chromium: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each case of a page the script draws from the columns has the same table row and
-    section (elements, attributes, text, run entries) as the template writes for it,
-    model output and case data staying text."""
+    """Each case of a page the script draws from the columns has the same table row,
+    section (elements, attributes, text, run entries) and tokens row as the template
+    writes for it, model output and case data staying text."""
     e, runs = varied()
-    whole = parse(dump_dom(page(tmp_path, "whole", e, runs)))  # type: ignore[arg-type]
+    prices = Prices(0.15, 0.6)
+    whole = parse(dump_dom(write_html(tmp_path / "whole.html", e, runs, prices=prices)))
     monkeypatch.setattr(html_module, "PAGED_ABOVE", 2)
     monkeypatch.setattr(html_module, "PAGE_CASES", 4)
-    paged = page(tmp_path, "paged", e, runs)  # type: ignore[arg-type]
+    paged = write_html(tmp_path / "paged.html", e, runs, prices=prices)
     data = pages_data(paged.read_text(encoding="utf-8"))
     assert data["starts"] == [5, 9, 13]
     ids = list(e.case_ids)  # type: ignore[attr-defined]
@@ -270,5 +278,10 @@ def test_pages_drawn_from_columns_equal_the_template_markup(
         for case in ids[start - 1 : end - 1]:
             assert _drawn(dom, case) == _drawn(whole, case), case
             compared += 1
+        # the tokens table lists the page's cases that have a run
+        listed = dom.find("table", class_="usage").find("tbody").find_all("tr")
+        assert [t.attrs["data-case"] for t in listed] == [
+            c for c in ids[start - 1 : end - 1] if c != "no-runs"
+        ]
         assert not dom.find_all("img") and "pwned" not in dom.find("title").text()
     assert compared == len(ids) - 4

@@ -56,12 +56,11 @@ from passhat.report.experiment import (
     header_rows,
     money,
     replayed_runs,
-    usage_dict,
 )
 from passhat.report.i18n import LABELS, check_lang, t, tn, verdict_key
 from passhat.report.terminal import plan_met_line, plan_not_met_line
 from passhat.stats import DatasetIntervals, Interval, case_intervals, dataset_intervals, forecast
-from passhat.usage import Prices
+from passhat.usage import Prices, usage_row
 
 if TYPE_CHECKING:
     import jinja2
@@ -632,8 +631,47 @@ def _uncertainty_texts(u: dict[str, Any], pass_rate: float) -> list[str]:
     ]
 
 
+def _case_usage(case: _CaseFacts, prices: Prices | None) -> dict[str, Any]:
+    """A case's row of the tokens table (`usage_row` of its recorded runs)."""
+    runs = case.runs.values()
+    tokens_in = sum(r.input_tokens for r in runs)
+    tokens_out = sum(r.output_tokens for r in runs)
+    return {"case": case.account.case, **usage_row(len(runs), tokens_in, tokens_out, prices)}
+
+
+def _usage(
+    cases: Sequence[_CaseFacts], runs: Sequence[RunRecord | RunSummary], prices: Prices | None
+) -> dict[str, Any]:
+    """The tokens table: the experiment's totals and the rows of the cases given (those
+    with a recorded run), in case order."""
+    tokens_in = sum(r.input_tokens for r in runs)
+    tokens_out = sum(r.output_tokens for r in runs)
+    return {
+        "experiment": usage_row(len(runs), tokens_in, tokens_out, prices),
+        "cases": [_case_usage(c, prices) for c in cases if c.runs],
+    }
+
+
+def _usage_columns(cases: Sequence[_CaseFacts], prices: Prices | None) -> dict[str, list[Any]]:
+    """The tokens table's rows of `cases` (with a recorded run) as columns: tokens in and
+    out; with prices, the cost as the template writes it (money, its data-cost, per run)."""
+    rows = [_case_usage(c, prices) for c in cases if c.runs]
+    columns: dict[str, list[Any]] = {
+        "tokensIn": [u["input_tokens"] for u in rows],
+        "tokensOut": [u["output_tokens"] for u in rows],
+    }
+    if prices is not None:
+        columns["cost"] = [money(u["cost"]) for u in rows]
+        columns["costData"] = [str(u["cost"]) for u in rows]
+        columns["costPerRun"] = [money(u["cost_per_run"]) for u in rows]
+    return columns
+
+
 def _cases_blob(
-    pages: list[list[_CaseFacts]], per_case: dict[str, dict[str, Any]], ci_level: int
+    pages: list[list[_CaseFacts]],
+    per_case: dict[str, dict[str, Any]],
+    ci_level: int,
+    usage: dict[str, list[Any]] | None,
 ) -> str:
     """Pages 2.. of a paged report as columns of facts, one list per fact over all their
     cases (gzip, base64), from which the page's script draws a page's table rows and
@@ -644,7 +682,8 @@ def _cases_blob(
     Per case: its id (front-coded), k, one status letter per requested run (p f e m),
     per recorded run its duration in tenths and its error, if any; per item its scorer,
     name (front-coded), whether expected, and one hit letter (1/0) per counted run; per
-    tool the calls of each recorded run and the errors of the case. What follows from
+    tool the calls of each recorded run and the errors of the case; the case's tokens
+    (and cost) when the page has a tokens table. What follows from
     these (counts, missing and errored runs, cells, verdicts, symbols) is not written;
     the figures that follow from (counted, passes) are written once per pair."""
     if len(pages) < 2:
@@ -725,6 +764,7 @@ def _cases_blob(
         "toolErrors": errors,
         "figures": figures,
         "conf": f"{ci_level}%",
+        "usage": usage,
     }
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return base64.b64encode(gzip.compress(raw.encode("utf-8"), 9, mtime=0)).decode("ascii")
@@ -747,6 +787,7 @@ def _context(
     errored = [r for r in runs if r.status == "errored"]
     missing = [c for c in cases if c.account.missing]
     per_case = _per_case_uncertainty(accounting, forecast_m) if counted else {}
+    usage = _usage(pages[0], runs, prices)
     context = {
         "lang": lang,
         "t": _translator(lang),
@@ -783,7 +824,7 @@ def _context(
         "replayed": replayed_runs(runs),
         "per_case": per_case,
         "forecast_m": forecast_m,
-        "usage": usage_dict(runs, prices),
+        "usage": usage,
         "prices": prices,
         "dataset_tools": tool_profile(runs, experiment.tools, per_case=False),
         "labels": script_json(LABELS[lang]),
@@ -791,7 +832,12 @@ def _context(
         "script": script,
         "script_hash": script_hash,
     }
-    context["pages_blob"] = _cases_blob(pages, per_case, round(CONFIDENCE * 100))
+    tokens = usage["experiment"]
+    shown = tokens["input_tokens"] + tokens["output_tokens"] > 0 or prices is not None
+    rest = [c for page in pages[1:] for c in page]
+    context["pages_blob"] = _cases_blob(
+        pages, per_case, round(CONFIDENCE * 100), _usage_columns(rest, prices) if shown else None
+    )
     return context
 
 
