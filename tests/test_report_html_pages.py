@@ -6,6 +6,7 @@ import base64
 import gzip
 import json
 import re
+import zlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,21 @@ def test_run_detail_past_the_budget_names_the_command(
     anchor = "c151-run1"  # p150, the 151st case
     body = parse(dump_dom(path, anchor)).find("details", id=anchor).find("div", class_="run-body")
     assert "not in the page" in body.text() and "passhat show 3f2a9c1d p150 1" in body.text()
+
+
+def test_run_detail_travels_in_one_blob_per_page() -> None:
+    """The runs of each page whose detail is embedded are one blob of their own, which
+    the script inflates when a run of that page is first opened."""
+    e, runs = many()
+    html = render_html(e, runs)  # type: ignore[arg-type]
+    match = re.search(r'id="passhat-runs"[^>]*data-starts="([^"]*)">([^<]*)<', html)
+    assert match and match.group(1) == "1 101 201"
+    blobs = match.group(2).split(" ")
+    anchors = [set(json.loads(zlib.decompress(base64.b64decode(b)))["runs"]) for b in blobs]
+    assert anchors == [
+        {f"c{n}-run{i}" for n in range(start, start + size) for i in (1, 2)}
+        for start, size in ((1, 100), (101, 100), (201, 50))
+    ]
 
 
 def test_the_command_loads_whole_runs_page_by_page(

@@ -518,12 +518,24 @@ def _verdict_labeler(lang: str) -> Callable[[str], str]:
     return label
 
 
-def _per_case_uncertainty(accounting: Accounting, m: int) -> dict[str, dict[str, Any]]:
-    """Per case, as the terminal shows it: the Wilson interval of the rate, and the chance
-    the next m runs all pass with its credible interval."""
-    intervals = {c.case: c for c in case_intervals(accounting, CONFIDENCE)}
-    forecasts = {f.case: f for f in forecast(accounting, m, confidence=CONFIDENCE).cases}
+def _per_case_uncertainty(
+    accounting: Accounting, m: int, only: set[str]
+) -> dict[str, dict[str, Any]]:
+    """Per case of `only`, as the terminal shows it: the Wilson interval of the rate, and
+    the chance the next m runs all pass with its credible interval."""
+    intervals = {c.case: c for c in case_intervals(accounting, CONFIDENCE, only=only)}
+    forecasts = {f.case: f for f in forecast(accounting, m, confidence=CONFIDENCE, only=only).cases}
     return {case: {"rate": i, "next": forecasts[case]} for case, i in intervals.items()}
+
+
+def _pair_cases(cases: Sequence[_CaseFacts]) -> dict[tuple[int, int], str]:
+    """One case per (counted, passes) pair: a case's interval and forecast follow from
+    its pair, so the pages past the first carry them once per pair."""
+    pairs: dict[tuple[int, int], str] = {}
+    for c in cases:
+        if c.account.counted:
+            pairs.setdefault((c.account.counted, c.account.passes), c.account.case)
+    return pairs
 
 
 def _pages(cases: list[_CaseFacts]) -> list[list[_CaseFacts]]:
@@ -558,23 +570,20 @@ def _whole(
 
 def _embedded_runs(
     pages: list[list[_CaseFacts]], runs: Sequence[RunRecord | RunSummary], load: LoadRuns | None
-) -> str:
-    """The runs blob: every run on one page; on a paged report, page by page while
-    the compressed detail stays within `RUNS_BUDGET`."""
-    if len(pages) == 1:
-        cases = pages[0]
-        return _runs_blob(cases, _whole(runs, [c.account.case for c in cases], load))
-    chosen: list[_CaseFacts] = []
-    whole: dict[tuple[str, int], RunRecord] = {}
+) -> list[tuple[int, str]]:
+    """The runs blobs, each with the number of its first case: every run on one page; on
+    a paged report one blob per page while their compressed detail stays within
+    `RUNS_BUDGET` (the first page's always), so no more than one page's whole runs
+    are held at a time and the page's script inflates only the blob of the run opened."""
+    chunks: list[tuple[int, str]] = []
     size = 0
     for page in pages:
-        records = _whole(runs, [c.account.case for c in page], load)
-        size += len(_runs_blob(page, records))
-        if chosen and size > RUNS_BUDGET:
+        blob = _runs_blob(page, _whole(runs, [c.account.case for c in page], load))
+        size += len(blob)
+        if chunks and size > RUNS_BUDGET:
             break
-        chosen.extend(page)
-        whole.update(records)
-    return _runs_blob(chosen, whole)
+        chunks.append((page[0].number, blob))
+    return chunks
 
 
 _STATUS_CODE = {"passed": "p", "failed": "f", "errored": "e", "missing": "m"}
@@ -669,7 +678,7 @@ def _usage_columns(cases: Sequence[_CaseFacts], prices: Prices | None) -> dict[s
 
 def _cases_blob(
     pages: list[list[_CaseFacts]],
-    per_case: dict[str, dict[str, Any]],
+    per_pair: dict[tuple[int, int], dict[str, Any]],
     ci_level: int,
     usage: dict[str, list[Any]] | None,
 ) -> str:
@@ -739,7 +748,9 @@ def _cases_blob(
         if a.metrics is not None:
             key = f"{a.counted},{a.passes}"
             if key not in figures:
-                figures[key] = _uncertainty_texts(per_case[a.case], a.metrics.pass_rate)
+                figures[key] = _uncertainty_texts(
+                    per_pair[(a.counted, a.passes)], a.metrics.pass_rate
+                )
     id_shared, id_rest = _front_coded(c.account.case for c in cases)
     name_shared, name_rest = _front_coded(names)
     data = {
@@ -786,7 +797,10 @@ def _context(
     script, script_hash = _script()
     errored = [r for r in runs if r.status == "errored"]
     missing = [c for c in cases if c.account.missing]
-    per_case = _per_case_uncertainty(accounting, forecast_m) if counted else {}
+    rest = [c for page in pages[1:] for c in page]
+    pairs = _pair_cases(rest)
+    shown = {c.account.case for c in pages[0]} | set(pairs.values())
+    per_case = _per_case_uncertainty(accounting, forecast_m, shown) if counted else {}
     usage = _usage(pages[0], runs, prices)
     context = {
         "lang": lang,
@@ -828,15 +842,17 @@ def _context(
         "prices": prices,
         "dataset_tools": tool_profile(runs, experiment.tools, per_case=False),
         "labels": script_json(LABELS[lang]),
-        "runs_blob": _embedded_runs(pages, runs, load),
+        "runs_blobs": _embedded_runs(pages, runs, load),
         "script": script,
         "script_hash": script_hash,
     }
     tokens = usage["experiment"]
-    shown = tokens["input_tokens"] + tokens["output_tokens"] > 0 or prices is not None
-    rest = [c for page in pages[1:] for c in page]
+    has_usage = tokens["input_tokens"] + tokens["output_tokens"] > 0 or prices is not None
     context["pages_blob"] = _cases_blob(
-        pages, per_case, round(CONFIDENCE * 100), _usage_columns(rest, prices) if shown else None
+        pages,
+        {pair: per_case[case] for pair, case in pairs.items()},
+        round(CONFIDENCE * 100),
+        _usage_columns(rest, prices) if has_usage else None,
     )
     return context
 
