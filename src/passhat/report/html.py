@@ -248,45 +248,44 @@ def _tool_rows(uses: Sequence[ToolUse], columns: Sequence[_Column]) -> list[_Too
 
 @dataclass(frozen=True)
 class _CaseFacts:
-    """What the page shows of one case, before it is arranged as markup or columns."""
+    """What the page shows of one case, before it is arranged as markup or columns.
+    Its items and tool use are read from its runs when asked (`items`, `uses`), one case
+    at a time: 100,000 cases hold about 500,000 items."""
 
     account: CaseAccount
     number: int
     """Its position in the experiment, from 1: its anchor is `c<number>`."""
     runs: dict[int, RunRecord | RunSummary]
     """Its recorded runs by index."""
-    items: list[ItemStability]
-    uses: list[ToolUse]
 
     @property
     def anchor(self) -> str:
         return f"c{self.number}"
 
+    def items(self) -> list[ItemStability]:
+        return item_stability(self.runs.values())
 
-def _case_facts(
-    experiment: ExperimentRecord, runs: Sequence[RunRecord | RunSummary], accounting: Accounting
-) -> list[_CaseFacts]:
+    def uses(self, tools: Sequence[str]) -> list[ToolUse]:
+        """Per tool of `tools` (every known tool, in the dataset table's order)."""
+        return tool_profile(list(self.runs.values()), tools) if self.runs else []
+
+
+def _case_facts(runs: Sequence[RunRecord | RunSummary], accounting: Accounting) -> list[_CaseFacts]:
     by_case: dict[str, dict[int, RunRecord | RunSummary]] = defaultdict(dict)
     for run in runs:
         by_case[run.case_id][run.run_index] = run
-    items: dict[str, list[ItemStability]] = defaultdict(list)
-    for s in item_stability(runs):
-        items[s.case].append(s)
-    uses: dict[str | None, list[ToolUse]] = defaultdict(list)
-    for u in tool_profile(runs, experiment.tools):
-        uses[u.case].append(u)
     return [
-        _CaseFacts(account, number, by_case[account.case], items[account.case], uses[account.case])
+        _CaseFacts(account, number, by_case[account.case])
         for number, account in enumerate(accounting.cases, start=1)
     ]
 
 
-def _case_view(facts: _CaseFacts) -> _CaseView:
+def _case_view(facts: _CaseFacts, tools: Sequence[str]) -> _CaseView:
     """A case arranged for the template (its grid cells, its tool rows)."""
     columns = _columns(facts.account, facts.anchor, facts.runs)
     view = _CaseView(facts.account, facts.anchor, columns)
-    view.groups = _rows(facts.items, columns)
-    view.tools = _tool_rows(facts.uses, columns)
+    view.groups = _rows(facts.items(), columns)
+    view.tools = _tool_rows(facts.uses(tools), columns)
     return view
 
 
@@ -350,9 +349,8 @@ def _curves(accounting: Accounting) -> _Curves:
     return _Curves(n, cases, tuple(at), tuple(hat))
 
 
-def _item_totals(cases: Sequence[_CaseFacts]) -> dict[str, int]:
-    """How many items of each verdict over all cases, worst first."""
-    verdicts = Counter(s.verdict for case in cases for s in case.items)
+def _item_totals(verdicts: Counter[str]) -> dict[str, int]:
+    """How many items of each verdict over all cases (`verdicts`: by verdict), worst first."""
     totals: dict[str, int] = defaultdict(int)
     for verdict, n in verdicts.items():
         totals[verdict_key(verdict)] += n
@@ -602,12 +600,16 @@ def _front_coded(strings: Iterable[str]) -> tuple[list[int], list[str]]:
     rests: list[str] = []
     before = ""
     for text in strings:
-        end = min(len(before), len(text))
-        n = 0
-        while n < end and before[n] == text[n]:
-            n += 1
-        lengths.append(_utf16_len(text[:n]))
-        rests.append(text[n:])
+        low, high = 0, min(len(before), len(text))
+        while low < high:  # the longest shared start, by halves
+            middle = (low + high + 1) // 2
+            if text.startswith(before[:middle]):
+                low = middle
+            else:
+                high = middle - 1
+        shared = text[:low]
+        lengths.append(low if shared.isascii() else _utf16_len(shared))
+        rests.append(text[low:])
         before = text
     return lengths, rests
 
@@ -681,6 +683,8 @@ def _cases_blob(
     per_pair: dict[tuple[int, int], dict[str, Any]],
     ci_level: int,
     usage: dict[str, list[Any]] | None,
+    tools: Sequence[str],
+    verdicts: Counter[str],
 ) -> str:
     """Pages 2.. of a paged report as columns of facts, one list per fact over all their
     cases (gzip, base64), from which the page's script draws a page's table rows and
@@ -694,16 +698,12 @@ def _cases_blob(
     tool the calls of each recorded run and the errors of the case; the case's tokens
     (and cost) when the page has a tokens table. What follows from
     these (counts, missing and errored runs, cells, verdicts, symbols) is not written;
-    the figures that follow from (counted, passes) are written once per pair."""
+    the figures that follow from (counted, passes) are written once per pair. Counts
+    the verdicts of their items into `verdicts`."""
     if len(pages) < 2:
         return ""
     cases = [c for page in pages[1:] for c in page]
     scorers: dict[str, int] = {}
-    tools: list[str] = []  # every case with a run lists every known tool (`tool_profile`)
-    for c in cases:
-        if c.uses:
-            tools = [u.tool for u in c.uses]
-            break
     statuses: list[str] = []
     durations: list[int] = []
     error_at: list[int] = []
@@ -732,9 +732,11 @@ def _cases_blob(
                 last_error = recorded
             recorded += 1
         grouped: dict[str, list[ItemStability]] = defaultdict(list)
-        for item in c.items:
+        case_items = c.items()
+        for item in case_items:
             grouped[item.scorer].append(item)
-        n_items.append(len(c.items))
+            verdicts[item.verdict] += 1
+        n_items.append(len(case_items))
         for scorer, items in grouped.items():
             for item in items:
                 item_scorer.append(scorers.setdefault(scorer, len(scorers)))
@@ -742,7 +744,7 @@ def _cases_blob(
                 expected.append("1" if item.expected else "0")
                 found = set(item.hits)
                 hits.append("".join("1" if i in found else "0" for i in item.runs))
-        for j, use in enumerate(c.uses):
+        for j, use in enumerate(c.uses(tools)):
             calls[j].extend(use.calls_per_run)
             errors[j].append(use.errors)
         if a.metrics is not None:
@@ -770,7 +772,7 @@ def _cases_blob(
         "nameRest": name_rest,
         "expected": "".join(expected),
         "hits": "".join(hits),
-        "tools": tools,
+        "tools": list(tools),
         "calls": calls,
         "toolErrors": errors,
         "figures": figures,
@@ -790,7 +792,7 @@ def _context(
     forecast_m: int = 10,
 ) -> dict[str, Any]:
     accounting = experiment_accounting(experiment, runs)
-    cases = _case_facts(experiment, runs, accounting)
+    cases = _case_facts(runs, accounting)
     pages = _pages(cases)
     counted = accounting.runs_counted > 0
     figures, ci_reason = _figures(accounting, lang) if counted else ([], None)
@@ -802,6 +804,23 @@ def _context(
     shown = {c.account.case for c in pages[0]} | set(pairs.values())
     per_case = _per_case_uncertainty(accounting, forecast_m, shown) if counted else {}
     usage = _usage(pages[0], runs, prices)
+    tokens = usage["experiment"]
+    has_usage = tokens["input_tokens"] + tokens["output_tokens"] > 0 or prices is not None
+    dataset_tools = tool_profile(runs, experiment.tools, per_case=False)
+    tools = [u.tool for u in dataset_tools]
+    verdicts: Counter[str] = Counter()
+    page_views = [_case_view(c, tools) for c in pages[0]]
+    for view in page_views:
+        verdicts.update(row.stability.verdict for rows in view.groups.values() for row in rows)
+    pages_blob = _cases_blob(  # counts the verdicts of the other pages' items
+        pages,
+        {pair: per_case[case] for pair, case in pairs.items()},
+        round(CONFIDENCE * 100),
+        _usage_columns(rest, prices) if has_usage else None,
+        tools,
+        verdicts,
+    )
+    listed = {r.case_id for r in errored[:LIST_LIMIT]}
     context = {
         "lang": lang,
         "t": _translator(lang),
@@ -825,12 +844,12 @@ def _context(
         "ci_reason": ci_reason,
         "ci_level": round(CONFIDENCE * 100),
         "curves": _curves(accounting) if counted else None,
-        "page_views": [_case_view(c) for c in pages[0]],
+        "page_views": page_views,
         "pages": len(pages),
         "page_cases": PAGE_CASES,
         "list_limit": LIST_LIMIT,
-        "anchor_of": {c.account.case: c.anchor for c in cases},
-        "item_totals": _item_totals(cases),
+        "anchor_of": {c.account.case: c.anchor for c in cases if c.account.case in listed},
+        "item_totals": _item_totals(verdicts),
         "errored": errored[:LIST_LIMIT],
         "errored_more": max(0, len(errored) - LIST_LIMIT),
         "missing_cases": missing[:LIST_LIMIT],
@@ -840,20 +859,13 @@ def _context(
         "forecast_m": forecast_m,
         "usage": usage,
         "prices": prices,
-        "dataset_tools": tool_profile(runs, experiment.tools, per_case=False),
+        "dataset_tools": dataset_tools,
         "labels": script_json(LABELS[lang]),
         "runs_blobs": _embedded_runs(pages, runs, load),
         "script": script,
         "script_hash": script_hash,
     }
-    tokens = usage["experiment"]
-    has_usage = tokens["input_tokens"] + tokens["output_tokens"] > 0 or prices is not None
-    context["pages_blob"] = _cases_blob(
-        pages,
-        {pair: per_case[case] for pair, case in pairs.items()},
-        round(CONFIDENCE * 100),
-        _usage_columns(rest, prices) if has_usage else None,
-    )
+    context["pages_blob"] = pages_blob
     return context
 
 
