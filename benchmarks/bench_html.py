@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import statistics
@@ -136,18 +135,35 @@ def _distinct(db: Path) -> None:
     con.close()
 
 
-def _command(argv: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one command, in its own process."""
+PEAK = """
+import atexit, re, sys
+
+def peak():
+    status = open("/proc/self/status").read()
+    sys.stderr.write("PEAK_KB " + re.search(r"VmHWM:\\s+(\\d+)", status).group(1) + "\\n")
+
+atexit.register(peak)
+sys.argv = ["passhat", *sys.argv[1:]]
+from passhat.cli import main
+main()
+"""
+"""`passhat` with its peak RSS written last to stderr: the high-water mark of its own
+memory since exec (ru_maxrss of a child also counts the parent's RSS at fork)."""
+
+
+def _command(args: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of `passhat *args`, in its own process."""
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        if code:
-            err.seek(0)
-            raise RuntimeError(f"{' '.join(argv)} exited with {code}: {err.read()[-2000:]!r}")
-    return wall, usage.ru_maxrss / 1024
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    wall = time.perf_counter() - start
+    peak = re.search(rb"PEAK_KB (\d+)", done.stderr)
+    if done.returncode or not peak:
+        raise RuntimeError(
+            f"passhat {' '.join(args)}: exit {done.returncode}, {done.stderr[-2000:]!r}"
+        )
+    return wall, int(peak.group(1)) / 1024
 
 
 def big(folder: Path, cases: int, k: int, repeat: int) -> bool:
@@ -155,7 +171,7 @@ def big(folder: Path, cases: int, k: int, repeat: int) -> bool:
     db, eid = _store(folder, cases, k)
     shape = f"{cases * k:,} runs, {cases:,} cases × k = {k}"
     target = db.parent / "page.html"
-    passhat = [sys.executable, "-m", "passhat", "report", eid, "--db", str(db)]
+    passhat = ["report", eid, "--db", str(db)]
     _command(passhat)  # the store read once, so neither figure pays for a cold cache
     # the terminal report alone, then with the page: what the page adds
     report_s, report_mb = _command(passhat)

@@ -12,21 +12,26 @@ the items from `item_stability`, tool use from `tool_profile`, the curves from
 module only arranges them.
 
 Safety: model output, tool results and case files are data. Jinja autoescapes
-every value; JSON inside `<script>` has `<`, `>` and `&` escaped; transcripts
-are drawn with `textContent`, never as markup; and a Content-Security-Policy
-lets only the page's own script (by its hash) run, and fetches nothing.
+every value; JSON inside `<script>` has `<`, `>` and `&` escaped; transcripts,
+and the cases of the pages the script draws, are drawn with `textContent` and
+`setAttribute`, never as markup; and a Content-Security-Policy lets only the
+page's own script (by its hash) run, and fetches nothing.
 
 Size: runs repeat themselves (the system prompt and the ticket in every run,
 the model's annotations in the transcript, the tool calls and the final state),
-so the runs travel as one JSON blob with a table of repeated strings, deflated
-and base64-encoded, and are unpacked in the browser when a run is opened. A
+so the runs travel as JSON with a table of repeated strings, deflated and
+base64-encoded, and are unpacked in the browser when a run is opened. A
 200-case × 10-run experiment of 23 MB of run data makes a page of about 4.0 MB.
-Past `PAGED_ABOVE` cases the page holds pages of cases, the first as markup, the
-others compressed; what repeats per case is kept short: anchors are the case's
-number (`c3`, `c3-run1`), not its id, and each run's entry under the grid (its
-link target: status, duration, error) is drawn by the page's script from the
-run's grid column instead of being written a second time. 100,000 runs (10,000
-cases) make a page of about 3.7 MB.
+Past `PAGED_ABOVE` cases or `PAGED_ABOVE_RUNS` runs the page holds pages of
+cases (at most `PAGE_CASES` cases and `PAGE_RUNS` runs each): the first as
+markup, the others as columns of facts (`_cases_blob`: about 12 bytes a case at
+k = 1, 34 at k = 10, 290 at k = 100, compressed) that the page's script draws
+from when the reader turns to them; the run detail of the first pages, one blob
+per page, within `RUNS_BUDGET`. Anchors are the case's number (`c3`,
+`c3-run1`), not its id, and each run's entry under the grid (its link target:
+status, duration, error) is drawn by the script from the run's grid column.
+100,000 runs make a page of about 2 MB, as 1,000 × 100, 10,000 × 10 or
+100,000 × 1 (benchmarks/bench_html.py).
 """
 
 from __future__ import annotations
