@@ -300,4 +300,18 @@ def test_pages_drawn_from_columns_equal_the_template_markup(
             c for c in ids[start - 1 : end - 1] if c != "no-runs"
         ]
         assert not dom.find_all("img") and "pwned" not in dom.find("title").text()
+        ids = [n.attrs["id"] for n in dom.find_all(id=True)]
+        assert len(ids) == len(set(ids))  # each run's anchor moved from its column to its entry
     assert compared == len(ids) - 4
+
+
+def test_run_links_have_a_target_without_script() -> None:
+    """Was: a run link (#c3-run1) pointed at an entry only the script draws. In the
+    markup its target is the run's grid column (the script moves the id to the entry)."""
+    e, runs = many()
+    dom = parse(render_html(e, runs))  # type: ignore[arg-type]
+    links = [a.attrs["href"][1:] for a in dom.find_all("a") if "-run" in a.attrs.get("href", "")]
+    assert len(links) == PAGE_CASES * 2
+    for anchor in links:
+        (target,) = dom.find_all(id=anchor)
+        assert "runcol" in target.attrs["class"]
