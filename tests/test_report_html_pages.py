@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import random
 import re
 import zlib
 from dataclasses import replace
@@ -300,8 +301,8 @@ def test_pages_drawn_from_columns_equal_the_template_markup(
             c for c in ids[start - 1 : end - 1] if c != "no-runs"
         ]
         assert not dom.find_all("img") and "pwned" not in dom.find("title").text()
-        ids = [n.attrs["id"] for n in dom.find_all(id=True)]
-        assert len(ids) == len(set(ids))  # each run's anchor moved from its column to its entry
+        anchors = [n.attrs["id"] for n in dom.find_all(id=True)]
+        assert len(anchors) == len(set(anchors))  # each run's anchor moved from its column to its entry
     assert compared == len(ids) - 4
 
 
@@ -315,3 +316,21 @@ def test_run_links_have_a_target_without_script() -> None:
     for anchor in links:
         (target,) = dom.find_all(id=anchor)
         assert "runcol" in target.attrs["class"]
+
+
+def test_front_coding_round_trips_in_utf16_units() -> None:
+    """Each string is the longest start it shares with the one before (counted as the
+    script counts, in UTF-16 units, never splitting a character) and the rest."""
+    rng = random.Random(1)
+    alphabet = "ab\u00ef\U0001f642c/"
+    for _ in range(2000):
+        strings = [
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+            for _ in range(rng.randint(0, 12))
+        ]
+        shared, rest = html_module._front_coded(strings)
+        assert front_decoded(shared, rest) == strings
+        for text, before, rest_of in zip(strings, ["", *strings], rest, strict=False):
+            start = text[: len(text) - len(rest_of)]
+            assert before.startswith(start)
+            assert not rest_of or not before[len(start) :].startswith(rest_of[0])

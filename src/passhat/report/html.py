@@ -254,8 +254,8 @@ def _tool_rows(uses: Sequence[ToolUse], columns: Sequence[_Column]) -> list[_Too
 @dataclass(frozen=True)
 class _CaseFacts:
     """What the page shows of one case, before it is arranged as markup or columns.
-    Its items and tool use are read from its runs when asked (`items`, `uses`), one case
-    at a time: 100,000 cases hold about 500,000 items."""
+    Its items and tool use are read from its runs a page at a time (`_analysed`):
+    100,000 cases hold about 500,000 items."""
 
     account: CaseAccount
     number: int
@@ -267,12 +267,21 @@ class _CaseFacts:
     def anchor(self) -> str:
         return f"c{self.number}"
 
-    def items(self) -> list[ItemStability]:
-        return item_stability(self.runs.values())
 
-    def uses(self, tools: Sequence[str]) -> list[ToolUse]:
-        """Per tool of `tools` (every known tool, in the dataset table's order)."""
-        return tool_profile(list(self.runs.values()), tools) if self.runs else []
+_Analysed = tuple[_CaseFacts, list[ItemStability], list[ToolUse]]
+
+
+def _analysed(page: Sequence[_CaseFacts], tools: Sequence[str]) -> list[_Analysed]:
+    """Each case of `page` with its items and its use of `tools` (every known tool, in
+    the dataset table's order), read from the page's runs in one pass."""
+    runs = [run for case in page for run in case.runs.values()]
+    items: dict[str, list[ItemStability]] = defaultdict(list)
+    for s in item_stability(runs):
+        items[s.case].append(s)
+    uses: dict[str | None, list[ToolUse]] = defaultdict(list)
+    for u in tool_profile(runs, tools) if runs else ():
+        uses[u.case].append(u)
+    return [(c, items[c.account.case], uses[c.account.case]) for c in page]
 
 
 def _case_facts(runs: Sequence[RunRecord | RunSummary], accounting: Accounting) -> list[_CaseFacts]:
@@ -285,12 +294,12 @@ def _case_facts(runs: Sequence[RunRecord | RunSummary], accounting: Accounting) 
     ]
 
 
-def _case_view(facts: _CaseFacts, tools: Sequence[str]) -> _CaseView:
+def _case_view(facts: _CaseFacts, items: list[ItemStability], uses: list[ToolUse]) -> _CaseView:
     """A case arranged for the template (its grid cells, its tool rows)."""
     columns = _columns(facts.account, facts.anchor, facts.runs)
     view = _CaseView(facts.account, facts.anchor, columns)
-    view.groups = _rows(facts.items(), columns)
-    view.tools = _tool_rows(facts.uses(tools), columns)
+    view.groups = _rows(items, columns)
+    view.tools = _tool_rows(uses, columns)
     return view
 
 
@@ -604,14 +613,21 @@ def _front_coded(strings: Iterable[str]) -> tuple[list[int], list[str]]:
     lengths: list[int] = []
     rests: list[str] = []
     before = ""
+    low = 0
     for text in strings:
-        low, high = 0, min(len(before), len(text))
-        while low < high:  # the longest shared start, by halves
-            middle = (low + high + 1) // 2
-            if text.startswith(before[:middle]):
-                low = middle
-            else:
-                high = middle - 1
+        high = min(len(before), len(text))
+        if not (  # often as long as the one before's
+            low <= high
+            and text.startswith(before[:low])
+            and (low == high or text[low] != before[low])
+        ):
+            low = 0
+            while low < high:  # the longest shared start, by halves
+                middle = (low + high + 1) // 2
+                if text.startswith(before[:middle]):
+                    low = middle
+                else:
+                    high = middle - 1
         shared = text[:low]
         lengths.append(low if shared.isascii() else _utf16_len(shared))
         rests.append(text[low:])
@@ -708,6 +724,7 @@ def _cases_blob(
     if len(pages) < 2:
         return ""
     cases = [c for page in pages[1:] for c in page]
+    analysed = (case for page in pages[1:] for case in _analysed(page, tools))
     scorers: dict[str, int] = {}
     statuses: list[str] = []
     durations: list[int] = []
@@ -722,7 +739,7 @@ def _cases_blob(
     errors: list[list[int]] = [[] for _ in tools]
     figures: dict[str, list[str]] = {}
     recorded = last_error = 0
-    for c in cases:
+    for c, case_items, uses in analysed:
         a = c.account
         for index in range(1, a.k_requested + 1):
             run = c.runs.get(index)
@@ -737,7 +754,6 @@ def _cases_blob(
                 last_error = recorded
             recorded += 1
         grouped: dict[str, list[ItemStability]] = defaultdict(list)
-        case_items = c.items()
         for item in case_items:
             grouped[item.scorer].append(item)
             verdicts[item.verdict] += 1
@@ -749,7 +765,7 @@ def _cases_blob(
                 expected.append("1" if item.expected else "0")
                 found = set(item.hits)
                 hits.append("".join("1" if i in found else "0" for i in item.runs))
-        for j, use in enumerate(c.uses(tools)):
+        for j, use in enumerate(uses):
             calls[j].extend(use.calls_per_run)
             errors[j].append(use.errors)
         if a.metrics is not None:
@@ -814,7 +830,7 @@ def _context(
     dataset_tools = tool_profile(runs, experiment.tools, per_case=False)
     tools = [u.tool for u in dataset_tools]
     verdicts: Counter[str] = Counter()
-    page_views = [_case_view(c, tools) for c in pages[0]]
+    page_views = [_case_view(*case) for case in _analysed(pages[0], tools)]
     for view in page_views:
         verdicts.update(row.stability.verdict for rows in view.groups.values() for row in rows)
     pages_blob = _cases_blob(  # counts the verdicts of the other pages' items
