@@ -301,8 +301,9 @@ def test_pages_drawn_from_columns_equal_the_template_markup(
             c for c in ids[start - 1 : end - 1] if c != "no-runs"
         ]
         assert not dom.find_all("img") and "pwned" not in dom.find("title").text()
+        # each run's anchor moved from its column to its entry: no id twice
         anchors = [n.attrs["id"] for n in dom.find_all(id=True)]
-        assert len(anchors) == len(set(anchors))  # each run's anchor moved from its column to its entry
+        assert len(anchors) == len(set(anchors))
     assert compared == len(ids) - 4
 
 
