@@ -12,21 +12,26 @@ the items from `item_stability`, tool use from `tool_profile`, the curves from
 module only arranges them.
 
 Safety: model output, tool results and case files are data. Jinja autoescapes
-every value; JSON inside `<script>` has `<`, `>` and `&` escaped; transcripts
-are drawn with `textContent`, never as markup; and a Content-Security-Policy
-lets only the page's own script (by its hash) run, and fetches nothing.
+every value; JSON inside `<script>` has `<`, `>` and `&` escaped; transcripts,
+and the cases of the pages the script draws, are drawn with `textContent` and
+`setAttribute`, never as markup; and a Content-Security-Policy lets only the
+page's own script (by its hash) run, and fetches nothing.
 
 Size: runs repeat themselves (the system prompt and the ticket in every run,
 the model's annotations in the transcript, the tool calls and the final state),
-so the runs travel as one JSON blob with a table of repeated strings, deflated
-and base64-encoded, and are unpacked in the browser when a run is opened. A
+so the runs travel as JSON with a table of repeated strings, deflated and
+base64-encoded, and are unpacked in the browser when a run is opened. A
 200-case × 10-run experiment of 23 MB of run data makes a page of about 4.0 MB.
-Past `PAGED_ABOVE` cases the page holds pages of cases, the first as markup, the
-others compressed; what repeats per case is kept short: anchors are the case's
-number (`c3`, `c3-run1`), not its id, and each run's entry under the grid (its
-link target: status, duration, error) is drawn by the page's script from the
-run's grid column instead of being written a second time. 100,000 runs (10,000
-cases) make a page of about 3.7 MB.
+Past `PAGED_ABOVE` cases or `PAGED_ABOVE_RUNS` runs the page holds pages of
+cases (at most `PAGE_CASES` cases and `PAGE_RUNS` runs each): the first as
+markup, the others as columns of facts (`_cases_blob`: about 12 bytes a case at
+k = 1, 34 at k = 10, 290 at k = 100, compressed) that the page's script draws
+from when the reader turns to them; the run detail of the first pages, one blob
+per page, within `RUNS_BUDGET`. Anchors are the case's number (`c3`,
+`c3-run1`), not its id, and each run's entry under the grid (its link target:
+status, duration, error) is drawn by the script from the run's grid column.
+100,000 runs make a page of about 2 MB, as 1,000 × 100, 10,000 × 10 or
+100,000 × 1 (benchmarks/bench_html.py).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import hashlib
 import json
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -56,12 +61,11 @@ from passhat.report.experiment import (
     header_rows,
     money,
     replayed_runs,
-    usage_dict,
 )
 from passhat.report.i18n import LABELS, check_lang, t, tn, verdict_key
 from passhat.report.terminal import plan_met_line, plan_not_met_line
 from passhat.stats import DatasetIntervals, Interval, case_intervals, dataset_intervals, forecast
-from passhat.usage import Prices
+from passhat.usage import Prices, usage_row
 
 if TYPE_CHECKING:
     import jinja2
@@ -71,10 +75,18 @@ __all__ = ["render_html", "script_json", "write_html"]
 CONFIDENCE = 0.95
 """Coverage of the dataset intervals shown beside the figures."""
 PAGED_ABOVE = 200
-"""Up to this many cases the page holds every case as markup."""
+"""Up to this many cases (and `PAGED_ABOVE_RUNS` requested runs) the page holds every
+case as markup."""
+PAGED_ABOVE_RUNS = 2_000
+"""Up to this many requested runs (and `PAGED_ABOVE` cases) the page holds every case
+as markup: each run is a grid column."""
 PAGE_CASES = 100
-"""Cases drawn per page past `PAGED_ABOVE`: the first page is markup, the others
-travel gzip-compressed and are drawn when the reader turns to them."""
+"""Cases drawn per page past `PAGED_ABOVE`, at most: the first page is markup, the
+others travel as compressed columns of facts (`_cases_blob`) and are drawn by the
+page's script when the reader turns to them."""
+PAGE_RUNS = 1_000
+"""Requested runs (grid columns) per page, at most: a page of cases with many runs
+each holds fewer cases (at least one)."""
 RUNS_BUDGET = 750_000
 """Bytes of compressed run detail a paged report embeds at most, page by page; a
 run left out says which `passhat show` command prints it."""
@@ -203,17 +215,6 @@ class _Curves:
 # --------------------------------------------------------------------------- building
 
 
-def _anchors(case_ids: Sequence[str]) -> dict[str, str]:
-    """A short, safe, unique fragment id per case: `c3` for the third case; its runs
-    are `c3-run1`, `c3-run2`, ...
-
-    The case id is not part of it: at 100,000 runs a case's id in each of its run
-    anchors was a tenth of the page. (Older pages used `c3-<case id as a slug>`;
-    the page's script still follows such links.)
-    """
-    return {case: f"c{i}" for i, case in enumerate(case_ids, start=1)}
-
-
 def _columns(
     account: CaseAccount, anchor: str, runs: dict[int, RunRecord | RunSummary]
 ) -> list[_Column]:
@@ -250,28 +251,56 @@ def _tool_rows(uses: Sequence[ToolUse], columns: Sequence[_Column]) -> list[_Too
     return rows
 
 
-def _case_views(
-    experiment: ExperimentRecord, runs: Sequence[RunRecord | RunSummary], accounting: Accounting
-) -> list[_CaseView]:
-    anchors = _anchors([c.case for c in accounting.cases])
-    by_case: dict[str, dict[int, RunRecord | RunSummary]] = defaultdict(dict)
-    for run in runs:
-        by_case[run.case_id][run.run_index] = run
+@dataclass(frozen=True)
+class _CaseFacts:
+    """What the page shows of one case, before it is arranged as markup or columns.
+    Its items and tool use are read from its runs a page at a time (`_analysed`):
+    100,000 cases hold about 500,000 items."""
+
+    account: CaseAccount
+    number: int
+    """Its position in the experiment, from 1: its anchor is `c<number>`."""
+    runs: dict[int, RunRecord | RunSummary]
+    """Its recorded runs by index."""
+
+    @property
+    def anchor(self) -> str:
+        return f"c{self.number}"
+
+
+_Analysed = tuple[_CaseFacts, list[ItemStability], list[ToolUse]]
+
+
+def _analysed(page: Sequence[_CaseFacts], tools: Sequence[str]) -> list[_Analysed]:
+    """Each case of `page` with its items and its use of `tools` (every known tool, in
+    the dataset table's order), read from the page's runs in one pass."""
+    runs = [run for case in page for run in case.runs.values()]
     items: dict[str, list[ItemStability]] = defaultdict(list)
     for s in item_stability(runs):
         items[s.case].append(s)
     uses: dict[str | None, list[ToolUse]] = defaultdict(list)
-    for u in tool_profile(runs, experiment.tools):
+    for u in tool_profile(runs, tools) if runs else ():
         uses[u.case].append(u)
-    views = []
-    for account in accounting.cases:
-        anchor = anchors[account.case]
-        columns = _columns(account, anchor, by_case[account.case])
-        view = _CaseView(account, anchor, columns)
-        view.groups = _rows(items[account.case], columns)
-        view.tools = _tool_rows(uses[account.case], columns)
-        views.append(view)
-    return views
+    return [(c, items[c.account.case], uses[c.account.case]) for c in page]
+
+
+def _case_facts(runs: Sequence[RunRecord | RunSummary], accounting: Accounting) -> list[_CaseFacts]:
+    by_case: dict[str, dict[int, RunRecord | RunSummary]] = defaultdict(dict)
+    for run in runs:
+        by_case[run.case_id][run.run_index] = run
+    return [
+        _CaseFacts(account, number, by_case[account.case])
+        for number, account in enumerate(accounting.cases, start=1)
+    ]
+
+
+def _case_view(facts: _CaseFacts, items: list[ItemStability], uses: list[ToolUse]) -> _CaseView:
+    """A case arranged for the template (its grid cells, its tool rows)."""
+    columns = _columns(facts.account, facts.anchor, facts.runs)
+    view = _CaseView(facts.account, facts.anchor, columns)
+    view.groups = _rows(items, columns)
+    view.tools = _tool_rows(uses, columns)
+    return view
 
 
 def _method(interval: Interval, key: str, cases: int, lang: str) -> str:
@@ -334,12 +363,11 @@ def _curves(accounting: Accounting) -> _Curves:
     return _Curves(n, cases, tuple(at), tuple(hat))
 
 
-def _item_totals(views: Sequence[_CaseView]) -> dict[str, int]:
-    """How many items of each verdict over all cases, worst first."""
+def _item_totals(verdicts: Counter[str]) -> dict[str, int]:
+    """How many items of each verdict over all cases (`verdicts`: by verdict), worst first."""
     totals: dict[str, int] = defaultdict(int)
-    for view in views:
-        for key, n in view.verdict_counts.items():
-            totals[key] += n
+    for verdict, n in verdicts.items():
+        totals[verdict_key(verdict)] += n
     order = (
         "always_missed",
         "sometimes_missed",
@@ -401,7 +429,7 @@ def _intern(value: Any, counts: Counter[str], table: dict[str, int]) -> Any:
     return _REF + text if text.startswith(_REF) else text
 
 
-def _runs_blob(views: Sequence[_CaseView], whole: dict[tuple[str, int], RunRecord]) -> str:
+def _runs_blob(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunRecord]) -> str:
     """Every recorded run's heavy fields, keyed by anchor, for the page's script.
 
     Runs repeat themselves (the system prompt and the ticket in every run, the
@@ -410,10 +438,10 @@ def _runs_blob(views: Sequence[_CaseView], whole: dict[tuple[str, int], RunRecor
     base64-encoded: about a tenth of the raw size.
     """
     runs = {
-        col.anchor: _run_data(whole[(v.account.case, col.index)])
-        for v in views
-        for col in v.columns
-        if (v.account.case, col.index) in whole
+        f"{c.anchor}-run{index}": _run_data(whole[(c.account.case, index)])
+        for c in cases
+        for index in range(1, c.account.k_requested + 1)
+        if (c.account.case, index) in whole
     }
     counts: Counter[str] = Counter()
     _strings(runs, counts)
@@ -502,18 +530,43 @@ def _verdict_labeler(lang: str) -> Callable[[str], str]:
     return label
 
 
-def _per_case_uncertainty(accounting: Accounting, m: int) -> dict[str, dict[str, Any]]:
-    """Per case, as the terminal shows it: the Wilson interval of the rate, and the chance
-    the next m runs all pass with its credible interval."""
-    intervals = {c.case: c for c in case_intervals(accounting, CONFIDENCE)}
-    forecasts = {f.case: f for f in forecast(accounting, m, confidence=CONFIDENCE).cases}
+def _per_case_uncertainty(
+    accounting: Accounting, m: int, only: set[str]
+) -> dict[str, dict[str, Any]]:
+    """Per case of `only`, as the terminal shows it: the Wilson interval of the rate, and
+    the chance the next m runs all pass with its credible interval."""
+    intervals = {c.case: c for c in case_intervals(accounting, CONFIDENCE, only=only)}
+    forecasts = {f.case: f for f in forecast(accounting, m, confidence=CONFIDENCE, only=only).cases}
     return {case: {"rate": i, "next": forecasts[case]} for case, i in intervals.items()}
 
 
-def _pages(views: list[_CaseView]) -> list[list[_CaseView]]:
-    if len(views) <= PAGED_ABOVE:
-        return [views]
-    return [views[i : i + PAGE_CASES] for i in range(0, len(views), PAGE_CASES)]
+def _pair_cases(cases: Sequence[_CaseFacts]) -> dict[tuple[int, int], str]:
+    """One case per (counted, passes) pair: a case's interval and forecast follow from
+    its pair, so the pages past the first carry them once per pair."""
+    pairs: dict[tuple[int, int], str] = {}
+    for c in cases:
+        if c.account.counted:
+            pairs.setdefault((c.account.counted, c.account.passes), c.account.case)
+    return pairs
+
+
+def _pages(cases: list[_CaseFacts]) -> list[list[_CaseFacts]]:
+    """One page up to `PAGED_ABOVE` cases and `PAGED_ABOVE_RUNS` runs; past that, pages
+    of at most `PAGE_CASES` cases and `PAGE_RUNS` requested runs (one case at least)."""
+    if len(cases) <= PAGED_ABOVE and sum(c.account.k_requested for c in cases) <= PAGED_ABOVE_RUNS:
+        return [cases]
+    pages: list[list[_CaseFacts]] = []
+    page: list[_CaseFacts] = []
+    runs = 0
+    for case in cases:
+        k = case.account.k_requested
+        if page and (len(page) == PAGE_CASES or runs + k > PAGE_RUNS):
+            pages.append(page)
+            page, runs = [], 0
+        page.append(case)
+        runs += k
+    pages.append(page)
+    return pages
 
 
 def _whole(
@@ -528,40 +581,225 @@ def _whole(
 
 
 def _embedded_runs(
-    pages: list[list[_CaseView]], runs: Sequence[RunRecord | RunSummary], load: LoadRuns | None
-) -> str:
-    """The runs blob: every run on one page; on a paged report, page by page while
-    the compressed detail stays within `RUNS_BUDGET`."""
-    if len(pages) == 1:
-        views = pages[0]
-        return _runs_blob(views, _whole(runs, [v.account.case for v in views], load))
-    chosen: list[_CaseView] = []
-    whole: dict[tuple[str, int], RunRecord] = {}
+    pages: list[list[_CaseFacts]], runs: Sequence[RunRecord | RunSummary], load: LoadRuns | None
+) -> list[tuple[int, str]]:
+    """The runs blobs, each with the number of its first case: every run on one page; on
+    a paged report one blob per page while their compressed detail stays within
+    `RUNS_BUDGET` (the first page's always), so no more than one page's whole runs
+    are held at a time and the page's script inflates only the blob of the run opened."""
+    chunks: list[tuple[int, str]] = []
     size = 0
     for page in pages:
-        records = _whole(runs, [v.account.case for v in page], load)
-        size += len(_runs_blob(page, records))
-        if chosen and size > RUNS_BUDGET:
+        blob = _runs_blob(page, _whole(runs, [c.account.case for c in page], load))
+        size += len(blob)
+        if chunks and size > RUNS_BUDGET:
             break
-        chosen.extend(page)
-        whole.update(records)
-    return _runs_blob(chosen, whole)
+        chunks.append((page[0].number, blob))
+    return chunks
 
 
-def _pages_blob(pages: list[list[_CaseView]], context: dict[str, Any]) -> str:
-    """Pages 2.. of a paged report: each page's table rows and case sections, as
-    the same template renders them, in one gzip stream (base64), drawn on demand."""
+_STATUS_CODE = {"passed": "p", "failed": "f", "errored": "e", "missing": "m"}
+
+
+def _utf16_len(text: str) -> int:
+    """Length as the page's script counts it (UTF-16 code units)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _front_coded(strings: Iterable[str]) -> tuple[list[int], list[str]]:
+    """Front coding: each string as the length of the prefix it shares with the one
+    before (in UTF-16 code units, whole characters) and the rest. Case ids and item
+    names of one experiment often share their start (`ticket-0041`, `ticket-0042`)."""
+    lengths: list[int] = []
+    rests: list[str] = []
+    before = ""
+    low = 0
+    for text in strings:
+        high = min(len(before), len(text))
+        if not (  # often as long as the one before's
+            low <= high
+            and text.startswith(before[:low])
+            and (low == high or text[low] != before[low])
+        ):
+            low = 0
+            while low < high:  # the longest shared start, by halves
+                middle = (low + high + 1) // 2
+                if text.startswith(before[:middle]):
+                    low = middle
+                else:
+                    high = middle - 1
+        shared = text[:low]
+        lengths.append(low if shared.isascii() else _utf16_len(shared))
+        rests.append(text[low:])
+        before = text
+    return lengths, rests
+
+
+def _tenths(seconds: float) -> int:
+    """A duration as the template shows it (`%.1f`), in tenths: 4.25 -> "4.2" -> 42."""
+    return int(f"{seconds:.1f}".replace(".", ""))
+
+
+def _error_text(run: RunRecord | RunSummary) -> str | None:
+    if not (run.error_type or run.error_message):
+        return None
+    return (run.error_type or "") + (f": {run.error_message}" if run.error_message else "")
+
+
+def _uncertainty_texts(u: dict[str, Any], pass_rate: float) -> list[str]:
+    """A case row's figures that follow from (counted, passes), as the template writes them."""
+    rate, nxt = u["rate"], u["next"]
+    return [
+        str(pass_rate),
+        f"{pass_rate:.2f}",
+        str(rate.low),
+        str(rate.high),
+        _pct(rate.low),
+        _pct(rate.high),
+        str(nxt.expected),
+        _pct(nxt.expected),
+        _pct(nxt.low),
+        _pct(nxt.high),
+    ]
+
+
+def _case_usage(case: _CaseFacts, prices: Prices | None) -> dict[str, Any]:
+    """A case's row of the tokens table (`usage_row` of its recorded runs)."""
+    runs = case.runs.values()
+    tokens_in = sum(r.input_tokens for r in runs)
+    tokens_out = sum(r.output_tokens for r in runs)
+    return {"case": case.account.case, **usage_row(len(runs), tokens_in, tokens_out, prices)}
+
+
+def _usage(
+    cases: Sequence[_CaseFacts], runs: Sequence[RunRecord | RunSummary], prices: Prices | None
+) -> dict[str, Any]:
+    """The tokens table: the experiment's totals and the rows of the cases given (those
+    with a recorded run), in case order."""
+    tokens_in = sum(r.input_tokens for r in runs)
+    tokens_out = sum(r.output_tokens for r in runs)
+    return {
+        "experiment": usage_row(len(runs), tokens_in, tokens_out, prices),
+        "cases": [_case_usage(c, prices) for c in cases if c.runs],
+    }
+
+
+def _usage_columns(cases: Sequence[_CaseFacts], prices: Prices | None) -> dict[str, list[Any]]:
+    """The tokens table's rows of `cases` (with a recorded run) as columns: tokens in and
+    out; with prices, the cost as the template writes it (money, its data-cost, per run)."""
+    rows = [_case_usage(c, prices) for c in cases if c.runs]
+    columns: dict[str, list[Any]] = {
+        "tokensIn": [u["input_tokens"] for u in rows],
+        "tokensOut": [u["output_tokens"] for u in rows],
+    }
+    if prices is not None:
+        columns["cost"] = [money(u["cost"]) for u in rows]
+        columns["costData"] = [str(u["cost"]) for u in rows]
+        columns["costPerRun"] = [money(u["cost_per_run"]) for u in rows]
+    return columns
+
+
+def _cases_blob(
+    pages: list[list[_CaseFacts]],
+    per_pair: dict[tuple[int, int], dict[str, Any]],
+    ci_level: int,
+    usage: dict[str, list[Any]] | None,
+    tools: Sequence[str],
+    verdicts: Counter[str],
+) -> str:
+    """Pages 2.. of a paged report as columns of facts, one list per fact over all their
+    cases (gzip, base64), from which the page's script draws a page's table rows and
+    case sections when the reader turns to it: the same elements, attributes and text
+    as the template's `case_row` and `case_section` (tests/test_report_html_pages.py
+    compares them).
+
+    Per case: its id (front-coded), k, one status letter per requested run (p f e m),
+    per recorded run its duration in tenths and its error, if any; per item its scorer,
+    name (front-coded), whether expected, and one hit letter (1/0) per counted run; per
+    tool the calls of each recorded run and the errors of the case; the case's tokens
+    (and cost) when the page has a tokens table. What follows from
+    these (counts, missing and errored runs, cells, verdicts, symbols) is not written;
+    the figures that follow from (counted, passes) are written once per pair. Counts
+    the verdicts of their items into `verdicts`."""
     if len(pages) < 2:
         return ""
-    macros = _environment().get_template("_cases.html.j2").make_module(context)
-    row, section = macros.case_row, macros.case_section  # type: ignore[attr-defined]
-    data = [
-        {
-            "rows": "".join(str(row(v)) for v in page),
-            "sections": "".join(str(section(v)) for v in page),
-        }
-        for page in pages[1:]
-    ]
+    cases = [c for page in pages[1:] for c in page]
+    analysed = (case for page in pages[1:] for case in _analysed(page, tools))
+    scorers: dict[str, int] = {}
+    statuses: list[str] = []
+    durations: list[int] = []
+    error_at: list[int] = []
+    error_text: list[str] = []
+    n_items: list[int] = []
+    item_scorer: list[int] = []
+    names: list[str] = []
+    expected: list[str] = []
+    hits: list[str] = []
+    calls: list[list[int]] = [[] for _ in tools]
+    errors: list[list[int]] = [[] for _ in tools]
+    figures: dict[str, list[str]] = {}
+    recorded = last_error = 0
+    for c, case_items, uses in analysed:
+        a = c.account
+        for index in range(1, a.k_requested + 1):
+            run = c.runs.get(index)
+            statuses.append(_STATUS_CODE[run.status if run else "missing"])
+            if run is None:
+                continue
+            durations.append(_tenths(run.duration_s))
+            text = _error_text(run)
+            if text is not None:
+                error_at.append(recorded - last_error)
+                error_text.append(text)
+                last_error = recorded
+            recorded += 1
+        grouped: dict[str, list[ItemStability]] = defaultdict(list)
+        for item in case_items:
+            grouped[item.scorer].append(item)
+            verdicts[item.verdict] += 1
+        n_items.append(len(case_items))
+        for scorer, items in grouped.items():
+            for item in items:
+                item_scorer.append(scorers.setdefault(scorer, len(scorers)))
+                names.append(item.item)
+                expected.append("1" if item.expected else "0")
+                found = set(item.hits)
+                hits.append("".join("1" if i in found else "0" for i in item.runs))
+        for j, use in enumerate(uses):
+            calls[j].extend(use.calls_per_run)
+            errors[j].append(use.errors)
+        if a.metrics is not None:
+            key = f"{a.counted},{a.passes}"
+            if key not in figures:
+                figures[key] = _uncertainty_texts(
+                    per_pair[(a.counted, a.passes)], a.metrics.pass_rate
+                )
+    id_shared, id_rest = _front_coded(c.account.case for c in cases)
+    name_shared, name_rest = _front_coded(names)
+    data = {
+        "first": cases[0].number,
+        "starts": [page[0].number for page in pages[1:]],
+        "idShared": id_shared,
+        "idRest": id_rest,
+        "k": [c.account.k_requested for c in cases],
+        "status": "".join(statuses),
+        "tenths": durations,
+        "errorAt": error_at,
+        "errorText": error_text,
+        "items": n_items,
+        "scorers": list(scorers),
+        "itemScorer": item_scorer,
+        "nameShared": name_shared,
+        "nameRest": name_rest,
+        "expected": "".join(expected),
+        "hits": "".join(hits),
+        "tools": list(tools),
+        "calls": calls,
+        "toolErrors": errors,
+        "figures": figures,
+        "conf": f"{ci_level}%",
+        "usage": usage,
+    }
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return base64.b64encode(gzip.compress(raw.encode("utf-8"), 9, mtime=0)).decode("ascii")
 
@@ -575,13 +813,35 @@ def _context(
     forecast_m: int = 10,
 ) -> dict[str, Any]:
     accounting = experiment_accounting(experiment, runs)
-    views = _case_views(experiment, runs, accounting)
-    pages = _pages(views)
+    cases = _case_facts(runs, accounting)
+    pages = _pages(cases)
     counted = accounting.runs_counted > 0
     figures, ci_reason = _figures(accounting, lang) if counted else ([], None)
     script, script_hash = _script()
     errored = [r for r in runs if r.status == "errored"]
-    missing = [v for v in views if v.account.missing]
+    missing = [c for c in cases if c.account.missing]
+    rest = [c for page in pages[1:] for c in page]
+    pairs = _pair_cases(rest)
+    shown = {c.account.case for c in pages[0]} | set(pairs.values())
+    per_case = _per_case_uncertainty(accounting, forecast_m, shown) if counted else {}
+    usage = _usage(pages[0], runs, prices)
+    tokens = usage["experiment"]
+    has_usage = tokens["input_tokens"] + tokens["output_tokens"] > 0 or prices is not None
+    dataset_tools = tool_profile(runs, experiment.tools, per_case=False)
+    tools = [u.tool for u in dataset_tools]
+    verdicts: Counter[str] = Counter()
+    page_views = [_case_view(*case) for case in _analysed(pages[0], tools)]
+    for view in page_views:
+        verdicts.update(row.stability.verdict for rows in view.groups.values() for row in rows)
+    pages_blob = _cases_blob(  # counts the verdicts of the other pages' items
+        pages,
+        {pair: per_case[case] for pair, case in pairs.items()},
+        round(CONFIDENCE * 100),
+        _usage_columns(rest, prices) if has_usage else None,
+        tools,
+        verdicts,
+    )
+    listed = {r.case_id for r in errored[:LIST_LIMIT]}
     context = {
         "lang": lang,
         "t": _translator(lang),
@@ -605,29 +865,28 @@ def _context(
         "ci_reason": ci_reason,
         "ci_level": round(CONFIDENCE * 100),
         "curves": _curves(accounting) if counted else None,
-        "views": views,
-        "page_views": pages[0],
+        "page_views": page_views,
         "pages": len(pages),
         "page_cases": PAGE_CASES,
         "list_limit": LIST_LIMIT,
-        "views_by_case": {v.account.case: v for v in views},
-        "item_totals": _item_totals(views),
+        "anchor_of": {c.account.case: c.anchor for c in cases if c.account.case in listed},
+        "item_totals": _item_totals(verdicts),
         "errored": errored[:LIST_LIMIT],
         "errored_more": max(0, len(errored) - LIST_LIMIT),
-        "missing_views": missing[:LIST_LIMIT],
+        "missing_cases": missing[:LIST_LIMIT],
         "missing_more": max(0, len(missing) - LIST_LIMIT),
         "replayed": replayed_runs(runs),
-        "per_case": _per_case_uncertainty(accounting, forecast_m) if counted else {},
+        "per_case": per_case,
         "forecast_m": forecast_m,
-        "usage": usage_dict(runs, prices),
+        "usage": usage,
         "prices": prices,
-        "dataset_tools": tool_profile(runs, experiment.tools, per_case=False),
+        "dataset_tools": dataset_tools,
         "labels": script_json(LABELS[lang]),
-        "runs_blob": _embedded_runs(pages, runs, load),
+        "runs_blobs": _embedded_runs(pages, runs, load),
         "script": script,
         "script_hash": script_hash,
     }
-    context["pages_blob"] = _pages_blob(pages, context)
+    context["pages_blob"] = pages_blob
     return context
 
 
