@@ -136,19 +136,23 @@ def _distinct(db: Path) -> None:
 
 
 PEAK = """
-import atexit, re, sys
-
-def peak():
-    status = open("/proc/self/status").read()
-    sys.stderr.write("PEAK_KB " + re.search(r"VmHWM:\\s+(\\d+)", status).group(1) + "\\n")
-
-atexit.register(peak)
-sys.argv = ["passhat", *sys.argv[1:]]
+import re, sys
 from passhat.cli import main
-main()
+
+try:
+    main(sys.argv[1:])
+except SystemExit as exit_:
+    code = exit_.code
+else:
+    code = 0
+status = open("/proc/self/status").read()
+sys.stderr.write("PEAK_KB " + re.search(r"VmHWM:\\s+(\\d+)", status).group(1) + "\\n")
+sys.exit(code)
 """
 """`passhat` with its peak RSS written last to stderr: the high-water mark of its own
-memory since exec (ru_maxrss of a child also counts the parent's RSS at fork)."""
+memory since exec (ru_maxrss of a child also counts the parent's RSS at fork). `main`
+is given its arguments, so it returns instead of ending the process at once as the
+`passhat` command does (cli._hard_exit): the wall includes the interpreter's teardown."""
 
 
 def _command(args: list[str]) -> tuple[float, float]:
