@@ -42,3 +42,16 @@ def median_ratio(numerator: list[float], denominator: list[float]) -> float:
 
 def spread(times: list[float]) -> str:
     return f"{statistics.median(times):.3f} s (min {min(times):.3f}, max {max(times):.3f})"
+
+
+def length_result(
+    name: str, what: str, outputs: tuple[str, str], sizes: tuple[str, str], compares: str
+) -> bool:
+    """An output that must stay bounded as the data grows: print the length of each of
+    `outputs` (the large case first, with its `sizes`) and their ratio against 1.2."""
+    big, little = outputs
+    print(
+        f"{name}: {len(big):,} characters ({big.count(chr(10))} lines) {sizes[0]}, "
+        f"{len(little):,} ({little.count(chr(10))} lines) {sizes[1]}"
+    )
+    return result(what, len(big) / len(little), 1.2, compares)

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from _fixtures import make_store, make_suite
-from _result import result, spread
+from _result import length_result, result, spread
 
 PASSHAT = [sys.executable, "-m", "passhat"]
 
@@ -189,17 +189,11 @@ def main() -> int:
                 1,
                 "compare wall / report --json wall of one side",
             )
-        big = output(compare)
-        little = output([*PASSHAT, "compare", small_id, small_b, "--db", str(small)])
-        print(
-            f"terminal compare: {len(big):,} characters ({big.count(chr(10))} lines) at "
-            f"{runs:,} runs a side, {len(little):,} ({little.count(chr(10))} lines) at "
-            "1,000"
-        )
-        ok &= result(
+        ok &= length_result(
+            "terminal compare",
             f"terminal compare length, {runs:,} vs 1,000 runs a side",
-            len(big) / len(little),
-            1.2,
+            (output(compare), output([*PASSHAT, "compare", small_id, small_b, "--db", str(small)])),
+            (f"at {runs:,} runs a side", "at 1,000"),
             "characters at the full size / at 1,000 runs a side",
         )
 
@@ -243,16 +237,14 @@ def main() -> int:
             ("check", "cases", lambda c: make_suite(tmp / f"suite-{c}", c)),
             ("audit", "configurations", lambda c: audit_folder(tmp / f"audit-{c}", c)),
         ]:
-            big = output([*PASSHAT, what, str(folder(n))])
-            little = output([*PASSHAT, what, str(folder(100))])
-            print(
-                f"passhat {what}: {len(big):,} characters ({big.count(chr(10))} lines) for "
-                f"{n:,}, {len(little):,} ({little.count(chr(10))} lines) for 100"
-            )
-            ok &= result(
+            ok &= length_result(
+                f"passhat {what}",
                 f"`passhat {what}` length, {n:,} vs 100 {unit}",
-                len(big) / len(little),
-                1.2,
+                (
+                    output([*PASSHAT, what, str(folder(n))]),
+                    output([*PASSHAT, what, str(folder(100))]),
+                ),
+                (f"for {n:,}", "for 100"),
                 "characters for many / for 100",
             )
     return 0 if ok else 1

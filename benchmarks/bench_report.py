@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from _fixtures import make_store
-from _result import alternate, median_ratio, result, spread
+from _result import alternate, length_result, median_ratio, result, spread
 from pydantic_core import to_json
 from rich.console import Console
 
@@ -142,16 +142,11 @@ def main() -> int:
             f"imports of `passhat report` alone (python -c): {spread(imports)}, "
             f"{median_ratio(imports, scans):.2f}× the raw-scan script"
         )
-        big = terminal_report(db, eid)
-        little = terminal_report(small, small_id)
-        print(
-            f"terminal report: {len(big):,} characters ({big.count(chr(10))} lines) at {runs:,} runs, "
-            f"{len(little):,} ({little.count(chr(10))} lines) at 1,000 runs"
-        )
-        ok &= result(
+        ok &= length_result(
+            "terminal report",
             f"terminal report length, {runs:,} vs 1,000 runs",
-            len(big) / len(little),
-            1.2,
+            (terminal_report(db, eid), terminal_report(small, small_id)),
+            (f"at {runs:,} runs", "at 1,000 runs"),
             "characters at 100k runs / at 1k runs",
         )
     return 0 if ok else 1
