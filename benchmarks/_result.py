@@ -6,9 +6,13 @@
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 
 def result(what: str, ratio: float, target: float, compares: str) -> bool:
@@ -55,3 +59,55 @@ def length_result(
         f"{len(little):,} ({little.count(chr(10))} lines) {sizes[1]}"
     )
     return result(what, len(big) / len(little), 1.2, compares)
+
+
+_LAUNCH = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+took = time.perf_counter() - start
+cpu = usage.ru_utime + usage.ru_stime
+os.write(int(sys.argv[1]), b"%r %r %d" % (took, cpu, usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+class Measured(NamedTuple):
+    wall: float
+    """Seconds from its fork to its end."""
+    cpu: float
+    """User and system seconds."""
+    peak_mb: float
+    """Its peak RSS (MiB)."""
+
+
+def measured(argv: list[str], *, ok: tuple[int, ...] = (0,), **popen: Any) -> Measured:
+    """Wall, CPU and peak RSS of the command `argv`, started by a small launcher
+    (`python -S`, ~10 MB) rather than by this process: a child's ru_maxrss counts the
+    RSS of the process it was forked from, so a benchmark holding 300 MB would have
+    every command it starts peak at 300 MB or more. `popen` goes to subprocess.Popen
+    (stdout, stderr, env; both outputs default to DEVNULL)."""
+    read, write = os.pipe()
+    popen.setdefault("stdout", subprocess.DEVNULL)
+    popen.setdefault("stderr", subprocess.DEVNULL)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-S", "-c", _LAUNCH, str(write), *argv], pass_fds=(write,), **popen
+        )
+        os.close(write)
+        write = -1
+        code = proc.wait()
+        took, cpu, peak = os.read(read, 200).split()
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
+    if code not in ok:
+        raise SystemExit(f"{' '.join(argv)} exited {code}")
+    return Measured(float(took), float(cpu), int(peak) / 1024)

@@ -39,21 +39,15 @@ import time
 from pathlib import Path
 
 from _fixtures import make_store, make_suite
-from _result import length_result, result, spread
+from _result import length_result, measured, result, spread
 
 PASSHAT = [sys.executable, "-m", "passhat"]
 
 
 def measure(argv: list[str], *, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one command, in its own process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in ok:
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
-    return wall, usage.ru_maxrss / 1024
+    run = measured(argv, ok=ok)
+    return run.wall, run.peak_mb
 
 
 def output(argv: list[str]) -> str:

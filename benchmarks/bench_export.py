@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _result import measured
 
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import short_hash
@@ -82,12 +81,8 @@ def build(db: Path, cases: int, k: int, seed: int = 7) -> None:
 
 
 def measure(argv: list[str]) -> tuple[float, float]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(after, before) / 1024
+    run = measured(argv)
+    return run.wall, run.peak_mb
 
 
 def main() -> None:
@@ -107,7 +102,7 @@ def main() -> None:
             size = out.stat().st_size / 2**20
             print(
                 f"export {fmt:8} {wall:6.2f} s  ({wall / base:.2f}x report --json), "
-                f"{size:.1f} MiB written, peak RSS {rss:.0f} MiB (max so far)"
+                f"{size:.1f} MiB written, peak RSS {rss:.0f} MiB"
             )
 
 

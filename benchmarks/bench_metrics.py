@@ -14,14 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _result import median_ratio, result
+from _result import measured, median_ratio, result
 
 PARSE_ONLY = """
 import json, sys
@@ -48,20 +45,13 @@ def write_file(path: Path, cases: int, k: int, seed: int = 7) -> int:
 
 def measure(argv: list[str]) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds and peak RSS (MiB) of one child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return wall, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024
+    run = measured(argv, stderr=None)
+    return run.wall, run.cpu, run.peak_mb
 
 
 def rounds(commands: list[list[str]], repeats: int) -> list[list[tuple[float, float, float]]]:
     """Each command once per round, in turn: on a shared machine every side sees the
-    same load (measuring one side three times, then the next, did not). ru_maxrss of
-    children is a running maximum, so a peak RSS is read from the first round, where
-    the commands run smallest first."""
+    same load (measuring one side three times, then the next, did not)."""
     out: list[list[tuple[float, float, float]]] = [[] for _ in commands]
     for _ in range(repeats):
         for argv, results in zip(commands, out, strict=True):
@@ -80,7 +70,6 @@ def main() -> int:
         lines = write_file(path, args.cases, args.k)
         size = path.stat().st_size / 2**20
         command = [sys.executable, "-m", "passhat", "metrics", str(path)]
-        # the parse-only child has the smaller RSS, so it runs first (ru_maxrss is a max)
         parse, table, as_json = rounds(
             [[sys.executable, "-c", PARSE_ONLY, str(path)], command, [*command, "--json"]],
             args.repeats,

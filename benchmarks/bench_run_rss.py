@@ -7,8 +7,9 @@ so the figures differ by the runs alone, not by the suite's size;
 `--cases 10000 --k-small 1 --k-big 10` measures 100,000 runs of a suite ten
 times larger instead, and `--small-cases 100 --cases 10000 --k-small 10 --k-big 10`
 (results/run_rss_10k_cases.txt) the memory that grows with the number of cases:
-10,000 cases against 100 at the same k. Peak RSS is the child's ru_maxrss, measured small first
-(ru_maxrss of children is a running maximum). Memory does not depend on the
+10,000 cases against 100 at the same k. Peak RSS is the command's own ru_maxrss,
+started by a small launcher (`_result.measured`: a child forked from this process
+would count this process's RSS too). Memory does not depend on the
 machine's load, so this figure is steady on a shared machine.
 
 The cases are copies of the seed ticket, which differ by their id only; `--distinct`
@@ -23,44 +24,23 @@ from equal cases (its RESULT line says "distinct cases").
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from _fixtures import make_distinct_suite, make_suite
-from _result import result
+from _result import measured, result
 
 HERE = Path(__file__).resolve().parent
 
 
 def peak_rss(suite: Path, k: int, db: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one `passhat run`."""
-    start = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "passhat",
-            "run",
-            str(suite),
-            "--agent",
-            "passhat_agents.py:instant",
-            "-k",
-            str(k),
-            "-q",
-            "--db",
-            str(db),
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wall = time.perf_counter() - start
-    return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    argv = [sys.executable, "-m", "passhat", "run", str(suite), "--agent"]
+    argv += ["passhat_agents.py:instant", "-k", str(k), "-q", "--db", str(db)]
+    run = measured(argv)
+    return run.wall, run.peak_mb
 
 
 def main() -> int:
