@@ -265,6 +265,8 @@ def test_a_copy_of_a_run_the_source_lacks_writes_nothing(trello: tuple[Path, Pat
         with pytest.raises(StoreError, match=r"run 99 of case .* is not in experiment"):
             store.add_experiment_with_copies(e, source.id, strays)
         assert [x.name for x in store.experiments()].count("copies") == 0
+        with pytest.raises(StoreError, match=f"belongs to experiment {source.id}, not {e.id}"):
+            store.add_experiment_with_copies(e, source.id, runs)  # not moved
         assert store.add_experiment_with_copies(e, source.id, moved) == 9
         assert store.runs(e.id, full=False) == [
             replace(r, experiment_id=e.id) for r in store.runs(source.id, full=False)
