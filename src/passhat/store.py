@@ -716,7 +716,7 @@ class Store:
         regrade of runs with long transcripts costs what their scoring costs."""
         copied = [name for name in _RUN_COLUMNS if name not in _REGRADED]
         # the new verdicts go to a temporary table as they come, then one statement
-        # copies the runs (one INSERT ... SELECT per run cost 2.4 times as much)
+        # copies the runs: about 80 µs a run, against 126 µs for an INSERT ... SELECT each
         insert = (
             f"INSERT INTO runs ({', '.join(_REGRADED)}, {', '.join(copied)}) "
             f"SELECT ?, {', '.join('g.' + name for name in _REGRADED[1:])}, "
