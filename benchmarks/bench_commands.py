@@ -31,7 +31,6 @@ import json
 import os
 import random
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ import time
 from pathlib import Path
 
 from _fixtures import make_store, make_suite
-from _result import length_result, measured, result, spread
+from _result import length_result, measured, median_ratio, result, spread
 
 PASSHAT = [sys.executable, "-m", "passhat"]
 
@@ -70,8 +69,17 @@ def paired(
     return walls, bases, rss, base_rss
 
 
-def ratio(a: list[float], b: list[float]) -> float:
-    return statistics.median(x / y for x, y in zip(a, b, strict=True))
+def beside_report(
+    what: str, argv: list[str], report: list[str], repeat: int, target: float, compares: str
+) -> tuple[bool, float, float]:
+    """`argv` and `report` in turn (`paired`), printed, and the median of their wall
+    ratios against `target` as `what`: (met, peak RSS of argv, peak RSS of report)."""
+    walls, bases, rss, base_rss = paired(argv, report, repeat)
+    print(
+        f"{what}: {spread(walls)}, peak RSS {rss:.0f} MB; "
+        f"report --json {spread(bases)}, {base_rss:.0f} MB"
+    )
+    return result(what, median_ratio(walls, bases), target, compares), rss, base_rss
 
 
 def edited_suite(folder: Path, cases: int) -> Path:
@@ -172,17 +180,15 @@ def main() -> int:
 
         compare = [*PASSHAT, "compare", eid, b, "--db", str(db)]
         for what, argv in [("compare", compare), ("compare --json", [*compare, "--json"])]:
-            walls, bases, rss, base_rss = paired(argv, report, args.repeat)
-            print(
-                f"passhat {what}: {spread(walls)}, peak RSS {rss:.0f} MB; "
-                f"report --json {spread(bases)}, {base_rss:.0f} MB"
-            )
-            ok &= result(
+            met, _, _ = beside_report(
                 f"`passhat {what}`, {runs:,} runs a side",
-                ratio(walls, bases),
+                argv,
+                report,
+                args.repeat,
                 1,
                 "compare wall / report --json wall of one side",
             )
+            ok &= met
         ok &= length_result(
             "terminal compare",
             f"terminal compare length, {runs:,} vs 1,000 runs a side",
@@ -197,17 +203,15 @@ def main() -> int:
         ]
         for what, options, target in exports:
             argv = [*PASSHAT, "export", eid, "--db", str(db), *options]
-            walls, bases, rss, base_rss = paired(argv, report, args.repeat)
-            print(
-                f"passhat {what}: {spread(walls)}, peak RSS {rss:.0f} MB; "
-                f"report --json {spread(bases)}, {base_rss:.0f} MB"
-            )
-            ok &= result(
+            met, rss, base_rss = beside_report(
                 f"`passhat {what}`, {runs:,} runs",
-                ratio(walls, bases),
+                argv,
+                report,
+                args.repeat,
                 target,
                 "export wall / report --json wall",
             )
+            ok &= met
             ok &= result(
                 f"`passhat {what}` peak RSS, {runs:,} runs",
                 rss / base_rss,

@@ -27,7 +27,7 @@ from typing import Any
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import ScorerError, score_run
-from passhat.sources import Imported, new_id, now, short_hash
+from passhat.sources import new_id, now, short_hash
 from passhat.suite import Case, Suite, spec_dict
 
 
@@ -168,17 +168,3 @@ def regrade_runs(
         if again.status != run.status:
             changes.append(Change(run.case_id, run.run_index, run.status, again.status))
         yield again
-
-
-def regrade(
-    source: ExperimentRecord,
-    runs: Sequence[RunRecord],
-    suite: Suite,
-    *,
-    name: str | None = None,
-) -> tuple[Imported, tuple[Change, ...]]:
-    """The regrade experiment with its runs, and every verdict that changed."""
-    experiment, notes = regrade_experiment(source, suite, name=name)
-    changes: list[Change] = []
-    new_runs = tuple(regrade_runs(suite, experiment, runs, changes))
-    return Imported(experiment, new_runs, notes=notes), tuple(changes)

@@ -798,24 +798,23 @@ class Store:
     ) -> list[RunRecord]:
         """The runs of an experiment by case and index; `full=False` skips the heavy columns;
         `cases` keeps the runs of those cases only (an HTML page's worth)."""
-        columns = "*" if full else _RUN_LIGHT
+        return self._runs("*" if full else _RUN_LIGHT, experiment_id, cases)
+
+    def graded(self, experiment_id: str, cases: Sequence[str]) -> list[RunRecord]:
+        """The runs of `cases` by case and index with what a regrade reads of them: case,
+        index, case hash, verdict, error, final state, score and seed (every other field
+        left at its default; `add_experiment_with_copies` copies those as stored)."""
+        return self._runs(_GRADED_ON, experiment_id, cases)
+
+    def _runs(
+        self, columns: str, experiment_id: str, cases: Sequence[str] | None
+    ) -> list[RunRecord]:
         where, args = "experiment_id = ?", [experiment_id]
         if cases is not None:
             where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
             args.extend(cases)
         rows = self._db.execute(
             f"SELECT {columns} FROM runs WHERE {where} ORDER BY case_id, run_index", args
-        )
-        return [_run(row) for row in rows]
-
-    def graded(self, experiment_id: str, cases: Sequence[str]) -> list[RunRecord]:
-        """The runs of `cases` by case and index with what a regrade reads of them: case,
-        index, case hash, verdict, error, final state, score and seed (every other field
-        left at its default; `add_experiment_with_copies` copies those as stored)."""
-        rows = self._db.execute(
-            f"SELECT {_GRADED_ON} FROM runs WHERE experiment_id = ? "
-            f"AND case_id IN ({', '.join('?' for _ in cases)}) ORDER BY case_id, run_index",
-            [experiment_id, *cases],
         )
         return [_run(row) for row in rows]
 
