@@ -106,3 +106,151 @@ def test_check_has_help_text(capsys: pytest.CaptureFixture[str]) -> None:
     r = run_cli(capsys, "check", "--help")
     assert r.code == 0
     assert "Validate a suite" in r.out
+
+
+# The replay cassette format (docs/cassettes.md): `check` validates the cassettes a suite names.
+
+
+def _cassette(root: Path, *lines: str) -> None:
+    (root / "cassettes").mkdir(parents=True, exist_ok=True)
+    (root / "cassettes" / "none.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+ANSWER = (
+    '{"case": "tiny-001", "run": 1, "turn": 0, '
+    '"message": {"role": "assistant", "content": "done"}, "usage": {"input_tokens": 3}}'
+)
+
+
+def test_check_says_what_the_bundled_cassette_covers(capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_cli(capsys, "check", str(EXAMPLES / "clarify"))
+    assert r.code == 0, r.err
+    assert "cassette seed.jsonl: 6 answers covering 1 of 9 cases (3 runs)" in r.out
+
+
+@pytest.mark.parametrize("example", ["clarify", "sql", "trello"])
+def test_every_bundled_cassette_fits_the_schema(example: str) -> None:
+    from passhat.models.replay import check_cassette
+    from passhat.report.suite import suite_cassettes
+
+    paths = suite_cassettes(load_suite(EXAMPLES / example))
+    assert paths, "the example replays a cassette"
+    for path in paths:
+        found = check_cassette(path)
+        assert found.problems == () and found.answers > 0 and not found.missing
+
+
+@pytest.mark.parametrize(
+    ("lines", "wanted"),
+    [
+        pytest.param(
+            ['{"cassette": 1}', '{"case": "tiny-001", "run": 1, "message": {"role": "assistant"}}'],
+            ":2: turn: missing; add it",
+            id="answer-without-turn",
+        ),
+        pytest.param(
+            ['{"cassette": 1}', ANSWER, ANSWER],
+            ":3: a second answer for case 'tiny-001', run 1, turn 0",
+            id="same-key-twice",
+        ),
+        pytest.param(
+            [ANSWER, '{"cassette": 1}'], ":2: a header line after the first", id="late-header"
+        ),
+        pytest.param(['{"cassette": 1}', "{not json"], ":2: not JSON", id="not-json"),
+        pytest.param(
+            ['{"cassette": 1}', ANSWER.replace('"turn"', '"tunr"')],
+            "unknown key 'tunr'",
+            id="misspelt-key",
+        ),
+        pytest.param(
+            ['{"cassette": 1}', ANSWER.replace('"assistant"', '"user"')],
+            "message.role",
+            id="not-an-assistant",
+        ),
+        pytest.param(['{"cassette": 2}'], ":1: cassette", id="unknown-version"),
+        pytest.param(
+            ['{"cassette": 1}', ANSWER.replace('"run": 1', '"run": 0')],
+            ":2: run",
+            id="run-index-from-1",
+        ),
+    ],
+)
+def test_check_names_the_line_and_field_of_a_bad_cassette(
+    capsys: pytest.CaptureFixture[str], writer: SuiteWriter, lines: list[str], wanted: str
+) -> None:
+    root = writer.write()
+    _cassette(root, *lines)
+    r = run_cli(capsys, "check", str(root))
+    assert r.code == 2, r.out
+    assert r.out == ""
+    assert wanted in r.err
+    assert "none.jsonl" in r.err and "docs/cassettes.md" in r.err
+    assert "Traceback" not in r.err
+
+
+def test_a_valid_cassette_is_summarised_and_unknown_cases_named(
+    capsys: pytest.CaptureFixture[str], writer: SuiteWriter
+) -> None:
+    root = writer.write()
+    _cassette(
+        root,
+        '{"cassette": 1, "prompt_version": null}',
+        ANSWER,
+        ANSWER.replace("tiny-001", "tiny-01"),
+    )
+    r = run_cli(capsys, "check", str(root))
+    assert r.code == 0, r.err
+    assert "cassette none.jsonl: 2 answers covering 1 of 1 case (1 run)" in r.out
+    assert "cases the suite does not hold: tiny-01" in r.out
+
+
+def test_a_missing_cassette_is_a_warning_not_an_error(
+    capsys: pytest.CaptureFixture[str], writer: SuiteWriter
+) -> None:
+    r = run_cli(capsys, "check", str(writer.write()))
+    assert r.code == 0, r.err
+    assert "cassettes/none.jsonl: not found" in r.out
+
+
+def test_problems_are_capped_and_counted(
+    capsys: pytest.CaptureFixture[str], writer: SuiteWriter
+) -> None:
+    root = writer.write()
+    _cassette(root, '{"cassette": 1}', *(["[1]"] * 50))
+    r = run_cli(capsys, "check", str(root))
+    assert r.code == 2
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 21, r.err
+    assert "and 30 more problems" in lines[-1]
+
+
+def test_a_cassette_that_is_a_folder_is_one_line(
+    capsys: pytest.CaptureFixture[str], writer: SuiteWriter
+) -> None:
+    root = writer.write()
+    (root / "cassettes" / "none.jsonl").mkdir(parents=True)
+    r = run_cli(capsys, "check", str(root))
+    assert r.code == 2
+    assert r.err.count("\n") == 1 and "not a regular file" in r.err
+
+
+def test_the_cassette_doc_examples_fit_the_schema() -> None:
+    """docs/cassettes.md's JSON examples are lines the schema accepts (a multi-line
+    example is one object written over several lines)."""
+    import json
+    import re
+
+    from passhat.models.replay import _described, cassette_schema
+
+    doc = (EXAMPLES.parent / "docs" / "cassettes.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```json\n(.*?)```", doc, flags=re.S)
+    assert len(blocks) == 3
+    schema = cassette_schema()
+    entries = []
+    for block in blocks:
+        try:
+            entries.append(json.loads(block))
+        except ValueError:
+            entries.extend(json.loads(line) for line in block.splitlines() if line.strip())
+    assert len(entries) == 4
+    assert [_described(schema, entry) for entry in entries] == [""] * 4

@@ -53,11 +53,7 @@ def resolve_model(
     if provider == "replay":
         from passhat.models.replay import ReplayModel
 
-        # a relative cassette belongs to the suite: beside suite.yaml first, then here
-        path = Path(name)
-        if not path.is_absolute() and suite_dir is not None and (suite_dir / path).is_file():
-            path = suite_dir / path
-        return ReplayModel(path)
+        return ReplayModel(cassette_path(name, suite_dir))
     if provider == "openai":
         try:
             from passhat.models.openai_compat import OpenAIModel
@@ -75,6 +71,15 @@ def resolve_model(
             f"make install-anthropic in a checkout ({error})"
         ) from None
     return AnthropicModel(name, base_url=base_url, params=params, timeout=_timeout(timeout))
+
+
+def cassette_path(name: str, suite_dir: Path | None) -> Path:
+    """Where `replay:NAME` reads its cassette: a relative path belongs to the suite,
+    beside suite.yaml first, then the working directory."""
+    path = Path(name)
+    if not path.is_absolute() and suite_dir is not None and (suite_dir / path).exists():
+        return suite_dir / path
+    return path
 
 
 def _timeout(timeout: float | None) -> float:

@@ -9,7 +9,10 @@ and every other line is one model answer, keyed by case, run index and turn::
     {"case": "ac-conflict-001", "run": 1, "turn": 0, "message": {...}, "usage": {...}}
 
 A call with no recorded answer is a `PermanentModelError`, so the run ends as
-errored: a replay never makes an answer up.
+errored: a replay never makes an answer up. The format is documented in
+docs/cassettes.md, with a JSON Schema for one line (`cassette.schema.json`, beside
+this module); `passhat check` validates a suite's cassettes against it
+(`check_cassette`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,139 @@ from passhat.errors import ConfigError, PermanentModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolSpec, Usage
 
 CASSETTE_VERSION = 1
+
+PROBLEMS_LISTED = 20
+"""Problems `check_cassette` lists before it says how many more it found."""
+
+LINE_LIMIT = 16 * 1024 * 1024
+"""The longest cassette line `check_cassette` reads (16 MiB): a longer one is a problem,
+not a read of a whole device or a runaway file."""
+
+
+def cassette_schema() -> dict[str, Any]:
+    """The JSON Schema of one cassette line (Draft 2020-12), as shipped with passhat."""
+    text = resources.files("passhat.models").joinpath("cassette.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@dataclass(frozen=True)
+class CassetteCheck:
+    """What `check_cassette` found in one cassette."""
+
+    path: Path
+    """The cassette checked."""
+    missing: bool = False
+    """No file at `path`: not a problem of the suite's (`--model` may name another
+    model at run time), but `run` without one would stop."""
+    answers: int = 0
+    """Answer lines that fit the schema."""
+    runs: dict[str, set[int]] = field(default_factory=dict)
+    """For each case, the run indices with at least one answer."""
+    problems: tuple[str, ...] = ()
+    """One line per problem (path:line: what is wrong; what to write), at most
+    PROBLEMS_LISTED of them, then a count of the rest."""
+
+
+def check_cassette(path: Path) -> CassetteCheck:
+    """Every line of a cassette against the schema, and each (case, run, turn) once.
+
+    Reads line by line: memory stays bounded by the longest line (LINE_LIMIT)."""
+    schema = cassette_schema()
+    problems: list[str] = []
+    found = 0
+    runs: dict[str, set[int]] = {}
+    seen: set[tuple[str, int, int]] = set()
+    answers = 0
+
+    def problem(text: str) -> None:
+        nonlocal found
+        found += 1
+        if len(problems) < PROBLEMS_LISTED:
+            problems.append(text)
+
+    try:
+        if not path.exists():
+            return CassetteCheck(path=path, missing=True)
+        if not path.is_file():
+            raise IsADirectoryError(21, "not a regular file")
+        with path.open("rb") as f:
+            for number, raw in enumerate(_lines(f), start=1):
+                if raw is None:
+                    problem(
+                        f"{path}:{number}: a line longer than {LINE_LIMIT:,} bytes; "
+                        "one JSON object per line"
+                    )
+                    continue
+                if not raw.strip():
+                    continue
+                try:
+                    entry = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError, RecursionError) as error:
+                    problem(
+                        f"{path}:{number}: not JSON ({type(error).__name__}); "
+                        "each line is one JSON object"
+                    )
+                    continue
+                where = _described(schema, entry)
+                if where:
+                    problem(f"{path}:{number}: {where}")
+                    continue
+                if "cassette" in entry:
+                    if number != 1:
+                        problem(
+                            f"{path}:{number}: a header line after the first line; "
+                            'the header ({"cassette": 1, ...}) goes first, once'
+                        )
+                    continue
+                key = (entry["case"], entry["run"], entry["turn"])
+                if key in seen:
+                    problem(
+                        f"{path}:{number}: a second answer for case {key[0]!r}, run "
+                        f"{key[1]}, turn {key[2]}; keep one line per (case, run, turn)"
+                    )
+                    continue
+                seen.add(key)
+                runs.setdefault(key[0], set()).add(key[1])
+                answers += 1
+    except OSError as error:
+        problem(
+            f"{path}: cannot read the cassette ({error.strerror or error}); "
+            "give replay:PATH to an existing .jsonl file"
+        )
+    if found > len(problems):
+        problems.append(f"{path}: ... and {found - len(problems):,} more problems")
+    return CassetteCheck(path=path, answers=answers, runs=runs, problems=tuple(problems))
+
+
+def _lines(f: Any) -> Iterable[bytes | None]:
+    """The file's lines, None for one longer than LINE_LIMIT (skipped to its end)."""
+    while True:
+        line = f.readline(LINE_LIMIT + 1)
+        if not line:
+            return
+        if len(line) > LINE_LIMIT and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = f.readline(LINE_LIMIT + 1)
+            yield None
+            continue
+        yield line
+
+
+def _described(schema: dict[str, Any], entry: Any) -> str:
+    """Why a line is not a header or an answer (empty when it is one), in the words of
+    the branch it was meant to be: an object holding `cassette` is a header."""
+    from passhat.plain import field_path
+    from passhat.schema import schema_problems
+
+    if not isinstance(entry, dict):
+        return "expected a JSON object; each line is one object"
+    branch = "header" if "cassette" in entry else "answer"
+    part = {**schema["$defs"][branch], "$defs": schema["$defs"]}
+    if branch == "answer":
+        part.pop("not", None)
+    messages = schema_problems(entry, part)
+    return "; ".join(f"{field_path(loc)}: {text}" if loc else text for loc, text in messages[:3])
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from passhat.plain import plural
 from passhat.scoring import get_path, item_string, sorted_items
 from passhat.suite import (
     Case,
@@ -19,6 +23,9 @@ from passhat.suite import (
     Suite,
     canonical_json,
 )
+
+if TYPE_CHECKING:
+    from passhat.models.replay import CassetteCheck
 
 
 def _scorer_text(spec: ScorerSpec) -> str:
@@ -130,3 +137,54 @@ def print_suite(out: Console, suite: Suite, *, limit: int | None = None) -> None
             style="green",
         )
     )
+
+
+def suite_cassettes(suite: Suite) -> list[Path]:
+    """The replay cassettes a suite names: its model's and its judges', each once."""
+    from passhat.models import cassette_path
+
+    specs = [suite.defaults.model or ""]
+    specs += [spec.model for spec in suite.defaults.scorers if isinstance(spec, JudgeSpec)]
+    paths = [
+        cassette_path(spec.partition(":")[2], suite.path)
+        for spec in specs
+        if spec.startswith("replay:") and spec.partition(":")[2]
+    ]
+    return list(dict.fromkeys(paths))
+
+
+def print_cassettes(out: Console, suite: Suite, checks: list[CassetteCheck]) -> None:
+    """One line per cassette that fits the format: the answers, cases and runs it
+    covers, and the cases it answers that the suite does not hold. Ids enter as Text."""
+    case_ids = {case.id for case in suite.cases}
+    for check in checks:
+        if check.missing:
+            out.print(
+                Text(
+                    f"cassette {check.path}: not found (a relative path starts beside "
+                    "suite.yaml); run needs it unless --model names another model",
+                    style="yellow",
+                )
+            )
+            continue
+        covered = sorted(case_ids & check.runs.keys())
+        runs = sum(len(check.runs[case]) for case in covered)
+        out.print(
+            Text(
+                f"cassette {check.path.name}: {plural(check.answers, 'answer')} covering "
+                f"{len(covered)} of {plural(len(case_ids), 'case')} "
+                f"({plural(runs, 'run')})",
+                style="green",
+            )
+        )
+        unknown = sorted(check.runs.keys() - case_ids)
+        if unknown:
+            more = len(unknown) - 5
+            shown = ", ".join(unknown[:5]) + (f" and {more:,} more" if more > 0 else "")
+            out.print(
+                Text(
+                    f"  answers for cases the suite does not hold: {shown}; a replay never "
+                    "asks for them (a renamed case? its id must match the cassette's)",
+                    style="yellow",
+                )
+            )
