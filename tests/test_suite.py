@@ -235,6 +235,11 @@ INVALID = [
         id="k-zero",
     ),
     pytest.param(
+        _suite("defaults.k", 10**30),
+        "suite.yaml: defaults.k: is 1000000000000000000000000000000; it must be at most 100,000",
+        id="k-past-what-run-accepts",
+    ),
+    pytest.param(
         _suite("environment", "tickets"),
         "suite.yaml: environment: 'tickets' is not an environment; use one of board, ticket, "
         "tools or file.py:ClassName; did you mean 'ticket'?",

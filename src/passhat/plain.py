@@ -13,6 +13,10 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
+MAX_K = 100_000
+"""More runs per case than anyone plans: a larger k is a typo, not a plan to account.
+A suite's `k`, `-k` and the accounting all stop here."""
+
 Loc = tuple[str | int, ...]
 """Where a value sits in a file: keys and list indices, e.g. ("goal", "ticket", 0)."""
 

@@ -55,7 +55,7 @@ from pydantic.fields import FieldInfo
 
 from passhat.errors import ConfigError, SuiteError
 from passhat.imports import BUILTIN_ENVIRONMENTS, load_object, source_hash
-from passhat.plain import MISSING, get_path, path_loc
+from passhat.plain import MAX_K, MISSING, get_path, path_loc
 from passhat.plain import Loc as Loc  # re-exported: these predate plain.py
 from passhat.plain import canonical_json as canonical_json
 from passhat.plain import did_you_mean as did_you_mean
@@ -509,6 +509,9 @@ def _error_message(err: Any, model: type[BaseModel], loc: Loc) -> str:
     if kind in ("greater_than_equal", "greater_than"):
         bound = ctx.get("ge", ctx.get("gt"))
         return f"is {show(value)}; it must be at least {bound}"
+    if kind in ("less_than_equal", "less_than"):
+        bound = ctx.get("le", ctx.get("lt"))
+        return f"is {show(value)}; it must be at most {bound:,}"
     if kind == "string_too_short":
         return "is empty; write some text"
     if kind == "too_short":
@@ -820,7 +823,7 @@ class _DefaultsFile(StrictModel):
         description="the model to run, e.g. replay:cassettes/seed.jsonl or "
         "openai:gpt-4o-mini (--model overrides it; leave it out when the agent calls none)",
     )
-    k: int = Field(3, ge=1)
+    k: int = Field(3, ge=1, le=MAX_K)
     params: dict[str, Any] = Field(default_factory=dict)
     max_turns: int = Field(10, ge=1)
     scorers: list[Any] = Field(
