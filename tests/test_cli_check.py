@@ -131,7 +131,7 @@ def test_check_says_what_the_bundled_cassette_covers(capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize("example", ["clarify", "sql", "trello"])
 def test_every_bundled_cassette_fits_the_schema(example: str) -> None:
     from passhat.models.replay import check_cassette
-    from passhat.report.suite import suite_cassettes
+    from passhat.preflight import suite_cassettes
 
     paths = suite_cassettes(load_suite(EXAMPLES / example))
     assert paths, "the example replays a cassette"
@@ -254,3 +254,26 @@ def test_the_cassette_doc_examples_fit_the_schema() -> None:
             entries.extend(json.loads(line) for line in block.splitlines() if line.strip())
     assert len(entries) == 4
     assert [_described(schema, entry) for entry in entries] == [""] * 4
+
+
+@pytest.mark.parametrize(
+    ("agent", "wanted"),
+    [
+        pytest.param("clarifer", "did you mean 'clarifier'?", id="builtin"),
+        pytest.param("agent.py:anwser", "has no 'anwser'; did you mean 'answer'?", id="function"),
+    ],
+)
+def test_check_loads_the_agent_and_suggests_a_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, agent: str, wanted: str
+) -> None:
+    import shutil
+
+    root = tmp_path / "sql"
+    shutil.copytree(EXAMPLES / "sql", root)
+    text = (root / "suite.yaml").read_text(encoding="utf-8")
+    (root / "suite.yaml").write_text(text.replace("agent.py:answer", agent), encoding="utf-8")
+    r = run_cli(capsys, "check", str(root))
+    assert r.code == 2, r.out
+    assert r.err.count("\n") == 1, r.err
+    assert f"suite.yaml: defaults.agent: agent '{agent}'" in r.err
+    assert wanted in r.err

@@ -113,7 +113,7 @@ def test_a_case_is_checked_against_the_user_schemas(tmp_path: Path) -> None:
         pytest.param(
             COUNTER_ENV.replace("def final_state", "def final_stat"),
             "counter.py:Counter",
-            "suite.yaml: environment: environment counter.py:Counter: Counter does not define "
+            "suite.yaml: environment: counter.py:Counter: Counter does not define "
             "final_state(); add def final_state(self) -> dict returning the state the "
             "scorers grade",
             id="no-final-state",
@@ -121,34 +121,34 @@ def test_a_case_is_checked_against_the_user_schemas(tmp_path: Path) -> None:
         pytest.param(
             COUNTER_ENV,
             "counter.py:Countr",
-            "suite.yaml: environment: environment counter.py:Countr: counter.py has no "
+            "suite.yaml: environment: counter.py:Countr: counter.py has no "
             "'Countr'; did you mean 'Counter'?",
             id="misspelt-class",
         ),
         pytest.param(
             COUNTER_ENV,
             "countr.py:Counter",
-            "suite.yaml: environment: environment countr.py:Counter: no file",
+            "suite.yaml: environment: countr.py:Counter: no file",
             id="no-such-file",
         ),
         pytest.param(
             COUNTER_ENV + "\nbroken = 1 / 0\n",
             "counter.py:Counter",
-            "suite.yaml: environment: environment counter.py:Counter: importing counter.py "
+            "suite.yaml: environment: counter.py:Counter: importing counter.py "
             "raised ZeroDivisionError: division by zero",
             id="module-raises",
         ),
         pytest.param(
             COUNTER_ENV + "\nclass Plain:\n    pass\n",
             "counter.py:Plain",
-            "suite.yaml: environment: environment counter.py:Plain: 'Plain' is not a passhat "
+            "suite.yaml: environment: counter.py:Plain: 'Plain' is not a passhat "
             "Environment; write class Name(passhat.Environment) with @tool methods",
             id="not-an-environment",
         ),
         pytest.param(
             COUNTER_ENV.replace("def add(self, n: int)", "def add(self, *n: int)"),
             "counter.py:Counter",
-            "suite.yaml: environment: environment counter.py:Counter: tool add: *n cannot be "
+            "suite.yaml: environment: counter.py:Counter: tool add: *n cannot be "
             "described by a schema",
             id="varargs-tool",
         ),

@@ -1157,7 +1157,8 @@ class _Loader:
             )
         except ConfigError as error:
             known = sorted(BUILTIN_ENVIRONMENTS)
-            message = str(error)
+            # the location already says "environment:", so the message need not
+            message = str(error).removeprefix("environment ")
             if ":" not in name:
                 message = (
                     f"{show(name)} is not an environment; use one of {', '.join(known)} or "
@@ -1169,16 +1170,14 @@ class _Loader:
             self.problem(
                 SUITE_FILE,
                 ("environment",),
-                f"environment {name}: {show(getattr(env_cls, '__name__', env_cls))} is not a "
+                f"{name}: {show(getattr(env_cls, '__name__', env_cls))} is not a "
                 "passhat Environment; write class Name(passhat.Environment) with @tool methods",
             )
             return None
         found = env_cls.check_class(self.env_config)
         for loc, message in found:
             prefix = (
-                f"environment {name}: "
-                if loc == ("environment",) and name not in BUILTIN_ENVIRONMENTS
-                else ""
+                f"{name}: " if loc == ("environment",) and name not in BUILTIN_ENVIRONMENTS else ""
             )
             self.problem(SUITE_FILE, loc, prefix + message)
         if name not in BUILTIN_ENVIRONMENTS:

@@ -12,6 +12,7 @@ from passhat.agents.clarifier import Clarifier, read_template
 from passhat.agents.command import is_command_spec
 from passhat.errors import ConfigError
 from passhat.imports import load_module, module_source_hash
+from passhat.plain import did_you_mean
 
 __all__ = ["Agent", "LoadedAgent", "RetryPolicy", "RunContext", "resolve_agent"]
 
@@ -51,13 +52,16 @@ def resolve_agent(
     if not module_name or not attr:
         raise ConfigError(
             f"agent {spec!r} is neither built in ({', '.join(BUILTIN)}) nor an import path; "
-            "write package.module:name"
+            f"write package.module:name{did_you_mean(spec, list(BUILTIN))}"
         )
     module = load_module(module_name, f"agent {spec!r}", suite_dir)
     try:
         obj = getattr(module, attr)
     except AttributeError:
-        raise ConfigError(f"agent {spec!r}: {module_name!r} has no {attr!r}") from None
+        public = [name for name in vars(module) if not name.startswith("_")]
+        raise ConfigError(
+            f"agent {spec!r}: {module_name!r} has no {attr!r}{did_you_mean(attr, public)}"
+        ) from None
     check_agent(spec, obj)
     return LoadedAgent(spec, obj, getattr(obj, "prompt_version", None), module_source_hash(module))
 

@@ -26,20 +26,18 @@ def check(
 ) -> None:
     """Validate a suite; print its cases, labels, tools, goal items, fixtures and hashes.
 
-    Exits 2 listing every problem (file, field and fix) when the suite is invalid, or
-    when a replay cassette it names (its model's, a judge's) does not fit the cassette
-    format (docs/cassettes.md).
+    Exits 2 listing every problem (file, field and fix) when the suite is invalid, when
+    its agent cannot be loaded, or when a replay cassette it names (its model's, a
+    judge's) does not fit the cassette format (docs/cassettes.md).
     """
     from passhat.errors import SuiteError
-    from passhat.models.replay import check_cassette
-    from passhat.report.suite import print_cassettes, print_suite, suite_cassettes
+    from passhat.preflight import preflight
+    from passhat.report.suite import print_cassettes, print_suite
     from passhat.suite import load_suite
 
     loaded = load_suite(suite)
-    checks = [check_cassette(path) for path in suite_cassettes(loaded)]
-    problems = [line for check in checks for line in check.problems]
-    if problems:
-        problems[-1] += " (the cassette format: docs/cassettes.md)"
-        raise SuiteError(problems[0], problems)
+    found = preflight(loaded)
+    if found.problems:
+        raise SuiteError(found.problems[0], list(found.problems))
     print_suite(console, loaded, limit=None if show_all else CASES_LISTED)
-    print_cassettes(console, loaded, checks)
+    print_cassettes(console, loaded, found.cassettes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -139,21 +139,7 @@ def print_suite(out: Console, suite: Suite, *, limit: int | None = None) -> None
     )
 
 
-def suite_cassettes(suite: Suite) -> list[Path]:
-    """The replay cassettes a suite names: its model's and its judges', each once."""
-    from passhat.models import cassette_path
-
-    specs = [suite.defaults.model or ""]
-    specs += [spec.model for spec in suite.defaults.scorers if isinstance(spec, JudgeSpec)]
-    paths = [
-        cassette_path(spec.partition(":")[2], suite.path)
-        for spec in specs
-        if spec.startswith("replay:") and spec.partition(":")[2]
-    ]
-    return list(dict.fromkeys(paths))
-
-
-def print_cassettes(out: Console, suite: Suite, checks: list[CassetteCheck]) -> None:
+def print_cassettes(out: Console, suite: Suite, checks: Sequence[CassetteCheck]) -> None:
     """One line per cassette that fits the format: the answers, cases and runs it
     covers, and the cases it answers that the suite does not hold. Ids enter as Text."""
     case_ids = {case.id for case in suite.cases}
