@@ -158,6 +158,15 @@ def _suite(key: str, value: Any) -> Callable[[SuiteWriter], None]:
     return edit
 
 
+def _second_case_lacks_label(w: SuiteWriter) -> None:
+    assert isinstance(w.suite, dict)
+    w.suite["defaults"]["scorers"][0]["item"] = "AC{ac}:{note}"
+    other = copy.deepcopy(w.case)
+    other["id"] = "other-002"
+    other["goal"]["ticket"]["annotations"] = [{"ac": 2, "label": "unverifiable"}]
+    w.cases["other.yaml"] = other
+
+
 def _drop(key: str) -> Callable[[SuiteWriter], None]:
     return lambda w: w.case.pop(key)
 
@@ -387,8 +396,15 @@ INVALID = [
     ),
     pytest.param(
         _suite("defaults.scorers", [{"exact_set": "ticket.annotations", "item": "{ac}:{kind}"}]),
-        "goal.ticket.annotations[0]: lacks kind, which the scorer's item '{ac}:{kind}' names",
-        id="goal-item-lacks-a-template-field",
+        "suite.yaml: defaults.scorers[0].item: '{ac}:{kind}' names kind, which no goal item of "
+        "any case holds (they hold ac, label, note)",
+        id="item-template-names-a-field-no-goal-holds",
+    ),
+    pytest.param(
+        _second_case_lacks_label,
+        "cases/other.yaml: goal.ticket.annotations[0]: lacks note, which the scorer's item "
+        "'AC{ac}:{note}' names",
+        id="one-goal-item-lacks-a-template-field",
     ),
 ]
 
@@ -832,3 +848,16 @@ def test_loaded_suites_close_their_temporary_files() -> None:
         assert load_suite(EXAMPLES / "clarify").cases[0].input
     gc.collect()
     assert len(os.listdir(fds)) <= before
+
+
+def test_a_misspelt_item_template_is_one_line_not_one_per_case(writer: SuiteWriter) -> None:
+    """#29: '{lable}' was blamed on every goal item of every case; the template is wrong."""
+    assert isinstance(writer.suite, dict)
+    writer.suite["defaults"]["scorers"][0]["item"] = "AC{ac}:{lable}"
+    for n in range(5):
+        writer.cases[f"c{n}.yaml"] = dict(copy.deepcopy(writer.case), id=f"c-{n}")
+    with pytest.raises(SuiteError) as caught:
+        load_suite(writer.write())
+    assert len(caught.value.problems) == 1, caught.value.problems
+    assert "defaults.scorers[0].item: 'AC{ac}:{lable}' names lable" in caught.value.problems[0]
+    assert "did you mean 'label'?" in caught.value.problems[0]

@@ -976,6 +976,8 @@ class _Loader:
         """SHA-256 of a user environment's source file."""
         self.shelf = _Shelf()
         """Where the cases' content goes (see `Case`)."""
+        self.item_keys: dict[int, set[str]] = {}
+        """Per set scorer with an item template (by index): every key any goal item holds."""
 
     def problem(self, rel: str, loc: Loc, message: str) -> None:
         where = field_path(loc)
@@ -1396,6 +1398,8 @@ class _Loader:
             )
             ok = False
         lacking = goal_lacks(specs, parsed.goal)  # read while the goal is at hand
+        for index, keys in goal_item_keys(specs, parsed.goal).items():
+            self.item_keys.setdefault(index, set()).update(keys)
         case = self._build_case(parsed, rel)
         if env_cls is not None:
             found = env_cls.check_case(case, labels, self.env_config)
@@ -1430,7 +1434,21 @@ class _Loader:
         scorers importable and callable."""
         hashes: dict[str, str] = {}
         for index, spec in enumerate(specs):
-            for rel, loc, message in goal_problems.get(index, []):
+            problems = goal_problems.get(index, [])
+            never = self._fields_no_item_holds(index, spec)
+            if never:
+                # the template is wrong, not every case's goal: one line, on the template
+                problems = [p for p in problems if not set(_lacked(p[2])) <= set(never)]
+                assert isinstance(spec, ExactSetSpec) and spec.item is not None
+                held = sorted(self.item_keys[index])
+                hint = "".join(did_you_mean(name, held) for name in never[:1])
+                self.problem(
+                    SUITE_FILE,
+                    ("defaults", "scorers", index, "item"),
+                    f"{show(spec.item)} names {', '.join(never)}, which no goal item of any "
+                    f"case holds (they hold {', '.join(held)}){hint}",
+                )
+            for rel, loc, message in problems:
                 self.problem(rel, loc, message)
             if isinstance(spec, CustomSpec):
                 try:
@@ -1443,6 +1461,37 @@ class _Loader:
                 if source is not None:
                     hashes[spec.ref] = hashlib.sha256(source.read_bytes()).hexdigest()
         return hashes
+
+    def _fields_no_item_holds(self, index: int, spec: ScorerSpec) -> list[str]:
+        """The fields of a set scorer's item template that no goal item of any case
+        holds, when some case has items: a misspelt template, not a hundred goals."""
+        keys = self.item_keys.get(index)
+        if not keys or not isinstance(spec, ExactSetSpec) or spec.item is None:
+            return []
+        return [name for name in template_fields(spec.item) if name not in keys]
+
+
+def goal_item_keys(specs: Sequence[ScorerSpec], goal: dict[str, Any]) -> dict[int, set[str]]:
+    """Per set scorer with an item template (by index), the keys the goal's items hold."""
+    out: dict[int, set[str]] = {}
+    for index, spec in enumerate(specs):
+        if isinstance(spec, ExactSetSpec) and spec.item is not None:
+            value = get_path(goal, spec.path)
+            keys = out.setdefault(index, set())
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, dict):
+                        keys.update(str(key) for key in item)
+    return out
+
+
+_LACKS = re.compile(r"lacks (.+?), which the scorer's item ")
+
+
+def _lacked(message: str) -> list[str]:
+    """The fields a `check_goal_items` message says an item lacks ([] for others)."""
+    found = _LACKS.match(message)
+    return found.group(1).split(", ") if found else []
 
 
 def goal_lacks(specs: Sequence[ScorerSpec], goal: dict[str, Any]) -> list[tuple[int, Loc, str]]:
