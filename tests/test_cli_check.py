@@ -277,3 +277,18 @@ def test_check_loads_the_agent_and_suggests_a_name(
     assert r.err.count("\n") == 1, r.err
     assert f"suite.yaml: defaults.agent: agent '{agent}'" in r.err
     assert wanted in r.err
+
+
+def test_goal_items_are_listed_once_when_two_set_scorers_read_one_path(
+    capsys: pytest.CaptureFixture[str], writer: SuiteWriter
+) -> None:
+    """#29: subset and superset on one path listed every goal item twice."""
+    assert isinstance(writer.suite, dict)
+    item = "AC{ac}:{label}"
+    writer.suite["defaults"]["scorers"] = [
+        {"subset": "ticket.annotations", "item": item},
+        {"superset": "ticket.annotations", "item": item},
+    ]
+    r = run_cli(capsys, "check", str(writer.write()))
+    assert r.code == 0, r.err
+    assert r.out.count("AC2:unverifiable") == 1, r.out

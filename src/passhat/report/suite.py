@@ -44,8 +44,14 @@ def _scorer_text(spec: ScorerSpec) -> str:
 
 
 def _goal_items(suite: Suite, case: Case) -> list[str]:
-    """The goal's items of every exact_set scorer (prefixed by path when there are several)."""
-    specs = [s for s in suite.defaults.scorers if isinstance(s, ExactSetSpec)]
+    """The goal's items of every set scorer (prefixed by path when there are several);
+    scorers that read the same path with the same item template list them once
+    (`subset: X` beside `superset: X` is one set of goal items, judged two ways)."""
+    specs = list(
+        {
+            (s.path, s.item): s for s in suite.defaults.scorers if isinstance(s, ExactSetSpec)
+        }.values()
+    )
     out: list[str] = []
     for spec in specs:
         value = get_path(case.goal, spec.path)
