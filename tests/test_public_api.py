@@ -36,3 +36,13 @@ def test_passhat_metrics_does_not_import_suites_or_pydantic() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_library_calls_are_public() -> None:
+    """Running an experiment is a library call (DESIGN: library first); `passhat run`
+    and the pytest plugin are shells over these names."""
+    calls = {"evaluate", "evaluate_async", "resume", "resume_async", "open"}
+    types = {"Experiment", "Experiments", "Events", "Outcome", "Interrupted", "Rounds"}
+    assert calls | types <= set(passhat.__all__)
+    assert passhat.open is passhat.results.open_store  # type: ignore[attr-defined]
+    assert issubclass(passhat.Interrupted, KeyboardInterrupt)  # a notebook's Ctrl-C stays one

@@ -1,5 +1,10 @@
 """passhat: run each evaluation case k times and report pass@1, pass@k and pass^k honestly.
 
+    import passhat
+    e = passhat.evaluate("examples/clarify", cases=["ac-conflict-001"])
+    print(e)                      # the figures, labelled by the runs behind them
+    e.accounting, e.uncertainty   # what `passhat report --json` answers, as objects
+
 The public surface is small and pinned by a test; the machinery lives in the
 modules, and each loads on first use (`passhat --help` imports none of them, and
 `passhat metrics` does not pay for the pydantic and YAML it never touches).
@@ -16,6 +21,15 @@ if TYPE_CHECKING:
     from passhat.accounting import Accounting, CaseAccount, DatasetSummary, Ledger, account
     from passhat.agents import Agent, RunContext
     from passhat.env import Environment, Tool, ToolError, ToolOutcome, tool
+    from passhat.evaluation import (
+        Events,
+        Interrupted,
+        Outcome,
+        evaluate,
+        evaluate_async,
+        resume,
+        resume_async,
+    )
     from passhat.executors import Executor
     from passhat.metrics import (
         CaseMetrics,
@@ -37,6 +51,9 @@ if TYPE_CHECKING:
         Usage,
     )
     from passhat.records import ExperimentRecord, RunRecord
+    from passhat.results import Experiment, Experiments
+    from passhat.results import open_store as open
+    from passhat.rounds import Rounds
     from passhat.scoring import Score, ScorerError
     from passhat.store import Store
     from passhat.suite import Case, Suite, load_suite
@@ -65,6 +82,17 @@ _LAZY = {
     "ToolOutcome": "passhat.env",
     "tool": "passhat.env",
     "Executor": "passhat.executors",
+    "Events": "passhat.evaluation",
+    "Interrupted": "passhat.evaluation",
+    "Outcome": "passhat.evaluation",
+    "evaluate": "passhat.evaluation",
+    "evaluate_async": "passhat.evaluation",
+    "resume": "passhat.evaluation",
+    "resume_async": "passhat.evaluation",
+    "Experiment": "passhat.results",
+    "Experiments": "passhat.results",
+    "open": "passhat.results:open_store",
+    "Rounds": "passhat.rounds",
     "CallContext": "passhat.models.base",
     "Message": "passhat.models.base",
     "Model": "passhat.models.base",
@@ -84,10 +112,11 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'passhat' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attr = where.partition(":")  # "module:attr" when the names differ
+    value = getattr(importlib.import_module(module), attr or name)
     globals()[name] = value
     return value
 
@@ -106,14 +135,20 @@ __all__ = [
     "DatasetMetrics",
     "DatasetSummary",
     "Environment",
+    "Events",
     "Executor",
+    "Experiment",
     "ExperimentRecord",
+    "Experiments",
+    "Interrupted",
     "Ledger",
     "Message",
     "Model",
     "ModelResponse",
     "NoRunsError",
+    "Outcome",
     "PasshatError",
+    "Rounds",
     "RunContext",
     "RunRecord",
     "Score",
@@ -130,10 +165,15 @@ __all__ = [
     "account",
     "aggregate",
     "dataset",
+    "evaluate",
+    "evaluate_async",
     "load_suite",
+    "open",
     "pass_at",
     "pass_at_curve",
     "pass_hat",
     "pass_hat_curve",
+    "resume",
+    "resume_async",
     "tool",
 ]

@@ -1,0 +1,705 @@
+"""Running an experiment: the one library call behind `passhat run`, `passhat resume`,
+the pytest plugin and a notebook.
+
+    evaluate / resume   check everything, build the experiment (or read it back), take
+                        its lease, then the rounds (one, or adaptive ones)
+    _round              one event loop: the runner makes the missing runs and writes
+                        each in one transaction; SIGTERM ends it as Ctrl-C does
+    Experiment          what was stored, read back (passhat.results)
+
+Nothing here prints. What a caller may want to show while runs are made (the plan,
+each finished run, a cassette that lacks answers) comes through `Events`; what the
+call did comes back as data (`Experiment.outcome`); an interrupted call raises
+`Interrupted`, a `KeyboardInterrupt` that says how many runs were recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from passhat.errors import ConfigError, InputError
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.rounds import Rounds, adapt
+from passhat.store import Store, default_db_path
+
+if TYPE_CHECKING:
+    from passhat.adaptive import Adaptive
+    from passhat.agents import LoadedAgent
+    from passhat.executors import Executor
+    from passhat.models.base import Model
+    from passhat.results import Experiment
+    from passhat.runner import RunOptions
+    from passhat.suite import Suite
+
+WorkItem = tuple[str, int]
+"""(case id, 1-based run index): one planned run."""
+
+AgentLike = Any
+"""An agent: a spec (`clarifier`, `package.module:name`, `file.py:name`, a command
+agent's spec), an async or plain callable taking (input, env, ctx), or a LoadedAgent."""
+
+ModelLike = Any
+"""A model: a spec (`replay:CASSETTE.jsonl`, `openai:NAME`, `anthropic:NAME`) or an
+object of the `passhat.Model` protocol."""
+
+
+@dataclass(frozen=True)
+class CassetteGaps:
+    """A replay cassette lacks the first answer of runs about to be made: they will error."""
+
+    cassette: str
+    """The cassette's file name."""
+    gaps: tuple[WorkItem, ...]
+    """The runs without a first answer, in plan order."""
+    runs: int
+    """Runs about to be made."""
+
+    @property
+    def cases(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(case for case, _ in self.gaps))
+
+
+class Events:
+    """What a caller hears while an experiment runs. Every method does nothing here;
+    the CLI's subclass prints, a notebook's may draw a bar. A method that raises stops
+    the experiment (the runs already recorded stay)."""
+
+    def started(self, experiment: ExperimentRecord, runs: int, store: Path) -> None:
+        """A new experiment was stored; `runs` are planned."""
+
+    def resuming(self, experiment: ExperimentRecord, runs: int) -> None:
+        """`resume` found `runs` to make (missing, new indices, errored ones again)."""
+
+    def cassette_gaps(self, gaps: CassetteGaps) -> None:
+        """Some of the runs about to be made have no answer on the replay cassette."""
+
+    def lease_broken(self, experiment: ExperimentRecord, holder: str | None) -> None:
+        """`break_lease`: the lease of `holder` (None: there was none) was broken."""
+
+    def round_started(self, experiment: ExperimentRecord, runs: int) -> None:
+        """A round of `runs` runs begins (one round, or one per adaptive look)."""
+
+    def recorded(self, run: RunRecord) -> None:
+        """A run was written to the store (its transaction committed)."""
+
+    def round_ended(self, experiment: ExperimentRecord) -> None:
+        """The round ended: finished, failed or interrupted."""
+
+    def left_missing(self, runs: Sequence[WorkItem]) -> None:
+        """An executor gave up on these runs (their workers kept dying): still missing."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one `evaluate` or `resume` call did (the store says what the experiment holds)."""
+
+    planned: int
+    """Runs the call set out to make in its first round (0: nothing was left to do)."""
+    rounds: Adaptive | None = None
+    """The adaptive rounds' record (rule, looks, stop reason, runs spent), when asked for."""
+    left_missing: tuple[WorkItem, ...] = ()
+    """Runs an executor gave up on: missing, never counted; `resume` runs them again."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped the experiment. Every run finished before it is
+    recorded; the runs in flight stay missing and `resume` makes them."""
+
+    def __init__(self, experiment: ExperimentRecord, recorded: int, signum: int) -> None:
+        super().__init__(f"experiment {experiment.name or experiment.id} interrupted")
+        self.experiment = experiment
+        self.recorded = recorded
+        """Runs of the experiment in the store."""
+        self.signum = signum
+        """signal.SIGINT (Ctrl-C) or signal.SIGTERM."""
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """Everything a round needs, built and checked before the first run."""
+
+    store: Store
+    suite: Suite
+    agent: LoadedAgent
+    model: Model | None
+    options: RunOptions
+    executor: Executor
+    events: Events
+    left: list[WorkItem] = field(default_factory=list)
+
+
+# --- checks: refuse, before anything runs, values that would turn into stored results
+
+
+def check_k(k: int) -> None:
+    """The one limit on k, before anything runs: the one reports enforce."""
+    from passhat.accounting import MAX_K
+
+    if k > MAX_K:
+        raise InputError(
+            f"-k is {k:,}, more than {MAX_K:,} runs per case (the most a report accounts); "
+            "ask for fewer runs per case"
+        )
+
+
+def check_retry(
+    retries: int | None, retry_max_wait: float | None, call_timeout: float | None
+) -> None:
+    if retries is not None and retries < 0:
+        raise InputError(f"--retries is {retries}; use 0 for no retries")
+    if retry_max_wait is not None and not retry_max_wait >= 0:
+        raise InputError(f"--retry-max-wait is {retry_max_wait:g}; give seconds, 0 or more")
+    if call_timeout is not None and not call_timeout > 0:
+        raise InputError(f"--call-timeout is {call_timeout:g}; give a call more than 0 seconds")
+
+
+def _check_options(
+    k: int, concurrency: int, max_turns: int | None, timeout: float, retries: int
+) -> None:
+    if k < 1:
+        raise InputError(f"-k is {k}; ask for at least 1 run per case")
+    check_k(k)
+    if concurrency < 1:
+        raise InputError(f"--concurrency is {concurrency}; use at least 1")
+    if max_turns is not None and max_turns < 1:
+        raise InputError(f"--max-turns is {max_turns}; give the model at least 1 turn")
+    if not timeout > 0:
+        raise InputError(f"--timeout is {timeout:g}; give a run more than 0 seconds")
+    if retries < 0:
+        raise InputError(f"--retries is {retries}; use 0 for no retries")
+
+
+def _check_base_url(base_url: str | None) -> None:
+    if base_url is None:
+        return
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InputError(
+            f"--base-url {base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1"
+        )
+    if parts.username or parts.password or parts.query or parts.fragment or ";" in parts.path:
+        raise InputError(
+            "--base-url carries credentials, a query, a #fragment or ;parameters; put the key in the provider's "
+            "environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY): it is never stored"
+        )
+
+
+# --- what an experiment is made of
+
+
+def _model_params(
+    temperature: float | None, max_tokens: int | None, seed: int | None
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if temperature is not None:
+        params["temperature"] = temperature
+    if max_tokens is not None:
+        params["max_tokens"] = max_tokens
+    if seed is not None:
+        params["seed"] = seed
+    return params
+
+
+def _params(
+    suite: Suite,
+    model_params: dict[str, Any],
+    *,
+    max_turns: int | None,
+    prompt: Path | None,
+    base_url: str | None,
+    timeout: float,
+    retries: int,
+    retry_max_wait: float | None = None,
+    call_timeout: float | None = None,
+) -> dict[str, Any]:
+    """Everything that decides what a run means, as the experiment records it."""
+    params: dict[str, Any] = {
+        **suite.defaults.params,
+        **model_params,
+        "max_turns": max_turns or suite.defaults.max_turns,
+        "timeout_s": timeout,
+        "max_retries": retries,
+    }
+    if prompt is not None:
+        params["prompt_file"] = str(Path(prompt).resolve())
+    if base_url is not None:
+        params["base_url"] = base_url
+    # recorded only when given, so the fingerprints of experiments without them stay
+    if retry_max_wait is not None:
+        params["retry_max_wait_s"] = retry_max_wait
+    if call_timeout is not None:
+        params["call_timeout_s"] = call_timeout
+    return params
+
+
+def _options(
+    params: dict[str, Any],
+    concurrency: int,
+    retries: int | None = None,
+    retry_max_wait: float | None = None,
+) -> RunOptions:
+    """How runs execute; `retries` and `retry_max_wait` (resume) override the experiment's."""
+    from passhat.agents import RetryPolicy
+    from passhat.runner import RunOptions
+
+    default = RetryPolicy()
+    return RunOptions(
+        concurrency=concurrency,
+        timeout_s=float(params.get("timeout_s", 300.0)),
+        retry=RetryPolicy(
+            max_retries=retries if retries is not None else int(params.get("max_retries", 4)),
+            max_delay=retry_max_wait
+            if retry_max_wait is not None
+            else float(params.get("retry_max_wait_s", default.max_delay)),
+        ),
+    )
+
+
+def _load_suite(suite: str | Path | Suite) -> Suite:
+    from passhat.suite import Suite, load_suite
+
+    return suite if isinstance(suite, Suite) else load_suite(Path(suite))
+
+
+def _select(suite: Suite, cases: Sequence[str]) -> Suite:
+    if isinstance(cases, str):
+        raise InputError(f"cases={cases!r} is one string; give a list of case ids: [{cases!r}]")
+    if not cases:
+        return suite
+    chosen = tuple(suite.case(c) for c in dict.fromkeys(cases))
+    return replace(suite, cases=chosen)
+
+
+def _agent(agent: AgentLike, prompt: str | None, suite: Suite) -> LoadedAgent:
+    """The agent: by spec, or a Python object named by where it is defined."""
+    from passhat.agents import LoadedAgent, check_agent, resolve_agent
+
+    if isinstance(agent, LoadedAgent):
+        return agent
+    if isinstance(agent, str):
+        return resolve_agent(agent, prompt=prompt, suite_dir=suite.path)
+    if prompt is not None:
+        raise ConfigError("prompt= is for the clarifier agent; a Python agent has no template")
+    spec, source = _object_spec(agent)
+    check_agent(spec, agent)
+    return LoadedAgent(spec, agent, getattr(agent, "prompt_version", None), source)
+
+
+def _object_spec(obj: Any) -> tuple[str, str | None]:
+    """`module:qualname` of a Python object (what `resume` imports again when the object
+    is where the name says), and its module's source hash (editing it changes the
+    fingerprint)."""
+    from passhat.imports import module_source_hash
+
+    target = obj if hasattr(obj, "__qualname__") else type(obj)
+    module_name = getattr(target, "__module__", None) or "__main__"
+    qualname = getattr(target, "__qualname__", type(obj).__name__)
+    module = sys.modules.get(module_name)
+    source = module_source_hash(module) if module is not None else None
+    return f"{module_name}:{qualname}", source
+
+
+def _model(model: ModelLike, params: dict[str, Any], suite: Suite) -> tuple[str, Model | None]:
+    """(spec as recorded, the model); "" and None for an agent that needs none."""
+    from passhat.models import model_from_params
+
+    if model is None or model == "":
+        return "", None
+    if isinstance(model, str):
+        return model, model_from_params(model, params, suite.path)
+    if not callable(getattr(model, "complete", None)):
+        raise ConfigError(
+            f"model {model!r} is neither a spec (provider:name) nor a passhat.Model "
+            "(an object with an async complete(...) method)"
+        )
+    return f"python:{model.name}", model
+
+
+def _build(
+    suite: Suite, agent: AgentLike, model: ModelLike, params: dict[str, Any]
+) -> tuple[LoadedAgent, str, Model | None]:
+    """The agent and model an experiment's parameters describe (run and resume alike)."""
+    from passhat.agents import BUILTIN
+
+    prompt = params.get("prompt_file")
+    loaded = _agent(agent, prompt, suite)
+    if not model and loaded.spec in BUILTIN:
+        raise ConfigError(
+            f"agent {loaded.spec} needs a model; give --model provider:name (e.g. "
+            "openai:gpt-4o-mini) or defaults.model in suite.yaml"
+        )
+    spec, built = _model(model, params, suite)
+    return loaded, spec, built
+
+
+def _executor(executor: str | Executor, scheduler: str | None, suite: Suite) -> Executor:
+    from passhat.executors import resolve_executor
+
+    if not isinstance(executor, str):
+        if not callable(getattr(executor, "run", None)):
+            raise ConfigError(
+                f"executor {executor!r} has no run(job, todo) method; see passhat.executors.base"
+            )
+        return executor
+    return resolve_executor(executor, scheduler=scheduler, suite_dir=suite.path)
+
+
+def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
+    from passhat.env import make_environment
+
+    tools: tuple[str, ...] = ()
+    if suite.cases:
+        env = make_environment(suite, suite.cases[0])
+        tools = tuple(t.name for t in env.tools)
+        env.close()
+    return replace(experiment, tools=tools)
+
+
+def _all_runs(suite: Suite, k: int) -> Collection[WorkItem]:
+    from passhat.runner import Plan  # made as read: not N x k tuples in memory
+
+    return Plan(tuple(c.id for c in suite.cases), k, case_major=True)
+
+
+def cassette_gaps(
+    agent: LoadedAgent, model: Model | None, runs: Collection[WorkItem]
+) -> CassetteGaps | None:
+    """A replay cassette that lacks first answers for runs about to be made (runs that
+    will not be made are none of its business).
+
+    Only for a built-in agent, which always asks the model: a user's agent may never
+    ask it, and a warning that its runs will error would be false (if it does ask, the
+    runs without an answer are listed as errored in the report)."""
+    from passhat.agents import BUILTIN
+    from passhat.models.replay import ReplayModel
+
+    if agent.spec not in BUILTIN or not isinstance(model, ReplayModel):
+        return None
+    answers = model.cassette.answers
+    gaps = tuple((case, i) for case, i in runs if (case, i, 0) not in answers)
+    return CassetteGaps(model.path.name, gaps, len(runs)) if gaps else None
+
+
+def _open(db: str | Path | None, *, create: bool) -> Store:
+    return Store(Path(db) if db is not None else default_db_path(), create=create)
+
+
+# --- the calls
+
+
+def evaluate(
+    suite: str | Path | Suite,
+    *,
+    agent: AgentLike = None,
+    model: ModelLike = None,
+    k: int | None = None,
+    cases: Sequence[str] | None = None,
+    db: str | Path | None = None,
+    concurrency: int = 8,
+    executor: str | Executor = "local",
+    scheduler: str | None = None,
+    timeout: float = 300.0,
+    retries: int = 4,
+    retry_max_wait: float | None = None,
+    call_timeout: float | None = None,
+    seed: int | None = None,
+    name: str | None = None,
+    prompt: str | Path | None = None,
+    base_url: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    model_seed: int | None = None,
+    max_turns: int | None = None,
+    adaptive: Rounds | None = None,
+    events: Events | None = None,
+) -> Experiment:
+    """Create an experiment and run every case k times, each from a fresh start; return
+    it read back from the store (`passhat run` is this call and a print).
+
+    `suite` is a suite folder (or a loaded `Suite`); `agent`, `model` and `k` default
+    to the suite's. `agent` and `model` are specs as on the command line or Python
+    objects; `cases` picks case ids; `db` is the SQLite store (default: $PASSHAT_DB,
+    else ./passhat.db). Bad input raises a `PasshatError` before any run starts.
+    """
+    events = events or Events()
+    loaded_suite = _select(_load_suite(suite), cases or [])
+    k = loaded_suite.defaults.k if k is None else k
+    _check_options(k, concurrency, max_turns, timeout, retries)
+    check_retry(retries, retry_max_wait, call_timeout)
+    _check_base_url(base_url)
+    if adaptive is not None:
+        adaptive.check(len(loaded_suite.cases))
+        adaptive.check_decidable(adaptive.plan(k), len(loaded_suite.cases))
+    params = _params(
+        loaded_suite,
+        _model_params(temperature, max_tokens, model_seed),
+        max_turns=max_turns,
+        prompt=Path(prompt) if prompt is not None else None,
+        base_url=base_url,
+        timeout=timeout,
+        retries=retries,
+        retry_max_wait=retry_max_wait,
+        call_timeout=call_timeout,
+    )
+    wanted_model = model if model is not None else (loaded_suite.defaults.model or "")
+    loaded, model_spec, provider = _build(
+        loaded_suite,
+        agent if agent is not None else loaded_suite.defaults.agent,
+        wanted_model,
+        params,
+    )
+    engine = _executor(executor, scheduler, loaded_suite)
+    gaps = cassette_gaps(loaded, provider, _all_runs(loaded_suite, k))
+    if gaps is not None:
+        events.cassette_gaps(gaps)
+    from passhat.models import secret_values
+    from passhat.runner import new_experiment
+
+    experiment = new_experiment(
+        loaded_suite, loaded, model_spec, provider, k=k, params=params, seed=seed, name=name
+    )
+    experiment = _with_tools(experiment, loaded_suite)
+    options = _options(params, concurrency)
+    with _open(db, create=True) as store:
+        store.add_secrets(secret_values(provider))
+        if adaptive is not None:
+            adaptive = adaptive.resolved(store, experiment)
+        store.create_experiment(experiment)
+        events.started(experiment, len(loaded_suite.cases) * k, store.path)
+        setup = _Setup(store, loaded_suite, loaded, provider, options, engine, events)
+        experiment, rounds = _rounds(setup, experiment, adaptive)
+        outcome = Outcome(experiment.runs_requested, rounds, tuple(setup.left))
+        return _read_back(store, experiment, outcome)
+
+
+def resume(
+    experiment: str,
+    *,
+    db: str | Path | None = None,
+    k: int | None = None,
+    agent: AgentLike = None,
+    model: ModelLike = None,
+    concurrency: int = 8,
+    errored: bool = False,
+    retries: int | None = None,
+    retry_max_wait: float | None = None,
+    call_timeout: float | None = None,
+    break_lease: bool = False,
+    executor: str | Executor = "local",
+    scheduler: str | None = None,
+    adaptive: Rounds | None = None,
+    events: Events | None = None,
+) -> Experiment:
+    """Run exactly the missing runs of a stored experiment (and new indices with a
+    larger `k`; with `errored`, every errored run again as its next attempt).
+
+    Timeout and every model parameter are the experiment's own: a resumed run means
+    the same as the runs before it (a changed configuration is refused, saying what
+    changed). `agent` and `model` are needed only for Python objects, which the store
+    cannot rebuild; they must match what the experiment recorded."""
+    from passhat.runner import check_resumable, new_experiment, pending
+
+    events = events or Events()
+    check_retry(retries, retry_max_wait, call_timeout)
+    with _open(db, create=False) as store:
+        stored = store.experiment(experiment)
+        if stored.kind != "run":
+            raise InputError(
+                f"experiment {stored.name or stored.id} is of kind {stored.kind!r}, not a run: "
+                "it has no agent to resume (import, audit or regrade again instead)"
+            )
+        if k is not None:
+            check_k(k)
+        if k is not None and k < stored.k_requested:
+            raise InputError(
+                f"-k is {k} but experiment {stored.name or stored.id} already asks for "
+                f"{stored.k_requested}; k can only grow"
+            )
+        suite = _select(_load_suite(stored.suite_path), list(stored.case_ids))
+        params = dict(stored.params)
+        loaded, model_spec, provider = _build(
+            suite,
+            agent if agent is not None else stored.agent,
+            model if model is not None else stored.model,
+            params,
+        )
+        engine = _executor(executor, scheduler, suite)
+        current = new_experiment(
+            suite,
+            loaded,
+            model_spec,
+            provider,
+            k=stored.k_requested,
+            params=params,
+            seed=stored.seed,
+        )
+        check_resumable(stored, current)
+        if adaptive is not None:
+            adaptive = adaptive.resolved(store, stored)
+            adaptive.check(len(stored.case_ids))
+            planned = adaptive.plan(max(k or 0, stored.k_requested))
+            adaptive.check_decidable(planned, len(stored.case_ids))
+        options = _options(params, concurrency, retries, retry_max_wait)
+        if call_timeout is not None:
+            _set_call_timeout(provider, call_timeout)
+        if break_lease:
+            events.lease_broken(stored, store.break_lease(stored.id))
+        # the lease before any change: a resume refused because another process runs the
+        # experiment must leave the store as it found it (k included)
+        with store.lease(stored.id):
+            if k is not None and k > stored.k_requested:
+                store.set_k(stored.id, k)
+                stored = store.experiment(stored.id)
+            todo = pending(store, stored, rerun_errored=errored)[0]
+            if not todo and adaptive is None:
+                return _read_back(store, stored, Outcome(0))
+            gaps = cassette_gaps(loaded, provider, todo)
+            if gaps is not None:
+                events.cassette_gaps(gaps)
+            events.resuming(stored, len(todo))
+            setup = _Setup(store, suite, loaded, provider, options, engine, events)
+            stored, rounds = _rounds(setup, stored, adaptive, rerun_errored=errored)
+        return _read_back(store, stored, Outcome(len(todo), rounds, tuple(setup.left)))
+
+
+async def evaluate_async(suite: str | Path | Suite, **options: Any) -> Experiment:
+    """`evaluate` for a caller that already runs an event loop (a notebook, an async
+    test): the experiment runs on its own loop in a worker thread, this one waits."""
+    return await asyncio.to_thread(evaluate, suite, **options)
+
+
+async def resume_async(experiment: str, **options: Any) -> Experiment:
+    """`resume` for a caller that already runs an event loop (see `evaluate_async`)."""
+    return await asyncio.to_thread(resume, experiment, **options)
+
+
+def _read_back(store: Store, experiment: ExperimentRecord, outcome: Outcome) -> Experiment:
+    from passhat.results import Experiment
+
+    return Experiment(store.path, store.experiment(experiment.id), outcome)
+
+
+def _set_call_timeout(model: Model | None, seconds: float) -> None:
+    """After the fingerprint check: how long a call may take is not what a run means."""
+    from passhat.models.provider import ProviderModel
+
+    if isinstance(model, ProviderModel):
+        model.timeout = seconds
+
+
+# --- rounds
+
+
+def _rounds(
+    setup: _Setup,
+    experiment: ExperimentRecord,
+    adaptive: Rounds | None,
+    *,
+    rerun_errored: bool = False,
+) -> tuple[ExperimentRecord, Adaptive | None]:
+    """The missing runs once, or round by round under an adaptive rule (k may grow);
+    errored runs are run again (resume's `errored`) in the first round only."""
+    rounds_run: list[int] = []
+
+    def execute(current: ExperimentRecord) -> None:
+        again = rerun_errored and not rounds_run
+        rounds_run.append(1)
+        _round(setup, current, rerun_errored=again)
+
+    if adaptive is None:
+        execute(experiment)
+        return experiment, None
+    return adapt(setup.store, experiment, adaptive, execute)
+
+
+def _round(setup: _Setup, experiment: ExperimentRecord, *, rerun_errored: bool) -> None:
+    """One round on an event loop of its own (in a worker thread when this thread
+    already runs one: a notebook's)."""
+    from passhat.runner import pending
+
+    todo = len(pending(setup.store, experiment, rerun_errored=rerun_errored)[0])
+    setup.events.round_started(experiment, todo)
+    terminated: list[int] = []
+    try:
+        _on_own_loop(lambda: _go(setup, experiment, rerun_errored, terminated))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        recorded = len(setup.store.recorded(experiment.id))
+        signum = signal.SIGTERM if terminated else signal.SIGINT
+        raise Interrupted(experiment, recorded, signum) from None
+    finally:
+        setup.events.round_ended(experiment)
+    left = list(getattr(setup.executor, "left_missing", None) or [])
+    if left:
+        setup.left.extend(left)
+        setup.events.left_missing(left)
+
+
+def _on_own_loop(main: Callable[[], Any]) -> None:
+    """asyncio.run(main()) here, or in a thread when this thread's loop is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        running = False  # (not run in here: the agents' tracebacks would chain this error)
+    else:
+        running = True
+    if not running:
+        asyncio.run(main())
+        return
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(main())
+        except BaseException as error:  # carried to the caller's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=target, name="passhat-evaluate")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
+async def _go(
+    setup: _Setup, experiment: ExperimentRecord, rerun_errored: bool, terminated: list[int]
+) -> None:
+    from passhat.runner import run_experiment
+
+    main = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    if main is not None:
+        # SIGTERM (a container stop, `kill`) ends the run like Ctrl-C does
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, _terminate, main, terminated)
+    try:
+        await run_experiment(
+            setup.store,
+            experiment,
+            setup.suite,
+            setup.agent,
+            setup.model,
+            setup.options,
+            setup.events.recorded,
+            executor=setup.executor,
+            rerun_errored=rerun_errored,
+        )
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGTERM)
+        close = getattr(setup.model, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def _terminate(main: asyncio.Task[None], terminated: list[int]) -> None:
+    terminated.append(signal.SIGTERM)
+    main.cancel()

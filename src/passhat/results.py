@@ -1,0 +1,280 @@
+"""A stored experiment read back as objects: what `passhat report --json` answers.
+
+`Experiment` is what `passhat.evaluate()` and `passhat.resume()` return and what
+`passhat.open(db)` reads. It holds the experiment's record and where its store is;
+every part (accounting, intervals, item stability, tool use) is read from the store
+the first time it is asked for, by the same code `passhat report` uses, and kept:
+an `Experiment` is a snapshot, and `passhat.open(db).experiment(ref)` reads afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.store import Store, default_db_path
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from passhat.accounting import Accounting, CaseAccount, DatasetSummary
+    from passhat.analysis import ItemStability, ToolUse
+    from passhat.evaluation import Outcome
+    from passhat.records import RunSummary
+    from passhat.stats import Comparison, Metric, Uncertainty
+
+
+class Experiment:
+    """One stored experiment: its record, accounting, figures with their labels and
+    intervals, item stability and tool use, as `passhat report` computes them."""
+
+    def __init__(
+        self, path: str | Path, record: ExperimentRecord, outcome: Outcome | None = None
+    ) -> None:
+        self.path = Path(path)
+        """The SQLite store it lives in."""
+        self.record = record
+        """The experiment's record: suite, agent, model, parameters, k, fingerprint."""
+        self.outcome = outcome
+        """What the `evaluate` / `resume` call that returned it did (None when read by `open`)."""
+
+    # --- reading the store
+
+    def _store(self) -> Store:
+        return Store(self.path, create=False, read_only=True)
+
+    def summaries(self, *, decode_items: bool = True) -> list[RunSummary]:
+        """What a report reads of every run (status, error, tokens, items), by case and index."""
+        with self._store() as store:
+            return store.summaries(self.record.id, decode_items=decode_items)
+
+    def runs(self, cases: Sequence[str] | None = None) -> list[RunRecord]:
+        """Every run whole (transcript, tool calls, final state, score), by case and index."""
+        with self._store() as store:
+            return store.runs(self.record.id, cases=cases)
+
+    # --- what `report --json` answers
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def name(self) -> str | None:
+        return self.record.name
+
+    @cached_property
+    def accounting(self) -> Accounting:
+        """Requested / completed / counted / errored / missing runs, per case and in all
+        (from each run's status alone, streamed)."""
+        from passhat.accounting import account
+
+        r = self.record
+        with self._store() as store:
+            return account(store.statuses(r.id), r.k_requested, r.case_ids, r.case_k)
+
+    @property
+    def cases(self) -> tuple[CaseAccount, ...]:
+        """Per case: counts, the missing and errored runs, and `metrics` (pass rate,
+        pass@n, pass^n over its n counted runs; None with no counted run)."""
+        return self.accounting.cases
+
+    @property
+    def dataset(self) -> DatasetSummary | None:
+        """The dataset figures, labelled pass@j / pass^j for a j every included case
+        reaches, with the cases left out named; None when no run was counted."""
+        if self.accounting.runs_counted == 0:
+            return None
+        return self.accounting.dataset()
+
+    @cached_property
+    def uncertainty(self) -> Uncertainty | None:
+        """Intervals (per case and for the dataset) and the forecast of the next 10 runs,
+        as `passhat report` shows them; None when no run was counted."""
+        from passhat.report.experiment import experiment_uncertainty
+
+        if self.accounting.runs_counted == 0:
+            return None
+        return experiment_uncertainty(self.accounting, 10)
+
+    @cached_property
+    def items(self) -> tuple[ItemStability, ...]:
+        """Item stability: each goal item (and each extra) of each case over its counted runs."""
+        from passhat.analysis import item_stability
+
+        return tuple(item_stability(self.summaries()))
+
+    @cached_property
+    def tools(self) -> tuple[ToolUse, ...]:
+        """Tool use per case: runs calling each tool, calls per run, errors."""
+        from passhat.analysis import tool_profile
+
+        return tuple(tool_profile(self.summaries(decode_items=False), self.record.tools))
+
+    @property
+    def pass_rate(self) -> float | None:
+        """All passes / all counted runs of the included cases (None: nothing counted)."""
+        d = self.dataset
+        return None if d is None else d.metrics.pass_at_1
+
+    @property
+    def pass_at_k(self) -> float | None:
+        """Share of cases passing at least once in j runs (j: `dataset.j`)."""
+        d = self.dataset
+        return None if d is None else d.metrics.pass_at_j
+
+    @property
+    def pass_hat_k(self) -> float | None:
+        """Share of cases passing all j of j runs (j: `dataset.j`)."""
+        d = self.dataset
+        return None if d is None else d.metrics.pass_hat_j
+
+    def exit_code(self, *, strict: bool = False) -> int:
+        """What `passhat run` exits with: 1 when no run was counted (never a success)
+        or, with `strict`, when any requested run was not counted; else 0."""
+        a = self.accounting
+        return 1 if a.runs_counted == 0 or (strict and not a.complete) else 0
+
+    def to_dict(self, *, forecast_m: int = 10) -> dict[str, Any]:
+        """`passhat report --json`, as a dict."""
+        from passhat.report.experiment import experiment_dict
+
+        return experiment_dict(self.record, self.summaries(), forecast_m=forecast_m)
+
+    # --- shown
+
+    def report(self, console: Console | None = None, *, lang: str = "en") -> None:
+        """Print the terminal report (`passhat report`) to `console` (default: stdout)."""
+        from passhat.report.console import SafeConsole
+        from passhat.report.experiment import print_experiment_report
+
+        out = console if console is not None else SafeConsole()
+        print_experiment_report(out, self.record, self.summaries(decode_items=False), lang=lang)
+
+    def html(self, path: str | Path, *, lang: str = "en") -> Path:
+        """Write the self-contained HTML report (`passhat report --html`); return its path."""
+        from passhat.report.html import write_html
+
+        with self._store() as store:
+            runs = store.summaries(self.record.id)
+
+            def load(cases: Sequence[str]) -> list[RunRecord]:
+                return store.runs(self.record.id, cases=cases)
+
+            return write_html(path, self.record, runs, lang=lang, load=load)
+
+    def compare(
+        self,
+        baseline: Experiment,
+        *,
+        metric: Metric = "pass@1",
+        confidence: float = 0.95,
+        seed: int = 0,
+        allow_different_suites: bool = False,
+    ) -> Comparison:
+        """`passhat compare baseline self`: this experiment is B, `baseline` is A; the
+        differences with intervals, p-values and a verdict, paired by case."""
+        from passhat.adaptive import varied_k_notes
+        from passhat.stats import check_suites, compare
+
+        notes = check_suites(
+            baseline.record.suite_hash,
+            self.record.suite_hash,
+            allow_different=allow_different_suites,
+        )
+        notes += varied_k_notes((("A", baseline.accounting), ("B", self.accounting)))
+        return compare(
+            baseline.accounting,
+            self.accounting,
+            metric=metric,
+            confidence=confidence,
+            seed=seed,
+            notes=notes,
+        )
+
+    def __repr__(self) -> str:
+        return f"<Experiment {self.name or self.id} of {self.record.suite_name} in {self.path}>"
+
+    def __str__(self) -> str:
+        return "\n".join(summary_lines(self.record, self.accounting))
+
+
+def summary_lines(record: ExperimentRecord, a: Accounting) -> list[str]:
+    """The figures in plain text: a header, the accounting, the dataset and each case."""
+    from passhat.plain import plural
+
+    lines = [
+        f"experiment {record.name + ' (' + record.id + ')' if record.name else record.id}: "
+        f"suite {record.suite_name}, "
+        f"agent {record.agent}, model {record.model or '-'}, k = {record.k_requested}",
+        f"runs: requested {a.runs_requested}, completed {a.runs_completed}, counted "
+        f"{a.runs_counted}, errored {a.runs_errored}, missing {a.runs_missing}",
+    ]
+    if a.runs_counted == 0:
+        lines.append("no run was counted: pass@k cannot be computed")
+    else:
+        d = a.dataset()
+        m = d.metrics
+        lines.append(
+            f"dataset ({plural(m.cases, 'case')}): pass rate {m.passes}/{m.runs} "
+            f"({m.pass_at_1:.0%}), {d.label_at} {m.pass_at_j:.0%}, {d.label_hat} "
+            f"{m.pass_hat_j:.0%}"
+        )
+        if d.excluded:
+            lines.append(f"left out (no counted run): {', '.join(d.excluded)}")
+    for c in a.cases:
+        lines.append(_case_line(c))
+    return lines
+
+
+def _case_line(c: CaseAccount) -> str:
+    m = c.metrics
+    if m is None:
+        return f"  {c.case}: no counted run of {c.k_requested}"
+    line = (
+        f"  {c.case}: {m.passes}/{m.k} passes, pass@{m.k} {'yes' if m.pass_at_k else 'no'}, "
+        f"pass^{m.k} {'yes' if m.pass_hat_k else 'no'}"
+    )
+    if c.errored:
+        line += f"; errored runs {', '.join(map(str, c.errored))}"
+    if len(c.missing):
+        line += f"; missing runs {', '.join(map(str, c.missing[:10]))}"
+        line += " ..." if len(c.missing) > 10 else ""
+    return line
+
+
+class Experiments:
+    """The experiments of one store, read (`passhat.open(db)`)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        with Store(self.path, create=False, read_only=True):
+            pass  # a store that is not there is said now, not at the first read
+
+    def experiment(self, ref: str = "latest") -> Experiment:
+        """An experiment by id, unique name, or 'latest'."""
+        with Store(self.path, create=False, read_only=True) as store:
+            return Experiment(self.path, store.experiment(ref))
+
+    def latest(self) -> Experiment:
+        return self.experiment("latest")
+
+    def __iter__(self) -> Iterator[Experiment]:
+        with Store(self.path, create=False, read_only=True) as store:
+            records = store.experiments()
+        return iter([Experiment(self.path, r) for r in records])
+
+    def __len__(self) -> int:
+        with Store(self.path, create=False, read_only=True) as store:
+            return len(store.experiments())
+
+    def __repr__(self) -> str:
+        return f"<Experiments in {self.path}>"
+
+
+def open_store(db: str | Path | None = None) -> Experiments:
+    """The experiments of the store at `db` (default: $PASSHAT_DB, else ./passhat.db)."""
+    return Experiments(db)
