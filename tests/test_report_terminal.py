@@ -77,3 +77,24 @@ def test_the_command_shows_an_emoji_code_as_written(
     r = run_cli(capsys, "report", "latest", "--db", str(db), "--html", str(html))
     assert r.code == 0, r.err
     assert "a:smile:b.html" in r.err.replace("\n", "")
+
+
+def test_report_html_prints_the_path_alone_unless_verbose(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#29: report --html FILE also printed the whole terminal report."""
+    db = tmp_path / "p.db"
+    # a 4th run has no answer in the cassette: errored, so 3 of 4 runs are counted
+    assert run_seed(capsys, "--db", str(db), "-k", "4", "--no-report").code == 0
+    page = tmp_path / "page.html"
+    r = run_cli(capsys, "report", "latest", "--db", str(db), "--html", str(page))
+    assert r.code == 0, r.err
+    assert r.out == ""
+    assert str(page) in r.err.replace("\n", "") and page.is_file()
+    # --strict still judges the accounting without printing it
+    assert (
+        run_cli(capsys, "report", "latest", "--db", str(db), "--html", str(page), "--strict").code
+        == 1
+    )
+    r = run_cli(capsys, "report", "latest", "--db", str(db), "--html", str(page), "-v")
+    assert r.code == 0 and "pass^3" in r.out

@@ -59,10 +59,17 @@ def report(
     ] = False,
     price: PriceOption = None,
     prices_file: PricesOption = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="With --html: print the terminal report too, not only the path."
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """The three numbers with intervals, the accounting, item stability, tool use and
-    tokens (and cost, given prices)."""
+    tokens (and cost, given prices). With --html, the page's path alone (-v: the
+    report too)."""
     from passhat.usage import choose_prices
 
     language = report_lang(lang)
@@ -102,6 +109,10 @@ def report(
         data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
         write_json(data)
         complete = data["dataset"] is not None and data["dataset"]["complete"]
+    elif html is not None and not verbose:
+        from passhat.report.experiment import experiment_accounting
+
+        complete = experiment_accounting(experiment, runs).complete
     else:
         accounting = print_experiment_report(
             console,

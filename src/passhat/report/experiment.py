@@ -421,7 +421,6 @@ def replayed_runs(runs: Sequence[ReportRun]) -> int:
     return countOf(map(_MODEL_SOURCE, runs), "replayed")
 
 
-@without_gc
 def print_experiment_report(
     console: Console,
     experiment: ExperimentRecord,
