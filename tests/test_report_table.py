@@ -180,3 +180,36 @@ def test_the_header_grid_prints_the_same(width: int) -> None:
     assert printed(header_grid(Table), width) == printed(header_grid(RichTable), width)
     console = Console(file=io.StringIO(), width=120, color_system=None)
     assert header_grid(Table)._plain_lines(console, console.options) is not None
+
+
+def usage_like(cls: type[RichTable]) -> RichTable:
+    """The shape of the report's tokens-and-cost table: a case id, then numbers."""
+    table = cls(title="tokens and cost", caption="cost at in=0.15,out=0.6")
+    table.add_column("case", overflow="fold", min_width=15)
+    for header in ("runs", "tokens in", "tokens out", "per run", "cost", "cost/run"):
+        table.add_column(header, justify="right")
+    table.add_row("ac-conflict-001", "3", "12,966", "1,596", "4,854", "0.002903", "0.0009675")
+    table.add_row("total", "3", "12,966", "1,596", "4,854", "0.002903", "0.0009675")
+    return table
+
+
+@pytest.mark.parametrize("width", [30, 45, 60, 72, 80, 120])
+def test_a_fitted_table_never_cuts_a_number_or_drops_a_column(width: int) -> None:
+    """#29: at 80 columns in a pipe, rich dropped `cost/run` and cut costs to `0.0029…`."""
+    from passhat.report.table import Fitted
+
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None).print(Fitted(usage_like(Table)))
+    text = out.getvalue()
+    assert "…" not in text
+    for number in ("12,966", "1,596", "4,854", "0.002903", "0.0009675"):
+        assert text.count(number) == 2, text
+    words = " ".join(text.split())
+    for header in ("runs", "tokens", "per run", "cost/run", "ac-conflict-001", "total"):
+        assert header in words, text
+
+
+def test_a_fitted_table_that_fits_is_the_table() -> None:
+    from passhat.report.table import Fitted
+
+    assert printed(Fitted(usage_like(Table)), 120) == printed(usage_like(RichTable), 120)  # type: ignore[arg-type]

@@ -35,7 +35,7 @@ from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.digest import Digest, ToolTally, digest, tool_tallies
 from passhat.report.i18n import LABELS, t, tn, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
-from passhat.report.table import Table
+from passhat.report.table import Fitted, Table
 from passhat.report.terminal import (
     ROWS_SHOWN,
     case_width,
@@ -528,16 +528,16 @@ def print_details(
     for item in item_stability(read.runs_of(runs, listed)):
         by_case.setdefault(item.case, []).append(item)
     for case, items in by_case.items():
-        console.print(items_table(case, items, lang=lang))
+        console.print(Fitted(items_table(case, items, lang=lang)))
     if len(listed) < len(read.graded):
         more = tn("n_more_case", lang, len(read.graded) - len(listed))
         console.print(Text(t("more_item_cases", lang, more=more)))
     uses = tool_rows(runs, experiment.tools, len(accounting.cases), limit, read)
     if uses:
-        console.print(tools_table(uses, limit=limit, lang=lang))
+        console.print(Fitted(tools_table(uses, limit=limit, lang=lang)))
     usage = usage_table(runs, prices, limit=limit, lang=lang, read=read)
     if usage is not None:
-        console.print(usage)
+        console.print(Fitted(usage))
     errored = read.errored
     for r in errored[:MAX_ERRORED_LINES]:
         line = t(

@@ -268,3 +268,89 @@ class Table(rich_table.Table):
 
 
 __all__ = ["Table"]
+
+
+class Fitted:
+    """A report table that is never printed wrong: at its width, or as lines.
+
+    rich fits a table too wide for the console by shrinking its widest columns,
+    whatever they hold: at 80 columns in a pipe, a cost became `0.0029…` and the
+    `cost/run` column was dropped with its header. Here the numbers (right-justified
+    columns without a max width) keep their whole width and never wrap; text columns
+    may fold. When even that cannot fit, each row is printed as one line of
+    `first cell: header value, header value...`, which wraps between words and
+    drops nothing.
+    """
+
+    def __init__(self, table: RenderableType) -> None:
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = self.table
+        if not isinstance(table, rich_table.Table):  # some builders give a line of text
+            yield table
+            return
+        numeric = [c.justify == "right" and c.max_width is None for c in table.columns]
+        cells = [_texts(console, [c.header, *c.cells]) for c in table.columns]
+        if any(column is None for column in cells) or not table.columns:
+            yield table
+            return
+        need = table._extra_width
+        for index, (column, texts, number) in enumerate(
+            zip(table.columns, cells, numeric, strict=True)
+        ):
+            assert texts is not None
+            if number:
+                width = max(cell_len(line) for text in texts for line in text.split("\n"))
+            elif column.overflow == "fold":
+                width = 1
+            else:  # wraps between words
+                width = max((cell_len(w) for text in texts for w in text.split()), default=1)
+            if column.max_width is not None:
+                width = min(width, column.max_width)
+            need += max(width, column.min_width or 0) + table._get_padding_width(index)
+        if need <= options.max_width:
+            for column, number in zip(table.columns, numeric, strict=True):
+                column.no_wrap = column.no_wrap or number
+            yield table
+            return
+        yield from _as_lines(console, options, table, cells)  # type: ignore[arg-type]
+
+
+def _texts(console: Console, cells: list[RenderableType]) -> list[str] | None:
+    """The plain text of each cell (markup rendered), or None for a cell that is not text."""
+    out = []
+    for cell in cells:
+        if isinstance(cell, Text):
+            out.append(cell.plain)
+        elif isinstance(cell, str):
+            out.append(console.render_str(cell).plain)
+        else:
+            return None
+    return out
+
+
+def _as_lines(
+    console: Console, options: ConsoleOptions, table: rich_table.Table, cells: list[list[str]]
+) -> RenderResult:
+    """The table as a title, one line per row, and a caption, each wrapping between words."""
+    parts: list[RenderableType] = []
+    if table.title:
+        parts.append(table.title if isinstance(table.title, Text) else Text(str(table.title)))
+    headers = [" ".join(texts[0].split()) for texts in cells] if table.show_header else None
+    for row in range(table.row_count):
+        values = [" ".join(texts[row + 1].split()) for texts in cells]
+        if headers is None:
+            parts.append(Text("  ".join(v for v in values if v)))
+            continue
+        rest = ", ".join(
+            f"{header} {value}"
+            for header, value in zip(headers[1:], values[1:], strict=True)
+            if value
+        )
+        first = values[0] or headers[0]
+        parts.append(Text(f"{first}: {rest}" if rest else first))
+    if table.caption:
+        parts.append(table.caption if isinstance(table.caption, Text) else Text(str(table.caption)))
+    for part in parts:
+        yield from console.render(part, options)

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns, format_ranges
 from passhat.report.i18n import LABELS, t, tn
-from passhat.report.table import Table
+from passhat.report.table import Fitted, Table
 from passhat.stats import CASE_ALPHA, CASE_CORRECTION, Comparison, Difference, Uncertainty
 from passhat.usage import TokenUsage
 
@@ -386,7 +386,7 @@ def print_metrics(
     At most `limit` cases are listed (None: all); the dataset figures cover every case."""
     if title:  # printed whole above the table: a long path must not wrap inside it
         console.print(Text(title, style="bold"), soft_wrap=True)
-    console.print(metrics_table(accounting, limit=limit, lang=lang))
+    console.print(Fitted(metrics_table(accounting, limit=limit, lang=lang)))
     if uncertainty is not None:
         shown = {c.case for c in shown_cases(accounting, limit)}
         print_uncertainty(console, uncertainty, shown=shown, lang=lang)
@@ -612,8 +612,8 @@ def print_uncertainty(
     console: Console, u: Uncertainty, shown: set[str] | None = None, *, lang: str = "en"
 ) -> None:
     """Dataset intervals, per-case forecast (of the `shown` cases) and plans."""
-    console.print(dataset_intervals_table(u, lang=lang))
-    console.print(case_forecast_table(u, shown, lang=lang))
+    console.print(Fitted(dataset_intervals_table(u, lang=lang)))
+    console.print(Fitted(case_forecast_table(u, shown, lang=lang)))
     if u.ledger is not None:
         console.print(ledger_panel(u.ledger, lang=lang))
     panel = plans_panel(u, lang=lang)
@@ -899,10 +899,10 @@ def print_comparison(
             limit=limit,
         )
     )
-    console.print(differences_table(c, lang=lang))
+    console.print(Fitted(differences_table(c, lang=lang)))
     if usage:
         console.print(Text(usage, style="bold"))
     moved = CASES_SHOWN if limit is not None else len(c.cases)
-    console.print(case_differences_table(c, moved, lang=lang))
+    console.print(Fitted(case_differences_table(c, moved, lang=lang)))
     console.print(Text(case_tests_note(lang)))
     console.print(verdict_text(c, lang=lang))
