@@ -3,11 +3,13 @@ then the rest, in the accounting's order; the scan stops as soon as it can."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from cli_helpers import run_cli, run_seed
 from passhat.accounting import Accounting, CaseAccount
@@ -98,3 +100,28 @@ def test_report_html_prints_the_path_alone_unless_verbose(
     )
     r = run_cli(capsys, "report", "latest", "--db", str(db), "--html", str(page), "-v")
     assert r.code == 0 and "pass^3" in r.out
+
+
+def test_list_takes_two_lines_an_experiment_at_80_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#29: `list` took four lines an experiment (date and time on two, a blank line
+    between experiments) at 80 columns."""
+    from passhat.report.experiment import experiments_table
+    from passhat.store import Store
+
+    db = tmp_path / "p.db"
+    for _ in range(3):
+        assert run_seed(capsys, "--db", str(db), "-k", "1", "--no-report").code == 0
+    with Store(db) as store:
+        experiments = store.experiments()
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(
+        experiments_table(experiments, {}, title=str(db))
+    )
+    lines = out.getvalue().splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("──"))
+    body = lines[rule + 1 : -1]  # title and header above the rule, the caption last
+    assert len(body) == 2 * len(experiments), out.getvalue()
+    assert all(len(line.rstrip()) <= 80 for line in lines)
+    assert "clarify · clarifier" in body[0] and "replay:cassettes/seed.jsonl" in body[1]

@@ -74,7 +74,8 @@ def experiments_table(
 ) -> Table:
     """`passhat list`: one row per experiment. Runs are counted / planned, then errored:
     an experiment whose runs all errored never reads as done. No text is cut short;
-    a long name or model folds onto a second line."""
+    a long name or model folds onto another line. Two lines an experiment at 80
+    columns (it took four, with a blank line between experiments)."""
     table = Table(
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
@@ -101,18 +102,18 @@ def experiments_table(
         ref = Text(e.id)
         if e.name:
             ref.append("\n").append(e.name, style="bold")
+        # two lines an experiment at 80 columns: suite · agent, then the model
         configuration = Text(e.suite_name, style="bold")
-        configuration.append("\n").append(agent_label(e.agent))
+        configuration.append(" · ").append(agent_label(e.agent))
         configuration.append("\n").append(e.model or t("no_model", lang), style="dim")
         table.add_row(
             ref,
-            e.created_at[:16].replace("T", "\n"),
+            e.created_at[:16].replace("T", " "),
             configuration,
             str(e.k_requested),
             Text(f"{counted}/{planned}", style="" if counted == planned else "bold yellow"),
             Text(str(errored), style="bold red" if errored else ""),
         )
-        table.add_section()
     return table
 
 
