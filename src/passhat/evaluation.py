@@ -34,10 +34,10 @@ from passhat.store import Store, default_db_path
 if TYPE_CHECKING:
     from passhat.adaptive import Adaptive
     from passhat.agents import LoadedAgent
+    from passhat.execution import RunOptions
     from passhat.executors import Executor
     from passhat.models.base import Model
     from passhat.results import Experiment
-    from passhat.runner import RunOptions
     from passhat.suite import Suite
 
 WorkItem = tuple[str, int]
@@ -249,7 +249,7 @@ def _options(
 ) -> RunOptions:
     """How runs execute; `retries` and `retry_max_wait` (resume) override the experiment's."""
     from passhat.agents import RetryPolicy
-    from passhat.runner import RunOptions
+    from passhat.execution import RunOptions
 
     default = RetryPolicy()
     return RunOptions(
