@@ -132,3 +132,36 @@ def test_from_a_running_event_loop(tmp_path: Path) -> None:
     first, second = asyncio.run(main())
     assert str(first).splitlines()[1:] == str(second).splitlines()[1:]
     assert first.accounting.runs_counted == 3
+
+
+def test_adaptive_rounds_from_python(tmp_path: Path) -> None:
+    """Rounds until the pass rate's interval is narrow enough, or max_k: the record
+    comes back in the outcome and is stored with the experiment."""
+    rounds = passhat.Rounds(width=0.05, max_k=4, k_step=2)
+    e = passhat.evaluate(
+        CLARIFY,
+        agent=odd_runs_pass,
+        k=2,
+        cases=[SEED, OTHER],
+        db=tmp_path / "p.db",
+        adaptive=rounds,
+    )
+    assert e.outcome is not None and e.outcome.rounds is not None
+    assert [look.k for look in e.outcome.rounds.looks] == [2, 4]  # 0.05 is never reached
+    assert e.record.k_requested == 4 and e.accounting.runs_counted == 8
+    assert e.record.adaptive and e.record.adaptive[0]["mode"] == "width"
+    with pytest.raises(passhat.PasshatError, match="one of them"):
+        passhat.Rounds(width=0.1, baseline="a")
+    with pytest.raises(passhat.PasshatError, match="between 0 and 1"):
+        passhat.Rounds(width=10)
+
+
+def test_report_prints_the_terminal_report(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    e = passhat.evaluate(CLARIFY, cases=[SEED], db=tmp_path / "p.db")
+    out = StringIO()
+    e.report(Console(file=out, width=120))
+    assert "always missed" in out.getvalue() and "Plan met" in out.getvalue()
