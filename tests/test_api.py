@@ -165,3 +165,25 @@ def test_report_prints_the_terminal_report(tmp_path: Path) -> None:
     out = StringIO()
     e.report(Console(file=out, width=120))
     assert "always missed" in out.getvalue() and "Plan met" in out.getvalue()
+
+
+def test_an_environment_and_a_scorer_as_python_objects(tmp_path: Path) -> None:
+    """They replace suite.yaml's environment and scorers, as if it named them: the
+    suite's hash says so, and a resume without them is refused."""
+    from library_parts import CountingTicket, always_passes
+
+    db = tmp_path / "p.db"
+    before = CountingTicket.made
+    e = passhat.evaluate(
+        CLARIFY, cases=[SEED], db=db, environment=CountingTicket, scorers=[always_passes]
+    )
+    assert CountingTicket.made - before >= 3  # one world per run (and one to list its tools)
+    assert str(e).endswith(f"{SEED}: 3/3 passes, pass@3 yes, pass^3 yes")  # the seed: 0/3
+    plain = passhat.load_suite(CLARIFY)
+    assert e.record.suite_hash != plain.hash
+    with pytest.raises(passhat.PasshatError, match="suite content"):
+        passhat.resume(e.id, db=db, k=4)
+    again = passhat.resume(e.id, db=db, environment=CountingTicket, scorers=[always_passes])
+    assert again.outcome is not None and again.outcome.planned == 0
+    with pytest.raises(passhat.PasshatError, match="cannot be named by an import path"):
+        passhat.evaluate(CLARIFY, cases=[SEED], db=db, scorers=[lambda state, goal: True])
