@@ -132,3 +132,58 @@ def test_from_a_running_event_loop(tmp_path: Path) -> None:
     first, second = asyncio.run(main())
     assert str(first).splitlines()[1:] == str(second).splitlines()[1:]
     assert first.accounting.runs_counted == 3
+
+
+def test_adaptive_rounds_from_python(tmp_path: Path) -> None:
+    """Rounds until the pass rate's interval is narrow enough, or max_k: the record
+    comes back in the outcome and is stored with the experiment."""
+    rounds = passhat.Rounds(width=0.05, max_k=4, k_step=2)
+    e = passhat.evaluate(
+        CLARIFY,
+        agent=odd_runs_pass,
+        k=2,
+        cases=[SEED, OTHER],
+        db=tmp_path / "p.db",
+        adaptive=rounds,
+    )
+    assert e.outcome is not None and e.outcome.rounds is not None
+    assert [look.k for look in e.outcome.rounds.looks] == [2, 4]  # 0.05 is never reached
+    assert e.record.k_requested == 4 and e.accounting.runs_counted == 8
+    assert e.record.adaptive and e.record.adaptive[0]["mode"] == "width"
+    with pytest.raises(passhat.PasshatError, match="one of them"):
+        passhat.Rounds(width=0.1, baseline="a")
+    with pytest.raises(passhat.PasshatError, match="between 0 and 1"):
+        passhat.Rounds(width=10)
+
+
+def test_report_prints_the_terminal_report(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    e = passhat.evaluate(CLARIFY, cases=[SEED], db=tmp_path / "p.db")
+    out = StringIO()
+    e.report(Console(file=out, width=120))
+    assert "always missed" in out.getvalue() and "Plan met" in out.getvalue()
+
+
+def test_an_environment_and_a_scorer_as_python_objects(tmp_path: Path) -> None:
+    """They replace suite.yaml's environment and scorers, as if it named them: the
+    suite's hash says so, and a resume without them is refused."""
+    from library_parts import CountingTicket, always_passes
+
+    db = tmp_path / "p.db"
+    before = CountingTicket.made
+    e = passhat.evaluate(
+        CLARIFY, cases=[SEED], db=db, environment=CountingTicket, scorers=[always_passes]
+    )
+    assert CountingTicket.made - before >= 3  # one world per run (and one to list its tools)
+    assert str(e).endswith(f"{SEED}: 3/3 passes, pass@3 yes, pass^3 yes")  # the seed: 0/3
+    plain = passhat.load_suite(CLARIFY)
+    assert e.record.suite_hash != plain.hash
+    with pytest.raises(passhat.PasshatError, match="suite content"):
+        passhat.resume(e.id, db=db, k=4)
+    again = passhat.resume(e.id, db=db, environment=CountingTicket, scorers=[always_passes])
+    assert again.outcome is not None and again.outcome.planned == 0
+    with pytest.raises(passhat.PasshatError, match="cannot be named by an import path"):
+        passhat.evaluate(CLARIFY, cases=[SEED], db=db, scorers=[lambda state, goal: True])

@@ -34,10 +34,10 @@ from passhat.store import Store, default_db_path
 if TYPE_CHECKING:
     from passhat.adaptive import Adaptive
     from passhat.agents import LoadedAgent
+    from passhat.execution import RunOptions
     from passhat.executors import Executor
     from passhat.models.base import Model
     from passhat.results import Experiment
-    from passhat.runner import RunOptions
     from passhat.suite import Suite
 
 WorkItem = tuple[str, int]
@@ -249,7 +249,7 @@ def _options(
 ) -> RunOptions:
     """How runs execute; `retries` and `retry_max_wait` (resume) override the experiment's."""
     from passhat.agents import RetryPolicy
-    from passhat.runner import RunOptions
+    from passhat.execution import RunOptions
 
     default = RetryPolicy()
     return RunOptions(
@@ -264,10 +264,57 @@ def _options(
     )
 
 
-def _load_suite(suite: str | Path | Suite) -> Suite:
+def _load_suite(
+    suite: str | Path | Suite, environment: Any = None, scorers: Sequence[Any] | None = None
+) -> Suite:
+    """The suite, with `environment` and `scorers` in place of suite.yaml's."""
     from passhat.suite import Suite, load_suite
 
-    return suite if isinstance(suite, Suite) else load_suite(Path(suite))
+    if isinstance(suite, Suite):
+        if environment is not None or scorers is not None:
+            raise InputError(
+                "environment= and scorers= apply to a suite folder; give its path, not a "
+                "loaded Suite"
+            )
+        return suite
+    return load_suite(
+        Path(suite),
+        environment=None if environment is None else _environment_spec(environment),
+        scorers=None if scorers is None else [_scorer_spec(s) for s in scorers],
+    )
+
+
+def _importable(obj: Any, what: str) -> str:
+    """`module:qualname` of a class or function that can be imported back from there
+    (in this process: `__main__` included), as suite.yaml names one."""
+    import importlib
+
+    module_name = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if not module_name or not qualname or "<locals>" in qualname:
+        raise ConfigError(
+            f"{what} {obj!r} cannot be named by an import path; define it at the top "
+            "level of a module (or name it file.py:Name in suite.yaml)"
+        )
+    found: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if found is not obj:
+        raise ConfigError(f"{what} {obj!r} is not {module_name}:{qualname}; define it there")
+    return f"{module_name}:{qualname}"
+
+
+def _environment_spec(environment: Any) -> str:
+    return environment if isinstance(environment, str) else _importable(environment, "environment")
+
+
+def _scorer_spec(scorer: Any) -> Any:
+    """A scorer as suite.yaml writes it: a mapping as it is, a function as `custom`."""
+    if isinstance(scorer, dict):
+        return scorer
+    if isinstance(scorer, str):
+        return {"custom": scorer}
+    return {"custom": _importable(scorer, "scorer")}
 
 
 def _select(suite: Suite, cases: Sequence[str]) -> Suite:
@@ -419,6 +466,8 @@ def evaluate(
     max_tokens: int | None = None,
     model_seed: int | None = None,
     max_turns: int | None = None,
+    environment: Any = None,
+    scorers: Sequence[Any] | None = None,
     adaptive: Rounds | None = None,
     events: Events | None = None,
 ) -> Experiment:
@@ -428,10 +477,12 @@ def evaluate(
     `suite` is a suite folder (or a loaded `Suite`); `agent`, `model` and `k` default
     to the suite's. `agent` and `model` are specs as on the command line or Python
     objects; `cases` picks case ids; `db` is the SQLite store (default: $PASSHAT_DB,
-    else ./passhat.db). Bad input raises a `PasshatError` before any run starts.
+    else ./passhat.db). `environment` (a class or spec) and `scorers` (mappings as
+    suite.yaml writes them, or functions: custom scorers) replace the suite's. Bad
+    input raises a `PasshatError` before any run starts.
     """
     events = events or Events()
-    loaded_suite = _select(_load_suite(suite), cases or [])
+    loaded_suite = _select(_load_suite(suite, environment, scorers), cases or [])
     k = loaded_suite.defaults.k if k is None else k
     _check_options(k, concurrency, max_turns, timeout, retries)
     check_retry(retries, retry_max_wait, call_timeout)
@@ -496,6 +547,8 @@ def resume(
     break_lease: bool = False,
     executor: str | Executor = "local",
     scheduler: str | None = None,
+    environment: Any = None,
+    scorers: Sequence[Any] | None = None,
     adaptive: Rounds | None = None,
     events: Events | None = None,
 ) -> Experiment:
@@ -504,8 +557,8 @@ def resume(
 
     Timeout and every model parameter are the experiment's own: a resumed run means
     the same as the runs before it (a changed configuration is refused, saying what
-    changed). `agent` and `model` are needed only for Python objects, which the store
-    cannot rebuild; they must match what the experiment recorded."""
+    changed). `agent`, `model`, `environment` and `scorers` are needed only when they
+    were Python objects or replaced the suite's: they must match what was recorded."""
     from passhat.runner import check_resumable, new_experiment, pending
 
     events = events or Events()
@@ -524,7 +577,7 @@ def resume(
                 f"-k is {k} but experiment {stored.name or stored.id} already asks for "
                 f"{stored.k_requested}; k can only grow"
             )
-        suite = _select(_load_suite(stored.suite_path), list(stored.case_ids))
+        suite = _select(_load_suite(stored.suite_path, environment, scorers), list(stored.case_ids))
         params = dict(stored.params)
         loaded, model_spec, provider = _build(
             suite,

@@ -145,7 +145,7 @@ class RunRecord:
     2, 3... The last attempt is the counted one; the earlier ones stay in the store."""
     traceback: str | None = None
     """For a crashed agent: where it crashed (the agent's frames, at most
-    `passhat.runner.TRACEBACK_LIMIT` characters; the middle is cut when longer)."""
+    `passhat.execution.TRACEBACK_LIMIT` characters; the middle is cut when longer)."""
 
     @property
     def counted(self) -> bool:

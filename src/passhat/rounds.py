@@ -44,7 +44,8 @@ from passhat.store import Store
 class Rounds:
     """Adaptive k: add runs round by round until the pass rate's interval is narrower
     than `width`, or until the verdict against `baseline` is decided; at most `max_k`
-    runs per case. Build it with `rounds()` to have the combination checked."""
+    runs per case. Checked when made (`rounds()` checks the command's options first,
+    naming them)."""
 
     width: float | None = None
     """Stop once the pass rate's interval is narrower than this (a fraction, 0-1)."""
@@ -57,8 +58,22 @@ class Rounds:
     json_path: Path | None = None
     """Where the CLI also writes the rounds' record as JSON (the library writes nothing)."""
     spending: Spending = "bonferroni"
+    """How the looks share alpha: bonferroni (alpha / L each) or obrien-fleming."""
     all_cases: bool = False
     """--until-decided adds runs to every case (the older rule), not the undecided only."""
+
+    def __post_init__(self) -> None:
+        if (self.width is None) == (self.baseline is None):
+            raise InputError(
+                "adaptive rounds need width= (until the interval is narrower) or baseline= "
+                "(until the verdict against it is decided), one of them"
+            )
+        if self.width is not None and not 0 < self.width <= 1:
+            raise InputError(f"width is {self.width:g}; give a fraction between 0 and 1")
+        if self.spending not in SPENDINGS:
+            raise InputError(f"spending is {self.spending!r}; use one of {', '.join(SPENDINGS)}")
+        if self.all_cases and self.baseline is None:
+            raise InputError("all_cases is for baseline= (until decided); drop it")
 
     def check(self, cases: int) -> None:
         """Refuse, before anything runs, a width asked of fewer than 2 cases."""

@@ -950,15 +950,28 @@ def template_fields(template: str) -> tuple[str, ...]:
 # ---------------------------------------------------------------------- loading
 
 
-def load_suite(path: str | Path) -> Suite:
-    """Load and validate a suite folder (or its suite.yaml); SuiteError lists every problem."""
-    return _Loader(Path(path)).load()
+def load_suite(
+    path: str | Path, *, environment: str | None = None, scorers: list[Any] | None = None
+) -> Suite:
+    """Load and validate a suite folder (or its suite.yaml); SuiteError lists every problem.
+
+    `environment` and `scorers` replace suite.yaml's `environment` and
+    `defaults.scorers` (as suite.yaml would write them) before anything is checked:
+    the suite, its hash included, is what suite.yaml with them would give."""
+    overrides: dict[str, Any] = {}
+    if environment is not None:
+        overrides["environment"] = environment
+    if scorers is not None:
+        overrides["scorers"] = scorers
+    return _Loader(Path(path), overrides).load()
 
 
 class _Loader:
     """One load: collects every problem before giving up."""
 
-    def __init__(self, given: Path) -> None:
+    def __init__(self, given: Path, overrides: dict[str, Any] | None = None) -> None:
+        self.overrides = overrides or {}
+        """suite.yaml's environment and defaults.scorers given by the caller (`load_suite`)."""
         if given.name == SUITE_FILE and given.is_file():
             given = given.parent
         self.shown = given
@@ -1091,6 +1104,20 @@ class _Loader:
             self.problem(rel, loc, message)
         return None if bad else data
 
+    def _overridden(self, data: Any) -> Any:
+        """suite.yaml's data with the caller's environment and scorers in place."""
+        if not self.overrides or not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "environment" in self.overrides:
+            data["environment"] = self.overrides["environment"]
+        if "scorers" in self.overrides:
+            defaults = data.get("defaults")
+            defaults = dict(defaults) if isinstance(defaults, dict) else {}
+            defaults["scorers"] = self.overrides["scorers"]
+            data["defaults"] = defaults
+        return data
+
     def _suite_file(self) -> _SuiteFile | None:
         if not (self.root / SUITE_FILE).is_file():
             self.problem(
@@ -1102,6 +1129,7 @@ class _Loader:
         data = self._read(SUITE_FILE)
         if data is None:
             return None
+        data = self._overridden(data)
         # What can be read even when other fields are wrong, so that cases and
         # scorers are still checked and one run lists every problem.
         env_name, labels = data.get("environment"), data.get("labels", [])

@@ -1,15 +1,18 @@
-"""Options of every command that prints a report: --lang, --price and --prices.
+"""Options of every command that prints a report: --lang, --price and --prices, and
+the CI outputs --junit-xml and --summary.
 
 A module of their own so `passhat report` gets them without importing the
 `metrics` command (and its verdict reader)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from passhat.errors import InputError
 from passhat.report.i18n import check_lang, default_lang
 
 LangOption = Annotated[
@@ -41,9 +44,55 @@ PricesOption = Annotated[
 ]
 
 
+JunitOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit-xml",
+        metavar="FILE",
+        help="Also write JUnit XML to FILE for CI: a test case per case, its counts as "
+        "properties; errored or missing runs are errors, never failures.",
+        show_default=False,
+    ),
+]
+SummaryOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--summary",
+        metavar="FILE",
+        help="Also append a Markdown summary to FILE, e.g. --summary $GITHUB_STEP_SUMMARY.",
+        show_default=False,
+    ),
+]
+
+
+def write_ci(
+    junit: Path | None, junit_text: Callable[[], str], summary: Path | None, md: Callable[[], str]
+) -> None:
+    """--junit-xml (written anew) and --summary (appended, as $GITHUB_STEP_SUMMARY expects)."""
+    for path, text, mode, option in (
+        (junit, junit_text, "w", "--junit-xml"),
+        (summary, md, "a", "--summary"),
+    ):
+        if path is None:
+            continue
+        try:
+            with open(path, mode, encoding="utf-8") as out:
+                out.write(text())
+        except OSError as error:
+            raise InputError(f"{option} {path}: cannot write ({error.strerror})") from None
+
+
 def report_lang(lang: str | None) -> str:
     """The language asked for with --lang (checked: exit 2 if unknown), else the locale's."""
     return check_lang(lang) if lang is not None else default_lang()
 
 
-__all__ = ["LangOption", "PriceOption", "PricesOption", "report_lang"]
+__all__ = [
+    "JunitOption",
+    "LangOption",
+    "PriceOption",
+    "PricesOption",
+    "SummaryOption",
+    "report_lang",
+    "write_ci",
+]

@@ -11,7 +11,15 @@ import typer
 from passhat.accounting import Accounting, account
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
-from passhat.cli._options import LangOption, PriceOption, PricesOption, report_lang
+from passhat.cli._options import (
+    JunitOption,
+    LangOption,
+    PriceOption,
+    PricesOption,
+    SummaryOption,
+    report_lang,
+    write_ci,
+)
 from passhat.cli.metrics import check_confidence, check_resamples
 from passhat.errors import InputError
 from passhat.plain import plural
@@ -167,6 +175,8 @@ def compare_command(
     lang: LangOption = None,
     price: PriceOption = None,
     prices_file: PricesOption = None,
+    junit_xml: JunitOption = None,
+    summary: SummaryOption = None,
 ) -> None:
     """Compare B with A case by case: differences with intervals, p-values, the minimum
     detectable difference, and a verdict."""
@@ -215,6 +225,16 @@ def compare_command(
             lang=language,
             usage=usage_line(side_a.usage, side_b.usage, language),
             limit=None if show_all else ROWS_SHOWN,
+        )
+    if junit_xml is not None or summary is not None:
+        from passhat.report.ci import comparison_junit, comparison_markdown
+
+        a_name, b_name = side_a.source, side_b.source
+        write_ci(
+            junit_xml,
+            lambda: comparison_junit(result, a_name, b_name),
+            summary,
+            lambda: comparison_markdown(result, a_name, b_name),
         )
     if fail_on_regression and result.verdict.outcome == "worse":
         raise typer.Exit(1)

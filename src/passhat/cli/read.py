@@ -17,10 +17,18 @@ import typer
 from passhat._gc import without_gc
 from passhat.cli._app import app, console, err_console, write_json, write_json_pieces
 from passhat.cli._help import examples
-from passhat.cli._options import LangOption, PriceOption, PricesOption, report_lang
+from passhat.cli._options import (
+    JunitOption,
+    LangOption,
+    PriceOption,
+    PricesOption,
+    SummaryOption,
+    report_lang,
+    write_ci,
+)
 from passhat.cli._store import DbOption, ExperimentArg, open_store
 from passhat.errors import InputError
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, RunSummary
 from passhat.report.experiment import experiment_dict, print_experiment_report
 from passhat.report.i18n import t
 from passhat.report.terminal import ROWS_SHOWN
@@ -66,6 +74,8 @@ def report(
         ),
     ] = False,
     db: DbOption = None,
+    junit_xml: JunitOption = None,
+    summary: SummaryOption = None,
 ) -> None:
     """The three numbers with intervals, the accounting, item stability, tool use and
     tokens (and cost, given prices). With --html, the page's path alone (-v: the
@@ -124,8 +134,30 @@ def report(
             prices=prices,
         )
         complete = accounting.complete
+    if junit_xml is not None or summary is not None:
+        _write_ci(experiment, runs, junit_xml, summary)
     if strict and not complete:
         raise typer.Exit(1)
+
+
+def _write_ci(
+    experiment: ExperimentRecord,
+    runs: Sequence[RunSummary],
+    junit: Path | None,
+    summary: Path | None,
+) -> None:
+    """--junit-xml and --summary, from the accounting and intervals the report shows."""
+    from passhat.report.ci import junit_xml, summary_markdown
+    from passhat.report.experiment import experiment_accounting, experiment_uncertainty
+
+    accounting = experiment_accounting(experiment, runs)
+    u = experiment_uncertainty(accounting, 10) if accounting.runs_counted else None
+    write_ci(
+        junit,
+        lambda: junit_xml(experiment, accounting),
+        summary,
+        lambda: summary_markdown(experiment, accounting, u),
+    )
 
 
 @app.command(

@@ -19,7 +19,13 @@ from rich.text import Text
 from passhat.cli import adaptive as adaptive_k
 from passhat.cli._app import app, console, err_console
 from passhat.cli._help import examples
-from passhat.cli._options import LangOption, report_lang
+from passhat.cli._options import (
+    JunitOption,
+    LangOption,
+    SummaryOption,
+    report_lang,
+    write_ci,
+)
 from passhat.cli._store import DbOption, ExperimentArg, open_store
 from passhat.errors import InputError, StoreError
 from passhat.plain import plural
@@ -215,6 +221,8 @@ def _report_and_exit(
     json_path: Path | None = None,
     *,
     said: bool = False,
+    junit: Path | None = None,
+    summary: Path | None = None,
 ) -> None:
     """The end report (or one line with --no-report; none when `said`: the caller's
     line said what happened), then the exit code the experiment gives."""
@@ -244,10 +252,24 @@ def _report_and_exit(
     rounds = experiment.outcome.rounds if experiment.outcome is not None else None
     if rounds is not None:
         adaptive_k.show(rounds, json_path)
+    _write_ci(experiment, junit, summary)
     code = experiment.exit_code(strict=strict)
     if code:
         # nothing counted is never a success, --strict or not: a CI step must not pass
         raise typer.Exit(code)
+
+
+def _write_ci(experiment: Experiment, junit: Path | None, summary: Path | None) -> None:
+    """--junit-xml and --summary, from the experiment's accounting (and intervals)."""
+    from passhat.report.ci import junit_xml, summary_markdown
+
+    record = experiment.record
+    write_ci(
+        junit,
+        lambda: junit_xml(record, experiment.accounting),
+        summary,
+        lambda: summary_markdown(record, experiment.accounting, experiment.uncertainty),
+    )
 
 
 def _adaptive(
@@ -376,6 +398,8 @@ def run(
     all_cases: adaptive_k.AllCases = False,
     executor: ExecutorOption = "local",
     scheduler: SchedulerOption = None,
+    junit_xml: JunitOption = None,
+    summary: SummaryOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.evaluation import Interrupted, evaluate
@@ -412,7 +436,16 @@ def run(
         )
     except Interrupted as stop:
         raise _interrupted(stop, language) from None
-    _report_and_exit(experiment, strict, quiet, language, no_report, adaptive_json)
+    _report_and_exit(
+        experiment,
+        strict,
+        quiet,
+        language,
+        no_report,
+        adaptive_json,
+        junit=junit_xml,
+        summary=summary,
+    )
 
 
 def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
@@ -477,6 +510,8 @@ def resume(
     all_cases: adaptive_k.AllCases = False,
     executor: ExecutorOption = "local",
     scheduler: SchedulerOption = None,
+    junit_xml: JunitOption = None,
+    summary: SummaryOption = None,
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
 
@@ -511,7 +546,17 @@ def resume(
     said = experiment.outcome is not None and experiment.outcome.planned == 0
     if said:
         err_console.print(_nothing_to_do(experiment, language), markup=False, soft_wrap=True)
-    _report_and_exit(experiment, strict, quiet, language, no_report, adaptive_json, said=said)
+    _report_and_exit(
+        experiment,
+        strict,
+        quiet,
+        language,
+        no_report,
+        adaptive_json,
+        said=said,
+        junit=junit_xml,
+        summary=summary,
+    )
 
 
 def _nothing_to_do(experiment: Experiment, lang: str) -> str:

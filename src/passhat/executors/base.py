@@ -33,9 +33,9 @@ from passhat.records import RunRecord
 
 if TYPE_CHECKING:
     from passhat.agents import LoadedAgent
+    from passhat.execution import RunOptions
     from passhat.models.base import Model
     from passhat.records import ExperimentRecord
-    from passhat.runner import RunOptions
     from passhat.suite import Suite
 
 WorkItem = tuple[str, int]

@@ -60,7 +60,7 @@ class ShipmentPlugin(WorkerPlugin):
         self.name = plugin_name(shipment.digest)
 
     def setup(self, worker: Any) -> None:
-        from passhat.runner import harness_version
+        from passhat.execution import harness_version
 
         if harness_version() != self.shipment.version:  # refused at once, before any task
             raise WorkerRefused(

@@ -16,7 +16,7 @@ class LocalExecutor:
     """Runs each work item with `run_once` on the running event loop."""
 
     def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
-        from passhat.runner import run_once
+        from passhat.execution import run_once
 
         cases = {c.id: c for c in job.suite.cases}
 

@@ -75,8 +75,8 @@ class Shipment:
 def ship(job: Job) -> Shipment:
     """Pack a job for workers that share nothing with this process."""
     from passhat.agents.clarifier import Clarifier
+    from passhat.execution import harness_version
     from passhat.models.replay import ReplayModel
-    from passhat.runner import harness_version
 
     experiment = job.experiment
     if job.agent.spec.startswith(COMMAND_PREFIX):
@@ -221,7 +221,7 @@ class Prepared:
         return record
 
     async def _once(self, case: Any, index: int, model: Any, attempt: int) -> RunRecord:
-        from passhat.runner import run_once
+        from passhat.execution import run_once
 
         try:
             return await run_once(
@@ -272,7 +272,7 @@ def overdue(
     attempt: int = 1,
 ) -> RunRecord:
     """The record of a run that never came back from its thread: errored(timeout)."""
-    from passhat.runner import run_seed
+    from passhat.execution import run_seed
 
     return RunRecord(
         experiment_id=experiment.id,
@@ -323,7 +323,7 @@ def prepared(shipment: Shipment, where: str) -> Prepared:
 
 def prepare(shipment: Shipment, where: str) -> Prepared:
     """Unpack a shipment into a private folder and check it against the experiment."""
-    from passhat.runner import harness_version
+    from passhat.execution import harness_version
 
     mine = harness_version()
     if mine != shipment.version:
@@ -348,8 +348,8 @@ def prepare(shipment: Shipment, where: str) -> Prepared:
 
 def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     from passhat.agents import RetryPolicy, resolve_agent
+    from passhat.execution import RunOptions
     from passhat.models import describe_model, model_from_params
-    from passhat.runner import RunOptions
     from passhat.suite import load_suite
 
     expect = shipment.expect

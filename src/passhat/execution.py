@@ -1,0 +1,479 @@
+"""One run, from a fresh start: the layer every executor calls.
+
+    run_once     fresh environment and context, the agent under a timeout, grading
+    the agent    (input, env, ctx) -> result
+
+Whatever the agent does, `run_once` returns one record: errored is kept apart from
+failed (a crash, a timeout or a model error after retries gives a run with no
+verdict). The experiment above it (planning, executors, writing) is `passhat.runner`;
+executors (`passhat.executors`) import this module and the runner imports them, so
+the layers run one way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import functools
+import hashlib
+import inspect
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from passhat.agents import LoadedAgent, RetryPolicy, RunContext
+from passhat.env import clone, make_environment
+from passhat.errors import ModelError
+from passhat.models.base import Model
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.scoring import Score, ScorerError, grading, score_run, score_run_async
+from passhat.suite import Case, Suite
+
+
+def harness_version() -> str:
+    from passhat import __version__
+
+    return __version__
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How runs are executed; none of it changes what a run means."""
+
+    concurrency: int = 8
+    """Runs in flight at once."""
+    timeout_s: float = 300.0
+    """Wall-clock limit of one run; past it the run is errored (timeout)."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    """Retries of transient model errors within a run."""
+
+
+TRACEBACK_LIMIT = 8000
+"""Characters of a crashed agent's traceback kept with its run (the middle is cut)."""
+
+
+def agent_traceback(error: BaseException, limit: int = TRACEBACK_LIMIT) -> str:
+    """The traceback of an agent's crash, from the agent's own first frame down.
+
+    The frames of this module and of asyncio that led into the agent say nothing
+    about the crash; they are dropped. A longer text keeps its head and its tail
+    (the innermost frames and the message), so a deep recursion cannot bloat the store."""
+    summary = traceback.TracebackException.from_exception(error)
+    frames = list(summary.stack)
+    asyncio_dir = os.path.dirname(asyncio.__file__)
+    while frames and (frames[0].filename == __file__ or frames[0].filename.startswith(asyncio_dir)):
+        frames.pop(0)
+    summary.stack = traceback.StackSummary.from_list(frames)
+    text = "".join(summary.format())
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    cut = f"\n... {len(text) - limit:,} characters cut ...\n"
+    return text[:head] + cut + text[len(text) - (limit - head) :]
+
+
+def run_seed(experiment_seed: int, case_id: str, index: int) -> int:
+    """A per-run seed derived from the experiment seed, the case and the index."""
+    digest = hashlib.sha256(f"{experiment_seed}:{case_id}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+async def run_once(
+    experiment: ExperimentRecord,
+    suite: Suite,
+    case: Case,
+    index: int,
+    agent: LoadedAgent,
+    model: Model | None,
+    options: RunOptions,
+    attempt: int = 1,
+) -> RunRecord:
+    """One run from a fresh start: environment, conversation, agent, grading.
+
+    Whatever the agent does, this returns one record: a crash, `sys.exit`, a
+    `CancelledError` of its own, a broken environment or a run past its deadline
+    make an errored run. The record of a run past its deadline is made at the
+    deadline; what the agent does later is discarded.
+    """
+    env = make_environment(suite, case)
+    ctx = RunContext(
+        case_id=case.id,
+        run_index=index,
+        seed=run_seed(experiment.seed, case.id, index),
+        model=model,
+        labels=suite.labels,
+        max_turns=int(experiment.params.get("max_turns", suite.defaults.max_turns)),
+        params=clone(experiment.params),
+        retry=options.retry,
+        loop=asyncio.get_running_loop(),
+    )
+    started = time.time()
+    clock = time.perf_counter()
+    output, error = await _run_agent(agent, case.input, env, ctx, options.timeout_s)  # a copy
+    final_state, state_error = _final_state(env)
+    error = error or state_error
+    details: list[dict[str, Any]] = []
+    status = "errored"
+    if error is None:
+        left = options.timeout_s - (time.perf_counter() - clock)
+        score, error = await _grade(
+            suite, case, final_state, left, options.timeout_s, run_index=index, seed=ctx.seed
+        )
+        if score is not None:
+            details = score.details
+            status = "passed" if score.passed else "failed"
+    record = RunRecord(
+        experiment_id=experiment.id,
+        case_id=case.id,
+        run_index=index,
+        case_hash=case.hash,
+        status=status,  # type: ignore[arg-type]
+        error_type=error[0] if error else None,
+        error_message=error[1] if error else None,
+        output=output,
+        final_state=final_state,
+        score=details,
+        transcript=_transcript(ctx),
+        tool_calls=[c.to_dict() for c in list(env.calls)],
+        started_at=started,
+        duration_s=time.perf_counter() - clock,
+        input_tokens=ctx.usage.input_tokens,
+        output_tokens=ctx.usage.output_tokens,
+        seed=ctx.seed,
+        retries=list(ctx.retries),
+        model_source=ctx.model_source(),
+        stderr=ctx.stderr,
+        attempt=attempt,
+        traceback=ctx.crash,
+    )
+    release = getattr(env, "_release", None)  # freed now, not by the cyclic collector
+    if release is not None:
+        release()
+    return record
+
+
+Failure = tuple[str, str]
+"""(error type, message) of an errored run."""
+
+
+async def _run_agent(
+    agent: LoadedAgent, input: Any, env: Any, ctx: RunContext, timeout_s: float
+) -> tuple[Any, Failure | None]:
+    """The agent's output, or why the run errored; never raises but for our own cancel.
+
+    The agent runs in a task of its own, waited for until the deadline: an agent
+    that swallows the cancel, or a plain `def` agent blocking its worker thread,
+    is left behind and its late result discarded.
+    """
+    clock = time.perf_counter()
+    task = asyncio.ensure_future(_invoke(agent.agent, input, env, ctx))
+    guard = _WATCHDOG.get()
+    if guard is not None:
+        guard.watch(task, time.monotonic() + timeout_s)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+    except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing
+        _abandon(task)
+        raise
+    late = f"the run did not finish within {timeout_s:g} s"
+    if not done:
+        task.cancel()
+        # a moment to clean up after the cancel (a command agent kills its process group
+        # and keeps its stderr); one that ignores it is left behind
+        await asyncio.wait({task}, timeout=CLEANUP_S)
+        if not task.done():
+            _abandon(task)
+        else:
+            _forget(task)
+        return None, ("timeout", late)
+    output, error = task.result()
+    if error is None and time.perf_counter() - clock > timeout_s:
+        # an async agent that blocked the event loop: its answer came too late to count
+        return None, ("timeout", late + " (it blocked the event loop; see README: sync code)")
+    return output, error
+
+
+async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, Failure | None]:
+    """Call the agent; every way it can end becomes (output, None) or (None, failure).
+
+    A task must never end in SystemExit or KeyboardInterrupt: asyncio re-raises
+    those out of the event loop and the whole experiment would stop.
+    """
+    try:
+        if _is_async(fn):
+            return await fn(input, env, ctx), None
+        return await in_thread(fn, input, env, ctx), None
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # cancelled by the runner (deadline) or by Ctrl-C
+        return None, ("agent_error", "CancelledError: the agent raised asyncio.CancelledError")
+    except KeyboardInterrupt:
+        raise  # on the event loop's thread this is the user's Ctrl-C (threads wrap theirs)
+    except _Deadline:
+        return None, (
+            "timeout",
+            "the run blocked the event loop past its deadline and was "
+            "stopped there (see README: sync code)",
+        )
+    except BaseException as exc:  # the agent under test crashed: record it, keep going
+        crashed = exc.inner if isinstance(exc, _ThreadExit) else exc
+        if not isinstance(getattr(crashed, "error_type", None), str) and not isinstance(
+            crashed, ModelError
+        ):
+            # an in-process agent crashed: where, exactly (a command agent's own
+            # failures carry their kind and stderr instead, passhat's frames say nothing)
+            ctx.crash = agent_traceback(crashed)
+        return None, _agent_failure(crashed)
+
+
+def _agent_failure(exc: BaseException) -> Failure:
+    kind = getattr(exc, "error_type", None)
+    if isinstance(exc, Exception) and isinstance(kind, str):
+        # a command agent's failures say which kind they are (agent_exit, agent_output...)
+        return (kind, _text(exc))
+    if isinstance(exc, ModelError):
+        return ("model_error", f"{type(exc).__name__}: {_text(exc)}")
+    if isinstance(exc, SystemExit):
+        return ("agent_error", f"SystemExit: the agent called sys.exit({exc.code!r})")
+    return ("agent_error", f"{type(exc).__name__}: {_text(exc)}")
+
+
+def _is_async(fn: Any) -> bool:
+    target = fn if inspect.isfunction(fn) else getattr(fn, "__call__", fn)  # noqa: B004
+    return inspect.iscoroutinefunction(target)
+
+
+class _Deadline(BaseException):
+    """Raised inside an async agent that blocks the event loop past its run's deadline."""
+
+
+class _Watchdog:
+    """Stops an `async def` agent that blocks the event loop (time.sleep, a busy loop).
+
+    Nothing on the loop can run while it blocks, so a thread watches: when the loop
+    has not turned for a while and a run is past its deadline, it sends SIGALRM to
+    the main thread, whose handler raises `_Deadline` inside the task that is
+    running, if that task is a run past its deadline. Only in the main thread (where
+    Python runs signal handlers) and where SIGALRM exists; elsewhere such a run is
+    still recorded as a timeout, once it returns.
+    """
+
+    STALL_S = 0.25
+    """The loop counts as blocked when it has not turned for this long."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.deadlines: dict[asyncio.Future[Any], float] = {}
+        self.turned = time.monotonic()
+        self._stop = threading.Event()
+        self._previous: Any = None
+        self._beat_handle: asyncio.TimerHandle | None = None
+
+    def watch(self, task: asyncio.Future[Any], deadline: float) -> None:
+        self.deadlines[task] = deadline
+        task.add_done_callback(self._unwatch)
+
+    def _unwatch(self, task: asyncio.Future[Any]) -> None:
+        self.deadlines.pop(task, None)
+
+    def start(self) -> None:
+        self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        self._beat()
+        threading.Thread(target=self._watch, name="passhat-watchdog", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._beat_handle is not None:
+            self._beat_handle.cancel()
+        signal.signal(signal.SIGALRM, self._previous)
+
+    def _beat(self) -> None:
+        self.turned = time.monotonic()
+        self._beat_handle = self.loop.call_later(self.STALL_S / 4, self._beat)
+
+    def _watch(self) -> None:
+        main = threading.main_thread().ident
+        while not self._stop.wait(self.STALL_S / 2):
+            now = time.monotonic()
+            overdue = any(deadline < now for deadline in list(self.deadlines.values()))
+            if overdue and now - self.turned > self.STALL_S and main is not None:
+                signal.pthread_kill(main, signal.SIGALRM)
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        try:
+            task = asyncio.current_task(self.loop)
+        except RuntimeError:
+            return
+        deadline = self.deadlines.get(task) if task is not None else None
+        if deadline is not None and time.monotonic() > deadline:
+            self.deadlines.pop(task, None)  # type: ignore[arg-type]
+            raise _Deadline
+
+
+_WATCHDOG: contextvars.ContextVar[_Watchdog | None] = contextvars.ContextVar(
+    "passhat_watchdog", default=None
+)
+
+
+@contextlib.contextmanager
+def watchdog() -> Iterator[None]:
+    """A `_Watchdog` for the runs started inside (none off the main thread)."""
+    usable = threading.current_thread() is threading.main_thread() and hasattr(
+        signal, "pthread_kill"
+    )
+    if not usable or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+    guard = _Watchdog(asyncio.get_running_loop())
+    guard.start()
+    token = _WATCHDOG.set(guard)
+    try:
+        yield
+    finally:
+        _WATCHDOG.reset(token)
+        guard.stop()
+
+
+GRADE_FLOOR_S = 0.1
+"""Seconds grading always gets, even when the agent finished at its deadline."""
+
+CLEANUP_S = 1.0
+"""Seconds a run past its deadline gets to clean up after the cancel."""
+
+_ABANDONED: set[asyncio.Future[Any]] = set()
+"""Runs left behind at their deadline, kept referenced until they end."""
+
+
+def _abandon(task: asyncio.Future[Any]) -> None:
+    task.cancel()
+    _ABANDONED.add(task)
+    task.add_done_callback(_forget)
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    _ABANDONED.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a late failure of an abandoned run is no news
+
+
+async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` in a daemon thread of its own, awaited without blocking the loop.
+
+    Not `asyncio.to_thread`: its pool is joined when the loop closes, so one agent
+    blocked forever would keep passhat from exiting. A daemon thread is left behind.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def target() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, fn(*args))
+        except BaseException as exc:  # handed to the awaiting run, which classifies it
+            outcome = (False, exc)
+        # a closed loop (RuntimeError): the run was given up long ago
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, future, outcome)
+
+    threading.Thread(target=target, name="passhat-sync", daemon=True).start()
+    return await future
+
+
+def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if future.done():
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    elif isinstance(value, (SystemExit, KeyboardInterrupt)):
+        # a Future holding these would re-raise them out of the loop: wrap them
+        future.set_exception(_ThreadExit(value))
+    else:
+        future.set_exception(value)
+
+
+class _ThreadExit(Exception):
+    """SystemExit or KeyboardInterrupt raised in a worker thread, carried as data."""
+
+    def __init__(self, inner: BaseException) -> None:
+        super().__init__(inner)
+        self.inner = inner
+
+
+def _final_state(env: Any) -> tuple[dict[str, Any], Failure | None]:
+    """The environment's final state; a broken one errors the run instead of the experiment."""
+    try:
+        state = env.final_state()
+    except Exception as exc:
+        return {}, ("environment_error", f"final_state() raised {type(exc).__name__}: {_text(exc)}")
+    finally:
+        _close(env)
+    if not isinstance(state, dict):
+        return {}, (
+            "environment_error",
+            f"final_state() returned {type(state).__name__}, not a dict",
+        )
+    return state, None
+
+
+def _close(env: Any) -> None:
+    """A user environment's close(); its failure is no reason to lose the run."""
+    close = getattr(env, "close", None)
+    if close is None:
+        return
+    with contextlib.suppress(Exception):
+        close()
+
+
+async def _grade(
+    suite: Suite,
+    case: Case,
+    final_state: dict[str, Any],
+    left_s: float,
+    timeout_s: float,
+    *,
+    run_index: int,
+    seed: int,
+) -> tuple[Score | None, Failure | None]:
+    """Grade the final state within the deadline: a user's scorer runs in a worker
+    thread (it may block); the built-in ones, a judge's model call included, on the loop."""
+    try:
+        how = grading(suite)
+        if how == "reads":
+            # built-in scorers only read the state: no task, no timer (they cannot be
+            # interrupted anyway: they never wait)
+            return score_run(suite, case, final_state, run_index=run_index, seed=seed), None
+        if how == "waits":
+            pending = score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
+        else:
+            grade = functools.partial(score_run, run_index=run_index, seed=seed)
+            pending = in_thread(grade, suite, case, final_state)
+        # at least a moment: on 3.11 a zero wait cancels even an instant built-in scorer
+        return await asyncio.wait_for(pending, max(left_s, GRADE_FLOOR_S)), None
+    except TimeoutError:
+        return None, ("timeout", f"the run did not finish within {timeout_s:g} s (scoring)")
+    except ScorerError as exc:
+        return None, ("scorer_error", str(exc))
+    except _ThreadExit as exc:
+        return None, ("scorer_error", f"a scorer raised {type(exc.inner).__name__}")
+
+
+def _transcript(ctx: RunContext) -> list[dict[str, Any]]:
+    try:
+        return ctx.transcript_dicts()
+    except Exception as exc:  # an agent put something odd in ctx.transcript
+        return [{"role": "system", "content": f"(transcript unreadable: {_text(exc)})"}]
+
+
+def _text(exc: BaseException) -> str:
+    """str(exc), even for an exception whose __str__ raises."""
+    try:
+        return str(exc)
+    except Exception:
+        return f"<{type(exc).__name__} with an unprintable message>"
