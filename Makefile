@@ -39,8 +39,11 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy
 
+# One worker per core (pytest-xdist), a test file per worker at a time: the files'
+# session fixtures (the calibration cells) are built once. `pytest tests/x.py` alone
+# stays serial. The slowest tests are listed at the end.
 pytest: dev chromium clarify-ts
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadfile --durations=10
 
 # The TypeScript command agent of examples/clarify-ts (official openai and MCP SDKs),
 # run end to end by the tests: npm ci from its lockfile, then tsc.
