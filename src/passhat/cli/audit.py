@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,6 +11,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from passhat.accounting import MissingRuns, format_ranges
 from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli._help import examples
 from passhat.plain import plural
@@ -21,7 +23,9 @@ if TYPE_CHECKING:
     from passhat.sources.audit import Audit, ConfigurationAudit
 
 
-def _indices(indices: tuple[int, ...]) -> str:
+def _indices(indices: Sequence[int]) -> str:
+    if isinstance(indices, MissingRuns):
+        return format_ranges(indices.ranges()) if len(indices) else "–"
     return ", ".join(str(i) for i in indices) if indices else "–"
 
 
