@@ -30,6 +30,7 @@ from passhat.errors import ConfigError, InputError
 from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
+from passhat.sources._files import MAX_JSON_BYTES, regular_size
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -136,7 +137,8 @@ def log_paths(paths: Iterable[Path]) -> list[Path]:
                     "give a log file or the folder Inspect wrote them to"
                 )
             found.extend(sorted(logs))
-        elif path.is_file():
+        elif path.exists():
+            regular_size(path, "Inspect log")  # a FIFO or a device is refused, never opened
             found.append(path)
         else:
             raise InputError(f"{path}: no such file or folder; give an Inspect log (.eval/.json)")
@@ -148,6 +150,12 @@ def read_log(path: Path) -> EvalLog:
     _require_inspect()
     from inspect_ai.log import read_eval_log
 
+    size = regular_size(path, "Inspect log")
+    if path.suffix != ".eval" and size > MAX_JSON_BYTES:
+        raise InputError(
+            f"{path}: the Inspect log is {size:,} bytes, more than the {MAX_JSON_BYTES:,} "
+            "passhat reads as JSON; write it as .eval (inspect log convert --to eval)"
+        )
     try:
         # events and store are the bulk of a log and never become part of a run here
         return read_eval_log(str(path), exclude_fields={"events", "store"})
