@@ -591,3 +591,65 @@ def test_unreadable_folders_are_findings_not_silence(
         f.endswith("c (Permission denied): cannot be read; the runs it holds cannot be counted")
         for f in data["findings"]
     )
+
+
+# ------------------------------------------------------------------- layouts
+
+
+def test_terminal_bench_layout_one_folder_per_whole_suite_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """terminal-bench keeps `runN/<task>/`: the run folder holds every task. Without a
+    layout the tasks are no run folders at all; with one, each task is a configuration."""
+    for run, tasks in ((1, ("hello", "build")), (2, ("hello", "build")), (3, ("hello",))):
+        for task in tasks:
+            d = tmp_path / f"run{run}" / task
+            d.mkdir(parents=True)
+            (d / "result.json").write_text(json.dumps({"passed": task == "hello"}))
+    (tmp_path / "README.md").write_text("Each task was attempted 3 times.\n")
+    data = audit_json(capsys, str(tmp_path), "--layout", "run{run}/{task}")
+    by_name = {c["configuration"]: c for c in data["configurations"]}
+    assert by_name["hello"]["passed"] == [1, 2, 3]
+    assert by_name["build"]["graded"] == [1, 2] and by_name["build"]["missing"] == [3]
+    assert data["k_plan"] == 3
+    r = run_cli(capsys, "audit", str(tmp_path), "--layout", "run{run}/{task}", "--strict")
+    assert r.code == 1 and "build: 2 of 3 planned runs graded (missing run 3)" in r.out
+
+
+def test_the_seeds_layout_reads_as_the_default_does(capsys: pytest.CaptureFixture[str]) -> None:
+    default = audit_json(capsys, str(EXAMPLE))
+    laid_out = audit_json(capsys, str(EXAMPLE), "--layout", "outputs/{config}/run-{run}")
+    assert laid_out["configurations"] == default["configurations"]
+
+
+def test_a_layout_of_configurations_tasks_and_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for config in ("base", "guide"):
+        for task in ("t1", "t2"):
+            for trial in (0, 1):
+                d = tmp_path / config / task / f"trial_{trial}"
+                d.mkdir(parents=True)
+                (d / "grade.json").write_text('{"reward": 1}')
+    (tmp_path / "base" / "notes").mkdir()  # not a task folder of the layout: never a run
+    data = audit_json(capsys, str(tmp_path), "--layout", "{config}/{task}/trial_{run}")
+    names = [c["configuration"] for c in data["configurations"]]
+    assert names == ["base/t1", "base/t2", "guide/t1", "guide/t2"]
+    assert all(c["passed"] == [1, 2] for c in data["configurations"])
+    assert data["notes"] == ["run directories count from 0: run-0 is reported as run 1"]
+
+
+@pytest.mark.parametrize(
+    ("layout", "part"),
+    [
+        ("outputs/{config}", "name the run number exactly once with {run}"),
+        ("run{run}/{run}", "exactly once"),
+        ("../run{run}", "folders below DIR only"),
+        ("nothing-{run}", "no folder matches --layout 'nothing-{run}'"),
+    ],
+    ids=["no-run", "two-runs", "parent", "no-match"],
+)
+def test_a_bad_layout_is_one_line(
+    capsys: pytest.CaptureFixture[str], layout: str, part: str
+) -> None:
+    one_line_exit_2(run_cli(capsys, "audit", str(EXAMPLE), "--layout", layout), part)

@@ -163,6 +163,7 @@ def _print_figures(out: Console, audit: Audit) -> None:
         "passhat audit examples/audit/trello",
         "passhat audit results/ --grade 'python grade.py {run_dir}' --strict",
         "passhat audit results/ --declared-k 3 --into-store --name cards-audit",
+        "passhat audit tb-runs/ --layout 'run{run}/{task}'",
     )
 )
 def audit(
@@ -203,6 +204,15 @@ def audit(
             metavar="REGEX",
             help=r"Run-directory name with the index in a group, e.g. 'sample-(\d+)' "
             "(repeatable). Default: run-N, trial-N, attempt-N, epoch-N.",
+        ),
+    ] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            "--layout",
+            metavar="PATTERN",
+            help="Where runs sit below DIR: {config}, {task}, {run} and * in folder names, "
+            "e.g. 'outputs/{config}/run-{run}' or terminal-bench's 'run{run}/{task}'.",
         ),
     ] = None,
     grade: Annotated[
@@ -261,6 +271,7 @@ def audit(
         grade=grade,
         grade_timeout_s=grade_timeout,
         grade_jobs=grade_jobs,
+        layout=layout,
     )
     result = audit_folder(folder, options)
     if as_json:

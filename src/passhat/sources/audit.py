@@ -390,6 +390,88 @@ def _run_index(digits: str, path: Path) -> int:
     return int(stripped)
 
 
+_PLACEHOLDER = re.compile(r"\{(config|task|run)\}|\*")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where runs sit in a result folder, as a path pattern (`--layout`).
+
+    Segments are folder names below DIR, `/`-separated; in each, `{config}` and
+    `{task}` name what is compared (several join, in order, with `/`), `{run}` is the
+    run number (digits, exactly once), `*` is any text, the rest is literal. The last
+    segment is the run folder, where grade files are read. Examples:
+
+        outputs/{config}/run-{run}       the seed's Trello folder
+        run{run}/{task}                  terminal-bench: one folder per whole-suite run
+        {config}/{task}/trial_{run}      a configuration × task × trial tree
+    """
+
+    pattern: str
+    segments: tuple[re.Pattern[str], ...]
+    names: tuple[tuple[str, ...], ...]
+    """Per segment, the placeholders it captures in order ('config', 'task', 'run')."""
+
+
+def parse_layout(pattern: str) -> Layout:
+    """A `--layout` pattern, checked; InputError naming the fix."""
+    parts = [p for p in pattern.strip().strip("/").split("/") if p not in ("", ".")]
+    runs = pattern.count("{run}")
+    if runs != 1 or not parts or any(p == ".." for p in parts):
+        raise InputError(
+            f"--layout {pattern!r}: name the run number exactly once with {{run}}, folders "
+            "below DIR only, e.g. 'outputs/{config}/run-{run}' or 'run{run}/{task}'"
+        )
+    segments = []
+    names = []
+    for part in parts:
+        regex, captured, at = "", [], 0
+        for match in _PLACEHOLDER.finditer(part):
+            regex += re.escape(part[at : match.start()])
+            kind = match.group(1)
+            if kind is None:
+                regex += ".*?"
+            else:
+                regex += r"(\d+)" if kind == "run" else "(.+?)"
+                captured.append(kind)
+            at = match.end()
+        regex += re.escape(part[at:])
+        segments.append(re.compile(regex, re.I))
+        names.append(tuple(captured))
+    return Layout(pattern, tuple(segments), tuple(names))
+
+
+def scan_layout(root: Path, layout: Layout) -> tuple[list[RunDir], list[str]]:
+    """Every run folder the layout describes, with its configuration (the `{config}` and
+    `{task}` parts, joined) and index; and the folders that could not be listed."""
+    found: list[RunDir] = []
+    unreadable: list[str] = []
+    level: list[tuple[Path, tuple[tuple[str, str], ...]]] = [(root, ())]
+    last = len(layout.segments) - 1
+    for depth, (segment, names) in enumerate(zip(layout.segments, layout.names, strict=True)):
+        below = []
+        for here, captured in level:
+            try:
+                with os.scandir(here) as entries:
+                    subdirs = sorted(e.name for e in entries if _is_dir(e))
+            except OSError as error:
+                unreadable.append(f"{here} ({error.strerror})")
+                continue
+            for name in subdirs:
+                match = segment.fullmatch(name) if not name.startswith(".") else None
+                if match is not None:
+                    pairs = tuple(zip(names, match.groups(), strict=True))
+                    below.append((here / name, captured + pairs))
+        level = below
+        if depth == last:
+            break
+    for path, captured in level:
+        digits = next(value for kind, value in captured if kind == "run")
+        configuration = "/".join(v for kind, v in captured if kind != "run") or "."
+        found.append(RunDir(configuration, _run_index(digits, path), path))
+    return sorted(found, key=lambda r: (r.configuration, r.index, str(r.path))), unreadable
+
+
 def name_configurations(found: Sequence[tuple[str, int, Path]]) -> list[RunDir]:
     """Configuration names: the parent folders, with their shared leading part dropped."""
     parents = sorted({parent for parent, _, _ in found})
@@ -708,6 +790,8 @@ class AuditOptions:
     """Seconds one grading may take before that run is errored."""
     grade_jobs: int = 4
     """Grade commands run at once."""
+    layout: str | None = None
+    """Where runs sit (`Layout`), instead of run folders found by `patterns` anywhere."""
 
 
 def _check_unique(run_dirs: Sequence[RunDir]) -> None:
@@ -762,8 +846,19 @@ def audit_folder(root: Path, options: AuditOptions) -> Audit:
         claims, read_notes = read_claims(root, manifest.path)
         notes.extend(read_notes)
     tokens = check_command(options.grade) if options.grade else None
-    found, unreadable = scan(root, compile_patterns(options.patterns))
-    run_dirs = name_configurations(found)
+    if options.layout is not None:
+        if options.patterns != RUN_PATTERNS:
+            raise InputError("--layout and --run-pattern both say where runs are; give one")
+        layout = parse_layout(options.layout)
+        run_dirs, unreadable = scan_layout(root, layout)
+        if not run_dirs:
+            raise InputError(
+                f"{root}: no folder matches --layout {layout.pattern!r}; check it against "
+                "the folder's tree (docs/audit.md shows examples)"
+            )
+    else:
+        found, unreadable = scan(root, compile_patterns(options.patterns))
+        run_dirs = name_configurations(found)
     if not run_dirs:
         raise InputError(
             f"{root}: no run directories found (names like run-1, trial-1, attempt-1, "
