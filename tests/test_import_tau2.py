@@ -288,3 +288,23 @@ def test_a_device_or_a_fifo_is_refused_without_reading(
         assert r.code == 2, (source, r.err)
         assert ("a device, not a file" if kind == "device" else "a FIFO, not a file") in r.err
         assert len(r.err.strip().splitlines()) == 1
+
+
+def test_what_tau2s_model_allows_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """τ²'s SimulationRun makes `trial` optional and `messages` null for full-duplex runs:
+    neither is refused; the unnumbered simulation is numbered in file order, with a note."""
+    results = _sims_with({"messages": None}, drop="trial")
+    r = run_cli(
+        capsys,
+        "import",
+        "tau2",
+        str(write(tmp_path / "r.json", results)),
+        "--db",
+        str(tmp_path / "p.db"),
+        "--json",
+    )
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    assert "1 simulations have no trial number; numbered in file order" in item["notes"]

@@ -14,6 +14,12 @@ checked with a message naming it:
     simulations[]                   task_id, trial (0-based), termination_reason,
                                     reward_info.reward, duration, agent_cost, messages
 
+Each simulation is checked as τ²-bench's `SimulationRun` model checks it, for the
+fields read: one its loader would refuse (no `task_id`, a `duration` that is no
+number, ...) is refused in one line naming `simulations[i].field`. `trial` is
+optional in that model (`Optional[int]`), so a simulation without one is
+numbered in file order after the numbered ones, and a note says so.
+
 Each simulation is a run (index = trial + 1). Reward 1 (within τ²'s own 1e-6)
 passes, any other reward fails; `infrastructure_error` (the simulation never
 ran: an API disconnect) and a simulation without a reward are errored: τ²-bench
@@ -141,9 +147,12 @@ def check_simulation(sim: Any, at: int, path: Path) -> dict[str, Any]:
         ),
         (
             "messages",
-            isinstance(sim.get("messages", []), list)
-            and all(isinstance(m, dict) for m in sim.get("messages") or []),
-            "messages is a list of objects",
+            sim.get("messages") is None  # full-duplex simulations keep ticks instead
+            or (
+                isinstance(sim["messages"], list)
+                and all(isinstance(m, dict) for m in sim["messages"])
+            ),
+            "messages is a list of objects, or null",
         ),
         (
             "seed",
