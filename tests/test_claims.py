@@ -175,3 +175,12 @@ def test_numbers_in_words_and_digits() -> None:
         None,
     ]
     assert number("9" * 5000) == MAX_CLAIM + 1
+
+
+def test_the_text_lists_the_other_claims_with_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _folder(tmp_path, "We ran it 3 times.\n\nWe report pass^2 and k=2.")
+    r = run_cli(capsys, "audit", str(root))
+    assert 'claimed   3  (README.md:3: "We ran it 3 times.")' in r.out
+    assert "also claimed: 2+ (README.md:5), 2 (README.md:5)" in r.out  # in reading order

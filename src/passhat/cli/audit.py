@@ -29,6 +29,9 @@ def _indices(indices: Sequence[int]) -> str:
     return ", ".join(str(i) for i in indices) if indices else "–"
 
 
+OTHER_CLAIMS_SHOWN = 4
+"""Claims besides the one the plan follows, listed under it (each with file and line)."""
+
 ROWS_SHOWN = 30
 """Configurations and findings listed unless --all is given, as `report` lists 30 cases:
 an audit of 10,000 configurations printed 12,587 lines."""
@@ -104,6 +107,14 @@ def print_audit(out: Console, audit: Audit, limit: int | None = ROWS_SHOWN) -> N
         out.print(Text(f"  claimed   {claim.k}  ({claim.source}{quote})"), soft_wrap=True)
     else:
         out.print(Text("  claimed   –  (no report file claims a run count; --claimed K)"))
+    others = [c for c in audit.claims if c is not claim]
+    if others:
+        shown = ", ".join(
+            f"{c.k}{'+' if c.at_least else ''} ({c.source})" for c in others[:OTHER_CLAIMS_SHOWN]
+        )
+        more = len(others) - OTHER_CLAIMS_SHOWN
+        tail = f" and {more:,} more (--json lists every one)" if more > 0 else ""
+        out.print(Text(f"            also claimed: {shown}{tail}"), soft_wrap=True)
     most = max((len(c.present) for c in audit.configurations), default=0)
     out.print(
         Text(

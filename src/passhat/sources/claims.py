@@ -240,22 +240,23 @@ def sentence(line: str, start: int, end: int) -> str:
     return "".join(c if c.isprintable() else " " for c in text)
 
 
-def _line_claims(line: str, where: str) -> Iterator[Claim]:
-    seen: set[tuple[int, int]] = set()
+def _line_claims(line: str, where: str) -> list[Claim]:
+    """The claims of one line, in the order they are written."""
+    found: dict[tuple[int, int], Claim] = {}
     for pattern, at_least in _PATTERNS:
         for match in pattern.finditer(line):
             k = number(match.group("num"))
             span = match.span("num")
-            if k is None or span in seen:
+            if k is None or span in found:
                 continue
-            seen.add(span)
-            yield Claim(
+            found[span] = Claim(
                 k,
                 where,
                 sentence(line, *match.span()),
                 at_least=at_least,
                 written=match.group("num"),
             )
+    return [found[span] for span in sorted(found)]
 
 
 def _cells(line: str) -> list[str]:
