@@ -145,6 +145,20 @@ _PATTERNS: tuple[tuple[re.Pattern[str], bool], ...] = (
         ),
         False,
     ),
+    # "Trials: 5", "Runs per config: 3", "seeds = 5" (a plural noun: "Run 3:" names a run)
+    (
+        re.compile(
+            r"(?<![\w-])(?:runs|trials|epochs|attempts|seeds|repeats|repetitions|rollouts)"
+            r"(?:\s+(?:per|for\s+each|each)\s+[\w-]{1,30})?\s*[:=]\s*(?P<num>\d[\d,]*)\b",
+            re.I,
+        ),
+        False,
+    ),
+    # "(5 seeds)", "(3 runs each)"
+    (
+        re.compile(r"\(\s*" + _NUM + r"\s+" + _ADJ + _NOUN + r"(?:\s+each)?\s*\)", re.I),
+        False,
+    ),
     # "pass^5", "pass@5", "pass\^5" (markdown), "pass^{5}": at least 5 runs of every case
     (
         re.compile(r"\bpass\s*\\?(?:\^|@|\s*hat\s*)\s*\{?\s*(?P<num>\d[\d,]*)\s*\}?", re.I),
