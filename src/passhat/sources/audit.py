@@ -295,7 +295,8 @@ def claim_files(root: Path, manifest: Path | None) -> list[tuple[Path, bool]]:
     """The report files (REPORT_FILES, then any other top-level .md) and JSON summaries
     (SUMMARY_FILES) of `root`, with whether each is JSON; at most MAX_CLAIM_FILES."""
     try:
-        names = sorted(entry.name for entry in os.scandir(root) if entry.is_file())
+        with os.scandir(root) as entries:
+            names = sorted(entry.name for entry in entries if entry.is_file())
     except OSError:
         return []
     ordered = [n for n in REPORT_FILES if n in names]
