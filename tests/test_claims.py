@@ -184,3 +184,22 @@ def test_the_text_lists_the_other_claims_with_file_and_line(
     r = run_cli(capsys, "audit", str(root))
     assert 'claimed   3  (README.md:3: "We ran it 3 times.")' in r.out
     assert "also claimed: 2+ (README.md:5), 2 (README.md:5)" in r.out  # in reading order
+
+
+def test_a_row_planning_more_runs_of_one_configuration_is_stored_as_its_own_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for config in ("baseline", "guide"):
+        for i in (1, 2, 3):
+            run = tmp_path / "outputs" / config / f"run-{i}"
+            run.mkdir(parents=True)
+            (run / "grade.json").write_text('{"passed": true}')
+    (tmp_path / "README.md").write_text("| configuration | runs |\n|---|---|\n| baseline | 5 |\n")
+    db = tmp_path / "p.db"
+    data = json.loads(run_cli(capsys, "audit", str(tmp_path), "--json").out)
+    assert data["totals"]["requested"] == 8 and data["totals"]["missing"] == 2
+    r = run_cli(capsys, "audit", str(tmp_path), "--into-store", "--db", str(db), "--name", "a")
+    assert r.code == 0, r.err
+    report = json.loads(run_cli(capsys, "report", "a", "--db", str(db), "--json").out)
+    assert report["accounting"]["runs_requested"] == 8
+    assert report["accounting"]["runs_missing"] == 2

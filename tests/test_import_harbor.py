@@ -181,3 +181,29 @@ def test_a_nan_reward_is_errored_and_refused_trials_are_noted(
     assert "odd/result.json: field agent_info is not an object" in notes
     assert "list/result.json: it is not a JSON object" in notes
     assert item["missing"] == {"fix": [2, 3], "hello": [3]}
+
+
+def test_a_trial_folder_that_cannot_be_listed_is_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(Permission bits do not stop root, so listing is refused as the kernel would.)"""
+    import os
+
+    job = write_job(tmp_path, TRIALS[:3])
+    blocked = job / TRIALS[0]["trial_name"]
+    real = os.scandir
+
+    def scandir(path: Any) -> Any:
+        if Path(path) == blocked:
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"), "--json")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    assert (
+        f"{blocked.name}: cannot be read (Permission denied); that trial counts as missing"
+        in item["notes"]
+    )
+    assert item["missing"] == {"hello": [3]}

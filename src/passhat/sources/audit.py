@@ -1010,6 +1010,10 @@ def audit_experiment(audit: Audit, *, name: str | None = None) -> Imported:
         params={},
         prompt_version=None,
         k_requested=audit.k_plan,
+        # a table row may plan fewer runs of one configuration than of the others
+        case_k={
+            c.configuration: c.planned for c in audit.configurations if c.planned < audit.k_plan
+        },
         seed=0,
         harness_version=__version__,
         fingerprint=short_hash({"audit": suite_hash, "model": model}),

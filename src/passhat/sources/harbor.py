@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -165,7 +166,15 @@ def read_trials(job_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
         raise InputError(f"{job_dir}: cannot be listed ({error.strerror})") from None
     for sub in subs:
         path = sub / "result.json"
-        if not path.exists():
+        try:
+            with os.scandir(sub) as entries:
+                held = any(e.name == "result.json" for e in entries)
+        except OSError as error:
+            notes.append(
+                f"{sub.name}: cannot be read ({error.strerror}); that trial counts as missing"
+            )
+            continue
+        if not held:
             continue
         try:
             data = load_json(path, "trial result")
