@@ -9,10 +9,12 @@ side, per configuration:
 
 - **declared**: the run count the manifest records (`runs_per_configuration`,
   `k`, `epochs`, `num_trials`, `n_attempts`, ...), or `--declared-k`;
-- **claimed**: what a report says (`--claimed`, or a sentence of REPORT.md /
-  README.md such as "each group ran three times");
+- **claimed**: what a report says (`--claimed`, or every claim of the report
+  files and JSON summaries, read by `claims.py` the way people write them:
+  "each group ran three times", "averaged over 5 seeds", "pass^5", a `runs`
+  column of a markdown table);
 - **present**: run directories found (`run-N`, `trial-N`, `attempt-N`,
-  `epoch-N`; other patterns with `--run-pattern`);
+  `epoch-N`; other patterns with `--run-pattern`; any nesting with `--layout`);
 - **graded**: run directories with a verdict: a grade file inside
   (`grade.json`, `verdict.json`, ...) or the exit code of `--grade "CMD
   {run_dir}"`, which passhat runs once for **every** run directory.
@@ -22,9 +24,12 @@ The plan the numbers are measured against is the largest of the three
 declares and nobody kept is missing, by index. Figures are labelled with the
 graded runs behind them, never with the plan.
 
-Reading is pure over a `Listing` (what the folder holds); the file system and
-subprocesses are touched only by `scan`, `read_manifest`, `read_claims` and
-`grade_with_command`.
+Nothing is sized by what the folder says before it is checked: a claim, a
+declared count or a run index above MAX_CLAIM (100,000) is refused in one line.
+Reading is pure over what the folder holds (`audit_listing`); the file system and
+subprocesses are touched only by `scan`, `scan_layout`, `read_manifest`,
+`read_claims`, `grade_from_files` and `grade_with_command`. docs/audit.md is the
+reference.
 """
 
 from __future__ import annotations
