@@ -93,3 +93,18 @@ def invalidated_log(log: Path, out: Path, sample: tuple[str, int], reason: str) 
     edited = invalidate_samples(data, [uuid], ProvenanceData(author="reviewer", reason=reason))
     write_eval_log(edited, str(out))
     return out
+
+
+def rewritten_log(log: Path, out: Path, *, epochs: int | None, status: str, samples: bool) -> Path:
+    """The same log, written by Inspect's own writer, with `eval.config.epochs` set (None:
+    the log records none, as `eval.config` `{}`), another status, and its samples kept or
+    dropped (a header-only log, as a cancelled eval can leave)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    data = read_eval_log(str(log))
+    data.eval.config.epochs = epochs
+    data.status = status  # type: ignore[assignment]
+    if not samples:
+        data.samples = None
+    write_eval_log(data, str(out), format="json")
+    return out

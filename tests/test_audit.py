@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -375,3 +377,279 @@ def test_the_walk_through_shows_what_the_command_prints(
         return [line.rstrip() for line in s.strip().splitlines()]
 
     assert lines(quoted) == lines(r.out)
+
+
+# ------------------------------------------------- --json carries what the text shows
+
+
+def test_json_carries_totals_figures_and_the_reason_of_each_errored_grade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_folder(
+        tmp_path,
+        {
+            "a": {1: {"grade": {"passed": True}}, 2: {"grade": {"note": "fine"}}, 3: {}},
+            "b": {1: {"grade": {"passed": False}}},
+        },
+        {"k": 3},
+    )
+    data = audit_json(capsys, str(root))
+    assert data["schema_version"] == 2
+    assert data["totals"] == {
+        "configurations": 2,
+        "requested": 6,
+        "present": 4,
+        "graded": 2,
+        "passed": 1,
+        "failed": 1,
+        "errored": 1,
+        "ungraded": 1,
+        "missing": 2,
+    }
+    assert data["figures"] == {
+        "pass_rate": 0.5,
+        "passes": 1,
+        "graded_runs": 2,
+        "j": 1,
+        "pass_at_j": 0.5,
+        "pass_hat_j": 0.5,
+        "configurations": 2,
+        "left_out": [],
+    }
+    (a,) = (c for c in data["configurations"] if c["configuration"] == "a")
+    assert a["failed"] == [] and a["planned"] == 3
+    assert [g["run"] for g in a["not_graded"]] == [2, 3]
+    errored, ungraded = a["not_graded"]
+    assert errored["status"] == "errored" and errored["source"] == "grade.json"
+    assert "has no verdict" in errored["reason"]
+    assert ungraded["status"] == "ungraded" and "no grade file" in ungraded["reason"]
+    # the text shows the same figures
+    r = run_cli(capsys, "audit", str(root))
+    assert "pass rate   50.0%  1 passed / 2 graded runs (of 6 planned)" in r.out
+
+
+def test_json_figures_are_null_when_nothing_was_graded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_folder(tmp_path, {"a": {1: {}}})
+    data = audit_json(capsys, str(root))
+    assert data["figures"] is None and data["totals"]["ungraded"] == 1
+
+
+# ------------------------------------------------ bad folders: one line, bounded
+
+
+def one_line_exit_2(r: Any, *parts: str) -> None:
+    assert r.code == 2, r.out + r.err
+    assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+    for part in parts:
+        assert part in r.err
+
+
+@pytest.mark.parametrize("name", ["run-20241203", "run_1733299200", "trial-" + "9" * 200])
+def test_a_run_folder_named_by_a_date_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Regression (issue 26): run-20241203 made a plan of 20 million runs and allocated
+    its missing indices until MemoryError."""
+    (tmp_path / "outputs" / "a" / name).mkdir(parents=True)
+    r = run_cli(capsys, "audit", str(tmp_path))
+    one_line_exit_2(r, name, "more than 100,000", "--run-pattern")
+
+
+@pytest.mark.parametrize(
+    ("manifest", "part"),
+    [
+        ('{"k": 1000000000000}', "field k is 1,000,000,000,000, more than 100,000"),
+        ('{"k": 1' + "0" * 5000 + "}", "the manifest is not valid JSON"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+    ids=["k-10^12", "k-5000-digits", "deep"],
+)
+def test_a_manifest_too_large_to_plan_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], manifest: str, part: str
+) -> None:
+    root = make_folder(tmp_path, {"a": {1: {"grade": {"passed": True}}}}, manifest)
+    one_line_exit_2(run_cli(capsys, "audit", str(root)), "benchmark.json", part)
+
+
+def test_sparse_huge_grade_and_report_files_are_never_read_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_folder(tmp_path, {"a": {1: {}, 2: {"grade": {"passed": True}}}}, {"k": 2})
+    with (root / "outputs" / "a" / "run-1" / "grade.json").open("wb") as f:
+        f.truncate(8 << 30)  # sparse: 8 GB of holes
+    with (root / "README.md").open("wb") as f:
+        f.write(b"Each configuration ran twice.\n")
+        f.truncate(8 << 30)
+    data = audit_json(capsys, str(root))
+    (c,) = data["configurations"]
+    assert c["errored"] == [1] and c["passed"] == [2]
+    assert "more than the 1.0 MB passhat reads" in c["not_graded"][0]["reason"]
+    assert data["claimed"]["k"] == 2
+    assert "README.md: only its first 4 MB were read for claims" in data["notes"]
+
+
+def test_a_fifo_or_a_folder_as_grade_file_is_errored_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_folder(tmp_path, {"a": {1: {}, 2: {}}}, {"k": 2})
+    os.mkfifo(root / "outputs" / "a" / "run-1" / "grade.json")
+    (root / "outputs" / "a" / "run-2" / "verdict.json").mkdir()
+    data = audit_json(capsys, str(root))
+    reasons = [g["reason"] for g in data["configurations"][0]["not_graded"]]
+    assert "is a FIFO, not a file" in reasons[0] and "is a folder" in reasons[1]
+
+
+def test_1500_nested_folders_are_walked_without_recursion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 26): os.walk recursed once per level: RecursionError."""
+    deep = tmp_path / "outputs"
+    deep.mkdir()
+    for _ in range(1500):  # one level at a time: Path.mkdir(parents=True) recurses too
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "run-1").mkdir()
+    (deep / "run-1" / "grade.json").write_text('{"passed": true}')
+    (tmp_path / "outputs" / "top" / "run-1").mkdir(parents=True)
+    data = audit_json(capsys, str(tmp_path))
+    assert data["totals"]["present"] == 2 and data["totals"]["passed"] == 1
+
+
+def test_a_grader_printing_0xff_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression (issue 26): a grader writing byte 0xff raised UnicodeDecodeError."""
+    root = make_folder(tmp_path, {"a": {1: {}}})
+    grader = tmp_path / "g.py"
+    grader.write_text("import sys\nsys.stdout.buffer.write(b'\\xff\\xfe ok')\nsys.exit(1)\n")
+    data = audit_json(capsys, str(root), "--grade", f"{sys.executable} {grader} {{run_dir}}")
+    assert data["configurations"][0]["graded"] == [1]
+
+
+def test_a_grader_that_times_out_leaves_no_child_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 26): the grader's children outlived its timeout."""
+    root = make_folder(tmp_path, {"a": {1: {}}})
+    pid_file = tmp_path / "child.pid"
+    grader = tmp_path / "g.py"
+    grader.write_text(
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(60)\n"
+    )
+    command = f"{sys.executable} {grader} {{run_dir}}"
+    data = audit_json(capsys, str(root), "--grade", command, "--grade-timeout", "2")
+    (reason,) = [g["reason"] for g in data["configurations"][0]["not_graded"]]
+    assert "ran past 2 s" in reason
+    child = int(pid_file.read_text())
+    for _ in range(100):
+        if not _alive(child):
+            break
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_unreadable_folders_are_findings_not_silence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 26): an unreadable run folder raised PermissionError and an
+    unreadable configuration was left out silently. (Permission bits do not stop root,
+    so listing is refused here the way the kernel would refuse it.)"""
+    root = make_folder(
+        tmp_path,
+        {"a": {1: {"grade": {"passed": True}}, 2: {"grade": {"passed": True}}}},
+        {"k": 2},
+    )
+    (root / "outputs" / "b" / "run-1").mkdir(parents=True)
+    (root / "outputs" / "c").mkdir(parents=True)
+    real = os.scandir
+    blocked = {root / "outputs" / "a" / "run-2", root / "outputs" / "c"}
+
+    def scandir(path: Any) -> Any:
+        if Path(path) in blocked:
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    r = run_cli(capsys, "audit", str(root), "--json", "--strict")
+    assert r.code == 1
+    data = json.loads(r.out)
+    (a,) = (c for c in data["configurations"] if c["configuration"] == "a")
+    assert a["errored"] == [2]
+    assert "the run folder cannot be read (Permission denied)" in a["not_graded"][0]["reason"]
+    assert any(
+        f.endswith("c (Permission denied): cannot be read; the runs it holds cannot be counted")
+        for f in data["findings"]
+    )
+
+
+# ------------------------------------------------------------------- layouts
+
+
+def test_terminal_bench_layout_one_folder_per_whole_suite_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """terminal-bench keeps `runN/<task>/`: the run folder holds every task. Without a
+    layout the tasks are no run folders at all; with one, each task is a configuration."""
+    for run, tasks in ((1, ("hello", "build")), (2, ("hello", "build")), (3, ("hello",))):
+        for task in tasks:
+            d = tmp_path / f"run{run}" / task
+            d.mkdir(parents=True)
+            (d / "result.json").write_text(json.dumps({"passed": task == "hello"}))
+    (tmp_path / "README.md").write_text("Each task was attempted 3 times.\n")
+    data = audit_json(capsys, str(tmp_path), "--layout", "run{run}/{task}")
+    by_name = {c["configuration"]: c for c in data["configurations"]}
+    assert by_name["hello"]["passed"] == [1, 2, 3]
+    assert by_name["build"]["graded"] == [1, 2] and by_name["build"]["missing"] == [3]
+    assert data["k_plan"] == 3
+    r = run_cli(capsys, "audit", str(tmp_path), "--layout", "run{run}/{task}", "--strict")
+    assert r.code == 1 and "build: 2 of 3 planned runs graded (missing run 3)" in r.out
+
+
+def test_the_seeds_layout_reads_as_the_default_does(capsys: pytest.CaptureFixture[str]) -> None:
+    default = audit_json(capsys, str(EXAMPLE))
+    laid_out = audit_json(capsys, str(EXAMPLE), "--layout", "outputs/{config}/run-{run}")
+    assert laid_out["configurations"] == default["configurations"]
+
+
+def test_a_layout_of_configurations_tasks_and_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for config in ("base", "guide"):
+        for task in ("t1", "t2"):
+            for trial in (0, 1):
+                d = tmp_path / config / task / f"trial_{trial}"
+                d.mkdir(parents=True)
+                (d / "grade.json").write_text('{"reward": 1}')
+    (tmp_path / "base" / "notes").mkdir()  # not a task folder of the layout: never a run
+    data = audit_json(capsys, str(tmp_path), "--layout", "{config}/{task}/trial_{run}")
+    names = [c["configuration"] for c in data["configurations"]]
+    assert names == ["base/t1", "base/t2", "guide/t1", "guide/t2"]
+    assert all(c["passed"] == [1, 2] for c in data["configurations"])
+    assert data["notes"] == ["run directories count from 0: run-0 is reported as run 1"]
+
+
+@pytest.mark.parametrize(
+    ("layout", "part"),
+    [
+        ("outputs/{config}", "name the run number exactly once with {run}"),
+        ("run{run}/{run}", "exactly once"),
+        ("../run{run}", "folders below DIR only"),
+        ("nothing-{run}", "no folder matches --layout 'nothing-{run}'"),
+    ],
+    ids=["no-run", "two-runs", "parent", "no-match"],
+)
+def test_a_bad_layout_is_one_line(
+    capsys: pytest.CaptureFixture[str], layout: str, part: str
+) -> None:
+    one_line_exit_2(run_cli(capsys, "audit", str(EXAMPLE), "--layout", layout), part)

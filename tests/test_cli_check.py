@@ -292,3 +292,17 @@ def test_goal_items_are_listed_once_when_two_set_scorers_read_one_path(
     r = run_cli(capsys, "check", str(writer.write()))
     assert r.code == 0, r.err
     assert r.out.count("AC2:unverifiable") == 1, r.out
+
+
+def test_a_case_symlink_loop_is_a_problem_named_with_its_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Regression (issue 26): a case file linking to itself ended in an OSError traceback."""
+    import shutil
+
+    suite = tmp_path / "trello"
+    shutil.copytree(EXAMPLES / "trello", suite)
+    (suite / "cases" / "loop.yaml").symlink_to("loop.yaml")
+    r = run_cli(capsys, "check", str(suite))
+    assert r.code == 2 and "Traceback" not in r.err
+    assert "cases/loop.yaml: cannot be read (Too many levels of symbolic links)" in r.err

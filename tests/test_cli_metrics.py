@@ -144,3 +144,10 @@ def test_console_script_exit_code_without_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_endless_line_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression (issue 26): `metrics /dev/zero` read one endless line until MemoryError."""
+    r = run_cli(capsys, "metrics", "/dev/zero")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1
+    assert "/dev/zero: line 1 is longer than 1,048,576 bytes" in r.err

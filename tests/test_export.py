@@ -265,3 +265,60 @@ def test_an_export_stopped_half_way_leaves_the_earlier_file_whole(tmp_path: Path
         write_rows(out, stopped(), RUN_COLUMNS, fmt)  # type: ignore[arg-type]
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
+
+
+# ------------------------------------------ -o onto what is not a regular file
+
+
+def test_export_onto_a_device_writes_through_it_never_replaces_it(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 26): -o onto a device node replaced it with a regular file (as
+    root, `-o /dev/stdout` destroyed /dev/stdout). /dev/null stays a device."""
+    import stat
+
+    r = run_cli(capsys, "export", "cards", "--db", str(store), "-o", "/dev/null", "--format", "csv")
+    assert r.code == 0, r.err
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+    assert not list(Path("/dev").glob(".null.*.part"))
+    r = run_cli(
+        capsys, "export", "cards", "--db", str(store), "-o", "/dev/null", "--format", "parquet"
+    )
+    assert r.code == 2 and "Parquet needs a file it can seek in" in r.err
+
+
+def test_export_onto_a_fifo_writes_through_it(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "runs.jsonl"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    r = run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(fifo))
+    reader.join(timeout=60)
+    assert r.code == 0, r.err
+    assert fifo.is_fifo() and len(got[0].decode().splitlines()) == 9
+
+
+def test_export_onto_a_symlink_keeps_the_link_and_writes_its_target(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "real.jsonl"
+    target.write_text("old\n")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(target)
+    r = run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(link))
+    assert r.code == 0, r.err
+    assert link.is_symlink() and len(target.read_text().splitlines()) == 9
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)
+    r = run_cli(capsys, "export", "cards", "--db", str(store), "-o", str(loop))
+    assert r.code == 2 and "cannot be written" in r.err and len(r.err.strip().splitlines()) == 1
+    r = run_cli(
+        capsys, "export", "cards", "--db", str(store), "-o", str(tmp_path), "--format", "csv"
+    )
+    assert r.code == 2 and "is a folder" in r.err

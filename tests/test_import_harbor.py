@@ -145,7 +145,7 @@ def test_two_models_in_one_job_never_pool(
     [
         (None, "not a Harbor job folder"),
         ('{"n_attempts": 0}', "field n_attempts is 0"),
-        ('{"n_att', "cannot be read as JSON"),
+        ('{"n_att', "the Harbor file is not valid JSON"),
         ('{"n_attempts": 2}', "no trial with a readable result.json"),
     ],
     ids=["no-config", "bad-attempts", "truncated", "no-trials"],
@@ -159,3 +159,51 @@ def test_bad_job_folders_are_one_line_exit_2(
         (job / "config.json").write_text(config)
     r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"))
     assert r.code == 2 and message in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_a_nan_reward_is_errored_and_refused_trials_are_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 26): a NaN reward was scored failed (τ² and Harbor's own
+    reward_valid make it no verdict), and trials Harbor's model refuses were dropped
+    with no note."""
+    nan = trial("hello", 1, float("nan"))
+    job = write_job(tmp_path, [nan, trial("hello", 2, 1.0), trial("fix", 3, 1.0)])
+    (job / "odd").mkdir()
+    (job / "odd" / "result.json").write_text(json.dumps({**trial("fix", 4, 1.0), "agent_info": []}))
+    (job / "list").mkdir()
+    (job / "list" / "result.json").write_text("[1, 2]")
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"), "--json")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    assert item["errored"] == [{"case": "hello", "run": 1, "message": "Harbor: the reward is NaN"}]
+    notes = "\n".join(item["notes"])
+    assert "odd/result.json: field agent_info is not an object" in notes
+    assert "list/result.json: it is not a JSON object" in notes
+    assert item["missing"] == {"fix": [2, 3], "hello": [3]}
+
+
+def test_a_trial_folder_that_cannot_be_listed_is_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(Permission bits do not stop root, so listing is refused as the kernel would.)"""
+    import os
+
+    job = write_job(tmp_path, TRIALS[:3])
+    blocked = job / TRIALS[0]["trial_name"]
+    real = os.scandir
+
+    def scandir(path: Any) -> Any:
+        if Path(path) == blocked:
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"), "--json")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    assert (
+        f"{blocked.name}: cannot be read (Permission denied); that trial counts as missing"
+        in item["notes"]
+    )
+    assert item["missing"] == {"hello": [3]}

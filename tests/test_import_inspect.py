@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from cli_helpers import run_cli
-from inspect_logs import invalidated_log, make_logs, trimmed_json_log
+from inspect_logs import invalidated_log, make_logs, rewritten_log, trimmed_json_log
 from passhat.sources.inspect_log import pass_rule
 
 
@@ -232,3 +232,32 @@ def test_a_log_rewritten_with_other_runs_is_refused_in_one_line(
     from test_import_again import check_other_runs_refused, inspect_source
 
     check_other_runs_refused(inspect_source(tmp_path, logs["full"]), tmp_path, capsys)
+
+
+def test_a_log_recording_no_epochs_takes_k_from_what_it_holds_and_says_so(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 26): eval.config {} was read as 1 epoch, and a log holding epoch 3
+    was refused as "samples of epoch 3 but the task asked for 1 epoch"."""
+    path = rewritten_log(
+        logs["full"], tmp_path / "no-epochs.json", epochs=None, status="success", samples=True
+    )
+    (item,) = imported(capsys, tmp_path / "p.db", str(path))
+    assert item["k_requested"] == 3 and item["missing"] == {}
+    assert (
+        "the log records no epochs (eval.config has none): requested k taken as 3, "
+        "the highest epoch it holds"
+    ) in item["notes"]
+
+
+def test_a_header_only_cancelled_log_holds_no_runs_rather_than_never_ran(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = rewritten_log(
+        logs["full"], tmp_path / "header.json", epochs=3, status="cancelled", samples=False
+    )
+    (item,) = imported(capsys, tmp_path / "p.db", str(path))
+    assert item["accounting"]["runs_missing"] == 9 and item["accounting"]["runs_completed"] == 0
+    (note,) = item["notes"]
+    assert "holds no sample (a header-only log): its 9 runs are not held here" in note
+    assert "never ran" not in json.dumps(item)

@@ -202,3 +202,109 @@ def test_bad_results_are_one_line_exit_2(
     r = run_cli(capsys, "import", "tau2", str(path), "--db", str(tmp_path / "p.db"))
     assert r.code == 2 and message in r.err, r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------ what τ²-bench's loader refuses
+
+
+def _sims_with(change: dict[str, Any], drop: str | None = None) -> dict[str, Any]:
+    sims = [dict(s) for s in SIMULATIONS]
+    sims[1] = {**sims[1], **change}
+    if drop:
+        del sims[1][drop]
+    return {**RESULTS, "simulations": sims}
+
+
+@pytest.mark.parametrize(
+    ("results", "part"),
+    [
+        (_sims_with({}, drop="task_id"), "field simulations[1].task_id is missing"),
+        (_sims_with({"task_id": None}), "field simulations[1].task_id is null"),
+        (_sims_with({"trial": "one"}), 'field simulations[1].trial is "one"'),
+        (_sims_with({"duration": "60 s"}), 'field simulations[1].duration is "60 s"'),
+        (_sims_with({"duration": 10**400}), "field simulations[1].duration is 1000"),
+        (_sims_with({"reward_info": "ok"}), 'field simulations[1].reward_info is "ok"'),
+        (_sims_with({"messages": {"a": 1}}), "field simulations[1].messages is"),
+        ({**RESULTS, "info": {**RESULTS["info"], "num_trials": 10**12}}, "num_trials is 1,000"),
+        ({**RESULTS, "info": {**RESULTS["info"], "agent_info": "x"}}, "info.agent_info.llm"),
+        ({**RESULTS, "tasks": "all"}, "field tasks is not a list"),
+    ],
+    ids=[
+        "no-task-id",
+        "null-task-id",
+        "string-trial",
+        "string-duration",
+        "huge-duration",
+        "string-reward-info",
+        "object-messages",
+        "huge-num-trials",
+        "string-agent-info",
+        "string-tasks",
+    ],
+)
+def test_what_tau2s_loader_refuses_is_refused_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], results: dict[str, Any], part: str
+) -> None:
+    """Regression (issue 26): simulations without task_id imported into a case "None"
+    (exit 0); wrong types ended in ValueError, OverflowError or AttributeError."""
+    db = tmp_path / "p.db"
+    r = run_cli(capsys, "import", "tau2", str(write(tmp_path / "r.json", results)), "--db", str(db))
+    assert r.code == 2 and part in r.err, r.err
+    assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+    assert not db.exists()  # nothing half-written: the store is never opened
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"info": {"num_trials": 1' + "0" * 5000 + "}}", "not valid JSON"),
+    ],
+    ids=["deep", "5000-digit-int"],
+)
+def test_unreadable_json_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, part: str
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(text)
+    r = run_cli(capsys, "import", "tau2", str(path), "--db", str(tmp_path / "p.db"))
+    assert r.code == 2 and part in r.err and len(r.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_device_or_a_fifo_is_refused_without_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """Regression (issue 26): `import tau2 /dev/zero` read until MemoryError."""
+    import os
+
+    if kind == "device":
+        path = Path("/dev/zero")
+    else:
+        path = tmp_path / "fifo.json"
+        os.mkfifo(path)
+    for source in ("tau2", "inspect"):
+        r = run_cli(capsys, "import", source, str(path), "--db", str(tmp_path / "p.db"))
+        assert r.code == 2, (source, r.err)
+        assert ("a device, not a file" if kind == "device" else "a FIFO, not a file") in r.err
+        assert len(r.err.strip().splitlines()) == 1
+
+
+def test_what_tau2s_model_allows_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """τ²'s SimulationRun makes `trial` optional and `messages` null for full-duplex runs:
+    neither is refused; the unnumbered simulation is numbered in file order, with a note."""
+    results = _sims_with({"messages": None}, drop="trial")
+    r = run_cli(
+        capsys,
+        "import",
+        "tau2",
+        str(write(tmp_path / "r.json", results)),
+        "--db",
+        str(tmp_path / "p.db"),
+        "--json",
+    )
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    assert "1 simulations have no trial number; numbered in file order" in item["notes"]

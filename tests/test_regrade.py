@@ -271,3 +271,57 @@ def test_a_copy_of_a_run_the_source_lacks_writes_nothing(trello: tuple[Path, Pat
         assert store.runs(e.id, full=False) == [
             replace(r, experiment_id=e.id) for r in store.runs(source.id, full=False)
         ]
+
+
+def _scorer_body(suite: Path, body: str) -> None:
+    rules = suite / "rules.py"
+    text = rules.read_text(encoding="utf-8")
+    rules.write_text(
+        text.replace(
+            '    """Accept the run\'s one card, or list every rule it breaks."""', body, 1
+        ),
+        encoding="utf-8",
+    )
+
+
+def test_a_scorer_calling_sys_exit_errors_its_runs_instead_of_ending_the_regrade(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 26): a scorer calling sys.exit(9) ended `regrade` silently, rc 9."""
+    suite, db = trello
+    _scorer_body(suite, "    import sys\n\n    sys.exit(9)")
+    out = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "exits")
+    assert out["runs"] == 9 and len(out["changes"]) == 9
+    report = json_out(capsys, "report", "exits", "--db", str(db))
+    assert report["accounting"]["runs_errored"] == 9
+    r = run_cli(capsys, "show", "exits", "export-orders-csv", "1", "--db", str(db))
+    assert "the scorer called sys.exit(9)" in r.out
+
+
+def test_a_scorer_that_blocks_is_bounded_by_the_timeout(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 26): a blocking scorer ran 36 s past a 2 s timeout. The first
+    call blocks; that run alone is errored (timeout), the others are graded."""
+    import time
+
+    suite, db = trello
+    _scorer_body(
+        suite,
+        "    import time\n\n"
+        "    if not _CALLS:\n"
+        "        _CALLS.append(1)\n"
+        "        time.sleep(120)\n"
+        "    _CALLS.append(1)",
+    )
+    rules = suite / "rules.py"
+    rules.write_text(rules.read_text(encoding="utf-8") + "\n_CALLS: list[int] = []\n")
+    started = time.monotonic()
+    out = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--name", "blocks", "--timeout", "1"
+    )
+    assert time.monotonic() - started < 60
+    report = json_out(capsys, "report", "blocks", "--db", str(db))
+    assert report["accounting"]["runs_errored"] == 1 and out["runs"] == 9
+    r = run_cli(capsys, "regrade", "cards", "--db", str(db), "--timeout", "0")
+    assert r.code == 2 and "--timeout is 0" in r.err

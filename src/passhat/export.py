@@ -19,6 +19,7 @@ import contextlib
 import csv
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -197,6 +198,40 @@ def format_for(path: Path, given: str | None) -> Format:
     )
 
 
+def export_target(path: Path) -> tuple[Path, bool]:
+    """Where `-o path` writes, and whether it is written through in place.
+
+    A regular file or a new name is replaced whole (through a temporary file beside
+    it); a symlink is followed, so the link stays and its target is written; a device
+    or a FIFO (`-o /dev/stdout`, a named pipe) is written through, never replaced by a
+    regular file (as root, replacing /dev/stdout destroyed it). A folder, a socket or
+    a link loop is refused."""
+    link = path.is_symlink()
+    try:
+        mode = path.stat().st_mode  # follows a link: what a write would reach
+    except FileNotFoundError:
+        return (_resolved(path) if link else path), False
+    except OSError as error:
+        raise InputError(
+            f"-o {path}: cannot be written ({error.strerror}); give a file name"
+        ) from None
+    if stat.S_ISREG(mode):
+        return (_resolved(path) if link else path), False
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode):
+        return path, True
+    kind = "a folder" if stat.S_ISDIR(mode) else "not a file, a device or a FIFO"
+    raise InputError(f"-o {path}: is {kind}; give a file name to write")
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve(strict=False)
+    except (OSError, RuntimeError):
+        raise InputError(
+            f"-o {path}: a symlink that cannot be followed; give a file name"
+        ) from None
+
+
 def write_rows(
     path: Path, rows: Iterable[dict[str, Any]], columns: Sequence[tuple[str, str]], fmt: Format
 ) -> int:
@@ -205,13 +240,22 @@ def write_rows(
 
     The rows go to a temporary file beside `path`, renamed onto it once the last is
     written: an export stopped half way (a damaged run, a full disk, Ctrl-C) leaves
-    neither half a file nor a clobbered earlier one."""
+    neither half a file nor a clobbered earlier one. A device or a FIFO is written
+    through instead, and a symlink's target is written (`export_target`)."""
+    target, through = export_target(path)
+    if through and fmt == "parquet":
+        raise InputError(
+            f"-o {path}: Parquet needs a file it can seek in, not a device or a FIFO; "
+            "give a file name, or --format jsonl/csv to stream"
+        )
     try:
+        if through:
+            return _write(target, rows, columns, fmt)
         # made by the writer as any file it writes (mode from the umask), then renamed
-        partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+        partial = target.with_name(f".{target.name}.{os.getpid()}.part")
         try:
             written = _write(partial, rows, columns, fmt)
-            os.replace(partial, path)
+            os.replace(partial, target)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 partial.unlink()

@@ -20,13 +20,14 @@ kept in `source.suite_hash_now`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.scoring import ScorerError, score_run
+from passhat.scoring import Score, ScorerError, grading, score_run
 from passhat.sources import new_id, now, short_hash
 from passhat.suite import Case, Suite, spec_dict
 
@@ -52,20 +53,74 @@ def goal_hashes(cases: Sequence[Case]) -> dict[str, str]:
     return {c.id: short_hash(c.goal) for c in cases}
 
 
-def regrade_run(suite: Suite, case: Case, run: RunRecord, experiment_id: str) -> RunRecord:
+DEFAULT_TIMEOUT_S = 300.0
+"""Seconds a user's scorer may take on one run when the source recorded no run timeout."""
+
+
+class _ScorerTimeout(ScorerError):
+    """A user's scorer did not return within the timeout."""
+
+
+def scorer_timeout(source: ExperimentRecord) -> float:
+    """The source's own run timeout (`params.timeout_s`), else DEFAULT_TIMEOUT_S."""
+    value = source.params.get("timeout_s") if isinstance(source.params, dict) else None
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    return float(value) if ok else DEFAULT_TIMEOUT_S  # type: ignore[arg-type]
+
+
+def _score_within(suite: Suite, case: Case, run: RunRecord, timeout_s: float) -> Score:
+    """Score one run; a user's scorer runs in a daemon thread bounded by `timeout_s` (a
+    scorer that blocks is left behind, the run errored), and one that calls sys.exit or
+    raises any BaseException makes the run errored instead of ending the regrade."""
+
+    def grade() -> Score:
+        # a judge replays by (case, run index): regrading keeps each run's own
+        return score_run(suite, case, run.final_state, run_index=run.run_index, seed=run.seed)
+
+    if grading(suite) != "blocks":
+        return grade()
+    outcome: list[Score | BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(grade())
+        except BaseException as error:  # SystemExit too: it must not end the regrade
+            outcome.append(error)
+
+    worker = threading.Thread(target=work, name="passhat-regrade-scorer", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive() or not outcome:
+        raise _ScorerTimeout(f"the scorer did not finish within {timeout_s:g} s (regrade)")
+    result = outcome[0]
+    if isinstance(result, ScorerError):
+        raise result
+    if isinstance(result, SystemExit):
+        raise ScorerError(f"the scorer called sys.exit({result.code!r})")
+    if isinstance(result, BaseException):
+        raise ScorerError(f"the scorer raised {type(result).__name__}")
+    return result
+
+
+def regrade_run(
+    suite: Suite,
+    case: Case,
+    run: RunRecord,
+    experiment_id: str,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> RunRecord:
     """One stored run scored again; an agent-side error stays as it was."""
     moved: dict[str, Any] = {"experiment_id": experiment_id, "case_hash": case.hash}
     if run.status == "errored" and run.error_type != "scorer_error":
         return replace(run, **moved)
     try:
-        # a judge replays by (case, run index): regrading keeps each run's own
-        score = score_run(suite, case, run.final_state, run_index=run.run_index, seed=run.seed)
+        score = _score_within(suite, case, run, timeout_s)
     except ScorerError as error:
         return replace(
             run,
             **moved,
             status="errored",
-            error_type="scorer_error",
+            error_type="timeout" if isinstance(error, _ScorerTimeout) else "scorer_error",
             error_message=str(error),
             score=[],
         )
@@ -155,6 +210,7 @@ def regrade_runs(
     experiment: ExperimentRecord,
     runs: Iterable[RunRecord],
     changes: list[Change],
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Iterator[RunRecord]:
     """The source's runs of the regrade's cases scored again, one at a time as `runs`
     gives them (a store writes each before the next is read); every verdict that
@@ -164,7 +220,7 @@ def regrade_runs(
     for run in runs:
         if run.case_id not in kept:
             continue
-        again = regrade_run(suite, cases[run.case_id], run, experiment.id)
+        again = regrade_run(suite, cases[run.case_id], run, experiment.id, timeout_s)
         if again.status != run.status:
             changes.append(Change(run.case_id, run.run_index, run.status, again.status))
         yield again

@@ -1358,11 +1358,24 @@ class _Loader:
             files = sorted(
                 entry.name
                 for entry in entries
-                if os.path.splitext(entry.name)[1] in (".yaml", ".yml") and entry.is_file()
+                if os.path.splitext(entry.name)[1] in (".yaml", ".yml") and self._case_file(entry)
             )
         if not files:
             self.problem(CASES_DIR, (), "holds no case files; add cases/<case-id>.yaml")
         return files
+
+    def _case_file(self, entry: os.DirEntry[str]) -> bool:
+        """A case file to read; a link that loops or cannot be followed is a problem named
+        with the file (it was an OSError traceback), not a file skipped in silence."""
+        try:
+            return entry.is_file()
+        except OSError as error:
+            self.problem(
+                f"{CASES_DIR}/{entry.name}",
+                (),
+                f"cannot be read ({error.strerror}); remove the link or point it at a case file",
+            )
+            return False
 
     def _cases(
         self, env_cls: Any, labels: tuple[str, ...], specs: list[ScorerSpec]

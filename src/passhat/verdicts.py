@@ -15,6 +15,7 @@ pydantic), which is several times faster than `json.loads` on a million lines.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,10 @@ from passhat.errors import VerdictFileError
 
 EXAMPLE = '{"case": "ac-conflict-001", "run": 1, "status": "failed"}'
 _STATUSES = frozenset(STATUSES)
+
+
+MAX_LINE = 1 << 20
+"""Bytes of one verdict line, at most: `/dev/zero` or a binary file is one endless line."""
 
 
 @without_gc
@@ -44,7 +49,13 @@ def read_verdicts(path: str | Path) -> Ledger:
     ok = _STATUSES
     lines = 0
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(iter(partial(handle.readline, MAX_LINE), b""), start=1):
+            if len(line) == MAX_LINE and not line.endswith(b"\n"):
+                raise VerdictFileError(
+                    f"{path}: line {number} is longer than {MAX_LINE:,} bytes; a verdict is "
+                    'one small JSON object per line, e.g. {"case": "a", "run": 1, '
+                    '"status": "passed"} (is this a verdict file?)'
+                )
             try:
                 record = from_json(line)
             except ValueError as error:

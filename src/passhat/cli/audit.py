@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,6 +11,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from passhat.accounting import MissingRuns, format_ranges
 from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli._help import examples
 from passhat.plain import plural
@@ -21,9 +23,14 @@ if TYPE_CHECKING:
     from passhat.sources.audit import Audit, ConfigurationAudit
 
 
-def _indices(indices: tuple[int, ...]) -> str:
+def _indices(indices: Sequence[int]) -> str:
+    if isinstance(indices, MissingRuns):
+        return format_ranges(indices.ranges()) if len(indices) else "–"
     return ", ".join(str(i) for i in indices) if indices else "–"
 
+
+OTHER_CLAIMS_SHOWN = 4
+"""Claims besides the one the plan follows, listed under it (each with file and line)."""
 
 ROWS_SHOWN = 30
 """Configurations and findings listed unless --all is given, as `report` lists 30 cases:
@@ -100,6 +107,14 @@ def print_audit(out: Console, audit: Audit, limit: int | None = ROWS_SHOWN) -> N
         out.print(Text(f"  claimed   {claim.k}  ({claim.source}{quote})"), soft_wrap=True)
     else:
         out.print(Text("  claimed   –  (no report file claims a run count; --claimed K)"))
+    others = [c for c in audit.claims if c is not claim]
+    if others:
+        shown = ", ".join(
+            f"{c.k}{'+' if c.at_least else ''} ({c.source})" for c in others[:OTHER_CLAIMS_SHOWN]
+        )
+        more = len(others) - OTHER_CLAIMS_SHOWN
+        tail = f" and {more:,} more (--json lists every one)" if more > 0 else ""
+        out.print(Text(f"            also claimed: {shown}{tail}"), soft_wrap=True)
     most = max((len(c.present) for c in audit.configurations), default=0)
     out.print(
         Text(
@@ -159,6 +174,7 @@ def _print_figures(out: Console, audit: Audit) -> None:
         "passhat audit examples/audit/trello",
         "passhat audit results/ --grade 'python grade.py {run_dir}' --strict",
         "passhat audit results/ --declared-k 3 --into-store --name cards-audit",
+        "passhat audit tb-runs/ --layout 'run{run}/{task}'",
     )
 )
 def audit(
@@ -199,6 +215,15 @@ def audit(
             metavar="REGEX",
             help=r"Run-directory name with the index in a group, e.g. 'sample-(\d+)' "
             "(repeatable). Default: run-N, trial-N, attempt-N, epoch-N.",
+        ),
+    ] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            "--layout",
+            metavar="PATTERN",
+            help="Where runs sit below DIR: {config}, {task}, {run} and * in folder names, "
+            "e.g. 'outputs/{config}/run-{run}' or terminal-bench's 'run{run}/{task}'.",
         ),
     ] = None,
     grade: Annotated[
@@ -257,6 +282,7 @@ def audit(
         grade=grade,
         grade_timeout_s=grade_timeout,
         grade_jobs=grade_jobs,
+        layout=layout,
     )
     result = audit_folder(folder, options)
     if as_json:

@@ -52,21 +52,40 @@ def regrade(
     name: Annotated[
         str | None, typer.Option(help="A unique name for the regrade experiment.")
     ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            metavar="SECONDS",
+            help="Seconds a scorer may take on one run. Default: the experiment's run timeout.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
     db: DbOption = None,
 ) -> None:
     """Score a stored experiment's final states again under the suite's current goals and
     scorers, as a new experiment linked to it: no agent runs, no model is called."""
-    from passhat.regrade import Change, check_regradable, regrade_experiment, regrade_runs
+    from passhat.errors import InputError
+    from passhat.regrade import (
+        Change,
+        check_regradable,
+        regrade_experiment,
+        regrade_runs,
+        scorer_timeout,
+    )
     from passhat.suite import load_suite
 
+    if timeout is not None and not timeout > 0:
+        raise InputError(f"--timeout is {timeout:g}; give a scorer more than 0 seconds")
     with open_store(db) as store:
         source = store.experiment(experiment_ref)
         check_regradable(source)
         suite = load_suite(suite_dir or source.suite_path)
         e, notes = regrade_experiment(source, suite, name=name)
         changes: list[Change] = []
-        runs = regrade_runs(suite, e, _stored_runs(store, source.id, e.case_ids), changes)
+        limit = timeout if timeout is not None else scorer_timeout(source)
+        stored = _stored_runs(store, source.id, e.case_ids)
+        runs = regrade_runs(suite, e, stored, changes, limit)
         # in one transaction, as read; transcripts and the rest copied by SQLite
         written = store.add_experiment_with_copies(e, source.id, runs)
     if as_json:

@@ -9,10 +9,12 @@ side, per configuration:
 
 - **declared**: the run count the manifest records (`runs_per_configuration`,
   `k`, `epochs`, `num_trials`, `n_attempts`, ...), or `--declared-k`;
-- **claimed**: what a report says (`--claimed`, or a sentence of REPORT.md /
-  README.md such as "each group ran three times");
+- **claimed**: what a report says (`--claimed`, or every claim of the report
+  files and JSON summaries, read by `claims.py` the way people write them:
+  "each group ran three times", "averaged over 5 seeds", "pass^5", a `runs`
+  column of a markdown table);
 - **present**: run directories found (`run-N`, `trial-N`, `attempt-N`,
-  `epoch-N`; other patterns with `--run-pattern`);
+  `epoch-N`; other patterns with `--run-pattern`; any nesting with `--layout`);
 - **graded**: run directories with a verdict: a grade file inside
   (`grade.json`, `verdict.json`, ...) or the exit code of `--grade "CMD
   {run_dir}"`, which passhat runs once for **every** run directory.
@@ -22,29 +24,42 @@ The plan the numbers are measured against is the largest of the three
 declares and nobody kept is missing, by index. Figures are labelled with the
 graded runs behind them, never with the plan.
 
-Reading is pure over a `Listing` (what the folder holds); the file system and
-subprocesses are touched only by `scan`, `read_manifest`, `read_claims` and
-`grade_with_command`.
+Nothing is sized by what the folder says before it is checked: a claim, a
+declared count or a run index above MAX_CLAIM (100,000) is refused in one line.
+Reading is pure over what the folder holds (`audit_listing`); the file system and
+subprocesses are touched only by `scan`, `scan_layout`, `read_manifest`,
+`read_claims`, `grade_from_files` and `grade_with_command`. docs/audit.md is the
+reference.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from passhat.accounting import Accounting, Ledger
+from passhat.accounting import Accounting, Ledger, MissingRuns, format_ranges
 from passhat.errors import InputError
 from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Imported, file_sha256, new_id, now, short_hash
+from passhat.sources._files import MAX_SMALL_BYTES, parse_json, read_bytes
+from passhat.sources.claims import (
+    MAX_CLAIM,
+    Claim,
+    find_claims,
+    find_json_claims,
+    governing,
+)
 
 MANIFESTS = ("benchmark.json", "metadata.json", "manifest.json", "experiment.json")
 """Files read for the declared run count, first found wins."""
@@ -71,36 +86,17 @@ RUN_PATTERNS = (r"run[-_]?(\d+)", r"trial[-_]?(\d+)", r"attempt[-_]?(\d+)", r"ep
 GRADE_FILES = ("grade.json", "verdict.json", "grading.json", "score.json", "result.json")
 """A verdict file inside a run directory, first found wins."""
 REPORT_FILES = ("REPORT.md", "report.md", "RESULTS.md", "results.md", "README.md", "report.txt")
-"""Files searched for a claimed run count."""
+"""Files searched first for a claimed run count; any other top-level `.md` file follows."""
+SUMMARY_FILES = ("summary.json", "results.json", "metrics.json", "report.json", "scores.json")
+"""JSON summaries searched for a claimed run count (`"num_trials": 5`, a `"pass^5"` key)."""
+MAX_CLAIM_FILES = 50
+"""Report files read for claims, at most."""
+MAX_REPORT_BYTES = 4 * 1024 * 1024
+"""Bytes of one report file read for claims (a larger one is read in part, with a note)."""
+MAX_GRADE_BYTES = 1024 * 1024
+"""A grade file larger than this is no verdict: that run is errored."""
 
 GradeStatus = Literal["passed", "failed", "errored", "ungraded"]
-
-_NUMBER_WORDS = {
-    "one": 1,
-    "once": 1,
-    "two": 2,
-    "twice": 2,
-    "three": 3,
-    "thrice": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-}
-_NUM = r"(\d+|" + "|".join(_NUMBER_WORDS) + ")"
-_CLAIMS = (
-    re.compile(r"\b(?:ran|run|executed|repeated|evaluated)\s+" + _NUM + r"\s+times\b", re.I),
-    re.compile(r"\b(?:ran|run|executed|repeated|evaluated)\s+(once|twice|thrice)\b", re.I),
-    re.compile(
-        r"\b" + _NUM + r"\s+(?:runs|trials|attempts|repetitions|epochs|times)\s+"
-        r"(?:per|for each|for every|of each|each)\b",
-        re.I,
-    ),
-    re.compile(r"\b(?:k|runs_per_configuration|num_trials|epochs)\s*[=:]\s*(\d+)\b", re.I),
-)
 
 
 @dataclass(frozen=True)
@@ -110,17 +106,6 @@ class Declared:
     k: int
     source: str
     """Where it was read, e.g. `benchmark.json: runs_per_configuration`."""
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A run count a report claims."""
-
-    k: int
-    source: str
-    """File and line, e.g. `REPORT.md:3`, or `--claimed`."""
-    quote: str
-    """The sentence that claims it ('' for --claimed)."""
 
 
 @dataclass(frozen=True)
@@ -168,10 +153,13 @@ class ConfigurationAudit:
     """Runs whose grading failed (an unreadable grade file, a grader that crashed)."""
     ungraded: tuple[int, ...]
     """Runs present with no grade at all."""
-    missing: tuple[int, ...]
-    """Run indices of the plan with no directory."""
+    missing: Sequence[int]
+    """Run indices of the plan with no directory (a `MissingRuns`: memory follows the
+    runs present, not the plan)."""
     beyond_declared: tuple[int, ...] = ()
     """Runs present with an index past the declared k."""
+    planned: int = 0
+    """This configuration's plan (a table row may claim more runs of it than of others)."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +179,8 @@ class Audit:
     accounting: Accounting
     """Requested = the plan; graded runs counted; errored and ungraded runs errored."""
     notes: tuple[str, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    """Every claim read, in reading order; `claim` is the one the plan follows."""
 
     @property
     def declared_k(self) -> int | None:
@@ -218,19 +208,15 @@ def read_manifest(root: Path, name: str | None = None) -> Manifest:
 
 
 def _read_json(path: Path, what: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise InputError(
-            f"{path}: the {what} cannot be read ({reason}); fix it or give --declared-k"
-        ) from None
-    try:
-        return json.loads(text)
-    except ValueError as error:
-        raise InputError(
-            f"{path}: the {what} is not valid JSON ({error}); fix it or give --declared-k"
-        ) from None
+    fix = "fix it or give --declared-k"
+    return parse_json(read_bytes(path, what, MAX_SMALL_BYTES), path, what, fix)
+
+
+def _big(value: int) -> str:
+    """An integer for a message: a number of 30 digits or more by its length only."""
+    if value.bit_length() > 96:
+        return f"a number of about {int(value.bit_length() * 0.30103):,} digits"
+    return f"{value:,}"
 
 
 def parse_manifest(path: Path, data: Any) -> Manifest:
@@ -249,8 +235,13 @@ def parse_manifest(path: Path, data: Any) -> Manifest:
                 value = mapping[key]
                 if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                     raise InputError(
-                        f"{path}: field {where}{key} is {json.dumps(value)}; "
+                        f"{path}: field {where}{key} is {json.dumps(value)[:60]}; "
                         "a run count must be a whole number >= 1 (or give --declared-k)"
+                    )
+                if value > MAX_CLAIM:
+                    raise InputError(
+                        f"{path}: field {where}{key} is {_big(value)}, more than {MAX_CLAIM:,} "
+                        "runs per configuration; correct it, or give --declared-k"
                     )
                 declared = Declared(value, f"{path.name}: {where}{key}")
                 break
@@ -281,40 +272,47 @@ def parse_manifest(path: Path, data: Any) -> Manifest:
 # ------------------------------------------------------------------- claims
 
 
-def find_claims(text: str, source: str) -> list[Claim]:
-    """Every run count a text claims, with its line; pure."""
-    claims = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        for pattern in _CLAIMS:
-            for match in pattern.finditer(line):
-                word = match.group(1).lower()
-                k = int(word) if word.isdigit() else _NUMBER_WORDS.get(word)
-                if k:
-                    claims.append(Claim(k, f"{source}:{number}", _sentence(line, match.start())))
-    return claims
+def read_claims(root: Path, manifest: Path | None = None) -> tuple[list[Claim], list[str]]:
+    """Every run count the report files and JSON summaries in `root` claim, in reading
+    order, with notes on files read only in part. A claim above MAX_CLAIM is refused."""
+    claims: list[Claim] = []
+    notes: list[str] = []
+    for path, is_json in claim_files(root, manifest):
+        data = read_bytes(path, "report file", MAX_REPORT_BYTES, truncate=True)
+        if len(data) >= MAX_REPORT_BYTES:
+            notes.append(
+                f"{path.name}: only its first {MAX_REPORT_BYTES >> 20} MB were read for claims"
+            )
+        text = data.decode("utf-8", errors="replace")
+        found = (find_json_claims if is_json else find_claims)(text, path.name)
+        for claim in found:
+            if claim.too_large:
+                raise InputError(
+                    f"{claim.source}: claims {claim.shown_number()} runs "
+                    f'("{claim.quote}"), more than {MAX_CLAIM:,} per configuration; '
+                    "correct the report, or give --claimed K"
+                )
+        claims.extend(found)
+    return claims, notes
 
 
-def _sentence(line: str, at: int) -> str:
-    """The sentence of `line` around position `at`."""
-    start = max(line.rfind(". ", 0, at), line.rfind("! ", 0, at), line.rfind("? ", 0, at))
-    start = 0 if start < 0 else start + 2
-    ends = [i for i in (line.find(". ", at), line.find("! ", at), line.find("? ", at)) if i >= 0]
-    end = min(ends) + 1 if ends else len(line)
-    return line[start:end].strip()
-
-
-def read_claims(root: Path) -> Claim | None:
-    """The largest run count claimed by a report file in `root`, if any."""
-    found: list[Claim] = []
-    for name in REPORT_FILES:
-        path = root / name
-        if path.is_file():
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            found.extend(find_claims(text, name))
-    return max(found, key=lambda c: c.k) if found else None
+def claim_files(root: Path, manifest: Path | None) -> list[tuple[Path, bool]]:
+    """The report files (REPORT_FILES, then any other top-level .md) and JSON summaries
+    (SUMMARY_FILES) of `root`, with whether each is JSON; at most MAX_CLAIM_FILES."""
+    try:
+        with os.scandir(root) as entries:
+            names = sorted(entry.name for entry in entries if entry.is_file())
+    except OSError:
+        return []
+    ordered = [n for n in REPORT_FILES if n in names]
+    ordered += [n for n in names if n.lower().endswith(".md") and n not in ordered]
+    files = [(root / n, False) for n in ordered]
+    files += [
+        (root / n, True)
+        for n in SUMMARY_FILES
+        if n in names and (manifest is None or root / n != manifest)
+    ]
+    return files[:MAX_CLAIM_FILES]
 
 
 # ------------------------------------------------------------------ run dirs
@@ -339,23 +337,145 @@ def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:
     return compiled
 
 
-def scan(root: Path, patterns: Sequence[re.Pattern[str]]) -> list[tuple[str, int, Path]]:
-    """(parent folder relative to root, index, path) of every run directory, sorted."""
+def scan(
+    root: Path, patterns: Sequence[re.Pattern[str]]
+) -> tuple[list[tuple[str, int, Path]], list[str]]:
+    """(parent folder relative to root, index, path) of every run directory, sorted, and
+    the folders that could not be listed. The walk keeps its own stack (1,500 nested
+    folders are no recursion), never follows a link to a folder it descends into, and
+    refuses a run index above MAX_CLAIM (a folder named by a date) before anything is
+    sized by it."""
     found = []
-    for here, dirs, _files in os.walk(root):
-        dirs.sort()
-        keep = []
-        for name in dirs:
+    unreadable = []
+    stack = [root]
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as entries:
+                subdirs = sorted((e.name, e.is_symlink()) for e in entries if _is_dir(e))
+        except OSError as error:
+            unreadable.append(f"{here} ({error.strerror})")
+            continue
+        descend = []
+        for name, link in subdirs:
             if name.startswith("."):
                 continue
-            match = next((p.fullmatch(name) for p in patterns if p.fullmatch(name)), None)
+            match = next((m for p in patterns if (m := p.fullmatch(name))), None)
             if match is None:
-                keep.append(name)
+                if not link:
+                    descend.append(here / name)
                 continue
-            parent = Path(here).relative_to(root).as_posix()
-            found.append((parent, int(match.group(1)), Path(here) / name))
-        dirs[:] = keep  # never descend into a run directory
-    return sorted(found)
+            index = _run_index(match.group(1), here / name)
+            parent = here.relative_to(root).as_posix()
+            found.append((parent, index, here / name))  # never descend into a run directory
+        stack.extend(reversed(descend))
+    return sorted(found), unreadable
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _run_index(digits: str, path: Path) -> int:
+    """A run directory's index; InputError above MAX_CLAIM (a date, a timestamp)."""
+    if not digits.isdigit():
+        raise InputError(
+            f"{path}: the run pattern captured {digits[:40]!r}, not a run number; give "
+            r"--run-pattern with the number in its first group, e.g. 'sample-(\d+)'"
+        )
+    stripped = digits.lstrip("0") or "0"
+    if len(stripped) > len(str(MAX_CLAIM)) or int(stripped) > MAX_CLAIM:
+        raise InputError(
+            f"{path}: run index {digits} is more than {MAX_CLAIM:,}; is the folder named by "
+            "a date or a timestamp? give --run-pattern REGEX (or --layout) that captures "
+            "the run number"
+        )
+    return int(stripped)
+
+
+_PLACEHOLDER = re.compile(r"\{(config|task|run)\}|\*")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where runs sit in a result folder, as a path pattern (`--layout`).
+
+    Segments are folder names below DIR, `/`-separated; in each, `{config}` and
+    `{task}` name what is compared (several join, in order, with `/`), `{run}` is the
+    run number (digits, exactly once), `*` is any text, the rest is literal. The last
+    segment is the run folder, where grade files are read. Examples:
+
+        outputs/{config}/run-{run}       the seed's Trello folder
+        run{run}/{task}                  terminal-bench: one folder per whole-suite run
+        {config}/{task}/trial_{run}      a configuration × task × trial tree
+    """
+
+    pattern: str
+    segments: tuple[re.Pattern[str], ...]
+    names: tuple[tuple[str, ...], ...]
+    """Per segment, the placeholders it captures in order ('config', 'task', 'run')."""
+
+
+def parse_layout(pattern: str) -> Layout:
+    """A `--layout` pattern, checked; InputError naming the fix."""
+    parts = [p for p in pattern.strip().strip("/").split("/") if p not in ("", ".")]
+    runs = pattern.count("{run}")
+    if runs != 1 or not parts or any(p == ".." for p in parts):
+        raise InputError(
+            f"--layout {pattern!r}: name the run number exactly once with {{run}}, folders "
+            "below DIR only, e.g. 'outputs/{config}/run-{run}' or 'run{run}/{task}'"
+        )
+    segments = []
+    names = []
+    for part in parts:
+        regex, captured, at = "", [], 0
+        for match in _PLACEHOLDER.finditer(part):
+            regex += re.escape(part[at : match.start()])
+            kind = match.group(1)
+            if kind is None:
+                regex += ".*?"
+            else:
+                regex += r"(\d+)" if kind == "run" else "(.+?)"
+                captured.append(kind)
+            at = match.end()
+        regex += re.escape(part[at:])
+        segments.append(re.compile(regex, re.I))
+        names.append(tuple(captured))
+    return Layout(pattern, tuple(segments), tuple(names))
+
+
+def scan_layout(root: Path, layout: Layout) -> tuple[list[RunDir], list[str]]:
+    """Every run folder the layout describes, with its configuration (the `{config}` and
+    `{task}` parts, joined) and index; and the folders that could not be listed."""
+    found: list[RunDir] = []
+    unreadable: list[str] = []
+    level: list[tuple[Path, tuple[tuple[str, str], ...]]] = [(root, ())]
+    last = len(layout.segments) - 1
+    for depth, (segment, names) in enumerate(zip(layout.segments, layout.names, strict=True)):
+        below = []
+        for here, captured in level:
+            try:
+                with os.scandir(here) as entries:
+                    subdirs = sorted(e.name for e in entries if _is_dir(e))
+            except OSError as error:
+                unreadable.append(f"{here} ({error.strerror})")
+                continue
+            for name in subdirs:
+                match = segment.fullmatch(name) if not name.startswith(".") else None
+                if match is not None:
+                    pairs = tuple(zip(names, match.groups(), strict=True))
+                    below.append((here / name, captured + pairs))
+        level = below
+        if depth == last:
+            break
+    for path, captured in level:
+        digits = next(value for kind, value in captured if kind == "run")
+        configuration = "/".join(v for kind, v in captured if kind != "run") or "."
+        found.append(RunDir(configuration, _run_index(digits, path), path))
+    return sorted(found, key=lambda r: (r.configuration, r.index, str(r.path))), unreadable
 
 
 def name_configurations(found: Sequence[tuple[str, int, Path]]) -> list[RunDir]:
@@ -411,15 +531,25 @@ def grade_from_data(data: Any, source: str) -> Grade:
 
 
 def grade_from_files(run_dir: Path) -> Grade:
-    """The run directory's grade file, if any."""
+    """The run directory's grade file, if any; a run folder or grade file that cannot be
+    read, or one larger than MAX_GRADE_BYTES, is errored with the reason."""
+    try:
+        with os.scandir(run_dir) as entries:
+            names = {e.name for e in entries}
+    except OSError as error:
+        return Grade("errored", "", f"the run folder cannot be read ({error.strerror})")
     for name in GRADE_FILES:
-        path = run_dir / name
-        if path.is_file():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as error:
-                return Grade("errored", name, f"{name} cannot be read as JSON ({error})")
-            return grade_from_data(data, name)
+        if name not in names:
+            continue
+        try:
+            data = parse_json(
+                read_bytes(run_dir / name, "grade file", MAX_GRADE_BYTES),
+                run_dir / name,
+                "grade file",
+            )
+        except InputError as error:
+            return Grade("errored", name, str(error).split(": ", 1)[-1])
+        return grade_from_data(data, name)
     return Grade("ungraded", "", "no grade file (" + ", ".join(GRADE_FILES) + ")")
 
 
@@ -441,50 +571,98 @@ def check_command(template: str) -> list[str]:
 
 def grade_with_command(tokens: Sequence[str], run_dir: Path, timeout_s: float) -> Grade:
     """Run the grader on one run directory: exit 0 passed, 1 failed (unless it is a
-    Python traceback: the grader crashed), else errored."""
+    Python traceback: the grader crashed), else errored. The grader runs in its own
+    process group, which is killed when it times out or exits (no child outlives it);
+    its output is read as bytes and shown with undecodable bytes replaced."""
     argv = [t.replace("{run_dir}", str(run_dir)) for t in tokens]
     source = " ".join(tokens)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
     except FileNotFoundError:
         raise InputError(
             f"--grade: command {argv[0]!r} not found; give a program on PATH or its path"
         ) from None
+    except OSError as error:
+        raise InputError(f"--grade: command {argv[0]!r} cannot be run ({error.strerror})") from None
+    try:
+        out, err = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        return Grade("errored", source, f"the grader ran past {timeout_s:g} s")
-    last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
+        _kill_group(process)
+        process.communicate()
+        return Grade(
+            "errored", source, f"the grader ran past {timeout_s:g} s (its process group was killed)"
+        )
+    finally:
+        _kill_group(process)
+    stdout = out.decode("utf-8", errors="replace")
+    stderr = err.decode("utf-8", errors="replace")
+    last = (stderr.strip().splitlines() or stdout.strip().splitlines() or [""])[-1]
     details = {
-        "exit_code": done.returncode,
-        "stdout_tail": done.stdout[-500:],
-        "stderr_tail": done.stderr[-500:],
+        "exit_code": process.returncode,
+        "stdout_tail": stdout[-500:],
+        "stderr_tail": stderr[-500:],
     }
-    if done.returncode == 0:
+    if process.returncode == 0:
         return Grade("passed", source, details=details)
-    if done.returncode == 1 and "Traceback (most recent call last)" not in done.stderr:
+    if process.returncode == 1 and "Traceback (most recent call last)" not in stderr:
         return Grade("failed", source, details=details)
     # exit 1 with a Python traceback is the grader crashing (as the seed's run_dirs[0]
     # grader does), not a verdict: errored, never a silent "failed"
-    return Grade("errored", source, f"exit {done.returncode}: {last[:200]}", details)
+    return Grade("errored", source, f"exit {process.returncode}: {last[:200]}", details)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill what is left of the grader's process group (its own session)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 # -------------------------------------------------------------------- audit
 
 
+def plans(
+    manifest: Manifest, claims: Sequence[Claim], names: Iterable[str], highest: int
+) -> dict[str, int]:
+    """Each configuration's plan: the largest of the declared count, every claim for all
+    configurations, every claim a table row makes for it, and the highest run index
+    present anywhere; pure. A row naming no configuration claims for all of them."""
+    names = list(names)
+    scoped: dict[str, int] = {}
+    overall = max(manifest.declared.k if manifest.declared else 0, highest)
+    planned: dict[str, object] = {n: None for n in names}
+    for claim in claims:
+        target = _match_configuration(claim.scope, planned) if claim.scope else None
+        if target in planned:
+            scoped[target] = max(scoped.get(target, 0), claim.k)
+        else:
+            overall = max(overall, claim.k)
+    return {n: max(overall, scoped.get(n, 0)) for n in names}
+
+
 def audit_listing(
     root: Path,
     manifest: Manifest,
-    claim: Claim | None,
+    claims: Sequence[Claim],
     run_dirs: Sequence[RunDir],
     grades: dict[tuple[str, int], Grade],
     notes: Sequence[str] = (),
+    unreadable: Sequence[str] = (),
 ) -> Audit:
-    """The audit of what a folder holds; pure."""
+    """The audit of what a folder holds; pure. `unreadable`: folders that could not be
+    listed (each is a finding: what they hold cannot be counted)."""
     declared = manifest.declared.k if manifest.declared else None
     highest = max((r.index for r in run_dirs), default=0)
-    k_plan = max(declared or 0, claim.k if claim else 0, highest)
     by_config: dict[str, list[RunDir]] = {c: [] for c in manifest.configurations}
     for run in run_dirs:
         by_config.setdefault(_match_configuration(run.configuration, by_config), []).append(run)
+    plan = plans(manifest, claims, by_config, highest)
+    k_plan = max(plan.values(), default=max(highest, 1))
     ledger = Ledger()
     configurations = []
     for name, runs in by_config.items():
@@ -501,12 +679,17 @@ def audit_listing(
                 passed=tuple(i for i in present if statuses[i] == "passed"),
                 errored=tuple(i for i in present if statuses[i] == "errored"),
                 ungraded=tuple(i for i in present if statuses[i] == "ungraded"),
-                missing=tuple(i for i in range(1, k_plan + 1) if i not in statuses),
+                missing=MissingRuns(plan[name], present),
                 beyond_declared=tuple(i for i in present if declared and i > declared),
+                planned=plan[name],
             )
         )
-    accounting = ledger.close(k_plan)
-    findings = _findings(manifest, claim, configurations, k_plan)
+    accounting = ledger.close(k_plan, plan)
+    claim = governing(list(claims))
+    findings = _findings(manifest, claims, configurations, k_plan)
+    findings += [
+        f"{folder}: cannot be read; the runs it holds cannot be counted" for folder in unreadable
+    ]
     return Audit(
         root=root,
         manifest=manifest,
@@ -518,10 +701,11 @@ def audit_listing(
         findings=tuple(findings),
         accounting=accounting,
         notes=tuple(notes),
+        claims=tuple(claims),
     )
 
 
-def _match_configuration(found: str, planned: dict[str, list[RunDir]]) -> str:
+def _match_configuration(found: str, planned: Mapping[str, object]) -> str:
     """A folder's configuration as the manifest names it (by its last part), if it does."""
     if found in planned:
         return found
@@ -530,28 +714,43 @@ def _match_configuration(found: str, planned: dict[str, list[RunDir]]) -> str:
 
 
 def _indices(indices: Iterable[int]) -> str:
+    if isinstance(indices, MissingRuns):
+        return format_ranges(indices.ranges())
     return ", ".join(str(i) for i in indices)
 
 
 def _findings(
     manifest: Manifest,
-    claim: Claim | None,
+    claims: Sequence[Claim],
     configurations: Sequence[ConfigurationAudit],
     k_plan: int,
 ) -> list[str]:
     declared = manifest.declared
     lines = []
     most_present = max((len(c.present) for c in configurations), default=0)
-    if claim and declared and claim.k != declared.k:
+    by_name = {c.configuration: c for c in configurations}
+    claim = governing([c for c in claims if c.scope is None or c.scope not in by_name])
+    if (
+        claim
+        and declared
+        and (claim.k > declared.k or (claim.k != declared.k and not claim.at_least))
+    ):
         lines.append(
-            f"claimed {plural(claim.k, 'run')} per configuration ({claim.source}) but the manifest "
+            f"claimed {claim.describe()} ({claim.source}) but the manifest "
             f"declares {declared.k} ({declared.source})"
         )
     if claim and claim.k > most_present:
         lines.append(
-            f"claimed {plural(claim.k, 'run')} per configuration ({claim.source}) but no configuration "
+            f"claimed {claim.describe()} ({claim.source}) but no configuration "
             f"has more than {plural(most_present, 'run directory', 'run directories')}"
         )
+    for scoped in claims:
+        target = by_name.get(scoped.scope or "")
+        if target is not None and scoped.k > len(target.present):
+            lines.append(
+                f"claimed {scoped.describe()} ({scoped.source}) but it has "
+                f"{plural(len(target.present), 'run directory', 'run directories')}"
+            )
     if declared is None:
         lines.append(
             "no manifest declares a run count ("
@@ -572,7 +771,7 @@ def _findings(
             )
         if parts:
             lines.append(
-                f"{c.configuration}: {len(c.graded)} of {k_plan} planned runs graded ("
+                f"{c.configuration}: {len(c.graded)} of {c.planned} planned runs graded ("
                 + "; ".join(parts)
                 + ")"
             )
@@ -597,6 +796,8 @@ class AuditOptions:
     """Seconds one grading may take before that run is errored."""
     grade_jobs: int = 4
     """Grade commands run at once."""
+    layout: str | None = None
+    """Where runs sit (`Layout`), instead of run folders found by `patterns` anywhere."""
 
 
 def _check_unique(run_dirs: Sequence[RunDir]) -> None:
@@ -640,19 +841,35 @@ def audit_folder(root: Path, options: AuditOptions) -> Audit:
     manifest = read_manifest(root, options.manifest)
     if options.declared_k is not None:
         manifest = replace(manifest, declared=Declared(options.declared_k, "--declared-k"))
-    claim = (
-        Claim(options.claimed, "--claimed", "")
-        if options.claimed is not None
-        else read_claims(root)
-    )
+    if options.claimed is not None and options.claimed > MAX_CLAIM:
+        raise InputError(f"--claimed is {options.claimed:,}; give at most {MAX_CLAIM:,}")
+    if options.declared_k is not None and options.declared_k > MAX_CLAIM:
+        raise InputError(f"--declared-k is {options.declared_k:,}; give at most {MAX_CLAIM:,}")
+    notes: list[str] = []
+    if options.claimed is not None:
+        claims = [Claim(options.claimed, "--claimed", "")]
+    else:
+        claims, read_notes = read_claims(root, manifest.path)
+        notes.extend(read_notes)
     tokens = check_command(options.grade) if options.grade else None
-    run_dirs = name_configurations(scan(root, compile_patterns(options.patterns)))
+    if options.layout is not None:
+        if options.patterns != RUN_PATTERNS:
+            raise InputError("--layout and --run-pattern both say where runs are; give one")
+        layout = parse_layout(options.layout)
+        run_dirs, unreadable = scan_layout(root, layout)
+        if not run_dirs:
+            raise InputError(
+                f"{root}: no folder matches --layout {layout.pattern!r}; check it against "
+                "the folder's tree (docs/audit.md shows examples)"
+            )
+    else:
+        found, unreadable = scan(root, compile_patterns(options.patterns))
+        run_dirs = name_configurations(found)
     if not run_dirs:
         raise InputError(
             f"{root}: no run directories found (names like run-1, trial-1, attempt-1, "
             "epoch-1); give --run-pattern REGEX with the index in a group for other names"
         )
-    notes = []
     if from_zero(run_dirs):
         run_dirs = [replace(r, index=r.index + 1) for r in run_dirs]
         notes.append("run directories count from 0: run-0 is reported as run 1")
@@ -668,34 +885,101 @@ def audit_folder(root: Path, options: AuditOptions) -> Audit:
             strict=True,
         )
     )
-    return audit_listing(root, manifest, claim, run_dirs, grades, notes)
+    return audit_listing(root, manifest, claims, run_dirs, grades, notes, unreadable)
+
+
+SCHEMA_VERSION = 2
+"""Version of `audit --json` (docs/audit.md); 2 added claims, totals, figures and reasons."""
+
+
+def _claim_data(claim: Claim) -> dict[str, Any]:
+    return {
+        "k": claim.k,
+        "source": claim.source,
+        "quote": claim.quote,
+        "at_least": claim.at_least,
+        "scope": claim.scope,
+    }
+
+
+def audit_figures(audit: Audit) -> dict[str, Any] | None:
+    """The figures the text prints, counted over graded runs (None: no graded run)."""
+    accounting = audit.accounting
+    if not accounting.runs_counted:
+        return None
+    d = accounting.dataset()
+    m = d.metrics
+    return {
+        "pass_rate": m.pass_at_1,
+        "passes": m.passes,
+        "graded_runs": m.runs,
+        "j": m.j,
+        "pass_at_j": m.pass_at_j,
+        "pass_hat_j": m.pass_hat_j,
+        "configurations": m.cases,
+        "left_out": list(d.excluded),
+    }
+
+
+def audit_totals(audit: Audit) -> dict[str, int]:
+    """Runs over every configuration: planned (requested), present, graded, passed,
+    failed, errored (grading failed), ungraded (no grade) and missing."""
+    cs = audit.configurations
+    return {
+        "configurations": len(cs),
+        "requested": sum(c.planned for c in cs),
+        "present": sum(len(c.present) for c in cs),
+        "graded": sum(len(c.graded) for c in cs),
+        "passed": sum(len(c.passed) for c in cs),
+        "failed": sum(len(c.graded) - len(c.passed) for c in cs),
+        "errored": sum(len(c.errored) for c in cs),
+        "ungraded": sum(len(c.ungraded) for c in cs),
+        "missing": sum(len(c.missing) for c in cs),
+    }
 
 
 def audit_summary(audit: Audit) -> dict[str, Any]:
-    """The audit as JSON-ready data."""
+    """The audit as JSON-ready data: everything the text shows (docs/audit.md)."""
     declared = audit.manifest.declared
-    return {
-        "folder": str(audit.root),
-        "manifest": str(audit.manifest.path) if audit.manifest.path else None,
-        "declared": {"k": declared.k, "source": declared.source} if declared else None,
-        "claimed": {"k": audit.claim.k, "source": audit.claim.source, "quote": audit.claim.quote}
-        if audit.claim
-        else None,
-        "k_plan": audit.k_plan,
-        "configurations": [
+    configurations = []
+    for c in audit.configurations:
+        not_graded = [
+            {
+                "run": i,
+                "status": audit.grades[(c.configuration, i)].status,
+                "source": audit.grades[(c.configuration, i)].source or None,
+                "reason": audit.grades[(c.configuration, i)].message,
+            }
+            for i in sorted((*c.errored, *c.ungraded))
+        ]
+        configurations.append(
             {
                 "configuration": c.configuration,
                 "declared": audit.declared_k,
                 "claimed": audit.claimed_k,
+                "planned": c.planned,
                 "present": list(c.present),
                 "graded": list(c.graded),
                 "passed": list(c.passed),
+                "failed": [i for i in c.graded if i not in set(c.passed)],
                 "errored": list(c.errored),
                 "ungraded": list(c.ungraded),
                 "missing": list(c.missing),
+                "beyond_declared": list(c.beyond_declared),
+                "not_graded": not_graded,
             }
-            for c in audit.configurations
-        ],
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "folder": str(audit.root),
+        "manifest": str(audit.manifest.path) if audit.manifest.path else None,
+        "declared": {"k": declared.k, "source": declared.source} if declared else None,
+        "claimed": _claim_data(audit.claim) if audit.claim else None,
+        "claims": [_claim_data(c) for c in audit.claims],
+        "k_plan": audit.k_plan,
+        "totals": audit_totals(audit),
+        "figures": audit_figures(audit),
+        "configurations": configurations,
         "findings": list(audit.findings),
         "notes": list(audit.notes),
     }
@@ -731,6 +1015,10 @@ def audit_experiment(audit: Audit, *, name: str | None = None) -> Imported:
         params={},
         prompt_version=None,
         k_requested=audit.k_plan,
+        # a table row may plan fewer runs of one configuration than of the others
+        case_k={
+            c.configuration: c.planned for c in audit.configurations if c.planned < audit.k_plan
+        },
         seed=0,
         harness_version=__version__,
         fingerprint=short_hash({"audit": suite_hash, "model": model}),

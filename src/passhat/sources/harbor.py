@@ -26,20 +26,67 @@ start time. Requested k is `n_attempts`.
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from passhat.accounting import MAX_K
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
+from passhat.sources._files import load_json
 
 
 def _load(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise InputError(f"{path}: cannot be read as JSON ({error}); is it truncated?") from None
+    return load_json(path, "Harbor file")
+
+
+def _optional(value: Any, kind: type | tuple[type, ...]) -> bool:
+    return value is None or (isinstance(value, kind) and not isinstance(value, bool))
+
+
+def trial_problem(data: Any) -> str | None:
+    """Why Harbor's `TrialResult` model would refuse this result.json (the fields passhat
+    reads), or None when it would not; pure."""
+    if not isinstance(data, dict):
+        return "it is not a JSON object"
+    if not isinstance(data.get("task_name"), str):
+        return "field task_name is not a string"
+    checks = (
+        ("agent_info", _optional(data.get("agent_info"), dict), "an object"),
+        ("verifier_result", _optional(data.get("verifier_result"), dict), "an object or null"),
+        ("exception_info", _optional(data.get("exception_info"), dict), "an object or null"),
+        ("agent_result", _optional(data.get("agent_result"), dict), "an object or null"),
+        ("started_at", _optional(data.get("started_at"), str), "a time or null"),
+        (
+            "reward_valid",
+            data.get("reward_valid") is None or isinstance(data["reward_valid"], bool),
+            "true, false or null",
+        ),
+    )
+    for field, ok, wanted in checks:
+        if not ok:
+            return f"field {field} is not {wanted}"
+    info = data.get("agent_info") or {}
+    if not _optional(info.get("model_info"), dict):
+        return "field agent_info.model_info is not an object or null"
+    rewards = (data.get("verifier_result") or {}).get("rewards")
+    if not _optional(rewards, dict):
+        return "field verifier_result.rewards is not an object or null"
+    for key, value in (rewards or {}).items():
+        if not _optional(value, (int, float)) or (isinstance(value, int) and abs(value) > 2**53):
+            return f"field verifier_result.rewards.{key} is not a number"
+    for key in ("n_input_tokens", "n_output_tokens"):
+        value = (data.get("agent_result") or {}).get(key)
+        if not _optional(value, int) or (isinstance(value, int) and not 0 <= value < 2**63):
+            return f"field agent_result.{key} is not a token count"
+    exception = data.get("exception_info") or {}
+    for key in ("exception_type", "exception_message"):
+        if not _optional(exception.get(key), str):
+            return f"field exception_info.{key} is not text"
+    return None
 
 
 def _reward(trial: dict[str, Any]) -> float | None:
@@ -49,9 +96,14 @@ def _reward(trial: dict[str, Any]) -> float | None:
     value = rewards.get("reward") if "reward" in rewards else None
     if value is None and len(rewards) == 1:
         value = next(iter(rewards.values()))
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         return None
     return float(value)
+
+
+def _nan_reward(trial: dict[str, Any]) -> bool:
+    rewards = (trial.get("verifier_result") or {}).get("rewards") or {}
+    return any(isinstance(v, float) and math.isnan(v) for v in rewards.values())
 
 
 def _valid(trial: dict[str, Any]) -> bool:
@@ -68,8 +120,12 @@ def trial_run(experiment_id: str, trial: dict[str, Any], index: int, case_hash: 
     error: tuple[str, str] | None = None
     details: list[dict[str, Any]] = []
     if not _valid(trial) or reward is None:
-        kind = exception.get("exception_type") or "no_reward"
-        message = exception.get("exception_message") or "no valid reward"
+        kind = exception.get("exception_type") or (
+            "nan_reward" if _nan_reward(trial) else "no_reward"
+        )
+        message = exception.get("exception_message") or (
+            "the reward is NaN" if _nan_reward(trial) else "no valid reward"
+        )
         error = (str(kind), f"Harbor: {kind}: {message}" if exception else f"Harbor: {message}")
         status = "errored"
     else:
@@ -100,19 +156,42 @@ def trial_run(experiment_id: str, trial: dict[str, Any], index: int, case_hash: 
 
 
 def read_trials(job_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every trial's result in the job folder; unreadable ones are noted (they are missing)."""
+    """Every trial's result in the job folder; a trial folder that cannot be listed, or
+    whose result.json cannot be read or is one Harbor's model would refuse, is noted
+    (that trial counts as missing), never dropped silently."""
     trials, notes = [], []
-    for sub in sorted(p for p in job_dir.iterdir() if p.is_dir()):
+    try:
+        subs = sorted(p for p in job_dir.iterdir() if p.is_dir())
+    except OSError as error:
+        raise InputError(f"{job_dir}: cannot be listed ({error.strerror})") from None
+    for sub in subs:
         path = sub / "result.json"
-        if not path.is_file():
+        try:
+            with os.scandir(sub) as entries:
+                held = any(e.name == "result.json" for e in entries)
+        except OSError as error:
+            notes.append(
+                f"{sub.name}: cannot be read ({error.strerror}); that trial counts as missing"
+            )
+            continue
+        if not held:
             continue
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            notes.append(f"{sub.name}: result.json cannot be read; that trial counts as missing")
+            data = load_json(path, "trial result")
+        except InputError as error:
+            reason = str(error).split(": ", 1)[-1]
+            notes.append(
+                f"{sub.name}: result.json cannot be read ({reason}); that trial counts as missing"
+            )
             continue
-        if isinstance(data, dict) and isinstance(data.get("task_name"), str):
-            trials.append(data)
+        problem = trial_problem(data)
+        if problem is not None:
+            notes.append(
+                f"{sub.name}/result.json: {problem} (Harbor's TrialResult refuses it); "
+                "that trial counts as missing"
+            )
+            continue
+        trials.append(data)
     return trials, notes
 
 
@@ -126,21 +205,34 @@ def harbor_figures(job_result: Any, key: tuple[str, str | None, str]) -> tuple[F
     """Harbor's own stats for one (agent, model, dataset), from the job's result.json."""
     agent, model, dataset = key
     evals_key = f"{agent}__{model}__{dataset}" if model else f"{agent}__{dataset}"
-    evals = ((job_result or {}).get("stats") or {}).get("evals") or {}
+    stats_all = job_result.get("stats") if isinstance(job_result, dict) else None
+    evals = stats_all.get("evals") if isinstance(stats_all, dict) else None
     stats = evals.get(evals_key) if isinstance(evals, dict) else None
     if not isinstance(stats, dict):
         return ()
     weighs = "trials with a valid reward; pass@k over tasks, each task's valid trials"
     figures = []
-    for metric in stats.get("metrics") or []:
+    metrics = stats.get("metrics")
+    for metric in metrics if isinstance(metrics, list) else []:
         if isinstance(metric, dict):
             for name, value in metric.items():
-                if isinstance(value, int | float) and not isinstance(value, bool):
+                if _fraction(value):
                     figures.append(Figure(f"Harbor {name}", float(value), weighs))
-    for k, value in sorted((stats.get("pass_at_k") or {}).items(), key=lambda kv: int(kv[0])):
-        if isinstance(value, int | float):
-            figures.append(Figure(f"Harbor pass@{k}", float(value), weighs))
+    pass_at_k = stats.get("pass_at_k")
+    pairs = pass_at_k.items() if isinstance(pass_at_k, dict) else []
+    for k, value in sorted(
+        ((k, v) for k, v in pairs if k.isdigit() and len(k) < 7 and _fraction(v)),
+        key=lambda kv: int(kv[0]),
+    ):
+        figures.append(Figure(f"Harbor pass@{k}", float(value), weighs))
     return tuple(figures)
+
+
+def _fraction(value: Any) -> bool:
+    """A figure Harbor could have written: a finite number a float holds."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, float) or abs(value) < 2**53
 
 
 def import_job(job_dir: Path, *, name: str | None = None) -> list[Imported]:
@@ -154,10 +246,19 @@ def import_job(job_dir: Path, *, name: str | None = None) -> list[Imported]:
         )
     config = _load(config_path)
     n_attempts = config.get("n_attempts", 1) if isinstance(config, dict) else None
-    if isinstance(n_attempts, bool) or not isinstance(n_attempts, int) or n_attempts < 1:
+    if (
+        isinstance(n_attempts, bool)
+        or not isinstance(n_attempts, int)
+        or not 1 <= n_attempts <= MAX_K
+    ):
+        shown = (
+            json.dumps(n_attempts)[:40]
+            if not isinstance(n_attempts, int)
+            else (f"{n_attempts:,}" if n_attempts.bit_length() < 96 else "a huge number")
+        )
         raise InputError(
-            f"{config_path}: field n_attempts is {json.dumps(n_attempts)}; Harbor writes a "
-            "whole number >= 1"
+            f"{config_path}: field n_attempts is {shown}; Harbor writes a whole number "
+            f"from 1 to {MAX_K:,} there"
         )
     job_result = _load(job_dir / "result.json") if (job_dir / "result.json").is_file() else None
     trials, notes = read_trials(job_dir)

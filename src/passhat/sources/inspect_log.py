@@ -30,6 +30,7 @@ from passhat.errors import ConfigError, InputError
 from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
+from passhat.sources._files import MAX_JSON_BYTES, regular_size
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -136,7 +137,8 @@ def log_paths(paths: Iterable[Path]) -> list[Path]:
                     "give a log file or the folder Inspect wrote them to"
                 )
             found.extend(sorted(logs))
-        elif path.is_file():
+        elif path.exists():
+            regular_size(path, "Inspect log")  # a FIFO or a device is refused, never opened
             found.append(path)
         else:
             raise InputError(f"{path}: no such file or folder; give an Inspect log (.eval/.json)")
@@ -148,6 +150,12 @@ def read_log(path: Path) -> EvalLog:
     _require_inspect()
     from inspect_ai.log import read_eval_log
 
+    size = regular_size(path, "Inspect log")
+    if path.suffix != ".eval" and size > MAX_JSON_BYTES:
+        raise InputError(
+            f"{path}: the Inspect log is {size:,} bytes, more than the {MAX_JSON_BYTES:,} "
+            "passhat reads as JSON; write it as .eval (inspect log convert --to eval)"
+        )
     try:
         # events and store are the bulk of a log and never become part of a run here
         return read_eval_log(str(path), exclude_fields={"events", "store"})
@@ -268,6 +276,39 @@ def sample_run(
     )
 
 
+def requested_epochs(recorded: int | None, samples: Sequence[EvalSample]) -> tuple[int, str]:
+    """Requested k: the task's epochs as the log records them; when it records none
+    (`eval.config` `{}`), the highest epoch the log holds, and a note that says so
+    (1 only when it holds no sample either). Pure."""
+    if recorded is not None:
+        return int(recorded), ""
+    held = max((int(s.epoch) for s in samples), default=0)
+    if held == 0:
+        return (
+            1,
+            "the log records no epochs (eval.config has none) and holds no sample: k taken as 1",
+        )
+    return held, (
+        f"the log records no epochs (eval.config has none): requested k taken as {held}, "
+        "the highest epoch it holds"
+    )
+
+
+def unheld_note(status: str, samples: Sequence[EvalSample], cases: int, epochs: int) -> str:
+    """What a log that did not finish says about the runs it lacks: only that it does
+    not hold them (a header-only log holds no sample at all), never that they never ran."""
+    if not samples:
+        return (
+            f"the log's status is {status!r} and it holds no sample (a header-only log): its "
+            f"{plural(cases * epochs, 'run')} are not held here, which says nothing about "
+            "whether they ran; they are missing, not failed"
+        )
+    return (
+        f"the log's status is {status!r}: sample × epochs it does not hold are missing, "
+        "not failed (not run, or not kept in the log)"
+    )
+
+
 def inspect_figures(log: EvalLog) -> tuple[Figure, ...]:
     """Inspect's own metrics, labelled with what they weigh."""
     figures = []
@@ -298,8 +339,8 @@ def import_log(
     log = read_log(path)
     from passhat import __version__
 
-    epochs = int(log.eval.config.epochs or 1)
     samples = list(log.samples or [])
+    epochs, inferred = requested_epochs(log.eval.config.epochs, samples)
     planned = [str(i) for i in (log.eval.dataset.sample_ids or [])]
     seen = list(dict.fromkeys(str(s.id) for s in samples))
     case_ids = tuple(dict.fromkeys([*planned, *seen]))
@@ -372,10 +413,10 @@ def import_log(
         sample_run(experiment.id, log, s, rule, scorer, case_hashes[str(s.id)]) for s in samples
     )
     notes = []
+    if inferred:
+        notes.append(inferred)
     if log.status != "success":
-        notes.append(
-            f"the log's status is {log.status!r}: samples it never ran are missing, not failed"
-        )
+        notes.append(unheld_note(log.status, samples, len(case_ids), epochs))
     beyond = sorted({r.run_index for r in runs if r.run_index > epochs})
     if beyond:
         raise InputError(

@@ -14,6 +14,12 @@ checked with a message naming it:
     simulations[]                   task_id, trial (0-based), termination_reason,
                                     reward_info.reward, duration, agent_cost, messages
 
+Each simulation is checked as τ²-bench's `SimulationRun` model checks it, for the
+fields read: one its loader would refuse (no `task_id`, a `duration` that is no
+number, ...) is refused in one line naming `simulations[i].field`. `trial` is
+optional in that model (`Optional[int]`), so a simulation without one is
+numbered in file order after the numbered ones, and a note says so.
+
 Each simulation is a run (index = trial + 1). Reward 1 (within τ²'s own 1e-6)
 passes, any other reward fails; `infrastructure_error` (the simulation never
 ran: an API disconnect) and a simulation without a reward are errored: τ²-bench
@@ -29,9 +35,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from passhat.accounting import MAX_K
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
+from passhat.sources._files import load_json
 
 INFRA = "infrastructure_error"
 TOLERANCE = 1e-6
@@ -39,21 +47,11 @@ TOLERANCE = 1e-6
 
 
 def _load(path: Path, what: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         raise InputError(
             f"{path}: no such file; give a τ²-bench results.json or its results folder"
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise InputError(f"{path}: the {what} cannot be read ({reason})") from None
-    try:
-        return json.loads(text)
-    except ValueError as error:
-        raise InputError(
-            f"{path}: the {what} is not valid JSON ({error}); is it truncated?"
-        ) from None
+        )
+    return load_json(path, what)
 
 
 def read_results(path: Path) -> tuple[Path, dict[str, Any]]:
@@ -93,6 +91,100 @@ def _field(data: Any, dotted: str, path: Path, kind: type | tuple[type, ...]) ->
     return value
 
 
+_NUMBER = (int, float)
+
+
+def _finite(value: Any) -> bool:
+    """A JSON number a float can hold (a 400-digit integer cannot)."""
+    if isinstance(value, bool) or not isinstance(value, _NUMBER):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def check_simulation(sim: Any, at: int, path: Path) -> dict[str, Any]:
+    """One simulation, checked as τ²-bench's `SimulationRun` model checks it (the fields
+    passhat reads): an InputError naming `simulations[at].field` for one it would refuse."""
+
+    def refuse(field: str, value: Any, wanted: str) -> InputError:
+        shown = "missing" if value is _ABSENT else f"{json.dumps(value, default=str)[:60]}"
+        return InputError(
+            f"{path}: field simulations[{at}].{field} is {shown}; τ²-bench's loader "
+            f"refuses that ({wanted}); fix or drop that simulation"
+        )
+
+    if not isinstance(sim, dict):
+        raise refuse("", sim, "a simulation is an object")
+    checks: tuple[tuple[str, bool, str], ...] = (
+        ("task_id", isinstance(sim.get("task_id", _ABSENT), str), "a task id is a string"),
+        (
+            "trial",
+            sim.get("trial") is None
+            or (
+                isinstance(sim.get("trial"), int)
+                and not isinstance(sim.get("trial"), bool)
+                and 0 <= sim["trial"] <= MAX_K
+            ),
+            f"a trial number is 0 .. {MAX_K:,}, or absent",
+        ),
+        (
+            "termination_reason",
+            isinstance(sim.get("termination_reason", _ABSENT), str),
+            "a termination reason is a string",
+        ),
+        (
+            "duration",
+            _finite(sim.get("duration", 0.0)),
+            "a duration is a number of seconds",
+        ),
+        (
+            "reward_info",
+            sim.get("reward_info") is None or isinstance(sim.get("reward_info"), dict),
+            "reward_info is an object or null",
+        ),
+        (
+            "messages",
+            sim.get("messages") is None  # full-duplex simulations keep ticks instead
+            or (
+                isinstance(sim["messages"], list)
+                and all(isinstance(m, dict) for m in sim["messages"])
+            ),
+            "messages is a list of objects, or null",
+        ),
+        (
+            "seed",
+            sim.get("seed") is None
+            or (isinstance(sim.get("seed"), int) and not isinstance(sim.get("seed"), bool)),
+            "a seed is a whole number or null",
+        ),
+    )
+    for field, ok, wanted in checks:
+        if not ok:
+            raise refuse(field, sim.get(field, _ABSENT), wanted)
+    info = sim.get("reward_info")
+    if isinstance(info, dict) and info.get("reward") is not None and not _finite(info["reward"]):
+        raise refuse("reward_info.reward", info["reward"], "a reward is a number")
+    return sim
+
+
+_ABSENT = object()
+
+
+def _whole(value: Any) -> int:
+    """A seed as the store keeps it (a 64-bit integer); 0 for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63:
+        return value
+    return 0
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """An optional object of the file: {} when it is absent or not an object."""
+    return value if isinstance(value, dict) else {}
+
+
 def _reward(sim: dict[str, Any]) -> float | None:
     info = sim.get("reward_info")
     reward = info.get("reward") if isinstance(info, dict) else None
@@ -109,7 +201,7 @@ def _transcript(sim: dict[str, Any]) -> list[dict[str, Any]]:
                 "role": message.get("role"),
                 "content": message.get("content") or "",
             }
-            if message.get("tool_calls"):
+            if isinstance(message.get("tool_calls"), list):
                 entry["tool_calls"] = [
                     {"name": c.get("name"), "arguments": c.get("arguments")}
                     for c in message["tool_calls"]
@@ -163,7 +255,7 @@ def simulation_run(
         score=details,
         transcript=_transcript(sim),
         duration_s=float(sim.get("duration") or 0.0),
-        seed=int(sim.get("seed") or 0),
+        seed=_whole(sim.get("seed")),
     )
 
 
@@ -242,12 +334,16 @@ def import_results(path: Path, *, name: str | None = None) -> Imported:
 
     meta_path, data = read_results(path)
     num_trials = _field(data, "info.num_trials", meta_path, int)
-    if num_trials < 1:
-        raise InputError(f"{meta_path}: field info.num_trials is {num_trials}; expected >= 1")
+    if not 1 <= num_trials <= MAX_K:
+        shown = f"{num_trials:,}" if num_trials.bit_length() < 96 else "a huge number"
+        raise InputError(f"{meta_path}: field info.num_trials is {shown}; expected 1 .. {MAX_K:,}")
     sims = data.get("simulations") or []
-    if not isinstance(sims, list) or not all(isinstance(s, dict) for s in sims):
+    if not isinstance(sims, list):
         raise InputError(f"{meta_path}: field simulations is not a list of objects")
+    sims = [check_simulation(sim, at, meta_path) for at, sim in enumerate(sims)]
     tasks = data.get("tasks") or []
+    if not isinstance(tasks, list):
+        raise InputError(f"{meta_path}: field tasks is not a list of objects")
     planned = [str(t.get("id")) for t in tasks if isinstance(t, dict) and "id" in t]
     seen = [str(s.get("task_id")) for s in sims]
     case_ids = tuple(dict.fromkeys([*planned, *seen]))
@@ -255,14 +351,14 @@ def import_results(path: Path, *, name: str | None = None) -> Imported:
         raise InputError(f"{meta_path}: no tasks and no simulations; nothing to import")
     info = data["info"]
     model = _field(data, "info.agent_info.llm", meta_path, str)
-    domain = (info.get("environment_info") or {}).get("domain_name") or "unknown"
+    domain = str(_obj(info.get("environment_info")).get("domain_name") or "unknown")
     task_by_id = {str(t.get("id")): t for t in tasks if isinstance(t, dict)}
     case_hashes = {c: short_hash(task_by_id.get(c) or {"id": c}) for c in case_ids}
     suite_hash = short_hash({"domain": domain, "tasks": [task_by_id.get(c) for c in case_ids]})
-    agent = f"tau2:{(info.get('agent_info') or {}).get('implementation', 'unknown')}"
-    user = info.get("user_info") or {}
+    agent = f"tau2:{_obj(info.get('agent_info')).get('implementation', 'unknown')}"
+    user = _obj(info.get("user_info"))
     model_config = {
-        "llm_args": (info.get("agent_info") or {}).get("llm_args"),
+        "llm_args": _obj(info.get("agent_info")).get("llm_args"),
         "user_simulator": {"llm": user.get("llm"), "llm_args": user.get("llm_args")},
     }
     source = {
@@ -286,7 +382,7 @@ def import_results(path: Path, *, name: str | None = None) -> Imported:
         params={"max_steps": info.get("max_steps"), "max_errors": info.get("max_errors")},
         prompt_version=None,
         k_requested=num_trials,
-        seed=int(info.get("seed") or 0),
+        seed=_whole(info.get("seed")),
         harness_version=__version__,
         fingerprint=short_hash(
             {"tool": "tau2", "suite": suite_hash, "agent": agent, "model": model, **model_config}

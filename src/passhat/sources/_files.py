@@ -1,0 +1,97 @@
+"""Reading files nobody on the team wrote, within bounds.
+
+A reader of foreign results is handed whatever is there: a FIFO that blocks
+forever, `/dev/zero` that never ends, a sparse 8 GB file that is mostly holes,
+JSON nested 100,000 levels deep, a number of 5,000 digits. Each of these ends
+here in one `InputError` naming the file and the fix, before anything sized by
+the input is built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import InputError
+
+MAX_JSON_BYTES = 512 * 1024 * 1024
+"""A results file larger than this is refused (τ²-bench's largest public results are
+tens of MB)."""
+MAX_SMALL_BYTES = 16 * 1024 * 1024
+"""Manifests, grade files and report files: larger ones are not what they claim to be."""
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def regular_size(path: Path, what: str) -> int:
+    """The size of a regular file; InputError for a FIFO, a device, a folder or a
+    file that cannot be read (never opened, so a FIFO cannot block)."""
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise InputError(f"{path}: the {what} cannot be read ({error.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(info.st_mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(info.st_mode)
+            else "a device"
+            if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+            else "not a regular file"
+        )
+        raise InputError(f"{path}: the {what} is {kind}, not a file; give the file itself")
+    return info.st_size
+
+
+def read_bytes(path: Path, what: str, cap: int, *, truncate: bool = False) -> bytes:
+    """A regular file's bytes, at most `cap` of them: a larger file is refused (or, with
+    `truncate`, its first `cap` bytes returned). Its size is checked before reading."""
+    size = regular_size(path, what)
+    if size > cap and not truncate:
+        raise InputError(
+            f"{path}: the {what} is {_size(size)}, more than the {_size(cap)} passhat reads; "
+            "is it the right file?"
+        )
+    try:
+        with path.open("rb") as handle:
+            return handle.read(cap)
+    except OSError as error:
+        raise InputError(f"{path}: the {what} cannot be read ({error.strerror})") from None
+
+
+def parse_json(text: str | bytes, path: Path, what: str, fix: str = "is it truncated?") -> Any:
+    """JSON, or one InputError line: invalid, nested too deep, or a number too long."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"{path}: the {what} is nested too deeply to read; {fix}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: the {what} is not UTF-8 text; {fix}") from None
+    except ValueError as error:
+        reason = str(error).splitlines()[0][:200] if str(error) else "invalid"
+        raise InputError(f"{path}: the {what} is not valid JSON ({reason}); {fix}") from None
+
+
+def load_json(
+    path: Path, what: str, cap: int = MAX_JSON_BYTES, fix: str = "is it truncated?"
+) -> Any:
+    """A regular file's JSON, bounded in size and depth; one InputError line otherwise."""
+    return parse_json(read_bytes(path, what, cap), path, what, fix)
+
+
+def is_readable_dir(path: Path) -> bool:
+    """True for a folder whose entries can be listed."""
+    try:
+        with os.scandir(path):
+            return True
+    except OSError:
+        return False

@@ -1,0 +1,105 @@
+"""Property-based fuzz of foreign results, beside the suite loader's (test_fuzz.py):
+τ²-bench results, Harbor trials and audited folders, each a valid document with a
+few places replaced by anything (wrong types, huge integers, NaN, deep nesting).
+
+Whatever the input, reading either succeeds or fails with a `PasshatError` (one line,
+exit 2): never another exception, a traceback or a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from passhat.errors import PasshatError
+from passhat.sources.audit import AuditOptions, audit_folder, audit_summary
+from passhat.sources.harbor import import_job
+from passhat.sources.tau2 import import_results
+from test_fuzz import FUZZ, _paths, _replace, values
+from test_import_harbor import TRIALS, write_job
+from test_import_tau2 import RESULTS
+
+deep = st.integers(1, 3).map(lambda n: json.loads("[" * (n * 1000) + "]" * (n * 1000)))
+anything = st.one_of(
+    values,
+    st.integers(min_value=-(10**400), max_value=10**400),
+    st.sampled_from([float("nan"), float("inf"), 10**300, "1e999", "NaN", "", {}, []]),
+)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, base: Any) -> str:
+    """A valid document with a few places replaced by anything, or text nested too deep."""
+    if draw(st.integers(0, 19)) == 0:
+        return "[" * 200_000 + "]" * 200_000
+    data = base
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(_paths(data)))
+        data = _replace(data, path, draw(anything))
+    return json.dumps(data, default=str)
+
+
+@FUZZ
+@given(text=mutated(RESULTS))
+def test_tau2_import_reads_or_names_the_field(text: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "results.json"
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        try:
+            imported = import_results(path)
+        except PasshatError as error:
+            assert str(error).strip() and "\n" not in str(error).strip()
+            return
+        assert all(1 <= r.run_index <= imported.experiment.k_requested for r in imported.runs)
+
+
+@FUZZ
+@given(
+    texts=st.lists(mutated(TRIALS[0]), min_size=1, max_size=3), config=mutated({"n_attempts": 3})
+)
+def test_harbor_import_reads_or_names_the_field(texts: list[str], config: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        job = write_job(Path(folder) / "job", [])
+        (job / "config.json").write_text(config, encoding="utf-8", errors="surrogatepass")
+        for i, text in enumerate(texts):
+            (job / f"t{i}").mkdir()
+            (job / f"t{i}" / "result.json").write_text(
+                text, encoding="utf-8", errors="surrogatepass"
+            )
+        try:
+            import_job(job)
+        except PasshatError as error:
+            assert str(error).strip() and "\n" not in str(error).strip()
+
+
+@FUZZ
+@given(
+    manifest=mutated({"runs_per_configuration": 2, "configurations": ["a", "b"]}),
+    grade=mutated({"passed": True, "reward": 1.0}),
+    report=st.one_of(st.text(max_size=300), st.sampled_from(["ran 9" + "9" * 4999 + " times"])),
+    names=st.lists(
+        st.sampled_from(["run-1", "run-2", "run-0", "run-99999999", "trial-3"]), max_size=3
+    ),
+)
+def test_audit_reads_or_names_the_problem(
+    manifest: str, grade: str, report: str, names: list[str]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "benchmark.json").write_text(manifest, encoding="utf-8", errors="surrogatepass")
+        (root / "README.md").write_text(report, encoding="utf-8", errors="surrogatepass")
+        for name in ["run-1", *names]:
+            run = root / "out" / "a" / name
+            run.mkdir(parents=True, exist_ok=True)
+            (run / "grade.json").write_text(grade, encoding="utf-8", errors="surrogatepass")
+        try:
+            audit = audit_folder(root, AuditOptions())
+        except PasshatError as error:
+            assert str(error).strip() and "\n" not in str(error).strip()
+            return
+        json.dumps(audit_summary(audit))
