@@ -1,0 +1,458 @@
+"""Two runs side by side (`passhat diff`), the divergence tree and the item evidence of a
+case: as rich renderables and as JSON-ready data.
+
+Everything here came from a case file, a model or a tool: it enters as `Text`, never
+as markup, and the console escapes control characters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from passhat.divergence import (
+    Branch,
+    CallPair,
+    ItemEvidence,
+    RunDiff,
+    ToolCall,
+    Turn,
+    Write,
+)
+from passhat.records import RunRecord
+
+SHOWN_CHARS = 240
+"""Characters of a message or a call's arguments shown in the terminal (--json has all)."""
+
+
+def clip(text: str, limit: int = SHOWN_CHARS) -> str:
+    text = text.replace("\r", "")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def runs_text(runs: Iterable[int], word: str = "run") -> str:
+    """`run 2`, `runs 1 and 3`, `runs 1, 2 and 4`."""
+    runs = list(runs)
+    if not runs:
+        return f"no {word}"
+    if len(runs) == 1:
+        return f"{word} {runs[0]}"
+    head = ", ".join(str(r) for r in runs[:-1])
+    return f"{word}s {head} and {runs[-1]}"
+
+
+def turn_span(first: int, last: int) -> str:
+    return f"turn {first}" if first == last else f"turns {first}–{last}"
+
+
+# ------------------------------------------------------------------------- pair diff
+
+
+def _message_text(turn: Turn | None, transcript: Sequence[Mapping[str, Any]]) -> Text:
+    if turn is None:
+        return Text("(no such turn)", style="dim")
+    out = Text()
+    for n, i in enumerate(turn.messages):
+        message = transcript[i]
+        if n:
+            out.append("\n")
+        role = str(message.get("role"))
+        if message.get("name"):
+            role += f" {message['name']}"
+        out.append(f"{role}: ", style="bold")
+        content = message.get("content")
+        out.append(clip(content if isinstance(content, str) else _json(content)))
+        for call in turn.shape[n].get("tool_calls", ()):
+            out.append("\n→ ", style="cyan")
+            out.append(clip(f"{call['name']}({_json(call['arguments'])})"))
+    return out
+
+
+def _call_text(call: ToolCall | None) -> Text:
+    if call is None:
+        return Text("–", style="dim")
+    out = Text(f"#{call.number} ")
+    if call.turn is not None:
+        out.append(f"turn {call.turn} ", style="dim")
+    out.append(clip(f"{call.tool}({_json(call.arguments)})"))
+    if call.error:
+        out.append(" → error: ", style="red").append(clip(str(call.error), 120))
+    elif call.recorded:
+        out.append(" → ", style="dim").append(clip(_json(call.result), 120))
+    return out
+
+
+def _side(run: RunRecord, name: str) -> str:
+    return f"{name} ({run.status})"
+
+
+def diff_table(d: RunDiff, name_a: str, name_b: str) -> Group:
+    """Final state, the first divergence, the turns and the tool calls of two runs."""
+    parts: list[Any] = []
+    head = Text.assemble(
+        ("diff · ", "bold"),
+        (d.a.case_id, "bold"),
+        f" · {_side(d.a, name_a)}  ↔  {_side(d.b, name_b)}",
+    )
+    parts.append(head)
+    for r, name in ((d.a, name_a), (d.b, name_b)):
+        if r.status == "errored":
+            parts.append(Text(f"{name} errored: {r.error_type}: {r.error_message}", style="red"))
+    parts.append(Text())
+    parts.append(_state_part(d, name_a, name_b))
+    parts.append(Text())
+    parts.append(divergence_line(d, name_a, name_b))
+    if d.divergence:
+        for row in d.divergence[:10]:
+            line = Text(f"  at {row['path']}: ", style="dim")
+            line.append(f"{name_a} ").append(_shown(row, "a"))
+            line.append(f"  ·  {name_b} ").append(_shown(row, "b"))
+            parts.append(line)
+    if d.turns and not d.no_transcript:
+        parts.append(_turns_table(d, name_a, name_b))
+    parts.append(_calls_table(d.calls, name_a, name_b))
+    return Group(*parts)
+
+
+def _shown(row: Mapping[str, Any], side: str) -> Text:
+    if side not in row:
+        return Text("(nothing)", style="dim")
+    return Text(clip(_json(row[side]), 160))
+
+
+def divergence_line(d: RunDiff, name_a: str, name_b: str) -> Text:
+    if d.no_transcript:
+        missing = [name_a if s == "a" else name_b for s in d.no_transcript]
+        return Text(
+            f"transcripts: {' and '.join(missing)} hold no transcript: nothing to align",
+            style="yellow",
+        )
+    if d.diverged_at is None:
+        return Text(f"transcripts: the same, turn by turn ({len(d.turns)} turns)", style="green")
+    pair = d.turns[d.diverged_at]
+    what = "differs"
+    if pair.a is None or pair.b is None:
+        ended = name_a if pair.a is None else name_b
+        what = f"{ended} has no turn {d.diverged_at} (it ended at turn {d.diverged_at - 1})"
+    elif d.diverged_at == 0:
+        what = "the input the model was sent differs"
+    else:
+        what = _what_differs(pair.a, pair.b)
+    return Text.assemble(
+        ("transcripts: first diverge at ", "bold"),
+        (f"turn {d.diverged_at}", "bold yellow"),
+        f": {what}",
+    )
+
+
+def _what_differs(a: Turn, b: Turn) -> str:
+    ma, mb = a.shape[0], b.shape[0]
+    if canonical(ma.get("content")) != canonical(mb.get("content")):
+        return "the model's message differs"
+    if canonical(ma.get("tool_calls")) != canonical(mb.get("tool_calls")):
+        return "the model's tool calls differ"
+    return "the tool results differ"
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _state_part(d: RunDiff, name_a: str, name_b: str) -> Any:
+    rows: list[Any] = []
+    for items in d.items:
+        table = Table(
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            title=Text.assemble("final state · ", (items.scorer, "bold")),
+            title_justify="left",
+        )
+        table.add_column("items")
+        table.add_column("")
+        expected = set(items.expected)
+
+        def names(xs: Sequence[str], expected: set[str] = expected) -> Text:
+            out = Text()
+            for n, x in enumerate(xs):
+                if n:
+                    out.append(", ")
+                out.append(x, style="" if x in expected else "magenta")
+                if x not in expected:
+                    out.append(" (extra)", style="magenta")
+            return out if xs else Text("–", style="dim")
+
+        table.add_row(f"only in {name_a}", names(items.only_a))
+        table.add_row(f"only in {name_b}", names(items.only_b))
+        table.add_row("in both", names(items.both))
+        rows.append(table)
+    if d.state:
+        table = Table(
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            title=Text("final state · other differences", style="bold"),
+            title_justify="left",
+        )
+        for column in ("path", name_a, name_b):
+            table.add_column(column, overflow="fold")
+        for row in d.state:
+            table.add_row(
+                Text(row["path"]),
+                Text(clip(_json(row["a"]), 160)) if "a" in row else Text("–", style="dim"),
+                Text(clip(_json(row["b"]), 160)) if "b" in row else Text("–", style="dim"),
+            )
+        rows.append(table)
+    elif not d.items:
+        rows.append(Text("final state: the same", style="green"))
+    elif d.same_state:
+        rows.append(Text("final state: the same items, nothing else differs", style="green"))
+    return Group(*rows)
+
+
+def _turns_table(d: RunDiff, name_a: str, name_b: str) -> Table:
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        title=Text("turns", style="bold"),
+        title_justify="left",
+    )
+    table.add_column("turn", no_wrap=True)
+    table.add_column(name_a, overflow="fold", ratio=1)
+    table.add_column(name_b, overflow="fold", ratio=1)
+    for pair in d.turns:
+        mark = Text(f"{pair.number} ", style="dim")
+        if pair.same:
+            mark.append("=", style="green")
+            table.add_row(mark, Text("(the same in both)", style="dim"), Text(""))
+            continue
+        mark.append("≠", style="bold yellow")
+        if pair.number == d.diverged_at:
+            mark.append(" first", style="bold yellow")
+        table.add_row(
+            mark, _message_text(pair.a, d.a.transcript), _message_text(pair.b, d.b.transcript)
+        )
+    return table
+
+
+def _calls_table(calls: Sequence[CallPair], name_a: str, name_b: str) -> Any:
+    if not calls:
+        return Text("tool calls: none in either run", style="dim")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        title=Text("tool calls, aligned", style="bold"),
+        title_justify="left",
+    )
+    table.add_column("", no_wrap=True)
+    table.add_column(name_a, overflow="fold", ratio=1)
+    table.add_column(name_b, overflow="fold", ratio=1)
+    for pair in calls:
+        mark = Text("=", style="green") if pair.same else Text("≠", style="bold yellow")
+        table.add_row(mark, _call_text(pair.a), _call_text(pair.b))
+    return table
+
+
+def _turn_dict(turn: Turn | None, transcript: Sequence[Mapping[str, Any]]) -> Any:
+    if turn is None:
+        return None
+    return {"messages": list(turn.messages), "content": [transcript[i] for i in turn.messages]}
+
+
+def diff_dict(d: RunDiff, ref_a: Mapping[str, Any], ref_b: Mapping[str, Any]) -> dict[str, Any]:
+    """`passhat diff --json`: both runs' references, the item and state diffs, the turns
+    (each run's messages of each turn in full) and the aligned tool calls."""
+    return {
+        "case": d.a.case_id,
+        "a": {**ref_a, "run": d.a.run_index, "status": d.a.status, "error": _error(d.a)},
+        "b": {**ref_b, "run": d.b.run_index, "status": d.b.status, "error": _error(d.b)},
+        "items": [
+            {
+                "scorer": i.scorer,
+                "only_a": list(i.only_a),
+                "only_b": list(i.only_b),
+                "both": list(i.both),
+                "expected": list(i.expected),
+            }
+            for i in d.items
+        ],
+        "state": list(d.state),
+        "no_transcript": list(d.no_transcript),
+        "diverged_at": d.diverged_at,
+        "divergence": list(d.divergence),
+        "turns": [
+            {
+                "turn": p.number,
+                "same": p.same,
+                "a": _turn_dict(p.a, d.a.transcript),
+                "b": _turn_dict(p.b, d.b.transcript),
+            }
+            for p in d.turns
+        ],
+        "tool_calls": [
+            {
+                "same": p.same,
+                "a": p.a.to_dict() if p.a else None,
+                "b": p.b.to_dict() if p.b else None,
+            }
+            for p in d.calls
+        ],
+    }
+
+
+def _error(run: RunRecord) -> str | None:
+    if run.status != "errored":
+        return None
+    return f"{run.error_type}: {run.error_message}"
+
+
+# ------------------------------------------------------------------------ the tree
+
+
+def branch_label(branch: Branch, root: bool = False) -> Text:
+    """`runs 1 and 3 · turns 0–2 the same · run 3 ends`."""
+    out = Text(runs_text(branch.runs), style="bold")
+    if branch.last >= branch.first:
+        shared = "the same" if len(branch.runs) > 1 else ""
+        out.append(f" · {turn_span(branch.first, branch.last)} {shared}".rstrip())
+    if not root and branch.first > 0:
+        out = Text.assemble(Text(f"branched at turn {branch.first}: ", style="yellow"), out)
+    if branch.ended and branch.children:
+        out.append(f" · {runs_text(branch.ended)} ended there", style="dim")
+    elif branch.ended and len(branch.runs) > 1:
+        out.append(" · identical to the end", style="green")
+    return out
+
+
+def divergence_tree_view(tree: Branch, case: str, no_transcript: Sequence[int] = ()) -> Tree:
+    """The tree as rich renders it, under a title naming the case."""
+    title = Text.assemble(("divergence · ", ""), (case, "bold"), " (turns of each run)")
+    view = Tree(title, guide_style="dim")
+    node = view.add(branch_label(tree, root=True))
+    _add_children(node, tree)
+    if no_transcript:
+        view.add(Text(f"{runs_text(no_transcript)}: no transcript", style="yellow"))
+    return view
+
+
+def _add_children(node: Tree, branch: Branch) -> None:
+    for child in branch.children:
+        _add_children(node.add(branch_label(child)), child)
+
+
+def tree_sentence(tree: Branch) -> str:
+    """The tree in words: `runs 1 and 3 agree until turn 2; run 2 branched at turn 1`."""
+    parts: list[str] = []
+
+    def walk(b: Branch) -> None:
+        if len(b.runs) > 1 and b.last >= b.first:
+            until = "to the end" if not b.children else f"until turn {b.last}"
+            parts.append(f"{runs_text(b.runs)} agree {until}")
+        for c in b.children:
+            if len(c.runs) == 1:
+                parts.append(f"{runs_text(c.runs)} branched at turn {c.first}")
+            walk(c)
+
+    walk(tree)
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------- evidence
+
+
+def _write_text(w: Write) -> str:
+    at = f"turn {w.turn}, " if w.turn is not None else ""
+    return f"{at}{w.tool} call {w.call}"
+
+
+def evidence_rows(e: ItemEvidence) -> list[str]:
+    """Who wrote the item, grouped: `runs 1 and 3: turn 1, update_ticket call 1`."""
+    groups: dict[str, list[int]] = {}
+    for run in e.runs:
+        writes = e.writers(run)
+        if writes:
+            key = "; ".join(_write_text(w) for w in writes)
+            if run not in e.present:
+                key += " (absent from the final state)"
+        elif run in e.present:
+            key = "in the final state, but no tool call carried it"
+        else:
+            continue
+        groups.setdefault(key, []).append(run)
+    return [f"{runs_text(runs)}: {key}" for key, runs in groups.items()]
+
+
+def evidence_text(e: ItemEvidence) -> Text:
+    rows = evidence_rows(e)
+    out = Text("; ".join(rows) if rows else "written by no run", style="" if rows else "bold red")
+    for s in e.sources:
+        out.append("\nsource ", style="dim").append(s.path, style="bold")
+        out.append(f" “{clip(s.text, 60)}”: ")
+        if s.sent:
+            firsts = sorted(set(s.sent.values()))
+            where = ", ".join(f"message {i}" for i in firsts)
+            out.append(f"sent to {runs_text(sorted(s.sent))} ({where})", style="green")
+        if s.unsent:
+            if s.sent:
+                out.append("; ")
+            out.append(f"never sent to {runs_text(s.unsent)}", style="red")
+    if e.no_transcript and e.sources:
+        out.append(f"\n{runs_text(e.no_transcript)}: no transcript to search", style="yellow")
+    return out
+
+
+def evidence_table(case: str, evidence: Sequence[ItemEvidence]) -> Table:
+    """Per item: which run, turn and tool call wrote it; for an item no run holds, whether
+    its input text was sent."""
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        title=Text.assemble("item evidence · ", (case, "bold"), " (which turn wrote it)"),
+        title_justify="left",
+    )
+    table.add_column("item", overflow="fold")
+    table.add_column("held by", no_wrap=True)
+    table.add_column("written by", overflow="fold", ratio=1)
+    for e in evidence:
+        held = f"{len(e.present)}/{len(e.runs)}"
+        item = Text(e.item) if e.expected else Text.assemble(Text(e.item), (" (extra)", "magenta"))
+        table.add_row(item, held, evidence_text(e))
+    return table
+
+
+def evidence_dict(e: ItemEvidence) -> dict[str, Any]:
+    return {
+        "case": e.case,
+        "scorer": e.scorer,
+        "item": e.item,
+        "expected": e.expected,
+        "runs": list(e.runs),
+        "present": list(e.present),
+        "writes": [
+            {"run": w.run, "turn": w.turn, "call": w.call, "tool": w.tool} for w in e.writes
+        ],
+        "written_by_none": not e.writes,
+        "sources": [
+            {
+                "path": s.path,
+                "text": s.text,
+                "sent": {str(k): v for k, v in s.sent.items()},
+                "unsent": list(s.unsent),
+            }
+            for s in e.sources
+        ],
+        "no_transcript": list(e.no_transcript),
+    }
+
+
+def print_diff(console: Console, d: RunDiff, name_a: str, name_b: str) -> None:
+    console.print(diff_table(d, name_a, name_b))
