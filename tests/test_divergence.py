@@ -171,7 +171,8 @@ def test_the_tree_shows_shared_prefixes_and_branches() -> None:
     assert (first.runs, first.first, first.last, first.ended) == ((1, 3), 1, 2, (1, 3))
     assert (second.runs, second.first, second.last) == ((2,), 1, 1)
     assert tree_sentence(tree) == (
-        "runs 1, 2 and 3 agree until turn 0; runs 1 and 3 agree to the end; run 2 branched at turn 1"
+        "runs 1, 2 and 3 agree until turn 0 (the input); run 2 branched at turn 1; "
+        "runs 1 and 3 agree to the end"
     )
     assert parted_at(tree, 1, 3) is None and parted_at(tree, 1, 2) == 1
 

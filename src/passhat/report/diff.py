@@ -27,6 +27,8 @@ from passhat.divergence import (
     Write,
 )
 from passhat.records import RunRecord
+from passhat.report.i18n import t
+from passhat.report.why import CaseWhy
 
 SHOWN_CHARS = 240
 """Characters of a message or a call's arguments shown in the terminal (--json has all)."""
@@ -39,21 +41,6 @@ def clip(text: str, limit: int = SHOWN_CHARS) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def runs_text(runs: Iterable[int], word: str = "run") -> str:
-    """`run 2`, `runs 1 and 3`, `runs 1, 2 and 4`."""
-    runs = list(runs)
-    if not runs:
-        return f"no {word}"
-    if len(runs) == 1:
-        return f"{word} {runs[0]}"
-    head = ", ".join(str(r) for r in runs[:-1])
-    return f"{word}s {head} and {runs[-1]}"
-
-
-def turn_span(first: int, last: int) -> str:
-    return f"turn {first}" if first == last else f"turns {first}–{last}"
 
 
 # ------------------------------------------------------------------------- pair diff
@@ -318,114 +305,158 @@ def _error(run: RunRecord) -> str | None:
 # ------------------------------------------------------------------------ the tree
 
 
-def branch_label(branch: Branch, root: bool = False) -> Text:
-    """`runs 1 and 3 · turns 0–2 the same · run 3 ends`."""
-    out = Text(runs_text(branch.runs), style="bold")
+def runs_in(runs: Iterable[int], lang: str = "en") -> str:
+    """`run 2`, `runs 1 and 3`, `runs 1, 2 and 4` (`第 1、2、4 次`)."""
+    runs = list(runs)
+    if len(runs) == 1:
+        return t("why_run", lang, runs=runs[0])
+    head = t("list_sep", lang).join(str(r) for r in runs[:-1])
+    return t("why_runs", lang, runs=f"{head}{t('why_and', lang)}{runs[-1]}")
+
+
+def turn_span(first: int, last: int, lang: str = "en") -> str:
+    if first == last:
+        return t("why_turn", lang, n=first)
+    return t("why_turns", lang, first=first, last=last)
+
+
+def branch_label(branch: Branch, root: bool = False, lang: str = "en") -> Text:
+    """`runs 1 and 3 · turns 0–2 the same`, `branched at turn 1: run 2 · turns 1–2`."""
+    out = Text(runs_in(branch.runs, lang), style="bold")
     if branch.last >= branch.first:
-        shared = "the same" if len(branch.runs) > 1 else ""
-        out.append(f" · {turn_span(branch.first, branch.last)} {shared}".rstrip())
+        out.append(" · " + turn_span(branch.first, branch.last, lang))
+        if len(branch.runs) > 1:
+            out.append(" " + t("why_same", lang))
     if not root and branch.first > 0:
-        out = Text.assemble(Text(f"branched at turn {branch.first}: ", style="yellow"), out)
+        out = Text.assemble(Text(t("why_branched_at", lang, n=branch.first), style="yellow"), out)
     if branch.ended and branch.children:
-        out.append(f" · {runs_text(branch.ended)} ended there", style="dim")
+        out.append(" · " + t("why_ended", lang, runs=runs_in(branch.ended, lang)), style="dim")
     elif branch.ended and len(branch.runs) > 1:
-        out.append(" · identical to the end", style="green")
+        out.append(" · " + t("why_identical", lang), style="green")
     return out
 
 
-def divergence_tree_view(tree: Branch, case: str, no_transcript: Sequence[int] = ()) -> Tree:
+def divergence_tree_view(
+    tree: Branch, case: str, no_transcript: Sequence[int] = (), lang: str = "en"
+) -> Tree:
     """The tree as rich renders it, under a title naming the case."""
-    title = Text.assemble(("divergence · ", ""), (case, "bold"), " (turns of each run)")
-    view = Tree(title, guide_style="dim")
-    node = view.add(branch_label(tree, root=True))
-    _add_children(node, tree)
+    view = Tree(Text(t("why_tree_title", lang, case=case)), guide_style="dim")
+    node = view.add(branch_label(tree, root=True, lang=lang))
+    _add_children(node, tree, lang)
     if no_transcript:
-        view.add(Text(f"{runs_text(no_transcript)}: no transcript", style="yellow"))
+        line = t("why_no_transcript", lang, runs=runs_in(no_transcript, lang))
+        view.add(Text(line, style="yellow"))
     return view
 
 
-def _add_children(node: Tree, branch: Branch) -> None:
-    for child in branch.children:
-        _add_children(node.add(branch_label(child)), child)
+BRANCHES_SHOWN = 12
+"""Branches of one node drawn at most; the rest are counted."""
 
 
-def tree_sentence(tree: Branch) -> str:
+def _add_children(node: Tree, branch: Branch, lang: str) -> None:
+    for child in branch.children[:BRANCHES_SHOWN]:
+        _add_children(node.add(branch_label(child, lang=lang)), child, lang)
+    rest = branch.children[BRANCHES_SHOWN:]
+    if rest:
+        runs = sorted(r for c in rest for r in c.runs)
+        line = t("why_more_branches", lang, n=len(rest), runs=runs_in(runs, lang))
+        node.add(Text(line, style="dim"))
+
+
+def tree_sentence(tree: Branch, lang: str = "en") -> str:
     """The tree in words: `runs 1 and 3 agree until turn 2; run 2 branched at turn 1`."""
     parts: list[str] = []
 
     def walk(b: Branch) -> None:
         if len(b.runs) > 1 and b.last >= b.first:
-            until = "to the end" if not b.children else f"until turn {b.last}"
-            parts.append(f"{runs_text(b.runs)} agree {until}")
+            runs = runs_in(b.runs, lang)
+            if not b.children:
+                parts.append(t("why_agree_end", lang, runs=runs))
+            else:
+                line = t("why_agree_until", lang, runs=runs, n=b.last)
+                parts.append(line + (t("why_the_input", lang) if b.last == 0 else ""))
+        singles = [r for c in b.children if len(c.runs) == 1 for r in c.runs]
+        key = "why_branched_one" if len(singles) == 1 else "why_branched_each"
+        if singles:
+            parts.append(t(key, lang, runs=runs_in(singles, lang), n=b.last + 1))
         for c in b.children:
-            if len(c.runs) == 1:
-                parts.append(f"{runs_text(c.runs)} branched at turn {c.first}")
-            walk(c)
+            if len(c.runs) > 1:
+                walk(c)
 
     walk(tree)
-    return "; ".join(parts)
+    return t("why_sep", lang).join(parts)
 
 
 # --------------------------------------------------------------------- evidence
 
 
-def _write_text(w: Write) -> str:
-    at = f"turn {w.turn}, " if w.turn is not None else ""
-    return f"{at}{w.tool} call {w.call}"
+def _write_text(w: Write, lang: str) -> str:
+    if w.turn is None:
+        return t("ev_write_no_turn", lang, tool=w.tool, call=w.call)
+    return t("ev_write", lang, turn=w.turn, tool=w.tool, call=w.call)
 
 
-def evidence_rows(e: ItemEvidence) -> list[str]:
+def evidence_rows(e: ItemEvidence, lang: str = "en") -> list[str]:
     """Who wrote the item, grouped: `runs 1 and 3: turn 1, update_ticket call 1`."""
     groups: dict[str, list[int]] = {}
     for run in e.runs:
         writes = e.writers(run)
         if writes:
-            key = "; ".join(_write_text(w) for w in writes)
+            key = t("why_sep", lang).join(_write_text(w, lang) for w in writes)
             if run not in e.present:
-                key += " (absent from the final state)"
+                key += t("ev_absent", lang)
         elif run in e.present:
-            key = "in the final state, but no tool call carried it"
+            key = t("ev_no_call", lang)
         else:
             continue
         groups.setdefault(key, []).append(run)
-    return [f"{runs_text(runs)}: {key}" for key, runs in groups.items()]
+    colon = "：" if lang != "en" else ": "
+    return [f"{runs_in(runs, lang)}{colon}{key}" for key, runs in groups.items()]
 
 
-def evidence_text(e: ItemEvidence) -> Text:
-    rows = evidence_rows(e)
-    out = Text("; ".join(rows) if rows else "written by no run", style="" if rows else "bold red")
+def evidence_text(e: ItemEvidence, lang: str = "en") -> Text:
+    rows = evidence_rows(e, lang)
+    if rows:
+        out = Text(t("why_sep", lang).join(rows))
+    else:
+        out = Text(t("ev_none", lang), style="bold red")
     for s in e.sources:
-        out.append("\nsource ", style="dim").append(s.path, style="bold")
+        out.append("\n" + t("ev_source", lang) + " ", style="dim").append(s.path, style="bold")
         out.append(f" “{clip(s.text, 60)}”: ")
         if s.sent:
-            firsts = sorted(set(s.sent.values()))
-            where = ", ".join(f"message {i}" for i in firsts)
-            out.append(f"sent to {runs_text(sorted(s.sent))} ({where})", style="green")
+            where = t("list_sep", lang).join(
+                t("ev_message", lang, n=i) for i in sorted(set(s.sent.values()))
+            )
+            sent = t("ev_sent", lang, runs=runs_in(sorted(s.sent), lang), where=where)
+            out.append(sent, style="green")
         if s.unsent:
             if s.sent:
-                out.append("; ")
-            out.append(f"never sent to {runs_text(s.unsent)}", style="red")
+                out.append(t("why_sep", lang))
+            out.append(t("ev_unsent", lang, runs=runs_in(s.unsent, lang)), style="red")
     if e.no_transcript and e.sources:
-        out.append(f"\n{runs_text(e.no_transcript)}: no transcript to search", style="yellow")
+        line = t("ev_no_search", lang, runs=runs_in(e.no_transcript, lang))
+        out.append("\n" + line, style="yellow")
     return out
 
 
-def evidence_table(case: str, evidence: Sequence[ItemEvidence]) -> Table:
+def evidence_table(case: str, evidence: Sequence[ItemEvidence], lang: str = "en") -> Table:
     """Per item: which run, turn and tool call wrote it; for an item no run holds, whether
     its input text was sent."""
     table = Table(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        title=Text.assemble("item evidence · ", (case, "bold"), " (which turn wrote it)"),
+        title=Text(t("ev_title", lang, case=case)),
         title_justify="left",
     )
-    table.add_column("item", overflow="fold")
-    table.add_column("held by", no_wrap=True)
-    table.add_column("written by", overflow="fold", ratio=1)
+    table.add_column(t("item", lang), overflow="fold")
+    table.add_column(t("ev_held", lang), no_wrap=True)
+    table.add_column(t("ev_written", lang), overflow="fold", ratio=1)
     for e in evidence:
         held = f"{len(e.present)}/{len(e.runs)}"
-        item = Text(e.item) if e.expected else Text.assemble(Text(e.item), (" (extra)", "magenta"))
-        table.add_row(item, held, evidence_text(e))
+        item = Text(e.item)
+        if not e.expected:
+            item.append(t("ev_extra", lang), style="magenta")
+        table.add_row(item, held, evidence_text(e, lang))
     return table
 
 
@@ -456,3 +487,22 @@ def evidence_dict(e: ItemEvidence) -> dict[str, Any]:
 
 def print_diff(console: Console, d: RunDiff, name_a: str, name_b: str) -> None:
     console.print(diff_table(d, name_a, name_b))
+
+
+def why_renderables(why: CaseWhy, lang: str = "en") -> list[Any]:
+    """A case section's divergence tree (with its sentence) and item evidence."""
+    out: list[Any] = []
+    if why.tree is None:
+        if why.no_transcript:
+            line = t("why_no_turns", lang, case=why.case, runs=runs_in(why.no_transcript, lang))
+            out.append(Text(line, style="yellow"))
+    else:
+        out.append(divergence_tree_view(why.tree, why.case, why.no_transcript, lang))
+        sentence = tree_sentence(why.tree, lang)
+        if sentence:
+            out.append(Text("  " + sentence, style="dim"))
+    if why.evidence:
+        out.append(evidence_table(why.case, why.evidence, lang))
+    for key, values in why.notes:
+        out.append(Text(t(key, lang, **values), style="yellow"))
+    return out

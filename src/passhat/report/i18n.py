@@ -795,3 +795,93 @@ def default_lang(environ: Mapping[str, str] | None = None) -> str:
         if value:
             return "zh-TW" if value.startswith(("zh_TW", "zh-TW", "zh_Hant", "zh-Hant")) else "en"
     return "en"
+
+
+# Why runs differ (passhat.report.diff): the divergence tree and the item evidence of a
+# case section. Kept together at the end so the two catalogs gain them side by side.
+_EN.update(
+    {
+        "why_run": "run {runs}",
+        "why_runs": "runs {runs}",
+        "why_and": " and ",
+        "why_turn": "turn {n}",
+        "why_turns": "turns {first}–{last}",
+        "why_same": "the same",
+        "why_branched_at": "branched at turn {n}: ",
+        "why_ended": "{runs} ended there",
+        "why_identical": "identical to the end",
+        "why_more_branches": "… {n} more branches ({runs})",
+        "why_tree_title": "divergence · {case} (turns of each run)",
+        "why_agree_until": "{runs} agree until turn {n}",
+        "why_the_input": " (the input)",
+        "why_agree_end": "{runs} agree to the end",
+        "why_branched_one": "{runs} branched at turn {n}",
+        "why_branched_each": "{runs} each branched at turn {n}",
+        "why_sep": "; ",
+        "why_no_turns": "divergence · {case}: {runs} hold no transcript, so there are no turns "
+        "to compare",
+        "why_no_transcript": "{runs}: no transcript",
+        "ev_title": "item evidence · {case} (which turn wrote it)",
+        "ev_held": "held by",
+        "ev_written": "written by",
+        "ev_extra": " (extra)",
+        "ev_write": "turn {turn}, {tool} call {call}",
+        "ev_write_no_turn": "{tool} call {call}",
+        "ev_absent": " (absent from the final state)",
+        "ev_no_call": "in the final state, but no tool call carried it",
+        "ev_none": "written by no run",
+        "ev_source": "source",
+        "ev_sent": "sent to {runs} ({where})",
+        "ev_message": "message {n}",
+        "ev_unsent": "never sent to {runs}",
+        "ev_no_search": "{runs}: no transcript to search",
+        "ev_no_suite": "item evidence needs the suite's scorers, and the suite at {path} cannot "
+        "be read ({reason})",
+        "ev_not_run_here": "item evidence needs the suite's scorers; experiment {ref} was "
+        "{kind}, so there is none",
+        "ev_no_case": "item evidence: the suite at {path} no longer has case {case}",
+        "ev_case_changed": "the case file of {case} changed since these runs: the evidence "
+        "reads its goal and input as they are now",
+    }
+)
+_ZH_TW.update(
+    {
+        "why_run": "第 {runs} 次",
+        "why_runs": "第 {runs} 次",
+        "why_and": "、",
+        "why_turn": "第 {n} 回合",
+        "why_turns": "第 {first}–{last} 回合",
+        "why_same": "相同",
+        "why_branched_at": "於第 {n} 回合分岔：",
+        "why_ended": "{runs}在此結束",
+        "why_identical": "直到結束都相同",
+        "why_more_branches": "……另有 {n} 個分支（{runs}）",
+        "why_tree_title": "分歧 · {case}（各次執行的回合）",
+        "why_agree_until": "{runs}到第 {n} 回合為止都相同",
+        "why_the_input": "（輸入）",
+        "why_agree_end": "{runs}直到結束都相同",
+        "why_branched_one": "{runs}在第 {n} 回合分岔",
+        "why_branched_each": "{runs}各自在第 {n} 回合分岔",
+        "why_sep": "；",
+        "why_no_turns": "分歧 · {case}：{runs}沒有對話紀錄，無從比較回合",
+        "why_no_transcript": "{runs}：沒有對話紀錄",
+        "ev_title": "項目證據 · {case}（由哪一回合寫入）",
+        "ev_held": "出現於",
+        "ev_written": "寫入者",
+        "ev_extra": "（多標）",
+        "ev_write": "第 {turn} 回合，{tool} 第 {call} 次呼叫",
+        "ev_write_no_turn": "{tool} 第 {call} 次呼叫",
+        "ev_absent": "（最終狀態中沒有）",
+        "ev_no_call": "在最終狀態中，但沒有工具呼叫帶有它",
+        "ev_none": "沒有任何一次執行寫入",
+        "ev_source": "來源",
+        "ev_sent": "已送給{runs}（{where}）",
+        "ev_message": "第 {n} 則訊息",
+        "ev_unsent": "從未送給{runs}",
+        "ev_no_search": "{runs}：沒有對話紀錄可搜尋",
+        "ev_no_suite": "項目證據需要測試集的評分器，但 {path} 的測試集無法讀取（{reason}）",
+        "ev_not_run_here": "項目證據需要測試集的評分器；實驗 {ref} 是{kind}的，沒有測試集",
+        "ev_no_case": "項目證據：{path} 的測試集已沒有案例 {case}",
+        "ev_case_changed": "{case} 的案例檔在這些執行之後改過：證據依它現在的目標與輸入判讀",
+    }
+)
