@@ -96,6 +96,9 @@ def report(
             def load(cases: Sequence[str]) -> list[RunRecord]:
                 return store.runs(experiment.id, cases=cases)
 
+            from passhat.report.why import Explainer
+
+            explainer = Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
             try:
                 written = write_html(
                     html,
@@ -105,6 +108,7 @@ def report(
                     load=load,
                     prices=prices,
                     forecast_m=forecast_m,
+                    why=explainer,
                 )
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None

@@ -506,3 +506,107 @@ def why_renderables(why: CaseWhy, lang: str = "en") -> list[Any]:
     for key, values in why.notes:
         out.append(Text(t(key, lang, **values), style="yellow"))
     return out
+
+
+# ------------------------------------------------------------------------ the page
+
+PAIR_RUNS = 10
+"""Runs of a case (at most) whose pairs the HTML page carries diffs of: 45 pairs."""
+
+
+def what_differs(d: RunDiff) -> str | None:
+    """In words (English, as `passhat diff` says it): what differs at the first turn."""
+    if d.diverged_at is None:
+        return None
+    pair = d.turns[d.diverged_at]
+    if pair.a is None or pair.b is None:
+        return None
+    if d.diverged_at == 0:
+        return "the input the model was sent differs"
+    return _what_differs(pair.a, pair.b)
+
+
+def pair_dict(d: RunDiff) -> dict[str, Any]:
+    """One pair of runs for the HTML page's picker: what `passhat diff --json` holds,
+    with the messages as indices into each run's transcript (the page has the runs)."""
+    return {
+        "a": d.a.run_index,
+        "b": d.b.run_index,
+        "diverged": d.diverged_at,
+        "noTranscript": [d.a.run_index if s == "a" else d.b.run_index for s in d.no_transcript],
+        "items": [
+            {
+                "scorer": i.scorer,
+                "onlyA": list(i.only_a),
+                "onlyB": list(i.only_b),
+                "both": list(i.both),
+            }
+            for i in d.items
+        ],
+        "state": [
+            {"path": row["path"], **{k: clip(_json(row[k]), 400) for k in ("a", "b") if k in row}}
+            for row in d.state
+        ],
+        "where": [
+            {"path": row["path"], **{k: clip(_json(row[k]), 400) for k in ("a", "b") if k in row}}
+            for row in d.divergence
+        ],
+        "turns": [
+            [
+                p.number,
+                p.same,
+                list(p.a.messages) if p.a else None,
+                list(p.b.messages) if p.b else None,
+            ]
+            for p in d.turns
+        ],
+        "calls": [
+            [p.a.number if p.a else None, p.b.number if p.b else None, p.same] for p in d.calls
+        ],
+    }
+
+
+def why_view(why: CaseWhy, lang: str = "en") -> dict[str, Any]:
+    """The divergence tree and evidence of a case as plain strings for the template."""
+
+    def branch(b: Branch, root: bool = False) -> dict[str, Any]:
+        children = [branch(c) for c in b.children[:BRANCHES_SHOWN]]
+        rest = b.children[BRANCHES_SHOWN:]
+        more = None
+        if rest:
+            runs = sorted(r for c in rest for r in c.runs)
+            more = t("why_more_branches", lang, n=len(rest), runs=runs_in(runs, lang))
+        return {
+            "label": branch_label(b, root=root, lang=lang).plain,
+            "runs": list(b.runs),
+            "children": children,
+            "more": more,
+        }
+
+    return {
+        "tree": branch(why.tree, root=True) if why.tree is not None else None,
+        "title": t("why_tree_title", lang, case=why.case),
+        "sentence": tree_sentence(why.tree, lang) if why.tree is not None else None,
+        "no_turns": (
+            t("why_no_turns", lang, case=why.case, runs=runs_in(why.no_transcript, lang))
+            if why.tree is None and why.no_transcript
+            else None
+        ),
+        "no_transcript": (
+            t("why_no_transcript", lang, runs=runs_in(why.no_transcript, lang))
+            if why.tree is not None and why.no_transcript
+            else None
+        ),
+        "evidence_title": t("ev_title", lang, case=why.case),
+        "evidence": [
+            {
+                "item": e.item,
+                "expected": e.expected,
+                "held": f"{len(e.present)}/{len(e.runs)}",
+                "lines": evidence_text(e, lang).plain.split("\n"),
+                "none": not e.writes,
+            }
+            for e in why.evidence
+        ],
+        "notes": [t(key, lang, **values) for key, values in why.notes],
+    }

@@ -842,13 +842,26 @@ _EN.update(
         "ev_no_case": "item evidence: the suite at {path} no longer has case {case}",
         "ev_case_changed": "the case file of {case} changed since these runs: the evidence "
         "reads its goal and input as they are now",
+        "pair_title": "compare two runs",
+        "pair_first": "first diverge at turn {n}",
+        "pair_same": "the same, turn by turn",
+        "pair_no_transcript": "{runs} hold no transcript: nothing to align",
+        "pair_only_in": "only in {run}",
+        "pair_in_both": "in both",
+        "pair_state": "other differences in the final state",
+        "pair_turns": "turns",
+        "pair_calls": "tool calls, aligned",
+        "pair_no_turn": "(no such turn)",
+        "pair_same_turn": "(the same in both)",
+        "pair_too_many": "{n} runs: compare two with passhat diff {ref} {case} A B",
+        "pair_pick_same": "pick two different runs",
     }
 )
 _ZH_TW.update(
     {
         "why_run": "第 {runs} 次",
         "why_runs": "第 {runs} 次",
-        "why_and": "、",
+        "why_and": " 和 ",
         "why_turn": "第 {n} 回合",
         "why_turns": "第 {first}–{last} 回合",
         "why_same": "相同",
@@ -883,5 +896,18 @@ _ZH_TW.update(
         "ev_not_run_here": "項目證據需要測試集的評分器；實驗 {ref} 是{kind}的，沒有測試集",
         "ev_no_case": "項目證據：{path} 的測試集已沒有案例 {case}",
         "ev_case_changed": "{case} 的案例檔在這些執行之後改過：證據依它現在的目標與輸入判讀",
+        "pair_title": "比較兩次執行",
+        "pair_first": "從第 {n} 回合開始分歧",
+        "pair_same": "每一回合都相同",
+        "pair_no_transcript": "{runs}沒有對話紀錄：無從對齊",
+        "pair_only_in": "只在{run}",
+        "pair_in_both": "兩者都有",
+        "pair_state": "最終狀態的其他差異",
+        "pair_turns": "回合",
+        "pair_calls": "工具呼叫（對齊）",
+        "pair_no_turn": "（沒有這一回合）",
+        "pair_same_turn": "（兩者相同）",
+        "pair_too_many": "{n} 次執行：用 passhat diff {ref} {case} A B 比較兩次",
+        "pair_pick_same": "請選兩次不同的執行",
     }
 )
