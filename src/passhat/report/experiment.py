@@ -546,10 +546,11 @@ def print_details(
     for case, items in by_case.items():
         console.print(Fitted(items_table(case, items, lang=lang)))
         if why is not None:  # the divergence tree and item evidence, beside the items
-            from passhat.report.diff import why_renderables
-
-            for part in why_renderables(why(case), lang):
-                console.print(part)
+            print_why(console, why(case), lang)
+    if why is not None and not by_case:  # no item graded (e.g. imported): the trees alone
+        recorded = list(dict.fromkeys(r.case_id for r in runs))
+        for case in recorded if limit is None else recorded[:limit]:
+            print_why(console, why(case), lang)
     if len(listed) < len(read.graded):
         more = tn("n_more_case", lang, len(read.graded) - len(listed))
         console.print(Text(t("more_item_cases", lang, more=more)))
@@ -587,6 +588,14 @@ def print_details(
     if any(r.traceback for r in errored):
         ref = experiment.name or experiment.id
         console.print(Text(t("see_traceback", lang, ref=ref), style="dim"))
+
+
+def print_why(console: Console, why: CaseWhy, lang: str = "en") -> None:
+    """A case's divergence tree and item evidence (`passhat.report.diff`)."""
+    from passhat.report.diff import why_renderables
+
+    for part in why_renderables(why, lang):
+        console.print(part)
 
 
 def tool_rows(
