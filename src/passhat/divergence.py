@@ -447,6 +447,8 @@ class SetSpec:
     path: str
     name: Callable[[Any], str]
     """The item string of a value (the scorer's `item_string` with its template)."""
+    texts: bool = True
+    """Whether a text can be an item (no template): else only objects are named."""
 
 
 @dataclass(frozen=True)
@@ -507,13 +509,15 @@ def _values(value: Any) -> Iterable[Any]:
             yield from _values(v)
 
 
-def _carried(arguments: Any, name: Callable[[Any], str]) -> set[str]:
-    """The item strings of every dict or text inside a call's arguments."""
+def _carried(arguments: Any, spec: SetSpec) -> set[str]:
+    """The item strings of every object (and text, when texts can be items) inside a
+    call's arguments."""
     found = set()
+    kinds = (Mapping, str) if spec.texts else (Mapping,)
     for value in _values(arguments):
-        if isinstance(value, Mapping | str):
+        if isinstance(value, kinds):
             try:
-                found.add(name(value))
+                found.add(spec.name(value))
             except Exception:  # a user's value the template cannot name: not an item
                 continue
     return found
@@ -601,7 +605,7 @@ def item_evidence(
                         goal_of.update(dict.fromkeys(str(i) for i in d.get("expected") or []))
         held = {r.run_index: _items_at(r.final_state, spec) for r in runs}
         carried = {
-            i: [(c, _carried(c.arguments, spec.name)) for c in cs if not c.error]
+            i: [(c, _carried(c.arguments, spec)) for c in cs if not c.error]
             for i, cs in calls.items()
         }
         extras = sorted({x for items in held.values() for x in items if x not in goal_of})

@@ -13,7 +13,6 @@ from typing import Any
 
 from rich import box
 from rich.console import Console, Group
-from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
@@ -28,6 +27,7 @@ from passhat.divergence import (
 )
 from passhat.records import RunRecord
 from passhat.report.i18n import t
+from passhat.report.table import Table
 from passhat.report.why import CaseWhy
 
 SHOWN_CHARS = 240
