@@ -63,3 +63,35 @@ def test_runs_without_transcripts_are_said_plainly() -> None:
 
     (line,) = why_renderables(why)
     assert "runs 1 and 2 hold no transcript, so there are no turns to compare" in str(line)
+
+
+def test_case_reader_reads_one_case_file_and_its_scorers() -> None:
+    from passhat.suite import CaseReader, ExactSetSpec, load_suite
+
+    reader = CaseReader(CLARIFY)
+    assert any(isinstance(s, ExactSetSpec) and s.item == "AC{ac}:{label}" for s in reader.scorers)
+    case = reader.case(SEED)
+    whole = load_suite(CLARIFY).case(SEED)
+    assert case is not None and (case.hash, case.input, case.goal) == (
+        whole.hash,
+        whole.input,
+        whole.goal,
+    )
+    assert reader.case("no-such-case") is None
+
+
+def test_evidence_finds_a_case_filed_under_another_name_and_says_it_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "clarify"
+    shutil.copytree(CLARIFY, suite)
+    db = str(tmp_path / "p.db")
+    run_cli(capsys, "run", str(suite), "--case", SEED, "--db", db, "-q")
+    # filed under another name (found by a whole load), and its AC 7 reworded since
+    moved = suite / "cases" / "coupon.yaml"
+    (suite / "cases" / f"{SEED}.yaml").rename(moved)
+    moved.write_text(moved.read_text(encoding="utf-8").replace("夠快", "夠快速"), encoding="utf-8")
+    r = run_cli(capsys, "report", "latest", "--db", db)
+    out = flat(r.out)
+    assert "AC3:inconsistent_with_description 0/3 written by no run" in out
+    assert f"the case file of {SEED} changed since these runs" in out
