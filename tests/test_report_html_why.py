@@ -65,7 +65,8 @@ def test_the_seed_case_section_has_the_tree_and_the_evidence(seed_page: Path) ->
     evidence = why.with_class("table", "evidence")[0]
     never = evidence.find("tr", data_item="AC3:inconsistent_with_description")
     assert "none" in never.attrs["class"] and "written by no run" in never.text()
-    assert "sent to runs 1, 2 and 3 (message 1)" in never.text()
+    # numbered as the page's transcripts number messages (from 1): the user message
+    assert "sent to runs 1, 2 and 3 (message 2)" in never.text()
     assert (
         "runs 1 and 3: turn 1, update_ticket call 1"
         in evidence.find("tr", data_item="AC7:unverifiable").text()

@@ -414,7 +414,10 @@ def evidence_rows(e: ItemEvidence, lang: str = "en") -> list[str]:
     return [f"{runs_in(runs, lang)}{colon}{key}" for key, runs in groups.items()]
 
 
-def evidence_text(e: ItemEvidence, lang: str = "en") -> Text:
+def evidence_text(e: ItemEvidence, lang: str = "en", first_message: int = 0) -> Text:
+    """Who wrote the item, and for an item no run holds where its source was sent;
+    messages numbered from `first_message` (0 as `passhat show` numbers them, 1 as the
+    HTML page's transcripts do)."""
     rows = evidence_rows(e, lang)
     if rows:
         out = Text(t("why_sep", lang).join(rows))
@@ -425,7 +428,7 @@ def evidence_text(e: ItemEvidence, lang: str = "en") -> Text:
         out.append(f" “{clip(s.text, 60)}”: ")
         if s.sent:
             where = t("list_sep", lang).join(
-                t("ev_message", lang, n=i) for i in sorted(set(s.sent.values()))
+                t("ev_message", lang, n=i + first_message) for i in sorted(set(s.sent.values()))
             )
             sent = t("ev_sent", lang, runs=runs_in(sorted(s.sent), lang), where=where)
             out.append(sent, style="green")
@@ -603,7 +606,7 @@ def why_view(why: CaseWhy, lang: str = "en") -> dict[str, Any]:
                 "item": e.item,
                 "expected": e.expected,
                 "held": f"{len(e.present)}/{len(e.runs)}",
-                "lines": evidence_text(e, lang).plain.split("\n"),
+                "lines": evidence_text(e, lang, first_message=1).plain.split("\n"),
                 "none": not e.writes,
             }
             for e in why.evidence
