@@ -137,3 +137,27 @@ def test_pairs_are_left_to_passhat_diff_past_ten_runs() -> None:
     assert not why.find_all("details")
     assert "11 runs: compare two with passhat diff abcd0001 c A B" in why.text()
     assert json.dumps("runs 1, 2, 3") not in why.text()
+
+
+def test_the_page_carries_pairs_within_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairs cost about a millisecond each: past the page's budget a case names the
+    command instead (the first case's 3 pairs fit a budget of 3, the second's do not)."""
+    import passhat.report.html as html
+
+    monkeypatch.setattr(html, "PAIRS_PER_PAGE", 3)
+    e = experiment_record(["a", "b"], 3, id="abcd0001")
+    runs = [
+        RunRecord(
+            "abcd0001", case, i, "h", "failed", transcript=[{"role": "user", "content": "go"}]
+        )
+        for case in ("a", "b")
+        for i in (1, 2, 3)
+    ]
+    dom = parse(
+        render_html(e, runs, why=Explainer(e, lambda c: [r for r in runs if r.case_id == c]))
+    )
+    first, second = dom.with_class("div", "why")
+    (data,) = first.with_class("script", "pair-data")
+    assert len(json.loads("".join(map(str, data.children)))) == 3
+    assert not second.find_all("details")
+    assert "3 runs: compare two with passhat diff abcd0001 b A B" in second.text()

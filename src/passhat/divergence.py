@@ -152,12 +152,13 @@ class ToolCall:
         }
 
 
-def run_calls(run: RunRecord) -> list[ToolCall]:
+def run_calls(run: RunRecord, cut: Sequence[Turn] | None = None) -> list[ToolCall]:
     """The run's tool calls: the environment's records, each with the turn that made it
     (matched in order by tool and arguments); a run whose environment recorded none (an
-    imported log) has the calls its transcript shows."""
+    imported log) has the calls its transcript shows. `cut`: the run's `turns`, when
+    the caller has them."""
     made: list[tuple[int, str]] = []  # (turn, key) of every call the transcript shows
-    for part in turns(run.transcript):
+    for part in turns(run.transcript) if cut is None else cut:
         for shape in part.shape:
             for call in shape.get("tool_calls", ()):
                 made.append((part.number, canonical_json([call["name"], call["arguments"]])))
@@ -315,21 +316,37 @@ def _item_diffs(a: RunRecord, b: RunRecord) -> list[ItemDiff]:
 
 
 def _without(state: Any, paths: Iterable[str]) -> Any:
-    """`state` with the values at `paths` left out (a set scorer's items are its diff)."""
-    paths = [p for p in paths if p and get_path(state, p) is not MISSING]
-    if not paths:
-        return state
-    state = json.loads(json.dumps(state, default=str))
+    """`state` with the values at `paths` left out (a set scorer's items are its diff);
+    only the containers on each path are copied."""
     for path in paths:
-        *head, last = path.split(".")
-        parent = get_path(state, ".".join(head)) if head else state
-        if isinstance(parent, dict):
-            parent.pop(last, None)
+        if path and get_path(state, path) is not MISSING:
+            state = _drop(state, path.split("."))
     return state
+
+
+def _drop(value: Any, parts: list[str]) -> Any:
+    head, rest = parts[0], parts[1:]
+    if isinstance(value, dict):
+        out = dict(value)
+        if rest:
+            out[head] = _drop(value[head], rest)
+        else:
+            del out[head]
+        return out
+    if isinstance(value, list):
+        copied = list(value)
+        if rest:
+            copied[int(head)] = _drop(value[int(head)], rest)
+        else:
+            del copied[int(head)]
+        return copied
+    return value
 
 
 def json_diff(a: Any, b: Any, limit: int = 50) -> list[dict[str, Any]]:
     """Where two JSON values differ: `{path, a, b}`, a side left out where it has nothing."""
+    if canonical_json(a) == canonical_json(b):  # equal text, equal values: nothing to walk
+        return []
     from passhat.scoring import json_diff as scoring_diff
 
     out = []
@@ -343,14 +360,29 @@ def json_diff(a: Any, b: Any, limit: int = 50) -> list[dict[str, Any]]:
     return out
 
 
-def diff_runs(a: RunRecord, b: RunRecord) -> RunDiff:
-    """Run `a` beside run `b` (of one case, or of one case in two experiments)."""
+Parts = tuple[list[Turn], list[ToolCall]]
+"""A run's turns and tool calls (`turns`, `run_calls`)."""
+
+
+def parts(run: RunRecord) -> Parts:
+    cut = turns(run.transcript)
+    return cut, run_calls(run, cut)
+
+
+def diff_runs(a: RunRecord, b: RunRecord, cache: dict[int, Parts] | None = None) -> RunDiff:
+    """Run `a` beside run `b` (of one case, or of one case in two experiments). `cache`
+    keeps each run's turns and calls by `id(run)` while the caller holds the runs (the
+    diffs of every pair of a case's runs cut each run once)."""
+    cache = {} if cache is None else cache
+    for run in (a, b):
+        if id(run) not in cache:
+            cache[id(run)] = parts(run)
+    (ta, calls_a), (tb, calls_b) = cache[id(a)], cache[id(b)]
     items = _item_diffs(a, b)
     # a set scorer's items are shown as items where both runs were graded by it
     both = {i.scorer for i in items}
     set_paths = {str(d["path"]) for k, d in _set_details(a).items() if k in both and d.get("path")}
     state = json_diff(_without(a.final_state, set_paths), _without(b.final_state, set_paths))
-    ta, tb = turns(a.transcript), turns(b.transcript)
     pairs = [
         TurnPair(n, ta[n] if n < len(ta) else None, tb[n] if n < len(tb) else None)
         for n in range(max(len(ta), len(tb)))
@@ -369,7 +401,7 @@ def diff_runs(a: RunRecord, b: RunRecord) -> RunDiff:
         b,
         tuple(items),
         tuple(state),
-        tuple(align_calls(run_calls(a), run_calls(b))),
+        tuple(align_calls(calls_a, calls_b)),
         tuple(pairs),
         diverged,
         tuple(where),

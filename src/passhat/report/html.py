@@ -808,11 +808,21 @@ def _cases_blob(
     return base64.b64encode(gzip.compress(raw.encode("utf-8"), 9, mtime=0)).decode("ascii")
 
 
+PAIRS_PER_PAGE = 900
+"""Pairs of runs whose diffs a page carries at most (about a millisecond each to make):
+20 cases of 10 runs, or 300 of 3; the cases past them name the `passhat diff` command."""
+
+
 def _why(
-    explainer: Explainer, view: _CaseView, experiment: ExperimentRecord, lang: str
+    explainer: Explainer,
+    view: _CaseView,
+    experiment: ExperimentRecord,
+    lang: str,
+    budget: list[int],
 ) -> dict[str, Any] | None:
     """A case's divergence tree, item evidence and the diffs of its pairs of runs (up to
-    `PAIR_RUNS` runs; past that the picker names the `passhat diff` command)."""
+    `PAIR_RUNS` runs, while the page's `budget` of pairs lasts; past that the picker
+    names the `passhat diff` command)."""
     from passhat.divergence import diff_runs
     from passhat.report.diff import PAIR_RUNS, pair_dict, why_view
 
@@ -825,11 +835,16 @@ def _why(
     data["runs"] = indices
     data["pairs"] = None
     data["too_many"] = None
-    if len(runs) > PAIR_RUNS:
+    n_pairs = len(runs) * (len(runs) - 1) // 2
+    if len(runs) > PAIR_RUNS or n_pairs > budget[0]:
         ref = experiment.name or experiment.id
         data["too_many"] = t("pair_too_many", lang, n=len(runs), ref=ref, case=case)
     elif len(runs) > 1:
-        pairs = [pair_dict(diff_runs(a, b)) for i, a in enumerate(runs) for b in runs[i + 1 :]]
+        budget[0] -= n_pairs
+        cache: dict[int, Any] = {}  # each run cut into turns and calls once
+        pairs = [
+            pair_dict(diff_runs(a, b, cache)) for i, a in enumerate(runs) for b in runs[i + 1 :]
+        ]
         data["pairs"] = script_json(pairs)
     return data
 
@@ -863,8 +878,9 @@ def _context(
     verdicts: Counter[str] = Counter()
     page_views = [_case_view(*case) for case in _analysed(pages[0], tools)]
     if why is not None:
+        budget = [PAIRS_PER_PAGE]
         for view in page_views:
-            view.why = _why(why, view, experiment, lang)
+            view.why = _why(why, view, experiment, lang, budget)
     for view in page_views:
         verdicts.update(row.stability.verdict for rows in view.groups.values() for row in rows)
     pages_blob = _cases_blob(  # counts the verdicts of the other pages' items
