@@ -161,3 +161,26 @@ def test_the_page_carries_pairs_within_its_budget(monkeypatch: pytest.MonkeyPatc
     assert len(json.loads("".join(map(str, data.children)))) == 3
     assert not second.find_all("details")
     assert "3 runs: compare two with passhat diff abcd0001 b A B" in second.text()
+
+
+def test_cases_past_the_first_30_of_a_page_say_where_to_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import passhat.report.html as html
+
+    monkeypatch.setattr(html, "WHY_CASES", 1)
+    e = experiment_record(["a", "b"], 2, id="abcd0001")
+    runs = [
+        RunRecord("abcd0001", c, i, "h", "failed", transcript=[{"role": "user", "content": c}])
+        for c in ("a", "b")
+        for i in (1, 2)
+    ]
+    dom = parse(
+        render_html(e, runs, why=Explainer(e, lambda c: [r for r in runs if r.case_id == c]))
+    )
+    first, second = dom.with_class("div", "why")
+    assert first.with_class("ul", "tree") and not second.with_class("ul", "tree")
+    assert second.text() == (
+        "divergence and item evidence: shown for the first 1 cases of the page "
+        "(passhat diff compares any two runs)"
+    )

@@ -587,6 +587,7 @@ def why_view(why: CaseWhy, lang: str = "en") -> dict[str, Any]:
         }
 
     return {
+        "skipped": None,
         "tree": branch(why.tree, root=True) if why.tree is not None else None,
         "title": t("why_tree_title", lang, case=why.case),
         "sentence": tree_sentence(why.tree, lang) if why.tree is not None else None,

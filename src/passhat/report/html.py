@@ -808,6 +808,9 @@ def _cases_blob(
     return base64.b64encode(gzip.compress(raw.encode("utf-8"), 9, mtime=0)).decode("ascii")
 
 
+WHY_CASES = 30
+"""Cases of the first page that get their divergence tree, evidence and pairs (as the
+terminal report explains the 30 cases it lists): each reads its whole runs again."""
 PAIRS_PER_PAGE = 900
 """Pairs of runs whose diffs a page carries at most (about a millisecond each to make):
 20 cases of 10 runs, or 300 of 3; the cases past them name the `passhat diff` command."""
@@ -879,8 +882,11 @@ def _context(
     page_views = [_case_view(*case) for case in _analysed(pages[0], tools)]
     if why is not None:
         budget = [PAIRS_PER_PAGE]
-        for view in page_views:
-            view.why = _why(why, view, experiment, lang, budget)
+        for n, view in enumerate(page_views):
+            if n < WHY_CASES:
+                view.why = _why(why, view, experiment, lang, budget)
+            else:
+                view.why = {"skipped": t("why_skipped", lang, n=WHY_CASES)}
     for view in page_views:
         verdicts.update(row.stability.verdict for rows in view.groups.values() for row in rows)
     pages_blob = _cases_blob(  # counts the verdicts of the other pages' items

@@ -855,6 +855,8 @@ _EN.update(
         "pair_same_turn": "(the same in both)",
         "pair_too_many": "{n} runs: compare two with passhat diff {ref} {case} A B",
         "pair_pick_same": "pick two different runs",
+        "why_skipped": "divergence and item evidence: shown for the first {n} cases of the "
+        "page (passhat diff compares any two runs)",
     }
 )
 _ZH_TW.update(
@@ -909,5 +911,6 @@ _ZH_TW.update(
         "pair_same_turn": "（兩者相同）",
         "pair_too_many": "{n} 次執行：用 passhat diff {ref} {case} A B 比較兩次",
         "pair_pick_same": "請選兩次不同的執行",
+        "why_skipped": "分歧與項目證據只列出本頁前 {n} 個案例（passhat diff 可比較任兩次執行）",
     }
 )
