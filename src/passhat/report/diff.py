@@ -27,7 +27,7 @@ from passhat.divergence import (
 )
 from passhat.records import RunRecord
 from passhat.report.i18n import t
-from passhat.report.table import Table
+from passhat.report.table import Fitted, Table
 from passhat.report.why import CaseWhy
 
 SHOWN_CHARS = 240
@@ -505,7 +505,7 @@ def why_renderables(why: CaseWhy, lang: str = "en") -> list[Any]:
         if sentence:
             out.append(Text("  " + sentence, style="dim"))
     if why.evidence:
-        out.append(evidence_table(why.case, why.evidence, lang))
+        out.append(Fitted(evidence_table(why.case, why.evidence, lang)))
     for key, values in why.notes:
         out.append(Text(t(key, lang, **values), style="yellow"))
     return out
