@@ -189,7 +189,19 @@ def test_report_in_zh_tw_translates_labels_and_keeps_data(
         assert data in out
     for label in ENGLISH_LABELS:
         assert not _has_label(out, label), label
-    assert _english_left(out, _report_data(capsys, seed_db)) == set()
+    # the item evidence names where in the case file an item's source sits: data too
+    data = [*_report_data(capsys, seed_db), *_evidence_paths(seed_db)]
+    assert _english_left(out, data) == set()
+
+
+def _evidence_paths(db: str) -> list[str]:
+    from passhat.report.why import Explainer
+    from passhat.store import Store
+
+    with Store(db, read_only=True) as store:
+        e = store.experiment("latest")
+        why = Explainer(e, lambda case: store.runs(e.id, cases=[case]))(SEED)
+    return [s.path for item in why.evidence for s in item.sources]
 
 
 def test_report_in_english_is_unchanged(seed_db: str, capsys: pytest.CaptureFixture[str]) -> None:

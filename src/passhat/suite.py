@@ -66,6 +66,7 @@ from passhat.records import COMMAND_AGENT
 
 __all__ = [
     "Case",
+    "CaseReader",
     "CustomSpec",
     "EqualsSpec",
     "ExactSetSpec",
@@ -964,6 +965,36 @@ def load_suite(
     if scorers is not None:
         overrides["scorers"] = scorers
     return _Loader(Path(path), overrides).load()
+
+
+class CaseReader:
+    """suite.yaml's scorers and single cases read from `cases/<id>.yaml` (or `.yml`),
+    without reading the other case files: what a report reads to explain a few cases of
+    a suite of 10,000 (a whole load takes seconds). SuiteError when the folder or
+    suite.yaml's scorers are not valid."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._loader = loader = _Loader(Path(path))
+        if not loader.root.is_dir():
+            raise SuiteError(f"{loader.shown}: no such folder; give a suite folder")
+        head = loader._suite_file()
+        specs = loader._scorer_specs() if head is not None else None
+        if specs is None:
+            problem = loader.problems[0] if loader.problems else f"{loader.shown}: no scorers"
+            raise SuiteError(problem, loader.problems)
+        self.scorers: tuple[ScorerSpec, ...] = tuple(specs)
+
+    def case(self, case_id: str) -> Case | None:
+        """The case from its own file; None when no file of that name holds it, valid."""
+        loader = self._loader
+        for ext in (".yaml", ".yml"):
+            rel = f"{CASES_DIR}/{case_id}{ext}"
+            if (loader.root / rel).is_file():
+                read = loader._case(rel, None, (), list(self.scorers))
+                loader.shelf.flush()
+                if read is not None and read[0].id == case_id:
+                    return read[0]
+        return None
 
 
 class _Loader:

@@ -36,6 +36,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "read",
         "One run whole: transcript, tool calls, final state, score, and a crash's traceback.",
     ),
+    "diff": (
+        "diff",
+        "Two runs side by side: items found in one and not the other, the final state's "
+        "other differences, the tool calls aligned, and the turn where the transcripts part.",
+    ),
     "list": (
         "read",
         "The experiments in the store, with each one's counted, errored and planned runs.",

@@ -96,6 +96,9 @@ def report(
             def load(cases: Sequence[str]) -> list[RunRecord]:
                 return store.runs(experiment.id, cases=cases)
 
+            from passhat.report.why import Explainer
+
+            explainer = Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
             try:
                 written = write_html(
                     html,
@@ -105,6 +108,7 @@ def report(
                     load=load,
                     prices=prices,
                     forecast_m=forecast_m,
+                    why=explainer,
                 )
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
@@ -124,15 +128,20 @@ def report(
 
         complete = experiment_accounting(experiment, runs).complete
     else:
-        accounting = print_experiment_report(
-            console,
-            experiment,
-            runs,
-            forecast_m=forecast_m,
-            limit=None if show_all else ROWS_SHOWN,
-            lang=language,
-            prices=prices,
-        )
+        from passhat.report.why import Explainer
+
+        with open_store(db, read_only=True) as store:
+            why = Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
+            accounting = print_experiment_report(
+                console,
+                experiment,
+                runs,
+                forecast_m=forecast_m,
+                limit=None if show_all else ROWS_SHOWN,
+                lang=language,
+                prices=prices,
+                why=why,
+            )
         complete = accounting.complete
     if junit_xml is not None or summary is not None:
         _write_ci(experiment, runs, junit_xml, summary)

@@ -9,10 +9,10 @@ as markup. Labels come from `passhat.report.i18n` in the `lang` asked for; data
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import compress, repeat
 from operator import attrgetter, countOf, gt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich import table as rich_table
@@ -46,6 +46,9 @@ from passhat.report.terminal import (
 from passhat.sources import source_figures_line, source_line
 from passhat.stats import Uncertainty, uncertainty
 from passhat.usage import Prices, TokenUsage, usage_by_case, usage_row
+
+if TYPE_CHECKING:
+    from passhat.report.why import CaseWhy
 
 ReportRun = RunRecord | RunSummary
 """A report reads `Store.summaries` (fast); whole records work too."""
@@ -431,6 +434,7 @@ def print_experiment_report(
     limit: int | None = ROWS_SHOWN,
     lang: str = "en",
     prices: Prices | None = None,
+    why: Callable[[str], CaseWhy] | None = None,
 ) -> Accounting:
     """Print the whole report in `lang`; return the accounting (for --strict).
 
@@ -448,7 +452,15 @@ def print_experiment_report(
         runs=runs,
     )
     print_details(
-        console, experiment, runs, accounting, limit=limit, lang=lang, prices=prices, read=read
+        console,
+        experiment,
+        runs,
+        accounting,
+        limit=limit,
+        lang=lang,
+        prices=prices,
+        read=read,
+        why=why,
     )
     return accounting
 
@@ -519,9 +531,12 @@ def print_details(
     lang: str = "en",
     prices: Prices | None = None,
     read: Digest | None = None,
+    why: Callable[[str], CaseWhy] | None = None,
 ) -> None:
     """Item stability, tool use, tokens and the errored runs, `limit` cases at most each
-    (from `read`, the runs' digest, when the caller has it)."""
+    (from `read`, the runs' digest, when the caller has it); with `why` (a case's
+    divergence tree and item evidence, `passhat.report.why.Explainer`), each case's
+    items are followed by them."""
     read = digest(runs) if read is None else read
     # item stability of the first `limit` cases that have graded items: only their runs
     listed = read.graded if limit is None else read.graded[:limit]
@@ -530,6 +545,12 @@ def print_details(
         by_case.setdefault(item.case, []).append(item)
     for case, items in by_case.items():
         console.print(Fitted(items_table(case, items, lang=lang)))
+        if why is not None:  # the divergence tree and item evidence, beside the items
+            print_why(console, why(case), lang)
+    if why is not None and not by_case:  # no item graded (e.g. imported): the trees alone
+        recorded = list(dict.fromkeys(r.case_id for r in runs))
+        for case in recorded if limit is None else recorded[:limit]:
+            print_why(console, why(case), lang)
     if len(listed) < len(read.graded):
         more = tn("n_more_case", lang, len(read.graded) - len(listed))
         console.print(Text(t("more_item_cases", lang, more=more)))
@@ -567,6 +588,14 @@ def print_details(
     if any(r.traceback for r in errored):
         ref = experiment.name or experiment.id
         console.print(Text(t("see_traceback", lang, ref=ref), style="dim"))
+
+
+def print_why(console: Console, why: CaseWhy, lang: str = "en") -> None:
+    """A case's divergence tree and item evidence (`passhat.report.diff`)."""
+    from passhat.report.diff import why_renderables
+
+    for part in why_renderables(why, lang):
+        console.print(part)
 
 
 def tool_rows(

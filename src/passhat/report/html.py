@@ -70,6 +70,8 @@ from passhat.usage import Prices, usage_row
 if TYPE_CHECKING:
     import jinja2
 
+    from passhat.report.why import Explainer
+
 __all__ = ["render_html", "script_json", "write_html"]
 
 CONFIDENCE = 0.95
@@ -159,6 +161,8 @@ class _CaseView:
     groups: dict[str, list[_Row]] = field(default_factory=dict)
     """Scorer label -> rows: the expected items, then the extras."""
     tools: list[_ToolRow] = field(default_factory=list)
+    why: dict[str, Any] | None = None
+    """The divergence tree, item evidence and run pairs (`_why`); first page only."""
 
     @property
     def verdict_counts(self) -> dict[str, int]:
@@ -804,6 +808,50 @@ def _cases_blob(
     return base64.b64encode(gzip.compress(raw.encode("utf-8"), 9, mtime=0)).decode("ascii")
 
 
+WHY_CASES = 30
+"""Cases of the first page that get their divergence tree, evidence and pairs (as the
+terminal report explains the 30 cases it lists): each reads its whole runs again."""
+PAIRS_PER_PAGE = 900
+"""Pairs of runs whose diffs a page carries at most (about a millisecond each to make):
+20 cases of 10 runs, or 300 of 3; the cases past them name the `passhat diff` command."""
+
+
+def _why(
+    explainer: Explainer,
+    view: _CaseView,
+    experiment: ExperimentRecord,
+    lang: str,
+    budget: list[int],
+) -> dict[str, Any] | None:
+    """A case's divergence tree, item evidence and the diffs of its pairs of runs (up to
+    `PAIR_RUNS` runs, while the page's `budget` of pairs lasts; past that the picker
+    names the `passhat diff` command)."""
+    from passhat.divergence import diff_runs
+    from passhat.report.diff import PAIR_RUNS, pair_dict, why_view
+
+    case = view.account.case
+    runs = sorted(explainer.load(case), key=lambda r: r.run_index)
+    if not runs:
+        return None
+    data = why_view(explainer.explain(case, runs), lang)
+    indices = [r.run_index for r in runs]
+    data["runs"] = indices
+    data["pairs"] = None
+    data["too_many"] = None
+    n_pairs = len(runs) * (len(runs) - 1) // 2
+    if len(runs) > PAIR_RUNS or n_pairs > budget[0]:
+        ref = experiment.name or experiment.id
+        data["too_many"] = t("pair_too_many", lang, n=len(runs), ref=ref, case=case)
+    elif len(runs) > 1:
+        budget[0] -= n_pairs
+        cache: dict[int, Any] = {}  # each run cut into turns and calls once
+        pairs = [
+            pair_dict(diff_runs(a, b, cache)) for i, a in enumerate(runs) for b in runs[i + 1 :]
+        ]
+        data["pairs"] = script_json(pairs)
+    return data
+
+
 def _context(
     experiment: ExperimentRecord,
     runs: Sequence[RunRecord | RunSummary],
@@ -811,6 +859,7 @@ def _context(
     load: LoadRuns | None = None,
     prices: Prices | None = None,
     forecast_m: int = 10,
+    why: Explainer | None = None,
 ) -> dict[str, Any]:
     accounting = experiment_accounting(experiment, runs)
     cases = _case_facts(runs, accounting)
@@ -831,6 +880,13 @@ def _context(
     tools = [u.tool for u in dataset_tools]
     verdicts: Counter[str] = Counter()
     page_views = [_case_view(*case) for case in _analysed(pages[0], tools)]
+    if why is not None:
+        budget = [PAIRS_PER_PAGE]
+        for n, view in enumerate(page_views):
+            if n < WHY_CASES:
+                view.why = _why(why, view, experiment, lang, budget)
+            else:
+                view.why = {"skipped": t("why_skipped", lang, n=WHY_CASES)}
     for view in page_views:
         verdicts.update(row.stability.verdict for rows in view.groups.values() for row in rows)
     pages_blob = _cases_blob(  # counts the verdicts of the other pages' items
@@ -898,17 +954,20 @@ def render_html(
     load: LoadRuns | None = None,
     prices: Prices | None = None,
     forecast_m: int = 10,
+    why: Explainer | None = None,
 ) -> str:
     """The whole report as one self-contained HTML page.
 
     Pass whole runs (`store.runs(id)`) so the transcripts are included, or the
     summaries (`store.summaries(id)`) and `load`, which fetches the whole runs of
     the pages whose detail is embedded: a report of 100,000 runs then never holds
-    them all. Light runs give the same page with the transcripts left out.
+    them all. Light runs give the same page with the transcripts left out. With `why`
+    (`passhat.report.why.Explainer`), each case of the first page shows its divergence
+    tree and item evidence, and two of its runs can be picked and compared.
     """
     lang = check_lang(lang)
     template = _environment().get_template("report.html.j2")
-    return template.render(_context(experiment, runs, lang, load, prices, forecast_m))
+    return template.render(_context(experiment, runs, lang, load, prices, forecast_m, why))
 
 
 def write_html(
@@ -920,9 +979,12 @@ def write_html(
     load: LoadRuns | None = None,
     prices: Prices | None = None,
     forecast_m: int = 10,
+    why: Explainer | None = None,
 ) -> Path:
     """Render the report and write it to `path` (UTF-8); return the path."""
-    page = render_html(experiment, runs, lang=lang, load=load, prices=prices, forecast_m=forecast_m)
+    page = render_html(
+        experiment, runs, lang=lang, load=load, prices=prices, forecast_m=forecast_m, why=why
+    )
     target = Path(path)
     target.write_text(page, encoding="utf-8")
     return target

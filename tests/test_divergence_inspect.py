@@ -1,0 +1,137 @@
+"""Why imported runs differ: an Inspect log whose samples carry messages (written by
+inspect-ai itself, as tests/inspect_logs.py does), and a source that keeps none."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import run_cli
+
+TASK = """
+import sys
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessageAssistant
+from inspect_ai.scorer import match
+from inspect_ai.solver import solver
+
+
+@solver
+def chatty():
+    async def solve(state, generate):
+        # epochs 1 and 3 think alike and answer 4; epoch 2 thinks otherwise and answers 5
+        answer = "5" if state.epoch == 2 else "4"
+        thought = "Adding: 2 and 2." if state.epoch != 2 else "Guessing."
+        state.messages.append(ChatMessageAssistant(content=thought))
+        state.messages.append(ChatMessageAssistant(content=answer))
+        state.output.completion = answer
+        return state
+
+    return solve
+
+
+task = Task(
+    name="chatty-math",
+    dataset=[Sample(id="s1", input="What is 2+2?", target="4")],
+    solver=chatty(),
+    scorer=match(),
+    epochs=3,
+)
+logs = eval(task, model="mockllm/model", log_dir=sys.argv[1], display="none")
+assert logs[0].status == "success", logs[0].status
+print(logs[0].location)
+"""
+
+
+@pytest.fixture(scope="module")
+def imported_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One Inspect log of 1 sample × 3 epochs, imported as experiment `chatty`."""
+    pytest.importorskip("inspect_ai")
+    from passhat.cli import main
+
+    root = tmp_path_factory.mktemp("inspect-why")
+    (root / "logs").mkdir()
+    script = root / "chatty_task.py"
+    script.write_text(TASK)
+    done = subprocess.run(
+        [sys.executable, str(script), str(root / "logs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    log = done.stdout.strip().splitlines()[-1].removeprefix("file://")
+    db = str(root / "p.db")
+    with pytest.raises(SystemExit) as exit_:
+        main(["import", "inspect", log, "--db", db, "--name", "chatty", "--json"])
+    assert exit_.value.code in (0, None)
+    return db
+
+
+def diff_json(capsys: pytest.CaptureFixture[str], db: str, *refs: str) -> dict[str, Any]:
+    r = run_cli(capsys, "diff", *refs, "--json", "--db", db)
+    assert r.code == 0, r.err
+    data: dict[str, Any] = json.loads(r.out)
+    return data
+
+
+def test_imported_runs_part_at_the_first_differing_model_message(
+    imported_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = diff_json(capsys, imported_db, "chatty", "s1", "1", "2")
+    assert (data["a"]["status"], data["b"]["status"]) == ("passed", "failed")
+    assert data["a"]["kind"] == "imported" and data["notes"] == []
+    assert data["items"] == []  # Inspect's scorer judges the whole answer: a JSON diff instead
+    paths = {row["path"]: row for row in data["state"]}
+    assert paths["completion"]["a"] == "4" and paths["completion"]["b"] == "5"
+    assert data["diverged_at"] == 1  # turn 0 (the question) is the same
+    assert data["turns"][1]["a"]["content"][0]["content"] == "Adding: 2 and 2."
+    assert data["turns"][1]["b"]["content"][0]["content"] == "Guessing."
+
+    same = diff_json(capsys, imported_db, "chatty", "s1", "1", "3")
+    assert same["diverged_at"] is None and same["state"] == []
+
+
+def test_the_report_of_an_imported_log_shows_its_tree(
+    imported_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    r = run_cli(capsys, "report", "chatty", "--db", imported_db)
+    assert r.code == 0, r.err
+    out = " ".join(r.out.split())
+    assert "divergence · s1" in out
+    assert "runs 1, 2 and 3 agree until turn 0 (the input); run 2 branched at turn 1" in out
+    assert "runs 1 and 3 agree to the end" in out
+
+
+def test_a_source_without_transcripts_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from passhat.records import RunRecord
+    from passhat.store import Store
+    from records_for_tests import experiment_record
+
+    db = tmp_path / "p.db"
+    with Store(db) as store:
+        e = experiment_record(
+            ["t"], 2, id="abcd0002", kind="imported", source={"tool": "tau2", "path": "x"}
+        )
+        store.create_experiment(e)
+        for index, reward in ((1, 1.0), (2, 0.0)):
+            store.record_run(
+                RunRecord("abcd0002", "t", index, "h", "passed", final_state={"reward": reward})
+            )
+    r = run_cli(capsys, "diff", "abcd0002", "t", "1", "2", "--db", str(db))
+    assert r.code == 0, r.err
+    out = " ".join(r.out.split())
+    assert "run 1 and run 2 hold no transcript: nothing to align" in out
+    assert "it was imported from tau2, which kept none for it" in out
+    r = run_cli(capsys, "report", "abcd0002", "--db", str(db))
+    assert "divergence · t: runs 1 and 2 hold no transcript" in " ".join(r.out.split())
