@@ -95,3 +95,18 @@ def test_evidence_finds_a_case_filed_under_another_name_and_says_it_changed(
     out = flat(r.out)
     assert "AC3:inconsistent_with_description 0/3 written by no run" in out
     assert f"the case file of {SEED} changed since these runs" in out
+
+
+def test_the_why_section_is_asked_for_or_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past EXPLAINED_RUNS runs the section is left out unless --why asks: it reads
+    every listed case's whole runs again (1.3-1.5x the terminal report at 100,000)."""
+    import passhat.report.why as why
+
+    db = str(tmp_path / "p.db")
+    assert run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q").code == 0
+    assert "divergence ·" not in run_cli(capsys, "report", "latest", "--db", db, "--no-why").out
+    monkeypatch.setattr(why, "EXPLAINED_RUNS", 2)  # the seed's 3 runs are "many"
+    assert "divergence ·" not in run_cli(capsys, "report", "latest", "--db", db).out
+    assert "divergence ·" in run_cli(capsys, "report", "latest", "--db", db, "--why").out

@@ -67,6 +67,14 @@ def report(
     ] = False,
     price: PriceOption = None,
     prices_file: PricesOption = None,
+    why_option: Annotated[
+        bool | None,
+        typer.Option(
+            "--why/--no-why",
+            help="Show why runs differ (divergence tree, item evidence); "
+            "default: for experiments of at most 20,000 runs.",
+        ),
+    ] = None,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -90,6 +98,9 @@ def report(
         prices = choose_prices(price, prices_file, experiment.model)
         # the terminal report reads the per-item results of the cases it lists only
         runs = store.summaries(experiment.id, decode_items=as_json or html is not None)
+        from passhat.report.why import explain_by_default
+
+        explain = explain_by_default(len(runs)) if why_option is None else why_option
         if html is not None:
             from passhat.report.html import write_html
 
@@ -98,7 +109,11 @@ def report(
 
             from passhat.report.why import Explainer
 
-            explainer = Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
+            explainer = (
+                Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
+                if explain
+                else None
+            )
             try:
                 written = write_html(
                     html,
@@ -131,7 +146,11 @@ def report(
         from passhat.report.why import Explainer
 
         with open_store(db, read_only=True) as store:
-            why = Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
+            why = (
+                Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
+                if explain
+                else None
+            )
             accounting = print_experiment_report(
                 console,
                 experiment,
