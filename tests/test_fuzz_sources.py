@@ -103,3 +103,22 @@ def test_audit_reads_or_names_the_problem(
             assert str(error).strip() and "\n" not in str(error).strip()
             return
         json.dumps(audit_summary(audit))
+
+
+def test_half_a_surrogate_pair_is_one_line(tmp_path: Path) -> None:
+    """Found by the fuzz above: JSON may escape half of a surrogate pair ("\\ud83d"),
+    which Python reads as text no UTF-8 encoder takes; the import hashed it and
+    crashed with UnicodeEncodeError. A whole pair ("\\ud83d\\ude00") is an emoji."""
+    data = json.loads(json.dumps(RESULTS))
+    data["info"]["user_info"]["llm"] = {"\ud83d": None}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        import_results(path)
+    except PasshatError as error:
+        assert "lone surrogate" in str(error) and str(path) in str(error)
+    else:
+        raise AssertionError("a lone surrogate was imported")
+    data["info"]["user_info"]["llm"] = {"\ud83d\ude00": None}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert import_results(path).runs

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -68,10 +69,25 @@ def read_bytes(path: Path, what: str, cap: int, *, truncate: bool = False) -> by
         raise InputError(f"{path}: the {what} cannot be read ({error.strerror})") from None
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A `\\uD800`-`\\uDFFF` escape: JSON may write half of a surrogate pair, which Python
+reads as a lone surrogate that no UTF-8 encoder (SQLite's, a hash's) accepts."""
+
+
 def parse_json(text: str | bytes, path: Path, what: str, fix: str = "is it truncated?") -> Any:
-    """JSON, or one InputError line: invalid, nested too deep, or a number too long."""
+    """JSON, or one InputError line: invalid, nested too deep, a number too long, or
+    text holding half of a surrogate pair (valid JSON that is no Unicode text)."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+        if _SURROGATE_ESCAPE.search(raw):  # rare: only then is the whole checked
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        raise InputError(
+            f"{path}: the {what} holds a lone surrogate escape (\\uD800-\\uDFFF without "
+            f"its pair), which is no Unicode text; {fix}"
+        ) from None
     except RecursionError:
         raise InputError(f"{path}: the {what} is nested too deeply to read; {fix}") from None
     except UnicodeDecodeError:
