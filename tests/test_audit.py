@@ -507,14 +507,23 @@ def test_1500_nested_folders_are_walked_without_recursion(
     """Regression (issue 26): os.walk recursed once per level: RecursionError."""
     deep = tmp_path / "outputs"
     deep.mkdir()
+    levels = [deep]
     for _ in range(1500):  # one level at a time: Path.mkdir(parents=True) recurses too
         deep = deep / "d"
         deep.mkdir()
-    (deep / "run-1").mkdir()
-    (deep / "run-1" / "grade.json").write_text('{"passed": true}')
-    (tmp_path / "outputs" / "top" / "run-1").mkdir(parents=True)
-    data = audit_json(capsys, str(tmp_path))
-    assert data["totals"]["present"] == 2 and data["totals"]["passed"] == 1
+        levels.append(deep)
+    try:
+        (deep / "run-1").mkdir()
+        (deep / "run-1" / "grade.json").write_text('{"passed": true}')
+        (tmp_path / "outputs" / "top" / "run-1").mkdir(parents=True)
+        data = audit_json(capsys, str(tmp_path))
+        assert data["totals"]["present"] == 2 and data["totals"]["passed"] == 1
+    finally:
+        # removed here, deepest first: shutil.rmtree recurses once per level, and
+        # pytest's removal of old temporary folders at session end died of it
+        (deep / "run-1" / "grade.json").unlink(missing_ok=True)
+        for level in [deep / "run-1", *reversed(levels[1:])]:
+            level.rmdir()
 
 
 def test_a_grader_printing_0xff_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
