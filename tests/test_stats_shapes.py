@@ -13,7 +13,7 @@ import pytest
 
 from cli_helpers import run_cli
 from passhat import stats
-from passhat.accounting import account, error_ledger
+from passhat.accounting import Accounting, account, error_ledger
 from passhat.metrics import RATE_LABEL
 
 
@@ -31,21 +31,66 @@ def _write(path: Path, rows: list[tuple[str, int, str]]) -> str:
 def test_the_two_numbers_once_both_called_pass_at_1_have_different_names(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Run-weighted 9.5 % and case-mean 24.0 % were both labelled pass@1 in one output."""
+    """Run-weighted 9.5 % and case-mean 24.0 % were both labelled pass@1 in one output.
+    Since issue 24 the headline (`pass_at_1`) is the mean of per-case rates whenever cases
+    counted different runs, named so, with the pass rate over runs beside it."""
     rows = [("short", 1, "passed"), ("short", 2, "errored")]
     rows += [("long", i, "passed" if i == 1 else "failed") for i in range(1, 11)]
     file = _write(tmp_path / "v.jsonl", rows)
     r = run_cli(capsys, "metrics", file, "--json")
     d = json.loads(r.out)["dataset"]
     assert d["pass_rate_over_runs"] == d["pass_at_1"] == pytest.approx(2 / 11)
-    assert d["mean_case_rate"] == pytest.approx((1 + 0.1) / 2)
+    assert d["pass_rate"] == d["mean_case_rate"] == pytest.approx(0.55)
+    assert d["pass_rate_weighs"] == "cases"
     assert d["label_rate"] == "pass rate (over runs)"
+    assert d["label_pass_rate"] == "pass rate (mean of per-case rates)"
     assert d["label_at"] == "pass@1 (mean of per-case rates)"
     ints = d["intervals"]
-    assert ints["pass_at_1"]["label"] == "pass rate (over runs)"
+    assert ints["pass_at_1"]["label"] == "pass rate (mean of per-case rates)"
+    assert ints["pass_at_1"]["estimate"] == pytest.approx(0.55)
+    assert ints["pass_rate_over_runs"]["label"] == "pass rate (over runs)"
+    assert ints["pass_rate_over_runs"]["estimate"] == pytest.approx(2 / 11)
     assert ints["pass_at_k"]["label"] == "pass@1 (mean of per-case rates)"
     out = run_cli(capsys, "metrics", file).out
-    assert "pass rate (over runs)" in out and "mean of per-case rates" in out
+    # both named in the intervals table (an 80-column terminal wraps the labels)
+    assert "pass rate (over" in out and "pass rate (mean of" in out
+    assert "18.2%" in out and "55.0%" in out
+    assert "2/11 0.55" in out  # the accounting table's dataset row holds the headline
+    assert "the mean of per-case rates, each case once" in " ".join(out.split())
+
+
+def test_equal_counted_runs_keep_the_seed_rule_exactly() -> None:
+    """Every case with the same counted runs: the headline is passes / runs to the bit,
+    labelled the pass rate over runs, with no second pass-rate figure."""
+    a = account(
+        [(c, i, "passed" if (i + ord(c)) % 3 else "failed") for c in "xyzw" for i in (1, 2, 3)], 3
+    )
+    m = a.dataset().metrics
+    assert not m.weighs_cases
+    assert m.pass_rate == m.pass_at_1 == m.passes / m.runs
+    assert m.label_rate == "pass rate (over runs)"
+    d = stats.dataset_intervals(a)
+    assert d.over_runs is None and not d.weighs_cases
+    assert d.pass_at_1 == stats.cluster_interval([3] * 4, [c for c in _passes(a)])
+
+
+def _passes(a: Accounting) -> list[int]:
+    return [c.passes for c in a.cases]
+
+
+def test_errors_on_hard_cases_cannot_move_the_case_weighted_headline() -> None:
+    """The review's design: errors that fall on hard cases. Two cases at p = 0 and 1 with
+    10 runs asked; the hard one loses 8 runs to errors. Over runs: 10/12 = 83 %; the
+    headline weighs each case once: 50 %, the truth of these two cases."""
+    runs = [("easy", i, "passed") for i in range(1, 11)]
+    runs += [("hard", i, "failed" if i <= 2 else "errored") for i in range(1, 11)]
+    a = account(runs, 10)
+    m = a.dataset().metrics
+    assert m.pass_at_1 == pytest.approx(10 / 12)
+    assert m.weighs_cases and m.pass_rate == pytest.approx(0.5)
+    d = stats.dataset_intervals(a)
+    assert d.pass_at_1.estimate == pytest.approx(0.5) and d.pass_at_1.low < 0.5 < d.pass_at_1.high
+    assert d.over_runs is not None and d.over_runs.estimate == pytest.approx(10 / 12)
 
 
 def test_a_case_with_no_counted_run_has_no_pass_at_0_label(
@@ -172,7 +217,17 @@ def test_ledger_is_printed_with_its_warning(
     assert "concentrate in low-pass cases" in out
     data = json.loads(run_cli(capsys, "metrics", file, "--json").out)["dataset"]["error_ledger"]
     assert data["concentrated_in_low_pass_cases"] is True
-    assert [r["label"] for r in data["rows"]] == ["pass rate (over runs)", "pass@3", "pass^3"]
+    assert [r["label"] for r in data["rows"]] == [
+        "pass rate (over runs)",
+        "pass@3",
+        "pass^3",
+        "pass rate (mean of per-case rates)",
+    ]
+    # the warning concerns the figure that weighs cases by their runs, and says so
+    assert [r["weighs_runs"] for r in data["rows"]] == [True, False, False, False]
+    assert "overstates pass rate (over runs), which weighs" in " ".join(
+        out.replace("│", " ").split()
+    )
 
 
 # --------------------------------------------------------------------------- requested k

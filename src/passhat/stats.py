@@ -45,10 +45,11 @@ from passhat._gc import without_gc
 from passhat._lazy import lazy_import
 from passhat.accounting import Accounting, ErrorLedger
 from passhat.errors import InputError, MetricsError, NoRunsError
-from passhat.metrics import NO_RUNS, RATE_LABEL, label_at, label_hat
+from passhat.metrics import CASE_RATE_LABEL, NO_RUNS, RATE_LABEL, label_at, label_hat
 from passhat.plain import plural
 
 __all__ = [
+    "AT_K_METHOD",
     "CASE_ALPHA",
     "CASE_CORRECTION",
     "DEFAULT_RESAMPLES",
@@ -75,12 +76,15 @@ __all__ = [
     "Uncertainty",
     "Verdict",
     "all_or_none_bound",
+    "at_k_bounds",
     "benjamini_hochberg",
     "beta_moment",
     "beta_quantile",
     "betainc",
     "case_intervals",
     "case_mean_intervals",
+    "case_rate_bootstrap",
+    "case_rate_interval",
     "case_tests",
     "check_suites",
     "cluster_bootstrap",
@@ -742,8 +746,11 @@ class DatasetIntervals:
     j: int
     """The j of pass@j / pass^j: one every included case reaches."""
     pass_at_1: Interval
-    """The pass rate over runs: cluster-robust SE interval (t with cases - 1 degrees of
-    freedom), or Wilson on all runs when the cluster SE is below the binomial floor."""
+    """The headline pass rate, which estimates pass@1. Every case with the same counted
+    runs: the pass rate over runs, cluster-robust SE interval (t with cases - 1 degrees
+    of freedom), or Wilson on all runs when the cluster SE is below the binomial floor.
+    Cases with different counted runs: the mean of per-case rates (`case_rate_interval`),
+    each case weighing once."""
     pass_at_1_bootstrap: Interval
     """Cluster-bootstrap interval of the same figure."""
     pass_at_j: Interval
@@ -752,12 +759,22 @@ class DatasetIntervals:
     resamples: int
     seed: int
     at_requested: tuple[Interval, Interval] | None = None
-    """pass@k and pass^k at the requested k over the cases that reached it (None when
-    every case did, or fewer than 2)."""
+    """pass@k and pass^k at the requested k: the figures over the cases that reached it,
+    with the interval of what full runs of every case could have shown (`at_k_bounds`);
+    None when every case reached k, or fewer than 2 did."""
     requested_cases: int = 0
     """Cases in the `at_requested` figures."""
     requested_left_out: int = 0
     """Cases with a counted run left out of `at_requested` (fewer than k counted runs)."""
+    over_runs: Interval | None = None
+    """The pass rate over runs (all passes / all counted runs) with its cluster-robust
+    interval, named beside the headline when cases counted different runs (None when
+    they all counted the same: it is then the headline itself)."""
+
+    @property
+    def weighs_cases(self) -> bool:
+        """The headline pass rate is the mean of per-case rates (cases counted different runs)."""
+        return self.over_runs is not None
 
 
 def _counted_arrays(accounting: Accounting) -> tuple[Ints, Ints]:
@@ -796,6 +813,7 @@ def dataset_intervals(
         resamples=resamples,
         confidence=confidence,
         seed=seed,
+        unseen=len(accounting.cases) - int(n.size),
     )
 
 
@@ -808,18 +826,27 @@ def dataset_intervals_counts(
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = 0,
+    unseen: int = 0,
 ) -> DatasetIntervals:
     """`dataset_intervals` on arrays: counted runs and passes of every case with a counted
-    run, and the requested k (what simulations call; the report goes through the same)."""
+    run, and the requested k (what simulations call; the report goes through the same).
+    `unseen` cases have no counted run: they enter only the bounds at the requested k."""
     n, c = _counts(runs, passes)
-    at1 = cluster_interval(n, c, confidence)
-    boot1 = _bootstrap_rate(n, c, resamples=resamples, confidence=confidence, seed=seed)
+    over_runs = None
+    if int(n.min()) == int(n.max()):
+        at1 = cluster_interval(n, c, confidence)
+        boot1 = _bootstrap_rate(n, c, resamples=resamples, confidence=confidence, seed=seed)
+    else:
+        at1 = case_rate_interval(n, c, confidence)
+        boot1 = case_rate_bootstrap(n, c, resamples=resamples, confidence=confidence, seed=seed)
+        over_runs = cluster_interval(n, c, confidence)
     j = _common_j(n, j)
     at_j, hat_j = case_mean_intervals(n, c, j, confidence)
     reached = n >= k
     requested = None
     if j < k and int(reached.sum()) >= 2:
-        requested = case_mean_intervals(n[reached], c[reached], k, confidence)
+        figures = case_mean_intervals(n[reached], c[reached], k, confidence)
+        requested = at_k_bounds(figures, n, c, k, unseen, confidence)
     return DatasetIntervals(
         cases=int(n.size),
         runs=int(n.sum()),
@@ -833,7 +860,127 @@ def dataset_intervals_counts(
         at_requested=requested,
         requested_cases=int(reached.sum()) if requested else 0,
         requested_left_out=int((~reached).sum()) if requested else 0,
+        over_runs=over_runs,
     )
+
+
+AT_K_METHOD = (
+    "bounds of what full runs would have shown (runs not counted as failures, as passes), "
+    "each with its score interval"
+)
+
+
+def at_k_bounds(
+    figures: tuple[Interval, Interval],
+    runs: ArrayLike,
+    passes: ArrayLike,
+    k: int,
+    unseen: int = 0,
+    confidence: float = 0.95,
+) -> tuple[Interval, Interval]:
+    """pass@k and pass^k at the requested k, over every case (Imbens and Manski 2004, in
+    its conservative form): the figures over the cases that reached k (`figures`) are
+    biased when errors fall on some cases (hard ones error more: pass^5 read 0.206 for a
+    truth of 0.107 in the review), so their interval is the range full runs could have
+    shown. A case short of k gets its runs not counted as failures for the lower bound
+    and as passes for the upper; a case with no counted run (`unseen`) gets 0 and 1.
+    The interval runs from the lower bound's lower end to the upper bound's upper end
+    (each a `score_interval`), so it holds the whole range, and the truth in it, at least
+    `confidence` of the time whatever the errors depend on; it is widened to hold the
+    figure over the reached cases when that lies outside the bounds."""
+    n, c = _counts(runs, passes)
+    short = n < k
+    size = k + 0 * n  # every case as if it ran k (cases that ran more keep their runs)
+    full = np.maximum(n, size)
+    filled = c + np.where(short, k - n, 0)
+    lows = (
+        np.concatenate([pass_at_array(full, c, k), np.zeros(unseen)]),
+        np.concatenate([pass_hat_array(full, c, k), np.zeros(unseen)]),
+    )
+    highs = (
+        np.concatenate([pass_at_array(full, filled, k), np.ones(unseen)]),
+        np.concatenate([pass_hat_array(full, filled, k), np.ones(unseen)]),
+    )
+    trials = float(n.size + unseen)
+    out = []
+    for figure, low_values, high_values in zip(figures, lows, highs, strict=True):
+        low = score_interval(figure.label, low_values, trials, confidence).low
+        high = score_interval(figure.label, high_values, trials, confidence).high
+        estimate = figure.estimate
+        out.append(
+            Interval(
+                figure.label,
+                estimate,
+                min(low, estimate),
+                max(high, estimate),
+                confidence,
+                AT_K_METHOD,
+            )
+        )
+    return out[0], out[1]
+
+
+def _case_rate_trials(n: Ints) -> float:
+    """The independent runs the mean of per-case rates is worth when every case has the
+    same p: G^2 / sum(1 / n_i), the variance p(1 - p) sum(1 / n_i) / G^2 turned into
+    trials (G times the harmonic mean of the counted runs; sum(n) when they are equal)."""
+    return float(n.size) ** 2 / float((1.0 / n).sum())
+
+
+def case_rate_interval(runs: ArrayLike, passes: ArrayLike, confidence: float = 0.95) -> Interval:
+    """The pass rate as the mean of per-case rates, each case weighing once, with the
+    score interval at the effective number of trials (`score_interval`): the cluster
+    variance s^2 / G of the rates, floored at the binomial variance of those rates had
+    every case the same p (n_eff capped at G^2 / sum(1 / n_i)), t(G - 1).
+
+    The headline whenever cases counted different runs: the pass rate over runs then
+    weighs a case by its counted runs, and errors that fall on hard cases move weight
+    to easy ones (20 % errors with P(error) proportional to 1 - p biased it by 2-4
+    points in the review, so its interval missed the truth at many cases)."""
+    n, c = _counts(runs, passes)
+    return score_interval(CASE_RATE_LABEL, c / n, _case_rate_trials(n), confidence)
+
+
+def case_rate_bootstrap(
+    runs: ArrayLike,
+    passes: ArrayLike,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """The cluster-bootstrap interval of the mean of per-case rates (cases resampled with
+    replacement; expanded percentile), beside `case_rate_interval`."""
+    _check_confidence(confidence)
+    _check_resamples(resamples)
+    n, c = _counts(runs, passes)
+    cases = n.size
+    if cases < 2:
+        raise MetricsError(
+            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
+        )
+    rates = (c / n).astype(np.float64)
+    mean = float(rates.mean())
+    values = _bootstrap_totals(rates[:, None], resamples, seed)[:, 0] / cases
+    if np.ptp(values) == 0:
+        flat = _degenerate(CASE_RATE_LABEL, mean, cases, confidence)
+        return flat or case_rate_interval(n, c, confidence)
+    method = f"cluster bootstrap, B = {resamples}"
+    boot = _percentile(CASE_RATE_LABEL, mean, values, cases, confidence, method)
+    trials = _case_rate_trials(n)
+    return _floored(boot, score_interval(CASE_RATE_LABEL, np.full(cases, mean), trials, confidence))
+
+
+def _floored(boot: Interval, floor: Interval) -> Interval:
+    """A bootstrap interval never narrower than the binomial floor's ends: resampling a few
+    cases that agree (5 cases at one p) sees less spread than independent runs would have,
+    and covered 87-92 % there. The floor is the interval the analytic method falls back to
+    when the cases agree; the method says when it decided an end."""
+    low, high = min(boot.low, floor.low), max(boot.high, floor.high)
+    if (low, high) == (boot.low, boot.high):
+        return boot
+    method = f"{boot.method}, widened to the binomial floor"
+    return Interval(boot.label, boot.estimate, low, high, boot.confidence, method)
 
 
 def case_mean_intervals(
@@ -868,7 +1015,8 @@ def _bootstrap_rate(
         flat = _degenerate(RATE_LABEL, rate, cases, confidence)
         return flat or _binomial_floor(rate, int(runs.sum()), cases, confidence)
     method = f"cluster bootstrap, B = {resamples}"
-    return _percentile(RATE_LABEL, rate, values, cases, confidence, method)
+    boot = _percentile(RATE_LABEL, rate, values, cases, confidence, method)
+    return _floored(boot, _binomial_floor(rate, int(runs.sum()), cases, confidence))
 
 
 # --------------------------------------------------------------------------- forecast
@@ -1006,6 +1154,20 @@ def _share_note(n: Ints, c: Ints) -> str | None:
     return None
 
 
+def _overdispersed(n: Ints, c: Ints, alpha: float) -> bool:
+    """The cases differ more than their runs would if every case had the pooled rate: the
+    dispersion statistic sum (c - n p)^2 / (n p (1 - p)) above the 1 - alpha quantile of
+    chi-square with G - 1 degrees of freedom (Wilson-Hilferty)."""
+    p = float(c.sum() / n.sum())
+    if p in (0.0, 1.0):
+        return False
+    stat = float((((c - n * p) ** 2) / (n * p * (1.0 - p))).sum())
+    df = n.size - 1
+    z = _z(1.0 - alpha)
+    quantile = df * (1.0 - 2.0 / (9.0 * df) + z * math.sqrt(2.0 / (9.0 * df))) ** 3
+    return stat > quantile
+
+
 @functools.lru_cache(maxsize=4096)
 def _beta_ends(a: float, b: float, alpha: float) -> tuple[float, float]:
     """Equal-tailed ends of Beta(a, b), memoised: the same posteriors come back in every
@@ -1063,6 +1225,12 @@ def share_forecast(
         f"fitted Beta({a[0]:.3g}, {b[0]:.3g}) across cases, "
         f"cluster bootstrap refitting it, B = {resamples}"
     )
+    if not _overdispersed(n, c, alpha):
+        # the cases may all share one p: the moment fit cannot go below no spread, so its
+        # resamples lean high; hold what one p for all would give as well
+        rate = _binomial_floor(float(c.sum() / n.sum()), int(n.sum()), cases, confidence)
+        low, high = min(low, rate.low**m), max(high, rate.high**m)
+        method += ", or one p for all cases (no spread beyond the runs' own)"
     return ShareForecast(
         label, estimate, min(low, estimate), max(high, estimate), confidence, method
     )

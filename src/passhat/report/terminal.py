@@ -29,6 +29,8 @@ YES, NO = "✓", "✗"
 
 
 _STATS_PHRASES = (
+    "method_bootstrap_widened",  # before "method_bootstrap", whose B would take its tail
+    "method_at_k_bounds",
     "ci_one_case",
     "method_robust",
     "method_bootstrap",
@@ -44,6 +46,7 @@ _STATS_PHRASES = (
     "method_score_floor",
     "method_score",
     "label_rate",
+    "label_case_rate",
     "label_at_1",
     "label_hat_1",
     "prior_jeffreys",
@@ -242,7 +245,11 @@ def metrics_table(
         show_edge=False,
         title=Text(title) if title else None,
         title_justify="left",
-        caption=t("table_caption", lang, j=m.j)
+        caption=(
+            t("table_caption_cases", lang, j=m.j, over=f"{m.pass_at_1:.2f}")
+            if m.weighs_cases
+            else t("table_caption", lang, j=m.j)
+        )
         + _hidden_note(len(accounting.cases), len(cases), lang),
         caption_justify="left",
     )
@@ -272,7 +279,7 @@ def metrics_table(
         str(accounting.runs_completed),
         str(accounting.runs_counted),
         f"{m.passes}/{m.runs}",
-        Text(f"{m.pass_at_1:.2f}", style="bold"),
+        Text(f"{m.pass_rate:.2f}", style="bold"),
         Text(f"{_phrase(d.label_at, lang)}\n{_pct(m.pass_at_j)}", style="bold"),
         Text(f"{_phrase(d.label_hat, lang)}\n{_pct(m.pass_hat_j)}", style="bold"),
     )
@@ -436,10 +443,13 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
         d.pass_at_1.high,
         d.pass_at_1.method,
     )
+    # the headline pass rate (its two methods), then the pass rate over runs when cases
+    # counted different runs (the headline is then the mean of per-case rates)
     rows = (
-        (d.pass_at_1, d.pass_at_j, d.pass_hat_j)
-        if same
-        else (d.pass_at_1, boot, d.pass_at_j, d.pass_hat_j)
+        (d.pass_at_1,)
+        + (() if same else (boot,))
+        + (() if d.over_runs is None else (d.over_runs,))
+        + (d.pass_at_j, d.pass_hat_j)
     )
     for i in rows:  # both pass-rate methods fell back to one floor: one row, not two alike
         table.add_row(
@@ -492,6 +502,7 @@ def ledger_panel(ledger: ErrorLedger, *, lang: str = "en") -> Panel:
             where=_pct(ledger.rate_where_errored),
             overall=_pct(ledger.rate_where_completed),
             z=f"{ledger.z:.1f}",
+            figures=_list([_phrase(r.label, lang) for r in ledger.rows if r.weighs_runs], lang),
         )
         parts.append(Text(warning, style="bold red"))
         style = "red"
