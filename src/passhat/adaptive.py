@@ -228,9 +228,9 @@ def varied_k_notes(sides: Iterable[tuple[str, Accounting]]) -> tuple[str, ...]:
     pass rate over runs weighs the cases run further more, and the rule chose them."""
     return tuple(
         f"{name}'s cases were asked different k by an adaptive rule ({a.k_least} to "
-        f"{a.k_requested}): its pass rate over runs weighs the cases run further more, so "
-        f"the pass-rate difference here is not the one the rule judged (the mean of "
-        f"per-case rates; `passhat report` shows the stored verdict)"
+        f"{a.k_requested}): its pass rate over runs would weigh the cases run further "
+        f"more, so the pass rate compared is the mean of per-case rates, each case once, "
+        f"as the rule judged it (`passhat report` shows the stored verdict)"
         for name, a in sides
         if a.k_varies
     )

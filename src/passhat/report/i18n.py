@@ -264,6 +264,9 @@ _EN: dict[str, str] = {
     "share_fitted": "fitted Beta({a}, {b}) across cases, cluster bootstrap refitting it, "
     "B = {resamples}",
     "share_per_case": "{prior} prior, per case",
+    "share_fitted_one_p": "fitted Beta({a}, {b}) across cases, cluster bootstrap refitting it, "
+    "B = {resamples}, or one p for all cases (no spread beyond the runs' own)",
+    "share_basis_fitted": "fitted Beta({a}, {b}) across cases",
     "share_few_cases": "no interval: {n} cases; a calibrated dataset forecast needs at least {min}",
     "share_one_case": "no interval: {n} case; a calibrated dataset forecast needs at least {min}",
     "share_no_spread": "no interval: every counted run passed (or every one failed), "
@@ -637,6 +640,9 @@ _ZH_TW: dict[str, str] = {
     "method_score_floor": "有連續性校正的 Wilson 分數區間，有效樣本數 n = {n}，採二項下限，t({df})",
     "share_fitted": "跨案例配適的 Beta({a}, {b})，群集 bootstrap 每次重新配適，B = {resamples}",
     "share_per_case": "{prior}，逐案例",
+    "share_fitted_one_p": "跨案例配適的 Beta({a}, {b})，群集 bootstrap 每次重新配適，B = {resamples}，"
+    "或所有案例同一個 p（案例間沒有超出執行本身的變異）",
+    "share_basis_fitted": "跨案例配適的 Beta({a}, {b})",
     "share_few_cases": "無區間：只有 {n} 個案例；校準的資料集預測至少需要 {min} 個",
     "share_one_case": "無區間：只有 {n} 個案例；校準的資料集預測至少需要 {min} 個",
     "share_no_spread": "無區間：每次計入的執行都通過（或都失敗），沒有可配適的變異",

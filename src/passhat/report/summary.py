@@ -11,7 +11,6 @@ from passhat.errors import MetricsError
 from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
 from passhat.stats import (
     CASE_ALPHA,
-    CASE_CORRECTION,
     Comparison,
     Difference,
     Interval,
@@ -447,8 +446,11 @@ def comparison_dict(
         ],
         "case_tests": {
             "test": "Fisher exact, two-sided",
-            "correction": CASE_CORRECTION,
-            "false_discovery_rate": CASE_ALPHA,
+            "correction": c.correction,
+            "adjust": c.adjust,
+            # BH bounds the share of false verdicts, Holm the chance of any
+            "false_discovery_rate": CASE_ALPHA if c.adjust == "bh" else None,
+            "family_wise_error_rate": CASE_ALPHA if c.adjust == "holm" else None,
         },
         "notes": list(c.notes),
     }

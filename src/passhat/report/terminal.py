@@ -31,6 +31,8 @@ YES, NO = "✓", "✗"
 _STATS_PHRASES = (
     "method_bootstrap_widened",  # before "method_bootstrap", whose B would take its tail
     "method_at_k_bounds",
+    "share_fitted_one_p",  # before "share_fitted", whose B would take its tail
+    "share_basis_fitted",
     "ci_one_case",
     "method_robust",
     "method_bootstrap",
@@ -574,7 +576,7 @@ def case_forecast_table(
         "",
         Text(_pct(s.estimate), style="bold"),
         _span(s.low, s.high, lang),
-        "",
+        _phrase(s.basis, lang),  # its prior, which need not be the column's
     )
     return table
 
@@ -795,9 +797,9 @@ def case_differences_table(
     return table
 
 
-def case_tests_note(lang: str = "en") -> str:
+def case_tests_note(lang: str = "en", correction: str = CASE_CORRECTION) -> str:
     """How the per-case q column was found: the test and the multiple-testing correction."""
-    return t("case_tests_caption", lang, correction=CASE_CORRECTION, alpha=f"{CASE_ALPHA:g}")
+    return t("case_tests_caption", lang, correction=correction, alpha=f"{CASE_ALPHA:g}")
 
 
 def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
@@ -915,5 +917,5 @@ def print_comparison(
         console.print(Text(usage, style="bold"))
     moved = CASES_SHOWN if limit is not None else len(c.cases)
     console.print(Fitted(case_differences_table(c, moved, lang=lang)))
-    console.print(Text(case_tests_note(lang)))
+    console.print(Text(case_tests_note(lang, c.correction)))
     console.print(verdict_text(c, lang=lang))
