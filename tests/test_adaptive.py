@@ -125,6 +125,13 @@ def test_too_few_cases_to_ever_decide_is_named() -> None:
     assert "smallest p-value is 0.0312" in str(unreachable(plan, 6))
     assert unreachable(plan, 8) is None  # 2 / 256 = 0.0078 can decide
     assert unreachable(schedule(3, 3, 3), 6) is None  # one look: 0.031 < 0.05
+    # what would work, said: 8 cases for this plan, or one look with these 6
+    assert "this plan needs 8 cases, or plan one look" in str(unreachable(plan, 6))
+    # 4 cases: 2/16 = 0.125, not even one look at 0.05 can decide
+    few = str(unreachable(plan, 4))
+    assert (
+        "no plan of looks can: even one look at alpha 0.05 needs 6 cases (8 for this plan)" in few
+    )
 
 
 def test_drive_stops_at_the_first_stop_and_never_looks_past_the_plan() -> None:
