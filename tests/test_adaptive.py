@@ -164,7 +164,8 @@ def test_compare_after_until_decided_keeps_a_a_false_positives_at_5_percent() ->
     them, and declared "B is better" 14 % of the time. It now judges the mean of per-case
     rates (the design's statistic), through the very functions `passhat compare` calls:
     200 experiments of 60 mostly-easy cases (Beta(4, 1)); at most 6 % declared (noise at
-    5 % over 200 is +-1.5 points; bench_adaptive.py runs R = 1,000: 4.5-5.5 %)."""
+    5 % over 200 is +-1.5 points; bench_compare_after_adaptive.py runs R = 1,000: 3.8 -
+    4.7 %)."""
     rate = compare_after_until_decided(schedule(3, 12, 3), replications=200, resamples=200)
     assert rate <= 0.06, rate
 

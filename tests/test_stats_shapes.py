@@ -433,6 +433,11 @@ def test_compare_with_different_runs_per_case_judges_the_case_weighted_rate() ->
     assert rate.a == pytest.approx((ca / na).mean()) and rate.b == pytest.approx((cb / nb).mean())
     assert rate.difference == pytest.approx((cb / nb - ca / na).mean())
     assert rate.low <= rate.difference <= rate.high
+    # the flips and the paired t test on the same differences must both reject
+    assert rate.method == stats.CASE_RATE_METHOD
+    t = stats._t_quantile(5, 0.05)
+    assert rate.low <= rate.difference - t * rate.se + 1e-12
+    assert rate.high >= rate.difference + t * rate.se - 1e-12
     # equal runs per case on each side: the pass rate over runs, as before
     (same, _, _), _ = stats.compare_counts(na, ca, np.full(6, 5), np.array([5, 2, 1, 4, 0, 5]))
     assert same.label == "pass rate (over runs)"

@@ -52,6 +52,7 @@ __all__ = [
     "AT_K_METHOD",
     "CASE_ALPHA",
     "CASE_CORRECTION",
+    "CASE_RATE_METHOD",
     "CORRECTIONS",
     "DEFAULT_RESAMPLES",
     "DISAGREE_METHOD",
@@ -1627,6 +1628,10 @@ FLOOR_METHOD = (
     "every paired case moved by the same amount"
 )
 """The same when every case moved alike: a test on no spread proves nothing alone."""
+CASE_RATE_METHOD = (
+    "inverted sign-flip test and the paired t test, each case once: the shifts neither rejects"
+)
+"""compare's pass rate when cases counted different runs (the mean of per-case rates)."""
 DISAGREE_METHOD = (
     "inverted sign-flip test, widened to hold the pass rate over runs: "
     "the run-weighted case differences point the other way, so no verdict"
@@ -2009,6 +2014,15 @@ def paired_differences(
             high = max(high, min(1.0, b - a + t * ses[i]))
             p = max(p, _t_sf2(abs(b - a) / ses[i], cases - 1))
             method = FLOOR_METHOD
+        elif i == 0 and varied:
+            # different runs per case: a case's difference is not symmetric under "no
+            # difference" (its two rates differ in spread), so the flips alone run a
+            # little hot; the paired t test on the same differences must agree
+            t = _t_quantile(cases - 1, alpha)
+            low = min(low, max(-1.0, b - a - t * ses[i]))
+            high = max(high, min(1.0, b - a + t * ses[i]))
+            p = max(p, _t_sf2(abs(b - a) / ses[i], cases - 1))
+            method = CASE_RATE_METHOD
         if not low <= b - a <= high:  # unequal runs per case: pooled and weighted disagree
             low, high = min(low, b - a), max(high, b - a)
             if low <= 0.0 <= high and p < alpha:

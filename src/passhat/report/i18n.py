@@ -334,6 +334,8 @@ _EN: dict[str, str] = {
     "or worse",
     "method_for": "{labels}: {method}",
     "cmp_method_flip": "inverted sign-flip test: the shifts it does not reject",
+    "cmp_method_case_rate": "inverted sign-flip test and the paired t test, each case once: "
+    "the shifts neither rejects",
     "cmp_method_floor": "inverted sign-flip test, widened to the binomial floor: "
     "every paired case moved by the same amount",
     "cmp_method_disagree": "inverted sign-flip test, widened to hold the pass rate over runs: "
@@ -702,6 +704,7 @@ _ZH_TW: dict[str, str] = {
     "區間不含 0 恰好就是判定 B 較好或較差的時候",
     "method_for": "{labels}的區間：{method}",
     "cmp_method_flip": "反轉符號翻轉檢定：檢定不拒絕的所有平移",
+    "cmp_method_case_rate": "反轉符號翻轉檢定與成對 t 檢定，每個案例算一次：兩者都不拒絕的所有平移",
     "cmp_method_floor": "反轉符號翻轉檢定，並放寬到二項下限：每個配對案例的變動都相同",
     "cmp_method_disagree": "反轉符號翻轉檢定，並放寬到包含以執行計的通過率："
     "以執行次數加權的案例差方向相反，因此不下判定",

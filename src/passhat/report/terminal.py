@@ -62,6 +62,7 @@ _STATS_PHRASES = (
     "note_no_suite_hash",
     "note_suites_differ",
     "cmp_method_flip",
+    "cmp_method_case_rate",
     "cmp_method_floor",
     "cmp_method_disagree",
     "mde_no_test",
