@@ -127,3 +127,41 @@ def until_width(
         early += last.k < top
         total_k += last.k
     return Width(replications, covered, early, total_k / replications)
+
+
+def compare_after_until_decided(
+    plan: Schedule,
+    *,
+    replications: int,
+    cases: int = 60,
+    prior: tuple[float, float] = (4.0, 1.0),
+    k_a: int = 3,
+    resamples: int = 400,
+    seed: int = 17,
+) -> float:
+    """A/A: A at k_a runs per case; `--until-decided` (undecided cases only, the default)
+    grows B along `plan` and stops at the look that decides; then `passhat compare A B`
+    judges the final data through `compare_counts` (what `stats.compare` calls). The
+    share of experiments compare declares different."""
+    rng = np.random.default_rng(seed)
+    declared = 0
+    top = plan.looks[-1]
+    for r in range(replications):
+        p = rng.beta(*prior, cases)
+        na = np.full(cases, k_a)
+        ca = rng.binomial(k_a, p)
+        draws = rng.random((cases, top)) < p[:, None]
+        names = undecided(
+            (str(i), int(n), int(c)) for i, (n, c) in enumerate(zip(na, ca, strict=True))
+        )
+        running = np.array([str(i) in names for i in range(cases)])
+        nb = np.full(cases, plan.looks[0])
+        for k in plan.looks:
+            nb = np.where(running, k, nb)
+            cb = np.cumsum(draws, axis=1)[np.arange(cases), nb - 1]
+            look = paired_differences(na, ca, nb, cb, 1, resamples=resamples, seed=r)[1]
+            if outcome_at(look, plan.alpha_at(k)) != "none" or not running.any():
+                break
+        verdict = compare_counts(na, ca, nb, cb, resamples=resamples, seed=r)[1]
+        declared += verdict.outcome != "none"
+    return declared / replications

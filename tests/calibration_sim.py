@@ -7,7 +7,8 @@ case is asked for k runs; with `errors`, each run errors (no verdict) with that
 probability, at random. Every 95 % interval passhat reports is checked against
 the truth it claims to cover:
 
-- pass rate over runs (both methods): E[p], the population's pass rate;
+- the headline pass rate (both methods): E[p], the population's pass rate (over runs
+  when every case counted the same runs, the mean of per-case rates when not);
 - pass@j / pass^j at the dataset's j: 1 - E[(1-p)^j] and E[p^j];
 - pass@k / pass^k over the cases that reached k, when shown: the same at k;
 - per case, the Wilson interval of the rate: that case's p;
@@ -49,22 +50,62 @@ FIGURES = (
     "dataset forecast",
 )
 """Every interval checked, in table order."""
+BESIDE = ("rate over runs",)
+"""Shown beside the headline but not headlined, so tallied and not judged: the pass rate
+over runs when cases counted different runs (informative errors bias it)."""
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One setting of the grid."""
+    """One setting of the grid.
+
+    `dist` is how cases draw p: "beta" (Beta(a, b)), "point" (every case at p = a) or
+    "halves" (half the cases at 0, half at 1, in random order). `informative` errors
+    fall on hard cases: a run errors with probability errors * (1 - p) / E[1 - p] (a
+    flaky sandbox on hard tasks), so the share errored is still `errors`. `k_short` > 0
+    asks every other case for k_short runs instead of k (unequal k, as after an adaptive
+    run; the requested k of the at-k figures is then k_short, the fewest asked)."""
 
     a: float
     b: float
     cases: int
     k: int
     errors: float
+    dist: str = "beta"
+    informative: bool = False
+    k_short: int = 0
 
     @property
     def name(self) -> str:
-        err = f", {self.errors:.0%} errored" if self.errors else ""
-        return f"Beta({self.a:g},{self.b:g}) N={self.cases} k={self.k}{err}"
+        kind = "informative " if self.informative else ""
+        err = f", {self.errors:.0%} {kind}errored" if self.errors else ""
+        ks = f"{self.k_short}/{self.k}" if self.k_short else f"{self.k}"
+        if self.dist == "point":
+            return f"p={self.a:g} N={self.cases} k={ks}{err}"
+        if self.dist == "halves":
+            return f"half 0, half 1 N={self.cases} k={ks}{err}"
+        return f"Beta({self.a:g},{self.b:g}) N={self.cases} k={ks}{err}"
+
+    @property
+    def k_requested(self) -> int:
+        """The k the at-k figures are labelled with: the fewest runs asked of a case."""
+        return self.k_short or self.k
+
+    def moment(self, m: int) -> float:
+        """E[p^m] over the population of cases."""
+        if self.dist == "point":
+            return float(self.a**m)
+        if self.dist == "halves":
+            return 0.5
+        return beta_moment(self.a, self.b, m)
+
+    def moment_fail(self, m: int) -> float:
+        """E[(1 - p)^m] over the population of cases."""
+        if self.dist == "point":
+            return float((1.0 - self.a) ** m)
+        if self.dist == "halves":
+            return 0.5
+        return beta_moment(self.b, self.a, m)
 
 
 GRID = tuple(
@@ -76,14 +117,30 @@ GRID = tuple(
 )
 """The grid of issue 13, in table order: 36 cells."""
 
+HARD_GRID = tuple(
+    [Cell(2.0, 2.0, n, 5, 0.2, informative=True) for n in (5, 20, 200)]
+    + [Cell(0.1, 0.1, n, 3, 0.2, informative=True) for n in (5, 20)]
+    + [Cell(0.1, 0.1, n, 5, 0.0) for n in (5, 20)]
+    + [Cell(0.5, 0.0, n, 5, 0.0, dist="point") for n in (5, 20)]
+    + [Cell(0.9, 0.0, n, 3, 0.2, dist="point") for n in (5, 20)]
+    + [Cell(0.0, 0.0, n, 3, 0.0, dist="halves") for n in (5, 20)]
+    + [Cell(0.1, 0.1, n, 10, 0.0, k_short=2) for n in (5, 20)]
+    + [Cell(2.0, 2.0, n, 10, 0.2, informative=True, k_short=3) for n in (5, 20)]
+)
+"""The designs of issue 24, where errors fall on hard cases or samples are small:
+informative errors at 20 % (P(error) proportional to 1 - p), Beta(0.1, 0.1) (cases near
+0 or 1), a point mass (every case alike), half the cases at 0 and half at 1, and unequal
+k (every other case asked fewer runs, as an adaptive run leaves them), at 5 and 20 cases
+(200 for the review's own setting; 2,000 in benchmarks/bench_calibration.py)."""
+
 
 @dataclass
 class Tally:
     """Hits and trials per figure; `shown` counts replications where the figure had an
     interval at all (pass@k reached and the dataset forecast are not always shown)."""
 
-    hits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIGURES, 0))
-    trials: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIGURES, 0))
+    hits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIGURES + BESIDE, 0))
+    trials: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIGURES + BESIDE, 0))
     replications: int = 0
 
     def add(self, figure: str, covered: bool) -> None:
@@ -95,7 +152,7 @@ class Tally:
         return self.hits[figure] / n if n else None
 
     def merge(self, other: Tally) -> None:
-        for f in FIGURES:
+        for f in FIGURES + BESIDE:
             self.hits[f] += other.hits[f]
             self.trials[f] += other.trials[f]
         self.replications += other.replications
@@ -144,12 +201,20 @@ def draw(cell: Cell, replications: int, seed: int) -> Draws:
     """All experiments of a cell at once, shape (replications, cases)."""
     rng = np.random.default_rng(seed)
     shape = (replications, cell.cases)
-    p = rng.beta(cell.a, cell.b, shape)
-    counted = (
-        rng.binomial(cell.k, 1.0 - cell.errors, shape)
-        if cell.errors
-        else np.full(shape, cell.k, dtype=np.int64)
-    )
+    if cell.dist == "point":
+        p = np.full(shape, cell.a)
+    elif cell.dist == "halves":
+        p = rng.permuted(np.tile(np.arange(cell.cases) % 2, (replications, 1)), axis=1)
+        p = p.astype(np.float64)
+    else:
+        p = rng.beta(cell.a, cell.b, shape)
+    asked = np.full(shape, cell.k, dtype=np.int64)
+    if cell.k_short:
+        asked[:, ::2] = cell.k_short
+    error = np.full(shape, cell.errors)
+    if cell.informative:
+        error = cell.errors * (1.0 - p) / (1.0 - cell.moment(1))
+    counted = rng.binomial(asked, 1.0 - error) if cell.errors else asked
     return Draws(p, counted, rng.binomial(counted, p))
 
 
@@ -168,22 +233,26 @@ def simulate(
     """
     x = draw(cell, replications, seed)
     tally = Tally()
-    a, b, k = cell.a, cell.b, cell.k
-    mean = a / (a + b)
+    k = cell.k_requested
+    mean = cell.moment(1)
     truths = {
-        "pass@k reached": 1.0 - beta_moment(b, a, k),
-        "pass^k reached": beta_moment(a, b, k),
+        "pass@k reached": 1.0 - cell.moment_fail(k),
+        "pass^k reached": cell.moment(k),
     }
     kept = np.count_nonzero(x.counted, axis=1) >= 2
     for rep in np.flatnonzero(kept).tolist():
         seen = x.counted[rep] > 0
         n, c = x.counted[rep][seen], x.passes[rep][seen]
-        d = dataset_intervals_counts(n, c, k, resamples=resamples, seed=rep)
+        unseen = cell.cases - int(np.count_nonzero(seen))
+        d = dataset_intervals_counts(n, c, k, resamples=resamples, seed=rep, unseen=unseen)
         tally.replications += 1
         tally.add("pass rate, SE", bool(_inside(d.pass_at_1.low, mean, d.pass_at_1.high)))
         boot = d.pass_at_1_bootstrap
         tally.add("pass rate, bootstrap", bool(_inside(boot.low, mean, boot.high)))
-        at_j, hat_j = 1.0 - beta_moment(b, a, d.j), beta_moment(a, b, d.j)
+        if d.over_runs is not None:
+            runs = d.over_runs
+            tally.add("rate over runs", bool(_inside(runs.low, mean, runs.high)))
+        at_j, hat_j = 1.0 - cell.moment_fail(d.j), cell.moment(d.j)
         tally.add("pass@j", bool(_inside(d.pass_at_j.low, at_j, d.pass_at_j.high)))
         tally.add("pass^j", bool(_inside(d.pass_hat_j.low, hat_j, d.pass_hat_j.high)))
         if d.at_requested is not None:

@@ -11,7 +11,7 @@ from statistics import NormalDist
 
 import pytest
 
-from adaptive_sim import until_decided, until_width
+from adaptive_sim import compare_after_until_decided, until_decided, until_width
 from cli_helpers import CLARIFY, SEED, run_cli
 from passhat.adaptive import (
     Look,
@@ -125,6 +125,13 @@ def test_too_few_cases_to_ever_decide_is_named() -> None:
     assert "smallest p-value is 0.0312" in str(unreachable(plan, 6))
     assert unreachable(plan, 8) is None  # 2 / 256 = 0.0078 can decide
     assert unreachable(schedule(3, 3, 3), 6) is None  # one look: 0.031 < 0.05
+    # what would work, said: 8 cases for this plan, or one look with these 6
+    assert "this plan needs 8 cases, or plan one look" in str(unreachable(plan, 6))
+    # 4 cases: 2/16 = 0.125, not even one look at 0.05 can decide
+    few = str(unreachable(plan, 4))
+    assert (
+        "no plan of looks can: even one look at alpha 0.05 needs 6 cases (8 for this plan)" in few
+    )
 
 
 def test_drive_stops_at_the_first_stop_and_never_looks_past_the_plan() -> None:
@@ -149,6 +156,18 @@ def test_drive_stops_at_the_first_stop_and_never_looks_past_the_plan() -> None:
 def test_until_decided_a_a_false_positives_stay_at_most_6_percent(spending: Spending) -> None:
     result = until_decided(schedule(3, 12, 3, spending=spending), replications=160)
     assert result.declared / result.replications <= 0.06, result
+
+
+def test_compare_after_until_decided_keeps_a_a_false_positives_at_5_percent() -> None:
+    """Issue 24: after an A/A `--until-decided` (the undecided cases run further), compare
+    judged the pass rate over runs, which weighs those cases by the runs the rule gave
+    them, and declared "B is better" 14 % of the time. It now judges the mean of per-case
+    rates (the design's statistic), through the very functions `passhat compare` calls:
+    200 experiments of 60 mostly-easy cases (Beta(4, 1)); at most 6 % declared (noise at
+    5 % over 200 is +-1.5 points; bench_compare_after_adaptive.py runs R = 1,000: 3.8 -
+    4.7 %)."""
+    rate = compare_after_until_decided(schedule(3, 12, 3), replications=200, resamples=200)
+    assert rate <= 0.06, rate
 
 
 def test_without_alpha_spending_the_same_looks_declare_more_often() -> None:

@@ -254,7 +254,8 @@ def test_compare_terminal_shows_accounting_pairing_and_verdict(
     assert "only in A (left out): 1: c7" in out and "only in B (left out): 1: renamed" in out
     assert "c4: 2 of 3 requested runs counted (missing run 3)" in out
     assert "pass@2" in out and "pass^2" in out and "pass@3" not in out
-    assert "B is better: pass rate (over runs) +" in out
+    # c4 counted 2 runs, the others 3: the case-weighted pass rate is judged (issue 24)
+    assert "B is better: pass rate (mean of per-case rates) +" in out
 
 
 def test_compare_json_and_gates(pair: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:

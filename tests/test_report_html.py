@@ -743,9 +743,14 @@ def test_missing_runs_turn_the_banner_red_and_are_listed(tmp_path: Path, chromiu
     # Figures are labelled with what Accounting.dataset() computed, never with the plan's k.
     d = experiment_accounting(e, runs).dataset()
     labels = [f.attrs["data-metric"] for f in dom.with_class("div", "figure")]
-    # Two different numbers, two different names (issue 13): the headline pass rate over
-    # runs, and at j = 1 the mean of per-case rates.
-    assert labels == ["pass rate (over runs)", d.label_at, d.label_hat]
+    # Two different numbers, two different names (issue 13); since issue 24 the headline
+    # pass rate weighs each case once when cases counted different runs (here 2 and 3),
+    # and the caption names the pass rate over runs beside it.
+    assert labels == ["pass rate (mean of per-case rates)", d.label_at, d.label_hat]
+    assert d.metrics.weighs_cases
+    note = dom.find("span", data_weighs="cases")
+    assert note is not None and float(note.attrs["data-rate-over-runs"]) == d.metrics.pass_at_1
+    assert "the pass rate over runs (all passes / all counted runs) is" in note.text()
     assert d.label_at == "pass@1 (mean of per-case rates)"
     assert d.label_hat == "pass^1 (mean of per-case rates)"
     cards = " ".join(f.text() for f in dom.with_class("div", "figure"))
@@ -805,7 +810,7 @@ def test_curves_are_the_mean_unbiased_estimators_up_to_the_smallest_n() -> None:
     svg = dom.find("svg", class_="chart")
     assert len(svg.find_all("circle")) == 4 + 1  # four points and the legend's
     assert [f.attrs["data-metric"] for f in dom.with_class("div", "figure")] == [
-        "pass rate (over runs)",
+        "pass rate (mean of per-case rates)",  # cases counted 4 and 5 runs
         "pass@4",
         "pass^4",
     ]
@@ -820,7 +825,7 @@ def test_interval_slot_uses_the_cluster_bootstrap() -> None:
         for f in dom.with_class("div", "figure")
     }
     for label, interval in (
-        ("pass rate (over runs)", ci.pass_at_1),
+        ("pass rate (mean of per-case rates)", ci.pass_at_1),
         ("pass@4", ci.pass_at_j),
         ("pass^4", ci.pass_hat_j),
     ):

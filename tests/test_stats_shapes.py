@@ -13,7 +13,7 @@ import pytest
 
 from cli_helpers import run_cli
 from passhat import stats
-from passhat.accounting import account, error_ledger
+from passhat.accounting import Accounting, account, error_ledger
 from passhat.metrics import RATE_LABEL
 
 
@@ -31,21 +31,66 @@ def _write(path: Path, rows: list[tuple[str, int, str]]) -> str:
 def test_the_two_numbers_once_both_called_pass_at_1_have_different_names(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Run-weighted 9.5 % and case-mean 24.0 % were both labelled pass@1 in one output."""
+    """Run-weighted 9.5 % and case-mean 24.0 % were both labelled pass@1 in one output.
+    Since issue 24 the headline (`pass_at_1`) is the mean of per-case rates whenever cases
+    counted different runs, named so, with the pass rate over runs beside it."""
     rows = [("short", 1, "passed"), ("short", 2, "errored")]
     rows += [("long", i, "passed" if i == 1 else "failed") for i in range(1, 11)]
     file = _write(tmp_path / "v.jsonl", rows)
     r = run_cli(capsys, "metrics", file, "--json")
     d = json.loads(r.out)["dataset"]
     assert d["pass_rate_over_runs"] == d["pass_at_1"] == pytest.approx(2 / 11)
-    assert d["mean_case_rate"] == pytest.approx((1 + 0.1) / 2)
+    assert d["pass_rate"] == d["mean_case_rate"] == pytest.approx(0.55)
+    assert d["pass_rate_weighs"] == "cases"
     assert d["label_rate"] == "pass rate (over runs)"
+    assert d["label_pass_rate"] == "pass rate (mean of per-case rates)"
     assert d["label_at"] == "pass@1 (mean of per-case rates)"
     ints = d["intervals"]
-    assert ints["pass_at_1"]["label"] == "pass rate (over runs)"
+    assert ints["pass_at_1"]["label"] == "pass rate (mean of per-case rates)"
+    assert ints["pass_at_1"]["estimate"] == pytest.approx(0.55)
+    assert ints["pass_rate_over_runs"]["label"] == "pass rate (over runs)"
+    assert ints["pass_rate_over_runs"]["estimate"] == pytest.approx(2 / 11)
     assert ints["pass_at_k"]["label"] == "pass@1 (mean of per-case rates)"
     out = run_cli(capsys, "metrics", file).out
-    assert "pass rate (over runs)" in out and "mean of per-case rates" in out
+    # both named in the intervals table (an 80-column terminal wraps the labels)
+    assert "pass rate (over" in out and "pass rate (mean of" in out
+    assert "18.2%" in out and "55.0%" in out
+    assert "2/11 0.55" in out  # the accounting table's dataset row holds the headline
+    assert "the mean of per-case rates, each case once" in " ".join(out.split())
+
+
+def test_equal_counted_runs_keep_the_seed_rule_exactly() -> None:
+    """Every case with the same counted runs: the headline is passes / runs to the bit,
+    labelled the pass rate over runs, with no second pass-rate figure."""
+    a = account(
+        [(c, i, "passed" if (i + ord(c)) % 3 else "failed") for c in "xyzw" for i in (1, 2, 3)], 3
+    )
+    m = a.dataset().metrics
+    assert not m.weighs_cases
+    assert m.pass_rate == m.pass_at_1 == m.passes / m.runs
+    assert m.label_rate == "pass rate (over runs)"
+    d = stats.dataset_intervals(a)
+    assert d.over_runs is None and not d.weighs_cases
+    assert d.pass_at_1 == stats.cluster_interval([3] * 4, [c for c in _passes(a)])
+
+
+def _passes(a: Accounting) -> list[int]:
+    return [c.passes for c in a.cases]
+
+
+def test_errors_on_hard_cases_cannot_move_the_case_weighted_headline() -> None:
+    """The review's design: errors that fall on hard cases. Two cases at p = 0 and 1 with
+    10 runs asked; the hard one loses 8 runs to errors. Over runs: 10/12 = 83 %; the
+    headline weighs each case once: 50 %, the truth of these two cases."""
+    runs = [("easy", i, "passed") for i in range(1, 11)]
+    runs += [("hard", i, "failed" if i <= 2 else "errored") for i in range(1, 11)]
+    a = account(runs, 10)
+    m = a.dataset().metrics
+    assert m.pass_at_1 == pytest.approx(10 / 12)
+    assert m.weighs_cases and m.pass_rate == pytest.approx(0.5)
+    d = stats.dataset_intervals(a)
+    assert d.pass_at_1.estimate == pytest.approx(0.5) and d.pass_at_1.low < 0.5 < d.pass_at_1.high
+    assert d.over_runs is not None and d.over_runs.estimate == pytest.approx(10 / 12)
 
 
 def test_a_case_with_no_counted_run_has_no_pass_at_0_label(
@@ -172,7 +217,17 @@ def test_ledger_is_printed_with_its_warning(
     assert "concentrate in low-pass cases" in out
     data = json.loads(run_cli(capsys, "metrics", file, "--json").out)["dataset"]["error_ledger"]
     assert data["concentrated_in_low_pass_cases"] is True
-    assert [r["label"] for r in data["rows"]] == ["pass rate (over runs)", "pass@3", "pass^3"]
+    assert [r["label"] for r in data["rows"]] == [
+        "pass rate (over runs)",
+        "pass@3",
+        "pass^3",
+        "pass rate (mean of per-case rates)",
+    ]
+    # the warning concerns the figure that weighs cases by their runs, and says so
+    assert [r["weighs_runs"] for r in data["rows"]] == [True, False, False, False]
+    assert "overstates pass rate (over runs), which weighs" in " ".join(
+        out.replace("│", " ").split()
+    )
 
 
 # --------------------------------------------------------------------------- requested k
@@ -260,3 +315,129 @@ def test_compare_names_the_correction(tmp_path: Path, capsys: pytest.CaptureFixt
     data = json.loads(run_cli(capsys, "compare", fa, fb, "--json").out)
     assert data["case_tests"]["correction"] == "Benjamini-Hochberg"
     assert {"p_value", "q_value", "outcome"} <= set(data["cases"][0])
+
+
+# --------------------------------------------------------------------------- issue 24
+
+
+def test_at_k_interval_holds_what_full_runs_could_have_shown() -> None:
+    """pass^3 over the cases that reached k = 3 is 1/2 (a 3/3, c 0/3); b passed its one
+    counted run and errored twice, d has no counted run. Full runs could have given
+    pass^3 from 1/4 (b and d fail) to 3/4 (b and d pass): the interval runs from the low
+    bound's lower end to the high bound's upper end."""
+    n, c = np.array([3, 1, 3]), np.array([3, 1, 0])
+    d = stats.dataset_intervals_counts(n, c, 3, resamples=200, unseen=1)
+    assert d.at_requested is not None
+    at, hat = d.at_requested
+    assert hat.estimate == pytest.approx(0.5) and hat.method == stats.AT_K_METHOD
+    low = stats.score_interval("pass^3", [1.0, 0.0, 0.0, 0.0], 4.0).low
+    high = stats.score_interval("pass^3", [1.0, 1.0, 0.0, 1.0], 4.0).high
+    assert (hat.low, hat.high) == (pytest.approx(low), pytest.approx(high))
+    # pass@3: b passed once, so at least once in 3 whatever its errored runs were
+    assert at.low == pytest.approx(stats.score_interval("pass@3", [1.0, 1.0, 0.0, 0.0], 4.0).low)
+    # every case reached k: no at-k figure, the dataset's own pass^3 is it
+    assert stats.dataset_intervals_counts([3, 3], [3, 0], 3, resamples=200).at_requested is None
+
+
+def test_a_bootstrap_of_few_agreeing_cases_is_widened_to_the_binomial_floor() -> None:
+    """Five cases at nearly one rate: resampling them sees less spread than 20 independent
+    runs would (the bootstrap covered 92 % at a point mass with 5 cases)."""
+    n, c = np.full(5, 4), np.array([2, 2, 2, 2, 3])
+    boot = stats.dataset_intervals_counts(n, c, 4, resamples=400).pass_at_1_bootstrap
+    floor = stats._binomial_floor(11 / 20, 20, 5, 0.95)
+    assert boot.method.endswith("widened to the binomial floor")
+    assert boot.low <= floor.low and boot.high >= floor.high
+    # the same for the case-weighted headline (unequal runs)
+    n2 = np.array([4, 4, 4, 4, 5])
+    boot2 = stats.dataset_intervals_counts(n2, c, 4, resamples=400).pass_at_1_bootstrap
+    assert boot2.label == "pass rate (mean of per-case rates)"
+    assert boot2.method.endswith("widened to the binomial floor")
+
+
+def test_the_share_forecast_holds_one_p_for_all_when_cases_show_no_spread() -> None:
+    """20 cases that all pass 3 of 5 (one p for all, as far as the runs can tell): the fit
+    cannot go below no spread, so the share's interval also holds p^m at the ends of the
+    pooled rate's floor interval; 10 cases at 0 and 10 at 5 of 5 differ: no such widening."""
+    flat = stats.share_forecast(np.full(20, 5), np.array([3] * 19 + [2]), 10, resamples=200)
+    assert flat.method.endswith("or one p for all cases (no spread beyond the runs' own)")
+    rate = stats._binomial_floor(59 / 100, 100, 20, 0.95)
+    assert flat.low is not None and flat.high is not None
+    assert flat.low <= rate.low**10 and flat.high >= rate.high**10
+    assert flat.basis.startswith("fitted Beta(")
+    split = stats.share_forecast(np.full(20, 5), np.array([0, 5] * 10), 10, resamples=200)
+    assert "one p for all" not in split.method
+
+
+def test_the_share_row_names_its_own_prior(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The per-case column uses the Jeffreys prior; the expected-share row under it uses
+    the Beta fitted across cases, and now says so in its own row."""
+    rows = [
+        (f"c{i}", r, "passed" if (r + i) % 3 else "failed") for i in range(12) for r in (1, 2, 3)
+    ]
+    file = _write(tmp_path / "v.jsonl", rows)
+    out = run_cli(capsys, "metrics", file, "-B", "200").out
+    flat = " ".join(out.split())
+    share_row = flat.split("expected")[-1].split("P(next")[0]  # the row wraps in its cells
+    assert "share" in share_row and "fitted" in share_row and "across cases" in share_row
+    assert "under a Jeffreys Beta(1/2, 1/2) prior" in flat
+
+
+def test_holm_adjusts_for_any_false_verdict() -> None:
+    """Holm's step-down: sorted p times (m, m - 1, ...), running maximum, capped at 1."""
+    p = np.array([0.01, 0.04, 0.03, 0.005])
+    assert stats.holm(p) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.6, 0.5]) == pytest.approx([1.0, 1.0])
+    # never below BH: it controls every verdict at once, not a share of them
+    rng = np.random.default_rng(3)
+    many = rng.random(40) ** 3
+    assert np.all(stats.holm(many) >= stats.benjamini_hochberg(many) - 1e-12)
+
+
+def test_compare_adjust_holm_or_bh(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows_a = [(f"c{i}", r, "failed") for i in range(12) for r in range(1, 9)]
+    rows_b = [
+        (f"c{i}", r, "passed" if i < 3 or r <= i % 4 else "failed")
+        for i in range(12)
+        for r in range(1, 9)
+    ]
+    fa, fb = _write(tmp_path / "a.jsonl", rows_a), _write(tmp_path / "b.jsonl", rows_b)
+    bh = json.loads(run_cli(capsys, "compare", fa, fb, "--json", "-B", "200").out)
+    holm = json.loads(
+        run_cli(capsys, "compare", fa, fb, "--json", "-B", "200", "--adjust", "holm").out
+    )
+    assert bh["case_tests"]["correction"] == "Benjamini-Hochberg"
+    assert bh["case_tests"]["false_discovery_rate"] == 0.05
+    assert holm["case_tests"]["correction"] == "Holm" and holm["case_tests"]["adjust"] == "holm"
+    assert holm["case_tests"]["family_wise_error_rate"] == 0.05
+    assert holm["case_tests"]["false_discovery_rate"] is None
+    p = [x["p_value"] for x in holm["cases"]]
+    assert [x["q_value"] for x in holm["cases"]] == pytest.approx(stats.holm(p).tolist())
+    assert [x["q_value"] for x in bh["cases"]] == pytest.approx(
+        stats.benjamini_hochberg(p).tolist()
+    )
+    out = run_cli(capsys, "compare", fa, fb, "-B", "200", "--adjust", "holm").out
+    assert "Holm adjusted" in out
+    bad = run_cli(capsys, "compare", fa, fb, "--adjust", "bonferroni")
+    assert bad.code == 2 and "--adjust is 'bonferroni'; use holm or bh" in bad.err
+
+
+def test_compare_with_different_runs_per_case_judges_the_case_weighted_rate() -> None:
+    """After an adaptive run B's cases counted 3 or 12 runs: compare judges the mean of
+    per-case rates, each case once (the design's statistic), not the pass rate over runs."""
+    na, ca = np.full(6, 3), np.array([3, 2, 1, 2, 0, 3])
+    nb, cb = np.array([3, 12, 12, 12, 3, 3]), np.array([3, 6, 3, 9, 0, 3])
+    (rate, _, _), _ = stats.compare_counts(na, ca, nb, cb, resamples=200)
+    assert rate.label == "pass rate (mean of per-case rates)"
+    assert rate.a == pytest.approx((ca / na).mean()) and rate.b == pytest.approx((cb / nb).mean())
+    assert rate.difference == pytest.approx((cb / nb - ca / na).mean())
+    assert rate.low <= rate.difference <= rate.high
+    # the flips and the paired t test on the same differences must both reject
+    assert rate.method == stats.CASE_RATE_METHOD
+    t = stats._t_quantile(5, 0.05)
+    assert rate.low <= rate.difference - t * rate.se + 1e-12
+    assert rate.high >= rate.difference + t * rate.se - 1e-12
+    # equal runs per case on each side: the pass rate over runs, as before
+    (same, _, _), _ = stats.compare_counts(na, ca, np.full(6, 5), np.array([5, 2, 1, 4, 0, 5]))
+    assert same.label == "pass rate (over runs)"

@@ -296,7 +296,7 @@ def test_compare_in_zh_tw(tmp_path: Path, capsys: pytest.CaptureFixture[str], wi
         "只在 B 中（未納入）：1：renamed",
         "11 個配對案例的 B − A",
         "有變化：11 個案例中的 11 個",
-        "B 比較好：單次通過率（以執行次數計） +",
+        "B 比較好：單次通過率（各案例通過率的平均） +",  # c4 counted 2 runs: case-weighted
     ):
         assert label in out, label
     assert "pass@2" in out and "pass^2" in out

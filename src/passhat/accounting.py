@@ -22,7 +22,9 @@ from typing import Literal, get_args, overload
 from passhat._gc import without_gc
 from passhat.errors import InputError, NoRunsError
 from passhat.metrics import (
+    CASE_RATE_LABEL,
     NO_RUNS,
+    RATE_LABEL,
     CaseMetrics,
     DatasetMetrics,
     case_metrics,
@@ -347,6 +349,13 @@ class LedgerRow:
     as_passes: float
     """Every errored run counted as a pass: the upper bound."""
 
+    @property
+    def weighs_runs(self) -> bool:
+        """Weighs a case by its counted runs: errors that concentrate in low-pass cases
+        move weight to easy ones and raise it (the ledger's warning concerns this row).
+        The figures that weigh each case once are moved only by cases left out whole."""
+        return self.label == RATE_LABEL
+
 
 ERROR_Z = -2.326
 """One-sided 1 % normal quantile: errored runs this far into low-pass cases are no accident."""
@@ -495,11 +504,14 @@ def error_ledger(cases: Iterable[tuple[int, int, int]]) -> ErrorLedger:
     excluded = dataset(counted, j)
     low = dataset([(n + e, c) for n, c, e in rows], j)
     high = dataset([(n + e, c + e) for n, c, e in rows], j)
-    ledger_rows = (
-        LedgerRow("pass rate (over runs)", excluded.pass_at_1, low.pass_at_1, high.pass_at_1),
+    ledger_rows: tuple[LedgerRow, ...] = (
+        LedgerRow(RATE_LABEL, excluded.pass_at_1, low.pass_at_1, high.pass_at_1),
         LedgerRow(label_at(j), excluded.pass_at_j, low.pass_at_j, high.pass_at_j),
         LedgerRow(label_hat(j), excluded.pass_hat_j, low.pass_hat_j, high.pass_hat_j),
     )
+    if excluded.weighs_cases:  # the headline is then the mean of per-case rates
+        case_rate = (excluded.mean_case_rate, low.mean_case_rate, high.mean_case_rate)
+        ledger_rows = (*ledger_rows, LedgerRow(CASE_RATE_LABEL, *case_rate))
     seen = [(n + e, c / n, e) for n, c, e in rows if n]
     errored = sum(e for _, _, e in seen)
     completed = sum(t for t, _, _ in seen)

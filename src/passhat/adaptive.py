@@ -228,9 +228,9 @@ def varied_k_notes(sides: Iterable[tuple[str, Accounting]]) -> tuple[str, ...]:
     pass rate over runs weighs the cases run further more, and the rule chose them."""
     return tuple(
         f"{name}'s cases were asked different k by an adaptive rule ({a.k_least} to "
-        f"{a.k_requested}): its pass rate over runs weighs the cases run further more, so "
-        f"the pass-rate difference here is not the one the rule judged (the mean of "
-        f"per-case rates; `passhat report` shows the stored verdict)"
+        f"{a.k_requested}): its pass rate over runs would weigh the cases run further "
+        f"more, so the pass rate compared is the mean of per-case rates, each case once, "
+        f"as the rule judged it (`passhat report` shows the stored verdict)"
         for name, a in sides
         if a.k_varies
     )
@@ -310,11 +310,30 @@ def unreachable(plan: Schedule, cases: int, resamples: int = DEFAULT_RESAMPLES) 
     fewest = smallest_p(cases, resamples)
     if fewest < max(plan.alphas):
         return None
-    return (
+    alpha = 1.0 - plan.confidence
+    needed = _cases_to_reach(max(plan.alphas), resamples)
+    head = (
         f"with {plural(cases, 'case')} the sign flip's smallest p-value is {fewest:.3g}, not below "
-        f"any look's alpha (at most {max(plan.alphas):.3g}): no look can decide; add cases "
-        f"or plan fewer looks (--max-k, --k-step)"
+        f"any look's alpha (at most {max(plan.alphas):.3g}): no look can decide"
     )
+    if fewest < alpha:  # one look, spending all of alpha, could
+        return (
+            f"{head}; this plan needs {needed} cases, or plan one look (--max-k equal to the "
+            f"first look's k), whose alpha {alpha:g} these cases can reach"
+        )
+    return (
+        f"{head}, and no plan of looks can: even one look at alpha {alpha:g} needs "
+        f"{_cases_to_reach(alpha, resamples)} cases ({needed} for this plan); add cases, or "
+        f"run a fixed k and read `passhat compare`'s interval instead of a verdict"
+    )
+
+
+def _cases_to_reach(alpha: float, resamples: int) -> int:
+    """The fewest paired cases whose sign flip can give a p-value below `alpha`."""
+    cases = 2
+    while smallest_p(cases, resamples) >= alpha and cases < 64:
+        cases += 1
+    return cases
 
 
 def drive(plan: Schedule, look_at: Callable[[int], Look]) -> tuple[Look, ...]:

@@ -31,6 +31,16 @@ RATE_LABEL = "pass rate (over runs)"
 CASE_MEAN_LABEL = "mean of per-case rates"
 """Each case's passes / counted runs, averaged over cases: a different number from
 `RATE_LABEL` whenever cases have different numbers of counted runs."""
+CASE_RATE_LABEL = f"pass rate ({CASE_MEAN_LABEL})"
+"""The headline pass rate when cases counted different numbers of runs: each case weighs
+once, so errors that fall on some cases (a flaky sandbox on hard tasks) cannot move it
+by moving weight between cases."""
+
+
+def rate_label(weighs_cases: bool) -> str:
+    """The headline pass rate's label: `CASE_RATE_LABEL` when cases counted different runs,
+    `RATE_LABEL` when every case counted the same (the two figures are then equal)."""
+    return CASE_RATE_LABEL if weighs_cases else RATE_LABEL
 
 
 def label_at(j: int) -> str:
@@ -147,6 +157,22 @@ class DatasetMetrics:
     mean_case_rate: float = float("nan")
     """Mean over cases of passes / counted runs: not the pass rate over runs (`pass_at_1`)
     unless every case has the same number of counted runs."""
+    weighs_cases: bool = False
+    """Cases counted different numbers of runs: the headline `pass_rate` is then the
+    mean of per-case rates, not the pass rate over runs."""
+
+    @property
+    def pass_rate(self) -> float:
+        """The headline pass rate, which estimates pass@1: each case weighs once. With the
+        same counted runs in every case that is exactly passes / runs (the seed's rule);
+        otherwise the mean of per-case rates, which errors falling more on some cases
+        (hard ones, long ones) cannot bias by reweighting them."""
+        return self.mean_case_rate if self.weighs_cases else self.pass_at_1
+
+    @property
+    def label_rate(self) -> str:
+        """The headline pass rate's label (`rate_label`)."""
+        return rate_label(self.weighs_cases)
 
 
 def dataset(counts: Iterable[tuple[int, int]], j: int | None = None) -> DatasetMetrics:
@@ -184,4 +210,5 @@ def dataset(counts: Iterable[tuple[int, int]], j: int | None = None) -> DatasetM
         pass_at_j=sum(map(pass_at, ns, cs, js)) / len(pairs),
         pass_hat_j=sum(map(pass_hat, ns, cs, repeat(j, len(pairs)))) / len(pairs),
         mean_case_rate=sum(map(truediv, cs, ns)) / len(pairs),
+        weighs_cases=smallest != max(ns),
     )

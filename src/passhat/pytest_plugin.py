@@ -100,8 +100,9 @@ class PasshatResult:
 
     @property
     def pass_rate(self) -> float:
-        """Passes / counted runs (pass@1)."""
-        return self._dataset().metrics.pass_at_1
+        """The headline pass rate (pass@1): passes / counted runs when every case counted the
+        same runs, else the mean of per-case rates (`DatasetMetrics.pass_rate`)."""
+        return self._dataset().metrics.pass_rate
 
     @property
     def pass_at_k(self) -> float:

@@ -116,9 +116,11 @@ class Experiment:
 
     @property
     def pass_rate(self) -> float | None:
-        """All passes / all counted runs of the included cases (None: nothing counted)."""
+        """The headline pass rate of the included cases (None: nothing counted): all passes /
+        all counted runs when every case counted the same runs, else the mean of per-case
+        rates, each case once (`DatasetMetrics.pass_rate`; over runs: `metrics.pass_at_1`)."""
         d = self.dataset
-        return None if d is None else d.metrics.pass_at_1
+        return None if d is None else d.metrics.pass_rate
 
     @property
     def pass_at_k(self) -> float | None:

@@ -26,7 +26,15 @@ from passhat.plain import plural
 from passhat.report.i18n import t
 from passhat.report.summary import comparison_dict
 from passhat.report.terminal import CASES_SHOWN, ROWS_SHOWN, print_comparison, usage_line
-from passhat.stats import DEFAULT_RESAMPLES, METRICS, Metric, check_suites, compare
+from passhat.stats import (
+    CORRECTIONS,
+    DEFAULT_RESAMPLES,
+    METRICS,
+    Adjust,
+    Metric,
+    check_suites,
+    compare,
+)
 from passhat.usage import TokenUsage, choose_prices, usage_difference, usage_of
 from passhat.verdicts import read_verdicts
 
@@ -155,6 +163,14 @@ def compare_command(
             help="Compare experiments of different suites on their shared cases.",
         ),
     ] = False,
+    adjust: Annotated[
+        str,
+        typer.Option(
+            "--adjust",
+            help="Per-case tests adjusted for testing every case: bh (Benjamini-Hochberg, "
+            "false discovery rate) or holm (Holm, family-wise error).",
+        ),
+    ] = "bh",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
     show_all: Annotated[
         bool,
@@ -187,6 +203,8 @@ def compare_command(
         raise InputError(f"--metric is {metric!r}; use one of {', '.join(METRICS)}")
     check_resamples(resamples)
     check_confidence(confidence)
+    if adjust not in CORRECTIONS:
+        raise InputError(f"--adjust is {adjust!r}; use holm or bh")
     side_a = _load(a, k, db, price, prices_file)
     side_b = _load(b, k, db, price, prices_file)
     notes = check_suites(
@@ -203,6 +221,7 @@ def compare_command(
         confidence=confidence,
         seed=seed,
         notes=notes,
+        adjust=cast(Adjust, adjust),
     )
     if as_json:
         data = comparison_dict(

@@ -54,7 +54,14 @@ from passhat.accounting import Accounting, CaseAccount
 from passhat.adaptive import record_lines
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.errors import ConfigError, PasshatError
-from passhat.metrics import RATE_LABEL, label_at, label_hat, pass_at_curve, pass_hat_curve
+from passhat.metrics import (
+    CASE_RATE_LABEL,
+    RATE_LABEL,
+    label_at,
+    label_hat,
+    pass_at_curve,
+    pass_hat_curve,
+)
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
 from passhat.report.experiment import (
     experiment_accounting,
@@ -334,7 +341,12 @@ def _figures(accounting: Accounting, lang: str) -> tuple[list[_Figure], str | No
         (None, None, None) if isinstance(ci, str) else (ci.pass_at_1, ci.pass_at_j, ci.pass_hat_j)
     )
     rows = [
-        (RATE_LABEL, t("estimates_pass_at_1", lang), m.pass_at_1, "ci_method_robust"),
+        (
+            m.label_rate,
+            t("estimates_pass_at_1", lang),
+            m.pass_rate,
+            "ci_method_score" if m.weighs_cases else "ci_method_robust",
+        ),
         (d.label_at, t("at_least_once", lang, j=m.j), m.pass_at_j, "ci_method_score"),
         (d.label_hat, t("every_time", lang, j=m.j), m.pass_hat_j, "ci_method_score"),
     ]
@@ -348,7 +360,12 @@ def _figures(accounting: Accounting, lang: str) -> tuple[list[_Figure], str | No
 def _shown(label: str, lang: str) -> str:
     """A dataset label in `lang`: the pass rate over runs and the j = 1 case means are
     words; other metric names are names."""
-    keys = {RATE_LABEL: "label_rate", label_at(1): "label_at_1", label_hat(1): "label_hat_1"}
+    keys = {
+        RATE_LABEL: "label_rate",
+        CASE_RATE_LABEL: "label_case_rate",
+        label_at(1): "label_at_1",
+        label_hat(1): "label_hat_1",
+    }
     return t(keys[label], lang) if label in keys else label
 
 

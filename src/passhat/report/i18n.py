@@ -203,6 +203,9 @@ _EN: dict[str, str] = {
     "table_caption": "n = each case's counted runs; the dataset row uses j = {j}, "
     "which every included case reaches; its rate is the pass rate over runs "
     "(all passes / all counted runs)",
+    "table_caption_cases": "n = each case's counted runs; the dataset row uses j = {j}, "
+    "which every included case reaches; cases counted different runs, so its rate is "
+    "the mean of per-case rates, each case once (over runs: {over})",
     "more_cases_hidden": "; {more} not listed (--all lists every case, --json has all)",
     "dataset_row": "dataset\n({cases})",
     "requested_k_is": "requested k = {k}",
@@ -243,10 +246,17 @@ _EN: dict[str, str] = {
     "prior_fitted": "fitted {beta}",
     # statistics (issue 13): names, methods, ledger, per-case tests
     "label_rate": "pass rate (over runs)",
+    "label_case_rate": "pass rate (mean of per-case rates)",
     "label_at_1": "pass@1 (mean of per-case rates)",
     "label_hat_1": "pass^1 (mean of per-case rates)",
     "rate_over_runs_note": "pass rate (over runs) = all passes / all counted runs; "
     "the mean of per-case rates is {mean}",
+    "case_rate_note": "cases counted different runs, so the pass rate is the mean of "
+    "per-case rates (each case once); the pass rate over runs (all passes / all counted "
+    "runs) is {over}",
+    "method_bootstrap_widened": "cluster bootstrap, B = {resamples}, widened to the binomial floor",
+    "method_at_k_bounds": "bounds of what full runs would have shown (runs not counted as "
+    "failures, as passes), each with its score interval",
     "method_floor": "Wilson on all {runs} runs, t({df}): cluster SE below the binomial floor",
     "method_score": "Wilson score (continuity-corrected) at effective n = {n}, t({df})",
     "method_score_floor": "Wilson score (continuity-corrected) at effective n = {n}, "
@@ -254,6 +264,9 @@ _EN: dict[str, str] = {
     "share_fitted": "fitted Beta({a}, {b}) across cases, cluster bootstrap refitting it, "
     "B = {resamples}",
     "share_per_case": "{prior} prior, per case",
+    "share_fitted_one_p": "fitted Beta({a}, {b}) across cases, cluster bootstrap refitting it, "
+    "B = {resamples}, or one p for all cases (no spread beyond the runs' own)",
+    "share_basis_fitted": "fitted Beta({a}, {b}) across cases",
     "share_few_cases": "no interval: {n} cases; a calibrated dataset forecast needs at least {min}",
     "share_one_case": "no interval: {n} case; a calibrated dataset forecast needs at least {min}",
     "share_no_spread": "no interval: every counted run passed (or every one failed), "
@@ -269,7 +282,8 @@ _EN: dict[str, str] = {
     "ledger_passes": "errors as passes",
     "ledger_warning": "Warning: errored runs concentrate in low-pass cases: they fell in cases "
     "passing {where} of their counted runs, against {overall} where runs completed (z = {z}). "
-    "Leaving errors out likely overstates the figures; read the range above.",
+    "Leaving errors out likely overstates {figures}, which weighs cases by their counted runs; "
+    "read the range above.",
     "case_tests_caption": "Per case (q column): Fisher exact test, {correction} adjusted "
     "over the paired cases; a case is marked * at q < {alpha}.",
     "case_q": "q",
@@ -320,6 +334,8 @@ _EN: dict[str, str] = {
     "or worse",
     "method_for": "{labels}: {method}",
     "cmp_method_flip": "inverted sign-flip test: the shifts it does not reject",
+    "cmp_method_case_rate": "inverted sign-flip test and the paired t test, each case once: "
+    "the shifts neither rejects",
     "cmp_method_floor": "inverted sign-flip test, widened to the binomial floor: "
     "every paired case moved by the same amount",
     "cmp_method_disagree": "inverted sign-flip test, widened to hold the pass rate over runs: "
@@ -569,6 +585,9 @@ _ZH_TW: dict[str, str] = {
     # terminal: the metrics table and the accounting panel
     "table_caption": "n = 各案例計入的執行次數；資料集列使用 j = {j}，每個納入的案例都達到；"
     " 資料集列的通過率以執行次數計（全部通過／全部計入）",
+    "table_caption_cases": "n = 各案例計入的執行次數；資料集列使用 j = {j}，每個納入的案例都達到；"
+    "各案例計入的執行次數不同，資料集列的通過率取各案例通過率的平均，每個案例算一次"
+    "（以執行次數計：{over}）",
     "more_cases_hidden": "；另有 {more}未列出（--all 列出每個案例，--json 含全部）",
     "dataset_row": "資料集\n（{cases}）",
     "requested_k_is": "要求的 k = {k}",
@@ -609,15 +628,23 @@ _ZH_TW: dict[str, str] = {
     "prior_fitted": "配適的先驗 {beta}",
     # statistics (issue 13): names, methods, ledger, per-case tests
     "label_rate": "單次通過率（以執行次數計）",
+    "label_case_rate": "單次通過率（各案例通過率的平均）",
     "label_at_1": "pass@1（各案例通過率的平均）",
     "label_hat_1": "pass^1（各案例通過率的平均）",
     "rate_over_runs_note": "單次通過率（以執行次數計）= 全部通過次數／全部計入次數；"
     "各案例通過率的平均是 {mean}",
+    "case_rate_note": "各案例計入的執行次數不同，所以單次通過率取各案例通過率的平均（每個案例算一次）；"
+    "以執行次數計的通過率（全部通過次數／全部計入次數）是 {over}",
+    "method_bootstrap_widened": "群集 bootstrap，B = {resamples}，放寬到二項下限",
+    "method_at_k_bounds": "完整執行可能得到的範圍（未計入的執行算失敗、算通過），各附分數區間",
     "method_floor": "以全部 {runs} 次執行算 Wilson 區間，t({df})：群集標準誤低於二項下限",
     "method_score": "有連續性校正的 Wilson 分數區間，有效樣本數 n = {n}，t({df})",
     "method_score_floor": "有連續性校正的 Wilson 分數區間，有效樣本數 n = {n}，採二項下限，t({df})",
     "share_fitted": "跨案例配適的 Beta({a}, {b})，群集 bootstrap 每次重新配適，B = {resamples}",
     "share_per_case": "{prior}，逐案例",
+    "share_fitted_one_p": "跨案例配適的 Beta({a}, {b})，群集 bootstrap 每次重新配適，B = {resamples}，"
+    "或所有案例同一個 p（案例間沒有超出執行本身的變異）",
+    "share_basis_fitted": "跨案例配適的 Beta({a}, {b})",
     "share_few_cases": "無區間：只有 {n} 個案例；校準的資料集預測至少需要 {min} 個",
     "share_one_case": "無區間：只有 {n} 個案例；校準的資料集預測至少需要 {min} 個",
     "share_no_spread": "無區間：每次計入的執行都通過（或都失敗），沒有可配適的變異",
@@ -631,7 +658,7 @@ _ZH_TW: dict[str, str] = {
     "ledger_failures": "出錯算失敗",
     "ledger_passes": "出錯算通過",
     "ledger_warning": "警告：出錯的執行集中在通過率低的案例：它們所在案例的計入執行通過 {where}，"
-    "而完成的執行所在案例是 {overall}（z = {z}）。排除出錯可能高估指標；請看上面的範圍。",
+    "而完成的執行所在案例是 {overall}（z = {z}）。排除出錯可能高估以計入次數加權的{figures}；請看上面的範圍。",
     "case_tests_caption": "逐案例（q 值欄）：Fisher 精確檢定，對所有配對案例以 {correction} 校正；"
     "q < {alpha} 的案例標上 *。",
     "case_q": "q 值",
@@ -677,6 +704,7 @@ _ZH_TW: dict[str, str] = {
     "區間不含 0 恰好就是判定 B 較好或較差的時候",
     "method_for": "{labels}的區間：{method}",
     "cmp_method_flip": "反轉符號翻轉檢定：檢定不拒絕的所有平移",
+    "cmp_method_case_rate": "反轉符號翻轉檢定與成對 t 檢定，每個案例算一次：兩者都不拒絕的所有平移",
     "cmp_method_floor": "反轉符號翻轉檢定，並放寬到二項下限：每個配對案例的變動都相同",
     "cmp_method_disagree": "反轉符號翻轉檢定，並放寬到包含以執行計的通過率："
     "以執行次數加權的案例差方向相反，因此不下判定",

@@ -11,7 +11,6 @@ from passhat.errors import MetricsError
 from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
 from passhat.stats import (
     CASE_ALPHA,
-    CASE_CORRECTION,
     Comparison,
     Difference,
     Interval,
@@ -97,6 +96,11 @@ def summary_dict(
             "excluded": list(d.excluded),
             "label_rate": RATE_LABEL,
             "pass_rate_over_runs": m.pass_at_1,
+            # the headline: over runs (= pass_at_1, kept as it was for readers of it) when
+            # every case counted the same runs, the mean of per-case rates when they differ
+            "pass_rate": m.pass_rate,
+            "label_pass_rate": m.label_rate,
+            "pass_rate_weighs": "cases" if m.weighs_cases else "runs",
             "mean_case_rate": m.mean_case_rate,
             "label_mean_case_rate": CASE_MEAN_LABEL,
             "at_requested_k": _at_requested(accounting),
@@ -154,6 +158,7 @@ def _ledger_dict(ledger: ErrorLedger | None) -> dict[str, Any] | None:
                 "errors_excluded": r.excluded,
                 "errors_as_failures": r.as_failures,
                 "errors_as_passes": r.as_passes,
+                "weighs_runs": r.weighs_runs,
             }
             for r in ledger.rows
         ],
@@ -224,6 +229,7 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
             "seed": d.seed,
             "pass_at_1": interval_dict(d.pass_at_1),
             "pass_at_1_bootstrap": interval_dict(d.pass_at_1_bootstrap),
+            "pass_rate_over_runs": None if d.over_runs is None else interval_dict(d.over_runs),
             "pass_at_k": interval_dict(d.pass_at_j),
             "pass_hat_k": interval_dict(d.pass_hat_j),
             "at_requested_k": None
@@ -440,8 +446,11 @@ def comparison_dict(
         ],
         "case_tests": {
             "test": "Fisher exact, two-sided",
-            "correction": CASE_CORRECTION,
-            "false_discovery_rate": CASE_ALPHA,
+            "correction": c.correction,
+            "adjust": c.adjust,
+            # BH bounds the share of false verdicts, Holm the chance of any
+            "false_discovery_rate": CASE_ALPHA if c.adjust == "bh" else None,
+            "family_wise_error_rate": CASE_ALPHA if c.adjust == "holm" else None,
         },
         "notes": list(c.notes),
     }

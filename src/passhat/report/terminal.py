@@ -29,6 +29,10 @@ YES, NO = "✓", "✗"
 
 
 _STATS_PHRASES = (
+    "method_bootstrap_widened",  # before "method_bootstrap", whose B would take its tail
+    "method_at_k_bounds",
+    "share_fitted_one_p",  # before "share_fitted", whose B would take its tail
+    "share_basis_fitted",
     "ci_one_case",
     "method_robust",
     "method_bootstrap",
@@ -44,6 +48,7 @@ _STATS_PHRASES = (
     "method_score_floor",
     "method_score",
     "label_rate",
+    "label_case_rate",
     "label_at_1",
     "label_hat_1",
     "prior_jeffreys",
@@ -57,6 +62,7 @@ _STATS_PHRASES = (
     "note_no_suite_hash",
     "note_suites_differ",
     "cmp_method_flip",
+    "cmp_method_case_rate",
     "cmp_method_floor",
     "cmp_method_disagree",
     "mde_no_test",
@@ -242,7 +248,11 @@ def metrics_table(
         show_edge=False,
         title=Text(title) if title else None,
         title_justify="left",
-        caption=t("table_caption", lang, j=m.j)
+        caption=(
+            t("table_caption_cases", lang, j=m.j, over=f"{m.pass_at_1:.2f}")
+            if m.weighs_cases
+            else t("table_caption", lang, j=m.j)
+        )
         + _hidden_note(len(accounting.cases), len(cases), lang),
         caption_justify="left",
     )
@@ -272,7 +282,7 @@ def metrics_table(
         str(accounting.runs_completed),
         str(accounting.runs_counted),
         f"{m.passes}/{m.runs}",
-        Text(f"{m.pass_at_1:.2f}", style="bold"),
+        Text(f"{m.pass_rate:.2f}", style="bold"),
         Text(f"{_phrase(d.label_at, lang)}\n{_pct(m.pass_at_j)}", style="bold"),
         Text(f"{_phrase(d.label_hat, lang)}\n{_pct(m.pass_hat_j)}", style="bold"),
     )
@@ -436,10 +446,13 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
         d.pass_at_1.high,
         d.pass_at_1.method,
     )
+    # the headline pass rate (its two methods), then the pass rate over runs when cases
+    # counted different runs (the headline is then the mean of per-case rates)
     rows = (
-        (d.pass_at_1, d.pass_at_j, d.pass_hat_j)
-        if same
-        else (d.pass_at_1, boot, d.pass_at_j, d.pass_hat_j)
+        (d.pass_at_1,)
+        + (() if same else (boot,))
+        + (() if d.over_runs is None else (d.over_runs,))
+        + (d.pass_at_j, d.pass_hat_j)
     )
     for i in rows:  # both pass-rate methods fell back to one floor: one row, not two alike
         table.add_row(
@@ -492,6 +505,7 @@ def ledger_panel(ledger: ErrorLedger, *, lang: str = "en") -> Panel:
             where=_pct(ledger.rate_where_errored),
             overall=_pct(ledger.rate_where_completed),
             z=f"{ledger.z:.1f}",
+            figures=_list([_phrase(r.label, lang) for r in ledger.rows if r.weighs_runs], lang),
         )
         parts.append(Text(warning, style="bold red"))
         style = "red"
@@ -563,7 +577,7 @@ def case_forecast_table(
         "",
         Text(_pct(s.estimate), style="bold"),
         _span(s.low, s.high, lang),
-        "",
+        _phrase(s.basis, lang),  # its prior, which need not be the column's
     )
     return table
 
@@ -784,9 +798,9 @@ def case_differences_table(
     return table
 
 
-def case_tests_note(lang: str = "en") -> str:
+def case_tests_note(lang: str = "en", correction: str = CASE_CORRECTION) -> str:
     """How the per-case q column was found: the test and the multiple-testing correction."""
-    return t("case_tests_caption", lang, correction=CASE_CORRECTION, alpha=f"{CASE_ALPHA:g}")
+    return t("case_tests_caption", lang, correction=correction, alpha=f"{CASE_ALPHA:g}")
 
 
 def _verdict_words(c: Comparison, chosen: Difference, lang: str) -> str:
@@ -904,5 +918,5 @@ def print_comparison(
         console.print(Text(usage, style="bold"))
     moved = CASES_SHOWN if limit is not None else len(c.cases)
     console.print(Fitted(case_differences_table(c, moved, lang=lang)))
-    console.print(Text(case_tests_note(lang)))
+    console.print(Text(case_tests_note(lang, c.correction)))
     console.print(verdict_text(c, lang=lang))
