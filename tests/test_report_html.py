@@ -19,7 +19,16 @@ from typing import Any
 
 import pytest
 
-from browser import ARTIFACTS, Node, dump_dom, parse, require_chromium, screenshot
+from browser import (
+    ARTIFACTS,
+    Node,
+    dump_dom,
+    full_page_png,
+    parse,
+    png_ink,
+    require_chromium,
+    screenshot,
+)
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report import i18n
@@ -1024,5 +1033,9 @@ def test_print_and_full_page_capture_lay_out_every_case(tmp_path: Path, chromium
     assert on_screen["printed"] == ["visible"]  # @media print lays out every case
     everything = laid_out("all")
     assert everything["laid_out"] == 12 and everything["last"] == e.case_ids[-1]
+    # a full-page screenshot as Playwright takes one: ink down to the last tenth
+    # (without #all, everything below the cases in view is blank)
+    ink = png_ink(full_page_png(path, "all"))
+    assert min(ink) > 0.005, ink
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert "report.html#all" in readme
