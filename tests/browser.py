@@ -11,14 +11,21 @@ get it; set PASSHAT_SKIP_BROWSER=1 to skip them instead.
 
 from __future__ import annotations
 
+import base64
+import itertools
+import json
 import os
+import select
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
+import zlib
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,6 +131,154 @@ def load_seconds(page: Path, *, budget_ms: int = 1000, timeout: float = 300) -> 
     start = time.perf_counter()
     dump_dom(page, budget_ms=budget_ms, timeout=timeout)
     return time.perf_counter() - start
+
+
+def full_page_png(
+    page: Path, fragment: str = "", *, width: int = 1280, scale: float = 0.25, timeout: float = 120
+) -> bytes:
+    """A full-page screenshot taken as Playwright takes one: Chromium's DevTools protocol
+    (over a pipe), the page's whole height captured beyond the viewport without
+    resizing it; `scale` keeps the PNG small."""
+    binary = require_chromium()
+    to_chrome, from_chrome = os.pipe(), os.pipe()
+
+    def pipes() -> None:  # the child reads fd 3 and writes fd 4
+        os.dup2(to_chrome[0], 3)
+        os.dup2(from_chrome[1], 4)
+        os.set_inheritable(3, True)
+        os.set_inheritable(4, True)
+
+    with tempfile.TemporaryDirectory(prefix="passhat-chromium-") as profile:
+        proc = subprocess.Popen(
+            [
+                binary,
+                *FLAGS,
+                "--remote-debugging-pipe",
+                f"--user-data-dir={profile}",
+                f"--window-size={width},800",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=pipes,
+            close_fds=False,
+            start_new_session=True,
+        )
+        os.close(to_chrome[0])
+        os.close(from_chrome[1])
+        try:
+            cdp = _Devtools(to_chrome[1], from_chrome[0], time.monotonic() + timeout)
+            target = cdp.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            cdp.session = cdp.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+                "sessionId"
+            ]
+            cdp.call("Page.enable")
+            cdp.call("Page.navigate", {"url": url(page, fragment)})
+            cdp.wait("Page.loadEventFired")
+            frames = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+            cdp.call("Runtime.evaluate", {"expression": frames, "awaitPromise": True})
+            height = cdp.call("Page.getLayoutMetrics")["cssContentSize"]["height"]
+            clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": scale}
+            shot = cdp.call(
+                "Page.captureScreenshot",
+                {"format": "png", "captureBeyondViewport": True, "clip": clip},
+            )
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            os.close(to_chrome[1])
+            os.close(from_chrome[0])
+    return base64.b64decode(shot["data"])
+
+
+class _Devtools:
+    """Chromium's DevTools protocol over --remote-debugging-pipe: JSON messages ending
+    in a NUL byte, commands answered by id, events by method."""
+
+    def __init__(self, out: int, inp: int, deadline: float) -> None:
+        self.out, self.inp, self.deadline = out, inp, deadline
+        self.session: str | None = None
+        self.ids = itertools.count(1)
+        self.buffer = b""
+
+    def _send(self, method: str, params: dict[str, Any] | None) -> int:
+        number = next(self.ids)
+        message: dict[str, Any] = {"id": number, "method": method, "params": params or {}}
+        if self.session is not None:
+            message["sessionId"] = self.session
+        os.write(self.out, json.dumps(message).encode() + b"\0")
+        return number
+
+    def _next(self) -> dict[str, Any]:
+        while b"\0" not in self.buffer:
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not select.select([self.inp], [], [], left)[0]:
+                raise RuntimeError("chromium's DevTools pipe did not answer in time")
+            chunk = os.read(self.inp, 1 << 20)
+            if not chunk:
+                raise RuntimeError("chromium closed its DevTools pipe")
+            self.buffer += chunk
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        parsed: dict[str, Any] = json.loads(message)
+        return parsed
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        number = self._send(method, params)
+        while True:
+            message = self._next()
+            if message.get("id") == number:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                result: dict[str, Any] = message["result"]
+                return result
+
+    def wait(self, event: str) -> None:
+        while self._next().get("method") != event:
+            pass
+
+
+def png_ink(png: bytes, parts: int = 10) -> list[float]:
+    """The share of dark pixels (any channel below 160) in each of `parts` horizontal
+    bands of an 8-bit RGB or RGBA PNG, top to bottom."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    pos, data, header = 8, b"", b""
+    while pos < len(png):
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        body = png[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            data += body
+    width, height, depth, color = struct.unpack(">IIBB", header[:10])
+    if depth != 8 or color not in (2, 6):
+        raise ValueError(f"PNG of depth {depth}, color type {color}: not 8-bit RGB(A)")
+    bpp = 4 if color == 6 else 3
+    raw, stride = zlib.decompress(data), width * bpp
+    previous, dark = bytearray(stride), []
+    for row in range(height):
+        start = row * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = previous[x]
+            if kind == 1:
+                line[x] = (line[x] + a) & 255
+            elif kind == 2:
+                line[x] = (line[x] + b) & 255
+            elif kind == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif kind == 4:
+                c = previous[x - bpp] if x >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        dark.append(sum(1 for x in range(0, stride, bpp) if min(line[x : x + 3]) < 160))
+        previous = line
+    bands = [dark[height * i // parts : height * (i + 1) // parts] for i in range(parts)]
+    return [sum(band) / (len(band) * width) if band else 0.0 for band in bands]
 
 
 # --------------------------------------------------------------------------- reading a dump

@@ -83,7 +83,7 @@ def test_help_reads_like_the_clis_users_know(name: str, capsys: pytest.CaptureFi
     assert "{" not in usage and "<" not in usage
     assert re.search(r"<(bool|int|float|str|path|list\[\w+\])>", out) is None
     # every value an option takes is named in capitals: `--db PATH`, `-k, --k K`
-    options = out.split("\nOptions:\n")[1].split("\n\n")[0]
+    options = "\n".join(body for title, body in _sections(out) if title != "Arguments")
     for line in options.splitlines():
         match = re.match(r"  ((?:-\w, )?--[\w-]+)( \S+)?  ", line)
         if match and match.group(2):
@@ -94,6 +94,58 @@ def test_help_reads_like_the_clis_users_know(name: str, capsys: pytest.CaptureFi
     assert examples and all(line.startswith("  passhat ") for line in examples)
     for line in examples:
         _parses(shlex.split(line)[1:])
+
+
+def _sections(out: str) -> list[tuple[str, str]]:
+    """(title, body) of each section between the usage and the examples: Arguments,
+    the option panels, Options."""
+    chunks = out.split("\nExamples:\n")[0].split("\n\n")
+    found = [re.match(r"(\S[^\n]*):\n(  .*)", chunk, re.S) for chunk in chunks]
+    return [(m.group(1), m.group(2).rstrip("\n")) for m in found if m]
+
+
+PANELS = ["What to run", "Model", "Limits and workers", "Adaptive k", "Store", "Output and CI"]
+
+
+@pytest.mark.parametrize("name", ["run", "resume"])
+def test_run_options_are_grouped_in_panels_each_option_in_exactly_one(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: `run -h` listed about 35 options in one block (#29)."""
+    out = _help(capsys, name, "-h")
+    sections = _sections(out)
+    titles = [title for title, _ in sections]
+    assert titles == ["Arguments", *PANELS, "Options"]
+    rows = {
+        title: re.findall(r"^  ((?:-\w, )?--[\w-]+)", body, re.M)
+        for title, body in sections
+        if title != "Arguments"
+    }
+    assert rows["Options"] == ["-h, --help"]
+    assert all(len(rows[panel]) >= 2 for panel in PANELS)
+    listed = [option.split(", ")[-1] for names in rows.values() for option in names]
+    command = GROUP.commands[name]  # type: ignore[attr-defined]
+    options = [
+        max(param.opts, key=len) for param in command.params if param.param_type_name == "option"
+    ]
+    assert sorted(listed) == sorted([*options, "--help"])  # each in exactly one panel
+    assert "--db" in rows["Store"] and "--junit-xml" in rows["Output and CI"]
+    assert "--retries" in rows["Model"] and "--until-width" in rows["Adaptive k"]
+    # one column for every panel: each option's help starts where the others' do
+    starts = {
+        match.start(2)
+        for _, body in sections[1:]
+        for line in body.splitlines()
+        if (match := re.match(r"  (-\S.*?\S)  +(\S)", line))
+    }
+    assert len(starts) == 1, starts
+
+
+def test_other_commands_keep_one_options_block(capsys: pytest.CaptureFixture[str]) -> None:
+    """--db, --lang, --junit-xml are shared: `run` shows them under its panels,
+    `report` (which has no panels) under Options, as before."""
+    titles = [title for title, _ in _sections(_help(capsys, "report", "-h"))]
+    assert titles == ["Arguments", "Options"]
 
 
 def _parses(args: list[str]) -> None:

@@ -116,3 +116,76 @@ def test_the_minimal_python_command_agent_reproduces_the_seed_table_too(
     r = run_seed(capsys, "--agent-cmd", f"{sys.executable} {agent}", "--db", str(db), "-q")
     assert r.code == 0, r.err
     assert _annotation_sets(db) == SEED_SETS
+
+
+# ------------------------------------------------ docs/command-agents.md's Python clients (#29)
+
+DOC = (ROOT / "docs" / "command-agents.md").read_text(encoding="utf-8")
+
+
+def _doc_block(heading: str, tmp_path: Path, name: str) -> Path:
+    """The first ```python block under `heading`, as printed, in a file."""
+    block = DOC.split(f"\n{heading}\n")[1].split("```python\n")[1].split("```")[0]
+    path = tmp_path / name
+    path.write_text(block, encoding="utf-8")
+    return path
+
+
+def test_the_no_sdk_agent_in_the_docs_reproduces_the_seed_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Plain JSON-RPC over HTTP with urllib (initialize, tools/list, tools/call) and
+    the model proxy with the run's token, as docs/command-agents.md prints it."""
+    agent = _doc_block("### With no SDK: JSON-RPC over HTTP", tmp_path, "plain_agent.py")
+    assert "import urllib.request" in agent.read_text(encoding="utf-8")
+    db = tmp_path / "p.db"
+    r = run_seed(capsys, "--agent-cmd", f"{sys.executable} {agent}", "--db", str(db), "-q")
+    assert r.code == 0, r.err
+    assert _annotation_sets(db) == SEED_SETS
+    with Store(db, create=False) as store:
+        runs = store.runs(store.experiment("latest").id)
+    for run in runs:
+        assert run.status == "failed" and run.model_source == "replayed"
+        assert [c["tool"] for c in run.tool_calls] == ["update_ticket"]
+        assert [m["role"] for m in run.transcript] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
+        assert run.output == {"final": run.transcript[-1]["content"], "turns": 2}
+        assert run.stderr is not None and "update_ticket: ok" in run.stderr
+
+
+def test_the_mcp_sdk_agent_in_the_docs_runs_with_the_examples_helpers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The version-proof client (mcp 1.x or 2.x) as docs/command-agents.md prints it,
+    run with the installed SDK; its helpers are examples/command-agent/agent.py's."""
+    import ast
+
+    agent = _doc_block("### In Python, with `mcp` 1.x or 2.x", tmp_path, "sdk_agent.py")
+    db = tmp_path / "p.db"
+    r = run_seed(capsys, "--agent-cmd", f"{sys.executable} {agent}", "-k", "1", "--db", str(db))
+    assert r.code == 0, r.err
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.status == "failed", run.error_message  # it writes nothing: counted, not errored
+    assert run.output == {
+        "tools": ["get_ticket", "query_background", "update_ticket"],
+        "title": "結帳頁支援優惠碼",
+    }
+    assert [c["tool"] for c in run.tool_calls] == ["get_ticket"]
+
+    def helpers(path: Path) -> dict[str, str]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        return {
+            node.name: ast.dump(node)
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name != "main"
+        }
+
+    example = helpers(ROOT / "examples" / "command-agent" / "agent.py")
+    assert set(helpers(agent)) == {"mcp_transport", "tools_call"} <= set(example)
+    assert all(example[name] == dumped for name, dumped in helpers(agent).items())

@@ -19,7 +19,16 @@ from typing import Any
 
 import pytest
 
-from browser import ARTIFACTS, Node, dump_dom, parse, require_chromium, screenshot
+from browser import (
+    ARTIFACTS,
+    Node,
+    dump_dom,
+    full_page_png,
+    parse,
+    png_ink,
+    require_chromium,
+    screenshot,
+)
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report import i18n
@@ -975,3 +984,58 @@ def test_a_missing_run_of_one_requested_reads_in_the_singular(tmp_path: Path) ->
     path = page(tmp_path, "one", e, [run("a-complete", 1, items, items)])
     text = " ".join(path.read_text(encoding="utf-8").split())
     assert "(0 of 1 requested run counted)" in text
+
+
+# ------------------------------------------------------------- printing and full-page capture (#29)
+
+_LAID_OUT = """
+setTimeout(function () {
+  var cases = Array.prototype.slice.call(document.querySelectorAll("section.case"));
+  var laidOut = cases.filter(function (s) {
+    return s.firstElementChild.checkVisibility({contentVisibilityAuto: true});
+  });
+  var printed = [];
+  Array.prototype.forEach.call(document.styleSheets, function (sheet) {
+    Array.prototype.forEach.call(sheet.cssRules, function (rule) {
+      if (!rule.media || rule.media.mediaText !== "print") return;
+      Array.prototype.forEach.call(rule.cssRules, function (inner) {
+        if (inner.selectorText === "section.case") printed.push(inner.style.contentVisibility);
+      });
+    });
+  });
+  document.body.setAttribute("data-laid-out", JSON.stringify({
+    cases: cases.length,
+    laid_out: laidOut.length,
+    last: laidOut.length ? laidOut[laidOut.length - 1].getAttribute("data-case") : null,
+    printed: printed
+  }));
+}, 500);
+"""
+
+
+@pytest.mark.browser
+def test_print_and_full_page_capture_lay_out_every_case(tmp_path: Path, chromium: str) -> None:
+    """Was: `section.case{content-visibility:auto}` only, so a printout or a full-page
+    screenshot was blank below the first cases. On screen, cases off screen still wait
+    until they scroll in; `#all` (documented in the README) and print lay out all."""
+    e, runs = large_experiment(12, 3)
+    path = page(tmp_path, "twelve", e, runs)
+    path.write_text(with_script(path.read_text(encoding="utf-8"), _LAID_OUT), encoding="utf-8")
+
+    def laid_out(fragment: str) -> dict[str, Any]:
+        body = parse(dump_dom(path, fragment, budget_ms=3000)).find("body")
+        found: dict[str, Any] = json.loads(body.attrs["data-laid-out"])
+        return found
+
+    on_screen = laid_out("c1")  # scrolled to the first case
+    assert on_screen["cases"] == 12
+    assert 0 < on_screen["laid_out"] < 12  # the load-time saving is kept
+    assert on_screen["printed"] == ["visible"]  # @media print lays out every case
+    everything = laid_out("all")
+    assert everything["laid_out"] == 12 and everything["last"] == e.case_ids[-1]
+    # a full-page screenshot as Playwright takes one: ink down to the last tenth
+    # (without #all, everything below the cases in view is blank)
+    ink = png_ink(full_page_png(path, "all"))
+    assert min(ink) > 0.005, ink
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "report.html#all" in readme

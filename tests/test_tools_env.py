@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,8 @@ from cli_helpers import ROOT, SEED, run_cli
 from passhat.analysis import item_stability
 from passhat.env import make_environment
 from passhat.errors import SuiteError
+from passhat.plain import MISSING
+from passhat.scoring import Present
 from passhat.store import Store
 from passhat.suite import Suite, load_suite
 
@@ -232,3 +236,63 @@ def test_the_yaml_ticket_world_gives_the_built_in_verdicts_on_the_seed_cassette(
     stability = {s.item: s.verdict for s in item_stability(builtin) if s.expected}
     assert stability["AC3:inconsistent_with_description"] == "always missed"
     assert stability["AC7:unverifiable"] == "sometimes missed"
+
+
+# ------------------------------------------------ docs/environments.md says what tools give (#29)
+
+DOC_SECTION = "### What each tool gives the agent"
+_DOC_ROW = re.compile(r"^\| `(\w+)` \| `(\{.*\})` \| (error: )?`(.*)` \|$", re.M)
+
+
+def _doc_section() -> str:
+    text = (ROOT / "docs" / "environments.md").read_text(encoding="utf-8")
+    start = text.index(DOC_SECTION)
+    return text[start : text.index("\n## ", start)]
+
+
+async def test_the_documented_returns_are_what_the_tools_return(tmp_path: Path) -> None:
+    """Was: what `appends` returns ({"appended": ..., "index": ...}) was written
+    nowhere; an agent written for a class world errored on the YAML one."""
+    section = _doc_section()
+    world, case = [
+        yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", section, re.S)
+    ]
+    suite = {"name": "rooms", **world, "defaults": {"model": "replay:none.jsonl"}}
+    suite["defaults"]["scorers"] = [{"present": ["bookings"]}]
+    loaded = load_suite(write(tmp_path / "rooms", suite, case))
+    env = make_environment(loaded, loaded.cases[0])
+    rows = _DOC_ROW.findall(section)
+    assert len(rows) == 10
+    assert {"written", "appended", "index"} <= set(re.findall(r'"(\w+)":', section))
+    for tool, arguments, error, shown in rows:
+        outcome = await env.call(tool, json.loads(arguments))
+        assert outcome.is_error == bool(error), (tool, arguments, outcome)
+        got = outcome.text() if error else outcome.content
+        assert got == (shown if error else json.loads(shown)), (tool, arguments)
+    final = re.search(r"leave the final state\n`(.*)`", section)
+    assert final is not None and env.final_state() == json.loads(final.group(1))
+
+
+@pytest.mark.parametrize(
+    ("value", "present"),
+    [
+        pytest.param(MISSING, False, id="missing"),
+        pytest.param(None, False, id="null"),
+        pytest.param("", False, id="empty-text"),
+        pytest.param(" \u3000\n", False, id="blank-text-full-width-space"),
+        pytest.param([], False, id="empty-list"),
+        pytest.param({}, False, id="empty-object"),
+        pytest.param(0, True, id="zero"),
+        pytest.param(False, True, id="false"),
+        pytest.param(" x ", True, id="text"),
+        pytest.param([""], True, id="list-of-empty-text"),
+        pytest.param([{}], True, id="list-of-empty-object"),
+    ],
+)
+def test_present_means_what_the_docs_say(value: Any, present: bool) -> None:
+    """docs/environments.md's "`present`, precisely", value by value."""
+    doc = (ROOT / "docs" / "environments.md").read_text(encoding="utf-8")
+    said = " ".join(doc.split("**`present`, precisely.**")[1].split("\n\n")[0].split())
+    assert "`[]` or an empty object `{}`" in said and "`0`, `false`" in said
+    state = {} if value is MISSING else {"bookings": value}
+    assert Present(("bookings",))(state, {})["passed"] is present

@@ -12,11 +12,13 @@ command added anywhere in `passhat.cli` gets this help without asking for it.
 
 from __future__ import annotations
 
+import copy
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
+from typer.models import OptionInfo
 
 from passhat.cli._coerce import plain_coercion
 
@@ -80,20 +82,35 @@ def _usage_piece(param: Parameter) -> str:
 def format_params(
     command: typer.core.TyperCommand | TyperGroup, ctx: Context, formatter: HelpFormatter
 ) -> None:
-    """The Arguments and Options sections, git- and argparse-style."""
+    """The Arguments section, then the options: under their panels (typer's
+    `rich_help_panel`, in the order the panels first appear), those of no panel
+    last under Options; one column width for all, so the panels line up."""
     params = command.get_params(ctx)
     arguments = [(_usage_piece(p), p.help or "") for p in params if isinstance(p, TyperArgument)]
-    options = [
-        (_option_names(p), _option_help(p, ctx))
-        for p in params
-        if not isinstance(p, TyperArgument) and not getattr(p, "hidden", False)
-    ]
+    panels: dict[str, list[tuple[str, str]]] = {}
+    for p in params:
+        if not isinstance(p, TyperArgument) and not getattr(p, "hidden", False):
+            panel = getattr(p, "rich_help_panel", None) or "Options"
+            panels.setdefault(panel, []).append((_option_names(p), _option_help(p, ctx)))
     if arguments:
         with formatter.section("Arguments"):
             formatter.write_dl(arguments)
-    if options:
-        with formatter.section("Options"):
-            formatter.write_dl(options)
+    if "Options" in panels:
+        panels["Options"] = panels.pop("Options")  # last
+    width = min(max((len(n) for rows in panels.values() for n, _ in rows), default=0), 30)
+    for panel, rows in panels.items():
+        with formatter.section(panel):
+            formatter.write_dl([(names.ljust(width), text) for names, text in rows])
+
+
+def in_panel(option: object, panel: str) -> OptionInfo:
+    """The typer option of `option`, an `Annotated[type, typer.Option(...)]` that several
+    commands share, shown under `panel` in one command's help (the others keep it
+    under Options): `db: Annotated[Path | None, in_panel(DbOption, STORE)] = None`."""
+    info = next(m for m in get_args(option)[1:] if isinstance(m, OptionInfo))
+    moved = copy.copy(info)
+    moved.rich_help_panel = panel
+    return moved
 
 
 def format_examples(epilog: str | None, formatter: HelpFormatter) -> None:
@@ -197,4 +214,12 @@ class Typer(typer.Typer):
         return super().command(name, cls=cls or Command, **kwargs)
 
 
-__all__ = ["Command", "Group", "Typer", "examples", "metavar", "rank_commands"]
+__all__ = [
+    "Command",
+    "Group",
+    "Typer",
+    "examples",
+    "in_panel",
+    "metavar",
+    "rank_commands",
+]

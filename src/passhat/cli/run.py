@@ -18,7 +18,7 @@ from rich.text import Text
 
 from passhat.cli import adaptive as adaptive_k
 from passhat.cli._app import app, console, err_console
-from passhat.cli._help import examples
+from passhat.cli._help import examples, in_panel
 from passhat.cli._options import (
     JunitOption,
     LangOption,
@@ -43,6 +43,14 @@ if TYPE_CHECKING:
 # The library (runner, agents, providers, suites: pydantic, yaml) is imported inside
 # the commands that use it, so `passhat metrics` and `passhat report` start faster.
 
+# The panels `run -h` and `resume -h` group their options in (typer's rich_help_panel;
+# cli/_help.py prints them), in this order; the adaptive options bring their own.
+WHAT = "What to run"
+MODEL = "Model"
+LIMITS = "Limits and workers"
+STORE = "Store"
+OUTPUT = "Output and CI"
+
 ExecutorOption = Annotated[
     str,
     typer.Option(
@@ -50,6 +58,7 @@ ExecutorOption = Annotated[
         metavar="local|dask|MODULE:NAME",
         help="What runs the runs: this process (local), Dask workers (dask; pip install "
         "'passhat[dask]'), or your own executor.",
+        rich_help_panel=LIMITS,
     ),
 ]
 SchedulerOption = Annotated[
@@ -61,6 +70,7 @@ SchedulerOption = Annotated[
         "local cluster "
         "of worker processes on 127.0.0.1.",
         show_default=False,
+        rich_help_panel=LIMITS,
     ),
 ]
 
@@ -70,6 +80,7 @@ RetriesOption = Annotated[
     typer.Option(
         metavar="N",
         help="Retries of transient model errors per call. Default: 4 (resume: the experiment's).",
+        rich_help_panel=MODEL,
     ),
 ]
 RetryMaxWaitOption = Annotated[
@@ -78,6 +89,7 @@ RetryMaxWaitOption = Annotated[
         "--retry-max-wait",
         metavar="SECONDS",
         help="Longest wait between two tries of a call (doubling from 0.5 s). Default: 30.",
+        rich_help_panel=MODEL,
     ),
 ]
 CallTimeoutOption = Annotated[
@@ -87,6 +99,7 @@ CallTimeoutOption = Annotated[
         metavar="SECONDS",
         help="Seconds one model call may take before it is retried. Default: 120. With a "
         "server that answers one request at a time, lower --concurrency rather than this.",
+        rich_help_panel=MODEL,
     ),
 ]
 
@@ -289,12 +302,22 @@ def _adaptive(
     )
 
 
+StrictOption = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="Exit 1 when any requested run was not counted.", rich_help_panel=OUTPUT
+    ),
+]
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress bar.", rich_help_panel=OUTPUT)
+]
 NoReportOption = Annotated[
     bool,
     typer.Option(
         "--no-report",
         help="Print no report at the end (one line; `passhat report` gives it). Above "
         f"{SUMMARY_ABOVE:,} runs the end report shows the figures and accounting only.",
+        rich_help_panel=OUTPUT,
     ),
 ]
 
@@ -318,6 +341,7 @@ def run(
             metavar="AGENT",
             help="The agent: built-in 'clarifier', a file beside suite.yaml (or here) as "
             "file.py:name, or package.module:name. Default: the suite's.",
+            rich_help_panel=WHAT,
         ),
     ] = None,
     agent_cmd: Annotated[
@@ -327,6 +351,40 @@ def run(
             metavar="COMMAND",
             help='An agent in any language, one process per run, e.g. "node agent.js": '
             "input on stdin, tools over MCP, model through passhat's proxy.",
+            rich_help_panel=WHAT,
+        ),
+    ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "-k",
+            "--k",
+            metavar="K",
+            help="Runs per case. Default: the suite's.",
+            rich_help_panel=WHAT,
+        ),
+    ] = None,
+    case: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--case",
+            metavar="CASE",
+            help="Run only this case (repeatable).",
+            rich_help_panel=WHAT,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Experiment seed (each run's seed derives from it).",
+            rich_help_panel=WHAT,
+        ),
+    ] = None,
+    prompt: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="Prompt template file for the clarifier.", rich_help_panel=WHAT
         ),
     ] = None,
     model: Annotated[
@@ -334,60 +392,56 @@ def run(
         typer.Option(
             metavar="PROVIDER:NAME",
             help="replay:CASSETTE.jsonl, openai:MODEL or anthropic:MODEL. Default: the suite's.",
+            rich_help_panel=MODEL,
         ),
-    ] = None,
-    k: Annotated[
-        int | None,
-        typer.Option("-k", "--k", metavar="K", help="Runs per case. Default: the suite's."),
-    ] = None,
-    case: Annotated[
-        list[str] | None,
-        typer.Option("--case", metavar="CASE", help="Run only this case (repeatable)."),
-    ] = None,
-    concurrency: Annotated[int, typer.Option(metavar="N", help="Runs in flight at once.")] = 8,
-    timeout: Annotated[
-        float,
-        typer.Option(metavar="SECONDS", help="Time one run may take before it is errored."),
-    ] = 300.0,
-    retries: Annotated[
-        int, typer.Option(metavar="N", help="Retries of transient model errors per call.")
-    ] = 4,
-    retry_max_wait: RetryMaxWaitOption = None,
-    call_timeout: CallTimeoutOption = None,
-    seed: Annotated[
-        int | None,
-        typer.Option(metavar="N", help="Experiment seed (each run's seed derives from it)."),
-    ] = None,
-    name: Annotated[
-        str | None, typer.Option(metavar="NAME", help="A unique name for the experiment.")
-    ] = None,
-    prompt: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Prompt template file for the clarifier.")
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option(metavar="URL", help="Model endpoint, e.g. http://127.0.0.1:8000/v1."),
+        typer.Option(
+            metavar="URL",
+            help="Model endpoint, e.g. http://127.0.0.1:8000/v1.",
+            rich_help_panel=MODEL,
+        ),
     ] = None,
     temperature: Annotated[
-        float | None, typer.Option(metavar="T", help="Sampling temperature.")
+        float | None,
+        typer.Option(metavar="T", help="Sampling temperature.", rich_help_panel=MODEL),
     ] = None,
     max_tokens: Annotated[
-        int | None, typer.Option(metavar="N", help="Output token limit per model call.")
+        int | None,
+        typer.Option(metavar="N", help="Output token limit per model call.", rich_help_panel=MODEL),
     ] = None,
     model_seed: Annotated[
-        int | None, typer.Option(metavar="N", help="Seed passed to the model provider.")
+        int | None,
+        typer.Option(metavar="N", help="Seed passed to the model provider.", rich_help_panel=MODEL),
     ] = None,
+    retries: Annotated[
+        int,
+        typer.Option(
+            metavar="N", help="Retries of transient model errors per call.", rich_help_panel=MODEL
+        ),
+    ] = 4,
+    retry_max_wait: RetryMaxWaitOption = None,
+    call_timeout: CallTimeoutOption = None,
+    concurrency: Annotated[
+        int, typer.Option(metavar="N", help="Runs in flight at once.", rich_help_panel=LIMITS)
+    ] = 8,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            help="Time one run may take before it is errored.",
+            rich_help_panel=LIMITS,
+        ),
+    ] = 300.0,
     max_turns: Annotated[
         int | None,
-        typer.Option(metavar="N", help="Model turns per run. Default: the suite's."),
+        typer.Option(
+            metavar="N", help="Model turns per run. Default: the suite's.", rich_help_panel=LIMITS
+        ),
     ] = None,
-    db: DbOption = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    no_report: NoReportOption = False,
-    lang: LangOption = None,
+    executor: ExecutorOption = "local",
+    scheduler: SchedulerOption = None,
     until_width: adaptive_k.UntilWidth = None,
     until_decided: adaptive_k.UntilDecided = False,
     baseline: adaptive_k.Baseline = None,
@@ -396,10 +450,19 @@ def run(
     adaptive_json: adaptive_k.AdaptiveJson = None,
     spending: adaptive_k.SpendingOption = "bonferroni",
     all_cases: adaptive_k.AllCases = False,
-    executor: ExecutorOption = "local",
-    scheduler: SchedulerOption = None,
-    junit_xml: JunitOption = None,
-    summary: SummaryOption = None,
+    db: Annotated[Path | None, in_panel(DbOption, STORE)] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME", help="A unique name for the experiment.", rich_help_panel=STORE
+        ),
+    ] = None,
+    strict: StrictOption = False,
+    quiet: QuietOption = False,
+    no_report: NoReportOption = False,
+    lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None,
+    junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None,
+    summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.evaluation import Interrupted, evaluate
@@ -470,36 +533,30 @@ def resume(
     k: Annotated[
         int | None,
         typer.Option(
-            "-k", "--k", metavar="K", help="Raise the requested k and run the new indices too."
+            "-k",
+            "--k",
+            metavar="K",
+            help="Raise the requested k and run the new indices too.",
+            rich_help_panel=WHAT,
         ),
     ] = None,
-    concurrency: Annotated[int, typer.Option(metavar="N", help="Runs in flight at once.")] = 8,
     errored: Annotated[
         bool,
         typer.Option(
             "--errored",
             help="Also run every errored run again, as its next attempt; the earlier "
             "attempts stay in the store and the report says how many runs were retried.",
+            rich_help_panel=WHAT,
         ),
     ] = False,
     retries: RetriesOption = None,
     retry_max_wait: RetryMaxWaitOption = None,
     call_timeout: CallTimeoutOption = None,
-    break_lease: Annotated[
-        bool,
-        typer.Option(
-            "--break-lease",
-            help="Take the experiment over from a process that is gone (another host, a "
-            "restarted container). If it still runs, both would run the experiment.",
-        ),
-    ] = False,
-    db: DbOption = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    no_report: NoReportOption = False,
-    lang: LangOption = None,
+    concurrency: Annotated[
+        int, typer.Option(metavar="N", help="Runs in flight at once.", rich_help_panel=LIMITS)
+    ] = 8,
+    executor: ExecutorOption = "local",
+    scheduler: SchedulerOption = None,
     until_width: adaptive_k.UntilWidth = None,
     until_decided: adaptive_k.UntilDecided = False,
     baseline: adaptive_k.Baseline = None,
@@ -508,10 +565,22 @@ def resume(
     adaptive_json: adaptive_k.AdaptiveJson = None,
     spending: adaptive_k.SpendingOption = "bonferroni",
     all_cases: adaptive_k.AllCases = False,
-    executor: ExecutorOption = "local",
-    scheduler: SchedulerOption = None,
-    junit_xml: JunitOption = None,
-    summary: SummaryOption = None,
+    db: Annotated[Path | None, in_panel(DbOption, STORE)] = None,
+    break_lease: Annotated[
+        bool,
+        typer.Option(
+            "--break-lease",
+            help="Take the experiment over from a process that is gone (another host, a "
+            "restarted container). If it still runs, both would run the experiment.",
+            rich_help_panel=STORE,
+        ),
+    ] = False,
+    strict: StrictOption = False,
+    quiet: QuietOption = False,
+    no_report: NoReportOption = False,
+    lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None,
+    junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None,
+    summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None,
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
 
