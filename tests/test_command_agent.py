@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agent_python import ENV, PYTHON
 from cli_helpers import run_cli
 from conftest import SuiteWriter
 from fakeserver import FakeServer, call
@@ -49,21 +50,34 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _wait_dead(pids: list[int], seconds: float = 10.0) -> list[int]:
+def _holding(text: str) -> list[int]:
+    """Pids of the live processes whose environment holds `text` (an agent in a PID
+    namespace knows only its pids in there)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _alive(int(entry.name)):
+            try:
+                if text.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _wait_gone(text: str, seconds: float = 10.0) -> list[int]:
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if _alive(p)]
-        if not alive:
-            return []
+    while (left := _holding(text)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return [p for p in pids if _alive(p)]
+    return left
 
 
 def _suite(
     writer: SuiteWriter, modes: list[str], tape: list[dict[str, Any]] | None = None, **agent: Any
 ) -> Path:
     writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {"command": [sys.executable, str(SCRIPT), *modes], **agent}  # type: ignore[index]
+    command = [PYTHON or sys.executable, str(SCRIPT), *modes]
+    env = {**ENV, **agent.pop("env", {})}
+    writer.suite["defaults"]["agent"] = {"command": command, "env": env, **agent}  # type: ignore[index]
     lines = [TAPE_HEAD, *(tape or [])]
     writer.files["tape.jsonl"] = "".join(json.dumps(line) + "\n" for line in lines)
     return writer.write()
@@ -106,10 +120,10 @@ def test_crash_non_json_and_flood_each_end_as_one_errored_run(
 
 
 def test_a_hang_is_killed_with_its_process_group_at_the_timeout_and_the_next_run_goes_on(
-    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    writer: SuiteWriter, tmp_path: Path, open_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pids = tmp_path / "pids"
-    pids.mkdir()
+    pids = open_tmp  # the agent may run as a uid of its own
+
     suite = _suite(writer, ["hang", "crash"], env={"PID_DIR": str(pids)})
     db = tmp_path / "p.db"
     args = ["-k", "2", "--timeout", "5", "--concurrency", "1", "--db", str(db), "-q"]
@@ -120,7 +134,7 @@ def test_a_hang_is_killed_with_its_process_group_at_the_timeout_and_the_next_run
     assert (crash.status, crash.error_type) == ("errored", "agent_exit")
     # the hanging run's whole process group died with its run, and its folder is gone
     noted = json.loads((pids / "run-1.json").read_text())
-    assert _wait_dead([noted["pid"], noted["child"]]) == []
+    assert _wait_gone(f"PID_DIR={pids}") == []
     assert not Path(noted["cwd"]).exists()
 
 
@@ -187,11 +201,12 @@ def test_a_replay_gap_behind_the_proxy_errors_the_run_as_a_model_error(
 
 
 def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
-    writer: SuiteWriter, tmp_path: Path
+    writer: SuiteWriter, tmp_path: Path, open_tmp: Path
 ) -> None:
-    pids, flags = tmp_path / "pids", tmp_path / "flags"
-    pids.mkdir()
-    flags.mkdir()
+    pids, flags = open_tmp / "pids", open_tmp / "flags"
+    for folder in (pids, flags):
+        folder.mkdir()
+        folder.chmod(0o777)
     (flags / "hang").touch()
     suite = _suite(writer, ["hang-if-flag"], env={"PID_DIR": str(pids), "FLAG_DIR": str(flags)})
     db = tmp_path / "p.db"
@@ -222,9 +237,7 @@ def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
-    agents = [n["pid"] for n in noted] + [n["child"] for n in noted]
-    assert _wait_dead(agents) == [], "agent processes outlived passhat"
-    assert _wait_dead([]) == []
+    assert _wait_gone(f"PID_DIR={pids}") == [], "agent processes outlived passhat"
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
     for n in noted:

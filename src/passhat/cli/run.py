@@ -52,6 +52,24 @@ ExecutorOption = Annotated[
         "'passhat[dask]'), or your own executor.",
     ),
 ]
+IsolationOption = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        metavar="namespace|process",
+        help="How sealed a command agent's run is (docs/command-agents.md). Default: "
+        "namespace (own user, PID and mount namespaces; a uid of its own under root).",
+    ),
+]
+TokenBudgetOption = Annotated[
+    int | None,
+    typer.Option(
+        "--token-budget",
+        metavar="N",
+        help="Model tokens (input + output) a run may spend; past it the run is errored and "
+        "nothing more reaches the provider. Default: no budget.",
+    ),
+]
 SchedulerOption = Annotated[
     str | None,
     typer.Option(
@@ -400,6 +418,8 @@ def run(
     scheduler: SchedulerOption = None,
     junit_xml: JunitOption = None,
     summary: SummaryOption = None,
+    isolation: IsolationOption = None,
+    token_budget: TokenBudgetOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.evaluation import Interrupted, evaluate
@@ -431,6 +451,8 @@ def run(
             max_tokens=max_tokens,
             model_seed=model_seed,
             max_turns=max_turns,
+            isolation=isolation,
+            token_budget=token_budget,
             adaptive=adaptive,
             events=_printer(language, quiet),
         )
