@@ -20,7 +20,7 @@ Run i does MODES[i-1] (the last mode repeats). Modes:
              $SPY_NEEDLE reversed and which MCP tokens other than its own it found
     daemon   starts a child in a session of its own (setsid) that holds stdout and
              sleeps, then exits at once
-    turns    asks the model $TURNS times (raw HTTP), prints each status code
+    turns    asks the model $TURNS times (raw HTTP), prints each status code (and on stderr)
 
 Pids and folders go to $PID_DIR/run-N.json when PID_DIR is set.
 """
@@ -174,6 +174,7 @@ def turns() -> None:
         httpx.post(url, json=body, headers=auth, timeout=30).status_code
         for _ in range(int(os.environ["TURNS"]))
     ]
+    print(json.dumps({"codes": codes}), file=sys.stderr)  # an errored run keeps its stderr
     print(json.dumps({"codes": codes}))
 
 

@@ -575,3 +575,50 @@ async def test_mcp_calls_are_recorded_as_in_process_calls_and_fixtures_answer_lo
         ("query_background", True, False),
         ("delete_everything", False, False),
     ]
+
+
+@pytest.mark.parametrize(
+    ("limit", "let_through", "named"),
+    [
+        (["--max-turns", "3"], 3, "past the run's limit of 3 (--max-turns 3)"),
+        (
+            ["--max-turns", "10", "--token-budget", "200"],
+            2,
+            "its budget is 200 (--token-budget 200)",
+        ),
+    ],
+    ids=["max-turns", "token-budget"],
+)
+def test_the_proxy_lets_no_call_past_the_runs_limits_reach_the_provider(
+    writer: SuiteWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: list[str],
+    let_through: int,
+    named: str,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
+    fake_server.reply("hello", usage=(100, 20), times=30)
+    suite = _suite(writer, ["turns"], env={"TURNS": "30"})
+    db = tmp_path / "p.db"
+    model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    result = run_cli(capsys, "run", str(suite), "-k", "1", *model, *limit, "--db", str(db), "-q")
+    assert result.code == 1, result.err  # nothing counted
+    assert len(fake_server.requests) == let_through, "a call past the limit reached the provider"
+    run = _runs(db)[1]
+    assert (run.status, run.error_type) == ("errored", "limit")
+    assert named in (run.error_message or "")
+    codes = json.loads((run.stderr or "").strip().splitlines()[-1])["codes"]
+    assert codes == [200] * let_through + [403] * (30 - let_through)
+    assert (run.input_tokens, run.output_tokens) == (100 * let_through, 20 * let_through)
+
+
+def test_past_limit_names_the_first_limit_a_call_would_pass() -> None:
+    from passhat.serve.proxy import past_limit
+
+    assert past_limit(2, 10_000, 3, None) is None
+    assert "--max-turns 3" in (past_limit(3, 0, 3, None) or "")
+    assert past_limit(1, 199, 3, 200) is None
+    assert "the run spent 200 tokens" in (past_limit(1, 200, 3, 200) or "")
