@@ -404,10 +404,12 @@ def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
     from passhat.env import make_environment
 
     tools: tuple[str, ...] = ()
-    if suite.cases:
-        env = make_environment(suite, suite.cases[0])
-        tools = tuple(t.name for t in env.tools)
-        env.close()
+    # a user's setup() or close() that fails here fails in the runs too, each an errored run
+    with contextlib.suppress(Exception, SystemExit):
+        if suite.cases:
+            env = make_environment(suite, suite.cases[0])
+            tools = tuple(t.name for t in env.tools)
+            env.close()
     return replace(experiment, tools=tools)
 
 
