@@ -622,3 +622,54 @@ def test_past_limit_names_the_first_limit_a_call_would_pass() -> None:
     assert "--max-turns 3" in (past_limit(3, 0, 3, None) or "")
     assert past_limit(1, 199, 3, 200) is None
     assert "the run spent 200 tokens" in (past_limit(1, 200, 3, 200) or "")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_with_agents_in_flight_prints_one_line_and_no_traceback(
+    writer: SuiteWriter, tmp_path: Path, open_tmp: Path, sig: signal.Signals
+) -> None:
+    suite = _suite(writer, ["hang"], env={"PID_DIR": str(open_tmp)})
+    db = tmp_path / "p.db"
+    argv = [sys.executable, "-m", "passhat", "run", str(suite), "-k", "3", "--db", str(db), "-q"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(open_tmp.glob("run-*.json"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(list(open_tmp.glob("run-*.json"))) == 3, "every run's agent must be up"
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 128 + sig
+    assert "Traceback" not in err and "CancelledError" not in err and "ERROR" not in err
+    assert err.strip().splitlines()[0].startswith("interrupted: 0 runs recorded")
+    assert _wait_gone(f"PID_DIR={open_tmp}") == []
+
+
+def test_a_run_given_up_while_the_proxy_retries_keeps_its_retries(
+    writer: SuiteWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-retries-test-key-0000")
+    fake_server.fail(503, times=1000)
+    suite = _suite(writer, ["model"])
+    db = tmp_path / "p.db"
+    model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    args = ["-k", "1", "--timeout", "3", "--retries", "50", "--retry-max-wait", "0.2"]
+    result = run_cli(capsys, "run", str(suite), *model, *args, "--db", str(db), "-q")
+    assert result.code == 1, result.err
+    run = _runs(db)[1]
+    assert run.error_type == "timeout"
+    sent = len(fake_server.requests)
+    assert sent >= 3, "the provider should have been asked several times"
+    # every request that failed and was waited on is a retry on the run (the last may
+    # have been in flight at the deadline)
+    assert sent - 1 <= len(run.retries) <= sent
+    assert {r["turn"] for r in run.retries} == {0}
+    assert all(r["error"] == "TransientModelError" for r in run.retries)

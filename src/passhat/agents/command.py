@@ -355,6 +355,17 @@ async def _discard(stream: asyncio.StreamReader) -> None:
         pass
 
 
+async def _drain_for(seconds: float, *streams: asyncio.StreamReader) -> None:
+    """Read `streams` to their end for at most `seconds`, then stop (no task is left
+    with an exception nobody reads, even when this is cancelled)."""
+    tasks = [asyncio.ensure_future(_discard(s)) for s in streams]
+    try:
+        await asyncio.wait(tasks, timeout=seconds)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
 async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
     # an agent that never reads its stdin is fine: it has PASSHAT_INPUT
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -528,13 +539,11 @@ class CommandAgent:
                 proc.stdin.close()
                 # what is left in the pipes is read for a moment (the group is dead); then
                 # they are closed, since a child that left the group may hold them open
-                await asyncio.wait_for(
-                    asyncio.gather(_discard(proc.stdout), _discard(proc.stderr)), EXIT_GRACE_S
-                )
+                await _drain_for(EXIT_GRACE_S, proc.stdout, proc.stderr)
             for stream in (proc.stdout, proc.stderr):
                 _close_pipe(stream)
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(proc.wait(), PIPE_GRACE_S)
+                await asyncio.wait({asyncio.ensure_future(proc.wait())}, timeout=PIPE_GRACE_S)
             guard.remove(proc.pid)
             ctx.stderr = tail.text() or None
         if proc.returncode != 0:
