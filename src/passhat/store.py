@@ -232,6 +232,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "record where a run ran (a Dask worker's address, passhat version and code hash)",
+        "ALTER TABLE runs ADD COLUMN ran_on TEXT;",
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
@@ -386,6 +390,8 @@ class Store:
         row = _row(record)
         for key in _RUN_JSON if isinstance(record, RunRecord) else _EXPERIMENT_JSON:
             row[key] = _encode(row[key])
+        if row.get("ran_on", "") is None:  # NULL by default: a local run names no worker
+            del row["ran_on"]
         return {k: redact_all(v, self.secrets) if isinstance(v, str) else v for k, v in row.items()}
 
     def close(self) -> None:
