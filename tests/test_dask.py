@@ -390,4 +390,4 @@ def test_a_worker_refuses_a_shipment_from_other_code_and_each_run_says_where_it_
         assert run.ran_on is not None and run.ran_on.startswith("tcp://127.0.0.1:")
         assert f"(passhat {passhat.__version__}, code {code_hash()})" in run.ran_on
     shown = run_cli(capsys, "show", "latest", SEED, "1", "--db", db)
-    assert "ran on tcp://127.0.0.1:" in shown.out
+    assert "ran on tcp://127.0.0.1:" in " ".join(shown.out.split())  # rich wraps the line
