@@ -24,6 +24,7 @@ import pytest
 
 from agent_python import PYTHON, SITE
 from conftest import SuiteWriter
+from fakeserver import FakeServer
 from passhat.agents import isolation
 from passhat.store import Store
 
@@ -31,6 +32,8 @@ SCRIPT = Path(__file__).resolve().parent / "command_agent.py"
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-passhat-isolation-test-" + "k" * 24
 NOBODY = 65534
+
+pytest_plugins = ["fakeserver"]
 
 pytestmark = [
     pytest.mark.skipif(
@@ -218,3 +221,21 @@ def test_kill_group_takes_the_namespace_down(open_tmp: Path) -> None:
     finally:
         for pid in _holding(mark):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_max_turns_lets_at_most_its_calls_reach_the_provider_for_either_user(
+    user: str, open_tmp: Path, fake_server: FakeServer
+) -> None:
+    fake_server.reply("hello", usage=(10, 5), times=30)
+    suite = _suite(open_tmp, "turns", TURNS="8", PYTHONPATH=SITE)
+    db = open_tmp / "turns.db"
+    model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    args = ["-k", "1", "--max-turns", "3", *model, "--db", str(db), "-q", "--no-report"]
+    done = _passhat(user, open_tmp, "run", str(suite), *args)
+    assert done.returncode == 1, done.stderr
+    assert len(fake_server.requests) == 3
+    run = _outputs(db)[1]
+    assert (run.error_type, "--max-turns 3" in (run.error_message or "")) == ("limit", True)
+    # the key went to the provider only, never into the store
+    assert fake_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert KEY.encode() not in b"".join(p.read_bytes() for p in open_tmp.glob("turns.db*"))

@@ -6,8 +6,9 @@
                          environments or tokens), and when it exits the kernel kills every
                          process it left (a PID namespace ends with its first process), a
                          `setsid` daemon included. When passhat runs as root, each run gets
-                         an unprivileged uid of its own (`setpriv`) and its folder is
-                         chowned to it: a root passhat never hands root to an agent.
+                         an unprivileged uid of its own (`setpriv`; uids from 0x70000000 up,
+                         taken in turn) and its folder is chowned to it: a root passhat
+                         never hands root to an agent.
     process              the agent runs as passhat's user in a session of its own; its
                          process group is killed when the run ends. A same-user agent can
                          read the other runs' environments (their tokens) from /proc, a
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import os
 import secrets
 import shutil
@@ -72,11 +74,16 @@ def launcher(level: Level, uid: int | None = None) -> list[str]:
     return [*prefix, "unshare", *_UNSHARE, "--"]
 
 
+_UIDS = itertools.count(secrets.randbelow(RUN_UID_SPAN))
+"""This process's runs take uids in turn from a random start: no two of its runs share
+one, and two passhat processes rarely meet."""
+
+
 def run_uid(level: Level) -> int | None:
     """A fresh unprivileged uid for one run of a root passhat (None otherwise)."""
     if level != "namespace" or not is_root():
         return None
-    return RUN_UID_BASE + secrets.randbelow(RUN_UID_SPAN)
+    return RUN_UID_BASE + next(_UIDS) % RUN_UID_SPAN
 
 
 @functools.cache
