@@ -56,9 +56,10 @@ IsolationOption = Annotated[
     str | None,
     typer.Option(
         "--isolation",
-        metavar="namespace|process",
-        help="How sealed a command agent's run is (docs/command-agents.md). Default: "
-        "namespace (own user, PID and mount namespaces; a uid of its own under root).",
+        metavar="LEVEL",
+        help="How sealed a command agent's run is: namespace or process "
+        "(docs/command-agents.md). Default: namespace (own user, PID and mount namespaces; "
+        "a uid of its own under root).",
     ),
 ]
 TokenBudgetOption = Annotated[
