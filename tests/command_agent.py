@@ -15,6 +15,12 @@ Run i does MODES[i-1] (the last mode repeats). Modes:
     nonjson  prints text that is not JSON
     flood    prints 100 MB on stdout
     hang-if-flag   hang when $FLAG_DIR/hang exists, else ok (for kill -9 and resume)
+    spy      waits until $PID_DIR holds $SPY_PEERS notes, then reads every
+             /proc/*/environ it can, its parent's first: prints whether it saw
+             $SPY_NEEDLE reversed and which MCP tokens other than its own it found
+    daemon   starts a child in a session of its own (setsid) that holds stdout and
+             sleeps, then exits at once
+    turns    asks the model $TURNS times (raw HTTP), prints each status code (and on stderr)
 
 Pids and folders go to $PID_DIR/run-N.json when PID_DIR is set.
 """
@@ -22,6 +28,7 @@ Pids and folders go to $PID_DIR/run-N.json when PID_DIR is set.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -120,6 +127,57 @@ def hang() -> None:
         time.sleep(1)
 
 
+def spy() -> None:
+    own = os.environ["PASSHAT_MCP_TOKEN"]
+    note(cwd=os.getcwd())
+    peers = int(os.environ.get("SPY_PEERS", "1"))
+    deadline = time.monotonic() + 20
+    while len(list(Path(os.environ["PID_DIR"]).glob("run-*.json"))) < peers:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    needle = os.environ["SPY_NEEDLE"][::-1].encode()  # not itself in any environment
+    parent: bool | None = None
+    with contextlib.suppress(OSError):
+        parent = needle in Path(f"/proc/{os.getppid()}/environ").read_bytes()
+    seen, tokens, readable = False, set(), 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            data = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        readable += 1
+        seen = seen or needle in data
+        for item in data.split(b"\0"):
+            if item.startswith(b"PASSHAT_MCP_TOKEN="):
+                tokens.add(item.split(b"=", 1)[1].decode())
+    tokens.discard(own)
+    result = {"parent_has_needle": parent, "needle_seen": seen, "foreign_tokens": sorted(tokens)}
+    print(json.dumps({**result, "readable": readable}))
+
+
+def daemon() -> None:
+    sleeper = "import time; time.sleep(300)"
+    subprocess.Popen([sys.executable, "-c", sleeper], start_new_session=True)
+    print(json.dumps({"daemon": "started"}), flush=True)
+
+
+def turns() -> None:
+    import httpx
+
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    auth = {"Authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"}
+    body = {"model": "x", "messages": [{"role": "user", "content": "hi"}]}
+    codes = [
+        httpx.post(url, json=body, headers=auth, timeout=30).status_code
+        for _ in range(int(os.environ["TURNS"]))
+    ]
+    print(json.dumps({"codes": codes}), file=sys.stderr)  # an errored run keeps its stderr
+    print(json.dumps({"codes": codes}))
+
+
 def crash() -> None:
     print("boom: the agent could not parse the ticket", file=sys.stderr)
     sys.exit(3)
@@ -147,6 +205,9 @@ def main() -> None:
         "hang": hang,
         "crash": crash,
         "flood": flood,
+        "spy": spy,
+        "daemon": daemon,
+        "turns": turns,
     }
     if mode == "nonjson":
         print("hello, this is not JSON")

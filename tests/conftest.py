@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +94,13 @@ def _dump(path: Path, data: dict[str, Any] | str) -> None:
 def writer(tmp_path: Path) -> SuiteWriter:
     """A valid one-case ticket suite in tmp_path/suite, ready to be broken."""
     return SuiteWriter(tmp_path / "suite")
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A fresh folder any user may write: under `--isolation namespace` a root passhat
+    runs each agent as a uid of its own, and pytest's tmp_path is root's alone."""
+    folder = Path(tempfile.mkdtemp(prefix="passhat-test-"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

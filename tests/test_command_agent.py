@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agent_python import ENV, PYTHON
 from cli_helpers import run_cli
 from conftest import SuiteWriter
 from fakeserver import FakeServer, call
@@ -49,21 +50,34 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _wait_dead(pids: list[int], seconds: float = 10.0) -> list[int]:
+def _holding(text: str) -> list[int]:
+    """Pids of the live processes whose environment holds `text` (an agent in a PID
+    namespace knows only its pids in there)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _alive(int(entry.name)):
+            try:
+                if text.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _wait_gone(text: str, seconds: float = 10.0) -> list[int]:
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if _alive(p)]
-        if not alive:
-            return []
+    while (left := _holding(text)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return [p for p in pids if _alive(p)]
+    return left
 
 
 def _suite(
     writer: SuiteWriter, modes: list[str], tape: list[dict[str, Any]] | None = None, **agent: Any
 ) -> Path:
     writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {"command": [sys.executable, str(SCRIPT), *modes], **agent}  # type: ignore[index]
+    command = [PYTHON or sys.executable, str(SCRIPT), *modes]
+    env = {**ENV, **agent.pop("env", {})}
+    writer.suite["defaults"]["agent"] = {"command": command, "env": env, **agent}  # type: ignore[index]
     lines = [TAPE_HEAD, *(tape or [])]
     writer.files["tape.jsonl"] = "".join(json.dumps(line) + "\n" for line in lines)
     return writer.write()
@@ -106,10 +120,10 @@ def test_crash_non_json_and_flood_each_end_as_one_errored_run(
 
 
 def test_a_hang_is_killed_with_its_process_group_at_the_timeout_and_the_next_run_goes_on(
-    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    writer: SuiteWriter, tmp_path: Path, open_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pids = tmp_path / "pids"
-    pids.mkdir()
+    pids = open_tmp  # the agent may run as a uid of its own
+
     suite = _suite(writer, ["hang", "crash"], env={"PID_DIR": str(pids)})
     db = tmp_path / "p.db"
     args = ["-k", "2", "--timeout", "5", "--concurrency", "1", "--db", str(db), "-q"]
@@ -120,7 +134,7 @@ def test_a_hang_is_killed_with_its_process_group_at_the_timeout_and_the_next_run
     assert (crash.status, crash.error_type) == ("errored", "agent_exit")
     # the hanging run's whole process group died with its run, and its folder is gone
     noted = json.loads((pids / "run-1.json").read_text())
-    assert _wait_dead([noted["pid"], noted["child"]]) == []
+    assert _wait_gone(f"PID_DIR={pids}") == []
     assert not Path(noted["cwd"]).exists()
 
 
@@ -187,11 +201,12 @@ def test_a_replay_gap_behind_the_proxy_errors_the_run_as_a_model_error(
 
 
 def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
-    writer: SuiteWriter, tmp_path: Path
+    writer: SuiteWriter, tmp_path: Path, open_tmp: Path
 ) -> None:
-    pids, flags = tmp_path / "pids", tmp_path / "flags"
-    pids.mkdir()
-    flags.mkdir()
+    pids, flags = open_tmp / "pids", open_tmp / "flags"
+    for folder in (pids, flags):
+        folder.mkdir()
+        folder.chmod(0o777)
     (flags / "hang").touch()
     suite = _suite(writer, ["hang-if-flag"], env={"PID_DIR": str(pids), "FLAG_DIR": str(flags)})
     db = tmp_path / "p.db"
@@ -222,9 +237,7 @@ def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
-    agents = [n["pid"] for n in noted] + [n["child"] for n in noted]
-    assert _wait_dead(agents) == [], "agent processes outlived passhat"
-    assert _wait_dead([]) == []
+    assert _wait_gone(f"PID_DIR={pids}") == [], "agent processes outlived passhat"
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
     for n in noted:
@@ -562,3 +575,101 @@ async def test_mcp_calls_are_recorded_as_in_process_calls_and_fixtures_answer_lo
         ("query_background", True, False),
         ("delete_everything", False, False),
     ]
+
+
+@pytest.mark.parametrize(
+    ("limit", "let_through", "named"),
+    [
+        (["--max-turns", "3"], 3, "past the run's limit of 3 (--max-turns 3)"),
+        (
+            ["--max-turns", "10", "--token-budget", "200"],
+            2,
+            "its budget is 200 (--token-budget 200)",
+        ),
+    ],
+    ids=["max-turns", "token-budget"],
+)
+def test_the_proxy_lets_no_call_past_the_runs_limits_reach_the_provider(
+    writer: SuiteWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: list[str],
+    let_through: int,
+    named: str,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
+    fake_server.reply("hello", usage=(100, 20), times=30)
+    suite = _suite(writer, ["turns"], env={"TURNS": "30"})
+    db = tmp_path / "p.db"
+    model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    result = run_cli(capsys, "run", str(suite), "-k", "1", *model, *limit, "--db", str(db), "-q")
+    assert result.code == 1, result.err  # nothing counted
+    assert len(fake_server.requests) == let_through, "a call past the limit reached the provider"
+    run = _runs(db)[1]
+    assert (run.status, run.error_type) == ("errored", "limit")
+    assert named in (run.error_message or "")
+    codes = json.loads((run.stderr or "").strip().splitlines()[-1])["codes"]
+    assert codes == [200] * let_through + [403] * (30 - let_through)
+    assert (run.input_tokens, run.output_tokens) == (100 * let_through, 20 * let_through)
+
+
+def test_past_limit_names_the_first_limit_a_call_would_pass() -> None:
+    from passhat.serve.proxy import past_limit
+
+    assert past_limit(2, 10_000, 3, None) is None
+    assert "--max-turns 3" in (past_limit(3, 0, 3, None) or "")
+    assert past_limit(1, 199, 3, 200) is None
+    assert "the run spent 200 tokens" in (past_limit(1, 200, 3, 200) or "")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_with_agents_in_flight_prints_one_line_and_no_traceback(
+    writer: SuiteWriter, tmp_path: Path, open_tmp: Path, sig: signal.Signals
+) -> None:
+    suite = _suite(writer, ["hang"], env={"PID_DIR": str(open_tmp)})
+    db = tmp_path / "p.db"
+    argv = [sys.executable, "-m", "passhat", "run", str(suite), "-k", "3", "--db", str(db), "-q"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(open_tmp.glob("run-*.json"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(list(open_tmp.glob("run-*.json"))) == 3, "every run's agent must be up"
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 128 + sig
+    assert "Traceback" not in err and "CancelledError" not in err and "ERROR" not in err
+    assert err.strip().splitlines()[0].startswith("interrupted: 0 runs recorded")
+    assert _wait_gone(f"PID_DIR={open_tmp}") == []
+
+
+def test_a_run_given_up_while_the_proxy_retries_keeps_its_retries(
+    writer: SuiteWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-retries-test-key-0000")
+    fake_server.fail(503, times=1000)
+    suite = _suite(writer, ["model"])
+    db = tmp_path / "p.db"
+    model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    args = ["-k", "1", "--timeout", "3", "--retries", "50", "--retry-max-wait", "0.2"]
+    result = run_cli(capsys, "run", str(suite), *model, *args, "--db", str(db), "-q")
+    assert result.code == 1, result.err
+    run = _runs(db)[1]
+    assert run.error_type == "timeout"
+    sent = len(fake_server.requests)
+    assert sent >= 3, "the provider should have been asked several times"
+    # every request that failed and was waited on is a retry on the run (the last may
+    # have been in flight at the deadline)
+    assert sent - 1 <= len(run.retries) <= sent
+    assert {r["turn"] for r in run.retries} == {0}
+    assert all(r["error"] == "TransientModelError" for r in run.retries)

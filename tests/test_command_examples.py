@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_python import PYTHON
 from cli_helpers import CLARIFY, ROOT, run_cli, run_seed
 from passhat.models.replay import Cassette
 from passhat.store import Store
@@ -113,7 +114,10 @@ def test_the_minimal_python_command_agent_reproduces_the_seed_table_too(
 ) -> None:
     agent = ROOT / "examples" / "command-agent" / "agent.py"
     db = tmp_path / "p.db"
-    r = run_seed(capsys, "--agent-cmd", f"{sys.executable} {agent}", "--db", str(db), "-q")
+    # a root passhat runs the agent as a uid of its own, which may not reach this Python
+    sealed = [] if sys.executable == PYTHON else ["--isolation", "process"]
+    cmd = f"{sys.executable} {agent}"
+    r = run_seed(capsys, "--agent-cmd", cmd, "--db", str(db), "-q", *sealed)
     assert r.code == 0, r.err
     assert _annotation_sets(db) == SEED_SETS
 

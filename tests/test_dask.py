@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from dask_cluster import TESTS, Cluster
 from passhat.agents import resolve_agent
 from passhat.errors import ExecutorError
 from passhat.executors.dask import DaskExecutor
+from passhat.executors.identity import code_hash
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.runner import RunOptions, new_experiment, run_experiment
 from passhat.store import Store
@@ -334,3 +336,58 @@ async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_pat
         )
     assert executor.address is not None and executor.address.startswith("tcp://127.0.0.1:")
     _parity_ok(_rows(db, experiment.id), 4)
+
+
+def test_a_worker_with_other_passhat_code_under_the_same_version_is_refused_by_name(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # another checkout: the same version string, one file edited
+    foreign = tmp_path / "foreign"
+    source = Path(passhat.__file__).resolve().parent
+    shutil.copytree(source, foreign / "passhat", ignore=shutil.ignore_patterns("__pycache__"))
+    with (foreign / "passhat" / "scoring.py").open("a", encoding="utf-8") as f:
+        f.write("\n# graded otherwise on this worker\n")
+    odd = cluster.add_worker(env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"})
+    try:
+        cluster.wait_for_workers(3)
+        db = str(tmp_path / "p.db")
+        r = run_cli(
+            capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", db, "-q",
+            "--executor", "dask", "--scheduler", cluster.address,
+        )  # fmt: skip
+        assert r.code == 1
+        assert "Dask workers cannot run this experiment: tcp://127.0.0.1:" in r.err
+        assert "has other passhat code" in r.err
+        assert "passhat/scoring.py differs" in r.err
+        assert "passhat/runner.py" not in r.err  # only what differs is named
+        assert f"the driver has passhat {passhat.__version__} (code {code_hash()})" in r.err
+        assert _rows(Path(db), "latest") == []
+    finally:
+        odd.send_signal(signal.SIGKILL)
+        odd.wait()
+        cluster.wait_for_workers(2)
+
+
+def test_a_worker_refuses_a_shipment_from_other_code_and_each_run_says_where_it_ran(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from passhat.executors.identity import foreign
+
+    assert (
+        foreign("w", (passhat.__version__, code_hash()), passhat.__version__, code_hash()) is None
+    )
+    refusal = foreign("w", (passhat.__version__, "0" * 16), passhat.__version__, code_hash())
+    assert refusal is not None and "runs other passhat code than the driver" in refusal
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", db, "-q",
+        "--executor", "dask", "--scheduler", cluster.address,
+    )  # fmt: skip
+    assert r.code in (0, 1), r.err
+    runs = _rows(Path(db), "latest")
+    assert len(runs) == 2
+    for run in runs:
+        assert run.ran_on is not None and run.ran_on.startswith("tcp://127.0.0.1:")
+        assert f"(passhat {passhat.__version__}, code {code_hash()})" in run.ran_on
+    shown = run_cli(capsys, "show", "latest", SEED, "1", "--db", db)
+    assert "ran on tcp://127.0.0.1:" in " ".join(shown.out.split())  # rich wraps the line

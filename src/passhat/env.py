@@ -64,6 +64,7 @@ look-up tools' parameters, and `check_rules` adds the environment's own rules.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
@@ -636,7 +637,7 @@ class Environment:
             env = cls(case, labels, config)
         except ToolError as error:
             return [*problems, (("input",), error.message)]
-        except Exception as error:  # a user's setup: say what it raised, where
+        except (Exception, SystemExit) as error:  # a user's setup: say what it raised, where
             return [
                 *problems,
                 (
@@ -650,7 +651,10 @@ class Environment:
             if not goal_problems:
                 problems += list(env.check_rules(input, goal))
         finally:
-            env.close()
+            # a close() that fails is a fault of the runs it happens in (each is errored,
+            # saying so), not a reason to refuse the suite
+            with contextlib.suppress(Exception, SystemExit):
+                env.close()
             env._release()
         return problems
 

@@ -404,10 +404,12 @@ def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
     from passhat.env import make_environment
 
     tools: tuple[str, ...] = ()
-    if suite.cases:
-        env = make_environment(suite, suite.cases[0])
-        tools = tuple(t.name for t in env.tools)
-        env.close()
+    # a user's setup() or close() that fails here fails in the runs too, each an errored run
+    with contextlib.suppress(Exception, SystemExit):
+        if suite.cases:
+            env = make_environment(suite, suite.cases[0])
+            tools = tuple(t.name for t in env.tools)
+            env.close()
     return replace(experiment, tools=tools)
 
 
@@ -440,6 +442,28 @@ def _open(db: str | Path | None, *, create: bool) -> Store:
     return Store(Path(db) if db is not None else default_db_path(), create=create)
 
 
+def _sealing(agent_spec: object, isolation: str | None, token_budget: int | None) -> dict[str, Any]:
+    """--isolation and --token-budget as parameters (recorded only when given), checked."""
+    from passhat.agents import isolation as levels
+    from passhat.agents.command import is_command_spec
+
+    params: dict[str, Any] = {}
+    if token_budget is not None:
+        if token_budget < 1:
+            raise InputError(f"--token-budget is {token_budget}; give a run at least 1 token")
+        params["token_budget"] = token_budget
+    if isolation is not None:
+        try:
+            params["isolation"] = levels.check_level(isolation)
+        except ValueError as error:
+            raise InputError(str(error)) from None
+    if isinstance(agent_spec, str) and is_command_spec(agent_spec):
+        reason = levels.unavailable(levels.check_level(params.get("isolation", levels.DEFAULT)))
+        if reason is not None:
+            raise InputError(reason)
+    return params
+
+
 # --- the calls
 
 
@@ -470,6 +494,8 @@ def evaluate(
     scorers: Sequence[Any] | None = None,
     adaptive: Rounds | None = None,
     events: Events | None = None,
+    isolation: str | None = None,
+    token_budget: int | None = None,
 ) -> Experiment:
     """Create an experiment and run every case k times, each from a fresh start; return
     it read back from the store (`passhat run` is this call and a print).
@@ -478,7 +504,9 @@ def evaluate(
     to the suite's. `agent` and `model` are specs as on the command line or Python
     objects; `cases` picks case ids; `db` is the SQLite store (default: $PASSHAT_DB,
     else ./passhat.db). `environment` (a class or spec) and `scorers` (mappings as
-    suite.yaml writes them, or functions: custom scorers) replace the suite's. Bad
+    suite.yaml writes them, or functions: custom scorers) replace the suite's.
+    `isolation` ("namespace", the default, or "process") seals a command agent's runs and
+    `token_budget` caps the model tokens one run may spend (docs/command-agents.md). Bad
     input raises a `PasshatError` before any run starts.
     """
     events = events or Events()
@@ -501,10 +529,13 @@ def evaluate(
         retry_max_wait=retry_max_wait,
         call_timeout=call_timeout,
     )
+    wanted_agent = agent if agent is not None else loaded_suite.defaults.agent
+    # a command agent's isolation and the proxy's token budget (docs/command-agents.md)
+    params.update(_sealing(wanted_agent, isolation, token_budget))
     wanted_model = model if model is not None else (loaded_suite.defaults.model or "")
     loaded, model_spec, provider = _build(
         loaded_suite,
-        agent if agent is not None else loaded_suite.defaults.agent,
+        wanted_agent,
         wanted_model,
         params,
     )

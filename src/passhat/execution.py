@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
-from passhat.env import clone, make_environment
+from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
 from passhat.errors import ModelError
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
@@ -101,7 +101,9 @@ async def run_once(
     make an errored run. The record of a run past its deadline is made at the
     deadline; what the agent does later is discarded.
     """
-    env = make_environment(suite, case)
+    started = time.time()
+    clock = time.perf_counter()
+    env, error = await _start_environment(suite, case, options.timeout_s)
     ctx = RunContext(
         case_id=case.id,
         run_index=index,
@@ -113,11 +115,13 @@ async def run_once(
         retry=options.retry,
         loop=asyncio.get_running_loop(),
     )
-    started = time.time()
-    clock = time.perf_counter()
-    output, error = await _run_agent(agent, case.input, env, ctx, options.timeout_s)  # a copy
-    final_state, state_error = _final_state(env)
-    error = error or state_error
+    output: Any = None
+    final_state: dict[str, Any] = {}
+    if env is not None:
+        output, error = await _run_agent(agent, case.input, env, ctx, options.timeout_s)  # a copy
+        left = options.timeout_s - (time.perf_counter() - clock)
+        final_state, state_error = await _end_environment(env, _user_world(suite), left)
+        error = error or state_error
     details: list[dict[str, Any]] = []
     status = "errored"
     if error is None:
@@ -140,7 +144,7 @@ async def run_once(
         final_state=final_state,
         score=details,
         transcript=_transcript(ctx),
-        tool_calls=[c.to_dict() for c in list(env.calls)],
+        tool_calls=[c.to_dict() for c in list(env.calls)] if env is not None else [],
         started_at=started,
         duration_s=time.perf_counter() - clock,
         input_tokens=ctx.usage.input_tokens,
@@ -406,14 +410,64 @@ class _ThreadExit(Exception):
         self.inner = inner
 
 
+def _user_world(suite: Suite) -> bool:
+    """A user's environment class (its setup, final_state and close may raise, exit or
+    block: they run in a worker thread, bounded by the run's deadline)."""
+    return suite.environment not in BUILTIN_ENVIRONMENTS
+
+
+def _env_failure(what: str, exc: BaseException) -> Failure:
+    inner = exc.inner if isinstance(exc, _ThreadExit) else exc
+    if isinstance(inner, SystemExit):
+        return ("environment_error", f"{what} called sys.exit({inner.code!r})")
+    return ("environment_error", f"{what} raised {type(inner).__name__}: {_text(inner)}")
+
+
+async def _start_environment(
+    suite: Suite, case: Case, timeout_s: float
+) -> tuple[Any, Failure | None]:
+    """The run's fresh environment, or why there is none: a user's setup() that raises,
+    calls sys.exit or blocks past the deadline errors this run, not the experiment."""
+    try:
+        if not _user_world(suite):
+            return make_environment(suite, case), None
+        pending = in_thread(make_environment, suite, case)
+        return await asyncio.wait_for(pending, max(timeout_s, GRADE_FLOOR_S)), None
+    except TimeoutError:
+        return None, ("timeout", f"the environment's setup() did not finish within {timeout_s:g} s")
+    except Exception as exc:
+        return None, _env_failure("setup()", exc)
+
+
+async def _end_environment(
+    env: Any, user: bool, left_s: float
+) -> tuple[dict[str, Any], Failure | None]:
+    """final_state() then close(), within what is left of the deadline for a user's world."""
+    if not user:
+        return _final_state(env)
+    try:
+        pending = in_thread(_final_state, env)
+        result: tuple[dict[str, Any], Failure | None] = await asyncio.wait_for(
+            pending, max(left_s, GRADE_FLOOR_S)
+        )
+        return result
+    except TimeoutError:
+        return {}, ("timeout", "the environment's final_state() or close() did not finish in time")
+    except _ThreadExit as exc:
+        return {}, _env_failure("final_state() or close()", exc)
+
+
 def _final_state(env: Any) -> tuple[dict[str, Any], Failure | None]:
-    """The environment's final state; a broken one errors the run instead of the experiment."""
+    """The environment's final state, then its close(); a broken one errors the run
+    instead of the experiment."""
     try:
         state = env.final_state()
-    except Exception as exc:
-        return {}, ("environment_error", f"final_state() raised {type(exc).__name__}: {_text(exc)}")
-    finally:
+    except (Exception, SystemExit) as exc:
         _close(env)
+        return {}, _env_failure("final_state()", exc)
+    failure = _close(env)
+    if failure is not None:
+        return {}, failure
     if not isinstance(state, dict):
         return {}, (
             "environment_error",
@@ -422,13 +476,16 @@ def _final_state(env: Any) -> tuple[dict[str, Any], Failure | None]:
     return state, None
 
 
-def _close(env: Any) -> None:
-    """A user environment's close(); its failure is no reason to lose the run."""
+def _close(env: Any) -> Failure | None:
+    """A user environment's close(): what it raised, or None."""
     close = getattr(env, "close", None)
     if close is None:
-        return
-    with contextlib.suppress(Exception):
+        return None
+    try:
         close()
+    except (Exception, SystemExit) as exc:
+        return _env_failure("close()", exc)
+    return None
 
 
 async def _grade(

@@ -146,6 +146,9 @@ class RunRecord:
     traceback: str | None = None
     """For a crashed agent: where it crashed (the agent's frames, at most
     `passhat.execution.TRACEBACK_LIMIT` characters; the middle is cut when longer)."""
+    ran_on: str | None = None
+    """Where the run ran: None for the process that stored it (the local executor), else
+    the Dask worker's address with its passhat version and code hash."""
 
     @property
     def counted(self) -> bool:

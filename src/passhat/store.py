@@ -232,6 +232,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "record where a run ran (a Dask worker's address, passhat version and code hash)",
+        "ALTER TABLE runs ADD COLUMN ran_on TEXT;",
+    ),
 ]
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
@@ -378,6 +382,18 @@ class Store:
     def _encode(self, value: Any) -> str:
         return redact_all(_encode(value), self.secrets)
 
+    def _sealed(self, record: ExperimentRecord | RunRecord) -> dict[str, Any]:
+        """The row written for `record`: JSON columns encoded, and every text column
+        (traceback, stderr, error message, output, transcript, tool calls, ...) with the
+        known secrets blanked. Every record goes through here on its way in, so what
+        `show`, reports and exports read holds no key."""
+        row = _row(record)
+        for key in _RUN_JSON if isinstance(record, RunRecord) else _EXPERIMENT_JSON:
+            row[key] = _encode(row[key])
+        if row.get("ran_on", "") is None:  # NULL by default: a local run names no worker
+            del row["ran_on"]
+        return {k: redact_all(v, self.secrets) if isinstance(v, str) else v for k, v in row.items()}
+
     def close(self) -> None:
         self._db.close()
 
@@ -452,12 +468,7 @@ class Store:
 
     def create_experiment(self, experiment: ExperimentRecord) -> None:
         self._check_name(experiment.name)
-        row = _row(experiment)
-        for key in _EXPERIMENT_JSON:
-            row[key] = self._encode(row[key])
-        for key in ("name", "model", "suite_path", "agent"):
-            if isinstance(row[key], str):
-                row[key] = redact_all(row[key], self.secrets)
+        row = self._sealed(experiment)
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         try:
@@ -678,12 +689,7 @@ class Store:
             ) from None
 
     def _run_row(self, run: RunRecord) -> dict[str, Any]:
-        row = _row(run)
-        for key in _RUN_JSON:
-            row[key] = self._encode(row[key])
-        if row["error_message"]:
-            row["error_message"] = redact_all(row["error_message"], self.secrets)
-        return row
+        return self._sealed(run)
 
     def add_experiment_with_runs(
         self, experiment: ExperimentRecord, runs: Iterable[RunRecord]
@@ -694,9 +700,7 @@ class Store:
         def write(db: sqlite3.Connection) -> int:
             written = 0
             for run in runs:
-                row = _row(run)
-                for key in _RUN_JSON:
-                    row[key] = self._encode(row[key])
+                row = self._sealed(run)
                 db.execute(
                     f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
                     list(row.values()),
@@ -732,10 +736,13 @@ class Store:
                         f"run {run.run_index} of case {run.case_id!r} belongs to experiment "
                         f"{run.experiment_id}, not {experiment.id}; nothing was written"
                     )
+                # only these columns are written (a regrade's message quotes no stored text,
+                # but it passes the same redaction as every column)
+                written = (getattr(run, name) for name in _REGRADED[1:-1])
                 yield (
                     run.case_id,
                     run.run_index,
-                    *(getattr(run, name) for name in _REGRADED[1:-1]),
+                    *(redact_all(v, self.secrets) if isinstance(v, str) else v for v in written),
                     self._encode(run.score),
                 )
 
@@ -770,9 +777,7 @@ class Store:
     ) -> int:
         """Insert `experiment`, then its runs by `write_runs`, in one transaction."""
         self._check_name(experiment.name)
-        row = _row(experiment)
-        for key in _EXPERIMENT_JSON:
-            row[key] = self._encode(row[key])
+        row = self._sealed(experiment)
         try:
             with self.atomic() as db:
                 db.execute(

@@ -40,6 +40,20 @@ class RetryPolicy:
     """The longest wait between two tries (--retry-max-wait)."""
 
 
+class _RetriesOfTurn(list[dict[str, Any]]):
+    """The retries of one model call: each one appended is also added to the run's
+    retries at once, with its turn."""
+
+    def __init__(self, run: list[dict[str, Any]], turn: int) -> None:
+        super().__init__()
+        self.run = run
+        self.turn = turn
+
+    def append(self, retry: dict[str, Any]) -> None:
+        super().append(retry)
+        self.run.append({"turn": self.turn, **retry})
+
+
 @dataclass
 class RunContext:
     """Everything one run knows besides its input and environment.
@@ -126,21 +140,19 @@ class RunContext:
                 "provider:name or defaults.model in suite.yaml"
             )
         call = CallContext(self.case_id, self.run_index, self.turns, self.seed)
-        made: list[dict[str, Any]] = []
-        try:
-            response, _ = await generate_with_retry(
-                self.model,
-                messages,
-                tools,
-                call,
-                max_retries=self.retry.max_retries,
-                base_delay=self.retry.base_delay,
-                max_delay=self.retry.max_delay,
-                record=made,
-            )
-        finally:
-            # kept even when the call finally fails, so an errored run shows its retries
-            self.retries.extend({"turn": call.turn, **r} for r in made)
+        # each retry lands on the run as it happens: a run given up at its deadline
+        # (a command agent's proxy call still retrying) keeps the retries it made
+        made = _RetriesOfTurn(self.retries, call.turn)
+        response, _ = await generate_with_retry(
+            self.model,
+            messages,
+            tools,
+            call,
+            max_retries=self.retry.max_retries,
+            base_delay=self.retry.base_delay,
+            max_delay=self.retry.max_delay,
+            record=made,
+        )
         self.turns += 1
         self.usage = self.usage + response.usage
         self.responses.append(response)

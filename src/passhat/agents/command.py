@@ -45,6 +45,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from passhat.agents.isolation import (
+    DEFAULT,
+    Level,
+    check_level,
+    launcher,
+    run_uid,
+    seal_this_process,
+    unavailable,
+)
 from passhat.errors import ConfigError
 from passhat.records import COMMAND_AGENT
 
@@ -62,6 +71,9 @@ STDERR_TAIL = 64 * 1024
 PIPE_GRACE_S = 5.0
 """Seconds to read a killed group's pipes to their end (a process that left the group
 with setsid could hold them open)."""
+EXIT_GRACE_S = 0.5
+"""Seconds the pipes are read after the agent exited: what a child that outlives it
+(isolation process) still holds open is not waited for longer."""
 MESSAGE_TAIL = 2000
 """Characters of stderr quoted in an error message."""
 INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "SYSTEMROOT")
@@ -322,8 +334,7 @@ class _Tail:
         return self.data.decode("utf-8", errors="replace")
 
 
-async def _read_capped(stream: asyncio.StreamReader, limit: int) -> bytes:
-    out = bytearray()
+async def _read_capped(stream: asyncio.StreamReader, limit: int, out: bytearray) -> None:
     while chunk := await stream.read(65536):
         out += chunk
         if len(out) > limit:
@@ -332,7 +343,6 @@ async def _read_capped(stream: asyncio.StreamReader, limit: int) -> bytes:
                 f"the agent printed more than {limit // (1024 * 1024)} MiB on stdout; the "
                 "process was killed. Print one JSON value (logs go to stderr)",
             )
-    return bytes(out)
 
 
 async def _drain(stream: asyncio.StreamReader, tail: _Tail) -> None:
@@ -345,6 +355,17 @@ async def _discard(stream: asyncio.StreamReader) -> None:
         pass
 
 
+async def _drain_for(seconds: float, *streams: asyncio.StreamReader) -> None:
+    """Read `streams` to their end for at most `seconds`, then stop (no task is left
+    with an exception nobody reads, even when this is cancelled)."""
+    tasks = [asyncio.ensure_future(_discard(s)) for s in streams]
+    try:
+        await asyncio.wait(tasks, timeout=seconds)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
 async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
     # an agent that never reads its stdin is fine: it has PASSHAT_INPUT
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -352,6 +373,43 @@ async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
         await stdin.drain()
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
         stdin.close()
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> int:
+    """The process's exit code, as soon as it exits: `proc.wait()` of Python 3.11 also
+    waits for its pipes to close, which a child that left the group can hold open."""
+    fd = -1
+    with contextlib.suppress(AttributeError, OSError):
+        fd = os.pidfd_open(proc.pid)
+    loop = asyncio.get_running_loop()
+    try:
+        if fd >= 0:
+            gone: asyncio.Future[None] = loop.create_future()
+
+            def wake() -> None:
+                if not gone.done():
+                    gone.set_result(None)
+
+            loop.add_reader(fd, wake)
+            try:
+                await gone
+            finally:
+                loop.remove_reader(fd)
+        delay = 0.001 if fd >= 0 else 0.05  # reaped by the child watcher at once, after exit
+        while proc.returncode is None:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        return proc.returncode
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _close_pipe(stream: asyncio.StreamReader) -> None:
+    """Close a pipe a surviving child still holds, so its transport is not left open."""
+    transport = getattr(stream, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 def _kill_group(pid: int) -> None:
@@ -394,11 +452,19 @@ class CommandAgent:
         from passhat.agents.watchdog import watchdog
         from passhat.serve import serve_run
 
+        level = _level(ctx)
+        seal_this_process()  # passhat's environment holds the real keys
+        uid = run_uid(level)
         payload = json.dumps(input, ensure_ascii=False).encode()
         workdir = Path(tempfile.mkdtemp(prefix="passhat-run-"))
         try:
             input_file = workdir / "input.json"
             input_file.write_bytes(payload)
+            if uid is not None:  # the run's own uid owns its folder, and nobody else's
+                _check_others_reach(self.argv[0], self.files)
+                for path in (workdir, input_file):
+                    os.chown(path, uid, uid)
+            argv = [*launcher(level, uid), *self.argv]
             async with serve_run(env, ctx) as endpoints:
                 environ = process_environ(
                     self.spec,
@@ -406,7 +472,9 @@ class CommandAgent:
                     os.environ,
                 )
                 try:
-                    output = await self._run_process(payload, workdir, environ, ctx, watchdog())
+                    output = await self._run_process(
+                        argv, payload, workdir, environ, ctx, watchdog()
+                    )
                 except Exception:
                     # the model failed first: that, not how the agent took it, is the story
                     if endpoints.proxy.error is not None:
@@ -420,6 +488,7 @@ class CommandAgent:
 
     async def _run_process(
         self,
+        argv: list[str],
         payload: bytes,
         workdir: Path,
         environ: dict[str, str],
@@ -427,27 +496,28 @@ class CommandAgent:
         guard: Watchdog,
     ) -> Any:
         try:
+            # no preexec_fn: Python then spawns with vfork instead of copying passhat
             proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=workdir,
                 env=environ,
                 start_new_session=True,  # its own process group: killed as one
-                preexec_fn=guard.preexec,
             )
         except OSError as error:
             raise AgentProcessError(
-                "agent_start", f"cannot start {self.argv[0]!r}: {error.strerror or error}"
+                "agent_start", f"cannot start {argv[0]!r}: {error.strerror or error}"
             ) from None
         guard.add(proc.pid, workdir)
         tail = _Tail(STDERR_TAIL)
+        stdout = bytearray()
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         feeder = asyncio.create_task(_feed(proc.stdin, payload))
         drainer = asyncio.create_task(_drain(proc.stderr, tail))
-        reader = asyncio.create_task(_read_capped(proc.stdout, STDOUT_LIMIT))
-        waiter = asyncio.create_task(proc.wait())
+        reader = asyncio.create_task(_read_capped(proc.stdout, STDOUT_LIMIT, stdout))
+        waiter = asyncio.create_task(_exited(proc))
         try:
             # a flood ends the read before the process ends: stop waiting for it then
             await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -456,23 +526,65 @@ class CommandAgent:
             await waiter
             # leftovers of the run (background children) go with it; their pipes close
             _kill_group(proc.pid)
-            stdout = await reader
-            await drainer
+            # the run ends with its agent: a child that left the group (setsid) and holds
+            # the pipes is not waited for; what was printed until now is the output
+            await asyncio.wait({reader, drainer}, timeout=EXIT_GRACE_S)
+            if reader.done():
+                reader.result()
         finally:
             _kill_group(proc.pid)
             for task in (feeder, drainer, reader, waiter):
                 task.cancel()
             with contextlib.suppress(BaseException):
                 proc.stdin.close()
-                # read the pipes to their end so the transport closes (the group is dead)
-                await asyncio.wait_for(
-                    asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()),
-                    PIPE_GRACE_S,
-                )
+                # what is left in the pipes is read for a moment (the group is dead); then
+                # they are closed, since a child that left the group may hold them open
+                await _drain_for(EXIT_GRACE_S, proc.stdout, proc.stderr)
+            for stream in (proc.stdout, proc.stderr):
+                _close_pipe(stream)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait({asyncio.ensure_future(proc.wait())}, timeout=PIPE_GRACE_S)
             guard.remove(proc.pid)
             ctx.stderr = tail.text() or None
         if proc.returncode != 0:
             raise AgentProcessError(
                 "agent_exit", with_tail(exit_reason(proc.returncode or 0), tail.text())
             )
-        return parse_output(stdout, self.spec.output)
+        return parse_output(bytes(stdout), self.spec.output)
+
+
+def closed_to_others(path: Path, bit: int) -> Path | None:
+    """The folder on the way to `path` that other users cannot pass, or `path` itself
+    when they lack `bit` (0o001 run, 0o004 read) on it; None when they reach it."""
+    real = Path(os.path.realpath(path))
+    for folder in reversed(real.parents):
+        if not folder.stat().st_mode & 0o001:
+            return folder
+    return None if real.stat().st_mode & bit else real
+
+
+def _check_others_reach(program: str, files: list[Path]) -> None:
+    """A root passhat runs each agent as a uid of its own: what it runs must be theirs to run."""
+    found = shutil.which(program)
+    wanted = [(Path(found), 0o001)] if found else []
+    for path, bit in [*wanted, *((f, 0o004) for f in files)]:
+        closed = closed_to_others(path, bit)
+        if closed is not None:
+            raise AgentProcessError(
+                "agent_start",
+                f"the run's own uid cannot reach {path}: {closed} is closed to other users. "
+                "passhat runs as root, so --isolation namespace starts each agent as an "
+                "unprivileged uid of its own; put the agent where any user may run it, or "
+                "use --isolation process",
+            )
+
+
+def _level(ctx: RunContext) -> Level:
+    try:
+        level = check_level(str(ctx.params.get("isolation", DEFAULT)))
+    except ValueError as error:
+        raise AgentProcessError("isolation", str(error)) from None
+    reason = unavailable(level)
+    if reason is not None:
+        raise AgentProcessError("isolation", reason)
+    return level

@@ -6,21 +6,20 @@ starts one small watchdog process (per passhat process, on first use) and
 tells it, over a pipe, which groups and temporary folders are live. When the
 pipe closes (passhat exited or was killed: the kernel closes it either way),
 the watchdog kills every live group with SIGKILL, removes the folders and
-exits. Agent processes also get PR_SET_PDEATHSIG (Linux), so the direct child
-dies with passhat even before the watchdog acts.
+exits. (An agent in a PID namespace, isolation.py, takes every process it
+started with it: `unshare --kill-child` dies in that group.) Agents are spawned
+without a preexec_fn, so Python spawns them with vfork instead of copying
+passhat's memory.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import os
-import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 # The watchdog's whole program: read "+pgid dir" / "-pgid" lines until EOF,
@@ -45,28 +44,6 @@ for pgid, folder in live.items():
         shutil.rmtree(folder, ignore_errors=True)
 """
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _find_prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-        return prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _find_prctl()
-"""Resolved here, in the parent: the child between fork and exec only calls it."""
-
-
-def _set_pdeathsig() -> None:
-    """In the child before exec: die with SIGKILL when the parent dies (Linux only)."""
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
 
 class Watchdog:
     """The pipe to this process's watchdog."""
@@ -80,11 +57,10 @@ class Watchdog:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
+            # none of passhat's environment (its keys): an agent of the same user could
+            # read this process's /proc/<pid>/environ
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         )
-
-    @property
-    def preexec(self) -> Callable[[], None] | None:
-        return _set_pdeathsig if _PRCTL is not None else None
 
     def _send(self, line: str) -> None:
         stdin = self._proc.stdin

@@ -61,6 +61,27 @@ ExecutorOption = Annotated[
         rich_help_panel=LIMITS,
     ),
 ]
+IsolationOption = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        metavar="LEVEL",
+        help="How sealed a command agent's run is: namespace or process "
+        "(docs/command-agents.md). Default: namespace (own user, PID and mount namespaces; "
+        "a uid of its own under root).",
+        rich_help_panel=LIMITS,
+    ),
+]
+TokenBudgetOption = Annotated[
+    int | None,
+    typer.Option(
+        "--token-budget",
+        metavar="N",
+        help="Model tokens (input + output) a run may spend; past it the run is errored and "
+        "nothing more reaches the provider. Default: no budget.",
+        rich_help_panel=LIMITS,
+    ),
+]
 SchedulerOption = Annotated[
     str | None,
     typer.Option(
@@ -463,6 +484,8 @@ def run(
     lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None,
     junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None,
     summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None,
+    isolation: IsolationOption = None,
+    token_budget: TokenBudgetOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.evaluation import Interrupted, evaluate
@@ -494,6 +517,8 @@ def run(
             max_tokens=max_tokens,
             model_seed=model_seed,
             max_turns=max_turns,
+            isolation=isolation,
+            token_budget=token_budget,
             adaptive=adaptive,
             events=_printer(language, quiet),
         )

@@ -23,13 +23,13 @@ Without a scheduler address a LocalCluster of worker processes is started on
 
 from __future__ import annotations
 
-import importlib.metadata
 import math
 import os
 import secrets
 import socket
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,6 +40,7 @@ from distributed.scheduler import KilledWorker
 
 from passhat.errors import ExecutorError, InputError, WorkerRefused
 from passhat.executors.base import Job, WorkItem, bounded
+from passhat.executors.identity import code_manifest, differences, foreign, identity
 from passhat.executors.shipment import Shipment, prepared, ship
 from passhat.records import RunRecord
 
@@ -60,14 +61,10 @@ class ShipmentPlugin(WorkerPlugin):
         self.name = plugin_name(shipment.digest)
 
     def setup(self, worker: Any) -> None:
-        from passhat.execution import harness_version
-
-        if harness_version() != self.shipment.version:  # refused at once, before any task
-            raise WorkerRefused(
-                f"worker {worker.address} has passhat {harness_version()}, the experiment "
-                f"needs passhat {self.shipment.version}; install the same passhat on every "
-                "worker (docs/dask.md)"
-            )
+        # refused at once, before any task (a worker that joins later too)
+        refusal = foreign(worker.address, identity(), self.shipment.version, self.shipment.code)
+        if refusal is not None:
+            raise WorkerRefused(refusal)
         _RECEIVED[self.shipment.digest] = self.shipment
 
     def teardown(self, worker: Any) -> None:
@@ -87,7 +84,9 @@ def run_task(digest: str, case_id: str, index: int, attempt: int = 1) -> RunReco
             f"worker {where} did not receive the experiment (its passhat could not load "
             "passhat's worker plugin); install the same passhat on every worker (docs/dask.md)"
         )
-    return prepared(shipment, where).run(case_id, index, attempt)
+    record = prepared(shipment, where).run(case_id, index, attempt)
+    version, code = identity()
+    return replace(record, ran_on=f"{where} (passhat {version}, code {code})")
 
 
 def check_scheduler(address: str) -> str:
@@ -142,7 +141,7 @@ class DaskExecutor:
             client = await stack.enter_async_context(self._client(job.options.concurrency))
             self.address = str(client.scheduler.address)
             shipment = ship(job)
-            await _check_versions(client, shipment.version)
+            await _check_workers(client, shipment.version, shipment.code)
             plugin = ShipmentPlugin(shipment)
             await _register(client, plugin)
             stack.push_async_callback(_unregister, client, plugin.name)
@@ -223,20 +222,32 @@ class _Connection:
         await self.stack.aclose()
 
 
-async def _check_versions(client: Any, version: str) -> None:
-    """Every worker present has this passhat installed, or a refusal naming each one."""
-    found = await client.run(importlib.metadata.version, "passhat", on_error="return")
-    wrong = {
-        address: (f"passhat {v}" if isinstance(v, str) else "no passhat")
-        for address, v in found.items()
-        if v != version
-    }
-    if wrong:
-        listed = ", ".join(f"{address} has {what}" for address, what in sorted(wrong.items()))
-        raise WorkerRefused(
-            f"Dask workers cannot run this experiment: {listed}; the driver has passhat "
-            f"{version}; install the same passhat on every worker (docs/dask.md)"
-        )
+async def _check_workers(client: Any, version: str, code: str) -> None:
+    """Every worker present runs this passhat, the same code: else a refusal naming each
+    worker and what differs (the version, or the files whose bytes differ)."""
+    found = await client.run(identity, on_error="return")
+    wrong: dict[str, str] = {}
+    for address, got in sorted(found.items()):
+        if not isinstance(got, tuple | list):
+            wrong[address] = "no passhat it can import"
+        elif got[0] != version:
+            wrong[address] = f"passhat {got[0]}"
+        elif got[1] != code:
+            wrong[address] = f"other passhat code ({got[1]} against {code})"
+    if not wrong:
+        return
+    odd = [a for a, what in wrong.items() if what.startswith("other")]
+    if odd:
+        manifests = await client.run(code_manifest, workers=odd, on_error="return")
+        for address in odd:
+            theirs = manifests.get(address)
+            if isinstance(theirs, dict):
+                wrong[address] += ": " + differences(code_manifest(), theirs)
+    listed = "; ".join(f"{address} has {what}" for address, what in wrong.items())
+    raise WorkerRefused(
+        f"Dask workers cannot run this experiment: {listed}; the driver has passhat "
+        f"{version} (code {code}); install the same passhat on every worker (docs/dask.md)"
+    )
 
 
 async def _register(client: Any, plugin: ShipmentPlugin) -> None:

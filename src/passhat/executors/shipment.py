@@ -31,6 +31,7 @@ from typing import Any
 
 from passhat.errors import ConfigError, PasshatError, WorkerRefused
 from passhat.executors.base import Job
+from passhat.executors.identity import code_hash, foreign, identity
 from passhat.imports import module_file
 from passhat.records import ExperimentRecord, RunRecord
 
@@ -53,6 +54,9 @@ class Shipment:
     """SHA-256 over everything below: the worker's cache key."""
     version: str
     """The driver's passhat version; a worker with another refuses."""
+    code: str
+    """The hash of the driver's passhat code (executors/identity.py); a worker whose
+    code hashes otherwise refuses, whatever its version says."""
     experiment: ExperimentRecord
     """The experiment (id, seed, parameters, recorded hashes)."""
     files: dict[str, bytes]
@@ -112,7 +116,8 @@ def ship(job: Job) -> Shipment:
         "max_delay": job.options.retry.max_delay,
     }
     digest = hashlib.sha256()
-    head = [harness_version(), experiment.id, experiment.fingerprint, agent_spec, prompt]
+    head: list[str | None] = [harness_version(), code_hash(), experiment.id]
+    head += [experiment.fingerprint, agent_spec, prompt]
     head += [model_spec, _canonical(expect), str(job.options.timeout_s), _canonical(retry)]
     for part in head:
         digest.update(f"{part}\0".encode())
@@ -121,6 +126,7 @@ def ship(job: Job) -> Shipment:
     return Shipment(
         digest=digest.hexdigest(),
         version=harness_version(),
+        code=code_hash(),
         experiment=experiment,
         files=files,
         agent_spec=agent_spec,
@@ -323,14 +329,10 @@ def prepared(shipment: Shipment, where: str) -> Prepared:
 
 def prepare(shipment: Shipment, where: str) -> Prepared:
     """Unpack a shipment into a private folder and check it against the experiment."""
-    from passhat.execution import harness_version
 
-    mine = harness_version()
-    if mine != shipment.version:
-        raise WorkerRefused(
-            f"worker {where} has passhat {mine}, the experiment needs passhat "
-            f"{shipment.version}; install the same passhat on every worker (docs/dask.md)"
-        )
+    refusal = foreign(where, identity(), shipment.version, shipment.code)
+    if refusal is not None:
+        raise WorkerRefused(refusal)
     root = Path(tempfile.mkdtemp(prefix=f"passhat-{shipment.digest[:12]}-"))
     atexit.register(shutil.rmtree, root, True)
     for rel, data in shipment.files.items():

@@ -33,6 +33,7 @@ def print_run(console: Console, r: RunRecord) -> None:
         f"  ·  {r.duration_s:.2f} s  ·  tokens in {r.input_tokens:,} out {r.output_tokens:,}"
         f"  ·  seed {r.seed}  ·  retries {len(r.retries)}",
         f"  ·  model answers {r.model_source}" if r.model_source else "",
+        f"  ·  ran on {r.ran_on}" if r.ran_on else "",
     )
     console.print(head)
     if r.error_type:

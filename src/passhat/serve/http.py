@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import socket
 from collections.abc import AsyncIterator
@@ -19,6 +20,23 @@ from typing import Any
 import uvicorn
 
 ASGIApp = Any
+
+
+class _NotCancelled(logging.Filter):
+    """Drops uvicorn's record of a task that was cancelled: on Ctrl-C or SIGTERM asyncio
+    cancels every task, and uvicorn would log each run's lifespan as failed, with the
+    traceback of the cancel, although nothing went wrong (passhat says what it stopped)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, asyncio.CancelledError):
+            return False
+        # starlette hands uvicorn the traceback as text ("lifespan.shutdown.failed")
+        message = record.getMessage().rstrip()
+        return not message.endswith("asyncio.exceptions.CancelledError")
+
+
+_QUIET = _NotCancelled()
 STOP_GRACE_S = 1.0
 """Seconds a closing run server waits for requests still in flight."""
 
@@ -69,7 +87,8 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[int]:
         server_header=False,
     )
     server = uvicorn.Server(config)
-    config.load()
+    config.load()  # (it configures uvicorn's loggers: the filter goes on after)
+    logging.getLogger("uvicorn.error").addFilter(_QUIET)  # once: filters are a set
     server.lifespan = config.lifespan_class(config)
     try:
         await server.startup(sockets=[sock])

@@ -1,0 +1,83 @@
+"""Which passhat code a process runs: a hash of its files, not its version string.
+
+Two checkouts with the same version string can grade differently (an edited
+scorer, a branch); a Dask worker is accepted only when the SHA-256 over its
+passhat package's files (paths and bytes: Python sources, prompt and report
+templates) equals the driver's. A mismatch names the files that differ.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+from pathlib import Path
+
+import passhat
+
+SHOWN = 5
+"""Differing files named in a refusal (the rest are counted)."""
+
+
+@functools.cache
+def code_manifest() -> dict[str, str]:
+    """Relative path (from the package's parent, e.g. passhat/scoring.py) -> SHA-256."""
+    root = Path(passhat.__file__).resolve().parent
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root.parent)
+        if "__pycache__" in rel.parts or path.suffix in (".pyc", ".pyo") or not path.is_file():
+            continue
+        out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@functools.cache
+def code_hash() -> str:
+    """The first 16 hex digits of a SHA-256 over the manifest: this process's passhat code."""
+    digest = hashlib.sha256()
+    for rel, sha in code_manifest().items():
+        digest.update(f"{rel}\0{sha}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def identity() -> tuple[str, str]:
+    """(passhat version, code hash) of this process: what a worker reports. The version
+    is the installed distribution's, as pip sees it (the package's own string else)."""
+    try:
+        version = importlib.metadata.version("passhat")
+    except importlib.metadata.PackageNotFoundError:
+        version = passhat.__version__
+    return version, code_hash()
+
+
+def foreign(where: str, found: tuple[str, str], version: str, code: str) -> str | None:
+    """Why a worker reporting (version, code hash) `found` cannot run the driver's runs."""
+    if found[0] != version:
+        return (
+            f"worker {where} has passhat {found[0]}, the experiment needs passhat {version}; "
+            "install the same passhat on every worker (docs/dask.md)"
+        )
+    if found[1] != code:
+        return (
+            f"worker {where} runs other passhat code than the driver (both say passhat "
+            f"{version}, but its code hashes to {found[1]}, the driver's to {code}); install "
+            "the same passhat checkout on every worker (docs/dask.md)"
+        )
+    return None
+
+
+def differences(mine: dict[str, str], theirs: dict[str, str]) -> str:
+    """The files that differ between two manifests, for a message: 'passhat/x.py differs,
+    passhat/y.py only on the worker, ... and 3 more'."""
+    out = []
+    for rel in sorted(set(mine) | set(theirs)):
+        if rel not in theirs:
+            out.append(f"{rel} missing on the worker")
+        elif rel not in mine:
+            out.append(f"{rel} only on the worker")
+        elif mine[rel] != theirs[rel]:
+            out.append(f"{rel} differs")
+    if len(out) > SHOWN:
+        out = [*out[:SHOWN], f"and {len(out) - SHOWN} more"]
+    return ", ".join(out) or "no file differs (the manifests hash alike)"

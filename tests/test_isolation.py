@@ -1,0 +1,241 @@
+"""A run is sealed: a command agent cannot read passhat's key or another run's token,
+its descendants end with it, and it ends when the agent exits.
+
+Each test runs the real `passhat` command in a process of its own, as root and
+as an unprivileged user (nobody, through setpriv, when the tests run as root;
+the tests' own user otherwise), so what is checked is what an agent of either
+could do. The agent is tests/command_agent.py; `process` isolation is run too,
+as the control that shows each check can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_python import PYTHON, SITE
+from conftest import SuiteWriter
+from fakeserver import FakeServer
+from passhat.agents import isolation
+from passhat.store import Store
+
+SCRIPT = Path(__file__).resolve().parent / "command_agent.py"
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "sk-passhat-isolation-test-" + "k" * 24
+NOBODY = 65534
+
+pytest_plugins = ["fakeserver"]
+
+pytestmark = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"this machine has no namespaces for agents: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(
+        PYTHON is None,
+        reason="no Python of this version that other users may run (agents run as another uid)",
+    ),
+]
+
+
+@pytest.fixture(params=["root", "unprivileged"])
+def user(request: pytest.FixtureRequest) -> str:
+    if request.param == "root" and os.geteuid() != 0:
+        pytest.skip("the tests do not run as root here, so a root passhat cannot be tried")
+    if request.param == "unprivileged" and os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is missing: cannot drop to an unprivileged user")
+    return str(request.param)
+
+
+def _passhat(user: str, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`passhat ARGS` as `user`, with the provider key in its environment."""
+    prefix: list[str] = []
+    if user == "unprivileged" and os.geteuid() == 0:
+        prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(folder),
+        "OPENAI_API_KEY": KEY,
+        # passhat and its dependencies, for an interpreter outside the virtualenv
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), SITE]),
+    }
+    argv = [*prefix, str(PYTHON), "-m", "passhat", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, cwd=folder)
+
+
+def _suite(folder: Path, mode: str, **env: str) -> Path:
+    writer = SuiteWriter(folder / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(SCRIPT), mode],
+        "env": env,
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    path = writer.write()
+    for item in [path, *path.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    return path
+
+
+def _outputs(db: Path) -> dict[int, Any]:
+    with Store(db, create=False) as store:
+        experiment = store.experiment("latest")
+        return {r.run_index: r for r in store.runs(experiment.id)}
+
+
+def _holding(text: str) -> list[int]:
+    """Pids of the processes whose environment holds `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _spy(user: str, folder: Path, level: str) -> dict[int, Any]:
+    notes = folder / f"notes-{level}"
+    notes.mkdir()
+    notes.chmod(0o777)
+    suite = _suite(folder, "spy", PID_DIR=str(notes), SPY_NEEDLE=KEY[::-1], SPY_PEERS="2")
+    db = folder / f"{level}.db"
+    args = ["-k", "2", "--concurrency", "2", "--timeout", "60", "--isolation", level]
+    done = _passhat(user, folder, "run", str(suite), *args, "--db", str(db), "-q", "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    runs = _outputs(db)
+    assert sorted(runs) == [1, 2]
+    for run in runs.values():
+        assert run.output is not None, run.error_message
+    return {i: r.output for i, r in runs.items()}
+
+
+def test_the_agent_reads_neither_the_key_nor_another_runs_token(user: str, open_tmp: Path) -> None:
+    seen = _spy(user, open_tmp, "namespace")
+    for output in seen.values():
+        assert output["parent_has_needle"] in (None, False)
+        assert output["needle_seen"] is False, "the provider key was readable from the agent"
+        assert output["foreign_tokens"] == [], "another run's token was readable"
+    # the control: without namespaces, what the checks above look for is there to find
+    control = _spy(user, open_tmp, "process")
+    assert any(o["foreign_tokens"] for o in control.values())
+    if user == "root":
+        assert all(o["needle_seen"] for o in control.values()), "a root agent reads everything"
+    else:
+        # passhat is not dumpable: a same-user agent cannot read its environment
+        assert not any(o["needle_seen"] or o["parent_has_needle"] for o in control.values())
+
+
+def _daemon(user: str, folder: Path, level: str) -> tuple[Any, list[int]]:
+    mark = f"MARK={uuid.uuid4().hex}"
+    suite = _suite(folder, "daemon", MARK=mark.split("=", 1)[1])
+    db = folder / f"daemon-{level}.db"
+    args = ["-k", "1", "--timeout", "60", "--isolation", level, "--db", str(db), "-q"]
+    done = _passhat(user, folder, "run", str(suite), *args, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    return _outputs(db)[1], _holding(mark)
+
+
+def test_a_setsid_child_ends_with_its_run_and_does_not_hold_the_run_open(
+    user: str, open_tmp: Path
+) -> None:
+    run, left = _daemon(user, open_tmp, "namespace")
+    assert run.output == {"daemon": "started"}
+    assert run.duration_s < 10, "the run waited for a child that held its stdout"
+    assert left == [], "a daemonised child outlived its run"
+    # the control: in a process group only, the setsid child escapes (but the run still
+    # ends when the agent exits)
+    run, left = _daemon(user, open_tmp, "process")
+    try:
+        assert run.duration_s < 10
+        assert left, "the control's daemon should have survived"
+    finally:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_level_that_cannot_be_had_is_one_line_before_anything_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli_helpers import run_cli
+
+    isolation.unavailable.cache_clear()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no unshare on it
+    try:
+        suite = _suite(tmp_path, "ok")
+        db = tmp_path / "p.db"
+        result = run_cli(capsys, "run", str(suite), "--db", str(db), "-q")
+    finally:
+        isolation.unavailable.cache_clear()
+    assert result.code == 2
+    assert "--isolation namespace needs unshare" in result.err
+    assert "use --isolation process" in result.err
+    assert "Traceback" not in result.err and not db.exists()
+    bad = run_cli(capsys, "run", str(suite), "--isolation", "jail", "--db", str(db))
+    assert bad.code == 2 and "use namespace or process" in bad.err
+
+
+def test_namespace_runs_as_root_get_a_uid_of_their_own() -> None:
+    assert isolation.launcher("process") == []
+    assert isolation.launcher("namespace")[0] == "unshare"
+    argv = isolation.launcher("namespace", uid=isolation.RUN_UID_BASE + 7)
+    assert argv[:2] == ["setpriv", f"--reuid={isolation.RUN_UID_BASE + 7}"]
+    uid = isolation.run_uid("namespace")
+    if os.geteuid() == 0:
+        assert uid is not None and uid >= isolation.RUN_UID_BASE
+    else:
+        assert uid is None
+    assert isolation.run_uid("process") is None
+
+
+def test_kill_group_takes_the_namespace_down(open_tmp: Path) -> None:
+    """The watchdog kills the launcher's group when passhat dies: the agent (the
+    namespace's first process) and everything in it go too."""
+    mark = f"MARK={uuid.uuid4().hex}"
+    argv = [*isolation.launcher("namespace"), "sh", "-c", "setsid sleep 300 & sleep 300"]
+    proc = subprocess.Popen(
+        argv, env={"PATH": os.environ["PATH"], **dict([mark.split("=")])}, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while len(_holding(mark)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_holding(mark)) >= 4  # unshare, sh, two sleeps
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while _holding(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _holding(mark) == []
+    finally:
+        for pid in _holding(mark):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_max_turns_lets_at_most_its_calls_reach_the_provider_for_either_user(
+    user: str, open_tmp: Path, fake_server: FakeServer
+) -> None:
+    fake_server.reply("hello", usage=(10, 5), times=30)
+    suite = _suite(open_tmp, "turns", TURNS="8", PYTHONPATH=SITE)
+    db = open_tmp / "turns.db"
+    model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    args = ["-k", "1", "--max-turns", "3", *model, "--db", str(db), "-q", "--no-report"]
+    done = _passhat(user, open_tmp, "run", str(suite), *args)
+    assert done.returncode == 1, done.stderr
+    assert len(fake_server.requests) == 3
+    run = _outputs(db)[1]
+    assert (run.error_type, "--max-turns 3" in (run.error_message or "")) == ("limit", True)
+    # the key went to the provider only, never into the store
+    assert fake_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert KEY.encode() not in b"".join(p.read_bytes() for p in open_tmp.glob("turns.db*"))
