@@ -143,7 +143,18 @@ def test_the_no_sdk_agent_in_the_docs_reproduces_the_seed_table(
     agent = _doc_block("### With no SDK: JSON-RPC over HTTP", tmp_path, "plain_agent.py")
     assert "import urllib.request" in agent.read_text(encoding="utf-8")
     db = tmp_path / "p.db"
-    r = run_seed(capsys, "--agent-cmd", f"{sys.executable} {agent}", "--db", str(db), "-q")
+    # the snippet's protocol is under test, not the isolation (test_isolation.py): at
+    # the process level a root passhat runs it with this pyenv's interpreter
+    r = run_seed(
+        capsys,
+        "--agent-cmd",
+        f"{sys.executable} {agent}",
+        "--db",
+        str(db),
+        "-q",
+        "--isolation",
+        "process",
+    )
     assert r.code == 0, r.err
     assert _annotation_sets(db) == SEED_SETS
     with Store(db, create=False) as store:
@@ -171,7 +182,17 @@ def test_the_mcp_sdk_agent_in_the_docs_runs_with_the_examples_helpers(
 
     agent = _doc_block("### In Python, with `mcp` 1.x or 2.x", tmp_path, "sdk_agent.py")
     db = tmp_path / "p.db"
-    r = run_seed(capsys, "--agent-cmd", f"{sys.executable} {agent}", "-k", "1", "--db", str(db))
+    r = run_seed(
+        capsys,
+        "--agent-cmd",
+        f"{sys.executable} {agent}",
+        "-k",
+        "1",
+        "--db",
+        str(db),
+        "--isolation",
+        "process",
+    )
     assert r.code == 0, r.err
     with Store(db, create=False) as store:
         (run,) = store.runs(store.experiment("latest").id)

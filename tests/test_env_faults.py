@@ -125,3 +125,67 @@ def test_each_environment_fault_is_one_errored_run_and_the_experiment_goes_on(
     ]
     assert got == wanted
     assert all(r.duration_s < 2 + 1 for r in runs), "a fault was not bounded by --timeout"
+
+
+THREADED = '''
+import sqlite3
+import threading
+from typing import Any
+
+from passhat import Environment, tool
+
+
+class Threaded(Environment):
+    """Holds what belongs to the thread that made it: sqlite3 refuses any other."""
+
+    def setup(self, input: dict[str, Any]) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("create table t (x)")
+        self.threads = {"setup": threading.get_ident()}
+
+    @tool
+    def put(self, x: int) -> str:
+        """Write a row."""
+        self.db.execute("insert into t values (?)", (x,))
+        self.threads["put"] = threading.get_ident()
+        return "ok"
+
+    def final_state(self) -> dict[str, Any]:
+        rows = [row[0] for row in self.db.execute("select x from t")]
+        same = set(self.threads.values()) == {threading.get_ident()}
+        return {"rows": rows, "one_thread": same}
+
+    def close(self) -> None:
+        self.db.close()
+'''
+
+
+def test_a_users_world_lives_in_one_thread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: with setup() and final_state() moved to worker threads (so that a
+    blocking one is bounded by --timeout), a world holding a sqlite3 connection made in
+    setup() failed on its first tool call, called from the event loop (the sql example
+    broke). setup, tools, final_state and close now share the run's own thread."""
+    root = tmp_path / "suite"
+    (root / "cases").mkdir(parents=True)
+    (root / "threaded.py").write_text(THREADED)
+    (root / "agent.py").write_text(
+        "async def agent(input, env, ctx):\n"
+        "    for x in (1, 2):\n"
+        "        assert not (await env.call('put', {'x': x})).is_error\n"
+    )
+    suite = {
+        "name": "threaded",
+        "environment": "threaded.py:Threaded",
+        "defaults": {"agent": "agent.py:agent", "scorers": [{"equals": "."}]},
+    }
+    (root / "suite.yaml").write_text(yaml.safe_dump(suite))
+    case = {"id": "c1", "input": {}, "goal": {"rows": [1, 2], "one_thread": True}}
+    (root / "cases" / "c1.yaml").write_text(yaml.safe_dump(case))
+    db = tmp_path / "p.db"
+    result = run_cli(capsys, "run", str(root), "-k", "3", "--db", str(db), "-q")
+    assert result.code == 0, result.err
+    with Store(db, create=False) as store:
+        runs = store.runs(store.experiment("latest").id)
+    assert [(r.status, r.error_message) for r in runs] == [("passed", None)] * 3

@@ -416,6 +416,9 @@ class Environment:
     """JSON Schema of a case's `input`, checked at `passhat check`."""
     goal_schema: ClassVar[dict[str, Any]] = {"type": "object"}
     """JSON Schema of a case's `goal`, checked at `passhat check`."""
+    _passhat_world: Any = None
+    """For a user's world, the run's `execution.WorldThread`: setup(), every plain tool
+    handler, final_state() and close() run in that one thread (set by the runner)."""
 
     def __init__(
         self, case: Case, labels: tuple[str, ...] = (), config: dict[str, Any] | None = None
@@ -556,7 +559,11 @@ class Environment:
             return self._replay(name, arguments)
         # Copies both ways: a handler never keeps the caller's objects, and the
         # caller never gets a reference into the state.
-        result = entry.handler(**clone(arguments))
+        world = self._passhat_world
+        if world is not None and not inspect.iscoroutinefunction(entry.handler):
+            result = await world.run(entry.handler, **clone(arguments))
+        else:
+            result = entry.handler(**clone(arguments))
         if inspect.isawaitable(result):
             result = await result
         return clone(result)

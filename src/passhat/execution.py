@@ -19,6 +19,7 @@ import functools
 import hashlib
 import inspect
 import os
+import queue
 import signal
 import threading
 import time
@@ -423,19 +424,75 @@ def _env_failure(what: str, exc: BaseException) -> Failure:
     return ("environment_error", f"{what} raised {type(inner).__name__}: {_text(inner)}")
 
 
+_Job = tuple[Callable[[], Any], Callable[[tuple[bool, Any]], None]]
+"""A call for the world's thread, and what to do with its outcome."""
+
+
+class WorldThread:
+    """One daemon thread that does everything a user's environment does in one run:
+    setup(), every plain (not async) tool handler, final_state() and close().
+
+    A world may hold what belongs to the thread that made it (a `sqlite3` connection
+    refuses any other thread): setup in one worker thread and tools on the event
+    loop broke the sql example. In a thread of its own, a blocking setup() or close()
+    is still bounded by the run's deadline, and a blocking tool no longer stops the
+    event loop. The thread ends when the run is done with it (`stop`), or is left
+    behind, blocked, when the world never returns.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="passhat-world", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            fn, done = job
+            try:
+                outcome: tuple[bool, Any] = (True, fn())
+            except BaseException as exc:  # handed to the awaiting run, which classifies it
+                outcome = (False, exc)
+            done(outcome)
+
+    async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`fn(*args, **kwargs)` in the world's thread, awaited without blocking the loop."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def done(outcome: tuple[bool, Any]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the run is long gone
+                loop.call_soon_threadsafe(_settle, future, outcome)
+
+        self._jobs.put((functools.partial(fn, *args, **kwargs), done))
+        return await future
+
+    def stop(self) -> None:
+        """End the thread once the jobs before this one are done."""
+        self._jobs.put(None)
+
+
 async def _start_environment(
     suite: Suite, case: Case, timeout_s: float
 ) -> tuple[Any, Failure | None]:
     """The run's fresh environment, or why there is none: a user's setup() that raises,
-    calls sys.exit or blocks past the deadline errors this run, not the experiment."""
+    calls sys.exit or blocks past the deadline errors this run, not the experiment.
+    A user's world lives in a `WorldThread` of its own (`env.world`)."""
+    world: WorldThread | None = None
     try:
         if not _user_world(suite):
             return make_environment(suite, case), None
-        pending = in_thread(make_environment, suite, case)
-        return await asyncio.wait_for(pending, max(timeout_s, GRADE_FLOOR_S)), None
+        world = WorldThread()
+        pending = world.run(make_environment, suite, case)
+        env = await asyncio.wait_for(pending, max(timeout_s, GRADE_FLOOR_S))
+        env._passhat_world = world  # its tool handlers run there too (Environment._dispatch)
+        return env, None
     except TimeoutError:
         return None, ("timeout", f"the environment's setup() did not finish within {timeout_s:g} s")
     except Exception as exc:
+        if world is not None:
+            world.stop()
         return None, _env_failure("setup()", exc)
 
 
@@ -445,11 +502,19 @@ async def _end_environment(
     """final_state() then close(), within what is left of the deadline for a user's world."""
     if not user:
         return _final_state(env)
+    world = getattr(env, "_passhat_world", None)
     try:
-        pending = in_thread(_final_state, env)
+        # in the world's thread, after its last tool call (`WorldThread`)
+        pending = (
+            world.run(_final_state, env)
+            if isinstance(world, WorldThread)
+            else in_thread(_final_state, env)
+        )
         result: tuple[dict[str, Any], Failure | None] = await asyncio.wait_for(
             pending, max(left_s, GRADE_FLOOR_S)
         )
+        if isinstance(world, WorldThread):
+            world.stop()
         return result
     except TimeoutError:
         return {}, ("timeout", "the environment's final_state() or close() did not finish in time")
