@@ -46,10 +46,16 @@ def main() -> int:
             f"uninterrupted run's: {same}"
         )
         failed |= not (same and whole)
-    env = {**os.environ, "PASSHAT_FUZZ_EXAMPLES": str(args.fuzz_examples)}
+    # new examples every time here (make test replays the same ones: tests/conftest.py)
+    env = {
+        **os.environ,
+        "PASSHAT_FUZZ_EXAMPLES": str(args.fuzz_examples),
+        "PASSHAT_HYPOTHESIS": "explore",
+    }
     started = time.monotonic()
     fuzz = subprocess.run(
-        [sys.executable, "-m", "pytest", str(ROOT / "tests" / "test_fuzz.py"), "-q", "-p",
+        [sys.executable, "-m", "pytest", str(ROOT / "tests" / "test_fuzz.py"),
+         str(ROOT / "tests" / "test_fuzz_sources.py"), "-q", "-p",
          "no:cacheprovider"],
         env=env, cwd=ROOT, check=False,
     )  # fmt: skip

@@ -207,3 +207,24 @@ def test_a_trial_folder_that_cannot_be_listed_is_noted(
         in item["notes"]
     )
     assert item["missing"] == {"hello": [3]}
+
+
+def test_a_name_that_is_not_text_is_a_refused_trial(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by test_fuzz_sources: a model name of [] reached the grouping of trials by
+    (agent, model, dataset) and raised TypeError: unhashable type: 'list'."""
+    bad = trial("fix", 3, 1.0)
+    bad["agent_info"]["model_info"]["name"] = []
+    odd = trial("fix", 4, 1.0)
+    odd["source"] = {"a": 1}
+    job = write_job(tmp_path, [trial("hello", 1, 1.0), trial("hello", 2, 1.0)])
+    for folder, data in (("bad", bad), ("odd", odd)):
+        (job / folder).mkdir()
+        (job / folder / "result.json").write_text(json.dumps(data))
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"), "--json")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    notes = "\n".join(item["notes"])
+    assert "bad/result.json: field agent_info.model_info.name is not text" in notes
+    assert "odd/result.json: field source is not text or null" in notes

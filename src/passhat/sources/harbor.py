@@ -72,6 +72,13 @@ def trial_problem(data: Any) -> str | None:
     info = data.get("agent_info") or {}
     if not _optional(info.get("model_info"), dict):
         return "field agent_info.model_info is not an object or null"
+    # the three name what is compared (agent, model, dataset), so they must be text
+    if not _optional(info.get("name"), str):
+        return "field agent_info.name is not text"
+    if not _optional((info.get("model_info") or {}).get("name"), str):
+        return "field agent_info.model_info.name is not text"
+    if not _optional(data.get("source"), str):
+        return "field source is not text or null"
     rewards = (data.get("verifier_result") or {}).get("rewards")
     if not _optional(rewards, dict):
         return "field verifier_result.rewards is not an object or null"
