@@ -190,51 +190,19 @@ class Prepared:
     models: ModelPool
 
     def run(self, case_id: str, index: int, attempt: int = 1) -> RunRecord:
-        """One run in a thread of its own, waited for until the deadline plus grace.
-
-        The run gets its own event loop, so an agent that blocks it stalls no other
-        run; past the deadline it is abandoned (its thread is left behind) and the
-        run is errored(timeout).
-        """
-        case = self.cases[case_id]
-        model = self.models.take()
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["record"] = asyncio.run(self._once(case, index, model, attempt))
-            except BaseException as error:  # handed to the waiting thread
-                box["error"] = error
-
-        started, clock = time.time(), time.perf_counter()
-        thread = threading.Thread(target=target, name=f"passhat-run-{index}", daemon=True)
-        thread.start()
-        thread.join(self.options.timeout_s + GRACE_S)
-        if thread.is_alive():
-            return overdue(
-                self.shipment.experiment,
-                case,
-                index,
-                self.options.timeout_s,
-                started,
-                time.perf_counter() - clock,
-                attempt,
-            )
-        self.models.give(model)
-        if "error" in box:
-            raise box["error"]
-        record: RunRecord = box["record"]
-        return record
+        """One run: a batch of one (`run_batch`)."""
+        return self.run_batch([(case_id, index, attempt)])[0]
 
     def run_batch(self, batch: list[tuple[str, int, int]]) -> list[RunRecord]:
         """Runs of (case, index, attempt) one after another in a thread of their own,
         each waited for until its own deadline plus grace; their records, in order.
 
-        As `run`, each run gets a fresh event loop; unlike it, the thread is handed
-        the whole batch, so the task's thread wakes once per batch rather than once
-        per run (on a loaded machine each wake-up costs a time slice). A run past
-        its deadline is abandoned with its thread, recorded errored(timeout), and
-        the rest of the batch goes on in a new thread."""
+        Each run gets a fresh event loop, so an agent that blocks it stalls no other
+        run. The thread is handed the whole batch, so the calling thread wakes once
+        per batch rather than once per run (on a loaded machine each wake-up can
+        cost a time slice). A run past its deadline is abandoned with its thread
+        (left behind), recorded errored(timeout), and the rest of the batch goes on
+        in a new thread."""
         records: list[RunRecord] = []
         while len(records) < len(batch):
             records.extend(self._rest(batch[len(records) :]))
