@@ -400,3 +400,21 @@ def test_a_worker_refuses_a_shipment_from_other_code_and_each_run_says_where_it_
         assert f"(passhat {passhat.__version__}, code {code_hash()})" in run.ran_on
     shown = run_cli(capsys, "show", "latest", SEED, "1", "--db", db)
     assert "ran on tcp://127.0.0.1:" in " ".join(shown.out.split())  # rich wraps the line
+
+
+async def test_short_runs_go_several_to_a_task_each_recorded_once_with_where_it_ran(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    # runs of a few ms: after the first (one per task), batches of about 50 ms of runs
+    db = tmp_path / "p.db"
+    k = 40
+    suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", k)
+    executor = DaskExecutor(cluster.address)
+    with Store(db) as store:
+        await run_experiment(
+            store, experiment, suite, agent, None, RunOptions(concurrency=2), executor=executor
+        )
+    runs = _rows(db, experiment.id)
+    _parity_ok(runs, k)
+    assert executor.tasks < k / 2
+    assert all(r.ran_on is not None and r.ran_on.startswith("tcp://127.0.0.1:") for r in runs)
