@@ -183,6 +183,13 @@ async def blocks_loop(input: Any, env: Any, ctx: Any) -> str:
     return await odd_runs_pass(input, env, ctx)
 
 
+async def blocks_loop_on_run_2(input: Any, env: Any, ctx: Any) -> str:
+    """Like odd_runs_pass, but run 2 blocks its event loop as blocks_loop does."""
+    if ctx.run_index == 2:
+        time.sleep(float(os.environ.get("PASSHAT_TEST_BLOCK", "3")))
+    return await odd_runs_pass(input, env, ctx)
+
+
 async def busy_50ms(input: Any, env: Any, ctx: Any) -> str:
     """CPU-bound: 50 ms of busy loop, then like odd_runs_pass."""
     end = time.perf_counter() + 0.05

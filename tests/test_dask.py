@@ -177,14 +177,16 @@ def _parity_ok(runs: list[RunRecord], k: int) -> None:
     assert [r.status for r in runs] == ["passed" if i % 2 else "failed" for i in range(1, k + 1)]
 
 
+@pytest.mark.parametrize("batch", [None, 3], ids=["one-per-task", "batches-of-3"])
 async def test_kill_9_of_a_worker_mid_experiment_loses_and_doubles_nothing(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, tmp_path: Path, batch: int | None
 ) -> None:
+    # batches of 3: the killed worker's batch comes back from another worker, whole
     db = tmp_path / "p.db"
     k = 16
     suite, agent, experiment = _experiment(db, "agents_for_tests:slow", k)
     victim = cluster.live_workers()[0]
-    executor = DaskExecutor(cluster.address)
+    executor = DaskExecutor(cluster.address, batch=batch)
     seen: list[int] = []
 
     def progress(run: RunRecord) -> None:
@@ -201,6 +203,7 @@ async def test_kill_9_of_a_worker_mid_experiment_loses_and_doubles_nothing(
         runs = _rows(db, experiment.id)
         _parity_ok(runs, k)  # 0 lost, 0 twice
         assert sorted(seen) == list(range(1, k + 1)) and executor.left_missing == []
+        assert executor.tasks == (k if batch is None else -(-k // batch))
     finally:
         cluster.add_worker()
         await asyncio.to_thread(cluster.wait_for_workers, 2)
@@ -209,15 +212,18 @@ async def test_kill_9_of_a_worker_mid_experiment_loses_and_doubles_nothing(
 async def test_a_run_past_its_timeout_is_errored_even_when_it_blocks_its_loop(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    # the agent sleeps 3 s without yielding: asyncio's timeout cannot fire, the worker's does
+    # the agent sleeps 3 s without yielding: asyncio's timeout cannot fire, the worker's
+    # does, for each run of a batch in turn (both runs go in one task)
     db = tmp_path / "p.db"
     suite, agent, experiment = _experiment(db, "agents_for_tests:blocks_loop", 2)
+    executor = DaskExecutor(cluster.address, batch=2)
     with Store(db) as store:
         await run_experiment(
             store, experiment, suite, agent, None, RunOptions(concurrency=2, timeout_s=0.5),
-            executor=DaskExecutor(cluster.address),
+            executor=executor,
         )  # fmt: skip
     runs = _rows(db, experiment.id)
+    assert executor.tasks == 1
     assert [(r.status, r.error_type) for r in runs] == [("errored", "timeout")] * 2
     assert all("ignored its deadline" in (r.error_message or "") for r in runs)
 
@@ -274,8 +280,9 @@ async def test_losing_the_scheduler_stops_cleanly_and_resume_completes(
     _parity_ok(_rows(db, experiment.id), k)
 
 
+@pytest.mark.parametrize("batch", [None, 3], ids=["one-per-task", "batches-of-3"])
 async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_counted(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], batch: int | None
 ) -> None:
     # allowed-failures 0: the first worker death gives up on the runs it held. The kill
     # lands after two recorded runs; if the killed worker happened to hold none at that
@@ -283,11 +290,13 @@ async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_coun
     for attempt in range(3):
         where = tmp_path / f"try{attempt}"
         where.mkdir()
-        db, k, left, experiment = await _kill_one_worker_mid_experiment(where)
+        db, k, left, experiment = await _kill_one_worker_mid_experiment(where, batch)
         if left:
             break
     recorded = {r.run_index for r in _rows(db, experiment.id)}
     assert left and not left & recorded and left | recorded == set(range(1, k + 1))
+    if batch is not None:  # a lost batch is lost whole: none of its runs half-counted
+        assert len(left) % batch == 0
     r = await asyncio.to_thread(
         run_cli, capsys, "resume", experiment.id, "--db", str(db), "-q", "--strict"
     )
@@ -296,7 +305,7 @@ async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_coun
 
 
 async def _kill_one_worker_mid_experiment(
-    tmp_path: Path,
+    tmp_path: Path, batch: int | None
 ) -> tuple[Path, int, set[int], ExperimentRecord]:
     own = Cluster(
         tmp_path, env={**WORKER_ENV, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
@@ -304,7 +313,7 @@ async def _kill_one_worker_mid_experiment(
     db = tmp_path / "p.db"
     k = 12
     suite, agent, experiment = _experiment(db, "agents_for_tests:slow", k)
-    executor = DaskExecutor(own.address)
+    executor = DaskExecutor(own.address, batch=batch)
     seen: list[int] = []
 
     def progress(run: RunRecord) -> None:
@@ -391,3 +400,21 @@ def test_a_worker_refuses_a_shipment_from_other_code_and_each_run_says_where_it_
         assert f"(passhat {passhat.__version__}, code {code_hash()})" in run.ran_on
     shown = run_cli(capsys, "show", "latest", SEED, "1", "--db", db)
     assert "ran on tcp://127.0.0.1:" in " ".join(shown.out.split())  # rich wraps the line
+
+
+async def test_short_runs_go_several_to_a_task_each_recorded_once_with_where_it_ran(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    # runs of a few ms: after the first (one per task), batches of about 50 ms of runs
+    db = tmp_path / "p.db"
+    k = 40
+    suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", k)
+    executor = DaskExecutor(cluster.address)
+    with Store(db) as store:
+        await run_experiment(
+            store, experiment, suite, agent, None, RunOptions(concurrency=2), executor=executor
+        )
+    runs = _rows(db, experiment.id)
+    _parity_ok(runs, k)
+    assert executor.tasks < k / 2
+    assert all(r.ran_on is not None and r.ran_on.startswith("tcp://127.0.0.1:") for r in runs)

@@ -19,7 +19,8 @@ from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from passhat.agents import resolve_agent
 from passhat.errors import ConfigError, WorkerRefused
 from passhat.executors import Job, bounded, resolve_executor
-from passhat.executors.shipment import prepare, ship, suite_files
+from passhat.executors.batching import BatchSizer, batched
+from passhat.executors.shipment import GRACE_S, prepare, ship, suite_files
 from passhat.models import model_from_params
 from passhat.records import RunRecord
 from passhat.runner import RunOptions, new_experiment
@@ -223,3 +224,102 @@ def test_dask_without_its_extra_is_one_line_naming_the_extra(
     monkeypatch.delitem(sys.modules, "passhat.executors.dask", raising=False)
     with pytest.raises(ConfigError, match=r"pip install 'passhat\[dask\]'"):
         resolve_executor("dask")
+
+
+def test_batches_are_sized_by_run_time_and_long_runs_go_alone() -> None:
+    sizer = BatchSizer(target_s=0.05, cap=64)
+    assert sizer.size() == 1  # no run time known yet
+    for _ in range(20):
+        sizer.observe(0.005)
+    assert sizer.size() in (9, 10)  # about 50 ms of 5 ms runs
+    for _ in range(20):
+        sizer.observe(0.2)
+    assert sizer.size() == 1  # a run past the target is never held back by a batch
+    for _ in range(60):  # a moving mean: older run times fade
+        sizer.observe(0.0001)
+    assert sizer.size() == 64  # tiny runs: the cap
+    assert BatchSizer(fixed=3).size() == 3
+
+
+async def test_batched_keeps_at_most_concurrency_batches_in_flight_and_reads_lazily() -> None:
+    taken = 0
+    running = peak = 0
+    sizes: list[int] = []
+
+    def plan() -> Iterator[tuple[str, int]]:
+        nonlocal taken
+        for index in range(1, 1_000_001):  # a million planned runs: never listed
+            taken += 1
+            yield ("c", index)
+
+    async def run_batch(batch: list[tuple[str, int]]) -> list[RunRecord]:
+        nonlocal running, peak
+        sizes.append(len(batch))
+        records = []
+        running += 1  # a batch runs its runs one after another: one under way at a time
+        peak = max(peak, running)
+        for case_id, index in batch:
+            await asyncio.sleep(0.001)
+            records.append(replace(_record(case_id, index), duration_s=0.001))
+        running -= 1
+        return records
+
+    records = batched(plan(), 4, BatchSizer(target_s=0.005), run_batch)
+    got = [await anext(records) for _ in range(200)]
+    await records.aclose()
+    assert peak == 4
+    assert sizes[:4] == [1, 1, 1, 1] and max(sizes) == 5  # grown to 5 ms of 1 ms runs
+    assert taken <= 200 + 4 * 5  # the plan is read one batch at a time
+    assert len({r.run_index for r in got}) == 200  # each run once
+
+
+async def test_batched_streams_a_batch_as_it_finishes_while_others_run() -> None:
+    release = asyncio.Event()
+
+    async def run_batch(batch: list[tuple[str, int]]) -> list[RunRecord]:
+        if batch[0][1] == 1:
+            await release.wait()  # the first batch is slow
+        return [_record(c, i) for c, i in batch]
+
+    records = batched((("c", i) for i in range(1, 5)), 2, BatchSizer(fixed=2), run_batch)
+    first = await asyncio.wait_for(anext(records), 5)
+    assert first.run_index == 3  # the second batch's record, before the first batch ends
+    release.set()
+    rest = [r.run_index async for r in records]
+    assert sorted([first.run_index, *rest]) == [1, 2, 3, 4]
+
+
+async def test_batched_leaves_a_lost_batch_wholly_missing_and_raises_the_first_failure() -> None:
+    async def run_batch(batch: list[tuple[str, int]]) -> list[RunRecord] | None:
+        if batch[0][1] == 7:
+            raise RuntimeError("the cluster fell over")
+        if batch[0][1] == 3:
+            return None  # its worker died too often: none of 3, 4 is recorded
+        return [_record(c, i) for c, i in batch]
+
+    got: list[int] = []
+    with pytest.raises(RuntimeError, match="the cluster fell over"):
+        plan = (("c", i) for i in range(1, 11))
+        async for record in batched(plan, 1, BatchSizer(fixed=2), run_batch):
+            got.append(record.run_index)
+    assert got == [1, 2, 5, 6]
+
+
+def test_a_run_past_its_deadline_in_a_batch_is_errored_and_the_rest_of_the_batch_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PASSHAT_TEST_BLOCK", "1.6")  # past timeout + grace
+    suite = load_suite(CLARIFY)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
+    agent = resolve_agent("agents_for_tests:blocks_loop_on_run_2")
+    experiment = new_experiment(suite, agent, "", None, k=3, params={"max_turns": 4})
+    job = Job(experiment, suite, agent, None, RunOptions(timeout_s=0.2))
+    ready = prepare(ship(job), "test")
+    records = ready.run_batch([(SEED, 1, 1), (SEED, 2, 1), (SEED, 3, 1)])
+    assert [(r.run_index, r.status, r.error_type) for r in records] == [
+        (1, "passed", None),
+        (2, "errored", "timeout"),
+        (3, "passed", None),  # run in a new thread once run 2 was abandoned
+    ]
+    assert "ignored its deadline" in (records[1].error_message or "")
+    assert records[1].duration_s < 0.2 + GRACE_S + 0.5

@@ -13,8 +13,11 @@ The contract, which the runner relies on for honest accounting:
   that could not be run (its worker died too often) yields nothing and stays
   missing, so `passhat resume` runs it again (an executor may list such items
   in a `left_missing` attribute: the CLI names them);
-- never more than `job.options.concurrency` runs in flight, and the work items
-  are read lazily (a million planned runs never become a million futures);
+- never more than `job.options.concurrency` runs under way at once, and the
+  work items are read lazily (a million planned runs never become a million
+  futures); an executor that sends runs in batches, each batch's runs one after
+  another (the Dask one, for short runs: `batching.py`), keeps at most that
+  many batches in flight;
 - the executor never writes the store: the driver alone does, one transaction
   per run;
 - closing the iterator early (an error, Ctrl-C) stops the runs in flight; they

@@ -1,16 +1,23 @@
 """The Dask executor: runs fan out as tasks to Dask distributed workers.
 
-Each (case, index) is one task. A worker rebuilds the experiment from a
-shipment (`shipment.py`: everything by value, hashes checked), builds the fresh
-environment, runs the agent and the scorers, and returns the whole RunRecord;
-the driver alone writes the store. The shipment reaches every worker, present
-and future, as a worker plugin, so a worker that joins or is restarted mid-way
-gets it too; tasks themselves carry only (digest, case, index).
+Each task runs a batch of (case, index) pairs: one pair while run times are
+unknown or long, several when runs are short (`batching.py`: at most 50 ms of
+runs per batch, so a round trip through the scheduler is shared by several
+short runs and a finished run waits little for its batch). A worker rebuilds
+the experiment from a shipment (`shipment.py`: everything by value, hashes
+checked), runs each pair of the batch in turn (fresh environment, agent,
+scorers; each under its own deadline) and returns their whole RunRecords; the
+driver alone writes the store, one transaction per run. The shipment reaches
+every worker, present and future, as a worker plugin, so a worker that joins
+or is restarted mid-way gets it too; tasks themselves carry only the digest
+and the (case, index, attempt) triples.
 
 Faults:
-- a worker dies mid-run: Dask runs the task again elsewhere; a task whose
-  workers died `distributed.scheduler.allowed-failures` times is left missing
-  (never recorded, so never counted twice; `passhat resume` runs it again);
+- a worker dies mid-run: Dask runs the task (the whole batch) again elsewhere;
+  none of its runs had been recorded, since a batch comes back whole or not at
+  all. A task whose workers died `distributed.scheduler.allowed-failures`
+  times is left missing, every run of it (never recorded, so never counted
+  twice; `passhat resume` runs them again);
 - the scheduler is lost: the driver stops with an ExecutorError, every
   finished run already written;
 - a run past --timeout: errored(timeout), by the worker, even when the agent
@@ -39,7 +46,8 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.scheduler import KilledWorker
 
 from passhat.errors import ExecutorError, InputError, WorkerRefused
-from passhat.executors.base import Job, WorkItem, bounded
+from passhat.executors.base import Job, WorkItem
+from passhat.executors.batching import TARGET_S, BatchSizer, batched
 from passhat.executors.identity import code_manifest, differences, foreign, identity
 from passhat.executors.shipment import Shipment, prepared, ship
 from passhat.records import RunRecord
@@ -75,8 +83,9 @@ def plugin_name(digest: str) -> str:
     return f"passhat-{digest[:16]}"
 
 
-def run_task(digest: str, case_id: str, index: int, attempt: int = 1) -> RunRecord:
-    """The task a worker runs for one (case, index): the whole record, or a refusal."""
+def run_batch(digest: str, batch: list[tuple[str, int, int]]) -> list[RunRecord]:
+    """The task a worker runs for a batch of (case, index, attempt): each run in turn,
+    each under its own deadline; their whole records, or a refusal."""
     where = get_worker().address
     shipment = _RECEIVED.get(digest)
     if shipment is None:
@@ -84,9 +93,10 @@ def run_task(digest: str, case_id: str, index: int, attempt: int = 1) -> RunReco
             f"worker {where} did not receive the experiment (its passhat could not load "
             "passhat's worker plugin); install the same passhat on every worker (docs/dask.md)"
         )
-    record = prepared(shipment, where).run(case_id, index, attempt)
+    runs = prepared(shipment, where)
     version, code = identity()
-    return replace(record, ran_on=f"{where} (passhat {version}, code {code})")
+    ran_on = f"{where} (passhat {version}, code {code})"
+    return [replace(record, ran_on=ran_on) for record in runs.run_batch(batch)]
 
 
 def check_scheduler(address: str) -> str:
@@ -122,11 +132,24 @@ def reachable(address: str, timeout_s: float = 5.0) -> str:
 class DaskExecutor:
     """Runs work items as Dask tasks on a scheduler's workers, or on a LocalCluster."""
 
-    def __init__(self, scheduler: str | None = None, *, workers: int | None = None) -> None:
+    def __init__(
+        self,
+        scheduler: str | None = None,
+        *,
+        workers: int | None = None,
+        batch: int | None = None,
+        batch_target_s: float = TARGET_S,
+    ) -> None:
         """`scheduler`: tcp://HOST:PORT of a running `dask scheduler`; None starts a
-        LocalCluster of `workers` processes (default: one per core) on 127.0.0.1."""
+        LocalCluster of `workers` processes (default: one per core) on 127.0.0.1.
+        `batch`: runs per task, fixed (1: no batching); None sizes batches by run
+        time, at most `batch_target_s` of runs each (`batching.py`)."""
         self.scheduler = None if scheduler is None else reachable(check_scheduler(scheduler))
         self.workers = workers
+        self.batch = batch
+        self.batch_target_s = batch_target_s
+        self.tasks = 0
+        """Tasks (batches) the last run sent."""
         self.left_missing: list[WorkItem] = []
         """Work items whose workers died too often: not recorded, so still missing."""
         self.address: str | None = None
@@ -146,30 +169,27 @@ class DaskExecutor:
             await _register(client, plugin)
             stack.push_async_callback(_unregister, client, plugin.name)
             token = secrets.token_hex(4)
+            self.tasks = 0
+            sizer = BatchSizer(target_s=self.batch_target_s, fixed=self.batch)
 
-            async def one(case_id: str, index: int) -> RunRecord | None:
-                key = f"passhat-{job.experiment.id}-{case_id}-{index}-{token}"
-                future = client.submit(
-                    run_task,
-                    shipment.digest,
-                    case_id,
-                    index,
-                    job.attempt((case_id, index)),
-                    key=key,
-                    pure=False,
-                )
+            async def some(batch: list[WorkItem]) -> list[RunRecord] | None:
+                case_id, index = batch[0]
+                self.tasks += 1
+                key = f"passhat-{job.experiment.id}-{case_id}-{index}-{len(batch)}-{token}"
+                triples = [(c, i, job.attempt((c, i))) for c, i in batch]
+                future = client.submit(run_batch, shipment.digest, triples, key=key, pure=False)
                 try:
-                    record: RunRecord = await future
+                    records: list[RunRecord] = await future
                 except KilledWorker:
-                    self.left_missing.append((case_id, index))
+                    self.left_missing.extend(batch)
                     return None
                 except FutureCancelledError as error:
                     raise _lost(self.scheduler, error) from None
                 except (OSError, TimeoutError) as error:
                     raise _lost(self.scheduler, error) from None
-                return record
+                return records
 
-            async for record in bounded(todo, job.options.concurrency, one):
+            async for record in batched(todo, job.options.concurrency, sizer, some):
                 yield record
 
     def _client(self, concurrency: int) -> _Connection:

@@ -190,41 +190,73 @@ class Prepared:
     models: ModelPool
 
     def run(self, case_id: str, index: int, attempt: int = 1) -> RunRecord:
-        """One run in a thread of its own, waited for until the deadline plus grace.
+        """One run: a batch of one (`run_batch`)."""
+        return self.run_batch([(case_id, index, attempt)])[0]
 
-        The run gets its own event loop, so an agent that blocks it stalls no other
-        run; past the deadline it is abandoned (its thread is left behind) and the
-        run is errored(timeout).
-        """
-        case = self.cases[case_id]
+    def run_batch(self, batch: list[tuple[str, int, int]]) -> list[RunRecord]:
+        """Runs of (case, index, attempt) one after another in a thread of their own,
+        each waited for until its own deadline plus grace; their records, in order.
+
+        Each run gets a fresh event loop, so an agent that blocks it stalls no other
+        run. The thread is handed the whole batch, so the calling thread wakes once
+        per batch rather than once per run (on a loaded machine each wake-up can
+        cost a time slice). A run past its deadline is abandoned with its thread
+        (left behind), recorded errored(timeout), and the rest of the batch goes on
+        in a new thread."""
+        records: list[RunRecord] = []
+        while len(records) < len(batch):
+            records.extend(self._rest(batch[len(records) :]))
+        return records
+
+    def _rest(self, batch: list[tuple[str, int, int]]) -> list[RunRecord]:
+        """As many runs of `batch` as finish in time, in order; the first overdue one
+        errored(timeout) and last (the caller starts a new thread for the rest)."""
+        done = threading.Condition()
+        box: dict[str, Any] = {"records": [], "started": time.time(), "clock": time.perf_counter()}
         model = self.models.take()
-        box: dict[str, Any] = {}
 
         def target() -> None:
             try:
-                box["record"] = asyncio.run(self._once(case, index, model, attempt))
+                for case_id, index, attempt in batch:
+                    if "abandoned" in box:  # the waiting thread gave up on this one
+                        return
+                    case = self.cases[case_id]
+                    record = asyncio.run(self._once(case, index, model, attempt))
+                    with done:
+                        box["records"].append(record)
+                        box["started"], box["clock"] = time.time(), time.perf_counter()
             except BaseException as error:  # handed to the waiting thread
                 box["error"] = error
+            with done:
+                box["end"] = True
+                done.notify_all()
 
-        started, clock = time.time(), time.perf_counter()
-        thread = threading.Thread(target=target, name=f"passhat-run-{index}", daemon=True)
-        thread.start()
-        thread.join(self.options.timeout_s + GRACE_S)
-        if thread.is_alive():
-            return overdue(
-                self.shipment.experiment,
-                case,
-                index,
-                self.options.timeout_s,
-                started,
-                time.perf_counter() - clock,
-                attempt,
-            )
+        name = f"passhat-runs-{batch[0][1]}-{len(batch)}"
+        threading.Thread(target=target, name=name, daemon=True).start()
+        with done:
+            while "end" not in box:
+                left = box["clock"] + self.options.timeout_s + GRACE_S - time.perf_counter()
+                if left <= 0:  # the run under way ignored its deadline: abandon it
+                    case_id, index, attempt = batch[len(box["records"])]
+                    late = overdue(
+                        self.shipment.experiment,
+                        self.cases[case_id],
+                        index,
+                        self.options.timeout_s,
+                        box["started"],
+                        time.perf_counter() - box["clock"],
+                        attempt,
+                    )
+                    box["abandoned"] = True  # it runs no more of the batch
+                    kept: list[RunRecord] = box["records"]
+                    box["records"] = []  # and what it adds later is dropped
+                    return [*kept, late]
+                done.wait(left)
         self.models.give(model)
         if "error" in box:
             raise box["error"]
-        record: RunRecord = box["record"]
-        return record
+        finished: list[RunRecord] = box["records"]
+        return finished
 
     async def _once(self, case: Any, index: int, model: Any, attempt: int) -> RunRecord:
         from passhat.execution import run_once
