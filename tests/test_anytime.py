@@ -204,3 +204,9 @@ def test_until_width_anytime_through_the_cli_stops_when_narrow(
 def test_the_library_refuses_an_unknown_spending() -> None:
     with pytest.raises(InputError, match="spending is 'always'"):
         Rounds(width=0.1, spending="always")  # type: ignore[arg-type]
+
+
+def test_a_sequence_over_many_rounds_neither_overflows_nor_loses_the_mean() -> None:
+    """The capital far from the mean is astronomically large; compared in logs."""
+    band = betting_sequence([0.0, 1.0] * 20_000, 0.0, 1.0, 0.05)
+    assert 0.48 < band.low < 0.5 < band.high < 0.52

@@ -110,8 +110,8 @@ def betting_sequence(values: ArrayLike, lo: float, hi: float, alpha: float) -> B
     gap = distinct[None, :] - m[:, None]  # (m, values)
     logs = np.log1p(lam[:, None, None] * gap[None, :, :]) @ counts.astype(float)  # (lam, m)
     top = logs.max(axis=0)
-    capital = np.exp(top) * np.exp(logs - top).mean(axis=0)
-    keep = np.flatnonzero(capital < 1.0 / alpha)
+    log_capital = top + np.log(np.exp(logs - top).mean(axis=0))  # no overflow at any n
+    keep = np.flatnonzero(log_capital < math.log(1.0 / alpha))
     step = span / (GRID - 1)
     if keep.size == 0:  # cannot happen at the sample mean; stay safe
         centre = float(x.mean())
