@@ -108,6 +108,9 @@ class Width:
     stopped_early: int
     """Experiments that stopped before max-k."""
     mean_k: float
+    covered_population: int = 0
+    """Anytime rule: stops whose interval held the population's mean pass rate (the
+    prior's mean), which it does not promise to hold."""
 
 
 def until_width(
@@ -231,7 +234,8 @@ def anytime_until_width(
     mean of these cases' true pass rates (what the sequence is for)."""
     rng = np.random.default_rng(seed)
     top = plan.looks[-1]
-    covered = early = total_k = 0
+    covered = early = total_k = population = 0
+    truth = prior[0] / (prior[0] + prior[1])
     for _ in range(replications):
         p = rng.beta(*prior, cases)
         cum = np.cumsum(rng.random((cases, top)) < p[:, None], axis=1)
@@ -243,6 +247,7 @@ def anytime_until_width(
 
         last = drive(plan, look_at)[-1]
         covered += last.low <= p.mean() <= last.high
+        population += last.low <= truth <= last.high
         early += last.k < top
         total_k += last.k
-    return Width(replications, covered, early, total_k / replications)
+    return Width(replications, covered, early, total_k / replications, population)
