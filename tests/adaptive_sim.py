@@ -8,7 +8,16 @@ from typing import Literal
 
 import numpy as np
 
-from passhat.adaptive import Look, Schedule, drive, outcome_at, undecided, width_look
+from passhat.adaptive import (
+    Look,
+    Schedule,
+    anytime_decided_look,
+    anytime_width_look,
+    drive,
+    outcome_at,
+    undecided,
+    width_look,
+)
 from passhat.stats import compare_counts, paired_differences
 
 RunsTo = Literal["all", "undecided", "agree"]
@@ -99,6 +108,9 @@ class Width:
     stopped_early: int
     """Experiments that stopped before max-k."""
     mean_k: float
+    covered_population: int = 0
+    """Anytime rule: stops whose interval held the population's mean pass rate (the
+    prior's mean), which it does not promise to hold."""
 
 
 def until_width(
@@ -165,3 +177,77 @@ def compare_after_until_decided(
         verdict = compare_counts(na, ca, nb, cb, resamples=resamples, seed=r)[1]
         declared += verdict.outcome != "none"
     return declared / replications
+
+
+def anytime_until_decided(
+    plan: Schedule,
+    *,
+    replications: int,
+    cases: int = 30,
+    prior: tuple[float, float] = (0.5, 0.5),
+    k_a: int = 3,
+    shift: float = 0.0,
+    seed: int = 13,
+) -> Decided:
+    """`--until-decided --spending anytime` (`plan.anytime`): A fixed at k_a runs per
+    case, every case of B grown along `plan` (with --k-step 1, a look after every run),
+    each look judged by `anytime_decided_look` as `passhat.rounds` does; B's per-case
+    p = A's + shift, clipped. The share declared is the A/A false-positive rate at
+    shift 0, the power otherwise."""
+    rng = np.random.default_rng(seed)
+    declared = stopped_k = runs = 0
+    top = plan.looks[-1]
+    for _ in range(replications):
+        p = rng.beta(*prior, cases)
+        na = np.full(cases, k_a)
+        ca = rng.binomial(k_a, p)
+        cum = np.cumsum(rng.random((cases, top)) < np.clip(p + shift, 0.0, 1.0)[:, None], axis=1)
+        history: list[tuple[np.ndarray, np.ndarray]] = []
+
+        def look_at(
+            k: int,
+            cum: np.ndarray = cum,
+            history: list = history,
+            base: tuple[np.ndarray, np.ndarray] = (na, ca),
+        ) -> Look:
+            history.append((np.full(cases, k), cum[:, k - 1]))
+            return anytime_decided_look(plan, k, base, history)
+
+        last = drive(plan, look_at)[-1]
+        declared += last.outcome not in (None, "none")
+        stopped_k += last.k
+        runs += last.k * cases
+    return Decided(replications, declared, stopped_k / replications, runs / replications)
+
+
+def anytime_until_width(
+    plan: Schedule,
+    width: float,
+    *,
+    replications: int,
+    cases: int = 30,
+    prior: tuple[float, float] = (2.0, 2.0),
+    seed: int = 7,
+) -> Width:
+    """`--until-width --spending anytime`: stop at the first look whose confidence
+    sequence is narrower than `width`; `covered` counts stops whose interval holds the
+    mean of these cases' true pass rates (what the sequence is for)."""
+    rng = np.random.default_rng(seed)
+    top = plan.looks[-1]
+    covered = early = total_k = population = 0
+    truth = prior[0] / (prior[0] + prior[1])
+    for _ in range(replications):
+        p = rng.beta(*prior, cases)
+        cum = np.cumsum(rng.random((cases, top)) < p[:, None], axis=1)
+        history: list[tuple[np.ndarray, np.ndarray]] = []
+
+        def look_at(k: int, cum: np.ndarray = cum, history: list = history) -> Look:
+            history.append((np.full(cases, k), cum[:, k - 1]))
+            return anytime_width_look(plan, k, history, width)
+
+        last = drive(plan, look_at)[-1]
+        covered += last.low <= p.mean() <= last.high
+        population += last.low <= truth <= last.high
+        early += last.k < top
+        total_k += last.k
+    return Width(replications, covered, early, total_k / replications, population)

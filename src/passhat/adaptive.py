@@ -32,7 +32,7 @@ simulations run the same rule.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
@@ -51,12 +51,13 @@ else:
     np = lazy_import("numpy")  # imported when a look is first computed: --help needs none
 
 Mode = Literal["width", "decided"]
-Spending = Literal["bonferroni", "obrien-fleming"]
-SPENDINGS: tuple[Spending, ...] = ("bonferroni", "obrien-fleming")
+Spending = Literal["bonferroni", "obrien-fleming", "anytime"]
+SPENDINGS: tuple[Spending, ...] = ("bonferroni", "obrien-fleming", "anytime")
 
 RULES = {
     "bonferroni": "Bonferroni alpha spending over planned looks",
     "obrien-fleming": "O'Brien-Fleming-like alpha spending over planned looks",
+    "anytime": "anytime-valid betting confidence sequence over each round's per-case results",
 }
 """The stopping rule's name, as the report and JSON state it."""
 
@@ -86,8 +87,19 @@ class Schedule:
         """The level of the look at k's interval: 1 - its alpha."""
         return 1.0 - self.alpha_at(k)
 
+    @property
+    def anytime(self) -> bool:
+        """The looks share no alpha: a confidence sequence holds at every look at once."""
+        return self.spending == "anytime"
+
     def rule(self) -> str:
         """The rule in words."""
+        if self.anytime:
+            return (
+                f"{RULES[self.spending]}: may stop after any round (k = "
+                f"{', '.join(str(k) for k in self.looks)}), every look at the full "
+                f"{self.confidence:g}, valid whenever it stops"
+            )
         spent = ", ".join(f"{a:.3g}" for a in self.alphas)
         return (
             f"{RULES[self.spending]}: {plural(self.planned, 'look')} planned at k = "
@@ -100,7 +112,10 @@ def spend(looks: tuple[int, ...], alpha: float, spending: Spending) -> tuple[flo
     """Each look's alpha. Bonferroni: alpha / L each. O'Brien-Fleming-like: the Lan-DeMets
     spending function a(t) = 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)) at the information
     fraction t = k / max-k, look i spending a(t_i) - a(t_{i-1}): little early, most at
-    the end. Either way the alphas sum to alpha, so the union bound holds."""
+    the end. Either way the alphas sum to alpha, so the union bound holds. Anytime:
+    every look uses all of alpha (the confidence sequence needs no union bound)."""
+    if spending == "anytime":
+        return tuple(alpha for _ in looks)
     if spending == "bonferroni":
         return tuple(alpha / len(looks) for _ in looks)
     normal = NormalDist()
@@ -296,6 +311,81 @@ def decided_look(plan: Schedule, k: int, difference: Difference, runs_counted: i
     )
 
 
+History = Sequence[tuple["ArrayLike", "ArrayLike"]]
+"""Counted runs and passes per case (same order every look) at each look so far."""
+
+
+def anytime_width_look(plan: Schedule, k: int, history: History, width: float) -> Look:
+    """`--spending anytime`, `--until-width`: the confidence sequence's interval for the
+    mean of these cases' pass rates; stop when narrower than `width` (or at max-k)."""
+    from passhat.anytime import pass_rate_sequence
+
+    alpha = 1.0 - plan.confidence
+    estimate, band = pass_rate_sequence(history, alpha)
+    runs = int(np.asarray(history[-1][0]).sum())
+    return Look(
+        k=k,
+        runs_counted=runs,
+        estimate=estimate,
+        low=band.low,
+        high=band.high,
+        p_value=None,
+        outcome=None,
+        stop=band.high - band.low < width or k >= plan.looks[-1],
+        method=f"betting confidence sequence over {plural(band.observations, 'case-round')}",
+        confidence=plan.confidence,
+    )
+
+
+def anytime_decided_look(
+    plan: Schedule, k: int, base: tuple[ArrayLike, ArrayLike], history: History
+) -> Look:
+    """`--spending anytime`, `--until-decided`: B - A in the mean of per-case pass
+    rates with an interval valid at every round; decided when it excludes 0."""
+    from passhat.anytime import difference_sequence
+
+    estimate, low, high = difference_sequence(base, history, 1.0 - plan.confidence)
+    outcome: Outcome = "better" if low > 0 else "worse" if high < 0 else "none"
+    return Look(
+        k=k,
+        runs_counted=int(np.asarray(history[-1][0]).sum()),
+        estimate=estimate,
+        low=low,
+        high=high,
+        p_value=None,
+        outcome=outcome,
+        stop=outcome != "none" or k >= plan.looks[-1],
+        method="betting confidence sequence (B's rounds) + Hoeffding (A's runs)",
+        confidence=plan.confidence,
+    )
+
+
+def anytime_unreachable(plan: Schedule, base_runs: Sequence[int]) -> str | None:
+    """Why `--spending anytime` could never decide: even if B passed every run and A
+    failed every one, the interval at max-k would still hold 0. Says what would work."""
+    from passhat.anytime import best_case_low, fewest_cases
+
+    alpha = 1.0 - plan.confidence
+    counted = [n for n in base_runs if n > 0]
+    if best_case_low(counted, plan.planned, alpha) > 0:
+        return None
+    per_case = max(1, round(sum(counted) / len(counted))) if counted else plan.looks[0]
+    needed = fewest_cases(per_case, plan.planned, alpha)
+    more = (
+        f"about {needed} cases (at {plural(per_case, 'baseline run')} each)"
+        if needed is not None
+        else "more cases than this check tries"
+    )
+    planned = _cases_to_reach(alpha / plan.planned, DEFAULT_RESAMPLES)
+    return (
+        f"with {plural(len(counted), 'case')} counted on the baseline the anytime rule "
+        f"cannot decide within {plural(plan.planned, 'round')}, even if B passed every run "
+        f"and A failed every one; it needs {more}, or more rounds (a larger --max-k or a "
+        f"smaller --k-step), or planned looks (--spending bonferroni needs {planned} cases "
+        f"for these looks)"
+    )
+
+
 def smallest_p(cases: int, resamples: int = DEFAULT_RESAMPLES) -> float:
     """The smallest p-value compare's sign flip can give over `cases` paired cases:
     2 / 2^G when every pattern is enumerated (2^G <= resamples), else 2 / (B + 1)
@@ -413,13 +503,14 @@ class Adaptive:
             "rule_text": self.plan.rule(),
             "confidence": self.plan.confidence,
             "alpha_per_look": list(self.plan.alphas),
+            "anytime": self.plan.anytime,
             "planned_looks": list(self.plan.looks),
             "looks_taken": len(self.looks),
             "runs_to": self.runs_to,
             "statistic": None
             if self.mode == "width"
             else "mean of per-case pass rates (each case weighs the same)"
-            if self.undecided is not None
+            if self.undecided is not None or self.plan.anytime
             else "pass rate over runs (compare's)",
             "undecided_cases": self.undecided,
             "cases": self.cases,
@@ -477,9 +568,14 @@ def record_lines(record: Mapping[str, Any]) -> list[str]:
             )
         else:
             outcome = look["outcome"]
+            judged = (
+                "anytime-valid"
+                if look["p_value"] is None
+                else f"p = {look['p_value']:.3g} against {alpha:.4g}"
+            )
             out.append(
                 f"  look {i}: k = {k}, B - A {look['estimate'] * 100:+.1f} pts"
-                f"{_decided_interval(look)}, p = {look['p_value']:.3g} against {alpha:.4g}: "
+                f"{_decided_interval(look)}, {judged}: "
                 f"{'no difference yet' if outcome == 'none' else outcome}"
             )
         if look.get("halt"):

@@ -26,6 +26,9 @@ from passhat.adaptive import (
     Mode,
     Schedule,
     Spending,
+    anytime_decided_look,
+    anytime_unreachable,
+    anytime_width_look,
     case_mean_difference,
     decided_look,
     drive,
@@ -58,7 +61,8 @@ class Rounds:
     json_path: Path | None = None
     """Where the CLI also writes the rounds' record as JSON (the library writes nothing)."""
     spending: Spending = "bonferroni"
-    """How the looks share alpha: bonferroni (alpha / L each) or obrien-fleming."""
+    """How the looks share alpha: bonferroni (alpha / L each), obrien-fleming, or
+    anytime (a confidence sequence: every case each round, valid wherever it stops)."""
     all_cases: bool = False
     """--until-decided adds runs to every case (the older rule), not the undecided only."""
 
@@ -89,11 +93,15 @@ class Rounds:
         before this run's, and a wrong name runs nothing."""
         if self.baseline is None:
             return self
-        return replace(self, baseline=_baseline(store, self.baseline, experiment).id)
+        base = _baseline(store, self.baseline, experiment)
+        if self.spending == "anytime":  # refused before the experiment is even stored
+            _check_anytime(self.plan(experiment.k_requested), _counts(store, base), experiment)
+        return replace(self, baseline=base.id)
 
     def check_decidable(self, plan: Schedule, cases: int) -> None:
-        """Refuse --until-decided rounds that could never decide (too few cases)."""
-        if self.baseline is not None:
+        """Refuse --until-decided rounds that could never decide (too few cases). The
+        anytime rule's check needs the baseline's runs: `adapt` makes it before any run."""
+        if self.baseline is not None and not plan.anytime:
             why = unreachable(plan, cases)
             if why is not None:
                 raise InputError(f"--until-decided: {why}")
@@ -146,6 +154,16 @@ def rounds(
             raise InputError(f"{extra[0]} is for --until-width or --until-decided; add one")
         return None
     return Rounds(width, baseline, max_k, k_step, json_path, spending, all_cases)
+
+
+def _check_anytime(
+    plan: Schedule, base_counts: list[tuple[str, int, int]], experiment: ExperimentRecord
+) -> None:
+    """Refuse anytime rounds that no data could decide, saying what would work."""
+    kept = frozenset(experiment.case_ids)
+    why = anytime_unreachable(plan, [n for c, n, _ in base_counts if c in kept])
+    if why is not None:
+        raise InputError(f"--until-decided --spending anytime: {why}")
 
 
 def _baseline(store: Store, ref: str, experiment: ExperimentRecord) -> ExperimentRecord:
@@ -211,10 +229,13 @@ def adapt(
         base = _baseline(store, chosen.baseline, experiment)
         base_name = base.name or base.id
         base_counts = _counts(store, base)
-        if not chosen.all_cases:
+        if plan.anytime:
+            _check_anytime(plan, base_counts, experiment)
+        elif not chosen.all_cases:
             open_cases = undecided(base_counts) & frozenset(experiment.case_ids)
     runs_before = len(store.recorded(experiment.id))
     current = experiment
+    history: list[tuple[list[int], list[int]]] = []
 
     def look_at(k: int) -> Look:
         nonlocal current
@@ -223,7 +244,11 @@ def adapt(
         execute(current)
         after = _tally(store, current)
         cases_run = None if open_cases is None else len(open_cases)
-        look = replace(_judge(store, current, plan, k, chosen, base_counts), cases_run=cases_run)
+        if plan.anytime:
+            look = _anytime(store, current, plan, k, chosen, base_counts, history)
+        else:
+            look = _judge(store, current, plan, k, chosen, base_counts)
+        look = replace(look, cases_run=cases_run)
         look = halted(look, after[0] - before[0], after[1] - before[1])
         if open_cases is not None and not open_cases and not look.stop:
             why = (
@@ -249,6 +274,30 @@ def _tally(store: Store, experiment: ExperimentRecord) -> tuple[int, int]:
     """Runs recorded and runs counted so far (an errored run run again is one run)."""
     statuses = [status for _, _, status in store.statuses(experiment.id)]
     return len(statuses), sum(1 for s in statuses if s != "errored")
+
+
+def _anytime(
+    store: Store,
+    current: ExperimentRecord,
+    plan: Schedule,
+    k: int,
+    chosen: Rounds,
+    base_counts: list[tuple[str, int, int]] | None,
+    history: list[tuple[list[int], list[int]]],
+) -> Look:
+    """The look at k under the anytime rule: this round's per-case counts join the
+    history the confidence sequence runs over (cases in the experiment's order)."""
+    counts = _counts(store, current)
+    history.append(([n for _, n, _ in counts], [c for _, _, c in counts]))
+    if base_counts is None:
+        assert chosen.width is not None
+        return anytime_width_look(plan, k, history, chosen.width)
+    by_case = {case: (n, c) for case, n, c in base_counts}
+    base = (
+        [by_case.get(case, (0, 0))[0] for case, _, _ in counts],
+        [by_case.get(case, (0, 0))[1] for case, _, _ in counts],
+    )
+    return anytime_decided_look(plan, k, base, history)
 
 
 def _judge(

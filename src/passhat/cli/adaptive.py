@@ -68,8 +68,10 @@ SpendingOption = Annotated[
     typer.Option(
         "--spending",
         metavar="RULE",
-        help="How the looks share alpha: bonferroni (alpha / L each) or obrien-fleming "
-        "(little early, most at max-k).",
+        help="How the looks share alpha: bonferroni (alpha / L each), obrien-fleming "
+        "(little early, most at max-k), or anytime (a confidence sequence: every case "
+        "each round, valid wherever the rounds stop; use with --k-step 1 to look after "
+        "every run).",
         rich_help_panel="Adaptive k",
     ),
 ]
