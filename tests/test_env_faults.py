@@ -9,6 +9,8 @@ checking the suite build instances too, and those must stay clean.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -184,8 +186,14 @@ def test_a_users_world_lives_in_one_thread(
     case = {"id": "c1", "input": {}, "goal": {"rows": [1, 2], "one_thread": True}}
     (root / "cases" / "c1.yaml").write_text(yaml.safe_dump(case))
     db = tmp_path / "p.db"
+    before = set(threading.enumerate())  # an earlier test's blocked worlds stay blocked
     result = run_cli(capsys, "run", str(root), "-k", "3", "--db", str(db), "-q")
     assert result.code == 0, result.err
     with Store(db, create=False) as store:
         runs = store.runs(store.experiment("latest").id)
     assert [(r.status, r.error_message) for r in runs] == [("passed", None)] * 3
+    # each run's world thread ends with its run
+    deadline = time.monotonic() + 5
+    while any(t.name == "passhat-world" and t not in before for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "a world thread outlived its run"
+        time.sleep(0.01)

@@ -489,6 +489,8 @@ async def _start_environment(
         env._passhat_world = world  # its tool handlers run there too (Environment._dispatch)
         return env, None
     except TimeoutError:
+        if world is not None:
+            world.stop()  # ends once the blocked setup() returns, if ever
         return None, ("timeout", f"the environment's setup() did not finish within {timeout_s:g} s")
     except Exception as exc:
         if world is not None:
@@ -513,13 +515,14 @@ async def _end_environment(
         result: tuple[dict[str, Any], Failure | None] = await asyncio.wait_for(
             pending, max(left_s, GRADE_FLOOR_S)
         )
-        if isinstance(world, WorldThread):
-            world.stop()
         return result
     except TimeoutError:
         return {}, ("timeout", "the environment's final_state() or close() did not finish in time")
     except _ThreadExit as exc:
         return {}, _env_failure("final_state() or close()", exc)
+    finally:
+        if isinstance(world, WorldThread):
+            world.stop()  # a thread still blocked in the world ends when that call returns
 
 
 def _final_state(env: Any) -> tuple[dict[str, Any], Failure | None]:
