@@ -121,7 +121,7 @@ async def run_once(
     if env is not None:
         output, error = await _run_agent(agent, case.input, env, ctx, options.timeout_s)  # a copy
         left = options.timeout_s - (time.perf_counter() - clock)
-        final_state, state_error = await _end_environment(env, _user_world(suite), left)
+        final_state, state_error = await _end_environment(env, left)
         error = error or state_error
     details: list[dict[str, Any]] = []
     status = "errored"
@@ -413,7 +413,7 @@ class _ThreadExit(Exception):
 
 def _user_world(suite: Suite) -> bool:
     """A user's environment class (its setup, final_state and close may raise, exit or
-    block: they run in a worker thread, bounded by the run's deadline)."""
+    block: they run in the run's `WorldThread`, bounded by the run's deadline)."""
     return suite.environment not in BUILTIN_ENVIRONMENTS
 
 
@@ -498,22 +498,15 @@ async def _start_environment(
         return None, _env_failure("setup()", exc)
 
 
-async def _end_environment(
-    env: Any, user: bool, left_s: float
-) -> tuple[dict[str, Any], Failure | None]:
-    """final_state() then close(), within what is left of the deadline for a user's world."""
-    if not user:
+async def _end_environment(env: Any, left_s: float) -> tuple[dict[str, Any], Failure | None]:
+    """final_state() then close(): a user's world in its own thread, after its last tool
+    call, within what is left of the deadline (`WorldThread`); a built-in one inline."""
+    world = env._passhat_world
+    if world is None:
         return _final_state(env)
-    world = getattr(env, "_passhat_world", None)
     try:
-        # in the world's thread, after its last tool call (`WorldThread`)
-        pending = (
-            world.run(_final_state, env)
-            if isinstance(world, WorldThread)
-            else in_thread(_final_state, env)
-        )
         result: tuple[dict[str, Any], Failure | None] = await asyncio.wait_for(
-            pending, max(left_s, GRADE_FLOOR_S)
+            world.run(_final_state, env), max(left_s, GRADE_FLOOR_S)
         )
         return result
     except TimeoutError:
@@ -521,8 +514,7 @@ async def _end_environment(
     except _ThreadExit as exc:
         return {}, _env_failure("final_state() or close()", exc)
     finally:
-        if isinstance(world, WorldThread):
-            world.stop()  # a thread still blocked in the world ends when that call returns
+        world.stop()  # a thread still blocked in the world ends when that call returns
 
 
 def _final_state(env: Any) -> tuple[dict[str, Any], Failure | None]:

@@ -10,7 +10,7 @@ import difflib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -32,7 +32,10 @@ from passhat.records import ExperimentRecord, RunRecord, RunSummary
 from passhat.report.experiment import experiment_dict, print_experiment_report
 from passhat.report.i18n import t
 from passhat.report.terminal import ROWS_SHOWN
-from passhat.store import default_db_path
+from passhat.store import Store, default_db_path
+
+if TYPE_CHECKING:
+    from passhat.report.why import Explainer
 
 
 @app.command(
@@ -98,22 +101,13 @@ def report(
         prices = choose_prices(price, prices_file, experiment.model)
         # the terminal report reads the per-item results of the cases it lists only
         runs = store.summaries(experiment.id, decode_items=as_json or html is not None)
-        from passhat.report.why import explain_by_default
-
-        explain = explain_by_default(len(runs)) if why_option is None else why_option
+        why = _explainer(store, experiment, len(runs), why_option)
         if html is not None:
             from passhat.report.html import write_html
 
             def load(cases: Sequence[str]) -> list[RunRecord]:
                 return store.runs(experiment.id, cases=cases)
 
-            from passhat.report.why import Explainer
-
-            explainer = (
-                Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
-                if explain
-                else None
-            )
             try:
                 written = write_html(
                     html,
@@ -123,34 +117,28 @@ def report(
                     load=load,
                     prices=prices,
                     forecast_m=forecast_m,
-                    why=explainer,
+                    why=why,
                 )
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
             err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
-    if as_json and not sys.stdout.isatty():  # for a pipe: compact, written piece by piece
-        from passhat.report.experiment import experiment_json
+        if as_json and not sys.stdout.isatty():  # for a pipe: compact, written piece by piece
+            from passhat.report.experiment import experiment_json
 
-        accounting, pieces = experiment_json(experiment, runs, forecast_m=forecast_m, prices=prices)
-        write_json_pieces(pieces)
-        complete = accounting.runs_counted > 0 and accounting.complete
-    elif as_json:  # indented for a person at a terminal
-        data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
-        write_json(data)
-        complete = data["dataset"] is not None and data["dataset"]["complete"]
-    elif html is not None and not verbose:
-        from passhat.report.experiment import experiment_accounting
-
-        complete = experiment_accounting(experiment, runs).complete
-    else:
-        from passhat.report.why import Explainer
-
-        with open_store(db, read_only=True) as store:
-            why = (
-                Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
-                if explain
-                else None
+            accounting, pieces = experiment_json(
+                experiment, runs, forecast_m=forecast_m, prices=prices
             )
+            write_json_pieces(pieces)
+            complete = accounting.runs_counted > 0 and accounting.complete
+        elif as_json:  # indented for a person at a terminal
+            data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
+            write_json(data)
+            complete = data["dataset"] is not None and data["dataset"]["complete"]
+        elif html is not None and not verbose:
+            from passhat.report.experiment import experiment_accounting
+
+            complete = experiment_accounting(experiment, runs).complete
+        else:
             accounting = print_experiment_report(
                 console,
                 experiment,
@@ -161,11 +149,23 @@ def report(
                 prices=prices,
                 why=why,
             )
-        complete = accounting.complete
+            complete = accounting.complete
     if junit_xml is not None or summary is not None:
         _write_ci(experiment, runs, junit_xml, summary)
     if strict and not complete:
         raise typer.Exit(1)
+
+
+def _explainer(
+    store: Store, experiment: ExperimentRecord, runs: int, asked: bool | None
+) -> Explainer | None:
+    """What explains why runs differ (read a case at a time from the open store), when
+    --why asks for it or, by default, when the experiment is small enough."""
+    from passhat.report.why import Explainer, explain_by_default
+
+    if not (explain_by_default(runs) if asked is None else asked):
+        return None
+    return Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
 
 
 def _write_ci(
