@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent_python import ENV, PYTHON
+from agent_python import AGENT_SCRIPT, ENV, PYTHON
 from cli_helpers import run_cli
 from conftest import SuiteWriter
 from fakeserver import FakeServer, call
@@ -35,7 +35,7 @@ from passhat.store import Store
 
 pytest_plugins = ["fakeserver"]
 
-SCRIPT = Path(__file__).resolve().parent / "command_agent.py"
+SCRIPT = AGENT_SCRIPT  # a copy others may read when the checkout is closed to them
 ROOT = Path(__file__).resolve().parents[1]
 TAPE_HEAD = {"cassette": 1, "model": "test", "note": "tests"}
 GOAL = [{"ac": 2, "label": "unverifiable", "note": "vague"}]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON
+from agent_python import PYTHON, SEALED_ARGS
 from cli_helpers import CLARIFY, ROOT, run_cli, run_seed
 from passhat.models.replay import Cassette
 from passhat.store import Store
@@ -55,7 +55,7 @@ def test_the_typescript_clarifier_reproduces_the_seed_table(
     node_agent: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "p.db"
-    r = run_seed(capsys, "--agent-cmd", node_agent, "--db", str(db), "--name", "ts")
+    r = run_seed(capsys, "--agent-cmd", node_agent, "--db", str(db), "--name", "ts", *SEALED_ARGS)
     assert r.code == 0, r.err
     assert _annotation_sets(db) == SEED_SETS
     with Store(db, create=False) as store:
@@ -104,6 +104,7 @@ def test_the_typescript_clarifier_reproduces_the_seed_table(
         str(db),
         "--name",
         "again",
+        *SEALED_ARGS,
     )
     assert again.code == 0, again.err
     assert _annotation_sets(db, "again") == SEED_SETS

@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from agent_python import PYTHON, SITE
+from agent_python import AGENT_SCRIPT, PYTHON, SITE
 from conftest import SuiteWriter
 from fakeserver import FakeServer
 from passhat.agents import isolation
 from passhat.store import Store
 
-SCRIPT = Path(__file__).resolve().parent / "command_agent.py"
+SCRIPT = AGENT_SCRIPT  # a copy others may read when the checkout is closed to them
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-passhat-isolation-test-" + "k" * 24
 NOBODY = 65534
