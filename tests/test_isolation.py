@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from agent_python import AGENT_SCRIPT, PYTHON, SITE
+from agent_python import AGENT_SCRIPT, CHECKOUT_CLOSED, PYTHON, SITE
 from conftest import SuiteWriter
 from fakeserver import FakeServer
 from passhat.agents import isolation
@@ -53,6 +53,11 @@ def user(request: pytest.FixtureRequest) -> str:
         pytest.skip("the tests do not run as root here, so a root passhat cannot be tried")
     if request.param == "unprivileged" and os.geteuid() == 0 and shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is missing: cannot drop to an unprivileged user")
+    if request.param == "unprivileged" and CHECKOUT_CLOSED:
+        pytest.skip(
+            f"the checkout ({ROOT}) is under a folder closed to other users, so passhat "
+            "cannot be run from it as another user; clone it where any user may read it"
+        )
     return str(request.param)
 
 
