@@ -20,6 +20,16 @@ settings.register_profile("passhat", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("PASSHAT_HYPOTHESIS", "passhat"))
 
+# A root passhat runs each command agent as a uid of its own (--isolation namespace),
+# which cannot reach a checkout under a folder closed to other users (`mktemp -d`,
+# /root): nor this virtualenv's SDKs the test agents import. There, runs that do not
+# ask for a level run at the process level (tests/agent_python.py says the same).
+if os.geteuid() == 0:
+    from passhat.agents.command import closed_to_others
+
+    if closed_to_others(Path(__file__).resolve().parent, 0o001) is not None:
+        os.environ.setdefault("PASSHAT_ISOLATION", "process")
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 TICKET_SUITE: dict[str, Any] = {

@@ -673,3 +673,22 @@ def test_a_run_given_up_while_the_proxy_retries_keeps_its_retries(
     assert sent - 1 <= len(run.retries) <= sent
     assert {r["turn"] for r in run.retries} == {0}
     assert all(r["error"] == "TransientModelError" for r in run.retries)
+
+
+def test_passhat_isolation_sets_the_level_when_no_option_does(
+    writer: SuiteWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """$PASSHAT_ISOLATION is a machine's default level; --isolation still wins, and the
+    level is recorded with the experiment."""
+    suite = _suite(writer, ["crash"])
+    monkeypatch.setenv("PASSHAT_ISOLATION", "jail")
+    bad = run_cli(capsys, "run", str(suite), "-k", "1", "--db", str(tmp_path / "a.db"))
+    assert bad.code == 2 and "jail" in bad.err and "Traceback" not in bad.err
+    monkeypatch.setenv("PASSHAT_ISOLATION", "process")
+    db = tmp_path / "b.db"
+    assert run_cli(capsys, "run", str(suite), "-k", "1", "--db", str(db), "-q").code in (0, 1)
+    with Store(db, create=False) as store:
+        assert store.experiment("latest").params["isolation"] == "process"

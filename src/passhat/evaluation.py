@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -442,12 +443,20 @@ def _open(db: str | Path | None, *, create: bool) -> Store:
     return Store(Path(db) if db is not None else default_db_path(), create=create)
 
 
+ISOLATION_ENV = "PASSHAT_ISOLATION"
+"""The isolation level of runs when --isolation (`isolation=`) does not give one."""
+
+
 def _sealing(agent_spec: object, isolation: str | None, token_budget: int | None) -> dict[str, Any]:
-    """--isolation and --token-budget as parameters (recorded only when given), checked."""
+    """--isolation and --token-budget as parameters (recorded only when given), checked.
+    Without --isolation, $PASSHAT_ISOLATION gives the level when set (a machine's own
+    default: a container with no user namespaces, a checkout other users cannot read)."""
     from passhat.agents import isolation as levels
     from passhat.agents.command import is_command_spec
 
     params: dict[str, Any] = {}
+    if isolation is None:
+        isolation = os.environ.get(ISOLATION_ENV) or None
     if token_budget is not None:
         if token_budget < 1:
             raise InputError(f"--token-budget is {token_budget}; give a run at least 1 token")

@@ -68,7 +68,7 @@ IsolationOption = Annotated[
         metavar="LEVEL",
         help="How sealed a command agent's run is: namespace or process "
         "(docs/command-agents.md). Default: namespace (own user, PID and mount namespaces; "
-        "a uid of its own under root).",
+        "a uid of its own under root), or $PASSHAT_ISOLATION when set.",
         rich_help_panel=LIMITS,
     ),
 ]
