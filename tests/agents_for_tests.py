@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from typing import Any
 
@@ -44,6 +45,21 @@ async def odd_runs_pass(input: Any, env: Any, ctx: Any) -> str:
 async def slow(input: Any, env: Any, ctx: Any) -> str:
     """Like odd_runs_pass, after PASSHAT_TEST_DELAY seconds (for kill tests)."""
     await asyncio.sleep(float(os.environ.get("PASSHAT_TEST_DELAY", "0.2")))
+    return await odd_runs_pass(input, env, ctx)
+
+
+async def kills_its_worker(input: Any, env: Any, ctx: Any) -> str:
+    """Like slow, but run 3 SIGKILLs the process it runs in, once: the first to create
+    the file PASSHAT_TEST_KILL_MARK names. A worker that dies holding a run, always."""
+    await asyncio.sleep(float(os.environ.get("PASSHAT_TEST_DELAY", "0.2")))
+    mark = os.environ.get("PASSHAT_TEST_KILL_MARK")
+    if ctx.run_index == 3 and mark:
+        try:
+            os.close(os.open(mark, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            pass
+        else:
+            os.kill(os.getpid(), signal.SIGKILL)
     return await odd_runs_pass(input, env, ctx)
 
 

@@ -22,7 +22,7 @@ from passhat.agents import resolve_agent
 from passhat.errors import ExecutorError
 from passhat.executors.dask import DaskExecutor
 from passhat.executors.identity import code_hash
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import RunRecord
 from passhat.runner import RunOptions, new_experiment, run_experiment
 from passhat.store import Store
 from passhat.suite import load_suite
@@ -284,17 +284,36 @@ async def test_losing_the_scheduler_stops_cleanly_and_resume_completes(
 async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_counted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], batch: int | None
 ) -> None:
-    # allowed-failures 0: the first worker death gives up on the runs it held. The kill
-    # lands after two recorded runs; if the killed worker happened to hold none at that
-    # moment nothing was given up, so the scenario is tried again (at most 3 times)
-    for attempt in range(3):
-        where = tmp_path / f"try{attempt}"
-        where.mkdir()
-        db, k, left, experiment = await _kill_one_worker_mid_experiment(where, batch)
-        if left:
-            break
+    # allowed-failures 0: the first worker death gives up on the runs it held. Run 3 kills
+    # the worker it runs on (once), so the dead worker always held at least that run
+    mark = tmp_path / "killed"
+    own = Cluster(
+        tmp_path,
+        env={
+            **WORKER_ENV,
+            "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0",
+            "PASSHAT_TEST_KILL_MARK": str(mark),
+        },
+    )
+    db = tmp_path / "p.db"
+    k = 12
+    suite, agent, experiment = _experiment(db, "agents_for_tests:kills_its_worker", k)
+    executor = DaskExecutor(own.address, batch=batch)
+    try:
+        own.add_worker()
+        own.add_worker()
+        await asyncio.to_thread(own.wait_for_workers, 2)
+        with Store(db) as store:
+            await run_experiment(
+                store, experiment, suite, agent, None, RunOptions(concurrency=4), None,
+                executor,
+            )  # fmt: skip
+        assert mark.exists() and [w.poll() for w in own.workers].count(-signal.SIGKILL) == 1
+    finally:
+        own.close()
+    left = {index for _, index in executor.left_missing}
     recorded = {r.run_index for r in _rows(db, experiment.id)}
-    assert left and not left & recorded and left | recorded == set(range(1, k + 1))
+    assert 3 in left and not left & recorded and left | recorded == set(range(1, k + 1))
     if batch is not None:  # a lost batch is lost whole: none of its runs half-counted
         assert len(left) % batch == 0
     r = await asyncio.to_thread(
@@ -302,37 +321,6 @@ async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_coun
     )
     assert r.code == 0, r.err
     _parity_ok(_rows(db, experiment.id), k)
-
-
-async def _kill_one_worker_mid_experiment(
-    tmp_path: Path, batch: int | None
-) -> tuple[Path, int, set[int], ExperimentRecord]:
-    own = Cluster(
-        tmp_path, env={**WORKER_ENV, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
-    )
-    db = tmp_path / "p.db"
-    k = 12
-    suite, agent, experiment = _experiment(db, "agents_for_tests:slow", k)
-    executor = DaskExecutor(own.address, batch=batch)
-    seen: list[int] = []
-
-    def progress(run: RunRecord) -> None:
-        seen.append(run.run_index)
-        if len(seen) == 2:
-            own.workers[0].send_signal(signal.SIGKILL)
-
-    try:
-        own.add_worker()
-        own.add_worker()
-        await asyncio.to_thread(own.wait_for_workers, 2)
-        with Store(db) as store:
-            await run_experiment(
-                store, experiment, suite, agent, None, RunOptions(concurrency=4), progress,
-                executor,
-            )  # fmt: skip
-    finally:
-        own.close()
-    return db, k, {index for _, index in executor.left_missing}, experiment
 
 
 async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_path: Path) -> None:
