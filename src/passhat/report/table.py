@@ -16,6 +16,7 @@ tests/test_report_table.py checks the two agree on generated tables.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from rich import table as rich_table
@@ -277,9 +278,10 @@ class Fitted:
     whatever they hold: at 80 columns in a pipe, a cost became `0.0029…` and the
     `cost/run` column was dropped with its header. Here the numbers (right-justified
     columns without a max width) keep their whole width and never wrap; text columns
-    may fold. When even that cannot fit, each row is printed as one line of
-    `first cell: header value, header value...`, which wraps between words and
-    drops nothing.
+    may fold. The table is drawn, and kept only if it shows every character its
+    cells and headers hold (rich crops a line it cannot fit: `Beta(1/2, 1/2` at 80
+    columns). Otherwise each row is printed as one line of `first cell: header
+    value, header value...`, which wraps between words and drops nothing.
     """
 
     def __init__(self, table: RenderableType) -> None:
@@ -290,6 +292,12 @@ class Fitted:
         if not isinstance(table, rich_table.Table):  # some builders give a line of text
             yield table
             return
+        if not table.pad_edge and not table.padding[3]:
+            # rich measures the last column with its right padding and draws it without:
+            # a cell as wide as the column lost its last character (`Beta(1/2, 1/2`).
+            # The first column has no left padding to lose, so padding the edges only
+            # adds a blank after the last column
+            table.pad_edge = True
         numeric = [c.justify == "right" and c.max_width is None for c in table.columns]
         cells = [_texts(console, [c.header, *c.cells]) for c in table.columns]
         if any(column is None for column in cells) or not table.columns:
@@ -312,9 +320,22 @@ class Fitted:
         if need <= options.max_width:
             for column, number in zip(table.columns, numeric, strict=True):
                 column.no_wrap = column.no_wrap or number
-            yield table
-            return
+            # rich may still crop a line it cannot fit (its last column, most often):
+            # the table is drawn here and kept only when it shows every character it holds
+            lines = console.render_lines(table, options, pad=False)
+            if _shows_all(lines, cells, table.show_header):  # type: ignore[arg-type]
+                for line in lines:
+                    yield from line
+                    yield Segment.line()
+                return
         yield from _as_lines(console, options, table, cells)  # type: ignore[arg-type]
+
+
+def _shows_all(lines: list[list[Segment]], cells: list[list[str]], header: bool) -> bool:
+    """Whether the drawn lines hold every visible character of the cells (and headers)."""
+    drawn = Counter("".join(segment.text for line in lines for segment in line))
+    held = Counter("".join(text for texts in cells for text in texts[0 if header else 1 :]))
+    return all(drawn[char] >= count for char, count in held.items() if not char.isspace())
 
 
 def _texts(console: Console, cells: list[RenderableType]) -> list[str] | None:
