@@ -168,6 +168,14 @@ def _check_prior(prior: tuple[float, float]) -> None:
         raise MetricsError(f"a Beta prior needs two positive parameters, got {prior}")
 
 
+def _need_two_cases(cases: int) -> None:
+    """A dataset interval is between cases: it needs two of them."""
+    if cases < 2:
+        raise MetricsError(
+            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
+        )
+
+
 def _counts(runs: ArrayLike, passes: ArrayLike) -> tuple[Ints, Ints]:
     n = np.asarray(runs, dtype=np.int64).ravel()
     c = np.asarray(passes, dtype=np.int64).ravel()
@@ -504,10 +512,7 @@ def cluster_interval(runs: ArrayLike, passes: ArrayLike, confidence: float = 0.9
     alpha = _check_confidence(confidence)
     n, c = _counts(runs, passes)
     cases = n.size
-    if cases < 2:
-        raise MetricsError(
-            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
-        )
+    _need_two_cases(cases)
     total = float(n.sum())
     p = float(c.sum()) / total
     degenerate = _degenerate("pass@1", p, cases, confidence)
@@ -562,10 +567,7 @@ def score_interval(
     alpha = _check_confidence(confidence)
     v = np.asarray(values, dtype=np.float64).ravel()
     cases = v.size
-    if cases < 2:
-        raise MetricsError(
-            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
-        )
+    _need_two_cases(cases)
     mean = float(v.mean())
     degenerate = _degenerate(label, mean, cases, confidence)
     if degenerate is not None:
@@ -700,10 +702,7 @@ def cluster_bootstrap(
     _check_resamples(resamples)
     n, c = _counts(runs, passes)
     cases = n.size
-    if cases < 2:
-        raise MetricsError(
-            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
-        )
+    _need_two_cases(cases)
     j = _common_j(n, j)
     at = pass_at_array(n, c, j)
     hat = pass_hat_array(n, c, j)
@@ -959,10 +958,7 @@ def case_rate_bootstrap(
     _check_resamples(resamples)
     n, c = _counts(runs, passes)
     cases = n.size
-    if cases < 2:
-        raise MetricsError(
-            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
-        )
+    _need_two_cases(cases)
     rates = (c / n).astype(np.float64)
     mean = float(rates.mean())
     values = _bootstrap_totals(rates[:, None], resamples, seed)[:, 0] / cases
@@ -1008,10 +1004,7 @@ def _bootstrap_rate(
     _check_confidence(confidence)
     _check_resamples(resamples)
     cases = runs.size
-    if cases < 2:
-        raise MetricsError(
-            f"a dataset interval needs at least 2 cases with counted runs; have {cases}"
-        )
+    _need_two_cases(cases)
     rate = float(passes.sum() / runs.sum())
     totals = _bootstrap_totals(np.column_stack([passes, runs]).astype(np.float64), resamples, seed)
     values = totals[:, 0] / totals[:, 1]
