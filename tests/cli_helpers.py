@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +40,14 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
 def run_seed(capsys: pytest.CaptureFixture[str], *args: str) -> CliResult:
     """`passhat run` on the seed's coupon card of the bundled clarify suite."""
     return run_cli(capsys, "run", str(CLARIFY), "--case", SEED, *args)
+
+
+def diff_json(capsys: pytest.CaptureFixture[str], db: str, *refs: str) -> dict[str, Any]:
+    """`passhat diff REFS --json` in the store `db`, which must succeed: its JSON."""
+    r = run_cli(capsys, "diff", *refs, "--json", "--db", db)
+    assert r.code == 0, r.err
+    data: dict[str, Any] = json.loads(r.out)
+    return data
 
 
 def columns_read(monkeypatch: pytest.MonkeyPatch) -> set[tuple[str, str]]:

@@ -3,13 +3,11 @@ experiments, and the one-line refusals of bad arguments."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import diff_json, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -24,13 +22,6 @@ def seed_db(tmp_path_factory: pytest.TempPathFactory) -> str:
             main(["run", str(CLARIFY), "--case", SEED, "--db", db, "--name", name, "-q"])
         assert done.value.code in (0, 1, None)
     return db
-
-
-def diff_json(capsys: pytest.CaptureFixture[str], db: str, *refs: str) -> dict[str, Any]:
-    r = run_cli(capsys, "diff", *refs, "--json", "--db", db)
-    assert r.code == 0, r.err
-    data: dict[str, Any] = json.loads(r.out)
-    return data
 
 
 def test_demo_runs_1_and_2_differ_by_ac7_from_turn_1(

@@ -3,15 +3,13 @@ inspect-ai itself, as tests/inspect_logs.py does), and a source that keeps none.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import diff_json, run_cli
 
 TASK = """
 import sys
@@ -74,13 +72,6 @@ def imported_db(tmp_path_factory: pytest.TempPathFactory) -> str:
         main(["import", "inspect", log, "--db", db, "--name", "chatty", "--json"])
     assert exit_.value.code in (0, None)
     return db
-
-
-def diff_json(capsys: pytest.CaptureFixture[str], db: str, *refs: str) -> dict[str, Any]:
-    r = run_cli(capsys, "diff", *refs, "--json", "--db", db)
-    assert r.code == 0, r.err
-    data: dict[str, Any] = json.loads(r.out)
-    return data
 
 
 def test_imported_runs_part_at_the_first_differing_model_message(
