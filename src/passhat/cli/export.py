@@ -52,12 +52,11 @@ def export(
     from passhat.accounting import account
     from passhat.export import (
         CASE_COLUMNS,
-        RUN_COLUMNS,
         STORED,
         case_rows,
         format_for,
-        run_rows,
         write_rows,
+        write_runs,
     )
 
     chosen = format_for(output, fmt)
@@ -72,7 +71,7 @@ def export(
             written = write_rows(output, rows, CASE_COLUMNS, chosen)
         else:  # streamed: each row is read, made and written before the next
             runs = store.columns(experiment.id, STORED)
-            written = write_rows(output, run_rows(experiment, runs), RUN_COLUMNS, chosen)
+            written = write_runs(output, experiment, runs, chosen)
     what = "cases" if per_case else "runs"
     err_console.print(
         f"{output}: {written} {what} of experiment {experiment.name or experiment.id} ({chosen})",
