@@ -1260,6 +1260,12 @@ class LazyItems(Sequence[dict[str, Any]]):
             items = self._items = _decode(self._text, self._what)
         return items
 
+    def decoded(self) -> list[dict[str, Any]]:
+        """The items, decoded now unless already read, and not kept: a reader that reads
+        each value once (`report --json`) holds no decoded copy of every run's items."""
+        items = self._items
+        return _decode(self._text, self._what) if items is None else items
+
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
     @overload

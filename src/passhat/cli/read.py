@@ -99,8 +99,9 @@ def report(
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         prices = choose_prices(price, prices_file, experiment.model)
-        # the terminal report reads the per-item results of the cases it lists only
-        runs = store.summaries(experiment.id, decode_items=as_json or html is not None)
+        # the terminal report reads the per-item results of the cases it lists only, and
+        # `report --json` each case's as it writes them (never all decoded at once)
+        runs = store.summaries(experiment.id, decode_items=html is not None)
         why = _explainer(store, experiment, len(runs), why_option)
         if html is not None:
             from passhat.report.html import write_html

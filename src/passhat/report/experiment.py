@@ -759,6 +759,8 @@ def _json_pieces(
 ) -> Iterator[bytes]:
     from pydantic_core import to_json
 
+    from passhat.report.parts_json import item_json, tool_json, usage_json
+
     def dumps(value: Any) -> bytes:
         return to_json(value, inf_nan_mode="null")
 
@@ -779,8 +781,14 @@ def _json_pieces(
         yield b',"dataset":null,"cases":' + dumps([case_dict(c) for c in accounting.cases])
     yield b',"adaptive":' + dumps([dict(r) for r in experiment.adaptive])
     yield b',"accounting":' + dumps(_accounting_dict(accounting, runs))
-    yield b',"items":' + dumps(item_dicts(runs, columns))
-    yield b',"tools":' + dumps(tool_dicts(runs, experiment.tools, columns))
-    yield b',"usage":' + dumps(usage_dict(runs, prices, columns))
+    yield b',"items":'
+    for piece in item_json(runs, columns):
+        yield piece.encode()
+    yield b',"tools":'
+    for piece in tool_json(runs, experiment.tools, columns):
+        yield piece.encode()
+    yield b',"usage":'
+    for piece in usage_json(runs, prices, columns):
+        yield piece.encode()
     yield b',"errored":' + dumps(_errored_dicts(runs, columns))
     yield b',"retried":' + dumps(_retried(runs)) + b"}"

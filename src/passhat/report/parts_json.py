@@ -1,0 +1,307 @@
+"""The largest parts of `report --json` as compact JSON text, made in pieces.
+
+`item_dicts` and `usage_dict` of 100,000 runs are ~50,000 item dicts and 100,000
+per-run dicts, each with its lists: building them, then encoding them, was half of
+`report --json`, and holding them doubled its peak memory at a million runs. Here
+the same JSON is written straight from the columns: what repeats (a case's id, the
+runs / hits / misses of a column of found items, which cases with the same run
+indices share) is encoded once and copied as text, and the text is handed over a
+few thousand entries at a time.
+
+The parsed text equals the dicts; the bytes equal `pydantic_core.to_json` of them
+(strings by `json.encoder.encode_basestring`, which escapes as pydantic-core does;
+every number that is not an int goes through `to_json` itself: its floats are not
+Python's repr). tests/test_report_json_parts.py compares both on odd inputs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import compress
+from json.encoder import encode_basestring
+from operator import not_
+from typing import Any
+
+from pydantic_core import to_json
+
+from passhat.analysis import (
+    _GRADED_ITEMS,
+    _TOOL_COUNTS,
+    RunColumns,
+    _case_items,
+    item_dict,
+    item_dicts,
+    tool_dicts,
+)
+from passhat.store import LazyItems
+from passhat.usage import Prices, usage_row
+
+CHUNK = 4096
+"""Entries (items, runs) per piece of text."""
+
+
+def _dumps(value: Any) -> str:
+    return to_json(value, inf_nan_mode="null").decode("utf-8")
+
+
+def _list(values: Sequence[Any]) -> str:
+    return _dumps(list(values))
+
+
+def _strings(columns: RunColumns) -> bool:
+    """Every case id a str (as a store gives them): `encode_basestring` takes no other."""
+    return set(map(type, columns.sizes)) <= {str}
+
+
+class _Tails(dict[tuple[bool, ...], str]):
+    """For one tuple of run indices: the text after an item's name, per column of
+    found / not found (`analysis._Columns` as text), made the first time it is asked
+    for. Expected items and extras have their own tables."""
+
+    def __init__(self, runs: list[int], expected: bool) -> None:
+        super().__init__()
+        self.runs = runs
+        self.head = (',"expected":true' if expected else ',"expected":false') + (
+            ',"runs":' + _list(runs)
+        )
+        self.expected = expected
+
+    def __missing__(self, column: tuple[bool, ...]) -> str:
+        runs = self.runs
+        hits = list(compress(runs, column))
+        misses = [run for run, found in zip(runs, column, strict=True) if not found]
+        if self.expected:
+            verdict = (
+                "always found" if not misses else ("sometimes missed" if hits else "always missed")
+            )
+        else:
+            verdict = "extra, every run" if len(hits) == len(runs) else "extra, sometimes"
+        made = self[column] = (
+            f'{self.head},"hits":{_list(hits)},"misses":{_list(misses)},"verdict":"{verdict}"}}'
+        )
+        return made
+
+
+def item_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str]:
+    """The compact JSON of `item_dicts(runs, columns)`, in pieces, case by case: each
+    distinct per-item value of a case is read when the case is (a `LazyItems` decoded
+    then and let go), so the decoded items of every run are never held at once."""
+    if not columns.ordered or not _strings(columns):
+        yield _dumps(item_dicts(runs, columns))
+        return
+    keep = list(map("errored".__ne__, columns.statuses))
+    counted = list(compress(runs, keep))
+    indices = list(compress(columns.indices, keep))
+    values = list(map(_GRADED_ITEMS, counted))
+    sizes = columns.sizes if len(counted) == len(runs) else Counter(compress(columns.cases, keep))
+    tables: dict[tuple[int, ...], tuple[_Tails, _Tails]] = {}
+    labels: dict[str, str] = {}
+    out: list[str] = []
+    opening = "["
+    start = 0
+    for case, size in sizes.items():  # by case: each case's runs in one stretch
+        end = start + size
+        case_values = values[start:end]
+        case_ids = list(map(id, case_values))  # `values` keeps every id's object alive
+        distinct = dict(zip(case_ids, case_values, strict=True))  # runs share values
+        plans = {key: _plan(graded) for key, graded in distinct.items()}
+        first = plans[case_ids[0]]
+        skeleton = first[1]
+        if not all(plain and shape == skeleton for plain, shape, _, _ in plans.values()):
+            items = _case_items(case, counted[start:end], {})
+            out.extend(map(_dumps, map(item_dict, items)))
+        elif skeleton:
+            case_runs = indices[start:end]
+            runs_key = tuple(case_runs)
+            pair = tables.get(runs_key)
+            if pair is None:
+                pair = tables[runs_key] = (_Tails(case_runs, True), _Tails(case_runs, False))
+            found_tails, extra_tails = pair
+            found = map(
+                found_tails.__getitem__, zip(*[plans[key][2] for key in case_ids], strict=True)
+            )
+            extras = [(key, plan[3]) for key, plan in plans.items() if plan[3]] or None
+            head = '{"case":' + encode_basestring(case) + ',"scorer":'
+            for label, items_of in skeleton:
+                scorer = labels.get(label)
+                if scorer is None:
+                    scorer = labels[label] = encode_basestring(label) + ',"item":'
+                named = head + scorer
+                out.extend(
+                    [
+                        named + encode_basestring(item) + tail
+                        for item, tail in zip(items_of, found, strict=False)
+                    ]
+                )
+                if extras is not None:
+                    sources = [(k, by_label[label]) for k, by_label in extras if label in by_label]
+                    if sources:
+                        _extras(out, named, case_ids, sources, extra_tails)
+        start = end
+        if len(out) >= CHUNK:
+            yield opening + ",".join(out)
+            opening = ","
+            out.clear()
+    yield (opening + ",".join(out) + "]") if out or opening == "[" else "]"
+
+
+_Plan = tuple[bool, tuple[tuple[str, tuple[str, ...]], ...], tuple[bool, ...], dict[str, Any]]
+
+
+def _plan(graded: Sequence[Mapping[str, Any]]) -> _Plan:
+    """`analysis._graded(analysis._read_details(graded))` in one pass: whether the value is
+    plain, its skeleton, found per expected item, the extras per label."""
+    if isinstance(graded, LazyItems):
+        graded = graded.decoded()
+    skeleton = []
+    found: list[bool] = []
+    extras: dict[str, frozenset[str]] = {}
+    labels: set[str] = set()
+    plain = True
+    for detail in graded:
+        path = detail.get("path")
+        label = f"{detail.get('scorer')} {path}" if path else str(detail.get("scorer"))
+        items = tuple(map(str, detail["expected"]))
+        missing = frozenset(map(str, detail["missing"]))
+        extra = list(map(str, dict.fromkeys(detail.get("extra") or [])))
+        if plain and (
+            label in labels or len(set(items)) != len(items) or len(set(extra)) != len(extra)
+        ):
+            plain = False
+        labels.add(label)
+        skeleton.append((label, items))
+        found.extend(map(not_, map(missing.__contains__, items)))
+        if extra:
+            extras[label] = frozenset(extra)
+    return plain, tuple(skeleton), tuple(found), extras
+
+
+def _extras(
+    out: list[str],
+    named: str,
+    ids: list[int],
+    sources: list[tuple[int, frozenset[str]]],
+    tails: _Tails,
+) -> None:
+    """`analysis._extra_items` as text: every distinct extra item of a label, sorted."""
+    present: tuple[bool, ...] = ()
+    if len(sources) == 1:  # one value has extras: they all appear in its runs
+        key, items = sources[0]
+        present = tuple(map(key.__eq__, ids))
+    else:
+        items = frozenset().union(*[extras for _, extras in sources])
+    for item in sorted(items):
+        if len(sources) > 1:
+            having = {key for key, extras in sources if item in extras}
+            present = tuple(map(having.__contains__, ids))
+        out.append(named + encode_basestring(item) + tails[present])
+
+
+_RUN = '{{"case":{},"run":{},"input_tokens":{},"output_tokens":{},"cost":null}}'.format
+
+
+def usage_json(runs: Sequence[Any], prices: Prices | None, columns: RunColumns) -> Iterator[str]:
+    """The compact JSON of `experiment.usage_dict(runs, prices, columns)`, in pieces."""
+    from passhat.report.experiment import _INPUT_TOKENS, _OUTPUT_TOKENS, usage_dict
+
+    tokens_in = list(map(_INPUT_TOKENS, runs))
+    tokens_out = list(map(_OUTPUT_TOKENS, runs))
+    cases, indices = columns.cases, columns.indices
+    ints = {int} >= set(map(type, tokens_in)) | set(map(type, tokens_out)) | set(map(type, indices))
+    if prices is not None or not columns.ordered or not ints or not _strings(columns):
+        yield _dumps(usage_dict(runs, prices, columns))
+        return
+    yield (
+        '{"prices_per_million":null,"experiment":'
+        + _dumps(usage_row(len(runs), sum(tokens_in), sum(tokens_out), None))
+        + ',"cases":'
+    )
+    per_case = []
+    opening = "["
+    start = 0
+    for case, size in columns.sizes.items():  # each case's runs in one stretch
+        end = start + size
+        row = usage_row(size, sum(tokens_in[start:end]), sum(tokens_out[start:end]), None)
+        per_case.append({"case": case, **row})
+        start = end
+        if len(per_case) == CHUNK:
+            yield opening + _dumps(per_case)[1:-1]
+            opening = ","
+            per_case.clear()
+    yield (opening + _dumps(per_case)[1:] if per_case or opening == "[" else "]") + ',"runs":['
+    named = {case: encode_basestring(case) for case in columns.sizes}
+    opening = ""
+    for start in range(0, len(runs), CHUNK):
+        end = start + CHUNK
+        yield opening + ",".join(
+            map(
+                _RUN,
+                map(named.__getitem__, cases[start:end]),
+                indices[start:end],
+                tokens_in[start:end],
+                tokens_out[start:end],
+            )
+        )
+        opening = ","
+    yield "]}"
+
+
+def tool_json(runs: Sequence[Any], tools: Sequence[str], columns: RunColumns) -> Iterator[str]:
+    """The compact JSON of `tool_dicts(runs, tools, columns)`, in pieces: a case's rows
+    are made as text from each distinct count value's row of calls and errors (as
+    `tool_dicts` makes them), a few thousand rows at a time."""
+    if not columns.ordered or not _strings(columns):
+        yield _dumps(tool_dicts(runs, tools, columns))
+        return
+    counts_of: list[Mapping[str, tuple[int, int]]] = list(map(_TOOL_COUNTS, runs))
+    names = dict.fromkeys(tools)
+    ids = list(map(id, counts_of))
+    distinct = dict(zip(ids, counts_of, strict=True))  # runs share values: each once
+    for counts in distinct.values():
+        names.update(dict.fromkeys(counts))
+    if not names:
+        yield "[]"
+        return
+    zero = (0, 0)
+    width = len(names)
+    rows_of = {}  # per distinct value: calls of each tool, then errors of each tool
+    for key, counts in distinct.items():
+        pairs = [counts.get(tool, zero) for tool in names]
+        rows_of[key] = tuple([n for n, _ in pairs] + [e for _, e in pairs])
+    del distinct
+    errors = any(any(row[width:]) for row in rows_of.values())
+    rows = list(map(rows_of.__getitem__, ids))
+    del ids, rows_of
+    tool_heads = [',"tool":' + _dumps(tool) + ',"runs":' for tool in names]
+    calls_text: dict[tuple[Any, ...], str] = {}
+    out: list[str] = []
+    opening = "["
+    start = 0
+    for case, size in columns.sizes.items():
+        end = start + size
+        per_tool = list(zip(*rows[start:end], strict=True))  # calls..., errors...
+        head = '{"case":' + encode_basestring(case)
+        runs_text = _number(size)
+        for n, tool_head in enumerate(tool_heads):
+            calls = per_tool[n]
+            listed = calls_text.get(calls)
+            if listed is None:
+                listed = calls_text[calls] = _dumps(calls)
+            out.append(
+                f'{head}{tool_head}{runs_text},"runs_calling":{size - calls.count(0)},'
+                f'"calls_per_run":{listed},'
+                f'"errors":{_number(sum(per_tool[width + n])) if errors else 0}}}'
+            )
+        start = end
+        if len(out) >= CHUNK:
+            yield opening + ",".join(out)
+            opening = ","
+            out.clear()
+            calls_text.clear()  # what a few thousand rows share, not every case's
+    yield (opening + ",".join(out) + "]") if out or opening == "[" else "]"
+
+
+def _number(value: Any) -> str:
+    """An int as to_json writes it (its repr); any other value through to_json."""
+    return repr(value) if type(value) is int else _dumps(value)

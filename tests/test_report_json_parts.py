@@ -1,0 +1,131 @@
+"""`report --json`'s items, tools and tokens made as text (`passhat.report.parts_json`):
+the very bytes of the dicts they stand for, across piece boundaries, from summaries
+whose items are still undecoded (`LazyItems`, as the command reads them), for odd
+case ids, items and tools, and when the fast path must give way."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_core import to_json
+
+from passhat.analysis import item_dicts, run_columns, tool_dicts
+from passhat.records import RunSummary
+from passhat.report import parts_json
+from passhat.report.experiment import experiment_json, usage_dict
+from passhat.store import LazyItems, Store
+from test_report_json import plain_experiment_dict, stored_runs
+
+ODD = 'ç "quoted" \\ tab\t 猫 🐈 \x01'
+
+
+def parts(runs: list[Any], tools: tuple[str, ...]) -> tuple[bytes, bytes, bytes]:
+    columns = run_columns(runs)
+    return (
+        "".join(parts_json.item_json(runs, columns)).encode(),
+        "".join(parts_json.tool_json(runs, tools, columns)).encode(),
+        "".join(parts_json.usage_json(runs, None, columns)).encode(),
+    )
+
+
+def dicts(runs: list[Any], tools: tuple[str, ...]) -> tuple[bytes, bytes, bytes]:
+    columns = run_columns(runs)
+    return (
+        to_json(item_dicts(runs, columns)),
+        to_json(tool_dicts(runs, tools, columns)),
+        to_json(usage_dict(runs, None, columns)),
+    )
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 4096])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_command_writes_the_plain_reports_bytes_from_undecoded_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, chunk: int
+) -> None:
+    """Pieces of 1, 3 and many entries; items read from `LazyItems` (each case's decoded
+    when written, then let go): the JSON of the report built the plain way."""
+    monkeypatch.setattr(parts_json, "CHUNK", chunk)
+    stored_runs(tmp_path, seed)
+    with Store(tmp_path / "p.db") as store:
+        e = store.experiment("e1")
+        lazy = store.summaries("e1", decode_items=False)
+        decoded = store.summaries("e1")
+    assert any(isinstance(r.graded_items, LazyItems) for r in lazy)
+    plain = to_json(plain_experiment_dict(e, decoded))
+    for runs in (lazy, decoded):
+        _, pieces = experiment_json(e, runs)
+        assert b"".join(pieces) == plain
+    # the command's reading lets each value go: only the values of case 3 (an extra given
+    # as 1 and "1": not plain, read the long way) were kept decoded
+    values = [r.graded_items for r in lazy if isinstance(r.graded_items, LazyItems)]
+    kept = {id(v) for v in values if v._items is not None}
+    assert kept <= {id(r.graded_items) for r in lazy if r.case_id == "case-03"}
+    assert len(kept) < len({id(v) for v in values}) / 2
+
+
+def summary(case: str, index: int, status: str, items: Any, tools: Any, **more: Any) -> RunSummary:
+    fields = {
+        "case_id": case,
+        "run_index": index,
+        "status": status,
+        "error_type": None,
+        "error_message": None,
+        "duration_s": 0.5,
+        "input_tokens": 10 * index,
+        "output_tokens": index,
+        "model_source": None,
+        "attempt": 1,
+        "traceback": None,
+        "graded_items": items,
+        "tool_counts": tools,
+    } | more
+    return RunSummary(**fields)
+
+
+def detail(expected: list[Any], missing: list[Any], extra: list[Any], path: Any = ODD) -> Any:
+    return {"scorer": ODD, "path": path, "expected": expected, "missing": missing, "extra": extra}
+
+
+def test_odd_values_and_shapes_give_the_dicts_bytes() -> None:
+    """Unicode and escapes in case ids, scorers, items and tools; items that are not text;
+    a case whose runs differ in goal (not one column table); repeated items and labels;
+    a case with no counted run; errors in tool counts; numbers that are not ints."""
+    same = [detail([ODD, 1, "x"], [1], ["e", 2])]
+    runs = [
+        summary(ODD, 1, "passed", same, {ODD: (1, 0), "b": (2, 1)}),
+        summary(ODD, 2, "failed", same, {ODD: (0, 0)}),
+        summary(ODD, 3, "errored", [], {}),
+        summary("b", 1, "passed", [detail(["a"], [], [])], {"b": (1, 0)}),
+        summary("b", 2, "failed", [detail(["a", "c"], ["c"], ["z"])], {}),  # goals differ
+        summary("c", 1, "passed", [detail(["a", "a"], [], [])], {}),  # an item twice
+        summary("c", 2, "passed", [detail(["a"], [], []), detail(["a"], [], [])], {}),
+        summary("d", 1, "errored", [], {"b": (1, 1)}),  # no counted run
+        summary("e", 1, "passed", [detail(["q"], [], ["1", 1])], {"b": (1.5, 0)}),
+        summary("e", 2, "passed", [detail(["q"], ["q"], [], None)], {}, input_tokens=True),
+        summary("f", 1, "passed", [], {}, input_tokens=2.5),
+    ]
+    tools = ("never called", ODD)
+    for some in (runs, runs[:3], runs[3:8], runs[8:], runs[10:]):
+        assert parts(some, tools) == dicts(some, tools)
+        assert parts(some, ()) == dicts(some, ())
+    assert parts([], tools) == dicts([], tools)
+    shuffled = list(runs)
+    random.Random(4).shuffle(shuffled)  # not by case: the dicts' own path, whole
+    assert parts(shuffled, tools) == dicts(shuffled, tools)
+
+
+def test_the_tests_store_has_every_kind_of_item(tmp_path: Path) -> None:
+    """What the comparison above relies on: extras of one and of several values, a
+    second scorer, a case with no run, errors in tool counts."""
+    stored_runs(tmp_path, 1)
+    with Store(tmp_path / "p.db") as store:
+        data = json.loads(
+            b"".join(experiment_json(store.experiment("e1"), store.summaries("e1"))[1])
+        )
+    assert any(not i["expected"] for i in data["items"])
+    assert any(t["errors"] for t in data["tools"])
+    assert {t["tool"] for t in data["tools"]} >= {"get_ticket", "query_background"}
