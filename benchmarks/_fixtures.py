@@ -171,3 +171,16 @@ def _replicate(db: Path, experiment_id: str, template: int, cases: int) -> None:
 def _own_items(column: str, case: str) -> str:
     """SQL: the score `column` with each graded item named after the case (`case`, SQL)."""
     return f"""replace({column}, '"AC', '"' || {case} || '/AC')"""
+
+
+def kept_store(folder: Path, cases: int, k: int) -> tuple[Path, str]:
+    """`make_store(folder, cases, k)`, or the one an earlier call kept in `folder` (a
+    benchmark's `--stores DIR`: a store of 1,000,000 runs takes minutes to build)."""
+    kept = folder / f"store-{cases}x{k}.id"
+    db = folder / f"store-{cases}x{k}.db"
+    if kept.is_file() and db.is_file():
+        return db, kept.read_text(encoding="utf-8").strip()
+    folder.mkdir(parents=True, exist_ok=True)
+    db, eid = make_store(folder, cases, k)
+    kept.write_text(eid, encoding="utf-8")
+    return db, eid

@@ -1,18 +1,25 @@
 """Benchmark: `passhat report` of 100,000 runs against a raw scan of what it reads.
 
-Targets (issue #15):
-- `report` and `report --json` of 10,000 cases × k = 10 take at most 2× a raw
-  scan of the columns a report needs (`SELECT ... FROM run_summaries`),
-  measured in-process (the library) and as commands (each in its own process,
-  interpreter start included on both sides);
+Targets (issues #15 and #29), in each store shape of `--shapes` (10,000 cases × k = 10
+and 1,000 × 100: 100,000 runs each):
+- `report` and `report --json` take at most 2× a raw scan of the columns a report
+  needs (`SELECT ... FROM run_summaries`), measured in-process (the library, as the
+  command runs it: `report --json` to a pipe is `experiment_json`, written piece by
+  piece) and as commands (each in its own process, interpreter start included on
+  both sides);
 - the terminal report is bounded: its length at 100,000 runs is at most 1.2× its
-  length at 1,000 runs (the tool-use table listed every run: 1.46 MB).
+  length at 1,000 runs (the tool-use table listed every run: 1.46 MB);
+- the peak RSS of `passhat report --json` of `--rss-cases` × 10 runs (1,000,000) is at
+  most 1.2× that of `passhat report` of the same store (it was 2×: every run's items
+  held decoded, every item and per-run token row held as a dict).
 
-The store is built by `_fixtures.make_store` (real runs through the runner,
-copied under new case ids). Each pair is measured back to back, `--repeat`
-times; the ratio is the median of the pairs.
+The stores are built by `_fixtures.make_store` (real runs through the runner,
+copied under new case ids); `--stores DIR` keeps them for the next run (the store
+of 1,000,000 runs takes about 4 minutes to build; `--rss-cases 0` skips it). Each
+pair is measured back to back, `--repeat` times; the ratio is the median of the pairs.
 
-    .venv/bin/python benchmarks/bench_report.py [--cases 10000] [--k 10] [--repeat 3]
+    .venv/bin/python benchmarks/bench_report.py [--shapes 10000x10,1000x100] [--repeat 3]
+        [--rss-cases 100000] [--stores DIR]
 """
 
 from __future__ import annotations
@@ -26,12 +33,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _fixtures import make_store
-from _result import alternate, length_result, median_ratio, result, spread
+from _fixtures import kept_store
+from _result import alternate, length_result, measured, median_ratio, result, spread
 from pydantic_core import to_json
 from rich.console import Console
 
-from passhat.report.experiment import experiment_dict, print_experiment_report
+from passhat.report.experiment import experiment_dict, experiment_json, print_experiment_report
 from passhat.store import _SUMMARY, Store
 
 SCAN = f"SELECT {_SUMMARY} FROM run_summaries WHERE experiment_id = ? ORDER BY case_id, run_index"
@@ -58,11 +65,14 @@ def terminal_report(db: Path, experiment_id: str) -> str:
     return out.getvalue()
 
 
-def json_report(db: Path, experiment_id: str) -> bytes:
+def json_report(db: Path, experiment_id: str) -> int:
+    """What `passhat report --json` does for a pipe: the summaries (items undecoded), then
+    `experiment_json`'s pieces, each written (here: counted) as it comes."""
     with Store(db, create=False) as store:
         experiment = store.experiment(experiment_id)
-        runs = store.summaries(experiment_id)
-    return to_json(experiment_dict(experiment, runs))
+        runs = store.summaries(experiment_id, decode_items=False)
+    _, pieces = experiment_json(experiment, runs)
+    return sum(map(len, pieces))
 
 
 def json_floor(db: Path, experiment_id: str, report: dict[str, Any]) -> None:
@@ -81,75 +91,109 @@ def command(argv: list[str]) -> None:
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
 
 
+SHAPES = "10000x10,1000x100"
+RSS_TARGET = 1.2
+"""Peak RSS of `report --json` at most this many times that of `report` (1,000,000 runs)."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=10_000)
-    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--shapes", default=SHAPES, help=f"cases x k of each store ({SHAPES})")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--rss-cases", type=int, default=100_000, help="cases × k = 10 for the RSS row (0: none)"
+    )
+    parser.add_argument("--stores", type=Path, help="keep the stores in this folder, reuse them")
     args = parser.parse_args()
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        small, small_id = make_store(Path(tmp), 100, 10)
-        db, eid = make_store(Path(tmp), args.cases, args.k)
-        runs = args.cases * args.k
-        print(
-            f"store: {args.cases:,} cases × k = {args.k}: {runs:,} runs, "
-            f"{db.stat().st_size / 1e6:.0f} MB"
-        )
-        Store(db).close()  # any migration is applied before timing
-        for name, report in [("report", terminal_report), ("report --json", json_report)]:
-            times, scans = alternate(
-                lambda r=report: r(db, eid), lambda: raw_scan(db, eid), args.repeat
-            )
-            print(f"{name} (library): {spread(times)}; raw scan {spread(scans)}")
-            ok &= result(
-                f"`{name}`, {runs:,} runs, in-process",
-                median_ratio(times, scans),
-                2,
-                "report / raw scan of the columns it reads",
-            )
-        with Store(db, create=False) as store:
-            finished = experiment_dict(store.experiment(eid), store.summaries(eid))
-        floors, scans = alternate(
-            lambda f=finished: json_floor(db, eid, f), lambda: raw_scan(db, eid), args.repeat
-        )
-        finished.clear()
-        print(
-            f"floor of `report --json` (read the summaries, serialise the finished report, "
-            f"build nothing): {spread(floors)}, {median_ratio(floors, scans):.2f}× the raw scan"
-        )
-        env = {**os.environ, "PASSHAT_DB": str(db), "COLUMNS": "120"}
-        passhat = [sys.executable, "-m", "passhat", "report", eid]
-        scan = [sys.executable, "-c", SCAN_SCRIPT, str(db), eid]
-        for name, argv in [("report", passhat), ("report --json", [*passhat, "--json"])]:
-            os.environ.update(env)
-            times, scans = alternate(lambda a=argv: command(a), lambda: command(scan), args.repeat)
-            print(
-                f"passhat {name} (command): {spread(times)}; raw scan (python -c) {spread(scans)}"
-            )
-            ok &= result(
-                f"`passhat {name}`, {runs:,} runs, command",
-                median_ratio(times, scans),
-                2,
-                "command wall / raw-scan script wall",
-            )
-        imports, scans = alternate(
-            lambda: command([sys.executable, "-c", IMPORTS_SCRIPT]),
-            lambda: command(scan),
-            args.repeat,
-        )
-        print(
-            f"imports of `passhat report` alone (python -c): {spread(imports)}, "
-            f"{median_ratio(imports, scans):.2f}× the raw-scan script"
-        )
-        ok &= length_result(
-            "terminal report",
-            f"terminal report length, {runs:,} vs 1,000 runs",
-            (terminal_report(db, eid), terminal_report(small, small_id)),
-            (f"at {runs:,} runs", "at 1,000 runs"),
-            "characters at 100k runs / at 1k runs",
-        )
+        stores = args.stores or Path(tmp)
+        for shape in args.shapes.split(","):
+            cases, k = (int(n) for n in shape.lower().split("x"))
+            # the terminal report's length beside 1,000 runs of the same k
+            small = kept_store(stores, max(1, 1_000 // k), k)
+            ok &= shape_rows(stores, cases, k, args.repeat, small)
+        if args.rss_cases:
+            ok &= rss_rows(stores, args.rss_cases, 10)
     return 0 if ok else 1
+
+
+def shape_rows(stores: Path, cases: int, k: int, repeat: int, small: tuple[Path, str]) -> bool:
+    """Every ratio of one store shape, `cases` × `k`."""
+    ok = True
+    db, eid = kept_store(stores, cases, k)
+    runs = cases * k
+    shape = f"{cases:,} × {k}"
+    print(f"store: {cases:,} cases × k = {k}: {runs:,} runs, {db.stat().st_size / 1e6:.0f} MB")
+    Store(db).close()  # any migration is applied before timing
+    for name, report in [("report", terminal_report), ("report --json", json_report)]:
+        times, scans = alternate(lambda r=report: r(db, eid), lambda: raw_scan(db, eid), repeat)
+        print(f"{name} (library): {spread(times)}; raw scan {spread(scans)}")
+        ok &= result(
+            f"`{name}`, {runs:,} runs ({shape}), in-process",
+            median_ratio(times, scans),
+            2,
+            "report / raw scan of the columns it reads",
+        )
+    with Store(db, create=False) as store:
+        finished = experiment_dict(store.experiment(eid), store.summaries(eid))
+    floors, scans = alternate(
+        lambda f=finished: json_floor(db, eid, f), lambda: raw_scan(db, eid), repeat
+    )
+    finished.clear()
+    print(
+        f"floor of `report --json` (read the summaries, serialise the finished report, "
+        f"build nothing): {spread(floors)}, {median_ratio(floors, scans):.2f}× the raw scan"
+    )
+    env = {**os.environ, "PASSHAT_DB": str(db), "COLUMNS": "120"}
+    passhat = [sys.executable, "-m", "passhat", "report", eid]
+    scan = [sys.executable, "-c", SCAN_SCRIPT, str(db), eid]
+    for name, argv in [("report", passhat), ("report --json", [*passhat, "--json"])]:
+        os.environ.update(env)
+        times, scans = alternate(lambda a=argv: command(a), lambda: command(scan), repeat)
+        print(f"passhat {name} (command): {spread(times)}; raw scan (python -c) {spread(scans)}")
+        ok &= result(
+            f"`passhat {name}`, {runs:,} runs ({shape}), command",
+            median_ratio(times, scans),
+            2,
+            "command wall / raw-scan script wall",
+        )
+    imports, scans = alternate(
+        lambda: command([sys.executable, "-c", IMPORTS_SCRIPT]),
+        lambda: command(scan),
+        repeat,
+    )
+    print(
+        f"imports of `passhat report` alone (python -c): {spread(imports)}, "
+        f"{median_ratio(imports, scans):.2f}× the raw-scan script"
+    )
+    ok &= length_result(
+        "terminal report",
+        f"terminal report length, {runs:,} ({shape}) vs 1,000 runs (k = {k})",
+        (terminal_report(db, eid), terminal_report(*small)),
+        (f"at {runs:,} runs", f"at 1,000 runs (k = {k})"),
+        "characters at 100k runs / at 1k runs",
+    )
+    return ok
+
+
+def rss_rows(stores: Path, cases: int, k: int) -> bool:
+    """Peak RSS of `passhat report --json` beside `passhat report`, of `cases` × `k` runs
+    (each command in its own process, started by a small launcher: `_result.measured`)."""
+    db, eid = kept_store(stores, cases, k)
+    runs = cases * k
+    passhat = [sys.executable, "-m", "passhat", "report", eid, "--db", str(db)]
+    plain, as_json = measured(passhat), measured([*passhat, "--json"])
+    print(
+        f"{runs:,} runs ({cases:,} × {k}): passhat report peak RSS {plain.peak_mb:.0f} MiB "
+        f"({plain.wall:.1f} s); report --json {as_json.peak_mb:.0f} MiB ({as_json.wall:.1f} s)"
+    )
+    return result(
+        f"`passhat report --json` peak RSS, {runs:,} runs ({cases:,} × {k})",
+        as_json.peak_mb / plain.peak_mb,
+        RSS_TARGET,
+        "report --json peak RSS / report peak RSS",
+    )
 
 
 if __name__ == "__main__":

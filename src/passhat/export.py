@@ -118,6 +118,12 @@ class StoredRun(NamedTuple):
 def run_row(experiment: ExperimentRecord, r: StoredRun) -> dict[str, Any]:
     """One run's row; verdict details as JSON text."""
     where = f"run {r.run_index} of case {r.case_id!r}"
+    return _row(experiment, r, _dumps(_decoded(r.score, f"score of {where}")))
+
+
+def _row(experiment: ExperimentRecord, r: StoredRun, verdict: str) -> dict[str, Any]:
+    """`run_row` with its verdict details (JSON text) given."""
+    where = f"run {r.run_index} of case {r.case_id!r}"
     return {
         "experiment": experiment.id,
         "experiment_name": experiment.name,
@@ -130,7 +136,7 @@ def run_row(experiment: ExperimentRecord, r: StoredRun) -> dict[str, Any]:
         "counted": r.status != "errored",
         "error_type": r.error_type,
         "error_message": r.error_message,
-        "verdict_details": _dumps(_decoded(r.score, f"score of {where}")),
+        "verdict_details": verdict,
         "input_tokens": r.input_tokens,
         "output_tokens": r.output_tokens,
         "duration_s": r.duration_s,
@@ -144,9 +150,19 @@ def run_rows(
     experiment: ExperimentRecord, runs: Iterable[Sequence[Any]]
 ) -> Iterator[dict[str, Any]]:
     """One row per recorded run, from `Store.columns(id, STORED)`: made one at a time,
-    as they are written."""
+    as they are written. Each distinct score of a case is decoded and encoded once."""
+    case: Any = _UNSET
+    details: dict[Any, str] = {}
     for values in runs:
-        yield run_row(experiment, StoredRun(*values))
+        r = StoredRun(*values)
+        if r.case_id != case:
+            case = r.case_id
+            details = {}  # a case's distinct scores: memory bounded by one case
+        verdict = details.get(r.score)
+        if verdict is None:
+            where = f"run {r.run_index} of case {r.case_id!r}"
+            verdict = details[r.score] = _dumps(_decoded(r.score, f"score of {where}"))
+        yield _row(experiment, r, verdict)
 
 
 def run_lines(experiment: ExperimentRecord, runs: Iterable[Sequence[Any]]) -> Iterator[str]:
