@@ -129,3 +129,29 @@ def test_the_tests_store_has_every_kind_of_item(tmp_path: Path) -> None:
     assert any(not i["expected"] for i in data["items"])
     assert any(t["errors"] for t in data["tools"])
     assert {t["tool"] for t in data["tools"]} >= {"get_ticket", "query_background"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"expected": ["\\ud800 lone", "\\ud83d\\udc08"], "n": 123456789012345678901234567890}]',
+        '[{"f": [0.1, -0.0, 1e400, 1E5], "s": "tab\\t \\u00e9 猫"}]',
+        "[]",
+    ],
+)
+def test_lazy_items_decoded_reads_as_json_loads_and_keeps_nothing(text: str) -> None:
+    items = LazyItems(text, "items of run 1 of 'c'")
+    assert items.decoded() == json.loads(text)
+    assert items._items is None  # let go: read again, decoded again
+    assert list(items) == json.loads(text)  # iterating keeps them, as before
+
+
+def test_lazy_items_decoded_names_a_damaged_value() -> None:
+    from passhat.errors import StoreError
+
+    for damaged in ("[{", "[1,]", "nope"):
+        with pytest.raises(StoreError, match=r"items of run 4 of 'c' is not JSON \(") as got:
+            LazyItems(damaged, "items of run 4 of 'c'").decoded()
+        with pytest.raises(StoreError) as before:
+            LazyItems(damaged, "items of run 4 of 'c'")[0]
+        assert str(got.value) == str(before.value)
