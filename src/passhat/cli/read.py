@@ -102,7 +102,9 @@ def report(
         # the terminal report reads the per-item results of the cases it lists only, and
         # `report --json` each case's as it writes them (never all decoded at once)
         runs = store.summaries(experiment.id, decode_items=html is not None)
-        why = _explainer(store, experiment, len(runs), why_option)
+        # why runs differ is shown by the terminal report and the page, not by --json
+        shown = not as_json or html is not None
+        why = _explainer(store, experiment, len(runs), why_option) if shown else None
         if html is not None:
             from passhat.report.html import write_html
 
