@@ -39,6 +39,7 @@ from _result import alternate, length_result, measured, median_ratio, result, sp
 from pydantic_core import to_json
 from rich.console import Console
 
+from passhat._gc import gc_paused
 from passhat.report.experiment import experiment_dict, experiment_json, print_experiment_report
 from passhat.store import _SUMMARY, Store
 
@@ -58,22 +59,24 @@ def raw_scan(db: Path, experiment_id: str) -> None:
 
 
 def terminal_report(db: Path, experiment_id: str) -> str:
-    with Store(db, create=False) as store:
+    """What `passhat report` does (the cyclic collector paused, as in the command)."""
+    with gc_paused(), Store(db, create=False) as store:
         experiment = store.experiment(experiment_id)
         runs = store.summaries(experiment_id, decode_items=False)  # as `passhat report`
-    out = io.StringIO()
-    print_experiment_report(Console(file=out, width=120, color_system=None), experiment, runs)
+        out = io.StringIO()
+        print_experiment_report(Console(file=out, width=120, color_system=None), experiment, runs)
     return out.getvalue()
 
 
 def json_report(db: Path, experiment_id: str) -> int:
-    """What `passhat report --json` does for a pipe: the summaries (items undecoded), then
-    `experiment_json`'s pieces, each written (here: counted) as it comes."""
-    with Store(db, create=False) as store:
+    """What `passhat report --json` does for a pipe (the cyclic collector paused, as in
+    the command): the summaries (items undecoded), then `experiment_json`'s pieces, each
+    written (here: counted) as it comes."""
+    with gc_paused(), Store(db, create=False) as store:
         experiment = store.experiment(experiment_id)
         runs = store.summaries(experiment_id, decode_items=False)
-    _, pieces = experiment_json(experiment, runs)
-    return sum(map(len, pieces))
+        _, pieces = experiment_json(experiment, runs)
+        return sum(map(len, pieces))
 
 
 def json_floor(db: Path, experiment_id: str, report: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import compress
 from json.encoder import encode_basestring
-from operator import not_
+from operator import itemgetter, not_
 from typing import Any
 
 from pydantic_core import to_json
@@ -105,10 +105,11 @@ def item_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str]:
         case_values = values[start:end]
         case_ids = list(map(id, case_values))  # `values` keeps every id's object alive
         distinct = dict(zip(case_ids, case_values, strict=True))  # runs share values
-        plans = {key: _plan(graded) for key, graded in distinct.items()}
-        first = plans[case_ids[0]]
-        skeleton = first[1]
-        if not all(plain and shape == skeleton for plain, shape, _, _ in plans.values()):
+        plans = dict(zip(distinct, map(_plan, distinct.values()), strict=True))
+        plain, skeleton, _, _ = plans[case_ids[0]]
+        if not plain or (
+            len(plans) > 1 and not all(p and s == skeleton for p, s, _, _ in plans.values())
+        ):
             items = _case_items(case, counted[start:end], {})
             out.extend(map(_dumps, map(item_dict, items)))
         elif skeleton:
@@ -119,7 +120,8 @@ def item_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str]:
                 pair = tables[runs_key] = (_Tails(case_runs, True), _Tails(case_runs, False))
             found_tails, extra_tails = pair
             found = map(
-                found_tails.__getitem__, zip(*[plans[key][2] for key in case_ids], strict=True)
+                found_tails.__getitem__,
+                zip(*map(_FOUND, map(plans.__getitem__, case_ids)), strict=True),
             )
             extras = [(key, plan[3]) for key, plan in plans.items() if plan[3]] or None
             head = '{"case":' + encode_basestring(case) + ',"scorer":'
@@ -145,6 +147,9 @@ def item_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str]:
             out.clear()
     yield (opening + ",".join(out) + "]") if out or opening == "[" else "]"
 
+
+_FOUND = itemgetter(2)
+"""A plan's found per expected item."""
 
 _Plan = tuple[bool, tuple[tuple[str, tuple[str, ...]], ...], tuple[bool, ...], dict[str, Any]]
 
@@ -217,20 +222,31 @@ def usage_json(runs: Sequence[Any], prices: Prices | None, columns: RunColumns) 
         + _dumps(usage_row(len(runs), sum(tokens_in), sum(tokens_out), None))
         + ',"cases":'
     )
-    per_case = []
+    named = {case: encode_basestring(case) for case in columns.sizes}
+    per_run: dict[float, str] = {}  # tokens per run as to_json writes it (a float)
+    per_case: list[str] = []
     opening = "["
     start = 0
     for case, size in columns.sizes.items():  # each case's runs in one stretch
         end = start + size
-        row = usage_row(size, sum(tokens_in[start:end]), sum(tokens_out[start:end]), None)
-        per_case.append({"case": case, **row})
+        used_in, used_out = sum(tokens_in[start:end]), sum(tokens_out[start:end])
+        mean = (used_in + used_out) / size  # `usage_row`'s, every case having a run
+        said = per_run.get(mean)
+        if said is None:
+            said = per_run[mean] = _dumps(mean)
+        per_case.append(
+            f'{{"case":{named[case]},"runs":{size},"input_tokens":{used_in},'
+            f'"output_tokens":{used_out},"tokens_per_run":{said},"cost":null,'
+            '"cost_per_run":null}'
+        )
         start = end
         if len(per_case) == CHUNK:
-            yield opening + _dumps(per_case)[1:-1]
+            yield opening + ",".join(per_case)
             opening = ","
             per_case.clear()
-    yield (opening + _dumps(per_case)[1:] if per_case or opening == "[" else "]") + ',"runs":['
-    named = {case: encode_basestring(case) for case in columns.sizes}
+    yield (opening + ",".join(per_case) + "]" if per_case or opening == "[" else "]") + (
+        ',"runs":['
+    )
     opening = ""
     for start in range(0, len(runs), CHUNK):
         end = start + CHUNK
