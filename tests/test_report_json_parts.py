@@ -25,10 +25,11 @@ ODD = 'ç "quoted" \\ tab\t 猫 🐈 \x01'
 
 def parts(runs: list[Any], tools: tuple[str, ...]) -> tuple[bytes, bytes, bytes]:
     columns = run_columns(runs)
+    usage = parts_json.usage_json(runs, columns)  # None: the caller takes the dict
     return (
         "".join(parts_json.item_json(runs, columns)).encode(),
         "".join(parts_json.tool_json(runs, tools, columns)).encode(),
-        "".join(parts_json.usage_json(runs, None, columns)).encode(),
+        to_json(usage_dict(runs, None, columns)) if usage is None else "".join(usage).encode(),
     )
 
 
@@ -55,6 +56,7 @@ def test_the_command_writes_the_plain_reports_bytes_from_undecoded_items(
         lazy = store.summaries("e1", decode_items=False)
         decoded = store.summaries("e1")
     assert any(isinstance(r.graded_items, LazyItems) for r in lazy)
+    assert parts_json.usage_json(lazy, run_columns(lazy)) is not None  # the text path
     plain = to_json(plain_experiment_dict(e, decoded))
     for runs in (lazy, decoded):
         _, pieces = experiment_json(e, runs)

@@ -787,8 +787,12 @@ def _json_pieces(
     yield b',"tools":'
     for piece in tool_json(runs, experiment.tools, columns):
         yield piece.encode()
-    yield b',"usage":'
-    for piece in usage_json(runs, prices, columns):
-        yield piece.encode()
+    usage = usage_json(runs, columns) if prices is None else None
+    if usage is None:  # costs, or runs as no store gives them: the dict
+        yield b',"usage":' + dumps(usage_dict(runs, prices, columns))
+    else:
+        yield b',"usage":'
+        for piece in usage:
+            yield piece.encode()
     yield b',"errored":' + dumps(_errored_dicts(runs, columns))
     yield b',"retried":' + dumps(_retried(runs)) + b"}"

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import compress
 from json.encoder import encode_basestring
-from operator import itemgetter, not_
+from operator import attrgetter, itemgetter, not_
 from typing import Any
 
 from pydantic_core import to_json
@@ -35,7 +35,7 @@ from passhat.analysis import (
     tool_dicts,
 )
 from passhat.store import LazyItems
-from passhat.usage import Prices, usage_row
+from passhat.usage import usage_row
 
 CHUNK = 4096
 """Entries (items, runs) per piece of text."""
@@ -206,20 +206,31 @@ def _extras(
         out.append(named + encode_basestring(item) + tails[present])
 
 
-def usage_json(runs: Sequence[Any], prices: Prices | None, columns: RunColumns) -> Iterator[str]:
-    """The compact JSON of `experiment.usage_dict(runs, prices, columns)`, in pieces."""
-    from passhat.report.experiment import _INPUT_TOKENS, _OUTPUT_TOKENS, usage_dict
+_INPUT_TOKENS = attrgetter("input_tokens")
+_OUTPUT_TOKENS = attrgetter("output_tokens")
 
+
+def usage_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str] | None:
+    """The compact JSON of `experiment.usage_dict(runs, None, columns)` (no prices), in
+    pieces; None when the runs are not by case or a token count or run index is not an
+    int (then the dict is the way)."""
     tokens_in = list(map(_INPUT_TOKENS, runs))
     tokens_out = list(map(_OUTPUT_TOKENS, runs))
+    ints = {int} >= set(map(type, tokens_in)) | set(map(type, tokens_out)) | set(
+        map(type, columns.indices)
+    )
+    if not columns.ordered or not ints or not _strings(columns):
+        return None
+    return _usage_pieces(columns, tokens_in, tokens_out)
+
+
+def _usage_pieces(
+    columns: RunColumns, tokens_in: list[int], tokens_out: list[int]
+) -> Iterator[str]:
     cases, indices = columns.cases, columns.indices
-    ints = {int} >= set(map(type, tokens_in)) | set(map(type, tokens_out)) | set(map(type, indices))
-    if prices is not None or not columns.ordered or not ints or not _strings(columns):
-        yield _dumps(usage_dict(runs, prices, columns))
-        return
     yield (
         '{"prices_per_million":null,"experiment":'
-        + _dumps(usage_row(len(runs), sum(tokens_in), sum(tokens_out), None))
+        + _dumps(usage_row(len(cases), sum(tokens_in), sum(tokens_out), None))
         + ',"cases":'
     )
     named = {case: encode_basestring(case) for case in columns.sizes}
@@ -248,7 +259,7 @@ def usage_json(runs: Sequence[Any], prices: Prices | None, columns: RunColumns) 
         ',"runs":['
     )
     opening = ""
-    for start in range(0, len(runs), CHUNK):
+    for start in range(0, len(cases), CHUNK):
         end = start + CHUNK
         rows = zip(
             map(named.__getitem__, cases[start:end]),
