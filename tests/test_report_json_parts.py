@@ -16,7 +16,7 @@ from pydantic_core import to_json
 from passhat.analysis import item_dicts, run_columns, tool_dicts
 from passhat.records import RunSummary
 from passhat.report import parts_json
-from passhat.report.experiment import experiment_json, usage_dict
+from passhat.report.experiment import experiment_dict, experiment_json, usage_dict
 from passhat.store import LazyItems, Store
 from test_report_json import plain_experiment_dict, stored_runs
 
@@ -61,12 +61,20 @@ def test_the_command_writes_the_plain_reports_bytes_from_undecoded_items(
     for runs in (lazy, decoded):
         _, pieces = experiment_json(e, runs)
         assert b"".join(pieces) == plain
+    # at a terminal, `report --json` (indented) builds the dicts from the same summaries
+    assert to_json(experiment_dict(e, store_summaries(tmp_path))) == plain
     # the command's reading lets each value go: only the values of case 3 (an extra given
     # as 1 and "1": not plain, read the long way) were kept decoded
     values = [r.graded_items for r in lazy if isinstance(r.graded_items, LazyItems)]
     kept = {id(v) for v in values if v._items is not None}
     assert kept <= {id(r.graded_items) for r in lazy if r.case_id == "case-03"}
     assert len(kept) < len({id(v) for v in values}) / 2
+
+
+def store_summaries(folder: Path) -> list[RunSummary]:
+    """The summaries as `passhat report --json` reads them (items undecoded)."""
+    with Store(folder / "p.db") as store:
+        return store.summaries("e1", decode_items=False)
 
 
 def summary(case: str, index: int, status: str, items: Any, tools: Any, **more: Any) -> RunSummary:
