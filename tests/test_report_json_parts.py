@@ -128,6 +128,19 @@ def test_odd_values_and_shapes_give_the_dicts_bytes() -> None:
     assert parts(shuffled, tools) == dicts(shuffled, tools)
 
 
+def test_cases_sharing_count_values_share_rows_and_equal_values_of_two_types_do_not() -> None:
+    """Tool rows are made once per sequence of count values (the objects a store shares
+    between runs): 1 and 1.0 are equal but written differently."""
+    one, one_float, none = {"t": (1, 0)}, {"t": (1.0, 0)}, {}
+    runs = [
+        summary(case, index, "passed", [], counts)
+        for case, values in (("a", (one, none)), ("b", (one, none)), ("c", (one_float, none)))
+        for index, counts in enumerate(values, 1)
+    ]
+    assert parts(runs, ("t",)) == dicts(runs, ("t",))
+    assert b'"calls_per_run":[1.0,0]' in parts(runs, ("t",))[1]
+
+
 def test_the_tests_store_has_every_kind_of_item(tmp_path: Path) -> None:
     """What the comparison above relies on: extras of one and of several values, a
     second scorer, a case with no run, errors in tool counts."""

@@ -303,34 +303,48 @@ def tool_json(runs: Sequence[Any], tools: Sequence[str], columns: RunColumns) ->
     del distinct
     errors = any(any(row[width:]) for row in rows_of.values())
     rows = list(map(rows_of.__getitem__, ids))
-    del ids, rows_of
+    del rows_of
     tool_heads = [',"tool":' + _dumps(tool) + ',"runs":' for tool in names]
-    calls_text: dict[tuple[Any, ...], str] = {}
+    # a case's rows after its id follow from its runs' count values, in order: cases
+    # whose runs have the same ones (most, where every run calls the same tools) share
+    # them (the same objects: `Store.summaries` gives equal counts one; 1 and 1.0 differ)
+    tails_of: dict[tuple[int, ...], list[str]] = {}
     out: list[str] = []
     opening = "["
     start = 0
     for case, size in columns.sizes.items():
         end = start + size
-        per_tool = list(zip(*rows[start:end], strict=True))  # calls..., errors...
+        values = tuple(ids[start:end])
+        tails = tails_of.get(values)
+        if tails is None:
+            tails = tails_of[values] = _tool_tails(rows[start:end], tool_heads, errors)
         head = '{"case":' + encode_basestring(case)
-        runs_text = _number(size)
-        for n, tool_head in enumerate(tool_heads):
-            calls = per_tool[n]
-            listed = calls_text.get(calls)
-            if listed is None:
-                listed = calls_text[calls] = _dumps(calls)
-            out.append(
-                f'{head}{tool_head}{runs_text},"runs_calling":{size - calls.count(0)},'
-                f'"calls_per_run":{listed},'
-                f'"errors":{_number(sum(per_tool[width + n])) if errors else 0}}}'
-            )
+        out.extend([head + tail for tail in tails])
         start = end
         if len(out) >= CHUNK:
             yield opening + ",".join(out)
             opening = ","
             out.clear()
-            calls_text.clear()  # what a few thousand rows share, not every case's
+            tails_of.clear()  # what a few thousand rows share, not every case's
     yield (opening + ",".join(out) + "]") if out or opening == "[" else "]"
+
+
+def _tool_tails(case_rows: list[tuple[Any, ...]], tool_heads: list[str], errors: bool) -> list[str]:
+    """Each tool's row of a case, after the case's id, from its runs' rows of calls then
+    errors per tool (`tool_dicts`' row of a case and tool)."""
+    size = len(case_rows)
+    width = len(tool_heads)
+    per_tool = list(zip(*case_rows, strict=True))  # calls..., errors...
+    runs_text = _number(size)
+    tails = []
+    for n, tool_head in enumerate(tool_heads):
+        calls = per_tool[n]
+        tails.append(
+            f'{tool_head}{runs_text},"runs_calling":{size - calls.count(0)},'
+            f'"calls_per_run":{_dumps(calls)},'
+            f'"errors":{_number(sum(per_tool[width + n])) if errors else 0}}}'
+        )
+    return tails
 
 
 def _number(value: Any) -> str:
