@@ -190,6 +190,28 @@ def tool_counts(tool_calls: Sequence[Mapping[str, Any]]) -> dict[str, tuple[int,
     return counts
 
 
+class RunJson(NamedTuple):
+    """A run as a page embeds it: its facts, and its JSON columns as the store keeps
+    them (UTF-8 JSON text, never decoded). `Store.runs_json` reads it; the HTML report
+    writes the columns into the page as they are, so 10,000 runs of detail cost no
+    decoding and encoding of their transcripts."""
+
+    case_id: str
+    run_index: int
+    """1-based."""
+    status: Status
+    duration_s: float
+    input_tokens: int
+    output_tokens: int
+    seed: int
+    output: bytes
+    final_state: bytes
+    score: bytes
+    transcript: bytes
+    tool_calls: bytes
+    retries: bytes
+
+
 class RunSummary(NamedTuple):
     """What a report reads of a run: status, per-item results and tool counts.
 

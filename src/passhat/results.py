@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunJson, RunRecord
 from passhat.store import Store, default_db_path
 
 if TYPE_CHECKING:
@@ -163,8 +163,8 @@ class Experiment:
         with self._store() as store:
             runs = store.summaries(self.record.id)
 
-            def load(cases: Sequence[str]) -> list[RunRecord]:
-                return store.runs(self.record.id, cases=cases)
+            def load(cases: Sequence[str]) -> list[RunJson]:
+                return store.runs_json(self.record.id, cases)
 
             return write_html(path, self.record, runs, lang=lang, load=load)
 

@@ -26,7 +26,7 @@ from pydantic_core import from_json
 
 from passhat._gc import without_gc
 from passhat.errors import StoreError
-from passhat.records import ExperimentRecord, RunRecord, RunSummary
+from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary
 
 DB_ENV = "PASSHAT_DB"
 BUSY_ENV = "PASSHAT_BUSY_TIMEOUT"
@@ -825,6 +825,22 @@ class Store:
         )
         return [_run(row) for row in rows]
 
+    def runs_json(self, experiment_id: str, cases: Sequence[str]) -> list[RunJson]:
+        """The runs of `cases` by case and index with their JSON columns as stored (UTF-8,
+        not decoded; an HTML page's worth of run detail). A column SQLite does not find
+        valid JSON is read as `runs` reads it: damaged, it is named the same way."""
+        valid = " AND ".join(f"json_valid({c})" for c in _RUN_JSON)
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT case_id, run_index, status, duration_s, input_tokens, output_tokens, seed, "
+            f"{', '.join(f'CAST({c} AS BLOB)' for c in _RUN_JSON)}, {valid} FROM runs "
+            f"WHERE experiment_id = ? AND case_id IN ({', '.join('?' for _ in cases)}) "
+            "ORDER BY case_id, run_index",
+            [experiment_id, *cases],
+        )
+        return [RunJson(*row[:-1]) if row[-1] else _run_json_checked(row) for row in rows]
+
     @without_gc
     def summaries(self, experiment_id: str, *, decode_items: bool = True) -> list[RunSummary]:
         """What a report needs of every run, by case and index: the small columns only.
@@ -1302,6 +1318,17 @@ class LazyItems(Sequence[dict[str, Any]]):
 
     def __repr__(self) -> str:
         return repr(self._read())
+
+
+def _run_json_checked(row: Sequence[Any]) -> RunJson:
+    """A `Store.runs_json` row with a column SQLite found not valid JSON: decoded as
+    `_run` decodes it (a damaged column is a StoreError) and written again."""
+    where = f"run {row[1]} of case {row[0]!r}"
+    columns = [
+        _encode(_decode(text.decode("utf-8", "replace"), f"{key} of {where}")).encode("utf-8")
+        for key, text in zip(_RUN_JSON, row[7:-1], strict=True)
+    ]
+    return RunJson(*row[:7], *columns)
 
 
 def _decode(value: str, what: str) -> Any:

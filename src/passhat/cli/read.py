@@ -28,7 +28,7 @@ from passhat.cli._options import (
 )
 from passhat.cli._store import DbOption, ExperimentArg, open_store
 from passhat.errors import InputError
-from passhat.records import ExperimentRecord, RunRecord, RunSummary
+from passhat.records import ExperimentRecord, RunJson, RunSummary
 from passhat.report.experiment import experiment_dict, print_experiment_report
 from passhat.report.i18n import t
 from passhat.report.terminal import ROWS_SHOWN
@@ -108,8 +108,8 @@ def report(
         if html is not None:
             from passhat.report.html import write_html
 
-            def load(cases: Sequence[str]) -> list[RunRecord]:
-                return store.runs(experiment.id, cases=cases)
+            def load(cases: Sequence[str]) -> list[RunJson]:
+                return store.runs_json(experiment.id, cases)
 
             try:
                 written = write_html(
