@@ -35,6 +35,7 @@ from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import Store, default_db_path
 
 if TYPE_CHECKING:
+    from passhat.accounting import Accounting
     from passhat.report.why import Explainer
 
 
@@ -105,8 +106,12 @@ def report(
         # why runs differ is shown by the terminal report and the page, not by --json
         shown = not as_json or html is not None
         why = _explainer(store, experiment, len(runs), why_option) if shown else None
+        counted: Accounting | None = None  # the page's, reused for --strict
         if html is not None:
+            from passhat.report.experiment import experiment_accounting
             from passhat.report.html import write_html
+
+            counted = experiment_accounting(experiment, runs)
 
             def load(cases: Sequence[str]) -> list[RunJson]:
                 return store.runs_json(experiment.id, cases)
@@ -121,6 +126,7 @@ def report(
                     prices=prices,
                     forecast_m=forecast_m,
                     why=why,
+                    accounting=counted,
                 )
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
@@ -137,10 +143,8 @@ def report(
             data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
             write_json(data)
             complete = data["dataset"] is not None and data["dataset"]["complete"]
-        elif html is not None and not verbose:
-            from passhat.report.experiment import experiment_accounting
-
-            complete = experiment_accounting(experiment, runs).complete
+        elif counted is not None and not verbose:
+            complete = counted.complete
         else:
             accounting = print_experiment_report(
                 console,

@@ -40,11 +40,14 @@ import base64
 import gzip
 import hashlib
 import json
+import re
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import accumulate, pairwise
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -387,6 +390,12 @@ def _curves(accounting: Accounting) -> _Curves:
     return _Curves(n, cases, tuple(at), tuple(hat))
 
 
+def _calls_range(calls: Sequence[int]) -> tuple[int, int]:
+    """Fewest and most calls of a tool in a run (0, 0 with no run): the dataset's tool
+    table shows them (min and max here, not the template's filters: 100,000 runs)."""
+    return (min(calls), max(calls)) if calls else (0, 0)
+
+
 def _item_totals(verdicts: Counter[str]) -> dict[str, int]:
     """How many items of each verdict over all cases (`verdicts`: by verdict), worst first."""
     totals: dict[str, int] = defaultdict(int)
@@ -467,40 +476,59 @@ def _to_json(value: Any) -> bytes:
 
 _INTERN_MIN = 32
 """Shorter strings (bytes of JSON text) are cheaper inline than as a reference."""
+_BACKSLASH, _QUOTE = b"\x01", b"\x02"
+"""An escaped backslash and an escaped quote while `_packed` reads JSON text: bytes that
+valid JSON never holds raw, so every quote left bounds a string."""
+_LONG_VALUES = re.compile(
+    rb'((?:[^"]++|"[^"]{0,%d}+"|"[^"]*+"(?=\s*:))*+)("[^"]*+"|\Z)' % (_INTERN_MIN - 1)
+)
+"""What comes before a long string value (structure, short strings, keys), and that
+value: every match starts outside a string, so no quote is ever read as its opposite."""
+_ANY_STRING = re.compile(rb'"([^"]*+)"(\s*:)?')
 
 
 def _packed(runs: bytes) -> bytes:
     """`{"strings": [...], "runs": runs}` with every long string value of the JSON
-    object `runs` that occurs more than once replaced by a reference into the table:
-    `"\\u0000<n>"` (a real string starting with U+0000 has it doubled).
+    object `runs` that occurs more than once replaced by a reference into the table,
+    `"\\u0000<n>"`; a real value starting with U+0000 has it doubled. Keys are left
+    as they are (the page's script reads values only).
 
-    One pass over the JSON text, at the speed of bytes methods: escaped backslashes and
-    quotes are set aside (as bytes valid JSON never holds raw: \\x01, \\x02), so that
-    every quote left bounds a string and splitting at quotes yields the strings at odd
-    places; a key is marked (\\x03 before its closing quote) so that it is never taken
-    for a value. Equal strings have equal JSON text, as one encoder wrote both."""
-    text = runs.replace(b"\\\\", b"\x01").replace(b'\\"', b"\x02").replace(b'":', b'\x03":')
-    parts = text.split(b'"')
-    strings = parts[1::2]
-    table: dict[bytes, bytes] = {}
-    for string, n in Counter(strings).items():
-        if n > 1 and len(string) >= _INTERN_MIN and not string.endswith(b"\x03"):
-            table[string] = b"\\u0000%d" % len(table)
-    if b'"\\u0000' in text:  # a value starting with U+0000, not a reference: doubled
-        parts[1::2] = [table.get(string) or _nul_doubled(string) for string in strings]
+    Equal strings have equal JSON text (one encoder wrote both), so the table is made
+    from the text, at the speed of regular expressions over bytes, without decoding
+    it: escaped backslashes and quotes are set aside first (`_BACKSLASH`, `_QUOTE`)."""
+    escaped = b"\\\\" in runs, b'\\"' in runs
+    text = runs.replace(b"\\\\", _BACKSLASH) if escaped[0] else runs
+    text = text.replace(b'\\"', _QUOTE) if escaped[1] else text
+    if b'"\\u0000' in text:
+        body, table = _packed_nul(text)
     else:
-        parts[1::2] = [table.get(string, string) for string in strings]
-    listed = b'"' + b'","'.join(table) + b'"' if table else b""
-    packed = b'{"strings":[' + listed + b'],"runs":' + b'"'.join(parts) + b"}"
-    return packed.replace(b"\x03", b"").replace(b"\x02", b'\\"').replace(b"\x01", b"\\\\")
+        found = _LONG_VALUES.findall(text)
+        counts = Counter([value for _, value in found])
+        table = [value for value, n in counts.items() if n > 1 and value]  # b"": the end
+        refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
+        body = b"".join([before + refs.get(value, value) for before, value in found])
+    packed = b'{"strings":[' + b",".join(table) + b'],"runs":' + body + b"}"
+    packed = packed.replace(_QUOTE, b'\\"') if escaped[1] else packed
+    return packed.replace(_BACKSLASH, b"\\\\") if escaped[0] else packed
 
 
-def _nul_doubled(string: bytes) -> bytes:
-    """A string of `_packed` left as it is, its U+0000 doubled when it is a value that
-    starts with one (a key is left alone: the script reads values only)."""
-    if string.startswith(b"\\u0000") and not string.endswith(b"\x03"):
-        return b"\\u0000" + string
-    return string
+def _packed_nul(text: bytes) -> tuple[bytes, list[bytes]]:
+    """`_packed`'s body and table for text in which a string starts with U+0000 (rare):
+    every string read, so that each such value is doubled."""
+    values = [m[0] for m in _ANY_STRING.finditer(text) if not m[2]]
+    counts = Counter(v for v in values if len(v) >= _INTERN_MIN + 2)
+    table = [value for value, n in counts.items() if n > 1]
+    refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
+
+    def value(match: re.Match[bytes]) -> bytes:
+        string = match[0]
+        if match[2]:
+            return string
+        if string in refs:
+            return refs[string]
+        return b'"\\u0000' + string[1:] if string.startswith(b'"\\u0000') else string
+
+    return _ANY_STRING.sub(value, text), table
 
 
 def _runs_blob(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhole]) -> str:
@@ -518,11 +546,7 @@ def _runs_blob(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhol
         if (c.account.case, index) in whole
     )
     raw = _packed(b"{" + runs + b"}")
-    return base64.b64encode(zlib.compress(raw, ZLIB_LEVEL)).decode("ascii")
-
-
-ZLIB_LEVEL = 6
-"""Deflate level of the runs blobs: level 9 made them 1 % smaller for 1.6x the time."""
+    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
 
 
 def script_json(value: Any) -> Markup:
@@ -769,6 +793,97 @@ def _usage_columns(cases: Sequence[_CaseFacts], prices: Prices | None) -> dict[s
     return columns
 
 
+_VERDICT = attrgetter("verdict")
+_SCORER = attrgetter("scorer")
+_ITEM = attrgetter("item")
+_EXPECTED = attrgetter("expected")
+_DURATION = attrgetter("duration_s")
+_CASE_OF = attrgetter("case")
+
+
+def _run_facts(cases: Sequence[_CaseFacts]) -> tuple[str, list[int], list[int], list[str]]:
+    """The runs of `cases` as `_cases_blob` writes them: one status letter per requested
+    run; per recorded run its duration in tenths (`_tenths`); its error, if any, as the
+    number of recorded runs since the one before with an error, and the error's text."""
+    requested = [c.runs.get(i) for c in cases for i in range(1, c.account.k_requested + 1)]
+    statuses = "".join([_STATUS_CODE[r.status] if r is not None else "m" for r in requested])
+    recorded = [r for r in requested if r is not None]
+    shown = " ".join(map("{:.1f}".format, map(_DURATION, recorded)))  # as _tenths, at once
+    tenths = list(map(int, shown.replace(".", "").split()))
+    error_at: list[int] = []
+    error_text: list[str] = []
+    last = 0
+    for n in [n for n, r in enumerate(recorded) if r.error_type or r.error_message]:
+        error_at.append(n - last)
+        error_text.append(_error_text(recorded[n]) or "")
+        last = n
+    return statuses, tenths, error_at, error_text
+
+
+def _tool_facts(
+    cases: Sequence[_CaseFacts], tools: Sequence[str]
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Per tool of `tools`: its calls in each recorded run of `cases` (by case, then run
+    index), and its errors in each case with a recorded run (`tool_profile`'s
+    calls_per_run and errors of each case, in one pass over the runs)."""
+    counts: list[Mapping[str, tuple[int, int]]] = []
+    bounds = [0]
+    for c in cases:
+        if c.runs:
+            counts.extend([c.runs[i].tool_counts for i in sorted(c.runs)])
+            bounds.append(len(counts))
+    calls: list[list[int]] = []
+    errors: list[list[int]] = []
+    zero = (0, 0)
+    for tool in tools:
+        per_run = [n.get(tool, zero) for n in counts]
+        calls.append([n for n, _ in per_run])
+        total = list(accumulate([e for _, e in per_run], initial=0))
+        errors.append([total[b] - total[a] for a, b in pairwise(bounds)])
+    return calls, errors
+
+
+@dataclass
+class _ItemColumns:
+    """The items of the cases of pages past the first, as `_cases_blob` writes them:
+    how many each case has, and per item its scorer (a number), name, whether expected
+    and its hit letters. Added a page at a time, so that no more than one page's
+    `ItemStability` values are held (100,000 cases have about 500,000 items)."""
+
+    verdicts: Counter[str]
+    """Counts the verdicts of the items added."""
+    scorers: dict[str, int] = field(default_factory=dict)
+    counts: list[int] = field(default_factory=list)
+    scorer: list[int] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    expected: list[str] = field(default_factory=list)
+    hits: list[str] = field(default_factory=list)
+
+    def add(self, page: Sequence[_CaseFacts]) -> None:
+        """The items of `page`'s cases (`item_stability` of their runs: in case order,
+        each scorer's together)."""
+        items = item_stability([run for c in page for run in c.runs.values()])
+        per_case = Counter(map(_CASE_OF, items))
+        self.counts.extend([per_case.get(c.account.case, 0) for c in page])
+        self.verdicts.update(map(_VERDICT, items))
+        scorers = self.scorers
+        self.scorer.extend([scorers.setdefault(s, len(scorers)) for s in map(_SCORER, items)])
+        self.names.extend(map(_ITEM, items))
+        self.expected.extend(["1" if e else "0" for e in map(_EXPECTED, items)])
+        self.hits.extend(map(_hit_letters, items))
+
+
+def _hit_letters(item: ItemStability) -> str:
+    """One letter per counted run of an item: 1 when it found (or produced) it, else 0."""
+    runs, hits = item.runs, item.hits
+    if len(hits) == len(runs):
+        return "1" * len(runs)
+    if not hits:
+        return "0" * len(runs)
+    found = set(hits)
+    return "".join(["1" if i in found else "0" for i in runs])
+
+
 def _cases_blob(
     pages: list[list[_CaseFacts]],
     per_pair: dict[tuple[int, int], dict[str, Any]],
@@ -794,50 +909,14 @@ def _cases_blob(
     if len(pages) < 2:
         return ""
     cases = [c for page in pages[1:] for c in page]
-    analysed = (case for page in pages[1:] for case in _analysed(page, tools))
-    scorers: dict[str, int] = {}
-    statuses: list[str] = []
-    durations: list[int] = []
-    error_at: list[int] = []
-    error_text: list[str] = []
-    n_items: list[int] = []
-    item_scorer: list[int] = []
-    names: list[str] = []
-    expected: list[str] = []
-    hits: list[str] = []
-    calls: list[list[int]] = [[] for _ in tools]
-    errors: list[list[int]] = [[] for _ in tools]
+    statuses, durations, error_at, error_text = _run_facts(cases)
+    calls, errors = _tool_facts(cases, tools)
+    items = _ItemColumns(verdicts)
+    for page in pages[1:]:
+        items.add(page)
     figures: dict[str, list[str]] = {}
-    recorded = last_error = 0
-    for c, case_items, uses in analysed:
+    for c in cases:
         a = c.account
-        for index in range(1, a.k_requested + 1):
-            run = c.runs.get(index)
-            statuses.append(_STATUS_CODE[run.status if run else "missing"])
-            if run is None:
-                continue
-            durations.append(_tenths(run.duration_s))
-            text = _error_text(run)
-            if text is not None:
-                error_at.append(recorded - last_error)
-                error_text.append(text)
-                last_error = recorded
-            recorded += 1
-        grouped: dict[str, list[ItemStability]] = defaultdict(list)
-        for item in case_items:
-            grouped[item.scorer].append(item)
-            verdicts[item.verdict] += 1
-        n_items.append(len(case_items))
-        for scorer, items in grouped.items():
-            for item in items:
-                item_scorer.append(scorers.setdefault(scorer, len(scorers)))
-                names.append(item.item)
-                expected.append("1" if item.expected else "0")
-                found = set(item.hits)
-                hits.append("".join("1" if i in found else "0" for i in item.runs))
-        for j, use in enumerate(uses):
-            calls[j].extend(use.calls_per_run)
-            errors[j].append(use.errors)
         if a.metrics is not None:
             key = f"{a.counted},{a.passes}"
             if key not in figures:
@@ -845,7 +924,7 @@ def _cases_blob(
                     per_pair[(a.counted, a.passes)], a.metrics.pass_rate
                 )
     id_shared, id_rest = _front_coded(c.account.case for c in cases)
-    name_shared, name_rest = _front_coded(names)
+    name_shared, name_rest = _front_coded(items.names)
     data = {
         "first": cases[0].number,
         "starts": [page[0].number for page in pages[1:]],
@@ -856,13 +935,13 @@ def _cases_blob(
         "tenths": durations,
         "errorAt": error_at,
         "errorText": error_text,
-        "items": n_items,
-        "scorers": list(scorers),
-        "itemScorer": item_scorer,
+        "items": items.counts,
+        "scorers": list(items.scorers),
+        "itemScorer": items.scorer,
         "nameShared": name_shared,
         "nameRest": name_rest,
-        "expected": "".join(expected),
-        "hits": "".join(hits),
+        "expected": "".join(items.expected),
+        "hits": "".join(items.hits),
         "tools": list(tools),
         "calls": calls,
         "toolErrors": errors,
@@ -871,7 +950,8 @@ def _cases_blob(
         "usage": usage,
     }
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return base64.b64encode(gzip.compress(raw.encode("utf-8"), 9, mtime=0)).decode("ascii")
+    # level 6: level 9 made it 5 % smaller in 1.8x the time
+    return base64.b64encode(gzip.compress(raw.encode("utf-8"), 6, mtime=0)).decode("ascii")
 
 
 WHY_CASES = 30
@@ -926,8 +1006,10 @@ def _context(
     prices: Prices | None = None,
     forecast_m: int = 10,
     why: Explainer | None = None,
+    accounting: Accounting | None = None,
 ) -> dict[str, Any]:
-    accounting = experiment_accounting(experiment, runs)
+    if accounting is None:
+        accounting = experiment_accounting(experiment, runs)
     cases = _case_facts(runs, accounting)
     pages = _pages(cases)
     counted = accounting.runs_counted > 0
@@ -1003,6 +1085,7 @@ def _context(
         "usage": usage,
         "prices": prices,
         "dataset_tools": dataset_tools,
+        "calls_range": {u.tool: _calls_range(u.calls_per_run) for u in dataset_tools},
         "labels": script_json(LABELS[lang]),
         "runs_blobs": _embedded_runs(pages, load),
         "script": script,
@@ -1021,6 +1104,7 @@ def render_html(
     prices: Prices | None = None,
     forecast_m: int = 10,
     why: Explainer | None = None,
+    accounting: Accounting | None = None,
 ) -> str:
     """The whole report as one self-contained HTML page.
 
@@ -1029,11 +1113,14 @@ def render_html(
     the pages whose detail is embedded: a report of 100,000 runs then never holds
     them all. Light runs give the same page with the transcripts left out. With `why`
     (`passhat.report.why.Explainer`), each case of the first page shows its divergence
-    tree and item evidence, and two of its runs can be picked and compared.
+    tree and item evidence, and two of its runs can be picked and compared. Pass
+    `accounting` when you have it (`experiment_accounting(experiment, runs)`) so it is
+    not made twice.
     """
     lang = check_lang(lang)
     template = _environment().get_template("report.html.j2")
-    return template.render(_context(experiment, runs, lang, load, prices, forecast_m, why))
+    context = _context(experiment, runs, lang, load, prices, forecast_m, why, accounting)
+    return template.render(context)
 
 
 def write_html(
@@ -1046,10 +1133,18 @@ def write_html(
     prices: Prices | None = None,
     forecast_m: int = 10,
     why: Explainer | None = None,
+    accounting: Accounting | None = None,
 ) -> Path:
     """Render the report and write it to `path` (UTF-8); return the path."""
     page = render_html(
-        experiment, runs, lang=lang, load=load, prices=prices, forecast_m=forecast_m, why=why
+        experiment,
+        runs,
+        lang=lang,
+        load=load,
+        prices=prices,
+        forecast_m=forecast_m,
+        why=why,
+        accounting=accounting,
     )
     target = Path(path)
     target.write_text(page, encoding="utf-8")
