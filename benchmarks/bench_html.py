@@ -5,9 +5,13 @@ Targets: the page stays under 5 MB and Chromium loads it (issue #6), and at
 100,000 × 1: `_fixtures.make_store`, the page written by the `passhat report
 --html` command itself) the page is at most 5 MB and loads within 2 s (issue
 #15), and writing it takes at most 10 s and twice the peak RSS of `passhat
-report` alone. Prints the render time, the page size (and what it is made of),
-and Chromium's load time: the wall time of `chromium --dump-dom` on the page
-minus the same on an empty page, so browser start-up is not counted.
+report` alone, and at most 3× its CPU (user + sys; issue #29: it was 5-12×), the two
+commands in turn `--repeat` times, the median of the pairs' ratios. `--million`
+adds the cell of 1,000,000 runs, 10,000 cases × k = 100, with the same targets (its
+store takes about 3 minutes and 4.5 GB to build: keep it with `--stores DIR`).
+Prints the render time, the page size (and what it is made of), and Chromium's
+load time: the wall time of `chromium --dump-dom` on the page minus the same on an
+empty page, so browser start-up is not counted.
 
 Building the stores takes about 15 s (1,000 × 100: 10,000 real runs are the
 template), 10 s and 25 s (100,000 × 1: 1,000 copies of 100 runs) on an idle
@@ -19,7 +23,7 @@ The runs are clarifier-like (tests/test_report_html.py `large_experiment`): a
 the transcript, the tool calls and the final state, as they do in real runs.
 
     .venv/bin/python benchmarks/bench_html.py [--cases 200] [--k 10] [--repeat 3]
-        [--shapes 1000x100,10000x10,100000x1] [--stores DIR] [--skip-small]
+        [--shapes 1000x100,10000x10,100000x1] [--million] [--stores DIR] [--skip-small]
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -41,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from _fixtures import make_store  # noqa: E402
-from _result import result  # noqa: E402
+from _result import measured, median_ratio, result  # noqa: E402
 
 from browser import dump_dom, find_chromium  # noqa: E402
 from passhat.report.html import render_html  # noqa: E402
@@ -65,6 +70,11 @@ RSS_TARGET = 2.0
 """Peak RSS of `passhat report --html` at most this many times that of `passhat report`."""
 WRITE_TARGET_S = 10.0
 """Wall seconds of `passhat report --html` (terminal report included) at 100,000 runs."""
+CPU_TARGET = 3.0
+"""CPU of `passhat report --html FILE` at most this many times that of `passhat report`."""
+MILLION = "10000x100"
+"""The cell of 1,000,000 runs (`--million`)."""
+PASSHAT = [sys.executable, "-m", "passhat"]
 
 
 def main() -> int:
@@ -81,11 +91,17 @@ def main() -> int:
         help="keep the big stores in this folder and reuse them (default: built each time)",
     )
     parser.add_argument("--skip-small", action="store_true", help="only the big stores")
+    parser.add_argument(
+        "--million",
+        action="store_true",
+        help=f"also 1,000,000 runs ({MILLION}; about 3 minutes and 4.5 GB to build)",
+    )
     args = parser.parse_args()
     ok = True if args.skip_small else small(args)
+    shapes = [shape for shape in args.shapes.split(",") if shape]
     with tempfile.TemporaryDirectory() as tmp:
         stores = args.stores or Path(tmp)
-        for shape in args.shapes.split(","):
+        for shape in [*shapes, MILLION] if args.million else shapes:
             cases, k = (int(n) for n in shape.lower().split("x"))
             ok &= big(stores, cases, k, args.repeat)
     return 0 if ok else 1
@@ -200,6 +216,7 @@ def big(folder: Path, cases: int, k: int, repeat: int) -> bool:
         1,
         f"wall of report --html / {WRITE_TARGET_S:g} s",
     )
+    ok &= _cpu(passhat, target, repeat, shape)
     if not find_chromium():
         print("chromium: not installed; load time not measured")
         return ok
@@ -221,6 +238,28 @@ def big(folder: Path, cases: int, k: int, repeat: int) -> bool:
         f"{opened - full:+.2f} s beside the plain load"
     )
     return ok
+
+
+def _cpu(passhat: list[str], target: Path, repeat: int, shape: str) -> bool:
+    """CPU (user + sys) of `passhat report` and of `passhat report --html`, each in its
+    own process, in turn `repeat` times: the median of the pairs' ratios against
+    `CPU_TARGET`. Both print to /dev/null; the page command writes only its path."""
+    reports: list[float] = []
+    pages: list[float] = []
+    for _ in range(repeat):
+        reports.append(measured([*PASSHAT, *passhat]).cpu)
+        pages.append(measured([*PASSHAT, *passhat, "--html", str(target)]).cpu)
+    load = os.getloadavg()[0]
+    print(
+        f"  CPU: report --html {statistics.median(pages):.2f} s, report "
+        f"{statistics.median(reports):.2f} s (median of {repeat} each; load average {load:.1f})"
+    )
+    return result(
+        f"HTML page written, {shape}: CPU",
+        median_ratio(pages, reports),
+        CPU_TARGET,
+        "CPU (user + sys) of report --html / of report, in turn (median of pairs)",
+    )
 
 
 def _made_of(html: str, size: int) -> str:
