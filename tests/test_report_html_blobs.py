@@ -1,0 +1,222 @@
+"""The HTML report's blobs made without decoding (issue 29): the table of repeated strings
+read from JSON text, the run detail of stored runs as the store keeps it, front coding of
+ASCII strings all at once, and the pages' items read straight into columns. Each is
+checked against the slower, obvious way it replaced."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from passhat.analysis import item_stability
+from passhat.errors import StoreError
+from passhat.records import RunRecord
+from passhat.report import html as html_module
+from passhat.report.html import render_html
+from passhat.store import Store
+from test_report_html import errored, experiment, run, unpack_runs
+
+HOSTILE = [
+    "",
+    "x" * 40,
+    "\x00" + "y" * 40,
+    "\x00",
+    "\x00\x00short",
+    'he said "stop" and left, then came back to say it again',
+    "back\\slash " * 5,
+    "\\",
+    '\\\\"',
+    "</script><script>alert(1)</script><!-- model output, not markup -->",
+    "étoile 星 🙂 " * 6,
+    "\u2028\u2029 line separators, twice over, and more",
+    'ends in a quote"',
+    "ends in a backslash\\",
+    "a:b,c:[d]{e}" * 4,
+]
+
+
+def unpacked(packed: bytes) -> Any:
+    """`_packed`'s output as the page's script reads it: references resolved, a doubled
+    U+0000 undone."""
+    data = json.loads(packed)
+    strings = data["strings"]
+
+    def unpack(value: Any) -> Any:
+        if isinstance(value, str):
+            if not value.startswith("\x00"):
+                return value
+            return value[1:] if value[1:2] == "\x00" else strings[int(value[1:])]
+        if isinstance(value, list):
+            return [unpack(v) for v in value]
+        if isinstance(value, dict):
+            return {k: unpack(v) for k, v in value.items()}
+        return value
+
+    return unpack(data["runs"])
+
+
+def round_trip(value: dict[str, Any], ensure_ascii: bool = False) -> dict[str, Any]:
+    packed = html_module._packed(json.dumps(value, ensure_ascii=ensure_ascii).encode())
+    assert unpacked(packed) == value
+    data: dict[str, Any] = json.loads(packed)
+    return data
+
+
+def test_the_string_table_round_trips_hostile_strings() -> None:
+    """Repeated, empty, unicode, escaped, NUL-started strings and `</script>` come back
+    as they were; keys (even long ones equal to a value) are never references."""
+    value = {text or "empty": [text, {"again": text}, text] for text in HOSTILE}
+    value["x" * 40] = ["x" * 40, "x" * 40]  # a long key equal to a repeated value
+    for ensure_ascii in (False, True):
+        data = round_trip(value, ensure_ascii)
+        assert "x" * 40 in data["runs"]  # the key as it was
+        assert "x" * 40 in data["strings"] and "" not in data["strings"]
+        assert all(len(s.encode()) >= html_module._INTERN_MIN for s in data["strings"])
+
+
+def test_only_long_repeated_values_are_referenced() -> None:
+    data = round_trip({"a": "y" * 40, "b": "z" * 40, "c": "z" * 40, "d": "short", "e": "short"})
+    assert data["strings"] == ["z" * 40]
+    assert data["runs"]["a"] == "y" * 40 and data["runs"]["d"] == "short"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(HOSTILE) | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.dictionaries(st.sampled_from(HOSTILE) | st.text(max_size=8), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=10), json_values, max_size=6))
+def test_the_string_table_round_trips_any_json(value: dict[str, Any]) -> None:
+    round_trip(value)
+    round_trip(value, ensure_ascii=True)
+
+
+def test_stored_runs_embed_as_whole_records_do(tmp_path: Path) -> None:
+    """`Store.runs_json` (columns as stored, never decoded) gives the page the same run
+    detail as whole records; model output stays data (no `</script>` in the page)."""
+    ids = ["a", "b"]
+    e = experiment(ids, k=2)
+    runs = [
+        replace(
+            run(case, i, ["AC1:x", "AC2:y"], ["AC1:x"]),
+            output=HOSTILE[i + 7],
+            final_state={"note": HOSTILE[2], "twice": [HOSTILE[10], HOSTILE[10]]},
+            duration_s=0.1 + 0.2,
+        )
+        for case in ids
+        for i in (1, 2)
+    ]
+    with Store(tmp_path / "s.db") as store:
+        store.create_experiment(e)
+        for r in runs:
+            store.record_run(r)
+        stored = store.runs(e.id)
+        page = render_html(e, store.summaries(e.id), load=lambda c: store.runs_json(e.id, c))
+    assert unpack_runs(page) == unpack_runs(render_html(e, stored))
+    assert unpack_runs(page)["c1-run2"]["output"] == HOSTILE[9]
+    assert "<script>alert(1)" not in page
+
+
+def test_a_damaged_or_nonstandard_column_is_read_as_runs_reads_it(tmp_path: Path) -> None:
+    e = experiment(["a"], k=2)
+    with Store(tmp_path / "s.db") as store:
+        store.create_experiment(e)
+        store.record_run(run("a", 1, ["AC1:x"], ["AC1:x"]))
+        store.record_run(run("a", 2, ["AC1:x"], []))
+        with store.atomic() as db:  # NaN: JSON to Python, not to the page's JSON.parse
+            db.execute("UPDATE runs SET final_state = '{\"v\": NaN}' WHERE run_index = 1")
+        (one, two) = store.runs_json(e.id, ["a"])
+        assert json.loads(one.final_state) == {"v": None} and json.loads(two.final_state)
+        with store.atomic() as db:
+            db.execute("UPDATE runs SET transcript = '[not json' WHERE run_index = 2")
+        with pytest.raises(StoreError, match="the store is damaged: transcript of run 2"):
+            store.runs_json(e.id, ["a"])
+
+
+def test_ascii_front_coding_at_once_equals_one_at_a_time() -> None:
+    rng = random.Random(3)
+    for _ in range(500):
+        strings = [
+            "".join(rng.choice("ab\x00/c") for _ in range(rng.randint(0, 9)))
+            for _ in range(rng.randint(1, 15))
+        ]
+        width = max(map(len, strings))
+        expected, _ = html_module._front_coded_loop(strings)
+        assert html_module._shared_ascii(strings, width) == expected
+        assert html_module._front_coded(strings) == html_module._front_coded_loop(strings)
+
+
+def item_oracle(runs: list[RunRecord]) -> list[tuple[str, str, str, str, str]]:
+    """The items of a page as `_cases_blob` wrote them before: from `item_stability`."""
+    return [
+        (s.scorer, s.item, "1" if s.expected else "0", html_module._hit_letters(s), s.verdict)
+        for s in item_stability(runs)
+    ]
+
+
+def graded(rng: random.Random) -> list[dict[str, Any]]:
+    """Per-item results, now and then not plain (a label twice, an item twice, numbers)."""
+    details = []
+    for label in rng.sample(["s1", "s2", "s3"], rng.randint(0, 2)):
+        items: list[Any] = rng.sample(["a", "b", "c", "d", 1], rng.randint(0, 4))
+        if rng.random() < 0.05:
+            items.append(items[0] if items else "a")
+        details.append(
+            {
+                "scorer": "exact_set",
+                "path": label if rng.random() < 0.9 else None,
+                "expected": items,
+                "missing": [i for i in items if rng.random() < 0.3],
+                "extra": rng.sample(["x", "y", "z", "a", 2], rng.randint(0, 2)),
+            }
+        )
+    if details and rng.random() < 0.03:
+        details.append(dict(details[0]))
+    return details
+
+
+def test_item_columns_equal_item_stability() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        ids = [f"c{i}" for i in range(rng.randint(1, 6))]
+        shapes = [graded(rng) for _ in range(2)]  # a case's runs mostly share a shape
+        runs: list[RunRecord] = []
+        for case in ids:
+            indices = rng.sample(range(1, 6), rng.randint(0, 5))
+            for i in indices:
+                if rng.random() < 0.1:
+                    runs.append(errored(case, i))
+                    continue
+                score = rng.choice(shapes) if rng.random() < 0.8 else graded(rng)
+                runs.append(replace(run(case, i, [], []), score=score))
+        facts = html_module._case_facts(runs, _accounting(ids, runs))
+        columns = html_module._ItemColumns(Counter())
+        columns.add(facts)
+        rows = list(zip(columns.names, columns.expected, columns.hits, strict=True))
+        scorers = list(columns.scorers)
+        oracle = item_oracle(runs)
+        assert [scorers[n] for n in columns.scorer] == [o[0] for o in oracle]
+        assert rows == [o[1:4] for o in oracle]
+        assert columns.verdicts == Counter(o[4] for o in oracle)
+        per_case = Counter(s.case for s in item_stability(runs))
+        assert columns.counts == [per_case.get(c, 0) for c in ids]
+
+
+def _accounting(ids: list[str], runs: list[RunRecord]) -> Any:
+    from passhat.report.experiment import experiment_accounting
+
+    return experiment_accounting(experiment(ids, k=5), runs)
