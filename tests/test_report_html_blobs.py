@@ -220,3 +220,13 @@ def _accounting(ids: list[str], runs: list[RunRecord]) -> Any:
     from passhat.report.experiment import experiment_accounting
 
     return experiment_accounting(experiment(ids, k=5), runs)
+
+
+def test_durations_in_tenths_at_once_equal_one_at_a_time() -> None:
+    """Ten times each, rounded, except near a half or far out: as `%.1f` writes them."""
+    rng = random.Random(7)
+    seconds = [rng.uniform(0, 300) for _ in range(20_000)]
+    seconds += [i / 20 for i in range(4_000)] + [i / 100 + 0.05 for i in range(4_000)]
+    seconds += [0.0, -0.0, 0.05, 0.15, 0.25, 0.35, -3.25, 1e6 + 0.05, 1e13 + 0.05, 2.0**60]
+    assert html_module._all_tenths(seconds) == [html_module._tenths(s) for s in seconds]
+    assert html_module._all_tenths([]) == []
