@@ -230,3 +230,20 @@ def test_durations_in_tenths_at_once_equal_one_at_a_time() -> None:
     seconds += [0.0, -0.0, 0.05, 0.15, 0.25, 0.35, -3.25, 1e6 + 0.05, 1e13 + 0.05, 2.0**60]
     assert html_module._all_tenths(seconds) == [html_module._tenths(s) for s in seconds]
     assert html_module._all_tenths([]) == []
+
+
+def test_items_read_lazily_give_the_pages_they_give_decoded(tmp_path: Path) -> None:
+    """`report --html` reads summaries with undecoded items (pydantic-core reads each value
+    once, for the pages past the first): the page is the one decoded items give."""
+    ids = [f"p{c:03d}" for c in range(html_module.PAGED_ABOVE + 30)]
+    e = experiment(ids, k=2)
+    items = ["AC1:conflict", "AC2:unverifiable", "AC3:x"]
+    with Store(tmp_path / "s.db") as store:
+        store.create_experiment(e)
+        for n, case in enumerate(ids):
+            store.record_run(run(case, 1, items, items[: n % 3]))
+            if n % 7:
+                store.record_run(run(case, 2, items, [*items[1:], "extra"]))
+        lazy = render_html(e, store.summaries(e.id, decode_items=False))
+        decoded = render_html(e, store.summaries(e.id))
+    assert lazy == decoded and 'id="passhat-pages"' in lazy

@@ -161,7 +161,7 @@ class Experiment:
         from passhat.report.html import write_html
 
         with self._store() as store:
-            runs = store.summaries(self.record.id)
+            runs = store.summaries(self.record.id, decode_items=False)
 
             def load(cases: Sequence[str]) -> list[RunJson]:
                 return store.runs_json(self.record.id, cases)

@@ -101,8 +101,9 @@ def report(
         experiment = store.experiment(experiment_ref)
         prices = choose_prices(price, prices_file, experiment.model)
         # the terminal report reads the per-item results of the cases it lists only, and
-        # `report --json` each case's as it writes them (never all decoded at once)
-        runs = store.summaries(experiment.id, decode_items=html is not None)
+        # `report --json` and the page each case's as they write them (never all decoded
+        # at once)
+        runs = store.summaries(experiment.id, decode_items=False)
         # why runs differ is shown by the terminal report and the page, not by --json
         shown = not as_json or html is not None
         why = _explainer(store, experiment, len(runs), why_option) if shown else None

@@ -74,6 +74,7 @@ from passhat.report.experiment import (
 from passhat.report.i18n import LABELS, check_lang, t, tn, verdict_key
 from passhat.report.terminal import plan_met_line, plan_not_met_line
 from passhat.stats import DatasetIntervals, Interval, case_intervals, dataset_intervals, forecast
+from passhat.store import LazyItems
 from passhat.usage import Prices, usage_row
 
 if TYPE_CHECKING:
@@ -986,8 +987,9 @@ def _plain_rows(
     for run in counted:
         value = run.graded_items
         held = plans.get(id(value))
-        if held is None:
-            held = plans[id(value)] = (value, _plan(value))
+        if held is None:  # read by pydantic-core, and not kept, when not read yet
+            read = value.decoded() if isinstance(value, LazyItems) else value
+            held = plans[id(value)] = (value, _plan(read))
         plan = held[1]
         if plan is None or (case_plans and plan.shape != case_plans[0].shape):
             return None
