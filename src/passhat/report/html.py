@@ -44,7 +44,7 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from itertools import accumulate, pairwise
 from operator import attrgetter
 from pathlib import Path
@@ -444,9 +444,9 @@ def _run_json(run: RunWhole) -> bytes:
     if isinstance(run, RunRecord):
         return _to_json(_run_data(run))
     return _RUN_JSON % (
-        _to_json(run.case_id),
+        json.dumps(run.case_id, ensure_ascii=False).encode(),
         run.run_index,
-        _to_json(run.status),
+        json.dumps(run.status).encode(),
         run.transcript,
         run.tool_calls,
         run.final_state,
@@ -995,26 +995,30 @@ def _plain_rows(
             return None
         case_plans.append(plan)
     columns = ["".join(column) for column in zip(*[p.found for p in case_plans], strict=True)]
+    with_extras = any(p.extras for p in case_plans)
     rows = []
     at = 0
     for label, items in case_plans[0].shape:
         for item in items:
             hits = columns[at]
             at += 1
-            verdict = (
-                "always found"
-                if "0" not in hits
-                else "always missed"
-                if "1" not in hits
-                else "sometimes missed"
-            )
-            rows.append((label, item, "1", hits, verdict))
+            rows.append((label, item, "1", hits, _found_verdict(hits)))
+        if not with_extras:
+            continue
         having = [p.extras.get(label, _NO_EXTRAS) for p in case_plans]
         for item in sorted(_NO_EXTRAS.union(*having)):
             hits = "".join(["1" if item in extra else "0" for extra in having])
             verdict = "extra, every run" if "0" not in hits else "extra, sometimes"
             rows.append((label, item, "0", hits, verdict))
     return rows
+
+
+@lru_cache(maxsize=65_536)  # a few patterns of hits repeat over thousands of items
+def _found_verdict(hits: str) -> str:
+    """An expected item's verdict (`ItemStability.verdict`) from its hit letters."""
+    if "0" not in hits:
+        return "always found"
+    return "always missed" if "1" not in hits else "sometimes missed"
 
 
 _NO_EXTRAS: frozenset[str] = frozenset()
