@@ -22,8 +22,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, overload
 
-from pydantic_core import from_json
-
 from passhat._gc import without_gc
 from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary
@@ -1287,6 +1285,8 @@ class LazyItems(Sequence[dict[str, Any]]):
         items = self._items
         if items is not None:
             return items
+        from pydantic_core import from_json  # not at start-up: a report that fails early
+
         try:
             decoded: list[dict[str, Any]] = from_json(self._text)
         except ValueError:
