@@ -9,6 +9,7 @@ error instead of a second count. The store keeps records; it computes nothing.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -1257,6 +1258,16 @@ def _safe_text(text: str) -> str:
     return text
 
 
+@functools.cache
+def _from_json() -> Callable[[str], Any]:
+    """pydantic-core's JSON reader, imported when first wanted (not at start-up: a
+    report that fails early loads no pydantic), once (an import statement in a method
+    called once per run cost 2 % of `report --json`)."""
+    from pydantic_core import from_json
+
+    return from_json
+
+
 class LazyItems(Sequence[dict[str, Any]]):
     """A run's per-item results as the store keeps them (JSON text), decoded the first
     time they are read (`Store.summaries(decode_items=False)`). Empty exactly when the
@@ -1285,10 +1296,8 @@ class LazyItems(Sequence[dict[str, Any]]):
         items = self._items
         if items is not None:
             return items
-        from pydantic_core import from_json  # not at start-up: a report that fails early
-
         try:
-            decoded: list[dict[str, Any]] = from_json(self._text)
+            decoded: list[dict[str, Any]] = _from_json()(self._text)
         except ValueError:
             return _decode(self._text, self._what)  # type: ignore[no-any-return]
         return decoded
