@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -197,9 +198,11 @@ def main() -> int:
             "characters at the full size / at 1,000 runs a side",
         )
 
+        # written to memory, as report --json writes to /dev/null (see bench_export.py)
+        out = Path(tempfile.mkdtemp(dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else tmp))
         exports = [
-            ("export .jsonl", ["-o", str(tmp / "runs.jsonl")], 2),
-            ("export --per-case", ["-o", str(tmp / "cases.csv"), "--per-case"], 1),
+            ("export .jsonl", ["-o", str(out / "runs.jsonl")], 2),
+            ("export --per-case", ["-o", str(out / "cases.csv"), "--per-case"], 1),
         ]
         for what, options, target in exports:
             argv = [*PASSHAT, "export", eid, "--db", str(db), *options]
@@ -218,6 +221,7 @@ def main() -> int:
                 1,
                 "export RSS / report --json RSS",
             )
+        shutil.rmtree(out)
 
         # the fixture's runs asked no model: cassette reads every transcript, then says so
         cassette = [*PASSHAT, "cassette", eid, "--db", str(db), "-o", str(tmp / "t.jsonl")]
