@@ -29,6 +29,7 @@ from browser import (
     require_chromium,
     screenshot,
 )
+from page_data import resolved
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report import i18n
@@ -318,20 +319,7 @@ def chromium() -> str:
 def unpack_runs(html: str) -> dict[str, Any]:
     """The runs blob as the page's script sees it: inflated, references resolved."""
     data = runs_blob(html)
-    strings = data["strings"]
-
-    def unpack(value: Any) -> Any:
-        if isinstance(value, str):
-            if not value.startswith("\x00"):
-                return value
-            return value[1:] if value[1:2] == "\x00" else strings[int(value[1:])]
-        if isinstance(value, list):
-            return [unpack(v) for v in value]
-        if isinstance(value, dict):
-            return {k: unpack(v) for k, v in value.items()}
-        return value
-
-    return {anchor: unpack(run) for anchor, run in data["runs"].items()}
+    return {anchor: resolved(run, data["strings"]) for anchor, run in data["runs"].items()}
 
 
 def with_script(html: str, js: str) -> str:

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from page_data import resolved
 from passhat.analysis import item_stability
 from passhat.errors import StoreError
 from passhat.records import RunRecord
@@ -47,20 +48,7 @@ def unpacked(packed: bytes) -> Any:
     """`_packed`'s output as the page's script reads it: references resolved, a doubled
     U+0000 undone."""
     data = json.loads(packed)
-    strings = data["strings"]
-
-    def unpack(value: Any) -> Any:
-        if isinstance(value, str):
-            if not value.startswith("\x00"):
-                return value
-            return value[1:] if value[1:2] == "\x00" else strings[int(value[1:])]
-        if isinstance(value, list):
-            return [unpack(v) for v in value]
-        if isinstance(value, dict):
-            return {k: unpack(v) for k, v in value.items()}
-        return value
-
-    return unpack(data["runs"])
+    return resolved(data["runs"], data["strings"])
 
 
 def round_trip(value: dict[str, Any], ensure_ascii: bool = False) -> dict[str, Any]:

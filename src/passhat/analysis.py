@@ -454,6 +454,28 @@ def _extra_items(
         )
 
 
+def tool_rows(
+    counts_of: Sequence[Mapping[str, tuple[int, int]]], tools: Iterable[str] = ()
+) -> tuple[dict[str, None], list[int], list[tuple[int, ...]], bool]:
+    """Each run's tool counts as a row: the tools (`tools`, then any other a run
+    called), each value's id, each run's row (calls of each tool, then errors of
+    each tool; runs share values, so each distinct one is made once) and whether
+    any run had a tool error."""
+    names = dict.fromkeys(tools)
+    ids = list(map(id, counts_of))
+    distinct = dict(zip(ids, counts_of, strict=True))  # runs share values: each once
+    for counts in distinct.values():
+        names.update(dict.fromkeys(counts))
+    zero = (0, 0)
+    width = len(names)
+    rows_of = {}  # per distinct value: calls of each tool, then errors of each tool
+    for key, counts in distinct.items():
+        pairs = [counts.get(tool, zero) for tool in names]
+        rows_of[key] = tuple([n for n, _ in pairs] + [e for _, e in pairs])
+    errors = any(any(row[width:]) for row in rows_of.values())
+    return names, ids, list(map(rows_of.__getitem__, ids)), errors
+
+
 def tool_dicts(
     runs: Sequence[AnalysedRun], tools: Iterable[str] = (), columns: RunColumns | None = None
 ) -> list[dict[str, Any]]:
@@ -466,22 +488,11 @@ def tool_dicts(
     else:
         cases, counts_of = _in_case_and_run_order(runs)
         sizes = Counter(cases)  # by case: each case's runs in one stretch
-    names = dict.fromkeys(tools)
-    ids = list(map(id, counts_of))
-    distinct = dict(zip(ids, counts_of, strict=True))  # runs share values: each once
-    for counts in distinct.values():
-        names.update(dict.fromkeys(counts))
+    names, _, rows, errors = tool_rows(counts_of, tools)
     out: list[dict[str, Any]] = []
     if not names:
         return out
-    zero = (0, 0)
     width = len(names)
-    rows_of = {}  # per distinct value: calls of each tool, then errors of each tool
-    for key, counts in distinct.items():
-        pairs = [counts.get(tool, zero) for tool in names]
-        rows_of[key] = tuple([n for n, _ in pairs] + [e for _, e in pairs])
-    errors = any(any(row[width:]) for row in rows_of.values())
-    rows = list(map(rows_of.__getitem__, ids))
     start = 0
     for case, size in sizes.items():
         end = start + size

@@ -33,6 +33,7 @@ from passhat.analysis import (
     item_dict,
     item_dicts,
     tool_dicts,
+    tool_rows,
 )
 from passhat.store import LazyItems
 from passhat.usage import usage_row
@@ -286,24 +287,10 @@ def tool_json(runs: Sequence[Any], tools: Sequence[str], columns: RunColumns) ->
         yield _dumps(tool_dicts(runs, tools, columns))
         return
     counts_of: list[Mapping[str, tuple[int, int]]] = list(map(_TOOL_COUNTS, runs))
-    names = dict.fromkeys(tools)
-    ids = list(map(id, counts_of))
-    distinct = dict(zip(ids, counts_of, strict=True))  # runs share values: each once
-    for counts in distinct.values():
-        names.update(dict.fromkeys(counts))
+    names, ids, rows, errors = tool_rows(counts_of, tools)
     if not names:
         yield "[]"
         return
-    zero = (0, 0)
-    width = len(names)
-    rows_of = {}  # per distinct value: calls of each tool, then errors of each tool
-    for key, counts in distinct.items():
-        pairs = [counts.get(tool, zero) for tool in names]
-        rows_of[key] = tuple([n for n, _ in pairs] + [e for _, e in pairs])
-    del distinct
-    errors = any(any(row[width:]) for row in rows_of.values())
-    rows = list(map(rows_of.__getitem__, ids))
-    del rows_of
     tool_heads = [',"tool":' + _dumps(tool) + ',"runs":' for tool in names]
     # a case's rows after its id follow from its runs' count values, in order: cases
     # whose runs have the same ones (most, where every run calls the same tools) share
