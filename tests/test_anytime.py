@@ -18,7 +18,9 @@ from passhat.adaptive import (
     anytime_width_look,
     schedule,
 )
-from passhat.anytime import (
+from passhat.errors import InputError
+from passhat.rounds import Rounds, rounds
+from passhat.stats.anytime import (
     best_case_low,
     betting_sequence,
     difference_sequence,
@@ -26,8 +28,6 @@ from passhat.anytime import (
     increments,
     round_shares,
 )
-from passhat.errors import InputError
-from passhat.rounds import Rounds, rounds
 from test_adaptive import _report, _run, cards  # noqa: F401  (the fixture)
 
 

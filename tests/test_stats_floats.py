@@ -17,7 +17,7 @@ level = st.floats(1e-6, 1.0 - 1e-6, allow_nan=False)
 
 
 def numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stats, "_FEW_VALUES", -1)
+    monkeypatch.setattr(stats.distributions, "_FEW_VALUES", -1)
 
 
 @settings(max_examples=150, deadline=None)

@@ -318,7 +318,7 @@ History = Sequence[tuple["ArrayLike", "ArrayLike"]]
 def anytime_width_look(plan: Schedule, k: int, history: History, width: float) -> Look:
     """`--spending anytime`, `--until-width`: the confidence sequence's interval for the
     mean of these cases' pass rates; stop when narrower than `width` (or at max-k)."""
-    from passhat.anytime import pass_rate_sequence
+    from passhat.stats.anytime import pass_rate_sequence
 
     alpha = 1.0 - plan.confidence
     estimate, band = pass_rate_sequence(history, alpha)
@@ -342,7 +342,7 @@ def anytime_decided_look(
 ) -> Look:
     """`--spending anytime`, `--until-decided`: B - A in the mean of per-case pass
     rates with an interval valid at every round; decided when it excludes 0."""
-    from passhat.anytime import difference_sequence
+    from passhat.stats.anytime import difference_sequence
 
     estimate, low, high = difference_sequence(base, history, 1.0 - plan.confidence)
     outcome: Outcome = "better" if low > 0 else "worse" if high < 0 else "none"
@@ -363,7 +363,7 @@ def anytime_decided_look(
 def anytime_unreachable(plan: Schedule, base_runs: Sequence[int]) -> str | None:
     """Why `--spending anytime` could never decide: even if B passed every run and A
     failed every one, the interval at max-k would still hold 0. Says what would work."""
-    from passhat.anytime import best_case_low, fewest_cases
+    from passhat.stats.anytime import best_case_low, fewest_cases
 
     alpha = 1.0 - plan.confidence
     counted = [n for n in base_runs if n > 0]

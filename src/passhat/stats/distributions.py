@@ -1,0 +1,182 @@
+"""The distributions behind the intervals, on numpy alone: the normal and t quantiles,
+lgamma, and the Beta (incomplete beta function, its quantiles and moments)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+from passhat._lazy import lazy_import
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+
+    Floats = NDArray[np.float64]
+else:
+    np = lazy_import("numpy")  # imported when a statistic is first computed
+
+
+_FEW_VALUES = 8
+"""Up to this many values, lgamma and the continued fraction run on Python floats
+(`_lgamma`, `_beta_cf_floats`): the forecast inverts a dozen posteriors of one or two values
+each, and numpy's cost per call on such tiny arrays made that a fifth of a report."""
+
+
+def _z(q: float) -> float:
+    return NormalDist().inv_cdf(q)
+
+
+def _lgamma(x: Floats) -> Floats:
+    # Per distinct value: a suite's cases share few (runs, passes) pairs, so 100,000
+    # cases cost a few dozen lgamma calls, not 100,000 (a few values: each, unsorted).
+    if x.size <= _FEW_VALUES:
+        return np.asarray([math.lgamma(v) for v in x.ravel().tolist()]).reshape(x.shape)
+    values, inverse = np.unique(x.ravel(), return_inverse=True)
+    flat = np.asarray([math.lgamma(v) for v in values.tolist()], dtype=np.float64)
+    return flat[inverse].reshape(x.shape)
+
+
+def _lbeta(a: Floats, b: Floats) -> Floats:
+    return _lgamma(a) + _lgamma(b) - _lgamma(a + b)
+
+
+def _beta_cf(a: Floats, b: Floats, x: Floats) -> Floats:
+    """Continued fraction of the incomplete beta function (modified Lentz), vectorised."""
+    tiny, eps = 1e-300, 1e-15
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = np.ones_like(x)
+    d = 1.0 - qab * x / qap
+    d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+    h = d.copy()
+    for m in range(1, 20_001):
+        m2 = 2.0 * m
+        for aa in (
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ):
+            d = 1.0 + aa * d
+            d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+            c = 1.0 + aa / c
+            c = np.where(np.abs(c) < tiny, tiny, c)
+            step = d * c
+            h = h * step
+        if np.all(np.abs(step - 1.0) < eps):
+            break
+    return h
+
+
+def _beta_cf_floats(a: list[float], b: list[float], x: list[float]) -> list[float]:
+    """`_beta_cf` on Python floats: the same operations in the same order, the same
+    stopping rule over all the values (so the very same bits), at a tenth of the cost
+    for a few values. IEEE arithmetic rounds each + - * / alike in numpy and Python."""
+    tiny, eps = 1e-300, 1e-15
+    qab = [ai + bi for ai, bi in zip(a, b, strict=True)]
+    qap = [ai + 1.0 for ai in a]
+    qam = [ai - 1.0 for ai in a]
+    c = [1.0] * len(x)
+    d = [1.0 - s * xi / p for s, xi, p in zip(qab, x, qap, strict=True)]
+    d = [1.0 / (tiny if abs(di) < tiny else di) for di in d]
+    h = d.copy()
+    values = range(len(x))
+    for m in range(1, 20_001):
+        m2 = 2.0 * m
+        done = True
+        for i in values:
+            ai, xi, di, ci = a[i], x[i], d[i], c[i]
+            odd = m * (b[i] - m) * xi / ((qam[i] + m2) * (ai + m2))
+            even = -(ai + m) * (qab[i] + m) * xi / ((ai + m2) * (qap[i] + m2))
+            di = 1.0 + odd * di
+            di = 1.0 / (tiny if -tiny < di < tiny else di)
+            ci = 1.0 + odd / ci
+            ci = tiny if -tiny < ci < tiny else ci
+            hi = h[i] * (di * ci)
+            di = 1.0 + even * di
+            di = 1.0 / (tiny if -tiny < di < tiny else di)
+            ci = 1.0 + even / ci
+            ci = tiny if -tiny < ci < tiny else ci
+            step = di * ci
+            d[i], c[i], h[i] = di, ci, hi * step
+            if done and not -eps < step - 1.0 < eps:
+                done = False
+        if done:
+            break
+    return h
+
+
+def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Floats:
+    """The regularised incomplete beta function I_x(a, b): the Beta(a, b) CDF at x."""
+    a_, b_, x_ = np.broadcast_arrays(
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        np.asarray(x, dtype=np.float64),
+    )
+    inside = np.clip(x_, 1e-300, 1.0 - 1e-16)
+    # The fraction converges fast below the mean; above it, use I_x(a, b) = 1 - I_{1-x}(b, a).
+    swap = inside > (a_ + 1.0) / (a_ + b_ + 2.0)
+    p = np.where(swap, b_, a_)
+    q = np.where(swap, a_, b_)
+    y = np.where(swap, 1.0 - inside, inside)
+    front = np.exp(p * np.log(y) + q * np.log1p(-y) - _lbeta(p, q)) / p
+    if y.size <= _FEW_VALUES:
+        fraction = _beta_cf_floats(p.ravel().tolist(), q.ravel().tolist(), y.ravel().tolist())
+        part = front * np.asarray(fraction, dtype=np.float64).reshape(y.shape)
+    else:
+        part = front * _beta_cf(p, q, y)
+    value = np.where(swap, 1.0 - part, part)
+    value = np.where(x_ <= 0.0, 0.0, np.where(x_ >= 1.0, 1.0, value))
+    return np.asarray(np.clip(value, 0.0, 1.0), dtype=np.float64)
+
+
+def beta_quantile(a: ArrayLike, b: ArrayLike, q: ArrayLike) -> Floats:
+    """The q-quantile of Beta(a, b): Newton steps on `betainc`, kept inside a shrinking bracket.
+
+    A Newton step that would leave the bracket is replaced by bisection, so the
+    iteration cannot diverge in the tails; it stops at about 1e-14.
+    """
+    a_, b_, q_ = np.broadcast_arrays(
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        np.asarray(q, dtype=np.float64),
+    )
+    lo = np.zeros(a_.shape)
+    hi = np.ones(a_.shape)
+    x = np.clip(a_ / (a_ + b_), 1e-6, 1 - 1e-6)
+    lbeta = _lbeta(a_, b_)
+    for _ in range(200):
+        f = betainc(a_, b_, x) - q_
+        below = f < 0
+        lo = np.where(below, x, lo)
+        hi = np.where(below, hi, x)
+        # x may reach 0 or 1 (log of 0: an infinite density): the step bisects instead
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            density = np.exp((a_ - 1.0) * np.log(x) + (b_ - 1.0) * np.log1p(-x) - lbeta)
+            newton = x - f / density
+        inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
+        step = np.where(inside, newton, 0.5 * (lo + hi))
+        done = np.abs(step - x) <= 1e-14 * np.maximum(x, 1e-300)
+        x = step
+        if np.all(done | (hi - lo <= 1e-15 * np.maximum(hi, 1e-300))):
+            break
+    x = np.where(q_ <= 0.0, 0.0, np.where(q_ >= 1.0, 1.0, x))
+    return np.asarray(x, dtype=np.float64)
+
+
+def beta_moment(a: ArrayLike, b: ArrayLike, m: ArrayLike) -> Floats:
+    """E[p^m] for p ~ Beta(a, b): B(a + m, b) / B(a, b) = prod_{i<m} (a + i) / (a + b + i)."""
+    a_, b_, m_ = np.broadcast_arrays(
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        np.asarray(m, dtype=np.float64),
+    )
+    log = _lgamma(a_ + m_) - _lgamma(a_) + _lgamma(a_ + b_) - _lgamma(a_ + b_ + m_)
+    return np.asarray(np.exp(log), dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=4096)
+def _t_quantile(df: int, alpha: float) -> float:
+    """Two-sided t quantile: P(|T_df| > t) = alpha, from the Beta(df/2, 1/2) identity."""
+    x = float(beta_quantile(df / 2.0, 0.5, alpha))
+    return math.sqrt(df * (1.0 - x) / x)
