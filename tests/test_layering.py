@@ -106,3 +106,17 @@ def test_no_module_of_passhat_imports_itself_back() -> None:
     assert len(MODULES) > 50
     graph = {module: imports(module) for module in MODULES}
     assert cycles(graph) == []
+
+
+def _named(module: str) -> set[str]:
+    """The modules of passhat that `module` names anywhere, `if TYPE_CHECKING:` included."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found = {_known(n.module) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    return {m for m in found if m is not None}
+
+
+def test_results_and_evaluation_are_not_a_circle_even_for_types() -> None:
+    """evaluation.py returns results.Experiment; results.py holds Outcome, so it names
+    nothing of evaluation.py (it once imported Outcome back under TYPE_CHECKING)."""
+    assert "passhat.results" in _named("passhat.evaluation")
+    assert "passhat.evaluation" not in _named("passhat.results")

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from passhat.evaluation import (
         Events,
         Interrupted,
-        Outcome,
         evaluate,
         evaluate_async,
         resume,
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from passhat.records import ExperimentRecord, RunRecord
-    from passhat.results import Experiment, Experiments
+    from passhat.results import Experiment, Experiments, Outcome
     from passhat.results import open_store as open
     from passhat.rounds import Rounds
     from passhat.scoring import Score, ScorerError
@@ -84,7 +83,7 @@ _LAZY = {
     "Executor": "passhat.executors",
     "Events": "passhat.evaluation",
     "Interrupted": "passhat.evaluation",
-    "Outcome": "passhat.evaluation",
+    "Outcome": "passhat.results",
     "evaluate": "passhat.evaluation",
     "evaluate_async": "passhat.evaluation",
     "resume": "passhat.evaluation",

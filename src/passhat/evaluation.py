@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from passhat.errors import ConfigError, InputError
 from passhat.records import ExperimentRecord, RunRecord
+from passhat.results import Experiment, Outcome, WorkItem
 from passhat.rounds import Rounds, adapt
 from passhat.store import Store, default_db_path
 
@@ -38,11 +39,7 @@ if TYPE_CHECKING:
     from passhat.execution import RunOptions
     from passhat.executors import Executor
     from passhat.models.base import Model
-    from passhat.results import Experiment
     from passhat.suite import Suite
-
-WorkItem = tuple[str, int]
-"""(case id, 1-based run index): one planned run."""
 
 AgentLike = Any
 """An agent: a spec (`clarifier`, `package.module:name`, `file.py:name`, a command
@@ -97,18 +94,6 @@ class Events:
 
     def left_missing(self, runs: Sequence[WorkItem]) -> None:
         """An executor gave up on these runs (their workers kept dying): still missing."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one `evaluate` or `resume` call did (the store says what the experiment holds)."""
-
-    planned: int
-    """Runs the call set out to make in its first round (0: nothing was left to do)."""
-    rounds: Adaptive | None = None
-    """The adaptive rounds' record (rule, looks, stop reason, runs spent), when asked for."""
-    left_missing: tuple[WorkItem, ...] = ()
-    """Runs an executor gave up on: missing, never counted; `resume` runs them again."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -676,8 +661,6 @@ async def resume_async(experiment: str, **options: Any) -> Experiment:
 
 
 def _read_back(store: Store, experiment: ExperimentRecord, outcome: Outcome) -> Experiment:
-    from passhat.results import Experiment
-
     return Experiment(store.path, store.experiment(experiment.id), outcome)
 
 

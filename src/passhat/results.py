@@ -5,11 +5,14 @@
 every part (accounting, intervals, item stability, tool use) is read from the store
 the first time it is asked for, by the same code `passhat report` uses, and kept:
 an `Experiment` is a snapshot, and `passhat.open(db).experiment(ref)` reads afresh.
+`Outcome` (what the call did) lives here too, so evaluation.py imports this module
+and nothing here names evaluation.py, not even for types.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,10 +24,26 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from passhat.accounting import Accounting, CaseAccount, DatasetSummary
+    from passhat.adaptive import Adaptive
     from passhat.analysis import ItemStability, ToolUse
-    from passhat.evaluation import Outcome
     from passhat.records import RunSummary
     from passhat.stats import Comparison, Metric, Uncertainty
+
+
+WorkItem = tuple[str, int]
+"""(case id, 1-based run index): one planned run."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one `evaluate` or `resume` call did (the store says what the experiment holds)."""
+
+    planned: int
+    """Runs the call set out to make in its first round (0: nothing was left to do)."""
+    rounds: Adaptive | None = None
+    """The adaptive rounds' record (rule, looks, stop reason, runs spent), when asked for."""
+    left_missing: tuple[WorkItem, ...] = ()
+    """Runs an executor gave up on: missing, never counted; `resume` runs them again."""
 
 
 class Experiment:
