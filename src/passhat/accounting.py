@@ -32,7 +32,7 @@ from passhat.metrics import (
     label_at,
     label_hat,
 )
-from passhat.plain import MAX_K as MAX_K  # re-exported: defined low so suite.py can use it
+from passhat.plain import MAX_K as MAX_K  # re-exported: defined low so suite/ can use it
 from passhat.plain import plural
 
 Status = Literal["passed", "failed", "errored"]

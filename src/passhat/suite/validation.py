@@ -1,0 +1,400 @@
+"""Checking a suite's files: the schemas of suite.yaml and cases/*.yaml (strict pydantic
+models), their errors turned into messages that name the field and the fix, and the
+checks of paths, item templates, goals against scorers and custom scorer functions.
+Pure: it is handed parsed data and returns problems; loading.py reads the files.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import re
+import string
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
+
+from passhat.errors import ConfigError
+from passhat.plain import MAX_K, MISSING, Loc, did_you_mean, get_path, path_loc, show
+from passhat.records import COMMAND_AGENT
+from passhat.suite.model import _SCORER_EXAMPLE, EqualsSpec, ExactSetSpec, ScorerSpec
+
+# --------------------------------------------------------------- shared helpers
+
+
+class StrictModel(BaseModel):
+    """Base of the file schemas: no coercion, no unknown keys."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def validation_problems(
+    error: ValidationError, model: type[BaseModel], prefix: Loc = ()
+) -> list[tuple[Loc, str]]:
+    """Pydantic's errors as (location, message-with-the-fix) pairs."""
+    out: list[tuple[Loc, str]] = []
+    for err in error.errors():
+        loc: Loc = tuple(err["loc"])
+        out.append((prefix + loc, _error_message(err, model, loc)))
+    return out
+
+
+def _error_message(err: Any, model: type[BaseModel], loc: Loc) -> str:
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    if kind == "missing":
+        info = _field_at(model, loc)
+        hint = f": {info.description}" if info is not None and info.description else ""
+        return f"missing; add it{hint}"
+    if kind == "extra_forbidden":
+        allowed = _keys_at(model, loc[:-1])
+        key = str(loc[-1])
+        return (
+            f"unknown key {show(key)}; the keys allowed here are {', '.join(allowed)}"
+            f"{did_you_mean(key, allowed)}"
+        )
+    expected = _EXPECTED.get(kind)
+    if expected is not None:
+        quote = "; put it in quotes" if kind == "string_type" and _is_scalar(value) else ""
+        return f"expected {expected}, got {show(value)}{quote}"
+    if kind in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        return f"is {show(value)}; it must be at least {bound}"
+    if kind in ("less_than_equal", "less_than"):
+        bound = ctx.get("le", ctx.get("lt"))
+        return f"is {show(value)}; it must be at most {bound:,}"
+    if kind == "string_too_short":
+        return "is empty; write some text"
+    if kind == "too_short":
+        return f"is empty; give at least {ctx.get('min_length', 1)} item(s)"
+    return str(err["msg"])
+
+
+_EXPECTED = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "bool_type": "true or false",
+    "list_type": "a list ('- item' lines or [a, b])",
+    "tuple_type": "a list ('- item' lines or [a, b])",
+    "dict_type": "a mapping ('key: value' lines)",
+    "model_type": "a mapping ('key: value' lines)",
+    "model_attributes_type": "a mapping ('key: value' lines)",
+}
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, int | float | bool) or value is None
+
+
+def _model_at(model: type[BaseModel], loc: Loc) -> Any:
+    """The annotation reached by walking `loc` through models, lists and dicts."""
+    current: Any = model
+    for part in loc:
+        current = _step(current, part)
+        if current is None:
+            return None
+    return current
+
+
+def _step(annotation: Any, part: str | int) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            found = _step(arg, part)
+            if found is not None:
+                return found
+        return None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        info = annotation.model_fields.get(part) if isinstance(part, str) else None
+        return info.annotation if info is not None else None
+    if origin in (list, tuple) and isinstance(part, int):
+        return typing.get_args(annotation)[0]
+    if origin is dict and isinstance(part, str):
+        return typing.get_args(annotation)[1]
+    return None
+
+
+def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _unwrap_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys_at(model: type[BaseModel], loc: Loc) -> list[str]:
+    found = _unwrap_model(_model_at(model, loc))
+    return list(found.model_fields) if found is not None else []
+
+
+def _field_at(model: type[BaseModel], loc: Loc) -> FieldInfo | None:
+    owner = _unwrap_model(_model_at(model, loc[:-1]))
+    if owner is None or not isinstance(loc[-1], str):
+        return None
+    return owner.model_fields.get(loc[-1])
+
+
+# ----------------------------------------------------------------- file schemas
+
+
+class _CommandAgentFile(StrictModel):
+    """`agent: {command: [...], ...}`: a command agent (agents/command.py)."""
+
+    command: list[str] = Field(
+        min_length=1, description="the program and its arguments, e.g. [node, dist/agent.js]"
+    )
+    cwd: str = Field(".", min_length=1)
+    env: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
+    output: typing.Literal["json", "text"] = "json"
+
+
+def command_agent_spec(config: _CommandAgentFile) -> str:
+    """The agent spec string a command agent is recorded and resumed by."""
+    data = config.model_dump(exclude_defaults=True)
+    data.setdefault("cwd", config.cwd)
+    return COMMAND_AGENT + json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+class _DefaultsFile(StrictModel):
+    agent: Any = Field(
+        "clarifier",
+        description="a built-in agent name, package.module:name, or "
+        "{command: [program, args...]} for an agent in any language",
+    )
+    model: str | None = Field(
+        None,
+        min_length=1,
+        description="the model to run, e.g. replay:cassettes/seed.jsonl or "
+        "openai:gpt-4o-mini (--model overrides it; leave it out when the agent calls none)",
+    )
+    k: int = Field(3, ge=1, le=MAX_K)
+    params: dict[str, Any] = Field(default_factory=dict)
+    max_turns: int = Field(10, ge=1)
+    scorers: list[Any] = Field(
+        min_length=1,
+        description=f"the scorers every run must pass, e.g. {_SCORER_EXAMPLE}",
+    )
+
+
+class _SuiteFile(StrictModel):
+    name: str = Field(min_length=1, description="a short name for the suite, e.g. clarify")
+    description: str = ""
+    environment: str = Field(
+        min_length=1,
+        description="the world cases run in: ticket, board, tools or file.py:ClassName",
+    )
+    labels: list[str] = Field(default_factory=list)
+    tools: list[Any] | None = None
+    state: dict[str, Any] | None = None
+    input_schema: dict[str, Any] | None = None
+    goal_schema: dict[str, Any] | None = None
+    defaults: _DefaultsFile = Field(
+        description="agent, model, k and scorers, e.g. defaults: {k: 3, scorers: [...]}"
+    )
+
+
+class _ExactSetFile(StrictModel):
+    exact_set: str = Field(min_length=1)
+    item: str | None = Field(None, min_length=1)
+
+
+class _SubsetFile(StrictModel):
+    subset: str = Field(min_length=1)
+    item: str | None = Field(None, min_length=1)
+
+
+class _SupersetFile(StrictModel):
+    superset: str = Field(min_length=1)
+    item: str | None = Field(None, min_length=1)
+
+
+class _EqualsFile(StrictModel):
+    equals: str = Field(min_length=1)
+
+
+class _MatchesFile(StrictModel):
+    matches: str = Field(min_length=1)
+    pattern: str = Field(description="a regular expression the text must match, e.g. '^AC'")
+
+
+class _JudgeFile(StrictModel):
+    judge: str = Field(min_length=1)
+    model: str = Field(
+        min_length=1, description="the judge's model, e.g. replay:cassettes/judge.jsonl"
+    )
+    paths: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+    base_url: str | None = None
+
+
+class _PresentFile(StrictModel):
+    present: list[str] = Field(min_length=1)
+
+
+class _CustomFile(StrictModel):
+    custom: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class _FixtureFile(StrictModel):
+    args: dict[str, Any] = Field(description="the call's arguments, e.g. {query: ...}")
+    response: Any = Field(description="what the tool answers")
+
+
+class _CaseFile(StrictModel):
+    id: str = Field(min_length=1, description="a unique case id such as ac-conflict-001")
+    input: dict[str, Any] = Field(description="what the agent starts from")
+    fixtures: dict[str, list[_FixtureFile]] = Field(default_factory=dict)
+    goal: dict[str, Any] = Field(description="the goal state the final state must match")
+    tags: list[str] = Field(default_factory=list)
+
+
+_PATH = re.compile(r"^[^.\s]+(\.[^.\s]+)*$")
+
+
+def _path_problem(path: str) -> str | None:
+    if _PATH.match(path):
+        return None
+    return f"{show(path)} is not a dotted path; write keys joined by dots, e.g. ticket.annotations"
+
+
+MAX_FORMAT_NUMBER = 100
+"""Largest width or precision an item template may ask for: `{ac:>10000000000}`
+would make every item string gigabytes long."""
+
+
+def _template_problem(template: str) -> str | None:
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as error:
+        return f"{show(template)} is not a valid item template ({error}); e.g. 'AC{{ac}}:{{label}}'"
+    fields = [f for _, f, _, _ in parsed if f is not None]
+    for _, name, spec, _ in parsed:
+        numbers = [int(n) for n in re.findall(r"\d+", spec or "")]
+        if numbers and max(numbers) > MAX_FORMAT_NUMBER:
+            return (
+                f"{show(template)}: the format of {{{name}}} asks for a width or precision of "
+                f"{max(numbers):,}; use at most {MAX_FORMAT_NUMBER}, e.g. 'AC{{ac:>3}}:{{label}}'"
+            )
+    bad = [f for f in fields if not f.isidentifier()]
+    if not fields or bad:
+        return (
+            f"{show(template)} must name item fields in braces, each a plain key, "
+            "e.g. 'AC{ac}:{label}'"
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def template_fields(template: str) -> tuple[str, ...]:
+    """The fields an item template names, e.g. `AC{ac}:{label}` -> (ac, label)."""
+    return tuple(f for _, f, _, _ in string.Formatter().parse(template) if f)
+
+
+def goal_item_keys(specs: Sequence[ScorerSpec], goal: dict[str, Any]) -> dict[int, set[str]]:
+    """Per set scorer with an item template (by index), the keys the goal's items hold."""
+    out: dict[int, set[str]] = {}
+    for index, spec in enumerate(specs):
+        if isinstance(spec, ExactSetSpec) and spec.item is not None:
+            value = get_path(goal, spec.path)
+            keys = out.setdefault(index, set())
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, dict):
+                        keys.update(str(key) for key in item)
+    return out
+
+
+_LACKS = re.compile(r"lacks (.+?), which the scorer's item ")
+
+
+def _lacked(message: str) -> list[str]:
+    """The fields a `check_goal_items` message says an item lacks ([] for others)."""
+    found = _LACKS.match(message)
+    return found.group(1).split(", ") if found else []
+
+
+def goal_lacks(specs: Sequence[ScorerSpec], goal: dict[str, Any]) -> list[tuple[int, Loc, str]]:
+    """What a goal lacks for the scorers that compare paths of it: (scorer index,
+    location in the case file, message)."""
+    out: list[tuple[int, Loc, str]] = []
+    for index, spec in enumerate(specs):
+        if isinstance(spec, ExactSetSpec):
+            out += [
+                (index, ("goal", *loc), message) for loc, message in check_goal_items(spec, goal)
+            ]
+        elif (
+            isinstance(spec, EqualsSpec)
+            and spec.path != "."
+            and get_path(goal, spec.path) is MISSING
+        ):
+            out.append(
+                (
+                    index,
+                    ("goal", *path_loc(spec.path)),
+                    "missing; the equals scorer in suite.yaml compares this path, so "
+                    "write the expected value here",
+                )
+            )
+    return out
+
+
+def check_goal_items(spec: ExactSetSpec, goal: dict[str, Any]) -> list[tuple[Loc, str]]:
+    """Load-time: the goal holds a list at the scorer's path, each item nameable."""
+    value = get_path(goal, spec.path)
+    loc = path_loc(spec.path)
+    if value is MISSING:
+        return [
+            (
+                loc,
+                f"missing; the {spec.kind} scorer in suite.yaml compares this path, so write "
+                "the expected items here ([] when none is expected)",
+            )
+        ]
+    if not isinstance(value, list):
+        return [(loc, f"expected a list of items for the {spec.kind} scorer, got {show(value)}")]
+    if spec.item is None:
+        return []
+    names = template_fields(spec.item)
+    out: list[tuple[Loc, str]] = []
+    for index, item in enumerate(value):
+        lacking = [n for n in names if not isinstance(item, dict) or n not in item]
+        if lacking:
+            out.append(
+                (
+                    (*loc, index),
+                    f"lacks {', '.join(lacking)}, which the scorer's item {show(spec.item)} names",
+                )
+            )
+    return out
+
+
+def check_scorer_function(fn: Any, ref: str, params: dict[str, Any]) -> None:
+    """A custom scorer must be a plain callable taking (final_state, goal, **params)."""
+    if not callable(fn):
+        raise ConfigError(f"{ref}: is a {type(fn).__name__}, not a function")
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 (an object's async __call__)
+    ):
+        raise ConfigError(f"{ref}: is async; a scorer is a plain function")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # builtins without a signature: trust them
+    try:
+        signature.bind(object(), object(), **params)
+    except TypeError as error:
+        shown = "".join(f", {k}=..." for k in params)
+        raise ConfigError(
+            f"{ref}: cannot be called as {getattr(fn, '__name__', 'it')}"
+            f"(final_state, goal{shown}): {error}; define it as "
+            "def name(final_state, goal, **params) -> bool | dict"
+        ) from None
