@@ -357,13 +357,13 @@ def test_a_running_experiment_renews_its_lease(
 ) -> None:
     import asyncio
 
-    import passhat.store
+    import passhat.store.leases
     from passhat.agents import resolve_agent
     from passhat.runner import RunOptions, new_experiment, run_experiment
     from passhat.store import Store
     from passhat.suite import load_suite
 
-    monkeypatch.setattr(passhat.store, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(passhat.store.leases, "HEARTBEAT_S", 0.05)
     monkeypatch.setenv("PASSHAT_TEST_DELAY", "0.1")
     suite = load_suite(CLARIFY_DIR)
     suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED_ID),)})

@@ -214,16 +214,16 @@ def test_the_stored_regrade_equals_each_run_scored_again_whole(
         suite / "cases" / "export-orders-csv.yaml",
         lambda d: d["goal"]["cards"][0].update(labels=["feature"]),
     )
-    import passhat.store
+    import passhat.store.reads
 
     decoded: list[str] = []
-    decode = passhat.store._decode
+    decode = passhat.store.reads._decode
 
     def spied(value: str, what: str) -> Any:
         decoded.append(what.split()[0])
         return decode(value, what)
 
-    monkeypatch.setattr(passhat.store, "_decode", spied)
+    monkeypatch.setattr(passhat.store.reads, "_decode", spied)
     out = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "again")
     # what grading reads, and the experiment: no transcript, output, tool call or retry
     assert {"final_state", "score"} <= set(decoded)

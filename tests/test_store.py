@@ -398,7 +398,7 @@ def test_a_store_from_before_run_summaries_is_backfilled(
         replace(run(index=1, status="failed"), score=[detail], tool_calls=calls),
         replace(run(case="b", index=2, status="errored"), error_message="boom"),
     ]
-    monkeypatch.setattr("passhat.store.MIGRATIONS", MIGRATIONS[:index])
+    monkeypatch.setattr("passhat.store.schema.MIGRATIONS", MIGRATIONS[:index])
     with Store(tmp_path / "old.db") as old:
         old.create_experiment(experiment())
         for record in records:

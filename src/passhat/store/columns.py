@@ -1,0 +1,95 @@
+"""Records as rows: the columns of `experiments` and `runs`, which of them hold JSON, and
+how a value becomes that JSON (anything not JSON-ready made so by `json_safe`: NaN,
+sets, cycles and deep nesting written as text, never an exception mid-write).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from passhat.records import ExperimentRecord, RunRecord
+
+_EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
+
+
+_RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retries")
+
+
+_RUN_COLUMNS = tuple(f.name for f in fields(RunRecord))
+"""The columns of `runs`, one per field of RunRecord (as `_row` writes them)."""
+
+
+def _row(record: ExperimentRecord | RunRecord) -> dict[str, Any]:
+    """A record's fields, shallow: `dataclasses.asdict` would deep-copy every transcript.
+    An experiment's `case_k` and `adaptive` live in their own tables
+    (`Store.hold_cases`, `Store.add_adaptive`)."""
+    return {
+        f.name: getattr(record, f.name)
+        for f in fields(record)
+        if f.name not in ("case_k", "adaptive")
+    }
+
+
+def _encode(value: Any) -> str:
+    """JSON text for a column: pydantic-core's serializer, several times faster than
+    json.dumps on a transcript; anything that is not JSON becomes its str().
+
+    What even that cannot write (bytes that are not UTF-8, a lone surrogate, a
+    structure that contains itself) is made safe first by `json_safe`: the run is
+    recorded with those values escaped, never lost to an encoding error.
+    """
+    try:
+        return _to_json(value, fallback=str, inf_nan_mode="null").decode("utf-8")
+    except (ValueError, RecursionError):  # PydanticSerializationError is a ValueError
+        return _to_json(json_safe(value), inf_nan_mode="null").decode("utf-8")
+
+
+def _to_json(value: Any, **options: Any) -> bytes:
+    """pydantic-core's `to_json`, imported on the first write: a command that only
+    reads the store (report, show, list) never loads pydantic-core's schema module."""
+    from pydantic_core import to_json
+
+    return to_json(value, **options)
+
+
+_MAX_DEPTH = 200
+"""Deeper structures are cut (as their repr) rather than recursing without end."""
+
+
+def json_safe(value: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) -> Any:
+    """Plain JSON data for any value, keeping all it can and escaping the rest.
+
+    Strings with lone surrogates keep them as `\\udXXX` escapes; bytes become
+    their repr (`b'\\xff'`); a container met again inside itself becomes
+    `"<circular reference>"`; other objects their str()."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return _safe_text(value)
+    if isinstance(value, (bytes, bytearray)):
+        return repr(bytes(value))
+    if _depth > _MAX_DEPTH:
+        return _safe_text(repr(value)[:1000])
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if id(value) in _seen:
+            return "<circular reference>"
+        seen = _seen | {id(value)}
+        if isinstance(value, dict):
+            return {
+                _safe_text(k if isinstance(k, str) else str(k)): json_safe(v, seen, _depth + 1)
+                for k, v in value.items()
+            }
+        return [json_safe(v, seen, _depth + 1) for v in value]
+    try:
+        return _safe_text(str(value))
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
+
+
+def _safe_text(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text

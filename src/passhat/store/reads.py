@@ -1,0 +1,426 @@
+"""Reading the store: experiments by id, name or `latest`, runs whole or light, the
+summaries a report reads (items and tool counts computed in SQL), single columns, and
+LazyItems (a run's items decoded only when asked). A damaged column is named, not
+skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
+from passhat._gc import without_gc
+from passhat.errors import StoreError
+from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary
+from passhat.store.columns import _EXPERIMENT_JSON, _RUN_COLUMNS, _RUN_JSON, _encode
+from passhat.store.connection import _Connection
+
+_SUMMARY = (
+    "case_id, run_index, status, error_type, error_message, duration_s, input_tokens, "
+    "output_tokens, model_source, attempt, traceback, items, tool_counts"
+)
+"""The columns a report reads (`Store.summaries`): no transcript, score or tool call."""
+
+
+_RUN_LIGHT = (
+    "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
+    "score, tool_calls, started_at, duration_s, input_tokens, output_tokens, seed, retries, "
+    "model_source, attempt, traceback"
+)
+
+
+_GRADED_ON = (
+    "experiment_id, case_id, run_index, case_hash, status, error_type, error_message, "
+    "final_state, score, seed"
+)
+"""What a regrade reads of a run (`Store.graded`): no transcript, output or tool call."""
+
+
+_RUN_FIELDS = frozenset(_RUN_COLUMNS)
+"""The columns of `runs` (`Store.columns` reads no other name)."""
+
+
+_UNSET = object()
+"""Equal to no column value (a row's NULL is None)."""
+
+
+@functools.cache
+def _from_json() -> Callable[[str], Any]:
+    """pydantic-core's JSON reader, imported when first wanted (not at start-up: a
+    report that fails early loads no pydantic), once (an import statement in a method
+    called once per run cost 2 % of `report --json`)."""
+    from pydantic_core import from_json
+
+    return from_json
+
+
+class LazyItems(Sequence[dict[str, Any]]):
+    """A run's per-item results as the store keeps them (JSON text), decoded the first
+    time they are read (`Store.summaries(decode_items=False)`). Empty exactly when the
+    text is `[]`, which is what the store writes for a run without graded items: telling
+    whether a run has items decodes nothing."""
+
+    __slots__ = ("_items", "_text", "_what")
+
+    def __init__(self, text: str, what: str) -> None:
+        self._text = text
+        self._what = what
+        self._items: list[dict[str, Any]] | None = None
+
+    def _read(self) -> list[dict[str, Any]]:
+        items = self._items
+        if items is None:
+            items = self._items = _decode(self._text, self._what)
+        return items
+
+    def decoded(self) -> list[dict[str, Any]]:
+        """The items, decoded now unless already read, and not kept: a reader that reads
+        each value once (`report --json`) holds no decoded copy of every run's items.
+        Parsed by pydantic-core (a quarter of `json.loads`'s time on these); text it
+        refuses (an escaped lone surrogate) goes to `json.loads`, and so does text that
+        is not JSON, for the damaged store's message."""
+        items = self._items
+        if items is not None:
+            return items
+        try:
+            decoded: list[dict[str, Any]] = _from_json()(self._text)
+        except ValueError:
+            return _decode(self._text, self._what)  # type: ignore[no-any-return]
+        return decoded
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return self._read()[index]
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._read())
+
+    def __bool__(self) -> bool:
+        return self._text != "[]"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyItems):
+            other = other._read()
+        return isinstance(other, list) and self._read() == other
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, which has no hash
+
+    def __repr__(self) -> str:
+        return repr(self._read())
+
+
+def _run_json_checked(row: Sequence[Any]) -> RunJson:
+    """A `Store.runs_json` row with a column SQLite found not valid JSON: decoded as
+    `_run` decodes it (a damaged column is a StoreError) and written again."""
+    where = f"run {row[1]} of case {row[0]!r}"
+    columns = [
+        _encode(_decode(text.decode("utf-8", "replace"), f"{key} of {where}")).encode("utf-8")
+        for key, text in zip(_RUN_JSON, row[7:-1], strict=True)
+    ]
+    return RunJson(*row[:7], *columns)
+
+
+def _decode(value: str, what: str) -> Any:
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError) as error:
+        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
+
+
+def _experiment(
+    row: sqlite3.Row,
+    case_k: dict[str, int] | None = None,
+    adaptive: Sequence[dict[str, Any]] | None = None,
+) -> ExperimentRecord:
+    data: dict[str, Any] = dict(row)
+    data["case_k"] = case_k or {}
+    data["adaptive"] = tuple(adaptive or ())
+    for key in _EXPERIMENT_JSON:
+        data[key] = _decode(data[key], f"experiment {data.get('id')} {key}")
+    data["case_ids"] = tuple(data["case_ids"])
+    data["tools"] = tuple(data["tools"])
+    return ExperimentRecord(**data)
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    data: dict[str, Any] = dict(row)
+    for key in _RUN_JSON:
+        if key in data:
+            where = f"run {data.get('run_index')} of case {data.get('case_id')!r}"
+            data[key] = _decode(data[key], f"{key} of {where}")
+    return RunRecord(**data)
+
+
+class _Reads(_Connection):
+    """Experiments and runs read back; the store computes nothing."""
+
+    def adaptive(self, experiment_id: str) -> list[dict[str, Any]]:
+        """The adaptive rounds' records of an experiment, oldest first."""
+        rows = self._db.execute(
+            "SELECT seq, record FROM adaptive_records WHERE experiment_id = ? ORDER BY seq",
+            (experiment_id,),
+        )
+        return [
+            _decode(r["record"], f"adaptive record {r['seq']} of {experiment_id}") for r in rows
+        ]
+
+    def experiments(self) -> list[ExperimentRecord]:
+        """All experiments, oldest first."""
+        rows = self._db.execute("SELECT * FROM experiments ORDER BY created_at, rowid")
+        held: dict[str, dict[str, int]] = {}
+        for r in self._db.execute("SELECT experiment_id, case_id, k_requested FROM case_k"):
+            held.setdefault(r[0], {})[r[1]] = r[2]
+        rounds: dict[str, list[dict[str, Any]]] = {}
+        for r in self._db.execute("SELECT experiment_id FROM adaptive_records"):
+            rounds.setdefault(r[0], [])
+        for experiment_id in rounds:
+            rounds[experiment_id] = self.adaptive(experiment_id)
+        return [_experiment(row, held.get(row["id"]), rounds.get(row["id"])) for row in rows]
+
+    def _loaded(self, row: sqlite3.Row) -> ExperimentRecord:
+        """An experiment with the runs asked of each case and its adaptive records."""
+        rows = self._db.execute(
+            "SELECT case_id, k_requested FROM case_k WHERE experiment_id = ?", (row["id"],)
+        )
+        return _experiment(row, {r[0]: r[1] for r in rows}, self.adaptive(row["id"]))
+
+    def experiment(self, ref: str) -> ExperimentRecord:
+        """An experiment by id, unique name, or `latest`."""
+        if ref == "latest":
+            row = self._db.execute(
+                "SELECT * FROM experiments ORDER BY created_at DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"{self.path}: no experiment yet; start one with `passhat run`")
+            return self._loaded(row)
+        row = self._db.execute(
+            "SELECT * FROM experiments WHERE id = ? OR name = ?", (ref, ref)
+        ).fetchone()
+        if row is None:
+            known = ", ".join(e.name or e.id for e in self.experiments()[-5:]) or "none"
+            raise StoreError(
+                f"{self.path}: no experiment {ref!r}; give an id, a name or 'latest' "
+                f"(recent: {known}; `passhat list` shows all)"
+            )
+        return self._loaded(row)
+
+    def runs(
+        self, experiment_id: str, *, full: bool = True, cases: Sequence[str] | None = None
+    ) -> list[RunRecord]:
+        """The runs of an experiment by case and index; `full=False` skips the heavy columns;
+        `cases` keeps the runs of those cases only (an HTML page's worth)."""
+        return self._runs("*" if full else _RUN_LIGHT, experiment_id, cases)
+
+    def graded(self, experiment_id: str, cases: Sequence[str]) -> list[RunRecord]:
+        """The runs of `cases` by case and index with what a regrade reads of them: case,
+        index, case hash, verdict, error, final state, score and seed (every other field
+        left at its default; `add_experiment_with_copies` copies those as stored)."""
+        return self._runs(_GRADED_ON, experiment_id, cases)
+
+    def _runs(
+        self, columns: str, experiment_id: str, cases: Sequence[str] | None
+    ) -> list[RunRecord]:
+        where, args = "experiment_id = ?", [experiment_id]
+        if cases is not None:
+            where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
+            args.extend(cases)
+        rows = self._db.execute(
+            f"SELECT {columns} FROM runs WHERE {where} ORDER BY case_id, run_index", args
+        )
+        return [_run(row) for row in rows]
+
+    def runs_json(self, experiment_id: str, cases: Sequence[str]) -> list[RunJson]:
+        """The runs of `cases` by case and index with their JSON columns as stored (UTF-8,
+        not decoded; an HTML page's worth of run detail). A column SQLite does not find
+        valid JSON is read as `runs` reads it: damaged, it is named the same way."""
+        valid = " AND ".join(f"json_valid({c})" for c in _RUN_JSON)
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT case_id, run_index, status, duration_s, input_tokens, output_tokens, seed, "
+            f"{', '.join(f'CAST({c} AS BLOB)' for c in _RUN_JSON)}, {valid} FROM runs "
+            f"WHERE experiment_id = ? AND case_id IN ({', '.join('?' for _ in cases)}) "
+            "ORDER BY case_id, run_index",
+            [experiment_id, *cases],
+        )
+        return [RunJson(*row[:-1]) if row[-1] else _run_json_checked(row) for row in rows]
+
+    @without_gc
+    def summaries(self, experiment_id: str, *, decode_items: bool = True) -> list[RunSummary]:
+        """What a report needs of every run, by case and index: the small columns only.
+
+        Runs with the same per-item results or tool counts share one decoded value
+        (most runs of a case do), so 100,000 runs cost about one scan of the columns.
+        With `decode_items=False` the per-item results are `LazyItems`, decoded when
+        first read: the terminal report reads those of the cases it lists, not all
+        (at 100,000 runs of cases with their own items: 22,000 decodes, 0.1 s)."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            f"SELECT {_SUMMARY} FROM run_summaries WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+        items: dict[str | None, Sequence[dict[str, Any]]] = {}
+        tools: dict[str | None, dict[str, tuple[int, int]]] = {}
+        cases: dict[str, str] = {}
+        sources: dict[str | None, str | None] = {}
+        out: list[RunSummary] = []
+        append = out.append
+        new = tuple.__new__  # RunSummary's own __new__ without a Python frame per run
+        # Runs in a row mostly share their case, per-item results and tool counts: a
+        # value equal to the row before's is taken from it (comparing two strings costs
+        # less than hashing a new one for the dict)
+        case: str | None = None
+        it_before: object = _UNSET
+        tc_before: object = _UNSET
+        graded: Sequence[dict[str, Any]] = []
+        counts: dict[str, tuple[int, int]] = {}
+        for row in rows:
+            case_id, index, status, error_type, message, duration, tin, tout, src, n, tb, it, tc = (
+                row
+            )
+            if case_id != case:
+                case = cases.setdefault(case_id, case_id)
+            if it != it_before:
+                it_before = it
+                shared = items.get(it)
+                if shared is None:
+                    what = f"items of run {index} of {case_id!r}"
+                    shared = items[it] = (
+                        _decode(it or "[]", what)
+                        if decode_items or not it or it == "[]" or it[0] != "["
+                        else LazyItems(it, what)  # (what is not a list is damaged: said now)
+                    )
+                graded = shared
+            if tc != tc_before:
+                tc_before = tc
+                known = tools.get(tc)
+                if known is None:
+                    raw = _decode(tc or "{}", f"tool counts of run {index} of {case_id!r}")
+                    known = tools[tc] = {name: (n, e) for name, (n, e) in raw.items()}
+                counts = known
+            append(
+                new(
+                    RunSummary,
+                    (
+                        case,
+                        index,
+                        status,
+                        error_type,
+                        message,
+                        duration,
+                        tin,
+                        tout,
+                        sources.setdefault(src, src),
+                        n,
+                        tb,
+                        graded,
+                        counts,
+                    ),
+                )
+            )
+        return out
+
+    def statuses(self, experiment_id: str) -> Iterator[tuple[str, int, str]]:
+        """(case, run index, status) of every run, streamed: accounting in flat memory."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT case_id, run_index, status FROM run_summaries WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+        names: dict[str, str] = {}  # one string per case and status, not one per row
+        for case_id, index, status in rows:
+            yield names.setdefault(case_id, case_id), index, names.setdefault(status, status)
+
+    def columns(self, experiment_id: str, names: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """The `names` columns of every run as stored (a JSON column as its text), streamed
+        by case and index: a reader of a few columns of 100,000 runs (an export) decodes
+        only those, one row at a time, never a transcript it does not show."""
+        unknown = [name for name in names if name not in _RUN_FIELDS]
+        if unknown or not names:
+            raise ValueError(f"runs have no column {unknown or names!r}")
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        yield from cursor.execute(
+            f"SELECT {', '.join(names)} FROM runs WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+
+    def tokens(self, experiment_id: str) -> Iterator[tuple[int, int]]:
+        """(input tokens, output tokens) of every run, streamed: `usage_of` in flat memory."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        yield from cursor.execute(
+            "SELECT input_tokens, output_tokens FROM run_summaries WHERE experiment_id = ?",
+            (experiment_id,),
+        )
+
+    def replayed(self, experiment_id: str) -> int:
+        """How many runs' model answers were replayed from a cassette (not live)."""
+        row = self._db.execute(
+            "SELECT count(*) FROM run_summaries WHERE experiment_id = ? "
+            "AND model_source = 'replayed'",
+            (experiment_id,),
+        ).fetchone()
+        return int(row[0])
+
+    def run(self, experiment_id: str, case_id: str, run_index: int) -> RunRecord:
+        row = self._db.execute(
+            "SELECT * FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?",
+            (experiment_id, case_id, run_index),
+        ).fetchone()
+        if row is None:
+            raise StoreError(
+                f"experiment {experiment_id} has no run {run_index} of case {case_id!r}; "
+                "`passhat report` lists the missing runs"
+            )
+        return _run(row)
+
+    def errored(self, experiment_id: str) -> dict[tuple[str, int], int]:
+        """(case, run index) of every errored run, with its attempt number."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index, attempt FROM runs "
+            "WHERE experiment_id = ? AND status = 'errored'",
+            (experiment_id,),
+        )
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def attempts(self, experiment_id: str) -> list[dict[str, Any]]:
+        """The earlier (replaced) attempts of re-run runs: case, run, attempt, status, error."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index, attempt, status, error_type, error_message, started_at, "
+            "duration_s FROM run_attempts WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index, attempt",
+            (experiment_id,),
+        )
+        return [dict(r) for r in rows]
+
+    def status_counts(self) -> dict[str, dict[str, int]]:
+        """Per experiment id, how many recorded runs have each status."""
+        rows = self._db.execute(
+            "SELECT experiment_id, status, COUNT(*) FROM runs GROUP BY experiment_id, status"
+        )
+        counts: dict[str, dict[str, int]] = {}
+        for experiment_id, status, n in rows:
+            counts.setdefault(experiment_id, {})[status] = n
+        return counts
+
+    def recorded(self, experiment_id: str) -> set[tuple[str, int]]:
+        """(case, run index) of every recorded run."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index FROM runs WHERE experiment_id = ?", (experiment_id,)
+        )
+        return {(r[0], r[1]) for r in rows}

@@ -1,0 +1,273 @@
+"""The store's schema: the tables, indexes and triggers as named migrations, applied
+in order and recorded in the database (`migrations`), each in its own transaction; a
+file that is not a passhat store is refused before anything is written to it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+from passhat.errors import StoreError
+from passhat.store.connection import _Connection
+
+
+def _summary_of(row: str) -> str:
+    """The run_summaries values of a runs row (`runs` or a trigger's `NEW`).
+
+    `items` is `records.graded_items(score)` and `tool_counts` is
+    `records.tool_counts(tool_calls)`, computed by SQLite's JSON functions
+    (json_patch drops the keys a detail does not have). A column that is not
+    JSON gives a value that is not JSON either, so a report says the store is
+    damaged instead of showing nothing. A call's error is read as JSON text (`->`),
+    not as SQL text: an error string starting with NUL is an error, not ''."""
+    return f"""
+        {row}.experiment_id, {row}.case_id, {row}.run_index, {row}.status, {row}.error_type,
+        {row}.error_message, {row}.duration_s, {row}.input_tokens, {row}.output_tokens,
+        {row}.model_source, {row}.attempt, {row}.traceback,
+        CASE WHEN json_valid({row}.score) THEN (
+            SELECT json_group_array(json(json_patch('{{}}', json_object(
+              'scorer', json(d.value -> '$.scorer'), 'path', json(d.value -> '$.path'),
+              'passed', json(d.value -> '$.passed'), 'expected', json(d.value -> '$.expected'),
+              'missing', json(d.value -> '$.missing'), 'extra', json(d.value -> '$.extra')))))
+            FROM json_each({row}.score) AS d
+            WHERE json_type(d.value, '$.expected') IS NOT NULL
+              AND json_type(d.value, '$.missing') IS NOT NULL
+        ) ELSE 'damaged: the score column' END,
+        CASE WHEN json_valid({row}.tool_calls) THEN coalesce((
+            SELECT json_group_object(tool, json_array(n, e)) FROM (
+              SELECT d.value ->> '$.tool' AS tool, count(*) AS n,
+                sum(CASE WHEN coalesce(d.value -> '$.error', 'null')
+                    IN ('null', '""', 'false', '0') THEN 0 ELSE 1 END)
+                  AS e,
+                min(d.key) AS first
+              FROM json_each({row}.tool_calls) AS d GROUP BY tool ORDER BY first)
+        ), '{{}}') ELSE 'damaged: the tool_calls column' END
+    """
+
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "create experiments and runs",
+        """
+        CREATE TABLE experiments (
+            id TEXT PRIMARY KEY,
+            name TEXT UNIQUE,
+            created_at TEXT NOT NULL,
+            suite_name TEXT NOT NULL,
+            suite_path TEXT NOT NULL,
+            suite_hash TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            model TEXT NOT NULL,
+            model_config TEXT NOT NULL,
+            params TEXT NOT NULL,
+            prompt_version TEXT,
+            k_requested INTEGER NOT NULL CHECK (k_requested >= 1),
+            seed INTEGER NOT NULL,
+            harness_version TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            case_ids TEXT NOT NULL,
+            case_hashes TEXT NOT NULL,
+            tools TEXT NOT NULL
+        );
+        CREATE TABLE runs (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            case_id TEXT NOT NULL,
+            run_index INTEGER NOT NULL CHECK (run_index >= 1),
+            case_hash TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'errored')),
+            error_type TEXT,
+            error_message TEXT,
+            output TEXT NOT NULL,
+            final_state TEXT NOT NULL,
+            score TEXT NOT NULL,
+            transcript TEXT NOT NULL,
+            tool_calls TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            duration_s REAL NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            seed INTEGER NOT NULL,
+            retries TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, case_id, run_index)
+        );
+        """,
+    ),
+    (
+        "record the agent's source hash; leases so one process runs an experiment at a time",
+        """
+        ALTER TABLE experiments ADD COLUMN agent_hash TEXT;
+        CREATE TABLE leases (
+            experiment_id TEXT PRIMARY KEY REFERENCES experiments(id),
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            taken_at TEXT NOT NULL
+        );
+        """,
+    ),
+    (
+        "experiments record their kind (run, imported, audited, regrade) and source",
+        """
+        ALTER TABLE experiments ADD COLUMN kind TEXT NOT NULL DEFAULT 'run';
+        ALTER TABLE experiments ADD COLUMN source TEXT NOT NULL DEFAULT 'null'
+        """,
+    ),
+    (
+        "runs record where their model answers came from and a command agent's stderr",
+        """
+        ALTER TABLE runs ADD COLUMN model_source TEXT;
+        ALTER TABLE runs ADD COLUMN stderr TEXT
+        """,
+    ),
+    (
+        "lease heartbeats: a lease nobody renews expires",
+        """
+        ALTER TABLE leases ADD COLUMN heartbeat_at REAL;
+        """,
+    ),
+    (
+        "attempts: resume --errored re-runs an errored run, keeping the earlier attempts",
+        """
+        ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1 CHECK (attempt >= 1);
+        CREATE TABLE run_attempts (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            case_id TEXT NOT NULL,
+            run_index INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            error_type TEXT,
+            error_message TEXT,
+            started_at REAL NOT NULL,
+            duration_s REAL NOT NULL,
+            record TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, case_id, run_index, attempt)
+        );
+        """,
+    ),
+    (
+        "keep a crashed agent's traceback",
+        """
+        ALTER TABLE runs ADD COLUMN traceback TEXT
+        """,
+    ),
+    (
+        "record a user environment's source hash",
+        "ALTER TABLE experiments ADD COLUMN environment_hash TEXT;",
+    ),
+    (
+        "run_summaries: what a report reads of a run, beside it, kept by triggers",
+        f"""
+        CREATE TABLE run_summaries (
+            experiment_id TEXT NOT NULL,
+            case_id TEXT NOT NULL,
+            run_index INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            error_type TEXT,
+            error_message TEXT,
+            duration_s REAL NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            model_source TEXT,
+            attempt INTEGER NOT NULL,
+            traceback TEXT,
+            items TEXT NOT NULL,
+            tool_counts TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, case_id, run_index)
+        ) WITHOUT ROWID;
+        INSERT INTO run_summaries SELECT {_summary_of("runs")} FROM runs;
+        CREATE TRIGGER run_summaries_insert AFTER INSERT ON runs BEGIN
+            INSERT OR REPLACE INTO run_summaries VALUES ({_summary_of("NEW")});
+        END;
+        CREATE TRIGGER run_summaries_update AFTER UPDATE ON runs BEGIN
+            DELETE FROM run_summaries WHERE experiment_id = OLD.experiment_id
+                AND case_id = OLD.case_id AND run_index = OLD.run_index;
+            INSERT OR REPLACE INTO run_summaries VALUES ({_summary_of("NEW")});
+        END;
+        CREATE TRIGGER run_summaries_delete AFTER DELETE ON runs BEGIN
+            DELETE FROM run_summaries WHERE experiment_id = OLD.experiment_id
+                AND case_id = OLD.case_id AND run_index = OLD.run_index;
+        END;
+        """,
+    ),
+    (
+        "case_k: the runs asked of a case when an adaptive rule asked it fewer than k",
+        """
+        CREATE TABLE case_k (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            case_id TEXT NOT NULL,
+            k_requested INTEGER NOT NULL CHECK (k_requested >= 1),
+            PRIMARY KEY (experiment_id, case_id)
+        ) WITHOUT ROWID;
+        """,
+    ),
+    (
+        "adaptive_records: the rule, looks, stop reason and runs spent of adaptive rounds",
+        """
+        CREATE TABLE adaptive_records (
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            seq INTEGER NOT NULL,
+            record TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, seq)
+        );
+        """,
+    ),
+    (
+        "record where a run ran (a Dask worker's address, passhat version and code hash)",
+        "ALTER TABLE runs ADD COLUMN ran_on TEXT;",
+    ),
+]
+
+
+def _statements(sql: str) -> Iterator[str]:
+    """The statements of a migration, one at a time; a trigger's body keeps its `;`."""
+    buffer = ""
+    for piece in sql.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \n;"):
+                yield buffer
+            buffer = ""
+    if buffer.strip(" \n;"):
+        yield buffer
+
+
+class _Schema(_Connection):
+    """Migrations: the schema brought up to date, and a file that is not ours refused."""
+
+    def _behind(self) -> bool:
+        """Some migration of this passhat is not applied yet (an older store)."""
+        done = {row[0] for row in self._db.execute("SELECT version FROM migrations")}
+        return len(done) < len(MIGRATIONS)
+
+    def _check_is_ours(self) -> None:
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        if "migrations" not in tables:
+            raise StoreError(
+                f"{self.path}: an SQLite file that is not a passhat store; give --db the "
+                "store's path (nothing was written to this file)"
+            )
+
+    def _migrate(self) -> None:
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        done = {row[0] for row in self._db.execute("SELECT version FROM migrations")}
+        if done and max(done) > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path}: written by a newer passhat (schema {max(done)}); upgrade passhat"
+            )
+        for version, (name, sql) in enumerate(MIGRATIONS, start=1):
+            if version in done:
+                continue
+            with self.atomic() as db:
+                for statement in _statements(sql):
+                    db.execute(statement)
+                db.execute(
+                    "INSERT INTO migrations VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                    (version, name),
+                )
+
+    def migrations(self) -> list[str]:
+        """Names of the migrations applied, in order."""
+        return [r[0] for r in self._db.execute("SELECT name FROM migrations ORDER BY version")]
