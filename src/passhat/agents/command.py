@@ -54,6 +54,16 @@ from passhat.agents.isolation import (
     seal_this_process,
     unavailable,
 )
+from passhat.agents.sandbox import (
+    View,
+    bwrap_argv,
+    covered,
+    outermost,
+    program_paths,
+    protected,
+    relay_argv,
+    relay_python,
+)
 from passhat.errors import ConfigError
 from passhat.records import COMMAND_AGENT
 
@@ -103,6 +113,10 @@ class CommandSpec:
     """Names of passhat's environment variables handed through (only the names are recorded)."""
     output: Literal["json", "text"] = "json"
     """How stdout is read: one JSON value, or text."""
+    read: tuple[str, ...] = ()
+    """Extra paths the run's sandbox shows read-only (relative: to `cwd`)."""
+    write: tuple[str, ...] = ()
+    """Extra folders the run's sandbox shows writable (relative: to `cwd`)."""
 
     def spec(self) -> str:
         """The agent spec string stored on the experiment (resume rebuilds from it)."""
@@ -113,6 +127,9 @@ class CommandSpec:
             data["pass_env"] = list(self.pass_env)
         if self.output != "json":
             data["output"] = self.output
+        for name in ("read", "write"):
+            if getattr(self, name):
+                data[name] = list(getattr(self, name))
         return PREFIX + json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
@@ -124,11 +141,11 @@ def parse_config(value: Any, where: str) -> CommandSpec:
     """suite.yaml's `agent: {command: [...], ...}` (or a stored spec's JSON), checked."""
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where}: write agent: {{command: [program, args...]}}")
-    unknown = sorted(set(value) - {"command", "cwd", "env", "pass_env", "output"})
+    unknown = sorted(set(value) - {"command", "cwd", "env", "pass_env", "output", "read", "write"})
     if unknown:
         raise ConfigError(
             f"{where}.{unknown[0]}: unknown key; a command agent takes command, cwd, env, "
-            "pass_env and output"
+            "pass_env, output, read and write"
         )
     command = value.get("command")
     if isinstance(command, str):
@@ -163,13 +180,26 @@ def parse_config(value: Any, where: str) -> CommandSpec:
     output = value.get("output", "json")
     if output not in ("json", "text"):
         raise ConfigError(f"{where}.output: is {output!r}; use json or text")
+    extra = {name: _paths(value.get(name), f"{where}.{name}") for name in ("read", "write")}
     return CommandSpec(
         command=tuple(command),
         cwd=cwd,
         env={str(k): _env_value(v) for k, v in env.items()},
         pass_env=tuple(pass_env),
         output=output,
+        **extra,
     )
+
+
+def _paths(value: Any, where: str) -> tuple[str, ...]:
+    """A list of paths for the sandbox (read: / write:), checked for shape."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+        raise ConfigError(
+            f"{where}: give a list of paths, e.g. {where.rsplit('.', 1)[-1]}: [data/]"
+        )
+    return tuple(value)
 
 
 def _env_value(value: Any) -> str:
@@ -290,7 +320,9 @@ def parse_output(raw: bytes, mode: str) -> Any:
         ) from None
 
 
-def exit_reason(returncode: int) -> str:
+def exit_reason(returncode: int, sandboxed: bool = False) -> str:
+    if sandboxed and 128 < returncode < 128 + 65:  # bwrap reports a signal as 128 + N
+        returncode = 128 - returncode
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -443,48 +475,102 @@ class CommandAgent:
         self.base = base_dir(spec, suite_dir)
         if not self.base.is_dir():
             raise ConfigError(f"agent cwd {spec.cwd!r}: {self.base} is not a folder")
+        self.suite_dir = suite_dir
         self.argv, self.files = resolve_paths(spec, self.base)
         check_program(self.argv[0], os.environ.get("PATH"))
         self.source_hash = files_hash(self.files)
         self.prompt_version: str | None = None
 
+    def secret_values(self) -> tuple[str, ...]:
+        """The values handed through `pass_env`: blanked from everything stored, whatever
+        the variable's name."""
+        return tuple(os.environ[n] for n in self.spec.pass_env if os.environ.get(n))
+
+    def extra_paths(self, params: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        """The extra read-only and writable paths of the sandbox: the spec's `read`/`write`
+        (relative to its cwd) and the experiment's --agent-read/--agent-write."""
+        given = params.get("sandbox") or {}
+        found: dict[str, list[str]] = {}
+        for name in ("read", "write"):
+            paths = [*getattr(self.spec, name), *given.get(name, ())]
+            found[name] = [os.path.abspath(self.base / p) for p in paths]
+            for path in found[name]:
+                if not os.path.exists(path):
+                    raise AgentProcessError(
+                        "agent_start",
+                        f"the agent's {name}: {path} does not exist; fix the path or drop it",
+                    )
+        return found["read"], found["write"]
+
+    def view(self, params: Mapping[str, Any], sockets: tuple[tuple[int, str], ...] = ()) -> View:
+        """What a run of this agent sees at --isolation namespace (agents/sandbox.py)."""
+        read, write = self.extra_paths(params)
+        program = program_paths(self.argv, self.files, {**os.environ, **self.spec.env})
+        visible = [*program, *read, *write]
+        hide = covered(visible, protected(), self.suite_dir)
+        return View(tuple(outermost([*program, *read])), tuple(write), tuple(hide), sockets)
+
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
         from passhat.agents.watchdog import watchdog
-        from passhat.serve import serve_run
 
         level = _level(ctx)
         seal_this_process()  # passhat's environment holds the real keys
         uid = run_uid(level)
         payload = json.dumps(input, ensure_ascii=False).encode()
-        workdir = Path(tempfile.mkdtemp(prefix="passhat-run-"))
+        guard = watchdog()
+        # a folder of its own per run, named for this process: one a kill -9 left behind
+        # is removed by the watchdog, or by the next passhat that starts (sweep_folders)
+        folder = Path(await asyncio.to_thread(_make_folder, payload, uid))
+        guard.add_folder(folder)
         try:
-            input_file = workdir / "input.json"
-            input_file.write_bytes(payload)
-            if uid is not None:  # the run's own uid owns its folder, and nobody else's
-                _check_others_reach(self.argv[0], self.files)
-                for path in (workdir, input_file):
-                    os.chown(path, uid, uid)
-            argv = [*launcher(level, uid), *self.argv]
-            async with serve_run(env, ctx) as endpoints:
-                environ = process_environ(
-                    self.spec,
-                    {**_run_environ(ctx, input_file, workdir), **endpoints.environ()},
-                    os.environ,
-                )
-                try:
-                    output = await self._run_process(
-                        argv, payload, workdir, environ, ctx, watchdog()
-                    )
-                except Exception:
-                    # the model failed first: that, not how the agent took it, is the story
-                    if endpoints.proxy.error is not None:
-                        raise endpoints.proxy.error from None
-                    raise
-                if endpoints.proxy.error is not None:
-                    raise endpoints.proxy.error
-            return output
+            return await self._run_in(folder, level, uid, payload, env, ctx, guard)
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            # off the loop: a run that left 300,000 files does not stall the others
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+            guard.remove_folder(folder)
+
+    async def _run_in(
+        self,
+        folder: Path,
+        level: Level,
+        uid: int | None,
+        payload: bytes,
+        env: Environment,
+        ctx: RunContext,
+        guard: Watchdog,
+    ) -> Any:
+        from passhat.serve import serve_run
+
+        workdir = folder / "work"
+        input_file = workdir / "input.json"
+        sandboxed = level == "namespace"
+        if uid is not None:  # the run's own uid must be able to run what it runs
+            _check_others_reach(self.argv[0], self.files)
+        unix = str(folder / "api.sock") if sandboxed else None
+        async with serve_run(env, ctx, unix) as endpoints:
+            if unix is not None and uid is not None:
+                os.chown(unix, uid, uid)
+            extra = {**_run_environ(ctx, input_file, workdir), **endpoints.environ()}
+            argv = [*launcher(level, uid), *self.argv]
+            if sandboxed:
+                view = self.view(ctx.params, ((endpoints.port, str(unix)),))
+                python = relay_python() or "/usr/bin/python3"
+                inner = [*bwrap_argv(view, workdir), *relay_argv(view, python)]
+                argv = [*launcher(level, uid), *inner, *self.argv]
+                extra["HOME"] = str(workdir)
+            environ = process_environ(self.spec, extra, os.environ)
+            try:
+                output = await self._run_process(
+                    argv, payload, workdir, environ, ctx, guard, sandboxed
+                )
+            except Exception:
+                # the model failed first: that, not how the agent took it, is the story
+                if endpoints.proxy.error is not None:
+                    raise endpoints.proxy.error from None
+                raise
+            if endpoints.proxy.error is not None:
+                raise endpoints.proxy.error
+        return output
 
     async def _run_process(
         self,
@@ -494,6 +580,7 @@ class CommandAgent:
         environ: dict[str, str],
         ctx: RunContext,
         guard: Watchdog,
+        sandboxed: bool = False,
     ) -> Any:
         try:
             # no preexec_fn: Python then spawns with vfork instead of copying passhat
@@ -510,7 +597,7 @@ class CommandAgent:
             raise AgentProcessError(
                 "agent_start", f"cannot start {argv[0]!r}: {error.strerror or error}"
             ) from None
-        guard.add(proc.pid, workdir)
+        guard.add(proc.pid)
         tail = _Tail(STDERR_TAIL)
         stdout = bytearray()
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -548,9 +635,61 @@ class CommandAgent:
             ctx.stderr = tail.text() or None
         if proc.returncode != 0:
             raise AgentProcessError(
-                "agent_exit", with_tail(exit_reason(proc.returncode or 0), tail.text())
+                "agent_exit", with_tail(exit_reason(proc.returncode or 0, sandboxed), tail.text())
             )
         return parse_output(bytes(stdout), self.spec.output)
+
+
+FOLDER_PREFIX = "passhat-run-"
+"""Run folders are named passhat-run-<pid of the passhat that made them>-<random>."""
+
+
+def _make_folder(payload: bytes, uid: int | None) -> str:
+    """The run's folder (0700): `work/` (the agent's cwd, HOME and TMPDIR, holding
+    input.json) and, for a sandboxed run, the socket its relay forwards to."""
+    sweep_folders()
+    folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
+    work = folder / "work"
+    work.mkdir(mode=0o700)
+    (work / "input.json").write_bytes(payload)
+    if uid is not None:  # the run's own uid owns its folder, and nobody else's
+        for path in (folder, work, work / "input.json"):
+            os.chown(path, uid, uid)
+    return str(folder)
+
+
+_SWEPT: set[int] = set()
+
+
+def sweep_folders() -> None:
+    """Remove the run folders a killed passhat left (their maker's pid is gone), once per
+    process: a kill -9 that beat the watchdog leaves no case input behind for long."""
+    if os.getpid() in _SWEPT:
+        return
+    _SWEPT.add(os.getpid())
+    base = Path(tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        for entry in base.iterdir():
+            pid = _maker(entry.name)
+            if pid is not None and pid != os.getpid() and not _alive(pid):
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def _maker(name: str) -> int | None:
+    if not name.startswith(FOLDER_PREFIX):
+        return None
+    head = name[len(FOLDER_PREFIX) :].partition("-")[0]
+    return int(head) if head.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def closed_to_others(path: Path, bit: int) -> Path | None:

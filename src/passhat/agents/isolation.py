@@ -1,32 +1,31 @@
-"""How sealed a command agent's run is: the isolation levels and the launcher that makes them.
+"""How sealed a command agent's run is: the isolation levels and what starts the agent.
 
-    namespace (default)  the agent starts through `unshare` (util-linux) in a user, PID and
-                         mount namespace of its own, with its own /proc: it sees its own
-                         processes only (not passhat, not the other runs, not their
-                         environments or tokens), and when it exits the kernel kills every
-                         process it left (a PID namespace ends with its first process), a
-                         `setsid` daemon included. When passhat runs as root, each run gets
-                         an unprivileged uid of its own (`setpriv`; uids from 0x70000000 up,
-                         taken in turn) and its folder is chowned to it: a root passhat
-                         never hands root to an agent.
+    namespace (default)  the agent starts in a sandbox of bubblewrap's (agents/sandbox.py):
+                         every namespace its own (user, PID, mount, network, IPC, UTS),
+                         a file view made for the run (the system read-only, its own
+                         program read-only, its run folder writable, a private /tmp; never
+                         the suite, the store, HOME or the rest of the checkout) and a
+                         network whose only endpoints are the run's proxy and MCP server.
+                         When it exits the kernel kills every process it left (a PID
+                         namespace ends with its first process). When passhat runs as
+                         root, each run also gets an unprivileged uid of its own
+                         (`setpriv`; uids from 0x70000000 up, taken in turn) and its folder
+                         is chowned to it: a root passhat never hands root to an agent.
     process              the agent runs as passhat's user in a session of its own; its
-                         process group is killed when the run ends. A same-user agent can
-                         read the other runs' environments (their tokens) from /proc, a
-                         child that left the group with `setsid` survives its run, and an
-                         agent of a root passhat is root.
+                         process group is killed when the run ends. It sees and reaches
+                         what passhat's user does: the suite's goals, the store, the
+                         other runs' folders, the network. For trusted agents only.
 
 At every level passhat marks itself not dumpable (prctl PR_SET_DUMPABLE 0): a
 process of its user without CAP_SYS_PTRACE cannot read its /proc/<pid>/environ
 (where the provider's real key sits) or its memory. Rewriting `os.environ` would
 not do: /proc/<pid>/environ shows the environment block the process started
-with, whatever it unsets later. A root agent can read any process it can name,
-which is why the namespace level hides passhat from it and drops its uid.
+with, whatever it unsets later.
 
-What no level does: limit CPU, memory, disk or the network (an agent reaches
-what its user reaches; the loopback port of another run answers only to that
-run's token), or hide the file system: a same-user agent can read and write
-what its user can, the other runs' folders included (as root, each run's folder
-is its own uid's).
+The namespace level needs bubblewrap and a system Python (/usr/bin/python3, which
+runs the relay inside the sandbox); where either is missing, or the kernel refuses
+user namespaces, `namespace` is refused with one line saying what to install: it is
+never quietly made weaker. What no level limits: CPU, memory and disk.
 """
 
 from __future__ import annotations
@@ -49,7 +48,6 @@ RUN_UID_BASE = 0x70000000
 RUN_UID_SPAN = 1 << 24
 """How many uids the runs draw theirs from, at random."""
 _PR_SET_DUMPABLE = 4
-_UNSHARE = ("--user", "--map-current-user", "--pid", "--fork", "--mount-proc", "--kill-child")
 
 
 def check_level(level: str) -> Level:
@@ -64,14 +62,11 @@ def is_root() -> bool:
 
 
 def launcher(level: Level, uid: int | None = None) -> list[str]:
-    """The programs the agent's command is started behind (nothing for `process`)."""
-    if level == "process":
+    """What drops a root passhat's run to its own uid before the sandbox is made (nothing
+    for `process`, nor when passhat is not root)."""
+    if level == "process" or uid is None:
         return []
-    prefix: list[str] = []
-    if uid is not None:
-        prefix = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-        prefix.append("--inh-caps=-all")
-    return [*prefix, "unshare", *_UNSHARE, "--"]
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
 
 
 _UIDS = itertools.count(secrets.randbelow(RUN_UID_SPAN))
@@ -86,9 +81,18 @@ def run_uid(level: Level) -> int | None:
     return RUN_UID_BASE + next(_UIDS) % RUN_UID_SPAN
 
 
+INSTALL = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap) or use --isolation process (the agent then sees and reaches what passhat's "
+    "user does)"
+)
+
+
 @functools.cache
 def unavailable(level: Level) -> str | None:
     """Why `level` cannot be had on this machine (None when it can): one line."""
+    from passhat.agents import sandbox
+
     if level == "process":
         return None
     if not sys.platform.startswith("linux"):
@@ -96,14 +100,17 @@ def unavailable(level: Level) -> str | None:
             f"--isolation namespace needs Linux namespaces, and this is {sys.platform}; "
             "use --isolation process (the agent then sees what passhat's user sees)"
         )
-    needed = ["unshare", "setpriv"] if is_root() else ["unshare"]
-    missing = [p for p in needed if shutil.which(p) is None]
+    missing = [p for p in (["bwrap", "setpriv"] if is_root() else ["bwrap"]) if not shutil.which(p)]
     if missing:
+        return f"--isolation namespace needs {' and '.join(missing)}, not found on PATH; {INSTALL}"
+    python = sandbox.relay_python()
+    if python is None:
         return (
-            f"--isolation namespace needs {' and '.join(missing)} (util-linux), not found on "
-            "PATH; install util-linux or use --isolation process"
+            "--isolation namespace needs a system Python (/usr/bin/python3) to relay the run's "
+            "endpoints into its sandbox; install python3 or use --isolation process"
         )
-    probe = [*launcher(level, RUN_UID_BASE if is_root() else None), "true"]
+    uid = RUN_UID_BASE if is_root() else None
+    probe = [*launcher(level, uid), *sandbox.base_argv(), python, "-I", "-S", "-c", ""]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30, env={})
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -113,9 +120,9 @@ def unavailable(level: Level) -> str | None:
             return None
         reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
     return (
-        f"--isolation namespace is not available here ({reason}); allow user namespaces "
-        "(sysctl kernel.unprivileged_userns_clone=1, or a container run with them) or use "
-        "--isolation process"
+        f"--isolation namespace is not available here (bwrap: {reason}); allow user "
+        "namespaces (sysctl kernel.unprivileged_userns_clone=1, or a container run with "
+        "them) or use --isolation process"
     )
 
 

@@ -22,26 +22,30 @@ import sys
 import threading
 from pathlib import Path
 
-# The watchdog's whole program: read "+pgid dir" / "-pgid" lines until EOF,
-# then kill what is left. It ignores SIGINT: Ctrl-C is passhat's to handle.
+# The watchdog's whole program: read "+ pgid" / "- pgid" (process groups) and
+# "+f dir" / "-f dir" (run folders) lines until EOF, then kill the groups left and
+# remove the folders left. It ignores SIGINT: Ctrl-C is passhat's to handle.
 _PROGRAM = r"""
 import os, shutil, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-live = {}
+groups, folders = set(), set()
 for line in sys.stdin:
     op, _, rest = line.rstrip("\n").partition(" ")
-    pgid, _, folder = rest.partition(" ")
     if op == "+":
-        live[int(pgid)] = folder
+        groups.add(int(rest))
     elif op == "-":
-        live.pop(int(pgid), None)
-for pgid, folder in live.items():
+        groups.discard(int(rest))
+    elif op == "+f":
+        folders.add(rest)
+    elif op == "-f":
+        folders.discard(rest)
+for pgid in groups:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except OSError:
         pass
-    if folder:
-        shutil.rmtree(folder, ignore_errors=True)
+for folder in folders:
+    shutil.rmtree(folder, ignore_errors=True)
 """
 
 
@@ -69,11 +73,17 @@ class Watchdog:
             stdin.write(line.encode() + b"\n")
             stdin.flush()
 
-    def add(self, pgid: int, folder: Path) -> None:
-        self._send(f"+ {pgid} {folder}")
+    def add(self, pgid: int) -> None:
+        self._send(f"+ {pgid}")
 
     def remove(self, pgid: int) -> None:
         self._send(f"- {pgid}")
+
+    def add_folder(self, folder: Path) -> None:
+        self._send(f"+f {folder}")
+
+    def remove_folder(self, folder: Path) -> None:
+        self._send(f"-f {folder}")
 
     @property
     def pid(self) -> int:

@@ -47,6 +47,8 @@ class RunEndpoints:
     """Per-run bearer token for both; dies with the run."""
     proxy: ModelProxy
     """The model proxy: its first model error decides the run's error."""
+    port: int = 0
+    """The loopback port (a sandboxed run's relay listens on the same number)."""
 
     def environ(self) -> dict[str, str]:
         """The variables the agent process gets (official SDKs read the OPENAI_ ones)."""
@@ -65,8 +67,11 @@ class RunEndpoints:
 
 
 @asynccontextmanager
-async def serve_run(env: Environment, ctx: RunContext) -> AsyncIterator[RunEndpoints]:
-    """Serve one run's tools and model on a fresh loopback port until the block ends."""
+async def serve_run(
+    env: Environment, ctx: RunContext, unix_path: str | None = None
+) -> AsyncIterator[RunEndpoints]:
+    """Serve one run's tools and model on a fresh loopback port until the block ends (and
+    on the Unix socket `unix_path`, for a run in a sandbox of its own)."""
     from passhat.serve.app import build_app
     from passhat.serve.http import loopback_server
     from passhat.serve.proxy import ModelProxy
@@ -74,6 +79,6 @@ async def serve_run(env: Environment, ctx: RunContext) -> AsyncIterator[RunEndpo
     token = secrets.token_urlsafe(32)
     proxy = ModelProxy(ctx)
     app = build_app(env, proxy, token)
-    async with loopback_server(app) as port:
+    async with loopback_server(app, unix_path) as port:
         base = f"http://127.0.0.1:{port}"
-        yield RunEndpoints(f"{base}/mcp", f"{base}/v1", token, proxy)
+        yield RunEndpoints(f"{base}/mcp", f"{base}/v1", token, proxy, port)

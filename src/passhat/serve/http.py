@@ -71,12 +71,20 @@ def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
 
 
 @contextlib.asynccontextmanager
-async def loopback_server(app: ASGIApp) -> AsyncIterator[int]:
-    """Serve `app` on 127.0.0.1 at a free port (yielded) until the block ends."""
+async def loopback_server(app: ASGIApp, unix_path: str | None = None) -> AsyncIterator[int]:
+    """Serve `app` on 127.0.0.1 at a free port (yielded) until the block ends, and on the
+    Unix socket `unix_path` too when given (a sandboxed run reaches it through a relay)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     sock.setblocking(False)
+    sockets = [sock]
+    if unix_path is not None:
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        unix.bind(unix_path)
+        unix.listen(128)
+        unix.setblocking(False)
+        sockets.append(unix)
     config = uvicorn.Config(
         app,
         log_level="error",
@@ -91,20 +99,21 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[int]:
     logging.getLogger("uvicorn.error").addFilter(_QUIET)  # once: filters are a set
     server.lifespan = config.lifespan_class(config)
     try:
-        await server.startup(sockets=[sock])
+        await server.startup(sockets=sockets)
         if server.should_exit:  # the app's startup failed
             raise RuntimeError("the run's tool and model server did not start")
         yield sock.getsockname()[1]
     finally:
-        await asyncio.shield(_stop(server, sock))
+        await asyncio.shield(_stop(server, sockets))
 
 
-async def _stop(server: uvicorn.Server, sock: socket.socket) -> None:
+async def _stop(server: uvicorn.Server, sockets: list[socket.socket]) -> None:
     """uvicorn's shutdown without its fixed 0.1 s pause: the agent process is gone by
     now, so its connections are closed or dead; what is still open gets a moment."""
     for listener in server.servers:
         listener.close()
-    sock.close()
+    for sock in sockets:
+        sock.close()
     for connection in list(server.server_state.connections):
         connection.shutdown()
     loop = asyncio.get_running_loop()
