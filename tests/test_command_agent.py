@@ -77,6 +77,10 @@ def _suite(
     writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
     command = [PYTHON or sys.executable, str(SCRIPT), *modes]
     env = {**ENV, **agent.pop("env", {})}
+    # the folders the test agent notes its pids in: in the run's sandbox only when named
+    notes = [env[name] for name in ("PID_DIR", "FLAG_DIR") if name in env]
+    if notes:
+        agent.setdefault("write", notes)
     writer.suite["defaults"]["agent"] = {"command": command, "env": env, **agent}  # type: ignore[index]
     lines = [TAPE_HEAD, *(tape or [])]
     writer.files["tape.jsonl"] = "".join(json.dumps(line) + "\n" for line in lines)

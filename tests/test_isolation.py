@@ -25,7 +25,7 @@ import pytest
 from agent_python import AGENT_SCRIPT, CHECKOUT_CLOSED, PYTHON, SITE
 from conftest import SuiteWriter
 from fakeserver import FakeServer
-from passhat.agents import isolation
+from passhat.agents import isolation, sandbox
 from passhat.store import Store
 
 SCRIPT = AGENT_SCRIPT  # a copy others may read when the checkout is closed to them
@@ -84,6 +84,8 @@ def _suite(folder: Path, mode: str, **env: str) -> Path:
         "command": [str(PYTHON), str(SCRIPT), mode],
         "env": env,
     }
+    if "PID_DIR" in env:  # the spies' notes: in the sandbox only because the suite says so
+        writer.suite["defaults"]["agent"]["write"] = [env["PID_DIR"]]  # type: ignore[index]
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
     path = writer.write()
     for item in [path, *path.rglob("*")]:
@@ -139,7 +141,7 @@ def test_the_agent_reads_neither_the_key_nor_another_runs_token(user: str, open_
         assert all(o["needle_seen"] for o in control.values()), "a root agent reads everything"
     else:
         # passhat is not dumpable: a same-user agent cannot read its environment
-        assert not any(o["needle_seen"] or o["parent_has_needle"] for o in control.values())
+        assert not any(o["needle_seen"] or o["parent_has_needle"] for o in control.values()), control
 
 
 def _daemon(user: str, folder: Path, level: str) -> tuple[Any, list[int]]:
@@ -185,7 +187,8 @@ def test_a_level_that_cannot_be_had_is_one_line_before_anything_runs(
     finally:
         isolation.unavailable.cache_clear()
     assert result.code == 2
-    assert "--isolation namespace needs unshare" in result.err
+    assert "--isolation namespace needs bwrap" in result.err
+    assert "apt-get install bubblewrap" in result.err
     assert "use --isolation process" in result.err
     assert "Traceback" not in result.err and not db.exists()
     bad = run_cli(capsys, "run", str(suite), "--isolation", "jail", "--db", str(db))
@@ -194,7 +197,8 @@ def test_a_level_that_cannot_be_had_is_one_line_before_anything_runs(
 
 def test_namespace_runs_as_root_get_a_uid_of_their_own() -> None:
     assert isolation.launcher("process") == []
-    assert isolation.launcher("namespace")[0] == "unshare"
+    assert isolation.launcher("namespace") == []  # not root: the sandbox alone
+    assert sandbox.base_argv()[:2] == ["bwrap", "--unshare-all"]
     argv = isolation.launcher("namespace", uid=isolation.RUN_UID_BASE + 7)
     assert argv[:2] == ["setpriv", f"--reuid={isolation.RUN_UID_BASE + 7}"]
     uid = isolation.run_uid("namespace")
@@ -209,7 +213,7 @@ def test_kill_group_takes_the_namespace_down(open_tmp: Path) -> None:
     """The watchdog kills the launcher's group when passhat dies: the agent (the
     namespace's first process) and everything in it go too."""
     mark = f"MARK={uuid.uuid4().hex}"
-    argv = [*isolation.launcher("namespace"), "sh", "-c", "setsid sleep 300 & sleep 300"]
+    argv = [*sandbox.base_argv(), "sh", "-c", "setsid sleep 300 & sleep 300"]
     proc = subprocess.Popen(
         argv, env={"PATH": os.environ["PATH"], **dict([mark.split("=")])}, start_new_session=True
     )
@@ -217,7 +221,7 @@ def test_kill_group_takes_the_namespace_down(open_tmp: Path) -> None:
         deadline = time.monotonic() + 10
         while len(_holding(mark)) < 4 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(_holding(mark)) >= 4  # unshare, sh, two sleeps
+        assert len(_holding(mark)) >= 4  # bwrap, sh, two sleeps
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         deadline = time.monotonic() + 10

@@ -154,6 +154,12 @@ class _CommandAgentFile(StrictModel):
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
     pass_env: list[str] = Field(default_factory=list)
     output: typing.Literal["json", "text"] = "json"
+    read: list[str] = Field(
+        default_factory=list, description="extra paths the run's sandbox shows read-only"
+    )
+    write: list[str] = Field(
+        default_factory=list, description="extra folders the run's sandbox shows writable"
+    )
 
 
 def command_agent_spec(config: _CommandAgentFile) -> str:
