@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -27,11 +26,9 @@ from conftest import SuiteWriter
 from fakeserver import FakeServer
 from passhat.agents import isolation, sandbox
 from passhat.store import Store
+from sandbox_helpers import KEY, ROOT, passhat_as
 
 SCRIPT = AGENT_SCRIPT  # a copy others may read when the checkout is closed to them
-ROOT = Path(__file__).resolve().parents[1]
-KEY = "sk-passhat-isolation-test-" + "k" * 24
-NOBODY = 65534
 
 pytest_plugins = ["fakeserver"]
 
@@ -47,34 +44,8 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(params=["root", "unprivileged"])
-def user(request: pytest.FixtureRequest) -> str:
-    if request.param == "root" and os.geteuid() != 0:
-        pytest.skip("the tests do not run as root here, so a root passhat cannot be tried")
-    if request.param == "unprivileged" and os.geteuid() == 0 and shutil.which("setpriv") is None:
-        pytest.skip("setpriv (util-linux) is missing: cannot drop to an unprivileged user")
-    if request.param == "unprivileged" and CHECKOUT_CLOSED:
-        pytest.skip(
-            f"the checkout ({ROOT}) is under a folder closed to other users, so passhat "
-            "cannot be run from it as another user; clone it where any user may read it"
-        )
-    return str(request.param)
-
-
 def _passhat(user: str, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`passhat ARGS` as `user`, with the provider key in its environment."""
-    prefix: list[str] = []
-    if user == "unprivileged" and os.geteuid() == 0:
-        prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(folder),
-        "OPENAI_API_KEY": KEY,
-        # passhat and its dependencies, for an interpreter outside the virtualenv
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), SITE]),
-    }
-    argv = [*prefix, str(PYTHON), "-m", "passhat", *args]
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, cwd=folder)
+    return passhat_as(user, folder, *args)
 
 
 def _suite(folder: Path, mode: str, **env: str) -> Path:
@@ -141,7 +112,9 @@ def test_the_agent_reads_neither_the_key_nor_another_runs_token(user: str, open_
         assert all(o["needle_seen"] for o in control.values()), "a root agent reads everything"
     else:
         # passhat is not dumpable: a same-user agent cannot read its environment
-        assert not any(o["needle_seen"] or o["parent_has_needle"] for o in control.values()), control
+        assert not any(o["needle_seen"] or o["parent_has_needle"] for o in control.values()), (
+            control
+        )
 
 
 def _daemon(user: str, folder: Path, level: str) -> tuple[Any, list[int]]:

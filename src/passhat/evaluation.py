@@ -428,6 +428,20 @@ def _open(db: str | Path | None, *, create: bool) -> Store:
     return Store(Path(db) if db is not None else default_db_path(), create=create)
 
 
+def _guard(store: Store, loaded: LoadedAgent, provider: Model | None) -> None:
+    """What no run may see or keep: the store stays out of every sandbox's view, and the
+    provider's key and every value handed through `pass_env` are blanked from every record
+    (by value, whatever the variable's name)."""
+    from passhat.agents import sandbox
+    from passhat.models import secret_values
+
+    sandbox.protect(store.path)
+    store.add_secrets(secret_values(provider))
+    handed = getattr(loaded.agent, "secret_values", None)
+    if callable(handed):
+        store.add_secrets(handed())
+
+
 ISOLATION_ENV = "PASSHAT_ISOLATION"
 """The isolation level of runs when --isolation (`isolation=`) does not give one."""
 
@@ -537,7 +551,6 @@ def evaluate(
     gaps = cassette_gaps(loaded, provider, _all_runs(loaded_suite, k))
     if gaps is not None:
         events.cassette_gaps(gaps)
-    from passhat.models import secret_values
     from passhat.runner import new_experiment
 
     experiment = new_experiment(
@@ -546,7 +559,7 @@ def evaluate(
     experiment = _with_tools(experiment, loaded_suite)
     options = _options(params, concurrency)
     with _open(db, create=True) as store:
-        store.add_secrets(secret_values(provider))
+        _guard(store, loaded, provider)
         if adaptive is not None:
             adaptive = adaptive.resolved(store, experiment)
         store.create_experiment(experiment)
@@ -610,6 +623,7 @@ def resume(
             model if model is not None else stored.model,
             params,
         )
+        _guard(store, loaded, provider)
         engine = _executor(executor, scheduler, suite)
         current = new_experiment(
             suite,

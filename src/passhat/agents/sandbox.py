@@ -138,8 +138,9 @@ def system_args() -> list[str]:
 
 
 def _cover(path: str) -> list[str]:
+    """An empty read-only folder over a folder, /dev/null (read-only) over anything else."""
     if os.path.isdir(path) and not os.path.islink(path):
-        return ["--tmpfs", path]
+        return ["--tmpfs", path, "--remount-ro", path]
     return ["--ro-bind", "/dev/null", path]
 
 

@@ -39,7 +39,7 @@ from passhat.store.reads import _SUMMARY as _SUMMARY
 from passhat.store.reads import LazyItems as LazyItems
 from passhat.store.reads import _Reads
 from passhat.store.schema import MIGRATIONS as MIGRATIONS
-from passhat.store.schema import _Schema
+from passhat.store.schema import _Schema, create_private
 from passhat.store.writes import _Writes
 
 
@@ -68,6 +68,8 @@ class Store(_Schema, _Writes, _Reads, _Leases):
                 f"{self.path}: no passhat store here; run `passhat run SUITE` first, or give "
                 f"--db (or ${DB_ENV}) the store's path"
             )
+        if create and not read_only:
+            create_private(self.path)
         self._db = self._connect(read_only)
         self._db.row_factory = sqlite3.Row
         try:
@@ -82,6 +84,7 @@ class Store(_Schema, _Writes, _Reads, _Leases):
                 self._check_schema_current()
             else:
                 self._migrate()
+            self._check_no_foreign_objects()
         except sqlite3.DatabaseError as error:
             self._db.close()
             raise StoreError(f"{self.path}: {self._explain(error)}") from None

@@ -5,8 +5,12 @@ file that is not a passhat store is refused before anything is written to it.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 from passhat.errors import StoreError
 from passhat.store.connection import _Connection
@@ -247,6 +251,21 @@ class _Schema(_Connection):
                 "store's path (nothing was written to this file)"
             )
 
+    def _check_no_foreign_objects(self) -> None:
+        """Refuse a store holding triggers or views passhat did not make: one planted by
+        anything with write access (an agent, once) would rewrite every later verdict."""
+        rows = self._db.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view')"
+        )
+        foreign = [f"{kind} {name}" for kind, name, sql in rows if (kind, name, sql) not in _ours()]
+        if foreign:
+            raise StoreError(
+                f"{self.path}: holds {', '.join(sorted(foreign))}, which passhat did not make: "
+                "something other than passhat changed this store, so its figures cannot be "
+                "trusted; drop them with sqlite3 (DROP TRIGGER name) only if you know where "
+                "they came from"
+            )
+
     def _migrate(self) -> None:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS migrations "
@@ -271,3 +290,26 @@ class _Schema(_Connection):
     def migrations(self) -> list[str]:
         """Names of the migrations applied, in order."""
         return [r[0] for r in self._db.execute("SELECT name FROM migrations ORDER BY version")]
+
+
+def create_private(path: Path) -> None:
+    """Make a new store file readable and writable by its owner alone (its -wal and -shm
+    files take the same mode from SQLite); an existing file is left as it is."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+@functools.cache
+def _ours() -> frozenset[tuple[str, str, str]]:
+    """The triggers and views passhat's migrations make: (type, name, sql) of each."""
+    db = sqlite3.connect(":memory:")
+    try:
+        for _, sql in MIGRATIONS:
+            for statement in _statements(sql):
+                db.execute(statement)
+        rows = db.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view')"
+        )
+        return frozenset((kind, name, sql) for kind, name, sql in rows)
+    finally:
+        db.close()

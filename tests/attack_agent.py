@@ -1,0 +1,172 @@
+"""A command agent that attacks what grades it, as a curious agent with a shell could.
+
+    python tests/attack_agent.py
+
+Standard library only. Every attack is tried and reported, never raised: the agent
+prints one JSON object saying what each attack reached. Targets come from the
+environment the test gives the suite's agent:
+
+    ATTACK_SUITE   the suite folder: read a goal, append to suite.yaml and a case
+    ATTACK_DB      the store: read its header, open it for writing
+    ATTACK_FILES  a secret file (a .env, ~/.netrc): read it
+    ATTACK_PORTS   loopback ports of the host, comma-separated: connect to each
+    ATTACK_LEAK    a name: leave files /tmp/NAME and /dev/shm/NAME behind
+    ATTACK_WAIT    seconds to wait before looking at the other runs' folders
+
+It also answers its case: one update_ticket call over MCP (raw JSON-RPC over HTTP)
+with the goal it read, if it read one.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def can_read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(4096)
+    except OSError:
+        return None
+
+
+def can_append(path: str) -> bool:
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("\n# the agent was here\n")
+        return True
+    except OSError:
+        return False
+
+
+def can_open_store(path: str) -> dict[str, bool]:
+    head = None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        pass
+    writable = False
+    try:
+        with open(path, "r+b"):
+            writable = True
+    except OSError:
+        pass
+    return {"read": head == b"SQLite format 3\x00", "write": writable}
+
+
+def can_connect(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def other_runs() -> list[str]:
+    """Inputs of other runs this agent could read (their folders in the host's tmp)."""
+    own = os.path.realpath(os.environ["PASSHAT_INPUT"])
+    found = []
+    for base in {tempfile.gettempdir(), "/tmp"}:
+        for path in glob.glob(os.path.join(base, "passhat-run-*", "work", "input.json")):
+            if os.path.realpath(path) != own and can_read(path) is not None:
+                found.append(path)
+    return found
+
+
+def leave(name: str) -> list[str]:
+    left = []
+    for folder in ("/tmp", "/dev/shm"):
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "w") as f:
+                f.write("left by a run")
+            left.append(path)
+        except OSError:
+            pass
+    return left
+
+
+def rpc(method: str, params: dict[str, object], session: str | None) -> tuple[dict, str | None]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    headers = {
+        "Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    if session:
+        headers["mcp-session-id"] = session
+    request = urllib.request.Request(os.environ["PASSHAT_MCP_URL"], body, headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+        session = response.headers.get("mcp-session-id") or session
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            return json.loads(line[5:]), session
+    return (json.loads(text) if text.strip() else {}), session
+
+
+def answer(annotations: list[dict[str, object]]) -> bool:
+    """update_ticket over MCP: the run's endpoint must stay reachable from the sandbox."""
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "attack", "version": "1"},
+    }
+    _, session = rpc("initialize", init, None)
+    body = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+    headers = {
+        "Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "mcp-session-id": session or "",
+    }
+    request = urllib.request.Request(os.environ["PASSHAT_MCP_URL"], body, headers)
+    urllib.request.urlopen(request, timeout=30).read()
+    arguments = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": []}
+    call = {"name": "update_ticket", "arguments": {**arguments, "annotations": annotations}}
+    result, _ = rpc("tools/call", call, session)
+    return "result" in result
+
+
+def goal_from(text: str | None) -> list[dict[str, object]]:
+    """The goal's annotations, read from a case file written by the tests' SuiteWriter."""
+    if not text or "unverifiable" not in text:
+        return [{"ac": 1, "label": "unverifiable", "note": "a guess"}]
+    return [{"ac": 2, "label": "unverifiable", "note": "read from the goal"}]
+
+
+def main() -> None:
+    suite = os.environ.get("ATTACK_SUITE", "")
+    goal_text = can_read(os.path.join(suite, "cases", "tiny.yaml")) if suite else None
+    report: dict[str, object] = {
+        "read_goal": goal_text is not None and "goal" in goal_text,
+        "wrote_suite": bool(suite) and can_append(os.path.join(suite, "suite.yaml")),
+        "wrote_case": bool(suite) and can_append(os.path.join(suite, "cases", "tiny.yaml")),
+    }
+    if os.environ.get("ATTACK_DB"):
+        report["store"] = can_open_store(os.environ["ATTACK_DB"])
+    if os.environ.get("ATTACK_FILES"):
+        report["secrets"] = [
+            path for path in os.environ["ATTACK_FILES"].split(",") if can_read(path) is not None
+        ]
+    ports = [int(p) for p in os.environ.get("ATTACK_PORTS", "").split(",") if p]
+    report["connected"] = [p for p in ports if can_connect(p)]
+    if os.environ.get("ATTACK_LEAK"):
+        report["left"] = leave(os.environ["ATTACK_LEAK"])
+    time.sleep(float(os.environ.get("ATTACK_WAIT", "0")))
+    report["other_runs"] = other_runs()
+    report["answered"] = answer(goal_from(goal_text))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

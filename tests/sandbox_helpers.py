@@ -1,0 +1,37 @@
+"""passhat run as root and as an unprivileged user, for the tests of what an agent can reach.
+
+The `user` fixture (conftest.py) gives "root" (when the tests run as root) and
+"unprivileged" (nobody through setpriv when the tests run as root; the tests' own
+user otherwise); `passhat_as` runs the real `passhat` command as that user, with a provider key in
+its environment, from a folder of the test's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from agent_python import PYTHON, SITE
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "sk-passhat-isolation-test-" + "k" * 24
+NOBODY = 65534
+
+
+def passhat_as(
+    user: str, folder: Path, *args: str, home: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`passhat ARGS` as `user`, with the provider key in its environment."""
+    prefix: list[str] = []
+    if user == "unprivileged" and os.geteuid() == 0:
+        prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home or folder),
+        "OPENAI_API_KEY": KEY,
+        # passhat and its dependencies, for an interpreter outside the virtualenv
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), SITE]),
+    }
+    argv = [*prefix, str(PYTHON), "-m", "passhat", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, cwd=folder)

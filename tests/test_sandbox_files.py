@@ -1,0 +1,179 @@
+"""The agent cannot see the answers: at --isolation namespace a command agent's run sees
+only its own files and reaches only its own endpoints (issue 32).
+
+Each attack of tests/attack_agent.py is tried with passhat run as root and as an
+unprivileged user (nobody through setpriv when the tests run as root), and each has
+a control at --isolation process that shows the attack works there, so every check
+here can fail. The layout is the unkind one: the store, the suite and a .env sit in
+the agent's own folder, and a secret ~/.netrc in passhat's HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_python import PYTHON, TESTS
+from conftest import SuiteWriter
+from passhat.agents import isolation
+from passhat.store import Store
+from sandbox_helpers import passhat_as
+
+pytestmark = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+]
+
+
+@pytest.fixture
+def host_port() -> Iterator[int]:
+    """A loopback service of the host (as a Dask scheduler or the provider would be)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    server.close()
+
+
+def _layout(folder: Path, level: str, port: int, leak: str) -> dict[str, Path]:
+    """The agent's folder holding the suite, the store and a .env; a HOME with .netrc."""
+    work = folder / f"work-{level}"
+    work.mkdir()
+    agent = work / "attack.py"
+    shutil.copyfile(TESTS / "attack_agent.py", agent)
+    (work / ".env").write_text("OPENAI_API_KEY=sk-from-a-dotenv\n")
+    home = folder / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".netrc").write_text("machine api.example.com password hunter2\n")
+    db = work / "p.db"
+    writer = SuiteWriter(work / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(agent)],
+        "env": {
+            "ATTACK_SUITE": str(work / "suite"),
+            "ATTACK_DB": str(db),
+            "ATTACK_FILES": f"{work / '.env'},{home / '.netrc'}",
+            "ATTACK_PORTS": str(port),
+            "ATTACK_LEAK": leak,
+            "ATTACK_WAIT": "1.5",
+        },
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [folder, *folder.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    return {"suite": suite, "db": db, "home": home}
+
+
+def _attack(user: str, folder: Path, level: str, port: int) -> tuple[list[Any], str]:
+    leak = f"passhat-leak-{uuid.uuid4().hex}"
+    paths = _layout(folder, level, port, leak)
+    # an earlier experiment in the same store, which the agent would like to rewrite
+    args = ["-k", "2", "--concurrency", "2", "--timeout", "60", "--isolation", level]
+    args += ["--db", str(paths["db"]), "-q", "--no-report"]
+    done = passhat_as(user, folder, "run", str(paths["suite"]), *args, home=paths["home"])
+    assert done.returncode in (0, 1), done.stderr
+    with Store(paths["db"], create=False) as store:
+        runs = store.runs(store.experiment("latest").id)
+    assert len(runs) == 2 and all(r.output is not None for r in runs), [
+        r.error_message for r in runs
+    ]
+    return runs, leak
+
+
+def _left(leak: str) -> list[str]:
+    return [p for p in (f"/tmp/{leak}", f"/dev/shm/{leak}") if os.path.exists(p)]
+
+
+def test_a_sandboxed_agent_reads_no_goal_writes_no_suite_or_store_and_reaches_only_its_endpoints(
+    user: str, open_tmp: Path, host_port: int
+) -> None:
+    runs, leak = _attack(user, open_tmp, "namespace", host_port)
+    for run in runs:
+        seen = run.output
+        assert seen["read_goal"] is False, "the goal was readable"
+        assert (seen["wrote_suite"], seen["wrote_case"]) == (False, False)
+        assert seen["store"] == {"read": False, "write": False}, "the store was open"
+        assert seen["secrets"] == [], "a secret file was readable"
+        assert seen["connected"] == [], "a loopback service of the host answered"
+        assert seen["other_runs"] == [], "another run's folder was readable"
+        assert seen["answered"] is True, "the run's own MCP endpoint must stay reachable"
+        assert run.status == "failed"  # it had to guess, and guessed wrong
+    assert _left(leak) == [], "files the agent left in /tmp or /dev/shm outlived the run"
+
+    # the control: at --isolation process every attack above works
+    control, leak = _attack(user, open_tmp, "process", host_port)
+    try:
+        for run in control:
+            seen = run.output
+            assert seen["read_goal"] and seen["wrote_suite"] and seen["wrote_case"]
+            assert seen["store"]["read"] and seen["store"]["write"]
+            assert len(seen["secrets"]) == 2 and seen["connected"] == [host_port]
+            assert run.status == "passed"  # it read the answer
+        assert any(run.output["other_runs"] for run in control)
+        assert _left(leak), "the control's leftovers should be in the host's /tmp"
+    finally:
+        for path in _left(leak):
+            os.remove(path)
+
+
+def test_an_agent_beside_suite_yaml_sees_its_own_files_but_not_the_suites(
+    user: str, open_tmp: Path, host_port: int
+) -> None:
+    """The agent's script in the suite folder itself: the folder is in view, its suite.yaml,
+    cases and cassettes are not."""
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), "attack.py"],
+        "env": {"ATTACK_SUITE": str(open_tmp / "suite"), "ATTACK_PORTS": str(host_port)},
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    writer.files["attack.py"] = (TESTS / "attack_agent.py").read_text()
+    writer.files["helper.txt"] = "the agent's own file"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = open_tmp / "p.db"
+    args = ["-k", "1", "--timeout", "60", "--db", str(db), "-q", "--no-report"]
+    done = passhat_as(user, open_tmp, "run", str(suite), *args)
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.output is not None, run.error_message
+    assert run.output["read_goal"] is False and run.output["wrote_suite"] is False
+    assert run.status == "failed"
+    assert "the agent was here" not in (suite / "suite.yaml").read_text()
+
+
+def test_the_store_is_created_for_its_owner_alone(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    with Store(db):
+        pass
+    assert oct(db.stat().st_mode & 0o777) == oct(0o600)
