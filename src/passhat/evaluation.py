@@ -428,13 +428,16 @@ def _open(db: str | Path | None, *, create: bool) -> Store:
     return Store(Path(db) if db is not None else default_db_path(), create=create)
 
 
-def _guard(store: Store, loaded: LoadedAgent, provider: Model | None) -> None:
+def _guard(store: Store, loaded: LoadedAgent, provider: Model | None, suite: Suite) -> None:
     """What no run may see or keep: the store stays out of every sandbox's view, and the
     provider's key and every value handed through `pass_env` are blanked from every record
-    (by value, whatever the variable's name)."""
+    (by value, whatever the variable's name). The suite's files are noted as loaded:
+    a run graded after they change is errored (tamper.py)."""
+    from passhat import tamper
     from passhat.agents import sandbox
     from passhat.models import secret_values
 
+    tamper.guard(suite)
     sandbox.protect(store.path)
     store.add_secrets(secret_values(provider))
     handed = getattr(loaded.agent, "secret_values", None)
@@ -559,7 +562,7 @@ def evaluate(
     experiment = _with_tools(experiment, loaded_suite)
     options = _options(params, concurrency)
     with _open(db, create=True) as store:
-        _guard(store, loaded, provider)
+        _guard(store, loaded, provider, loaded_suite)
         if adaptive is not None:
             adaptive = adaptive.resolved(store, experiment)
         store.create_experiment(experiment)
@@ -623,7 +626,7 @@ def resume(
             model if model is not None else stored.model,
             params,
         )
-        _guard(store, loaded, provider)
+        _guard(store, loaded, provider, suite)
         engine = _executor(executor, scheduler, suite)
         current = new_experiment(
             suite,

@@ -559,7 +559,13 @@ async def _grade(
     seed: int,
 ) -> tuple[Score | None, Failure | None]:
     """Grade the final state within the deadline: a user's scorer runs in a worker
-    thread (it may block); the built-in ones, a judge's model call included, on the loop."""
+    thread (it may block); the built-in ones, a judge's model call included, on the loop.
+    A suite whose files changed since the experiment loaded it grades nothing (tamper.py)."""
+    from passhat import tamper
+
+    reason = tamper.changed(suite)
+    if reason is not None:
+        return None, ("suite_changed", reason)
     try:
         how = grading(suite)
         if how == "reads":

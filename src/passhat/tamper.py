@@ -1,0 +1,128 @@
+"""Whether a suite's files changed while its experiment ran: grading reads a suite whose
+hash is checked again.
+
+The goals an experiment grades against are loaded once, at its start, and kept in
+memory, so a suite rewritten mid-run (by an agent outside a sandbox, by a person)
+cannot change a verdict of this experiment; it would change every later one. A run
+graded after such a change is errored `suite_changed`, never given a verdict, so the
+report says so at once.
+
+Checking costs a `stat` of each of the suite's files (no parsing), and is skipped
+while less than SPACING times the last check's cost has passed since it (a suite of
+ten files is looked at before every grading, one of 20,000 a few times a second);
+only when a file's size, mtime or inode moved is the suite loaded again and its hash
+compared (a `touch` is not a change).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from passhat.suite import Suite, load_suite
+
+SPACING = 50
+"""A look at the suite's files waits this many times the last look's cost (<= 2 % CPU)."""
+MAX_FILES = 20_000
+"""Files of a suite folder looked at (a folder that holds more is looked at this far)."""
+SKIPPED = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache"})
+"""Folders of a suite that are not the suite's content."""
+
+Signature = tuple[tuple[str, int, int, int], ...]
+
+
+def signature(root: Path) -> Signature:
+    """(path, size, mtime_ns, inode) of the suite's files, sorted."""
+    found: list[tuple[str, int, int, int]] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            found.append((path, st.st_size, st.st_mtime_ns, st.st_ino))
+            if len(found) >= MAX_FILES:
+                return tuple(found)
+    return tuple(found)
+
+
+@dataclass
+class SuiteGuard:
+    """One suite's files as they were when its experiment started."""
+
+    suite: Suite
+    seen: Signature = ()
+    checked_at: float = 0.0
+    cost: float = 0.0
+    changed: str | None = None
+    """Why the suite no longer is the one loaded (None while it is)."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        start = time.monotonic()
+        self.seen = signature(self.suite.path)
+        self.checked_at = time.monotonic()
+        self.cost = self.checked_at - start
+
+    def check(self, *, now: float | None = None, force: bool = False) -> str | None:
+        """None while the suite's content is the loaded one; else why not (sticky)."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            waited = now - self.checked_at
+            if self.changed is not None or (not force and waited < SPACING * self.cost):
+                return self.changed
+            current = signature(self.suite.path)
+            self.checked_at = time.monotonic()
+            self.cost = self.checked_at - now
+            if current == self.seen:
+                return None
+            self.changed = self._compare(current)
+            if self.changed is None:
+                self.seen = current  # the same content (a touch, a copy over itself)
+            return self.changed
+
+    def _compare(self, current: Signature) -> str | None:
+        try:
+            again = load_suite(self.suite.path)
+        except Exception as error:  # a suite that no longer loads has changed
+            return f"the suite at {self.suite.path} changed during the experiment ({error})"
+        if again.hash == self.suite.hash:
+            return None
+        before = {p: rest for p, *rest in self.seen}
+        after = {p: rest for p, *rest in current}
+        moved = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+        named = ", ".join(os.path.relpath(p, self.suite.path) for p in moved[:3])
+        more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
+        return (
+            f"the suite at {self.suite.path} changed during the experiment ({named}{more}); "
+            "a run graded now would not be graded against the goals the experiment "
+            "started with. Find out what wrote it, then run the experiment again"
+        )
+
+
+_GUARDS: dict[tuple[str, str], SuiteGuard] = {}
+_LOCK = threading.Lock()
+
+
+def guard(suite: Suite) -> SuiteGuard | None:
+    """The guard of this loaded suite (one per suite folder and hash in this process), or
+    None for a suite that has no folder of its own on disk."""
+    if not (suite.path / "suite.yaml").is_file() and not (suite.path / "suite.yml").is_file():
+        return None
+    key = (str(suite.path), suite.hash)
+    with _LOCK:
+        found = _GUARDS.get(key)
+        if found is None:
+            found = _GUARDS[key] = SuiteGuard(suite)
+        return found
+
+
+def changed(suite: Suite) -> str | None:
+    """Why `suite` is no longer what is on disk (None: it still is, or has no folder)."""
+    found = guard(suite)
+    return None if found is None else found.check()

@@ -1,0 +1,70 @@
+"""Grading reads a suite whose hash is checked again (issue 32): a run graded after the
+suite's goals changed on disk is errored `suite_changed`, never given a verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import passhat
+from conftest import SuiteWriter
+from passhat import tamper
+from passhat.suite import load_suite
+
+ANSWER = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": []}
+
+
+def _answer(wrong: bool) -> list[dict[str, Any]]:
+    return [{"ac": 1 if wrong else 2, "label": "unverifiable", "note": "n"}]
+
+
+def _suite(writer: SuiteWriter) -> Path:
+    del writer.suite["defaults"]["model"]  # type: ignore[union-attr]
+    return writer.write()
+
+
+def test_an_agent_that_rewrites_its_goal_gets_no_verdict(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    suite = _suite(writer)
+    case_file = suite / "cases" / "tiny.yaml"
+
+    async def cheat(input: Any, env: Any, ctx: Any) -> str:
+        # the goal becomes the wrong answer this agent is about to give
+        case = yaml.safe_load(case_file.read_text())
+        case["goal"]["ticket"]["annotations"] = _answer(wrong=True)
+        case_file.write_text(yaml.safe_dump(case))
+        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=True)})
+        return "done"
+
+    done = passhat.evaluate(suite, agent=cheat, k=2, db=tmp_path / "p.db", concurrency=1, model="")
+    runs = done.runs()
+    assert [r.status for r in runs] == ["errored", "errored"]
+    assert {r.error_type for r in runs} == {"suite_changed"}
+    assert "cases/tiny.yaml" in (runs[0].error_message or "")
+
+
+def test_the_control_an_honest_agent_is_graded(writer: SuiteWriter, tmp_path: Path) -> None:
+    suite = _suite(writer)
+
+    async def honest(input: Any, env: Any, ctx: Any) -> str:
+        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=False)})
+        return "done"
+
+    done = passhat.evaluate(suite, agent=honest, k=2, db=tmp_path / "p.db", concurrency=1, model="")
+    assert [r.status for r in done.runs()] == ["passed", "passed"]
+
+
+def test_a_touch_or_a_comment_is_not_a_change(writer: SuiteWriter) -> None:
+    suite = load_suite(_suite(writer))
+    guard = tamper.SuiteGuard(suite)
+    case_file = suite.path / "cases" / "tiny.yaml"
+    case_file.write_text(case_file.read_text() + "\n# a comment\n")
+    assert guard.check(force=True) is None
+    case_file.write_text(case_file.read_text().replace("vague", "changed"))
+    reason = guard.check(force=True)
+    assert reason is not None and "cases/tiny.yaml" in reason
+    case_file.write_text(case_file.read_text().replace("changed", "vague"))
+    assert guard.check(force=True) == reason, "once changed, the experiment stays told"
