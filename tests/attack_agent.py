@@ -12,6 +12,8 @@ environment the test gives the suite's agent:
     ATTACK_PORTS   loopback ports of the host, comma-separated: connect to each
     ATTACK_LEAK    a name: leave files /tmp/NAME and /dev/shm/NAME behind
     ATTACK_WAIT    seconds to wait before looking at the other runs' folders
+    ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
+                   one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
 
 It also answers its case: one update_ticket call over MCP (raw JSON-RPC over HTTP)
 with the goal it read, if it read one.
@@ -143,7 +145,18 @@ def goal_from(text: str | None) -> list[dict[str, object]]:
     return [{"ac": 2, "label": "unverifiable", "note": "read from the goal"}]
 
 
+def echo(names: list[str]) -> dict[str, str]:
+    values = {n: os.environ.get(n, "") for n in names}
+    pad = int(os.environ.get("ATTACK_PAD", "0"))
+    sys.stderr.write(values[names[0]] + "x" * pad)
+    sys.stderr.flush()
+    return values
+
+
 def main() -> None:
+    if os.environ.get("ATTACK_ECHO"):
+        print(json.dumps({"echo": echo(os.environ["ATTACK_ECHO"].split(","))}))
+        return
     suite = os.environ.get("ATTACK_SUITE", "")
     goal_text = can_read(os.path.join(suite, "cases", "tiny.yaml")) if suite else None
     report: dict[str, object] = {

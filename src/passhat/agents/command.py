@@ -341,13 +341,27 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def with_tail(reason: str, stderr: str) -> str:
+def with_tail(reason: str, stderr: str, secrets: tuple[str, ...] = ()) -> str:
     tail = printable(stderr.strip())
     if not tail:
         return reason + " (stderr was empty)"
     if len(tail) > MESSAGE_TAIL:
-        tail = "..." + tail[-MESSAGE_TAIL:]
+        tail = "..." + cut_secrets(tail[-MESSAGE_TAIL:], secrets)
     return f"{reason}; stderr ends:\n{tail}"
+
+
+PARTIAL_MIN = 4
+"""Characters of a secret's end that count as a piece of it at the start of a cut text."""
+
+
+def cut_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    """`text`, a tail cut from a longer one, without the end of a secret it may begin
+    with (whole secrets are blanked where the run is stored; a cut one would not be)."""
+    for secret in secrets:
+        for start in range(1, len(secret) - PARTIAL_MIN + 1):
+            if text.startswith(secret[start:]):
+                return "***" + text[len(secret) - start :]
+    return text
 
 
 class _Tail:
@@ -357,10 +371,14 @@ class _Tail:
         self.limit = limit
         self.data = bytearray()
 
+    cut = False
+    """Whether more was written than is kept."""
+
     def add(self, chunk: bytes) -> None:
         self.data += chunk
         if len(self.data) > self.limit:
             del self.data[: len(self.data) - self.limit]
+            self.cut = True
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")
@@ -632,10 +650,16 @@ class CommandAgent:
             with contextlib.suppress(BaseException):
                 await asyncio.wait({asyncio.ensure_future(proc.wait())}, timeout=PIPE_GRACE_S)
             guard.remove(proc.pid)
-            ctx.stderr = tail.text() or None
+            kept = tail.text()
+            ctx.stderr = (cut_secrets(kept, self.secret_values()) if tail.cut else kept) or None
         if proc.returncode != 0:
             raise AgentProcessError(
-                "agent_exit", with_tail(exit_reason(proc.returncode or 0, sandboxed), tail.text())
+                "agent_exit",
+                with_tail(
+                    exit_reason(proc.returncode or 0, sandboxed),
+                    ctx.stderr or "",
+                    self.secret_values(),
+                ),
             )
         return parse_output(bytes(stdout), self.spec.output)
 
