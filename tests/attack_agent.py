@@ -12,6 +12,7 @@ environment the test gives the suite's agent:
     ATTACK_PORTS   loopback ports of the host, comma-separated: connect to each
     ATTACK_LEAK    a name: leave files /tmp/NAME and /dev/shm/NAME behind
     ATTACK_WAIT    seconds to wait before looking at the other runs' folders
+    ATTACK_URLS    URLs to GET (through HTTP_PROXY when the run has one): the status of each
     ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
                    one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
 
@@ -28,6 +29,7 @@ import socket
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 
@@ -145,6 +147,16 @@ def goal_from(text: str | None) -> list[dict[str, object]]:
     return [{"ac": 2, "label": "unverifiable", "note": "read from the goal"}]
 
 
+def fetch(url: str) -> int | str:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+    except OSError as error:
+        return type(error).__name__
+
+
 def echo(names: list[str]) -> dict[str, str]:
     values = {n: os.environ.get(n, "") for n in names}
     pad = int(os.environ.get("ATTACK_PAD", "0"))
@@ -172,6 +184,8 @@ def main() -> None:
         ]
     ports = [int(p) for p in os.environ.get("ATTACK_PORTS", "").split(",") if p]
     report["connected"] = [p for p in ports if can_connect(p)]
+    urls = [u for u in os.environ.get("ATTACK_URLS", "").split(",") if u]
+    report["fetched"] = {u: fetch(u) for u in urls}
     if os.environ.get("ATTACK_LEAK"):
         report["left"] = leave(os.environ["ATTACK_LEAK"])
     time.sleep(float(os.environ.get("ATTACK_WAIT", "0")))

@@ -21,7 +21,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -445,6 +445,30 @@ def _guard(store: Store, loaded: LoadedAgent, provider: Model | None, suite: Sui
         store.add_secrets(handed())
 
 
+def _sandbox(given: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
+    """`sandbox=` (--agent-read, --agent-write, --agent-host) as the recorded parameter."""
+    from passhat.agents.command import check_hosts
+
+    if not given:
+        return {}
+    if not isinstance(given, Mapping) or set(given) - {"read", "write", "hosts"}:
+        raise InputError('sandbox= takes {"read": [...], "write": [...], "hosts": [...]}')
+    found: dict[str, list[str]] = {}
+    for key in ("read", "write", "hosts"):
+        values = list(given.get(key) or [])
+        if not all(isinstance(v, str) and v for v in values):
+            raise InputError(f"sandbox[{key!r}]: give a list of strings")
+        if key != "hosts":
+            values = [os.path.abspath(v) for v in values]
+            missing = [v for v in values if not os.path.exists(v)]
+            if missing:
+                raise InputError(f"--agent-{key} {missing[0]}: no such path; fix it or drop it")
+        if values:
+            found[key] = values
+    check_hosts(found.get("hosts"), "--agent-host")
+    return {"sandbox": found} if found else {}
+
+
 ISOLATION_ENV = "PASSHAT_ISOLATION"
 """The isolation level of runs when --isolation (`isolation=`) does not give one."""
 
@@ -507,6 +531,7 @@ def evaluate(
     events: Events | None = None,
     isolation: str | None = None,
     token_budget: int | None = None,
+    sandbox: Mapping[str, Sequence[str]] | None = None,
 ) -> Experiment:
     """Create an experiment and run every case k times, each from a fresh start; return
     it read back from the store (`passhat run` is this call and a print).
@@ -516,9 +541,10 @@ def evaluate(
     objects; `cases` picks case ids; `db` is the SQLite store (default: $PASSHAT_DB,
     else ./passhat.db). `environment` (a class or spec) and `scorers` (mappings as
     suite.yaml writes them, or functions: custom scorers) replace the suite's.
-    `isolation` ("namespace", the default, or "process") seals a command agent's runs and
-    `token_budget` caps the model tokens one run may spend (docs/command-agents.md). Bad
-    input raises a `PasshatError` before any run starts.
+    `isolation` ("namespace", the default, or "process") seals a command agent's runs,
+    `sandbox` ({"read": [paths], "write": [folders], "hosts": ["name:port"]}) adds to what
+    a sandboxed run sees and reaches, and `token_budget` caps the model tokens one run may
+    spend (docs/command-agents.md). Bad input raises a `PasshatError` before any run starts.
     """
     events = events or Events()
     loaded_suite = _select(_load_suite(suite, environment, scorers), cases or [])
@@ -543,6 +569,7 @@ def evaluate(
     wanted_agent = agent if agent is not None else loaded_suite.defaults.agent
     # a command agent's isolation and the proxy's token budget (docs/command-agents.md)
     params.update(_sealing(wanted_agent, isolation, token_budget))
+    params.update(_sandbox(sandbox))
     wanted_model = model if model is not None else (loaded_suite.defaults.model or "")
     loaded, model_spec, provider = _build(
         loaded_suite,

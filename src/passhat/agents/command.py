@@ -40,7 +40,7 @@ import shlex
 import shutil
 import signal
 import tempfile
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -117,6 +117,8 @@ class CommandSpec:
     """Extra paths the run's sandbox shows read-only (relative: to `cwd`)."""
     write: tuple[str, ...] = ()
     """Extra folders the run's sandbox shows writable (relative: to `cwd`)."""
+    hosts: tuple[str, ...] = ()
+    """Hosts (`name` or `name:port`) a sandboxed run may reach, through its proxy."""
 
     def spec(self) -> str:
         """The agent spec string stored on the experiment (resume rebuilds from it)."""
@@ -127,7 +129,7 @@ class CommandSpec:
             data["pass_env"] = list(self.pass_env)
         if self.output != "json":
             data["output"] = self.output
-        for name in ("read", "write"):
+        for name in ("read", "write", "hosts"):
             if getattr(self, name):
                 data[name] = list(getattr(self, name))
         return PREFIX + json.dumps(data, ensure_ascii=False, sort_keys=True)
@@ -141,11 +143,11 @@ def parse_config(value: Any, where: str) -> CommandSpec:
     """suite.yaml's `agent: {command: [...], ...}` (or a stored spec's JSON), checked."""
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where}: write agent: {{command: [program, args...]}}")
-    unknown = sorted(set(value) - {"command", "cwd", "env", "pass_env", "output", "read", "write"})
+    unknown = sorted(set(value) - {*KEYS})
     if unknown:
         raise ConfigError(
-            f"{where}.{unknown[0]}: unknown key; a command agent takes command, cwd, env, "
-            "pass_env, output, read and write"
+            f"{where}.{unknown[0]}: unknown key; a command agent takes {', '.join(KEYS[:-1])} "
+            f"and {KEYS[-1]}"
         )
     command = value.get("command")
     if isinstance(command, str):
@@ -181,6 +183,7 @@ def parse_config(value: Any, where: str) -> CommandSpec:
     if output not in ("json", "text"):
         raise ConfigError(f"{where}.output: is {output!r}; use json or text")
     extra = {name: _paths(value.get(name), f"{where}.{name}") for name in ("read", "write")}
+    extra["hosts"] = check_hosts(value.get("hosts"), f"{where}.hosts")
     return CommandSpec(
         command=tuple(command),
         cwd=cwd,
@@ -189,6 +192,25 @@ def parse_config(value: Any, where: str) -> CommandSpec:
         output=output,
         **extra,
     )
+
+
+KEYS = ("command", "cwd", "env", "pass_env", "output", "read", "write", "hosts")
+"""What a command agent's config takes."""
+
+
+def check_hosts(value: Any, where: str) -> tuple[str, ...]:
+    """A list of `host` / `host:port` entries, checked."""
+    from passhat.serve.egress import parse_hosts
+
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(h, str) and h for h in value):
+        raise ConfigError(f"{where}: give a list of hosts, e.g. hosts: [api.example.com:443]")
+    try:
+        parse_hosts(value)
+    except ValueError as error:
+        raise ConfigError(f"{where}: {error}") from None
+    return tuple(value)
 
 
 def _paths(value: Any, where: str) -> tuple[str, ...]:
@@ -565,13 +587,20 @@ class CommandAgent:
         if uid is not None:  # the run's own uid must be able to run what it runs
             _check_others_reach(self.argv[0], self.files)
         unix = str(folder / "api.sock") if sandboxed else None
-        async with serve_run(env, ctx, unix) as endpoints:
-            if unix is not None and uid is not None:
-                os.chown(unix, uid, uid)
+        hosts = [*self.spec.hosts, *(ctx.params.get("sandbox") or {}).get("hosts", ())]
+        egress = str(folder / "egress.sock") if sandboxed and hosts else None
+        async with serve_run(env, ctx, unix) as endpoints, _egress(egress, hosts):
             extra = {**_run_environ(ctx, input_file, workdir), **endpoints.environ()}
             argv = [*launcher(level, uid), *self.argv]
-            if sandboxed:
-                view = self.view(ctx.params, ((endpoints.port, str(unix)),))
+            if unix is not None:
+                sockets = [(endpoints.port, unix)]
+                if egress is not None:
+                    sockets.append((EGRESS_PORT, egress))
+                    extra.update(proxy_environ(EGRESS_PORT))
+                for _, path in sockets:
+                    if uid is not None:
+                        os.chown(path, uid, uid)
+                view = self.view(ctx.params, tuple(sockets))
                 python = relay_python() or "/usr/bin/python3"
                 inner = [*bwrap_argv(view, workdir), *relay_argv(view, python)]
                 argv = [*launcher(level, uid), *inner, *self.argv]
@@ -662,6 +691,29 @@ class CommandAgent:
                 ),
             )
         return parse_output(bytes(stdout), self.spec.output)
+
+
+EGRESS_PORT = 3128
+"""The port of a sandboxed run's proxy to its allowed hosts, on the sandbox's 127.0.0.1
+(its own network namespace: no other program's port)."""
+
+
+def proxy_environ(port: int) -> dict[str, str]:
+    """The variables HTTP clients read their proxy from; the run's own endpoints stay direct."""
+    url = f"http://127.0.0.1:{port}"
+    names = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+    return {**dict.fromkeys(names, url), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+
+
+@contextlib.asynccontextmanager
+async def _egress(path: str | None, hosts: list[str]) -> AsyncIterator[None]:
+    if path is None:
+        yield
+        return
+    from passhat.serve.egress import serve_egress
+
+    async with serve_egress(path, hosts):
+        yield
 
 
 FOLDER_PREFIX = "passhat-run-"

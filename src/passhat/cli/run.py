@@ -72,6 +72,36 @@ IsolationOption = Annotated[
         rich_help_panel=LIMITS,
     ),
 ]
+AgentReadOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent-read",
+        metavar="PATH",
+        help="A path a command agent's sandboxed run may read besides its own program "
+        "(again for more). Recorded with the experiment.",
+        rich_help_panel=LIMITS,
+    ),
+]
+AgentWriteOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent-write",
+        metavar="PATH",
+        help="A folder a command agent's sandboxed run may write besides its own (again for "
+        "more). Recorded with the experiment.",
+        rich_help_panel=LIMITS,
+    ),
+]
+AgentHostOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent-host",
+        metavar="HOST[:PORT]",
+        help="A host a command agent's sandboxed run may reach, through its proxy (again for "
+        "more). Default: none but its own proxy and MCP endpoints.",
+        rich_help_panel=LIMITS,
+    ),
+]
 TokenBudgetOption = Annotated[
     int | None,
     typer.Option(
@@ -485,6 +515,9 @@ def run(
     junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None,
     summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None,
     isolation: IsolationOption = None,
+    agent_read: AgentReadOption = None,
+    agent_write: AgentWriteOption = None,
+    agent_host: AgentHostOption = None,
     token_budget: TokenBudgetOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
@@ -518,6 +551,7 @@ def run(
             model_seed=model_seed,
             max_turns=max_turns,
             isolation=isolation,
+            sandbox=_sandbox(agent_read, agent_write, agent_host),
             token_budget=token_budget,
             adaptive=adaptive,
             events=_printer(language, quiet),
@@ -534,6 +568,14 @@ def run(
         junit=junit_xml,
         summary=summary,
     )
+
+
+def _sandbox(
+    read: list[str] | None, write: list[str] | None, hosts: list[str] | None
+) -> dict[str, list[str]] | None:
+    """--agent-read/--agent-write/--agent-host as `evaluate(sandbox=...)` takes them."""
+    given = {"read": read or [], "write": write or [], "hosts": hosts or []}
+    return {k: v for k, v in given.items() if v} or None
 
 
 def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:

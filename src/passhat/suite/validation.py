@@ -160,6 +160,9 @@ class _CommandAgentFile(StrictModel):
     write: list[str] = Field(
         default_factory=list, description="extra folders the run's sandbox shows writable"
     )
+    hosts: list[str] = Field(
+        default_factory=list, description="hosts a sandboxed run may reach (name or name:port)"
+    )
 
 
 def command_agent_spec(config: _CommandAgentFile) -> str:

@@ -1,0 +1,129 @@
+"""A sandboxed run's network is its own (issue 32): its proxy and MCP endpoints answer,
+every loopback service of the host and every other host is refused, and a host the suite
+(or --agent-host) allows is reached through the run's proxy. As root and as nobody, with
+the --isolation process control that shows the host's services answer otherwise."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from agent_python import PYTHON, TESTS
+from conftest import SuiteWriter
+from passhat.agents import isolation
+from passhat.serve.egress import parse_hosts, target
+from passhat.store import Store
+from sandbox_helpers import passhat_as
+
+pytestmark = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+]
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "5")
+        self.end_headers()
+        self.wfile.write(b"hello")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def services() -> Iterator[tuple[int, int]]:
+    """Two HTTP services on the host's loopback: one the suite allows, one it does not."""
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Hello) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield servers[0].server_address[1], servers[1].server_address[1]
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def _run(user: str, folder: Path, level: str, ports: tuple[int, int], via: str) -> dict:
+    allowed, other = ports
+    agent = folder / f"agent-{level}-{via}"
+    agent.mkdir()
+    (agent / "attack.py").write_text((TESTS / "attack_agent.py").read_text())
+    writer = SuiteWriter(folder / f"suite-{level}-{via}")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    config: dict = {
+        "command": [str(PYTHON), str(agent / "attack.py")],
+        "env": {
+            "ATTACK_PORTS": f"{allowed},{other}",
+            "ATTACK_URLS": f"http://localhost:{allowed}/,http://localhost:{other}/",
+        },
+    }
+    extra: list[str] = []
+    if via == "suite":
+        config["hosts"] = [f"localhost:{allowed}"]
+    else:
+        extra = ["--agent-host", f"localhost:{allowed}"]
+    writer.suite["defaults"]["agent"] = config  # type: ignore[index]
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [folder, *folder.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = folder / f"{level}-{via}.db"
+    args = ["-k", "1", "--timeout", "60", "--isolation", level, "--db", str(db), "-q"]
+    done = passhat_as(user, folder, "run", str(suite), *args, *extra, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+        params = store.experiment("latest").params
+    assert run.output is not None, run.error_message
+    return {"seen": run.output, "params": params, "agent": store_agent(db)}
+
+
+def store_agent(db: Path) -> str:
+    with Store(db, create=False) as store:
+        return store.experiment("latest").agent
+
+
+@pytest.mark.parametrize("via", ["suite", "command-line"])
+def test_only_the_runs_endpoints_and_allowed_hosts_answer(
+    user: str, open_tmp: Path, services: tuple[int, int], via: str
+) -> None:
+    allowed, other = services
+    got = _run(user, open_tmp, "namespace", services, via)
+    seen = got["seen"]
+    assert seen["connected"] == [], "a loopback service of the host answered directly"
+    assert seen["answered"] is True, "the run's own MCP endpoint must answer"
+    urls = seen["fetched"]
+    assert urls[f"http://localhost:{allowed}/"] == 200, "the allowed host was not reached"
+    assert urls[f"http://localhost:{other}/"] == 403, "a host nobody allowed was reached"
+    # the allowance is recorded with the experiment
+    recorded = json.dumps(got["params"]) + got["agent"]
+    assert f"localhost:{allowed}" in recorded
+
+    # the control: outside the sandbox both services answer, directly
+    control = _run(user, open_tmp, "process", services, via)["seen"]
+    assert control["connected"] == [allowed, other]
+    assert set(control["fetched"].values()) == {200}
+
+
+def test_hosts_are_read_as_people_write_them() -> None:
+    assert parse_hosts(["api.example.com"]) == {("api.example.com", 443), ("api.example.com", 80)}
+    assert parse_hosts(["Localhost:8080"]) == {("localhost", 8080)}
+    for bad in ["", "host:http", "host:70000"]:
+        with pytest.raises(ValueError, match="host:port"):
+            parse_hosts([bad])
+    assert target(b"CONNECT api.example.com:443 HTTP/1.1\r\n\r\n") == (
+        "CONNECT",
+        "api.example.com",
+        443,
+    )
+    assert target(b"GET http://a.example/x HTTP/1.1\r\n\r\n") == ("GET", "a.example", 80)
+    assert target(b"GET /x HTTP/1.1\r\n\r\n") is None
