@@ -26,6 +26,7 @@ from passhat.report.experiment import (
     experiment_dict,
     experiment_json,
     experiment_uncertainty,
+    isolation_of,
     replayed_runs,
     retry_summary,
 )
@@ -67,6 +68,7 @@ def plain_experiment_dict(
             "harness_version": experiment.harness_version,
             "kind": experiment.kind,
             "source": experiment.source,
+            "isolation": isolation_of(experiment),
         }
     }
     if accounting.runs_counted:

@@ -31,7 +31,7 @@ from passhat.analysis import (
     tool_dicts,
     tool_profile,
 )
-from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
+from passhat.records import COMMAND_AGENT, ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.digest import Digest, ToolTally, digest, tool_tallies
 from passhat.report.i18n import LABELS, t, tn, verdict_label
 from passhat.report.summary import case_dict, summary_with_uncertainty
@@ -174,6 +174,9 @@ def header_rows(
             rows.append(("cassette", recorded_note(recorded, lang)))
         else:
             rows.append(("cassette", t("cassette_unused", lang)))
+    sealing = isolation_of(e)
+    if sealing is not None:
+        rows.append(("isolation", t(f"isolation_{sealing['level']}", lang)))
     origin = source_line(e)
     if origin is not None:
         rows.append(("source", origin))
@@ -181,6 +184,17 @@ def header_rows(
     if figures is not None:
         rows.append(("source_figures", figures))
     return rows
+
+
+def isolation_of(e: ExperimentRecord) -> dict[str, Any] | None:
+    """How sealed the runs of an experiment passhat ran were (None for runs it imported or
+    audited): a command agent at its level, an in-process agent not at all."""
+    if e.kind != "run":
+        return None
+    if not e.agent.startswith(COMMAND_AGENT):
+        return {"level": "in-process", "sealed": False}
+    level = str(e.params.get("isolation", "namespace"))
+    return {"level": level, "sealed": level == "namespace"}
 
 
 def header_table(
@@ -663,6 +677,7 @@ def _experiment_head(experiment: ExperimentRecord) -> dict[str, Any]:
         "harness_version": experiment.harness_version,
         "kind": experiment.kind,
         "source": experiment.source,
+        "isolation": isolation_of(experiment),
     }
 
 

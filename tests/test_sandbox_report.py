@@ -1,0 +1,44 @@
+"""Reports say how sealed an experiment's runs were (issue 32): an in-process agent is
+trusted code ("agent ran in-process: not sealed"), a command agent's level is named."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_python import AGENT_SCRIPT, PYTHON
+from cli_helpers import run_cli, run_seed
+
+
+def _report(capsys: pytest.CaptureFixture[str], db: Path) -> tuple[str, dict]:
+    plain = run_cli(capsys, "report", "latest", "--db", str(db))
+    data = run_cli(capsys, "report", "latest", "--json", "--db", str(db))
+    assert plain.code == 0 and data.code == 0, plain.err + data.err
+    return plain.out, json.loads(data.out)["experiment"]
+
+
+def test_an_in_process_agent_is_reported_not_sealed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "p.db"
+    assert run_seed(capsys, "--db", str(db), "-q", "--no-report").code == 0
+    out, experiment = _report(capsys, db)
+    assert "agent ran in-process: not sealed" in " ".join(out.split())
+    assert experiment["isolation"] == {"level": "in-process", "sealed": False}
+
+
+@pytest.mark.parametrize("level", ["namespace", "process"])
+def test_a_command_agent_is_reported_at_its_level(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str
+) -> None:
+    db = tmp_path / "p.db"
+    agent = f"{PYTHON or sys.executable} {AGENT_SCRIPT} ok"
+    args = ["--agent-cmd", agent, "--isolation", level, "--db", str(db), "-q", "--no-report"]
+    result = run_seed(capsys, "-k", "1", "--model", "", *args)
+    assert result.code in (0, 1), result.err
+    out, experiment = _report(capsys, db)
+    assert experiment["isolation"] == {"level": level, "sealed": level == "namespace"}
+    assert ("not sealed" in out) is (level == "process")
