@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev install-openai install-anthropic install-all lint typecheck pytest chromium clarify-ts bench bench-inspect clean test-litellm chaos
+.PHONY: demo test install dev install-openai install-anthropic install-all lint typecheck pytest chromium bubblewrap clarify-ts bench bench-inspect clean test-litellm chaos
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,7 +42,7 @@ typecheck: dev
 # One worker per core (pytest-xdist), a test file per worker at a time: the files'
 # session fixtures (the calibration cells) are built once. `pytest tests/x.py` alone
 # stays serial. The slowest tests are listed at the end.
-pytest: dev chromium clarify-ts
+pytest: dev chromium bubblewrap clarify-ts
 	$(BIN)/pytest -n auto --dist loadfile --durations=10
 
 # The TypeScript command agent of examples/clarify-ts (official openai and MCP SDKs),
@@ -64,6 +64,19 @@ chromium:
 	      chromium fonts-wqy-zenhei >/dev/null; \
 	  else \
 	    echo "Chromium is missing: sudo apt-get install chromium (or PASSHAT_SKIP_BROWSER=1)"; \
+	    exit 1; \
+	  fi; }
+
+# Debian's bubblewrap: command agents' runs are sandboxed with it (--isolation namespace,
+# the default), and the tests attack that sandbox. Installed when missing; CI runs as root.
+bubblewrap:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's bubblewrap for the sandbox tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      bubblewrap >/dev/null; \
+	  else \
+	    echo "bubblewrap is missing: sudo apt-get install bubblewrap"; \
 	    exit 1; \
 	  fi; }
 

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from agent_python import AGENT_SCRIPT, PYTHON
-from cli_helpers import run_cli, run_seed
+from cli_helpers import CLARIFY, run_cli, run_seed
+from conftest import SuiteWriter
+from passhat.agents import isolation
 
 
 def _report(capsys: pytest.CaptureFixture[str], db: Path) -> tuple[str, dict]:
@@ -42,3 +44,34 @@ def test_a_command_agent_is_reported_at_its_level(
     out, experiment = _report(capsys, db)
     assert experiment["isolation"] == {"level": level, "sealed": level == "namespace"}
     assert ("not sealed" in out) is (level == "process")
+
+
+@pytest.mark.skipif(
+    isolation.unavailable("namespace") is not None,
+    reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+)
+def test_check_says_what_a_run_would_see_and_reach(
+    writer: SuiteWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = writer.root.parent / "agent"
+    agent.mkdir()
+    (agent / "main.py").write_text("print('{}')\n")
+    (agent / ".env").write_text("TOKEN=x\n")
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [PYTHON or sys.executable, str(agent / "main.py")],
+        "hosts": ["api.example.com:443"],
+    }
+    suite = writer.write()
+    out = " ".join(run_cli(capsys, "check", str(suite)).out.split())
+    assert "isolation: namespace (bubblewrap)" in out
+    assert f"{agent}" in out and f"covered in view: {agent / '.env'}" in out
+    assert "through its proxy: api.example.com:443" in out
+    control = " ".join(run_cli(capsys, "check", str(suite), "--isolation", "process").out.split())
+    assert "process: not sealed" in control
+    bad = run_cli(capsys, "check", str(suite), "--isolation", "jail")
+    assert bad.code == 2 and "use namespace or process" in bad.err
+
+
+def test_check_says_an_in_process_agent_is_not_sealed(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_cli(capsys, "check", str(CLARIFY)).out
+    assert "the agent runs in-process: trusted code, not sealed" in " ".join(out.split())

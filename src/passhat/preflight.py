@@ -43,6 +43,53 @@ def preflight(suite: Suite) -> Preflight:
     return Preflight(cassettes, tuple(problems + found))
 
 
+def sealing(suite: Suite, level: str | None = None) -> list[str]:
+    """What a run of the suite's agent would see and reach, as lines for `passhat check`:
+    the level in force (`level`, else $PASSHAT_ISOLATION, else namespace) and its view."""
+    import os
+
+    from passhat.agents import isolation, resolve_agent
+    from passhat.agents.command import CommandAgent
+
+    try:
+        agent = resolve_agent(suite.defaults.agent, suite_dir=suite.path).agent
+    except ConfigError:
+        return []
+    if not isinstance(agent, CommandAgent):
+        return ["isolation: the agent runs in-process: trusted code, not sealed"]
+    try:
+        chosen = isolation.check_level(level or os.environ.get("PASSHAT_ISOLATION") or "namespace")
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    missing = isolation.unavailable(chosen)
+    if missing is not None:
+        return [f"isolation: {missing}"]
+    if chosen == "process":
+        return ["isolation: process: not sealed (a run sees and reaches what passhat's user does)"]
+    from passhat.agents.sandbox import SYSTEM
+
+    try:
+        view = agent.view({})
+    except Exception as error:  # a path the agent names does not exist
+        return [f"isolation: namespace: {error}"]
+    shown = view.describe()
+    system = [p for p in shown["read"] if p in SYSTEM]
+    return [
+        "isolation: namespace (bubblewrap): each run in a sandbox of its own"
+        + (", as a uid of its own" if isolation.is_root() else ""),
+        f"  reads: the system ({' '.join(system)}); {_paths(view.read)}; its run folder",
+        f"  writes: its run folder, a private /tmp and /dev/shm; {_paths(view.write)}",
+        "  never: the suite's files, the store, HOME, other runs"
+        + (f" (covered in view: {' '.join(view.hide)})" if view.hide else ""),
+        "  reaches: its proxy and MCP endpoints"
+        + (f"; through its proxy: {', '.join(agent.spec.hosts)}" if agent.spec.hosts else ""),
+    ]
+
+
+def _paths(paths: tuple[str, ...]) -> str:
+    return " ".join(paths) if paths else "nothing more"
+
+
 def suite_cassettes(suite: Suite) -> list[Path]:
     """The replay cassettes a suite names: its model's and its judges', each once."""
     from passhat.models import cassette_path

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from passhat.cli._app import app, console
 from passhat.cli._help import examples
@@ -23,6 +24,15 @@ def check(
     show_all: Annotated[
         bool, typer.Option("--all", help=f"List every case (default: at most {CASES_LISTED}).")
     ] = False,
+    isolation: Annotated[
+        str | None,
+        typer.Option(
+            "--isolation",
+            metavar="LEVEL",
+            help="Say what a command agent's run would see and reach at this level "
+            "(default: namespace, or $PASSHAT_ISOLATION).",
+        ),
+    ] = None,
 ) -> None:
     """Validate a suite; print its cases, labels, tools, goal items, fixtures and hashes.
 
@@ -31,7 +41,7 @@ def check(
     judge's) does not fit the cassette format (docs/cassettes.md).
     """
     from passhat.errors import SuiteError
-    from passhat.preflight import preflight
+    from passhat.preflight import preflight, sealing
     from passhat.report.suite import print_cassettes, print_suite
     from passhat.suite import load_suite
 
@@ -41,3 +51,5 @@ def check(
         raise SuiteError(found.problems[0], list(found.problems))
     print_suite(console, loaded, limit=None if show_all else CASES_LISTED)
     print_cassettes(console, loaded, found.cassettes)
+    for line in sealing(loaded, isolation):
+        console.print(Text(line))
