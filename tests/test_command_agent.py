@@ -7,10 +7,13 @@ or badly per run; passhat serves it real MCP and a real HTTP proxy on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -249,6 +252,8 @@ def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
         while Path(n["cwd"]).exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not Path(n["cwd"]).exists(), "the watchdog removes a killed run's folder"
+    left = list(Path(tempfile.gettempdir()).glob(f"passhat-run-{proc.pid}-*"))
+    assert left == [], "a killed passhat's run folders (the case input) were left behind"
     (flags / "hang").unlink()
     done = subprocess.run(
         [sys.executable, "-m", "passhat", "resume", "killed", "--db", str(db), "-q", "--strict"],
@@ -260,6 +265,29 @@ def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
     runs = _runs(db)
     assert sorted(runs) == [1, 2, 3]
     assert {r.status for r in runs.values()} == {"passed"}
+
+
+def test_folders_a_killed_passhat_left_are_swept_at_the_next_start(tmp_path: Path) -> None:
+    """A kill -9 that beat the watchdog (killed too) leaves a run folder with the case's
+    input: the next passhat removes it, and keeps the folders of a passhat still alive."""
+    from passhat.agents import command
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    base = Path(tempfile.gettempdir())
+    dead = base / f"passhat-run-{gone.pid}-test"
+    alive = base / f"passhat-run-{os.getppid()}-test"
+    for folder in (dead, alive):
+        (folder / "work").mkdir(parents=True)
+        (folder / "work" / "input.json").write_text("{}")
+    try:
+        command._SWEPT.discard(os.getpid())
+        command.sweep_folders()
+        assert not dead.exists(), "a dead passhat's run folder was left"
+        assert alive.exists(), "a live passhat's run folder was removed"
+    finally:
+        for folder in (dead, alive):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_fingerprint_covers_the_agent_file_bytes(writer: SuiteWriter, tmp_path: Path) -> None:
