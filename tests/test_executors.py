@@ -323,3 +323,33 @@ def test_a_run_past_its_deadline_in_a_batch_is_errored_and_the_rest_of_the_batch
     ]
     assert "ignored its deadline" in (records[1].error_message or "")
     assert records[1].duration_s < 0.2 + GRACE_S + 0.5
+
+
+def test_bytecode_that_is_not_its_source_compiled_changes_the_code_identity(
+    tmp_path: Path,
+) -> None:
+    """A worker whose only change is a .pyc that Python would import (its header matches
+    the source) must not pass as the driver's code: the .pyc is compared with the source
+    compiled again, and one that differs enters the manifest, naming the file."""
+    import importlib.util
+    import py_compile
+
+    from passhat.executors.identity import bytecode_matches
+
+    source = tmp_path / "scoring.py"
+    source.write_text("def passed(x):\n    return x == 1\n")
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    assert bytecode_matches(source), "no bytecode yet: nothing to doubt"
+    py_compile.compile(str(source), cfile=str(cached), doraise=True)
+    assert bytecode_matches(source), "honest bytecode must match"
+    # the attack: bytecode of other code under the header of this source
+    other = tmp_path / "other.py"
+    other.write_text("def passed(x):\n    return True\n")
+    forged = tmp_path / "forged.pyc"
+    py_compile.compile(str(other), cfile=str(forged), doraise=True)
+    header = cached.read_bytes()[:16]
+    cached.write_bytes(header + forged.read_bytes()[16:])
+    assert not bytecode_matches(source), "forged bytecode passed as the source's"
+    # a stale .pyc (its header no longer matches the source) is not imported: no matter
+    source.write_text("def passed(x):\n    return x == 2\n\n")
+    assert bytecode_matches(source)

@@ -4,6 +4,13 @@ Two checkouts with the same version string can grade differently (an edited
 scorer, a branch); a Dask worker is accepted only when the SHA-256 over its
 passhat package's files (paths and bytes: Python sources, prompt and report
 templates) equals the driver's. A mismatch names the files that differ.
+
+What is imported can also be bytecode: Python runs `__pycache__/x.cpython-311.pyc`
+instead of `x.py` when the .pyc's header matches the source (its mtime and size, or
+its hash, or an unchecked hash). Bytecode is not byte-for-byte reproducible, so it is
+not hashed; instead each .pyc Python would use is compared with the source compiled
+again, and one that is not what its source compiles to enters the manifest as
+`passhat/x.py (bytecode)`, so such a worker is refused, naming the file.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import importlib.util
+import marshal
 from pathlib import Path
 
 import passhat
@@ -29,7 +38,35 @@ def code_manifest() -> dict[str, str]:
         if "__pycache__" in rel.parts or path.suffix in (".pyc", ".pyo") or not path.is_file():
             continue
         out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+        if path.suffix == ".py" and not bytecode_matches(path):
+            out[rel.as_posix() + " (bytecode)"] = "not what the source compiles to"
     return out
+
+
+def bytecode_matches(source: Path) -> bool:
+    """Whether the cached bytecode Python would import for `source` (if any) is what the
+    source compiles to: a .pyc it would not use (stale header) does not matter."""
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    try:
+        data = cached.read_bytes()
+        raw = source.read_bytes()
+        st = source.stat()
+    except OSError:
+        return True
+    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        return True  # another Python's, or not bytecode: this one recompiles
+    flags = int.from_bytes(data[4:8], "little")
+    if flags == 0:  # stamped with the source's mtime and size
+        stamp = (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF)
+        if stamp != (int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")):
+            return True
+    elif flags & 0b10 and data[8:16] != importlib.util.source_hash(raw):
+        return True  # a checked hash that no longer matches: recompiled
+    try:
+        loaded = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return False
+    return bool(loaded == compile(raw, str(source), "exec", dont_inherit=True))
 
 
 @functools.cache
