@@ -67,16 +67,16 @@ chromium:
 	    exit 1; \
 	  fi; }
 
-# Debian's bubblewrap: command agents' runs are sandboxed with it (--isolation namespace,
+# Debian's bubblewrap and socat: command agents' runs are sandboxed with them (--isolation namespace,
 # the default), and the tests attack that sandbox. Installed when missing; CI runs as root.
 bubblewrap:
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing Debian's bubblewrap for the sandbox tests"; \
+	    echo "installing Debian's bubblewrap and socat for the sandbox tests"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	      bubblewrap >/dev/null; \
+	      bubblewrap socat >/dev/null; \
 	  else \
-	    echo "bubblewrap is missing: sudo apt-get install bubblewrap"; \
+	    echo "bubblewrap or socat is missing: sudo apt-get install bubblewrap socat"; \
 	    exit 1; \
 	  fi; }
 

@@ -12,6 +12,8 @@ environment the test gives the suite's agent:
     ATTACK_PORTS   loopback ports of the host, comma-separated: connect to each
     ATTACK_LEAK    a name: leave files /tmp/NAME and /dev/shm/NAME behind
     ATTACK_WAIT    seconds to wait before looking at the other runs' folders
+    ATTACK_STICK   a name: make a folder of that name in the run folder, then chmod it 000
+                   and the run folder 0500 (a run folder that cannot be removed)
     ATTACK_URLS    URLs to GET (through HTTP_PROXY when the run has one): the status of each
     ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
                    one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
@@ -42,8 +44,11 @@ def can_read(path: str) -> str | None:
 
 
 def can_append(path: str) -> bool:
+    """Whether the existing file at `path` could be changed (r+: never made anew, since a
+    path the sandbox does not show may be made in its private /tmp, harming nothing)."""
     try:
-        with open(path, "a", encoding="utf-8") as f:
+        with open(path, "r+", encoding="utf-8") as f:
+            f.seek(0, os.SEEK_END)
             f.write("\n# the agent was here\n")
         return True
     except OSError:
@@ -190,6 +195,10 @@ def main() -> None:
         report["left"] = leave(os.environ["ATTACK_LEAK"])
     time.sleep(float(os.environ.get("ATTACK_WAIT", "0")))
     report["other_runs"] = other_runs()
+    if os.environ.get("ATTACK_STICK"):
+        os.mkdir(os.environ["ATTACK_STICK"])
+        os.chmod(os.environ["ATTACK_STICK"], 0)
+        os.chmod(".", 0o500)
     report["answered"] = answer(goal_from(goal_text))
     print(json.dumps(report))
 

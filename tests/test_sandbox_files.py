@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import socket
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -156,10 +157,20 @@ def test_an_agent_beside_suite_yaml_sees_its_own_files_but_not_the_suites(
     }
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
     writer.files["attack.py"] = (TESTS / "attack_agent.py").read_text()
-    writer.files["helper.txt"] = "the agent's own file"
+    writer.files["answers.json"] = '{"goal": "AC2:unverifiable"}'
     suite = writer.write()
+    for name in (".git/objects", "sub"):
+        (suite / name).mkdir(parents=True)
+    (suite / ".git" / "objects" / "goal").write_text("goal: AC2")
+    (suite / "sub" / ".env.local").write_text("TOKEN=x")
+    (open_tmp / "link").symlink_to(suite)  # the command names the suite through a symlink
+    writer.suite["defaults"]["agent"]["command"][1] = str(open_tmp / "link" / "attack.py")  # type: ignore[index]
+    files = [suite / "answers.json", suite / ".git/objects/goal", suite / "sub/.env.local"]
+    writer.suite["defaults"]["agent"]["env"]["ATTACK_FILES"] = ",".join(map(str, files))  # type: ignore[index]
+    writer.write()
     for item in [open_tmp, *open_tmp.rglob("*")]:
-        item.chmod(0o777 if item.is_dir() else 0o666)
+        if not item.is_symlink():
+            item.chmod(0o777 if item.is_dir() else 0o666)
     db = open_tmp / "p.db"
     args = ["-k", "1", "--timeout", "60", "--db", str(db), "-q", "--no-report"]
     done = passhat_as(user, open_tmp, "run", str(suite), *args)
@@ -168,8 +179,53 @@ def test_an_agent_beside_suite_yaml_sees_its_own_files_but_not_the_suites(
         (run,) = store.runs(store.experiment("latest").id)
     assert run.output is not None, run.error_message
     assert run.output["read_goal"] is False and run.output["wrote_suite"] is False
+    assert run.output["secrets"] == [], "the suite's other files, .git or a .env were read"
     assert run.status == "failed"
     assert "the agent was here" not in (suite / "suite.yaml").read_text()
+
+
+def test_a_writable_path_holding_the_suite_or_the_store_is_refused(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mount over the suite does not stop a rename of its parent: a write: path that
+    holds the suite or the store is refused before anything runs."""
+    from cli_helpers import run_cli
+
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {"command": [str(PYTHON), str(TESTS / "attack_agent.py")]}  # type: ignore[index]
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    db = tmp_path / "data" / "p.db"
+    db.parent.mkdir()
+    for folder in (suite.parent, db.parent, suite / "cases"):
+        args = ["--agent-write", str(folder), "--db", str(db), "-q", "--no-report"]
+        result = run_cli(capsys, "run", str(suite), "-k", "1", *args)
+        assert result.code == 2, result.err
+        assert "which a run must never change" in result.err and "Traceback" not in result.err
+
+
+def test_a_run_folder_its_agent_locked_is_removed_all_the_same(user: str, open_tmp: Path) -> None:
+    marker = f"stuck-{uuid.uuid4().hex}"
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    agent = open_tmp / "agent"
+    agent.mkdir()
+    shutil.copyfile(TESTS / "attack_agent.py", agent / "attack.py")
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(agent / "attack.py")],
+        "env": {"ATTACK_STICK": marker},
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    for level in ("namespace", "process"):
+        db = open_tmp / f"{level}.db"
+        args = ["-k", "2", "--isolation", level, "--db", str(db), "-q", "--no-report"]
+        done = passhat_as(user, open_tmp, "run", str(suite), *args)
+        assert done.returncode in (0, 1), done.stderr
+        left = list(Path(tempfile.gettempdir()).glob(f"passhat-run-*/work/{marker}"))
+        assert left == [], f"a locked run folder outlived its run ({level})"
 
 
 def test_the_store_is_created_for_its_owner_alone(tmp_path: Path) -> None:

@@ -428,7 +428,9 @@ def _open(db: str | Path | None, *, create: bool) -> Store:
     return Store(Path(db) if db is not None else default_db_path(), create=create)
 
 
-def _guard(store: Store, loaded: LoadedAgent, provider: Model | None, suite: Suite) -> None:
+def _guard(
+    store: Store, loaded: LoadedAgent, provider: Model | None, suite: Suite, params: dict[str, Any]
+) -> None:
     """What no run may see or keep: the store stays out of every sandbox's view, and the
     provider's key and every value handed through `pass_env` are blanked from every record
     (by value, whatever the variable's name). The suite's files are noted as loaded:
@@ -439,10 +441,19 @@ def _guard(store: Store, loaded: LoadedAgent, provider: Model | None, suite: Sui
 
     tamper.guard(suite)
     sandbox.protect(store.path)
+    _check_view(loaded, params)
     store.add_secrets(secret_values(provider))
     handed = getattr(loaded.agent, "secret_values", None)
     if callable(handed):
         store.add_secrets(handed())
+
+
+def _check_view(loaded: LoadedAgent, params: dict[str, Any]) -> None:
+    """A command agent's sandbox that cannot be made (a write: path holding the suite, a
+    path that does not exist) is one ConfigError before anything is stored."""
+    check = getattr(loaded.agent, "check_view", None)
+    if callable(check) and params.get("isolation", "namespace") == "namespace":
+        check(params)
 
 
 def _sandbox(given: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
@@ -589,7 +600,7 @@ def evaluate(
     experiment = _with_tools(experiment, loaded_suite)
     options = _options(params, concurrency)
     with _open(db, create=True) as store:
-        _guard(store, loaded, provider, loaded_suite)
+        _guard(store, loaded, provider, loaded_suite, params)
         if adaptive is not None:
             adaptive = adaptive.resolved(store, experiment)
         store.create_experiment(experiment)
@@ -653,7 +664,7 @@ def resume(
             model if model is not None else stored.model,
             params,
         )
-        _guard(store, loaded, provider, suite)
+        _guard(store, loaded, provider, suite, params)
         engine = _executor(executor, scheduler, suite)
         current = new_experiment(
             suite,

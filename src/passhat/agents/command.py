@@ -41,7 +41,7 @@ import shutil
 import signal
 import tempfile
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -61,8 +61,10 @@ from passhat.agents.sandbox import (
     outermost,
     program_paths,
     protected,
+    real,
     relay_argv,
     relay_python,
+    under,
 )
 from passhat.errors import ConfigError
 from passhat.records import COMMAND_AGENT
@@ -516,6 +518,7 @@ class CommandAgent:
         if not self.base.is_dir():
             raise ConfigError(f"agent cwd {spec.cwd!r}: {self.base} is not a folder")
         self.suite_dir = suite_dir
+        self._views: dict[str, View] = {}
         self.argv, self.files = resolve_paths(spec, self.base)
         check_program(self.argv[0], os.environ.get("PATH"))
         self.source_hash = files_hash(self.files)
@@ -526,29 +529,60 @@ class CommandAgent:
         the variable's name."""
         return tuple(os.environ[n] for n in self.spec.pass_env if os.environ.get(n))
 
+    def guarded(self) -> list[str]:
+        """What no run may see, as real paths: the suite folder and the store."""
+        found = [real(self.suite_dir)] if self.suite_dir is not None else []
+        return found + [real(p) for p in protected()]
+
     def extra_paths(self, params: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-        """The extra read-only and writable paths of the sandbox: the spec's `read`/`write`
-        (relative to its cwd) and the experiment's --agent-read/--agent-write."""
+        """The extra read-only and writable paths of the sandbox (real paths): the spec's
+        `read`/`write` (relative to its cwd) and the experiment's --agent-read/--agent-write.
+        A writable path that holds the suite or the store, or lies inside the suite, is
+        refused: a mount over a child does not stop a rename of its parent."""
         given = params.get("sandbox") or {}
         found: dict[str, list[str]] = {}
+        guarded = self.guarded()
         for name in ("read", "write"):
             paths = [*getattr(self.spec, name), *given.get(name, ())]
-            found[name] = [os.path.abspath(self.base / p) for p in paths]
+            found[name] = [real(self.base / p) for p in paths]
             for path in found[name]:
                 if not os.path.exists(path):
-                    raise AgentProcessError(
-                        "agent_start",
-                        f"the agent's {name}: {path} does not exist; fix the path or drop it",
+                    raise ConfigError(
+                        f"the agent's {name}: {path} does not exist; fix the path or drop it"
                     )
+        for path in found["write"]:
+            clash = [g for g in guarded if under(g, [path]) or under(path, [g])]
+            if clash:
+                raise ConfigError(
+                    f"the agent's write: {path} holds or lies in {clash[0]} (the suite or the "
+                    "store), which a run must never change; give it a folder of its own"
+                )
         return found["read"], found["write"]
 
+    def check_view(self, params: Mapping[str, Any]) -> None:
+        """Raise ConfigError now, before anything runs, for a view that cannot be made."""
+        self.view(params)
+
     def view(self, params: Mapping[str, Any], sockets: tuple[tuple[int, str], ...] = ()) -> View:
-        """What a run of this agent sees at --isolation namespace (agents/sandbox.py)."""
-        read, write = self.extra_paths(params)
-        program = program_paths(self.argv, self.files, {**os.environ, **self.spec.env})
-        visible = [*program, *read, *write]
-        hide = covered(visible, protected(), self.suite_dir)
-        return View(tuple(outermost([*program, *read])), tuple(write), tuple(hide), sockets)
+        """What a run of this agent sees at --isolation namespace (agents/sandbox.py): the
+        same for every run of an experiment, made once."""
+        key = json.dumps([params.get("sandbox") or {}, [str(p) for p in protected()]])
+        made = self._views.get(key)
+        if made is None:
+            read, write = self.extra_paths(params)
+            env = {"PATH": os.environ.get("PATH", ""), **self.spec.env}
+            guarded = self.guarded()
+            program = program_paths(self.argv, self.files, env, guarded)
+            visible = [*program, *read, *write]
+            hide = covered(visible, protected(), self.suite_dir)
+            named = tuple(real(f) for f in self.files)
+            links = tuple(
+                (os.path.abspath(f), real(f)) for f in self.files if os.path.abspath(f) != real(f)
+            )
+            made = View(tuple(outermost([*program, *read])), tuple(write), tuple(hide))
+            made = replace(made, named=named, links=links)
+            self._views[key] = made
+        return replace(made, relays=sockets)
 
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
         from passhat.agents.watchdog import watchdog
@@ -566,7 +600,7 @@ class CommandAgent:
             return await self._run_in(folder, level, uid, payload, env, ctx, guard)
         finally:
             # off the loop: a run that left 300,000 files does not stall the others
-            await asyncio.to_thread(shutil.rmtree, folder, True)
+            await asyncio.to_thread(remove_tree, folder)
             guard.remove_folder(folder)
 
     async def _run_in(
@@ -748,7 +782,24 @@ def sweep_folders() -> None:
         for entry in base.iterdir():
             pid = _maker(entry.name)
             if pid is not None and pid != os.getpid() and not _alive(pid):
-                shutil.rmtree(entry, ignore_errors=True)
+                remove_tree(entry)
+
+
+def remove_tree(folder: Path) -> None:
+    """Remove a run's folder, also one its agent made unreadable or unwritable (chmod 000
+    on a subfolder would otherwise keep it, the case's input with it, for good)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if not os.path.lexists(folder):
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(folder, 0o700)
+    for root, dirs, _ in os.walk(folder):  # top-down: each folder opened before it is read
+        for name in dirs:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _maker(name: str) -> int | None:

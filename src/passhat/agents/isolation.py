@@ -30,6 +30,7 @@ never quietly made weaker. What no level limits: CPU, memory and disk.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import itertools
@@ -141,3 +142,16 @@ def seal_this_process() -> None:
     except (OSError, AttributeError):
         return
     _SEALED = os.getpid()
+    _more_files()
+
+
+def _more_files() -> None:
+    """Raise this process's soft limit on open files to its hard limit: every connection
+    a run's agent opens to its endpoints is a file of passhat's, and one run holding many
+    must not starve the others at a default soft limit of 1,024."""
+    import resource
+
+    with contextlib.suppress(ValueError, OSError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or hard > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

@@ -77,6 +77,10 @@ class View:
     """Paths inside `read`/`write` that are covered (protected files and folders)."""
     relays: tuple[tuple[int, str], ...] = ()
     """(port on the sandbox's 127.0.0.1, Unix socket on the host) for each endpoint."""
+    named: tuple[str, ...] = ()
+    """The files the command names (real paths): shown even inside a covered folder."""
+    links: tuple[tuple[str, str], ...] = ()
+    """(path as the command names it, real path) where the two differ (a symlink)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Variables the sandbox sets over the agent's (HOME, proxies)."""
 
@@ -120,7 +124,7 @@ def _present(paths: Iterable[str]) -> list[str]:
     return [p for p in paths if os.path.lexists(p)]
 
 
-def _under(path: str, folders: Iterable[str]) -> bool:
+def under(path: str, folders: Iterable[str]) -> bool:
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
@@ -138,49 +142,82 @@ def system_args() -> list[str]:
 
 
 def _cover(path: str) -> list[str]:
-    """An empty read-only folder over a folder, /dev/null (read-only) over anything else."""
+    """An empty folder over a folder (made read-only at the end), /dev/null over a file."""
     if os.path.isdir(path) and not os.path.islink(path):
-        return ["--tmpfs", path, "--remount-ro", path]
+        return ["--tmpfs", path]
     return ["--ro-bind", "/dev/null", path]
 
 
-def program_paths(argv: Sequence[str], files: Sequence[Path], env: Mapping[str, str]) -> list[str]:
-    """What the agent's own program needs to be read: the folder of each file the command
-    names (a Node project's folder for a file under one), the program's virtualenv and
-    base Python, and the PYTHONPATH / NODE_PATH entries the agent's `env` gives."""
+def real(path: str | Path) -> str:
+    return os.path.realpath(path)
+
+
+NEVER_WHOLE = ("/", "/tmp", "/var/tmp", "/dev/shm", "/run", "/var", "/home", "/root", "/mnt")
+"""Folders never put in view whole, whatever rule would widen a view to them."""
+
+
+def too_wide(folder: str, guarded: Sequence[str]) -> bool:
+    """A folder not to put in view whole: a shared or personal folder (/tmp, HOME or one
+    above it), or one holding what the run must not see (the suite, the store)."""
+    home = real(os.path.expanduser("~"))
+    if folder in NEVER_WHOLE or folder == home or under(home, [folder]):
+        return True
+    return any(under(g, [folder]) for g in guarded)
+
+
+def program_paths(
+    argv: Sequence[str], files: Sequence[Path], env: Mapping[str, str], guarded: Sequence[str]
+) -> list[str]:
+    """What the agent's own program needs to be read (real paths): the folder of each file
+    the command names (a Node project's folder for a .js/.ts file under one), the
+    program's virtualenv and base Python, or the prefix of the `bin/` folder a program
+    outside the system lives in, and the PYTHONPATH / NODE_PATH entries of the agent's own
+    `env`. A folder that would be too wide (too_wide) is narrowed to the file itself."""
     wanted: list[str] = []
     program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
     if program is not None:
-        wanted += _runtime(Path(os.path.abspath(program)))
+        wanted += _runtime(Path(os.path.abspath(program)), guarded)
     for file in files:
-        wanted.append(str(_node_project(file) or file.parent))
+        path = real(file)
+        project = _node_project(Path(path))
+        folder = str(project) if project and not too_wide(str(project), guarded) else None
+        if folder is None:
+            parent = os.path.dirname(path)
+            folder = path if too_wide(parent, guarded) else parent
+        wanted.append(folder)
     for name in ("PYTHONPATH", "NODE_PATH"):
-        wanted += [p for p in env.get(name, "").split(os.pathsep) if p and os.path.isabs(p)]
-    return outermost(p for p in wanted if os.path.exists(p) and not _under(p, _present(SYSTEM)))
+        wanted += [real(p) for p in env.get(name, "").split(os.pathsep) if p and os.path.isabs(p)]
+    return outermost(p for p in wanted if os.path.exists(p) and not under(p, _present(SYSTEM)))
 
 
-def _runtime(program: Path) -> list[str]:
+def _runtime(program: Path, guarded: Sequence[str]) -> list[str]:
     """The program's own installation when it is not the system's: a virtualenv (its
-    folder and the Python it was made from), else the prefix of the `bin` folder it lives
-    in (a node under ~/.nvm/versions/node/v20/bin), never HOME or / itself."""
+    folder and the Python it was made from), a script's own folder, else the prefix of
+    the `bin` folder it lives in (a node under ~/.nvm/versions/node/v20/bin)."""
     found: list[str] = []
     venv = program.parent.parent
     if (venv / "pyvenv.cfg").is_file():
-        found.append(str(venv))
+        found.append(real(venv))
         home = _venv_home(venv / "pyvenv.cfg")
         if home is not None:
-            found.append(str(Path(home).parent))  # .../bin -> the base Python's prefix
-    for path in dict.fromkeys((program, Path(os.path.realpath(program)))):
-        if _under(str(path), [*_present(SYSTEM), *found]):
-            continue
-        prefix = path.parent.parent if path.parent.name == "bin" else path
-        found.append(str(path if _too_wide(prefix) else prefix))
+            found.append(real(Path(home).parent))  # .../bin -> the base Python's prefix
+    path = Path(real(program))
+    if under(str(path), [*_present(SYSTEM), *found]):
+        return found
+    if _is_script(path):
+        prefix = path.parent
+    else:
+        prefix = path.parent.parent if path.parent.name == "bin" else path.parent
+    found.append(str(path if too_wide(str(prefix), guarded) else prefix))
     return found
 
 
-def _too_wide(folder: Path) -> bool:
-    home = os.path.expanduser("~")
-    return str(folder) in ("/", home) or _under(home, [str(folder)])
+def _is_script(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def _venv_home(cfg: Path) -> str | None:
@@ -210,30 +247,82 @@ def _node_project(file: Path) -> Path | None:
 def outermost(paths: Iterable[str]) -> list[str]:
     """`paths` without duplicates and without those inside another one, in order."""
     unique = list(dict.fromkeys(os.path.abspath(p) for p in paths))
-    return [p for p in unique if not any(p != q and _under(p, [q]) for q in unique)]
+    return [p for p in unique if not any(p != q and under(p, [q]) for q in unique)]
+
+
+SECRET_PREFIXES = (".env",)
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx")
+SECRET_EXACT = frozenset(
+    {
+        ".envrc",
+        ".netrc",
+        ".git",
+        ".git-credentials",
+        ".pgpass",
+        ".npmrc",
+        ".pypirc",
+        ".aws",
+        ".ssh",
+        ".docker",
+        ".kube",
+        ".gnupg",
+        ".config",
+        "id_rsa",
+        "id_ed25519",
+        "id_ecdsa",
+        "credentials.json",
+    }
+)
+"""Secret-looking names covered wherever they are in a folder in view."""
+WALK_SKIPPED = frozenset({"node_modules", "site-packages", "__pycache__", ".mypy_cache"})
+WALK_DEPTH = 6
+WALK_LIMIT = 20_000
+"""Entries looked at per folder in view, at most: a larger tree is looked at this far."""
+
+
+def is_secret(name: str) -> bool:
+    return (
+        name in SECRET_EXACT
+        or name.startswith(SECRET_PREFIXES)
+        or name.endswith(SECRET_SUFFIXES)
+        or name.startswith(("id_rsa", "id_ed25519", "id_ecdsa"))
+    )
+
+
+def secret_files(folder: str) -> list[str]:
+    """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
+    looked for WALK_DEPTH levels deep (not inside node_modules or site-packages)."""
+    found: list[str] = []
+    seen = 0
+    base = folder.rstrip("/").count("/")
+    for root, dirs, names in os.walk(folder):
+        seen += len(dirs) + len(names)
+        found += [os.path.join(root, n) for n in (*dirs, *names) if is_secret(n)]
+        dirs[:] = [
+            d
+            for d in dirs
+            if not is_secret(d) and d not in WALK_SKIPPED and root.count("/") - base < WALK_DEPTH
+        ]
+        if seen > WALK_LIMIT:
+            break
+    return found
 
 
 def covered(visible: Sequence[str], protected: Sequence[Path], suite_dir: Path | None) -> list[str]:
-    """The paths to cover inside the folders in view: each protected path (the store, the
-    suite folder) that lies inside one, the suite's own files where a folder in view is
-    the suite folder or inside it, and secret files (.env, .netrc, ...) of each folder."""
+    """The paths to cover inside the folders in view (real paths): each protected path
+    (the store) inside one; the whole suite folder where a folder in view holds it, is it,
+    or lies inside it; and secret-looking files (.env*, .git, .aws, *.pem, ...)."""
     folders = [p for p in visible if os.path.isdir(p)]
     hide: list[str] = []
     for path in protected:
-        text = os.path.abspath(path)
-        for folder in folders:
-            if _under(text, [folder]) and text != folder:
-                hide += _present([text])
+        text = real(path)
+        hide += [text for folder in folders if under(text, [folder]) and os.path.lexists(text)]
     if suite_dir is not None:
-        suite = os.path.abspath(suite_dir)
-        for folder in folders:
-            if _under(folder, [suite]):  # the agent's folder is the suite's, or inside it
-                hide += _present(os.path.join(suite, name) for name in SUITE_FILES)
-                hide += [str(p) for p in Path(suite).glob("*.jsonl")]
-            elif _under(suite, [folder]):  # the suite lies inside the agent's folder
-                hide.append(suite)
+        suite = real(suite_dir)
+        if any(under(suite, [f]) or under(f, [suite]) for f in folders):
+            hide.append(suite)
     for folder in folders:
-        hide += _present(os.path.join(folder, name) for name in SECRET_NAMES)
+        hide += secret_files(folder)
     return outermost(hide)
 
 
@@ -243,6 +332,8 @@ def base_argv() -> list[str]:
     return [
         "bwrap",
         "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",  # no namespaces of its own inside: less of the kernel to reach
         "--die-with-parent",
         "--new-session",
         *system_args(),
@@ -267,19 +358,65 @@ def bwrap_argv(view: View, workdir: Path) -> list[str]:
         args += ["--bind", path, path]
     for path in view.hide:
         args += _cover(path)
+    for path in view.named:  # the agent's own files inside a covered suite folder
+        if any(under(path, [h]) for h in view.hide):
+            args += ["--ro-bind", path, path]
+    for path in view.hide:
+        if os.path.isdir(path) and not os.path.islink(path):
+            args += ["--remount-ro", path]
+    for link, target in view.links:
+        args += ["--symlink", target, link]
     args += ["--bind", str(workdir), str(workdir)]
     for index, (_, socket_path) in enumerate(view.relays):
         args += ["--ro-bind", socket_path, f"{SOCKET_DIR}/{index}.sock"]
     for name, value in view.env.items():
         args += ["--setenv", name, value]
-    args += ["--chdir", str(workdir)]
+    args += ["--remount-ro", "/", "--chdir", str(workdir)]
     return args
 
 
 def relay_argv(view: View, python: str) -> list[str]:
-    """The relay's command inside the sandbox; the agent's argv follows it."""
+    """The relay's command inside the sandbox; the agent's argv follows it. socat where
+    the system has it (as Anthropic's sandbox runtime bridges its sockets: a few ms of
+    CPU a run), else the Python relay below (the same forwarding, 10-20 ms to start)."""
+    socat = relay_socat()
+    if socat is not None:
+        return socat_argv(view, socat)
     pairs = [f"{port}={SOCKET_DIR}/{i}.sock" for i, (port, _) in enumerate(view.relays)]
     return [python, "-I", "-S", "-c", RELAY, *pairs, "--"]
+
+
+def relay_socat() -> str | None:
+    """socat in the system's folders (what the sandbox sees), or None."""
+    found = shutil.which("socat", path="/usr/bin:/bin:/usr/local/bin")
+    return found if found is not None and under(found, _present(SYSTEM)) else None
+
+
+def socat_argv(view: View, socat: str) -> list[str]:
+    """`sh -c SCRIPT sh AGENT...`: a socat per endpoint listening on the sandbox's
+    127.0.0.1, a wait (shell builtins only, reading /proc/net/tcp) until every one
+    listens, then the agent exec'd in the shell's place: the agent is the sandbox's first
+    process, and the socats end with its PID namespace when it exits."""
+    lines = ["exec 3>&2 2>/dev/null"]  # socat's complaints are not the agent's stderr
+    for index, (port, _) in enumerate(view.relays):
+        target = f"{SOCKET_DIR}/{index}.sock"
+        listen = f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork"
+        lines.append(f"{socat} {listen} UNIX-CONNECT:{target} &")
+    wanted = "|".join(f"*:{port:04X}:0A" for port, _ in view.relays) or "none"
+    lines += [
+        "ready() {",
+        "  n=0",
+        "  while read -r _ local _ st _; do",
+        f'    case "$local:$st" in {wanted}) n=$((n+1));; esac',
+        "  done < /proc/net/tcp",
+        f'  [ "$n" -ge {len(view.relays)} ]',
+        "}",
+        "tries=0",
+        "until ready; do tries=$((tries+1)); [ $tries -gt 20000 ] && break; done",
+        "exec 2>&3 3>&-",
+        'exec "$@"',
+    ]
+    return ["/bin/sh", "-c", "\n".join(lines), "sh"]
 
 
 RELAY = r"""

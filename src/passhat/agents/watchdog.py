@@ -46,6 +46,14 @@ for pgid in groups:
         pass
 for folder in folders:
     shutil.rmtree(folder, ignore_errors=True)
+    if os.path.lexists(folder):  # an agent made part of it unreadable: open it up, again
+        for root, dirs, _ in os.walk(folder):
+            for name in dirs:
+                try:
+                    os.chmod(os.path.join(root, name), 0o700)
+                except OSError:
+                    pass
+        shutil.rmtree(folder, ignore_errors=True)
 """
 
 

@@ -52,4 +52,4 @@ def check(
     print_suite(console, loaded, limit=None if show_all else CASES_LISTED)
     print_cassettes(console, loaded, found.cassettes)
     for line in sealing(loaded, isolation):
-        console.print(Text(line))
+        console.print(Text(line), soft_wrap=True)

@@ -28,10 +28,24 @@ MAX_BODY = 32 * 1024 * 1024
 """Largest model request read (bytes): a conversation, not a flood."""
 
 
+async def read_capped(request: Request) -> bytes | None:
+    """The request's body, or None past MAX_BODY: read as it streams in, never whole
+    first (a 400 MB body would otherwise sit in passhat's memory before it is refused)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        return None
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            return None
+    return bytes(raw)
+
+
 def chat_endpoint(proxy: ModelProxy) -> Any:
     async def chat_completions(request: Request) -> Response:
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
+        raw = await read_capped(request)
+        if raw is None:
             return JSONResponse(error_body("request too large", "invalid_request_error"), 413)
         try:
             body = json.loads(raw)
@@ -65,8 +79,8 @@ def messages_endpoint(proxy: ModelProxy) -> Any:
     """Anthropic's `POST /v1/messages`, answered by the same proxy."""
 
     async def messages(request: Request) -> Response:
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
+        raw = await read_capped(request)
+        if raw is None:
             return JSONResponse(anthropic.error(413, "request too large"), 413)
         try:
             body = json.loads(raw)
