@@ -64,6 +64,7 @@ from passhat.agents.sandbox import (
     real,
     relay_argv,
     relay_python,
+    runtime_paths,
     under,
 )
 from passhat.errors import ConfigError
@@ -574,7 +575,8 @@ class CommandAgent:
             guarded = self.guarded()
             program = program_paths(self.argv, self.files, env, guarded)
             visible = [*program, *read, *write]
-            hide = covered(visible, protected(), self.suite_dir)
+            runtimes = runtime_paths(self.argv, env, guarded)
+            hide = covered(visible, protected(), self.suite_dir, runtimes)
             named = tuple(real(f) for f in self.files)
             links = tuple(
                 (os.path.abspath(f), real(f)) for f in self.files if os.path.abspath(f) != real(f)

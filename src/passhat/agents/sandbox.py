@@ -173,10 +173,7 @@ def program_paths(
     program's virtualenv and base Python, or the prefix of the `bin/` folder a program
     outside the system lives in, and the PYTHONPATH / NODE_PATH entries of the agent's own
     `env`. A folder that would be too wide (too_wide) is narrowed to the file itself."""
-    wanted: list[str] = []
-    program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
-    if program is not None:
-        wanted += _runtime(Path(os.path.abspath(program)), guarded)
+    wanted = runtime_paths(argv, env, guarded)
     for file in files:
         path = real(file)
         project = _node_project(Path(path))
@@ -185,9 +182,19 @@ def program_paths(
             parent = os.path.dirname(path)
             folder = path if too_wide(parent, guarded) else parent
         wanted.append(folder)
+    return outermost(p for p in wanted if os.path.exists(p) and not under(p, _present(SYSTEM)))
+
+
+def runtime_paths(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
+    """The program's installation and the agent's PYTHONPATH / NODE_PATH entries: what
+    its interpreter loads, not its own files (no secret is looked for in them)."""
+    wanted: list[str] = []
+    program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    if program is not None:
+        wanted += _runtime(Path(os.path.abspath(program)), guarded)
     for name in ("PYTHONPATH", "NODE_PATH"):
         wanted += [real(p) for p in env.get(name, "").split(os.pathsep) if p and os.path.isabs(p)]
-    return outermost(p for p in wanted if os.path.exists(p) and not under(p, _present(SYSTEM)))
+    return wanted
 
 
 def _runtime(program: Path, guarded: Sequence[str]) -> list[str]:
@@ -308,10 +315,17 @@ def secret_files(folder: str) -> list[str]:
     return found
 
 
-def covered(visible: Sequence[str], protected: Sequence[Path], suite_dir: Path | None) -> list[str]:
+def covered(
+    visible: Sequence[str],
+    protected: Sequence[Path],
+    suite_dir: Path | None,
+    runtimes: Sequence[str] = (),
+) -> list[str]:
     """The paths to cover inside the folders in view (real paths): each protected path
     (the store) inside one; the whole suite folder where a folder in view holds it, is it,
-    or lies inside it; and secret-looking files (.env*, .git, .aws, *.pem, ...)."""
+    or lies inside it; and secret-looking files (.env*, .git, .aws, *.pem, ...) in every
+    folder but the `runtimes` (a virtualenv's or PYTHONPATH's packages: certifi's
+    cacert.pem is no secret, and covering it breaks TLS)."""
     folders = [p for p in visible if os.path.isdir(p)]
     hide: list[str] = []
     for path in protected:
@@ -322,7 +336,8 @@ def covered(visible: Sequence[str], protected: Sequence[Path], suite_dir: Path |
         if any(under(suite, [f]) or under(f, [suite]) for f in folders):
             hide.append(suite)
     for folder in folders:
-        hide += secret_files(folder)
+        if folder not in runtimes:
+            hide += secret_files(folder)
     return outermost(hide)
 
 
