@@ -50,7 +50,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from passhat.records import ExperimentRecord, RunRecord
-    from passhat.results import Experiment, Experiments, Outcome
+    from passhat.results import Experiment, Experiments, Outcome, why
     from passhat.results import open_store as open
     from passhat.rounds import Rounds
     from passhat.scoring import Score, ScorerError
@@ -91,6 +91,7 @@ _LAZY = {
     "Experiment": "passhat.results",
     "Experiments": "passhat.results",
     "open": "passhat.results:open_store",
+    "why": "passhat.results",
     "Rounds": "passhat.rounds",
     "CallContext": "passhat.models.base",
     "Message": "passhat.models.base",
@@ -175,4 +176,5 @@ __all__ = [
     "resume",
     "resume_async",
     "tool",
+    "why",
 ]

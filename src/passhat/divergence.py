@@ -9,11 +9,18 @@ other messages that follow it, up to its next message. Turns are compared by wha
 was said: role, text, tool calls (name and arguments) and tool results; ids a
 provider makes up (`call_seed1_1`) and token usage are left out.
 
+Runs that hold no transcript (a tool-only Python agent, an imported result) still
+part somewhere: where both runs hold turns they are compared turn by turn; else by
+their sequence of tool calls (tool, arguments, result, error), call by call; else by
+their outputs and final states. Which of the three was used is the **basis**, and
+every answer says it.
+
 - `diff_runs(a, b)`: the final-state diff (items only in one run, for set scorers; a
-  JSON diff of the rest), the tool calls aligned, the turns side by side and the
-  first turn where they differ.
-- `divergence_tree(runs)`: the runs of a case as a prefix tree of their turns: which
-  runs share which turns, and where each branch leaves.
+  JSON diff of the rest), the outputs diffed, the tool calls aligned, the turns side
+  by side and the first turn (or call) where they differ; runs that did the same and
+  got different verdicts are *graded differently*, with the scorers that differed.
+- `divergence_tree(runs)`: the runs of a case as a prefix tree of their steps (turns,
+  or tool calls): which runs share which steps, and where each branch leaves.
 - `item_evidence(...)`: for each goal item and each extra, the run, turn and tool
   call that wrote it (or that none did); for an item no run found, whether the text
   of the case input it rests on was in what each run's model was sent.
@@ -31,8 +38,10 @@ from passhat.plain import MISSING, canonical_json, get_path
 from passhat.records import RunRecord
 
 __all__ = [
+    "BASES",
     "Branch",
     "CallPair",
+    "Graded",
     "ItemDiff",
     "ItemEvidence",
     "RunDiff",
@@ -42,8 +51,10 @@ __all__ = [
     "Turn",
     "TurnPair",
     "Write",
+    "case_steps",
     "diff_runs",
     "divergence_tree",
+    "graded_differently",
     "item_evidence",
     "run_calls",
     "turns",
@@ -265,11 +276,50 @@ class RunDiff:
     divergence: tuple[dict[str, Any], ...]
     """Where the first differing turns differ: `{path, a, b}` inside the turn."""
     no_transcript: tuple[str, ...]
-    """'a' and/or 'b': runs that hold no transcript (nothing to align)."""
+    """'a' and/or 'b': runs that hold no transcript (nothing to align turn by turn)."""
+    basis: str = "turns"
+    """What the runs were compared by (`BASES`): `turns` when both hold a transcript,
+    else `tool calls` when either made one, else `outputs` (output and final state)."""
+    parted_at: int | None = None
+    """Where they part on that basis: the turn number (turns), the call number from 1
+    (tool calls); None when they agree to the end of it (or the basis is outputs)."""
+    output: tuple[dict[str, Any], ...] = ()
+    """Where the agents' outputs differ: `{path, a, b}` (path "" for a whole text)."""
+    scorers: tuple[str, ...] = ()
+    """Scorers whose verdict differs between the runs (`exact_set ticket.annotations`)."""
 
     @property
     def same_state(self) -> bool:
         return not self.state and all(not d.only_a and not d.only_b for d in self.items)
+
+    @property
+    def first_calls(self) -> tuple[ToolCall | None, ToolCall | None]:
+        """Each run's call at `parted_at` on the tool-call basis (None: it has none)."""
+        if self.basis != "tool calls" or self.parted_at is None:
+            return None, None
+        i = self.parted_at - 1
+        calls_a = [p.a for p in self.calls if p.a is not None]
+        calls_b = [p.b for p in self.calls if p.b is not None]
+        return (
+            calls_a[i] if i < len(calls_a) else None,
+            calls_b[i] if i < len(calls_b) else None,
+        )
+
+    @property
+    def verdicts_differ(self) -> bool:
+        return self.a.status != self.b.status or bool(self.scorers)
+
+    @property
+    def graded_differently(self) -> bool:
+        """The same trajectory, output and final state, different verdicts: a scorer
+        (or judge) that does not give one answer to one state."""
+        return (
+            self.verdicts_differ
+            and "errored" not in (self.a.status, self.b.status)
+            and self.parted_at is None
+            and not self.output
+            and self.same_state
+        )
 
 
 SET_SCORERS = ("exact_set", "subset", "superset")
@@ -369,6 +419,40 @@ def parts(run: RunRecord) -> Parts:
     return cut, run_calls(run, cut)
 
 
+BASES = ("turns", "tool calls", "outputs")
+"""What runs are compared by, in order of preference (see the module docstring)."""
+
+
+def call_key(call: ToolCall) -> str:
+    """A call as a step of a run: tool, arguments, result and error."""
+    return canonical_json([call.tool, call.arguments, call.result, call.error])
+
+
+def first_difference(a: Sequence[str], b: Sequence[str]) -> int | None:
+    """The index of the first step that differs (or that one run lacks); None if equal."""
+    for i in range(max(len(a), len(b))):
+        if i >= len(a) or i >= len(b) or a[i] != b[i]:
+            return i
+    return None
+
+
+def output_diff(a: Any, b: Any) -> list[dict[str, Any]]:
+    """Where two outputs differ: texts whole (`{path: "", a, b}`), the rest path by path."""
+    if isinstance(a, str) or isinstance(b, str):
+        return [] if a == b else [{"path": "", "a": a, "b": b}]
+    return json_diff(a, b, limit=20)
+
+
+def _verdicts(run: RunRecord) -> dict[str, Any]:
+    return {_label(d): d.get("passed") for d in run.score if isinstance(d, Mapping)}
+
+
+def scorers_differ(a: RunRecord, b: RunRecord) -> list[str]:
+    """Scorers that graded both runs and gave them different verdicts."""
+    va, vb = _verdicts(a), _verdicts(b)
+    return [label for label in va if label in vb and va[label] != vb[label]]
+
+
 def diff_runs(a: RunRecord, b: RunRecord, cache: dict[int, Parts] | None = None) -> RunDiff:
     """Run `a` beside run `b` (of one case, or of one case in two experiments). `cache`
     keeps each run's turns and calls by `id(run)` while the caller holds the runs (the
@@ -390,12 +474,23 @@ def diff_runs(a: RunRecord, b: RunRecord, cache: dict[int, Parts] | None = None)
     absent = tuple(side for side, t in (("a", ta), ("b", tb)) if not t)
     diverged = None
     where: list[dict[str, Any]] = []
+    basis, parted = "turns", None
     if not absent:
         first = next((p for p in pairs if not p.same), None)
         if first is not None:
-            diverged = first.number
+            diverged = parted = first.number
             if first.a is not None and first.b is not None:
                 where = json_diff(list(first.a.shape), list(first.b.shape), limit=10)
+    elif calls_a or calls_b:
+        basis = "tool calls"
+        at = first_difference([call_key(c) for c in calls_a], [call_key(c) for c in calls_b])
+        if at is not None:
+            parted = at + 1
+            ca = calls_a[at] if at < len(calls_a) else None
+            cb = calls_b[at] if at < len(calls_b) else None
+            where = json_diff(ca.to_dict() if ca else None, cb.to_dict() if cb else None, limit=10)
+    else:
+        basis = "outputs"
     return RunDiff(
         a,
         b,
@@ -406,6 +501,10 @@ def diff_runs(a: RunRecord, b: RunRecord, cache: dict[int, Parts] | None = None)
         diverged,
         tuple(where),
         absent,
+        basis,
+        parted,
+        tuple(output_diff(a.output, b.output)),
+        tuple(scorers_differ(a, b)),
     )
 
 
@@ -452,6 +551,62 @@ def _branch(runs: list[int], keys: Mapping[int, Sequence[str]], first: int) -> B
             groups.setdefault(keys[r][turn], []).append(r)
     children = tuple(_branch(group, keys, turn) for group in groups.values())
     return Branch(tuple(runs), first, turn - 1, ended, children)
+
+
+def case_steps(runs: Sequence[RunRecord]) -> tuple[str, dict[int, list[str]]]:
+    """The basis a case's runs are compared on (`BASES`) and each run's steps as keys:
+    turns when every run holds a transcript, else tool calls when any run made one,
+    else one step, the output and final state."""
+    if runs and all(r.transcript for r in runs):
+        return "turns", {r.run_index: [t.key for t in turns(r.transcript)] for r in runs}
+    calls = {r.run_index: run_calls(r) for r in runs}
+    if any(calls.values()):
+        return "tool calls", {i: [call_key(c) for c in cs] for i, cs in calls.items()}
+    return "outputs", {r.run_index: [outcome_key(r)] for r in runs}
+
+
+def outcome_key(run: RunRecord) -> str:
+    """What a run ended with: its output and final state."""
+    return canonical_json([run.output, run.final_state])
+
+
+@dataclass(frozen=True)
+class Graded:
+    """Runs that did the same (steps, output and final state) and got different verdicts."""
+
+    runs: tuple[int, ...]
+    verdicts: Mapping[int, str]
+    """Run -> passed / failed."""
+    scorers: tuple[str, ...]
+    """The scorers whose verdicts differ among them."""
+
+
+def graded_differently(tree: Branch, runs: Sequence[RunRecord]) -> list[Graded]:
+    """Every group of runs that share all their steps, output and final state and whose
+    verdicts differ (errored runs have none and are left out)."""
+    by_index = {r.run_index: r for r in runs if r.counted}
+    out: list[Graded] = []
+
+    def walk(b: Branch) -> None:
+        groups: dict[str, list[RunRecord]] = {}
+        for i in b.ended:
+            if i in by_index:
+                groups.setdefault(outcome_key(by_index[i]), []).append(by_index[i])
+        for group in groups.values():
+            if len({r.status for r in group}) > 1:
+                scorers = {s for x in group for y in group for s in scorers_differ(x, y)}
+                out.append(
+                    Graded(
+                        tuple(r.run_index for r in group),
+                        {r.run_index: r.status for r in group},
+                        tuple(sorted(scorers)),
+                    )
+                )
+        for c in b.children:
+            walk(c)
+
+    walk(tree)
+    return out
 
 
 def parted_at(tree: Branch, a: int, b: int) -> int | None:

@@ -11,7 +11,7 @@ and nothing here names evaluation.py, not even for types.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from passhat.accounting import Accounting, CaseAccount, DatasetSummary
     from passhat.adaptive import Adaptive
     from passhat.analysis import ItemStability, ToolUse
+    from passhat.divergence import RunDiff
     from passhat.records import RunSummary
+    from passhat.signatures import Why
     from passhat.stats import Comparison, Metric, Uncertainty
 
 
@@ -216,6 +218,60 @@ class Experiment:
             notes=notes,
         )
 
+    # --- why runs differ
+
+    def diff(self, case: str, a: int, b: int, *, other: Experiment | None = None) -> RunDiff:
+        """Run `a` beside run `b` of `case` (`passhat diff`): items, output and final state
+        diffed, tool calls aligned, and where they part (turns, else tool calls, else
+        outputs). `other`: run `b` is of that experiment."""
+        from passhat.divergence import diff_runs
+
+        with self._store() as store:
+            run_a = store.run(self.record.id, case, a)
+        target = other if other is not None else self
+        with target._store() as store:
+            run_b = store.run(target.record.id, case, b)
+        return diff_runs(run_a, run_b)
+
+    def why(
+        self,
+        *,
+        item: str | None = None,
+        adjust: str = "bh",
+        alpha: float = 0.05,
+        features: Mapping[str, Callable[[RunRecord], Any]] | None = None,
+        whole_runs: bool | None = None,
+        seed: int = 0,
+    ) -> Why:
+        """What goes with a miss (`passhat why`): for each goal item (or only `item`, or
+        `pass` for pass/fail), the run features found within case to go with missing it,
+        adjusted for every test (`adjust`: bh or holm), ranked by effect with an interval.
+        `features`: the user's own, name -> function of a run (bool, number or text).
+        `whole_runs`: read every run whole for argument, turn and first-divergence
+        features (default: up to `passhat.signatures.WHOLE_RUNS` runs; user features
+        need it)."""
+        from passhat.signatures import WHOLE_RUNS, explain
+
+        summaries = self.summaries()
+        whole = (
+            (len(summaries) <= WHOLE_RUNS or bool(features)) if whole_runs is None else whole_runs
+        )
+
+        def load(cases: Sequence[str]) -> list[RunRecord]:
+            with self._store() as store:
+                return store.runs(self.record.id, cases=cases)
+
+        return explain(
+            self.record,
+            summaries,
+            load if whole else None,
+            item=item,
+            adjust=adjust,
+            alpha=alpha,
+            features=features,
+            seed=seed,
+        )
+
     def __repr__(self) -> str:
         return f"<Experiment {self.name or self.id} of {self.record.suite_name} in {self.path}>"
 
@@ -299,3 +355,8 @@ class Experiments:
 def open_store(db: str | Path | None = None) -> Experiments:
     """The experiments of the store at `db` (default: $PASSHAT_DB, else ./passhat.db)."""
     return Experiments(db)
+
+
+def why(experiment: str = "latest", *, db: str | Path | None = None, **options: Any) -> Why:
+    """`passhat why EXPERIMENT`: `open(db).experiment(experiment).why(**options)`."""
+    return open_store(db).experiment(experiment).why(**options)

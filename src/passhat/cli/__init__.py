@@ -19,7 +19,9 @@ from passhat.errors import PasshatError
 __all__ = ["app", "main"]
 
 
-READING = frozenset({"report", "show", "diff", "list", "metrics", "compare", "audit", "export"})
+READING = frozenset(
+    {"report", "show", "diff", "why", "list", "metrics", "compare", "audit", "export"}
+)
 """Commands that read and compute but run none of a user's code (agents, scorers,
 environments): numpy's BLAS gets one thread for them (passhat._lazy.one_blas_thread),
 and the cyclic garbage collector is paused while they load and run (passhat._gc:

@@ -38,8 +38,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "diff": (
         "diff",
-        "Two runs side by side: items found in one and not the other, the final state's "
-        "other differences, the tool calls aligned, and the turn where the transcripts part.",
+        "Two runs side by side: items found in one and not the other, outputs and final "
+        "states diffed, tool calls aligned, and where they part (turn, else tool call).",
+    ),
+    "why": (
+        "why",
+        "What goes with a miss: run features that go with missing each goal item (or "
+        "failing), within case across the experiment, adjusted, each with a pair to diff.",
     ),
     "list": (
         "read",

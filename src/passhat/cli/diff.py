@@ -80,8 +80,13 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Two runs side by side: items found in one and not the other, the final state's
-    other differences, the tool calls aligned, and the turn where the transcripts part."""
+    """Two runs side by side: items found in one and not the other, outputs and final
+    states diffed, tool calls aligned, and where they part (turn, else tool call).
+
+    Runs are compared turn by turn when both hold a transcript, else call by call
+    (tool, arguments, result, error), else by outputs and final states; the answer
+    says which, names both verdicts, and says "graded differently" when the runs did
+    the same and their verdicts differ."""
     from passhat.cli.read import _check_run_ref
     from passhat.divergence import diff_runs
     from passhat.report.diff import diff_dict, print_diff

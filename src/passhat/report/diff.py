@@ -98,6 +98,7 @@ def diff_table(d: RunDiff, name_a: str, name_b: str) -> Group:
             parts.append(Text(f"{name} errored: {r.error_type}: {r.error_message}", style="red"))
     parts.append(Text())
     parts.append(_state_part(d, name_a, name_b))
+    parts.append(_output_part(d, name_a, name_b))
     parts.append(Text())
     parts.append(divergence_line(d, name_a, name_b))
     if d.divergence:
@@ -118,15 +119,57 @@ def _shown(row: Mapping[str, Any], side: str) -> Text:
     return Text(clip(_json(row[side]), 160))
 
 
+def call_words(call: ToolCall | None, limit: int = 160) -> str:
+    """`book_room({"room": "R2"}) → error: R2 is taken`; `(no such call)`."""
+    if call is None:
+        return "(no such call: it ended)"
+    text = clip(f"{call.tool}({_json(call.arguments)})", limit)
+    if call.error:
+        return f"{text} → error: {clip(str(call.error), limit)}"
+    if call.recorded:
+        return f"{text} → {clip(_json(call.result), limit)}"
+    return text
+
+
 def divergence_line(d: RunDiff, name_a: str, name_b: str) -> Text:
-    if d.no_transcript:
-        missing = [name_a if s == "a" else name_b for s in d.no_transcript]
+    """Where the runs part, on the basis they were compared on, and how they were graded."""
+    line = _parting_line(d, name_a, name_b)
+    if d.graded_differently:
+        scorers = ", ".join(d.scorers) or "the verdict"
+        line.append(
+            f"\ngraded differently: the same {d.basis}, output and final state, yet "
+            f"{name_a} {d.a.status} and {name_b} {d.b.status} ({scorers} differed: "
+            "a nondeterministic scorer or judge)",
+            style="bold magenta",
+        )
+    return line
+
+
+def _parting_line(d: RunDiff, name_a: str, name_b: str) -> Text:
+    verdicts = f" ({name_a} {d.a.status}, {name_b} {d.b.status})"
+    if d.basis == "outputs":
+        missing = " and ".join(name_a if s == "a" else name_b for s in d.no_transcript)
         return Text(
-            f"transcripts: {' and '.join(missing)} hold no transcript: nothing to align",
+            f"transcripts: {missing} hold no transcript: nothing to align; neither made a "
+            f"tool call, so outputs and final states are compared{verdicts}",
             style="yellow",
         )
+    if d.basis == "tool calls":
+        missing = " and ".join(name_a if s == "a" else name_b for s in d.no_transcript)
+        head = f"tool calls ({missing} hold no transcript, so calls are compared): "
+        if d.parted_at is None:
+            n = sum(1 for p in d.calls if p.a is not None)
+            return Text(head + f"the same, call by call ({n} calls){verdicts}", style="green")
+        ca, cb = d.first_calls
+        return Text.assemble(
+            (head + "first diverge at ", "bold"),
+            (f"call #{d.parted_at}", "bold yellow"),
+            f"{verdicts}: {name_a} {call_words(ca)}  ·  {name_b} {call_words(cb)}",
+        )
     if d.diverged_at is None:
-        return Text(f"transcripts: the same, turn by turn ({len(d.turns)} turns)", style="green")
+        return Text(
+            f"transcripts: the same, turn by turn ({len(d.turns)} turns){verdicts}", style="green"
+        )
     pair = d.turns[d.diverged_at]
     what = "differs"
     if pair.a is None or pair.b is None:
@@ -139,7 +182,7 @@ def divergence_line(d: RunDiff, name_a: str, name_b: str) -> Text:
     return Text.assemble(
         ("transcripts: first diverge at ", "bold"),
         (f"turn {d.diverged_at}", "bold yellow"),
-        f": {what}",
+        f": {what}{verdicts}",
     )
 
 
@@ -204,6 +247,31 @@ def _state_part(d: RunDiff, name_a: str, name_b: str) -> Any:
     elif d.same_state:
         rows.append(Text("final state: the same items, nothing else differs", style="green"))
     return Group(*rows)
+
+
+def _output_part(d: RunDiff, name_a: str, name_b: str) -> Any:
+    if not d.output:
+        same = d.a.output is not None or d.b.output is not None
+        return Text("output: the same" if same else "output: none in either run", style="dim")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        title=Text("output · where it differs", style="bold"),
+        title_justify="left",
+    )
+    for column in ("path", name_a, name_b):
+        table.add_column(column, overflow="fold")
+    for row in d.output:
+        table.add_row(
+            Text(row["path"] or "(the whole output)"),
+            Text(clip(_shown_value(row["a"]), 400)) if "a" in row else Text("–", style="dim"),
+            Text(clip(_shown_value(row["b"]), 400)) if "b" in row else Text("–", style="dim"),
+        )
+    return table
+
+
+def _shown_value(value: Any) -> str:
+    return value if isinstance(value, str) else _json(value)
 
 
 def _turns_table(d: RunDiff, name_a: str, name_b: str) -> Table:
@@ -274,6 +342,14 @@ def diff_dict(d: RunDiff, ref_a: Mapping[str, Any], ref_b: Mapping[str, Any]) ->
         ],
         "state": list(d.state),
         "no_transcript": list(d.no_transcript),
+        "basis": d.basis,
+        "parted_at": d.parted_at,
+        "first_calls": [c.to_dict() if c else None for c in d.first_calls]
+        if d.basis == "tool calls" and d.parted_at is not None
+        else None,
+        "output": list(d.output),
+        "scorers_differ": list(d.scorers),
+        "graded_differently": d.graded_differently,
         "diverged_at": d.diverged_at,
         "divergence": list(d.divergence),
         "turns": [
@@ -314,36 +390,74 @@ def runs_in(runs: Iterable[int], lang: str = "en") -> str:
     return t("why_runs", lang, runs=f"{head}{t('why_and', lang)}{runs[-1]}")
 
 
-def turn_span(first: int, last: int, lang: str = "en") -> str:
+def _key(key: str, basis: str) -> str:
+    """A label key for the tree's steps: turns, or (`_call`) tool calls."""
+    return key + "_call" if basis == "tool calls" else key
+
+
+def _n(n: int, basis: str) -> int:
+    """A step's number as shown: a turn's own, a call's from 1."""
+    return n + 1 if basis == "tool calls" else n
+
+
+def turn_span(first: int, last: int, lang: str = "en", basis: str = "turns") -> str:
     if first == last:
-        return t("why_turn", lang, n=first)
-    return t("why_turns", lang, first=first, last=last)
+        return t(_key("why_turn", basis), lang, n=_n(first, basis))
+    return t(_key("why_turns", basis), lang, first=_n(first, basis), last=_n(last, basis))
 
 
-def branch_label(branch: Branch, root: bool = False, lang: str = "en") -> Text:
-    """`runs 1 and 3 · turns 0–2 the same`, `branched at turn 1: run 2 · turns 1–2`."""
+def verdicts_text(runs: Sequence[int], statuses: Mapping[int, str], lang: str = "en") -> str:
+    """`passed: runs 1 and 3; failed: run 2` (empty without statuses)."""
+    groups: dict[str, list[int]] = {}
+    for r in runs:
+        if r in statuses:
+            groups.setdefault(statuses[r], []).append(r)
+    colon = "：" if lang != "en" else ": "
+    return t("why_sep", lang).join(
+        f"{t(status, lang)}{colon}{runs_in(rs, lang)}" for status, rs in sorted(groups.items())
+    )
+
+
+def branch_label(
+    branch: Branch,
+    root: bool = False,
+    lang: str = "en",
+    basis: str = "turns",
+    statuses: Mapping[int, str] | None = None,
+) -> Text:
+    """`runs 1 and 3 · turns 0–2 the same · passed: runs 1 and 3`, `branched at turn 1:
+    run 2 · turns 1–2 · failed: run 2`."""
     out = Text(runs_in(branch.runs, lang), style="bold")
     if branch.last >= branch.first:
-        out.append(" · " + turn_span(branch.first, branch.last, lang))
+        out.append(" · " + turn_span(branch.first, branch.last, lang, basis))
         if len(branch.runs) > 1:
             out.append(" " + t("why_same", lang))
-    if not root and branch.first > 0:
-        out = Text.assemble(Text(t("why_branched_at", lang, n=branch.first), style="yellow"), out)
+    if not root:
+        at = t(_key("why_branched_at", basis), lang, n=_n(branch.first, basis))
+        out = Text.assemble(Text(at, style="yellow"), out)
     if branch.ended and branch.children:
         out.append(" · " + t("why_ended", lang, runs=runs_in(branch.ended, lang)), style="dim")
     elif branch.ended and len(branch.runs) > 1:
         out.append(" · " + t("why_identical", lang), style="green")
+    verdicts = verdicts_text(branch.runs, statuses or {}, lang)
+    if verdicts:
+        out.append(" · " + verdicts, style="dim")
     return out
 
 
 def divergence_tree_view(
-    tree: Branch, case: str, no_transcript: Sequence[int] = (), lang: str = "en"
+    tree: Branch,
+    case: str,
+    no_transcript: Sequence[int] = (),
+    lang: str = "en",
+    basis: str = "turns",
+    statuses: Mapping[int, str] | None = None,
 ) -> Tree:
     """The tree as rich renders it, under a title naming the case."""
-    view = Tree(Text(t("why_tree_title", lang, case=case)), guide_style="dim")
-    node = view.add(branch_label(tree, root=True, lang=lang))
-    _add_children(node, tree, lang)
-    if no_transcript:
+    view = Tree(Text(t(_key("why_tree_title", basis), lang, case=case)), guide_style="dim")
+    node = view.add(branch_label(tree, root=True, lang=lang, basis=basis, statuses=statuses))
+    _add_children(node, tree, lang, basis, statuses)
+    if no_transcript and basis == "turns":
         line = t("why_no_transcript", lang, runs=runs_in(no_transcript, lang))
         view.add(Text(line, style="yellow"))
     return view
@@ -353,9 +467,12 @@ BRANCHES_SHOWN = 12
 """Branches of one node drawn at most; the rest are counted."""
 
 
-def _add_children(node: Tree, branch: Branch, lang: str) -> None:
+def _add_children(
+    node: Tree, branch: Branch, lang: str, basis: str, statuses: Mapping[int, str] | None
+) -> None:
     for child in branch.children[:BRANCHES_SHOWN]:
-        _add_children(node.add(branch_label(child, lang=lang)), child, lang)
+        label = branch_label(child, lang=lang, basis=basis, statuses=statuses)
+        _add_children(node.add(label), child, lang, basis, statuses)
     rest = branch.children[BRANCHES_SHOWN:]
     if rest:
         runs = sorted(r for c in rest for r in c.runs)
@@ -363,7 +480,7 @@ def _add_children(node: Tree, branch: Branch, lang: str) -> None:
         node.add(Text(line, style="dim"))
 
 
-def tree_sentence(tree: Branch, lang: str = "en") -> str:
+def tree_sentence(tree: Branch, lang: str = "en", basis: str = "turns") -> str:
     """The tree in words: `runs 1 and 3 agree until turn 2; run 2 branched at turn 1`."""
     parts: list[str] = []
 
@@ -373,18 +490,36 @@ def tree_sentence(tree: Branch, lang: str = "en") -> str:
             if not b.children:
                 parts.append(t("why_agree_end", lang, runs=runs))
             else:
-                line = t("why_agree_until", lang, runs=runs, n=b.last)
-                parts.append(line + (t("why_the_input", lang) if b.last == 0 else ""))
+                line = t(_key("why_agree_until", basis), lang, runs=runs, n=_n(b.last, basis))
+                the_input = b.last == 0 and basis == "turns"
+                parts.append(line + (t("why_the_input", lang) if the_input else ""))
         singles = [r for c in b.children if len(c.runs) == 1 for r in c.runs]
-        key = "why_branched_one" if len(singles) == 1 else "why_branched_each"
+        key = _key("why_branched_one" if len(singles) == 1 else "why_branched_each", basis)
         if singles:
-            parts.append(t(key, lang, runs=runs_in(singles, lang), n=b.last + 1))
+            parts.append(t(key, lang, runs=runs_in(singles, lang), n=_n(b.last + 1, basis)))
         for c in b.children:
             if len(c.runs) > 1:
                 walk(c)
 
     walk(tree)
     return t("why_sep", lang).join(parts)
+
+
+def graded_lines(why: CaseWhy, lang: str = "en") -> list[str]:
+    """Each group of runs that did the same and were graded differently, in words."""
+    out = []
+    for g in why.graded:
+        scorers = ", ".join(g.scorers) or t("why_the_verdict", lang)
+        out.append(
+            t(
+                "why_graded",
+                lang,
+                runs=runs_in(g.runs, lang),
+                verdicts=verdicts_text(g.runs, g.verdicts, lang),
+                scorers=scorers,
+            )
+        )
+    return out
 
 
 # --------------------------------------------------------------------- evidence
@@ -500,10 +635,15 @@ def why_renderables(why: CaseWhy, lang: str = "en") -> list[Any]:
             line = t("why_no_turns", lang, case=why.case, runs=runs_in(why.no_transcript, lang))
             out.append(Text(line, style="yellow"))
     else:
-        out.append(divergence_tree_view(why.tree, why.case, why.no_transcript, lang))
-        sentence = tree_sentence(why.tree, lang)
+        view = divergence_tree_view(
+            why.tree, why.case, why.no_transcript, lang, why.basis, why.statuses
+        )
+        out.append(view)
+        sentence = tree_sentence(why.tree, lang, why.basis)
         if sentence:
             out.append(Text("  " + sentence, style="dim"))
+    for line in graded_lines(why, lang):
+        out.append(Text(line, style="bold magenta"))
     if why.evidence:
         out.append(Fitted(evidence_table(why.case, why.evidence, lang)))
     for key, values in why.notes:
@@ -535,6 +675,18 @@ def pair_dict(d: RunDiff) -> dict[str, Any]:
     return {
         "a": d.a.run_index,
         "b": d.b.run_index,
+        "statusA": d.a.status,
+        "statusB": d.b.status,
+        "basis": d.basis,
+        "parted": d.parted_at,
+        "graded": ", ".join(d.scorers) or "the verdict" if d.graded_differently else None,
+        "output": [
+            {
+                "path": row["path"],
+                **{k: clip(_shown_value(row[k]), 400) for k in ("a", "b") if k in row},
+            }
+            for row in d.output
+        ],
         "diverged": d.diverged_at,
         "noTranscript": [d.a.run_index if s == "a" else d.b.run_index for s in d.no_transcript],
         "items": [
@@ -563,10 +715,25 @@ def pair_dict(d: RunDiff) -> dict[str, Any]:
             ]
             for p in d.turns
         ],
-        "calls": [
-            [p.a.number if p.a else None, p.b.number if p.b else None, p.same] for p in d.calls
-        ],
+        "calls": [[_call_cell(p.a), _call_cell(p.b), p.same] for p in d.calls],
     }
+
+
+def _call_cell(call: ToolCall | None) -> dict[str, Any] | None:
+    """A call as the page's compare draws it: number, tool, arguments, result or error
+    (an imported run's calls come from its transcript, not the page's tool-call blob)."""
+    if call is None:
+        return None
+    out: dict[str, Any] = {
+        "n": call.number,
+        "tool": call.tool,
+        "arguments": clip(_json(call.arguments), 400),
+    }
+    if call.error:
+        out["error"] = clip(str(call.error), 400)
+    elif call.recorded:
+        out["result"] = clip(_json(call.result), 400)
+    return out
 
 
 def why_view(why: CaseWhy, lang: str = "en") -> dict[str, Any]:
@@ -579,8 +746,9 @@ def why_view(why: CaseWhy, lang: str = "en") -> dict[str, Any]:
         if rest:
             runs = sorted(r for c in rest for r in c.runs)
             more = t("why_more_branches", lang, n=len(rest), runs=runs_in(runs, lang))
+        label = branch_label(b, root=root, lang=lang, basis=why.basis, statuses=why.statuses)
         return {
-            "label": branch_label(b, root=root, lang=lang).plain,
+            "label": label.plain,
             "runs": list(b.runs),
             "children": children,
             "more": more,
@@ -589,8 +757,9 @@ def why_view(why: CaseWhy, lang: str = "en") -> dict[str, Any]:
     return {
         "skipped": None,
         "tree": branch(why.tree, root=True) if why.tree is not None else None,
-        "title": t("why_tree_title", lang, case=why.case),
-        "sentence": tree_sentence(why.tree, lang) if why.tree is not None else None,
+        "title": t(_key("why_tree_title", why.basis), lang, case=why.case),
+        "sentence": tree_sentence(why.tree, lang, why.basis) if why.tree is not None else None,
+        "graded": graded_lines(why, lang),
         "no_turns": (
             t("why_no_turns", lang, case=why.case, runs=runs_in(why.no_transcript, lang))
             if why.tree is None and why.no_transcript
@@ -598,7 +767,7 @@ def why_view(why: CaseWhy, lang: str = "en") -> dict[str, Any]:
         ),
         "no_transcript": (
             t("why_no_transcript", lang, runs=runs_in(why.no_transcript, lang))
-            if why.tree is not None and why.no_transcript
+            if why.tree is not None and why.no_transcript and why.basis == "turns"
             else None
         ),
         "evidence_title": t("ev_title", lang, case=why.case),

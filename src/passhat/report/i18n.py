@@ -854,6 +854,16 @@ _EN.update(
         "why_branched_one": "{runs} branched at turn {n}",
         "why_branched_each": "{runs} each branched at turn {n}",
         "why_sep": "; ",
+        "why_turn_call": "call #{n}",
+        "why_turns_call": "calls #{first}–#{last}",
+        "why_branched_at_call": "branched at call #{n}: ",
+        "why_tree_title_call": "divergence · {case} (tool calls of each run: no transcript)",
+        "why_agree_until_call": "{runs} agree until call #{n}",
+        "why_branched_one_call": "{runs} branched at call #{n}",
+        "why_branched_each_call": "{runs} each branched at call #{n}",
+        "why_graded": "graded differently: {runs} did the same (steps, output and final "
+        "state), yet {verdicts} ({scorers} differed: a nondeterministic scorer or judge)",
+        "why_the_verdict": "the verdict",
         "why_no_turns": "divergence · {case}: {runs} hold no transcript, so there are no turns "
         "to compare",
         "why_no_transcript": "{runs}: no transcript",
@@ -891,6 +901,11 @@ _EN.update(
         "pair_same_turn": "(the same in both)",
         "pair_too_many": "{n} runs: compare two with passhat diff {ref} {case} A B",
         "pair_pick_same": "pick two different runs",
+        "pair_first_call": "no transcript: the tool calls first diverge at call #{n}",
+        "pair_same_calls": "no transcript: the same tool calls, call by call",
+        "pair_error": "error",
+        "pair_output": "output",
+        "pair_graded": "graded differently: the same steps, output and final state ({scorers} differed: a nondeterministic scorer or judge)",
         "why_skipped": "divergence and item evidence: shown for the first {n} cases of the "
         "page (passhat diff compares any two runs)",
     }
@@ -914,6 +929,16 @@ _ZH_TW.update(
         "why_branched_one": "{runs}在第 {n} 回合分岔",
         "why_branched_each": "{runs}各自在第 {n} 回合分岔",
         "why_sep": "；",
+        "why_turn_call": "第 {n} 次工具呼叫",
+        "why_turns_call": "第 {first}–{last} 次工具呼叫",
+        "why_branched_at_call": "於第 {n} 次工具呼叫分岔：",
+        "why_tree_title_call": "分歧 · {case}（各次執行的工具呼叫：沒有對話紀錄）",
+        "why_agree_until_call": "{runs}到第 {n} 次工具呼叫為止都相同",
+        "why_branched_one_call": "{runs}在第 {n} 次工具呼叫分岔",
+        "why_branched_each_call": "{runs}各自在第 {n} 次工具呼叫分岔",
+        "why_graded": "評分不一致：{runs}做的完全相同（步驟、輸出與最終狀態），結果卻是"
+        "{verdicts}（{scorers} 不同：評分器或評審不確定）",
+        "why_the_verdict": "判定",
         "why_no_turns": "分歧 · {case}：{runs}沒有對話紀錄，無從比較回合",
         "why_no_transcript": "{runs}：沒有對話紀錄",
         "ev_title": "項目證據 · {case}（由哪一回合寫入）",
@@ -947,6 +972,11 @@ _ZH_TW.update(
         "pair_same_turn": "（兩者相同）",
         "pair_too_many": "{n} 次執行：用 passhat diff {ref} {case} A B 比較兩次",
         "pair_pick_same": "請選兩次不同的執行",
+        "pair_first_call": "沒有對話紀錄：工具呼叫從第 {n} 次開始分歧",
+        "pair_same_calls": "沒有對話紀錄：每一次工具呼叫都相同",
+        "pair_error": "錯誤",
+        "pair_output": "輸出",
+        "pair_graded": "評分不一致：步驟、輸出與最終狀態都相同（{scorers} 不同：評分器或評審不確定）",
         "why_skipped": "分歧與項目證據只列出本頁前 {n} 個案例（passhat diff 可比較任兩次執行）",
     }
 )

@@ -9,24 +9,29 @@ says why it is missing.
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from shlex import quote
 from typing import TYPE_CHECKING, Any
 
 from passhat.divergence import (
     Branch,
+    Graded,
     ItemEvidence,
     SetSpec,
+    case_steps,
     divergence_tree,
+    graded_differently,
     item_evidence,
-    turns,
 )
 from passhat.errors import PasshatError
 from passhat.records import ExperimentRecord, RunRecord
 
 if TYPE_CHECKING:
+    from passhat.signatures import Signature, Why
     from passhat.suite import Case, CaseReader, Suite
 
 LoadCase = Callable[[str], Sequence[RunRecord]]
@@ -60,6 +65,13 @@ class CaseWhy:
     notes: tuple[Problem, ...] = field(default_factory=tuple)
     """Why the evidence is missing or may be off: a label key of `passhat.report.i18n`
     and its values."""
+    basis: str = "turns"
+    """What the tree's steps are (`passhat.divergence.BASES`): turns, tool calls, or
+    outputs (then there is no tree: each run is one step)."""
+    statuses: Mapping[int, str] = field(default_factory=dict)
+    """Run -> passed / failed / errored, for the branches' verdicts."""
+    graded: tuple[Graded, ...] = ()
+    """Runs that did the same and were graded differently."""
 
 
 def set_specs(scorers: Sequence[Any]) -> list[SetSpec]:
@@ -152,16 +164,175 @@ class Explainer:
         return self.explain(case, runs)
 
     def explain(self, case: str, runs: Sequence[RunRecord]) -> CaseWhy:
-        keys = {r.run_index: [t.key for t in turns(r.transcript)] for r in runs if r.transcript}
+        basis, keys = case_steps(runs)
         bare = tuple(r.run_index for r in runs if not r.transcript)
-        tree = divergence_tree(keys) if keys else None
+        tree = divergence_tree(keys) if keys and basis != "outputs" else None
+        graded = tuple(graded_differently(divergence_tree(keys), runs)) if keys else ()
+        statuses = {r.run_index: str(r.status) for r in runs}
+        base = CaseWhy(case, tree, bare, basis=basis, statuses=statuses, graded=graded)
         if not any(r.graded_items for r in runs):
-            return CaseWhy(case, tree, bare)
+            return base
         specs, found, problem = self._case(case)
         if found is None:
-            return CaseWhy(case, tree, bare, (), (problem,) if problem else ())
+            return replace(base, notes=(problem,) if problem else ())
         notes: list[Problem] = []
         if any(r.case_hash != found.hash for r in runs):
             notes.append(("ev_case_changed", {"case": case}))
         evidence = item_evidence(case, runs, specs, goal=found.goal, case_input=found.input)
-        return CaseWhy(case, tree, bare, tuple(evidence), tuple(notes))
+        return replace(base, evidence=tuple(evidence), notes=tuple(notes))
+
+
+# ------------------------------------------------------------------ signatures
+
+
+def runs_phrase(feature: str) -> str:
+    """`runs that did not call get_bookings`, `runs with more tokens than ...`."""
+    head, sep, value = feature.partition(" = ")
+    if sep and head == "at the first divergence":
+        return f"runs that, at the first divergence, {value}"
+    if sep:
+        return f"runs whose {head} is {value}"
+    if feature.startswith(("called ", "did not call ")):
+        return f"runs that {feature}"
+    if feature.startswith("more "):
+        return f"runs with {feature}"
+    return f"runs where {feature}"
+
+
+def outcome_name(outcome: str) -> str:
+    return "pass" if outcome == "pass" else f"`{outcome}`"
+
+
+def _number(x: float) -> str:
+    if math.isinf(x):
+        return "∞"
+    return f"{x:.2g}" if x < 10 else f"{x:.0f}"
+
+
+def signature_sentence(s: Signature, adjust: str) -> str:
+    """*`R3` missed in 6 of 6 runs that did not call get_bookings, found in 9 of 9 other
+    runs, across 2 cases (within-case OR 100 [4.6, 2200], q = 0.0004)*."""
+    t = s.test
+    found = t.runs_without - t.missed_without
+    miss, hit = ("failed", "passed") if t.outcome == "pass" else ("missed", "found")
+    head = "" if t.outcome == "pass" else outcome_name(t.outcome) + " "
+    q_name = "q" if adjust == "bh" else "Holm p"
+    return (
+        f"{head}{miss} in {t.missed_with} of {t.runs_with} {runs_phrase(t.feature)}, "
+        f"{hit} in {found} of {t.runs_without} other runs, across "
+        f"{t.cases} case{'s' if t.cases != 1 else ''} (within-case OR {_number(t.odds_ratio)} "
+        f"[{_number(t.low)}, {_number(t.high)}], {q_name} = {s.q:.2g})"
+    )
+
+
+def diff_command(ref: str, pair: tuple[str, int, int]) -> str:
+    case, a, b = pair
+    return f"passhat diff {ref} {quote(case)} {a} {b}"
+
+
+def why_dict(why: Why, ref: str) -> dict[str, Any]:
+    """`passhat why --json`."""
+    from passhat.stats import CORRECTIONS
+
+    return {
+        "experiment": why.experiment,
+        "runs": why.runs,
+        "cases": why.cases,
+        "adjust": CORRECTIONS[why.adjust],
+        "alpha": why.alpha,
+        "tests": len(why.tests),
+        "whole_runs": why.whole_runs,
+        "too_few": why.too_few,
+        "signatures": [
+            {
+                "outcome": s.test.outcome,
+                "feature": s.test.feature,
+                "aliases": list(s.aliases),
+                "sentence": signature_sentence(s, why.adjust),
+                "missed_with": s.test.missed_with,
+                "runs_with": s.test.runs_with,
+                "missed_without": s.test.missed_without,
+                "runs_without": s.test.runs_without,
+                "cases": s.test.cases,
+                "odds_ratio": _finite(s.test.odds_ratio),
+                "interval": [_finite(s.test.low), _finite(s.test.high)],
+                "p": s.test.p,
+                "q": s.q,
+                "p_permutation": s.p_permutation,
+                "method": s.test.method,
+                "runs": [{"case": c, "run": r} for c, r in s.test.runs[:RUNS_SHOWN_JSON]],
+                "runs_total": len(s.test.runs),
+                "pairs": [
+                    {"case": c, "missed": a, "found": b, "command": diff_command(ref, (c, a, b))}
+                    for c, a, b in s.test.pairs
+                ],
+            }
+            for s in why.signatures
+        ],
+        "pairs": [
+            {**p, "command": diff_command(ref, (p["case"], p["missed"], p["found"]))}
+            for p in why.pairs
+        ],
+    }
+
+
+RUNS_SHOWN_JSON = 1000
+"""Runs behind one signature listed in --json (`runs_total` counts them all)."""
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isinf(x) or math.isnan(x) else x
+
+
+def why_lines(why: Why, ref: str, limit: int | None = None) -> list[tuple[str, str]]:
+    """`passhat why` as (style, line) pairs: the signatures, capped at `limit`, each with
+    the `passhat diff` command of one pair; or why there are none."""
+    from passhat.stats import CORRECTIONS
+
+    out: list[tuple[str, str]] = []
+    head = (
+        f"why · {why.experiment}: {why.runs} counted runs of {why.cases} "
+        f"case{'s' if why.cases != 1 else ''}, {len(why.tests)} tests "
+        f"({CORRECTIONS[why.adjust]}, level {why.alpha:g})"
+    )
+    out.append(("bold", head))
+    if why.too_few:
+        out.append(
+            (
+                "yellow",
+                "too few runs for a signature: no case's runs can show a feature going "
+                "with a miss at this level (a case needs runs that differ in both)",
+            )
+        )
+        for p in why.pairs:
+            what = "failed" if p["outcome"] == "pass" else f"{outcome_name(p['outcome'])} missed"
+            out.append(
+                (
+                    "",
+                    f"  {p['case']}: {what} in run {p['missed']}, not in run {p['found']}: "
+                    + diff_command(ref, (p["case"], p["missed"], p["found"])),
+                )
+            )
+        return out
+    if not why.signatures:
+        out.append(("green", "no signature stands: no feature goes with a miss at this level"))
+    shown = why.signatures if limit is None else why.signatures[:limit]
+    for s in shown:
+        out.append(("", "• " + signature_sentence(s, why.adjust)))
+        if s.aliases:
+            out.append(("dim", "    the same runs as: " + "; ".join(s.aliases[:4])))
+        if s.test.pairs:
+            out.append(("dim", "    e.g. " + diff_command(ref, s.test.pairs[0])))
+        perm = f"permutation p {s.p_permutation:.2g}" if s.p_permutation is not None else ""
+        out.append(("dim", f"    {s.test.method} p {s.test.p:.2g}; {perm}"))
+    if limit is not None and len(why.signatures) > limit:
+        out.append(("dim", f"… {len(why.signatures) - limit} more: passhat why {ref}"))
+    if not why.whole_runs:
+        out.append(
+            (
+                "dim",
+                "features from the run summaries only (tools, calls, errors, tokens); "
+                "--whole-runs adds arguments, turns and the first divergence",
+            )
+        )
+    return out

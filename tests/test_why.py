@@ -1,0 +1,225 @@
+"""Why, for every agent and across the dataset (#35): divergence from whatever runs hold
+(turns, else tool calls, else outputs), verdicts on every diff, "graded differently",
+and failure signatures within case (`passhat why`, `Experiment.why`, `passhat.why`).
+
+The test world is tests/rooms: room booking with a tool-only Python agent that keeps
+no transcript and, in a share of runs set by each case, skips `get_bookings`, tries
+R2 blindly, reads "R2 is taken" and gives up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import passhat
+from cli_helpers import CLARIFY, SEED, diff_json, run_cli
+from passhat.divergence import diff_runs
+from passhat.records import RunRecord
+from passhat.signatures import PASS, Facts, signatures
+from why_sim import PLANTED, tally
+
+ROOMS = Path(__file__).resolve().parent / "rooms"
+
+
+@pytest.fixture(scope="module")
+def rooms_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The rooms world, 4 cases x k = 5, through the library."""
+    db = str(tmp_path_factory.mktemp("rooms") / "p.db")
+    passhat.evaluate(str(ROOMS), k=5, db=db, name="rooms", seed=7)
+    return db
+
+
+def pair_of(db: str) -> tuple[str, int, int]:
+    """A case of the rooms experiment with a passed run and a failed one."""
+    runs = passhat.open(db).experiment("rooms").summaries()
+    for case in sorted({r.case_id for r in runs}):
+        passed = [r.run_index for r in runs if r.case_id == case and r.status == "passed"]
+        failed = [r.run_index for r in runs if r.case_id == case and r.status == "failed"]
+        if passed and failed:
+            return case, passed[0], failed[0]
+    raise AssertionError("the rooms world made no case with both verdicts")
+
+
+# -------------------------------------------------------------- the pair diff
+
+
+def test_a_tool_only_pair_parts_at_call_2_with_the_tool_error(
+    rooms_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case, good, bad = pair_of(rooms_db)
+    d = passhat.open(rooms_db).experiment("rooms").diff(case, good, bad)
+    assert d.no_transcript == ("a", "b") and d.diverged_at is None
+    assert (d.basis, d.parted_at) == ("tool calls", 2)
+    a, b = d.first_calls
+    assert a is not None and b is not None
+    assert a.tool == "get_bookings" and b.tool == "book_room" and b.error == "R2 is taken"
+    assert [row["path"] for row in d.output] == ["booked", "reason"]
+    assert not d.graded_differently and d.verdicts_differ
+
+    data = diff_json(capsys, rooms_db, "rooms", case, str(good), str(bad))
+    assert (data["basis"], data["parted_at"]) == ("tool calls", 2)
+    assert data["first_calls"][1]["error"] == "R2 is taken"
+    assert (data["a"]["status"], data["b"]["status"]) == ("passed", "failed")
+    assert {"path": "reason", "b": "R2 is taken; gave up"} in data["output"]
+    r = run_cli(capsys, "diff", "rooms", case, str(good), str(bad), "--db", rooms_db)
+    flat = " ".join(r.out.split())
+    assert f"first diverge at call #2 (run {good} passed, run {bad} failed)" in flat
+    assert 'book_room({"room": "R2"}) → error: R2 is taken' in flat
+    assert "R2 is taken; gave up" in flat  # the outputs, diffed
+
+
+def record(index: int, status: str, **fields: Any) -> RunRecord:
+    return RunRecord("e1", "c", index, "h", status, **fields)  # type: ignore[arg-type]
+
+
+SAME = [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]
+
+
+def verdict(passed: bool) -> list[dict[str, Any]]:
+    return [{"scorer": "judge", "passed": passed}]
+
+
+def test_the_same_turns_with_different_verdicts_are_graded_differently() -> None:
+    a = record(1, "passed", transcript=SAME, output="4", score=verdict(True))
+    b = record(2, "failed", transcript=SAME, output="4", score=verdict(False))
+    d = diff_runs(a, b)
+    assert d.basis == "turns" and d.parted_at is None
+    assert d.graded_differently and d.scorers == ("judge",)
+    c = record(3, "failed", transcript=SAME, output="5", score=verdict(False))
+    assert not diff_runs(a, c).graded_differently  # the outputs differ: not the grading
+
+
+def test_runs_with_nothing_but_outputs_are_compared_by_them() -> None:
+    a = record(1, "passed", output={"answer": 4}, score=verdict(True))
+    b = record(2, "failed", output={"answer": 5}, score=verdict(False))
+    d = diff_runs(a, b)
+    assert (d.basis, d.parted_at) == ("outputs", None)
+    assert d.output == ({"path": "answer", "a": 4, "b": 5},)
+    assert not d.graded_differently
+    same = record(3, "failed", output={"answer": 4}, score=verdict(False))
+    assert diff_runs(a, same).graded_differently
+
+
+def test_the_tree_names_verdicts_and_grading_that_differs() -> None:
+    from passhat.report.diff import why_renderables
+    from passhat.report.why import Explainer
+    from records_for_tests import experiment_record
+
+    runs = [
+        record(1, "passed", transcript=SAME, output="4", score=verdict(True)),
+        record(2, "failed", transcript=SAME, output="4", score=verdict(False)),
+    ]
+    e = experiment_record(["c"], 2, kind="imported")
+    why = Explainer(e, lambda case: runs).explain("c", runs)
+    assert [g.runs for g in why.graded] == [(1, 2)] and why.graded[0].scorers == ("judge",)
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    for part in why_renderables(why):
+        console.print(part)
+    text = " ".join(console.export_text().split())
+    assert "identical to the end · failed: run 2; passed: run 1" in text
+    assert "graded differently: runs 1 and 2 did the same" in text and "(judge differed" in text
+
+
+def test_the_rooms_tree_branches_at_call_2_with_each_branch_verdict(rooms_db: str) -> None:
+    from passhat.report.why import Explainer
+
+    e = passhat.open(rooms_db).experiment("rooms")
+    case = pair_of(rooms_db)[0]
+    runs = e.runs([case])
+    why = Explainer(e.record, lambda c: runs).explain(case, runs)
+    assert why.basis == "tool calls" and why.tree is not None
+    assert why.tree.last == 0  # call #1 (list_rooms) is the same in every run
+    by_run = {r.run_index: r.status for r in runs}
+    for child in why.tree.children:
+        assert child.first == 1 and len({by_run[r] for r in child.runs}) == 1
+
+
+# ----------------------------------------------------------------- signatures
+
+
+def test_why_finds_the_skipped_look_up_in_the_rooms_world(
+    rooms_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = passhat.why("rooms", db=rooms_db)
+    top = result.signatures[0]
+    assert (top.test.outcome, top.test.feature) == (PASS, "did not call get_bookings")
+    assert top.q <= 0.05 and top.test.low > 1 and top.p_permutation is not None
+    assert top.test.missed_with == top.test.runs_with  # every run that skipped it failed
+    assert top.test.missed_without == 0
+    case, missed, found = top.test.pairs[0]
+    d = passhat.open(rooms_db).experiment("rooms").diff(case, missed, found)
+    assert d.a.status == "failed" and d.b.status == "passed"
+
+    r = run_cli(capsys, "why", "rooms", "--db", rooms_db, "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    first = data["signatures"][0]
+    assert first["feature"] == "did not call get_bookings" and first["outcome"] == "pass"
+    assert first["pairs"][0]["command"] == f"passhat diff rooms {case} {missed} {found}"
+    assert data["adjust"] == "Benjamini-Hochberg" and not data["too_few"]
+    r = run_cli(capsys, "why", "rooms", "--db", rooms_db, "--adjust", "holm")
+    flat = " ".join(r.out.split())
+    assert "failed in" in flat and "runs that did not call get_bookings" in flat
+    assert "Holm p =" in flat and f"e.g. passhat diff rooms {case} {missed} {found}" in flat
+
+
+def test_a_users_own_feature_plugs_in(rooms_db: str) -> None:
+    def gave_up(run: RunRecord) -> bool:
+        return isinstance(run.output, dict) and "gave up" in str(run.output.get("reason"))
+
+    result = passhat.open(rooms_db).experiment("rooms").why(features={"gave up": gave_up})
+    assert "gave up" in {s.test.feature for s in result.signatures} | {
+        a for s in result.signatures for a in s.aliases
+    }
+
+
+def test_an_unknown_item_is_one_line(rooms_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_cli(capsys, "why", "rooms", "--db", rooms_db, "--item", "R9")
+    assert r.code == 2 and "--item 'R9' is not a goal item" in r.err and "R3" in r.err
+
+
+def test_the_demo_has_too_few_runs_and_says_the_pairwise_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "--db", db, "-q")
+    r = run_cli(capsys, "why", "latest", "--db", db)
+    assert r.code == 0, r.err
+    flat = " ".join(r.out.split())
+    assert "too few runs for a signature" in flat
+    assert f"{SEED}: `AC7:unverifiable` missed in run 2, not in run 1: " in flat
+    assert f"passhat diff latest {SEED} 2 1" in flat
+    assert "•" not in flat  # no signature claimed
+
+
+def test_a_feature_that_only_follows_case_difficulty_is_no_signature() -> None:
+    """Across cases, hard cases skip the tool more and miss more; within each case the
+    tool does nothing: pooled naively it would look like a cause."""
+    facts = []
+    for c in range(30):
+        hard = c % 2 == 0
+        for run in range(1, 7):
+            called = run <= (2 if hard else 5)
+            missed = hard and run in (1, 3, 4)  # half of the calling runs, half of the rest
+            facts.append(Facts(f"c{c}", run, {PASS: missed}, {"called lookup": called}))
+    found, tests = signatures(facts)
+    (test,) = tests
+    assert not found and test.odds_ratio == pytest.approx(1.0) and test.p == pytest.approx(1.0)
+    # pooled across cases, the same runs look like a cause: 15 of 105 calling runs
+    # missed against 30 of 75 others
+    from passhat.stats import fisher_exact
+
+    assert fisher_exact(105, 15, 75, 30) < 0.001
+
+
+def test_planted_signatures_are_recovered_and_a_a_stays_quiet() -> None:
+    """The small version of benchmarks/bench_why.py: 50 cases x k = 5."""
+    planted = tally(50, 5, planted=True, simulations=10)
+    assert planted.recovered >= 0.9 * planted.simulations * len(PLANTED)
+    quiet = tally(50, 5, planted=False, simulations=20, seed=1000)
+    assert quiet.with_false <= 1  # 5 % of 20 simulations
