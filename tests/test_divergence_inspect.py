@@ -47,16 +47,55 @@ print(logs[0].location)
 """
 
 
-@pytest.fixture(scope="module")
-def imported_db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """One Inspect log of 1 sample × 3 epochs, imported as experiment `chatty`."""
-    pytest.importorskip("inspect_ai")
+MOODY = """
+import sys
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessageAssistant
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
+from inspect_ai.solver import solver
+
+
+@solver
+def steady():
+    async def solve(state, generate):
+        state.messages.append(ChatMessageAssistant(content="4"))
+        state.output.completion = "4"
+        return state
+
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def moody():
+    # a judge that does not give one answer to one state: epoch 2 is marked wrong
+    async def score(state, target):
+        return Score(value=INCORRECT if state.epoch == 2 else CORRECT)
+
+    return score
+
+
+task = Task(
+    name="moody-math",
+    dataset=[Sample(id="s1", input="What is 2+2?", target="4")],
+    solver=steady(),
+    scorer=moody(),
+    epochs=3,
+)
+logs = eval(task, model="mockllm/model", log_dir=sys.argv[1], display="none")
+assert logs[0].status == "success", logs[0].status
+print(logs[0].location)
+"""
+
+
+def imported(root: Path, task: str, name: str) -> str:
+    """Run `task` (an Inspect script) and import its log as experiment `name` of a new
+    store in `root`; the store's path."""
     from passhat.cli import main
 
-    root = tmp_path_factory.mktemp("inspect-why")
     (root / "logs").mkdir()
-    script = root / "chatty_task.py"
-    script.write_text(TASK)
+    script = root / "task.py"
+    script.write_text(task)
     done = subprocess.run(
         [sys.executable, str(script), str(root / "logs")],
         capture_output=True,
@@ -69,9 +108,35 @@ def imported_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     log = done.stdout.strip().splitlines()[-1].removeprefix("file://")
     db = str(root / "p.db")
     with pytest.raises(SystemExit) as exit_:
-        main(["import", "inspect", log, "--db", db, "--name", "chatty", "--json"])
+        main(["import", "inspect", log, "--db", db, "--name", name, "--json"])
     assert exit_.value.code in (0, None)
     return db
+
+
+@pytest.fixture(scope="module")
+def imported_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One Inspect log of 1 sample × 3 epochs, imported as experiment `chatty`."""
+    pytest.importorskip("inspect_ai")
+    return imported(tmp_path_factory.mktemp("inspect-why"), TASK, "chatty")
+
+
+def test_the_same_run_graded_two_ways_is_graded_differently(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Inspect epochs with the same transcript and final state and different verdicts."""
+    pytest.importorskip("inspect_ai")
+    db = imported(tmp_path, MOODY, "moody")
+    data = diff_json(capsys, db, "moody", "s1", "1", "2")
+    assert (data["a"]["status"], data["b"]["status"]) == ("passed", "failed")
+    assert data["diverged_at"] is None and data["state"] == [] and data["output"] == []
+    assert data["graded_differently"] and data["scorers_differ"] == ["moody"]
+    r = run_cli(capsys, "diff", "moody", "s1", "1", "2", "--db", db)
+    assert "graded differently: the same turns, output and final state" in " ".join(r.out.split())
+    r = run_cli(capsys, "report", "moody", "--db", db)
+    out = " ".join(r.out.split())
+    assert "graded differently: runs 1, 2 and 3 did the same" in out and "(moody differed" in out
+    r = run_cli(capsys, "why", "moody", "--db", db)
+    assert "too few runs for a signature" in " ".join(r.out.split())
 
 
 def test_imported_runs_part_at_the_first_differing_model_message(

@@ -81,7 +81,7 @@ def test_picking_runs_1_and_2_shows_ac7_and_the_turn_they_parted(
     view = dom.with_class("div", "pair-view")[0]
     head = view.with_class("p", "pair-head")[0]
     assert head.attrs["data-diverged"] == "1"
-    assert head.text() == "run 1 ↔ run 2: first diverge at turn 1"
+    assert head.text() == "run 1 (failed) ↔ run 2 (failed): first diverge at turn 1"
     items = view.with_class("table", "pair-items")[0]
     assert items.find("tr", data_side="a").text() == "only in run 1 AC7:unverifiable"
     assert items.find("tr", data_side="b").text() == "only in run 2 –"
@@ -184,3 +184,44 @@ def test_cases_past_the_first_30_of_a_page_say_where_to_look(
         "divergence and item evidence: shown for the first 1 cases of the page "
         "(passhat diff compares any two runs)"
     )
+
+
+@pytest.mark.browser
+def test_a_tool_only_pair_shows_the_calls_their_results_and_both_verdicts(
+    tmp_path: Path, chromium: str
+) -> None:
+    """tests/rooms: no transcript; the page's compare aligns the tool calls with their
+    tools, arguments, results and errors, and names each run's verdict."""
+    import passhat
+    from passhat.cli import main
+    from test_why import pair_of
+
+    db = str(tmp_path / "p.db")
+    passhat.evaluate(str(Path(__file__).parent / "rooms"), k=5, db=db, name="rooms", seed=7)
+    case, good, bad = pair_of(db)
+    page = tmp_path / "rooms.html"
+    with pytest.raises(SystemExit):
+        main(["report", "rooms", "--db", db, "--html", str(page)])
+    js = (
+        f"var d = document.querySelector('details.pair[data-case=\"{case}\"]'); d.open = true;"
+        f"d.querySelector('.pick-a').value = '{good}'; d.querySelector('.pick-b').value = '{bad}';"
+        "d.querySelector('.pick-b').dispatchEvent(new Event('change'));"
+    )
+    clicked = tmp_path / "picked.html"
+    clicked.write_text(with_script(page.read_text(encoding="utf-8"), js), encoding="utf-8")
+    view = parse(dump_dom(clicked)).find("details", class_="pair", data_case=case)
+    head = view.with_class("p", "pair-head")[0]
+    assert (head.attrs["data-basis"], head.attrs["data-parted"]) == ("tool calls", "2")
+    assert head.text() == (
+        f"run {good} (passed) ↔ run {bad} (failed): no transcript: the tool calls first "
+        "diverge at call #2"
+    )
+    calls = view.with_class("table", "pair-calls")[0]
+    first = calls.find("tr", class_="first")
+    assert "#2 get_bookings" in first.text() and "#2 book_room" in first.text()
+    assert "→ error: R2 is taken" in first.text() and '→ ["R2"]' in first.text()
+    assert "#1 list_rooms" in calls.find("tr", data_same="yes").text()
+    output = view.with_class("table", "pair-output")[0]
+    assert "R2 is taken; gave up" in output.text()
+    tree = parse(page.read_text(encoding="utf-8")).find("div", class_="why", data_case=case)
+    assert "branched at call #2" in tree.text() and "failed: run" in tree.text()
