@@ -223,3 +223,31 @@ def test_planted_signatures_are_recovered_and_a_a_stays_quiet() -> None:
     assert planted.recovered >= 0.9 * planted.simulations * len(PLANTED)
     quiet = tally(50, 5, planted=False, simulations=20, seed=1000)
     assert quiet.with_false <= 1  # 5 % of 20 simulations
+
+
+def test_the_reports_show_the_signatures_capped_and_point_to_the_command(
+    rooms_db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from browser import parse
+
+    r = run_cli(capsys, "report", "rooms", "--db", rooms_db)
+    flat = " ".join(r.out.split())
+    assert "failed in" in flat and "runs that did not call get_bookings" in flat
+    assert "all of them, with the runs behind each: passhat why rooms" in flat
+    page = tmp_path / "rooms.html"
+    run_cli(capsys, "report", "rooms", "--db", rooms_db, "--html", str(page))
+    dom = parse(page.read_text(encoding="utf-8"))
+    section = dom.find("section", id="signatures")
+    first = section.find("li")
+    assert "runs that did not call get_bookings" in first.text()
+    link = first.find("a", class_="sig-pair")
+    case, missed, found = (
+        passhat.why("rooms", db=rooms_db, whole_runs=False).signatures[0].test.pairs[0]
+    )
+    assert (link.attrs["data-case"], link.attrs["data-a"], link.attrs["data-b"]) == (
+        case,
+        str(missed),
+        str(found),
+    )
+    assert dom.find("details", class_="pair", data_case=case)  # the compare it opens
+    assert f"passhat diff rooms {case} {missed} {found}" in first.text()

@@ -156,6 +156,7 @@ def report(
                 lang=language,
                 prices=prices,
                 why=why,
+                signatures=why.overview(runs) if why is not None else None,
             )
             complete = accounting.complete
     if junit_xml is not None or summary is not None:

@@ -49,6 +49,7 @@ from passhat.usage import Prices, TokenUsage, usage_by_case, usage_row
 
 if TYPE_CHECKING:
     from passhat.report.why import CaseWhy
+    from passhat.signatures import Why
 
 ReportRun = RunRecord | RunSummary
 """A report reads `Store.summaries` (fast); whole records work too."""
@@ -449,10 +450,12 @@ def print_experiment_report(
     lang: str = "en",
     prices: Prices | None = None,
     why: Callable[[str], CaseWhy] | None = None,
+    signatures: Why | None = None,
 ) -> Accounting:
     """Print the whole report in `lang`; return the accounting (for --strict).
 
-    At most `limit` cases are listed in each table (None: all); figures cover all."""
+    At most `limit` cases are listed in each table (None: all); figures cover all.
+    `signatures` (`Explainer.overview`): the failure signatures, last, capped."""
     read = digest(runs, experiment.case_ids)  # every run read once, for every part
     accounting = Ledger.of(read.statuses).close(experiment.k_requested, experiment.case_k)
     print_figures(
@@ -476,6 +479,14 @@ def print_experiment_report(
         read=read,
         why=why,
     )
+    if signatures is not None:
+        from passhat.report.why import signatures_lines
+
+        lines = signatures_lines(signatures, experiment.name or experiment.id)
+        if lines:
+            console.print()
+        for style, line in lines:
+            console.print(Text(line, style=style), soft_wrap=True)
     return accounting
 
 

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     import jinja2
 
     from passhat.report.why import Explainer
+    from passhat.signatures import Why
 
 __all__ = ["render_html", "script_json", "write_html"]
 
@@ -1155,6 +1156,33 @@ def _why(
     return data
 
 
+def _signatures(
+    why: Why, experiment: ExperimentRecord, cases: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """The page's failure signatures (capped as the terminal's), each with an example
+    pair: a link that opens the case's compare on it, and the `passhat diff` command."""
+    from passhat.report.why import SIGNATURES_SHOWN, diff_command, signature_sentence
+
+    if why.too_few:
+        return []
+    anchors = {c.account.case: c.anchor for c in cases}
+    ref = experiment.name or experiment.id
+    out = []
+    for s in why.signatures[:SIGNATURES_SHOWN]:
+        pair = s.test.pairs[0] if s.test.pairs else None
+        out.append(
+            {
+                "sentence": signature_sentence(s, why.adjust),
+                "case": pair[0] if pair else None,
+                "anchor": anchors.get(pair[0]) if pair else None,
+                "missed": pair[1] if pair else None,
+                "found": pair[2] if pair else None,
+                "command": diff_command(ref, pair) if pair else None,
+            }
+        )
+    return out
+
+
 def _context(
     experiment: ExperimentRecord,
     runs: Sequence[RunRecord | RunSummary],
@@ -1185,6 +1213,7 @@ def _context(
     tools = [u.tool for u in dataset_tools]
     verdicts: Counter[str] = Counter()
     page_views = [_case_view(*case) for case in _analysed(pages[0], tools)]
+    signatures = _signatures(why.overview(runs), experiment, cases) if why is not None else []
     if why is not None:
         budget = [PAIRS_PER_PAGE]
         for n, view in enumerate(page_views):
@@ -1227,6 +1256,10 @@ def _context(
         "ci_level": round(CONFIDENCE * 100),
         "curves": _curves(accounting) if counted else None,
         "page_views": page_views,
+        "signatures": signatures,
+        "signatures_more": (
+            f"passhat why {experiment.name or experiment.id}" if signatures else None
+        ),
         "pages": len(pages),
         "page_cases": PAGE_CASES,
         "list_limit": LIST_LIMIT,

@@ -113,6 +113,13 @@ class Explainer:
         self._whole: Suite | None = None
         self._tried_whole = False
 
+    def overview(self, runs: Sequence[Any]) -> Why:
+        """The experiment's failure signatures from its run summaries (`passhat why`
+        with `--summaries-only`: what a report can afford), for a report's section."""
+        from passhat.signatures import explain
+
+        return explain(self.experiment, runs, None)
+
     def _read(self) -> CaseReader | Problem:
         """suite.yaml's scorers, read once; or why they cannot be."""
         if self._reader is None:
@@ -332,7 +339,20 @@ def why_lines(why: Why, ref: str, limit: int | None = None) -> list[tuple[str, s
             (
                 "dim",
                 "features from the run summaries only (tools, calls, errors, tokens); "
-                "--whole-runs adds arguments, turns and the first divergence",
+                "passhat why --whole-runs adds arguments, turns and the first divergence",
             )
         )
     return out
+
+
+SIGNATURES_SHOWN = 5
+"""Signatures a report shows (the rest: `passhat why`)."""
+
+
+def signatures_lines(why: Why, ref: str) -> list[tuple[str, str]]:
+    """A report's section: the first `SIGNATURES_SHOWN` signatures, pointing to the
+    command; nothing when the data are too few or none stands."""
+    if why.too_few or not why.signatures:
+        return []
+    lines = why_lines(why, ref, limit=SIGNATURES_SHOWN)
+    return [*lines, ("dim", f"all of them, with the runs behind each: passhat why {ref}")]
