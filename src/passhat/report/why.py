@@ -201,7 +201,7 @@ def runs_phrase(feature: str) -> str:
         return f"runs whose {head} is {value}"
     if feature.startswith(("called ", "did not call ")):
         return f"runs that {feature}"
-    if feature.startswith("more "):
+    if feature.startswith(("more ", "no more ")):
         return f"runs with {feature}"
     return f"runs where {feature}"
 
@@ -330,7 +330,11 @@ def why_lines(why: Why, ref: str, limit: int | None = None) -> list[tuple[str, s
             out.append(("dim", "    the same runs as: " + "; ".join(s.aliases[:4])))
         if s.test.pairs:
             out.append(("dim", "    e.g. " + diff_command(ref, s.test.pairs[0])))
-        perm = f"permutation p {s.p_permutation:.2g}" if s.p_permutation is not None else ""
+        perm = (
+            f"permutation p {s.p_permutation:.2g}"
+            if s.p_permutation is not None
+            else "no permutation check (too many runs to permute: the CMH law is the check)"
+        )
         out.append(("dim", f"    {s.test.method} p {s.test.p:.2g}; {perm}"))
     if limit is not None and len(why.signatures) > limit:
         out.append(("dim", f"… {len(why.signatures) - limit} more: passhat why {ref}"))
