@@ -349,20 +349,70 @@ OUTCOMES_TESTED = 200
 cases (items are mostly a case's own: 10,000 cases hold 40,000; `--item` tests any)."""
 
 
-def chosen_outcomes(
-    facts: Sequence[Facts], where: Mapping[str, list[int]], outcomes: Iterable[str] | None
-) -> list[str]:
+@dataclass(frozen=True)
+class _Flat:
+    """Every (outcome, run) of the facts as arrays, grouped by outcome."""
+
+    names: list[str]
+    outcome: np.ndarray
+    row: np.ndarray
+    missed: np.ndarray
+    case: np.ndarray
+    starts: np.ndarray
+    """Where each outcome's entries begin in the arrays (sorted by outcome)."""
+
+    @staticmethod
+    def of(facts: Sequence[Facts], codes: np.ndarray) -> _Flat:
+        ids: dict[str, int] = {}
+        outcome: list[int] = []
+        row: list[int] = []
+        missed: list[bool] = []
+        seen: dict[int, tuple[Mapping[str, bool], list[int], list[bool]]] = {}
+        for i, f in enumerate(facts):
+            known = seen.get(id(f.outcomes))  # runs alike share one outcomes mapping
+            if known is None:
+                names = [ids.setdefault(name, len(ids)) for name in f.outcomes]
+                known = seen[id(f.outcomes)] = (f.outcomes, names, list(f.outcomes.values()))
+            outcome.extend(known[1])
+            row.extend([i] * len(known[1]))
+            missed.extend(known[2])
+        o = np.array(outcome, dtype=np.int64)
+        order = np.argsort(o, kind="stable")
+        r = np.array(row, dtype=np.int64)[order]
+        starts = np.searchsorted(o[order], np.arange(len(ids) + 1))
+        return _Flat(list(ids), o[order], r, np.array(missed, dtype=bool)[order], codes[r], starts)
+
+    def of_outcome(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of `facts` that have outcome `name`, and whether each missed it."""
+        k = self.names.index(name)
+        lo, hi = int(self.starts[k]), int(self.starts[k + 1])
+        return self.row[lo:hi], self.missed[lo:hi]
+
+    def varied(self) -> np.ndarray:
+        """Per outcome: the cases where it was missed in some runs and found in others."""
+        if not self.names:
+            return np.zeros(0, dtype=np.int64)
+        cases = int(self.case.max()) + 1
+        key = self.outcome * cases + self.case
+        unique, inverse = np.unique(key, return_inverse=True)
+        runs = np.bincount(inverse)
+        misses = np.bincount(inverse, weights=self.missed)
+        mixed = (misses > 0) & (misses < runs)
+        return np.bincount(unique // cases, weights=mixed, minlength=len(self.names))
+
+
+OUTCOMES_TESTED = 200
+"""Outcomes tested at most: pass/fail, then the items missed and found within the most
+cases (items are mostly a case's own: 10,000 cases hold 40,000; `--item` tests any)."""
+
+
+def chosen_outcomes(flat: _Flat, outcomes: Iterable[str] | None) -> list[str]:
     """The outcomes to test: those asked for, else pass/fail and the `OUTCOMES_TESTED`
     items that vary (missed in some runs, found in others) within the most cases. The
     choice reads only the outcomes, never a feature: it cannot favour a signature."""
     if outcomes is not None:
-        return [o for o in outcomes if o in where]
-    varied: dict[str, int] = {}
-    for name, rows in where.items():
-        by_case: dict[str, set[bool]] = {}
-        for i in rows:
-            by_case.setdefault(facts[i].case, set()).add(facts[i].outcomes[name])
-        varied[name] = sum(1 for v in by_case.values() if len(v) == 2)
+        return [o for o in outcomes if o in flat.names]
+    varied = dict(zip(flat.names, flat.varied().tolist(), strict=True))
     ranked = sorted((n for n in varied if varied[n]), key=lambda n: (n != PASS, -varied[n], n))
     return ranked[:OUTCOMES_TESTED]
 
@@ -382,17 +432,13 @@ def signatures(
     table = feature_table(facts)
     case_code: dict[str, int] = {}
     codes = np.array([case_code.setdefault(f.case, len(case_code)) for f in facts], dtype=int)
-    where: dict[str, list[int]] = {}
-    for i, f in enumerate(facts):
-        for name in f.outcomes:
-            where.setdefault(name, []).append(i)
-    wanted = chosen_outcomes(facts, where, outcomes)
+    flat = _Flat.of(facts, codes)
+    wanted = chosen_outcomes(flat, outcomes)
     tests: list[tuple[Test, np.ndarray, np.ndarray, np.ndarray, list[str]]] = []
     for outcome in wanted:
-        rows = np.array(where[outcome], dtype=int)
+        rows, y = flat.of_outcome(outcome)
         if rows.size < 2:
             continue
-        y = np.array([facts[i].outcomes[outcome] for i in rows.tolist()], dtype=bool)
         cases = np.unique(codes[rows], return_inverse=True)[1].ravel()
         seen: dict[bytes, int] = {}
         for feature, column in table.items():
@@ -437,16 +483,17 @@ def item_outcomes(graded: Sequence[Mapping[str, Any]]) -> dict[str, bool]:
 
 
 def count_features(
-    tool_counts: Mapping[str, tuple[int, int]], tools: Iterable[str]
+    tool_counts: Mapping[str, tuple[int, int]], labels: Sequence[tuple[str, str, str, str]]
 ) -> dict[str, Any]:
     """Features every run summary carries: each tool called or not, its calls (a number:
-    against the case's median), a tool error returned."""
+    against the case's median), a tool error returned. `labels`: per tool, the three
+    feature names and the tool (`tool_labels`)."""
     out: dict[str, Any] = {}
-    for tool in tools:
+    for called, calls_of, errored, tool in labels:
         calls, errors = tool_counts.get(tool, (0, 0))
-        out[f"called {tool}"] = calls > 0
-        out[f"calls of {tool}"] = calls
-        out[f"{tool} returned an error"] = errors > 0
+        out[called] = calls > 0
+        out[calls_of] = calls
+        out[errored] = errors > 0
     return out
 
 
@@ -527,11 +574,19 @@ def summary_facts(
     """Facts of every counted run from its summary (`RunSummary`), with `extra`
     features by (case, run) (whole-run and user features)."""
     out = []
+    # summaries share equal item lists, and the runs of one list share its outcomes
+    items: dict[int, tuple[Any, dict[str, bool], dict[str, bool]]] = {}
+    labels = [(f"called {t}", f"calls of {t}", f"{t} returned an error", t) for t in tools]
     for s in summaries:
         if s.status == "errored":
             continue
-        outcomes = {PASS: s.status == "failed", **item_outcomes(s.graded_items)}
-        features = count_features(s.tool_counts, tools)
+        graded = s.graded_items
+        known = items.get(id(graded))
+        if known is None:
+            failed = {PASS: True, **item_outcomes(graded)}
+            known = items[id(graded)] = (graded, failed, {**failed, PASS: False})
+        outcomes = known[1] if s.status == "failed" else known[2]
+        features = count_features(s.tool_counts, labels)
         features["tokens"] = s.input_tokens + s.output_tokens
         features.update(extra.get((s.case_id, s.run_index), {}))
         out.append(Facts(s.case_id, s.run_index, outcomes, features))
@@ -573,7 +628,13 @@ def too_few_pairs(facts: Sequence[Facts], outcomes: Iterable[str] | None) -> lis
                 out.append(
                     {"outcome": outcome, "case": case, "found": found[0], "missed": missed[0]}
                 )
+                if len(out) >= PAIRS_SHOWN:
+                    return out
     return out
+
+
+PAIRS_SHOWN = 20
+"""Outcomes given a pair when the runs are too few for a signature."""
 
 
 CASES_PER_READ = 200

@@ -8,7 +8,7 @@ as markup, and the console escapes control characters.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from rich import box
@@ -227,21 +227,8 @@ def _state_part(d: RunDiff, name_a: str, name_b: str) -> Any:
         table.add_row("in both", names(items.both))
         rows.append(table)
     if d.state:
-        table = Table(
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            title=Text("final state · other differences", style="bold"),
-            title_justify="left",
-        )
-        for column in ("path", name_a, name_b):
-            table.add_column(column, overflow="fold")
-        for row in d.state:
-            table.add_row(
-                Text(row["path"]),
-                Text(clip(_json(row["a"]), 160)) if "a" in row else Text("–", style="dim"),
-                Text(clip(_json(row["b"]), 160)) if "b" in row else Text("–", style="dim"),
-            )
-        rows.append(table)
+        title = "final state · other differences"
+        rows.append(_paths_table(title, d.state, name_a, name_b, _json, 160))
     elif not d.items:
         rows.append(Text("final state: the same", style="green"))
     elif d.same_state:
@@ -253,19 +240,31 @@ def _output_part(d: RunDiff, name_a: str, name_b: str) -> Any:
     if not d.output:
         same = d.a.output is not None or d.b.output is not None
         return Text("output: the same" if same else "output: none in either run", style="dim")
+    return _paths_table("output · where it differs", d.output, name_a, name_b, _shown_value, 400)
+
+
+def _paths_table(
+    title: str,
+    rows: Sequence[Mapping[str, Any]],
+    name_a: str,
+    name_b: str,
+    shown: Callable[[Any], str],
+    limit: int,
+) -> Table:
+    """`{path, a, b}` rows side by side (a side left out: –)."""
     table = Table(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        title=Text("output · where it differs", style="bold"),
+        title=Text(title, style="bold"),
         title_justify="left",
     )
     for column in ("path", name_a, name_b):
         table.add_column(column, overflow="fold")
-    for row in d.output:
+    for row in rows:
         table.add_row(
             Text(row["path"] or "(the whole output)"),
-            Text(clip(_shown_value(row["a"]), 400)) if "a" in row else Text("–", style="dim"),
-            Text(clip(_shown_value(row["b"]), 400)) if "b" in row else Text("–", style="dim"),
+            Text(clip(shown(row["a"]), limit)) if "a" in row else Text("–", style="dim"),
+            Text(clip(shown(row["b"]), limit)) if "b" in row else Text("–", style="dim"),
         )
     return table
 
