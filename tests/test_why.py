@@ -21,7 +21,8 @@ from passhat.records import RunRecord
 from passhat.signatures import PASS, Facts, signatures
 from why_sim import PLANTED, tally
 
-ROOMS = Path(__file__).resolve().parent / "rooms"
+ROOT = Path(__file__).resolve().parents[1]
+ROOMS = ROOT / "tests" / "rooms"
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +193,9 @@ def test_the_demo_has_too_few_runs_and_says_the_pairwise_answer(
     assert r.code == 0, r.err
     flat = " ".join(r.out.split())
     assert "too few runs for a signature" in flat
-    assert f"{SEED}: `AC7:unverifiable` missed in run 2, not in run 1: " in flat
+    assert (
+        f"{SEED}: `AC7:unverifiable` missed in run 2, not in run 1; they part at turn 1: " in flat
+    )
     assert f"passhat diff latest {SEED} 2 1" in flat
     assert "•" not in flat  # no signature claimed
 
@@ -251,3 +254,17 @@ def test_the_reports_show_the_signatures_capped_and_point_to_the_command(
     )
     assert dom.find("details", class_="pair", data_case=case)  # the compare it opens
     assert f"passhat diff rooms {case} {missed} {found}" in first.text()
+
+
+def test_on_the_bundled_sql_example_the_pair_names_the_skipped_glossary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two cases of three runs: too few for a signature, and the pairwise answer shows
+    the cassette's planted flaw: the failed run never looked the business term up."""
+    db = str(tmp_path / "p.db")
+    run_cli(capsys, "run", str(ROOT / "examples" / "sql"), "--db", db, "-q", "--name", "sql")
+    data = json.loads(run_cli(capsys, "why", "sql", "--db", db, "--json").out)
+    assert data["too_few"] and data["signatures"] == []
+    (pair,) = [p for p in data["pairs"] if p["case"] == "active-customers"]
+    assert pair["tools"] == {"glossary": [0, 1]}
+    assert (pair["basis"], pair["parted_at"]) == ("turns", 1)

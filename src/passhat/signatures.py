@@ -684,6 +684,8 @@ def explain(
         )
     standing, tests = signatures(facts, adjust=adjust, alpha=alpha, outcomes=outcomes, seed=seed)
     pairs = tuple(too_few_pairs(facts, outcomes)) if not tests else ()
+    if pairs:
+        pairs = tuple(pairwise(pairs, summaries, load))
     return Why(
         record.name or record.id,
         len(facts),
@@ -695,3 +697,33 @@ def explain(
         load is not None,
         pairs,
     )
+
+
+def pairwise(
+    pairs: Sequence[Mapping[str, Any]],
+    summaries: Sequence[Any],
+    load: Callable[[Sequence[str]], Sequence[Any]] | None,
+) -> list[dict[str, Any]]:
+    """Each too-few pair with what tells its two runs apart: the tools called a
+    different number of times (`tools`: tool -> [calls in the missed run, in the found
+    one]) and, when whole runs are read, where they part (`basis`, `parted_at`)."""
+    from passhat.divergence import diff_runs
+
+    counts = {(s.case_id, s.run_index): s.tool_counts for s in summaries}
+    out = []
+    for p in pairs:
+        missed = counts.get((p["case"], p["missed"]), {})
+        found = counts.get((p["case"], p["found"]), {})
+        tools = {
+            t: [missed.get(t, (0, 0))[0], found.get(t, (0, 0))[0]]
+            for t in dict.fromkeys([*missed, *found])
+            if missed.get(t, (0, 0))[0] != found.get(t, (0, 0))[0]
+        }
+        row: dict[str, Any] = {**p, "tools": tools}
+        if load is not None:
+            runs = {r.run_index: r for r in load([p["case"]])}
+            if p["missed"] in runs and p["found"] in runs:
+                d = diff_runs(runs[p["missed"]], runs[p["found"]])
+                row["basis"], row["parted_at"] = d.basis, d.parted_at
+        out.append(row)
+    return out

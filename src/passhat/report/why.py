@@ -313,10 +313,13 @@ def why_lines(why: Why, ref: str, limit: int | None = None) -> list[tuple[str, s
         )
         for p in why.pairs:
             what = "failed" if p["outcome"] == "pass" else f"{outcome_name(p['outcome'])} missed"
+            line = f"  {p['case']}: {what} in run {p['missed']}, not in run {p['found']}"
             out.append(
                 (
                     "",
-                    f"  {p['case']}: {what} in run {p['missed']}, not in run {p['found']}: "
+                    line
+                    + pair_words(p)
+                    + ": "
                     + diff_command(ref, (p["case"], p["missed"], p["found"])),
                 )
             )
@@ -360,3 +363,17 @@ def signatures_lines(why: Why, ref: str) -> list[tuple[str, str]]:
         return []
     lines = why_lines(why, ref, limit=SIGNATURES_SHOWN)
     return [*lines, ("dim", f"all of them, with the runs behind each: passhat why {ref}")]
+
+
+def pair_words(p: Mapping[str, Any]) -> str:
+    """`; run 2 called glossary 0 times, run 1 1 time; they part at call #1`."""
+    out = ""
+    for tool, (missed, found) in list(p.get("tools", {}).items())[:3]:
+        out += (
+            f"; run {p['missed']} called {tool} {missed} time{'s' if missed != 1 else ''}, "
+            f"run {p['found']} {found}"
+        )
+    if p.get("parted_at") is not None:
+        step = "turn" if p["basis"] == "turns" else "call #"
+        out += f"; they part at {step}{' ' if step == 'turn' else ''}{p['parted_at']}"
+    return out
