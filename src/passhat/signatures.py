@@ -39,6 +39,8 @@ __all__ = [
     "Facts",
     "Signature",
     "Test",
+    "Why",
+    "explain",
     "feature_table",
     "signatures",
 ]

@@ -1213,7 +1213,8 @@ def _context(
     tools = [u.tool for u in dataset_tools]
     verdicts: Counter[str] = Counter()
     page_views = [_case_view(*case) for case in _analysed(pages[0], tools)]
-    signatures = _signatures(why.overview(runs), experiment, cases) if why is not None else []
+    overview = why.overview(runs) if why is not None else None
+    signatures = _signatures(overview, experiment, cases) if overview is not None else []
     if why is not None:
         budget = [PAIRS_PER_PAGE]
         for n, view in enumerate(page_views):

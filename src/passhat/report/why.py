@@ -48,6 +48,10 @@ def explain_by_default(runs: int) -> bool:
     return runs <= EXPLAINED_RUNS
 
 
+SIGNATURES_IN_REPORT = 5_000
+"""Experiments up to this many runs get the failure signatures in their reports (about
+a tenth of a second per 1,000 runs on top of the report); `passhat why` past them."""
+
 RUNS_LIMIT = 200
 """Runs of a case the divergence is read over, at most (the first by index)."""
 
@@ -113,11 +117,14 @@ class Explainer:
         self._whole: Suite | None = None
         self._tried_whole = False
 
-    def overview(self, runs: Sequence[Any]) -> Why:
+    def overview(self, runs: Sequence[Any]) -> Why | None:
         """The experiment's failure signatures from its run summaries (`passhat why`
-        with `--summaries-only`: what a report can afford), for a report's section."""
+        with `--summaries-only`: what a report can afford), for a report's section;
+        None past `SIGNATURES_IN_REPORT` runs."""
         from passhat.signatures import explain
 
+        if len(runs) > SIGNATURES_IN_REPORT:
+            return None
         return explain(self.experiment, runs, None)
 
     def _read(self) -> CaseReader | Problem:
