@@ -128,7 +128,8 @@ def _median_flags(values: Sequence[float], cases: Sequence[str]) -> list[bool]:
 def feature_table(facts: Sequence[Facts]) -> dict[str, np.ndarray]:
     """Every feature as a yes/no column over `facts`: booleans as they are, numbers as
     "more than the case's median", texts one column per value. A run without the
-    feature has no for it: numbers count as 0, booleans as False."""
+    feature has no value for it: a number counts as 0, a boolean as False, a text as
+    none of its values."""
     names: dict[str, None] = {}
     for f in facts:
         names.update(dict.fromkeys(f.features))
