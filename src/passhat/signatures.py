@@ -658,7 +658,7 @@ def explain(
     """`Experiment.why`: facts from the summaries (and whole runs when `load` reads
     them, a few cases at a time), then `signatures`."""
     from passhat.errors import InputError
-    from passhat.stats import _check_adjust
+    from passhat.stats.multiplicity import _check_adjust
 
     _check_adjust(adjust)
     extra: dict[tuple[str, int], dict[str, Any]] = {}
