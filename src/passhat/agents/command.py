@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from passhat._proc import pid_alive
 from passhat.agents.isolation import (
     DEFAULT,
     Level,
@@ -58,6 +59,7 @@ from passhat.agents.sandbox import (
     View,
     bwrap_argv,
     covered,
+    is_script,
     outermost,
     program_paths,
     protected,
@@ -264,20 +266,12 @@ def resolve_paths(spec: CommandSpec, base: Path) -> tuple[tuple[str, ...], list[
             # absolute, but symlinks kept: a venv's bin/python must stay the venv's
             absolute = Path(os.path.abspath(path))
             # the program itself counts when it is a script, not an interpreter's binary
-            if index > 0 or _is_script(absolute):
+            if index > 0 or is_script(absolute):
                 files.append(absolute)
             out.append(str(absolute))
         else:
             out.append(arg)
     return tuple(out), files
-
-
-def _is_script(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            return f.read(2) == b"#!"
-    except OSError:
-        return False
 
 
 def files_hash(files: list[Path]) -> str | None:
@@ -783,7 +777,7 @@ def sweep_folders() -> None:
     with contextlib.suppress(OSError):
         for entry in base.iterdir():
             pid = _maker(entry.name)
-            if pid is not None and pid != os.getpid() and not _alive(pid):
+            if pid is not None and pid != os.getpid() and not pid_alive(pid):
                 remove_tree(entry)
 
 
@@ -809,16 +803,6 @@ def _maker(name: str) -> int | None:
         return None
     head = name[len(FOLDER_PREFIX) :].partition("-")[0]
     return int(head) if head.isdigit() else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def closed_to_others(path: Path, bit: int) -> Path | None:

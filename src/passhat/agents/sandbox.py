@@ -211,7 +211,7 @@ def _runtime(program: Path, guarded: Sequence[str]) -> list[str]:
     path = Path(real(program))
     if under(str(path), [*_present(SYSTEM), *found]):
         return found
-    if _is_script(path):
+    if is_script(path):
         prefix = path.parent
     else:
         prefix = path.parent.parent if path.parent.name == "bin" else path.parent
@@ -219,7 +219,7 @@ def _runtime(program: Path, guarded: Sequence[str]) -> list[str]:
     return found
 
 
-def _is_script(path: Path) -> bool:
+def is_script(path: Path) -> bool:
     try:
         with path.open("rb") as f:
             return f.read(2) == b"#!"

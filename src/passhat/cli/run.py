@@ -67,39 +67,31 @@ IsolationOption = Annotated[
         "--isolation",
         metavar="LEVEL",
         help="How sealed a command agent's run is: namespace or process "
-        "(docs/command-agents.md). Default: namespace (own user, PID and mount namespaces; "
-        "a uid of its own under root), or $PASSHAT_ISOLATION when set.",
+        "(docs/command-agents.md). Default: namespace (a bubblewrap sandbox per run: its own "
+        "files, network and processes; a uid of its own under root), or $PASSHAT_ISOLATION.",
         rich_help_panel=LIMITS,
     ),
 ]
+
+
+def _sandbox_option(flag: str, metavar: str, what: str) -> Any:
+    """--agent-read/--agent-write/--agent-host: repeatable, recorded with the experiment."""
+    help = f"{what} (again for more). Recorded with the experiment (docs/command-agents.md)."
+    return typer.Option(flag, metavar=metavar, help=help, rich_help_panel=LIMITS)
+
+
 AgentReadOption = Annotated[
     list[str] | None,
-    typer.Option(
-        "--agent-read",
-        metavar="PATH",
-        help="A path a command agent's sandboxed run may read besides its own program "
-        "(again for more). Recorded with the experiment.",
-        rich_help_panel=LIMITS,
-    ),
+    _sandbox_option("--agent-read", "PATH", "A path a command agent's sandboxed run may read"),
 ]
 AgentWriteOption = Annotated[
     list[str] | None,
-    typer.Option(
-        "--agent-write",
-        metavar="PATH",
-        help="A folder a command agent's sandboxed run may write besides its own (again for "
-        "more). Recorded with the experiment.",
-        rich_help_panel=LIMITS,
-    ),
+    _sandbox_option("--agent-write", "PATH", "A folder a command agent's sandboxed run may write"),
 ]
 AgentHostOption = Annotated[
     list[str] | None,
-    typer.Option(
-        "--agent-host",
-        metavar="HOST[:PORT]",
-        help="A host a command agent's sandboxed run may reach, through its proxy (again for "
-        "more). Default: none but its own proxy and MCP endpoints.",
-        rich_help_panel=LIMITS,
+    _sandbox_option(
+        "--agent-host", "HOST[:PORT]", "A host a command agent's sandboxed run may reach"
     ),
 ]
 TokenBudgetOption = Annotated[

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from passhat._proc import pid_alive
 from passhat.errors import StoreError
 from passhat.store.connection import _Connection
 
@@ -43,7 +44,7 @@ def _held(row: sqlite3.Row) -> bool:
     age = _age(row["heartbeat_at"])
     if age is not None and age > LEASE_EXPIRY_S:
         return False  # nobody renewed it: a process (or host) that is gone
-    return row["host"] != _hostname() or _alive(row["pid"])
+    return row["host"] != _hostname() or pid_alive(row["pid"])
 
 
 class _Heartbeat(threading.Thread):
@@ -72,16 +73,6 @@ class _Heartbeat(threading.Thread):
     def stop(self) -> None:
         self._stop_event.set()
         self.join(timeout=self.timeout + 1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class _Leases(_Connection):
