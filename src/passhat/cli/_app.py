@@ -80,6 +80,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Score a stored experiment's final states again under the suite's current goals and "
         "scorers, as a new experiment linked to it: no agent runs, no model is called.",
     ),
+    "view": (
+        "view",
+        "Serve the store as a live, read-only web app: experiments, progress, runs, "
+        "comparisons and trends.",
+    ),
     "import": (
         "sources",
         "Import another harness's results (Inspect logs, τ²-bench results, Harbor jobs) as "

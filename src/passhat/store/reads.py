@@ -418,6 +418,11 @@ class _Reads(_Connection):
             counts.setdefault(experiment_id, {})[status] = n
         return counts
 
+    def data_version(self) -> int:
+        """SQLite's `PRAGMA data_version`: it changes when another connection commits, so
+        a reader (`passhat view`) can tell the store moved without reading it again."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
     def recorded(self, experiment_id: str) -> set[tuple[str, int]]:
         """(case, run index) of every recorded run."""
         rows = self._db.execute(

@@ -1,0 +1,48 @@
+"""`passhat view`: the store as a live, read-only local web app (passhat.view)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from passhat.cli._app import app, console
+from passhat.cli._help import examples
+from passhat.cli._store import DbOption
+from passhat.store import default_db_path
+
+
+@app.command(
+    epilog=examples(
+        "passhat view",
+        "passhat view --db runs/passhat.db --port 8800 --open",
+    )
+)
+def view(
+    db: DbOption = None,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on. Anything but loopback shows the store to the network: "
+            "a warning is printed and every request needs a random access token.",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", metavar="N", help="Port to listen on (0: any free one).")
+    ] = 8765,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the experiments page in a browser.")
+    ] = False,
+) -> None:
+    """Serve the store as a live, read-only web app: experiments, progress, runs,
+    comparisons and trends."""
+    from passhat.view import serve
+
+    serve(
+        db or default_db_path(),
+        host=host,
+        port=port,
+        open_browser=open_browser,
+        say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
+    )

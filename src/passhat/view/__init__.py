@@ -1,0 +1,14 @@
+"""`passhat view`: the store as a live, read-only local web app.
+
+Pages for the experiments, one experiment (with its progress live while `passhat run`
+writes it), its runs (as `show` and `diff`), a comparison (as `compare`) and a suite's
+trend. The store is opened read-only (SQLite `mode=ro`); no endpoint writes. Needs
+Starlette and uvicorn (the `view` extra).
+"""
+
+from __future__ import annotations
+
+from passhat.view.app import create_app
+from passhat.view.serve import serve
+
+__all__ = ["create_app", "serve"]

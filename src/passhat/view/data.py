@@ -1,0 +1,309 @@
+"""What the view's pages show, read from an open store.
+
+Nothing here is computed differently from the commands: an experiment's accounting is
+`account` over its stored statuses (as `passhat compare` reads a side), its figures and
+intervals are the HTML report's (`report.html._figures`), a comparison is `stats.compare`
+with compare's defaults and notes, and a trend point is flagged by compare's own verdict
+against the point before it. This module arranges; it knows nothing of HTTP.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from passhat.accounting import Accounting, account
+from passhat.errors import PasshatError
+from passhat.records import ExperimentRecord, agent_label
+from passhat.stats import Comparison, Interval
+from passhat.store import Store
+from passhat.usage import TokenUsage, usage_of
+
+LIVE_AFTER_S = 60.0
+"""A lease renewed within this many seconds marks its experiment as being run."""
+CASES_PER_PAGE = 100
+"""Cases an experiment's page lists at a time (`?page=N` turns to the others)."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One of the three figures with its interval (None when there is none yet)."""
+
+    label: str
+    value: float
+    interval: Interval | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One experiment as the experiments page and the live panel show it."""
+
+    experiment: ExperimentRecord
+    accounting: Accounting
+    figures: tuple[Figure, ...]
+    """pass rate, pass@j, pass^j (empty while no run is counted)."""
+    usage: TokenUsage
+    live: bool
+
+    @property
+    def agent(self) -> str:
+        return agent_label(self.experiment.agent)
+
+    @property
+    def rate(self) -> Figure | None:
+        return self.figures[0] if self.figures else None
+
+    @property
+    def hat(self) -> Figure | None:
+        return self.figures[2] if self.figures else None
+
+
+def accounting_of(store: Store, experiment: ExperimentRecord) -> Accounting:
+    """The experiment's accounting from its stored statuses, streamed (compare's way)."""
+    return account(
+        store.statuses(experiment.id),
+        experiment.k_requested,
+        experiment.case_ids,
+        experiment.case_k,
+    )
+
+
+def figures_of(accounting: Accounting) -> tuple[Figure, ...]:
+    """The report's three figures and intervals; none while nothing is counted."""
+    if accounting.runs_counted == 0:
+        return ()
+    from passhat.report.html import _figures
+
+    shown, _ = _figures(accounting, "en")
+    return tuple(Figure(f.label, f.value, f.interval) for f in shown)
+
+
+def is_live(store: Store, experiment_id: str, now: float | None = None) -> bool:
+    """Whether a process holds the experiment's lease and renewed it lately."""
+    holder = store.lease_holder(experiment_id)
+    if holder is None or holder.get("heartbeat_at") is None:
+        return holder is not None
+    return (now or time.time()) - float(holder["heartbeat_at"]) <= LIVE_AFTER_S
+
+
+def summary_of(store: Store, experiment: ExperimentRecord) -> Summary:
+    accounting = accounting_of(store, experiment)
+    return Summary(
+        experiment,
+        accounting,
+        figures_of(accounting),
+        usage_of(store.tokens(experiment.id)),
+        is_live(store, experiment.id),
+    )
+
+
+def eta_seconds(samples: Sequence[tuple[float, int]], remaining: int) -> float | None:
+    """Seconds left at the pace seen over `samples` ((time, runs recorded), oldest
+    first); None until runs were seen to arrive."""
+    if remaining <= 0:
+        return 0.0
+    if len(samples) < 2:
+        return None
+    (t0, n0), (t1, n1) = samples[0], samples[-1]
+    if n1 <= n0 or t1 <= t0:
+        return None
+    return remaining * (t1 - t0) / (n1 - n0)
+
+
+class Snapshot:
+    """The store as last seen, read again only when another connection wrote it.
+
+    One read-only connection (`mode=ro`) behind a lock; `PRAGMA data_version` tells a
+    commit by another process, so an unchanged store answers from memory, and a
+    changed one re-reads only the experiments whose run counts moved."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.lock = threading.Lock()
+        self._version: int | None = None
+        self._counts: dict[str, dict[str, int]] = {}
+        self._experiments: list[ExperimentRecord] = []
+        self._summaries: dict[str, tuple[Any, Summary]] = {}
+        self._paces: dict[str, deque[tuple[float, int]]] = {}
+
+    def _refresh(self) -> bool:
+        """Read what changed since the last look; True when something did."""
+        version = self.store.data_version()
+        if version == self._version:
+            return False
+        self._version = version
+        self._experiments = self.store.experiments()
+        self._counts = self.store.status_counts()
+        now = time.monotonic()
+        for e in self._experiments:
+            pace = self._paces.setdefault(e.id, deque(maxlen=20))
+            done = sum(self._counts.get(e.id, {}).values())
+            if not pace or pace[-1][1] != done:
+                pace.append((now, done))
+        return True
+
+    def version(self) -> int | None:
+        with self.lock:
+            self._refresh()
+            return self._version
+
+    def summaries(self) -> list[Summary]:
+        """Every experiment, newest first."""
+        with self.lock:
+            self._refresh()
+            return [self._summary(e) for e in reversed(self._experiments)]
+
+    def summary(self, experiment: ExperimentRecord) -> Summary:
+        with self.lock:
+            self._refresh()
+            return self._summary(experiment)
+
+    def _summary(self, e: ExperimentRecord) -> Summary:
+        key = (tuple(sorted(self._counts.get(e.id, {}).items())), e.runs_requested)
+        cached = self._summaries.get(e.id)
+        live = is_live(self.store, e.id)
+        if cached is not None and cached[0] == key:
+            summary = cached[1]
+            return summary if summary.live == live else _with_live(summary, live)
+        summary = summary_of(self.store, e)
+        self._summaries[e.id] = (key, summary)
+        return summary
+
+    def eta(self, experiment_id: str, remaining: int) -> float | None:
+        with self.lock:
+            return eta_seconds(list(self._paces.get(experiment_id, ())), remaining)
+
+
+def _with_live(summary: Summary, live: bool) -> Summary:
+    from dataclasses import replace
+
+    return replace(summary, live=live)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Two stored experiments compared as `passhat compare A B` compares them."""
+
+    a: ExperimentRecord
+    b: ExperimentRecord
+    result: Comparison
+    data: dict[str, Any]
+    """`passhat compare --json`'s document."""
+    usage: tuple[TokenUsage, TokenUsage]
+
+
+def compare_stored(
+    store: Store, a: ExperimentRecord, b: ExperimentRecord, *, allow_different: bool = False
+) -> Compared:
+    """compare's defaults (pass@1, its resamples, seed 0, 95 %, BH), its suite check and
+    its notes; the document `compare --json` prints."""
+    from passhat.adaptive import varied_k_notes
+    from passhat.report.summary import comparison_dict
+    from passhat.stats import check_suites, compare
+    from passhat.usage import usage_difference
+
+    side_a, side_b = accounting_of(store, a), accounting_of(store, b)
+    notes = check_suites(a.suite_hash, b.suite_hash, allow_different=allow_different)
+    notes += varied_k_notes((("A", side_a), ("B", side_b)))
+    result = compare(side_a, side_b, notes=notes)
+    usage = (usage_of(store.tokens(a.id)), usage_of(store.tokens(b.id)))
+    data = comparison_dict(result, source_a=source_of(a), source_b=source_of(b))
+    data["usage"] = usage_difference(*usage)
+    return Compared(a, b, result, data, usage)
+
+
+def source_of(e: ExperimentRecord) -> str:
+    """A side's source as `compare --json` names a stored experiment."""
+    from passhat.report.i18n import t
+
+    return t(
+        "experiment_source",
+        "en",
+        name=e.name or e.id,
+        agent=agent_label(e.agent),
+        model=e.model or "–",
+    )
+
+
+def previous_of(
+    experiments: Sequence[ExperimentRecord], e: ExperimentRecord
+) -> ExperimentRecord | None:
+    """The experiment of the same suite created last before `e`."""
+    before = [x for x in experiments if x.suite_name == e.suite_name and x.id != e.id]
+    before = [x for x in before if x.created_at <= e.created_at]
+    return before[-1] if before else None
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One experiment of a suite's trend, and compare's verdict against the one before."""
+
+    summary: Summary
+    outcome: str | None
+    """compare's verdict against the previous point: better, worse or none (not
+    decided); None for the first point, or when the two cannot be compared."""
+    difference: float | None
+    note: str | None = None
+
+    @property
+    def regression(self) -> bool:
+        return self.outcome == "worse"
+
+
+def trend_of(store: Store, summaries: Sequence[Summary], suite: str) -> list[TrendPoint]:
+    """A suite's experiments oldest first (`summaries` newest first, as the experiments
+    page lists them), each compared with the point before it as `compare` would."""
+    ours = [s for s in reversed(summaries) if s.experiment.suite_name == suite]
+    points: list[TrendPoint] = []
+    for before, now in zip([None, *ours], ours, strict=False):
+        if before is None or not before.figures or not now.figures:
+            points.append(TrendPoint(now, None, None))
+            continue
+        try:
+            c = compare_stored(store, before.experiment, now.experiment)
+        except PasshatError as error:
+            points.append(TrendPoint(now, None, None, str(error)))
+            continue
+        difference = c.data["metrics"]["pass_at_1"]["difference"]
+        points.append(TrendPoint(now, c.result.verdict.outcome, difference))
+    return points
+
+
+@dataclass
+class Page:
+    """A page of an experiment's cases."""
+
+    number: int
+    pages: int
+    cases: list[Any] = field(default_factory=list)
+
+
+def case_page(accounting: Accounting, number: int) -> Page:
+    """Cases `CASES_PER_PAGE` at a time; a page past the end is the last."""
+    pages = max(1, -(-len(accounting.cases) // CASES_PER_PAGE))
+    number = min(max(1, number), pages)
+    start = (number - 1) * CASES_PER_PAGE
+    return Page(number, pages, list(accounting.cases[start : start + CASES_PER_PAGE]))
+
+
+__all__ = [
+    "CASES_PER_PAGE",
+    "Compared",
+    "Figure",
+    "Page",
+    "Snapshot",
+    "Summary",
+    "TrendPoint",
+    "accounting_of",
+    "case_page",
+    "compare_stored",
+    "eta_seconds",
+    "figures_of",
+    "previous_of",
+    "summary_of",
+    "trend_of",
+]

@@ -1,0 +1,75 @@
+"""Running the view: bind, say where it is, serve until interrupted."""
+
+from __future__ import annotations
+
+import socket
+import webbrowser
+from collections.abc import Callable
+from pathlib import Path
+
+from passhat.errors import ConfigError, InputError
+from passhat.view.security import is_loopback, new_token
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (port 0: any free one); one clear line if not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as error:
+        sock.close()
+        raise InputError(
+            f"--host {host} --port {port}: cannot listen there ({error.strerror}); "
+            "pick another --port (0: any free one)"
+        ) from None
+    sock.listen(128)
+    return sock
+
+
+def view_url(host: str, port: int, token: str | None) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+
+
+def serve(
+    db: Path,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = 8765,
+    open_browser: bool = False,
+    say: Callable[[str], None] = print,
+) -> None:
+    """Serve the view of the store at `db` until interrupted. Beyond loopback a random
+    token guards every request and a warning says the store is shown to the network."""
+    try:
+        import uvicorn
+    except ImportError:
+        raise ConfigError(
+            'passhat view needs starlette and uvicorn: pip install "passhat[view]"'
+        ) from None
+    from passhat.store import Store
+    from passhat.view.app import create_app
+
+    Store(db, create=False, read_only=True).close()  # no store: one line, before binding
+    token = None if is_loopback(host) else new_token()
+    sock = bind(host, port)
+    port = sock.getsockname()[1]
+    url = view_url(host, port, token)
+    if token is not None:
+        say(
+            f"warning: --host {host} shows this store to every machine that can reach it; "
+            "each request needs the access token in this URL"
+        )
+    say(f"passhat view of {db}: {url}  (Ctrl-C stops it)")
+    app = create_app(db, token=token, host=host, port=port)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    if open_browser:
+        webbrowser.open(url)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+__all__ = ["DEFAULT_HOST", "bind", "serve", "view_url"]

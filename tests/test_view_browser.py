@@ -1,0 +1,194 @@
+"""`passhat view` in headless Chromium: every page renders without a console error,
+a concurrent `passhat run` shows up live, compare says what `compare --json` says,
+the trend flags a planted regression, and the report's injection corpus runs nothing
+on any page. Screenshots for docs/view.md land in test-artifacts/."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+from devtools import Page, chromium_page
+from passhat.store import Store
+from test_report_html import IMG, SCRIPT, hostile
+from view_stores import served, trend_store, write_store
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[1]
+LIVE_ARGS = ("--name", "live", "--concurrency", "1")
+
+
+def pages(case: str, a: str = "p2", b: str = "p3", suite: str = "coupon") -> dict[str, str]:
+    """Every page of the view, by name, as a path with its query."""
+    return {
+        "experiments": "",
+        "experiment": f"e/{b}",
+        "report": f"e/{b}/report",
+        "run": "runs?" + urlencode({"e": b, "case": case, "a": 1}),
+        "diff": "runs?" + urlencode({"e": b, "case": case, "a": 1, "b": 2}),
+        "compare": "compare?" + urlencode({"a": a, "b": b}),
+        "trend": "trend?" + urlencode({"suite": suite}),
+    }
+
+
+def visit(page: Page, url: str) -> None:
+    page.goto(url)
+    page.wait_for("document.readyState === 'complete'")
+
+
+def test_every_page_renders_without_console_errors(tmp_path: Path) -> None:
+    db = trend_store(tmp_path / "passhat.db")
+    with served(db) as url, chromium_page() as page:
+        for name, path in pages("case-13").items():
+            visit(page, url + path)
+            if name != "report":  # the report has no live stream
+                page.wait_for("document.getElementById('stream').dataset.state === 'on'")
+            assert page.errors() == [], name
+            assert page.evaluate("document.querySelectorAll('#problem').length") == 0, name
+            page.screenshot(f"view-{name}")
+        # the filter hides what does not match; sorting by pass rate puts p3's 40 % first
+        visit(page, url)
+        page.evaluate(
+            "(() => { const f = document.getElementById('filter'); f.value = 'p4';"
+            " f.dispatchEvent(new Event('input')); })()"
+        )
+        shown = "Array.from(document.querySelectorAll('#experiments tbody tr'))"
+        visible = page.evaluate(f"{shown}.filter(r => !r.hidden).map(r => r.dataset.name)")
+        assert visible == ["p4"]
+        page.evaluate("document.querySelector('th[data-key=rate]').click()")
+        assert page.evaluate(f"{shown}.map(r => r.dataset.name)")[:2] in (
+            ["p3", "p4"],
+            ["p4", "p3"],
+        )
+        assert page.errors() == []
+
+
+def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:
+    db = trend_store(tmp_path / "passhat.db")
+    cli = subprocess.run(
+        [sys.executable, "-m", "passhat", "compare", "p2", "p3", "--json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = json.loads(cli.stdout)
+    with served(db) as url, chromium_page() as page:
+        visit(page, url + pages("case-00")["compare"])
+        shown = page.evaluate(
+            "Array.from(document.querySelectorAll('#differences tr[data-metric]')).map(r =>"
+            " [r.dataset.metric, Number(r.dataset.difference), Number(r.dataset.low),"
+            " Number(r.dataset.high)])"
+        )
+        outcome = page.evaluate("document.getElementById('verdict').dataset.outcome")
+        text = page.evaluate("document.getElementById('verdict').textContent")
+        assert page.errors() == []
+    assert outcome == expected["verdict"]["outcome"] == "worse"
+    assert expected["verdict"]["text"] in " ".join(text.split())
+    assert {m: (d, lo, hi) for m, d, lo, hi in shown} == {
+        key: (m["difference"], m["low"], m["high"]) for key, m in expected["metrics"].items()
+    }
+
+
+def test_trend_flags_the_planted_regression(tmp_path: Path) -> None:
+    db = trend_store(tmp_path / "passhat.db")
+    with served(db) as url, chromium_page() as page:
+        visit(page, url + pages("case-00")["trend"])
+        flagged = page.evaluate(
+            "Array.from(document.querySelectorAll('#points tr.regression')).map(r =>"
+            " r.dataset.experiment)"
+        )
+        red = page.evaluate(
+            "Array.from(document.querySelectorAll('#plot circle.regression')).map(c =>"
+            " c.dataset.experiment)"
+        )
+        links = page.evaluate(
+            "Array.from(document.querySelectorAll('#plot a')).map(a => a.getAttribute('href'))"
+        )
+        assert page.errors() == []
+    assert flagged == red == ["e0000003"]  # p4 is as bad as p3, not worse than it
+    assert links == [f"/e/e000000{n}" for n in range(1, 5)]
+
+
+def test_a_run_recorded_by_a_concurrent_passhat_run_shows_within_2_s(tmp_path: Path) -> None:
+    db = trend_store(tmp_path / "passhat.db")
+    row = "document.querySelector('#experiments tr[data-name=live]')"
+    with (
+        served(db) as url,
+        chromium_page() as page,
+        Store(db, create=False, read_only=True) as store,
+    ):
+        visit(page, url)
+        page.wait_for("document.getElementById('stream').dataset.state === 'on'")
+        writer = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "passhat",
+                "run",
+                "examples/clarify",
+                "--db",
+                str(db),
+                *LIVE_ARGS,
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PASSHAT_DB": str(db)},
+        )
+        try:
+            recorded_at = None
+            deadline = time.monotonic() + 60
+            while recorded_at is None and time.monotonic() < deadline:
+                counts = store.status_counts()
+                ids = [e.id for e in store.experiments() if e.name == "live"]
+                if ids and sum(counts.get(ids[0], {}).values()) > 0:
+                    recorded_at = time.monotonic()
+                time.sleep(0.02)
+            assert recorded_at is not None, "passhat run recorded no run in 60 s"
+            page.wait_for(
+                f"{row} && Number({row}.dataset.counted) + Number({row}.dataset.errored) > 0",
+                timeout=5,
+            )
+            shown_after = time.monotonic() - recorded_at
+        finally:
+            writer.wait(120)
+        assert shown_after <= 2.0
+        assert page.evaluate("location.pathname") == "/"  # updated in place, never reloaded
+        assert int(page.evaluate("document.body.dataset.refreshed")) >= 1
+        assert page.errors() == []
+
+
+def test_the_injection_corpus_runs_nothing_on_any_page(tmp_path: Path) -> None:
+    e, runs, case = hostile()
+    e = replace(e, name="hostile", model=IMG, prompt_version=SCRIPT)
+    other = replace(e, id="9e8d7c6b", name="hostile-again", created_at="2026-05-05T09:30:00Z")
+    db = write_store(
+        tmp_path / "passhat.db",
+        [(e, runs), (other, [replace(r, experiment_id=other.id) for r in runs])],
+    )
+    with served(db) as url, chromium_page() as page:
+        for name, path in pages(case, "hostile", "hostile-again", SCRIPT).items():
+            if name == "diff":  # run 2 of the corpus errored; diff it with itself
+                path = "runs?" + urlencode(
+                    {"e": "hostile", "case": case, "a": 1, "eb": "hostile-again", "b": 1}
+                )
+            visit(page, url + path)
+            assert page.evaluate("document.title").startswith("passhat"), name
+            assert not page.evaluate("document.querySelectorAll('[id^=pwned]').length"), name
+            assert not page.evaluate("document.querySelectorAll('img').length"), name
+            assert page.errors() == [], name
+            html = page.html()
+            assert "<script>document.title" not in html, name
+            if name not in ("report", "compare"):
+                assert SCRIPT in page.evaluate("document.body.innerText") or case in page.evaluate(
+                    "document.body.innerText"
+                ), name
+        page.screenshot("view-hostile")
