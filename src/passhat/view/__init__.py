@@ -9,6 +9,6 @@ Starlette and uvicorn (the `view` extra).
 from __future__ import annotations
 
 from passhat.view.app import create_app
-from passhat.view.serve import serve
+from passhat.view.server import serve
 
 __all__ = ["create_app", "serve"]

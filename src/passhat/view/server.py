@@ -69,7 +69,8 @@ def serve(
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     if open_browser:
         webbrowser.open(url)
-    uvicorn.Server(config).run(sockets=[sock])
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])
 
 
 __all__ = ["DEFAULT_HOST", "bind", "serve", "view_url"]

@@ -1,0 +1,288 @@
+"""`passhat view` over HTTP (a real server on 127.0.0.1) and its pure parts: read-only,
+local, a token beyond loopback, the pages' headers, the live stream, and the pieces the
+pages are made of. The pages in a browser: test_view_browser.py."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+import uvicorn
+
+from cli_helpers import run_cli
+from passhat.accounting import account
+from passhat.store import Store
+from passhat.view import create_app, serve
+from passhat.view.data import CASES_PER_PAGE, case_page, eta_seconds
+from passhat.view.security import PAGE_CSP, host_allowed, is_loopback
+from view_stores import served, suite_experiment, trend_store, write_store
+
+# --------------------------------------------------------------------------- pure parts
+
+
+@pytest.mark.parametrize(
+    ("samples", "remaining", "eta"),
+    [
+        pytest.param([], 5, None, id="nothing-seen"),
+        pytest.param([(0.0, 0)], 5, None, id="one-look"),
+        pytest.param([(0.0, 4), (10.0, 4)], 5, None, id="no-progress"),
+        pytest.param([(0.0, 0), (10.0, 5)], 5, 10.0, id="half-way"),
+        pytest.param([(0.0, 0), (4.0, 2), (10.0, 10)], 20, 20.0, id="over-the-window"),
+        pytest.param([(0.0, 0), (10.0, 5)], 0, 0.0, id="done"),
+    ],
+)
+def test_eta_is_the_remaining_runs_at_the_pace_seen(
+    samples: list[tuple[float, int]], remaining: int, eta: float | None
+) -> None:
+    assert eta_seconds(samples, remaining) == eta
+
+
+@pytest.mark.parametrize(
+    ("header", "allowed"),
+    [
+        ("127.0.0.1:8765", True),
+        ("127.0.0.1", True),
+        ("localhost:8765", True),
+        ("[::1]:8765", True),
+        ("127.0.0.1:9999", False),  # another port: another server's page
+        ("evil.example:8765", False),  # DNS rebinding: a name that resolves to 127.0.0.1
+        ("127.0.0.1.evil.example", False),
+        ("", False),
+    ],
+)
+def test_only_a_loopback_host_header_with_our_port_is_answered(header: str, allowed: bool) -> None:
+    assert host_allowed(header, 8765) is allowed
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        *[("127.0.0.1", True), ("localhost", True), ("::1", True), ("127.0.0.2", True)],
+        *[("0.0.0.0", False), ("192.168.1.5", False), ("::", False), ("example.com", False)],
+    ],
+)
+def test_loopback_is_what_stays_on_this_machine(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_cases_are_listed_a_page_at_a_time() -> None:
+    cases = [f"c{i:03d}" for i in range(CASES_PER_PAGE * 2 + 5)]
+    accounting = account([(c, 1, "passed") for c in cases], 1, cases)
+    first, last = case_page(accounting, 1), case_page(accounting, 3)
+    assert (first.number, first.pages) == (1, 3)
+    assert [c.case for c in first.cases] == cases[:CASES_PER_PAGE]
+    assert [c.case for c in last.cases] == cases[CASES_PER_PAGE * 2 :]
+    assert case_page(accounting, 99).number == 3 and case_page(accounting, -1).number == 1
+
+
+# --------------------------------------------------------------------------- over HTTP
+
+
+def get(
+    url: str, path: str = "", *, method: str = "GET", **headers: str
+) -> tuple[int, dict[str, str], str]:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    try:
+        target = path if path.startswith("/") else "/" + path
+        connection.request(method, target, headers=headers)
+        answer = connection.getresponse()
+        body = answer.read().decode("utf-8")
+        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, body
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="module")
+def store_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    db = trend_store(tmp_path_factory.mktemp("view") / "passhat.db")
+    with served(db) as url:
+        yield db, url
+
+
+PAGES = [
+    "/",
+    "/e/p3",
+    "/e/p3?page=2",
+    "/e/p3/live",
+    "/runs?e=p3&case=case-00&a=1",
+    "/runs?e=p3&case=case-00&a=1&b=2",
+    "/compare?a=p2&b=p3",
+    "/compare",
+    "/trend?suite=coupon",
+    "/trend",
+    "/fragment/experiments",
+]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_answers_with_the_strict_policy(store_url: tuple[Path, str], path: str) -> None:
+    status, headers, body = get(store_url[1], path)
+    assert status == 200, body
+    assert headers["content-security-policy"] == PAGE_CSP
+    assert "'unsafe-inline'" not in PAGE_CSP and "script-src 'self'" in PAGE_CSP
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "no-referrer"
+    assert "<script>" not in body  # the one script is a file: /static/view.js
+
+
+def test_the_report_page_keeps_its_own_policy(store_url: tuple[Path, str]) -> None:
+    from passhat.report.html import _script
+
+    status, headers, body = get(store_url[1], "/e/p3/report")
+    assert status == 200
+    policy = headers["content-security-policy"]
+    assert f"script-src {_script()[1]}" in policy and "'self'" not in policy
+    assert "p3" in body and 'data-case="case-29"' in body
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+def test_nothing_writes(store_url: tuple[Path, str], method: str) -> None:
+    db, url = store_url
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    status, _, body = get(url, "/e/p3", method=method)
+    assert status == 405 and "read-only" in body
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+def test_a_foreign_host_header_is_refused(store_url: tuple[Path, str]) -> None:
+    status, _, body = get(store_url[1], "/", Host="evil.example")
+    assert status == 421 and "evil.example" in body
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "words"),
+    [
+        ("/e/nope", 404, "no experiment 'nope'"),
+        ("/runs?e=p3&case=case-00&a=9", 404, "no run 9 of case 'case-00'"),
+        ("/runs?e=p3&case=case-00&a=x", 400, "run indices"),
+        ("/compare?a=p2&b=nope", 200, "no experiment 'nope'"),
+    ],
+)
+def test_a_bad_address_says_what_is_wrong(
+    store_url: tuple[Path, str], path: str, status: int, words: str
+) -> None:
+    code, _, body = get(store_url[1], path)
+    assert code == status
+    assert words in body.replace("&#39;", "'")
+
+
+def test_the_experiment_page_lists_its_cases_a_page_at_a_time(tmp_path: Path) -> None:
+    e, runs = suite_experiment(1, [1] * (CASES_PER_PAGE + 3), k=1)
+    db = write_store(tmp_path / "passhat.db", [(e, runs)])
+    with served(db) as url:
+        first = get(url, "/e/p1")[2]
+        second = get(url, "/e/p1?page=2")[2]
+    assert 'data-case="case-00"' in first and 'data-case="case-100"' not in first
+    assert 'data-case="case-102"' in second and 'data-case="case-00"' not in second
+    assert 'rel="next"' in first and 'rel="prev"' in second
+
+
+def test_the_stream_says_change_when_another_process_writes(tmp_path: Path) -> None:
+    e, runs = suite_experiment(1, [3, 0], k=3)
+    db = write_store(tmp_path / "passhat.db", [(e, runs[:2])])
+    with served(db) as url:
+        parts = urlsplit(url)
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+        connection.request("GET", "/events")
+        stream = connection.getresponse()
+        assert stream.getheader("content-type", "").startswith("text/event-stream")
+        assert b"event: hello" in stream.readline() + stream.readline()
+        with Store(db, create=False) as writer:
+            writer.record_runs(runs[2:3])
+        lines = [stream.readline() for _ in range(4)]
+        connection.close()
+        assert b"event: change\n" in lines
+        live = get(url, "/e/p1/live")[2]
+    assert 'data-completed="3"' in live
+
+
+# --------------------------------------------------------------------------- beyond loopback
+
+
+@contextmanager
+def app_on_loopback(app: Any) -> Iterator[str]:
+    """`app` served by uvicorn in a thread on 127.0.0.1 (any free port)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def test_beyond_loopback_every_request_needs_the_token(tmp_path: Path) -> None:
+    db = trend_store(tmp_path / "passhat.db")
+    token = "s3cret-token-of-the-view"
+    app = create_app(db, token=token, host="0.0.0.0")
+    with app_on_loopback(app) as url:
+        for path in ("/", "/e/p3", "/static/view.js", "/events", "/e/p3/report"):
+            status, _, body = get(url, path, Host="192.0.2.7:8765")
+            assert status == 403 and "access token" in body, path
+        assert get(url, "/?" + urlencode({"token": "wrong"}))[0] == 403
+        status, headers, _ = get(url, "/?" + urlencode({"token": token}), Host="192.0.2.7")
+        assert status == 200
+        cookie = headers["set-cookie"].split(";")[0]
+        assert "HttpOnly" in headers["set-cookie"] and "SameSite=Strict" in headers["set-cookie"]
+        assert get(url, "/e/p3", Cookie=cookie)[0] == 200  # the page's links and its stream
+        assert get(url, "/e/p3", Cookie="passhat_view_token=wrong")[0] == 403
+
+
+def test_serving_beyond_loopback_warns_and_prints_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = trend_store(tmp_path / "passhat.db")
+    bound: list[str] = []
+
+    def bind(host: str, port: int) -> socket.socket:  # on loopback, whatever was asked
+        bound.append(host)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        return sock
+
+    monkeypatch.setattr("passhat.view.server.bind", bind)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    lines: list[str] = []
+    serve(db, host="0.0.0.0", port=8765, say=lines.append)
+    assert bound == ["0.0.0.0"]
+    assert lines[0].startswith("warning: --host 0.0.0.0 shows this store")
+    token = lines[1].split("?token=")[1].split()[0]
+    assert len(token) >= 40
+    lines.clear()
+    serve(db, say=lines.append)
+    assert len(lines) == 1 and "?token=" not in lines[0] and "http://127.0.0.1:" in lines[0]
+
+
+def test_no_store_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "view", "--db", str(tmp_path / "none.db"))
+    assert result.code == 2
+    assert "no passhat store here" in result.err and "Traceback" not in result.err
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = write_store(tmp_path / "passhat.db", [])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = run_cli(capsys, "view", "--db", str(db), "--port", str(port))
+    assert result.code == 2
+    assert f"--port {port}: cannot listen there" in result.err
