@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,10 +21,11 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 import uvicorn
 
-from cli_helpers import run_cli
+from cli_helpers import run_cli, run_seed
 from passhat.accounting import account
 from passhat.store import Store
 from passhat.view import create_app, serve
+from passhat.view.beacon import announced, view_of
 from passhat.view.data import CASES_PER_PAGE, case_page, eta_seconds
 from passhat.view.security import PAGE_CSP, host_allowed, is_loopback
 from view_stores import served, suite_experiment, trend_store, write_store
@@ -286,3 +290,53 @@ def test_a_port_in_use_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
         result = run_cli(capsys, "view", "--db", str(db), "--port", str(port))
     assert result.code == 2
     assert f"--port {port}: cannot listen there" in result.err
+
+
+# --------------------------------------------------------------------------- where to watch
+
+
+def test_a_running_view_is_found_by_its_store_and_forgotten_when_it_stops(tmp_path: Path) -> None:
+    db = write_store(tmp_path / "passhat.db", [])
+    assert view_of(db) is None
+    with announced(db, "http://127.0.0.1:8765/") as path:
+        assert view_of(db) == "http://127.0.0.1:8765/"
+        assert view_of(tmp_path / "other.db") is None
+        assert path.stat().st_mode & 0o077 == 0  # the token may be in it: this user's only
+    assert not path.exists() and view_of(db) is None
+
+
+def test_the_beacon_of_a_dead_view_is_ignored(tmp_path: Path) -> None:
+    db = write_store(tmp_path / "passhat.db", [])
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    with announced(db, "http://127.0.0.1:8765/") as path:
+        path.write_text(json.dumps({"url": "http://127.0.0.1:8765/", "pid": int(dead.stdout)}))
+        assert view_of(db) is None
+
+
+def test_passhat_run_says_where_to_watch_when_a_view_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "passhat.db"
+    assert "watch it live" not in run_seed(capsys, "--db", str(db), "-k", "1").err
+    with announced(db, "http://127.0.0.1:8765/?token=abc"):
+        result = run_seed(capsys, "--db", str(db), "-k", "1", "--name", "watched")
+    with Store(db, create=False, read_only=True) as store:
+        eid = store.experiment("watched").id
+    assert f"watch it live: http://127.0.0.1:8765/e/{eid}?token=abc" in result.err
+
+
+def test_serve_announces_itself_while_it_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = write_store(tmp_path / "passhat.db", [])
+    seen: list[str | None] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: seen.append(view_of(db)))
+    lines: list[str] = []
+    serve(db, port=0, say=lines.append)
+    assert seen[0] is not None and seen[0] in lines[0]
+    assert view_of(db) is None

@@ -153,6 +153,16 @@ accounting only (computed from the streamed statuses, in flat memory); `passhat
 report` gives item stability and tool use."""
 
 
+def _watch_line(experiment: ExperimentRecord, store: Path, lang: str) -> None:
+    """Where to watch the experiment live, when a `passhat view` of its store runs."""
+    from passhat.view.beacon import experiment_url, view_of
+
+    url = view_of(store)
+    if url is not None:
+        line = t("watch_live", lang, url=experiment_url(url, experiment.id))
+        err_console.print(line, markup=False, soft_wrap=True)
+
+
 def _printer(lang: str, quiet: bool) -> Events:
     """The library's events, printed: the plan, a progress bar per round, warnings."""
     from passhat.evaluation import Events
@@ -176,6 +186,7 @@ def _printer(lang: str, quiet: bool) -> Events:
                 path=store,
             )
             err_console.print(line, markup=False)
+            _watch_line(experiment, store, lang)
 
         def resuming(self, experiment: ExperimentRecord, runs: int) -> None:
             if not quiet:

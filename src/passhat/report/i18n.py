@@ -385,6 +385,7 @@ _EN: dict[str, str] = {
     # terminal: run and resume
     "run_start": "experiment {id}: {cases} × k={k} = {runs} → {path}",
     "runs_to_do": "experiment {id}: {runs} to do",
+    "watch_live": "watch it live: {url}",
     "nothing_to_do": "experiment {id}: nothing to do, every requested run is recorded "
     "({runs}: passed {passed}, failed {failed}, errored {errored})",
     "nothing_to_do_errored": "; `passhat resume {ref} --errored` runs the errored ones again",
@@ -754,6 +755,7 @@ _ZH_TW: dict[str, str] = {
     # terminal: run and resume
     "run_start": "實驗 {id}：{cases} × k={k} = {runs}執行 → {path}",
     "runs_to_do": "實驗 {id}：還要做 {runs}執行",
+    "watch_live": "即時觀看：{url}",
     "nothing_to_do": "實驗 {id}：沒有要做的，要求的執行都已記錄"
     "（{runs}執行：通過 {passed}、未通過 {failed}、出錯 {errored}）",
     "nothing_to_do_errored": "；`passhat resume {ref} --errored` 會重新執行出錯的執行",

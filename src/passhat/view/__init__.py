@@ -8,7 +8,23 @@ Starlette and uvicorn (the `view` extra).
 
 from __future__ import annotations
 
-from passhat.view.app import create_app
-from passhat.view.server import serve
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from passhat.view.app import create_app
+    from passhat.view.server import serve
 
 __all__ = ["create_app", "serve"]
+
+
+def __getattr__(name: str) -> Any:
+    """The app's modules load on use: `passhat run` imports `passhat.view.beacon` alone."""
+    if name == "create_app":
+        from passhat.view.app import create_app
+
+        return create_app
+    if name == "serve":
+        from passhat.view.server import serve
+
+        return serve
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -111,8 +111,7 @@ class View:
         return self.page("_experiment_rows.html.j2", summaries=self.snapshot.summaries())
 
     def _live(self, ref: str) -> dict[str, Any]:
-        with self.snapshot.lock:
-            experiment = self.snapshot.store.experiment(ref)
+        experiment = self.snapshot.find(ref)
         summary = self.snapshot.summary(experiment)
         a = summary.accounting
         remaining = a.runs_requested - a.runs_completed
@@ -132,8 +131,7 @@ class View:
             number = int(request.query_params.get("page", "1"))
         except ValueError:
             number = 1
-        with self.snapshot.lock:
-            previous = previous_of(self.snapshot.store.experiments(), e)
+        previous = previous_of(self.snapshot.experiments(), e)
         return self.page(
             "experiment.html.j2",
             title=e.name or e.id,
@@ -217,8 +215,7 @@ class View:
         from passhat.report.terminal import print_comparison
 
         p = request.query_params
-        with self.snapshot.lock:
-            experiments = self.snapshot.store.experiments()
+        experiments = self.snapshot.experiments()
         context: dict[str, Any] = {
             "experiments": experiments[::-1],
             "c": None,
@@ -313,6 +310,7 @@ def create_app(
     from starlette.staticfiles import StaticFiles
 
     view = View(db)
+    view.snapshot.summaries()  # every experiment's figures read once, before the first page
     routes = [
         Route("/", view.experiments),
         Route("/fragment/experiments", view.experiments_rows),

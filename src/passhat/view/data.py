@@ -146,10 +146,16 @@ class Snapshot:
                 pace.append((now, done))
         return True
 
-    def version(self) -> int | None:
+    def experiments(self) -> list[ExperimentRecord]:
+        """Every experiment, oldest first."""
         with self.lock:
             self._refresh()
-            return self._version
+            return list(self._experiments)
+
+    def find(self, ref: str) -> ExperimentRecord:
+        """An experiment by id, unique name or `latest` (a StoreError names the others)."""
+        with self.lock:
+            return self.store.experiment(ref)
 
     def summaries(self) -> list[Summary]:
         """Every experiment, newest first."""

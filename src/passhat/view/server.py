@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from passhat.errors import ConfigError, InputError
+from passhat.view.beacon import announced
 from passhat.view.security import is_loopback, new_token
 
 DEFAULT_HOST = "127.0.0.1"
@@ -69,7 +70,7 @@ def serve(
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     if open_browser:
         webbrowser.open(url)
-    with sock:
+    with sock, announced(db, url):
         uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -1,0 +1,74 @@
+"""Where a running `passhat view` can be found, so `passhat run` can say where to watch.
+
+The view writes one small file per store it serves (its URL and pid) in a folder of
+this user's alone under the temporary directory, and removes it when it stops; `run`
+reads it. Nothing is written to the store, which the view only reads. Light on
+purpose: `passhat run` imports it, and nothing of the web app.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def _folder() -> Path:
+    return Path(tempfile.gettempdir()) / f"passhat-view-{os.getuid()}"
+
+
+def beacon_path(db: Path) -> Path:
+    """The file that names the view of the store at `db`."""
+    key = hashlib.sha256(str(db.resolve()).encode()).hexdigest()[:24]
+    return _folder() / f"{key}.json"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def announced(db: Path, url: str) -> Iterator[Path]:
+    """The beacon of the view of `db` at `url`, for as long as the block runs."""
+    folder = _folder()
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = beacon_path(db)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        json.dump({"url": url, "pid": os.getpid()}, file)
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def view_of(db: Path) -> str | None:
+    """The URL of a running view of the store at `db` (its token included), if any."""
+    path = beacon_path(db)
+    if not path.parent.is_dir() or path.parent.stat().st_uid != os.getuid():
+        return None  # none, or a folder another user made: not ours to believe
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        url, pid = str(data["url"]), int(data["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return url if _alive(pid) else None
+
+
+def experiment_url(base: str, experiment_id: str) -> str:
+    """The page of one experiment under a view's URL (which may carry `?token=`)."""
+    root, _, query = base.partition("?")
+    return f"{root.rstrip('/')}/e/{experiment_id}" + (f"?{query}" if query else "")
+
+
+__all__ = ["announced", "beacon_path", "experiment_url", "view_of"]
