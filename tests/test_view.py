@@ -23,10 +23,18 @@ import uvicorn
 
 from cli_helpers import run_cli, run_seed
 from passhat.accounting import account
+from passhat.analysis import ItemStability
 from passhat.store import Store
 from passhat.view import create_app, serve
 from passhat.view.beacon import announced, view_of
-from passhat.view.data import CASES_PER_PAGE, case_page, eta_seconds
+from passhat.view.data import (
+    CASES_PER_PAGE,
+    case_page,
+    compare_stored,
+    driving_cases,
+    eta_seconds,
+    item_shifts,
+)
 from passhat.view.security import PAGE_CSP, host_allowed, is_loopback
 from view_stores import served, suite_experiment, trend_store, write_store
 
@@ -86,6 +94,46 @@ def test_cases_are_listed_a_page_at_a_time() -> None:
     assert [c.case for c in first.cases] == cases[:CASES_PER_PAGE]
     assert [c.case for c in last.cases] == cases[CASES_PER_PAGE * 2 :]
     assert case_page(accounting, 99).number == 3 and case_page(accounting, -1).number == 1
+
+
+def stability(case: str, item: str, expected: bool, hits: int, runs: int = 4) -> ItemStability:
+    return ItemStability(
+        case, "exact_set x", item, expected, tuple(range(1, runs + 1)), tuple(range(1, hits + 1))
+    )
+
+
+def test_items_gained_and_lost_are_the_shares_that_moved() -> None:
+    a = [
+        stability("c1", "AC1", True, 4),
+        stability("c1", "AC2", True, 1),
+        stability("c1", "AC3", True, 2),
+        stability("c1", "AC9", False, 2),  # an extra A made, B never
+        stability("c2", "AC1", True, 4),  # a case B never judged
+    ]
+    b = [
+        stability("c1", "AC1", True, 2),
+        stability("c1", "AC2", True, 3),
+        stability("c1", "AC3", True, 2),  # unchanged: not listed
+        stability("c1", "AC8", False, 1),  # an extra only B made
+    ]
+    shifts = {(x.item, x.gained, x.share_a, x.share_b) for x in item_shifts(a, b)["c1"]}
+    assert shifts == {
+        ("AC1", False, 1.0, 0.5),
+        ("AC2", True, 0.25, 0.75),
+        ("AC8", False, 0.0, 0.25),
+        ("AC9", True, 0.5, 0.0),
+    }
+    assert "c2" not in item_shifts(a, b)
+
+
+def test_the_driving_cases_are_the_smallest_p_values_first(tmp_path: Path) -> None:
+    db = trend_store(tmp_path / "passhat.db")
+    with Store(db, create=False, read_only=True) as store:
+        c = compare_stored(store, store.experiment("p2"), store.experiment("p3")).result
+    ranked = driving_cases(c, limit=5)
+    p = {x.case: x.p_value for x in c.cases}
+    assert len(ranked) == 5
+    assert [p[case] for case in ranked] == sorted(p.values())[:5]
 
 
 # --------------------------------------------------------------------------- over HTTP

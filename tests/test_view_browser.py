@@ -87,10 +87,15 @@ def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:
             " [r.dataset.metric, Number(r.dataset.difference), Number(r.dataset.low),"
             " Number(r.dataset.high)])"
         )
+        lost = page.evaluate(
+            'document.querySelector(\'#case-differences tr[data-case="case-12"]'
+            " td[data-items=lost]').innerText"
+        )
         outcome = page.evaluate("document.getElementById('verdict').dataset.outcome")
         text = page.evaluate("document.getElementById('verdict').textContent")
         assert page.errors() == []
     assert outcome == expected["verdict"]["outcome"] == "worse"
+    assert lost == "AC2:unverifiable 100.0% → 0.0%"  # found in every run of p2, none of p3
     assert expected["verdict"]["text"] in " ".join(text.split())
     assert {m: (d, lo, hi) for m, d, lo, hi in shown} == {
         key: (m["difference"], m["low"], m["high"]) for key, m in expected["metrics"].items()

@@ -30,7 +30,9 @@ from passhat.view.data import (
     Snapshot,
     case_page,
     compare_stored,
+    driving_cases,
     previous_of,
+    shifts_of,
     trend_of,
 )
 from passhat.view.security import Guard, is_loopback
@@ -227,6 +229,8 @@ class View:
                 with self.open() as store:
                     a, b = store.experiment(p["a"]), store.experiment(p["b"])
                     c = compare_stored(store, a, b, allow_different=p.get("allow") == "1")
+                    context["shifts"] = shifts_of(store, c)
+                    context["driving"] = driving_cases(c.result)
             except PasshatError as error:
                 context["error"] = str(error)
             else:

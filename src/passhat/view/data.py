@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.accounting import Accounting, account
+from passhat.analysis import ItemStability
 from passhat.errors import PasshatError
 from passhat.records import ExperimentRecord, agent_label
 from passhat.stats import Comparison, Interval
@@ -222,6 +223,65 @@ def compare_stored(
     return Compared(a, b, result, data, usage)
 
 
+DRIVING_CASES = 50
+"""Cases the compare page details (items gained and lost), those with the smallest
+p-values first: the ones that drive the verdict."""
+
+
+@dataclass(frozen=True)
+class ItemShift:
+    """One item of one case whose share of counted runs moved from A to B."""
+
+    item: str
+    expected: bool
+    """In the goal state (found is good), or an extra the runs added (found is bad)."""
+    share_a: float
+    share_b: float
+
+    @property
+    def gained(self) -> bool:
+        """B does better on it: a goal item found more often, an extra made less often."""
+        return (self.share_b > self.share_a) == self.expected
+
+
+def item_shifts(
+    a: Sequence[ItemStability], b: Sequence[ItemStability]
+) -> dict[str, list[ItemShift]]:
+    """Per case, the items found (or, for extras, made) in a different share of counted
+    runs by B than by A. A goal item is compared where both sides judged it; an extra
+    one side never made counts as made in none of that side's runs."""
+    sides = [{(x.case, x.scorer, x.item, x.expected): x for x in side} for side in (a, b)]
+    judged = [{x.case for x in side} for side in (a, b)]
+    shifts: dict[str, list[ItemShift]] = {}
+    for key in sorted(sides[0].keys() | sides[1].keys()):
+        case, _, item, expected = key
+        if not (case in judged[0] and case in judged[1]):
+            continue
+        found = [side.get(key) for side in sides]
+        if expected and (found[0] is None or found[1] is None):
+            continue
+        share = [len(x.hits) / len(x.runs) if x is not None and x.runs else 0.0 for x in found]
+        if share[0] != share[1]:
+            shifts.setdefault(case, []).append(ItemShift(item, expected, share[0], share[1]))
+    return shifts
+
+
+def driving_cases(c: Comparison, limit: int = DRIVING_CASES) -> list[str]:
+    """The paired cases with the smallest p-values (the largest moves first on ties)."""
+    ranked = sorted(c.cases, key=lambda x: (x.p_value, -abs(x.difference), x.case))
+    return [x.case for x in ranked[:limit]]
+
+
+def shifts_of(store: Store, compared: Compared) -> dict[str, list[ItemShift]]:
+    """Items gained and lost in the driving cases, from both sides' graded runs."""
+    from passhat.analysis import item_stability
+
+    cases = driving_cases(compared.result)
+    a = item_stability(store.graded(compared.a.id, cases))
+    b = item_stability(store.graded(compared.b.id, cases))
+    return item_shifts(a, b)
+
+
 def source_of(e: ExperimentRecord) -> str:
     """A side's source as `compare --json` names a stored experiment."""
     from passhat.report.i18n import t
@@ -300,6 +360,7 @@ __all__ = [
     "CASES_PER_PAGE",
     "Compared",
     "Figure",
+    "ItemShift",
     "Page",
     "Snapshot",
     "Summary",
@@ -307,9 +368,12 @@ __all__ = [
     "accounting_of",
     "case_page",
     "compare_stored",
+    "driving_cases",
     "eta_seconds",
     "figures_of",
+    "item_shifts",
     "previous_of",
+    "shifts_of",
     "summary_of",
     "trend_of",
 ]
