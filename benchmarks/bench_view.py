@@ -67,6 +67,9 @@ def build(folder: Path) -> tuple[Path, str]:
             "name": f"'view-{n:03d}'",
             "created_at": f"'2026-06-{1 + n // 2:02d}T{n % 24:02d}:00:00Z'",
             "case_ids": f"'[{names}]'",
+            # each copied case's hash, as its own experiment would hold them
+            "case_hashes": "(SELECT json_group_object(key, value) FROM json_each(case_hashes) "
+            f"WHERE key < 'case-{EXTRA_CASES:05d}')",
         }
         select = ", ".join(changed.get(c, c) for c in experiment_cols)
         con.execute("BEGIN")
@@ -203,7 +206,8 @@ def main() -> int:
                 1,
                 "peak RSS MB / 150 MB",
             )
-            timed(port, f"/e/{eid}/report", 0)
+            _, seconds, size = fetch(port, f"/e/{eid}/report")
+            print(f"GET /e/{eid}/report (no target): {seconds:.2f} s; {size:,} bytes")
             now, peak = rss_mb(proc.pid)
             print(
                 f"after the full report page of 100,000 runs (no target): RSS {now:.0f} MB, "

@@ -29,8 +29,8 @@ from passhat.view import create_app, serve
 from passhat.view.beacon import announced, view_of
 from passhat.view.data import (
     CASES_PER_PAGE,
+    Snapshot,
     case_page,
-    compare_stored,
     driving_cases,
     eta_seconds,
     item_shifts,
@@ -129,7 +129,8 @@ def test_items_gained_and_lost_are_the_shares_that_moved() -> None:
 def test_the_driving_cases_are_the_smallest_p_values_first(tmp_path: Path) -> None:
     db = trend_store(tmp_path / "passhat.db")
     with Store(db, create=False, read_only=True) as store:
-        c = compare_stored(store, store.experiment("p2"), store.experiment("p3")).result
+        snapshot = Snapshot(store)
+        c = snapshot.compared(store.experiment("p2"), store.experiment("p3")).result
     ranked = driving_cases(c, limit=5)
     p = {x.case: x.p_value for x in c.cases}
     assert len(ranked) == 5

@@ -29,7 +29,6 @@ from passhat.store import Store
 from passhat.view.data import (
     Snapshot,
     case_page,
-    compare_stored,
     driving_cases,
     previous_of,
     shifts_of,
@@ -226,11 +225,11 @@ class View:
         }
         if p.get("a") and p.get("b"):
             try:
+                a, b = self.snapshot.find(p["a"]), self.snapshot.find(p["b"])
+                c = self.snapshot.compared(a, b, allow_different=p.get("allow") == "1")
                 with self.open() as store:
-                    a, b = store.experiment(p["a"]), store.experiment(p["b"])
-                    c = compare_stored(store, a, b, allow_different=p.get("allow") == "1")
                     context["shifts"] = shifts_of(store, c)
-                    context["driving"] = driving_cases(c.result)
+                context["driving"] = driving_cases(c.result)
             except PasshatError as error:
                 context["error"] = str(error)
             else:
@@ -249,10 +248,9 @@ class View:
     def trend(self, request: Request) -> Response:
         from passhat.view.plot import trend_plot
 
-        suites = sorted({s.experiment.suite_name for s in self.snapshot.summaries()})
+        suites = sorted({e.suite_name for e in self.snapshot.experiments()})
         suite = request.query_params.get("suite") or (suites[0] if suites else "")
-        with self.open() as store:
-            points = trend_of(store, self.snapshot.summaries(), suite)
+        points = trend_of(self.snapshot, suite)
         return self.page(
             "trend.html.j2",
             title=f"trend · {suite}",

@@ -26,6 +26,8 @@ from passhat.usage import TokenUsage, usage_of
 
 LIVE_AFTER_S = 60.0
 """A lease renewed within this many seconds marks its experiment as being run."""
+COMPARISONS_KEPT = 256
+"""Comparisons the view keeps (a trend compares each experiment with the one before)."""
 CASES_PER_PAGE = 100
 """Cases an experiment's page lists at a time (`?page=N` turns to the others)."""
 
@@ -130,6 +132,7 @@ class Snapshot:
         self._experiments: list[ExperimentRecord] = []
         self._summaries: dict[str, tuple[Any, Summary]] = {}
         self._paces: dict[str, deque[tuple[float, int]]] = {}
+        self._compared: dict[tuple[str, str], tuple[Any, Compared]] = {}
 
     def _refresh(self) -> bool:
         """Read what changed since the last look; True when something did."""
@@ -180,6 +183,24 @@ class Snapshot:
         self._summaries[e.id] = (key, summary)
         return summary
 
+    def compared(
+        self, a: ExperimentRecord, b: ExperimentRecord, *, allow_different: bool = False
+    ) -> Compared:
+        """`compare_summaries` of the two, kept while neither's runs change."""
+        with self.lock:
+            self._refresh()
+            sa, sb = self._summary(a), self._summary(b)
+            key = (self._summaries[a.id][0], self._summaries[b.id][0], allow_different)
+            cached = self._compared.get((a.id, b.id))
+            if cached is not None and cached[0] == key:
+                return cached[1]
+        c = compare_summaries(sa, sb, allow_different=allow_different)
+        with self.lock:
+            if len(self._compared) >= COMPARISONS_KEPT:
+                self._compared.pop(next(iter(self._compared)))
+            self._compared[(a.id, b.id)] = (key, c)
+        return c
+
     def eta(self, experiment_id: str, remaining: int) -> float | None:
         with self.lock:
             return eta_seconds(list(self._paces.get(experiment_id, ())), remaining)
@@ -203,24 +224,23 @@ class Compared:
     usage: tuple[TokenUsage, TokenUsage]
 
 
-def compare_stored(
-    store: Store, a: ExperimentRecord, b: ExperimentRecord, *, allow_different: bool = False
-) -> Compared:
-    """compare's defaults (pass@1, its resamples, seed 0, 95 %, BH), its suite check and
-    its notes; the document `compare --json` prints."""
+def compare_summaries(a: Summary, b: Summary, *, allow_different: bool = False) -> Compared:
+    """`passhat compare A B` of two stored experiments: compare's defaults (pass@1, its
+    resamples, seed 0, 95 %, BH), its suite check and notes, over the same accounting
+    (each side's stored statuses) and tokens; `data` is the document `compare --json`
+    prints."""
     from passhat.adaptive import varied_k_notes
     from passhat.report.summary import comparison_dict
     from passhat.stats import check_suites, compare
     from passhat.usage import usage_difference
 
-    side_a, side_b = accounting_of(store, a), accounting_of(store, b)
-    notes = check_suites(a.suite_hash, b.suite_hash, allow_different=allow_different)
-    notes += varied_k_notes((("A", side_a), ("B", side_b)))
-    result = compare(side_a, side_b, notes=notes)
-    usage = (usage_of(store.tokens(a.id)), usage_of(store.tokens(b.id)))
-    data = comparison_dict(result, source_a=source_of(a), source_b=source_of(b))
-    data["usage"] = usage_difference(*usage)
-    return Compared(a, b, result, data, usage)
+    ea, eb = a.experiment, b.experiment
+    notes = check_suites(ea.suite_hash, eb.suite_hash, allow_different=allow_different)
+    notes += varied_k_notes((("A", a.accounting), ("B", b.accounting)))
+    result = compare(a.accounting, b.accounting, notes=notes)
+    data = comparison_dict(result, source_a=source_of(ea), source_b=source_of(eb))
+    data["usage"] = usage_difference(a.usage, b.usage)
+    return Compared(ea, eb, result, data, (a.usage, b.usage))
 
 
 DRIVING_CASES = 50
@@ -320,17 +340,17 @@ class TrendPoint:
         return self.outcome == "worse"
 
 
-def trend_of(store: Store, summaries: Sequence[Summary], suite: str) -> list[TrendPoint]:
-    """A suite's experiments oldest first (`summaries` newest first, as the experiments
-    page lists them), each compared with the point before it as `compare` would."""
-    ours = [s for s in reversed(summaries) if s.experiment.suite_name == suite]
+def trend_of(snapshot: Snapshot, suite: str) -> list[TrendPoint]:
+    """A suite's experiments oldest first, each compared with the point before it as
+    `compare` would."""
+    ours = [s for s in reversed(snapshot.summaries()) if s.experiment.suite_name == suite]
     points: list[TrendPoint] = []
     for before, now in zip([None, *ours], ours, strict=False):
         if before is None or not before.figures or not now.figures:
             points.append(TrendPoint(now, None, None))
             continue
         try:
-            c = compare_stored(store, before.experiment, now.experiment)
+            c = snapshot.compared(before.experiment, now.experiment)
         except PasshatError as error:
             points.append(TrendPoint(now, None, None, str(error)))
             continue
@@ -367,7 +387,7 @@ __all__ = [
     "TrendPoint",
     "accounting_of",
     "case_page",
-    "compare_stored",
+    "compare_summaries",
     "driving_cases",
     "eta_seconds",
     "figures_of",

@@ -59,6 +59,11 @@ def serve(
     token = None if is_loopback(host) else new_token()
     sock = bind(host, port)
     port = sock.getsockname()[1]
+    try:  # the experiments' figures are read here: the URL printed is ready to answer
+        app = create_app(db, token=token, host=host, port=port)
+    except BaseException:
+        sock.close()
+        raise
     url = view_url(host, port, token)
     if token is not None:
         say(
@@ -66,7 +71,6 @@ def serve(
             "each request needs the access token in this URL"
         )
     say(f"passhat view of {db}: {url}  (Ctrl-C stops it)")
-    app = create_app(db, token=token, host=host, port=port)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     if open_browser:
         webbrowser.open(url)
