@@ -240,7 +240,6 @@ class View:
                         c.result,
                         source_a=c.data["a"]["source"],
                         source_b=c.data["b"]["source"],
-                        limit=None,
                     )
                 )
         return self.page("compare.html.j2", title="compare", a=p.get("a"), b=p.get("b"), **context)

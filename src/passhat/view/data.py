@@ -26,8 +26,8 @@ from passhat.usage import TokenUsage, usage_of
 
 LIVE_AFTER_S = 60.0
 """A lease renewed within this many seconds marks its experiment as being run."""
-COMPARISONS_KEPT = 256
-"""Comparisons the view keeps (a trend compares each experiment with the one before)."""
+COMPARISONS_KEPT = 4
+"""Whole comparisons the view keeps (the trend keeps only each point's verdict)."""
 CASES_PER_PAGE = 100
 """Cases an experiment's page lists at a time (`?page=N` turns to the others)."""
 
@@ -132,7 +132,8 @@ class Snapshot:
         self._experiments: list[ExperimentRecord] = []
         self._summaries: dict[str, tuple[Any, Summary]] = {}
         self._paces: dict[str, deque[tuple[float, int]]] = {}
-        self._compared: dict[tuple[str, str], tuple[Any, Compared]] = {}
+        self._compared: dict[tuple[Any, ...], Compared] = {}
+        self._verdicts: dict[tuple[Any, ...], tuple[str, float]] = {}
 
     def _refresh(self) -> bool:
         """Read what changed since the last look; True when something did."""
@@ -186,20 +187,36 @@ class Snapshot:
     def compared(
         self, a: ExperimentRecord, b: ExperimentRecord, *, allow_different: bool = False
     ) -> Compared:
-        """`compare_summaries` of the two, kept while neither's runs change."""
+        """`compare_summaries` of the two; the last few are kept while neither side's
+        runs change (each holds every paired case: a few are enough for a reader going
+        back and forth)."""
         with self.lock:
             self._refresh()
             sa, sb = self._summary(a), self._summary(b)
-            key = (self._summaries[a.id][0], self._summaries[b.id][0], allow_different)
-            cached = self._compared.get((a.id, b.id))
-            if cached is not None and cached[0] == key:
-                return cached[1]
-        c = compare_summaries(sa, sb, allow_different=allow_different)
+            key = (a.id, b.id, self._summaries[a.id][0], self._summaries[b.id][0], allow_different)
+            cached = self._compared.get(key)
+        if cached is None:
+            cached = compare_summaries(sa, sb, allow_different=allow_different)
+            with self.lock:
+                self._compared[key] = cached
+                while len(self._compared) > COMPARISONS_KEPT:
+                    self._compared.pop(next(iter(self._compared)))
+        return cached
+
+    def verdict(self, a: ExperimentRecord, b: ExperimentRecord) -> tuple[str, float]:
+        """compare's verdict on B against A and its pass-rate difference, kept (small)
+        while neither side's runs change: a trend's points."""
         with self.lock:
-            if len(self._compared) >= COMPARISONS_KEPT:
-                self._compared.pop(next(iter(self._compared)))
-            self._compared[(a.id, b.id)] = (key, c)
-        return c
+            self._refresh()
+            self._summary(a), self._summary(b)
+            key = (a.id, b.id, self._summaries[a.id][0], self._summaries[b.id][0], False)
+            kept = self._verdicts.get(key)
+        if kept is None:
+            c = self.compared(a, b)
+            kept = (c.result.verdict.outcome, c.data["metrics"]["pass_at_1"]["difference"])
+            with self.lock:
+                self._verdicts[key] = kept
+        return kept
 
     def eta(self, experiment_id: str, remaining: int) -> float | None:
         with self.lock:
@@ -350,12 +367,11 @@ def trend_of(snapshot: Snapshot, suite: str) -> list[TrendPoint]:
             points.append(TrendPoint(now, None, None))
             continue
         try:
-            c = snapshot.compared(before.experiment, now.experiment)
+            outcome, difference = snapshot.verdict(before.experiment, now.experiment)
         except PasshatError as error:
             points.append(TrendPoint(now, None, None, str(error)))
             continue
-        difference = c.data["metrics"]["pass_at_1"]["difference"]
-        points.append(TrendPoint(now, c.result.verdict.outcome, difference))
+        points.append(TrendPoint(now, outcome, difference))
     return points
 
 
