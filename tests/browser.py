@@ -23,6 +23,8 @@ import subprocess
 import tempfile
 import time
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -139,6 +141,27 @@ def full_page_png(
     """A full-page screenshot taken as Playwright takes one: Chromium's DevTools protocol
     (over a pipe), the page's whole height captured beyond the viewport without
     resizing it; `scale` keeps the PNG small."""
+    with devtools_tab(width=width, timeout=timeout) as cdp:
+        cdp.call("Page.enable")
+        cdp.call("Page.navigate", {"url": url(page, fragment)})
+        cdp.wait("Page.loadEventFired")
+        frames = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        cdp.call("Runtime.evaluate", {"expression": frames, "awaitPromise": True})
+        height = cdp.call("Page.getLayoutMetrics")["cssContentSize"]["height"]
+        clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": scale}
+        shot = cdp.call(
+            "Page.captureScreenshot",
+            {"format": "png", "captureBeyondViewport": True, "clip": clip},
+        )
+    return base64.b64decode(shot["data"])
+
+
+@contextmanager
+def devtools_tab(
+    *, width: int = 1280, timeout: float = 120, protocol: type[_Devtools] | None = None
+) -> Iterator[_Devtools]:
+    """A fresh headless Chromium (throw-away profile) with one blank tab, driven over
+    its DevTools pipe (`protocol`: a `_Devtools` class); killed whole afterwards."""
     binary = require_chromium()
     to_chrome, from_chrome = os.pipe(), os.pipe()
 
@@ -168,28 +191,17 @@ def full_page_png(
         os.close(to_chrome[0])
         os.close(from_chrome[1])
         try:
-            cdp = _Devtools(to_chrome[1], from_chrome[0], time.monotonic() + timeout)
+            cdp = (protocol or _Devtools)(to_chrome[1], from_chrome[0], time.monotonic() + timeout)
             target = cdp.call("Target.createTarget", {"url": "about:blank"})["targetId"]
             cdp.session = cdp.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
                 "sessionId"
             ]
-            cdp.call("Page.enable")
-            cdp.call("Page.navigate", {"url": url(page, fragment)})
-            cdp.wait("Page.loadEventFired")
-            frames = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
-            cdp.call("Runtime.evaluate", {"expression": frames, "awaitPromise": True})
-            height = cdp.call("Page.getLayoutMetrics")["cssContentSize"]["height"]
-            clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": scale}
-            shot = cdp.call(
-                "Page.captureScreenshot",
-                {"format": "png", "captureBeyondViewport": True, "clip": clip},
-            )
+            yield cdp
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             os.close(to_chrome[1])
             os.close(from_chrome[0])
-    return base64.b64decode(shot["data"])
 
 
 class _Devtools:

@@ -6,17 +6,13 @@ server serves (passhat view); tests/browser.py has the file-page helpers."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from browser import ARTIFACTS, FLAGS, _Devtools, require_chromium
+from browser import ARTIFACTS, _Devtools, devtools_tab
 
 
 class _Recording(_Devtools):
@@ -97,45 +93,8 @@ class Page:
 @contextmanager
 def chromium_page(width: int = 1280, timeout: float = 120) -> Iterator[Page]:
     """A fresh headless Chromium with one tab whose console and errors are recorded."""
-    binary = require_chromium()
-    to_chrome, from_chrome = os.pipe(), os.pipe()
-
-    def pipes() -> None:  # the child reads fd 3 and writes fd 4
-        os.dup2(to_chrome[0], 3)
-        os.dup2(from_chrome[1], 4)
-        os.set_inheritable(3, True)
-        os.set_inheritable(4, True)
-
-    with tempfile.TemporaryDirectory(prefix="passhat-chromium-") as profile:
-        proc = subprocess.Popen(
-            [
-                binary,
-                *FLAGS,
-                "--remote-debugging-pipe",
-                f"--user-data-dir={profile}",
-                f"--window-size={width},900",
-                "about:blank",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=pipes,
-            close_fds=False,
-            start_new_session=True,
-        )
-        os.close(to_chrome[0])
-        os.close(from_chrome[1])
-        try:
-            cdp = _Recording(to_chrome[1], from_chrome[0], time.monotonic() + timeout)
-            target = cdp.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            cdp.session = cdp.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
-                "sessionId"
-            ]
-            for domain in ("Page", "Runtime", "Log"):
-                cdp.call(f"{domain}.enable")
-            yield Page(cdp)
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            os.close(to_chrome[1])
-            os.close(from_chrome[0])
+    with devtools_tab(width=width, timeout=timeout, protocol=_Recording) as cdp:
+        for domain in ("Page", "Runtime", "Log"):
+            cdp.call(f"{domain}.enable")
+        assert isinstance(cdp, _Recording)
+        yield Page(cdp)

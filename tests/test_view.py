@@ -25,6 +25,7 @@ from cli_helpers import run_cli, run_seed
 from passhat.accounting import account
 from passhat.analysis import ItemStability
 from passhat.store import Store
+from passhat.usage import parse_price, usage_of
 from passhat.view import create_app, serve
 from passhat.view.beacon import announced, view_of
 from passhat.view.data import (
@@ -389,3 +390,16 @@ def test_serve_announces_itself_while_it_serves(
     serve(db, port=0, say=lines.append)
     assert seen[0] is not None and seen[0] in lines[0]
     assert view_of(db) is None
+
+
+def test_a_price_adds_the_cost_to_the_tokens(tmp_path: Path) -> None:
+    db = trend_store(tmp_path / "passhat.db")
+    with Store(db, create=False, read_only=True) as store:
+        cost = usage_of(store.tokens(store.experiment("p3").id), parse_price("in=1,out=2")).cost
+    with served(db, "--price", "in=1,out=2") as url:
+        priced = get(url, "/e/p3/live")[2]
+    with served(db) as url:
+        unpriced = get(url, "/e/p3/live")[2]
+    assert cost is not None and cost > 0
+    assert f'data-cost="{cost}"' in priced
+    assert "data-cost" not in unpriced

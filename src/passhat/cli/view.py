@@ -8,6 +8,7 @@ import typer
 
 from passhat.cli._app import app, console
 from passhat.cli._help import examples
+from passhat.cli._options import PriceOption
 from passhat.cli._store import DbOption
 from passhat.store import default_db_path
 
@@ -16,6 +17,7 @@ from passhat.store import default_db_path
     epilog=examples(
         "passhat view",
         "passhat view --db runs/passhat.db --port 8800 --open",
+        "passhat view --price in=0.15,out=0.60",
     )
 )
 def view(
@@ -34,9 +36,11 @@ def view(
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the experiments page in a browser.")
     ] = False,
+    price: PriceOption = None,
 ) -> None:
     """Serve the store as a live, read-only web app: experiments, progress, runs,
     comparisons and trends."""
+    from passhat.usage import parse_price
     from passhat.view import serve
 
     serve(
@@ -44,5 +48,6 @@ def view(
         host=host,
         port=port,
         open_browser=open_browser,
+        prices=parse_price(price) if price is not None else None,
         say=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
     )

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from passhat.errors import PasshatError
+from passhat.report.experiment import money
 from passhat.store import Store
 from passhat.view.data import (
     Snapshot,
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from starlette.requests import Request
     from starlette.responses import Response
+
+    from passhat.usage import Prices
 
 POLL_S = 0.25
 """How often the live stream looks at the store's data version (a recorded run shows
@@ -66,6 +69,7 @@ def environment() -> jinja2.Environment:
         "?" + urlencode({k: v for k, v in params.items() if v is not None})
     )
     env.filters["pct"] = lambda value: f"{value * 100:.1f}%"
+    env.filters["money"] = money
     env.filters["signed"] = lambda value: f"{value * 100:+.1f} pts"
     return env
 
@@ -85,9 +89,9 @@ def as_text(draw: Callable[[Console], None]) -> str:
 class View:
     """The pages over one store file."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, prices: Prices | None = None) -> None:
         self.db = db
-        self.snapshot = Snapshot(self.open())
+        self.snapshot = Snapshot(self.open(), prices)
 
     def open(self) -> Store:
         return Store(self.db, create=False, read_only=True)
@@ -303,14 +307,20 @@ def no_icon(request: Request) -> Response:
 
 
 def create_app(
-    db: Path, *, token: str | None = None, host: str = "127.0.0.1", port: int | None = None
+    db: Path,
+    *,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    prices: Prices | None = None,
 ) -> Guard:
-    """The view as an ASGI application over the store at `db` (opened read-only)."""
+    """The view as an ASGI application over the store at `db` (opened read-only); with
+    `token`, every request must carry it; `prices` adds cost to the tokens."""
     from starlette.applications import Starlette
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    view = View(db)
+    view = View(db, prices)
     view.snapshot.summaries()  # every experiment's figures read once, before the first page
     routes = [
         Route("/", view.experiments),

@@ -22,7 +22,7 @@ from passhat.errors import PasshatError
 from passhat.records import ExperimentRecord, agent_label
 from passhat.stats import Comparison, Interval
 from passhat.store import Store
-from passhat.usage import TokenUsage, usage_of
+from passhat.usage import Prices, TokenUsage, usage_of
 
 LIVE_AFTER_S = 60.0
 """A lease renewed within this many seconds marks its experiment as being run."""
@@ -93,13 +93,15 @@ def is_live(store: Store, experiment_id: str, now: float | None = None) -> bool:
     return (now or time.time()) - float(holder["heartbeat_at"]) <= LIVE_AFTER_S
 
 
-def summary_of(store: Store, experiment: ExperimentRecord) -> Summary:
+def summary_of(store: Store, experiment: ExperimentRecord, prices: Prices | None = None) -> Summary:
+    """The experiment's accounting, figures, tokens (and cost, given `prices`), and
+    whether it is being run."""
     accounting = accounting_of(store, experiment)
     return Summary(
         experiment,
         accounting,
         figures_of(accounting),
-        usage_of(store.tokens(experiment.id)),
+        usage_of(store.tokens(experiment.id), prices),
         is_live(store, experiment.id),
     )
 
@@ -124,8 +126,10 @@ class Snapshot:
     commit by another process, so an unchanged store answers from memory, and a
     changed one re-reads only the experiments whose run counts moved."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, prices: Prices | None = None) -> None:
         self.store = store
+        self.prices = prices
+        """Prices of every experiment's tokens (`view --price`), or None: no cost."""
         self.lock = threading.Lock()
         self._version: int | None = None
         self._counts: dict[str, dict[str, int]] = {}
@@ -180,7 +184,7 @@ class Snapshot:
         if cached is not None and cached[0] == key:
             summary = cached[1]
             return summary if summary.live == live else _with_live(summary, live)
-        summary = summary_of(self.store, e)
+        summary = summary_of(self.store, e, self.prices)
         self._summaries[e.id] = (key, summary)
         return summary
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from passhat.errors import ConfigError, InputError
+from passhat.usage import Prices
 from passhat.view.beacon import announced
 from passhat.view.security import is_loopback, new_token
 
@@ -42,6 +43,7 @@ def serve(
     host: str = DEFAULT_HOST,
     port: int = 8765,
     open_browser: bool = False,
+    prices: Prices | None = None,
     say: Callable[[str], None] = print,
 ) -> None:
     """Serve the view of the store at `db` until interrupted. Beyond loopback a random
@@ -60,7 +62,7 @@ def serve(
     sock = bind(host, port)
     port = sock.getsockname()[1]
     try:  # the experiments' figures are read here: the URL printed is ready to answer
-        app = create_app(db, token=token, host=host, port=port)
+        app = create_app(db, token=token, host=host, port=port, prices=prices)
     except BaseException:
         sock.close()
         raise
