@@ -19,7 +19,7 @@ import pytest
 from devtools import Page, chromium_page
 from passhat.store import Store
 from test_report_html import IMG, SCRIPT, hostile
-from view_stores import served, trend_store, write_store
+from view_stores import served, suite_experiment, trend_store, write_store
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,3 +197,49 @@ def test_the_injection_corpus_runs_nothing_on_any_page(tmp_path: Path) -> None:
                     "document.body.innerText"
                 ), name
         page.screenshot("view-hostile")
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from passhat.store import Store
+from view_stores import suite_experiment
+e, runs = suite_experiment(1, [3, 1, 0, 2], k=3)
+with Store(Path(sys.argv[1]), create=False) as store, store.lease(e.id):
+    for run in runs[4:]:
+        time.sleep(0.3)
+        store.record_runs([run])
+    time.sleep(1.0)
+"""
+
+
+def test_the_experiment_page_follows_a_run_being_written(tmp_path: Path) -> None:
+    e, runs = suite_experiment(1, [3, 1, 0, 2], k=3)
+    db = write_store(tmp_path / "passhat.db", [(e, runs[:4])])
+    panel = "document.querySelector('#live .live-panel')"
+    with served(db) as url, chromium_page() as page:
+        visit(page, url + "e/p1")
+        page.wait_for("document.getElementById('stream').dataset.state === 'on'")
+        assert page.evaluate(f"{panel}.dataset.completed") == "4"
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db), str(Path(__file__).parent)], cwd=ROOT
+        )
+        try:
+            page.wait_for(f"{panel}.dataset.liveState === 'live'", timeout=5)
+            page.wait_for(f"Number({panel}.dataset.completed) >= 6", timeout=5)
+            eta = page.evaluate(f"{panel}.textContent")
+            page.wait_for(f"{panel}.dataset.completed === '12'", timeout=10)
+        finally:
+            assert writer.wait(30) == 0
+        page.wait_for(f"{panel}.dataset.liveState === 'done'", timeout=10)
+        assert "ETA" in eta
+        counted = page.evaluate(f"{panel}.dataset.counted")
+        figures = page.evaluate(
+            "Array.from(document.querySelectorAll('#live dd[data-metric] .value')).map(v =>"
+            " v.textContent)"
+        )
+        assert page.evaluate("location.pathname") == "/e/p1"
+        assert page.errors() == []
+    assert counted == "12"
+    assert figures[0] == "50.0%"  # 6 of 12 runs passed: 3 + 1 + 0 + 2
