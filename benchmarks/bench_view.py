@@ -189,6 +189,7 @@ def main() -> int:
             for path in (
                 f"/e/{eid}?page=50",
                 f"/e/{eid}?page=100",
+                f"/e/{eid}/cases?page=50",
                 f"/runs?e={eid}&case=case-00042&a=1",
                 f"/runs?e={eid}&case=case-00042&a=1&b=2",
                 f"/compare?a=v001{eid[4:]}&b={eid}",

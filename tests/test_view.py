@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -239,6 +240,12 @@ def test_the_experiment_page_lists_its_cases_a_page_at_a_time(tmp_path: Path) ->
     assert 'data-case="case-00"' in first and 'data-case="case-100"' not in first
     assert 'data-case="case-102"' in second and 'data-case="case-00"' not in second
     assert 'rel="next"' in first and 'rel="prev"' in second
+    with served(db) as url:
+        status, headers, part = get(url, "/e/p1/cases?page=2")
+    assert status == 200 and "script-src 'sha256-" in headers["content-security-policy"]
+    assert 'id="part-note"' in part and "Cases 101–103 of 103" in part
+    shown = set(re.findall(r'data-case="(case-\d+)"', part))
+    assert shown == {"case-100", "case-101", "case-102"}
 
 
 def test_the_stream_says_change_when_another_process_writes(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@
     /e/{ref}                one experiment: figures, accounting, live progress, its
                             cases a page at a time (?page=N), links to every run
     /e/{ref}/report         the HTML report of `report --html`, served from the store
+    /e/{ref}/cases?page=N   the report of one page of its cases (fast at any size)
     /runs?e=&case=&a=[&b=]  one run (as `passhat show`), or two side by side (as
                             `passhat diff`; &eb= for a run of another experiment)
     /compare?a=&b=          `passhat compare A B` (difference, interval, verdict, MDE)
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +30,7 @@ from passhat.errors import PasshatError
 from passhat.report.experiment import money
 from passhat.store import Store
 from passhat.view.data import (
+    CASES_PER_PAGE,
     Snapshot,
     case_page,
     driving_cases,
@@ -132,10 +135,7 @@ class View:
         except PasshatError as error:
             return self.problem(error)
         e = live["s"].experiment
-        try:
-            number = int(request.query_params.get("page", "1"))
-        except ValueError:
-            number = 1
+        number = _page_number(request)
         previous = previous_of(self.snapshot.experiments(), e)
         return self.page(
             "experiment.html.j2",
@@ -154,10 +154,8 @@ class View:
         return self.page("_live.html.j2", **live)
 
     def report(self, request: Request) -> Response:
-        from starlette.responses import HTMLResponse
-
         from passhat.report.experiment import experiment_accounting
-        from passhat.report.html import _script, render_html
+        from passhat.report.html import render_html
 
         try:
             with self.open() as store:
@@ -171,11 +169,35 @@ class View:
                 )
         except PasshatError as error:
             return self.problem(error)
-        csp = (
-            f"default-src 'none'; script-src {_script()[1]}; style-src 'unsafe-inline'; "
-            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        return _report_response(html)
+
+    def cases_report(self, request: Request) -> Response:
+        """The report's page (grid, curves, item stability, tool use, why, transcripts)
+        of one page of an experiment's cases: the report of an experiment of 100,000
+        runs is seconds to make whole, a page of it a fraction."""
+        from passhat.report.html import render_html
+
+        try:
+            e = self.snapshot.find(request.path_params["ref"])
+            number = _page_number(request)
+            page = case_page(self.snapshot.summary(e).accounting, number)
+            cases = [c.case for c in page.cases]
+            part = replace(
+                e,
+                case_ids=tuple(cases),
+                case_k={c: k for c, k in e.case_k.items() if c in set(cases)},
+            )
+            with self.open() as store:
+                html = render_html(part, store.runs(e.id, cases=cases))
+        except PasshatError as error:
+            return self.problem(error)
+        first = (page.number - 1) * CASES_PER_PAGE + 1
+        note = (
+            environment()
+            .get_template("_part_note.html.j2")
+            .render(e=e, page=page, first=first, last=first + len(cases) - 1, total=len(e.case_ids))
         )
-        return HTMLResponse(html, headers={"content-security-policy": csp})
+        return _report_response(html.replace("<body>", "<body>\n" + note, 1))
 
     def runs(self, request: Request) -> Response:
         from passhat.divergence import diff_runs
@@ -299,6 +321,27 @@ class View:
             store.close()
 
 
+def _page_number(request: Request) -> int:
+    try:
+        return int(request.query_params.get("page", "1"))
+    except ValueError:
+        return 1
+
+
+def _report_response(html: str) -> Response:
+    """A page of the HTML report, under the report's own policy: its one script, by
+    hash, and nothing else."""
+    from starlette.responses import HTMLResponse
+
+    from passhat.report.html import _script
+
+    csp = (
+        f"default-src 'none'; script-src {_script()[1]}; style-src 'unsafe-inline'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+    return HTMLResponse(html, headers={"content-security-policy": csp})
+
+
 def no_icon(request: Request) -> Response:
     """No icon (a browser asks for one on every page; a 404 would be a console error)."""
     from starlette.responses import Response
@@ -328,6 +371,7 @@ def create_app(
         Route("/e/{ref}", view.experiment),
         Route("/e/{ref}/live", view.experiment_live),
         Route("/e/{ref}/report", view.report),
+        Route("/e/{ref}/cases", view.cases_report),
         Route("/runs", view.runs),
         Route("/compare", view.compare),
         Route("/trend", view.trend),
