@@ -187,8 +187,9 @@ class View:
                 case_ids=tuple(cases),
                 case_k={c: k for c, k in e.case_k.items() if c in set(cases)},
             )
-            with self.open() as store:
-                html = render_html(part, store.runs(e.id, cases=cases))
+            with self.open() as store:  # light runs; the detail as stored, not decoded
+                light = store.runs(e.id, full=False, cases=cases)
+                html = render_html(part, light, load=lambda some: store.runs_json(e.id, some))
         except PasshatError as error:
             return self.problem(error)
         first = (page.number - 1) * CASES_PER_PAGE + 1
