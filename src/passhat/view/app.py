@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from passhat.records import ExperimentRecord
+    from passhat.report.why import Explainer
     from passhat.usage import Prices
 
 POLL_S = 0.25
@@ -165,6 +167,7 @@ class View:
                     e,
                     runs,
                     load=lambda cases: store.runs_json(e.id, cases),
+                    why=_explainer(store, e, len(runs)),
                     accounting=experiment_accounting(e, runs),
                 )
         except PasshatError as error:
@@ -182,14 +185,20 @@ class View:
             number = _page_number(request)
             page = case_page(self.snapshot.summary(e).accounting, number)
             cases = [c.case for c in page.cases]
+            kept = set(cases)
             part = replace(
                 e,
                 case_ids=tuple(cases),
-                case_k={c: k for c, k in e.case_k.items() if c in set(cases)},
+                case_k={c: k for c, k in e.case_k.items() if c in kept},
             )
             with self.open() as store:  # light runs; the detail as stored, not decoded
                 light = store.runs(e.id, full=False, cases=cases)
-                html = render_html(part, light, load=lambda some: store.runs_json(e.id, some))
+                html = render_html(
+                    part,
+                    light,
+                    load=lambda some: store.runs_json(e.id, some),
+                    why=_explainer(store, part, len(light)),
+                )
         except PasshatError as error:
             return self.problem(error)
         first = (page.number - 1) * CASES_PER_PAGE + 1
@@ -249,6 +258,8 @@ class View:
             "c": None,
             "text": None,
             "error": None,
+            "shifts": {},
+            "driving": [],
         }
         if p.get("a") and p.get("b"):
             try:
@@ -320,6 +331,15 @@ class View:
                         yield ": still here\n\n"
         finally:
             store.close()
+
+
+def _explainer(store: Store, experiment: ExperimentRecord, runs: int) -> Explainer | None:
+    """Why runs differ, as `report --html` shows it by default (at most 20,000 runs)."""
+    from passhat.report.why import Explainer, explain_by_default
+
+    if not explain_by_default(runs):
+        return None
+    return Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
 
 
 def _page_number(request: Request) -> int:
