@@ -52,7 +52,7 @@ def view_of(db: Path) -> str | None:
         url, pid = str(data["url"]), int(data["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    from passhat.store import _alive  # the lease's own check: is that process there
+    from passhat.store.leases import _alive  # the lease's own check: is that process there
 
     return url if _alive(pid) else None
 
