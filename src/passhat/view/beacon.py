@@ -52,9 +52,9 @@ def view_of(db: Path) -> str | None:
         url, pid = str(data["url"]), int(data["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    from passhat.store.leases import _alive  # the lease's own check: is that process there
+    from passhat._proc import pid_alive  # the lease's own check: is that process there
 
-    return url if _alive(pid) else None
+    return url if pid_alive(pid) else None
 
 
 def experiment_url(base: str, experiment_id: str) -> str:
