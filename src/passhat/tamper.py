@@ -7,11 +7,12 @@ cannot change a verdict of this experiment; it would change every later one. A r
 graded after such a change is errored `suite_changed`, never given a verdict, so the
 report says so at once.
 
-Checking costs a `stat` of each of the suite's files (no parsing), and is skipped
-while less than SPACING times the last check's cost has passed since it (a suite of
-ten files is looked at before every grading, one of 20,000 a few times a second);
-only when a file's size, mtime or inode moved is the suite loaded again and its hash
-compared (a `touch` is not a change).
+Before each grading, the files that grading reads for that run (suite.yaml and the
+run's case file) are looked at (`stat`, no parsing); every file of the suite is
+looked at too, unless less than SPACING times the last such look's cost has passed (a
+suite of ten files is looked at whole before every grading, one of 20,000 a few times
+a second). Only when a file's size, mtime or inode moved is the suite loaded again and
+its hash compared (a `touch` is not a change).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class SuiteGuard:
     changed: str | None = None
     """Why the suite no longer is the one loaded (None while it is)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _by_path: tuple[Signature, dict[str, tuple[int, int, int]]] | None = None
 
     def __post_init__(self) -> None:
         start = time.monotonic()
@@ -69,13 +71,18 @@ class SuiteGuard:
         self.checked_at = time.monotonic()
         self.cost = self.checked_at - start
 
-    def check(self, *, now: float | None = None, force: bool = False) -> str | None:
-        """None while the suite's content is the loaded one; else why not (sticky)."""
+    def check(
+        self, *, now: float | None = None, force: bool = False, files: tuple[str, ...] = ()
+    ) -> str | None:
+        """None while the suite's content is the loaded one; else why not (sticky).
+        `files` (a run's case file) are looked at every time, the rest spaced out."""
         now = time.monotonic() if now is None else now
         with self.lock:
-            waited = now - self.checked_at
-            if self.changed is not None or (not force and waited < SPACING * self.cost):
+            if self.changed is not None:
                 return self.changed
+            waited = now - self.checked_at
+            if not force and waited < SPACING * self.cost and self._same(files):
+                return None
             current = signature(self.suite.path)
             self.checked_at = time.monotonic()
             self.cost = self.checked_at - now
@@ -85,6 +92,23 @@ class SuiteGuard:
             if self.changed is None:
                 self.seen = current  # the same content (a touch, a copy over itself)
             return self.changed
+
+    def _same(self, files: tuple[str, ...]) -> bool:
+        """Whether suite.yaml and `files` are as they were (a stat each)."""
+        seen = self._index()
+        for path in (str(self.suite.path / "suite.yaml"), *files):
+            try:
+                st = os.stat(path)
+            except OSError:
+                return path not in seen
+            if seen.get(path) != (st.st_size, st.st_mtime_ns, st.st_ino):
+                return False
+        return True
+
+    def _index(self) -> dict[str, tuple[int, int, int]]:
+        if self._by_path is None or self._by_path[0] is not self.seen:
+            self._by_path = (self.seen, {p: (size, m, ino) for p, size, m, ino in self.seen})
+        return self._by_path[1]
 
     def _compare(self, current: Signature) -> str | None:
         try:
@@ -122,7 +146,9 @@ def guard(suite: Suite) -> SuiteGuard | None:
         return found
 
 
-def changed(suite: Suite) -> str | None:
-    """Why `suite` is no longer what is on disk (None: it still is, or has no folder)."""
+def changed(suite: Suite, case_file: Path | None = None) -> str | None:
+    """Why `suite` is no longer what is on disk (None: it still is, or has no folder);
+    `case_file`, the file a run's goal came from, is looked at every time."""
     found = guard(suite)
-    return None if found is None else found.check()
+    files = (str(case_file),) if case_file is not None else ()
+    return None if found is None else found.check(files=files)
