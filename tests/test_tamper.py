@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 import passhat
@@ -25,9 +26,12 @@ def _suite(writer: SuiteWriter) -> Path:
     return writer.write()
 
 
+@pytest.mark.parametrize("spaced", [False, True], ids=["every-look", "whole-looks-spaced-out"])
 def test_an_agent_that_rewrites_its_goal_gets_no_verdict(
-    writer: SuiteWriter, tmp_path: Path
+    writer: SuiteWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spaced: bool
 ) -> None:
+    if spaced:  # the whole suite is not looked at again: the run's case file still is
+        monkeypatch.setattr(tamper, "SPACING", 1e12)
     suite = _suite(writer)
     case_file = suite / "cases" / "tiny.yaml"
 
