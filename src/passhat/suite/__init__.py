@@ -33,7 +33,7 @@ import X` keeps working):
     reading.py      YAML read safely: plain data, no duplicate keys, no anchors
     validation.py   the files' schemas, their messages, goal and scorer checks
     loading.py      load_suite and CaseReader: read, check, collect every problem
-    hashing.py      what the hashes cover: defaults and scorer specs as plain dicts
+    hashing.py      what the suite's and the cases' hashes cover
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ from passhat.plain import did_you_mean as did_you_mean
 from passhat.plain import field_path as field_path
 from passhat.plain import sha256_json as sha256_json
 from passhat.plain import show as show
-from passhat.suite.hashing import _defaults_dict as _defaults_dict
-from passhat.suite.hashing import _scorer_file as _scorer_file
+from passhat.suite.hashing import case_hash as case_hash
+from passhat.suite.hashing import scorer_file_hash as scorer_file_hash
 from passhat.suite.hashing import spec_dict as spec_dict
+from passhat.suite.hashing import suite_hash as suite_hash
 from passhat.suite.loading import CaseReader as CaseReader
 from passhat.suite.loading import _Loader as _Loader
 from passhat.suite.loading import load_suite as load_suite

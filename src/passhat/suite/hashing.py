@@ -1,27 +1,59 @@
-"""What a suite's hash covers, as suite.yaml would write it: the defaults and scorer specs
-as plain dicts (the hash is SHA-256 over their canonical JSON, so key order, YAML
-formatting and comments never change it).
+"""What a suite's and a case's hashes cover: SHA-256 over canonical JSON (sorted keys, no
+whitespace) of the content as suite.yaml and the case file would write it, so key
+order, YAML formatting and comments never change them; any change of content does.
+A scorer file beside suite.yaml is covered by the hash of its bytes.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from passhat.suite.model import (
-    EqualsSpec,
-    ExactSetSpec,
-    JudgeSpec,
-    MatchesSpec,
-    PresentSpec,
-    ScorerSpec,
-    SuiteDefaults,
-)
+from passhat.plain import sha256_json
+from passhat.suite.model import Case, ScorerSpec, SuiteDefaults
+
+if TYPE_CHECKING:
+    from passhat.suite.validation import _SuiteFile
 
 
-def _scorer_file(ref: str, root: Path) -> Path | None:
+def case_hash(input: Any, fixtures: dict[str, list[dict[str, Any]]], goal: Any) -> str:
+    """A case's hash: its input, fixtures and goal."""
+    return sha256_json({"input": input, "fixtures": fixtures, "goal": goal})
+
+
+def suite_hash(
+    head: _SuiteFile,
+    defaults: SuiteDefaults,
+    cases: Sequence[Case],
+    scorer_files: dict[str, str],
+    environment_config: dict[str, Any] | None,
+) -> str:
+    """A suite's hash: suite.yaml's content (defaults filled in, the `tools`
+    environment's declaration included), every case id with its hash, and the hashes of
+    the scorer files."""
+    content = {
+        "suite": {
+            "name": head.name,
+            "description": head.description,
+            "environment": head.environment,
+            "labels": list(head.labels),
+            "defaults": _defaults_dict(defaults),
+        },
+        "cases": {c.id: c.hash for c in cases},
+        "scorer_files": scorer_files,
+    }
+    if environment_config:
+        content["environment_config"] = environment_config
+    return sha256_json(content)
+
+
+def scorer_file_hash(ref: str, root: Path) -> str | None:
+    """The SHA-256 of a custom scorer's file beside suite.yaml (None: a module's scorer)."""
     module = ref.partition(":")[0]
-    return (root / module) if module.endswith(".py") else None
+    source = (root / module) if module.endswith(".py") else None
+    return None if source is None else hashlib.sha256(source.read_bytes()).hexdigest()
 
 
 def _defaults_dict(defaults: SuiteDefaults) -> dict[str, Any]:
@@ -37,20 +69,4 @@ def _defaults_dict(defaults: SuiteDefaults) -> dict[str, Any]:
 
 def spec_dict(spec: ScorerSpec) -> dict[str, Any]:
     """A scorer spec as suite.yaml writes it (for hashing and display)."""
-    if isinstance(spec, ExactSetSpec):
-        return {spec.kind: spec.path, "item": spec.item}
-    if isinstance(spec, EqualsSpec):
-        return {"equals": spec.path}
-    if isinstance(spec, MatchesSpec):
-        return {"matches": spec.path, "pattern": spec.pattern}
-    if isinstance(spec, PresentSpec):
-        return {"present": list(spec.paths)}
-    if isinstance(spec, JudgeSpec):
-        return {
-            "judge": spec.rubric,
-            "model": spec.model,
-            "paths": list(spec.paths),
-            "params": spec.params,
-            "base_url": spec.base_url,
-        }
-    return {"custom": spec.ref, "params": spec.params}
+    return spec.written()

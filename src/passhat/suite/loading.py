@@ -6,7 +6,6 @@ reads single cases without the rest (what a report needs to explain a few cases)
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sys
@@ -19,8 +18,9 @@ from pydantic import ValidationError
 
 from passhat.errors import ConfigError, SuiteError
 from passhat.imports import BUILTIN_ENVIRONMENTS, load_object, source_hash
-from passhat.plain import Loc, did_you_mean, field_path, sha256_json, show
-from passhat.suite.hashing import _defaults_dict, _scorer_file
+from passhat.plain import Loc, did_you_mean, field_path, show
+from passhat.suite import model as kinds
+from passhat.suite.hashing import case_hash, scorer_file_hash, suite_hash
 from passhat.suite.model import (
     _CASE_ID,
     _SCORER_EXAMPLE,
@@ -29,17 +29,9 @@ from passhat.suite.model import (
     ENVIRONMENT_KEYS,
     SUITE_FILE,
     Case,
-    CustomSpec,
-    EqualsSpec,
-    ExactSetSpec,
-    JudgeSpec,
-    MatchesSpec,
-    PresentSpec,
     ScorerSpec,
-    SubsetSpec,
     Suite,
     SuiteDefaults,
-    SupersetSpec,
     _case_of,
     _Shelf,
 )
@@ -187,19 +179,6 @@ class _Loader:
             scorers=tuple(specs),
         )
         ordered = tuple(sorted(cases, key=lambda c: c.id))
-        content = {
-            "suite": {
-                "name": head.name,
-                "description": head.description,
-                "environment": head.environment,
-                "labels": list(head.labels),
-                "defaults": _defaults_dict(defaults),
-            },
-            "cases": {c.id: c.hash for c in ordered},
-            "scorer_files": scorer_hashes,
-        }
-        if self.env_config:
-            content["environment_config"] = self.env_config
         self.shelf.flush()  # from here on only read
         return Suite(
             name=head.name,
@@ -209,7 +188,7 @@ class _Loader:
             environment=head.environment,
             defaults=defaults,
             cases=ordered,
-            hash=sha256_json(content),
+            hash=suite_hash(head, defaults, ordered, scorer_hashes, self.env_config),
             environment_config=self.env_config,
             environment_hash=self.env_hash,
         )
@@ -420,7 +399,7 @@ class _Loader:
             bad_item = _template_problem(parsed.item) if parsed.item is not None else None
             if bad_item:
                 self.problem(SUITE_FILE, (*loc, "item"), bad_item)
-            return None if bad or bad_item else ExactSetSpec(parsed.exact_set, parsed.item)
+            return None if bad or bad_item else kinds.ExactSetSpec(parsed.exact_set, parsed.item)
         if isinstance(parsed, _SubsetFile | _SupersetFile):
             path = parsed.subset if isinstance(parsed, _SubsetFile) else parsed.superset
             kind = "subset" if isinstance(parsed, _SubsetFile) else "superset"
@@ -430,13 +409,13 @@ class _Loader:
             bad_item = _template_problem(parsed.item) if parsed.item is not None else None
             if bad_item:
                 self.problem(SUITE_FILE, (*loc, "item"), bad_item)
-            cls = SubsetSpec if kind == "subset" else SupersetSpec
+            cls = kinds.SubsetSpec if kind == "subset" else kinds.SupersetSpec
             return None if bad or bad_item else cls(path, parsed.item)
         if isinstance(parsed, _EqualsFile):
             bad = _path_problem(parsed.equals) if parsed.equals != "." else None
             if bad:
                 self.problem(SUITE_FILE, (*loc, "equals"), bad)
-            return None if bad else EqualsSpec(parsed.equals)
+            return None if bad else kinds.EqualsSpec(parsed.equals)
         if isinstance(parsed, _MatchesFile):
             bad = _path_problem(parsed.matches)
             if bad:
@@ -450,14 +429,14 @@ class _Loader:
                     f"{show(parsed.pattern)} is not a regular expression ({error})",
                 )
                 return None
-            return None if bad else MatchesSpec(parsed.matches, parsed.pattern)
+            return None if bad else kinds.MatchesSpec(parsed.matches, parsed.pattern)
         if isinstance(parsed, _JudgeFile):
             return self._judge_spec(parsed, loc)
         if isinstance(parsed, _PresentFile):
             ok = self._paths_ok(parsed.present, (*loc, "present"))
-            return PresentSpec(tuple(parsed.present)) if ok else None
+            return kinds.PresentSpec(tuple(parsed.present)) if ok else None
         assert isinstance(parsed, _CustomFile)
-        return CustomSpec(parsed.custom, dict(parsed.params))
+        return kinds.CustomSpec(parsed.custom, dict(parsed.params))
 
     def _paths_ok(self, paths: Sequence[str], loc: Loc) -> bool:
         """Name every path of a list that is not a dotted path; True when all are."""
@@ -469,7 +448,7 @@ class _Loader:
                 ok = False
         return ok
 
-    def _judge_spec(self, parsed: _JudgeFile, loc: Loc) -> JudgeSpec | None:
+    def _judge_spec(self, parsed: _JudgeFile, loc: Loc) -> kinds.JudgeSpec | None:
         ok = True
         provider, _, name = parsed.model.partition(":")
         if not name or provider not in ("replay", "openai", "anthropic"):
@@ -486,7 +465,7 @@ class _Loader:
             ok = False
         if not ok:
             return None
-        return JudgeSpec(
+        return kinds.JudgeSpec(
             rubric=parsed.judge,
             model=parsed.model,
             paths=tuple(parsed.paths),
@@ -605,7 +584,6 @@ class _Loader:
             tool: [{"args": f.args, "response": f.response} for f in items]
             for tool, items in parsed.fixtures.items()
         }
-        content = {"input": parsed.input, "fixtures": fixtures, "goal": parsed.goal}
         return _case_of(
             parsed.id,
             parsed.input,
@@ -613,7 +591,7 @@ class _Loader:
             parsed.goal,
             tuple(sys.intern(tag) for tag in parsed.tags),
             os.path.join(self.root, rel),
-            sha256_json(content),
+            case_hash(parsed.input, fixtures, parsed.goal),
             self.shelf,
         )
 
@@ -631,7 +609,7 @@ class _Loader:
             if never:
                 # the template is wrong, not every case's goal: one line, on the template
                 problems = [p for p in problems if not set(_lacked(p[2])) <= set(never)]
-                assert isinstance(spec, ExactSetSpec) and spec.item is not None
+                assert isinstance(spec, kinds.ExactSetSpec) and spec.item is not None
                 held = sorted(self.item_keys[index])
                 hint = "".join(did_you_mean(name, held) for name in never[:1])
                 self.problem(
@@ -642,22 +620,22 @@ class _Loader:
                 )
             for rel, loc, message in problems:
                 self.problem(rel, loc, message)
-            if isinstance(spec, CustomSpec):
+            if isinstance(spec, kinds.CustomSpec):
                 try:
                     fn = load_object(spec.ref, self.root, what="")
                     check_scorer_function(fn, spec.ref, spec.params)
                 except ConfigError as error:
                     self.problem(SUITE_FILE, ("defaults", "scorers", index, "custom"), str(error))
                     continue
-                source = _scorer_file(spec.ref, self.root)
-                if source is not None:
-                    hashes[spec.ref] = hashlib.sha256(source.read_bytes()).hexdigest()
+                digest = scorer_file_hash(spec.ref, self.root)
+                if digest is not None:
+                    hashes[spec.ref] = digest
         return hashes
 
     def _fields_no_item_holds(self, index: int, spec: ScorerSpec) -> list[str]:
         """The fields of a set scorer's item template that no goal item of any case
         holds, when some case has items: a misspelt template, not a hundred goals."""
         keys = self.item_keys.get(index)
-        if not keys or not isinstance(spec, ExactSetSpec) or spec.item is None:
+        if not keys or not isinstance(spec, kinds.ExactSetSpec) or spec.item is None:
             return []
         return [name for name in template_fields(spec.item) if name not in keys]

@@ -69,6 +69,10 @@ class ExactSetSpec:
     names are the item's identity (other fields, like a free-text note, are
     ignored). None: text items as they are, anything else as canonical JSON."""
 
+    def written(self) -> dict[str, Any]:
+        """The spec as suite.yaml writes it (what the suite's hash covers)."""
+        return {self.kind: self.path, "item": self.item}
+
 
 @dataclass(frozen=True)
 class SubsetSpec(ExactSetSpec):
@@ -94,6 +98,9 @@ class EqualsSpec:
     path: str
     """Dotted path into the state; `.` compares the whole state."""
 
+    def written(self) -> dict[str, Any]:
+        return {"equals": self.path}
+
 
 @dataclass(frozen=True)
 class MatchesSpec:
@@ -103,6 +110,9 @@ class MatchesSpec:
     """Dotted path into the state."""
     pattern: str
     """A Python regular expression, searched anywhere in the text (anchor it with ^...$)."""
+
+    def written(self) -> dict[str, Any]:
+        return {"matches": self.path, "pattern": self.pattern}
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,15 @@ class JudgeSpec:
     base_url: str | None = None
     """An OpenAI-compatible or Anthropic endpoint for the judge."""
 
+    def written(self) -> dict[str, Any]:
+        return {
+            "judge": self.rubric,
+            "model": self.model,
+            "paths": list(self.paths),
+            "params": self.params,
+            "base_url": self.base_url,
+        }
+
 
 @dataclass(frozen=True)
 class PresentSpec:
@@ -127,6 +146,9 @@ class PresentSpec:
 
     paths: tuple[str, ...]
     """Dotted paths into the final state."""
+
+    def written(self) -> dict[str, Any]:
+        return {"present": list(self.paths)}
 
 
 @dataclass(frozen=True)
@@ -137,6 +159,9 @@ class CustomSpec:
     """`package.module:name`, or `file.py:name` relative to the suite folder."""
     params: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments passed on every call."""
+
+    def written(self) -> dict[str, Any]:
+        return {"custom": self.ref, "params": self.params}
 
 
 ScorerSpec = ExactSetSpec | EqualsSpec | MatchesSpec | PresentSpec | JudgeSpec | CustomSpec
@@ -240,7 +265,13 @@ class Case:
 
     def _key(self) -> tuple[Any, ...]:
         """Everything the case is, its content as the pickled bytes (not where they are)."""
-        return (self.id, self.tags, self.hash, self._file, *(self._blob(p) for p in range(3)))
+        return (
+            self.id,
+            self.tags,
+            self.hash,
+            self._file,
+            *(self._blob(p) for p in range(3)),
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Case) and self._key() == other._key()
