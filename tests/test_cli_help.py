@@ -141,6 +141,26 @@ def test_run_options_are_grouped_in_panels_each_option_in_exactly_one(
     assert len(starts) == 1, starts
 
 
+def test_run_and_resume_take_their_shared_options_from_one_declaration() -> None:
+    """cli/run.py's Shared declares the options both commands take once (they were two
+    copies, issue 38): each is the same option in both, and in neither twice."""
+    import dataclasses
+
+    from passhat.cli.run import Shared
+
+    def options(name: str) -> dict[str, tuple[object, ...]]:
+        command = GROUP.commands[name]  # type: ignore[attr-defined]
+        names = [param.name for param in command.params]
+        assert len(names) == len(set(names))
+        return {p.name: (tuple(p.opts), p.help, p.default) for p in command.params}
+
+    run, resume = options("run"), options("resume")
+    shared = [field.name for field in dataclasses.fields(Shared)]
+    assert {"concurrency", "db", "until_width", "junit_xml"} <= set(shared)
+    assert [run[name] for name in shared] == [resume[name] for name in shared]
+    assert "shared" not in run and "shared" not in resume
+
+
 def test_other_commands_keep_one_options_block(capsys: pytest.CaptureFixture[str]) -> None:
     """--db, --lang, --junit-xml are shared: `run` shows them under its panels,
     `report` (which has no panels) under Options, as before."""

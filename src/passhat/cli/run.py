@@ -8,8 +8,13 @@ cli/read.py and import none of this module (nor the adaptive options it parses).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+import typing
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -38,7 +43,6 @@ if TYPE_CHECKING:
 
     from passhat.evaluation import CassetteGaps, Events, Interrupted
     from passhat.results import Experiment
-    from passhat.rounds import Rounds
 
 # The library (runner, agents, providers, suites: pydantic, yaml) is imported inside
 # the commands that use it, so `passhat metrics` and `passhat report` start faster.
@@ -280,19 +284,11 @@ def _interrupted(stop: Interrupted, lang: str) -> typer.Exit:
 
 
 def _report_and_exit(
-    experiment: Experiment,
-    strict: bool,
-    quiet: bool,
-    lang: str,
-    no_report: bool = False,
-    json_path: Path | None = None,
-    *,
-    said: bool = False,
-    junit: Path | None = None,
-    summary: Path | None = None,
+    experiment: Experiment, shared: Shared, lang: str, *, said: bool = False
 ) -> None:
     """The end report (or one line with --no-report; none when `said`: the caller's
     line said what happened), then the exit code the experiment gives."""
+    quiet, no_report = shared.quiet, shared.no_report
     record = experiment.record
     ref = record.name or record.id
     requested = record.runs_requested
@@ -318,9 +314,9 @@ def _report_and_exit(
         print_experiment_report(console, record, runs, lang=lang)
     rounds = experiment.outcome.rounds if experiment.outcome is not None else None
     if rounds is not None:
-        adaptive_k.show(rounds, json_path)
-    _write_ci(experiment, junit, summary)
-    code = experiment.exit_code(strict=strict)
+        adaptive_k.show(rounds, shared.adaptive_json)
+    _write_ci(experiment, shared.junit_xml, shared.summary)
+    code = experiment.exit_code(strict=shared.strict)
     if code:
         # nothing counted is never a success, --strict or not: a CI step must not pass
         raise typer.Exit(code)
@@ -336,23 +332,6 @@ def _write_ci(experiment: Experiment, junit: Path | None, summary: Path | None) 
         lambda: junit_xml(record, experiment.accounting),
         summary,
         lambda: summary_markdown(record, experiment.accounting, experiment.uncertainty),
-    )
-
-
-def _adaptive(
-    until_width: float | None,
-    until_decided: bool,
-    baseline: str | None,
-    max_k: int | None,
-    k_step: int | None,
-    adaptive_json: Path | None,
-    spending: str,
-    all_cases: bool,
-) -> Rounds | None:
-    from passhat.rounds import rounds
-
-    return rounds(
-        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending, all_cases
     )
 
 
@@ -376,6 +355,89 @@ NoReportOption = Annotated[
 ]
 
 
+ConcurrencyOption = Annotated[
+    int, typer.Option(metavar="N", help="Runs in flight at once.", rich_help_panel=LIMITS)
+]
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The options `run` and `resume` both take, declared once: `with_shared` puts them
+    in each command's signature where its `shared` parameter stands (typer reads the
+    signature), and hands them to the command as this one value."""
+
+    retry_max_wait: RetryMaxWaitOption = None
+    call_timeout: CallTimeoutOption = None
+    concurrency: ConcurrencyOption = 8
+    executor: ExecutorOption = "local"
+    scheduler: SchedulerOption = None
+    until_width: adaptive_k.UntilWidth = None
+    until_decided: adaptive_k.UntilDecided = False
+    baseline: adaptive_k.Baseline = None
+    max_k: adaptive_k.MaxK = None
+    k_step: adaptive_k.KStep = None
+    adaptive_json: adaptive_k.AdaptiveJson = None
+    spending: adaptive_k.SpendingOption = "bonferroni"
+    all_cases: adaptive_k.AllCases = False
+    db: Annotated[Path | None, in_panel(DbOption, STORE)] = None
+    strict: StrictOption = False
+    quiet: QuietOption = False
+    no_report: NoReportOption = False
+    lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None
+    junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None
+    summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None
+
+    def call_options(self, lang: str) -> dict[str, Any]:
+        """What `evaluate` and `resume` take of these: store, workers, call limits, the
+        adaptive rounds, and the events printed in `lang`."""
+        from passhat.rounds import rounds
+
+        adaptive = rounds(
+            self.until_width,
+            self.until_decided,
+            self.baseline,
+            self.max_k,
+            self.k_step,
+            self.adaptive_json,
+            self.spending,
+            self.all_cases,
+        )
+        return {
+            "db": self.db,
+            "concurrency": self.concurrency,
+            "executor": self.executor,
+            "scheduler": self.scheduler,
+            "retry_max_wait": self.retry_max_wait,
+            "call_timeout": self.call_timeout,
+            "adaptive": adaptive,
+            "events": _printer(lang, self.quiet),
+        }
+
+
+_DEFAULTS = Shared()
+
+
+def with_shared(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` with `Shared`'s options in its signature in place of its `shared`
+    parameter; called, it gets them back as one `Shared`."""
+    named = inspect.Parameter.KEYWORD_ONLY  # typer passes every value by name
+    hints = typing.get_type_hints(Shared, include_extras=True)
+    options = [
+        inspect.Parameter(f.name, named, annotation=hints[f.name], default=f.default)
+        for f in dataclasses.fields(Shared)
+    ]
+    own = inspect.signature(command, eval_str=True).parameters.values()
+    params = [q.replace(kind=named) for p in own for q in (options if p.name == "shared" else [p])]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        shared = Shared(**{option.name: kwargs.pop(option.name) for option in options})
+        command(shared=shared, **kwargs)
+
+    wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return wrapper
+
+
 @app.command(
     epilog=examples(
         "passhat run examples/clarify --case ac-conflict-001",
@@ -385,6 +447,7 @@ NoReportOption = Annotated[
         "passhat run SUITE --concurrency 32 --timeout 120 --strict",
     )
 )
+@with_shared
 def run(
     suite_dir: Annotated[
         Path, typer.Argument(metavar="SUITE", help="Suite folder (suite.yaml, cases/).")
@@ -475,11 +538,7 @@ def run(
             metavar="N", help="Retries of transient model errors per call.", rich_help_panel=MODEL
         ),
     ] = 4,
-    retry_max_wait: RetryMaxWaitOption = None,
-    call_timeout: CallTimeoutOption = None,
-    concurrency: Annotated[
-        int, typer.Option(metavar="N", help="Runs in flight at once.", rich_help_panel=LIMITS)
-    ] = 8,
+    shared: Shared = _DEFAULTS,
     timeout: Annotated[
         float,
         typer.Option(
@@ -494,29 +553,12 @@ def run(
             metavar="N", help="Model turns per run. Default: the suite's.", rich_help_panel=LIMITS
         ),
     ] = None,
-    executor: ExecutorOption = "local",
-    scheduler: SchedulerOption = None,
-    until_width: adaptive_k.UntilWidth = None,
-    until_decided: adaptive_k.UntilDecided = False,
-    baseline: adaptive_k.Baseline = None,
-    max_k: adaptive_k.MaxK = None,
-    k_step: adaptive_k.KStep = None,
-    adaptive_json: adaptive_k.AdaptiveJson = None,
-    spending: adaptive_k.SpendingOption = "bonferroni",
-    all_cases: adaptive_k.AllCases = False,
-    db: Annotated[Path | None, in_panel(DbOption, STORE)] = None,
     name: Annotated[
         str | None,
         typer.Option(
             metavar="NAME", help="A unique name for the experiment.", rich_help_panel=STORE
         ),
     ] = None,
-    strict: StrictOption = False,
-    quiet: QuietOption = False,
-    no_report: NoReportOption = False,
-    lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None,
-    junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None,
-    summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None,
     isolation: IsolationOption = None,
     agent_read: AgentReadOption = None,
     agent_write: AgentWriteOption = None,
@@ -526,10 +568,7 @@ def run(
     """Create an experiment and run every case k times, each from a fresh start."""
     from passhat.evaluation import Interrupted, evaluate
 
-    language = report_lang(lang)
-    adaptive = _adaptive(
-        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending, all_cases
-    )
+    language = report_lang(shared.lang)
     try:
         experiment = evaluate(
             suite_dir,
@@ -537,14 +576,8 @@ def run(
             model=model,
             k=k,
             cases=case or [],
-            db=db,
-            concurrency=concurrency,
-            executor=executor,
-            scheduler=scheduler,
             timeout=timeout,
             retries=retries,
-            retry_max_wait=retry_max_wait,
-            call_timeout=call_timeout,
             seed=seed,
             name=name,
             prompt=prompt,
@@ -556,21 +589,11 @@ def run(
             isolation=isolation,
             sandbox=_sandbox(agent_read, agent_write, agent_host),
             token_budget=token_budget,
-            adaptive=adaptive,
-            events=_printer(language, quiet),
+            **shared.call_options(language),
         )
     except Interrupted as stop:
         raise _interrupted(stop, language) from None
-    _report_and_exit(
-        experiment,
-        strict,
-        quiet,
-        language,
-        no_report,
-        adaptive_json,
-        junit=junit_xml,
-        summary=summary,
-    )
+    _report_and_exit(experiment, shared, language)
 
 
 def _sandbox(
@@ -598,6 +621,7 @@ def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
         "passhat resume mine-1 -k 10",
     )
 )
+@with_shared
 def resume(
     experiment_ref: ExperimentArg,
     k: Annotated[
@@ -620,22 +644,7 @@ def resume(
         ),
     ] = False,
     retries: RetriesOption = None,
-    retry_max_wait: RetryMaxWaitOption = None,
-    call_timeout: CallTimeoutOption = None,
-    concurrency: Annotated[
-        int, typer.Option(metavar="N", help="Runs in flight at once.", rich_help_panel=LIMITS)
-    ] = 8,
-    executor: ExecutorOption = "local",
-    scheduler: SchedulerOption = None,
-    until_width: adaptive_k.UntilWidth = None,
-    until_decided: adaptive_k.UntilDecided = False,
-    baseline: adaptive_k.Baseline = None,
-    max_k: adaptive_k.MaxK = None,
-    k_step: adaptive_k.KStep = None,
-    adaptive_json: adaptive_k.AdaptiveJson = None,
-    spending: adaptive_k.SpendingOption = "bonferroni",
-    all_cases: adaptive_k.AllCases = False,
-    db: Annotated[Path | None, in_panel(DbOption, STORE)] = None,
+    shared: Shared = _DEFAULTS,
     break_lease: Annotated[
         bool,
         typer.Option(
@@ -645,12 +654,6 @@ def resume(
             rich_help_panel=STORE,
         ),
     ] = False,
-    strict: StrictOption = False,
-    quiet: QuietOption = False,
-    no_report: NoReportOption = False,
-    lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None,
-    junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None,
-    summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None,
 ) -> None:
     """Run exactly the missing runs of an experiment (and new indices with a larger k).
 
@@ -660,42 +663,22 @@ def resume(
     from passhat.evaluation import Interrupted
     from passhat.evaluation import resume as resume_experiment
 
-    language = report_lang(lang)
-    adaptive = _adaptive(
-        until_width, until_decided, baseline, max_k, k_step, adaptive_json, spending, all_cases
-    )
+    language = report_lang(shared.lang)
     try:
         experiment = resume_experiment(
             experiment_ref,
-            db=db,
             k=k,
-            concurrency=concurrency,
             errored=errored,
             retries=retries,
-            retry_max_wait=retry_max_wait,
-            call_timeout=call_timeout,
             break_lease=break_lease,
-            executor=executor,
-            scheduler=scheduler,
-            adaptive=adaptive,
-            events=_printer(language, quiet),
+            **shared.call_options(language),
         )
     except Interrupted as stop:
         raise _interrupted(stop, language) from None
     said = experiment.outcome is not None and experiment.outcome.planned == 0
     if said:
         err_console.print(_nothing_to_do(experiment, language), markup=False, soft_wrap=True)
-    _report_and_exit(
-        experiment,
-        strict,
-        quiet,
-        language,
-        no_report,
-        adaptive_json,
-        said=said,
-        junit=junit_xml,
-        summary=summary,
-    )
+    _report_and_exit(experiment, shared, language, said=said)
 
 
 def _nothing_to_do(experiment: Experiment, lang: str) -> str:
