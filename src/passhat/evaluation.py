@@ -182,17 +182,10 @@ def _check_base_url(base_url: str | None) -> None:
 # --- what an experiment is made of
 
 
-def _model_params(
-    temperature: float | None, max_tokens: int | None, seed: int | None
-) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    if temperature is not None:
-        params["temperature"] = temperature
-    if max_tokens is not None:
-        params["max_tokens"] = max_tokens
-    if seed is not None:
-        params["seed"] = seed
-    return params
+def _given(**values: Any) -> dict[str, Any]:
+    """The values given (not None), by name: what an experiment records only when given,
+    so the fingerprints of experiments without them stay as they were."""
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def _params(
@@ -215,15 +208,14 @@ def _params(
         "timeout_s": timeout,
         "max_retries": retries,
     }
-    if prompt is not None:
-        params["prompt_file"] = str(Path(prompt).resolve())
-    if base_url is not None:
-        params["base_url"] = base_url
-    # recorded only when given, so the fingerprints of experiments without them stay
-    if retry_max_wait is not None:
-        params["retry_max_wait_s"] = retry_max_wait
-    if call_timeout is not None:
-        params["call_timeout_s"] = call_timeout
+    params.update(
+        _given(
+            prompt_file=str(Path(prompt).resolve()) if prompt is not None else None,
+            base_url=base_url,
+            retry_max_wait_s=retry_max_wait,
+            call_timeout_s=call_timeout,
+        )
+    )
     return params
 
 
@@ -372,6 +364,55 @@ def _build(
         )
     spec, built = _model(model, params, suite)
     return loaded, spec, built
+
+
+@dataclass(frozen=True)
+class _Made:
+    """What an experiment's suite and parameters build (run and resume alike)."""
+
+    suite: Suite
+    agent: LoadedAgent
+    model_spec: str
+    model: Model | None
+    params: dict[str, Any]
+    executor: Executor
+
+    def experiment(self, k: int, seed: int | None, name: str | None = None) -> ExperimentRecord:
+        """The experiment record they make: `resume` compares it with the stored one."""
+        from passhat.runner import new_experiment
+
+        return new_experiment(
+            self.suite,
+            self.agent,
+            self.model_spec,
+            self.model,
+            k=k,
+            params=self.params,
+            seed=seed,
+            name=name,
+        )
+
+    def setup(self, store: Store, options: RunOptions, events: Events) -> _Setup:
+        return _Setup(store, self.suite, self.agent, self.model, options, self.executor, events)
+
+
+def _made(
+    suite: Suite,
+    agent: AgentLike,
+    model: ModelLike,
+    params: dict[str, Any],
+    executor: str | Executor,
+    scheduler: str | None,
+) -> _Made:
+    loaded, model_spec, provider = _build(suite, agent, model, params)
+    engine = _executor(executor, scheduler, suite)
+    return _Made(suite, loaded, model_spec, provider, params, engine)
+
+
+def _warn_gaps(made: _Made, runs: Collection[WorkItem], events: Events) -> None:
+    gaps = cassette_gaps(made.agent, made.model, runs)
+    if gaps is not None:
+        events.cassette_gaps(gaps)
 
 
 def _executor(executor: str | Executor, scheduler: str | None, suite: Suite) -> Executor:
@@ -568,7 +609,7 @@ def evaluate(
         adaptive.check_decidable(adaptive.plan(k), len(loaded_suite.cases))
     params = _params(
         loaded_suite,
-        _model_params(temperature, max_tokens, model_seed),
+        _given(temperature=temperature, max_tokens=max_tokens, seed=model_seed),
         max_turns=max_turns,
         prompt=Path(prompt) if prompt is not None else None,
         base_url=base_url,
@@ -582,33 +623,19 @@ def evaluate(
     params.update(_sealing(wanted_agent, isolation, token_budget))
     params.update(_sandbox(sandbox))
     wanted_model = model if model is not None else (loaded_suite.defaults.model or "")
-    loaded, model_spec, provider = _build(
-        loaded_suite,
-        wanted_agent,
-        wanted_model,
-        params,
-    )
-    engine = _executor(executor, scheduler, loaded_suite)
-    gaps = cassette_gaps(loaded, provider, _all_runs(loaded_suite, k))
-    if gaps is not None:
-        events.cassette_gaps(gaps)
-    from passhat.runner import new_experiment
+    made = _made(loaded_suite, wanted_agent, wanted_model, params, executor, scheduler)
+    _warn_gaps(made, _all_runs(loaded_suite, k), events)
 
-    experiment = new_experiment(
-        loaded_suite, loaded, model_spec, provider, k=k, params=params, seed=seed, name=name
-    )
-    experiment = _with_tools(experiment, loaded_suite)
+    experiment = _with_tools(made.experiment(k, seed, name), loaded_suite)
     options = _options(params, concurrency)
     with _open(db, create=True) as store:
-        _guard(store, loaded, provider, loaded_suite, params)
+        _guard(store, made.agent, made.model, loaded_suite, params)
         if adaptive is not None:
             adaptive = adaptive.resolved(store, experiment)
         store.create_experiment(experiment)
         events.started(experiment, len(loaded_suite.cases) * k, store.path)
-        setup = _Setup(store, loaded_suite, loaded, provider, options, engine, events)
-        experiment, rounds = _rounds(setup, experiment, adaptive)
-        outcome = Outcome(experiment.runs_requested, rounds, tuple(setup.left))
-        return _read_back(store, experiment, outcome)
+        setup = made.setup(store, options, events)
+        return _make_runs(setup, experiment, adaptive, experiment.runs_requested)
 
 
 def resume(
@@ -638,7 +665,7 @@ def resume(
     the same as the runs before it (a changed configuration is refused, saying what
     changed). `agent`, `model`, `environment` and `scorers` are needed only when they
     were Python objects or replaced the suite's: they must match what was recorded."""
-    from passhat.runner import check_resumable, new_experiment, pending
+    from passhat.runner import check_resumable, pending
 
     events = events or Events()
     check_retry(retries, retry_max_wait, call_timeout)
@@ -658,24 +685,11 @@ def resume(
             )
         suite = _select(_load_suite(stored.suite_path, environment, scorers), list(stored.case_ids))
         params = dict(stored.params)
-        loaded, model_spec, provider = _build(
-            suite,
-            agent if agent is not None else stored.agent,
-            model if model is not None else stored.model,
-            params,
-        )
-        _guard(store, loaded, provider, suite, params)
-        engine = _executor(executor, scheduler, suite)
-        current = new_experiment(
-            suite,
-            loaded,
-            model_spec,
-            provider,
-            k=stored.k_requested,
-            params=params,
-            seed=stored.seed,
-        )
-        check_resumable(stored, current)
+        wanted_agent = agent if agent is not None else stored.agent
+        wanted_model = model if model is not None else stored.model
+        made = _made(suite, wanted_agent, wanted_model, params, executor, scheduler)
+        _guard(store, made.agent, made.model, suite, params)
+        check_resumable(stored, made.experiment(stored.k_requested, stored.seed))
         if adaptive is not None:
             adaptive = adaptive.resolved(store, stored)
             adaptive.check(len(stored.case_ids))
@@ -683,7 +697,7 @@ def resume(
             adaptive.check_decidable(planned, len(stored.case_ids))
         options = _options(params, concurrency, retries, retry_max_wait)
         if call_timeout is not None:
-            _set_call_timeout(provider, call_timeout)
+            _set_call_timeout(made.model, call_timeout)
         if break_lease:
             events.lease_broken(stored, store.break_lease(stored.id))
         # the lease before any change: a resume refused because another process runs the
@@ -695,13 +709,10 @@ def resume(
             todo = pending(store, stored, rerun_errored=errored)[0]
             if not todo and adaptive is None:
                 return _read_back(store, stored, Outcome(0))
-            gaps = cassette_gaps(loaded, provider, todo)
-            if gaps is not None:
-                events.cassette_gaps(gaps)
+            _warn_gaps(made, todo, events)
             events.resuming(stored, len(todo))
-            setup = _Setup(store, suite, loaded, provider, options, engine, events)
-            stored, rounds = _rounds(setup, stored, adaptive, rerun_errored=errored)
-        return _read_back(store, stored, Outcome(len(todo), rounds, tuple(setup.left)))
+            setup = made.setup(store, options, events)
+            return _make_runs(setup, stored, adaptive, len(todo), rerun_errored=errored)
 
 
 async def evaluate_async(suite: str | Path | Suite, **options: Any) -> Experiment:
@@ -728,6 +739,20 @@ def _set_call_timeout(model: Model | None, seconds: float) -> None:
 
 
 # --- rounds
+
+
+def _make_runs(
+    setup: _Setup,
+    experiment: ExperimentRecord,
+    adaptive: Rounds | None,
+    planned: int,
+    *,
+    rerun_errored: bool = False,
+) -> Experiment:
+    """What `evaluate` and `resume` share once the experiment is stored: the rounds, then
+    the experiment read back with what the call did (`planned`: its first round's runs)."""
+    experiment, rounds = _rounds(setup, experiment, adaptive, rerun_errored=rerun_errored)
+    return _read_back(setup.store, experiment, Outcome(planned, rounds, tuple(setup.left)))
 
 
 def _rounds(
