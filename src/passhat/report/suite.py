@@ -11,36 +11,10 @@ from rich.text import Text
 
 from passhat.plain import plural
 from passhat.scoring import get_path, item_string, sorted_items
-from passhat.suite import (
-    Case,
-    CustomSpec,
-    EqualsSpec,
-    ExactSetSpec,
-    JudgeSpec,
-    MatchesSpec,
-    PresentSpec,
-    ScorerSpec,
-    Suite,
-    canonical_json,
-)
+from passhat.suite import Case, ExactSetSpec, Suite
 
 if TYPE_CHECKING:
     from passhat.models.replay import CassetteCheck
-
-
-def _scorer_text(spec: ScorerSpec) -> str:
-    if isinstance(spec, ExactSetSpec):
-        return f"{spec.kind} {spec.path}" + (f" (items {spec.item})" if spec.item else "")
-    if isinstance(spec, PresentSpec):
-        return "present " + ", ".join(spec.paths)
-    if isinstance(spec, EqualsSpec):
-        return f"equals {spec.path}"
-    if isinstance(spec, MatchesSpec):
-        return f"matches {spec.path} {spec.pattern}"
-    if isinstance(spec, JudgeSpec):
-        return f"judge by {spec.model}" + (f" on {', '.join(spec.paths)}" if spec.paths else "")
-    assert isinstance(spec, CustomSpec)
-    return f"custom {spec.ref}" + (f" {canonical_json(spec.params)}" if spec.params else "")
 
 
 def _goal_items(suite: Suite, case: Case) -> list[str]:
@@ -112,7 +86,7 @@ def print_suite(out: Console, suite: Suite, *, limit: int | None = None) -> None
     for signature in _tools(suite):
         head.add_row("tool", Text(signature))
     for spec in d.scorers:
-        head.add_row("scorer", Text(_scorer_text(spec)))
+        head.add_row("scorer", Text(spec.described()))
     head.add_row("hash", Text(suite.hash))
     out.print(head)
 

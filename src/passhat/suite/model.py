@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from passhat.errors import ConfigError
-from passhat.plain import did_you_mean
+from passhat.plain import canonical_json, did_you_mean
 
 SUITE_FILE = "suite.yaml"
 ENVIRONMENT_KEYS = ("tools", "state", "input_schema", "goal_schema")
@@ -73,6 +73,10 @@ class ExactSetSpec:
         """The spec as suite.yaml writes it (what the suite's hash covers)."""
         return {self.kind: self.path, "item": self.item}
 
+    def described(self) -> str:
+        """The spec in one line, as `passhat check` lists it."""
+        return f"{self.kind} {self.path}" + (f" (items {self.item})" if self.item else "")
+
 
 @dataclass(frozen=True)
 class SubsetSpec(ExactSetSpec):
@@ -101,6 +105,9 @@ class EqualsSpec:
     def written(self) -> dict[str, Any]:
         return {"equals": self.path}
 
+    def described(self) -> str:
+        return f"equals {self.path}"
+
 
 @dataclass(frozen=True)
 class MatchesSpec:
@@ -113,6 +120,9 @@ class MatchesSpec:
 
     def written(self) -> dict[str, Any]:
         return {"matches": self.path, "pattern": self.pattern}
+
+    def described(self) -> str:
+        return f"matches {self.path} {self.pattern}"
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,9 @@ class JudgeSpec:
             "base_url": self.base_url,
         }
 
+    def described(self) -> str:
+        return f"judge by {self.model}" + (f" on {', '.join(self.paths)}" if self.paths else "")
+
 
 @dataclass(frozen=True)
 class PresentSpec:
@@ -149,6 +162,9 @@ class PresentSpec:
 
     def written(self) -> dict[str, Any]:
         return {"present": list(self.paths)}
+
+    def described(self) -> str:
+        return "present " + ", ".join(self.paths)
 
 
 @dataclass(frozen=True)
@@ -162,6 +178,9 @@ class CustomSpec:
 
     def written(self) -> dict[str, Any]:
         return {"custom": self.ref, "params": self.params}
+
+    def described(self) -> str:
+        return f"custom {self.ref}" + (f" {canonical_json(self.params)}" if self.params else "")
 
 
 ScorerSpec = ExactSetSpec | EqualsSpec | MatchesSpec | PresentSpec | JudgeSpec | CustomSpec
