@@ -414,6 +414,7 @@ def test_the_plan_is_made_as_it_is_read_and_gives_what_a_list_would() -> None:
         recorded=st.sets(st.tuples(st.integers(0, 7), st.integers(0, 8))),
         then=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 5)), max_size=3),
         case_major=st.booleans(),
+        full=st.sets(st.integers(0, 7)),
     )
     def check(
         cases: int,
@@ -422,19 +423,27 @@ def test_the_plan_is_made_as_it_is_read_and_gives_what_a_list_would() -> None:
         recorded: set[tuple[int, int]],
         then: list[tuple[int, int]],
         case_major: bool,
+        full: set[int],
     ) -> None:
         ids = tuple(f"c{i}" for i in range(cases))
         k_of = {f"c{i}": n for i, n in own_k.items()}
         done = {(f"c{i}", n) for i, n in recorded}
         after = [(f"c{i}", n) for i, n in then]
+        complete = {f"c{i}" for i in full}
         made = Plan(
-            ids, k, k_of=lambda c: k_of.get(c, k), recorded=done, then=after, case_major=case_major
+            ids,
+            k,
+            k_of=lambda c: k_of.get(c, k),
+            recorded=done,
+            then=after,
+            case_major=case_major,
+            full=complete,
         )
         wanted = [
             (c, i)
             for i in range(1, k + 1)
             for c in ids
-            if i <= k_of.get(c, k) and (c, i) not in done
+            if i <= k_of.get(c, k) and (c, i) not in done and c not in complete
         ]
         if case_major:
             wanted.sort(key=lambda pair: (ids.index(pair[0]), pair[1]))
@@ -489,3 +498,35 @@ def test_a_runs_environment_is_freed_as_the_run_ends_and_at_load(
         assert made[0]() is None
     finally:
         gc.enable()
+
+
+def test_pending_reads_run_by_run_only_the_cases_with_gaps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resume plans from per-case counts in SQL (issue 38): a case whose runs 1..k are all
+    recorded is never read run by run, and the plan is the one every recorded pair gives
+    (a case held at a lower k by an adaptive rule is full at its own k)."""
+    from passhat.records import RunRecord
+    from passhat.runner import pending, plan
+    from records_for_tests import experiment_record
+
+    experiment = experiment_record(["a", "b", "c", "d", "e"], 3, case_k={"e": 2})
+    done = [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 3), ("c", 2), ("d", 2), ("e", 1)]
+    done += [("d", 1), ("d", 3), ("e", 2)]
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        store.record_runs(
+            [RunRecord("e1", case, index, "h", "passed") for case, index in done]  # type: ignore[arg-type]
+        )
+        asked: list[list[str] | None] = []
+        read = store.recorded
+
+        def spied(experiment_id: str, cases: list[str] | None = None) -> set[tuple[str, int]]:
+            asked.append(cases)
+            return read(experiment_id, cases)
+
+        monkeypatch.setattr(store, "recorded", spied)
+        todo, _ = pending(store, experiment)
+        assert [sorted(cases or []) for cases in asked] == [["b", "c"]]
+        assert list(todo) == list(plan(experiment, set(done))) == [("c", 1), ("b", 2), ("c", 3)]
+        assert len(todo) == 3

@@ -788,7 +788,7 @@ def _round(setup: _Setup, experiment: ExperimentRecord, *, rerun_errored: bool) 
     try:
         _on_own_loop(lambda: _go(setup, experiment, rerun_errored, terminated))
     except (KeyboardInterrupt, asyncio.CancelledError):
-        recorded = len(setup.store.recorded(experiment.id))
+        recorded = setup.store.recorded_total(experiment.id)
         signum = signal.SIGTERM if terminated else signal.SIGINT
         raise Interrupted(experiment, recorded, signum) from None
     finally:

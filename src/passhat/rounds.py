@@ -233,7 +233,7 @@ def adapt(
             _check_anytime(plan, base_counts, experiment)
         elif not chosen.all_cases:
             open_cases = undecided(base_counts) & frozenset(experiment.case_ids)
-    runs_before = len(store.recorded(experiment.id))
+    runs_before = store.recorded_total(experiment.id)
     current = experiment
     history: list[tuple[list[int], list[int]]] = []
 
@@ -260,7 +260,7 @@ def adapt(
 
     looks = drive(plan, look_at)
     goal: float | str = chosen.width if chosen.width is not None else base_name
-    spent = len(store.recorded(current.id)) - runs_before
+    spent = store.recorded_total(current.id) - runs_before
     mode: Mode = "width" if chosen.width is not None else "decided"
     undecided_n = None if open_cases is None else len(open_cases)
     result = Adaptive(

@@ -201,33 +201,37 @@ class Plan:
         recorded: AbstractSet[WorkItem] = frozenset(),
         then: Sequence[WorkItem] = (),
         case_major: bool = False,
+        full: AbstractSet[str] = frozenset(),
     ) -> None:
         self.case_ids = case_ids
         self.k = k
         self.k_of = k_of if k_of is not None else (lambda case_id: k)
         self.recorded = recorded
+        self.full = full
+        """Cases whose every planned run is recorded: none of their pairs is planned."""
         self.then = tuple(then)
         self.case_major = case_major
 
     def __iter__(self) -> Iterator[WorkItem]:
         k_of, recorded = self.k_of, self.recorded
+        case_ids = [c for c in self.case_ids if c not in self.full] if self.full else self.case_ids
         if self.case_major:
-            for case_id in self.case_ids:
+            for case_id in case_ids:
                 for index in range(1, min(k_of(case_id), self.k) + 1):
                     if (case_id, index) not in recorded:
                         yield case_id, index
         else:
             for index in range(1, self.k + 1):
-                for case_id in self.case_ids:
+                for case_id in case_ids:
                     if index <= k_of(case_id) and (case_id, index) not in recorded:
                         yield case_id, index
         yield from self.then
 
     def __len__(self) -> int:
-        k_of, k = self.k_of, self.k
-        planned = sum(min(k_of(case_id), k) for case_id in self.case_ids)
+        k_of, k, full = self.k_of, self.k, self.full
+        planned = sum(min(k_of(case_id), k) for case_id in self.case_ids if case_id not in full)
         if self.recorded:
-            ids = set(self.case_ids)
+            ids = set(self.case_ids) - full
             planned -= sum(
                 1
                 for case_id, index in self.recorded
@@ -243,18 +247,37 @@ class Plan:
 
 
 def plan(
-    experiment: ExperimentRecord, recorded: AbstractSet[WorkItem], then: Sequence[WorkItem] = ()
+    experiment: ExperimentRecord,
+    recorded: AbstractSet[WorkItem],
+    then: Sequence[WorkItem] = (),
+    full: AbstractSet[str] = frozenset(),
 ) -> Plan:
     """The (case, index) pairs of the plan that have no record yet, index-major, then
     `then`. A case an adaptive rule asked fewer runs of (`experiment.case_k`) is
-    planned up to its own k, not filled up to the experiment's."""
+    planned up to its own k, not filled up to the experiment's; `full` cases are done."""
     return Plan(
         experiment.case_ids,
         experiment.k_requested,
         k_of=experiment.k_of,
         recorded=recorded,
         then=then,
+        full=full,
     )
+
+
+def _full_cases(store: Store, experiment: ExperimentRecord) -> tuple[frozenset[str], list[str]]:
+    """The cases with every planned run recorded, and those with some recorded and some
+    not, from per-case counts in SQL: runs 1..n recorded (n rows, lowest 1, highest n)
+    with n at least the case's k is a full case, whose indices are never read."""
+    full: set[str] = set()
+    partial: list[str] = []
+    for case_id, (n, low, high) in store.recorded_counts(experiment.id).items():
+        wanted = min(experiment.k_of(case_id), experiment.k_requested)
+        if low == 1 and high == n >= wanted:
+            full.add(case_id)
+        else:
+            partial.append(case_id)
+    return frozenset(full), partial
 
 
 def pending(
@@ -266,7 +289,9 @@ def pending(
     if rerun_errored:
         attempts = {key: n + 1 for key, n in store.errored(experiment.id).items()}
     again = sorted(attempts, key=lambda key: (key[1], key[0]))
-    return plan(experiment, store.recorded(experiment.id), again), attempts
+    full, partial = _full_cases(store, experiment)
+    recorded = store.recorded(experiment.id, partial) if partial else set()
+    return plan(experiment, recorded, again, full), attempts
 
 
 async def run_experiment(

@@ -426,9 +426,30 @@ class _Reads(_Connection):
         a reader (`passhat view`) can tell the store moved without reading it again."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
-    def recorded(self, experiment_id: str) -> set[tuple[str, int]]:
-        """(case, run index) of every recorded run."""
-        rows = self._db.execute(
-            "SELECT case_id, run_index FROM runs WHERE experiment_id = ?", (experiment_id,)
-        )
+    def recorded(
+        self, experiment_id: str, cases: Sequence[str] | None = None
+    ) -> set[tuple[str, int]]:
+        """(case, run index) of every recorded run (of `cases` only, when given)."""
+        where, args = "experiment_id = ?", [experiment_id]
+        if cases is not None:
+            where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
+            args.extend(cases)
+        rows = self._db.execute(f"SELECT case_id, run_index FROM runs WHERE {where}", args)
         return {(r[0], r[1]) for r in rows}
+
+    def recorded_counts(self, experiment_id: str) -> dict[str, tuple[int, int, int]]:
+        """Per case with a recorded run: how many, the lowest and the highest run index
+        (counted in SQL: a plan reads the indices of the cases that have gaps only)."""
+        rows = self._db.execute(
+            "SELECT case_id, count(*), min(run_index), max(run_index) FROM runs "
+            "WHERE experiment_id = ? GROUP BY case_id",
+            (experiment_id,),
+        )
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def recorded_total(self, experiment_id: str) -> int:
+        """How many runs of the experiment are recorded."""
+        row = self._db.execute(
+            "SELECT count(*) FROM runs WHERE experiment_id = ?", (experiment_id,)
+        ).fetchone()
+        return int(row[0])
