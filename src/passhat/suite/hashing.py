@@ -6,6 +6,7 @@ A scorer file beside suite.yaml is covered by the hash of its bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,5 +69,9 @@ def _defaults_dict(defaults: SuiteDefaults) -> dict[str, Any]:
 
 
 def spec_dict(spec: ScorerSpec) -> dict[str, Any]:
-    """A scorer spec as suite.yaml writes it (for hashing and display)."""
-    return spec.written()
+    """A scorer spec as suite.yaml writes it (for hashing and display): its kind keyed
+    to its first field, its other fields beside (tuples as lists)."""
+    fields = dataclasses.fields(spec)
+    names = [spec.kind, *(f.name for f in fields[1:])]
+    values = [getattr(spec, f.name) for f in fields]
+    return {n: list(v) if isinstance(v, tuple) else v for n, v in zip(names, values, strict=True)}

@@ -60,7 +60,8 @@ class ExactSetSpec:
     """The items at `path` of the final state must equal the goal's, as a set."""
 
     kind: ClassVar[str] = "exact_set"
-    """How suite.yaml names the scorer (subset and superset share these fields)."""
+    """How suite.yaml names the scorer (subset and superset share these fields); its
+    first field is the scorer's value there, the others are keys beside it."""
 
     path: str
     """Dotted path into the state, e.g. `ticket.annotations` (digits index lists)."""
@@ -68,10 +69,6 @@ class ExactSetSpec:
     """How an item is named and compared, e.g. `AC{ac}:{label}`: the fields it
     names are the item's identity (other fields, like a free-text note, are
     ignored). None: text items as they are, anything else as canonical JSON."""
-
-    def written(self) -> dict[str, Any]:
-        """The spec as suite.yaml writes it (what the suite's hash covers)."""
-        return {self.kind: self.path, "item": self.item}
 
     def described(self) -> str:
         """The spec in one line, as `passhat check` lists it."""
@@ -99,11 +96,10 @@ class EqualsSpec:
     """The value at `path` of the final state must equal the goal's (JSON equality:
     true is not 1); the details list every difference by path."""
 
+    kind: ClassVar[str] = "equals"
+
     path: str
     """Dotted path into the state; `.` compares the whole state."""
-
-    def written(self) -> dict[str, Any]:
-        return {"equals": self.path}
 
     def described(self) -> str:
         return f"equals {self.path}"
@@ -113,13 +109,12 @@ class EqualsSpec:
 class MatchesSpec:
     """The text at `path` of the final state must match a regular expression."""
 
+    kind: ClassVar[str] = "matches"
+
     path: str
     """Dotted path into the state."""
     pattern: str
     """A Python regular expression, searched anywhere in the text (anchor it with ^...$)."""
-
-    def written(self) -> dict[str, Any]:
-        return {"matches": self.path, "pattern": self.pattern}
 
     def described(self) -> str:
         return f"matches {self.path} {self.pattern}"
@@ -128,6 +123,8 @@ class MatchesSpec:
 @dataclass(frozen=True)
 class JudgeSpec:
     """A model grades the final state against a rubric (its own model, not the agent's)."""
+
+    kind: ClassVar[str] = "judge"
 
     rubric: str
     """What a passing final state looks like, in words."""
@@ -140,15 +137,6 @@ class JudgeSpec:
     base_url: str | None = None
     """An OpenAI-compatible or Anthropic endpoint for the judge."""
 
-    def written(self) -> dict[str, Any]:
-        return {
-            "judge": self.rubric,
-            "model": self.model,
-            "paths": list(self.paths),
-            "params": self.params,
-            "base_url": self.base_url,
-        }
-
     def described(self) -> str:
         return f"judge by {self.model}" + (f" on {', '.join(self.paths)}" if self.paths else "")
 
@@ -157,11 +145,10 @@ class JudgeSpec:
 class PresentSpec:
     """Every path must hold something: not missing, null, blank text or empty."""
 
+    kind: ClassVar[str] = "present"
+
     paths: tuple[str, ...]
     """Dotted paths into the final state."""
-
-    def written(self) -> dict[str, Any]:
-        return {"present": list(self.paths)}
 
     def described(self) -> str:
         return "present " + ", ".join(self.paths)
@@ -171,13 +158,12 @@ class PresentSpec:
 class CustomSpec:
     """A user's scorer, by import path, called as `fn(final_state, goal, **params)`."""
 
+    kind: ClassVar[str] = "custom"
+
     ref: str
     """`package.module:name`, or `file.py:name` relative to the suite folder."""
     params: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments passed on every call."""
-
-    def written(self) -> dict[str, Any]:
-        return {"custom": self.ref, "params": self.params}
 
     def described(self) -> str:
         return f"custom {self.ref}" + (f" {canonical_json(self.params)}" if self.params else "")
