@@ -14,7 +14,14 @@ the truth it claims to cover:
 - per case, the Wilson interval of the rate: that case's p;
 - per case, the credible interval of P(next m all pass): that case's p^m;
 - the dataset forecast (expected share of these cases whose next m runs all
-  pass): the mean of p^m over these cases, when an interval is shown.
+  pass): the mean of p^m over these cases, when an interval is shown;
+- the bounds whatever the runs not counted hide (`loss_bounds`), when runs were lost:
+  the headline's, pass@j's and pass^j's truths, over every case asked.
+
+With `failing`, the loss depends on the outcome itself: a run that would fail is lost
+(errored or missing: the same to the figures) with probability `errors`, and no figure
+over counted runs can find the truth; only the bounds are judged there. The bias of the
+headline and of the point figure at k (estimate minus truth, averaged) is tallied.
 """
 
 from __future__ import annotations
@@ -48,8 +55,15 @@ FIGURES = (
     "case rate",
     "case forecast",
     "dataset forecast",
+    "pass rate, bounds",
+    "pass@j, bounds",
+    "pass^j, bounds",
 )
 """Every interval checked, in table order."""
+BOUNDS = FIGURES[-3:]
+"""The bounds whatever the runs not counted hide: shown only where a run was lost."""
+BIASED = ("pass rate, SE", "pass@k reached", "pass^k reached")
+"""Point figures whose bias (estimate - truth) is tallied."""
 BESIDE = ("rate over runs",)
 """Shown beside the headline but not headlined, so tallied and not judged: the pass rate
 over runs when cases counted different runs (informative errors bias it)."""
@@ -59,8 +73,9 @@ over runs when cases counted different runs (informative errors bias it)."""
 class Cell:
     """One setting of the grid.
 
-    `dist` is how cases draw p: "beta" (Beta(a, b)), "point" (every case at p = a) or
-    "halves" (half the cases at 0, half at 1, in random order). `informative` errors
+    `dist` is how cases draw p: "beta" (Beta(a, b)), "point" (every case at p = a),
+    "halves" (half the cases at 0, half at 1, in random order) or "two" (p = b with
+    probability `mix`, else a). `informative` errors
     fall on hard cases: a run errors with probability errors * (1 - p) / E[1 - p] (a
     flaky sandbox on hard tasks), so the share errored is still `errors`. `k_short` > 0
     asks every other case for k_short runs instead of k (unequal k, as after an adaptive
@@ -74,16 +89,22 @@ class Cell:
     dist: str = "beta"
     informative: bool = False
     k_short: int = 0
+    mix: float = 0.5
+    failing: bool = False
 
     @property
     def name(self) -> str:
         kind = "informative " if self.informative else ""
         err = f", {self.errors:.0%} {kind}errored" if self.errors else ""
+        if self.failing:
+            err = f", failing runs lost {self.errors:.0%}"
         ks = f"{self.k_short}/{self.k}" if self.k_short else f"{self.k}"
         if self.dist == "point":
             return f"p={self.a:g} N={self.cases} k={ks}{err}"
         if self.dist == "halves":
             return f"half 0, half 1 N={self.cases} k={ks}{err}"
+        if self.dist == "two":
+            return f"p={self.a:g}/{self.b:g} {1 - self.mix:.0%}/{self.mix:.0%} N={self.cases} k={ks}{err}"
         return f"Beta({self.a:g},{self.b:g}) N={self.cases} k={ks}{err}"
 
     @property
@@ -97,6 +118,8 @@ class Cell:
             return float(self.a**m)
         if self.dist == "halves":
             return 0.5
+        if self.dist == "two":
+            return float((1.0 - self.mix) * self.a**m + self.mix * self.b**m)
         return beta_moment(self.a, self.b, m)
 
     def moment_fail(self, m: int) -> float:
@@ -105,6 +128,8 @@ class Cell:
             return float((1.0 - self.a) ** m)
         if self.dist == "halves":
             return 0.5
+        if self.dist == "two":
+            return float((1.0 - self.mix) * (1.0 - self.a) ** m + self.mix * (1.0 - self.b) ** m)
         return beta_moment(self.b, self.a, m)
 
 
@@ -134,6 +159,19 @@ k (every other case asked fewer runs, as an adaptive run leaves them), at 5 and 
 (200 for the review's own setting; 2,000 in benchmarks/bench_calibration.py)."""
 
 
+LOSS_GRID = (
+    Cell(2.0, 2.0, 100, 5, 0.3, failing=True),
+    Cell(0.5, 0.5, 100, 3, 0.3, failing=True),
+    Cell(2.0, 2.0, 100, 5, 0.4, informative=True),
+    Cell(0.0, 1.0, 50, 3, 0.0, dist="two", mix=0.9),
+    Cell(0.0, 1.0, 100, 5, 0.0, dist="two", mix=0.95),
+    Cell(0.9, 0.1, 30, 3, 0.0),
+)
+"""The designs of issue 33: failing runs lost (errored or missing) 30 % of the time, 40 %
+informative errors (2,000 cases in benchmarks/bench_calibration.py --hard), p in {0, 1}
+at 90/10 and 95/5, Beta(0.9, 0.1)."""
+
+
 @dataclass
 class Tally:
     """Hits and trials per figure; `shown` counts replications where the figure had an
@@ -142,6 +180,8 @@ class Tally:
     hits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIGURES + BESIDE, 0))
     trials: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIGURES + BESIDE, 0))
     replications: int = 0
+    bias: dict[str, float] = field(default_factory=lambda: dict.fromkeys(BIASED, 0.0))
+    """Sum of estimate - truth over the experiments where the figure was shown."""
 
     def add(self, figure: str, covered: bool) -> None:
         self.hits[figure] += int(covered)
@@ -151,10 +191,16 @@ class Tally:
         n = self.trials[figure]
         return self.hits[figure] / n if n else None
 
+    def mean_bias(self, figure: str) -> float | None:
+        n = self.trials[figure]
+        return self.bias[figure] / n if n else None
+
     def merge(self, other: Tally) -> None:
         for f in FIGURES + BESIDE:
             self.hits[f] += other.hits[f]
             self.trials[f] += other.trials[f]
+        for f in BIASED:
+            self.bias[f] += other.bias[f]
         self.replications += other.replications
 
 
@@ -195,6 +241,7 @@ class Draws:
     p: np.ndarray
     counted: np.ndarray
     passes: np.ndarray
+    asked: np.ndarray
 
 
 def draw(cell: Cell, replications: int, seed: int) -> Draws:
@@ -206,16 +253,22 @@ def draw(cell: Cell, replications: int, seed: int) -> Draws:
     elif cell.dist == "halves":
         p = rng.permuted(np.tile(np.arange(cell.cases) % 2, (replications, 1)), axis=1)
         p = p.astype(np.float64)
+    elif cell.dist == "two":
+        p = np.where(rng.random(shape) < cell.mix, cell.b, cell.a)
     else:
         p = rng.beta(cell.a, cell.b, shape)
     asked = np.full(shape, cell.k, dtype=np.int64)
     if cell.k_short:
         asked[:, ::2] = cell.k_short
+    if cell.failing:  # every run drawn, then failing ones lost
+        passes = rng.binomial(asked, p)
+        counted = asked - rng.binomial(asked - passes, cell.errors)
+        return Draws(p, counted, passes, asked)
     error = np.full(shape, cell.errors)
     if cell.informative:
         error = cell.errors * (1.0 - p) / (1.0 - cell.moment(1))
     counted = rng.binomial(asked, 1.0 - error) if cell.errors else asked
-    return Draws(p, counted, rng.binomial(counted, p))
+    return Draws(p, counted, rng.binomial(counted, p), asked)
 
 
 def simulate(
@@ -244,9 +297,13 @@ def simulate(
         seen = x.counted[rep] > 0
         n, c = x.counted[rep][seen], x.passes[rep][seen]
         unseen = cell.cases - int(np.count_nonzero(seen))
-        d = dataset_intervals_counts(n, c, k, resamples=resamples, seed=rep, unseen=unseen)
+        asked = x.asked[rep][seen]
+        d = dataset_intervals_counts(
+            n, c, k, resamples=resamples, seed=rep, unseen=unseen, asked=asked
+        )
         tally.replications += 1
         tally.add("pass rate, SE", bool(_inside(d.pass_at_1.low, mean, d.pass_at_1.high)))
+        tally.bias["pass rate, SE"] += d.pass_at_1.estimate - mean
         boot = d.pass_at_1_bootstrap
         tally.add("pass rate, bootstrap", bool(_inside(boot.low, mean, boot.high)))
         if d.over_runs is not None:
@@ -255,11 +312,15 @@ def simulate(
         at_j, hat_j = 1.0 - cell.moment_fail(d.j), cell.moment(d.j)
         tally.add("pass@j", bool(_inside(d.pass_at_j.low, at_j, d.pass_at_j.high)))
         tally.add("pass^j", bool(_inside(d.pass_hat_j.low, hat_j, d.pass_hat_j.high)))
+        if d.bounds is not None:
+            for figure, iv, truth in zip(BOUNDS, d.bounds, (mean, at_j, hat_j), strict=True):
+                tally.add(figure, bool(_inside(iv.low, truth, iv.high)))
         if d.at_requested is not None:
             for figure, iv in zip(
                 ("pass@k reached", "pass^k reached"), d.at_requested, strict=True
             ):
                 tally.add(figure, bool(_inside(iv.low, truths[figure], iv.high)))
+                tally.bias[figure] += iv.estimate - truths[figure]
         share = share_forecast(n, c, m, resamples=resamples, seed=rep)
         if share.low is not None and share.high is not None:
             target = float(np.mean(x.p[rep][seen] ** m))

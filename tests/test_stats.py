@@ -464,7 +464,8 @@ def test_metrics_json_carries_intervals_and_forecasts_beside_the_old_keys(
     d = data["dataset"]
     for key in ("pass_at_1", "pass_at_k", "pass_hat_k", "k", "complete", "cases", "runs_counted"):
         assert key in d
-    assert d["intervals"]["pass_at_1"]["method"] == "cluster-robust SE, t(1)"
+    method = "Wilson score (continuity-corrected) at effective n = 2, t(1)"
+    assert d["intervals"]["pass_at_1"]["method"] == method
     assert d["intervals"]["pass_hat_k"]["label"] == "pass^3"
     assert d["intervals"]["pass_hat_k"]["high"] == pytest.approx(1 - 0.025 ** (1 / 2))
     assert d["forecast"]["m"] == 10 and d["forecast"]["prior"].startswith("Jeffreys")

@@ -71,7 +71,12 @@ def test_equal_counted_runs_keep_the_seed_rule_exactly() -> None:
     assert m.label_rate == "pass rate (over runs)"
     d = stats.dataset_intervals(a)
     assert d.over_runs is None and not d.weighs_cases
-    assert d.pass_at_1 == stats.cluster_interval([3] * 4, [c for c in _passes(a)])
+    # the score interval at the runs' binomial floor, as when runs differ
+    rates = np.array(_passes(a)) / 3
+    score = stats.score_interval("pass rate (over runs)", rates, 12.0)
+    assert (d.pass_at_1.low, d.pass_at_1.high) == (score.low, score.high)
+    assert d.pass_at_1.estimate == m.passes / m.runs
+    assert d.pass_at_1.method.startswith("Wilson score (continuity-corrected)")
 
 
 def _passes(a: Accounting) -> list[int]:
@@ -113,11 +118,14 @@ def test_three_cases_each_at_one_half_get_a_real_interval() -> None:
     d = stats.dataset_intervals(a)
     for interval in (d.pass_at_1, d.pass_at_1_bootstrap):
         assert interval.low < 0.5 < interval.high
-        assert interval.method.startswith("Wilson on all 6 runs")
-    # the same runs as 6 independent coin flips: the Wilson interval, with t(2)
+        assert "Wilson" in interval.method and "floor" in interval.method
+    # the same runs as 6 independent coin flips: the Wilson interval, with t(2) (the
+    # bootstrap's floor); the headline's is the same continuity-corrected, so wider
     z = stats._t_quantile(2, 0.05)
     centre = (3 + z * z / 2) / (6 + z * z)
-    assert d.pass_at_1.low == pytest.approx(centre - z / (6 + z * z) * math.sqrt(1.5 + z * z / 4))
+    wilson = centre - z / (6 + z * z) * math.sqrt(1.5 + z * z / 4)
+    assert d.pass_at_1_bootstrap.low == pytest.approx(wilson)
+    assert d.pass_at_1.low < wilson
 
 
 def test_equal_case_figures_strictly_inside_zero_and_one_get_a_floor() -> None:
@@ -213,7 +221,7 @@ def test_ledger_is_printed_with_its_warning(
                 rows.append((f"c{i}", r, "passed" if passed else "failed"))
     file = _write(tmp_path / "v.jsonl", rows)
     out = run_cli(capsys, "metrics", file).out
-    assert "errors as failures" in out and "errors as passes" in out
+    assert "as failures" in out and "as passes" in out
     assert "concentrate in low-pass cases" in out
     data = json.loads(run_cli(capsys, "metrics", file, "--json").out)["dataset"]["error_ledger"]
     assert data["concentrated_in_low_pass_cases"] is True
@@ -247,7 +255,35 @@ def test_figures_at_the_requested_k_over_the_cases_that_reached_it() -> None:
     assert d.at_requested is not None
     assert [i.label for i in d.at_requested] == ["pass@3", "pass^3"]
     assert (d.requested_cases, d.requested_left_out) == (7, 1)
-    assert d.at_requested[0].estimate == pytest.approx(r.metrics.pass_at_j)
+    # the point figure uses every case, c0 too (its one counted run, under the population)
+    counted = [(c.counted, c.passes) for c in a.cases]
+    at, hat = _every_case(counted, 3)
+    assert d.at_requested[0].estimate == pytest.approx(at)
+    assert d.at_requested[1].estimate == pytest.approx(hat)
+    assert d.at_requested[0].estimate != pytest.approx(r.metrics.pass_at_j)
+
+
+def _moment(a: float, b: float, m: int) -> float:
+    return math.exp(
+        math.lgamma(a + m) - math.lgamma(a) + math.lgamma(a + b) - math.lgamma(a + b + m)
+    )
+
+
+def _every_case(cases: list[tuple[int, int]], k: int) -> tuple[float, float]:
+    """pass@k and pass^k over every case, written out: a case with k runs or more its
+    unbiased C(c, k) / C(n, k) forms, a case short of k (n = 0: no counted run) its
+    posterior mean under the Beta population fitted to the counted cases."""
+    counted = [(n, c) for n, c in cases if n]
+    a, b = stats.fitted_prior([n for n, _ in counted], [c for _, c in counted])
+    at = hat = 0.0
+    for n, c in cases:
+        if n >= k:
+            at += 1 - math.comb(n - c, k) / math.comb(n, k)
+            hat += math.comb(c, k) / math.comb(n, k)
+        else:
+            at += 1 - _moment(b + n - c, a + c, k)
+            hat += _moment(a + c, b + n - c, k)
+    return at / len(cases), hat / len(cases)
 
 
 # --------------------------------------------------------------------------- compare
@@ -329,7 +365,10 @@ def test_at_k_interval_holds_what_full_runs_could_have_shown() -> None:
     d = stats.dataset_intervals_counts(n, c, 3, resamples=200, unseen=1)
     assert d.at_requested is not None
     at, hat = d.at_requested
-    assert hat.estimate == pytest.approx(0.5) and hat.method == stats.AT_K_METHOD
+    assert hat.method == stats.AT_K_METHOD
+    assert (at.estimate, hat.estimate) == pytest.approx(
+        _every_case([(3, 3), (1, 1), (3, 0), (0, 0)], 3)
+    )
     low = stats.score_interval("pass^3", [1.0, 0.0, 0.0, 0.0], 4.0).low
     high = stats.score_interval("pass^3", [1.0, 1.0, 0.0, 1.0], 4.0).high
     assert (hat.low, hat.high) == (pytest.approx(low), pytest.approx(high))

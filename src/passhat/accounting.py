@@ -285,17 +285,18 @@ class Accounting:
         )
 
     def error_ledger(self) -> ErrorLedger | None:
-        """The headline figures with errored runs left out, as failures and as passes;
-        None when no run errored."""
+        """The headline figures with the runs not counted (errored or missing) left out, as
+        failures and as passes; None when every requested run was counted."""
         return self._error_ledger
 
     @cached_property
     def _error_ledger(self) -> ErrorLedger | None:
         # computed once: a report asks for it twice (summary and uncertainty)
-        if not self.runs_errored:
+        if not self.runs_errored and not self.runs_missing:
             return None
         return error_ledger(
-            [(c.counted, c.passes, len(c.errored)) for c in self.cases if c.completed]
+            [(c.counted, c.passes, len(c.errored) + len(c.missing)) for c in self.cases],
+            missing=self.runs_missing,
         )
 
     def dataset(self, j: int | None = None) -> DatasetSummary:
@@ -365,12 +366,13 @@ ERROR_GAP = 0.05
 
 @dataclass(frozen=True)
 class ErrorLedger:
-    """How far errored runs could move the headline figures (the denominator ledger)."""
+    """How far the runs not counted (errored or missing) could move the headline figures
+    (the denominator ledger)."""
 
     errored: int
     """Errored runs over all cases."""
     cases: int
-    """Cases with at least one errored run."""
+    """Cases with at least one run not counted."""
     rows: tuple[LedgerRow, ...]
     """Pass rate, pass@j and pass^j, each three ways."""
     rate_where_errored: float | None
@@ -380,6 +382,8 @@ class ErrorLedger:
     """The same weighted by completed runs: what the first would be if errors fell at random."""
     z: float | None
     """Standardised gap between the two under errors placed at random among completed runs."""
+    missing: int = 0
+    """Missing runs (no record at all) over all cases: lost like the errored ones."""
 
     @property
     def concentrated(self) -> bool:
@@ -488,8 +492,10 @@ def account(
     return ledger.close(k, case_k)
 
 
-def error_ledger(cases: Iterable[tuple[int, int, int]]) -> ErrorLedger:
-    """The denominator ledger from (counted, passes, errored) per case with a completed run.
+def error_ledger(cases: Iterable[tuple[int, int, int]], missing: int = 0) -> ErrorLedger:
+    """The denominator ledger from (counted, passes, lost) per case, lost being its runs
+    not counted (errored, and missing: `missing` of them over all cases); a run that
+    goes missing because it would fail moves the figures as an errored one does.
 
     j is the headline's (the smallest counted runs), lowered to the smallest completed
     runs when a case has fewer: every version is then computed at the same j. The
@@ -523,10 +529,11 @@ def error_ledger(cases: Iterable[tuple[int, int, int]]) -> ErrorLedger:
         if spread > 0:
             z = (where_errored - where_completed) * math.sqrt(errored / spread)
     return ErrorLedger(
-        errored=sum(e for _, _, e in rows),
+        errored=sum(e for _, _, e in rows) - missing,
         cases=sum(1 for _, _, e in rows if e),
         rows=ledger_rows,
         rate_where_errored=where_errored,
         rate_where_completed=where_completed,
         z=z,
+        missing=missing,
     )

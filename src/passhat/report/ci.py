@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 
 from passhat.accounting import Accounting, CaseAccount
 from passhat.records import ExperimentRecord
+from passhat.report.loss import loss_line
 from passhat.stats import Comparison, Difference, Uncertainty
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -183,6 +184,9 @@ def summary_markdown(
         ]
         if u is not None and u.dataset is not None:
             lines += [f"Intervals at {u.confidence:.0%}, over cases.", ""]
+            line = loss_line(u)
+            if line is not None:
+                lines += [f"**{md(line)}**", ""]
     short = [c for c in a.cases if c.passes < c.k_requested]
     if short:
         lines += [

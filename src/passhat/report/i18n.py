@@ -277,13 +277,24 @@ _EN: dict[str, str] = {
     "nothing to fit",
     "share_no_pairs": "no interval: no case has 2 counted runs to tell cases apart from runs",
     "no_interval": "no interval",
-    "at_requested": "{label} over the {cases} that reached k = {k} ({left} left out)",
-    "ledger_title": "errored runs: how far could they move the figures?",
-    "ledger_head": "{errored} in {cases}. Each figure with errored runs "
+    "at_requested": "{label} at k = {k} over every case ({cases} reached k, {left} short of it)",
+    "method_loss_bounds": "worst-case bounds: runs not counted (errored or missing) as "
+    "failures, as passes, each with its score interval",
+    "loss_row": "{label}, whatever the runs not counted hide",
+    "loss_line": "{label} {estimate} [{low}–{high}] if the {lost} are unrelated to the "
+    "outcome; {bound_low}–{bound_high} whatever they hide{unseen}.",
+    "loss_unseen": " ({cases} with no counted run stay in, at 0 and 1)",
+    "n_lost_run": "{n} run not counted",
+    "n_lost_runs": "{n} runs not counted",
+    "ledger_title": "runs not counted: how far could they move the figures?",
+    "ledger_head": "{errored} in {cases}. Each figure with the runs not counted "
     "left out (as above), counted as failures, and counted as passes:",
-    "ledger_excluded": "errors left out",
-    "ledger_failures": "errors as failures",
-    "ledger_passes": "errors as passes",
+    "ledger_and_missing": "{errored} and {missing}",
+    "n_missing_run": "{n} missing run",
+    "n_missing_runs": "{n} missing runs",
+    "ledger_excluded": "left out",
+    "ledger_failures": "as failures",
+    "ledger_passes": "as passes",
     "ledger_warning": "Warning: errored runs concentrate in low-pass cases: they fell in cases "
     "passing {where} of their counted runs, against {overall} where runs completed (z = {z}). "
     "Leaving errors out likely overstates {figures}, which weighs cases by their counted runs; "
@@ -659,13 +670,23 @@ _ZH_TW: dict[str, str] = {
     "share_no_spread": "無區間：每次計入的執行都通過（或都失敗），沒有可配適的變異",
     "share_no_pairs": "無區間：沒有案例有 2 次計入的執行，無法區分案例間與執行間的變異",
     "no_interval": "無區間",
-    "at_requested": "{label}：達到 k = {k} 的 {cases}（未納入 {left} 個）",
-    "ledger_title": "出錯的執行：最多會讓指標變動多少？",
+    "at_requested": "{label}：k = {k}，全部案例（{cases}達到 k，{left} 個未達）",
+    "method_loss_bounds": "最壞情況的界限：未計入的執行（出錯或缺少）算失敗、算通過，各附分數區間",
+    "loss_row": "{label}：不論未計入的執行隱藏了什麼",
+    "loss_line": "若 {lost}與結果無關，{label} 為 {estimate} [{low}–{high}]；"
+    "不論它們隱藏了什麼，為 {bound_low}–{bound_high}{unseen}。",
+    "loss_unseen": "（沒有計入執行的 {cases}仍算在內，以 0 與 1 計）",
+    "n_lost_run": "{n} 次未計入的執行",
+    "n_lost_runs": "{n} 次未計入的執行",
+    "ledger_title": "未計入的執行：最多會讓指標變動多少？",
     "ledger_head": "{cases}中有 {errored}。每個指標分別以"
-    "排除出錯（如上）、出錯算失敗、出錯算通過計算：",
-    "ledger_excluded": "排除出錯",
-    "ledger_failures": "出錯算失敗",
-    "ledger_passes": "出錯算通過",
+    "排除未計入的執行（如上）、算失敗、算通過計算：",
+    "ledger_and_missing": "{errored}與 {missing}",
+    "n_missing_run": "{n} 次缺少的執行",
+    "n_missing_runs": "{n} 次缺少的執行",
+    "ledger_excluded": "排除",
+    "ledger_failures": "算失敗",
+    "ledger_passes": "算通過",
     "ledger_warning": "警告：出錯的執行集中在通過率低的案例：它們所在案例的計入執行通過 {where}，"
     "而完成的執行所在案例是 {overall}（z = {z}）。排除出錯可能高估以計入次數加權的{figures}；請看上面的範圍。",
     "case_tests_caption": "逐案例（q 值欄）：Fisher 精確檢定，對所有配對案例以 {correction} 校正；"

@@ -151,6 +151,7 @@ def _ledger_dict(ledger: ErrorLedger | None) -> dict[str, Any] | None:
         return None
     return {
         "errored": ledger.errored,
+        "missing": ledger.missing,
         "cases": ledger.cases,
         "rows": [
             {
@@ -232,6 +233,15 @@ def uncertainty_dict(u: Uncertainty) -> dict[str, Any]:
             "pass_rate_over_runs": None if d.over_runs is None else interval_dict(d.over_runs),
             "pass_at_k": interval_dict(d.pass_at_j),
             "pass_hat_k": interval_dict(d.pass_hat_j),
+            "bounds": None
+            if d.bounds is None
+            else {
+                "pass_rate": interval_dict(d.bounds[0]),
+                "pass_at_k": interval_dict(d.bounds[1]),
+                "pass_hat_k": interval_dict(d.bounds[2]),
+                "runs_not_counted": d.lost,
+                "cases_with_no_counted_run": d.unseen,
+            },
             "at_requested_k": None
             if d.at_requested is None
             else {

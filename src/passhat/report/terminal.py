@@ -21,6 +21,7 @@ from rich.text import Text
 
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns, format_ranges
 from passhat.report.i18n import LABELS, t, tn
+from passhat.report.loss import loss_line
 from passhat.report.table import Fitted, Table
 from passhat.stats import CASE_ALPHA, CASE_CORRECTION, Comparison, Difference, Uncertainty
 from passhat.usage import TokenUsage
@@ -31,6 +32,7 @@ YES, NO = "✓", "✗"
 _STATS_PHRASES = (
     "method_bootstrap_widened",  # before "method_bootstrap", whose B would take its tail
     "method_at_k_bounds",
+    "method_loss_bounds",
     "share_fitted_one_p",  # before "share_fitted", whose B would take its tail
     "share_basis_fitted",
     "ci_one_case",
@@ -461,6 +463,10 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
             _span(i.low, i.high),
             _phrase(i.method, lang),
         )
+    if d.bounds is not None:
+        for i in d.bounds[: 1 if d.j == 1 else 3]:  # at j = 1 the three are one mean
+            label = t("loss_row", lang, label=_phrase(i.label, lang))
+            table.add_row(label, _pct(i.estimate), _span(i.low, i.high), _phrase(i.method, lang))
     if d.at_requested is not None:
         for i in d.at_requested:
             label = t(
@@ -484,8 +490,8 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
 
 
 def ledger_panel(ledger: ErrorLedger, *, lang: str = "en") -> Panel:
-    """The denominator ledger: each headline figure with errored runs left out, as
-    failures and as passes; a warning when errors sit in low-pass cases."""
+    """The denominator ledger: each headline figure with the runs not counted (errored or
+    missing) left out, as failures and as passes; a warning when they sit in low-pass cases."""
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
     table.add_column(t("figure", lang))
     for key in ("ledger_excluded", "ledger_failures", "ledger_passes"):
@@ -495,6 +501,10 @@ def ledger_panel(ledger: ErrorLedger, *, lang: str = "en") -> Panel:
             _phrase(r.label, lang), _pct(r.excluded), _pct(r.as_failures), _pct(r.as_passes)
         )
     errored = tn("n_errored_run", lang, ledger.errored)
+    if ledger.missing:
+        missing = tn("n_missing_run", lang, ledger.missing)
+        both = t("ledger_and_missing", lang, errored=errored, missing=missing)
+        errored = both if ledger.errored else missing
     head = Text(t("ledger_head", lang, errored=errored, cases=tn("n_case", lang, ledger.cases)))
     parts: list[Text | Table] = [head, table]
     style = "yellow"
@@ -627,6 +637,9 @@ def print_uncertainty(
 ) -> None:
     """Dataset intervals, per-case forecast (of the `shown` cases) and plans."""
     console.print(Fitted(dataset_intervals_table(u, lang=lang)))
+    line = loss_line(u, lang, _phrase)
+    if line is not None:
+        console.print(Text(line, style="bold yellow"))
     console.print(Fitted(case_forecast_table(u, shown, lang=lang)))
     if u.ledger is not None:
         console.print(ledger_panel(u.ledger, lang=lang))

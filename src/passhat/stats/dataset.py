@@ -3,22 +3,42 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from passhat._lazy import lazy_import
 from passhat.accounting import Accounting
-from passhat.stats._base import DEFAULT_RESAMPLES, _common_j, _counted_arrays, _counts
+from passhat.errors import MetricsError
+from passhat.metrics import RATE_LABEL
+from passhat.stats._base import (
+    DEFAULT_RESAMPLES,
+    _common_j,
+    _counted_arrays,
+    _counts,
+    pass_at_array,
+    pass_hat_array,
+)
 from passhat.stats.bootstrap import _bootstrap_rate, case_rate_bootstrap
+from passhat.stats.distributions import beta_moment
+from passhat.stats.forecasts import _population
 from passhat.stats.intervals import (
     Interval,
     at_k_bounds,
     case_mean_intervals,
     case_rate_interval,
     cluster_interval,
+    loss_bounds,
+    score_interval,
 )
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+
+    Ints = NDArray[np.int64]
+else:
+    np = lazy_import("numpy")  # imported when a statistic is first computed
 
 
 @dataclass(frozen=True)
@@ -56,6 +76,14 @@ class DatasetIntervals:
     """The pass rate over runs (all passes / all counted runs) with its cluster-robust
     interval, named beside the headline when cases counted different runs (None when
     they all counted the same: it is then the headline itself)."""
+    bounds: tuple[Interval, Interval, Interval] | None = None
+    """The headline pass rate, pass@j and pass^j whatever the runs not counted hide
+    (`loss_bounds`: every case, its lost runs as failures and as passes, with sampling
+    error); None when every asked run was counted."""
+    lost: int = 0
+    """Runs asked of the cases with a counted run but not counted (errored or missing)."""
+    unseen: int = 0
+    """Cases with no counted run: out of the figures, in the `bounds` at 0 and 1."""
 
     @property
     def weighs_cases(self) -> bool:
@@ -71,8 +99,13 @@ def dataset_intervals(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> DatasetIntervals:
-    """Intervals for the dataset figures over the cases with a counted run."""
+    """Intervals for the dataset figures over the cases with a counted run, and their
+    bounds over every case whatever the runs not counted hide."""
     n, c = _counted_arrays(accounting)
+    cases = accounting.cases
+    asked = np.fromiter(map(_ASKED, cases), dtype=np.int64, count=len(cases))
+    if asked.size != n.size:
+        asked = asked[np.fromiter(map(_COUNTED, cases), dtype=np.int64, count=len(cases)) > 0]
     return dataset_intervals_counts(
         n,
         c,
@@ -81,8 +114,13 @@ def dataset_intervals(
         resamples=resamples,
         confidence=confidence,
         seed=seed,
-        unseen=len(accounting.cases) - int(n.size),
+        unseen=len(cases) - int(n.size),
+        asked=asked,
     )
+
+
+_ASKED = attrgetter("k_requested")
+_COUNTED = attrgetter("counted")
 
 
 def dataset_intervals_counts(
@@ -95,14 +133,20 @@ def dataset_intervals_counts(
     confidence: float = 0.95,
     seed: int = 0,
     unseen: int = 0,
+    asked: ArrayLike | None = None,
 ) -> DatasetIntervals:
     """`dataset_intervals` on arrays: counted runs and passes of every case with a counted
     run, and the requested k (what simulations call; the report goes through the same).
-    `unseen` cases have no counted run: they enter only the bounds at the requested k."""
+    `asked`: the runs asked of each of those cases (k when not given). `unseen` cases
+    have no counted run: they enter the bounds (`loss_bounds`, `at_k_bounds`) and the
+    figure at the requested k, not the figures over counted runs."""
     n, c = _counts(runs, passes)
+    full = np.maximum(n, k if asked is None else np.asarray(asked, dtype=np.int64).ravel())
     over_runs = None
     if int(n.min()) == int(n.max()):
-        at1 = cluster_interval(n, c, confidence)
+        # the score interval at the runs' binomial floor, as when runs differ (a
+        # symmetric Wald interval covered 88 % where cases sit near 0 or 1)
+        at1 = _over_runs(score_interval(RATE_LABEL, c / n, float(n.sum()), confidence), n, c)
         boot1 = _bootstrap_rate(n, c, resamples=resamples, confidence=confidence, seed=seed)
     else:
         at1 = case_rate_interval(n, c, confidence)
@@ -114,7 +158,12 @@ def dataset_intervals_counts(
     requested = None
     if j < k and int(reached.sum()) >= 2:
         figures = case_mean_intervals(n[reached], c[reached], k, confidence)
-        requested = at_k_bounds(figures, n, c, k, unseen, confidence)
+        figures = _every_case_at_k(figures, n, c, k, unseen)
+        requested = at_k_bounds(figures, n, c, k, unseen, confidence, full)
+    lost = int((full - n).sum())
+    bounds = None
+    if lost or unseen:
+        bounds = loss_bounds((at1, at_j, hat_j), n, c, full, j, unseen, confidence)
     return DatasetIntervals(
         cases=int(n.size),
         runs=int(n.sum()),
@@ -129,4 +178,47 @@ def dataset_intervals_counts(
         requested_cases=int(reached.sum()) if requested else 0,
         requested_left_out=int((~reached).sum()) if requested else 0,
         over_runs=over_runs,
+        bounds=bounds,
+        lost=lost,
+        unseen=unseen,
+    )
+
+
+def _over_runs(interval: Interval, n: Ints, c: Ints) -> Interval:
+    """The figure passes / runs to the bit (the seed's rule; the mean of equal-runs rates
+    may differ from it in the last place)."""
+    exact = float(c.sum() / n.sum())
+    return replace(
+        interval, estimate=exact, low=min(interval.low, exact), high=max(interval.high, exact)
+    )
+
+
+def _every_case_at_k(
+    figures: tuple[Interval, Interval], n: Ints, c: Ints, k: int, unseen: int
+) -> tuple[Interval, Interval]:
+    """pass@k and pass^k at the requested k over every case, not over the cases that
+    reached k alone (those lean toward the cases errors spared): a case that reached k
+    gives its unbiased C(c, k) / C(n, k) form, a case short of k (or with no counted
+    run) its posterior mean under the Beta population fitted across cases
+    (beta-binomial moments, as the forecast's): E[p^k] and 1 - E[(1 - p)^k] given its
+    counted runs. With no spread to fit a population from, the figures over the cases
+    that reached k stay."""
+    try:
+        a, b = _population(n, c)
+    except MetricsError:
+        return figures
+    reached = n >= k
+    short_n = np.concatenate([n[~reached], np.zeros(unseen, dtype=np.int64)])
+    short_c = np.concatenate([c[~reached], np.zeros(unseen, dtype=np.int64)])
+    cases = float(n.size + unseen)
+    at = (
+        float(pass_at_array(n[reached], c[reached], k).sum())
+        + float((1.0 - beta_moment(b + short_n - short_c, a + short_c, k)).sum())
+    ) / cases
+    hat = (
+        float(pass_hat_array(n[reached], c[reached], k).sum())
+        + float(beta_moment(a + short_c, b + short_n - short_c, k).sum())
+    ) / cases
+    return tuple(  # type: ignore[return-value]
+        replace(figure, estimate=value) for figure, value in zip(figures, (at, hat), strict=True)
     )

@@ -253,47 +253,111 @@ def at_k_bounds(
     k: int,
     unseen: int = 0,
     confidence: float = 0.95,
+    asked: ArrayLike | None = None,
 ) -> tuple[Interval, Interval]:
     """pass@k and pass^k at the requested k, over every case (Imbens and Manski 2004, in
-    its conservative form): the figures over the cases that reached k (`figures`) are
-    biased when errors fall on some cases (hard ones error more: pass^5 read 0.206 for a
-    truth of 0.107 in the review), so their interval is the range full runs could have
-    shown. A case short of k gets its runs not counted as failures for the lower bound
-    and as passes for the upper; a case with no counted run (`unseen`) gets 0 and 1.
-    The interval runs from the lower bound's lower end to the upper bound's upper end
-    (each a `score_interval`), so it holds the whole range, and the truth in it, at least
-    `confidence` of the time whatever the errors depend on; it is widened to hold the
-    figure over the reached cases when that lies outside the bounds."""
+    its conservative form): the figures over the cases that reached k are biased when
+    errors fall on some cases (hard ones error more: pass^5 read 0.206 for a truth of
+    0.107 in the review), so their interval is the range full runs could have shown. A
+    case short of its `asked` runs (k when not given) gets its runs not counted as
+    failures for the lower bound and as passes for the upper; a case with no counted run
+    (`unseen`) gets 0 and 1. The interval runs from the lower bound's lower end to the
+    upper bound's upper end (each a `score_interval`), so it holds the whole range, and
+    the truth in it, at least `confidence` of the time whatever the errors depend on; it
+    is widened to hold the figure (`figures`' estimates) when that lies outside."""
     n, c = _counts(runs, passes)
-    short = n < k
-    size = k + 0 * n  # every case as if it ran k (cases that ran more keep their runs)
-    full = np.maximum(n, size)
-    filled = c + np.where(short, k - n, 0)
-    lows = (
-        np.concatenate([pass_at_array(full, c, k), np.zeros(unseen)]),
-        np.concatenate([pass_hat_array(full, c, k), np.zeros(unseen)]),
-    )
-    highs = (
-        np.concatenate([pass_at_array(full, filled, k), np.ones(unseen)]),
-        np.concatenate([pass_hat_array(full, filled, k), np.ones(unseen)]),
-    )
+    full = np.maximum(n, k if asked is None else np.asarray(asked, dtype=np.int64).ravel())
+    filled = c + (full - n)
     trials = float(n.size + unseen)
-    out = []
-    for figure, low_values, high_values in zip(figures, lows, highs, strict=True):
-        low = score_interval(figure.label, low_values, trials, confidence).low
-        high = score_interval(figure.label, high_values, trials, confidence).high
-        estimate = figure.estimate
-        out.append(
-            Interval(
-                figure.label,
-                estimate,
-                min(low, estimate),
-                max(high, estimate),
-                confidence,
-                AT_K_METHOD,
-            )
+    zeros, ones = np.zeros(unseen), np.ones(unseen)
+    at_k, hat_k = (
+        _bounds(
+            figure,
+            np.concatenate([estimator(full, c, k), zeros]),
+            np.concatenate([estimator(full, filled, k), ones]),
+            trials,
+            confidence,
+            AT_K_METHOD,
         )
-    return out[0], out[1]
+        for figure, estimator in ((figures[0], pass_at_array), (figures[1], pass_hat_array))
+    )
+    return at_k, hat_k
+
+
+LOSS_METHOD = (
+    "worst-case bounds: runs not counted (errored or missing) as failures, as passes, "
+    "each with its score interval"
+)
+"""How the dataset figures' bounds are found when runs were not counted (`loss_bounds`)."""
+
+
+def _bounds(
+    figure: Interval,
+    low_values: Floats,
+    high_values: Floats,
+    trials: float,
+    confidence: float,
+    method: str,
+) -> Interval:
+    """From the lower bound's lower end to the upper bound's upper end (each a
+    `score_interval`), widened to hold the figure itself."""
+    low = score_interval(figure.label, low_values, trials, confidence).low
+    high = score_interval(figure.label, high_values, trials, confidence).high
+    estimate = figure.estimate
+    return Interval(
+        figure.label, estimate, min(low, estimate), max(high, estimate), confidence, method
+    )
+
+
+def loss_bounds(
+    figures: tuple[Interval, Interval, Interval],
+    runs: ArrayLike,
+    passes: ArrayLike,
+    asked: ArrayLike,
+    j: int,
+    unseen: int = 0,
+    confidence: float = 0.95,
+) -> tuple[Interval, Interval, Interval]:
+    """The headline pass rate, pass@j and pass^j whatever the runs that were not counted
+    would have shown (Imbens and Manski 2004, in its conservative form, as `at_k_bounds`).
+
+    A run that would have failed may time out, crash or go missing more often than one
+    that would have passed; the counted runs cannot tell, and the figures over them
+    assume the loss is unrelated to the outcome. Here each case with counted runs
+    gets its `asked` runs, the lost ones counted as failures for the lower bound and
+    as passes for the upper; a case with no counted run (`unseen`) stays in the
+    denominator at 0 and 1. Each bound's mean over cases gets its score interval, and
+    the interval runs from the lower one's lower end to the upper one's upper end: it
+    holds the truth at least `confidence` of the time whatever the loss depends on."""
+    n, c = _counts(runs, passes)
+    full = np.maximum(np.asarray(asked, dtype=np.int64).ravel(), n)
+    filled = c + (full - n)
+    zeros, ones = np.zeros(unseen), np.ones(unseen)
+    cases = float(n.size + unseen)
+    # the trials caps of the figures themselves (`case_rate_interval`, `case_mean_intervals`),
+    # a case with no counted run as one run
+    rate_trials = cases**2 / (float((1.0 / full).sum()) + unseen)
+    j_trials = (float(full.sum()) + unseen) / j
+    rate = _bounds(
+        figures[0],
+        np.concatenate([c / full, zeros]),
+        np.concatenate([filled / full, ones]),
+        rate_trials,
+        confidence,
+        LOSS_METHOD,
+    )
+    at_j, hat_j = (
+        _bounds(
+            figure,
+            np.concatenate([estimator(full, c, j), zeros]),
+            np.concatenate([estimator(full, filled, j), ones]),
+            j_trials,
+            confidence,
+            LOSS_METHOD,
+        )
+        for figure, estimator in ((figures[1], pass_at_array), (figures[2], pass_hat_array))
+    )
+    return rate, at_j, hat_j
 
 
 def _case_rate_trials(n: Ints) -> float:
