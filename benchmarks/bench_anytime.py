@@ -12,6 +12,9 @@ rates p ~ Beta(a, b), N cases; B's p = A's + shift. Rules:
 A/A (shift 0): share declared (must be <= 5 %). Shift +0.10 / +0.20: share decided
 (power), mean k of B where the rounds stopped, mean runs of B. Then the anytime rule
 alone at 300 and 1,000 cases (cheap; the planned rules' sign flips are not).
+Then the anytime rule with the baseline re-run alongside B in every round (issue 33,
+`passhat.stats.anytime.paired_sequence`): 100 cases, Beta(2, 2), A/A and power at +0.05 /
++0.10 / +0.20 (statistics only: `passhat run --spending anytime` still keeps A fixed).
 
 --until-width W, a look after every run (k = 3, ..., 12), anytime: share of stops
 whose interval holds the mean of these cases' pass rates (what it promises), and the
@@ -34,6 +37,7 @@ from adaptive_sim import (
     Decided,
     anytime_until_decided,
     anytime_until_width,
+    rerun_until_decided,
     until_decided,
     until_width,
 )
@@ -90,6 +94,20 @@ def main() -> None:
             f"| Beta(2.0, 2.0) | {cases} | {aa.declared / replications:.1%} "
             f"| {small.declared / replications:.1%} | {small.mean_k:.1f} "
             f"| {big.declared / replications:.1%} | {big.mean_k:.1f} |",
+            flush=True,
+        )
+    print(
+        f"\nanytime with the baseline re-run alongside B every round (issue 33), "
+        f"100 cases, Beta(2, 2), A and B from k = 3, a look after every run to k = 12, "
+        f"R = {replications}; runs: B's and A's new runs (target: A/A <= 5 %, +0.10 >= 90 %)"
+    )
+    print("| shift | declared | mean k | runs |")
+    print("|---|---|---|---|")
+    for shift in (0.0, 0.05, 0.10, 0.20):
+        r = rerun_until_decided(replications=replications, shift=shift)
+        print(
+            f"| {shift:+.2f} | {r.declared / replications:.1%} | {r.mean_k:.1f} "
+            f"| {r.mean_runs:.0f} |",
             flush=True,
         )
     print(f"\n--until-width, R = {replications} per row")

@@ -13,7 +13,10 @@ at B = 2,000, on 2 processes). Then A/A comparisons through
 
 --hard: issue 24's designs instead (tests/calibration_sim.py HARD_GRID, plus the review's
 Beta(2, 2), 2,000 cases, 20 % informative errors), with the pass rate over runs beside
-the headline (tallied, not judged: informative errors bias it).
+the headline (tallied, not judged: informative errors bias it); then issue 33's
+(LOSS_GRID, plus 40 % informative errors at 2,000 cases): failing runs lost, cases at 0
+or 1. Where the loss depends on the outcome only the bounds are the claim (! marks
+them alone there); the mean bias of the headline and of the figure at k is printed.
 
 Run: .venv/bin/python benchmarks/bench_calibration.py [R] [--quick] [--fast] [--hard]
 [--cells=3,17] [--seed-base=S] [--workers=W]
@@ -32,7 +35,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from calibration_sim import BESIDE, FIGURES, GRID, HARD_GRID, Cell, Tally, aa_rate, simulate_grid
+from calibration_sim import (
+    BESIDE,
+    BIASED,
+    BOUNDS,
+    FIGURES,
+    GRID,
+    HARD_GRID,
+    LOSS_GRID,
+    Cell,
+    Tally,
+    aa_rate,
+    simulate_grid,
+)
 
 SHORT = {
     "pass rate, SE": "rate SE",
@@ -44,23 +59,29 @@ SHORT = {
     "case rate": "case rate",
     "case forecast": "case fc",
     "dataset forecast": "data fc",
+    "pass rate, bounds": "rate bounds",
+    "pass@j, bounds": "pass@j bounds",
+    "pass^j, bounds": "pass^j bounds",
     "rate over runs": "over runs (beside)",
 }
 REVIEW = Cell(2.0, 2.0, 2000, 5, 0.2, informative=True)
 """The review's own setting at 2,000 cases (too heavy for make test)."""
+HARD_LOSS = Cell(2.0, 2.0, 2000, 5, 0.4, informative=True)
+"""Issue 33's: 40 % of runs errored on hard cases, 2,000 cases (3.5 % lose every run)."""
 TARGET = 0.93
 
 
 def grid(quick: bool, hard: bool = False) -> list[Cell]:
     if hard:
-        return [c for c in (*HARD_GRID, REVIEW) if not quick or c.cases <= 100]
+        cells = (*HARD_GRID, REVIEW, *LOSS_GRID, HARD_LOSS)
+        return [c for c in cells if not quick or c.cases <= 100]
     return [c for c in GRID if not quick or c.cases <= 100]
 
 
-def _cell(value: float | None, shown: int, replications: int) -> str:
+def _cell(value: float | None, shown: int, replications: int, judged: bool = True) -> str:
     if value is None:
         return "–"
-    mark = "" if value >= TARGET else "!"
+    mark = "" if value >= TARGET or not judged else "!"
     part = "" if shown >= replications else f" ({shown / replications:.0%})"
     return f"{value * 100:.1f}{mark}{part}"
 
@@ -75,9 +96,9 @@ def main() -> None:
     start = time.perf_counter()
     print(f"coverage of 95 % intervals, R = {replications} experiments per cell, B = {resamples}")
     print("(a figure in parentheses: share of experiments where it was shown; ! below 93 %)")
-    head = "| setting | " + " | ".join(SHORT[f] for f in figures) + " |"
+    head = "| setting | " + " | ".join(SHORT[f] for f in figures) + " | bias |"
     print(head)
-    print("|" + "---|" * (len(figures) + 1))
+    print("|" + "---|" * (len(figures) + 2))
     total = Tally()
     worst: dict[str, float] = {}
     only = [int(x) for a in sys.argv if a.startswith("--cells=") for x in a[8:].split(",")]
@@ -91,17 +112,20 @@ def main() -> None:
     for cell, tally in zip(cells, tallies, strict=True):
         total.merge(tally)
         row = []
+        lossy = cell.failing
         for f in figures:
             cov = tally.coverage(f)
-            if cov is not None:
+            judged = not lossy or f in BOUNDS or f.endswith("reached")
+            if cov is not None and judged:
                 worst[f] = min(worst.get(f, 1.0), cov)
             shown = (
                 tally.trials[f]
                 if f in ("pass@k reached", "pass^k reached", "dataset forecast", *BESIDE)
                 else tally.replications
             )
-            row.append(_cell(cov, shown, tally.replications))
-        print(f"| {cell.name} | " + " | ".join(row) + " |", flush=True)
+            row.append(_cell(cov, shown, tally.replications, judged))
+        bias = [f"{f} {b * 100:+.1f}" for f in BIASED if (b := tally.mean_bias(f)) is not None]
+        print(f"| {cell.name} | " + " | ".join(row) + f" | bias (pts): {', '.join(bias)} |")
     print(
         "| **worst cell** | "
         + " | ".join(f"{worst[f] * 100:.1f}" if f in worst else "–" for f in figures)

@@ -19,6 +19,7 @@ from passhat.adaptive import (
     width_look,
 )
 from passhat.stats import compare_counts, paired_differences
+from passhat.stats.anytime import paired_sequence
 
 RunsTo = Literal["all", "undecided", "agree"]
 """Which cases get more runs of B each round: every case (compare's run-weighted pass
@@ -251,3 +252,40 @@ def anytime_until_width(
         early += last.k < top
         total_k += last.k
     return Width(replications, covered, early, total_k / replications, population)
+
+
+def rerun_until_decided(
+    *,
+    replications: int,
+    cases: int = 100,
+    prior: tuple[float, float] = (2.0, 2.0),
+    k_a: int = 3,
+    top: int = 12,
+    shift: float = 0.0,
+    alpha: float = 0.05,
+    seed: int = 17,
+) -> Decided:
+    """The anytime rule with the baseline re-run alongside B (issue 33): A's k_a runs and
+    B's first k_a are the first round, then every round adds one run of each side to
+    every case, until `paired_sequence`'s interval excludes 0 or B reaches `top` runs.
+    mean_runs counts the new runs: B's and A's re-runs (A's first k_a existed)."""
+    rng = np.random.default_rng(seed)
+    declared = stopped_k = runs = 0
+    for _ in range(replications):
+        p = rng.beta(*prior, cases)
+        q = np.clip(p + shift, 0.0, 1.0)
+        cum_a = np.cumsum(rng.random((cases, top)) < p[:, None], axis=1)
+        cum_b = np.cumsum(rng.random((cases, top)) < q[:, None], axis=1)
+        looks = range(k_a, top + 1)
+        history_a = [(np.full(cases, k), cum_a[:, k - 1]) for k in looks]
+        history_b = [(np.full(cases, k), cum_b[:, k - 1]) for k in looks]
+        k = top
+        for i, look in enumerate(looks):
+            _, low, high = paired_sequence(history_a[: i + 1], history_b[: i + 1], alpha)
+            if low > 0.0 or high < 0.0:
+                declared += 1
+                k = look
+                break
+        stopped_k += k
+        runs += k * cases + (k - k_a) * cases
+    return Decided(replications, declared, stopped_k / replications, runs / replications)

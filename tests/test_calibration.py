@@ -73,6 +73,15 @@ def hard_tallies() -> dict[Cell, Tally]:
     return dict(zip(HARD_GRID, simulate_grid(HARD_GRID, HARD_REPLICATIONS, seeds), strict=True))
 
 
+def _short(tally: Tally, judged: tuple[str, ...]) -> list[str]:
+    """The judged figures shown often enough that cover under the floor."""
+    return [
+        f"{f}: {tally.coverage(f):.1%} of {tally.trials[f]}"
+        for f in judged
+        if tally.trials[f] >= MIN_SHOWN and (tally.coverage(f) or 0.0) < FLOOR
+    ]
+
+
 @pytest.mark.parametrize("cell", HARD_GRID, ids=[c.name for c in HARD_GRID])
 def test_every_dataset_interval_covers_where_errors_fall_on_hard_cases(
     cell: Cell, hard_tallies: dict[Cell, Tally]
@@ -84,12 +93,7 @@ def test_every_dataset_interval_covers_where_errors_fall_on_hard_cases(
     The dataset forecast's interval is judged where it is shown (10 cases or more)."""
     tally = hard_tallies[cell]
     assert tally.replications == HARD_REPLICATIONS
-    judged = (*DATASET_FIGURES, "dataset forecast")
-    short = [
-        f"{f}: {tally.coverage(f):.1%} of {tally.trials[f]}"
-        for f in judged
-        if tally.trials[f] >= MIN_SHOWN and (tally.coverage(f) or 0.0) < FLOOR
-    ]
+    short = _short(tally, (*DATASET_FIGURES, "dataset forecast"))
     assert not short, short
     assert tally.trials["pass rate, SE"] == HARD_REPLICATIONS
 
@@ -150,11 +154,7 @@ def test_the_bounds_cover_where_the_loss_depends_on_the_outcome(
     lossy = cell.failing or cell.informative
     # the headlined figures; the bootstrap beside them is tallied (docs/numbers.md)
     judged = (*BOUNDS, "pass@k reached", "pass^k reached") if lossy else HEADLINED
-    short = [
-        f"{f}: {tally.coverage(f):.1%} of {tally.trials[f]}"
-        for f in judged
-        if tally.trials[f] >= MIN_SHOWN and (tally.coverage(f) or 0.0) < FLOOR
-    ]
+    short = _short(tally, judged)
     assert not short, short
     if lossy:
         assert all(tally.trials[f] == LOSS_REPLICATIONS for f in BOUNDS)

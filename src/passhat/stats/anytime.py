@@ -184,3 +184,27 @@ def fewest_cases(runs_per_case: int, rounds: int, alpha: float, most: int = 4096
             return cases
         cases = cases + 1 if cases < 64 else cases * 2
     return None
+
+
+def paired_sequence(
+    history_a: Sequence[tuple[ArrayLike, ArrayLike]],
+    history_b: Sequence[tuple[ArrayLike, ArrayLike]],
+    alpha: float,
+) -> tuple[float, float, float]:
+    """B - A in the mean of per-case pass rates when the baseline is re-run alongside B
+    in every round (the same looks on both sides): per round and case with runs on both
+    sides, the difference of the round's pass shares y_B - y_A, whose mean given the
+    cases is p_B - p_A; one betting sequence over them at the full alpha (AM-GM and
+    Ville, as for one side), with no term for a fixed baseline's own error: re-running A
+    removes `hoeffding`'s penalty, which no inequality on a fixed 3-run baseline can."""
+    parts = []
+    for (na, ca), (nb, cb) in zip(increments(history_a), increments(history_b), strict=True):
+        both = (na > 0) & (nb > 0)
+        parts.append(cb[both] / nb[both] - ca[both] / na[both])
+    values = np.concatenate(parts) if parts else np.zeros(0)
+    seq = betting_sequence(values, -1.0, 1.0, alpha)
+    na, ca = (np.asarray(v, dtype=np.int64) for v in history_a[-1])
+    nb, cb = (np.asarray(v, dtype=np.int64) for v in history_b[-1])
+    both = (na > 0) & (nb > 0)
+    estimate = float((cb[both] / nb[both] - ca[both] / na[both]).mean()) if both.any() else math.nan
+    return estimate, seq.low, seq.high

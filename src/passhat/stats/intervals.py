@@ -269,19 +269,36 @@ def at_k_bounds(
     full = np.maximum(n, k if asked is None else np.asarray(asked, dtype=np.int64).ravel())
     filled = c + (full - n)
     trials = float(n.size + unseen)
+    return _filled_bounds(figures, full, c, filled, k, unseen, trials, confidence, AT_K_METHOD)
+
+
+def _filled_bounds(
+    figures: tuple[Interval, Interval],
+    full: ArrayLike,
+    passes: ArrayLike,
+    filled: ArrayLike,
+    j: int,
+    unseen: int,
+    trials: float,
+    confidence: float,
+    method: str,
+) -> tuple[Interval, Interval]:
+    """pass@j and pass^j from every case at its `full` runs, the runs not counted as
+    failures (`passes`) for the lower bound and as passes (`filled`) for the upper; the
+    `unseen` cases at 0 and 1."""
     zeros, ones = np.zeros(unseen), np.ones(unseen)
-    at_k, hat_k = (
+    at_j, hat_j = (
         _bounds(
             figure,
-            np.concatenate([estimator(full, c, k), zeros]),
-            np.concatenate([estimator(full, filled, k), ones]),
+            np.concatenate([estimator(full, passes, j), zeros]),
+            np.concatenate([estimator(full, filled, j), ones]),
             trials,
             confidence,
-            AT_K_METHOD,
+            method,
         )
         for figure, estimator in ((figures[0], pass_at_array), (figures[1], pass_hat_array))
     )
-    return at_k, hat_k
+    return at_j, hat_j
 
 
 LOSS_METHOD = (
@@ -346,16 +363,8 @@ def loss_bounds(
         confidence,
         LOSS_METHOD,
     )
-    at_j, hat_j = (
-        _bounds(
-            figure,
-            np.concatenate([estimator(full, c, j), zeros]),
-            np.concatenate([estimator(full, filled, j), ones]),
-            j_trials,
-            confidence,
-            LOSS_METHOD,
-        )
-        for figure, estimator in ((figures[1], pass_at_array), (figures[2], pass_hat_array))
+    at_j, hat_j = _filled_bounds(
+        (figures[1], figures[2]), full, c, filled, j, unseen, j_trials, confidence, LOSS_METHOD
     )
     return rate, at_j, hat_j
 
