@@ -277,7 +277,9 @@ _EN: dict[str, str] = {
     "nothing to fit",
     "share_no_pairs": "no interval: no case has 2 counted runs to tell cases apart from runs",
     "no_interval": "no interval",
-    "at_requested": "{label} at k = {k} over every case ({cases} reached k, {left} short of it)",
+    "at_requested": "{label} over the {cases} that reached k = {k} ({left} left out)",
+    "at_requested_every": "{label} at k = {k} over every case ({cases} reached k, {left} "
+    "short of it)",
     "method_loss_bounds": "worst-case bounds: runs not counted (errored or missing) as "
     "failures, as passes, each with its score interval",
     "loss_row": "{label}, whatever the runs not counted hide",
@@ -670,7 +672,8 @@ _ZH_TW: dict[str, str] = {
     "share_no_spread": "無區間：每次計入的執行都通過（或都失敗），沒有可配適的變異",
     "share_no_pairs": "無區間：沒有案例有 2 次計入的執行，無法區分案例間與執行間的變異",
     "no_interval": "無區間",
-    "at_requested": "{label}：k = {k}，全部案例（{cases}達到 k，{left} 個未達）",
+    "at_requested": "{label}：達到 k = {k} 的 {cases}（未納入 {left} 個）",
+    "at_requested_every": "{label}：k = {k}，全部案例（{cases}達到 k，{left} 個未達）",
     "method_loss_bounds": "最壞情況的界限：未計入的執行（出錯或缺少）算失敗、算通過，各附分數區間",
     "loss_row": "{label}：不論未計入的執行隱藏了什麼",
     "loss_line": "若 {lost}與結果無關，{label} 為 {estimate} [{low}–{high}]；"

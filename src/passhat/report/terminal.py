@@ -470,7 +470,7 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
     if d.at_requested is not None:
         for i in d.at_requested:
             label = t(
-                "at_requested",
+                "at_requested_every",
                 lang,
                 label=i.label,
                 cases=tn("n_case", lang, d.requested_cases),
