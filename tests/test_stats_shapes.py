@@ -15,6 +15,7 @@ from cli_helpers import run_cli
 from passhat import stats
 from passhat.accounting import Accounting, account, error_ledger
 from passhat.metrics import RATE_LABEL
+from passhat.report.loss import loss_line
 
 
 def _write(path: Path, rows: list[tuple[str, int, str]]) -> str:
@@ -480,3 +481,38 @@ def test_compare_with_different_runs_per_case_judges_the_case_weighted_rate() ->
     # equal runs per case on each side: the pass rate over runs, as before
     (same, _, _), _ = stats.compare_counts(na, ca, np.full(6, 5), np.array([5, 2, 1, 4, 0, 5]))
     assert same.label == "pass rate (over runs)"
+
+
+def test_runs_lost_join_the_ledger_and_every_case_stays_in_the_bounds() -> None:
+    """Issue 33: a missing run moves the figures as an errored one does, so it joins the
+    ledger; the bounds take every case at its asked runs (b's missing run and c's two
+    errored ones as failures, then as passes) and keep d, which has no counted run at
+    all, in the denominator at 0 and 1; the takeaway line says both readings."""
+    rows = [("a", i, "passed") for i in (1, 2, 3)]
+    rows += [("b", 1, "passed"), ("b", 2, "failed"), ("c", 1, "failed")]
+    rows += [("c", 2, "errored"), ("c", 3, "errored")]
+    a = account(rows, 3, cases=["a", "b", "c", "d"])
+    ledger = a.error_ledger()
+    assert ledger is not None
+    assert (ledger.errored, ledger.missing, ledger.cases) == (2, 4, 3)
+    d = stats.dataset_intervals(a, resamples=200)
+    assert (d.lost, d.unseen) == (3, 1)
+    assert d.bounds is not None
+    rate = d.bounds[0]
+    trials = 4**2 / (3 * (1 / 3) + 1)  # G^2 / sum(1 / asked), d as one run
+    label = d.pass_at_1.label
+    low = stats.score_interval(label, [1.0, 1 / 3, 0.0, 0.0], trials).low
+    high = stats.score_interval(label, [1.0, 2 / 3, 2 / 3, 1.0], trials).high
+    assert (rate.low, rate.high) == (pytest.approx(low), pytest.approx(high))
+    assert rate.estimate == d.pass_at_1.estimate and rate.method == stats.LOSS_METHOD
+    # d's 0 and 1 are in those means: dropping it would give other ends
+    assert low != pytest.approx(stats.score_interval(label, [1.0, 1 / 3, 0.0], 9.0).low)
+    line = loss_line(stats.uncertainty(a, resamples=200))
+    assert line is not None
+    assert "if the 6 runs not counted are unrelated to the outcome" in line
+    assert f"{rate.low * 100:.1f}%–{rate.high * 100:.1f}% whatever they hide" in line
+    assert "(counting 1 case with no counted run, at 0 and 1)" in line
+    # every asked run counted: no bounds, no line
+    full = account([(c, i, "passed") for c in "xy" for i in (1, 2)], 2)
+    assert stats.dataset_intervals(full, resamples=200).bounds is None
+    assert loss_line(stats.uncertainty(full, resamples=200)) is None

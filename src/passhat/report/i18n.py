@@ -285,7 +285,7 @@ _EN: dict[str, str] = {
     "loss_row": "{label}, whatever the runs not counted hide",
     "loss_line": "{label} {estimate} [{low}–{high}] if the {lost} are unrelated to the "
     "outcome; {bound_low}–{bound_high} whatever they hide{unseen}.",
-    "loss_unseen": " ({cases} with no counted run stay in, at 0 and 1)",
+    "loss_unseen": " (counting {cases} with no counted run, at 0 and 1)",
     "n_lost_run": "{n} run not counted",
     "n_lost_runs": "{n} runs not counted",
     "ledger_title": "runs not counted: how far could they move the figures?",

@@ -111,6 +111,7 @@ from passhat.stats.forecasts import (
 )
 from passhat.stats.intervals import (
     AT_K_METHOD,
+    LOSS_METHOD,
     CaseInterval,
     Interval,
     _binomial_floor,  # noqa: F401
@@ -120,6 +121,7 @@ from passhat.stats.intervals import (
     case_mean_intervals,
     case_rate_interval,
     cluster_interval,
+    loss_bounds,
     score_interval,
     wilson,
 )
@@ -151,6 +153,7 @@ __all__ = [
     "FLIP_METHOD",
     "FLOOR_METHOD",
     "JEFFREYS",
+    "LOSS_METHOD",
     "METRICS",
     "MIN_RESAMPLES",
     "MIN_SHARE_CASES",
@@ -195,6 +198,7 @@ __all__ = [
     "forecast",
     "forecast_counts",
     "holm",
+    "loss_bounds",
     "paired_differences",
     "pass_at_array",
     "pass_hat_array",
