@@ -47,13 +47,15 @@ def test_compare_with_every_flip_enumerated_names_how_many(
     assert "B = 8 (every flip enumerated)" in flat and "B = 2000" not in flat
 
 
-def test_one_pass_rate_row_when_both_methods_fall_to_the_same_floor(
+def test_no_two_alike_pass_rate_rows_when_both_methods_fall_to_a_floor(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every case at 2/3: the cluster-robust and bootstrap intervals both fall back to
-    the binomial floor and agree; the table showed two identical pass-rate rows."""
+    """Every case at 2/3: the table showed two identical pass-rate rows when both methods
+    fell back to the binomial floor. Since issue 33 the headline is the (continuity-
+    corrected) score interval at that floor and the bootstrap's floor is Wilson on the
+    runs: two rows that differ, each naming its floor, never two alike."""
     r = run_cli(capsys, "metrics", str(_two_of_three(tmp_path / "v.jsonl")), "--lang", "en")
     assert r.code == 0, r.err
     rows = [line for line in r.out.splitlines() if line.strip().startswith("pass rate (over runs)")]
-    assert len(rows) == 1, rows
-    assert "Wilson on all 9 runs" in rows[0]
+    assert len(rows) == 2 and rows[0] != rows[1], rows
+    assert "Wilson score" in rows[0] and "Wilson on all 9 runs" in rows[1]
