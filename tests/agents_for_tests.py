@@ -220,3 +220,25 @@ async def half_cards_vary(input: Any, env: Any, ctx: Any) -> str:
     if ctx.case_id in ("card-0", "card-1", "card-2", "card-3"):
         return await odd_runs_pass(input, env, ctx)
     return await perfect(input, env, ctx)
+
+
+async def loops(input: Any, env: Any, ctx: Any) -> str:
+    """Writes part of the goal, then asks the model again and again: only a limit stops it."""
+    from passhat.models.base import Message
+
+    await _write(env, GOAL_ANNOTATIONS[:1], input["ticket"]["key"])
+    while True:
+        await ctx.generate([Message("user", "again")], env.tools)
+
+
+async def loops_past_refusals(input: Any, env: Any, ctx: Any) -> str:
+    """Asks the model 20 times, swallowing every error (a limit's refusal included)."""
+    from passhat.models.base import Message
+
+    await _write(env, GOAL_ANNOTATIONS, input["ticket"]["key"])
+    for _ in range(20):
+        try:
+            await ctx.generate([Message("user", "again")], env.tools)
+        except Exception:
+            continue
+    return "done"

@@ -621,7 +621,7 @@ async def test_mcp_calls_are_recorded_as_in_process_calls_and_fixtures_answer_lo
     ],
     ids=["max-turns", "token-budget"],
 )
-def test_the_proxy_lets_no_call_past_the_runs_limits_reach_the_provider(
+def test_the_proxy_lets_no_call_past_the_runs_limits_reach_the_provider_and_the_run_counts(
     writer: SuiteWriter,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -637,10 +637,10 @@ def test_the_proxy_lets_no_call_past_the_runs_limits_reach_the_provider(
     db = tmp_path / "p.db"
     model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
     result = run_cli(capsys, "run", str(suite), "-k", "1", *model, *limit, "--db", str(db), "-q")
-    assert result.code == 1, result.err  # nothing counted
+    assert result.code == 0, result.err  # the run is counted: a limit is the agent's result
     assert len(fake_server.requests) == let_through, "a call past the limit reached the provider"
     run = _runs(db)[1]
-    assert (run.status, run.error_type) == ("errored", "limit")
+    assert (run.status, run.error_type) == ("failed", "limit")
     assert named in (run.error_message or "")
     codes = json.loads((run.stderr or "").strip().splitlines()[-1])["codes"]
     assert codes == [200] * let_through + [403] * (30 - let_through)
@@ -648,7 +648,7 @@ def test_the_proxy_lets_no_call_past_the_runs_limits_reach_the_provider(
 
 
 def test_past_limit_names_the_first_limit_a_call_would_pass() -> None:
-    from passhat.serve.proxy import past_limit
+    from passhat.limits import past_limit
 
     assert past_limit(2, 10_000, 3, None) is None
     assert "--max-turns 3" in (past_limit(3, 0, 3, None) or "")

@@ -122,6 +122,11 @@ def plain_experiment_dict(
         for r in runs
         if r.status == "errored"
     ]
+    limited: dict[str, list[int]] = {}
+    for r in runs:
+        if r.status != "errored" and r.error_type == "limit":
+            limited.setdefault(r.case_id, []).append(r.run_index)
+    data["limit"] = [{"case": c, "runs": len(i), "indices": i} for c, i in limited.items()]
     data["retried"] = retry_summary(runs)
     return data
 
@@ -192,6 +197,8 @@ def record(rng: random.Random, case: int, index: int, **changes: Any) -> RunReco
             traceback="Traceback: agent.py line 3" if rng.random() < 0.5 else None,
             score=[],
         )
+    elif rng.random() < 0.05:  # a limit stopped it: counted, marked
+        fields.update(error_type="limit", error_message=f"past the limit in run {index}")
     fields.update(changes)
     return RunRecord(**fields)
 

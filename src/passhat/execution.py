@@ -31,6 +31,7 @@ from typing import Any
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
 from passhat.errors import ModelError
+from passhat.limits import LIMIT
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import Score, ScorerError, grading, score_run, score_run_async
@@ -118,8 +119,10 @@ async def run_once(
     )
     output: Any = None
     final_state: dict[str, Any] = {}
+    limit: str | None = None
     if env is not None:
         output, error = await _run_agent(agent, case.input, env, ctx, options.timeout_s)  # a copy
+        limit, error = _limit_of(ctx, error)
         left = options.timeout_s - (time.perf_counter() - clock)
         final_state, state_error = await _end_environment(env, left)
         error = error or state_error
@@ -133,6 +136,7 @@ async def run_once(
         if score is not None:
             details = score.details
             status = "passed" if score.passed else "failed"
+            error = (LIMIT, limit) if limit is not None else None
     record = RunRecord(
         experiment_id=experiment.id,
         case_id=case.id,
@@ -165,6 +169,18 @@ async def run_once(
 
 Failure = tuple[str, str]
 """(error type, message) of an errored run."""
+
+
+def _limit_of(ctx: RunContext, error: Failure | None) -> tuple[str | None, Failure | None]:
+    """(why a limit stopped the run, the failure left): a run stopped by --max-turns or
+    --token-budget is the agent's result and is graded, whether the agent ended on the
+    refusal (an in-process agent raised it, a command agent's proxy answered 403) or
+    went on without the model; any other failure leaves the run errored."""
+    if error is not None and error[0] == LIMIT:
+        return ctx.limit or error[1], None
+    if error is None and ctx.limit is not None:
+        return ctx.limit, None
+    return None, error
 
 
 async def _run_agent(

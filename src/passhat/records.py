@@ -114,7 +114,8 @@ class RunRecord:
     status: Status
     """passed / failed (graded) or errored (no verdict)."""
     error_type: str | None = None
-    """For errored runs: timeout, model_error, agent_error, scorer_error, ..."""
+    """For errored runs: timeout, model_error, agent_error, scorer_error, ...; for a
+    counted run, `limit` when --max-turns or --token-budget stopped it (passhat.limits)."""
     error_message: str | None = None
     output: Any = None
     """What the agent returned; the store keeps what is not JSON as its str()."""

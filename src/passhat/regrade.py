@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from passhat.errors import InputError
+from passhat.limits import LIMIT
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import Score, ScorerError, grading, score_run
 from passhat.sources import new_id, now, short_hash
@@ -128,8 +129,9 @@ def regrade_run(
         run,
         **moved,
         status="passed" if score.passed else "failed",
-        error_type=None,
-        error_message=None,
+        # a run a limit stopped stays marked (it reached that state because of it)
+        error_type=LIMIT if run.error_type == LIMIT else None,
+        error_message=run.error_message if run.error_type == LIMIT else None,
         score=score.details,
     )
 

@@ -88,6 +88,9 @@ class RunContext:
     """A command agent's stderr, its last 64 KiB (None for in-process agents)."""
     crash: str | None = None
     """Where an in-process agent crashed: its traceback, set by the runner."""
+    limit: str | None = None
+    """Why the run stopped at one of its limits (the first call refused, or the built-in
+    loop's last turn): the run is graded on the state it reached, marked `limit`."""
 
     def model_source(self) -> str | None:
         """`replayed` (answers from a cassette), `live`, or None when no model was asked."""
@@ -139,6 +142,7 @@ class RunContext:
                 "the agent asked for a model, but the experiment has none; give --model "
                 "provider:name or defaults.model in suite.yaml"
             )
+        self._check_limits()
         call = CallContext(self.case_id, self.run_index, self.turns, self.seed)
         # each retry lands on the run as it happens: a run given up at its deadline
         # (a command agent's proxy call still retrying) keeps the retries it made
@@ -157,3 +161,19 @@ class RunContext:
         self.usage = self.usage + response.usage
         self.responses.append(response)
         return response
+
+    def _check_limits(self) -> None:
+        """Refuse a call past --max-turns or --token-budget: it never reaches the model,
+        whatever the agent does with the refusal (a second call is refused as well)."""
+        from passhat.limits import RunLimitError, past_limit
+
+        budget = self.params.get("token_budget")
+        reason = past_limit(
+            self.turns,
+            self.usage.input_tokens + self.usage.output_tokens,
+            self.max_turns,
+            int(budget) if budget is not None else None,
+        )
+        if reason is not None:
+            self.limit = self.limit or reason
+            raise RunLimitError(reason)

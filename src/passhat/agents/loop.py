@@ -3,7 +3,7 @@
 The model answers; each tool call it makes is run in the environment and its
 result (or error) goes back as a tool message; the loop ends when the model
 answers without a tool call or the turn limit is reached. Reaching the limit is
-not an error: the run is graded on the state it left.
+not an error: the run is graded on the state it left, marked `limit`.
 """
 
 from __future__ import annotations
@@ -37,4 +37,8 @@ async def tool_loop(env: Environment, ctx: RunContext, system: str, user: str) -
                     is_error=outcome.is_error,
                 )
             )
+    ctx.limit = ctx.limit or (
+        f"the model still called tools at its last turn ({ctx.max_turns}, --max-turns "
+        f"{ctx.max_turns})"
+    )
     return {"final": None, "stopped": "turn limit", "turns": ctx.turns}

@@ -31,6 +31,7 @@ from passhat.analysis import (
     tool_dicts,
     tool_profile,
 )
+from passhat.limits import limit_dicts, limit_runs
 from passhat.records import COMMAND_AGENT, ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.digest import Digest, ToolTally, digest, tool_tallies
 from passhat.report.i18n import LABELS, t, tn, verdict_label
@@ -599,6 +600,9 @@ def print_details(
     if len(errored) > MAX_ERRORED_LINES:
         more = tn("n_more_errored", lang, len(errored) - MAX_ERRORED_LINES)
         console.print(Text(t("more_errored", lang, more=more)))
+    for case, indices in limit_runs(runs).items():
+        line = t("limit_line", lang, case=case, n=len(indices), runs=_runs(indices, lang))
+        console.print(Text(line, "yellow"))
     retried = retry_summary(runs) if read.retried else None
     if retried is not None:
         line = t(
@@ -755,6 +759,7 @@ def experiment_dict(
     data["tools"] = tool_dicts(runs, experiment.tools, columns)
     data["usage"] = usage_dict(runs, prices, columns)
     data["errored"] = _errored_dicts(runs, columns)
+    data["limit"] = limit_dicts(runs)
     data["retried"] = _retried(runs)
     return data
 
@@ -821,4 +826,5 @@ def _json_pieces(
         for piece in usage:
             yield piece.encode()
     yield b',"errored":' + dumps(_errored_dicts(runs, columns))
+    yield b',"limit":' + dumps(limit_dicts(runs))
     yield b',"retried":' + dumps(_retried(runs)) + b"}"

@@ -56,6 +56,7 @@ from passhat.accounting import Accounting, CaseAccount
 from passhat.adaptive import record_lines
 from passhat.analysis import ItemStability, ToolUse, item_stability, tool_profile
 from passhat.errors import ConfigError, PasshatError
+from passhat.limits import limit_runs
 from passhat.metrics import (
     CASE_RATE_LABEL,
     RATE_LABEL,
@@ -1201,6 +1202,7 @@ def _context(
     figures, ci_reason = _figures(accounting, lang) if counted else ([], None)
     script, script_hash = _script()
     errored = [r for r in runs if r.status == "errored"]
+    limited = list(limit_runs(runs).items())
     missing = [c for c in cases if c.account.missing]
     rest = [c for page in pages[1:] for c in page]
     pairs = _pair_cases(rest)
@@ -1268,6 +1270,8 @@ def _context(
         "item_totals": _item_totals(verdicts),
         "errored": errored[:LIST_LIMIT],
         "errored_more": max(0, len(errored) - LIST_LIMIT),
+        "limited": limited[:LIST_LIMIT],
+        "limited_more": max(0, len(limited) - LIST_LIMIT),
         "missing_cases": missing[:LIST_LIMIT],
         "missing_more": max(0, len(missing) - LIST_LIMIT),
         "replayed": replayed_runs(runs),

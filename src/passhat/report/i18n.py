@@ -96,6 +96,8 @@ _EN: dict[str, str] = {
     "shortfall_line_one": "{counted} of {k} requested run counted",
     "missing_runs": "missing runs (no record)",
     "errored_runs": "errored runs (no verdict)",
+    "limit_runs": "runs stopped by a limit (--max-turns, --token-budget): counted, graded on "
+    "the state they reached",
     "left_out": "left out (no counted run)",
     "no_counted_run": "no counted run yet: pass@k cannot be computed",
     # dataset figures
@@ -391,6 +393,8 @@ _EN: dict[str, str] = {
     "more_item_cases": "item stability of {more}: --all or --json",
     "calls_in_runs": "{calls} in {runs}",
     "errored_line": "errored: {case} run {run}: {type}: {message}",
+    "limit_line": "limit: {case}: {n} counted runs stopped by --max-turns or --token-budget "
+    "(runs {runs}), graded on the state they reached",
     "more_errored": "... and {more} (--json lists them all)",
     "retried_line": "retried: {again} after an error ({earlier} earlier "
     "attempts kept); retried runs passed {retried}, first attempts {first}. Retrying only "
@@ -499,6 +503,7 @@ _ZH_TW: dict[str, str] = {
     "shortfall_line_one": "要求 {k} 次，計入 {counted} 次",
     "missing_runs": "缺少的執行（沒有紀錄）",
     "errored_runs": "出錯的執行（沒有判定）",
+    "limit_runs": "因上限停止的執行（--max-turns、--token-budget）：計入，依其達到的狀態評分",
     "left_out": "未納入（沒有計入的執行）",
     "no_counted_run": "尚無計入的執行：算不出 pass@k",
     # dataset figures
@@ -773,6 +778,8 @@ _ZH_TW: dict[str, str] = {
     "more_item_cases": "另有 {more}的項目穩定度：請用 --all 或 --json",
     "calls_in_runs": "{runs}執行各呼叫 {calls} 次",
     "errored_line": "出錯：{case} 第 {run} 次：{type}: {message}",
+    "limit_line": "上限：{case}：{n} 次計入的執行因 --max-turns 或 --token-budget 而停止"
+    "（第 {runs} 次），依其達到的狀態評分",
     "more_errored": "……另有 {more}（--json 會全部列出）",
     "retried_line": "重試：{again}在出錯後重新執行（保留了 {earlier} 次先前的嘗試）；"
     "重試的執行通過 {retried}，首次嘗試通過 {first}。只重試出錯的執行可能使數字偏差：請比較兩者。",

@@ -21,9 +21,10 @@ whatever the agent does next.
 
 The experiment's limits hold per run: a call past `max_turns` model turns, or
 made once the run has spent its `token_budget` (input + output tokens, when
-the experiment sets one), never reaches the provider. It is answered with 403
-and makes the run errored (`limit`), naming the limit. A budget is checked
-before each call, so the call that crosses it is the last one let through.
+the experiment sets one), never reaches the provider (`RunContext.generate` holds
+them). It is answered with 403 and ends the run, counted and graded on the state
+it reached, marked `limit` (passhat.limits). A budget is checked before each call,
+so the call that crosses it is the last one let through.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from passhat.errors import ModelError
+from passhat.limits import RunLimitError
 from passhat.models.base import Message, ModelResponse, Role, ToolCall, ToolSpec
 
 if TYPE_CHECKING:
@@ -50,27 +52,6 @@ ROLES: dict[str, Role] = {
 
 class RequestError(ValueError):
     """A request the proxy cannot read; answered with HTTP 400."""
-
-
-class RunLimitError(Exception):
-    """The run went past one of the experiment's limits; it is errored as `limit`."""
-
-    error_type = "limit"
-
-
-def past_limit(turns: int, spent: int, max_turns: int, budget: int | None) -> str | None:
-    """Why one more model call would pass the run's limits (None when it may go)."""
-    if turns >= max_turns:
-        return (
-            f"the agent asked for model turn {turns + 1}, past the run's limit of "
-            f"{max_turns} (--max-turns {max_turns}); the call did not reach the model"
-        )
-    if budget is not None and spent >= budget:
-        return (
-            f"the run spent {spent:,} tokens, its budget is {budget:,} (--token-budget "
-            f"{budget}); call {turns + 1} did not reach the model"
-        )
-    return None
 
 
 def _text(content: Any) -> str:
@@ -267,25 +248,14 @@ class ModelProxy:
                 return 502, error_body(
                     f"the run's model failed earlier: {self.error}", "model_error"
                 )
-            reason = self._past_limit()
-            if reason is not None:
-                self.error = RunLimitError(reason)
-                return 403, error_body(reason, "run_limit")
             try:
                 response = await self.ctx.generate(messages, tools)
+            except RunLimitError as error:
+                self.error = error
+                return 403, error_body(str(error), "run_limit")
             except ModelError as error:
                 self.error = error
                 return 502, error_body(f"{type(error).__name__}: {error}", "model_error")
             self.ctx.transcript.extend(new_in_request(messages))
             self.ctx.transcript.append(response.message)
         return 200, response
-
-    def _past_limit(self) -> str | None:
-        budget = self.ctx.params.get("token_budget")
-        usage = self.ctx.usage
-        return past_limit(
-            self.ctx.turns,
-            usage.input_tokens + usage.output_tokens,
-            self.ctx.max_turns,
-            int(budget) if budget is not None else None,
-        )

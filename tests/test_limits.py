@@ -1,0 +1,177 @@
+"""--max-turns and --token-budget hold for every agent at the model boundary, and a run a
+limit stopped is counted: graded on the state it reached, marked `limit` (passhat.limits).
+
+The provider is a real HTTP server on 127.0.0.1 that counts the calls reaching it
+(tests/fakeserver.py); the command agent's side is in tests/test_command_agent.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents_for_tests import GOAL_ANNOTATIONS
+from cli_helpers import run_cli
+from conftest import SuiteWriter
+from fakeserver import FakeServer
+from passhat.store import Store
+
+pytest_plugins = ["fakeserver"]
+
+
+def _suite(writer: SuiteWriter) -> Path:
+    # the goal is what `loops_past_refusals` writes: it passes; `loops` writes less: it fails
+    writer.case["goal"] = {"ticket": {"annotations": GOAL_ANNOTATIONS}}
+    criteria = [{"ac": n, "text": f"criterion {n}"} for n in range(1, 8)]
+    writer.case["input"]["ticket"]["acceptance_criteria"] = criteria
+    return writer.write()
+
+
+def _runs(db: Path) -> list[tuple[int, str, str | None, str | None, int, int]]:
+    with Store(db, create=False) as store:
+        experiment = store.experiment("latest")
+        return [
+            (
+                r.run_index,
+                r.status,
+                r.error_type,
+                r.error_message,
+                r.input_tokens,
+                r.output_tokens,
+            )
+            for r in store.runs(experiment.id)
+        ]
+
+
+@pytest.mark.parametrize(
+    ("agent", "limit", "per_run", "status", "named"),
+    [
+        ("loops", ["--max-turns", "2"], 2, "failed", "past the run's limit of 2 (--max-turns 2)"),
+        ("loops", ["--token-budget", "20"], 2, "failed", "its budget is 20 (--token-budget 20)"),
+        (
+            "loops_past_refusals",
+            ["--max-turns", "3"],
+            3,
+            "passed",
+            "past the run's limit of 3 (--max-turns 3)",
+        ),
+    ],
+    ids=["max-turns", "token-budget", "ignores-the-refusal"],
+)
+def test_an_in_process_agent_that_loops_is_stopped_at_its_limit_and_counted(
+    writer: SuiteWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
+    limit: list[str],
+    per_run: int,
+    status: str,
+    named: str,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
+    fake_server.reply("again?", usage=(10, 5), times=60)
+    db = tmp_path / "p.db"
+    result = run_cli(
+        capsys,
+        "run",
+        str(_suite(writer)),
+        "-k",
+        "2",
+        "--agent",
+        f"agents_for_tests:{agent}",
+        "--model",
+        "openai:gpt-test",
+        "--base-url",
+        fake_server.openai_url,
+        *limit,
+        "--db",
+        str(db),
+        "-q",
+    )
+    assert result.code == 0, result.err
+    assert len(fake_server.requests) == 2 * per_run, "a call past the limit reached the provider"
+    runs = _runs(db)
+    assert [(i, s, kind) for i, s, kind, *_ in runs] == [(1, status, "limit"), (2, status, "limit")]
+    assert all(named in (message or "") for *_, message, _, _ in runs)
+    # the calls that reached the provider are the ones counted
+    assert [(tin, tout) for *_, tin, tout in runs] == [(10 * per_run, 5 * per_run)] * 2
+    report = run_cli(capsys, "report", "latest", "--db", str(db), "--json")
+    data = json.loads(report.out)
+    assert data["accounting"]["runs_counted"] == 2
+    assert data["limit"] == [{"case": "tiny-001", "runs": 2, "indices": [1, 2]}]
+    terminal = run_cli(capsys, "report", "latest", "--db", str(db))
+    assert "limit: tiny-001: 2 counted runs stopped by --max-turns or --token-budget" in " ".join(
+        terminal.out.split()
+    )
+    page = tmp_path / "r.html"
+    assert run_cli(capsys, "report", "latest", "--db", str(db), "--html", str(page)).code == 0
+    assert '<li data-case="tiny-001" data-limit="2">' in page.read_text(encoding="utf-8")
+
+
+def test_the_built_in_loop_is_held_to_the_token_budget_and_its_run_is_graded(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue: the clarifier made 6 calls, 180 tokens, under a budget of 50."""
+    from conftest import EXAMPLES
+    from fakeserver import call
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
+    ask = call("query_background", {"query": "coupon policy"}, id="c1")
+    fake_server.reply(tool_calls=[ask], usage=(20, 10), times=6)
+    db = tmp_path / "p.db"
+    result = run_cli(
+        capsys,
+        "run",
+        str(EXAMPLES / "clarify"),
+        "--case",
+        "ac-conflict-001",
+        "-k",
+        "1",
+        "--model",
+        "openai:gpt-test",
+        "--base-url",
+        fake_server.openai_url,
+        "--token-budget",
+        "50",
+        "--db",
+        str(db),
+        "-q",
+    )
+    assert result.code == 0, result.err
+    assert len(fake_server.requests) == 2  # 30 tokens, then 60: the third is refused
+    fake_server._steps.clear()  # the rest were never asked for
+    ((_, status, kind, message, tin, tout),) = _runs(db)
+    assert (status, kind, tin + tout) == ("failed", "limit", 60)
+    assert "--token-budget 50" in (message or "")
+
+
+def test_the_built_in_loop_reaching_max_turns_is_marked_limit(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conftest import EXAMPLES
+    from fakeserver import call
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
+    ask = call("query_background", {"query": "coupon policy"}, id="c1")
+    fake_server.reply(tool_calls=[ask], usage=(20, 10), times=3)
+    db = tmp_path / "p.db"
+    args = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    clarify = str(EXAMPLES / "clarify")
+    result = run_cli(
+        capsys, "run", clarify, "--case", "ac-conflict-001", "-k", "1", *args,
+        "--max-turns", "3", "--db", str(db), "-q",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert len(fake_server.requests) == 3
+    ((_, status, kind, message, _, _),) = _runs(db)
+    assert (status, kind) == ("failed", "limit")
+    assert "--max-turns 3" in (message or "")
