@@ -109,6 +109,10 @@ def test_an_in_process_agent_that_loops_is_stopped_at_its_limit_and_counted(
     page = tmp_path / "r.html"
     assert run_cli(capsys, "report", "latest", "--db", str(db), "--html", str(page)).code == 0
     assert '<li data-case="tiny-001" data-limit="2">' in page.read_text(encoding="utf-8")
+    junit = tmp_path / "j.xml"
+    assert run_cli(capsys, "report", "latest", "--db", str(db), "--junit-xml", str(junit)).code == 0
+    said = "stopped by a limit (--max-turns, --token-budget), counted: runs 1, 2"
+    assert (said in junit.read_text(encoding="utf-8")) == (status == "failed")  # in <failure>
 
 
 def test_the_built_in_loop_is_held_to_the_token_budget_and_its_run_is_graded(

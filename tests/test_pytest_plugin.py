@@ -106,9 +106,55 @@ def test_a_threshold_on_pass_hat_k_fails_the_test(pytester: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(
         [
             "*where 0.0 = <PasshatResult of *: runs requested 2, counted 2, errored 0, missing 0; "
-            "pass rate 1/2 (50%), pass@2 100%, pass^2 0%>.pass_hat_k"
+            "pass rate 1/2 (50%), pass@2 100%, pass^2 0%>.pass_hat_k",
+            "*- passhat: cases short of a pass -*",
+            "experiment *: runs requested 2, counted 2, errored 0, missing 0; *",
+            "  ac-conflict-001: 1/2 passed, failed runs 2, missed "
+            "AC3:inconsistent_with_description (runs 2); AC4:unverifiable (runs 2); "
+            "AC7:unverifiable (runs 2)",
         ]
     )
+
+
+def test_require_fails_the_test_naming_the_cases_and_items_and_records_the_figures(
+    pytester: pytest.Pytester,
+) -> None:
+    """The same rule as `passhat run --require`; a shortfall is a failure, not an error,
+    whether the marker or the fixture ran it; the figures land in pytest's JUnit."""
+    _tests(
+        pytester,
+        "@pytest.mark.passhat(SUITE, case=CARD, k=2, agent=odd_runs_pass, require='pass^k>=0.8')\n"
+        "def test_marked(passhat_result):\n"
+        "    pass\n"
+        "def test_called(passhat_eval):\n"
+        "    passhat_eval(SUITE, case=CARD, k=2, agent=odd_runs_pass, require=['rate>=0.9'])\n"
+        "@pytest.mark.passhat(SUITE, case=CARD, k=2, agent=odd_runs_pass, require='pass@k>=1')\n"
+        "def test_met(passhat_result):\n"
+        "    pass\n",
+    )
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest(
+        "--passhat-db",
+        str(pytester.path / "p.db"),
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit1",
+    )
+    result.assert_outcomes(failed=2, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*passhat: pass^k>=0.8 not met: pass^2 0.0%",
+            "*ac-conflict-001: 1/2 passed, failed runs 2, missed AC3:inconsistent_with_description "
+            "(runs 2); AC4:unverifiable (runs 2); AC7:unverifiable (runs 2)",
+            "*passhat: rate>=0.9 not met: pass rate 50.0%*",
+        ]
+    )
+    import xml.etree.ElementTree as ET
+
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    props = {p.get("name"): p.get("value") for p in cases["test_met"].iter("property")}
+    assert props["passhat.runs_counted"] == "2" and props["passhat.pass^2"] == "0"
+    assert props["passhat.pass_rate"] == "0.5"
 
 
 def test_passhat_k_overrides_the_tests_k(pytester: pytest.Pytester) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from passhat.errors import NoRunsError, PasshatError
+from passhat.errors import InputError, NoRunsError, PasshatError
 
 if TYPE_CHECKING:
     from passhat.accounting import Accounting, CaseAccount, DatasetSummary, Ledger, account
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         resume_async,
     )
     from passhat.executors import Executor
+    from passhat.gate import Gate, Requirement
     from passhat.metrics import (
         CaseMetrics,
         DatasetMetrics,
@@ -81,6 +82,8 @@ _LAZY = {
     "ToolOutcome": "passhat.env",
     "tool": "passhat.env",
     "Executor": "passhat.executors",
+    "Gate": "passhat.gate",
+    "Requirement": "passhat.gate",
     "Events": "passhat.evaluation",
     "Interrupted": "passhat.evaluation",
     "Outcome": "passhat.results",
@@ -140,6 +143,8 @@ __all__ = [
     "Experiment",
     "ExperimentRecord",
     "Experiments",
+    "Gate",
+    "InputError",
     "Interrupted",
     "Ledger",
     "Message",
@@ -148,6 +153,7 @@ __all__ = [
     "NoRunsError",
     "Outcome",
     "PasshatError",
+    "Requirement",
     "Rounds",
     "RunContext",
     "RunRecord",

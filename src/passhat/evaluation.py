@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from passhat.agents import LoadedAgent
     from passhat.execution import RunOptions
     from passhat.executors import Executor
+    from passhat.gate import Requirement
     from passhat.models.base import Model
     from passhat.suite import Suite
 
@@ -584,6 +585,7 @@ def evaluate(
     isolation: str | None = None,
     token_budget: int | None = None,
     sandbox: Mapping[str, Sequence[str]] | None = None,
+    require: Sequence[str | Requirement] | str | None = None,
 ) -> Experiment:
     """Create an experiment and run every case k times, each from a fresh start; return
     it read back from the store (`passhat run` is this call and a print).
@@ -595,9 +597,15 @@ def evaluate(
     suite.yaml writes them, or functions: custom scorers) replace the suite's.
     `isolation` ("namespace", the default, or "process") seals a command agent's runs,
     `sandbox` ({"read": [paths], "write": [folders], "hosts": ["name:port"]}) adds to what
-    a sandboxed run sees and reaches, and `token_budget` caps the model tokens one run may
-    spend (docs/command-agents.md). Bad input raises a `PasshatError` before any run starts.
+    a sandboxed run sees and reaches, `token_budget` caps the model tokens one run may
+    spend and `max_turns` its model calls (a run stopped there is counted, marked
+    `limit`; docs/command-agents.md). `require` ("pass^k>=0.8", or `passhat.Requirement`s)
+    is judged by the returned experiment's `gate()` and `exit_code()`. Bad input raises a
+    `PasshatError` before any run starts.
     """
+    from passhat.gate import requirements
+
+    rules = requirements(require)
     events = events or Events()
     loaded_suite = _select(_load_suite(suite, environment, scorers), cases or [])
     k = loaded_suite.defaults.k if k is None else k
@@ -635,7 +643,7 @@ def evaluate(
         store.create_experiment(experiment)
         events.started(experiment, len(loaded_suite.cases) * k, store.path)
         setup = made.setup(store, options, events)
-        return _make_runs(setup, experiment, adaptive, experiment.runs_requested)
+        return _make_runs(setup, experiment, adaptive, experiment.runs_requested, rules=rules)
 
 
 def resume(
@@ -657,6 +665,7 @@ def resume(
     scorers: Sequence[Any] | None = None,
     adaptive: Rounds | None = None,
     events: Events | None = None,
+    require: Sequence[str | Requirement] | str | None = None,
 ) -> Experiment:
     """Run exactly the missing runs of a stored experiment (and new indices with a
     larger `k`; with `errored`, every errored run again as its next attempt).
@@ -664,9 +673,12 @@ def resume(
     Timeout and every model parameter are the experiment's own: a resumed run means
     the same as the runs before it (a changed configuration is refused, saying what
     changed). `agent`, `model`, `environment` and `scorers` are needed only when they
-    were Python objects or replaced the suite's: they must match what was recorded."""
+    were Python objects or replaced the suite's: they must match what was recorded.
+    `require` is as `evaluate`'s."""
+    from passhat.gate import requirements
     from passhat.runner import check_resumable, pending
 
+    rules = requirements(require)
     events = events or Events()
     check_retry(retries, retry_max_wait, call_timeout)
     with _open(db, create=False) as store:
@@ -708,11 +720,13 @@ def resume(
                 stored = store.experiment(stored.id)
             todo = pending(store, stored, rerun_errored=errored)[0]
             if not todo and adaptive is None:
-                return _read_back(store, stored, Outcome(0))
+                return _read_back(store, stored, Outcome(0, require=rules))
             _warn_gaps(made, todo, events)
             events.resuming(stored, len(todo))
             setup = made.setup(store, options, events)
-            return _make_runs(setup, stored, adaptive, len(todo), rerun_errored=errored)
+            return _make_runs(
+                setup, stored, adaptive, len(todo), rerun_errored=errored, rules=rules
+            )
 
 
 async def evaluate_async(suite: str | Path | Suite, **options: Any) -> Experiment:
@@ -748,11 +762,14 @@ def _make_runs(
     planned: int,
     *,
     rerun_errored: bool = False,
+    rules: tuple[Requirement, ...] = (),
 ) -> Experiment:
     """What `evaluate` and `resume` share once the experiment is stored: the rounds, then
-    the experiment read back with what the call did (`planned`: its first round's runs)."""
+    the experiment read back with what the call did (`planned`: its first round's runs)
+    and the requirements it is gated on."""
     experiment, rounds = _rounds(setup, experiment, adaptive, rerun_errored=rerun_errored)
-    return _read_back(setup.store, experiment, Outcome(planned, rounds, tuple(setup.left)))
+    outcome = Outcome(planned, rounds, tuple(setup.left), rules)
+    return _read_back(setup.store, experiment, outcome)
 
 
 def _rounds(

@@ -18,6 +18,12 @@ result with an errored or missing run raises `RunsNotCounted` naming those runs
 body). With `allow_errored=True` the figures are over the counted runs only, and
 their labels say so (pass^2 of 3 requested).
 
+`require=["pass^k>=0.8"]` (marker or fixture) is the same gate as `passhat run
+--require` (`passhat.Requirement`): a shortfall fails the test, naming the figure,
+its interval, the cases behind it, their failed runs and missed goal items. Every
+result's figures and accounting go into the test's JUnit `<properties>` (as
+`record_property` does), the same names `passhat run --junit-xml` writes.
+
 `--passhat-k K` overrides every test's k; `--passhat-db PATH` is the store
 (default: $PASSHAT_DB, else ./passhat.db), so `passhat report` reads the runs
 afterwards. The terminal summary lists, per test, the runs requested, counted,
@@ -35,14 +41,16 @@ import pytest
 
 if TYPE_CHECKING:
     from passhat.accounting import DatasetSummary
+    from passhat.gate import Requirement
     from passhat.results import Experiment
 
 _RESULTS = pytest.StashKey[list["PasshatResult"]]()
+_GATE = pytest.StashKey["PasshatResult"]()
 
 MARKER = (
     "passhat(suite, *, case=None, cases=None, k=None, agent=None, model=None, "
-    "allow_errored=False, **options): run the case(s) k times with passhat.evaluate(); "
-    "the test gets the result as the `passhat_result` fixture"
+    "allow_errored=False, require=None, **options): run the case(s) k times with "
+    "passhat.evaluate(); the test gets the result as the `passhat_result` fixture"
 )
 
 
@@ -137,6 +145,19 @@ class PasshatResult:
             f"{d.label_at} {m.pass_at_j:.0%}, {d.label_hat} {m.pass_hat_j:.0%}"
         )
 
+    def short_cases(self) -> list[str]:
+        """Each case short of passing every counted run: its failed runs and missed items."""
+        from passhat.analysis import item_stability
+        from passhat.gate import case_shorts
+
+        accounting = self.experiment.accounting
+        short = [c.case for c in accounting.cases if c.counted and c.passes < c.counted]
+        if not short:
+            return []
+        runs = [r for r in self.experiment.summaries() if r.case_id in set(short)]
+        cases = case_shorts(accounting, runs, item_stability(runs))
+        return [cases[case].text() for case in short]
+
     def __str__(self) -> str:
         return self.line()
 
@@ -172,10 +193,13 @@ def _not_counted(result: PasshatResult) -> str | None:
 class PasshatEval:
     """`passhat_eval(suite, case=..., k=...)`: one `passhat.evaluate()` call per use."""
 
-    def __init__(self, config: pytest.Config, nodeid: str, here: Path | None) -> None:
-        self._config = config
-        self._nodeid = nodeid
+    def __init__(self, node: pytest.Item, here: Path | None, *, defer_gate: bool = False) -> None:
+        self._config = node.config
+        self._node = node
+        self._nodeid = node.nodeid
         self._here = here
+        self._defer_gate = defer_gate
+        """The marker's call (fixture set-up): the gate fails the test's call, not its set-up."""
 
     def __call__(
         self,
@@ -185,13 +209,17 @@ class PasshatEval:
         cases: Sequence[str] | None = None,
         k: int | None = None,
         allow_errored: bool = False,
+        require: Sequence[str | Requirement] | str | None = None,
         **options: Any,
     ) -> PasshatResult:
         """Run `case` (or `cases`; default: every case) k times; `options` are
-        `passhat.evaluate()`'s (agent, model, concurrency, timeout...)."""
+        `passhat.evaluate()`'s (agent, model, concurrency, timeout...). `require`
+        ("pass^k>=0.8"...) fails the test when a figure falls short."""
         __tracebackhide__ = True  # a failure shows the test's line, not the plugin's
         from passhat.evaluation import evaluate
 
+        if isinstance(cases, str):
+            cases = [cases]
         chosen = list(cases or []) + ([case] if case is not None else [])
         override = self._config.getoption("passhat_k")
         db = self._config.getoption("passhat_db")
@@ -200,14 +228,29 @@ class PasshatEval:
             cases=chosen,
             k=override if override is not None else k,
             db=db,
+            require=require,
             **options,
         )
         result = PasshatResult(experiment, self._nodeid)
         self._config.stash[_RESULTS].append(result)
+        self._record_properties(result)
         why = _not_counted(result)
         if why is not None and not allow_errored:
             raise RunsNotCounted(why)
+        if self._defer_gate:
+            self._node.stash[_GATE] = result
+        else:
+            _fail_short(result)
         return result
+
+    def _record_properties(self, result: PasshatResult) -> None:
+        """The figures and accounting as the test's JUnit properties (`record_property`)."""
+        from passhat.report.ci import experiment_properties
+
+        e = result.experiment
+        for name, value in experiment_properties(e.record, e.accounting):
+            if value is not None:
+                self._node.user_properties.append((f"passhat.{name}", value))
 
     def _suite(self, suite: str | Path) -> Path:
         """A relative suite path is read from the test file's folder when it is there."""
@@ -241,16 +284,28 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RESULTS] = []
 
 
+def _fail_short(result: PasshatResult) -> None:
+    """Fail the test when a requirement falls short, naming the cases behind it."""
+    __tracebackhide__ = True
+    gate = result.experiment.gate()
+    if not gate.passed:
+        pytest.fail(f"passhat: {gate.text()}\n(see `passhat report {result.experiment.id}`)", False)
+
+
+def _eval(request: pytest.FixtureRequest, *, defer_gate: bool = False) -> PasshatEval:
+    path = getattr(request.node, "path", None)
+    here = path.parent if isinstance(path, Path) else None
+    return PasshatEval(request.node, here, defer_gate=defer_gate)
+
+
 @pytest.fixture
 def passhat_eval(request: pytest.FixtureRequest) -> PasshatEval:
     """A callable that runs a suite's case(s) k times and returns a `PasshatResult`."""
-    path = getattr(request.node, "path", None)
-    here = path.parent if isinstance(path, Path) else None
-    return PasshatEval(request.config, request.node.nodeid, here)
+    return _eval(request)
 
 
 @pytest.fixture
-def passhat_result(request: pytest.FixtureRequest, passhat_eval: PasshatEval) -> PasshatResult:
+def passhat_result(request: pytest.FixtureRequest) -> PasshatResult:
     """The result of the test's `@pytest.mark.passhat(...)`, run before the test."""
     __tracebackhide__ = True
     marker = request.node.get_closest_marker("passhat")
@@ -259,7 +314,41 @@ def passhat_result(request: pytest.FixtureRequest, passhat_eval: PasshatEval) ->
             f"{request.node.nodeid} uses passhat_result but has no marker; add "
             '@pytest.mark.passhat("SUITE", case="CASE", k=3), or call passhat_eval instead'
         )
-    return passhat_eval(*marker.args, **marker.kwargs)
+    return _eval(request, defer_gate=True)(*marker.args, **marker.kwargs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """The marker's requirements are judged as the test's call: a shortfall is a failure."""
+    __tracebackhide__ = True
+    result = item.stash.get(_GATE, None)
+    if result is not None:
+        _fail_short(result)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test that ran passhat gets a section naming the cases short of a pass,
+    their failed runs and the goal items they missed (an assert on a figure says only
+    the figure)."""
+    outcome: Any = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    lines = []
+    said = str(report.longrepr)
+    for result in results(item.config):
+        gate_said = f"`passhat report {result.experiment.id}`" in said  # the gate named them
+        if result.nodeid == item.nodeid and not gate_said:
+            short = result.short_cases()
+            lines += [f"experiment {result.experiment.id}: {result.line()}"]
+            lines += [f"  {text}" for text in short[:20]]
+            if len(short) > 20:
+                lines.append(
+                    f"  and {len(short) - 20} more cases (passhat report {result.experiment.id})"
+                )
+    if lines:
+        report.sections.append(("passhat: cases short of a pass", "\n".join(lines)))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

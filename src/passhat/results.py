@@ -11,7 +11,7 @@ and nothing here names evaluation.py, not even for types.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from passhat.adaptive import Adaptive
     from passhat.analysis import ItemStability, ToolUse
     from passhat.divergence import RunDiff
+    from passhat.gate import Gate, Requirement
     from passhat.records import RunSummary
     from passhat.signatures import Why
     from passhat.stats import Comparison, Metric, Uncertainty
@@ -46,6 +47,8 @@ class Outcome:
     """The adaptive rounds' record (rule, looks, stop reason, runs spent), when asked for."""
     left_missing: tuple[WorkItem, ...] = ()
     """Runs an executor gave up on: missing, never counted; `resume` runs them again."""
+    require: tuple[Requirement, ...] = ()
+    """The call's requirements (`require=`): `Experiment.gate()` judges them."""
 
 
 class Experiment:
@@ -155,11 +158,32 @@ class Experiment:
         d = self.dataset
         return None if d is None else d.metrics.pass_hat_j
 
-    def exit_code(self, *, strict: bool = False) -> int:
-        """What `passhat run` exits with: 1 when no run was counted (never a success)
-        or, with `strict`, when any requested run was not counted; else 0."""
+    def gate(self, require: Iterable[str | Requirement] | str | None = None) -> Gate:
+        """The requirements judged on the figures (`--require`; default: those given to the
+        `evaluate` / `resume` call that returned it): each shortfall names the figure, its
+        value and interval, and the cases behind it with their failed runs and missed items."""
+        from passhat.gate import judge, requirements
+
+        rules = requirements(require)
+        if require is None and self.outcome is not None:
+            rules = self.outcome.require
+        if not rules:
+            return judge((), self.accounting, None)
+        runs = self.summaries()
+        from passhat.analysis import item_stability
+
+        return judge(rules, self.accounting, self.uncertainty, runs, item_stability(runs))
+
+    def exit_code(
+        self, *, strict: bool = False, require: Iterable[str | Requirement] | str | None = None
+    ) -> int:
+        """What `passhat run` exits with: 1 when no run was counted (never a success),
+        with `strict` when any requested run was not counted, and when a requirement
+        (`require`, else the call's) falls short; else 0."""
         a = self.accounting
-        return 1 if a.runs_counted == 0 or (strict and not a.complete) else 0
+        if a.runs_counted == 0 or (strict and not a.complete):
+            return 1
+        return 0 if self.gate(require).passed else 1
 
     def to_dict(self, *, forecast_m: int = 10) -> dict[str, Any]:
         """`passhat report --json`, as a dict."""

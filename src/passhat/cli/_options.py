@@ -1,5 +1,5 @@
-"""Options of every command that prints a report: --lang, --price and --prices, and
-the CI outputs --junit-xml and --summary.
+"""Options of every command that prints a report: --lang, --price and --prices, the
+CI outputs --junit-xml and --summary, and the gate --require.
 
 A module of their own so `passhat report` gets them without importing the
 `metrics` command (and its verdict reader)."""
@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from passhat.errors import InputError
 from passhat.report.i18n import check_lang, default_lang
+
+if TYPE_CHECKING:
+    from passhat.gate import Gate
 
 LangOption = Annotated[
     str | None,
@@ -65,6 +68,34 @@ SummaryOption = Annotated[
 ]
 
 
+RequireOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--require",
+        metavar="FIGURE>=VALUE",
+        help="Exit 1 unless the figure reaches VALUE: rate, pass@k or pass^k, or the lower "
+        'end of its interval (pass^k.low); e.g. --require "pass^k>=0.8" --require '
+        '"rate.low>=0.5". Repeat for more.',
+        show_default=False,
+    ),
+]
+"""--require of run, resume and report: one `passhat.gate.Requirement` each."""
+
+
+def say_gate(gate: Gate) -> None:
+    """The gate's verdict on stderr: one line when met, each shortfall with its cases
+    when not (then exit 1)."""
+    from rich.text import Text
+
+    from passhat.cli._app import err_console
+
+    if not gate.requirements:
+        return
+    err_console.print(Text(gate.text(), style="green" if gate.passed else "red"), soft_wrap=True)
+    if not gate.passed:
+        raise typer.Exit(1)
+
+
 def write_ci(
     junit: Path | None, junit_text: Callable[[], str], summary: Path | None, md: Callable[[], str]
 ) -> None:
@@ -92,7 +123,9 @@ __all__ = [
     "LangOption",
     "PriceOption",
     "PricesOption",
+    "RequireOption",
     "SummaryOption",
     "report_lang",
+    "say_gate",
     "write_ci",
 ]

@@ -22,8 +22,10 @@ from passhat.cli._options import (
     LangOption,
     PriceOption,
     PricesOption,
+    RequireOption,
     SummaryOption,
     report_lang,
+    say_gate,
     write_ci,
 )
 from passhat.cli._store import DbOption, ExperimentArg, open_store
@@ -88,13 +90,16 @@ def report(
     db: DbOption = None,
     junit_xml: JunitOption = None,
     summary: SummaryOption = None,
+    require: RequireOption = None,
 ) -> None:
     """The three numbers with intervals, the accounting, item stability, tool use and
     tokens (and cost, given prices). With --html, the page's path alone (-v: the
     report too)."""
+    from passhat.gate import requirements
     from passhat.usage import choose_prices
 
     language = report_lang(lang)
+    rules = requirements(require)  # checked before anything is read
     if forecast_m < 1:
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
     with open_store(db, read_only=True) as store:
@@ -161,6 +166,10 @@ def report(
             complete = accounting.complete
     if junit_xml is not None or summary is not None:
         _write_ci(experiment, runs, junit_xml, summary)
+    if rules:
+        from passhat.results import Experiment
+
+        say_gate(Experiment(store.path, experiment).gate(rules))
     if strict and not complete:
         raise typer.Exit(1)
 
@@ -184,6 +193,7 @@ def _write_ci(
     summary: Path | None,
 ) -> None:
     """--junit-xml and --summary, from the accounting and intervals the report shows."""
+    from passhat.analysis import item_stability
     from passhat.report.ci import junit_xml, summary_markdown
     from passhat.report.experiment import experiment_accounting, experiment_uncertainty
 
@@ -191,7 +201,7 @@ def _write_ci(
     u = experiment_uncertainty(accounting, 10) if accounting.runs_counted else None
     write_ci(
         junit,
-        lambda: junit_xml(experiment, accounting),
+        lambda: junit_xml(experiment, accounting, runs, item_stability(runs), u),
         summary,
         lambda: summary_markdown(experiment, accounting, u),
     )

@@ -27,8 +27,10 @@ from passhat.cli._help import examples, in_panel
 from passhat.cli._options import (
     JunitOption,
     LangOption,
+    RequireOption,
     SummaryOption,
     report_lang,
+    say_gate,
     write_ci,
 )
 from passhat.cli._store import DbOption, ExperimentArg, open_store
@@ -103,8 +105,9 @@ TokenBudgetOption = Annotated[
     typer.Option(
         "--token-budget",
         metavar="N",
-        help="Model tokens (input + output) a run may spend; past it the run is errored and "
-        "nothing more reaches the provider. Default: no budget.",
+        help="Model tokens (input + output) a run may spend; past it nothing more reaches "
+        "the provider and the run ends, graded on the state it reached (marked limit). "
+        "Default: no budget.",
         rich_help_panel=LIMITS,
     ),
 ]
@@ -316,6 +319,8 @@ def _report_and_exit(
     if rounds is not None:
         adaptive_k.show(rounds, shared.adaptive_json)
     _write_ci(experiment, shared.junit_xml, shared.summary)
+    if experiment.accounting.runs_counted:
+        say_gate(experiment.gate())
     code = experiment.exit_code(strict=shared.strict)
     if code:
         # nothing counted is never a success, --strict or not: a CI step must not pass
@@ -329,7 +334,13 @@ def _write_ci(experiment: Experiment, junit: Path | None, summary: Path | None) 
     record = experiment.record
     write_ci(
         junit,
-        lambda: junit_xml(record, experiment.accounting),
+        lambda: junit_xml(
+            record,
+            experiment.accounting,
+            experiment.summaries(),
+            experiment.items,
+            experiment.uncertainty,
+        ),
         summary,
         lambda: summary_markdown(record, experiment.accounting, experiment.uncertainty),
     )
@@ -386,6 +397,7 @@ class Shared:
     lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None
     junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None
     summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None
+    require: Annotated[list[str] | None, in_panel(RequireOption, OUTPUT)] = None
 
     def call_options(self, lang: str) -> dict[str, Any]:
         """What `evaluate` and `resume` take of these: store, workers, call limits, the
@@ -411,6 +423,7 @@ class Shared:
             "call_timeout": self.call_timeout,
             "adaptive": adaptive,
             "events": _printer(lang, self.quiet),
+            "require": self.require,
         }
 
 
@@ -550,7 +563,11 @@ def run(
     max_turns: Annotated[
         int | None,
         typer.Option(
-            metavar="N", help="Model turns per run. Default: the suite's.", rich_help_panel=LIMITS
+            metavar="N",
+            help="Model calls a run may make, for every agent; past it nothing more reaches "
+            "the provider and the run ends, graded on the state it reached (marked limit). "
+            "Default: the suite's.",
+            rich_help_panel=LIMITS,
         ),
     ] = None,
     name: Annotated[

@@ -3,10 +3,14 @@
 Pure functions from an experiment's record and accounting (and its intervals), or
 from a comparison, to text; the CLI writes the files (`--junit-xml`, `--summary`).
 
-JUnit: one test case per case of the experiment, its counts as properties. A case
-passes when every requested run passed (pass^k at the requested k); a counted run
-that failed makes a `<failure>`; errored or missing runs with no failure make an
-`<error>`: a run with no verdict is never reported as a failure, nor as a pass.
+JUnit: one test case per case of the experiment. A case passes when every requested
+run passed (pass^k at the requested k); a counted run that failed makes a `<failure>`
+naming the failed runs and the goal items they missed; errored or missing runs with
+no failure make an `<error>` with the errors' kinds and messages: a run with no verdict
+is never reported as a failure, nor as a pass. The accounting and the figures (with
+their intervals) are the suite's `<properties>`; `time` is the runs' durations and
+`timestamp` the experiment's creation (UTC). The file is valid under Ant's JUnit
+schema and Jenkins's (xunit-plugin junit-10.xsd): tests/junit_schema.py checks it.
 For a comparison: one test case per paired case (a `<failure>` when B is worse on
 it, after the per-case correction) and one for the verdict (a `<failure>` when B
 is worse).
@@ -20,11 +24,17 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from passhat.accounting import Accounting, CaseAccount
-from passhat.records import ExperimentRecord
+from passhat.gate import CaseShort, case_shorts
+from passhat.records import ExperimentRecord, RunSummary
 from passhat.report.loss import loss_line
 from passhat.stats import Comparison, Difference, Uncertainty
+
+if TYPE_CHECKING:
+    from passhat.analysis import ItemStability
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
@@ -58,61 +68,22 @@ def _properties(parent: ET.Element, pairs: Iterable[tuple[str, object]]) -> None
             ET.SubElement(props, "property", name=name, value=_x(value))
 
 
-def _case_testcase(suite: str, c: CaseAccount) -> tuple[ET.Element, str]:
-    """The case's test case and its outcome: passed, failure or error."""
-    case = ET.Element("testcase", classname=_x(suite), name=_x(c.case))
-    m = c.metrics
-    _properties(
-        case,
-        [
-            ("requested", c.k_requested),
-            ("completed", c.completed),
-            ("counted", c.counted),
-            ("passes", c.passes),
-            ("errored", len(c.errored)),
-            ("missing", len(c.missing)),
-            ("pass_rate", None if m is None else f"{m.pass_rate:.6g}"),
-            (f"pass@{c.counted}", None if m is None else str(m.pass_at_k).lower()),
-            (f"pass^{c.counted}", None if m is None else str(m.pass_hat_k).lower()),
-        ],
-    )
-    failed = c.counted - c.passes
-    shortfall = []
-    if c.errored:
-        shortfall.append(f"errored runs {_runs(c.errored)}")
-    if len(c.missing):
-        shortfall.append(f"missing runs {_runs(c.missing)}")
-    if failed:
-        message = f"{c.passes}/{c.counted} counted runs passed"
-        if shortfall:
-            message += f" ({'; '.join(shortfall)}: not counted)"
-        ET.SubElement(case, "failure", message=_x(message), type="failed runs")
-        return case, "failure"
-    if shortfall:
-        message = f"{'; '.join(shortfall)} of {c.k_requested} requested: no verdict"
-        if c.counted:
-            message += f" ({c.passes}/{c.counted} counted runs passed)"
-        ET.SubElement(case, "error", message=_x(message), type="runs not counted")
-        return case, "error"
-    return case, "passed"
+def _seconds(value: float) -> str:
+    """A duration as JUnit's `time`: decimal seconds, no exponent."""
+    return f"{max(value, 0.0):.3f}"
 
 
-def _document(suite: ET.Element, outcomes: Sequence[str], name: str) -> str:
-    tests = str(len(outcomes))
-    failures = str(outcomes.count("failure"))
-    errors = str(outcomes.count("error"))
-    for key, value in (("tests", tests), ("failures", failures), ("errors", errors)):
-        suite.set(key, value)
-    root = ET.Element("testsuites", name=_x(name), tests=tests, failures=failures, errors=errors)
-    root.append(suite)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+def _timestamp(created_at: str) -> str:
+    """The store's ISO time (UTC, `Z`) as JUnit's `timestamp`: to the second, no zone
+    (Ant's schema allows none; the time is UTC)."""
+    return created_at[:19]
 
 
-def junit_xml(experiment: ExperimentRecord, accounting: Accounting) -> str:
-    """The experiment as JUnit XML: a test case per case, counts as properties."""
-    ref = experiment.name or experiment.id
-    suite = ET.Element("testsuite", name=_x(f"{experiment.suite_name} · {ref}"))
+def experiment_properties(
+    experiment: ExperimentRecord, accounting: Accounting, u: Uncertainty | None = None
+) -> list[tuple[str, object]]:
+    """The experiment's accounting and figures (with their intervals, given `u`) as
+    name-value pairs: JUnit's `<properties>` and the pytest plugin's `record_property`."""
     pairs: list[tuple[str, object]] = [
         ("experiment", experiment.id),
         ("name", experiment.name),
@@ -126,21 +97,174 @@ def junit_xml(experiment: ExperimentRecord, accounting: Accounting) -> str:
         ("runs_errored", accounting.runs_errored),
         ("runs_missing", accounting.runs_missing),
     ]
-    if accounting.runs_counted:
-        d = accounting.dataset()
-        m = d.metrics
-        pairs += [
-            ("pass_rate", f"{m.pass_at_1:.6g}"),
-            (d.label_at, f"{m.pass_at_j:.6g}"),
-            (d.label_hat, f"{m.pass_hat_j:.6g}"),
-        ]
-    _properties(suite, pairs)
+    if not accounting.runs_counted:
+        return pairs
+    d = accounting.dataset()
+    m = d.metrics
+    figures = (
+        ("pass_rate", m.pass_rate, "pass_at_1"),
+        (d.label_at, m.pass_at_j, "pass_at_j"),
+        (d.label_hat, m.pass_hat_j, "pass_hat_j"),
+    )
+    for name, value, key in figures:
+        pairs.append((name, f"{value:.6g}"))
+        if u is not None and u.dataset is not None:
+            interval = getattr(u.dataset, key)
+            pairs += [
+                (f"{name}.low", f"{interval.low:.6g}"),
+                (f"{name}.high", f"{interval.high:.6g}"),
+            ]
+    return pairs
+
+
+@dataclass(frozen=True)
+class CaseRuns:
+    """What a case's test case says of its runs beyond the accounting."""
+
+    seconds: float = 0.0
+    """The runs' durations, summed."""
+    short: CaseShort | None = None
+    """Its failed runs, missed items and runs a limit stopped."""
+    errors: tuple[str, ...] = ()
+    """`run N: kind: message` of each errored run."""
+    kinds: tuple[str, ...] = ()
+    """The errored runs' kinds, each once."""
+
+
+def case_runs(
+    accounting: Accounting, runs: Sequence[RunSummary], items: Iterable[ItemStability]
+) -> dict[str, CaseRuns]:
+    """Per case: the runs' time, what fell short, and the errored runs' kinds and messages."""
+    seconds: dict[str, float] = {}
+    errors: dict[str, list[str]] = {}
+    kinds: dict[str, dict[str, None]] = {}
+    for r in runs:
+        seconds[r.case_id] = seconds.get(r.case_id, 0.0) + r.duration_s
+        if r.status == "errored":
+            text = f"run {r.run_index}: {r.error_type}: {r.error_message}"
+            errors.setdefault(r.case_id, []).append(text)
+            kinds.setdefault(r.case_id, {})[str(r.error_type)] = None
+    shorts = case_shorts(accounting, runs, items)
+    return {
+        c.case: CaseRuns(
+            seconds.get(c.case, 0.0),
+            shorts.get(c.case),
+            tuple(errors.get(c.case, ())),
+            tuple(kinds.get(c.case, {})),
+        )
+        for c in accounting.cases
+    }
+
+
+def _case_testcase(suite: str, c: CaseAccount, runs: CaseRuns) -> tuple[ET.Element, str]:
+    """The case's test case and its outcome: passed, failure or error. Its figures are
+    in the message and text (Ant's and Jenkins's schemas give a test case no properties)."""
+    case = ET.Element("testcase", classname=_x(suite), name=_x(c.case), time=_seconds(runs.seconds))
+    failed = c.counted - c.passes
+    shortfall = []
+    if c.errored:
+        shortfall.append(f"errored runs {_runs(c.errored)}")
+    if len(c.missing):
+        shortfall.append(f"missing runs {_runs(c.missing)}")
+    body = _case_body(c, runs)
+    if failed:
+        message = f"{c.passes}/{c.counted} counted runs passed"
+        if runs.short is not None and runs.short.failed_runs:
+            message += f": failed runs {_runs(runs.short.failed_runs)}"
+        if shortfall:
+            message += f" ({'; '.join(shortfall)}: not counted)"
+        failure = ET.SubElement(case, "failure", message=_x(message), type="failed runs")
+        failure.text = _x(body)
+        return case, "failure"
+    if shortfall:
+        message = f"{'; '.join(shortfall)} of {c.k_requested} requested: no verdict"
+        if c.counted:
+            message += f" ({c.passes}/{c.counted} counted runs passed)"
+        if runs.errors:
+            message += f"; {runs.errors[0]}"
+        kind = ", ".join(runs.kinds) or "runs not counted"
+        error = ET.SubElement(case, "error", message=_x(message), type=_x(kind))
+        error.text = _x(body)
+        return case, "error"
+    return case, "passed"
+
+
+def _case_body(c: CaseAccount, runs: CaseRuns) -> str:
+    """A failure's or error's text: the counts, then every failed run, missed item,
+    run a limit stopped, errored run and missing run."""
+    lines = [
+        f"requested {c.k_requested}, completed {c.completed}, counted {c.counted}, "
+        f"passes {c.passes}, errored {len(c.errored)}, missing {len(c.missing)}"
+    ]
+    short = runs.short
+    if short is not None and short.failed_runs:
+        lines.append(f"failed runs: {_runs(short.failed_runs)}")
+    if short is not None:
+        lines += [f"missed {item}: runs {_runs(indices)}" for item, indices in short.missed]
+        lines += [f"extra {item}: runs {_runs(indices)}" for item, indices in short.extra]
+        if short.limit_runs:
+            lines.append(
+                f"stopped by a limit (--max-turns, --token-budget), counted: runs "
+                f"{_runs(short.limit_runs)}"
+            )
+    lines += [f"errored {text}" for text in runs.errors]
+    if len(c.missing):
+        lines.append(f"missing runs (no record): {_runs(c.missing)}")
+    return "\n".join(lines) + "\n"
+
+
+def _suite_element(name: str, package: str, timestamp: str) -> ET.Element:
+    """A `<testsuite>` with what Ant's schema requires besides its counts and time."""
+    return ET.Element(
+        "testsuite",
+        name=_x(name).strip() or "passhat",
+        package=_x(package).strip() or "passhat",
+        id="0",
+        timestamp=timestamp,
+        hostname="localhost",
+        skipped="0",
+    )
+
+
+def _document(suite: ET.Element, outcomes: Sequence[str]) -> str:
+    """The suite, its counts set and its output elements closed, in a `<testsuites>`
+    (with no attribute: Ant's schema declares none; the suite carries the counts)."""
+    suite.set("tests", str(len(outcomes)))
+    suite.set("failures", str(outcomes.count("failure")))
+    suite.set("errors", str(outcomes.count("error")))
+    ET.SubElement(suite, "system-out")
+    ET.SubElement(suite, "system-err")
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def junit_xml(
+    experiment: ExperimentRecord,
+    accounting: Accounting,
+    runs: Sequence[RunSummary] = (),
+    items: Iterable[ItemStability] = (),
+    u: Uncertainty | None = None,
+) -> str:
+    """The experiment as JUnit XML, valid under Ant's and Jenkins's schemas: a test case
+    per case (`time`: its runs' durations summed) with what fell short in its
+    `<failure>` or `<error>`, and the accounting and figures as the suite's properties."""
+    ref = experiment.name or experiment.id
+    suite = _suite_element(
+        f"{experiment.suite_name} · {ref}", experiment.suite_name, _timestamp(experiment.created_at)
+    )
+    _properties(suite, experiment_properties(experiment, accounting, u))
+    facts = case_runs(accounting, runs, items)
     outcomes = []
+    total = 0.0
     for c in accounting.cases:
-        case, outcome = _case_testcase(experiment.suite_name, c)
+        case, outcome = _case_testcase(experiment.suite_name, c, facts[c.case])
         suite.append(case)
         outcomes.append(outcome)
-    return _document(suite, outcomes, "passhat")
+        total += facts[c.case].seconds
+    suite.set("time", _seconds(total))
+    return _document(suite, outcomes)
 
 
 def _interval(u: Uncertainty | None, key: str) -> str:
@@ -209,33 +333,31 @@ def summary_markdown(
 # --- a comparison
 
 
-def comparison_junit(result: Comparison, source_a: str, source_b: str) -> str:
-    """A comparison as JUnit XML: a test case per paired case, one for the verdict."""
-    suite = ET.Element("testsuite", name=_x(f"compare {source_a} -> {source_b}"))
-    _properties(
-        suite,
-        [
-            ("a", source_a),
-            ("b", source_b),
-            ("cases_paired", len(result.cases)),
-            ("verdict", result.verdict.outcome),
-            ("metric", result.verdict.metric),
-        ],
-    )
+def comparison_junit(
+    result: Comparison, source_a: str, source_b: str, timestamp: str | None = None
+) -> str:
+    """A comparison as JUnit XML: a test case per paired case, one for the verdict; each
+    case's counts and p- and q-values as a suite property `case ID`."""
+    suite = _suite_element(f"compare {source_a} -> {source_b}", "compare", timestamp or _now())
+    pairs: list[tuple[str, object]] = [
+        ("a", source_a),
+        ("b", source_b),
+        ("cases_paired", len(result.cases)),
+        ("verdict", result.verdict.outcome),
+        ("metric", result.verdict.metric),
+    ]
+    pairs += [
+        (
+            f"case {c.case}",
+            f"A {c.passes_a}/{c.runs_a}, B {c.passes_b}/{c.runs_b}, p {c.p_value:.4g}, "
+            f"q {c.q_value:.4g}",
+        )
+        for c in result.cases
+    ]
+    _properties(suite, pairs)
     outcomes = []
     for c in result.cases:
-        case = ET.SubElement(suite, "testcase", classname="compare", name=_x(c.case))
-        _properties(
-            case,
-            [
-                ("a_counted", c.runs_a),
-                ("a_passes", c.passes_a),
-                ("b_counted", c.runs_b),
-                ("b_passes", c.passes_b),
-                ("p_value", f"{c.p_value:.4g}"),
-                ("q_value", f"{c.q_value:.4g}"),
-            ],
-        )
+        case = ET.SubElement(suite, "testcase", classname="compare", name=_x(c.case), time="0")
         if c.outcome == "worse":
             message = (
                 f"B passed {c.passes_b}/{c.runs_b}, A {c.passes_a}/{c.runs_a} (q = {c.q_value:.3g})"
@@ -244,13 +366,20 @@ def comparison_junit(result: Comparison, source_a: str, source_b: str) -> str:
             outcomes.append("failure")
         else:
             outcomes.append("passed")
-    verdict = ET.SubElement(suite, "testcase", classname="compare", name="verdict")
+    verdict = ET.SubElement(suite, "testcase", classname="compare", name="verdict", time="0")
     if result.verdict.outcome == "worse":
         ET.SubElement(verdict, "failure", message=_x(result.verdict.text), type="worse")
         outcomes.append("failure")
     else:
         outcomes.append("passed")
-    return _document(suite, outcomes, "passhat compare")
+    suite.set("time", "0")
+    return _document(suite, outcomes)
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def _difference_row(d: Difference) -> str:
