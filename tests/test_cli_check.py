@@ -120,6 +120,10 @@ ANSWER = (
     '{"case": "tiny-001", "run": 1, "turn": 0, '
     '"message": {"role": "assistant", "content": "done"}, "usage": {"input_tokens": 3}}'
 )
+CALLS = (
+    '{"case": "tiny-001", "run": 1, "turn": 0, "message": {"role": "assistant", '
+    '"tool_calls": [{"id": "c1", "name": "TOOL", "arguments": {}}]}}'
+)
 
 
 def test_check_says_what_the_bundled_cassette_covers(capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,14 +134,12 @@ def test_check_says_what_the_bundled_cassette_covers(capsys: pytest.CaptureFixtu
 
 @pytest.mark.parametrize("example", ["clarify", "sql", "trello"])
 def test_every_bundled_cassette_fits_the_schema(example: str) -> None:
-    from passhat.models.replay import check_cassette
-    from passhat.preflight import suite_cassettes
+    from passhat.preflight import preflight
 
-    paths = suite_cassettes(load_suite(EXAMPLES / example))
-    assert paths, "the example replays a cassette"
-    for path in paths:
-        found = check_cassette(path)
-        assert found.problems == () and found.answers > 0 and not found.missing
+    found = preflight(load_suite(EXAMPLES / example))  # its tools and cases included
+    assert found.cassettes, "the example replays a cassette"
+    assert found.problems == ()
+    assert all(c.answers > 0 and not c.missing for c in found.cassettes)
 
 
 @pytest.mark.parametrize(
@@ -173,6 +175,23 @@ def test_every_bundled_cassette_fits_the_schema(example: str) -> None:
             ":2: run",
             id="run-index-from-1",
         ),
+        pytest.param([""], "none.jsonl: the cassette is empty", id="empty"),
+        pytest.param(
+            ['{"model": "gpt-test", "note": "n"}', ANSWER],
+            ':1: a header without "cassette": 1 (it has model, note)',
+            id="header-without-version",
+        ),
+        pytest.param(
+            ['{"cassette": 1}', CALLS.replace("TOOL", "delete_everything")],
+            ":2: message.tool_calls[0].name: calls tool 'delete_everything', which the suite "
+            "does not have; its tools are get_ticket, query_background, update_ticket",
+            id="unknown-tool",
+        ),
+        pytest.param(
+            ['{"cassette": 1}', ANSWER.replace("tiny-001", "tiny-01")],
+            ":2: case: 'tiny-01' is not a case of the suite; did you mean 'tiny-001'?",
+            id="unknown-case",
+        ),
     ],
 )
 def test_check_names_the_line_and_field_of_a_bad_cassette(
@@ -188,7 +207,7 @@ def test_check_names_the_line_and_field_of_a_bad_cassette(
     assert "Traceback" not in r.err
 
 
-def test_a_valid_cassette_is_summarised_and_unknown_cases_named(
+def test_a_valid_cassette_is_summarised(
     capsys: pytest.CaptureFixture[str], writer: SuiteWriter
 ) -> None:
     root = writer.write()
@@ -196,12 +215,32 @@ def test_a_valid_cassette_is_summarised_and_unknown_cases_named(
         root,
         '{"cassette": 1, "prompt_version": null}',
         ANSWER,
-        ANSWER.replace("tiny-001", "tiny-01"),
+        ANSWER.replace('"run": 1', '"run": 2'),
     )
     r = run_cli(capsys, "check", str(root))
     assert r.code == 0, r.err
-    assert "cassette none.jsonl: 2 answers covering 1 of 1 case (1 run)" in r.out
-    assert "cases the suite does not hold: tiny-01" in r.out
+    assert "cassette none.jsonl: 2 answers covering 1 of 1 case (2 runs)" in r.out
+
+
+def test_check_and_run_validate_a_model_cassette_given_on_the_command_line_alike(
+    capsys: pytest.CaptureFixture[str], writer: SuiteWriter, tmp_path: Path
+) -> None:
+    """Was: `run --model replay:bad.jsonl` printed Python exceptions (KeyError: 'turn')
+    and `check` had no way to look at that cassette."""
+    root = writer.write()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"model": "m"}\n{"case": "tiny-001", "run": 1}\n', encoding="utf-8")
+    checked = run_cli(capsys, "check", str(root), "--model", f"replay:{bad}")
+    db = tmp_path / "p.db"
+    ran = run_cli(capsys, "run", str(root), "--model", f"replay:{bad}", "--db", str(db))
+    assert checked.code == ran.code == 2
+    header = f'error: {bad}:1: a header without "cassette": 1 (it has model); write {{"cassette": 1'
+    for err in (checked.err, ran.err):
+        first, second = err.splitlines()
+        assert first.startswith(header)
+        assert second.startswith(f"error: {bad}:2: turn: missing") and "message: missing" in second
+    assert "Traceback" not in ran.err and "KeyError" not in ran.err
+    assert not db.exists()
 
 
 def test_a_missing_cassette_is_a_warning_not_an_error(
@@ -306,3 +345,59 @@ def test_a_case_symlink_loop_is_a_problem_named_with_its_file(
     r = run_cli(capsys, "check", str(suite))
     assert r.code == 2 and "Traceback" not in r.err
     assert "cases/loop.yaml: cannot be read (Too many levels of symbolic links)" in r.err
+
+
+def test_the_fast_line_check_never_accepts_what_the_schema_refuses() -> None:
+    """`check_cassette` skips the schema for lines it sees are plain answers or headers:
+    every line it accepts so, the schema accepts too (a replay of 10,000 answers
+    reads its cassette before the first run)."""
+    import copy
+    import json
+
+    from passhat.models.replay import _described, _plain_answer, _plain_header, cassette_schema
+
+    schema = cassette_schema()
+    base = json.loads(CALLS.replace("TOOL", "get_ticket"))
+    base["usage"] = {"input_tokens": 3, "output_tokens": 1}
+    base["stop_reason"] = "tool_calls"
+    changes: list[tuple[tuple[str, ...], object]] = [
+        ((), None),
+        (("case",), ""),
+        (("case",), 7),
+        (("run",), 0),
+        (("run",), True),
+        (("run",), 1.0),
+        (("turn",), -1),
+        (("message", "role"), "user"),
+        (("message", "content"), 3),
+        (("message", "content"), None),
+        (("message", "extra"), 1),
+        (("message", "tool_calls"), {}),
+        (("message", "tool_calls", 0, "name"), ""),
+        (("message", "tool_calls", 0, "arguments"), "{}"),
+        (("message", "tool_calls", 0, "more"), 1),
+        (("usage", "input_tokens"), -1),
+        (("usage", "cached"), 1),
+        (("stop_reason",), None),
+        (("tunr",), 0),
+    ]
+    seen = set()
+    for path, value in changes:
+        entry = copy.deepcopy(base)
+        target = entry
+        for key in path[:-1]:
+            target = target[key]
+        if path:
+            target[path[-1]] = value
+        plain = _plain_answer(entry)
+        seen.add(plain)
+        assert not plain or _described(schema, entry) == "", (path, value)
+    assert seen == {True, False}
+    for header in (
+        {"cassette": 1},
+        {"cassette": True},
+        {"cassette": 1, "note": 5},
+        {"cassette": 2},
+    ):
+        assert not _plain_header(header) or _described(schema, header) == "", header
+    assert _plain_header({"cassette": 1, "model": "m", "extra": [1]})

@@ -353,3 +353,15 @@ def test_bytecode_that_is_not_its_source_compiled_changes_the_code_identity(
     # a stale .pyc (its header no longer matches the source) is not imported: no matter
     source.write_text("def passed(x):\n    return x == 2\n\n")
     assert bytecode_matches(source)
+
+
+def test_dask_refuses_a_command_agent_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: refused only after the experiment was stored, and `resume latest` then ran it
+    locally with exit 0."""
+    db = tmp_path / "p.db"
+    r = run_seed(capsys, "--agent-cmd", "true", "--executor", "dask", "--db", str(db))
+    assert r.code == 2
+    assert "--executor dask does not run command agents yet" in r.err
+    assert not db.exists()

@@ -4,6 +4,7 @@ and the pytest plugin, one `passhat.Requirement` behind all of them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,3 +126,36 @@ def test_evaluate_takes_the_same_rules(writer: SuiteWriter, tmp_path: Path) -> N
     assert e.gate("rate>=0.5").passed and e.exit_code(require=["rate>=0.5"]) == 0
     with pytest.raises(passhat.InputError, match="did you mean 'pass@k'"):
         passhat.evaluate(_suite(writer), agent=ODD, db=tmp_path / "p.db", require="pass@j>=1")
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (
+            lambda: passhat.evaluate("examples/clarify", case=["x"]),
+            "evaluate() has no keyword 'case'; did you mean 'cases'?",
+        ),
+        (
+            lambda: passhat.evaluate("examples/clarify", k="5"),
+            "evaluate(k='5'): k is str; give a whole number, e.g. 5",
+        ),
+        (
+            lambda: passhat.evaluate("examples/clarify", timeout="fast"),
+            "evaluate(timeout='fast'): timeout is str; give a number of seconds, e.g. 120",
+        ),
+        (
+            lambda: passhat.evaluate("examples/clarify", concurrency=True),
+            "evaluate(concurrency=True): concurrency is bool; give a whole number",
+        ),
+        (
+            lambda: passhat.resume("latest", erored=True),
+            "resume() has no keyword 'erored'; did you mean 'errored'?",
+        ),
+        (lambda: passhat.evaluate(), "evaluate(): missing a required argument: 'suite'"),
+    ],
+    ids=["case", "k-text", "timeout-text", "bool-for-int", "resume-typo", "no-suite"],
+)
+def test_python_api_input_errors_name_the_keyword_and_the_fix(call: Any, said: str) -> None:
+    with pytest.raises(passhat.InputError) as caught:
+        call()
+    assert said in str(caught.value)

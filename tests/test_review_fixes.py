@@ -316,6 +316,8 @@ def test_a_cassette_of_runs_that_asked_no_model_is_refused(
     tape = tmp_path / "c.jsonl"
     r = run_cli(capsys, "cassette", "latest", "-o", str(tape), "--db", db)
     assert r.code == 2 and "holds no model answer" in r.err and not tape.exists()
+    # was "none asked a model", said too of runs whose every model call failed
+    assert "none of its 3 runs (of kind 'run') has a model answer in its transcript" in r.err
 
 
 def test_a_cassette_that_lacks_answers_is_announced(

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import os
 import signal
 import sys
@@ -24,10 +26,11 @@ import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 from passhat.errors import ConfigError, InputError
+from passhat.plain import did_you_mean
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.results import Experiment, Outcome, WorkItem
 from passhat.rounds import Rounds, adapt
@@ -406,7 +409,7 @@ def _made(
     scheduler: str | None,
 ) -> _Made:
     loaded, model_spec, provider = _build(suite, agent, model, params)
-    engine = _executor(executor, scheduler, suite)
+    engine = _executor(executor, scheduler, suite, loaded)
     return _Made(suite, loaded, model_spec, provider, params, engine)
 
 
@@ -416,7 +419,11 @@ def _warn_gaps(made: _Made, runs: Collection[WorkItem], events: Events) -> None:
         events.cassette_gaps(gaps)
 
 
-def _executor(executor: str | Executor, scheduler: str | None, suite: Suite) -> Executor:
+def _executor(
+    executor: str | Executor, scheduler: str | None, suite: Suite, agent: LoadedAgent
+) -> Executor:
+    """The executor, with the agent it is to run checked (an executor with a
+    `check_agent(spec)` method refuses what it cannot run: Dask, a command agent)."""
     from passhat.executors import resolve_executor
 
     if not isinstance(executor, str):
@@ -424,21 +431,31 @@ def _executor(executor: str | Executor, scheduler: str | None, suite: Suite) -> 
             raise ConfigError(
                 f"executor {executor!r} has no run(job, todo) method; see passhat.executors.base"
             )
-        return executor
-    return resolve_executor(executor, scheduler=scheduler, suite_dir=suite.path)
+        engine = executor
+    else:
+        engine = resolve_executor(executor, scheduler=scheduler, suite_dir=suite.path)
+    check = getattr(engine, "check_agent", None)
+    if callable(check):
+        check(agent.spec)
+    return engine
 
 
 def _with_tools(experiment: ExperimentRecord, suite: Suite) -> ExperimentRecord:
-    from passhat.env import make_environment
+    from passhat.preflight import suite_tools
 
-    tools: tuple[str, ...] = ()
     # a user's setup() or close() that fails here fails in the runs too, each an errored run
-    with contextlib.suppress(Exception, SystemExit):
-        if suite.cases:
-            env = make_environment(suite, suite.cases[0])
-            tools = tuple(t.name for t in env.tools)
-            env.close()
-    return replace(experiment, tools=tools)
+    return replace(experiment, tools=suite_tools(suite) or ())
+
+
+def _check_replay_tools(model: Model | None, tools: Sequence[str]) -> None:
+    """A replay cassette whose answers call tools the suite does not have is refused
+    before anything is written, as `passhat check` refuses it."""
+    from passhat.models.replay import CassetteError, ReplayModel, check_cassette
+
+    if isinstance(model, ReplayModel) and tools:
+        problems = check_cassette(model.path, tools=tools).problems
+        if problems:
+            raise CassetteError(problems)
 
 
 def _all_runs(suite: Suite, k: int) -> Collection[WorkItem]:
@@ -552,9 +569,78 @@ def _sealing(agent_spec: object, isolation: str | None, token_budget: int | None
     return params
 
 
-# --- the calls
+# --- the calls: their keywords checked as a command's options are
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    **{
+        name: ((int,), "a whole number, e.g. 5")
+        for name in (
+            "k",
+            "concurrency",
+            "retries",
+            "seed",
+            "max_tokens",
+            "model_seed",
+            "max_turns",
+            "token_budget",
+        )
+    },
+    **{
+        name: ((int, float), "a number of seconds, e.g. 120")
+        for name in ("timeout", "retry_max_wait", "call_timeout")
+    },
+    "temperature": ((int, float), "a number, e.g. 0.7"),
+    **{name: ((bool,), "True or False") for name in ("errored", "break_lease")},
+    **{name: ((str,), "text") for name in ("name", "scheduler", "base_url", "isolation")},
+}
+"""The keywords of `evaluate` and `resume` with a plain type: what a value must be, and
+an example of one (None is always allowed: the default)."""
+
+
+def checked(fn: Callable[P, R]) -> Callable[P, R]:
+    """`fn` with its keywords checked first: an unknown one (`case=` for `cases=`) or a
+    value of the wrong type (`k="5"`) raises `InputError` naming the keyword and the
+    fix, as a command line would, instead of a TypeError from deep inside."""
+    signature = inspect.signature(fn)
+    known = [name for name in signature.parameters if name != "options"]
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        unknown = [key for key in kwargs if key not in signature.parameters]
+        if unknown:
+            key = unknown[0]
+            raise InputError(
+                f"{fn.__name__}() has no keyword {key!r}{did_you_mean(key, known)}; it takes "
+                + ", ".join(known)
+            )
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise InputError(f"{fn.__name__}(): {error}") from None
+        for key, value in bound.arguments.items():
+            _check_kind(fn.__name__, key, value)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _check_kind(call: str, key: str, value: Any) -> None:
+    kind = _KINDS.get(key)
+    if value is None or kind is None:
+        return
+    types, example = kind
+    wrong = not isinstance(value, types) or (bool not in types and isinstance(value, bool))
+    if wrong:
+        raise InputError(
+            f"{call}({key}={value!r}): {key} is {type(value).__name__}; give {example}"
+        )
+
+
+@checked
 def evaluate(
     suite: str | Path | Suite,
     *,
@@ -635,6 +721,7 @@ def evaluate(
     _warn_gaps(made, _all_runs(loaded_suite, k), events)
 
     experiment = _with_tools(made.experiment(k, seed, name), loaded_suite)
+    _check_replay_tools(made.model, experiment.tools)
     options = _options(params, concurrency)
     with _open(db, create=True) as store:
         _guard(store, made.agent, made.model, loaded_suite, params)
@@ -646,6 +733,7 @@ def evaluate(
         return _make_runs(setup, experiment, adaptive, experiment.runs_requested, rules=rules)
 
 
+@checked
 def resume(
     experiment: str,
     *,

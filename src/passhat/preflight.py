@@ -27,8 +27,10 @@ class Preflight:
     """One line per problem (file, field, fix); empty when the suite can run."""
 
 
-def preflight(suite: Suite) -> Preflight:
-    """Resolve the suite's agent and check its cassettes; never raises for their faults."""
+def preflight(suite: Suite, model: str | None = None) -> Preflight:
+    """Resolve the suite's agent and check its cassettes (the model's: `model`, as
+    `--model` gives it, else the suite's; and its judges'), their answers against the
+    suite's cases and the model's against its tools; never raises for their faults."""
     from passhat.agents import resolve_agent
 
     problems: list[str] = []
@@ -36,11 +38,16 @@ def preflight(suite: Suite) -> Preflight:
         resolve_agent(suite.defaults.agent, suite_dir=suite.path)
     except ConfigError as error:
         problems.append(f"{suite.path / 'suite.yaml'}: defaults.agent: {error}")
-    cassettes = tuple(check_cassette(path) for path in suite_cassettes(suite))
-    found = [line for check in cassettes for line in check.problems]
+    cases = [case.id for case in suite.cases]
+    tools = suite_tools(suite)
+    checks = [
+        check_cassette(path, tools=tools if of_model else None, cases=cases)
+        for path, of_model in suite_cassettes(suite, model)
+    ]
+    found = [line for check in checks for line in check.problems]
     if found:
         found[-1] += " (the cassette format: docs/cassettes.md)"
-    return Preflight(cassettes, tuple(problems + found))
+    return Preflight(tuple(checks), tuple(problems + found))
 
 
 def sealing(suite: Suite, level: str | None = None) -> list[str]:
@@ -90,15 +97,32 @@ def _paths(paths: tuple[str, ...]) -> str:
     return " ".join(paths) if paths else "nothing more"
 
 
-def suite_cassettes(suite: Suite) -> list[Path]:
-    """The replay cassettes a suite names: its model's and its judges', each once."""
+def suite_cassettes(suite: Suite, model: str | None = None) -> list[tuple[Path, bool]]:
+    """The replay cassettes a run would read, each once: the model's (`model`, else the
+    suite's), then its judges'; each with whether it is the model's."""
     from passhat.models import cassette_path
 
-    specs = [suite.defaults.model or ""]
-    specs += [spec.model for spec in suite.defaults.scorers if isinstance(spec, JudgeSpec)]
-    paths = [
-        cassette_path(spec.partition(":")[2], suite.path)
-        for spec in specs
-        if spec.startswith("replay:") and spec.partition(":")[2]
-    ]
-    return list(dict.fromkeys(paths))
+    specs = [(model if model is not None else suite.defaults.model or "", True)]
+    specs += [(s.model, False) for s in suite.defaults.scorers if isinstance(s, JudgeSpec)]
+    paths: dict[Path, bool] = {}
+    for spec, of_model in specs:
+        if spec.startswith("replay:") and spec.partition(":")[2]:
+            path = cassette_path(spec.partition(":")[2], suite.path)
+            paths[path] = paths.get(path, False) or of_model
+    return list(paths.items())
+
+
+def suite_tools(suite: Suite) -> tuple[str, ...] | None:
+    """The names of the tools a run of the suite's first case gets (None when its
+    environment cannot be made here: a user's setup() that fails fails its runs too)."""
+    from passhat.env import make_environment
+
+    if not suite.cases:
+        return None
+    try:
+        env = make_environment(suite, suite.cases[0])
+        tools = tuple(t.name for t in env.tools)
+        env.close()
+    except (Exception, SystemExit):
+        return None
+    return tools

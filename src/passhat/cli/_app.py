@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from passhat.cli._help import HELP_OPTIONS, Group, Typer, examples, rank_commands
-from passhat.errors import PasshatError, SuiteError
+from passhat.errors import PasshatError
 
 if TYPE_CHECKING:
     from typer._click import Context
@@ -207,7 +207,7 @@ def write_json_pieces(pieces: Iterable[bytes]) -> None:
 
 def fail(error: PasshatError) -> None:
     """Print a PasshatError as one red line per problem and exit non-zero."""
-    lines = error.problems if isinstance(error, SuiteError) else [str(error)]
+    lines = getattr(error, "problems", None) or [str(error)]  # a suite's, a cassette's
     for line in lines:
         _console("err_console").print(
             f"error: {line}", style="bold red", markup=False, soft_wrap=True

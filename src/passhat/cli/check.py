@@ -16,7 +16,12 @@ CASES_LISTED = 30
 printed 46,000 lines (2.8 MB) in 16 s."""
 
 
-@app.command(epilog=examples("passhat check examples/clarify", "passhat check my-suite"))
+@app.command(
+    epilog=examples(
+        "passhat check examples/clarify",
+        "passhat check my-suite --model replay:recorded.jsonl",
+    )
+)
 def check(
     suite: Annotated[
         Path, typer.Argument(metavar="SUITE", help="Suite folder (holding suite.yaml and cases/).")
@@ -33,6 +38,15 @@ def check(
             "(default: namespace, or $PASSHAT_ISOLATION).",
         ),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            metavar="MODEL",
+            help="The model a run would use, e.g. replay:FILE: its cassette is checked in "
+            "place of the suite's model's.",
+        ),
+    ] = None,
 ) -> None:
     """Validate a suite; print its cases, labels, tools, goal items, fixtures and hashes.
 
@@ -46,7 +60,7 @@ def check(
     from passhat.suite import load_suite
 
     loaded = load_suite(suite)
-    found = preflight(loaded)
+    found = preflight(loaded, model)
     if found.problems:
         raise SuiteError(found.problems[0], list(found.problems))
     print_suite(console, loaded, limit=None if show_all else CASES_LISTED)

@@ -757,9 +757,12 @@ def cassette(
     runs = read[0]
     if not tape.answers:
         ref = experiment.name or experiment.id
+        # not "none asked a model": runs whose every call failed asked, and got no answer
         raise InputError(
-            f"experiment {ref} holds no model answer to record (of kind {experiment.kind!r}; "
-            f"{plural(runs, 'run')}, none asked a model); nothing was written"
+            f"experiment {ref} holds no model answer to record: none of its "
+            f"{plural(runs, 'run')} (of kind {experiment.kind!r}) has a model answer in its "
+            "transcript (the model never answered, or the agent kept no transcript); "
+            "nothing was written"
         )
     try:
         tape.dump(output)

@@ -158,6 +158,12 @@ class DaskExecutor:
     def __repr__(self) -> str:
         return f"DaskExecutor(scheduler={self.scheduler!r})"
 
+    def check_agent(self, agent_spec: str) -> None:
+        """Refuse an agent its workers cannot run, before anything is written."""
+        from passhat.executors.shipment import check_shippable
+
+        check_shippable(agent_spec)
+
     async def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
         self.left_missing = []  # this call's give-ups only (adaptive rounds call run again)
         async with AsyncExitStack() as stack:

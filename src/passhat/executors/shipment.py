@@ -76,6 +76,16 @@ class Shipment:
     """The retry policy's fields."""
 
 
+def check_shippable(agent_spec: str) -> None:
+    """Refuse an agent workers cannot run (`evaluate` asks before anything is written)."""
+    if agent_spec.startswith(COMMAND_PREFIX):
+        raise ConfigError(
+            "--executor dask does not run command agents yet: their source hash covers "
+            "their files' absolute paths, which differ on every worker; run them with "
+            "--executor local"
+        )
+
+
 def ship(job: Job) -> Shipment:
     """Pack a job for workers that share nothing with this process."""
     from passhat.agents.clarifier import Clarifier
@@ -83,12 +93,7 @@ def ship(job: Job) -> Shipment:
     from passhat.models.replay import ReplayModel
 
     experiment = job.experiment
-    if job.agent.spec.startswith(COMMAND_PREFIX):
-        raise ConfigError(
-            "--executor dask does not run command agents yet: their source hash covers "
-            "their files' absolute paths, which differ on every worker; run them with "
-            "--executor local"
-        )
+    check_shippable(job.agent.spec)
     files = {f"{SUITE}/{rel}": data for rel, data in suite_files(job.suite.path)}
     agent_spec = job.agent.spec
     module, _, attr = agent_spec.partition(":")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any
 
 from passhat.errors import ConfigError, PermanentModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolSpec, Usage
+from passhat.plain import did_you_mean
 
 CASSETTE_VERSION = 1
 
@@ -63,8 +64,22 @@ class CassetteCheck:
     PROBLEMS_LISTED of them, then a count of the rest."""
 
 
-def check_cassette(path: Path) -> CassetteCheck:
-    """Every line of a cassette against the schema, and each (case, run, turn) once.
+class CassetteError(ConfigError):
+    """A cassette that does not fit the format; `problems` lists each, line and field."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__(problems[0] if problems else "the cassette does not fit its format")
+        self.problems = list(problems)
+
+
+def check_cassette(
+    path: Path, *, tools: Collection[str] | None = None, cases: Sequence[str] | None = None
+) -> CassetteCheck:
+    """Every line of a cassette against the schema, and each (case, run, turn) once: the
+    one validator of `passhat check` and of a run's `replay:` model. Given the suite's
+    `tools` and `cases`, an answer calling another tool, or answering a case the suite
+    does not hold, is a problem too (with the closest id). A file with no line at all is
+    refused; a first line that means to be a header must say `"cassette": 1`.
 
     Reads line by line: memory stays bounded by the longest line (LINE_LIMIT)."""
     schema = cassette_schema()
@@ -73,6 +88,8 @@ def check_cassette(path: Path) -> CassetteCheck:
     runs: dict[str, set[int]] = {}
     seen: set[tuple[str, int, int]] = set()
     answers = 0
+    lines = 0
+    unknown: dict[str, int] = {}  # a case the suite lacks: the line it first appears on
 
     def problem(text: str) -> None:
         nonlocal found
@@ -95,6 +112,7 @@ def check_cassette(path: Path) -> CassetteCheck:
                     continue
                 if not raw.strip():
                     continue
+                lines += 1
                 try:
                     entry = json.loads(raw.decode("utf-8"))
                 except (UnicodeDecodeError, ValueError, RecursionError) as error:
@@ -103,7 +121,14 @@ def check_cassette(path: Path) -> CassetteCheck:
                         "each line is one JSON object"
                     )
                     continue
-                where = _described(schema, entry)
+                if lines == 1 and _header_without_version(entry):
+                    problem(
+                        f'{path}:{number}: a header without "cassette": 1 (it has '
+                        f'{", ".join(sorted(entry))}); write {{"cassette": 1, ...}} first'
+                    )
+                    continue
+                plain = _plain_header(entry) or _plain_answer(entry)
+                where = "" if plain else _described(schema, entry)
                 if where:
                     problem(f"{path}:{number}: {where}")
                     continue
@@ -124,14 +149,108 @@ def check_cassette(path: Path) -> CassetteCheck:
                 seen.add(key)
                 runs.setdefault(key[0], set()).add(key[1])
                 answers += 1
+                if cases is not None and key[0] not in cases and key[0] not in unknown:
+                    unknown[key[0]] = number
+                for text in _unknown_tools(entry["message"], tools):
+                    problem(f"{path}:{number}: {text}")
+        if not lines:
+            problem(
+                f"{path}: the cassette is empty; a cassette is a header line "
+                '({"cassette": 1, ...}) and one line per recorded answer'
+            )
     except OSError as error:
         problem(
             f"{path}: cannot read the cassette ({error.strerror or error}); "
             "give replay:PATH to an existing .jsonl file"
         )
+    for case, number in unknown.items():
+        suite_cases = list(cases or ())
+        problem(
+            f"{path}:{number}: case: {case!r} is not a case of the suite"
+            f"{did_you_mean(case, suite_cases)}; a replay answers by case id"
+        )
     if found > len(problems):
         problems.append(f"{path}: ... and {found - len(problems):,} more problems")
     return CassetteCheck(path=path, answers=answers, runs=runs, problems=tuple(problems))
+
+
+_ANSWER_KEYS = frozenset({"case", "run", "turn", "message", "usage", "stop_reason"})
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls"})
+_CALL_KEYS = frozenset({"id", "name", "arguments"})
+
+
+def _plain_answer(entry: Any) -> bool:
+    """An answer the schema accepts, seen without it (the schema's check costs about a
+    millisecond a line; a replay of 10,000 answers reads its cassette first). False
+    means "ask the schema", which then names what is wrong."""
+    if type(entry) is not dict or not entry.keys() <= _ANSWER_KEYS:
+        return False
+    case, run, turn, message = (entry.get(k) for k in ("case", "run", "turn", "message"))
+    if not (type(case) is str and case and type(run) is int and run >= 1):
+        return False
+    if not (type(turn) is int and turn >= 0 and type(message) is dict):
+        return False
+    if not message.keys() <= _MESSAGE_KEYS or message.get("role") != "assistant":
+        return False
+    if not (message.get("content") is None or type(message["content"]) is str):
+        return False
+    calls = message.get("tool_calls", [])
+    if type(calls) is not list or not all(_plain_call(call) for call in calls):
+        return False
+    usage = entry.get("usage", {})
+    if type(usage) is not dict or not usage.keys() <= {"input_tokens", "output_tokens"}:
+        return False
+    if not all(type(n) is int and n >= 0 for n in usage.values()):
+        return False
+    return type(entry.get("stop_reason", "")) is str
+
+
+def _plain_header(entry: Any) -> bool:
+    """A header the schema accepts, seen without it (importing it alone takes 0.2 s)."""
+    return (
+        type(entry) is dict
+        and type(entry.get("cassette")) is int
+        and entry["cassette"] == CASSETTE_VERSION
+        and all(
+            type(entry.get(k)) in (str, type(None)) for k in ("model", "prompt_version", "note")
+        )
+    )
+
+
+def _plain_call(call: Any) -> bool:
+    return (
+        type(call) is dict
+        and call.keys() <= _CALL_KEYS
+        and type(call.get("id")) is str
+        and type(call.get("name")) is str
+        and bool(call["name"])
+        and type(call.get("arguments", {})) is dict
+    )
+
+
+def _header_without_version(entry: Any) -> bool:
+    """A first line that describes a recording (model, note...) but says no version."""
+    return (
+        isinstance(entry, dict)
+        and "cassette" not in entry
+        and "case" not in entry
+        and bool({"model", "prompt_version", "note"} & entry.keys())
+    )
+
+
+def _unknown_tools(message: Any, tools: Collection[str] | None) -> list[str]:
+    """An answer's calls to tools the suite does not have (it would fail at replay)."""
+    if tools is None or not isinstance(message, dict):
+        return []
+    out = []
+    for n, call in enumerate(message.get("tool_calls") or []):
+        name = call.get("name") if isinstance(call, dict) else None
+        if isinstance(name, str) and name not in tools:
+            out.append(
+                f"message.tool_calls[{n}].name: calls tool {name!r}, which the suite does not "
+                f"have{did_you_mean(name, list(tools))}; its tools are {', '.join(tools) or 'none'}"
+            )
+    return out
 
 
 def _lines(f: Any) -> Iterable[bytes | None]:
@@ -173,6 +292,8 @@ class Cassette:
 
     @classmethod
     def load(cls, path: Path) -> Cassette:
+        """The cassette, checked first by `check_cassette` (a `CassetteError` lists its
+        problems, line and field, as `passhat check` does)."""
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as error:
@@ -180,6 +301,9 @@ class Cassette:
                 f"{path}: cannot read the replay cassette ({error.strerror}); "
                 "give replay:PATH to an existing .jsonl cassette"
             ) from None
+        checked = check_cassette(path)
+        if checked.problems:
+            raise CassetteError(checked.problems)
         meta: dict[str, Any] = {}
         answers: dict[tuple[str, int, int], ModelResponse] = {}
         for number, line in enumerate(lines, start=1):
