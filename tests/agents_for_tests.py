@@ -242,3 +242,23 @@ async def loops_past_refusals(input: Any, env: Any, ctx: Any) -> str:
         except Exception:
             continue
     return "done"
+
+
+async def asks_then_crashes_when_told(input: Any, env: Any, ctx: Any) -> str:
+    """Asks the model once, writes the goal, and crashes while $PASSHAT_TEST_CRASH is set:
+    errored runs that used tokens, which `resume --errored` makes again."""
+    from passhat.models.base import Message
+
+    await ctx.generate([Message("user", "hi")], env.tools)
+    await _write(env, GOAL_ANNOTATIONS, input["ticket"]["key"])
+    if os.environ.get("PASSHAT_TEST_CRASH"):
+        raise RuntimeError("told to crash")
+    return "done"
+
+
+async def asks_once(input: Any, env: Any, ctx: Any) -> str:
+    """Asks the model once."""
+    from passhat.models.base import Message
+
+    await ctx.generate([Message("user", "hi")], env.tools)
+    return "done"

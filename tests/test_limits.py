@@ -179,3 +179,46 @@ def test_the_built_in_loop_reaching_max_turns_is_marked_limit(
     ((_, status, kind, message, _, _),) = _runs(db)
     assert (status, kind) == ("failed", "limit")
     assert "--max-turns 3" in (message or "")
+
+
+def test_tokens_of_earlier_attempts_and_abandoned_calls_are_reported(
+    writer: SuiteWriter,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Was: after `resume --errored` the report left out the earlier attempts' tokens
+    (the server served twice what it said), and calls abandoned at --call-timeout were
+    billed and never mentioned."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
+    db = str(tmp_path / "p.db")
+    model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    fake_server.reply("hi", usage=(10, 5), times=4)
+    monkeypatch.setenv("PASSHAT_TEST_CRASH", "1")
+    agent = ["--agent", "agents_for_tests:asks_then_crashes_when_told"]
+    suite = str(_suite(writer))
+    assert run_cli(capsys, "run", suite, *agent, *model, "-k", "2", "--db", db, "-q").code == 1
+    monkeypatch.delenv("PASSHAT_TEST_CRASH")
+    assert run_cli(capsys, "resume", "latest", "--errored", "--db", db, "-q").code == 0
+    assert len(fake_server.requests) == 4  # what the server billed: 40 in, 20 out
+    data = json.loads(run_cli(capsys, "report", "latest", "--db", db, "--json").out)
+    assert data["usage"]["experiment"]["input_tokens"] == 20  # the counted runs'
+    earlier = data["unseen"]["earlier_attempts"]
+    assert (earlier["attempts"], earlier["input_tokens"], earlier["output_tokens"]) == (2, 20, 10)
+    assert [(a["run"], a["attempt"]) for a in earlier["per_attempt"]] == [(1, 1), (2, 1)]
+    assert data["unseen"]["with_earlier_attempts"]["input_tokens"] == 40
+    terminal = " ".join(run_cli(capsys, "report", "latest", "--db", db).out.split())
+    assert "earlier attempts (resume --errored): 2 attempts used 20 tokens in, 10 out" in terminal
+    assert "in all 40 in, 20 out" in terminal
+    # a call given up at --call-timeout: retried once, given up again; both billed, unseen
+    fake_server.reply("late", usage=(10, 5), delay=1.5, times=2)
+    slow = ["--call-timeout", "0.3", "--retries", "1", "--retry-max-wait", "0"]
+    args = ["--agent", "agents_for_tests:asks_once", *model, *slow, "-k", "1", "--db", db, "-q"]
+    assert run_cli(capsys, "run", suite, *args).code == 1
+    data = json.loads(run_cli(capsys, "report", "latest", "--db", db, "--json").out)
+    assert data["unseen"]["abandoned_calls"] == 2
+    terminal = " ".join(run_cli(capsys, "report", "latest", "--db", db).out.split())
+    assert (
+        "abandoned: 2 model calls given up at --call-timeout; their tokens are billed" in terminal
+    )

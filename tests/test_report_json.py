@@ -32,7 +32,7 @@ from passhat.report.experiment import (
 )
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.store import Store
-from passhat.usage import Prices, usage_by_case, usage_total
+from passhat.usage import Prices, Unseen, usage_by_case, usage_total
 from records_for_tests import experiment_record
 
 K = 6
@@ -336,11 +336,17 @@ def test_the_command_writes_the_report_json_and_judges_strict(
     db = str(tmp_path / "p.db")
     with Store(tmp_path / "p.db") as store:
         e = store.experiment("e1")
-        want = to_json(experiment_dict(e, store.summaries("e1")), inf_nan_mode="null")
+        runs = store.summaries("e1")
+        unseen = Unseen(tuple(store.attempt_tokens("e1")), store.abandoned_calls("e1"))
+    counted = (sum(r.input_tokens for r in runs), sum(r.output_tokens for r in runs))
+    assert unseen.attempts  # the runs retried: their first attempts' tokens are unseen
+    want = to_json(
+        experiment_dict(e, runs, unseen=unseen.to_dict(*counted, None)), inf_nan_mode="null"
+    )
     r = run_cli(capsys, "report", "e1", "--json", "--db", db, "--price", "in=0.15,out=0.60")
     assert r.code == 0
-    with Store(tmp_path / "p.db") as store:
-        priced = experiment_dict(e, store.summaries("e1"), prices=Prices(0.15, 0.6))
+    prices = Prices(0.15, 0.6)
+    priced = experiment_dict(e, runs, prices=prices, unseen=unseen.to_dict(*counted, prices))
     assert r.out == to_json(priced, inf_nan_mode="null").decode() + "\n"
     r = run_cli(capsys, "report", "e1", "--json", "--strict", "--db", db)
     assert r.code == 1 and r.out == want.decode() + "\n"

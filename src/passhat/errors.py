@@ -85,12 +85,20 @@ class TransientModelError(ModelError):
     """A failure worth retrying: rate limit, server error, timeout, reset."""
 
     def __init__(
-        self, message: str, retry_after: float | None = None, *, unreachable: bool = False
+        self,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        unreachable: bool = False,
+        abandoned: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.unreachable = unreachable
         """The server could not be reached (refused, reset): it may be restarting."""
+        self.abandoned = abandoned
+        """The call was given up at --call-timeout: the server may finish it and bill its
+        tokens, which passhat never sees."""
 
 
 class PermanentModelError(ModelError):

@@ -188,8 +188,15 @@ class Experiment:
     def to_dict(self, *, forecast_m: int = 10) -> dict[str, Any]:
         """`passhat report --json`, as a dict."""
         from passhat.report.experiment import experiment_dict
+        from passhat.usage import Unseen
 
-        return experiment_dict(self.record, self.summaries(), forecast_m=forecast_m)
+        runs = self.summaries()
+        with self._store() as store:
+            unseen = Unseen(tuple(store.attempt_tokens(self.id)), store.abandoned_calls(self.id))
+        counted = (sum(r.input_tokens for r in runs), sum(r.output_tokens for r in runs))
+        return experiment_dict(
+            self.record, runs, forecast_m=forecast_m, unseen=unseen.to_dict(*counted, None)
+        )
 
     # --- shown
 

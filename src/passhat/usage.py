@@ -215,3 +215,61 @@ def usage_difference(a: TokenUsage | None, b: TokenUsage | None) -> dict[str, An
         "tokens_per_run_difference": _difference(a.per_run(a.tokens), b.per_run(b.tokens)),
         "cost_per_run_difference": _difference(a.per_run(a.cost), b.per_run(b.cost)),
     }
+
+
+@dataclass(frozen=True)
+class Unseen:
+    """Tokens billed that the counted runs leave out: earlier attempts of re-run runs
+    (`resume --errored`), and calls given up at --call-timeout (billed, never seen)."""
+
+    attempts: tuple[tuple[str, int, int, int, int], ...] = ()
+    """(case, run, attempt, input tokens, output tokens) of each earlier attempt."""
+    abandoned: int = 0
+    """Model calls given up at --call-timeout: their tokens are billed and not seen."""
+
+    def to_dict(self, counted_in: int, counted_out: int, prices: Prices | None) -> dict[str, Any]:
+        """`report --json`'s `unseen`: the earlier attempts per attempt and in total, the
+        total with the counted runs' tokens, and the abandoned calls."""
+        tin = sum(a[3] for a in self.attempts)
+        tout = sum(a[4] for a in self.attempts)
+
+        def cost(i: int, o: int) -> float | None:
+            return None if prices is None else prices.cost(i, o)
+
+        return {
+            "earlier_attempts": {
+                "attempts": len(self.attempts),
+                "input_tokens": tin,
+                "output_tokens": tout,
+                "cost": cost(tin, tout),
+                "per_attempt": [
+                    {"case": c, "run": r, "attempt": n, "input_tokens": i, "output_tokens": o}
+                    for c, r, n, i, o in self.attempts
+                ],
+            },
+            "with_earlier_attempts": {
+                "input_tokens": counted_in + tin,
+                "output_tokens": counted_out + tout,
+                "cost": cost(counted_in + tin, counted_out + tout),
+            },
+            "abandoned_calls": self.abandoned,
+        }
+
+    def lines(self, counted_in: int, counted_out: int) -> list[str]:
+        """What the terminal report says of them (nothing when there is nothing)."""
+        out = []
+        if self.attempts:
+            tin = sum(a[3] for a in self.attempts)
+            tout = sum(a[4] for a in self.attempts)
+            out.append(
+                f"earlier attempts (resume --errored): {len(self.attempts):,} attempts used "
+                f"{tin:,} tokens in, {tout:,} out, beside the recorded runs' {counted_in:,} "
+                f"in, {counted_out:,} out; in all {counted_in + tin:,} in, "
+                f"{counted_out + tout:,} out"
+            )
+        if self.abandoned:
+            out.append(
+                f"abandoned: {self.abandoned:,} model calls given up at --call-timeout; "
+                "their tokens are billed, not seen (not in any figure above)"
+            )
+        return out

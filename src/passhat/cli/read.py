@@ -35,6 +35,7 @@ from passhat.report.experiment import experiment_dict, print_experiment_report
 from passhat.report.i18n import t
 from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import Store, default_db_path
+from passhat.usage import Unseen
 
 if TYPE_CHECKING:
     from passhat.accounting import Accounting
@@ -137,16 +138,24 @@ def report(
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
             err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
+        unseen = Unseen(
+            tuple(store.attempt_tokens(experiment.id)), store.abandoned_calls(experiment.id)
+        )
+        counted_in = sum(r.input_tokens for r in runs)
+        counted_out = sum(r.output_tokens for r in runs)
+        unseen_data = unseen.to_dict(counted_in, counted_out, prices)
         if as_json and not sys.stdout.isatty():  # for a pipe: compact, written piece by piece
             from passhat.report.experiment import experiment_json
 
             accounting, pieces = experiment_json(
-                experiment, runs, forecast_m=forecast_m, prices=prices
+                experiment, runs, forecast_m=forecast_m, prices=prices, unseen=unseen_data
             )
             write_json_pieces(pieces)
             complete = accounting.runs_counted > 0 and accounting.complete
         elif as_json:  # indented for a person at a terminal
-            data = experiment_dict(experiment, runs, forecast_m=forecast_m, prices=prices)
+            data = experiment_dict(
+                experiment, runs, forecast_m=forecast_m, prices=prices, unseen=unseen_data
+            )
             write_json(data)
             complete = data["dataset"] is not None and data["dataset"]["complete"]
         elif counted is not None and not verbose:
@@ -163,6 +172,8 @@ def report(
                 why=why,
                 signatures=why.overview(runs) if why is not None else None,
             )
+            for line in unseen.lines(counted_in, counted_out):
+                console.print(line, style="yellow", markup=False, soft_wrap=True)
             complete = accounting.complete
     if junit_xml is not None or summary is not None:
         _write_ci(experiment, runs, junit_xml, summary)

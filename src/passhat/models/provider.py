@@ -133,7 +133,9 @@ class ProviderModel(Generic[ClientT]):
                 secret=self._key,
             )
         if isinstance(error, sdk.APITimeoutError):
-            return TransientModelError(f"{self.name}: no response within {self.timeout:g}s")
+            return TransientModelError(
+                f"{self.name}: no response within {self.timeout:g}s", abandoned=True
+            )
         if isinstance(error, sdk.APIConnectionError):
             cause = error.__cause__ or error
             detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__

@@ -200,15 +200,16 @@ async def generate_with_retry(
             # wait, twice over, not a jittered share that may be a few milliseconds
             backoff = min(max_delay, 2 * ceiling) if error.unreachable else rng() * ceiling
             waited = max(backoff, asked or 0.0)
-            retries.append(
-                {
-                    "attempt": attempt,
-                    "error": type(error).__name__,
-                    "message": str(error),
-                    "retry_after": asked,
-                    "waited": waited,
-                }
-            )
+            retry: dict[str, Any] = {
+                "attempt": attempt,
+                "error": type(error).__name__,
+                "message": str(error),
+                "retry_after": asked,
+                "waited": waited,
+            }
+            if error.abandoned:  # given up at --call-timeout: billed, never seen
+                retry["abandoned"] = True
+            retries.append(retry)
             await sleep(waited)
 
 

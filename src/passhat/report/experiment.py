@@ -738,8 +738,10 @@ def experiment_dict(
     *,
     forecast_m: int = 10,
     prices: Prices | None = None,
+    unseen: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The report as JSON-ready data, intervals and forecasts included."""
+    """The report as JSON-ready data, intervals and forecasts included; `unseen`
+    (`Unseen.to_dict`: tokens billed beyond the recorded runs) goes last when given."""
     columns = run_columns(runs)  # read once: every part below reads them
     accounting = experiment_accounting(experiment, runs)
     data: dict[str, Any] = {"experiment": _experiment_head(experiment)}
@@ -761,6 +763,8 @@ def experiment_dict(
     data["errored"] = _errored_dicts(runs, columns)
     data["limit"] = limit_dicts(runs)
     data["retried"] = _retried(runs)
+    if unseen is not None:
+        data["unseen"] = dict(unseen)
     return data
 
 
@@ -770,6 +774,7 @@ def experiment_json(
     *,
     forecast_m: int = 10,
     prices: Prices | None = None,
+    unseen: Mapping[str, Any] | None = None,
 ) -> tuple[Accounting, Iterator[bytes]]:
     """The accounting, and `experiment_dict` as compact JSON (NaN as null) in pieces:
     what `report --json` writes to a pipe. The cases are written shape by shape
@@ -778,7 +783,7 @@ def experiment_json(
     next is built, so the whole report is never held at once (at 100,000 runs: 80 MB
     less, 0.1 s less). tests/test_report_json.py checks it byte for byte."""
     accounting = experiment_accounting(experiment, runs)
-    return accounting, _json_pieces(experiment, runs, accounting, forecast_m, prices)
+    return accounting, _json_pieces(experiment, runs, accounting, forecast_m, prices, unseen)
 
 
 def _json_pieces(
@@ -787,6 +792,7 @@ def _json_pieces(
     accounting: Accounting,
     forecast_m: int,
     prices: Prices | None,
+    unseen: Mapping[str, Any] | None = None,
 ) -> Iterator[bytes]:
     from pydantic_core import to_json
 
@@ -827,4 +833,5 @@ def _json_pieces(
             yield piece.encode()
     yield b',"errored":' + dumps(_errored_dicts(runs, columns))
     yield b',"limit":' + dumps(limit_dicts(runs))
-    yield b',"retried":' + dumps(_retried(runs)) + b"}"
+    yield b',"retried":' + dumps(_retried(runs))
+    yield (b"" if unseen is None else b',"unseen":' + dumps(dict(unseen))) + b"}"

@@ -408,6 +408,41 @@ class _Reads(_Connection):
         )
         return [dict(r) for r in rows]
 
+    def attempt_tokens(self, experiment_id: str) -> list[tuple[str, int, int, int, int]]:
+        """(case, run, attempt, input tokens, output tokens) of every earlier attempt of a
+        re-run run (`resume --errored`): tokens billed that the counted runs leave out."""
+        rows = self._db.execute(
+            "SELECT case_id, run_index, attempt, "
+            "COALESCE(json_extract(record, '$.input_tokens'), 0), "
+            "COALESCE(json_extract(record, '$.output_tokens'), 0) "
+            "FROM run_attempts WHERE experiment_id = ? ORDER BY case_id, run_index, attempt",
+            (experiment_id,),
+        )
+        return [(str(a), int(b), int(c), int(d), int(e)) for a, b, c, d, e in rows]
+
+    def abandoned_calls(self, experiment_id: str) -> int:
+        """Model calls given up at --call-timeout (each retried one, and the last of a run
+        that then errored): the server may have finished and billed them, unseen."""
+        retried = self._db.execute(
+            "SELECT COUNT(*) FROM runs, json_each(runs.retries) WHERE runs.experiment_id = ? "
+            "AND json_extract(json_each.value, '$.abandoned')",
+            (experiment_id,),
+        ).fetchone()[0]
+        earlier = self._db.execute(  # an earlier attempt keeps its retries as JSON text
+            "SELECT COUNT(*) FROM run_attempts, json_each(json_extract(record, '$.retries')) "
+            "WHERE experiment_id = ? AND json_extract(json_each.value, '$.abandoned')",
+            (experiment_id,),
+        ).fetchone()[0]
+        last = sum(
+            self._db.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE experiment_id = ? AND status = 'errored' "
+                "AND error_type = 'model_error' AND error_message LIKE '%: no response within %'",
+                (experiment_id,),
+            ).fetchone()[0]
+            for table in ("runs", "run_attempts")
+        )
+        return int(retried) + int(earlier) + int(last)
+
     def status_counts(self) -> dict[str, dict[str, int]]:
         """Per experiment id, how many recorded runs have each status."""
         # run_summaries, not runs: the same rows (kept by triggers) without the transcripts,
