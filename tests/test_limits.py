@@ -74,23 +74,12 @@ def test_an_in_process_agent_that_loops_is_stopped_at_its_limit_and_counted(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
     fake_server.reply("again?", usage=(10, 5), times=60)
     db = tmp_path / "p.db"
+    model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url, *limit]
+    agent_spec = f"agents_for_tests:{agent}"
     result = run_cli(
-        capsys,
-        "run",
-        str(_suite(writer)),
-        "-k",
-        "2",
-        "--agent",
-        f"agents_for_tests:{agent}",
-        "--model",
-        "openai:gpt-test",
-        "--base-url",
-        fake_server.openai_url,
-        *limit,
-        "--db",
-        str(db),
-        "-q",
-    )
+        capsys, "run", str(_suite(writer)), "-k", "2", "--agent", agent_spec, *model,
+        "--db", str(db), "-q",
+    )  # fmt: skip
     assert result.code == 0, result.err
     assert len(fake_server.requests) == 2 * per_run, "a call past the limit reached the provider"
     runs = _runs(db)
@@ -115,70 +104,42 @@ def test_an_in_process_agent_that_loops_is_stopped_at_its_limit_and_counted(
     assert (said in junit.read_text(encoding="utf-8")) == (status == "failed")  # in <failure>
 
 
-def test_the_built_in_loop_is_held_to_the_token_budget_and_its_run_is_graded(
+@pytest.mark.parametrize(
+    ("limit", "calls", "named"),
+    [
+        # the issue: the clarifier made 6 calls, 180 tokens, under a budget of 50
+        (["--token-budget", "50"], 2, "--token-budget 50"),  # 30 tokens, then 60: refused
+        (["--max-turns", "3"], 3, "--max-turns 3"),  # the loop's last turn still called a tool
+    ],
+    ids=["token-budget", "max-turns"],
+)
+def test_the_built_in_loop_is_held_to_its_limits_and_its_run_is_graded(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     fake_server: FakeServer,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The issue: the clarifier made 6 calls, 180 tokens, under a budget of 50."""
-    from conftest import EXAMPLES
-    from fakeserver import call
-
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
-    ask = call("query_background", {"query": "coupon policy"}, id="c1")
-    fake_server.reply(tool_calls=[ask], usage=(20, 10), times=6)
-    db = tmp_path / "p.db"
-    result = run_cli(
-        capsys,
-        "run",
-        str(EXAMPLES / "clarify"),
-        "--case",
-        "ac-conflict-001",
-        "-k",
-        "1",
-        "--model",
-        "openai:gpt-test",
-        "--base-url",
-        fake_server.openai_url,
-        "--token-budget",
-        "50",
-        "--db",
-        str(db),
-        "-q",
-    )
-    assert result.code == 0, result.err
-    assert len(fake_server.requests) == 2  # 30 tokens, then 60: the third is refused
-    fake_server._steps.clear()  # the rest were never asked for
-    ((_, status, kind, message, tin, tout),) = _runs(db)
-    assert (status, kind, tin + tout) == ("failed", "limit", 60)
-    assert "--token-budget 50" in (message or "")
-
-
-def test_the_built_in_loop_reaching_max_turns_is_marked_limit(
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    fake_server: FakeServer,
-    monkeypatch: pytest.MonkeyPatch,
+    limit: list[str],
+    calls: int,
+    named: str,
 ) -> None:
     from conftest import EXAMPLES
     from fakeserver import call
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-limits-test-key-000000")
     ask = call("query_background", {"query": "coupon policy"}, id="c1")
-    fake_server.reply(tool_calls=[ask], usage=(20, 10), times=3)
+    fake_server.reply(tool_calls=[ask], usage=(20, 10), times=calls)
     db = tmp_path / "p.db"
-    args = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
+    args = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url, *limit]
     clarify = str(EXAMPLES / "clarify")
     result = run_cli(
         capsys, "run", clarify, "--case", "ac-conflict-001", "-k", "1", *args,
-        "--max-turns", "3", "--db", str(db), "-q",
+        "--db", str(db), "-q",
     )  # fmt: skip
     assert result.code == 0, result.err
-    assert len(fake_server.requests) == 3
-    ((_, status, kind, message, _, _),) = _runs(db)
-    assert (status, kind) == ("failed", "limit")
-    assert "--max-turns 3" in (message or "")
+    assert len(fake_server.requests) == calls
+    ((_, status, kind, message, tin, tout),) = _runs(db)
+    assert (status, kind, tin + tout) == ("failed", "limit", 30 * calls)
+    assert named in (message or "")
 
 
 def test_tokens_of_earlier_attempts_and_abandoned_calls_are_reported(
