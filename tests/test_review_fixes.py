@@ -150,13 +150,13 @@ def test_names_that_read_as_ids_are_refused(
         ),
         (
             '{"case": "c", "run": 1, "turn": 1, "message": {"role": "user", "content": "x"}}',
-            "assistant message",
+            ":2: message.role",
         ),
         (
             '{"case": "c", "run": 1, "turn": 1, "message": {"role": "assistant", "content": {"a": 1}}}',
-            "assistant message",
+            ":2: message.content",
         ),
-        ("[" * 100_000, "not a cassette entry"),
+        ("[" * 100_000, ":2: not JSON"),
     ],
     ids=["duplicate", "not-assistant", "non-text", "deep-nesting"],
 )

@@ -38,6 +38,10 @@ def plain_value(annotation: Any, value: Any) -> Any:
     """`value` as `annotation` when its form is plain, else `_NOT_PLAIN`. (str and
     float are final classes; `bool` is an `int` but never a plain int here.)"""
     kind = type(value)
+    if annotation == list[str]:  # a repeatable option (--case, --require): its strings
+        if kind in (tuple, list) and all(type(v) is str for v in value):
+            return list(value)
+        return _NOT_PLAIN
     if annotation is bool:  # typer converts no bool itself: this only defers the rest
         return value if kind is bool else _NOT_PLAIN
     if annotation is str:
@@ -78,10 +82,11 @@ def _is_plain(param: Parameter) -> bool:
     if descriptor is None or not hasattr(param, "_runtime_param"):
         return False
     info = descriptor.parameter_info
+    repeated = descriptor.annotation == list[str] and param.multiple
     return (
-        descriptor.annotation in (bool, str, int, float, Path)
+        (descriptor.annotation in (bool, str, int, float, Path) or repeated)
         and param.nargs == 1
-        and not param.multiple
+        and (repeated or not param.multiple)
         and descriptor.file_annotation is None
         and info.parser is None
         and getattr(info, "click_type", None) is None
