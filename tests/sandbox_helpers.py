@@ -20,16 +20,16 @@ NOBODY = 65534
 
 
 def passhat_as(
-    user: str, folder: Path, *args: str, home: Path | None = None
+    user: str, folder: Path, *args: str, home: Path | None = None, key: str = KEY
 ) -> subprocess.CompletedProcess[str]:
-    """`passhat ARGS` as `user`, with the provider key in its environment."""
+    """`passhat ARGS` as `user`, with the provider key `key` in its environment."""
     prefix: list[str] = []
     if user == "unprivileged" and os.geteuid() == 0:
         prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home or folder),
-        "OPENAI_API_KEY": KEY,
+        "OPENAI_API_KEY": key,
         # passhat and its dependencies, for an interpreter outside the virtualenv
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), SITE]),
     }

@@ -44,8 +44,10 @@ pytestmark = [
 ]
 
 
-def _passhat(user: str, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return passhat_as(user, folder, *args)
+def _passhat(
+    user: str, folder: Path, *args: str, key: str = KEY
+) -> subprocess.CompletedProcess[str]:
+    return passhat_as(user, folder, *args, key=key)
 
 
 def _suite(folder: Path, mode: str, **env: str) -> Path:
@@ -87,10 +89,14 @@ def _spy(user: str, folder: Path, level: str) -> dict[int, Any]:
     notes = folder / f"notes-{level}"
     notes.mkdir()
     notes.chmod(0o777)
-    suite = _suite(folder, "spy", PID_DIR=str(notes), SPY_NEEDLE=KEY[::-1], SPY_PEERS="2")
+    # a key of this call's own: another test's passhat (same user, same moment) holds KEY
+    key = f"sk-passhat-spy-{uuid.uuid4().hex}"
+    suite = _suite(folder, "spy", PID_DIR=str(notes), SPY_NEEDLE=key[::-1], SPY_PEERS="2")
     db = folder / f"{level}.db"
     args = ["-k", "2", "--concurrency", "2", "--timeout", "60", "--isolation", level]
-    done = _passhat(user, folder, "run", str(suite), *args, "--db", str(db), "-q", "--no-report")
+    done = _passhat(
+        user, folder, "run", str(suite), *args, "--db", str(db), "-q", "--no-report", key=key
+    )
     assert done.returncode in (0, 1), done.stderr
     runs = _outputs(db)
     assert sorted(runs) == [1, 2]

@@ -689,8 +689,10 @@ def evaluate(
     is judged by the returned experiment's `gate()` and `exit_code()`. Bad input raises a
     `PasshatError` before any run starts.
     """
+    from passhat.agents.isolation import seal_this_process
     from passhat.gate import requirements
 
+    seal_this_process()  # from the start: the provider's key is in this process's environment
     rules = requirements(require)
     events = events or Events()
     loaded_suite = _select(_load_suite(suite, environment, scorers), cases or [])
@@ -763,9 +765,11 @@ def resume(
     changed). `agent`, `model`, `environment` and `scorers` are needed only when they
     were Python objects or replaced the suite's: they must match what was recorded.
     `require` is as `evaluate`'s."""
+    from passhat.agents.isolation import seal_this_process
     from passhat.gate import requirements
     from passhat.runner import check_resumable, pending
 
+    seal_this_process()
     rules = requirements(require)
     events = events or Events()
     check_retry(retries, retry_max_wait, call_timeout)
