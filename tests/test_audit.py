@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from cli_helpers import run_cli
-from passhat.sources.audit import find_claims, grade_from_data
+from passhat.sources.audit import grade_from_data
+from passhat.sources.claims import find_claims
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "audit" / "trello"
 FIXED = EXAMPLE / "grader" / "grade_fixed.py"
@@ -394,7 +395,7 @@ def test_json_carries_totals_figures_and_the_reason_of_each_errored_grade(
         {"k": 3},
     )
     data = audit_json(capsys, str(root))
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     assert data["totals"] == {
         "configurations": 2,
         "requested": 6,

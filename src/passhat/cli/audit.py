@@ -75,12 +75,11 @@ def audit_table(audit: Audit, limit: int | None = None) -> Table:
         table.add_column(column, no_wrap=True, justify="right")
     table.add_column("missing runs", style="bold red", no_wrap=True)
     declared = str(audit.declared_k) if audit.declared_k is not None else "–"
-    claimed = str(audit.claimed_k) if audit.claimed_k is not None else "–"
     for c in shown:
         table.add_row(
             Text(c.configuration),
             declared,
-            claimed,
+            str(c.claim.k) if c.claim else "–",
             str(len(c.present)),
             str(len(c.graded)),
             str(len(c.passed)),
@@ -134,6 +133,29 @@ def print_audit(out: Console, audit: Audit, limit: int | None = ROWS_SHOWN) -> N
     for note in audit.notes:
         out.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
     _print_figures(out, audit)
+
+
+def print_explanation(out: Console, audit: Audit) -> None:
+    """Every number the claim reader read: each claim with its file, line, sentence and
+    the rule that read it, then each number set aside with the rule that set it aside."""
+    out.print(Text("claims read (file:line, rule, count, sentence):", style="bold"))
+    if not audit.claims:
+        out.print(Text("  none"))
+    for claim in audit.claims:
+        count = f"{claim.k}{'+' if claim.at_least else ''}"
+        scope = f" for {claim.scope}" if claim.scope else ""
+        out.print(
+            Text(f'  {claim.source}  [{claim.rule}]  {count}{scope}  "{claim.quote}"'),
+            soft_wrap=True,
+        )
+    out.print(Text("numbers set aside (file:line, rule, sentence):", style="bold"))
+    if not audit.set_aside:
+        out.print(Text("  none"))
+    for aside in audit.set_aside:
+        out.print(
+            Text(f'  {aside.source}  [{aside.rule}]  {aside.written}  "{aside.quote}"'),
+            soft_wrap=True,
+        )
 
 
 def _print_figures(out: Console, audit: Audit) -> None:
@@ -246,6 +268,14 @@ def audit(
         bool,
         typer.Option("--strict", help="Exit 1 on any shortfall or disagreement."),
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Also list every claim read and every number set aside, each with its "
+            "file, line, sentence and the rule that decided it.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
     show_all: Annotated[
         bool,
@@ -289,6 +319,8 @@ def audit(
         write_json(audit_summary(result))
     else:
         print_audit(console, result, None if show_all else ROWS_SHOWN)
+        if explain:
+            print_explanation(console, result)
     if into_store:
         from passhat.sources.audit import audit_experiment
         from passhat.store import Store, default_db_path

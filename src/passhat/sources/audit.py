@@ -53,13 +53,7 @@ from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Imported, file_sha256, new_id, now, short_hash
 from passhat.sources._files import MAX_SMALL_BYTES, parse_json, read_bytes
-from passhat.sources.claims import (
-    MAX_CLAIM,
-    Claim,
-    find_claims,
-    find_json_claims,
-    governing,
-)
+from passhat.sources.claims import MAX_CLAIM, Claim, SetAside, governing, read_text
 
 MANIFESTS = ("benchmark.json", "metadata.json", "manifest.json", "experiment.json")
 """Files read for the declared run count, first found wins."""
@@ -86,13 +80,33 @@ RUN_PATTERNS = (r"run[-_]?(\d+)", r"trial[-_]?(\d+)", r"attempt[-_]?(\d+)", r"ep
 GRADE_FILES = ("grade.json", "verdict.json", "grading.json", "score.json", "result.json")
 """A verdict file inside a run directory, first found wins."""
 REPORT_FILES = ("REPORT.md", "report.md", "RESULTS.md", "results.md", "README.md", "report.txt")
-"""Files searched first for a claimed run count; any other top-level `.md` file follows."""
-SUMMARY_FILES = ("summary.json", "results.json", "metrics.json", "report.json", "scores.json")
-"""JSON summaries searched for a claimed run count (`"num_trials": 5`, a `"pass^5"` key)."""
-MAX_CLAIM_FILES = 50
-"""Report files read for claims, at most."""
+"""Files read first for claims; every other text file of the folder tree follows."""
+CLAIM_SUFFIXES = (
+    ".md",
+    ".markdown",
+    ".txt",
+    ".rst",
+    ".tex",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".ini",
+    ".cfg",
+    ".sh",
+    ".bash",
+)
+"""Text files read for claims (and files with no suffix, such as README, and configuration
+scripts named config*.py or settings*.py)."""
+SKIPPED_FOLDERS = ("node_modules", "__pycache__", "site-packages", "venv")
+"""Folders never read for claims (nor hidden ones, nor run folders: their text is a
+model's output, not a report)."""
+MAX_CLAIM_FILES = 200
+"""Files read for claims, at most (a note says when more were there)."""
+MAX_CLAIM_DEPTH = 4
+"""Folder levels below DIR read for claims (DIR itself is level 0)."""
 MAX_REPORT_BYTES = 4 * 1024 * 1024
-"""Bytes of one report file read for claims (a larger one is read in part, with a note)."""
+"""Bytes of one file read for claims (a larger one is read in part, with a note)."""
 MAX_GRADE_BYTES = 1024 * 1024
 """A grade file larger than this is no verdict: that run is errored."""
 
@@ -160,6 +174,9 @@ class ConfigurationAudit:
     """Runs present with an index past the declared k."""
     planned: int = 0
     """This configuration's plan (a table row may claim more runs of it than of others)."""
+    claim: Claim | None = None
+    """The claim this configuration's plan follows: the largest made for every
+    configuration or by a table row for this one (never another one's row)."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +198,8 @@ class Audit:
     notes: tuple[str, ...] = ()
     claims: tuple[Claim, ...] = ()
     """Every claim read, in reading order; `claim` is the one the plan follows."""
+    set_aside: tuple[SetAside, ...] = ()
+    """Numbers the claim reader read and set aside, each with its rule (`--explain`)."""
 
     @property
     def declared_k(self) -> int | None:
@@ -272,47 +291,96 @@ def parse_manifest(path: Path, data: Any) -> Manifest:
 # ------------------------------------------------------------------- claims
 
 
-def read_claims(root: Path, manifest: Path | None = None) -> tuple[list[Claim], list[str]]:
-    """Every run count the report files and JSON summaries in `root` claim, in reading
-    order, with notes on files read only in part. A claim above MAX_CLAIM is refused."""
+def read_claims(
+    root: Path, manifest: Path | None = None, run_dirs: Iterable[Path] = ()
+) -> tuple[list[Claim], list[SetAside], list[str]]:
+    """Every run count the text files of `root` claim, in reading order, the numbers set
+    aside (each with its rule), and notes on files read in part or left out. A claim above
+    MAX_CLAIM is refused. `run_dirs` are not read: what they hold is a model's output."""
     claims: list[Claim] = []
-    notes: list[str] = []
-    for path, is_json in claim_files(root, manifest):
-        data = read_bytes(path, "report file", MAX_REPORT_BYTES, truncate=True)
+    set_aside: list[SetAside] = []
+    files, notes = claim_files(root, manifest, run_dirs)
+    for path in files:
+        name = path.relative_to(root).as_posix()
+        try:
+            data = read_bytes(path, "report file", MAX_REPORT_BYTES, truncate=True)
+        except InputError as error:
+            notes.append(f"{name}: not read for claims ({error})")
+            continue
         if len(data) >= MAX_REPORT_BYTES:
-            notes.append(
-                f"{path.name}: only its first {MAX_REPORT_BYTES >> 20} MB were read for claims"
-            )
-        text = data.decode("utf-8", errors="replace")
-        found = (find_json_claims if is_json else find_claims)(text, path.name)
-        for claim in found:
+            notes.append(f"{name}: only its first {MAX_REPORT_BYTES >> 20} MB were read for claims")
+        reading = read_text(data.decode("utf-8", errors="replace"), name)
+        for claim in reading.claims:
             if claim.too_large:
                 raise InputError(
                     f"{claim.source}: claims {claim.shown_number()} runs "
                     f'("{claim.quote}"), more than {MAX_CLAIM:,} per configuration; '
                     "correct the report, or give --claimed K"
                 )
-        claims.extend(found)
-    return claims, notes
+        claims.extend(reading.claims)
+        set_aside.extend(reading.set_aside)
+    return claims, set_aside, notes
 
 
-def claim_files(root: Path, manifest: Path | None) -> list[tuple[Path, bool]]:
-    """The report files (REPORT_FILES, then any other top-level .md) and JSON summaries
-    (SUMMARY_FILES) of `root`, with whether each is JSON; at most MAX_CLAIM_FILES."""
+def _is_claim_file(name: str) -> bool:
+    lower = name.lower()
+    return (
+        lower.endswith(CLAIM_SUFFIXES)
+        or "." not in name
+        or (lower.endswith(".py") and lower.startswith(("config", "settings")))
+    )
+
+
+def claim_files(
+    root: Path, manifest: Path | None, run_dirs: Iterable[Path] = ()
+) -> tuple[list[Path], list[str]]:
+    """The text files of `root` read for claims: REPORT_FILES first, then every other text
+    file, folder by folder (breadth first, names sorted), at most MAX_CLAIM_DEPTH levels
+    down and MAX_CLAIM_FILES in all; hidden folders, SKIPPED_FOLDERS, run folders and the
+    manifest are left out. Notes say what the bounds left out."""
+    skip = {Path(p) for p in run_dirs}
+    files: list[Path] = []
+    notes: list[str] = []
+    level = [root]
+    for depth in range(MAX_CLAIM_DEPTH + 1):
+        below = []
+        for here in level:
+            try:
+                with os.scandir(here) as entries:
+                    listed = sorted((e.name, _is_dir(e), _is_file(e)) for e in entries)
+            except OSError:
+                continue
+            names = [n for n, _, is_file in listed if is_file and _is_claim_file(n)]
+            if here == root:
+                names = [n for n in REPORT_FILES if n in names] + [
+                    n for n in names if n not in REPORT_FILES
+                ]
+            files += [here / n for n in names if manifest is None or here / n != manifest]
+            below += [
+                here / n
+                for n, is_dir, _ in listed
+                if is_dir
+                and not n.startswith(".")
+                and n not in SKIPPED_FOLDERS
+                and here / n not in skip
+            ]
+        if below and depth == MAX_CLAIM_DEPTH:
+            notes.append(
+                f"files more than {MAX_CLAIM_DEPTH} folders below DIR were not read for claims"
+            )
+        level = below
+    if len(files) > MAX_CLAIM_FILES:
+        notes.append(
+            f"{len(files):,} text files: only the first {MAX_CLAIM_FILES} were read for claims"
+        )
+    return files[:MAX_CLAIM_FILES], notes
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
     try:
-        with os.scandir(root) as entries:
-            names = sorted(entry.name for entry in entries if entry.is_file())
+        return entry.is_file(follow_symlinks=False)
     except OSError:
-        return []
-    ordered = [n for n in REPORT_FILES if n in names]
-    ordered += [n for n in names if n.lower().endswith(".md") and n not in ordered]
-    files = [(root / n, False) for n in ordered]
-    files += [
-        (root / n, True)
-        for n in SUMMARY_FILES
-        if n in names and (manifest is None or root / n != manifest)
-    ]
-    return files[:MAX_CLAIM_FILES]
+        return False
 
 
 # ------------------------------------------------------------------ run dirs
@@ -626,23 +694,41 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 # -------------------------------------------------------------------- audit
 
 
+def claims_by_configuration(
+    claims: Sequence[Claim], names: Iterable[str]
+) -> dict[str, list[Claim]]:
+    """The claims each configuration's plan answers to: every claim made for all
+    configurations and every one a table row makes for it; pure. A row naming no
+    configuration claims for all of them."""
+    names = list(names)
+    planned: dict[str, object] = {n: None for n in names}
+    overall: list[tuple[int, Claim]] = []
+    scoped: dict[str, list[tuple[int, Claim]]] = {n: [] for n in names}
+    for index, claim in enumerate(claims):
+        target = _match_configuration(claim.scope, planned) if claim.scope else None
+        if target is not None and target in scoped:
+            scoped[target].append((index, claim))
+        else:
+            overall.append((index, claim))
+    return {
+        n: [c for _, c in sorted(overall + own, key=lambda ic: ic[0])]
+        if own
+        else [c for _, c in overall]
+        for n, own in scoped.items()
+    }
+
+
 def plans(
     manifest: Manifest, claims: Sequence[Claim], names: Iterable[str], highest: int
 ) -> dict[str, int]:
     """Each configuration's plan: the largest of the declared count, every claim for all
     configurations, every claim a table row makes for it, and the highest run index
-    present anywhere; pure. A row naming no configuration claims for all of them."""
-    names = list(names)
-    scoped: dict[str, int] = {}
-    overall = max(manifest.declared.k if manifest.declared else 0, highest)
-    planned: dict[str, object] = {n: None for n in names}
-    for claim in claims:
-        target = _match_configuration(claim.scope, planned) if claim.scope else None
-        if target in planned:
-            scoped[target] = max(scoped.get(target, 0), claim.k)
-        else:
-            overall = max(overall, claim.k)
-    return {n: max(overall, scoped.get(n, 0)) for n in names}
+    present anywhere; pure."""
+    floor = max(manifest.declared.k if manifest.declared else 0, highest)
+    return {
+        n: max([floor, *(c.k for c in own)])
+        for n, own in claims_by_configuration(claims, names).items()
+    }
 
 
 def audit_listing(
@@ -662,6 +748,7 @@ def audit_listing(
     for run in run_dirs:
         by_config.setdefault(_match_configuration(run.configuration, by_config), []).append(run)
     plan = plans(manifest, claims, by_config, highest)
+    own_claims = claims_by_configuration(claims, by_config)
     k_plan = max(plan.values(), default=max(highest, 1))
     ledger = Ledger()
     configurations = []
@@ -682,6 +769,7 @@ def audit_listing(
                 missing=MissingRuns(plan[name], present),
                 beyond_declared=tuple(i for i in present if declared and i > declared),
                 planned=plan[name],
+                claim=governing(own_claims[name]),
             )
         )
     accounting = ledger.close(k_plan, plan)
@@ -846,11 +934,6 @@ def audit_folder(root: Path, options: AuditOptions) -> Audit:
     if options.declared_k is not None and options.declared_k > MAX_CLAIM:
         raise InputError(f"--declared-k is {options.declared_k:,}; give at most {MAX_CLAIM:,}")
     notes: list[str] = []
-    if options.claimed is not None:
-        claims = [Claim(options.claimed, "--claimed", "")]
-    else:
-        claims, read_notes = read_claims(root, manifest.path)
-        notes.extend(read_notes)
     tokens = check_command(options.grade) if options.grade else None
     if options.layout is not None:
         if options.patterns != RUN_PATTERNS:
@@ -870,6 +953,12 @@ def audit_folder(root: Path, options: AuditOptions) -> Audit:
             f"{root}: no run directories found (names like run-1, trial-1, attempt-1, "
             "epoch-1); give --run-pattern REGEX with the index in a group for other names"
         )
+    set_aside: list[SetAside] = []
+    if options.claimed is not None:
+        claims = [Claim(options.claimed, "--claimed", "", rule="--claimed")]
+    else:
+        claims, set_aside, read_notes = read_claims(root, manifest.path, (r.path for r in run_dirs))
+        notes.extend(read_notes)
     if from_zero(run_dirs):
         run_dirs = [replace(r, index=r.index + 1) for r in run_dirs]
         notes.append("run directories count from 0: run-0 is reported as run 1")
@@ -885,11 +974,13 @@ def audit_folder(root: Path, options: AuditOptions) -> Audit:
             strict=True,
         )
     )
-    return audit_listing(root, manifest, claims, run_dirs, grades, notes, unreadable)
+    audit = audit_listing(root, manifest, claims, run_dirs, grades, notes, unreadable)
+    return replace(audit, set_aside=tuple(set_aside))
 
 
-SCHEMA_VERSION = 2
-"""Version of `audit --json` (docs/audit.md); 2 added claims, totals, figures and reasons."""
+SCHEMA_VERSION = 3
+"""Version of `audit --json` (docs/audit.md); 2 added claims, totals, figures and reasons;
+3 added each claim's rule, the numbers set aside, and each configuration's own claim."""
 
 
 def _claim_data(claim: Claim) -> dict[str, Any]:
@@ -899,6 +990,7 @@ def _claim_data(claim: Claim) -> dict[str, Any]:
         "quote": claim.quote,
         "at_least": claim.at_least,
         "scope": claim.scope,
+        "rule": claim.rule,
     }
 
 
@@ -956,7 +1048,8 @@ def audit_summary(audit: Audit) -> dict[str, Any]:
             {
                 "configuration": c.configuration,
                 "declared": audit.declared_k,
-                "claimed": audit.claimed_k,
+                "claimed": c.claim.k if c.claim else None,
+                "claim_source": c.claim.source if c.claim else None,
                 "planned": c.planned,
                 "present": list(c.present),
                 "graded": list(c.graded),
@@ -976,6 +1069,9 @@ def audit_summary(audit: Audit) -> dict[str, Any]:
         "declared": {"k": declared.k, "source": declared.source} if declared else None,
         "claimed": _claim_data(audit.claim) if audit.claim else None,
         "claims": [_claim_data(c) for c in audit.claims],
+        "set_aside": [
+            {"source": a.source, "quote": a.quote, "rule": a.rule} for a in audit.set_aside
+        ],
         "k_plan": audit.k_plan,
         "totals": audit_totals(audit),
         "figures": audit_figures(audit),
