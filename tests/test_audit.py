@@ -488,7 +488,7 @@ def test_sparse_huge_grade_and_report_files_are_never_read_whole(
     assert c["errored"] == [1] and c["passed"] == [2]
     assert "more than the 1.0 MB passhat reads" in c["not_graded"][0]["reason"]
     assert data["claimed"]["k"] == 2
-    assert "README.md: only its first 4 MB were read for claims" in data["notes"]
+    assert "README.md: only its first 1 MB was read for claims" in data["notes"]
 
 
 def test_a_fifo_or_a_folder_as_grade_file_is_errored_without_blocking(

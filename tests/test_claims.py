@@ -367,3 +367,28 @@ def test_a_fifo_among_the_text_files_is_never_opened(
     os.mkfifo(root / "notes.txt")
     data = json.loads(run_cli(capsys, "audit", str(root), "--json").out)
     assert [c["k"] for c in data["claims"]] == [2]
+
+
+def test_a_file_with_more_candidates_than_the_bound_is_read_in_part_with_a_note() -> None:
+    from passhat.sources.claims import MAX_CANDIDATES, read_text
+
+    text = "\n".join(f'"n_trials": {2 + i % 3},' for i in range(MAX_CANDIDATES + 500))
+    reading = read_text(text, "big.json")
+    assert len(reading.claims) == MAX_CANDIDATES
+    assert reading.notes == [
+        f"big.json: more than {MAX_CANDIDATES:,} numbers read as possible claims; "
+        f"the rest of it (from line {MAX_CANDIDATES + 1}) was not read"
+    ]
+
+
+def test_files_past_the_byte_budget_are_left_out_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passhat.sources import audit
+
+    monkeypatch.setattr(audit, "MAX_CLAIM_BYTES", 30)
+    root = _folder(tmp_path, "We ran it 2 times, as the table shows.")
+    (root / "zz.md").write_text("We ran it 5 times.\n")
+    data = json.loads(run_cli(capsys, "audit", str(root), "--json").out)
+    assert [c["k"] for c in data["claims"]] == [2]
+    assert "zz.md and the files after it were not read for claims" in " ".join(data["notes"])

@@ -105,8 +105,11 @@ MAX_CLAIM_FILES = 200
 """Files read for claims, at most (a note says when more were there)."""
 MAX_CLAIM_DEPTH = 4
 """Folder levels below DIR read for claims (DIR itself is level 0)."""
-MAX_REPORT_BYTES = 4 * 1024 * 1024
-"""Bytes of one file read for claims (a larger one is read in part, with a note)."""
+MAX_REPORT_BYTES = 1024 * 1024
+"""Bytes of one file read for claims (a larger one is read in part, with a note): a
+write-up is tens of kB; the grammar reads about 1 MB a second at worst."""
+MAX_CLAIM_BYTES = 8 * 1024 * 1024
+"""Bytes read for claims in all (files past it are left out, with a note)."""
 MAX_GRADE_BYTES = 1024 * 1024
 """A grade file larger than this is no verdict: that run is errored."""
 
@@ -300,15 +303,23 @@ def read_claims(
     claims: list[Claim] = []
     set_aside: list[SetAside] = []
     files, notes = claim_files(root, manifest, run_dirs)
+    budget = MAX_CLAIM_BYTES
     for path in files:
         name = path.relative_to(root).as_posix()
+        if budget <= 0:
+            notes.append(
+                f"{name} and the files after it were not read for claims: "
+                f"{MAX_CLAIM_BYTES >> 20} MB were read before them"
+            )
+            break
         try:
             data = read_bytes(path, "report file", MAX_REPORT_BYTES, truncate=True)
         except InputError as error:
             notes.append(f"{name}: not read for claims ({error})")
             continue
+        budget -= len(data)
         if len(data) >= MAX_REPORT_BYTES:
-            notes.append(f"{name}: only its first {MAX_REPORT_BYTES >> 20} MB were read for claims")
+            notes.append(f"{name}: only its first {MAX_REPORT_BYTES >> 20} MB was read for claims")
         reading = read_text(data.decode("utf-8", errors="replace"), name)
         for claim in reading.claims:
             if claim.too_large:
@@ -319,6 +330,7 @@ def read_claims(
                 )
         claims.extend(reading.claims)
         set_aside.extend(reading.set_aside)
+        notes.extend(reading.notes)
     return claims, set_aside, notes
 
 

@@ -207,6 +207,13 @@ class Reading:
 
     claims: list[Claim] = field(default_factory=list)
     set_aside: list[SetAside] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What the bounds left unread (MAX_CANDIDATES)."""
+
+
+MAX_CANDIDATES = 1000
+"""Numbers one file's text is read for, at most (claims and numbers set aside): a file
+with more is no report, and each candidate costs a sentence and its context."""
 
 
 def number(word: str) -> int | None:
@@ -292,10 +299,48 @@ class Rule:
     pattern: re.Pattern[str]
     count: Counter = _num
     at_least: bool = False
+    trigger: tuple[str, ...] = ()
+    """Words one of which a text must hold (lower-cased) before `pattern` runs over it:
+    most lines hold no unit at all, and a substring test costs far less than a pattern."""
+
+
+_UNIT_WORDS = (
+    "run",
+    "trial",
+    "seed",
+    "epoch",
+    "attempt",
+    "sample",
+    "complet",
+    "rollout",
+    "repetit",
+    "repeat",
+    "replicat",
+    "traject",
+    "generat",
+    "episode",
+    "iterat",
+    "respons",
+)
+_TRIGGERS = {
+    "verb + N times": ("times", "×", "x"),
+    "once / twice / thrice": ("once", "twice", "thrice"),
+    "in triplicate": ("plicate",),
+    "pass^k figure": ("pass",),
+    "avg@k figure": ("@",),
+    "k ∈ {…}": ("{",),
+    "setting": ("=", ":"),
+    "command-line flag": ("-",),
+    "list of seeds": ("seed",),
+    "range of seeds": ("seed",),
+    "shell loop": ("for",),
+    "count in Chinese": ("次", "遍", "轮", "輪", "种子", "種子"),
+}
 
 
 def _rule(name: str, pattern: str, count: Counter = _num, at_least: bool = False) -> Rule:
-    return Rule(name, re.compile(pattern, re.I), count, at_least)
+    trigger = _TRIGGERS.get(name, _UNIT_WORDS)
+    return Rule(name, re.compile(pattern, re.I), count, at_least, trigger)
 
 
 _PROSE_RULES = (
@@ -471,14 +516,25 @@ def _set_aside(context: str, start: int, end: int, rule: Rule, matched: str) -> 
 # ------------------------------------------------------------------ reading
 
 
+_STOPS = (". ", "! ", "? ", "。", "；")
+_WINDOW = 2 * MAX_QUOTE
+"""Characters either side of a match searched for its sentence's ends: a 4 MB line of
+minified JSON is never searched whole once per match."""
+
+
+def sentence_span(line: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence of `line` holding [start, end) begins and ends (looked for at
+    most _WINDOW characters either side)."""
+    lo = max(0, start - _WINDOW)
+    left = max((i + len(s) for s in _STOPS if (i := line.rfind(s, lo, start)) >= 0), default=lo)
+    ends = [i for i in (line.find(s, end, end + _WINDOW) for s in _STOPS) if i >= 0]
+    right = min(ends) + 1 if ends else min(len(line), end + _WINDOW)
+    return left, right
+
+
 def sentence(line: str, start: int, end: int) -> str:
     """The sentence of `line` holding [start, end), at most MAX_QUOTE characters."""
-    stops = (". ", "! ", "? ", "。", "；")
-    left = max(
-        line.rfind(s, 0, start) + len(s) if line.rfind(s, 0, start) >= 0 else 0 for s in stops
-    )
-    ends = [i for i in (line.find(s, end) for s in stops) if i >= 0]
-    right = min(ends) + 1 if ends else len(line)
+    left, right = sentence_span(line, start, end)
     text = line[left:right].strip().strip("|").strip()
     if len(text) > MAX_QUOTE:
         middle = (start + end) // 2 - left
@@ -538,12 +594,21 @@ def _apply(
     name: str,
     reading: Reading,
     found: list[tuple[tuple[int, int], Claim]],
-) -> None:
+) -> bool:
     """The claims of one block (each keyed by line and place, for reading order) into
-    `found`, the numbers set aside into `reading`."""
+    `found`, the numbers set aside into `reading`; False once MAX_CANDIDATES were read."""
     seen: set[tuple[int, int]] = set()
+    lower = block.text.lower()
     for rule in rules:
+        if not any(word in lower for word in rule.trigger):
+            continue
         for match in rule.pattern.finditer(block.text):
+            if len(found) + len(reading.set_aside) >= MAX_CANDIDATES:
+                reading.notes.append(
+                    f"{name}: more than {MAX_CANDIDATES:,} numbers read as possible claims; "
+                    f"the rest of it (from line {block.first_line}) was not read"
+                )
+                return False
             group = next(g for g in ("num", "list", "lo") if match.groupdict().get(g) is not None)
             span = match.span(group)
             key = span
@@ -555,18 +620,16 @@ def _apply(
             seen.add(key)
             where = f"{name}:{block.line_of(span[0])}"
             quote = sentence(block.text, *match.span())
-            s_start = block.text.find(quote.strip("…")[:40]) if quote else -1
-            context = block.text if s_start < 0 else block.text[s_start : s_start + len(quote)]
-            offset = span[0] - (s_start if s_start >= 0 else 0)
-            aside = _set_aside(
-                context, max(offset, 0), max(offset, 0) + span[1] - span[0], rule, match.group(0)
-            )
+            left, right = sentence_span(block.text, *match.span())
+            context = block.text[left:right]
+            aside = _set_aside(context, span[0] - left, span[1] - left, rule, match.group(0))
             written = match.group(group)
             if aside:
                 reading.set_aside.append(SetAside(where, quote, aside, written))
             else:
                 claim = Claim(k, where, quote, rule.at_least, written=written, rule=rule.name)
                 found.append(((block.line_of(span[0]), span[0]), claim))
+    return True
 
 
 def _cells(line: str) -> list[str]:
@@ -707,7 +770,8 @@ def read_text(text: str, name: str) -> Reading:
         else (_Block(line, (0,), i + 1) for i, line in enumerate(lines))
     )
     for block in blocks:
-        _apply(rules, block, name, reading, found)
+        if not _apply(rules, block, name, reading, found):
+            break
     if kind == PROSE:
         for claim in (*_markdown_tables(lines, name), *_latex_tables(lines, name)):
             found.append(((int(claim.source.rsplit(":", 1)[1]), -1), claim))
