@@ -294,6 +294,20 @@ def test_grade_files(data: Any, status: str) -> None:
     assert grade_from_data(data, "grade.json").status == status
 
 
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "2.0", "-1"])
+def test_a_reward_that_is_no_score_is_errored_never_a_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    """Regression (issue 34): `{"reward": NaN}` was counted as a failed run."""
+    root = make_folder(tmp_path, {"a": {1: {}}}, {"k": 1})
+    (root / "outputs" / "a" / "run-1" / "grade.json").write_text('{"reward": ' + text + "}")
+    data = audit_json(capsys, str(root))
+    (c,) = data["configurations"]
+    assert c["errored"] == [1] and c["graded"] == []
+    shown = {"NaN": "nan", "Infinity": "inf", "-Infinity": "-inf"}.get(text, text)
+    assert f"grade.json: reward is {shown}, not a score in 0..1" in (c["not_graded"][0]["reason"])
+
+
 # ------------------------------------------------------------------- bad input
 
 

@@ -122,3 +122,35 @@ def test_half_a_surrogate_pair_is_one_line(tmp_path: Path) -> None:
     data["info"]["user_info"]["llm"] = {"\ud83d\ude00": None}
     path.write_text(json.dumps(data), encoding="utf-8")
     assert import_results(path).runs
+
+
+fragments = st.sampled_from(
+    [
+        "ran", "5", "five", "五", "times", "runs", "per", "each", "configuration", "seeds",
+        "0, 1 and 2", "1-5", "k", "=", ":", "--n-attempts", "-k", "pass^", "@", "{1, 3}",
+        "∈", "|", "---", ":--", "&", "\\\\", "\\begin{tabular}", "\\end{tabular}", "\n",
+        "up to", "train", "(n=", ")", "次", "跑", "99999999999", "in triplicate", "$", " ",
+    ]
+)  # fmt: skip
+
+
+@FUZZ
+@given(
+    parts=st.lists(st.one_of(fragments, st.text(max_size=20)), max_size=60),
+    name=st.sampled_from(["README.md", "paper/main.tex", "config.yaml", "s.json", "run.sh"]),
+)
+def test_the_claim_reader_reads_anything_into_claims_with_their_line(
+    parts: list[str], name: str
+) -> None:
+    """Whatever a write-up holds, each claim is a count >= 1 on a line of the text, and
+    each number set aside names its rule (issue 34)."""
+    from passhat.sources.claims import read_text
+
+    text = " ".join(parts)
+    reading = read_text(text, name)
+    lines = max(1, len(text.splitlines()))
+    for claim in reading.claims:
+        assert claim.k >= 1 and claim.rule
+        assert claim.source.startswith(name + ":")
+        assert 1 <= int(claim.source.rsplit(":", 1)[1]) <= lines
+    assert all(aside.rule for aside in reading.set_aside)

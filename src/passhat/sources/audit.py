@@ -601,6 +601,14 @@ def grade_from_data(data: Any, source: str) -> Grade:
     for key in ("reward", "score"):
         value = data.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if not 0 <= value <= 1:  # NaN and ±Infinity fail both comparisons
+                return Grade(
+                    "errored",
+                    source,
+                    f"{source}: {key} is {value!r}, not a score in 0..1 (a grader that "
+                    "crashed or overflowed is no failure)",
+                    details=data,
+                )
             return Grade("passed" if value == 1 else "failed", source, details=data)
     return Grade(
         "errored",
