@@ -677,3 +677,54 @@ def test_a_bad_layout_is_one_line(
     capsys: pytest.CaptureFixture[str], layout: str, part: str
 ) -> None:
     one_line_exit_2(run_cli(capsys, "audit", str(EXAMPLE), "--layout", layout), part)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "folder"])
+def test_a_manifest_that_is_no_regular_file_is_named_not_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """Regression (issue 34): benchmark.json as a FIFO or /dev/zero was reported as "no
+    manifest declares a run count", as if it were not there."""
+    import os
+
+    root = make_folder(tmp_path, {"a": {1: {"grade": {"passed": True}}}})
+    manifest = root / "benchmark.json"
+    if kind == "fifo":
+        os.mkfifo(manifest)
+    elif kind == "dev-zero":
+        manifest.symlink_to("/dev/zero")
+    else:
+        manifest.mkdir()
+    r = run_cli(capsys, "audit", str(root))
+    assert r.code == 2
+    wanted = {"fifo": "a FIFO", "dev-zero": "a device", "folder": "a folder"}[kind]
+    assert r.err.strip() == (
+        f"error: {manifest}: the manifest is {wanted}, not a file; give the file itself"
+    )
+
+
+def test_a_grader_printing_megabytes_is_kept_as_a_bounded_tail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 34): a grader printing 300 MB made audit hold 900 MB to keep 500
+    characters; the tail is read in chunks, the traceback looked for in every one."""
+    import sys
+
+    from passhat.sources.audit import MAX_GRADER_TAIL, OutputTail
+
+    tail = OutputTail()
+    for _ in range(200):
+        tail.feed(b"x" * 50_000)
+    tail.feed(b"Traceback (most")
+    tail.feed(b" recent call last)\nthe end")
+    assert len(tail.data) <= 2 * MAX_GRADER_TAIL and tail.traceback
+    assert tail.text().endswith("recent call last)\nthe end")
+    root = make_folder(tmp_path, {"a": {1: {}}})
+    grader = tmp_path / "grade.py"
+    grader.write_text(
+        "import sys\nsys.stdout.write('y' * 20_000_000 + 'LAST')\n"
+        "sys.stderr.write('Traceback (most recent call last)\\n' + 'z' * 5_000_000)\nsys.exit(1)\n"
+    )
+    data = audit_json(capsys, str(root), "--grade", f"{sys.executable} {grader} {{run_dir}}")
+    (c,) = data["configurations"]
+    assert c["errored"] == [1]  # exit 1 after a traceback early in a long stderr: a crash

@@ -41,6 +41,7 @@ import re
 import shlex
 import signal
 import subprocess
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -52,7 +53,7 @@ from passhat.errors import InputError
 from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Imported, file_sha256, new_id, now, short_hash
-from passhat.sources._files import MAX_SMALL_BYTES, parse_json, read_bytes
+from passhat.sources._files import MAX_SMALL_BYTES, parse_json, read_bytes, regular_size
 from passhat.sources.claims import MAX_CLAIM, Claim, SetAside, governing, read_text
 
 MANIFESTS = ("benchmark.json", "metadata.json", "manifest.json", "experiment.json")
@@ -222,8 +223,10 @@ def read_manifest(root: Path, name: str | None = None) -> Manifest:
     for candidate in candidates:
         path = root / candidate
         if not path.is_file():
-            if name:
+            if name and not path.exists():
                 raise InputError(f"{path}: no such manifest; give --manifest a file in {root}")
+            if path.exists() or path.is_symlink():
+                regular_size(path, "manifest")  # a FIFO, a device or a folder: named, not skipped
             continue
         return parse_manifest(path, _read_json(path, "manifest"))
     return Manifest(path=None, declared=None)
@@ -657,6 +660,37 @@ def check_command(template: str) -> list[str]:
     return tokens
 
 
+MAX_GRADER_TAIL = 64 * 1024
+"""Bytes of a grader's stdout and of its stderr kept (its last ones): a grader printing
+300 MB made audit hold 900 MB to keep 500 characters."""
+_TRACEBACK = b"Traceback (most recent call last)"
+
+
+class OutputTail:
+    """The last MAX_GRADER_TAIL bytes of a stream, and whether a Python traceback was
+    printed anywhere in it; read in chunks, never whole."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.traceback = False
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.traceback:
+            self.traceback = _TRACEBACK in bytes(self.data[-len(_TRACEBACK) :]) + chunk
+        self.data += chunk
+        if len(self.data) > 2 * MAX_GRADER_TAIL:
+            del self.data[:-MAX_GRADER_TAIL]
+
+    def drain(self, stream: Any) -> None:
+        """Read `stream` to its end, 64 kB at a time."""
+        with stream:
+            for chunk in iter(lambda: stream.read(65536), b""):
+                self.feed(chunk)
+
+    def text(self) -> str:
+        return bytes(self.data[-MAX_GRADER_TAIL:]).decode("utf-8", errors="replace")
+
+
 def grade_with_command(tokens: Sequence[str], run_dir: Path, timeout_s: float) -> Grade:
     """Run the grader on one run directory: exit 0 passed, 1 failed (unless it is a
     Python traceback: the grader crashed), else errored. The grader runs in its own
@@ -678,18 +712,26 @@ def grade_with_command(tokens: Sequence[str], run_dir: Path, timeout_s: float) -
         ) from None
     except OSError as error:
         raise InputError(f"--grade: command {argv[0]!r} cannot be run ({error.strerror})") from None
+    tails = (OutputTail(), OutputTail())
+    readers = [
+        threading.Thread(target=tail.drain, args=(stream,), daemon=True)
+        for tail, stream in zip(tails, (process.stdout, process.stderr), strict=True)
+    ]
+    for reader in readers:
+        reader.start()
     try:
-        out, err = process.communicate(timeout=timeout_s)
+        process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_group(process)
-        process.communicate()
+        process.wait()
         return Grade(
             "errored", source, f"the grader ran past {timeout_s:g} s (its process group was killed)"
         )
     finally:
         _kill_group(process)
-    stdout = out.decode("utf-8", errors="replace")
-    stderr = err.decode("utf-8", errors="replace")
+        for reader in readers:
+            reader.join(timeout=5)
+    stdout, stderr = (tail.text() for tail in tails)
     last = (stderr.strip().splitlines() or stdout.strip().splitlines() or [""])[-1]
     details = {
         "exit_code": process.returncode,
@@ -698,7 +740,7 @@ def grade_with_command(tokens: Sequence[str], run_dir: Path, timeout_s: float) -
     }
     if process.returncode == 0:
         return Grade("passed", source, details=details)
-    if process.returncode == 1 and "Traceback (most recent call last)" not in stderr:
+    if process.returncode == 1 and not tails[1].traceback:
         return Grade("failed", source, details=details)
     # exit 1 with a Python traceback is the grader crashing (as the seed's run_dirs[0]
     # grader does), not a verdict: errored, never a silent "failed"
