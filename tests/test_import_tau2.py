@@ -220,6 +220,8 @@ def _sims_with(change: dict[str, Any], drop: str | None = None) -> dict[str, Any
     [
         (_sims_with({}, drop="task_id"), "field simulations[1].task_id is missing"),
         (_sims_with({"task_id": None}), "field simulations[1].task_id is null"),
+        (_sims_with({"task_id": ""}), 'field simulations[1].task_id is ""'),
+        (_sims_with({"task_id": "  "}), 'field simulations[1].task_id is "  "'),
         (_sims_with({"trial": "one"}), 'field simulations[1].trial is "one"'),
         (_sims_with({"duration": "60 s"}), 'field simulations[1].duration is "60 s"'),
         (_sims_with({"duration": 10**400}), "field simulations[1].duration is 1000"),
@@ -232,6 +234,8 @@ def _sims_with(change: dict[str, Any], drop: str | None = None) -> dict[str, Any
     ids=[
         "no-task-id",
         "null-task-id",
+        "empty-task-id",
+        "blank-task-id",
         "string-trial",
         "string-duration",
         "huge-duration",
@@ -308,3 +312,23 @@ def test_what_tau2s_model_allows_is_read(
     assert r.code == 0, r.err
     (item,) = json.loads(r.out)
     assert "1 simulations have no trial number; numbered in file order" in item["notes"]
+
+
+@pytest.mark.parametrize("reward", [float("inf"), float("-inf"), 2.0, -1.0, float("nan")])
+def test_a_reward_that_is_no_score_is_errored_with_the_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reward: float
+) -> None:
+    """Regression (issue 34): a reward of Infinity or 2.0 was counted as a failed run."""
+    sims = [dict(s) for s in SIMULATIONS]
+    sims[4] = sim("1", 1, reward)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**RESULTS, "simulations": sims}))
+    r = run_cli(capsys, "import", "tau2", str(path), "--db", str(tmp_path / "p.db"), "--json")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    errored = {(e["case"], e["run"]): e["message"] for e in item["errored"]}
+    assert errored[("1", 2)] == (
+        f"τ²-bench: reward {reward!r} is no score in 0..1 (termination: user_stop)"
+    )
+    figures = {f["label"]: f["value"] for f in item["figures"]}
+    assert figures["τ²-bench avg_reward"] == pytest.approx(5.5 / 6)  # left out, as errored

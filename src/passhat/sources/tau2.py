@@ -21,10 +21,14 @@ optional in that model (`Optional[int]`), so a simulation without one is
 numbered in file order after the numbered ones, and a note says so.
 
 Each simulation is a run (index = trial + 1). Reward 1 (within τ²'s own 1e-6)
-passes, any other reward fails; `infrastructure_error` (the simulation never
-ran: an API disconnect) and a simulation without a reward are errored: τ²-bench
+passes, any other reward in 0..1 fails; `infrastructure_error` (the simulation
+never ran: an API disconnect) and a simulation without a reward are errored: τ²-bench
 drops these from its denominators with a logged warning, passhat keeps them in
-the plan and names them. A trial that has no simulation is missing.
+the plan and names them. A reward that is NaN, ±Infinity or outside 0..1 is no
+score (τ²'s model would keep it as a float and count it in its average): that
+run is errored with the value, and left out of τ²'s average as an error is. An
+empty or blank `task_id` is refused like a missing one. A trial that has no
+simulation is missing.
 """
 
 from __future__ import annotations
@@ -119,7 +123,11 @@ def check_simulation(sim: Any, at: int, path: Path) -> dict[str, Any]:
     if not isinstance(sim, dict):
         raise refuse("", sim, "a simulation is an object")
     checks: tuple[tuple[str, bool, str], ...] = (
-        ("task_id", isinstance(sim.get("task_id", _ABSENT), str), "a task id is a string"),
+        (
+            "task_id",
+            isinstance(sim.get("task_id", _ABSENT), str) and bool(sim["task_id"].strip()),
+            "a task id is a string that is not empty",
+        ),
         (
             "trial",
             sim.get("trial") is None
@@ -185,12 +193,19 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _reward(sim: dict[str, Any]) -> float | None:
+def _raw_reward(sim: dict[str, Any]) -> float | None:
     info = sim.get("reward_info")
     reward = info.get("reward") if isinstance(info, dict) else None
-    if isinstance(reward, bool) or not isinstance(reward, int | float) or math.isnan(reward):
+    if isinstance(reward, bool) or not isinstance(reward, int | float):
         return None
     return float(reward)
+
+
+def _reward(sim: dict[str, Any]) -> float | None:
+    """The reward when it is a score (0..1); None for none, NaN, ±Infinity or one outside
+    0..1 (τ²-bench's rewards are products of 0..1 checks)."""
+    reward = _raw_reward(sim)
+    return reward if reward is not None and 0 <= reward <= 1 else None
 
 
 def _transcript(sim: dict[str, Any]) -> list[dict[str, Any]]:
@@ -221,6 +236,12 @@ def simulation_run(
     details: list[dict[str, Any]] = []
     if reason == INFRA:
         error = ("infrastructure_error", "τ²-bench: the simulation hit an infrastructure error")
+        status = "errored"
+    elif reward is None and (raw := _raw_reward(sim)) is not None:
+        error = (
+            "reward_not_a_score",
+            f"τ²-bench: reward {raw!r} is no score in 0..1 (termination: {reason or 'unknown'})",
+        )
         status = "errored"
     elif reward is None:
         error = ("no_reward", f"τ²-bench: no reward (termination: {reason or 'unknown'})")
