@@ -228,3 +228,107 @@ def test_a_name_that_is_not_text_is_a_refused_trial(
     notes = "\n".join(item["notes"])
     assert "bad/result.json: field agent_info.model_info.name is not text" in notes
     assert "odd/result.json: field source is not text or null" in notes
+
+
+def _import_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], **change: Any
+) -> dict[str, Any]:
+    t = trial("hello", 1, 1.0)
+    for key, value in change.items():
+        if key == "reward":
+            t["verifier_result"] = {"rewards": {"reward": value}}
+        else:
+            t[key] = value
+    job = write_job(tmp_path, [t, trial("hello", 2, 0.0)])
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"), "--json")
+    assert r.code == 0, r.err
+    (item,) = json.loads(r.out)
+    return dict(item)
+
+
+@pytest.mark.parametrize(
+    ("change", "passed"),
+    [({"reward": "1"}, True), ({"reward_valid": "yes"}, True), ({"reward_valid": "no"}, False)],
+    ids=["reward-string-1", "valid-yes", "valid-no"],
+)
+def test_what_harbors_model_converts_is_read_as_it_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, Any], passed: bool
+) -> None:
+    """Regression (issue 34): reward "1" and reward_valid "yes" were dropped with a note
+    that "Harbor refuses" them; Harbor's pydantic model reads them as 1 and true."""
+    item = _import_one(tmp_path, capsys, **change)
+    assert not any("refuses" in n for n in item["notes"])
+    errored = [e["run"] for e in item["errored"]]
+    assert (errored == []) if passed else (errored == [1])
+    assert item["passhat"]["pass_rate"] == (0.5 if passed else 0.0)
+
+
+@pytest.mark.parametrize(
+    ("change", "part"),
+    [
+        ({"started_at": "not a date"}, "field started_at is not a time or null"),
+        ({"reward_valid": "maybe"}, "field reward_valid is not true, false or null"),
+        ({"reward": "one"}, "field rewards is not an object of numbers or null"),
+    ],
+    ids=["started-at", "valid-maybe", "reward-word"],
+)
+def test_what_harbors_model_refuses_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, Any], part: str
+) -> None:
+    """Regression (issue 34): started_at "not a date" was read; Harbor refuses it."""
+    item = _import_one(tmp_path, capsys, **change)
+    assert any(part in n and "Harbor's TrialResult refuses it" in n for n in item["notes"])
+    assert item["missing"] == {"hello": [3]} or item["missing"] == {"hello": [2, 3]}
+
+
+@pytest.mark.parametrize("reward", [float("inf"), float("-inf")])
+def test_an_infinite_reward_is_errored_never_a_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reward: float
+) -> None:
+    """Regression (issue 34): a reward of Infinity was counted as a failed trial."""
+    t = trial("hello", 1, reward, valid=True)
+    job = write_job(tmp_path, [t, trial("hello", 2, 0.0)])
+    r = run_cli(capsys, "import", "harbor", str(job), "--db", str(tmp_path / "p.db"), "--json")
+    (item,) = json.loads(r.out)
+    assert item["errored"] == [
+        {"case": "hello", "run": 1, "message": f"Harbor: the reward is {reward!r}, no score"}
+    ]
+
+
+def test_harbors_own_model_reads_the_trial_where_it_is_installed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where `harbor` is importable its TrialResult decides (here a stand-in model that
+    requires a trial_uri starting with file://, which passhat's own reading never checks)."""
+    import sys
+    import types
+
+    from pydantic import BaseModel, field_validator
+
+    from passhat.sources import harbor
+
+    class TrialResult(BaseModel):
+        task_name: str
+        trial_uri: str
+
+        @field_validator("trial_uri")
+        @classmethod
+        def _file(cls, value: str) -> str:
+            if not value.startswith("file://"):
+                raise ValueError("not a file URI")
+            return value
+
+    module = types.ModuleType("harbor.models.trial.result")
+    module.TrialResult = TrialResult  # type: ignore[attr-defined]
+    for name in ("harbor", "harbor.models", "harbor.models.trial"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "harbor.models.trial.result", module)
+    harbor.harbor_model.cache_clear()
+    try:
+        item = _import_one(tmp_path, capsys, trial_uri="s3://bucket/hello")
+    finally:
+        harbor.harbor_model.cache_clear()
+    assert any(
+        "field trial_uri: Value error, not a file URI (Harbor's TrialResult refuses it)" in n
+        for n in item["notes"]
+    )

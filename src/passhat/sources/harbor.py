@@ -1,20 +1,26 @@
 """Harbor job folders as passhat experiments.
 
 Harbor (the `harbor` package on PyPI; it needs Python 3.12, passhat runs on
-3.11, so its models cannot be imported here) writes one folder per job:
+3.11) writes one folder per job:
 
     jobs/<job_name>/config.json          JobConfig: n_attempts, agents, datasets
     jobs/<job_name>/result.json          JobResult: stats.evals[<agent>__<model>__<dataset>]
     jobs/<job_name>/<trial_name>/result.json   TrialResult, one per attempt
 
-Read as JSON after Harbor's pydantic models (harbor 0.26.0:
-`models/job/config.py`, `models/trial/result.py`, `utils/pass_at_k.py`). Each
+Each trial's result.json is read through Harbor's own `TrialResult` where the
+`harbor` package can be imported, and otherwise as JSON after Harbor's pydantic
+models (harbor 0.26.0: `models/job/config.py`, `models/trial/result.py`,
+`utils/pass_at_k.py`), the fields passhat reads converted by pydantic as those
+models type them: reward "1" is 1 and reward_valid "yes" is true, as Harbor reads
+them; started_at "not a date" is refused, as Harbor refuses it. Each
 trial is a run. Trials of different agents, models or datasets never pool: each
 (agent, model, dataset) is its own experiment, as Harbor keys its own stats.
 
 - `reward_valid` (Harbor's own verdict on whether the reward can be trusted;
   recomputed as "rewards present, no exception" when absent) false: errored,
   with the exception's type and message;
+- a reward that is NaN or ±Infinity: errored (Harbor's model keeps it as a
+  float; it is no score);
 - else the reward (`rewards.reward`, or the only reward) equal to 1 passes,
   anything else fails;
 - a trial folder without a readable result.json never finished: missing.
@@ -25,6 +31,7 @@ start time. Requested k is `n_attempts`.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -47,9 +54,83 @@ def _optional(value: Any, kind: type | tuple[type, ...]) -> bool:
     return value is None or (isinstance(value, kind) and not isinstance(value, bool))
 
 
+@functools.cache
+def harbor_model() -> Any:
+    """Harbor's own `TrialResult` model when the `harbor` package is importable here (it
+    needs Python 3.12), else None: then `as_harbor_reads` mirrors it."""
+    try:
+        from harbor.models.trial.result import TrialResult  # type: ignore[import-not-found]
+    except Exception:  # not installed, or not importable on this Python
+        return None
+    return TrialResult
+
+
+@functools.cache
+def _lax() -> dict[str, Any]:
+    """pydantic adapters for the fields passhat reads, typed as Harbor's models type them
+    (so "1" is a reward and "yes" a reward_valid, as Harbor's lax validation reads them)."""
+    from datetime import datetime
+
+    from pydantic import TypeAdapter
+
+    return {
+        "reward_valid": TypeAdapter(bool | None),
+        "started_at": TypeAdapter(datetime | None),
+        "rewards": TypeAdapter(dict[str, float | int] | None),
+    }
+
+
+def as_harbor_reads(data: Any) -> tuple[Any, str | None]:
+    """The result.json as Harbor's `TrialResult` reads it: through Harbor's model where it
+    is installed, else with the fields passhat reads converted as its pydantic types do
+    (reward "1" is 1, reward_valid "yes" is true, started_at "not a date" is refused);
+    (data, None), or (data, why Harbor refuses it)."""
+    model = harbor_model()
+    if model is not None and isinstance(data, dict):
+        from pydantic import ValidationError
+
+        try:
+            model.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            return data, f"field {where}: {first['msg']}"
+    problem = trial_problem(data)
+    if problem is not None:
+        return data, problem
+    from pydantic import ValidationError
+
+    data = dict(data)
+    verifier = dict(data.get("verifier_result") or {})
+    for field, holder in (
+        ("reward_valid", data),
+        ("started_at", data),
+        ("rewards", verifier),
+    ):
+        try:
+            value = _lax()[field].validate_python(holder.get(field))
+        except ValidationError as error:
+            return data, f"field {field} is not {_WANTED[field]} ({error.errors()[0]['msg']})"
+        if field == "rewards" and verifier:
+            verifier["rewards"] = value
+        elif field == "reward_valid":
+            data[field] = value
+    if verifier:
+        data["verifier_result"] = verifier
+    return data, None
+
+
+_WANTED = {
+    "reward_valid": "true, false or null",
+    "started_at": "a time or null",
+    "rewards": "an object of numbers or null",
+}
+
+
 def trial_problem(data: Any) -> str | None:
-    """Why Harbor's `TrialResult` model would refuse this result.json (the fields passhat
-    reads), or None when it would not; pure."""
+    """Why Harbor's `TrialResult` model would refuse this result.json (the types of the
+    fields passhat reads, before pydantic's conversions: see `as_harbor_reads`), or None
+    when it would not; pure."""
     if not isinstance(data, dict):
         return "it is not a JSON object"
     if not isinstance(data.get("task_name"), str):
@@ -59,12 +140,6 @@ def trial_problem(data: Any) -> str | None:
         ("verifier_result", _optional(data.get("verifier_result"), dict), "an object or null"),
         ("exception_info", _optional(data.get("exception_info"), dict), "an object or null"),
         ("agent_result", _optional(data.get("agent_result"), dict), "an object or null"),
-        ("started_at", _optional(data.get("started_at"), str), "a time or null"),
-        (
-            "reward_valid",
-            data.get("reward_valid") is None or isinstance(data["reward_valid"], bool),
-            "true, false or null",
-        ),
     )
     for field, ok, wanted in checks:
         if not ok:
@@ -83,7 +158,7 @@ def trial_problem(data: Any) -> str | None:
     if not _optional(rewards, dict):
         return "field verifier_result.rewards is not an object or null"
     for key, value in (rewards or {}).items():
-        if not _optional(value, (int, float)) or (isinstance(value, int) and abs(value) > 2**53):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
             return f"field verifier_result.rewards.{key} is not a number"
     for key in ("n_input_tokens", "n_output_tokens"):
         value = (data.get("agent_result") or {}).get(key)
@@ -103,14 +178,15 @@ def _reward(trial: dict[str, Any]) -> float | None:
     value = rewards.get("reward") if "reward" in rewards else None
     if value is None and len(rewards) == 1:
         value = next(iter(rewards.values()))
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return float(value)
 
 
 def _nan_reward(trial: dict[str, Any]) -> bool:
+    """A reward that is NaN or ±Infinity: no score (Harbor's model keeps it as a float)."""
     rewards = (trial.get("verifier_result") or {}).get("rewards") or {}
-    return any(isinstance(v, float) and math.isnan(v) for v in rewards.values())
+    return any(isinstance(v, float) and not math.isfinite(v) for v in rewards.values())
 
 
 def _valid(trial: dict[str, Any]) -> bool:
@@ -130,8 +206,14 @@ def trial_run(experiment_id: str, trial: dict[str, Any], index: int, case_hash: 
         kind = exception.get("exception_type") or (
             "nan_reward" if _nan_reward(trial) else "no_reward"
         )
+        rewards = (trial.get("verifier_result") or {}).get("rewards") or {}
+        odd = next(
+            (v for v in rewards.values() if isinstance(v, float) and not math.isfinite(v)), 0
+        )
         message = exception.get("exception_message") or (
-            "the reward is NaN" if _nan_reward(trial) else "no valid reward"
+            ("the reward is NaN" if math.isnan(odd) else f"the reward is {odd!r}, no score")
+            if _nan_reward(trial)
+            else "no valid reward"
         )
         error = (str(kind), f"Harbor: {kind}: {message}" if exception else f"Harbor: {message}")
         status = "errored"
@@ -191,7 +273,7 @@ def read_trials(job_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
                 f"{sub.name}: result.json cannot be read ({reason}); that trial counts as missing"
             )
             continue
-        problem = trial_problem(data)
+        data, problem = as_harbor_reads(data)
         if problem is not None:
             notes.append(
                 f"{sub.name}/result.json: {problem} (Harbor's TrialResult refuses it); "
