@@ -108,3 +108,35 @@ def rewritten_log(log: Path, out: Path, *, epochs: int | None, status: str, samp
         data.samples = None
     write_eval_log(data, str(out), format="json")
     return out
+
+
+def rescored_log(log: Path, out: Path, sample: tuple[str, int], value: float) -> Path:
+    """The same log with one sample × epoch's score value replaced (a scorer that returned
+    NaN), written by Inspect's own writer."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    data = read_eval_log(str(log))
+    assert data.samples is not None
+    chosen = next(s for s in data.samples if (str(s.id), s.epoch) == sample)
+    assert chosen.scores is not None
+    for score in chosen.scores.values():
+        score.value = value
+    write_eval_log(data, str(out))
+    return out
+
+
+def two_reducer_log(log: Path, out: Path) -> Path:
+    """The same log whose results hold its scorer twice, reduced by mean and by max (as
+    `epochs=Epochs(3, ["mean", "max"])` writes them)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    data = read_eval_log(str(log))
+    assert data.results is not None
+    (score,) = data.results.scores
+    mean = score.model_copy(update={"reducer": "mean"})
+    top = score.model_copy(deep=True, update={"reducer": "max"})
+    for metric in top.metrics.values():
+        metric.value = 1.0
+    data.results.scores = [mean, top]
+    write_eval_log(data, str(out))
+    return out

@@ -10,7 +10,14 @@ import duckdb
 import pytest
 
 from cli_helpers import run_cli
-from inspect_logs import invalidated_log, make_logs, rewritten_log, trimmed_json_log
+from inspect_logs import (
+    invalidated_log,
+    make_logs,
+    rescored_log,
+    rewritten_log,
+    trimmed_json_log,
+    two_reducer_log,
+)
 from passhat.sources.inspect_log import pass_rule
 
 
@@ -261,3 +268,27 @@ def test_a_header_only_cancelled_log_holds_no_runs_rather_than_never_ran(
     (note,) = item["notes"]
     assert "holds no sample (a header-only log): its 9 runs are not held here" in note
     assert "never ran" not in json.dumps(item)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_score_that_is_nan_or_infinite_is_errored_never_a_failure(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], value: float
+) -> None:
+    """Regression (issue 34): an Inspect score of NaN was counted as a failed run."""
+    edited = rescored_log(logs["full"], tmp_path / "nan.eval", ("s1", 1), value)
+    (item,) = imported(capsys, tmp_path / "p.db", str(edited))
+    errored = {(e["case"], e["run"]): e["message"] for e in item["errored"]}
+    assert errored[("s1", 1)] == f"score {value!r} of match is no score"
+    assert item["passhat"]["pass_rate"] == pytest.approx(5 / 7)
+
+
+def test_two_reducers_of_one_scorer_are_labelled_by_reducer(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 34): two lines both labelled "Inspect accuracy (match)"."""
+    edited = two_reducer_log(logs["full"], tmp_path / "two.eval")
+    (item,) = imported(capsys, tmp_path / "p.db", str(edited))
+    labels = {f["label"]: f for f in item["figures"] if f["label"].startswith("Inspect accuracy")}
+    assert set(labels) == {"Inspect accuracy (match, mean)", "Inspect accuracy (match, max)"}
+    assert "reduced by max first" in labels["Inspect accuracy (match, max)"]["weighs"]
+    assert labels["Inspect accuracy (match, max)"]["value"] == 1.0

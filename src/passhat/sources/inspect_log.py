@@ -237,7 +237,10 @@ def sample_run(
         else:
             score = (sample.scores or {})[name]
             verdict = rule.passes(score.value)
-            if verdict is None:
+            if isinstance(score.value, float) and not math.isfinite(score.value):
+                # Inspect keeps a NaN or infinite value; no rule can call it a verdict
+                error = ("not_a_score", f"score {score.value!r} of {name} is no score")
+            elif verdict is None:
                 error = (
                     "unjudged_score",
                     f"score {score.value!r} of {name} is not pass/fail under {rule.describe()}; "
@@ -314,14 +317,19 @@ def inspect_figures(log: EvalLog) -> tuple[Figure, ...]:
     figures = []
     reducer = log.eval.config.epochs_reducer
     reduced = ", ".join(reducer) if reducer else "mean"
-    for score in log.results.scores if log.results else []:
+    scores = log.results.scores if log.results else []
+    names = [score.name for score in scores]
+    for score in scores:
+        own = getattr(score, "reducer", None)
+        # two reducers of one scorer are two figures: each label names its reducer
+        label = f"{score.name}, {own}" if own and names.count(score.name) > 1 else score.name
         for metric in score.metrics.values():
             figures.append(
                 Figure(
-                    label=f"Inspect {metric.name} ({score.name})",
+                    label=f"Inspect {metric.name} ({label})",
                     value=float(metric.value) if metric.value is not None else None,
-                    weighs=f"samples: each sample's scored epochs reduced by {reduced} first; "
-                    "errored epochs left out",
+                    weighs=f"samples: each sample's scored epochs reduced by {own or reduced} "
+                    "first; errored epochs left out",
                 )
             )
     return tuple(figures)
