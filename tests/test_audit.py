@@ -728,3 +728,15 @@ def test_a_grader_printing_megabytes_is_kept_as_a_bounded_tail(
     data = audit_json(capsys, str(root), "--grade", f"{sys.executable} {grader} {{run_dir}}")
     (c,) = data["configurations"]
     assert c["errored"] == [1]  # exit 1 after a traceback early in a long stderr: a crash
+
+
+def test_a_run_pattern_that_backtracks_without_end_is_stopped_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 34): a user --run-pattern with a nested repeat hung audit."""
+    root = make_folder(tmp_path, {"a": {1: {"grade": {"passed": True}}}})
+    (root / "outputs" / ("a" * 60)).mkdir()
+    r = run_cli(capsys, "audit", str(root), "--run-pattern", r"(a|aa)+b(\d+)")
+    assert r.code == 2
+    assert r.err.startswith(r"error: --run-pattern '(a|aa)+b(\\d+)' ran past 0.5 s on the folder")
+    assert len(r.err.strip().splitlines()) == 1

@@ -401,16 +401,44 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
 # ------------------------------------------------------------------ run dirs
 
 
-def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:
-    """Run-directory patterns; each must capture the run index in group 1."""
-    compiled = []
-    for pattern in patterns:
+USER_REGEX_TIMEOUT_S = 0.5
+"""Seconds one --run-pattern may take on one folder name: Python's `re` backtracks
+without end on a pattern such as '(a|aa)+b', so user patterns run on the `regex`
+engine, which stops at a time limit."""
+
+
+class RunPattern:
+    """A run-directory name pattern (group 1: the run index), run with a time limit."""
+
+    def __init__(self, pattern: str) -> None:
+        import regex  # type: ignore[import-untyped]  # no stubs; a typed wrapper here
+
         try:
-            regex = re.compile(pattern, re.I)
-        except re.error as error:
+            self._regex = regex.compile(pattern, regex.IGNORECASE)
+        except regex.error as error:
             raise InputError(
                 f"--run-pattern {pattern!r} is not a regular expression ({error})"
             ) from None
+        self.pattern = pattern
+        self.groups: int = self._regex.groups
+
+    def fullmatch(self, name: str) -> Any:
+        """The match of the whole name, or None; InputError past USER_REGEX_TIMEOUT_S."""
+        try:
+            return self._regex.fullmatch(name, timeout=USER_REGEX_TIMEOUT_S)
+        except TimeoutError:
+            raise InputError(
+                f"--run-pattern {self.pattern!r} ran past {USER_REGEX_TIMEOUT_S:g} s on the "
+                f"folder name {name[:80]!r} (a nested repeat such as '(a|aa)+' backtracks "
+                r"without end); write it without one, e.g. 'sample[-_](\d+)'"
+            ) from None
+
+
+def compile_patterns(patterns: Sequence[str]) -> list[RunPattern]:
+    """Run-directory patterns; each must capture the run index in group 1."""
+    compiled = []
+    for pattern in patterns:
+        regex = RunPattern(pattern)
         if regex.groups < 1:
             raise InputError(
                 f"--run-pattern {pattern!r} captures no run index; put it in a group, "
@@ -421,7 +449,7 @@ def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:
 
 
 def scan(
-    root: Path, patterns: Sequence[re.Pattern[str]]
+    root: Path, patterns: Sequence[RunPattern]
 ) -> tuple[list[tuple[str, int, Path]], list[str]]:
     """(parent folder relative to root, index, path) of every run directory, sorted, and
     the folders that could not be listed. The walk keeps its own stack (1,500 nested
