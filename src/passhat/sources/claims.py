@@ -495,7 +495,7 @@ _SAME_INPUT = re.compile(r"same\s+input|(?:同样|同樣|相同)的?输入|(?:�
 _TRAINING_UNIT = re.compile(r"epoch", re.I)
 
 
-def _set_aside(context: str, start: int, end: int, rule: Rule, matched: str) -> str | None:
+def _set_aside(context: str, start: int, end: int, matched: str) -> str | None:
     """The rule that makes the number at [start, end) of `context` (one sentence) no claim;
     None when it is a claim."""
     before, after = context[:start], context[end:]
@@ -622,7 +622,7 @@ def _apply(
             quote = sentence(block.text, *match.span())
             left, right = sentence_span(block.text, *match.span())
             context = block.text[left:right]
-            aside = _set_aside(context, span[0] - left, span[1] - left, rule, match.group(0))
+            aside = _set_aside(context, span[0] - left, span[1] - left, match.group(0))
             written = match.group(group)
             if aside:
                 reading.set_aside.append(SetAside(where, quote, aside, written))
