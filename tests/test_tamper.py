@@ -72,3 +72,14 @@ def test_a_touch_or_a_comment_is_not_a_change(writer: SuiteWriter) -> None:
     assert reason is not None and "cases/tiny.yaml" in reason
     case_file.write_text(case_file.read_text().replace("changed", "vague"))
     assert guard.check(force=True) == reason, "once changed, the experiment stays told"
+
+
+def test_files_grading_does_not_read_may_change(writer: SuiteWriter) -> None:
+    """An environment that keeps its state in the suite folder, a log, a store beside
+    suite.yaml: none of them is the suite's content, none makes a run suite_changed."""
+    suite = load_suite(_suite(writer))
+    guard = tamper.SuiteGuard(suite)
+    (suite.path / "state").mkdir()
+    (suite.path / "state" / "plan").write_text("one,two")
+    (suite.path / "passhat.db").write_bytes(b"rows")
+    assert guard.check(force=True) is None

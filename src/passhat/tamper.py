@@ -35,13 +35,27 @@ SKIPPED = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".m
 Signature = tuple[tuple[str, int, int, int], ...]
 
 
+def graded(root: Path, path: str) -> bool:
+    """Whether grading reads the file at `path`: suite.yaml, a case file, Python (a
+    scorer's or an environment's source). Other files (an environment's own state, logs,
+    a store beside the suite) may change while runs go on."""
+    rel = os.path.relpath(path, root)
+    return (
+        rel in ("suite.yaml", "suite.yml")
+        or rel.startswith("cases" + os.sep)
+        or (rel.endswith(".py"))
+    )
+
+
 def signature(root: Path) -> Signature:
-    """(path, size, mtime_ns, inode) of the suite's files, sorted."""
+    """(path, size, mtime_ns, inode) of the suite's files that grading reads, sorted."""
     found: list[tuple[str, int, int, int]] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
         for name in sorted(files):
             path = os.path.join(folder, name)
+            if not graded(root, path):
+                continue
             try:
                 st = os.stat(path)
             except OSError:
