@@ -17,21 +17,24 @@ Flatpak and Anthropic's sandbox runtime build on) with every namespace unshared
     extra paths               only what the suite (`agent: {read: [...], write: [...]}`)
                               or the command line (--agent-read/--agent-write) names
 
-Never in view, whatever uid passhat runs as: the suite's files (suite.yaml, cases,
-cassettes, fixtures), the store, HOME and the rest of the checkout. Where a folder
-in view holds them (an agent beside suite.yaml, a store beside the agent), they are
-covered: an empty folder over a folder, /dev/null over a file.
+Never in view, whatever uid passhat runs as: the suite's files, the store, HOME and
+the rest of the checkout. Where a folder in view holds them (a store beside the agent,
+an agent beside suite.yaml) they are covered: an empty read-only folder over a folder,
+/dev/null over a file; beside suite.yaml the agent sees only the files its command
+names. Secret-looking files (.env*, .git, .aws, .ssh, *.pem, ...) in its own folders
+are covered too, and a view is never widened to /tmp, HOME or a folder holding the
+suite or the store.
 
-The network namespace has a loopback of its own and nothing else. A small relay
-(this module's RELAY, run by a Python of the system's inside the sandbox, before the
-agent) listens on 127.0.0.1 at the port the agent is told and forwards each
-connection to the run's server over a Unix socket bound into the sandbox: the
-proxy and MCP endpoints are the only things the agent reaches. Hosts the suite
-allows (`agent: {hosts: [name:port]}`) are reached through an HTTP CONNECT proxy
-that passhat serves per run and that refuses every other host; HTTPS_PROXY and
-HTTP_PROXY point to it. The relay is the agent's parent: when the agent exits the
-relay exits with its status, the PID namespace ends, and every process the agent
-left dies with it.
+The network namespace has a loopback of its own and nothing else. A relay, started
+before the agent inside the sandbox (socat where the system has it, as Anthropic's
+sandbox runtime does; else this module's RELAY under a system Python), listens on
+127.0.0.1 at the port the agent is told and forwards each connection to the run's
+server over a Unix socket bound into the sandbox: the proxy and MCP endpoints are the
+only things the agent reaches. Hosts the suite allows (`agent: {hosts: [name:port]}`)
+are reached through an HTTP proxy that passhat serves per run (serve/egress.py) and
+that refuses every other host; HTTPS_PROXY and HTTP_PROXY point to it. When the agent
+exits, the PID namespace ends, and every process it left (the relay's too) dies with
+it. Nested user namespaces are refused (--disable-userns) and / is read-only.
 """
 
 from __future__ import annotations
@@ -56,10 +59,6 @@ ETC_HIDDEN = (
     "/etc/security/opasswd",
 )
 """Parts of /etc no agent needs: credentials and host keys."""
-SUITE_FILES = ("suite.yaml", "suite.yml", "cases", "cassettes", "fixtures", "goals")
-"""Entries of a suite folder covered when a folder in view is the suite's own."""
-SECRET_NAMES = (".env", ".netrc", ".git-credentials", ".pgpass", ".npmrc", ".pypirc")
-"""Files covered wherever a folder in view holds them."""
 SOCKET_DIR = "/run/passhat"
 """Where the run's Unix sockets appear inside the sandbox."""
 NODE_MARKERS = ("package.json", "node_modules")
@@ -106,10 +105,6 @@ def protect(path: Path) -> None:
 
 def protected() -> list[Path]:
     return [Path(p) for p in _PROTECTED]
-
-
-def bwrap_path() -> str | None:
-    return shutil.which("bwrap")
 
 
 def relay_python() -> str | None:
