@@ -44,7 +44,7 @@ from passhat.agents import LoadedAgent, resolve_agent
 from passhat.agents.base import RunContext
 from passhat.agents.command import CommandAgent, CommandSpec
 from passhat.agents.isolation import launcher, run_uid, unavailable
-from passhat.agents.sandbox import bwrap_argv, relay_argv, relay_python
+from passhat.agents.sandbox import bwrap_argv, relay_argv
 from passhat.agents.watchdog import watchdog
 from passhat.runner import RunOptions, new_experiment, run_experiment
 from passhat.store import Store
@@ -146,11 +146,10 @@ def whole_runs(runs: int, folder: Path, level: str, concurrency: int = 1) -> tup
 def sandboxed(agent: CommandAgent, folder: Path) -> list[str]:
     """The argv of a sandboxed `true`: bwrap with the run's view and the relay."""
     view = agent.view({}, ((8000, str(folder / "api.sock")),))
-    python = relay_python() or "/usr/bin/python3"
     return [
         *launcher("namespace", run_uid("namespace")),
         *bwrap_argv(view, folder),
-        *relay_argv(view, python),
+        *relay_argv(view),
         "true",
     ]
 

@@ -143,21 +143,19 @@ class SuiteGuard:
         )
 
 
-_GUARDS: dict[tuple[str, str], SuiteGuard] = {}
+_GUARDS: dict[tuple[str, str], SuiteGuard | None] = {}
 _LOCK = threading.Lock()
 
 
 def guard(suite: Suite) -> SuiteGuard | None:
     """The guard of this loaded suite (one per suite folder and hash in this process), or
     None for a suite that has no folder of its own on disk."""
-    if not (suite.path / "suite.yaml").is_file() and not (suite.path / "suite.yml").is_file():
-        return None
     key = (str(suite.path), suite.hash)
     with _LOCK:
-        found = _GUARDS.get(key)
-        if found is None:
-            found = _GUARDS[key] = SuiteGuard(suite)
-        return found
+        if key not in _GUARDS:  # looked up before every grading: the disk is asked once
+            on_disk = any((suite.path / name).is_file() for name in ("suite.yaml", "suite.yml"))
+            _GUARDS[key] = SuiteGuard(suite) if on_disk else None
+        return _GUARDS[key]
 
 
 def changed(suite: Suite, case_file: Path | None = None) -> str | None:

@@ -65,7 +65,6 @@ from passhat.agents.sandbox import (
     protected,
     real,
     relay_argv,
-    relay_python,
     runtime_paths,
     under,
 )
@@ -631,8 +630,7 @@ class CommandAgent:
                     if uid is not None:
                         os.chown(path, uid, uid)
                 view = self.view(ctx.params, tuple(sockets))
-                python = relay_python() or "/usr/bin/python3"
-                inner = [*bwrap_argv(view, workdir), *relay_argv(view, python)]
+                inner = [*bwrap_argv(view, workdir), *relay_argv(view)]
                 argv = [*launcher(level, uid), *inner, *self.argv]
                 extra["HOME"] = str(workdir)
             environ = process_environ(self.spec, extra, os.environ)

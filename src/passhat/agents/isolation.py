@@ -22,8 +22,8 @@ process of its user without CAP_SYS_PTRACE cannot read its /proc/<pid>/environ
 not do: /proc/<pid>/environ shows the environment block the process started
 with, whatever it unsets later.
 
-The namespace level needs bubblewrap and a system Python (/usr/bin/python3, which
-runs the relay inside the sandbox); where either is missing, or the kernel refuses
+The namespace level needs bubblewrap and socat or a system Python (/usr/bin/python3),
+which relays the run's endpoints inside the sandbox; where either is missing, or the kernel refuses
 user namespaces, `namespace` is refused with one line saying what to install: it is
 never quietly made weaker. What no level limits: CPU, memory and disk.
 """
@@ -105,13 +105,13 @@ def unavailable(level: Level) -> str | None:
     if missing:
         return f"--isolation namespace needs {' and '.join(missing)}, not found on PATH; {INSTALL}"
     python = sandbox.relay_python()
-    if python is None:
+    if python is None and sandbox.relay_socat() is None:
         return (
-            "--isolation namespace needs a system Python (/usr/bin/python3) to relay the run's "
-            "endpoints into its sandbox; install python3 or use --isolation process"
+            "--isolation namespace needs socat or a system Python (/usr/bin/python3) to relay "
+            "the run's endpoints into its sandbox; install socat or use --isolation process"
         )
     uid = RUN_UID_BASE if is_root() else None
-    probe = [*launcher(level, uid), *sandbox.base_argv(), python, "-I", "-S", "-c", ""]
+    probe = [*launcher(level, uid), *sandbox.base_argv(), "/bin/sh", "-c", ":"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30, env={})
     except (OSError, subprocess.TimeoutExpired) as error:

@@ -39,6 +39,7 @@ it. Nested user namespaces are refused (--disable-userns) and / is read-only.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
@@ -107,6 +108,7 @@ def protected() -> list[Path]:
     return [Path(p) for p in _PROTECTED]
 
 
+@functools.cache
 def relay_python() -> str | None:
     """A Python inside the system's folders that runs the relay (None: there is none)."""
     for candidate in ("/usr/bin/python3", "/bin/python3", "/usr/local/bin/python3"):
@@ -121,6 +123,11 @@ def _present(paths: Iterable[str]) -> list[str]:
 
 def under(path: str, folders: Iterable[str]) -> bool:
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+@functools.cache
+def _system_args() -> tuple[str, ...]:
+    return tuple(system_args())
 
 
 def system_args() -> list[str]:
@@ -346,7 +353,7 @@ def base_argv() -> list[str]:
         "--disable-userns",  # no namespaces of its own inside: less of the kernel to reach
         "--die-with-parent",
         "--new-session",
-        *system_args(),
+        *_system_args(),  # the same for every run: looked up once
         "--proc",
         "/proc",
         "--dev",
@@ -385,17 +392,21 @@ def bwrap_argv(view: View, workdir: Path) -> list[str]:
     return args
 
 
-def relay_argv(view: View, python: str) -> list[str]:
+def relay_argv(view: View) -> list[str]:
     """The relay's command inside the sandbox; the agent's argv follows it. socat where
     the system has it (as Anthropic's sandbox runtime bridges its sockets: a few ms of
     CPU a run), else the Python relay below (the same forwarding, 10-20 ms to start)."""
     socat = relay_socat()
     if socat is not None:
         return socat_argv(view, socat)
+    python = relay_python()
+    if python is None:  # isolation.unavailable refuses the level first
+        raise RuntimeError("no socat and no system Python to relay a sandboxed run's endpoints")
     pairs = [f"{port}={SOCKET_DIR}/{i}.sock" for i, (port, _) in enumerate(view.relays)]
     return [python, "-I", "-S", "-c", RELAY, *pairs, "--"]
 
 
+@functools.cache
 def relay_socat() -> str | None:
     """socat in the system's folders (what the sandbox sees), or None."""
     found = shutil.which("socat", path="/usr/bin:/bin:/usr/local/bin")
