@@ -198,7 +198,8 @@ def test_a_writable_path_holding_the_suite_or_the_store_is_refused(
     db = tmp_path / "data" / "p.db"
     db.parent.mkdir()
     for folder in (suite.parent, db.parent, suite / "cases"):
-        args = ["--agent-write", str(folder), "--db", str(db), "-q", "--no-report"]
+        # the level asked for: a checkout closed to other users sets PASSHAT_ISOLATION=process
+        args = ["--agent-write", str(folder), "--isolation", "namespace", "--db", str(db), "-q"]
         result = run_cli(capsys, "run", str(suite), "-k", "1", *args)
         assert result.code == 2, result.err
         assert "which a run must never change" in result.err and "Traceback" not in result.err
