@@ -122,7 +122,7 @@ def test_forecast_of_one_run_and_a_plan_of_one_run_per_case(
 def test_share_note_and_accounting_lines_at_one() -> None:
     """The English lines passhat.stats and Accounting write themselves, and their
     Chinese translations through the catalog."""
-    from passhat.report.terminal import _phrase  # how report translates what stats wrote
+    from passhat.report.terminal.phrases import _phrase  # how report translates what stats wrote
     from passhat.stats import share_forecast
 
     note = share_forecast([2], [1], 10).note
