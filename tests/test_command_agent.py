@@ -274,7 +274,7 @@ def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
 def test_folders_a_killed_passhat_left_are_swept_at_the_next_start(tmp_path: Path) -> None:
     """A kill -9 that beat the watchdog (killed too) leaves a run folder with the case's
     input: the next passhat removes it, and keeps the folders of a passhat still alive."""
-    from passhat.agents import command
+    from passhat.agents import folders
 
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -285,8 +285,8 @@ def test_folders_a_killed_passhat_left_are_swept_at_the_next_start(tmp_path: Pat
         (folder / "work").mkdir(parents=True)
         (folder / "work" / "input.json").write_text("{}")
     try:
-        command._SWEPT.discard(os.getpid())
-        command.sweep_folders()
+        folders._SWEPT.discard(os.getpid())
+        folders.sweep_folders()
         assert not dead.exists(), "a dead passhat's run folder was left"
         assert alive.exists(), "a live passhat's run folder was removed"
     finally:

@@ -39,13 +39,16 @@ import re
 import shlex
 import shutil
 import signal
-import tempfile
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from passhat._proc import pid_alive
+from passhat.agents.folders import (
+    closed_to_others,
+    make_folder,
+    remove_tree,
+)
 from passhat.agents.isolation import (
     DEFAULT,
     Level,
@@ -589,7 +592,7 @@ class CommandAgent:
         guard = watchdog()
         # a folder of its own per run, named for this process: one a kill -9 left behind
         # is removed by the watchdog, or by the next passhat that starts (sweep_folders)
-        folder = Path(await asyncio.to_thread(_make_folder, payload, uid))
+        folder = Path(await asyncio.to_thread(make_folder, payload, uid))
         guard.add_folder(folder)
         try:
             return await self._run_in(folder, level, uid, payload, env, ctx, guard)
@@ -742,75 +745,6 @@ async def _egress(path: str | None, hosts: list[str]) -> AsyncIterator[None]:
 
     async with serve_egress(path, hosts):
         yield
-
-
-FOLDER_PREFIX = "passhat-run-"
-"""Run folders are named passhat-run-<pid of the passhat that made them>-<random>."""
-
-
-def _make_folder(payload: bytes, uid: int | None) -> str:
-    """The run's folder (0700): `work/` (the agent's cwd, HOME and TMPDIR, holding
-    input.json) and, for a sandboxed run, the socket its relay forwards to."""
-    sweep_folders()
-    folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
-    work = folder / "work"
-    work.mkdir(mode=0o700)
-    (work / "input.json").write_bytes(payload)
-    if uid is not None:  # the run's own uid owns its folder, and nobody else's
-        for path in (folder, work, work / "input.json"):
-            os.chown(path, uid, uid)
-    return str(folder)
-
-
-_SWEPT: set[int] = set()
-
-
-def sweep_folders() -> None:
-    """Remove the run folders a killed passhat left (their maker's pid is gone), once per
-    process: a kill -9 that beat the watchdog leaves no case input behind for long."""
-    if os.getpid() in _SWEPT:
-        return
-    _SWEPT.add(os.getpid())
-    base = Path(tempfile.gettempdir())
-    with contextlib.suppress(OSError):
-        for entry in base.iterdir():
-            pid = _maker(entry.name)
-            if pid is not None and pid != os.getpid() and not pid_alive(pid):
-                remove_tree(entry)
-
-
-def remove_tree(folder: Path) -> None:
-    """Remove a run's folder, also one its agent made unreadable or unwritable (chmod 000
-    on a subfolder would otherwise keep it, the case's input with it, for good)."""
-    shutil.rmtree(folder, ignore_errors=True)
-    if not os.path.lexists(folder):
-        return
-    with contextlib.suppress(OSError):
-        os.chmod(folder, 0o700)
-    for root, dirs, _ in os.walk(folder):  # top-down: each folder opened before it is read
-        for name in dirs:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                with contextlib.suppress(OSError):
-                    os.chmod(path, 0o700)
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _maker(name: str) -> int | None:
-    if not name.startswith(FOLDER_PREFIX):
-        return None
-    head = name[len(FOLDER_PREFIX) :].partition("-")[0]
-    return int(head) if head.isdigit() else None
-
-
-def closed_to_others(path: Path, bit: int) -> Path | None:
-    """The folder on the way to `path` that other users cannot pass, or `path` itself
-    when they lack `bit` (0o001 run, 0o004 read) on it; None when they reach it."""
-    real = Path(os.path.realpath(path))
-    for folder in reversed(real.parents):
-        if not folder.stat().st_mode & 0o001:
-            return folder
-    return None if real.stat().st_mode & bit else real
 
 
 def _check_others_reach(program: str, files: list[Path]) -> None:
