@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import os
 import resource
+import socket
 import statistics
 import sys
 import tempfile
@@ -40,7 +41,7 @@ from typing import Any
 
 from _result import result
 
-from passhat.agents import LoadedAgent, resolve_agent
+from passhat.agents import LoadedAgent, netns, resolve_agent
 from passhat.agents.base import RunContext
 from passhat.agents.command import CommandAgent, CommandSpec
 from passhat.agents.isolation import launcher, run_uid, unavailable
@@ -114,11 +115,19 @@ async def forked() -> None:
     await proc.wait()
 
 
-def through_passhat(agent: CommandAgent, argv: list[str], folder: Path) -> Any:
+def through_passhat(agent: CommandAgent, argv: list[str], folder: Path, level: str) -> Any:
     ctx = RunContext("c", 1, 0, None)
+    sandboxed = level == "namespace"
+    direct = sandboxed and netns.direct()
+
+    async def served(sock: socket.socket) -> None:  # an endpoint the run would be served on
+        sock.close()
 
     async def spawn() -> None:
-        await agent._run_process(argv, b"{}", folder, {"PATH": "/usr/bin:/bin"}, ctx, watchdog())
+        gate = netns.Gate([(8000, served)]) if direct else None
+        command = [*argv[:-1], *gate.bwrap_args(), argv[-1]] if gate is not None else argv
+        environ = {"PATH": "/usr/bin:/bin"}
+        await agent._run_process(command, b"{}", folder, environ, ctx, watchdog(), sandboxed, gate)
 
     return spawn
 
@@ -144,14 +153,15 @@ def whole_runs(runs: int, folder: Path, level: str, concurrency: int = 1) -> tup
 
 
 def sandboxed(agent: CommandAgent, folder: Path) -> list[str]:
-    """The argv of a sandboxed `true`: bwrap with the run's view and the relay."""
-    view = agent.view({}, ((8000, str(folder / "api.sock")),))
-    return [
-        *launcher("namespace", run_uid("namespace")),
-        *bwrap_argv(view, folder),
-        *relay_argv(view),
-        "true",
-    ]
+    """The argv of a sandboxed `true`: bwrap with the run's view, and the relay where
+    passhat cannot listen inside the sandbox itself (agents/netns.py; the gate's own
+    arguments are added by the run)."""
+    if netns.direct():
+        inner = bwrap_argv(agent.view({}), folder)
+    else:
+        view = agent.view({}, ((8000, str(folder / "api.sock")),))
+        inner = [*bwrap_argv(view, folder), *relay_argv(view)]
+    return [*launcher("namespace", run_uid("namespace")), *inner, "true"]
 
 
 def main() -> None:
@@ -174,7 +184,7 @@ def main() -> None:
         for level in levels:
             argv = sandboxed(agent, folder) if level == "namespace" else ["true"]
             rows[f"passhat, {level}"] = per_call_ms(
-                through_passhat(agent, argv, folder), args.spawns
+                through_passhat(agent, argv, folder, level), args.spawns
             )
         whole = {level: whole_runs(args.runs, folder, level) for level in levels}
         walls = {level: whole_runs(args.runs, folder, level, 8)[1] for level in levels}

@@ -41,6 +41,7 @@ from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import prepare_scorers
+from passhat.serve import hub_scope
 from passhat.store import Store
 from passhat.suite import Suite
 from passhat.writer import RunWriter
@@ -362,7 +363,8 @@ async def _run_all(
     # uncommitted, so a slow commit (a WAL checkpoint's fsync) does not hold back the
     # next runs while memory stays bounded. On cancel (Ctrl-C) the runs already handed
     # over are still written before this function returns (RunWriter.__aexit__).
-    async with RunWriter(store, progress) as writer:
+    # command agents' runs are served by one server for the experiment (serve/hub.py)
+    async with hub_scope(), RunWriter(store, progress) as writer:
         records = executor.run(job, iter(todo))
         try:
             async for record in records:

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from passhat.agents import netns
 from passhat.agents.folders import (
     closed_to_others,
     make_folder,
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
     from passhat.agents.base import RunContext
     from passhat.agents.watchdog import Watchdog
     from passhat.env import Environment
+    from passhat.serve.http import Listen
 
 PREFIX = COMMAND_AGENT
 """Agent specs of command agents start with this, then the canonical JSON of the spec."""
@@ -618,34 +620,49 @@ class CommandAgent:
         sandboxed = level == "namespace"
         if uid is not None:  # the run's own uid must be able to run what it runs
             _check_others_reach(self.argv[0], self.files)
-        unix = str(folder / "api.sock") if sandboxed else None
+        # as root, passhat listens inside the run's network namespace itself (agents/netns.py);
+        # else a relay started in the sandbox carries the endpoints over Unix sockets
+        relayed = sandboxed and not netns.direct()
+        unix = str(folder / "api.sock") if relayed else None
         hosts = [*self.spec.hosts, *(ctx.params.get("sandbox") or {}).get("hosts", ())]
-        egress = str(folder / "egress.sock") if sandboxed and hosts else None
-        async with serve_run(env, ctx, unix) as endpoints, _egress(egress, hosts):
+        egress = str(folder / "egress.sock") if relayed and hosts else None
+        async with (
+            serve_run(env, ctx, unix) as endpoints,
+            _egress(sandboxed and bool(hosts), egress, hosts) as egress_listen,
+        ):
             extra = {**_run_environ(ctx, input_file, workdir), **endpoints.environ()}
             argv = [*launcher(level, uid), *self.argv]
-            if unix is not None:
-                sockets = [(endpoints.port, unix)]
-                if egress is not None:
-                    sockets.append((EGRESS_PORT, egress))
+            gate = None
+            if sandboxed:
+                ports = [(endpoints.port, unix, endpoints.listen)]
+                if hosts:
+                    ports.append((EGRESS_PORT, egress, egress_listen))
                     extra.update(proxy_environ(EGRESS_PORT))
-                for _, path in sockets:
-                    if uid is not None:
-                        os.chown(path, uid, uid)
-                view = self.view(ctx.params, tuple(sockets))
-                inner = [*bwrap_argv(view, workdir), *relay_argv(view)]
+                if relayed:
+                    sockets = tuple((port, str(path)) for port, path, _ in ports)
+                    for _, path in sockets:
+                        if uid is not None:
+                            os.chown(path, uid, uid)
+                    view = self.view(ctx.params, sockets)
+                    inner = [*bwrap_argv(view, workdir), *relay_argv(view)]
+                else:
+                    gate = netns.Gate([(port, listen) for port, _, listen in ports])
+                    inner = [*bwrap_argv(self.view(ctx.params), workdir), *gate.bwrap_args()]
                 argv = [*launcher(level, uid), *inner, *self.argv]
                 extra["HOME"] = str(workdir)
-            environ = process_environ(self.spec, extra, os.environ)
             try:
+                environ = process_environ(self.spec, extra, os.environ)
                 output = await self._run_process(
-                    argv, payload, workdir, environ, ctx, guard, sandboxed
+                    argv, payload, workdir, environ, ctx, guard, sandboxed, gate
                 )
             except Exception:
                 # the model failed first: that, not how the agent took it, is the story
                 if endpoints.proxy.error is not None:
                     raise endpoints.proxy.error from None
                 raise
+            finally:
+                if gate is not None:
+                    gate.close()
             if endpoints.proxy.error is not None:
                 raise endpoints.proxy.error
         return output
@@ -659,6 +676,7 @@ class CommandAgent:
         ctx: RunContext,
         guard: Watchdog,
         sandboxed: bool = False,
+        gate: netns.Gate | None = None,
     ) -> Any:
         try:
             # no preexec_fn: Python then spawns with vfork instead of copying passhat
@@ -670,12 +688,17 @@ class CommandAgent:
                 cwd=workdir,
                 env=environ,
                 start_new_session=True,  # its own process group: killed as one
+                pass_fds=gate.pass_fds if gate is not None else (),
             )
         except OSError as error:
+            if gate is not None:
+                gate.close()
             raise AgentProcessError(
                 "agent_start", f"cannot start {argv[0]!r}: {error.strerror or error}"
             ) from None
         guard.add(proc.pid)
+        if gate is not None:
+            gate.spawned()
         tail = _Tail(STDERR_TAIL)
         stdout = bytearray()
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -684,6 +707,8 @@ class CommandAgent:
         reader = asyncio.create_task(_read_capped(proc.stdout, STDOUT_LIMIT, stdout))
         waiter = asyncio.create_task(_exited(proc))
         try:
+            if gate is not None:
+                await _open(gate, proc, waiter, tail, self.secret_values())
             # a flood ends the read before the process ends: stop waiting for it then
             await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
             if reader.done() and reader.exception() is not None:
@@ -697,6 +722,8 @@ class CommandAgent:
             if reader.done():
                 reader.result()
         finally:
+            if gate is not None:
+                gate.close()
             _kill_group(proc.pid)
             for task in (feeder, drainer, reader, waiter):
                 task.cancel()
@@ -724,6 +751,26 @@ class CommandAgent:
         return parse_output(bytes(stdout), self.spec.output)
 
 
+async def _open(
+    gate: netns.Gate,
+    proc: asyncio.subprocess.Process,
+    waiter: asyncio.Task[int],
+    tail: _Tail,
+    secrets: tuple[str, ...],
+) -> None:
+    """Serve the run's endpoints inside its sandbox, then let its agent start; a sandbox
+    that could not be made is the run's isolation error, with what bwrap said."""
+    try:
+        await gate.open()
+    except OSError as error:
+        _kill_group(proc.pid)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(waiter), EXIT_GRACE_S)
+            await asyncio.sleep(0)  # what bwrap wrote is drained
+        reason = f"the run's sandbox was not made ({error.strerror or error})"
+        raise AgentProcessError("isolation", with_tail(reason, tail.text(), secrets)) from None
+
+
 EGRESS_PORT = 3128
 """The port of a sandboxed run's proxy to its allowed hosts, on the sandbox's 127.0.0.1
 (its own network namespace: no other program's port)."""
@@ -737,14 +784,16 @@ def proxy_environ(port: int) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def _egress(path: str | None, hosts: list[str]) -> AsyncIterator[None]:
-    if path is None:
-        yield
+async def _egress(wanted: bool, path: str | None, hosts: list[str]) -> AsyncIterator[Listen | None]:
+    """The run's proxy to its allowed hosts, when it has any (on the Unix socket `path`
+    for a relayed run); yields what serves it on a socket made in the sandbox."""
+    if not wanted:
+        yield None
         return
     from passhat.serve.egress import serve_egress
 
-    async with serve_egress(path, hosts):
-        yield
+    async with serve_egress(path, hosts) as listen:
+        yield listen
 
 
 def _check_others_reach(program: str, files: list[Path]) -> None:

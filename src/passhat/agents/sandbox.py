@@ -25,8 +25,9 @@ names. Secret-looking files (.env*, .git, .aws, .ssh, *.pem, ...) in its own fol
 are covered too, and a view is never widened to /tmp, HOME or a folder holding the
 suite or the store.
 
-The network namespace has a loopback of its own and nothing else. A relay, started
-before the agent inside the sandbox (socat where the system has it, as Anthropic's
+The network namespace has a loopback of its own and nothing else. A root passhat
+listens there itself before the agent starts (agents/netns.py). Otherwise a relay,
+started before the agent inside the sandbox (socat where the system has it, as Anthropic's
 sandbox runtime does; else this module's RELAY under a system Python), listens on
 127.0.0.1 at the port the agent is told and forwards each connection to the run's
 server over a Unix socket bound into the sandbox: the proxy and MCP endpoints are the

@@ -1,8 +1,9 @@
 """What passhat serves to an agent process for one run, on one loopback port.
 
-A command agent (agents/command.py) runs in its own process; for each run
-passhat opens one HTTP server on 127.0.0.1 with a random port and a random
-bearer token, serving:
+A command agent (agents/command.py) runs in its own process; passhat serves it on
+127.0.0.1, one server for every run of an experiment (serve/hub.py: the runner
+opens `hub_scope()` around its runs), each run behind a random bearer token of its
+own, and inside a sandboxed run's network namespace at the same port:
 
     /mcp                    the run's environment tools over MCP (Streamable HTTP,
                             the official `mcp` SDK): serve/tools.py
@@ -21,7 +22,7 @@ Needs the `agents` extra (`pip install 'passhat[agents]'`): mcp, starlette, uvic
 
 from __future__ import annotations
 
-import secrets
+import contextvars
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,9 +31,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
     from passhat.env import Environment
+    from passhat.serve.http import Listen
+    from passhat.serve.hub import Hub
     from passhat.serve.proxy import ModelProxy
 
-__all__ = ["RunEndpoints", "serve_run"]
+__all__ = ["RunEndpoints", "hub_scope", "serve_run"]
+
+RUN = "passhat.run"
+"""The scope key under which the hub hands each request its run (serve/hub.py's Served)."""
+_HUB: contextvars.ContextVar[Hub | None] = contextvars.ContextVar("passhat_hub", default=None)
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,9 @@ class RunEndpoints:
     proxy: ModelProxy
     """The model proxy: its first model error decides the run's error."""
     port: int = 0
-    """The loopback port (a sandboxed run's relay listens on the same number)."""
+    """The loopback port (a sandbox's listener or relay uses the same number)."""
+    listen: Listen | None = None
+    """Serve the same endpoints on one more listening socket (made inside a sandbox)."""
 
     def environ(self) -> dict[str, str]:
         """The variables the agent process gets (official SDKs read the OPENAI_ ones)."""
@@ -67,18 +76,31 @@ class RunEndpoints:
 
 
 @asynccontextmanager
+async def hub_scope() -> AsyncIterator[None]:
+    """One server for the command-agent runs started inside the block (tasks made in it
+    inherit it); started by the first such run, stopped when the block ends."""
+    from passhat.serve.hub import Hub
+
+    hub = Hub()
+    token = _HUB.set(hub)
+    try:
+        yield
+    finally:
+        _HUB.reset(token)
+        await hub.aclose()
+
+
+@asynccontextmanager
 async def serve_run(
     env: Environment, ctx: RunContext, unix_path: str | None = None
 ) -> AsyncIterator[RunEndpoints]:
-    """Serve one run's tools and model on a fresh loopback port until the block ends (and
-    on the Unix socket `unix_path`, for a run in a sandbox of its own)."""
-    from passhat.serve.app import build_app
-    from passhat.serve.http import loopback_server
-    from passhat.serve.proxy import ModelProxy
-
-    token = secrets.token_urlsafe(32)
-    proxy = ModelProxy(ctx)
-    app = build_app(env, proxy, token)
-    async with loopback_server(app, unix_path) as port:
-        base = f"http://127.0.0.1:{port}"
-        yield RunEndpoints(f"{base}/mcp", f"{base}/v1", token, proxy, port)
+    """Serve one run's tools and model until the block ends (on the Unix socket
+    `unix_path` too, for a sandboxed run's relay): on the hub of the scope it runs in,
+    or on a server of its own outside one."""
+    hub = _HUB.get()
+    if hub is not None:
+        async with hub.serve(env, ctx, unix_path) as endpoints:
+            yield endpoints
+        return
+    async with hub_scope(), serve_run(env, ctx, unix_path) as endpoints:
+        yield endpoints

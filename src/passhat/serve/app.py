@@ -1,8 +1,12 @@
-"""The ASGI app of one run: the MCP endpoint and the model proxy behind one token.
+"""The ASGI app every command-agent run is served by: the MCP endpoint and the model proxy.
 
 /mcp                    MCP, Streamable HTTP (stateless, JSON responses)
 /v1/chat/completions    OpenAI chat completions (and /chat/completions)
 /v1/messages            Anthropic messages
+
+One app serves every run of an experiment (serve/hub.py): each request finds its
+run's environment and model proxy under the scope key RUN, put there by the hub
+from the request's token.
 """
 
 from __future__ import annotations
@@ -14,15 +18,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from passhat.serve import RUN
 from passhat.serve import anthropic_proxy as anthropic
-from passhat.serve.http import bearer_guard
 from passhat.serve.proxy import ModelProxy, completion, completion_chunks, error_body
 from passhat.serve.tools import mcp_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
-
-    from passhat.env import Environment
 
 MAX_BODY = 32 * 1024 * 1024
 """Largest model request read (bytes): a conversation, not a flood."""
@@ -42,8 +44,15 @@ async def read_capped(request: Request) -> bytes | None:
     return bytes(raw)
 
 
-def chat_endpoint(proxy: ModelProxy) -> Any:
+def proxy_of(request: Request) -> ModelProxy:
+    """The model proxy of the run the request's token names."""
+    proxy: ModelProxy = request.scope[RUN].proxy
+    return proxy
+
+
+def chat_endpoint() -> Any:
     async def chat_completions(request: Request) -> Response:
+        proxy = proxy_of(request)
         raw = await read_capped(request)
         if raw is None:
             return JSONResponse(error_body("request too large", "invalid_request_error"), 413)
@@ -75,10 +84,11 @@ def chat_endpoint(proxy: ModelProxy) -> Any:
     return chat_completions
 
 
-def messages_endpoint(proxy: ModelProxy) -> Any:
+def messages_endpoint() -> Any:
     """Anthropic's `POST /v1/messages`, answered by the same proxy."""
 
     async def messages(request: Request) -> Response:
+        proxy = proxy_of(request)
         raw = await read_capped(request)
         if raw is None:
             return JSONResponse(anthropic.error(413, "request too large"), 413)
@@ -98,18 +108,18 @@ def messages_endpoint(proxy: ModelProxy) -> Any:
     return messages
 
 
-def build_app(env: Environment, proxy: ModelProxy, token: str) -> Any:
-    """MCP at /mcp and chat completions at /v1/chat/completions, both behind the token."""
+def build_app() -> Any:
+    """MCP at /mcp and chat completions at /v1/chat/completions, for the run each
+    request's scope names (the hub checks the token before)."""
     routes = [
-        Route("/v1/chat/completions", chat_endpoint(proxy), methods=["POST"]),
-        Route("/chat/completions", chat_endpoint(proxy), methods=["POST"]),
-        Route("/v1/messages", messages_endpoint(proxy), methods=["POST"]),
+        Route("/v1/chat/completions", chat_endpoint(), methods=["POST"]),
+        Route("/chat/completions", chat_endpoint(), methods=["POST"]),
+        Route("/v1/messages", messages_endpoint(), methods=["POST"]),
     ]
-    app = mcp_server(env).streamable_http_app(
+    return mcp_server().streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
         session_idle_timeout=None,
         custom_starlette_routes=routes,
     )
-    return bearer_guard(app, token)

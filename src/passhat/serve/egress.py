@@ -4,8 +4,9 @@ A run at --isolation namespace has a network namespace of its own: nothing beyon
 proxy and MCP endpoints answers. An agent that must reach a real service (a search
 API, a test database's HTTP front) gets it named in the suite (`agent: {hosts:
 [api.example.com]}`) or on the command line (`--agent-host api.example.com:443`).
-passhat then serves this proxy on a Unix socket of the run, relayed into the sandbox
-like the other endpoints, and sets HTTPS_PROXY / HTTP_PROXY for the agent:
+passhat then serves this proxy inside the sandbox like the other endpoints (on a
+socket made in its network namespace, or on a Unix socket its relay forwards to),
+and sets HTTPS_PROXY / HTTP_PROXY for the agent:
 
     CONNECT host:port       a tunnel (https), when host:port is allowed
     GET http://host:port/.. a plain request forwarded as written, when allowed
@@ -19,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from urllib.parse import urlsplit
 
 HEAD_LIMIT = 64 * 1024
@@ -118,15 +120,26 @@ async def _handle(
 
 
 @contextlib.asynccontextmanager
-async def serve_egress(unix_path: str, hosts: Iterable[str]) -> AsyncIterator[None]:
-    """Serve the run's proxy to `hosts` on the Unix socket `unix_path` until the block ends."""
+async def serve_egress(
+    unix_path: str | None, hosts: Iterable[str]
+) -> AsyncIterator[Callable[[socket.socket], Awaitable[None]]]:
+    """Serve the run's proxy to `hosts` until the block ends: on the Unix socket
+    `unix_path` when given, and on each listening socket handed to what is yielded."""
     allowed = parse_hosts(hosts)
-    server = await asyncio.start_unix_server(
-        lambda r, w: _handle(allowed, r, w), path=unix_path, limit=HEAD_LIMIT
-    )
+    servers: list[asyncio.Server] = []
+
+    def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Awaitable[None]:
+        return _handle(allowed, reader, writer)
+
+    async def listen(sock: socket.socket) -> None:
+        servers.append(await asyncio.start_server(handle, sock=sock, limit=HEAD_LIMIT))
+
+    if unix_path is not None:
+        servers.append(await asyncio.start_unix_server(handle, path=unix_path, limit=HEAD_LIMIT))
     try:
-        yield
+        yield listen
     finally:
-        server.close()
+        for server in servers:
+            server.close()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(server.wait_closed(), 1.0)
+            await asyncio.wait_for(asyncio.gather(*(s.wait_closed() for s in servers)), 1.0)

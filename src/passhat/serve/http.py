@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import uvicorn
@@ -41,50 +40,36 @@ STOP_GRACE_S = 1.0
 """Seconds a closing run server waits for requests still in flight."""
 
 
-def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
-    """Let through only HTTP requests carrying the token: `Authorization: Bearer <token>`,
-    or `x-api-key: <token>` as Anthropic's SDKs send it."""
-    expected = f"Bearer {token}".encode()
-    key = token.encode()
+async def unauthorized(send: Any) -> None:
+    """401 for a request without the token of a live run (`Authorization: Bearer <token>`,
+    or `x-api-key: <token>` as Anthropic's SDKs send it)."""
+    body = b'{"error": {"message": "missing or wrong bearer token for this run", "type": "unauthorized"}}'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
-    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = dict(scope.get("headers") or ())
-            bearer = secrets.compare_digest(headers.get(b"authorization", b""), expected)
-            if not (bearer or secrets.compare_digest(headers.get(b"x-api-key", b""), key)):
-                body = b'{"error": {"message": "missing or wrong bearer token for this run", "type": "unauthorized"}}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b"Bearer"),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await app(scope, receive, send)
 
-    return guarded
+Listen = Callable[[socket.socket], Awaitable[None]]
+"""Serve on one more listening socket (one made in a sandbox's network namespace)."""
+Add = Callable[[socket.socket, str], Awaitable[asyncio.AbstractServer]]
+"""Serve on one more listening socket, its requests marked as come in for the given
+run (the hub's BOUND); the caller closes what is returned."""
 
 
 @contextlib.asynccontextmanager
-async def loopback_server(app: ASGIApp, unix_path: str | None = None) -> AsyncIterator[int]:
-    """Serve `app` on 127.0.0.1 at a free port (yielded) until the block ends, and on the
-    Unix socket `unix_path` too when given (a sandboxed run reaches it through a relay)."""
+async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
+    """Serve `app` on 127.0.0.1 at a free port until the block ends; yields the port and
+    what adds a listening socket (a run's) to the same server."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     sock.setblocking(False)
     sockets = [sock]
-    if unix_path is not None:
-        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        unix.bind(unix_path)
-        unix.listen(128)
-        unix.setblocking(False)
-        sockets.append(unix)
     config = uvicorn.Config(
         app,
         log_level="error",
@@ -102,9 +87,32 @@ async def loopback_server(app: ASGIApp, unix_path: str | None = None) -> AsyncIt
         await server.startup(sockets=sockets)
         if server.should_exit:  # the app's startup failed
             raise RuntimeError("the run's tool and model server did not start")
-        yield sock.getsockname()[1]
+        yield sock.getsockname()[1], _adder(server)
     finally:
         await asyncio.shield(_stop(server, sockets))
+
+
+def _adder(server: uvicorn.Server) -> Add:
+    """Serve on `sock` too, as uvicorn's startup serves each socket it is given, with
+    `bound` in each request's scope state."""
+    from passhat.serve.hub import BOUND
+
+    config = server.config
+
+    async def add(sock: socket.socket, bound: str) -> asyncio.AbstractServer:
+        state = {**server.lifespan.state, BOUND: bound}
+
+        def protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:
+            return config.http_protocol_class(  # type: ignore[call-arg]
+                config=config, server_state=server.server_state, app_state=state, _loop=_loop
+            )
+
+        loop = asyncio.get_running_loop()
+        if sock.family == socket.AF_UNIX:
+            return await loop.create_unix_server(protocol, sock=sock, backlog=128)
+        return await loop.create_server(protocol, sock=sock, backlog=128)
+
+    return add
 
 
 async def _stop(server: uvicorn.Server, sockets: list[socket.socket]) -> None:

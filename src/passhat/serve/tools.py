@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
+from passhat.serve import RUN
+
 if TYPE_CHECKING:
     from passhat.env import Environment
 
@@ -28,17 +30,26 @@ def tool_list(env: Environment) -> types.ListToolsResult:
     )
 
 
-def mcp_server(env: Environment) -> Server[Any]:
-    """An MCP server whose tools are this run's environment."""
+def env_of(ctx: ServerRequestContext[Any]) -> Environment:
+    """The environment of the run the HTTP request's token names (serve/hub.py put it in
+    the request's scope)."""
+    request: Any = ctx.request
+    env: Environment = request.scope[RUN].env
+    return env
+
+
+def mcp_server() -> Server[Any]:
+    """An MCP server whose tools are, for each request, its run's environment."""
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return tool_list(env)
+        return tool_list(env_of(ctx))
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        env = env_of(ctx)
         outcome = await env.call(params.name, params.arguments or {})
         return types.CallToolResult(
             content=[types.TextContent(text=outcome.text())], is_error=outcome.is_error

@@ -1,0 +1,227 @@
+"""A sandboxed run's endpoints listened for inside its own network namespace, with no relay.
+
+A run at --isolation namespace reaches its endpoints at 127.0.0.1 of a network
+namespace of its own. Where passhat may enter that namespace (it holds CAP_SYS_ADMIN
+over it: passhat runs as root), bwrap starts with two pipes, `--info-fd` (it writes
+the sandbox's first pid there) and `--block-fd` (the sandbox waits on it before the
+agent is exec'd). One short-lived thread of passhat's enters the namespace (setns
+moves the calling thread only), binds and listens at the run's ports, and comes back;
+passhat's own servers accept on those sockets; then a byte on the block pipe starts
+the agent. No relay process starts, and no byte is copied: the kernel hands each
+connection the agent opens to passhat. Elsewhere (an ordinary user cannot enter a
+namespace of another user namespace) the relay of sandbox.py carries the endpoints.
+
+`direct()` answers, once per process, whether this works here, by trying it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import functools
+import json
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+
+CLONE_NEWNET = 0x40000000
+IP_FREEBIND = 15
+"""Bind before the sandbox's loopback is up (bwrap raises it while the agent waits)."""
+INFO_LIMIT = 64 * 1024
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _setns(fd: int) -> None:
+    if _libc().setns(fd, CLONE_NEWNET) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"setns: {os.strerror(error)}")
+
+
+def _listener(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _listen_there(pid: int, ports: Sequence[int]) -> list[socket.socket]:
+    """Run on a thread of its own: enter `pid`'s network namespace, listen, come back."""
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    made: list[socket.socket] = []
+    try:
+        target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            _setns(target)
+        finally:
+            os.close(target)
+        try:
+            made += [_listener(port) for port in ports]
+        finally:
+            _setns(home)  # raises when it cannot: the thread then ends, in no namespace of use
+    except BaseException:
+        for sock in made:
+            sock.close()
+        raise
+    finally:
+        os.close(home)
+    return made
+
+
+def listen_in(pid: int, ports: Sequence[int]) -> list[socket.socket]:
+    """Listening sockets on 127.0.0.1 at `ports` in the network namespace of process `pid`.
+    A fresh thread enters it and ends: no thread of passhat's pool ever changes namespace."""
+    out: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            out["socks"] = _listen_there(pid, ports)
+        except BaseException as error:  # handed to the caller's thread
+            out["error"] = error
+
+    thread = threading.Thread(target=work, name="passhat-netns", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]  # type: ignore[misc]
+    return out["socks"]  # type: ignore[return-value]
+
+
+Listen = Callable[[socket.socket], Awaitable[None]]
+
+
+class Gate:
+    """The two pipes between passhat and one bwrap: the sandbox's pid comes in on one,
+    and the go-ahead for the agent goes out on the other; `endpoints` are the ports to
+    listen at inside, each with what serves it."""
+
+    def __init__(self, endpoints: Sequence[tuple[int, Listen | None]] = ()) -> None:
+        self.endpoints = list(endpoints)
+        self.info_read, self.info_write = os.pipe()
+        self.block_read, self.block_write = os.pipe()
+        for fd in (self.info_read, self.block_write):
+            os.set_inheritable(fd, False)
+
+    def bwrap_args(self) -> list[str]:
+        return ["--info-fd", str(self.info_write), "--block-fd", str(self.block_read)]
+
+    @property
+    def pass_fds(self) -> tuple[int, int]:
+        return (self.info_write, self.block_read)
+
+    def spawned(self) -> None:
+        """Close passhat's copies of the ends bwrap holds (its end of a pipe closing is
+        then how passhat learns it died before saying its pid)."""
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.info_write = self.block_read = -1
+
+    async def open(self) -> None:
+        """Wait for the sandbox's pid, serve the endpoints inside it, start the agent."""
+        pid = await _read_pid(self.info_read)
+        socks = listen_in(pid, [port for port, _ in self.endpoints])
+        try:
+            for sock, (_, listen) in zip(socks, self.endpoints, strict=True):
+                if listen is None:
+                    raise OSError("an endpoint of the run has no server")
+                await listen(sock)  # the server owns it now
+                socks = socks[1:]
+        finally:
+            for sock in socks:  # what no server took
+                sock.close()
+        os.write(self.block_write, b"x")
+
+    def close(self) -> None:
+        for fd in (self.info_read, self.info_write, self.block_read, self.block_write):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.info_read = self.info_write = self.block_read = self.block_write = -1
+
+
+def _pid_in(data: bytes) -> int | None:
+    """The `child-pid` of bwrap's info JSON once all of it is in `data`."""
+    try:
+        return int(json.loads(data)["child-pid"])
+    except ValueError:
+        if len(data) > INFO_LIMIT:
+            raise OSError("bwrap's info was not the JSON it writes") from None
+        return None
+
+
+def _wake(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
+
+
+async def _read_pid(fd: int) -> int:
+    """The sandbox's pid, read off the loop's own reader."""
+    loop = asyncio.get_running_loop()
+    os.set_blocking(fd, False)
+    data = b""
+    while True:
+        ready: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(fd, _wake, ready)
+        try:
+            await ready
+        finally:
+            loop.remove_reader(fd)
+        with contextlib.suppress(BlockingIOError):
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise OSError("bwrap ended before it made the sandbox")
+            data += chunk
+            pid = _pid_in(data)
+            if pid is not None:
+                return pid
+
+
+@functools.cache
+def direct() -> bool:
+    """Whether this process can listen inside a sandbox's network namespace: tried once,
+    on a sandbox of bubblewrap's running /bin/true."""
+    from passhat.agents.isolation import RUN_UID_BASE, is_root, launcher
+    from passhat.agents.sandbox import base_argv
+
+    if not is_root():  # setns needs CAP_SYS_ADMIN in passhat's own user namespace too
+        return False
+    gate = Gate()
+    argv = [*launcher("namespace", RUN_UID_BASE), *base_argv(), *gate.bwrap_args(), "/bin/true"]
+    try:
+        proc = subprocess.Popen(argv, pass_fds=gate.pass_fds, env={}, stderr=subprocess.DEVNULL)
+    except OSError:
+        gate.close()
+        return False
+    gate.spawned()
+    try:
+        data = b""
+        pid = None
+        while pid is None:
+            chunk = os.read(gate.info_read, 4096)  # bwrap writes it at once, or dies
+            if not chunk:
+                return False
+            data += chunk
+            pid = _pid_in(data)
+        for sock in listen_in(pid, [1]):
+            sock.close()
+        os.write(gate.block_write, b"x")
+        return True
+    except OSError:
+        return False
+    finally:
+        gate.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=30)

@@ -1,0 +1,157 @@
+"""One server for every command-agent run of an experiment, routing each request by its token.
+
+The runner opens a hub around an experiment's runs (`hub_scope`, serve/__init__.py);
+the first command-agent run starts it: one uvicorn server on 127.0.0.1 with one
+app (MCP at /mcp, the model proxy at /v1/...). Each run registers a random token
+with its environment and its model proxy, and every request is handed the run its
+token names (`Served`, under the scope key RUN); a request with no live run's token
+is answered 401. A run's sandbox gets a listening socket of its own (made in its
+network namespace, or a Unix socket its relay forwards to), served by the same
+server and bound to that run: a request arriving there must carry that run's token.
+
+When a run ends its token is dropped, its listeners are closed, and its requests
+still in flight get STOP_GRACE_S to finish before they are cancelled. Starting one
+server per experiment instead of per run saves each run uvicorn's configuration
+(logging set up anew), an ASGI app and MCP server, and their lifespan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from passhat.serve import RUN, RunEndpoints
+
+if TYPE_CHECKING:
+    from passhat.agents.base import RunContext
+    from passhat.env import Environment
+    from passhat.serve.http import Add
+    from passhat.serve.proxy import ModelProxy
+
+BOUND = "passhat.bound"
+"""The key, in a request's scope state, of the token of the run whose listener took it."""
+STOP_GRACE_S = 1.0
+"""Seconds an ended run's requests still in flight get before they are cancelled."""
+
+
+@dataclass(eq=False)
+class Served:
+    """One run as the hub serves it."""
+
+    token: str
+    env: Environment
+    proxy: ModelProxy
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    listeners: list[asyncio.AbstractServer] = field(default_factory=list)
+
+
+class Hub:
+    """The server of every command-agent run on this event loop, started by the first."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, Served] = {}
+        self.port = 0
+        self._add: Add | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._starting = asyncio.Lock()
+
+    async def _start(self) -> Add:
+        async with self._starting:
+            if self._add is None:
+                from passhat.serve.app import build_app
+                from passhat.serve.http import loopback_server
+
+                stack = contextlib.AsyncExitStack()
+                self.port, self._add = await stack.enter_async_context(
+                    loopback_server(self._dispatch(build_app()))
+                )
+                self._stack = stack
+            assert self._add is not None
+            return self._add
+
+    async def aclose(self) -> None:
+        if self._stack is not None:
+            stack, self._stack, self._add = self._stack, None, None
+            await stack.aclose()
+
+    @contextlib.asynccontextmanager
+    async def serve(
+        self, env: Environment, ctx: RunContext, unix_path: str | None = None
+    ) -> AsyncIterator[RunEndpoints]:
+        """Serve one run until the block ends (on the Unix socket `unix_path` too)."""
+        from passhat.serve.proxy import ModelProxy
+
+        add = await self._start()
+        served = Served(secrets.token_urlsafe(32), env, ModelProxy(ctx))
+        self.runs[served.token] = served
+
+        async def listen(sock: socket.socket) -> None:
+            served.listeners.append(await add(sock, served.token))
+
+        try:
+            if unix_path is not None:
+                await listen(unix_listener(unix_path))
+            base = f"http://127.0.0.1:{self.port}"
+            yield RunEndpoints(
+                f"{base}/mcp", f"{base}/v1", served.token, served.proxy, self.port, listen
+            )
+        finally:
+            await asyncio.shield(self._end(served))
+
+    async def _end(self, served: Served) -> None:
+        """Stop taking the run's requests; give those in flight a moment, then cancel them."""
+        self.runs.pop(served.token, None)
+        for listener in served.listeners:
+            listener.close()
+        if served.tasks:
+            await asyncio.wait(set(served.tasks), timeout=STOP_GRACE_S)
+        for task in list(served.tasks):
+            task.cancel()
+
+    def _find(self, headers: dict[bytes, bytes]) -> Served | None:
+        bearer = headers.get(b"authorization", b"")
+        if bearer[:7].lower() == b"bearer ":
+            return self.runs.get(bearer[7:].decode("latin-1"))
+        key = headers.get(b"x-api-key")  # Anthropic's SDKs send the key so
+        return self.runs.get(key.decode("latin-1")) if key is not None else None
+
+    def _dispatch(self, app: Any) -> Any:
+        """The app, handed the run each request's token names; 401 without one, and for a
+        request that came in through another run's listener."""
+        from passhat.serve.http import unauthorized
+
+        async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            served = self._find(dict(scope.get("headers") or ()))
+            bound = (scope.get("state") or {}).get(BOUND)
+            if served is None or (bound is not None and bound != served.token):
+                await unauthorized(send)
+                return
+            task = asyncio.current_task()
+            if task is not None:
+                served.tasks.add(task)
+            try:
+                await app({**scope, RUN: served}, receive, send)
+            finally:
+                served.tasks.discard(task)
+
+        return dispatch
+
+
+def unix_listener(path: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock

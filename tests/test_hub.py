@@ -1,0 +1,192 @@
+"""One server for every command-agent run of an experiment (serve/hub.py): each request is
+routed by its run's token, a run's own listener takes only that run's token, an ended
+run's token is refused, and every run of an experiment is served at the same port."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from passhat.agents.base import RunContext
+from passhat.env import Environment, make_environment
+from passhat.serve import hub_scope, serve_run
+from passhat.store import Store
+from passhat.suite import Suite, load_suite
+
+pytest.importorskip("uvicorn")
+
+ROOT = Path(__file__).resolve().parents[1]
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+MCP = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+
+
+def _suite_and_env() -> tuple[Suite, Environment]:
+    suite = load_suite(ROOT / "examples" / "clarify")
+    return suite, make_environment(suite, suite.case("ac-conflict-001"))
+
+
+async def _post(port: int, token: str, body: dict[str, Any] = LIST) -> int:
+    """The status of a tools/list (or `body`) sent to 127.0.0.1:`port` with `token`."""
+    import httpx2
+
+    headers = {**MCP, "Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient() as http:
+        answer = await http.post(f"http://127.0.0.1:{port}/mcp", json=body, headers=headers)
+    return answer.status_code
+
+
+def _listener() -> socket.socket:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    sock.setblocking(False)
+    return sock
+
+
+async def test_runs_share_one_server_and_each_token_reaches_only_its_own_run() -> None:
+    _, env_a = _suite_and_env()
+    _, env_b = _suite_and_env()
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    async with hub_scope():
+        async with serve_run(env_a, ctx) as a, serve_run(env_b, ctx) as b:
+            assert a.port == b.port and a.token != b.token
+            assert await _post(a.port, a.token) == 200
+            assert await _post(b.port, b.token) == 200
+            assert await _post(a.port, "forged") == 401
+        # both ended: their tokens are refused on the server that is still up
+        async with serve_run(env_a, ctx) as c:
+            assert c.port == a.port
+            assert await _post(c.port, a.token) == 401
+            assert await _post(c.port, c.token) == 200
+
+
+async def test_a_runs_own_listener_takes_only_its_own_token() -> None:
+    """A sandboxed run's listener (made in its network namespace) is bound to the run: an
+    agent holding another run's token learns nothing through it."""
+    _, env = _suite_and_env()
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    async with hub_scope():
+        async with serve_run(env, ctx) as a, serve_run(env, ctx) as b:
+            assert a.listen is not None
+            own = _listener()
+            port = own.getsockname()[1]
+            await a.listen(own)
+            assert await _post(port, a.token) == 200
+            assert await _post(port, b.token) == 401
+            assert await _post(a.port, b.token) == 200  # the shared port takes any live run's
+        with pytest.raises(OSError):  # the ended run's listener is closed
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+async def test_an_ended_runs_request_in_flight_is_cancelled_after_a_grace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request still in flight when its run ends (an agent killed mid-call) gets
+    STOP_GRACE_S, then is cancelled: nothing of the run goes on after it."""
+    from passhat.serve import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "STOP_GRACE_S", 0.2)
+    _, env = _suite_and_env()
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def stuck(name: str, arguments: dict[str, Any]) -> Any:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    monkeypatch.setattr(env, "call", stuck)
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "x"}}
+    async with hub_scope():
+        async with serve_run(env, ctx) as endpoints:
+            request = asyncio.create_task(_post(endpoints.port, endpoints.token, call))
+            await asyncio.wait_for(started.wait(), 10)
+        await asyncio.wait_for(cancelled.wait(), 5)
+        request.cancel()
+
+
+@pytest.mark.parametrize("level", ["process", "namespace"])
+def test_every_run_of_an_experiment_is_served_on_one_port(level: str, open_tmp: Path) -> None:
+    """The runner opens one hub per experiment: three runs of a command agent printing
+    the MCP URL they were given all name the same port (one server started, not three),
+    sandboxed or not."""
+    from passhat.agents import resolve_agent
+    from passhat.agents.command import CommandSpec
+    from passhat.agents.isolation import unavailable
+    from passhat.runner import RunOptions, new_experiment, run_experiment
+
+    if unavailable("namespace") is not None and level == "namespace":
+        pytest.skip(str(unavailable("namespace")))
+    tmp_path = open_tmp  # a root passhat's run uid runs the agent
+    agent = tmp_path / "agent.sh"
+    agent.write_text('#!/bin/sh\necho "{\\"url\\": \\"$PASSHAT_MCP_URL\\"}"\n')
+    agent.chmod(0o755)
+    spec = CommandSpec(("/bin/sh", str(agent)), cwd=str(tmp_path), output="json")
+    loaded = resolve_agent(spec.spec())
+    suite = load_suite(ROOT / "examples" / "clarify")
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case("ac-conflict-001"),)})
+    params = {"max_turns": 1, "isolation": level}
+    experiment = new_experiment(suite, loaded, "", None, k=3, params=params)
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        asyncio.run(run_experiment(store, experiment, suite, loaded, None, RunOptions()))
+        runs = store.runs(experiment.id)
+    assert len(runs) == 3 and all(r.status != "errored" for r in runs), [
+        r.error_message for r in runs
+    ]
+    urls = {r.output["url"] for r in runs}
+    assert len(urls) == 1 and next(iter(urls)).startswith("http://127.0.0.1:"), urls
+
+
+def _comms_in_sandbox(folder: Path) -> list[str]:
+    """The names of the processes a sandboxed agent sees in its PID namespace."""
+    from passhat.agents import resolve_agent
+    from passhat.agents.command import CommandSpec
+    from passhat.runner import RunOptions, new_experiment, run_experiment
+
+    agent = folder / "comms.sh"
+    agent.write_text(
+        "#!/bin/sh\nprintf '{\"comms\": ['\nsep=''\n"
+        'for f in /proc/[0-9]*/comm; do read -r c < "$f" && printf \'%s"%s"\' "$sep" "$c"; '
+        "sep=','; done\nprintf ']}\\n'\n"
+    )
+    agent.chmod(0o755)
+    spec = CommandSpec(("/bin/sh", str(agent)), cwd=str(folder), output="json")
+    loaded = resolve_agent(spec.spec())
+    suite = load_suite(ROOT / "examples" / "clarify")
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case("ac-conflict-001"),)})
+    params = {"max_turns": 1, "isolation": "namespace"}
+    experiment = new_experiment(suite, loaded, "", None, k=1, params=params)
+    with Store(folder / f"{experiment.id}.db") as store:
+        store.create_experiment(experiment)
+        asyncio.run(run_experiment(store, experiment, suite, loaded, None, RunOptions()))
+        (run,) = store.runs(experiment.id)
+    assert run.status != "errored", run.error_message
+    comms: list[str] = run.output["comms"]
+    return comms
+
+
+def test_a_root_passhat_listens_inside_the_sandbox_with_no_relay(
+    open_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root, passhat listens inside the run's network namespace itself (agents/netns.py):
+    the agent's PID namespace holds bwrap's init and the agent, no relay. The control (the
+    relay forced, as for an unprivileged passhat) shows the relay's processes are seen."""
+    from passhat.agents import isolation, netns
+
+    if isolation.unavailable("namespace") is not None:
+        pytest.skip(str(isolation.unavailable("namespace")))
+    if not netns.direct():
+        pytest.skip("passhat cannot enter a sandbox's network namespace here (not root)")
+    direct = _comms_in_sandbox(open_tmp)
+    assert "socat" not in direct and not any(c.startswith("python") for c in direct), direct
+    monkeypatch.setattr(netns, "direct", lambda: False)
+    relayed = _comms_in_sandbox(open_tmp)
+    assert "socat" in relayed or any(c.startswith("python") for c in relayed), relayed
