@@ -20,8 +20,10 @@ from page_data import resolved
 from passhat.analysis import item_stability
 from passhat.errors import StoreError
 from passhat.records import RunRecord
-from passhat.report import html as html_module
+from passhat.report.html import facts as html_facts
+from passhat.report.html import pages as html_pages
 from passhat.report.html import render_html
+from passhat.report.html import runs as html_runs
 from passhat.store import Store
 from test_report_html import errored, experiment, run, unpack_runs
 
@@ -52,7 +54,7 @@ def unpacked(packed: bytes) -> Any:
 
 
 def round_trip(value: dict[str, Any], ensure_ascii: bool = False) -> dict[str, Any]:
-    packed = html_module._packed(json.dumps(value, ensure_ascii=ensure_ascii).encode())
+    packed = html_runs._packed(json.dumps(value, ensure_ascii=ensure_ascii).encode())
     assert unpacked(packed) == value
     data: dict[str, Any] = json.loads(packed)
     return data
@@ -67,7 +69,7 @@ def test_the_string_table_round_trips_hostile_strings() -> None:
         data = round_trip(value, ensure_ascii)
         assert "x" * 40 in data["runs"]  # the key as it was
         assert "x" * 40 in data["strings"] and "" not in data["strings"]
-        assert all(len(s.encode()) >= html_module._INTERN_MIN for s in data["strings"])
+        assert all(len(s.encode()) >= html_runs._INTERN_MIN for s in data["strings"])
 
 
 def test_only_long_repeated_values_are_referenced() -> None:
@@ -143,15 +145,15 @@ def test_ascii_front_coding_at_once_equals_one_at_a_time() -> None:
             for _ in range(rng.randint(1, 15))
         ]
         width = max(map(len, strings))
-        expected, _ = html_module._front_coded_loop(strings)
-        assert html_module._shared_ascii(strings, width) == expected
-        assert html_module._front_coded(strings) == html_module._front_coded_loop(strings)
+        expected, _ = html_pages._front_coded_loop(strings)
+        assert html_pages._shared_ascii(strings, width) == expected
+        assert html_pages._front_coded(strings) == html_pages._front_coded_loop(strings)
 
 
 def item_oracle(runs: list[RunRecord]) -> list[tuple[str, str, str, str, str]]:
     """The items of a page as `_cases_blob` wrote them before: from `item_stability`."""
     return [
-        (s.scorer, s.item, "1" if s.expected else "0", html_module._hit_letters(s), s.verdict)
+        (s.scorer, s.item, "1" if s.expected else "0", html_pages._hit_letters(s), s.verdict)
         for s in item_stability(runs)
     ]
 
@@ -191,8 +193,8 @@ def test_item_columns_equal_item_stability() -> None:
                     continue
                 score = rng.choice(shapes) if rng.random() < 0.8 else graded(rng)
                 runs.append(replace(run(case, i, [], []), score=score))
-        facts = html_module._case_facts(runs, _accounting(ids, runs))
-        columns = html_module._ItemColumns(Counter())
+        facts = html_facts._case_facts(runs, _accounting(ids, runs))
+        columns = html_pages._ItemColumns(Counter())
         columns.add(facts)
         rows = list(zip(columns.names, columns.expected, columns.hits, strict=True))
         scorers = list(columns.scorers)
@@ -216,14 +218,14 @@ def test_durations_in_tenths_at_once_equal_one_at_a_time() -> None:
     seconds = [rng.uniform(0, 300) for _ in range(20_000)]
     seconds += [i / 20 for i in range(4_000)] + [i / 100 + 0.05 for i in range(4_000)]
     seconds += [0.0, -0.0, 0.05, 0.15, 0.25, 0.35, -3.25, 1e6 + 0.05, 1e13 + 0.05, 2.0**60]
-    assert html_module._all_tenths(seconds) == [html_module._tenths(s) for s in seconds]
-    assert html_module._all_tenths([]) == []
+    assert html_pages._all_tenths(seconds) == [html_pages._tenths(s) for s in seconds]
+    assert html_pages._all_tenths([]) == []
 
 
 def test_items_read_lazily_give_the_pages_they_give_decoded(tmp_path: Path) -> None:
     """`report --html` reads summaries with undecoded items (pydantic-core reads each value
     once, for the pages past the first): the page is the one decoded items give."""
-    ids = [f"p{c:03d}" for c in range(html_module.PAGED_ABOVE + 30)]
+    ids = [f"p{c:03d}" for c in range(html_pages.PAGED_ABOVE + 30)]
     e = experiment(ids, k=2)
     items = ["AC1:conflict", "AC2:unverifiable", "AC3:x"]
     with Store(tmp_path / "s.db") as store:

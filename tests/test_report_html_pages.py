@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from browser import Node, dump_dom, parse, require_chromium
-from passhat.report import html as html_module
 from passhat.report.html import PAGE_CASES, PAGED_ABOVE, render_html, write_html
+from passhat.report.html import pages as html_pages
+from passhat.report.html import runs as html_runs
 from passhat.store import Store
 from passhat.usage import Prices
 from test_report_html import errored, experiment, page, run, with_script
@@ -73,14 +74,14 @@ def test_pages_hold_at_most_page_runs_requested_runs() -> None:
     """Many runs per case make pages of fewer cases: a page is at most PAGE_RUNS grid
     columns (one case at least), and one page holds at most PAGED_ABOVE_RUNS."""
     ids = [f"r{c:02d}" for c in range(12)]
-    k = html_module.PAGE_RUNS // 5  # five cases fill a page
+    k = html_pages.PAGE_RUNS // 5  # five cases fill a page
     items = ["AC1:conflict"]
     runs = [run(c, i, items, items) for c in ids for i in (1, 2)]  # the rest missing
     html = render_html(experiment(ids, k=k), runs)  # type: ignore[arg-type]
     assert len(parse(html).with_class("table", "grid")) == 5
     assert pages_data(html)["starts"] == [6, 11]
     # ten such cases are PAGED_ABOVE_RUNS requested runs: one page, every case as markup
-    assert k * 10 == html_module.PAGED_ABOVE_RUNS
+    assert k * 10 == html_pages.PAGED_ABOVE_RUNS
     ten = [r for r in runs if r.case_id in ids[:10]]
     one = render_html(experiment(ids[:10], k=k), ten)  # type: ignore[arg-type]
     assert len(parse(one).with_class("table", "grid")) == 10 and 'id="passhat-pages"' not in one
@@ -127,7 +128,7 @@ def test_turning_the_page_and_opening_a_run_on_another_page(tmp_path: Path, chro
 def test_run_detail_past_the_budget_names_the_command(
     tmp_path: Path, chromium: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(html_module, "RUNS_BUDGET", 1)  # only the first page's runs
+    monkeypatch.setattr(html_runs, "RUNS_BUDGET", 1)  # only the first page's runs
     e, runs = many()
     path = page(tmp_path, "budget", e, runs)  # type: ignore[arg-type]
     anchor = "c151-run1"  # p150, the 151st case
@@ -166,7 +167,7 @@ def test_the_command_loads_whole_runs_page_by_page(
             loaded.append(len(cases))  # type: ignore[arg-type]
             return store.runs(e.id, cases=cases)  # type: ignore[attr-defined,arg-type]
 
-        monkeypatch.setattr(html_module, "RUNS_BUDGET", 1)
+        monkeypatch.setattr(html_runs, "RUNS_BUDGET", 1)
         paged = render_html(e, summaries, load=load)  # type: ignore[arg-type]
     assert loaded[0] == PAGE_CASES and sum(loaded) < CASES
     # each recorded run of the first page has its column (status, duration), from summaries
@@ -278,8 +279,8 @@ def test_pages_drawn_from_columns_equal_the_template_markup(
     e, runs = varied()
     prices = Prices(0.15, 0.6)
     whole = parse(dump_dom(write_html(tmp_path / "whole.html", e, runs, prices=prices)))
-    monkeypatch.setattr(html_module, "PAGED_ABOVE", 2)
-    monkeypatch.setattr(html_module, "PAGE_CASES", 4)
+    monkeypatch.setattr(html_pages, "PAGED_ABOVE", 2)
+    monkeypatch.setattr(html_pages, "PAGE_CASES", 4)
     paged = write_html(tmp_path / "paged.html", e, runs, prices=prices)
     data = pages_data(paged.read_text(encoding="utf-8"))
     assert data["starts"] == [5, 9, 13]
@@ -329,7 +330,7 @@ def test_front_coding_round_trips_in_utf16_units() -> None:
             "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
             for _ in range(rng.randint(0, 12))
         ]
-        shared, rest = html_module._front_coded(strings)
+        shared, rest = html_pages._front_coded(strings)
         assert front_decoded(shared, rest) == strings
         for text, before, rest_of in zip(strings, ["", *strings], rest, strict=False):
             start = text[: len(text) - len(rest_of)]

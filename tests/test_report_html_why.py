@@ -142,7 +142,7 @@ def test_pairs_are_left_to_passhat_diff_past_ten_runs() -> None:
 def test_the_page_carries_pairs_within_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pairs cost about a millisecond each: past the page's budget a case names the
     command instead (the first case's 3 pairs fit a budget of 3, the second's do not)."""
-    import passhat.report.html as html
+    import passhat.report.html.render as html
 
     monkeypatch.setattr(html, "PAIRS_PER_PAGE", 3)
     e = experiment_record(["a", "b"], 3, id="abcd0001")
@@ -166,7 +166,7 @@ def test_the_page_carries_pairs_within_its_budget(monkeypatch: pytest.MonkeyPatc
 def test_cases_past_the_first_30_of_a_page_say_where_to_look(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import passhat.report.html as html
+    import passhat.report.html.render as html
 
     monkeypatch.setattr(html, "WHY_CASES", 1)
     e = experiment_record(["a", "b"], 2, id="abcd0001")

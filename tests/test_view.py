@@ -191,7 +191,7 @@ def test_every_page_answers_with_the_strict_policy(store_url: tuple[Path, str], 
 
 
 def test_the_report_page_keeps_its_own_policy(store_url: tuple[Path, str]) -> None:
-    from passhat.report.html import _script
+    from passhat.report.html.render import _script
 
     status, headers, body = get(store_url[1], "/e/p3/report")
     assert status == 200

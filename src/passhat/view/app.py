@@ -354,7 +354,7 @@ def _report_response(html: str) -> Response:
     hash, and nothing else."""
     from starlette.responses import HTMLResponse
 
-    from passhat.report.html import _script
+    from passhat.report.html.render import _script
 
     csp = (
         f"default-src 'none'; script-src {_script()[1]}; style-src 'unsafe-inline'; "

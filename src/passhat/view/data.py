@@ -2,7 +2,7 @@
 
 Nothing here is computed differently from the commands: an experiment's accounting is
 `account` over its stored statuses (as `passhat compare` reads a side), its figures and
-intervals are the HTML report's (`report.html._figures`), a comparison is `stats.compare`
+intervals are the HTML report's (`report.html.facts._figures`), a comparison is `stats.compare`
 with compare's defaults and notes, and a trend point is flagged by compare's own verdict
 against the point before it. This module arranges; it knows nothing of HTTP.
 """
@@ -79,7 +79,7 @@ def figures_of(accounting: Accounting) -> tuple[Figure, ...]:
     """The report's three figures and intervals; none while nothing is counted."""
     if accounting.runs_counted == 0:
         return ()
-    from passhat.report.html import _figures
+    from passhat.report.html.facts import _figures
 
     shown, _ = _figures(accounting, "en")
     return tuple(Figure(f.label, f.value, f.interval) for f in shown)

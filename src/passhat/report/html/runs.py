@@ -1,0 +1,199 @@
+"""Every run's detail for the page: its JSON with a table of repeated strings, deflated and
+base64-encoded (`_runs_blob`), one blob per page within `RUNS_BUDGET`; `script_json`,
+JSON safe inside `<script>`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from markupsafe import Markup
+
+from passhat.records import RunRecord
+from passhat.report.html.facts import LoadRuns, RunWhole, _CaseFacts
+
+RUNS_BUDGET = 750_000
+"""Bytes of compressed run detail a paged report embeds at most, page by page; a
+run left out says which `passhat show` command prints it."""
+
+
+def _run_data(run: RunRecord) -> dict[str, Any]:
+    return {
+        "case": run.case_id,
+        "run": run.run_index,
+        "status": run.status,
+        "transcript": run.transcript,
+        "tool_calls": run.tool_calls,
+        "final_state": run.final_state,
+        "score": run.score,
+        "output": run.output,
+        "retries": run.retries,
+        "duration_s": run.duration_s,
+        "input_tokens": run.input_tokens,
+        "output_tokens": run.output_tokens,
+        "seed": run.seed,
+    }
+
+
+_RUN_JSON = (
+    b'{"case":%b,"run":%d,"status":%b,"transcript":%b,"tool_calls":%b,"final_state":%b,'
+    b'"score":%b,"output":%b,"retries":%b,"duration_s":%b,"input_tokens":%d,'
+    b'"output_tokens":%d,"seed":%d}'
+)
+"""`_run_data` of a stored run, its JSON columns written in as they are."""
+
+
+def _run_json(run: RunWhole) -> bytes:
+    """A run's detail as the page's script reads it (`_run_data`), JSON in UTF-8: a
+    stored run's columns written as the store keeps them, never decoded."""
+    if isinstance(run, RunRecord):
+        return _to_json(_run_data(run))
+    return _RUN_JSON % (
+        json.dumps(run.case_id, ensure_ascii=False).encode(),
+        run.run_index,
+        json.dumps(run.status).encode(),
+        run.transcript,
+        run.tool_calls,
+        run.final_state,
+        run.score,
+        run.output,
+        run.retries,
+        _to_json(run.duration_s),
+        run.input_tokens,
+        run.output_tokens,
+        run.seed,
+    )
+
+
+def _to_json(value: Any) -> bytes:
+    """JSON (UTF-8) as the store writes its columns: what is not JSON as its str(), an
+    infinite or NaN number as null (the page's JSON.parse knows neither), and what even
+    that cannot write (a lone surrogate) made safe first."""
+    from pydantic_core import to_json
+
+    try:
+        return to_json(value, fallback=str, inf_nan_mode="null")
+    except (ValueError, RecursionError):  # PydanticSerializationError is a ValueError
+        from passhat.store import json_safe
+
+        return to_json(json_safe(value), inf_nan_mode="null")
+
+
+_INTERN_MIN = 32
+"""Shorter strings (bytes of JSON text) are cheaper inline than as a reference."""
+_BACKSLASH, _QUOTE = b"\x01", b"\x02"
+"""An escaped backslash and an escaped quote while `_packed` reads JSON text: bytes that
+valid JSON never holds raw, so every quote left bounds a string."""
+_LONG_VALUES = re.compile(
+    rb'((?:[^"]*+"(?:[^"]{0,%d}+"|[^"]*+"(?=\s*:)))*+[^"]*+)("[^"]*+"|\Z)' % (_INTERN_MIN - 1)
+)
+"""What comes before a long string value (structure, short strings, keys), and that
+value: every match starts outside a string, so no quote is ever read as its opposite.
+`[^"]` (not `[^"\\]`): the regular expression engine's fastest loop."""
+_ANY_STRING = re.compile(rb'"([^"]*+)"(\s*:)?')
+
+
+def _packed(runs: bytes) -> bytes:
+    """`{"strings": [...], "runs": runs}` with every long string value of the JSON
+    object `runs` that occurs more than once replaced by a reference into the table,
+    `"\\u0000<n>"`; a real value starting with U+0000 has it doubled. Keys are left
+    as they are (the page's script reads values only).
+
+    Equal strings have equal JSON text (one encoder wrote both), so the table is made
+    from the text, at the speed of regular expressions over bytes, without decoding
+    it: escaped backslashes and quotes are set aside first (`_BACKSLASH`, `_QUOTE`)."""
+    escaped = b"\\" in runs  # often none at all: then nothing to set aside
+    text = runs.replace(b"\\\\", _BACKSLASH).replace(b'\\"', _QUOTE) if escaped else runs
+    if escaped and b'"\\u0000' in text:
+        body, table = _packed_nul(text)
+    else:
+        found = _LONG_VALUES.findall(text)
+        counts = Counter([value for _, value in found])
+        table = [value for value, n in counts.items() if n > 1 and value]  # b"": the end
+        refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
+        pieces: list[bytes] = []
+        add = pieces.append
+        for before, value in found:
+            add(before)
+            add(refs.get(value, value))
+        body = b"".join(pieces)
+    packed = b'{"strings":[' + b",".join(table) + b'],"runs":' + body + b"}"
+    return packed.replace(_QUOTE, b'\\"').replace(_BACKSLASH, b"\\\\") if escaped else packed
+
+
+def _packed_nul(text: bytes) -> tuple[bytes, list[bytes]]:
+    """`_packed`'s body and table for text in which a string starts with U+0000 (rare):
+    every string read, so that each such value is doubled."""
+    values = [m[0] for m in _ANY_STRING.finditer(text) if not m[2]]
+    counts = Counter(v for v in values if len(v) >= _INTERN_MIN + 2)
+    table = [value for value, n in counts.items() if n > 1]
+    refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
+
+    def value(match: re.Match[bytes]) -> bytes:
+        string = match[0]
+        if match[2]:
+            return string
+        if string in refs:
+            return refs[string]
+        return b'"\\u0000' + string[1:] if string.startswith(b'"\\u0000') else string
+
+    return _ANY_STRING.sub(value, text), table
+
+
+def _runs_blob(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhole]) -> str:
+    """Every recorded run's heavy fields, keyed by anchor, for the page's script.
+
+    Runs repeat themselves (the system prompt and the ticket in every run, the
+    model's annotations in the transcript, the tool calls and the final state),
+    so long repeated strings go into one table (`_packed`), and the JSON is deflated
+    and base64-encoded: about a tenth of the raw size.
+    """
+    runs = b",".join(
+        b'"%b-run%d":%b' % (c.anchor.encode(), index, _run_json(whole[(c.account.case, index)]))
+        for c in cases
+        for index in range(1, c.account.k_requested + 1)
+        if (c.account.case, index) in whole
+    )
+    raw = _packed(b"{" + runs + b"}")
+    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+
+
+def script_json(value: Any) -> Markup:
+    """JSON safe inside `<script type="application/json">`: no `</script>`, no `<!--`."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escape)
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def _whole(page: Sequence[_CaseFacts], load: LoadRuns | None) -> dict[tuple[str, int], RunWhole]:
+    """The whole runs of the cases of `page`: their own records when they are whole, else
+    what `load` reads of them."""
+    given: list[RunWhole] = [r for c in page for r in c.runs.values() if isinstance(r, RunRecord)]
+    cases = [c.account.case for c in page]
+    if not given and load is not None and cases:
+        given = list(load(cases))
+    return {(r.case_id, r.run_index): r for r in given}
+
+
+def _embedded_runs(pages: list[list[_CaseFacts]], load: LoadRuns | None) -> list[tuple[int, str]]:
+    """The runs blobs, each with the number of its first case: every run on one page; on
+    a paged report one blob per page while their compressed detail stays within
+    `RUNS_BUDGET` (the first page's always), so no more than one page's whole runs
+    are held at a time and the page's script inflates only the blob of the run opened."""
+    chunks: list[tuple[int, str]] = []
+    size = 0
+    for page in pages:
+        blob = _runs_blob(page, _whole(page, load))
+        size += len(blob)
+        if chunks and size > RUNS_BUDGET:
+            break
+        chunks.append((page[0].number, blob))
+    return chunks
