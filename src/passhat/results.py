@@ -5,8 +5,8 @@
 every part (accounting, intervals, item stability, tool use) is read from the store
 the first time it is asked for, by the same code `passhat report` uses, and kept:
 an `Experiment` is a snapshot, and `passhat.open(db).experiment(ref)` reads afresh.
-`Outcome` (what the call did) lives here too, so evaluation.py imports this module
-and nothing here names evaluation.py, not even for types.
+`Outcome` (what the call did) lives here too, so passhat.evaluation imports this
+module and nothing here names passhat.evaluation, not even for types.
 """
 
 from __future__ import annotations
