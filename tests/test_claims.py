@@ -384,9 +384,9 @@ def test_a_file_with_more_candidates_than_the_bound_is_read_in_part_with_a_note(
 def test_files_past_the_byte_budget_are_left_out_with_a_note(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from passhat.sources import audit
+    from passhat.sources.audit import walk
 
-    monkeypatch.setattr(audit, "MAX_CLAIM_BYTES", 30)
+    monkeypatch.setattr(walk, "MAX_CLAIM_BYTES", 30)
     root = _folder(tmp_path, "We ran it 2 times, as the table shows.")
     (root / "zz.md").write_text("We ran it 5 times.\n")
     data = json.loads(run_cli(capsys, "audit", str(root), "--json").out)

@@ -7,9 +7,13 @@ errored and missing runs by index. A reader never parses a format it can read
 through its owner's library (Inspect logs go through `inspect_ai.log`), and
 never drops a run it cannot grade: that run is errored, with its reason.
 
-    inspect.py   Inspect AI eval logs (.eval / .json), one run per sample × epoch
-    tau2.py      τ²-bench results (results.json), one run per simulation (trial)
-    audit.py     a folder of run directories no harness owns, with its manifest
+    inspect_log.py  Inspect AI eval logs (.eval / .json), one run per sample × epoch
+    tau2.py         τ²-bench results (results.json), one run per simulation (trial)
+    harbor.py       Harbor jobs, one run per trial folder
+    audit/          a folder of run directories no harness owns, with its manifest
+                    (manifest, walk, grade, plan, summary)
+    claims/         the run counts a write-up claims, read the way people write them
+    _files.py       foreign files read within bounds (size, depth, no FIFO)
 """
 
 from __future__ import annotations

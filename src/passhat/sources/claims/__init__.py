@@ -1,0 +1,68 @@
+"""Run counts a write-up claims, read the way people write them.
+
+The seed's second experiment is the reason: its REPORT.md said "each group ran
+three times" over a folder holding one run per group. A claim can be written in
+many ways, and an auditor that misses one passes the folder it exists to catch.
+This is a small grammar, not a list of sentences:
+
+- **a count** of runs: a number (digits, words "five", "a dozen", Chinese "五",
+  "in triplicate", a list of seeds "seeds 0, 1 and 2", a range "seeds 1-5");
+- **a unit** that counts runs: runs, trials, seeds, epochs, attempts, samples,
+  completions, rollouts, repetitions, repeats, replicates, trajectories,
+  generations, episodes, or "N times" after a verb of running;
+- **a scope** or a context that makes it a count of runs: "per / each / for
+  every configuration, task, model...", "averaged over", "best of", "(n=4
+  runs)", "5-run average", "Three runs were performed";
+- **settings** as their own readers: `k=5`, `num_trials: 5`, `"n_epochs": 5`,
+  `--n-attempts 5`, `-k 5`, `seeds: [0, 1, 2]`, a shell loop over seeds;
+- **figures** that need runs: pass^5, pass@5, pass-hat-5, avg@8, maj@5,
+  `k ∈ {1, 3, 5}` (an *at-least* claim: compared with what is present);
+- **tables**: markdown (with or without outer pipes, any alignment row) and
+  LaTeX `tabular`, whose header names a unit (Seeds, # Runs, Runs (n), n_runs,
+  Attempts per task): each row claims its count for its first cell; a pass^k
+  header claims at least k.
+
+And the contexts that make a number no claim, each a named rule: a limit ("up
+to 5 attempts per tool call", "retried at most twice"), training ("fine-tuned
+for 3 epochs"), a batch size, a plan or condition ("we plan to run... in future
+work", "would"), a k that counts neighbours or clusters, a ratio ("3 times
+faster"). Every claim keeps its file, line, sentence and the rule that read it;
+every number set aside keeps the rule that set it aside (`audit --explain`).
+
+Everything here is pure and bounded: no claim is turned into anything sized by
+it (a 5,000-digit number is read as "more than MAX_CLAIM" without converting it),
+and every pattern is linear in the text's length.
+
+The package's rooms (`from passhat.sources.claims import X` reaches every public name):
+
+    numbers.py     counts as written: digits, words, Chinese numerals, lists, ranges
+    found.py       Claim, SetAside and Reading: what the reader finds
+    grammar.py     the vocabulary, the rules built from it, the contexts set aside
+    sentences.py   a match's sentence, and prose lines joined into blocks
+    tables.py      markdown and LaTeX tables
+    reader.py      one file's text read by its kind; governing, the claim a plan follows
+"""
+
+from __future__ import annotations
+
+from passhat.sources.claims.found import Claim as Claim
+from passhat.sources.claims.found import Reading as Reading
+from passhat.sources.claims.found import SetAside as SetAside
+from passhat.sources.claims.grammar import Counter as Counter
+from passhat.sources.claims.grammar import Rule as Rule
+from passhat.sources.claims.numbers import MAX_CLAIM as MAX_CLAIM
+from passhat.sources.claims.numbers import MAX_LIST as MAX_LIST
+from passhat.sources.claims.numbers import number as number
+from passhat.sources.claims.reader import DATA as DATA
+from passhat.sources.claims.reader import MAX_CANDIDATES as MAX_CANDIDATES
+from passhat.sources.claims.reader import PROSE as PROSE
+from passhat.sources.claims.reader import SHELL as SHELL
+from passhat.sources.claims.reader import claims_in as claims_in
+from passhat.sources.claims.reader import find_claims as find_claims
+from passhat.sources.claims.reader import find_json_claims as find_json_claims
+from passhat.sources.claims.reader import governing as governing
+from passhat.sources.claims.reader import kind_of as kind_of
+from passhat.sources.claims.reader import read_text as read_text
+from passhat.sources.claims.sentences import MAX_QUOTE as MAX_QUOTE
+from passhat.sources.claims.sentences import sentence as sentence
+from passhat.sources.claims.sentences import sentence_span as sentence_span

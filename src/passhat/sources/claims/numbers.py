@@ -1,0 +1,120 @@
+"""Counts as people write them: digits ("5", "1,000"), words ("five",
+"twenty-five", "a dozen"), adverbs ("twice"), "in triplicate", Chinese numerals ("五",
+"十二"), the items of a seed list and of a range. MAX_CLAIM bounds them all: a larger
+count is read as "more than MAX_CLAIM" without converting its digits.
+"""
+
+from __future__ import annotations
+
+import re
+
+from passhat.accounting import MAX_K
+
+MAX_CLAIM = MAX_K
+"""A claim above this is refused by the audit (a typo or a date, never a plan)."""
+
+
+MAX_LIST = 1000
+"""Items of a seed list or shell loop counted, at most (a longer one reads as more)."""
+
+
+UNITS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_ADVERBS = {"once": 1, "twice": 2, "thrice": 3}
+_PLICATE = {"duplicate": 2, "triplicate": 3, "quadruplicate": 4, "quintuplicate": 5}
+_WORD_NUMBERS = {**UNITS, **TENS, "a dozen": 12, "dozen": 12, "a hundred": 100, "hundred": 100}
+_CHINESE_DIGITS = {
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "兩": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+
+
+def number(word: str) -> int | None:
+    """A count written in digits ("5", "1,000"), words ("five", "twenty-five", "a dozen",
+    "twice", "triplicate") or Chinese numerals ("五", "十二"); MAX_CLAIM + 1 for any count
+    above MAX_CLAIM; None for no count. Never converts more digits than MAX_CLAIM has, so
+    a 5,000-digit number is cheap."""
+    text = word.strip().lower().replace(",", "")
+    if not text:
+        return None
+    if text.isascii() and text.isdigit():
+        stripped = text.lstrip("0") or "0"
+        if len(stripped) > len(str(MAX_CLAIM)):
+            return MAX_CLAIM + 1
+        value = int(stripped)
+        return min(value, MAX_CLAIM + 1) or None
+    text = re.sub(r"\s+", " ", text)
+    for table in (_ADVERBS, _PLICATE, _WORD_NUMBERS):
+        if text in table:
+            return table[text]
+    parts = re.split(r"[- ]", text)
+    if len(parts) == 2 and parts[0] in TENS and parts[1] in UNITS:
+        return TENS[parts[0]] + UNITS[parts[1]]
+    return _chinese(text)
+
+
+def _chinese(text: str) -> int | None:
+    """一 .. 九十九 and 百 ("三" 3, "十二" 12, "二十" 20, "一百" 100); None otherwise."""
+    if not text or any(c not in _CHINESE_DIGITS and c not in "十百" for c in text):
+        return None
+    if text in ("百", "一百"):
+        return 100
+    if "十" in text:
+        tens, _, units = text.partition("十")
+        high = _CHINESE_DIGITS.get(tens, 0 if tens else 1) if len(tens) <= 1 else None
+        low = _CHINESE_DIGITS.get(units, 0 if not units else -1) if len(units) <= 1 else None
+        if high is None or low is None or low < 0 or (tens and high == 0):
+            return None
+        return high * 10 + low or None
+    return _CHINESE_DIGITS.get(text) if len(text) == 1 else None
+
+
+def count_list(items: str) -> int:
+    """The number of items of "0, 1 and 2" or "0 1 2" (at most MAX_LIST + 1 counted)."""
+    return min(len(re.findall(r"\d+", items[: MAX_LIST * 12])), MAX_LIST + 1)
+
+
+def count_range(lo: str, hi: str) -> int | None:
+    """Items of the range lo-hi ("seeds 1-5": 5); None for no range (hi <= lo)."""
+    if len(lo) > 9 or len(hi) > 9:
+        return MAX_CLAIM + 1
+    span = int(hi) - int(lo) + 1
+    return min(span, MAX_CLAIM + 1) if span >= 2 else None

@@ -1,0 +1,137 @@
+"""Reading one file's text for claims: which readers a file gets by its kind
+(prose, data, shell), the rules applied block by block within MAX_CANDIDATES, tables
+added, claims in reading order; and `governing`, the claim a plan follows.
+"""
+
+from __future__ import annotations
+
+from passhat.sources.claims.found import Claim, Reading, SetAside
+from passhat.sources.claims.grammar import (
+    CHINESE_RULES,
+    FIGURE_RULES,
+    PROSE_RULES,
+    SETTING_RULES,
+    Rule,
+    aside_rule,
+)
+from passhat.sources.claims.sentences import Block, prose_blocks, sentence, sentence_span
+from passhat.sources.claims.tables import latex_tables, markdown_tables
+
+MAX_CANDIDATES = 1000
+"""Numbers one file's text is read for, at most (claims and numbers set aside): a file
+with more is no report, and each candidate costs a sentence and its context."""
+
+
+def _apply(
+    rules: tuple[Rule, ...],
+    block: Block,
+    name: str,
+    reading: Reading,
+    found: list[tuple[tuple[int, int], Claim]],
+) -> bool:
+    """The claims of one block (each keyed by line and place, for reading order) into
+    `found`, the numbers set aside into `reading`; False once MAX_CANDIDATES were read."""
+    seen: set[tuple[int, int]] = set()
+    lower = block.text.lower()
+    for rule in rules:
+        if not any(word in lower for word in rule.trigger):
+            continue
+        for match in rule.pattern.finditer(block.text):
+            if len(found) + len(reading.set_aside) >= MAX_CANDIDATES:
+                reading.notes.append(
+                    f"{name}: more than {MAX_CANDIDATES:,} numbers read as possible claims; "
+                    f"the rest of it (from line {block.first_line}) was not read"
+                )
+                return False
+            group = next(g for g in ("num", "list", "lo") if match.groupdict().get(g) is not None)
+            span = match.span(group)
+            key = span
+            if key in seen:
+                continue
+            k = rule.count(match)
+            if k is None:
+                continue
+            seen.add(key)
+            where = f"{name}:{block.line_of(span[0])}"
+            quote = sentence(block.text, *match.span())
+            left, right = sentence_span(block.text, *match.span())
+            context = block.text[left:right]
+            aside = aside_rule(context, span[0] - left, span[1] - left, match.group(0))
+            written = match.group(group)
+            if aside:
+                reading.set_aside.append(SetAside(where, quote, aside, written))
+            else:
+                claim = Claim(k, where, quote, rule.at_least, written=written, rule=rule.name)
+                found.append(((block.line_of(span[0]), span[0]), claim))
+    return True
+
+
+PROSE = "prose"
+DATA = "data"
+SHELL = "shell"
+_DATA_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".py", ".env")
+_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile")
+
+
+def kind_of(name: str) -> str:
+    """How a file is read: `data` (keys only), `shell` (flags, keys, loops) or `prose`."""
+    lower = name.lower()
+    if lower.endswith(_DATA_SUFFIXES):
+        return DATA
+    if lower.endswith(_SHELL_SUFFIXES):
+        return SHELL
+    return PROSE
+
+
+def read_text(text: str, name: str) -> Reading:
+    """Every claim of one file's text, and every number set aside, each with its file and
+    line; `name` (the file's path in the folder) chooses the readers: prose, tables,
+    settings and figures for text, settings and figures for data and scripts; pure."""
+    kind = kind_of(name)
+    if kind == PROSE:
+        text = text.replace("$", " ")  # LaTeX inline math: "$n=3$ seeds", "$5$ times"
+    lines = text.splitlines()
+    reading = Reading()
+    found: list[tuple[tuple[int, int], Claim]] = []
+    rules: tuple[Rule, ...] = SETTING_RULES + FIGURE_RULES
+    if kind == PROSE:
+        rules = PROSE_RULES + CHINESE_RULES + rules
+    blocks = (
+        prose_blocks(lines)
+        if kind == PROSE
+        else (Block(line, (0,), i + 1) for i, line in enumerate(lines))
+    )
+    for block in blocks:
+        if not _apply(rules, block, name, reading, found):
+            break
+    if kind == PROSE:
+        for claim in (*markdown_tables(lines, name), *latex_tables(lines, name)):
+            found.append(((int(claim.source.rsplit(":", 1)[1]), -1), claim))
+    found.sort(key=lambda kc: kc[0])
+    reading.claims = [claim for _, claim in found]
+    return reading
+
+
+def claims_in(text: str, name: str) -> list[Claim]:
+    """Every run count one file's text claims (see `read_text`)."""
+    return read_text(text, name).claims
+
+
+def find_claims(text: str, source: str) -> list[Claim]:
+    """Every run count a report's prose, tables and settings claim; pure."""
+    return read_text(text, source if kind_of(source) == PROSE else source + ".md").claims
+
+
+def find_json_claims(text: str, source: str) -> list[Claim]:
+    """Run counts a JSON summary states (`"num_trials": 5`, a `"pass^5"` key), each with
+    its line; read from the text so every claim keeps its line; pure."""
+    return read_text(text, source if kind_of(source) == DATA else source + ".json").claims
+
+
+def governing(claims: list[Claim]) -> Claim | None:
+    """The claim the plan follows: the largest count, a count before a figure at a tie,
+    the first in reading order after that."""
+    if not claims:
+        return None
+    _, claim = max(enumerate(claims), key=lambda ic: (ic[1].k, not ic[1].at_least, -ic[0]))
+    return claim

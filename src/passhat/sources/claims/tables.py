@@ -1,0 +1,116 @@
+"""Claims of tables: markdown tables (any alignment row, with or without outer
+pipes) and LaTeX `tabular`, whose header names a unit (a row claims its count for its
+first cell) or a pass^k figure (at least k runs).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from passhat.sources.claims.found import Claim
+from passhat.sources.claims.grammar import FIGURE_RULES
+from passhat.sources.claims.numbers import number
+from passhat.sources.claims.sentences import sentence
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip().strip("*`_ ") for c in line.strip().strip("|").split("|")]
+
+
+def _is_separator(line: str) -> bool:
+    if "-" not in line:
+        return False
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    return bool(cells) and all(re.fullmatch(r":?-+:?", c) for c in cells)
+
+
+_COLUMN = re.compile(
+    r"^(?:#|n|num|number\s+of|no\.?)?\s*[_ ]?\s*(?:runs|trials|seeds|epochs|attempts|samples|"
+    r"rollouts|repetitions|repeats|replicates|completions|reps|k)"
+    r"(?:\s*\(\s*(?:n|#|k)\s*\))?(?:\s*(?:/|per|for\s+each)\s*[\w-]+)?$",
+    re.I,
+)
+
+
+def _header_claims(cells: list[str], where: str, quote: str) -> Iterator[Claim]:
+    """A pass^k header claims at least k runs."""
+    for cell in cells:
+        for rule in FIGURE_RULES[:2]:
+            match = rule.pattern.fullmatch(cell.strip())
+            if match and (k := number(match.group("num"))):
+                yield Claim(
+                    k, where, quote, True, written=match.group("num"), rule="table pass^k header"
+                )
+
+
+def _rows(
+    header: list[str], rows: list[tuple[int, list[str]]], name: str, lines: list[str], rule: str
+) -> Iterator[Claim]:
+    columns = [i for i, h in enumerate(header) if _COLUMN.match(h.strip())]
+    for line_no, cells in rows:
+        for column in columns:
+            cell = cells[column].strip().strip("*`_ ") if column < len(cells) else ""
+            if cell.isascii() and cell.isdigit() and (k := number(cell)):
+                scope = cells[0].strip() if column != 0 and cells[0].strip() else None
+                yield Claim(
+                    k,
+                    f"{name}:{line_no}",
+                    sentence(lines[line_no - 1], 0, 0),
+                    scope=scope,
+                    written=cell,
+                    rule=rule,
+                )
+
+
+def markdown_tables(lines: list[str], name: str) -> Iterator[Claim]:
+    """Claims of markdown tables: a header row, an alignment row (`---`, `:--`, `--:`,
+    with or without outer pipes), then rows while lines hold a `|`."""
+    for index in range(len(lines) - 1):
+        if "|" not in lines[index] or not _is_separator(lines[index + 1]):
+            continue
+        header = _cells(lines[index])
+        yield from _header_claims(header, f"{name}:{index + 1}", sentence(lines[index], 0, 0))
+        rows = []
+        for row in range(index + 2, len(lines)):
+            if "|" not in lines[row]:
+                break
+            rows.append((row + 1, _cells(lines[row])))
+        yield from _rows(header, rows, name, lines, "table column")
+
+
+_LATEX_CELL = re.compile(
+    r"\\(?:textbf|textit|emph|text|mathrm|multicolumn\{\d+\}\{\w+\})\{([^{}]*)\}"
+)
+
+
+def _latex_cells(line: str) -> list[str]:
+    line = re.sub(r"\\\\.*$", "", line)
+    line = re.sub(r"\\(?:toprule|midrule|bottomrule|hline|cline\{[^}]*\})", "", line)
+    line = _LATEX_CELL.sub(r"\1", line).replace("\\#", "#").replace("$", "")
+    return [c.strip() for c in line.split("&")]
+
+
+def latex_tables(lines: list[str], name: str) -> Iterator[Claim]:
+    """Claims of LaTeX `tabular` environments: the first row with `&` is the header."""
+    index = 0
+    while index < len(lines):
+        if "\\begin{tabular" not in lines[index]:
+            index += 1
+            continue
+        header: list[str] | None = None
+        rows = []
+        index += 1
+        while index < len(lines) and "\\end{tabular" not in lines[index]:
+            if "&" in lines[index]:
+                cells = _latex_cells(lines[index])
+                if header is None:
+                    header = cells
+                    yield from _header_claims(
+                        cells, f"{name}:{index + 1}", sentence(lines[index], 0, 0)
+                    )
+                else:
+                    rows.append((index + 1, cells))
+            index += 1
+        if header:
+            yield from _rows(header, rows, name, lines, "LaTeX table column")
