@@ -79,7 +79,7 @@ if TYPE_CHECKING:
     from passhat.agents.base import RunContext
     from passhat.agents.watchdog import Watchdog
     from passhat.env import Environment
-    from passhat.serve.http import Listen
+    from passhat.serve.endpoints import Listen
 
 PREFIX = COMMAND_AGENT
 """Agent specs of command agents start with this, then the canonical JSON of the spec."""

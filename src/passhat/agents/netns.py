@@ -25,7 +25,11 @@ import os
 import socket
 import subprocess
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from passhat.serve.endpoints import Listen
 
 CLONE_NEWNET = 0x40000000
 IP_FREEBIND = 15
@@ -97,9 +101,6 @@ def listen_in(pid: int, ports: Sequence[int]) -> list[socket.socket]:
     if "error" in out:
         raise out["error"]  # type: ignore[misc]
     return out["socks"]  # type: ignore[return-value]
-
-
-Listen = Callable[[socket.socket], Awaitable[None]]
 
 
 class Gate:

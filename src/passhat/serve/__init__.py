@@ -25,54 +25,18 @@ from __future__ import annotations
 import contextvars
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from passhat.serve.endpoints import RunEndpoints
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
     from passhat.env import Environment
-    from passhat.serve.http import Listen
     from passhat.serve.hub import Hub
-    from passhat.serve.proxy import ModelProxy
 
 __all__ = ["RunEndpoints", "hub_scope", "serve_run"]
 
-RUN = "passhat.run"
-"""The scope key under which the hub hands each request its run (serve/hub.py's Served)."""
 _HUB: contextvars.ContextVar[Hub | None] = contextvars.ContextVar("passhat_hub", default=None)
-
-
-@dataclass(frozen=True)
-class RunEndpoints:
-    """Where one run's agent process finds its tools and its model."""
-
-    mcp_url: str
-    """The MCP endpoint (Streamable HTTP)."""
-    openai_base_url: str
-    """Base URL of the OpenAI-compatible endpoint (ends in /v1)."""
-    token: str
-    """Per-run bearer token for both; dies with the run."""
-    proxy: ModelProxy
-    """The model proxy: its first model error decides the run's error."""
-    port: int = 0
-    """The loopback port (a sandbox's listener or relay uses the same number)."""
-    listen: Listen | None = None
-    """Serve the same endpoints on one more listening socket (made inside a sandbox)."""
-
-    def environ(self) -> dict[str, str]:
-        """The variables the agent process gets (official SDKs read the OPENAI_ ones)."""
-        return {
-            "PASSHAT_MCP_URL": self.mcp_url,
-            "PASSHAT_MCP_TOKEN": self.token,
-            "PASSHAT_OPENAI_BASE_URL": self.openai_base_url,
-            "PASSHAT_OPENAI_API_KEY": self.token,
-            "OPENAI_BASE_URL": self.openai_base_url,
-            "OPENAI_API_KEY": self.token,
-            # Anthropic's SDKs append /v1/messages themselves
-            "PASSHAT_ANTHROPIC_BASE_URL": self.openai_base_url.removesuffix("/v1"),
-            "ANTHROPIC_BASE_URL": self.openai_base_url.removesuffix("/v1"),
-            "ANTHROPIC_API_KEY": self.token,
-        }
 
 
 @asynccontextmanager

@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from passhat.serve import RUN
 from passhat.serve import anthropic_proxy as anthropic
+from passhat.serve.endpoints import RUN
 from passhat.serve.proxy import ModelProxy, completion, completion_chunks, error_body
 from passhat.serve.tools import mcp_server
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import uvicorn
 
+from passhat.serve.endpoints import BOUND
+
 ASGIApp = Any
 
 
@@ -54,8 +56,6 @@ async def unauthorized(send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-Listen = Callable[[socket.socket], Awaitable[None]]
-"""Serve on one more listening socket (one made in a sandbox's network namespace)."""
 Add = Callable[[socket.socket, str], Awaitable[asyncio.AbstractServer]]
 """Serve on one more listening socket, its requests marked as come in for the given
 run (the hub's BOUND); the caller closes what is returned."""
@@ -95,8 +95,6 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
 def _adder(server: uvicorn.Server) -> Add:
     """Serve on `sock` too, as uvicorn's startup serves each socket it is given, with
     `bound` in each request's scope state."""
-    from passhat.serve.hub import BOUND
-
     config = server.config
 
     async def add(sock: socket.socket, bound: str) -> asyncio.AbstractServer:

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from passhat.serve import RUN, RunEndpoints
+from passhat.serve.endpoints import BOUND, RUN, RunEndpoints
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from passhat.serve.http import Add
     from passhat.serve.proxy import ModelProxy
 
-BOUND = "passhat.bound"
-"""The key, in a request's scope state, of the token of the run whose listener took it."""
 STOP_GRACE_S = 1.0
 """Seconds an ended run's requests still in flight get before they are cancelled."""
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
-from passhat.serve import RUN
+from passhat.serve.endpoints import RUN
 
 if TYPE_CHECKING:
     from passhat.env import Environment
