@@ -401,3 +401,36 @@ def test_the_fast_line_check_never_accepts_what_the_schema_refuses() -> None:
     ):
         assert not _plain_header(header) or _described(schema, header) == "", header
     assert _plain_header({"cassette": 1, "model": "m", "extra": [1]})
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "We ran each configuration 3 times, 5 runs per task, k=5; " * 20_000,
+        "5 runs per task, 3 seeds each\n" * 30_000,
+        "12.5 3 1,000 0.61 " * 60_000,
+    ],
+    ids=["one line of near-claims", "one paragraph of short lines", "numbers only"],
+)
+def test_a_huge_description_is_shown_as_its_start_and_its_length(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], description: str
+) -> None:
+    """Issue 34: `check` folded a 1 MB first paragraph into a table cell (8 MB: 38 s, in
+    time that grew with the square of its length); now it shows MAX_SUMMARY characters
+    and how long the paragraph is."""
+    import shutil
+
+    from passhat.report.suite import MAX_SUMMARY
+
+    suite = shutil.copytree(EXAMPLES / "clarify", tmp_path / "clarify")
+    text = (suite / "suite.yaml").read_text()
+    start, end = text.index("description: |"), text.index("environment:")
+    block = "".join(f"  {line}\n" for line in description.rstrip("\n").split("\n"))
+    (suite / "suite.yaml").write_text(text[:start] + "description: |\n" + block + text[end:])
+    r = run_cli(capsys, "check", str(suite))
+    assert r.code == 0, r.err
+    about = r.out[r.out.index("about") : r.out.index("environment")]
+    assert f"({len(description.rstrip()):,} characters: suite.yaml has it all)" in " ".join(
+        about.split()
+    )
+    assert len(about) < 3 * MAX_SUMMARY

@@ -62,10 +62,20 @@ def _grid() -> Table:
     return grid
 
 
+MAX_SUMMARY = 400
+"""Characters of the description's first paragraph `check` shows: rich folds a long line
+in a table cell in time that grows with the square of its length (an 8 MB description
+on one line took 38 s)."""
+
+
 def _summary(text: str) -> str:
-    """The description's first paragraph on one line."""
-    paragraph = text.strip().split("\n\n")[0]
-    return " ".join(line.strip() for line in paragraph.splitlines())
+    """The description's first paragraph on one line, at most MAX_SUMMARY characters
+    (a longer one ends with how long it is: suite.yaml holds the rest)."""
+    paragraph = text.strip().split("\n\n", 1)[0]
+    shown = " ".join(line.strip() for line in paragraph[: MAX_SUMMARY + 1].splitlines())
+    if len(paragraph) <= MAX_SUMMARY:
+        return shown
+    return f"{shown[:MAX_SUMMARY].rstrip()}… ({len(paragraph):,} characters: suite.yaml has it all)"
 
 
 def print_suite(out: Console, suite: Suite, *, limit: int | None = None) -> None:
