@@ -154,3 +154,54 @@ def test_the_claim_reader_reads_anything_into_claims_with_their_line(
         assert claim.source.startswith(name + ":")
         assert 1 <= int(claim.source.rsplit(":", 1)[1]) <= lines
     assert all(aside.rule for aside in reading.set_aside)
+
+
+def _outcome(path: Path) -> tuple[str, Any]:
+    """What an import of `path` gives: its error, or its runs, notes and figures."""
+    from dataclasses import replace
+
+    try:
+        imported = import_results(path)
+    except PasshatError as error:
+        return "error", str(error)
+    runs = sorted(
+        (replace(r, experiment_id="") for r in imported.records()),
+        key=lambda r: (r.case_id, r.run_index),
+    )
+    return "read", (repr(runs), imported.notes, imported.figures)
+
+
+@FUZZ
+@given(text=mutated(RESULTS))
+def test_tau2_results_read_as_a_stream_read_as_they_do_whole(text: str) -> None:
+    """Issue 34: whatever the file holds, reading it as a stream gives the error or the runs
+    reading it whole gives (the stream leaves what it cannot read alike to the whole read)."""
+    from unittest import mock
+
+    from passhat.sources import tau2
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "results.json"
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        whole = _outcome(path)
+        with mock.patch.object(tau2, "STREAM_ABOVE", 0):
+            streamed = _outcome(path)
+    assert streamed == whole
+
+
+def test_a_surrogate_escape_or_simulations_that_are_no_list_are_read_whole(
+    tmp_path: Path,
+) -> None:
+    """The stream reads a lone surrogate escape as '?' and an object's "item" member as a
+    simulation; a file holding either is read whole, so it says what a whole read says."""
+    from passhat.sources._files import streamable
+
+    data = json.loads(json.dumps(RESULTS))
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    assert streamable(path, "simulations")
+    path.write_text(json.dumps({**data, "simulations": {"item": data["simulations"][0]}}))
+    assert not streamable(path, "simulations")
+    data["info"]["user_info"]["llm"] = "\ud83d"
+    path.write_text(json.dumps(data))
+    assert not streamable(path, "simulations")

@@ -292,3 +292,30 @@ def test_two_reducers_of_one_scorer_are_labelled_by_reducer(
     assert set(labels) == {"Inspect accuracy (match, mean)", "Inspect accuracy (match, max)"}
     assert "reduced by max first" in labels["Inspect accuracy (match, max)"]["weighs"]
     assert labels["Inspect accuracy (match, max)"]["value"] == 1.0
+
+
+def test_a_json_log_read_as_a_stream_gives_the_runs_read_whole(
+    logs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: a .json log above STREAM_ABOVE is read one sample at a time (each through
+    Inspect's EvalSample model); its runs, notes and figures are those of the whole read,
+    and the runs it stores hold their transcripts."""
+    from dataclasses import replace
+
+    from passhat.sources import inspect_log
+
+    whole = inspect_log.import_log(logs["trimmed"])
+    monkeypatch.setattr(inspect_log, "STREAM_ABOVE", 0)
+    streamed = inspect_log.import_log(logs["trimmed"])
+    assert streamed.stored is not None and whole.stored is None
+
+    def runs(items: Any) -> list[Any]:
+        return [replace(r, experiment_id="") for r in items]
+
+    assert runs(streamed.records()) == runs(whole.runs)
+    assert runs(streamed.runs) == [replace(r, transcript=[]) for r in runs(whole.runs)]
+    assert all(r.transcript for r in whole.runs if r.status != "errored")
+    assert {r.status for r in whole.runs} == {"passed", "failed", "errored"}
+    assert (streamed.figures, streamed.notes) == (whole.figures, whole.notes)
+    assert streamed.experiment.fingerprint == whole.experiment.fingerprint
+    assert streamed.experiment.case_ids == whole.experiment.case_ids

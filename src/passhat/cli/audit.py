@@ -327,7 +327,7 @@ def audit(
 
         imported = audit_experiment(result, name=name)
         with Store(db or default_db_path()) as store:
-            store.add_experiment_with_runs(imported.experiment, imported.runs)
+            store.add_experiment_with_runs(imported.experiment, imported.records())
         err_console.print(
             f"stored as experiment {imported.experiment.id} (kind audited): "
             f"`passhat report {imported.experiment.id}`",

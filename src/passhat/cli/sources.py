@@ -233,7 +233,7 @@ def store_imports(
             stored.append(imported.experiment)  # the same input twice in one command
         for imported, old in zip(items, held, strict=True):
             if old is None:
-                store.add_experiment_with_runs(imported.experiment, imported.runs)
+                store.add_experiment_with_runs(imported.experiment, imported.records())
     for imported, old in zip(items, held, strict=True):
         accounting = experiment_accounting(imported.experiment, imported.runs)
         complete = complete and accounting.complete

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,6 +72,13 @@ class Imported:
     words: tuple[str, str, int] = ("case", "run", 0)
     """How the source names a case and a run, and its run number for run index 1 minus 1:
     ("sample", "epoch", 0) for Inspect, ("task", "trial", -1) for τ²-bench's 0-based trials."""
+    stored: Callable[[], Iterable[RunRecord]] | None = None
+    """For a source read as a stream: its runs read again, transcripts and all, as they
+    are stored (`runs` then hold no transcript: a 300 MB file never sits in memory)."""
+
+    def records(self) -> Iterable[RunRecord]:
+        """The runs to store: `runs`, or `stored()` when the source was read as a stream."""
+        return self.runs if self.stored is None else self.stored()
 
     def name_run(self, case: str, index: int) -> str:
         """A run as the source would name it, e.g. `sample s3, epoch 2`."""

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,54 @@ def parse_json(text: str | bytes, path: Path, what: str, fix: str = "is it trunc
     except ValueError as error:
         reason = str(error).splitlines()[0][:200] if str(error) else "invalid"
         raise InputError(f"{path}: the {what} is not valid JSON ({reason}); {fix}") from None
+
+
+MAX_STREAM_DEPTH = 64
+"""Nesting a file read as a stream may hold: ijson names every level of a value's path,
+so a deep one costs the square of its depth; a deeper file is read whole, where a
+depth the whole read cannot take is one line (real results nest about 10 levels)."""
+
+
+def streamable(path: Path, key: str) -> bool:
+    """Whether a large JSON file can be read as a stream (ijson) to the same values a whole
+    read gives: it is an object whose `key` is an array (the stream's `key.item` would
+    also read an object's "item" member), it nests at most MAX_STREAM_DEPTH levels, and it
+    holds no surrogate escape (the stream reads a lone one as '?' where the whole read
+    refuses it, and a pair as undecodable bytes). Reads the file twice, never whole."""
+    import ijson  # type: ignore[import-untyped]  # no stubs
+
+    try:
+        with path.open("rb") as handle:
+            tail = b""
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                if _SURROGATE_ESCAPE.search(tail + block):
+                    return False
+                tail = block[-8:]
+            handle.seek(0)
+            return _array_at(ijson.basic_parse(handle), key)
+    except (ijson.JSONError, ValueError, OSError):
+        return False
+
+
+def _array_at(events: Iterator[tuple[str, Any]], key: str) -> bool:
+    """True when the events are of an object whose `key` is an array (once), nested at
+    most MAX_STREAM_DEPTH levels."""
+    depth = 0
+    found = after_key = False
+    for event, value in events:
+        if after_key:
+            found, after_key = event == "start_array", False
+        if event in ("start_map", "start_array"):
+            depth += 1
+            if depth > MAX_STREAM_DEPTH or (depth == 1 and event != "start_map"):
+                return False
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+        elif event == "map_key" and depth == 1 and value == key:
+            if found:
+                return False  # twice: the whole read keeps the last, the stream both
+            after_key = True
+    return found
 
 
 def load_json(

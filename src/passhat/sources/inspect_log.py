@@ -2,7 +2,10 @@
 
 Logs are read through `inspect_ai.log.read_eval_log` (the optional
 `passhat[inspect]` extra): the format is versioned but not frozen, so it is
-never parsed by hand. Each sample × epoch is a run:
+never parsed by hand. A .json log above STREAM_ABOVE is read as a stream: its
+header through Inspect's own header reader, its samples one at a time through
+Inspect's `EvalSample` model (what its whole read does to each), and read again
+as the runs are stored. Each sample × epoch is a run:
 
 - scored: passed when the scorer's value passes (`--pass-if`; default: `C`,
   `1` or `True`), else failed;
@@ -21,8 +24,8 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +33,7 @@ from passhat.errors import ConfigError, InputError
 from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
-from passhat.sources._files import MAX_JSON_BYTES, regular_size
+from passhat.sources._files import MAX_JSON_BYTES, regular_size, streamable
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -166,6 +169,60 @@ def read_log(path: Path) -> EvalLog:
             + (f": {reason[:200]}" if reason else "")
             + "); is it truncated, or not written by Inspect?"
         ) from None
+
+
+STREAM_ABOVE = 32 * 1024 * 1024
+"""A .json log larger than this is read as a stream: its header through Inspect's own
+header reader (which stops at the samples), its samples one at a time, each validated
+by Inspect's `EvalSample` model as Inspect's reader validates them. Read whole, a
+.json log is held in memory at several times its size."""
+
+Samples = Callable[[], Iterator["EvalSample"]]
+"""A log's samples, read again from the start at each call."""
+
+
+class _NotStreamable(Exception):
+    """The stream met what only Inspect's whole read reads (NaN or Infinity, which
+    Inspect writes and JSON does not have; a number past a double; a damaged file)."""
+
+
+def stream_log(path: Path) -> tuple[EvalLog, Samples] | None:
+    """The header and the samples of a .json log above STREAM_ABOVE, read as a stream;
+    None to read it whole (a smaller log, an .eval log, one whose header the stream
+    cannot read). The samples raise _NotStreamable where the stream cannot read them."""
+    _require_inspect()
+    if path.suffix != ".json" or regular_size(path, "Inspect log") <= STREAM_ABOVE:
+        return None
+    if not streamable(path, "samples"):
+        return None
+    import ijson  # type: ignore[import-untyped]  # no stubs; Inspect reads headers with it
+    from inspect_ai._util.constants import get_deserializing_context
+    from inspect_ai.log import EvalSample, read_eval_log
+
+    try:
+        header = read_eval_log(str(path), header_only=True)
+    except Exception:  # the whole read words what is wrong
+        return None
+
+    def samples() -> Iterator[EvalSample]:
+        try:
+            with path.open("rb") as handle:
+                for raw in ijson.items(handle, "samples.item", use_float=True):
+                    sample = EvalSample.model_validate(raw, context=get_deserializing_context())
+                    # what EvalLog's own validator does to each sample of a whole read
+                    one = header.model_copy(update={"samples": [sample]})
+                    one.populate_scorer_name_for_samples()  # type: ignore[operator]
+                    yield sample
+        except (ijson.JSONError, ValueError, OSError) as error:  # pydantic's errors too
+            raise _NotStreamable(str(error)) from None
+
+    return header, samples
+
+
+def _light(sample: EvalSample) -> EvalSample:
+    """A sample without what a run keeps only in its transcript (and what a run never
+    keeps: events, store, attachments)."""
+    return sample.model_copy(update={"messages": [], "events": [], "attachments": {}, "store": {}})
 
 
 def _text(value: Any) -> str:
@@ -342,12 +399,31 @@ def import_log(
     scorer: str | None = None,
     name: str | None = None,
 ) -> Imported:
-    """One Inspect log as an experiment of kind `imported`."""
+    """One Inspect log as an experiment of kind `imported`; a .json log above
+    STREAM_ABOVE is read as a stream (its runs then keep no transcript, and `stored`
+    reads them again, transcripts and all, as they are stored)."""
     rule = rule or PassRule()
+    streamed = stream_log(path)
+    if streamed is not None:
+        try:
+            return _import(path, rule, scorer, name, streamed[0], streamed[1])
+        except _NotStreamable:
+            pass
     log = read_log(path)
+    return _import(path, rule, scorer, name, log, None)
+
+
+def _import(
+    path: Path,
+    rule: PassRule,
+    scorer: str | None,
+    name: str | None,
+    log: EvalLog,
+    stream: Samples | None,
+) -> Imported:
     from passhat import __version__
 
-    samples = list(log.samples or [])
+    samples = list(log.samples or []) if stream is None else [_light(s) for s in stream()]
     epochs, inferred = requested_epochs(log.eval.config.epochs, samples)
     planned = [str(i) for i in (log.eval.dataset.sample_ids or [])]
     seen = list(dict.fromkeys(str(s.id) for s in samples))
@@ -431,4 +507,46 @@ def import_log(
             f"{path}: samples of epoch {beyond[0]} but the task asked for {plural(epochs, 'epoch')}; "
             "the log is inconsistent"
         )
-    return Imported(experiment, runs, inspect_figures(log), tuple(notes), ("sample", "epoch", 0))
+    stored = None
+    if stream is not None:
+        stored = _stored_runs(
+            path,
+            stream,
+            runs,
+            lambda s: sample_run(experiment.id, log, s, rule, scorer, case_hashes[str(s.id)]),
+        )
+    return Imported(
+        experiment,
+        runs,
+        inspect_figures(log),
+        tuple(notes),
+        ("sample", "epoch", 0),
+        stored=stored,
+    )
+
+
+def _stored_runs(
+    path: Path, stream: Samples, light: Sequence[RunRecord], run: Callable[[EvalSample], RunRecord]
+) -> Callable[[], Iterator[RunRecord]]:
+    """The runs with their transcripts, each read again from the stream as it is stored;
+    `light` holds them without, in the same order. A log that changed between the two
+    reads is refused (the store's transaction then keeps nothing)."""
+
+    def changed() -> InputError:
+        return InputError(f"{path}: the log changed while it was imported; import it again")
+
+    def runs() -> Iterator[RunRecord]:
+        count = 0
+        try:
+            for at, sample in enumerate(stream()):
+                full = run(sample)
+                if at >= len(light) or replace(full, transcript=[]) != light[at]:
+                    raise changed()
+                count += 1
+                yield full
+        except _NotStreamable:
+            raise changed() from None
+        if count != len(light):
+            raise changed()
+
+    return runs

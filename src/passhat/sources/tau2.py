@@ -29,6 +29,10 @@ score (τ²'s model would keep it as a float and count it in its average): that
 run is errored with the value, and left out of τ²'s average as an error is. An
 empty or blank `task_id` is refused like a missing one. A trial that has no
 simulation is missing.
+
+A results.json above STREAM_ABOVE is read as a stream (ijson), one simulation at a
+time, and read again as the runs are stored; one the stream cannot read as `json`
+would is read whole.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +49,7 @@ from passhat.accounting import MAX_K
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
-from passhat.sources._files import load_json
+from passhat.sources._files import load_json, regular_size, streamable
 
 INFRA = "infrastructure_error"
 TOLERANCE = 1e-6
@@ -58,28 +64,96 @@ def _load(path: Path, what: str) -> Any:
     return load_json(path, what)
 
 
-def read_results(path: Path) -> tuple[Path, dict[str, Any]]:
-    """The results as a dict, from a results.json or a "dir"-format folder."""
-    if path.is_dir():
-        meta_path = path / "results.json"
-        if not meta_path.is_file():
-            raise InputError(
-                f"{path}: no results.json in this folder; give a τ²-bench results file or folder"
-            )
-    else:
-        meta_path = path
+STREAM_ABOVE = 32 * 1024 * 1024
+"""A results.json larger than this is read as a stream (ijson), one simulation at a time:
+a 300 MB file read whole held 936 MB. Its simulations are read twice: once for the runs
+without their messages (what the accounting, the checks and the figures need), once more
+as the runs are stored, messages and all."""
+
+Simulations = Callable[[], Iterator[Any]]
+"""The simulations of a results file, read again from the start at each call."""
+
+
+def _results_path(path: Path) -> Path:
+    if not path.is_dir():
+        return path
+    meta_path = path / "results.json"
+    if not meta_path.is_file():
+        raise InputError(
+            f"{path}: no results.json in this folder; give a τ²-bench results file or folder"
+        )
+    return meta_path
+
+
+def read_results(
+    path: Path, *, stream: bool = True
+) -> tuple[Path, dict[str, Any], Simulations, bool]:
+    """The results' header (a dict with `info` and `tasks`), a way to read their
+    simulations one at a time, and whether that reads a stream: from a results.json (read
+    whole, or above STREAM_ABOVE as a stream unless `stream` is False) or a "dir"-format
+    folder (one file per simulation, each read when its turn comes)."""
+    meta_path = _results_path(path)
+    streamed = _streamed(meta_path) if stream else None
+    if streamed is not None:
+        return meta_path, streamed[0], streamed[1], True
     data = _load(meta_path, "τ²-bench results")
+    _check_results(data, meta_path)
+    sims = data.pop("simulations", None)
+    sims_dir = meta_path.parent / "simulations"
+    if not sims and sims_dir.is_dir():
+        files = sorted(sims_dir.glob("*.json"))
+        return meta_path, data, lambda: (_load(f, "simulation file") for f in files), False
+    sims = sims or []
+    if not isinstance(sims, list):
+        raise InputError(f"{meta_path}: field simulations is not a list of objects")
+    return meta_path, data, lambda: iter(sims), False
+
+
+class _NotStreamable(Exception):
+    """The stream met what only a whole read words exactly (see `_streamed`)."""
+
+
+def _check_results(data: Any, meta_path: Path) -> None:
     if not isinstance(data, dict) or "info" not in data:
         raise InputError(
             f"{meta_path}: not τ²-bench results (no 'info' object); give the results.json "
             "that `tau2 run` saved"
         )
-    sims_dir = meta_path.parent / "simulations"
-    if not data.get("simulations") and sims_dir.is_dir():
-        data["simulations"] = [
-            _load(sim, "simulation file") for sim in sorted(sims_dir.glob("*.json"))
-        ]
-    return meta_path, data
+
+
+def _streamed(meta_path: Path) -> tuple[dict[str, Any], Simulations] | None:
+    """The header and simulations of a results.json above STREAM_ABOVE, read as a stream;
+    None to read it whole: a smaller file, or one whose header the stream cannot read.
+    Its simulations raise _NotStreamable where the stream cannot read them as `json`
+    would (NaN or Infinity, a number past a double, a surrogate escape, a damaged file):
+    the file is then read whole, and says exactly what it says read whole."""
+    try:
+        if regular_size(meta_path, "τ²-bench results") <= STREAM_ABOVE:
+            return None
+    except InputError:
+        return None  # the whole read names it
+    if not streamable(meta_path, "simulations"):
+        return None
+    import ijson  # type: ignore[import-untyped]  # no stubs
+
+    def first(prefix: str) -> Any:
+        with meta_path.open("rb") as handle:
+            return next(iter(ijson.items(handle, prefix, use_float=True)), _ABSENT)
+
+    def simulations() -> Iterator[Any]:
+        try:
+            with meta_path.open("rb") as handle:
+                yield from ijson.items(handle, "simulations.item", use_float=True)
+        except (ijson.JSONError, ValueError, OSError) as error:  # UnicodeDecodeError too
+            raise _NotStreamable(str(error)) from None
+
+    try:
+        info, tasks = first("info"), first("tasks")
+        if info is _ABSENT or next(simulations(), _ABSENT) is _ABSENT:
+            return None  # no simulations: the whole read looks for the "dir" format
+    except (ijson.JSONError, ValueError, OSError, _NotStreamable):
+        return None
+    return {"info": info, "tasks": [] if tasks is _ABSENT else tasks}, simulations
 
 
 def _field(data: Any, dotted: str, path: Path, kind: type | tuple[type, ...]) -> Any:
@@ -350,18 +424,29 @@ def tau2_figures(sims: list[dict[str, Any]], num_trials: int) -> tuple[Figure, .
 
 
 def import_results(path: Path, *, name: str | None = None) -> Imported:
-    """τ²-bench results as an experiment of kind `imported`."""
+    """τ²-bench results as an experiment of kind `imported`; a results.json above
+    STREAM_ABOVE is read as a stream (its runs then keep no transcript, and `stored`
+    reads them again, transcripts and all, as they are stored)."""
+    try:
+        return _import(path, name, stream=True)
+    except _NotStreamable:
+        return _import(path, name, stream=False)
+
+
+def _import(path: Path, name: str | None, *, stream: bool) -> Imported:
     from passhat import __version__
 
-    meta_path, data = read_results(path)
+    meta_path, data, simulations, streamed = read_results(path, stream=stream)
     num_trials = _field(data, "info.num_trials", meta_path, int)
     if not 1 <= num_trials <= MAX_K:
         shown = f"{num_trials:,}" if num_trials.bit_length() < 96 else "a huge number"
         raise InputError(f"{meta_path}: field info.num_trials is {shown}; expected 1 .. {MAX_K:,}")
-    sims = data.get("simulations") or []
-    if not isinstance(sims, list):
-        raise InputError(f"{meta_path}: field simulations is not a list of objects")
-    sims = [check_simulation(sim, at, meta_path) for at, sim in enumerate(sims)]
+    sims = [
+        _without_messages(check_simulation(sim, at, meta_path))
+        if streamed
+        else check_simulation(sim, at, meta_path)
+        for at, sim in enumerate(simulations())
+    ]
     tasks = data.get("tasks") or []
     if not isinstance(tasks, list):
         raise InputError(f"{meta_path}: field tasks is not a list of objects")
@@ -424,6 +509,55 @@ def import_results(path: Path, *, name: str | None = None) -> Imported:
         simulation_run(experiment.id, sim, index, case_hashes[str(sim.get("task_id"))])
         for sim, index in numbered
     )
+    stored = None
+    if streamed:
+        index_of = {id(sim): index for sim, index in numbered}
+        light = [
+            simulation_run(experiment.id, sim, index_of[id(sim)], case_hashes[str(sim["task_id"])])
+            for sim in sims
+        ]
+        stored = _stored_runs(meta_path, simulations, light)
     return Imported(
-        experiment, runs, tau2_figures(sims, num_trials), tuple(notes), ("task", "trial", -1)
+        experiment,
+        runs,
+        tau2_figures(sims, num_trials),
+        tuple(notes),
+        ("task", "trial", -1),
+        stored=stored,
     )
+
+
+def _without_messages(sim: dict[str, Any]) -> dict[str, Any]:
+    """A checked simulation without its messages (the bulk of a results file)."""
+    return {key: value for key, value in sim.items() if key != "messages"}
+
+
+def _stored_runs(
+    meta_path: Path, simulations: Simulations, light: list[RunRecord]
+) -> Callable[[], Iterator[RunRecord]]:
+    """The runs with their transcripts, each read again from the stream as it is stored,
+    in file order; `light` holds them without (in the same order). A file that changed
+    between the two reads is refused (the store's transaction then keeps nothing)."""
+
+    def changed() -> InputError:
+        return InputError(f"{meta_path}: the file changed while it was imported; import it again")
+
+    def runs() -> Iterator[RunRecord]:
+        count = 0
+        try:
+            for at, sim in enumerate(simulations()):
+                full = check_simulation(sim, at, meta_path)
+                was = light[at] if at < len(light) else None
+                if was is None or str(full.get("task_id")) != was.case_id:
+                    raise changed()
+                run = simulation_run(was.experiment_id, full, was.run_index, was.case_hash)
+                if replace(run, transcript=[]) != was:
+                    raise changed()
+                count += 1
+                yield run
+        except _NotStreamable:
+            raise changed() from None
+        if count != len(light):
+            raise changed()
+
+    return runs
