@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
 from passhat.sources._files import MAX_JSON_BYTES, regular_size, streamable
+from passhat.sources._stream import NotStreamable, stored_runs
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -181,15 +182,10 @@ Samples = Callable[[], Iterator["EvalSample"]]
 """A log's samples, read again from the start at each call."""
 
 
-class _NotStreamable(Exception):
-    """The stream met what only Inspect's whole read reads (NaN or Infinity, which
-    Inspect writes and JSON does not have; a number past a double; a damaged file)."""
-
-
 def stream_log(path: Path) -> tuple[EvalLog, Samples] | None:
     """The header and the samples of a .json log above STREAM_ABOVE, read as a stream;
     None to read it whole (a smaller log, an .eval log, one whose header the stream
-    cannot read). The samples raise _NotStreamable where the stream cannot read them."""
+    cannot read). The samples raise NotStreamable where the stream cannot read them."""
     _require_inspect()
     if path.suffix != ".json" or regular_size(path, "Inspect log") <= STREAM_ABOVE:
         return None
@@ -214,7 +210,7 @@ def stream_log(path: Path) -> tuple[EvalLog, Samples] | None:
                     one.populate_scorer_name_for_samples()  # type: ignore[operator]
                     yield sample
         except (ijson.JSONError, ValueError, OSError) as error:  # pydantic's errors too
-            raise _NotStreamable(str(error)) from None
+            raise NotStreamable(str(error)) from None
 
     return header, samples
 
@@ -407,7 +403,7 @@ def import_log(
     if streamed is not None:
         try:
             return _import(path, rule, scorer, name, streamed[0], streamed[1])
-        except _NotStreamable:
+        except NotStreamable:
             pass
     log = read_log(path)
     return _import(path, rule, scorer, name, log, None)
@@ -509,11 +505,11 @@ def _import(
         )
     stored = None
     if stream is not None:
-        stored = _stored_runs(
+        stored = stored_runs(
             path,
             stream,
             runs,
-            lambda s: sample_run(experiment.id, log, s, rule, scorer, case_hashes[str(s.id)]),
+            lambda _, s, was: sample_run(was.experiment_id, log, s, rule, scorer, was.case_hash),
         )
     return Imported(
         experiment,
@@ -523,30 +519,3 @@ def _import(
         ("sample", "epoch", 0),
         stored=stored,
     )
-
-
-def _stored_runs(
-    path: Path, stream: Samples, light: Sequence[RunRecord], run: Callable[[EvalSample], RunRecord]
-) -> Callable[[], Iterator[RunRecord]]:
-    """The runs with their transcripts, each read again from the stream as it is stored;
-    `light` holds them without, in the same order. A log that changed between the two
-    reads is refused (the store's transaction then keeps nothing)."""
-
-    def changed() -> InputError:
-        return InputError(f"{path}: the log changed while it was imported; import it again")
-
-    def runs() -> Iterator[RunRecord]:
-        count = 0
-        try:
-            for at, sample in enumerate(stream()):
-                full = run(sample)
-                if at >= len(light) or replace(full, transcript=[]) != light[at]:
-                    raise changed()
-                count += 1
-                yield full
-        except _NotStreamable:
-            raise changed() from None
-        if count != len(light):
-            raise changed()
-
-    return runs

@@ -41,7 +41,6 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,7 @@ from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
 from passhat.sources._files import load_json, regular_size, streamable
+from passhat.sources._stream import NotStreamable, stored_runs
 
 INFRA = "infrastructure_error"
 TOLERANCE = 1e-6
@@ -109,10 +109,6 @@ def read_results(
     return meta_path, data, lambda: iter(sims), False
 
 
-class _NotStreamable(Exception):
-    """The stream met what only a whole read words exactly (see `_streamed`)."""
-
-
 def _check_results(data: Any, meta_path: Path) -> None:
     if not isinstance(data, dict) or "info" not in data:
         raise InputError(
@@ -124,7 +120,7 @@ def _check_results(data: Any, meta_path: Path) -> None:
 def _streamed(meta_path: Path) -> tuple[dict[str, Any], Simulations] | None:
     """The header and simulations of a results.json above STREAM_ABOVE, read as a stream;
     None to read it whole: a smaller file, or one whose header the stream cannot read.
-    Its simulations raise _NotStreamable where the stream cannot read them as `json`
+    Its simulations raise NotStreamable where the stream cannot read them as `json`
     would (NaN or Infinity, a number past a double, a surrogate escape, a damaged file):
     the file is then read whole, and says exactly what it says read whole."""
     try:
@@ -145,13 +141,13 @@ def _streamed(meta_path: Path) -> tuple[dict[str, Any], Simulations] | None:
             with meta_path.open("rb") as handle:
                 yield from ijson.items(handle, "simulations.item", use_float=True)
         except (ijson.JSONError, ValueError, OSError) as error:  # UnicodeDecodeError too
-            raise _NotStreamable(str(error)) from None
+            raise NotStreamable(str(error)) from None
 
     try:
         info, tasks = first("info"), first("tasks")
         if info is _ABSENT or next(simulations(), _ABSENT) is _ABSENT:
             return None  # no simulations: the whole read looks for the "dir" format
-    except (ijson.JSONError, ValueError, OSError, _NotStreamable):
+    except (ijson.JSONError, ValueError, OSError, NotStreamable):
         return None
     return {"info": info, "tasks": [] if tasks is _ABSENT else tasks}, simulations
 
@@ -429,7 +425,7 @@ def import_results(path: Path, *, name: str | None = None) -> Imported:
     reads them again, transcripts and all, as they are stored)."""
     try:
         return _import(path, name, stream=True)
-    except _NotStreamable:
+    except NotStreamable:
         return _import(path, name, stream=False)
 
 
@@ -516,7 +512,17 @@ def _import(path: Path, name: str | None, *, stream: bool) -> Imported:
             simulation_run(experiment.id, sim, index_of[id(sim)], case_hashes[str(sim["task_id"])])
             for sim in sims
         ]
-        stored = _stored_runs(meta_path, simulations, light)
+        stored = stored_runs(
+            meta_path,
+            simulations,
+            light,
+            lambda at, sim, was: simulation_run(
+                was.experiment_id,
+                check_simulation(sim, at, meta_path),
+                was.run_index,
+                was.case_hash,
+            ),
+        )
     return Imported(
         experiment,
         runs,
@@ -530,34 +536,3 @@ def _import(path: Path, name: str | None, *, stream: bool) -> Imported:
 def _without_messages(sim: dict[str, Any]) -> dict[str, Any]:
     """A checked simulation without its messages (the bulk of a results file)."""
     return {key: value for key, value in sim.items() if key != "messages"}
-
-
-def _stored_runs(
-    meta_path: Path, simulations: Simulations, light: list[RunRecord]
-) -> Callable[[], Iterator[RunRecord]]:
-    """The runs with their transcripts, each read again from the stream as it is stored,
-    in file order; `light` holds them without (in the same order). A file that changed
-    between the two reads is refused (the store's transaction then keeps nothing)."""
-
-    def changed() -> InputError:
-        return InputError(f"{meta_path}: the file changed while it was imported; import it again")
-
-    def runs() -> Iterator[RunRecord]:
-        count = 0
-        try:
-            for at, sim in enumerate(simulations()):
-                full = check_simulation(sim, at, meta_path)
-                was = light[at] if at < len(light) else None
-                if was is None or str(full.get("task_id")) != was.case_id:
-                    raise changed()
-                run = simulation_run(was.experiment_id, full, was.run_index, was.case_hash)
-                if replace(run, transcript=[]) != was:
-                    raise changed()
-                count += 1
-                yield run
-        except _NotStreamable:
-            raise changed() from None
-        if count != len(light):
-            raise changed()
-
-    return runs
