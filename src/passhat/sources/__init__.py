@@ -14,6 +14,7 @@ never drops a run it cannot grade: that run is errored, with its reason.
                     (manifest, walk, grade, plan, summary)
     claims/         the run counts a write-up claims, read the way people write them
     _files.py       foreign files read within bounds (size, depth, no FIFO)
+    _stream.py      a large file read twice as a stream: runs, then transcripts as stored
 """
 
 from __future__ import annotations
