@@ -392,3 +392,27 @@ def test_files_past_the_byte_budget_are_left_out_with_a_note(
     data = json.loads(run_cli(capsys, "audit", str(root), "--json").out)
     assert [c["k"] for c in data["claims"]] == [2]
     assert "zz.md and the files after it were not read for claims" in " ".join(data["notes"])
+
+
+def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/audit.md shows `--explain` over a README with a sentence, a table, a limit and
+    a docs/eval.yaml: every line it shows is a line audit prints for that folder."""
+    docs = (HERE.parent / "docs" / "audit.md").read_text(encoding="utf-8")
+    shown = docs.split("`--explain` lists, after the audit,")[1].split("```")[1]
+    (tmp_path / "README.md").write_text(
+        "# Results\n\nSetup.\nWe ran every configuration three times.\n\n"
+        "| config | runs | score |\n|---|---|---|\n| baseline | 3 | 0.6 |\n| guide | 2 | 0.5 |\n\n"
+        "The agent may make up to 5 attempts per tool call.\n"
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "eval.yaml").write_text("model: x\nepochs: 3\n")
+    for config, passed in (("baseline", "true"), ("guide", "false")):
+        (tmp_path / config / "run-1").mkdir(parents=True)
+        (tmp_path / config / "run-1" / "grade.json").write_text(f'{{"passed": {passed}}}')
+    out = run_cli(capsys, "audit", str(tmp_path), "--explain").out
+    lines = [line for line in shown.strip().splitlines() if line.strip()]
+    assert len(lines) == 7
+    for line in lines:
+        assert line in out.splitlines(), line
