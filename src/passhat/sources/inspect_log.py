@@ -192,8 +192,16 @@ def stream_log(path: Path) -> tuple[EvalLog, Samples] | None:
     if not streamable(path, "samples"):
         return None
     import ijson  # type: ignore[import-untyped]  # no stubs; Inspect reads headers with it
-    from inspect_ai._util.constants import get_deserializing_context
+    from inspect_ai.log import EvalLog as Log
     from inspect_ai.log import EvalSample, read_eval_log
+
+    try:  # what Inspect's whole read validates samples with: private, so a version of
+        # Inspect that moved it, or the validator, has its logs read whole
+        from inspect_ai._util.constants import get_deserializing_context
+    except ImportError:
+        return None
+    if not callable(getattr(Log, "populate_scorer_name_for_samples", None)):
+        return None
 
     try:
         header = read_eval_log(str(path), header_only=True)
