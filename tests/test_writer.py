@@ -146,3 +146,56 @@ def test_a_store_error_of_a_handed_over_run_stops_the_runner(store: CountingStor
     asyncio.run(main())
     assert store.recorded("e1") == {("a", i) for i in (1, 2, 3, 4)}  # each once
     store.close()
+
+
+def test_runs_handed_over_apart_wait_for_company_and_drain_cuts_the_wait(
+    store: CountingStore,
+) -> None:
+    """With a linger, runs finishing on different turns of the loop share one commit; a
+    run waiting so is not reported recorded; `drain` commits at once, not after the
+    linger (an hour here: the test would hang)."""
+    reported: list[int] = []
+
+    async def main() -> None:
+        async with RunWriter(store, lambda r: reported.append(r.run_index), linger=3600) as w:
+            for index in range(1, 11):
+                await w.hand_over(run(index=index), limit=100)
+                await asyncio.sleep(0.001)  # apart: without a linger, each its own commit
+            assert reported == [] and store.recorded("e1") == set()
+            await w.drain()
+            assert sorted(reported) == list(range(1, 11))
+
+    asyncio.run(main())
+    assert store.batches == [10]
+    store.close()
+
+
+def test_half_the_limit_waiting_is_committed_without_waiting_for_the_linger(
+    store: CountingStore,
+) -> None:
+    reported: list[int] = []
+
+    async def main() -> None:
+        async with RunWriter(store, lambda r: reported.append(r.run_index), linger=3600) as w:
+            for index in range(1, 5):
+                await w.hand_over(run(index=index), limit=8)
+            for _ in range(1000):  # the commit of four runs, on the writer thread
+                if reported:
+                    break
+                await asyncio.sleep(0.01)
+            assert sorted(reported) == [1, 2, 3, 4]
+            await w.drain()
+
+    asyncio.run(main())
+    assert store.batches == [4]
+    store.close()
+
+
+def test_a_linger_keeps_a_put_waiting_for_nobody(store: CountingStore) -> None:
+    async def main() -> None:
+        async with RunWriter(store, linger=3600) as writer:
+            await asyncio.wait_for(writer.put(run(index=1)), 60)  # not the linger's hour
+
+    asyncio.run(main())
+    assert store.recorded("e1") == {("a", 1)}
+    store.close()

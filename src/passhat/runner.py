@@ -362,9 +362,10 @@ async def _run_all(
     # handed over without waiting for their commits, up to `writes_in_flight` of them
     # uncommitted, so a slow commit (a WAL checkpoint's fsync) does not hold back the
     # next runs while memory stays bounded. On cancel (Ctrl-C) the runs already handed
-    # over are still written before this function returns (RunWriter.__aexit__).
-    # command agents' runs are served by one server for the experiment (serve/hub.py)
-    async with hub_scope(), RunWriter(store, progress) as writer:
+    # over are still written before this function returns (RunWriter.__aexit__). A run
+    # handed over waits up to COMMIT_LINGER_S for others to share its commit. Command
+    # agents' runs are served by one server for the experiment (serve/hub.py).
+    async with hub_scope(), RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer:
         records = executor.run(job, iter(todo))
         try:
             async for record in records:
@@ -375,6 +376,13 @@ async def _run_all(
             close = getattr(records, "aclose", None)  # stop the runs still in flight
             if close is not None:
                 await close()
+
+
+COMMIT_LINGER_S = 0.05
+"""Seconds a finished run waits for others to share its commit: runs finishing a few ms
+apart (50 agents started together) cost one commit and one wake-up of the writer
+thread each 50 ms, not one each. Not yet committed, a run is not yet recorded: killed
+then, it stays missing and `resume` runs it again."""
 
 
 def writes_in_flight(concurrency: int) -> int:

@@ -15,7 +15,13 @@ fewer than `limit` runs are handed over and not yet committed (so a slow commit,
 say a WAL checkpoint's fsync, does not hold back the next runs), and `drain`
 waits for the last commits. A run still counts as recorded (`recorded` is told)
 only once its commit has returned; a store error stops the runner at its next
-`hand_over` or at `drain`.
+`hand_over` or at `drain`. Handed-over runs wait up to `linger` seconds for
+company before their commit (unless `limit / 2` of them wait already, or the
+runner waits for room or drains): runs that finish a few milliseconds apart (50
+agents started together, then staggered) share one commit and one wake-up of the
+thread instead of taking one each, away from the event loop that fires their
+timers. A run waiting so is not recorded yet: killed then, it stays missing and
+`resume` runs it again, as a run killed in flight does.
 
 Leaving the block (normally, on an error or on cancel) writes every run handed
 over before returning. A batch that fails is written again run by run, so one
@@ -44,9 +50,21 @@ class RunWriter:
     hands them to the thread as one batch: one thread wake-up per commit, not
     one per run."""
 
-    def __init__(self, store: Store, recorded: Callable[[RunRecord], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        recorded: Callable[[RunRecord], None] | None = None,
+        *,
+        linger: float = 0.0,
+    ) -> None:
         self._store = store
         self._recorded = recorded
+        self._linger = linger
+        """Seconds a handed-over run may wait for others to share its commit."""
+        self._urgent = False
+        """The next commit waits for nobody (a `put`, a full batch, `drain`, no room)."""
+        self._hurry: asyncio.Future[None] | None = None
+        """Set by `_hurry_up` to end a linger under way."""
         self._pending: list[_Item] = []
         self._outcomes: deque[list[_Outcome]] = deque()
         self._flusher: asyncio.Task[None] | None = None
@@ -81,8 +99,8 @@ class RunWriter:
         and `recorded` has been told), or raise the store's error for it."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((record, done))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
+        self._start_flush()
+        self._hurry_up()  # its caller waits for the commit
         await done
 
     async def hand_over(self, record: RunRecord, limit: int) -> None:
@@ -94,8 +112,9 @@ class RunWriter:
         done.add_done_callback(self._landed)
         self._in_flight += 1
         self._pending.append((record, done))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
+        self._start_flush()
+        if len(self._pending) >= max(1, limit // 2):
+            self._hurry_up()
         while self._in_flight >= max(1, limit) and self._failed is None:
             await self._wait_for_room()
         self._raise_failed()
@@ -107,6 +126,7 @@ class RunWriter:
         self._raise_failed()
 
     async def _wait_for_room(self) -> None:
+        self._hurry_up()  # nothing comes to share the commit while the runner waits
         if self._room is None or self._room.done():
             self._room = asyncio.get_running_loop().create_future()
         await asyncio.shield(self._room)
@@ -123,9 +143,24 @@ class RunWriter:
         if self._failed is not None:
             raise self._failed
 
+    def _start_flush(self) -> None:
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+
+    def _hurry_up(self) -> None:
+        self._urgent = True
+        if self._hurry is not None and not self._hurry.done():
+            self._hurry.set_result(None)
+
     async def _flush(self) -> None:
         loop = asyncio.get_running_loop()
         while self._pending:
+            if self._linger > 0 and not self._urgent:
+                # runs finishing meanwhile join this commit (cut short by _hurry_up)
+                self._hurry = loop.create_future()
+                await asyncio.wait({self._hurry}, timeout=self._linger)
+                self._hurry = None
+            self._urgent = False
             batch, self._pending = self._pending, []
             outcomes = await loop.run_in_executor(self._executor, self._write, batch)
             self._outcomes.append(outcomes)
