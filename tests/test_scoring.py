@@ -468,6 +468,30 @@ def test_a_scorer_cannot_change_what_the_next_one_sees(writer: SuiteWriter) -> N
     assert score.passed is True and state == kept
 
 
+def test_every_run_of_a_case_is_graded_against_its_goal_as_loaded(writer: SuiteWriter) -> None:
+    """score_run keeps each case's goal and expected items for its later runs: a user's
+    scorer that wipes the goal it is given wipes a copy, and a failing run after a
+    passing one is told what it missed."""
+    assert isinstance(writer.suite, dict)
+    writer.suite["defaults"]["scorers"] = [
+        {"custom": "rules.py:wipe"},
+        {"exact_set": "ticket.annotations", "item": "AC{ac}:{label}"},
+        {"equals": "ticket.annotations"},
+    ]
+    writer.files["rules.py"] = "def wipe(final_state, goal):\n    goal.clear()\n    return True\n"
+    suite = load_suite(writer.write())
+    case = suite.cases[0]
+    right = {"ticket": {"annotations": [{"ac": 2, "label": "unverifiable", "note": "vague"}]}}
+    assert score_run(suite, case, right).passed is True
+    assert score_run(suite, case, copy.deepcopy(right)).details[2]["passed"] is True
+    wrong = {"ticket": {"annotations": [{"ac": 3, "label": "unverifiable", "note": ""}]}}
+    detail = score_run(suite, case, wrong).details[1]
+    assert detail["passed"] is False
+    assert (detail["missing"], detail["extra"]) == (["AC2:unverifiable"], ["AC3:unverifiable"])
+    assert detail["expected"] == ["AC2:unverifiable"] and detail["actual"] == ["AC3:unverifiable"]
+    assert case.goal["ticket"]["annotations"][0]["ac"] == 2
+
+
 # ---------------------------------------------------------------------- trello
 
 GOOD_CARD = {

@@ -176,6 +176,14 @@ def _names(items: Counter[tuple[bool, str]]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Expected:
+    """The items a goal holds at a set scorer's path: counted, and named in order."""
+
+    items: Counter[tuple[bool, str]]
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ExactSet:
     """The items at `path` must equal the goal's, as a multiset (see the module docstring)."""
 
@@ -184,10 +192,19 @@ class ExactSet:
     name: str = "exact_set"
 
     def __call__(self, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+        return self.against(final_state, self.expect(goal))
+
+    def expect(self, goal: dict[str, Any]) -> Expected:
+        """What the goal asks, as this scorer compares it (the same for every run of a
+        case: `score_run` keeps it per case)."""
         wanted = get_path(goal, self.path)
         if not isinstance(wanted, list):
             raise ScorerError(f"{self.name}: the goal state has no list at {self.path}")
-        expected = Counter(item_key(i, self.item) for i in wanted)
+        items = Counter(item_key(i, self.item) for i in wanted)
+        return Expected(items, tuple(_names(items)))
+
+    def against(self, final_state: dict[str, Any], expected: Expected) -> dict[str, Any]:
+        """The detail of a final state against the goal's `expected` items."""
         value = get_path(final_state, self.path)
         problem = None
         if value is MISSING:
@@ -195,7 +212,13 @@ class ExactSet:
         elif not isinstance(value, list):
             problem, value = f"{self.path} holds {show(value)}, not a list", []
         actual = Counter(item_key(i, self.item) for i in value)
-        missing, extra = expected - actual, actual - expected
+        if actual == expected.items:  # the common case: nothing missing, nothing extra
+            missing: Counter[tuple[bool, str]] = Counter()
+            extra: Counter[tuple[bool, str]] = Counter()
+            names = list(expected.names)
+        else:
+            missing, extra = expected.items - actual, actual - expected.items
+            names = _names(actual)
         # exact_set: neither missing nor extra; subset: nothing extra; superset: nothing missing
         ok = {"subset": not extra, "superset": not missing}.get(
             self.name, not missing and not extra
@@ -204,10 +227,10 @@ class ExactSet:
             "scorer": self.name,
             "passed": problem is None and ok,
             "path": self.path,
-            "expected": _names(expected),
-            "actual": _names(actual),
-            "missing": _names(missing),
-            "extra": _names(extra),
+            "expected": list(expected.names),
+            "actual": names,
+            "missing": _names(missing) if missing else [],
+            "extra": _names(extra) if extra else [],
         }
         if problem is not None:
             detail["problem"] = problem
@@ -391,14 +414,22 @@ def prepare_scorers(suite: Suite) -> list[Scorer | Judge]:
     return _BUILT[key]
 
 
-def _grade(scorer: Scorer, final_state: dict[str, Any], goal: dict[str, Any]) -> dict[str, Any]:
+def _grade(
+    scorer: Scorer,
+    final_state: dict[str, Any],
+    goal: dict[str, Any],
+    expected: Expected | None = None,
+) -> dict[str, Any]:
     # A user's scorer gets its own copies: it cannot change what the next scorer
-    # sees, nor the final state that is stored. The built-in ones only read.
-    state, expected = (
+    # sees, the final state that is stored, nor the goal the case's next run is
+    # graded against. The built-in ones only read.
+    state, wanted = (
         (clone(final_state), clone(goal)) if isinstance(scorer, Custom) else (final_state, goal)
     )
     try:
-        return scorer(state, expected)
+        if expected is not None and isinstance(scorer, ExactSet):
+            return scorer.against(state, expected)
+        return scorer(state, wanted)
     except ScorerError:
         raise
     except Exception as error:  # a scorer's bug makes the run errored, not failed
@@ -415,6 +446,36 @@ def grading(suite: Suite) -> Literal["reads", "waits", "blocks"]:
     if any(isinstance(scorer, Judge) for scorer in scorers):
         return "waits"
     return "reads"
+
+
+_GOALS: dict[tuple[Path, str, str, str], tuple[dict[str, Any], list[Expected | None]]] = {}
+"""Per case (suite folder and hash, case id and hash): its goal and what each set scorer
+expects of it, made at its first grading and read by the rest (each run unpickled the
+goal and counted and sorted its items again). Only the built-in scorers read it; a
+user's scorer gets a copy. At most GOALS_KEPT cases, the oldest dropped first."""
+
+GOALS_KEPT = 1024
+"""Cases whose goals `score_run` keeps (a few waves of an index-major plan)."""
+
+
+def _goal_of(
+    suite: Suite, case: Case, scorers: list[Scorer | Judge]
+) -> tuple[dict[str, Any], list[Expected | None]]:
+    key = (suite.path, suite.hash, case.id, case.hash)
+    kept = _GOALS.get(key)
+    if kept is None:
+        goal = case.goal
+        expected: list[Expected | None] = []
+        for scorer in scorers:
+            try:
+                expected.append(scorer.expect(goal) if isinstance(scorer, ExactSet) else None)
+            except ScorerError:  # said by the scorer itself, at each grading
+                expected.append(None)
+        kept = (goal, expected)
+        if len(_GOALS) >= GOALS_KEPT:
+            del _GOALS[next(iter(_GOALS))]
+        _GOALS[key] = kept
+    return kept
 
 
 async def score_run_async(
@@ -445,8 +506,12 @@ def score_run(
     inside a running loop `await score_run_async(...)` instead."""
     scorers = prepare_scorers(suite)
     if not any(isinstance(s, Judge) for s in scorers):
-        goal = case.goal  # a copy of its own: a scorer cannot change the next run's
-        details = [_grade(s, final_state, goal) for s in scorers if not isinstance(s, Judge)]
+        goal, expected = _goal_of(suite, case, scorers)
+        details = [
+            _grade(s, final_state, goal, e)
+            for s, e in zip(scorers, expected, strict=True)
+            if not isinstance(s, Judge)
+        ]
         return Score(passed=all(d["passed"] for d in details), details=details)
     try:
         asyncio.get_running_loop()

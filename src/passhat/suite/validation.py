@@ -303,8 +303,10 @@ def _template_problem(template: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)
 def template_fields(template: str) -> tuple[str, ...]:
-    """The fields an item template names, e.g. `AC{ac}:{label}` -> (ac, label)."""
+    """The fields an item template names, e.g. `AC{ac}:{label}` -> (ac, label) (cached:
+    grading asks it for every item of every run)."""
     return tuple(f for _, f, _, _ in string.Formatter().parse(template) if f)
 
 
