@@ -579,7 +579,7 @@ async def _grade(
     A suite whose files changed since the experiment loaded it grades nothing (tamper.py)."""
     from passhat import tamper
 
-    reason = tamper.changed(suite, case.file)
+    reason = tamper.changed(suite, case.file_text)
     if reason is not None:
         return None, ("suite_changed", reason)
     try:

@@ -78,8 +78,11 @@ class SuiteGuard:
     """Why the suite no longer is the one loaded (None while it is)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     _by_path: tuple[Signature, dict[str, tuple[int, int, int]]] | None = None
+    _head: str = ""
+    """suite.yaml's path as text (looked at before every grading: no Path made each time)."""
 
     def __post_init__(self) -> None:
+        self._head = str(self.suite.path / "suite.yaml")
         start = time.monotonic()
         self.seen = signature(self.suite.path)
         self.checked_at = time.monotonic()
@@ -110,7 +113,7 @@ class SuiteGuard:
     def _same(self, files: tuple[str, ...]) -> bool:
         """Whether suite.yaml and `files` are as they were (a stat each)."""
         seen = self._index()
-        for path in (str(self.suite.path / "suite.yaml"), *files):
+        for path in (self._head, *files):
             try:
                 st = os.stat(path)
             except OSError:
@@ -158,7 +161,7 @@ def guard(suite: Suite) -> SuiteGuard | None:
         return _GUARDS[key]
 
 
-def changed(suite: Suite, case_file: Path | None = None) -> str | None:
+def changed(suite: Suite, case_file: Path | str | None = None) -> str | None:
     """Why `suite` is no longer what is on disk (None: it still is, or has no folder);
     `case_file`, the file a run's goal came from, is looked at every time."""
     found = guard(suite)

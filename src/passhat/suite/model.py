@@ -262,6 +262,11 @@ class Case:
         """The case file (resolved)."""
         return Path(self._file)
 
+    @property
+    def file_text(self) -> str:
+        """The case file's path as text (grading looks at it before every run: no Path)."""
+        return self._file
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"a Case is immutable; cannot set {name}")
 
