@@ -212,13 +212,13 @@ class ExactSet:
         elif not isinstance(value, list):
             problem, value = f"{self.path} holds {show(value)}, not a list", []
         actual = Counter(item_key(i, self.item) for i in value)
-        if actual == expected.items:  # the common case: nothing missing, nothing extra
-            missing: Counter[tuple[bool, str]] = Counter()
-            extra: Counter[tuple[bool, str]] = Counter()
+        missing: list[str] = []
+        extra: list[str] = []
+        if actual.items() == expected.items.items():  # the common case: all found, no extra
             names = list(expected.names)
         else:
-            missing, extra = expected.items - actual, actual - expected.items
             names = _names(actual)
+            missing, extra = _names(expected.items - actual), _names(actual - expected.items)
         # exact_set: neither missing nor extra; subset: nothing extra; superset: nothing missing
         ok = {"subset": not extra, "superset": not missing}.get(
             self.name, not missing and not extra
@@ -229,8 +229,8 @@ class ExactSet:
             "path": self.path,
             "expected": list(expected.names),
             "actual": names,
-            "missing": _names(missing) if missing else [],
-            "extra": _names(extra) if extra else [],
+            "missing": missing,
+            "extra": extra,
         }
         if problem is not None:
             detail["problem"] = problem
