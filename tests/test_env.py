@@ -366,7 +366,7 @@ async def test_two_environments_of_one_case_never_share_fixtures(clarify: Suite)
     # Guards against fixtures kept by reference: what one run reaches, another run reads.
     case = clarify.case("ac-conflict-001")
     first, second = make_environment(clarify, case), make_environment(clarify, case)
-    for fixture in vars(first)["_fixtures"]["query_background"]:
+    for fixture in first._fixtures["query_background"]:
         fixture.args["query"] = "changed"
     assert case.fixtures["query_background"][0].args == {"query": "優惠碼 會員折扣"}
     outcome = await second.call("query_background", {"query": "優惠碼 會員折扣"})

@@ -432,8 +432,10 @@ class Environment:
         self.calls: list[ToolCallRecord] = []
         """Every tool call of the run, in order."""
         # A case hands out copies: nothing an agent reaches through this run is shared
-        # with another run.
-        self._fixtures: dict[str, list[Any]] = case.fixtures
+        # with another run. Its fixtures are read at the first look-up (most runs of a
+        # tool-writing agent make none; unpickling them was a run's cost on the loop).
+        self._case = case
+        self._replayed: dict[str, list[Any]] | None = None
         self._tools: dict[str, Tool] = {}
         self.setup(case.input)
         # bound after setup: a schema may name what the state holds (a board's lists)
@@ -569,6 +571,12 @@ class Environment:
         return clone(result)
 
     # -- fixtures
+
+    @property
+    def _fixtures(self) -> dict[str, list[Any]]:
+        if self._replayed is None:
+            self._replayed = self._case.fixtures
+        return self._replayed
 
     def _replay(self, tool: str, arguments: dict[str, Any]) -> Any:
         best: tuple[int, Any] | None = None
