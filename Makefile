@@ -94,7 +94,7 @@ chaos: dev
 # On demand, never in `make test`. Each benchmark prints RESULT lines (ratio, target,
 # PASS/MISS) into benchmarks/results/; a MISS does not stop the others. bench_html
 # drives Chromium through the test helpers, hence the dev extras.
-BENCHES := startup metrics runner stats report commands html run_rss command_agent spawn export dask
+BENCHES := startup metrics runner store_growth stats report commands html run_rss command_agent spawn export dask
 # Bytecode first: an editable install under PYTHONDONTWRITEBYTECODE=1 would otherwise
 # compile passhat's modules from source in every timed process (0.1 s a command), which
 # no installed copy does (pip writes the .pyc files when it installs a wheel).
