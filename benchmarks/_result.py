@@ -30,13 +30,20 @@ def alternate(
 ) -> tuple[list[float], list[float]]:
     """Wall seconds of `a` and `b`, run in turn `repeat` times: on a shared, noisy machine
     a ratio of the two is only fair when both saw the same load."""
-    times_a, times_b = [], []
+    times_a, times_b = in_turn([a, b], repeat)
+    return times_a, times_b
+
+
+def in_turn(actions: list[Callable[[], object]], repeat: int) -> list[list[float]]:
+    """Wall seconds of each of `actions`, all run in turn `repeat` times (`alternate`
+    for more than two)."""
+    times: list[list[float]] = [[] for _ in actions]
     for _ in range(repeat):
-        for action, times in ((a, times_a), (b, times_b)):
+        for action, took in zip(actions, times, strict=True):
             start = time.perf_counter()
             action()
-            times.append(time.perf_counter() - start)
-    return times_a, times_b
+            took.append(time.perf_counter() - start)
+    return times
 
 
 def median_ratio(numerator: list[float], denominator: list[float]) -> float:
