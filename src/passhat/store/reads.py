@@ -43,6 +43,14 @@ _RUN_FIELDS = frozenset(_RUN_COLUMNS)
 """The columns of `runs` (`Store.columns` reads no other name)."""
 
 
+_ABANDONED_RETRIES = (
+    "SELECT COUNT(*) FROM runs, json_each(runs.retries) WHERE runs.experiment_id = ? "
+    "AND runs.retries != '[]' AND json_extract(json_each.value, '$.abandoned')"
+)
+"""Model calls retried after --call-timeout gave them up, in an experiment's runs: read
+from the runs with retries alone (the partial index runs_retried), not every run's row."""
+
+
 _UNSET = object()
 """Equal to no column value (a row's NULL is None)."""
 
@@ -423,23 +431,19 @@ class _Reads(_Connection):
     def abandoned_calls(self, experiment_id: str) -> int:
         """Model calls given up at --call-timeout (each retried one, and the last of a run
         that then errored): the server may have finished and billed them, unseen."""
-        retried = self._db.execute(
-            "SELECT COUNT(*) FROM runs, json_each(runs.retries) WHERE runs.experiment_id = ? "
-            "AND json_extract(json_each.value, '$.abandoned')",
-            (experiment_id,),
-        ).fetchone()[0]
+        retried = self._db.execute(_ABANDONED_RETRIES, (experiment_id,)).fetchone()[0]
         earlier = self._db.execute(  # an earlier attempt keeps its retries as JSON text
             "SELECT COUNT(*) FROM run_attempts, json_each(json_extract(record, '$.retries')) "
             "WHERE experiment_id = ? AND json_extract(json_each.value, '$.abandoned')",
             (experiment_id,),
         ).fetchone()[0]
-        last = sum(
+        last = sum(  # run_summaries: the runs' rows without their transcripts
             self._db.execute(
                 f"SELECT COUNT(*) FROM {table} WHERE experiment_id = ? AND status = 'errored' "
                 "AND error_type = 'model_error' AND error_message LIKE '%: no response within %'",
                 (experiment_id,),
             ).fetchone()[0]
-            for table in ("runs", "run_attempts")
+            for table in ("run_summaries", "run_attempts")
         )
         return int(retried) + int(earlier) + int(last)
 
