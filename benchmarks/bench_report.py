@@ -4,13 +4,13 @@ Targets (issue #38; #15 and #29 before it), in each store shape of `--shapes`
 (10,000 cases × k = 10 and 1,000 × 100: 100,000 runs each) and at `--big-cases` × 10
 (1,000,000 runs):
 - `report` takes at most 1.5× a raw scan of the columns a report needs (`SELECT ...
-  FROM run_summaries`, rows fetched into Python), measured in-process (the library,
-  as the command runs it) and as commands (each in its own process, interpreter start
-  included on both sides);
-- `report --json` (in-process: `experiment_json`, written piece by piece, as the
-  command does for a pipe) takes at most 1.5× a decoding scan (the raw scan that also
-  decodes each row's JSON columns, items and tool counts, with `json.loads`) and at
-  most 2× the raw scan;
+  FROM run_summaries`, rows fetched into Python as plain tuples), measured in-process
+  (the command's own function, `passhat.cli.read.report`, run in this process) and as
+  commands (each in its own process, interpreter start included on both sides);
+- `report --json` (written piece by piece, as the command does for a pipe) takes at
+  most 1.5× a decoding scan (the raw scan that also decodes the JSON columns, items
+  and tool counts, with `json.loads`, each distinct text once) and at most 2× the raw
+  scan;
 - the terminal report is bounded: its length at 100,000 runs is at most 1.2× its
   length at 100 cases of the same k (1,000 runs at k = 10; the tool-use table listed
   every run: 1.46 MB);
@@ -30,6 +30,7 @@ pair is measured back to back, `--repeat` times; the ratio is the median of the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -54,7 +55,7 @@ from pydantic_core import to_json
 from rich.console import Console
 
 from passhat._gc import gc_paused
-from passhat.report.experiment import experiment_dict, experiment_json, print_experiment_report
+from passhat.report.experiment import experiment_dict, print_experiment_report
 from passhat.store import _SUMMARY, Store
 
 SCAN = f"SELECT {_SUMMARY} FROM run_summaries WHERE experiment_id = ? ORDER BY case_id, run_index"
@@ -68,11 +69,16 @@ DECODING_SCRIPT = f"""
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 rows = db.execute({SCAN!r}, (sys.argv[2],)).fetchall()
-decoded = [(json.loads(row[-2]), json.loads(row[-1])) for row in rows]
-print(len(decoded))
+decoded = {{}}
+for row in rows:
+    for text in row[-2:]:
+        if text not in decoded:
+            decoded[text] = json.loads(text)
+print(len(rows), len(decoded))
 """
-"""The raw scan that also decodes each row's JSON columns (items, tool counts): what
-any report that reads every run's items pays at least, done the plain way."""
+"""The raw scan that also decodes the JSON columns (items, tool counts) with `json.loads`,
+each distinct text once (runs of a case mostly repeat their values): what any report
+that reads every run's items pays at least, done the plain way."""
 
 
 def raw_scan(db: Path, experiment_id: str) -> list[tuple[Any, ...]]:
@@ -87,8 +93,12 @@ def raw_scan(db: Path, experiment_id: str) -> list[tuple[Any, ...]]:
 
 
 def decoding_scan(db: Path, experiment_id: str) -> None:
-    """`raw_scan`, then each row's items and tool counts decoded (`DECODING_SCRIPT`)."""
-    [(json.loads(row[-2]), json.loads(row[-1])) for row in raw_scan(db, experiment_id)]
+    """`raw_scan`, then the JSON columns decoded, each distinct text once (`DECODING_SCRIPT`)."""
+    decoded: dict[str, Any] = {}
+    for row in raw_scan(db, experiment_id):
+        for text in row[-2:]:
+            if text not in decoded:
+                decoded[text] = json.loads(text)
 
 
 def terminal_report(db: Path, experiment_id: str) -> str:
@@ -101,15 +111,19 @@ def terminal_report(db: Path, experiment_id: str) -> str:
     return out.getvalue()
 
 
-def json_report(db: Path, experiment_id: str) -> int:
-    """What `passhat report --json` does for a pipe (the cyclic collector paused, as in
-    the command): the summaries (items undecoded), then `experiment_json`'s pieces, each
-    written (here: counted) as it comes."""
-    with gc_paused(), Store(db, create=False) as store:
-        experiment = store.experiment(experiment_id)
-        runs = store.summaries(experiment_id, decode_items=False)
-        _, pieces = experiment_json(experiment, runs)
-        return sum(map(len, pieces))
+def in_process(db: Path, experiment_id: str, *, as_json: bool = False) -> None:
+    """The command's own function (`passhat.cli.read.report`), run in this process, its
+    stdout a UTF-8 pipe to /dev/null: the whole command (the store opened read-only, the
+    report, the tokens billed unseen, `--json` written piece by piece as for a pipe)
+    but the interpreter's start and the imports."""
+    from passhat.cli.read import report
+
+    with (
+        open(os.devnull, "wb") as sink,
+        io.TextIOWrapper(sink, encoding="utf-8") as out,
+        contextlib.redirect_stdout(out),
+    ):
+        report(experiment_id, as_json=as_json, db=db)
 
 
 def json_floor(db: Path, experiment_id: str, report: dict[str, Any]) -> None:
@@ -148,6 +162,7 @@ def main() -> int:
     parser.add_argument("--big-repeat", type=int, default=2, help="pairs at --big-cases")
     parser.add_argument("--stores", type=Path, help="keep the stores in this folder, reuse them")
     args = parser.parse_args()
+    os.environ["COLUMNS"] = "120"  # the report's width, in this process and in commands
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         stores = args.stores or Path(tmp)
@@ -175,8 +190,8 @@ def shape_rows(stores: Path, cases: int, k: int, repeat: int, small: tuple[Path,
     shape = f"{runs:,} runs ({cases:,} × {k})"
     print(f"store: {cases:,} cases × k = {k}: {runs:,} runs, {db.stat().st_size / 1e6:.0f} MB")
     Store(db).close()  # any migration is applied before timing
-    times, scans = alternate(lambda: terminal_report(db, eid), lambda: raw_scan(db, eid), repeat)
-    print(f"report (library): {spread(times)}; raw scan {spread(scans)}")
+    times, scans = alternate(lambda: in_process(db, eid), lambda: raw_scan(db, eid), repeat)
+    print(f"report (the command in-process): {spread(times)}; raw scan {spread(scans)}")
     ok = result(
         f"`report`, {shape}, in-process",
         median_ratio(times, scans),
@@ -184,11 +199,15 @@ def shape_rows(stores: Path, cases: int, k: int, repeat: int, small: tuple[Path,
         "report / raw scan of the columns it reads",
     )
     times, scans, decoding = in_turn(
-        [lambda: json_report(db, eid), lambda: raw_scan(db, eid), lambda: decoding_scan(db, eid)],
+        [
+            lambda: in_process(db, eid, as_json=True),
+            lambda: raw_scan(db, eid),
+            lambda: decoding_scan(db, eid),
+        ],
         repeat,
     )
     print(
-        f"report --json (library): {spread(times)}; raw scan {spread(scans)}; "
+        f"report --json (the command in-process): {spread(times)}; raw scan {spread(scans)}; "
         f"decoding scan {spread(decoding)}"
     )
     ok &= json_results(f"`report --json`, {shape}, in-process", times, scans, decoding, "")
