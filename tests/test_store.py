@@ -417,15 +417,27 @@ def test_a_damaged_score_is_reported_not_hidden(store: Store) -> None:
         store.summaries("e1")
 
 
-def test_abandoned_calls_are_counted_from_the_runs_with_retries_alone(store: Store) -> None:
+def test_abandoned_calls_are_counted_from_the_runs_with_retries_or_errors_alone(
+    store: Store,
+) -> None:
     """The retries sit after the transcript in a row: the count reads the runs that have
-    some (the partial index runs_retried), not every run's row (at 100,000 runs it cost
-    `passhat report` 0.25 s of CPU)."""
-    from passhat.store.reads import _ABANDONED_RETRIES
+    some, and the errored ones for a last call given up (partial indexes), not every
+    run's row (at 100,000 runs it cost `passhat report` 0.25 s of CPU)."""
+    from passhat.store.reads import _ABANDONED_RETRIES, _GAVE_UP
 
     retries = [{"attempt": 1, "abandoned": True}, {"attempt": 2, "abandoned": False}]
     store.record_run(replace(run(index=1), retries=retries))
     store.record_run(run(index=2))
     assert store.abandoned_calls("e1") == 1
-    plan = store._db.execute("EXPLAIN QUERY PLAN " + _ABANDONED_RETRIES, ("e1",)).fetchall()
-    assert any("USING INDEX runs_retried" in row[-1] for row in plan), plan
+    gave_up = "model_error: TimeoutError: no response within 60 s"
+    store.record_run(replace(run(index=3, status="errored"), error_type="model_error"))
+    store.record_run(
+        replace(run(case="b", status="errored"), error_type="model_error", error_message=gave_up)
+    )
+    assert store.abandoned_calls("e1") == 2
+    for sql, index in [
+        (_ABANDONED_RETRIES, "runs_retried"),
+        (_GAVE_UP.format(source="run_summaries INDEXED BY run_summaries_errored"), "errored"),
+    ]:
+        plan = store._db.execute("EXPLAIN QUERY PLAN " + sql, ("e1",)).fetchall()
+        assert any("USING INDEX" in row[-1] and index in row[-1] for row in plan), plan

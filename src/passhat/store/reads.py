@@ -51,6 +51,13 @@ _ABANDONED_RETRIES = (
 from the runs with retries alone (the partial index runs_retried), not every run's row."""
 
 
+_GAVE_UP = (
+    "SELECT COUNT(*) FROM {source} WHERE experiment_id = ? AND status = 'errored' "
+    "AND error_type = 'model_error' AND error_message LIKE '%: no response within %'"
+)
+"""Runs (or earlier attempts) that errored on a model call given up at --call-timeout."""
+
+
 _UNSET = object()
 """Equal to no column value (a row's NULL is None)."""
 
@@ -437,13 +444,9 @@ class _Reads(_Connection):
             "WHERE experiment_id = ? AND json_extract(json_each.value, '$.abandoned')",
             (experiment_id,),
         ).fetchone()[0]
-        last = sum(  # run_summaries: the runs' rows without their transcripts
-            self._db.execute(
-                f"SELECT COUNT(*) FROM {table} WHERE experiment_id = ? AND status = 'errored' "
-                "AND error_type = 'model_error' AND error_message LIKE '%: no response within %'",
-                (experiment_id,),
-            ).fetchone()[0]
-            for table in ("run_summaries", "run_attempts")
+        last = sum(  # run_summaries: the errored runs alone (the planner would scan them all)
+            self._db.execute(_GAVE_UP.format(source=source), (experiment_id,)).fetchone()[0]
+            for source in ("run_summaries INDEXED BY run_summaries_errored", "run_attempts")
         )
         return int(retried) + int(earlier) + int(last)
 
