@@ -155,3 +155,26 @@ def test_a_reading_command_runs_with_the_collector_paused(
     assert gc.isenabled()
     result = run_cli(capsys, "list")
     assert (result.code, seen, gc.isenabled()) == (2, [False], True)
+
+
+def test_a_report_without_requirements_does_not_import_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`passhat report` imports what it shows: --require's module only when asked."""
+    from cli_helpers import run_seed
+
+    db = str(tmp_path / "p.db")
+    assert run_seed(capsys, "--k", "2", "--db", db).code == 0
+
+    def imported(*extra: str) -> str:
+        args = ["report", "latest", "--db", db, "--no-why", *extra]
+        done = subprocess.run(
+            [sys.executable, "-c", IMPORTS.format(args=args, heavy=("passhat.gate",))],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stderr.strip().splitlines()[-1]
+
+    assert imported() == "[]"
+    assert imported("--require", "rate>=0") == "['passhat.gate']"
