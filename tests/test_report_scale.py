@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +17,7 @@ from cli_helpers import run_cli, run_seed
 from passhat.accounting import Accounting, DuplicateRunError, Ledger
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
 from passhat.report.experiment import (
+    LoadRuns,
     calls_cell,
     experiment_accounting,
     experiment_dict,
@@ -63,10 +66,10 @@ def runs() -> list[RunRecord]:
     return out
 
 
-def report_text(records: list[object], limit: int | None) -> str:
+def report_text(records: list[object], limit: int | None, load: LoadRuns | None = None) -> str:
     out = io.StringIO()
     console = Console(file=out, width=100, color_system=None)
-    print_experiment_report(console, experiment(), records, limit=limit)  # type: ignore[arg-type]
+    print_experiment_report(console, experiment(), records, limit=limit, load=load)  # type: ignore[arg-type]
     return out.getvalue()
 
 
@@ -113,6 +116,13 @@ def test_a_report_from_summaries_equals_one_from_whole_runs(tmp_path: Path) -> N
             store.record_run(record)
         summaries = store.summaries("e1")
         lazy = store.summaries("e1", decode_items=False)  # what `passhat report` reads
+        unread = store.summaries("e1", read_items=False)  # ...of many runs, terminal only
+
+        def load(cases: Sequence[str]) -> list[RunSummary]:
+            return store.summaries("e1", decode_items=False, cases=cases)
+
+        # items not read but the listed cases': the same report
+        assert report_text(unread, ROWS_SHOWN, load) == report_text(records, ROWS_SHOWN)
     whole = experiment_dict(experiment(), records)
     assert experiment_dict(experiment(), summaries) == whole
     assert whole["items"][1]["misses"] == [2] and whole["tools"][1]["calls_per_run"] == [2, 1, 2]
@@ -123,6 +133,38 @@ def test_a_report_from_summaries_equals_one_from_whole_runs(tmp_path: Path) -> N
     # an errored run keeps its message in the summaries
     bad = replace(records[0], case_id="case-x", status="errored", error_message="boom")
     assert experiment_dict(experiment(), [bad])["errored"][0]["message"] == "boom"
+
+
+def test_passhat_report_reads_the_items_of_the_cases_it_lists_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal report lists the items of `ROWS_SHOWN` cases: of many runs (or with
+    --no-why) it reads those cases' alone (at 100,000 runs the items are 23 MB of the
+    30 MB of text the summaries hold), and prints what it prints from them all (as with
+    --junit-xml, which needs every run's)."""
+    db = tmp_path / "p.db"
+    with Store(db) as store:
+        store.create_experiment(experiment())
+        for record in runs():
+            store.record_run(record)
+    reads: list[tuple[bool, object]] = []
+    summaries = Store.summaries
+
+    def spy(self: Store, *args: object, **kwargs: Any) -> list[RunSummary]:
+        reads.append((kwargs.get("read_items", True), kwargs.get("cases")))
+        return summaries(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "summaries", spy)
+    unread = run_cli(capsys, "report", "e1", "--db", str(db), "--no-why")
+    assert [read for read, _ in reads] == [False, True] and reads[1][1] is not None
+    assert len(reads[1][1]) == ROWS_SHOWN  # type: ignore[arg-type]
+    reads.clear()
+    whole = run_cli(
+        capsys, "report", "e1", "--db", str(db), "--no-why", "--junit-xml", str(tmp_path / "j")
+    )
+    assert reads == [(True, None)]
+    assert unread.code == whole.code == 0 and "item stability ·" in unread.out
+    assert unread.out == whole.out
 
 
 def test_run_can_skip_its_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

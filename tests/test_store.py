@@ -343,11 +343,20 @@ def test_summaries_of_many_runs_are_each_one_s_projection(
             s.record_run(record)
         got = [summary_tuple(x) for x in s.summaries("e1")]
         lazy = s.summaries("e1", decode_items=False)
+        unread = s.summaries("e1", read_items=False)
+        first = min((case for case, _, _ in runs), default="a")
+        chosen = [summary_tuple(x) for x in s.summaries("e1", cases=[first, "none such"])]
     ordered = sorted(records, key=lambda r: (r.case_id, r.run_index))
     assert got == [summary_of(r) for r in ordered]
     # read lazily: whether a run has items without decoding them, then the same values
     assert [bool(x.graded_items) for x in lazy] == [bool(r.graded_items) for r in ordered]
     assert [summary_tuple(x) for x in lazy] == got
+    # not read: whether a run has items, every other field the same
+    assert [bool(x.graded_items) for x in unread] == [bool(r.graded_items) for r in ordered]
+    assert [x._replace(graded_items=[]) for x in unread] == [
+        x._replace(graded_items=[]) for x in lazy
+    ]
+    assert chosen == [x for x in got if x[0] == first]  # the runs of some cases
 
 
 def test_items_read_lazily_are_decoded_when_read_and_damage_is_still_said(store: Store) -> None:
@@ -369,8 +378,22 @@ def test_items_read_lazily_are_decoded_when_read_and_damage_is_still_said(store:
         store.summaries("e1")  # decoding every run says it at once
     with store.atomic() as db:  # a score that is not JSON: its items are not a list
         db.execute("UPDATE runs SET score = '{not json' WHERE run_index = 1")
-    with pytest.raises(StoreError, match="the store is damaged"):
-        store.summaries("e1", decode_items=False)
+    for unread in (False, True):
+        with pytest.raises(StoreError, match="the store is damaged"):
+            store.summaries("e1", decode_items=False, read_items=not unread)
+
+
+def test_items_left_unread_are_true_and_never_read(store: Store) -> None:
+    """`summaries(read_items=False)` says which runs have per-item results and reads
+    none: reading them then is the caller's mistake, said, never an empty list."""
+    detail = {"scorer": "exact_set", "passed": True, "expected": ["x"], "missing": []}
+    store.record_run(replace(run(index=1), score=[detail]))
+    store.record_run(replace(run(index=2), score=[]))
+    one, two = store.summaries("e1", read_items=False)
+    assert one.graded_items and two.graded_items == [] and not two.graded_items
+    for read in (list, len, lambda items: items[0]):
+        with pytest.raises(TypeError, match="per-item results not read"):
+            read(one.graded_items)
 
 
 def test_summaries_share_equal_values_and_follow_updates_and_deletes(store: Store) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections.abc import Sequence
+from functools import partial
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -107,13 +108,20 @@ def report(
     with open_store(db, read_only=True) as store:
         experiment = store.experiment(experiment_ref)
         prices = choose_prices(price, prices_file, experiment.model)
-        # the terminal report reads the per-item results of the cases it lists only, and
-        # `report --json` and the page each case's as they write them (never all decoded
-        # at once)
-        runs = store.summaries(experiment.id, decode_items=False)
+        # `report --json` and the page decode each case's per-item results as they write
+        # them (never all decoded at once); the terminal report alone reads none but the
+        # listed cases' (`load`), unless it lists all, shows why runs differ, or a CI file
+        # needs them all
+        terminal_only = not as_json and html is None and junit_xml is None and summary is None
+        unread = (
+            terminal_only and not show_all and not _explained(experiment.runs_requested, why_option)
+        )
+        runs = store.summaries(experiment.id, decode_items=False, read_items=not unread)
         # why runs differ is shown by the terminal report and the page, not by --json
         shown = not as_json or html is not None
         why = _explainer(store, experiment, len(runs), why_option) if shown else None
+        if unread and why is not None:  # fewer runs recorded than asked for: read them
+            runs, unread = store.summaries(experiment.id, decode_items=False), False
         counted: Accounting | None = None  # the page's, reused for --strict
         if html is not None:
             from passhat.report.experiment import experiment_accounting
@@ -172,6 +180,7 @@ def report(
                 prices=prices,
                 why=why,
                 signatures=why.overview(runs) if why is not None else None,
+                load=partial(_listed_runs, store, experiment.id) if unread else None,
             )
             for line in unseen.lines(counted_in, counted_out):
                 console.print(line, style="yellow", markup=False, soft_wrap=True)
@@ -195,14 +204,27 @@ def _requirements(require: list[str] | None) -> tuple[Requirement, ...]:
     return requirements(require)
 
 
+def _explained(runs: int, asked: bool | None) -> bool:
+    """Whether a report of `runs` runs shows why its runs differ (--why/--no-why, else
+    by the count: `passhat.report.why.explain_by_default`)."""
+    from passhat.report.why import explain_by_default
+
+    return explain_by_default(runs) if asked is None else asked
+
+
+def _listed_runs(store: Store, experiment_id: str, cases: Sequence[str]) -> list[RunSummary]:
+    """The runs of the cases a terminal report lists, their per-item results read."""
+    return store.summaries(experiment_id, decode_items=False, cases=cases)
+
+
 def _explainer(
     store: Store, experiment: ExperimentRecord, runs: int, asked: bool | None
 ) -> Explainer | None:
     """What explains why runs differ (read a case at a time from the open store), when
     --why asks for it or, by default, when the experiment is small enough."""
-    from passhat.report.why import Explainer, explain_by_default
+    from passhat.report.why import Explainer
 
-    if not (explain_by_default(runs) if asked is None else asked):
+    if not _explained(runs, asked):
         return None
     return Explainer(experiment, lambda case: store.runs(experiment.id, cases=[case]))
 

@@ -55,6 +55,9 @@ if TYPE_CHECKING:
 ReportRun = RunRecord | RunSummary
 """A report reads `Store.summaries` (fast); whole records work too."""
 
+LoadRuns = Callable[[Sequence[str]], Sequence[ReportRun]]
+"""The runs of some cases, per-item results read (`Store.summaries(cases=...)`)."""
+
 
 @without_gc
 def experiment_accounting(experiment: ExperimentRecord, runs: Sequence[ReportRun]) -> Accounting:
@@ -452,11 +455,14 @@ def print_experiment_report(
     prices: Prices | None = None,
     why: Callable[[str], CaseWhy] | None = None,
     signatures: Why | None = None,
+    load: LoadRuns | None = None,
 ) -> Accounting:
     """Print the whole report in `lang`; return the accounting (for --strict).
 
     At most `limit` cases are listed in each table (None: all); figures cover all.
-    `signatures` (`Explainer.overview`): the failure signatures, last, capped."""
+    `signatures` (`Explainer.overview`): the failure signatures, last, capped.
+    `load`: the runs of the listed cases with their per-item results, when `runs`
+    were read without them (`Store.summaries(read_items=False)`)."""
     read = digest(runs, experiment.case_ids)  # every run read once, for every part
     accounting = Ledger.of(read.statuses).close(experiment.k_requested, experiment.case_k)
     print_figures(
@@ -479,6 +485,7 @@ def print_experiment_report(
         prices=prices,
         read=read,
         why=why,
+        load=load,
     )
     if signatures is not None:
         from passhat.report.why import signatures_lines
@@ -558,16 +565,19 @@ def print_details(
     prices: Prices | None = None,
     read: Digest | None = None,
     why: Callable[[str], CaseWhy] | None = None,
+    load: LoadRuns | None = None,
 ) -> None:
     """Item stability, tool use, tokens and the errored runs, `limit` cases at most each
     (from `read`, the runs' digest, when the caller has it); with `why` (a case's
     divergence tree and item evidence, `passhat.report.why.Explainer`), each case's
-    items are followed by them."""
+    items are followed by them. With `load`, the listed cases' runs are read again
+    with their per-item results (`runs` have none)."""
     read = digest(runs) if read is None else read
     # item stability of the first `limit` cases that have graded items: only their runs
     listed = read.graded if limit is None else read.graded[:limit]
     by_case: dict[str, list[ItemStability]] = {}
-    for item in item_stability(read.runs_of(runs, listed)):
+    graded = read.runs_of(runs, listed) if load is None or not listed else load(listed)
+    for item in item_stability(graded):
         by_case.setdefault(item.case, []).append(item)
     for case, items in by_case.items():
         console.print(Fitted(items_table(case, items, lang=lang)))

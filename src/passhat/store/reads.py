@@ -10,7 +10,7 @@ import functools
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any, NoReturn, overload
 
 from passhat._gc import without_gc
 from passhat.errors import StoreError
@@ -23,6 +23,13 @@ _SUMMARY = (
     "output_tokens, model_source, attempt, traceback, items, tool_counts"
 )
 """The columns a report reads (`Store.summaries`): no transcript, score or tool call."""
+
+_SUMMARY_ITEMS_UNREAD = _SUMMARY.replace(
+    " items,",
+    " CASE WHEN items = '[]' THEN 1 WHEN substr(items, 1, 1) = '[' THEN 0 ELSE items END,",
+)
+"""`_SUMMARY` with the items' text left unread: 1 when a run has none, 0 when it has
+some, and the text itself when it is not a list (damaged: said as it is read)."""
 
 
 _RUN_LIGHT = (
@@ -131,6 +138,37 @@ class LazyItems(Sequence[dict[str, Any]]):
 
     def __repr__(self) -> str:
         return repr(self._read())
+
+
+class _UnreadItems(Sequence[dict[str, Any]]):
+    """A run's per-item results when `Store.summaries(read_items=False)` left them
+    unread and the run has some: true, and nothing else; reading them is a mistake of
+    the caller's, said at once (read the run again with `summaries(cases=...)`)."""
+
+    __slots__ = ()
+
+    def _unread(self) -> NoReturn:
+        raise TypeError("per-item results not read: Store.summaries(read_items=False)")
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        self._unread()
+
+    def __len__(self) -> int:
+        self._unread()
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "UNREAD"
+
+
+UNREAD = _UnreadItems()
+"""The per-item results of a run that has some, not read (`Store.summaries`)."""
 
 
 def _run_json_checked(row: Sequence[Any]) -> RunJson:
@@ -270,24 +308,41 @@ class _Reads(_Connection):
         return [RunJson(*row[:-1]) if row[-1] else _run_json_checked(row) for row in rows]
 
     @without_gc
-    def summaries(self, experiment_id: str, *, decode_items: bool = True) -> list[RunSummary]:
-        """What a report needs of every run, by case and index: the small columns only.
+    def summaries(
+        self,
+        experiment_id: str,
+        *,
+        decode_items: bool = True,
+        read_items: bool = True,
+        cases: Sequence[str] | None = None,
+    ) -> list[RunSummary]:
+        """What a report needs of every run (of `cases` only, when given), by case and
+        index: the small columns only.
 
         Runs with the same per-item results or tool counts share one decoded value
         (most runs of a case do), so 100,000 runs cost about one scan of the columns.
         With `decode_items=False` the per-item results are `LazyItems`, decoded when
-        first read: the terminal report reads those of the cases it lists, not all
-        (at 100,000 runs of cases with their own items: 22,000 decodes, 0.1 s)."""
+        first read (at 100,000 runs of cases with their own items: 22,000 decodes,
+        0.1 s). With `read_items=False` they are not even read: a run's are `[]` or
+        `UNREAD` (it has some), and the terminal report reads those of the cases it
+        lists with `cases` (at 100,000 runs the items are 23 MB of text of the 30 MB
+        the summaries hold). Damaged items are said either way."""
         cursor = self._db.cursor()
         cursor.row_factory = None
+        columns = _SUMMARY if read_items else _SUMMARY_ITEMS_UNREAD
+        where, args = "experiment_id = ?", [experiment_id]
+        if cases is not None:
+            where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
+            args += list(cases)
         rows = cursor.execute(
-            f"SELECT {_SUMMARY} FROM run_summaries WHERE experiment_id = ? "
-            "ORDER BY case_id, run_index",
-            (experiment_id,),
+            f"SELECT {columns} FROM run_summaries WHERE {where} ORDER BY case_id, run_index",
+            args,
         )
-        items: dict[str | None, Sequence[dict[str, Any]]] = {}
+        items: dict[str | int | None, Sequence[dict[str, Any]]] = (
+            {} if read_items else {1: [], 0: UNREAD}
+        )
         tools: dict[str | None, dict[str, tuple[int, int]]] = {}
-        cases: dict[str, str] = {}
+        interned: dict[str, str] = {}
         sources: dict[str | None, str | None] = {}
         out: list[RunSummary] = []
         append = out.append
@@ -305,7 +360,7 @@ class _Reads(_Connection):
                 row
             )
             if case_id != case:
-                case = cases.setdefault(case_id, case_id)
+                case = interned.setdefault(case_id, case_id)
             if it != it_before:
                 it_before = it
                 shared = items.get(it)
