@@ -38,8 +38,9 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from _fixtures import kept_store
 from _result import (
@@ -190,27 +191,21 @@ def shape_rows(stores: Path, cases: int, k: int, repeat: int, small: tuple[Path,
     shape = f"{runs:,} runs ({cases:,} × {k})"
     print(f"store: {cases:,} cases × k = {k}: {runs:,} runs, {db.stat().st_size / 1e6:.0f} MB")
     Store(db).close()  # any migration is applied before timing
-    times, scans = alternate(lambda: in_process(db, eid), lambda: raw_scan(db, eid), repeat)
-    print(f"report (the command in-process): {spread(times)}; raw scan {spread(scans)}")
-    ok = result(
-        f"`report`, {shape}, in-process",
-        median_ratio(times, scans),
-        REPORT_TARGET,
-        "report / raw scan of the columns it reads",
-    )
-    times, scans, decoding = in_turn(
-        [
+    in_process(db, eid)  # the modules it imports when first needed: not timed in-process
+    in_process(db, eid, as_json=True)
+    ok = way_rows(
+        shape,
+        Way(
+            "report",
+            "in-process",
+            lambda: in_process(db, eid),
             lambda: in_process(db, eid, as_json=True),
             lambda: raw_scan(db, eid),
             lambda: decoding_scan(db, eid),
-        ],
+            ("report / raw scan of the columns it reads", ""),
+        ),
         repeat,
     )
-    print(
-        f"report --json (the command in-process): {spread(times)}; raw scan {spread(scans)}; "
-        f"decoding scan {spread(decoding)}"
-    )
-    ok &= json_results(f"`report --json`, {shape}, in-process", times, scans, decoding, "")
     with Store(db, create=False) as store:
         finished = experiment_dict(store.experiment(eid), store.summaries(eid))
     floors, scans = alternate(
@@ -264,30 +259,58 @@ def scan_argv(script: str, db: Path, experiment_id: str) -> list[str]:
     return [sys.executable, "-c", script, str(db), experiment_id]
 
 
+class Way(NamedTuple):
+    """How `report` and `report --json` are measured beside the two scans."""
+
+    name: str
+    """`report` or `passhat report` (the rows' names)."""
+    where: str
+    """in-process or command"""
+    report: Callable[[], object]
+    as_json: Callable[[], object]
+    scan: Callable[[], object]
+    decode: Callable[[], object]
+    compares: tuple[str, str]
+    """What `report`'s ratio compares, and what `--json`'s say of their figures."""
+
+
+def way_rows(shape: str, way: Way, repeat: int) -> bool:
+    """`report` beside the raw scan, then `report --json` beside both scans, in turn."""
+    times, scans = alternate(way.report, way.scan, repeat)
+    print(f"{way.name} ({way.where}): {spread(times)}; raw scan {spread(scans)}")
+    ok = result(
+        f"`{way.name}`, {shape}, {way.where}",
+        median_ratio(times, scans),
+        REPORT_TARGET,
+        way.compares[0],
+    )
+    times, scans, decoding = in_turn([way.as_json, way.scan, way.decode], repeat)
+    print(
+        f"{way.name} --json ({way.where}): {spread(times)}; raw scan {spread(scans)}; "
+        f"decoding scan {spread(decoding)}"
+    )
+    what = f"`{way.name} --json`, {shape}, {way.where}"
+    return ok & json_results(what, times, scans, decoding, way.compares[1])
+
+
 def command_rows(db: Path, eid: str, shape: str, repeat: int) -> bool:
     """`passhat report` and `report --json` as commands beside the scan scripts, each
     pair (or three) in turn."""
     os.environ.update({"PASSHAT_DB": str(db), "COLUMNS": "120"})
     passhat = [sys.executable, "-m", "passhat", "report", eid]
     scan, decode = scan_argv(SCAN_SCRIPT, db, eid), scan_argv(DECODING_SCRIPT, db, eid)
-    times, scans = alternate(lambda: command(passhat), lambda: command(scan), repeat)
-    print(f"passhat report (command): {spread(times)}; raw scan (python -c) {spread(scans)}")
-    ok = result(
-        f"`passhat report`, {shape}, command",
-        median_ratio(times, scans),
-        REPORT_TARGET,
-        "command wall / raw-scan script wall",
-    )
-    times, scans, decoding = in_turn(
-        [lambda: command([*passhat, "--json"]), lambda: command(scan), lambda: command(decode)],
+    return way_rows(
+        shape,
+        Way(
+            "passhat report",
+            "command",
+            lambda: command(passhat),
+            lambda: command([*passhat, "--json"]),
+            lambda: command(scan),
+            lambda: command(decode),
+            ("command wall / raw-scan script wall", " (wall)"),
+        ),
         repeat,
-    )
-    print(
-        f"passhat report --json (command): {spread(times)}; raw scan (python -c) "
-        f"{spread(scans)}; decoding scan (python -c) {spread(decoding)}"
-    )
-    return ok & json_results(
-        f"`passhat report --json`, {shape}, command", times, scans, decoding, " (wall)"
     )
 
 
