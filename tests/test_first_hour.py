@@ -18,8 +18,8 @@ from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from conftest import SuiteWriter
 from passhat.accounting import account
 from passhat.records import RunRecord
-from passhat.report.experiment import header_rows, recorded_note
 from passhat.report.html import render_html
+from passhat.report.parts import header_rows, recorded_note
 from passhat.report.terminal import plan_not_met_line
 from passhat.runner import agent_traceback
 from test_report_html import errored, experiment, run

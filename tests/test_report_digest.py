@@ -134,7 +134,8 @@ def test_details_and_usage_read_from_a_digest_equal_those_read_from_the_runs(
 
     from rich.console import Console
 
-    from passhat.report.experiment import print_details, usage_table
+    from passhat.report.experiment import print_details
+    from passhat.report.parts import usage_table
     from passhat.usage import Prices
 
     unique = list({(r.case_id, r.run_index): r for r in runs}.values())

@@ -21,15 +21,14 @@ from pydantic_core import to_json
 from passhat.analysis import item_dict, item_stability, tool_dict, tool_profile
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.experiment import (
-    ReportRun,
     experiment_accounting,
     experiment_dict,
     experiment_json,
     experiment_uncertainty,
-    isolation_of,
     replayed_runs,
     retry_summary,
 )
+from passhat.report.parts import ReportRun, isolation_of
 from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.store import Store
 from passhat.usage import Prices, Unseen, usage_by_case, usage_total

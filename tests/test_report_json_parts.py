@@ -16,7 +16,8 @@ from pydantic_core import to_json
 from passhat.analysis import item_dicts, run_columns, tool_dicts
 from passhat.records import RunSummary
 from passhat.report import parts_json
-from passhat.report.experiment import experiment_dict, experiment_json, usage_dict
+from passhat.report.experiment import experiment_dict, experiment_json
+from passhat.report.parts import usage_dict
 from passhat.store import LazyItems, Store
 from test_report_json import plain_experiment_dict, stored_runs
 

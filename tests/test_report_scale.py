@@ -18,11 +18,11 @@ from passhat.accounting import Accounting, DuplicateRunError, Ledger
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
 from passhat.report.experiment import (
     LoadRuns,
-    calls_cell,
     experiment_accounting,
     experiment_dict,
     print_experiment_report,
 )
+from passhat.report.parts import calls_cell
 from passhat.report.terminal import ROWS_SHOWN
 from passhat.store import Store
 from records_for_tests import experiment_record

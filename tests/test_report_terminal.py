@@ -107,7 +107,7 @@ def test_list_takes_two_lines_an_experiment_at_80_columns(
 ) -> None:
     """#29: `list` took four lines an experiment (date and time on two, a blank line
     between experiments) at 80 columns."""
-    from passhat.report.experiment import experiments_table
+    from passhat.report.parts import experiments_table
     from passhat.store import Store
 
     db = tmp_path / "p.db"

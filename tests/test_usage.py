@@ -60,7 +60,7 @@ def test_usage_table_lists_limit_cases_and_totals_every_run() -> None:
     from rich.console import Console
 
     from passhat.records import RunSummary
-    from passhat.report.experiment import usage_table
+    from passhat.report.parts import usage_table
 
     runs = [
         RunSummary(f"c{c:02d}", i, "passed", None, None, 0.1, 100 * c + i, c, None, 1, None, [], {})

@@ -302,7 +302,7 @@ def _check_run_ref(experiment: ExperimentRecord, case_id: str, run_index: int) -
 )
 def list_experiments(db: DbOption = None) -> None:
     """The experiments in the store, with each one's counted, errored and planned runs."""
-    from passhat.report.experiment import experiments_table
+    from passhat.report.parts import experiments_table
 
     with open_store(db, read_only=True) as store:
         experiments = store.experiments()

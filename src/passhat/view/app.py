@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from passhat.errors import PasshatError
-from passhat.report.experiment import money
+from passhat.report.parts import money
 from passhat.store import Store
 from passhat.view.data import (
     CASES_PER_PAGE,

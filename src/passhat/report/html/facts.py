@@ -21,8 +21,8 @@ from passhat.metrics import (
     pass_hat_curve,
 )
 from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary
-from passhat.report.experiment import header_rows
 from passhat.report.i18n import t, verdict_key
+from passhat.report.parts import header_rows
 from passhat.stats import DatasetIntervals, Interval, dataset_intervals
 
 CONFIDENCE = 0.95

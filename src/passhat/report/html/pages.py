@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 
 from passhat.analysis import ItemStability, item_stability
 from passhat.records import RunRecord, RunSummary
-from passhat.report.experiment import money
 from passhat.report.html.facts import _CaseFacts, _pct
 from passhat.report.html.runs import _to_json
+from passhat.report.parts import money
 from passhat.store import LazyItems
 from passhat.usage import Prices, usage_row
 

@@ -20,7 +20,7 @@ from passhat.analysis import tool_profile
 from passhat.errors import ConfigError
 from passhat.limits import limit_runs
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
-from passhat.report.experiment import experiment_accounting, money, replayed_runs
+from passhat.report.experiment import experiment_accounting, replayed_runs
 from passhat.report.html import pages as paging
 from passhat.report.html.facts import (
     CONFIDENCE,
@@ -47,6 +47,7 @@ from passhat.report.html.pages import (
 )
 from passhat.report.html.runs import _embedded_runs, script_json
 from passhat.report.i18n import LABELS, check_lang, t, tn
+from passhat.report.parts import money
 from passhat.report.terminal import plan_met_line, plan_not_met_line
 from passhat.stats import case_intervals, forecast
 from passhat.usage import Prices
