@@ -14,7 +14,8 @@ A/A (shift 0): share declared (must be <= 5 %). Shift +0.10 / +0.20: share decid
 alone at 300 and 1,000 cases (cheap; the planned rules' sign flips are not).
 Then the anytime rule with the baseline re-run alongside B in every round (issue 33,
 `passhat.stats.anytime.paired_sequence`): 100 cases, Beta(2, 2), A/A and power at +0.05 /
-+0.10 / +0.20 (statistics only: `passhat run --spending anytime` still keeps A fixed).
++0.10 / +0.20 (the default of `passhat run --spending anytime --until-decided`; the
+look is `passhat.adaptive.anytime_paired_look`, which `passhat.rounds` calls).
 
 --until-width W, a look after every run (k = 3, ..., 12), anytime: share of stops
 whose interval holds the mean of these cases' pass rates (what it promises), and the

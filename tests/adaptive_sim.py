@@ -12,14 +12,15 @@ from passhat.adaptive import (
     Look,
     Schedule,
     anytime_decided_look,
+    anytime_paired_look,
     anytime_width_look,
     drive,
     outcome_at,
+    schedule,
     undecided,
     width_look,
 )
 from passhat.stats import compare_counts, paired_differences
-from passhat.stats.anytime import paired_sequence
 
 RunsTo = Literal["all", "undecided", "agree"]
 """Which cases get more runs of B each round: every case (compare's run-weighted pass
@@ -267,7 +268,8 @@ def rerun_until_decided(
 ) -> Decided:
     """The anytime rule with the baseline re-run alongside B (issue 33): A's k_a runs and
     B's first k_a are the first round, then every round adds one run of each side to
-    every case, until `paired_sequence`'s interval excludes 0 or B reaches `top` runs.
+    every case, until the look `passhat.rounds` takes (`anytime_paired_look`, over
+    `paired_sequence`) decides or B reaches `top` runs.
     mean_runs counts the new runs: B's and A's re-runs (A's first k_a existed)."""
     rng = np.random.default_rng(seed)
     declared = stopped_k = runs = 0
@@ -280,9 +282,10 @@ def rerun_until_decided(
         history_a = [(np.full(cases, k), cum_a[:, k - 1]) for k in looks]
         history_b = [(np.full(cases, k), cum_b[:, k - 1]) for k in looks]
         k = top
+        plan = schedule(k_a, top, 1, confidence=1.0 - alpha, spending="anytime")
         for i, look in enumerate(looks):
-            _, low, high = paired_sequence(history_a[: i + 1], history_b[: i + 1], alpha)
-            if low > 0.0 or high < 0.0:
+            seen = anytime_paired_look(plan, look, history_a[: i + 1], history_b[: i + 1])
+            if seen.outcome != "none":
                 declared += 1
                 k = look
                 break

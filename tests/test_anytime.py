@@ -5,6 +5,7 @@ ever decide, the rounds through the CLI, and simulations looking after every rou
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,11 @@ from passhat.adaptive import (
     schedule,
 )
 from passhat.errors import InputError
+from passhat.records import ExperimentRecord
 from passhat.rounds import Rounds, rounds
 from passhat.stats.anytime import (
     best_case_low,
+    best_paired_low,
     betting_sequence,
     difference_sequence,
     hoeffding,
@@ -143,7 +146,7 @@ def test_anytime_width_stops_early_and_its_interval_holds_these_cases_mean() -> 
 # --------------------------------------------------------------------------- the CLI
 
 
-def test_until_decided_anytime_through_the_cli_decides_when_the_sequence_excludes_0(
+def test_until_decided_anytime_with_a_fixed_baseline_decides_when_the_sequence_excludes_0(
     cards: Path,  # noqa: F811
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -156,7 +159,7 @@ def test_until_decided_anytime_through_the_cli_decides_when_the_sequence_exclude
     r = _run(
         capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1",
         "--max-k", "12", "--until-decided", "--baseline", "base", "--spending", "anytime",
-        "--name", "cand", "--adaptive-json", str(out),
+        "--no-rerun-baseline", "--name", "cand", "--adaptive-json", str(out),
     )  # fmt: skip
     assert r.code == 0, r.err
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -167,6 +170,131 @@ def test_until_decided_anytime_through_the_cli_decides_when_the_sequence_exclude
     assert data["runs_to"] == "every case" and data["runs_spent"] == 80
     assert "anytime-valid: better" in r.out and "may stop after any round" in r.out
     assert _report(capsys, db, "cand")["dataset"]["k_requested"] == 10
+    # the baseline kept its 4 runs a case; the record says why and what re-running buys:
+    # Hoeffding over 32 runs at alpha / 2, and 3 x 32 more runs (4 x each case's) halve it
+    assert data["baseline_rerun"] is False and data["baseline_runs_spent"] == 0
+    penalty = hoeffding(np.full(8, 4), 0.025)
+    note = data["baseline_note"]
+    assert "stays fixed (--no-rerun-baseline)" in note and f"+-{penalty:.3f}" in note, note
+    assert "96 more baseline runs" in note and f"+-{penalty / 2:.3f}" in note, note
+    assert f"baseline: {note}" in r.out
+    assert _report(capsys, db, "base")["dataset"]["k_requested"] == 4
+
+
+def test_until_decided_anytime_reruns_the_baseline_alongside_and_counts_its_runs(
+    cards: Path,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The default: A (odd runs pass, 4 runs a case) gets one more run a case every round
+    after the first. Round 1 pairs B's 1 pass with A's 2/4 (+0.5 in each of 8 cases),
+    then A's runs 5, 6, 7, 8 pass, fail, pass, fail against B's passes (+0, +1, +0, +1):
+    the look at k = 5 decides, where the fixed baseline needed k = 10."""
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
+             "--name", "base")  # fmt: skip
+    assert r.code == 0, r.err
+    out = tmp_path / "a.json"
+    r = run_cli(
+        capsys, "run", str(cards), "--db", str(db),
+        "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1",
+        "--max-k", "12", "--until-decided", "--baseline", "base", "--spending", "anytime",
+        "--name", "cand", "--adaptive-json", str(out),
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["looks_taken"] == 5 and data["stopped"] == "decided at k = 5: B is better"
+    # the estimate: B's share (1) less A's share over all its runs so far (2/4, 3/5, ...)
+    expected = [1 - 2 / 4, 1 - 3 / 5, 1 - 3 / 6, 1 - 4 / 7, 1 - 4 / 8]
+    assert [x["estimate"] for x in data["looks"]] == pytest.approx(expected)
+    assert data["baseline_rerun"] is True and data["runs_spent"] == 40
+    assert data["baseline_runs_spent"] == 32  # 8 cases x runs 5..8
+    assert "paired with the baseline's runs" in data["statistic"]
+    assert all(
+        x["method"].startswith("betting confidence sequence over paired") for x in data["looks"]
+    )
+    base = _report(capsys, db, "base")
+    assert base["dataset"]["k_requested"] == 8 and base["dataset"]["runs_counted"] == 64
+    # the plan, printed before the first run: the baseline re-run and its cost counted
+    plan = r.err.split("cost:")[0]
+    assert "baseline: base is re-run alongside this experiment in every round" in plan, r.err
+    assert (
+        "cost: at most 96 runs of this experiment (k up to 12 a case) and 88 new runs "
+        "of the baseline base (184 in all)" in r.err
+    ), r.err  # 8 x 12; 8 x (12 - 1)
+    assert "and 32 new runs of the baseline" in r.out
+
+
+def test_an_imported_baseline_stays_fixed_and_says_why(
+    cards: Path,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import sqlite3
+
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
+             "--name", "base")  # fmt: skip
+    with sqlite3.connect(db) as con:  # as `passhat import` records one: no agent to run
+        con.execute("UPDATE experiments SET kind = 'imported' WHERE name = 'base'")
+    out = tmp_path / "a.json"
+    r = _run(
+        capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1",
+        "--max-k", "12", "--until-decided", "--baseline", "base", "--spending", "anytime",
+        "--name", "cand", "--adaptive-json", str(out),
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["baseline_rerun"] is False and data["looks_taken"] == 10
+    assert "stays fixed (it was made by 'imported', not run by passhat" in data["baseline_note"]
+    assert _report(capsys, db, "base")["dataset"]["k_requested"] == 4
+
+
+def test_the_library_reruns_the_baseline_and_hears_the_plan_first(
+    cards: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The CLI is a shell over this: `evaluate(adaptive=Rounds(...))`, and `Events`
+    hears the plan before the first round starts."""
+    import passhat
+    from passhat.evaluation import Events
+
+    heard: list[str] = []
+
+    class Listen(Events):
+        def rounds_planned(self, lines: Sequence[str]) -> None:
+            heard.extend(f"plan: {line}" for line in lines)
+
+        def round_started(self, experiment: ExperimentRecord, runs: int) -> None:
+            heard.append(f"round of {experiment.name}: {runs}")
+
+    db = tmp_path / "p.db"
+    passhat.evaluate(cards, agent="agents_for_tests:odd_runs_pass", k=4, db=db, name="base")
+    rounds = Rounds(baseline="base", k_step=1, max_k=12, spending="anytime")
+    cand = passhat.evaluate(
+        cards, agent="agents_for_tests:perfect", k=1, db=db, name="cand", adaptive=rounds,
+        events=Listen(),
+    )  # fmt: skip
+    assert cand.outcome is not None and cand.outcome.rounds is not None
+    assert cand.outcome.rounds.baseline_rerun is True
+    assert cand.outcome.rounds.baseline_runs_spent == 32
+    assert heard[:3] == [
+        "plan: adaptive rounds: " + rounds.plan(1).rule(),
+        "plan: baseline: " + (cand.outcome.rounds.baseline_note or ""),
+        "plan: cost: at most 96 runs of this experiment (k up to 12 a case) and 88 new runs "
+        "of the baseline base (184 in all)",
+    ]
+    # B's round, then (from the second look) A's round of one run a case
+    assert heard[3:7] == ["round of cand: 8", "round of cand: 8", "round of base: 8",
+                          "round of cand: 8"]  # fmt: skip
+    with pytest.raises(InputError, match="rerun_baseline=False is for baseline="):
+        Rounds(width=0.1, spending="anytime", rerun_baseline=False)
+
+
+def test_no_rerun_baseline_is_refused_without_the_anytime_rule() -> None:
+    with pytest.raises(InputError, match="--no-rerun-baseline is for --until-decided"):
+        rounds(None, True, "A", None, None, None, "bonferroni", rerun_baseline=False)
+    assert rounds(None, True, "A", None, None, None, "anytime", rerun_baseline=False)
 
 
 def test_until_decided_anytime_with_too_few_cases_is_refused_before_anything_runs(
@@ -180,11 +308,20 @@ def test_until_decided_anytime_with_too_few_cases_is_refused_before_anything_run
     r = _run(
         capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1",
         "--max-k", "4", "--until-decided", "--baseline", "base", "--spending", "anytime",
-        "--name", "never",
+        "--no-rerun-baseline", "--name", "never",
     )  # fmt: skip
     assert r.code == 2 and "Traceback" not in r.err, r.err
     assert "--until-decided --spending anytime" in r.err and "about 10 cases" in r.err, r.err
     assert "never" not in run_cli(capsys, "list", "--db", str(db)).out
+    # re-run alongside, 4 rounds of 8 cases can decide; one round of 8 cannot
+    r = _run(
+        capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "1", "--max-k", "1",
+        "--until-decided", "--baseline", "base", "--spending", "anytime", "--name", "never",
+    )  # fmt: skip
+    assert r.code == 2 and "Traceback" not in r.err, r.err
+    assert "8 cases shared with the baseline (re-run alongside B)" in r.err, r.err
+    assert "never" not in run_cli(capsys, "list", "--db", str(db)).out
+    assert best_paired_low(8, 4, 0.05) > 0 >= best_paired_low(8, 1, 0.05)
 
 
 def test_until_width_anytime_through_the_cli_stops_when_narrow(

@@ -360,25 +360,59 @@ def anytime_decided_look(
     )
 
 
-def anytime_unreachable(plan: Schedule, base_runs: Sequence[int]) -> str | None:
+def anytime_paired_look(plan: Schedule, k: int, history_a: History, history_b: History) -> Look:
+    """`--spending anytime`, `--until-decided` with the baseline re-run alongside B in
+    every round: B - A in the mean of per-case pass rates, the interval the sequence
+    over the per-case, per-round differences y_B - y_A gives at the full alpha (no term
+    for a fixed baseline's error); decided when it excludes 0."""
+    from passhat.stats.anytime import paired_sequence
+
+    estimate, low, high = paired_sequence(history_a, history_b, 1.0 - plan.confidence)
+    outcome: Outcome = "better" if low > 0 else "worse" if high < 0 else "none"
+    return Look(
+        k=k,
+        runs_counted=int(np.asarray(history_b[-1][0]).sum()),
+        estimate=estimate,
+        low=low,
+        high=high,
+        p_value=None,
+        outcome=outcome,
+        stop=outcome != "none" or k >= plan.looks[-1],
+        method="betting confidence sequence over paired per-round differences "
+        "(the baseline re-run alongside B)",
+        confidence=plan.confidence,
+    )
+
+
+def anytime_unreachable(
+    plan: Schedule, base_runs: Sequence[int], *, rerun: bool = False
+) -> str | None:
     """Why `--spending anytime` could never decide: even if B passed every run and A
-    failed every one, the interval at max-k would still hold 0. Says what would work."""
-    from passhat.stats.anytime import best_case_low, fewest_cases
+    failed every one, the interval at max-k would still hold 0. Says what would work.
+    With `rerun` the baseline is re-run alongside B (`base_runs`: one entry per case
+    shared with B, its counted runs so far; every such case takes part)."""
+    from passhat.stats.anytime import best_case_low, best_paired_low, fewest_cases
 
     alpha = 1.0 - plan.confidence
-    counted = [n for n in base_runs if n > 0]
-    if best_case_low(counted, plan.planned, alpha) > 0:
+    counted = list(base_runs) if rerun else [n for n in base_runs if n > 0]
+    if rerun:
+        if best_paired_low(len(counted), plan.planned, alpha) > 0:
+            return None
+    elif best_case_low(counted, plan.planned, alpha) > 0:
         return None
-    per_case = max(1, round(sum(counted) / len(counted))) if counted else plan.looks[0]
-    needed = fewest_cases(per_case, plan.planned, alpha)
+    kept = [n for n in counted if n > 0]
+    per_case = max(1, round(sum(kept) / len(kept))) if kept else plan.looks[0]
+    needed = fewest_cases(per_case, plan.planned, alpha, rerun=rerun)
     more = (
-        f"about {needed} cases (at {plural(per_case, 'baseline run')} each)"
+        f"about {needed} cases"
+        + ("" if rerun else f" (at {plural(per_case, 'baseline run')} each)")
         if needed is not None
         else "more cases than this check tries"
     )
     planned = _cases_to_reach(alpha / plan.planned, DEFAULT_RESAMPLES)
+    whose = "shared with the baseline (re-run alongside B)" if rerun else "counted on the baseline"
     return (
-        f"with {plural(len(counted), 'case')} counted on the baseline the anytime rule "
+        f"with {plural(len(counted), 'case')} {whose} the anytime rule "
         f"cannot decide within {plural(plan.planned, 'round')}, even if B passed every run "
         f"and A failed every one; it needs {more}, or more rounds (a larger --max-k or a "
         f"smaller --k-step), or planned looks (--spending bonferroni needs {planned} cases "
@@ -455,6 +489,14 @@ class Adaptive:
     """Cases the rounds added runs to (decided mode, undecided cases only); None: every case."""
     cases: int = 0
     """Cases of the experiment."""
+    baseline_rerun: bool | None = None
+    """Anytime rule, decided mode: the baseline was re-run alongside B in every round
+    (True) or kept fixed (False); None: another rule, or width mode."""
+    baseline_note: str | None = None
+    """How the baseline was treated, in words (re-run, or fixed and why, with what
+    re-running it would buy)."""
+    baseline_runs_spent: int = 0
+    """Runs of the baseline recorded during these rounds (re-run alongside B)."""
 
     @property
     def target(self) -> str:
@@ -509,6 +551,9 @@ class Adaptive:
             "runs_to": self.runs_to,
             "statistic": None
             if self.mode == "width"
+            else "mean of per-case pass rates (each case weighs the same), each round's "
+            "runs paired with the baseline's runs of the same round"
+            if self.baseline_rerun
             else "mean of per-case pass rates (each case weighs the same)"
             if self.undecided is not None or self.plan.anytime
             else "pass rate over runs (compare's)",
@@ -517,6 +562,9 @@ class Adaptive:
             "stopped": self.reason,
             "runs_spent": self.runs_spent,
             "runs_before": self.runs_before,
+            "baseline_rerun": self.baseline_rerun,
+            "baseline_note": self.baseline_note,
+            "baseline_runs_spent": self.baseline_runs_spent,
             "looks": [
                 {
                     "k": x.k,
@@ -551,8 +599,14 @@ def record_lines(record: Mapping[str, Any]) -> list[str]:
         f"rule: {record['rule_text']}",
         f"runs added to: {record.get('runs_to') or 'every case'}",
         *([f"judged on: {record['statistic']}"] if record.get("statistic") else []),
+        *([f"baseline: {record['baseline_note']}"] if record.get("baseline_note") else []),
         f"looks taken: {record['looks_taken']} of {len(record['planned_looks'])}; runs spent: "
-        f"{record['runs_spent']} (the experiment held {record['runs_before']} before)",
+        f"{record['runs_spent']} (the experiment held {record['runs_before']} before)"
+        + (
+            f", and {plural(record['baseline_runs_spent'], 'new run')} of the baseline"
+            if record.get("baseline_rerun")
+            else ""
+        ),
     ]
     for i, look in enumerate(record["looks"], 1):
         k = look["k"]

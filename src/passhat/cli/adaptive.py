@@ -84,6 +84,18 @@ AllCases = Annotated[
         rich_help_panel="Adaptive k",
     ),
 ]
+RerunBaseline = Annotated[
+    bool,
+    typer.Option(
+        "--rerun-baseline/--no-rerun-baseline",
+        help="--until-decided --spending anytime: re-run the baseline alongside this "
+        "experiment in every round and judge the paired differences (the default; its new "
+        "runs are added to the baseline and counted in the plan's cost). "
+        "--no-rerun-baseline keeps it fixed, which costs power (an imported baseline "
+        "always stays fixed).",
+        rich_help_panel="Adaptive k",
+    ),
+]
 AdaptiveJson = Annotated[
     Path | None,
     typer.Option(

@@ -226,6 +226,11 @@ def _printer(lang: str, quiet: bool) -> Events:
                 )
             err_console.print(message, style="yellow", markup=False, soft_wrap=True)
 
+        def rounds_planned(self, lines: Sequence[str]) -> None:
+            if not quiet:
+                for line in lines:
+                    err_console.print(line, markup=False, soft_wrap=True)
+
         def round_started(self, experiment: ExperimentRecord, runs: int) -> None:
             from rich.progress import (
                 BarColumn,
@@ -390,6 +395,7 @@ class Shared:
     adaptive_json: adaptive_k.AdaptiveJson = None
     spending: adaptive_k.SpendingOption = "bonferroni"
     all_cases: adaptive_k.AllCases = False
+    rerun_baseline: adaptive_k.RerunBaseline = True
     db: Annotated[Path | None, in_panel(DbOption, STORE)] = None
     strict: StrictOption = False
     quiet: QuietOption = False
@@ -413,6 +419,7 @@ class Shared:
             self.adaptive_json,
             self.spending,
             self.all_cases,
+            self.rerun_baseline,
         )
         return {
             "db": self.db,

@@ -17,6 +17,7 @@ from passhat.evaluation.planning import (
     AgentLike,
     ModelLike,
     _all_runs,
+    _baseline_setup,
     _check_replay_tools,
     _given,
     _guard,
@@ -131,10 +132,13 @@ def evaluate(
         _guard(store, made.agent, made.model, loaded_suite, params)
         if adaptive is not None:
             adaptive = adaptive.resolved(store, experiment)
+        base = _baseline_setup(store, adaptive, executor, scheduler, concurrency, events)
         store.create_experiment(experiment)
         events.started(experiment, len(loaded_suite.cases) * k, store.path)
         setup = made.setup(store, options, events)
-        return _make_runs(setup, experiment, adaptive, experiment.runs_requested, rules=rules)
+        return _make_runs(
+            setup, experiment, adaptive, experiment.runs_requested, rules=rules, baseline=base
+        )
 
 
 @checked
@@ -201,6 +205,7 @@ def resume(
             adaptive.check(len(stored.case_ids))
             planned = adaptive.plan(max(k or 0, stored.k_requested))
             adaptive.check_decidable(planned, len(stored.case_ids))
+        base = _baseline_setup(store, adaptive, executor, scheduler, concurrency, events)
         options = _options(params, concurrency, retries, retry_max_wait)
         if call_timeout is not None:
             _set_call_timeout(made.model, call_timeout)
@@ -219,7 +224,13 @@ def resume(
             events.resuming(stored, len(todo))
             setup = made.setup(store, options, events)
             return _make_runs(
-                setup, stored, adaptive, len(todo), rerun_errored=errored, rules=rules
+                setup,
+                stored,
+                adaptive,
+                len(todo),
+                rerun_errored=errored,
+                rules=rules,
+                baseline=base,
             )
 
 

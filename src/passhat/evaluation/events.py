@@ -46,8 +46,13 @@ class Events:
     def lease_broken(self, experiment: ExperimentRecord, holder: str | None) -> None:
         """`break_lease`: the lease of `holder` (None: there was none) was broken."""
 
+    def rounds_planned(self, lines: Sequence[str]) -> None:
+        """Adaptive rounds are about to start: their rule, how a baseline is treated and
+        the most runs they can cost, in plain lines."""
+
     def round_started(self, experiment: ExperimentRecord, runs: int) -> None:
-        """A round of `runs` runs begins (one round, or one per adaptive look)."""
+        """A round of `runs` runs begins (one round, or one per adaptive look; the
+        baseline's when it is re-run alongside)."""
 
     def recorded(self, run: RunRecord) -> None:
         """A run was written to the store (its transaction committed)."""

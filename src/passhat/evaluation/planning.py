@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from passhat.errors import ConfigError, InputError
+from passhat.errors import ConfigError, InputError, PasshatError
 from passhat.evaluation.events import CassetteGaps, Events
 from passhat.records import ExperimentRecord
 from passhat.results import WorkItem
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from passhat.execution import RunOptions
     from passhat.executors import Executor
     from passhat.models.base import Model
+    from passhat.rounds import Rounds
     from passhat.suite import Suite
 
 
@@ -433,3 +434,33 @@ def _sealing(agent_spec: object, isolation: str | None, token_budget: int | None
         if reason is not None:
             raise InputError(reason)
     return params
+
+
+def _baseline_setup(
+    store: Store,
+    adaptive: Rounds | None,
+    executor: str | Executor,
+    scheduler: str | None,
+    concurrency: int,
+    events: Events,
+) -> _Setup | None:
+    """What re-running the baseline alongside needs (the anytime rule's default), built
+    as `resume` builds a stored experiment's agent and checked before anything runs;
+    None when the rounds keep the baseline fixed."""
+    from passhat.runner import check_resumable
+
+    base = adaptive.reruns(store) if adaptive is not None else None
+    if base is None:
+        return None
+    try:
+        suite = _select(_load_suite(base.suite_path), list(base.case_ids))
+        made = _made(suite, base.agent, base.model, dict(base.params), executor, scheduler)
+        _guard(store, made.agent, made.model, suite, made.params)
+        check_resumable(base, made.experiment(base.k_requested, base.seed))
+    except PasshatError as error:
+        raise InputError(
+            f"--spending anytime re-runs the baseline {base.name or base.id} alongside, and "
+            f"it cannot be run again: {error}; give --no-rerun-baseline "
+            f"(rerun_baseline=False) to keep it fixed"
+        ) from None
+    return made.setup(store, _options(made.params, concurrency), events)

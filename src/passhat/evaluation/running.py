@@ -39,11 +39,15 @@ def _make_runs(
     *,
     rerun_errored: bool = False,
     rules: tuple[Requirement, ...] = (),
+    baseline: _Setup | None = None,
 ) -> Experiment:
     """What `evaluate` and `resume` share once the experiment is stored: the rounds, then
     the experiment read back with what the call did (`planned`: its first round's runs)
-    and the requirements it is gated on."""
-    experiment, rounds = _rounds(setup, experiment, adaptive, rerun_errored=rerun_errored)
+    and the requirements it is gated on. `baseline`: the baseline's runs, when the
+    rounds re-run it alongside."""
+    experiment, rounds = _rounds(
+        setup, experiment, adaptive, rerun_errored=rerun_errored, baseline=baseline
+    )
     outcome = Outcome(planned, rounds, tuple(setup.left), rules)
     return _read_back(setup.store, experiment, outcome)
 
@@ -54,6 +58,7 @@ def _rounds(
     adaptive: Rounds | None,
     *,
     rerun_errored: bool = False,
+    baseline: _Setup | None = None,
 ) -> tuple[ExperimentRecord, Adaptive | None]:
     """The missing runs once, or round by round under an adaptive rule (k may grow);
     errored runs are run again (resume's `errored`) in the first round only."""
@@ -67,7 +72,13 @@ def _rounds(
     if adaptive is None:
         execute(experiment)
         return experiment, None
-    return adapt(setup.store, experiment, adaptive, execute)
+
+    def execute_baseline(current: ExperimentRecord) -> None:
+        assert baseline is not None
+        _round(baseline, current, rerun_errored=False)
+
+    again = None if baseline is None else execute_baseline
+    return adapt(setup.store, experiment, adaptive, execute, again, setup.events.rounds_planned)
 
 
 def _round(setup: _Setup, experiment: ExperimentRecord, *, rerun_errored: bool) -> None:

@@ -20,9 +20,13 @@ probability at most alpha: the set of m whose capital stays below 1 / alpha hold
 the truth at every round at once, so at whatever round the rule stops. The mixture
 is over both signs and a fixed grid of bet sizes (no tuning from the data).
 
-For `--until-decided` the observations are y_ij - a_i, a_i being baseline A's pass
-share of case i (A's runs are fixed before B's first run), and the sequence holds
-mean p_B - mean a. What A's own runs leave uncertain, mean a - mean p_A, is bounded
+For `--until-decided` the baseline A is re-run alongside B in every round by default
+(`paired_sequence`): the observations are the per-case, per-round differences
+y_B - y_A, whose mean given the cases is p_B - p_A, and one sequence at the full alpha
+holds mean p_B - mean p_A. Where A cannot be re-run (imported, or
+`--no-rerun-baseline`), the observations are y_ij - a_i, a_i being A's pass share of
+case i (A's runs are fixed before B's first run), and the sequence holds
+mean p_B - mean a; what A's own runs leave uncertain, mean a - mean p_A, is bounded
 once by Hoeffding's inequality over A's counted runs. Each part spends alpha / 2.
 
 Pure functions; numpy only, imported on first use.
@@ -175,15 +179,38 @@ def best_case_low(base_runs: ArrayLike, rounds: int, alpha: float) -> float:
     return seq.low - hoeffding(na, alpha / 2.0)
 
 
-def fewest_cases(runs_per_case: int, rounds: int, alpha: float, most: int = 4096) -> int | None:
+def best_paired_low(cases: int, rounds: int, alpha: float) -> float:
+    """`best_case_low` when the baseline is re-run alongside B (`paired_sequence`): every
+    per-round difference +1 over `cases` cases and `rounds` rounds, at the full alpha."""
+    if cases < 1:
+        return -1.0
+    return betting_sequence(np.ones(cases * rounds), -1.0, 1.0, alpha).low
+
+
+def fewest_cases(
+    runs_per_case: int, rounds: int, alpha: float, most: int = 4096, *, rerun: bool = False
+) -> int | None:
     """The fewest cases (each with `runs_per_case` baseline runs) with which the best
-    data could decide within `rounds` rounds; None if not even `most` would."""
+    data could decide within `rounds` rounds (the baseline re-run alongside B with
+    `rerun`); None if not even `most` would."""
     cases = 2
     while cases <= most:
-        if best_case_low(np.full(cases, runs_per_case), rounds, alpha) > 0:
+        if rerun:
+            low = best_paired_low(cases, rounds, alpha)
+        else:
+            low = best_case_low(np.full(cases, runs_per_case), rounds, alpha)
+        if low > 0:
             return cases
         cases = cases + 1 if cases < 64 else cases * 2
     return None
+
+
+def halving_runs(base_runs: ArrayLike) -> int:
+    """More baseline runs that would halve `hoeffding`'s term for a fixed baseline: it
+    goes as the root of sum(1 / n_i), so four times each case's counted runs (three
+    times as many again) halves it."""
+    n = np.asarray(base_runs, dtype=np.int64)
+    return 3 * int(n[n > 0].sum())
 
 
 def paired_sequence(
