@@ -166,10 +166,12 @@ LOSS_GRID = (
     Cell(0.0, 1.0, 50, 3, 0.0, dist="two", mix=0.9),
     Cell(0.0, 1.0, 100, 5, 0.0, dist="two", mix=0.95),
     Cell(0.9, 0.1, 30, 3, 0.0),
+    Cell(0.3, 0.95, 1000, 2, 0.0, dist="two", mix=0.5),
 )
 """The designs of issue 33: failing runs lost (errored or missing) 30 % of the time, 40 %
 informative errors (2,000 cases in benchmarks/bench_calibration.py --hard), p in {0, 1}
-at 90/10 and 95/5, Beta(0.9, 0.1)."""
+at 90/10 and 95/5, Beta(0.9, 0.1), and 1,000 cases at p 0.3 or 0.95 with 2 runs each
+(no Beta population: the share forecast's model cannot be checked there)."""
 
 
 @dataclass

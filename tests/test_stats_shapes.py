@@ -399,7 +399,9 @@ def test_the_share_forecast_holds_one_p_for_all_when_cases_show_no_spread() -> N
     cannot go below no spread, so the share's interval also holds p^m at the ends of the
     pooled rate's floor interval; 10 cases at 0 and 10 at 5 of 5 differ: no such widening."""
     flat = stats.share_forecast(np.full(20, 5), np.array([3] * 19 + [2]), 10, resamples=200)
-    assert flat.method.endswith("or one p for all cases (no spread beyond the runs' own)")
+    assert "or one p for all cases (no spread beyond the runs' own)" in flat.method
+    assert flat.check is not None and "not checked: 20 cases are too few" in flat.check
+    assert "widened" not in flat.method  # too few cases to check: not widened for that
     rate = stats._binomial_floor(59 / 100, 100, 20, 0.95)
     assert flat.low is not None and flat.high is not None
     assert flat.low <= rate.low**10 and flat.high >= rate.high**10
@@ -516,3 +518,77 @@ def test_runs_lost_join_the_ledger_and_every_case_stays_in_the_bounds() -> None:
     full = account([(c, i, "passed") for c in "xy" for i in (1, 2)], 2)
     assert stats.dataset_intervals(full, resamples=200).bounds is None
     assert loss_line(stats.uncertainty(full, resamples=200)) is None
+
+
+def _two_point(cases: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Half the cases at p = 0.3, half at 0.95 (issue 33's cell), k runs each; the truth
+    of the share passing 10 in a row over these cases."""
+    rng = np.random.default_rng(seed)
+    p = np.where(rng.random(cases) < 0.5, 0.95, 0.3)
+    return np.full(cases, k), rng.binomial(k, p), float(np.mean(p**10))
+
+
+def test_the_share_forecast_checks_its_beta_population() -> None:
+    """Issue 33, item 5. With 5 runs a case the pass counts of a two-point population
+    reject the fitted Beta; those of a Beta population do not. With 2 runs a case no
+    count can: a beta-binomial has 2 parameters and 2 runs leave 2 free shares."""
+    n, c, _ = _two_point(1000, 5, seed=1)
+    a, b = stats.fitted_prior(n, c)
+    found, why = stats.beta_check(n, c, a, b, 0.05)
+    assert found == "rejected" and why.startswith("the runs reject the Beta population"), why
+    rng = np.random.default_rng(2)
+    c_beta = rng.binomial(5, rng.beta(2.0, 2.0, 1000))
+    a, b = stats.fitted_prior(n, c_beta)
+    assert stats.beta_check(n, c_beta, a, b, 0.05)[0] == "fits"
+    n2, c2, _ = _two_point(1000, 2, seed=3)
+    a, b = stats.fitted_prior(n2, c2)
+    found, why = stats.beta_check(n2, c2, a, b, 0.05)
+    assert found == "too few runs" and "cannot be checked with 2 runs a case" in why
+
+
+def test_the_share_forecast_widens_where_the_beta_cannot_be_checked_or_is_rejected() -> None:
+    """At 2 runs a case the Beta's share of a two-point population was 4 points low and
+    its interval held the truth 62 % of the time; the interval now spans what any
+    population with the cases' first 2 moments allows, and says why."""
+    n, c, truth = _two_point(1000, 2, seed=4)
+    share = stats.share_forecast(n, c, 10, resamples=400)
+    assert share.low is not None and share.high is not None
+    assert share.low <= truth <= share.high
+    assert "widened to hold any population with these cases' first 2 moments" in share.method
+    assert share.check is not None and share.method.endswith(share.check)
+    beta_only = share.method.split("; widened")[0]
+    assert "cannot be checked" not in beta_only
+    # rejected at 5 runs: widened too, from the first 5 moments
+    n5, c5, truth5 = _two_point(1000, 5, seed=5)
+    share5 = stats.share_forecast(n5, c5, 10, resamples=400)
+    assert "first 5 moments: the runs reject" in share5.method
+    assert share5.low is not None and share5.high is not None
+    assert share5.low <= truth5 <= share5.high
+    # a Beta population the runs do not reject keeps the Beta interval alone
+    rng = np.random.default_rng(2)
+    fits = stats.share_forecast(n5, rng.binomial(5, rng.beta(2.0, 2.0, 1000)), 10, resamples=400)
+    assert "widened" not in fits.method and fits.check is not None
+    assert fits.check.startswith("Beta population checked")
+
+
+def test_moment_bounds_hold_every_population_and_are_reached_at_2_moments() -> None:
+    """Any population on [0, 1] (discrete, 1-5 points): its mean of p^m lies within the
+    bounds its own moments give, at every top moment; at top = 2 the two extreme
+    populations (mass at 0 and a point; at 1 and a point) reach them."""
+    rng = np.random.default_rng(9)
+    for _ in range(500):
+        size = int(rng.integers(1, 6))
+        x = rng.random(size) ** rng.choice([0.2, 1.0, 5.0])
+        w = rng.dirichlet(np.ones(size))
+        for top in (1, 2, 3, 5):
+            mu = np.array([[float((w * x**j).sum()) for j in range(top + 1)]])
+            for m in (top + 1, 10):
+                low, high = stats.moment_bounds(mu, m, top)
+                value = float((w * x**m).sum())
+                assert low[0] - 1e-9 <= value <= high[0] + 1e-9, (x, w, top, m)
+    # mass 0.25 at 0 and 0.75 at 0.8: the low end, exactly
+    mu = np.array([[1.0, 0.6, 0.48]])
+    low, high = stats.moment_bounds(mu, 10, 2)
+    assert low[0] == pytest.approx(0.75 * 0.8**10)
+    # mass w at 1 and 1 - w at y with the same two moments: y = 0.3, w = 3 / 7
+    assert high[0] == pytest.approx(3 / 7 + 4 / 7 * 0.3**10)

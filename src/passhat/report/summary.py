@@ -180,6 +180,7 @@ def share_dict(share: ShareForecast) -> dict[str, Any]:
         "confidence": share.confidence,
         "method": share.method,
         "note": share.note,
+        "check": share.check,
     }
 
 

@@ -104,9 +104,11 @@ from passhat.stats.forecasts import (
     Prior,
     ShareForecast,
     _beta_ends,  # noqa: F401
+    beta_check,
     fitted_prior,
     forecast,
     forecast_counts,
+    moment_bounds,
     share_forecast,
 )
 from passhat.stats.intervals import (
@@ -177,6 +179,7 @@ __all__ = [
     "all_or_none_bound",
     "at_k_bounds",
     "benjamini_hochberg",
+    "beta_check",
     "beta_moment",
     "beta_quantile",
     "betainc",
@@ -199,6 +202,7 @@ __all__ = [
     "forecast_counts",
     "holm",
     "loss_bounds",
+    "moment_bounds",
     "paired_differences",
     "pass_at_array",
     "pass_hat_array",

@@ -134,6 +134,9 @@ class ShareForecast:
     method: str
     note: str | None = None
     """Why there is no interval, when there is none."""
+    check: str | None = None
+    """The check of the Beta population against the runs, in words: not rejected,
+    rejected (the interval widened), or not possible (the interval widened)."""
 
     @property
     def basis(self) -> str:
@@ -200,6 +203,12 @@ def _share_note(n: Ints, c: Ints) -> str | None:
     return None
 
 
+def _chi2_quantile(df: int, alpha: float) -> float:
+    """The 1 - alpha quantile of chi-square with df degrees of freedom (Wilson-Hilferty)."""
+    z = _z(1.0 - alpha)
+    return df * (1.0 - 2.0 / (9.0 * df) + z * math.sqrt(2.0 / (9.0 * df))) ** 3
+
+
 def _overdispersed(n: Ints, c: Ints, alpha: float) -> bool:
     """The cases differ more than their runs would if every case had the pooled rate: the
     dispersion statistic sum (c - n p)^2 / (n p (1 - p)) above the 1 - alpha quantile of
@@ -208,10 +217,139 @@ def _overdispersed(n: Ints, c: Ints, alpha: float) -> bool:
     if p in (0.0, 1.0):
         return False
     stat = float((((c - n * p) ** 2) / (n * p * (1.0 - p))).sum())
-    df = n.size - 1
-    z = _z(1.0 - alpha)
-    quantile = df * (1.0 - 2.0 / (9.0 * df) + z * math.sqrt(2.0 / (9.0 * df))) ** 3
-    return stat > quantile
+    return stat > _chi2_quantile(n.size - 1, alpha)
+
+
+FEWEST_EXPECTED = 5.0
+"""Pass counts are pooled (neighbours together) until each pool expects this many cases."""
+
+
+def _beta_binomial(n: int, a: float, b: float) -> Floats:
+    """P(c = j passes of n runs), j = 0..n, when p ~ Beta(a, b)."""
+    lg = math.lgamma
+    base = lg(n + 1.0) + lg(a + b) - lg(a) - lg(b) - lg(n + a + b)
+    return np.array(
+        [
+            math.exp(base - lg(j + 1.0) - lg(n - j + 1.0) + lg(j + a) + lg(n - j + b))
+            for j in range(n + 1)
+        ]
+    )
+
+
+def _pooled(observed: Floats, expected: Floats) -> tuple[Floats, Floats]:
+    """Neighbouring pass counts pooled until each pool expects FEWEST_EXPECTED cases."""
+    obs: list[float] = []
+    exp: list[float] = []
+    o = e = 0.0
+    for oj, ej in zip(observed.tolist(), expected.tolist(), strict=True):
+        o, e = o + oj, e + ej
+        if e >= FEWEST_EXPECTED:
+            obs.append(o)
+            exp.append(e)
+            o = e = 0.0
+    if obs:
+        obs[-1] += o
+        exp[-1] += e
+    else:
+        obs, exp = [o], [e]
+    return np.array(obs), np.array(exp)
+
+
+Check = Literal["fits", "rejected", "too few runs", "too few cases"]
+"""What `beta_check` found: the share's interval is widened when the runs reject the
+Beta population, or when no number of cases could check it (2 runs a case or fewer)."""
+
+
+def beta_check(n: Ints, c: Ints, a: float, b: float, alpha: float) -> tuple[Check, str]:
+    """Does the fitted Beta(a, b) population explain how many runs of each case passed?
+    Pearson's chi-square of the beta-binomial counts against the cases' pass counts,
+    per number of counted runs (neighbouring counts pooled to expect at least
+    FEWEST_EXPECTED cases), with 2 degrees of freedom spent on the fit, at `alpha`.
+    With 2 runs a case or fewer no degree of freedom is left however many cases there
+    are (a beta-binomial fits any counts of 2 runs): "too few runs"; with more runs but
+    too few cases to fill the pools: "too few cases". The reason comes in words."""
+    stat = 0.0
+    df = -2
+    for size in np.unique(n).tolist():
+        at = n == size
+        observed = np.bincount(c[at], minlength=size + 1).astype(np.float64)
+        expected = _beta_binomial(size, a, b) * float(np.count_nonzero(at))
+        obs, exp = _pooled(observed, expected)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stat += float(np.where(exp > 0, (obs - exp) ** 2 / exp, 0.0).sum())
+        df += obs.size - 1
+    most = int(n.max())
+    if df < 1 and most <= 2:
+        return "too few runs", (
+            f"the Beta population cannot be checked with {plural(most, 'run')} a case "
+            f"(a beta-binomial fits any counts of {plural(most, 'run')}: fitting it leaves "
+            f"no degree of freedom)"
+        )
+    if df < 1:
+        return "too few cases", (
+            f"the Beta population is not checked: {plural(int(n.size), 'case')} are too few "
+            f"to test it (pass counts pooled to expect {FEWEST_EXPECTED:g} cases each leave "
+            f"no degree of freedom after the fit)"
+        )
+    limit = _chi2_quantile(df, alpha)
+    if stat > limit:
+        return "rejected", (
+            f"the runs reject the Beta population (chi-square {stat:.3g} on {df} df, above "
+            f"{limit:.3g} at {alpha:g})"
+        )
+    return "fits", (
+        f"Beta population checked against the pass counts: chi-square {stat:.3g} on {df} "
+        f"df, not rejected at {alpha:g}"
+    )
+
+
+def _unbiased_powers(rn: Floats, rc: Floats, j: int) -> Floats:
+    """Per record, C(c, j) / C(n, j): unbiased for p^j given the case (n >= j)."""
+    out = np.ones_like(rn)
+    for i in range(j):
+        out *= np.maximum(rc - i, 0.0) / (rn - i)
+    return out
+
+
+def moment_bounds(mu: Floats, m: int, top: int) -> tuple[Floats, Floats]:
+    """Bounds on the mean of p^m over any population of p in [0, 1] whose moments
+    E[p^j] are `mu` (columns j = 0..top, one row per resample), m > top: the two-moment
+    extremes (mass at 0 and one point; mass at 1 and one point) of the measure
+    p^(top - 2) dF / E[p^(top - 2)], whose first two moments are E[p^(top - 1)] and
+    E[p^top] over E[p^(top - 2)] (a relaxation: valid, and exact at top = 2). With
+    top = 1 only the mean is known: [mean^m, mean]."""
+    if top == 1:
+        mean = np.clip(mu[:, 1], 0.0, 1.0)
+        return mean**m, mean
+    scale = np.clip(mu[:, top - 2], 1e-300, 1.0)
+    nu1 = np.clip(mu[:, top - 1] / scale, 0.0, 1.0)
+    nu2 = np.clip(mu[:, top] / scale, nu1 * nu1, nu1)
+    r = m - top + 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at_zero = np.where(nu2 > 0, nu1 * nu1 / nu2 * (nu2 / np.maximum(nu1, 1e-300)) ** r, 0.0)
+        y = np.where(nu1 < 1.0, (nu1 - nu2) / (1.0 - nu1), 1.0)
+        inner = np.where(nu1 < 1.0, (1.0 - nu1) / np.maximum(1.0 - y, 1e-300), 0.0)
+    at_one = (1.0 - inner) + inner * y**r
+    low, high = np.minimum(at_zero, at_one), np.maximum(at_zero, at_one)
+    return scale * low, scale * high
+
+
+def _any_population(
+    rn: Floats, rc: Floats, weights: Floats, cases: int, m: int, tail: float
+) -> tuple[float, float, int]:
+    """The share's interval whatever the population: the bounds `moment_bounds` gives
+    from these cases' moments up to the fewest counted runs (each estimated without
+    bias, C(c, j) / C(n, j)), their sampling error from the same case resamples (the
+    low end's lower tail, the high end's upper); where m is within those moments, the
+    share's own unbiased estimate and its percentile interval. Returns the moments used."""
+    top = int(rn.min())
+    if m <= top:
+        shares = weights @ _unbiased_powers(rn, rc, m) / cases
+        low, high = _bootstrap_ends(shares[1:], tail)
+        return low, high, top
+    mu = np.column_stack([weights @ _unbiased_powers(rn, rc, j) / cases for j in range(top + 1)])
+    lows, highs = moment_bounds(mu, m, top)
+    return _bootstrap_ends(lows[1:], tail)[0], _bootstrap_ends(highs[1:], tail)[1], top
 
 
 @functools.lru_cache(maxsize=4096)
@@ -292,8 +430,16 @@ def share_forecast(
         )
         low, high = min(low, one_p.low**m), max(high, one_p.high**m)
         method += ", or one p for all cases (no spread beyond the runs' own)"
+    found, check = beta_check(n, c, float(a[0]), float(b[0]), alpha)
+    if found in ("rejected", "too few runs"):  # any population's bounds
+        any_low, any_high, top = _any_population(rn, rc, weights, cases, m, tail)
+        low, high = min(low, any_low), max(high, any_high)
+        method += (
+            f"; widened to hold any population with these cases' first "
+            f"{plural(top, 'moment')}: {check}"
+        )
     return ShareForecast(
-        label, estimate, min(low, estimate), max(high, estimate), confidence, method
+        label, estimate, min(low, estimate), max(high, estimate), confidence, method, None, check
     )
 
 
