@@ -250,6 +250,31 @@ def test_an_imported_baseline_stays_fixed_and_says_why(
     assert _report(capsys, db, "base")["dataset"]["k_requested"] == 4
 
 
+def test_a_baseline_that_cannot_be_run_again_is_refused_before_anything_is_stored(
+    cards: Path,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import sqlite3
+
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
+             "--name", "base")  # fmt: skip
+    with sqlite3.connect(db) as con:  # its agent's module is gone since
+        con.execute("UPDATE experiments SET agent = 'gone_module:agent' WHERE name = 'base'")
+    args = (
+        "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1", "--max-k", "12",
+        "--until-decided", "--baseline", "base", "--spending", "anytime", "--name", "never",
+    )  # fmt: skip
+    r = _run(capsys, cards, db, *args)
+    assert r.code == 2 and "Traceback" not in r.err, r.err
+    assert "re-runs the baseline base alongside, and it cannot be run again" in r.err, r.err
+    assert "give --no-rerun-baseline" in r.err and "gone_module" in r.err, r.err
+    assert "never" not in run_cli(capsys, "list", "--db", str(db)).out
+    r = _run(capsys, cards, db, *args, "--no-rerun-baseline")
+    assert r.code == 0, r.err
+
+
 def test_the_library_reruns_the_baseline_and_hears_the_plan_first(
     cards: Path,  # noqa: F811
     tmp_path: Path,
