@@ -84,15 +84,14 @@ AllCases = Annotated[
         rich_help_panel="Adaptive k",
     ),
 ]
-RerunBaseline = Annotated[
+NoRerunBaseline = Annotated[
     bool,
     typer.Option(
-        "--rerun-baseline/--no-rerun-baseline",
-        help="--until-decided --spending anytime: re-run the baseline alongside this "
-        "experiment in every round and judge the paired differences (the default; its new "
-        "runs are added to the baseline and counted in the plan's cost). "
-        "--no-rerun-baseline keeps it fixed, which costs power (an imported baseline "
-        "always stays fixed).",
+        "--no-rerun-baseline",
+        help="--until-decided --spending anytime: keep the baseline fixed, which costs "
+        "power. By default it is re-run alongside this experiment in every round and the "
+        "paired differences are judged (its new runs are added to it and counted in the "
+        "plan's cost); an imported baseline always stays fixed.",
         rich_help_panel="Adaptive k",
     ),
 ]

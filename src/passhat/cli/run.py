@@ -395,7 +395,7 @@ class Shared:
     adaptive_json: adaptive_k.AdaptiveJson = None
     spending: adaptive_k.SpendingOption = "bonferroni"
     all_cases: adaptive_k.AllCases = False
-    rerun_baseline: adaptive_k.RerunBaseline = True
+    no_rerun_baseline: adaptive_k.NoRerunBaseline = False
     db: Annotated[Path | None, in_panel(DbOption, STORE)] = None
     strict: StrictOption = False
     quiet: QuietOption = False
@@ -419,7 +419,7 @@ class Shared:
             self.adaptive_json,
             self.spending,
             self.all_cases,
-            self.rerun_baseline,
+            not self.no_rerun_baseline,
         )
         return {
             "db": self.db,
