@@ -60,3 +60,30 @@ def test_the_coupon_card_with_runs_lost_reads_as_the_docs_say(
     docs = _flat(NUMBERS.read_text(encoding="utf-8"))
     assert "(0/1 + 2/3) / 2 = 33.3 % [0.0 – 99.8 %] if the 2 errored runs" in docs
     assert "0.0 – 99.8 % whatever they hide" in docs
+
+
+def test_the_toolathlon_row_and_its_share_forecast_read_as_the_docs_say(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reconstruction docs/numbers.md uses (108 tasks: 68 at 3/3, 16 at 2/3, 10 at
+    1/3, 14 at 0/3) gives the leaderboard's row, 75.9 / 87.0 / 63.0, and its share of
+    tasks passing 10 in a row passes the Beta check and keeps 51.2 % (39.0 - 62.7 %)."""
+    split = [3] * 68 + [2] * 16 + [1] * 10 + [0] * 14
+    records = [
+        {"case": f"t{i:03d}", "run": run, "status": "passed" if run <= passes else "failed"}
+        for i, passes in enumerate(split)
+        for run in (1, 2, 3)
+    ]
+    file = tmp_path / "toolathlon.jsonl"
+    file.write_text("".join(json.dumps(x) + "\n" for x in records), encoding="utf-8")
+    r = run_cli(capsys, "metrics", str(file), "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)["dataset"]
+    row = [round(data[key] * 100, 1) for key in ("pass_at_1", "pass_at_k", "pass_hat_k")]
+    assert row == [75.9, 87.0, 63.0]
+    share = data["forecast"]["expected_share"]
+    assert [round(share[key] * 100, 1) for key in ("estimate", "low", "high")] == [51.2, 39.0, 62.7]
+    assert share["check"].startswith("Beta population checked") and "widened" not in share["method"]
+    docs = _flat(NUMBERS.read_text(encoding="utf-8"))
+    assert "pass@1 75.9, pass@3 87.0, pass^3 63.0" in docs
+    assert "**51.2 %** (39.0 – 62.7 %)" in docs
