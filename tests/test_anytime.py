@@ -145,6 +145,19 @@ def test_anytime_width_stops_early_and_its_interval_holds_these_cases_mean() -> 
 
 # --------------------------------------------------------------------------- the CLI
 
+CANDIDATE = (
+    "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1", "--max-k", "12",
+    "--until-decided", "--baseline", "base", "--spending", "anytime",
+)  # fmt: skip
+"""B passing every run, against the baseline `base`, a look after every run to k = 12."""
+
+
+def _base(capsys: pytest.CaptureFixture[str], suite: Path, db: Path) -> None:
+    """The baseline `base`: odd runs pass, 4 runs of each of the 8 cards."""
+    r = _run(capsys, suite, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
+             "--name", "base")  # fmt: skip
+    assert r.code == 0, r.err
+
 
 def test_until_decided_anytime_with_a_fixed_baseline_decides_when_the_sequence_excludes_0(
     cards: Path,  # noqa: F811
@@ -152,14 +165,11 @@ def test_until_decided_anytime_with_a_fixed_baseline_decides_when_the_sequence_e
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     db = tmp_path / "p.db"
-    r = _run(capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
-             "--name", "base")  # fmt: skip
-    assert r.code == 0, r.err
+    _base(capsys, cards, db)
     out = tmp_path / "a.json"
     r = _run(
-        capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1",
-        "--max-k", "12", "--until-decided", "--baseline", "base", "--spending", "anytime",
-        "--no-rerun-baseline", "--name", "cand", "--adaptive-json", str(out),
+        capsys, cards, db, *CANDIDATE, "--no-rerun-baseline", "--name", "cand",
+        "--adaptive-json", str(out),
     )  # fmt: skip
     assert r.code == 0, r.err
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -191,15 +201,11 @@ def test_until_decided_anytime_reruns_the_baseline_alongside_and_counts_its_runs
     then A's runs 5, 6, 7, 8 pass, fail, pass, fail against B's passes (+0, +1, +0, +1):
     the look at k = 5 decides, where the fixed baseline needed k = 10."""
     db = tmp_path / "p.db"
-    r = _run(capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
-             "--name", "base")  # fmt: skip
-    assert r.code == 0, r.err
+    _base(capsys, cards, db)
     out = tmp_path / "a.json"
     r = run_cli(
         capsys, "run", str(cards), "--db", str(db),
-        "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1",
-        "--max-k", "12", "--until-decided", "--baseline", "base", "--spending", "anytime",
-        "--name", "cand", "--adaptive-json", str(out),
+        *CANDIDATE, "--name", "cand", "--adaptive-json", str(out),
     )  # fmt: skip
     assert r.code == 0, r.err
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -233,15 +239,12 @@ def test_an_imported_baseline_stays_fixed_and_says_why(
     import sqlite3
 
     db = tmp_path / "p.db"
-    r = _run(capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
-             "--name", "base")  # fmt: skip
+    _base(capsys, cards, db)
     with sqlite3.connect(db) as con:  # as `passhat import` records one: no agent to run
         con.execute("UPDATE experiments SET kind = 'imported' WHERE name = 'base'")
     out = tmp_path / "a.json"
     r = _run(
-        capsys, cards, db, "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1",
-        "--max-k", "12", "--until-decided", "--baseline", "base", "--spending", "anytime",
-        "--name", "cand", "--adaptive-json", str(out),
+        capsys, cards, db, *CANDIDATE, "--name", "cand", "--adaptive-json", str(out),
     )  # fmt: skip
     assert r.code == 0, r.err
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -258,14 +261,10 @@ def test_a_baseline_that_cannot_be_run_again_is_refused_before_anything_is_store
     import sqlite3
 
     db = tmp_path / "p.db"
-    r = _run(capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
-             "--name", "base")  # fmt: skip
+    _base(capsys, cards, db)
     with sqlite3.connect(db) as con:  # its agent's module is gone since
         con.execute("UPDATE experiments SET agent = 'gone_module:agent' WHERE name = 'base'")
-    args = (
-        "--agent", "agents_for_tests:perfect", "-k", "1", "--k-step", "1", "--max-k", "12",
-        "--until-decided", "--baseline", "base", "--spending", "anytime", "--name", "never",
-    )  # fmt: skip
+    args = (*CANDIDATE, "--name", "never")
     r = _run(capsys, cards, db, *args)
     assert r.code == 2 and "Traceback" not in r.err, r.err
     assert "re-runs the baseline base alongside, and it cannot be run again" in r.err, r.err

@@ -340,11 +340,41 @@ def anytime_width_look(plan: Schedule, k: int, history: History, width: float) -
 def anytime_decided_look(
     plan: Schedule, k: int, base: tuple[ArrayLike, ArrayLike], history: History
 ) -> Look:
-    """`--spending anytime`, `--until-decided`: B - A in the mean of per-case pass
-    rates with an interval valid at every round; decided when it excludes 0."""
+    """`--spending anytime`, `--until-decided`, the baseline fixed: B - A in the mean of
+    per-case pass rates with an interval valid at every round; decided when it
+    excludes 0."""
     from passhat.stats.anytime import difference_sequence
 
     estimate, low, high = difference_sequence(base, history, 1.0 - plan.confidence)
+    method = "betting confidence sequence (B's rounds) + Hoeffding (A's runs)"
+    return _anytime_verdict(plan, k, history, (estimate, low, high), method)
+
+
+def anytime_paired_look(plan: Schedule, k: int, history_a: History, history_b: History) -> Look:
+    """`--spending anytime`, `--until-decided` with the baseline re-run alongside B in
+    every round: B - A in the mean of per-case pass rates, the interval the sequence
+    over the per-case, per-round differences y_B - y_A gives at the full alpha (no term
+    for a fixed baseline's error); decided when it excludes 0."""
+    from passhat.stats.anytime import paired_sequence
+
+    found = paired_sequence(history_a, history_b, 1.0 - plan.confidence)
+    method = (
+        "betting confidence sequence over paired per-round differences "
+        "(the baseline re-run alongside B)"
+    )
+    return _anytime_verdict(plan, k, history_b, found, method)
+
+
+def _anytime_verdict(
+    plan: Schedule,
+    k: int,
+    history: History,
+    found: tuple[float, float, float],
+    method: str,
+) -> Look:
+    """The anytime look at k from B's history and (estimate, low, high): better / worse
+    when the interval excludes 0; stop then, or at max-k."""
+    estimate, low, high = found
     outcome: Outcome = "better" if low > 0 else "worse" if high < 0 else "none"
     return Look(
         k=k,
@@ -355,31 +385,7 @@ def anytime_decided_look(
         p_value=None,
         outcome=outcome,
         stop=outcome != "none" or k >= plan.looks[-1],
-        method="betting confidence sequence (B's rounds) + Hoeffding (A's runs)",
-        confidence=plan.confidence,
-    )
-
-
-def anytime_paired_look(plan: Schedule, k: int, history_a: History, history_b: History) -> Look:
-    """`--spending anytime`, `--until-decided` with the baseline re-run alongside B in
-    every round: B - A in the mean of per-case pass rates, the interval the sequence
-    over the per-case, per-round differences y_B - y_A gives at the full alpha (no term
-    for a fixed baseline's error); decided when it excludes 0."""
-    from passhat.stats.anytime import paired_sequence
-
-    estimate, low, high = paired_sequence(history_a, history_b, 1.0 - plan.confidence)
-    outcome: Outcome = "better" if low > 0 else "worse" if high < 0 else "none"
-    return Look(
-        k=k,
-        runs_counted=int(np.asarray(history_b[-1][0]).sum()),
-        estimate=estimate,
-        low=low,
-        high=high,
-        p_value=None,
-        outcome=outcome,
-        stop=outcome != "none" or k >= plan.looks[-1],
-        method="betting confidence sequence over paired per-round differences "
-        "(the baseline re-run alongside B)",
+        method=method,
         confidence=plan.confidence,
     )
 
