@@ -133,8 +133,9 @@ def regraded(tmp: Path, db: Path, eid: str, cases: int) -> tuple[str, float, flo
     suite = edited_suite(tmp / f"edited-{cases}", cases)
     name = f"{eid}-regraded"
     wall, rss = measure(
-        [*PASSHAT, "regrade", eid, "--db", str(db), "--suite", str(suite), "--name", name]
-    )
+        [*PASSHAT, "regrade", eid, "--db", str(db), "--suite", str(suite), "--name", name,
+         "--accept-changes"]
+    )  # fmt: skip
     return name, wall, rss
 
 

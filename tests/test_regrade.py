@@ -46,7 +46,9 @@ def test_a_new_goal_regrades_the_stored_runs_without_a_model(
     case = suite / "cases" / "export-orders-csv.yaml"
     edit_yaml(case, lambda d: d["goal"]["cards"][0].update(labels=["feature"]))
     (suite / "cassettes" / "cards.jsonl").unlink()
-    out = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "relabelled")
+    out = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--name", "relabelled", "--accept-changes"
+    )
     assert out["runs"] == 9
     changed = {(c["case"], c["run"]) for c in out["changes"]}
     assert changed and {case for case, _ in changed} == {"export-orders-csv"}
@@ -85,7 +87,9 @@ def test_a_stricter_scorer_regrades_and_the_same_grading_gives_the_same_fingerpr
         suite / "suite.yaml",
         lambda d: d["defaults"]["scorers"][0]["params"].update(max_title=10),
     )
-    strict = json_out(capsys, "regrade", "cards", "--db", str(db), "--suite", str(suite))
+    strict = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--suite", str(suite), "--accept-changes"
+    )
     assert strict["fingerprint"] != same["fingerprint"]
     assert strict["source"]["scorer_hash"] != same["source"]["scorer_hash"]
     assert strict["changes"] and all(c["after"] == "failed" for c in strict["changes"])
@@ -163,7 +167,9 @@ def test_regrade_reads_the_runs_a_few_cases_at_a_time(
         suite / "cases" / "export-orders-csv.yaml",
         lambda d: d["goal"]["cards"][0].update(labels=["feature"]),
     )
-    whole = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "whole")
+    whole = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--name", "whole", "--accept-changes"
+    )
     reads: list[tuple[str, ...]] = []
     graded = Store.graded
 
@@ -173,7 +179,9 @@ def test_regrade_reads_the_runs_a_few_cases_at_a_time(
 
     monkeypatch.setattr(Store, "graded", spied)
     monkeypatch.setattr(passhat.cli.regrade, "CASES_READ", 2)
-    parts = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "parts")
+    parts = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--name", "parts", "--accept-changes"
+    )
     assert reads == [("checkout-card-timeout", "export-orders-csv"), ("rotate-payment-keys",)]
     assert parts["runs"] == whole["runs"] == 9
     assert parts["changes"] == whole["changes"] and parts["changes"]
@@ -224,7 +232,9 @@ def test_the_stored_regrade_equals_each_run_scored_again_whole(
         return decode(value, what)
 
     monkeypatch.setattr(passhat.store.reads, "_decode", spied)
-    out = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "again")
+    out = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--name", "again", "--accept-changes"
+    )
     # what grading reads, and the experiment: no transcript, output, tool call or retry
     assert {"final_state", "score"} <= set(decoded)
     assert not {"transcript", "output", "tool_calls", "retries"} & set(decoded)
@@ -290,7 +300,9 @@ def test_a_scorer_calling_sys_exit_errors_its_runs_instead_of_ending_the_regrade
     """Regression (issue 26): a scorer calling sys.exit(9) ended `regrade` silently, rc 9."""
     suite, db = trello
     _scorer_body(suite, "    import sys\n\n    sys.exit(9)")
-    out = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "exits")
+    out = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--name", "exits", "--accept-changes"
+    )
     assert out["runs"] == 9 and len(out["changes"]) == 9
     report = json_out(capsys, "report", "exits", "--db", str(db))
     assert report["accounting"]["runs_errored"] == 9
@@ -318,10 +330,141 @@ def test_a_scorer_that_blocks_is_bounded_by_the_timeout(
     rules.write_text(rules.read_text(encoding="utf-8") + "\n_CALLS: list[int] = []\n")
     started = time.monotonic()
     out = json_out(
-        capsys, "regrade", "cards", "--db", str(db), "--name", "blocks", "--timeout", "1"
+        capsys,
+        "regrade",
+        "cards",
+        "--db",
+        str(db),
+        "--name",
+        "blocks",
+        "--timeout",
+        "1",
+        "--accept-changes",
     )
     assert time.monotonic() - started < 60
     report = json_out(capsys, "report", "blocks", "--db", str(db))
     assert report["accounting"]["runs_errored"] == 1 and out["runs"] == 9
     r = run_cli(capsys, "regrade", "cards", "--db", str(db), "--timeout", "0")
     assert r.code == 2 and "--timeout is 0" in r.err
+
+
+def _relabel(suite: Path) -> None:
+    """What an agent outside a sandbox could do to the answer key: one goal rewritten."""
+    edit_yaml(
+        suite / "cases" / "export-orders-csv.yaml",
+        lambda d: d["goal"]["cards"][0].update(labels=["feature"]),
+    )
+
+
+def test_a_suite_rewritten_between_run_and_regrade_is_refused_naming_the_file(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 32: an agent rewrote cases/*.yaml, and `regrade` of an honest experiment
+    then graded under its goals (100 % -> 0 %). The suite's hash is checked again first:
+    a changed suite is refused, naming the case file, and nothing is written; the
+    control (--accept-changes, the change declared) shows the rewrite would decide."""
+    from passhat.store import Store
+
+    suite, db = trello
+    _relabel(suite)
+    r = run_cli(capsys, "regrade", "cards", "--db", str(db), "--name", "rg")
+    assert r.code == 2 and "Traceback" not in r.err
+    said = " ".join(r.err.split())
+    assert "changed since experiment cards was graded" in said
+    assert "cases/export-orders-csv.yaml (case export-orders-csv)" in said
+    assert "checkout-card-timeout" not in said  # only what changed is named
+    assert "--accept-changes" in said and "Nothing was written" in said
+    with Store(db) as store:
+        assert [e.name for e in store.experiments()] == ["cards"]
+    control = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--name", "rg", "--accept-changes"
+    )
+    assert control["changes"] and control["source"]["changed"] == [
+        "cases/export-orders-csv.yaml (case export-orders-csv)"
+    ]
+    assert any("the suite changed since" in note for note in control["notes"])
+
+
+def test_a_regrade_checks_against_the_suite_it_was_graded_under(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A regrade of a regrade compares with the suite the first regrade graded under
+    (its suite_hash stays the run's): the same suite again needs no --accept-changes,
+    and a suite.yaml edit is named as the rest of the suite."""
+    suite, db = trello
+    _relabel(suite)
+    json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "rg", "--accept-changes")
+    again = json_out(capsys, "regrade", "rg", "--db", str(db))
+    assert again["changes"] == [] and again["source"]["changed"] == []
+    edit_yaml(
+        suite / "suite.yaml", lambda d: d["defaults"]["scorers"][0]["params"].update(max_title=9)
+    )
+    r = run_cli(capsys, "regrade", "rg", "--db", str(db))
+    assert r.code == 2 and "suite.yaml, a file it names" in " ".join(r.err.split())
+
+
+def test_an_agent_that_rewrites_a_goal_cannot_decide_a_later_regrade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's attack whole: an honest experiment, then an agent (in-process, so no
+    sandbox stands in its way) that rewrites its case's goal to what it answers. Its own
+    runs are errored suite_changed (tamper.py), and the honest experiment's regrade is
+    refused instead of taking the rewritten goal."""
+    from passhat.store import Store
+
+    db = tmp_path / "p.db"
+    suite = tmp_path / "trello"
+    shutil.copytree(ROOT / "examples" / "trello", suite)
+    r = run_cli(capsys, "run", str(suite), "--db", str(db), "--name", "honest", "-q")
+    assert r.code == 0, r.err
+    case = suite / "cases" / "export-orders-csv.yaml"
+    (suite / "rewriter.py").write_text(
+        "from pathlib import Path\n\nimport yaml\n\n\n"
+        "async def run(input, env, ctx):\n"
+        f"    path = Path({str(case)!r})\n"
+        "    data = yaml.safe_load(path.read_text(encoding='utf-8'))\n"
+        "    data['goal']['cards'][0]['labels'] = ['feature']\n"
+        "    path.write_text(yaml.safe_dump(data), encoding='utf-8')\n"
+        "    return 'done'\n",
+        encoding="utf-8",
+    )
+    r = run_cli(
+        capsys, "run", str(suite), "--db", str(db), "--name", "attack", "-q", "-k", "1",
+        "--agent", "rewriter.py:run", "--case", "export-orders-csv",
+    )  # fmt: skip
+    with Store(db) as store:
+        runs = store.runs(store.experiment("attack").id)
+    assert [(run.status, run.error_type) for run in runs] == [("errored", "suite_changed")]
+    r = run_cli(capsys, "regrade", "honest", "--db", str(db))
+    assert r.code == 2 and "cases/export-orders-csv.yaml" in " ".join(r.err.split())
+
+
+def test_a_run_graded_after_the_suite_changed_mid_regrade_is_errored_never_a_verdict(
+    trello: tuple[Path, Path],
+) -> None:
+    """The suite is watched while the regrade grades (as during a run): once a case file
+    changes, the runs graded after it are errored suite_changed, those before keep their
+    verdicts."""
+    from passhat.regrade import Change, regrade_experiment, regrade_runs
+    from passhat.store import Store
+    from passhat.suite import load_suite
+
+    suite, db = trello
+    with Store(db) as store:
+        source = store.experiment("cards")
+        loaded = load_suite(suite)
+        e, _ = regrade_experiment(source, loaded, name="watched")
+        stored = store.graded(source.id, sorted(source.case_ids))
+
+        def rewritten_after_two() -> Any:
+            for n, run in enumerate(stored):
+                if n == 2:
+                    _relabel(suite)
+                yield run
+
+        changes: list[Change] = []
+        out = list(regrade_runs(loaded, e, rewritten_after_two(), changes))
+    assert [r.status for r in out[:2]] == [r.status for r in stored[:2]]
+    assert {r.status for r in stored[:2]} <= {"passed", "failed"}
+    assert [r.error_type for r in out[2:]] == ["suite_changed"] * 7
+    assert all("export-orders-csv.yaml" in (r.error_message or "") for r in out[2:])

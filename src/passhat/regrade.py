@@ -16,6 +16,15 @@ suite no longer has are left out, and named.
 Its `suite_hash` stays the source's: the runs were made on that suite, and
 `compare` refuses to pair runs of different suites. The new suite's hash is
 kept in `source.suite_hash_now`.
+
+The suite's hash is checked again before anything is regraded: a suite whose content
+is not the one the source was graded under is refused, naming the case files that
+differ, unless the caller says the change is theirs (`accept_changes`, the CLI's
+`--accept-changes`). An agent that rewrote a goal outside a sandbox would otherwise
+decide the regrade's verdicts; a person who fixed a goal says so once. The files
+changed are recorded (`source.changed`). While the regrade grades, the suite's files
+are watched as a run's are (tamper.py): a run graded after they changed is errored
+`suite_changed`, never given a verdict.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from passhat import tamper
 from passhat.errors import InputError
 from passhat.limits import LIMIT
 from passhat.records import ExperimentRecord, RunRecord
@@ -114,6 +124,16 @@ def regrade_run(
     moved: dict[str, Any] = {"experiment_id": experiment_id, "case_hash": case.hash}
     if run.status == "errored" and run.error_type != "scorer_error":
         return replace(run, **moved)
+    reason = tamper.changed(suite, case.file)
+    if reason is not None:
+        return replace(
+            run,
+            **moved,
+            status="errored",
+            error_type="suite_changed",
+            error_message=reason,
+            score=[],
+        )
     try:
         score = _score_within(suite, case, run, timeout_s)
     except ScorerError as error:
@@ -146,11 +166,58 @@ def check_regradable(source: ExperimentRecord) -> None:
         )
 
 
+def graded_under(source: ExperimentRecord) -> str:
+    """The hash of the suite `source`'s verdicts were given under: the one its runs were
+    made on, or, for a regrade, the one it regraded them under."""
+    now_hash = (source.source or {}).get("suite_hash_now") if source.kind == "regrade" else None
+    return str(now_hash) if now_hash else source.suite_hash
+
+
+def suite_changes(source: ExperimentRecord, suite: Suite) -> tuple[str, ...]:
+    """What of `suite` is not what `source` was graded under (empty: nothing): the files
+    of its cases whose input, fixtures or goal differ, or else the rest of the suite."""
+    if suite.hash == graded_under(source):
+        return ()
+    root = suite.path
+    out = []
+    for case in suite.cases:
+        recorded = source.case_hashes.get(case.id)
+        if recorded is not None and recorded != case.hash:
+            try:
+                where = case.file.relative_to(root).as_posix()
+            except ValueError:
+                where = str(case.file)
+            out.append(f"{where} (case {case.id})")
+    if not out:
+        out.append(
+            "suite.yaml, a file it names (a scorer's, an environment's) or a case not regraded"
+        )
+    return tuple(out)
+
+
+def check_unchanged(source: ExperimentRecord, suite: Suite, changes: tuple[str, ...]) -> None:
+    """Refuse a regrade under a suite that changed since `source` was graded, naming what
+    changed and the two ways on."""
+    if not changes:
+        return
+    shown = ", ".join(changes[:3]) + (f" and {len(changes) - 3} more" if len(changes) > 3 else "")
+    raise InputError(
+        f"the suite at {suite.path} changed since experiment {source.name or source.id} was "
+        f"graded: {shown}; if you changed it, regrade with --accept-changes; if not, "
+        "something rewrote it: restore it (e.g. git checkout) and regrade. Nothing was written"
+    )
+
+
 def regrade_experiment(
-    source: ExperimentRecord, suite: Suite, *, name: str | None = None
+    source: ExperimentRecord,
+    suite: Suite,
+    *,
+    name: str | None = None,
+    accept_changes: bool = False,
 ) -> tuple[ExperimentRecord, tuple[str, ...]]:
     """The regrade experiment of `source` under `suite` (its runs come from
-    `regrade_runs`), and its notes."""
+    `regrade_runs`), and its notes. A suite that changed since `source` was graded is
+    refused (InputError naming the files) unless `accept_changes`."""
     check_regradable(source)
     cases = {c.id: c for c in suite.cases}
     kept = tuple(c for c in source.case_ids if c in cases)
@@ -160,6 +227,10 @@ def regrade_experiment(
             f"suite {suite.name!r} ({suite.path}) has none of the cases of experiment "
             f"{source.name or source.id}; give --suite the folder it ran on"
         )
+    changes = suite_changes(source, suite)
+    if not accept_changes:
+        check_unchanged(source, suite, changes)
+    tamper.guard(suite)  # its files as they are now: a change while grading errors the runs
     goals = goal_hashes([cases[c] for c in kept])
     scorers = scorer_hash(suite)
     from passhat import __version__
@@ -201,10 +272,13 @@ def regrade_experiment(
             "goal_hashes": goals,
             "scorer_hash": scorers,
             "cases_dropped": list(dropped),
+            "changed": list(changes),
         },
     )
-    notes = (f"cases the suite no longer has, left out: {', '.join(dropped)}",) if dropped else ()
-    return experiment, notes
+    notes = [f"cases the suite no longer has, left out: {', '.join(dropped)}"] if dropped else []
+    if changes:
+        notes.append(f"the suite changed since the source was graded: {', '.join(changes)}")
+    return experiment, tuple(notes)
 
 
 def regrade_runs(

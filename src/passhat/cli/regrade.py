@@ -35,7 +35,7 @@ def _stored_runs(store: Store, experiment_id: str, cases: Sequence[str]) -> Iter
 @app.command(
     epilog=examples(
         "passhat regrade latest",
-        "passhat regrade mine-1 --suite my-suite --name mine-1-regraded",
+        "passhat regrade mine-1 --suite my-suite --name mine-1-regraded --accept-changes",
     )
 )
 def regrade(
@@ -52,6 +52,14 @@ def regrade(
     name: Annotated[
         str | None, typer.Option(help="A unique name for the regrade experiment.")
     ] = None,
+    accept_changes: Annotated[
+        bool,
+        typer.Option(
+            "--accept-changes",
+            help="The suite changed since the experiment was graded, and the change is "
+            "yours: grade under it. Without it such a suite is refused, naming the files.",
+        ),
+    ] = False,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -81,7 +89,7 @@ def regrade(
         source = store.experiment(experiment_ref)
         check_regradable(source)
         suite = load_suite(suite_dir or source.suite_path)
-        e, notes = regrade_experiment(source, suite, name=name)
+        e, notes = regrade_experiment(source, suite, name=name, accept_changes=accept_changes)
         changes: list[Change] = []
         limit = timeout if timeout is not None else scorer_timeout(source)
         stored = _stored_runs(store, source.id, e.case_ids)
