@@ -48,6 +48,16 @@ async def slow(input: Any, env: Any, ctx: Any) -> str:
     return await odd_runs_pass(input, env, ctx)
 
 
+async def waits_for_go(input: Any, env: Any, ctx: Any) -> str:
+    """Like odd_runs_pass, once the file PASSHAT_TEST_GO names exists (at most 60 s):
+    runs held until a test has set the stage (a worker joining later)."""
+    go = os.environ.get("PASSHAT_TEST_GO", "")
+    deadline = time.monotonic() + 60
+    while go and not os.path.exists(go) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return await odd_runs_pass(input, env, ctx)
+
+
 async def kills_its_worker(input: Any, env: Any, ctx: Any) -> str:
     """Like slow, but run 3 SIGKILLs the process it runs in, once: the first to create
     the file PASSHAT_TEST_KILL_MARK names. A worker that dies holding a run, always."""

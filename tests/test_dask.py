@@ -133,8 +133,8 @@ def test_a_worker_with_another_agent_source_refuses(
     assert _rows(Path(db), "latest") == []
 
 
-def test_a_worker_with_another_passhat_version_stops_the_driver_before_any_run(
-    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+async def test_a_worker_with_another_passhat_version_is_refused_and_the_others_run_it(
+    cluster: Cluster, tmp_path: Path
 ) -> None:
     # a distribution record found first on the worker's path: it reports passhat 9.9.9
     fake = tmp_path / "fake_site"
@@ -144,21 +144,33 @@ def test_a_worker_with_another_passhat_version_stops_the_driver_before_any_run(
     )
     odd = cluster.add_worker(env={"PYTHONPATH": f"{fake}{os.pathsep}{TESTS}"})
     try:
-        cluster.wait_for_workers(3)
-        db = str(tmp_path / "p.db")
-        r = run_cli(
-            capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", db, "-q",
-            "--executor", "dask", "--scheduler", cluster.address,
-        )  # fmt: skip
-        assert r.code == 1
-        assert "Dask workers cannot run this experiment: tcp://127.0.0.1:" in r.err
-        assert f"has passhat 9.9.9; the driver has passhat {passhat.__version__}" in r.err
-        assert "install the same passhat on every worker" in r.err
-        assert _rows(Path(db), "latest") == []
+        await asyncio.to_thread(cluster.wait_for_workers, 3)
+        db = tmp_path / "p.db"
+        suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", 6)
+        executor = DaskExecutor(cluster.address, batch=1)
+        with Store(db) as store:
+            await run_experiment(
+                store, experiment, suite, agent, None, RunOptions(concurrency=6),
+                executor=executor,
+            )  # fmt: skip
+        runs = _rows(db, experiment.id)
+        _parity_ok(runs, 6)
+        [(address, why)] = executor.refused.items()
+        assert why == f"{address} has passhat 9.9.9"
+        assert all(r.ran_on and not r.ran_on.startswith(address + " ") for r in runs)
     finally:
         odd.send_signal(signal.SIGKILL)
         odd.wait()
-        cluster.wait_for_workers(2)
+        await asyncio.to_thread(cluster.wait_for_workers, 2)
+
+
+def _foreign_passhat(folder: Path) -> Path:
+    """Another checkout of passhat: the same version string, scoring.py edited."""
+    source = Path(passhat.__file__).resolve().parent
+    shutil.copytree(source, folder / "passhat", ignore=shutil.ignore_patterns("__pycache__"))
+    with (folder / "passhat" / "scoring.py").open("a", encoding="utf-8") as f:
+        f.write("\n# graded otherwise on this worker\n")
+    return folder
 
 
 def _experiment(db: Path, agent: str, k: int) -> tuple[Any, Any, Any]:
@@ -335,34 +347,102 @@ async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_pat
     _parity_ok(_rows(db, experiment.id), 4)
 
 
-def test_a_worker_with_other_passhat_code_under_the_same_version_is_refused_by_name(
-    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+async def test_a_worker_of_other_code_present_at_the_start_is_refused_by_name(
+    cluster: Cluster, tmp_path: Path
 ) -> None:
-    # another checkout: the same version string, one file edited
-    foreign = tmp_path / "foreign"
-    source = Path(passhat.__file__).resolve().parent
-    shutil.copytree(source, foreign / "passhat", ignore=shutil.ignore_patterns("__pycache__"))
-    with (foreign / "passhat" / "scoring.py").open("a", encoding="utf-8") as f:
-        f.write("\n# graded otherwise on this worker\n")
+    # another checkout beside the two honest workers: refused before any run, naming
+    # the file; the experiment goes on with the other two, every run once
+    foreign = _foreign_passhat(tmp_path / "foreign")
     odd = cluster.add_worker(env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"})
     try:
-        cluster.wait_for_workers(3)
-        db = str(tmp_path / "p.db")
-        r = run_cli(
-            capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", db, "-q",
-            "--executor", "dask", "--scheduler", cluster.address,
-        )  # fmt: skip
-        assert r.code == 1
-        assert "Dask workers cannot run this experiment: tcp://127.0.0.1:" in r.err
-        assert "has other passhat code" in r.err
-        assert "passhat/scoring.py differs" in r.err
-        assert "passhat/runner.py" not in r.err  # only what differs is named
-        assert f"the driver has passhat {passhat.__version__} (code {code_hash()})" in r.err
-        assert _rows(Path(db), "latest") == []
+        await asyncio.to_thread(cluster.wait_for_workers, 3)
+        db = tmp_path / "p.db"
+        k = 12
+        suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", k)
+        executor = DaskExecutor(cluster.address, batch=1)
+        with Store(db) as store:
+            await run_experiment(
+                store, experiment, suite, agent, None, RunOptions(concurrency=6),
+                executor=executor,
+            )  # fmt: skip
+        runs = _rows(db, experiment.id)
+        _parity_ok(runs, k)
+        [(address, why)] = executor.refused.items()
+        assert why.startswith(f"{address} has other passhat code (")
+        assert "passhat/scoring.py differs" in why and "passhat/runner.py" not in why
+        assert all(r.ran_on and not r.ran_on.startswith(address + " ") for r in runs)
+        assert executor.tasks == k  # refused before it took any: nothing sent twice
     finally:
         odd.send_signal(signal.SIGKILL)
         odd.wait()
-        cluster.wait_for_workers(2)
+        await asyncio.to_thread(cluster.wait_for_workers, 2)
+
+
+async def test_a_worker_of_other_code_joining_late_is_refused_and_its_runs_go_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """Issue 32: a changed worker joining late stopped the experiment, with a message
+    that did not name the file. Runs are held until it has joined (and Dask has queued
+    runs for it); it answers each with a refusal, and those runs go to the others."""
+    go = tmp_path / "go"
+    own = Cluster(tmp_path, env={**WORKER_ENV, "PASSHAT_TEST_GO": str(go)})
+    db = tmp_path / "p.db"
+    k = 12
+    suite, agent, experiment = _experiment(db, "agents_for_tests:waits_for_go", k)
+    executor = DaskExecutor(own.address, batch=1)
+    try:
+        own.add_worker(nthreads=1)
+        own.add_worker(nthreads=1)
+        await asyncio.to_thread(own.wait_for_workers, 2)
+        with Store(db) as store:
+            running = asyncio.create_task(
+                run_experiment(
+                    store,
+                    experiment,
+                    suite,
+                    agent,
+                    None,
+                    RunOptions(concurrency=8),
+                    executor=executor,
+                )
+            )
+            foreign = _foreign_passhat(tmp_path / "foreign")
+            own.add_worker(nthreads=4, env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"})
+            await asyncio.to_thread(own.wait_for_workers, 3)
+            await asyncio.sleep(1)  # the scheduler hands it queued runs
+            go.touch()
+            await running
+    finally:
+        own.close()
+    runs = _rows(db, experiment.id)
+    _parity_ok(runs, k)  # none lost, none twice
+    [(address, why)] = executor.refused.items()
+    assert "passhat/scoring.py differs" in why and why.startswith(f"{address} has other")
+    assert all(r.ran_on and not r.ran_on.startswith(address + " ") for r in runs)
+    assert executor.tasks > k  # it did take runs, and they were sent again
+
+
+def test_when_no_worker_matches_the_experiment_stops_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = Cluster(tmp_path)
+    foreign = _foreign_passhat(tmp_path / "foreign")
+    try:
+        own.add_worker(env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"})
+        own.wait_for_workers(1)
+        db = str(tmp_path / "p.db")
+        r = run_cli(
+            capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", db, "-q",
+            "--executor", "dask", "--scheduler", own.address,
+        )  # fmt: skip
+    finally:
+        own.close()
+    assert r.code == 1 and "Traceback" not in r.err
+    said = " ".join(r.err.split())
+    assert "Dask workers cannot run this experiment: tcp://127.0.0.1:" in said
+    assert "has other passhat code" in said and "passhat/scoring.py differs" in said
+    assert f"the driver has passhat {passhat.__version__} (code {code_hash()})" in said
+    assert _rows(Path(db), "latest") == []
 
 
 def test_a_worker_refuses_a_shipment_from_other_code_and_each_run_says_where_it_ran(

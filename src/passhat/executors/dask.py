@@ -12,6 +12,15 @@ every worker, present and future, as a worker plugin, so a worker that joins
 or is restarted mid-way gets it too; tasks themselves carry only the digest
 and the (case, index, attempt) triples.
 
+Workers that differ: every worker is checked before it gets a run (its passhat
+version and code hash; `identity.py`), those present at the start and those that
+join later alike. One that differs is refused, named with the files that differ
+(`refused`), and given no run; a batch it took before the driver knew is sent again
+to the others (it ran none of it, so nothing is lost or counted twice). A worker
+that refuses the shipment itself (another agent source) is refused the same way.
+Only when no worker is left that may run the experiment does the driver stop, with
+one line naming each worker and why.
+
 Faults:
 - a worker dies mid-run: Dask runs the task (the whole batch) again elsewhere;
   none of its runs had been recorded, since a batch comes back whole or not at
@@ -34,9 +43,10 @@ import math
 import os
 import secrets
 import socket
+import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -55,8 +65,23 @@ from passhat.records import RunRecord
 CONNECT_TIMEOUT_S = 15.0
 """How long to wait for the scheduler to answer, and for a first worker to join."""
 
+LOOK_EVERY_S = 0.5
+"""Once a worker was refused, how often the driver asks the scheduler which workers it
+has (a batch goes only to workers checked), so that one joining later gets runs too."""
+
 _RECEIVED: dict[str, Shipment] = {}
 """Shipments this worker process received through the plugin, by digest."""
+_REFUSED: dict[str, str] = {}
+"""Shipments this worker process refused (it runs other passhat code), by digest: why."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What a worker returns for a batch instead of its records when it cannot run the
+    experiment: it ran none of the batch."""
+
+    worker: str
+    reason: str
 
 
 class ShipmentPlugin(WorkerPlugin):
@@ -69,31 +94,39 @@ class ShipmentPlugin(WorkerPlugin):
         self.name = plugin_name(shipment.digest)
 
     def setup(self, worker: Any) -> None:
-        # refused at once, before any task (a worker that joins later too)
+        # a worker of other code (one that joins later too) keeps the refusal, and
+        # answers each batch with it; raising here would fail the registration for all
         refusal = foreign(worker.address, identity(), self.shipment.version, self.shipment.code)
         if refusal is not None:
-            raise WorkerRefused(refusal)
+            _REFUSED[self.shipment.digest] = refusal
+            return
         _RECEIVED[self.shipment.digest] = self.shipment
 
     def teardown(self, worker: Any) -> None:
         _RECEIVED.pop(self.shipment.digest, None)
+        _REFUSED.pop(self.shipment.digest, None)
 
 
 def plugin_name(digest: str) -> str:
     return f"passhat-{digest[:16]}"
 
 
-def run_batch(digest: str, batch: list[tuple[str, int, int]]) -> list[RunRecord]:
+def run_batch(digest: str, batch: list[tuple[str, int, int]]) -> list[RunRecord] | Refusal:
     """The task a worker runs for a batch of (case, index, attempt): each run in turn,
-    each under its own deadline; their whole records, or a refusal."""
+    each under its own deadline; their whole records, or a refusal (none of them ran)."""
     where = get_worker().address
     shipment = _RECEIVED.get(digest)
     if shipment is None:
-        raise WorkerRefused(
-            f"worker {where} did not receive the experiment (its passhat could not load "
-            "passhat's worker plugin); install the same passhat on every worker (docs/dask.md)"
+        return Refusal(
+            where,
+            _REFUSED.get(digest)
+            or f"worker {where} did not receive the experiment (its passhat could not load "
+            "passhat's worker plugin); install the same passhat on every worker (docs/dask.md)",
         )
-    runs = prepared(shipment, where)
+    try:
+        runs = prepared(shipment, where)
+    except WorkerRefused as error:
+        return Refusal(where, str(error))
     version, code = identity()
     ran_on = f"{where} (passhat {version}, code {code})"
     return [replace(record, ran_on=ran_on) for record in runs.run_batch(batch)]
@@ -154,6 +187,9 @@ class DaskExecutor:
         """Work items whose workers died too often: not recorded, so still missing."""
         self.address: str | None = None
         """The scheduler the last run used (a LocalCluster's, when none was given)."""
+        self.refused: dict[str, str] = {}
+        """Workers the last run refused (address -> what differs, the files named): they
+        ran none of its runs."""
 
     def __repr__(self) -> str:
         return f"DaskExecutor(scheduler={self.scheduler!r})"
@@ -170,7 +206,10 @@ class DaskExecutor:
             client = await stack.enter_async_context(self._client(job.options.concurrency))
             self.address = str(client.scheduler.address)
             shipment = ship(job)
-            await _check_workers(client, shipment.version, shipment.code)
+            pool = _Pool(shipment.version, shipment.code)
+            self.refused = pool.refused
+            await pool.look(client)
+            pool.workers()  # no worker that may run it: stop before anything runs
             plugin = ShipmentPlugin(shipment)
             await _register(client, plugin)
             stack.push_async_callback(_unregister, client, plugin.name)
@@ -180,20 +219,28 @@ class DaskExecutor:
 
             async def some(batch: list[WorkItem]) -> list[RunRecord] | None:
                 case_id, index = batch[0]
-                self.tasks += 1
-                key = f"passhat-{job.experiment.id}-{case_id}-{index}-{len(batch)}-{token}"
                 triples = [(c, i, job.attempt((c, i))) for c, i in batch]
-                future = client.submit(run_batch, shipment.digest, triples, key=key, pure=False)
-                try:
-                    records: list[RunRecord] = await future
-                except KilledWorker:
-                    self.left_missing.extend(batch)
-                    return None
-                except FutureCancelledError as error:
-                    raise _lost(self.scheduler, error) from None
-                except (OSError, TimeoutError) as error:
-                    raise _lost(self.scheduler, error) from None
-                return records
+                for sent in range(1, MAX_SENDS + 1):
+                    self.tasks += 1
+                    key = f"passhat-{job.experiment.id}-{case_id}-{index}-{len(batch)}-{token}"
+                    try:
+                        await pool.look(client)
+                        future = client.submit(
+                            run_batch, shipment.digest, triples, key=f"{key}-{sent}",
+                            pure=False, workers=pool.workers(), allow_other_workers=False,
+                        )  # fmt: skip
+                        got: list[RunRecord] | Refusal = await future
+                    except KilledWorker:
+                        self.left_missing.extend(batch)
+                        return None
+                    except FutureCancelledError as error:
+                        raise _lost(self.scheduler, error) from None
+                    except (OSError, TimeoutError) as error:
+                        raise _lost(self.scheduler, error) from None
+                    if not isinstance(got, Refusal):
+                        return got
+                    await pool.refuse(client, got)  # none of it ran: to the others
+                raise pool.stop()
 
             async for record in batched(todo, job.options.concurrency, sizer, some):
                 yield record
@@ -248,10 +295,73 @@ class _Connection:
         await self.stack.aclose()
 
 
-async def _check_workers(client: Any, version: str, code: str) -> None:
-    """Every worker present runs this passhat, the same code: else a refusal naming each
-    worker and what differs (the version, or the files whose bytes differ)."""
-    found = await client.run(identity, on_error="return")
+MAX_SENDS = 20
+"""Times one batch is sent before the driver gives up on finding a worker for it."""
+
+
+@dataclass
+class _Pool:
+    """The workers this experiment may use. Each is checked when the driver first sees
+    it (passhat version and code hash); one that differs, or that refuses a batch, is
+    refused, named with what differs, and gets no batch from then on."""
+
+    version: str
+    code: str
+    accepted: set[str] = field(default_factory=set)
+    refused: dict[str, str] = field(default_factory=dict)
+    """Address -> why, a phrase naming the worker and what differs."""
+    present: set[str] = field(default_factory=set)
+    looked_at: float = -math.inf
+
+    async def look(self, client: Any) -> None:
+        """Which workers the scheduler has (at most every LOOK_EVERY_S once one was
+        refused; before that, once), the new ones checked."""
+        now = time.monotonic()
+        if now - self.looked_at < (LOOK_EVERY_S if self.refused else math.inf):
+            return
+        self.looked_at = now
+        self.present = set(await client.scheduler.ncores())
+        new = sorted(self.present - self.accepted - self.refused.keys())
+        if new:
+            wrong = await _differing(client, new, self.version, self.code)
+            self.refused.update(wrong)
+            self.accepted.update(a for a in new if a not in wrong)
+
+    async def refuse(self, client: Any, refusal: Refusal) -> None:
+        """A worker answered a batch with a refusal: named with the files that differ
+        (asked of it), or with its own reason (another agent source)."""
+        wrong = await _differing(client, [refusal.worker], self.version, self.code)
+        self.refused[refusal.worker] = wrong.get(refusal.worker, refusal.reason)
+        self.accepted.discard(refusal.worker)
+        self.looked_at = -math.inf  # ask the scheduler again before the next batch
+
+    def workers(self) -> list[str] | None:
+        """Where a batch may go: anywhere while no worker was refused (one joining later
+        refuses the batch itself), else the checked workers present; none: stop."""
+        if not self.refused:
+            return None
+        usable = sorted(self.accepted & self.present)
+        if not usable:
+            raise self.stop()
+        return usable
+
+    def stop(self) -> WorkerRefused:
+        """No worker left that may run the experiment: one line naming each and why."""
+        listed = "; ".join(self.refused.values()) or "no worker took its runs"
+        return WorkerRefused(
+            f"Dask workers cannot run this experiment: {listed}; the driver has passhat "
+            f"{self.version} (code {self.code}); install the same passhat on every worker "
+            "(docs/dask.md)"
+        )
+
+
+async def _differing(client: Any, addresses: list[str], version: str, code: str) -> dict[str, str]:
+    """Of these workers, those that do not run this passhat, the same code: address ->
+    '<address> has <what differs>' (the version, or the files whose bytes differ)."""
+    try:
+        found = await client.run(identity, workers=addresses, on_error="return")
+    except (OSError, TimeoutError, ValueError, KeyError):  # gone since the scheduler named it
+        return {}
     wrong: dict[str, str] = {}
     for address, got in sorted(found.items()):
         if not isinstance(got, tuple | list):
@@ -261,7 +371,7 @@ async def _check_workers(client: Any, version: str, code: str) -> None:
         elif got[1] != code:
             wrong[address] = f"other passhat code ({got[1]} against {code})"
     if not wrong:
-        return
+        return {}
     odd = [a for a, what in wrong.items() if what.startswith("other")]
     if odd:
         manifests = await client.run(code_manifest, workers=odd, on_error="return")
@@ -269,11 +379,7 @@ async def _check_workers(client: Any, version: str, code: str) -> None:
             theirs = manifests.get(address)
             if isinstance(theirs, dict):
                 wrong[address] += ": " + differences(code_manifest(), theirs)
-    listed = "; ".join(f"{address} has {what}" for address, what in wrong.items())
-    raise WorkerRefused(
-        f"Dask workers cannot run this experiment: {listed}; the driver has passhat "
-        f"{version} (code {code}); install the same passhat on every worker (docs/dask.md)"
-    )
+    return {address: f"{address} has {what}" for address, what in wrong.items()}
 
 
 async def _register(client: Any, plugin: ShipmentPlugin) -> None:
