@@ -164,12 +164,26 @@ async def test_a_worker_with_another_passhat_version_is_refused_and_the_others_r
         await asyncio.to_thread(cluster.wait_for_workers, 2)
 
 
-def _foreign_passhat(folder: Path) -> Path:
-    """Another checkout of passhat: the same version string, scoring.py edited."""
+def _foreign_passhat(folder: Path, how: str = "source") -> Path:
+    """Another checkout of passhat, the same version string: scoring.py edited, or
+    (`bytecode`) only its .pyc, which Python imports since its header matches the source."""
+    import importlib.util
+    import py_compile
+
     source = Path(passhat.__file__).resolve().parent
     shutil.copytree(source, folder / "passhat", ignore=shutil.ignore_patterns("__pycache__"))
-    with (folder / "passhat" / "scoring.py").open("a", encoding="utf-8") as f:
-        f.write("\n# graded otherwise on this worker\n")
+    scoring = folder / "passhat" / "scoring.py"
+    if how == "source":
+        with scoring.open("a", encoding="utf-8") as f:
+            f.write("\n# graded otherwise on this worker\n")
+        return folder
+    cached = Path(importlib.util.cache_from_source(str(scoring)))
+    py_compile.compile(str(scoring), cfile=str(cached), doraise=True)
+    other = folder / "other.py"
+    other.write_text(scoring.read_text(encoding="utf-8") + "\nGRADED_OTHERWISE = True\n")
+    forged = folder / "forged.pyc"
+    py_compile.compile(str(other), cfile=str(forged), doraise=True)
+    cached.write_bytes(cached.read_bytes()[:16] + forged.read_bytes()[16:])
     return folder
 
 
@@ -347,12 +361,14 @@ async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_pat
     _parity_ok(_rows(db, experiment.id), 4)
 
 
+@pytest.mark.parametrize("how", ["source", "bytecode"])
 async def test_a_worker_of_other_code_present_at_the_start_is_refused_by_name(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, tmp_path: Path, how: str
 ) -> None:
-    # another checkout beside the two honest workers: refused before any run, naming
-    # the file; the experiment goes on with the other two, every run once
-    foreign = _foreign_passhat(tmp_path / "foreign")
+    # another checkout beside the two honest workers (an edited scoring.py, or only its
+    # bytecode): refused before any run, naming the file; the experiment goes on with
+    # the other two, every run once
+    foreign = _foreign_passhat(tmp_path / "foreign", how)
     odd = cluster.add_worker(env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"})
     try:
         await asyncio.to_thread(cluster.wait_for_workers, 3)
@@ -369,7 +385,11 @@ async def test_a_worker_of_other_code_present_at_the_start_is_refused_by_name(
         _parity_ok(runs, k)
         [(address, why)] = executor.refused.items()
         assert why.startswith(f"{address} has other passhat code (")
-        assert "passhat/scoring.py differs" in why and "passhat/runner.py" not in why
+        named = {
+            "source": "passhat/scoring.py differs",
+            "bytecode": "passhat/scoring.py (bytecode) only on the worker",
+        }
+        assert named[how] in why and "passhat/runner.py" not in why
         assert all(r.ran_on and not r.ran_on.startswith(address + " ") for r in runs)
         assert executor.tasks == k  # refused before it took any: nothing sent twice
     finally:
