@@ -142,11 +142,20 @@ async def test_a_worker_with_another_passhat_version_is_refused_and_the_others_r
     (fake / "passhat-9.9.9.dist-info" / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: passhat\nVersion: 9.9.9\n", encoding="utf-8"
     )
-    odd = cluster.add_worker(env={"PYTHONPATH": f"{fake}{os.pathsep}{TESTS}"})
+    _, address, why = await _beside_an_odd_worker(cluster, tmp_path, fake, 6)
+    assert why == f"{address} has passhat 9.9.9"
+
+
+async def _beside_an_odd_worker(
+    cluster: Cluster, tmp_path: Path, site: Path, k: int
+) -> tuple[DaskExecutor, str, str]:
+    """k runs of odd_runs_pass with one more worker whose path starts with `site`: every
+    run once, none on that worker, which is refused. The executor, its address and why."""
+    odd = cluster.add_worker(env={"PYTHONPATH": f"{site}{os.pathsep}{TESTS}"})
     try:
         await asyncio.to_thread(cluster.wait_for_workers, 3)
         db = tmp_path / "p.db"
-        suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", 6)
+        suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", k)
         executor = DaskExecutor(cluster.address, batch=1)
         with Store(db) as store:
             await run_experiment(
@@ -154,10 +163,10 @@ async def test_a_worker_with_another_passhat_version_is_refused_and_the_others_r
                 executor=executor,
             )  # fmt: skip
         runs = _rows(db, experiment.id)
-        _parity_ok(runs, 6)
+        _parity_ok(runs, k)
         [(address, why)] = executor.refused.items()
-        assert why == f"{address} has passhat 9.9.9"
         assert all(r.ran_on and not r.ran_on.startswith(address + " ") for r in runs)
+        return executor, address, why
     finally:
         odd.send_signal(signal.SIGKILL)
         odd.wait()
@@ -369,33 +378,14 @@ async def test_a_worker_of_other_code_present_at_the_start_is_refused_by_name(
     # bytecode): refused before any run, naming the file; the experiment goes on with
     # the other two, every run once
     foreign = _foreign_passhat(tmp_path / "foreign", how)
-    odd = cluster.add_worker(env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"})
-    try:
-        await asyncio.to_thread(cluster.wait_for_workers, 3)
-        db = tmp_path / "p.db"
-        k = 12
-        suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", k)
-        executor = DaskExecutor(cluster.address, batch=1)
-        with Store(db) as store:
-            await run_experiment(
-                store, experiment, suite, agent, None, RunOptions(concurrency=6),
-                executor=executor,
-            )  # fmt: skip
-        runs = _rows(db, experiment.id)
-        _parity_ok(runs, k)
-        [(address, why)] = executor.refused.items()
-        assert why.startswith(f"{address} has other passhat code (")
-        named = {
-            "source": "passhat/scoring.py differs",
-            "bytecode": "passhat/scoring.py (bytecode) only on the worker",
-        }
-        assert named[how] in why and "passhat/runner.py" not in why
-        assert all(r.ran_on and not r.ran_on.startswith(address + " ") for r in runs)
-        assert executor.tasks == k  # refused before it took any: nothing sent twice
-    finally:
-        odd.send_signal(signal.SIGKILL)
-        odd.wait()
-        await asyncio.to_thread(cluster.wait_for_workers, 2)
+    executor, address, why = await _beside_an_odd_worker(cluster, tmp_path, foreign, 12)
+    assert why.startswith(f"{address} has other passhat code (")
+    named = {
+        "source": "passhat/scoring.py differs",
+        "bytecode": "passhat/scoring.py (bytecode) only on the worker",
+    }
+    assert named[how] in why and "passhat/runner.py" not in why
+    assert executor.tasks == 12  # refused before it took any: nothing sent twice
 
 
 async def test_a_worker_of_other_code_joining_late_is_refused_and_its_runs_go_elsewhere(
@@ -415,16 +405,9 @@ async def test_a_worker_of_other_code_joining_late_is_refused_and_its_runs_go_el
         own.add_worker(nthreads=1)
         await asyncio.to_thread(own.wait_for_workers, 2)
         with Store(db) as store:
+            options = RunOptions(concurrency=8)
             running = asyncio.create_task(
-                run_experiment(
-                    store,
-                    experiment,
-                    suite,
-                    agent,
-                    None,
-                    RunOptions(concurrency=8),
-                    executor=executor,
-                )
+                run_experiment(store, experiment, suite, agent, None, options, executor=executor)
             )
             foreign = _foreign_passhat(tmp_path / "foreign")
             own.add_worker(nthreads=4, env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"})
