@@ -42,3 +42,14 @@ class SkipsEven:
             yield await run_once(
                 job.experiment, job.suite, cases[case_id], index, job.agent, job.model, job.options
             )
+
+
+class RefusedOne(Sequential):
+    """Runs everything, and says it refused one worker (as Dask does with a worker of
+    other passhat code): the CLI names it."""
+
+    def __init__(self) -> None:
+        self.refused = {
+            "tcp://127.0.0.1:9": "tcp://127.0.0.1:9 has other passhat code (a against b): "
+            "passhat/scoring.py differs"
+        }

@@ -278,6 +278,16 @@ def _printer(lang: str, quiet: bool) -> Events:
                 soft_wrap=True,
             )
 
+        def workers_refused(self, refused: Sequence[str]) -> None:
+            for why in refused:
+                err_console.print(
+                    f"Dask worker {why}: refused; it ran none of this experiment's runs, "
+                    "the other workers made them (docs/dask.md)",
+                    style="yellow",
+                    markup=False,
+                    soft_wrap=True,
+                )
+
     return Printer()
 
 

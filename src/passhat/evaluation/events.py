@@ -63,6 +63,10 @@ class Events:
     def left_missing(self, runs: Sequence[WorkItem]) -> None:
         """An executor gave up on these runs (their workers kept dying): still missing."""
 
+    def workers_refused(self, refused: Sequence[str]) -> None:
+        """An executor refused these workers (each: the worker and what differs); they
+        ran none of the runs, which the others made."""
+
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM stopped the experiment. Every run finished before it is

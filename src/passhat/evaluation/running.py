@@ -101,6 +101,9 @@ def _round(setup: _Setup, experiment: ExperimentRecord, *, rerun_errored: bool) 
     if left:
         setup.left.extend(left)
         setup.events.left_missing(left)
+    refused = getattr(setup.executor, "refused", None)
+    if isinstance(refused, dict) and refused:
+        setup.events.workers_refused([str(why) for why in refused.values()])
 
 
 def _on_own_loop(main: Callable[[], Any]) -> None:

@@ -331,7 +331,8 @@ class _Pool:
         """A worker answered a batch with a refusal: named with the files that differ
         (asked of it), or with its own reason (another agent source)."""
         wrong = await _differing(client, [refusal.worker], self.version, self.code)
-        self.refused[refusal.worker] = wrong.get(refusal.worker, refusal.reason)
+        own = refusal.reason.removeprefix("worker ")  # '<address> refuses ...', as the others
+        self.refused[refusal.worker] = wrong.get(refusal.worker, own)
         self.accepted.discard(refusal.worker)
         self.looked_at = -math.inf  # ask the scheduler again before the next batch
 
