@@ -38,7 +38,7 @@ def chromium() -> str:
 
 
 def pages_data(html: str) -> dict[str, Any]:
-    """The other pages' columns of facts (html.py `_cases_blob`), as the script reads them."""
+    """The other pages' columns of facts (html/pages.py `_cases_blob`), as the script reads them."""
     match = re.search(
         r'<script type="application/octet-stream" id="passhat-pages"[^>]*>([^<]*)<', html
     )
