@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from rich import box
 from rich.console import Console, Group
 from rich.text import Text
 from rich.tree import Tree
@@ -27,7 +26,7 @@ from passhat.divergence import (
 )
 from passhat.records import RunRecord
 from passhat.report.i18n import t
-from passhat.report.table import Fitted, Table
+from passhat.report.table import Fitted, Table, titled_table
 from passhat.report.why import CaseWhy
 
 SHOWN_CHARS = 240
@@ -202,12 +201,7 @@ def canonical(value: Any) -> str:
 def _state_part(d: RunDiff, name_a: str, name_b: str) -> Any:
     rows: list[Any] = []
     for items in d.items:
-        table = Table(
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            title=Text.assemble("final state · ", (items.scorer, "bold")),
-            title_justify="left",
-        )
+        table = titled_table(Text.assemble("final state · ", (items.scorer, "bold")))
         table.add_column("items")
         table.add_column("")
         expected = set(items.expected)
@@ -252,12 +246,7 @@ def _paths_table(
     limit: int,
 ) -> Table:
     """`{path, a, b}` rows side by side (a side left out: –)."""
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        title=Text(title, style="bold"),
-        title_justify="left",
-    )
+    table = titled_table(Text(title, style="bold"))
     for column in ("path", name_a, name_b):
         table.add_column(column, overflow="fold")
     for row in rows:
@@ -274,12 +263,7 @@ def _shown_value(value: Any) -> str:
 
 
 def _turns_table(d: RunDiff, name_a: str, name_b: str) -> Table:
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        title=Text("turns", style="bold"),
-        title_justify="left",
-    )
+    table = titled_table(Text("turns", style="bold"))
     table.add_column("turn", no_wrap=True)
     table.add_column(name_a, overflow="fold", ratio=1)
     table.add_column(name_b, overflow="fold", ratio=1)
@@ -301,12 +285,7 @@ def _turns_table(d: RunDiff, name_a: str, name_b: str) -> Table:
 def _calls_table(calls: Sequence[CallPair], name_a: str, name_b: str) -> Any:
     if not calls:
         return Text("tool calls: none in either run", style="dim")
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        title=Text("tool calls, aligned", style="bold"),
-        title_justify="left",
-    )
+    table = titled_table(Text("tool calls, aligned", style="bold"))
     table.add_column("", no_wrap=True)
     table.add_column(name_a, overflow="fold", ratio=1)
     table.add_column(name_b, overflow="fold", ratio=1)
@@ -579,12 +558,7 @@ def evidence_text(e: ItemEvidence, lang: str = "en", first_message: int = 0) -> 
 def evidence_table(case: str, evidence: Sequence[ItemEvidence], lang: str = "en") -> Table:
     """Per item: which run, turn and tool call wrote it; for an item no run holds, whether
     its input text was sent."""
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        title=Text(t("ev_title", lang, case=case)),
-        title_justify="left",
-    )
+    table = titled_table(Text(t("ev_title", lang, case=case)))
     table.add_column(t("item", lang), overflow="fold")
     table.add_column(t("ev_held", lang), no_wrap=True)
     table.add_column(t("ev_written", lang), overflow="fold", ratio=1)

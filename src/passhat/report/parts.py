@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
-from rich import box
 from rich import table as rich_table
 from rich.text import Text
 
@@ -22,7 +21,7 @@ from passhat.analysis import ItemStability, RunColumns, ToolUse, run_columns
 from passhat.records import COMMAND_AGENT, ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.digest import Digest, ToolTally, digest
 from passhat.report.i18n import LABELS, t, tn, verdict_label
-from passhat.report.table import Table
+from passhat.report.table import Table, titled_table
 from passhat.report.terminal import ROWS_SHOWN, case_width
 from passhat.sources import source_figures_line, source_line
 from passhat.usage import Prices, TokenUsage, usage_by_case, usage_row
@@ -42,16 +41,12 @@ def experiments_table(
     an experiment whose runs all errored never reads as done. No text is cut short;
     a long name or model folds onto another line. Two lines an experiment at 80
     columns (it took four, with a blank line between experiments)."""
-    table = Table(
-        box=box.SIMPLE_HEAD,
+    table = titled_table(
+        Text(t("experiments_in", lang, path=title)),
         padding=(0, 1, 0, 0),
-        pad_edge=False,
         show_edge=False,
         collapse_padding=True,
-        title=Text(t("experiments_in", lang, path=title)),
-        title_justify="left",
         caption=Text(t("list_caption", lang)),
-        caption_justify="left",
     )
     # at 80 columns a 28-character model or agent fits whole; a longer name folds
     table.add_column(t("experiment", lang), overflow="fold", min_width=8, max_width=18)
@@ -182,13 +177,7 @@ def items_table(case: str, items: Sequence[ItemStability], *, lang: str = "en") 
         Text(case, style="bold"),
         t("counted_runs_paren", lang),
     )
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1, 0, 0),
-        pad_edge=False,
-        title=title,
-        title_justify="left",
-    )
+    table = titled_table(title, padding=(0, 1, 0, 0))
     table.add_column(t("item", lang), overflow="fold")
     for key in ("found", "missed_in_runs", "verdict"):
         table.add_column(t(key, lang), no_wrap=True)
@@ -235,13 +224,7 @@ def tools_table(
     title = Text(t("tool_use", lang) + t("completed_runs_paren", lang))
     if single and cases[0]:
         title.append(" · ").append(cases[0], style="bold")
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1, 0, 0),
-        pad_edge=False,
-        title=title,
-        title_justify="left",
-    )
+    table = titled_table(title, padding=(0, 1, 0, 0))
     columns = ["tool", "runs_calling", "calls_per_run", "errors"]
     for key in columns if single else ["case", *columns]:
         table.add_column(t(key, lang))
@@ -302,14 +285,10 @@ def usage_table(
         ((r.case_id, r.input_tokens, r.output_tokens) for r in shown_runs), prices
     )
     caption = t("price_note", lang, prices=prices.text()) if prices else t("price_hint", lang)
-    table = Table(
-        box=box.SIMPLE_HEAD,
+    table = titled_table(
+        t("usage_title" if prices else "usage_title_tokens", lang),
         padding=(0, 1, 0, 0),
-        pad_edge=False,
-        title=t("usage_title" if prices else "usage_title_tokens", lang),
-        title_justify="left",
         caption=Text(caption),
-        caption_justify="left",
     )
     listed = list(by_case.items())
     listed = listed if limit is None else listed[:limit]

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich import table as rich_table
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -375,3 +376,13 @@ def _as_lines(
         parts.append(table.caption if isinstance(table.caption, Text) else Text(str(table.caption)))
     for part in parts:
         yield from console.render(part, options)
+
+
+def titled_table(
+    title: Text | str | None, caption: Text | str | None = None, **options: Any
+) -> Table:
+    """A report's table in its one look: a rule under the header, no outer edge, the title
+    and the caption on the left (`options` add to it: padding, show_edge)."""
+    if caption is not None:
+        options.update(caption=caption, caption_justify="left")
+    return Table(box=box.SIMPLE_HEAD, pad_edge=False, title=title, title_justify="left", **options)

@@ -7,14 +7,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
 from passhat.accounting import Accounting
 from passhat.report.i18n import t, tn
-from passhat.report.table import Fitted, Table
+from passhat.report.table import Fitted, Table, titled_table
 from passhat.report.terminal.phrases import (
     ROWS_SHOWN,
     _list,
@@ -112,14 +111,8 @@ def differences_table(c: Comparison, *, lang: str = "en") -> Table:
     if any(d.mde_note is not None for d in rows):
         caption += t("mde_none", lang)
     caption += t("mde_at_power", lang, power=f"{d0.power:.0%}")
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1, 0, 0),
-        pad_edge=False,
-        title=t("diff_title", lang, cases=len(c.cases)),
-        title_justify="left",
-        caption=Text(caption),
-        caption_justify="left",
+    table = titled_table(
+        t("diff_title", lang, cases=len(c.cases)), Text(caption), padding=(0, 1, 0, 0)
     )
     names = [t("figure", lang), "A", "B", "B − A", t("interval", lang, conf=conf), "p", "MDE"]
     for i, name in enumerate(names):
@@ -167,14 +160,10 @@ def case_differences_table(
     caption = t("passes_over_counted", lang)
     if hidden:
         caption += t("more_in_json", lang, n=hidden)
-    table = Table(
-        box=box.SIMPLE_HEAD,
+    table = titled_table(
+        t("moved_title", lang, moved=len(moved), cases=len(c.cases)),
+        Text(caption),
         padding=(0, 1, 0, 0),
-        pad_edge=False,
-        title=t("moved_title", lang, moved=len(moved), cases=len(c.cases)),
-        title_justify="left",
-        caption=Text(caption),
-        caption_justify="left",
     )
     names = [t("case", lang), "A", "B", t("delta_rate", lang), t("case_q", lang)]
     for i, name in enumerate(names):

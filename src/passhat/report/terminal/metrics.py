@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
 from passhat.accounting import Accounting
 from passhat.report.i18n import t, tn
-from passhat.report.table import Fitted, Table
+from passhat.report.table import Fitted, Table, titled_table
 from passhat.report.terminal.phrases import (
     ROWS_SHOWN,
     _case_row,
@@ -43,20 +42,16 @@ def metrics_table(
     m = d.metrics
     cases = shown_cases(accounting, limit)
     # no vertical rules and no edges: the eight columns fit an 80-column terminal
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        padding=(0, 0, 0, 0),
-        pad_edge=False,
-        show_edge=False,
-        title=Text(title) if title else None,
-        title_justify="left",
-        caption=(
+    table = titled_table(
+        Text(title) if title else None,
+        (
             t("table_caption_cases", lang, j=m.j, over=f"{m.pass_at_1:.2f}")
             if m.weighs_cases
             else t("table_caption", lang, j=m.j)
         )
         + _hidden_note(len(accounting.cases), len(cases), lang),
-        caption_justify="left",
+        padding=(0, 0, 0, 0),
+        show_edge=False,
     )
     for name, justify in [
         (t("case", lang), "left"),

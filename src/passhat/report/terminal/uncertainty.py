@@ -12,7 +12,7 @@ from rich.text import Text
 from passhat.accounting import ErrorLedger
 from passhat.report.i18n import t, tn
 from passhat.report.loss import loss_line
-from passhat.report.table import Fitted, Table
+from passhat.report.table import Fitted, Table, titled_table
 from passhat.report.terminal.phrases import _list, _pct, _phrase, case_width, panel_title
 from passhat.stats import Uncertainty
 
@@ -35,16 +35,10 @@ def dataset_intervals_table(u: Uncertainty, *, lang: str = "en") -> Table | Text
         note = _phrase(u.dataset_note or "", lang)
         return Text(t("intervals_note", lang, note=note), style="yellow")
     d = u.dataset
-    table = Table(
-        box=box.SIMPLE_HEAD,
+    table = titled_table(
+        t("intervals_title", lang, conf=conf, cases=d.cases),
+        Text(t("intervals_caption", lang) + (t("intervals_rough", lang) if d.cases < 10 else "")),
         padding=(0, 1, 0, 0),
-        pad_edge=False,
-        title=t("intervals_title", lang, conf=conf, cases=d.cases),
-        title_justify="left",
-        caption=Text(
-            t("intervals_caption", lang) + (t("intervals_rough", lang) if d.cases < 10 else "")
-        ),
-        caption_justify="left",
     )
     table.add_column(t("figure", lang))
     table.add_column(t("estimate", lang), justify="right")
@@ -150,14 +144,10 @@ def case_forecast_table(
         prior=_phrase(f.prior_name, lang),
         alpha=f"{1 - u.confidence:.2g}",
     )
-    table = Table(
-        box=box.SIMPLE_HEAD,
+    table = titled_table(
+        t("forecast_title_one" if f.m == 1 else "forecast_title", lang, m=f.m),
+        Text(caption),
         padding=(0, 1, 0, 0),
-        pad_edge=False,
-        title=t("forecast_title_one" if f.m == 1 else "forecast_title", lang, m=f.m),
-        title_justify="left",
-        caption=Text(caption),
-        caption_justify="left",
     )
     shown_ids = [c.case for c in u.cases if shown is None or c.case in shown]
     table.add_column(t("case", lang), overflow="fold", min_width=case_width(shown_ids))
