@@ -44,7 +44,7 @@ from passhat.report.parts import (
     usage_dict,
     usage_table,
 )
-from passhat.report.summary import case_dict, summary_with_uncertainty
+from passhat.report.summary import case_dict, run_counts_dict, summary_with_uncertainty
 from passhat.report.table import Fitted
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
 from passhat.stats import Uncertainty, uncertainty
@@ -356,12 +356,7 @@ def _experiment_head(experiment: ExperimentRecord) -> dict[str, Any]:
 def _accounting_dict(accounting: Accounting, runs: Sequence[ReportRun]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "k_requested": accounting.k_requested,
-        "complete": accounting.complete,
-        "runs_requested": accounting.runs_requested,
-        "runs_completed": accounting.runs_completed,
-        "runs_counted": accounting.runs_counted,
-        "runs_errored": accounting.runs_errored,
-        "runs_missing": accounting.runs_missing,
+        **run_counts_dict(accounting),
         "runs_replayed": replayed_runs(runs),
     }
     if accounting.k_varies:  # an adaptive rule asked cases for different k

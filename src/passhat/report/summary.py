@@ -172,19 +172,10 @@ def _ledger_dict(ledger: ErrorLedger | None) -> dict[str, Any] | None:
 
 def share_dict(share: ShareForecast) -> dict[str, Any]:
     """The dataset forecast; `low` and `high` are null where no interval is calibrated."""
-    return {
-        "label": share.label,
-        "estimate": share.estimate,
-        "low": share.low,
-        "high": share.high,
-        "confidence": share.confidence,
-        "method": share.method,
-        "note": share.note,
-        "check": share.check,
-    }
+    return {**interval_dict(share), "note": share.note, "check": share.check}
 
 
-def interval_dict(interval: Interval) -> dict[str, Any]:
+def interval_dict(interval: Interval | ShareForecast) -> dict[str, Any]:
     """One figure with its interval and how it was found."""
     return {
         "label": interval.label,
@@ -379,13 +370,20 @@ def _side_dict(accounting: Accounting, source: str, k_inferred: bool) -> dict[st
         "k_requested": accounting.k_requested,
         "k_inferred": k_inferred,
         "cases": len(accounting.cases),
+        **run_counts_dict(accounting),
+        "shortfalls": accounting.shortfalls(),
+    }
+
+
+def run_counts_dict(accounting: Accounting) -> dict[str, Any]:
+    """Whether the plan was met and its runs counted, as every JSON report says them."""
+    return {
         "complete": accounting.complete,
         "runs_requested": accounting.runs_requested,
         "runs_completed": accounting.runs_completed,
         "runs_counted": accounting.runs_counted,
         "runs_errored": accounting.runs_errored,
         "runs_missing": accounting.runs_missing,
-        "shortfalls": accounting.shortfalls(),
     }
 
 
