@@ -410,7 +410,7 @@ def test_suite_yaml_names_a_command_agent_or_says_which_field_is_wrong(
 
 
 def test_stderr_quoted_in_a_reason_cannot_drive_the_terminal() -> None:
-    from passhat.agents.command import with_tail
+    from passhat.agents.streams import with_tail
 
     reason = with_tail("the agent process exited with code 1", "bad\x1b]0;owned\x07\x1b[2J\n")
     assert "\x1b" not in reason and "\x07" not in reason

@@ -19,7 +19,8 @@ import pytest
 from agent_python import PYTHON, TESTS
 from cli_helpers import run_cli
 from conftest import SuiteWriter
-from passhat.agents.command import STDERR_TAIL, cut_secrets
+from passhat.agents.command import STDERR_TAIL
+from passhat.agents.streams import cut_secrets
 from passhat.errors import StoreError
 from passhat.store import Store
 

@@ -38,7 +38,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -72,6 +71,20 @@ from passhat.agents.sandbox import (
     runtime_paths,
     under,
 )
+from passhat.agents.streams import (
+    AgentProcessError,
+    Tail,
+    close_pipe,
+    cut_secrets,
+    drain,
+    drain_for,
+    exit_reason,
+    exited,
+    feed,
+    kill_group,
+    read_capped,
+    with_tail,
+)
 from passhat.errors import ConfigError
 from passhat.records import COMMAND_AGENT
 
@@ -93,19 +106,9 @@ with setsid could hold them open)."""
 EXIT_GRACE_S = 0.5
 """Seconds the pipes are read after the agent exited: what a child that outlives it
 (isolation process) still holds open is not waited for longer."""
-MESSAGE_TAIL = 2000
-"""Characters of stderr quoted in an error message."""
 INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "SYSTEMROOT")
 """Variables of passhat's environment every agent process gets (and LC_*)."""
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
-
-
-class AgentProcessError(Exception):
-    """The agent process failed; `error_type` is what the run records."""
-
-    def __init__(self, error_type: str, message: str) -> None:
-        super().__init__(message)
-        self.error_type = error_type
 
 
 @dataclass(frozen=True)
@@ -343,153 +346,6 @@ def parse_output(raw: bytes, mode: str) -> Any:
         ) from None
 
 
-def exit_reason(returncode: int, sandboxed: bool = False) -> str:
-    if sandboxed and 128 < returncode < 128 + 65:  # bwrap reports a signal as 128 + N
-        returncode = 128 - returncode
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"the agent process was killed by {name}"
-    return f"the agent process exited with code {returncode}"
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Control characters (terminal escapes among them) written out as \\xNN:
-    an agent's stderr is data, and must not drive the terminal it is shown on."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def with_tail(reason: str, stderr: str, secrets: tuple[str, ...] = ()) -> str:
-    tail = printable(stderr.strip())
-    if not tail:
-        return reason + " (stderr was empty)"
-    if len(tail) > MESSAGE_TAIL:
-        tail = "..." + cut_secrets(tail[-MESSAGE_TAIL:], secrets)
-    return f"{reason}; stderr ends:\n{tail}"
-
-
-PARTIAL_MIN = 4
-"""Characters of a secret's end that count as a piece of it at the start of a cut text."""
-
-
-def cut_secrets(text: str, secrets: tuple[str, ...]) -> str:
-    """`text`, a tail cut from a longer one, without the end of a secret it may begin
-    with (whole secrets are blanked where the run is stored; a cut one would not be)."""
-    for secret in secrets:
-        for start in range(1, len(secret) - PARTIAL_MIN + 1):
-            if text.startswith(secret[start:]):
-                return "***" + text[len(secret) - start :]
-    return text
-
-
-class _Tail:
-    """The last `limit` bytes written."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-
-    cut = False
-    """Whether more was written than is kept."""
-
-    def add(self, chunk: bytes) -> None:
-        self.data += chunk
-        if len(self.data) > self.limit:
-            del self.data[: len(self.data) - self.limit]
-            self.cut = True
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", errors="replace")
-
-
-async def _read_capped(stream: asyncio.StreamReader, limit: int, out: bytearray) -> None:
-    while chunk := await stream.read(65536):
-        out += chunk
-        if len(out) > limit:
-            raise AgentProcessError(
-                "agent_output",
-                f"the agent printed more than {limit // (1024 * 1024)} MiB on stdout; the "
-                "process was killed. Print one JSON value (logs go to stderr)",
-            )
-
-
-async def _drain(stream: asyncio.StreamReader, tail: _Tail) -> None:
-    while chunk := await stream.read(65536):
-        tail.add(chunk)
-
-
-async def _discard(stream: asyncio.StreamReader) -> None:
-    while await stream.read(65536):
-        pass
-
-
-async def _drain_for(seconds: float, *streams: asyncio.StreamReader) -> None:
-    """Read `streams` to their end for at most `seconds`, then stop (no task is left
-    with an exception nobody reads, even when this is cancelled)."""
-    tasks = [asyncio.ensure_future(_discard(s)) for s in streams]
-    try:
-        await asyncio.wait(tasks, timeout=seconds)
-    finally:
-        for task in tasks:
-            task.cancel()
-
-
-async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
-    # an agent that never reads its stdin is fine: it has PASSHAT_INPUT
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stdin.write(data)
-        await stdin.drain()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stdin.close()
-
-
-async def _exited(proc: asyncio.subprocess.Process) -> int:
-    """The process's exit code, as soon as it exits: `proc.wait()` of Python 3.11 also
-    waits for its pipes to close, which a child that left the group can hold open."""
-    fd = -1
-    with contextlib.suppress(AttributeError, OSError):
-        fd = os.pidfd_open(proc.pid)
-    loop = asyncio.get_running_loop()
-    try:
-        if fd >= 0:
-            gone: asyncio.Future[None] = loop.create_future()
-
-            def wake() -> None:
-                if not gone.done():
-                    gone.set_result(None)
-
-            loop.add_reader(fd, wake)
-            try:
-                await gone
-            finally:
-                loop.remove_reader(fd)
-        delay = 0.001 if fd >= 0 else 0.05  # reaped by the child watcher at once, after exit
-        while proc.returncode is None:
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.05)
-        return proc.returncode
-    finally:
-        if fd >= 0:
-            os.close(fd)
-
-
-def _close_pipe(stream: asyncio.StreamReader) -> None:
-    """Close a pipe a surviving child still holds, so its transport is not left open."""
-    transport = getattr(stream, "_transport", None)
-    if transport is not None:
-        transport.close()
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
 def _run_environ(ctx: RunContext, input_file: Path, workdir: Path) -> dict[str, str]:
     return {
         "PASSHAT_INPUT": str(input_file),
@@ -699,13 +555,13 @@ class CommandAgent:
         guard.add(proc.pid)
         if gate is not None:
             gate.spawned()
-        tail = _Tail(STDERR_TAIL)
+        tail = Tail(STDERR_TAIL)
         stdout = bytearray()
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        feeder = asyncio.create_task(_feed(proc.stdin, payload))
-        drainer = asyncio.create_task(_drain(proc.stderr, tail))
-        reader = asyncio.create_task(_read_capped(proc.stdout, STDOUT_LIMIT, stdout))
-        waiter = asyncio.create_task(_exited(proc))
+        feeder = asyncio.create_task(feed(proc.stdin, payload))
+        drainer = asyncio.create_task(drain(proc.stderr, tail))
+        reader = asyncio.create_task(read_capped(proc.stdout, STDOUT_LIMIT, stdout))
+        waiter = asyncio.create_task(exited(proc))
         try:
             if gate is not None:
                 await _open(gate, proc, waiter, tail, self.secret_values())
@@ -715,7 +571,7 @@ class CommandAgent:
                 reader.result()
             await waiter
             # leftovers of the run (background children) go with it; their pipes close
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             # the run ends with its agent: a child that left the group (setsid) and holds
             # the pipes is not waited for; what was printed until now is the output
             await asyncio.wait({reader, drainer}, timeout=EXIT_GRACE_S)
@@ -724,16 +580,16 @@ class CommandAgent:
         finally:
             if gate is not None:
                 gate.close()
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             for task in (feeder, drainer, reader, waiter):
                 task.cancel()
             with contextlib.suppress(BaseException):
                 proc.stdin.close()
                 # what is left in the pipes is read for a moment (the group is dead); then
                 # they are closed, since a child that left the group may hold them open
-                await _drain_for(EXIT_GRACE_S, proc.stdout, proc.stderr)
+                await drain_for(EXIT_GRACE_S, proc.stdout, proc.stderr)
             for stream in (proc.stdout, proc.stderr):
-                _close_pipe(stream)
+                close_pipe(stream)
             with contextlib.suppress(BaseException):
                 await asyncio.wait({asyncio.ensure_future(proc.wait())}, timeout=PIPE_GRACE_S)
             guard.remove(proc.pid)
@@ -755,7 +611,7 @@ async def _open(
     gate: netns.Gate,
     proc: asyncio.subprocess.Process,
     waiter: asyncio.Task[int],
-    tail: _Tail,
+    tail: Tail,
     secrets: tuple[str, ...],
 ) -> None:
     """Serve the run's endpoints inside its sandbox, then let its agent start; a sandbox
@@ -763,7 +619,7 @@ async def _open(
     try:
         await gate.open()
     except OSError as error:
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(asyncio.shield(waiter), EXIT_GRACE_S)
             await asyncio.sleep(0)  # what bwrap wrote is drained

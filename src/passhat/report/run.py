@@ -41,7 +41,7 @@ def print_run(console: Console, r: RunRecord) -> None:
     if r.traceback:
         console.print(Panel(Text(r.traceback.rstrip()), title="traceback", title_align="left"))
     if r.stderr:
-        from passhat.agents.command import printable
+        from passhat.agents.streams import printable
 
         console.print(Panel(Text(printable(r.stderr)), title="stderr (tail)", title_align="left"))
     for i, message in enumerate(r.transcript):

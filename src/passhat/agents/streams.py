@@ -1,0 +1,173 @@
+"""A command agent's process as passhat sees it: its pipes, its exit, its stderr's tail.
+
+Its input is fed and stdin closed, its stdout read up to a cap, its stderr kept as a
+bounded tail with every secret value cut out (also a partial value the cut left at
+its start), its process group killed whole, and its exit put in words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+
+
+class AgentProcessError(Exception):
+    """The agent process failed; `error_type` is what the run records."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+MESSAGE_TAIL = 2000
+"""Characters of stderr quoted in a run's error message."""
+
+
+def exit_reason(returncode: int, sandboxed: bool = False) -> str:
+    if sandboxed and 128 < returncode < 128 + 65:  # bwrap reports a signal as 128 + N
+        returncode = 128 - returncode
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the agent process was killed by {name}"
+    return f"the agent process exited with code {returncode}"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Control characters (terminal escapes among them) written out as \\xNN:
+    an agent's stderr is data, and must not drive the terminal it is shown on."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def with_tail(reason: str, stderr: str, secrets: tuple[str, ...] = ()) -> str:
+    tail = printable(stderr.strip())
+    if not tail:
+        return reason + " (stderr was empty)"
+    if len(tail) > MESSAGE_TAIL:
+        tail = "..." + cut_secrets(tail[-MESSAGE_TAIL:], secrets)
+    return f"{reason}; stderr ends:\n{tail}"
+
+
+PARTIAL_MIN = 4
+"""Characters of a secret's end that count as a piece of it at the start of a cut text."""
+
+
+def cut_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    """`text`, a tail cut from a longer one, without the end of a secret it may begin
+    with (whole secrets are blanked where the run is stored; a cut one would not be)."""
+    for secret in secrets:
+        for start in range(1, len(secret) - PARTIAL_MIN + 1):
+            if text.startswith(secret[start:]):
+                return "***" + text[len(secret) - start :]
+    return text
+
+
+class Tail:
+    """The last `limit` bytes written."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+
+    cut = False
+    """Whether more was written than is kept."""
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+            self.cut = True
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+async def read_capped(stream: asyncio.StreamReader, limit: int, out: bytearray) -> None:
+    while chunk := await stream.read(65536):
+        out += chunk
+        if len(out) > limit:
+            raise AgentProcessError(
+                "agent_output",
+                f"the agent printed more than {limit // (1024 * 1024)} MiB on stdout; the "
+                "process was killed. Print one JSON value (logs go to stderr)",
+            )
+
+
+async def drain(stream: asyncio.StreamReader, tail: Tail) -> None:
+    while chunk := await stream.read(65536):
+        tail.add(chunk)
+
+
+async def discard(stream: asyncio.StreamReader) -> None:
+    while await stream.read(65536):
+        pass
+
+
+async def drain_for(seconds: float, *streams: asyncio.StreamReader) -> None:
+    """Read `streams` to their end for at most `seconds`, then stop (no task is left
+    with an exception nobody reads, even when this is cancelled)."""
+    tasks = [asyncio.ensure_future(discard(s)) for s in streams]
+    try:
+        await asyncio.wait(tasks, timeout=seconds)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+async def feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    # an agent that never reads its stdin is fine: it has PASSHAT_INPUT
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.write(data)
+        await stdin.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.close()
+
+
+async def exited(proc: asyncio.subprocess.Process) -> int:
+    """The process's exit code, as soon as it exits: `proc.wait()` of Python 3.11 also
+    waits for its pipes to close, which a child that left the group can hold open."""
+    fd = -1
+    with contextlib.suppress(AttributeError, OSError):
+        fd = os.pidfd_open(proc.pid)
+    loop = asyncio.get_running_loop()
+    try:
+        if fd >= 0:
+            gone: asyncio.Future[None] = loop.create_future()
+
+            def wake() -> None:
+                if not gone.done():
+                    gone.set_result(None)
+
+            loop.add_reader(fd, wake)
+            try:
+                await gone
+            finally:
+                loop.remove_reader(fd)
+        delay = 0.001 if fd >= 0 else 0.05  # reaped by the child watcher at once, after exit
+        while proc.returncode is None:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        return proc.returncode
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def close_pipe(stream: asyncio.StreamReader) -> None:
+    """Close a pipe a surviving child still holds, so its transport is not left open."""
+    transport = getattr(stream, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+def kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
