@@ -49,16 +49,15 @@ def _setns(fd: int) -> None:
 
 
 def _listener(port: int) -> socket.socket:
+    from passhat.serve.endpoints import listening
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)
-        sock.bind(("127.0.0.1", port))
-        sock.listen(128)
-        sock.setblocking(False)
     except OSError:
         sock.close()
         raise
-    return sock
+    return listening(sock, ("127.0.0.1", port))
 
 
 def _listen_there(pid: int, ports: Sequence[int]) -> list[socket.socket]:

@@ -53,3 +53,15 @@ class RunEndpoints:
             "ANTHROPIC_BASE_URL": self.openai_base_url.removesuffix("/v1"),
             "ANTHROPIC_API_KEY": self.token,
         }
+
+
+def listening(sock: socket.socket, address: str | tuple[str, int]) -> socket.socket:
+    """`sock` bound to `address`, listening and non-blocking (closed if any step fails)."""
+    try:
+        sock.bind(address)
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock

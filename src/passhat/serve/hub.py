@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from passhat.serve.endpoints import BOUND, RUN, RunEndpoints
+from passhat.serve.endpoints import BOUND, RUN, RunEndpoints, listening
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
@@ -144,12 +144,4 @@ class Hub:
 
 
 def unix_listener(path: str) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(path)
-        sock.listen(128)
-        sock.setblocking(False)
-    except OSError:
-        sock.close()
-        raise
-    return sock
+    return listening(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), path)
