@@ -190,3 +190,50 @@ def test_a_root_passhat_listens_inside_the_sandbox_with_no_relay(
     monkeypatch.setattr(netns, "direct", lambda: False)
     relayed = _comms_in_sandbox(open_tmp)
     assert "socat" in relayed or any(c.startswith("python") for c in relayed), relayed
+
+
+def test_bwraps_info_gives_the_sandbox_pid_and_network_namespace_once_whole() -> None:
+    from passhat.agents.netns import _info_in
+
+    whole = b'{\n    "child-pid": 25939,\n    "net-namespace": 4026532180\n}\n'
+    assert _info_in(whole[:20]) is None  # not all of it yet
+    assert _info_in(whole) == (25939, 4026532180)
+    for odd in (b"[1, 2]", b'{"pid": 3}', b'{"child-pid": "x"}'):
+        with pytest.raises(OSError, match="names no sandbox pid"):
+            _info_in(odd)
+    with pytest.raises(OSError, match="not the JSON"):
+        _info_in(b"{" * 70_000)
+
+
+def test_a_freed_pid_taken_by_another_process_is_not_entered() -> None:
+    """passhat enters the namespace bwrap named, not whatever process holds the pid now:
+    this process's own namespace with another number is refused; with its own, it binds."""
+    import os
+
+    from passhat.agents import netns
+
+    if not netns.direct():
+        pytest.skip("passhat cannot enter network namespaces here (not root)")
+    own = os.stat(f"/proc/{os.getpid()}/ns/net").st_ino
+    with pytest.raises(OSError, match="no longer the run's sandbox"):
+        netns.listen_in(os.getpid(), [0], own + 1)
+    (sock,) = netns.listen_in(os.getpid(), [0], own)
+    assert sock.getsockname()[0] == "127.0.0.1"
+    sock.close()
+
+
+async def test_an_x_api_key_is_read_when_the_bearer_is_not_a_runs() -> None:
+    """Anthropic's SDKs send the key as x-api-key; a client that also sends another
+    Authorization header still reaches its run."""
+    import httpx2
+
+    _, env = _suite_and_env()
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    async with hub_scope(), serve_run(env, ctx) as run:
+        headers = {**MCP, "Authorization": "Bearer other", "x-api-key": run.token}
+        async with httpx2.AsyncClient() as http:
+            answer = await http.post(run.mcp_url, json=LIST, headers=headers)
+            assert answer.status_code == 200
+            headers["x-api-key"] = "forged"
+            answer = await http.post(run.mcp_url, json=LIST, headers=headers)
+            assert answer.status_code == 401

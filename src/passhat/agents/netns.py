@@ -60,13 +60,17 @@ def _listener(port: int) -> socket.socket:
     return listening(sock, ("127.0.0.1", port))
 
 
-def _listen_there(pid: int, ports: Sequence[int]) -> list[socket.socket]:
-    """Run on a thread of its own: enter `pid`'s network namespace, listen, come back."""
+def _listen_there(pid: int, ports: Sequence[int], netns: int | None) -> list[socket.socket]:
+    """Run on a thread of its own: enter `pid`'s network namespace (the one numbered
+    `netns`, as bwrap said: not another process's that took a freed pid), listen, come
+    back."""
     home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
     made: list[socket.socket] = []
     try:
         target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         try:
+            if netns is not None and os.fstat(target).st_ino != netns:
+                raise OSError(f"process {pid} is no longer the run's sandbox")
             _setns(target)
         finally:
             os.close(target)
@@ -83,14 +87,14 @@ def _listen_there(pid: int, ports: Sequence[int]) -> list[socket.socket]:
     return made
 
 
-def listen_in(pid: int, ports: Sequence[int]) -> list[socket.socket]:
+def listen_in(pid: int, ports: Sequence[int], netns: int | None = None) -> list[socket.socket]:
     """Listening sockets on 127.0.0.1 at `ports` in the network namespace of process `pid`.
     A fresh thread enters it and ends: no thread of passhat's pool ever changes namespace."""
     out: dict[str, object] = {}
 
     def work() -> None:
         try:
-            out["socks"] = _listen_there(pid, ports)
+            out["socks"] = _listen_there(pid, ports, netns)
         except BaseException as error:  # handed to the caller's thread
             out["error"] = error
 
@@ -131,8 +135,8 @@ class Gate:
 
     async def open(self) -> None:
         """Wait for the sandbox's pid, serve the endpoints inside it, start the agent."""
-        pid = await _read_pid(self.info_read)
-        socks = listen_in(pid, [port for port, _ in self.endpoints])
+        pid, netns = await _read_info(self.info_read)
+        socks = listen_in(pid, [port for port, _ in self.endpoints], netns)
         try:
             for sock, (_, listen) in zip(socks, self.endpoints, strict=True):
                 if listen is None:
@@ -152,14 +156,20 @@ class Gate:
         self.info_read = self.info_write = self.block_read = self.block_write = -1
 
 
-def _pid_in(data: bytes) -> int | None:
-    """The `child-pid` of bwrap's info JSON once all of it is in `data`."""
+def _info_in(data: bytes) -> tuple[int, int | None] | None:
+    """The sandbox's pid and network namespace (its inode) from bwrap's info JSON once all
+    of it is in `data` (None until then)."""
     try:
-        return int(json.loads(data)["child-pid"])
+        info = json.loads(data)
     except ValueError:
         if len(data) > INFO_LIMIT:
             raise OSError("bwrap's info was not the JSON it writes") from None
         return None
+    try:
+        netns = info.get("net-namespace")
+        return int(info["child-pid"]), int(netns) if netns is not None else None
+    except (AttributeError, KeyError, TypeError, ValueError):
+        raise OSError("bwrap's info names no sandbox pid") from None
 
 
 def _wake(ready: asyncio.Future[None]) -> None:
@@ -167,8 +177,8 @@ def _wake(ready: asyncio.Future[None]) -> None:
         ready.set_result(None)
 
 
-async def _read_pid(fd: int) -> int:
-    """The sandbox's pid, read off the loop's own reader."""
+async def _read_info(fd: int) -> tuple[int, int | None]:
+    """The sandbox's pid and network namespace, read off the loop's own reader."""
     loop = asyncio.get_running_loop()
     os.set_blocking(fd, False)
     data = b""
@@ -184,9 +194,9 @@ async def _read_pid(fd: int) -> int:
             if not chunk:
                 raise OSError("bwrap ended before it made the sandbox")
             data += chunk
-            pid = _pid_in(data)
-            if pid is not None:
-                return pid
+            info = _info_in(data)
+            if info is not None:
+                return info
 
 
 @functools.cache
@@ -208,14 +218,15 @@ def direct() -> bool:
     gate.spawned()
     try:
         data = b""
-        pid = None
-        while pid is None:
+        info = None
+        while info is None:
             chunk = os.read(gate.info_read, 4096)  # bwrap writes it at once, or dies
             if not chunk:
                 return False
             data += chunk
-            pid = _pid_in(data)
-        for sock in listen_in(pid, [1]):
+            info = _info_in(data)
+        pid, netns = info
+        for sock in listen_in(pid, [1], netns):
             sock.close()
         os.write(gate.block_write, b"x")
         return True

@@ -112,11 +112,16 @@ class Hub:
             task.cancel()
 
     def _find(self, headers: dict[bytes, bytes]) -> Served | None:
+        """The run of the token in `Authorization: Bearer`, else in `x-api-key` (as
+        Anthropic's SDKs send it)."""
         bearer = headers.get(b"authorization", b"")
+        found = None
         if bearer[:7].lower() == b"bearer ":
-            return self.runs.get(bearer[7:].decode("latin-1"))
-        key = headers.get(b"x-api-key")  # Anthropic's SDKs send the key so
-        return self.runs.get(key.decode("latin-1")) if key is not None else None
+            found = self.runs.get(bearer[7:].decode("latin-1"))
+        key = headers.get(b"x-api-key")
+        if found is None and key is not None:
+            found = self.runs.get(key.decode("latin-1"))
+        return found
 
     def _dispatch(self, app: Any) -> Any:
         """The app, handed the run each request's token names; 401 without one, and for a
