@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from adaptive_sim import (
     rerun_until_decided,
     until_decided,
 )
-from cli_helpers import run_cli
+from cli_helpers import CliResult, run_cli
 from passhat.adaptive import (
     anytime_decided_look,
     anytime_unreachable,
@@ -152,27 +153,43 @@ CANDIDATE = (
 """B passing every run, against the baseline `base`, a look after every run to k = 12."""
 
 
-def _base(capsys: pytest.CaptureFixture[str], suite: Path, db: Path) -> None:
-    """The baseline `base`: odd runs pass, 4 runs of each of the 8 cards."""
-    r = _run(capsys, suite, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
+@pytest.fixture
+def base_db(
+    cards: Path,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> Path:
+    """A store holding the baseline `base`: odd runs pass, 4 runs of each of the 8 cards."""
+    db = tmp_path / "p.db"
+    r = _run(capsys, cards, db, "--agent", "agents_for_tests:odd_runs_pass", "-k", "4",
              "--name", "base")  # fmt: skip
     assert r.code == 0, r.err
+    return db
+
+
+def _candidate(
+    capsys: pytest.CaptureFixture[str], suite: Path, db: Path, *extra: str, quiet: bool = True
+) -> tuple[CliResult, dict[str, Any]]:
+    """Run the candidate `cand` (CANDIDATE, and `extra`) and read its adaptive record;
+    not `quiet`, the plan and progress are printed too."""
+    out = db.parent / "a.json"
+    args = (*CANDIDATE, *extra, "--name", "cand", "--adaptive-json", str(out))
+    r = (
+        _run(capsys, suite, db, *args)
+        if quiet
+        else run_cli(capsys, "run", str(suite), "--db", str(db), *args)
+    )
+    assert r.code == 0, r.err
+    return r, json.loads(out.read_text(encoding="utf-8"))
 
 
 def test_until_decided_anytime_with_a_fixed_baseline_decides_when_the_sequence_excludes_0(
     cards: Path,  # noqa: F811
-    tmp_path: Path,
+    base_db: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    db = tmp_path / "p.db"
-    _base(capsys, cards, db)
-    out = tmp_path / "a.json"
-    r = _run(
-        capsys, cards, db, *CANDIDATE, "--no-rerun-baseline", "--name", "cand",
-        "--adaptive-json", str(out),
-    )  # fmt: skip
-    assert r.code == 0, r.err
-    data = json.loads(out.read_text(encoding="utf-8"))
+    db = base_db
+    r, data = _candidate(capsys, cards, db, "--no-rerun-baseline")
     assert data["spending"] == "anytime" and data["anytime"] is True
     assert data["looks_taken"] == 10 and data["stopped"] == "decided at k = 10: B is better"
     assert [x["outcome"] for x in data["looks"]] == ["none"] * 9 + ["better"]
@@ -193,22 +210,15 @@ def test_until_decided_anytime_with_a_fixed_baseline_decides_when_the_sequence_e
 
 def test_until_decided_anytime_reruns_the_baseline_alongside_and_counts_its_runs(
     cards: Path,  # noqa: F811
-    tmp_path: Path,
+    base_db: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The default: A (odd runs pass, 4 runs a case) gets one more run a case every round
     after the first. Round 1 pairs B's 1 pass with A's 2/4 (+0.5 in each of 8 cases),
     then A's runs 5, 6, 7, 8 pass, fail, pass, fail against B's passes (+0, +1, +0, +1):
     the look at k = 5 decides, where the fixed baseline needed k = 10."""
-    db = tmp_path / "p.db"
-    _base(capsys, cards, db)
-    out = tmp_path / "a.json"
-    r = run_cli(
-        capsys, "run", str(cards), "--db", str(db),
-        *CANDIDATE, "--name", "cand", "--adaptive-json", str(out),
-    )  # fmt: skip
-    assert r.code == 0, r.err
-    data = json.loads(out.read_text(encoding="utf-8"))
+    db = base_db
+    r, data = _candidate(capsys, cards, db, quiet=False)
     assert data["looks_taken"] == 5 and data["stopped"] == "decided at k = 5: B is better"
     # the estimate: B's share (1) less A's share over all its runs so far (2/4, 3/5, ...)
     expected = [1 - 2 / 4, 1 - 3 / 5, 1 - 3 / 6, 1 - 4 / 7, 1 - 4 / 8]
@@ -233,21 +243,15 @@ def test_until_decided_anytime_reruns_the_baseline_alongside_and_counts_its_runs
 
 def test_an_imported_baseline_stays_fixed_and_says_why(
     cards: Path,  # noqa: F811
-    tmp_path: Path,
+    base_db: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     import sqlite3
 
-    db = tmp_path / "p.db"
-    _base(capsys, cards, db)
+    db = base_db
     with sqlite3.connect(db) as con:  # as `passhat import` records one: no agent to run
         con.execute("UPDATE experiments SET kind = 'imported' WHERE name = 'base'")
-    out = tmp_path / "a.json"
-    r = _run(
-        capsys, cards, db, *CANDIDATE, "--name", "cand", "--adaptive-json", str(out),
-    )  # fmt: skip
-    assert r.code == 0, r.err
-    data = json.loads(out.read_text(encoding="utf-8"))
+    _, data = _candidate(capsys, cards, db)
     assert data["baseline_rerun"] is False and data["looks_taken"] == 10
     assert "stays fixed (it was made by 'imported', not run by passhat" in data["baseline_note"]
     assert _report(capsys, db, "base")["dataset"]["k_requested"] == 4
@@ -255,13 +259,12 @@ def test_an_imported_baseline_stays_fixed_and_says_why(
 
 def test_a_baseline_that_cannot_be_run_again_is_refused_before_anything_is_stored(
     cards: Path,  # noqa: F811
-    tmp_path: Path,
+    base_db: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     import sqlite3
 
-    db = tmp_path / "p.db"
-    _base(capsys, cards, db)
+    db = base_db
     with sqlite3.connect(db) as con:  # its agent's module is gone since
         con.execute("UPDATE experiments SET agent = 'gone_module:agent' WHERE name = 'base'")
     args = (*CANDIDATE, "--name", "never")
