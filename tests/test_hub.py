@@ -237,3 +237,19 @@ async def test_an_x_api_key_is_read_when_the_bearer_is_not_a_runs() -> None:
             headers["x-api-key"] = "forged"
             answer = await http.post(run.mcp_url, json=LIST, headers=headers)
             assert answer.status_code == 401
+
+
+async def test_a_socket_the_server_cannot_serve_is_closed_not_kept() -> None:
+    """A listener handed to a run's server belongs to it: one it cannot serve is closed (a
+    socket made in a sandbox would otherwise keep its network namespace alive)."""
+    from passhat.serve.egress import serve_egress
+
+    _, env = _suite_and_env()
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    async with hub_scope(), serve_run(env, ctx) as run, serve_egress(None, ["x:1"]) as egress:
+        assert run.listen is not None
+        for listen in (run.listen, egress):
+            datagram = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # not a stream
+            with pytest.raises(ValueError):
+                await listen(datagram)
+            assert datagram.fileno() == -1

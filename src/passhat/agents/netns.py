@@ -28,6 +28,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from passhat.serve.endpoints import listening
+
 if TYPE_CHECKING:
     from passhat.serve.endpoints import Listen
 
@@ -49,8 +51,6 @@ def _setns(fd: int) -> None:
 
 
 def _listener(port: int) -> socket.socket:
-    from passhat.serve.endpoints import listening
-
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)
@@ -141,8 +141,8 @@ class Gate:
             for sock, (_, listen) in zip(socks, self.endpoints, strict=True):
                 if listen is None:
                     raise OSError("an endpoint of the run has no server")
-                await listen(sock)  # the server owns it now
-                socks = socks[1:]
+                socks = socks[1:]  # handed over: the server owns it, or closes it
+                await listen(sock)
         finally:
             for sock in socks:  # what no server took
                 sock.close()

@@ -132,7 +132,11 @@ async def serve_egress(
         return _handle(allowed, reader, writer)
 
     async def listen(sock: socket.socket) -> None:
-        servers.append(await asyncio.start_server(handle, sock=sock, limit=HEAD_LIMIT))
+        try:
+            servers.append(await asyncio.start_server(handle, sock=sock, limit=HEAD_LIMIT))
+        except BaseException:  # not served: not kept open
+            sock.close()
+            raise
 
     if unix_path is not None:
         servers.append(await asyncio.start_unix_server(handle, path=unix_path, limit=HEAD_LIMIT))

@@ -19,7 +19,8 @@ RUN = "passhat.run"
 BOUND = "passhat.bound"
 """The key, in a request's scope state, of the token of the run whose listener took it."""
 Listen = Callable[[socket.socket], Awaitable[None]]
-"""Serve on one more listening socket (one made in a sandbox's network namespace)."""
+"""Serve on one more listening socket (one made in a sandbox's network namespace); it
+owns the socket from the call on, and closes it when it cannot serve it."""
 
 
 @dataclass(frozen=True)

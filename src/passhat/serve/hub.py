@@ -89,7 +89,11 @@ class Hub:
         self.runs[served.token] = served
 
         async def listen(sock: socket.socket) -> None:
-            served.listeners.append(await add(sock, served.token))
+            try:
+                served.listeners.append(await add(sock, served.token))
+            except BaseException:  # not served: not kept open (nor its sandbox's namespace)
+                sock.close()
+                raise
 
         try:
             if unix_path is not None:
