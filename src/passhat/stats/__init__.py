@@ -34,8 +34,8 @@ The package is laid out by what a reader looks for: `intervals` (closed forms pe
 case and per dataset), `bootstrap`, `dataset` (the intervals beside the dataset
 figures), `forecasts`, `planning`, `comparison` and `multiplicity` (per-case tests
 and their adjustment), `bundle` (all of it in one call, `uncertainty`) and `anytime`
-(the betting confidence sequence of `--spending anytime`), on `distributions` and
-`_base`. Every name is imported from here, `passhat.stats`, as before the split.
+(the betting confidence sequence of `--spending anytime`), on `distributions`,
+`_base` and `_numpy` (numpy, loaded on first use). Every name is imported from here, `passhat.stats`, as before the split.
 """
 
 from __future__ import annotations

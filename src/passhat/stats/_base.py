@@ -6,19 +6,15 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from passhat._lazy import lazy_import
 from passhat.accounting import Accounting
 from passhat.errors import MetricsError, NoRunsError
 from passhat.metrics import NO_RUNS
+from passhat.stats._numpy import np
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
+    from numpy.typing import NDArray
 
-    Floats = NDArray[np.float64]
-    Ints = NDArray[np.int64]
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike, Floats, Ints
 
 
 JEFFREYS: tuple[float, float] = (0.5, 0.5)

@@ -39,13 +39,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from passhat._lazy import lazy_import
+from passhat.stats._numpy import np
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
-else:
-    np = lazy_import("numpy")
+    from numpy.typing import NDArray
+
+    from passhat.stats._numpy import ArrayLike
 
 BETS: tuple[float, ...] = tuple(0.8 * 0.7**g for g in range(16))
 """Bet sizes of the mixture, as a share of 1 / (range of the observations): from 0.8

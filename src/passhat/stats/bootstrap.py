@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from passhat._lazy import lazy_import
 from passhat.metrics import CASE_RATE_LABEL, RATE_LABEL, label_at, label_hat
 from passhat.stats._base import (
     _CHUNK,
@@ -23,6 +22,7 @@ from passhat.stats._base import (
     pass_at_array,
     pass_hat_array,
 )
+from passhat.stats._numpy import np
 from passhat.stats.distributions import _t_quantile
 from passhat.stats.intervals import (
     Interval,
@@ -34,13 +34,7 @@ from passhat.stats.intervals import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
-
-    Floats = NDArray[np.float64]
-    Ints = NDArray[np.int64]
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike, Floats, Ints
 
 
 def _resample_counts(cases: int, resamples: int, rng: np.random.Generator) -> Iterator[Ints]:

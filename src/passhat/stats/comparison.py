@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
-from passhat._lazy import lazy_import
 from passhat.accounting import Accounting
 from passhat.errors import InputError, MetricsError
 from passhat.metrics import CASE_RATE_LABEL, RATE_LABEL, label_at, label_hat
@@ -24,16 +23,12 @@ from passhat.stats._base import (
     pass_at_array,
     pass_hat_array,
 )
+from passhat.stats._numpy import np
 from passhat.stats.distributions import _t_quantile, _z, betainc
 from passhat.stats.multiplicity import CASE_ALPHA, CORRECTIONS, Adjust, _check_adjust, case_tests
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
-
-    Floats = NDArray[np.float64]
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike, Floats
 
 
 Metric = Literal["pass@1", "pass@k", "pass^k"]

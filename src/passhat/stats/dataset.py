@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from passhat._lazy import lazy_import
 from passhat.accounting import Accounting
 from passhat.errors import MetricsError
 from passhat.metrics import RATE_LABEL
@@ -19,6 +18,7 @@ from passhat.stats._base import (
     pass_at_array,
     pass_hat_array,
 )
+from passhat.stats._numpy import np
 from passhat.stats.bootstrap import _bootstrap_rate, case_rate_bootstrap
 from passhat.stats.distributions import beta_moment
 from passhat.stats.forecasts import _population
@@ -33,12 +33,7 @@ from passhat.stats.intervals import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
-
-    Ints = NDArray[np.int64]
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike, Ints
 
 
 @dataclass(frozen=True)

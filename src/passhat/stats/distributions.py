@@ -8,15 +8,10 @@ import math
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from passhat._lazy import lazy_import
+from passhat.stats._numpy import np
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
-
-    Floats = NDArray[np.float64]
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike, Floats
 
 
 _FEW_VALUES = 8

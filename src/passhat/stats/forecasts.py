@@ -9,7 +9,6 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from passhat._lazy import lazy_import
 from passhat.accounting import Accounting
 from passhat.errors import MetricsError
 from passhat.metrics import CASE_RATE_LABEL
@@ -26,18 +25,13 @@ from passhat.stats._base import (
     _counts,
     _unique_rows,
 )
+from passhat.stats._numpy import np
 from passhat.stats.bootstrap import _bootstrap_ends, _expanded_tail
 from passhat.stats.distributions import _z, beta_moment, beta_quantile
 from passhat.stats.intervals import _binomial_floor, _case_rate_trials, score_interval
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
-
-    Floats = NDArray[np.float64]
-    Ints = NDArray[np.int64]
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike, Floats, Ints
 
 
 Prior = tuple[float, float] | Literal["fitted"]

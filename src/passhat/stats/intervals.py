@@ -9,7 +9,6 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from passhat._lazy import lazy_import
 from passhat.accounting import Accounting
 from passhat.metrics import CASE_RATE_LABEL, RATE_LABEL, label_at, label_hat
 from passhat.stats._base import (
@@ -20,16 +19,11 @@ from passhat.stats._base import (
     pass_at_array,
     pass_hat_array,
 )
+from passhat.stats._numpy import np
 from passhat.stats.distributions import _t_quantile, _z
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
-
-    Floats = NDArray[np.float64]
-    Ints = NDArray[np.int64]
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike, Floats, Ints
 
 
 @dataclass(frozen=True)

@@ -6,18 +6,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Literal, cast
 
-from passhat._lazy import lazy_import
 from passhat.errors import InputError
 from passhat.stats._base import _counts
+from passhat.stats._numpy import np
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike, NDArray
-
-    Floats = NDArray[np.float64]
-    Ints = NDArray[np.int64]
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike, Floats, Ints
 
 
 def _hypergeometric_pmf(total: int, good: int, draws: int) -> tuple[Ints, Floats]:

@@ -7,7 +7,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from passhat._lazy import lazy_import
 from passhat.accounting import Accounting
 from passhat.errors import MetricsError
 from passhat.stats._base import (
@@ -17,14 +16,12 @@ from passhat.stats._base import (
     _counts,
     pass_hat_array,
 )
+from passhat.stats._numpy import np
 from passhat.stats.distributions import _z, beta_moment
 from passhat.stats.forecasts import _NO_SPREAD, _population
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import ArrayLike
-else:
-    np = lazy_import("numpy")  # imported when a statistic is first computed
+    from passhat.stats._numpy import ArrayLike
 
 
 @dataclass(frozen=True)
