@@ -21,7 +21,7 @@ from passhat.stats.distributions import _z, beta_moment
 from passhat.stats.forecasts import _NO_SPREAD, _population
 
 if TYPE_CHECKING:
-    from passhat.stats._numpy import ArrayLike
+    from passhat.stats._numpy import ArrayLike, Ints
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,19 @@ def _check_target(target: float) -> None:
         )
 
 
+def _planning_counts(
+    runs: ArrayLike, passes: ArrayLike, target: float, confidence: float
+) -> tuple[Ints, Ints]:
+    """The counted runs and passes per case, once the arguments are checked and there
+    are the two cases a plan needs (their spread is what it plans from)."""
+    _check_confidence(confidence)
+    _check_target(target)
+    n, c = _counts(runs, passes)
+    if n.size < 2:
+        raise MetricsError(f"planning needs at least 2 cases with counted runs; have {n.size}")
+    return n, c
+
+
 def plan_pass_at_1(
     runs: ArrayLike, passes: ArrayLike, target: float, *, confidence: float = 0.95
 ) -> Plan:
@@ -83,12 +96,8 @@ def plan_pass_at_1(
     over cases with 2+ runs; between-case variance: the spread of the case rates
     minus what the within-case noise explains (method of moments, at least 0).
     """
-    _check_confidence(confidence)
-    _check_target(target)
-    n, c = _counts(runs, passes)
+    n, c = _planning_counts(runs, passes, target, confidence)
     cases = n.size
-    if cases < 2:
-        raise MetricsError(f"planning needs at least 2 cases with counted runs; have {cases}")
     several = n >= 2
     if not several.any():
         raise MetricsError("planning needs a case with 2+ counted runs to see within-case spread")
@@ -158,12 +167,8 @@ def plan_pass_hat(
     a model would need 2j runs per case. The between-case variance is the spread
     of the case estimates minus that.
     """
-    _check_confidence(confidence)
-    _check_target(target)
-    n, c = _counts(runs, passes)
+    n, c = _planning_counts(runs, passes, target, confidence)
     cases = n.size
-    if cases < 2:
-        raise MetricsError(f"planning needs at least 2 cases with counted runs; have {cases}")
     j = _common_j(n, j)
     estimates = pass_hat_array(n, c, j)
     if np.ptp(estimates) == 0 and estimates[0] in (0.0, 1.0):
