@@ -305,7 +305,8 @@ def adapt(
         if again is not None:
             look = again.look(_counts(store, current), k, history)
         elif plan.anytime:
-            look = _anytime(store, current, plan, k, chosen, base_counts, history)
+            counts = _counts(store, current)
+            look = _anytime(plan, k, chosen.width, counts, base_counts, history)
         else:
             look = _judge(store, current, plan, k, chosen, base_counts)
         look = replace(look, cases_run=cases_run)
@@ -478,21 +479,19 @@ def _tally(store: Store, experiment: ExperimentRecord) -> tuple[int, int]:
 
 
 def _anytime(
-    store: Store,
-    current: ExperimentRecord,
     plan: Schedule,
     k: int,
-    chosen: Rounds,
+    width: float | None,
+    counts: list[tuple[str, int, int]],
     base_counts: list[tuple[str, int, int]] | None,
     history: list[tuple[list[int], list[int]]],
 ) -> Look:
-    """The look at k under the anytime rule: this round's per-case counts join the
-    history the confidence sequence runs over (cases in the experiment's order)."""
-    counts = _counts(store, current)
+    """The look at k under the anytime rule: this round's per-case counts (cases in the
+    experiment's order) join the history the confidence sequence runs over."""
     history.append(([n for _, n, _ in counts], [c for _, _, c in counts]))
     if base_counts is None:
-        assert chosen.width is not None
-        return anytime_width_look(plan, k, history, chosen.width)
+        assert width is not None
+        return anytime_width_look(plan, k, history, width)
     by_case = {case: (n, c) for case, n, c in base_counts}
     base = (
         [by_case.get(case, (0, 0))[0] for case, _, _ in counts],
