@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from passhat.plain import canonical_json
@@ -106,15 +106,8 @@ class ToolCall:
         return canonical_json([self.tool, self.arguments])
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "result": self.result,
-            "error": self.error,
-            "turn": self.turn,
-            "recorded": self.recorded,
-        }
+        """Every field by its name, in the order declared (a new field is in the JSON too)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def run_calls(run: RunRecord, cut: Sequence[Turn] | None = None) -> list[ToolCall]:
