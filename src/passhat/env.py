@@ -65,24 +65,36 @@ look-up tools' parameters, and `check_rules` adds the environment's own rules.
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
-import json
-import re
 import time
-import typing
-import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from passhat.errors import ConfigError
+from passhat.fixtures import FixtureMode, fixture_key, match_exact, match_terms, query_terms
 from passhat.imports import BUILTIN_ENVIRONMENTS, load_object
-from passhat.models.base import RAW_ARGUMENTS, ToolSpec
-from passhat.plain import Loc, did_you_mean, field_path, show
+from passhat.models.base import ToolSpec
+from passhat.plain import Loc, did_you_mean, show
 from passhat.plain import clone as clone  # re-exported for the runner
 from passhat.schema import schema_errors, schema_problems
+from passhat.tools import (
+    Tool,
+    ToolCallRecord,
+    ToolError,
+    ToolOutcome,
+    args_message,
+    bind,
+    declared_tools,
+    not_json_reason,
+    signature_parameters,
+    tool,
+    tool_problems,
+)
+
+# the names environments imported from here before passhat.tools was a module of its own
+from passhat.tools import ToolFailure as ToolFailure
+from passhat.tools import parameters_from_signature as parameters_from_signature
 
 if TYPE_CHECKING:
     from passhat.suite import Case, Suite
@@ -99,306 +111,6 @@ __all__ = [
     "resolve_environment",
     "tool",
 ]
-
-FixtureMode = Literal["exact", "terms"]
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    """What a tool call gives back to the agent."""
-
-    content: Any
-    """JSON-ready result; for an error, the message (text)."""
-    is_error: bool = False
-    """The call failed; `content` says why and how to call it right."""
-
-    def text(self) -> str:
-        """What the model sees: text as it is, anything else as JSON."""
-        if isinstance(self.content, str):
-            return self.content
-        return json.dumps(self.content, ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class ToolCallRecord:
-    """One recorded tool call."""
-
-    tool: str
-    """The tool's name as the agent called it (also for unknown tools)."""
-    arguments: dict[str, Any]
-    """Arguments as given (a copy); a non-object is kept under `_not_an_object`."""
-    result: Any | None
-    """The result on success; None on error."""
-    error: str | None
-    """The error message given to the agent; None on success."""
-    fixture_miss: bool
-    """A fixture tool had no recorded response for these arguments."""
-    started_at: float
-    """When the call started (epoch seconds)."""
-    duration_s: float
-    """How long it took (seconds)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "result": self.result,
-            "error": self.error,
-            "fixture_miss": self.fixture_miss,
-            "started_at": self.started_at,
-            "duration_s": self.duration_s,
-        }
-
-
-class ToolError(Exception):
-    """Raise it inside a tool for an agent's mistake: the agent reads the message."""
-
-    def __init__(self, message: str, fixture_miss: bool = False) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fixture_miss = fixture_miss
-
-
-ToolFailure = ToolError  # the name before the protocol was public
-
-
-Handler = Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class Tool:
-    """A tool as an environment declares it (by `@tool` or `add_tool`)."""
-
-    name: str
-    """Name the agent calls it by: letters, digits, '_' and '-' (at most 64)."""
-    description: str
-    """What it does, for the model."""
-    parameters: dict[str, Any]
-    """JSON Schema (Draft 2020-12) of its arguments: an object schema."""
-    handler: Handler | None = None
-    """Called with the arguments as keywords (sync or async); None for a look-up
-    answered only from fixtures."""
-    fixtures: FixtureMode | None = None
-    """How a look-up matches recorded fixtures; None: not a fixture tool."""
-
-    @property
-    def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.parameters)
-
-
-@dataclass(frozen=True)
-class _Declared:
-    """What `@tool` leaves on a method, read when an environment is built."""
-
-    name: str | None
-    description: str | None
-    parameters: dict[str, Any] | Callable[[Any], dict[str, Any]] | None
-    fixtures: FixtureMode | None
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-@overload
-def tool(fn: _F) -> _F: ...
-
-
-@overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    parameters: dict[str, Any] | Callable[[Any], dict[str, Any]] | None = None,
-    fixtures: bool | FixtureMode = False,
-) -> Callable[[_F], _F]: ...
-
-
-def tool(
-    fn: Callable[..., Any] | None = None,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    parameters: dict[str, Any] | Callable[[Any], dict[str, Any]] | None = None,
-    fixtures: bool | FixtureMode = False,
-) -> Any:
-    """Declare a method of an `Environment` as a tool.
-
-    Used bare (`@tool`) or with options: `name` (default: the method's name),
-    `description` (default: the docstring's first paragraph), `parameters` (a
-    JSON Schema, or a function of the environment returning one; default: derived
-    from the method's type hints, `Annotated[str, Field(description=...)]` for
-    argument descriptions) and `fixtures` (True or "exact", or "terms": the tool
-    is a look-up answered from the case's fixtures, and its body is not called).
-    """
-    mode: FixtureMode | None = None
-    if fixtures is True:
-        mode = "exact"
-    elif fixtures in ("exact", "terms"):
-        mode = fixtures
-    elif fixtures is not False:
-        raise ConfigError(f"@tool(fixtures={fixtures!r}): use True, 'exact' or 'terms'")
-
-    def mark(method: _F) -> _F:
-        method.__passhat_tool__ = _Declared(name, description, parameters, mode)  # type: ignore[attr-defined]
-        return method
-
-    return mark(fn) if fn is not None else mark
-
-
-def parameters_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
-    """An object schema of a method's arguments (after `self`), from its type hints."""
-    from pydantic import ConfigDict, create_model
-
-    signature = inspect.signature(fn)
-    hints = typing.get_type_hints(fn, include_extras=True)
-    fields: dict[str, Any] = {}
-    for param in list(signature.parameters.values())[1:]:
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ConfigError(
-                f"tool {fn.__name__}: *{param.name} cannot be described by a schema; "
-                "name each argument, or give @tool(parameters={...})"
-            )
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (hints.get(param.name, Any), default)
-    model = create_model(
-        f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
-    return _untitled(model.model_json_schema())  # type: ignore[no-any-return]
-
-
-@functools.lru_cache(maxsize=1024)
-def _signature_parameters(fn: Callable[..., Any]) -> dict[str, Any]:
-    """`parameters_from_signature`, once per method (a millisecond each: pydantic builds
-    a model): every run's tool then holds the same schema object, whose validator
-    schema.py keeps by identity. Callers do not change it."""
-    return parameters_from_signature(fn)
-
-
-def not_json_reason(arguments: dict[str, Any]) -> str | None:
-    """Why a model's arguments were no JSON object (the provider kept its text under
-    RAW_ARGUMENTS), in words the model can act on; None for real arguments."""
-    raw = arguments.get(RAW_ARGUMENTS)
-    if set(arguments) != {RAW_ARGUMENTS} or not isinstance(raw, str):
-        return None
-    try:
-        parsed = json.loads(raw)
-    except ValueError as error:
-        return (
-            f"the arguments were not valid JSON: {error} in {show(raw, 200)}; "
-            "send one complete JSON object"
-        )
-    return f"the arguments were not a JSON object but {show(parsed, 200)}; send one object"
-
-
-def _untitled(schema: Any) -> Any:
-    """Pydantic's schema without its generated titles (models read descriptions)."""
-    if isinstance(schema, dict):
-        return {
-            k: _untitled(v) if k not in ("properties", "$defs") else _untitled_map(v)
-            for k, v in schema.items()
-            if k != "title"
-        }
-    if isinstance(schema, list):
-        return [_untitled(v) for v in schema]
-    return schema
-
-
-def _untitled_map(mapping: dict[str, Any]) -> dict[str, Any]:
-    return {k: _untitled(v) for k, v in mapping.items()}
-
-
-@functools.lru_cache(maxsize=1024)
-def _doc(fn: Callable[..., Any]) -> str:
-    text = inspect.getdoc(fn) or ""
-    return text.split("\n\n")[0].strip()
-
-
-# -------------------------------------------------------------------- matching
-
-
-def normalise(value: Any) -> Any:
-    """Unicode NFKC, case folded, whitespace collapsed, through lists and objects."""
-    if isinstance(value, str):
-        return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
-    if isinstance(value, list):
-        return [normalise(v) for v in value]
-    if isinstance(value, dict):
-        return {k: normalise(v) for k, v in value.items()}
-    return value
-
-
-# Scripts written without spaces between words: Han (with its radicals, iteration
-# marks and numerals), hiragana, katakana and bopomofo.
-_UNSPACED = (
-    "\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3038-\u303c\u3040-\u30ff"
-    "\u3100-\u312f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\U00020000-\U0003ffff"
-)
-_TERM = re.compile(f"[{_UNSPACED}]+|[^{_UNSPACED}\\s]+")
-_UNSPACED_TERM = re.compile(f"[{_UNSPACED}]")
-
-
-def query_terms(text: str) -> list[str]:
-    """A text's terms, in order: normalised, punctuation read as spaces, split at spaces
-    and where a run of Chinese or Japanese characters starts or ends."""
-    return list(_query_terms(text))
-
-
-@functools.lru_cache(maxsize=4096)
-def _query_terms(text: str) -> tuple[str, ...]:
-    """`query_terms`, once per text: every case's fixtures are checked at load and every
-    look-up of a run matches the same recorded queries again."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    spaced = "".join(
-        " " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in folded
-    )
-    return tuple(_TERM.findall(spaced))
-
-
-def terms_found(wanted: set[str], asked: list[str]) -> bool:
-    """Every wanted term is in the asked terms: a word as a whole word; a Chinese or
-    Japanese term anywhere inside one of the asked runs of such characters."""
-    words = set(asked)
-    runs = [t for t in asked if _UNSPACED_TERM.match(t)]
-    return all(
-        any(term in run for run in runs) if _UNSPACED_TERM.match(term) else term in words
-        for term in wanted
-    )
-
-
-def match_exact(recorded: dict[str, Any], called: dict[str, Any]) -> int | None:
-    """0 when the normalised arguments are equal; None otherwise."""
-    return 0 if normalise(recorded) == normalise(called) else None
-
-
-def match_terms(recorded: dict[str, Any], called: dict[str, Any]) -> int | None:
-    """How many terms of the fixture's texts the call holds (see the module docstring);
-    None when an argument the fixture gives does not match."""
-    score = 0
-    for key, want in recorded.items():
-        if key not in called:
-            return None
-        got = called[key]
-        if isinstance(want, str) and isinstance(got, str):
-            terms = set(query_terms(want))
-            if not terms or not terms_found(terms, query_terms(got)):
-                return None
-            score += len(terms)
-        elif normalise(want) != normalise(got):
-            return None
-    return score
-
-
-def _fixture_key(mode: FixtureMode, args: dict[str, Any]) -> str:
-    """Equal for two fixtures that answer the same calls."""
-    if mode == "terms":
-        keyed = {
-            k: sorted(set(query_terms(v))) if isinstance(v, str) else normalise(v)
-            for k, v in args.items()
-        }
-        return json.dumps(keyed, sort_keys=True, ensure_ascii=False)
-    return json.dumps(normalise(args), sort_keys=True, ensure_ascii=False)
 
 
 # ---------------------------------------------------------------- the protocol
@@ -440,8 +152,8 @@ class Environment:
         self.setup(case.input)
         # bound after setup: a schema may name what the state holds (a board's lists)
         added, self._tools = self._tools, {}
-        for method_name, declared in _declared_tools(type(self)):
-            self.add_tool(self._bind(method_name, declared))
+        for method_name, declared in declared_tools(type(self)):
+            self.add_tool(bind(self, method_name, declared))
         self._tools.update(added)
 
     # -- what subclasses provide
@@ -496,21 +208,6 @@ class Environment:
         """The tools answered from the case's fixtures."""
         return [t.name for t in self._tools.values() if t.fixtures is not None]
 
-    def _bind(self, method_name: str, declared: _Declared) -> Tool:
-        method = getattr(self, method_name)
-        params = declared.parameters
-        if callable(params):
-            params = params(self)
-        if params is None:
-            params = _signature_parameters(getattr(type(self), method_name))
-        return Tool(
-            name=declared.name or method_name,
-            description=declared.description or _doc(getattr(type(self), method_name)),
-            parameters=params,
-            handler=None if declared.fixtures else method,
-            fixtures=declared.fixtures,
-        )
-
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Run one tool call, record it, and return what the agent sees."""
         started_at, clock = time.time(), time.perf_counter()
@@ -553,7 +250,7 @@ class Environment:
             )
         broken = not_json_reason(arguments)
         if broken is not None:
-            raise ToolFailure(f"invalid arguments for {name}: {broken}")
+            raise ToolError(f"invalid arguments for {name}: {broken}")
         problems = schema_problems(arguments, entry.parameters)
         if problems:
             raise ToolError(args_message(name, problems))
@@ -610,16 +307,16 @@ class Environment:
                 f"{cls.__name__}.{attr} is not a valid JSON Schema: {e}"
                 for e in schema_errors(getattr(cls, attr))[:1]
             ]
-        for method_name, declared in _declared_tools(cls):
+        for method_name, declared in declared_tools(cls):
             parameters = declared.parameters
             if parameters is None:
                 try:
-                    parameters = _signature_parameters(getattr(cls, method_name))
+                    parameters = signature_parameters(getattr(cls, method_name))
                 except ConfigError as error:
                     problems.append(str(error))
                     continue
             if isinstance(parameters, dict):
-                problems += _tool_problems(cls.__name__, declared.name or method_name, parameters)
+                problems += tool_problems(cls.__name__, declared.name or method_name, parameters)
         located: list[tuple[Loc, str]] = [(("environment",), p) for p in problems]
         located += [
             ((key,), "only the tools environment reads it; remove it or write environment: tools")
@@ -680,7 +377,7 @@ class Environment:
                 f"{type(self).__name__} offers no tools; declare them with @tool (or add_tool)"
             )
         for t in self._tools.values():
-            out += _tool_problems(type(self).__name__, t.name, t.parameters)
+            out += tool_problems(type(self).__name__, t.name, t.parameters)
         return out
 
     def _check_fixtures(self, case: Case) -> list[tuple[Loc, str]]:
@@ -717,7 +414,7 @@ class Environment:
                     for key, value in fixture.args.items()
                     if isinstance(value, str) and value and not query_terms(value)
                 ]
-            key = _fixture_key(entry.fixtures, fixture.args)
+            key = fixture_key(entry.fixtures, fixture.args)
             if key in seen:
                 problems.append(
                     (
@@ -728,46 +425,6 @@ class Environment:
                 )
             seen.setdefault(key, index)
         return problems
-
-
-_DECLARED: dict[type, list[tuple[str, _Declared]]] = {}
-
-
-def _declared_tools(cls: type) -> list[tuple[str, _Declared]]:
-    """The `@tool` methods of a class, in the order they are written (bases first);
-    read once per class, not once per run."""
-    if cls not in _DECLARED:
-        found: dict[str, _Declared] = {}
-        for klass in reversed(cls.__mro__):
-            for attr, value in vars(klass).items():
-                declared = getattr(value, "__passhat_tool__", None)
-                if isinstance(declared, _Declared):
-                    found[attr] = declared
-        _DECLARED[cls] = list(found.items())
-    return _DECLARED[cls]
-
-
-def _tool_problems(owner: str, name: str, parameters: Any) -> list[str]:
-    if not _TOOL_NAME.match(name):
-        return [
-            f"{owner}: tool name {show(name)} may hold only letters, digits, '_' and '-' "
-            "(at most 64)"
-        ]
-    errors = schema_errors(parameters)
-    if errors:
-        return [f"{owner}: tool {name}: parameters are not a valid JSON Schema: {errors[0]}"]
-    if parameters.get("type") != "object":
-        return [
-            f"{owner}: tool {name}: parameters must be an object schema "
-            "({type: object, properties: {...}}); models call tools with named arguments"
-        ]
-    return []
-
-
-def args_message(tool: str, problems: list[tuple[Loc, str]]) -> str:
-    """One line for the agent: `invalid arguments for T: a.b: problem; c: problem`."""
-    parts = [f"{field_path(loc)}: {message}" if loc else message for loc, message in problems]
-    return f"invalid arguments for {tool}: " + "; ".join(parts)
 
 
 # --------------------------------------------------------------------- loading

@@ -10,8 +10,9 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-from passhat.env import Environment, ToolError, args_message, tool
+from passhat.env import Environment, ToolError, tool
 from passhat.plain import Loc, clone, did_you_mean, field_path, show
+from passhat.tools import args_message
 
 _TEXT_LIST = {"type": "array", "items": {"type": "string"}}
 

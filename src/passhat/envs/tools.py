@@ -33,9 +33,10 @@ import string
 from collections.abc import Callable
 from typing import Any
 
-from passhat.env import Environment, FixtureMode, Tool, ToolError, _tool_problems
+from passhat.env import Environment, FixtureMode, Tool, ToolError
 from passhat.plain import MISSING, Loc, clone, get_path, show
 from passhat.schema import schema_errors, schema_problems
+from passhat.tools import tool_problems
 
 ACTIONS = ("reads", "writes", "appends", "fixtures")
 
@@ -216,7 +217,7 @@ def _declared_problems(declared: dict[str, Any], loc: Loc) -> list[tuple[Loc, st
             )
         ]
     parameters = declared.get("parameters") or _NO_ARGUMENTS
-    found = _tool_problems("suite.yaml", declared["name"], parameters)
+    found = tool_problems("suite.yaml", declared["name"], parameters)
     if found:
         return [((*loc, "parameters"), found[0].split(": ", 1)[1])]
     action = actions[0]
