@@ -45,13 +45,15 @@ def test_statistics_still_work_once_numpy_is_needed() -> None:
 
 HEAVY = (
     "passhat.cli.run",
+    "passhat.cli._run_options",
+    "passhat.cli._events",
     "passhat.store",
     "passhat.stats",
     "asyncio",
     "rich.console",
     "rich.progress",
 )
-# what `passhat list` and `passhat report` need: not the runner's module (cli/run.py),
+# what `passhat list` and `passhat report` need: not the runner's modules (cli/run.py),
 # its event loop or progress bar
 REPORTING = ["passhat.stats", "passhat.store", "rich.console"]
 

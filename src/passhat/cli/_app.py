@@ -56,7 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "detectable difference, and a verdict.",
     ),
     "cassette": (
-        "run",
+        "cassette",
         "Turn a finished experiment into a replay cassette: regrade it later without a call.",
     ),
     "metrics": (

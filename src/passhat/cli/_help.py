@@ -103,6 +103,12 @@ def format_params(
             formatter.write_dl([(names.ljust(width), text) for names, text in rows])
 
 
+def panel_option(panel: str, *names: str, **settings: Any) -> Any:
+    """A typer option shown under `panel` in its command's help (typer's
+    rich_help_panel): `run -h` groups its many options so."""
+    return typer.Option(*names, rich_help_panel=panel, **settings)
+
+
 def in_panel(option: object, panel: str) -> OptionInfo:
     """The typer option of `option`, an `Annotated[type, typer.Option(...)]` that several
     commands share, shown under `panel` in one command's help (the others keep it

@@ -8,100 +8,95 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-import typer
 from rich.text import Text
 
 from passhat.adaptive import Adaptive
 from passhat.cli._app import console
+from passhat.cli._help import panel_option
 from passhat.errors import InputError
+
+
+def _adaptive(flag: str, metavar: str | None, help: str) -> Any:
+    """An adaptive-k option: shown under its own panel in `run -h` and `resume -h`."""
+    return panel_option("Adaptive k", flag, metavar=metavar, help=help)
+
 
 UntilWidth = Annotated[
     float | None,
-    typer.Option(
+    _adaptive(
         "--until-width",
-        metavar="W",
-        help="Add runs round by round until the pass rate's interval is narrower than W "
+        "W",
+        "Add runs round by round until the pass rate's interval is narrower than W "
         "(e.g. 0.1 = 10 points), or --max-k is reached.",
-        rich_help_panel="Adaptive k",
     ),
 ]
 UntilDecided = Annotated[
     bool,
-    typer.Option(
+    _adaptive(
         "--until-decided",
-        help="Add runs round by round until compare's verdict against --baseline is "
+        None,
+        "Add runs round by round until compare's verdict against --baseline is "
         "decided, or --max-k is reached.",
-        rich_help_panel="Adaptive k",
     ),
 ]
 Baseline = Annotated[
     str | None,
-    typer.Option(
+    _adaptive(
         "--baseline",
-        metavar="EXPERIMENT",
-        help="The stored experiment --until-decided compares with (A; this run is B).",
-        rich_help_panel="Adaptive k",
+        "EXPERIMENT",
+        "The stored experiment --until-decided compares with (A; this run is B).",
     ),
 ]
 MaxK = Annotated[
     int | None,
-    typer.Option(
+    _adaptive(
         "--max-k",
-        metavar="K",
-        help="Budget of the adaptive rounds: runs per case at most. Default: 4 x the first k.",
-        rich_help_panel="Adaptive k",
+        "K",
+        "Budget of the adaptive rounds: runs per case at most. Default: 4 x the first k.",
     ),
 ]
 KStep = Annotated[
-    int | None,
-    typer.Option(
-        "--k-step",
-        metavar="S",
-        help="Runs per case added each round. Default: the first k.",
-        rich_help_panel="Adaptive k",
-    ),
+    int | None, _adaptive("--k-step", "S", "Runs per case added each round. Default: the first k.")
 ]
 SpendingOption = Annotated[
     str,
-    typer.Option(
+    _adaptive(
         "--spending",
-        metavar="RULE",
-        help="How the looks share alpha: bonferroni (alpha / L each), obrien-fleming "
+        "RULE",
+        "How the looks share alpha: bonferroni (alpha / L each), obrien-fleming "
         "(little early, most at max-k), or anytime (a confidence sequence: every case "
         "each round, valid wherever the rounds stop; use with --k-step 1 to look after "
         "every run).",
-        rich_help_panel="Adaptive k",
     ),
 ]
 AllCases = Annotated[
     bool,
-    typer.Option(
+    _adaptive(
         "--all-cases",
-        help="--until-decided: add runs to every case each round (the older rule), not "
+        None,
+        "--until-decided: add runs to every case each round (the older rule), not "
         "only to the undecided ones (whose baseline runs disagree).",
-        rich_help_panel="Adaptive k",
     ),
 ]
 NoRerunBaseline = Annotated[
     bool,
-    typer.Option(
+    _adaptive(
         "--no-rerun-baseline",
-        help="--until-decided --spending anytime: keep the baseline fixed, which costs "
+        None,
+        "--until-decided --spending anytime: keep the baseline fixed, which costs "
         "power. By default it is re-run alongside this experiment in every round and the "
         "paired differences are judged (its new runs are added to it and counted in the "
         "plan's cost); an imported baseline always stays fixed.",
-        rich_help_panel="Adaptive k",
     ),
 ]
 AdaptiveJson = Annotated[
     Path | None,
-    typer.Option(
+    _adaptive(
         "--adaptive-json",
-        metavar="FILE",
-        help="Also write the rule, the looks and the runs spent to FILE as JSON.",
-        rich_help_panel="Adaptive k",
+        "FILE",
+        "Also write the rule, the looks and the runs spent to FILE as JSON.",
     ),
 ]
 

@@ -1,8 +1,8 @@
 """`passhat report / show / list`: read experiments from the store.
 
 They never run anything, so this module imports neither the runner nor the
-adaptive-k options `run` and `resume` parse (cli/run.py): `passhat report` starts
-with what a report needs and nothing more."""
+adaptive-k options `run` and `resume` parse (cli/run.py, cli/_run_options.py):
+`passhat report` starts with what a report needs and nothing more."""
 
 from __future__ import annotations
 

@@ -1,0 +1,163 @@
+"""What `passhat run` and `resume` print while the library runs an experiment: the
+plan, a progress bar per round, warnings (cassette gaps, a broken lease, runs left
+missing, refused workers), where to watch it live, and the line an interrupt leaves."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from passhat.cli._app import err_console
+from passhat.plain import plural
+from passhat.records import ExperimentRecord, RunRecord
+from passhat.report.i18n import t, tn
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from passhat.evaluation import CassetteGaps, Events, Interrupted
+
+
+def _watch_line(experiment: ExperimentRecord, store: Path, lang: str) -> None:
+    """Where to watch the experiment live, when a `passhat view` of its store runs."""
+    from passhat.view.beacon import experiment_url, view_of
+
+    url = view_of(store)
+    if url is not None:
+        line = t("watch_live", lang, url=experiment_url(url, experiment.id))
+        err_console.print(line, markup=False, soft_wrap=True)
+
+
+def printer(lang: str, quiet: bool) -> Events:
+    """The library's events, printed: the plan, a progress bar per round, warnings."""
+    from passhat.evaluation import Events
+
+    class Printer(Events):
+        def __init__(self) -> None:
+            self.progress: Progress | None = None
+            self.task: TaskID | None = None
+            self.counts: Counter[str] = Counter()
+
+        def started(self, experiment: ExperimentRecord, runs: int, store: Path) -> None:
+            if quiet:
+                return
+            line = t(
+                "run_start",
+                lang,
+                id=experiment.id,
+                cases=tn("n_case", lang, len(experiment.case_ids)),
+                k=experiment.k_requested,
+                runs=tn("n_run", lang, runs),
+                path=store,
+            )
+            err_console.print(line, markup=False)
+            _watch_line(experiment, store, lang)
+
+        def resuming(self, experiment: ExperimentRecord, runs: int) -> None:
+            if not quiet:
+                line = t("runs_to_do", lang, id=experiment.id, runs=tn("n_run", lang, runs))
+                err_console.print(line, markup=False)
+
+        def cassette_gaps(self, gaps: CassetteGaps) -> None:
+            cases = gaps.cases
+            shown = ", ".join(cases[:5]) + (", ..." if len(cases) > 5 else "")
+            message = t(
+                "cassette_gaps",
+                lang,
+                cassette=gaps.cassette,
+                n=len(gaps.gaps),
+                total=tn("n_run", lang, gaps.runs),
+                cases=shown,
+            )
+            err_console.print(message, style="yellow", markup=False, soft_wrap=True)
+
+        def lease_broken(self, experiment: ExperimentRecord, holder: str | None) -> None:
+            if holder is None:
+                message = (
+                    f"--break-lease: experiment {experiment.id} had no lease; nothing to break"
+                )
+            else:
+                message = (
+                    f"warning: broke the lease of {holder} on experiment {experiment.id}; if "
+                    "that process is still running, both now run this experiment (no run is "
+                    "counted twice, but work is repeated): stop it"
+                )
+            err_console.print(message, style="yellow", markup=False, soft_wrap=True)
+
+        def rounds_planned(self, lines: Sequence[str]) -> None:
+            if not quiet:
+                for line in lines:
+                    err_console.print(line, markup=False, soft_wrap=True)
+
+        def round_started(self, experiment: ExperimentRecord, runs: int) -> None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.counts = Counter()
+            self.progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[tally]}"),
+                TimeElapsedColumn(),
+                console=err_console,
+                disable=quiet,
+                transient=False,
+            )
+            self.task = self.progress.add_task(t("runs", lang), total=runs, tally="")
+            self.progress.start()
+
+        def recorded(self, run: RunRecord) -> None:
+            self.counts[run.status] += 1
+            c = self.counts
+            tally = t("tally", lang, passed=c["passed"], failed=c["failed"], errored=c["errored"])
+            if self.progress is not None and self.task is not None:
+                self.progress.update(self.task, advance=1, tally=tally)
+
+        def round_ended(self, experiment: ExperimentRecord) -> None:
+            if self.progress is not None:
+                self.progress.stop()
+                self.progress = None
+
+        def left_missing(self, runs: Sequence[tuple[str, int]]) -> None:
+            shown = ", ".join(f"{case} run {index}" for case, index in runs[:10])
+            more = f" and {len(runs) - 10} more" if len(runs) > 10 else ""
+            err_console.print(
+                f"{plural(len(runs), 'run')} {'was' if len(runs) == 1 else 'were'} left "
+                "missing because their workers kept dying: "
+                f"{shown}{more}; `passhat resume` runs them again",
+                style="yellow",
+                markup=False,
+                soft_wrap=True,
+            )
+
+        def workers_refused(self, refused: Sequence[str]) -> None:
+            for why in refused:
+                err_console.print(
+                    f"Dask worker {why}: refused; it ran none of this experiment's runs, "
+                    "the other workers made them (docs/dask.md)",
+                    style="yellow",
+                    markup=False,
+                    soft_wrap=True,
+                )
+
+    return Printer()
+
+
+def interrupted(stop: Interrupted, lang: str) -> typer.Exit:
+    """Ctrl-C or SIGTERM: say what was kept; exit 130 (143 for SIGTERM)."""
+    import signal
+
+    ref = stop.experiment.name or stop.experiment.id
+    line = t("interrupted", lang, done=tn("n_run", lang, stop.recorded), ref=ref)
+    err_console.print(line, style="yellow", markup=False, soft_wrap=True)
+    return typer.Exit(143 if stop.signum == signal.SIGTERM else 130)
