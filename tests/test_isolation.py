@@ -176,10 +176,12 @@ def test_a_level_that_cannot_be_had_is_one_line_before_anything_runs(
 
 def test_namespace_runs_as_root_get_a_uid_of_their_own() -> None:
     assert isolation.launcher("process") == []
-    assert isolation.launcher("namespace") == []  # not root: the sandbox alone
+    cap = ["prlimit", f"--nproc={isolation.PROCESSES}:{isolation.PROCESSES}", "--"]
+    assert isolation.launcher("namespace") == cap  # not root: the process cap alone
     assert sandbox.base_argv()[:2] == ["bwrap", "--unshare-all"]
     argv = isolation.launcher("namespace", uid=isolation.RUN_UID_BASE + 7)
     assert argv[:2] == ["setpriv", f"--reuid={isolation.RUN_UID_BASE + 7}"]
+    assert argv[-3:] == cap  # the cap is set by the run's uid on itself: no CAP_SYS_RESOURCE
     uid = isolation.run_uid("namespace")
     if os.geteuid() == 0:
         assert uid is not None and uid >= isolation.RUN_UID_BASE

@@ -90,7 +90,21 @@ def sealing(suite: Suite, level: str | None = None) -> list[str]:
         + (f" (covered in view: {' '.join(view.hide)})" if view.hide else ""),
         "  reaches: its proxy and MCP endpoints"
         + (f"; through its proxy: {', '.join(agent.spec.hosts)}" if agent.spec.hosts else ""),
+        f"  holds at most: {limits()}",
     ]
+
+
+def limits() -> str:
+    """A sandboxed run's limits, as `passhat check` and the docs say them."""
+    from passhat.agents.isolation import PROCESSES
+    from passhat.agents.sandbox import SHM_BYTES, TMP_BYTES
+    from passhat.serve.http import CONNECTIONS
+
+    return (
+        f"{PROCESSES} processes and threads, /tmp {TMP_BYTES >> 20} MiB, /dev/shm "
+        f"{SHM_BYTES >> 20} MiB, {CONNECTIONS} connections to its endpoints at once; "
+        "the OOM killer takes it first"
+    )
 
 
 def _paths(paths: tuple[str, ...]) -> str:

@@ -489,7 +489,7 @@ class CommandAgent:
             extra = {**_run_environ(ctx, input_file, workdir), **endpoints.environ()}
             argv = [*launcher(level, uid), *self.argv]
             gate = None
-            if sandboxed:
+            if sandboxed:  # the gate: the sandbox's limits, and its endpoints where direct
                 ports = [(endpoints.port, unix, endpoints.listen)]
                 if hosts:
                     ports.append((EGRESS_PORT, egress, egress_listen))
@@ -500,7 +500,8 @@ class CommandAgent:
                         if uid is not None:
                             os.chown(path, uid, uid)
                     view = self.view(ctx.params, sockets)
-                    inner = [*bwrap_argv(view, workdir), *relay_argv(view)]
+                    gate = netns.Gate()
+                    inner = [*bwrap_argv(view, workdir), *gate.bwrap_args(), *relay_argv(view)]
                 else:
                     gate = netns.Gate([(port, listen) for port, _, listen in ports])
                     inner = [*bwrap_argv(self.view(ctx.params), workdir), *gate.bwrap_args()]

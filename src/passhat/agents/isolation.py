@@ -62,12 +62,22 @@ def is_root() -> bool:
     return os.name == "posix" and os.geteuid() == 0
 
 
+PROCESSES = 1024
+"""Processes and threads one sandboxed run may hold at once (RLIMIT_NPROC, soft and hard:
+counted in the sandbox's own user namespace, so per run): a fork bomb stops there."""
+
+
 def launcher(level: Level, uid: int | None = None) -> list[str]:
-    """What drops a root passhat's run to its own uid before the sandbox is made (nothing
-    for `process`, nor when passhat is not root)."""
-    if level == "process" or uid is None:
+    """What starts a sandboxed run's bwrap: `prlimit` with the run's process cap (a root
+    passhat without CAP_SYS_RESOURCE cannot set it on another uid's process), after
+    `setpriv` to the run's own uid where passhat is root; nothing for `process`."""
+    if level == "process":
         return []
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+    cap = ["prlimit", f"--nproc={PROCESSES}:{PROCESSES}", "--"]
+    if uid is None:
+        return cap
+    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+    return [*drop, *cap]
 
 
 _UIDS = itertools.count(secrets.randbelow(RUN_UID_SPAN))
@@ -84,7 +94,7 @@ def run_uid(level: Level) -> int | None:
 
 INSTALL = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
-    "bubblewrap) or use --isolation process (the agent then sees and reaches what passhat's "
+    "bubblewrap; prlimit and setpriv come with util-linux) or use --isolation process (the agent then sees and reaches what passhat's "
     "user does)"
 )
 
@@ -101,7 +111,8 @@ def unavailable(level: Level) -> str | None:
             f"--isolation namespace needs Linux namespaces, and this is {sys.platform}; "
             "use --isolation process (the agent then sees what passhat's user sees)"
         )
-    missing = [p for p in (["bwrap", "setpriv"] if is_root() else ["bwrap"]) if not shutil.which(p)]
+    needed = ["bwrap", "prlimit", "setpriv"] if is_root() else ["bwrap", "prlimit"]
+    missing = [p for p in needed if not shutil.which(p)]
     if missing:
         return f"--isolation namespace needs {' and '.join(missing)}, not found on PATH; {INSTALL}"
     python = sandbox.relay_python()

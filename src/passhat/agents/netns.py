@@ -134,9 +134,16 @@ class Gate:
         self.info_write = self.block_read = -1
 
     async def open(self) -> None:
-        """Wait for the sandbox's pid, serve the endpoints inside it, start the agent."""
+        """Wait for the sandbox's pid, put its limits on it (sandbox.confine), serve the
+        endpoints inside it (none for a relayed run: its relay carries them), start the
+        agent."""
+        from passhat.agents.sandbox import confine
+
         pid, netns = await _read_info(self.info_read)
-        socks = listen_in(pid, [port for port, _ in self.endpoints], netns)
+        confine(pid)
+        socks = (
+            listen_in(pid, [port for port, _ in self.endpoints], netns) if self.endpoints else []
+        )
         try:
             for sock, (_, listen) in zip(socks, self.endpoints, strict=True):
                 if listen is None:

@@ -12,7 +12,7 @@ Flatpak and Anthropic's sandbox runtime build on) with every namespace unshared
                               the program's virtualenv and its base Python,
                               PYTHONPATH / NODE_PATH entries of the agent's `env`
     its run folder, writable  cwd, HOME and TMPDIR, removed with the run
-    private /tmp, /dev/shm    empty tmpfs, gone with the run
+    private /tmp, /dev/shm    empty tmpfs (1 GiB, 256 MiB), gone with the run
     /proc, /dev               its own PID namespace's; null, zero, urandom, tty
     extra paths               only what the suite (`agent: {read: [...], write: [...]}`)
                               or the command line (--agent-read/--agent-write) names
@@ -64,6 +64,11 @@ ETC_HIDDEN = (
 SOCKET_DIR = "/run/passhat"
 """Where the run's Unix sockets appear inside the sandbox."""
 NODE_MARKERS = ("package.json", "node_modules")
+TMP_BYTES = 1 << 30
+"""The size of a run's private /tmp (a tmpfs: memory): a run that fills it gets ENOSPC,
+not the host's memory."""
+SHM_BYTES = 256 << 20
+"""The size of a run's private /dev/shm."""
 
 
 @dataclass(frozen=True)
@@ -359,11 +364,29 @@ def base_argv() -> list[str]:
         "/proc",
         "--dev",
         "/dev",
+        "--size",
+        str(TMP_BYTES),
         "--tmpfs",
         "/tmp",
+        "--size",
+        str(SHM_BYTES),
         "--tmpfs",
         "/dev/shm",
     ]
+
+
+OOM_SCORE_ADJ = 1000
+"""The sandbox's processes are the first the kernel's OOM killer takes: an agent that
+eats the host's memory ends itself, not passhat or another run."""
+
+
+def confine(pid: int) -> None:
+    """Mark a sandbox whose first process is `pid` (in passhat's PID namespace) the OOM
+    killer's first choice, before its agent starts: every process it makes inherits
+    that. (Its process cap comes with the launcher: isolation.launcher.) Raises OSError
+    when it cannot: the run is then not started."""
+    with open(f"/proc/{pid}/oom_score_adj", "w", encoding="ascii") as adj:
+        adj.write(str(OOM_SCORE_ADJ))
 
 
 def bwrap_argv(view: View, workdir: Path) -> list[str]:

@@ -56,6 +56,12 @@ async def unauthorized(send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+CONNECTIONS = 128
+"""Connections one run's own listener (in its sandbox, or its relay's Unix socket) holds
+open at once: one more is closed as it comes, so an agent that opens thousands cannot
+take passhat's file descriptors from the other runs."""
+
+
 Add = Callable[[socket.socket, str], Awaitable[asyncio.AbstractServer]]
 """Serve on one more listening socket, its requests marked as come in for the given
 run (the hub's BOUND); the caller closes what is returned."""
@@ -99,9 +105,10 @@ def _adder(server: uvicorn.Server) -> Add:
 
     async def add(sock: socket.socket, bound: str) -> asyncio.AbstractServer:
         state = {**server.lifespan.state, BOUND: bound}
+        capped = _capped(config.http_protocol_class)
 
         def protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:
-            return config.http_protocol_class(  # type: ignore[call-arg]
+            return capped(  # type: ignore[call-arg]
                 config=config, server_state=server.server_state, app_state=state, _loop=_loop
             )
 
@@ -111,6 +118,33 @@ def _adder(server: uvicorn.Server) -> Add:
         return await loop.create_server(protocol, sock=sock, backlog=128)
 
     return add
+
+
+def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
+    """uvicorn's protocol, counting the connections of one listener: past CONNECTIONS
+    open at once, a new one is aborted as it is made (its descriptor freed at once)."""
+    live = 0
+
+    class Capped(base):  # type: ignore[valid-type,misc]
+        refused = False
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            nonlocal live
+            if live >= CONNECTIONS:
+                self.refused = True
+                transport.abort()  # type: ignore[attr-defined]
+                return
+            live += 1
+            super().connection_made(transport)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            nonlocal live
+            if self.refused:
+                return
+            live -= 1
+            super().connection_lost(exc)
+
+    return Capped
 
 
 async def _stop(server: uvicorn.Server, sockets: list[socket.socket]) -> None:

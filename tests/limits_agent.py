@@ -1,0 +1,106 @@
+"""A command agent that takes what it can of the machine, to see where its run's limits hold.
+
+    python tests/limits_agent.py
+
+Standard library only. Each grab is tried and reported, never raised: the agent prints
+one JSON object. From the environment:
+
+    LIMITS_FORKS        processes to fork (each sleeps until the agent ends them)
+    LIMITS_SHM_BYTES    bytes to write to /dev/shm (then removed)
+    LIMITS_CONNECTIONS  connections to open to the run's MCP endpoint and hold
+
+It reports how many forks were made and the error that stopped them, the sizes of
+/tmp and /dev/shm, whether the write to /dev/shm went through, its oom_score_adj,
+and how many of its connections passhat still held open a moment after they were made.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import socket
+import time
+import urllib.parse
+
+
+def forks(wanted: int) -> tuple[int, str | None]:
+    children: list[int] = []
+    error = None
+    try:
+        for _ in range(wanted):
+            try:
+                pid = os.fork()
+            except OSError as e:
+                error = errno.errorcode.get(e.errno or 0, str(e))
+                break
+            if pid == 0:  # the child sleeps until it is ended
+                signal.pause()
+                os._exit(0)
+            children.append(pid)
+    finally:
+        for pid in children:
+            os.kill(pid, signal.SIGKILL)
+        for pid in children:
+            os.waitpid(pid, 0)
+    return len(children), error
+
+
+def size(path: str) -> int:
+    found = os.statvfs(path)
+    return found.f_blocks * found.f_frsize
+
+
+def fill(path: str, wanted: int) -> str:
+    chunk = b"x" * (1 << 20)
+    try:
+        with open(path, "wb") as out:
+            for _ in range(0, wanted, len(chunk)):
+                out.write(chunk)
+            out.flush()
+        return "written"
+    except OSError as e:
+        return errno.errorcode.get(e.errno or 0, str(e))
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def held(wanted: int) -> int:
+    url = urllib.parse.urlsplit(os.environ["PASSHAT_MCP_URL"])
+    socks = []
+    for _ in range(wanted):
+        try:
+            socks.append(socket.create_connection((url.hostname, url.port), timeout=5))
+        except OSError:
+            break
+    time.sleep(1.0)  # passhat closes the connections past its cap as they come
+    alive = 0
+    for sock in socks:
+        sock.setblocking(False)
+        try:
+            alive += sock.recv(1, socket.MSG_PEEK) != b""
+        except BlockingIOError:
+            alive += 1  # open, nothing said: held
+        except OSError:
+            pass  # reset
+        sock.close()
+    return alive
+
+
+def main() -> None:
+    seen: dict[str, object] = {}
+    seen["forks"], seen["fork_error"] = forks(int(os.environ.get("LIMITS_FORKS", "0")))
+    seen["tmp_bytes"] = size("/tmp")
+    seen["shm_bytes"] = size("/dev/shm")
+    wanted = int(os.environ.get("LIMITS_SHM_BYTES", "0"))
+    seen["shm_fill"] = fill(f"/dev/shm/limits-{os.getpid()}", wanted) if wanted else None
+    with open("/proc/self/oom_score_adj", encoding="ascii") as adj:
+        seen["oom_score_adj"] = int(adj.read())
+    seen["held"] = held(int(os.environ.get("LIMITS_CONNECTIONS", "0")))
+    print(json.dumps(seen))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""A sandboxed run takes no more of the machine than its limits (issue 32: whatever an agent
+does ends as one run that touched nothing but itself): a fork bomb stops at the run's
+process cap, its /tmp and /dev/shm are tmpfs of a fixed size, the kernel's OOM killer
+takes the agent first, and a flood of connections to its endpoint holds at most
+CONNECTIONS of passhat's descriptors. As root and as nobody, each with the --isolation
+process control that shows the grab works without the sandbox (so the test can fail)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_python import PYTHON, TESTS
+from cli_helpers import run_cli
+from conftest import SuiteWriter
+from passhat.agents import isolation, sandbox
+from passhat.serve.http import CONNECTIONS
+from passhat.store import Store
+from sandbox_helpers import passhat_as
+
+pytestmark = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+]
+
+FORKS = isolation.PROCESSES + 100
+SHM = sandbox.SHM_BYTES + (1 << 20)
+FLOOD = CONNECTIONS + 200
+
+
+def _grab(user: str, folder: Path, level: str) -> dict:
+    agent = folder / f"agent-{level}"
+    agent.mkdir()
+    (agent / "limits.py").write_text((TESTS / "limits_agent.py").read_text())
+    writer = SuiteWriter(folder / f"suite-{level}")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(agent / "limits.py")],
+        "env": {
+            "LIMITS_FORKS": str(FORKS),
+            "LIMITS_SHM_BYTES": str(SHM),
+            "LIMITS_CONNECTIONS": str(FLOOD),
+        },
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [folder, *folder.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = folder / f"{level}.db"
+    args = ["-k", "1", "--timeout", "120", "--isolation", level, "--db", str(db), "-q"]
+    done = passhat_as(user, folder, "run", str(suite), *args, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.output is not None, run.error_message
+    return dict(run.output)
+
+
+def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
+    seen = _grab(user, open_tmp, "namespace")
+    assert seen["forks"] < isolation.PROCESSES, "the fork bomb went past the run's process cap"
+    assert seen["fork_error"] == "EAGAIN"
+    assert seen["tmp_bytes"] == sandbox.TMP_BYTES
+    assert seen["shm_bytes"] == sandbox.SHM_BYTES
+    assert seen["shm_fill"] == "ENOSPC", "the run wrote past its /dev/shm into the host's memory"
+    assert seen["oom_score_adj"] == sandbox.OOM_SCORE_ADJ
+    assert 0 < seen["held"] <= CONNECTIONS, "passhat held every connection of the flood"
+
+    # the control: without the sandbox every grab goes through
+    control = _grab(user, open_tmp, "process")
+    assert control["forks"] == FORKS and control["fork_error"] is None
+    assert control["shm_fill"] == "written"
+    assert control["oom_score_adj"] != sandbox.OOM_SCORE_ADJ
+    assert control["held"] == FLOOD
+
+
+def test_check_says_the_level_and_the_limits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    writer = SuiteWriter(tmp_path / "suite")
+    writer.suite["defaults"]["agent"] = {"command": ["true"]}  # type: ignore[index]
+    result = run_cli(capsys, "check", str(writer.write()))
+    assert "isolation: namespace (bubblewrap)" in result.out
+    held = f"holds at most: {isolation.PROCESSES} processes and threads, /tmp 1024 MiB"
+    assert held in result.out
+    assert f"{CONNECTIONS} connections to its endpoints at once" in result.out
