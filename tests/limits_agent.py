@@ -11,7 +11,8 @@ one JSON object. From the environment:
 
 It reports how many forks were made and the error that stopped them, the sizes of
 /tmp and /dev/shm, whether the write to /dev/shm went through, its oom_score_adj,
-and how many of its connections passhat still held open a moment after they were made.
+how many of its connections passhat still held open a moment after they were made,
+and the command lines of every process it can see in /proc (bwrap's own among them).
 """
 
 from __future__ import annotations
@@ -89,6 +90,18 @@ def held(wanted: int) -> int:
     return alive
 
 
+def command_lines() -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    found.append(f.read().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                pass
+    return found
+
+
 def main() -> None:
     seen: dict[str, object] = {}
     seen["forks"], seen["fork_error"] = forks(int(os.environ.get("LIMITS_FORKS", "0")))
@@ -99,6 +112,7 @@ def main() -> None:
     with open("/proc/self/oom_score_adj", encoding="ascii") as adj:
         seen["oom_score_adj"] = int(adj.read())
     seen["held"] = held(int(os.environ.get("LIMITS_CONNECTIONS", "0")))
+    seen["command_lines"] = command_lines()
     print(json.dumps(seen))
 
 

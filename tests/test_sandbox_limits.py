@@ -1,8 +1,8 @@
 """A sandboxed run takes no more of the machine than its limits (issue 32: whatever an agent
 does ends as one run that touched nothing but itself): a fork bomb stops at the run's
 process cap, its /tmp and /dev/shm are tmpfs of a fixed size, the kernel's OOM killer
-takes the agent first, and a flood of connections to its endpoint holds at most
-CONNECTIONS of passhat's descriptors. As root and as nobody, each with the --isolation
+takes the agent first, a flood of connections to its endpoint holds at most
+CONNECTIONS of passhat's descriptors, and no command line it can read names a host path. As root and as nobody, each with the --isolation
 process control that shows the grab works without the sandbox (so the test can fail)."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _grab(user: str, folder: Path, level: str) -> dict:
     with Store(db, create=False) as store:
         (run,) = store.runs(store.experiment("latest").id)
     assert run.output is not None, run.error_message
-    return dict(run.output)
+    return {**run.output, "suite": str(suite)}  # type: ignore[dict-item]
 
 
 def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
@@ -70,6 +70,11 @@ def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
     assert seen["shm_fill"] == "ENOSPC", "the run wrote past its /dev/shm into the host's memory"
     assert seen["oom_score_adj"] == sandbox.OOM_SCORE_ADJ
     assert 0 < seen["held"] <= CONNECTIONS, "passhat held every connection of the flood"
+    # bwrap reads its options from a memfd: its command line (the sandbox's first process)
+    # shows none of them (the folders bound and covered, the gate's descriptors)
+    lines = seen["command_lines"]
+    assert any(line.startswith("bwrap --args") for line in lines), lines
+    assert not [line for line in lines if "--ro-bind" in line or "--unshare" in line], lines
 
     # the control: without the sandbox every grab goes through
     control = _grab(user, open_tmp, "process")
@@ -77,6 +82,7 @@ def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
     assert control["shm_fill"] == "written"
     assert control["oom_score_adj"] != sandbox.OOM_SCORE_ADJ
     assert control["held"] == FLOOD
+    assert any(control["suite"] in line for line in control["command_lines"])
 
 
 def test_check_says_the_level_and_the_limits(

@@ -501,11 +501,11 @@ class CommandAgent:
                             os.chown(path, uid, uid)
                     view = self.view(ctx.params, sockets)
                     gate = netns.Gate()
-                    inner = [*bwrap_argv(view, workdir), *gate.bwrap_args(), *relay_argv(view)]
+                    options, relay = bwrap_argv(view, workdir)[1:], relay_argv(view)
                 else:
                     gate = netns.Gate([(port, listen) for port, _, listen in ports])
-                    inner = [*bwrap_argv(self.view(ctx.params), workdir), *gate.bwrap_args()]
-                argv = [*launcher(level, uid), *inner, *self.argv]
+                    options, relay = bwrap_argv(self.view(ctx.params), workdir)[1:], []
+                argv = [*launcher(level, uid), *gate.bwrap(options), *relay, *self.argv]
                 extra["HOME"] = str(workdir)
             try:
                 environ = process_environ(self.spec, extra, os.environ)

@@ -118,12 +118,26 @@ class Gate:
         for fd in (self.info_read, self.block_write):
             os.set_inheritable(fd, False)
 
+    args = -1
+    """A memfd holding bwrap's options (`bwrap()`), -1 until then."""
+
     def bwrap_args(self) -> list[str]:
         return ["--info-fd", str(self.info_write), "--block-fd", str(self.block_read)]
 
+    def bwrap(self, options: Sequence[str]) -> list[str]:
+        """`bwrap --args FD`, its options and the gate's read from a memfd: the sandbox's
+        /proc/1/cmdline (bwrap's own process) then shows none of the host's paths."""
+        self.args = os.memfd_create("passhat-bwrap-args", os.MFD_CLOEXEC)
+        data = b"".join(arg.encode() + b"\0" for arg in [*options, *self.bwrap_args()])
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.args, view) :]
+        os.lseek(self.args, 0, os.SEEK_SET)
+        return ["bwrap", "--args", str(self.args)]
+
     @property
-    def pass_fds(self) -> tuple[int, int]:
-        return (self.info_write, self.block_read)
+    def pass_fds(self) -> tuple[int, ...]:
+        return (self.info_write, self.block_read, *([self.args] if self.args >= 0 else []))
 
     def spawned(self) -> None:
         """Close passhat's copies of the ends bwrap holds (its end of a pipe closing is
@@ -131,7 +145,7 @@ class Gate:
         for fd in self.pass_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self.info_write = self.block_read = -1
+        self.info_write = self.block_read = self.args = -1
 
     async def open(self) -> None:
         """Wait for the sandbox's pid, put its limits on it (sandbox.confine), serve the
@@ -156,11 +170,11 @@ class Gate:
         os.write(self.block_write, b"x")
 
     def close(self) -> None:
-        for fd in (self.info_read, self.info_write, self.block_read, self.block_write):
+        for fd in (self.info_read, self.info_write, self.block_read, self.block_write, self.args):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self.info_read = self.info_write = self.block_read = self.block_write = -1
+        self.info_read = self.info_write = self.block_read = self.block_write = self.args = -1
 
 
 def _info_in(data: bytes) -> tuple[int, int | None] | None:
