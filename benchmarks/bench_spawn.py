@@ -120,17 +120,22 @@ async def forked() -> None:
     await proc.wait()
 
 
-def through_passhat(agent: CommandAgent, argv: list[str], folder: Path, level: str) -> Any:
+def through_passhat(agent: CommandAgent, folder: Path, level: str) -> Any:
     ctx = RunContext("c", 1, 0, None)
     sandboxed = level == "namespace"
     direct = sandboxed and netns.direct()
+    options, relay = sandbox_parts(agent, folder) if sandboxed else ([], [])
 
     async def served(sock: socket.socket) -> None:  # an endpoint the run would be served on
         sock.close()
 
     async def spawn() -> None:
-        gate = netns.Gate([(8000, served)]) if direct else None
-        command = [*argv[:-1], *gate.bwrap_args(), argv[-1]] if gate is not None else argv
+        gate = None
+        command = ["true"]
+        if sandboxed:  # as a run makes it: the gate's limits, and its listener where direct
+            gate = netns.Gate([(8000, served)] if direct else [])
+            uid = run_uid("namespace")
+            command = [*launcher("namespace", uid), *gate.bwrap(options), *relay, "true"]
         environ = {"PATH": "/usr/bin:/bin"}
         await agent._run_process(command, b"{}", folder, environ, ctx, watchdog(), sandboxed, gate)
 
@@ -157,16 +162,13 @@ def whole_runs(runs: int, folder: Path, level: str, concurrency: int = 1) -> tup
     return spent * 1000 / runs, wall
 
 
-def sandboxed(agent: CommandAgent, folder: Path) -> list[str]:
-    """The argv of a sandboxed `true`: bwrap with the run's view, and the relay where
-    passhat cannot listen inside the sandbox itself (agents/netns.py; the gate's own
-    arguments are added by the run)."""
+def sandbox_parts(agent: CommandAgent, folder: Path) -> tuple[list[str], list[str]]:
+    """bwrap's options for a sandboxed `true` with the run's view, and the relay where
+    passhat cannot listen inside the sandbox itself (agents/netns.py)."""
     if netns.direct():
-        inner = bwrap_argv(agent.view({}), folder)
-    else:
-        view = agent.view({}, ((8000, str(folder / "api.sock")),))
-        inner = [*bwrap_argv(view, folder), *relay_argv(view)]
-    return [*launcher("namespace", run_uid("namespace")), *inner, "true"]
+        return bwrap_argv(agent.view({}), folder)[1:], []
+    view = agent.view({}, ((8000, str(folder / "api.sock")),))
+    return bwrap_argv(view, folder)[1:], relay_argv(view)
 
 
 def main() -> None:
@@ -187,9 +189,8 @@ def main() -> None:
         folder.chmod(0o755)  # a root passhat's run uid must reach it
         (folder / "api.sock").touch()
         for level in levels:
-            argv = sandboxed(agent, folder) if level == "namespace" else ["true"]
             rows[f"passhat, {level}"] = per_call_ms(
-                through_passhat(agent, argv, folder, level), args.spawns
+                through_passhat(agent, folder, level), args.spawns
             )
         whole = {level: whole_runs(args.runs, folder, level) for level in levels}
         walls = {level: whole_runs(args.runs, folder, level, 8)[1] for level in levels}
