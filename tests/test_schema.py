@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from conftest import TICKET_CASE, SuiteWriter
+from conftest import EXAMPLES, TICKET_CASE, SuiteWriter
 from passhat import schema
 from passhat.envs.ticket import GOAL_SCHEMA, INPUT_SCHEMA, _update_schema
 from passhat.errors import SuiteError
@@ -116,6 +118,72 @@ def test_the_built_in_schemas_take_the_quick_path() -> None:
         assert quick is not None
         assert quick(value)
     assert schema._quick_check({"anyOf": [{"type": "string"}]}) is None
+
+
+# the meta-schema's quick check: schemas, and schemas broken in the ways it must catch
+broken = st.sampled_from(
+    [
+        {"type": "text"},
+        {"type": []},
+        {"type": ["string", "string"]},
+        {"type": 3},
+        {"required": ["a", "a"]},
+        {"required": [1]},
+        {"required": "a"},
+        {"minLength": -1},
+        {"minItems": 1.5},
+        {"maxLength": True},
+        {"maximum": "3"},
+        {"minimum": None},
+        {"enum": "a"},
+        {"description": 3},
+        {"format": ["date"]},
+        {"examples": 1},
+        {"properties": {"a": 3}},
+        {"properties": []},
+        {"items": 3},
+        {"additionalProperties": "x"},
+        {"pattern": 3},
+        {"$schema": 3},
+    ]
+)
+maybe_broken: st.SearchStrategy[Any] = st.recursive(
+    st.one_of(st.booleans(), st.just({}), broken),
+    lambda inner: st.lists(st.one_of(_keyword(inner), broken), min_size=1, max_size=4).map(_merge),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(schemas, maybe_broken))
+def test_the_quick_meta_check_never_passes_what_the_meta_schema_refuses(given: Any) -> None:
+    """Without jsonschema, a schema is taken as valid only when the meta-schema agrees;
+    schema_errors answers exactly as the meta-schema alone would."""
+    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+    if schema._surely_schema(given):
+        assert meta.is_valid(given)
+    assert (schema_errors(given) == []) == meta.is_valid(given)
+
+
+def test_plain_suites_load_and_run_without_jsonschema() -> None:
+    """The built-in worlds' schemas and a case that fits them need no jsonschema: a
+    fresh process loads the seed suite and calls a tool without importing it."""
+    code = (
+        "import sys, asyncio\n"
+        "from passhat.suite import load_suite\n"
+        "from passhat.env import make_environment\n"
+        f"suite = load_suite({str(EXAMPLES / 'clarify')!r})\n"
+        "env = make_environment(suite, suite.cases[0])\n"
+        "asyncio.run(env.call('get_ticket', {'key': 'SHOP-1042'}))\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+    # and one that does not fit still gets jsonschema's words
+    assert schema_problems(
+        {"key": 1}, {"type": "object", "properties": {"key": {"type": "string"}}}
+    )
 
 
 # ------------------------------------------------- meta-schema checks, once each

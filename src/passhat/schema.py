@@ -12,6 +12,10 @@ Every problem is one (location, message) pair, the message saying what to
 write instead: `missing; add it: the ticket key`, `unknown key 'q'; the keys
 allowed here are query`, `'Todo' is not one of Backlog, Doing`. Keywords
 without a message of their own fall back to jsonschema's.
+
+jsonschema is imported only when a quick check (below) cannot answer: a suite of
+plain schemas and values that fit them loads, and its runs call tools, without it
+(its import was a tenth of `passhat run`'s start).
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterator, Sized
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from passhat.plain import Loc, did_you_mean, show
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 __all__ = ["schema_errors", "schema_problems"]
 
@@ -50,27 +55,45 @@ _YAML_WORDS = {
 Check = Callable[[Any], bool]
 
 
+class _Compiled:
+    """One schema's quick check, and its jsonschema validator once one is needed."""
+
+    __slots__ = ("_validator", "quick", "schema_json")
+
+    def __init__(self, schema_json: str) -> None:
+        self.schema_json = schema_json
+        self.quick = _quick_check(json.loads(schema_json))
+        self._validator: Draft202012Validator | None = None
+
+    @property
+    def validator(self) -> Draft202012Validator:
+        if self._validator is None:
+            from jsonschema import Draft202012Validator
+
+            self._validator = Draft202012Validator(json.loads(self.schema_json))
+        return self._validator
+
+
 @functools.lru_cache(maxsize=512)
-def _compiled(schema_json: str) -> tuple[Draft202012Validator, Check | None]:
-    schema = json.loads(schema_json)
-    return Draft202012Validator(schema), _quick_check(schema)
+def _compiled(schema_json: str) -> _Compiled:
+    return _Compiled(schema_json)
 
 
-_BY_ID: dict[int, tuple[Any, Draft202012Validator, Check | None]] = {}
+_BY_ID: dict[int, tuple[Any, _Compiled]] = {}
 
 
-def _validator_for(schema: dict[str, Any]) -> tuple[Draft202012Validator, Check | None]:
-    """The schema's validator and quick check: by identity first (a tool's schema is
+def _validator_for(schema: dict[str, Any]) -> _Compiled:
+    """The schema's quick check and validator: by identity first (a tool's schema is
     one object for every call), else by its JSON in written order (messages list keys
     as written)."""
     hit = _BY_ID.get(id(schema))
     if hit is not None and hit[0] is schema:
-        return hit[1], hit[2]
-    validator, quick = _compiled(json.dumps(schema, ensure_ascii=False))
+        return hit[1]
+    compiled = _compiled(json.dumps(schema, ensure_ascii=False))
     if len(_BY_ID) > 1024:
         _BY_ID.clear()
-    _BY_ID[id(schema)] = (schema, validator, quick)  # kept alive: the id is never reused
-    return validator, quick
+    _BY_ID[id(schema)] = (schema, compiled)  # kept alive: the id is never reused
+    return compiled
 
 
 def schema_errors(schema: Any) -> list[str]:
@@ -103,18 +126,23 @@ one object for every case, so most cases skip even writing it as JSON."""
 @functools.lru_cache(maxsize=1024)
 def _meta_errors_of_json(schema_json: str) -> tuple[str, ...]:
     """The meta-schema check of one schema, by its JSON text (cache_info() counts checks)."""
-    return _meta_errors(json.loads(schema_json))
+    schema = json.loads(schema_json)
+    return () if _surely_schema(schema) else _meta_errors(schema)
 
 
 def _meta_errors(schema: Any) -> tuple[str, ...]:
     out = []
-    for error in _META_VALIDATOR.iter_errors(schema):
+    for error in _meta_validator().iter_errors(schema):
         where = "/".join(str(p) for p in error.absolute_path)
         out.append(f"{where + ': ' if where else ''}{error.message}")
     return tuple(out)
 
 
-_META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+@functools.cache
+def _meta_validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 
 def _plain_json(value: Any) -> bool:
@@ -138,8 +166,12 @@ def schema_problems(
     `schema` must be valid (see `schema_errors`); `yaml` picks the words of a file's reader.
     """
     words = _YAML_WORDS if yaml else _JSON_WORDS
-    validator, quick = _validator_for(schema)
-    if (quick is not None and quick(value)) or validator.is_valid(value):
+    compiled = _validator_for(schema)
+    quick = compiled.quick
+    if quick is not None and quick(value):
+        return []
+    validator = compiled.validator
+    if validator.is_valid(value):
         return []
     out: list[tuple[Loc, str]] = []
     for error in sorted(validator.iter_errors(value), key=_order):
@@ -422,3 +454,55 @@ _MAKERS: dict[str, Callable[[Any, dict[str, Any]], Check | None]] = {
     "enum": _choices_check,
     "const": _const_check,
 }
+
+
+# ------------------------------------------------------------- quick meta check
+#
+# The same one-sided idea for the schemas themselves: True only when the Draft
+# 2020-12 meta-schema surely holds (every keyword one the quick check handles, its
+# value of the type the meta-schema asks); anything else goes to jsonschema.
+# tests/test_schema.py checks that True never disagrees with it.
+
+_TEXT_NOTES = frozenset({"description", "title", "$comment", "format"})
+_SIZES = frozenset(
+    {"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"}
+)
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+
+
+def _surely_schema(schema: Any) -> bool:
+    """Whether `schema` (plain JSON) surely is a valid Draft 2020-12 schema."""
+    if type(schema) is bool:
+        return True
+    if type(schema) is not dict:
+        return False
+    return all(_surely_keyword(key, want) for key, want in schema.items())
+
+
+def _surely_keyword(key: str, want: Any) -> bool:
+    kind = type(want)
+    if key in _TEXT_NOTES:
+        return kind is str
+    if key in ("default", "const"):
+        return True
+    if key in ("examples", "enum"):
+        return kind is list
+    if key == "type":
+        names = [want] if kind is str else want
+        return (
+            type(names) is list
+            and len(names) > 0
+            and all(type(n) is str and n in _TYPES for n in names)
+            and len(set(names)) == len(names)
+        )
+    if key == "properties":
+        return kind is dict and all(_surely_schema(sub) for sub in want.values())
+    if key in ("additionalProperties", "items"):
+        return _surely_schema(want)
+    if key == "required":
+        return kind is list and all(type(n) is str for n in want) and len(set(want)) == len(want)
+    if key in _SIZES:
+        return kind is int and want >= 0
+    if key in _BOUNDS:
+        return kind is int or kind is float
+    return False
