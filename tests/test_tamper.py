@@ -3,6 +3,8 @@ suite's goals changed on disk is errored `suite_changed`, never given a verdict.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +85,31 @@ def test_files_grading_does_not_read_may_change(writer: SuiteWriter) -> None:
     (suite.path / "state" / "plan").write_text("one,two")
     (suite.path / "passhat.db").write_bytes(b"rows")
     assert guard.check(force=True) is None
+
+
+def test_the_whole_look_is_made_by_the_guards_thread(
+    writer: SuiteWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Walking every file of the suite does not hold up the event loop: a grading whose
+    own files did not move asks the guard's thread for the look and goes on; what that
+    look finds errors the gradings after it."""
+    suite = load_suite(_suite(writer))
+    guard = tamper.SuiteGuard(suite)
+    walkers: list[str] = []
+    walk = tamper.signature
+
+    def watched(root: Path) -> tamper.Signature:
+        walkers.append(threading.current_thread().name)
+        return walk(root)
+
+    monkeypatch.setattr(tamper, "signature", watched)
+    case_file = suite.path / "cases" / "tiny.yaml"
+    case_file.write_text(case_file.read_text().replace("vague", "changed"))
+    guard.checked_at = -1e9  # a whole look is due
+    assert guard.check() is None  # suite.yaml, the only file this grading reads, is as it was
+    deadline = time.monotonic() + 10
+    while guard.changed is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert walkers == ["passhat-tamper"]
+    reason = guard.check()
+    assert reason is not None and "cases/tiny.yaml" in reason

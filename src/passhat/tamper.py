@@ -9,10 +9,13 @@ report says so at once.
 
 Before each grading, the files that grading reads for that run (suite.yaml and the
 run's case file) are looked at (`stat`, no parsing); every file of the suite is
-looked at too, unless less than SPACING times the last such look's cost has passed (a
-suite of ten files is looked at whole before every grading, one of 20,000 a few times
-a second). Only when a file's size, mtime or inode moved is the suite loaded again and
-its hash compared (a `touch` is not a change).
+looked at too, once SPACING times the last such look's cost has passed (a suite of
+ten files is looked at whole all the time, one of 20,000 a few times a second), by
+a thread of the guard's own: the walk does not hold up the event loop whose runs
+wait on their timers, and a change it finds errors every run graded after it. When
+suite.yaml or the run's case file moved, the whole look is made at once, before the
+run is graded. Only when a file's size, mtime or inode moved is the suite loaded
+again and its hash compared (a `touch` is not a change).
 """
 
 from __future__ import annotations
@@ -50,11 +53,13 @@ def graded(root: Path, path: str) -> bool:
 def signature(root: Path) -> Signature:
     """(path, size, mtime_ns, inode) of the suite's files that grading reads, sorted."""
     found: list[tuple[str, int, int, int]] = []
+    top = str(root)
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
+        cases = folder == os.path.join(top, "cases")  # its files are read, whatever their name
         for name in sorted(files):
             path = os.path.join(folder, name)
-            if not graded(root, path):
+            if not (cases or name.endswith(".py") or graded(root, path)):
                 continue
             try:
                 st = os.stat(path)
@@ -77,6 +82,8 @@ class SuiteGuard:
     changed: str | None = None
     """Why the suite no longer is the one loaded (None while it is)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _due: threading.Event | None = None
+    """Set to have the guard's thread look at every file (started by the first `check`)."""
     _by_path: tuple[Signature, dict[str, tuple[int, int, int]]] | None = None
     _head: str = ""
     """suite.yaml's path as text (looked at before every grading: no Path made each time)."""
@@ -97,18 +104,53 @@ class SuiteGuard:
         with self.lock:
             if self.changed is not None:
                 return self.changed
-            waited = now - self.checked_at
-            if not force and waited < SPACING * self.cost and self._same(files):
-                return None
-            current = signature(self.suite.path)
-            self.checked_at = time.monotonic()
-            self.cost = self.checked_at - now
-            if current == self.seen:
-                return None
-            self.changed = self._compare(current)
-            if self.changed is None:
-                self.seen = current  # the same content (a touch, a copy over itself)
-            return self.changed
+            if force or not self._same(files):
+                return self._look(now)
+            if now - self.checked_at >= SPACING * self.cost:
+                self._look_soon()
+            return None
+
+    def _look(self, now: float) -> str | None:
+        """Every file, now (the lock held): why the suite changed, or None."""
+        return self._judge(signature(self.suite.path), now)
+
+    def _judge(self, current: Signature, started: float) -> str | None:
+        """The files as a look that began at `started` found them (the lock held)."""
+        self.checked_at = time.monotonic()
+        self.cost = self.checked_at - started
+        if current == self.seen:
+            return None
+        self.changed = self._compare(current)
+        if self.changed is None:
+            self.seen = current  # the same content (a touch, a copy over itself)
+        return self.changed
+
+    def _look_soon(self) -> None:
+        """Have the guard's thread look at every file (the lock held)."""
+        if self._due is None:
+            self._due = threading.Event()
+            threading.Thread(target=self._watch, name="passhat-tamper", daemon=True).start()
+        self.checked_at = float("inf")  # asked once until that look is made
+        self._due.set()
+
+    def _watch(self) -> None:
+        """The guard's thread: a whole look each time one is due, the walk without the
+        lock (gradings meanwhile still look at their own files)."""
+        due = self._due
+        assert due is not None
+        while True:
+            due.wait()
+            due.clear()
+            started = time.monotonic()
+            try:
+                current = signature(self.suite.path)
+            except Exception:  # a walk that fails is made again by the next grading's look
+                current = None
+            with self.lock:
+                if current is None:
+                    self.checked_at = started
+                elif self.changed is None:
+                    self._judge(current, started)
 
     def _same(self, files: tuple[str, ...]) -> bool:
         """Whether suite.yaml and `files` are as they were (a stat each)."""
