@@ -21,6 +21,7 @@ from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from passhat.agents import RetryPolicy, resolve_agent
 from passhat.errors import ConfigError
 from passhat.models.openai_compat import OpenAIModel
+from passhat.records import RunRecord
 from passhat.runner import RunOptions, new_experiment, run_experiment
 from passhat.store import Store
 from passhat.suite import load_suite
@@ -530,3 +531,35 @@ def test_pending_reads_run_by_run_only_the_cases_with_gaps(
         assert [sorted(cases or []) for cases in asked] == [["b", "c"]]
         assert list(todo) == list(plan(experiment, set(done))) == [("c", 1), ("b", 2), ("c", 3)]
         assert len(todo) == 3
+
+
+def test_a_cancel_lands_when_the_executor_never_waits(tmp_path: Path) -> None:
+    """An executor whose records come without a wait (and a store with room for them):
+    a cancel asked for meanwhile still stops the runner at the next record, not after
+    the last one; the records handed over before it are written, the rest stay missing."""
+    suite = load_suite(CLARIFY)
+    agent = resolve_agent("agents_for_tests:odd_runs_pass")
+    experiment = new_experiment(suite, agent, "", None, k=40, params={"max_turns": 10})
+    yielded: list[int] = []
+
+    class Eager:
+        async def run(self, job: Any, todo: Any) -> Any:
+            for case_id, index in todo:
+                if len(yielded) == 5:
+                    task = asyncio.current_task()  # the runner's: it reads this iterator
+                    assert task is not None
+                    task.cancel()
+                yielded.append(index)
+                yield RunRecord(experiment.id, case_id, index, suite.case(case_id).hash, "passed")
+
+    async def main() -> None:
+        with Store(tmp_path / "p.db") as store:
+            store.create_experiment(experiment)
+            with pytest.raises(asyncio.CancelledError):
+                await run_experiment(
+                    store, experiment, suite, agent, None, RunOptions(), executor=Eager()
+                )
+            assert len(store.recorded(experiment.id)) == 6
+
+    asyncio.run(main())
+    assert len(yielded) == 6  # not the 40 x cases planned

@@ -367,10 +367,15 @@ async def _run_all(
     # agents' runs are served by one server for the experiment (serve/hub.py).
     async with hub_scope(), RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer:
         records = executor.run(job, iter(todo))
+        limit, this = writes_in_flight(options.concurrency), asyncio.current_task()
         try:
             async for record in records:
-                await writer.hand_over(record, writes_in_flight(options.concurrency))
-                await asyncio.sleep(0)  # let a cancel land even when agents never wait
+                await writer.hand_over(record, limit)
+                if this is not None and this.cancelling():
+                    # a cancel lands even when agents and executor never wait (a turn of
+                    # the loop for each record instead held back the runs that wait for
+                    # the next item)
+                    await asyncio.sleep(0)
             await writer.drain()
         finally:
             close = getattr(records, "aclose", None)  # stop the runs still in flight
