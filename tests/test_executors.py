@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ import passhat
 from cli_helpers import CLARIFY, SEED, run_cli, run_seed
 from passhat.agents import resolve_agent
 from passhat.errors import ConfigError, WorkerRefused
-from passhat.executors import Job, bounded, resolve_executor
+from passhat.executors import Job, bounded, local, resolve_executor
 from passhat.executors.batching import BatchSizer, batched
 from passhat.executors.shipment import GRACE_S, prepare, ship, suite_files
 from passhat.models import model_from_params
@@ -71,6 +72,48 @@ async def test_bounded_holds_runs_back_while_the_consumer_is_slow() -> None:
     await asyncio.sleep(0.05)  # the consumer (the store) stalls; runs must wait for it
     assert len(started) <= 1 + 3
     await records.aclose()
+
+
+async def test_bounded_starts_its_slots_a_ramp_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs started together finish together and queue on the one event loop, wave
+    after wave: slot i takes its first item i ramps after the first (the local
+    executor's ramp is RAMP_S, shorter when many slots would make it long)."""
+    waits: list[float] = []
+    sleep = asyncio.sleep
+
+    async def recorded(delay: float, *args: Any) -> Any:
+        if delay > 0:
+            waits.append(delay)
+        return await sleep(delay, *args)
+
+    monkeypatch.setattr(asyncio, "sleep", recorded)
+
+    async def run_one(case_id: str, index: int) -> RunRecord:
+        return _record(case_id, index)
+
+    got = [r async for r in bounded((("c", i) for i in range(1, 9)), 4, run_one, ramp=0.001)]
+    assert sorted(r.run_index for r in got) == list(range(1, 9))
+    assert waits == pytest.approx([0.001, 0.002, 0.003])
+
+
+@pytest.mark.parametrize("concurrency", [8, 50, 1000])
+def test_the_local_executor_ramps_its_first_runs(
+    monkeypatch: pytest.MonkeyPatch, concurrency: int
+) -> None:
+    ramps: list[float] = []
+
+    def recorded(todo: Any, n: int, run_one: Any, *, ramp: float = 0.0) -> Any:
+        ramps.append(ramp)
+        return bounded(todo, n, run_one, ramp=ramp)
+
+    monkeypatch.setattr(local, "bounded", recorded)
+    suite = load_suite(CLARIFY)
+    agent = resolve_agent("agents_for_tests:odd_runs_pass")
+    experiment = new_experiment(suite, agent, "", None, k=1, params={})
+    options = RunOptions(concurrency=concurrency)
+    local.LocalExecutor().run(Job(experiment, suite, agent, None, options), iter([]))
+    assert ramps == [pytest.approx(min(local.RAMP_S, local.RAMP_MAX_S / concurrency))]
+    assert ramps[0] * concurrency <= local.RAMP_MAX_S + 1e-12
 
 
 async def test_bounded_raises_the_first_failure_and_skips_items_left_missing() -> None:

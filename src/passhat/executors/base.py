@@ -80,15 +80,16 @@ RunOne = Callable[[str, int], Awaitable[RunRecord | None]]
 
 
 async def bounded(
-    todo: Iterable[WorkItem], concurrency: int, run_one: RunOne
+    todo: Iterable[WorkItem], concurrency: int, run_one: RunOne, *, ramp: float = 0.0
 ) -> AsyncIterator[RunRecord]:
     """`run_one` over `todo`, at most `concurrency` at once, records yielded as they finish.
 
     A slot takes a work item only while fewer than `concurrency` runs are in
     flight or finished but not yet taken by the consumer: memory stays flat
     however long the plan, and a slow consumer (the store) holds the runs back.
-    The first exception of `run_one` stops every slot and is raised here;
-    closing the iterator cancels the slots.
+    With `ramp`, slot i takes its first item i * `ramp` seconds after the first
+    (see `passhat.executors.local.RAMP_S`). The first exception of `run_one` stops
+    every slot and is raised here; closing the iterator cancels the slots.
     """
     items: Iterator[WorkItem] = iter(todo)
     # places for a run: in flight, or finished and not yet taken (a queue of tokens)
@@ -97,7 +98,9 @@ async def bounded(
         room.put_nowait(None)
     done: asyncio.Queue[RunRecord | None] = asyncio.Queue()  # never more than `concurrency`
 
-    async def slot() -> None:
+    async def slot(first: float) -> None:
+        if first > 0:
+            await asyncio.sleep(first)
         while True:
             await room.get()
             item = next(items, None)
@@ -116,8 +119,8 @@ async def bounded(
     async def slots() -> None:
         try:
             async with asyncio.TaskGroup() as group:
-                for _ in range(max(1, concurrency)):
-                    group.create_task(slot())
+                for i in range(max(1, concurrency)):
+                    group.create_task(slot(i * ramp))
         finally:
             done.put_nowait(None)  # the consumer's end-of-stream mark
 
