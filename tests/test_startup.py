@@ -43,6 +43,27 @@ def test_statistics_still_work_once_numpy_is_needed() -> None:
     assert u.dataset is not None and 0 <= u.dataset.pass_at_1.low <= 0.5
 
 
+DEFERRED = """
+import sys
+from passhat._lazy import lazy_import, warm_up
+np = lazy_import("numpy")
+print("numpy" in sys.modules)  # not yet: no half-made module for another thread to meet
+warm_up("numpy").join()
+print(np.ndarray is sys.modules["numpy"].ndarray, np.random.default_rng is not None)
+"""
+
+
+def test_a_deferred_module_is_imported_by_the_import_system_from_any_thread() -> None:
+    """A deferred module stands outside sys.modules until it is used, so a `warm_up`
+    thread importing it and a reader in another thread both go through the import
+    system's locks (a LazyLoader module in sys.modules runs its code in whichever
+    thread reads first, and on 3.11 a second reader meanwhile meets a half-made one)."""
+    done = subprocess.run(
+        [sys.executable, "-c", DEFERRED], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "True", "True"]
+
+
 HEAVY = (
     "passhat.cli.run",
     "passhat.cli._run_options",

@@ -3,30 +3,71 @@
 `passhat --help`, `check` and `list` never compute an interval; importing
 numpy (with its BLAS) for them was half of their start-up time. Commands that do
 load it but run no user code start its BLAS with one thread (`one_blas_thread`).
+`warm_up` imports such a module in a background thread while the caller waits on
+something else (`passhat run` while its runs wait on their agents).
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
+import threading
 from types import ModuleType
+from typing import Any
+
+
+class _Deferred(ModuleType):
+    """Stands for a module until its first attribute is read, then imports it through the
+    import system (its locks make that safe from any thread, a `warm_up` thread
+    included) and keeps the module's names: later reads are plain lookups.
+
+    Not `importlib.util.LazyLoader`: its module, in `sys.modules`, runs its code in
+    whichever thread reads an attribute first, and on Python 3.11 a second thread
+    reading meanwhile sees a half-made module."""
+
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(module.__dict__)
+        return getattr(module, attr)
 
 
 def lazy_import(name: str) -> ModuleType:
-    """`name` as a module whose code runs on the first attribute access
-    (`importlib.util.LazyLoader`); the real module if it is already imported."""
+    """`name` as a module whose code runs on the first attribute access; the real
+    module if it is already imported."""
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.find_spec(name)
     if spec is None or spec.loader is None:
         raise ImportError(f"no module named {name!r}")
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
+    return _Deferred(name)
+
+
+WARM_UP_SWITCH_S = 0.0005
+"""While a warm-up imports, the interpreter lets other threads run every 0.5 ms (not every
+5): an event loop waking for a timer waits that long at most for the warm-up to let go."""
+
+
+def warm_up(*names: str) -> threading.Thread:
+    """Import `names` in a daemon thread (already imported ones cost nothing): what
+    comes later finds them loaded. A failure there is left for the real import to meet."""
+
+    def target() -> None:
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, WARM_UP_SWITCH_S))
+        try:
+            for name in names:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # the caller's own import meets it and says what went wrong
+                    continue
+        finally:
+            sys.setswitchinterval(switch)
+
+    thread = threading.Thread(target=target, name="passhat-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
