@@ -32,8 +32,10 @@ def _watch_line(experiment: ExperimentRecord, store: Path, lang: str) -> None:
         err_console.print(line, markup=False, soft_wrap=True)
 
 
-def printer(lang: str, quiet: bool) -> Events:
-    """The library's events, printed: the plan, a progress bar per round, warnings."""
+def printer(lang: str, quiet: bool, report: bool = True) -> Events:
+    """The library's events, printed: the plan, a progress bar per round, warnings.
+    With `report` (an end report follows), its modules and numpy (for its intervals) are
+    imported in a background thread while the runs wait on their agents."""
     from passhat.evaluation import Events
 
     class Printer(Events):
@@ -41,6 +43,7 @@ def printer(lang: str, quiet: bool) -> Events:
             self.progress: Progress | None = None
             self.task: TaskID | None = None
             self.counts: Counter[str] = Counter()
+            self.warm = report
 
         def started(self, experiment: ExperimentRecord, runs: int, store: Path) -> None:
             if quiet:
@@ -94,6 +97,9 @@ def printer(lang: str, quiet: bool) -> Events:
                     err_console.print(line, markup=False, soft_wrap=True)
 
         def round_started(self, experiment: ExperimentRecord, runs: int) -> None:
+            self.counts = Counter()
+            if quiet:
+                return  # no bar to draw: nothing to count or update on the loop
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -102,7 +108,6 @@ def printer(lang: str, quiet: bool) -> Events:
                 TimeElapsedColumn,
             )
 
-            self.counts = Counter()
             self.progress = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
@@ -110,18 +115,25 @@ def printer(lang: str, quiet: bool) -> Events:
                 TextColumn("{task.fields[tally]}"),
                 TimeElapsedColumn(),
                 console=err_console,
-                disable=quiet,
                 transient=False,
             )
             self.task = self.progress.add_task(t("runs", lang), total=runs, tally="")
             self.progress.start()
 
         def recorded(self, run: RunRecord) -> None:
+            if self.warm:
+                # once the runs are under way (their threads started: a warm-up importing
+                # numpy holds the interpreter for tens of ms at a time)
+                from passhat._lazy import warm_up
+
+                self.warm = False
+                warm_up("numpy", "passhat.report.experiment")
+            if self.progress is None or self.task is None:
+                return
             self.counts[run.status] += 1
             c = self.counts
             tally = t("tally", lang, passed=c["passed"], failed=c["failed"], errored=c["errored"])
-            if self.progress is not None and self.task is not None:
-                self.progress.update(self.task, advance=1, tally=tally)
+            self.progress.update(self.task, advance=1, tally=tally)
 
         def round_ended(self, experiment: ExperimentRecord) -> None:
             if self.progress is not None:

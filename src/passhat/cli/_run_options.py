@@ -292,7 +292,7 @@ class Shared:
             "retry_max_wait": self.retry_max_wait,
             "call_timeout": self.call_timeout,
             "adaptive": adaptive,
-            "events": printer(lang, self.quiet),
+            "events": printer(lang, self.quiet, not self.no_report),
             "require": self.require,
         }
 

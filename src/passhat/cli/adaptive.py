@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from rich.text import Text
 
-from passhat.adaptive import Adaptive
 from passhat.cli._app import console
 from passhat.cli._help import panel_option
 from passhat.errors import InputError
+
+if TYPE_CHECKING:
+    from passhat.adaptive import Adaptive  # the rounds `show` prints: `run` needs none before
 
 
 def _adaptive(flag: str, metavar: str | None, help: str) -> Any:

@@ -52,7 +52,6 @@ from passhat.cli._run_options import (
 )
 from passhat.cli._store import ExperimentArg, open_store
 from passhat.errors import InputError
-from passhat.report.experiment import print_experiment_report, print_figures
 from passhat.report.i18n import t, tn
 
 if TYPE_CHECKING:
@@ -233,6 +232,8 @@ def _report_and_exit(
 ) -> None:
     """The end report (or one line with --no-report; none when `said`: the caller's
     line said what happened), then the exit code the experiment gives."""
+    from passhat.report.experiment import print_experiment_report, print_figures
+
     quiet, no_report = shared.quiet, shared.no_report
     record = experiment.record
     ref = record.name or record.id
@@ -271,6 +272,8 @@ def _report_and_exit(
 
 def _write_ci(experiment: Experiment, junit: Path | None, summary: Path | None) -> None:
     """--junit-xml and --summary, from the experiment's accounting (and intervals)."""
+    if junit is None and summary is None:
+        return
     from passhat.report.ci import junit_xml, summary_markdown
 
     record = experiment.record
