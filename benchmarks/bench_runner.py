@@ -125,7 +125,7 @@ def main() -> int:
             "runner overhead per run (instant agent)", per / 1.0, 1, "wall ms per run / 1 ms"
         )
         runs = min(1000, args.cases * args.k)
-        k = max(1, runs // args.cases)
+        k = min(args.k, runs)  # 200 cases x k = 5, as documented: not 1,000 x 1
         small = make_suite(Path(tmp) / "small", runs // k)
         wall, cpu, n = run(small, Path(tmp) / "b.db", waits_100ms, k, 50)
         ideal = n * 0.1 / 50
