@@ -1,5 +1,5 @@
-"""Options of every command that prints a report: --lang, --price and --prices, the
-CI outputs --junit-xml and --summary, and the gate --require.
+"""Options of every command that prints a report: --json, --strict, --lang, --price
+and --prices, the CI outputs --junit-xml and --summary, and the gate --require.
 
 A module of their own so `passhat report` gets them without importing the
 `metrics` command (and its verdict reader)."""
@@ -17,6 +17,13 @@ from passhat.report.i18n import check_lang, default_lang
 
 if TYPE_CHECKING:
     from passhat.gate import Gate
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+"""--json of every command that prints a report (or a diff) for machines."""
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
+]
+"""--strict of every command that counts runs against a plan."""
 
 LangOption = Annotated[
     str | None,
@@ -119,11 +126,13 @@ def report_lang(lang: str | None) -> str:
 
 
 __all__ = [
+    "JsonOption",
     "JunitOption",
     "LangOption",
     "PriceOption",
     "PricesOption",
     "RequireOption",
+    "StrictOption",
     "SummaryOption",
     "report_lang",
     "say_gate",

@@ -23,7 +23,13 @@ import typer
 from passhat.cli import adaptive as adaptive_k
 from passhat.cli._events import printer
 from passhat.cli._help import in_panel, panel_option
-from passhat.cli._options import JunitOption, LangOption, RequireOption, SummaryOption
+from passhat.cli._options import (
+    JunitOption,
+    LangOption,
+    RequireOption,
+    StrictOption,
+    SummaryOption,
+)
 from passhat.cli._store import DbOption
 
 # The panels `run -h` and `resume -h` group their options in (typer's rich_help_panel;
@@ -224,9 +230,6 @@ AgentHostOption = Annotated[
 NameOption = Annotated[
     str | None, panel_option(STORE, metavar="NAME", help="A unique name for the experiment.")
 ]
-StrictOption = Annotated[
-    bool, panel_option(OUTPUT, "--strict", help="Exit 1 when any requested run was not counted.")
-]
 QuietOption = Annotated[bool, panel_option(OUTPUT, "--quiet", "-q", help="No progress bar.")]
 NoReportOption = Annotated[
     bool,
@@ -260,7 +263,7 @@ class Shared:
     all_cases: adaptive_k.AllCases = False
     no_rerun_baseline: adaptive_k.NoRerunBaseline = False
     db: Annotated[Path | None, in_panel(DbOption, STORE)] = None
-    strict: StrictOption = False
+    strict: Annotated[bool, in_panel(StrictOption, OUTPUT)] = False
     quiet: QuietOption = False
     no_report: NoReportOption = False
     lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None

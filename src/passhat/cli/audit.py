@@ -14,6 +14,7 @@ from rich.text import Text
 from passhat.accounting import MissingRuns, format_ranges
 from passhat.cli._app import app, console, err_console, write_json
 from passhat.cli._help import examples
+from passhat.cli._options import JsonOption
 from passhat.plain import plural
 from passhat.store import DB_ENV
 
@@ -276,7 +277,7 @@ def audit(
             "file, line, sentence and the rule that decided it.",
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: JsonOption = False,
     show_all: Annotated[
         bool,
         typer.Option(

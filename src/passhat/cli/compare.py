@@ -12,6 +12,7 @@ from passhat.accounting import Accounting, account
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
 from passhat.cli._options import (
+    JsonOption,
     JunitOption,
     LangOption,
     PriceOption,
@@ -171,7 +172,7 @@ def compare_command(
             "false discovery rate) or holm (Holm, family-wise error).",
         ),
     ] = "bh",
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: JsonOption = False,
     show_all: Annotated[
         bool,
         typer.Option(

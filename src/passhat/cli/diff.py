@@ -8,6 +8,7 @@ import typer
 
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
+from passhat.cli._options import JsonOption
 from passhat.cli._store import DbOption, open_store
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
@@ -77,7 +78,7 @@ def diff(
             show_default=False,
         ),
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Two runs side by side: items found in one and not the other, outputs and final

@@ -11,7 +11,7 @@ import typer
 from passhat._gc import without_gc
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
-from passhat.cli._options import LangOption, report_lang
+from passhat.cli._options import JsonOption, LangOption, StrictOption, report_lang
 from passhat.errors import InputError
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
 from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, MIN_RESAMPLES, UNIFORM, Prior, uncertainty
@@ -51,10 +51,8 @@ def metrics(
             "--k", "-k", help="Requested runs per case. Default: the largest run index seen."
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
-    ] = False,
+    as_json: JsonOption = False,
+    strict: StrictOption = False,
     forecast_m: Annotated[
         int,
         typer.Option(

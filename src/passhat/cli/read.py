@@ -20,11 +20,13 @@ from passhat._gc import without_gc
 from passhat.cli._app import app, console, err_console, write_json, write_json_pieces
 from passhat.cli._help import examples
 from passhat.cli._options import (
+    JsonOption,
     JunitOption,
     LangOption,
     PriceOption,
     PricesOption,
     RequireOption,
+    StrictOption,
     SummaryOption,
     report_lang,
     say_gate,
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
 @without_gc  # 100,000 runs: see passhat._gc
 def report(
     experiment_ref: ExperimentArg,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: JsonOption = False,
     html: Annotated[
         Path | None,
         typer.Option(
@@ -72,9 +74,7 @@ def report(
     show_all: Annotated[
         bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")
     ] = False,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
-    ] = False,
+    strict: StrictOption = False,
     price: PriceOption = None,
     prices_file: PricesOption = None,
     why_option: Annotated[

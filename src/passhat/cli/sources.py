@@ -11,6 +11,7 @@ from rich.text import Text
 
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import Group, Typer, examples
+from passhat.cli._options import StrictOption
 from passhat.cli._store import DbOption, open_store
 from passhat.errors import InputError
 from passhat.plain import plural
@@ -256,11 +257,6 @@ def store_imports(
 def _one_name(name: str | None, count: int) -> None:
     if name is not None and count > 1:
         raise InputError(f"--name gives one experiment a name, but {count} logs were given")
-
-
-StrictOption = Annotated[
-    bool, typer.Option("--strict", help="Exit 1 when any requested run was not counted.")
-]
 
 
 @import_app.command(
