@@ -7,6 +7,7 @@ for both providers.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 
 import pytest
@@ -266,3 +267,24 @@ async def test_a_lone_surrogate_in_arguments_goes_out_as_its_json_escape(
 
     sent = fake_server.requests[1].body["messages"][1]["tool_calls"][0]["function"]
     assert json.loads(sent["arguments"]) == {"key": "T-\ud83d"}
+
+
+@pytest.mark.parametrize(
+    ("provider", "module"),
+    [("openai", "openai_compat"), ("anthropic", "anthropic_api")],
+    ids=["openai", "anthropic"],
+)
+def test_a_provider_whose_sdk_is_missing_says_which_extra_to_install(
+    provider: str, module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """resolve_model names the provider's extra and make target when its SDK module
+    cannot be imported (one table of the SDK providers serves both)."""
+    from passhat.models import resolve_model
+
+    monkeypatch.setitem(sys.modules, f"passhat.models.{module}", None)  # import fails
+    with pytest.raises(ConfigError) as refused:
+        resolve_model(f"{provider}:some-model", base_url="http://127.0.0.1:9/v1")
+    message = str(refused.value)
+    assert f"model '{provider}:some-model' needs the {provider} SDK" in message
+    assert f"pip install 'passhat[{provider}]'" in message
+    assert f"make install-{provider} in a checkout" in message

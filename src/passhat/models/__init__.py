@@ -7,6 +7,8 @@ anthropic:MODEL    Anthropic's messages API
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,13 @@ RUN_KEYS = frozenset(
     }
 )
 """Experiment parameters of the run itself; every other parameter goes to the provider."""
+
+_SDK_MODELS = {
+    "openai": ("passhat.models.openai_compat", "OpenAIModel"),
+    "anthropic": ("passhat.models.anthropic_api", "AnthropicModel"),
+}
+"""The providers behind an SDK (an extra of its own): the module and class of each,
+imported when a spec names it."""
 
 
 def resolve_model(
@@ -54,23 +63,15 @@ def resolve_model(
         from passhat.models.replay import ReplayModel
 
         return ReplayModel(cassette_path(name, suite_dir))
-    if provider == "openai":
-        try:
-            from passhat.models.openai_compat import OpenAIModel
-        except ImportError as error:
-            raise ConfigError(
-                f"model {spec!r} needs the openai SDK: pip install 'passhat[openai]', or "
-                f"make install-openai in a checkout ({error})"
-            ) from None
-        return OpenAIModel(name, base_url=base_url, params=params, timeout=_timeout(timeout))
+    module, class_name = _SDK_MODELS[provider]
     try:
-        from passhat.models.anthropic_api import AnthropicModel
+        model_class: Callable[..., Model] = getattr(importlib.import_module(module), class_name)
     except ImportError as error:
         raise ConfigError(
-            f"model {spec!r} needs the anthropic SDK: pip install 'passhat[anthropic]', or "
-            f"make install-anthropic in a checkout ({error})"
+            f"model {spec!r} needs the {provider} SDK: pip install 'passhat[{provider}]', or "
+            f"make install-{provider} in a checkout ({error})"
         ) from None
-    return AnthropicModel(name, base_url=base_url, params=params, timeout=_timeout(timeout))
+    return model_class(name, base_url=base_url, params=params, timeout=_timeout(timeout))
 
 
 def cassette_path(name: str, suite_dir: Path | None) -> Path:

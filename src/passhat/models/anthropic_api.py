@@ -37,7 +37,7 @@ import anthropic
 
 from passhat.errors import ConfigError, TransientModelError
 from passhat.models.base import CallContext, Message, ModelResponse, ToolCall, ToolSpec, Usage
-from passhat.models.provider import NO_KEY, ProviderModel, json_body
+from passhat.models.provider import ProviderModel, json_body
 from passhat.models.provider import malformed as _malformed
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel"]
@@ -126,12 +126,7 @@ class AnthropicModel(ProviderModel["anthropic.AsyncAnthropic"]):
         return body
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(
-            api_key=self._key or NO_KEY,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=0,
-        )
+        return anthropic.AsyncAnthropic(**self._client_options())
 
 
 def parse_message(text: str, *, source: str, secret: str = "") -> ModelResponse:

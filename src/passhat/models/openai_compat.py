@@ -44,7 +44,7 @@ from passhat.models.base import (
     ToolSpec,
     Usage,
 )
-from passhat.models.provider import NO_KEY, ProviderModel, json_body
+from passhat.models.provider import ProviderModel, json_body
 from passhat.models.provider import malformed as _malformed
 
 __all__ = ["DEFAULT_BASE_URL", "RAW_ARGUMENTS", "OpenAIModel"]
@@ -109,12 +109,7 @@ class OpenAIModel(ProviderModel["openai.AsyncOpenAI"]):
         return body
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            api_key=self._key or NO_KEY,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=0,
-        )
+        return openai.AsyncOpenAI(**self._client_options())
 
 
 def parse_completion(text: str, *, source: str, turn: int = 0, secret: str = "") -> ModelResponse:

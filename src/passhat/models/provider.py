@@ -148,6 +148,16 @@ class ProviderModel(Generic[ClientT]):
     def _new_client(self) -> ClientT:
         raise NotImplementedError
 
+    def _client_options(self) -> dict[str, Any]:
+        """How either SDK's client is made: this endpoint, key and timeout, and none of
+        the SDK's own retries (passhat retries a call: models/retry.py)."""
+        return {
+            "api_key": self._key or NO_KEY,
+            "base_url": self.base_url,
+            "timeout": self.timeout,
+            "max_retries": 0,
+        }
+
     def _sdk(self) -> ClientT:
         # Made on first use, inside the event loop that will drive it.
         if self._client is None:
