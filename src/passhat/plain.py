@@ -10,7 +10,7 @@ import difflib
 import hashlib
 import json
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 MAX_K = 100_000
@@ -29,6 +29,12 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     `many` is the plural when adding an s is wrong (`1 entry`, `2 entries`)."""
     word = noun if count == 1 else (many if many is not None else noun + "s")
     return f"{count:,} {word}"
+
+
+def named(record: Any, names: Iterable[str]) -> dict[str, Any]:
+    """The attributes `names` of a record by name, in that order: the JSON-ready form
+    of a record whose keys are its own attribute names."""
+    return {name: getattr(record, name) for name in names}
 
 
 def canonical_json(value: Any) -> str:

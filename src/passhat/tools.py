@@ -12,13 +12,13 @@ import json
 import re
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar, overload
 
 from passhat.errors import ConfigError
 from passhat.fixtures import FixtureMode
 from passhat.models.base import RAW_ARGUMENTS, ToolSpec
-from passhat.plain import Loc, field_path, show
+from passhat.plain import Loc, field_path, named, show
 from passhat.schema import schema_errors
 
 __all__ = [
@@ -75,15 +75,11 @@ class ToolCallRecord:
     """How long it took (seconds)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "result": self.result,
-            "error": self.error,
-            "fixture_miss": self.fixture_miss,
-            "started_at": self.started_at,
-            "duration_s": self.duration_s,
-        }
+        """Every field by its name, in the order declared (a new field is in the JSON too)."""
+        return named(self, _CALL_FIELDS)
+
+
+_CALL_FIELDS = tuple(f.name for f in fields(ToolCallRecord))
 
 
 class ToolError(Exception):

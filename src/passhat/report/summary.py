@@ -9,6 +9,7 @@ from passhat._gc import without_gc
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns
 from passhat.errors import MetricsError
 from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
+from passhat.plain import named
 from passhat.stats import (
     CASE_ALPHA,
     Comparison,
@@ -177,14 +178,7 @@ def share_dict(share: ShareForecast) -> dict[str, Any]:
 
 def interval_dict(interval: Interval | ShareForecast) -> dict[str, Any]:
     """One figure with its interval and how it was found."""
-    return {
-        "label": interval.label,
-        "estimate": interval.estimate,
-        "low": interval.low,
-        "high": interval.high,
-        "confidence": interval.confidence,
-        "method": interval.method,
-    }
+    return named(interval, ("label", "estimate", "low", "high", "confidence", "method"))
 
 
 def _plan_dict(p: Plan) -> dict[str, Any]:
@@ -375,16 +369,19 @@ def _side_dict(accounting: Accounting, source: str, k_inferred: bool) -> dict[st
     }
 
 
+_RUN_COUNTS = (
+    "complete",
+    "runs_requested",
+    "runs_completed",
+    "runs_counted",
+    "runs_errored",
+    "runs_missing",
+)
+
+
 def run_counts_dict(accounting: Accounting) -> dict[str, Any]:
     """Whether the plan was met and its runs counted, as every JSON report says them."""
-    return {
-        "complete": accounting.complete,
-        "runs_requested": accounting.runs_requested,
-        "runs_completed": accounting.runs_completed,
-        "runs_counted": accounting.runs_counted,
-        "runs_errored": accounting.runs_errored,
-        "runs_missing": accounting.runs_missing,
-    }
+    return named(accounting, _RUN_COUNTS)
 
 
 def _difference_dict(d: Difference) -> dict[str, Any]:
