@@ -89,22 +89,12 @@ class AnthropicModel(ProviderModel["anthropic.AsyncAnthropic"]):
             rest.pop("messages"),
             rest.pop("max_tokens"),
         )
-        try:
-            raw = await self._sdk().messages.with_raw_response.create(
-                model=model, messages=wire_messages, max_tokens=max_tokens, extra_body=rest
-            )
-            body = raw.http_response.text
-        except (
-            anthropic.APIStatusError,
-            anthropic.APIConnectionError,
-            anthropic.APIResponseValidationError,
-        ) as error:
-            failure = self._failure(error, anthropic)
-        else:
-            return parse_message(body, source=self.name, secret=self._key)
-        # Raised outside the handler so the SDK's error (its request carries the key)
-        # is neither the cause nor the context of ours.
-        raise failure
+        create = self._sdk().messages.with_raw_response.create
+        body = await self._raw_text(
+            create(model=model, messages=wire_messages, max_tokens=max_tokens, extra_body=rest),
+            anthropic,
+        )
+        return parse_message(body, source=self.name, secret=self._key)
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext

@@ -76,22 +76,11 @@ class OpenAIModel(ProviderModel["openai.AsyncOpenAI"]):
         # sent as it is, so any server-specific parameter passes untouched.
         rest = self.request_body(messages, tools, ctx)
         model, wire_messages = rest.pop("model"), rest.pop("messages")
-        try:
-            raw = await self._sdk().chat.completions.with_raw_response.create(
-                model=model, messages=wire_messages, extra_body=rest
-            )
-            body = raw.http_response.text
-        except (
-            openai.APIStatusError,
-            openai.APIConnectionError,
-            openai.APIResponseValidationError,
-        ) as error:
-            failure = self._failure(error, openai)
-        else:
-            return parse_completion(body, source=self.name, turn=ctx.turn, secret=self._key)
-        # Raised outside the handler so the SDK's error (its request carries the key)
-        # is neither the cause nor the context of ours.
-        raise failure
+        create = self._sdk().chat.completions.with_raw_response.create
+        body = await self._raw_text(
+            create(model=model, messages=wire_messages, extra_body=rest), openai
+        )
+        return parse_completion(body, source=self.name, turn=ctx.turn, secret=self._key)
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], ctx: CallContext

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
@@ -121,6 +121,24 @@ class ProviderModel(Generic[ClientT]):
             f"{type(self).__name__}(model_name={self.model_name!r}, base_url={self.base_url!r}, "
             f"params={self.params!r}, timeout={self.timeout!r})"
         )
+
+    async def _raw_text(self, call: Awaitable[Any], sdk: ModuleType) -> str:
+        """The body of an SDK call made `with_raw_response`; the SDK's failure as ours.
+
+        Ours is raised outside the handler, so the SDK's error (its request carries
+        the key) is neither the cause nor the context of ours."""
+        try:
+            raw = await call
+        except (
+            sdk.APIStatusError,
+            sdk.APIConnectionError,
+            sdk.APIResponseValidationError,
+        ) as error:
+            failure = self._failure(error, sdk)
+        else:
+            text: str = raw.http_response.text
+            return text
+        raise failure
 
     def _failure(self, error: Exception, sdk: ModuleType) -> ModelError:
         """Our error for one of the SDK's (both SDKs name their exceptions alike)."""
