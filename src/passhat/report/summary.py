@@ -24,11 +24,7 @@ from passhat.stats import (
 def case_dict(c: CaseAccount) -> dict[str, Any]:
     m = c.metrics
     return {
-        "case": c.case,
-        "k_requested": c.k_requested,
-        "completed": c.completed,
-        "counted": c.counted,
-        "passes": c.passes,
+        **named(c, ("case", "k_requested", "completed", "counted", "passes")),
         "pass_rate": m.pass_rate if m else None,
         "pass_at_k": m.pass_at_k if m else None,
         "pass_hat_k": m.pass_hat_k if m else None,
