@@ -23,15 +23,28 @@ _WORD = (
     + "|".join(sorted((*UNITS, "a dozen", "dozen", "a hundred", "hundred"), key=len, reverse=True))
     + r")"
 )
-_NUM = r"(?P<num>\d[\d,]*|" + _WORD + r")"
+_ONE = r"(?:\d[\d,]*|" + _WORD + r")"
+_NUM = (  # "5", "five", a range read at its lower bound: "3-5", "three to five", "between 3 and 5"
+    r"(?:(?P<between>between)\s+)?(?P<num>"
+    + _ONE
+    + r")(?:\s*(?:[-–—]|\bto\b|\bor\b|(?(between)\band\b|(?!)))\s*"
+    + _ONE
+    + r"(?![\w-]))?"
+)
 _UNIT = (
     r"(?:runs?|trials?|seeds?|epochs?|attempts?|samples?|completions?|rollouts?|"
     r"repetitions?|repeats?|replicates?|trajector(?:y|ies)|generations?|episodes?|"
     r"iterations?|responses?)"
 )
-_ADJ = (
-    r"(?:(?:independent|separate|random|different|full|complete|repeated|distinct|"
-    r"evaluation|random-seed)\s+){0,2}"
+_NOT_ADJ = (
+    r"(?:and|or|of|per|for|each|every|the|a|an|in|on|at|to|with|from|by|than|as|more|less|"
+    r"fewer|other|extra|additional|further|failed|failing|crashed|errored|broken|aborted|"
+    r"incomplete|unfinished|remaining|previous|prior|earlier|later|last|first|next|second|"
+    r"third|final|was|were|is|are|be|been|we|it|they|not|no|all|only|that|which|some|many|"
+    r"few|several|same|such|its|their|our|times|x|" + "|".join((*UNITS, *TENS)) + r")"
+)
+_ADJ = (  # up to three words between a count and its unit: "5 independent", "3 full end-to-end"
+    r"(?:(?!" + _NOT_ADJ + r"\b)[a-z][a-z-]{0,24}(?<!s)\s+){0,3}"
 )
 _VERB = (
     r"(?:ran|run|runs|running|re-?ran|re-?runs?|repeat(?:s|ed)?|evaluat(?:e|es|ed)|test(?:s|ed)?|"
@@ -55,13 +68,14 @@ _NOT_COUNT = (
     r"bigger|cheaper|better|worse|the\s+(?:cost|size|speed|number))"
 )
 _CN_NUM = r"(?P<num>\d+|[一二两兩三四五六七八九十百]{1,4})"
-_KEYS = (
-    r"(?:k|n[-_]?runs|num[-_]?runs|runs|runs[-_]per[-_]\w+|trials|n[-_]?trials|num[-_]?trials|"
-    r"trials[-_]per[-_]\w+|attempts|n[-_]?attempts|num[-_]?attempts|attempts[-_]per[-_]\w+|"
-    r"epochs|n[-_]?epochs|num[-_]?epochs|seeds|n[-_]?seeds|num[-_]?seeds|repeats|n[-_]?repeats|"
-    r"num[-_]?repeats|repetitions|n[-_]?repetitions|num[-_]?repetitions|n[-_]?samples|"
-    r"samples[-_]per[-_]\w+|rollouts|n[-_]?rollouts|num[-_]?rollouts|rollouts[-_]per[-_]\w+|"
-    r"n[-_]?completions|completions[-_]per[-_]\w+|replicates|n[-_]?replicates)"
+_KEY_UNIT = (
+    r"(?:run|trial|seed|epoch|attempt|sample|rollout|repeat|repetition|replicate|completion|rep)"
+)
+_KEYS = (  # a setting's name: a unit with a count's prefix or suffix, or a plural unit alone
+    r"(?:k|pass[-_]?k|(?:n|num|nb|number[-_]?of)[-_]?" + _KEY_UNIT + r"s?(?:[-_]per[-_][a-z]+)?|"
+    r"(?:runs|trials|seeds|epochs|attempts|rollouts|repeats|repetitions|replicates|reps)|"
+    + _KEY_UNIT
+    + r"s?[-_](?:count|num|per[-_][a-z]+))"
 )
 _LIST = r"(?P<list>\d{1,9}(?:\s*,\s*\d{1,9})*(?:\s*,?\s*(?:and|&)\s*\d{1,9})?)"
 
@@ -82,6 +96,25 @@ def _items(match: re.Match[str]) -> int | None:
 
 def _range(match: re.Match[str]) -> int | None:
     return count_range(match.group("lo"), match.group("hi"))
+
+
+def _attempts(match: re.Match[str]) -> int | None:
+    """The attempts of "wins of attempts" ("4 of 5": 5); None when wins exceed them."""
+    k = number(match.group("num"))
+    return (
+        k
+        if k is not None and len(match.group("wins")) <= 9 and int(match.group("wins")) <= k
+        else None
+    )
+
+
+def _loop(match: re.Match[str]) -> int | None:
+    """The runs of a shell loop: its items, `seq [lo] hi` (lo 1 when left out), `{lo..hi}`."""
+    if match.group("list"):
+        return count_list(match.group("list"))
+    if match.group("from") is not None:
+        return count_range(match.group("from"), match.group("to"))
+    return count_range(match.group("lo") or "1", match.group("hi"))
 
 
 def _largest(match: re.Match[str]) -> int | None:
@@ -126,12 +159,14 @@ _TRIGGERS = {
     "pass^k figure": ("pass",),
     "avg@k figure": ("@",),
     "k ∈ {…}": ("{",),
-    "setting": ("=", ":"),
+    "setting": ("=", ":", "|"),
     "command-line flag": ("-",),
     "list of seeds": ("seed",),
     "range of seeds": ("seed",),
     "shell loop": ("for",),
     "count in Chinese": ("次", "遍", "轮", "輪", "种子", "種子"),
+    "successes over attempts": ("/", " of "),
+    "short command-line flag": ("-",),
 }
 
 
@@ -193,13 +228,39 @@ PROSE_RULES = (
         r"(?<![\w-])(?:number\s+of\s+|num(?:ber)?\.?\s+|#\s*)?"
         r"(?:runs|trials|epochs|attempts|seeds|repeats|repetitions|rollouts|samples|replicates|"
         r"(?:run|trial|seed|attempt)\s+count)"
-        r"(?:\s*(?:per|/|for\s+each)\s*[\w-]{1,30})?\s*(?:\*\*|__)?\s*[:=—–]\s*(?:\*\*|__)?\s*"
+        r"(?:\s*(?:per|/|for\s+each)\s*[\w-]{1,30})?\s*(?:\*\*|__)?\s*[:=—–|]\s*(?:\*\*|__)?\s*"
         + _NUM
         + r"(?!\.\d|\d)",
     ),
     _rule(
         "scope: count",  # "Each task: 3 attempts"
         r"\b(?:each|every|per)\s+[\w-]{1,30}\s*:\s*" + _NUM + r"\s+" + _ADJ + _UNIT + r"\b",
+    ),
+    _rule(
+        "successes over attempts",  # "passed 4 of 5 trials", "0/3 runs", "2 out of 3 times"
+        r"\b(?P<wins>\d{1,9})\s*(?:/|\s(?:out\s+)?of\s+(?:the\s+)?)\s*(?P<num>\d[\d,]*)\s+"
+        + _ADJ
+        + r"(?:"
+        + _UNIT
+        + r"|times)\b",
+        _attempts,
+    ),
+    _rule(
+        "successes over attempts",  # "solved (3/3)", "passed (2/5)"
+        r"\b(?:solved|passed|resolved|succeeded|successes|success|correct|pass(?:es)?|"
+        r"fail(?:ed|s|ures)?|completed)\b[^()\n]{0,24}?\(\s*(?P<wins>\d{1,9})\s*/\s*"
+        r"(?P<num>\d{1,9})\s*\)",
+        _attempts,
+    ),
+    _rule(
+        "count alone",  # "# 3 seeds", "// 5 runs", "- 4 trials", "(levels, 3 runs)"
+        r"(?:^\s*(?:[-*+]|\d{1,3}[.)])?|[#(,;:]|//)\s*(?:\*\*|__)?"
+        + _NUM
+        + r"\s+"
+        + _ADJ
+        + _UNIT
+        + r"\b"
+        r"(?:\*\*|__)?\s*(?=$|[),;]|\.\s*$)",
     ),
 )
 FIGURE_RULES = (
@@ -219,13 +280,18 @@ FIGURE_RULES = (
 SETTING_RULES = (
     _rule(
         "setting",  # "k=5", "num_trials: 5", '"n_epochs": 5', "N_RUNS = 4"
-        r"(?<![\w-])[\"']?" + _KEYS + r"[\"']?\s*[=:]\s*[\"']?(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])",
+        r"(?<![\w-])(?:\*\*|__|[\"'`])?"
+        + _KEYS
+        + r"(?:\*\*|__|[\"'`])?\s*[=:|]\s*(?:\*\*|__|[\"'`])?(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])",
     ),
     _rule(
         "command-line flag",  # "--seeds 5", "--n-attempts 5", "--epochs=4"
         r"(?<![\w-])--" + _KEYS + r"(?:\s+|=)(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])",
     ),
-    _rule("command-line flag", r"(?<![\w-])-k(?:\s+|=)(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])"),
+    _rule(
+        "short command-line flag",  # "-k 5", "-n 3", "-N=4" (set aside for tools whose -n is no count of runs)
+        r"(?<![\w-])-[knN](?:\s+|=)?(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])",
+    ),
     _rule(
         "list of seeds",  # "seeds: [0, 1, 2]", "seeds 0, 1 and 2", "seeds {1, 2, 3}"
         r"\bseeds?[\"']?\s*(?:[:=]\s*)?(?:are\s+|of\s+)?[\[{(]?\s*" + _LIST + r"\s*[\]})]?",
@@ -238,9 +304,9 @@ SETTING_RULES = (
     ),
     _rule(
         "shell loop",  # "for seed in 0 1 2; do", "for i in $(seq 1 5)"
-        r"\bfor\s+\w+\s+in\s+(?:(?P<list>\d{1,9}(?:\s+\d{1,9})+)\s*;?\s*do\b|"
-        r"\$\(seq\s+(?P<lo>\d+)\s+(?P<hi>\d+)\))",
-        lambda m: count_list(m.group("list")) if m.group("list") else _range(m),
+        r"\bfor\s+(?P<var>\w+)\s+in\s+(?:(?P<list>\d{1,9}(?:\s+\d{1,9})+)\s*;?\s*do\b|"
+        r"\$\(seq\s+(?:(?P<lo>\d+)\s+)?(?P<hi>\d+)\)|\{(?P<from>\d+)\.\.(?P<to>\d+)\})",
+        _loop,
     ),
 )
 CHINESE_RULES = (
@@ -267,6 +333,7 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
         (
             "a limit, not a count of runs",
             r"(?:up\s+to|at\s+most|a\s+maximum\s+of|maximum\s+of|max(?:imum)?|no\s+more\s+than|"
+            r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|<=|≤|"
             r"retr(?:y|ies|ied)\b.{0,20}|最多|至多|上限)\s*$",
             r"^\D{0,40}?\b(?:per|each|every)\s+(?:tool[-\s]call|call|api\s+call|request|step)\b",
         ),
@@ -275,7 +342,11 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
             r"(?:\btrain(?:ed|ing|s)?\b|fine-?tun|warm-?up|训练|訓練).{0,60}$",
             r"^(?!x)x",
         ),
-        ("a batch size", r"batch[-_\s]?size\b.{0,12}$", r"^(?!x)x"),
+        (
+            "a batch size",
+            r"(?:batch[-_\s]?size\b.{0,12}|(?:mini-?)?batch(?:es)?\s+of\s+)$",
+            r"^\D{0,20}?\b(?:per|each|in\s+(?:a|each|every))\s+(?:mini-?)?batch\b",
+        ),
         (
             "k counts neighbours or clusters",
             r"(?:top[-_\s]?|k-nn.{0,10}|k-means.{0,20})$",
@@ -285,17 +356,86 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
 )
 _PLAN = re.compile(
     r"\b(?:plan(?:s|ned)?\s+to|will|would|should|could|might|future\s+work|if\s+(?:budget|time)|"
-    r"ideally|intend\s+to|to\s+be\s+run)\b|计划|計劃|未来|未來|将来|將來",
+    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall)\b|计划|計劃|未来|未來|将来|將來",
     re.I,
+)
+_CONDITION = re.compile(  # in the number's own clause, before it: "if you run it 5 times"
+    r"\b(?:if|unless|whether|suppose|supposing|assuming|imagine|recommend(?:s|ed)?|"
+    r"suggest(?:s|ed)?|advis(?:e|es|ed)|encourage[sd]?|consider|must|needs?|require[sd]?|ought\s+to|"
+    r"can|may|lets?|allows?|supports?|accepts?|try|e\.g\.|for\s+example|for\s+instance|such\s+as|"
+    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice))\b[^,;:.!?]*$",
+    re.I,
+)
+_CONDITION_AFTER = re.compile(
+    r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised)\b", re.I
 )
 _SAME_INPUT = re.compile(r"same\s+input|(?:同样|同樣|相同)的?输入|(?:同样|同樣|相同)的?輸入", re.I)
 _TRAINING_UNIT = re.compile(r"epoch", re.I)
+_RETRY = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried))\b", re.I)
+_FAILURE = re.compile(r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out)", re.I)
+_TOTAL_WORD = r"(?:in\s+total|totals?|overall|altogether|in\s+all|combined|all\s+told)"
+_TOTAL_BEFORE = re.compile(r"\b" + _TOTAL_WORD + r"\b[^,;.!?]{0,40}$", re.I)
+"""A total before the count in its clause: "Total runs: 10", "Total tasks: 18 (18 trials)"."""
+_TOTAL_AFTER = re.compile(
+    r"^[^\d(]{0,24}?\b(?:"
+    + _TOTAL_WORD
+    + r"\b|(?:across|spanning|covering)\s+(?:(?:all|both|every)"
+    r"\s+)?(?:the\s+)?(?:\d[\d,]*|" + _WORD + r")\s)",
+    re.I,
+)
+"""A total just after it: "10 runs in total", "9/9 trials pass across all three pairs"."""
+_SCOPED_BEFORE = re.compile(r"\b(?:each|every)\s+[\w(]", re.I)
+_SCOPED_AFTER = re.compile(
+    r"^\W{0,3}(?:(?!one\b|a\b|single\b)[\w-]+\s+){0,3}?(?:per|each|for\s+(?:each|every)|apiece)\b",
+    re.I,
+)
+_OTHER_FLAG_TOOLS = re.compile(
+    # tools whose -n / -N / -k counts workers, lines, processes or nodes, or is no count
+    r"\b(?:harbor|pytest|py\.test|xargs|parallel|head|tail|sed|grep|git|journalctl|seq|echo|"
+    r"printf|sort|uniq|nice|ps|top|ssh|make|nproc|ls|cut|wc|mpirun|mpiexec|srun|sbatch|"
+    r"torchrun|curl|wget|docker|kubectl|ping|timeout)\b",
+    re.I,
+)
+_COMMAND_START = re.compile(r"(?:^|[`;|&$(\n])[^`;|&$(\n]*$")
+_RUN_VARIABLE = re.compile(
+    r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s", re.I
+)
+
+
+def _total(before: str, after: str, matched: str) -> bool:
+    """A total (over configurations) with no scope of its own: "Total runs: 10", "10 runs
+    in total", "10 total runs", "9/9 trials pass across all three pairs" (but "45 runs (9
+    tests × 5 runs)" claims 5: a product's factor is per item)."""
+    total = (
+        _TOTAL_BEFORE.search(before[-60:])
+        or _TOTAL_AFTER.search(after[:60])
+        or re.search(r"\btotal\b", matched, re.I)
+    )
+    scoped = _SCOPED_AFTER.search(after) or _SCOPED_BEFORE.search(before)
+    return bool(total) and not (scoped or re.search(r"[x×*]\s*$", before))
+
+
+def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> str | None:
+    """Rules that depend on what the number was written in: a retry of failures, a tool's
+    own -n, a loop over other things."""
+    if _RETRY.search(context) and _FAILURE.search(context):
+        return "retries of failures, not runs"
+    if re.match(r"-[nN]\b", matched):
+        command = _COMMAND_START.search(before)
+        if command and _OTHER_FLAG_TOOLS.search(command.group(0)):
+            return "a flag the tool uses for something else"
+    if matched.lower().startswith("for ") and not _RUN_VARIABLE.match(matched):
+        return "a loop over something other than runs"
+    return None
 
 
 def aside_rule(context: str, start: int, end: int, matched: str) -> str | None:
     """The rule that makes the number at [start, end) of `context` (one sentence) no claim;
     None when it is a claim."""
     before, after = context[:start], context[end:]
+    by_kind = _set_aside_by_kind(context, before, after, matched)
+    if by_kind:
+        return by_kind
     for name, near_before, near_after in _ASIDE:
         if name.startswith("training") and not _TRAINING_UNIT.search(matched):
             continue
@@ -305,6 +445,10 @@ def aside_rule(context: str, start: int, end: int, matched: str) -> str | None:
             return name
     if _PLAN.search(context):
         return "a plan or condition, not a result"
+    if _CONDITION.search(before[-200:]) or _CONDITION_AFTER.search(after[:80]):
+        return "a condition or recommendation, not a result"
+    if _total(before, after, matched):
+        return "a total over configurations, not a count per configuration"
     if _SAME_INPUT.search(context):
         return "a statement about determinism, not a count of runs"
     return None

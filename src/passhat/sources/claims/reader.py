@@ -5,6 +5,7 @@ added, claims in reading order; and `governing`, the claim a plan follows.
 
 from __future__ import annotations
 
+from passhat.sources.claims.embedded import embedded_blocks
 from passhat.sources.claims.found import Claim, Reading, SetAside
 from passhat.sources.claims.grammar import (
     CHINESE_RULES,
@@ -43,7 +44,11 @@ def _apply(
                     f"the rest of it (from line {block.first_line}) was not read"
                 )
                 return False
-            group = next(g for g in ("num", "list", "lo") if match.groupdict().get(g) is not None)
+            group = next(
+                g
+                for g in ("num", "list", "lo", "hi", "from")
+                if match.groupdict().get(g) is not None
+            )
             span = match.span(group)
             key = span
             if key in seen:
@@ -104,6 +109,11 @@ def read_text(text: str, name: str) -> Reading:
     for block in blocks:
         if not _apply(rules, block, name, reading, found):
             break
+    else:
+        if kind != PROSE:  # comments, docstrings and string values read as prose
+            for block in embedded_blocks(lines):
+                if not _apply(PROSE_RULES + CHINESE_RULES, block, name, reading, found):
+                    break
     if kind == PROSE:
         for claim in (*markdown_tables(lines, name), *latex_tables(lines, name)):
             found.append(((int(claim.source.rsplit(":", 1)[1]), -1), claim))

@@ -1,0 +1,50 @@
+"""Prose inside data files and scripts: comments (`# run each task 5 times`,
+`// 3 seeds`), docstrings and string values (`"notes": "mean over three seeds"`,
+`description: each task ran 5 times`), each a block of its own line, read by the prose
+rules as a README's sentences are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from passhat.sources.claims.sentences import Block
+
+_COMMENT = re.compile(r"(?:^|\s)(?:#+|//)\s?(?P<text>[^\n]*)$")
+_STRING = re.compile(r"\"(?P<text>(?:[^\"\\\n]|\\.){1,2000})\"|'(?P<single>[^'\n]{1,2000})'")
+_YAML_VALUE = re.compile(r"^\s*-?\s*[\w.-]+\s*:\s+(?P<text>[^\"'{\[|>#][^#\n]*)$")
+_WORDS = re.compile(r"[^\W\d_]+\s+\S+\s+\S")
+"""Three words at least: a string that is a sentence, not a name or a path."""
+_DOCSTRING = re.compile(r"\"\"\"|'''")
+
+
+def _parts(line: str) -> Iterator[str]:
+    """Each comment and sentence-like string of one line."""
+    comment = _COMMENT.search(line)
+    code = line[: comment.start()] if comment else line
+    if comment and comment.group("text").strip() and not line.lstrip().startswith("#!"):
+        yield comment.group("text")
+    for match in _STRING.finditer(code):
+        group = "text" if match.group("text") is not None else "single"
+        if _WORDS.search(match.group(group)):
+            yield match.group(group)
+    value = _YAML_VALUE.match(code)
+    if value and _WORDS.search(value.group("text")):
+        yield value.group("text")
+
+
+def embedded_blocks(lines: list[str]) -> Iterator[Block]:
+    """Each comment, docstring line and sentence-like string value of a data file or
+    script, as a block at its own line."""
+    in_docstring = False
+    for number, line in enumerate(lines, start=1):
+        quotes = len(_DOCSTRING.findall(line))
+        if in_docstring or quotes:
+            text = _DOCSTRING.sub("   ", line)
+            if _WORDS.search(text):
+                yield Block(text, (0,), number)
+            in_docstring = in_docstring != (quotes % 2 == 1)
+            continue
+        for text in _parts(line):
+            yield Block(text, (0,), number)
