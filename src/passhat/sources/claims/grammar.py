@@ -304,7 +304,7 @@ SETTING_RULES = (
     ),
     _rule(
         "shell loop",  # "for seed in 0 1 2; do", "for i in $(seq 1 5)"
-        r"\bfor\s+(?P<var>\w+)\s+in\s+(?:(?P<list>\d{1,9}(?:\s+\d{1,9})+)\s*;?\s*do\b|"
+        r"\bfor\s+(?P<var>\w+)\s+in\s+(?:(?P<list>\d{1,9}(?:\s+\d{1,9})+)(?:\s*;?\s*do\b|\s*$)|"
         r"\$\(seq\s+(?:(?P<lo>\d+)\s+)?(?P<hi>\d+)\)|\{(?P<from>\d+)\.\.(?P<to>\d+)\})",
         _loop,
     ),
@@ -384,7 +384,13 @@ _TOTAL_AFTER = re.compile(
     re.I,
 )
 """A total just after it: "10 runs in total", "9/9 trials pass across all three pairs"."""
-_SCOPED_BEFORE = re.compile(r"\b(?:each|every)\s+[\w(]", re.I)
+_SCOPE_NOUN = (
+    r"(?:configurations?|configs?|settings?|conditions?|tasks?|models?|agents?|groups?|cells?|"
+    r"pairs?|levels?|prompts?|problems?|questions?|benchmarks?|experiments?|cases?|arms?|"
+    r"environments?|domains?|variants?|systems?|methods?|instances?|samples?|scenarios?|"
+    r"\(|[\w-]+\s*\()"
+)
+_SCOPED_BEFORE = re.compile(r"\b(?:each|every)\s+(?:of\s+the\s+)?" + _SCOPE_NOUN, re.I)
 _SCOPED_AFTER = re.compile(
     r"^\W{0,3}(?:(?!one\b|a\b|single\b)[\w-]+\s+){0,3}?(?:per|each|for\s+(?:each|every)|apiece)\b",
     re.I,
@@ -412,7 +418,7 @@ def _total(before: str, after: str, matched: str) -> bool:
         or re.search(r"\btotal\b", matched, re.I)
     )
     scoped = _SCOPED_AFTER.search(after) or _SCOPED_BEFORE.search(before)
-    return bool(total) and not (scoped or re.search(r"[x×*]\s*$", before))
+    return bool(total) and not (scoped or re.search(r"(?:\s[x*]|×)\s*$", before))
 
 
 def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> str | None:

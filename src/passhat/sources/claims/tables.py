@@ -44,6 +44,17 @@ def _header_claims(cells: list[str], where: str, quote: str) -> Iterator[Claim]:
                 )
 
 
+_RANGE_CELL = re.compile(r"(\d{1,9})\s*[-–]\s*\d{1,9}")
+
+
+def _count_cell(cell: str) -> int | None:
+    """A cell's count: digits, or a range read at its lower bound ("5–10": 5)."""
+    if cell.isascii() and cell.isdigit():
+        return number(cell)
+    match = _RANGE_CELL.fullmatch(cell)
+    return number(match.group(1)) if match else None
+
+
 def _rows(
     header: list[str], rows: list[tuple[int, list[str]]], name: str, lines: list[str], rule: str
 ) -> Iterator[Claim]:
@@ -51,7 +62,7 @@ def _rows(
     for line_no, cells in rows:
         for column in columns:
             cell = cells[column].strip().strip("*`_ ") if column < len(cells) else ""
-            if cell.isascii() and cell.isdigit() and (k := number(cell)):
+            if (k := _count_cell(cell)) is not None:
                 scope = cells[0].strip() if column != 0 and cells[0].strip() else None
                 yield Claim(
                     k,
