@@ -416,3 +416,64 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
     assert len(lines) == 7
     for line in lines:
         assert line in out.splitlines(), line
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "rule"),
+    [
+        (
+            "Total runs: 10",
+            "README.md",
+            "a total over configurations, not a count per configuration",
+        ),
+        (
+            "We ran 12 trials in total.",
+            "README.md",
+            "a total over configurations, not a count per configuration",
+        ),
+        (
+            "If you run it 5 times, it varies.",
+            "README.md",
+            "a condition or recommendation, not a result",
+        ),
+        (
+            "Users can pass --runs 5 to repeat.",
+            "README.md",
+            "a condition or recommendation, not a result",
+        ),
+        ("Failed runs were re-run 3 times.", "README.md", "retries of failures, not runs"),
+        ("pytest -n 4 tests/", "README.md", "a flag the tool uses for something else"),
+        ("for task in 1 2 3; do run $task; done", "go.sh", "a loop over something other than runs"),
+        ("batches of 32 samples", "README.md", "a batch size"),
+    ],
+    ids=["total", "in-total", "condition", "can", "retries", "tool-flag", "task-loop", "batch"],
+)
+def test_each_new_context_sets_a_number_aside_by_its_named_rule(
+    text: str, name: str, rule: str
+) -> None:
+    """Issue 34: every number set aside names the rule that did it (`audit --explain`)."""
+    from passhat.sources.claims import read_text
+
+    reading = read_text(text, name)
+    assert reading.claims == []
+    assert [a.rule for a in reading.set_aside] == [rule]
+
+
+def test_a_total_with_a_scope_of_its_own_is_still_a_claim() -> None:
+    assert [c.k for c in claims_in("A total of 3 runs for each model.", "R.md")] == [3]
+    assert [c.k for c in claims_in("Total runs: 45 (9 tests × 5 runs)", "R.md")] == [5]
+
+
+def test_comments_docstrings_and_strings_of_data_files_are_read_as_prose_at_their_line() -> None:
+    script = "#!/bin/bash\nset -e\n# run each task 4 times\npython eval.py\n"
+    (claim,) = claims_in(script, "eval.sh")
+    assert (claim.k, claim.source, claim.rule) == (4, "eval.sh:3", "verb + N times")
+    summary = '{\n  "model": "m",\n  "notes": "mean over three seeds per task"\n}'
+    (claim,) = claims_in(summary, "summary.json")
+    assert (claim.k, claim.source) == (3, "summary.json:3")
+
+
+def test_text_a_model_wrote_or_was_given_in_a_data_file_is_never_read() -> None:
+    """A reply saying "I ran the tests 3 times" or a task prompt is data, not the write-up."""
+    assert claims_in('{"role": "assistant", "content": "I ran the tests 3 times."}', "a.json") == []
+    assert claims_in("prompt: Run the script 5 times and report.", "task.yaml") == []

@@ -17,6 +17,14 @@ _YAML_VALUE = re.compile(r"^\s*-?\s*[\w.-]+\s*:\s+(?P<text>[^\"'{\[|>#][^#\n]*)$
 _WORDS = re.compile(r"[^\W\d_]+\s+\S+\s+\S")
 """Three words at least: a string that is a sentence, not a name or a path."""
 _DOCSTRING = re.compile(r"\"\"\"|'''")
+_MODEL_TEXT = re.compile(
+    r"[\"']?(?:content|text|output|outputs|message|messages|completion|response|transcript|"
+    r"prompt|instruction|instructions|input|question|answer|reasoning|thought|system|user|"
+    r"assistant)[\"']?\s*:\s*$",
+    re.I,
+)
+"""A key whose value a model wrote or was given (a prompt, a transcript): data, not the
+write-up, so never read for claims ("I ran the tests 3 times" in a reply claims nothing)."""
 
 
 def _parts(line: str) -> Iterator[str]:
@@ -27,10 +35,14 @@ def _parts(line: str) -> Iterator[str]:
         yield comment.group("text")
     for match in _STRING.finditer(code):
         group = "text" if match.group("text") is not None else "single"
-        if _WORDS.search(match.group(group)):
+        if _WORDS.search(match.group(group)) and not _MODEL_TEXT.search(code[: match.start()]):
             yield match.group(group)
     value = _YAML_VALUE.match(code)
-    if value and _WORDS.search(value.group("text")):
+    if (
+        value
+        and _WORDS.search(value.group("text"))
+        and not _MODEL_TEXT.search(code[: value.start("text")])
+    ):
         yield value.group("text")
 
 
