@@ -6,7 +6,10 @@ many ways, and an auditor that misses one passes the folder it exists to catch.
 This is a small grammar, not a list of sentences:
 
 - **a count** of runs: a number (digits, words "five", "a dozen", Chinese "五",
-  "in triplicate", a list of seeds "seeds 0, 1 and 2", a range "seeds 1-5");
+  "in triplicate", a list of seeds "seeds 0, 1 and 2", a range "seeds 1-5"), a
+  range of counts at its lower bound ("3-5 seeds", "between 3 and 5 runs"), the
+  attempts of "passed 4 of 5 trials" or "solved (3/3)", with up to three
+  qualifiers before the unit ("three separate seeded trials");
 - **a unit** that counts runs: runs, trials, seeds, epochs, attempts, samples,
   completions, rollouts, repetitions, repeats, replicates, trajectories,
   generations, episodes, or "N times" after a verb of running;
@@ -14,7 +17,11 @@ This is a small grammar, not a list of sentences:
   every configuration, task, model...", "averaged over", "best of", "(n=4
   runs)", "5-run average", "Three runs were performed";
 - **settings** as their own readers: `k=5`, `num_trials: 5`, `"n_epochs": 5`,
-  `--n-attempts 5`, `-k 5`, `seeds: [0, 1, 2]`, a shell loop over seeds;
+  `NUM_TRIALS=5`, `| N_SEEDS | 3 |`, `--n-attempts 5`, `-k 5`, `-n 3`,
+  `seeds: [0, 1, 2]`, a shell loop over seeds (`for i in {1..3}`);
+- **prose inside data files and scripts**: comments, docstrings and string values
+  read by the prose rules (`# run each task 5 times`, `"notes": "over 3 seeds"`),
+  never what a model wrote or was given (`content`, `prompt`, ...);
 - **figures** that need runs: pass^5, pass@5, pass-hat-5, avg@8, maj@5,
   `k ∈ {1, 3, 5}` (an *at-least* claim: compared with what is present);
 - **tables**: markdown (with or without outer pipes, any alignment row) and
@@ -25,8 +32,10 @@ This is a small grammar, not a list of sentences:
 And the contexts that make a number no claim, each a named rule: a limit ("up
 to 5 attempts per tool call", "retried at most twice"), training ("fine-tuned
 for 3 epochs"), a batch size, a plan or condition ("we plan to run... in future
-work", "would"), a k that counts neighbours or clusters, a ratio ("3 times
-faster"). Every claim keeps its file, line, sentence and the rule that read it;
+work", "would"), a condition or recommendation ("if you run it 5 times", "we
+recommend 3 seeds"), a total ("Total runs: 10", "674 trials across 70 tasks"),
+retries of failures, a tool's own `-n` (`harbor -n 8`, `pytest -n 4`), a loop
+over tasks, a k that counts neighbours or clusters, a ratio ("3 times faster"). Every claim keeps its file, line, sentence and the rule that read it;
 every number set aside keeps the rule that set it aside (`audit --explain`).
 
 Everything here is pure and bounded: no claim is turned into anything sized by
@@ -39,6 +48,7 @@ The package's rooms (`from passhat.sources.claims import X` reaches every public
     found.py       Claim, SetAside and Reading: what the reader finds
     grammar.py     the vocabulary, the rules built from it, the contexts set aside
     sentences.py   a match's sentence, and prose lines joined into blocks
+    embedded.py    prose inside data files and scripts: comments, docstrings, strings
     tables.py      markdown and LaTeX tables
     reader.py      one file's text read by its kind; governing, the claim a plan follows
 """

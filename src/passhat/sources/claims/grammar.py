@@ -219,13 +219,13 @@ PROSE_RULES = (
     ),
     _rule(
         "N-run average",  # "the 5-run average", "a 3-seed mean"
-        r"\b" + _NUM + r"-" + _UNIT + r"\s+(?:average|mean|median|avg)\b",
+        r"\b" + _NUM + r"[-\s]" + _UNIT + r"\s+(?:average|mean|median|avg)\b",
     ),
     _rule("tasks × N runs", r"[x×*]\s*" + _NUM + r"\s+" + _UNIT + r"\b"),  # "50 tasks × 5 trials"
     _rule("tasks × N runs", r"\b" + _NUM + r"\s+" + _UNIT + r"\s*[x×*]\s*\d"),  # "3 runs × 89"
     _rule(
         "labelled count",  # "Trials: 5", "Number of runs: 4", "**Runs:** 3", "runs/config: 5"
-        r"(?<![\w-])(?:number\s+of\s+|num(?:ber)?\.?\s+|#\s*)?"
+        r"(?<![\w-])(?:number\s+of\s+|num(?:ber)?\.?\s+|no\.\s*(?:of\s+)?|#\s*(?:of\s+)?)?"
         r"(?:runs|trials|epochs|attempts|seeds|repeats|repetitions|rollouts|samples|replicates|"
         r"(?:run|trial|seed|attempt)\s+count)"
         r"(?:\s*(?:per|/|for\s+each)\s*[\w-]{1,30})?\s*(?:\*\*|__)?\s*[:=—–|]\s*(?:\*\*|__)?\s*"
@@ -298,6 +298,12 @@ SETTING_RULES = (
         _items,
     ),
     _rule(
+        "list of seeds",  # "--seeds 0 1 2" (a flag taking several values), "SEEDS=(42 10 1)"
+        r"(?:(?<![\w-])--?seeds?[=\s]\s*|\bseeds?\s*=\s*\(\s*)"
+        r"(?P<list>\d{1,9}(?:[ \t]+\d{1,9})+)(?![\d.])",
+        _items,
+    ),
+    _rule(
         "range of seeds",  # "seeds 1-5", "(seeds 0-4)"
         r"\bseeds?\s*[:=]?\s*(?P<lo>\d+)\s*[-–]\s*(?P<hi>\d+)\b",
         _range,
@@ -333,7 +339,7 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
         (
             "a limit, not a count of runs",
             r"(?:up\s+to|at\s+most|a\s+maximum\s+of|maximum\s+of|max(?:imum)?|no\s+more\s+than|"
-            r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|<=|≤|"
+            r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|a\s+budget\s+of|<=|≤|"
             r"retr(?:y|ies|ied)\b.{0,20}|最多|至多|上限)\s*$",
             r"^\D{0,40}?\b(?:per|each|every)\s+(?:tool[-\s]call|call|api\s+call|request|step)\b",
         ),
@@ -367,7 +373,7 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     re.I,
 )
 _CONDITION_AFTER = re.compile(
-    r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised)\b", re.I
+    r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised|needed|required)\b", re.I
 )
 _SAME_INPUT = re.compile(r"same\s+input|(?:同样|同樣|相同)的?输入|(?:同样|同樣|相同)的?輸入", re.I)
 _TRAINING_UNIT = re.compile(r"epoch", re.I)
@@ -424,7 +430,9 @@ def _total(before: str, after: str, matched: str) -> bool:
 def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> str | None:
     """Rules that depend on what the number was written in: a retry of failures, a tool's
     own -n, a loop over other things."""
-    if _RETRY.search(context) and _FAILURE.search(context):
+    if re.search(r"\bretr(?:y|ies|ied)\b", matched, re.I) or (
+        _RETRY.search(context) and _FAILURE.search(context)
+    ):
         return "retries of failures, not runs"
     if re.match(r"-[nN]\b", matched):
         command = _COMMAND_START.search(before)

@@ -5,6 +5,9 @@ added, claims in reading order; and `governing`, the claim a plan follows.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+
 from passhat.sources.claims.embedded import embedded_blocks
 from passhat.sources.claims.found import Claim, Reading, SetAside
 from passhat.sources.claims.grammar import (
@@ -15,6 +18,7 @@ from passhat.sources.claims.grammar import (
     Rule,
     aside_rule,
 )
+from passhat.sources.claims.numbers import MAX_LIST
 from passhat.sources.claims.sentences import Block, prose_blocks, sentence, sentence_span
 from passhat.sources.claims.tables import latex_tables, markdown_tables
 
@@ -71,6 +75,29 @@ def _apply(
     return True
 
 
+_LIST_KEY = re.compile(r"^\s*[\"']?(?:seeds|random_seeds|eval_seeds)[\"']?\s*[:=]\s*\[?\s*$", re.I)
+_LIST_ITEM = re.compile(r"^\s*(?:-\s*)?\d{1,9}\s*,?\s*$")
+
+
+def listed_seeds(lines: list[str], name: str) -> Iterator[Claim]:
+    """Seed lists written one item a line under their key: YAML (`seeds:` then `- 0`,
+    `- 1`...) and JSON (`"seeds": [` then `0,` `1,`...), each a claim of its items."""
+    index = 0
+    while index < len(lines):
+        if not _LIST_KEY.match(lines[index]):
+            index += 1
+            continue
+        first, index = index, index + 1
+        while index < len(lines) and _LIST_ITEM.match(lines[index]):
+            index += 1
+        items = min(index - first - 1, MAX_LIST + 1)
+        if items >= 2:
+            quote = sentence(lines[first], 0, 0)
+            yield Claim(
+                items, f"{name}:{first + 1}", quote, written=str(items), rule="list of seeds"
+            )
+
+
 PROSE = "prose"
 DATA = "data"
 SHELL = "shell"
@@ -114,9 +141,9 @@ def read_text(text: str, name: str) -> Reading:
             for block in embedded_blocks(lines):
                 if not _apply(PROSE_RULES + CHINESE_RULES, block, name, reading, found):
                     break
-    if kind == PROSE:
-        for claim in (*markdown_tables(lines, name), *latex_tables(lines, name)):
-            found.append(((int(claim.source.rsplit(":", 1)[1]), -1), claim))
+    tables = (*markdown_tables(lines, name), *latex_tables(lines, name)) if kind == PROSE else ()
+    for claim in (*tables, *listed_seeds(lines, name)):
+        found.append(((int(claim.source.rsplit(":", 1)[1]), -1), claim))
     found.sort(key=lambda kc: kc[0])
     reading.claims = [claim for _, claim in found]
     return reading
