@@ -178,7 +178,14 @@ def _rule(name: str, pattern: str, count: Counter = _num, at_least: bool = False
 PROSE_RULES = (
     _rule(
         "count per scope",  # "3 runs per configuration", "five trials for each task"
-        r"\b" + _NUM + r"(?:\s*\(\d+\))?[\s-]+" + _ADJ + _UNIT + r"\b(?=\s+" + _AFTER + r"\b)",
+        r"\b"
+        + _NUM
+        + r"(?:\s*\(\d+\))?[\s-]+"
+        + _ADJ
+        + _UNIT
+        + r"\b(?=\s+"
+        + _AFTER
+        + r"\b|\s*/\s*(?:config|configuration|task|model|agent|problem|prompt|setting|seed|case)\b)",
     ),
     _rule(
         "count after a verb or preposition",  # "averaged over five seeds", "best of 3 attempts"
@@ -186,14 +193,21 @@ PROSE_RULES = (
         r"(?:n\s*=\s*)?" + _NUM + r"\s+" + _ADJ + _UNIT + r"\b(?!\s+" + _NOT_COUNT + r"\b)",
     ),
     _rule(
+        "count after a verb or preposition",  # "evaluated on 3 seeds" (not "on 500 samples")
+        r"\bon\s+(?:the\s+|all\s+)?"
+        + _NUM
+        + r"\s+"
+        + _ADJ
+        + r"(?:seeds?|runs?|trials?|rollouts?|attempts?|repetitions?|replicates?|repeats?)\b",
+    ),
+    _rule(
         "verb + N times",  # "we ran every configuration 5 times", "ran it 5x", "N=5 times"
         r"\b"
         + _VERB
         + r"\b(?:\s+[\w'(),-]{1,30}){0,6}?\s+(?:a\s+total\s+of\s+)?(?:n\s*=\s*)?"
         + _NUM
-        + r"(?:\s*\(\d+\))?\s*(?:times|x|×)(?!\s+"
-        + _NOT_COUNT
-        + r"\b)(?![\w-])",
+        + r"(?:\s*\(\d+\))?\s*(?:(?:separate|consecutive|different|independent|distinct)\s+)?"
+        r"(?:times|x|×)(?!\s+" + _NOT_COUNT + r"\b)(?![\w-])",
     ),
     _rule(
         "once / twice / thrice", r"\b" + _VERB + r"\s+(?:\w+\s+){0,3}?(?P<num>once|twice|thrice)\b"
@@ -380,8 +394,8 @@ _TRAINING_UNIT = re.compile(r"epoch", re.I)
 _RETRY = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried))\b", re.I)
 _FAILURE = re.compile(r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out)", re.I)
 _TOTAL_WORD = r"(?:in\s+total|totals?|overall|altogether|in\s+all|combined|all\s+told)"
-_TOTAL_BEFORE = re.compile(r"\b" + _TOTAL_WORD + r"\b[^,;.!?]{0,40}$", re.I)
-"""A total before the count in its clause: "Total runs: 10", "Total tasks: 18 (18 trials)"."""
+_TOTAL_BEFORE = re.compile(r"\b" + _TOTAL_WORD + r"\b,?[^,;.!?]{0,40}$", re.I)
+"""A total before the count in its clause: "Total runs: 10", "In total, we ran 120 trials"."""
 _TOTAL_AFTER = re.compile(
     r"^[^\d(]{0,24}?\b(?:"
     + _TOTAL_WORD
