@@ -115,10 +115,11 @@ def test_strict_passes_a_whole_folder_whose_files_claim_nothing(
     assert [c for c in data["claims"] if c["k"] > 1] == []
 
 
-HELD_OUT_CAUGHT = 0.93
-"""Share of the held-out over-claims `audit --strict` fails, both layouts, when the
-held-out wordings were first measured (issue 34: 0.936, 44 of 47 in each layout; the old
-reader caught 0.468): a floor, so the reader cannot regress."""
+HELD_OUT_CAUGHT = 0.95
+"""Share of the held-out over-claims `audit --strict` fails, both layouts: a floor, so the
+reader cannot regress. First measured at 0.936 (issue 34: 44 of 47 in each layout; the old
+reader caught 0.468); 0.957 (45 of 47) after the third round's general rules, which were
+developed on tests/claim_wordings.yaml without reading this file's wordings or misses."""
 HELD_OUT_PASSED = 1.0
 """Share of the held-out consistent folders `audit --strict` passes, measured likewise
 (issue 34: 34 of 34 in each layout; the old reader passed 0.941)."""
