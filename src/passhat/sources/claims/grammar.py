@@ -108,6 +108,13 @@ def _attempts(match: re.Match[str]) -> int | None:
     )
 
 
+def _enumerated(match: re.Match[str]) -> int | None:
+    """The runs of "run 1 ..., run 2 ... and run 3": the distinct numbers after the noun."""
+    noun = re.escape(match.group("noun"))
+    items = set(re.findall(r"\b" + noun + r"\s*#?\s*(\d{1,9})\b", match.group(0), re.I))
+    return len(items) if len(items) >= 2 else None
+
+
 def _loop(match: re.Match[str]) -> int | None:
     """The runs of a shell loop: its items, `seq [lo] hi` (lo 1 when left out), `{lo..hi}`."""
     if match.group("list"):
@@ -159,6 +166,7 @@ _TRIGGERS = {
     "pass^k figure": ("pass",),
     "avg@k figure": ("@",),
     "k ∈ {…}": ("{",),
+    "k = 1..N": ("k",),
     "setting": ("=", ":", "|"),
     "command-line flag": ("-",),
     "list of seeds": ("seed",),
@@ -167,6 +175,8 @@ _TRIGGERS = {
     "count in Chinese": ("次", "遍", "轮", "輪", "种子", "種子"),
     "successes over attempts": ("/", " of "),
     "short command-line flag": ("-",),
+    "statistic of N": ("mean", "average", "avg", "median", "best"),
+    "enumerated runs": ("run", "trial", "seed", "attempt", "rep"),
 }
 
 
@@ -267,6 +277,18 @@ PROSE_RULES = (
         _attempts,
     ),
     _rule(
+        "statistic of N",  # "accuracy (mean of 3)", "best of 5", "avg over 4;" (runs implied)
+        r"\b(?:mean|average|avg|median|best)\s+(?:of|over|across)\s+"
+        + _NUM
+        + r"(?=\s*(?:[),;]|$))",
+    ),
+    _rule(
+        "enumerated runs",  # "run 1 (60 draws), run 2 (40 draws), run 3 (50 draws)"
+        r"\b(?P<noun>run|trial|seed|attempt|rep|repetition)\s*#?\s*(?P<num>\d{1,9})\b"
+        r"(?:(?:[^.;\n]|\.(?=\d)){0,80}?\b(?P=noun)\s*#?\s*\d{1,9}\b)+",
+        _enumerated,
+    ),
+    _rule(
         "count alone",  # "# 3 seeds", "// 5 runs", "- 4 trials", "(levels, 3 runs)"
         r"(?:^\s*(?:[-*+]|\d{1,3}[.)])?|[#(,;:]|//)\s*(?:\*\*|__)?"
         + _NUM
@@ -290,13 +312,19 @@ FIGURE_RULES = (
         _largest,
         at_least=True,
     ),
+    _rule(
+        "k = 1..N",  # "pass^k for k = 1..5", "k=1–8"
+        r"(?<![\w-])k\s*=\s*\d{1,9}\s*(?:\.\.\.?|…|–|-|\bto\b)\s*(?P<num>\d[\d,]*)(?!\d|\.\d)",
+        at_least=True,
+    ),
 )
 SETTING_RULES = (
     _rule(
         "setting",  # "k=5", "num_trials: 5", '"n_epochs": 5', "N_RUNS = 4"
         r"(?<![\w-])(?:\*\*|__|[\"'`])?"
         + _KEYS
-        + r"(?:\*\*|__|[\"'`])?\s*[=:|]\s*(?:\*\*|__|[\"'`])?(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])",
+        + r"(?:\*\*|__|[\"'`])?\s*[=:|]\s*(?:\*\*|__|[\"'`])?(?P<num>\d[\d,]*)"
+        r"(?!\.\d|[\d\w-]|\s*(?:\.\.|…|–)\s*\d)",
     ),
     _rule(
         "command-line flag",  # "--seeds 5", "--n-attempts 5", "--epochs=4"

@@ -33,8 +33,20 @@ _COLUMN = re.compile(
 )
 
 
+_RUN_COLUMN = re.compile(
+    r"(?:run|trial|seed|attempt|rep|repeat|repetition)\s*[#_-]?\s*(\d{1,9})", re.I
+)
+_RUN_INDEX = re.compile(r"(?:run|trial|attempt|rep|repetition)(?:\s*#|\s+no\.?)?", re.I)
+
+
 def _header_claims(cells: list[str], where: str, quote: str) -> Iterator[Claim]:
-    """A pass^k header claims at least k runs."""
+    """A pass^k header claims at least k runs; columns "Run 1 | Run 2 | Run 3" claim one
+    run each."""
+    per_run = {m.group(1) for c in cells if (m := _RUN_COLUMN.fullmatch(c.strip()))}
+    if len(per_run) >= 2:
+        yield Claim(
+            len(per_run), where, quote, written=str(len(per_run)), rule="table per-run columns"
+        )
     for cell in cells:
         for rule in FIGURE_RULES[:2]:
             match = rule.pattern.fullmatch(cell.strip())
@@ -53,6 +65,25 @@ def _count_cell(cell: str) -> int | None:
         return number(cell)
     match = _RANGE_CELL.fullmatch(cell)
     return number(match.group(1)) if match else None
+
+
+def _run_rows(
+    header: list[str], rows: list[tuple[int, list[str]]], name: str, lines: list[str]
+) -> Iterator[Claim]:
+    """A table whose first column is a run's index ("Run", "Trial #") and whose rows
+    number 1, 2, 3: one run a row."""
+    if not header or not _RUN_INDEX.fullmatch(header[0].strip()):
+        return
+    indices = {c[0].strip() for _, c in rows if c and c[0].strip().isdigit()}
+    if len(indices) >= 2:
+        line_no = rows[0][0]
+        yield Claim(
+            len(indices),
+            f"{name}:{line_no}",
+            sentence(lines[line_no - 2], 0, 0),
+            written=str(len(indices)),
+            rule="table of runs",
+        )
 
 
 def _rows(
@@ -88,6 +119,7 @@ def markdown_tables(lines: list[str], name: str) -> Iterator[Claim]:
                 break
             rows.append((row + 1, _cells(lines[row])))
         yield from _rows(header, rows, name, lines, "table column")
+        yield from _run_rows(header, rows, name, lines)
 
 
 _LATEX_CELL = re.compile(
