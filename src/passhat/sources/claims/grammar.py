@@ -410,8 +410,9 @@ _PLAN = re.compile(
 _CONDITION = re.compile(  # in the number's own clause, before it: "if you run it 5 times"
     r"\b(?:if|unless|whether|suppose|supposing|assuming|imagine|recommend(?:s|ed)?|"
     r"suggest(?:s|ed)?|advis(?:e|es|ed)|encourage[sd]?|consider|must|needs?|require[sd]?|ought\s+to|"
-    r"can|may|lets?|allows?|supports?|accepts?|try|e\.g\.|for\s+example|for\s+instance|such\s+as|"
-    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice))\b[^,;:.!?]*$",
+    r"(?:you|users?|one)\s+(?:can|may)|can\s+be|lets?|allows?|supports?|accepts?|try|"
+    r"for\s+example|for\s+instance|such\s+as|"
+    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice))\b[^,;:.!?()]*$",
     re.I,
 )
 _CONDITION_AFTER = re.compile(
@@ -469,7 +470,7 @@ def _total(before: str, after: str, matched: str) -> bool:
     return bool(total) and not (scoped or re.search(r"(?:\s[x*]|×)\s*$", before))
 
 
-def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> str | None:
+def _set_aside_by_kind(context: str, before: str, matched: str) -> str | None:
     """Rules that depend on what the number was written in: a retry of failures, a tool's
     own -n, a loop over other things."""
     if re.search(r"\bretr(?:y|ies|ied)\b", matched, re.I) or (
@@ -489,7 +490,7 @@ def aside_rule(context: str, start: int, end: int, matched: str) -> str | None:
     """The rule that makes the number at [start, end) of `context` (one sentence) no claim;
     None when it is a claim."""
     before, after = context[:start], context[end:]
-    by_kind = _set_aside_by_kind(context, before, after, matched)
+    by_kind = _set_aside_by_kind(context, before, matched)
     if by_kind:
         return by_kind
     for name, near_before, near_after in _ASIDE:
