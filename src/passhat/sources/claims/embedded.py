@@ -32,7 +32,7 @@ def _parts(line: str) -> Iterator[str]:
     comment = _COMMENT.search(line)
     code = line[: comment.start()] if comment else line
     if comment and comment.group("text").strip() and not line.lstrip().startswith("#!"):
-        yield comment.group("text")
+        yield line  # the code too: "num_train_epochs: 3  # 3 epochs" is training's
     for match in _STRING.finditer(code):
         group = "text" if match.group("text") is not None else "single"
         if _WORDS.search(match.group(group)) and not _MODEL_TEXT.search(code[: match.start()]):

@@ -387,7 +387,7 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
         ),
         (
             "training epochs, not evaluation runs",
-            r"(?:\btrain(?:ed|ing|s)?\b|fine-?tun|warm-?up|训练|訓練).{0,60}$",
+            r"(?:(?<![a-z])train(?:ed|ing|s)?(?![a-z])|fine-?tun|warm-?up|训练|訓練).{0,60}$",
             r"^(?!x)x",
         ),
         (
