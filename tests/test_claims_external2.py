@@ -6,11 +6,13 @@ wording corpora, committed before any measurement on it. Each entry is put in a 
 ONE graded run per configuration, in both layouts of tests/test_claims.py; an over-claim must
 fail the folder (exit 1), a consistent text must pass it (exit 0).
 
-The assertion is issue 34's target itself (>= 90 % of over-claims caught, >= 95 % of the
-consistent folders passed, in each layout): no measurement had been made when this was
-written, so there is no first score to hold as a floor. Whoever scores it first decides
-whether the target stands here or becomes a floor; never tune the reader to a wording here
-(add such a wording to the development corpus instead)."""
+THE TARGET IS MISSED. The first scoring, by the lead on main at 7f61a4d (after this round's
+claim-reader work, which never saw this file), caught 72 of 84 over-claims (0.857) and passed
+38 of 77 consistent folders (0.494), the same in both layouts: the reader's new settings,
+comment and count-alone rules flag training epochs (`num_epochs: 3`), retries, schedules
+("每天執行三次"), plans and checklists. Those counts are asserted as floors, so the reader
+cannot regress; raise them when it does better, never tune it to a wording here (add such a
+wording to the development corpus instead)"""
 
 from __future__ import annotations
 
@@ -22,6 +24,11 @@ import yaml
 
 from test_claims import LAYOUTS, _entries, _strict
 from test_claims_external import TARGET_CAUGHT, TARGET_PASSED
+
+CAUGHT_FLOOR = 72
+"""Over-claims failed by `audit --strict` when first scored (of 84): below TARGET_CAUGHT."""
+PASSED_FLOOR = 38
+"""Consistent folders passed when first scored (of 77): below TARGET_PASSED."""
 
 EXTERNAL2 = yaml.safe_load(
     (Path(__file__).parent / "claim_wordings_external2.yaml").read_text("utf-8")
@@ -50,7 +57,7 @@ def strict_codes(
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_second_external_wordings_meet_the_issue_target(
+def test_second_external_wordings_do_not_regress(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str
 ) -> None:
     codes = strict_codes(tmp_path, capsys, layout, POSITIVE + NEGATIVE)
@@ -68,7 +75,7 @@ def test_second_external_wordings_meet_the_issue_target(
     ]
     rates = f"caught {caught}/{len(POSITIVE)} = {caught / len(POSITIVE):.3f}"
     rates += f", passed {passed}/{len(NEGATIVE)} = {passed / len(NEGATIVE):.3f}"
-    print(f"external2, {layout}: {rates}")
+    met = caught >= TARGET_CAUGHT * len(POSITIVE) and passed >= TARGET_PASSED * len(NEGATIVE)
+    print(f"external2, {layout}: {rates}; target {'met' if met else 'MISSED'}")
     print("\n".join(misses))
-    assert caught >= TARGET_CAUGHT * len(POSITIVE), misses
-    assert passed >= TARGET_PASSED * len(NEGATIVE), misses
+    assert caught >= CAUGHT_FLOOR and passed >= PASSED_FLOOR, misses
