@@ -489,35 +489,3 @@ async def test_short_runs_go_several_to_a_task_each_recorded_once_with_where_it_
     _parity_ok(runs, k)
     assert executor.tasks < k / 2
     assert all(r.ran_on is not None and r.ran_on.startswith("tcp://127.0.0.1:") for r in runs)
-
-
-@pytest.mark.parametrize("level", ["namespace", "process"])
-def test_a_command_agent_never_runs_on_a_worker_outside_its_sandbox(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str
-) -> None:
-    """Issue 32 item 7 (command agents get the same sandbox on workers as locally): no
-    command agent's run reaches a Dask worker at any level, by any entrance (run, resume
-    of a command agent's experiment, the Python API), so none runs there with a view
-    other than the local one; each is refused before a worker is asked, nothing run."""
-    from passhat.agents import isolation
-    from passhat.agents.command import from_command_line
-    from passhat.errors import ConfigError
-
-    if isolation.unavailable(level) is not None:
-        pytest.skip(f"no {level} level here: {isolation.unavailable(level)}")
-    db = tmp_path / "p.db"
-    cmd = ["--case", SEED, "--agent-cmd", "false", "--isolation", level, "--db", str(db)]
-    r = run_cli(capsys, "run", str(CLARIFY), *cmd, "--executor", "dask")
-    assert r.code == 2 and "--executor dask does not run command agents yet" in r.err
-    assert not db.exists()
-    r = run_cli(capsys, "run", str(CLARIFY), *cmd, "-k", "2", "-q", "--name", "cmd")
-    assert r.code == 1 and len(_rows(db, "cmd")) == 2  # errored: `false` exits 1
-    r = run_cli(capsys, "resume", "cmd", "--errored", "--executor", "dask", "--db", str(db))
-    assert r.code == 2 and "--executor dask does not run command agents yet" in r.err
-    assert [run.attempt for run in _rows(db, "cmd")] == [1, 1]
-    with pytest.raises(ConfigError, match="does not run command agents yet"):
-        passhat.evaluate(
-            CLARIFY, agent=from_command_line("false", tmp_path).spec(), cases=[SEED], k=1, db=tmp_path / "q.db",
-            executor=DaskExecutor(), isolation=level,
-        )  # fmt: skip
-    assert not (tmp_path / "q.db").exists()

@@ -265,13 +265,6 @@ def test_a_worker_an_executor_refused_is_named_with_the_file_and_the_runs_go_on(
     ) in " ".join(r.err.split())
 
 
-def test_command_agents_are_refused_by_the_dask_shipment_with_the_way_out() -> None:
-    job = _job(TRELLO, "replay:cassettes/cards.jsonl")
-    command = replace(job.agent, spec='command:{"command":["node","dist/agent.js"]}')
-    with pytest.raises(ConfigError, match="run them with --executor local"):
-        ship(replace(job, agent=command))
-
-
 def test_dask_without_its_extra_is_one_line_naming_the_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -408,15 +401,3 @@ def test_bytecode_that_is_not_its_source_compiled_changes_the_code_identity(
     # a stale .pyc (its header no longer matches the source) is not imported: no matter
     source.write_text("def passed(x):\n    return x == 2\n\n")
     assert bytecode_matches(source)
-
-
-def test_dask_refuses_a_command_agent_before_anything_is_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Was: refused only after the experiment was stored, and `resume latest` then ran it
-    locally with exit 0."""
-    db = tmp_path / "p.db"
-    r = run_seed(capsys, "--agent-cmd", "true", "--executor", "dask", "--db", str(db))
-    assert r.code == 2
-    assert "--executor dask does not run command agents yet" in r.err
-    assert not db.exists()

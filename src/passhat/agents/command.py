@@ -281,13 +281,16 @@ def resolve_paths(spec: CommandSpec, base: Path) -> tuple[tuple[str, ...], list[
     return tuple(out), files
 
 
-def files_hash(files: list[Path]) -> str | None:
-    """SHA-256 over the named files' paths and bytes (None when the command names none)."""
+def files_hash(files: list[Path], mirror: Path | None = None) -> str | None:
+    """SHA-256 over the named files' paths and bytes (None when the command names none).
+    Files unpacked under `mirror` (a Dask worker's copy of the driver's, at the driver's
+    paths below it) are hashed by the driver's path: the same hash for the same bytes."""
     if not files:
         return None
     digest = hashlib.sha256()
     for path in files:
-        digest.update(str(path).encode() + b"\0")
+        name = str(path) if mirror is None else "/" + path.relative_to(mirror).as_posix()
+        digest.update(name.encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 

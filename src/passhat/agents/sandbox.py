@@ -181,7 +181,15 @@ def program_paths(
     program's virtualenv and base Python, or the prefix of the `bin/` folder a program
     outside the system lives in, and the PYTHONPATH / NODE_PATH entries of the agent's own
     `env`. A folder that would be too wide (too_wide) is narrowed to the file itself."""
-    wanted = runtime_paths(argv, env, guarded)
+    wanted = [*runtime_paths(argv, env, guarded), *file_folders(files, guarded)]
+    return outermost(p for p in wanted if os.path.exists(p) and not under(p, _present(SYSTEM)))
+
+
+def file_folders(files: Sequence[Path], guarded: Sequence[str]) -> list[str]:
+    """The folder each named file is read from (real paths): a Node project's folder for
+    a .js/.ts file under one, else the file's own folder, or the file alone where that
+    folder would be too wide (too_wide). What a Dask worker is shipped of the program."""
+    wanted: list[str] = []
     for file in files:
         path = real(file)
         project = _node_project(Path(path))
@@ -190,7 +198,7 @@ def program_paths(
             parent = os.path.dirname(path)
             folder = path if too_wide(parent, guarded) else parent
         wanted.append(folder)
-    return outermost(p for p in wanted if os.path.exists(p) and not under(p, _present(SYSTEM)))
+    return wanted
 
 
 def runtime_paths(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:

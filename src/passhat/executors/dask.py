@@ -59,6 +59,7 @@ from passhat.errors import ExecutorError, InputError, WorkerRefused
 from passhat.executors.base import Job, WorkItem
 from passhat.executors.batching import TARGET_S, BatchSizer, batched
 from passhat.executors.identity import code_manifest, differences, foreign, identity
+from passhat.executors.program import isolation_refusal
 from passhat.executors.shipment import Shipment, prepared, ship
 from passhat.records import RunRecord
 
@@ -194,19 +195,13 @@ class DaskExecutor:
     def __repr__(self) -> str:
         return f"DaskExecutor(scheduler={self.scheduler!r})"
 
-    def check_agent(self, agent_spec: str) -> None:
-        """Refuse an agent its workers cannot run, before anything is written."""
-        from passhat.executors.shipment import check_shippable
-
-        check_shippable(agent_spec)
-
     async def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
         self.left_missing = []  # this call's give-ups only (adaptive rounds call run again)
         async with AsyncExitStack() as stack:
             client = await stack.enter_async_context(self._client(job.options.concurrency))
             self.address = str(client.scheduler.address)
             shipment = ship(job)
-            pool = _Pool(shipment.version, shipment.code)
+            pool = _Pool(shipment.version, shipment.code, shipment.level)
             self.refused = pool.refused
             await pool.look(client)
             pool.workers()  # no worker that may run it: stop before anything runs
@@ -307,6 +302,8 @@ class _Pool:
 
     version: str
     code: str
+    level: str | None = None
+    """A command agent's isolation level: a worker that cannot seal runs at it is refused."""
     accepted: set[str] = field(default_factory=set)
     refused: dict[str, str] = field(default_factory=dict)
     """Address -> why, a phrase naming the worker and what differs."""
@@ -324,6 +321,9 @@ class _Pool:
         new = sorted(self.present - self.accepted - self.refused.keys())
         if new:
             wrong = await _differing(client, new, self.version, self.code)
+            if self.level is not None:
+                rest = [a for a in new if a not in wrong]
+                wrong.update(await _unsealable(client, rest, self.level))
             self.refused.update(wrong)
             self.accepted.update(a for a in new if a not in wrong)
 
@@ -381,6 +381,23 @@ async def _differing(client: Any, addresses: list[str], version: str, code: str)
             if isinstance(theirs, dict):
                 wrong[address] += ": " + differences(code_manifest(), theirs)
     return {address: f"{address} has {what}" for address, what in wrong.items()}
+
+
+async def _unsealable(client: Any, addresses: list[str], level: str) -> dict[str, str]:
+    """Of these workers, those that cannot run a command agent's runs at `level` (no
+    bwrap for namespace): address -> '<address> cannot seal runs: <why>'. A worker never
+    runs them weaker, so it gets none of them."""
+    if not addresses:
+        return {}
+    try:
+        found = await client.run(isolation_refusal, level, workers=addresses, on_error="return")
+    except (OSError, TimeoutError, ValueError, KeyError):  # gone since the scheduler named it
+        return {}
+    return {
+        address: f"{address} cannot seal the runs: {why}"
+        for address, why in sorted(found.items())
+        if why is not None
+    }
 
 
 async def _register(client: Any, plugin: ShipmentPlugin) -> None:

@@ -10,8 +10,10 @@ naming what differs, unless passhat's version, the suite hash, the agent's
 source hash, the prompt version and the model's description all match.
 
 A `package.module:name` agent is imported from the worker's own environment
-(install it there); its source hash is checked all the same. API keys never
-travel: a worker reads them from its own environment.
+(install it there); its source hash is checked all the same. A command agent's
+program travels as bytes too, and its runs are sealed on the worker at the
+experiment's level (executors/program.py). API keys never travel: a worker reads
+them from its own environment.
 """
 
 from __future__ import annotations
@@ -25,13 +27,24 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from passhat.agents.command import CommandAgent
+from passhat.agents.isolation import DEFAULT
 from passhat.errors import ConfigError, PasshatError, WorkerRefused
 from passhat.executors.base import Job
 from passhat.executors.identity import code_hash, foreign, identity
+from passhat.executors.program import (
+    ROOT,
+    isolation_refusal,
+    make_cwd,
+    program_files,
+    shipped_hash,
+    unpack_modes,
+    worker_spec,
+)
 from passhat.imports import module_file
 from passhat.records import ExperimentRecord, RunRecord
 
@@ -42,8 +55,6 @@ MAX_SUITE_BYTES = 256 * 2**20
 GRACE_S = 1.0
 """How long past --timeout a worker waits for a run that ignores its deadline."""
 SQLITE_MAGIC = b"SQLite format 3\x00"
-COMMAND_PREFIX = "command:"
-"""Agent specs of command agents (passhat.agents.command.PREFIX) start with this."""
 
 
 @dataclass(frozen=True)
@@ -74,16 +85,11 @@ class Shipment:
     """The per-run timeout (--timeout)."""
     retry: dict[str, float]
     """The retry policy's fields."""
-
-
-def check_shippable(agent_spec: str) -> None:
-    """Refuse an agent workers cannot run (`evaluate` asks before anything is written)."""
-    if agent_spec.startswith(COMMAND_PREFIX):
-        raise ConfigError(
-            "--executor dask does not run command agents yet: their source hash covers "
-            "their files' absolute paths, which differ on every worker; run them with "
-            "--executor local"
-        )
+    level: str | None = None
+    """A command agent's isolation level (--isolation): a worker that cannot seal its
+    runs at it refuses. None for an in-process agent."""
+    executable: frozenset[str] = frozenset()
+    """The files of `files` unpacked executable (a command agent's scripts)."""
 
 
 def ship(job: Job) -> Shipment:
@@ -93,11 +99,16 @@ def ship(job: Job) -> Shipment:
     from passhat.models.replay import ReplayModel
 
     experiment = job.experiment
-    check_shippable(job.agent.spec)
     files = {f"{SUITE}/{rel}": data for rel, data in suite_files(job.suite.path)}
     agent_spec = job.agent.spec
     module, _, attr = agent_spec.partition(":")
-    if module.endswith(".py"):
+    level, executable = None, frozenset[str]()
+    if isinstance(job.agent.agent, CommandAgent):
+        program, executable = program_files(job.agent.agent)
+        files.update(program)
+        agent_spec = worker_spec(job.agent.agent)
+        level = str(experiment.params.get("isolation", DEFAULT))
+    elif module.endswith(".py"):
         source = module_file(module, job.suite.path)
         files[f"agent/{source.name}"] = source.read_bytes()
         agent_spec = f"{{root}}/agent/{source.name}:{attr}"
@@ -124,6 +135,7 @@ def ship(job: Job) -> Shipment:
     head: list[str | None] = [harness_version(), code_hash(), experiment.id]
     head += [experiment.fingerprint, agent_spec, prompt]
     head += [model_spec, _canonical(expect), str(job.options.timeout_s), _canonical(retry)]
+    head += [level, _canonical(sorted(executable))]
     for part in head:
         digest.update(f"{part}\0".encode())
     for name in sorted(files):
@@ -140,6 +152,8 @@ def ship(job: Job) -> Shipment:
         expect=expect,
         timeout_s=job.options.timeout_s,
         retry=retry,
+        level=level,
+        executable=executable,
     )
 
 
@@ -397,9 +411,17 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     experiment = shipment.experiment
     cases = {c.id: c for c in suite.cases if c.id in set(experiment.case_ids)}
     prompt = root / shipment.prompt if shipment.prompt else None
-    agent = resolve_agent(
-        shipment.agent_spec.replace("{root}", str(root)), prompt=prompt, suite_dir=suite.path
-    )
+    spec = shipment.agent_spec.replace(ROOT, str(root))
+    if shipment.level is not None:  # a command agent: its program unpacked, its runs sealed
+        _sealable(where, shipment.level)
+        make_cwd(spec)
+        unpack_modes(root, shipment.executable)
+    agent = resolve_agent(spec, prompt=prompt, suite_dir=suite.path)
+    command = agent.agent
+    if isinstance(command, CommandAgent):
+        agent = replace(agent, source_hash=shipped_hash(command, root))
+        if shipment.level == "namespace":  # a view that cannot be made here: refused
+            command.check_view(experiment.params)
     _same(
         where,
         f"source of agent {experiment.agent!r} (sha256)",
@@ -437,6 +459,13 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     )
     pool = ModelPool(build, free=[first])
     return Prepared(shipment, root, suite, cases, agent, options, pool)
+
+
+def _sealable(where: str, level: str) -> None:
+    """A worker never runs a command agent's runs at a level weaker than the experiment's."""
+    reason = isolation_refusal(level)
+    if reason is not None:
+        raise WorkerRefused(f"worker {where} refuses the experiment: {reason}")
 
 
 def _same(where: str, what: str, wanted: Any, found: Any, fix: str) -> None:
