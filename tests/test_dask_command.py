@@ -7,6 +7,7 @@ agent process per run, bubblewrap on the worker at --isolation namespace; no moc
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sys
 from collections.abc import Iterator
@@ -25,14 +26,15 @@ from passhat.agents.command import CommandSpec
 from passhat.errors import WorkerRefused
 from passhat.executors.base import Job
 from passhat.executors.program import PROGRAM
-from passhat.executors.shipment import prepare, ship
+from passhat.executors.shipment import Shipment, prepare, ship
 from passhat.records import RunRecord
 from passhat.runner import RunOptions
-from passhat.store import Store
+from test_dask import _rows, _verdicts
 
 pytest.importorskip("distributed")
 
 EXAMPLE = ROOT / "examples" / "command-agent" / "agent.py"
+TS_AGENT = ROOT / "examples" / "clarify-ts" / "dist" / "agent.js"
 WORKER_KEY = "sk-worker-only-" + "w" * 24
 """A provider key in the workers' environment, never in the driver's."""
 
@@ -102,40 +104,38 @@ def _evaluate(suite: Path, spec: str, db: Path, level: str, **kwargs: Any) -> An
     )
 
 
-def _runs(db: Path, ref: str) -> list[RunRecord]:
-    with Store(db) as store:
-        return store.runs(store.experiment(ref).id)
-
-
-def _verdicts(runs: list[RunRecord]) -> list[tuple[Any, ...]]:
-    return [
-        (r.case_id, r.run_index, r.status, r.error_type, r.score, r.final_state, r.output)
-        for r in runs
-    ]
-
-
 def _calls(run: RunRecord) -> list[tuple[Any, ...]]:
     """The run's tool calls, without their timing."""
     return [(c["tool"], c["arguments"], c["result"], c["error"]) for c in run.tool_calls]
 
 
-@pytest.mark.parametrize("level", ["namespace", "process"])
+@pytest.mark.parametrize(
+    ("example", "level"),
+    [("python", "namespace"), ("python", "process"), ("typescript", "namespace")],
+)
 def test_a_command_agent_on_dask_gives_the_local_verdicts_and_counts(
-    cluster: Cluster, tmp_path: Path, level: str
+    cluster: Cluster, tmp_path: Path, example: str, level: str
 ) -> None:
-    """The example Python agent (official mcp and openai SDKs) on the seed's cassette:
-    the same verdicts, tool calls, transcripts and counts from the workers as locally,
-    each run made on a worker, under the same source hash."""
+    """The example agents (Python, and TypeScript with its node_modules; the official
+    mcp and openai SDKs) on the seed's cassette: the same verdicts, tool calls,
+    transcripts and counts from the workers as locally, each run made on a worker,
+    under the same source hash and fingerprint."""
     from passhat.executors.dask import DaskExecutor
 
     _level_or_skip(level)
-    spec = _spec(_python_or_skip(), str(EXAMPLE))
+    if example == "python":
+        spec = _spec(_python_or_skip(), str(EXAMPLE))
+    else:
+        node = shutil.which("node")
+        assert node is not None, "node is needed for the TypeScript example"
+        assert TS_AGENT.is_file(), f"{TS_AGENT} is missing: run `make clarify-ts`"
+        spec = CommandSpec(command=(node, str(TS_AGENT))).spec()
     db = tmp_path / "p.db"
     here = _evaluate(CLARIFY, spec, db, level, k=3, name="local")
     there = _evaluate(
         CLARIFY, spec, db, level, k=3, name="dask", executor=DaskExecutor(cluster.address)
     )
-    local, remote = _runs(db, "local"), _runs(db, "dask")
+    local, remote = _rows(db, "local"), _rows(db, "dask")
     assert len(remote) == 3 and _verdicts(remote) == _verdicts(local)
     assert {r.status for r in remote} == {"failed"}  # the seed's three, graded alike
     assert [_calls(r) for r in remote] == [_calls(r) for r in local]
@@ -143,6 +143,7 @@ def test_a_command_agent_on_dask_gives_the_local_verdicts_and_counts(
     assert all(r.ran_on and r.ran_on.startswith("tcp://127.0.0.1:") for r in remote)
     assert all(r.ran_on is None for r in local)
     assert here.record.agent_hash == there.record.agent_hash is not None
+    assert here.record.fingerprint == there.record.fingerprint
     assert here.record.params == there.record.params  # the level recorded alike
 
 
@@ -169,7 +170,7 @@ def test_an_agent_on_a_worker_cannot_read_goals_reach_the_scheduler_or_the_worke
     db = tmp_path / "p.db"
     executor = DaskExecutor(cluster.address)
     _evaluate(CLARIFY, spec, db, level, k=2, executor=executor)
-    runs = _runs(db, "latest")
+    runs = _rows(db, "latest")
     assert [r.status for r in runs] == ["failed", "failed"], runs[0].error_message
     goal = (CLARIFY / "cases" / f"{SEED}.yaml").read_text(encoding="utf-8")
     for run in runs:
@@ -205,7 +206,7 @@ def test_a_worker_without_bwrap_is_refused_by_name_and_the_others_run_the_experi
             executor = DaskExecutor(cluster.address, batch=1)
             db = tmp_path / f"{level}.db"
             _evaluate(CLARIFY, spec, db, level, k=9, executor=executor)
-            runs = _runs(db, "latest")
+            runs = _rows(db, "latest")
             assert [r.run_index for r in runs] == list(range(1, 10))
             assert {r.status for r in runs} == {"failed"}, runs[0].error_message
             ran_on[level] = {str(r.ran_on).split(" ")[0] for r in runs}
@@ -253,21 +254,34 @@ def _agent_beside_a_suite(tmp_path: Path) -> Path:
     return suite
 
 
+def _shipped(suite: Path, spec: str) -> tuple[Shipment, set[Path]]:
+    """The shipment of a command agent's experiment, and the driver paths of its program."""
+    shipment = ship(_command_job(suite, spec))
+    return shipment, {
+        Path(n.removeprefix(PROGRAM)) for n in shipment.files if n.startswith(PROGRAM)
+    }
+
+
 def test_the_shipment_holds_the_agents_program_and_nothing_a_run_may_not_see(
     tmp_path: Path,
 ) -> None:
     suite = _agent_beside_a_suite(tmp_path)
     bot = tmp_path / "bot"
-    for spec, wanted in [
-        (_spec(sys.executable, str(bot / "bot.py")), {bot / "bot.py", bot / "helper.py"}),
-        # beside suite.yaml: only the file the command names, never the suite's cases
-        (CommandSpec(command=("./run.sh",)).spec(), {suite / "run.sh"}),
-    ]:
-        shipment = ship(_command_job(suite, spec))
-        program = {Path(n.removeprefix(PROGRAM)) for n in shipment.files if n.startswith(PROGRAM)}
-        assert program == wanted
-        assert shipment.level == "namespace"  # the default, as locally
+    shipment, program = _shipped(suite, _spec(sys.executable, str(bot / "bot.py")))
+    assert program == {bot / "bot.py", bot / "helper.py"}  # not .env, not __pycache__
+    assert shipment.level == "namespace"  # the default, as locally
+    # beside suite.yaml: only the file the command names, never the suite's cases
+    shipment, program = _shipped(suite, CommandSpec(command=("./run.sh",)).spec())
+    assert program == {suite / "run.sh"}
     assert shipment.executable == frozenset({f"{PROGRAM}{suite / 'run.sh'}"})
+    # the agent's own virtualenv beside it is its interpreter: the worker's to have
+    venv = bot / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    shipment, program = _shipped(suite, _spec(str(venv / "bin" / "python"), str(bot / "bot.py")))
+    assert program == {bot / "bot.py", bot / "helper.py"}
+    assert f'"{venv / "bin" / "python"}"' in shipment.agent_spec
 
 
 def test_a_worker_rebuilds_the_agent_from_the_shipped_bytes_under_the_same_hash(

@@ -44,11 +44,22 @@ MAX_PROGRAM_BYTES = 256 * 2**20
 def program_files(agent: CommandAgent) -> tuple[dict[str, bytes], frozenset[str]]:
     """The agent's program as shipment files (`program/<driver path>` -> bytes), and
     which of them are executable."""
-    from passhat.agents.sandbox import covered, file_folders, outermost, protected, real, under
+    from passhat.agents.sandbox import (
+        covered,
+        file_folders,
+        outermost,
+        protected,
+        real,
+        runtime_paths,
+        under,
+    )
 
     guarded = agent.guarded()
     folders = outermost([*file_folders(agent.files, guarded), *_relative_reads(agent)])
-    hide = covered(folders, protected(), agent.suite_dir)
+    # the interpreter's installation (a virtualenv beside the agent) is the worker's own
+    env = {"PATH": os.environ.get("PATH", ""), **agent.spec.env}
+    runtimes = runtime_paths(agent.argv, env, guarded)
+    hide = [*covered(folders, protected(), agent.suite_dir), *runtimes]
     named = {os.path.abspath(f): f for f in agent.files}
     found: dict[str, Path] = {}
     for folder in folders:
