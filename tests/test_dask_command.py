@@ -19,7 +19,7 @@ import pytest
 
 import passhat
 from agent_python import ENV, PYTHON
-from cli_helpers import CLARIFY, ROOT, SEED
+from cli_helpers import CLARIFY, ROOT, SEED, run_cli
 from dask_cluster import TESTS, Cluster
 from passhat.agents import isolation
 from passhat.agents.command import CommandSpec
@@ -300,6 +300,15 @@ def test_a_worker_rebuilds_the_agent_from_the_shipped_bytes_under_the_same_hash(
     record = ready.run(SEED, 1)
     assert record.error_type is None and record.output == {}, record.error_message
 
+    # the worker's copy of the suite rewritten before its first run (an agent at the
+    # process level could): the runs graded after it are errored, as locally
+    again = prepare(shipment, "again")
+    case = again.root / "suite" / "cases" / f"{SEED}.yaml"
+    text = case.read_text(encoding="utf-8")
+    case.write_text(text.replace("label: conflict", "label: unverifiable"), encoding="utf-8")
+    record = again.run(SEED, 1)
+    assert record.error_type == "suite_changed", record.error_message
+
     # other bytes than the driver hashed: refused, naming the agent's source
     files = dict(shipment.files)
     files[f"{PROGRAM}{bot / 'bot.py'}"] += b"# edited on the way\n"
@@ -329,3 +338,20 @@ def test_a_worker_refuses_a_level_it_cannot_have_rather_than_run_weaker(
         "worker tcp://127.0.0.1:1 refuses the experiment: --isolation namespace needs bwrap"
     )
     assert ready.agent.source_hash is not None
+
+
+def test_a_command_agents_experiment_resumes_on_dask_from_the_command_line(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was refused (`--executor dask does not run command agents yet`): a command agent's
+    experiment run locally is resumed on the workers, each run again there."""
+    db = tmp_path / "p.db"
+    cmd = ["--case", SEED, "--agent-cmd", "false", "--db", str(db), "-q"]
+    r = run_cli(capsys, "run", str(CLARIFY), *cmd, "-k", "2", "--name", "cmd")
+    assert r.code == 1 and [run.ran_on for run in _rows(db, "cmd")] == [None, None]
+    resume = ["resume", "cmd", "--errored", "--db", str(db), "-q"]
+    r = run_cli(capsys, *resume, "--executor", "dask", "--scheduler", cluster.address)
+    assert "Traceback" not in r.err
+    runs = _rows(db, "cmd")
+    assert [(run.attempt, run.error_type) for run in runs] == [(2, "agent_exit")] * 2
+    assert all(str(run.ran_on).startswith("tcp://127.0.0.1:") for run in runs)

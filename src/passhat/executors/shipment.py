@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from passhat import tamper
 from passhat.agents.command import CommandAgent
 from passhat.agents.isolation import DEFAULT
 from passhat.errors import ConfigError, PasshatError, WorkerRefused
@@ -408,6 +409,7 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     expect = shipment.expect
     suite = load_suite(root / SUITE)
     _same(where, "suite content (hash)", expect["suite_hash"], suite.hash, "ship the same suite")
+    tamper.guard(suite)  # as loaded: a run graded after an agent rewrote it is errored
     experiment = shipment.experiment
     cases = {c.id: c for c in suite.cases if c.id in set(experiment.case_ids)}
     prompt = root / shipment.prompt if shipment.prompt else None
