@@ -355,3 +355,27 @@ def test_a_command_agents_experiment_resumes_on_dask_from_the_command_line(
     runs = _rows(db, "cmd")
     assert [(run.attempt, run.error_type) for run in runs] == [(2, "agent_exit")] * 2
     assert all(str(run.ran_on).startswith("tcp://127.0.0.1:") for run in runs)
+
+
+def test_a_workers_own_pass_env_values_are_blanked_before_its_records_leave_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver blanks the values it knows; a value `pass_env` hands the agent from the
+    worker's own environment is blanked on the worker, in every text of the record."""
+    suite = _agent_beside_a_suite(tmp_path)
+    leak = tmp_path / "leak.py"
+    leak.write_text(
+        "import json, os, sys\n"
+        "value = os.environ['SERP_SECRET_X']\n"
+        "print(value[:12], file=sys.stderr)\n"
+        "print(json.dumps({'leaked': value, value: [value]}))\n",
+        encoding="utf-8",
+    )
+    spec = CommandSpec(command=(sys.executable, str(leak)), pass_env=("SERP_SECRET_X",)).spec()
+    monkeypatch.delenv("SERP_SECRET_X", raising=False)
+    shipment = ship(_command_job(suite, spec, {"isolation": "process"}))  # the driver has none
+    value = "serp-worker-only-" + "s" * 20
+    monkeypatch.setenv("SERP_SECRET_X", value)
+    record = prepare(shipment, "w").run(SEED, 1)
+    assert record.output == {"leaked": "***", "***": ["***"]}, record.error_message
+    assert value not in str(record) and value[:12] in str(record.stderr)

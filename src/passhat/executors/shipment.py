@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from passhat.executors.program import (
 )
 from passhat.imports import module_file
 from passhat.records import ExperimentRecord, RunRecord
+from passhat.store.connection import redact_all
 
 SUITE = "suite"
 """Where the suite folder goes inside a shipment."""
@@ -208,6 +209,10 @@ class Prepared:
     agent: Any
     options: Any
     models: ModelPool
+    secrets: tuple[str, ...] = ()
+    """This worker's own secret values (its provider key, the values `pass_env` hands a
+    command agent here): blanked from every record before it leaves the worker, since
+    the driver knows only its own."""
 
     def run(self, case_id: str, index: int, attempt: int = 1) -> RunRecord:
         """One run: a batch of one (`run_batch`)."""
@@ -226,7 +231,7 @@ class Prepared:
         records: list[RunRecord] = []
         while len(records) < len(batch):
             records.extend(self._rest(batch[len(records) :]))
-        return records
+        return [blanked(r, self.secrets) for r in records] if self.secrets else records
 
     def _rest(self, batch: list[tuple[str, int, int]]) -> list[RunRecord]:
         """As many runs of `batch` as finish in time, in order; the first overdue one
@@ -320,6 +325,23 @@ class ModelPool:
             self.free.append(model)
 
 
+def blanked(record: RunRecord, secrets: tuple[str, ...]) -> RunRecord:
+    """`record` with every secret value replaced by `***` in each of its texts."""
+    return replace(
+        record, **{f.name: _blank(getattr(record, f.name), secrets) for f in fields(record)}
+    )
+
+
+def _blank(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return redact_all(value, secrets)
+    if isinstance(value, list | tuple):
+        return type(value)(_blank(v, secrets) for v in value)
+    if isinstance(value, dict):
+        return {_blank(k, secrets): _blank(v, secrets) for k, v in value.items()}
+    return value
+
+
 def overdue(
     experiment: ExperimentRecord,
     case: Any,
@@ -403,7 +425,7 @@ def prepare(shipment: Shipment, where: str) -> Prepared:
 def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     from passhat.agents import RetryPolicy, resolve_agent
     from passhat.execution import RunOptions
-    from passhat.models import describe_model, model_from_params
+    from passhat.models import describe_model, model_from_params, secret_values
     from passhat.suite import load_suite
 
     expect = shipment.expect
@@ -460,7 +482,10 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
         ),
     )
     pool = ModelPool(build, free=[first])
-    return Prepared(shipment, root, suite, cases, agent, options, pool)
+    handed = getattr(agent.agent, "secret_values", None)
+    found = (*secret_values(first), *(handed() if callable(handed) else ()))
+    secrets = tuple(value for value in found if value)
+    return Prepared(shipment, root, suite, cases, agent, options, pool, secrets)
 
 
 def _sealable(where: str, level: str) -> None:
