@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 TESTS = str(Path(__file__).resolve().parent)
@@ -96,3 +98,16 @@ class Cluster:
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)
             process.wait()
+
+
+@contextmanager
+def started(folder: Path, env: dict[str, str], workers: int = 2) -> Iterator[Cluster]:
+    """A cluster of `workers` live workers for the block, killed whole after it."""
+    cluster = Cluster(folder, env=env)
+    try:
+        for _ in range(workers):
+            cluster.add_worker()
+        cluster.wait_for_workers(workers)
+        yield cluster
+    finally:
+        cluster.close()

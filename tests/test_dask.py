@@ -17,7 +17,7 @@ import pytest
 
 import passhat
 from cli_helpers import CLARIFY, ROOT, SEED, run_cli
-from dask_cluster import TESTS, Cluster
+from dask_cluster import TESTS, Cluster, started
 from passhat.agents import resolve_agent
 from passhat.errors import ExecutorError
 from passhat.executors.dask import DaskExecutor
@@ -43,14 +43,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     on_workers.mkdir()
     (on_workers / "skewed_agent.py").write_text(SKEWED.format("worker"), encoding="utf-8")
     env = {**WORKER_ENV, "PYTHONPATH": f"{TESTS}{os.pathsep}{on_workers}"}
-    cluster = Cluster(folder, env=env)
-    try:
-        cluster.add_worker()
-        cluster.add_worker()
-        cluster.wait_for_workers(2)
+    with started(folder, env) as cluster:
         yield cluster
-    finally:
-        cluster.close()
 
 
 def _rows(db: Path, ref: str) -> list[RunRecord]:

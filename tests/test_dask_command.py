@@ -20,7 +20,7 @@ import pytest
 import passhat
 from agent_python import ENV, PYTHON
 from cli_helpers import CLARIFY, ROOT, SEED, run_cli
-from dask_cluster import TESTS, Cluster
+from dask_cluster import TESTS, Cluster, started
 from passhat.agents import isolation
 from passhat.agents.command import CommandSpec
 from passhat.errors import WorkerRefused
@@ -84,14 +84,8 @@ def _level_or_skip(level: str) -> None:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     folder = tmp_path_factory.mktemp("dask_command")
-    cluster = Cluster(folder, env={"OPENAI_API_KEY": WORKER_KEY, "PYTHONPATH": TESTS})
-    try:
-        cluster.add_worker()
-        cluster.add_worker()
-        cluster.wait_for_workers(2)
+    with started(folder, {"OPENAI_API_KEY": WORKER_KEY, "PYTHONPATH": TESTS}) as cluster:
         yield cluster
-    finally:
-        cluster.close()
 
 
 def _spec(*command: str, **env: str) -> str:
