@@ -268,6 +268,13 @@ def test_the_shipment_holds_the_agents_program_and_nothing_a_run_may_not_see(
     shipment, program = _shipped(suite, CommandSpec(command=("./run.sh",)).spec())
     assert program == {suite / "run.sh"}
     assert shipment.executable == frozenset({f"{PROGRAM}{suite / 'run.sh'}"})
+    # a read: path relative to its cwd is part of its program, at its place beside it
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "prices.csv").write_text("sku,price\n", encoding="utf-8")
+    spec = CommandSpec(command=(sys.executable, "bot.py"), cwd=str(bot), read=("../data",))
+    shipment, program = _shipped(suite, spec.spec())
+    assert program == {bot / "bot.py", bot / "helper.py", tmp_path / "data" / "prices.csv"}
+    assert f'"read": ["{{root}}/{PROGRAM}{tmp_path / "data"}"]' in shipment.agent_spec
     # the agent's own virtualenv beside it is its interpreter: the worker's to have
     venv = bot / "venv"
     (venv / "bin").mkdir(parents=True)

@@ -87,11 +87,12 @@ def program_files(agent: CommandAgent) -> tuple[dict[str, bytes], frozenset[str]
     return files, frozenset(executable)
 
 
-def _relative_reads(agent: CommandAgent) -> list[str]:
-    """The agent's `read:` paths given relative to its cwd: part of its program."""
+def _relative_reads(agent: CommandAgent, every: bool = False) -> list[str]:
+    """The agent's `read:` paths given relative to its cwd (part of its program), as
+    real paths; `every`: each of its `read:` paths, resolved alike."""
     from passhat.agents.sandbox import real
 
-    return [real(agent.base / p) for p in agent.spec.read if not os.path.isabs(p)]
+    return [real(agent.base / p) for p in agent.spec.read if every or not os.path.isabs(p)]
 
 
 def _walk(folder: Path) -> list[Path]:
@@ -120,8 +121,9 @@ def worker_spec(agent: CommandAgent) -> str:
         else:
             command.append(given)
     base = os.path.abspath(agent.base)
-    read = [p if os.path.isabs(p) else f"{ROOT}/{PROGRAM}{os.path.abspath(agent.base / p)}"
-            for p in spec.read]  # fmt: skip
+    # shipped at their real paths (program_files), so named by them
+    read = [p if os.path.isabs(p) else f"{ROOT}/{PROGRAM}{real}" for p, real in
+            zip(spec.read, _relative_reads(agent, every=True), strict=True)]  # fmt: skip
     write = [os.path.abspath(agent.base / p) for p in spec.write]
     shipped = replace(
         spec,
