@@ -41,14 +41,17 @@ WORKER_KEY = "sk-worker-only-" + "w" * 24
 ATTACK = """
 import glob, json, os, socket
 found = {"goals": [], "scheduler": False, "keys": None}
-for path in glob.glob("/tmp/passhat-*/suite/cases/*.yaml") + glob.glob(
-    os.environ["ATTACK_SUITE"] + "/cases/*.yaml"
+case = os.environ["ATTACK_CASE"] + ".yaml"  # this suite's: other experiments' stay out
+for path in glob.glob("/tmp/passhat-*/suite/cases/" + case) + glob.glob(
+    os.environ["ATTACK_SUITE"] + "/cases/" + case
 ):
     try:
         with open(path) as f:
-            found["goals"].append(f.read())
+            text = f.read()
     except OSError:
-        pass
+        continue
+    if text not in found["goals"]:
+        found["goals"].append(text)
 address = os.environ["ATTACK_SCHEDULER"]
 host, port = address.removeprefix("tcp://").rsplit(":", 1)
 try:
@@ -159,6 +162,7 @@ def test_an_agent_on_a_worker_cannot_read_goals_reach_the_scheduler_or_the_worke
         _python_or_skip(),
         str(agent),
         ATTACK_SUITE=str(CLARIFY),
+        ATTACK_CASE=SEED,
         ATTACK_SCHEDULER=cluster.address,
     )
     db = tmp_path / "p.db"
