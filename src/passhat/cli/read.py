@@ -44,6 +44,7 @@ from passhat.usage import Unseen
 if TYPE_CHECKING:
     from passhat.accounting import Accounting
     from passhat.gate import Requirement
+    from passhat.report.digest import Digest
     from passhat.report.why import Explainer
 
 
@@ -116,12 +117,20 @@ def report(
         unread = (
             terminal_only and not show_all and not _explained(experiment.runs_requested, why_option)
         )
-        runs = store.summaries(experiment.id, decode_items=False, read_items=not unread)
+        # a large experiment's terminal report counts its runs in SQL, reading none
+        tallied = _tallied(store, experiment) if unread else None
+        runs = (
+            store.summaries(experiment.id, decode_items=False, read_items=not unread)
+            if tallied is None
+            else []
+        )
+        recorded = len(runs) if tallied is None else tallied[0].runs
         # why runs differ is shown by the terminal report and the page, not by --json
         shown = not as_json or html is not None
-        why = _explainer(store, experiment, len(runs), why_option) if shown else None
+        why = _explainer(store, experiment, recorded, why_option) if shown else None
         if unread and why is not None:  # fewer runs recorded than asked for: read them
             runs, unread = store.summaries(experiment.id, decode_items=False), False
+            tallied = None
         counted: Accounting | None = None  # the page's, reused for --strict
         if html is not None:
             from passhat.report.experiment import experiment_accounting
@@ -150,8 +159,11 @@ def report(
         unseen = Unseen(
             tuple(store.attempt_tokens(experiment.id)), store.abandoned_calls(experiment.id)
         )
-        counted_in = sum(map(attrgetter("input_tokens"), runs))  # in C: 100,000 runs
-        counted_out = sum(map(attrgetter("output_tokens"), runs))
+        if tallied is None:
+            counted_in = sum(map(attrgetter("input_tokens"), runs))  # in C: 100,000 runs
+            counted_out = sum(map(attrgetter("output_tokens"), runs))
+        else:
+            counted_in, counted_out = tallied[0].input_tokens, tallied[0].output_tokens
         unseen_data = unseen.to_dict(counted_in, counted_out, prices)
         if as_json and not sys.stdout.isatty():  # for a pipe: compact, written piece by piece
             from passhat.report.experiment import experiment_json
@@ -181,6 +193,7 @@ def report(
                 why=why,
                 signatures=why.overview(runs) if why is not None else None,
                 load=partial(_listed_runs, store, experiment.id) if unread else None,
+                counted=tallied,
             )
             for line in unseen.lines(counted_in, counted_out):
                 console.print(line, style="yellow", markup=False, soft_wrap=True)
@@ -210,6 +223,15 @@ def _explained(runs: int, asked: bool | None) -> bool:
     from passhat.report.why import explain_by_default
 
     return explain_by_default(runs) if asked is None else asked
+
+
+def _tallied(store: Store, experiment: ExperimentRecord) -> tuple[Digest, Accounting] | None:
+    """The digest and accounting of a large experiment's runs counted in SQL (None for
+    one the report lists whole, or a damaged store: its runs are read)."""
+    from passhat.report.digest import tallied
+
+    tallies = store.tallies(experiment.id)
+    return None if tallies is None else tallied(tallies, experiment, ROWS_SHOWN)
 
 
 def _listed_runs(store: Store, experiment_id: str, cases: Sequence[str]) -> list[RunSummary]:

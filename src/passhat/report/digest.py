@@ -8,20 +8,26 @@ parts need: per case its statuses (what `Ledger.of` takes), per distinct tool-co
 value how many runs share it, the errored runs, and a few totals. The parts then work
 per case or per distinct value. `report --json` reads columns instead
 (`analysis.run_columns`): it lists every run.
+
+A large experiment's terminal report reads no run at all but the errored ones and those
+of the cases it lists: `tallied` makes the same digest, and the accounting, from the
+runs counted per case in SQL (`Store.tallies`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from passhat._gc import without_gc
-from passhat.accounting import duplicate_run
+from passhat.accounting import MAX_K, Accounting, CaseAccount, MissingRuns, duplicate_run
+from passhat.limits import LIMIT
 
 if TYPE_CHECKING:
-    from passhat.records import RunRecord, RunSummary
+    from passhat.records import ExperimentRecord, RunRecord, RunSummary
+    from passhat.store import Tallies
 
     ReportRun = RunRecord | RunSummary
 
@@ -53,6 +59,17 @@ class Digest:
     order they first come."""
     tool_runs: dict[int, int]
     """How many runs have each of them."""
+    runs: int = 0
+    """Runs read."""
+    model_calls: bool = True
+    """Some run got a model answer, or none is recorded yet (`parts.made_model_calls`)."""
+    limited: dict[str, list[int]] = field(default_factory=dict)
+    """Per case (in the order runs come), the counted runs a limit stopped."""
+    case_usage: dict[str, tuple[int, int, int]] | None = None
+    """Per case with a run, its (runs, input tokens, output tokens), when counted in SQL
+    (`tallied`; `runs_of` then has no runs to read)."""
+    retry: dict[str, Any] | None = None
+    """`experiment.retry_summary` of the runs, when counted in SQL (`tallied`)."""
 
     def runs_of(self, runs: Sequence[ReportRun], cases: Iterable[str]) -> Iterable[ReportRun]:
         """The runs of `cases` (in run order): slices of `runs` when they are ordered."""
@@ -87,7 +104,9 @@ def digest(runs: Iterable[ReportRun], planned: Iterable[str] = ()) -> Digest:
     tool_runs: dict[int, int] = {}
     ordered = True
     retried = False
-    replayed = input_tokens = output_tokens = 0
+    replayed = input_tokens = output_tokens = count = 0
+    calls = False
+    limited: dict[str, list[int]] = {}
     previous: str | None = None  # the case of the run before
     case_runs: dict[int, str] = {}
     last = 0
@@ -109,11 +128,15 @@ def digest(runs: Iterable[ReportRun], planned: Iterable[str] = ()) -> Digest:
         if index in case_runs:
             raise duplicate_run(case_id, index)
         status = case_runs[index] = run.status
+        count += 1
         if status == "errored":
             errored.append(run)
-        elif case_id is not graded_last and run.graded_items:
-            graded[case_id] = None
-            graded_last = case_id
+        else:
+            if case_id is not graded_last and run.graded_items:
+                graded[case_id] = None
+                graded_last = case_id
+            if run.error_type == LIMIT:
+                limited.setdefault(case_id, []).append(index)
         counts = run.tool_counts
         if counts is counts_of:
             streak += 1
@@ -123,8 +146,11 @@ def digest(runs: Iterable[ReportRun], planned: Iterable[str] = ()) -> Digest:
             counts_of, streak = counts, 1
         if run.attempt != 1:
             retried = True
-        if run.model_source == "replayed":
+        source = run.model_source
+        if source == "replayed":
             replayed += 1
+        if not calls and (source is not None or run.input_tokens):
+            calls = True
         input_tokens += run.input_tokens
         output_tokens += run.output_tokens
     if counts_of is not None:
@@ -143,6 +169,9 @@ def digest(runs: Iterable[ReportRun], planned: Iterable[str] = ()) -> Digest:
         output_tokens=output_tokens,
         tool_values=tool_values,
         tool_runs=tool_runs,
+        runs=count,
+        model_calls=calls or not count,
+        limited=limited,
     )
 
 
@@ -202,3 +231,91 @@ def tool_tallies(read: Digest, tools: Iterable[str] = ()) -> list[ToolTally]:
             errors += failed * shared
         out.append(ToolTally(tool, runs, runs - tally.get(0, 0), tally, errors))
     return out
+
+
+def pass_rate_dict(runs: int, counted: int, passed: int) -> dict[str, Any]:
+    """A group of runs' pass rate as `report --json` writes it (`retried` and
+    `first_attempt` of `experiment.retry_summary`)."""
+    return {
+        "runs": runs,
+        "counted": counted,
+        "passed": passed,
+        "pass_rate": passed / counted if counted else None,
+    }
+
+
+def tallied(
+    tallies: Tallies, experiment: ExperimentRecord, listed: int
+) -> tuple[Digest, Accounting] | None:
+    """The digest and the accounting of runs counted per case in SQL (`Store.tallies`):
+    what `digest` and `Ledger.close` make of the runs themselves, for a report that
+    lists at most `listed` cases. None when the plan cannot hold the runs (k out of
+    range, a run beyond its case's k: the runs are then read, and the error said as it
+    is of them), and when the report would list every case or run (it then reads them)."""
+    k = experiment.k_requested
+    if not 1 <= k <= MAX_K:
+        return None
+    held = experiment.case_k or {}
+    errored_at: dict[str, list[int]] = {}
+    for run in tallies.errored:
+        errored_at.setdefault(run.case_id, []).append(run.run_index)
+    counted = {c.case_id: c for c in tallies.cases}
+    shared: dict[tuple[int, ...], MissingRuns] = {}  # as `Ledger.close` shares them
+    accounts = []
+    for case in dict.fromkeys(chain(experiment.case_ids, counted)):
+        asked = held.get(case, k)
+        c = counted.get(case)
+        if c is None:
+            key: tuple[int, ...] = (asked,)
+            present: Sequence[int] = ()
+            runs = passes = errored = 0
+        else:
+            if c.last > asked:
+                return None
+            present = range(1, c.runs + 1) if c.gapless else tallies.indices[case]
+            key = (asked, *present)
+            runs, passes, errored = c.runs, c.passed, c.runs - c.passed - c.failed
+        missing = shared.get(key)
+        if missing is None:
+            missing = shared[key] = MissingRuns(asked, present)
+        indices = tuple(sorted(errored_at.get(case, ()))) if errored else ()
+        accounts.append(CaseAccount(case, asked, runs, runs - errored, passes, indices, missing))
+    runs = sum(c.runs for c in tallies.cases)
+    if min(len(accounts), len(counted), runs) <= listed:
+        return None
+    tools: dict[int, Mapping[str, tuple[int, int]]] = {
+        id(counts): counts for counts, _ in tallies.tool_counts
+    }
+    read = Digest(
+        statuses={},
+        order=list(counted),
+        ordered=True,
+        graded=tallies.graded,
+        errored=list(tallies.errored),
+        retried=any(c.retried for c in tallies.cases),
+        replayed=sum(c.replayed for c in tallies.cases),
+        input_tokens=sum(c.input_tokens for c in tallies.cases),
+        output_tokens=sum(c.output_tokens for c in tallies.cases),
+        tool_values=tools,
+        tool_runs={id(counts): n for counts, n in tallies.tool_counts},
+        runs=runs,
+        model_calls=not tallies.cases or any(c.model_calls for c in tallies.cases),
+        limited=tallies.limited,
+        case_usage={c.case_id: (c.runs, c.input_tokens, c.output_tokens) for c in tallies.cases},
+        retry=_retry(tallies.retried),
+    )
+    return read, Accounting(k_requested=k, cases=tuple(accounts))
+
+
+def _retry(
+    counts: tuple[tuple[int, int, int, int], tuple[int, int, int]] | None,
+) -> dict[str, Any] | None:
+    if counts is None or not counts[0][0]:
+        return None
+    (again, earlier, again_counted, again_passed), first = counts
+    return {
+        "runs_retried": again,
+        "earlier_attempts": earlier,
+        "retried": pass_rate_dict(again, again_counted, again_passed),
+        "first_attempt": pass_rate_dict(*first),
+    }

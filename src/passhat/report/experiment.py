@@ -30,9 +30,9 @@ from passhat.analysis import (
     tool_dicts,
     tool_profile,
 )
-from passhat.limits import limit_dicts, limit_runs
+from passhat.limits import limit_dicts
 from passhat.records import ExperimentRecord
-from passhat.report.digest import Digest, ToolTally, digest, tool_tallies
+from passhat.report.digest import Digest, ToolTally, digest, pass_rate_dict, tool_tallies
 from passhat.report.i18n import t, tn
 from passhat.report.parts import (
     ReportRun,
@@ -103,15 +103,21 @@ def print_experiment_report(
     why: Callable[[str], CaseWhy] | None = None,
     signatures: Why | None = None,
     load: LoadRuns | None = None,
+    counted: tuple[Digest, Accounting] | None = None,
 ) -> Accounting:
     """Print the whole report in `lang`; return the accounting (for --strict).
 
     At most `limit` cases are listed in each table (None: all); figures cover all.
     `signatures` (`Explainer.overview`): the failure signatures, last, capped.
     `load`: the runs of the listed cases with their per-item results, when `runs`
-    were read without them (`Store.summaries(read_items=False)`)."""
-    read = digest(runs, experiment.case_ids)  # every run read once, for every part
-    accounting = Ledger.of(read.statuses).close(experiment.k_requested, experiment.case_k)
+    were read without them (`Store.summaries(read_items=False)`). `counted`: the
+    digest and accounting of runs counted in SQL (`digest.tallied`), when `runs` are
+    not read at all (then empty): `limit` cases are listed, and `load` reads them."""
+    if counted is None:
+        read = digest(runs, experiment.case_ids)  # every run read once, for every part
+        accounting = Ledger.of(read.statuses).close(experiment.k_requested, experiment.case_k)
+    else:
+        read, accounting = counted
     print_figures(
         console,
         experiment,
@@ -121,6 +127,7 @@ def print_experiment_report(
         lang=lang,
         replayed=read.replayed,
         runs=runs,
+        calls=read.model_calls,
     )
     print_details(
         console,
@@ -155,11 +162,13 @@ def print_figures(
     lang: str = "en",
     replayed: int = 0,
     runs: Sequence[ReportRun] = (),
+    calls: bool | None = None,
 ) -> None:
     """The header, the three numbers with intervals and forecasts, and the accounting:
     all of it from the accounting and the count of `replayed` runs (a summary needs
-    no run loaded)."""
-    console.print(header_table(experiment, runs, lang=lang))
+    no run loaded). `calls`: whether a run got a model answer, when known (else read
+    from `runs`)."""
+    console.print(header_table(experiment, runs, lang=lang, calls=calls))
     console.print()
     if accounting.runs_counted:
         shown = {c.case for c in shown_cases(accounting, limit)}
@@ -257,10 +266,10 @@ def print_details(
     if len(errored) > MAX_ERRORED_LINES:
         more = tn("n_more_errored", lang, len(errored) - MAX_ERRORED_LINES)
         console.print(Text(t("more_errored", lang, more=more)))
-    for case, indices in limit_runs(runs).items():
+    for case, indices in read.limited.items():
         line = t("limit_line", lang, case=case, n=len(indices), runs=_runs(indices, lang))
         console.print(Text(line, "yellow"))
-    retried = retry_summary(runs) if read.retried else None
+    retried = read.retry or (retry_summary(runs) if read.retried else None)
     if retried is not None:
         line = t(
             "retried_line",
@@ -295,7 +304,7 @@ def tool_rows(
     experiment, tallied when its runs are too many to list (`tools_table`)."""
     if limit is None or cases <= limit:
         return tool_profile(runs, tools, per_case=True)
-    if len(runs) <= limit or not read.ordered:  # tools named in (case, run) order
+    if read.runs <= limit or not read.ordered:  # tools named in (case, run) order
         return tool_profile(runs, tools, per_case=False)
     return tool_tallies(read, tools)
 
@@ -317,12 +326,7 @@ def retry_summary(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
 def _pass_rate(runs: Sequence[ReportRun]) -> dict[str, Any]:
     counted = sum(1 for r in runs if r.counted)
     passed = sum(1 for r in runs if r.status == "passed")
-    return {
-        "runs": len(runs),
-        "counted": counted,
-        "passed": passed,
-        "pass_rate": passed / counted if counted else None,
-    }
+    return pass_rate_dict(len(runs), counted, passed)
 
 
 def _rate(rate: dict[str, Any]) -> str:

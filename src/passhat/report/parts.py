@@ -10,7 +10,7 @@ markup. Labels come from `passhat.report.i18n` in the `lang` asked for.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -112,9 +112,14 @@ def _requested_k(e: ExperimentRecord, lang: str) -> str:
 
 
 def header_rows(
-    e: ExperimentRecord, runs: Sequence[ReportRun] = (), *, lang: str = "en"
+    e: ExperimentRecord,
+    runs: Sequence[ReportRun] = (),
+    *,
+    lang: str = "en",
+    calls: bool | None = None,
 ) -> list[tuple[str, str]]:
-    """(label key, value) of the report's header, for the terminal and the HTML page."""
+    """(label key, value) of the report's header, for the terminal and the HTML page.
+    `calls`: whether a run got a model answer, when known (else read from `runs`)."""
     rows = [
         ("experiment", f"{e.id}" + (f" ({e.name})" if e.name else "")),
         ("suite", f"{e.suite_name}  {t('suite_hash', lang)} {e.suite_hash[:12]}"),
@@ -128,7 +133,8 @@ def header_rows(
     recorded = e.model_config.get("recorded") if isinstance(e.model_config, dict) else None
     if isinstance(recorded, dict) and recorded:
         # a cassette's note describes answers; an experiment that got none used none of it
-        if made_model_calls(runs):
+        answered = made_model_calls(runs) if calls is None else calls
+        if answered:
             rows.append(("cassette", recorded_note(recorded, lang)))
         else:
             rows.append(("cassette", t("cassette_unused", lang)))
@@ -156,12 +162,16 @@ def isolation_of(e: ExperimentRecord) -> dict[str, Any] | None:
 
 
 def header_table(
-    e: ExperimentRecord, runs: Sequence[ReportRun] = (), *, lang: str = "en"
+    e: ExperimentRecord,
+    runs: Sequence[ReportRun] = (),
+    *,
+    lang: str = "en",
+    calls: bool | None = None,
 ) -> rich_table.Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
-    for key, value in header_rows(e, runs, lang=lang):
+    for key, value in header_rows(e, runs, lang=lang, calls=calls):
         table.add_row(t(key, lang), Text(value))
     return table
 
@@ -274,16 +284,20 @@ def usage_table(
     read = digest(runs) if read is None else read
     input_tokens, output_tokens = read.input_tokens, read.output_tokens
     cost = prices.cost(input_tokens, output_tokens) if prices is not None else None
-    total = TokenUsage(len(runs), input_tokens, output_tokens, cost)
+    total = TokenUsage(read.runs, input_tokens, output_tokens, cost)
     if total.tokens == 0 and prices is None:
         return None
-    shown = read.order
-    shown_runs: Iterable[ReportRun] = runs
-    if limit is not None and len(shown) > limit:
-        shown_runs = read.runs_of(runs, shown[:limit])
-    by_case = usage_by_case(
-        ((r.case_id, r.input_tokens, r.output_tokens) for r in shown_runs), prices
-    )
+    shown = read.order if limit is None else read.order[:limit]
+    if read.case_usage is not None:  # counted in SQL: no run to read
+        by_case = {
+            case: TokenUsage(n, i, o, prices.cost(i, o) if prices is not None else None)
+            for case, (n, i, o) in ((case, read.case_usage[case]) for case in shown)
+        }
+    else:
+        shown_runs = runs if len(shown) == len(read.order) else read.runs_of(runs, shown)
+        by_case = usage_by_case(
+            ((r.case_id, r.input_tokens, r.output_tokens) for r in shown_runs), prices
+        )
     caption = t("price_note", lang, prices=prices.text()) if prices else t("price_hint", lang)
     table = titled_table(
         t("usage_title" if prices else "usage_title_tokens", lang),

@@ -13,6 +13,7 @@ the shared connection; `from passhat.store import X` reaches every public name):
     columns.py      records as rows: the JSON columns and how values are encoded
     writes.py       experiments and runs written, each write one transaction
     reads.py        experiments, runs and the report's summaries read back
+    tallies.py      per-case totals of the runs counted in SQL (a terminal report's)
     leases.py       one process runs an experiment at a time
 """
 
@@ -37,13 +38,15 @@ from passhat.store.leases import LEASE_EXPIRY_S as LEASE_EXPIRY_S
 from passhat.store.leases import _Leases
 from passhat.store.reads import _SUMMARY as _SUMMARY
 from passhat.store.reads import LazyItems as LazyItems
-from passhat.store.reads import _Reads
 from passhat.store.schema import MIGRATIONS as MIGRATIONS
 from passhat.store.schema import _Schema, create_private
+from passhat.store.tallies import CaseTally as CaseTally
+from passhat.store.tallies import Tallies as Tallies
+from passhat.store.tallies import _Tallies
 from passhat.store.writes import _Writes
 
 
-class Store(_Schema, _Writes, _Reads, _Leases):
+class Store(_Schema, _Writes, _Tallies, _Leases):
     """An open passhat database.
 
     One connection; it may be handed to one writer thread at a time (the runner

@@ -315,6 +315,7 @@ class _Reads(_Connection):
         decode_items: bool = True,
         read_items: bool = True,
         cases: Sequence[str] | None = None,
+        errored_only: bool = False,
     ) -> list[RunSummary]:
         """What a report needs of every run (of `cases` only, when given), by case and
         index: the small columns only.
@@ -326,7 +327,8 @@ class _Reads(_Connection):
         0.1 s). With `read_items=False` they are not even read: a run's are `[]` or
         `UNREAD` (it has some), and the terminal report reads those of the cases it
         lists with `cases` (at 100,000 runs the items are 23 MB of text of the 30 MB
-        the summaries hold). Damaged items are said either way."""
+        the summaries hold). Damaged items are said either way. With `errored_only`,
+        the errored runs alone (from the index that holds them)."""
         cursor = self._db.cursor()
         cursor.row_factory = None
         columns = _SUMMARY if read_items else _SUMMARY_ITEMS_UNREAD
@@ -334,6 +336,8 @@ class _Reads(_Connection):
         if cases is not None:
             where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
             args += list(cases)
+        if errored_only:
+            where += " AND status = 'errored'"
         rows = cursor.execute(
             f"SELECT {columns} FROM run_summaries WHERE {where} ORDER BY case_id, run_index",
             args,

@@ -232,6 +232,22 @@ MIGRATIONS: list[tuple[str, str]] = [
             WHERE status = 'errored';
         """,
     ),
+    (
+        "run summaries indexed for per-case totals: a terminal report counts in SQL",
+        # the terminal report of a large experiment reads totals per case
+        # (`Store.tallies`) from this covering index instead of every run's row (the
+        # per-item results are most of a row's bytes); the ungraded index holds the runs
+        # with no per-item result to show (errored, or none graded: few, usually), the
+        # damaged one none of a sound store's
+        """
+        CREATE INDEX run_summaries_cases ON run_summaries (experiment_id, case_id, run_index,
+            status, attempt, model_source, input_tokens, output_tokens, error_type, tool_counts);
+        CREATE INDEX run_summaries_ungraded ON run_summaries (experiment_id, case_id)
+            WHERE status = 'errored' OR items = '[]';
+        CREATE INDEX run_summaries_damaged ON run_summaries (experiment_id)
+            WHERE substr(items, 1, 1) != '[';
+        """,
+    ),
 ]
 
 

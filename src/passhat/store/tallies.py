@@ -1,0 +1,203 @@
+"""Per-case totals of an experiment's runs counted in SQL (`Store.tallies`): what the
+terminal report of a large experiment reads instead of every run's row.
+
+The totals come from the covering index `run_summaries_cases` (a report's columns of
+every run, without the per-item results that are most of a row), the cases with
+graded items from `run_summaries_ungraded` (the runs without), the errored runs from
+`run_summaries_errored`. The store still computes nothing a report shows: it counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from passhat.errors import StoreError
+from passhat.records import RunSummary
+from passhat.store.reads import _decode, _Reads
+
+
+class CaseTally(NamedTuple):
+    """The runs of one case, counted."""
+
+    case_id: str
+    runs: int
+    passed: int
+    failed: int
+    first: int
+    """The smallest run index recorded."""
+    last: int
+    """The largest."""
+    input_tokens: int
+    output_tokens: int
+    replayed: int
+    """Runs whose model answers came from a cassette."""
+    retried: bool
+    """Some run is not a first attempt."""
+    model_calls: bool
+    """Some run got a model answer (it has a model source or used tokens)."""
+    limited: int
+    """Counted runs a limit stopped."""
+
+    @property
+    def gapless(self) -> bool:
+        """The case's runs are 1 to `runs`, none missing between."""
+        return self.first == 1 and self.last == self.runs
+
+
+@dataclass(frozen=True)
+class Tallies:
+    """What `Store.tallies` counts of an experiment's runs."""
+
+    cases: list[CaseTally]
+    """Each case with a run, by case id."""
+    indices: dict[str, list[int]]
+    """The run indices of the cases that are not `gapless`, ascending."""
+    graded: list[str]
+    """Cases with a counted run that has per-item results, by case id."""
+    errored: list[RunSummary]
+    """The errored runs, by case and index (their per-item results unread)."""
+    tool_counts: list[tuple[dict[str, tuple[int, int]], int]]
+    """Each distinct tool-count value and how many runs have it, in the order of the run
+    that first has it."""
+    limited: dict[str, list[int]]
+    """Per case, the counted runs a limit stopped (cases in order)."""
+    retried: tuple[tuple[int, int, int, int], tuple[int, int, int]] | None
+    """When some run is not a first attempt: (runs, earlier attempts, counted, passed) of
+    the runs that are not, and (runs, counted, passed) of the first attempts."""
+
+
+_CASES = """
+    SELECT case_id, count(*), count(*) FILTER (WHERE status = 'passed'),
+        count(*) FILTER (WHERE status = 'failed'), min(run_index), max(run_index),
+        total(input_tokens), total(output_tokens),
+        count(*) FILTER (WHERE model_source = 'replayed'),
+        count(*) FILTER (WHERE attempt != 1) > 0,
+        count(*) FILTER (WHERE model_source IS NOT NULL OR input_tokens != 0) > 0,
+        count(*) FILTER (WHERE error_type = 'limit' AND status != 'errored')
+    FROM run_summaries INDEXED BY run_summaries_cases WHERE experiment_id = ?
+    GROUP BY case_id ORDER BY case_id
+"""
+"""Per case with a run: its totals (`CaseTally`), by case id. Token counts are summed as
+`total` (a float) and turned back into integers: `sum` of integers that overflow
+raises; `total` is exact below 2**53."""
+
+_TOOL_COUNTS = """
+    SELECT g.tool_counts, g.n, g.c, (
+        SELECT min(s.run_index) FROM run_summaries AS s INDEXED BY run_summaries_cases
+        WHERE s.experiment_id = ?1 AND s.case_id = g.c AND s.tool_counts = g.tool_counts)
+    FROM (
+        SELECT tool_counts, count(*) AS n, min(case_id) AS c
+        FROM run_summaries INDEXED BY run_summaries_cases WHERE experiment_id = ?1
+        GROUP BY tool_counts
+    ) AS g
+"""
+"""Each distinct tool-count text, its runs, and the (case, index) of the first run that
+has it."""
+
+
+class _Tallies(_Reads):
+    """Per-case totals of an experiment's runs (`Store.tallies`)."""
+
+    def tallies(self, experiment_id: str) -> Tallies | None:
+        """The runs of `experiment_id` counted per case in SQL, or None when some run's
+        per-item results or tool counts are damaged (read the runs themselves:
+        `Store.summaries` names the run)."""
+        db = self._db
+        damaged = db.execute(
+            "SELECT 1 FROM run_summaries INDEXED BY run_summaries_damaged "
+            "WHERE experiment_id = ? AND substr(items, 1, 1) != '[' LIMIT 1",
+            (experiment_id,),
+        ).fetchone()
+        if damaged is not None:
+            return None
+        tools = self._tool_counts(experiment_id)
+        if tools is None:
+            return None
+        cases = [
+            CaseTally(c, n, p, f, lo, hi, int(i), int(o), r, bool(a), bool(m), lim)
+            for c, n, p, f, lo, hi, i, o, r, a, m, lim in db.execute(_CASES, (experiment_id,))
+        ]
+        holed = [c.case_id for c in cases if not c.gapless]
+        return Tallies(
+            cases=cases,
+            indices=self._indices(experiment_id, holed) if holed else {},
+            graded=self._graded(experiment_id, cases),
+            errored=self.summaries(
+                experiment_id, decode_items=False, read_items=False, errored_only=True
+            ),
+            tool_counts=tools,
+            limited=self._limited(experiment_id) if any(c.limited for c in cases) else {},
+            retried=self._retried(experiment_id) if any(c.retried for c in cases) else None,
+        )
+
+    def _tool_counts(
+        self, experiment_id: str
+    ) -> list[tuple[dict[str, tuple[int, int]], int]] | None:
+        rows = sorted(
+            self._db.execute(_TOOL_COUNTS, (experiment_id,)), key=lambda row: (row[2], row[3])
+        )
+        out = []
+        for text, runs, _, _ in rows:
+            try:
+                raw = _decode(text or "{}", "tool counts")
+                out.append(({name: (n, e) for name, (n, e) in raw.items()}, runs))
+            except (StoreError, TypeError, ValueError, AttributeError):  # damaged: said by
+                # Store.summaries, which names the run
+                return None
+        return out
+
+    def _graded(self, experiment_id: str, cases: Sequence[CaseTally]) -> list[str]:
+        """The cases with a counted run that has per-item results: those with more runs
+        than runs errored or without items (the index holds these alone, usually few)."""
+        ungraded = dict(
+            self._db.execute(
+                "SELECT case_id, count(*) FROM run_summaries INDEXED BY run_summaries_ungraded "
+                "WHERE experiment_id = ? AND (status = 'errored' OR items = '[]') GROUP BY case_id",
+                (experiment_id,),
+            ).fetchall()
+        )
+        return [c.case_id for c in cases if c.runs > ungraded.get(c.case_id, 0)]
+
+    def _indices(self, experiment_id: str, cases: Sequence[str]) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {case: [] for case in cases}
+        for start in range(0, len(cases), 500):  # SQLite's limit of bound values
+            chunk = cases[start : start + 500]
+            rows = self._db.execute(
+                "SELECT case_id, run_index FROM run_summaries INDEXED BY run_summaries_cases "
+                f"WHERE experiment_id = ? AND case_id IN ({', '.join('?' for _ in chunk)}) "
+                "ORDER BY case_id, run_index",
+                [experiment_id, *chunk],
+            )
+            for case, index in rows:
+                out[case].append(index)
+        return out
+
+    def _limited(self, experiment_id: str) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        rows = self._db.execute(
+            "SELECT case_id, run_index FROM run_summaries INDEXED BY run_summaries_cases "
+            "WHERE experiment_id = ? AND error_type = 'limit' AND status != 'errored' "
+            "ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+        for case, index in rows:
+            out.setdefault(case, []).append(index)
+        return out
+
+    def _retried(
+        self, experiment_id: str
+    ) -> tuple[tuple[int, int, int, int], tuple[int, int, int]]:
+        again, earlier, again_counted, again_passed, first, counted, passed = self._db.execute(
+            "SELECT count(*) FILTER (WHERE attempt > 1), "
+            "total(attempt - 1) FILTER (WHERE attempt > 1), "
+            "count(*) FILTER (WHERE attempt > 1 AND status != 'errored'), "
+            "count(*) FILTER (WHERE attempt > 1 AND status = 'passed'), "
+            "count(*) FILTER (WHERE attempt = 1), "
+            "count(*) FILTER (WHERE attempt = 1 AND status != 'errored'), "
+            "count(*) FILTER (WHERE attempt = 1 AND status = 'passed') "
+            "FROM run_summaries INDEXED BY run_summaries_cases WHERE experiment_id = ?",
+            (experiment_id,),
+        ).fetchone()
+        return (again, int(earlier), again_counted, again_passed), (first, counted, passed)

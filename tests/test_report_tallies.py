@@ -1,0 +1,182 @@
+"""Store.tallies and digest.tallied: the terminal report of a large experiment, its runs
+counted per case in SQL, prints exactly what reading every run prints, and the accounting
+is the same; a damaged store or a run beyond the plan is read run by run instead."""
+
+from __future__ import annotations
+
+import io
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from passhat.errors import PasshatError
+from passhat.records import RunRecord
+from passhat.report.digest import tallied
+from passhat.report.experiment import print_experiment_report
+from passhat.store import Store
+from records_for_tests import experiment_record
+
+LISTED = 3
+"""Cases the reports list (a terminal report's ROWS_SHOWN, made small)."""
+
+SCORES: list[list[dict[str, Any]]] = [
+    [],
+    [{"scorer": "exact_set", "path": "t", "expected": ["a", "b"], "missing": ["b"], "extra": []}],
+    [{"scorer": "exact_set", "path": "t", "expected": ["a", "b"], "missing": [], "extra": ["z"]}],
+]
+CALLS: list[list[dict[str, Any]]] = [
+    [],
+    [{"tool": "get", "arguments": {}}],
+    [{"tool": "get", "arguments": {}, "error": "boom"}, {"tool": "put", "arguments": {}}],
+    [{"tool": "zed", "arguments": {}}],
+]
+
+RUN = st.tuples(
+    st.sampled_from([f"c{n}" for n in range(1, 9)]),
+    st.integers(1, 6),
+    st.sampled_from(["passed", "failed", "errored"]),
+    st.integers(0, len(SCORES) - 1),
+    st.integers(0, len(CALLS) - 1),
+    st.sampled_from([1, 1, 1, 2, 3]),
+    st.sampled_from([None, "live", "replayed"]),
+    st.sampled_from([None, None, "limit", "agent_error"]),
+    st.sampled_from([0, 0, 7, 120]),
+)
+
+
+def write(store: Store, drawn: list[tuple[Any, ...]]) -> None:
+    """The drawn runs, each retried run after its earlier attempts (errored)."""
+    for d in drawn:
+        case, index, attempt = d[0], d[1], d[5]
+        for earlier in range(1, attempt):
+            store.record_run(RunRecord("e1", case, index, "h", "errored", attempt=earlier))
+    store.record_runs([record("e1", d) for d in drawn])
+
+
+def record(eid: str, drawn: tuple[Any, ...]) -> RunRecord:
+    case, index, status, score, calls, attempt, source, error, tokens = drawn
+    return RunRecord(
+        eid,
+        case,
+        index,
+        "h",
+        status,
+        error_type=error,
+        error_message=f"{error} in {case}" if error else None,
+        score=SCORES[score] if status != "errored" else [],
+        tool_calls=CALLS[calls],
+        input_tokens=tokens,
+        output_tokens=tokens // 3,
+        model_source=source,
+        attempt=attempt,
+        traceback="Traceback ..." if status == "errored" and tokens == 7 else None,
+    )
+
+
+def reports(store: Store, eid: str) -> tuple[str, str | None, Any, Any]:
+    """The report printed from the runs read, and from the runs counted in SQL (None when
+    `tallied` leaves them to be read), with the accounting of each."""
+    e = store.experiment(eid)
+
+    def load(cases: Any) -> Any:
+        return store.summaries(eid, decode_items=False, cases=cases)
+
+    def printed(runs: Any, counted: Any) -> tuple[str, Any]:
+        out = io.StringIO()
+        console = Console(file=out, width=100, color_system=None)
+        accounting = print_experiment_report(
+            console, e, runs, limit=LISTED, load=load, counted=counted
+        )
+        return out.getvalue(), accounting
+
+    read, accounting = printed(store.summaries(eid, decode_items=False, read_items=False), None)
+    tallies = store.tallies(eid)
+    assert tallies is not None
+    counted = tallied(tallies, e, LISTED)
+    if counted is None:
+        return read, None, accounting, None
+    text, counted_accounting = printed([], counted)
+    return read, text, accounting, counted_accounting
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(RUN, min_size=1, max_size=40, unique_by=lambda r: (r[0], r[1])),
+    st.lists(st.sampled_from(["c1", "c3", "c9", "c10"]), unique=True),
+    st.sampled_from([6, 8]),
+    st.booleans(),
+)
+def test_counted_in_sql_prints_what_reading_the_runs_prints(
+    tmp_path_factory: pytest.TempPathFactory,
+    drawn: list[tuple[Any, ...]],
+    planned: list[str],
+    k: int,
+    hold: bool,
+) -> None:
+    """Guards `Store.tallies` and `tallied` against the report made from every run: the
+    same text (header, figures, items of the listed cases, tools, tokens, errored,
+    limited and retried runs) and the same accounting, over runs with gaps, planned
+    cases without runs, cases held at a smaller k, errors, limits, retries and replays."""
+    store = Store(tmp_path_factory.mktemp("tallies") / "p.db")
+    e = experiment_record(planned, k, tools=("get", "put"))
+    store.create_experiment(e)
+    if hold:  # an adaptive round asked c2 for fewer runs
+        store.hold_cases("e1", k + 1, {"c2": 5})
+    beyond = hold and any(case == "c2" and index > 5 for case, index, *_ in drawn)
+    write(store, drawn)
+    try:
+        read, counted, accounting, counted_accounting = reports(store, "e1")
+    except PasshatError:
+        assert beyond  # a run beyond its case's k: said as reading the runs says it
+        return
+    runs, cases = len(drawn), {d[0] for d in drawn}
+    small = min(len(accounting.cases), len(cases), runs) <= LISTED
+    assert (counted is None) == (small or beyond)
+    if counted is not None:
+        assert counted == read
+        assert counted_accounting == accounting
+    store.close()
+
+
+def test_a_large_experiment_is_counted_not_read(tmp_path: Path) -> None:
+    """Guards the fast path itself: an experiment of more cases than a report lists is
+    counted in SQL (its accounting, tokens and tools), and the report names its
+    errored run and limited runs as reading every run would."""
+    store = Store(tmp_path / "p.db")
+    cases = [f"c{n:02}" for n in range(40)]
+    store.create_experiment(experiment_record(cases, 3, tools=("get",)))
+    errored, limited = ("c07", 2), "c11"
+    drawn = [
+        (case, i, "errored" if (case, i) == errored else "passed", 1, 1, 1, "live", None, 5)
+        for case, i in itertools.product(cases, range(1, 4))
+    ]
+    drawn = [(*d[:7], "limit" if d[0] == limited else None, 5) for d in drawn]
+    write(store, drawn)
+    read, counted, accounting, counted_accounting = reports(store, "e1")
+    assert counted is not None and counted == read
+    assert counted_accounting == accounting and accounting.runs_counted == 119
+    assert "c07" in counted and "limit" in counted
+
+
+@pytest.mark.parametrize(
+    ("column", "damage"),
+    [("items", "not json"), ("tool_counts", "damaged: the tool_calls column")],
+)
+def test_a_damaged_store_is_read_run_by_run(tmp_path: Path, column: str, damage: str) -> None:
+    """Guards the damaged store's message: tallies leave it to the summaries, which name
+    the run whose column is damaged."""
+    store = Store(tmp_path / "p.db")
+    store.create_experiment(experiment_record(["c1"], 2))
+    store.record_runs([record("e1", ("c1", i, "passed", 1, 1, 1, None, None, 0)) for i in (1, 2)])
+    with store.atomic() as db:
+        db.execute(f"UPDATE run_summaries SET {column} = ? WHERE run_index = 2", (damage,))
+    assert store.tallies("e1") is None
+    with pytest.raises(PasshatError, match="run 2 of 'c1'"):
+        store.summaries("e1", decode_items=False, read_items=False)
