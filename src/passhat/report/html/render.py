@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from markupsafe import Markup
 
@@ -293,6 +293,17 @@ def _context(
     return context
 
 
+class PageOptions(TypedDict, total=False):
+    """What a page is made with besides the experiment and its runs (`render_html`)."""
+
+    lang: str
+    load: LoadRuns | None
+    prices: Prices | None
+    forecast_m: int
+    why: Explainer | None
+    accounting: Accounting | None
+
+
 def render_html(
     experiment: ExperimentRecord,
     runs: Sequence[RunRecord | RunSummary],
@@ -325,25 +336,10 @@ def write_html(
     path: str | Path,
     experiment: ExperimentRecord,
     runs: Sequence[RunRecord | RunSummary],
-    *,
-    lang: str = "en",
-    load: LoadRuns | None = None,
-    prices: Prices | None = None,
-    forecast_m: int = 10,
-    why: Explainer | None = None,
-    accounting: Accounting | None = None,
+    **options: Unpack[PageOptions],
 ) -> Path:
-    """Render the report and write it to `path` (UTF-8); return the path."""
-    page = render_html(
-        experiment,
-        runs,
-        lang=lang,
-        load=load,
-        prices=prices,
-        forecast_m=forecast_m,
-        why=why,
-        accounting=accounting,
-    )
+    """Render the report (`render_html`, with its `options`) and write it to `path`
+    (UTF-8); return the path."""
     target = Path(path)
-    target.write_text(page, encoding="utf-8")
+    target.write_text(render_html(experiment, runs, **options), encoding="utf-8")
     return target
