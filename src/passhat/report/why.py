@@ -17,20 +17,11 @@ from pathlib import Path
 from shlex import quote
 from typing import TYPE_CHECKING, Any
 
-from passhat.divergence import (
-    Branch,
-    Graded,
-    ItemEvidence,
-    SetSpec,
-    case_steps,
-    divergence_tree,
-    graded_differently,
-    item_evidence,
-)
 from passhat.errors import PasshatError
 from passhat.records import ExperimentRecord, RunRecord
 
 if TYPE_CHECKING:
+    from passhat.divergence import Branch, Graded, ItemEvidence, SetSpec
     from passhat.signatures import Signature, Why
     from passhat.suite import Case, CaseReader, Suite
 
@@ -81,6 +72,7 @@ class CaseWhy:
 def set_specs(scorers: Sequence[Any]) -> list[SetSpec]:
     """The set scorers (exact_set, subset, superset) among a suite's scorer specs, as
     evidence reads them."""
+    from passhat.divergence import SetSpec
     from passhat.scoring import item_string
     from passhat.suite import ExactSetSpec
 
@@ -178,6 +170,15 @@ class Explainer:
         return self.explain(case, runs)
 
     def explain(self, case: str, runs: Sequence[RunRecord]) -> CaseWhy:
+        # the divergence modules (8 ms) only when a case is explained: a report of more
+        # runs than are explained by default imports this module for the threshold
+        from passhat.divergence import (
+            case_steps,
+            divergence_tree,
+            graded_differently,
+            item_evidence,
+        )
+
         basis, keys = case_steps(runs)
         bare = tuple(r.run_index for r in runs if not r.transcript)
         tree = divergence_tree(keys) if keys and basis != "outputs" else None
