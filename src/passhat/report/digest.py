@@ -260,24 +260,25 @@ def tallied(
     for run in tallies.errored:
         errored_at.setdefault(run.case_id, []).append(run.run_index)
     counted = {c.case_id: c for c in tallies.cases}
-    shared: dict[tuple[int, ...], MissingRuns] = {}  # as `Ledger.close` shares them
+    # cases recorded at the same indices share one MissingRuns, as `Ledger.close` has them
+    shared: dict[tuple[int, ...], MissingRuns] = {}
+    gapless: dict[tuple[int, ...], MissingRuns] = {}  # runs 1..n: by (k, n)
     accounts = []
     for case in dict.fromkeys(chain(experiment.case_ids, counted)):
         asked = held.get(case, k)
         c = counted.get(case)
         if c is None:
-            key: tuple[int, ...] = (asked,)
-            present: Sequence[int] = ()
             runs = passes = errored = 0
+            missing = _missing(shared, (asked,), asked, ())
+        elif c.last > asked:
+            return None
         else:
-            if c.last > asked:
-                return None
-            present = range(1, c.runs + 1) if c.gapless else tallies.indices[case]
-            key = (asked, *present)
             runs, passes, errored = c.runs, c.passed, c.runs - c.passed - c.failed
-        missing = shared.get(key)
-        if missing is None:
-            missing = shared[key] = MissingRuns(asked, present)
+            if c.gapless:
+                missing = _missing(gapless, (asked, runs), asked, range(1, runs + 1))
+            else:
+                present = tallies.indices[case]
+                missing = _missing(shared, (asked, *present), asked, present)
         indices = tuple(sorted(errored_at.get(case, ()))) if errored else ()
         accounts.append(CaseAccount(case, asked, runs, runs - errored, passes, indices, missing))
     runs = sum(c.runs for c in tallies.cases)
@@ -305,6 +306,18 @@ def tallied(
         retry=_retry(tallies.retried),
     )
     return read, Accounting(k_requested=k, cases=tuple(accounts))
+
+
+def _missing(
+    shared: dict[tuple[int, ...], MissingRuns],
+    key: tuple[int, ...],
+    asked: int,
+    present: Sequence[int],
+) -> MissingRuns:
+    missing = shared.get(key)
+    if missing is None:
+        missing = shared[key] = MissingRuns(asked, present)
+    return missing
 
 
 def _retry(
