@@ -336,11 +336,12 @@ class _Reads(_Connection):
         if cases is not None:
             where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
             args += list(cases)
-        if errored_only:
+        source = "run_summaries"
+        if errored_only:  # the index of errored runs (the planner would scan them all)
+            source += " INDEXED BY run_summaries_errored"
             where += " AND status = 'errored'"
         rows = cursor.execute(
-            f"SELECT {columns} FROM run_summaries WHERE {where} ORDER BY case_id, run_index",
-            args,
+            f"SELECT {columns} FROM {source} WHERE {where} ORDER BY case_id, run_index", args
         )
         items: dict[str | int | None, Sequence[dict[str, Any]]] = (
             {} if read_items else {1: [], 0: UNREAD}
