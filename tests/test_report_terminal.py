@@ -125,3 +125,19 @@ def test_list_takes_two_lines_an_experiment_at_80_columns(
     assert len(body) == 2 * len(experiments), out.getvalue()
     assert all(len(line.rstrip()) <= 80 for line in lines)
     assert "clarify · clarifier" in body[0] and "replay:cassettes/seed.jsonl" in body[1]
+
+
+def test_the_usage_line_of_a_comparison_says_each_side_and_the_change() -> None:
+    """Guards `usage_line`: cost per run when both sides have prices, else tokens per run,
+    each side and B - A with its relative change (none beside a zero)."""
+    from passhat.report.terminal import usage_line
+    from passhat.usage import TokenUsage
+
+    a, b = TokenUsage(10, 1_000, 500, 0.02), TokenUsage(5, 1_500, 250, 0.015)
+    assert usage_line(a, b) == "cost per run: A 0.002, B 0.003; B − A +0.001 (+50%)"
+    a, b = TokenUsage(10, 12_000, 0, None), TokenUsage(10, 1_000, 0, None)
+    assert usage_line(a, b) == "tokens per run: A 1,200, B 100; B − A -1,100 (-92%)"
+    zero = TokenUsage(10, 0, 0, 0.0)
+    assert (
+        usage_line(zero, TokenUsage(10, 10, 0, 0.01)) == "cost per run: A 0, B 0.001; B − A +0.001"
+    )

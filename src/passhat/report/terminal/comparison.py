@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import TypedDict, Unpack
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -57,21 +58,24 @@ def _names_line(names: tuple[str, ...], lang: str, limit: int | None) -> str:
     return _list(shown, lang) + (t("and_more", lang, n=f"{more:,}") if more else "")
 
 
+class Sides(TypedDict, total=False):
+    """Where each side of a comparison came from, as its accounting panel says it: the
+    source's name (none by default), and whether its k was inferred (not given)."""
+
+    source_a: str
+    source_b: str
+    k_inferred_a: bool
+    k_inferred_b: bool
+
+
 def comparison_panel(
-    c: Comparison,
-    *,
-    source_a: str = "",
-    source_b: str = "",
-    k_inferred_a: bool = False,
-    k_inferred_b: bool = False,
-    lang: str = "en",
-    limit: int | None = None,
+    c: Comparison, *, lang: str = "en", limit: int | None = None, **sides: Unpack[Sides]
 ) -> Panel:
     """Both sides' accounting and how the cases were paired; each list of cases (short
     of the plan, on one side only) names its first `limit` (None: all)."""
-    lines = _side_line("A", source_a, c.a, k_inferred_a, lang, limit) + _side_line(
-        "B", source_b, c.b, k_inferred_b, lang, limit
-    )
+    a, b = sides.get("source_a", ""), sides.get("source_b", "")
+    lines = _side_line("A", a, c.a, sides.get("k_inferred_a", False), lang, limit)
+    lines += _side_line("B", b, c.b, sides.get("k_inferred_b", False), lang, limit)
     lines.append(Text(t("paired", lang, n=len(c.cases))))
     colon = t("colon", lang)
     for key, names in [
@@ -251,22 +255,17 @@ def usage_line(a: TokenUsage | None, b: TokenUsage | None, lang: str = "en") -> 
         return None
     cost_a, cost_b = a.per_run(a.cost), b.per_run(b.cost)
     if cost_a is not None and cost_b is not None:
-        change = f" ({(cost_b - cost_a) / cost_a:+.0%})" if cost_a else ""
-        return t(
-            "cost_compare",
-            lang,
-            a=f"{cost_a:.4g}",
-            b=f"{cost_b:.4g}",
-            diff=f"{cost_b - cost_a:+.4g}{change}",
-        )
+        return _per_run_line("cost_compare", cost_a, cost_b, ".4g", lang)
     tokens_a, tokens_b = a.per_run(a.tokens) or 0.0, b.per_run(b.tokens) or 0.0
-    change = f" ({(tokens_b - tokens_a) / tokens_a:+.0%})" if tokens_a else ""
+    return _per_run_line("tokens_compare", tokens_a, tokens_b, ",.0f", lang)
+
+
+def _per_run_line(key: str, a: float, b: float, spec: str, lang: str) -> str:
+    """A per-run figure of each side and B - A (with its relative change when A is not
+    zero), each written with the format `spec`."""
+    change = f" ({(b - a) / a:+.0%})" if a else ""
     return t(
-        "tokens_compare",
-        lang,
-        a=f"{tokens_a:,.0f}",
-        b=f"{tokens_b:,.0f}",
-        diff=f"{tokens_b - tokens_a:+,.0f}{change}",
+        key, lang, a=format(a, spec), b=format(b, spec), diff=format(b - a, "+" + spec) + change
     )
 
 
@@ -274,28 +273,15 @@ def print_comparison(
     console: Console,
     c: Comparison,
     *,
-    source_a: str = "",
-    source_b: str = "",
-    k_inferred_a: bool = False,
-    k_inferred_b: bool = False,
     lang: str = "en",
     usage: str | None = None,
     limit: int | None = ROWS_SHOWN,
+    **sides: Unpack[Sides],
 ) -> None:
     """Accounting, figures (and the cost beside them), moved cases and the verdict. With
     a `limit` the lists of cases name that many (the moved cases, CASES_SHOWN); None
     (`compare --all`) lists every case."""
-    console.print(
-        comparison_panel(
-            c,
-            source_a=source_a,
-            source_b=source_b,
-            k_inferred_a=k_inferred_a,
-            k_inferred_b=k_inferred_b,
-            lang=lang,
-            limit=limit,
-        )
-    )
+    console.print(comparison_panel(c, lang=lang, limit=limit, **sides))
     console.print(Fitted(differences_table(c, lang=lang)))
     if usage:
         console.print(Text(usage, style="bold"))
