@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from cli_helpers import run_cli
 from passhat.errors import PasshatError
 from passhat.records import RunRecord
-from passhat.report.digest import tallied
+from passhat.report.digest import TALLIED_K, tallied
 from passhat.report.experiment import print_experiment_report
 from passhat.store import Store
 from records_for_tests import experiment_record
@@ -180,3 +181,34 @@ def test_a_damaged_store_is_read_run_by_run(tmp_path: Path, column: str, damage:
     assert store.tallies("e1") is None
     with pytest.raises(PasshatError, match="run 2 of 'c1'"):
         store.summaries("e1", decode_items=False, read_items=False)
+
+
+@pytest.mark.parametrize("k", [TALLIED_K, TALLIED_K - 1])
+def test_passhat_report_counts_a_large_experiment_in_sql(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    k: int,
+) -> None:
+    """Guards the command's choice: `passhat report` of more cases than it lists, at
+    TALLIED_K runs a case or more, reads no run but the errored ones and the listed
+    cases'; below it, every run (the same report either way). (--no-why: an experiment
+    this small shows why its runs differ by default, which reads them all.)"""
+    db = tmp_path / "p.db"
+    store = Store(db)
+    cases = [f"c{n:02}" for n in range(40)]
+    store.create_experiment(experiment_record(cases, k, tools=("get",)))
+    drawn = [(c, i, "passed", 1, 1, 1, "live", None, 5) for c in cases for i in range(1, k + 1)]
+    write(store, drawn)
+    store.close()
+    whole: list[bool] = []
+    summaries = Store.summaries
+
+    def watched(self: Store, experiment_id: str, **options: Any) -> Any:
+        whole.append(options.get("cases") is None and not options.get("errored_only"))
+        return summaries(self, experiment_id, **options)
+
+    monkeypatch.setattr(Store, "summaries", watched)
+    result = run_cli(capsys, "report", "e1", "--db", str(db), "--no-why")
+    assert result.code == 0 and f"{40 * k}/{40 * k}" in result.out.replace(",", "")
+    assert any(whole) == (k < TALLIED_K)

@@ -227,9 +227,12 @@ def _explained(runs: int, asked: bool | None) -> bool:
 
 def _tallied(store: Store, experiment: ExperimentRecord) -> tuple[Digest, Accounting] | None:
     """The digest and accounting of a large experiment's runs counted in SQL (None for
-    one the report lists whole, or a damaged store: its runs are read)."""
-    from passhat.report.digest import tallied
+    one the report lists whole, of cases of few runs, or a damaged store: its runs are
+    read)."""
+    from passhat.report.digest import TALLIED_K, tallied
 
+    if experiment.k_requested < TALLIED_K:
+        return None
     tallies = store.tallies(experiment.id)
     return None if tallies is None else tallied(tallies, experiment, ROWS_SHOWN)
 
