@@ -12,6 +12,7 @@ one JSON object. From the environment:
 It reports how many forks were made and the error that stopped them, the sizes of
 /tmp and /dev/shm, whether the write to /dev/shm went through, its oom_score_adj,
 how many of its connections passhat still held open a moment after they were made,
+the tmpfs mounts without a size it could write a file in (memory past every cap),
 and the command lines of every process it can see in /proc (bwrap's own among them).
 """
 
@@ -90,6 +91,27 @@ def held(wanted: int) -> int:
     return alive
 
 
+def unsized_writable() -> list[str]:
+    """The tmpfs mounts with no size= that took a file from this agent."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+        for line in mounts:
+            fields = line.split()
+            cut = fields.index("-")
+            point, kind, options = fields[4], fields[cut + 1], fields[cut + 3]
+            if kind != "tmpfs" or "size=" in options:
+                continue
+            path = os.path.join(point, f"limits-{os.getpid()}")
+            try:
+                with open(path, "wb") as out:
+                    out.write(b"x")
+            except OSError:
+                continue
+            os.remove(path)
+            found.append(point)
+    return found
+
+
 def command_lines() -> list[str]:
     found = []
     for entry in os.listdir("/proc"):
@@ -112,6 +134,7 @@ def main() -> None:
     with open("/proc/self/oom_score_adj", encoding="ascii") as adj:
         seen["oom_score_adj"] = int(adj.read())
     seen["held"] = held(int(os.environ.get("LIMITS_CONNECTIONS", "0")))
+    seen["unsized"] = unsized_writable()
     seen["command_lines"] = command_lines()
     print(json.dumps(seen))
 

@@ -69,6 +69,9 @@ def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
     assert seen["shm_bytes"] == sandbox.SHM_BYTES
     assert seen["shm_fill"] == "ENOSPC", "the run wrote past its /dev/shm into the host's memory"
     assert seen["oom_score_adj"] == sandbox.OOM_SCORE_ADJ
+    # bwrap's tmpfs for /dev and over /etc/ssh have no size: writable, they took the host's
+    # memory past the caps of /tmp and /dev/shm
+    assert seen["unsized"] == [], "a tmpfs without a size took the agent's files"
     assert 0 < seen["held"] <= CONNECTIONS, "passhat held every connection of the flood"
     # bwrap reads its options from a memfd: its command line (the sandbox's first process)
     # shows none of them (the folders bound and covered, the gate's descriptors)

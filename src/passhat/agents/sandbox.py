@@ -13,7 +13,8 @@ Flatpak and Anthropic's sandbox runtime build on) with every namespace unshared
                               PYTHONPATH / NODE_PATH entries of the agent's `env`
     its run folder, writable  cwd, HOME and TMPDIR, removed with the run
     private /tmp, /dev/shm    empty tmpfs (1 GiB, 256 MiB), gone with the run
-    /proc, /dev               its own PID namespace's; null, zero, urandom, tty
+    /proc, /dev               its own PID namespace's; null, zero, urandom, tty (/dev
+                              read-only: its tmpfs has no size)
     extra paths               only what the suite (`agent: {read: [...], write: [...]}`)
                               or the command line (--agent-read/--agent-write) names
 
@@ -146,6 +147,9 @@ def system_args() -> list[str]:
             args += ["--ro-bind", path, path]
     for path in _present(ETC_HIDDEN):
         args += _cover(path)
+        if os.path.isdir(path) and not os.path.islink(path):
+            # a tmpfs of bwrap's has no size: left writable it is memory past the run's caps
+            args += ["--remount-ro", path]
     return args
 
 
@@ -380,6 +384,8 @@ def base_argv() -> list[str]:
         str(SHM_BYTES),
         "--tmpfs",
         "/dev/shm",
+        "--remount-ro",  # --dev's tmpfs has no size: the run writes /tmp and /dev/shm only
+        "/dev",
     ]
 
 
