@@ -5,7 +5,10 @@ the --isolation process control that shows the host's services answer otherwise.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,7 +19,7 @@ import pytest
 from agent_python import PYTHON, TESTS
 from conftest import SuiteWriter
 from passhat.agents import isolation
-from passhat.serve.egress import parse_hosts, target
+from passhat.serve.egress import CONNECTIONS, parse_hosts, serve_egress, target
 from passhat.store import Store
 from sandbox_helpers import passhat_as
 
@@ -127,3 +130,29 @@ def test_hosts_are_read_as_people_write_them() -> None:
     )
     assert target(b"GET http://a.example/x HTTP/1.1\r\n\r\n") == ("GET", "a.example", 80)
     assert target(b"GET /x HTTP/1.1\r\n\r\n") is None
+
+
+async def test_the_runs_proxy_holds_at_most_its_connections() -> None:
+    """An agent that opens thousands of connections to its proxy and says nothing on them
+    held one of passhat's descriptors each (no cap, no timeout): with passhat's limit of
+    open files they were every other run's and the store's. Past CONNECTIONS at once, one
+    more is closed as it comes; those held are still served."""
+    flood = CONNECTIONS + 20
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(flood + 10)
+    port = listener.getsockname()[1]
+    async with serve_egress(None, ["nowhere.invalid:1"]) as listen:
+        await listen(listener)
+        opened = [await asyncio.open_connection("127.0.0.1", port) for _ in range(flood)]
+        try:
+            # accepted in the order they were made: the first CONNECTIONS are held
+            for reader, _ in opened[CONNECTIONS:]:
+                with contextlib.suppress(ConnectionError):
+                    assert await asyncio.wait_for(reader.read(), 30) == b""
+            for reader, writer in opened[:CONNECTIONS]:
+                writer.write(b"GET http://other.invalid/ HTTP/1.1\r\n\r\n")
+                assert (await reader.readline()).startswith(b"HTTP/1.1 403")
+        finally:
+            for _, writer in opened:
+                writer.close()

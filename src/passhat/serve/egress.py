@@ -26,6 +26,10 @@ from urllib.parse import urlsplit
 
 HEAD_LIMIT = 64 * 1024
 """Bytes of a request's head read before it is refused."""
+CONNECTIONS = 128
+"""Connections one run's proxy holds open at once (each tunnel holds two of passhat's
+descriptors): one more is closed as it comes, as on the run's own endpoint
+(serve/http.py), so an agent that opens thousands cannot take passhat's descriptors."""
 
 
 def parse_hosts(hosts: Iterable[str]) -> frozenset[tuple[str, int]]:
@@ -127,9 +131,18 @@ async def serve_egress(
     `unix_path` when given, and on each listening socket handed to what is yielded."""
     allowed = parse_hosts(hosts)
     servers: list[asyncio.Server] = []
+    live = 0
 
-    def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Awaitable[None]:
-        return _handle(allowed, reader, writer)
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal live
+        if live >= CONNECTIONS:
+            writer.transport.abort()
+            return
+        live += 1
+        try:
+            await _handle(allowed, reader, writer)
+        finally:
+            live -= 1
 
     async def listen(sock: socket.socket) -> None:
         try:
