@@ -6,11 +6,13 @@ or badly per run; passhat serves it real MCP and a real HTTP proxy on 127.0.0.1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -292,6 +294,32 @@ def test_folders_a_killed_passhat_left_are_swept_at_the_next_start(tmp_path: Pat
     finally:
         for folder in (dead, alive):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_symlink_named_like_a_run_folder_is_removed_not_followed(tmp_path: Path) -> None:
+    """Anyone may make /tmp/passhat-run-<dead pid>-x -> /etc: the sweep at the next start
+    (as root, too) removes the link and leaves the folder it names, and its modes, alone."""
+    from passhat.agents import folders
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    target = tmp_path / "etc"
+    (target / "inner").mkdir(parents=True)
+    (target / "inner" / "file").write_text("kept")
+    for folder in (target, target / "inner"):
+        folder.chmod(0o755)
+    lure = Path(tempfile.gettempdir()) / f"passhat-run-{gone.pid}-lure"
+    lure.symlink_to(target)
+    try:
+        folders._SWEPT.discard(os.getpid())
+        folders.sweep_folders()
+        assert not os.path.lexists(lure), "the link was left"
+        assert (target / "inner" / "file").read_text() == "kept"
+        modes = [stat.S_IMODE(f.stat().st_mode) for f in (target, target / "inner")]
+        assert modes == [0o755, 0o755], "the sweep changed the modes of what the link names"
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lure.unlink()
 
 
 def test_the_fingerprint_covers_the_agent_file_bytes(writer: SuiteWriter, tmp_path: Path) -> None:

@@ -54,7 +54,13 @@ def sweep_folders() -> None:
 
 def remove_tree(folder: Path) -> None:
     """Remove a run's folder, also one its agent made unreadable or unwritable (chmod 000
-    on a subfolder would otherwise keep it, the case's input with it, for good)."""
+    on a subfolder would otherwise keep it, the case's input with it, for good). A
+    symlink in its place (one named like a run's folder in the shared /tmp) is removed,
+    never followed: a root passhat would otherwise chmod the folders it points to."""
+    if os.path.islink(folder):
+        with contextlib.suppress(OSError):
+            os.unlink(folder)
+        return
     shutil.rmtree(folder, ignore_errors=True)
     if not os.path.lexists(folder):
         return
