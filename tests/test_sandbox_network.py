@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -156,3 +157,54 @@ async def test_the_runs_proxy_holds_at_most_its_connections() -> None:
         finally:
             for _, writer in opened:
                 writer.close()
+
+
+def _holds_port(port: int) -> bool:
+    """Whether this process still holds the TCP socket whose local port is `port`."""
+    inodes = set()
+    with open("/proc/net/tcp", encoding="ascii") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{fields[9]}]")
+    held = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            held.add(os.readlink(f"/proc/self/fd/{fd}"))
+    return bool(inodes & held)
+
+
+async def test_a_tunnel_ends_with_its_run() -> None:
+    """A tunnel to an allowed host that says nothing and never closes outlived its run (the
+    agent gone, its end closed): one of passhat's descriptors for good, per tunnel, per run.
+    When the run's proxy stops, what it still holds toward the host is closed."""
+    accepted: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await accepted.put((reader, writer))
+
+    host = await asyncio.start_server(silent, "127.0.0.1", 0)
+    up_port = host.sockets[0].getsockname()[1]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    try:
+        async with serve_egress(None, [f"127.0.0.1:{up_port}"]) as listen:
+            await listen(listener)
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(f"CONNECT 127.0.0.1:{up_port} HTTP/1.1\r\n\r\n".encode())
+            assert (await reader.readline()).startswith(b"HTTP/1.1 200")
+            up_reader, up_writer = await accepted.get()
+            proxy_port = up_writer.get_extra_info("peername")[1]
+            writer.close()  # the agent is gone
+            assert await up_reader.read() == b""  # its end came through
+            assert _holds_port(proxy_port)
+        for _ in range(1000):  # a few loop turns: the close is scheduled, not done
+            if not _holds_port(proxy_port):
+                break
+            await asyncio.sleep(0.01)
+        assert not _holds_port(proxy_port), "the tunnel to the host outlived its run"
+        up_writer.close()
+    finally:
+        host.close()

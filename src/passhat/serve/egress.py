@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 HEAD_LIMIT = 64 * 1024
@@ -118,9 +119,11 @@ async def _handle(
         writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
     else:
         up_writer.write(head)
-    await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-    for w in (writer, up_writer):
-        w.close()
+    try:
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+    finally:  # also when the run ends first (cancelled): the host's end is not kept
+        for w in (writer, up_writer):
+            w.close()
 
 
 @contextlib.asynccontextmanager
@@ -131,18 +134,21 @@ async def serve_egress(
     `unix_path` when given, and on each listening socket handed to what is yielded."""
     allowed = parse_hosts(hosts)
     servers: list[asyncio.Server] = []
-    live = 0
+    handlers: set[asyncio.Task[Any]] = set()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal live
-        if live >= CONNECTIONS:
+        task = asyncio.current_task()
+        if len(handlers) >= CONNECTIONS or task is None:
             writer.transport.abort()
             return
-        live += 1
+        handlers.add(task)
         try:
             await _handle(allowed, reader, writer)
+        except asyncio.CancelledError:
+            writer.transport.abort()
+            raise
         finally:
-            live -= 1
+            handlers.discard(task)
 
     async def listen(sock: socket.socket) -> None:
         try:
@@ -158,5 +164,10 @@ async def serve_egress(
     finally:
         for server in servers:
             server.close()
+        # a tunnel to a host that says nothing and never closes would outlive the run,
+        # one of passhat's descriptors each: what is still open ends with the run
+        for task in list(handlers):
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.gather(*(s.wait_closed() for s in servers)), 1.0)
