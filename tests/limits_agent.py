@@ -8,6 +8,8 @@ one JSON object. From the environment:
     LIMITS_FORKS        processes to fork (each sleeps until the agent ends them)
     LIMITS_SHM_BYTES    bytes to write to /dev/shm (then removed)
     LIMITS_CONNECTIONS  connections to open to the run's MCP endpoint and hold
+    LIMITS_NEIGHBOUR    a folder two runs share: the first forks to its cap and holds,
+                        the second then forks NEIGHBOUR_FORKS (it reports just that)
 
 It reports how many forks were made and the error that stopped them, the sizes of
 /tmp and /dev/shm, whether the write to /dev/shm went through, its oom_score_adj,
@@ -124,7 +126,49 @@ def command_lines() -> list[str]:
     return found
 
 
+NEIGHBOUR_FORKS = 20
+
+
+def wait_for(path: str) -> bool:
+    for _ in range(1200):
+        if os.path.exists(path):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def neighbour(shared: str) -> dict[str, object]:
+    """Run 1 holds as many processes as it may; run 2, beside it, forks a few."""
+    holding, done = os.path.join(shared, "holding"), os.path.join(shared, "done")
+    if os.environ["PASSHAT_RUN_INDEX"] == "1":
+        children = []
+        while True:
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                signal.pause()
+                os._exit(0)
+            children.append(pid)
+        with open(holding, "w") as flag:
+            flag.write(str(len(children)))
+        wait_for(done)
+        for pid in children:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        return {"held": len(children)}
+    wait_for(holding)
+    made, error = forks(NEIGHBOUR_FORKS)
+    with open(done, "w") as flag:
+        flag.write("done")
+    return {"forks": made, "fork_error": error}
+
+
 def main() -> None:
+    if os.environ.get("LIMITS_NEIGHBOUR"):
+        print(json.dumps(neighbour(os.environ["LIMITS_NEIGHBOUR"])))
+        return
     seen: dict[str, object] = {}
     seen["forks"], seen["fork_error"] = forks(int(os.environ.get("LIMITS_FORKS", "0")))
     seen["tmp_bytes"] = size("/tmp")

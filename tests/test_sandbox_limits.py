@@ -88,6 +88,39 @@ def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
     assert any(control["suite"] in line for line in control["command_lines"])
 
 
+def test_a_run_held_at_its_process_cap_leaves_the_others_theirs(user: str, open_tmp: Path) -> None:
+    """Where passhat is not root every run has its uid, and the kernel counts a sandbox's
+    processes for that uid too, against the limit bwrap was started with: a cap set there
+    was one for all runs together, and a run holding 1,024 processes left its neighbour
+    none (EAGAIN for each fork, and for making a sandbox at all)."""
+    shared = open_tmp / "shared"
+    shared.mkdir()
+    agent = open_tmp / "agent"
+    agent.mkdir()
+    (agent / "limits.py").write_text((TESTS / "limits_agent.py").read_text())
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(agent / "limits.py")],
+        "env": {"LIMITS_NEIGHBOUR": str(shared)},
+        "write": [str(shared)],
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = open_tmp / "neighbours.db"
+    args = ["-k", "2", "--concurrency", "2", "--timeout", "120", "--db", str(db), "-q"]
+    done = passhat_as(user, open_tmp, "run", str(suite), *args, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        runs = {r.run_index: r for r in store.runs(store.experiment("latest").id)}
+    assert runs[1].output is not None, runs[1].error_message
+    assert runs[2].output is not None, runs[2].error_message
+    assert 0 < runs[1].output["held"] < isolation.PROCESSES  # type: ignore[index]
+    assert runs[2].output == {"forks": 20, "fork_error": None}, "a neighbour took its processes"
+
+
 def test_check_says_the_level_and_the_limits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

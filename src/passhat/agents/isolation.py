@@ -67,17 +67,26 @@ PROCESSES = 1024
 counted in the sandbox's own user namespace, so per run): a fork bomb stops there."""
 
 
+def process_cap() -> list[str]:
+    """`prlimit` with a run's process cap, for the process it starts and all it makes."""
+    program = shutil.which("prlimit") or "prlimit"  # inside a sandbox, PATH is the agent's
+    return [program, f"--nproc={PROCESSES}:{PROCESSES}", "--"]
+
+
 def launcher(level: Level, uid: int | None = None) -> list[str]:
-    """What starts a sandboxed run's bwrap: `prlimit` with the run's process cap (a root
-    passhat without CAP_SYS_RESOURCE cannot set it on another uid's process), after
-    `setpriv` to the run's own uid where passhat is root; nothing for `process`."""
-    if level == "process":
+    """What starts a sandboxed run's bwrap: where passhat is root, `setpriv` to the run's
+    own uid and `prlimit` with the run's process cap (a root passhat without
+    CAP_SYS_RESOURCE cannot set it on another uid's process); nothing for `process`.
+
+    Where passhat is not root every run has passhat's uid, and the kernel counts a user
+    namespace's processes for its maker's uid too, against the limit its maker had: a cap
+    set here would be one for all runs together (one run's fork bomb, held at its cap,
+    left the others EAGAIN, even for making their sandbox). Those runs get the cap inside
+    their sandbox instead (sandbox.relay_argv)."""
+    if level == "process" or uid is None:
         return []
-    cap = ["prlimit", f"--nproc={PROCESSES}:{PROCESSES}", "--"]
-    if uid is None:
-        return cap
     drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
-    return [*drop, *cap]
+    return [*drop, *process_cap()]
 
 
 _UIDS = itertools.count(secrets.randbelow(RUN_UID_SPAN))

@@ -48,6 +48,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from passhat.agents.isolation import process_cap
+
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """Folders of the system the agent sees read-only (those that exist here)."""
 ETC_HIDDEN = (
@@ -433,15 +435,18 @@ def bwrap_argv(view: View, workdir: Path) -> list[str]:
 def relay_argv(view: View) -> list[str]:
     """The relay's command inside the sandbox; the agent's argv follows it. socat where
     the system has it (as Anthropic's sandbox runtime bridges its sockets: a few ms of
-    CPU a run), else the Python relay below (the same forwarding, 10-20 ms to start)."""
+    CPU a run), else the Python relay below (the same forwarding, 10-20 ms to start).
+    Both start under the run's process cap, set inside the sandbox (isolation.launcher
+    says why)."""
+    cap = process_cap()
     socat = relay_socat()
     if socat is not None:
-        return socat_argv(view, socat)
+        return [*cap, *socat_argv(view, socat)]
     python = relay_python()
     if python is None:  # isolation.unavailable refuses the level first
         raise RuntimeError("no socat and no system Python to relay a sandboxed run's endpoints")
     pairs = [f"{port}={SOCKET_DIR}/{i}.sock" for i, (port, _) in enumerate(view.relays)]
-    return [python, "-I", "-S", "-c", RELAY, *pairs, "--"]
+    return [*cap, python, "-I", "-S", "-c", RELAY, *pairs, "--"]
 
 
 @functools.cache
