@@ -41,6 +41,9 @@ import subprocess
 import sys
 from typing import Literal
 
+from passhat.agents.sandbox import PROCESSES as PROCESSES  # a run's process cap, named here too
+from passhat.agents.sandbox import process_cap
+
 Level = Literal["namespace", "process"]
 LEVELS: tuple[Level, ...] = ("namespace", "process")
 DEFAULT: Level = "namespace"
@@ -60,17 +63,6 @@ def check_level(level: str) -> Level:
 
 def is_root() -> bool:
     return os.name == "posix" and os.geteuid() == 0
-
-
-PROCESSES = 1024
-"""Processes and threads one sandboxed run may hold at once (RLIMIT_NPROC, soft and hard:
-counted in the sandbox's own user namespace, so per run): a fork bomb stops there."""
-
-
-def process_cap() -> list[str]:
-    """`prlimit` with a run's process cap, for the process it starts and all it makes."""
-    program = shutil.which("prlimit") or "prlimit"  # inside a sandbox, PATH is the agent's
-    return [program, f"--nproc={PROCESSES}:{PROCESSES}", "--"]
 
 
 def launcher(level: Level, uid: int | None = None) -> list[str]:

@@ -48,8 +48,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from passhat.agents.isolation import process_cap
-
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """Folders of the system the agent sees read-only (those that exist here)."""
 ETC_HIDDEN = (
@@ -389,6 +387,17 @@ def base_argv() -> list[str]:
         "--remount-ro",  # --dev's tmpfs has no size: the run writes /tmp and /dev/shm only
         "/dev",
     ]
+
+
+PROCESSES = 1024
+"""Processes and threads one sandboxed run may hold at once (RLIMIT_NPROC, soft and hard:
+counted in the sandbox's own user namespace, so per run): a fork bomb stops there."""
+
+
+def process_cap() -> list[str]:
+    """`prlimit` with a run's process cap, for the process it starts and all it makes."""
+    program = shutil.which("prlimit") or "prlimit"  # inside a sandbox, PATH is the agent's
+    return [program, f"--nproc={PROCESSES}:{PROCESSES}", "--"]
 
 
 OOM_SCORE_ADJ = 1000
