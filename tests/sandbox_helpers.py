@@ -13,6 +13,8 @@ import subprocess
 from pathlib import Path
 
 from agent_python import PYTHON, SITE
+from passhat.records import RunRecord
+from passhat.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-passhat-isolation-test-" + "k" * 24
@@ -35,3 +37,16 @@ def passhat_as(
     }
     argv = [*prefix, str(PYTHON), "-m", "passhat", *args]
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, cwd=folder)
+
+
+def one_run(user: str, folder: Path, suite: Path, db: Path, level: str, *extra: str) -> RunRecord:
+    """`passhat run SUITE -k 1` as `user` at `level` into `db` (the folder first opened to
+    every user: a root passhat runs each agent as a uid of its own); its one run."""
+    for item in [folder, *folder.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    args = ["-k", "1", "--timeout", "120", "--isolation", level, "--db", str(db), "-q"]
+    done = passhat_as(user, folder, "run", str(suite), *args, *extra, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    return run

@@ -17,13 +17,12 @@ wording to the development corpus instead)"""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from test_claims import LAYOUTS, _entries, _strict
-from test_claims_external import TARGET_CAUGHT, TARGET_PASSED
+from test_claims import LAYOUTS, _entries
+from test_claims_external import external_counts, held_to_floors
 
 CAUGHT_FLOOR = 72
 """Over-claims failed by `audit --strict` when first scored (of 84): below TARGET_CAUGHT."""
@@ -43,39 +42,10 @@ def test_the_corpus_is_large_enough_and_every_entry_names_its_source() -> None:
     assert all(e.get("source") and e.get("text") for e in POSITIVE + NEGATIVE)
 
 
-def strict_codes(
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    layout: str,
-    entries: list[dict[str, Any]],
-) -> list[int]:
-    """The exit code of `audit --strict` on a one-run-per-configuration folder per entry."""
-    return [
-        _strict(capsys, tmp_path / str(number), entry, layout)[0]
-        for number, entry in enumerate(entries)
-    ]
-
-
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_second_external_wordings_do_not_regress(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str
 ) -> None:
-    codes = strict_codes(tmp_path, capsys, layout, POSITIVE + NEGATIVE)
-    over, consistent = codes[: len(POSITIVE)], codes[len(POSITIVE) :]
-    caught, passed = over.count(1), consistent.count(0)
-    misses = [
-        f"over-claim passed ({c}): {e['text']!r}"
-        for e, c in zip(POSITIVE, over, strict=True)
-        if c != 1
-    ]
-    misses += [
-        f"consistent folder failed ({c}): {e['text']!r}"
-        for e, c in zip(NEGATIVE, consistent, strict=True)
-        if c != 0
-    ]
-    rates = f"caught {caught}/{len(POSITIVE)} = {caught / len(POSITIVE):.3f}"
-    rates += f", passed {passed}/{len(NEGATIVE)} = {passed / len(NEGATIVE):.3f}"
-    met = caught >= TARGET_CAUGHT * len(POSITIVE) and passed >= TARGET_PASSED * len(NEGATIVE)
-    print(f"external2, {layout}: {rates}; target {'met' if met else 'MISSED'}")
-    print("\n".join(misses))
-    assert caught >= CAUGHT_FLOOR and passed >= PASSED_FLOOR, misses
+    found = external_counts(tmp_path, capsys, layout, POSITIVE, NEGATIVE)
+    held_to_floors(f"external2, {layout}", found, (len(POSITIVE), len(NEGATIVE)))
+    assert found[0] >= CAUGHT_FLOOR and found[1] >= PASSED_FLOOR, found[2]

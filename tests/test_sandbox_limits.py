@@ -18,7 +18,7 @@ from conftest import SuiteWriter
 from passhat.agents import isolation, sandbox
 from passhat.serve.http import CONNECTIONS
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import one_run, passhat_as
 
 pytestmark = [
     pytest.mark.skipif(
@@ -49,14 +49,7 @@ def _grab(user: str, folder: Path, level: str) -> dict:
     }
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
     suite = writer.write()
-    for item in [folder, *folder.rglob("*")]:
-        item.chmod(0o777 if item.is_dir() else 0o666)
-    db = folder / f"{level}.db"
-    args = ["-k", "1", "--timeout", "120", "--isolation", level, "--db", str(db), "-q"]
-    done = passhat_as(user, folder, "run", str(suite), *args, "--no-report")
-    assert done.returncode in (0, 1), done.stderr
-    with Store(db, create=False) as store:
-        (run,) = store.runs(store.experiment("latest").id)
+    run = one_run(user, folder, suite, folder / f"{level}.db", level)
     assert run.output is not None, run.error_message
     return {**run.output, "suite": str(suite)}  # type: ignore[dict-item]
 

@@ -22,7 +22,7 @@ from conftest import SuiteWriter
 from passhat.agents import isolation
 from passhat.serve.egress import CONNECTIONS, parse_hosts, serve_egress, target
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import one_run
 
 pytestmark = [
     pytest.mark.skipif(
@@ -78,14 +78,9 @@ def _run(user: str, folder: Path, level: str, ports: tuple[int, int], via: str) 
     writer.suite["defaults"]["agent"] = config  # type: ignore[index]
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
     suite = writer.write()
-    for item in [folder, *folder.rglob("*")]:
-        item.chmod(0o777 if item.is_dir() else 0o666)
     db = folder / f"{level}-{via}.db"
-    args = ["-k", "1", "--timeout", "60", "--isolation", level, "--db", str(db), "-q"]
-    done = passhat_as(user, folder, "run", str(suite), *args, *extra, "--no-report")
-    assert done.returncode in (0, 1), done.stderr
+    run = one_run(user, folder, suite, db, level, *extra)
     with Store(db, create=False) as store:
-        (run,) = store.runs(store.experiment("latest").id)
         params = store.experiment("latest").params
     assert run.output is not None, run.error_message
     return {"seen": run.output, "params": params, "agent": store_agent(db)}
