@@ -95,8 +95,8 @@ def run_uid(level: Level) -> int | None:
 
 INSTALL = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
-    "bubblewrap; prlimit and setpriv come with util-linux) or use --isolation process (the agent then sees and reaches what passhat's "
-    "user does)"
+    "bubblewrap; prlimit and setpriv come with util-linux) or use --isolation process (the "
+    "agent then sees and reaches what passhat's user does)"
 )
 
 

@@ -408,8 +408,9 @@ eats the host's memory ends itself, not passhat or another run."""
 def confine(pid: int) -> None:
     """Mark a sandbox whose first process is `pid` (in passhat's PID namespace) the OOM
     killer's first choice, before its agent starts: every process it makes inherits
-    that. (Its process cap comes with the launcher: isolation.launcher.) Raises OSError
-    when it cannot: the run is then not started."""
+    that. (Its process cap comes with its command: isolation.launcher where passhat is
+    root, relay_argv where not.) Raises OSError when it cannot: the run is then not
+    started."""
     with open(f"/proc/{pid}/oom_score_adj", "w", encoding="ascii") as adj:
         adj.write(str(OOM_SCORE_ADJ))
 
