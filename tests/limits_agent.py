@@ -8,12 +8,14 @@ one JSON object. From the environment:
     LIMITS_FORKS        processes to fork (each sleeps until the agent ends them)
     LIMITS_SHM_BYTES    bytes to write to /dev/shm (then removed)
     LIMITS_CONNECTIONS  connections to open to the run's MCP endpoint and hold
+    LIMITS_BURST        how many of the first of them must each connect within 0.5 s
     LIMITS_NEIGHBOUR    a folder two runs share: the first forks to its cap and holds,
                         the second then forks NEIGHBOUR_FORKS (it reports just that)
 
 It reports how many forks were made and the error that stopped them, the sizes of
 /tmp and /dev/shm, whether the write to /dev/shm went through, its oom_score_adj,
-how many of its connections passhat still held open a moment after they were made,
+how many of a first burst of connections it could open at once (each within half a
+second), how many of all of them passhat still held open a moment after they were made,
 the tmpfs mounts without a size it could write a file in (memory past every cap),
 and the command lines of every process it can see in /proc (bwrap's own among them).
 """
@@ -71,14 +73,26 @@ def fill(path: str, wanted: int) -> str:
             os.remove(path)
 
 
-def held(wanted: int) -> int:
+CONNECT_S = 0.5
+"""A connect to a listener with room in its backlog is made by the kernel at once; past
+a full backlog the SYN is dropped and retried after 1 s: such a connect times out."""
+
+
+def held(wanted: int, burst: int) -> tuple[int, int]:
+    """(of the first `burst` connections, those made at once; connections passhat still
+    held a moment after all `wanted` were made)."""
     url = urllib.parse.urlsplit(os.environ["PASSHAT_MCP_URL"])
     socks = []
-    for _ in range(wanted):
+    at_once = 0
+    for number in range(wanted):
+        timeout = CONNECT_S if number < burst else 5.0
         try:
-            socks.append(socket.create_connection((url.hostname, url.port), timeout=5))
+            socks.append(socket.create_connection((url.hostname, url.port), timeout=timeout))
         except OSError:
-            break
+            if number >= burst:
+                break
+            continue
+        at_once += number < burst
     time.sleep(1.0)  # passhat closes the connections past its cap as they come
     alive = 0
     for sock in socks:
@@ -90,7 +104,7 @@ def held(wanted: int) -> int:
         except OSError:
             pass  # reset
         sock.close()
-    return alive
+    return at_once, alive
 
 
 def unsized_writable() -> list[str]:
@@ -177,7 +191,8 @@ def main() -> None:
     seen["shm_fill"] = fill(f"/dev/shm/limits-{os.getpid()}", wanted) if wanted else None
     with open("/proc/self/oom_score_adj", encoding="ascii") as adj:
         seen["oom_score_adj"] = int(adj.read())
-    seen["held"] = held(int(os.environ.get("LIMITS_CONNECTIONS", "0")))
+    flood = int(os.environ.get("LIMITS_CONNECTIONS", "0"))
+    seen["at_once"], seen["held"] = held(flood, int(os.environ.get("LIMITS_BURST", "0")))
     seen["unsized"] = unsized_writable()
     seen["command_lines"] = command_lines()
     print(json.dumps(seen))

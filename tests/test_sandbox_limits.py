@@ -45,6 +45,7 @@ def _grab(user: str, folder: Path, level: str) -> dict:
             "LIMITS_FORKS": str(FORKS),
             "LIMITS_SHM_BYTES": str(SHM),
             "LIMITS_CONNECTIONS": str(FLOOD),
+            "LIMITS_BURST": str(CONNECTIONS),
         },
     }
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
@@ -65,6 +66,10 @@ def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
     # bwrap's tmpfs for /dev and over /etc/ssh have no size: writable, they took the host's
     # memory past the caps of /tmp and /dev/shm
     assert seen["unsized"] == [], "a tmpfs without a size took the agent's files"
+    # a burst of as many connections as a run may hold is taken at once (the relay's
+    # backlog has room: with socat's own 5 a connect past it waited a 1 s SYN retransmit),
+    # and of the whole flood passhat holds at most its cap
+    assert seen["at_once"] == CONNECTIONS, "connections opened at once waited on the relay"
     assert 0 < seen["held"] <= CONNECTIONS, "passhat held every connection of the flood"
     # bwrap reads its options from a memfd: its command line (the sandbox's first process)
     # shows none of them (the folders bound and covered, the gate's descriptors)

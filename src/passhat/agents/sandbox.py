@@ -474,7 +474,9 @@ def socat_argv(view: View, socat: str) -> list[str]:
     lines = ["exec 3>&2 2>/dev/null"]  # socat's complaints are not the agent's stderr
     for index, (port, _) in enumerate(view.relays):
         target = f"{SOCKET_DIR}/{index}.sock"
-        listen = f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork"
+        # socat's own backlog is 5: past it the kernel drops the SYN and the agent's
+        # connect waits a 1 s retransmit (100 connections at once took 16 s)
+        listen = f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,backlog=128"
         lines.append(f"{socat} {listen} UNIX-CONNECT:{target} &")
     wanted = "|".join(f"*:{port:04X}:0A" for port, _ in view.relays) or "none"
     lines += [
