@@ -16,7 +16,7 @@ from agent_python import PYTHON, TESTS
 from cli_helpers import run_cli
 from conftest import SuiteWriter
 from passhat.agents import isolation, sandbox
-from passhat.serve.http import CONNECTIONS
+from passhat.serve.endpoints import CONNECTIONS
 from passhat.store import Store
 from sandbox_helpers import one_run, passhat_as
 

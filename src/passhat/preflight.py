@@ -98,7 +98,7 @@ def limits() -> str:
     """A sandboxed run's limits, as `passhat check` and the docs say them."""
     from passhat.agents.isolation import PROCESSES
     from passhat.agents.sandbox import SHM_BYTES, TMP_BYTES
-    from passhat.serve.http import CONNECTIONS
+    from passhat.serve.endpoints import CONNECTIONS
 
     return (
         f"{PROCESSES} processes and threads, /tmp {TMP_BYTES >> 20} MiB, /dev/shm "

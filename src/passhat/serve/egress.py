@@ -25,12 +25,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from passhat.serve.endpoints import CONNECTIONS as CONNECTIONS  # each tunnel: two fds
+
 HEAD_LIMIT = 64 * 1024
 """Bytes of a request's head read before it is refused."""
-CONNECTIONS = 128
-"""Connections one run's proxy holds open at once (each tunnel holds two of passhat's
-descriptors): one more is closed as it comes, as on the run's own endpoint
-(serve/http.py), so an agent that opens thousands cannot take passhat's descriptors."""
 
 
 def parse_hosts(hosts: Iterable[str]) -> frozenset[tuple[str, int]]:

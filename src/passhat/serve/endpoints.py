@@ -18,6 +18,11 @@ RUN = "passhat.run"
 """The scope key under which the hub hands each request its run (serve/hub.py's Served)."""
 BOUND = "passhat.bound"
 """The key, in a request's scope state, of the token of the run whose listener took it."""
+CONNECTIONS = 128
+"""Connections one run's own listener (its endpoint, in its sandbox or behind its relay's
+Unix socket) and its proxy to allowed hosts each hold open at once: one more is closed
+as it comes, so an agent that opens thousands cannot take passhat's file descriptors
+from the other runs."""
 Listen = Callable[[socket.socket], Awaitable[None]]
 """Serve on one more listening socket (one made in a sandbox's network namespace); it
 owns the socket from the call on, and closes it when it cannot serve it."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import uvicorn
 
-from passhat.serve.endpoints import BOUND
+from passhat.serve.endpoints import BOUND, CONNECTIONS
 
 ASGIApp = Any
 
@@ -54,12 +54,6 @@ async def unauthorized(send: Any) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-CONNECTIONS = 128
-"""Connections one run's own listener (in its sandbox, or its relay's Unix socket) holds
-open at once: one more is closed as it comes, so an agent that opens thousands cannot
-take passhat's file descriptors from the other runs."""
 
 
 Add = Callable[[socket.socket, str], Awaitable[asyncio.AbstractServer]]
@@ -102,15 +96,18 @@ def _adder(server: uvicorn.Server) -> Add:
     """Serve on `sock` too, as uvicorn's startup serves each socket it is given, with
     `bound` in each request's scope state."""
     config = server.config
+    capped = _capped(config.http_protocol_class)  # one class; a count per listener
 
     async def add(sock: socket.socket, bound: str) -> asyncio.AbstractServer:
         state = {**server.lifespan.state, BOUND: bound}
-        capped = _capped(config.http_protocol_class)
+        live = _Live()
 
         def protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:
-            return capped(  # type: ignore[call-arg]
+            made = capped(  # type: ignore[call-arg]
                 config=config, server_state=server.server_state, app_state=state, _loop=_loop
             )
+            made.live = live  # type: ignore[attr-defined]
+            return made
 
         loop = asyncio.get_running_loop()
         if sock.family == socket.AF_UNIX:
@@ -120,28 +117,33 @@ def _adder(server: uvicorn.Server) -> Add:
     return add
 
 
+class _Live:
+    """The connections one listener holds open."""
+
+    count = 0
+
+
 def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
-    """uvicorn's protocol, counting the connections of one listener: past CONNECTIONS
-    open at once, a new one is aborted as it is made (its descriptor freed at once)."""
-    live = 0
+    """uvicorn's protocol, counting its listener's connections (`live`, set as each is
+    made): past CONNECTIONS open at once, a new one is aborted as it is made (its
+    descriptor freed at once)."""
 
     class Capped(base):  # type: ignore[valid-type,misc]
+        live: _Live
         refused = False
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            nonlocal live
-            if live >= CONNECTIONS:
+            if self.live.count >= CONNECTIONS:
                 self.refused = True
                 transport.abort()  # type: ignore[attr-defined]
                 return
-            live += 1
+            self.live.count += 1
             super().connection_made(transport)
 
         def connection_lost(self, exc: Exception | None) -> None:
-            nonlocal live
             if self.refused:
                 return
-            live -= 1
+            self.live.count -= 1
             super().connection_lost(exc)
 
     return Capped
