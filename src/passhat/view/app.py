@@ -61,15 +61,9 @@ TEXT_WIDTH = 140
 
 @cache
 def environment() -> jinja2.Environment:
-    import jinja2
+    from passhat.report.html.render import templates
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("passhat.view", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = templates("passhat.view")
     env.globals["q"] = lambda **params: (
         "?" + urlencode({k: v for k, v in params.items() if v is not None})
     )

@@ -62,21 +62,28 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- rendering
 
 
-@cache
-def _environment() -> jinja2.Environment:
+def templates(package: str) -> jinja2.Environment:
+    """The jinja2 environment of every page passhat writes or serves (the report's and
+    `passhat view`'s): the templates of `package`, everything escaped (model output is
+    data), an undefined name an error."""
     try:
         import jinja2
     except ImportError:  # pragma: no cover - jinja2 is the `html` extra
         raise ConfigError(
             'the HTML report needs jinja2: install it with pip install "passhat[html]"'
         ) from None
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("passhat.report", "templates"),
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader(package, "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = templates("passhat.report")
     env.filters["pct"] = _pct
     env.filters["money"] = money
     return env
