@@ -10,11 +10,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from passhat.env import Environment, tool
+from passhat.envs import closed_object
 from passhat.plain import Loc, clone, did_you_mean, show
 
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+INPUT_SCHEMA: dict[str, Any] = closed_object(
+    {
         "request": {
             "type": "string",
             "minLength": 1,
@@ -22,33 +22,28 @@ INPUT_SCHEMA: dict[str, Any] = {
         },
         "board": {
             "description": "the board: {name: ..., lists: [...]}",
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "minLength": 1, "description": "the board's name"},
-                "lists": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {"type": "string"},
-                    "description": "its lists, e.g. [Backlog, Doing, Done]",
-                },
-            },
-            "required": ["name", "lists"],
-            "additionalProperties": False,
+            **closed_object(
+                {
+                    "name": {"type": "string", "minLength": 1, "description": "the board's name"},
+                    "lists": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {"type": "string"},
+                        "description": "its lists, e.g. [Backlog, Doing, Done]",
+                    },
+                }
+            ),
         },
-    },
-    "required": ["request", "board"],
-    "additionalProperties": False,
-}
+    }
+)
 
-GOAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+GOAL_SCHEMA: dict[str, Any] = closed_object(
+    {
         "cards": {
             "description": "the expected cards, e.g. - {list: Backlog, labels: []}",
             "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
+            "items": closed_object(
+                {
                     "list": {
                         "type": "string",
                         "minLength": 1,
@@ -59,38 +54,26 @@ GOAL_SCHEMA: dict[str, Any] = {
                         "items": {"type": "string"},
                         "description": "the card's labels; [] for none",
                     },
-                },
-                "required": ["list", "labels"],
-                "additionalProperties": False,
-            },
+                }
+            ),
         }
-    },
-    "required": ["cards"],
-    "additionalProperties": False,
-}
+    }
+)
 
-_NO_ARGUMENTS: dict[str, Any] = {
-    "type": "object",
-    "properties": {},
-    "required": [],
-    "additionalProperties": False,
-}
+_NO_ARGUMENTS: dict[str, Any] = closed_object({})
 
 
 def _card_parameters(env: BoardEnvironment) -> dict[str, Any]:
     text_list = {"type": "array", "items": {"type": "string"}}
-    return {
-        "type": "object",
-        "properties": {
+    return closed_object(
+        {
             "list": {"type": "string", "enum": list(env.lists)},
             "title": {"type": "string", "minLength": 1},
             "description": {"type": "string", "description": "Markdown."},
             "checklist": {**text_list, "description": "Checklist items, in order."},
             "labels": {"type": "array", "items": {"type": "string", "enum": list(env.labels)}},
-        },
-        "required": ["list", "title", "description", "checklist", "labels"],
-        "additionalProperties": False,
-    }
+        }
+    )
 
 
 class BoardEnvironment(Environment):

@@ -11,90 +11,83 @@ from collections.abc import Iterable
 from typing import Any
 
 from passhat.env import Environment, ToolError, tool
+from passhat.envs import closed_object
 from passhat.plain import Loc, clone, did_you_mean, field_path, show
 from passhat.tools import args_message
 
 _TEXT_LIST = {"type": "array", "items": {"type": "string"}}
 
-_AC = {
-    "type": "object",
-    "properties": {
+_AC = closed_object(
+    {
         "ac": {"type": "integer", "minimum": 1, "description": "the AC's number, e.g. 1"},
         "text": {"type": "string", "minLength": 1, "description": "what the AC requires"},
-    },
-    "required": ["ac", "text"],
-    "additionalProperties": False,
-}
+    }
+)
 
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+INPUT_SCHEMA: dict[str, Any] = closed_object(
+    {
         "ticket": {
             "description": "the ticket to clarify (key, title, description, ACs)",
-            "type": "object",
-            "properties": {
-                "key": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "the ticket key, e.g. SHOP-1042",
-                },
-                "title": {"type": "string", "minLength": 1, "description": "the ticket's title"},
-                "description": {"type": "string", "description": "the ticket's description"},
-                "acceptance_criteria": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": _AC,
-                    "description": "numbered ACs, e.g. - {ac: 1, text: ...}",
-                },
-            },
-            "required": ["key", "title", "description", "acceptance_criteria"],
-            "additionalProperties": False,
+            **closed_object(
+                {
+                    "key": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "the ticket key, e.g. SHOP-1042",
+                    },
+                    "title": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "the ticket's title",
+                    },
+                    "description": {"type": "string", "description": "the ticket's description"},
+                    "acceptance_criteria": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": _AC,
+                        "description": "numbered ACs, e.g. - {ac: 1, text: ...}",
+                    },
+                }
+            ),
         }
-    },
-    "required": ["ticket"],
-    "additionalProperties": False,
-}
+    }
+)
 
-GOAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+GOAL_SCHEMA: dict[str, Any] = closed_object(
+    {
         "ticket": {
             "description": "the expected ticket, e.g. ticket: {annotations: []}",
-            "type": "object",
-            "properties": {
-                "annotations": {
-                    "description": "the expected AC annotations; [] when every AC is fine",
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "ac": {
-                                "type": "integer",
-                                "minimum": 1,
-                                "description": "the number of the AC it annotates",
+            **closed_object(
+                {
+                    "annotations": {
+                        "description": "the expected AC annotations; [] when every AC is fine",
+                        "type": "array",
+                        "items": closed_object(
+                            {
+                                "ac": {
+                                    "type": "integer",
+                                    "minimum": 1,
+                                    "description": "the number of the AC it annotates",
+                                },
+                                "label": {
+                                    "type": "string",
+                                    "minLength": 1,
+                                    "description": "one of the suite's labels",
+                                },
+                                "note": {"type": "string"},
                             },
-                            "label": {
-                                "type": "string",
-                                "minLength": 1,
-                                "description": "one of the suite's labels",
-                            },
-                            "note": {"type": "string"},
-                        },
-                        "required": ["ac", "label"],
-                        "additionalProperties": False,
+                            required=["ac", "label"],
+                        ),
                     },
+                    "goal": {"type": ["string", "null"]},
+                    "scope_in": {"type": ["array", "null"], "items": {"type": "string"}},
+                    "scope_out": {"type": ["array", "null"], "items": {"type": "string"}},
                 },
-                "goal": {"type": ["string", "null"]},
-                "scope_in": {"type": ["array", "null"], "items": {"type": "string"}},
-                "scope_out": {"type": ["array", "null"], "items": {"type": "string"}},
-            },
-            "required": ["annotations"],
-            "additionalProperties": False,
+                required=["annotations"],
+            ),
         }
-    },
-    "required": ["ticket"],
-    "additionalProperties": False,
-}
+    }
+)
 
 
 def _update_parameters(env: TicketEnvironment) -> dict[str, Any]:
@@ -104,28 +97,22 @@ def _update_parameters(env: TicketEnvironment) -> dict[str, Any]:
 @functools.lru_cache(maxsize=64)
 def _update_schema(labels: tuple[str, ...]) -> dict[str, Any]:
     """One schema object per label set: its validator is built once, not per run."""
-    annotation = {
-        "type": "object",
-        "properties": {
+    annotation = closed_object(
+        {
             "ac": {"type": "integer", "minimum": 1, "description": "The AC's number."},
             "label": {"type": "string", "enum": list(labels)},
             "note": {"type": "string", "description": "Why, in one or two sentences."},
-        },
-        "required": ["ac", "label", "note"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {
+        }
+    )
+    return closed_object(
+        {
             "key": {"type": "string", "description": "The ticket key."},
             "goal": {"type": "string", "description": "The ticket's goal."},
             "scope_in": {**_TEXT_LIST, "description": "What the work includes."},
             "scope_out": {**_TEXT_LIST, "description": "What it leaves out."},
             "annotations": {"type": "array", "items": annotation},
-        },
-        "required": ["key", "goal", "scope_in", "scope_out", "annotations"],
-        "additionalProperties": False,
-    }
+        }
+    )
 
 
 def annotation_problems(

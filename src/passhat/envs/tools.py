@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from passhat.env import Environment, FixtureMode, Tool, ToolError
+from passhat.envs import closed_object
 from passhat.plain import MISSING, Loc, clone, get_path, show
 from passhat.schema import schema_errors, schema_problems
 from passhat.tools import tool_problems
@@ -41,16 +42,14 @@ from passhat.tools import tool_problems
 ACTIONS = ("reads", "writes", "appends", "fixtures")
 
 _PATH_TEMPLATE = {"type": "string", "pattern": r"^[^.\s]+(\.[^.\s]+)*$"}
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+CONFIG_SCHEMA: dict[str, Any] = closed_object(
+    {
         "tools": {
             "type": "array",
             "minItems": 1,
             "description": "the tools, e.g. - {name: get_ticket, reads: ticket}",
-            "items": {
-                "type": "object",
-                "properties": {
+            "items": closed_object(
+                {
                     "name": {"type": "string", "description": "what the agent calls it"},
                     "description": {"type": "string", "description": "what it does"},
                     "parameters": {"type": "object"},
@@ -59,17 +58,15 @@ CONFIG_SCHEMA: dict[str, Any] = {
                     "appends": _PATH_TEMPLATE,
                     "fixtures": {"enum": ["exact", "terms", True]},
                 },
-                "required": ["name", "description"],
-                "additionalProperties": False,
-            },
+                required=["name", "description"],
+            ),
         },
         "state": {"type": "object"},
         "input_schema": {"type": "object"},
         "goal_schema": {"type": "object"},
     },
-    "required": ["tools"],
-    "additionalProperties": False,
-}
+    required=["tools"],
+)
 
 _NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
