@@ -333,11 +333,12 @@ def test_an_unreadable_manifest_is_one_line_exit_2(
     ("args", "message"),
     [
         (["--grade", "python grade.py"], "does not name {run_dir}"),
+        (["--grade", "python 'grade.py {run_dir}"], "cannot be split into words"),
         (["--grade", "no-such-grader-xyz {run_dir}"], "command 'no-such-grader-xyz' not found"),
         (["--run-pattern", "run-\\d+"], "captures no run index"),
         (["--declared-k", "0"], "--declared-k is 0"),
     ],
-    ids=["no-run-dir", "no-command", "no-group", "zero-k"],
+    ids=["no-run-dir", "unclosed-quote", "no-command", "no-group", "zero-k"],
 )
 def test_bad_options_are_one_line_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
