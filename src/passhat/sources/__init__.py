@@ -15,6 +15,7 @@ never drops a run it cannot grade: that run is errored, with its reason.
     claims/         the run counts a write-up claims, read the way people write them
     _files.py       foreign files read within bounds (size, depth, no FIFO)
     _stream.py      a large file read twice as a stream: runs, then transcripts as stored
+    _runs.py        a run's outcome (why it cannot be graded, or its verdict) made a record
 """
 
 from __future__ import annotations

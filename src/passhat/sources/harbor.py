@@ -44,6 +44,7 @@ from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
 from passhat.sources._files import load_json
+from passhat.sources._runs import Outcome, imported_run
 
 
 def _load(path: Path) -> Any:
@@ -200,8 +201,7 @@ def trial_run(experiment_id: str, trial: dict[str, Any], index: int, case_hash: 
     """One Harbor trial as a run; pure."""
     exception = trial.get("exception_info") or {}
     reward = _reward(trial)
-    error: tuple[str, str] | None = None
-    details: list[dict[str, Any]] = []
+    outcome: Outcome
     if not _valid(trial) or reward is None:
         kind = exception.get("exception_type") or (
             "nan_reward" if _nan_reward(trial) else "no_reward"
@@ -215,30 +215,22 @@ def trial_run(experiment_id: str, trial: dict[str, Any], index: int, case_hash: 
             if _nan_reward(trial)
             else "no valid reward"
         )
-        error = (str(kind), f"Harbor: {kind}: {message}" if exception else f"Harbor: {message}")
-        status = "errored"
+        outcome = (str(kind), f"Harbor: {kind}: {message}" if exception else f"Harbor: {message}")
     else:
-        passed = reward == 1.0
-        status = "passed" if passed else "failed"
-        details.append(
-            {
-                "scorer": "harbor verifier",
-                "passed": passed,
-                "rewards": (trial.get("verifier_result") or {}).get("rewards"),
-                "exception": exception.get("exception_type"),
-            }
-        )
+        outcome = {
+            "scorer": "harbor verifier",
+            "passed": reward == 1.0,
+            "rewards": (trial.get("verifier_result") or {}).get("rewards"),
+            "exception": exception.get("exception_type"),
+        }
     agent_result = trial.get("agent_result") or {}
-    return RunRecord(
-        experiment_id=experiment_id,
-        case_id=str(trial.get("task_name")),
-        run_index=index,
-        case_hash=case_hash,
-        status=status,  # type: ignore[arg-type]
-        error_type=error[0] if error else None,
-        error_message=error[1] if error else None,
+    return imported_run(
+        experiment_id,
+        str(trial.get("task_name")),
+        index,
+        case_hash,
+        outcome,
         final_state={"trial_name": trial.get("trial_name"), "trial_uri": trial.get("trial_uri")},
-        score=details,
         input_tokens=int(agent_result.get("n_input_tokens") or 0),
         output_tokens=int(agent_result.get("n_output_tokens") or 0),
     )

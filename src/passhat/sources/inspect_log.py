@@ -34,6 +34,7 @@ from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
 from passhat.sources._files import MAX_JSON_BYTES, regular_size, streamable
+from passhat.sources._runs import Outcome, imported_run
 from passhat.sources._stream import NotStreamable, stored_runs
 
 if TYPE_CHECKING:
@@ -274,63 +275,55 @@ def sample_run(
     """One sample × epoch as a run record; pure."""
     input_tokens, output_tokens = _usage(sample)
     retries = [{"error": e.message} for e in (sample.error_retries or [])]
-    status = "errored"
-    error: tuple[str, str] | None = None
-    details: list[dict[str, Any]] = []
+    outcome: Outcome
     final_state: dict[str, Any] = {
         "completion": sample.output.completion if sample.output else None,
         "target": sample.target,
     }
     invalidation = getattr(sample, "invalidation", None)
     if sample.error is not None:
-        error = ("sample_error", sample.error.message)
+        outcome = ("sample_error", sample.error.message)
     elif invalidation is not None:
         reason = getattr(invalidation, "reason", None) or "no reason given"
-        error = ("invalidated", f"the sample was invalidated in Inspect ({reason})")
+        outcome = ("invalidated", f"the sample was invalidated in Inspect ({reason})")
     else:
         name = _scorer_name(log, sample, scorer)
         if name is None:
             if scorer is not None:
                 have = ", ".join(sample.scores or {}) or "none"
-                error = ("no_score", f"no score from scorer {scorer!r} (scorers: {have})")
+                outcome = ("no_score", f"no score from scorer {scorer!r} (scorers: {have})")
             else:
-                error = ("no_score", "the sample has no score")
+                outcome = ("no_score", "the sample has no score")
         else:
             score = (sample.scores or {})[name]
             verdict = rule.passes(score.value)
             if isinstance(score.value, float) and not math.isfinite(score.value):
                 # Inspect keeps a NaN or infinite value; no rule can call it a verdict
-                error = ("not_a_score", f"score {score.value!r} of {name} is no score")
+                outcome = ("not_a_score", f"score {score.value!r} of {name} is no score")
             elif verdict is None:
-                error = (
+                outcome = (
                     "unjudged_score",
                     f"score {score.value!r} of {name} is not pass/fail under {rule.describe()}; "
                     "give --pass-if (e.g. '>=0.5') or --scorer",
                 )
             else:
-                status = "passed" if verdict else "failed"
                 final_state["answer"] = score.answer
-                details.append(
-                    {
-                        "scorer": name,
-                        "passed": verdict,
-                        "value": score.value,
-                        "answer": score.answer,
-                        "explanation": score.explanation,
-                        "rule": rule.describe(),
-                    }
-                )
-    return RunRecord(
-        experiment_id=experiment_id,
-        case_id=str(sample.id),
-        run_index=int(sample.epoch),
-        case_hash=case_hash,
-        status=status,  # type: ignore[arg-type]
-        error_type=error[0] if error else None,
-        error_message=error[1] if error else None,
+                outcome = {
+                    "scorer": name,
+                    "passed": verdict,
+                    "value": score.value,
+                    "answer": score.answer,
+                    "explanation": score.explanation,
+                    "rule": rule.describe(),
+                }
+    return imported_run(
+        experiment_id,
+        str(sample.id),
+        int(sample.epoch),
+        case_hash,
+        outcome,
         output=sample.output.completion if sample.output else None,
         final_state=final_state,
-        score=details,
         transcript=_transcript(sample),
         started_at=0.0,
         duration_s=float(sample.total_time or 0.0),

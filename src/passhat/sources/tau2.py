@@ -49,6 +49,7 @@ from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Figure, Imported, file_sha256, new_id, now, short_hash
 from passhat.sources._files import load_json, regular_size, streamable
+from passhat.sources._runs import Outcome, imported_run
 from passhat.sources._stream import NotStreamable, stored_runs
 
 INFRA = "infrastructure_error"
@@ -302,48 +303,37 @@ def simulation_run(
     """One simulation as a run; pure."""
     reason = str(sim.get("termination_reason") or "")
     reward = _reward(sim)
-    error: tuple[str, str] | None = None
-    details: list[dict[str, Any]] = []
+    outcome: Outcome
     if reason == INFRA:
-        error = ("infrastructure_error", "τ²-bench: the simulation hit an infrastructure error")
-        status = "errored"
+        outcome = ("infrastructure_error", "τ²-bench: the simulation hit an infrastructure error")
     elif reward is None and (raw := _raw_reward(sim)) is not None:
-        error = (
+        outcome = (
             "reward_not_a_score",
             f"τ²-bench: reward {raw!r} is no score in 0..1 (termination: {reason or 'unknown'})",
         )
-        status = "errored"
     elif reward is None:
-        error = ("no_reward", f"τ²-bench: no reward (termination: {reason or 'unknown'})")
-        status = "errored"
+        outcome = ("no_reward", f"τ²-bench: no reward (termination: {reason or 'unknown'})")
     else:
-        passed = abs(reward - 1.0) <= TOLERANCE
-        status = "passed" if passed else "failed"
         info = sim.get("reward_info") or {}
-        details.append(
-            {
-                "scorer": "tau2 reward",
-                "passed": passed,
-                "reward": reward,
-                "reward_basis": info.get("reward_basis"),
-                "reward_breakdown": info.get("reward_breakdown"),
-                "termination_reason": reason,
-            }
-        )
-    return RunRecord(
-        experiment_id=experiment_id,
-        case_id=str(sim.get("task_id")),
-        run_index=index,
-        case_hash=case_hash,
-        status=status,  # type: ignore[arg-type]
-        error_type=error[0] if error else None,
-        error_message=error[1] if error else None,
+        outcome = {
+            "scorer": "tau2 reward",
+            "passed": abs(reward - 1.0) <= TOLERANCE,
+            "reward": reward,
+            "reward_basis": info.get("reward_basis"),
+            "reward_breakdown": info.get("reward_breakdown"),
+            "termination_reason": reason,
+        }
+    return imported_run(
+        experiment_id,
+        str(sim.get("task_id")),
+        index,
+        case_hash,
+        outcome,
         final_state={
             "termination_reason": reason,
             "reward_info": sim.get("reward_info"),
             "simulation_id": sim.get("id"),
         },
-        score=details,
         transcript=_transcript(sim),
         duration_s=float(sim.get("duration") or 0.0),
         seed=_whole(sim.get("seed")),
