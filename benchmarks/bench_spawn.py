@@ -51,7 +51,7 @@ from passhat.agents import LoadedAgent, netns, resolve_agent
 from passhat.agents.base import RunContext
 from passhat.agents.command import CommandAgent, CommandSpec
 from passhat.agents.isolation import launcher, run_uid, unavailable
-from passhat.agents.sandbox import bwrap_argv, relay_argv
+from passhat.agents.sandbox import bwrap_argv, process_cap, relay_argv
 from passhat.agents.watchdog import watchdog
 from passhat.runner import RunOptions, new_experiment, run_experiment
 from passhat.store import Store
@@ -187,7 +187,7 @@ def sandbox_parts(agent: CommandAgent, folder: Path) -> tuple[list[str], list[st
     """bwrap's options for a sandboxed `true` with the run's view, and the relay where
     passhat cannot listen inside the sandbox itself (agents/netns.py)."""
     if netns.direct():
-        return bwrap_argv(agent.view({}), folder)[1:], []
+        return bwrap_argv(agent.view({}), folder)[1:], process_cap()
     view = agent.view({}, ((8000, str(folder / "api.sock")),))
     return bwrap_argv(view, folder)[1:], relay_argv(view)
 

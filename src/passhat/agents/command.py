@@ -64,6 +64,7 @@ from passhat.agents.sandbox import (
     covered,
     is_script,
     outermost,
+    process_cap,
     program_paths,
     protected,
     real,
@@ -507,7 +508,8 @@ class CommandAgent:
                     options, relay = bwrap_argv(view, workdir)[1:], relay_argv(view)
                 else:
                     gate = netns.Gate([(port, listen) for port, _, listen in ports])
-                    options, relay = bwrap_argv(self.view(ctx.params), workdir)[1:], []
+                    options = bwrap_argv(self.view(ctx.params), workdir)[1:]
+                    relay = process_cap()
                 argv = [*launcher(level, uid), *gate.bwrap(options), *relay, *self.argv]
                 extra["HOME"] = str(workdir)
             try:

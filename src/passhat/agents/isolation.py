@@ -42,7 +42,6 @@ import sys
 from typing import Literal
 
 from passhat.agents.sandbox import PROCESSES as PROCESSES  # a run's process cap, named here too
-from passhat.agents.sandbox import process_cap
 
 Level = Literal["namespace", "process"]
 LEVELS: tuple[Level, ...] = ("namespace", "process")
@@ -67,18 +66,11 @@ def is_root() -> bool:
 
 def launcher(level: Level, uid: int | None = None) -> list[str]:
     """What starts a sandboxed run's bwrap: where passhat is root, `setpriv` to the run's
-    own uid and `prlimit` with the run's process cap (a root passhat without
-    CAP_SYS_RESOURCE cannot set it on another uid's process); nothing for `process`.
-
-    Where passhat is not root every run has passhat's uid, and the kernel counts a user
-    namespace's processes for its maker's uid too, against the limit its maker had: a cap
-    set here would be one for all runs together (one run's fork bomb, held at its cap,
-    left the others EAGAIN, even for making their sandbox). Those runs get the cap inside
-    their sandbox instead (sandbox.relay_argv)."""
+    own uid; nothing for `process` or where passhat is not root (every run then has
+    passhat's uid). The run's process cap is set inside its sandbox (sandbox.process_cap)."""
     if level == "process" or uid is None:
         return []
-    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
-    return [*drop, *process_cap()]
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
 
 
 _UIDS = itertools.count(secrets.randbelow(RUN_UID_SPAN))
@@ -95,7 +87,7 @@ def run_uid(level: Level) -> int | None:
 
 INSTALL = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
-    "bubblewrap; prlimit and setpriv come with util-linux) or use --isolation process (the "
+    "bubblewrap; setpriv comes with util-linux) or use --isolation process (the "
     "agent then sees and reaches what passhat's user does)"
 )
 
@@ -112,7 +104,7 @@ def unavailable(level: Level) -> str | None:
             f"--isolation namespace needs Linux namespaces, and this is {sys.platform}; "
             "use --isolation process (the agent then sees what passhat's user sees)"
         )
-    needed = ["bwrap", "prlimit", "setpriv"] if is_root() else ["bwrap", "prlimit"]
+    needed = ["bwrap", "setpriv"] if is_root() else ["bwrap"]
     missing = [p for p in needed if not shutil.which(p)]
     if missing:
         return f"--isolation namespace needs {' and '.join(missing)}, not found on PATH; {INSTALL}"
@@ -123,7 +115,7 @@ def unavailable(level: Level) -> str | None:
             "the run's endpoints into its sandbox; install socat or use --isolation process"
         )
     uid = RUN_UID_BASE if is_root() else None
-    probe = [*launcher(level, uid), *sandbox.base_argv(), "/bin/sh", "-c", ":"]
+    probe = [*launcher(level, uid), *sandbox.base_argv(), *sandbox.process_cap(), "/bin/true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30, env={})
     except (OSError, subprocess.TimeoutExpired) as error:

@@ -393,11 +393,20 @@ PROCESSES = 1024
 """Processes and threads one sandboxed run may hold at once (RLIMIT_NPROC, soft and hard:
 counted in the sandbox's own user namespace, so per run): a fork bomb stops there."""
 
+CAP = (
+    f"{{ ulimit -u {PROCESSES} || ulimit -p {PROCESSES}; }} 2>/dev/null"  # -p: dash's name
+    ' || { echo "passhat: the run\'s process cap could not be set" >&2; exit 126; }'
+)
+"""The shell line that sets a run's process cap on itself and all it makes."""
+
 
 def process_cap() -> list[str]:
-    """`prlimit` with a run's process cap, for the process it starts and all it makes."""
-    program = shutil.which("prlimit") or "prlimit"  # inside a sandbox, PATH is the agent's
-    return [program, f"--nproc={PROCESSES}:{PROCESSES}", "--"]
+    """`sh -c` that sets the run's process cap, then execs the command that follows it:
+    the sandbox's first command, so the cap is counted in the run's own user namespace
+    (one run held at it leaves the others theirs, whatever uid passhat has) and needs no
+    CAP_SYS_RESOURCE (a root passhat here lacks it). A shell's builtin, not `prlimit`: a
+    millisecond less of CPU a run. A relayed run's relay script sets it itself."""
+    return ["/bin/sh", "-c", f'{CAP}\nexec "$@"', "sh"]
 
 
 OOM_SCORE_ADJ = 1000
@@ -408,9 +417,8 @@ eats the host's memory ends itself, not passhat or another run."""
 def confine(pid: int) -> None:
     """Mark a sandbox whose first process is `pid` (in passhat's PID namespace) the OOM
     killer's first choice, before its agent starts: every process it makes inherits
-    that. (Its process cap comes with its command: isolation.launcher where passhat is
-    root, relay_argv where not.) Raises OSError when it cannot: the run is then not
-    started."""
+    that. (Its process cap comes with its command: process_cap, or the relay's script.)
+    Raises OSError when it cannot: the run is then not started."""
     with open(f"/proc/{pid}/oom_score_adj", "w", encoding="ascii") as adj:
         adj.write(str(OOM_SCORE_ADJ))
 
@@ -446,17 +454,15 @@ def relay_argv(view: View) -> list[str]:
     """The relay's command inside the sandbox; the agent's argv follows it. socat where
     the system has it (as Anthropic's sandbox runtime bridges its sockets: a few ms of
     CPU a run), else the Python relay below (the same forwarding, 10-20 ms to start).
-    Both start under the run's process cap, set inside the sandbox (isolation.launcher
-    says why)."""
-    cap = process_cap()
+    Both set the run's process cap first (process_cap says why)."""
     socat = relay_socat()
     if socat is not None:
-        return [*cap, *socat_argv(view, socat)]
+        return socat_argv(view, socat)
     python = relay_python()
     if python is None:  # isolation.unavailable refuses the level first
         raise RuntimeError("no socat and no system Python to relay a sandboxed run's endpoints")
     pairs = [f"{port}={SOCKET_DIR}/{i}.sock" for i, (port, _) in enumerate(view.relays)]
-    return [*cap, python, "-I", "-S", "-c", RELAY, *pairs, "--"]
+    return [*process_cap(), python, "-I", "-S", "-c", RELAY, *pairs, "--"]
 
 
 @functools.cache
@@ -467,11 +473,11 @@ def relay_socat() -> str | None:
 
 
 def socat_argv(view: View, socat: str) -> list[str]:
-    """`sh -c SCRIPT sh AGENT...`: a socat per endpoint listening on the sandbox's
-    127.0.0.1, a wait (shell builtins only, reading /proc/net/tcp) until every one
+    """`sh -c SCRIPT sh AGENT...`: the run's process cap (process_cap's), a socat per
+    endpoint listening on the sandbox's 127.0.0.1, a wait (shell builtins only, reading /proc/net/tcp) until every one
     listens, then the agent exec'd in the shell's place: the agent is the sandbox's first
     process, and the socats end with its PID namespace when it exits."""
-    lines = ["exec 3>&2 2>/dev/null"]  # socat's complaints are not the agent's stderr
+    lines = [CAP, "exec 3>&2 2>/dev/null"]  # socat's complaints are not the agent's stderr
     for index, (port, _) in enumerate(view.relays):
         target = f"{SOCKET_DIR}/{index}.sock"
         # socat's own backlog is 5: past it the kernel drops the SYN and the agent's
