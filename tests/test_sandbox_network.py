@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import socket
 import threading
@@ -169,10 +170,11 @@ def _holds_port(port: int) -> bool:
     return bool(inodes & held)
 
 
-async def test_a_tunnel_ends_with_its_run() -> None:
+async def test_a_tunnel_ends_with_its_run(caplog: pytest.LogCaptureFixture) -> None:
     """A tunnel to an allowed host that says nothing and never closes outlived its run (the
     agent gone, its end closed): one of passhat's descriptors for good, per tunnel, per run.
-    When the run's proxy stops, what it still holds toward the host is closed."""
+    When the run's proxy stops, what it still holds toward the host is closed, and
+    quietly (asyncio logged an ERROR with a traceback for each handler it ended)."""
     accepted: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -201,5 +203,7 @@ async def test_a_tunnel_ends_with_its_run() -> None:
             await asyncio.sleep(0.01)
         assert not _holds_port(proxy_port), "the tunnel to the host outlived its run"
         up_writer.close()
+        await asyncio.sleep(0.05)  # the handler's end is reported a loop turn later
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     finally:
         host.close()

@@ -143,8 +143,9 @@ async def serve_egress(
         try:
             await _handle(allowed, reader, writer)
         except asyncio.CancelledError:
+            # only serve_egress cancels a handler, as the run ends: it ends here. Raised
+            # on, Python 3.11's stream callback logs an ERROR with a traceback for it
             writer.transport.abort()
-            raise
         finally:
             handlers.discard(task)
 
