@@ -13,7 +13,7 @@ one JSON object. From the environment:
                         the second then forks NEIGHBOUR_FORKS (it reports just that)
 
 It reports how many forks were made and the error that stopped them, the sizes of
-/tmp and /dev/shm, whether the write to /dev/shm went through, its oom_score_adj,
+its work folder (its cwd), /tmp and /dev/shm, whether its input.json is there, whether the write to /dev/shm went through, its oom_score_adj,
 how many of a first burst of connections it could open at once (each within half a
 second), how many of all of them passhat still held open a moment after they were made,
 the tmpfs mounts without a size it could write a file in (memory past every cap),
@@ -186,6 +186,8 @@ def main() -> None:
     seen: dict[str, object] = {}
     seen["forks"], seen["fork_error"] = forks(int(os.environ.get("LIMITS_FORKS", "0")))
     seen["tmp_bytes"] = size("/tmp")
+    seen["work_bytes"] = size(os.getcwd())
+    seen["input_read"] = os.path.exists(os.environ["PASSHAT_INPUT"])
     seen["shm_bytes"] = size("/dev/shm")
     wanted = int(os.environ.get("LIMITS_SHM_BYTES", "0"))
     seen["shm_fill"] = fill(f"/dev/shm/limits-{os.getpid()}", wanted) if wanted else None

@@ -1,6 +1,6 @@
 """A sandboxed run takes no more of the machine than its limits (issue 32: whatever an agent
 does ends as one run that touched nothing but itself): a fork bomb stops at the run's
-process cap, its /tmp and /dev/shm are tmpfs of a fixed size, the kernel's OOM killer
+process cap, its work folder, /tmp and /dev/shm are tmpfs of a fixed size, the kernel's OOM killer
 takes the agent first, a flood of connections to its endpoint holds at most
 CONNECTIONS of passhat's descriptors, and no command line it can read names a host path. As root and as nobody, each with the --isolation
 process control that shows the grab works without the sandbox (so the test can fail)."""
@@ -60,6 +60,9 @@ def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
     assert seen["forks"] < isolation.PROCESSES, "the fork bomb went past the run's process cap"
     assert seen["fork_error"] == "EAGAIN"
     assert seen["tmp_bytes"] == sandbox.TMP_BYTES
+    # its work folder is a tmpfs of its own, input.json in it: nothing it writes there
+    # reaches the host's disk (without the sandbox it is the host's folder)
+    assert seen["work_bytes"] == sandbox.WORK_BYTES and seen["input_read"]
     assert seen["shm_bytes"] == sandbox.SHM_BYTES
     assert seen["shm_fill"] == "ENOSPC", "the run wrote past its /dev/shm into the host's memory"
     assert seen["oom_score_adj"] == sandbox.OOM_SCORE_ADJ
@@ -81,6 +84,7 @@ def test_a_run_takes_no_more_than_its_limits(user: str, open_tmp: Path) -> None:
     control = _grab(user, open_tmp, "process")
     assert control["forks"] == FORKS and control["fork_error"] is None
     assert control["shm_fill"] == "written"
+    assert control["work_bytes"] != sandbox.WORK_BYTES and control["input_read"]
     assert control["oom_score_adj"] != sandbox.OOM_SCORE_ADJ
     assert control["held"] == FLOOD
     assert any(control["suite"] in line for line in control["command_lines"])
@@ -126,6 +130,6 @@ def test_check_says_the_level_and_the_limits(
     writer.suite["defaults"]["agent"] = {"command": ["true"]}  # type: ignore[index]
     result = run_cli(capsys, "check", str(writer.write()))
     assert "isolation: namespace (bubblewrap)" in result.out
-    held = f"holds at most: {isolation.PROCESSES} processes and threads, /tmp 1024 MiB"
+    held = f"holds at most: {isolation.PROCESSES} processes and threads, a work folder of 1024 MiB"
     assert held in result.out
     assert f"{CONNECTIONS} connections to its endpoints at once" in result.out

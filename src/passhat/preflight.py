@@ -97,12 +97,12 @@ def sealing(suite: Suite, level: str | None = None) -> list[str]:
 def limits() -> str:
     """A sandboxed run's limits, as `passhat check` and the docs say them."""
     from passhat.agents.isolation import PROCESSES
-    from passhat.agents.sandbox import SHM_BYTES, TMP_BYTES
+    from passhat.agents.sandbox import SHM_BYTES, TMP_BYTES, WORK_BYTES
     from passhat.serve.endpoints import CONNECTIONS
 
     return (
-        f"{PROCESSES} processes and threads, /tmp {TMP_BYTES >> 20} MiB, /dev/shm "
-        f"{SHM_BYTES >> 20} MiB, {CONNECTIONS} connections to its endpoints at once; "
+        f"{PROCESSES} processes and threads, a work folder of {WORK_BYTES >> 20} MiB, /tmp "
+        f"{TMP_BYTES >> 20} MiB, /dev/shm {SHM_BYTES >> 20} MiB, {CONNECTIONS} connections to its endpoints at once; "
         "the OOM killer takes it first"
     )
 

@@ -454,7 +454,8 @@ class CommandAgent:
         guard = watchdog()
         # a folder of its own per run, named for this process: one a kill -9 left behind
         # is removed by the watchdog, or by the next passhat that starts (sweep_folders)
-        folder = Path(await asyncio.to_thread(make_folder, payload, uid))
+        host_input = None if level == "namespace" else payload  # else copied into its tmpfs
+        folder = Path(await asyncio.to_thread(make_folder, host_input, uid))
         guard.add_folder(folder)
         try:
             return await self._run_in(folder, level, uid, payload, env, ctx, guard)
@@ -504,12 +505,12 @@ class CommandAgent:
                         if uid is not None:
                             os.chown(path, uid, uid)
                     view = self.view(ctx.params, sockets)
-                    gate = netns.Gate()
-                    options, relay = bwrap_argv(view, workdir)[1:], relay_argv(view)
+                    gate, relay = netns.Gate(), relay_argv(view)
                 else:
+                    view = self.view(ctx.params)
                     gate = netns.Gate([(port, listen) for port, _, listen in ports])
-                    options = bwrap_argv(self.view(ctx.params), workdir)[1:]
                     relay = process_cap()
+                options = bwrap_argv(view, workdir, gate.file(payload))[1:]
                 argv = [*launcher(level, uid), *gate.bwrap(options), *relay, *self.argv]
                 extra["HOME"] = str(workdir)
             try:

@@ -2,8 +2,8 @@
 
 Each run gets `passhat-run-<pid>-<random>/` under the system's temporary folder (0700,
 owned by the run's uid when a root passhat gives it one), holding `work/` (the agent's
-cwd, HOME and TMPDIR, with input.json) and, for a run whose endpoints are relayed, the
-Unix sockets. The folder is removed off the event loop when the run ends, by the
+cwd, HOME and TMPDIR, with input.json; for a sandboxed run a tmpfs in its sandbox instead)
+and, for a run whose endpoints are relayed, the Unix sockets. The folder is removed off the event loop when the run ends, by the
 watchdog when passhat is killed, and by the next passhat that starts when both were.
 """
 
@@ -21,16 +21,21 @@ FOLDER_PREFIX = "passhat-run-"
 """Run folders are named passhat-run-<pid of the passhat that made them>-<random>."""
 
 
-def make_folder(payload: bytes, uid: int | None) -> str:
+def make_folder(payload: bytes | None, uid: int | None) -> str:
     """The run's folder (0700): `work/` (the agent's cwd, HOME and TMPDIR, holding
-    input.json) and, for a sandboxed run, the socket its relay forwards to."""
+    input.json when `payload` is given) and, for a sandboxed run, the sockets its relay
+    forwards to. A sandboxed run gets no payload here: its work folder is a tmpfs made
+    over this one in its sandbox, input.json copied in (sandbox.WORK_BYTES)."""
     sweep_folders()
     folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
     work = folder / "work"
     work.mkdir(mode=0o700)
-    (work / "input.json").write_bytes(payload)
+    made = [folder, work]
+    if payload is not None:
+        (work / "input.json").write_bytes(payload)
+        made.append(work / "input.json")
     if uid is not None:  # the run's own uid owns its folder, and nobody else's
-        for path in (folder, work, work / "input.json"):
+        for path in made:
             os.chown(path, uid, uid)
     return str(folder)
 

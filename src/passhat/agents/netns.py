@@ -120,24 +120,31 @@ class Gate:
 
     args = -1
     """A memfd holding bwrap's options (`bwrap()`), -1 until then."""
+    input = -1
+    """A memfd holding the run's input.json (`file()`), -1 until then."""
 
     def bwrap_args(self) -> list[str]:
         return ["--info-fd", str(self.info_write), "--block-fd", str(self.block_read)]
 
+    def file(self, data: bytes) -> int:
+        """The descriptor bwrap copies a file of the sandbox from (`--file FD DEST`)."""
+        self.input = _memfd("passhat-input", data)
+        return self.input
+
     def bwrap(self, options: Sequence[str]) -> list[str]:
         """`bwrap --args FD`, its options and the gate's read from a memfd: the sandbox's
         /proc/1/cmdline (bwrap's own process) then shows none of the host's paths."""
-        self.args = os.memfd_create("passhat-bwrap-args", os.MFD_CLOEXEC)
         data = b"".join(arg.encode() + b"\0" for arg in [*options, *self.bwrap_args()])
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.args, view) :]
-        os.lseek(self.args, 0, os.SEEK_SET)
+        self.args = _memfd("passhat-bwrap-args", data)
         return ["bwrap", "--args", str(self.args)]
 
     @property
     def pass_fds(self) -> tuple[int, ...]:
-        return (self.info_write, self.block_read, *([self.args] if self.args >= 0 else []))
+        return (
+            self.info_write,
+            self.block_read,
+            *(fd for fd in (self.args, self.input) if fd >= 0),
+        )
 
     def spawned(self) -> None:
         """Close passhat's copies of the ends bwrap holds (its end of a pipe closing is
@@ -145,7 +152,7 @@ class Gate:
         for fd in self.pass_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self.info_write = self.block_read = self.args = -1
+        self.info_write = self.block_read = self.args = self.input = -1
 
     async def open(self) -> None:
         """Wait for the sandbox's pid, put its limits on it (sandbox.confine), serve the
@@ -170,11 +177,26 @@ class Gate:
         os.write(self.block_write, b"x")
 
     def close(self) -> None:
-        for fd in (self.info_read, self.info_write, self.block_read, self.block_write, self.args):
+        for fd in (self.info_read, self.info_write, self.block_read, self.block_write):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self.info_read = self.info_write = self.block_read = self.block_write = self.args = -1
+        for fd in (self.args, self.input):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.info_read = self.info_write = self.block_read = self.block_write = -1
+        self.args = self.input = -1
+
+
+def _memfd(name: str, data: bytes) -> int:
+    """A memfd holding `data`, read from its start (closed on exec but where passed)."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _info_in(data: bytes) -> tuple[int, int | None] | None:

@@ -70,6 +70,10 @@ TMP_BYTES = 1 << 30
 not the host's memory."""
 SHM_BYTES = 256 << 20
 """The size of a run's private /dev/shm."""
+WORK_BYTES = 1 << 30
+"""The size of a sandboxed run's work folder (its cwd, HOME and TMPDIR): a tmpfs made in
+the sandbox at the folder's path, holding input.json; nothing of it reaches the host's
+disk, and it goes with the run."""
 
 
 @dataclass(frozen=True)
@@ -423,9 +427,10 @@ def confine(pid: int) -> None:
         adj.write(str(OOM_SCORE_ADJ))
 
 
-def bwrap_argv(view: View, workdir: Path) -> list[str]:
-    """The bwrap command line that makes `view` around a run whose folder is `workdir`
-    (the agent's command and the relay follow it)."""
+def bwrap_argv(view: View, workdir: Path, input_fd: int | None = None) -> list[str]:
+    """The bwrap command line that makes `view` around a run whose work folder is
+    `workdir` (a tmpfs of WORK_BYTES, with input.json copied in from `input_fd`); the
+    agent's command and the relay follow it."""
     args = base_argv()
     for path in view.read:
         args += ["--ro-bind", path, path]
@@ -441,7 +446,9 @@ def bwrap_argv(view: View, workdir: Path) -> list[str]:
             args += ["--remount-ro", path]
     for link, target in view.links:
         args += ["--symlink", target, link]
-    args += ["--bind", str(workdir), str(workdir)]
+    args += ["--size", str(WORK_BYTES), "--tmpfs", str(workdir)]
+    if input_fd is not None:
+        args += ["--file", str(input_fd), str(workdir / "input.json")]
     for index, (_, socket_path) in enumerate(view.relays):
         args += ["--ro-bind", socket_path, f"{SOCKET_DIR}/{index}.sock"]
     for name, value in view.env.items():
