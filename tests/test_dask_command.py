@@ -220,6 +220,36 @@ def test_a_worker_without_bwrap_is_refused_by_name_and_the_others_run_the_experi
         cluster.wait_for_workers(2)
 
 
+def test_a_driver_without_bwrap_runs_a_namespace_experiment_on_workers_that_seal(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """passhat's own machine makes none of the runs on Dask, so it need not be able to
+    seal them: with no bwrap on the driver's PATH, a namespace experiment runs on workers
+    that have it, each sealed there. The control: the same experiment on the driver's
+    own loop is refused, naming what to install."""
+    from passhat.executors.dask import DaskExecutor
+
+    _level_or_skip("namespace")
+    agent = tmp_path / "quiet.py"
+    agent.write_text("print('{}')\n", encoding="utf-8")
+    spec = _spec(_python_or_skip(), str(agent))
+    empty = tmp_path / "no_bwrap"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    isolation.unavailable.cache_clear()
+    try:
+        with pytest.raises(passhat.InputError, match="namespace needs bwrap"):
+            _evaluate(CLARIFY, spec, tmp_path / "here.db", "namespace", k=2)
+        executor = DaskExecutor(cluster.address, batch=1)
+        _evaluate(CLARIFY, spec, tmp_path / "dask.db", "namespace", k=4, executor=executor)
+    finally:
+        isolation.unavailable.cache_clear()
+    runs = _rows(tmp_path / "dask.db", "latest")
+    assert [r.run_index for r in runs] == [1, 2, 3, 4]
+    assert {r.status for r in runs} == {"failed"}, runs[0].error_message
+    assert executor.refused == {} and all(r.ran_on for r in runs)
+
+
 # ------------------------------------------------------------ the shipment, in-process
 
 

@@ -93,6 +93,7 @@ def evaluate(
     `PasshatError` before any run starts.
     """
     from passhat.agents.isolation import seal_this_process
+    from passhat.executors.base import checks_isolation
     from passhat.gate import requirements
 
     seal_this_process()  # from the start: the provider's key is in this process's environment
@@ -119,7 +120,8 @@ def evaluate(
     )
     wanted_agent = agent if agent is not None else loaded_suite.defaults.agent
     # a command agent's isolation and the proxy's token budget (docs/command-agents.md)
-    params.update(_sealing(wanted_agent, isolation, token_budget))
+    here = not checks_isolation(executor)  # else each worker is asked, and refused by name
+    params.update(_sealing(wanted_agent, isolation, token_budget, here))
     params.update(_sandbox(sandbox))
     wanted_model = model if model is not None else (loaded_suite.defaults.model or "")
     made = _made(loaded_suite, wanted_agent, wanted_model, params, executor, scheduler)

@@ -410,10 +410,14 @@ ISOLATION_ENV = "PASSHAT_ISOLATION"
 """The isolation level of runs when --isolation (`isolation=`) does not give one."""
 
 
-def _sealing(agent_spec: object, isolation: str | None, token_budget: int | None) -> dict[str, Any]:
-    """--isolation and --token-budget as parameters (recorded only when given), checked.
-    Without --isolation, $PASSHAT_ISOLATION gives the level when set (a machine's own
-    default: a container with no user namespaces, a checkout other users cannot read)."""
+def _sealing(
+    agent_spec: object, isolation: str | None, token_budget: int | None, here: bool = True
+) -> dict[str, Any]:
+    """--isolation and --token-budget as parameters (recorded only when given), checked:
+    a command agent's level must be had on this machine where `here` (its runs are made
+    in this process; an executor that checks its own workers says not). Without
+    --isolation, $PASSHAT_ISOLATION gives the level when set (a machine's own default: a
+    container with no user namespaces, a checkout other users cannot read)."""
     from passhat.agents import isolation as levels
     from passhat.agents.command import is_command_spec
 
@@ -429,7 +433,7 @@ def _sealing(agent_spec: object, isolation: str | None, token_budget: int | None
             params["isolation"] = levels.check_level(isolation)
         except ValueError as error:
             raise InputError(str(error)) from None
-    if isinstance(agent_spec, str) and is_command_spec(agent_spec):
+    if here and isinstance(agent_spec, str) and is_command_spec(agent_spec):
         reason = levels.unavailable(levels.check_level(params.get("isolation", levels.DEFAULT)))
         if reason is not None:
             raise InputError(reason)

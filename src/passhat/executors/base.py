@@ -75,6 +75,14 @@ class Executor(Protocol):
         ...
 
 
+def checks_isolation(executor: object) -> bool:
+    """Whether `executor` makes command agents' runs where it checks itself that they can
+    be sealed at the experiment's level (an attribute `checks_isolation = True`, as
+    Dask's workers do, each refused by name when it cannot): passhat's own process then
+    need not be able to, since it starts none of them."""
+    return executor == "dask" or getattr(executor, "checks_isolation", False) is True
+
+
 RunOne = Callable[[str, int], Awaitable[RunRecord | None]]
 """Runs one work item; None means it could not be run and stays missing."""
 

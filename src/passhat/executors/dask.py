@@ -166,6 +166,10 @@ def reachable(address: str, timeout_s: float = 5.0) -> str:
 class DaskExecutor:
     """Runs work items as Dask tasks on a scheduler's workers, or on a LocalCluster."""
 
+    checks_isolation = True
+    """Each worker is asked whether it can seal command agents' runs at the experiment's
+    level (`_unsealable`); one that cannot runs none (executors.base.checks_isolation)."""
+
     def __init__(
         self,
         scheduler: str | None = None,
