@@ -12,20 +12,22 @@ from passhat._gc import without_gc
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
 from passhat.cli._options import JsonOption, LangOption, StrictOption, report_lang
-from passhat.errors import InputError
+from passhat.errors import InputError, MetricsError
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
-from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, MIN_RESAMPLES, UNIFORM, Prior, uncertainty
+from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, UNIFORM, Prior, uncertainty
+from passhat.stats._base import _check_resamples
 from passhat.verdicts import read_verdicts
 
 PRIORS: dict[str, Prior] = {"jeffreys": JEFFREYS, "uniform": UNIFORM, "fitted": "fitted"}
 
 
 def check_resamples(resamples: int) -> None:
-    if resamples < MIN_RESAMPLES:
-        raise InputError(
-            f"--resamples is {resamples}; use at least {MIN_RESAMPLES} "
-            f"(default {DEFAULT_RESAMPLES}) so the interval ends are not noise"
-        )
+    """--resamples, checked before the verdicts are read: the statistics' own check,
+    its message naming the option."""
+    try:
+        _check_resamples(resamples)
+    except MetricsError as error:
+        raise InputError(f"--{error}") from None
 
 
 def check_confidence(confidence: float) -> None:
