@@ -18,22 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, groupby, islice
 from operator import attrgetter, eq, ge, gt, itemgetter, le, not_
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-
-class AnalysedRun(Protocol):
-    """What the analysis reads of a run (`RunRecord` and `RunSummary` have it)."""
-
-    @property
-    def case_id(self) -> str: ...
-    @property
-    def run_index(self) -> int: ...
-    @property
-    def counted(self) -> bool: ...
-    @property
-    def graded_items(self) -> Sequence[Mapping[str, Any]]: ...
-    @property
-    def tool_counts(self) -> Mapping[str, tuple[int, int]]: ...
+if TYPE_CHECKING:
+    from passhat.records import ReportRun
 
 
 @dataclass(frozen=True)
@@ -71,9 +59,9 @@ def _scorer_label(detail: Mapping[str, Any]) -> str:
     return f"{detail.get('scorer')} {path}" if path else str(detail.get("scorer"))
 
 
-def item_stability(runs: Iterable[AnalysedRun]) -> list[ItemStability]:
+def item_stability(runs: Iterable[ReportRun]) -> list[ItemStability]:
     """Per case and exact-set scorer: every expected item, then every extra item."""
-    by_case: dict[str, list[AnalysedRun]] = defaultdict(list)
+    by_case: dict[str, list[ReportRun]] = defaultdict(list)
     for run in runs:
         if run.counted:
             by_case[run.case_id].append(run)
@@ -105,7 +93,7 @@ def _read_details(graded: Sequence[Mapping[str, Any]]) -> list[_Detail]:
 
 def _case_items(
     case: str,
-    case_runs: Sequence[AnalysedRun],
+    case_runs: Sequence[ReportRun],
     read: dict[int, tuple[Sequence[Mapping[str, Any]], list[_Detail]]] | None = None,
 ) -> list[ItemStability]:
     read = {} if read is None else read
@@ -186,7 +174,7 @@ class RunColumns(NamedTuple):
     """Runs of each case, in order; with `ordered`, each case's runs are one stretch."""
 
 
-def run_columns(runs: Sequence[AnalysedRun]) -> RunColumns:
+def run_columns(runs: Sequence[ReportRun]) -> RunColumns:
     cases = list(map(_CASE_ID, runs))
     indices = list(map(_RUN_INDEX, runs))
     statuses = list(map(_STATUS, runs))
@@ -201,7 +189,7 @@ def _by_case_then_index(cases: Sequence[str], indices: Sequence[int]) -> bool:
 
 
 def _in_case_and_run_order(
-    runs: Sequence[AnalysedRun],
+    runs: Sequence[ReportRun],
 ) -> tuple[list[str], list[Mapping[str, tuple[int, int]]]]:
     """Case ids and tool counts of the runs by case, then run index (a stable sort).
 
@@ -221,7 +209,7 @@ def _in_case_and_run_order(
 
 
 def tool_profile(
-    runs: Sequence[AnalysedRun], tools: Iterable[str] = (), *, per_case: bool = True
+    runs: Sequence[ReportRun], tools: Iterable[str] = (), *, per_case: bool = True
 ) -> list[ToolUse]:
     """Per tool (every known tool, called or not): runs calling it and calls per run."""
     cases, counts_of = _in_case_and_run_order(runs)
@@ -346,7 +334,7 @@ class _Columns(dict[tuple[bool, ...], tuple[list[int], list[int], str]]):
 
 
 def item_dicts(
-    runs: Sequence[AnalysedRun], columns: RunColumns | None = None
+    runs: Sequence[ReportRun], columns: RunColumns | None = None
 ) -> list[dict[str, Any]]:
     """`item_dict` of every `item_stability` result: the same items in the same order.
 
@@ -477,7 +465,7 @@ def tool_rows(
 
 
 def tool_dicts(
-    runs: Sequence[AnalysedRun], tools: Iterable[str] = (), columns: RunColumns | None = None
+    runs: Sequence[ReportRun], tools: Iterable[str] = (), columns: RunColumns | None = None
 ) -> list[dict[str, Any]]:
     """`tool_dict` of every per-case `tool_profile` result: the same rows in the same
     order. Each distinct count value becomes a row of calls (and of errors) per tool;

@@ -29,12 +29,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from passhat.errors import InputError
-from passhat.limits import Run, limit_runs
+from passhat.limits import limit_runs
 from passhat.plain import did_you_mean
 
 if TYPE_CHECKING:
     from passhat.accounting import Accounting, CaseAccount
     from passhat.analysis import ItemStability
+    from passhat.records import ReportRun
     from passhat.stats import Uncertainty
 
 Figure = Literal["rate", "pass@k", "pass^k"]
@@ -206,7 +207,7 @@ def judge(
     require: Sequence[Requirement],
     accounting: Accounting,
     uncertainty: Uncertainty | None,
-    runs: Sequence[Run] = (),
+    runs: Sequence[ReportRun] = (),
     items: Iterable[ItemStability] = (),
 ) -> Gate:
     """Judge each requirement on the experiment's figures; `runs` (their statuses) and
@@ -235,7 +236,7 @@ def judge(
 
 
 def case_shorts(
-    accounting: Accounting, runs: Sequence[Run], items: Iterable[ItemStability]
+    accounting: Accounting, runs: Sequence[ReportRun], items: Iterable[ItemStability]
 ) -> dict[str, CaseShort]:
     """Every case's passes, failed runs, runs a limit stopped and missed goal items."""
     failed: dict[str, list[int]] = defaultdict(list)

@@ -15,7 +15,10 @@ help (a crash of the environment, the model failing after retries, the wall-cloc
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from passhat.records import ReportRun
 
 LIMIT = "limit"
 """The `error_type` of a counted run that a limit stopped (its status is passed or failed)."""
@@ -48,20 +51,7 @@ def hit_limit(status: str, error_type: str | None) -> bool:
     return status != "errored" and error_type == LIMIT
 
 
-class Run(Protocol):
-    """What the limit and gate readers need of a run (a RunRecord or a RunSummary)."""
-
-    @property
-    def case_id(self) -> str: ...
-    @property
-    def run_index(self) -> int: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def error_type(self) -> str | None: ...
-
-
-def limit_runs(runs: Iterable[Run]) -> dict[str, list[int]]:
+def limit_runs(runs: Iterable[ReportRun]) -> dict[str, list[int]]:
     """Per case (in the order runs come), the counted runs a limit stopped."""
     out: dict[str, list[int]] = {}
     for r in runs:
@@ -70,7 +60,7 @@ def limit_runs(runs: Iterable[Run]) -> dict[str, list[int]]:
     return out
 
 
-def limit_dicts(runs: Iterable[Run]) -> list[dict[str, Any]]:
+def limit_dicts(runs: Iterable[ReportRun]) -> list[dict[str, Any]]:
     """`report --json`'s `limit`: each case with runs a limit stopped, how many and which."""
     return [
         {"case": case, "runs": len(indices), "indices": indices}

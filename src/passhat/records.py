@@ -248,3 +248,8 @@ class RunSummary(NamedTuple):
     def counted(self) -> bool:
         """Has a verdict, so it enters the metrics."""
         return self.status != "errored"
+
+
+ReportRun = RunRecord | RunSummary
+"""A run as what reads runs takes it (the analysis, the limit and gate readers, the
+reports): the whole record, or the summary `Store.summaries` reads."""
