@@ -1,5 +1,6 @@
 """Options of every command that prints a report: --json, --strict, --lang, --price
-and --prices, the CI outputs --junit-xml and --summary, and the gate --require.
+and --prices, the CI outputs --junit-xml and --summary, the gate --require, and the
+statistics' --k, --forecast, --resamples, --seed and --confidence.
 
 A module of their own so `passhat report` gets them without importing the
 `metrics` command (and its verdict reader)."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -89,6 +90,32 @@ RequireOption = Annotated[
 """--require of run, resume and report: one `passhat.gate.Requirement` each."""
 
 
+# The statistics' options of `metrics` and `compare` (and report's --forecast): each
+# named once here; every command says in its own help what the value does there.
+
+
+def k_option(help: str) -> Any:
+    """(`run` and `resume` name theirs -k first, in a help panel: _run_options.k_option;
+    click's messages quote the names in the order given.)"""
+    return typer.Option("--k", "-k", help=help)
+
+
+def forecast_option(help: str) -> Any:
+    return typer.Option("--forecast", "-m", metavar="M", help=help)
+
+
+def resamples_option(help: str) -> Any:
+    return typer.Option("--resamples", "-B", metavar="B", help=help)
+
+
+def seed_option(help: str) -> Any:
+    return typer.Option("--seed", metavar="N", help=help)
+
+
+def confidence_option(help: str) -> Any:
+    return typer.Option("--confidence", metavar="LEVEL", help=help)
+
+
 def say_gate(gate: Gate) -> None:
     """The gate's verdict on stderr: one line when met, each shortfall with its cases
     when not (then exit 1)."""
@@ -134,7 +161,12 @@ __all__ = [
     "RequireOption",
     "StrictOption",
     "SummaryOption",
+    "confidence_option",
+    "forecast_option",
+    "k_option",
     "report_lang",
+    "resamples_option",
     "say_gate",
+    "seed_option",
     "write_ci",
 ]

@@ -18,10 +18,14 @@ from passhat.cli._options import (
     PriceOption,
     PricesOption,
     SummaryOption,
+    confidence_option,
+    k_option,
     report_lang,
+    resamples_option,
+    seed_option,
     write_ci,
 )
-from passhat.cli.metrics import check_confidence, check_resamples
+from passhat.cli.metrics import check_confidence, check_k, check_resamples
 from passhat.errors import InputError
 from passhat.plain import plural
 from passhat.report.i18n import t
@@ -122,11 +126,7 @@ def compare_command(
     ],
     k: Annotated[
         int | None,
-        typer.Option(
-            "--k",
-            "-k",
-            help="Requested runs per case on both sides. Default: each side's largest run index.",
-        ),
+        k_option("Requested runs per case on both sides. Default: each side's largest run index."),
     ] = None,
     metric: Annotated[
         str,
@@ -137,22 +137,11 @@ def compare_command(
         ),
     ] = "pass@1",
     resamples: Annotated[
-        int,
-        typer.Option(
-            "--resamples",
-            "-B",
-            help="Bootstrap resamples and sign flips (at least 100).",
-            metavar="B",
-        ),
+        int, resamples_option("Bootstrap resamples and sign flips (at least 100).")
     ] = DEFAULT_RESAMPLES,
-    seed: Annotated[
-        int, typer.Option("--seed", metavar="N", help="Seed of the bootstrap and the flips.")
-    ] = 0,
+    seed: Annotated[int, seed_option("Seed of the bootstrap and the flips.")] = 0,
     confidence: Annotated[
-        float,
-        typer.Option(
-            "--confidence", metavar="LEVEL", help="Interval level; the test uses 1 - this."
-        ),
+        float, confidence_option("Interval level; the test uses 1 - this.")
     ] = 0.95,
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 when B is worse (for CI gates).")
@@ -198,8 +187,7 @@ def compare_command(
     """Compare B with A case by case: differences with intervals, p-values, the minimum
     detectable difference, and a verdict."""
     language = report_lang(lang)
-    if k is not None and k < 1:
-        raise InputError(f"--k is {k}; ask for at least 1 run per case")
+    check_k(k)
     if metric not in METRICS:
         raise InputError(f"--metric is {metric!r}; use one of {', '.join(METRICS)}")
     check_resamples(resamples)

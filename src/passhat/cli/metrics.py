@@ -11,7 +11,17 @@ import typer
 from passhat._gc import without_gc
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
-from passhat.cli._options import JsonOption, LangOption, StrictOption, report_lang
+from passhat.cli._options import (
+    JsonOption,
+    LangOption,
+    StrictOption,
+    confidence_option,
+    forecast_option,
+    k_option,
+    report_lang,
+    resamples_option,
+    seed_option,
+)
 from passhat.errors import InputError, MetricsError
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
 from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, UNIFORM, Prior, uncertainty
@@ -28,6 +38,11 @@ def check_resamples(resamples: int) -> None:
         _check_resamples(resamples)
     except MetricsError as error:
         raise InputError(f"--{error}") from None
+
+
+def check_k(k: int | None) -> None:
+    if k is not None and k < 1:
+        raise InputError(f"--k is {k}; ask for at least 1 run per case")
 
 
 def check_confidence(confidence: float) -> None:
@@ -48,32 +63,18 @@ def metrics(
         Path, typer.Argument(help="JSONL verdict file: one {case, run, status} per line.")
     ],
     k: Annotated[
-        int | None,
-        typer.Option(
-            "--k", "-k", help="Requested runs per case. Default: the largest run index seen."
-        ),
+        int | None, k_option("Requested runs per case. Default: the largest run index seen.")
     ] = None,
     as_json: JsonOption = False,
     strict: StrictOption = False,
     forecast_m: Annotated[
-        int,
-        typer.Option(
-            "--forecast",
-            "-m",
-            help="Forecast the chance that each case's next M runs all pass.",
-            metavar="M",
-        ),
+        int, forecast_option("Forecast the chance that each case's next M runs all pass.")
     ] = 10,
     resamples: Annotated[
-        int,
-        typer.Option(
-            "--resamples", "-B", help="Cluster-bootstrap resamples (at least 100).", metavar="B"
-        ),
+        int, resamples_option("Cluster-bootstrap resamples (at least 100).")
     ] = DEFAULT_RESAMPLES,
-    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed of the bootstrap.")] = 0,
-    confidence: Annotated[
-        float, typer.Option("--confidence", metavar="LEVEL", help="Level of every interval.")
-    ] = 0.95,
+    seed: Annotated[int, seed_option("Seed of the bootstrap.")] = 0,
+    confidence: Annotated[float, confidence_option("Level of every interval.")] = 0.95,
     prior: Annotated[
         str,
         typer.Option(
@@ -98,8 +99,7 @@ def metrics(
     """Pass rate, pass@k and pass^k for verdicts from any harness, with run accounting,
     intervals and a forecast of the next runs."""
     language = report_lang(lang)
-    if k is not None and k < 1:
-        raise InputError(f"--k is {k}; ask for at least 1 run per case")
+    check_k(k)
     if forecast_m < 1:
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
     check_resamples(resamples)

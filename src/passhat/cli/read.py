@@ -28,6 +28,7 @@ from passhat.cli._options import (
     RequireOption,
     StrictOption,
     SummaryOption,
+    forecast_option,
     report_lang,
     say_gate,
     write_ci,
@@ -67,10 +68,7 @@ def report(
     ] = None,
     lang: LangOption = None,
     forecast_m: Annotated[
-        int,
-        typer.Option(
-            "--forecast", "-m", metavar="M", help="Forecast the chance the next M runs all pass."
-        ),
+        int, forecast_option("Forecast the chance the next M runs all pass.")
     ] = 10,
     show_all: Annotated[
         bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")

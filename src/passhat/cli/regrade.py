@@ -11,6 +11,7 @@ from rich.text import Text
 
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
+from passhat.cli._options import JsonOption
 from passhat.cli._store import DbOption, ExperimentArg, open_store
 from passhat.plain import plural
 
@@ -68,7 +69,7 @@ def regrade(
             help="Seconds a scorer may take on one run. Default: the experiment's run timeout.",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Score a stored experiment's final states again under the suite's current goals and

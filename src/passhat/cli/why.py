@@ -8,6 +8,7 @@ import typer
 
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
+from passhat.cli._options import JsonOption
 from passhat.cli._store import DbOption
 
 
@@ -41,7 +42,7 @@ def why(
             show_default=False,
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """What goes with a miss: run features that go with missing each goal item (or
