@@ -25,6 +25,7 @@ from passhat.cli._options import (
     seed_option,
     write_ci,
 )
+from passhat.cli._store import DbOption, open_store
 from passhat.cli.metrics import check_confidence, check_k, check_resamples
 from passhat.errors import InputError
 from passhat.plain import plural
@@ -76,9 +77,7 @@ def _load(
         return Side(accounting, ref, k is None, None)
     if ref.endswith(".jsonl") or ("/" in ref and not Path(ref).exists()):
         raise InputError(f"{ref}: no such verdict file; give a .jsonl file or an experiment id")
-    from passhat.store import Store, default_db_path
-
-    with Store(db or default_db_path(), create=False, read_only=True) as store:
+    with open_store(db, read_only=True) as store:
         experiment = store.experiment(ref)
         if k is not None:
             raise InputError(
@@ -170,14 +169,7 @@ def compare_command(
             f"(default: at most {ROWS_SHOWN} short or one-sided, {CASES_SHOWN} moved).",
         ),
     ] = False,
-    db: Annotated[
-        Path | None,
-        typer.Option(
-            "--db",
-            metavar="PATH",
-            help="Store of the experiments. Default: $PASSHAT_DB if set, else ./passhat.db.",
-        ),
-    ] = None,
+    db: DbOption = None,
     lang: LangOption = None,
     price: PriceOption = None,
     prices_file: PricesOption = None,
