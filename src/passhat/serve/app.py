@@ -30,91 +30,85 @@ MAX_BODY = 32 * 1024 * 1024
 """Largest model request read (bytes): a conversation, not a flood."""
 
 
-async def read_capped(request: Request) -> bytes | None:
-    """The request's body, or None past MAX_BODY: read as it streams in, never whole
-    first (a 400 MB body would otherwise sit in passhat's memory before it is refused)."""
+class TooLarge(Exception):
+    """A request body past MAX_BODY (HTTP 413)."""
+
+
+async def read_capped(request: Request) -> bytes:
+    """The request's body, read as it streams in, never whole first (a 400 MB body
+    would otherwise sit in passhat's memory before it is refused); TooLarge past MAX_BODY."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
-        return None
+        raise TooLarge
     raw = bytearray()
     async for chunk in request.stream():
         raw += chunk
         if len(raw) > MAX_BODY:
-            return None
+            raise TooLarge
     return bytes(raw)
 
 
-def proxy_of(request: Request) -> ModelProxy:
-    """The model proxy of the run the request's token names."""
+async def read_request(request: Request) -> tuple[ModelProxy, Any]:
+    """What a model endpoint reads of a request: the model proxy of the run its token
+    names, and its body as JSON. TooLarge past MAX_BODY, ValueError when it is not JSON:
+    each endpoint answers them in its own API's words."""
     proxy: ModelProxy = request.scope[RUN].proxy
-    return proxy
+    return proxy, json.loads(await read_capped(request))
 
 
-def chat_endpoint() -> Any:
-    async def chat_completions(request: Request) -> Response:
-        proxy = proxy_of(request)
-        raw = await read_capped(request)
-        if raw is None:
-            return JSONResponse(error_body("request too large", "invalid_request_error"), 413)
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return JSONResponse(error_body("the body is not JSON", "invalid_request_error"), 400)
-        status, answer = await proxy.answer(body)
-        if isinstance(answer, dict):
-            return JSONResponse(answer, status)
-        turn = proxy.ctx.turns - 1
-        if isinstance(body, dict) and body.get("stream"):
-            options = body.get("stream_options") or {}
-            chunks = completion_chunks(
-                answer,
-                model=proxy.model_name,
-                turn=turn,
-                usage=bool(isinstance(options, dict) and options.get("include_usage")),
-            )
+async def chat_completions(request: Request) -> Response:
+    """OpenAI's `POST /v1/chat/completions` (and `/chat/completions`)."""
+    try:
+        proxy, body = await read_request(request)
+    except TooLarge:
+        return JSONResponse(error_body("request too large", "invalid_request_error"), 413)
+    except ValueError:
+        return JSONResponse(error_body("the body is not JSON", "invalid_request_error"), 400)
+    status, answer = await proxy.answer(body)
+    if isinstance(answer, dict):
+        return JSONResponse(answer, status)
+    turn = proxy.ctx.turns - 1
+    if isinstance(body, dict) and body.get("stream"):
+        options = body.get("stream_options") or {}
+        chunks = completion_chunks(
+            answer,
+            model=proxy.model_name,
+            turn=turn,
+            usage=bool(isinstance(options, dict) and options.get("include_usage")),
+        )
 
-            async def events() -> AsyncIterator[bytes]:
-                for chunk in chunks:
-                    yield b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
-                yield b"data: [DONE]\n\n"
+        async def events() -> AsyncIterator[bytes]:
+            for chunk in chunks:
+                yield b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+            yield b"data: [DONE]\n\n"
 
-            return StreamingResponse(events(), media_type="text/event-stream")
-        return JSONResponse(completion(answer, model=proxy.model_name, turn=turn))
-
-    return chat_completions
+        return StreamingResponse(events(), media_type="text/event-stream")
+    return JSONResponse(completion(answer, model=proxy.model_name, turn=turn))
 
 
-def messages_endpoint() -> Any:
+async def messages(request: Request) -> Response:
     """Anthropic's `POST /v1/messages`, answered by the same proxy."""
-
-    async def messages(request: Request) -> Response:
-        proxy = proxy_of(request)
-        raw = await read_capped(request)
-        if raw is None:
-            return JSONResponse(anthropic.error(413, "request too large"), 413)
-        try:
-            body = json.loads(raw)
-            shaped = anthropic.openai_shaped(body) if isinstance(body, dict) else body
-        except (ValueError, AttributeError, TypeError) as error:
-            return JSONResponse(
-                anthropic.error(400, f"passhat cannot read this request: {error}"), 400
-            )
-        status, answer = await proxy.answer(shaped)
-        if isinstance(answer, dict):
-            return JSONResponse(anthropic.error_from_openai(status, answer), status)
-        turn = proxy.ctx.turns - 1
-        return JSONResponse(anthropic.message(answer, model=proxy.model_name, turn=turn))
-
-    return messages
+    try:
+        proxy, body = await read_request(request)
+        shaped = anthropic.openai_shaped(body) if isinstance(body, dict) else body
+    except TooLarge:
+        return JSONResponse(anthropic.error(413, "request too large"), 413)
+    except (ValueError, AttributeError, TypeError) as error:
+        return JSONResponse(anthropic.error(400, f"passhat cannot read this request: {error}"), 400)
+    status, answer = await proxy.answer(shaped)
+    if isinstance(answer, dict):
+        return JSONResponse(anthropic.error_from_openai(status, answer), status)
+    turn = proxy.ctx.turns - 1
+    return JSONResponse(anthropic.message(answer, model=proxy.model_name, turn=turn))
 
 
 def build_app() -> Any:
     """MCP at /mcp and chat completions at /v1/chat/completions, for the run each
     request's scope names (the hub checks the token before)."""
     routes = [
-        Route("/v1/chat/completions", chat_endpoint(), methods=["POST"]),
-        Route("/chat/completions", chat_endpoint(), methods=["POST"]),
-        Route("/v1/messages", messages_endpoint(), methods=["POST"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/messages", messages, methods=["POST"]),
     ]
     return mcp_server().streamable_http_app(
         streamable_http_path="/mcp",

@@ -1,0 +1,60 @@
+"""The model endpoints of the app every command-agent run is served by (serve/app.py):
+a request they will not pass on is answered in the words of the API it came in, with
+the status that says why: 413 past MAX_BODY, 400 when the body is not JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from passhat.agents.base import RunContext
+from passhat.env import make_environment
+from passhat.serve import app, hub_scope, serve_run
+from passhat.suite import load_suite
+
+pytest.importorskip("uvicorn")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def _answers(body: bytes) -> dict[str, tuple[int, Any]]:
+    """Status and JSON answer of each model endpoint to `body`, sent by a run."""
+    import httpx2
+
+    suite = load_suite(ROOT / "examples" / "clarify")
+    env = make_environment(suite, suite.case("ac-conflict-001"))
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    out = {}
+    async with hub_scope(), serve_run(env, ctx) as run, httpx2.AsyncClient() as http:
+        for path in ("/v1/chat/completions", "/chat/completions", "/v1/messages"):
+            answer = await http.post(
+                f"http://127.0.0.1:{run.port}{path}",
+                content=body,
+                headers={"Authorization": f"Bearer {run.token}"},
+            )
+            out[path] = (answer.status_code, answer.json())
+    return out
+
+
+async def test_a_body_past_the_cap_is_refused_with_413_in_each_apis_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(app, "MAX_BODY", 64)
+    answers = await _answers(b'{"messages": "' + b"x" * 100 + b'"}')
+    assert answers["/v1/chat/completions"] == answers["/chat/completions"]
+    status, body = answers["/v1/chat/completions"]
+    assert (status, body["error"]["message"]) == (413, "request too large")
+    status, body = answers["/v1/messages"]
+    assert status == 413
+    assert body["type"] == "error" and body["error"]["message"] == "request too large"
+
+
+async def test_a_body_that_is_not_json_is_refused_with_400_in_each_apis_words() -> None:
+    answers = await _answers(b"hello, not JSON")
+    status, body = answers["/v1/chat/completions"]
+    assert (status, body["error"]["message"]) == (400, "the body is not JSON")
+    status, body = answers["/v1/messages"]
+    assert status == 400 and body["type"] == "error"
+    assert body["error"]["message"].startswith("passhat cannot read this request: Expecting value")
