@@ -56,23 +56,36 @@ class Fixture:
 
 
 @dataclass(frozen=True)
-class ExactSetSpec:
-    """The items at `path` of the final state must equal the goal's, as a set."""
+class PathSpec:
+    """A scorer of what one path of the final state holds (exact_set, subset, superset,
+    equals, matches)."""
 
-    kind: ClassVar[str] = "exact_set"
-    """How suite.yaml names the scorer (subset and superset share these fields); its
-    first field is the scorer's value there, the others are keys beside it."""
+    kind: ClassVar[str]
+    """How suite.yaml names the scorer; its first field is the scorer's value there,
+    the others are keys beside it."""
 
     path: str
     """Dotted path into the state, e.g. `ticket.annotations` (digits index lists)."""
+
+    def described(self) -> str:
+        """The spec in one line, as `passhat check` lists it."""
+        return f"{self.kind} {self.path}"
+
+
+@dataclass(frozen=True)
+class ExactSetSpec(PathSpec):
+    """The items at `path` of the final state must equal the goal's, as a set."""
+
+    kind: ClassVar[str] = "exact_set"
+    """subset and superset share these fields."""
+
     item: str | None = None
     """How an item is named and compared, e.g. `AC{ac}:{label}`: the fields it
     names are the item's identity (other fields, like a free-text note, are
     ignored). None: text items as they are, anything else as canonical JSON."""
 
     def described(self) -> str:
-        """The spec in one line, as `passhat check` lists it."""
-        return f"{self.kind} {self.path}" + (f" (items {self.item})" if self.item else "")
+        return super().described() + (f" (items {self.item})" if self.item else "")
 
 
 @dataclass(frozen=True)
@@ -92,32 +105,25 @@ class SupersetSpec(ExactSetSpec):
 
 
 @dataclass(frozen=True)
-class EqualsSpec:
+class EqualsSpec(PathSpec):
     """The value at `path` of the final state must equal the goal's (JSON equality:
-    true is not 1); the details list every difference by path."""
+    true is not 1); the details list every difference by path. A `path` of `.`
+    compares the whole state."""
 
     kind: ClassVar[str] = "equals"
 
-    path: str
-    """Dotted path into the state; `.` compares the whole state."""
-
-    def described(self) -> str:
-        return f"equals {self.path}"
-
 
 @dataclass(frozen=True)
-class MatchesSpec:
+class MatchesSpec(PathSpec):
     """The text at `path` of the final state must match a regular expression."""
 
     kind: ClassVar[str] = "matches"
 
-    path: str
-    """Dotted path into the state."""
     pattern: str
     """A Python regular expression, searched anywhere in the text (anchor it with ^...$)."""
 
     def described(self) -> str:
-        return f"matches {self.path} {self.pattern}"
+        return f"{super().described()} {self.pattern}"
 
 
 @dataclass(frozen=True)
