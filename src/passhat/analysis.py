@@ -20,22 +20,16 @@ from itertools import compress, groupby, islice
 from operator import attrgetter, eq, ge, gt, itemgetter, le, not_
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from passhat.records import CaseItem
+
 if TYPE_CHECKING:
     from passhat.records import ReportRun
 
 
 @dataclass(frozen=True)
-class ItemStability:
-    """One goal item (or one extra item) of one case across its counted runs."""
+class ItemStability(CaseItem):
+    """One goal item (or one extra item) of one case across its counted runs (`runs`)."""
 
-    case: str
-    scorer: str
-    """The scorer and path it belongs to, e.g. `exact_set ticket.annotations`."""
-    item: str
-    expected: bool
-    """In the goal state (True) or an extra the runs added (False)."""
-    runs: tuple[int, ...]
-    """Counted runs (indices) it was judged over."""
     hits: tuple[int, ...]
     """Runs that found it (expected) or produced it (extra)."""
 

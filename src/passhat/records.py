@@ -103,6 +103,22 @@ class ExperimentRecord:
 
 
 @dataclass(frozen=True)
+class CaseItem:
+    """One item of a case's scorer (a goal item, or an extra some run produced) over some
+    of its runs: analysis.ItemStability says which counted runs found it, and
+    divergence.ItemEvidence which recorded runs wrote it."""
+
+    case: str
+    scorer: str
+    """The scorer and path it belongs to, e.g. `exact_set ticket.annotations`."""
+    item: str
+    expected: bool
+    """In the goal state (True) or an extra the runs added (False)."""
+    runs: tuple[int, ...]
+    """The runs it was looked for in (indices)."""
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One execution of one case: recorded whole, or not at all."""
 

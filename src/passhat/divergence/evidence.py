@@ -13,7 +13,7 @@ from typing import Any
 from passhat.divergence.pairs import _label
 from passhat.divergence.steps import MODEL, run_calls
 from passhat.plain import MISSING, canonical_json, get_path
-from passhat.records import RunRecord
+from passhat.records import CaseItem, RunRecord
 
 # --------------------------------------------------------------------- evidence
 
@@ -56,15 +56,10 @@ class Source:
 
 
 @dataclass(frozen=True)
-class ItemEvidence:
-    """Who wrote one item (a goal item, or an extra some run produced) in a case's runs."""
+class ItemEvidence(CaseItem):
+    """Who wrote one item (a goal item, or an extra some run produced) in a case's runs
+    (`runs`: the recorded ones, errored too: what they wrote before failing)."""
 
-    case: str
-    scorer: str
-    item: str
-    expected: bool
-    runs: tuple[int, ...]
-    """Runs looked at (recorded runs; errored ones too: what they wrote before failing)."""
     present: tuple[int, ...]
     """Runs whose final state holds it."""
     writes: tuple[Write, ...]
