@@ -12,6 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from passhat.sources.claims.numbers import TENS, UNITS, count_list, count_range, number
+from passhat.sources.claims.vocabulary import (
+    CHINESE_UNITS,
+    COUNT_NOUNS,
+    INDEX_NOUNS,
+    PROSE_NOUNS,
+    nouns,
+    stems,
+)
 
 _WORD = (
     r"(?:(?:"
@@ -31,11 +39,7 @@ _NUM = (  # "5", "five", a range read at its lower bound: "3-5", "three to five"
     + _ONE
     + r"(?![\w-]))?"
 )
-_UNIT = (
-    r"(?:runs?|trials?|seeds?|epochs?|attempts?|samples?|completions?|rollouts?|"
-    r"repetitions?|repeats?|replicates?|trajector(?:y|ies)|generations?|episodes?|"
-    r"iterations?|responses?)"
-)
+_UNIT = nouns(PROSE_NOUNS)
 _NOT_ADJ = (
     r"(?:and|or|of|per|for|each|every|the|a|an|in|on|at|to|with|from|by|than|as|more|less|"
     r"fewer|other|extra|additional|further|failed|failing|crashed|errored|broken|aborted|"
@@ -68,14 +72,18 @@ _NOT_COUNT = (
     r"bigger|cheaper|better|worse|the\s+(?:cost|size|speed|number))"
 )
 _CN_NUM = r"(?P<num>\d+|[一二两兩三四五六七八九十百]{1,4})"
-_KEY_UNIT = (
-    r"(?:run|trial|seed|epoch|attempt|sample|rollout|repeat|repetition|replicate|completion|rep)"
-)
+_CN_UNIT = "(?:" + "|".join(CHINESE_UNITS) + ")"
+_KEY_UNIT = nouns(COUNT_NOUNS)
+_PLURAL_KEY = nouns(tuple(n for n in COUNT_NOUNS if n not in ("sample", "completion")), "plural")
+"""A plural unit alone as a setting's key (`runs: 3`), not `samples` (a data set's)."""
 _KEYS = (  # a setting's name: a unit with a count's prefix or suffix, or a plural unit alone
-    r"(?:k|pass[-_]?k|(?:n|num|nb|number[-_]?of)[-_]?" + _KEY_UNIT + r"s?(?:[-_]per[-_][a-z]+)?|"
-    r"(?:runs|trials|seeds|epochs|attempts|rollouts|repeats|repetitions|replicates|reps)|"
+    r"(?:k|pass[-_]?k|(?:n|num|nb|number[-_]?of)[-_]?"
     + _KEY_UNIT
-    + r"s?[-_](?:count|num|per[-_][a-z]+))"
+    + r"(?:[-_]per[-_][a-z]+)?|"
+    + _PLURAL_KEY
+    + r"|"
+    + _KEY_UNIT
+    + r"[-_](?:count|num|per[-_][a-z]+))"
 )
 _LIST = r"(?P<list>\d{1,9}(?:\s*,\s*\d{1,9})*(?:\s*,?\s*(?:and|&)\s*\d{1,9})?)"
 
@@ -141,24 +149,7 @@ class Rule:
     most lines hold no unit at all, and a substring test costs far less than a pattern."""
 
 
-_UNIT_WORDS = (
-    "run",
-    "trial",
-    "seed",
-    "epoch",
-    "attempt",
-    "sample",
-    "complet",
-    "rollout",
-    "repetit",
-    "repeat",
-    "replicat",
-    "traject",
-    "generat",
-    "episode",
-    "iterat",
-    "respons",
-)
+_UNIT_WORDS = stems(PROSE_NOUNS)
 _TRIGGERS = {
     "verb + N times": ("times", "×", "x"),
     "once / twice / thrice": ("once", "twice", "thrice"),
@@ -172,11 +163,11 @@ _TRIGGERS = {
     "list of seeds": ("seed",),
     "range of seeds": ("seed",),
     "shell loop": ("for",),
-    "count in Chinese": ("次", "遍", "轮", "輪", "种子", "種子"),
+    "count in Chinese": (*CHINESE_UNITS, "种子", "種子"),
     "successes over attempts": ("/", " of "),
     "short command-line flag": ("-",),
     "statistic of N": ("mean", "average", "avg", "median", "best"),
-    "enumerated runs": ("run", "trial", "seed", "attempt", "rep"),
+    "enumerated runs": stems(INDEX_NOUNS),
 }
 
 
@@ -208,7 +199,8 @@ PROSE_RULES = (
         + _NUM
         + r"\s+"
         + _ADJ
-        + r"(?:seeds?|runs?|trials?|rollouts?|attempts?|repetitions?|replicates?|repeats?)\b",
+        + nouns((*INDEX_NOUNS, "replicate", "rollout"))
+        + r"\b",
     ),
     _rule(
         "verb + N times",  # "we ran every configuration 5 times", "ran it 5x", "N=5 times"
@@ -250,8 +242,7 @@ PROSE_RULES = (
     _rule(
         "labelled count",  # "Trials: 5", "Number of runs: 4", "**Runs:** 3", "runs/config: 5"
         r"(?<![\w-])(?:number\s+of\s+|num(?:ber)?\.?\s+|no\.\s*(?:of\s+)?|#\s*(?:of\s+)?)?"
-        r"(?:runs|trials|epochs|attempts|seeds|repeats|repetitions|rollouts|samples|replicates|"
-        r"(?:run|trial|seed|attempt)\s+count)"
+        r"(?:" + nouns(COUNT_NOUNS, "plural") + r"|" + nouns(INDEX_NOUNS, "singular") + r"\s+count)"
         r"(?:\s*(?:per|/|for\s+each)\s*[\w-]{1,30})?\s*(?:\*\*|__)?\s*[:=—–|]\s*(?:\*\*|__)?\s*"
         + _NUM
         + r"(?!\.\d|\d)",
@@ -284,7 +275,7 @@ PROSE_RULES = (
     ),
     _rule(
         "enumerated runs",  # "run 1 (60 draws), run 2 (40 draws), run 3 (50 draws)"
-        r"\b(?P<noun>run|trial|seed|attempt|rep|repetition)\s*#?\s*(?P<num>\d{1,9})\b"
+        r"\b(?P<noun>" + nouns(INDEX_NOUNS, "singular") + r")\s*#?\s*(?P<num>\d{1,9})\b"
         r"(?:(?:[^.;\n]|\.(?=\d)){0,80}?\b(?P=noun)\s*#?\s*\d{1,9}\b)+",
         _enumerated,
     ),
@@ -361,11 +352,14 @@ CHINESE_RULES = (
     _rule(
         "count in Chinese",  # "每個設定各跑 3 次", "重複執行五次", "进行了四次试验"
         r"(?:跑|运行|運行|执行|執行|重复|重複|采样|採樣|进行|進行|评测|評測|测试|測試)了?"
-        r"[^。，,.；;\n]{0,8}?" + _CN_NUM + r"\s*(?:次|遍|轮|輪)",
+        r"[^。，,.；;\n]{0,8}?" + _CN_NUM + r"\s*" + _CN_UNIT,
     ),
     _rule(
         "count in Chinese",  # "10 次运行的平均值", "五次嘗試"
-        _CN_NUM + r"\s*(?:次|轮|輪)(?:独立|獨立)?(?:的)?(?:运行|運行|试验|試驗|实验|實驗|嘗試|尝试|"
+        _CN_NUM
+        + r"\s*"
+        + _CN_UNIT
+        + r"(?:独立|獨立)?(?:的)?(?:运行|運行|试验|試驗|实验|實驗|嘗試|尝试|"
         r"采样|採樣|重复|重複|评测|評測)",
     ),
     _rule(

@@ -12,6 +12,7 @@ from passhat.sources.claims.found import Claim
 from passhat.sources.claims.grammar import FIGURE_RULES
 from passhat.sources.claims.numbers import number
 from passhat.sources.claims.sentences import sentence
+from passhat.sources.claims.vocabulary import COUNT_NOUNS, INDEX_NOUNS, nouns
 
 
 def _cells(line: str) -> list[str]:
@@ -26,17 +27,17 @@ def _is_separator(line: str) -> bool:
 
 
 _COLUMN = re.compile(
-    r"^(?:#|n|num|number\s+of|no\.?)?\s*[_ ]?\s*(?:runs|trials|seeds|epochs|attempts|samples|"
-    r"rollouts|repetitions|repeats|replicates|completions|reps|k)"
+    r"^(?:#|n|num|number\s+of|no\.?)?\s*[_ ]?\s*(?:" + nouns(COUNT_NOUNS, "plural") + r"|k)"
     r"(?:\s*\(\s*(?:n|#|k)\s*\))?(?:\s*(?:/|per|for\s+each)\s*[\w-]+)?$",
     re.I,
 )
 
 
-_RUN_COLUMN = re.compile(
-    r"(?:run|trial|seed|attempt|rep|repeat|repetition)\s*[#_-]?\s*(\d{1,9})", re.I
+_RUN_COLUMN = re.compile(nouns(INDEX_NOUNS, "singular") + r"\s*[#_-]?\s*(\d{1,9})", re.I)
+_RUN_INDEX = re.compile(
+    nouns(tuple(n for n in INDEX_NOUNS if n != "seed"), "singular") + r"(?:\s*#|\s+no\.?)?", re.I
 )
-_RUN_INDEX = re.compile(r"(?:run|trial|attempt|rep|repetition)(?:\s*#|\s+no\.?)?", re.I)
+"""A column of run indices ("Run", "Trial #"); not "Seed" (a seed's value, 42, is no index)."""
 
 
 def _header_claims(cells: list[str], where: str, quote: str) -> Iterator[Claim]:

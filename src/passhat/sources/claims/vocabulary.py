@@ -1,0 +1,43 @@
+"""The nouns a run is counted by, said once: every pattern of the grammar and of the
+tables that names a unit (a prose unit, a setting's key, a table column, a run's index,
+a Chinese measure word) is built from these tuples, so a unit added here is read
+everywhere.
+"""
+
+from __future__ import annotations
+
+INDEX_NOUNS = ("run", "trial", "seed", "attempt", "rep", "repetition", "repeat")
+"""Nouns a run is numbered by: "run 1", "seed 0", a `Trial #` column, `Run 1 | Run 2`."""
+COUNT_NOUNS = (*INDEX_NOUNS, "replicate", "rollout", "sample", "completion", "epoch")
+"""Nouns a count of runs is written in, in settings and table headers as in prose:
+`num_trials`, `n_samples`, `| Seeds |`, `--epochs`."""
+PROSE_NOUNS = (*COUNT_NOUNS, "trajectory", "generation", "episode", "iteration", "response")
+"""Nouns a count of runs is written in, in prose only (a setting `num_iterations` or a
+column `Episodes` counts training steps as often as runs)."""
+TRAINING_NOUNS = ("epoch", "iteration", "trial", "episode", "generation", "step")
+"""Nouns training or a hyper-parameter search counts in as well: read as runs only
+outside a training or tuning context (docs/audit.md)."""
+CHINESE_UNITS = ("次", "遍", "轮", "輪")
+"""Chinese measure words of a count of runs ("跑 3 次", "三轮")."""
+
+
+def plural(noun: str) -> str:
+    return noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+
+
+def nouns(words: tuple[str, ...], number: str = "either") -> str:
+    """A pattern of `words`, each `singular`, `plural` or `either`, longest first (so
+    "repetition" is tried before "rep")."""
+    forms: list[str] = []
+    for word in words:
+        if number in ("singular", "either"):
+            forms.append(word)
+        if number in ("plural", "either"):
+            forms.append(plural(word))
+    return "(?:" + "|".join(sorted(set(forms), key=len, reverse=True)) + ")"
+
+
+def stems(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Lower-case substrings one of which a text holding any of `words` (in any form)
+    holds: the cheap test a rule's pattern waits for."""
+    return tuple(sorted({w[:-1] if w.endswith(("y", "e")) else w for w in words}))
