@@ -39,6 +39,11 @@ CLAIM_SUFFIXES = (
     ".cfg",
     ".sh",
     ".bash",
+    ".py",
+    ".js",
+    ".mjs",
+    ".cjs",
+    ".ts",
 )
 """Text files read for claims (and files with no suffix, such as README, and configuration
 scripts named config*.py or settings*.py)."""
@@ -107,11 +112,7 @@ def read_claims(
 
 def _is_claim_file(name: str) -> bool:
     lower = name.lower()
-    return (
-        lower.endswith(CLAIM_SUFFIXES)
-        or "." not in name
-        or (lower.endswith(".py") and lower.startswith(("config", "settings")))
-    )
+    return lower.endswith(CLAIM_SUFFIXES) or "." not in name
 
 
 def claim_files(

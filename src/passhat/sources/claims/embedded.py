@@ -46,17 +46,51 @@ def _parts(line: str) -> Iterator[str]:
         yield value.group("text")
 
 
+_FULL_COMMENT = re.compile(r"^\s*(?:#+|//)\s?")
+_CONTINUES = re.compile(r"^\s*(?:#+|//)\s*[a-z(\-`]")
+"""A comment line that goes on with the sentence of the comment above it."""
+_ENDED = re.compile(r"[.!?:;。；]\s*$")
+
+
+def _joined(parts: list[tuple[int, str, bool]]) -> Iterator[Block]:
+    """Consecutive comment lines of one sentence as one block (`# For a smoke check use`
+    then `# --num-trials 5 first.`), each line keeping its number; other parts alone."""
+    index = 0
+    while index < len(parts):
+        number, text, comment = parts[index]
+        texts, starts, offset = [text], [0], len(text) + 1
+        while (
+            comment
+            and index + 1 < len(parts)
+            and len(texts) < 8
+            and parts[index + 1][0] == number + len(texts)
+            and parts[index + 1][2]
+            and _CONTINUES.match(parts[index + 1][1])
+            and not _ENDED.search(texts[-1])
+        ):
+            index += 1
+            following = _FULL_COMMENT.sub(lambda m: " " * len(m.group(0)), parts[index][1])
+            texts.append(following)
+            starts.append(offset)
+            offset += len(following) + 1
+        yield Block(" ".join(texts), tuple(starts), number)
+        index += 1
+
+
 def embedded_blocks(lines: list[str]) -> Iterator[Block]:
     """Each comment, docstring line and sentence-like string value of a data file or
-    script, as a block at its own line."""
+    script, as a block at its own line (a comment's sentence broken across lines read
+    whole)."""
     in_docstring = False
+    parts: list[tuple[int, str, bool]] = []
     for number, line in enumerate(lines, start=1):
         quotes = len(_DOCSTRING.findall(line))
         if in_docstring or quotes:
             text = _DOCSTRING.sub("   ", line)
             if _WORDS.search(text):
-                yield Block(text, (0,), number)
+                parts.append((number, text, False))
             in_docstring = in_docstring != (quotes % 2 == 1)
             continue
-        for text in _parts(line):
-            yield Block(text, (0,), number)
+        full = bool(_FULL_COMMENT.match(line))
+        parts.extend((number, text, full) for text in _parts(line))
+    yield from _joined(parts)

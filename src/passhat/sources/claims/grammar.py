@@ -17,6 +17,7 @@ from passhat.sources.claims.vocabulary import (
     COUNT_NOUNS,
     INDEX_NOUNS,
     PROSE_NOUNS,
+    TRAINING_NOUNS,
     nouns,
     stems,
 )
@@ -376,7 +377,7 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
             "a limit, not a count of runs",
             r"(?:up\s+to|at\s+most|a\s+maximum\s+of|maximum\s+of|max(?:imum)?|no\s+more\s+than|"
             r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|a\s+budget\s+of|<=|≤|"
-            r"retr(?:y|ies|ied)\b.{0,20}|最多|至多|上限)\s*$",
+            r"retr(?:y|ies|ied)\b.{0,20}|(?:最多|至多|上限)[^，。,;；\d]{0,8})\s*$",
             r"^\D{0,40}?\b(?:per|each|every)\s+(?:tool[-\s]call|call|api\s+call|request|step)\b",
         ),
         (
@@ -398,7 +399,8 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
 )
 _PLAN = re.compile(
     r"\b(?:plan(?:s|ned)?\s+to|will|would|should|could|might|future\s+work|if\s+(?:budget|time)|"
-    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall)\b|计划|計劃|未来|未來|将来|將來",
+    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan\s*[:：]|"
+    r"计划|計劃|未来|未來|将来|將來",
     re.I,
 )
 _CONDITION = re.compile(  # in the number's own clause, before it: "if you run it 5 times"
@@ -412,15 +414,78 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
 _CONDITION_AFTER = re.compile(
     r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised|needed|required)\b", re.I
 )
+_NEGATED = re.compile(
+    r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}$"
+    r"|(?:不是|并非|並非|而非|沒有|没有)\s*$",
+    re.I,
+)
+"""A count denied just before it: "not ten independent runs", "do not impersonate ten"."""
+_IMPERATIVE = re.compile(
+    r"(?:^|[.;:!?]\s|,\s|\b(?:then|first|and|please)\s)\W*"
+    r"(?:for\s+[\w\s-]{1,40}?\s)?"
+    r"(?:use|set|try|add|freeze|choose|pick|re-?run|specify|increase|raise|lower|change|"
+    r"consider|ensure|make\s+sure|remember|report|configure|switch|bump|keep)\b"
+    r"(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)[^.;!?])*$",
+    re.I,
+)
+"""An instruction: the number's clause opens with a verb telling the reader what to do
+("For a smoke check use --num-trials 5", "then re-run it with --num-trials 3")."""
+_STOP_AFTER = re.compile(
+    r"^[^.;!?\n]{0,40}?(?:[.,;:]\W*|\s)(?:and\s+)?then\s+(?:stop|give\s+up|revert|abort|halt|"
+    r"escalate|move\s+on|mark|bail|skip|fail)\b",
+    re.I,
+)
+"""A budget: "Three attempts per task, then stop", "Two attempts per task. Then revert"."""
+_SCHEDULE = re.compile(
+    r"\bcron(?:tab)?\b|\bscheduled\b|排程|定時|定时|[每天][天日晚週周月年]|每小[時时]", re.I
+)
+_SCHEDULE_AFTER = re.compile(
+    r"^\s*(?:times\s+)?(?:(?:a|per|each|every)\s+(?:day|night|hour|week|month|year)\b|daily\b|"
+    r"nightly\b|hourly\b|weekly\b|monthly\b|yearly\b|annual)|^\s*次?\s*(?:年度|每年|每天|每日)",
+    re.I,
+)
+"""A schedule: "three times a day", "nightly", "每天執行三次", a cron job."""
+_DATASET = re.compile(
+    r"(?:\bdata[-_\s]?sets?|\bcorpus|数据集|數據集|資料集|数据集合)\s*(?:\w+\s+)?"
+    r"(?:contains?|consists?\s+of|includes?|comprises?|包含|包括|含有|由)",
+    re.I,
+)
+"""A data set's make-up: "the dataset contains 18 tasks, each repeated 5 times"."""
+_GENERATION = re.compile(
+    r"generat|sampl(?:ed|ing)|\bdraw|decod|temperature|pass\s*[@^]|completions?|estimat|"
+    r"\bn\s*=|per\s+(?:problem|prompt|question)|生成|采样|採樣",
+    re.I,
+)
+"""Samples a model generated (pass@k's), not samples of a data set ("200 samples per
+task, seed 42", the first 200 items of each task)."""
+_SUGGESTED = re.compile(
+    r"\b(?:suggestions?|examples?|e\.g\.|eg|recommendations?|defaults?|default\s+value|"
+    r"proposed|proposals?|propose[sd]?|hints?|options?)\b[^.;!?()\n]{0,80}$|建議|建议|例如|默认|預設|补充",
+    re.I,
+)
+"""An example, a default, a suggestion or a proposal before it in its sentence
+("Proposed defaults are ... three random seeds", `suggestion: "seeds: [0, 1, 2]"`)."""
+_VARIANTS_AFTER = re.compile(
+    r"^\W{0,3}(?:[:—–]|\s-\s)\s*(?:first|once|one\s+(?:with|without|as|for|on|in|using))\b|"
+    r"^\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b",
+    re.I,
+)
+"""A count of runs that are different configurations: "each task twice — first without
+X, then with X", "twice: once with the tool and once without"."""
+_QUOTED = re.compile(r"[「『][^」』\n]{0,30}$")
+"""A count inside 「…」 or 『…』: a phrase mentioned, not a claim made."""
 _SAME_INPUT = re.compile(r"same\s+input|(?:同样|同樣|相同)的?输入|(?:同样|同樣|相同)的?輸入", re.I)
 _TRAINING_UNIT = re.compile(r"epoch", re.I)
-_RETRY = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried))\b", re.I)
-_FAILURE = re.compile(r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out)", re.I)
+_RETRY = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried))\b|重試|重试", re.I)
+_FAILURE = re.compile(
+    r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out)|錯誤|错误|失敗|失败|異常|异常",
+    re.I,
+)
 _TOTAL_WORD = r"(?:in\s+total|totals?|overall|altogether|in\s+all|combined|all\s+told)"
 _TOTAL_BEFORE = re.compile(r"\b" + _TOTAL_WORD + r"\b,?[^,;.!?]{0,40}$", re.I)
 """A total before the count in its clause: "Total runs: 10", "In total, we ran 120 trials"."""
 _TOTAL_AFTER = re.compile(
-    r"^[^\d(]{0,24}?\b(?:"
+    r"^[^\d()]{0,24}?\b(?:"
     + _TOTAL_WORD
     + r"\b|(?:across|spanning|covering)\s+(?:(?:all|both|every)"
     r"\s+)?(?:the\s+)?(?:\d[\d,]*|" + _WORD + r")\s)",
@@ -445,10 +510,63 @@ _OTHER_FLAG_TOOLS = re.compile(
     r"torchrun|curl|wget|docker|kubectl|ping|timeout)\b",
     re.I,
 )
-_COMMAND_START = re.compile(r"(?:^|[`;|&$(\n])[^`;|&$(\n]*$")
+_COMMAND_START = re.compile(r"(?:^|[`;|&(\n])[^`;|&(\n]*$")
 _RUN_VARIABLE = re.compile(
     r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s", re.I
 )
+
+
+_PLAN_SECTION = re.compile(
+    r"(?<![a-z])(?:plan|plans|planned|planning|proposal|proposed|todo|to-?do|roadmap|"
+    r"next\s+steps?|future|checklist|assignment|should|must|rules|mitigation|risks?|"
+    r"instructions?|guidelines?|how\s+to|usage|options|examples?|e\.g|if)(?![a-z])|"
+    r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|例如|建議|建议|如果|假如|假设|假設",
+    re.I,
+)
+"""A heading or lead-in of plans, instructions, options or examples: "## Next steps",
+"It should:", "Example invocations of the script:", "If the success rate is 80%:"."""
+_PLAN_FILE = re.compile(
+    r"(?<![a-z])(?:plan|planning|proposal|todo|roadmap|next[-_ ]?steps?|checklist|assignment|"
+    r"spec|specification|outline|api|usage|instructions?|guidelines?)(?![a-z])|"
+    r"^(?:task|agents|claude|gemini|contributing)$",
+    re.I,
+)
+"""A file of plans, instructions or options, by its name: PLAN.md, docs/next_steps.md,
+TASK.md, AGENTS.md, docs/api.md."""
+_TRAINING_FRAME = re.compile(
+    r"(?<![a-z])(?:train|trains|training|trainer|fine[\s_-]?tun\w*|finetun\w*|hyper[\s_-]?param\w*|"
+    r"optimi[sz]\w*|tune|tuning|sweeps?|hpo|optuna|search|fit|fitting|pretrain\w*)(?![a-z])|"
+    r"训练|訓練|调参|調參|微调|微調",
+    re.I,
+)
+"""A frame of training or a hyper-parameter search: its epochs, iterations and trials
+are no evaluation runs ("### Training hyperparameters", `fine_tuning:`, tune.yaml)."""
+_OTHER_KEYS = re.compile(
+    r"(?<![a-z])(?:judge|judges|grader|graders|critic|reward_model|retry|retries|backoff|"
+    r"train|training|trainer|fine_tuning|finetuning|optimizer|scheduler|schedule|cron|sweep|"
+    r"search|tuning|hpo|optuna)(?![a-z])",
+    re.I,
+)
+"""Keys a setting nested under counts something other than the evaluated runs: a
+judge's repeats, retries, training, a schedule, a search (`judge:` → `repeats: 3`)."""
+_TRAINING_NOUN = re.compile(nouns(TRAINING_NOUNS) + r"|轮|輪", re.I)
+
+
+def frame_rule(frame: str, matched: str) -> str | None:
+    """The rule that makes a number no claim by its frame, `KIND\\nPATH\\nHEADING\\nLEAD`
+    (frames.py: the heading and lead-in of prose, the section and parent keys of data);
+    None when its frame says nothing."""
+    kind, path, heading, lead = [*frame.split("\n"), "", "", "", ""][:4]
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if _TRAINING_NOUN.search(matched) and _TRAINING_FRAME.search(f"{path} {heading} {lead}"):
+        return "training or tuning, not evaluation runs"
+    if kind != "prose":
+        if _OTHER_KEYS.search(f"{heading} {lead}"):
+            return "a setting of something else (a judge, retries, training, a schedule)"
+        return None
+    if _PLAN_FILE.search(stem) or _PLAN_SECTION.search(f"{heading}\n{lead}"):
+        return "a section of plans, instructions, options or examples"
+    return None
 
 
 def _total(before: str, after: str, matched: str) -> bool:
@@ -480,9 +598,12 @@ def _set_aside_by_kind(context: str, before: str, matched: str) -> str | None:
     return None
 
 
-def aside_rule(context: str, start: int, end: int, matched: str) -> str | None:
+def aside_rule(
+    context: str, start: int, end: int, matched: str, frame: str = "", following: str = ""
+) -> str | None:
     """The rule that makes the number at [start, end) of `context` (one sentence) no claim;
-    None when it is a claim."""
+    None when it is a claim. `frame` is where it sits (frames.py), `following` the text
+    after its sentence (the next lines)."""
     before, after = context[:start], context[end:]
     by_kind = _set_aside_by_kind(context, before, matched)
     if by_kind:
@@ -494,12 +615,61 @@ def aside_rule(context: str, start: int, end: int, matched: str) -> str | None:
             continue
         if near_before.search(before[-80:]) or near_after.search(after[:80]):
             return name
+    if _STOP_AFTER.search(after[:60] + " " + following[:60]):
+        return "a limit, not a count of runs"
+    by_frame = frame_rule(frame, matched) if frame else None
+    if by_frame:
+        return by_frame
+    return _set_aside_by_sentence(context, before, after, matched, following)
+
+
+def _set_aside_by_sentence(
+    context: str, before: str, after: str, matched: str, following: str
+) -> str | None:
+    """Rules read in the number's sentence: a plan, a condition, a negation, an
+    instruction, a schedule, a total, a data set, configurations one run each."""
     if _PLAN.search(context):
         return "a plan or condition, not a result"
     if _CONDITION.search(before[-200:]) or _CONDITION_AFTER.search(after[:80]):
         return "a condition or recommendation, not a result"
+    if _SUGGESTED.search(before[-120:]):
+        return "an example, default or suggestion, not a result"
+    if _NEGATED.search(before[-60:]):
+        return "a negation, not a claim"
+    if _IMPERATIVE.search(before[-120:]):
+        return "an instruction, not a result"
+    if _SCHEDULE.search(context) or _SCHEDULE_AFTER.search(after[:30]):
+        return "a schedule, not a count of runs"
     if _total(before, after, matched):
         return "a total over configurations, not a count per configuration"
+    if _DATASET.search(before):
+        return "a data set's make-up, not runs"
+    if re.match(
+        r"^\s*(?:(?!per\b|each\b|for\b)[\w-]+\s+){0,3}?samples?\b", after, re.I
+    ) and not _GENERATION.search(context):
+        return "samples of a data set, not generations"
+    if _VARIANTS_AFTER.search(after[:40]) or _variants_listed(after, following):
+        return "different configurations, one run each"
+    if _QUOTED.search(before):
+        return "a phrase quoted, not a claim"
     if _SAME_INPUT.search(context):
         return "a statement about determinism, not a count of runs"
     return None
+
+
+_LISTED = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<item>\S.*)$")
+_RUN_ITEM = re.compile(r"\W*(?:" + nouns(INDEX_NOUNS) + r"\b|\d)", re.I)
+
+
+def _variants_listed(after: str, following: str) -> bool:
+    """ "Runs each task twice:" then a list of items that are no runs (`- baseline: ...`,
+    `- governed: ...`): configurations, one run each (not `- run 1: 0.8`)."""
+    if not re.match(r"^[^.;!?\n]{0,40}[:：]\s*$", after):
+        return False
+    items = []
+    for line in following.splitlines()[:8]:
+        if (item := _LISTED.match(line)) is not None:
+            items.append(item.group("item"))
+        elif line.strip() or items:
+            break
+    return len(items) >= 2 and not any(_RUN_ITEM.match(i) for i in items)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from passhat.sources.claims.embedded import embedded_blocks
 from passhat.sources.claims.found import Claim, Reading, SetAside
+from passhat.sources.claims.frames import data_frames, prose_frames
 from passhat.sources.claims.grammar import (
     CHINESE_RULES,
     FIGURE_RULES,
@@ -19,7 +21,13 @@ from passhat.sources.claims.grammar import (
     aside_rule,
 )
 from passhat.sources.claims.numbers import MAX_LIST
-from passhat.sources.claims.sentences import Block, prose_blocks, sentence, sentence_span
+from passhat.sources.claims.sentences import (
+    Block,
+    command_blocks,
+    prose_blocks,
+    sentence,
+    sentence_span,
+)
 from passhat.sources.claims.tables import latex_tables, markdown_tables
 
 MAX_CANDIDATES = 1000
@@ -27,15 +35,30 @@ MAX_CANDIDATES = 1000
 with more is no report, and each candidate costs a sentence and its context."""
 
 
+@dataclass(frozen=True)
+class _Text:
+    """One file's text as the rules read it: its name, lines and each line's frame."""
+
+    name: str
+    lines: list[str]
+    frames: list[str]
+
+    def following(self, block: Block, offset: int) -> str:
+        """The text after `offset` of `block`: the rest of it and the next lines (bounded)."""
+        last = block.first_line + len(block.starts) - 1
+        return block.text[offset : offset + 200] + "\n" + "\n".join(self.lines[last : last + 8])
+
+
 def _apply(
     rules: tuple[Rule, ...],
     block: Block,
-    name: str,
+    text: _Text,
     reading: Reading,
     found: list[tuple[tuple[int, int], Claim]],
 ) -> bool:
     """The claims of one block (each keyed by line and place, for reading order) into
     `found`, the numbers set aside into `reading`; False once MAX_CANDIDATES were read."""
+    name = text.name
     seen: set[tuple[int, int]] = set()
     lower = block.text.lower()
     for rule in rules:
@@ -61,11 +84,19 @@ def _apply(
             if k is None:
                 continue
             seen.add(key)
-            where = f"{name}:{block.line_of(span[0])}"
+            line = block.line_of(span[0])
+            where = f"{name}:{line}"
             quote = sentence(block.text, *match.span())
             left, right = sentence_span(block.text, *match.span())
             context = block.text[left:right]
-            aside = aside_rule(context, span[0] - left, span[1] - left, match.group(0))
+            aside = aside_rule(
+                context,
+                span[0] - left,
+                span[1] - left,
+                match.group(0),
+                text.frames[line - 1] if line <= len(text.frames) else "",
+                text.following(block, right),
+            )
             written = match.group(group)
             if aside:
                 reading.set_aside.append(SetAside(where, quote, aside, written))
@@ -101,7 +132,21 @@ def listed_seeds(lines: list[str], name: str) -> Iterator[Claim]:
 PROSE = "prose"
 DATA = "data"
 SHELL = "shell"
-_DATA_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".py", ".env")
+_DATA_SUFFIXES = (
+    ".json",
+    ".jsonl",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".ini",
+    ".cfg",
+    ".py",
+    ".env",
+    ".js",
+    ".mjs",
+    ".cjs",
+    ".ts",
+)
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile")
 
 
@@ -128,18 +173,16 @@ def read_text(text: str, name: str) -> Reading:
     rules: tuple[Rule, ...] = SETTING_RULES + FIGURE_RULES
     if kind == PROSE:
         rules = PROSE_RULES + CHINESE_RULES + rules
-    blocks = (
-        prose_blocks(lines)
-        if kind == PROSE
-        else (Block(line, (0,), i + 1) for i, line in enumerate(lines))
-    )
+    blocks = prose_blocks(lines) if kind == PROSE else command_blocks(lines)
+    frames = prose_frames(lines, name) if kind == PROSE else data_frames(lines, name)
+    read = _Text(name, lines, list(frames))
     for block in blocks:
-        if not _apply(rules, block, name, reading, found):
+        if not _apply(rules, block, read, reading, found):
             break
     else:
         if kind != PROSE:  # comments, docstrings and string values read as prose
             for block in embedded_blocks(lines):
-                if not _apply(PROSE_RULES + CHINESE_RULES, block, name, reading, found):
+                if not _apply(PROSE_RULES + CHINESE_RULES, block, read, reading, found):
                     break
     tables = (*markdown_tables(lines, name), *latex_tables(lines, name)) if kind == PROSE else ()
     for claim in (*tables, *listed_seeds(lines, name)):

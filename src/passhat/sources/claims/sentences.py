@@ -83,3 +83,34 @@ def prose_blocks(lines: list[str]) -> Iterator[Block]:
             offset += len(lines[j]) + 1
         yield Block(" ".join(parts), tuple(starts), i + 1)
         i = j + 1
+
+
+MAX_CONTINUED = 40
+"""Lines of one command joined by trailing backslashes, at most."""
+
+
+_COMMENT_LINE = re.compile(r"^\s*(?:#|//)")
+
+
+def command_blocks(lines: list[str]) -> Iterator[Block]:
+    """Each line of a data file or script, with a command continued by a trailing `\\`
+    joined to its next lines (`harbor run \\` ... `-n 4 \\`: the -n is harbor's); not
+    comment lines (a commented-out `--num-trials 5` is not run; embedded.py reads comments
+    as prose)."""
+    i = 0
+    while i < len(lines):
+        if _COMMENT_LINE.match(lines[i]):
+            i += 1
+            continue
+        parts, starts, offset = [lines[i]], [0], len(lines[i]) + 1
+        while (
+            i + len(parts) < len(lines)
+            and len(parts) < MAX_CONTINUED
+            and parts[-1].rstrip().endswith("\\")
+        ):
+            following = lines[i + len(parts)]
+            parts.append(following)
+            starts.append(offset)
+            offset += len(following) + 1
+        yield Block(" ".join(parts), tuple(starts), i + 1)
+        i += len(parts)
