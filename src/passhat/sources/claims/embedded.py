@@ -47,14 +47,15 @@ def _parts(line: str) -> Iterator[str]:
 
 
 _FULL_COMMENT = re.compile(r"^\s*(?:#+|//)\s?")
-_CONTINUES = re.compile(r"^\s*(?:#+|//)\s*[a-z(\-`]")
+_CONTINUES = re.compile(r"^\s*(?:(?:#+|//)\s*)?[a-z(\-`]")
 """A comment line that goes on with the sentence of the comment above it."""
 _ENDED = re.compile(r"[.!?:;。；]\s*$")
 
 
 def _joined(parts: list[tuple[int, str, bool]]) -> Iterator[Block]:
-    """Consecutive comment lines of one sentence as one block (`# For a smoke check use`
-    then `# --num-trials 5 first.`), each line keeping its number; other parts alone."""
+    """Consecutive comment or docstring lines of one sentence as one block (`# For a smoke
+    check use` then `# --num-trials 5 first.`), each line keeping its number; other parts
+    alone."""
     index = 0
     while index < len(parts):
         number, text, comment = parts[index]
@@ -88,7 +89,7 @@ def embedded_blocks(lines: list[str]) -> Iterator[Block]:
         if in_docstring or quotes:
             text = _DOCSTRING.sub("   ", line)
             if _WORDS.search(text):
-                parts.append((number, text, False))
+                parts.append((number, text, True))
             in_docstring = in_docstring != (quotes % 2 == 1)
             continue
         full = bool(_FULL_COMMENT.match(line))

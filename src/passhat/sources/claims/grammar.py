@@ -133,6 +133,12 @@ def _loop(match: re.Match[str]) -> int | None:
     return count_range(match.group("lo") or "1", match.group("hi"))
 
 
+def _several(match: re.Match[str]) -> int | None:
+    """Runs named without a count ("mean ± std over seeds", "several runs per model"): at
+    least two."""
+    return 2
+
+
 def _largest(match: re.Match[str]) -> int | None:
     return max((number(n) or 0 for n in re.findall(r"\d+", match.group("list"))), default=0) or None
 
@@ -177,6 +183,7 @@ def _rule(name: str, pattern: str, count: Counter = _num, at_least: bool = False
     return Rule(name, re.compile(pattern, re.I), count, at_least, trigger)
 
 
+_RUNS_PLURAL = nouns((*INDEX_NOUNS, "replicate", "rollout"), "plural")
 PROSE_RULES = (
     _rule(
         "count per scope",  # "3 runs per configuration", "five trials for each task"
@@ -226,7 +233,7 @@ PROSE_RULES = (
     ),
     _rule(
         "count of independent runs",  # "5 independent runs"
-        r"\b" + _NUM + r"\s+(?:independent|separate|repeated|different)\s+" + _UNIT + r"\b",
+        r"\b" + _NUM + r"\s+(?:independent|separate|repeated|different|random)\s+" + _UNIT + r"\b",
     ),
     _rule(
         "count + were performed",  # "Three runs were performed for each agent"
@@ -290,6 +297,15 @@ PROSE_RULES = (
         + r"\b"
         r"(?:\*\*|__)?\s*(?=$|[),;]|\.\s*$)",
     ),
+    _rule(
+        "statistic over runs",  # "mean ± std over seeds", "averaged across its reps"
+        r"(?:\b(?:mean|means|average[sd]?|avg|median|std|stdev|standard\s+deviations?|variance|"
+        r"spread|aggregated?|aggregates)\b|±)[^.;:\n]{0,24}?\b(?:over|across)\s+"
+        r"(?:the\s+|its\s+|their\s+|all\s+)?(?:(?:multiple|several|many|repeated|different|"
+        r"independent|random)\s+)*(?P<num>" + _RUNS_PLURAL + r")\b(?!\s+of\b)",
+        _several,
+        at_least=True,
+    ),
 )
 FIGURE_RULES = (
     _rule(
@@ -315,7 +331,7 @@ SETTING_RULES = (
         "setting",  # "k=5", "num_trials: 5", '"n_epochs": 5', "N_RUNS = 4"
         r"(?<![\w-])(?:\*\*|__|[\"'`])?"
         + _KEYS
-        + r"(?:\*\*|__|[\"'`])?\s*[=:|]\s*(?:\*\*|__|[\"'`])?(?P<num>\d[\d,]*)"
+        + r"(?:\*\*|__|[\"'`])?\s*(?::\s*int\s*(?==))?[=:|]\s*(?:\*\*|__|[\"'`])?(?P<num>\d[\d,]*)"
         r"(?!\.\d|[\d\w-]|\s*(?:\.\.|…|–)\s*\d)",
     ),
     _rule(
@@ -364,6 +380,10 @@ CHINESE_RULES = (
         r"采样|採樣|重复|重複|评测|評測)",
     ),
     _rule(
+        "count in Chinese",  # "每格 12 次", "每個設定各 3 次" (a count per cell, setting...)
+        r"每[个個]?[^\s\d，。,.；;：:（）()]{1,4}?(?:各|都)?\s*" + _CN_NUM + r"\s*" + _CN_UNIT,
+    ),
+    _rule(
         "count in Chinese",  # "三個隨機種子"
         _CN_NUM + r"\s*[个個]?(?:不同的?)?(?:随机|隨機)?(?:种子|種子)",
     ),
@@ -397,8 +417,11 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
         ),
     )
 )
+_MODAL = re.compile(r"\b(?:will|would|should|could|might|shall)\b", re.I)
+"""A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed"."""
+_CLAUSE_END = re.compile(r"[,;:—–]")
 _PLAN = re.compile(
-    r"\b(?:plan(?:s|ned)?\s+to|will|would|should|could|might|future\s+work|if\s+(?:budget|time)|"
+    r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
     r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan\s*[:：]|"
     r"计划|計劃|未来|未來|将来|將來",
     re.I,
@@ -411,8 +434,15 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice))\b[^,;:.!?()]*$",
     re.I,
 )
+_RECOMMENDED_LIST = re.compile(
+    r"\b(?:recommend\w*|suggest\w*|advis\w*|practices|guidelines)\b[^.!?]{0,60}[:：][^.!?]*$", re.I
+)
+"""A list of recommendations the number sits in: "we recommend three practices: (1)
+estimate pass@1 from multiple runs per task"."""
 _CONDITION_AFTER = re.compile(
-    r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised|needed|required)\b", re.I
+    r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised|needed|required|planned|"
+    r"proposed)\b",
+    re.I,
 )
 _NEGATED = re.compile(
     r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}$"
@@ -421,7 +451,7 @@ _NEGATED = re.compile(
 )
 """A count denied just before it: "not ten independent runs", "do not impersonate ten"."""
 _IMPERATIVE = re.compile(
-    r"(?:^|[.;:!?]\s|,\s|\b(?:then|first|and|please)\s)\W*"
+    r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|and|please)\s)\W*"
     r"(?:for\s+[\w\s-]{1,40}?\s)?"
     r"(?:use|set|try|add|freeze|choose|pick|re-?run|specify|increase|raise|lower|change|"
     r"consider|ensure|make\s+sure|remember|report|configure|switch|bump|keep)\b"
@@ -472,6 +502,14 @@ _VARIANTS_AFTER = re.compile(
 )
 """A count of runs that are different configurations: "each task twice — first without
 X, then with X", "twice: once with the tool and once without"."""
+_HELD_BACK = re.compile(
+    r"^[^.;!?]{0,12}?\b(?:are|is|were|was|remain|stay)\s+(?:still\s+|kept\s+)?(?:sealed|reserved|"
+    r"held[\s-](?:out|back)|withheld|hidden|private|excluded|frozen|locked|unused|not\s+(?:yet\s+)?"
+    r"(?:used|run|evaluated))\b",
+    re.I,
+)
+"""Seeds or runs held back, not run: "Seeds 0, 1 and 2 are sealed", "seeds 3-5 are held
+out"."""
 _QUOTED = re.compile(r"[「『][^」』\n]{0,30}$")
 """A count inside 「…」 or 『…』: a phrase mentioned, not a claim made."""
 _SAME_INPUT = re.compile(r"same\s+input|(?:同样|同樣|相同)的?输入|(?:同样|同樣|相同)的?輸入", re.I)
@@ -519,7 +557,8 @@ _RUN_VARIABLE = re.compile(
 _PLAN_SECTION = re.compile(
     r"(?<![a-z])(?:plan|plans|planned|planning|proposal|proposed|todo|to-?do|roadmap|"
     r"next\s+steps?|future|checklist|assignment|should|must|rules|mitigation|risks?|"
-    r"instructions?|guidelines?|how\s+to|usage|options|examples?|e\.g|if)(?![a-z])|"
+    r"instructions?|guidelines?|how\s+to|usage|options|examples?|e\.g|suggest\w*|"
+    r"recommend\w*|improvements?)(?![a-z])|(?m:^\W*if\b)|"
     r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|例如|建議|建议|如果|假如|假设|假設",
     re.I,
 )
@@ -535,7 +574,8 @@ _PLAN_FILE = re.compile(
 TASK.md, AGENTS.md, docs/api.md."""
 _TRAINING_FRAME = re.compile(
     r"(?<![a-z])(?:train|trains|training|trainer|fine[\s_-]?tun\w*|finetun\w*|hyper[\s_-]?param\w*|"
-    r"optimi[sz]\w*|tune|tuning|sweeps?|hpo|optuna|search|fit|fitting|pretrain\w*)(?![a-z])|"
+    r"optimi[sz]ers?|tune|tuning|sweeps?|hpo|optuna|(?:random|grid|hyper-?parameter)\s+search|"
+    r"fit|fitting|pretrain\w*)(?![a-z])|"
     r"训练|訓練|调参|調參|微调|微調",
     re.I,
 )
@@ -544,7 +584,7 @@ are no evaluation runs ("### Training hyperparameters", `fine_tuning:`, tune.yam
 _OTHER_KEYS = re.compile(
     r"(?<![a-z])(?:judge|judges|grader|graders|critic|reward_model|retry|retries|backoff|"
     r"train|training|trainer|fine_tuning|finetuning|optimizer|scheduler|schedule|cron|sweep|"
-    r"search|tuning|hpo|optuna)(?![a-z])",
+    r"tuning|hpo|optuna)(?![a-z])",
     re.I,
 )
 """Keys a setting nested under counts something other than the evaluated runs: a
@@ -628,9 +668,14 @@ def _set_aside_by_sentence(
 ) -> str | None:
     """Rules read in the number's sentence: a plan, a condition, a negation, an
     instruction, a schedule, a total, a data set, configurations one run each."""
-    if _PLAN.search(context):
+    clause = _CLAUSE_END.split(before)[-1] + _CLAUSE_END.split(after)[0]
+    if _PLAN.search(context) or _MODAL.search(clause):
         return "a plan or condition, not a result"
-    if _CONDITION.search(before[-200:]) or _CONDITION_AFTER.search(after[:80]):
+    if (
+        _CONDITION.search(before[-200:])
+        or _CONDITION_AFTER.search(after[:80])
+        or _RECOMMENDED_LIST.search(before[-200:])
+    ):
         return "a condition or recommendation, not a result"
     if _SUGGESTED.search(before[-120:]):
         return "an example, default or suggestion, not a result"
@@ -650,6 +695,8 @@ def _set_aside_by_sentence(
         return "samples of a data set, not generations"
     if _VARIANTS_AFTER.search(after[:40]) or _variants_listed(after, following):
         return "different configurations, one run each"
+    if _HELD_BACK.search(after[:60]):
+        return "held back, not run"
     if _QUOTED.search(before):
         return "a phrase quoted, not a claim"
     if _SAME_INPUT.search(context):
