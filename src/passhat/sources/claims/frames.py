@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+MAX_FRAME = 160
+"""Characters of a heading kept in a frame (each line's frame is its own string)."""
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>.*)$")
 _LATEX_HEADING = re.compile(r"\\(?:sub)*section\*?\{(?P<text>[^}]*)\}")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|\[[ xX]\])\s|^\s{2,}\S|^\s*(?:```|~~~)")
@@ -21,40 +23,57 @@ _OPENER = re.compile(
 """A key whose value is the block below it: `judge:`, `"training": {`."""
 _SECTION = re.compile(r"^\s*\[+(?P<key>[\w. -]{1,60})\]+\s*$")
 """A TOML or INI section: `[training]`, `[[eval.runs]]`."""
-_CONTENT = re.compile(r"^(?P<indent>\s*)\S")
 
 
 def prose_frames(lines: list[str], name: str) -> Iterator[str]:
     """Each line's frame in prose: `prose`, the path, the heading above, the list's
-    lead-in, one a line."""
+    lead-in, one a line (one string while they stay the same)."""
     heading = lead = ""
+    frame = f"prose\n{name}\n\n"
     for line in lines:
-        yield f"prose\n{name}\n{heading}\n{lead}"
+        yield frame
         stripped = line.strip().strip("*_").strip()
-        match = _HEADING.match(line) or (_LATEX_HEADING.search(line) if "section" in line else None)
+        if not stripped:
+            continue
+        match = (
+            _HEADING.match(line)
+            if stripped.startswith("#") or line.startswith("#")
+            else (_LATEX_HEADING.search(line) if "section" in line else None)
+        )
         if match:
-            heading, lead = match.group("text").strip(), ""
-        elif not stripped or _ITEM.match(line):
+            heading, lead = match.group("text").strip()[:MAX_FRAME], ""
+        elif _ITEM.match(line):
             continue
         else:
-            lead_in = _LEAD_IN.match(stripped)
+            lead_in = _LEAD_IN.match(stripped) if stripped.endswith((":", "：")) else None
             lead = lead_in.group("text") if lead_in else ""
+        frame = f"prose\n{name}\n{heading}\n{lead}"
 
 
 def data_frames(lines: list[str], name: str) -> Iterator[str]:
     """Each line's frame in a data file or script: `data`, the path, its TOML/INI section
-    and the keys it is nested under (by indentation), one a line."""
+    and the keys it is nested under (by indentation), one a line (one string while they
+    stay the same)."""
     stack: list[tuple[int, str]] = []
     section = ""
+    frame = f"data\n{name}\n\n"
     for line in lines:
-        content = _CONTENT.match(line)
-        if content and not line.lstrip().startswith(("#", "//")):
-            indent = len(content.group("indent"))
-            while stack and stack[-1][0] >= indent:
-                stack.pop()
-        keys = " ".join(k for _, k in stack)
-        yield f"data\n{name}\n{section}\n{keys}"
-        if (opened := _SECTION.match(line)) is not None:
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith(("#", "//")):
+            indent = len(line) - len(stripped)
+            if stack and stack[-1][0] >= indent:
+                while stack and stack[-1][0] >= indent:
+                    stack.pop()
+                frame = _data_frame(name, section, stack)
+        yield frame
+        if stripped.startswith("[") and (opened := _SECTION.match(line)) is not None:
             section, stack = opened.group("key"), []
-        elif (opener := _OPENER.match(line)) is not None:
+        elif (":" in line or "=" in line) and (opener := _OPENER.match(line)) is not None:
             stack.append((len(opener.group("indent")), opener.group("key")))
+        else:
+            continue
+        frame = _data_frame(name, section, stack)
+
+
+def _data_frame(name: str, section: str, stack: list[tuple[int, str]]) -> str:
+    return f"data\n{name}\n{section}\n" + " ".join(k for _, k in stack[-8:])

@@ -7,6 +7,7 @@ docs/audit.md names every rule.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -593,12 +594,18 @@ _TRAINING_NOUN = re.compile(nouns(TRAINING_NOUNS) + r"|轮|輪", re.I)
 
 
 def frame_rule(frame: str, matched: str) -> str | None:
+    """The rule that makes a number no claim by its frame (see `_frame_rule`)."""
+    return _frame_rule(frame, bool(_TRAINING_NOUN.search(matched)))
+
+
+@functools.lru_cache(maxsize=256)
+def _frame_rule(frame: str, training_noun: bool) -> str | None:
     """The rule that makes a number no claim by its frame, `KIND\\nPATH\\nHEADING\\nLEAD`
     (frames.py: the heading and lead-in of prose, the section and parent keys of data);
     None when its frame says nothing."""
     kind, path, heading, lead = [*frame.split("\n"), "", "", "", ""][:4]
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if _TRAINING_NOUN.search(matched) and _TRAINING_FRAME.search(f"{path} {heading} {lead}"):
+    if training_noun and _TRAINING_FRAME.search(f"{path} {heading} {lead}"):
         return "training or tuning, not evaluation runs"
     if kind != "prose":
         if _OTHER_KEYS.search(f"{heading} {lead}"):
@@ -638,12 +645,21 @@ def _set_aside_by_kind(context: str, before: str, matched: str) -> str | None:
     return None
 
 
+def _nothing() -> str:
+    return ""
+
+
 def aside_rule(
-    context: str, start: int, end: int, matched: str, frame: str = "", following: str = ""
+    context: str,
+    start: int,
+    end: int,
+    matched: str,
+    frame: str = "",
+    following: Callable[[], str] = _nothing,
 ) -> str | None:
     """The rule that makes the number at [start, end) of `context` (one sentence) no claim;
-    None when it is a claim. `frame` is where it sits (frames.py), `following` the text
-    after its sentence (the next lines)."""
+    None when it is a claim. `frame` is where it sits (frames.py), `following` gives the
+    text after its sentence (the next lines), made only when a rule needs it."""
     before, after = context[:start], context[end:]
     by_kind = _set_aside_by_kind(context, before, matched)
     if by_kind:
@@ -655,7 +671,11 @@ def aside_rule(
             continue
         if near_before.search(before[-80:]) or near_after.search(after[:80]):
             return name
-    if _STOP_AFTER.search(after[:60] + " " + following[:60]):
+    if "then" in after[:60].lower() and _STOP_AFTER.search(after[:60]):
+        return "a limit, not a count of runs"
+    if re.match(r"^[^.;!?\n]{0,40}[.;]", after) and _STOP_AFTER.search(
+        after[:60] + following()[:60]
+    ):
         return "a limit, not a count of runs"
     by_frame = frame_rule(frame, matched) if frame else None
     if by_frame:
@@ -663,58 +683,156 @@ def aside_rule(
     return _set_aside_by_sentence(context, before, after, matched, following)
 
 
+def _has(text: str, words: tuple[str, ...]) -> bool:
+    """Whether lower-cased `text` holds one of `words`: the cheap test before a pattern."""
+    return any(word in text for word in words)
+
+
+_PLAN_WORDS: tuple[str, ...] = (
+    "plan",
+    "future",
+    "if ",
+    "ideally",
+    "intend",
+    "to be run",
+    "going to",
+)
+_PLAN_WORDS += (
+    "shall",
+    "proposal",
+    "roadmap",
+    "todo",
+    "计划",
+    "計劃",
+    "未来",
+    "未來",
+    "将来",
+    "將來",
+)
+_MODAL_WORDS: tuple[str, ...] = ("will", "would", "should", "could", "might", "shall")
+_SUGGESTED_WORDS: tuple[str, ...] = (
+    "sugg",
+    "exampl",
+    "e.g",
+    "eg",
+    "recomm",
+    "default",
+    "propos",
+    "hint",
+    "option",
+    "建議",
+    "建议",
+    "例如",
+    "默认",
+    "預設",
+    "补充",
+)
+_NEGATED_WORDS: tuple[str, ...] = (
+    "not",
+    "never",
+    "nor",
+    "without",
+    "instead",
+    "rather",
+    "不是",
+    "并非",
+    "並非",
+    "而非",
+    "沒有",
+    "没有",
+)
+_IMPERATIVE_WORDS: tuple[str, ...] = (
+    "use",
+    "set",
+    "try",
+    "add",
+    "freeze",
+    "choose",
+    "pick",
+    "rerun",
+    "re-run",
+    "specify",
+    "report",
+    "raise",
+    "increase",
+    "lower",
+    "change",
+    "consider",
+    "ensure",
+    "make sure",
+    "keep",
+    "remember",
+    "configure",
+    "switch",
+    "bump",
+)
+_SCHEDULE_WORDS: tuple[str, ...] = ("cron", "scheduled", "每", "天", "排程", "定時", "定时")
+_DATASET_WORDS: tuple[str, ...] = ("data", "corpus", "数据集", "數據集", "資料集")
+_RECOMMENDED_WORDS: tuple[str, ...] = ("recommend", "suggest", "advis", "practices", "guidelines")
+
+
 def _set_aside_by_sentence(
-    context: str, before: str, after: str, matched: str, following: str
+    context: str, before: str, after: str, matched: str, following: Callable[[], str]
 ) -> str | None:
     """Rules read in the number's sentence: a plan, a condition, a negation, an
-    instruction, a schedule, a total, a data set, configurations one run each."""
+    instruction, a schedule, a total, a data set, configurations one run each. Each
+    pattern runs only when its words are there (`_has`): every candidate is read by all."""
+    lower, lower_before, lower_after = context.lower(), before.lower(), after.lower()
     clause = _CLAUSE_END.split(before)[-1] + _CLAUSE_END.split(after)[0]
-    if _PLAN.search(context) or _MODAL.search(clause):
+    if (_has(lower, _PLAN_WORDS) and _PLAN.search(context)) or (
+        _has(clause.lower(), _MODAL_WORDS) and _MODAL.search(clause)
+    ):
         return "a plan or condition, not a result"
     if (
         _CONDITION.search(before[-200:])
         or _CONDITION_AFTER.search(after[:80])
-        or _RECOMMENDED_LIST.search(before[-200:])
+        or (
+            _has(lower_before[-200:], _RECOMMENDED_WORDS)
+            and _RECOMMENDED_LIST.search(before[-200:])
+        )
     ):
         return "a condition or recommendation, not a result"
-    if _SUGGESTED.search(before[-120:]):
+    if _has(lower_before[-120:], _SUGGESTED_WORDS) and _SUGGESTED.search(before[-120:]):
         return "an example, default or suggestion, not a result"
-    if _NEGATED.search(before[-60:]):
+    if _has(lower_before[-60:], _NEGATED_WORDS) and _NEGATED.search(before[-60:]):
         return "a negation, not a claim"
-    if _IMPERATIVE.search(before[-120:]):
+    if _has(lower_before[-120:], _IMPERATIVE_WORDS) and _IMPERATIVE.search(before[-120:]):
         return "an instruction, not a result"
-    if _SCHEDULE.search(context) or _SCHEDULE_AFTER.search(after[:30]):
+    if (_has(lower, _SCHEDULE_WORDS) and _SCHEDULE.search(context)) or _SCHEDULE_AFTER.search(
+        after[:30]
+    ):
         return "a schedule, not a count of runs"
     if _total(before, after, matched):
         return "a total over configurations, not a count per configuration"
-    if _DATASET.search(before):
+    if _has(lower_before, _DATASET_WORDS) and _DATASET.search(before):
         return "a data set's make-up, not runs"
-    if re.match(
-        r"^\s*(?:(?!per\b|each\b|for\b)[\w-]+\s+){0,3}?samples?\b", after, re.I
-    ) and not _GENERATION.search(context):
+    if "sample" in lower_after[:80] and _SAMPLES.match(after) and not _GENERATION.search(context):
         return "samples of a data set, not generations"
     if _VARIANTS_AFTER.search(after[:40]) or _variants_listed(after, following):
         return "different configurations, one run each"
     if _HELD_BACK.search(after[:60]):
         return "held back, not run"
-    if _QUOTED.search(before):
+    if ("「" in before or "『" in before) and _QUOTED.search(before):
         return "a phrase quoted, not a claim"
-    if _SAME_INPUT.search(context):
+    if _has(lower, ("same", "同样", "同樣", "相同")) and _SAME_INPUT.search(context):
         return "a statement about determinism, not a count of runs"
     return None
 
 
+_SAMPLES = re.compile(r"^\s*(?:(?!per\b|each\b|for\b)[\w-]+\s+){0,3}?samples?\b", re.I)
+"""The unit just after a count is samples ("200 samples per task", not "12 epochs per
+sample")."""
 _LISTED = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<item>\S.*)$")
 _RUN_ITEM = re.compile(r"\W*(?:" + nouns(INDEX_NOUNS) + r"\b|\d)", re.I)
 
 
-def _variants_listed(after: str, following: str) -> bool:
+def _variants_listed(after: str, following: Callable[[], str]) -> bool:
     """ "Runs each task twice:" then a list of items that are no runs (`- baseline: ...`,
     `- governed: ...`): configurations, one run each (not `- run 1: 0.8`)."""
     if not re.match(r"^[^.;!?\n]{0,40}[:：]\s*$", after):
         return False
     items = []
-    for line in following.splitlines()[:8]:
+    for line in following().splitlines()[:8]:
         if (item := _LISTED.match(line)) is not None:
             items.append(item.group("item"))
         elif line.strip() or items:

@@ -5,9 +5,10 @@ added, claims in reading order; and `governing`, the claim a plan follows.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from passhat.sources.claims.embedded import embedded_blocks
 from passhat.sources.claims.found import Claim, Reading, SetAside
@@ -35,18 +36,33 @@ MAX_CANDIDATES = 1000
 with more is no report, and each candidate costs a sentence and its context."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Text:
-    """One file's text as the rules read it: its name, lines and each line's frame."""
+    """One file's text as the rules read it: its name, lines and each line's frame (read
+    as far as a candidate needs: a file cut at MAX_CANDIDATES is not framed to its end)."""
 
     name: str
     lines: list[str]
-    frames: list[str]
+    frames: Iterator[str]
+    framed: list[str] = field(default_factory=list)
+
+    def frame(self, line: int) -> str:
+        """The frame of line `line` (1-based)."""
+        while len(self.framed) < line:
+            following = next(self.frames, None)
+            if following is None:
+                return ""
+            self.framed.append(following)
+        return self.framed[line - 1]
 
     def following(self, block: Block, offset: int) -> str:
         """The text after `offset` of `block`: the rest of it and the next lines (bounded)."""
         last = block.first_line + len(block.starts) - 1
-        return block.text[offset : offset + 200] + "\n" + "\n".join(self.lines[last : last + 8])
+        return (
+            block.text[offset : offset + 200]
+            + "\n"
+            + "\n".join(line[:200] for line in self.lines[last : last + 8])
+        )
 
 
 def _apply(
@@ -94,8 +110,8 @@ def _apply(
                 span[0] - left,
                 span[1] - left,
                 match.group(0),
-                text.frames[line - 1] if line <= len(text.frames) else "",
-                text.following(block, right),
+                text.frame(line),
+                functools.partial(text.following, block, right),
             )
             written = match.group(group)
             if aside:
@@ -175,7 +191,7 @@ def read_text(text: str, name: str) -> Reading:
         rules = PROSE_RULES + CHINESE_RULES + rules
     blocks = prose_blocks(lines) if kind == PROSE else command_blocks(lines)
     frames = prose_frames(lines, name) if kind == PROSE else data_frames(lines, name)
-    read = _Text(name, lines, list(frames))
+    read = _Text(name, lines, frames)
     for block in blocks:
         if not _apply(rules, block, read, reading, found):
             break

@@ -39,5 +39,7 @@ def nouns(words: tuple[str, ...], number: str = "either") -> str:
 
 def stems(words: tuple[str, ...]) -> tuple[str, ...]:
     """Lower-case substrings one of which a text holding any of `words` (in any form)
-    holds: the cheap test a rule's pattern waits for."""
-    return tuple(sorted({w[:-1] if w.endswith(("y", "e")) else w for w in words}))
+    holds, none inside another ("rep" holds "repeat"): the cheap test a rule's pattern
+    waits for."""
+    cut = {w[:-1] if w.endswith(("y", "e")) else w for w in words}
+    return tuple(sorted(w for w in cut if not any(o != w and o in w for o in cut)))
