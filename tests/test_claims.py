@@ -480,11 +480,16 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
             "an example, default or suggestion, not a result",
         ),
         ("它被稱為「跑三次取平均」。", "README.md", "a phrase quoted, not a claim"),
+        (
+            'p.add_argument("--n", help="Run each prompt 4 times.")',
+            "eval.py",
+            "an option's help or default, not a result",
+        ),
     ],
     ids=[
         *("total", "in-total", "condition", "can", "retries", "tool-flag", "task-loop", "batch"),
         *("training", "judge", "next-steps", "negation", "instruction", "budget", "schedule"),
-        *("dataset", "data-samples", "variants", "held-back", "suggested", "quoted"),
+        *("dataset", "data-samples", "variants", "held-back", "suggested", "quoted", "help"),
     ],
 )
 def test_each_new_context_sets_a_number_aside_by_its_named_rule(

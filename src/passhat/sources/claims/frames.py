@@ -25,6 +25,14 @@ _SECTION = re.compile(r"^\s*\[+(?P<key>[\w. -]{1,60})\]+\s*$")
 """A TOML or INI section: `[training]`, `[[eval.runs]]`."""
 
 
+_OPTION = re.compile(
+    r"add_argument\(|add_option\(|\bclick\.(?:option|argument)\(|\btyper\.(?:Option|Argument)\(|"
+    r"\bhelp\s*=\s*[\"'f]|[\"']help[\"']\s*:",
+)
+"""A line defining a command-line option: its help and default describe what a user may
+pass, not what was run (`parser.add_argument("--n", help="run each task 3 times")`)."""
+
+
 def prose_frames(lines: list[str], name: str) -> Iterator[str]:
     """Each line's frame in prose: `prose`, the path, the heading above, the list's
     lead-in, one a line (one string while they stay the same)."""
@@ -53,7 +61,7 @@ def prose_frames(lines: list[str], name: str) -> Iterator[str]:
 def data_frames(lines: list[str], name: str) -> Iterator[str]:
     """Each line's frame in a data file or script: `data`, the path, its TOML/INI section
     and the keys it is nested under (by indentation), one a line (one string while they
-    stay the same)."""
+    stay the same), and `option` on a line defining a command-line option."""
     stack: list[tuple[int, str]] = []
     section = ""
     frame = f"data\n{name}\n\n"
@@ -65,7 +73,7 @@ def data_frames(lines: list[str], name: str) -> Iterator[str]:
                 while stack and stack[-1][0] >= indent:
                     stack.pop()
                 frame = _data_frame(name, section, stack)
-        yield frame
+        yield frame + "\noption" if _OPTION.search(line) else frame
         if stripped.startswith("[") and (opened := _SECTION.match(line)) is not None:
             section, stack = opened.group("key"), []
         elif (":" in line or "=" in line) and (opener := _OPENER.match(line)) is not None:

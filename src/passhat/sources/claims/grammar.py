@@ -497,13 +497,26 @@ _SUGGESTED = re.compile(
 )
 """An example, a default, a suggestion or a proposal before it in its sentence
 ("Proposed defaults are ... three random seeds", `suggestion: "seeds: [0, 1, 2]"`)."""
+_TIMES = r"^(?:\s*(?:times|x|×)\b)?"
 _VARIANTS_AFTER = re.compile(
-    r"^\W{0,3}(?:[:—–]|\s-\s)\s*(?:first|once|one\s+(?:with|without|as|for|on|in|using))\b|"
-    r"^\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b",
+    _TIMES
+    + r"\W{0,3}(?:[:—–]|\s-\s)\s*(?:first|once|one\s+(?:with|without|as|for|on|in|using))\b|"
+    + _TIMES
+    + r"\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b|"
+    + _TIMES
+    + r"\W{0,3}(?:—|–|\(|,|:)?\s*(?:once\s+)?with(?:out)?\s+(?:and|&|or)\s+with(?:out)?\b",
     re.I,
 )
 """A count of runs that are different configurations: "each task twice — first without
-X, then with X", "twice: once with the tool and once without"."""
+X, then with X", "twice: once with the tool and once without", "3 times, with and
+without the skill"."""
+_PAIR_AFTER = re.compile(
+    _TIMES + r"\s*(?:\(|—|–|:)\s*(?!(?:seeds?|runs?|trials?|attempts?|reps?)\b)[a-z][\w-]*"
+    r"(?:\s+[\w-]+)?\s*(?:and|vs\.?|versus|/|then)\s+(?:the\s+)?[a-z][\w-]*(?:\s+[\w-]+)?\s*(?:\)|[.;]|$)",
+    re.I,
+)
+"""Twice, then the two configurations named: "runs each task twice (baseline and
+governed)", "twice — plain vs. tooled"."""
 _HELD_BACK = re.compile(
     r"^[^.;!?]{0,12}?\b(?:are|is|were|was|remain|stay)\s+(?:still\s+|kept\s+)?(?:sealed|reserved|"
     r"held[\s-](?:out|back)|withheld|hidden|private|excluded|frozen|locked|unused|not\s+(?:yet\s+)?"
@@ -594,6 +607,22 @@ judge's repeats, retries, training, a schedule, a search (`judge:` → `repeats:
 _TRAINING_NOUN = re.compile(nouns(TRAINING_NOUNS) + r"|轮|輪", re.I)
 
 
+_TRAINING_HINT = re.compile(
+    r"learning[\s_-]?rate|(?<![\w-])-?-?lr\b|batch[\s_-]?size|weight[\s_-]?decay|"
+    r"warm-?up[\s_-]?(?:steps|ratio)|\boptimi[sz]er\b|gradient[\s_-]accumulation|学习率|學習率",
+    re.I,
+)
+"""Words of a training configuration: epochs or iterations a few lines from a learning
+rate or a batch size are training's (`--epochs 5 --lr 2e-5`; `Epochs: 5` under
+`Batch size: 16`)."""
+
+
+def trained_nearby(matched: str, nearby: str) -> bool:
+    """Whether a count of epochs, iterations, trials... (`matched`) sits among the words of
+    a training configuration (`nearby`: its line and the lines around it)."""
+    return bool(_TRAINING_NOUN.search(matched) and _TRAINING_HINT.search(nearby))
+
+
 def frame_rule(frame: str, matched: str) -> str | None:
     """The rule that makes a number no claim by its frame (see `_frame_rule`)."""
     return _frame_rule(frame, bool(_TRAINING_NOUN.search(matched)))
@@ -604,11 +633,13 @@ def _frame_rule(frame: str, training_noun: bool) -> str | None:
     """The rule that makes a number no claim by its frame, `KIND\\nPATH\\nHEADING\\nLEAD`
     (frames.py: the heading and lead-in of prose, the section and parent keys of data);
     None when its frame says nothing."""
-    kind, path, heading, lead = [*frame.split("\n"), "", "", "", ""][:4]
+    kind, path, heading, lead, option = [*frame.split("\n"), "", "", "", "", ""][:5]
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     if training_noun and _TRAINING_FRAME.search(f"{path} {heading} {lead}"):
         return "training or tuning, not evaluation runs"
     if kind != "prose":
+        if option:
+            return "an option's help or default, not a result"
         if _OTHER_KEYS.search(f"{heading} {lead}"):
             return "a setting of something else (a judge, retries, training, a schedule)"
         return None
@@ -681,7 +712,7 @@ def aside_rule(
     by_frame = frame_rule(frame, matched) if frame else None
     if by_frame:
         return by_frame
-    return _set_aside_by_sentence(context, before, after, matched, following)
+    return _set_aside_by_sentence(context, before, after, matched, following, context[start:end])
 
 
 def _has(text: str, words: tuple[str, ...]) -> bool:
@@ -773,7 +804,12 @@ _RECOMMENDED_WORDS: tuple[str, ...] = ("recommend", "suggest", "advis", "practic
 
 
 def _set_aside_by_sentence(
-    context: str, before: str, after: str, matched: str, following: Callable[[], str]
+    context: str,
+    before: str,
+    after: str,
+    matched: str,
+    following: Callable[[], str],
+    count: str = "",
 ) -> str | None:
     """Rules read in the number's sentence: a plan, a condition, a negation, an
     instruction, a schedule, a total, a data set, configurations one run each. Each
@@ -809,7 +845,11 @@ def _set_aside_by_sentence(
         return "a data set's make-up, not runs"
     if "sample" in lower_after[:80] and _SAMPLES.match(after) and not _GENERATION.search(context):
         return "samples of a data set, not generations"
-    if _VARIANTS_AFTER.search(after[:40]) or _variants_listed(after, following):
+    if (
+        _VARIANTS_AFTER.search(after[:60])
+        or (number(count) == 2 and _PAIR_AFTER.search(after[:80]))
+        or _variants_listed(after, following)
+    ):
         return "different configurations, one run each"
     if _HELD_BACK.search(after[:60]):
         return "held back, not run"

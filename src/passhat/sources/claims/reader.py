@@ -20,6 +20,7 @@ from passhat.sources.claims.grammar import (
     SETTING_RULES,
     Rule,
     aside_rule,
+    trained_nearby,
 )
 from passhat.sources.claims.numbers import MAX_LIST
 from passhat.sources.claims.sentences import (
@@ -31,6 +32,8 @@ from passhat.sources.claims.sentences import (
 )
 from passhat.sources.claims.tables import latex_tables, markdown_tables
 
+NEARBY = 6
+"""Lines either side of a count of epochs read for a training configuration's words."""
 MAX_CANDIDATES = 1000
 """Numbers one file's text is read for, at most (claims and numbers set aside): a file
 with more is no report, and each candidate costs a sentence and its context."""
@@ -54,6 +57,10 @@ class _Text:
                 return ""
             self.framed.append(following)
         return self.framed[line - 1]
+
+    def nearby(self, line: int) -> str:
+        """Line `line` (1-based) and the NEARBY lines either side (each cut to 200)."""
+        return "\n".join(x[:200] for x in self.lines[max(0, line - 1 - NEARBY) : line + NEARBY])
 
     def following(self, block: Block, offset: int) -> str:
         """The text after `offset` of `block`: the rest of it and the next lines (bounded)."""
@@ -113,6 +120,8 @@ def _apply(
                 text.frame(line),
                 functools.partial(text.following, block, right),
             )
+            if aside is None and trained_nearby(match.group(0), text.nearby(line)):
+                aside = "training or tuning, not evaluation runs"
             written = match.group(group)
             if aside:
                 reading.set_aside.append(SetAside(where, quote, aside, written))
