@@ -419,12 +419,14 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
         ),
     )
 )
+_TODO = re.compile(r"^\W*\[ \]")
+"""An unchecked box: a to-do ("- [ ] run each configuration 3 times"); a ticked one is done."""
 _MODAL = re.compile(r"\b(?:will|would|should|could|might|shall)\b", re.I)
 """A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed"."""
 _CLAUSE_END = re.compile(r"[,;:—–]")
 _PLAN = re.compile(
     r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
-    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan\s*[:：]|"
+    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan(?:ned)?\s*[:：]|"
     r"计划|計劃|未来|未來|将来|將來",
     re.I,
 )
@@ -643,18 +645,33 @@ def _frame_rule(frame: str, training_noun: bool) -> str | None:
         if _OTHER_KEYS.search(f"{heading} {lead}"):
             return "a setting of something else (a judge, retries, training, a schedule)"
         return None
+    if lead.startswith("table:") and re.search(r"\bdefaults?\b", lead, re.I):
+        return "an option's help or default, not a result"
     if _PLAN_FILE.search(stem) or _PLAN_SECTION.search(f"{heading}\n{lead}"):
         return "a section of plans, instructions, options or examples"
     return None
 
 
-def _total(before: str, after: str, matched: str) -> bool:
+_ACROSS = re.compile(r"\b(?:across|spanning|covering)\s+(?:(?:all|both|every)\s+)?(?:the\s+)?(.+)$")
+
+
+def _fewer_than_items(after_total: str, count: str) -> bool:
+    """ "3 runs across 5 packages": fewer runs than items cannot be a total over them (each
+    item had the 3)."""
+    across = _ACROSS.search(after_total.strip())
+    runs, items = number(count), number(across.group(1)) if across else None
+    return runs is not None and items is not None and runs < items
+
+
+def _total(before: str, after: str, matched: str, count: str = "") -> bool:
     """A total (over configurations) with no scope of its own: "Total runs: 10", "10 runs
     in total", "10 total runs", "9/9 trials pass across all three pairs" (but "45 runs (9
-    tests × 5 runs)" claims 5: a product's factor is per item)."""
+    tests × 5 runs)" claims 5: a product's factor is per item, and "3 runs across 5
+    packages" is 3 each)."""
+    after_total = _TOTAL_AFTER.search(after[:60])
     total = (
         _TOTAL_BEFORE.search(before[-60:])
-        or _TOTAL_AFTER.search(after[:60])
+        or (after_total and not _fewer_than_items(after_total.group(0), count))
         or re.search(r"\btotal\b", matched, re.I)
     )
     scoped = _SCOPED_AFTER.search(after) or _SCOPED_BEFORE.search(before)
@@ -829,6 +846,10 @@ def _set_aside_by_sentence(
         )
     ):
         return "a condition or recommendation, not a result"
+    if "[ ]" in before and _TODO.search(before):
+        return "a plan or condition, not a result"
+    if "backoff" in lower or "back-off" in lower:
+        return "retries of failures, not runs"
     if _has(lower_before[-120:], _SUGGESTED_WORDS) and _SUGGESTED.search(before[-120:]):
         return "an example, default or suggestion, not a result"
     if _has(lower_before[-60:], _NEGATED_WORDS) and _NEGATED.search(before[-60:]):
@@ -839,7 +860,7 @@ def _set_aside_by_sentence(
         after[:30]
     ):
         return "a schedule, not a count of runs"
-    if _total(before, after, matched):
+    if _total(before, after, matched, count):
         return "a total over configurations, not a count per configuration"
     if _has(lower_before, _DATASET_WORDS) and _DATASET.search(before):
         return "a data set's make-up, not runs"

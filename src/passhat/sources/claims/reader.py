@@ -20,6 +20,7 @@ from passhat.sources.claims.grammar import (
     SETTING_RULES,
     Rule,
     aside_rule,
+    frame_rule,
     trained_nearby,
 )
 from passhat.sources.claims.numbers import MAX_LIST
@@ -211,7 +212,12 @@ def read_text(text: str, name: str) -> Reading:
                     break
     tables = (*markdown_tables(lines, name), *latex_tables(lines, name)) if kind == PROSE else ()
     for claim in (*tables, *listed_seeds(lines, name)):
-        found.append(((int(claim.source.rsplit(":", 1)[1]), -1), claim))
+        line = int(claim.source.rsplit(":", 1)[1])
+        aside = frame_rule(read.frame(line), claim.quote)
+        if aside:  # a table in a plan, a seed list under a judge's key
+            reading.set_aside.append(SetAside(claim.source, claim.quote, aside, claim.written))
+        else:
+            found.append(((line, -1), claim))
     found.sort(key=lambda kc: kc[0])
     reading.claims = [claim for _, claim in found]
     return reading
