@@ -463,7 +463,7 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
         ("Three attempts per task, then stop.", "README.md", "a limit, not a count of runs"),
         ("The job runs three times a day.", "README.md", "a schedule, not a count of runs"),
         (
-            "The dataset contains 9 tasks, each performed 5 times.",
+            "The dataset contains 9 tasks, each performed 5 times by volunteers.",
             "README.md",
             "a data set's make-up, not runs",
         ),

@@ -455,10 +455,10 @@ _NEGATED = re.compile(
 )
 """A count denied just before it: "not ten independent runs", "do not impersonate ten"."""
 _IMPERATIVE = re.compile(
-    r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|and|please)\s)\W*"
+    r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|please)\s)\W*"
     r"(?:for\s+[\w\s-]{1,40}?\s)?"
     r"(?:use|set|try|add|freeze|choose|pick|re-?run|specify|increase|raise|lower|change|"
-    r"consider|ensure|make\s+sure|remember|report|configure|switch|bump|keep)\b"
+    r"consider|ensure|make\s+sure|remember|report|configure|switch|bump|keep)\b(?!\s*[:：])"
     r"(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)[^.;!?])*$",
     re.I,
 )
@@ -470,9 +470,7 @@ _STOP_AFTER = re.compile(
     re.I,
 )
 """A budget: "Three attempts per task, then stop", "Two attempts per task. Then revert"."""
-_SCHEDULE = re.compile(
-    r"\bcron(?:tab)?\b|\bscheduled\b|排程|定時|定时|[每天][天日晚週周月年]|每小[時时]", re.I
-)
+_SCHEDULE = re.compile(r"\bcron(?:tab)?\b|排程|定時|定时|[每天][天日晚週周月年]|每小[時时]", re.I)
 _SCHEDULE_AFTER = re.compile(
     r"^\s*(?:times\s+)?(?:(?:a|per|each|every)\s+(?:day|night|hour|week|month|year)\b|daily\b|"
     r"nightly\b|hourly\b|weekly\b|monthly\b|yearly\b|annual)|^\s*次?\s*(?:年度|每年|每天|每日)",
@@ -480,11 +478,15 @@ _SCHEDULE_AFTER = re.compile(
 )
 """A schedule: "three times a day", "nightly", "每天執行三次", a cron job."""
 _DATASET = re.compile(
-    r"(?:\bdata[-_\s]?sets?|\bcorpus|数据集|數據集|資料集|数据集合)\s*(?:\w+\s+)?"
-    r"(?:contains?|consists?\s+of|includes?|comprises?|包含|包括|含有|由)",
+    r"(?:数据集|數據集|資料集)\s*(?:包含|包括|含有|由)|"
+    r"\b(?:data[-_\s]?sets?|corpus)\s*(?:\w+\s+)?(?:contains?|consists?\s+of|includes?|comprises?)"
+    r"\b.{0,80}\b(?:recorded|collected|demonstrat\w*|annotated|filmed|captured|by\s+(?:different\s+)?"
+    r"(?:people|participants|subjects|annotators|humans|volunteers))",
     re.I,
 )
-"""A data set's make-up: "the dataset contains 18 tasks, each repeated 5 times"."""
+"""A data set's make-up: "数据集包含18个任务，每个任务重复5次", "the dataset contains 20 tasks,
+each performed 5 times by different people" (not "the dataset contains 50 tasks, each run
+3 times": a data set evaluated)."""
 _GENERATION = re.compile(
     r"generat|sampl(?:ed|ing)|\bdraw|decod|temperature|pass\s*[@^]|completions?|estimat|"
     r"\bn\s*=|per\s+(?:problem|prompt|question)|生成|采样|採樣",
@@ -493,8 +495,9 @@ _GENERATION = re.compile(
 """Samples a model generated (pass@k's), not samples of a data set ("200 samples per
 task, seed 42", the first 200 items of each task)."""
 _SUGGESTED = re.compile(
-    r"\b(?:suggestions?|examples?|e\.g\.|eg|recommendations?|defaults?|default\s+value|"
-    r"proposed|proposals?|propose[sd]?|hints?|options?)\b[^.;!?()\n]{0,80}$|建議|建议|例如|默认|預設|补充",
+    r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
+    r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
+    r"|建議|建议|例如|默认|預設|补充)[^.;!?()\n]{0,80}$",
     re.I,
 )
 """An example, a default, a suggestion or a proposal before it in its sentence
@@ -573,8 +576,8 @@ _RUN_VARIABLE = re.compile(
 
 _PLAN_SECTION = re.compile(
     r"(?<![a-z])(?:plan|plans|planned|planning|proposal|proposed|todo|to-?do|roadmap|"
-    r"next\s+steps?|future|checklist|assignment|should|must|rules|mitigation|risks?|"
-    r"instructions?|guidelines?|how\s+to|usage|options|examples?|e\.g|suggest\w*|"
+    r"next\s+steps?|future|checklist|assignment|should|must|mitigation|"
+    r"instructions?|guidelines?|usage|options|examples?|e\.g|suggest\w*|"
     r"recommend\w*|improvements?)(?![a-z])|(?m:^\W*if\b)|"
     r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|例如|建議|建议|如果|假如|假设|假設",
     re.I,
@@ -763,11 +766,9 @@ _SUGGESTED_WORDS: tuple[str, ...] = (
     "sugg",
     "exampl",
     "e.g",
-    "eg",
     "recomm",
     "default",
     "propos",
-    "hint",
     "option",
     "建議",
     "建议",
@@ -815,7 +816,7 @@ _IMPERATIVE_WORDS: tuple[str, ...] = (
     "switch",
     "bump",
 )
-_SCHEDULE_WORDS: tuple[str, ...] = ("cron", "scheduled", "每", "天", "排程", "定時", "定时")
+_SCHEDULE_WORDS: tuple[str, ...] = ("cron", "每", "天", "排程", "定時", "定时")
 _DATASET_WORDS: tuple[str, ...] = ("data", "corpus", "数据集", "數據集", "資料集")
 _RECOMMENDED_WORDS: tuple[str, ...] = ("recommend", "suggest", "advis", "practices", "guidelines")
 
@@ -862,7 +863,11 @@ def _set_aside_by_sentence(
         return "a schedule, not a count of runs"
     if _total(before, after, matched, count):
         return "a total over configurations, not a count per configuration"
-    if _has(lower_before, _DATASET_WORDS) and _DATASET.search(before):
+    if (
+        _has(lower_before, _DATASET_WORDS)
+        and (dataset := _DATASET.search(context)) is not None
+        and dataset.start() < len(before)
+    ):
         return "a data set's make-up, not runs"
     if "sample" in lower_after[:80] and _SAMPLES.match(after) and not _GENERATION.search(context):
         return "samples of a data set, not generations"
