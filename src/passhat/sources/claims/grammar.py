@@ -464,6 +464,7 @@ _IMPERATIVE = re.compile(
 )
 """An instruction: the number's clause opens with a verb telling the reader what to do
 ("For a smoke check use --num-trials 5", "then re-run it with --num-trials 3")."""
+_ENDS_SOON = re.compile(r"[^.;!?\n]{0,40}[.;]")
 _STOP_AFTER = re.compile(
     r"^[^.;!?\n]{0,40}?(?:[.,;:]\W*|\s)(?:and\s+)?then\s+(?:stop|give\s+up|revert|abort|halt|"
     r"escalate|move\s+on|mark|bail|skip|fail)\b",
@@ -725,9 +726,7 @@ def aside_rule(
             return name
     if "then" in after[:60].lower() and _STOP_AFTER.search(after[:60]):
         return "a limit, not a count of runs"
-    if re.match(r"^[^.;!?\n]{0,40}[.;]", after) and _STOP_AFTER.search(
-        after[:60] + following()[:60]
-    ):
+    if _ENDS_SOON.match(after) and _STOP_AFTER.search(after[:60] + following()[:60]):
         return "a limit, not a count of runs"
     by_frame = frame_rule(frame, matched) if frame else None
     if by_frame:
@@ -737,7 +736,7 @@ def aside_rule(
 
 def _has(text: str, words: tuple[str, ...]) -> bool:
     """Whether lower-cased `text` holds one of `words`: the cheap test before a pattern."""
-    return any(word in text for word in words)
+    return any(map(text.__contains__, words))
 
 
 _PLAN_WORDS: tuple[str, ...] = (
@@ -889,6 +888,7 @@ def _set_aside_by_sentence(
 _SAMPLES = re.compile(r"^\s*(?:(?!per\b|each\b|for\b)[\w-]+\s+){0,3}?samples?\b", re.I)
 """The unit just after a count is samples ("200 samples per task", not "12 epochs per
 sample")."""
+_ENDS_WITH_COLON = re.compile(r"[^.;!?\n]{0,40}[:：]\s*$")
 _LISTED = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<item>\S.*)$")
 _RUN_ITEM = re.compile(r"\W*(?:" + nouns(INDEX_NOUNS) + r"\b|\d)", re.I)
 
@@ -896,7 +896,9 @@ _RUN_ITEM = re.compile(r"\W*(?:" + nouns(INDEX_NOUNS) + r"\b|\d)", re.I)
 def _variants_listed(after: str, following: Callable[[], str]) -> bool:
     """ "Runs each task twice:" then a list of items that are no runs (`- baseline: ...`,
     `- governed: ...`): configurations, one run each (not `- run 1: 0.8`)."""
-    if not re.match(r"^[^.;!?\n]{0,40}[:：]\s*$", after):
+    if ":" not in after[:42] and "：" not in after[:42]:
+        return False
+    if not _ENDS_WITH_COLON.match(after):
         return False
     items = []
     for line in following().splitlines()[:8]:

@@ -86,7 +86,7 @@ def _apply(
     seen: set[tuple[int, int]] = set()
     lower = block.text.lower()
     for rule in rules:
-        if not any(word in lower for word in rule.trigger):
+        if not any(map(lower.__contains__, rule.trigger)):
             continue
         for match in rule.pattern.finditer(block.text):
             if len(found) + len(reading.set_aside) >= MAX_CANDIDATES:
