@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from passhat.sources.claims.tables import is_separator
+
 MAX_FRAME = 160
 """Characters of a heading kept in a frame (each line's frame is its own string)."""
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>.*)$")
 _LATEX_HEADING = re.compile(r"\\(?:sub)*section\*?\{(?P<text>[^}]*)\}")
-_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{1,}:?\s*)*\|?\s*$")
-"""A markdown table's alignment row: the line above it is the table's header."""
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|\[[ xX]\])\s|^\s{2,}\S|^\s*(?:```|~~~)")
 """A list item, an indented or fenced line: it keeps the lead-in above it."""
 _LEAD_IN = re.compile(r"^(?P<text>.{1,160}?)[:：]\s*(?:\*\*|__)?\s*$")
@@ -45,7 +45,7 @@ def prose_frames(lines: list[str], name: str) -> Iterator[str]:
         stripped = line.strip().strip("*_").strip()
         if not stripped:
             continue
-        if "|" in line and index + 1 < len(lines) and _SEPARATOR.match(lines[index + 1]):
+        if "|" in line and index + 1 < len(lines) and is_separator(lines[index + 1]):
             lead = "table: " + line.strip()[:MAX_FRAME]  # its rows: "| Option | Default |"
             frame = f"prose\n{name}\n{heading}\n{lead}"
             continue

@@ -19,7 +19,8 @@ def _cells(line: str) -> list[str]:
     return [c.strip().strip("*`_ ") for c in line.strip().strip("|").split("|")]
 
 
-def _is_separator(line: str) -> bool:
+def is_separator(line: str) -> bool:
+    """A markdown table's alignment row (`|---|:--:|`, with or without outer pipes)."""
     if "-" not in line:
         return False
     cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -110,7 +111,7 @@ def markdown_tables(lines: list[str], name: str) -> Iterator[Claim]:
     """Claims of markdown tables: a header row, an alignment row (`---`, `:--`, `--:`,
     with or without outer pipes), then rows while lines hold a `|`."""
     for index in range(len(lines) - 1):
-        if "|" not in lines[index] or not _is_separator(lines[index + 1]):
+        if "|" not in lines[index] or not is_separator(lines[index + 1]):
             continue
         header = _cells(lines[index])
         yield from _header_claims(header, f"{name}:{index + 1}", sentence(lines[index], 0, 0))
