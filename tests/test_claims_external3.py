@@ -7,9 +7,9 @@ measurement on it, while the reader was being worked on by somebody who never sa
 
 THE TARGET IS MISSED. Measured once, by the lead on main at 6f13b1c after that round's
 claim-reader work: caught 105 of 129 over-claims (0.814), passed 94 of 118 consistent
-folders (0.797), the same in both layouts. Those counts are asserted as floors, so the reader cannot regress; raise them when it does
-better, never tune it to a wording here (add such a wording to the development corpus
-instead)"""
+folders (0.797), the same in both layouts. Those counts are asserted as floors, so the
+reader cannot regress; raise them when it does better, never tune it to a wording here
+(add such a wording to the development corpus instead)"""
 
 from __future__ import annotations
 
