@@ -318,19 +318,9 @@ async def run_experiment(
     store.add_secrets(secret_values(model))
     with store.lease(experiment.id), watchdog():
         todo, attempts = pending(store, experiment, rerun_errored=rerun_errored)
+        job = Job(experiment, suite, agent, model, options, attempts)
         try:
-            await _run_all(
-                store,
-                experiment,
-                suite,
-                agent,
-                model,
-                options,
-                progress,
-                todo,
-                executor,
-                attempts,
-            )
+            await _run_all(store, job, todo, progress, executor)
         except BaseExceptionGroup as group:
             # a worker failed (say, the store could not write): the first failure is the
             # story; the other workers were cancelled and their runs stay missing
@@ -340,21 +330,15 @@ async def run_experiment(
 
 async def _run_all(
     store: Store,
-    experiment: ExperimentRecord,
-    suite: Suite,
-    agent: LoadedAgent,
-    model: Model | None,
-    options: RunOptions,
-    progress: ProgressFn | None,
+    job: Job,
     todo: Iterable[WorkItem],
-    executor: Executor | None = None,
-    attempts: dict[tuple[str, int], int] | None = None,
+    progress: ProgressFn | None,
+    executor: Executor | None,
 ) -> None:
     if executor is None:
         from passhat.executors.local import LocalExecutor
 
         executor = LocalExecutor()
-    job = Job(experiment, suite, agent, model, options, attempts or {})
 
     # The executor runs; the driver alone writes. Finished runs go to one writer
     # thread, which commits the runs that arrive meanwhile in one transaction (group
@@ -367,7 +351,7 @@ async def _run_all(
     # agents' runs are served by one server for the experiment (serve/hub.py).
     async with hub_scope(), RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer:
         records = executor.run(job, iter(todo))
-        limit, this = writes_in_flight(options.concurrency), asyncio.current_task()
+        limit, this = writes_in_flight(job.options.concurrency), asyncio.current_task()
         try:
             async for record in records:
                 await writer.hand_over(record, limit)
