@@ -11,12 +11,12 @@ import pytest
 
 from cli_helpers import diff_json, run_cli
 
-TASK = """
+TASKS = """
 import sys
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageAssistant
-from inspect_ai.scorer import match
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, match, scorer
 from inspect_ai.solver import solver
 
 
@@ -32,28 +32,6 @@ def chatty():
         return state
 
     return solve
-
-
-task = Task(
-    name="chatty-math",
-    dataset=[Sample(id="s1", input="What is 2+2?", target="4")],
-    solver=chatty(),
-    scorer=match(),
-    epochs=3,
-)
-logs = eval(task, model="mockllm/model", log_dir=sys.argv[1], display="none")
-assert logs[0].status == "success", logs[0].status
-print(logs[0].location)
-"""
-
-
-MOODY = """
-import sys
-from inspect_ai import Task, eval
-from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageAssistant
-from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
-from inspect_ai.solver import solver
 
 
 @solver
@@ -75,27 +53,34 @@ def moody():
     return score
 
 
-task = Task(
-    name="moody-math",
-    dataset=[Sample(id="s1", input="What is 2+2?", target="4")],
-    solver=steady(),
-    scorer=moody(),
-    epochs=3,
-)
-logs = eval(task, model="mockllm/model", log_dir=sys.argv[1], display="none")
-assert logs[0].status == "success", logs[0].status
-print(logs[0].location)
+def math_task(name, solver, scorer):
+    return Task(
+        name=name,
+        dataset=[Sample(id="s1", input="What is 2+2?", target="4")],
+        solver=solver,
+        scorer=scorer,
+        epochs=3,
+    )
+
+
+tasks = [math_task("chatty-math", chatty(), match()), math_task("moody-math", steady(), moody())]
+logs = eval(tasks, model="mockllm/model", log_dir=sys.argv[1], display="none")
+for log in logs:
+    assert log.status == "success", log.status
+    print(log.eval.task, log.location)
 """
+"""Both Inspect tasks, run by one Inspect process (its start is most of a run's cost):
+`chatty-math`, whose epochs think and answer differently, and `moody-math`, whose epochs
+do the same and a judge marks epoch 2 wrong. Prints each task's name and log path."""
 
 
-def imported(root: Path, task: str, name: str) -> str:
-    """Run `task` (an Inspect script) and import its log as experiment `name` of a new
-    store in `root`; the store's path."""
-    from passhat.cli import main
-
-    (root / "logs").mkdir()
-    script = root / "task.py"
-    script.write_text(task)
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The path of each task's log (`chatty-math`, `moody-math`), written by Inspect."""
+    pytest.importorskip("inspect_ai")
+    root = tmp_path_factory.mktemp("inspect-logs")
+    script = root / "tasks.py"
+    script.write_text(TASKS)
     done = subprocess.run(
         [sys.executable, str(script), str(root / "logs")],
         capture_output=True,
@@ -105,7 +90,14 @@ def imported(root: Path, task: str, name: str) -> str:
         cwd=root,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    log = done.stdout.strip().splitlines()[-1].removeprefix("file://")
+    lines = [line.split(" ", 1) for line in done.stdout.strip().splitlines()[-2:]]
+    return {task: location.removeprefix("file://") for task, location in lines}
+
+
+def imported(root: Path, log: str, name: str) -> str:
+    """`log` imported as experiment `name` of a new store in `root`; the store's path."""
+    from passhat.cli import main
+
     db = str(root / "p.db")
     with pytest.raises(SystemExit) as exit_:
         main(["import", "inspect", log, "--db", db, "--name", name, "--json"])
@@ -114,18 +106,16 @@ def imported(root: Path, task: str, name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def imported_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+def imported_db(tmp_path_factory: pytest.TempPathFactory, logs: dict[str, str]) -> str:
     """One Inspect log of 1 sample × 3 epochs, imported as experiment `chatty`."""
-    pytest.importorskip("inspect_ai")
-    return imported(tmp_path_factory.mktemp("inspect-why"), TASK, "chatty")
+    return imported(tmp_path_factory.mktemp("inspect-why"), logs["chatty-math"], "chatty")
 
 
 def test_the_same_run_graded_two_ways_is_graded_differently(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], logs: dict[str, str]
 ) -> None:
     """Inspect epochs with the same transcript and final state and different verdicts."""
-    pytest.importorskip("inspect_ai")
-    db = imported(tmp_path, MOODY, "moody")
+    db = imported(tmp_path, logs["moody-math"], "moody")
     data = diff_json(capsys, db, "moody", "s1", "1", "2")
     assert (data["a"]["status"], data["b"]["status"]) == ("passed", "failed")
     assert data["diverged_at"] is None and data["state"] == [] and data["output"] == []
