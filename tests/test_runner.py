@@ -563,3 +563,54 @@ def test_a_cancel_lands_when_the_executor_never_waits(tmp_path: Path) -> None:
 
     asyncio.run(main())
     assert len(yielded) == 6  # not the 40 x cases planned
+
+
+@pytest.mark.skipif(
+    sys.version_info >= (3, 12) or not hasattr(os, "pidfd_open"),
+    reason="Python 3.12 waits on pidfds itself; no pidfd_open here",
+)
+def test_a_command_agents_exit_is_read_from_its_pidfd_not_waited_for_in_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.11's default child watcher started a thread per agent process to wait for
+    it; the runner installs a pidfd watcher instead, and the runs are recorded alike."""
+    import threading
+
+    from passhat.agents.command import CommandSpec
+    from passhat.execution import _PidfdWatcher
+
+    monkeypatch.setattr(asyncio.get_event_loop_policy(), "_watcher", None)  # 3.11's default
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def noted(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", noted)
+    suite = load_suite(CLARIFY)
+    suite = replace(suite, cases=(suite.case(SEED),))
+    spec = CommandSpec(("true",), cwd=str(tmp_path), output="text")
+    agent = resolve_agent(spec.spec())
+    params = {"max_turns": 1, "isolation": "process"}
+    experiment = new_experiment(suite, agent, "", None, k=3, params=params)
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        asyncio.run(
+            run_experiment(store, experiment, suite, agent, None, RunOptions(concurrency=3))
+        )
+        runs = store.runs(experiment.id)
+    assert [r.status for r in runs] == ["failed"] * 3, runs[0].error_message  # graded
+    assert isinstance(asyncio.get_child_watcher(), _PidfdWatcher)
+    assert not [name for name in started if name.startswith("asyncio-waitpid")], started
+
+
+def test_a_programs_own_child_watcher_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    from passhat.execution import child_watcher
+
+    own = asyncio.PidfdChildWatcher() if hasattr(asyncio, "PidfdChildWatcher") else None
+    if own is None or sys.version_info >= (3, 12):
+        pytest.skip("Python 3.12 has no child watchers to keep")
+    monkeypatch.setattr(asyncio.get_event_loop_policy(), "_watcher", own)
+    child_watcher()
+    assert asyncio.get_child_watcher() is own

@@ -31,6 +31,7 @@ from passhat.execution import (
     TRACEBACK_LIMIT,
     RunOptions,
     agent_traceback,
+    child_watcher,
     harness_version,
     run_once,
     run_seed,
@@ -316,6 +317,7 @@ async def run_experiment(
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
     prepare_scorers(suite)  # a scorer that cannot be used stops here, before any run
     store.add_secrets(secret_values(model))
+    child_watcher()  # command agents' exits read from pidfds, not a thread each (3.11)
     with store.lease(experiment.id), watchdog():
         todo, attempts = pending(store, experiment, rerun_errored=rerun_errored)
         job = Job(experiment, suite, agent, model, options, attempts)
