@@ -113,15 +113,14 @@ def _packed(runs: bytes) -> bytes:
     if escaped and b'"\\u0000' in text:
         body, table = _packed_nul(text)
     else:
-        found = _LONG_VALUES.findall(text)
-        counts = Counter([value for _, value in found])
+        # ["", before, value, "", before, value, ..., ""]: the matches meet end to end
+        pieces = _LONG_VALUES.split(text)
+        values = pieces[2::3]
+        counts = Counter(values)
         table = [value for value, n in counts.items() if n > 1 and value]  # b"": the end
         refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
-        pieces: list[bytes] = []
-        add = pieces.append
-        for before, value in found:
-            add(before)
-            add(refs.get(value, value))
+        ref = refs.get
+        pieces[2::3] = [ref(value, value) for value in values]
         body = b"".join(pieces)
     packed = b'{"strings":[' + b",".join(table) + b'],"runs":' + body + b"}"
     return packed.replace(_QUOTE, b'\\"').replace(_BACKSLASH, b"\\\\") if escaped else packed
