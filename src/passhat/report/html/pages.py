@@ -298,7 +298,11 @@ class _ItemColumns:
         rows: list[tuple[str, str, str, str, str]] = []
         plans: dict[int, tuple[object, _Plan | None]] = {}  # by id: each value read once
         for c in page:
-            counted = [run for _, run in sorted(c.runs.items()) if run.counted]
+            runs = c.runs
+            if len(runs) == 1:  # k = 1: nothing to sort
+                counted = [run for run in runs.values() if run.counted]
+            else:
+                counted = [run for _, run in sorted(runs.items()) if run.counted]
             found = _plain_rows(counted, plans) if counted else []
             if found is None:  # as given: the first run's scorers come first
                 found = [
