@@ -336,3 +336,24 @@ def test_front_coding_round_trips_in_utf16_units() -> None:
             start = text[: len(text) - len(rest_of)]
             assert before.startswith(start)
             assert not rest_of or not before[len(start) :].startswith(rest_of[0])
+
+
+def test_the_dataset_tool_table_is_tool_profile_read_per_distinct_count(tmp_path: Path) -> None:
+    """The page's tool table (`render._dataset_tools`) equals `tool_profile(per_case=False)`
+    of the same runs: read from a store (runs share count values), as records, out of
+    order, and with an error count that is not an int (then `tool_profile` itself)."""
+    from passhat.analysis import tool_profile
+    from passhat.report.html.render import _dataset_tools
+
+    e, runs = varied()
+    tools = ["query_background", "never_called"]
+    with Store(tmp_path / "t.db") as store:
+        store.create_experiment(e)  # type: ignore[arg-type]
+        store.record_runs(runs)  # type: ignore[arg-type]
+        summaries = store.summaries(e.id)  # type: ignore[attr-defined]
+    shuffled = list(runs)
+    random.Random(3).shuffle(shuffled)
+    odd = [s._replace(tool_counts={"get_ticket": (1, 0.5)}) for s in summaries[:2]]
+    for given in (summaries, runs, shuffled, [*odd, *summaries[2:]], []):
+        assert _dataset_tools(given, tools) == tool_profile(given, tools, per_case=False)  # type: ignore[arg-type]
+    assert any(u.errors for u in _dataset_tools(summaries, tools))
