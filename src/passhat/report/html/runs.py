@@ -115,15 +115,22 @@ def _packed(runs: bytes) -> bytes:
     else:
         # ["", before, value, "", before, value, ..., ""]: the matches meet end to end
         pieces = _LONG_VALUES.split(text)
+        del text  # each copy of the text is let go as soon as the next is made
         values = pieces[2::3]
         counts = Counter(values)
         table = [value for value, n in counts.items() if n > 1 and value]  # b"": the end
         refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
         ref = refs.get
         pieces[2::3] = [ref(value, value) for value in values]
+        del values, counts
         body = b"".join(pieces)
-    packed = b'{"strings":[' + b",".join(table) + b'],"runs":' + body + b"}"
-    return packed.replace(_QUOTE, b'\\"').replace(_BACKSLASH, b"\\\\") if escaped else packed
+        del pieces
+    packed = b"".join([b'{"strings":[', b",".join(table), b'],"runs":', body, b"}"])
+    del body
+    if escaped:
+        packed = packed.replace(_QUOTE, b'\\"')
+        packed = packed.replace(_BACKSLASH, b"\\\\")
+    return packed
 
 
 def _packed_nul(text: bytes) -> tuple[bytes, list[bytes]]:
@@ -145,7 +152,7 @@ def _packed_nul(text: bytes) -> tuple[bytes, list[bytes]]:
     return _ANY_STRING.sub(value, text), table
 
 
-def _runs_blob(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhole]) -> str:
+def _runs_blob(cases: Sequence[_CaseFacts], load: LoadRuns | None) -> str:
     """Every recorded run's heavy fields, keyed by anchor, for the page's script.
 
     Runs repeat themselves (the system prompt and the ticket in every run, the
@@ -153,14 +160,26 @@ def _runs_blob(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhol
     so long repeated strings go into one table (`_packed`), and the JSON is deflated
     and base64-encoded: about a tenth of the raw size.
     """
-    runs = b",".join(
+    raw = _packed(_runs_text(cases, _whole(cases, load)))
+    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+
+
+def _runs_text(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhole]) -> bytes:
+    """`{"<anchor>-run<n>": <run>, ...}` of the runs of `cases` in `whole`, which is emptied
+    as it is read: a page's runs are held once, as their JSON (not as rows, then pieces,
+    then the joined text)."""
+    pieces = [
         b'"%b-run%d":%b' % (c.anchor.encode(), index, _run_json(whole[(c.account.case, index)]))
         for c in cases
         for index in range(1, c.account.k_requested + 1)
         if (c.account.case, index) in whole
-    )
-    raw = _packed(b"{" + runs + b"}")
-    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    ]
+    whole.clear()
+    if not pieces:
+        return b"{}"
+    pieces[0] = b"{" + pieces[0]
+    pieces[-1] += b"}"
+    return b",".join(pieces)
 
 
 def script_json(value: Any) -> Markup:
@@ -190,7 +209,7 @@ def _embedded_runs(pages: list[list[_CaseFacts]], load: LoadRuns | None) -> list
     chunks: list[tuple[int, str]] = []
     size = 0
     for page in pages:
-        blob = _runs_blob(page, _whole(page, load))
+        blob = _runs_blob(page, load)
         size += len(blob)
         if chunks and size > RUNS_BUDGET:
             break
