@@ -390,8 +390,8 @@ class _Reads(_Connection):
                     (
                         case,
                         index,
-                        status,
-                        error_type,
+                        interned.setdefault(status, status),  # one string per status
+                        sources.setdefault(error_type, error_type),
                         message,
                         duration,
                         tin,
