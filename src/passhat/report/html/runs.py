@@ -110,6 +110,7 @@ def _packed(runs: bytes) -> bytes:
     it: escaped backslashes and quotes are set aside first (`_BACKSLASH`, `_QUOTE`)."""
     escaped = b"\\" in runs  # often none at all: then nothing to set aside
     text = runs.replace(b"\\\\", _BACKSLASH).replace(b'\\"', _QUOTE) if escaped else runs
+    del runs  # a caller's temporary (as `_runs_blob` gives it) is let go here
     if escaped and b'"\\u0000' in text:
         body, table = _packed_nul(text)
     else:
@@ -166,10 +167,10 @@ def _runs_blob(cases: Sequence[_CaseFacts], load: LoadRuns | None) -> str:
 
 def _runs_text(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhole]) -> bytes:
     """`{"<anchor>-run<n>": <run>, ...}` of the runs of `cases` in `whole`, which is emptied
-    as it is read: a page's runs are held once, as their JSON (not as rows, then pieces,
-    then the joined text)."""
-    pieces = [
-        b'"%b-run%d":%b' % (c.anchor.encode(), index, _run_json(whole[(c.account.case, index)]))
+    as it is read: a page's runs are held about twice at most (rows, then pieces, then
+    the joined text, each let go as the next is made)."""
+    pieces = [  # each row let go once written
+        b'"%b-run%d":%b' % (c.anchor.encode(), index, _run_json(whole.pop((c.account.case, index))))
         for c in cases
         for index in range(1, c.account.k_requested + 1)
         if (c.account.case, index) in whole
