@@ -11,6 +11,7 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Sequence
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 from markupsafe import Markup
@@ -55,9 +56,9 @@ def _run_json(run: RunWhole) -> bytes:
     if isinstance(run, RunRecord):
         return _to_json(_run_data(run))
     return _RUN_JSON % (
-        json.dumps(run.case_id, ensure_ascii=False).encode(),
+        _quoted(run.case_id, False),
         run.run_index,
-        json.dumps(run.status).encode(),
+        _quoted(run.status, True),
         run.transcript,
         run.tool_calls,
         run.final_state,
@@ -69,6 +70,14 @@ def _run_json(run: RunWhole) -> bytes:
         run.output_tokens,
         run.seed,
     )
+
+
+def _quoted(value: Any, ascii_only: bool) -> bytes:
+    """`json.dumps(value, ensure_ascii=ascii_only)` in UTF-8; a str through the encoder's
+    own C function (what json.dumps calls for one, without its Python layers)."""
+    if type(value) is not str:
+        return json.dumps(value, ensure_ascii=ascii_only).encode()
+    return (encode_basestring_ascii(value) if ascii_only else encode_basestring(value)).encode()
 
 
 def _to_json(value: Any) -> bytes:
