@@ -31,11 +31,22 @@ import yaml
 
 from test_claims import LAYOUTS, _entries, _strict
 
-EXTERNAL = yaml.safe_load(
-    (Path(__file__).parent / "claim_wordings_external.yaml").read_text("utf-8")
-)
-POSITIVE = _entries(EXTERNAL["positive"])
-NEGATIVE = _entries(EXTERNAL["negative"])
+Corpus = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def corpus(name: str) -> Corpus:
+    """(over-claims, consistent texts) of the wording corpus `name` beside this file."""
+    loaded = yaml.safe_load((Path(__file__).parent / name).read_text("utf-8"))
+    return _entries(loaded["positive"]), _entries(loaded["negative"])
+
+
+def well_formed(positive: list[dict[str, Any]], negative: list[dict[str, Any]]) -> bool:
+    """Every over-claim claims k >= 2, and every entry has its text and names its source."""
+    claims = all(isinstance(e["k"], int) and e["k"] >= 2 for e in positive)
+    return claims and all(e.get("source") and e.get("text") for e in positive + negative)
+
+
+POSITIVE, NEGATIVE = corpus("claim_wordings_external.yaml")
 
 TARGET_CAUGHT = 0.90
 TARGET_PASSED = 0.95

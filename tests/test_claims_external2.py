@@ -26,10 +26,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from test_claims import LAYOUTS, _entries
-from test_claims_external import external_counts, held_to_floors
+from test_claims import LAYOUTS
+from test_claims_external import corpus, external_counts, held_to_floors, well_formed
 
 CAUGHT_FLOOR = 82
 """Over-claims failed by `audit --strict` (of 84) after issue 34's fourth round (72 when
@@ -37,17 +36,11 @@ first scored, blind)."""
 PASSED_FLOOR = 74
 """Consistent folders passed (of 77) after issue 34's fourth round (38 when first scored)."""
 
-EXTERNAL2 = yaml.safe_load(
-    (Path(__file__).parent / "claim_wordings_external2.yaml").read_text("utf-8")
-)
-POSITIVE = _entries(EXTERNAL2["positive"])
-NEGATIVE = _entries(EXTERNAL2["negative"])
+POSITIVE, NEGATIVE = corpus("claim_wordings_external2.yaml")
 
 
 def test_the_corpus_is_large_enough_and_every_entry_names_its_source() -> None:
-    assert len(POSITIVE) >= 80 and len(NEGATIVE) >= 45
-    assert all(isinstance(e["k"], int) and e["k"] >= 2 for e in POSITIVE)
-    assert all(e.get("source") and e.get("text") for e in POSITIVE + NEGATIVE)
+    assert len(POSITIVE) >= 80 and len(NEGATIVE) >= 45 and well_formed(POSITIVE, NEGATIVE)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

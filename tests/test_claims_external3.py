@@ -16,27 +16,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from test_claims import LAYOUTS, _entries
-from test_claims_external import external_counts, held_to_floors
+from test_claims import LAYOUTS
+from test_claims_external import corpus, external_counts, held_to_floors, well_formed
 
 CAUGHT_FLOOR = 105
 """Over-claims failed by `audit --strict` when first scored (of 129): below the target."""
 PASSED_FLOOR = 94
 """Consistent folders passed when first scored (of 118): below the target."""
 
-EXTERNAL3 = yaml.safe_load(
-    (Path(__file__).parent / "claim_wordings_external3.yaml").read_text("utf-8")
-)
-POSITIVE = _entries(EXTERNAL3["positive"])
-NEGATIVE = _entries(EXTERNAL3["negative"])
+POSITIVE, NEGATIVE = corpus("claim_wordings_external3.yaml")
 
 
 def test_the_corpus_is_large_enough_and_every_entry_names_its_source() -> None:
-    assert len(POSITIVE) >= 120 and len(NEGATIVE) >= 110
-    assert all(isinstance(e["k"], int) and e["k"] >= 2 for e in POSITIVE)
-    assert all(e.get("source") and e.get("text") for e in POSITIVE + NEGATIVE)
+    assert len(POSITIVE) >= 120 and len(NEGATIVE) >= 110 and well_formed(POSITIVE, NEGATIVE)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

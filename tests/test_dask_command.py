@@ -181,6 +181,17 @@ def test_an_agent_on_a_worker_cannot_read_goals_reach_the_scheduler_or_the_worke
         assert WORKER_KEY not in str(run.stderr)
 
 
+def _quiet_agent_and_no_bwrap(tmp_path: Path) -> tuple[str, Path]:
+    """(the spec of an agent that answers nothing, a folder for a PATH without bwrap);
+    skips where runs cannot be sealed here."""
+    _level_or_skip("namespace")
+    agent = tmp_path / "quiet.py"
+    agent.write_text("print('{}')\n", encoding="utf-8")
+    empty = tmp_path / "no_bwrap"
+    empty.mkdir()
+    return _spec(_python_or_skip(), str(agent)), empty
+
+
 def test_a_worker_without_bwrap_is_refused_by_name_and_the_others_run_the_experiment(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -189,12 +200,7 @@ def test_a_worker_without_bwrap_is_refused_by_name_and_the_others_run_the_experi
     make every run. The control at process level: the same worker takes runs."""
     from passhat.executors.dask import DaskExecutor
 
-    _level_or_skip("namespace")
-    agent = tmp_path / "quiet.py"
-    agent.write_text("print('{}')\n", encoding="utf-8")
-    spec = _spec(_python_or_skip(), str(agent))
-    empty = tmp_path / "no_bwrap"
-    empty.mkdir()
+    spec, empty = _quiet_agent_and_no_bwrap(tmp_path)
     odd = cluster.add_worker(env={"PATH": str(empty)})
     try:
         cluster.wait_for_workers(3)
@@ -229,12 +235,7 @@ def test_a_driver_without_bwrap_runs_a_namespace_experiment_on_workers_that_seal
     own loop is refused, naming what to install."""
     from passhat.executors.dask import DaskExecutor
 
-    _level_or_skip("namespace")
-    agent = tmp_path / "quiet.py"
-    agent.write_text("print('{}')\n", encoding="utf-8")
-    spec = _spec(_python_or_skip(), str(agent))
-    empty = tmp_path / "no_bwrap"
-    empty.mkdir()
+    spec, empty = _quiet_agent_and_no_bwrap(tmp_path)
     monkeypatch.setenv("PATH", str(empty))
     isolation.unavailable.cache_clear()
     try:
