@@ -54,7 +54,8 @@ The package's rooms (`from passhat.sources.claims import X` reaches every public
     numbers.py     counts as written: digits, words, Chinese numerals, lists, ranges
     vocabulary.py  the nouns a run is counted by, said once (prose, settings, tables)
     found.py       Claim, SetAside and Reading: what the reader finds
-    grammar.py     the rules built from the vocabulary, the contexts set aside
+    grammar.py     the rules built from the vocabulary
+    aside.py       what sets a number a rule read aside (its sentence, its frame)
     frames.py      what encloses a line: path, heading, lead-in, parent keys
     sentences.py   a match's sentence, and prose lines joined into blocks
     embedded.py    prose inside data files and scripts: comments, docstrings, strings

@@ -2,7 +2,7 @@
 lead-in of the list or block it sits in ("It should:", "**Training parameters:**",
 "If the success rate is 80%:"), or, in a data file, the keys it is nested under
 (`judge:` → `repeats: 3`, `[training]`). A number's frame can make it no claim: a
-section of plans, a training configuration, a judge's settings (grammar.frame_rule).
+section of plans, a training configuration, a judge's settings (aside.frame_rule).
 """
 
 from __future__ import annotations

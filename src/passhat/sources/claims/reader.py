@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from passhat.sources.claims.aside import aside_rule, frame_rule, trained_nearby
 from passhat.sources.claims.embedded import embedded_blocks
 from passhat.sources.claims.found import Claim, Reading, SetAside
 from passhat.sources.claims.frames import data_frames, prose_frames
@@ -19,9 +20,6 @@ from passhat.sources.claims.grammar import (
     PROSE_RULES,
     SETTING_RULES,
     Rule,
-    aside_rule,
-    frame_rule,
-    trained_nearby,
 )
 from passhat.sources.claims.numbers import MAX_LIST
 from passhat.sources.claims.sentences import (

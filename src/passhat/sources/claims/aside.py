@@ -1,0 +1,534 @@
+"""What sets a number aside, so that it is no claim: in its sentence (a limit, training
+epochs, a batch size, k neighbours, a plan, a negation, an instruction, a schedule, a
+data set's make-up...) and by its frame (frames.py: a training section, a judge's keys, a
+file of plans). The readers (reader.py) ask `aside_rule`, `frame_rule` and
+`trained_nearby` of each number a rule of grammar.py read; docs/audit.md names every
+rule.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+from passhat.sources.claims.grammar import WORD
+from passhat.sources.claims.numbers import number
+from passhat.sources.claims.vocabulary import INDEX_NOUNS, TRAINING_NOUNS, nouns
+
+_ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (name, re.compile(before, re.I), re.compile(after, re.I))
+    for name, before, after in (
+        # (what sets a number aside, text just before it, text just after it)
+        (
+            "a limit, not a count of runs",
+            r"(?:up\s+to|at\s+most|a\s+maximum\s+of|maximum\s+of|max(?:imum)?|no\s+more\s+than|"
+            r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|a\s+budget\s+of|<=|≤|"
+            r"retr(?:y|ies|ied)\b.{0,20}|(?:最多|至多|上限)[^，。,;；\d]{0,8})\s*$",
+            r"^\D{0,40}?\b(?:per|each|every)\s+(?:tool[-\s]call|call|api\s+call|request|step)\b",
+        ),
+        (
+            "training epochs, not evaluation runs",
+            r"(?:(?<![a-z])train(?:ed|ing|s)?(?![a-z])|fine-?tun|warm-?up|训练|訓練).{0,60}$",
+            r"^(?!x)x",
+        ),
+        (
+            "a batch size",
+            r"(?:batch[-_\s]?size\b.{0,12}|(?:mini-?)?batch(?:es)?\s+of\s+)$",
+            r"^\D{0,20}?\b(?:per|each|in\s+(?:a|each|every))\s+(?:mini-?)?batch\b",
+        ),
+        (
+            "k counts neighbours or clusters",
+            r"(?:top[-_\s]?|k-nn.{0,10}|k-means.{0,20})$",
+            r"^\s*(?:nearest|neighbou?rs?|clusters?|-?nn\b)",
+        ),
+    )
+)
+_TODO = re.compile(r"^\W*\[ \]")
+"""An unchecked box: a to-do ("- [ ] run each configuration 3 times"); a ticked one is done."""
+_MODAL = re.compile(r"\b(?:will|would|should|could|might|shall)\b", re.I)
+"""A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed"."""
+_CLAUSE_END = re.compile(r"[,;:—–]")
+_PLAN = re.compile(
+    r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
+    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan(?:ned)?\s*[:：]|"
+    r"计划|計劃|未来|未來|将来|將來",
+    re.I,
+)
+_CONDITION = re.compile(  # in the number's own clause, before it: "if you run it 5 times"
+    r"\b(?:if|unless|whether|suppose|supposing|assuming|imagine|recommend(?:s|ed)?|"
+    r"suggest(?:s|ed)?|advis(?:e|es|ed)|encourage[sd]?|consider|must|needs?|require[sd]?|ought\s+to|"
+    r"(?:you|users?|one)\s+(?:can|may)|can\s+be|lets?|allows?|supports?|accepts?|try|"
+    r"for\s+example|for\s+instance|such\s+as|"
+    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice))\b[^,;:.!?()]*$",
+    re.I,
+)
+_RECOMMENDED_LIST = re.compile(
+    r"\b(?:recommend\w*|suggest\w*|advis\w*|practices|guidelines)\b[^.!?]{0,60}[:：][^.!?]*$", re.I
+)
+"""A list of recommendations the number sits in: "we recommend three practices: (1)
+estimate pass@1 from multiple runs per task"."""
+_CONDITION_AFTER = re.compile(
+    r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised|needed|required|planned|"
+    r"proposed)\b",
+    re.I,
+)
+_NEGATED = re.compile(
+    r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}$"
+    r"|(?:不是|并非|並非|而非|沒有|没有)\s*$",
+    re.I,
+)
+"""A count denied just before it: "not ten independent runs", "do not impersonate ten"."""
+_IMPERATIVE = re.compile(
+    r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|please)\s)\W*"
+    r"(?:for\s+[\w\s-]{1,40}?\s)?"
+    r"(?:use|set|try|add|freeze|choose|pick|re-?run|specify|increase|raise|lower|change|"
+    r"consider|ensure|make\s+sure|remember|report|configure|switch|bump|keep)\b(?!\s*[:：])"
+    r"(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)[^.;!?])*$",
+    re.I,
+)
+"""An instruction: the number's clause opens with a verb telling the reader what to do
+("For a smoke check use --num-trials 5", "then re-run it with --num-trials 3")."""
+_ENDS_SOON = re.compile(r"[^.;!?\n]{0,40}[.;]")
+_STOP_AFTER = re.compile(
+    r"^[^.;!?\n]{0,40}?(?:[.,;:]\W*|\s)(?:and\s+)?then\s+(?:stop|give\s+up|revert|abort|halt|"
+    r"escalate|move\s+on|mark|bail|skip|fail)\b",
+    re.I,
+)
+"""A budget: "Three attempts per task, then stop", "Two attempts per task. Then revert"."""
+_SCHEDULE = re.compile(r"\bcron(?:tab)?\b|排程|定時|定时|[每天][天日晚週周月年]|每小[時时]", re.I)
+_SCHEDULE_AFTER = re.compile(
+    r"^\s*(?:times\s+)?(?:(?:a|per|each|every)\s+(?:day|night|hour|week|month|year)\b|daily\b|"
+    r"nightly\b|hourly\b|weekly\b|monthly\b|yearly\b|annual)|^\s*次?\s*(?:年度|每年|每天|每日)",
+    re.I,
+)
+"""A schedule: "three times a day", "nightly", "每天執行三次", a cron job."""
+_DATASET = re.compile(
+    r"(?:数据集|數據集|資料集)\s*(?:包含|包括|含有|由)|"
+    r"\b(?:data[-_\s]?sets?|corpus)\s*(?:\w+\s+)?(?:contains?|consists?\s+of|includes?|comprises?)"
+    r"\b.{0,80}\b(?:recorded|collected|demonstrat\w*|annotated|filmed|captured|by\s+(?:different\s+)?"
+    r"(?:people|participants|subjects|annotators|humans|volunteers))",
+    re.I,
+)
+"""A data set's make-up: "数据集包含18个任务，每个任务重复5次", "the dataset contains 20 tasks,
+each performed 5 times by different people" (not "the dataset contains 50 tasks, each run
+3 times": a data set evaluated)."""
+_GENERATION = re.compile(
+    r"generat|sampl(?:ed|ing)|\bdraw|decod|temperature|pass\s*[@^]|completions?|estimat|"
+    r"\bn\s*=|per\s+(?:problem|prompt|question)|生成|采样|採樣",
+    re.I,
+)
+"""Samples a model generated (pass@k's), not samples of a data set ("200 samples per
+task, seed 42", the first 200 items of each task)."""
+_SUGGESTED = re.compile(
+    r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
+    r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
+    r"|建議|建议|例如|默认|預設|补充)[^.;!?()\n]{0,80}$",
+    re.I,
+)
+"""An example, a default, a suggestion or a proposal before it in its sentence
+("Proposed defaults are ... three random seeds", `suggestion: "seeds: [0, 1, 2]"`)."""
+_TIMES = r"^(?:\s*(?:times|x|×)\b)?"
+_VARIANTS_AFTER = re.compile(
+    _TIMES
+    + r"\W{0,3}(?:[:—–]|\s-\s)\s*(?:first|once|one\s+(?:with|without|as|for|on|in|using))\b|"
+    + _TIMES
+    + r"\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b|"
+    + _TIMES
+    + r"\W{0,3}(?:—|–|\(|,|:)?\s*(?:once\s+)?with(?:out)?\s+(?:and|&|or)\s+with(?:out)?\b",
+    re.I,
+)
+"""A count of runs that are different configurations: "each task twice — first without
+X, then with X", "twice: once with the tool and once without", "3 times, with and
+without the skill"."""
+_PAIR_AFTER = re.compile(
+    _TIMES + r"\s*(?:\(|—|–|:)\s*(?!(?:seeds?|runs?|trials?|attempts?|reps?)\b)[a-z][\w-]*"
+    r"(?:\s+[\w-]+)?\s*(?:and|vs\.?|versus|/|then)\s+(?:the\s+)?[a-z][\w-]*(?:\s+[\w-]+)?\s*(?:\)|[.;]|$)",
+    re.I,
+)
+"""Twice, then the two configurations named: "runs each task twice (baseline and
+governed)", "twice — plain vs. tooled"."""
+_HELD_BACK = re.compile(
+    r"^[^.;!?]{0,12}?\b(?:are|is|were|was|remain|stay)\s+(?:still\s+|kept\s+)?(?:sealed|reserved|"
+    r"held[\s-](?:out|back)|withheld|hidden|private|excluded|frozen|locked|unused|not\s+(?:yet\s+)?"
+    r"(?:used|run|evaluated))\b",
+    re.I,
+)
+"""Seeds or runs held back, not run: "Seeds 0, 1 and 2 are sealed", "seeds 3-5 are held
+out"."""
+_QUOTED = re.compile(r"[「『][^」』\n]{0,30}$")
+"""A count inside 「…」 or 『…』: a phrase mentioned, not a claim made."""
+_SAME_INPUT = re.compile(r"same\s+input|(?:同样|同樣|相同)的?输入|(?:同样|同樣|相同)的?輸入", re.I)
+_TRAINING_UNIT = re.compile(r"epoch", re.I)
+_RETRY = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried))\b|重試|重试", re.I)
+_FAILURE = re.compile(
+    r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out)|錯誤|错误|失敗|失败|異常|异常",
+    re.I,
+)
+_TOTAL_WORD = r"(?:in\s+total|totals?|overall|altogether|in\s+all|combined|all\s+told)"
+_TOTAL_BEFORE = re.compile(r"\b" + _TOTAL_WORD + r"\b,?[^,;.!?]{0,40}$", re.I)
+"""A total before the count in its clause: "Total runs: 10", "In total, we ran 120 trials"."""
+_TOTAL_AFTER = re.compile(
+    r"^[^\d()]{0,24}?\b(?:"
+    + _TOTAL_WORD
+    + r"\b|(?:across|spanning|covering)\s+(?:(?:all|both|every)"
+    r"\s+)?(?:the\s+)?(?:\d[\d,]*|" + WORD + r")\s)",
+    re.I,
+)
+"""A total just after it: "10 runs in total", "9/9 trials pass across all three pairs"."""
+_SCOPE_NOUN = (
+    r"(?:configurations?|configs?|settings?|conditions?|tasks?|models?|agents?|groups?|cells?|"
+    r"pairs?|levels?|prompts?|problems?|questions?|benchmarks?|experiments?|cases?|arms?|"
+    r"environments?|domains?|variants?|systems?|methods?|instances?|samples?|scenarios?|"
+    r"\(|[\w-]+\s*\()"
+)
+_SCOPED_BEFORE = re.compile(r"\b(?:each|every)\s+(?:of\s+the\s+)?" + _SCOPE_NOUN, re.I)
+_SCOPED_AFTER = re.compile(
+    r"^\W{0,3}(?:(?!one\b|a\b|single\b)[\w-]+\s+){0,3}?(?:per|each|for\s+(?:each|every)|apiece)\b",
+    re.I,
+)
+_OTHER_FLAG_TOOLS = re.compile(
+    # tools whose -n / -N / -k counts workers, lines, processes or nodes, or is no count
+    r"\b(?:harbor|pytest|py\.test|xargs|parallel|head|tail|sed|grep|git|journalctl|seq|echo|"
+    r"printf|sort|uniq|nice|ps|top|ssh|make|nproc|ls|cut|wc|mpirun|mpiexec|srun|sbatch|"
+    r"torchrun|curl|wget|docker|kubectl|ping|timeout)\b",
+    re.I,
+)
+_COMMAND_START = re.compile(r"(?:^|[`;|&(\n])[^`;|&(\n]*$")
+_RUN_VARIABLE = re.compile(
+    r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s", re.I
+)
+
+
+_PLAN_SECTION = re.compile(
+    r"(?<![a-z])(?:plan|plans|planned|planning|proposal|proposed|todo|to-?do|roadmap|"
+    r"next\s+steps?|future|checklist|assignment|should|must|mitigation|"
+    r"instructions?|guidelines?|usage|options|examples?|e\.g|suggest\w*|"
+    r"recommend\w*|improvements?)(?![a-z])|(?m:^\W*if\b)|"
+    r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|例如|建議|建议|如果|假如|假设|假設",
+    re.I,
+)
+"""A heading or lead-in of plans, instructions, options or examples: "## Next steps",
+"It should:", "Example invocations of the script:", "If the success rate is 80%:"."""
+_PLAN_FILE = re.compile(
+    r"(?<![a-z])(?:plan|planning|proposal|todo|roadmap|next[-_ ]?steps?|checklist|assignment|"
+    r"spec|specification|outline|api|usage|instructions?|guidelines?)(?![a-z])|"
+    r"^(?:task|agents|claude|gemini|contributing)$",
+    re.I,
+)
+"""A file of plans, instructions or options, by its name: PLAN.md, docs/next_steps.md,
+TASK.md, AGENTS.md, docs/api.md."""
+_TRAINING_FRAME = re.compile(
+    r"(?<![a-z])(?:train|trains|training|trainer|fine[\s_-]?tun\w*|finetun\w*|hyper[\s_-]?param\w*|"
+    r"optimi[sz]ers?|tune|tuning|sweeps?|hpo|optuna|(?:random|grid|hyper-?parameter)\s+search|"
+    r"fit|fitting|pretrain\w*)(?![a-z])|"
+    r"训练|訓練|调参|調參|微调|微調",
+    re.I,
+)
+"""A frame of training or a hyper-parameter search: its epochs, iterations and trials
+are no evaluation runs ("### Training hyperparameters", `fine_tuning:`, tune.yaml)."""
+_OTHER_KEYS = re.compile(
+    r"(?<![a-z])(?:judge|judges|grader|graders|critic|reward_model|retry|retries|backoff|"
+    r"train|training|trainer|fine_tuning|finetuning|optimizer|scheduler|schedule|cron|sweep|"
+    r"tuning|hpo|optuna)(?![a-z])",
+    re.I,
+)
+"""Keys a setting nested under counts something other than the evaluated runs: a
+judge's repeats, retries, training, a schedule, a search (`judge:` → `repeats: 3`)."""
+_TRAINING_NOUN = re.compile(nouns(TRAINING_NOUNS) + r"|轮|輪", re.I)
+
+
+_TRAINING_HINT = re.compile(
+    r"learning[\s_-]?rate|(?<![\w-])-?-?lr\b|batch[\s_-]?size|weight[\s_-]?decay|"
+    r"warm-?up[\s_-]?(?:steps|ratio)|\boptimi[sz]er\b|gradient[\s_-]accumulation|学习率|學習率",
+    re.I,
+)
+"""Words of a training configuration: epochs or iterations a few lines from a learning
+rate or a batch size are training's (`--epochs 5 --lr 2e-5`; `Epochs: 5` under
+`Batch size: 16`)."""
+
+
+def trained_nearby(matched: str, nearby: str) -> bool:
+    """Whether a count of epochs, iterations, trials... (`matched`) sits among the words of
+    a training configuration (`nearby`: its line and the lines around it)."""
+    return bool(_TRAINING_NOUN.search(matched) and _TRAINING_HINT.search(nearby))
+
+
+def frame_rule(frame: str, matched: str) -> str | None:
+    """The rule that makes a number no claim by its frame (see `_frame_rule`)."""
+    return _frame_rule(frame, bool(_TRAINING_NOUN.search(matched)))
+
+
+@functools.lru_cache(maxsize=256)
+def _frame_rule(frame: str, training_noun: bool) -> str | None:
+    """The rule that makes a number no claim by its frame, `KIND\\nPATH\\nHEADING\\nLEAD`
+    (frames.py: the heading and lead-in of prose, the section and parent keys of data);
+    None when its frame says nothing."""
+    kind, path, heading, lead, option = [*frame.split("\n"), "", "", "", "", ""][:5]
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if training_noun and _TRAINING_FRAME.search(f"{path} {heading} {lead}"):
+        return "training or tuning, not evaluation runs"
+    if kind != "prose":
+        if option:
+            return "an option's help or default, not a result"
+        if _OTHER_KEYS.search(f"{heading} {lead}"):
+            return "a setting of something else (a judge, retries, training, a schedule)"
+        return None
+    if lead.startswith("table:") and re.search(r"\bdefaults?\b", lead, re.I):
+        return "an option's help or default, not a result"
+    if _PLAN_FILE.search(stem) or _PLAN_SECTION.search(f"{heading}\n{lead}"):
+        return "a section of plans, instructions, options or examples"
+    return None
+
+
+_ACROSS = re.compile(r"\b(?:across|spanning|covering)\s+(?:(?:all|both|every)\s+)?(?:the\s+)?(.+)$")
+
+
+def _fewer_than_items(after_total: str, count: str) -> bool:
+    """ "3 runs across 5 packages": fewer runs than items cannot be a total over them (each
+    item had the 3)."""
+    across = _ACROSS.search(after_total.strip())
+    runs, items = number(count), number(across.group(1)) if across else None
+    return runs is not None and items is not None and runs < items
+
+
+def _total(before: str, after: str, matched: str, count: str = "") -> bool:
+    """A total (over configurations) with no scope of its own: "Total runs: 10", "10 runs
+    in total", "10 total runs", "9/9 trials pass across all three pairs" (but "45 runs (9
+    tests × 5 runs)" claims 5: a product's factor is per item, and "3 runs across 5
+    packages" is 3 each)."""
+    after_total = _TOTAL_AFTER.search(after[:60])
+    total = (
+        _TOTAL_BEFORE.search(before[-60:])
+        or (after_total and not _fewer_than_items(after_total.group(0), count))
+        or re.search(r"\btotal\b", matched, re.I)
+    )
+    scoped = _SCOPED_AFTER.search(after) or _SCOPED_BEFORE.search(before)
+    return bool(total) and not (scoped or re.search(r"(?:\s[x*]|×)\s*$", before))
+
+
+def _set_aside_by_kind(context: str, before: str, matched: str) -> str | None:
+    """Rules that depend on what the number was written in: a retry of failures, a tool's
+    own -n, a loop over other things."""
+    if re.search(r"\bretr(?:y|ies|ied)\b", matched, re.I) or (
+        _RETRY.search(context) and _FAILURE.search(context)
+    ):
+        return "retries of failures, not runs"
+    if re.match(r"-[nN]\b", matched):
+        command = _COMMAND_START.search(before)
+        if command and _OTHER_FLAG_TOOLS.search(command.group(0)):
+            return "a flag the tool uses for something else"
+    if matched.lower().startswith("for ") and not _RUN_VARIABLE.match(matched):
+        return "a loop over something other than runs"
+    return None
+
+
+def _nothing() -> str:
+    return ""
+
+
+def aside_rule(
+    context: str,
+    start: int,
+    end: int,
+    matched: str,
+    frame: str = "",
+    following: Callable[[], str] = _nothing,
+) -> str | None:
+    """The rule that makes the number at [start, end) of `context` (one sentence) no claim;
+    None when it is a claim. `frame` is where it sits (frames.py), `following` gives the
+    text after its sentence (the next lines), made only when a rule needs it."""
+    before, after = context[:start], context[end:]
+    by_kind = _set_aside_by_kind(context, before, matched)
+    if by_kind:
+        return by_kind
+    for name, near_before, near_after in _ASIDE:
+        if name.startswith("training") and not _TRAINING_UNIT.search(matched):
+            continue
+        if name.startswith("k counts") and not re.match(r"-?-?k\b", matched.strip("\"'"), re.I):
+            continue
+        if near_before.search(before[-80:]) or near_after.search(after[:80]):
+            return name
+    if "then" in after[:60].lower() and _STOP_AFTER.search(after[:60]):
+        return "a limit, not a count of runs"
+    if _ENDS_SOON.match(after) and _STOP_AFTER.search(after[:60] + following()[:60]):
+        return "a limit, not a count of runs"
+    by_frame = frame_rule(frame, matched) if frame else None
+    if by_frame:
+        return by_frame
+    return _set_aside_by_sentence(context, before, after, matched, following, context[start:end])
+
+
+def _has(text: str, words: tuple[str, ...]) -> bool:
+    """Whether lower-cased `text` holds one of `words`: the cheap test before a pattern."""
+    return any(map(text.__contains__, words))
+
+
+_PLAN_WORDS: tuple[str, ...] = (
+    "plan",
+    "future",
+    "if ",
+    "ideally",
+    "intend",
+    "to be run",
+    "going to",
+)
+_PLAN_WORDS += (
+    "shall",
+    "proposal",
+    "roadmap",
+    "todo",
+    "计划",
+    "計劃",
+    "未来",
+    "未來",
+    "将来",
+    "將來",
+)
+_MODAL_WORDS: tuple[str, ...] = ("will", "would", "should", "could", "might", "shall")
+_SUGGESTED_WORDS: tuple[str, ...] = (
+    "sugg",
+    "exampl",
+    "e.g",
+    "recomm",
+    "default",
+    "propos",
+    "option",
+    "建議",
+    "建议",
+    "例如",
+    "默认",
+    "預設",
+    "补充",
+)
+_NEGATED_WORDS: tuple[str, ...] = (
+    "not",
+    "never",
+    "nor",
+    "without",
+    "instead",
+    "rather",
+    "不是",
+    "并非",
+    "並非",
+    "而非",
+    "沒有",
+    "没有",
+)
+_IMPERATIVE_WORDS: tuple[str, ...] = (
+    "use",
+    "set",
+    "try",
+    "add",
+    "freeze",
+    "choose",
+    "pick",
+    "rerun",
+    "re-run",
+    "specify",
+    "report",
+    "raise",
+    "increase",
+    "lower",
+    "change",
+    "consider",
+    "ensure",
+    "make sure",
+    "keep",
+    "remember",
+    "configure",
+    "switch",
+    "bump",
+)
+_SCHEDULE_WORDS: tuple[str, ...] = ("cron", "每", "天", "排程", "定時", "定时")
+_DATASET_WORDS: tuple[str, ...] = ("data", "corpus", "数据集", "數據集", "資料集")
+_RECOMMENDED_WORDS: tuple[str, ...] = ("recommend", "suggest", "advis", "practices", "guidelines")
+
+
+def _set_aside_by_sentence(
+    context: str,
+    before: str,
+    after: str,
+    matched: str,
+    following: Callable[[], str],
+    count: str = "",
+) -> str | None:
+    """Rules read in the number's sentence: a plan, a condition, a negation, an
+    instruction, a schedule, a total, a data set, configurations one run each. Each
+    pattern runs only when its words are there (`_has`): every candidate is read by all."""
+    lower, lower_before, lower_after = context.lower(), before.lower(), after.lower()
+    clause = _CLAUSE_END.split(before)[-1] + _CLAUSE_END.split(after)[0]
+    if (_has(lower, _PLAN_WORDS) and _PLAN.search(context)) or (
+        _has(clause.lower(), _MODAL_WORDS) and _MODAL.search(clause)
+    ):
+        return "a plan or condition, not a result"
+    if (
+        _CONDITION.search(before[-200:])
+        or _CONDITION_AFTER.search(after[:80])
+        or (
+            _has(lower_before[-200:], _RECOMMENDED_WORDS)
+            and _RECOMMENDED_LIST.search(before[-200:])
+        )
+    ):
+        return "a condition or recommendation, not a result"
+    if "[ ]" in before and _TODO.search(before):
+        return "a plan or condition, not a result"
+    if "backoff" in lower or "back-off" in lower:
+        return "retries of failures, not runs"
+    if _has(lower_before[-120:], _SUGGESTED_WORDS) and _SUGGESTED.search(before[-120:]):
+        return "an example, default or suggestion, not a result"
+    if _has(lower_before[-60:], _NEGATED_WORDS) and _NEGATED.search(before[-60:]):
+        return "a negation, not a claim"
+    if _has(lower_before[-120:], _IMPERATIVE_WORDS) and _IMPERATIVE.search(before[-120:]):
+        return "an instruction, not a result"
+    if (_has(lower, _SCHEDULE_WORDS) and _SCHEDULE.search(context)) or _SCHEDULE_AFTER.search(
+        after[:30]
+    ):
+        return "a schedule, not a count of runs"
+    if _total(before, after, matched, count):
+        return "a total over configurations, not a count per configuration"
+    if (
+        _has(lower_before, _DATASET_WORDS)
+        and (dataset := _DATASET.search(context)) is not None
+        and dataset.start() < len(before)
+    ):
+        return "a data set's make-up, not runs"
+    if "sample" in lower_after[:80] and _SAMPLES.match(after) and not _GENERATION.search(context):
+        return "samples of a data set, not generations"
+    if (
+        _VARIANTS_AFTER.search(after[:60])
+        or (number(count) == 2 and _PAIR_AFTER.search(after[:80]))
+        or _variants_listed(after, following)
+    ):
+        return "different configurations, one run each"
+    if _HELD_BACK.search(after[:60]):
+        return "held back, not run"
+    if ("「" in before or "『" in before) and _QUOTED.search(before):
+        return "a phrase quoted, not a claim"
+    if _has(lower, ("same", "同样", "同樣", "相同")) and _SAME_INPUT.search(context):
+        return "a statement about determinism, not a count of runs"
+    return None
+
+
+_SAMPLES = re.compile(r"^\s*(?:(?!per\b|each\b|for\b)[\w-]+\s+){0,3}?samples?\b", re.I)
+"""The unit just after a count is samples ("200 samples per task", not "12 epochs per
+sample")."""
+_ENDS_WITH_COLON = re.compile(r"[^.;!?\n]{0,40}[:：]\s*$")
+_LISTED = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<item>\S.*)$")
+_RUN_ITEM = re.compile(r"\W*(?:" + nouns(INDEX_NOUNS) + r"\b|\d)", re.I)
+
+
+def _variants_listed(after: str, following: Callable[[], str]) -> bool:
+    """ "Runs each task twice:" then a list of items that are no runs (`- baseline: ...`,
+    `- governed: ...`): configurations, one run each (not `- run 1: 0.8`)."""
+    if ":" not in after[:42] and "：" not in after[:42]:
+        return False
+    if not _ENDS_WITH_COLON.match(after):
+        return False
+    items = []
+    for line in following().splitlines()[:8]:
+        if (item := _LISTED.match(line)) is not None:
+            items.append(item.group("item"))
+        elif line.strip() or items:
+            break
+    return len(items) >= 2 and not any(_RUN_ITEM.match(i) for i in items)
