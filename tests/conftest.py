@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,13 @@ from hypothesis import settings
 settings.register_profile("passhat", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("PASSHAT_HYPOTHESIS", "passhat"))
+
+# Tests Ctrl-C a passhat they start. A test run started in the background (nohup, `cmd &`
+# in a shell without job control) ignores SIGINT, and every process it starts inherits
+# that: the passhat then never sees the Ctrl-C (it ran on to the end, or hung on its agents).
+# Python's own handler is not inherited across exec, so children start with the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # A root passhat runs each command agent as a uid of its own (--isolation namespace),
 # which cannot reach a checkout under a folder closed to other users (`mktemp -d`,
