@@ -84,8 +84,8 @@ def sealing(suite: Suite, level: str | None = None) -> list[str]:
     return [
         "isolation: namespace (bubblewrap): each run in a sandbox of its own"
         + (", as a uid of its own" if isolation.is_root() else ""),
-        f"  reads: the system ({' '.join(system)}); {_paths(view.read)}; its run folder",
-        f"  writes: its run folder, a private /tmp and /dev/shm; {_paths(view.write)}",
+        f"  reads: the system ({' '.join(system)}); {_paths(view.read)}; its work folder",
+        f"  writes: its work folder, a private /tmp and /dev/shm; {_paths(view.write)}",
         "  never: the suite's files, the store, HOME, other runs"
         + (f" (covered in view: {' '.join(view.hide)})" if view.hide else ""),
         "  reaches: its proxy and MCP endpoints"

@@ -3,7 +3,7 @@
     namespace (default)  the agent starts in a sandbox of bubblewrap's (agents/sandbox.py):
                          every namespace its own (user, PID, mount, network, IPC, UTS),
                          a file view made for the run (the system read-only, its own
-                         program read-only, its run folder writable, a private /tmp; never
+                         program read-only, its work folder writable, a private /tmp; never
                          the suite, the store, HOME or the rest of the checkout) and a
                          network whose only endpoints are the run's proxy and MCP server.
                          When it exits the kernel kills every process it left (a PID

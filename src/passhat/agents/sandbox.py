@@ -11,7 +11,8 @@ Flatpak and Anthropic's sandbox runtime build on) with every namespace unshared
                               script under a Node project: the project's folder),
                               the program's virtualenv and its base Python,
                               PYTHONPATH / NODE_PATH entries of the agent's `env`
-    its run folder, writable  cwd, HOME and TMPDIR, removed with the run
+    its work folder           cwd, HOME and TMPDIR: a tmpfs (1 GiB) at the run folder's
+                              path, holding input.json, gone with the run
     private /tmp, /dev/shm    empty tmpfs (1 GiB, 256 MiB), gone with the run
     /proc, /dev               its own PID namespace's; null, zero, urandom, tty (/dev
                               read-only: its tmpfs has no size)
