@@ -102,8 +102,8 @@ def limits() -> str:
 
     return (
         f"{PROCESSES} processes and threads, a work folder of {WORK_BYTES >> 20} MiB, /tmp "
-        f"{TMP_BYTES >> 20} MiB, /dev/shm {SHM_BYTES >> 20} MiB, {CONNECTIONS} connections to its endpoints at once; "
-        "the OOM killer takes it first"
+        f"{TMP_BYTES >> 20} MiB, /dev/shm {SHM_BYTES >> 20} MiB, {CONNECTIONS} connections "
+        "to its endpoints at once; the OOM killer takes it first"
     )
 
 

@@ -3,8 +3,9 @@
 Each run gets `passhat-run-<pid>-<random>/` under the system's temporary folder (0700,
 owned by the run's uid when a root passhat gives it one), holding `work/` (the agent's
 cwd, HOME and TMPDIR, with input.json; for a sandboxed run a tmpfs in its sandbox instead)
-and, for a run whose endpoints are relayed, the Unix sockets. The folder is removed off the event loop when the run ends, by the
-watchdog when passhat is killed, and by the next passhat that starts when both were.
+and, for a run whose endpoints are relayed, the Unix sockets. The folder is removed off
+the event loop when the run ends, by the watchdog when passhat is killed, and by the
+next passhat that starts when both were.
 """
 
 from __future__ import annotations

@@ -482,9 +482,10 @@ def relay_socat() -> str | None:
 
 def socat_argv(view: View, socat: str) -> list[str]:
     """`sh -c SCRIPT sh AGENT...`: the run's process cap (process_cap's), a socat per
-    endpoint listening on the sandbox's 127.0.0.1, a wait (shell builtins only, reading /proc/net/tcp) until every one
-    listens, then the agent exec'd in the shell's place: the agent is the sandbox's first
-    process, and the socats end with its PID namespace when it exits."""
+    endpoint listening on the sandbox's 127.0.0.1, a wait (shell builtins only, reading
+    /proc/net/tcp) until every one listens, then the agent exec'd in the shell's place:
+    the agent is the sandbox's first process, and the socats end with its PID namespace
+    when it exits."""
     lines = [CAP, "exec 3>&2 2>/dev/null"]  # socat's complaints are not the agent's stderr
     for index, (port, _) in enumerate(view.relays):
         target = f"{SOCKET_DIR}/{index}.sock"
