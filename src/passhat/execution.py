@@ -369,7 +369,10 @@ class _PidfdWatcher(asyncio.AbstractChildWatcher):
     loop that started it (no thread, no signal). Python 3.11's default,
     ThreadedChildWatcher, starts a thread per child to wait for it: for a command
     agent's run of `true` at --isolation process that thread was 0.5-1.0 ms of a
-    3.5-4 ms run's CPU (bench_spawn's whole-run row; 300 runs at concurrency 1)."""
+    3.5-4 ms run's CPU (bench_spawn's whole-run row; 300 runs at concurrency 1).
+    3.11's own asyncio.PidfdChildWatcher is bound to the one loop it was attached to;
+    passhat runs a loop per evaluation (and in a thread under a notebook's), so this
+    one, as 3.12's, uses the loop running when the child is added."""
 
     def __enter__(self) -> _PidfdWatcher:
         return self

@@ -177,11 +177,7 @@ class Gate:
         os.write(self.block_write, b"x")
 
     def close(self) -> None:
-        for fd in (self.info_read, self.info_write, self.block_read, self.block_write):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        for fd in (self.args, self.input):
+        for fd in (self.info_read, self.block_write, *self.pass_fds):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
