@@ -34,13 +34,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import pytest
 
 if TYPE_CHECKING:
-    from passhat.accounting import DatasetSummary
+    from passhat.accounting import Accounting, DatasetSummary
     from passhat.gate import Requirement
     from passhat.results import Experiment
 
@@ -59,6 +60,21 @@ class RunsNotCounted(Exception):
     over the others would count them as neither passes nor failures without saying so."""
 
 
+class _Count:
+    """A count of a result's runs, read off its experiment's accounting when asked."""
+
+    def __init__(self, read: Callable[[Accounting], int], doc: str | None = None) -> None:
+        self._read = read
+        self.__doc__ = doc
+
+    @overload
+    def __get__(self, result: None, owner: type[PasshatResult]) -> _Count: ...
+    @overload
+    def __get__(self, result: PasshatResult, owner: type[PasshatResult]) -> int: ...
+    def __get__(self, result: PasshatResult | None, owner: type[PasshatResult]) -> int | _Count:
+        return self if result is None else self._read(result.experiment.accounting)
+
+
 @dataclass(frozen=True, repr=False)
 class PasshatResult:
     """The runs of one test's evaluation and the three numbers over its counted runs."""
@@ -68,30 +84,15 @@ class PasshatResult:
     nodeid: str
     """The test that made it."""
 
-    @property
-    def requested(self) -> int:
-        return self.experiment.accounting.runs_requested
-
-    @property
-    def completed(self) -> int:
-        return self.experiment.accounting.runs_completed
-
-    @property
-    def counted(self) -> int:
-        """Runs with a verdict (passed or failed): the figures' denominator."""
-        return self.experiment.accounting.runs_counted
-
-    @property
-    def errored(self) -> int:
-        return self.experiment.accounting.runs_errored
-
-    @property
-    def missing(self) -> int:
-        return self.experiment.accounting.runs_missing
-
-    @property
-    def passes(self) -> int:
-        return sum(c.passes for c in self.experiment.accounting.cases)
+    requested = _Count(attrgetter("runs_requested"))
+    completed = _Count(attrgetter("runs_completed"))
+    counted = _Count(
+        attrgetter("runs_counted"),
+        "Runs with a verdict (passed or failed): the figures' denominator.",
+    )
+    errored = _Count(attrgetter("runs_errored"))
+    missing = _Count(attrgetter("runs_missing"))
+    passes = _Count(lambda accounting: sum(c.passes for c in accounting.cases))
 
     @property
     def errored_runs(self) -> tuple[tuple[str, int], ...]:
