@@ -3,6 +3,7 @@ passes of each case, and the unbiased per-case pass@j and pass^j."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,28 @@ def _check_resamples(resamples: int) -> None:
             f"resamples is {resamples}; use at least {MIN_RESAMPLES} "
             f"(default {DEFAULT_RESAMPLES}) so the interval ends are not noise"
         )
+
+
+def _check_resampling(confidence: float, resamples: int) -> float:
+    """A resampled interval's or test's level and resamples checked, in that order;
+    returns 1 - confidence."""
+    alpha = _check_confidence(confidence)
+    _check_resamples(resamples)
+    return alpha
+
+
+def _blocks(cases: int, resamples: int) -> Iterator[int]:
+    """Resamples per block, to `resamples` in all: `_CHUNK` cells (resamples x cases) at
+    most in a block, and at least one resample."""
+    rows = max(1, _CHUNK // cases)
+    for start in range(0, resamples, rows):
+        yield min(rows, resamples - start)
+
+
+def _few_records(records: int, cases: int) -> bool:
+    """So few distinct case records (`_FEW_RECORDS` times fewer than cases) that drawing
+    per record beats drawing case by case."""
+    return records * _FEW_RECORDS <= cases
 
 
 def _check_m(m: int) -> None:

@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 
 from passhat.metrics import CASE_RATE_LABEL, RATE_LABEL, label_at, label_hat
 from passhat.stats._base import (
-    _CHUNK,
-    _FEW_RECORDS,
     DEFAULT_RESAMPLES,
-    _check_confidence,
-    _check_resamples,
+    _blocks,
+    _check_resampling,
     _common_j,
     _counts,
+    _few_records,
     _need_two_cases,
     _unique_rows,
     pass_at_array,
@@ -39,9 +38,7 @@ if TYPE_CHECKING:
 
 def _resample_counts(cases: int, resamples: int, rng: np.random.Generator) -> Iterator[Ints]:
     """Blocks of bootstrap multiplicities: row r says how often each case was drawn."""
-    rows = max(1, _CHUNK // cases)
-    for start in range(0, resamples, rows):
-        r = min(rows, resamples - start)
+    for r in _blocks(cases, resamples):
         idx = rng.integers(0, cases, size=(r, cases), dtype=np.int64)
         idx += np.arange(0, r * cases, cases, dtype=np.int64)[:, None]
         yield np.bincount(idx.ravel(), minlength=r * cases).reshape(r, cases)
@@ -59,7 +56,7 @@ def _bootstrap_totals(columns: Floats, resamples: int, seed: int | np.random.Gen
     rng = np.random.default_rng(seed)
     cases = columns.shape[0]
     records, _, counts = _unique_rows(columns)
-    if records.shape[0] * _FEW_RECORDS <= cases:
+    if _few_records(records.shape[0], cases):
         draws = rng.multinomial(cases, counts / cases, size=resamples)
         return np.asarray(draws @ records, dtype=np.float64)
     blocks = [w @ columns for w in _resample_counts(cases, resamples, rng)]
@@ -137,8 +134,7 @@ def cluster_bootstrap(
     Cases are resampled with replacement and keep all their runs; `j` defaults
     to the smallest count, the largest j every case reaches.
     """
-    _check_confidence(confidence)
-    _check_resamples(resamples)
+    _check_resampling(confidence, resamples)
     n, c = _counts(runs, passes)
     cases = n.size
     _need_two_cases(cases)
@@ -173,8 +169,7 @@ def case_rate_bootstrap(
 ) -> Interval:
     """The cluster-bootstrap interval of the mean of per-case rates (cases resampled with
     replacement; expanded percentile), beside `case_rate_interval`."""
-    _check_confidence(confidence)
-    _check_resamples(resamples)
+    _check_resampling(confidence, resamples)
     n, c = _counts(runs, passes)
     cases = n.size
     _need_two_cases(cases)
@@ -206,8 +201,7 @@ def _bootstrap_rate(
     runs: Ints, passes: Ints, *, resamples: int, confidence: float, seed: int
 ) -> Interval:
     """The cluster-bootstrap interval of the pass rate over runs alone."""
-    _check_confidence(confidence)
-    _check_resamples(resamples)
+    _check_resampling(confidence, resamples)
     cases = runs.size
     _need_two_cases(cases)
     rate = float(passes.sum() / runs.sum())

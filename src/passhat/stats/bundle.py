@@ -12,9 +12,8 @@ from passhat.errors import MetricsError
 from passhat.stats._base import (
     DEFAULT_RESAMPLES,
     JEFFREYS,
-    _check_confidence,
     _check_m,
-    _check_resamples,
+    _check_resampling,
     _counted_arrays,
 )
 from passhat.stats.dataset import DatasetIntervals, dataset_intervals
@@ -59,8 +58,7 @@ def uncertainty(
     `only` limits the per-case intervals and forecasts to those case ids (a terminal
     table of 30 rows need not build 100,000); dataset figures always cover every case.
     """
-    _check_confidence(confidence)
-    _check_resamples(resamples)
+    _check_resampling(confidence, resamples)
     _check_m(m)
     n, _ = _counted_arrays(accounting)
     dataset: DatasetIntervals | None = None

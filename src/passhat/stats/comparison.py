@@ -13,13 +13,12 @@ from passhat.errors import InputError, MetricsError
 from passhat.metrics import CASE_RATE_LABEL, RATE_LABEL, label_at, label_hat
 from passhat.plain import plural
 from passhat.stats._base import (
-    _CHUNK,
-    _FEW_RECORDS,
     DEFAULT_RESAMPLES,
-    _check_confidence,
-    _check_resamples,
+    _blocks,
+    _check_resampling,
     _common_j,
     _counts,
+    _few_records,
     pass_at_array,
     pass_hat_array,
 )
@@ -212,13 +211,11 @@ def _flip_totals(flips: Floats, resamples: int, rng: np.random.Generator) -> Ite
         yield ((codes >> np.arange(cases, dtype=np.int64)) & 1).astype(np.float64) @ flips
         return
     records, counts = np.unique(flips, axis=0, return_counts=True)
-    if records.shape[0] * _FEW_RECORDS <= cases:
+    if _few_records(records.shape[0], cases):
         swapped = rng.binomial(counts, 0.5, size=(resamples, counts.size))
         yield np.asarray(swapped @ records, dtype=np.float64)
         return
-    rows = max(1, _CHUNK // cases)
-    for start in range(0, resamples, rows):
-        r = min(rows, resamples - start)
+    for r in _blocks(cases, resamples):
         yield (rng.random((r, cases)) < 0.5).astype(np.float64) @ flips
 
 
@@ -375,8 +372,7 @@ def paired_differences(
     MDE uses the paired cluster-robust SE; a SE of 0 is replaced by the binomial
     SE of independent trials, so the MDE is never 0.
     """
-    alpha = _check_confidence(confidence)
-    _check_resamples(resamples)
+    alpha = _check_resampling(confidence, resamples)
     if not 0.5 <= power < 1:
         raise MetricsError(f"power is {power}; give a level between 0.5 and 1, e.g. 0.8")
     na_i, ca_i = _counts(runs_a, passes_a)
