@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import Literal, get_args, overload
 
 from passhat._gc import without_gc
@@ -195,6 +196,11 @@ class DatasetSummary:
         return label_hat(self.metrics.j)
 
 
+def _total(count: Callable[[CaseAccount], int]) -> cached_property[int]:
+    """A sum over an `Accounting`'s cases, computed once."""
+    return cached_property(lambda accounting: sum(map(count, accounting.cases)))
+
+
 @dataclass(frozen=True)
 class Accounting:
     """The accounting of a whole experiment or verdict file."""
@@ -203,14 +209,15 @@ class Accounting:
     cases: tuple[CaseAccount, ...]
 
     # Totals are computed once: reports ask for them many times over 100,000 cases.
+    runs_requested = _total(attrgetter("k_requested"))
+    runs_completed = _total(attrgetter("completed"))
+    runs_counted = _total(attrgetter("counted"))
+    runs_errored = _total(lambda c: len(c.errored))
+    runs_missing = _total(lambda c: len(c.missing))
 
     @cached_property
     def complete(self) -> bool:
         return all(c.counted == c.k_requested for c in self.cases)
-
-    @cached_property
-    def runs_requested(self) -> int:
-        return sum(c.k_requested for c in self.cases)
 
     @cached_property
     def k_least(self) -> int:
@@ -229,22 +236,6 @@ class Accounting:
         for c in self.cases:
             out[c.k_requested] = out.get(c.k_requested, 0) + 1
         return dict(sorted(out.items()))
-
-    @cached_property
-    def runs_completed(self) -> int:
-        return sum(c.completed for c in self.cases)
-
-    @cached_property
-    def runs_counted(self) -> int:
-        return sum(c.counted for c in self.cases)
-
-    @cached_property
-    def runs_errored(self) -> int:
-        return sum(len(c.errored) for c in self.cases)
-
-    @cached_property
-    def runs_missing(self) -> int:
-        return sum(len(c.missing) for c in self.cases)
 
     def shortfalls(self) -> list[str]:
         """One line per case that fell short of the plan, naming its runs."""
