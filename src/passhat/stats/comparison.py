@@ -432,20 +432,17 @@ def paired_differences(
         low, high, p = _flip_test(flips[i], alpha)
         method = FLIP_METHOD
         if np.ptp(d) == 0:  # every case moved alike: no spread is no proof
-            t = _t_quantile(cases - 1, alpha)
-            low = min(low, max(-1.0, b - a - t * ses[i]))
-            high = max(high, min(1.0, b - a + t * ses[i]))
-            p = max(p, _t_sf2(abs(b - a) / ses[i], cases - 1))
             method = FLOOR_METHOD
         elif i == 0 and varied:
             # different runs per case: a case's difference is not symmetric under "no
             # difference" (its two rates differ in spread), so the flips alone run a
-            # little hot; the paired t test on the same differences must agree
+            # little hot
+            method = CASE_RATE_METHOD
+        if method != FLIP_METHOD:  # the paired t test on the same SE must agree
             t = _t_quantile(cases - 1, alpha)
             low = min(low, max(-1.0, b - a - t * ses[i]))
             high = max(high, min(1.0, b - a + t * ses[i]))
             p = max(p, _t_sf2(abs(b - a) / ses[i], cases - 1))
-            method = CASE_RATE_METHOD
         if not low <= b - a <= high:  # unequal runs per case: pooled and weighted disagree
             low, high = min(low, b - a), max(high, b - a)
             if low <= 0.0 <= high and p < alpha:
