@@ -237,3 +237,39 @@ def test_items_read_lazily_give_the_pages_they_give_decoded(tmp_path: Path) -> N
         lazy = render_html(e, store.summaries(e.id, decode_items=False))
         decoded = render_html(e, store.summaries(e.id))
     assert lazy == decoded and 'id="passhat-pages"' in lazy
+
+
+def test_the_templates_compiled_code_is_kept_between_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report compiles its templates once per user, not once per process: a later
+    process's environment loads their code from jinja2's folder (here made under
+    `tmp_path`), and an edited template is compiled again."""
+    import tempfile
+
+    import jinja2
+
+    from passhat.report.html import render
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # jinja2's folder is made here
+    render._environment.cache_clear()
+    try:
+        render._environment().get_template("report.html.j2")
+        assert list(tmp_path.glob("_jinja2-cache-*/__jinja2_*.cache"))
+        render._environment.cache_clear()  # as in a new process
+
+        def compiled(*_: object, **__: object) -> None:
+            raise AssertionError("compiled again")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(jinja2.Environment, "compile", compiled)
+            render._environment().get_template("report.html.j2")
+            source, filename, _ = render._environment().loader.get_source(  # type: ignore[union-attr]
+                render._environment(), "report.html.j2"
+            )
+            bucket = render._compiled().get_bucket(  # type: ignore[union-attr]
+                render._environment(), "report.html.j2", filename, source + "{# edited #}"
+            )
+            assert bucket.code is None  # another text: no code kept for it
+    finally:
+        render._environment.cache_clear()
