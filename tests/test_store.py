@@ -464,3 +464,29 @@ def test_abandoned_calls_are_counted_from_the_runs_with_retries_or_errors_alone(
     ]:
         plan = store._db.execute("EXPLAIN QUERY PLAN " + sql, ("e1",)).fetchall()
         assert any("USING INDEX" in row[-1] and index in row[-1] for row in plan), plan
+
+
+def test_abandoned_calls_counted_from_runs_already_read_equal_those_read_again(
+    store: Store,
+) -> None:
+    """A report passes the runs it read: the errored runs that gave up on a call are
+    counted from them as SQLite's LIKE counts them (ASCII letters folded alone)."""
+    messages = [
+        "model_error: TimeoutError: no response within 60 s",
+        "model_error: TimeoutError: NO Response Within 60 s",  # LIKE folds ASCII
+        "model_error: TimeoutError: no respon\u017fe within 60 s",  # long s: not folded
+        "model_error: TimeoutError: no response in 60 s",
+        None,
+    ]
+    for index, message in enumerate(messages, start=1):
+        errored = replace(run(index=index, status="errored"), error_type="model_error")
+        store.record_run(replace(errored, error_message=message))
+    store.record_run(
+        replace(run(case="b", status="errored"), error_type="tool_error", error_message=messages[0])
+    )
+    store.record_run(run(case="c"))
+    assert store.abandoned_calls("e1") == 2
+    assert store.abandoned_calls("e1", store.summaries("e1")) == 2
+    errored = store.summaries("e1", read_items=False, errored_only=True)
+    assert store.abandoned_calls("e1", errored) == 2
+    assert store.abandoned_calls("e1", []) == 0  # none passed: none counted from them

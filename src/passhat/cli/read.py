@@ -154,8 +154,9 @@ def report(
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
             err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
+        read = runs if tallied is None else tallied[0].errored  # the errored runs at least
         unseen = Unseen(
-            tuple(store.attempt_tokens(experiment.id)), store.abandoned_calls(experiment.id)
+            tuple(store.attempt_tokens(experiment.id)), store.abandoned_calls(experiment.id, read)
         )
         if tallied is None:
             counted_in = sum(map(attrgetter("input_tokens"), runs))  # in C: 100,000 runs
