@@ -273,3 +273,28 @@ def test_the_templates_compiled_code_is_kept_between_reports(
             assert bucket.code is None  # another text: no code kept for it
     finally:
         render._environment.cache_clear()
+
+
+def test_a_folder_for_compiled_templates_that_cannot_be_written_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A temporary directory that is full or read-only: the templates are compiled,
+    as before, and the page is written."""
+    import tempfile
+
+    import jinja2
+
+    from passhat.report.html import render
+
+    def refused(*_: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(jinja2.FileSystemBytecodeCache, "dump_bytecode", refused)
+    monkeypatch.setattr(jinja2.FileSystemBytecodeCache, "load_bytecode", refused)
+    render._environment.cache_clear()
+    try:
+        assert render._environment().get_template("report.html.j2").render is not None
+        assert not list(tmp_path.glob("_jinja2-cache-*/__jinja2_*.cache"))
+    finally:
+        render._environment.cache_clear()
