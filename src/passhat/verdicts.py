@@ -33,18 +33,21 @@ MAX_LINE = 1 << 20
 """Bytes of one verdict line, at most: `/dev/zero` or a binary file is one endless line."""
 
 
+def _unreadable(error: OSError) -> str:
+    """Why a verdict file cannot be opened, and for a wrong path what to give instead."""
+    if isinstance(error, FileNotFoundError):
+        return "no such file; give the path of a .jsonl verdict file"
+    return f"cannot be read ({error.strerror})"
+
+
 @without_gc
 def read_verdicts(path: str | Path) -> Ledger:
     """Read a verdict file into a `Ledger`; any bad line is one clear error."""
     path = Path(path)
     try:
         handle = path.open("rb")
-    except FileNotFoundError:
-        raise VerdictFileError(
-            f"{path}: no such file; give the path of a .jsonl verdict file"
-        ) from None
     except OSError as error:
-        raise VerdictFileError(f"{path}: cannot be read ({error.strerror})") from None
+        raise VerdictFileError(f"{path}: {_unreadable(error)}") from None
     cases: dict[str, dict[int, str]] = {}  # Ledger.add inlined: a million lines
     ok = _STATUSES
     lines = 0
