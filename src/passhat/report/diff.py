@@ -571,31 +571,6 @@ def evidence_table(case: str, evidence: Sequence[ItemEvidence], lang: str = "en"
     return table
 
 
-def evidence_dict(e: ItemEvidence) -> dict[str, Any]:
-    return {
-        "case": e.case,
-        "scorer": e.scorer,
-        "item": e.item,
-        "expected": e.expected,
-        "runs": list(e.runs),
-        "present": list(e.present),
-        "writes": [
-            {"run": w.run, "turn": w.turn, "call": w.call, "tool": w.tool} for w in e.writes
-        ],
-        "written_by_none": not e.writes,
-        "sources": [
-            {
-                "path": s.path,
-                "text": s.text,
-                "sent": {str(k): v for k, v in s.sent.items()},
-                "unsent": list(s.unsent),
-            }
-            for s in e.sources
-        ],
-        "no_transcript": list(e.no_transcript),
-    }
-
-
 def print_diff(console: Console, d: RunDiff, name_a: str, name_b: str) -> None:
     console.print(diff_table(d, name_a, name_b))
 
