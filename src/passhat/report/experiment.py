@@ -254,15 +254,7 @@ def print_details(
         console.print(Fitted(usage))
     errored = read.errored
     for r in errored[:MAX_ERRORED_LINES]:
-        line = t(
-            "errored_line",
-            lang,
-            case=r.case_id,
-            run=r.run_index,
-            type=r.error_type,
-            message=r.error_message,
-        )
-        console.print(Text(line, "red"))
+        console.print(Text(t("errored_line", lang, **_error(r)), "red"))
     if len(errored) > MAX_ERRORED_LINES:
         more = tn("n_more_errored", lang, len(errored) - MAX_ERRORED_LINES)
         console.print(Text(t("more_errored", lang, more=more)))
@@ -369,15 +361,15 @@ def _accounting_dict(accounting: Accounting, runs: Sequence[ReportRun]) -> dict[
     return out
 
 
+def _error(r: ReportRun) -> dict[str, Any]:
+    """What the report says of an errored run, in its line and in --json (which adds the
+    traceback)."""
+    return {"case": r.case_id, "run": r.run_index, "type": r.error_type, "message": r.error_message}
+
+
 def _errored_dicts(runs: Sequence[ReportRun], columns: RunColumns) -> list[dict[str, Any]]:
     return [
-        {
-            "case": r.case_id,
-            "run": r.run_index,
-            "type": r.error_type,
-            "message": r.error_message,
-            "traceback": r.traceback,
-        }
+        {**_error(r), "traceback": r.traceback}
         for r in compress(runs, map("errored".__eq__, columns.statuses))
     ]
 
