@@ -1,19 +1,14 @@
 """The options of `passhat run` and `passhat resume`, each declared once: an
 `Annotated` alias per option (typer reads the option from the alias, so one alias
 serves every command that names it), the help panels they are shown in, and
-`Shared`, the options both commands take, which `with_shared` puts in each
-command's signature.
+`Shared`, the options both commands take, which `cli._bundle.with_bundles` puts in
+each command's signature.
 
 `report`, `show` and `list` import none of this (cli/read.py): it is the runner's
 side of the command line."""
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import inspect
-import typing
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -244,7 +239,7 @@ NoReportOption = Annotated[
 
 @dataclass(frozen=True)
 class Shared:
-    """The options `run` and `resume` both take, declared once: `with_shared` puts them
+    """The options `run` and `resume` both take, declared once: `with_bundles` puts them
     in each command's signature where its `shared` parameter stands (typer reads the
     signature), and hands them to the command as this one value."""
 
@@ -301,24 +296,3 @@ class Shared:
 
 
 DEFAULTS = Shared()
-
-
-def with_shared(command: Callable[..., None]) -> Callable[..., None]:
-    """`command` with `Shared`'s options in its signature in place of its `shared`
-    parameter; called, it gets them back as one `Shared`."""
-    named = inspect.Parameter.KEYWORD_ONLY  # typer passes every value by name
-    hints = typing.get_type_hints(Shared, include_extras=True)
-    options = [
-        inspect.Parameter(f.name, named, annotation=hints[f.name], default=f.default)
-        for f in dataclasses.fields(Shared)
-    ]
-    own = inspect.signature(command, eval_str=True).parameters.values()
-    params = [q.replace(kind=named) for p in own for q in (options if p.name == "shared" else [p])]
-
-    @functools.wraps(command)
-    def wrapper(**kwargs: Any) -> None:
-        shared = Shared(**{option.name: kwargs.pop(option.name) for option in options})
-        command(shared=shared, **kwargs)
-
-    wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    return wrapper

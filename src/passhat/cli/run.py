@@ -17,6 +17,7 @@ from rich.text import Text
 
 from passhat.cli import adaptive as adaptive_k
 from passhat.cli._app import app, console, err_console
+from passhat.cli._bundle import with_bundles
 from passhat.cli._events import interrupted
 from passhat.cli._help import examples, panel_option
 from passhat.cli._options import report_lang, say_gate, write_ci
@@ -48,7 +49,6 @@ from passhat.cli._run_options import (
     TimeoutOption,
     TokenBudgetOption,
     k_option,
-    with_shared,
 )
 from passhat.cli._store import ExperimentArg, open_store
 from passhat.errors import InputError
@@ -72,7 +72,7 @@ __all__ = ["SUMMARY_ABOVE", "Shared", "resume", "run"]
         "passhat run SUITE --concurrency 32 --timeout 120 --strict",
     )
 )
-@with_shared
+@with_bundles
 def run(
     suite_dir: SuiteArg,
     agent: AgentOption = None,
@@ -155,7 +155,7 @@ def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
         "passhat resume mine-1 -k 10",
     )
 )
-@with_shared
+@with_bundles
 def resume(
     experiment_ref: ExperimentArg,
     k: Annotated[int | None, k_option("Raise the requested k and run the new indices too.")] = None,
