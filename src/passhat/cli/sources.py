@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -10,6 +11,7 @@ import typer
 from rich.text import Text
 
 from passhat.cli._app import app, console, write_json
+from passhat.cli._bundle import with_bundles
 from passhat.cli._help import Group, Typer, examples
 from passhat.cli._options import StrictOption
 from passhat.cli._store import DbOption, open_store
@@ -43,6 +45,21 @@ NameOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print what was imported as JSON for machines.")
 ]
+
+
+@dataclass(frozen=True)
+class Importing:
+    """The options every `passhat import` command takes, declared once (`with_bundles`
+    puts them in each command's signature): the stored experiment's name, the store,
+    and how the import is told."""
+
+    name: NameOption = None
+    db: DbOption = None
+    as_json: JsonOption = False
+    strict: StrictOption = False
+
+
+IMPORTING = Importing()
 
 MAX_ERRORED_SHOWN = 10
 
@@ -211,9 +228,7 @@ def _already_line(imported: Imported, old: ExperimentRecord) -> str:
     )
 
 
-def store_imports(
-    items: list[Imported], db: Path | None, as_json: bool, origin: str, strict: bool
-) -> None:
+def store_imports(items: list[Imported], origin: str, importing: Importing) -> None:
     """Store every import (each in one transaction), then print what each says.
 
     Importing the same input again is a no-op naming the experiment that holds it (so a
@@ -226,7 +241,7 @@ def store_imports(
     from passhat.sources import with_figures
 
     items = [_with_digest(with_figures(imported)) for imported in items]
-    with open_store(db, create=True) as store:
+    with open_store(importing.db, create=True) as store:
         stored = store.experiments()
         held: list[ExperimentRecord | None] = []
         for imported in items:  # every check before the first write: all or nothing
@@ -239,18 +254,18 @@ def store_imports(
         accounting = experiment_accounting(imported.experiment, imported.runs)
         complete = complete and accounting.complete
         if old is not None:
-            if as_json:
+            if importing.as_json:
                 data = _imported_dict(_as_stored(imported, old), accounting)
                 shown.append({**data, "already_imported": True})
             else:
                 console.print(Text(_already_line(imported, old)), soft_wrap=True)
-        elif as_json:
+        elif importing.as_json:
             shown.append({**_imported_dict(imported, accounting), "already_imported": False})
         else:
             print_imported(console, imported, accounting, origin)
-    if as_json:
+    if importing.as_json:
         write_json(shown)
-    if strict and not complete:
+    if importing.strict and not complete:
         raise typer.Exit(1)
 
 
@@ -266,6 +281,7 @@ def _one_name(name: str | None, count: int) -> None:
         "passhat import inspect run.eval --pass-if '>=0.8' --name inspect-1",
     ),
 )
+@with_bundles
 def import_inspect(
     logs: Annotated[
         list[Path],
@@ -286,10 +302,7 @@ def import_inspect(
             metavar="SCORER", help="Which scorer decides pass/fail. Default: the log's first."
         ),
     ] = None,
-    name: NameOption = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-    strict: StrictOption = False,
+    importing: Importing = IMPORTING,
 ) -> None:
     """Import Inspect AI eval logs: each sample × epoch a run (scored: passed or failed;
     sample error: errored; absent epoch: missing), requested k = the task's epochs."""
@@ -297,15 +310,16 @@ def import_inspect(
 
     rule = pass_rule(pass_if or [])
     paths = log_paths(logs)
-    _one_name(name, len(paths))
-    items = [import_log(p, rule=rule, scorer=scorer, name=name) for p in paths]
-    store_imports(items, db, as_json, "Inspect", strict)
+    _one_name(importing.name, len(paths))
+    items = [import_log(p, rule=rule, scorer=scorer, name=importing.name) for p in paths]
+    store_imports(items, "Inspect", importing)
 
 
 @import_app.command(
     "tau2",
     epilog=examples("passhat import tau2 results.json", "passhat import tau2 results/ --strict"),
 )
+@with_bundles
 def import_tau2(
     results: Annotated[
         list[Path],
@@ -314,38 +328,33 @@ def import_tau2(
             help="τ²-bench results: a results.json file, or a results folder (dir format).",
         ),
     ],
-    name: NameOption = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-    strict: StrictOption = False,
+    importing: Importing = IMPORTING,
 ) -> None:
     """Import τ²-bench results: each simulation (task × trial) a run; reward 1 passes,
     an infrastructure error is errored, an absent trial missing; requested k = num_trials."""
     from passhat.sources.tau2 import import_results
 
-    _one_name(name, len(results))
-    items = [import_results(p, name=name) for p in results]
-    store_imports(items, db, as_json, "τ²-bench", strict)
+    _one_name(importing.name, len(results))
+    items = [import_results(p, name=importing.name) for p in results]
+    store_imports(items, "τ²-bench", importing)
 
 
 @import_app.command(
     "harbor", epilog=examples("passhat import harbor jobs/my-job", "passhat import harbor jobs/*")
 )
+@with_bundles
 def import_harbor(
     jobs: Annotated[
         list[Path],
         typer.Argument(metavar="JOB_DIR", help="Harbor job folders (jobs/<job_name>)."),
     ],
-    name: NameOption = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-    strict: StrictOption = False,
+    importing: Importing = IMPORTING,
 ) -> None:
     """Import Harbor job folders: each trial a run, one experiment per agent, model and
     dataset; a valid reward of 1 passes, an invalid reward is errored, a trial that never
     finished missing; requested k = n_attempts."""
     from passhat.sources.harbor import import_job
 
-    items = [item for job in jobs for item in import_job(job, name=name)]
-    _one_name(name, len(items))
-    store_imports(items, db, as_json, "Harbor", strict)
+    items = [item for job in jobs for item in import_job(job, name=importing.name)]
+    _one_name(importing.name, len(items))
+    store_imports(items, "Harbor", importing)
