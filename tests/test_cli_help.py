@@ -161,6 +161,27 @@ def test_run_and_resume_take_their_shared_options_from_one_declaration() -> None
     assert "shared" not in run and "shared" not in resume
 
 
+def test_import_commands_take_their_shared_options_from_one_declaration() -> None:
+    """cli/sources.py's Importing declares the options of every `passhat import` once
+    (they were three copies, issue 38): each command has them, the same, in the same
+    order, last, and not the bundle's own parameter."""
+    import dataclasses
+
+    from passhat.cli.sources import Importing
+
+    shared = [field.name for field in dataclasses.fields(Importing)]
+    assert shared == ["name", "db", "as_json", "strict"]
+    group = GROUP.commands["import"]  # type: ignore[attr-defined]
+    seen = []
+    for name in ("inspect", "tau2", "harbor"):
+        params = group.commands[name].params
+        assert [p.name for p in params][-len(shared) :] == shared
+        assert "importing" not in [p.name for p in params]
+        seen.append([(tuple(p.opts), p.help, p.default) for p in params[-len(shared) :]])
+    assert seen[0] == seen[1] == seen[2]
+    assert seen[0][2][0] == ("--json",)
+
+
 def test_other_commands_keep_one_options_block(capsys: pytest.CaptureFixture[str]) -> None:
     """--db, --lang, --junit-xml are shared: `run` shows them under its panels,
     `report` (which has no panels) under Options, as before."""
