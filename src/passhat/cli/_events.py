@@ -5,7 +5,8 @@ missing, refused workers), where to watch it live, and the line an interrupt lea
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -165,8 +166,19 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
     return Printer()
 
 
-def interrupted(stop: Interrupted, lang: str) -> typer.Exit:
-    """Ctrl-C or SIGTERM: say what was kept; exit 130 (143 for SIGTERM)."""
+@contextmanager
+def said_if_interrupted(lang: str) -> Iterator[None]:
+    """Around `run`'s and `resume`'s library call: Ctrl-C or SIGTERM (`Interrupted`) is
+    said in one line, what was kept, and exits 130 (143 for SIGTERM); no traceback."""
+    from passhat.evaluation import Interrupted
+
+    try:
+        yield
+    except Interrupted as stop:
+        raise _interrupted(stop, lang) from None
+
+
+def _interrupted(stop: Interrupted, lang: str) -> typer.Exit:
     import signal
 
     ref = stop.experiment.name or stop.experiment.id

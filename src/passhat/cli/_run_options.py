@@ -24,8 +24,10 @@ from passhat.cli._options import (
     RequireOption,
     StrictOption,
     SummaryOption,
+    report_lang,
 )
 from passhat.cli._store import DbOption
+from passhat.errors import InputError
 
 # The panels `run -h` and `resume -h` group their options in (typer's rich_help_panel;
 # cli/_help.py prints them), in this order; the adaptive options bring their own.
@@ -238,6 +240,83 @@ NoReportOption = Annotated[
 
 
 @dataclass(frozen=True)
+class What:
+    """What `run` runs (its "What to run" options): the agent, k, the cases, the seed
+    and the clarifier's prompt."""
+
+    agent: AgentOption = None
+    agent_cmd: AgentCmdOption = None
+    k: Annotated[int | None, k_option("Runs per case. Default: the suite's.")] = None
+    case: CasesOption = None
+    seed: SeedOption = None
+    prompt: PromptOption = None
+
+    def evaluate_options(self) -> dict[str, Any]:
+        return {
+            "agent": agent_spec(self.agent, self.agent_cmd),
+            "k": self.k,
+            "cases": self.case or [],
+            "seed": self.seed,
+            "prompt": self.prompt,
+        }
+
+
+def agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
+    """--agent or --agent-cmd (a command agent's spec: relative paths read from here)."""
+    if agent_cmd is None:
+        return agent
+    if agent is not None:
+        raise InputError("give --agent or --agent-cmd, not both")
+    from passhat.agents.command import from_command_line
+
+    return from_command_line(agent_cmd, Path.cwd()).spec()
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The experiment's model and its sampling, fixed when `run` creates it (`resume`
+    takes them from the store); `evaluate` takes them by these names."""
+
+    model: ModelOption = None
+    base_url: BaseUrlOption = None
+    temperature: TemperatureOption = None
+    max_tokens: MaxTokensOption = None
+    model_seed: ModelSeedOption = None
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """What one run of `run` may take: its time, model calls and tokens, and for a
+    command agent how sealed it is and what it may read, write and reach."""
+
+    timeout: TimeoutOption = 300.0
+    max_turns: MaxTurnsOption = None
+    isolation: IsolationOption = None
+    agent_read: AgentReadOption = None
+    agent_write: AgentWriteOption = None
+    agent_host: AgentHostOption = None
+    token_budget: TokenBudgetOption = None
+
+    def evaluate_options(self) -> dict[str, Any]:
+        return {
+            "timeout": self.timeout,
+            "max_turns": self.max_turns,
+            "isolation": self.isolation,
+            "sandbox": self.sandbox(),
+            "token_budget": self.token_budget,
+        }
+
+    def sandbox(self) -> dict[str, list[str]] | None:
+        """--agent-read/--agent-write/--agent-host as `evaluate(sandbox=...)` takes them."""
+        given = {
+            "read": self.agent_read or [],
+            "write": self.agent_write or [],
+            "hosts": self.agent_host or [],
+        }
+        return {k: v for k, v in given.items() if v} or None
+
+
+@dataclass(frozen=True)
 class Shared:
     """The options `run` and `resume` both take, declared once: `with_bundles` puts them
     in each command's signature where its `shared` parameter stands (typer reads the
@@ -266,9 +345,15 @@ class Shared:
     summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None
     require: Annotated[list[str] | None, in_panel(RequireOption, OUTPUT)] = None
 
-    def call_options(self, lang: str) -> dict[str, Any]:
+    @property
+    def language(self) -> str:
+        """The language the events and the end report are printed in (--lang, checked;
+        else the locale's)."""
+        return report_lang(self.lang)
+
+    def call_options(self) -> dict[str, Any]:
         """What `evaluate` and `resume` take of these: store, workers, call limits, the
-        adaptive rounds, and the events printed in `lang`."""
+        adaptive rounds, and the events printed in `language`."""
         from passhat.rounds import rounds
 
         adaptive = rounds(
@@ -290,9 +375,6 @@ class Shared:
             "retry_max_wait": self.retry_max_wait,
             "call_timeout": self.call_timeout,
             "adaptive": adaptive,
-            "events": printer(lang, self.quiet, not self.no_report),
+            "events": printer(self.language, self.quiet, not self.no_report),
             "require": self.require,
         }
-
-
-DEFAULTS = Shared()

@@ -9,6 +9,7 @@ parsed here)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,40 +19,24 @@ from rich.text import Text
 from passhat.cli import adaptive as adaptive_k
 from passhat.cli._app import app, console, err_console
 from passhat.cli._bundle import with_bundles
-from passhat.cli._events import interrupted
+from passhat.cli._events import said_if_interrupted
 from passhat.cli._help import examples, panel_option
-from passhat.cli._options import report_lang, say_gate, write_ci
+from passhat.cli._options import say_gate, write_ci
 from passhat.cli._run_options import (
-    DEFAULTS,
     MODEL,
     STORE,
     SUMMARY_ABOVE,
     WHAT,
-    AgentCmdOption,
-    AgentHostOption,
-    AgentOption,
-    AgentReadOption,
-    AgentWriteOption,
-    BaseUrlOption,
-    CasesOption,
-    IsolationOption,
-    MaxTokensOption,
-    MaxTurnsOption,
-    ModelOption,
-    ModelSeedOption,
+    ModelSettings,
     NameOption,
-    PromptOption,
     RetriesOption,
-    SeedOption,
+    RunLimits,
     Shared,
     SuiteArg,
-    TemperatureOption,
-    TimeoutOption,
-    TokenBudgetOption,
+    What,
     k_option,
 )
 from passhat.cli._store import ExperimentArg, open_store
-from passhat.errors import InputError
 from passhat.report.i18n import t, tn
 
 if TYPE_CHECKING:
@@ -75,78 +60,30 @@ __all__ = ["SUMMARY_ABOVE", "Shared", "resume", "run"]
 @with_bundles
 def run(
     suite_dir: SuiteArg,
-    agent: AgentOption = None,
-    agent_cmd: AgentCmdOption = None,
-    k: Annotated[int | None, k_option("Runs per case. Default: the suite's.")] = None,
-    case: CasesOption = None,
-    seed: SeedOption = None,
-    prompt: PromptOption = None,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    temperature: TemperatureOption = None,
-    max_tokens: MaxTokensOption = None,
-    model_seed: ModelSeedOption = None,
+    *,
+    what: What,
+    model: ModelSettings,
     retries: Annotated[
         int, panel_option(MODEL, metavar="N", help="Retries of transient model errors per call.")
     ] = 4,
-    shared: Shared = DEFAULTS,
-    timeout: TimeoutOption = 300.0,
-    max_turns: MaxTurnsOption = None,
+    shared: Shared,
+    limits: RunLimits,
     name: NameOption = None,
-    isolation: IsolationOption = None,
-    agent_read: AgentReadOption = None,
-    agent_write: AgentWriteOption = None,
-    agent_host: AgentHostOption = None,
-    token_budget: TokenBudgetOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
-    from passhat.evaluation import Interrupted, evaluate
+    from passhat.evaluation import evaluate
 
-    language = report_lang(shared.lang)
-    try:
+    with said_if_interrupted(shared.language):
         experiment = evaluate(
             suite_dir,
-            agent=_agent_spec(agent, agent_cmd),
-            model=model,
-            k=k,
-            cases=case or [],
-            timeout=timeout,
+            **what.evaluate_options(),
+            **asdict(model),
             retries=retries,
-            seed=seed,
+            **limits.evaluate_options(),
             name=name,
-            prompt=prompt,
-            base_url=base_url,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            model_seed=model_seed,
-            max_turns=max_turns,
-            isolation=isolation,
-            sandbox=_sandbox(agent_read, agent_write, agent_host),
-            token_budget=token_budget,
-            **shared.call_options(language),
+            **shared.call_options(),
         )
-    except Interrupted as stop:
-        raise interrupted(stop, language) from None
-    _report_and_exit(experiment, shared, language)
-
-
-def _sandbox(
-    read: list[str] | None, write: list[str] | None, hosts: list[str] | None
-) -> dict[str, list[str]] | None:
-    """--agent-read/--agent-write/--agent-host as `evaluate(sandbox=...)` takes them."""
-    given = {"read": read or [], "write": write or [], "hosts": hosts or []}
-    return {k: v for k, v in given.items() if v} or None
-
-
-def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
-    """--agent or --agent-cmd (a command agent's spec: relative paths read from here)."""
-    if agent_cmd is None:
-        return agent
-    if agent is not None:
-        raise InputError("give --agent or --agent-cmd, not both")
-    from passhat.agents.command import from_command_line
-
-    return from_command_line(agent_cmd, Path.cwd()).spec()
+    _report_and_exit(experiment, shared)
 
 
 @app.command(
@@ -158,6 +95,7 @@ def _agent_spec(agent: str | None, agent_cmd: str | None) -> str | None:
 @with_bundles
 def resume(
     experiment_ref: ExperimentArg,
+    *,
     k: Annotated[int | None, k_option("Raise the requested k and run the new indices too.")] = None,
     errored: Annotated[
         bool,
@@ -169,7 +107,7 @@ def resume(
         ),
     ] = False,
     retries: RetriesOption = None,
-    shared: Shared = DEFAULTS,
+    shared: Shared,
     break_lease: Annotated[
         bool,
         panel_option(
@@ -185,25 +123,22 @@ def resume(
     Timeout and every model parameter are the experiment's own: a resumed run means
     the same as the runs before it. Only how hard a model call is tried may change
     (--retries, --retry-max-wait, --call-timeout), e.g. after a model server outage."""
-    from passhat.evaluation import Interrupted
     from passhat.evaluation import resume as resume_experiment
 
-    language = report_lang(shared.lang)
-    try:
+    with said_if_interrupted(shared.language):
         experiment = resume_experiment(
             experiment_ref,
             k=k,
             errored=errored,
             retries=retries,
             break_lease=break_lease,
-            **shared.call_options(language),
+            **shared.call_options(),
         )
-    except Interrupted as stop:
-        raise interrupted(stop, language) from None
     said = experiment.outcome is not None and experiment.outcome.planned == 0
     if said:
-        err_console.print(_nothing_to_do(experiment, language), markup=False, soft_wrap=True)
-    _report_and_exit(experiment, shared, language, said=said)
+        line = _nothing_to_do(experiment, shared.language)
+        err_console.print(line, markup=False, soft_wrap=True)
+    _report_and_exit(experiment, shared, said=said)
 
 
 def _nothing_to_do(experiment: Experiment, lang: str) -> str:
@@ -227,14 +162,12 @@ def _nothing_to_do(experiment: Experiment, lang: str) -> str:
     return line + t("nothing_to_do_more", lang, ref=ref, k=record.k_requested + 1)
 
 
-def _report_and_exit(
-    experiment: Experiment, shared: Shared, lang: str, *, said: bool = False
-) -> None:
+def _report_and_exit(experiment: Experiment, shared: Shared, *, said: bool = False) -> None:
     """The end report (or one line with --no-report; none when `said`: the caller's
     line said what happened), then the exit code the experiment gives."""
     from passhat.report.experiment import print_experiment_report, print_figures
 
-    quiet, no_report = shared.quiet, shared.no_report
+    quiet, no_report, lang = shared.quiet, shared.no_report, shared.language
     record = experiment.record
     ref = record.name or record.id
     requested = record.runs_requested
