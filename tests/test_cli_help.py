@@ -161,6 +161,32 @@ def test_run_and_resume_take_their_shared_options_from_one_declaration() -> None
     assert "shared" not in run and "shared" not in resume
 
 
+def test_run_spreads_its_bundles_in_the_order_its_help_lists_them() -> None:
+    """run's own options are declared as bundles (What, ModelSettings, RunLimits) beside
+    Shared (issue 38); spread into its signature they keep the order -h had, and the
+    bundles' own parameter names are no options."""
+    import dataclasses
+
+    from passhat.cli._run_options import ModelSettings, RunLimits, Shared, What
+
+    def names(bundle: type) -> list[str]:
+        return [field.name for field in dataclasses.fields(bundle)]
+
+    command = GROUP.commands["run"]  # type: ignore[attr-defined]
+    params = [p.name for p in command.params if p.name != "help"]
+    assert params == [
+        "suite_dir",
+        *names(What),
+        *names(ModelSettings),
+        "retries",
+        *names(Shared),
+        *names(RunLimits),
+        "name",
+    ]
+    assert names(What)[:3] == ["agent", "agent_cmd", "k"]
+    assert "token_budget" in names(RunLimits) and "model_seed" in names(ModelSettings)
+
+
 def test_import_commands_take_their_shared_options_from_one_declaration() -> None:
     """cli/sources.py's Importing declares the options of every `passhat import` once
     (they were three copies, issue 38): each command has them, the same, in the same
