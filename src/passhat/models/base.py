@@ -15,9 +15,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["system", "user", "assistant", "tool"]
 
-RAW_ARGUMENTS = "_raw"
-"""Key holding a model's tool call arguments that were not a JSON object, verbatim."""
-
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -40,7 +37,12 @@ class ToolCall:
     name: str
     """The tool's name."""
     arguments: dict[str, Any]
-    """Parsed arguments (a JSON object)."""
+    """Parsed arguments (a JSON object; arguments that were not one are kept verbatim
+    under `RAW_ARGUMENTS`)."""
+
+
+RAW_ARGUMENTS = "_raw"
+"""Key holding a model's tool call arguments that were not a JSON object, verbatim."""
 
 
 @dataclass(frozen=True)
