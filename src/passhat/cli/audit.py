@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -192,6 +192,11 @@ def _print_figures(out: Console, audit: Audit) -> None:
     )
 
 
+def _k_option(flag: str, help: str) -> Any:
+    """--declared-k and --claimed: a K, runs per configuration, given instead of read."""
+    return typer.Option(flag, metavar="K", help=help)
+
+
 @app.command(
     epilog=examples(
         "passhat audit examples/audit/trello",
@@ -209,18 +214,12 @@ def audit(
     ],
     declared_k: Annotated[
         int | None,
-        typer.Option(
-            "--declared-k",
-            metavar="K",
-            help="Declared runs per configuration (instead of the manifest's).",
-        ),
+        _k_option("--declared-k", "Declared runs per configuration (instead of the manifest's)."),
     ] = None,
     claimed: Annotated[
         int | None,
-        typer.Option(
-            "--claimed",
-            metavar="K",
-            help="Runs per configuration a report claims (instead of parsing REPORT.md).",
+        _k_option(
+            "--claimed", "Runs per configuration a report claims (instead of parsing REPORT.md)."
         ),
     ] = None,
     manifest: Annotated[
