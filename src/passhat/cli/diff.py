@@ -19,6 +19,17 @@ USAGE = (
 )
 
 
+RefsArg = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="EXPERIMENT CASE RUN_A RUN_B | A:CASE:RUN B:CASE:RUN",
+        help="Two runs of one experiment, or EXPERIMENT:CASE:RUN twice.",
+        show_default=False,
+    ),
+]
+"""`diff`'s argument: the two runs, in either spelling `USAGE` names (`parse_refs` reads it)."""
+
+
 def parse_refs(refs: list[str]) -> list[tuple[str, str, int]]:
     """(experiment, case, run) of the two runs the arguments name."""
     if len(refs) == 4:
@@ -69,18 +80,7 @@ def no_transcript_note(experiment: ExperimentRecord, run: RunRecord) -> str | No
         "passhat diff latest ac-conflict-001 1 2 --json",
     )
 )
-def diff(
-    refs: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="EXPERIMENT CASE RUN_A RUN_B | A:CASE:RUN B:CASE:RUN",
-            help="Two runs of one experiment, or EXPERIMENT:CASE:RUN twice.",
-            show_default=False,
-        ),
-    ],
-    as_json: JsonOption = False,
-    db: DbOption = None,
-) -> None:
+def diff(refs: RefsArg, as_json: JsonOption = False, db: DbOption = None) -> None:
     """Two runs side by side: items found in one and not the other, outputs and final
     states diffed, tool calls aligned, and where they part (turn, else tool call).
 
