@@ -34,6 +34,11 @@ class Prices:
         return f"in={self.input:g},out={self.output:g}"
 
 
+def cost_at(prices: Prices | None, input_tokens: int, output_tokens: int) -> float | None:
+    """What the tokens cost at `prices`; None without prices (never 0: unknown)."""
+    return prices.cost(input_tokens, output_tokens) if prices is not None else None
+
+
 @dataclass(frozen=True)
 class TokenUsage:
     """Tokens of a group of runs (one run, one case, an experiment) and their cost."""
@@ -42,8 +47,8 @@ class TokenUsage:
     """Runs with a record (errored runs used tokens too)."""
     input_tokens: int
     output_tokens: int
-    cost: float | None = None
-    """input and output tokens at the given prices; None without prices."""
+    cost: float | None
+    """input and output tokens at the given prices (`cost_at`); None without prices."""
 
     @property
     def tokens(self) -> int:
@@ -68,7 +73,7 @@ def usage_row(
 ) -> dict[str, Any]:
     """`usage_of(...).to_dict()` of a group's totals, without the object (a report
     writes one per case: 10,000 of them)."""
-    cost = prices.cost(input_tokens, output_tokens) if prices is not None else None
+    cost = cost_at(prices, input_tokens, output_tokens)
     return {
         "runs": runs,
         "input_tokens": input_tokens,
@@ -86,7 +91,7 @@ def usage_of(tokens: Iterable[tuple[int, int]], prices: Prices | None = None) ->
         runs += 1
         i += input_tokens
         o += output_tokens
-    return TokenUsage(runs, i, o, prices.cost(i, o) if prices is not None else None)
+    return TokenUsage(runs, i, o, cost_at(prices, i, o))
 
 
 def usage_total(parts: Iterable[TokenUsage], prices: Prices | None = None) -> TokenUsage:
@@ -97,7 +102,7 @@ def usage_total(parts: Iterable[TokenUsage], prices: Prices | None = None) -> To
         runs += part.runs
         i += part.input_tokens
         o += part.output_tokens
-    return TokenUsage(runs, i, o, prices.cost(i, o) if prices is not None else None)
+    return TokenUsage(runs, i, o, cost_at(prices, i, o))
 
 
 def usage_by_case(
@@ -113,10 +118,7 @@ def usage_by_case(
             total[0] += 1
             total[1] += input_tokens
             total[2] += output_tokens
-    return {
-        case: TokenUsage(n, i, o, prices.cost(i, o) if prices is not None else None)
-        for case, (n, i, o) in totals.items()
-    }
+    return {case: TokenUsage(n, i, o, cost_at(prices, i, o)) for case, (n, i, o) in totals.items()}
 
 
 def parse_price(text: str, where: str = "--price") -> Prices:
@@ -232,16 +234,12 @@ class Unseen:
         total with the counted runs' tokens, and the abandoned calls."""
         tin = sum(a[3] for a in self.attempts)
         tout = sum(a[4] for a in self.attempts)
-
-        def cost(i: int, o: int) -> float | None:
-            return None if prices is None else prices.cost(i, o)
-
         return {
             "earlier_attempts": {
                 "attempts": len(self.attempts),
                 "input_tokens": tin,
                 "output_tokens": tout,
-                "cost": cost(tin, tout),
+                "cost": cost_at(prices, tin, tout),
                 "per_attempt": [
                     {"case": c, "run": r, "attempt": n, "input_tokens": i, "output_tokens": o}
                     for c, r, n, i, o in self.attempts
@@ -250,7 +248,7 @@ class Unseen:
             "with_earlier_attempts": {
                 "input_tokens": counted_in + tin,
                 "output_tokens": counted_out + tout,
-                "cost": cost(counted_in + tin, counted_out + tout),
+                "cost": cost_at(prices, counted_in + tin, counted_out + tout),
             },
             "abandoned_calls": self.abandoned,
         }
