@@ -59,8 +59,6 @@ class Importing:
     strict: StrictOption = False
 
 
-IMPORTING = Importing()
-
 MAX_ERRORED_SHOWN = 10
 
 
@@ -287,6 +285,7 @@ def import_inspect(
         list[Path],
         typer.Argument(metavar="LOG", help="Inspect logs (.eval or .json), or folders of them."),
     ],
+    *,
     pass_if: Annotated[
         list[str] | None,
         typer.Option(
@@ -302,7 +301,7 @@ def import_inspect(
             metavar="SCORER", help="Which scorer decides pass/fail. Default: the log's first."
         ),
     ] = None,
-    importing: Importing = IMPORTING,
+    importing: Importing,
 ) -> None:
     """Import Inspect AI eval logs: each sample × epoch a run (scored: passed or failed;
     sample error: errored; absent epoch: missing), requested k = the task's epochs."""
@@ -328,7 +327,8 @@ def import_tau2(
             help="τ²-bench results: a results.json file, or a results folder (dir format).",
         ),
     ],
-    importing: Importing = IMPORTING,
+    *,
+    importing: Importing,
 ) -> None:
     """Import τ²-bench results: each simulation (task × trial) a run; reward 1 passes,
     an infrastructure error is errored, an absent trial missing; requested k = num_trials."""
@@ -348,7 +348,8 @@ def import_harbor(
         list[Path],
         typer.Argument(metavar="JOB_DIR", help="Harbor job folders (jobs/<job_name>)."),
     ],
-    importing: Importing = IMPORTING,
+    *,
+    importing: Importing,
 ) -> None:
     """Import Harbor job folders: each trial a run, one experiment per agent, model and
     dataset; a valid reward of 1 passes, an invalid reward is errored, a trial that never
