@@ -240,6 +240,70 @@ NoReportOption = Annotated[
 
 
 @dataclass(frozen=True)
+class Shared:
+    """The options `run` and `resume` both take, declared once: `with_bundles` puts them
+    in each command's signature where its `shared` parameter stands (typer reads the
+    signature), and hands them to the command as this one value."""
+
+    retry_max_wait: RetryMaxWaitOption = None
+    call_timeout: CallTimeoutOption = None
+    concurrency: ConcurrencyOption = 8
+    executor: ExecutorOption = "local"
+    scheduler: SchedulerOption = None
+    until_width: adaptive_k.UntilWidth = None
+    until_decided: adaptive_k.UntilDecided = False
+    baseline: adaptive_k.Baseline = None
+    max_k: adaptive_k.MaxK = None
+    k_step: adaptive_k.KStep = None
+    adaptive_json: adaptive_k.AdaptiveJson = None
+    spending: adaptive_k.SpendingOption = "bonferroni"
+    all_cases: adaptive_k.AllCases = False
+    no_rerun_baseline: adaptive_k.NoRerunBaseline = False
+    db: Annotated[Path | None, in_panel(DbOption, STORE)] = None
+    strict: Annotated[bool, in_panel(StrictOption, OUTPUT)] = False
+    quiet: QuietOption = False
+    no_report: NoReportOption = False
+    lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None
+    junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None
+    summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None
+    require: Annotated[list[str] | None, in_panel(RequireOption, OUTPUT)] = None
+
+    @property
+    def language(self) -> str:
+        """The language the events and the end report are printed in (--lang, checked;
+        else the locale's)."""
+        return report_lang(self.lang)
+
+    def call_options(self, lang: str) -> dict[str, Any]:
+        """What `evaluate` and `resume` take of these: store, workers, call limits, the
+        adaptive rounds, and the events printed in `lang`."""
+        from passhat.rounds import rounds
+
+        adaptive = rounds(
+            self.until_width,
+            self.until_decided,
+            self.baseline,
+            self.max_k,
+            self.k_step,
+            self.adaptive_json,
+            self.spending,
+            self.all_cases,
+            not self.no_rerun_baseline,
+        )
+        return {
+            "db": self.db,
+            "concurrency": self.concurrency,
+            "executor": self.executor,
+            "scheduler": self.scheduler,
+            "retry_max_wait": self.retry_max_wait,
+            "call_timeout": self.call_timeout,
+            "adaptive": adaptive,
+            "events": printer(lang, self.quiet, not self.no_report),
+            "require": self.require,
+        }
+
+
+@dataclass(frozen=True)
 class What:
     """What `run` runs (its "What to run" options): the agent, k, the cases, the seed
     and the clarifier's prompt."""
@@ -314,67 +378,3 @@ class RunLimits:
             "hosts": self.agent_host or [],
         }
         return {k: v for k, v in given.items() if v} or None
-
-
-@dataclass(frozen=True)
-class Shared:
-    """The options `run` and `resume` both take, declared once: `with_bundles` puts them
-    in each command's signature where its `shared` parameter stands (typer reads the
-    signature), and hands them to the command as this one value."""
-
-    retry_max_wait: RetryMaxWaitOption = None
-    call_timeout: CallTimeoutOption = None
-    concurrency: ConcurrencyOption = 8
-    executor: ExecutorOption = "local"
-    scheduler: SchedulerOption = None
-    until_width: adaptive_k.UntilWidth = None
-    until_decided: adaptive_k.UntilDecided = False
-    baseline: adaptive_k.Baseline = None
-    max_k: adaptive_k.MaxK = None
-    k_step: adaptive_k.KStep = None
-    adaptive_json: adaptive_k.AdaptiveJson = None
-    spending: adaptive_k.SpendingOption = "bonferroni"
-    all_cases: adaptive_k.AllCases = False
-    no_rerun_baseline: adaptive_k.NoRerunBaseline = False
-    db: Annotated[Path | None, in_panel(DbOption, STORE)] = None
-    strict: Annotated[bool, in_panel(StrictOption, OUTPUT)] = False
-    quiet: QuietOption = False
-    no_report: NoReportOption = False
-    lang: Annotated[str | None, in_panel(LangOption, OUTPUT)] = None
-    junit_xml: Annotated[Path | None, in_panel(JunitOption, OUTPUT)] = None
-    summary: Annotated[Path | None, in_panel(SummaryOption, OUTPUT)] = None
-    require: Annotated[list[str] | None, in_panel(RequireOption, OUTPUT)] = None
-
-    @property
-    def language(self) -> str:
-        """The language the events and the end report are printed in (--lang, checked;
-        else the locale's)."""
-        return report_lang(self.lang)
-
-    def call_options(self) -> dict[str, Any]:
-        """What `evaluate` and `resume` take of these: store, workers, call limits, the
-        adaptive rounds, and the events printed in `language`."""
-        from passhat.rounds import rounds
-
-        adaptive = rounds(
-            self.until_width,
-            self.until_decided,
-            self.baseline,
-            self.max_k,
-            self.k_step,
-            self.adaptive_json,
-            self.spending,
-            self.all_cases,
-            not self.no_rerun_baseline,
-        )
-        return {
-            "db": self.db,
-            "concurrency": self.concurrency,
-            "executor": self.executor,
-            "scheduler": self.scheduler,
-            "retry_max_wait": self.retry_max_wait,
-            "call_timeout": self.call_timeout,
-            "adaptive": adaptive,
-            "events": printer(self.language, self.quiet, not self.no_report),
-            "require": self.require,
-        }

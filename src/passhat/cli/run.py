@@ -81,7 +81,7 @@ def run(
             retries=retries,
             **limits.evaluate_options(),
             name=name,
-            **shared.call_options(),
+            **shared.call_options(shared.language),
         )
     _report_and_exit(experiment, shared)
 
@@ -132,7 +132,7 @@ def resume(
             errored=errored,
             retries=retries,
             break_lease=break_lease,
-            **shared.call_options(),
+            **shared.call_options(shared.language),
         )
     said = experiment.outcome is not None and experiment.outcome.planned == 0
     if said:
