@@ -614,3 +614,37 @@ def test_a_programs_own_child_watcher_is_kept(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(asyncio.get_event_loop_policy(), "_watcher", own)
     child_watcher()
     assert asyncio.get_child_watcher() is own
+
+
+async def test_a_run_given_up_starts_no_more_model_calls(tmp_path: Path, fake_server) -> None:  # type: ignore[no-untyped-def]
+    """A model call the deadline's cancel does not reach (a command agent's, in the proxy's
+    request task) makes no retry once the run is given up: its provider requests after
+    the record was made were billed, and never on the record."""
+    from passhat.models.base import Message
+
+    suite = load_suite(CLARIFY)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
+    fake_server.fail(503, times=10_000)
+    model = OpenAIModel("test-model", base_url=fake_server.openai_url)
+    calls: list[asyncio.Task[Any]] = []
+
+    async def agent(input: Any, env: Any, ctx: Any) -> Any:
+        call = asyncio.create_task(ctx.generate([Message("user", "T-1")], []))
+        calls.append(call)
+        return await asyncio.shield(call)
+
+    loaded = replace(resolve_agent("agents_for_tests:odd_runs_pass"), agent=agent)
+    experiment = new_experiment(suite, loaded, "openai:test-model", model, k=1, params={})
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        retry = RetryPolicy(max_retries=10_000, base_delay=0.01, max_delay=0.01)
+        options = RunOptions(concurrency=1, timeout_s=0.5, retry=retry)
+        await run_experiment(store, experiment, suite, loaded, model, options)
+        (run,) = store.runs(experiment.id)
+        sent = len(fake_server.requests)
+        await asyncio.sleep(0.3)  # the call, left running, had 30 more tries' time
+        after = len(fake_server.requests)
+    calls[0].cancel()
+    await model.aclose()
+    assert run.error_type == "timeout" and len(run.retries) >= 3
+    assert after == sent <= len(run.retries) + 1  # at most the one in flight at the deadline

@@ -202,10 +202,12 @@ async def _run_agent(
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
     except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing
+        ctx.given_up = True
         _abandon(task)
         raise
     late = f"the run did not finish within {timeout_s:g} s"
     if not done:
+        ctx.given_up = True  # no model call starts now: its record is being made
         task.cancel()
         # a moment to clean up after the cancel (a command agent kills its process group
         # and keeps its stderr); one that ignores it is left behind

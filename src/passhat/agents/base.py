@@ -91,6 +91,10 @@ class RunContext:
     limit: str | None = None
     """Why the run stopped at one of its limits (the first call refused, or the built-in
     loop's last turn): the run is graded on the state it reached, marked `limit`."""
+    given_up: bool = False
+    """Set when the runner gives the run up (its deadline, Ctrl-C): from then on no model
+    call starts, nor a retry of one under way (a command agent's proxy call still
+    retrying during the run's cleanup made provider requests its record never saw)."""
 
     def model_source(self) -> str | None:
         """`replayed` (answers from a cassette), `live`, or None when no model was asked."""
@@ -142,6 +146,7 @@ class RunContext:
                 "the agent asked for a model, but the experiment has none; give --model "
                 "provider:name or defaults.model in suite.yaml"
             )
+        self._check_given_up()
         self._check_limits()
         call = CallContext(self.case_id, self.run_index, self.turns, self.seed)
         # each retry lands on the run as it happens: a run given up at its deadline
@@ -155,12 +160,25 @@ class RunContext:
             max_retries=self.retry.max_retries,
             base_delay=self.retry.base_delay,
             max_delay=self.retry.max_delay,
+            sleep=self._pause,
             record=made,
         )
         self.turns += 1
         self.usage = self.usage + response.usage
         self.responses.append(response)
         return response
+
+    async def _pause(self, seconds: float) -> None:
+        """The wait before a retry; none is made once the run is given up."""
+        self._check_given_up()
+        await asyncio.sleep(seconds)
+        self._check_given_up()
+
+    def _check_given_up(self) -> None:
+        if self.given_up:
+            raise PermanentModelError(
+                "the run was given up (its deadline, or Ctrl-C): no more model calls"
+            )
 
     def _check_limits(self) -> None:
         """Refuse a call past --max-turns or --token-budget: it never reaches the model,
