@@ -201,3 +201,26 @@ def test_a_report_without_requirements_does_not_import_the_gate(
 
     assert imported() == "[]"
     assert imported("--require", "rate>=0") == "['passhat.gate']"
+
+
+def test_an_in_process_agents_run_imports_no_command_agent_machinery(tmp_path: Path) -> None:
+    """`passhat run` of an in-process agent does not import what command agents (their
+    process, folders, sandbox, MCP server) or the built-in clarifier need."""
+    from cli_helpers import CLARIFY, SEED
+
+    unused = ("passhat.agents.command", "passhat.agents.clarifier", "passhat.serve.app")
+    args = ["run", str(CLARIFY), "--case", SEED, "--agent", "agents_for_tests:odd_runs_pass"]
+    args += ["-k", "1", "-q", "--db", str(tmp_path / "p.db")]
+    tests = str(Path(__file__).parent)
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS.format(args=args, heavy=unused)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
+        },
+    )
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert "1/1" in done.stdout or "0/1" in done.stdout  # the run was made

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from passhat.agents.base import Agent, RetryPolicy, RunContext
-from passhat.agents.clarifier import Clarifier, read_template
-from passhat.agents.command import is_command_spec
 from passhat.errors import ConfigError
 from passhat.imports import load_module, module_source_hash
 from passhat.plain import did_you_mean
+from passhat.records import COMMAND_AGENT
 
 __all__ = ["Agent", "LoadedAgent", "RetryPolicy", "RunContext", "resolve_agent"]
 
@@ -33,6 +32,12 @@ class LoadedAgent:
     """SHA-256 of the user's agent source file: editing the agent changes the fingerprint."""
 
 
+def is_command_spec(spec: str) -> bool:
+    """A command agent's stored spec (`command:`, then its config's canonical JSON). Here,
+    not in agents/command.py: an in-process agent's run never imports that module."""
+    return spec.startswith(COMMAND_AGENT)
+
+
 def resolve_agent(
     spec: str, *, prompt: str | Path | None = None, suite_dir: Path | None = None
 ) -> LoadedAgent:
@@ -42,6 +47,8 @@ def resolve_agent(
     `file.py:name` (a file beside suite.yaml, or a path).
     """
     if spec == "clarifier":
+        from passhat.agents.clarifier import Clarifier, read_template
+
         clarifier = Clarifier(read_template(prompt))
         return LoadedAgent(spec, clarifier, clarifier.prompt_version)
     if prompt is not None:

@@ -148,10 +148,6 @@ class CommandSpec:
         return PREFIX + json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
-def is_command_spec(spec: str) -> bool:
-    return spec.startswith(PREFIX)
-
-
 def parse_config(value: Any, where: str) -> CommandSpec:
     """suite.yaml's `agent: {command: [...], ...}` (or a stored spec's JSON), checked."""
     if not isinstance(value, Mapping):

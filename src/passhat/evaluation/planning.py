@@ -384,10 +384,10 @@ def _check_view(loaded: LoadedAgent, params: dict[str, Any]) -> None:
 
 def _sandbox(given: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
     """`sandbox=` (--agent-read, --agent-write, --agent-host) as the recorded parameter."""
-    from passhat.agents.command import check_hosts
-
     if not given:
         return {}
+    from passhat.agents.command import check_hosts
+
     if not isinstance(given, Mapping) or set(given) - {"read", "write", "hosts"}:
         raise InputError('sandbox= takes {"read": [...], "write": [...], "hosts": [...]}')
     found: dict[str, list[str]] = {}
@@ -418,8 +418,8 @@ def _sealing(
     in this process; an executor that checks its own workers says not). Without
     --isolation, $PASSHAT_ISOLATION gives the level when set (a machine's own default: a
     container with no user namespaces, a checkout other users cannot read)."""
+    from passhat.agents import is_command_spec
     from passhat.agents import isolation as levels
-    from passhat.agents.command import is_command_spec
 
     params: dict[str, Any] = {}
     if isolation is None:
