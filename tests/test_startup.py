@@ -205,10 +205,12 @@ def test_a_report_without_requirements_does_not_import_the_gate(
 
 def test_an_in_process_agents_run_imports_no_command_agent_machinery(tmp_path: Path) -> None:
     """`passhat run` of an in-process agent does not import what command agents (their
-    process, folders, sandbox, MCP server) or the built-in clarifier need."""
+    process, folders, sandbox, MCP server), the built-in clarifier or adaptive rounds
+    need (a run without --until-width or --until-decided)."""
     from cli_helpers import CLARIFY, SEED
 
     unused = ("passhat.agents.command", "passhat.agents.clarifier", "passhat.serve.app")
+    unused += ("passhat.rounds", "passhat.adaptive")
     args = ["run", str(CLARIFY), "--case", SEED, "--agent", "agents_for_tests:odd_runs_pass"]
     args += ["-k", "1", "-q", "--db", str(tmp_path / "p.db")]
     tests = str(Path(__file__).parent)

@@ -239,6 +239,10 @@ NoReportOption = Annotated[
 ]
 
 
+_NO_ROUNDS = (None, False, None, None, None, None, "bonferroni", False, True)
+"""The adaptive options as given when none is: no rounds (`passhat.rounds.rounds`)."""
+
+
 @dataclass(frozen=True)
 class Shared:
     """The options `run` and `resume` both take, declared once: `with_bundles` puts them
@@ -277,9 +281,7 @@ class Shared:
     def call_options(self, lang: str) -> dict[str, Any]:
         """What `evaluate` and `resume` take of these: store, workers, call limits, the
         adaptive rounds, and the events printed in `lang`."""
-        from passhat.rounds import rounds
-
-        adaptive = rounds(
+        given = (
             self.until_width,
             self.until_decided,
             self.baseline,
@@ -290,6 +292,11 @@ class Shared:
             self.all_cases,
             not self.no_rerun_baseline,
         )
+        adaptive = None
+        if given != _NO_ROUNDS:  # the rules' modules (and statistics) only when asked for
+            from passhat.rounds import rounds
+
+            adaptive = rounds(*given)
         return {
             "db": self.db,
             "concurrency": self.concurrency,

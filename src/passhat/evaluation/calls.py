@@ -34,12 +34,12 @@ from passhat.evaluation.planning import (
 )
 from passhat.evaluation.running import _make_runs, _read_back
 from passhat.results import Experiment, Outcome
-from passhat.rounds import Rounds
 
 if TYPE_CHECKING:
     from passhat.executors import Executor
     from passhat.gate import Requirement
     from passhat.models.base import Model
+    from passhat.rounds import Rounds
     from passhat.suite import Suite
 
 

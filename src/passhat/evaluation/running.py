@@ -16,12 +16,12 @@ from passhat.evaluation.events import Interrupted
 from passhat.evaluation.planning import _Setup
 from passhat.records import ExperimentRecord
 from passhat.results import Experiment, Outcome
-from passhat.rounds import Rounds, adapt
 from passhat.store import Store
 
 if TYPE_CHECKING:
     from passhat.adaptive import Adaptive
     from passhat.gate import Requirement
+    from passhat.rounds import Rounds
 
 
 def _read_back(store: Store, experiment: ExperimentRecord, outcome: Outcome) -> Experiment:
@@ -76,6 +76,9 @@ def _rounds(
     def execute_baseline(current: ExperimentRecord) -> None:
         assert baseline is not None
         _round(baseline, current, rerun_errored=False)
+
+    # the rules' modules (and the statistics they pull in) only for an adaptive experiment
+    from passhat.rounds import adapt
 
     again = None if baseline is None else execute_baseline
     return adapt(setup.store, experiment, adaptive, execute, again, setup.events.rounds_planned)
