@@ -314,7 +314,9 @@ def process_environ(
     spec: CommandSpec, extra: Mapping[str, str], parent: Mapping[str, str]
 ) -> dict[str, str]:
     """The agent process's environment: a few inherited variables, the spec's, passhat's."""
-    env = {k: v for k, v in parent.items() if k in INHERITED or k.startswith("LC_")}
+    # the names only, then the few values kept: os.environ decodes each one it is asked
+    # for (11 against 37 us a run, with 35 variables set)
+    env = {k: parent[k] for k in parent if k in INHERITED or k.startswith("LC_")}
     env.update({n: parent[n] for n in spec.pass_env if n in parent})
     env.update(spec.env)
     env.update(extra)
