@@ -226,3 +226,28 @@ def test_an_in_process_agents_run_imports_no_command_agent_machinery(tmp_path: P
     )
     assert done.stderr.strip().splitlines()[-1] == "[]"
     assert "1/1" in done.stdout or "0/1" in done.stdout  # the run was made
+
+
+def test_evaluate_without_requirements_does_not_import_the_gate(tmp_path: Path) -> None:
+    """`passhat.evaluate` imports --require's module only when given requirements (the
+    CLI's end report judges the gate, its module imported while the runs wait)."""
+    from cli_helpers import CLARIFY, SEED
+
+    probe = (
+        "import sys, passhat\n"
+        f"passhat.evaluate({str(CLARIFY)!r}, agent='agents_for_tests:odd_runs_pass', k=1,"
+        f" cases=[{SEED!r}], db={str(tmp_path / 'p.db')!r})\n"
+        "print('passhat.gate' in sys.modules)\n"
+    )
+    tests = str(Path(__file__).parent)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
+        },
+    )
+    assert done.stdout.split()[-1] == "False"

@@ -128,7 +128,7 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
                 from passhat._lazy import warm_up
 
                 self.warm = False
-                warm_up("numpy", "passhat.report.experiment")
+                warm_up("numpy", "passhat.report.experiment", "passhat.gate")
             if self.progress is None or self.task is None:
                 return
             self.counts[run.status] += 1

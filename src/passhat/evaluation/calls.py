@@ -94,10 +94,9 @@ def evaluate(
     """
     from passhat.agents.isolation import seal_this_process
     from passhat.executors.base import checks_isolation
-    from passhat.gate import requirements
 
     seal_this_process()  # from the start: the provider's key is in this process's environment
-    rules = requirements(require)
+    rules = _requirements(require)
     events = events or Events()
     loaded_suite = _select(_load_suite(suite, environment, scorers), cases or [])
     k = loaded_suite.defaults.k if k is None else k
@@ -174,11 +173,10 @@ def resume(
     were Python objects or replaced the suite's: they must match what was recorded.
     `require` is as `evaluate`'s."""
     from passhat.agents.isolation import seal_this_process
-    from passhat.gate import requirements
     from passhat.runner import check_resumable, pending
 
     seal_this_process()
-    rules = requirements(require)
+    rules = _requirements(require)
     events = events or Events()
     check_retry(retries, retry_max_wait, call_timeout)
     with _open(db, create=False) as store:
@@ -253,3 +251,12 @@ def _set_call_timeout(model: Model | None, seconds: float) -> None:
 
     if isinstance(model, ProviderModel):
         model.timeout = seconds
+
+
+def _requirements(require: Sequence[str | Requirement] | str | None) -> tuple[Requirement, ...]:
+    """`require=` checked (passhat.gate.requirements); the gate's module only when given."""
+    if require is None:
+        return ()
+    from passhat.gate import requirements
+
+    return requirements(require)
