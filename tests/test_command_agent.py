@@ -722,7 +722,9 @@ def test_a_run_given_up_while_the_proxy_retries_keeps_its_retries(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-retries-test-key-0000")
     fake_server.fail(503, times=1000)
-    suite = _suite(writer, ["model"])
+    # one request over raw HTTP: the openai SDK's import alone took the 3 s at load 13
+    # (no request made), and the proxy's retries are what is under test
+    suite = _suite(writer, ["turns"], env={"TURNS": "1"})
     db = tmp_path / "p.db"
     model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
     args = ["-k", "1", "--timeout", "3", "--retries", "50", "--retry-max-wait", "0.2"]
