@@ -30,9 +30,10 @@ import pytest
 from test_claims import LAYOUTS
 from test_claims_external import corpus, external_counts, held_to_floors, well_formed
 
-CAUGHT_FLOOR = 82
-"""Over-claims failed by `audit --strict` (of 84) after issue 34's fourth round (72 when
-first scored, blind)."""
+CAUGHT_FLOOR = 83
+"""Over-claims failed by `audit --strict` (of 84): 72 when first scored, blind; 82 after
+issue 34's fourth round, 83 after the fifth (a script's prose read where its comment
+markers were left out, developed on other wordings)."""
 PASSED_FLOOR = 74
 """Consistent folders passed (of 77) after issue 34's fourth round (38 when first scored)."""
 

@@ -5,11 +5,22 @@ Japanese and a few other languages) by a helper (branch heldout34c) who had not 
 claim reader, its grammar, its docs or the other wording corpora, committed before any
 measurement on it, while the reader was being worked on by somebody who never saw it.
 
-THE TARGET IS MISSED. Measured once, by the lead on main at 6f13b1c after that round's
-claim-reader work: caught 105 of 129 over-claims (0.814), passed 94 of 118 consistent
-folders (0.797), the same in both layouts. Those counts are asserted as floors, so the
-reader cannot regress; raise them when it does better, never tune it to a wording here
-(add such a wording to the development corpus instead)"""
+SCORED BLIND ONCE, DEVELOPMENT MATERIAL SINCE issue 34's fifth round. The first scoring, by
+the lead on main at 6f13b1c after that round's claim-reader work, MISSED the target: caught
+105 of 129 over-claims (0.814), passed 94 of 118 consistent folders (0.797), the same in
+both layouts. In the fifth round its misses were read and grouped into classes of wording
+(a script's prose whose comment or docstring markers an excerpt left out; a setting named
+by the comment above it; Japanese counts; markdown bold around a count; sub-headings under
+a heading of plans, and comments in code fences that are no headings; usage printed by a
+script; exercises, examples and preregistrations; k-nearest neighbours named before k;
+counts denied after them; configurations named after the count; statements about
+determinism; another work's runs; figures in formulas; seed prompts; a model's trace), each
+learnt as a general rule and pinned by new wordings of the development corpus
+(tests/claim_wordings.yaml, "fifth round"), not by the wordings here. It then caught 124 of
+129 (0.961) and passed 116 of 118 (0.983) in both layouts. A figure on a set whose misses
+were read says little about the next set: a fresh blind set is the measure. The counts are
+floors, so the reader cannot regress; raise them when it does better, and never tune it to
+a wording here (add such a wording to the development corpus instead)."""
 
 from __future__ import annotations
 
@@ -20,10 +31,12 @@ import pytest
 from test_claims import LAYOUTS
 from test_claims_external import corpus, external_counts, held_to_floors, well_formed
 
-CAUGHT_FLOOR = 105
-"""Over-claims failed by `audit --strict` when first scored (of 129): below the target."""
-PASSED_FLOOR = 94
-"""Consistent folders passed when first scored (of 118): below the target."""
+CAUGHT_FLOOR = 124
+"""Over-claims failed by `audit --strict` (of 129): 105 when first scored, blind; 124 after
+issue 34's fifth round."""
+PASSED_FLOOR = 116
+"""Consistent folders passed (of 118): 94 when first scored, blind; 116 after issue 34's
+fifth round."""
 
 POSITIVE, NEGATIVE = corpus("claim_wordings_external3.yaml")
 

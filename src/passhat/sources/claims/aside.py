@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from passhat.sources.claims.grammar import WORD
 from passhat.sources.claims.numbers import number
-from passhat.sources.claims.vocabulary import INDEX_NOUNS, TRAINING_NOUNS, nouns
+from passhat.sources.claims.vocabulary import INDEX_NOUNS, PROSE_NOUNS, TRAINING_NOUNS, nouns
 
 _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (name, re.compile(before, re.I), re.compile(after, re.I))
@@ -39,7 +39,7 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
         ),
         (
             "k counts neighbours or clusters",
-            r"(?:top[-_\s]?|k-nn.{0,10}|k-means.{0,20})$",
+            r"(?:top[-_\s]?|k-nn.{0,10}|k-means.{0,20}|(?:neighbou?rs?|knn|clusters?)\W{0,3}(?:k\s*[=:]?\s*)?)$",
             r"^\s*(?:nearest|neighbou?rs?|clusters?|-?nn\b)",
         ),
     )
@@ -49,6 +49,12 @@ _TODO = re.compile(r"^\W*\[ \]")
 _MODAL = re.compile(r"\b(?:will|would|should|could|might|shall)\b", re.I)
 """A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed"."""
 _CLAUSE_END = re.compile(r"[,;:—–]")
+_ASIDE_IN_PARENS = re.compile(r"\([^()]{0,200}\)")
+"""A parenthesis within a clause: skipped when the clause is read for a modal ("variance
+over multiple runs (e.g., over 3 runs) would strengthen it")."""
+_TRAILING_COMMENT = re.compile(r"\s(?:#|//)")
+"""Where a setting's comment starts: a modal there tells what the setting does ("N_RUNS=10
+# this means we will run each fuzzer 10 times"), not a plan."""
 _PLAN = re.compile(
     r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
     r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan(?:ned)?\s*[:：]|"
@@ -79,16 +85,46 @@ _NEGATED = re.compile(
     re.I,
 )
 """A count denied just before it: "not ten independent runs", "do not impersonate ten"."""
-_IMPERATIVE = re.compile(
-    r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|please)\s)\W*"
-    r"(?:for\s+[\w\s-]{1,40}?\s)?"
-    r"(?:use|set|try|add|freeze|choose|pick|re-?run|specify|increase|raise|lower|change|"
-    r"consider|ensure|make\s+sure|remember|report|configure|switch|bump|keep)\b(?!\s*[:：])"
-    r"(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)[^.;!?])*$",
+_NEGATED_AFTER = re.compile(
+    r"^[^.;,:!?]{0,40}?\b(?:(?:were|was|are|is|have|has|had|been|be|do|does|did)\s+(?:not|never)|"
+    r"(?:weren|wasn|aren|isn|haven|hasn|hadn|don|doesn|didn)['’]t)\b|"
+    r"^[^。；;\n]{0,40}?(?:未実施|未実行|未执行|未執行|未进行|未進行|していない|しなかった|範囲外|范围外)",
     re.I,
 )
+"""A count denied just after it: "3 runs per task were not performed", "3 seeds per model
+weren't run", "各3回…は未実施" (not carried out), "…范围外" (out of scope)."""
+
+
+def _imperative(verbs: str) -> re.Pattern[str]:
+    return re.compile(
+        r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|please)\s)\W*(?:for\s+[\w\s-]{1,40}?\s)?"
+        + verbs
+        + r"\b(?!\s*[:：])(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)[^.;!?\"])*$",
+        re.I,
+    )
+
+
+_IMPERATIVE = _imperative(
+    r"(?:use|set|try|add|freeze|choose|pick|re-?run|specify|increase|raise|lower|change|"
+    r"consider|ensure|make\s+sure|remember|report|configure|switch|bump|keep)"
+)
 """An instruction: the number's clause opens with a verb telling the reader what to do
-("For a smoke check use --num-trials 5", "then re-run it with --num-trials 3")."""
+("For a smoke check use --num-trials 5", "then re-run it with --num-trials 3"); a quoted
+title after the verb is no part of its clause (`set title "Ratio (n=5 runs)"`)."""
+_RUN_IMPERATIVE = _imperative(r"(?P<verb>run|repeat|sample|evaluate)")
+_RUN_OBJECT = re.compile(
+    r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|\d+\s*(?:[-–]|to)\s*\d+|"
+    r"\d+\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r")\b",
+    re.I,
+)
+"""What follows a verb of running told to the reader: its object ("Run each task", "Run
+3-10 independent trials"), not a run's number or a label ("Run 1 took 8.9 s", "Run
+count: 5")."""
+"""An instruction to run, in prose ("Run 3-10 independent trials per task"); in a script's
+comment ("# run each task 10 times") it tells what the script does."""
+_OUTCOME_AFTER = re.compile(r"^[^.;!?]{0,60}?\band\s+(?:the|its|it|you|your)\b", re.I)
+"""An imperative that states a fact by its outcome: "Run the same task eight times and the
+share it gets right falls below 25%" (a conditional, told as a result)."""
 _ENDS_SOON = re.compile(r"[^.;!?\n]{0,40}[.;]")
 _STOP_AFTER = re.compile(
     r"^[^.;!?\n]{0,40}?(?:[.,;:]\W*|\s)(?:and\s+)?then\s+(?:stop|give\s+up|revert|abort|halt|"
@@ -123,7 +159,7 @@ task, seed 42", the first 200 items of each task)."""
 _SUGGESTED = re.compile(
     r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
     r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
-    r"|建議|建议|例如|默认|預設|补充)[^.;!?()\n]{0,80}$",
+    r"|\billustrat\w*|\bhypothetical|建議|建议|例如|比如|示例|範例|范例|默认|預設|补充)[^.;!?()\n]{0,80}$",
     re.I,
 )
 """An example, a default, a suggestion or a proposal before it in its sentence
@@ -133,6 +169,11 @@ _VARIANTS_AFTER = re.compile(
     _TIMES
     + r"\W{0,3}(?:[:—–]|\s-\s)\s*(?:first|once|one\s+(?:with|without|as|for|on|in|using))\b|"
     + _TIMES
+    + r"[^.;:!?\n]{0,40}?[:—–]\s*(?:once|one)\s+(?:with|without|by|as|for|on|in|using|under|via)\b|"
+    + _TIMES
+    + r"\s*,?\s*(?:each\s+time\s+)?(?:with\s+a\s+different|changing|varying|swapping|switching)\s+"
+    r"(?!(?:only\s+)?(?:the\s+)?(?:random\s+)?seeds?\b)[a-z]|"
+    + _TIMES
     + r"\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b|"
     + _TIMES
     + r"\W{0,3}(?:—|–|\(|,|:)?\s*(?:once\s+)?with(?:out)?\s+(?:and|&|or)\s+with(?:out)?\b",
@@ -140,7 +181,17 @@ _VARIANTS_AFTER = re.compile(
 )
 """A count of runs that are different configurations: "each task twice — first without
 X, then with X", "twice: once with the tool and once without", "3 times, with and
-without the skill"."""
+without the skill", "twice under identical conditions: once by a subagent that reads the
+skill, once by one given the prompt alone", "three times, changing the prompt" (not
+"varying the seed")."""
+_CHANGED_BEFORE = re.compile(
+    r"(?:只|仅|僅)?(?:换|換|改变|改變|更换|更換)[^，。,;；:：]{1,24}$|"
+    r"\b(?:changing|varying|swapping|switching)\s+"
+    r"(?!(?:only\s+)?(?:the\s+)?(?:random\s+)?seeds?\b)[a-z][^,;.:]{0,30}$",
+    re.I,
+)
+"""Runs told by what changed between them, before the count: "只换回写键名跑了三次" (ran it
+three times, changing only the key's name), "swapping the model, we ran it three times"."""
 _PAIR_AFTER = re.compile(
     _TIMES + r"\s*(?:\(|—|–|:)\s*(?!(?:seeds?|runs?|trials?|attempts?|reps?)\b)[a-z][\w-]*"
     r"(?:\s+[\w-]+)?\s*(?:and|vs\.?|versus|/|then)\s+(?:the\s+)?[a-z][\w-]*(?:\s+[\w-]+)?\s*(?:\)|[.;]|$)",
@@ -158,8 +209,24 @@ _HELD_BACK = re.compile(
 out"."""
 _QUOTED = re.compile(r"[「『][^」』\n]{0,30}$")
 """A count inside 「…」 or 『…』: a phrase mentioned, not a claim made."""
-_SAME_INPUT = re.compile(r"same\s+input|(?:同样|同樣|相同)的?输入|(?:同样|同樣|相同)的?輸入", re.I)
+_SAME_INPUT = re.compile(
+    r"same\s+input|(?:同样|同樣|相同)的?输入|(?:同样|同樣|相同)的?輸入|"
+    r"(?:same|identical)\s+(?:settings?|config\w*|prompts?|seeds?)\b[^.!?。]{0,80}\b(?:different|differ\w*|"
+    r"vary|varies|varied)\b|(?:同样|同樣|相同)的?(?:設定|设定|配置|参数|參數|提示)[^。]{0,30}(?:不同|不一样|不一樣)",
+    re.I,
+)
+"""A statement about determinism: "the same input, run 100 times, gives the same result",
+"the same settings run twice give different results", "同樣設定跑兩次結果不同"."""
 _TRAINING_UNIT = re.compile(r"epoch", re.I)
+_OTHER_WORK = re.compile(
+    r"\b(?:original\s+(?:paper|work|authors?|study|implementation|results?)|et\s+al\.?|"
+    r"prior\s+work|previous\s+work|the\s+authors)\s+(?:\w+\s+){0,2}?(?:shows?|showed|shown|"
+    r"reports?|reported|uses?|used|ran|runs|averages?|averaged|evaluates?|evaluated)\b[^.;]{0,60}$|"
+    r"(?:原论文|原論文|原文|原作者)[^。；;]{0,30}$",
+    re.I,
+)
+"""Another work's runs: "(the original paper shows performance averaged over 4 runs)" (but
+"following the original paper, we average over 5 seeds" claims 5)."""
 _RETRY = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried))\b|重試|重试", re.I)
 _FAILURE = re.compile(
     r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out)|錯誤|错误|失敗|失败|異常|异常",
@@ -194,6 +261,22 @@ _OTHER_FLAG_TOOLS = re.compile(
     r"torchrun|curl|wget|docker|kubectl|ping|timeout)\b",
     re.I,
 )
+_FIGURE = re.compile(r"(?:pass|avg|maj|mean|cons)\s*\}?\s*(?:\\?\^|@|[-_\s]hat|_at_)", re.I)
+_FORMULA_AFTER = re.compile(r"\s*(?:≈|==|=|~|≠)\s*[`(]?\s*[a-zA-Z_\\]")
+_FORMULA_BEFORE = re.compile(r"(?:@|\^)\s*[\w{}]+\s*(?:≈|==|=|~|≠)\s*[`(]?\s*\w*\W{0,2}$")
+"""A figure equated with another figure or a formula, not a value: "avg@8 ≈ avg@16",
+"pass^k = p^k" (but "pass@5 = 0.82" is a result)."""
+_SUBSTITUTED = re.compile(r"(?:^|[\s\"'])s/[^/\n]*$")
+"""Inside the pattern of a `sed` substitution: `s/^  num_seeds: 3/  num_seeds: 1/` replaces
+the setting, it sets nothing."""
+_INLINE_TRACE = re.compile(
+    r"[\"'](?:trace|traces|transcript|messages|output|outputs|response|responses|completion|"
+    r"completions|answer|reasoning|observation|observations|tool_calls?)[\"']\s*:\s*[{\[][^{}\[\]]*"
+    r"(?:[{\[][^{}\[\]]*){0,3}$",
+    re.I,
+)
+"""A setting inside a model's output or trace, on its line: `"trace": {"walk_shape":
+{"n_seeds": 3` (what the model did, not how it was evaluated)."""
 _COMMAND_START = re.compile(r"(?:^|[`;|&(\n])[^`;|&(\n]*$")
 _RUN_VARIABLE = re.compile(
     r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s", re.I
@@ -204,15 +287,21 @@ _PLAN_SECTION = re.compile(
     r"(?<![a-z])(?:plan|plans|planned|planning|proposal|proposed|todo|to-?do|roadmap|"
     r"next\s+steps?|future|checklist|assignment|should|must|mitigation|"
     r"instructions?|guidelines?|usage|options|examples?|e\.g|suggest\w*|"
-    r"recommend\w*|improvements?)(?![a-z])|(?m:^\W*if\b)|"
-    r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|例如|建議|建议|如果|假如|假设|假設",
+    r"recommend\w*|improvements?|illustrat\w*|hypothetical|exercises?|homework|preregist\w*|"
+    r"pre-registration|to\s+be\s+(?:run|written|done|filled|decided|measured|completed|added)|"
+    r"before\s+(?:the\s+)?first\s+run)(?![a-z])|(?m:^\W*if\b)|"
+    r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|範例|范例|例如|比如|建議|建议|如果|假如|"
+    r"假设|假設|练习|練習|习题|習題|作业|作業|应该|應該|该怎么|該怎麼|怎么做|怎麼做",
     re.I,
 )
-"""A heading or lead-in of plans, instructions, options or examples: "## Next steps",
-"It should:", "Example invocations of the script:", "If the success rate is 80%:"."""
+"""A heading or lead-in of plans, instructions, options, examples or exercises: "## Next
+steps", "It should:", "Example invocations of the script:", "If the success rate is 80%:",
+"# Illustrative CI gate configuration" (a comment opening a code block), "## Trial ledger
+(to be written before first run)", "### 练习 3" (an exercise), "## 每层该怎么做" (how it
+should be done)."""
 _PLAN_FILE = re.compile(
     r"(?<![a-z])(?:plan|planning|proposal|todo|roadmap|next[-_ ]?steps?|checklist|assignment|"
-    r"spec|specification|outline|api|usage|instructions?|guidelines?)(?![a-z])|"
+    r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?)(?![a-z])|"
     r"^(?:task|agents|claude|gemini|contributing)$",
     re.I,
 )
@@ -230,11 +319,13 @@ are no evaluation runs ("### Training hyperparameters", `fine_tuning:`, tune.yam
 _OTHER_KEYS = re.compile(
     r"(?<![a-z])(?:judge|judges|grader|graders|critic|reward_model|retry|retries|backoff|"
     r"train|training|trainer|fine_tuning|finetuning|optimizer|scheduler|schedule|cron|sweep|"
-    r"tuning|hpo|optuna)(?![a-z])",
+    r"tuning|hpo|optuna|sweeper|sweepers|search_space|trace|traces|transcript|messages|"
+    r"completion|completions|observation|observations)(?![a-z])",
     re.I,
 )
 """Keys a setting nested under counts something other than the evaluated runs: a
-judge's repeats, retries, training, a schedule, a search (`judge:` → `repeats: 3`)."""
+judge's repeats, retries, training, a schedule, a search (`judge:` → `repeats: 3`,
+`sweeper:` → `n_trials: 5`), a model's trace or transcript (`"trace": {` → `"n_seeds": 3`)."""
 _TRAINING_NOUN = re.compile(nouns(TRAINING_NOUNS) + r"|轮|輪", re.I)
 
 
@@ -246,6 +337,21 @@ _TRAINING_HINT = re.compile(
 """Words of a training configuration: epochs or iterations a few lines from a learning
 rate or a batch size are training's (`--epochs 5 --lr 2e-5`; `Epochs: 5` under
 `Batch size: 16`)."""
+
+
+_SEED_INPUTS = re.compile(
+    r"\bseed[\s_-]?(?:prompts?|intents?|examples?|questions?|tasks?|inputs?|data|instructions?|"
+    r"texts?|queries|query|utterances?|documents?|sets?)\b",
+    re.I,
+)
+"""Seeds that are inputs a generator starts from (seed prompts, seed examples), not random
+seeds: a count of them is no count of runs."""
+
+
+def seeds_are_inputs(matched: str, nearby: str) -> bool:
+    """Whether a count of seeds (`matched`) sits among words naming seeds as inputs
+    (`nearby`: its line and the lines around it: `seed_prompts: []` above `num_seeds: 3`)."""
+    return "seed" in matched.lower() and bool(_SEED_INPUTS.search(nearby))
 
 
 def trained_nearby(matched: str, nearby: str) -> bool:
@@ -307,7 +413,7 @@ def _total(before: str, after: str, matched: str, count: str = "") -> bool:
     return bool(total) and not (scoped or re.search(r"(?:\s[x*]|×)\s*$", before))
 
 
-def _set_aside_by_kind(context: str, before: str, matched: str) -> str | None:
+def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> str | None:
     """Rules that depend on what the number was written in: a retry of failures, a tool's
     own -n, a loop over other things."""
     if re.search(r"\bretr(?:y|ies|ied)\b", matched, re.I) or (
@@ -320,6 +426,12 @@ def _set_aside_by_kind(context: str, before: str, matched: str) -> str | None:
             return "a flag the tool uses for something else"
     if matched.lower().startswith("for ") and not _RUN_VARIABLE.match(matched):
         return "a loop over something other than runs"
+    if _FIGURE.match(matched) and (_FORMULA_AFTER.match(after) or _FORMULA_BEFORE.search(before)):
+        return "a figure in a formula, not a result"
+    if "s/" in before and _SUBSTITUTED.search(before):
+        return "a text substitution's pattern, not a setting"
+    if _INLINE_TRACE.search(before[-200:]):
+        return "a setting of something else (a judge, retries, training, a schedule)"
     return None
 
 
@@ -334,12 +446,14 @@ def aside_rule(
     matched: str,
     frame: str = "",
     following: Callable[[], str] = _nothing,
+    setting: bool = False,
 ) -> str | None:
     """The rule that makes the number at [start, end) of `context` (one sentence) no claim;
     None when it is a claim. `frame` is where it sits (frames.py), `following` gives the
-    text after its sentence (the next lines), made only when a rule needs it."""
+    text after its sentence (the next lines), made only when a rule needs it; `setting`
+    when a setting's rule read it (its trailing comment is no part of its clause)."""
     before, after = context[:start], context[end:]
-    by_kind = _set_aside_by_kind(context, before, matched)
+    by_kind = _set_aside_by_kind(context, before, after, matched)
     if by_kind:
         return by_kind
     for name, near_before, near_after in _ASIDE:
@@ -356,7 +470,17 @@ def aside_rule(
     by_frame = frame_rule(frame, matched) if frame else None
     if by_frame:
         return by_frame
-    return _set_aside_by_sentence(context, before, after, matched, following, context[start:end])
+    clause_after = _TRAILING_COMMENT.split(after, 1)[0] if setting else after
+    return _set_aside_by_sentence(
+        context,
+        before,
+        after,
+        matched,
+        following,
+        context[start:end],
+        clause_after,
+        not frame.startswith("data"),
+    )
 
 
 def _has(text: str, words: tuple[str, ...]) -> bool:
@@ -394,9 +518,15 @@ _SUGGESTED_WORDS: tuple[str, ...] = (
     "default",
     "propos",
     "option",
+    "illustrat",
+    "hypothetical",
     "建議",
     "建议",
     "例如",
+    "比如",
+    "示例",
+    "範例",
+    "范例",
     "默认",
     "預設",
     "补充",
@@ -440,9 +570,19 @@ _IMPERATIVE_WORDS: tuple[str, ...] = (
     "switch",
     "bump",
 )
+_RUN_WORDS: tuple[str, ...] = ("run", "repeat", "sample", "evaluate")
+_OTHER_WORK_WORDS: tuple[str, ...] = ("original", "et al", "prior", "previous", "author", "原")
 _SCHEDULE_WORDS: tuple[str, ...] = ("cron", "每", "天", "排程", "定時", "定时")
 _DATASET_WORDS: tuple[str, ...] = ("data", "corpus", "数据集", "數據集", "資料集")
 _RECOMMENDED_WORDS: tuple[str, ...] = ("recommend", "suggest", "advis", "practices", "guidelines")
+
+
+def _told_to_run(before: str, after: str, count: str) -> bool:
+    """Whether the number's clause opens with a verb of running told to the reader, with
+    its object after it (`_RUN_IMPERATIVE`, `_RUN_OBJECT`)."""
+    near = before[-120:]
+    told = _RUN_IMPERATIVE.search(near)
+    return told is not None and bool(_RUN_OBJECT.match((near + count + after)[told.end("verb") :]))
 
 
 def _set_aside_by_sentence(
@@ -452,12 +592,17 @@ def _set_aside_by_sentence(
     matched: str,
     following: Callable[[], str],
     count: str = "",
+    clause_after: str = "",
+    prose: bool = True,
 ) -> str | None:
     """Rules read in the number's sentence: a plan, a condition, a negation, an
     instruction, a schedule, a total, a data set, configurations one run each. Each
     pattern runs only when its words are there (`_has`): every candidate is read by all."""
     lower, lower_before, lower_after = context.lower(), before.lower(), after.lower()
-    clause = _CLAUSE_END.split(before)[-1] + _CLAUSE_END.split(after)[0]
+    clause = (
+        _CLAUSE_END.split(_ASIDE_IN_PARENS.sub(" ", before))[-1]
+        + _CLAUSE_END.split(_ASIDE_IN_PARENS.sub(" ", clause_after))[0]
+    )
     if (_has(lower, _PLAN_WORDS) and _PLAN.search(context)) or (
         _has(clause.lower(), _MODAL_WORDS) and _MODAL.search(clause)
     ):
@@ -477,9 +622,14 @@ def _set_aside_by_sentence(
         return "retries of failures, not runs"
     if _has(lower_before[-120:], _SUGGESTED_WORDS) and _SUGGESTED.search(before[-120:]):
         return "an example, default or suggestion, not a result"
-    if _has(lower_before[-60:], _NEGATED_WORDS) and _NEGATED.search(before[-60:]):
+    if (_has(lower_before[-60:], _NEGATED_WORDS) and _NEGATED.search(before[-60:])) or (
+        _NEGATED_AFTER.search(after[:60])
+    ):
         return "a negation, not a claim"
-    if _has(lower_before[-120:], _IMPERATIVE_WORDS) and _IMPERATIVE.search(before[-120:]):
+    if (
+        (_has(lower_before[-120:], _IMPERATIVE_WORDS) and _IMPERATIVE.search(before[-120:]))
+        or (prose and _has(lower_before[-120:], _RUN_WORDS) and _told_to_run(before, after, count))
+    ) and not _OUTCOME_AFTER.search(after):
         return "an instruction, not a result"
     if (_has(lower, _SCHEDULE_WORDS) and _SCHEDULE.search(context)) or _SCHEDULE_AFTER.search(
         after[:30]
@@ -499,20 +649,28 @@ def _set_aside_by_sentence(
         _VARIANTS_AFTER.search(after[:60])
         or (number(count) == 2 and _PAIR_AFTER.search(after[:80]))
         or _variants_listed(after, following)
+        or _CHANGED_BEFORE.search(_CLAUSE_END.split(before)[-1][-60:])
     ):
         return "different configurations, one run each"
     if _HELD_BACK.search(after[:60]):
         return "held back, not run"
     if ("「" in before or "『" in before) and _QUOTED.search(before):
         return "a phrase quoted, not a claim"
-    if _has(lower, ("same", "同样", "同樣", "相同")) and _SAME_INPUT.search(context):
+    if _has(lower, ("same", "identical", "同样", "同樣", "相同")) and _SAME_INPUT.search(context):
         return "a statement about determinism, not a count of runs"
+    if _has(lower_before, _OTHER_WORK_WORDS) and _OTHER_WORK.search(before[-160:]):
+        return "another work's runs, not this one's"
     return None
 
 
-_SAMPLES = re.compile(r"^\s*(?:(?!per\b|each\b|for\b)[\w-]+\s+){0,3}?samples?\b", re.I)
+_SAMPLES = re.compile(
+    r"^\s*(?:(?!(?:per|each|for|over|across|of|from|in|on|with|"
+    + nouns(INDEX_NOUNS)
+    + r")\b)[\w-]+\s+){0,3}?samples?\b",
+    re.I,
+)
 """The unit just after a count is samples ("200 samples per task", not "12 epochs per
-sample")."""
+sample", nor "mean of 3 runs over 200 samples": the count's own unit is runs)."""
 _ENDS_WITH_COLON = re.compile(r"[^.;!?\n]{0,40}[:：]\s*$")
 _LISTED = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<item>\S.*)$")
 _RUN_ITEM = re.compile(r"\W*(?:" + nouns(INDEX_NOUNS) + r"\b|\d)", re.I)

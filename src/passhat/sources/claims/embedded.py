@@ -27,6 +27,25 @@ _MODEL_TEXT = re.compile(
 write-up, so never read for claims ("I ran the tests 3 times" in a reply claims nothing)."""
 
 
+_CODE = re.compile(
+    r"[=;{}<>\"$\\]|\w\(|(?<![\w-])--?[a-zA-Z]|^\s*[@\[]|^\s*-?\s*[\w.-]+\s*:(?:\s|$)|"
+    r"^\s*(?:(?:from\s+[\w.]+\s+)?import|return|raise|yield|assert|del|pass|break|continue|global|"
+    r"nonlocal|lambda|await|const|let|var|function|export|echo|cd|python3?|bash|source|fi|done|"
+    r"esac)\b|^\s*(?:def|class|if|elif|else|for|while|try|except|finally|with|async)\b.*:\s*$"
+)
+"""What makes a line of a data file or script code, not prose: an assignment, a call, a
+brace, a flag, a key, a keyword opening a statement."""
+_PROSE = re.compile(r"[^\W\d_]+\s+\S+\s+\S|[\u3040-\u30ff\u4e00-\u9fff]{3}")
+"""Three words, or three CJK characters: a line of prose."""
+
+
+def bare_prose(line: str) -> bool:
+    """Whether a line of a data file or script, neither comment nor string, is prose: a
+    docstring's or comment's line whose markers were left out of an excerpt, a YAML block
+    scalar's line, a note in a script ("- run each task 3 times (consistency check)")."""
+    return bool(_PROSE.search(line)) and not _CODE.search(line)
+
+
 def _parts(line: str) -> Iterator[str]:
     """Each comment and sentence-like string of one line."""
     comment = _COMMENT.search(line)
@@ -93,5 +112,8 @@ def embedded_blocks(lines: list[str]) -> Iterator[Block]:
             in_docstring = in_docstring != (quotes % 2 == 1)
             continue
         full = bool(_FULL_COMMENT.match(line))
+        if not full and bare_prose(line):
+            parts.append((number, line, True))
+            continue
         parts.extend((number, text, full) for text in _parts(line))
     yield from _joined(parts)

@@ -15,7 +15,7 @@ from passhat.sources.claims.tables import is_separator
 MAX_FRAME = 160
 """Characters of a heading kept in a frame (each line's frame is its own string)."""
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>.*)$")
-_LATEX_HEADING = re.compile(r"\\(?:sub)*section\*?\{(?P<text>[^}]*)\}")
+_LATEX_HEADING = re.compile(r"\\(?P<level>(?:sub)*section)\*?\{(?P<text>[^}]*)\}")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|\[[ xX]\])\s|^\s{2,}\S|^\s*(?:```|~~~)")
 """A list item, an indented or fenced line: it keeps the lead-in above it."""
 _LEAD_IN = re.compile(r"^(?P<text>.{1,160}?)[:：]\s*(?:\*\*|__)?\s*$")
@@ -31,64 +31,121 @@ _OPTION = re.compile(
     r"add_argument\(|add_option\(|\bclick\.(?:option|argument)\(|\btyper\.(?:Option|Argument)\(|"
     r"\bhelp\s*=\s*[\"'f]|[\"']help[\"']\s*:",
 )
-"""A line defining a command-line option: its help and default describe what a user may
-pass, not what was run (`parser.add_argument("--n", help="run each task 3 times")`)."""
+_PRINTS = re.compile(r"\b(?:echo|print|printf)\b")
+_SHOWS_USAGE = re.compile(r"\$0\b|\$\{0\}|sys\.argv\[0\]|%\(prog\)s|\busage\s*:", re.I)
+"""A line defining a command-line option, or printing how to call the script: its help
+and default describe what a user may pass, not what was run (`parser.add_argument("--n",
+help="run each task 3 times")`, `echo "  $0 --iterations 3"`)."""
+
+
+_USAGE = re.compile(
+    r"^\s*(?:usage|examples?|example\s+usage|用法|示例|使用方法)\s*[:：]?\s*$", re.I
+)
+"""A docstring's heading of usage examples: the more indented lines below it show how to
+call the script, not what was run."""
+_UNDERLINE = re.compile(r"^\s*(?:-{3,}|={3,}|~{3,})\s*$")
 
 
 def prose_frames(lines: list[str], name: str) -> Iterator[str]:
-    """Each line's frame in prose: `prose`, the path, the heading above, the list's
-    lead-in, one a line (one string while they stay the same)."""
-    heading = lead = ""
+    """Each line's frame in prose: `prose`, the path, the headings above (each enclosing
+    one, "## Improvements / ### Short term"), the list's lead-in, one a line (one string
+    while they stay the same). Inside a code fence nothing is a heading: a comment or a
+    key opening a block there (`# Illustrative config`, `training:`) adds to the lead-in
+    above the fence."""
+    headings: list[tuple[int, str]] = []
+    lead = inner = ""
+    fenced = False
     frame = f"prose\n{name}\n\n"
     for index, line in enumerate(lines):
         yield frame
         stripped = line.strip().strip("*_").strip()
         if not stripped:
             continue
-        if "|" in line and index + 1 < len(lines) and is_separator(lines[index + 1]):
+        if stripped.startswith(("```", "~~~")):
+            fenced, inner = not fenced, ""
+        elif fenced:
+            if stripped.startswith(("#", "//")) or stripped.endswith(":"):
+                inner = (inner + " " + stripped.lstrip("#/ "))[-MAX_FRAME:]
+            else:
+                continue
+        elif "|" in line and index + 1 < len(lines) and is_separator(lines[index + 1]):
             lead = "table: " + line.strip()[:MAX_FRAME]  # its rows: "| Option | Default |"
-            frame = f"prose\n{name}\n{heading}\n{lead}"
+        elif "|" in line and lead.startswith("table:"):
             continue
-        if "|" in line and lead.startswith("table:"):
-            continue
-        match = (
-            _HEADING.match(line)
-            if stripped.startswith("#") or line.startswith("#")
-            else (_LATEX_HEADING.search(line) if "section" in line else None)
-        )
-        if match:
-            heading, lead = match.group("text").strip()[:MAX_FRAME], ""
+        elif (heading := _heading(line, stripped)) is not None:
+            level, text = heading
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            headings.append((level, text[:MAX_FRAME]))
+            lead = ""
         elif _ITEM.match(line):
             continue
         else:
             lead_in = _LEAD_IN.match(stripped) if stripped.endswith((":", "：")) else None
             lead = lead_in.group("text") if lead_in else ""
-        frame = f"prose\n{name}\n{heading}\n{lead}"
+        enclosing = " / ".join(text for _, text in headings[-4:])
+        frame = f"prose\n{name}\n{enclosing}\n{lead} {inner}".rstrip(" ")
+
+
+_LATEX_LEVELS = {"section": 1, "subsection": 2, "subsubsection": 3}
+
+
+def _heading(line: str, stripped: str) -> tuple[int, str] | None:
+    """(level, text) of a markdown or LaTeX heading; None for any other line."""
+    if stripped.startswith("#") or line.startswith("#"):
+        match = _HEADING.match(line)
+        if match:
+            return len(line.lstrip().split(" ", 1)[0]), match.group("text").strip()
+        return None
+    latex = _LATEX_HEADING.search(line) if "section" in line else None
+    if latex:
+        return _LATEX_LEVELS.get(latex.group("level"), 1), latex.group("text").strip()
+    return None
 
 
 def data_frames(lines: list[str], name: str) -> Iterator[str]:
     """Each line's frame in a data file or script: `data`, the path, its TOML/INI section
-    and the keys it is nested under (by indentation), one a line (one string while they
-    stay the same), and `option` on a line defining a command-line option."""
+    (or the comment heading the block it sits in: `# Hyperparameter optimization` over
+    `sweeper:`) and the keys it is nested under (by indentation), one a line (one string
+    while they stay the same), and `option` on a line defining a command-line option or
+    showing its usage (`echo "  $0 --iterations 3"`, the lines under a docstring's
+    `Usage` heading)."""
     stack: list[tuple[int, str]] = []
-    section = ""
+    section = comment = ""
+    usage: int | None = None
     frame = f"data\n{name}\n\n"
     for line in lines:
         stripped = line.lstrip()
-        if stripped and not stripped.startswith(("#", "//")):
-            indent = len(line) - len(stripped)
-            if stack and stack[-1][0] >= indent:
-                while stack and stack[-1][0] >= indent:
-                    stack.pop()
+        indent = len(line) - len(stripped)
+        if usage is not None and stripped and indent <= usage and not _UNDERLINE.match(line):
+            usage = None
+        if not stripped:
+            if comment:
+                comment = ""
                 frame = _data_frame(name, section, stack)
-        yield frame + "\noption" if _OPTION.search(line) else frame
+        elif stripped.startswith(("#", "//")):
+            if indent == 0 and not stripped.startswith("#!"):
+                comment = stripped.lstrip("#/ ")[:MAX_FRAME]
+                frame = _data_frame(name, section or comment, stack)
+        elif stack and stack[-1][0] >= indent:
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            frame = _data_frame(name, section or comment, stack)
+        shown = (
+            usage is not None
+            or _OPTION.search(line)
+            or (_PRINTS.search(line) and _SHOWS_USAGE.search(line))
+        )
+        yield frame + "\noption" if shown else frame
+        if _USAGE.match(line):
+            usage = indent
         if stripped.startswith("[") and (opened := _SECTION.match(line)) is not None:
             section, stack = opened.group("key"), []
         elif (":" in line or "=" in line) and (opener := _OPENER.match(line)) is not None:
             stack.append((len(opener.group("indent")), opener.group("key")))
         else:
             continue
-        frame = _data_frame(name, section, stack)
+        frame = _data_frame(name, section or comment, stack)
 
 
 def _data_frame(name: str, section: str, stack: list[tuple[int, str]]) -> str:

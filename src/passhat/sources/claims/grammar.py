@@ -36,7 +36,7 @@ _NUM = (  # "5", "five", a range read at its lower bound: "3-5", "three to five"
     + _ONE
     + r")(?:\s*(?:[-–—]|\bto\b|\bor\b|(?(between)\band\b|(?!)))\s*"
     + _ONE
-    + r"(?![\w-]))?"
+    + r"(?![\w-]))?(?:\+(?![\d+]))?"  # "50+ trials": at least 50
 )
 _UNIT = nouns(PROSE_NOUNS)
 _NOT_ADJ = (
@@ -60,11 +60,13 @@ _BEFORE = (
     r"mean\s+over|average\s+of|best\s+of|median\s+of|median\s+across|ran|run|did|made|"
     r"make|performed|conducted|executed|took|takes|collected|collect|launch|launched|"
     r"give|gave|gets|get|got|receives?|received|aggregates?|sampled|sample|generated?|"
-    r"generates|use|used|uses|performs?|perform)"
+    r"generates|use|used|uses|performs?|perform|je|running|generating|sampling|"
+    r"averaging|using|performing|conducting|drawing|drew|drawn)"
 )
 _AFTER = (
     r"(?:per|each|for\s+(?:each|every|all)|of\s+(?:each|every)|on\s+(?:each|every)|"
-    r"at\s+(?:each|every)|in\s+each|with\s+each|a\s+piece|apiece)"
+    r"at\s+(?:each|every)|in\s+each|with\s+each|a\s+piece|apiece|(?:of|for)\s+everything|"
+    r"pro|par|por)"
 )
 _NOT_COUNT = (
     r"(?:faster|slower|more|less|fewer|larger|smaller|longer|shorter|higher|lower|as|"
@@ -173,6 +175,8 @@ _TRIGGERS = {
     "short command-line flag": ("-",),
     "statistic of N": ("mean", "average", "avg", "median", "best"),
     "enumerated runs": stems(INDEX_NOUNS),
+    "count of generations": ("output", "answer", "solution", "respons", "completion", "sampl"),
+    "count in Japanese": ("回",),
 }
 
 
@@ -181,7 +185,9 @@ def _rule(name: str, pattern: str, count: Counter = _num, at_least: bool = False
     return Rule(name, re.compile(pattern, re.I), count, at_least, trigger)
 
 
-_RUNS_PLURAL = nouns((*INDEX_NOUNS, "replicate", "rollout"), "plural")
+_RUNS_PLURAL = nouns((*INDEX_NOUNS, "replicate", "replica", "rollout"), "plural")
+_GENERATED = r"(?:outputs?|answers?|solutions?|responses?|completions?|samples?)"
+"""What a model generates for one problem: "sample 4 outputs", "generating 2-4 samples"."""
 PROSE_RULES = (
     _rule(
         "count per scope",  # "3 runs per configuration", "five trials for each task"
@@ -296,6 +302,11 @@ PROSE_RULES = (
         r"(?:\*\*|__)?\s*(?=$|[),;]|\.\s*$)",
     ),
     _rule(
+        "count of generations",  # "sample 4 outputs with temperature 0.6", "generating 2-4 samples"
+        r"\b(?:sampl(?:e|es|ed|ing)|generat(?:e|es|ed|ing)|draw(?:s|n|ing)?|drew|decod(?:e|es|ed|ing))"
+        r"\s+(?:the\s+|about\s+|only\s+)?" + _NUM + r"\s+" + _ADJ + _GENERATED + r"\b",
+    ),
+    _rule(
         "statistic over runs",  # "mean ± std over seeds", "averaged across its reps"
         r"(?:\b(?:mean|means|average[sd]?|avg|median|std|stdev|standard\s+deviations?|variance|"
         r"spread|aggregated?|aggregates)\b|±)[^.;:\n]{0,24}?\b(?:over|across)\s+"
@@ -363,7 +374,35 @@ SETTING_RULES = (
         _loop,
     ),
 )
+_JP_NUM = r"(?P<num>\d+|[一二三四五六七八九十百]{1,4})"
 CHINESE_RULES = (
+    _rule(
+        "count in Chinese",  # "每组实验重复次数：n=25", "运行次数: 5" (a count labelled as one)
+        r"(?:重复|重複|运行|運行|执行|執行|实验|實驗|试验|試驗|采样|採樣|评测|評測|测试|測試)次数"
+        r"\s*[：:=]\s*[^。；;\n\d]{0,24}?(?:n\s*=\s*)?" + _CN_NUM + r"(?![\d.])",
+    ),
+    _rule(
+        "count in Chinese",  # "进行多次独立重复实验", "重复了多次" (done, no count: at least 2)
+        r"(?:进行|進行|开展|開展|做|完成)了?(?P<num>多次)(?:独立|獨立)?(?:的)?(?:重复|重複)?"
+        r"(?:实验|實驗|运行|運行|试验|試驗|评测|評測|采样|採樣)",
+        _several,
+        at_least=True,
+    ),
+    _rule(
+        "count in Chinese",
+        r"(?:重复|重複|运行|運行|执行|執行|跑)了(?P<num>多次)",
+        _several,
+        at_least=True,
+    ),
+    _rule(
+        "count in Japanese",  # "各3回の中央値", "各3回測定", "3回ずつ", "5回の平均" (not "第3回", "3回目")
+        r"各\s*" + _JP_NUM + r"\s*回(?!目)",
+    ),
+    _rule(
+        "count in Japanese",
+        r"(?<![第\d])" + _JP_NUM + r"\s*回(?:ずつ|の(?:平均|中央値|試行|実行|測定|計測)|"
+        r"(?:測定|実行|試行|計測|繰り返|反復|評価|走ら|回し))",
+    ),
     _rule(
         "count in Chinese",  # "每個設定各跑 3 次", "重複執行五次", "进行了四次试验"
         r"(?:跑|运行|運行|执行|執行|重复|重複|采样|採樣|进行|進行|评测|評測|测试|測試)了?"

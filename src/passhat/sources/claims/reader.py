@@ -10,7 +10,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from passhat.sources.claims.aside import aside_rule, frame_rule, trained_nearby
+from passhat.sources.claims.aside import (
+    aside_rule,
+    frame_rule,
+    seeds_are_inputs,
+    trained_nearby,
+)
 from passhat.sources.claims.embedded import embedded_blocks
 from passhat.sources.claims.found import Claim, Reading, SetAside
 from passhat.sources.claims.frames import data_frames, prose_frames
@@ -21,7 +26,7 @@ from passhat.sources.claims.grammar import (
     SETTING_RULES,
     Rule,
 )
-from passhat.sources.claims.numbers import MAX_LIST
+from passhat.sources.claims.numbers import MAX_LIST, number
 from passhat.sources.claims.sentences import (
     Block,
     command_blocks,
@@ -31,6 +36,7 @@ from passhat.sources.claims.sentences import (
 )
 from passhat.sources.claims.tables import latex_tables, markdown_tables
 
+_SETTING_NAMES = frozenset(rule.name for rule in SETTING_RULES)
 NEARBY = 6
 """Lines either side of a count of epochs read for a training configuration's words."""
 MAX_CANDIDATES = 1000
@@ -118,9 +124,12 @@ def _apply(
                 match.group(0),
                 text.frame(line),
                 functools.partial(text.following, block, right),
+                rule.name in _SETTING_NAMES,
             )
             if aside is None and trained_nearby(match.group(0), text.nearby(line)):
                 aside = "training or tuning, not evaluation runs"
+            if aside is None and seeds_are_inputs(match.group(0), text.nearby(line)):
+                aside = "seeds that are inputs (seed prompts, examples), not random seeds"
             written = match.group(group)
             if aside:
                 reading.set_aside.append(SetAside(where, quote, aside, written))
@@ -151,6 +160,57 @@ def listed_seeds(lines: list[str], name: str) -> Iterator[Claim]:
             yield Claim(
                 items, f"{name}:{first + 1}", quote, written=str(items), rule="list of seeds"
             )
+
+
+_DESCRIBES = re.compile(
+    r"how\s+many\s+(?:times?|runs?|repeats?|repetitions?|trials?|seeds?)\b|"
+    r"number\s+of\s+(?:times|runs|repeats|repetitions|trials|seeds|attempts|replicates)\b|"
+    r"\b(?:times|runs|trials|repetitions|repeats|seeds)\s+(?:per|for\s+each|each)\b|"
+    r"\brepeat\w*\s+(?:each|every)\b|(?:重复|重複|运行|運行|实验|實驗|试验|試驗)次[数數]",
+    re.I,
+)
+"""A comment saying what a setting counts, with no count of its own: "# how many times do
+we repeat each experiment ?", "# number of runs per task", "// 重复次数"."""
+_COUNTS_OTHER = re.compile(
+    r"retr|timeout|worker|thread|parallel|concurren|batch|epoch|step|token|second|minute|"
+    r"hour|max|limit|warm|train",
+    re.I,
+)
+_ASSIGNED = re.compile(
+    r"^\s*(?:export\s+|local\s+|readonly\s+|const\s+|let\s+|var\s+)?(?P<key>[A-Za-z_][\w.]{0,60})"
+    r"\s*(?::\s*int\s*)?[=:]\s*[\"']?(?P<num>\d{1,9})[\"']?\s*(?:[#;,]|//|$)"
+)
+_COMMENT_ONLY = re.compile(r"^\s*(?:#|//)(?P<text>.*)$")
+
+
+def described_settings(lines: list[str], name: str) -> Iterator[Claim]:
+    """Settings whose name says nothing but whose comment says they count runs: `nloops=3`
+    under "# how many times do we repeat each experiment ?", `N = 5  # number of runs per
+    task` (not a comment about retries, workers, batches, epochs...)."""
+    for index, line in enumerate(lines):
+        if "#" not in line and "//" not in line:
+            continue
+        comment = _COMMENT_ONLY.match(line)
+        if comment:
+            text, target = comment.group("text"), index + 1
+            while target < len(lines) and target <= index + 2 and not lines[target].strip():
+                target += 1
+        else:
+            cut = min((i for i in (line.find(" #"), line.find(" //")) if i >= 0), default=-1)
+            text, target = (line[cut:], index) if cut >= 0 else ("", index)
+        if not _DESCRIBES.search(text) or _COUNTS_OTHER.search(text) or target >= len(lines):
+            continue
+        setting = _ASSIGNED.match(lines[target])
+        if setting and not _COUNTS_OTHER.search(setting.group("key")):
+            k = number(setting.group("num"))
+            if k is not None:
+                yield Claim(
+                    k,
+                    f"{name}:{target + 1}",
+                    sentence(lines[target], 0, 0),
+                    written=setting.group("num"),
+                    rule="setting described by its comment",
+                )
 
 
 PROSE = "prose"
@@ -190,7 +250,8 @@ def read_text(text: str, name: str) -> Reading:
     settings and figures for text, settings and figures for data and scripts; pure."""
     kind = kind_of(name)
     if kind == PROSE:
-        text = text.replace("$", " ")  # LaTeX inline math: "$n=3$ seeds", "$5$ times"
+        # LaTeX inline math ("$n=3$ seeds", "$5$ times") and markdown bold ("run **3 times**")
+        text = text.replace("$", " ").replace("**", "")
     lines = text.splitlines()
     reading = Reading()
     found: list[tuple[tuple[int, int], Claim]] = []
@@ -209,7 +270,8 @@ def read_text(text: str, name: str) -> Reading:
                 if not _apply(PROSE_RULES + CHINESE_RULES, block, read, reading, found):
                     break
     tables = (*markdown_tables(lines, name), *latex_tables(lines, name)) if kind == PROSE else ()
-    for claim in (*tables, *listed_seeds(lines, name)):
+    described = described_settings(lines, name) if kind != PROSE else ()
+    for claim in (*tables, *listed_seeds(lines, name), *described):
         line = int(claim.source.rsplit(":", 1)[1])
         aside = frame_rule(read.frame(line), claim.quote)
         if aside:  # a table in a plan, a seed list under a judge's key

@@ -11,12 +11,19 @@ INDEX_NOUNS = ("run", "trial", "seed", "attempt", "rep", "repetition", "repeat")
 COUNT_NOUNS = (*INDEX_NOUNS, "replicate", "rollout", "sample", "completion", "epoch")
 """Nouns a count of runs is written in, in settings and table headers as in prose:
 `num_trials`, `n_samples`, `| Seeds |`, `--epochs`."""
-PROSE_NOUNS = (*COUNT_NOUNS, "trajectory", "generation", "episode", "iteration", "response")
+PROSE_NOUNS = (
+    *COUNT_NOUNS,
+    "trajectory",
+    "generation",
+    "episode",
+    "iteration",
+    "response",
+)
 """Nouns a count of runs is written in, in prose only (a setting `num_iterations` or a
 column `Episodes` counts training steps as often as runs)."""
-TRAINING_NOUNS = ("epoch", "iteration", "trial", "episode", "generation", "step")
-"""Nouns training or a hyper-parameter search counts in as well: read as runs only
-outside a training or tuning context (docs/audit.md)."""
+TRAINING_NOUNS = ("epoch", "iteration", "trial", "episode", "generation", "step", "rollout")
+"""Nouns training or a hyper-parameter search counts in as well (an RL trainer's rollouts
+per problem too): read as runs only outside a training or tuning context (docs/audit.md)."""
 CHINESE_UNITS = ("次", "遍", "轮", "輪")
 """Chinese measure words of a count of runs ("跑 3 次", "三轮")."""
 
