@@ -485,11 +485,35 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
             "eval.py",
             "an option's help or default, not a result",
         ),
+        ("Note that avg@4 ≈ avg@k here.", "README.md", "a figure in a formula, not a result"),
+        (
+            "(the original paper reports the mean over 4 runs)",
+            "README.md",
+            "another work's runs, not this one's",
+        ),
+        (
+            'sed -i "s/n_runs: 5/x/" c.yaml',
+            "go.sh",
+            "a text substitution's pattern, not a setting",
+        ),
+        (
+            "seed_prompts: []\nnum_seeds: 5",
+            "gen.yaml",
+            "seeds that are inputs (seed prompts, examples), not random seeds",
+        ),
+        (
+            'echo "  $0 --num-trials 5"',
+            "go.sh",
+            "an option's help or default, not a result",
+        ),
+        ("Three runs per task were not performed.", "README.md", "a negation, not a claim"),
+        ("Run 3-5 trials per task first.", "README.md", "an instruction, not a result"),
     ],
     ids=[
         *("total", "in-total", "condition", "can", "retries", "tool-flag", "task-loop", "batch"),
         *("training", "judge", "next-steps", "negation", "instruction", "budget", "schedule"),
         *("dataset", "data-samples", "variants", "held-back", "suggested", "quoted", "help"),
+        *("formula", "other-work", "sed", "seed-inputs", "usage", "negated-after", "run-told"),
     ],
 )
 def test_each_new_context_sets_a_number_aside_by_its_named_rule(
@@ -501,6 +525,32 @@ def test_each_new_context_sets_a_number_aside_by_its_named_rule(
     reading = read_text(text, name)
     assert reading.claims == []
     assert [a.rule for a in reading.set_aside] == [rule]
+
+
+def test_a_frame_holds_every_enclosing_heading_and_a_fence_comment_is_no_heading() -> None:
+    """Issue 34, fifth round: a sub-heading under "## Improvements" is still a section of
+    plans; "# Illustrative config" inside a code fence is no heading but adds to the
+    lead-in above the fence; "## Results" after it starts a new section."""
+    from passhat.sources.claims import read_text
+
+    improvements = "## Improvements\n\n### Stability\n\nRuns per task: 5\n"
+    assert read_text(improvements, "README.md").claims == []
+    fence = "**Config:**\n\n```yaml\n# Illustrative config\nn_runs: 4\n```\n"
+    assert read_text(fence, "README.md").claims == []
+    results = improvements + "\n## Results\n\nRuns per task: 3\n"
+    assert [c.k for c in read_text(results, "README.md").claims] == [3]
+
+
+def test_a_scripts_prose_without_its_markers_and_a_setting_named_by_its_comment() -> None:
+    """Issue 34, fifth round: a line of a script that is prose, not code, is read by the
+    prose rules; a setting whose comment says it counts runs is read with that count."""
+    docstring = "Evaluate it.\n\nEach task is attempted four times\nand averaged.\n"
+    (claim,) = claims_in(docstring, "eval.py")
+    assert (claim.k, claim.source, claim.rule) == (4, "eval.py:3", "verb + N times")
+    assert claims_in("x = foo(3)\nfor i in range(3):\n    run(i)\n", "eval.py") == []
+    (claim,) = claims_in("# how many times we repeat each task\nnloops=3\n", "go.sh")
+    assert (claim.k, claim.source, claim.rule) == (3, "go.sh:2", "setting described by its comment")
+    assert claims_in("# how many times to retry a request\nn=3\n", "go.sh") == []
 
 
 def test_a_total_with_a_scope_of_its_own_is_still_a_claim() -> None:

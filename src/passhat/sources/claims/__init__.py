@@ -6,7 +6,8 @@ many ways, and an auditor that misses one passes the folder it exists to catch.
 This is a small grammar, not a list of sentences:
 
 - **a count** of runs: a number (digits, words "five", "a dozen", Chinese "五",
-  "in triplicate", a list of seeds "seeds 0, 1 and 2", a range "seeds 1-5"), a
+  Japanese "各3回", "in triplicate", a list of seeds "seeds 0, 1 and 2", a range "seeds
+  1-5", "50+"), a
   range of counts at its lower bound ("3-5 seeds", "between 3 and 5 runs"), the
   attempts of "passed 4 of 5 trials" or "solved (3/3)", with up to three
   qualifiers before the unit ("three separate seeded trials");
@@ -18,10 +19,12 @@ This is a small grammar, not a list of sentences:
   runs)", "5-run average", "Three runs were performed";
 - **settings** as their own readers: `k=5`, `num_trials: 5`, `"n_epochs": 5`,
   `NUM_TRIALS=5`, `| N_SEEDS | 3 |`, `--n-attempts 5`, `-k 5`, `-n 3`,
-  `seeds: [0, 1, 2]`, a shell loop over seeds (`for i in {1..3}`);
+  `seeds: [0, 1, 2]`, a shell loop over seeds (`for i in {1..3}`), a setting named by its
+  comment (`# how many times we repeat each experiment` then `nloops=3`);
 - **prose inside data files and scripts**: comments, docstrings and string values
-  read by the prose rules (`# run each task 5 times`, `"notes": "over 3 seeds"`),
-  never what a model wrote or was given (`content`, `prompt`, ...);
+  read by the prose rules (`# run each task 5 times`, `"notes": "over 3 seeds"`), and
+  lines that are prose, not code (a docstring quoted without its quotes), never what a
+  model wrote or was given (`content`, `prompt`, ...);
 - **figures** that need runs: pass^5, pass@5, pass-hat-5, avg@8, maj@5,
   `k ∈ {1, 3, 5}` (an *at-least* claim: compared with what is present);
 - **tables**: markdown (with or without outer pipes, any alignment row) and
@@ -39,9 +42,11 @@ over tasks, a k that counts neighbours or clusters, a ratio ("3 times faster"), 
 negation ("not ten independent runs"), an instruction ("use --num-trials 5 first"), a
 budget ("three attempts per task, then stop"), a schedule ("three times a day"), a data
 set's make-up or samples, configurations run once each ("twice: first without X, then
-with X"), seeds held back. And a number's *frame*, what encloses its line: a training or
-tuning section sets its epochs and trials aside, a judge's or retry policy's keys their
-settings, a file or section of plans, instructions, options or examples everything in it.
+with X"), seeds held back, another work's runs, a figure in a formula, seed prompts, a
+sed pattern. And a number's *frame*, what encloses its line (every heading above it): a
+training or tuning section sets its epochs and trials aside, a judge's, retry policy's or
+model trace's keys their settings, a file or section of plans, instructions, options,
+examples or exercises everything in it, a script's usage lines their flags.
 Every claim keeps its file, line, sentence and the rule that read it; every number set
 aside keeps the rule that set it aside (`audit --explain`).
 
