@@ -16,8 +16,8 @@ script; exercises, examples and preregistrations; k-nearest neighbours named bef
 counts denied after them; configurations named after the count; statements about
 determinism; another work's runs; figures in formulas; seed prompts; a model's trace), each
 learnt as a general rule and pinned by new wordings of the development corpus
-(tests/claim_wordings.yaml, "fifth round"), not by the wordings here. It then caught 124 of
-129 (0.961) and passed 116 of 118 (0.983) in both layouts. A figure on a set whose misses
+(tests/claim_wordings.yaml, "fifth round"), not by the wordings here. It then caught 126 of
+129 (0.977) and passed 116 of 118 (0.983) in both layouts. A figure on a set whose misses
 were read says little about the next set: a fresh blind set is the measure. The counts are
 floors, so the reader cannot regress; raise them when it does better, and never tune it to
 a wording here (add such a wording to the development corpus instead)."""
@@ -31,8 +31,8 @@ import pytest
 from test_claims import LAYOUTS
 from test_claims_external import corpus, external_counts, held_to_floors, well_formed
 
-CAUGHT_FLOOR = 124
-"""Over-claims failed by `audit --strict` (of 129): 105 when first scored, blind; 124 after
+CAUGHT_FLOOR = 126
+"""Over-claims failed by `audit --strict` (of 129): 105 when first scored, blind; 126 after
 issue 34's fifth round."""
 PASSED_FLOOR = 116
 """Consistent folders passed (of 118): 94 when first scored, blind; 116 after issue 34's

@@ -44,6 +44,13 @@ CLAIM_SUFFIXES = (
     ".mjs",
     ".cjs",
     ".ts",
+    ".r",
+    ".jl",
+    ".gp",
+    ".gnuplot",
+    ".plt",
+    ".rmd",
+    ".qmd",
 )
 """Text files read for claims (and files with no suffix, such as README, and configuration
 scripts named config*.py or settings*.py)."""

@@ -28,13 +28,14 @@ write-up, so never read for claims ("I ran the tests 3 times" in a reply claims 
 
 
 _CODE = re.compile(
-    r"[=;{}<>\"$\\]|\w\(|(?<![\w-])--?[a-zA-Z]|^\s*[@\[]|^\s*-?\s*[\w.-]+\s*:(?:\s|$)|"
+    r"[=;{}<>\"$\\]|[A-Za-z0-9_]\(|(?<![\w-])--?[a-zA-Z]|^\s*[@\[]|^\s*-?\s*[\w.-]+\s*:(?:\s|$)|"
     r"^\s*(?:(?:from\s+[\w.]+\s+)?import|return|raise|yield|assert|del|pass|break|continue|global|"
     r"nonlocal|lambda|await|const|let|var|function|export|echo|cd|python3?|bash|source|fi|done|"
     r"esac)\b|^\s*(?:def|class|if|elif|else|for|while|try|except|finally|with|async)\b.*:\s*$"
 )
-"""What makes a line of a data file or script code, not prose: an assignment, a call, a
-brace, a flag, a key, a keyword opening a statement."""
+"""What makes a line of a data file or script code, not prose: an assignment, a call (an
+ASCII name before its parenthesis: "训练结果(验证集…)" is prose), a brace, a flag, a key, a
+keyword opening a statement."""
 _PROSE = re.compile(r"[^\W\d_]+\s+\S+\s+\S|[\u3040-\u30ff\u4e00-\u9fff]{3}")
 """Three words, or three CJK characters: a line of prose."""
 

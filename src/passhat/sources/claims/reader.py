@@ -230,6 +230,11 @@ _DATA_SUFFIXES = (
     ".mjs",
     ".cjs",
     ".ts",
+    ".r",
+    ".jl",
+    ".gp",
+    ".gnuplot",
+    ".plt",
 )
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile")
 
