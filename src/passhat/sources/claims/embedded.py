@@ -36,8 +36,9 @@ _CODE = re.compile(
 """What makes a line of a data file or script code, not prose: an assignment, a call (an
 ASCII name before its parenthesis: "训练结果(验证集…)" is prose), a brace, a flag, a key, a
 keyword opening a statement."""
-_PROSE = re.compile(r"[^\W\d_]+\s+\S+\s+\S|[\u3040-\u30ff\u4e00-\u9fff]{3}")
-"""Three words, or three CJK characters: a line of prose."""
+_PROSE = re.compile(r"(?<![^\W\d_])[^\W\d_]+\s+\S+\s+\S|[\u3040-\u30ff\u4e00-\u9fff]{3}")
+"""Three words, or three CJK characters: a line of prose (a word is tried from its first
+letter only, so a line of one long word is read once, not once a letter)."""
 
 
 def bare_prose(line: str) -> bool:
