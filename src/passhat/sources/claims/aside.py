@@ -66,7 +66,8 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     r"suggest(?:s|ed)?|advis(?:e|es|ed)|encourage[sd]?|consider|must|needs?|require[sd]?|ought\s+to|"
     r"(?:you|users?|one)\s+(?:can|may)|can\s+be|lets?|allows?|supports?|accepts?|try|"
     r"for\s+example|for\s+instance|such\s+as|"
-    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice))\b[^,;:.!?()]*$",
+    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice))\b[^,;:.!?()]*$|"
+    r"(?:如果|如需|若要|假如|可以|建议|建議|推荐|推薦|需要|必须|必須)[^。；;！？!?]*$",
     re.I,
 )
 _RECOMMENDED_LIST = re.compile(
@@ -99,7 +100,8 @@ def _imperative(verbs: str) -> re.Pattern[str]:
     return re.compile(
         r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|please)\s)\W*(?:for\s+[\w\s-]{1,40}?\s)?"
         + verbs
-        + r"\b(?!\s*[:：])(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)[^.;!?\"])*$",
+        + r"\b(?!\s*[:：])(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)"
+        r"(?:[^.;!?\"]|\.(?=[\w/])))*$",
         re.I,
     )
 
@@ -110,10 +112,11 @@ _IMPERATIVE = _imperative(
 )
 """An instruction: the number's clause opens with a verb telling the reader what to do
 ("For a smoke check use --num-trials 5", "then re-run it with --num-trials 3"); a quoted
-title after the verb is no part of its clause (`set title "Ratio (n=5 runs)"`)."""
+title after the verb is no part of its clause (`set title "Ratio (n=5 runs)"`); a period
+inside a name ("eval.py") ends no clause."""
 _RUN_IMPERATIVE = _imperative(r"(?P<verb>run|repeat|sample|evaluate)")
 _RUN_OBJECT = re.compile(
-    r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|\d+\s*(?:[-–]|to)\s*\d+|"
+    r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|`|\d+\s*(?:[-–]|to)\s*\d+|"
     r"\d+\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r")\b",
     re.I,
 )
@@ -151,7 +154,7 @@ each performed 5 times by different people" (not "the dataset contains 50 tasks,
 3 times": a data set evaluated)."""
 _GENERATION = re.compile(
     r"generat|sampl(?:ed|ing)|\bdraw|decod|temperature|pass\s*[@^]|completions?|estimat|"
-    r"\bn\s*=|per\s+(?:problem|prompt|question)|生成|采样|採樣",
+    r"\bn\s*=|per\s+(?:problem|prompt|question)|best\s+of|majority|生成|采样|採樣",
     re.I,
 )
 """Samples a model generated (pass@k's), not samples of a data set ("200 samples per
@@ -173,6 +176,9 @@ _VARIANTS_AFTER = re.compile(
     + _TIMES
     + r"\s*,?\s*(?:each\s+time\s+)?(?:with\s+a\s+different|changing|varying|swapping|switching)\s+"
     r"(?!(?:only\s+)?(?:the\s+)?(?:random\s+)?seeds?\b)[a-z]|"
+    + _TIMES
+    + r"[^.;:!?\n]{0,40}?\b(?:used|uses|using|had|has|ran\s+with|with)\s+a\s+different\s+"
+    r"(?!(?:random\s+)?seed)[a-z]|"
     + _TIMES
     + r"\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b|"
     + _TIMES
@@ -219,7 +225,8 @@ _SAME_INPUT = re.compile(
 "the same settings run twice give different results", "同樣設定跑兩次結果不同"."""
 _TRAINING_UNIT = re.compile(r"epoch", re.I)
 _OTHER_WORK = re.compile(
-    r"\b(?:original\s+(?:paper|work|authors?|study|implementation|results?)|et\s+al\.?|"
+    r"\b(?:original\s+(?:paper|work|authors?|study|implementation|results?|benchmark|setup|"
+    r"protocol)|et\s+al\.?|"
     r"prior\s+work|previous\s+work|the\s+authors)\s+(?:\w+\s+){0,2}?(?:shows?|showed|shown|"
     r"reports?|reported|uses?|used|ran|runs|averages?|averaged|evaluates?|evaluated)\b[^.;]{0,60}$|"
     r"(?:原论文|原論文|原文|原作者)[^。；;]{0,30}$",

@@ -53,7 +53,8 @@ _VERB = (
     r"(?:ran|run|runs|running|re-?ran|re-?runs?|repeat(?:s|ed)?|evaluat(?:e|es|ed)|test(?:s|ed)?|"
     r"sampl(?:e|es|ed)|attempt(?:s|ed)?|execut(?:e|es|ed)|measured|perform(?:s|ed)?|"
     r"replicated|rolled\s+out|tried|played|scored|graded|done|quer(?:y|ies|ied)|"
-    r"conduct(?:s|ed)?|carried\s+out|launch(?:es|ed)?|benchmarked)"
+    r"conduct(?:s|ed)?|carried\s+out|launch(?:es|ed)?|benchmarked|asked|submitted|prompted|posed|"
+    r"resubmitted|simulated)"
 )
 _BEFORE = (
     r"(?:over|across|with|using|of|from|in|after|averaged\s+over|averages?|mean\s+of|"
@@ -193,7 +194,7 @@ PROSE_RULES = (
         "count per scope",  # "3 runs per configuration", "five trials for each task"
         r"\b"
         + _NUM
-        + r"(?:\s*\(\d+\))?[\s-]+"
+        + r"(?:\s*\(\d+\)|[x×])?[\s-]+"
         + _ADJ
         + _UNIT
         + r"\b(?=\s+"

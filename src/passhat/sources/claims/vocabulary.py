@@ -18,6 +18,8 @@ PROSE_NOUNS = (
     "episode",
     "iteration",
     "response",
+    "initialization",
+    "initialisation",
 )
 """Nouns a count of runs is written in, in prose only (a setting `num_iterations` or a
 column `Episodes` counts training steps as often as runs)."""
