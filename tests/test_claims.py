@@ -499,7 +499,7 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
         (
             "seed_prompts: []\nnum_seeds: 5",
             "gen.yaml",
-            "seeds that are inputs (seed prompts, examples), not random seeds",
+            "seeds that are inputs or an ensemble's members, not runs",
         ),
         (
             'echo "  $0 --num-trials 5"',

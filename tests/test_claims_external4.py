@@ -10,9 +10,23 @@ SCORED BLIND ONCE, DEVELOPMENT MATERIAL SINCE. The first scoring, by claims34 in
 fifth round on its branch at 1bfa072 (main f2299a7 with that round's rules learnt from
 external3, before any text here was read), MISSED the target: caught 98 of 114 over-claims
 (0.860), passed 61 of 104 consistent folders (0.587), the same in both layouts. (Main's
-reader at f2299a7, scored the same way at the same time: 92 of 114, 63 of 104.) Those counts
-are asserted as floors, so the reader cannot regress; raise them when it does better, and
-never tune it to a wording here (add such a wording to the development corpus instead)."""
+reader at f2299a7, scored the same way at the same time: 92 of 114, 63 of 104.) Its misses
+were then read, in the same round, and grouped into classes of wording (files and folders
+of plans, requirements, briefs, guides and examples; lead-ins and headings opening with a
+verb told to the reader; conditions, questions, worked rates, hedges, modal contractions,
+futures in Chinese and plans in Japanese; generations made for training or a data set;
+samples of a data set in a setting; retries in Japanese and a comment above a retry call;
+Bayesian optimisation's trials; an ensemble's seeds; CI runs; a tuning class and a const of
+defaults; tests of the code; a labelled number in another unit; "in triplicate" without a
+verb of running; and, for over-claims, counts in German, French, Spanish and Japanese seeds,
+best-of-N, a count and a participle, runs reproduced or run several times, a different
+random initialization, a statistic over trials in a sweep, C++ and sbatch scripts), each
+learnt as a general rule and pinned by new wordings of the development corpus
+(tests/claim_wordings.yaml, "rules learnt from external4's misses"), not by the wordings
+here. It then caught 110 of 114 (0.965) and passed 94 of 104 (0.904) in both layouts. A
+figure on a set whose misses were read says little about the next set. The counts are
+floors, so the reader cannot regress; raise them when it does better, and never tune it to
+a wording here (add such a wording to the development corpus instead)."""
 
 from __future__ import annotations
 
@@ -23,10 +37,12 @@ import pytest
 from test_claims import LAYOUTS
 from test_claims_external import corpus, external_counts, held_to_floors, well_formed
 
-CAUGHT_FLOOR = 98
-"""Over-claims failed by `audit --strict` when first scored, blind (of 114)."""
-PASSED_FLOOR = 61
-"""Consistent folders passed when first scored, blind (of 104)."""
+CAUGHT_FLOOR = 110
+"""Over-claims failed by `audit --strict` (of 114): 98 when first scored, blind; 110 after
+its misses were read (issue 34's fifth round)."""
+PASSED_FLOOR = 94
+"""Consistent folders passed (of 104): 61 when first scored, blind; 94 after its misses
+were read (issue 34's fifth round)."""
 
 POSITIVE, NEGATIVE = corpus("claim_wordings_external4.yaml")
 

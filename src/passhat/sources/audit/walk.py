@@ -51,6 +51,9 @@ CLAIM_SUFFIXES = (
     ".plt",
     ".rmd",
     ".qmd",
+    *(".c", ".cc", ".cpp", ".h", ".hpp", ".java", ".go", ".rs", ".rb", ".kt", ".scala", ".cs"),
+    ".sbatch",
+    ".slurm",
 )
 """Text files read for claims (and files with no suffix, such as README, and configuration
 scripts named config*.py or settings*.py)."""

@@ -24,7 +24,8 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
             "a limit, not a count of runs",
             r"(?:up\s+to|at\s+most|a\s+maximum\s+of|maximum\s+of|max(?:imum)?|no\s+more\s+than|"
             r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|a\s+budget\s+of|<=|≤|"
-            r"retr(?:y|ies|ied)\b.{0,20}|(?:最多|至多|上限)[^，。,;；\d]{0,8})\s*$",
+            r"retr(?:y|ies|ied)\b.{0,20}|bis\s+zu|höchstens|maximal|jusqu['’]à|au\s+plus|hasta|"
+            r"(?:最多|至多|上限|最大)[^，。,;；]{0,8})\s*$",
             r"^\D{0,40}?\b(?:per|each|every)\s+(?:tool[-\s]call|call|api\s+call|request|step)\b",
         ),
         (
@@ -46,7 +47,10 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
 )
 _TODO = re.compile(r"^\W*\[ \]")
 """An unchecked box: a to-do ("- [ ] run each configuration 3 times"); a ticked one is done."""
-_MODAL = re.compile(r"\b(?:will|would|should|could|might|shall)\b", re.I)
+_MODAL = re.compile(
+    r"\b(?:will|would|should|could|might|shall)\b|\w['’](?:d|ll)\b|我们将|我們將|将会|將會|将要|將要",
+    re.I,
+)
 """A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed"."""
 _CLAUSE_END = re.compile(r"[,;:—–]")
 _ASIDE_IN_PARENS = re.compile(r"\([^()]{0,200}\)")
@@ -58,7 +62,7 @@ _TRAILING_COMMENT = re.compile(r"\s(?:#|//)")
 _PLAN = re.compile(
     r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
     r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan(?:ned)?\s*[:：]|"
-    r"计划|計劃|未来|未來|将来|將來",
+    r"计划|計劃|未来|未來|将来|將來|予定|計画|べき|ものとする",
     re.I,
 )
 _CONDITION = re.compile(  # in the number's own clause, before it: "if you run it 5 times"
@@ -66,10 +70,21 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     r"suggest(?:s|ed)?|advis(?:e|es|ed)|encourage[sd]?|consider|must|needs?|require[sd]?|ought\s+to|"
     r"(?:you|users?|one)\s+(?:can|may)|can\s+be|lets?|allows?|supports?|accepts?|try|"
     r"for\s+example|for\s+instance|such\s+as|"
-    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice))\b[^,;:.!?()]*$|"
+    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice)|until|possibly|potentially|"
+    r"perhaps|maybe)\b[^,;:.!?()，；：。！？\"“”]*$|"
+    r"\b(?:for|with|given)\s+an?\s+[\d.]+\s*%[^,;:.!?()，；：。！？\"“”]*$|"
     r"(?:如果|如需|若要|假如|可以|建议|建議|推荐|推薦|需要|必须|必須)[^。；;！？!?]*$",
     re.I,
 )
+_IF_SENTENCE = re.compile(
+    r"^\W*(?:(?:if|unless(?!\s+(?:otherwise|stated|noted))|suppose|supposing|assuming)\b|"
+    r"for\s+an?\s+[\d.]+\s*%)",
+    re.I,
+)
+"""A sentence opening with a condition: its main clause is hypothetical too ("If our
+evaluator drifts from the image, local Pass^3 stops being comparable")."""
+_QUESTION = re.compile(r"[^\W\d_]\s*[?？]\s*$")
+"""A sentence ending in a question mark after a word (not a shell's `$?`)."""
 _RECOMMENDED_LIST = re.compile(
     r"\b(?:recommend\w*|suggest\w*|advis\w*|practices|guidelines)\b[^.!?]{0,60}[:：][^.!?]*$", re.I
 )
@@ -114,9 +129,11 @@ _IMPERATIVE = _imperative(
 ("For a smoke check use --num-trials 5", "then re-run it with --num-trials 3"); a quoted
 title after the verb is no part of its clause (`set title "Ratio (n=5 runs)"`); a period
 inside a name ("eval.py") ends no clause."""
-_RUN_IMPERATIVE = _imperative(r"(?P<verb>run|repeat|sample|evaluate)")
+_RUN_IMPERATIVE = _imperative(
+    r"(?P<verb>run|repeat|sample|evaluate|record|measure|collect|perform)"
+)
 _RUN_OBJECT = re.compile(
-    r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|`|\d+\s*(?:[-–]|to)\s*\d+|"
+    r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|`|at\s+least|\d+\s*(?:[-–]|to)\s*\d+|"
     r"\d+\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r")\b",
     re.I,
 )
@@ -136,6 +153,13 @@ _STOP_AFTER = re.compile(
 )
 """A budget: "Three attempts per task, then stop", "Two attempts per task. Then revert"."""
 _SCHEDULE = re.compile(r"\bcron(?:tab)?\b|排程|定時|定时|[每天][天日晚週周月年]|每小[時时]", re.I)
+_CI = re.compile(
+    r"\bCI\s+(?:runs?|iterations?|jobs?|builds?|pipelines?|ledger)\b|\bbuilds\b|GitHub\s+Actions|"
+    r"\bworkflow\s+runs\b|\bpipelines?\s+runs?\b",
+    re.I,
+)
+"""Runs of a CI pipeline or a build ("## CI iteration ledger (5 runs)", "in the failed
+builds ... (13 runs)"): no evaluation's runs."""
 _SCHEDULE_AFTER = re.compile(
     r"^\s*(?:times\s+)?(?:(?:a|per|each|every)\s+(?:day|night|hour|week|month|year)\b|daily\b|"
     r"nightly\b|hourly\b|weekly\b|monthly\b|yearly\b|annual)|^\s*次?\s*(?:年度|每年|每天|每日)",
@@ -162,7 +186,7 @@ task, seed 42", the first 200 items of each task)."""
 _SUGGESTED = re.compile(
     r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
     r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
-    r"|\billustrat\w*|\bhypothetical|建議|建议|例如|比如|示例|範例|范例|默认|預設|补充)[^.;!?()\n]{0,80}$",
+    r"|\billustrat\w*|\bhypothetical|\bdemonstrat\w*|建議|建议|例如|比如|示例|範例|范例|默认|預設|补充)[^.;!?()\n]{0,80}$",
     re.I,
 )
 """An example, a default, a suggestion or a proposal before it in its sentence
@@ -175,10 +199,10 @@ _VARIANTS_AFTER = re.compile(
     + r"[^.;:!?\n]{0,40}?[:—–]\s*(?:once|one)\s+(?:with|without|by|as|for|on|in|using|under|via)\b|"
     + _TIMES
     + r"\s*,?\s*(?:each\s+time\s+)?(?:with\s+a\s+different|changing|varying|swapping|switching)\s+"
-    r"(?!(?:only\s+)?(?:the\s+)?(?:random\s+)?seeds?\b)[a-z]|"
+    r"(?!(?:only\s+)?(?:the\s+)?(?:random\b|seeds?\b|initiali[sz]ations?\b))[a-z]|"
     + _TIMES
     + r"[^.;:!?\n]{0,40}?\b(?:used|uses|using|had|has|ran\s+with|with)\s+a\s+different\s+"
-    r"(?!(?:random\s+)?seed)[a-z]|"
+    r"(?!random\b|seed|initiali[sz]ation)[a-z]|"
     + _TIMES
     + r"\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b|"
     + _TIMES
@@ -234,7 +258,10 @@ _OTHER_WORK = re.compile(
 )
 """Another work's runs: "(the original paper shows performance averaged over 4 runs)" (but
 "following the original paper, we average over 5 seeds" claims 5)."""
-_RETRY = re.compile(r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried))\b|重試|重试", re.I)
+_RETRY = re.compile(
+    r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried)|reconnect\w*)\b|重試|重试|重连|重連|再接続|再試行|リトライ",
+    re.I,
+)
 _FAILURE = re.compile(
     r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out)|錯誤|错误|失敗|失败|異常|异常",
     re.I,
@@ -296,24 +323,33 @@ _PLAN_SECTION = re.compile(
     r"instructions?|guidelines?|usage|options|examples?|e\.g|suggest\w*|"
     r"recommend\w*|improvements?|illustrat\w*|hypothetical|exercises?|homework|preregist\w*|"
     r"pre-registration|to\s+be\s+(?:run|written|done|filled|decided|measured|completed|added)|"
-    r"before\s+(?:the\s+)?first\s+run)(?![a-z])|(?m:^\W*if\b)|"
+    r"before\s+(?:the\s+)?first\s+run|requirements?)(?![a-z])|(?m:^\W*if\b)|"
+    r"(?m:(?:^|\s)defaults?:\s*$)|"
+    r"(?m:(?:^|/\s)\W*(?:use|run|follow|record|measure|install|configure|try|set\s+up)\b"
+    r"(?!\s*(?:\d|#|count|id|time|log|results?|summary)\b))|"
     r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|範例|范例|例如|比如|建議|建议|如果|假如|"
-    r"假设|假設|练习|練習|习题|習題|作业|作業|应该|應該|该怎么|該怎麼|怎么做|怎麼做",
+    r"假设|假設|练习|練習|习题|習題|作业|作業|应该|應該|该怎么|該怎麼|怎么做|怎麼做|改进|改進",
     re.I,
 )
 """A heading or lead-in of plans, instructions, options, examples or exercises: "## Next
 steps", "It should:", "Example invocations of the script:", "If the success rate is 80%:",
 "# Illustrative CI gate configuration" (a comment opening a code block), "## Trial ledger
 (to be written before first run)", "### 练习 3" (an exercise), "## 每层该怎么做" (how it
-should be done)."""
+should be done), a lead-in or heading opening with a verb told to the reader ("Use a
+staged ladder:", "## Run an evaluation"; not "## Run 1"), requirements, a `defaults:` key
+opening a code block."""
 _PLAN_FILE = re.compile(
-    r"(?<![a-z])(?:plan|planning|proposal|todo|roadmap|next[-_ ]?steps?|checklist|assignment|"
-    r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?)(?![a-z])|"
-    r"^(?:task|agents|claude|gemini|contributing)$",
+    r"(?<![a-z])(?:plans?|planning|proposals?|todo|roadmap|next[-_ ]?steps?|checklist|assignments?|"
+    r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
+    r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|adr)(?![a-z])|"
+    r"^(?:task|agents|claude|gemini|contributing)$|"
+    r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習",
     re.I,
 )
-"""A file of plans, instructions or options, by its name: PLAN.md, docs/next_steps.md,
-TASK.md, AGENTS.md, docs/api.md."""
+"""A file or folder of plans, instructions, options, examples, requirements, guides or
+tutorials, by its name: PLAN.md, docs/next_steps.md, plans/phase-05.md, TASK.md, AGENTS.md,
+docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md, 研究计划.md (not a protocol,
+a design, lessons or a review: each tells what was run as often as what should be)."""
 _TRAINING_FRAME = re.compile(
     r"(?<![a-z])(?:train|trains|training|trainer|fine[\s_-]?tun\w*|finetun\w*|hyper[\s_-]?param\w*|"
     r"optimi[sz]ers?|tune|tuning|sweeps?|hpo|optuna|(?:random|grid|hyper-?parameter)\s+search|"
@@ -337,13 +373,17 @@ _TRAINING_NOUN = re.compile(nouns(TRAINING_NOUNS) + r"|轮|輪", re.I)
 
 
 _TRAINING_HINT = re.compile(
-    r"learning[\s_-]?rate|(?<![\w-])-?-?lr\b|batch[\s_-]?size|weight[\s_-]?decay|"
-    r"warm-?up[\s_-]?(?:steps|ratio)|\boptimi[sz]er\b|gradient[\s_-]accumulation|学习率|學習率",
+    r"learning[\s_-]?rate|(?<![\w-])-?-?lr\b|weight[\s_-]?decay|dropout|"
+    r"warm-?up[\s_-]?(?:steps|ratio)|\boptimi[sz]er\b|gradient[\s_-]accumulation|学习率|學習率|"
+    r"botorch|bayesian\s+optimi[sz]ation|acquisition|hyperopt|search_space",
     re.I,
 )
-"""Words of a training configuration: epochs or iterations a few lines from a learning
-rate or a batch size are training's (`--epochs 5 --lr 2e-5`; `Epochs: 5` under
-`Batch size: 16`)."""
+_BATCH_HINT = re.compile(r"batch[\s_-]?size", re.I)
+"""A batch size: training's only for epochs, iterations and steps (an inference
+benchmark has batch sizes and trials too)."""
+"""Words of a training configuration or a Bayesian optimisation: epochs or trials a few
+lines from a learning rate or an acquisition function are training's or tuning's
+(`--epochs 5 --lr 2e-5`; botorch's `"num_trials": 50`)."""
 
 
 _SEED_INPUTS = re.compile(
@@ -355,43 +395,90 @@ _SEED_INPUTS = re.compile(
 seeds: a count of them is no count of runs."""
 
 
+_ENSEMBLE = re.compile(r"\bensembl\w*|\bbagging\b|\bblend(?:ing|ed)?\b|集成|アンサンブル", re.I)
+
+
 def seeds_are_inputs(matched: str, nearby: str) -> bool:
-    """Whether a count of seeds (`matched`) sits among words naming seeds as inputs
-    (`nearby`: its line and the lines around it: `seed_prompts: []` above `num_seeds: 3`)."""
-    return "seed" in matched.lower() and bool(_SEED_INPUTS.search(nearby))
+    """Whether a count of seeds (`matched`, a seed list or a loop too) sits among words
+    naming seeds as inputs (`nearby`: its line and the lines around it: `seed_prompts: []`
+    above `num_seeds: 3`) or the members of an ensemble (`gapfill.ensemble`, `--seeds 0 1
+    2` of one blended prediction)."""
+    lower = matched.lower()
+    if "seed" not in lower and not lower.startswith("for "):
+        return False
+    return bool(("seed" in lower and _SEED_INPUTS.search(nearby)) or _ENSEMBLE.search(nearby))
+
+
+def data_samples(matched: str, nearby: str) -> bool:
+    """Whether a setting counting samples (`num_samples: 500`) sits among words of a data
+    set and none of generating them (`nearby`: "dataset", a split; no temperature, pass@k,
+    sampling...): a data set's samples (a bare `n_samples: 5` stays a claim)."""
+    lower = matched.lower()
+    return (
+        "sample" in lower and bool(_DATA_NEARBY.search(nearby)) and not _GENERATION.search(nearby)
+    )
+
+
+_DATA_NEARBY = re.compile(r"data[-_\s]?sets?\b|\bcorpus\b|\bsplits?\b|\bsubsets?\b|wikitext", re.I)
 
 
 def trained_nearby(matched: str, nearby: str) -> bool:
     """Whether a count of epochs, iterations, trials... (`matched`) sits among the words of
     a training configuration (`nearby`: its line and the lines around it)."""
-    return bool(_TRAINING_NOUN.search(matched) and _TRAINING_HINT.search(nearby))
+    noun = _TRAINING_NOUN.search(matched)
+    if noun is None:
+        return False
+    stepped = re.match(r"epoch|iteration|step", noun.group(0), re.I) is not None
+    return bool(_TRAINING_HINT.search(nearby) or (stepped and _BATCH_HINT.search(nearby)))
 
 
-def frame_rule(frame: str, matched: str) -> str | None:
-    """The rule that makes a number no claim by its frame (see `_frame_rule`)."""
-    return _frame_rule(frame, bool(_TRAINING_NOUN.search(matched)))
+def frame_rule(frame: str, matched: str, before: str = "") -> str | None:
+    """The rule that makes a number no claim by its frame (see `_frame_rule`); a
+    statistic over trials ("mean ... over 3 trials", `before` the match and the match) is
+    repeats even in a sweep."""
+    stated = _STATISTIC_OVER.search(before[-40:] + matched) is not None
+    return _frame_rule(frame, bool(_TRAINING_NOUN.search(matched)), stated)
+
+
+_STATISTIC_OVER = re.compile(
+    r"\b(?:mean|average[sd]?|avg|median|std)\b.{0,40}\b(?:over|across|of)\s+\S+\s+trials?\b", re.I
+)
 
 
 @functools.lru_cache(maxsize=256)
-def _frame_rule(frame: str, training_noun: bool) -> str | None:
+def _frame_rule(frame: str, training_noun: bool, stated: bool = False) -> str | None:
     """The rule that makes a number no claim by its frame, `KIND\\nPATH\\nHEADING\\nLEAD`
     (frames.py: the heading and lead-in of prose, the section and parent keys of data);
     None when its frame says nothing."""
     kind, path, heading, lead, option = [*frame.split("\n"), "", "", "", "", ""][:5]
-    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if training_noun and _TRAINING_FRAME.search(f"{path} {heading} {lead}"):
+    if training_noun and _TRAINING_FRAME.search(f"{path} {heading} {lead}") and not stated:
         return "training or tuning, not evaluation runs"
     if kind != "prose":
-        if option:
+        if option or _DEFAULTS.search(lead):
             return "an option's help or default, not a result"
+        if _CODE_TESTS.search(path):
+            return "a test of the code, not a result"
         if _OTHER_KEYS.search(f"{heading} {lead}"):
             return "a setting of something else (a judge, retries, training, a schedule)"
         return None
     if lead.startswith("table:") and re.search(r"\bdefaults?\b", lead, re.I):
         return "an option's help or default, not a result"
-    if _PLAN_FILE.search(stem) or _PLAN_SECTION.search(f"{heading}\n{lead}"):
+    if any(map(_PLAN_FILE.search, _parts(path))) or _PLAN_SECTION.search(f"{heading}\n{lead}"):
         return "a section of plans, instructions, options or examples"
     return None
+
+
+def _parts(path: str) -> list[str]:
+    """The folders and the file's stem of a path (`plans/phase-05.md`: plans, phase-05)."""
+    *folders, name = path.split("/")
+    return [*folders[-3:], name.rsplit(".", 1)[0]]
+
+
+_DEFAULTS = re.compile(r"(?<![a-z])defaults?(?![a-z])", re.I)
+"""A data file's key holding defaults (`const G_DEFAULT = {`, `defaults:`): options."""
+_CODE_TESTS = re.compile(r"(?:^|/)tests?/")
+"""A test of the code (in tests/): its docstrings and settings are no result (a script
+named smoke_test.py or run_module_test.sh may well be the evaluation)."""
 
 
 _ACROSS = re.compile(r"\b(?:across|spanning|covering)\s+(?:(?:all|both|every)\s+)?(?:the\s+)?(.+)$")
@@ -474,7 +561,7 @@ def aside_rule(
         return "a limit, not a count of runs"
     if _ENDS_SOON.match(after) and _STOP_AFTER.search(after[:60] + following()[:60]):
         return "a limit, not a count of runs"
-    by_frame = frame_rule(frame, matched) if frame else None
+    by_frame = frame_rule(frame, matched, before) if frame else None
     if by_frame:
         return by_frame
     clause_after = _TRAILING_COMMENT.split(after, 1)[0] if setting else after
@@ -515,8 +602,15 @@ _PLAN_WORDS += (
     "未來",
     "将来",
     "將來",
+    "予定",
+    "計画",
+    "べき",
+    "ものとする",
 )
-_MODAL_WORDS: tuple[str, ...] = ("will", "would", "should", "could", "might", "shall")
+_MODAL_WORDS: tuple[str, ...] = (
+    *("will", "would", "should", "could", "might", "shall", "'d", "'ll", "’d", "’ll"),
+    *("我们将", "我們將", "将会", "將會", "将要", "將要"),
+)
 _SUGGESTED_WORDS: tuple[str, ...] = (
     "sugg",
     "exampl",
@@ -527,6 +621,7 @@ _SUGGESTED_WORDS: tuple[str, ...] = (
     "option",
     "illustrat",
     "hypothetical",
+    "demonstrat",
     "建議",
     "建议",
     "例如",
@@ -577,7 +672,16 @@ _IMPERATIVE_WORDS: tuple[str, ...] = (
     "switch",
     "bump",
 )
-_RUN_WORDS: tuple[str, ...] = ("run", "repeat", "sample", "evaluate")
+_RUN_WORDS: tuple[str, ...] = (
+    "run",
+    "repeat",
+    "sample",
+    "evaluate",
+    "record",
+    "measur",
+    "collect",
+    "perform",
+)
 _OTHER_WORK_WORDS: tuple[str, ...] = ("original", "et al", "prior", "previous", "author", "原")
 _SCHEDULE_WORDS: tuple[str, ...] = ("cron", "每", "天", "排程", "定時", "定时")
 _DATASET_WORDS: tuple[str, ...] = ("data", "corpus", "数据集", "數據集", "資料集")
@@ -623,6 +727,10 @@ def _set_aside_by_sentence(
         )
     ):
         return "a condition or recommendation, not a result"
+    if _IF_SENTENCE.match(context):
+        return "a condition or recommendation, not a result"
+    if prose and _QUESTION.search(context[-8:]):
+        return "a question, not a claim"
     if "[ ]" in before and _TODO.search(before):
         return "a plan or condition, not a result"
     if "backoff" in lower or "back-off" in lower:
@@ -638,6 +746,10 @@ def _set_aside_by_sentence(
         or (prose and _has(lower_before[-120:], _RUN_WORDS) and _told_to_run(before, after, count))
     ) and not _OUTCOME_AFTER.search(after):
         return "an instruction, not a result"
+    if context.lstrip().startswith(("#", "//")) and _RETRY.search(following()[:120]):
+        return "retries of failures, not runs"
+    if _CI.search(context):
+        return "CI or build runs, not evaluation runs"
     if (_has(lower, _SCHEDULE_WORDS) and _SCHEDULE.search(context)) or _SCHEDULE_AFTER.search(
         after[:30]
     ):
@@ -652,6 +764,8 @@ def _set_aside_by_sentence(
         return "a data set's make-up, not runs"
     if "sample" in lower_after[:80] and _SAMPLES.match(after) and not _GENERATION.search(context):
         return "samples of a data set, not generations"
+    if _GENERATED_AFTER.match(after) and _FOR_TRAINING.search(context):
+        return "generations for training or a data set, not evaluation runs"
     if (
         _VARIANTS_AFTER.search(after[:60])
         or (number(count) == 2 and _PAIR_AFTER.search(after[:80]))
@@ -670,6 +784,23 @@ def _set_aside_by_sentence(
     return None
 
 
+_GENERATED_AFTER = re.compile(
+    r"^\s*(?:[\w-]+\s+){0,2}?(?:responses?|samples?|completions?|rollouts?|generations?|"
+    r"trajector(?:y|ies)|outputs?|answers?|solutions?)\b",
+    re.I,
+)
+_FOR_TRAINING = re.compile(
+    r"\btraining\b|\btrain(?:ed)?\s+(?:on|set|data|split)|fine-?tun\w*|rejection\s+sampling|"
+    r"reward\s+model|rollout\s+(?:pro-?\s*cess|phase|stage)|\b(?:RL|GRPO|PPO|DPO|RLHF)\b|"
+    r"policy\s+(?:update|gradient|optimi[sz]ation)|distill\w*|\bprotocol\b|"
+    r"(?:form|build|construct|creat)\w*\s+(?:a\s+|the\s+)?(?:\w+\s+)?(?:data\s*set|corpus)|"
+    r"\bKL\b|训练|訓練|微调|微調",
+    re.I,
+)
+"""Generations made to train a model or to build a data set, not to evaluate it: "we
+sample 5 responses for each training query", "during the rollout process ... with the KL
+coefficient", "sample 5 responses per question ... forming a dataset", "following the
+SafeChain protocol, we sample 5 responses per prompt and retain the prompt only if..."."""
 _SAMPLES = re.compile(
     r"^\s*(?:(?!(?:per|each|for|over|across|of|from|in|on|with|"
     + nouns(INDEX_NOUNS)

@@ -20,9 +20,12 @@ _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|\[[ xX]\])\s|^\s{2,}\S|^\s*(?:`
 """A list item, an indented or fenced line: it keeps the lead-in above it."""
 _LEAD_IN = re.compile(r"^(?P<text>.{1,160}?)[:：]\s*(?:\*\*|__)?\s*$")
 _OPENER = re.compile(
-    r"^(?P<indent>\s*)-?\s*[\"']?(?P<key>[\w.-]{1,60})[\"']?\s*[:=]\s*[{\[]?\s*(?:#.*)?$"
+    r"^(?P<indent>\s*)-?\s*(?:(?:export\s+)?(?:const|let|var|final|static)\s+)?[\"']?"
+    r"(?P<key>[\w.-]{1,60})[\"']?\s*[:=]\s*[{\[]?\s*(?:#.*)?$|"
+    r"^(?P<block>\s*)(?:class|def)\s+(?P<name>\w{1,60})[^:]{0,200}:\s*(?:#.*)?$"
 )
-"""A key whose value is the block below it: `judge:`, `"training": {`."""
+"""A key whose value is the block below it: `judge:`, `"training": {`, `const G_DEFAULT =
+{`; a Python class or function (`class TuningConfig:`): its name encloses its body."""
 _SECTION = re.compile(r"^\s*\[+(?P<key>[\w. -]{1,60})\]+\s*$")
 """A TOML or INI section: `[training]`, `[[eval.runs]]`."""
 
@@ -142,10 +145,18 @@ def data_frames(lines: list[str], name: str) -> Iterator[str]:
         if stripped.startswith("[") and (opened := _SECTION.match(line)) is not None:
             section, stack = opened.group("key"), []
         elif (":" in line or "=" in line) and (opener := _OPENER.match(line)) is not None:
-            stack.append((len(opener.group("indent")), opener.group("key")))
+            if opener.group("name"):
+                stack.append((len(opener.group("block")), _words(opener.group("name"))))
+            else:
+                stack.append((len(opener.group("indent")), _words(opener.group("key"))))
         else:
             continue
         frame = _data_frame(name, section or comment, stack)
+
+
+def _words(key: str) -> str:
+    """A key's words apart: `TuningConfig` → `Tuning Config`, `G_DEFAULT` stays."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key)
 
 
 def _data_frame(name: str, section: str, stack: list[tuple[int, str]]) -> str:

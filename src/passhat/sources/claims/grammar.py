@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from passhat.sources.claims.numbers import TENS, UNITS, count_list, count_range, number
+from passhat.sources.claims.numbers import FOREIGN, TENS, UNITS, count_list, count_range, number
 from passhat.sources.claims.vocabulary import (
     CHINESE_UNITS,
     COUNT_NOUNS,
@@ -87,6 +87,11 @@ _KEYS = (  # a setting's name: a unit with a count's prefix or suffix, or a plur
     + _KEY_UNIT
     + r"[-_](?:count|num|per[-_][a-z]+))"
 )
+_OTHER_UNIT = (
+    r"\s*(?:steps?|tokens?|seconds?|secs?|s|ms|minutes?|mins?|hours?|h|days?|[kmg]?b|%|examples?|"
+    r"items?|tasks?|problems?|questions?|episodes?|epochs?|iterations?)\b"
+)
+"""A unit after a labelled number that is no count of runs ("runs: 5000 steps")."""
 _LIST = r"(?P<list>\d{1,9}(?:\s*,\s*\d{1,9})*(?:\s*,?\s*(?:and|&)\s*\d{1,9})?)"
 
 
@@ -140,6 +145,11 @@ def _several(match: re.Match[str]) -> int | None:
     return 2
 
 
+def _first_count(match: re.Match[str]) -> int | None:
+    """The count of whichever alternative matched ("dreimal" before or after its verb)."""
+    return number(match.group("num") or match.group("de"))
+
+
 def _largest(match: re.Match[str]) -> int | None:
     return max((number(n) or 0 for n in re.findall(r"\d+", match.group("list"))), default=0) or None
 
@@ -177,7 +187,8 @@ _TRIGGERS = {
     "statistic of N": ("mean", "average", "avg", "median", "best"),
     "enumerated runs": stems(INDEX_NOUNS),
     "count of generations": ("output", "answer", "solution", "respons", "completion", "sampl"),
-    "count in Japanese": ("回",),
+    "count in Japanese": ("回", "シード", "seed"),
+    "count in another language": ("mal", "fois", "veces"),
 }
 
 
@@ -227,7 +238,28 @@ PROSE_RULES = (
     _rule(
         "once / twice / thrice", r"\b" + _VERB + r"\s+(?:\w+\s+){0,3}?(?P<num>once|twice|thrice)\b"
     ),
-    _rule("in triplicate", r"\bin\s+(?P<num>duplicate|triplicate|quadruplicate|quintuplicate)\b"),
+    _rule(
+        "verb + N times",  # "each configuration was run multiple times" (at least 2)
+        r"\b" + _VERB + r"\s+(?:\w+\s+){0,3}?(?P<num>multiple|several|numerous)\s+times\b",
+        _several,
+        at_least=True,
+    ),
+    _rule(
+        "count + participle",  # "five seeds measured", "3 runs evaluated on the test split"
+        r"\b"
+        + _NUM
+        + r"\s+"
+        + _ADJ
+        + _UNIT
+        + r"\s+(?:measured|evaluated|tested|completed|performed|"
+        r"conducted|executed|averaged|collected)\b",
+    ),
+    _rule(
+        "in triplicate",  # "experiments were run in triplicate" (not "filed in triplicate")
+        r"\b(?:run|ran|performed|measured|conducted|repeated|done|carried\s+out|tested|evaluated|"
+        r"assayed|executed|sampled)\s+(?:\w+\s+){0,2}?in\s+"
+        r"(?P<num>duplicate|triplicate|quadruplicate|quintuplicate)\b",
+    ),
     _rule(
         "n = N units",  # "(n=4 runs)", "n = 5 trials", "N = 6 runs"
         r"(?<![\w-])n\s*=\s*" + _NUM + r"\s+" + _ADJ + _UNIT + r"\b",
@@ -258,7 +290,9 @@ PROSE_RULES = (
         r"(?:" + nouns(COUNT_NOUNS, "plural") + r"|" + nouns(INDEX_NOUNS, "singular") + r"\s+count)"
         r"(?:\s*(?:per|/|for\s+each)\s*[\w-]{1,30})?\s*(?:\*\*|__)?\s*[:=—–|]\s*(?:\*\*|__)?\s*"
         + _NUM
-        + r"(?!\.\d|\d)",
+        + r"(?!\.\d|\d|"
+        + _OTHER_UNIT
+        + r")",
     ),
     _rule(
         "scope: count",  # "Each task: 3 attempts"
@@ -282,9 +316,9 @@ PROSE_RULES = (
     ),
     _rule(
         "statistic of N",  # "accuracy (mean of 3)", "best of 5", "avg over 4;" (runs implied)
-        r"\b(?:mean|average|avg|median|best)\s+(?:of|over|across)\s+"
+        r"\b(?:mean|average|avg|median|best)(?:\s+|-)(?:of|over|across)(?:\s+|-)"
         + _NUM
-        + r"(?=\s*(?:[),;]|$))",
+        + r"(?=\s*(?:[),;]|$)|-?\s*(?:selection|sampling|decoding|strategy|inference)\b)",
     ),
     _rule(
         "enumerated runs",  # "run 1 (60 draws), run 2 (40 draws), run 3 (50 draws)"
@@ -310,7 +344,8 @@ PROSE_RULES = (
     _rule(
         "statistic over runs",  # "mean ± std over seeds", "averaged across its reps"
         r"(?:\b(?:mean|means|average[sd]?|avg|median|std|stdev|standard\s+deviations?|variance|"
-        r"spread|aggregated?|aggregates)\b|±)[^.;:\n]{0,24}?\b(?:over|across)\s+"
+        r"spread|aggregated?|aggregates|reproduced|replicated)\b|±)"
+        r"[^.;:\n]{0,24}?\b(?:over|across)\s+"
         r"(?:the\s+|its\s+|their\s+|all\s+)?(?:(?:multiple|several|many|repeated|different|"
         r"independent|random)\s+)*(?P<num>" + _RUNS_PLURAL + r")\b(?!\s+of\b)",
         _several,
@@ -342,7 +377,7 @@ SETTING_RULES = (
         r"(?<![\w-])(?:\*\*|__|[\"'`])?"
         + _KEYS
         + r"(?:\*\*|__|[\"'`])?\s*(?::\s*int\s*(?==))?[=:|]\s*(?:\*\*|__|[\"'`])?(?P<num>\d[\d,]*)"
-        r"(?!\.\d|[\d\w-]|\s*(?:\.\.|…|–)\s*\d)",
+        r"(?!\.\d|[\d\w-]|\s*(?:\.\.|…|–)\s*\d|" + _OTHER_UNIT + r")",
     ),
     _rule(
         "command-line flag",  # "--seeds 5", "--n-attempts 5", "--epochs=4"
@@ -376,6 +411,7 @@ SETTING_RULES = (
     ),
 )
 _JP_NUM = r"(?P<num>\d+|[一二三四五六七八九十百]{1,4})"
+_FOREIGN_NUM = r"(?P<num>\d{1,9}|" + "|".join(k for k in FOREIGN if not k.endswith("mal")) + r")"
 CHINESE_RULES = (
     _rule(
         "count in Chinese",  # "每组实验重复次数：n=25", "运行次数: 5" (a count labelled as one)
@@ -394,6 +430,34 @@ CHINESE_RULES = (
         r"(?:重复|重複|运行|運行|执行|執行|跑)了(?P<num>多次)",
         _several,
         at_least=True,
+    ),
+    _rule(
+        "count in Chinese",  # "取三次平均", "取 5 次的中位数" (the statistic of N runs)
+        r"取\s*" + _CN_NUM + r"\s*次\s*(?:的)?(?:平均|中位|均值|最好|最优|最佳)",
+    ),
+    _rule(
+        "count in Japanese",  # "5シードで平均", "複数ランダムシードで平均" (several: at least 2)
+        r"(?P<num>複数|多数)\s*(?:の)?(?:ランダム)?(?:シード|seeds?)\s*(?:で|の)\s*(?:平均|中央値)",
+        _several,
+        at_least=True,
+    ),
+    _rule(
+        "count in Japanese",
+        r"(?P<num>\d{1,9})\s*(?:個の)?(?:ランダム)?(?:シード|seeds?)\s*(?:で|の)\s*(?:平均|中央値)",
+    ),
+    _rule(
+        "count in another language",  # "dreimal wiederholt", "répétée trois fois", "3 veces"
+        r"\b(?P<num>zweimal|dreimal|viermal|fünfmal|zehnmal|\d{1,9}\s*-?mal)\b(?=[^.;:\n]{0,30}"
+        r"(?:wiederhol|ausgeführt|durchgeführt|gemessen|getestet|gelaufen|gestartet|grün|laufen))|"
+        r"(?:wiederholt|ausgeführt|durchgeführt|gemessen|getestet|gelaufen)\s+(?:\w+\s+){0,2}?"
+        r"(?P<de>zweimal|dreimal|viermal|fünfmal|zehnmal)\b",
+        _first_count,
+    ),
+    _rule(
+        "count in another language",
+        r"(?:exécut|lanc|mesur|évalu|test|repetid|ejecutad|evaluad|medid)\w*\s+(?:\w+\s+){0,2}?"
+        + _FOREIGN_NUM
+        + r"\s+(?:fois|veces)\b",
     ),
     _rule(
         "count in Japanese",  # "各3回の中央値", "各3回測定", "3回ずつ", "5回の平均" (not "第3回", "3回目")

@@ -51,6 +51,14 @@ TENS = {
 }
 _ADVERBS = {"once": 1, "twice": 2, "thrice": 3}
 _PLICATE = {"duplicate": 2, "triplicate": 3, "quadruplicate": 4, "quintuplicate": 5}
+FOREIGN = {
+    **{"zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "zehn": 10},
+    **{"zweimal": 2, "dreimal": 3, "viermal": 4, "fünfmal": 5, "zehnmal": 10},
+    **{"deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "dix": 10},
+    **{"dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "diez": 10},
+}
+"""Counts in German, French and Spanish as their run counts are written ("dreimal
+wiederholt", "répétée trois fois", "repetido tres veces")."""
 _WORD_NUMBERS = {**UNITS, **TENS, "a dozen": 12, "dozen": 12, "a hundred": 100, "hundred": 100}
 _CHINESE_DIGITS = {
     "一": 1,
@@ -82,7 +90,7 @@ def number(word: str) -> int | None:
         value = int(stripped)
         return min(value, MAX_CLAIM + 1) or None
     text = re.sub(r"\s+", " ", text)
-    for table in (_ADVERBS, _PLICATE, _WORD_NUMBERS):
+    for table in (_ADVERBS, _PLICATE, _WORD_NUMBERS, FOREIGN):
         if text in table:
             return table[text]
     parts = re.split(r"[- ]", text)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from passhat.sources.claims.aside import (
     aside_rule,
+    data_samples,
     frame_rule,
     seeds_are_inputs,
     trained_nearby,
@@ -128,8 +129,11 @@ def _apply(
             )
             if aside is None and trained_nearby(match.group(0), text.nearby(line)):
                 aside = "training or tuning, not evaluation runs"
+            setting = rule.name in _SETTING_NAMES
+            if aside is None and setting and data_samples(match.group(0), text.nearby(line)):
+                aside = "samples of a data set, not generations"
             if aside is None and seeds_are_inputs(match.group(0), text.nearby(line)):
-                aside = "seeds that are inputs (seed prompts, examples), not random seeds"
+                aside = "seeds that are inputs or an ensemble's members, not runs"
             written = match.group(group)
             if aside:
                 reading.set_aside.append(SetAside(where, quote, aside, written))
@@ -235,8 +239,9 @@ _DATA_SUFFIXES = (
     ".gp",
     ".gnuplot",
     ".plt",
+    *(".c", ".cc", ".cpp", ".h", ".hpp", ".java", ".go", ".rs", ".rb", ".kt", ".scala", ".cs"),
 )
-_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile")
+_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile", ".sbatch", ".slurm")
 
 
 def kind_of(name: str) -> str:

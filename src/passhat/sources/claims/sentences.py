@@ -58,6 +58,9 @@ class Block:
 
 
 _NOT_PROSE = re.compile(r"^\s*(?:[|#>*+\-]|\d+[.)]\s|\\|```|~~~|[\w\"'-]+\s*[:=]\s*\S)")
+_WRAPPED = re.compile(r"^\s{2,}[a-z(`]")
+"""A list item's sentence going on in the next, indented line ("- Confirm whether" then
+"  a single run per task is ...")."""
 _SENTENCE_END = re.compile(r"[.!?:。；;]\s*$")
 
 
@@ -72,7 +75,7 @@ def prose_blocks(lines: list[str]) -> Iterator[Block]:
             and len(parts) < 8
             and lines[j].strip()
             and lines[j + 1].strip()
-            and not _NOT_PROSE.match(lines[j])
+            and (not _NOT_PROSE.match(lines[j]) or _WRAPPED.match(lines[j + 1]) is not None)
             and not _NOT_PROSE.match(lines[j + 1])
             and "|" not in lines[j] + lines[j + 1]
             and not _SENTENCE_END.search(lines[j])
