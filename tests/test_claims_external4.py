@@ -23,7 +23,7 @@ best-of-N, a count and a participle, runs reproduced or run several times, a dif
 random initialization, a statistic over trials in a sweep, C++ and sbatch scripts), each
 learnt as a general rule and pinned by new wordings of the development corpus
 (tests/claim_wordings.yaml, "rules learnt from external4's misses"), not by the wordings
-here. It then caught 110 of 114 (0.965) and passed 94 of 104 (0.904) in both layouts. A
+here. It then caught 110 of 114 (0.965) and passed 95 of 104 (0.913) in both layouts. A
 figure on a set whose misses were read says little about the next set. The counts are
 floors, so the reader cannot regress; raise them when it does better, and never tune it to
 a wording here (add such a wording to the development corpus instead)."""
@@ -40,8 +40,8 @@ from test_claims_external import corpus, external_counts, held_to_floors, well_f
 CAUGHT_FLOOR = 110
 """Over-claims failed by `audit --strict` (of 114): 98 when first scored, blind; 110 after
 its misses were read (issue 34's fifth round)."""
-PASSED_FLOOR = 94
-"""Consistent folders passed (of 104): 61 when first scored, blind; 94 after its misses
+PASSED_FLOOR = 95
+"""Consistent folders passed (of 104): 61 when first scored, blind; 95 after its misses
 were read (issue 34's fifth round)."""
 
 POSITIVE, NEGATIVE = corpus("claim_wordings_external4.yaml")

@@ -324,7 +324,7 @@ _PLAN_SECTION = re.compile(
     r"recommend\w*|improvements?|illustrat\w*|hypothetical|exercises?|homework|preregist\w*|"
     r"pre-registration|to\s+be\s+(?:run|written|done|filled|decided|measured|completed|added)|"
     r"before\s+(?:the\s+)?first\s+run|requirements?)(?![a-z])|(?m:^\W*if\b)|"
-    r"(?m:(?:^|\s)defaults?:\s*$)|"
+    r"(?m:(?:^|\s)defaults?:?\s*$)|"
     r"(?m:(?:^|/\s)\W*(?:use|run|follow|record|measure|install|configure|try|set\s+up)\b"
     r"(?!\s*(?:\d|#|count|id|time|log|results?|summary)\b))|"
     r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|範例|范例|例如|比如|建議|建议|如果|假如|"
@@ -336,8 +336,8 @@ steps", "It should:", "Example invocations of the script:", "If the success rate
 "# Illustrative CI gate configuration" (a comment opening a code block), "## Trial ledger
 (to be written before first run)", "### 练习 3" (an exercise), "## 每层该怎么做" (how it
 should be done), a lead-in or heading opening with a verb told to the reader ("Use a
-staged ladder:", "## Run an evaluation"; not "## Run 1"), requirements, a `defaults:` key
-opening a code block."""
+staged ladder:", "## Run an evaluation"; not "## Run 1"), requirements, a lead-in that is
+only "Defaults:" or a `defaults:` key opening a code block."""
 _PLAN_FILE = re.compile(
     r"(?<![a-z])(?:plans?|planning|proposals?|todo|roadmap|next[-_ ]?steps?|checklist|assignments?|"
     r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
