@@ -6,7 +6,7 @@ many ways, and an auditor that misses one passes the folder it exists to catch.
 This is a small grammar, not a list of sentences:
 
 - **a count** of runs: a number (digits, words "five", "a dozen", Chinese "五",
-  Japanese "各3回", "in triplicate", a list of seeds "seeds 0, 1 and 2", a range "seeds
+  Japanese "各3回", German "dreimal", French "trois fois", "in triplicate", a list of seeds "seeds 0, 1 and 2", a range "seeds
   1-5", "50+"), a
   range of counts at its lower bound ("3-5 seeds", "between 3 and 5 runs"), the
   attempts of "passed 4 of 5 trials" or "solved (3/3)", with up to three
@@ -43,10 +43,13 @@ negation ("not ten independent runs"), an instruction ("use --num-trials 5 first
 budget ("three attempts per task, then stop"), a schedule ("three times a day"), a data
 set's make-up or samples, configurations run once each ("twice: first without X, then
 with X"), seeds held back, another work's runs, a figure in a formula, seed prompts, a
-sed pattern. And a number's *frame*, what encloses its line (every heading above it): a
+sed pattern, a question, generations made for training or a data set, CI runs, an
+ensemble's seeds. And a number's *frame*, what encloses its line (every heading above it): a
 training or tuning section sets its epochs and trials aside, a judge's, retry policy's or
-model trace's keys their settings, a file or section of plans, instructions, options,
-examples or exercises everything in it, a script's usage lines their flags.
+model trace's keys their settings, a file, folder or section of plans, requirements,
+instructions, options, defaults, examples or exercises everything in it (a lead-in or
+heading opening with a verb told to the reader too), a script's usage lines their flags,
+a test of the code its numbers.
 Every claim keeps its file, line, sentence and the rule that read it; every number set
 aside keeps the rule that set it aside (`audit --explain`).
 
