@@ -17,7 +17,7 @@ from typing import Any
 
 from passhat.errors import InputError
 from passhat.sources._files import read_bytes
-from passhat.sources.claims import MAX_CLAIM, Claim, SetAside, read_text
+from passhat.sources.claims import MAX_CLAIM, SUFFIXES, Claim, SetAside, read_text
 
 RUN_PATTERNS = (r"run[-_]?(\d+)", r"trial[-_]?(\d+)", r"attempt[-_]?(\d+)", r"epoch[-_]?(\d+)")
 """Directory names of one run; group 1 is the run index."""
@@ -25,38 +25,9 @@ RUN_PATTERNS = (r"run[-_]?(\d+)", r"trial[-_]?(\d+)", r"attempt[-_]?(\d+)", r"ep
 
 REPORT_FILES = ("REPORT.md", "report.md", "RESULTS.md", "results.md", "README.md", "report.txt")
 """Files read first for claims; every other text file of the folder tree follows."""
-CLAIM_SUFFIXES = (
-    ".md",
-    ".markdown",
-    ".txt",
-    ".rst",
-    ".tex",
-    ".json",
-    ".yaml",
-    ".yml",
-    ".toml",
-    ".ini",
-    ".cfg",
-    ".sh",
-    ".bash",
-    ".py",
-    ".js",
-    ".mjs",
-    ".cjs",
-    ".ts",
-    ".r",
-    ".jl",
-    ".gp",
-    ".gnuplot",
-    ".plt",
-    ".rmd",
-    ".qmd",
-    *(".c", ".cc", ".cpp", ".h", ".hpp", ".java", ".go", ".rs", ".rb", ".kt", ".scala", ".cs"),
-    ".sbatch",
-    ".slurm",
-)
-"""Text files read for claims (and files with no suffix, such as README, and configuration
-scripts named config*.py or settings*.py)."""
+CLAIM_SUFFIXES = tuple(suffix for suffix in SUFFIXES if suffix != ".env")
+"""Text files read for claims: the claim reader's prose, data and script suffixes, not an
+`.env` file (its secrets are never read), and files with no suffix, such as README."""
 SKIPPED_FOLDERS = ("node_modules", "__pycache__", "site-packages", "venv")
 """Folders never read for claims (nor hidden ones, nor run folders: their text is a
 model's output, not a report)."""

@@ -85,6 +85,7 @@ from passhat.sources.claims.reader import DATA as DATA
 from passhat.sources.claims.reader import MAX_CANDIDATES as MAX_CANDIDATES
 from passhat.sources.claims.reader import PROSE as PROSE
 from passhat.sources.claims.reader import SHELL as SHELL
+from passhat.sources.claims.reader import SUFFIXES as SUFFIXES
 from passhat.sources.claims.reader import claims_in as claims_in
 from passhat.sources.claims.reader import find_claims as find_claims
 from passhat.sources.claims.reader import find_json_claims as find_json_claims

@@ -217,6 +217,8 @@ def described_settings(lines: list[str], name: str) -> Iterator[Claim]:
                 )
 
 
+PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".tex", ".rmd", ".qmd")
+"""Files read as prose by their suffix (as is any file `kind_of` names no other kind)."""
 PROSE = "prose"
 DATA = "data"
 SHELL = "shell"
@@ -242,6 +244,11 @@ _DATA_SUFFIXES = (
     *(".c", ".cc", ".cpp", ".h", ".hpp", ".java", ".go", ".rs", ".rb", ".kt", ".scala", ".cs"),
 )
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile", ".sbatch", ".slurm")
+
+
+SUFFIXES = (*PROSE_SUFFIXES, *_DATA_SUFFIXES, *_SHELL_SUFFIXES)
+"""Every suffix a file is read for claims by: prose, data files and scripts (the audit's
+walker reads the files of a folder that end so)."""
 
 
 def kind_of(name: str) -> str:
