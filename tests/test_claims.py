@@ -508,12 +508,25 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
         ),
         ("Three runs per task were not performed.", "README.md", "a negation, not a claim"),
         ("Run 3-5 trials per task first.", "README.md", "an instruction, not a result"),
+        (
+            "The judge is queried 3 times per answer.",
+            "README.md",
+            "a judge's or annotator's repeats, not runs",
+        ),
+        ("Which one varies less over 3 seeds?", "README.md", "a question, not a claim"),
+        ("## CI run ledger (4 runs)", "README.md", "CI or build runs, not evaluation runs"),
+        (
+            "During RL training we sample 8 responses per prompt.",
+            "README.md",
+            "generations for training or a data set, not evaluation runs",
+        ),
     ],
     ids=[
         *("total", "in-total", "condition", "can", "retries", "tool-flag", "task-loop", "batch"),
         *("training", "judge", "next-steps", "negation", "instruction", "budget", "schedule"),
         *("dataset", "data-samples", "variants", "held-back", "suggested", "quoted", "help"),
         *("formula", "other-work", "sed", "seed-inputs", "usage", "negated-after", "run-told"),
+        *("judge", "question", "ci", "rl-generations"),
     ],
 )
 def test_each_new_context_sets_a_number_aside_by_its_named_rule(

@@ -34,6 +34,11 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
             r"^(?!x)x",
         ),
         (
+            "training or tuning, not evaluation runs",
+            r"(?:optuna|hyper-?param\w*|\bhpo\b|grid\s+search|random\s+search).{0,60}$",
+            r"^(?!x)x",
+        ),
+        (
             "a batch size",
             r"(?:batch[-_\s]?size\b.{0,12}|(?:mini-?)?batch(?:es)?\s+of\s+)$",
             r"^\D{0,20}?\b(?:per|each|in\s+(?:a|each|every))\s+(?:mini-?)?batch\b",
@@ -70,7 +75,8 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     r"suggest(?:s|ed)?|advis(?:e|es|ed)|encourage[sd]?|consider|must|needs?|require[sd]?|ought\s+to|"
     r"(?:you|users?|one)\s+(?:can|may)|can\s+be|lets?|allows?|supports?|accepts?|try|"
     r"for\s+example|for\s+instance|such\s+as|"
-    r"best\s+practice|it\s+is\s+(?:best|advisable|good\s+practice)|until|possibly|potentially|"
+    r"best\s+practice|(?:typical|common|standard|usual|good)\s+practice|"
+    r"it\s+is\s+(?:best|advisable|good\s+practice)|until|possibly|potentially|"
     r"perhaps|maybe)\b[^,;:.!?()，；：。！？\"“”]*$|"
     r"\b(?:for|with|given)\s+an?\s+[\d.]+\s*%[^,;:.!?()，；：。！？\"“”]*$|"
     r"(?:如果|如需|若要|假如|可以|建议|建議|推荐|推薦|需要|必须|必須)[^。；;！？!?]*$",
@@ -153,6 +159,16 @@ _STOP_AFTER = re.compile(
 )
 """A budget: "Three attempts per task, then stop", "Two attempts per task. Then revert"."""
 _SCHEDULE = re.compile(r"\bcron(?:tab)?\b|排程|定時|定时|[每天][天日晚週周月年]|每小[時时]", re.I)
+_JUDGED = re.compile(
+    r"\b(?:judge|judges|grader|graders|rater|raters|annotator|annotators|labell?ers?)\b"
+    r"[^.;]{0,40}$|\bannotated\s+$",
+    re.I,
+)
+_JUDGED_AFTER = re.compile(
+    r"^[^.;]{0,30}\bby\s+(?:different\s+|\d+\s+)?(?:raters|annotators|judges)\b", re.I
+)
+"""A judge's or an annotator's repeats: "the judge is queried 3 times per answer", "each
+sample was annotated 3 times by different raters"."""
 _CI = re.compile(
     r"\bCI\s+(?:runs?|iterations?|jobs?|builds?|pipelines?|ledger)\b|\bbuilds\b|GitHub\s+Actions|"
     r"\bworkflow\s+runs\b|\bpipelines?\s+runs?\b",
@@ -186,7 +202,8 @@ task, seed 42", the first 200 items of each task)."""
 _SUGGESTED = re.compile(
     r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
     r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
-    r"|\billustrat\w*|\bhypothetical|\bdemonstrat\w*|建議|建议|例如|比如|示例|範例|范例|默认|預設|补充)[^.;!?()\n]{0,80}$",
+    r"|\billustrat\w*|\bhypothetical|\bdemonstrat\w*|建議|建议|例如|比如|示例|範例|范例|默认|預設|补充)"
+    r"(?:[^.;!?()\n]|\.(?=\d)){0,80}$",
     re.I,
 )
 """An example, a default, a suggestion or a proposal before it in its sentence
@@ -247,7 +264,11 @@ _SAME_INPUT = re.compile(
 )
 """A statement about determinism: "the same input, run 100 times, gives the same result",
 "the same settings run twice give different results", "同樣設定跑兩次結果不同"."""
-_TRAINING_UNIT = re.compile(r"epoch", re.I)
+_TRAINING_UNIT = re.compile(r"epoch|rollout", re.I)
+"""Units a sentence about training counts in ("fine-tuned for 3 epochs", "we train with 4
+rollouts per prompt"); seeds and runs stay claims there."""
+_TUNING_UNIT = re.compile(r"\btrials?\b", re.I)
+"""The unit a hyper-parameter search counts in ("chosen with 50 Optuna trials")."""
 _OTHER_WORK = re.compile(
     r"\b(?:original\s+(?:paper|work|authors?|study|implementation|results?|benchmark|setup|"
     r"protocol)|et\s+al\.?|"
@@ -551,7 +572,9 @@ def aside_rule(
     if by_kind:
         return by_kind
     for name, near_before, near_after in _ASIDE:
-        if name.startswith("training") and not _TRAINING_UNIT.search(matched):
+        if name.startswith("training epochs") and not _TRAINING_UNIT.search(matched):
+            continue
+        if name.startswith("training or tuning") and not _TUNING_UNIT.search(matched):
             continue
         if name.startswith("k counts") and not re.match(r"-?-?k\b", matched.strip("\"'"), re.I):
             continue
@@ -750,6 +773,8 @@ def _set_aside_by_sentence(
         return "retries of failures, not runs"
     if _CI.search(context):
         return "CI or build runs, not evaluation runs"
+    if _JUDGED.search(before[-80:]) or _JUDGED_AFTER.search(after[:60]):
+        return "a judge's or annotator's repeats, not runs"
     if (_has(lower, _SCHEDULE_WORDS) and _SCHEDULE.search(context)) or _SCHEDULE_AFTER.search(
         after[:30]
     ):

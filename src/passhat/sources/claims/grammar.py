@@ -318,7 +318,7 @@ PROSE_RULES = (
         "statistic of N",  # "accuracy (mean of 3)", "best of 5", "avg over 4;" (runs implied)
         r"\b(?:mean|average|avg|median|best)(?:\s+|-)(?:of|over|across)(?:\s+|-)"
         + _NUM
-        + r"(?=\s*(?:[),;]|$)|-?\s*(?:selection|sampling|decoding|strategy|inference)\b)",
+        + r"(?=\s*(?:[),;]|$)|-?\s*(?:selection|sampling|decoding|inference)\b)",
     ),
     _rule(
         "enumerated runs",  # "run 1 (60 draws), run 2 (40 draws), run 3 (50 draws)"
