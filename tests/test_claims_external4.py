@@ -7,8 +7,8 @@ read the claim reader, its grammar, its docs or the other wording corpora, commi
 any measurement on it.
 
 SCORED BLIND ONCE, DEVELOPMENT MATERIAL SINCE. The first scoring, by claims34 in issue 34's
-fifth round on its branch at 1bfa072 (main f2299a7 with that round's rules learnt from
-external3, before any text here was read), MISSED the target: caught 98 of 114 over-claims
+fifth round on its branch (main f2299a7 with that round's rules learnt from external3: the
+commits before the one adding this file; before any text here was read), MISSED the target: caught 98 of 114 over-claims
 (0.860), passed 61 of 104 consistent folders (0.587), the same in both layouts. (Main's
 reader at f2299a7, scored the same way at the same time: 92 of 114, 63 of 104.) Its misses
 were then read, in the same round, and grouped into classes of wording (files and folders
