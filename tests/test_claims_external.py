@@ -23,6 +23,7 @@ development corpus instead)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,27 @@ def held_to_floors(name: str, found: tuple[int, int, list[str]], sizes: tuple[in
     met = caught >= TARGET_CAUGHT * positives and passed >= TARGET_PASSED * negatives
     print(f"{name}: {rates}; target {'met' if met else 'MISSED'}")
     print("\n".join(misses))
+
+
+Test = Callable[..., None]
+
+
+def floor_tests(file: str, floors: tuple[int, int], least: tuple[int, int]) -> tuple[Test, Test]:
+    """A later external corpus's two tests, for its module to name: it is large enough and
+    every entry names its source (at least `least` over-claims and consistent texts), and
+    `audit --strict` holds to `floors` (over-claims caught, consistent folders passed) in
+    each layout, printing the rates and every miss."""
+    positive, negative = corpus(file)
+    name = file.removeprefix("claim_wordings_").removesuffix(".yaml")
+
+    def sized() -> None:
+        assert len(positive) >= least[0] and len(negative) >= least[1]
+        assert well_formed(positive, negative)
+
+    @pytest.mark.parametrize("layout", LAYOUTS)
+    def held(tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str) -> None:
+        found = external_counts(tmp_path, capsys, layout, positive, negative)
+        held_to_floors(f"{name}, {layout}", found, (len(positive), len(negative)))
+        assert found[0] >= floors[0] and found[1] >= floors[1], found[2]
+
+    return sized, held

@@ -23,12 +23,7 @@ The counts are floors, so the reader cannot regress; raise them when it does bet
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from test_claims import LAYOUTS
-from test_claims_external import corpus, external_counts, held_to_floors, well_formed
+from test_claims_external import floor_tests
 
 CAUGHT_FLOOR = 83
 """Over-claims failed by `audit --strict` (of 84): 72 when first scored, blind; 82 after
@@ -37,17 +32,6 @@ markers were left out, developed on other wordings)."""
 PASSED_FLOOR = 74
 """Consistent folders passed (of 77) after issue 34's fourth round (38 when first scored)."""
 
-POSITIVE, NEGATIVE = corpus("claim_wordings_external2.yaml")
-
-
-def test_the_corpus_is_large_enough_and_every_entry_names_its_source() -> None:
-    assert len(POSITIVE) >= 80 and len(NEGATIVE) >= 45 and well_formed(POSITIVE, NEGATIVE)
-
-
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_second_external_wordings_do_not_regress(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str
-) -> None:
-    found = external_counts(tmp_path, capsys, layout, POSITIVE, NEGATIVE)
-    held_to_floors(f"external2, {layout}", found, (len(POSITIVE), len(NEGATIVE)))
-    assert found[0] >= CAUGHT_FLOOR and found[1] >= PASSED_FLOOR, found[2]
+test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
+    floor_tests("claim_wordings_external2.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (80, 45))
+)

@@ -24,12 +24,7 @@ a wording here (add such a wording to the development corpus instead)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from test_claims import LAYOUTS
-from test_claims_external import corpus, external_counts, held_to_floors, well_formed
+from test_claims_external import floor_tests
 
 CAUGHT_FLOOR = 126
 """Over-claims failed by `audit --strict` (of 129): 105 when first scored, blind; 126 after
@@ -38,17 +33,6 @@ PASSED_FLOOR = 116
 """Consistent folders passed (of 118): 94 when first scored, blind; 116 after issue 34's
 fifth round."""
 
-POSITIVE, NEGATIVE = corpus("claim_wordings_external3.yaml")
-
-
-def test_the_corpus_is_large_enough_and_every_entry_names_its_source() -> None:
-    assert len(POSITIVE) >= 120 and len(NEGATIVE) >= 110 and well_formed(POSITIVE, NEGATIVE)
-
-
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_third_external_wordings_do_not_regress(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str
-) -> None:
-    found = external_counts(tmp_path, capsys, layout, POSITIVE, NEGATIVE)
-    held_to_floors(f"external3, {layout}", found, (len(POSITIVE), len(NEGATIVE)))
-    assert found[0] >= CAUGHT_FLOOR and found[1] >= PASSED_FLOOR, found[2]
+test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
+    floor_tests("claim_wordings_external3.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (120, 110))
+)

@@ -21,29 +21,13 @@ wording to the development corpus instead)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from test_claims import LAYOUTS
-from test_claims_external import corpus, external_counts, held_to_floors, well_formed
+from test_claims_external import floor_tests
 
 CAUGHT_FLOOR = 123
 """Over-claims failed by `audit --strict` when first scored, blind (of 142): below the target."""
 PASSED_FLOOR = 110
 """Consistent folders passed when first scored, blind (of 168): below the target."""
 
-POSITIVE, NEGATIVE = corpus("claim_wordings_external5.yaml")
-
-
-def test_the_corpus_is_large_enough_and_every_entry_names_its_source() -> None:
-    assert len(POSITIVE) >= 130 and len(NEGATIVE) >= 150 and well_formed(POSITIVE, NEGATIVE)
-
-
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_fifth_external_wordings_do_not_regress(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str
-) -> None:
-    found = external_counts(tmp_path, capsys, layout, POSITIVE, NEGATIVE)
-    held_to_floors(f"external5, {layout}", found, (len(POSITIVE), len(NEGATIVE)))
-    assert found[0] >= CAUGHT_FLOOR and found[1] >= PASSED_FLOOR, found[2]
+test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
+    floor_tests("claim_wordings_external5.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (130, 150))
+)
