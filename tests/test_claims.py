@@ -596,3 +596,17 @@ def test_text_a_model_wrote_or_was_given_in_a_data_file_is_never_read() -> None:
     """A reply saying "I ran the tests 3 times" or a task prompt is data, not the write-up."""
     assert claims_in('{"role": "assistant", "content": "I ran the tests 3 times."}', "a.json") == []
     assert claims_in("prompt: Run the script 5 times and report.", "task.yaml") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Der Test wurde 3mal wiederholt.",
+        "Jede Konfiguration wurde 3-mal ausgeführt.",
+        "Die Messung wurde wiederholt dreimal.",
+    ],
+)
+def test_german_counts_of_times_are_read_in_digits_and_after_their_verb(text: str) -> None:
+    """'3mal' is a count of 3 (it was matched and lost: no claim, nothing set aside), and
+    'wiederholt dreimal' is read (it stopped the reader with a StopIteration)."""
+    assert [c.k for c in read_text(text, "REPORT.md").claims] == [3]

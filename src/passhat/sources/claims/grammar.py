@@ -145,11 +145,6 @@ def _several(match: re.Match[str]) -> int | None:
     return 2
 
 
-def _first_count(match: re.Match[str]) -> int | None:
-    """The count of whichever alternative matched ("dreimal" before or after its verb)."""
-    return number(match.group("num") or match.group("de"))
-
-
 def _largest(match: re.Match[str]) -> int | None:
     return max((number(n) or 0 for n in re.findall(r"\d+", match.group("list"))), default=0) or None
 
@@ -411,6 +406,8 @@ SETTING_RULES = (
     ),
 )
 _JP_NUM = r"(?P<num>\d+|[一二三四五六七八九十百]{1,4})"
+_DE_TIMES = "|".join(k for k in FOREIGN if k.endswith("mal"))
+"""German counts of times ("dreimal"), each one word."""
 _FOREIGN_NUM = r"(?P<num>\d{1,9}|" + "|".join(k for k in FOREIGN if not k.endswith("mal")) + r")"
 CHINESE_RULES = (
     _rule(
@@ -447,11 +444,13 @@ CHINESE_RULES = (
     ),
     _rule(
         "count in another language",  # "dreimal wiederholt", "répétée trois fois", "3 veces"
-        r"\b(?P<num>zweimal|dreimal|viermal|fünfmal|zehnmal|\d{1,9}\s*-?mal)\b(?=[^.;:\n]{0,30}"
-        r"(?:wiederhol|ausgeführt|durchgeführt|gemessen|getestet|gelaufen|gestartet|grün|laufen))|"
+        r"\b(?P<num>" + _DE_TIMES + r"|\d{1,9}(?=\s*-?mal\b))(?:\s*-?mal)?\b(?=[^.;:\n]{0,30}"
+        r"(?:wiederhol|ausgeführt|durchgeführt|gemessen|getestet|gelaufen|gestartet|grün|laufen))",
+    ),
+    _rule(
+        "count in another language",  # after its verb: "wiederholt dreimal"
         r"(?:wiederholt|ausgeführt|durchgeführt|gemessen|getestet|gelaufen)\s+(?:\w+\s+){0,2}?"
-        r"(?P<de>zweimal|dreimal|viermal|fünfmal|zehnmal)\b",
-        _first_count,
+        r"(?P<num>" + _DE_TIMES + r")\b",
     ),
     _rule(
         "count in another language",
