@@ -160,8 +160,6 @@ def _plan(graded: Sequence[Mapping[str, Any]]) -> _Plan:
     plain, its skeleton, found per expected item, the extras per label."""
     if isinstance(graded, LazyItems):
         graded = graded.decoded()
-    if len(graded) == 1:  # one scorer (the usual): no label twice, no sets to build
-        return _plan_one(graded[0])
     skeleton = []
     found: list[bool] = []
     extras: dict[str, frozenset[str]] = {}
@@ -186,26 +184,6 @@ def _plan(graded: Sequence[Mapping[str, Any]]) -> _Plan:
         labels.add(label)
         skeleton.append((label, items))
     return plain, tuple(skeleton), tuple(found), extras
-
-
-def _plan_one(detail: Mapping[str, Any]) -> _Plan:
-    """`_plan` of one scorer's detail."""
-    path = detail.get("path")
-    label = f"{detail.get('scorer')} {path}" if path else str(detail.get("scorer"))
-    items = tuple(map(str, detail["expected"]))
-    missing = detail["missing"]
-    if missing == []:  # found them all (the usual): nothing to look up
-        found: tuple[bool, ...] = (True,) * len(items)
-    else:
-        found = tuple(map(not_, map(frozenset(map(str, missing)).__contains__, items)))
-    plain = len(items) < 2 or len(frozenset(items)) == len(items)
-    extras: dict[str, frozenset[str]] = {}
-    extra = detail.get("extra")
-    if extra:  # each distinct one once, as text; two that read the same: not plain
-        listed = list(map(str, dict.fromkeys(extra)))
-        distinct = extras[label] = frozenset(listed)
-        plain = plain and len(distinct) == len(listed)
-    return plain, ((label, items),), found, extras
 
 
 def _extras(
