@@ -239,10 +239,6 @@ NoReportOption = Annotated[
 ]
 
 
-_NO_ROUNDS = (None, False, None, None, None, None, "bonferroni", False, True)
-"""The adaptive options as given when none is: no rounds (`passhat.rounds.rounds`)."""
-
-
 @dataclass(frozen=True)
 class Shared:
     """The options `run` and `resume` both take, declared once: `with_bundles` puts them
@@ -278,10 +274,9 @@ class Shared:
         else the locale's)."""
         return report_lang(self.lang)
 
-    def call_options(self, lang: str) -> dict[str, Any]:
-        """What `evaluate` and `resume` take of these: store, workers, call limits, the
-        adaptive rounds, and the events printed in `lang`."""
-        given = (
+    def _rounds_given(self) -> tuple[Any, ...]:
+        """The adaptive options, as `passhat.rounds.rounds` takes them."""
+        return (
             self.until_width,
             self.until_decided,
             self.baseline,
@@ -292,6 +287,11 @@ class Shared:
             self.all_cases,
             not self.no_rerun_baseline,
         )
+
+    def call_options(self, lang: str) -> dict[str, Any]:
+        """What `evaluate` and `resume` take of these: store, workers, call limits, the
+        adaptive rounds, and the events printed in `lang`."""
+        given = self._rounds_given()
         adaptive = None
         if given != _NO_ROUNDS:  # the rules' modules (and statistics) only when asked for
             from passhat.rounds import rounds
@@ -308,6 +308,10 @@ class Shared:
             "events": printer(lang, self.quiet, not self.no_report),
             "require": self.require,
         }
+
+
+_NO_ROUNDS = Shared()._rounds_given()
+"""The adaptive options as given when none is: no rounds (their defaults, read off `Shared`)."""
 
 
 @dataclass(frozen=True)
