@@ -58,14 +58,14 @@ _ABANDONED_RETRIES = (
 from the runs with retries alone (the partial index runs_retried), not every run's row."""
 
 
+_GAVE_UP_TEXT = ": no response within "
+"""What the message of a model call given up at --call-timeout holds."""
 _GAVE_UP = (
     "SELECT COUNT(*) FROM {source} WHERE experiment_id = ? AND status = 'errored' "
-    "AND error_type = 'model_error' AND error_message LIKE '%: no response within %'"
+    f"AND error_type = 'model_error' AND error_message LIKE '%{_GAVE_UP_TEXT}%'"
 )
 """Runs (or earlier attempts) that errored on a model call given up at --call-timeout."""
 
-
-_GAVE_UP_TEXT = ": no response within "
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 """SQLite's LIKE folds the case of ASCII letters alone."""
 
