@@ -492,26 +492,27 @@ class CommandAgent:
             extra = {**_run_environ(ctx, input_file, workdir), **endpoints.environ()}
             argv = [*launcher(level, uid), *self.argv]
             gate = None
-            if sandboxed:  # the gate: the sandbox's limits, and its endpoints where direct
-                ports = [(endpoints.port, unix, endpoints.listen)]
-                if hosts:
-                    ports.append((EGRESS_PORT, egress, egress_listen))
-                    extra.update(proxy_environ(EGRESS_PORT))
-                if relayed:
-                    sockets = tuple((port, str(path)) for port, path, _ in ports)
-                    for _, path in sockets:
-                        if uid is not None:
-                            os.chown(path, uid, uid)
-                    view = self.view(ctx.params, sockets)
-                    gate, relay = netns.Gate(), relay_argv(view)
-                else:
-                    view = self.view(ctx.params)
-                    gate = netns.Gate([(port, listen) for port, _, listen in ports])
-                    relay = process_cap()
-                options = bwrap_argv(view, workdir, gate.file(payload))[1:]
-                argv = [*launcher(level, uid), *gate.bwrap(options), *relay, *self.argv]
-                extra["HOME"] = str(workdir)
-            try:
+            try:  # the gate is closed however far its setting up got
+                if sandboxed:  # the gate: the sandbox's limits, and its endpoints where direct
+                    ports = [(endpoints.port, unix, endpoints.listen)]
+                    if hosts:
+                        ports.append((EGRESS_PORT, egress, egress_listen))
+                        extra.update(proxy_environ(EGRESS_PORT))
+                    if relayed:
+                        sockets = tuple((port, str(path)) for port, path, _ in ports)
+                        for _, path in sockets:
+                            if uid is not None:
+                                os.chown(path, uid, uid)
+                        view = self.view(ctx.params, sockets)
+                        relay = relay_argv(view)  # before the gate: it may refuse
+                        gate = netns.Gate()
+                    else:
+                        view = self.view(ctx.params)
+                        gate = netns.Gate([(port, listen) for port, _, listen in ports])
+                        relay = process_cap()
+                    options = bwrap_argv(view, workdir, gate.file(payload))[1:]
+                    argv = [*launcher(level, uid), *gate.bwrap(options), *relay, *self.argv]
+                    extra["HOME"] = str(workdir)
                 environ = process_environ(self.spec, extra, os.environ)
                 output = await self._run_process(
                     argv, payload, workdir, environ, ctx, guard, sandboxed, gate
