@@ -138,6 +138,8 @@ inside a name ("eval.py") ends no clause."""
 _RUN_IMPERATIVE = _imperative(
     r"(?P<verb>run|repeat|sample|evaluate|record|measure|collect|perform)"
 )
+"""An instruction to run, in prose ("Run 3-10 independent trials per task"); in a script's
+comment ("# run each task 10 times") it tells what the script does."""
 _RUN_OBJECT = re.compile(
     r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|`|at\s+least|\d+\s*(?:[-–]|to)\s*\d+|"
     r"\d+\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r")\b",
@@ -146,8 +148,6 @@ _RUN_OBJECT = re.compile(
 """What follows a verb of running told to the reader: its object ("Run each task", "Run
 3-10 independent trials"), not a run's number or a label ("Run 1 took 8.9 s", "Run
 count: 5")."""
-"""An instruction to run, in prose ("Run 3-10 independent trials per task"); in a script's
-comment ("# run each task 10 times") it tells what the script does."""
 _OUTCOME_AFTER = re.compile(r"^[^.;!?]{0,60}?\band\s+(?:the|its|it|you|your)\b", re.I)
 """An imperative that states a fact by its outcome: "Run the same task eight times and the
 share it gets right falls below 25%" (a conditional, told as a result)."""
@@ -399,12 +399,12 @@ _TRAINING_HINT = re.compile(
     r"botorch|bayesian\s+optimi[sz]ation|acquisition|hyperopt|search_space",
     re.I,
 )
-_BATCH_HINT = re.compile(r"batch[\s_-]?size", re.I)
-"""A batch size: training's only for epochs, iterations and steps (an inference
-benchmark has batch sizes and trials too)."""
 """Words of a training configuration or a Bayesian optimisation: epochs or trials a few
 lines from a learning rate or an acquisition function are training's or tuning's
 (`--epochs 5 --lr 2e-5`; botorch's `"num_trials": 50`)."""
+_BATCH_HINT = re.compile(r"batch[\s_-]?size", re.I)
+"""A batch size: training's only for epochs, iterations and steps (an inference
+benchmark has batch sizes and trials too)."""
 
 
 _SEED_INPUTS = re.compile(

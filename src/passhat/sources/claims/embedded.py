@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from passhat.sources.claims.sentences import Block
+from passhat.sources.claims.sentences import SENTENCE_END, Block
 
 _COMMENT = re.compile(r"(?:^|\s)(?:#+|//)\s?(?P<text>[^\n]*)$")
 _STRING = re.compile(r"\"(?P<text>(?:[^\"\\\n]|\\.){1,2000})\"|'(?P<single>[^'\n]{1,2000})'")
@@ -70,7 +70,6 @@ def _parts(line: str) -> Iterator[str]:
 _FULL_COMMENT = re.compile(r"^\s*(?:#+|//)\s?")
 _CONTINUES = re.compile(r"^\s*(?:(?:#+|//)\s*)?[a-z(\-`]")
 """A comment line that goes on with the sentence of the comment above it."""
-_ENDED = re.compile(r"[.!?:;。；]\s*$")
 
 
 def _joined(parts: list[tuple[int, str, bool]]) -> Iterator[Block]:
@@ -88,7 +87,7 @@ def _joined(parts: list[tuple[int, str, bool]]) -> Iterator[Block]:
             and parts[index + 1][0] == number + len(texts)
             and parts[index + 1][2]
             and _CONTINUES.match(parts[index + 1][1])
-            and not _ENDED.search(texts[-1])
+            and not SENTENCE_END.search(texts[-1])
         ):
             index += 1
             following = _FULL_COMMENT.sub(lambda m: " " * len(m.group(0)), parts[index][1])

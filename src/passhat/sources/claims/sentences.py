@@ -61,7 +61,8 @@ _NOT_PROSE = re.compile(r"^\s*(?:[|#>*+\-]|\d+[.)]\s|\\|```|~~~|[\w\"'-]+\s*[:=]
 _WRAPPED = re.compile(r"^\s{2,}[a-z(`]")
 """A list item's sentence going on in the next, indented line ("- Confirm whether" then
 "  a single run per task is ...")."""
-_SENTENCE_END = re.compile(r"[.!?:。；;]\s*$")
+SENTENCE_END = re.compile(r"[.!?:。；;]\s*$")
+"""A line that ends its sentence: the next line begins another."""
 
 
 def prose_blocks(lines: list[str]) -> Iterator[Block]:
@@ -78,7 +79,7 @@ def prose_blocks(lines: list[str]) -> Iterator[Block]:
             and (not _NOT_PROSE.match(lines[j]) or _WRAPPED.match(lines[j + 1]) is not None)
             and not _NOT_PROSE.match(lines[j + 1])
             and "|" not in lines[j] + lines[j + 1]
-            and not _SENTENCE_END.search(lines[j])
+            and not SENTENCE_END.search(lines[j])
         ):
             j += 1
             parts.append(lines[j])
