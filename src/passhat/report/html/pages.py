@@ -381,6 +381,7 @@ def _plain_rows(
             read = value.decoded() if isinstance(value, LazyItems) else value
             if len(read) == 1:
                 return _lone_rows(read[0])
+            plans[id(value)] = (value, _plan(read))  # decoded once: the loop takes it from here
     case_plans: list[_Plan] = []
     held_of = plans.get
     for run in counted:
