@@ -338,12 +338,24 @@ def test_front_coding_round_trips_in_utf16_units() -> None:
             assert not rest_of or not before[len(start) :].startswith(rest_of[0])
 
 
-def test_the_dataset_tool_table_is_tool_profile_read_per_distinct_count(tmp_path: Path) -> None:
-    """The page's tool table (`render._dataset_tools`) equals `tool_profile(per_case=False)`
-    of the same runs: read from a store (runs share count values), as records, out of
-    order, and with an error count that is not an int (then `tool_profile` itself)."""
-    from passhat.analysis import tool_profile
-    from passhat.report.html.render import _dataset_tools
+def test_the_dataset_tool_table_read_per_distinct_count_is_the_cases_tables_joined(
+    tmp_path: Path,
+) -> None:
+    """The page's tool table, `tool_profile(per_case=False)` (read once per distinct count
+    value), equals the per-case tables joined in case order: read from a store (runs share
+    count values), as records, out of order, and with an error count that is not an int
+    (then summed run by run)."""
+    from passhat.analysis import ToolUse, tool_profile
+
+    def joined(given: list[Any], tools: list[str]) -> list[ToolUse]:
+        rows = tool_profile(given, tools)
+        out = []
+        for tool in dict.fromkeys(u.tool for u in rows):
+            mine = [u for u in rows if u.tool == tool]
+            calls = tuple(n for u in mine for n in u.calls_per_run)
+            errors = sum(u.errors for u in mine)
+            out.append(ToolUse(None, tool, len(calls), len(calls) - calls.count(0), calls, errors))
+        return out
 
     e, runs = varied()
     tools = ["query_background", "never_called"]
@@ -355,5 +367,5 @@ def test_the_dataset_tool_table_is_tool_profile_read_per_distinct_count(tmp_path
     random.Random(3).shuffle(shuffled)
     odd = [s._replace(tool_counts={"get_ticket": (1, 0.5)}) for s in summaries[:2]]
     for given in (summaries, runs, shuffled, [*odd, *summaries[2:]], []):
-        assert _dataset_tools(given, tools) == tool_profile(given, tools, per_case=False)  # type: ignore[arg-type]
-    assert any(u.errors for u in _dataset_tools(summaries, tools))
+        assert tool_profile(given, tools, per_case=False) == joined(given, tools)  # type: ignore[arg-type]
+    assert any(u.errors for u in tool_profile(summaries, tools, per_case=False))

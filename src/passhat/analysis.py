@@ -209,8 +209,13 @@ def tool_profile(
     cases, counts_of = _in_case_and_run_order(runs)
     names = dict.fromkeys(tools)
     # runs with equal counts share one value: each is read once (the dict holds them)
-    for counts in {id(counts): counts for counts in counts_of}.values():
+    distinct = {id(counts): counts for counts in counts_of}
+    for counts in distinct.values():
         names.update(dict.fromkeys(counts))
+    if not per_case:
+        whole = _dataset_profile(counts_of, distinct, names)
+        if whole is not None:
+            return whole
     groups: dict[str | None, list[Mapping[str, tuple[int, int]]]] = {}
     if per_case:
         for case, rows in groupby(zip(cases, counts_of, strict=True), key=_CASE):
@@ -228,6 +233,28 @@ def tool_profile(
                 ToolUse(key, tool, len(group), len(calls) - calls.count(0), calls, errors)
             )
     return result
+
+
+def _dataset_profile(
+    counts_of: Sequence[Mapping[str, tuple[int, int]]],
+    distinct: dict[int, Mapping[str, tuple[int, int]]],
+    names: Iterable[str],
+) -> list[ToolUse] | None:
+    """`tool_profile(..., per_case=False)` read once per distinct tool-count value (runs
+    with equal counts share one: `Store.summaries`), the runs' calls then looked up in C;
+    None when an error count is not an int (then the sum is taken run by run)."""
+    ids = list(map(id, counts_of))
+    shared = Counter(ids)
+    zero = (0, 0)
+    out = []
+    for tool in names if ids else ():
+        per_value = {key: value.get(tool, zero) for key, value in distinct.items()}
+        if not all(type(e) is int for _, e in per_value.values()):
+            return None
+        calls = tuple(map({key: n for key, (n, _) in per_value.items()}.__getitem__, ids))
+        errors = sum(e * shared[key] for key, (_, e) in per_value.items())
+        out.append(ToolUse(None, tool, len(calls), len(calls) - calls.count(0), calls, errors))
+    return out
 
 
 # JSON-ready item stability and tool use. A report of 100,000 runs lists ~50,000 items

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from passhat.accounting import Accounting
 from passhat.adaptive import record_lines
-from passhat.analysis import ToolUse, _in_case_and_run_order, tool_profile
+from passhat.analysis import tool_profile
 from passhat.errors import ConfigError
 from passhat.limits import limit_runs
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
@@ -223,29 +223,6 @@ def _signatures(
     return out
 
 
-def _dataset_tools(runs: Sequence[RunRecord | RunSummary], tools: Sequence[str]) -> list[ToolUse]:
-    """`tool_profile(runs, tools, per_case=False)` read once per distinct tool-count value
-    (runs with equal counts share one: `Store.summaries`), the runs' calls then looked up
-    in C; `tool_profile` itself when an error count is not an int."""
-    _, counts_of = _in_case_and_run_order(runs)
-    ids = list(map(id, counts_of))
-    distinct = dict(zip(ids, counts_of, strict=True))
-    names = dict.fromkeys(tools)
-    for counts in distinct.values():
-        names.update(dict.fromkeys(counts))
-    shared = Counter(ids)
-    zero = (0, 0)
-    out = []
-    for tool in names if ids else ():
-        per_value = {key: value.get(tool, zero) for key, value in distinct.items()}
-        if not all(type(e) is int for _, e in per_value.values()):
-            return tool_profile(runs, tools, per_case=False)
-        calls = tuple(map({key: n for key, (n, _) in per_value.items()}.__getitem__, ids))
-        errors = sum(e * shared[key] for key, (_, e) in per_value.items())
-        out.append(ToolUse(None, tool, len(calls), len(calls) - calls.count(0), calls, errors))
-    return out
-
-
 def _context(
     experiment: ExperimentRecord,
     runs: Sequence[RunRecord | RunSummary],
@@ -273,7 +250,7 @@ def _context(
     usage = _usage(pages[0], runs, prices)
     tokens = usage["experiment"]
     has_usage = tokens["input_tokens"] + tokens["output_tokens"] > 0 or prices is not None
-    dataset_tools = _dataset_tools(runs, experiment.tools)
+    dataset_tools = tool_profile(runs, experiment.tools, per_case=False)
     tools = [u.tool for u in dataset_tools]
     verdicts: Counter[str] = Counter()
     page_views = [_case_view(*case) for case in _analysed(pages[0], tools)]
