@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import os
 import re
 import shlex
@@ -306,3 +308,32 @@ def test_the_help_listed_from_the_table_is_the_help_of_the_commands(
         env={**os.environ, "COLUMNS": "100"},
     ).stdout
     assert fresh == _help(capsys, "--help")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Need:
+    name: str
+    model: str = "m"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Other:
+    depth: int = 1
+
+
+def test_a_bundle_field_without_a_default_is_a_required_parameter() -> None:
+    """`with_bundles` gives a field with no default no default (not dataclasses.MISSING),
+    and a bundle parameter may share its name with a field of another bundle."""
+    from passhat.cli._bundle import with_bundles
+
+    seen: list[object] = []
+
+    def command(model: _Other, need: _Need) -> None:
+        seen.extend([model, need])
+
+    wrapped = with_bundles(command)
+    params = inspect.signature(wrapped).parameters
+    assert params["name"].default is inspect.Parameter.empty
+    assert params["model"].default == "m"
+    wrapped(name="x", model="y", depth=2)
+    assert seen == [_Other(2), _Need("x", "y")]

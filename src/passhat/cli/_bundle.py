@@ -32,7 +32,7 @@ def with_bundles(command: Callable[..., None]) -> Callable[..., None]:
             continue
         hints = typing.get_type_hints(bundle, include_extras=True)
         fields = [
-            inspect.Parameter(f.name, named, annotation=hints[f.name], default=f.default)
+            inspect.Parameter(f.name, named, annotation=hints[f.name], default=_default(f))
             for f in dataclasses.fields(bundle)
         ]
         bundles[p.name] = (bundle, fields)
@@ -40,9 +40,20 @@ def with_bundles(command: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(command)
     def wrapper(**kwargs: Any) -> None:
-        for name, (make, fields) in bundles.items():
-            kwargs[name] = make(**{f.name: kwargs.pop(f.name) for f in fields})
-        command(**kwargs)
+        # every field taken out before any bundle is put in: a bundle parameter may share
+        # its name with a field (run's `model: ModelSettings` has a field `model`)
+        made = {
+            name: make(**{f.name: kwargs.pop(f.name) for f in fields})
+            for name, (make, fields) in bundles.items()
+        }
+        command(**kwargs, **made)
 
     wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     return wrapper
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    """A field's default as a parameter's: none (a required option) where it has none."""
+    if field.default is dataclasses.MISSING:
+        return inspect.Parameter.empty
+    return field.default
