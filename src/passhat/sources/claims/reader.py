@@ -78,6 +78,18 @@ class _Text:
         )
 
 
+def _nearby_rule(matched: str, nearby: str, setting: bool) -> str | None:
+    """The rule that sets a number aside by the lines around it (training's words, a data
+    set's, seeds that are inputs), or None: the nearby lines joined once for all three."""
+    if trained_nearby(matched, nearby):
+        return "training or tuning, not evaluation runs"
+    if setting and data_samples(matched, nearby):
+        return "samples of a data set, not generations"
+    if seeds_are_inputs(matched, nearby):
+        return "seeds that are inputs or an ensemble's members, not runs"
+    return None
+
+
 def _apply(
     rules: tuple[Rule, ...],
     block: Block,
@@ -118,6 +130,7 @@ def _apply(
             quote = sentence(block.text, *match.span())
             left, right = sentence_span(block.text, *match.span())
             context = block.text[left:right]
+            setting = rule.name in _SETTING_NAMES
             aside = aside_rule(
                 context,
                 span[0] - left,
@@ -125,15 +138,10 @@ def _apply(
                 match.group(0),
                 text.frame(line),
                 functools.partial(text.following, block, right),
-                rule.name in _SETTING_NAMES,
+                setting,
             )
-            if aside is None and trained_nearby(match.group(0), text.nearby(line)):
-                aside = "training or tuning, not evaluation runs"
-            setting = rule.name in _SETTING_NAMES
-            if aside is None and setting and data_samples(match.group(0), text.nearby(line)):
-                aside = "samples of a data set, not generations"
-            if aside is None and seeds_are_inputs(match.group(0), text.nearby(line)):
-                aside = "seeds that are inputs or an ensemble's members, not runs"
+            if aside is None:
+                aside = _nearby_rule(match.group(0), text.nearby(line), setting)
             written = match.group(group)
             if aside:
                 reading.set_aside.append(SetAside(where, quote, aside, written))
