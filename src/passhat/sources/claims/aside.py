@@ -605,7 +605,7 @@ def _has(text: str, words: tuple[str, ...]) -> bool:
     return any(map(text.__contains__, words))
 
 
-_PLAN_WORDS: tuple[str, ...] = (
+_PLAN_WORDS: tuple[str, ...] = (  # the words without which _PLAN cannot match
     "plan",
     "future",
     "if ",
@@ -613,8 +613,6 @@ _PLAN_WORDS: tuple[str, ...] = (
     "intend",
     "to be run",
     "going to",
-)
-_PLAN_WORDS += (
     "shall",
     "proposal",
     "roadmap",
