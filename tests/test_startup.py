@@ -251,3 +251,32 @@ def test_evaluate_without_requirements_does_not_import_the_gate(tmp_path: Path) 
         },
     )
     assert done.stdout.split()[-1] == "False"
+
+
+def test_the_end_reports_warm_up_has_ended_when_the_runs_have(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`passhat run` imports the end report's modules in a thread while its runs wait; when
+    a round of runs ends, that thread has ended: the statistics and the report import in
+    the main thread next, and two threads importing into each other's modules on 3.11
+    gave one a half-made numpy ('partially initialized module numpy has no attribute
+    fromiter', seen in `passhat resume` of a killed experiment)."""
+    import threading
+
+    from passhat import _lazy
+    from passhat.cli._events import printer
+    from passhat.records import RunRecord
+
+    slow: list[threading.Thread] = []
+
+    def warm_up(*names: str) -> threading.Thread:
+        thread = threading.Thread(target=threading.Event().wait, args=(0.5,), daemon=True)
+        thread.start()
+        slow.append(thread)
+        return thread
+
+    monkeypatch.setattr(_lazy, "warm_up", warm_up)
+    events = printer("en", quiet=True)
+    events.recorded(RunRecord("e", "c", 1, "h", "passed"))
+    events.round_ended(None)  # type: ignore[arg-type]
+    assert len(slow) == 1 and not slow[0].is_alive()

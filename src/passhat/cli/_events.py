@@ -18,6 +18,8 @@ from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.i18n import t, tn
 
 if TYPE_CHECKING:
+    import threading
+
     from rich.progress import Progress, TaskID
 
     from passhat.evaluation import CassetteGaps, Events, Interrupted
@@ -45,6 +47,7 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
             self.task: TaskID | None = None
             self.counts: Counter[str] = Counter()
             self.warm = report
+            self.warming: threading.Thread | None = None
 
         def started(self, experiment: ExperimentRecord, runs: int, store: Path) -> None:
             if quiet:
@@ -128,7 +131,7 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
                 from passhat._lazy import warm_up
 
                 self.warm = False
-                warm_up("numpy", "passhat.report.experiment", "passhat.gate")
+                self.warming = warm_up("numpy", "passhat.report.experiment", "passhat.gate")
             if self.progress is None or self.task is None:
                 return
             self.counts[run.status] += 1
@@ -137,6 +140,13 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
             self.progress.update(self.task, advance=1, tally=tally)
 
         def round_ended(self, experiment: ExperimentRecord) -> None:
+            if self.warming is not None:
+                # the runs no longer wait: what comes next (the rounds' statistics, the
+                # end report) imports those modules in this thread, and two threads
+                # importing into each other's modules on 3.11 can give one of them a
+                # half-made module (numpy without fromiter) rather than deadlock
+                self.warming.join()
+                self.warming = None
             if self.progress is not None:
                 self.progress.stop()
                 self.progress = None
