@@ -155,6 +155,24 @@ async def test_permanent_error_is_raised_at_once() -> None:
     assert (model.calls, sleep.waits) == (1, [])
 
 
+async def test_a_wait_cut_short_records_the_seconds_slept_not_the_seconds_planned() -> None:
+    """A run given up (or cancelled) during the wait before a retry keeps that retry, with
+    the time it really waited: a 30 s Retry-After refused at once is not 30 s waited."""
+
+    async def given_up(seconds: float) -> None:
+        raise PermanentModelError("the run was given up")
+
+    model = Scripted(TransientModelError("slow down", retry_after=30.0), ANSWER)
+    made: list[dict[str, object]] = []
+
+    with pytest.raises(PermanentModelError):
+        await generate_with_retry(model, HELLO, [], CTX, sleep=given_up, record=made)
+
+    assert len(made) == 1 and made[0]["retry_after"] == 30.0
+    assert isinstance(made[0]["waited"], float) and made[0]["waited"] < 1.0
+    assert model.calls == 1
+
+
 async def test_a_retry_after_beyond_max_retry_after_is_not_waited_for() -> None:
     model = Scripted(TransientModelError("quota spent", retry_after=86_400), ANSWER)
     sleep = Sleeps()

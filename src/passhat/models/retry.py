@@ -23,6 +23,7 @@ import json
 import math
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -179,7 +180,8 @@ async def generate_with_retry(
     `PermanentModelError` is raised at once; after `max_retries` retries the last
     `TransientModelError` is raised. Each retry is recorded as
     `{"attempt", "error", "message", "retry_after", "waited"}`, where `attempt` is
-    the 1-based number of the call that failed and `waited` the seconds slept.
+    the 1-based number of the call that failed and `waited` the seconds slept (fewer
+    than planned when the wait is cut short: the run given up or cancelled).
     Pass `record` to have them appended to your list as they happen: when the
     call finally fails, the retries it made are still there to store on the run.
     """
@@ -210,7 +212,14 @@ async def generate_with_retry(
             if error.abandoned:  # given up at --call-timeout: billed, never seen
                 retry["abandoned"] = True
             retries.append(retry)
-            await sleep(waited)
+            started = time.monotonic()
+            try:
+                await sleep(waited)
+            except BaseException:
+                # the wait was cut short (the run was given up, or cancelled): the retry
+                # records the seconds slept, not the seconds planned
+                retry["waited"] = round(time.monotonic() - started, 3)
+                raise
 
 
 def _finite_float(value: str | None) -> float | None:
