@@ -646,5 +646,7 @@ async def test_a_run_given_up_starts_no_more_model_calls(tmp_path: Path, fake_se
         after = len(fake_server.requests)
     calls[0].cancel()
     await model.aclose()
-    assert run.error_type == "timeout" and len(run.retries) >= 3
+    # it was retrying when the deadline came (one retry shows it: a loaded machine makes
+    # fewer in 0.5 s), and it sent nothing after
+    assert run.error_type == "timeout" and len(run.retries) >= 1
     assert after == sent <= len(run.retries) + 1  # at most the one in flight at the deadline
