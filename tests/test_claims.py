@@ -336,6 +336,82 @@ def test_explain_quotes_every_claim_and_every_number_set_aside_with_its_rule(
     ]
 
 
+def _one_run_folder(root: Path, files: dict[str, str]) -> Path:
+    """A folder holding one graded run of one configuration, and `files` (path: text)."""
+    (root / "outputs" / "a" / "run-1").mkdir(parents=True)
+    (root / "outputs" / "a" / "run-1" / "grade.json").write_text('{"passed": true}')
+    (root / "benchmark.json").write_text('{"k": 1}')
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_claim_not_attached_to_results_is_shown_but_fails_no_strict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run command in a code block of docs/ that nothing around tells was run: read,
+    shown with the reason, and no plan (exit 0 with --strict over one run)."""
+    root = _one_run_folder(
+        tmp_path,
+        {"docs/ci.md": "The gate, from the shell:\n\n```bash\npython eval.py --num-runs 3\n```\n"},
+    )
+    r = run_cli(capsys, "audit", str(root), "--strict")
+    assert r.code == 0, r.out
+    assert "read, not attached to results (plans nothing; --explain): 3 (docs/ci.md:4)" in r.out
+    data = json.loads(run_cli(capsys, "audit", str(root), "--json").out)
+    assert data["claims"] == [] and data["k_plan"] == 1
+    assert data["set_aside"] == [
+        {
+            "source": "docs/ci.md:4",
+            "quote": "python eval.py --num-runs 3",
+            "rule": "not attached to results: a code block in a write-up, not told as run",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "why"),
+    [
+        (
+            "docs/ci.md",
+            "We ran:\n\n```bash\npython eval.py --num-runs 3\n```\n",
+            "a code block told as run",
+        ),
+        ("docs/tasks.md", "同任务跑 3 次。\n\n准确率 82%。\n", "results reported"),
+        ("docs/tasks.md", "Held-out pass^3 for the base model.\n", "results named"),
+        ("docs/tasks.md", "Each task was run 3 times.\n", "told as done"),
+        ("README.md", "- Trials: 3\n", "the folder's own report"),
+    ],
+)
+def test_a_claim_attached_to_results_fails_strict_and_explain_names_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, why: str
+) -> None:
+    root = _one_run_folder(tmp_path, {name: text})
+    assert run_cli(capsys, "audit", str(root), "--strict").code == 1
+    data = json.loads(run_cli(capsys, "audit", str(root), "--json").out)
+    assert [c["k"] for c in data["claims"]] == [3]
+    assert data["claims"][0]["attached"].startswith(why)
+    out = run_cli(capsys, "audit", str(root), "--explain").out
+    assert f"(attached: {why}" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "why"),
+    [
+        ("docs/tasks.md", "可重复性——同任务跑 3 次字节稳定。\n", "no result reported near it"),
+        ("run_ablation.py", "python run_ablation.py --seeds 0 1 2\n", "a command shown"),
+        ("sweep.py", '"""\nnum_seeds: 3\n"""\n', "shown in a docstring"),
+    ],
+)
+def test_claims_far_from_results_are_set_aside_as_not_attached(
+    name: str, text: str, why: str
+) -> None:
+    reading = read_text(text, name)
+    assert reading.claims == [] and reading.set_aside
+    assert all(a.rule.startswith("not attached to results: " + why) for a in reading.set_aside)
+
+
 def test_claims_are_read_in_subfolders_but_never_inside_run_folders(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -410,12 +486,15 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
     )
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "eval.yaml").write_text("model: x\nepochs: 3\n")
+    (tmp_path / "docs" / "notes.md").write_text(
+        "The runner, from the shell:\n\n```bash\npython eval.py --num-trials 5\n```\n"
+    )
     for config, passed in (("baseline", "true"), ("guide", "false")):
         (tmp_path / config / "run-1").mkdir(parents=True)
         (tmp_path / config / "run-1" / "grade.json").write_text(f'{{"passed": {passed}}}')
     out = run_cli(capsys, "audit", str(tmp_path), "--explain").out
     lines = [line for line in shown.strip().splitlines() if line.strip()]
-    assert len(lines) == 7
+    assert len(lines) == 8
     for line in lines:
         assert line in out.splitlines(), line
 

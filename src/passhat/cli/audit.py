@@ -115,6 +115,17 @@ def print_audit(out: Console, audit: Audit, limit: int | None = ROWS_SHOWN) -> N
         more = len(others) - OTHER_CLAIMS_SHOWN
         tail = f" and {more:,} more (--json lists every one)" if more > 0 else ""
         out.print(Text(f"            also claimed: {shown}{tail}"), soft_wrap=True)
+    from passhat.sources.claims import NOT_ATTACHED
+
+    loose = [a for a in audit.set_aside if a.rule.startswith(NOT_ATTACHED)]
+    if loose:
+        shown = ", ".join(f"{a.written} ({a.source})" for a in loose[:OTHER_CLAIMS_SHOWN])
+        more = len(loose) - OTHER_CLAIMS_SHOWN
+        tail = f" and {more:,} more" if more > 0 else ""
+        out.print(
+            Text(f"  read, not attached to results (plans nothing; --explain): {shown}{tail}"),
+            soft_wrap=True,
+        )
     most = max((len(c.present) for c in audit.configurations), default=0)
     out.print(
         Text(
@@ -145,8 +156,9 @@ def print_explanation(out: Console, audit: Audit) -> None:
     for claim in audit.claims:
         count = f"{claim.k}{'+' if claim.at_least else ''}"
         scope = f" for {claim.scope}" if claim.scope else ""
+        attached = f"  (attached: {claim.attached})" if claim.attached else ""
         out.print(
-            Text(f'  {claim.source}  [{claim.rule}]  {count}{scope}  "{claim.quote}"'),
+            Text(f'  {claim.source}  [{claim.rule}]  {count}{scope}  "{claim.quote}"{attached}'),
             soft_wrap=True,
         )
     out.print(Text("numbers set aside (file:line, rule, sentence):", style="bold"))

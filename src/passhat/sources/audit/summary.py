@@ -25,6 +25,7 @@ def _claim_data(claim: Claim) -> dict[str, Any]:
         "at_least": claim.at_least,
         "scope": claim.scope,
         "rule": claim.rule,
+        "attached": claim.attached,
     }
 
 

@@ -53,6 +53,12 @@ a test of the code its numbers.
 Every claim keeps its file, line, sentence and the rule that read it; every number set
 aside keeps the rule that set it aside (`audit --explain`).
 
+A claim plans runs only when it is *attached* to the folder's own results (attached.py):
+told as done ("we ran", "each task was run"), near results reported (a measure with a
+value, a figure or table), in the folder's own report, or in the experiment's run
+configuration or script; one that is read but not attached is set aside as "not attached
+to results: <why>", shown but failing no `--strict`.
+
 Everything here is pure and bounded: no claim is turned into anything sized by
 it (a 5,000-digit number is read as "more than MAX_CLAIM" without converting it),
 and every pattern is linear in the text's length.
@@ -63,7 +69,9 @@ The package's rooms (`from passhat.sources.claims import X` reaches every public
     vocabulary.py  the nouns a run is counted by, said once (prose, settings, tables)
     found.py       Claim, SetAside and Reading: what the reader finds
     grammar.py     the rules built from the vocabulary
-    aside.py       what sets a number a rule read aside (its sentence, its frame)
+    aside.py       what sets a number a rule read aside (its sentence)
+    framing.py     what sets a number aside by its frame or the lines around it
+    attached.py    whether a claim is attached to the folder's own results
     frames.py      what encloses a line: path, heading, lead-in, parent keys
     sentences.py   a match's sentence, and prose lines joined into blocks
     embedded.py    prose inside data files and scripts: comments, docstrings, strings
@@ -73,6 +81,7 @@ The package's rooms (`from passhat.sources.claims import X` reaches every public
 
 from __future__ import annotations
 
+from passhat.sources.claims.attached import NOT_ATTACHED as NOT_ATTACHED
 from passhat.sources.claims.found import Claim as Claim
 from passhat.sources.claims.found import Reading as Reading
 from passhat.sources.claims.found import SetAside as SetAside

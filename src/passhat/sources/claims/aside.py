@@ -1,20 +1,19 @@
-"""What sets a number aside, so that it is no claim: in its sentence (a limit, training
+"""What sets a number aside, so that it is no claim, by its sentence: a limit, training
 epochs, a batch size, k neighbours, a plan, a negation, an instruction, a schedule, a
-data set's make-up...) and by its frame (frames.py: a training section, a judge's keys, a
-file of plans). The readers (reader.py) ask `aside_rule`, `frame_rule` and
-`trained_nearby` of each number a rule of grammar.py read; docs/audit.md names every
-rule.
+data set's make-up... (its frame and the lines around it: framing.py). The readers
+(reader.py) ask `aside_rule` of each number a rule of grammar.py read; docs/audit.md
+names every rule.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 
+from passhat.sources.claims.framing import GENERATION, frame_rule
 from passhat.sources.claims.grammar import WORD
 from passhat.sources.claims.numbers import number
-from passhat.sources.claims.vocabulary import INDEX_NOUNS, PROSE_NOUNS, TRAINING_NOUNS, nouns
+from passhat.sources.claims.vocabulary import INDEX_NOUNS, PROSE_NOUNS, nouns
 
 _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (name, re.compile(before, re.I), re.compile(after, re.I))
@@ -192,13 +191,6 @@ _DATASET = re.compile(
 """A data set's make-up: "数据集包含18个任务，每个任务重复5次", "the dataset contains 20 tasks,
 each performed 5 times by different people" (not "the dataset contains 50 tasks, each run
 3 times": a data set evaluated)."""
-_GENERATION = re.compile(
-    r"generat|sampl(?:ed|ing)|\bdraw|decod|temperature|pass\s*[@^]|completions?|estimat|"
-    r"\bn\s*=|per\s+(?:problem|prompt|question)|best\s+of|majority|生成|采样|採樣",
-    re.I,
-)
-"""Samples a model generated (pass@k's), not samples of a data set ("200 samples per
-task, seed 42", the first 200 items of each task)."""
 _SUGGESTED = re.compile(
     r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
     r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
@@ -336,170 +328,6 @@ _COMMAND_START = re.compile(r"(?:^|[`;|&(\n])[^`;|&(\n]*$")
 _RUN_VARIABLE = re.compile(
     r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s", re.I
 )
-
-
-_PLAN_SECTION = re.compile(
-    r"(?<![a-z])(?:plan|plans|planned|planning|proposal|proposed|todo|to-?do|roadmap|"
-    r"next\s+steps?|future|checklist|assignment|should|must|mitigation|"
-    r"instructions?|guidelines?|usage|options|examples?|e\.g|suggest\w*|"
-    r"recommend\w*|improvements?|illustrat\w*|hypothetical|exercises?|homework|preregist\w*|"
-    r"pre-registration|to\s+be\s+(?:run|written|done|filled|decided|measured|completed|added)|"
-    r"before\s+(?:the\s+)?first\s+run|requirements?)(?![a-z])|(?m:^\W*if\b)|"
-    r"(?m:(?:^|\s)defaults?:?\s*$)|"
-    r"(?m:(?:^|/\s)\W*(?:use|run|follow|record|measure|install|configure|try|set\s+up)\b"
-    r"(?!\s*(?:\d|#|count|id|time|log|results?|summary)\b))|"
-    r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|範例|范例|例如|比如|建議|建议|如果|假如|"
-    r"假设|假設|练习|練習|习题|習題|作业|作業|应该|應該|该怎么|該怎麼|怎么做|怎麼做|改进|改進",
-    re.I,
-)
-"""A heading or lead-in of plans, instructions, options, examples or exercises: "## Next
-steps", "It should:", "Example invocations of the script:", "If the success rate is 80%:",
-"# Illustrative CI gate configuration" (a comment opening a code block), "## Trial ledger
-(to be written before first run)", "### 练习 3" (an exercise), "## 每层该怎么做" (how it
-should be done), a lead-in or heading opening with a verb told to the reader ("Use a
-staged ladder:", "## Run an evaluation"; not "## Run 1"), requirements, a lead-in that is
-only "Defaults:" or a `defaults:` key opening a code block."""
-_PLAN_FILE = re.compile(
-    r"(?<![a-z])(?:plans?|planning|proposals?|todo|roadmap|next[-_ ]?steps?|checklist|assignments?|"
-    r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
-    r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|adr)(?![a-z])|"
-    r"^(?:task|agents|claude|gemini|contributing)$|"
-    r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習",
-    re.I,
-)
-"""A file or folder of plans, instructions, options, examples, requirements, guides or
-tutorials, by its name: PLAN.md, docs/next_steps.md, plans/phase-05.md, TASK.md, AGENTS.md,
-docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md, 研究计划.md (not a protocol,
-a design, lessons or a review: each tells what was run as often as what should be)."""
-_TRAINING_FRAME = re.compile(
-    r"(?<![a-z])(?:train|trains|training|trainer|fine[\s_-]?tun\w*|finetun\w*|hyper[\s_-]?param\w*|"
-    r"optimi[sz]ers?|tune|tuning|sweeps?|hpo|optuna|(?:random|grid|hyper-?parameter)\s+search|"
-    r"fit|fitting|pretrain\w*)(?![a-z])|"
-    r"训练|訓練|调参|調參|微调|微調",
-    re.I,
-)
-"""A frame of training or a hyper-parameter search: its epochs, iterations and trials
-are no evaluation runs ("### Training hyperparameters", `fine_tuning:`, tune.yaml)."""
-_OTHER_KEYS = re.compile(
-    r"(?<![a-z])(?:judge|judges|grader|graders|critic|reward_model|retry|retries|backoff|"
-    r"train|training|trainer|fine_tuning|finetuning|optimizer|scheduler|schedule|cron|sweep|"
-    r"tuning|hpo|optuna|sweeper|sweepers|search_space|trace|traces|transcript|messages|"
-    r"completion|completions|observation|observations)(?![a-z])",
-    re.I,
-)
-"""Keys a setting nested under counts something other than the evaluated runs: a
-judge's repeats, retries, training, a schedule, a search (`judge:` → `repeats: 3`,
-`sweeper:` → `n_trials: 5`), a model's trace or transcript (`"trace": {` → `"n_seeds": 3`)."""
-_TRAINING_NOUN = re.compile(nouns(TRAINING_NOUNS) + r"|轮|輪", re.I)
-
-
-_TRAINING_HINT = re.compile(
-    r"learning[\s_-]?rate|(?<![\w-])-?-?lr\b|weight[\s_-]?decay|dropout|"
-    r"warm-?up[\s_-]?(?:steps|ratio)|\boptimi[sz]er\b|gradient[\s_-]accumulation|学习率|學習率|"
-    r"botorch|bayesian\s+optimi[sz]ation|acquisition|hyperopt|search_space",
-    re.I,
-)
-"""Words of a training configuration or a Bayesian optimisation: epochs or trials a few
-lines from a learning rate or an acquisition function are training's or tuning's
-(`--epochs 5 --lr 2e-5`; botorch's `"num_trials": 50`)."""
-_BATCH_HINT = re.compile(r"batch[\s_-]?size", re.I)
-"""A batch size: training's only for epochs, iterations and steps (an inference
-benchmark has batch sizes and trials too)."""
-
-
-_SEED_INPUTS = re.compile(
-    r"\bseed[\s_-]?(?:prompts?|intents?|examples?|questions?|tasks?|inputs?|data|instructions?|"
-    r"texts?|queries|query|utterances?|documents?|sets?)\b",
-    re.I,
-)
-"""Seeds that are inputs a generator starts from (seed prompts, seed examples), not random
-seeds: a count of them is no count of runs."""
-
-
-_ENSEMBLE = re.compile(r"\bensembl\w*|\bbagging\b|\bblend(?:ing|ed)?\b|集成|アンサンブル", re.I)
-
-
-def seeds_are_inputs(matched: str, nearby: str) -> bool:
-    """Whether a count of seeds (`matched`, a seed list or a loop too) sits among words
-    naming seeds as inputs (`nearby`: its line and the lines around it: `seed_prompts: []`
-    above `num_seeds: 3`) or the members of an ensemble (`gapfill.ensemble`, `--seeds 0 1
-    2` of one blended prediction)."""
-    lower = matched.lower()
-    if "seed" not in lower and not lower.startswith("for "):
-        return False
-    return bool(("seed" in lower and _SEED_INPUTS.search(nearby)) or _ENSEMBLE.search(nearby))
-
-
-def data_samples(matched: str, nearby: str) -> bool:
-    """Whether a setting counting samples (`num_samples: 500`) sits among words of a data
-    set and none of generating them (`nearby`: "dataset", a split; no temperature, pass@k,
-    sampling...): a data set's samples (a bare `n_samples: 5` stays a claim)."""
-    lower = matched.lower()
-    return (
-        "sample" in lower and bool(_DATA_NEARBY.search(nearby)) and not _GENERATION.search(nearby)
-    )
-
-
-_DATA_NEARBY = re.compile(r"data[-_\s]?sets?\b|\bcorpus\b|\bsplits?\b|\bsubsets?\b|wikitext", re.I)
-
-
-def trained_nearby(matched: str, nearby: str) -> bool:
-    """Whether a count of epochs, iterations, trials... (`matched`) sits among the words of
-    a training configuration (`nearby`: its line and the lines around it)."""
-    noun = _TRAINING_NOUN.search(matched)
-    if noun is None:
-        return False
-    stepped = re.match(r"epoch|iteration|step", noun.group(0), re.I) is not None
-    return bool(_TRAINING_HINT.search(nearby) or (stepped and _BATCH_HINT.search(nearby)))
-
-
-def frame_rule(frame: str, matched: str, before: str = "") -> str | None:
-    """The rule that makes a number no claim by its frame (see `_frame_rule`); a
-    statistic over trials ("mean ... over 3 trials", `before` the match and the match) is
-    repeats even in a sweep."""
-    stated = _STATISTIC_OVER.search(before[-40:] + matched) is not None
-    return _frame_rule(frame, bool(_TRAINING_NOUN.search(matched)), stated)
-
-
-_STATISTIC_OVER = re.compile(
-    r"\b(?:mean|average[sd]?|avg|median|std)\b.{0,40}\b(?:over|across|of)\s+\S+\s+trials?\b", re.I
-)
-
-
-@functools.lru_cache(maxsize=256)
-def _frame_rule(frame: str, training_noun: bool, stated: bool = False) -> str | None:
-    """The rule that makes a number no claim by its frame, `KIND\\nPATH\\nHEADING\\nLEAD`
-    (frames.py: the heading and lead-in of prose, the section and parent keys of data);
-    None when its frame says nothing."""
-    kind, path, heading, lead, option = [*frame.split("\n"), "", "", "", "", ""][:5]
-    if training_noun and _TRAINING_FRAME.search(f"{path} {heading} {lead}") and not stated:
-        return "training or tuning, not evaluation runs"
-    if kind != "prose":
-        if option or _DEFAULTS.search(lead):
-            return "an option's help or default, not a result"
-        if _CODE_TESTS.search(path):
-            return "a test of the code, not a result"
-        if _OTHER_KEYS.search(f"{heading} {lead}"):
-            return "a setting of something else (a judge, retries, training, a schedule)"
-        return None
-    if lead.startswith("table:") and re.search(r"\bdefaults?\b", lead, re.I):
-        return "an option's help or default, not a result"
-    if any(map(_PLAN_FILE.search, _parts(path))) or _PLAN_SECTION.search(f"{heading}\n{lead}"):
-        return "a section of plans, instructions, options or examples"
-    return None
-
-
-def _parts(path: str) -> list[str]:
-    """The folders and the file's stem of a path (`plans/phase-05.md`: plans, phase-05)."""
-    *folders, name = path.split("/")
-    return [*folders[-3:], name.rsplit(".", 1)[0]]
-
-
-_DEFAULTS = re.compile(r"(?<![a-z])defaults?(?![a-z])", re.I)
-"""A data file's key holding defaults (`const G_DEFAULT = {`, `defaults:`): options."""
-_CODE_TESTS = re.compile(r"(?:^|/)tests?/")
-"""A test of the code (in tests/): its docstrings and settings are no result (a script
-named smoke_test.py or run_module_test.sh may well be the evaluation)."""
 
 
 _ACROSS = re.compile(r"\b(?:across|spanning|covering)\s+(?:(?:all|both|every)\s+)?(?:the\s+)?(.+)$")
@@ -785,7 +613,7 @@ def _set_aside_by_sentence(
         and dataset.start() < len(before)
     ):
         return "a data set's make-up, not runs"
-    if "sample" in lower_after[:80] and _SAMPLES.match(after) and not _GENERATION.search(context):
+    if "sample" in lower_after[:80] and _SAMPLES.match(after) and not GENERATION.search(context):
         return "samples of a data set, not generations"
     if _GENERATED_AFTER.match(after) and _FOR_TRAINING.search(context):
         return "generations for training or a data set, not evaluation runs"

@@ -28,6 +28,9 @@ class Claim:
     """The number as written, e.g. `five` or `100000000`."""
     rule: str = ""
     """The rule of the grammar that read it, e.g. `count per scope` (docs/audit.md)."""
+    attached: str = ""
+    """Why it is attached to the folder's own results (claims/attached.py), e.g. `told as
+    done: 'we'`; '' for --claimed and before the reader decided."""
 
     @property
     def too_large(self) -> bool:

@@ -8,18 +8,25 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from passhat.sources.claims.aside import (
-    aside_rule,
+from passhat.sources.claims.aside import aside_rule
+from passhat.sources.claims.attached import (
+    Where,
+    attached,
+    attachment,
+    docstring_lines,
+    fenced_lines,
+)
+from passhat.sources.claims.embedded import embedded_blocks
+from passhat.sources.claims.found import Claim, Reading, SetAside
+from passhat.sources.claims.frames import data_frames, prose_frames
+from passhat.sources.claims.framing import (
     data_samples,
     frame_rule,
     seeds_are_inputs,
     trained_nearby,
 )
-from passhat.sources.claims.embedded import embedded_blocks
-from passhat.sources.claims.found import Claim, Reading, SetAside
-from passhat.sources.claims.frames import data_frames, prose_frames
 from passhat.sources.claims.grammar import (
     CHINESE_RULES,
     FIGURE_RULES,
@@ -54,6 +61,23 @@ class _Text:
     lines: list[str]
     frames: Iterator[str]
     framed: list[str] = field(default_factory=list)
+    prose: bool = True
+    fenced: frozenset[int] = frozenset()
+    """Lines in a write-up's code blocks (prose), in a script's docstrings (not prose)."""
+
+    def attach(self, claim: Claim, line: int, embedded: bool = False) -> Claim | SetAside:
+        """The claim read at `line`, attached to the folder's results with the reason, or
+        set aside as not attached (claims/attached.py)."""
+        if self.prose:
+            how = "shown" if line in self.fenced else "prose"
+        else:
+            how = "embedded" if embedded else "code"
+        none: frozenset[int] = frozenset()
+        fenced, docstrings = (self.fenced, none) if self.prose else (none, self.fenced)
+        why = attachment(Where(how, self.name, line), self.lines, claim.quote, fenced, docstrings)
+        if attached(why):
+            return replace(claim, attached=why)
+        return SetAside(claim.source, claim.quote, why, claim.written)
 
     def frame(self, line: int) -> str:
         """The frame of line `line` (1-based)."""
@@ -96,6 +120,7 @@ def _apply(
     text: _Text,
     reading: Reading,
     found: list[tuple[tuple[int, int], Claim]],
+    embedded: bool = False,
 ) -> bool:
     """The claims of one block (each keyed by line and place, for reading order) into
     `found`, the numbers set aside into `reading`; False once MAX_CANDIDATES were read."""
@@ -147,7 +172,11 @@ def _apply(
                 reading.set_aside.append(SetAside(where, quote, aside, written))
             else:
                 claim = Claim(k, where, quote, rule.at_least, written=written, rule=rule.name)
-                found.append(((block.line_of(span[0]), span[0]), claim))
+                read = text.attach(claim, line, embedded)
+                if isinstance(read, SetAside):
+                    reading.set_aside.append(read)
+                else:
+                    found.append(((line, span[0]), read))
     return True
 
 
@@ -285,14 +314,15 @@ def read_text(text: str, name: str) -> Reading:
         rules = PROSE_RULES + CHINESE_RULES + rules
     blocks = prose_blocks(lines) if kind == PROSE else command_blocks(lines)
     frames = prose_frames(lines, name) if kind == PROSE else data_frames(lines, name)
-    read = _Text(name, lines, frames)
+    fenced = fenced_lines(lines) if kind == PROSE else docstring_lines(lines)
+    read = _Text(name, lines, frames, prose=kind == PROSE, fenced=fenced)
     for block in blocks:
         if not _apply(rules, block, read, reading, found):
             break
     else:
         if kind != PROSE:  # comments, docstrings and string values read as prose
             for block in embedded_blocks(lines):
-                if not _apply(PROSE_RULES + CHINESE_RULES, block, read, reading, found):
+                if not _apply(PROSE_RULES + CHINESE_RULES, block, read, reading, found, True):
                     break
     tables = (*markdown_tables(lines, name), *latex_tables(lines, name)) if kind == PROSE else ()
     described = described_settings(lines, name) if kind != PROSE else ()
@@ -301,8 +331,10 @@ def read_text(text: str, name: str) -> Reading:
         aside = frame_rule(read.frame(line), claim.quote)
         if aside:  # a table in a plan, a seed list under a judge's key
             reading.set_aside.append(SetAside(claim.source, claim.quote, aside, claim.written))
+        elif isinstance(kept := read.attach(claim, line), SetAside):
+            reading.set_aside.append(kept)
         else:
-            found.append(((line, -1), claim))
+            found.append(((line, -1), kept))
     found.sort(key=lambda kc: kc[0])
     reading.claims = [claim for _, claim in found]
     return reading
