@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from passhat.sources.claims.embedded import DOCSTRING
+
 NOT_ATTACHED = "not attached to results: "
 """The start of the rule of a claim read but not attached (`--explain`, `--json`)."""
 
@@ -137,7 +139,6 @@ _CONFIGURATION = (".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", "
 _SCRIPT = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile", ".sbatch", ".slurm")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s|\\(?:sub)*section\*?\{")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
-_DOCSTRING = re.compile(r"\"\"\"|'''")
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ def docstring_lines(lines: list[str]) -> frozenset[int]:
     """The 1-based numbers of a script's lines inside a docstring (its quotes too)."""
     inside, found = False, set()
     for number, line in enumerate(lines, start=1):
-        quotes = len(_DOCSTRING.findall(line))
+        quotes = len(DOCSTRING.findall(line))
         if inside or quotes:
             found.add(number)
         if quotes % 2:

@@ -16,7 +16,8 @@ _STRING = re.compile(r"\"(?P<text>(?:[^\"\\\n]|\\.){1,2000})\"|'(?P<single>[^'\n
 _YAML_VALUE = re.compile(r"^\s*-?\s*[\w.-]+\s*:\s+(?P<text>[^\"'{\[|>#][^#\n]*)$")
 _WORDS = re.compile(r"[^\W\d_]+\s+\S+\s+\S")
 """Three words at least: a string that is a sentence, not a name or a path."""
-_DOCSTRING = re.compile(r"\"\"\"|'''")
+DOCSTRING = re.compile(r"\"\"\"|'''")
+"""A docstring's quotes (attached.py reads the lines between them too)."""
 _MODEL_TEXT = re.compile(
     r"[\"']?(?:content|text|output|outputs|message|messages|completion|response|transcript|"
     r"prompt|instruction|instructions|input|question|answer|reasoning|thought|system|user|"
@@ -105,9 +106,9 @@ def embedded_blocks(lines: list[str]) -> Iterator[Block]:
     in_docstring = False
     parts: list[tuple[int, str, bool]] = []
     for number, line in enumerate(lines, start=1):
-        quotes = len(_DOCSTRING.findall(line))
+        quotes = len(DOCSTRING.findall(line))
         if in_docstring or quotes:
-            text = _DOCSTRING.sub("   ", line)
+            text = DOCSTRING.sub("   ", line)
             if _WORDS.search(text):
                 parts.append((number, text, True))
             in_docstring = in_docstring != (quotes % 2 == 1)
