@@ -26,6 +26,7 @@ is attached only when the lines leading into the block report results or tell it
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from passhat.sources.claims.embedded import DOCSTRING
@@ -153,16 +154,21 @@ class Where:
     """1-based."""
 
 
-def fenced_lines(lines: list[str]) -> frozenset[int]:
-    """The 1-based numbers of a write-up's lines inside a code block (its fences too)."""
-    inside, fenced = False, set()
+def fenced_lines(lines: list[str]) -> dict[int, tuple[int, int]]:
+    """Each 1-based line of a write-up inside a code block (its fences too), with the
+    block's first and last lines (an unclosed block runs to the end)."""
+    blocks: dict[int, tuple[int, int]] = {}
+    opened: int | None = None
     for number, line in enumerate(lines, start=1):
         if _FENCE.match(line):
-            fenced.add(number)
-            inside = not inside
-        elif inside:
-            fenced.add(number)
-    return frozenset(fenced)
+            if opened is None:
+                opened = number
+                continue
+            blocks.update(dict.fromkeys(range(opened, number + 1), (opened, number)))
+            opened = None
+    if opened is not None:
+        blocks.update(dict.fromkeys(range(opened, len(lines) + 1), (opened, len(lines))))
+    return blocks
 
 
 def docstring_lines(lines: list[str]) -> frozenset[int]:
@@ -191,17 +197,14 @@ def _near(lines: list[str], line: int) -> str:
     return "\n".join(x[:300] for x in lines[lo : hi + 1])
 
 
-def _around_block(lines: list[str], line: int, fenced: frozenset[int]) -> str:
-    """The lines leading into the code block holding line `line` and the lines after it:
-    at most NEAR either side, not past a heading nor into another block."""
-    first = last = line - 1
-    while first > 0 and first in fenced:  # `first` is 0-based, `fenced` 1-based
-        first -= 1
-    while last + 1 < len(lines) and (last + 2) in fenced:
-        last += 1
-    above = [x[:300] for x in lines[max(0, first - NEAR + 1) : first + 1] if not _HEADING.match(x)]
+def _around_block(lines: list[str], block: tuple[int, int]) -> str:
+    """The lines leading into a code block (`block`: its first and last lines, 1-based)
+    and the lines after it: at most NEAR either side, not past a heading nor into
+    another block."""
+    first, last = block
+    above = [x[:300] for x in lines[max(0, first - 1 - NEAR) : first - 1] if not _HEADING.match(x)]
     below = []
-    for x in lines[last + 1 : last + 1 + NEAR]:
+    for x in lines[last : last + NEAR]:
         if _HEADING.match(x) or _FENCE.match(x):
             break
         below.append(x[:300])
@@ -260,7 +263,7 @@ def attachment(
     where: Where,
     lines: list[str],
     sentence: str,
-    fenced: frozenset[int],
+    fenced: Mapping[int, tuple[int, int]],
     docstrings: frozenset[int],
 ) -> str:
     """Why the claim read at `where` (its sentence `sentence`, its file's `lines`; the
@@ -292,11 +295,13 @@ def _in_code(where: Where, lines: list[str], docstrings: frozenset[int]) -> str:
     return _run_file(where.name) or "a setting of the experiment's code"
 
 
-def _in_block(where: Where, lines: list[str], sentence: str, fenced: frozenset[int]) -> str:
+def _in_block(
+    where: Where, lines: list[str], sentence: str, fenced: Mapping[int, tuple[int, int]]
+) -> str:
     """A claim in a write-up's code block: attached when the lines around the block report
     results or tell it as run, when it is a program's output reporting results, or when
     the block is in the folder's own report."""
-    around = _around_block(lines, where.line, fenced)
+    around = _around_block(lines, fenced[where.line])
     why = _told(around) or _reported(around)
     if why:
         return "a code block told as run: " + why

@@ -62,19 +62,20 @@ class _Text:
     frames: Iterator[str]
     framed: list[str] = field(default_factory=list)
     prose: bool = True
-    fenced: frozenset[int] = frozenset()
-    """Lines in a write-up's code blocks (prose), in a script's docstrings (not prose)."""
+    blocks: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """A write-up's lines in code blocks, each with its block's first and last lines."""
+    docstrings: frozenset[int] = frozenset()
+    """A script's lines in docstrings."""
 
     def attach(self, claim: Claim, line: int, embedded: bool = False) -> Claim | SetAside:
         """The claim read at `line`, attached to the folder's results with the reason, or
         set aside as not attached (claims/attached.py)."""
         if self.prose:
-            how = "shown" if line in self.fenced else "prose"
+            how = "shown" if line in self.blocks else "prose"
         else:
             how = "embedded" if embedded else "code"
-        none: frozenset[int] = frozenset()
-        fenced, docstrings = (self.fenced, none) if self.prose else (none, self.fenced)
-        why = attachment(Where(how, self.name, line), self.lines, claim.quote, fenced, docstrings)
+        where = Where(how, self.name, line)
+        why = attachment(where, self.lines, claim.quote, self.blocks, self.docstrings)
         if attached(why):
             return replace(claim, attached=why)
         return SetAside(claim.source, claim.quote, why, claim.written)
@@ -314,8 +315,11 @@ def read_text(text: str, name: str) -> Reading:
         rules = PROSE_RULES + CHINESE_RULES + rules
     blocks = prose_blocks(lines) if kind == PROSE else command_blocks(lines)
     frames = prose_frames(lines, name) if kind == PROSE else data_frames(lines, name)
-    fenced = fenced_lines(lines) if kind == PROSE else docstring_lines(lines)
-    read = _Text(name, lines, frames, prose=kind == PROSE, fenced=fenced)
+    read = _Text(name, lines, frames, prose=kind == PROSE)
+    if kind == PROSE:
+        read.blocks = fenced_lines(lines)
+    else:
+        read.docstrings = docstring_lines(lines)
     for block in blocks:
         if not _apply(rules, block, read, reading, found):
             break
