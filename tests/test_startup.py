@@ -206,11 +206,12 @@ def test_a_report_without_requirements_does_not_import_the_gate(
 def test_an_in_process_agents_run_imports_no_command_agent_machinery(tmp_path: Path) -> None:
     """`passhat run` of an in-process agent does not import what command agents (their
     process, folders, sandbox, MCP server), the built-in clarifier or adaptive rounds
-    need (a run without --until-width or --until-decided)."""
+    need (a run without --until-width or --until-decided), nor pydantic: a suite of
+    plain valid data is parsed by suite/shapes.py's tables."""
     from cli_helpers import CLARIFY, SEED
 
     unused = ("passhat.agents.command", "passhat.agents.clarifier", "passhat.serve.app")
-    unused += ("passhat.rounds", "passhat.adaptive")
+    unused += ("passhat.rounds", "passhat.adaptive", "pydantic", "passhat.suite.validation")
     args = ["run", str(CLARIFY), "--case", SEED, "--agent", "agents_for_tests:odd_runs_pass"]
     args += ["-k", "1", "-q", "--db", str(tmp_path / "p.db")]
     tests = str(Path(__file__).parent)
@@ -280,3 +281,32 @@ def test_the_end_reports_warm_up_has_ended_when_the_runs_have(
     events.recorded(RunRecord("e", "c", 1, "h", "passed"))
     events.round_ended(None)  # type: ignore[arg-type]
     assert len(slow) == 1 and not slow[0].is_alive()
+
+
+def test_a_bad_suite_is_still_named_by_the_strict_models(tmp_path: Path) -> None:
+    """A suite the plain tables leave to validation.py's models (here a case's input that
+    is a list) gets the models' message, naming the file, the field and the fix."""
+    import shutil
+
+    from cli_helpers import CLARIFY, SEED
+
+    suite = tmp_path / "suite"
+    shutil.copytree(CLARIFY, suite)
+    case = suite / "cases" / f"{SEED}.yaml"
+    case.write_text(
+        case.read_text(encoding="utf-8").replace("input:", "input: [1]\nold_input:", 1),
+        encoding="utf-8",
+    )
+    probe = (
+        "import sys\n"
+        "from passhat.errors import SuiteError\n"
+        "from passhat.suite import load_suite\n"
+        f"try:\n    load_suite({str(suite)!r})\n"
+        "except SuiteError as error:\n    print(error.problems)\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    problems, imported = done.stdout.strip().splitlines()[-2:]
+    assert f"cases/{SEED}.yaml: input: expected a mapping ('key: value' lines), got [1]" in problems
+    assert "old_input" in problems  # the stray key is named too, by the model
+    assert imported == "True"

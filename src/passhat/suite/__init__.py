@@ -31,12 +31,17 @@ import X` keeps working):
 
     model.py        what a loaded suite is: Suite, Case, scorer specs (frozen records)
     reading.py      YAML read safely: plain data, no duplicate keys, no anchors
-    validation.py   the files' schemas, their messages, goal and scorer checks
+    shapes.py       the files' schemas as plain tables: valid plain data, no pydantic
+    validation.py   the files' schemas as strict models, and their messages (named
+                    problems; imported only for a file shapes.py leaves to them)
+    checks.py       paths, item templates, goals against scorers, scorer functions
     loading.py      load_suite and CaseReader: read, check, collect every problem
     hashing.py      what the suite's and the cases' hashes cover
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from passhat.plain import Loc as Loc  # re-exported: these predate plain.py
 from passhat.plain import canonical_json as canonical_json
@@ -44,6 +49,17 @@ from passhat.plain import did_you_mean as did_you_mean
 from passhat.plain import field_path as field_path
 from passhat.plain import sha256_json as sha256_json
 from passhat.plain import show as show
+from passhat.suite.checks import _LACKS as _LACKS
+from passhat.suite.checks import _PATH as _PATH
+from passhat.suite.checks import MAX_FORMAT_NUMBER as MAX_FORMAT_NUMBER
+from passhat.suite.checks import _lacked as _lacked
+from passhat.suite.checks import _path_problem as _path_problem
+from passhat.suite.checks import _template_problem as _template_problem
+from passhat.suite.checks import check_goal_items as check_goal_items
+from passhat.suite.checks import check_scorer_function as check_scorer_function
+from passhat.suite.checks import goal_item_keys as goal_item_keys
+from passhat.suite.checks import goal_lacks as goal_lacks
+from passhat.suite.checks import template_fields as template_fields
 from passhat.suite.hashing import case_hash as case_hash
 from passhat.suite.hashing import scorer_file_hash as scorer_file_hash
 from passhat.suite.hashing import spec_dict as spec_dict
@@ -90,41 +106,46 @@ from passhat.suite.reading import _UniqueKeyLoader as _UniqueKeyLoader
 from passhat.suite.reading import _value as _value
 from passhat.suite.reading import _yaml_message as _yaml_message
 from passhat.suite.reading import load_yaml as load_yaml
-from passhat.suite.validation import _EXPECTED as _EXPECTED
-from passhat.suite.validation import _LACKS as _LACKS
-from passhat.suite.validation import _PATH as _PATH
-from passhat.suite.validation import MAX_FORMAT_NUMBER as MAX_FORMAT_NUMBER
-from passhat.suite.validation import StrictModel as StrictModel
-from passhat.suite.validation import _CaseFile as _CaseFile
-from passhat.suite.validation import _CommandAgentFile as _CommandAgentFile
-from passhat.suite.validation import _CustomFile as _CustomFile
-from passhat.suite.validation import _DefaultsFile as _DefaultsFile
-from passhat.suite.validation import _EqualsFile as _EqualsFile
-from passhat.suite.validation import _error_message as _error_message
-from passhat.suite.validation import _ExactSetFile as _ExactSetFile
-from passhat.suite.validation import _field_at as _field_at
-from passhat.suite.validation import _FixtureFile as _FixtureFile
-from passhat.suite.validation import _is_scalar as _is_scalar
-from passhat.suite.validation import _JudgeFile as _JudgeFile
-from passhat.suite.validation import _keys_at as _keys_at
-from passhat.suite.validation import _lacked as _lacked
-from passhat.suite.validation import _MatchesFile as _MatchesFile
-from passhat.suite.validation import _model_at as _model_at
-from passhat.suite.validation import _path_problem as _path_problem
-from passhat.suite.validation import _PresentFile as _PresentFile
-from passhat.suite.validation import _step as _step
-from passhat.suite.validation import _SubsetFile as _SubsetFile
-from passhat.suite.validation import _SuiteFile as _SuiteFile
-from passhat.suite.validation import _SupersetFile as _SupersetFile
-from passhat.suite.validation import _template_problem as _template_problem
-from passhat.suite.validation import _unwrap_model as _unwrap_model
-from passhat.suite.validation import check_goal_items as check_goal_items
-from passhat.suite.validation import check_scorer_function as check_scorer_function
-from passhat.suite.validation import command_agent_spec as command_agent_spec
-from passhat.suite.validation import goal_item_keys as goal_item_keys
-from passhat.suite.validation import goal_lacks as goal_lacks
-from passhat.suite.validation import template_fields as template_fields
-from passhat.suite.validation import validation_problems as validation_problems
+
+_VALIDATION = frozenset(
+    {
+        "StrictModel",
+        "_CaseFile",
+        "_CommandAgentFile",
+        "_CustomFile",
+        "_DefaultsFile",
+        "_EXPECTED",
+        "_EqualsFile",
+        "_ExactSetFile",
+        "_FixtureFile",
+        "_JudgeFile",
+        "_MatchesFile",
+        "_PresentFile",
+        "_SubsetFile",
+        "_SuiteFile",
+        "_SupersetFile",
+        "_error_message",
+        "_field_at",
+        "_is_scalar",
+        "_keys_at",
+        "_model_at",
+        "_step",
+        "_unwrap_model",
+        "command_agent_spec",
+        "validation_problems",
+    }
+)
+"""validation.py's names (the strict pydantic models and their messages), re-exported on
+first use: importing this package does not import pydantic (see shapes.py)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _VALIDATION:
+        from passhat.suite import validation
+
+        return getattr(validation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Case",

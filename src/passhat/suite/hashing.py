@@ -10,13 +10,10 @@ import dataclasses
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from passhat.plain import sha256_json
 from passhat.suite.model import Case, ScorerSpec, SuiteDefaults
-
-if TYPE_CHECKING:
-    from passhat.suite.validation import _SuiteFile
 
 
 def case_hash(input: Any, fixtures: dict[str, list[dict[str, Any]]], goal: Any) -> str:
@@ -25,13 +22,13 @@ def case_hash(input: Any, fixtures: dict[str, list[dict[str, Any]]], goal: Any) 
 
 
 def suite_hash(
-    head: _SuiteFile,
+    head: Any,
     defaults: SuiteDefaults,
     cases: Sequence[Case],
     scorer_files: dict[str, str],
     environment_config: dict[str, Any] | None,
 ) -> str:
-    """A suite's hash: suite.yaml's content (defaults filled in, the `tools`
+    """A suite's hash (`head`: suite.yaml as its schema parsed it): suite.yaml's content (defaults filled in, the `tools`
     environment's declaration included), every case id with its hash, and the hashes of
     the scorer files."""
     content = {

@@ -14,12 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
 from passhat.errors import ConfigError, SuiteError
 from passhat.imports import BUILTIN_ENVIRONMENTS, load_object, source_hash
 from passhat.plain import Loc, did_you_mean, field_path, show
 from passhat.suite import model as kinds
+from passhat.suite import shapes
+from passhat.suite.checks import (
+    _lacked,
+    _path_problem,
+    _template_problem,
+    check_scorer_function,
+    goal_item_keys,
+    goal_lacks,
+    template_fields,
+)
 from passhat.suite.hashing import case_hash, scorer_file_hash, suite_hash
 from passhat.suite.model import (
     _CASE_ID,
@@ -36,29 +45,42 @@ from passhat.suite.model import (
     _Shelf,
 )
 from passhat.suite.reading import _anchor_problem, _json_problems, _load_yaml, _yaml_message
-from passhat.suite.validation import (
-    StrictModel,
-    _CaseFile,
-    _CommandAgentFile,
-    _CustomFile,
-    _EqualsFile,
-    _ExactSetFile,
-    _JudgeFile,
-    _lacked,
-    _MatchesFile,
-    _path_problem,
-    _PresentFile,
-    _SubsetFile,
-    _SuiteFile,
-    _SupersetFile,
-    _template_problem,
-    check_scorer_function,
-    command_agent_spec,
-    goal_item_keys,
-    goal_lacks,
-    template_fields,
-    validation_problems,
-)
+
+Parsed = Any
+"""A file as its schema parsed it: shapes.py's plain record or validation.py's model (the
+same fields)."""
+
+_SCORER_FILES = {
+    "exact_set": "_ExactSetFile",
+    "subset": "_SubsetFile",
+    "superset": "_SupersetFile",
+    "equals": "_EqualsFile",
+    "matches": "_MatchesFile",
+    "present": "_PresentFile",
+    "judge": "_JudgeFile",
+    "custom": "_CustomFile",
+}
+"""The schema (validation.py's model, shapes.py's table) of each scorer kind."""
+
+
+def _validated(
+    name: str, data: Any, prefix: Loc = ()
+) -> tuple[Parsed | None, list[tuple[Loc, str]]]:
+    """`data` parsed by schema `name`: by its plain table when that accepts it (pydantic
+    is not imported), else by its strict model; None and the model's problems if invalid."""
+    parsed = shapes.parse(name, data) if name in shapes.TABLES else None
+    if parsed is not None:
+        return parsed, []
+    from pydantic import ValidationError
+
+    from passhat.suite import validation
+
+    model = getattr(validation, name)
+    try:
+        return model.model_validate(data), []
+    except ValidationError as error:
+        return None, validation.validation_problems(error, model, prefix)
+
 
 # ---------------------------------------------------------------------- loading
 
@@ -248,7 +270,7 @@ class _Loader:
             data["defaults"] = defaults
         return data
 
-    def _suite_file(self) -> _SuiteFile | None:
+    def _suite_file(self) -> Parsed | None:
         if not (self.root / SUITE_FILE).is_file():
             self.problem(
                 SUITE_FILE,
@@ -270,11 +292,10 @@ class _Loader:
         defaults = data.get("defaults")
         scorers = defaults.get("scorers") if isinstance(defaults, dict) else None
         self.scorers = scorers if isinstance(scorers, list) and scorers else None
-        try:
-            head = _SuiteFile.model_validate(data)
-        except ValidationError as error:
-            for loc, message in validation_problems(error, _SuiteFile):
-                self.problem(SUITE_FILE, loc, message)
+        head, problems = _validated("_SuiteFile", data)
+        for loc, message in problems:
+            self.problem(SUITE_FILE, loc, message)
+        if head is None:
             return None
         seen: dict[str, int] = {}
         for index, label in enumerate(head.labels):
@@ -295,12 +316,12 @@ class _Loader:
         if isinstance(raw, str) and raw.strip():
             return raw
         if isinstance(raw, dict):
-            try:
-                return command_agent_spec(_CommandAgentFile.model_validate(raw))
-            except ValidationError as error:
-                for where, message in validation_problems(error, _CommandAgentFile, loc):
-                    self.problem(SUITE_FILE, where, message)
-                return None
+            from passhat.suite.validation import command_agent_spec
+
+            parsed, problems = _validated("_CommandAgentFile", raw, loc)
+            for where, message in problems:
+                self.problem(SUITE_FILE, where, message)
+            return None if parsed is None else command_agent_spec(parsed)
         self.problem(
             SUITE_FILE,
             loc,
@@ -373,26 +394,13 @@ class _Loader:
                 f"{', '.join(_SCORER_KINDS)}{hint}",
             )
             return None
-        model: type[StrictModel] = {  # type: ignore[assignment]
-            "exact_set": _ExactSetFile,
-            "subset": _SubsetFile,
-            "superset": _SupersetFile,
-            "equals": _EqualsFile,
-            "matches": _MatchesFile,
-            "present": _PresentFile,
-            "judge": _JudgeFile,
-            "custom": _CustomFile,
-        }[kinds[0]]
-        try:
-            parsed = model.model_validate(raw)
-        except ValidationError as error:
-            for where, message in validation_problems(error, model, loc):
-                self.problem(SUITE_FILE, where, message)
-            return None
-        return self._spec_from(parsed, loc)
+        parsed, problems = _validated(_SCORER_FILES[kinds[0]], raw, loc)
+        for where, message in problems:
+            self.problem(SUITE_FILE, where, message)
+        return None if parsed is None else self._spec_from(kinds[0], parsed, loc)
 
-    def _spec_from(self, parsed: StrictModel, loc: Loc) -> ScorerSpec | None:
-        if isinstance(parsed, _ExactSetFile):
+    def _spec_from(self, kind: str, parsed: Parsed, loc: Loc) -> ScorerSpec | None:
+        if kind == "exact_set":
             bad = _path_problem(parsed.exact_set)
             if bad:
                 self.problem(SUITE_FILE, (*loc, "exact_set"), bad)
@@ -400,9 +408,8 @@ class _Loader:
             if bad_item:
                 self.problem(SUITE_FILE, (*loc, "item"), bad_item)
             return None if bad or bad_item else kinds.ExactSetSpec(parsed.exact_set, parsed.item)
-        if isinstance(parsed, _SubsetFile | _SupersetFile):
-            path = parsed.subset if isinstance(parsed, _SubsetFile) else parsed.superset
-            kind = "subset" if isinstance(parsed, _SubsetFile) else "superset"
+        if kind in ("subset", "superset"):
+            path = parsed.subset if kind == "subset" else parsed.superset
             bad = _path_problem(path)
             if bad:
                 self.problem(SUITE_FILE, (*loc, kind), bad)
@@ -411,12 +418,12 @@ class _Loader:
                 self.problem(SUITE_FILE, (*loc, "item"), bad_item)
             cls = kinds.SubsetSpec if kind == "subset" else kinds.SupersetSpec
             return None if bad or bad_item else cls(path, parsed.item)
-        if isinstance(parsed, _EqualsFile):
+        if kind == "equals":
             bad = _path_problem(parsed.equals) if parsed.equals != "." else None
             if bad:
                 self.problem(SUITE_FILE, (*loc, "equals"), bad)
             return None if bad else kinds.EqualsSpec(parsed.equals)
-        if isinstance(parsed, _MatchesFile):
+        if kind == "matches":
             bad = _path_problem(parsed.matches)
             if bad:
                 self.problem(SUITE_FILE, (*loc, "matches"), bad)
@@ -430,12 +437,12 @@ class _Loader:
                 )
                 return None
             return None if bad else kinds.MatchesSpec(parsed.matches, parsed.pattern)
-        if isinstance(parsed, _JudgeFile):
+        if kind == "judge":
             return self._judge_spec(parsed, loc)
-        if isinstance(parsed, _PresentFile):
+        if kind == "present":
             ok = self._paths_ok(parsed.present, (*loc, "present"))
             return kinds.PresentSpec(tuple(parsed.present)) if ok else None
-        assert isinstance(parsed, _CustomFile)
+        assert kind == "custom"
         return kinds.CustomSpec(parsed.custom, dict(parsed.params))
 
     def _paths_ok(self, paths: Sequence[str], loc: Loc) -> bool:
@@ -448,7 +455,7 @@ class _Loader:
                 ok = False
         return ok
 
-    def _judge_spec(self, parsed: _JudgeFile, loc: Loc) -> kinds.JudgeSpec | None:
+    def _judge_spec(self, parsed: Parsed, loc: Loc) -> kinds.JudgeSpec | None:
         ok = True
         provider, _, name = parsed.model.partition(":")
         if not name or provider not in ("replay", "openai", "anthropic"):
@@ -544,10 +551,8 @@ class _Loader:
         if data is None:
             return None
         ok = True
-        try:
-            parsed = _CaseFile.model_validate(data)
-        except ValidationError as error:
-            found = validation_problems(error, _CaseFile)
+        parsed, found = _validated("_CaseFile", data)
+        if parsed is None:
             for loc, message in found:
                 self.problem(rel, loc, message)
             # When only id, tags or stray keys are wrong, the environment can still
@@ -555,9 +560,8 @@ class _Loader:
             if any(loc[:1] in (("input",), ("goal",), ("fixtures",)) for loc, _ in found):
                 return None
             core = {k: v for k, v in data.items() if k in ("input", "goal", "fixtures")}
-            try:
-                parsed = _CaseFile.model_validate({**core, "id": "unchecked"})
-            except ValidationError:
+            parsed, found = _validated("_CaseFile", {**core, "id": "unchecked"})
+            if parsed is None:
                 return None
             ok = False
         if ok and not _CASE_ID.match(parsed.id):
@@ -579,7 +583,7 @@ class _Loader:
             ok = ok and not found
         return (case, lacking) if ok else None
 
-    def _build_case(self, parsed: _CaseFile, rel: str) -> Case:
+    def _build_case(self, parsed: Parsed, rel: str) -> Case:
         fixtures = {
             tool: [{"args": f.args, "response": f.response} for f in items]
             for tool, items in parsed.fixtures.items()
