@@ -1,4 +1,5 @@
-"""passhat._gc: the collector pause a report takes while it builds many objects."""
+"""passhat._gc: the collector pause a report takes while it builds many objects, and the
+spaced collections of an experiment's runs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from passhat._gc import gc_paused, without_gc
+from passhat._gc import RUN_YOUNG_THRESHOLD, gc_paused, gc_spaced, without_gc
 
 
 @pytest.fixture(autouse=True)
@@ -121,3 +122,51 @@ def test_objects_the_program_froze_stay_frozen() -> None:
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_runs_space_young_collections_and_set_the_old_heap_aside() -> None:
+    before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    with gc_spaced():
+        assert gc.get_threshold() == (RUN_YOUNG_THRESHOLD, *before[1:])
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with gc_spaced():  # nested (another thread's runs): no second freeze
+            assert gc.get_freeze_count() == frozen
+        assert gc.get_threshold()[0] == RUN_YOUNG_THRESHOLD  # the inner end restores nothing
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+def test_cycles_made_while_runs_are_spaced_are_still_collected() -> None:
+    """Garbage that reference counting cannot free counts towards the next young
+    collection, which comes: memory stays bounded however many runs make cycles."""
+
+    class Node:
+        pass
+
+    with gc_spaced():
+        gc.collect()
+        first = Node()
+        first.me = first  # type: ignore[attr-defined]
+        gone = weakref.ref(first)
+        del first
+        for _ in range(3 * RUN_YOUNG_THRESHOLD):  # other runs' cycles
+            node = Node()
+            node.me = node  # type: ignore[attr-defined]
+        del node
+        assert gone() is None
+
+
+def test_runs_leave_what_the_program_froze_frozen_and_a_higher_threshold_as_it_is() -> None:
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(50_000, *before[1:])
+    try:
+        with gc_spaced():
+            assert gc.get_threshold()[0] == 50_000
+        assert gc.get_freeze_count() > 0  # not thawed (a frozen object may have died)
+        assert gc.get_threshold()[0] == 50_000
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

@@ -501,6 +501,33 @@ def test_a_runs_environment_is_freed_as_the_run_ends_and_at_load(
         gc.enable()
 
 
+def test_runs_are_made_with_collections_spaced_and_the_heap_set_aside(tmp_path: Path) -> None:
+    """While an experiment's runs are in flight the collector's young generation waits
+    for RUN_YOUNG_THRESHOLD new containers and the heap from before is frozen (passhat._gc
+    .gc_spaced); afterwards both are as they were."""
+    import gc
+
+    from passhat._gc import RUN_YOUNG_THRESHOLD
+    from passhat.agents import LoadedAgent
+
+    seen: list[tuple[int, int]] = []
+
+    async def observing(input: Any, env: Any, ctx: Any) -> str:
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        return "done"
+
+    before = gc.get_threshold()
+    suite = load_suite(CLARIFY)
+    agent = LoadedAgent("t:observing", observing, None)
+    experiment = new_experiment(suite, agent, "", None, k=2, params={"max_turns": 1})
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        asyncio.run(run_experiment(store, experiment, suite, agent, None, RunOptions()))
+    assert len(seen) == 2 * len(suite.cases)
+    assert all(young == RUN_YOUNG_THRESHOLD and frozen > 0 for young, frozen in seen)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
 def test_pending_reads_run_by_run_only_the_cases_with_gaps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from typing import Any
 
+from passhat._gc import gc_spaced
 from passhat.agents import LoadedAgent
 from passhat.errors import FingerprintMismatch, InputError
 from passhat.execution import (
@@ -318,7 +319,7 @@ async def run_experiment(
     prepare_scorers(suite)  # a scorer that cannot be used stops here, before any run
     store.add_secrets(secret_values(model))
     child_watcher()  # command agents' exits read from pidfds, not a thread each (3.11)
-    with store.lease(experiment.id), watchdog():
+    with store.lease(experiment.id), watchdog(), gc_spaced():
         todo, attempts = pending(store, experiment, rerun_errored=rerun_errored)
         job = Job(experiment, suite, agent, model, options, attempts)
         try:
