@@ -312,3 +312,32 @@ def test_a_bad_suite_is_still_named_by_the_strict_models(tmp_path: Path) -> None
     assert f"cases/{SEED}.yaml: input: expected a mapping ('key: value' lines), got [1]" in problems
     assert "old_input" in problems  # the stray key is named too, by the model
     assert imported == "True"
+
+
+def test_a_run_sets_its_heap_aside_before_the_interpreter_tears_it_down(tmp_path: Path) -> None:
+    """`passhat run` as its own process (not `_hard_exit`: a user's exit handlers run)
+    freezes what it built as it ends, so the interpreter's teardown does not walk it all
+    again in its collections; the exit handlers still run, after it."""
+    from cli_helpers import CLARIFY, SEED
+
+    argv = ["passhat", "run", str(CLARIFY), "--case", SEED, "--agent"]
+    argv += ["agents_for_tests:odd_runs_pass", "-k", "1", "-q", "--db", str(tmp_path / "p.db")]
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
+        f"sys.argv = {argv!r}\n"
+        "from passhat.cli import main\n"
+        "main()\n"
+    )
+    tests = str(Path(__file__).parent)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "frozen at exit: True"
