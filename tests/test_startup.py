@@ -242,18 +242,23 @@ def test_evaluate_without_requirements_does_not_import_the_gate(tmp_path: Path) 
         f" cases=[{SEED!r}], db={str(tmp_path / 'p.db')!r})\n"
         "print('passhat.gate' in sys.modules)\n"
     )
+    done = _with_test_modules(probe)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "False"
+
+
+def _with_test_modules(probe: str) -> subprocess.CompletedProcess[str]:
+    """`probe` run by a fresh interpreter that imports the tests' helper modules."""
     tests = str(Path(__file__).parent)
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", probe],
         capture_output=True,
         text=True,
-        check=True,
         env={
             **os.environ,
             "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
         },
     )
-    assert done.stdout.split()[-1] == "False"
 
 
 def test_the_end_reports_warm_up_has_ended_when_the_runs_have(
@@ -329,15 +334,6 @@ def test_a_run_sets_its_heap_aside_before_the_interpreter_tears_it_down(tmp_path
         "from passhat.cli import main\n"
         "main()\n"
     )
-    tests = str(Path(__file__).parent)
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
-        },
-    )
+    done = _with_test_modules(probe)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "frozen at exit: True"
