@@ -75,8 +75,9 @@ HEAVY = (
     "rich.progress",
 )
 # what `passhat list` and `passhat report` need: not the runner's modules (cli/run.py),
-# its event loop or progress bar
-REPORTING = ["passhat.stats", "passhat.store", "rich.console"]
+# its event loop or progress bar; nor the statistics, which `passhat report` loads
+# while its store is read (cli/read.py)
+REPORTING = ["passhat.store", "rich.console"]
 
 IMPORTS = """
 import sys
@@ -337,3 +338,37 @@ def test_a_run_sets_its_heap_aside_before_the_interpreter_tears_it_down(tmp_path
     done = _with_test_modules(probe)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "frozen at exit: True"
+
+
+MEANWHILE = """
+import sys, threading
+sys.path.insert(0, {folder!r})
+from passhat._lazy import imported_meanwhile
+switch = sys.getswitchinterval()
+with imported_meanwhile("probe_thread"):
+    during = threading.active_count()
+    assert sys.getswitchinterval() < switch  # the body takes the GIL back sooner
+assert sys.getswitchinterval() == switch
+import probe_thread
+with imported_meanwhile("probe_thread"):  # imported already: no thread
+    again = threading.active_count()
+print(during, probe_thread.THREAD != threading.main_thread().name, again, threading.active_count())
+"""
+
+
+def test_imported_meanwhile_imports_in_a_thread_done_when_the_body_ends(tmp_path: Path) -> None:
+    """`imported_meanwhile` imports its modules in a second thread while the body runs
+    (`passhat report`'s tables and numpy while SQLite reads), done when the body ends,
+    the interpreter switching threads more often meanwhile; a module already imported
+    costs no thread."""
+    (tmp_path / "probe_thread.py").write_text(
+        "import threading, time\ntime.sleep(0.2)\nTHREAD = threading.current_thread().name\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", MEANWHILE.format(folder=str(tmp_path))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == ["2", "True", "1", "1"]

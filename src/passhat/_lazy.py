@@ -9,11 +9,13 @@ something else (`passhat run` while its runs wait on their agents).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -84,3 +86,39 @@ def one_blas_thread() -> None:
     only before numpy is loaded (OpenBLAS reads it then)."""
     if not any(name in os.environ for name in BLAS_THREADS):
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
+@contextlib.contextmanager
+def imported_meanwhile(*names: str) -> Iterator[None]:
+    """Import `names` in a thread while the body runs, and wait for them at its end.
+
+    For a body that spends its time outside the interpreter (an SQLite query, which
+    lets go of the GIL while it steps): a reading command's numpy loads in the time
+    the store takes to count its runs, not after it. The body must import nothing
+    itself, so that no two threads import into each other's modules (on 3.11 one
+    then meets a half-made module); what follows the body imports once the thread is
+    done. Meanwhile the interpreter switches threads every 0.5 ms, so the body has the
+    GIL back soon after each step. Already imported: no thread."""
+    missing = [name for name in names if name not in sys.modules]
+    if not missing:
+        yield
+        return
+    thread = threading.Thread(
+        target=_import_all, args=(missing,), name="passhat-meanwhile", daemon=True
+    )
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch, WARM_UP_SWITCH_S))
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+        sys.setswitchinterval(switch)
+
+
+def _import_all(names: list[str]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the caller's own import meets it and says what went wrong
+            continue

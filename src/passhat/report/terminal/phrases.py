@@ -16,6 +16,7 @@ from functools import cache
 from rich.text import Text
 
 from passhat.accounting import Accounting, CaseAccount, MissingRuns, format_ranges
+from passhat.report import ROWS_SHOWN as ROWS_SHOWN  # re-exported: the tables read it here
 from passhat.report.i18n import LABELS, t, tn
 
 YES, NO = "✓", "✗"
@@ -171,11 +172,6 @@ folds (it is never cut short)."""
 def case_width(cases: Iterable[str]) -> int:
     """The case column's least width: the longest id shown, up to CASE_WIDTH."""
     return min(max((len(c) for c in cases), default=4), CASE_WIDTH)
-
-
-ROWS_SHOWN = 30
-"""Cases listed in a terminal table unless --all is given: a table of 100,000 rows
-helps nobody, and rendering it would cost more than computing every figure."""
 
 
 def panel_title(text: str) -> Text | str:
