@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from agent_python import PYTHON, TESTS
+from cli_helpers import run_cli
 from conftest import SuiteWriter
-from passhat.agents import isolation
+from passhat.agents import command, folders, isolation, netns
 from passhat.store import Store
 from sandbox_helpers import passhat_as
 
@@ -234,3 +235,63 @@ def test_the_store_is_created_for_its_owner_alone(tmp_path: Path) -> None:
     with Store(db):
         pass
     assert oct(db.stat().st_mode & 0o777) == oct(0o600)
+
+
+WHERE = """
+import json, os
+print(json.dumps({"cwd": os.getcwd(), "input": os.path.exists(os.environ["PASSHAT_INPUT"])}))
+"""
+
+
+@pytest.mark.parametrize("relayed", [False, True], ids=["listened-in", "relayed"])
+def test_a_sandboxed_run_keeps_nothing_on_the_hosts_disk(
+    relayed: bool,
+    open_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its work folder is a tmpfs made in its sandbox, at a run folder's path in the
+    sandbox's own /tmp: no folder is made on the host where passhat listens in the
+    sandbox itself, and where a relay carries its endpoints the host folder holds only
+    the relay's sockets. The control: at level process the host folder is its work folder."""
+    if not relayed and not netns.direct():
+        pytest.skip("passhat listens in a sandbox itself only as root")
+    if relayed:
+        monkeypatch.setattr(netns, "direct", lambda: False)
+    made: list[list[str]] = []
+
+    def recorded(payload: bytes | None, uid: int | None) -> str:
+        folder = folders.make_folder(payload, uid)
+        made.append(sorted(p.relative_to(folder).as_posix() for p in Path(folder).rglob("*")))
+        return folder
+
+    monkeypatch.setattr(command, "make_folder", recorded)
+    (open_tmp / "where.py").write_text(WHERE)
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(open_tmp / "where.py")],
+        "output": "json",
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    seen = {}
+    for level in ("namespace", "process"):
+        made.clear()
+        db = open_tmp / f"{level}.db"
+        args = ["-k", "2", "--isolation", level, "--db", str(db), "-q", "--no-report"]
+        result = run_cli(capsys, "run", str(suite), *args)
+        assert result.code in (0, 1), result.err
+        with Store(db, create=False) as store:
+            runs = store.runs(store.experiment("latest").id)
+        assert runs and all(r.output is not None for r in runs), [r.error_message for r in runs]
+        seen[level] = (list(made), [r.output for r in runs])
+    folders_made, outputs = seen["namespace"]
+    assert folders_made == ([[]] * len(outputs) if relayed else [])
+    for output in outputs:
+        assert output["input"] and output["cwd"].startswith("/tmp/passhat-run-"), output
+        assert not os.path.exists(output["cwd"]), "the sandbox's work folder is on the host"
+    folders_made, outputs = seen["process"]
+    assert folders_made == [["work", "work/input.json"]] * len(outputs)

@@ -48,6 +48,7 @@ from passhat.agents.folders import (
     closed_to_others,
     make_folder,
     remove_tree,
+    sandbox_folder,
 )
 from passhat.agents.isolation import (
     DEFAULT,
@@ -450,13 +451,20 @@ class CommandAgent:
         uid = run_uid(level)
         payload = json.dumps(input, ensure_ascii=False).encode()
         guard = watchdog()
+        if level == "namespace" and netns.direct():
+            # nothing of the run on the host's disk: its work folder is a tmpfs made in its
+            # sandbox, and its endpoints are listened for there
+            inside = sandbox_folder()
+            return await self._run_in(None, inside, level, uid, payload, env, ctx, guard)
         # a folder of its own per run, named for this process: one a kill -9 left behind
-        # is removed by the watchdog, or by the next passhat that starts (sweep_folders)
+        # is removed by the watchdog, or by the next passhat that starts (sweep_folders).
+        # It holds the work folder at level process, the relay's sockets at namespace
         host_input = None if level == "namespace" else payload  # else copied into its tmpfs
         folder = Path(await asyncio.to_thread(make_folder, host_input, uid))
         guard.add_folder(folder)
         try:
-            return await self._run_in(folder, level, uid, payload, env, ctx, guard)
+            inside = folder if level == "process" else sandbox_folder()
+            return await self._run_in(folder, inside, level, uid, payload, env, ctx, guard)
         finally:
             # off the loop: a run that left 300,000 files does not stall the others
             await asyncio.to_thread(remove_tree, folder)
@@ -464,7 +472,8 @@ class CommandAgent:
 
     async def _run_in(
         self,
-        folder: Path,
+        folder: Path | None,
+        inside: Path,
         level: Level,
         uid: int | None,
         payload: bytes,
@@ -474,17 +483,19 @@ class CommandAgent:
     ) -> Any:
         from passhat.serve import serve_run
 
-        workdir = folder / "work"
+        workdir = inside / "work"  # the agent's cwd, HOME and TMPDIR
         input_file = workdir / "input.json"
         sandboxed = level == "namespace"
         if uid is not None:  # the run's own uid must be able to run what it runs
             _check_others_reach(self.argv[0], self.files)
         # as root, passhat listens inside the run's network namespace itself (agents/netns.py);
-        # else a relay started in the sandbox carries the endpoints over Unix sockets
-        relayed = sandboxed and not netns.direct()
-        unix = str(folder / "api.sock") if relayed else None
+        # else a relay started in the sandbox carries the endpoints over Unix sockets, made
+        # in the run's host folder
+        relay_dir = folder if sandboxed else None
+        relayed = relay_dir is not None
+        unix = str(relay_dir / "api.sock") if relay_dir is not None else None
         hosts = [*self.spec.hosts, *(ctx.params.get("sandbox") or {}).get("hosts", ())]
-        egress = str(folder / "egress.sock") if relayed and hosts else None
+        egress = str(relay_dir / "egress.sock") if relay_dir is not None and hosts else None
         async with (
             serve_run(env, ctx, unix) as endpoints,
             _egress(sandboxed and bool(hosts), egress, hosts) as egress_listen,
@@ -514,8 +525,10 @@ class CommandAgent:
                     argv = [*launcher(level, uid), *gate.bwrap(options), *relay, *self.argv]
                     extra["HOME"] = str(workdir)
                 environ = process_environ(self.spec, extra, os.environ)
+                # bwrap's own cwd on the host (the agent's is set in its sandbox: --chdir)
+                cwd = Path("/") if sandboxed else workdir
                 output = await self._run_process(
-                    argv, payload, workdir, environ, ctx, guard, sandboxed, gate
+                    argv, payload, cwd, environ, ctx, guard, sandboxed, gate
                 )
             except Exception:
                 # the model failed first: that, not how the agent took it, is the story
@@ -533,7 +546,7 @@ class CommandAgent:
         self,
         argv: list[str],
         payload: bytes,
-        workdir: Path,
+        cwd: Path,
         environ: dict[str, str],
         ctx: RunContext,
         guard: Watchdog,
@@ -547,7 +560,7 @@ class CommandAgent:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                cwd=workdir,
+                cwd=cwd,
                 env=environ,
                 start_new_session=True,  # its own process group: killed as one
                 pass_fds=gate.pass_fds if gate is not None else (),

@@ -1,17 +1,20 @@
 """A command-agent run's folder on the host: made per run, removed with it, swept after a kill.
 
-Each run gets `passhat-run-<pid>-<random>/` under the system's temporary folder (0700,
-owned by the run's uid when a root passhat gives it one), holding `work/` (the agent's
-cwd, HOME and TMPDIR, with input.json; for a sandboxed run a tmpfs in its sandbox instead)
-and, for a run whose endpoints are relayed, the Unix sockets. The folder is removed off
-the event loop when the run ends, by the watchdog when passhat is killed, and by the
-next passhat that starts when both were.
+A run at level process gets `passhat-run-<pid>-<random>/` under the system's temporary
+folder (0700), holding `work/`: the agent's cwd, HOME and TMPDIR, with input.json. A
+sandboxed run's work folder is a tmpfs made in its sandbox, at a path of the same shape
+in the sandbox's own /tmp (`sandbox_folder`); it has a host folder only where its
+endpoints are relayed, holding the relay's Unix sockets (owned by the run's uid when a
+root passhat gives it one). A host folder is removed off the event loop when the run
+ends, by the watchdog when passhat is killed, and by the next passhat that starts when
+both were.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,22 +26,32 @@ FOLDER_PREFIX = "passhat-run-"
 
 
 def make_folder(payload: bytes | None, uid: int | None) -> str:
-    """The run's folder (0700): `work/` (the agent's cwd, HOME and TMPDIR, holding
-    input.json when `payload` is given) and, for a sandboxed run, the sockets its relay
-    forwards to. A sandboxed run gets no payload here: its work folder is a tmpfs made
-    over this one in its sandbox, input.json copied in (sandbox.WORK_BYTES)."""
+    """The run's folder (0700): at level process `work/` holding input.json (`payload`);
+    for a sandboxed run (no payload) nothing but, later, the sockets its relay forwards
+    to: its work folder is a tmpfs made in its sandbox (sandbox_folder)."""
     sweep_folders()
     folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
-    work = folder / "work"
-    work.mkdir(mode=0o700)
-    made = [folder, work]
+    made = [folder]
     if payload is not None:
+        work = folder / "work"
+        work.mkdir(mode=0o700)
         (work / "input.json").write_bytes(payload)
-        made.append(work / "input.json")
+        made += [work, work / "input.json"]
     if uid is not None:  # the run's own uid owns its folder, and nobody else's
         for path in made:
             os.chown(path, uid, uid)
     return str(folder)
+
+
+SANDBOX_TMP = Path("/tmp")
+"""A sandbox's own /tmp (a tmpfs of the run's: sandbox.base_argv), where its folder is."""
+
+
+def sandbox_folder() -> Path:
+    """A sandboxed run's folder as its agent sees it: named like a host run folder, in
+    the sandbox's own /tmp; its `work/` is a tmpfs made there (sandbox.bwrap_argv), so
+    nothing of the run is on the host's disk, and a kill -9 leaves nothing to remove."""
+    return SANDBOX_TMP / f"{FOLDER_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
 
 
 _SWEPT: set[int] = set()

@@ -11,8 +11,9 @@ Flatpak and Anthropic's sandbox runtime build on) with every namespace unshared
                               script under a Node project: the project's folder),
                               the program's virtualenv and its base Python,
                               PYTHONPATH / NODE_PATH entries of the agent's `env`
-    its work folder           cwd, HOME and TMPDIR: a tmpfs (1 GiB) at the run folder's
-                              path, holding input.json, gone with the run
+    its work folder           cwd, HOME and TMPDIR: a tmpfs (1 GiB) at a run folder's
+                              path in its private /tmp (folders.sandbox_folder), holding
+                              input.json, gone with the run; nothing of it on the host
     private /tmp, /dev/shm    empty tmpfs (1 GiB, 256 MiB), gone with the run
     /proc, /dev               its own PID namespace's; null, zero, urandom, tty (/dev
                               read-only: its tmpfs has no size)
@@ -73,8 +74,8 @@ SHM_BYTES = 256 << 20
 """The size of a run's private /dev/shm."""
 WORK_BYTES = 1 << 30
 """The size of a sandboxed run's work folder (its cwd, HOME and TMPDIR): a tmpfs made in
-the sandbox at the folder's path, holding input.json; nothing of it reaches the host's
-disk, and it goes with the run."""
+the sandbox's /tmp (folders.sandbox_folder), holding input.json; nothing of it reaches
+the host's disk, and it goes with the run."""
 
 
 @dataclass(frozen=True)
