@@ -84,7 +84,7 @@ def other_runs() -> list[str]:
     own = os.path.realpath(os.environ["PASSHAT_INPUT"])
     found = []
     for base in {tempfile.gettempdir(), "/tmp"}:
-        for path in glob.glob(os.path.join(base, "passhat-run-*", "work", "input.json")):
+        for path in glob.glob(os.path.join(base, "passhat-run-*", "input.json")):
             if os.path.realpath(path) != own and can_read(path) is not None:
                 found.append(path)
     return found

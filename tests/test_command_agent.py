@@ -322,6 +322,45 @@ def test_a_symlink_named_like_a_run_folder_is_removed_not_followed(tmp_path: Pat
             lure.unlink()
 
 
+def test_the_watchdog_removes_every_run_folder_of_its_passhat_and_no_other(
+    tmp_path: Path,
+) -> None:
+    """Run folders are named for their passhat's pid, and its watchdog, when the pipe
+    closes, removes every one of them without having been told of each: also one its
+    agent locked (the folder 0500, a subfolder 000). It leaves another passhat's folder,
+    and a link named like one of its own is neither followed nor removed."""
+    from passhat.agents.folders import FOLDER_PREFIX
+    from passhat.agents.watchdog import Watchdog
+
+    base = Path(tempfile.gettempdir())
+    ours = base / f"{FOLDER_PREFIX}{os.getpid()}-watchdog-test"
+    theirs = base / f"{FOLDER_PREFIX}{os.getppid()}-watchdog-test"
+    lure = base / f"{FOLDER_PREFIX}{os.getpid()}-watchdog-lure"
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "file").write_text("kept")
+    for folder in (ours, theirs):
+        (folder / "locked").mkdir(parents=True)
+        (folder / "input.json").write_text("{}")
+    lure.symlink_to(target)
+    (ours / "locked").chmod(0)
+    ours.chmod(0o500)
+    try:
+        guard = Watchdog()
+        guard.close()
+        assert not os.path.lexists(ours), "its passhat's run folder was left"
+        assert theirs.exists(), "another passhat's run folder was removed"
+        assert lure.is_symlink() and (target / "file").read_text() == "kept"
+    finally:
+        for folder in (ours, theirs):
+            with contextlib.suppress(OSError):
+                folder.chmod(0o700)
+                (folder / "locked").chmod(0o700)
+            shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            lure.unlink()
+
+
 def test_the_fingerprint_covers_the_agent_file_bytes(writer: SuiteWriter, tmp_path: Path) -> None:
     agent = tmp_path / "agent.py"
     agent.write_text("print(1)\n")

@@ -226,7 +226,7 @@ def test_a_run_folder_its_agent_locked_is_removed_all_the_same(user: str, open_t
         args = ["-k", "2", "--isolation", level, "--db", str(db), "-q", "--no-report"]
         done = passhat_as(user, open_tmp, "run", str(suite), *args)
         assert done.returncode in (0, 1), done.stderr
-        left = list(Path(tempfile.gettempdir()).glob(f"passhat-run-*/work/{marker}"))
+        left = list(Path(tempfile.gettempdir()).glob(f"passhat-run-*/{marker}"))
         assert left == [], f"a locked run folder outlived its run ({level})"
 
 
@@ -294,4 +294,4 @@ def test_a_sandboxed_run_keeps_nothing_on_the_hosts_disk(
         assert output["input"] and output["cwd"].startswith("/tmp/passhat-run-"), output
         assert not os.path.exists(output["cwd"]), "the sandbox's work folder is on the host"
     folders_made, outputs = seen["process"]
-    assert folders_made == [["work", "work/input.json"]] * len(outputs)
+    assert folders_made == [["input.json"]] * len(outputs)

@@ -454,26 +454,24 @@ class CommandAgent:
         if level == "namespace" and netns.direct():
             # nothing of the run on the host's disk: its work folder is a tmpfs made in its
             # sandbox, and its endpoints are listened for there
-            inside = sandbox_folder()
-            return await self._run_in(None, inside, level, uid, payload, env, ctx, guard)
+            workdir = sandbox_folder()
+            return await self._run_in(None, workdir, level, uid, payload, env, ctx, guard)
         # a folder of its own per run, named for this process: one a kill -9 left behind
         # is removed by the watchdog, or by the next passhat that starts (sweep_folders).
-        # It holds the work folder at level process, the relay's sockets at namespace
+        # It is the work folder at level process, the relay's sockets' at namespace
         host_input = None if level == "namespace" else payload  # else copied into its tmpfs
         folder = Path(await asyncio.to_thread(make_folder, host_input, uid))
-        guard.add_folder(folder)
         try:
-            inside = folder if level == "process" else sandbox_folder()
-            return await self._run_in(folder, inside, level, uid, payload, env, ctx, guard)
+            workdir = folder if level == "process" else sandbox_folder()
+            return await self._run_in(folder, workdir, level, uid, payload, env, ctx, guard)
         finally:
             # off the loop: a run that left 300,000 files does not stall the others
             await asyncio.to_thread(remove_tree, folder)
-            guard.remove_folder(folder)
 
     async def _run_in(
         self,
         folder: Path | None,
-        inside: Path,
+        workdir: Path,
         level: Level,
         uid: int | None,
         payload: bytes,
@@ -483,8 +481,7 @@ class CommandAgent:
     ) -> Any:
         from passhat.serve import serve_run
 
-        workdir = inside / "work"  # the agent's cwd, HOME and TMPDIR
-        input_file = workdir / "input.json"
+        input_file = workdir / "input.json"  # workdir: the agent's cwd, HOME and TMPDIR
         sandboxed = level == "namespace"
         if uid is not None:  # the run's own uid must be able to run what it runs
             _check_others_reach(self.argv[0], self.files)

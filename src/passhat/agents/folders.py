@@ -1,10 +1,10 @@
 """A command-agent run's folder on the host: made per run, removed with it, swept after a kill.
 
 A run at level process gets `passhat-run-<pid>-<random>/` under the system's temporary
-folder (0700), holding `work/`: the agent's cwd, HOME and TMPDIR, with input.json. A
-sandboxed run's work folder is a tmpfs made in its sandbox, at a path of the same shape
-in the sandbox's own /tmp (`sandbox_folder`); it has a host folder only where its
-endpoints are relayed, holding the relay's Unix sockets (owned by the run's uid when a
+folder (0700): the agent's cwd, HOME and TMPDIR, holding input.json. A sandboxed run's
+work folder is a tmpfs made in its sandbox, at a path of the same shape in the
+sandbox's own /tmp (`sandbox_folder`); it has a host folder only where its endpoints
+are relayed, holding the relay's Unix sockets (owned by the run's uid when a
 root passhat gives it one). A host folder is removed off the event loop when the run
 ends, by the watchdog when passhat is killed, and by the next passhat that starts when
 both were.
@@ -26,21 +26,27 @@ FOLDER_PREFIX = "passhat-run-"
 
 
 def make_folder(payload: bytes | None, uid: int | None) -> str:
-    """The run's folder (0700): at level process `work/` holding input.json (`payload`);
-    for a sandboxed run (no payload) nothing but, later, the sockets its relay forwards
-    to: its work folder is a tmpfs made in its sandbox (sandbox_folder)."""
+    """A run's folder on the host (0700): at level process its work folder (the agent's
+    cwd, HOME and TMPDIR) holding input.json (`payload`); for a sandboxed run whose
+    endpoints are relayed (no payload) the folder the relay's Unix sockets are made in,
+    owned by the run's uid where it has one (its work folder is a tmpfs made in its
+    sandbox: sandbox_folder)."""
     sweep_folders()
-    folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
+    folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
     made = [folder]
     if payload is not None:
-        work = folder / "work"
-        work.mkdir(mode=0o700)
-        (work / "input.json").write_bytes(payload)
-        made += [work, work / "input.json"]
+        made.append(os.path.join(folder, "input.json"))
+        fd = os.open(made[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
     if uid is not None:  # the run's own uid owns its folder, and nobody else's
         for path in made:
             os.chown(path, uid, uid)
-    return str(folder)
+    return folder
 
 
 SANDBOX_TMP = Path("/tmp")
@@ -48,9 +54,9 @@ SANDBOX_TMP = Path("/tmp")
 
 
 def sandbox_folder() -> Path:
-    """A sandboxed run's folder as its agent sees it: named like a host run folder, in
-    the sandbox's own /tmp; its `work/` is a tmpfs made there (sandbox.bwrap_argv), so
-    nothing of the run is on the host's disk, and a kill -9 leaves nothing to remove."""
+    """A sandboxed run's work folder as its agent sees it: named like a host run folder,
+    in the sandbox's own /tmp, a tmpfs made there (sandbox.bwrap_argv): nothing of the
+    run is on the host's disk, and a kill -9 leaves nothing of it to remove."""
     return SANDBOX_TMP / f"{FOLDER_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
 
 
@@ -80,6 +86,11 @@ def remove_tree(folder: Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(folder)
         return
+    try:
+        _remove_flat(folder)
+        return
+    except OSError:  # a subfolder, or what will not go: the walk below
+        pass
     shutil.rmtree(folder, ignore_errors=True)
     if not os.path.lexists(folder):
         return
@@ -92,6 +103,19 @@ def remove_tree(folder: Path) -> None:
                 with contextlib.suppress(OSError):
                     os.chmod(path, 0o700)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_flat(folder: Path) -> None:
+    """Remove a folder that holds files only, as a run leaves its folder most often: a
+    few calls where shutil.rmtree walks it. OSError for a subfolder (unlink refuses it)
+    and for anything that will not go; the folder is opened without following a link."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        for name in os.listdir(fd):
+            os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(folder)
 
 
 def _maker(name: str) -> int | None:

@@ -3,10 +3,10 @@
 Each agent process leads its own process group (killed whole when its run
 ends). If passhat itself dies, nobody would kill those groups, so passhat
 starts one small watchdog process (per passhat process, on first use) and
-tells it, over a pipe, which groups and temporary folders are live. When the
-pipe closes (passhat exited or was killed: the kernel closes it either way),
-the watchdog kills every live group with SIGKILL, removes the folders and
-exits. (An agent in a PID namespace, isolation.py, takes every process it
+tells it, over a pipe, which groups are live. When the pipe closes (passhat
+exited or was killed: the kernel closes it either way), the watchdog kills every
+live group with SIGKILL, removes the run folders passhat left (folders.py: they
+are named for passhat's pid) and exits. (An agent in a PID namespace, isolation.py, takes every process it
 started with it: `unshare --kill-child` dies in that group.) Agents are spawned
 without a preexec_fn, so Python spawns them with vfork instead of copying
 passhat's memory.
@@ -19,36 +19,42 @@ import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 import threading
-from pathlib import Path
 
-# The watchdog's whole program: read "+ pgid" / "- pgid" (process groups) and
-# "+f dir" / "-f dir" (run folders) lines until EOF, then kill the groups left and
-# remove the folders left. It ignores SIGINT: Ctrl-C is passhat's to handle.
+from passhat.agents.folders import FOLDER_PREFIX
+
+# The watchdog's whole program: read "+ pgid" / "- pgid" lines (live process groups)
+# until EOF, then kill the groups left and remove the run folders its passhat left: those
+# in the temporary folder argv[1] whose names start with argv[2] (passhat-run-<pid>-). It
+# ignores SIGINT: Ctrl-C is passhat's to handle.
 _PROGRAM = r"""
 import os, shutil, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-groups, folders = set(), set()
+base, prefix = sys.argv[1], sys.argv[2]
+groups = set()
 for line in sys.stdin:
     op, _, rest = line.rstrip("\n").partition(" ")
     if op == "+":
         groups.add(int(rest))
     elif op == "-":
         groups.discard(int(rest))
-    elif op == "+f":
-        folders.add(rest)
-    elif op == "-f":
-        folders.discard(rest)
 for pgid in groups:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except OSError:
         pass
-for folder in folders:
+try:
+    names = [n for n in os.listdir(base) if n.startswith(prefix)]
+except OSError:
+    names = []
+for folder in (os.path.join(base, n) for n in names):
+    if os.path.islink(folder):  # named like one, not one: never followed
+        continue
     shutil.rmtree(folder, ignore_errors=True)
     if os.path.lexists(folder):  # an agent made part of it unreadable: open it up, again
         for root, dirs, _ in os.walk(folder):
-            for name in dirs:
+            for name in [".", *dirs]:
                 try:
                     os.chmod(os.path.join(root, name), 0o700)
                 except OSError:
@@ -62,8 +68,11 @@ class Watchdog:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        # the run folders this process makes are removed by their names (folders.py), not
+        # told one by one: two lines less on the pipe a run
+        prefix = f"{FOLDER_PREFIX}{os.getpid()}-"
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", _PROGRAM],
+            [sys.executable, "-c", _PROGRAM, tempfile.gettempdir(), prefix],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -86,12 +95,6 @@ class Watchdog:
 
     def remove(self, pgid: int) -> None:
         self._send(f"- {pgid}")
-
-    def add_folder(self, folder: Path) -> None:
-        self._send(f"+f {folder}")
-
-    def remove_folder(self, folder: Path) -> None:
-        self._send(f"-f {folder}")
 
     @property
     def pid(self) -> int:
