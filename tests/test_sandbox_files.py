@@ -243,6 +243,33 @@ print(json.dumps({"cwd": os.getcwd(), "input": os.path.exists(os.environ["PASSHA
 """
 
 
+def _where_suite(folder: Path) -> Path:
+    """A suite whose agent prints where it runs, in `folder` opened to every user."""
+    (folder / "where.py").write_text(WHERE)
+    writer = SuiteWriter(folder / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(folder / "where.py")],
+        "output": "json",
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [folder, *folder.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    return suite
+
+
+def _where_runs(capsys: pytest.CaptureFixture[str], suite: Path, db: Path, level: str) -> list[Any]:
+    """Two runs of the suite in this process at `level`: what each agent printed."""
+    args = ["-k", "2", "--isolation", level, "--db", str(db), "-q", "--no-report"]
+    result = run_cli(capsys, "run", str(suite), *args)
+    assert result.code in (0, 1), result.err
+    with Store(db, create=False) as store:
+        runs = store.runs(store.experiment("latest").id)
+    assert runs and all(r.output is not None for r in runs), [r.error_message for r in runs]
+    return [r.output for r in runs]
+
+
 @pytest.mark.parametrize("relayed", [False, True], ids=["listened-in", "relayed"])
 def test_a_sandboxed_run_keeps_nothing_on_the_hosts_disk(
     relayed: bool,
@@ -266,28 +293,12 @@ def test_a_sandboxed_run_keeps_nothing_on_the_hosts_disk(
         return folder
 
     monkeypatch.setattr(command, "make_folder", recorded)
-    (open_tmp / "where.py").write_text(WHERE)
-    writer = SuiteWriter(open_tmp / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(open_tmp / "where.py")],
-        "output": "json",
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    suite = writer.write()
-    for item in [open_tmp, *open_tmp.rglob("*")]:
-        item.chmod(0o777 if item.is_dir() else 0o666)
+    suite = _where_suite(open_tmp)
     seen = {}
     for level in ("namespace", "process"):
         made.clear()
-        db = open_tmp / f"{level}.db"
-        args = ["-k", "2", "--isolation", level, "--db", str(db), "-q", "--no-report"]
-        result = run_cli(capsys, "run", str(suite), *args)
-        assert result.code in (0, 1), result.err
-        with Store(db, create=False) as store:
-            runs = store.runs(store.experiment("latest").id)
-        assert runs and all(r.output is not None for r in runs), [r.error_message for r in runs]
-        seen[level] = (list(made), [r.output for r in runs])
+        outputs = _where_runs(capsys, suite, open_tmp / f"{level}.db", level)
+        seen[level] = (list(made), outputs)
     folders_made, outputs = seen["namespace"]
     assert folders_made == ([[]] * len(outputs) if relayed else [])
     for output in outputs:
@@ -295,3 +306,22 @@ def test_a_sandboxed_run_keeps_nothing_on_the_hosts_disk(
         assert not os.path.exists(output["cwd"]), "the sandbox's work folder is on the host"
     folders_made, outputs = seen["process"]
     assert folders_made == [["input.json"]] * len(outputs)
+
+
+def test_a_root_passhat_checks_once_that_a_runs_uid_reaches_the_agent(
+    open_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each sandboxed run of a root passhat has a uid of its own, which must reach the
+    agent's program and files; that is looked at before the first run, not again for each."""
+    if not isolation.is_root():
+        pytest.skip("only a root passhat gives runs a uid of their own")
+    looked: list[Path] = []
+
+    def counted(path: Path, bit: int) -> Path | None:
+        looked.append(path)
+        return folders.closed_to_others(path, bit)
+
+    monkeypatch.setattr(command, "closed_to_others", counted)
+    outputs = _where_runs(capsys, _where_suite(open_tmp), open_tmp / "p.db", "namespace")
+    assert len(outputs) == 2
+    assert looked == [Path(shutil.which(str(PYTHON)) or PYTHON), open_tmp / "where.py"]

@@ -381,6 +381,8 @@ class CommandAgent:
         check_program(self.argv[0], os.environ.get("PATH"))
         self.source_hash = files_hash(self.files)
         self.prompt_version: str | None = None
+        self._reached = False
+        """Whether a run's own uid was found to reach the program and its files."""
 
     def secret_values(self) -> tuple[str, ...]:
         """The values handed through `pass_env`: blanked from everything stored, whatever
@@ -483,8 +485,9 @@ class CommandAgent:
 
         input_file = workdir / "input.json"  # workdir: the agent's cwd, HOME and TMPDIR
         sandboxed = level == "namespace"
-        if uid is not None:  # the run's own uid must be able to run what it runs
+        if uid is not None and not self._reached:  # its own uid must reach what it runs
             _check_others_reach(self.argv[0], self.files)
+            self._reached = True  # once: a later change shows as the agent's start error
         # as root, passhat listens inside the run's network namespace itself (agents/netns.py);
         # else a relay started in the sandbox carries the endpoints over Unix sockets, made
         # in the run's host folder
