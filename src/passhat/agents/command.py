@@ -38,7 +38,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -658,17 +658,16 @@ def proxy_environ(port: int) -> dict[str, str]:
     return {**dict.fromkeys(names, url), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
 
 
-@contextlib.asynccontextmanager
-async def _egress(wanted: bool, path: str | None, hosts: list[str]) -> AsyncIterator[Listen | None]:
+def _egress(
+    wanted: bool, path: str | None, hosts: list[str]
+) -> contextlib.AbstractAsyncContextManager[Listen | None]:
     """The run's proxy to its allowed hosts, when it has any (on the Unix socket `path`
-    for a relayed run); yields what serves it on a socket made in the sandbox."""
+    for a relayed run): what serves it on a socket made in the sandbox; else None."""
     if not wanted:
-        yield None
-        return
+        return contextlib.nullcontext(None)
     from passhat.serve.egress import serve_egress
 
-    async with serve_egress(path, hosts) as listen:
-        yield listen
+    return serve_egress(path, hosts)
 
 
 def _check_others_reach(program: str, files: list[Path]) -> None:

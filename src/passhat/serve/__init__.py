@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from passhat.serve.endpoints import RunEndpoints
@@ -54,17 +54,23 @@ async def hub_scope() -> AsyncIterator[None]:
         await hub.aclose()
 
 
-@asynccontextmanager
-async def serve_run(
+def serve_run(
     env: Environment, ctx: RunContext, unix_path: str | None = None
-) -> AsyncIterator[RunEndpoints]:
+) -> AbstractAsyncContextManager[RunEndpoints]:
     """Serve one run's tools and model until the block ends (on the Unix socket
-    `unix_path` too, for a sandboxed run's relay): on the hub of the scope it runs in,
-    or on a server of its own outside one."""
+    `unix_path` too, for a sandboxed run's relay): on the hub of the scope it runs in
+    (its own block, not one wrapped in another: this is on every run's way), or on a
+    server of its own outside one."""
     hub = _HUB.get()
     if hub is not None:
-        async with hub.serve(env, ctx, unix_path) as endpoints:
-            yield endpoints
-        return
+        return hub.serve(env, ctx, unix_path)
+    return _alone(env, ctx, unix_path)
+
+
+@asynccontextmanager
+async def _alone(
+    env: Environment, ctx: RunContext, unix_path: str | None
+) -> AsyncIterator[RunEndpoints]:
+    """One run served outside a hub scope: on a hub of its own."""
     async with hub_scope(), serve_run(env, ctx, unix_path) as endpoints:
         yield endpoints

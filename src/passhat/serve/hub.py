@@ -103,15 +103,19 @@ class Hub:
                 f"{base}/mcp", f"{base}/v1", served.token, served.proxy, self.port, listen
             )
         finally:
-            await asyncio.shield(self._end(served))
+            self._end(served)
+            if served.tasks:  # most runs end with none: no task made to shield then
+                await asyncio.shield(self._settle(served))
 
-    async def _end(self, served: Served) -> None:
-        """Stop taking the run's requests; give those in flight a moment, then cancel them."""
+    def _end(self, served: Served) -> None:
+        """Stop taking the run's requests."""
         self.runs.pop(served.token, None)
         for listener in served.listeners:
             listener.close()
-        if served.tasks:
-            await asyncio.wait(set(served.tasks), timeout=STOP_GRACE_S)
+
+    async def _settle(self, served: Served) -> None:
+        """Give the run's requests still in flight a moment, then cancel them."""
+        await asyncio.wait(set(served.tasks), timeout=STOP_GRACE_S)
         for task in list(served.tasks):
             task.cancel()
 
