@@ -1,8 +1,9 @@
-"""A loopback HTTP server for one run, and the bearer check in front of it.
+"""The loopback HTTP server command-agent runs are served on, and its 401.
 
 uvicorn serves the ASGI app on a socket bound to 127.0.0.1 port 0 (the kernel
 picks a free port), inside passhat's own event loop, so tool calls reach the
-run's environment without crossing a thread. uvicorn's `serve()` is not used:
+run's environment without crossing a thread: one server per experiment (hub.py),
+which listens on each sandboxed run's socket too (`Add`). uvicorn's `serve()` is not used:
 it installs process-wide signal handlers, and concurrent runs would take turns
 overwriting them (and Ctrl-C belongs to passhat's runner).
 """
