@@ -599,13 +599,18 @@ def test_the_explain_output_docs_audit_shows_is_what_audit_prints(
             "README.md",
             "generations for training or a data set, not evaluation runs",
         ),
+        (
+            "Each serial bit is sampled 16 times.",
+            "README.md",
+            "what is repeated is not a run",
+        ),
     ],
     ids=[
         *("total", "in-total", "condition", "can", "retries", "tool-flag", "task-loop", "batch"),
         *("training", "judge", "next-steps", "negation", "instruction", "budget", "schedule"),
         *("dataset", "data-samples", "variants", "held-back", "suggested", "quoted", "help"),
         *("formula", "other-work", "sed", "seed-inputs", "usage", "negated-after", "run-told"),
-        *("judge", "question", "ci", "rl-generations"),
+        *("judge", "question", "ci", "rl-generations", "repeated-thing"),
     ],
 )
 def test_each_new_context_sets_a_number_aside_by_its_named_rule(

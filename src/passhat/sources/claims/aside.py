@@ -356,6 +356,98 @@ def _total(before: str, after: str, matched: str, count: str = "") -> bool:
     return bool(total) and not (scoped or re.search(r"(?:\s[x*]|×)\s*$", before))
 
 
+_RUN_THINGS = (
+    r"(?:runs?|trials?|experiments?|evaluations?|evals?|tests?|configurations?|configs?|"
+    r"settings?|conditions?|tasks?|models?|agents?|episodes?|benchmarks?|prompts?|questions?|"
+    r"problems?|quer(?:y|ies)|instances?|cases?|measurements?|simulations?|jobs?|seeds?|"
+    r"methods?|variants?|arms?|samples?|games?|polic(?:y|ies)|scenarios?|studies|study|"
+    r"procedures?|assays?|analys[ie]s|calls?|requests?|pipelines?|protocols?|inputs?|items?|"
+    r"groups?|cells?|pairs?|levels?|systems?|domains?|environments?|setups?|ablations?|"
+    r"tools?|fuzzers?|solvers?|planners?|baselines?|treatments?|combinations?|everything|all|"
+    r"it|this|that|these|those|they|them|which|each|every|both|one|ones|process|sessions?|"
+    r"attempts?|generations?|rounds?|iterations?|repetitions?|suites?|workloads?|programs?|"
+    r"scripts?|commands?|steps?|checks?|specimens?|subjects?|participants?|animals?|plants?|"
+    r"patients?|mice|rats|replicates?|batch(?:es)?|conversations?|dialogues?|datasets?)"
+)
+"""What a count of repeats counts runs of: a run, a trial, an experiment, an evaluated
+configuration, task, model, prompt..., a measurement, a pronoun (whose thing is unknown)."""
+_REPEATED_THING = re.compile(
+    r"(?:^|.*[^\w-])(?!(?:is|are|was|were|gets?|got|been|being|each|all|then|again|also|"
+    r"independently)\b)(?P<thing>[a-z][a-z-]*)[`'\"]?(?:\s+|\s*[(—–]\s*(?:[a-z]+\s*[—–:]\s*)?(?=(?:is|are|was|were)\s))"
+    r"(?:(?:is|are|was|were|gets?|got|been|being)\s+)?"
+    r"(?:(?:each|all|then|again|also|independently)\s+)?(?:over-?)?(?:sampled|repeated|"
+    r"duplicated|copied|replicated)\s*$|"
+    r"\b(?:we|i|they|you)\s+(?:then\s+)?(?:over-?)?(?:sampled|repeated|duplicated|replicated)\s+"
+    r"(?:(?:each|every|all|the|a|an|our|this|that|these|those)\s+)?(?:[a-z-]+\s+){0,2}?"
+    r"(?P<object>[a-z][a-z-]*)\s+(?:for\s+)?$",
+    re.I,
+)
+"""The thing a count of repeats is of, just before it: the subject of a passive ("each bit
+is sampled 8 times", "a single genotype sampled 8 times"), the thing a parenthesis or a dash
+with no subject of its own is about ("Extracted a private method (DRY — was repeated 3
+times)") or the object of an active verb ("we sampled each pixel 4 times")."""
+
+
+def _repeated_thing(before: str, count: str, after: str) -> str | None:
+    """What is repeated or sampled `count` times when it is something other than a run
+    (`_RUN_THINGS`): a bit, a genotype, a code pattern, a packet; None when it is a run or
+    is not said, or the verb counts no number ("across repeated runs")."""
+    words = count.split()
+    if not words or number(words[0]) is None:
+        return None
+    if not _TIMES_COUNT.match(count[len(words[0]) :].lstrip() + after):
+        return None
+    found = _REPEATED_THING.search(before[-80:])
+    if found is None:
+        return None
+    thing = found.group("thing") or found.group("object")
+    if re.fullmatch(_RUN_THINGS, thing, re.I) or thing.lower() in _NO_SUBJECT:
+        return None
+    return thing
+
+
+_TIMES_COUNT = re.compile(r"\s*(?:more\s+)?(?:times\b|x\b|×|rounds\b)", re.I)
+"""A count of repeats: "8 times", "3x", not "five replicates" (a count of what was made)."""
+_NO_SUBJECT = frozenset(
+    (
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "and",
+        "or",
+        "then",
+        "also",
+        "and",
+        "we",
+        "i",
+        "they",
+        "you",
+        "he",
+        "she",
+        "not",
+        "had",
+        "have",
+        "has",
+        "times",
+        "once",
+        "twice",
+        "were",
+        "the",
+        "a",
+        "an",
+        "each",
+        "every",
+        "independently",
+        "randomly",
+    )
+)
+"""Words before the verb that are no subject ("We then repeated", "was then sampled")."""
+
+
 def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> str | None:
     """Rules that depend on what the number was written in: a retry of failures, a tool's
     own -n, a loop over other things."""
@@ -624,6 +716,13 @@ def _set_aside_by_sentence(
         or _CHANGED_BEFORE.search(_CLAUSE_END.split(before)[-1][-60:])
     ):
         return "different configurations, one run each"
+    if (
+        "sampl" in lower_before[-40:]
+        or "repeat" in lower_before[-40:]
+        or "licat" in lower_before[-40:]
+        or "copied" in lower_before[-40:]
+    ) and _repeated_thing(before, count, after):
+        return "what is repeated is not a run"
     if _HELD_BACK.search(after[:60]):
         return "held back, not run"
     if ("「" in before or "『" in before) and _QUOTED.search(before):
