@@ -66,6 +66,7 @@ _TRAILING_COMMENT = re.compile(r"\s(?:#|//)")
 _PLAN = re.compile(
     r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
     r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan(?:ned)?\s*[:：]|"
+    r"\bnext\s+steps?\s*[:：]|(?:下一步|下一项|下一項|接下来要|接下來要)\s*[:：]|"
     r"计划|計劃|未来|未來|将来|將來|予定|計画|べき|ものとする",
     re.I,
 )
@@ -97,9 +98,11 @@ _RECOMMENDED_LIST = re.compile(
 estimate pass@1 from multiple runs per task"."""
 _CONDITION_AFTER = re.compile(
     r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised|needed|required|planned|"
-    r"proposed)\b",
+    r"proposed)\b|^[^,;:.!?]*\bonly\s+(?:if|when)\b",
     re.I,
 )
+"""A condition after the count in its clause: "3 runs are recommended", "2 more seeds only
+if we decide to chase a ceiling", "three runs per task only when the route serves"."""
 _NEGATED = re.compile(
     r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}$"
     r"|(?:不是|并非|並非|而非|沒有|没有)\s*$",
@@ -177,10 +180,14 @@ _CI = re.compile(
 builds ... (13 runs)"): no evaluation's runs."""
 _SCHEDULE_AFTER = re.compile(
     r"^\s*(?:times\s+)?(?:(?:a|per|each|every)\s+(?:day|night|hour|week|month|year)\b|daily\b|"
-    r"nightly\b|hourly\b|weekly\b|monthly\b|yearly\b|annual)|^\s*次?\s*(?:年度|每年|每天|每日)",
+    r"nightly\b|hourly\b|weekly\b|monthly\b|yearly\b|annual)|^\s*次?\s*(?:年度|每年|每天|每日)|"
+    r"^\s*times\s+(?:over|in|within|during)\s+(?:~\s*|about\s+|approximately\s+|roughly\s+)?"
+    r"(?:a|an|one|\d+(?:\.\d+)?)\s*-?\s*(?:s|secs?|seconds?|ms|milliseconds?|mins?|minutes?)\b",
     re.I,
 )
-"""A schedule: "three times a day", "nightly", "每天執行三次", a cron job."""
+"""A schedule: "three times a day", "nightly", "每天執行三次", a cron job; a polling rate:
+"check 5 times over 1 minute", "sampled 8 times over ~1 minute" (seconds or minutes: a
+probe, not runs)."""
 _DATASET = re.compile(
     r"(?:数据集|數據集|資料集)\s*(?:包含|包括|含有|由)|"
     r"\b(?:data[-_\s]?sets?|corpus)\s*(?:\w+\s+)?(?:contains?|consists?\s+of|includes?|comprises?)"
@@ -345,15 +352,29 @@ def _total(before: str, after: str, matched: str, count: str = "") -> bool:
     """A total (over configurations) with no scope of its own: "Total runs: 10", "10 runs
     in total", "10 total runs", "9/9 trials pass across all three pairs" (but "45 runs (9
     tests × 5 runs)" claims 5: a product's factor is per item, and "3 runs across 5
-    packages" is 3 each)."""
+    packages" is 3 each); or a count in parentheses after a count per configuration
+    (`_PER_SCOPE_THEN_PARENS`)."""
     after_total = _TOTAL_AFTER.search(after[:60])
     total = (
         _TOTAL_BEFORE.search(before[-60:])
         or (after_total and not _fewer_than_items(after_total.group(0), count))
         or re.search(r"\btotal\b", matched, re.I)
     )
+    if _PER_SCOPE_THEN_PARENS.search(before[-80:]):
+        return True
     scoped = _SCOPED_AFTER.search(after) or _SCOPED_BEFORE.search(before)
     return bool(total) and not (scoped or re.search(r"(?:\s[x*]|×)\s*$", before))
+
+
+_PER_SCOPE_THEN_PARENS = re.compile(
+    r"(?<![\w@^.])(?:\d+|" + WORD + r")\s+(?:[\w-]+\s+)?" + nouns(PROSE_NOUNS) + r"\s+"
+    r"(?:per|each|for\s+each)\s+[\w×*/-]+"
+    r"(?:\s+(?:and|x|×)?\s*[\w×*/-]+)?\s*\(\s*$",
+    re.I,
+)
+"""A count in parentheses just after a count per configuration: the product, a total ("1
+trial per task×arm (18 runs)", "3 seeds per task (9 episodes)"); the count before it is
+read on its own."""
 
 
 _RUN_THINGS = (
@@ -527,6 +548,9 @@ def _has(text: str, words: tuple[str, ...]) -> bool:
 
 _PLAN_WORDS: tuple[str, ...] = (  # the words without which _PLAN cannot match
     "plan",
+    "next",
+    "下一",
+    "接下",
     "future",
     "if ",
     "ideally",
