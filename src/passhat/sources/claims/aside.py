@@ -372,8 +372,8 @@ _PER_SCOPE_THEN_PARENS = re.compile(
     r"(?:\s+(?:and|x|×)?\s*[\w×*/-]+)?\s*\(\s*$",
     re.I,
 )
-"""A count in parentheses just after a count per configuration: the product, a total ("1
-trial per task×arm (18 runs)", "3 seeds per task (9 episodes)"); the count before it is
+"""A count in parentheses just after a count per configuration: the product, a total ("one
+trial per task and arm (18 runs)", "3 seeds per task (9 episodes)"); the count before it is
 read on its own."""
 
 
@@ -404,9 +404,9 @@ _REPEATED_THING = re.compile(
     re.I,
 )
 """The thing a count of repeats is of, just before it: the subject of a passive ("each bit
-is sampled 8 times", "a single genotype sampled 8 times"), the thing a parenthesis or a dash
-with no subject of its own is about ("Extracted a private method (DRY — was repeated 3
-times)") or the object of an active verb ("we sampled each pixel 4 times")."""
+is sampled 16 times", "12 units sampled 4 times"), the thing a parenthesis or a dash with no
+subject of its own is about ("a helper (DRY — was repeated 4 times)") or the object of an
+active verb ("we sampled each pixel 4 times")."""
 
 
 def _repeated_thing(before: str, count: str, after: str) -> str | None:
