@@ -6,7 +6,6 @@ only the one the command line names (see COMMANDS in _app.py)."""
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib
 import os
 import sys
@@ -46,8 +45,6 @@ def main(args: list[str] | None = None) -> None:
     except SystemExit as exit_:
         if args is None and reading:  # the process is this command's alone
             _hard_exit(exit_.code)
-        if args is None:
-            _set_aside()
         raise
 
 
@@ -66,17 +63,6 @@ def _hard_exit(code: object) -> None:
     except (OSError, ValueError):  # a closed pipe or stream: let Python report it
         return
     os._exit(code or 0)
-
-
-def _set_aside() -> None:
-    """How every other command's process ends (`run` runs a user's code, whose exit
-    handlers and finalizers must run: no `_hard_exit`): what it built is set aside from
-    the collector (`gc.freeze`). The interpreter's teardown walked the whole heap (numpy,
-    rich, typer, the suite) in its collections, 0.08-0.17 s after `passhat run`'s exit
-    handlers, 0.02-0.03 s with it frozen. Exit handlers still run and the modules'
-    objects are still freed; only garbage in reference cycles is left to the operating
-    system, as Python does not promise to collect it at exit."""
-    gc.freeze()
 
 
 def __getattr__(name: str) -> Any:
