@@ -361,6 +361,84 @@ def test_the_watchdog_removes_every_run_folder_of_its_passhat_and_no_other(
             lure.unlink()
 
 
+NOBODY = 65534
+
+
+def _as_nobody() -> list[str]:
+    """The watchdog's command line prefix that runs it as nobody, when this is root."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("needs setpriv to drop root")
+    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
+def test_the_watchdog_never_chmods_through_a_link_in_a_folder_it_removes() -> None:
+    """A run folder the first removal cannot empty (a 0500 subfolder) is opened up by
+    chmods; a link in it to somebody's folder elsewhere is not followed (os.chmod would:
+    the folder it names was made 0700)."""
+    from passhat.agents.watchdog import _PROGRAM
+
+    top = Path(tempfile.mkdtemp())  # under /tmp: pytest's tmp_path is root's alone
+    base, victim = top / "tmp", top / "victim"
+    folder = base / "passhat-run-4242-planted"
+    locked = folder / "locked"
+    locked.mkdir(parents=True)
+    victim.mkdir()
+    (locked / "link").symlink_to(victim)
+    owner = NOBODY if os.geteuid() == 0 else os.geteuid()
+    for path in (top, base, victim, folder, locked):
+        os.chown(path, owner, owner)
+        os.chmod(path, 0o755)
+    os.lchown(locked / "link", owner, owner)
+    os.chmod(locked, 0o500)
+    try:
+        subprocess.run(
+            [*_as_nobody(), sys.executable, "-c", _PROGRAM, str(base), "passhat-run-4242-"],
+            stdin=subprocess.DEVNULL,
+            check=True,
+            timeout=60,
+        )
+        assert stat.S_IMODE(victim.stat().st_mode) == 0o755, "a link's target was chmodded"
+    finally:
+        with contextlib.suppress(OSError):
+            os.chmod(locked, 0o700)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_another_users_folder_named_like_a_run_folder_is_left_alone() -> None:
+    """The watchdog and the next start's sweep remove run folders of their own user only:
+    a folder another user named passhat-run-<pid>-x in the shared /tmp (where they, not
+    passhat, may swap it for a link) is left, as root too."""
+    from passhat.agents import folders
+    from passhat.agents.watchdog import _PROGRAM
+
+    if os.geteuid() != 0:
+        pytest.skip("making another user's folder needs root")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    base = Path(tempfile.gettempdir())
+    planted = [base / f"passhat-run-{gone.pid}-planted", base / "passhat-run-4243-planted"]
+    for folder in planted:
+        folder.mkdir()
+        (folder / "file").write_text("theirs")
+        os.chown(folder, NOBODY, NOBODY)
+    try:
+        folders._SWEPT.discard(os.getpid())
+        folders.sweep_folders()
+        subprocess.run(
+            [sys.executable, "-c", _PROGRAM, str(base), "passhat-run-4243-"],
+            stdin=subprocess.DEVNULL,
+            check=True,
+            timeout=60,
+        )
+        assert all((folder / "file").read_text() == "theirs" for folder in planted)
+    finally:
+        for folder in planted:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_the_fingerprint_covers_the_agent_file_bytes(writer: SuiteWriter, tmp_path: Path) -> None:
     agent = tmp_path / "agent.py"
     agent.write_text("print(1)\n")

@@ -16,6 +16,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -73,8 +74,21 @@ def sweep_folders() -> None:
     with contextlib.suppress(OSError):
         for entry in base.iterdir():
             pid = _maker(entry.name)
-            if pid is not None and pid != os.getpid() and not pid_alive(pid):
+            if pid is not None and pid != os.getpid() and not pid_alive(pid) and _ours(entry):
                 remove_tree(entry)
+
+
+def _ours(entry: Path) -> bool:
+    """A folder (or a link, which remove_tree unlinks) of this user's: another user's
+    entry named like a run's folder in the shared /tmp is theirs to remove (only they may
+    rename it there, so it cannot be swapped for a link between this check and the
+    removal, whose chmods would follow it)."""
+    try:
+        made = entry.lstat()
+    except OSError:
+        return False
+    kind = stat.S_ISDIR(made.st_mode) or stat.S_ISLNK(made.st_mode)
+    return kind and made.st_uid == os.geteuid()
 
 
 def remove_tree(folder: Path) -> None:

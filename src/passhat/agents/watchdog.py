@@ -27,9 +27,10 @@ from passhat.agents.folders import FOLDER_PREFIX
 # The watchdog's whole program: read "+ pgid" / "- pgid" lines (live process groups)
 # until EOF, then kill the groups left and remove the run folders its passhat left: those
 # in the temporary folder argv[1] whose names start with argv[2] (passhat-run-<pid>-). It
-# ignores SIGINT: Ctrl-C is passhat's to handle.
+# ignores SIGINT: Ctrl-C is passhat's to handle. Only folders of its own user are removed,
+# and no link is followed.
 _PROGRAM = r"""
-import os, shutil, signal, sys
+import os, shutil, signal, stat, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 base, prefix = sys.argv[1], sys.argv[2]
 groups = set()
@@ -49,14 +50,23 @@ try:
 except OSError:
     names = []
 for folder in (os.path.join(base, n) for n in names):
-    if os.path.islink(folder):  # named like one, not one: never followed
+    try:
+        made = os.lstat(folder)
+    except OSError:
+        continue
+    # only a real folder of this user's: a link, or a folder somebody else named like one
+    # in the shared /tmp (which only they may rename: the sticky bit), is never touched
+    if not stat.S_ISDIR(made.st_mode) or made.st_uid != os.geteuid():
         continue
     shutil.rmtree(folder, ignore_errors=True)
     if os.path.lexists(folder):  # an agent made part of it unreadable: open it up, again
         for root, dirs, _ in os.walk(folder):
             for name in [".", *dirs]:
+                path = os.path.join(root, name)
+                if os.path.islink(path):  # os.chmod would follow it
+                    continue
                 try:
-                    os.chmod(os.path.join(root, name), 0o700)
+                    os.chmod(path, 0o700)
                 except OSError:
                     pass
         shutil.rmtree(folder, ignore_errors=True)
