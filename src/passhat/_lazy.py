@@ -15,7 +15,7 @@ import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -59,11 +59,7 @@ def warm_up(*names: str) -> threading.Thread:
         switch = sys.getswitchinterval()
         sys.setswitchinterval(min(switch, WARM_UP_SWITCH_S))
         try:
-            for name in names:
-                try:
-                    importlib.import_module(name)
-                except Exception:  # the caller's own import meets it and says what went wrong
-                    continue
+            _import_all(names)
         finally:
             sys.setswitchinterval(switch)
 
@@ -116,7 +112,8 @@ def imported_meanwhile(*names: str) -> Iterator[None]:
         sys.setswitchinterval(switch)
 
 
-def _import_all(names: list[str]) -> None:
+def _import_all(names: Iterable[str]) -> None:
+    """Import each of `names`; a failure is left for the real import to meet."""
     for name in names:
         try:
             importlib.import_module(name)
