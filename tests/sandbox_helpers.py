@@ -21,13 +21,19 @@ KEY = "sk-passhat-isolation-test-" + "k" * 24
 NOBODY = 65534
 
 
+def unprivileged() -> list[str]:
+    """The command line's head that runs the rest as nobody when the tests run as root
+    (setpriv); nothing when they run as an ordinary user already."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
 def passhat_as(
     user: str, folder: Path, *args: str, home: Path | None = None, key: str = KEY
 ) -> subprocess.CompletedProcess[str]:
     """`passhat ARGS` as `user`, with the provider key `key` in its environment."""
-    prefix: list[str] = []
-    if user == "unprivileged" and os.geteuid() == 0:
-        prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    prefix = unprivileged() if user == "unprivileged" else []
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home or folder),

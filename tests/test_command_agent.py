@@ -37,6 +37,7 @@ from passhat.agents.command import (
 )
 from passhat.errors import ConfigError
 from passhat.store import Store
+from sandbox_helpers import NOBODY, unprivileged
 
 pytest_plugins = ["fakeserver"]
 
@@ -361,25 +362,14 @@ def test_the_watchdog_removes_every_run_folder_of_its_passhat_and_no_other(
             lure.unlink()
 
 
-NOBODY = 65534
-
-
-def _as_nobody() -> list[str]:
-    """The watchdog's command line prefix that runs it as nobody, when this is root."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("needs setpriv to drop root")
-    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-
-
 def test_the_watchdog_never_chmods_through_a_link_in_a_folder_it_removes() -> None:
     """A run folder the first removal cannot empty (a 0500 subfolder) is opened up by
     chmods; a link in it to somebody's folder elsewhere is not followed (os.chmod would:
     the folder it names was made 0700)."""
     from passhat.agents.watchdog import _PROGRAM
 
+    if PYTHON is None:
+        pytest.skip("needs a Python interpreter nobody can run")
     top = Path(tempfile.mkdtemp())  # under /tmp: pytest's tmp_path is root's alone
     base, victim = top / "tmp", top / "victim"
     folder = base / "passhat-run-4242-planted"
@@ -395,7 +385,7 @@ def test_the_watchdog_never_chmods_through_a_link_in_a_folder_it_removes() -> No
     os.chmod(locked, 0o500)
     try:
         subprocess.run(
-            [*_as_nobody(), sys.executable, "-c", _PROGRAM, str(base), "passhat-run-4242-"],
+            [*unprivileged(), str(PYTHON), "-c", _PROGRAM, str(base), "passhat-run-4242-"],
             stdin=subprocess.DEVNULL,
             check=True,
             timeout=60,
