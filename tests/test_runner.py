@@ -674,6 +674,8 @@ async def test_a_run_given_up_starts_no_more_model_calls(tmp_path: Path, fake_se
     calls[0].cancel()
     await model.aclose()
     # it was retrying when the deadline came (one retry shows it: a loaded machine makes
-    # fewer in 0.5 s), and it sent nothing after
+    # fewer in 0.5 s), and it started nothing after: the server saw the recorded retries'
+    # calls and at most the one in flight at the deadline, which may reach the server's
+    # thread only after the record is read (CI saw 49 before and 50 after, with 49 retries)
     assert run.error_type == "timeout" and len(run.retries) >= 1
-    assert after == sent <= len(run.retries) + 1  # at most the one in flight at the deadline
+    assert sent <= after <= len(run.retries) + 1
