@@ -276,15 +276,18 @@ def test_kill_9_of_passhat_leaves_no_agent_process_and_resume_completes(
 
 def test_folders_a_killed_passhat_left_are_swept_at_the_next_start(tmp_path: Path) -> None:
     """A kill -9 that beat the watchdog (killed too) leaves a run folder with the case's
-    input: the next passhat removes it, and keeps the folders of a passhat still alive."""
+    input: the next passhat removes it, and keeps the folders of a passhat still alive,
+    and those made in another PID namespace (a container sharing /tmp), whose pids say
+    nothing here."""
     from passhat.agents import folders
 
     gone = subprocess.Popen(["true"])
     gone.wait()
     base = Path(tempfile.gettempdir())
-    dead = base / f"passhat-run-{gone.pid}-test"
-    alive = base / f"passhat-run-{os.getppid()}-test"
-    for folder in (dead, alive):
+    dead = base / f"{folders.prefix(gone.pid)}test"
+    alive = base / f"{folders.prefix(os.getppid())}test"
+    elsewhere = base / f"passhat-run-{gone.pid}-{folders._namespace() + 1}-test"
+    for folder in (dead, alive, elsewhere):
         (folder / "work").mkdir(parents=True)
         (folder / "work" / "input.json").write_text("{}")
     try:
@@ -292,8 +295,9 @@ def test_folders_a_killed_passhat_left_are_swept_at_the_next_start(tmp_path: Pat
         folders.sweep_folders()
         assert not dead.exists(), "a dead passhat's run folder was left"
         assert alive.exists(), "a live passhat's run folder was removed"
+        assert elsewhere.exists(), "a run folder of another PID namespace was removed"
     finally:
-        for folder in (dead, alive):
+        for folder in (dead, alive, elsewhere):
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -309,7 +313,7 @@ def test_a_symlink_named_like_a_run_folder_is_removed_not_followed(tmp_path: Pat
     (target / "inner" / "file").write_text("kept")
     for folder in (target, target / "inner"):
         folder.chmod(0o755)
-    lure = Path(tempfile.gettempdir()) / f"passhat-run-{gone.pid}-lure"
+    lure = Path(tempfile.gettempdir()) / f"{folders.prefix(gone.pid)}lure"
     lure.symlink_to(target)
     try:
         folders._SWEPT.discard(os.getpid())
@@ -326,21 +330,23 @@ def test_a_symlink_named_like_a_run_folder_is_removed_not_followed(tmp_path: Pat
 def test_the_watchdog_removes_every_run_folder_of_its_passhat_and_no_other(
     tmp_path: Path,
 ) -> None:
-    """Run folders are named for their passhat's pid, and its watchdog, when the pipe
-    closes, removes every one of them without having been told of each: also one its
-    agent locked (the folder 0500, a subfolder 000). It leaves another passhat's folder,
-    and a link named like one of its own is neither followed nor removed."""
-    from passhat.agents.folders import FOLDER_PREFIX
+    """Run folders are named for their passhat's pid and PID namespace, and its watchdog,
+    when the pipe closes, removes every one of them without having been told of each: also
+    one its agent locked (the folder 0500, a subfolder 000). It leaves another passhat's
+    folder, also one of the same pid in another PID namespace sharing /tmp, and a link
+    named like one of its own is neither followed nor removed."""
+    from passhat.agents import folders
     from passhat.agents.watchdog import Watchdog
 
     base = Path(tempfile.gettempdir())
-    ours = base / f"{FOLDER_PREFIX}{os.getpid()}-watchdog-test"
-    theirs = base / f"{FOLDER_PREFIX}{os.getppid()}-watchdog-test"
-    lure = base / f"{FOLDER_PREFIX}{os.getpid()}-watchdog-lure"
+    ours = base / f"{folders.prefix()}watchdog-test"
+    theirs = base / f"{folders.prefix(os.getppid())}watchdog-test"
+    twin = base / f"passhat-run-{os.getpid()}-{folders._namespace() + 1}-watchdog-test"
+    lure = base / f"{folders.prefix()}watchdog-lure"
     target = tmp_path / "target"
     target.mkdir()
     (target / "file").write_text("kept")
-    for folder in (ours, theirs):
+    for folder in (ours, theirs, twin):
         (folder / "locked").mkdir(parents=True)
         (folder / "input.json").write_text("{}")
     lure.symlink_to(target)
@@ -351,9 +357,10 @@ def test_the_watchdog_removes_every_run_folder_of_its_passhat_and_no_other(
         guard.close()
         assert not os.path.lexists(ours), "its passhat's run folder was left"
         assert theirs.exists(), "another passhat's run folder was removed"
+        assert twin.exists(), "a run folder of its pid in another PID namespace was removed"
         assert lure.is_symlink() and (target / "file").read_text() == "kept"
     finally:
-        for folder in (ours, theirs):
+        for folder in (ours, theirs, twin):
             with contextlib.suppress(OSError):
                 folder.chmod(0o700)
                 (folder / "locked").chmod(0o700)
@@ -409,7 +416,7 @@ def test_another_users_folder_named_like_a_run_folder_is_left_alone() -> None:
     gone = subprocess.Popen(["true"])
     gone.wait()
     base = Path(tempfile.gettempdir())
-    planted = [base / f"passhat-run-{gone.pid}-planted", base / "passhat-run-4243-planted"]
+    planted = [base / f"{folders.prefix(gone.pid)}planted", base / "passhat-run-4243-planted"]
     for folder in planted:
         folder.mkdir()
         (folder / "file").write_text("theirs")

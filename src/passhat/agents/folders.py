@@ -1,6 +1,6 @@
 """A command-agent run's folder on the host: made per run, removed with it, swept after a kill.
 
-A run at level process gets `passhat-run-<pid>-<random>/` under the system's temporary
+A run at level process gets `passhat-run-<pid>-<pid namespace>-<random>/` under the system's temporary
 folder (0700): the agent's cwd, HOME and TMPDIR, holding input.json. A sandboxed run's
 work folder is a tmpfs made in its sandbox, at a path of the same shape in the
 sandbox's own /tmp (`sandbox_folder`); it has a host folder only where its endpoints
@@ -13,6 +13,7 @@ both were.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import shutil
@@ -23,7 +24,24 @@ from pathlib import Path
 from passhat._proc import pid_alive
 
 FOLDER_PREFIX = "passhat-run-"
-"""Run folders are named passhat-run-<pid of the passhat that made them>-<random>."""
+"""Run folders are named passhat-run-<pid>-<pid namespace>-<random>: the pid and PID
+namespace (its inode) of the passhat that made them (`prefix`)."""
+
+
+def prefix(pid: int | None = None) -> str:
+    """The start of the names of the run folders made by the passhat of `pid` (this one by
+    default) in this PID namespace: two passhats in two namespaces sharing /tmp (containers)
+    may have one pid, and neither's watchdog or sweep may take the other's folders."""
+    return f"{FOLDER_PREFIX}{os.getpid() if pid is None else pid}-{_namespace()}-"
+
+
+@functools.cache
+def _namespace() -> int:
+    """The inode of this process's PID namespace; 0 where /proc does not say."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
 
 
 def make_folder(payload: bytes | None, uid: int | None) -> str:
@@ -33,7 +51,7 @@ def make_folder(payload: bytes | None, uid: int | None) -> str:
     owned by the run's uid where it has one (its work folder is a tmpfs made in its
     sandbox: sandbox_folder)."""
     sweep_folders()
-    folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
+    folder = tempfile.mkdtemp(prefix=prefix())
     made = [folder]
     if payload is not None:
         made.append(os.path.join(folder, "input.json"))
@@ -58,7 +76,7 @@ def sandbox_folder() -> Path:
     """A sandboxed run's work folder as its agent sees it: named like a host run folder,
     in the sandbox's own /tmp, a tmpfs made there (sandbox.bwrap_argv): nothing of the
     run is on the host's disk, and a kill -9 leaves nothing of it to remove."""
-    return SANDBOX_TMP / f"{FOLDER_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+    return SANDBOX_TMP / f"{prefix()}{secrets.token_hex(4)}"
 
 
 _SWEPT: set[int] = set()
@@ -66,14 +84,16 @@ _SWEPT: set[int] = set()
 
 def sweep_folders() -> None:
     """Remove the run folders a killed passhat left (their maker's pid is gone), once per
-    process: a kill -9 that beat the watchdog leaves no case input behind for long."""
+    process: a kill -9 that beat the watchdog leaves no case input behind for long. Only
+    folders made in this PID namespace are judged: a pid of another means nothing here."""
     if os.getpid() in _SWEPT:
         return
     _SWEPT.add(os.getpid())
     base = Path(tempfile.gettempdir())
+    namespace = _namespace()
     with contextlib.suppress(OSError):
         for entry in base.iterdir():
-            pid = _maker(entry.name)
+            pid = _maker(entry.name, namespace)
             if pid is not None and pid != os.getpid() and not pid_alive(pid) and _ours(entry):
                 remove_tree(entry)
 
@@ -132,11 +152,15 @@ def _remove_flat(folder: Path) -> None:
     os.rmdir(folder)
 
 
-def _maker(name: str) -> int | None:
+def _maker(name: str, namespace: int) -> int | None:
+    """The pid of the passhat that made a run folder of this name in PID namespace
+    `namespace`; None for any other name."""
     if not name.startswith(FOLDER_PREFIX):
         return None
-    head = name[len(FOLDER_PREFIX) :].partition("-")[0]
-    return int(head) if head.isdigit() else None
+    pid, _, rest = name[len(FOLDER_PREFIX) :].partition("-")
+    if not pid.isdigit() or rest.partition("-")[0] != str(namespace):
+        return None
+    return int(pid)
 
 
 def closed_to_others(path: Path, bit: int) -> Path | None:

@@ -22,13 +22,13 @@ import sys
 import tempfile
 import threading
 
-from passhat.agents.folders import FOLDER_PREFIX
+from passhat.agents.folders import prefix
 
 # The watchdog's whole program: read "+ pgid" / "- pgid" lines (live process groups)
 # until EOF, then kill the groups left and remove the run folders its passhat left: those
-# in the temporary folder argv[1] whose names start with argv[2] (passhat-run-<pid>-). It
-# ignores SIGINT: Ctrl-C is passhat's to handle. Only folders of its own user are removed,
-# and no link is followed.
+# in the temporary folder argv[1] whose names start with argv[2] (folders.prefix: the
+# passhat's pid and PID namespace). It ignores SIGINT: Ctrl-C is passhat's to handle. Only
+# folders of its own user are removed, and no link is followed.
 _PROGRAM = r"""
 import os, shutil, signal, stat, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -80,9 +80,8 @@ class Watchdog:
         self._lock = threading.Lock()
         # the run folders this process makes are removed by their names (folders.py), not
         # told one by one: two lines less on the pipe a run
-        prefix = f"{FOLDER_PREFIX}{os.getpid()}-"
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", _PROGRAM, tempfile.gettempdir(), prefix],
+            [sys.executable, "-c", _PROGRAM, tempfile.gettempdir(), prefix()],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
