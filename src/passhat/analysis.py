@@ -20,6 +20,7 @@ from itertools import compress, groupby, islice
 from operator import attrgetter, eq, ge, gt, itemgetter, le, not_
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from passhat.plain import named_lists
 from passhat.records import CaseItem
 
 if TYPE_CHECKING:
@@ -266,28 +267,18 @@ def _dataset_profile(
 
 def item_dict(s: ItemStability) -> dict[str, Any]:
     """One item of `item_stability` as JSON-ready data."""
-    return {
-        "case": s.case,
-        "scorer": s.scorer,
-        "item": s.item,
-        "expected": s.expected,
-        "runs": list(s.runs),
-        "hits": list(s.hits),
-        "misses": list(s.misses),
-        "verdict": s.verdict,
-    }
+    return named_lists(s, _ITEM_KEYS)
+
+
+_ITEM_KEYS = ("case", "scorer", "item", "expected", "runs", "hits", "misses", "verdict")
 
 
 def tool_dict(u: ToolUse) -> dict[str, Any]:
     """One row of `tool_profile` as JSON-ready data."""
-    return {
-        "case": u.case,
-        "tool": u.tool,
-        "runs": u.runs,
-        "runs_calling": u.runs_calling,
-        "calls_per_run": list(u.calls_per_run),
-        "errors": u.errors,
-    }
+    return named_lists(u, _TOOL_KEYS)
+
+
+_TOOL_KEYS = ("case", "tool", "runs", "runs_calling", "calls_per_run", "errors")
 
 
 class _Graded(NamedTuple):

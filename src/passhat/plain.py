@@ -37,6 +37,15 @@ def named(record: Any, names: Iterable[str]) -> dict[str, Any]:
     return {name: getattr(record, name) for name in names}
 
 
+def named_lists(record: Any, names: Iterable[str]) -> dict[str, Any]:
+    """`named`, with each tuple value as a list: what JSON gives back for it."""
+    return {name: _listed(getattr(record, name)) for name in names}
+
+
+def _listed(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: equal content, equal text."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

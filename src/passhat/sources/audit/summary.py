@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from passhat.plain import named
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.sources import Imported, new_id, now, short_hash
 from passhat.sources.audit.plan import Audit
@@ -18,15 +19,11 @@ SCHEMA_VERSION = 3
 
 
 def _claim_data(claim: Claim) -> dict[str, Any]:
-    return {
-        "k": claim.k,
-        "source": claim.source,
-        "quote": claim.quote,
-        "at_least": claim.at_least,
-        "scope": claim.scope,
-        "rule": claim.rule,
-        "attached": claim.attached,
-    }
+    return named(claim, _CLAIM_KEYS)
+
+
+_CLAIM_KEYS = ("k", "source", "quote", "at_least", "scope", "rule", "attached")
+"""A claim's fields in `audit --json`: all but `written` (the number as written)."""
 
 
 def audit_figures(audit: Audit) -> dict[str, Any] | None:
