@@ -31,6 +31,7 @@ from passhat.analysis import (
     tool_profile,
 )
 from passhat.limits import limit_dicts
+from passhat.plain import named
 from passhat.records import ExperimentRecord
 from passhat.report.digest import Digest, ToolTally, digest, pass_rate_dict, tool_tallies
 from passhat.report.i18n import t, tn
@@ -329,24 +330,24 @@ def _rate(rate: dict[str, Any]) -> str:
 
 def _experiment_head(experiment: ExperimentRecord) -> dict[str, Any]:
     return {
-        "id": experiment.id,
-        "name": experiment.name,
-        "created_at": experiment.created_at,
+        **named(experiment, ("id", "name", "created_at")),
         "suite": experiment.suite_name,
-        "suite_hash": experiment.suite_hash,
-        "agent": experiment.agent,
-        "model": experiment.model,
-        "model_config": experiment.model_config,
-        "params": experiment.params,
-        "prompt_version": experiment.prompt_version,
-        "k_requested": experiment.k_requested,
+        **named(experiment, _HEAD_FIELDS),
         "case_k": dict(experiment.case_k),
-        "fingerprint": experiment.fingerprint,
-        "harness_version": experiment.harness_version,
-        "kind": experiment.kind,
-        "source": experiment.source,
+        **named(experiment, ("fingerprint", "harness_version", "kind", "source")),
         "isolation": isolation_of(experiment),
     }
+
+
+_HEAD_FIELDS = (
+    "suite_hash",
+    "agent",
+    "model",
+    "model_config",
+    "params",
+    "prompt_version",
+    "k_requested",
+)
 
 
 def _accounting_dict(accounting: Accounting, runs: Sequence[ReportRun]) -> dict[str, Any]:

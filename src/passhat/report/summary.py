@@ -362,32 +362,26 @@ def _side_dict(accounting: Accounting, source: str, k_inferred: bool) -> dict[st
 
 def run_counts_dict(accounting: Accounting) -> dict[str, Any]:
     """Whether the plan was met and its runs counted, as every JSON report says them."""
-    return {
-        "complete": accounting.complete,
-        "runs_requested": accounting.runs_requested,
-        "runs_completed": accounting.runs_completed,
-        "runs_counted": accounting.runs_counted,
-        "runs_errored": accounting.runs_errored,
-        "runs_missing": accounting.runs_missing,
-    }
+    return named(accounting, _RUN_COUNTS)
+
+
+_RUN_COUNTS = (
+    "complete",
+    "runs_requested",
+    "runs_completed",
+    "runs_counted",
+    "runs_errored",
+    "runs_missing",
+)
 
 
 def _difference_dict(d: Difference) -> dict[str, Any]:
     return {
-        "label": d.label,
-        "a": d.a,
-        "b": d.b,
-        "difference": d.difference,
-        "low": d.low,
-        "high": d.high,
-        "confidence": d.confidence,
-        "p_value": d.p_value,
+        **named(d, ("label", "a", "b", "difference", "low", "high", "confidence", "p_value")),
         "p_exact": d.exact,
         "se": d.se,
         "mde": None if d.mde_note is not None else d.mde,
-        "mde_note": d.mde_note,
-        "power": d.power,
-        "method": d.method,
+        **named(d, ("mde_note", "power", "method")),
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from passhat.plain import named
 from passhat.records import RunRecord
 from passhat.report.html.facts import LoadRuns, RunWhole, _CaseFacts
 
@@ -25,21 +26,23 @@ run left out says which `passhat show` command prints it."""
 
 
 def _run_data(run: RunRecord) -> dict[str, Any]:
-    return {
-        "case": run.case_id,
-        "run": run.run_index,
-        "status": run.status,
-        "transcript": run.transcript,
-        "tool_calls": run.tool_calls,
-        "final_state": run.final_state,
-        "score": run.score,
-        "output": run.output,
-        "retries": run.retries,
-        "duration_s": run.duration_s,
-        "input_tokens": run.input_tokens,
-        "output_tokens": run.output_tokens,
-        "seed": run.seed,
-    }
+    return {"case": run.case_id, "run": run.run_index, **named(run, _RUN_FIELDS)}
+
+
+_RUN_FIELDS = (
+    "status",
+    "transcript",
+    "tool_calls",
+    "final_state",
+    "score",
+    "output",
+    "retries",
+    "duration_s",
+    "input_tokens",
+    "output_tokens",
+    "seed",
+)
+"""What a page shows of a run beside its case and index, in `_RUN_JSON`'s order."""
 
 
 _RUN_JSON = (
