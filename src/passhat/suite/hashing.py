@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from passhat.plain import sha256_json
+from passhat.plain import named, sha256_json
 from passhat.suite.model import Case, ScorerSpec, SuiteDefaults
 
 
@@ -56,11 +56,7 @@ def scorer_file_hash(ref: str, root: Path) -> str | None:
 
 def _defaults_dict(defaults: SuiteDefaults) -> dict[str, Any]:
     return {
-        "agent": defaults.agent,
-        "model": defaults.model,
-        "k": defaults.k,
-        "params": defaults.params,
-        "max_turns": defaults.max_turns,
+        **named(defaults, ("agent", "model", "k", "params", "max_turns")),
         "scorers": [spec_dict(s) for s in defaults.scorers],
     }
 
