@@ -60,6 +60,8 @@ def test_the_seed_folder_names_declared_claimed_present_graded_and_missing(
     assert data["declared"]["source"] == "benchmark.json: runs_per_configuration"
     assert data["claimed"]["k"] == 3
     assert data["claimed"]["quote"] == "Each group ran three times."
+    # docs/audit.md's fields of a claim, in its order (`written` is not one)
+    assert ", ".join(data["claimed"]) == "k, source, quote, at_least, scope, rule, attached"
     assert data["k_plan"] == 3
     by_name = {c["configuration"]: c for c in data["configurations"]}
     assert set(by_name) == {"baseline", "writing-guide"}

@@ -267,6 +267,12 @@ def test_compare_json_and_gates(pair: tuple[str, str], capsys: pytest.CaptureFix
     assert data["verdict"]["metric"] == "pass^2" and data["resamples"] == 500
     m = data["metrics"]["pass_at_1"]
     assert m["low"] < m["difference"] < m["high"] and 0 < m["p_value"] <= 1
+    # docs/numbers.md's fields of a difference, in its order
+    assert ", ".join(m) == (
+        "label, a, b, difference, low, high, confidence, p_value, p_exact, se, mde, mde_note, "
+        "power, method"
+    )
+    assert isinstance(m["p_exact"], bool)
     assert len(data["cases"]) == 39
     # B is better: the regression gate stays open; the other way round it closes.
     assert run_cli(capsys, "compare", a, b, "--fail-on-regression").code == 0

@@ -630,6 +630,7 @@ CHANGES = [
     pytest.param(_set("goal.ticket.annotations.0.note", "too vague"), True, id="goal-note"),
     pytest.param(_set("id", "tiny-002"), False, id="case-id"),
     pytest.param(_suite("defaults.k", 5), False, id="suite-k"),
+    pytest.param(_suite("defaults.max_turns", 3), False, id="suite-max-turns"),
     pytest.param(_suite("description", "Other."), False, id="suite-description"),
     pytest.param(_suite("labels", ["conflict", "unverifiable"]), False, id="suite-labels"),
     pytest.param(
