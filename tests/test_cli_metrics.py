@@ -151,3 +151,13 @@ def test_an_endless_line_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) 
     r = run_cli(capsys, "metrics", "/dev/zero")
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1
     assert "/dev/zero: line 1 is longer than 1,048,576 bytes" in r.err
+
+
+def test_all_lists_every_case_past_the_default_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = write(tmp_path, *(v(f"case-{i:02d}", 1, "passed") for i in range(35)))
+    short = run_cli(capsys, "metrics", f).out
+    assert "case-29" in short and "case-30" not in short
+    every = run_cli(capsys, "metrics", f, "--all").out
+    assert "case-34" in every

@@ -1,4 +1,4 @@
-"""Options of every command that prints a report: --json, --strict, --lang, --price
+"""Options of every command that prints a report: --json, --strict, --lang, --all, --price
 and --prices, the CI outputs --junit-xml and --summary, the gate --require, and the
 statistics' --k, --forecast, --resamples, --seed and --confidence.
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from passhat.errors import InputError
+from passhat.report import ROWS_SHOWN
 from passhat.report.i18n import check_lang, default_lang
 
 if TYPE_CHECKING:
@@ -31,6 +32,11 @@ LangOption = Annotated[
     typer.Option("--lang", help="Report language: en or zh-TW. Default: from the locale."),
 ]
 """--lang of every command that prints a report (JSON stays English)."""
+
+AllCasesOption = Annotated[
+    bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")
+]
+"""--all of the reports that list at most ROWS_SHOWN cases (`report`, `metrics`)."""
 
 
 PriceOption = Annotated[

@@ -12,6 +12,7 @@ from passhat._gc import without_gc
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
 from passhat.cli._options import (
+    AllCasesOption,
     JsonOption,
     LangOption,
     StrictOption,
@@ -91,9 +92,7 @@ def metrics(
             metavar="H",
         ),
     ] = None,
-    show_all: Annotated[
-        bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")
-    ] = False,
+    show_all: AllCasesOption = False,
     lang: LangOption = None,
 ) -> None:
     """Pass rate, pass@k and pass^k for verdicts from any harness, with run accounting,

@@ -21,6 +21,7 @@ from passhat._lazy import imported_meanwhile
 from passhat.cli._app import app, console, err_console, write_json, write_json_pieces
 from passhat.cli._help import examples
 from passhat.cli._options import (
+    AllCasesOption,
     JsonOption,
     JunitOption,
     LangOption,
@@ -78,9 +79,7 @@ def report(
     forecast_m: Annotated[
         int, forecast_option("Forecast the chance the next M runs all pass.")
     ] = 10,
-    show_all: Annotated[
-        bool, typer.Option("--all", help=f"List every case (default: at most {ROWS_SHOWN}).")
-    ] = False,
+    show_all: AllCasesOption = False,
     strict: StrictOption = False,
     price: PriceOption = None,
     prices_file: PricesOption = None,
