@@ -43,6 +43,11 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
             r"^\D{0,20}?\b(?:per|each|in\s+(?:a|each|every))\s+(?:mini-?)?batch\b",
         ),
         (
+            "the latest records, not runs",
+            r"(?:直近|過去|最新|最近|\b(?:the\s+)?(?:last|past|latest|most\s+recent))\s*$",
+            r"^(?!x)x",
+        ),
+        (
             "k counts neighbours or clusters",
             r"(?:top[-_\s]?|k-nn.{0,10}|k-means.{0,20}|(?:neighbou?rs?|knn|clusters?)\W{0,3}(?:k\s*[=:]?\s*)?)$",
             r"^\s*(?:nearest|neighbou?rs?|clusters?|-?nn\b)",
@@ -52,10 +57,12 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
 _TODO = re.compile(r"^\W*\[ \]")
 """An unchecked box: a to-do ("- [ ] run each configuration 3 times"); a ticked one is done."""
 _MODAL = re.compile(
-    r"\b(?:will|would|should|could|might|shall)\b|\w['’](?:d|ll)\b|我们将|我們將|将会|將會|将要|將要",
+    r"\b(?:will|would|should|could|might|shall)\b|\w['’](?:d|ll)\b|我们将|我們將|将会|將會|将要|將要|"
+    r"かも(?:しれ)?|[てで](?:も)?(?:いい|良い|よい)",
     re.I,
 )
-"""A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed"."""
+"""A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed", "5回の
+平均にしてもいいかも" (could take the mean of 5, maybe)."""
 _CLAUSE_END = re.compile(r"[,;:—–]")
 _ASIDE_IN_PARENS = re.compile(r"\([^()]{0,200}\)")
 """A parenthesis within a clause: skipped when the clause is read for a modal ("variance
@@ -104,11 +111,13 @@ _CONDITION_AFTER = re.compile(
 """A condition after the count in its clause: "3 runs are recommended", "2 more seeds only
 if we decide to chase a ceiling", "three runs per task only when the route serves"."""
 _NEGATED = re.compile(
-    r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}$"
+    r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}"
+    r"[`'\"“*_]{0,2}(?:--?[\w-]+[=\s]\s*)?$"
     r"|(?:不是|并非|並非|而非|沒有|没有)\s*$",
     re.I,
 )
-"""A count denied just before it: "not ten independent runs", "do not impersonate ten"."""
+"""A count denied just before it: "not ten independent runs", "do not impersonate ten", "sends
+one attempt, not `--n-attempts 3`" (a quoted flag)."""
 _NEGATED_AFTER = re.compile(
     r"^[^.;,:!?]{0,40}?\b(?:(?:were|was|are|is|have|has|had|been|be|do|does|did)\s+(?:not|never)|"
     r"(?:weren|wasn|aren|isn|haven|hasn|hadn|don|doesn|didn)['’]t)\b|"
@@ -144,11 +153,11 @@ _RUN_IMPERATIVE = _imperative(
 comment ("# run each task 10 times") it tells what the script does."""
 _RUN_OBJECT = re.compile(
     r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|`|at\s+least|\d+\s*(?:[-–]|to)\s*\d+|"
-    r"\d+\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r")\b",
+    r"(?:\d+|" + WORD + r")\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r")\b",
     re.I,
 )
 """What follows a verb of running told to the reader: its object ("Run each task", "Run
-3-10 independent trials"), not a run's number or a label ("Run 1 took 8.9 s", "Run
+3-10 independent trials", "Run three attempts per task"), not a run's number or a label ("Run 1 took 8.9 s", "Run
 count: 5")."""
 _OUTCOME_AFTER = re.compile(r"^[^.;!?]{0,60}?\band\s+(?:the|its|it|you|your)\b", re.I)
 """An imperative that states a fact by its outcome: "Run the same task eight times and the
@@ -201,12 +210,47 @@ each performed 5 times by different people" (not "the dataset contains 50 tasks,
 _SUGGESTED = re.compile(
     r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
     r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
-    r"|\billustrat\w*|\bhypothetical|\bdemonstrat\w*|建議|建议|例如|比如|示例|範例|范例|默认|預設|补充)"
+    r"|\billustrat\w*|\bhypothetical|\bdemonstrat\w*|\b(?:an|this|the\s+following)\s+example\b|"
+    r"建議|建议|例如|比如|示例|範例|范例|默认|預設|补充)"
     r"(?:[^.;!?()\n]|\.(?=\d)){0,80}$",
     re.I,
 )
 """An example, a default, a suggestion or a proposal before it in its sentence
-("Proposed defaults are ... three random seeds", `suggestion: "seeds: [0, 1, 2]"`)."""
+("Proposed defaults are ... three random seeds", `suggestion: "seeds: [0, 1, 2]"`, "here is
+an example with four seeds")."""
+_CODE_DOES = re.compile(
+    r"\b(?:scripts?|tools?|functions?|helpers?|utilit(?:y|ies)|modules?|tests?|commands?)\s+that\s+"
+    r"[^,;:.!?]*$",
+    re.I,
+)
+"""What a piece of code does, told before the count in its clause: "a script that averages
+runs across seeds", "determinism tests that compare the values across five runs" (a tool
+described, not runs made; not in a sentence told in the first person)."""
+_FIRST_PERSON = re.compile(r"\b(?:we|our|us|(?-i:I))\b", re.I)
+_DRY_RUN = re.compile(r"\bdry[-_ ]?run\b|--dry\b|--dryrun\b", re.I)
+"""A dry run: the command shows what would run and runs nothing ("--dry-run", "dry run 5
+tasks")."""
+
+
+def _continued(text: str) -> str:
+    """The lines of a shell command continued by a trailing backslash, from `text` (the
+    lines after the number's line), up to the first line that does not continue."""
+    kept = []
+    for line in text.lstrip().splitlines()[:40]:
+        kept.append(line)
+        if not line.rstrip().endswith("\\"):
+            break
+    return "\n".join(kept)
+
+
+def _dry_run(context: str, following: Callable[[], str]) -> bool:
+    """Whether the number's command is a dry run: `--dry-run` on its line or on the lines
+    continuing it."""
+    if _DRY_RUN.search(context):
+        return True
+    return context.rstrip().endswith("\\") and bool(_DRY_RUN.search(_continued(following())))
+
+
 _TIMES = r"^(?:\s*(?:times|x|×)\b)?"
 _VARIANTS_AFTER = re.compile(
     _TIMES
@@ -574,7 +618,7 @@ _PLAN_WORDS: tuple[str, ...] = (  # the words without which _PLAN cannot match
 )
 _MODAL_WORDS: tuple[str, ...] = (
     *("will", "would", "should", "could", "might", "shall", "'d", "'ll", "’d", "’ll"),
-    *("我们将", "我們將", "将会", "將會", "将要", "將要"),
+    *("我们将", "我們將", "将会", "將會", "将要", "將要", "かも", "いい", "良い", "よい"),
 )
 _SUGGESTED_WORDS: tuple[str, ...] = (
     "sugg",
@@ -715,6 +759,14 @@ def _set_aside_by_sentence(
         return "retries of failures, not runs"
     if _CI.search(context):
         return "CI or build runs, not evaluation runs"
+    if ("dry" in lower or "\\" in context[-4:]) and _dry_run(context, following):
+        return "a dry run, nothing run"
+    if (
+        " that " in lower_before
+        and _CODE_DOES.search(_CLAUSE_END.split(before)[-1])
+        and not _FIRST_PERSON.search(context)
+    ):
+        return "what a piece of code does, not a result"
     if _JUDGED.search(before[-80:]) or _JUDGED_AFTER.search(after[:60]):
         return "a judge's or annotator's repeats, not runs"
     if (_has(lower, _SCHEDULE_WORDS) and _SCHEDULE.search(context)) or _SCHEDULE_AFTER.search(

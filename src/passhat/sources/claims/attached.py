@@ -132,10 +132,17 @@ _CODE_LINE = re.compile(
 """A line of a code block that is a comment, a command or a setting (not output)."""
 _COMMAND = re.compile(
     r"^\s*(?:[$>]\s*)?(?:python3?|uv\s+run|poetry\s+run|bash|sh|npm|npx|node|accelerate|"
-    r"torchrun|deepspeed|\./|[\w/.-]+\.(?:py|sh)\s)",
+    r"torchrun|deepspeed|\./|[\w/.-]+\.(?:py|sh)\s|[a-z][\w.-]*\s+run\s+[\w/.-]+\.(?:py|sh|js|ts)\s)",
 )
 """A command line in a program's own text (its usage, in a docstring or comment whose
-markers an excerpt left out): shown, not run (a shell script's commands are run)."""
+markers an excerpt left out; `modal run apps/eval.py --num-runs 5`): shown, not run (a shell
+script's commands are run)."""
+_COUNT_FLAG = re.compile(
+    r"(?<![\w-])(--?(?:num|n|number)?[-_]?(?:runs?|trials?|attempts?|repeats?|repetitions?|"
+    r"epochs?|samples?|reps|iterations?))[=\s]\s*(\d+)\b",
+    re.I,
+)
+"""A flag counting runs, with its value (`--num-runs 5`, `--epochs=3`)."""
 _CONFIGURATION = (".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".env")
 _SCRIPT = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile", ".sbatch", ".slurm")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s|\\(?:sub)*section\*?\{")
@@ -301,6 +308,9 @@ def _in_block(
     """A claim in a write-up's code block: attached when the lines around the block report
     results or tell it as run, when it is a program's output reporting results, or when
     the block is in the folder's own report."""
+    offered = _alternatives(lines, fenced[where.line])
+    if offered:
+        return NOT_ATTACHED + offered
     around = _around_block(lines, fenced[where.line])
     why = _told(around) or _reported(around)
     if why:
@@ -312,6 +322,22 @@ def _in_block(
     if _is_report(where.name):
         return "a code block in the folder's own report"
     return NOT_ATTACHED + "a code block in a write-up, not told as run"
+
+
+def _alternatives(lines: list[str], block: tuple[int, int]) -> str | None:
+    """Why a code block offers alternatives rather than showing what was run: one flag
+    counting runs given two or more values in it (`--num-runs 1` for a quick test,
+    `--num-runs 5` for the standard one, `--num-runs 10` for a thorough one)."""
+    first, last = block
+    values: dict[str, set[str]] = {}
+    for line in lines[first - 1 : last]:
+        for flag, value in _COUNT_FLAG.findall(line[:300]):
+            values.setdefault(flag.lower().replace("_", "-"), set()).add(value)
+    for flag, given in values.items():
+        if len(given) > 1:
+            shown = ", ".join(sorted(given, key=int))
+            return f"alternatives offered in a code block ({flag} {shown}), not what was run"
+    return None
 
 
 def attached(rule: str) -> bool:

@@ -22,10 +22,16 @@ _LEAD_IN = re.compile(r"^(?P<text>.{1,160}?)[:：]\s*(?:\*\*|__)?\s*$")
 _OPENER = re.compile(
     r"^(?P<indent>\s*)-?\s*(?:(?:export\s+)?(?:const|let|var|final|static)\s+)?[\"']?"
     r"(?P<key>[\w.-]{1,60})[\"']?\s*[:=]\s*[{\[]?\s*(?:#.*)?$|"
-    r"^(?P<block>\s*)(?:class|def)\s+(?P<name>\w{1,60})[^:]{0,200}:\s*(?:#.*)?$"
+    r"^(?P<block>\s*)(?:class|def)\s+(?P<name>\w{1,60})[^:]{0,200}:\s*(?:#.*)?$|"
+    r"^(?P<fn_block>\s*)(?:(?:pub(?:\([\w\s]*\))?|export|async|static|public|private|void)\s+)*"
+    r"(?:fn|function|func)\s+(?P<fn>\w{1,60})[^{]{0,200}\{\s*(?://.*)?$"
 )
 """A key whose value is the block below it: `judge:`, `"training": {`, `const G_DEFAULT =
-{`; a Python class or function (`class TuningConfig:`): its name encloses its body."""
+{`; a Python class or function (`class TuningConfig:`), a Rust, JavaScript or Go function
+(`fn replicate_test() {`): its name encloses its body."""
+_TEST_MARK = re.compile(r"#\[(?:[\w:]+::)?test\]|@(?:Test|ParameterizedTest)\b|@pytest\.mark\.")
+"""An attribute marking the function below it a test (`#[test]`, `@Test`): its name is read
+as a test's (`test_` before it)."""
 _SECTION = re.compile(r"^\s*\[+(?P<key>[\w. -]{1,60})\]+\s*$")
 """A TOML or INI section: `[training]`, `[[eval.runs]]`."""
 
@@ -116,6 +122,7 @@ def data_frames(lines: list[str], name: str) -> Iterator[str]:
     stack: list[tuple[int, str]] = []
     section = comment = ""
     usage: int | None = None
+    marked = marking = False
     frame = f"data\n{name}\n\n"
     for line in lines:
         stripped = line.lstrip()
@@ -140,12 +147,17 @@ def data_frames(lines: list[str], name: str) -> Iterator[str]:
             or (_PRINTS.search(line) and _SHOWS_USAGE.search(line))
         )
         yield frame + "\noption" if shown else frame
+        if stripped:
+            marked, marking = marking, bool(_TEST_MARK.match(stripped))
         if _USAGE.match(line):
             usage = indent
         if stripped.startswith("[") and (opened := _SECTION.match(line)) is not None:
             section, stack = opened.group("key"), []
-        elif (":" in line or "=" in line) and (opener := _OPENER.match(line)) is not None:
-            if opener.group("name"):
+        elif (":" in line or "=" in line or "{" in line) and (opener := _OPENER.match(line)):
+            if opener.group("fn"):
+                named = ("test_" if marked else "") + opener.group("fn")
+                stack.append((len(opener.group("fn_block")), _words(named)))
+            elif opener.group("name"):
                 stack.append((len(opener.group("block")), _words(opener.group("name"))))
             else:
                 stack.append((len(opener.group("indent")), _words(opener.group("key"))))

@@ -45,14 +45,16 @@ only "Defaults:" or a `defaults:` key opening a code block."""
 _PLAN_FILE = re.compile(
     r"(?<![a-z])(?:plans?|planning|proposals?|todo|roadmap|next[-_ ]?steps?|checklist|assignments?|"
     r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
-    r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|adr)(?![a-z])|"
+    r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|adr|improvements?|"
+    r"wishlist|backlog)(?![a-z])|"
     r"^(?:task|agents|claude|gemini|contributing)$|"
     r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習",
     re.I,
 )
 """A file or folder of plans, instructions, options, examples, requirements, guides or
 tutorials, by its name: PLAN.md, docs/next_steps.md, plans/phase-05.md, TASK.md, AGENTS.md,
-docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md, 研究计划.md (not a protocol,
+docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md, docs/improvements.md (what could
+be done better), BACKLOG.md, 研究计划.md (not a protocol,
 a design, lessons or a review: each tells what was run as often as what should be)."""
 _TRAINING_FRAME = re.compile(
     r"(?<![a-z])(?:train|trains|training|trainer|fine[\s_-]?tun\w*|finetun\w*|hyper[\s_-]?param\w*|"
@@ -158,8 +160,10 @@ def _frame_rule(frame: str, training_noun: bool, stated: bool = False) -> str | 
     if kind != "prose":
         if option or _DEFAULTS.search(lead):
             return "an option's help or default, not a result"
-        if _CODE_TESTS.search(path):
+        if _CODE_TESTS.search(path) or _TEST_FUNCTION.search(lead):
             return "a test of the code, not a result"
+        if any(map(_DEMO_FILE.search, _parts(path))):
+            return "a demo, example or tutorial, not a result"
         if _OTHER_KEYS.search(f"{heading} {lead}"):
             return "a setting of something else (a judge, retries, training, a schedule)"
         return None
@@ -179,5 +183,14 @@ def _parts(path: str) -> list[str]:
 _DEFAULTS = re.compile(r"(?<![a-z])defaults?(?![a-z])", re.I)
 """A data file's key holding defaults (`const G_DEFAULT = {`, `defaults:`): options."""
 _CODE_TESTS = re.compile(r"(?:^|/)tests?/")
+_TEST_FUNCTION = re.compile(r"(?<![\w-])(?:test_\w+|\w+_test|Test\s\w+)(?![\w-])")
+"""A test function or class the line is nested in (`def test_median():`, `fn
+replicate_is_stable_test() {`, `class Test Runner:` as its words): a test of the code."""
+_DEMO_FILE = re.compile(
+    r"(?<![a-z])(?:demos?|examples?|tutorials?|basics|toy|playground|sandbox|scratch)(?![a-z])",
+    re.I,
+)
+"""A script or data file named as a demo, an example or a tutorial (pass_at_k_demo.py,
+examples/config.yaml, numpy_basics.py): what it prints or sets shows how, not what was run."""
 """A test of the code (in tests/): its docstrings and settings are no result (a script
 named smoke_test.py or run_module_test.sh may well be the evaluation)."""
