@@ -266,14 +266,19 @@ _VARIANTS_AFTER = re.compile(
     + _TIMES
     + r"\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b|"
     + _TIMES
-    + r"\W{0,3}(?:—|–|\(|,|:)?\s*(?:once\s+)?with(?:out)?\s+(?:and|&|or)\s+with(?:out)?\b",
+    + r"\W{0,3}(?:—|–|\(|,|:)?\s*(?:once\s+)?with(?:out)?\s+(?:and|&|or)\s+with(?:out)?\b|"
+    + _TIMES
+    + r"[^.;:!?\n]{0,40}?[:—–]\s*(?:at|under|from|on|in|with|using)\s+(?!(?:the\s+|a\s+)?"
+    r"(?:random\s+)?seeds?\b)[^.;:!?\n]{1,50}?\s+and\s+(?:at|under|from|on|in|with|using)\s+"
+    r"(?!(?:the\s+|a\s+)?(?:random\s+)?seeds?\b)",
     re.I,
 )
 """A count of runs that are different configurations: "each task twice — first without
 X, then with X", "twice: once with the tool and once without", "3 times, with and
 without the skill", "twice under identical conditions: once by a subagent that reads the
 skill, once by one given the prompt alone", "three times, changing the prompt" (not
-"varying the seed")."""
+"varying the seed"), "each run twice from one state: at the drawn heading and at its
+opposite" (not "twice: with seed 0 and with seed 1")."""
 _CHANGED_BEFORE = re.compile(
     r"(?:只|仅|僅)?(?:换|換|改变|改變|更换|更換)[^，。,;；:：]{1,24}$|"
     r"\b(?:changing|varying|swapping|switching)\s+"
@@ -375,6 +380,20 @@ _INLINE_TRACE = re.compile(
 )
 """A setting inside a model's output or trace, on its line: `"trace": {"walk_shape":
 {"n_seeds": 3` (what the model did, not how it was evaluated)."""
+_RUNS_TESTS = re.compile(r"\bdo\b[^;\n]*?(?:^|[\s\"'=(])(?:\./)?tests?/")
+"""A loop whose body runs the code's own tests (`for seed in 1 2 3; do tests/fuzz/run.sh
+"$seed"; done`): a test of the code, not an evaluation's runs."""
+_CALLED = re.compile(
+    r"(?:callback|handler|hook|listener|関数|函数|回调|回調|コールバック)[^。，,;；.!?\n\d×]{0,16}$",
+    re.I,
+)
+"""A function called, just before a count of times: "関数"callback"は3回実行されます" (the
+callback is executed 3 times), "the handler fires 3 times"."""
+_GENERATOR_SEEDS = re.compile(
+    r"\b(?:generators?|rngs?|prngs?|hash(?:es|ing)?|xorshift\w*|xoshiro\w*)\s+(?:with|using|of|from)\s+$",
+    re.I,
+)
+"""A generator's seeds, its state: "a random number generator with four seeds"."""
 _COMMAND_START = re.compile(r"(?:^|[`;|&(\n])[^`;|&(\n]*$")
 _RUN_VARIABLE = re.compile(
     r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s", re.I
@@ -471,6 +490,17 @@ def _repeated_thing(before: str, count: str, after: str) -> str | None:
     return thing
 
 
+_EACH_THING_REPEATED = re.compile(
+    r"每[个個]\s*(?:字|字元|字符|字母|字节|字節|像素|位元?|比特|帧|幀|词|詞|单词|單詞|句子?|符号|符號|"
+    r"按键|按鍵|音符|消息|訊息|封包|数据包|數據包)\s*(?:都|各)?\s*(?:重复|重複|复制|複製)\s*$"
+)
+"""Each character, pixel, frame, message... repeated: "每個字重複三次" (each character typed
+three times), not a run."""
+_SHOWN_BY_TOOL = re.compile(r"[^。\n]{0,30}を表示")
+"""What a tool displays: "5回の平均・最速・最遅を表示" (shows the mean, fastest and slowest of
+five tries): a feature, not runs made."""
+_TIMES_AFTER = re.compile(r"\s*(?:times\b|x\b|×|回|次|遍)", re.I)
+"""A count of times just after the number: "3 times", "3回", "3次"."""
 _TIMES_COUNT = re.compile(r"\s*(?:more\s+)?(?:times\b|x\b|×|rounds\b)", re.I)
 """A count of repeats: "8 times", "3x", not "five replicates" (a count of what was made)."""
 _NO_SUBJECT = frozenset(
@@ -526,6 +556,8 @@ def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> s
             return "a flag the tool uses for something else"
     if matched.lower().startswith("for ") and not _RUN_VARIABLE.match(matched):
         return "a loop over something other than runs"
+    if matched.lower().startswith("for ") and _RUNS_TESTS.search(after[:300]):
+        return "a test of the code, not a result"
     if _FIGURE.match(matched) and (_FORMULA_AFTER.match(after) or _FORMULA_BEFORE.search(before)):
         return "a figure in a formula, not a result"
     if "s/" in before and _SUBSTITUTED.search(before):
@@ -799,8 +831,16 @@ def _set_aside_by_sentence(
         or "copied" in lower_before[-40:]
     ) and _repeated_thing(before, count, after):
         return "what is repeated is not a run"
+    if ("每" in before and _EACH_THING_REPEATED.search(before[-30:])) or (
+        "表示" in after[:40] and _SHOWN_BY_TOOL.match(after)
+    ):
+        return "what is repeated is not a run"
     if _HELD_BACK.search(after[:60]):
         return "held back, not run"
+    if _CALLED.search(before[-40:]) and _TIMES_AFTER.match(after):
+        return "a function's calls, not runs"
+    if _GENERATOR_SEEDS.search(before[-40:]) and re.match(r"\s*seeds?\b", after, re.I):
+        return "a generator's seeds, not runs"
     if ("「" in before or "『" in before) and _QUOTED.search(before):
         return "a phrase quoted, not a claim"
     if _has(lower, ("same", "identical", "同样", "同樣", "相同")) and _SAME_INPUT.search(context):
@@ -818,7 +858,7 @@ _GENERATED_AFTER = re.compile(
 _FOR_TRAINING = re.compile(
     r"\btraining\b|\btrain(?:ed)?\s+(?:on|set|data|split)|fine-?tun\w*|rejection\s+sampling|"
     r"reward\s+model|rollout\s+(?:pro-?\s*cess|phase|stage)|\b(?:RL|GRPO|PPO|DPO|RLHF)\b|"
-    r"policy\s+(?:update|gradient|optimi[sz]ation)|distill\w*|\bprotocol\b|"
+    r"policy\s+(?:update|gradient|optimi[sz]ation)|distill\w*|\bprotocol\b|learning\s+rate|"
     r"(?:form|build|construct|creat)\w*\s+(?:a\s+|the\s+)?(?:\w+\s+)?(?:data\s*set|corpus)|"
     r"\bKL\b|训练|訓練|微调|微調",
     re.I,
@@ -826,7 +866,8 @@ _FOR_TRAINING = re.compile(
 """Generations made to train a model or to build a data set, not to evaluate it: "we
 sample 5 responses for each training query", "during the rollout process ... with the KL
 coefficient", "sample 5 responses per question ... forming a dataset", "following the
-SafeChain protocol, we sample 5 responses per prompt and retain the prompt only if..."."""
+SafeChain protocol, we sample 5 responses per prompt and retain the prompt only if...", "128
+prompts × 8 samples per prompt, ..., learning rate 1e-6"."""
 _SAMPLES = re.compile(
     r"^\s*(?:(?!(?:per|each|for|over|across|of|from|in|on|with|"
     + nouns(INDEX_NOUNS)

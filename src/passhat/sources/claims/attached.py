@@ -126,6 +126,13 @@ _REPORT_PART = re.compile(
     re.I,
 )
 """A folder or file name of results, reports, a paper, experiments or their methods."""
+_NOTES_ON_A_PAPER = re.compile(
+    r"papers?[-_ ]?(?:notes?|summar\w*|reviews?|analys[ie]s|reading|translation|digest)|"
+    r"(?:notes?|summar\w*|reviews?|reading|digest)[-_ ]?(?:on[-_ ]|of[-_ ])?papers?|"
+    r"论文(?:笔记|解读|摘要|总结|翻译)|論文(?:筆記|解讀|摘要|總結|翻譯|メモ|まとめ)",
+)
+"""A file or folder of notes on a paper (paper_notes.md, paper-summary.md, reading/, 论文笔记.md):
+notes on someone's paper, not the folder's own report (paper/main.tex is)."""
 _CODE_LINE = re.compile(
     r"^\s*(?:#|//|[$>]\s|[\w./-]+\s+-|[\w.\"'-]+\s*[:=]|[-\w]+\s+[-\w./]+\.\w+)"
 )
@@ -251,7 +258,10 @@ def _is_report(name: str) -> bool:
     results, reports or a paper, or named for them (`results/README.md`, `paper/main.tex`,
     `docs/experiments.md`)."""
     *folders, file = name.lower().split("/")
-    return not folders or any(map(_REPORT_PART.fullmatch, [*folders, file.rsplit(".", 1)[0]]))
+    parts = [*folders, file.rsplit(".", 1)[0]]
+    if any(map(_NOTES_ON_A_PAPER.search, parts)):
+        return False
+    return not folders or any(map(_REPORT_PART.fullmatch, parts))
 
 
 def _run_file(name: str) -> str | None:

@@ -32,7 +32,8 @@ _PLAN_SECTION = re.compile(
     r"(?m:(?:^|/\s)\W*(?:use|run|follow|record|measure|install|configure|try|set\s+up)\b"
     r"(?!\s*(?:\d|#|count|id|time|log|results?|summary)\b))|"
     r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|範例|范例|例如|比如|建議|建议|如果|假如|"
-    r"假设|假設|练习|練習|习题|習題|作业|作業|应该|應該|该怎么|該怎麼|怎么做|怎麼做|改进|改進",
+    r"假设|假設|练习|練習|习题|習題|作业|作業|应该|應該|该怎么|該怎麼|怎么做|怎麼做|改进|改進|"
+    r"默认|默認|預設|デフォルト|必须|必須|务必|務必",
     re.I,
 )
 """A heading or lead-in of plans, instructions, options, examples or exercises: "## Next
@@ -45,7 +46,8 @@ only "Defaults:" or a `defaults:` key opening a code block."""
 _PLAN_FILE = re.compile(
     r"(?<![a-z])(?:plans?|planning|proposals?|todo|roadmap|next[-_ ]?steps?|checklist|assignments?|"
     r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
-    r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|adr|improvements?|"
+    r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|demos?|adr|"
+    r"improvements?|"
     r"wishlist|backlog)(?![a-z])|"
     r"^(?:task|agents|claude|gemini|contributing)$|"
     r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習",
