@@ -327,6 +327,28 @@ _OTHER_WORK = re.compile(
 )
 """Another work's runs: "(the original paper shows performance averaged over 4 runs)" (but
 "following the original paper, we average over 5 seeds" claims 5)."""
+_NOT_OURS = re.compile(
+    r"(?:不是|并非|並非|而非|非)(?:本文|我们|我們|本研究|本实验|本實驗)[^。；;\n]{0,24}"
+    r"(?:实测|實測|测量|測量|测得|測得|结果|結果|数据|數據)|"
+    r"\bnot\s+(?:our|this\s+(?:work|report|study|post|article)['’]s)\s+(?:own\s+)?"
+    r"(?:measurements?|results?|numbers|runs|data)\b",
+    re.I,
+)
+"""The figures said not to be this work's own, in the number's sentence or the next one:
+"至少三次运行的平均值 ... 也不是本文的实测结果" (nor are they this article's measurements),
+"averaged over five runs by the vendor, not our own measurements"."""
+_NOT_OURS_WORDS: tuple[str, ...] = ("平均", "均值", "mean", "average", "vendor", "official", "官方")
+"""Words of a figure quoted from elsewhere, without which the next sentence is not read."""
+_RESTATED = re.compile(r"\s*(?:that\s+is|i\.e\.|namely|i\.\s*e\.)\b", re.I)
+"""A clause restating the one before it ("This will run 50 experiments; that is 10
+initialisations and 5 rounds"): read with it, its modal too."""
+
+
+def _next_sentence(text: str) -> str:
+    """The first sentence of `text` (the text after a number's sentence), bounded."""
+    return re.split(r"(?<=[.!?。！？])\s*", text[:300].lstrip(), maxsplit=1)[0]
+
+
 _RETRY = re.compile(
     r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried)|reconnect\w*)\b|重試|重试|重连|重連|再接続|再試行|リトライ",
     re.I,
@@ -751,10 +773,10 @@ def _set_aside_by_sentence(
     instruction, a schedule, a total, a data set, configurations one run each. Each
     pattern runs only when its words are there (`_has`): every candidate is read by all."""
     lower, lower_before, lower_after = context.lower(), before.lower(), after.lower()
-    clause = (
-        _CLAUSE_END.split(_ASIDE_IN_PARENS.sub(" ", before))[-1]
-        + _CLAUSE_END.split(_ASIDE_IN_PARENS.sub(" ", clause_after))[0]
-    )
+    clauses = _CLAUSE_END.split(_ASIDE_IN_PARENS.sub(" ", before))
+    if len(clauses) > 1 and _RESTATED.match(clauses[-1]):
+        clauses[-1] = clauses[-2] + clauses[-1]  # "…will run 50; that is, 10 × 5": one clause
+    clause = clauses[-1] + _CLAUSE_END.split(_ASIDE_IN_PARENS.sub(" ", clause_after))[0]
     if (_has(lower, _PLAN_WORDS) and _PLAN.search(context)) or (
         _has(clause.lower(), _MODAL_WORDS) and _MODAL.search(clause)
     ):
@@ -846,6 +868,10 @@ def _set_aside_by_sentence(
     if _has(lower, ("same", "identical", "同样", "同樣", "相同")) and _SAME_INPUT.search(context):
         return "a statement about determinism, not a count of runs"
     if _has(lower_before, _OTHER_WORK_WORDS) and _OTHER_WORK.search(before[-160:]):
+        return "another work's runs, not this one's"
+    if _NOT_OURS.search(context) or (
+        _has(lower, _NOT_OURS_WORDS) and _NOT_OURS.search(_next_sentence(following()))
+    ):
         return "another work's runs, not this one's"
     return None
 
