@@ -225,8 +225,11 @@ _CODE_DOES = re.compile(
 )
 """What a piece of code does, told before the count in its clause: "a script that averages
 runs across seeds", "determinism tests that compare the values across five runs" (a tool
-described, not runs made; not in a sentence told in the first person)."""
+described, not runs made; not in a sentence told in the first person or in the past)."""
 _FIRST_PERSON = re.compile(r"\b(?:we|our|us|(?-i:I))\b", re.I)
+_DONE = re.compile(r"\b(?:ran|was|were|produced|gave|yielded|reported)\b", re.I)
+"""A sentence telling what was done ("the evaluation script that runs each task 5 times
+produced Table 1"): the code's work is the experiment's."""
 _DRY_RUN = re.compile(r"\bdry[-_ ]?run\b|--dry\b|--dryrun\b", re.I)
 """A dry run: the command shows what would run and runs nothing ("--dry-run", "dry run 5
 tasks")."""
@@ -520,7 +523,8 @@ _EACH_THING_REPEATED = re.compile(
 three times), not a run."""
 _SHOWN_BY_TOOL = re.compile(r"[^。\n]{0,30}を表示")
 """What a tool displays: "5回の平均・最速・最遅を表示" (shows the mean, fastest and slowest of
-five tries): a feature, not runs made."""
+five tries): a feature, not runs made (not "表2に3回の平均を表示する": a table shows results)."""
+_TABLE_OR_FIGURE = re.compile(r"[表図图]\s*\d|\b(?:table|fig(?:ure)?\.?)\s*\d", re.I)
 _TIMES_AFTER = re.compile(r"\s*(?:times\b|x\b|×|回|次|遍)", re.I)
 """A count of times just after the number: "3 times", "3回", "3次"."""
 _TIMES_COUNT = re.compile(r"\s*(?:more\s+)?(?:times\b|x\b|×|rounds\b)", re.I)
@@ -819,6 +823,7 @@ def _set_aside_by_sentence(
         " that " in lower_before
         and _CODE_DOES.search(_CLAUSE_END.split(before)[-1])
         and not _FIRST_PERSON.search(context)
+        and not _DONE.search(context)
     ):
         return "what a piece of code does, not a result"
     if _JUDGED.search(before[-80:]) or _JUDGED_AFTER.search(after[:60]):
@@ -854,7 +859,9 @@ def _set_aside_by_sentence(
     ) and _repeated_thing(before, count, after):
         return "what is repeated is not a run"
     if ("每" in before and _EACH_THING_REPEATED.search(before[-30:])) or (
-        "表示" in after[:40] and _SHOWN_BY_TOOL.match(after)
+        "表示" in after[:40]
+        and _SHOWN_BY_TOOL.match(after)
+        and not _TABLE_OR_FIGURE.search(context)
     ):
         return "what is repeated is not a run"
     if _HELD_BACK.search(after[:60]):

@@ -318,13 +318,13 @@ def _in_block(
     """A claim in a write-up's code block: attached when the lines around the block report
     results or tell it as run, when it is a program's output reporting results, or when
     the block is in the folder's own report."""
-    offered = _alternatives(lines, fenced[where.line])
-    if offered:
-        return NOT_ATTACHED + offered
     around = _around_block(lines, fenced[where.line])
     why = _told(around) or _reported(around)
     if why:
         return "a code block told as run: " + why
+    offered = _alternatives(lines, fenced[where.line])
+    if offered:
+        return NOT_ATTACHED + offered
     if not _CODE_LINE.match(sentence):  # a program's output shown, not its call
         why = _reported(sentence)
         if why:

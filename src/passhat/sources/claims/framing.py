@@ -29,11 +29,12 @@ _PLAN_SECTION = re.compile(
     r"pre-registration|to\s+be\s+(?:run|written|done|filled|decided|measured|completed|added)|"
     r"before\s+(?:the\s+)?first\s+run|requirements?)(?![a-z])|(?m:^\W*if\b)|"
     r"(?m:(?:^|\s)defaults?:?\s*$)|"
-    r"(?m:(?:^|/\s)\W*(?:use|run|follow|record|measure|install|configure|try|set\s+up)\b"
+    r"(?m:(?:^|/\s)\W*(?:use|run|follow|record|measure|install|configure|try|set\s+up|submit|launch)\b"
     r"(?!\s*(?:\d|#|count|id|time|log|results?|summary)\b))|"
     r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|範例|范例|例如|比如|建議|建议|如果|假如|"
     r"假设|假設|练习|練習|习题|習題|作业|作業|应该|應該|该怎么|該怎麼|怎么做|怎麼做|改进|改進|"
-    r"默认|默認|預設|デフォルト|必须|必須|务必|務必",
+    r"(?:默认|默認|預設|デフォルト)(?:值|設定|设置|設置|で)?\s*$|(?:默认|默認|預設)(?:报告|報告|输出|輸出)|"
+    r"必须|必須|务必|務必",
     re.I,
 )
 """A heading or lead-in of plans, instructions, options, examples or exercises: "## Next
