@@ -113,7 +113,7 @@ if we decide to chase a ceiling", "three runs per task only when the route serve
 _NEGATED = re.compile(
     r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}"
     r"[`'\"“*_]{0,2}(?:--?[\w-]+[=\s]\s*)?$"
-    r"|(?:不是|并非|並非|而非|沒有|没有)\s*$",
+    r"|(?:不是|并非|並非|而非|沒有|没有)[*_\s]*$",
     re.I,
 )
 """A count denied just before it: "not ten independent runs", "do not impersonate ten", "sends
@@ -890,7 +890,8 @@ _GENERATED_AFTER = re.compile(
 )
 _FOR_TRAINING = re.compile(
     r"\btraining\b|\btrain(?:ed)?\s+(?:on|set|data|split)|fine-?tun\w*|rejection\s+sampling|"
-    r"reward\s+model|rollout\s+(?:pro-?\s*cess|phase|stage)|\b(?:RL|GRPO|PPO|DPO|RLHF)\b|"
+    r"reward\s+model|rollout\s+(?:pro-?\s*cess|phase|stage)|\b(?:RL|GRPO|PPO|DPO|RLHF|PRM|ORM)\b|"
+    r"\b(?:we|to)\s+train\b|"
     r"policy\s+(?:update|gradient|optimi[sz]ation)|distill\w*|\bprotocol\b|learning\s+rate|"
     r"(?:form|build|construct|creat)\w*\s+(?:a\s+|the\s+)?(?:\w+\s+)?(?:data\s*set|corpus)|"
     r"\bKL\b|训练|訓練|微调|微調",

@@ -322,7 +322,7 @@ def _in_block(
     why = _told(around) or _reported(around)
     if why:
         return "a code block told as run: " + why
-    offered = _alternatives(lines, fenced[where.line])
+    offered = _alternatives(lines, sorted(fenced))
     if offered:
         return NOT_ATTACHED + offered
     if not _CODE_LINE.match(sentence):  # a program's output shown, not its call
@@ -334,19 +334,19 @@ def _in_block(
     return NOT_ATTACHED + "a code block in a write-up, not told as run"
 
 
-def _alternatives(lines: list[str], block: tuple[int, int]) -> str | None:
-    """Why a code block offers alternatives rather than showing what was run: one flag
-    counting runs given two or more values in it (`--num-runs 1` for a quick test,
-    `--num-runs 5` for the standard one, `--num-runs 10` for a thorough one)."""
-    first, last = block
+def _alternatives(lines: list[str], shown: list[int]) -> str | None:
+    """Why a write-up's code blocks offer alternatives rather than show what was run: one
+    flag counting runs given two or more values in them (`shown`: the 1-based lines in code
+    blocks; `--num-runs 1` for a quick test, `--num-runs 5` for the standard one, in one
+    block or in two)."""
     values: dict[str, set[str]] = {}
-    for line in lines[first - 1 : last]:
-        for flag, value in _COUNT_FLAG.findall(line[:300]):
+    for number in shown[:2000]:
+        for flag, value in _COUNT_FLAG.findall(lines[number - 1][:300]):
             values.setdefault(flag.lower().replace("_", "-"), set()).add(value)
     for flag, given in values.items():
         if len(given) > 1:
-            shown = ", ".join(sorted(given, key=int))
-            return f"alternatives offered in a code block ({flag} {shown}), not what was run"
+            listed = ", ".join(sorted(given, key=int))
+            return f"alternatives offered in code blocks ({flag} {listed}), not what was run"
     return None
 
 

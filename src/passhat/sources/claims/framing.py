@@ -48,7 +48,7 @@ _PLAN_FILE = re.compile(
     r"(?<![a-z])(?:plans?|planning|proposals?|todo|roadmap|next[-_ ]?steps?|checklist|assignments?|"
     r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
     r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|demos?|adr|"
-    r"improvements?|"
+    r"improvements?|deliverables?|"
     r"wishlist|backlog)(?![a-z])|"
     r"^(?:task|agents|claude|gemini|contributing)$|"
     r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習",
