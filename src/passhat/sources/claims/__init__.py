@@ -6,8 +6,10 @@ many ways, and an auditor that misses one passes the folder it exists to catch.
 This is a small grammar, not a list of sentences:
 
 - **a count** of runs: a number (digits, words "five", "a dozen", Chinese "五",
-  Japanese "各3回", German "dreimal", French "trois fois", "in triplicate", a list of seeds "seeds 0, 1 and 2", a range "seeds
-  1-5", "50+"), a
+  Japanese "各3回", Korean "3회 반복", German "dreimal", "mit drei Seeds", French "trois
+  fois", "sur 5 exécutions", Spanish "promedio de 5 ejecuciones", Portuguese "média de 5
+  execuções", Russian "по 10 запускам", "in triplicate", a list of seeds "seeds 0, 1 and
+  2", a range "seeds 1-5", "50+"), a
   range of counts at its lower bound ("3-5 seeds", "between 3 and 5 runs"), the
   attempts of "passed 4 of 5 trials" or "solved (3/3)", with up to three
   qualifiers before the unit ("three separate seeded trials");

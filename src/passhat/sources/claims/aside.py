@@ -74,7 +74,11 @@ _PLAN = re.compile(
     r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
     r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan(?:ned)?\s*[:：]|"
     r"\bnext\s+steps?\s*[:：]|(?:下一步|下一项|下一項|接下来要|接下來要)\s*[:：]|"
-    r"计划|計劃|未来|未來|将来|將來|予定|計画|べき|ものとする",
+    r"计划|計劃|未来|未來|将来|將來|予定|計画|べき|ものとする|"
+    # French, Spanish, Portuguese, German, Russian, Korean: planned, future, later
+    r"\b(?:prévu|prévoir|à\s+venir|planifi\w*|previst[oa]s?|planead[oa]s?|planejad[oa]s?|"
+    r"futur[oa]s?|geplant\w*|künftig\w*|zukünftig\w*|später|планиру\w*|в\s+будущем)\b|"
+    r"향후|계획|예정|추후",
     re.I,
 )
 _CONDITION = re.compile(  # in the number's own clause, before it: "if you run it 5 times"
@@ -105,11 +109,14 @@ _RECOMMENDED_LIST = re.compile(
 estimate pass@1 from multiple runs per task"."""
 _CONDITION_AFTER = re.compile(
     r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised|needed|required|planned|"
-    r"proposed)\b|^[^,;:.!?]*\bonly\s+(?:if|when)\b",
+    r"proposed)\b|^[^,;:.!?]*\bonly\s+(?:if|when)\b|"
+    r"^[^.;!?。]*(?:권장|추천|필요|해야|하면|한다면|편이\s*(?:안전|좋|낫)|것이\s*(?:좋|바람직))",
     re.I,
 )
 """A condition after the count in its clause: "3 runs are recommended", "2 more seeds only
-if we decide to chase a ceiling", "three runs per task only when the route serves"."""
+if we decide to chase a ceiling", "three runs per task only when the route serves"; in
+Korean, whose verb follows the count: "3회 반복하는 편이 안전하다" (it is safer to repeat 3
+times), "…해야 한다" (must), "…권장" (recommended)."""
 _NEGATED = re.compile(
     r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}"
     r"[`'\"“*_]{0,2}(?:--?[\w-]+[=\s]\s*)?$"
@@ -211,7 +218,8 @@ _SUGGESTED = re.compile(
     r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
     r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
     r"|\billustrat\w*|\bhypothetical|\bdemonstrat\w*|\b(?:an|this|the\s+following)\s+example\b|"
-    r"建議|建议|例如|比如|示例|範例|范例|默认|預設|补充)"
+    r"建議|建议|例如|比如|示例|範例|范例|默认|預設|补充"
+    r"|\b(?:par\s+exemple|por\s+ejemplo|por\s+exemplo|zum\s+beispiel|z\.\s?b\.|например)|예를\s*들어)"
     r"(?:[^.;!?()\n]|\.(?=\d)){0,80}$",
     re.I,
 )
@@ -325,10 +333,17 @@ _OTHER_WORK = re.compile(
     r"protocol)|et\s+al\.?|"
     r"prior\s+work|previous\s+work|the\s+authors)\s+(?:\w+\s+){0,2}?(?:shows?|showed|shown|"
     r"reports?|reported|uses?|used|ran|runs|averages?|averaged|evaluates?|evaluated)\b[^.;]{0,60}$|"
-    r"(?:原论文|原論文|原文|原作者)[^。；;]{0,30}$",
+    r"(?:原论文|原論文|原文|原作者)[^。；;]{0,30}$|"
+    r"\b(?:el\s+autor|los\s+autores|l['’]auteur|les\s+auteurs|o\s+autor|os\s+autores|"
+    r"der\s+autor|die\s+autoren|автор[аыу]?|model[-\s]cards?)\s+(?:\w+\s+){0,2}?(?:publica|"
+    r"reporta|muestra|incluye|publie|rapporte|montre|contient|relata|mostra|inclui|bericht|"
+    r"zeig|veröffentlich|enthält|сообща|приводи|публику|includ|report|show|list|state)\w*"
+    r"[^.;]{0,160}$",
     re.I,
 )
-"""Another work's runs: "(the original paper shows performance averaged over 4 runs)" (but
+"""Another work's runs: "(the original paper shows performance averaged over 4 runs)", "the
+authors report..." in other languages ("los autores reportan"), a model's card (its maker's
+measurements: "the model card reports throughput (mean of 5 runs)") (but
 "following the original paper, we average over 5 seeds" claims 5)."""
 _NOT_OURS = re.compile(
     r"(?:不是|并非|並非|而非|非)(?:本文|我们|我們|本研究|本实验|本實驗)[^。；;\n]{0,24}"
@@ -593,6 +608,17 @@ def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> s
     return None
 
 
+_FOLD = re.compile(r"(?<![\w.])(\d{1,3})\s*-?\s*(?:fold|折)(?![a-z])", re.I)
+
+
+def _folds(count: str, text: str) -> bool:
+    """Whether a count is the folds of a cross-validation its sentence or heading names
+    with the same number ("5-fold cross-validation" above "5회 반복 실험", "10折交叉验证,
+    10 次"): each fold is a split of the data, not a run."""
+    k = number(count)
+    return k is not None and any(number(n) == k for n in _FOLD.findall(text))
+
+
 def _nothing() -> str:
     return ""
 
@@ -614,6 +640,8 @@ def aside_rule(
     by_kind = _set_aside_by_kind(context, before, after, matched)
     if by_kind:
         return by_kind
+    if _folds(context[start:end], f"{context}\n{frame}"):
+        return "folds of a cross-validation, not runs"
     for name, near_before, near_after in _ASIDE:
         if name.startswith("training epochs") and not _TRAINING_UNIT.search(matched):
             continue
@@ -673,6 +701,8 @@ _PLAN_WORDS: tuple[str, ...] = (  # the words without which _PLAN cannot match
     "計画",
     "べき",
     "ものとする",
+    *("prévu", "prévoir", "venir", "planifi", "previst", "planead", "planejad", "futur"),
+    *("geplant", "künftig", "später", "планиру", "будущ", "향후", "계획", "예정", "추후"),
 )
 _MODAL_WORDS: tuple[str, ...] = (
     *("will", "would", "should", "could", "might", "shall", "'d", "'ll", "’d", "’ll"),
@@ -699,6 +729,7 @@ _SUGGESTED_WORDS: tuple[str, ...] = (
     "默认",
     "預設",
     "补充",
+    *("exemple", "ejemplo", "exemplo", "beispiel", "z.b", "z. b", "например", "예를"),
 )
 _NEGATED_WORDS: tuple[str, ...] = (
     "not",
@@ -749,7 +780,10 @@ _RUN_WORDS: tuple[str, ...] = (
     "collect",
     "perform",
 )
-_OTHER_WORK_WORDS: tuple[str, ...] = ("original", "et al", "prior", "previous", "author", "原")
+_OTHER_WORK_WORDS: tuple[str, ...] = (
+    *("original", "et al", "prior", "previous", "author", "原", "autor", "auteur", "автор"),
+    *("model card", "model-card"),
+)
 _SCHEDULE_WORDS: tuple[str, ...] = ("cron", "每", "天", "排程", "定時", "定时")
 _DATASET_WORDS: tuple[str, ...] = ("data", "corpus", "数据集", "數據集", "資料集")
 _RECOMMENDED_WORDS: tuple[str, ...] = ("recommend", "suggest", "advis", "practices", "guidelines")

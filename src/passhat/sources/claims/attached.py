@@ -77,7 +77,12 @@ _TOLD = re.compile(
     r"\b(?:was|were|been|got)\s+(?:[\w-]+\s+){0,2}?(?:[a-z]+ed|run|ran|rerun|re-run|done|"
     r"drawn|taken|made|given|written|chosen|carried\s+out)\b|"
     r"\b(?:wiederholt|ausgeführt|durchgeführt|gemessen|exécutée?s?|répétée?s?|évaluée?s?|"
-    r"evaluad[oa]s?|ejecutad[oa]s?|repetid[oa]s?)\b|"
+    r"evaluad[oa]s?|ejecutad[oa]s?|repetid[oa]s?|"
+    # more participles of running, measuring, averaging: German, French, Spanish, Portuguese
+    r"trainiert|evaluiert|getestet|gemittelt|gelaufen|vérifiée?s?|mesurée?s?|moyennée?s?|"
+    r"lancée?s?|effectuée?s?|réalisée?s?|realizad[oa]s?|medid[oa]s?|promediad[oa]s?|"
+    r"executad[oa]s?|testad[oa]s?|усреднен\w*|проведен\w*|запущен\w*|измерен\w*)\b|"
+    r"(?:수행|실행|측정|반복|평가|실험)(?:했|하였|함)|"
     r"使用了|进行了|進行了|完成了|"
     r"\b(?:ran|reran|repeated|evaluated|averaged|executed|performed|measured|conducted|"
     r"replicated|aggregated|collected|tested)\b|"

@@ -34,7 +34,10 @@ _PLAN_SECTION = re.compile(
     r"计划|計劃|规划|規劃|风险|風險|缓解|緩解|待办|待辦|用法|示例|範例|范例|例如|比如|建議|建议|如果|假如|"
     r"假设|假設|练习|練習|习题|習題|作业|作業|应该|應該|该怎么|該怎麼|怎么做|怎麼做|改进|改進|"
     r"(?:默认|默認|預設|デフォルト)(?:值|設定|设置|設置|で)?\s*$|(?:默认|默認|預設)(?:报告|報告|输出|輸出)|"
-    r"必须|必須|务必|務必",
+    r"必须|必須|务必|務必|"
+    r"향후|계획|과제|예정|\b(?:prochaines?\s+étapes|travaux\s+futurs|trabajo\s+futuro|"
+    r"próximos\s+pasos|trabalhos?\s+futuros|próximos\s+passos|nächste\s+schritte|ausblick|"
+    r"план\w*)\b",
     re.I,
 )
 """A heading or lead-in of plans, instructions, options, examples or exercises: "## Next
@@ -48,16 +51,18 @@ _PLAN_FILE = re.compile(
     r"(?<![a-z])(?:plans?|planning|proposals?|todo|roadmap|next[-_ ]?steps?|checklist|assignments?|"
     r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
     r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|demos?|adr|"
-    r"improvements?|deliverables?|"
-    r"wishlist|backlog)(?![a-z])|"
+    r"improvements?|deliverables?|wishlist|backlog|rules|"
+    r"regeln|règles|reglas|regras|правила)(?![a-z])|"
     r"^(?:task|agents|claude|gemini|contributing)$|"
-    r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習",
+    r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習|"
+    r"(?<=[a-z])plan(?:s|ung)?$",  # a compound ending in a plan: studienplan, testplan
     re.I,
 )
-"""A file or folder of plans, instructions, options, examples, requirements, guides or
-tutorials, by its name: PLAN.md, docs/next_steps.md, plans/phase-05.md, TASK.md, AGENTS.md,
-docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md, docs/improvements.md (what could
-be done better), BACKLOG.md, 研究计划.md (not a protocol,
+"""A file or folder of plans, instructions, options, examples, requirements, guides,
+tutorials or rules, by its name: PLAN.md, docs/next_steps.md, plans/phase-05.md, TASK.md,
+AGENTS.md, docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md,
+docs/improvements.md (what could be done better), BACKLOG.md, RULES.md, TESTPLAN.md (a name
+ending in a plan), 研究计划.md (not a protocol,
 a design, lessons or a review: each tells what was run as often as what should be)."""
 _TRAINING_FRAME = re.compile(
     r"(?<![a-z])(?:train|trains|training|trainer|fine[\s_-]?tun\w*|finetun\w*|hyper[\s_-]?param\w*|"
@@ -104,7 +109,9 @@ _SEED_INPUTS = re.compile(
 seeds: a count of them is no count of runs."""
 
 
-_ENSEMBLE = re.compile(r"\bensembl\w*|\bbagging\b|\bblend(?:ing|ed)?\b|集成|アンサンブル", re.I)
+_ENSEMBLE = re.compile(
+    r"(?<![^\W_])ensembl\w*|\bbagging\b|\bblend(?:ing|ed)?\b|集成|アンサンブル|앙상블", re.I
+)
 
 
 def seeds_are_inputs(matched: str, nearby: str) -> bool:
@@ -113,9 +120,14 @@ def seeds_are_inputs(matched: str, nearby: str) -> bool:
     above `num_seeds: 3`) or the members of an ensemble (`gapfill.ensemble`, `--seeds 0 1
     2` of one blended prediction)."""
     lower = matched.lower()
-    if "seed" not in lower and not lower.startswith("for "):
+    seeds = any(map(lower.__contains__, _SEED_WORDS))
+    if not seeds and not lower.startswith("for "):
         return False
     return bool(("seed" in lower and _SEED_INPUTS.search(nearby)) or _ENSEMBLE.search(nearby))
+
+
+_SEED_WORDS = ("seed", "시드", "シード", "种子", "種子", "graine", "semilla", "semente", "сид")
+"""A random seed in the languages the grammar reads."""
 
 
 def data_samples(matched: str, nearby: str) -> bool:

@@ -10,10 +10,19 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from passhat.sources.claims.numbers import FOREIGN, TENS, UNITS, count_list, count_range, number
+from passhat.sources.claims.numbers import (
+    FOREIGN,
+    KOREAN,
+    TENS,
+    UNITS,
+    count_list,
+    count_range,
+    number,
+)
 from passhat.sources.claims.vocabulary import (
     CHINESE_UNITS,
     COUNT_NOUNS,
+    FOREIGN_UNITS,
     INDEX_NOUNS,
     PROSE_NOUNS,
     nouns,
@@ -187,8 +196,14 @@ _TRIGGERS = {
 }
 
 
-def _rule(name: str, pattern: str, count: Counter = _num, at_least: bool = False) -> Rule:
-    trigger = _TRIGGERS.get(name, _UNIT_WORDS)
+def _rule(
+    name: str,
+    pattern: str,
+    count: Counter = _num,
+    at_least: bool = False,
+    trigger: tuple[str, ...] = (),
+) -> Rule:
+    trigger = trigger or _TRIGGERS.get(name, _UNIT_WORDS)
     return Rule(name, re.compile(pattern, re.I), count, at_least, trigger)
 
 
@@ -408,7 +423,34 @@ SETTING_RULES = (
 _JP_NUM = r"(?P<num>\d+|[一二三四五六七八九十百]{1,4})"
 _DE_TIMES = "|".join(k for k in FOREIGN if k.endswith("mal"))
 """German counts of times ("dreimal"), each one word."""
-_FOREIGN_NUM = r"(?P<num>\d{1,9}|" + "|".join(k for k in FOREIGN if not k.endswith("mal")) + r")"
+_FOREIGN_WORDS = "|".join(
+    sorted((k for k in FOREIGN if not k.endswith("mal")), key=len, reverse=True)
+)
+_FOREIGN_NUM = r"(?P<num>\d{1,9}|" + _FOREIGN_WORDS + r")"
+_FOREIGN_UNIT = "(?:" + "|".join(sorted(FOREIGN_UNITS, key=len, reverse=True)) + r")(?![\w-])"
+_FOREIGN_BEFORE = (  # a preposition (and an article) before the count, as "over", "of", "with"
+    r"(?<![\w-])(?:sur|de|avec|sobre|con|com|em|über|mit|aus|von|bei|nach|je|по|из|на|за|с|со|"
+    r"среди)\s+(?:(?:les|la|le|des|los|las|os|as|die|den|der|dem|allen?|todas|todos|toutes|tous|"
+    r"всех|всем)\s+)?"
+)
+_FOREIGN_SCOPE = (  # a scope after the unit, as "per": "par tâche", "por tarea", "pro Aufgabe"
+    r"(?:par|por|pro|je|para\s+cada|pour\s+chaque|für\s+jede[nsm]?|на|для\s+кажд\w+)(?![\w-])"
+)
+_FOREIGN_SEVERAL = (
+    r"(?:plusieurs|différentes|différents|varias|varios|várias|vários|diferentes|mehrere[n]?|"
+    r"verschiedene[n]?|нескольким|разным|всем|les|las|los|as|os|die|den)"
+)
+_FOREIGN_STATISTIC = (
+    r"(?:moyenn\w*|médian\w*|écart|promedi\w*|media|média|mediana|desvio|desviación|"
+    r"mittel\w*|durchschnitt\w*|median|standardabweichung\w*|усредн\w*|средн\w*|медиан\w*)"
+)
+_KO_REPEATED = (
+    r"실험|실행|측정|평가|수행|시행|테스트|평균|중앙값|결과|하여|해서|했|하였|한\s|후|[,(]|$"
+)
+"""What follows 반복 (repeated) when runs were repeated: an experiment, a measurement, a
+statistic, or the verb done ("반복 실험", "반복 중앙값", "반복하여", "반복했다"); not the
+habitual "반복하던" (that used to repeat) of a mechanism described."""
+_KO_NUM = r"(?P<num>\d{1,9}|" + "|".join(sorted(KOREAN, key=len, reverse=True)) + r")"
 CHINESE_RULES = (
     _rule(
         "count in Chinese",  # "每组实验重复次数：n=25", "运行次数: 5" (a count labelled as one)
@@ -454,9 +496,56 @@ CHINESE_RULES = (
     ),
     _rule(
         "count in another language",
-        r"(?:exécut|lanc|mesur|évalu|test|repetid|ejecutad|evaluad|medid)\w*\s+(?:\w+\s+){0,2}?"
+        r"(?:exécut|lanc|mesur|évalu|test|repetid|ejecutad|evaluad|medid|executad|rodad|avaliad|"
+        r"повтор|запуск|прогон|измер)\w*\s+(?:\w+\s+){0,2}?"
         + _FOREIGN_NUM
-        + r"\s+(?:fois|veces)\b",
+        + r"\s+(?:fois|veces|vezes|раз|раза)(?![\w-])",
+        trigger=("fois", "veces", "vezes", "раз"),
+    ),
+    _rule(
+        "count in another language",  # "moyenne sur 5 exécutions", "mit drei Seeds", "по 10 запускам"
+        _FOREIGN_BEFORE + _FOREIGN_NUM + r"\s+(?:[^\W\d_]{2,24}\s+)?" + _FOREIGN_UNIT,
+        trigger=stems(FOREIGN_UNITS),
+    ),
+    _rule(
+        "count in another language",  # "3 exécutions par tâche", "5 semillas por tarea"
+        r"(?<![\w-])" + _FOREIGN_NUM + r"\s+" + _FOREIGN_UNIT + r"\s+" + _FOREIGN_SCOPE,
+        trigger=stems(FOREIGN_UNITS),
+    ),
+    _rule(
+        "count in another language",  # "moyenne sur plusieurs graines", "усреднены по seed"
+        r"(?<![\w-])"
+        + _FOREIGN_STATISTIC
+        + r"[^.;:\n]{0,24}?(?<![\w-])(?:sur|de|sobre|über|aus|по|из)\s+(?:"
+        + _FOREIGN_SEVERAL
+        + r"\s+)?(?P<num>"
+        + _FOREIGN_UNIT
+        + r"|seed|сидам)",
+        _several,
+        at_least=True,
+        trigger=(*stems(FOREIGN_UNITS), "seed"),
+    ),
+    _rule(
+        "count in Korean",  # "3회 반복 실험", "5회 실행의 평균", "세 번 반복했다" (회, 번: times)
+        r"(?<![\d.])"
+        + _KO_NUM
+        + r"\s*(?:회|번)\s*(?:의\s*)?(?:반복\s*(?="
+        + _KO_REPEATED
+        + r")|실행|시행|측정|평균|중앙값|실험|시도|수행|돌려|돌린)",
+        trigger=("회", "번"),
+    ),
+    _rule(
+        "count in Korean",  # "5시드 평균", "3개 시드로 실행"
+        r"(?<![\d.])" + _KO_NUM + r"\s*(?:개의?\s*)?(?:랜덤\s*|무작위\s*)?(?:시드|seeds?)\s*"
+        r"(?:의\s*)?(?:평균|중앙값|반복|에서|로|으로|에\s*걸쳐)",
+        trigger=("시드", "seed"),
+    ),
+    _rule(
+        "count in Korean",  # "시드 평균", "여러 시드 평균" (a mean over seeds: at least 2)
+        r"(?P<num>(?:여러|다수의?|복수의?)?\s*시드)\s*(?:간\s*|별\s*)?(?:평균|중앙값)",
+        _several,
+        at_least=True,
+        trigger=("시드",),
     ),
     _rule(
         "count in Japanese",  # "各3回の中央値", "各3回測定", "3回ずつ", "5回の平均" (not "第3回", "3回目")

@@ -52,13 +52,35 @@ TENS = {
 _ADVERBS = {"once": 1, "twice": 2, "thrice": 3}
 _PLICATE = {"duplicate": 2, "triplicate": 3, "quadruplicate": 4, "quintuplicate": 5}
 FOREIGN = {
-    **{"zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "zehn": 10},
+    **{"zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8},
+    **{"neun": 9, "zehn": 10, "zwölf": 12, "zwanzig": 20},
     **{"zweimal": 2, "dreimal": 3, "viermal": 4, "fünfmal": 5, "zehnmal": 10},
-    **{"deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "dix": 10},
-    **{"dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "diez": 10},
+    **{"deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8},
+    **{"neuf": 9, "dix": 10, "douze": 12, "vingt": 20},
+    **{"dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7, "ocho": 8},
+    **{"nueve": 9, "diez": 10, "doce": 12, "veinte": 20},
+    **{"dois": 2, "duas": 2, "três": 3, "sete": 7, "oito": 8, "nove": 9, "dez": 10},
+    **{"doze": 12, "vinte": 20},
+    **{"два": 2, "две": 2, "двух": 2, "двум": 2, "три": 3, "трех": 3, "трёх": 3, "трем": 3},
+    **{"трём": 3, "четыре": 4, "четырех": 4, "четырёх": 4, "пять": 5, "пяти": 5},
+    **{"шесть": 6, "шести": 6, "семь": 7, "семи": 7, "восемь": 8, "восьми": 8},
+    **{"десять": 10, "десяти": 10, "двадцать": 20, "двадцати": 20},
 }
-"""Counts in German, French and Spanish as their run counts are written ("dreimal
-wiederholt", "répétée trois fois", "repetido tres veces")."""
+"""Counts in German, French, Spanish, Portuguese and Russian (its cases after "по", "из":
+"трёх", "пяти") as their run counts are written ("dreimal wiederholt", "répétée trois
+fois", "repetido tres veces", "média de três execuções", "из пяти запусков")."""
+KOREAN = {
+    "두": 2,
+    "세": 3,
+    "네": 4,
+    "다섯": 5,
+    "여섯": 6,
+    "일곱": 7,
+    "여덟": 8,
+    "아홉": 9,
+    "열": 10,
+}
+"""Korean's native counts, read before 번 ("세 번 반복": three times)."""
 _WORD_NUMBERS = {**UNITS, **TENS, "a dozen": 12, "dozen": 12, "a hundred": 100, "hundred": 100}
 _CHINESE_DIGITS = {
     "一": 1,
@@ -77,7 +99,7 @@ _CHINESE_DIGITS = {
 
 def number(word: str) -> int | None:
     """A count written in digits ("5", "1,000"), words ("five", "twenty-five", "a dozen",
-    "twice", "triplicate") or Chinese numerals ("五", "十二"); MAX_CLAIM + 1 for any count
+    "twice", "triplicate", "trois", "пяти", Korean "세") or Chinese numerals ("五", "十二"); MAX_CLAIM + 1 for any count
     above MAX_CLAIM; None for no count. Never converts more digits than MAX_CLAIM has, so
     a 5,000-digit number is cheap."""
     text = word.strip().lower().replace(",", "")
@@ -90,7 +112,7 @@ def number(word: str) -> int | None:
         value = int(stripped)
         return min(value, MAX_CLAIM + 1) or None
     text = re.sub(r"\s+", " ", text)
-    for table in (_ADVERBS, _PLICATE, _WORD_NUMBERS, FOREIGN):
+    for table in (_ADVERBS, _PLICATE, _WORD_NUMBERS, FOREIGN, KOREAN):
         if text in table:
             return table[text]
     parts = re.split(r"[- ]", text)

@@ -52,3 +52,66 @@ def stems(words: tuple[str, ...]) -> tuple[str, ...]:
     waits for."""
     cut = {w[:-1] if w.endswith(("y", "e")) else w for w in words}
     return tuple(sorted(w for w in cut if not any(o != w and o in w for o in cut)))
+
+
+FOREIGN_UNITS = (
+    # French
+    "exécutions",
+    "exécution",
+    "essais",
+    "lancements",
+    "répétitions",
+    "graines",
+    "tirages",
+    # Spanish
+    "ejecuciones",
+    "corridas",
+    "repeticiones",
+    "semillas",
+    "ensayos",
+    "intentos",
+    # Portuguese
+    "execuções",
+    "execucoes",
+    "rodadas",
+    "repetições",
+    "repeticoes",
+    "sementes",
+    "ensaios",
+    "tentativas",
+    # German
+    "läufen",
+    "läufe",
+    "durchläufen",
+    "durchläufe",
+    "wiederholungen",
+    "versuchen",
+    "versuche",
+    # Russian, in the cases a count puts them in
+    "запусков",
+    "запускам",
+    "запусках",
+    "запуска",
+    "запуски",
+    "прогонов",
+    "прогонам",
+    "прогона",
+    "прогоны",
+    "повторов",
+    "повторам",
+    "повторений",
+    "повторениям",
+    "повторения",
+    "сидов",
+    "сидам",
+    "сида",
+    "сиды",
+    # the English nouns, as often written in these languages' texts ("mit drei Seeds")
+    "seeds",
+    "runs",
+    "trials",
+)
+"""Plural nouns a count of runs is written in, in French, Spanish, Portuguese, German and
+Russian (and the English ones these texts borrow), read after a count with a preposition
+or a statistic before it ("moyenne sur 5 exécutions", "promedio de 5 ejecuciones", "média
+de 5 execuções", "über die drei Seeds", "усреднены по 10 запускам")."""
