@@ -1,5 +1,5 @@
 """Prose inside data files and scripts: comments (`# run each task 5 times`,
-`// 3 seeds`), docstrings and string values (`"notes": "mean over three seeds"`,
+`// 3 seeds`, `;; runs with four seeds`, `-- 3 runs`, `% 5 trials`), docstrings and string values (`"notes": "mean over three seeds"`,
 `description: each task ran 5 times`), each a block of its own line, read by the prose
 rules as a README's sentences are.
 """
@@ -11,7 +11,9 @@ from collections.abc import Iterator
 
 from passhat.sources.claims.sentences import SENTENCE_END, Block
 
-_COMMENT = re.compile(r"(?:^|\s)(?:#+|//)\s?(?P<text>[^\n]*)$")
+_COMMENT = re.compile(r"(?:(?:^|\s)(?:#+|//)|^\s*(?:;{1,4}|--|%{1,2})(?=\s))\s?(?P<text>[^\n]*)$")
+"""A comment: `#` and `//` anywhere; at a line's start only, the comments of Lisp and
+Clojure (`;;`), of Lua, Haskell and SQL (`--`) and of MATLAB (`%`), each before a space."""
 _STRING = re.compile(r"\"(?P<text>(?:[^\"\\\n]|\\.){1,2000})\"|'(?P<single>[^'\n]{1,2000})'")
 _YAML_VALUE = re.compile(r"^\s*-?\s*[\w.-]+\s*:\s+(?P<text>[^\"'{\[|>#][^#\n]*)$")
 _WORDS = re.compile(r"[^\W\d_]+\s+\S+\s+\S")
@@ -68,8 +70,8 @@ def _parts(line: str) -> Iterator[str]:
         yield value.group("text")
 
 
-_FULL_COMMENT = re.compile(r"^\s*(?:#+|//)\s?")
-_CONTINUES = re.compile(r"^\s*(?:(?:#+|//)\s*)?[a-z(\-`]")
+_FULL_COMMENT = re.compile(r"^\s*(?:#+|//|(?:;{1,4}|--|%{1,2})(?=\s))\s?")
+_CONTINUES = re.compile(r"^\s*(?:(?:#+|//|;{1,4}|--|%{1,2})\s*)?[a-z(\-`]")
 """A comment line that goes on with the sentence of the comment above it."""
 
 
