@@ -18,6 +18,17 @@ _STRING = re.compile(r"\"(?P<text>(?:[^\"\\\n]|\\.){1,2000})\"|'(?P<single>[^'\n
 _YAML_VALUE = re.compile(r"^\s*-?\s*[\w.-]+\s*:\s+(?P<text>[^\"'{\[|>#][^#\n]*)$")
 _WORDS = re.compile(r"[^\W\d_]+\s+\S+\s+\S")
 """Three words at least: a string that is a sentence, not a name or a path."""
+_CJK_SENTENCE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2}[^\n]{0,40}?[，。、；,]")
+"""A sentence in Chinese, Japanese or Korean, written without spaces: characters up to a
+comma or a full stop of the sentence ("由于数据集划分的随机性，运行10次取平均值")."""
+
+
+def _sentence_like(text: str) -> bool:
+    """Whether a string is a sentence (three words, or CJK text with its punctuation), not a
+    name, a key or a path."""
+    return bool(_WORDS.search(text) or _CJK_SENTENCE.search(text))
+
+
 DOCSTRING = re.compile(r"\"\"\"|'''")
 """A docstring's quotes (attached.py reads the lines between them too)."""
 _MODEL_TEXT = re.compile(
@@ -59,7 +70,7 @@ def _parts(line: str) -> Iterator[str]:
         yield line  # the code too: "num_train_epochs: 3  # 3 epochs" is training's
     for match in _STRING.finditer(code):
         group = "text" if match.group("text") is not None else "single"
-        if _WORDS.search(match.group(group)) and not _MODEL_TEXT.search(code[: match.start()]):
+        if _sentence_like(match.group(group)) and not _MODEL_TEXT.search(code[: match.start()]):
             yield match.group(group)
     value = _YAML_VALUE.match(code)
     if (

@@ -280,7 +280,7 @@ _DATA_SUFFIXES = (
     ".gnuplot",
     ".plt",
     *(".c", ".cc", ".cpp", ".h", ".hpp", ".java", ".go", ".rs", ".rb", ".kt", ".scala", ".cs"),
-    *(".cu", ".cuh", ".jsx", ".tsx", ".vue", ".svelte", ".swift", ".php", ".lua", ".pl", ".dart"),
+    *(".cu", ".cuh", ".swift", ".php", ".lua", ".pl", ".dart"),
     *(".clj", ".cljs", ".cljc", ".hs", ".ml", ".ex", ".exs", ".m", ".ipynb"),
 )
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", "makefile", ".sbatch", ".slurm")
