@@ -38,7 +38,7 @@ NEAR = 5
 """Lines either side of a claim read for results reported near it (not past a heading)."""
 
 _MEASURE = re.compile(
-    r"\b(?:acc(?:uracy)?|pass(?:\s*rate|ed|es)?|pass\s*[@^]|success(?:es|ful)?|solved|resolved|"
+    r"\b(?:acc(?:uracy|uracies)?|pass(?:\s*rate|ed|es)?|pass\s*[@^]|success(?:es|ful)?|solved|resolved|"
     r"scores?|win\s*rate|f1|bleu|rouge|exact\s*match|em|reward|return|error(?:\s*rate)?|"
     r"mean|average[sd]?|avg|median|std|stdev|sd|standard\s+deviation|variance|"
     r"confidence\s+interval|ci|results?|performance|precision|recall|auc|latency|throughput|"
@@ -54,7 +54,7 @@ _VALUE = re.compile(
 """A value a result is stated as: a percentage, a decimal, a fraction, a ± (a target such
 as ">= 90%" or "< 5%" is no value: it says what a result should be)."""
 _RESULT_WORD = re.compile(
-    r"\b(?:acc(?:uracy)?|pass\s*rates?|pass\s*[@^]\s*\w|success\s*rates?|scores?|resolved|"
+    r"\b(?:acc(?:uracy|uracies)?|pass\s*rates?|pass\s*[@^]\s*\w|success\s*rates?|scores?|resolved|"
     r"results?|performance|win\s*rates?|f1|reward)\b|%|"
     r"准确率|準確率|正确率|正確率|成功率|通过率|通過率|结果|結果|得分|性能|指标|指標|"
     r"正解率|スコア|Ergebnis\w*|résultats?|resultados?",

@@ -55,8 +55,9 @@ _NOT_ADJ = (
     r"third|final|was|were|is|are|be|been|we|it|they|not|no|all|only|that|which|some|many|"
     r"few|several|same|such|its|their|our|times|x|" + "|".join((*UNITS, *TENS)) + r")"
 )
-_ADJ = (  # up to three words between a count and its unit: "5 independent", "3 full end-to-end"
-    r"(?:(?!" + _NOT_ADJ + r"\b)[a-z][a-z-]{0,24}(?<!s)\s+){0,3}"
+_ADJ = (  # up to three words between a count and its unit: "5 independent", "3 full end-to-end",
+    # "15 fresh, process-isolated"
+    r"(?:(?!" + _NOT_ADJ + r"\b)[a-z][a-z-]{0,24}(?<!s),?\s+){0,3}"
 )
 _VERB = (
     r"(?:ran|run|runs|running|re-?ran|re-?runs?|repeat(?:s|ed)?|evaluat(?:e|es|ed)|test(?:s|ed)?|"
@@ -287,6 +288,25 @@ PROSE_RULES = (
         r"\b" + _NUM + r"\s+" + _ADJ + _UNIT + r"(?:\s+(?:per|for\s+each)\s+[\w-]+)?\s+"
         r"(?:were|was|are|have\s+been|had\s+been)\s+(?:\w+\s+)?(?:performed|conducted|collected|"
         r"run|done|made|executed|carried\s+out|completed|drawn|launched|averaged|sampled|used)\b",
+    ),
+    _rule(
+        "count + result verb",  # "Seven seeds of the baseline gave ...", "5 runs of each agent scored"
+        r"\b"
+        + _NUM
+        + r"\s+"
+        + _ADJ
+        + _UNIT
+        + r"\s+of\s+(?:the\s+|a\s+|an\s+|our\s+|each\s+|every\s+)?(?:[\w-]+\s+){0,3}?"
+        r"(?:gave|give|gives|yielded|yields?|produced|produces?|reached|reach(?:es)?|scored|"
+        r"scores?|achieved|achieves?|got|returned|averaged|landed|ended)\b",
+    ),
+    _rule(
+        "statistic over runs",  # "reporting the metrics with multiple seeds (mean +/- std)"
+        r"\b(?:with|using|over|across|from)\s+(?P<num>(?:multiple|several|many|different|various)"
+        r"\s+(?:random\s+)?(?:seeds|runs|trials|repetitions|replicates))\b"
+        r"(?=[^.;\n]{0,40}?(?:\bmean\b|\baverage|\bmedian\b|\bstd\b|±|\+/-|\bvariance\b))",
+        _several,
+        at_least=True,
     ),
     _rule(
         "N-run average",  # "the 5-run average", "a 3-seed mean"
