@@ -25,8 +25,12 @@ from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 131
-"""Over-claims failed by `audit --strict` when first scored, blind (of 169)."""
+CAUGHT_FLOOR = 162
+"""Over-claims failed by `audit --strict` (of 169): 131 when first scored, blind; 162 after
+issue 34's seventh round, whose grammar was developed on wordings of its own written after
+this set's misses were read (counts in Korean, French, Spanish, Portuguese, German and
+Russian; files and comments of more languages; CJK sentences in strings; qualifiers with a
+comma, a count of runs that gave results: claims45b). THIS SET IS NO LONGER BLIND."""
 PASSED_FLOOR = 160
 """Consistent folders passed (of 192): 133 when first scored, blind; 160 after issue 34's
 eighth round (claims45a: a quoted flag denied, a hedge, the latest records, an example, a
