@@ -42,14 +42,16 @@ write-up, so never read for claims ("I ran the tests 3 times" in a reply claims 
 
 
 _CODE = re.compile(
-    r"[=;{}<>\"$\\]|[A-Za-z0-9_]\(|(?<![\w-])--?[a-zA-Z]|^\s*[@\[]|^\s*-?\s*[\w.-]+\s*:(?:\s|$)|"
+    r"[=;{}\"$\\]|(?<![\s-])[<>]|[<>](?!\s)|[A-Za-z0-9_]\((?!(?:19|20)\d\d[a-z]?\))|(?<![\w-])--?[a-zA-Z]|^\s*[@\[]|^\s*-?\s*[\w.-]+\s*:(?:\s|$)|"
     r"^\s*(?:(?:from\s+[\w.]+\s+)?import|return|raise|yield|assert|del|pass|break|continue|global|"
     r"nonlocal|lambda|await|const|let|var|function|export|echo|cd|python3?|bash|source|fi|done|"
     r"esac)\b|^\s*(?:def|class|if|elif|else|for|while|try|except|finally|with|async)\b.*:\s*$"
 )
 """What makes a line of a data file or script code, not prose: an assignment, a call (an
-ASCII name before its parenthesis: "训练结果(验证集…)" is prose), a brace, a flag, a key, a
-keyword opening a statement."""
+ASCII name before its parenthesis: "训练结果(验证集…)" and a citation "Jordan(2002)" are
+prose), a brace, a tag or an
+operator `<`/`>` (not a comparison spaced as prose writes it, "P < 0.05", nor an arrow
+"a -> b"), a flag, a key, a keyword opening a statement."""
 _PROSE = re.compile(r"(?<![^\W\d_])[^\W\d_]+\s+\S+\s+\S|[\u3040-\u30ff\u4e00-\u9fff]{3}")
 """Three words, or three CJK characters: a line of prose (a word is tried from its first
 letter only, so a line of one long word is read once, not once a letter)."""

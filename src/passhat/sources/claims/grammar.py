@@ -229,6 +229,19 @@ PROSE_RULES = (
         r"(?:n\s*=\s*)?" + _NUM + r"\s+" + _ADJ + _UNIT + r"\b(?!\s+" + _NOT_COUNT + r"\b)",
     ),
     _rule(
+        "count after a verb or preposition",  # "across 3 feeders and 10 seeds", "over 4 models, 3 seeds"
+        r"\b(?:over|across|with|using|on)\s+(?:the\s+|all\s+)?(?:\d[\d,]*|"
+        + WORD
+        + r")\s+(?:[a-z-]+\s+)?[a-z-]+s(?:\s*,\s*(?:\d[\d,]*|"
+        + WORD
+        + r")\s+(?:[a-z-]+\s+)?[a-z-]+s){0,3}\s*(?:,\s*)?(?:and|&|,|×|x)\s+"
+        + _NUM
+        + r"\s+"
+        + _ADJ
+        + nouns((*INDEX_NOUNS, "replicate", "rollout"))
+        + r"\b",
+    ),
+    _rule(
         "count after a verb or preposition",  # "evaluated on 3 seeds" (not "on 500 samples")
         r"\bon\s+(?:the\s+|all\s+)?"
         + _NUM
@@ -245,6 +258,13 @@ PROSE_RULES = (
         + _NUM
         + r"(?:\s*\(\d+\))?\s*(?:(?:separate|consecutive|different|independent|distinct)\s+)?"
         r"(?:times|x|×)(?!\s+" + _NOT_COUNT + r"\b)(?![\w-])",
+    ),
+    _rule(
+        "verb + N times",  # "repeated each experiment 10 rounds" (rounds of a repeat: times)
+        r"\brepeat(?:s|ed|ing)?\b(?:\s+[\w'(),-]{1,30}){0,4}?\s+(?:for\s+)?"
+        + _NUM
+        + r"\s+rounds\b(?!\s+of\b)",
+        trigger=("rounds",),
     ),
     _rule(
         "once / twice / thrice", r"\b" + _VERB + r"\s+(?:\w+\s+){0,3}?(?P<num>once|twice|thrice)\b"
@@ -364,7 +384,7 @@ PROSE_RULES = (
         + _ADJ
         + _UNIT
         + r"\b"
-        r"(?:\*\*|__)?\s*(?=$|[),;]|\.\s*$)",
+        r"(?:\*\*|__)?\s*(?=$|[),;|]|\.\s*$)",
     ),
     _rule(
         "count of generations",  # "sample 4 outputs with temperature 0.6", "generating 2-4 samples"
@@ -479,14 +499,14 @@ CHINESE_RULES = (
     ),
     _rule(
         "count in Chinese",  # "进行多次独立重复实验", "重复了多次" (done, no count: at least 2)
-        r"(?:进行|進行|开展|開展|做|完成)了?(?P<num>多次)(?:独立|獨立)?(?:的)?(?:重复|重複)?"
+        r"(?:进行|進行|开展|開展|做|完成)了?(?P<num>多次|数次|數次|几次|幾次)(?:独立|獨立)?(?:的)?(?:重复|重複)?"
         r"(?:实验|實驗|运行|運行|试验|試驗|评测|評測|采样|採樣)",
         _several,
         at_least=True,
     ),
     _rule(
         "count in Chinese",
-        r"(?:重复|重複|运行|運行|执行|執行|跑)了(?P<num>多次)",
+        r"(?:重复|重複|运行|運行|执行|執行|跑)了(?P<num>多次|数次|數次|几次|幾次)",
         _several,
         at_least=True,
     ),
