@@ -53,10 +53,11 @@ TARGET_CAUGHT = 0.90
 TARGET_PASSED = 0.95
 """Issue 34's bar for a held-out corpus nobody tuned to, in each layout."""
 
-CAUGHT_FLOOR = 71
+CAUGHT_FLOOR = 72
 """Over-claims failed by `audit --strict` (of 74): 58 when first scored, 70 after issue 34's
 third round (when the set's misses were read, see the module docstring), 71 after the fourth
-(a statistic over runs with no count, developed on other wordings)."""
+(a statistic over runs with no count, developed on other wordings), 72 after the seventh
+(counts coordinated after a preposition)."""
 PASSED_FLOOR = 47
 """Consistent folders passed (of 49) after issue 34's third round (45 when first scored)."""
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 127
+CAUGHT_FLOOR = 133
 """Over-claims failed by `audit --strict` (of 142): 123 when first scored, blind (below the
-target); 127 after issue 34's seventh round read counts in Korean, French, Spanish,
-Portuguese, German and Russian (developed on wordings of its own, claims45b)."""
+target); 133 after issue 34's seventh round read counts in Korean, French, Spanish,
+Portuguese, German and Russian, CJK sentences in scripts, counts coordinated after a
+preposition (developed on wordings of its own, claims45b)."""
 PASSED_FLOOR = 143
 """Consistent folders passed when first scored, blind (of 168): below the target. Raised from 110 to 133 in issue 34's sixth round: a claim plans runs only when it is
 attached to the folder's own results (claims/attached.py); to 136 in the seventh: what is
