@@ -58,7 +58,9 @@ _TODO = re.compile(r"^\W*\[ \]")
 """An unchecked box: a to-do ("- [ ] run each configuration 3 times"); a ticked one is done."""
 _MODAL = re.compile(
     r"\b(?:will|would|should|could|might|shall)\b|\w['’](?:d|ll)\b|我们将|我們將|将会|將會|将要|將要|"
-    r"かも(?:しれ)?|[てで](?:も)?(?:いい|良い|よい)",
+    r"かも(?:しれ)?|[てで](?:も)?(?:いい|良い|よい)|"
+    r"\b(?:sera|seront|serait|seraient|allons|será|serán|sería|serían|serão|seria|seriam|"
+    r"würde|würden|будет|будут|будем)\b",
     re.I,
 )
 """A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed", "5回の
@@ -90,7 +92,12 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     r"it\s+is\s+(?:best|advisable|good\s+practice)|until|possibly|potentially|"
     r"perhaps|maybe)\b[^,;:.!?()，；：。！？\"“”]*$|"
     r"\b(?:for|with|given)\s+an?\s+[\d.]+\s*%[^,;:.!?()，；：。！？\"“”]*$|"
-    r"(?:如果|如需|若要|假如|可以|建议|建議|推荐|推薦|需要|必须|必須)[^。；;！？!?]*$",
+    r"(?:如果|如需|若要|假如|可以|建议|建議|推荐|推薦|需要|必须|必須)[^。；;！？!?]*$|"
+    # French, Spanish, Portuguese, German, Russian: if, must, should, recommended, one has to
+    r"\b(?:si|wenn|falls|если|il\s+faut|hay\s+que|tem\s+que|doit|doivent|devrait|devraient|"
+    r"debe|deben|debería|deberían|deve|devem|deveria|deveriam|sollte|sollten|muss|müssen|"
+    r"следует|нужно|необходимо|должн\w*|recommand\w*|recomend\w*|empfohlen|empfehl\w*|"
+    r"рекоменд\w*)\b[^,;:.!?()，；：。！？\"“”]*$",
     re.I,
 )
 _IF_SENTENCE = re.compile(
@@ -120,7 +127,8 @@ times), "…해야 한다" (must), "…권장" (recommended)."""
 _NEGATED = re.compile(
     r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}"
     r"[`'\"“*_]{0,2}(?:--?[\w-]+[=\s]\s*)?$"
-    r"|(?:不是|并非|並非|而非|沒有|没有)[*_\s]*$",
+    r"|(?:不是|并非|並非|而非|沒有|没有)[*_\s]*$"
+    r"|\b(?:sans|sin|sem|ohne|без|nicht|keine?[nrs]?|не|нет|não|jamais|nunca)\s+(?:[^\W\d_]+\s+){0,3}$",
     re.I,
 )
 """A count denied just before it: "not ten independent runs", "do not impersonate ten", "sends
@@ -707,6 +715,7 @@ _PLAN_WORDS: tuple[str, ...] = (  # the words without which _PLAN cannot match
 _MODAL_WORDS: tuple[str, ...] = (
     *("will", "would", "should", "could", "might", "shall", "'d", "'ll", "’d", "’ll"),
     *("我们将", "我們將", "将会", "將會", "将要", "將要", "かも", "いい", "良い", "よい"),
+    *("sera", "allons", "será", "serán", "sería", "serão", "seria", "würde", "буд"),
 )
 _SUGGESTED_WORDS: tuple[str, ...] = (
     "sugg",
@@ -732,6 +741,7 @@ _SUGGESTED_WORDS: tuple[str, ...] = (
     *("exemple", "ejemplo", "exemplo", "beispiel", "z.b", "z. b", "например", "예를"),
 )
 _NEGATED_WORDS: tuple[str, ...] = (
+    *("sans", "sin", "sem", "ohne", "без", "nicht", "kein", "не", "нет", "não", "jamais", "nunca"),
     "not",
     "never",
     "nor",

@@ -52,7 +52,10 @@ _PLAN_FILE = re.compile(
     r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
     r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|demos?|adr|"
     r"improvements?|deliverables?|wishlist|backlog|rules|"
-    r"regeln|règles|reglas|regras|правила)(?![a-z])|"
+    r"regeln|règles|reglas|regras|правила|requisitos|exigences|anforderungen|требования|"
+    r"enunciado|consignes?|aufgabenstellung|planificaci[oó]n|planification|plano|"
+    r"ejercicios?|exercices?|exerc[ií]cios?|übungen|задани[ея])(?![a-z])|"
+    r"요구사항|계획|과제|"
     r"^(?:task|agents|claude|gemini|contributing)$|"
     r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習|"
     r"(?<=[a-z])plan(?:s|ung)?$",  # a compound ending in a plan: studienplan, testplan
