@@ -60,7 +60,7 @@ _MODAL = re.compile(
     r"\b(?:will|would|should|could|might|shall)\b|\w['’](?:d|ll)\b|我们将|我們將|将会|將會|将要|將要|"
     r"かも(?:しれ)?|[てで](?:も)?(?:いい|良い|よい)|"
     r"\b(?:sera|seront|serait|seraient|allons|será|serán|sería|serían|serão|seria|seriam|"
-    r"würde|würden|будет|будут|будем)\b",
+    r"würde|würden|будет|будут|будем|sarà|saranno|zal|zullen|zou|zouden)\b",
     re.I,
 )
 """A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed", "5回の
@@ -79,7 +79,8 @@ _PLAN = re.compile(
     r"计划|計劃|未来|未來|将来|將來|予定|計画|べき|ものとする|"
     # French, Spanish, Portuguese, German, Russian, Korean: planned, future, later
     r"\b(?:prévu|prévoir|à\s+venir|planifi\w*|previst[oa]s?|planead[oa]s?|planejad[oa]s?|"
-    r"futur[oa]s?|geplant\w*|künftig\w*|zukünftig\w*|später|планиру\w*|в\s+будущем)\b|"
+    r"futur[oa]s?|geplant\w*|künftig\w*|zukünftig\w*|später|планиру\w*|в\s+будущем|"
+    r"pianificat\w*|gepland\w*|toekomstig\w*)\b|"
     r"향후|계획|예정|추후",
     re.I,
 )
@@ -97,7 +98,8 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     r"\b(?:si|wenn|falls|если|il\s+faut|hay\s+que|tem\s+que|doit|doivent|devrait|devraient|"
     r"debe|deben|debería|deberían|deve|devem|deveria|deveriam|sollte|sollten|muss|müssen|"
     r"следует|нужно|необходимо|должн\w*|recommand\w*|recomend\w*|empfohlen|empfehl\w*|"
-    r"рекоменд\w*)\b[^,;:.!?()，；：。！？\"“”]*$",
+    r"рекоменд\w*|bisogna|occorre|dovrebbe(?:ro)?|consigliat\w*|moet|moeten|aanbevolen)\b"
+    r"[^,;:.!?()，；：。！？\"“”]*$",
     re.I,
 )
 _IF_SENTENCE = re.compile(
@@ -128,7 +130,8 @@ _NEGATED = re.compile(
     r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}"
     r"[`'\"“*_]{0,2}(?:--?[\w-]+[=\s]\s*)?$"
     r"|(?:不是|并非|並非|而非|沒有|没有)[*_\s]*$"
-    r"|\b(?:sans|sin|sem|ohne|без|nicht|keine?[nrs]?|не|нет|não|jamais|nunca)\s+(?:[^\W\d_]+\s+){0,3}$",
+    r"|\b(?:sans|sin|sem|ohne|без|nicht|keine?[nrs]?|не|нет|não|jamais|nunca|senza|zonder|"
+    r"niet|geen)\s+(?:[^\W\d_]+\s+){0,3}$",
     re.I,
 )
 """A count denied just before it: "not ten independent runs", "do not impersonate ten", "sends
@@ -227,7 +230,8 @@ _SUGGESTED = re.compile(
     r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
     r"|\billustrat\w*|\bhypothetical|\bdemonstrat\w*|\b(?:an|this|the\s+following)\s+example\b|"
     r"建議|建议|例如|比如|示例|範例|范例|默认|預設|补充"
-    r"|\b(?:par\s+exemple|por\s+ejemplo|por\s+exemplo|zum\s+beispiel|z\.\s?b\.|например)|예를\s*들어)"
+    r"|\b(?:par\s+exemple|por\s+ejemplo|por\s+exemplo|zum\s+beispiel|z\.\s?b\.|например|"
+    r"ad\s+esempio|per\s+esempio|bijvoorbeeld)|예를\s*들어)"
     r"(?:[^.;!?()\n]|\.(?=\d)){0,80}$",
     re.I,
 )
@@ -711,11 +715,13 @@ _PLAN_WORDS: tuple[str, ...] = (  # the words without which _PLAN cannot match
     "ものとする",
     *("prévu", "prévoir", "venir", "planifi", "previst", "planead", "planejad", "futur"),
     *("geplant", "künftig", "später", "планиру", "будущ", "향후", "계획", "예정", "추후"),
+    *("pianificat", "gepland", "toekomstig"),
 )
 _MODAL_WORDS: tuple[str, ...] = (
     *("will", "would", "should", "could", "might", "shall", "'d", "'ll", "’d", "’ll"),
     *("我们将", "我們將", "将会", "將會", "将要", "將要", "かも", "いい", "良い", "よい"),
-    *("sera", "allons", "será", "serán", "sería", "serão", "seria", "würde", "буд"),
+    *("sera", "allons", "será", "serán", "sería", "serão", "seria", "würde", "буд", "sarà"),
+    *("saranno", "zal", "zullen", "zou"),
 )
 _SUGGESTED_WORDS: tuple[str, ...] = (
     "sugg",
@@ -738,10 +744,12 @@ _SUGGESTED_WORDS: tuple[str, ...] = (
     "默认",
     "預設",
     "补充",
-    *("exemple", "ejemplo", "exemplo", "beispiel", "z.b", "z. b", "например", "예를"),
+    *("exemple", "ejemplo", "exemplo", "beispiel", "z.b", "z. b", "например", "예를", "esempio"),
+    "bijvoorbeeld",
 )
 _NEGATED_WORDS: tuple[str, ...] = (
     *("sans", "sin", "sem", "ohne", "без", "nicht", "kein", "не", "нет", "não", "jamais", "nunca"),
+    *("senza", "zonder", "niet", "geen"),
     "not",
     "never",
     "nor",

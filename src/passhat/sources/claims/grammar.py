@@ -470,7 +470,7 @@ _FOREIGN_NUM = r"(?P<num>\d{1,9}|" + _FOREIGN_WORDS + r")"
 _FOREIGN_UNIT = "(?:" + "|".join(sorted(FOREIGN_UNITS, key=len, reverse=True)) + r")(?![\w-])"
 _FOREIGN_BEFORE = (  # a preposition (and an article) before the count, as "over", "of", "with"
     r"(?<![\w-])(?:sur|de|avec|sobre|con|com|em|über|mit|aus|von|bei|nach|je|по|из|на|за|с|со|"
-    r"среди)\s+(?:(?:les|la|le|des|los|las|os|as|die|den|der|dem|allen?|todas|todos|toutes|tous|"
+    r"среди|su|di|met|van|uit)\s+(?:(?:les|la|le|des|los|las|os|as|die|den|der|dem|allen?|todas|todos|toutes|tous|"
     r"всех|всем)\s+)?"
 )
 _FOREIGN_SCOPE = (  # a scope after the unit, as "per": "par tâche", "por tarea", "pro Aufgabe"
@@ -481,7 +481,7 @@ _FOREIGN_SEVERAL = (
     r"verschiedene[n]?|нескольким|разным|всем|les|las|los|as|os|die|den)"
 )
 _FOREIGN_STATISTIC = (
-    r"(?:moyenn\w*|médian\w*|écart|promedi\w*|media|média|mediana|desvio|desviación|"
+    r"(?:moyenn\w*|médian\w*|écart|promedi\w*|media|média|mediana|desvio|desviación|gemiddel\w*|"
     r"mittel\w*|durchschnitt\w*|median|standardabweichung\w*|усредн\w*|средн\w*|медиан\w*)"
 )
 _KO_REPEATED = (
@@ -537,10 +537,17 @@ CHINESE_RULES = (
     _rule(
         "count in another language",
         r"(?:exécut|lanc|mesur|évalu|test|repetid|ejecutad|evaluad|medid|executad|rodad|avaliad|"
-        r"повтор|запуск|прогон|измер)\w*\s+(?:\w+\s+){0,2}?"
+        r"повтор|запуск|прогон|измер|ripetut|eseguit|misurat|valutat)\w*\s+(?:\w+\s+){0,2}?"
         + _FOREIGN_NUM
-        + r"\s+(?:fois|veces|vezes|раз|раза)(?![\w-])",
-        trigger=("fois", "veces", "vezes", "раз"),
+        + r"\s+(?:fois|veces|vezes|раз|раза|volte)(?![\w-])",
+        trigger=("fois", "veces", "vezes", "раз", "volte"),
+    ),
+    _rule(
+        "count in another language",  # Dutch, the verb after: "5 keer herhaald", "drie keer gemeten"
+        r"(?<![\w-])"
+        + _FOREIGN_NUM
+        + r"\s*(?:keer|maal)\s+(?:\w+\s+){0,2}?(?:herhaald|uitgevoerd|gemeten|gedraaid|getest)\b",
+        trigger=("keer", "maal"),
     ),
     _rule(
         "count in another language",  # "moyenne sur 5 exécutions", "mit drei Seeds", "по 10 запускам"
@@ -556,7 +563,7 @@ CHINESE_RULES = (
         "count in another language",  # "moyenne sur plusieurs graines", "усреднены по seed"
         r"(?<![\w-])"
         + _FOREIGN_STATISTIC
-        + r"[^.;:\n]{0,24}?(?<![\w-])(?:sur|de|sobre|über|aus|по|из)\s+(?:"
+        + r"[^.;:\n]{0,24}?(?<![\w-])(?:sur|de|sobre|über|aus|по|из|su|di|over)\s+(?:"
         + _FOREIGN_SEVERAL
         + r"\s+)?(?P<num>"
         + _FOREIGN_UNIT

@@ -65,9 +65,11 @@ FOREIGN = {
     **{"трём": 3, "четыре": 4, "четырех": 4, "четырёх": 4, "пять": 5, "пяти": 5},
     **{"шесть": 6, "шести": 6, "семь": 7, "семи": 7, "восемь": 8, "восьми": 8},
     **{"десять": 10, "десяти": 10, "двадцать": 20, "двадцати": 20},
+    **{"due": 2, "tre": 3, "quattro": 4, "cinque": 5, "sette": 7, "otto": 8, "dieci": 10},
+    **{"twee": 2, "drie": 3, "vijf": 5, "zes": 6, "zeven": 7, "negen": 9, "tien": 10},
 }
-"""Counts in German, French, Spanish, Portuguese and Russian (its cases after "по", "из":
-"трёх", "пяти") as their run counts are written ("dreimal wiederholt", "répétée trois
+"""Counts in German, French, Spanish, Portuguese, Russian (its cases after "по", "из":
+"трёх", "пяти"), Italian and Dutch as their run counts are written ("dreimal wiederholt", "répétée trois
 fois", "repetido tres veces", "média de três execuções", "из пяти запусков")."""
 KOREAN = {
     "두": 2,

@@ -106,12 +106,21 @@ FOREIGN_UNITS = (
     "сидам",
     "сида",
     "сиды",
+    # Italian
+    "esecuzioni",
+    "ripetizioni",
+    "semi",
+    "prove",
+    # Dutch
+    "herhalingen",
+    "uitvoeringen",
+    "pogingen",
     # the English nouns, as often written in these languages' texts ("mit drei Seeds")
     "seeds",
     "runs",
     "trials",
 )
-"""Plural nouns a count of runs is written in, in French, Spanish, Portuguese, German and
-Russian (and the English ones these texts borrow), read after a count with a preposition
+"""Plural nouns a count of runs is written in, in French, Spanish, Portuguese, German,
+Russian, Italian and Dutch (and the English ones these texts borrow), read after a count with a preposition
 or a statistic before it ("moyenne sur 5 exécutions", "promedio de 5 ejecuciones", "média
 de 5 execuções", "über die drei Seeds", "усреднены по 10 запускам")."""
