@@ -13,6 +13,7 @@ object per item: 100,000 runs make ~50,000 items and ~20,000 tool rows.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -456,14 +457,24 @@ def _extra_items(
 
 def tool_rows(
     counts_of: Sequence[Mapping[str, tuple[int, int]]], tools: Iterable[str] = ()
-) -> tuple[dict[str, None], list[int], list[tuple[int, ...]], bool]:
+) -> tuple[dict[str, None], Sequence[int], list[tuple[int, ...]], bool]:
     """Each run's tool counts as a row: the tools (`tools`, then any other a run
     called), each value's id, each run's row (calls of each tool, then errors of
     each tool; runs share values, so each distinct one is made once) and whether
     any run had a tool error."""
+    # machine words, not an int object per run (32 MB at 1,000,000 runs)
+    ids = array("Q", map(id, counts_of))
+    return tool_rows_of(ids, dict(zip(ids, counts_of, strict=True)), tools)
+
+
+def tool_rows_of(
+    ids: Sequence[int],
+    distinct: Mapping[int, Mapping[str, tuple[int, int]]],
+    tools: Iterable[str] = (),
+) -> tuple[dict[str, None], Sequence[int], list[tuple[int, ...]], bool]:
+    """`tool_rows` of runs given by the id of each one's tool counts (runs share values)
+    and each distinct value by id, in the order runs first have it."""
     names = dict.fromkeys(tools)
-    ids = list(map(id, counts_of))
-    distinct = dict(zip(ids, counts_of, strict=True))  # runs share values: each once
     for counts in distinct.values():
         names.update(dict.fromkeys(counts))
     zero = (0, 0)

@@ -14,7 +14,7 @@ help (a crash of the environment, the model failing after retries, the wall-cloc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -62,7 +62,12 @@ def limit_runs(runs: Iterable[ReportRun]) -> dict[str, list[int]]:
 
 def limit_dicts(runs: Iterable[ReportRun]) -> list[dict[str, Any]]:
     """`report --json`'s `limit`: each case with runs a limit stopped, how many and which."""
+    return limited_dicts(limit_runs(runs))
+
+
+def limited_dicts(limited: Mapping[str, list[int]]) -> list[dict[str, Any]]:
+    """`limit_dicts` of the runs a limit stopped, per case (`limit_runs`)."""
     return [
         {"case": case, "runs": len(indices), "indices": indices}
-        for case, indices in limit_runs(runs).items()
+        for case, indices in limited.items()
     ]

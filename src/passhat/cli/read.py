@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from functools import partial
 from operator import attrgetter
 from pathlib import Path
@@ -49,6 +50,11 @@ if TYPE_CHECKING:
     from passhat.gate import Requirement
     from passhat.report.digest import Digest
     from passhat.report.why import Explainer
+
+
+STREAMED_RUNS = 200_000
+"""Runs asked for from which `report --json` for a pipe is written as its runs are read
+(`passhat.report.json_stream`), never all held: at 1,000,000 runs, 300 MB less."""
 
 
 REPORT_MODULES = ("passhat.report.experiment", "numpy", "numpy.random")
@@ -111,7 +117,9 @@ def report(
     rules = _requirements(require)  # checked before anything is read
     if forecast_m < 1:
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
-    with open_store(db, read_only=True) as store:
+    # `report --json` for a pipe, nothing else written: read in one snapshot of the store
+    piped = as_json and not sys.stdout.isatty() and html is junit_xml is summary is None
+    with open_store(db, read_only=True) as store, store.snapshot() if piped else nullcontext():
         experiment = store.experiment(experiment_ref)
         prices = choose_prices(price, prices_file, experiment.model)
         # `report --json` and the page decode each case's per-item results as they write
@@ -119,15 +127,19 @@ def report(
         # listed cases' (`load`), unless it lists all, shows why runs differ, or a CI file
         # needs them all
         terminal_only = not as_json and html is None and junit_xml is None and summary is None
-        unread = (
+        # a large experiment's `report --json` for a pipe is written as its runs are read
+        streamed = piped and prices is None and experiment.runs_requested >= STREAMED_RUNS
+        unread = streamed or (
             terminal_only and not show_all and not _explained(experiment.runs_requested, why_option)
         )
         # a large experiment's terminal report counts its runs in SQL, reading none;
         # the report's modules and numpy load meanwhile, while SQLite counts or scans
         with imported_meanwhile(*REPORT_MODULES):
-            tallied = _tallied(store, experiment) if unread else None
+            tallied = _tallied(store, experiment, streamed=streamed) if unread else None
             runs = (
-                store.summaries(experiment.id, decode_items=False, read_items=not unread)
+                store.summaries(
+                    experiment.id, decode_items=False, read_items=streamed or not unread
+                )
                 if tallied is None
                 else []
             )
@@ -175,7 +187,15 @@ def report(
         else:
             counted_in, counted_out = tallied[0].input_tokens, tallied[0].output_tokens
         unseen_data = unseen.to_dict(counted_in, counted_out, prices)
-        if as_json and not sys.stdout.isatty():  # for a pipe: compact, written piece by piece
+        if piped and tallied is not None:  # counted in SQL, the runs read stretch by stretch
+            from passhat.report.json_stream import streamed_json
+
+            accounting = tallied[1]
+            write_json_pieces(
+                streamed_json(store, experiment, tallied, forecast_m=forecast_m, unseen=unseen_data)
+            )
+            complete = accounting.runs_counted > 0 and accounting.complete
+        elif as_json and not sys.stdout.isatty():  # for a pipe: compact, written in pieces
             from passhat.report.experiment import experiment_json
 
             accounting, pieces = experiment_json(
@@ -235,14 +255,20 @@ def _explained(runs: int, asked: bool | None) -> bool:
     return explain_by_default(runs) if asked is None else asked
 
 
-def _tallied(store: Store, experiment: ExperimentRecord) -> tuple[Digest, Accounting] | None:
+def _tallied(
+    store: Store, experiment: ExperimentRecord, *, streamed: bool = False
+) -> tuple[Digest, Accounting] | None:
     """The digest and accounting of a large experiment's runs counted in SQL (None for
     one the report lists whole, of cases of few runs, or a damaged store: its runs are
-    read)."""
-    if experiment.k_requested < TALLIED_K:
+    read). `streamed`: for `report --json` (`passhat.report.json_stream`), every case
+    listed, whatever the runs per case; None also when a run's case id, index or token
+    count is not as `passhat run` writes it."""
+    if experiment.k_requested < TALLIED_K and not streamed:
         return None
-    tallies = store.tallies(experiment.id)
-    return None if tallies is None else tallied(tallies, experiment, ROWS_SHOWN)
+    tallies = store.tallies(experiment.id, parts=not streamed)
+    if tallies is None or (streamed and not store.plain_columns(experiment.id)):
+        return None
+    return tallied(tallies, experiment, 0 if streamed else ROWS_SHOWN)
 
 
 def _listed_runs(store: Store, experiment_id: str, cases: Sequence[str]) -> list[RunSummary]:

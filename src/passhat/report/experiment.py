@@ -10,7 +10,7 @@ as markup. Labels come from `passhat.report.i18n` in the `lang` asked for; data
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import compress, repeat
 from operator import attrgetter, countOf, gt
 from typing import TYPE_CHECKING, Any
@@ -350,11 +350,11 @@ _HEAD_FIELDS = (
 )
 
 
-def _accounting_dict(accounting: Accounting, runs: Sequence[ReportRun]) -> dict[str, Any]:
+def _accounting_dict(accounting: Accounting, replayed: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "k_requested": accounting.k_requested,
         **run_counts_dict(accounting),
-        "runs_replayed": replayed_runs(runs),
+        "runs_replayed": replayed,
     }
     if accounting.k_varies:  # an adaptive rule asked cases for different k
         out["k_least"] = accounting.k_least
@@ -369,10 +369,12 @@ def _error(r: ReportRun) -> dict[str, Any]:
 
 
 def _errored_dicts(runs: Sequence[ReportRun], columns: RunColumns) -> list[dict[str, Any]]:
-    return [
-        {**_error(r), "traceback": r.traceback}
-        for r in compress(runs, map("errored".__eq__, columns.statuses))
-    ]
+    return errored_dicts(compress(runs, map("errored".__eq__, columns.statuses)))
+
+
+def errored_dicts(errored: Iterable[ReportRun]) -> list[dict[str, Any]]:
+    """`report --json`'s `errored`: each errored run's line (`_error`) and traceback."""
+    return [{**_error(r), "traceback": r.traceback} for r in errored]
 
 
 def _retried(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
@@ -405,7 +407,7 @@ def experiment_dict(
         data["dataset"] = None
         data["cases"] = [case_dict(c) for c in accounting.cases]
     data["adaptive"] = [dict(r) for r in experiment.adaptive]
-    data["accounting"] = _accounting_dict(accounting, runs)
+    data["accounting"] = _accounting_dict(accounting, replayed_runs(runs))
     data["items"] = item_dicts(runs, columns)
     data["tools"] = tool_dicts(runs, experiment.tools, columns)
     data["usage"] = usage_dict(runs, prices, columns)
@@ -443,15 +445,40 @@ def _json_pieces(
     prices: Prices | None,
     unseen: Mapping[str, Any] | None = None,
 ) -> Iterator[bytes]:
-    from pydantic_core import to_json
-
     from passhat.report.parts_json import item_json, tool_json, usage_json
 
-    def dumps(value: Any) -> bytes:
-        return to_json(value, inf_nan_mode="null")
-
     columns = run_columns(runs)
-    yield b'{"experiment":' + dumps(_experiment_head(experiment))
+    yield from json_head(experiment, accounting, forecast_m, replayed_runs(runs))
+    yield b',"items":'
+    for piece in item_json(runs, columns):
+        yield piece.encode()
+    yield b',"tools":'
+    for piece in tool_json(runs, experiment.tools, columns):
+        yield piece.encode()
+    usage = usage_json(runs, columns) if prices is None else None
+    if usage is None:  # costs, or runs as no store gives them: the dict
+        yield b',"usage":' + json_bytes(usage_dict(runs, prices, columns))
+    else:
+        yield b',"usage":'
+        for piece in usage:
+            yield piece.encode()
+    errored = list(compress(runs, map("errored".__eq__, columns.statuses)))
+    yield from json_tail(errored, limit_dicts(runs), _retried(runs), unseen)
+
+
+def json_bytes(value: Any) -> bytes:
+    """Compact JSON, NaN and infinities as null: how `report --json` writes a part."""
+    from pydantic_core import to_json
+
+    return to_json(value, inf_nan_mode="null")
+
+
+def json_head(
+    experiment: ExperimentRecord, accounting: Accounting, forecast_m: int, replayed: int
+) -> Iterator[bytes]:
+    """`report --json` up to its items: the experiment, the figures and cases (shape by
+    shape: `passhat.report.summary_json`), the adaptive rounds and the accounting."""
+    yield b'{"experiment":' + json_bytes(_experiment_head(experiment))
     if accounting.runs_counted:
         from passhat.report.summary_json import representatives, summary_json_chunks
 
@@ -464,23 +491,29 @@ def _json_pieces(
             previous = piece
         yield previous.removesuffix("}").encode()
     else:
-        yield b',"dataset":null,"cases":' + dumps([case_dict(c) for c in accounting.cases])
-    yield b',"adaptive":' + dumps([dict(r) for r in experiment.adaptive])
-    yield b',"accounting":' + dumps(_accounting_dict(accounting, runs))
-    yield b',"items":'
-    for piece in item_json(runs, columns):
-        yield piece.encode()
-    yield b',"tools":'
-    for piece in tool_json(runs, experiment.tools, columns):
-        yield piece.encode()
-    usage = usage_json(runs, columns) if prices is None else None
-    if usage is None:  # costs, or runs as no store gives them: the dict
-        yield b',"usage":' + dumps(usage_dict(runs, prices, columns))
-    else:
-        yield b',"usage":'
-        for piece in usage:
-            yield piece.encode()
-    yield b',"errored":' + dumps(_errored_dicts(runs, columns))
-    yield b',"limit":' + dumps(limit_dicts(runs))
-    yield b',"retried":' + dumps(_retried(runs))
-    yield (b"" if unseen is None else b',"unseen":' + dumps(dict(unseen))) + b"}"
+        yield b',"dataset":null,"cases":' + json_bytes([case_dict(c) for c in accounting.cases])
+    yield b',"adaptive":' + json_bytes([dict(r) for r in experiment.adaptive])
+    yield b',"accounting":' + json_bytes(_accounting_dict(accounting, replayed))
+
+
+ERRORED_CHUNK = 4096
+"""Errored runs made into JSON at a time (50,000 at 1,000,000 runs: 25 MB as dicts)."""
+
+
+def json_tail(
+    errored: Sequence[ReportRun],
+    limit: list[dict[str, Any]],
+    retried: dict[str, Any] | None,
+    unseen: Mapping[str, Any] | None,
+) -> Iterator[bytes]:
+    """`report --json` after its usage: the errored runs (`errored_dicts`, a few thousand
+    at a time), the runs a limit stopped, the runs tried again and the tokens billed
+    unseen (when given); the closing brace."""
+    opening = b',"errored":['
+    for start in range(0, len(errored), ERRORED_CHUNK):
+        yield opening + json_bytes(errored_dicts(errored[start : start + ERRORED_CHUNK]))[1:-1]
+        opening = b","
+    yield opening + b"]" if opening != b"," else b"]"
+    yield b',"limit":' + json_bytes(limit)
+    yield b',"retried":' + json_bytes(retried)
+    yield (b"" if unseen is None else b',"unseen":' + json_bytes(dict(unseen))) + b"}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import chain, compress, islice, repeat
 from json.encoder import encode_basestring
 from operator import attrgetter, itemgetter, not_
 from typing import Any
@@ -34,6 +34,7 @@ from passhat.analysis import (
     item_dicts,
     tool_dicts,
     tool_rows,
+    tool_rows_of,
 )
 from passhat.store import LazyItems
 from passhat.usage import usage_row
@@ -222,24 +223,28 @@ def usage_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str] | None
     )
     if not columns.ordered or not ints or not _strings(columns):
         return None
-    return _usage_pieces(columns, tokens_in, tokens_out)
+    return usage_pieces(columns.sizes, columns.indices, tokens_in, tokens_out)
 
 
-def _usage_pieces(
-    columns: RunColumns, tokens_in: list[int], tokens_out: list[int]
+def usage_pieces(
+    sizes: Mapping[str, int],
+    indices: Sequence[int],
+    tokens_in: Sequence[int],
+    tokens_out: Sequence[int],
 ) -> Iterator[str]:
-    cases, indices = columns.cases, columns.indices
+    """`usage_json`'s pieces from the runs by case (`sizes`: each case id, a str, and its
+    count of runs, in order), their indices and token counts (ints)."""
     yield (
         '{"prices_per_million":null,"experiment":'
-        + _dumps(usage_row(len(cases), sum(tokens_in), sum(tokens_out), None))
+        + _dumps(usage_row(len(indices), sum(tokens_in), sum(tokens_out), None))
         + ',"cases":'
     )
-    named = {case: encode_basestring(case) for case in columns.sizes}
+    named = {case: encode_basestring(case) for case in sizes}
     per_run: dict[float, str] = {}  # tokens per run as to_json writes it (a float)
     per_case: list[str] = []
     opening = "["
     start = 0
-    for case, size in columns.sizes.items():  # each case's runs in one stretch
+    for case, size in sizes.items():  # each case's runs in one stretch
         end = start + size
         used_in, used_out = sum(tokens_in[start:end]), sum(tokens_out[start:end])
         mean = (used_in + used_out) / size  # `usage_row`'s, every case having a run
@@ -260,10 +265,11 @@ def _usage_pieces(
         ',"runs":['
     )
     opening = ""
-    for start in range(0, len(cases), CHUNK):
+    names = chain.from_iterable(map(repeat, map(named.__getitem__, sizes), sizes.values()))
+    for start in range(0, len(indices), CHUNK):
         end = start + CHUNK
         rows = zip(
-            map(named.__getitem__, cases[start:end]),
+            islice(names, CHUNK),
             indices[start:end],
             tokens_in[start:end],
             tokens_out[start:end],
@@ -286,8 +292,26 @@ def tool_json(runs: Sequence[Any], tools: Sequence[str], columns: RunColumns) ->
     if not columns.ordered or not _strings(columns):
         yield _dumps(tool_dicts(runs, tools, columns))
         return
-    counts_of: list[Mapping[str, tuple[int, int]]] = list(map(_TOOL_COUNTS, runs))
-    names, ids, rows, errors = tool_rows(counts_of, tools)
+    yield from _tool_json(tool_rows(list(map(_TOOL_COUNTS, runs)), tools), columns.sizes)
+
+
+def tool_json_of(
+    ids: Sequence[int],
+    distinct: Mapping[int, Mapping[str, tuple[int, int]]],
+    tools: Sequence[str],
+    sizes: Mapping[str, int],
+) -> Iterator[str]:
+    """`tool_json` of runs by case (`sizes`: each case's count of runs, in order, every
+    case id a str) given by the id of each one's tool counts and each distinct value by
+    id, in the order runs first have it (`analysis.tool_rows_of`)."""
+    yield from _tool_json(tool_rows_of(ids, distinct, tools), sizes)
+
+
+def _tool_json(
+    made: tuple[dict[str, None], Sequence[int], list[tuple[int, ...]], bool],
+    sizes: Mapping[str, int],
+) -> Iterator[str]:
+    names, ids, rows, errors = made
     if not names:
         yield "[]"
         return
@@ -299,7 +323,7 @@ def tool_json(runs: Sequence[Any], tools: Sequence[str], columns: RunColumns) ->
     out: list[str] = []
     opening = "["
     start = 0
-    for case, size in columns.sizes.items():
+    for case, size in sizes.items():
         end = start + size
         values = tuple(ids[start:end])
         tails = tails_of.get(values)

@@ -155,6 +155,18 @@ class _Connection:
         self.close()
 
     @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the store as it was at the first
+        (a report that reads an experiment in several queries while a run writes to it
+        reads one state of it). Nothing is written; the transaction is let go after."""
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+
+    @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
         """One transaction: everything inside is written, or nothing.
 

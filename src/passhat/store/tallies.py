@@ -100,10 +100,13 @@ has it."""
 class _Tallies(_Reads):
     """Per-case totals of an experiment's runs (`Store.tallies`)."""
 
-    def tallies(self, experiment_id: str) -> Tallies | None:
+    def tallies(self, experiment_id: str, *, parts: bool = True) -> Tallies | None:
         """The runs of `experiment_id` counted per case in SQL, or None when some run's
         per-item results or tool counts are damaged (read the runs themselves:
-        `Store.summaries` names the run)."""
+        `Store.summaries` names the run). With `parts=False`, neither the tool-count
+        values nor the cases with graded items are counted (`tool_counts` and `graded`
+        are empty): what a reader of every run afterwards needs
+        (`passhat.report.json_stream`, which checks the tool counts: `plain_columns`)."""
         db = self._db
         damaged = db.execute(
             "SELECT 1 FROM run_summaries INDEXED BY run_summaries_damaged "
@@ -112,7 +115,7 @@ class _Tallies(_Reads):
         ).fetchone()
         if damaged is not None:
             return None
-        tools = self._tool_counts(experiment_id)
+        tools = self._tool_counts(experiment_id) if parts else []
         if tools is None:
             return None
         cases = [
@@ -123,7 +126,7 @@ class _Tallies(_Reads):
         return Tallies(
             cases=cases,
             indices=self._indices(experiment_id, holed) if holed else {},
-            graded=self._graded(experiment_id, cases),
+            graded=self._graded(experiment_id, cases) if parts else [],
             errored=self.summaries(
                 experiment_id, decode_items=False, read_items=False, errored_only=True
             ),
@@ -131,6 +134,21 @@ class _Tallies(_Reads):
             limited=self._limited(experiment_id) if any(c.limited for c in cases) else {},
             retried=self._retried(experiment_id) if any(c.retried for c in cases) else None,
         )
+
+    def plain_columns(self, experiment_id: str) -> bool:
+        """Every run's case id is text, its run index and token counts are integers (as
+        `passhat run` writes them; a hand-edited store may hold other values) and its
+        tool counts are not damaged (an object, as the store's trigger writes them), read
+        from the covering index `run_summaries_cases`: a reader that writes as it reads
+        (`passhat.report.json_stream`) meets nothing it would have to refuse halfway."""
+        odd = self._db.execute(
+            "SELECT 1 FROM run_summaries INDEXED BY run_summaries_cases WHERE experiment_id = ? "
+            "AND (typeof(case_id) != 'text' OR typeof(run_index) != 'integer' "
+            "OR typeof(input_tokens) != 'integer' OR typeof(output_tokens) != 'integer' "
+            "OR substr(tool_counts, 1, 1) != '{') LIMIT 1",
+            (experiment_id,),
+        ).fetchone()
+        return odd is None
 
     def _tool_counts(
         self, experiment_id: str
