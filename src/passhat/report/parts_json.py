@@ -239,7 +239,6 @@ def usage_pieces(
         + _dumps(usage_row(len(indices), sum(tokens_in), sum(tokens_out), None))
         + ',"cases":'
     )
-    named = {case: encode_basestring(case) for case in sizes}
     per_run: dict[float, str] = {}  # tokens per run as to_json writes it (a float)
     per_case: list[str] = []
     opening = "["
@@ -252,7 +251,7 @@ def usage_pieces(
         if said is None:
             said = per_run[mean] = _dumps(mean)
         per_case.append(
-            f'{{"case":{named[case]},"runs":{size},"input_tokens":{used_in},'
+            f'{{"case":{encode_basestring(case)},"runs":{size},"input_tokens":{used_in},'
             f'"output_tokens":{used_out},"tokens_per_run":{said},"cost":null,'
             '"cost_per_run":null}'
         )
@@ -265,7 +264,8 @@ def usage_pieces(
         ',"runs":['
     )
     opening = ""
-    names = chain.from_iterable(map(repeat, map(named.__getitem__, sizes), sizes.values()))
+    # each case's id encoded again where its runs begin, not held for every case at once
+    names = chain.from_iterable(map(repeat, map(encode_basestring, sizes), sizes.values()))
     for start in range(0, len(indices), CHUNK):
         end = start + CHUNK
         rows = zip(
