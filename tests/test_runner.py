@@ -665,7 +665,9 @@ async def test_a_run_given_up_starts_no_more_model_calls(tmp_path: Path, fake_se
     with Store(tmp_path / "p.db") as store:
         store.create_experiment(experiment)
         retry = RetryPolicy(max_retries=10_000, base_delay=0.01, max_delay=0.01)
-        options = RunOptions(concurrency=1, timeout_s=0.5, retry=retry)
+        # 3 s: a machine at load 25 made no retry at all within 0.5 s (the first 503's round
+        # trip took longer); the test needs the deadline to come while the call is retrying
+        options = RunOptions(concurrency=1, timeout_s=3.0, retry=retry)
         await run_experiment(store, experiment, suite, loaded, model, options)
         (run,) = store.runs(experiment.id)
         sent = len(fake_server.requests)
@@ -673,9 +675,9 @@ async def test_a_run_given_up_starts_no_more_model_calls(tmp_path: Path, fake_se
         after = len(fake_server.requests)
     calls[0].cancel()
     await model.aclose()
-    # it was retrying when the deadline came (one retry shows it: a loaded machine makes
-    # fewer in 0.5 s), and it started nothing after: the server saw the recorded retries'
-    # calls and at most the one in flight at the deadline, which may reach the server's
-    # thread only after the record is read (CI saw 49 before and 50 after, with 49 retries)
+    # it was retrying when the deadline came (one retry shows it), and it started nothing
+    # after: the server saw the recorded retries' calls and at most the one in flight at the
+    # deadline, which may reach the server's thread only after the record is read (CI saw
+    # 49 before and 50 after, with 49 retries)
     assert run.error_type == "timeout" and len(run.retries) >= 1
     assert sent <= after <= len(run.retries) + 1
