@@ -15,6 +15,7 @@ from itertools import accumulate, pairwise, repeat
 from operator import attrgetter
 from typing import Any, NamedTuple
 
+from passhat.accounting import CaseAccount
 from passhat.analysis import ItemStability, item_stability
 from passhat.records import RunRecord, RunSummary
 from passhat.report.html.facts import _CaseFacts, _pct
@@ -545,15 +546,19 @@ def _cases_blob(
         hits=_to_json("".join(items.hits)),
     )
     del items, name_shared, name_rest
-    figures: dict[str, list[str]] = {}
+    # each (counted, passes) pair's figures once, in order of first use (a case's
+    # `metrics` are made anew each time they are read: 100,000 cases, once per pair)
+    firsts: dict[tuple[int, int], CaseAccount] = {}
     for c in cases:
         a = c.account
+        if a.counted:
+            firsts.setdefault((a.counted, a.passes), a)
+    figures: dict[str, list[str]] = {}
+    for (counted, passes), a in firsts.items():
         if a.metrics is not None:
-            key = f"{a.counted},{a.passes}"
-            if key not in figures:
-                figures[key] = _uncertainty_texts(
-                    per_pair[(a.counted, a.passes)], a.metrics.pass_rate
-                )
+            figures[f"{counted},{passes}"] = _uncertainty_texts(
+                per_pair[(counted, passes)], a.metrics.pass_rate
+            )
     id_shared, id_rest = _front_coded(c.account.case for c in cases)
     text.update(
         idShared=_to_json(id_shared),
