@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from page_data import resolved
 from passhat.analysis import item_stability
 from passhat.errors import StoreError
-from passhat.records import RunRecord
+from passhat.records import RunRecord, RunSummary
 from passhat.report.html import facts as html_facts
 from passhat.report.html import pages as html_pages
 from passhat.report.html import render_html
@@ -204,6 +204,43 @@ def test_item_columns_equal_item_stability() -> None:
         assert columns.verdicts == Counter(o[4] for o in oracle)
         per_case = Counter(s.case for s in item_stability(runs))
         assert columns.counts == [per_case.get(c, 0) for c in ids]
+        # as `Store.summaries` gives them: runs with equal items share one value
+        shared = html_pages._ItemColumns(Counter())
+        shared.add(html_facts._case_facts(sharing(runs), _accounting(ids, runs)))
+        assert (shared.scorers, shared.scorer, shared.names) == (
+            columns.scorers,
+            columns.scorer,
+            columns.names,
+        )
+        assert (shared.expected, shared.hits, shared.counts) == (
+            columns.expected,
+            columns.hits,
+            columns.counts,
+        )
+        assert shared.verdicts == columns.verdicts
+
+
+def sharing(runs: list[RunRecord]) -> list[RunSummary]:
+    """`runs` as summaries whose equal per-item results are one value."""
+    values: dict[str, Any] = {}
+    return [
+        RunSummary(
+            r.case_id,
+            r.run_index,
+            r.status,
+            None,
+            None,
+            0.0,
+            0,
+            0,
+            None,
+            1,
+            None,
+            values.setdefault(json.dumps(r.graded_items, sort_keys=True), r.graded_items),
+            {},
+        )
+        for r in runs
+    ]
 
 
 def _accounting(ids: list[str], runs: list[RunRecord]) -> Any:
