@@ -232,6 +232,43 @@ def test_an_in_process_agents_run_imports_no_command_agent_machinery(tmp_path: P
     assert "1/1" in done.stdout or "0/1" in done.stdout  # the run was made
 
 
+AT_FIRST_RUN = """
+import sys
+from passhat import runner
+from passhat.cli import main
+
+make_runs = runner.run_experiment
+
+async def first_run(*args, **kwargs):
+    heavy = sorted(m for m in {heavy!r} if m in sys.modules)
+    print("before the runs:", heavy, file=sys.stderr)
+    return await make_runs(*args, **kwargs)
+
+runner.run_experiment = first_run
+try:
+    main({args!r})
+except SystemExit:
+    pass
+"""
+
+
+def test_a_quiet_run_imports_no_report_modules_before_its_runs(tmp_path: Path) -> None:
+    """`passhat run -q` has printed nothing when its runs start, and has imported neither
+    rich (the end report's, imported while the runs wait) nor pydantic-core (the runs'
+    JSON encoder, imported by the store's writer thread then: the experiment's own row
+    is written by the standard library's encoder). Either one's import came before the
+    first run, 20-40 ms of an end-to-end run each."""
+    from cli_helpers import CLARIFY, SEED
+
+    heavy = ("rich", "rich.console", "rich.text", "pydantic_core", "numpy")
+    args = ["run", str(CLARIFY), "--case", SEED, "--agent", "agents_for_tests:odd_runs_pass"]
+    args += ["-k", "2", "-q", "--db", str(tmp_path / "p.db")]
+    done = _with_test_modules(AT_FIRST_RUN.format(args=args, heavy=heavy))
+    assert done.returncode == 0, done.stderr
+    assert "before the runs: []" in done.stderr.splitlines()
+    assert "2/2" in done.stdout or "1/2" in done.stdout or "0/2" in done.stdout  # the report
+
+
 def test_evaluate_without_requirements_does_not_import_the_gate(tmp_path: Path) -> None:
     """`passhat.evaluate` imports --require's module only when given requirements (the
     CLI's end report judges the gate, its module imported while the runs wait)."""

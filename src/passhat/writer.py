@@ -31,6 +31,7 @@ bad run fails alone (its `put` raises) and the others are recorded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +42,14 @@ from passhat.store import Store
 
 _Item = tuple[RunRecord, "asyncio.Future[None]"]
 _Outcome = tuple[_Item, BaseException | None]
+
+
+def _load_encoder() -> None:
+    """The writer thread's first task: import the runs' JSON encoder (pydantic-core,
+    20-40 ms) while the first runs wait on their agents, rather than before the runs
+    (the experiment's own row needs none) or when the first of them is written."""
+    with contextlib.suppress(ImportError):  # the first write meets it, and says so
+        import pydantic_core  # noqa: F401
 
 
 class RunWriter:
@@ -69,6 +78,7 @@ class RunWriter:
         self._outcomes: deque[list[_Outcome]] = deque()
         self._flusher: asyncio.Task[None] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="passhat-store")
+        self._executor.submit(_load_encoder)
         self._in_flight = 0
         """Runs handed over (`hand_over`) whose commit has not returned yet."""
         self._room: asyncio.Future[None] | None = None

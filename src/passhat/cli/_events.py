@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from passhat.cli._app import err_console
+from passhat.cli import _app
 from passhat.plain import plural
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.report.i18n import t, tn
@@ -32,7 +32,7 @@ def _watch_line(experiment: ExperimentRecord, store: Path, lang: str) -> None:
     url = view_of(store)
     if url is not None:
         line = t("watch_live", lang, url=experiment_url(url, experiment.id))
-        err_console.print(line, markup=False, soft_wrap=True)
+        _app.err_console.print(line, markup=False, soft_wrap=True)
 
 
 def printer(lang: str, quiet: bool, report: bool = True) -> Events:
@@ -61,13 +61,13 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
                 runs=tn("n_run", lang, runs),
                 path=store,
             )
-            err_console.print(line, markup=False)
+            _app.err_console.print(line, markup=False)
             _watch_line(experiment, store, lang)
 
         def resuming(self, experiment: ExperimentRecord, runs: int) -> None:
             if not quiet:
                 line = t("runs_to_do", lang, id=experiment.id, runs=tn("n_run", lang, runs))
-                err_console.print(line, markup=False)
+                _app.err_console.print(line, markup=False)
 
         def cassette_gaps(self, gaps: CassetteGaps) -> None:
             cases = gaps.cases
@@ -80,7 +80,7 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
                 total=tn("n_run", lang, gaps.runs),
                 cases=shown,
             )
-            err_console.print(message, style="yellow", markup=False, soft_wrap=True)
+            _app.err_console.print(message, style="yellow", markup=False, soft_wrap=True)
 
         def lease_broken(self, experiment: ExperimentRecord, holder: str | None) -> None:
             if holder is None:
@@ -93,12 +93,12 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
                     "that process is still running, both now run this experiment (no run is "
                     "counted twice, but work is repeated): stop it"
                 )
-            err_console.print(message, style="yellow", markup=False, soft_wrap=True)
+            _app.err_console.print(message, style="yellow", markup=False, soft_wrap=True)
 
         def rounds_planned(self, lines: Sequence[str]) -> None:
             if not quiet:
                 for line in lines:
-                    err_console.print(line, markup=False, soft_wrap=True)
+                    _app.err_console.print(line, markup=False, soft_wrap=True)
 
         def round_started(self, experiment: ExperimentRecord, runs: int) -> None:
             self.counts = Counter()
@@ -118,7 +118,7 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[tally]}"),
                 TimeElapsedColumn(),
-                console=err_console,
+                console=_app.err_console,
                 transient=False,
             )
             self.task = self.progress.add_task(t("runs", lang), total=runs, tally="")
@@ -154,7 +154,7 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
         def left_missing(self, runs: Sequence[tuple[str, int]]) -> None:
             shown = ", ".join(f"{case} run {index}" for case, index in runs[:10])
             more = f" and {len(runs) - 10} more" if len(runs) > 10 else ""
-            err_console.print(
+            _app.err_console.print(
                 f"{plural(len(runs), 'run')} {'was' if len(runs) == 1 else 'were'} left "
                 "missing because their workers kept dying: "
                 f"{shown}{more}; `passhat resume` runs them again",
@@ -165,7 +165,7 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
 
         def workers_refused(self, refused: Sequence[str]) -> None:
             for why in refused:
-                err_console.print(
+                _app.err_console.print(
                     f"Dask worker {why}: refused; it ran none of this experiment's runs, "
                     "the other workers made them (docs/dask.md)",
                     style="yellow",
@@ -193,5 +193,5 @@ def _interrupted(stop: Interrupted, lang: str) -> typer.Exit:
 
     ref = stop.experiment.name or stop.experiment.id
     line = t("interrupted", lang, done=tn("n_run", lang, stop.recorded), ref=ref)
-    err_console.print(line, style="yellow", markup=False, soft_wrap=True)
+    _app.err_console.print(line, style="yellow", markup=False, soft_wrap=True)
     return typer.Exit(143 if stop.signum == signal.SIGTERM else 130)

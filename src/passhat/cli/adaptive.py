@@ -10,9 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from rich.text import Text
-
-from passhat.cli._app import console
+from passhat.cli import _app
 from passhat.cli._help import panel_option
 from passhat.errors import InputError
 
@@ -105,6 +103,9 @@ AdaptiveJson = Annotated[
 
 def show(result: Adaptive, json_path: Path | None) -> None:
     """The summary on the terminal, and the JSON file when asked for."""
+    from rich.text import Text
+
+    console = _app.console
     console.print()
     for line in result.lines():
         console.print(Text(line), soft_wrap=True)

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
+from passhat.cli import _app
 from passhat.cli import adaptive as adaptive_k
-from passhat.cli._app import app, console, err_console
+from passhat.cli._app import app
 from passhat.cli._bundle import with_bundles
 from passhat.cli._events import said_if_interrupted
 from passhat.cli._help import examples, panel_option
@@ -137,7 +137,7 @@ def resume(
     said = experiment.outcome is not None and experiment.outcome.planned == 0
     if said:
         line = _nothing_to_do(experiment, shared.language)
-        err_console.print(line, markup=False, soft_wrap=True)
+        _app.err_console.print(line, markup=False, soft_wrap=True)
     _report_and_exit(experiment, shared, said=said)
 
 
@@ -165,8 +165,11 @@ def _nothing_to_do(experiment: Experiment, lang: str) -> str:
 def _report_and_exit(experiment: Experiment, shared: Shared, *, said: bool = False) -> None:
     """The end report (or one line with --no-report; none when `said`: the caller's
     line said what happened), then the exit code the experiment gives."""
+    from rich.text import Text
+
     from passhat.report.experiment import print_experiment_report, print_figures
 
+    console, err_console = _app.console, _app.err_console
     quiet, no_report, lang = shared.quiet, shared.no_report, shared.language
     record = experiment.record
     ref = record.name or record.id

@@ -5,6 +5,7 @@ sets, cycles and deep nesting written as text, never an exception mid-write).
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from typing import Any
 
@@ -43,6 +44,27 @@ def _encode(value: Any) -> str:
         return _to_json(value, fallback=str, inf_nan_mode="null").decode("utf-8")
     except (ValueError, RecursionError):  # PydanticSerializationError is a ValueError
         return _to_json(json_safe(value), inf_nan_mode="null").decode("utf-8")
+
+
+def _encode_small(value: Any) -> str:
+    """`_encode` for an experiment's few, small columns: the standard library's encoder
+    writes plain JSON data (text keys; text, numbers, booleans, null, lists) as
+    pydantic-core would, so creating an experiment loads no pydantic-core (its import,
+    20-40 ms, came before the first run of every `passhat run`; the runs' writer
+    thread loads it while the first runs wait on their agents). Anything else goes to
+    `_encode`, as before."""
+    try:
+        text = json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_refuse
+        )
+        text.encode("utf-8")  # a lone surrogate: `_encode` escapes it
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+        return _encode(value)
+    return text
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"not plain JSON data: {type(value).__name__}")
 
 
 def _to_json(value: Any, **options: Any) -> bytes:

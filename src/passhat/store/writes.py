@@ -14,7 +14,15 @@ from typing import Any
 
 from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.store.columns import _EXPERIMENT_JSON, _RUN_COLUMNS, _RUN_JSON, _encode, _row, _to_json
+from passhat.store.columns import (
+    _EXPERIMENT_JSON,
+    _RUN_COLUMNS,
+    _RUN_JSON,
+    _encode,
+    _encode_small,
+    _row,
+    _to_json,
+)
 from passhat.store.connection import _Connection, redact_all
 
 _REGRADED = ("experiment_id", "case_hash", "status", "error_type", "error_message", "score")
@@ -75,8 +83,12 @@ class _Writes(_Connection):
         known secrets blanked. Every record goes through here on its way in, so what
         `show`, reports and exports read holds no key."""
         row = _row(record)
-        for key in _RUN_JSON if isinstance(record, RunRecord) else _EXPERIMENT_JSON:
-            row[key] = _encode(row[key])
+        if isinstance(record, RunRecord):
+            for key in _RUN_JSON:
+                row[key] = _encode(row[key])
+        else:
+            for key in _EXPERIMENT_JSON:
+                row[key] = _encode_small(row[key])
         if row.get("ran_on", "") is None:  # NULL by default: a local run names no worker
             del row["ran_on"]
         return {k: redact_all(v, self.secrets) if isinstance(v, str) else v for k, v in row.items()}
