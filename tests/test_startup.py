@@ -379,6 +379,46 @@ def test_a_users_object_is_finalized_as_passhat_exits(tmp_path: Path) -> None:
     assert log.read_text(encoding="utf-8") == "written before exit"
 
 
+HOLDER_AGENT = """
+import gc
+
+class Holder:
+    def __init__(self, path):
+        self.file = open(path, "w")
+        self.me = self
+
+holder = Holder({log!r})
+holder.file.write("start-up frozen before this module: " + str(gc.get_freeze_count() > 0))
+
+async def agent(input, env, ctx):
+    return "ok"
+"""
+
+
+def test_passhat_runs_own_process_sets_aside_its_start_up_not_the_users_objects(
+    tmp_path: Path,
+) -> None:
+    """`python -m passhat run` (the command in a process of its own) sets aside from the
+    collector what its start-up built before it loads the user's code, which makes its
+    teardown's collections shorter; an object of the user's agent module in a
+    reference cycle, alive at exit, is still finalized (its buffered file flushed)."""
+    import shutil
+
+    from cli_helpers import CLARIFY, SEED
+
+    suite = tmp_path / "suite"
+    shutil.copytree(CLARIFY, suite)
+    log = tmp_path / "log.txt"
+    (suite / "holder.py").write_text(HOLDER_AGENT.format(log=str(log)), encoding="utf-8")
+    args = ["run", str(suite), "--case", SEED, "--agent", "holder.py:agent", "-k", "1"]
+    args += ["-q", "--no-report", "--db", str(tmp_path / "p.db")]
+    done = subprocess.run(
+        [sys.executable, "-m", "passhat", *args], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode in (0, 1), done.stderr  # the run counted, passed or not
+    assert log.read_text(encoding="utf-8") == "start-up frozen before this module: True"
+
+
 MEANWHILE = """
 import sys, threading
 sys.path.insert(0, {folder!r})

@@ -1,5 +1,5 @@
 """`python -m passhat` is the `passhat` command."""
 
-from passhat.cli import main
+from passhat.cli import command
 
-main()
+command()

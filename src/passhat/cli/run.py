@@ -71,8 +71,10 @@ def run(
     name: NameOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
+    from passhat.cli import set_aside_start_up
     from passhat.evaluation import evaluate
 
+    set_aside_start_up()
     with said_if_interrupted(shared.language):
         experiment = evaluate(
             suite_dir,
@@ -123,8 +125,10 @@ def resume(
     Timeout and every model parameter are the experiment's own: a resumed run means
     the same as the runs before it. Only how hard a model call is tried may change
     (--retries, --retry-max-wait, --call-timeout), e.g. after a model server outage."""
+    from passhat.cli import set_aside_start_up
     from passhat.evaluation import resume as resume_experiment
 
+    set_aside_start_up()
     with said_if_interrupted(shared.language):
         experiment = resume_experiment(
             experiment_ref,
