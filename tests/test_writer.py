@@ -199,3 +199,27 @@ def test_a_linger_keeps_a_put_waiting_for_nobody(store: CountingStore) -> None:
     asyncio.run(main())
     assert store.recorded("e1") == {("a", 1)}
     store.close()
+
+
+def test_the_write_ahead_log_is_copied_into_the_database_often_while_runs_are_written(
+    store: CountingStore,
+) -> None:
+    """While the writer commits runs, SQLite checkpoints its log every 100 pages on the
+    writer's thread (closing the store after the last run has little left to copy); its
+    own spacing of 1,000 pages is back once the runs are written."""
+
+    def spacing() -> int:
+        with store.atomic() as db:
+            return int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+
+    seen: list[int] = []
+
+    async def main() -> None:
+        async with RunWriter(store) as writer:
+            await writer.put(run(index=1))
+            seen.append(spacing())
+
+    asyncio.run(main())
+    assert seen == [100]
+    assert spacing() == 1000
+    store.close()

@@ -156,6 +156,11 @@ class _Writes(_Connection):
         which moves, whole, to `run_attempts`: only an errored run is ever re-run."""
         self.record_runs([run])
 
+    def checkpoint_every(self, pages: int) -> None:
+        """Have SQLite copy the write-ahead log into the database file once it holds
+        `pages` pages (its default: 1,000), on the thread whose commit crosses that."""
+        self._db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
+
     def record_runs(self, runs: Sequence[RunRecord]) -> None:
         """Write finished runs whole in one transaction: all of them, or none.
 
