@@ -269,6 +269,29 @@ def test_a_quiet_run_imports_no_report_modules_before_its_runs(tmp_path: Path) -
     assert "2/2" in done.stdout or "1/2" in done.stdout or "0/2" in done.stdout  # the report
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"temperature": 0.7, "max_turns": 3, "timeout_s": 300.0, "ids": ("a", "b")},
+        {"text": 'é中\n"', "none": None, "yes": True, "big": 10**30, "small": 5e-324},
+        {"nan": float("nan")},  # null, as the runs' encoder writes it
+        {"set": {1}},
+        {None: 1},
+        {"path": Path("/x")},
+        "\ud800",  # a lone surrogate, escaped
+    ],
+)
+def test_an_experiments_columns_read_back_as_the_runs_encoder_writes_them(value: object) -> None:
+    """The experiment's own row is written without pydantic-core (store.columns
+    `_encode_small`): what it writes reads back as what pydantic-core's encoder writes
+    (`_encode`), whatever the value; only plain JSON data takes the standard library."""
+    import json
+
+    from passhat.store.columns import _encode, _encode_small
+
+    assert json.loads(_encode_small(value)) == json.loads(_encode(value))
+
+
 def test_evaluate_without_requirements_does_not_import_the_gate(tmp_path: Path) -> None:
     """`passhat.evaluate` imports --require's module only when given requirements (the
     CLI's end report judges the gate, its module imported while the runs wait)."""

@@ -53,6 +53,8 @@ def _encode_small(value: Any) -> str:
     20-40 ms, came before the first run of every `passhat run`; the runs' writer
     thread loads it while the first runs wait on their agents). Anything else goes to
     `_encode`, as before."""
+    if not _text_keys(value):
+        return _encode(value)
     try:
         text = json.dumps(
             value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_refuse
@@ -61,6 +63,16 @@ def _encode_small(value: Any) -> str:
     except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         return _encode(value)
     return text
+
+
+def _text_keys(value: Any) -> bool:
+    """Whether every mapping in `value` has text keys only (the two encoders write a
+    key of None differently)."""
+    if isinstance(value, dict):
+        return all(type(k) is str and _text_keys(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_text_keys(v) for v in value)
+    return True
 
 
 def _refuse(value: Any) -> Any:
