@@ -253,3 +253,48 @@ async def test_a_socket_the_server_cannot_serve_is_closed_not_kept() -> None:
             with pytest.raises(ValueError):
                 await listen(datagram)
             assert datagram.fileno() == -1
+
+
+def test_a_gates_hop_into_the_sandbox_leaves_the_event_loop_to_the_other_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run's gate listens in its sandbox's namespace from a fresh thread while the event
+    loop goes on (it waited for that thread once a run, the other runs' timers with it).
+    Here the thread waits for another task of the loop: a loop held by the gate would
+    never run it (the wait ends unanswered)."""
+    import threading
+
+    from passhat.agents import netns
+
+    answered = threading.Event()
+
+    def listen_there(pid: int, ports: list[int], number: int | None) -> list[str]:
+        return ["in time" if answered.wait(timeout=30) else "the loop was held"]
+
+    monkeypatch.setattr(netns, "_listen_there", listen_there)
+
+    async def main() -> list[Any]:
+        async def other_run() -> None:
+            answered.set()
+
+        task = asyncio.ensure_future(other_run())
+        socks = await netns.listening_in(1, [1])
+        await task
+        return socks
+
+    assert asyncio.run(main()) == ["in time"]
+
+
+def test_sockets_made_for_a_gate_given_up_meanwhile_are_closed() -> None:
+    """A run cancelled while its hop is under way: the sockets the thread made are closed,
+    not left listening in the sandbox."""
+    from passhat.agents import netns
+
+    async def main() -> socket.socket:
+        done: asyncio.Future[list[socket.socket]] = asyncio.get_running_loop().create_future()
+        done.cancel()
+        sock = socket.socket()
+        netns._hand_over(done, [sock], None)
+        return sock
+
+    assert asyncio.run(main()).fileno() == -1

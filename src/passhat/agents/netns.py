@@ -25,7 +25,7 @@ import os
 import socket
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from passhat.serve.endpoints import listening
@@ -90,20 +90,72 @@ def _listen_there(pid: int, ports: Sequence[int], netns: int | None) -> list[soc
 def listen_in(pid: int, ports: Sequence[int], netns: int | None = None) -> list[socket.socket]:
     """Listening sockets on 127.0.0.1 at `ports` in the network namespace of process `pid`.
     A fresh thread enters it and ends: no thread of passhat's pool ever changes namespace."""
-    out: dict[str, object] = {}
+    out: list[tuple[list[socket.socket], BaseException | None]] = []
+    thread = _hop(pid, ports, netns, out.append)
+    thread.join()
+    socks, error = out[0]
+    if error is not None:
+        raise error
+    return socks
+
+
+async def listening_in(
+    pid: int, ports: Sequence[int], netns: int | None = None
+) -> list[socket.socket]:
+    """`listen_in` for a run's gate: the event loop goes on with the other runs while the
+    fresh thread starts, enters the namespace, listens and comes back (it waited for that
+    thread's join before, once a run). A gate given up meanwhile closes what it made."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[list[socket.socket]] = loop.create_future()
+
+    def made(result: tuple[list[socket.socket], BaseException | None]) -> None:
+        try:
+            loop.call_soon_threadsafe(_hand_over, done, *result)
+        except RuntimeError:  # the loop has closed: nobody takes the sockets
+            _close_all(result[0])
+
+    _hop(pid, ports, netns, made)
+    return await done
+
+
+def _hop(
+    pid: int,
+    ports: Sequence[int],
+    netns: int | None,
+    made: Callable[[tuple[list[socket.socket], BaseException | None]], None],
+) -> threading.Thread:
+    """Start the thread that listens in `pid`'s namespace; it gives `made` (sockets, None)
+    or ([], the error)."""
 
     def work() -> None:
         try:
-            out["socks"] = _listen_there(pid, ports, netns)
-        except BaseException as error:  # handed to the caller's thread
-            out["error"] = error
+            socks = _listen_there(pid, ports, netns)
+        except BaseException as error:  # handed to the caller
+            made(([], error))
+        else:
+            made((socks, None))
 
     thread = threading.Thread(target=work, name="passhat-netns", daemon=True)
     thread.start()
-    thread.join()
-    if "error" in out:
-        raise out["error"]  # type: ignore[misc]
-    return out["socks"]  # type: ignore[return-value]
+    return thread
+
+
+def _hand_over(
+    done: asyncio.Future[list[socket.socket]],
+    socks: list[socket.socket],
+    error: BaseException | None,
+) -> None:
+    if done.cancelled():
+        _close_all(socks)
+    elif error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(socks)
+
+
+def _close_all(socks: Sequence[socket.socket]) -> None:
+    for sock in socks:
+        sock.close()
 
 
 class Gate:
@@ -162,9 +214,8 @@ class Gate:
 
         pid, netns = await _read_info(self.info_read)
         confine(pid)
-        socks = (
-            listen_in(pid, [port for port, _ in self.endpoints], netns) if self.endpoints else []
-        )
+        ports = [port for port, _ in self.endpoints]
+        socks = await listening_in(pid, ports, netns) if ports else []
         try:
             for sock, (_, listen) in zip(socks, self.endpoints, strict=True):
                 if listen is None:
