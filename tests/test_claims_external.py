@@ -19,7 +19,16 @@ here; while developing, the misses printed below were seen after each change. It
 but a figure measured on a set whose misses were read says little about the next set. A fresh
 held-out set is the measure. The counts are asserted as floors, so the reader cannot regress;
 raise them when it does better, and never tune it to a wording here (add such a wording to the
-development corpus instead)."""
+development corpus instead).
+
+RELABELLED on 2026-12-06. This corpus was written before the label rule of
+claim_wordings_external6.yaml was stated (an over-claim says THIS folder's own results rest on
+two or more runs per configuration; another work's runs, plans and usage examples are
+consistent texts). A second labeller (the rule given, all 1,059 texts of external..external5
+shuffled and unlabelled) and a third (the same rule, the disputed texts mixed with as many
+agreed ones) both called 8 of its over-claims consistent texts: they were moved to the
+consistent texts, each marked `relabelled:`. The floors below are what the reader did on the
+corpus so relabelled (main at 8dc675e): caught 64 of 66, passed 47 of 57."""
 
 from __future__ import annotations
 
@@ -53,13 +62,13 @@ TARGET_CAUGHT = 0.90
 TARGET_PASSED = 0.95
 """Issue 34's bar for a held-out corpus nobody tuned to, in each layout."""
 
-CAUGHT_FLOOR = 72
+CAUGHT_FLOOR = 64
 """Over-claims failed by `audit --strict` (of 74): 58 when first scored, 70 after issue 34's
 third round (when the set's misses were read, see the module docstring), 71 after the fourth
 (a statistic over runs with no count, developed on other wordings), 72 after the seventh
-(counts coordinated after a preposition)."""
+(counts coordinated after a preposition). Relabelled (module docstring): 64 of 66."""
 PASSED_FLOOR = 47
-"""Consistent folders passed (of 49) after issue 34's third round (45 when first scored)."""
+"""Consistent folders passed (of 49) after issue 34's third round (45 when first scored). Relabelled (module docstring): 47 of 57."""
 
 
 def test_the_corpus_is_large_enough_and_every_entry_names_its_source() -> None:

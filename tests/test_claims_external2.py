@@ -19,21 +19,30 @@ run once each, seeds held back; statistics over runs with no count; scripts read
 tried on new wordings of the development corpus (tests/claim_wordings.yaml, "fourth round").
 It then caught 82 of 84 (0.976) and passed 74 of 77 (0.961) in both layouts. A figure on a
 set whose misses were read says little about the next set: a fresh blind set is the measure.
-The counts are floors, so the reader cannot regress; raise them when it does better."""
+The counts are floors, so the reader cannot regress; raise them when it does better.
+
+RELABELLED on 2026-12-06. This corpus was written before the label rule of
+claim_wordings_external6.yaml was stated (an over-claim says THIS folder's own results rest on
+two or more runs per configuration; another work's runs, plans and usage examples are
+consistent texts). A second labeller (the rule given, all 1,059 texts of external..external5
+shuffled and unlabelled) and a third (the same rule, the disputed texts mixed with as many
+agreed ones) both called 11 of its over-claims consistent texts: they were moved to the
+consistent texts, each marked `relabelled:`. The floors below are what the reader did on the
+corpus so relabelled (main at 8dc675e): caught 72 of 73, passed 76 of 88."""
 
 from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 83
+CAUGHT_FLOOR = 72
 """Over-claims failed by `audit --strict` (of 84): 72 when first scored, blind; 82 after
 issue 34's fourth round, 83 after the fifth (a script's prose read where its comment
-markers were left out, developed on other wordings)."""
+markers were left out, developed on other wordings). Relabelled (module docstring): 72 of 73."""
 PASSED_FLOOR = 76
 """Consistent folders passed (of 77) after issue 34's fourth round (38 when first scored). Raised from 74 to 75 in issue 34's sixth round: a claim plans runs only when it is
 attached to the folder's own results (claims/attached.py); to 76 in the seventh: what is
-repeated is not a run (claims/aside.py)."""
+repeated is not a run (claims/aside.py). Relabelled (module docstring): 76 of 88."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
-    floor_tests("claim_wordings_external2.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (80, 45))
+    floor_tests("claim_wordings_external2.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (70, 45))
 )

@@ -20,19 +20,28 @@ learnt as a general rule and pinned by new wordings of the development corpus
 129 (0.977) and passed 116 of 118 (0.983) in both layouts. A figure on a set whose misses
 were read says little about the next set: a fresh blind set is the measure. The counts are
 floors, so the reader cannot regress; raise them when it does better, and never tune it to
-a wording here (add such a wording to the development corpus instead)."""
+a wording here (add such a wording to the development corpus instead).
+
+RELABELLED on 2026-12-06. This corpus was written before the label rule of
+claim_wordings_external6.yaml was stated (an over-claim says THIS folder's own results rest on
+two or more runs per configuration; another work's runs, plans and usage examples are
+consistent texts). A second labeller (the rule given, all 1,059 texts of external..external5
+shuffled and unlabelled) and a third (the same rule, the disputed texts mixed with as many
+agreed ones) both called 19 of its over-claims consistent texts: they were moved to the
+consistent texts, each marked `relabelled:`. The floors below are what the reader did on the
+corpus so relabelled (main at 8dc675e): caught 109 of 110, passed 118 of 137."""
 
 from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 126
+CAUGHT_FLOOR = 109
 """Over-claims failed by `audit --strict` (of 129): 105 when first scored, blind; 126 after
-issue 34's fifth round."""
-PASSED_FLOOR = 116
+issue 34's fifth round. Relabelled (module docstring): 109 of 110."""
+PASSED_FLOOR = 118
 """Consistent folders passed (of 118): 94 when first scored, blind; 116 after issue 34's
-fifth round."""
+fifth round. Relabelled (module docstring): 118 of 137."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
-    floor_tests("claim_wordings_external3.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (120, 110))
+    floor_tests("claim_wordings_external3.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (105, 110))
 )

@@ -26,21 +26,30 @@ learnt as a general rule and pinned by new wordings of the development corpus
 here. It then caught 110 of 114 (0.965) and passed 95 of 104 (0.913) in both layouts. A
 figure on a set whose misses were read says little about the next set. The counts are
 floors, so the reader cannot regress; raise them when it does better, and never tune it to
-a wording here (add such a wording to the development corpus instead)."""
+a wording here (add such a wording to the development corpus instead).
+
+RELABELLED on 2026-12-06. This corpus was written before the label rule of
+claim_wordings_external6.yaml was stated (an over-claim says THIS folder's own results rest on
+two or more runs per configuration; another work's runs, plans and usage examples are
+consistent texts). A second labeller (the rule given, all 1,059 texts of external..external5
+shuffled and unlabelled) and a third (the same rule, the disputed texts mixed with as many
+agreed ones) both called 17 of its over-claims consistent texts: they were moved to the
+consistent texts, each marked `relabelled:`. The floors below are what the reader did on the
+corpus so relabelled (main at 8dc675e): caught 93 of 97, passed 99 of 121."""
 
 from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 110
+CAUGHT_FLOOR = 93
 """Over-claims failed by `audit --strict` (of 114): 98 when first scored, blind; 110 after
-its misses were read (issue 34's fifth round)."""
+its misses were read (issue 34's fifth round). Relabelled (module docstring): 93 of 97."""
 PASSED_FLOOR = 99
 """Consistent folders passed (of 104): 61 when first scored, blind; 95 after its misses
 were read (issue 34's fifth round). Raised from 95 to 98 in issue 34's sixth round: a claim plans runs only when it is
 attached to the folder's own results (claims/attached.py); to 99 in the seventh: what is
-repeated is not a run (claims/aside.py)."""
+repeated is not a run (claims/aside.py). Relabelled (module docstring): 99 of 121."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
-    floor_tests("claim_wordings_external4.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (110, 100))
+    floor_tests("claim_wordings_external4.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (95, 100))
 )

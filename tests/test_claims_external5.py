@@ -17,26 +17,35 @@ caught 101 of 119 (0.849) and passed 110 of 166 (0.663). Most consistent folders
 over 'repeated N times' / 'N 次取平均' / a seeds flag written in code comments, usage
 blocks, plans and notes far from a result. The counts are floors, so the reader cannot
 regress; raise them when it does better, never tune it to a wording here (add such a
-wording to the development corpus instead)."""
+wording to the development corpus instead).
+
+RELABELLED on 2026-12-06. This corpus was written before the label rule of
+claim_wordings_external6.yaml was stated (an over-claim says THIS folder's own results rest on
+two or more runs per configuration; another work's runs, plans and usage examples are
+consistent texts). A second labeller (the rule given, all 1,059 texts of external..external5
+shuffled and unlabelled) and a third (the same rule, the disputed texts mixed with as many
+agreed ones) both called 19 of its over-claims consistent texts: they were moved to the
+consistent texts, each marked `relabelled:`. The floors below are what the reader did on the
+corpus so relabelled (main at 8dc675e): caught 115 of 123, passed 144 of 187."""
 
 from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 133
+CAUGHT_FLOOR = 115
 """Over-claims failed by `audit --strict` (of 142): 123 when first scored, blind (below the
 target); 133 after issue 34's seventh round read counts in Korean, French, Spanish,
 Portuguese, German and Russian, CJK sentences in scripts, counts coordinated after a
-preposition (developed on wordings of its own, claims45b)."""
-PASSED_FLOOR = 143
+preposition (developed on wordings of its own, claims45b). Relabelled (module docstring): 115 of 123."""
+PASSED_FLOOR = 144
 """Consistent folders passed when first scored, blind (of 168): below the target. Raised from 110 to 133 in issue 34's sixth round: a claim plans runs only when it is
 attached to the folder's own results (claims/attached.py); to 136 in the seventh: what is
 repeated or sampled is not a run (a genotype, a bit, a code pattern; claims/aside.py);
 to 138 with a polling rate, a condition after the count, a next step's lead-in and a
 count in parentheses after a count per configuration set aside; to 143 in the eighth
 (claims45a): alternatives across a write-up's code blocks, a Chinese negation in bold,
-"we train" and a PRM, a file of deliverables, each on wordings of its own."""
+"we train" and a PRM, a file of deliverables, each on wordings of its own. Relabelled (module docstring): 144 of 187."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
-    floor_tests("claim_wordings_external5.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (130, 150))
+    floor_tests("claim_wordings_external5.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (120, 150))
 )
