@@ -13,12 +13,17 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # make test draws the same examples on every run, so a red CI is a change, not luck;
-# `make chaos` (PASSHAT_HYPOTHESIS=explore) draws new ones, many more, to find bugs
-settings.register_profile("passhat", derandomize=True)
-settings.register_profile("explore", derandomize=False)
+# `make chaos` (PASSHAT_HYPOTHESIS=explore) draws new ones, many more, to find bugs.
+# No example is timed: Hypothesis's default 200 ms deadline (and its too-slow health
+# check) fails a test whose one example a loaded machine held up for 250 ms, and the
+# same example then passing on replay is reported as flaky: a failure too. Speed goals
+# are benchmarks' (benchmarks/), not these tests'.
+UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("passhat", derandomize=True, **UNTIMED)
+settings.register_profile("explore", derandomize=False, **UNTIMED)
 settings.load_profile(os.environ.get("PASSHAT_HYPOTHESIS", "passhat"))
 
 # Tests Ctrl-C a passhat they start. A test run started in the background (nohup, `cmd &`
