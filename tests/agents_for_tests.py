@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 from typing import Any
 
@@ -111,6 +112,10 @@ async def peeks(input: Any, env: Any, ctx: Any) -> bool:
 # (or a passed one, for the well-behaved sync agent), never take the experiment down.
 
 BLOCK_S = float(os.environ.get("PASSHAT_TEST_BLOCK", "3"))
+RELEASE = threading.Event()
+"""sync_blocks waits for it (BLOCK_S seconds at most): a test releases the agents it blocked."""
+WOKE: list[int] = []
+"""The run index of each sync_blocks agent that was released or whose wait ran out."""
 
 
 def sync_perfect(input: Any, env: Any, ctx: Any) -> str:
@@ -120,10 +125,10 @@ def sync_perfect(input: Any, env: Any, ctx: Any) -> str:
 
 
 def sync_blocks(input: Any, env: Any, ctx: Any) -> str:
-    """Blocks its thread for BLOCK_S seconds, then writes the goal state."""
-    import time
-
-    time.sleep(BLOCK_S)
+    """Blocks its thread until RELEASE is set (BLOCK_S seconds at most), then writes the
+    goal state."""
+    RELEASE.wait(BLOCK_S)
+    WOKE.append(ctx.run_index)
     ctx.run(_write(env, GOAL_ANNOTATIONS, input["ticket"]["key"]))
     return "late"
 
