@@ -50,8 +50,9 @@ class Page:
             raise RuntimeError(f"{expression}: {answer['exceptionDetails']}")
         return answer["result"].get("value")
 
-    def wait_for(self, expression: str, timeout: float = 10, every: float = 0.05) -> float:
-        """Seconds until `expression` is truthy in the page; fails after `timeout`."""
+    def wait_for(self, expression: str, timeout: float = 60, every: float = 0.05) -> float:
+        """Seconds until `expression` is truthy in the page; fails after `timeout`, which
+        only bounds a failure: a loaded machine may take long to draw what a page shows."""
         start = time.monotonic()
         while time.monotonic() - start < timeout:
             if self.evaluate(expression):

@@ -234,15 +234,15 @@ def test_the_experiment_page_follows_a_run_being_written(tmp_path: Path) -> None
         # the writer holds the lease until `release`: the page is live however long a
         # loaded machine takes to start the writer or to draw its runs
         try:
-            page.wait_for(f"{panel}.dataset.liveState === 'live'", timeout=60)
-            page.wait_for(f"Number({panel}.dataset.completed) >= 6", timeout=60)
+            page.wait_for(f"{panel}.dataset.liveState === 'live'")
+            page.wait_for(f"Number({panel}.dataset.completed) >= 6")
             eta = page.evaluate(f"{panel}.textContent")
-            page.wait_for(f"{panel}.dataset.completed === '12'", timeout=60)
+            page.wait_for(f"{panel}.dataset.completed === '12'")
             assert page.evaluate(f"{panel}.dataset.liveState") == "live"
         finally:
             release.touch()
             assert writer.wait(60) == 0
-        page.wait_for(f"{panel}.dataset.liveState === 'done'", timeout=60)
+        page.wait_for(f"{panel}.dataset.liveState === 'done'")
         assert "ETA" in eta
         counted = page.evaluate(f"{panel}.dataset.counted")
         figures = page.evaluate(
