@@ -841,7 +841,9 @@ def test_a_run_given_up_while_the_proxy_retries_keeps_its_retries(
     suite = _suite(writer, ["turns"], env={"TURNS": "1"})
     db = tmp_path / "p.db"
     model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
-    args = ["-k", "1", "--timeout", "3", "--retries", "50", "--retry-max-wait", "0.2"]
+    # 8 s: at load 20 and more the agent's start took most of 3 s and fewer than 3 requests
+    # were made (earlier sessions' flake); 1000 retries are not spent before the deadline
+    args = ["-k", "1", "--timeout", "8", "--retries", "1000", "--retry-max-wait", "0.2"]
     result = run_cli(capsys, "run", str(suite), *model, *args, "--db", str(db), "-q")
     assert result.code == 1, result.err
     run = _runs(db)[1]
