@@ -5,17 +5,25 @@ look-ups (77 search strings, eight languages), without opening the claims reader
 the other claim tests or the other corpora's texts. Label rule in one sentence: placed in a results folder holding
 one run per configuration, a text is an over-claim when it tells a reader that this folder's own results rest on two
 or more runs per configuration, and consistent otherwise (single runs, other works' runs, counts of something else,
-plans, options, defaults, templates, and tests or logs of unrelated mechanisms). NOT YET SCORED; the lead scores it
-once, last.
+plans, options, defaults, templates, and tests or logs of unrelated mechanisms).
+
+SCORED BLIND ONCE, by the lead on main at ca70fcf after issue 34's seventh round (claims45a's set-aside
+rules, claims45b's grammar for more languages, both developed without this file): THE TARGET IS MISSED.
+Caught 138 of 164 over-claims (0.841), passed 180 of 239 consistent folders (0.753), the same in both
+layouts. A second helper labelled the same 403 texts, shuffled and unlabelled, by the same rule: the two
+labellings agree on 395 (163 over-claims, 232 consistent; Cohen's kappa about 0.97), disagree on 6 and
+2 were unsure. On the 395 both agree on, the reader caught 137 of 163 (0.840) and passed 175 of 232
+(0.754). The counts are floors, so the reader cannot regress; raise them when it does better, never
+tune it to a wording here (add such a wording to the development corpus instead).
 """
 
 from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 0
+CAUGHT_FLOOR = 138
 """Over-claims failed by `audit --strict` when first scored, blind (of 164)."""
-PASSED_FLOOR = 0
+PASSED_FLOOR = 180
 """Consistent folders passed when first scored, blind (of 239)."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
