@@ -10,249 +10,43 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from passhat.sources.claims.aside_cues import (
+    _ASIDE,
+    _ASIDE_IN_PARENS,
+    _CI,
+    _CLAUSE_END,
+    _CODE_DOES,
+    _CONDITION,
+    _CONDITION_AFTER,
+    _DATASET,
+    _DONE,
+    _DRY_RUN,
+    _ENDS_SOON,
+    _FIRST_PERSON,
+    _IF_SENTENCE,
+    _IMPERATIVE,
+    _JUDGED,
+    _JUDGED_AFTER,
+    _MODAL,
+    _NEGATED,
+    _NEGATED_AFTER,
+    _OUTCOME_AFTER,
+    _PLAN,
+    _QUESTION,
+    _RECOMMENDED_LIST,
+    _RUN_IMPERATIVE,
+    _RUN_OBJECT,
+    _SCHEDULE,
+    _SCHEDULE_AFTER,
+    _STOP_AFTER,
+    _SUGGESTED,
+    _TODO,
+    _TRAILING_COMMENT,
+)
 from passhat.sources.claims.framing import GENERATION, frame_rule
 from passhat.sources.claims.grammar import WORD
 from passhat.sources.claims.numbers import number
 from passhat.sources.claims.vocabulary import INDEX_NOUNS, PROSE_NOUNS, nouns
-
-_ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
-    (name, re.compile(before, re.I), re.compile(after, re.I))
-    for name, before, after in (
-        # (what sets a number aside, text just before it, text just after it)
-        (
-            "a limit, not a count of runs",
-            r"(?:up\s+to|at\s+most|a\s+maximum\s+of|maximum\s+of|max(?:imum)?|no\s+more\s+than|"
-            r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|a\s+budget\s+of|<=|≤|"
-            r"retr(?:y|ies|ied)\b.{0,20}|bis\s+zu|höchstens|maximal|jusqu['’]à|au\s+plus|hasta|"
-            r"(?:最多|至多|上限|最大)[^，。,;；]{0,8})\s*$",
-            r"^\D{0,40}?\b(?:per|each|every)\s+(?:tool[-\s]call|call|api\s+call|request|step)\b",
-        ),
-        (
-            "training epochs, not evaluation runs",
-            r"(?:(?<![a-z])train(?:ed|ing|s)?(?![a-z])|fine-?tun|warm-?up|训练|訓練).{0,60}$",
-            r"^(?!x)x",
-        ),
-        (
-            "training or tuning, not evaluation runs",
-            r"(?:optuna|hyper-?param\w*|\bhpo\b|grid\s+search|random\s+search).{0,60}$",
-            r"^(?!x)x",
-        ),
-        (
-            "a batch size",
-            r"(?:batch[-_\s]?size\b.{0,12}|(?:mini-?)?batch(?:es)?\s+of\s+)$",
-            r"^\D{0,20}?\b(?:per|each|in\s+(?:a|each|every))\s+(?:mini-?)?batch\b",
-        ),
-        (
-            "the latest records, not runs",
-            r"(?:直近|過去|最新|最近|\b(?:the\s+)?(?:last|past|latest|most\s+recent))\s*$",
-            r"^(?!x)x",
-        ),
-        (
-            "k counts neighbours or clusters",
-            r"(?:top[-_\s]?|k-nn.{0,10}|k-means.{0,20}|(?:neighbou?rs?|knn|clusters?)\W{0,3}(?:k\s*[=:]?\s*)?)$",
-            r"^\s*(?:nearest|neighbou?rs?|clusters?|-?nn\b)",
-        ),
-    )
-)
-_TODO = re.compile(r"^\W*\[ \]")
-"""An unchecked box: a to-do ("- [ ] run each configuration 3 times"); a ticked one is done."""
-_MODAL = re.compile(
-    r"\b(?:will|would|should|could|might|shall)\b|\w['’](?:d|ll)\b|我们将|我們將|将会|將會|将要|將要|"
-    r"かも(?:しれ)?|[てで](?:も)?(?:いい|良い|よい)|"
-    r"\b(?:sera|seront|serait|seraient|allons|será|serán|sería|serían|serão|seria|seriam|"
-    r"würde|würden|будет|будут|будем|sarà|saranno|zal|zullen|zou|zouden)\b",
-    re.I,
-)
-"""A modal in the number's own clause: "we will run 5 seeds", "5 runs would be needed", "5回の
-平均にしてもいいかも" (could take the mean of 5, maybe)."""
-_CLAUSE_END = re.compile(r"[,;:—–]")
-_ASIDE_IN_PARENS = re.compile(r"\([^()]{0,200}\)")
-"""A parenthesis within a clause: skipped when the clause is read for a modal ("variance
-over multiple runs (e.g., over 3 runs) would strengthen it")."""
-_TRAILING_COMMENT = re.compile(r"\s(?:#|//)")
-"""Where a setting's comment starts: a modal there tells what the setting does ("N_RUNS=10
-# this means we will run each fuzzer 10 times"), not a plan."""
-_PLAN = re.compile(
-    r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
-    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan(?:ned)?\s*[:：]|"
-    r"\bnext\s+steps?\s*[:：]|(?:下一步|下一项|下一項|接下来要|接下來要)\s*[:：]|"
-    r"计划|計劃|未来|未來|将来|將來|予定|計画|べき|ものとする|"
-    # French, Spanish, Portuguese, German, Russian, Korean: planned, future, later
-    r"\b(?:prévu|prévoir|à\s+venir|planifi\w*|previst[oa]s?|planead[oa]s?|planejad[oa]s?|"
-    r"futur[oa]s?|geplant\w*|künftig\w*|zukünftig\w*|später|планиру\w*|в\s+будущем|"
-    r"pianificat\w*|gepland\w*|toekomstig\w*)\b|"
-    r"향후|계획|예정|추후",
-    re.I,
-)
-_CONDITION = re.compile(  # in the number's own clause, before it: "if you run it 5 times"
-    r"\b(?:if|unless|whether|suppose|supposing|assuming|imagine|recommend(?:s|ed)?|"
-    r"suggest(?:s|ed)?|advis(?:e|es|ed)|encourage[sd]?|consider|must|needs?|require[sd]?|ought\s+to|"
-    r"(?:you|users?|one)\s+(?:can|may)|can\s+be|lets?|allows?|supports?|accepts?|try|"
-    r"for\s+example|for\s+instance|such\s+as|"
-    r"best\s+practice|(?:typical|common|standard|usual|good)\s+practice|"
-    r"it\s+is\s+(?:best|advisable|good\s+practice)|until|possibly|potentially|"
-    r"perhaps|maybe)\b[^,;:.!?()，；：。！？\"“”]*$|"
-    r"\b(?:for|with|given)\s+an?\s+[\d.]+\s*%[^,;:.!?()，；：。！？\"“”]*$|"
-    r"(?:如果|如需|若要|假如|可以|建议|建議|推荐|推薦|需要|必须|必須)[^。；;！？!?]*$|"
-    # French, Spanish, Portuguese, German, Russian: if, must, should, recommended, one has to
-    r"\b(?:si|wenn|falls|если|il\s+faut|hay\s+que|tem\s+que|doit|doivent|devrait|devraient|"
-    r"debe|deben|debería|deberían|deve|devem|deveria|deveriam|sollte|sollten|muss|müssen|"
-    r"следует|нужно|необходимо|должн\w*|recommand\w*|recomend\w*|empfohlen|empfehl\w*|"
-    r"рекоменд\w*|bisogna|occorre|dovrebbe(?:ro)?|consigliat\w*|moet|moeten|aanbevolen)\b"
-    r"[^,;:.!?()，；：。！？\"“”]*$",
-    re.I,
-)
-_IF_SENTENCE = re.compile(
-    r"^\W*(?:(?:if|unless(?!\s+(?:otherwise|stated|noted))|suppose|supposing|assuming)\b|"
-    r"for\s+an?\s+[\d.]+\s*%)",
-    re.I,
-)
-"""A sentence opening with a condition: its main clause is hypothetical too ("If our
-evaluator drifts from the image, local Pass^3 stops being comparable")."""
-_QUESTION = re.compile(r"[^\W\d_]\s*[?？]\s*$")
-"""A sentence ending in a question mark after a word (not a shell's `$?`)."""
-_RECOMMENDED_LIST = re.compile(
-    r"\b(?:recommend\w*|suggest\w*|advis\w*|practices|guidelines)\b[^.!?]{0,60}[:：][^.!?]*$", re.I
-)
-"""A list of recommendations the number sits in: "we recommend three practices: (1)
-estimate pass@1 from multiple runs per task"."""
-_CONDITION_AFTER = re.compile(
-    r"^[^,;:.!?]*\b(?:(?:is|are)\s+)?(?:recommended|suggested|advised|needed|required|planned|"
-    r"proposed)\b|^[^,;:.!?]*\bonly\s+(?:if|when)\b|"
-    r"^[^.;!?。]*(?:권장|추천|필요|해야|하면|한다면|편이\s*(?:안전|좋|낫)|것이\s*(?:좋|바람직))",
-    re.I,
-)
-"""A condition after the count in its clause: "3 runs are recommended", "2 more seeds only
-if we decide to chase a ceiling", "three runs per task only when the route serves"; in
-Korean, whose verb follows the count: "3회 반복하는 편이 안전하다" (it is safer to repeat 3
-times), "…해야 한다" (must), "…권장" (recommended)."""
-_NEGATED = re.compile(
-    r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}"
-    r"[`'\"“*_]{0,2}(?:--?[\w-]+[=\s]\s*)?$"
-    r"|(?:不是|并非|並非|而非|沒有|没有)[*_\s]*$"
-    r"|\b(?:sans|sin|sem|ohne|без|nicht|keine?[nrs]?|не|нет|não|jamais|nunca|senza|zonder|"
-    r"niet|geen)\s+(?:[^\W\d_]+\s+){0,3}$",
-    re.I,
-)
-"""A count denied just before it: "not ten independent runs", "do not impersonate ten", "sends
-one attempt, not `--n-attempts 3`" (a quoted flag)."""
-_NEGATED_AFTER = re.compile(
-    r"^[^.;,:!?]{0,40}?\b(?:(?:were|was|are|is|have|has|had|been|be|do|does|did)\s+(?:not|never)|"
-    r"(?:weren|wasn|aren|isn|haven|hasn|hadn|don|doesn|didn)['’]t)\b|"
-    r"^[^。；;\n]{0,40}?(?:未実施|未実行|未执行|未執行|未进行|未進行|していない|しなかった|範囲外|范围外)",
-    re.I,
-)
-"""A count denied just after it: "3 runs per task were not performed", "3 seeds per model
-weren't run", "各3回…は未実施" (not carried out), "…范围外" (out of scope)."""
-
-
-def _imperative(verbs: str) -> re.Pattern[str]:
-    return re.compile(
-        r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|please)\s)\W*(?:for\s+[\w\s-]{1,40}?\s)?"
-        + verbs
-        + r"\b(?!\s*[:：])(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)"
-        r"(?:[^.;!?\"]|\.(?=[\w/])))*$",
-        re.I,
-    )
-
-
-_IMPERATIVE = _imperative(
-    r"(?:use|set|try|add|freeze|choose|pick|re-?run|specify|increase|raise|lower|change|"
-    r"consider|ensure|make\s+sure|remember|report|configure|switch|bump|keep)"
-)
-"""An instruction: the number's clause opens with a verb telling the reader what to do
-("For a smoke check use --num-trials 5", "then re-run it with --num-trials 3"); a quoted
-title after the verb is no part of its clause (`set title "Ratio (n=5 runs)"`); a period
-inside a name ("eval.py") ends no clause."""
-_RUN_IMPERATIVE = _imperative(
-    r"(?P<verb>run|repeat|sample|evaluate|record|measure|collect|perform)"
-)
-"""An instruction to run, in prose ("Run 3-10 independent trials per task"); in a script's
-comment ("# run each task 10 times") it tells what the script does."""
-_RUN_OBJECT = re.compile(
-    r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|`|at\s+least|\d+\s*(?:[-–]|to)\s*\d+|"
-    r"(?:\d+|" + WORD + r")\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r")\b",
-    re.I,
-)
-"""What follows a verb of running told to the reader: its object ("Run each task", "Run
-3-10 independent trials", "Run three attempts per task"), not a run's number or a label ("Run 1 took 8.9 s", "Run
-count: 5")."""
-_OUTCOME_AFTER = re.compile(r"^[^.;!?]{0,60}?\band\s+(?:the|its|it|you|your)\b", re.I)
-"""An imperative that states a fact by its outcome: "Run the same task eight times and the
-share it gets right falls below 25%" (a conditional, told as a result)."""
-_ENDS_SOON = re.compile(r"[^.;!?\n]{0,40}[.;]")
-_STOP_AFTER = re.compile(
-    r"^[^.;!?\n]{0,40}?(?:[.,;:]\W*|\s)(?:and\s+)?then\s+(?:stop|give\s+up|revert|abort|halt|"
-    r"escalate|move\s+on|mark|bail|skip|fail)\b",
-    re.I,
-)
-"""A budget: "Three attempts per task, then stop", "Two attempts per task. Then revert"."""
-_SCHEDULE = re.compile(r"\bcron(?:tab)?\b|排程|定時|定时|[每天][天日晚週周月年]|每小[時时]", re.I)
-_JUDGED = re.compile(
-    r"\b(?:judge|judges|grader|graders|rater|raters|annotator|annotators|labell?ers?)\b"
-    r"[^.;]{0,40}$|\bannotated\s+$",
-    re.I,
-)
-_JUDGED_AFTER = re.compile(
-    r"^[^.;]{0,30}\bby\s+(?:different\s+|\d+\s+)?(?:raters|annotators|judges)\b", re.I
-)
-"""A judge's or an annotator's repeats: "the judge is queried 3 times per answer", "each
-sample was annotated 3 times by different raters"."""
-_CI = re.compile(
-    r"\bCI\s+(?:runs?|iterations?|jobs?|builds?|pipelines?|ledger)\b|\bbuilds\b|GitHub\s+Actions|"
-    r"\bworkflow\s+runs\b|\bpipelines?\s+runs?\b",
-    re.I,
-)
-"""Runs of a CI pipeline or a build ("## CI iteration ledger (5 runs)", "in the failed
-builds ... (13 runs)"): no evaluation's runs."""
-_SCHEDULE_AFTER = re.compile(
-    r"^\s*(?:times\s+)?(?:(?:a|per|each|every)\s+(?:day|night|hour|week|month|year)\b|daily\b|"
-    r"nightly\b|hourly\b|weekly\b|monthly\b|yearly\b|annual)|^\s*次?\s*(?:年度|每年|每天|每日)|"
-    r"^\s*times\s+(?:over|in|within|during)\s+(?:~\s*|about\s+|approximately\s+|roughly\s+)?"
-    r"(?:a|an|one|\d+(?:\.\d+)?)\s*-?\s*(?:s|secs?|seconds?|ms|milliseconds?|mins?|minutes?)\b",
-    re.I,
-)
-"""A schedule: "three times a day", "nightly", "每天執行三次", a cron job; a polling rate:
-"check 5 times over 1 minute", "sampled 8 times over ~1 minute" (seconds or minutes: a
-probe, not runs)."""
-_DATASET = re.compile(
-    r"(?:数据集|數據集|資料集)\s*(?:包含|包括|含有|由)|"
-    r"\b(?:data[-_\s]?sets?|corpus)\s*(?:\w+\s+)?(?:contains?|consists?\s+of|includes?|comprises?)"
-    r"\b.{0,80}\b(?:recorded|collected|demonstrat\w*|annotated|filmed|captured|by\s+(?:different\s+)?"
-    r"(?:people|participants|subjects|annotators|humans|volunteers))",
-    re.I,
-)
-"""A data set's make-up: "数据集包含18个任务，每个任务重复5次", "the dataset contains 20 tasks,
-each performed 5 times by different people" (not "the dataset contains 50 tasks, each run
-3 times": a data set evaluated)."""
-_SUGGESTED = re.compile(
-    r"(?:\b(?:suggestions?|example\s*:|e\.g\.|recommendations?|defaults|default\s*[:=(]|"
-    r"\(\s*default|by\s+default|default\s+value|proposed|proposals?|propose[sd]?|options?\s*:)"
-    r"|\billustrat\w*|\bhypothetical|\bdemonstrat\w*|\b(?:an|this|the\s+following)\s+example\b|"
-    r"建議|建议|例如|比如|示例|範例|范例|默认|預設|补充"
-    r"|\b(?:par\s+exemple|por\s+ejemplo|por\s+exemplo|zum\s+beispiel|z\.\s?b\.|например|"
-    r"ad\s+esempio|per\s+esempio|bijvoorbeeld)|예를\s*들어)"
-    r"(?:[^.;!?()\n]|\.(?=\d)){0,80}$",
-    re.I,
-)
-"""An example, a default, a suggestion or a proposal before it in its sentence
-("Proposed defaults are ... three random seeds", `suggestion: "seeds: [0, 1, 2]"`, "here is
-an example with four seeds")."""
-_CODE_DOES = re.compile(
-    r"\b(?:scripts?|tools?|functions?|helpers?|utilit(?:y|ies)|modules?|tests?|commands?)\s+that\s+"
-    r"[^,;:.!?]*$",
-    re.I,
-)
-"""What a piece of code does, told before the count in its clause: "a script that averages
-runs across seeds", "determinism tests that compare the values across five runs" (a tool
-described, not runs made; not in a sentence told in the first person or in the past)."""
-_FIRST_PERSON = re.compile(r"\b(?:we|our|us|(?-i:I))\b", re.I)
-_DONE = re.compile(r"\b(?:ran|was|were|produced|gave|yielded|reported)\b", re.I)
-"""A sentence telling what was done ("the evaluation script that runs each task 5 times
-produced Table 1"): the code's work is the experiment's."""
-_DRY_RUN = re.compile(r"\bdry[-_ ]?run\b|--dry\b|--dryrun\b", re.I)
-"""A dry run: the command shows what would run and runs nothing ("--dry-run", "dry run 5
-tasks")."""
 
 
 def _continued(text: str) -> str:
