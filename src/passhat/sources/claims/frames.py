@@ -18,10 +18,10 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>.*)$")
 _LATEX_HEADING = re.compile(r"\\(?P<level>(?:sub)*section)\*?\{(?P<text>[^}]*)\}")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|\[[ xX]\])\s|^\s{2,}\S|^\s*(?:```|~~~)")
 """A list item, an indented or fenced line: it keeps the lead-in above it."""
-_LEAD_IN = re.compile(r"^(?P<text>.{1,160}?)[:：]\s*(?:\*\*|__)?\s*$")
+_LEAD_IN = re.compile(r"^(?P<text>.{1,160}?)[:：]\s*(?:(?:\*\*|__)\s*)?$")
 _OPENER = re.compile(
-    r"^(?P<indent>\s*)-?\s*(?:(?:export\s+)?(?:const|let|var|final|static)\s+)?[\"']?"
-    r"(?P<key>[\w.-]{1,60})[\"']?\s*[:=]\s*[{\[]?\s*(?:#.*)?$|"
+    r"^(?P<indent>\s*)(?:-\s*)?(?:(?:export\s+)?(?:const|let|var|final|static)\s+)?[\"']?"
+    r"(?P<key>[\w.-]{1,60})[\"']?\s*[:=]\s*(?:[{\[]\s*)?(?:#.*)?$|"
     r"^(?P<block>\s*)(?:class|def)\s+(?P<name>\w{1,60})[^:]{0,200}:\s*(?:#.*)?$|"
     r"^(?P<fn_block>\s*)(?:(?:pub(?:\([\w\s]*\))?|export|async|static|public|private|void)\s+)*"
     r"(?:fn|function|func)\s+(?P<fn>\w{1,60})[^{]{0,200}\{\s*(?://.*)?$"
