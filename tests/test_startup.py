@@ -269,6 +269,10 @@ def test_a_quiet_run_imports_no_report_modules_before_its_runs(tmp_path: Path) -
     assert "2/2" in done.stdout or "1/2" in done.stdout or "0/2" in done.stdout  # the report
 
 
+CYCLE: list[object] = []
+CYCLE.append(CYCLE)
+
+
 @pytest.mark.parametrize(
     "value",
     [
@@ -279,6 +283,7 @@ def test_a_quiet_run_imports_no_report_modules_before_its_runs(tmp_path: Path) -
         {None: 1},
         {"path": Path("/x")},
         "\ud800",  # a lone surrogate, escaped
+        CYCLE,  # a list that contains itself: "<circular reference>"
     ],
 )
 def test_an_experiments_columns_read_back_as_the_runs_encoder_writes_them(value: object) -> None:

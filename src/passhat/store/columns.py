@@ -53,9 +53,9 @@ def _encode_small(value: Any) -> str:
     20-40 ms, came before the first run of every `passhat run`; the runs' writer
     thread loads it while the first runs wait on their agents). Anything else goes to
     `_encode`, as before."""
-    if not _text_keys(value):
-        return _encode(value)
     try:
+        if not _text_keys(value):  # (a structure that contains itself: RecursionError)
+            return _encode(value)
         text = json.dumps(
             value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_refuse
         )
