@@ -694,3 +694,31 @@ def test_german_counts_of_times_are_read_in_digits_and_after_their_verb(text: st
     """'3mal' is a count of 3 (it was matched and lost: no claim, nothing set aside), and
     'wiederholt dreimal' is read (it stopped the reader with a StopIteration)."""
     assert [c.k for c in read_text(text, "REPORT.md").claims] == [3]
+
+
+def test_a_run_of_spaces_within_a_line_is_cut_and_lines_keep_their_numbers() -> None:
+    """The readers see at most SPACE_RUN spaces in a row (of any width: tabs, NBSP, U+3000);
+    line breaks (\\r too) are never touched, so every claim keeps its line."""
+    from passhat.sources.claims.reader import SPACE_RUN, bounded_spaces
+
+    long = "x" + " \t\u00a0\u3000" * SPACE_RUN + "y"
+    assert bounded_spaces(long) == "x" + (" \t\u00a0\u3000" * SPACE_RUN)[:SPACE_RUN] + "y"
+    kept = "a" + " " * SPACE_RUN + "b\n" + "\r" * 200 + "\n" * 200 + "c"
+    assert bounded_spaces(kept) == kept
+    claims = claims_in(" " * 5000 + "?=\n\nWe ran each configuration 3 times.\n", "REPORT.md")
+    assert [(c.k, c.source) for c in claims] == [(3, "REPORT.md:3")]
+
+
+def test_a_hostile_line_of_spaces_is_audited_like_any_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file of the folder holding a line of 200,000 spaces before `?=` (or `x:` and `y`):
+    the readers' patterns that let two spaced quantifiers share a run took time quadratic in
+    it (20,000 spaces 23 s; this one would have run for half an hour, a 2 MB one for days),
+    and `audit` never ended. Now the folder is audited, and the claim after it is read."""
+    root = _folder(tmp_path, "x:" + " " * 200_000 + "y\n\na:" + " " * 200_000 + "b:")
+    (root / "config.yaml").write_text(" " * 200_000 + "?=\nruns: 5\n")
+    r = run_cli(capsys, "audit", str(root), "--strict", "--json")
+    data = json.loads(r.out)
+    assert r.code == 1 and data["claimed"]["k"] == 5, data
+    assert data["claimed"]["source"] == "config.yaml:2"

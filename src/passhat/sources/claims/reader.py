@@ -45,6 +45,10 @@ from passhat.sources.claims.sentences import (
 from passhat.sources.claims.tables import latex_tables, markdown_tables
 
 _SETTING_NAMES = frozenset(rule.name for rule in SETTING_RULES)
+
+SPACE_RUN = 64
+"""The longest run of spaces within a line the readers see (`bounded_spaces`): longer
+than any indentation or alignment a write-up uses."""
 NEARBY = 6
 """Lines either side of a count of epochs read for a training configuration's words."""
 MAX_CANDIDATES = 1000
@@ -301,10 +305,22 @@ def kind_of(name: str) -> str:
     return PROSE
 
 
+_LONG_SPACE = re.compile(f"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]{{{SPACE_RUN + 1},}}")
+
+
+def bounded_spaces(text: str) -> str:
+    r"""`text` with every run of spaces within a line cut to SPACE_RUN characters (line
+    breaks kept, so every line keeps its number): the readers' patterns, which let two
+    `\s*` share a run of spaces, then take time linear in the text, where a hostile file's
+    line of 20,000 spaces took 23 s and one of 2 MB would have taken days."""
+    return _LONG_SPACE.sub(lambda run: run[0][:SPACE_RUN], text)
+
+
 def read_text(text: str, name: str) -> Reading:
     """Every claim of one file's text, and every number set aside, each with its file and
     line; `name` (the file's path in the folder) chooses the readers: prose, tables,
     settings and figures for text, settings and figures for data and scripts; pure."""
+    text = bounded_spaces(text)
     kind = kind_of(name)
     if kind == PROSE:
         # LaTeX inline math ("$n=3$ seeds", "$5$ times") and markdown bold ("run **3 times**")
