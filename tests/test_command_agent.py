@@ -287,7 +287,8 @@ def test_folders_a_killed_passhat_left_are_swept_at_the_next_start(tmp_path: Pat
     dead = base / f"{folders.prefix(gone.pid)}test"
     alive = base / f"{folders.prefix(os.getppid())}test"
     elsewhere = base / f"passhat-run-{gone.pid}-{folders._namespace() + 1}-test"
-    for folder in (dead, alive, elsewhere):
+    older = base / f"passhat-run-{gone.pid}-k3j2h1g0"  # an older passhat's name
+    for folder in (dead, alive, elsewhere, older):
         (folder / "work").mkdir(parents=True)
         (folder / "work" / "input.json").write_text("{}")
     try:
@@ -296,8 +297,9 @@ def test_folders_a_killed_passhat_left_are_swept_at_the_next_start(tmp_path: Pat
         assert not dead.exists(), "a dead passhat's run folder was left"
         assert alive.exists(), "a live passhat's run folder was removed"
         assert elsewhere.exists(), "a run folder of another PID namespace was removed"
+        assert not older.exists(), "an older passhat's run folder (no namespace) was left"
     finally:
-        for folder in (dead, alive, elsewhere):
+        for folder in (dead, alive, elsewhere, older):
             shutil.rmtree(folder, ignore_errors=True)
 
 

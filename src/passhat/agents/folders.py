@@ -158,8 +158,11 @@ def _maker(name: str, namespace: int) -> int | None:
     if not name.startswith(FOLDER_PREFIX):
         return None
     pid, _, rest = name[len(FOLDER_PREFIX) :].partition("-")
-    if not pid.isdigit() or rest.partition("-")[0] != str(namespace):
+    made_in, dash, _ = rest.partition("-")
+    if not pid.isdigit() or (dash and made_in.isdigit() and made_in != str(namespace)):
         return None
+    # passhat-run-<pid>-<random> (mkdtemp's letters, no dash): an older passhat's folder,
+    # judged by its pid as it was before names told the namespace
     return int(pid)
 
 
