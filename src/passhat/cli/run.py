@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -40,6 +40,8 @@ from passhat.cli._store import ExperimentArg, open_store
 from passhat.report.i18n import t, tn
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from passhat.results import Experiment
 
 # The library (runner, agents, providers, suites: pydantic, yaml) is imported inside
@@ -71,20 +73,18 @@ def run(
     name: NameOption = None,
 ) -> None:
     """Create an experiment and run every case k times, each from a fresh start."""
-    from passhat.cli import set_aside_start_up
     from passhat.evaluation import evaluate
 
-    set_aside_start_up()
-    with said_if_interrupted(shared.language):
-        experiment = evaluate(
-            suite_dir,
-            **what.evaluate_options(),
-            **asdict(model),
-            retries=retries,
-            **limits.evaluate_options(),
-            name=name,
-            **shared.call_options(shared.language),
-        )
+    experiment = _called(
+        evaluate,
+        shared,
+        suite_dir,
+        **what.evaluate_options(),
+        **asdict(model),
+        retries=retries,
+        **limits.evaluate_options(),
+        name=name,
+    )
     _report_and_exit(experiment, shared)
 
 
@@ -125,24 +125,35 @@ def resume(
     Timeout and every model parameter are the experiment's own: a resumed run means
     the same as the runs before it. Only how hard a model call is tried may change
     (--retries, --retry-max-wait, --call-timeout), e.g. after a model server outage."""
-    from passhat.cli import set_aside_start_up
     from passhat.evaluation import resume as resume_experiment
 
-    set_aside_start_up()
-    with said_if_interrupted(shared.language):
-        experiment = resume_experiment(
-            experiment_ref,
-            k=k,
-            errored=errored,
-            retries=retries,
-            break_lease=break_lease,
-            **shared.call_options(shared.language),
-        )
+    experiment = _called(
+        resume_experiment,
+        shared,
+        experiment_ref,
+        k=k,
+        errored=errored,
+        retries=retries,
+        break_lease=break_lease,
+    )
     said = experiment.outcome is not None and experiment.outcome.planned == 0
     if said:
         line = _nothing_to_do(experiment, shared.language)
         _app.err_console.print(line, markup=False, soft_wrap=True)
     _report_and_exit(experiment, shared, said=said)
+
+
+def _called(
+    call: Callable[..., Experiment], shared: Shared, *args: Any, **options: Any
+) -> Experiment:
+    """The one library call of `run` and `resume` (`evaluate`, `resume`), given the
+    options of `Shared` too: made once the start-up is set aside (`set_aside_start_up`,
+    before a user's code loads), an interrupt said in one line."""
+    from passhat.cli import set_aside_start_up
+
+    set_aside_start_up()
+    with said_if_interrupted(shared.language):
+        return call(*args, **options, **shared.call_options(shared.language))
 
 
 def _nothing_to_do(experiment: Experiment, lang: str) -> str:
