@@ -211,6 +211,8 @@ def _rule(
 _RUNS_PLURAL = nouns((*INDEX_NOUNS, "replicate", "replica", "rollout"), "plural")
 _GENERATED = r"(?:outputs?|answers?|solutions?|responses?|completions?|samples?)"
 """What a model generates for one problem: "sample 4 outputs", "generating 2-4 samples"."""
+_INDEX_COUNT = _NUM + r"\s+" + _ADJ + nouns((*INDEX_NOUNS, "replicate", "rollout")) + r"\b"
+"""A count of seeds, replicates or rollouts ending a list or after "on": "and 10 seeds"."""
 PROSE_RULES = (
     _rule(
         "count per scope",  # "3 runs per configuration", "five trials for each task"
@@ -235,20 +237,11 @@ PROSE_RULES = (
         + r")\s+(?:[a-z-]+\s+)?[a-z-]+s(?:\s*,\s*(?:\d[\d,]*|"
         + WORD
         + r")\s+(?:[a-z-]+\s+)?[a-z-]+s){0,3}\s*(?:,\s*)?(?:and|&|,|×|x)\s+"
-        + _NUM
-        + r"\s+"
-        + _ADJ
-        + nouns((*INDEX_NOUNS, "replicate", "rollout"))
-        + r"\b",
+        + _INDEX_COUNT,
     ),
     _rule(
         "count after a verb or preposition",  # "evaluated on 3 seeds" (not "on 500 samples")
-        r"\bon\s+(?:the\s+|all\s+)?"
-        + _NUM
-        + r"\s+"
-        + _ADJ
-        + nouns((*INDEX_NOUNS, "replicate", "rollout"))
-        + r"\b",
+        r"\bon\s+(?:the\s+|all\s+)?" + _INDEX_COUNT,
     ),
     _rule(
         "verb + N times",  # "we ran every configuration 5 times", "ran it 5x", "N=5 times"
