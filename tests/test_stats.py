@@ -522,6 +522,18 @@ def test_metrics_bad_options_are_one_line_exit_2(
     assert r.err.count("\n") == 1 and r.err.startswith("error: ") and message in r.err
 
 
+def test_report_forecast_below_1_is_refused_before_the_store_is_opened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report --forecast 0` gets metrics' message (one check serves both), and no store
+    is read or made for it."""
+    db = tmp_path / "none.db"
+    r = run_cli(capsys, "report", "latest", "--forecast", "0", "--db", str(db))
+    assert r.code == 2
+    assert r.err == "error: --forecast is 0; forecast at least 1 run (default 10)\n"
+    assert not db.exists()
+
+
 def test_public_names_exist() -> None:
     assert all(hasattr(stats, name) for name in stats.__all__)
 

@@ -110,6 +110,12 @@ def forecast_option(help: str) -> Any:
     return typer.Option("--forecast", "-m", metavar="M", help=help)
 
 
+def check_forecast(forecast_m: int) -> None:
+    """--forecast, checked before anything is read."""
+    if forecast_m < 1:
+        raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
+
+
 def resamples_option(help: str) -> Any:
     return typer.Option("--resamples", "-B", metavar="B", help=help)
 
@@ -167,6 +173,7 @@ __all__ = [
     "RequireOption",
     "StrictOption",
     "SummaryOption",
+    "check_forecast",
     "confidence_option",
     "forecast_option",
     "k_option",

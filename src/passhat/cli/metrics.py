@@ -16,6 +16,7 @@ from passhat.cli._options import (
     JsonOption,
     LangOption,
     StrictOption,
+    check_forecast,
     confidence_option,
     forecast_option,
     k_option,
@@ -99,8 +100,7 @@ def metrics(
     intervals and a forecast of the next runs."""
     language = report_lang(lang)
     check_k(k)
-    if forecast_m < 1:
-        raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
+    check_forecast(forecast_m)
     check_resamples(resamples)
     check_confidence(confidence)
     if target is not None and not 0 < target < 0.5:

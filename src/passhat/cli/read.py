@@ -31,6 +31,7 @@ from passhat.cli._options import (
     RequireOption,
     StrictOption,
     SummaryOption,
+    check_forecast,
     forecast_option,
     report_lang,
     say_gate,
@@ -115,8 +116,7 @@ def report(
 
     language = report_lang(lang)
     rules = _requirements(require)  # checked before anything is read
-    if forecast_m < 1:
-        raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
+    check_forecast(forecast_m)
     # `report --json` for a pipe, nothing else written: read in one snapshot of the store
     piped = as_json and not sys.stdout.isatty() and html is junit_xml is summary is None
     with open_store(db, read_only=True) as store, store.snapshot() if piped else nullcontext():
