@@ -528,6 +528,34 @@ def test_runs_are_made_with_collections_spaced_and_the_heap_set_aside(tmp_path: 
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 
+def test_runs_are_made_with_the_interpreter_switching_threads_often(tmp_path: Path) -> None:
+    """While an experiment's runs are in flight the interpreter hands the GIL on every
+    0.5 ms (passhat._lazy.quick_switching), so the event loop waking for its agents'
+    timers does not wait 5 ms for the writer thread's encoding of a batch; afterwards
+    the interval is what it was."""
+    import sys
+
+    from passhat._lazy import WARM_UP_SWITCH_S
+    from passhat.agents import LoadedAgent
+
+    seen: list[float] = []
+
+    async def observing(input: Any, env: Any, ctx: Any) -> str:
+        seen.append(sys.getswitchinterval())
+        return "done"
+
+    before = sys.getswitchinterval()
+    assert before > WARM_UP_SWITCH_S  # the interpreter's own 5 ms
+    suite = load_suite(CLARIFY)
+    agent = LoadedAgent("t:observing", observing, None)
+    experiment = new_experiment(suite, agent, "", None, k=1, params={"max_turns": 1})
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        asyncio.run(run_experiment(store, experiment, suite, agent, None, RunOptions()))
+    assert seen and set(seen) == {WARM_UP_SWITCH_S}
+    assert sys.getswitchinterval() == before
+
+
 def test_pending_reads_run_by_run_only_the_cases_with_gaps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -453,6 +453,26 @@ def test_passhat_runs_own_process_sets_aside_its_start_up_not_the_users_objects(
     )
 
 
+def test_quick_switching_is_undone_when_the_last_body_asking_for_it_ends() -> None:
+    """Two bodies that each want quick thread switches (the runs, and the end report's
+    warm-up begun among them) may end in either order: the interval the interpreter had
+    comes back when the last one ends, not when the first does (which left the other
+    without it), nor never (a warm-up outliving the runs restored the runs' 0.5 ms)."""
+    import contextlib
+
+    from passhat._lazy import WARM_UP_SWITCH_S, quick_switching
+
+    before = sys.getswitchinterval()
+    for first_out in ("runs", "warm-up"):
+        bodies = {"runs": contextlib.ExitStack(), "warm-up": contextlib.ExitStack()}
+        bodies["runs"].enter_context(quick_switching())
+        bodies["warm-up"].enter_context(quick_switching())
+        bodies[first_out].close()
+        assert sys.getswitchinterval() == WARM_UP_SWITCH_S
+        bodies["warm-up" if first_out == "runs" else "runs"].close()
+        assert sys.getswitchinterval() == before
+
+
 MEANWHILE = """
 import sys, threading
 sys.path.insert(0, {folder!r})

@@ -50,18 +50,39 @@ WARM_UP_SWITCH_S = 0.0005
 """While a warm-up imports, the interpreter lets other threads run every 0.5 ms (not every
 5): an event loop waking for a timer waits that long at most for the warm-up to let go."""
 
+_switching = threading.Lock()
+_switch_holders = 0
+_switch_before = 0.0
+
+
+@contextlib.contextmanager
+def quick_switching() -> Iterator[None]:
+    """While the body runs (in any thread), the interpreter switches threads every
+    WARM_UP_SWITCH_S at most; the interval it had is set back when the last body that
+    asked for this ends, whatever order they end in (a warm-up that outlives the runs
+    it began among does not leave the runs' setting behind, nor undo it early)."""
+    global _switch_holders, _switch_before
+    with _switching:
+        if _switch_holders == 0:
+            _switch_before = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switch_before, WARM_UP_SWITCH_S))
+        _switch_holders += 1
+    try:
+        yield
+    finally:
+        with _switching:
+            _switch_holders -= 1
+            if _switch_holders == 0:
+                sys.setswitchinterval(_switch_before)
+
 
 def warm_up(*names: str) -> threading.Thread:
     """Import `names` in a daemon thread (already imported ones cost nothing): what
     comes later finds them loaded. A failure there is left for the real import to meet."""
 
     def target() -> None:
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(min(switch, WARM_UP_SWITCH_S))
-        try:
+        with quick_switching():
             _import_all(names)
-        finally:
-            sys.setswitchinterval(switch)
 
     thread = threading.Thread(target=target, name="passhat-warm-up", daemon=True)
     thread.start()
@@ -102,14 +123,12 @@ def imported_meanwhile(*names: str) -> Iterator[None]:
     thread = threading.Thread(
         target=_import_all, args=(missing,), name="passhat-meanwhile", daemon=True
     )
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(min(switch, WARM_UP_SWITCH_S))
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join()
-        sys.setswitchinterval(switch)
+    with quick_switching():
+        thread.start()
+        try:
+            yield
+        finally:
+            thread.join()
 
 
 def _import_all(names: Iterable[str]) -> None:
