@@ -3,6 +3,7 @@ suite's goals changed on disk is errored `suite_changed`, never given a verdict.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -50,6 +51,37 @@ def test_an_agent_that_rewrites_its_goal_gets_no_verdict(
     assert [r.status for r in runs] == ["errored", "errored"]
     assert {r.error_type for r in runs} == {"suite_changed"}
     assert "cases/tiny.yaml" in (runs[0].error_message or "")
+
+
+def test_run_experiment_notes_the_suite_before_its_first_agent_starts(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    """`run_experiment` called on its own (the runner's API; `evaluate` notes the suite
+    before it) looks at the suite's files before any agent starts: a goal rewritten by
+    the first run is a change, not the state the guard first sees at the first grading."""
+    from passhat.agents import LoadedAgent
+    from passhat.runner import RunOptions, new_experiment, run_experiment
+    from passhat.store import Store
+
+    suite = load_suite(_suite(writer))
+    case_file = suite.path / "cases" / "tiny.yaml"
+
+    async def cheat(input: Any, env: Any, ctx: Any) -> str:
+        case = yaml.safe_load(case_file.read_text())
+        case["goal"]["ticket"]["annotations"] = _answer(wrong=True)
+        case_file.write_text(yaml.safe_dump(case))
+        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=True)})
+        return "done"
+
+    agent = LoadedAgent("t:cheat", cheat, None)
+    experiment = new_experiment(suite, agent, "", None, k=2, params={"max_turns": 1})
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        options = RunOptions(concurrency=1)
+        asyncio.run(run_experiment(store, experiment, suite, agent, None, options))
+        runs = store.runs(experiment.id)
+    assert [r.status for r in runs] == ["errored", "errored"]
+    assert {r.error_type for r in runs} == {"suite_changed"}
 
 
 def test_the_control_an_honest_agent_is_graded(writer: SuiteWriter, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from typing import Any
 
+from passhat import tamper
 from passhat._gc import gc_spaced
 from passhat._lazy import quick_switching
 from passhat.agents import LoadedAgent
@@ -318,6 +319,10 @@ async def run_experiment(
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
     prepare_scorers(suite)  # a scorer that cannot be used stops here, before any run
+    # the suite's files as loaded, looked at before any agent starts (evaluate did; a
+    # caller of this function had the look made at the first grading: after the first
+    # wave of agents, on the path of their timers)
+    tamper.guard(suite)
     store.add_secrets(secret_values(model))
     child_watcher()  # command agents' exits read from pidfds, not a thread each (3.11)
     # quick_switching: while the writer thread encodes a batch of runs (or the suite
