@@ -501,6 +501,26 @@ def test_a_runs_environment_is_freed_as_the_run_ends_and_at_load(
         gc.enable()
 
 
+def _seen_by_runs(tmp_path: Path, look: Any) -> tuple[list[Any], int]:
+    """What `look()` gave in each run of an agent on the clarify suite at k = 2, made by
+    run_experiment itself; and how many cases the suite has."""
+    from passhat.agents import LoadedAgent
+
+    seen: list[Any] = []
+
+    async def observing(input: Any, env: Any, ctx: Any) -> str:
+        seen.append(look())
+        return "done"
+
+    suite = load_suite(CLARIFY)
+    agent = LoadedAgent("t:observing", observing, None)
+    experiment = new_experiment(suite, agent, "", None, k=2, params={"max_turns": 1})
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        asyncio.run(run_experiment(store, experiment, suite, agent, None, RunOptions()))
+    return seen, len(suite.cases)
+
+
 def test_runs_are_made_with_collections_spaced_and_the_heap_set_aside(tmp_path: Path) -> None:
     """While an experiment's runs are in flight the collector's young generation waits
     for RUN_YOUNG_THRESHOLD new containers and the heap from before is frozen (passhat._gc
@@ -508,22 +528,10 @@ def test_runs_are_made_with_collections_spaced_and_the_heap_set_aside(tmp_path: 
     import gc
 
     from passhat._gc import RUN_YOUNG_THRESHOLD
-    from passhat.agents import LoadedAgent
-
-    seen: list[tuple[int, int]] = []
-
-    async def observing(input: Any, env: Any, ctx: Any) -> str:
-        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
-        return "done"
 
     before = gc.get_threshold()
-    suite = load_suite(CLARIFY)
-    agent = LoadedAgent("t:observing", observing, None)
-    experiment = new_experiment(suite, agent, "", None, k=2, params={"max_turns": 1})
-    with Store(tmp_path / "p.db") as store:
-        store.create_experiment(experiment)
-        asyncio.run(run_experiment(store, experiment, suite, agent, None, RunOptions()))
-    assert len(seen) == 2 * len(suite.cases)
+    seen, cases = _seen_by_runs(tmp_path, lambda: (gc.get_threshold()[0], gc.get_freeze_count()))
+    assert len(seen) == 2 * cases
     assert all(young == RUN_YOUNG_THRESHOLD and frozen > 0 for young, frozen in seen)
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
@@ -533,25 +541,11 @@ def test_runs_are_made_with_the_interpreter_switching_threads_often(tmp_path: Pa
     0.5 ms (passhat._lazy.quick_switching), so the event loop waking for its agents'
     timers does not wait 5 ms for the writer thread's encoding of a batch; afterwards
     the interval is what it was."""
-    import sys
-
     from passhat._lazy import WARM_UP_SWITCH_S
-    from passhat.agents import LoadedAgent
-
-    seen: list[float] = []
-
-    async def observing(input: Any, env: Any, ctx: Any) -> str:
-        seen.append(sys.getswitchinterval())
-        return "done"
 
     before = sys.getswitchinterval()
     assert before > WARM_UP_SWITCH_S  # the interpreter's own 5 ms
-    suite = load_suite(CLARIFY)
-    agent = LoadedAgent("t:observing", observing, None)
-    experiment = new_experiment(suite, agent, "", None, k=1, params={"max_turns": 1})
-    with Store(tmp_path / "p.db") as store:
-        store.create_experiment(experiment)
-        asyncio.run(run_experiment(store, experiment, suite, agent, None, RunOptions()))
+    seen, _ = _seen_by_runs(tmp_path, sys.getswitchinterval)
     assert seen and set(seen) == {WARM_UP_SWITCH_S}
     assert sys.getswitchinterval() == before
 

@@ -29,6 +29,19 @@ def _suite(writer: SuiteWriter) -> Path:
     return writer.write()
 
 
+def _cheater(case_file: Path) -> Any:
+    """An agent whose every run rewrites its goal to the wrong answer it then gives."""
+
+    async def cheat(input: Any, env: Any, ctx: Any) -> str:
+        case = yaml.safe_load(case_file.read_text())
+        case["goal"]["ticket"]["annotations"] = _answer(wrong=True)
+        case_file.write_text(yaml.safe_dump(case))
+        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=True)})
+        return "done"
+
+    return cheat
+
+
 @pytest.mark.parametrize("spaced", [False, True], ids=["every-look", "whole-looks-spaced-out"])
 def test_an_agent_that_rewrites_its_goal_gets_no_verdict(
     writer: SuiteWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spaced: bool
@@ -36,16 +49,7 @@ def test_an_agent_that_rewrites_its_goal_gets_no_verdict(
     if spaced:  # the whole suite is not looked at again: the run's case file still is
         monkeypatch.setattr(tamper, "SPACING", 1e12)
     suite = _suite(writer)
-    case_file = suite / "cases" / "tiny.yaml"
-
-    async def cheat(input: Any, env: Any, ctx: Any) -> str:
-        # the goal becomes the wrong answer this agent is about to give
-        case = yaml.safe_load(case_file.read_text())
-        case["goal"]["ticket"]["annotations"] = _answer(wrong=True)
-        case_file.write_text(yaml.safe_dump(case))
-        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=True)})
-        return "done"
-
+    cheat = _cheater(suite / "cases" / "tiny.yaml")
     done = passhat.evaluate(suite, agent=cheat, k=2, db=tmp_path / "p.db", concurrency=1, model="")
     runs = done.runs()
     assert [r.status for r in runs] == ["errored", "errored"]
@@ -64,16 +68,7 @@ def test_run_experiment_notes_the_suite_before_its_first_agent_starts(
     from passhat.store import Store
 
     suite = load_suite(_suite(writer))
-    case_file = suite.path / "cases" / "tiny.yaml"
-
-    async def cheat(input: Any, env: Any, ctx: Any) -> str:
-        case = yaml.safe_load(case_file.read_text())
-        case["goal"]["ticket"]["annotations"] = _answer(wrong=True)
-        case_file.write_text(yaml.safe_dump(case))
-        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=True)})
-        return "done"
-
-    agent = LoadedAgent("t:cheat", cheat, None)
+    agent = LoadedAgent("t:cheat", _cheater(suite.path / "cases" / "tiny.yaml"), None)
     experiment = new_experiment(suite, agent, "", None, k=2, params={"max_turns": 1})
     with Store(tmp_path / "p.db") as store:
         store.create_experiment(experiment)
