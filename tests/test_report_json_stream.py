@@ -91,7 +91,8 @@ def unkind(eid: str, case: str, index: int, status: str, **changes: Any) -> RunR
 
 def test_streamed_json_of_unkind_text(tmp_path: Path) -> None:
     """Case ids, scorers, items and tools with quotes, backslashes, control characters,
-    NUL and non-ASCII; a case with every run errored; a case the plan never named."""
+    NUL and non-ASCII; a case with every run errored; a case the plan never named; token
+    counts past the 4 bytes a run `streamed_json` keeps them in when they fit (10**12)."""
     cases = ['c "1"', "c\\2", "c\t3", "čaj", "e-all-errored"]
     with Store(tmp_path / "p.db") as store:
         store.create_experiment(experiment_record(cases, 4, tools=("get_ticket",)))

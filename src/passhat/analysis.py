@@ -464,16 +464,16 @@ def tool_rows(
     any run had a tool error."""
     # machine words, not an int object per run (32 MB at 1,000,000 runs)
     ids = array("Q", map(id, counts_of))
-    return tool_rows_of(ids, dict(zip(ids, counts_of, strict=True)), tools)
+    names, rows_of, errors = tool_value_rows(dict(zip(ids, counts_of, strict=True)), tools)
+    return names, ids, list(map(rows_of.__getitem__, ids)), errors
 
 
-def tool_rows_of(
-    ids: Sequence[int],
-    distinct: Mapping[int, Mapping[str, tuple[int, int]]],
-    tools: Iterable[str] = (),
-) -> tuple[dict[str, None], Sequence[int], list[tuple[int, ...]], bool]:
-    """`tool_rows` of runs given by the id of each one's tool counts (runs share values)
-    and each distinct value by id, in the order runs first have it."""
+def tool_value_rows(
+    distinct: Mapping[int, Mapping[str, tuple[int, int]]], tools: Iterable[str] = ()
+) -> tuple[dict[str, None], dict[int, tuple[int, ...]], bool]:
+    """The tools (`tools`, then any other a value names), the row of each distinct tool-count
+    value by its key (calls of each tool, then errors of each tool) and whether any
+    value has a tool error."""
     names = dict.fromkeys(tools)
     for counts in distinct.values():
         names.update(dict.fromkeys(counts))
@@ -484,7 +484,7 @@ def tool_rows_of(
         pairs = [counts.get(tool, zero) for tool in names]
         rows_of[key] = tuple([n for n, _ in pairs] + [e for _, e in pairs])
     errors = any(any(row[width:]) for row in rows_of.values())
-    return names, ids, list(map(rows_of.__getitem__, ids)), errors
+    return names, rows_of, errors
 
 
 def tool_dicts(

@@ -4,8 +4,8 @@ The accounting and every total come from the runs counted per case in SQL
 (`Store.tallies`, then `digest.tallied`: what the terminal report of a large experiment
 reads). The runs themselves are then read a stretch of whole cases at a time
 (`Store.summaries(cases=...)`): each stretch's items are written and let go, and only
-its tool counts, run indices and token counts are kept (a machine word or two per run)
-for the tools and usage parts that follow the items. At 1,000,000 runs the summaries
+its tool counts, run indices and token counts are kept (4 bytes each a run where they
+fit) for the tools and usage parts that follow the items. At 1,000,000 runs the summaries
 of every run, held at once, were ~300 MB of the 500 MB `report --json` peaked at.
 
 The bytes are `experiment_json`'s (tests/test_report_json_stream.py compares them on
@@ -15,7 +15,7 @@ stores with errored, retried, limited, missing and unplanned runs and unkind tex
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -70,12 +70,14 @@ def streamed_json(
     read, accounting = counted
     runs_of = read.case_usage or {}
     yield from json_head(experiment, accounting, forecast_m, read.replayed)
-    # made at their whole size at once: grown, each would be copied, twice held, as it grew
-    indices = array("q", [0]) * read.runs
-    tokens_in = array("q", [0]) * read.runs
-    tokens_out = array("q", [0]) * read.runs
-    counts_ids = array("Q", [0]) * read.runs  # the id of each run's tool counts
-    counts: dict[int, Mapping[str, tuple[int, int]]] = {}
+    # made at their whole size at once: grown, each would be copied, twice held, as it
+    # grew; 4 bytes a run where the values fit (`_put`), 8 only where they do not
+    indices = array("i", [0]) * read.runs
+    tokens_in = array("i", [0]) * read.runs
+    tokens_out = array("i", [0]) * read.runs
+    counts_keys = array("I", [0]) * read.runs  # each run's tool counts, by first appearance
+    counts: dict[int, Mapping[str, tuple[int, int]]] = {}  # each distinct value, by key
+    keys: dict[int, int] = {}  # the key of each value by id (the values kept alive)
     start = 0
     opening = b',"items":['
     for stretch in stretches(runs_of):
@@ -87,21 +89,37 @@ def streamed_json(
             opening = b","
         at = slice(start, start + len(runs))
         start = at.stop
-        indices[at] = array("q", columns.indices)
-        tokens_in[at] = array("q", map(_INPUT_TOKENS, runs))
-        tokens_out[at] = array("q", map(_OUTPUT_TOKENS, runs))
+        indices = _put(indices, at, columns.indices)
+        tokens_in = _put(tokens_in, at, list(map(_INPUT_TOKENS, runs)))
+        tokens_out = _put(tokens_out, at, list(map(_OUTPUT_TOKENS, runs)))
         values = list(map(_TOOL_COUNTS, runs))  # runs share values: each kept once, alive
-        counts_ids[at] = array("Q", map(id, values))
-        counts.update(zip(map(id, values), values, strict=True))
+        ids = list(map(id, values))
+        for key, value in dict(zip(ids, values, strict=True)).items():
+            if key not in keys:
+                keys[key] = len(counts)
+                counts[len(counts)] = value
+        counts_keys[at] = array("I", map(keys.__getitem__, ids))
     yield b"]" if opening == b"," else opening + b"]"
-    for column in (indices, tokens_in, tokens_out, counts_ids):  # all read (a snapshot's)
+    for column in (indices, tokens_in, tokens_out, counts_keys):  # all read (a snapshot's)
         del column[start:]
+    del keys
     sizes = {case: n for case, (n, _, _) in runs_of.items()}
     yield b',"tools":'
-    for piece in tool_json_of(counts_ids, counts, experiment.tools, sizes):
+    for piece in tool_json_of(counts_keys, counts, experiment.tools, sizes):
         yield piece.encode()
-    del counts_ids, counts
+    del counts_keys, counts
     yield b',"usage":'
     for piece in usage_pieces(sizes, indices, tokens_in, tokens_out):
         yield piece.encode()
     yield from json_tail(read.errored, limited_dicts(read.limited), read.retry, unseen)
+
+
+def _put(column: array[int], at: slice, values: Sequence[int]) -> array[int]:
+    """`column` with `values` at `at`: the same array, or, when a value does not fit in its
+    4 bytes (a count of 2**31 or more), a copy of it at 8 bytes a value."""
+    try:
+        column[at] = array(column.typecode, values)
+    except OverflowError:
+        column = array("q", column)
+        column[at] = array("q", values)
+    return column

@@ -34,7 +34,7 @@ from passhat.analysis import (
     item_dicts,
     tool_dicts,
     tool_rows,
-    tool_rows_of,
+    tool_value_rows,
 )
 from passhat.store import LazyItems
 from passhat.usage import usage_row
@@ -296,19 +296,35 @@ def tool_json(runs: Sequence[Any], tools: Sequence[str], columns: RunColumns) ->
 
 
 def tool_json_of(
-    ids: Sequence[int],
+    keys: Sequence[int],
     distinct: Mapping[int, Mapping[str, tuple[int, int]]],
     tools: Sequence[str],
     sizes: Mapping[str, int],
 ) -> Iterator[str]:
     """`tool_json` of runs by case (`sizes`: each case's count of runs, in order, every
-    case id a str) given by the id of each one's tool counts and each distinct value by
-    id, in the order runs first have it (`analysis.tool_rows_of`)."""
-    yield from _tool_json(tool_rows_of(ids, distinct, tools), sizes)
+    case id a str) given by the key of each one's tool counts and each distinct value by
+    key, in the order runs first have it. A case's rows are looked up when its runs are
+    written, never held for every run (8 MB at 1,000,000 runs)."""
+    names, rows_of, errors = tool_value_rows(distinct, tools)
+    yield from _tool_json((names, keys, _RowsOf(keys, rows_of), errors), sizes)
+
+
+class _RowsOf:
+    """The runs' rows of calls and errors (`analysis.tool_rows`), made for a slice of runs
+    when asked for, from each run's key and the row of each key."""
+
+    __slots__ = ("keys", "rows_of")
+
+    def __init__(self, keys: Sequence[int], rows_of: Mapping[int, tuple[int, ...]]) -> None:
+        self.keys = keys
+        self.rows_of = rows_of
+
+    def __getitem__(self, runs: slice) -> list[tuple[int, ...]]:
+        return list(map(self.rows_of.__getitem__, self.keys[runs]))
 
 
 def _tool_json(
-    made: tuple[dict[str, None], Sequence[int], list[tuple[int, ...]], bool],
+    made: tuple[dict[str, None], Sequence[int], list[tuple[int, ...]] | _RowsOf, bool],
     sizes: Mapping[str, int],
 ) -> Iterator[str]:
     names, ids, rows, errors = made
