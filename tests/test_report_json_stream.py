@@ -195,3 +195,15 @@ def test_a_snapshot_reads_one_state_of_the_store(tmp_path: Path) -> None:
                 writer.record_run(RunRecord("e1", "case-23", 1, "h", "passed"))
             assert reader.recorded_total("e1") == before
         assert reader.recorded_total("e1") == before + 1
+
+
+def test_summaries_of_a_span_are_those_of_its_cases(tmp_path: Path) -> None:
+    """`Store.summaries(span=(first, last))` reads the runs of the cases from `first` to
+    `last` in the store's order, both included: what `streamed_json` reads a stretch by."""
+    stored_runs(tmp_path, 1)
+    with Store(tmp_path / "p.db") as store:
+        cases = sorted({run.case_id for run in store.summaries("e1")})
+        inner = cases[2:5]
+        spanned = store.summaries("e1", span=(inner[0], inner[-1]))
+        assert spanned == store.summaries("e1", cases=inner)
+        assert {run.case_id for run in spanned} == set(inner)

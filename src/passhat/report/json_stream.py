@@ -3,7 +3,7 @@
 The accounting and every total come from the runs counted per case in SQL
 (`Store.tallies`, then `digest.tallied`: what the terminal report of a large experiment
 reads). The runs themselves are then read a stretch of whole cases at a time
-(`Store.summaries(cases=...)`): each stretch's items are written and let go, and only
+(`Store.summaries(span=...)`, its first case to its last): each stretch's items are written and let go, and only
 its tool counts, run indices and token counts are kept (4 bytes each a run where they
 fit) for the tools and usage parts that follow the items. At 1,000,000 runs the summaries
 of every run, held at once, were ~300 MB of the 500 MB `report --json` peaked at.
@@ -81,7 +81,7 @@ def streamed_json(
     start = 0
     opening = b',"items":['
     for stretch in stretches(runs_of):
-        runs = store.summaries(experiment.id, decode_items=False, cases=stretch)
+        runs = store.summaries(experiment.id, decode_items=False, span=(stretch[0], stretch[-1]))
         columns = run_columns(runs)
         items = "".join(item_json(runs, columns))[1:-1]  # the stretch's items, no brackets
         if items:

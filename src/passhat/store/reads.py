@@ -332,10 +332,13 @@ class _Reads(_Connection):
         decode_items: bool = True,
         read_items: bool = True,
         cases: Sequence[str] | None = None,
+        span: tuple[str, str] | None = None,
         errored_only: bool = False,
     ) -> list[RunSummary]:
-        """What a report needs of every run (of `cases` only, when given), by case and
-        index: the small columns only.
+        """What a report needs of every run (of `cases` only, when given; of the cases
+        from `span[0]` to `span[1]` in the store's order, both included, when that is
+        given: one range of the table, where as many cases named are as many lookups),
+        by case and index: the small columns only.
 
         Runs with the same per-item results or tool counts share one decoded value
         (most runs of a case do), so 100,000 runs cost about one scan of the columns.
@@ -353,6 +356,9 @@ class _Reads(_Connection):
         if cases is not None:
             where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
             args += list(cases)
+        if span is not None:
+            where += " AND case_id BETWEEN ? AND ?"
+            args += list(span)
         source = "run_summaries"
         if errored_only:  # the index of errored runs (the planner would scan them all)
             source += " INDEXED BY run_summaries_errored"
