@@ -23,7 +23,6 @@ from passhat.report.digest import Digest, ToolTally, digest
 from passhat.report.i18n import LABELS, t, tn, verdict_label
 from passhat.report.table import Table, titled_table
 from passhat.report.terminal import ROWS_SHOWN, case_width
-from passhat.sources import source_figures_line, source_line
 from passhat.usage import Prices, TokenUsage, usage_by_case, usage_row
 
 ReportRun = RunRecord | RunSummary
@@ -141,12 +140,15 @@ def header_rows(
     sealing = isolation_of(e)
     if sealing is not None:
         rows.append(("isolation", t(f"isolation_{sealing['level']}", lang)))
-    origin = source_line(e)
-    if origin is not None:
-        rows.append(("source", origin))
-    figures = source_figures_line(e)
-    if figures is not None:
-        rows.append(("source_figures", figures))
+    if isinstance(e.source, dict):  # runs passhat did not make (none: both lines None)
+        from passhat.sources import source_figures_line, source_line
+
+        origin = source_line(e)
+        if origin is not None:
+            rows.append(("source", origin))
+        figures = source_figures_line(e)
+        if figures is not None:
+            rows.append(("source_figures", figures))
     return rows
 
 
