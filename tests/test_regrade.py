@@ -471,3 +471,80 @@ def test_a_run_graded_after_the_suite_changed_mid_regrade_is_errored_never_a_ver
     assert {r.status for r in stored[:3]} <= {"passed", "failed"}
     assert [r.error_type for r in out[3:]] == ["suite_changed"] * 6
     assert all("export-orders-csv.yaml" in (r.error_message or "") for r in out[3:])
+
+
+def test_runs_of_a_case_that_end_alike_are_decoded_and_scored_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the built-in scorers alone a score follows from the case and the final state:
+    runs stored with the same final state text are decoded once (`Store.graded` gives
+    them one value) and scored once, each still given its verdict; a run that ends
+    otherwise is decoded and scored on its own."""
+    import passhat.regrade
+    import passhat.store.reads
+    from passhat.store import Store
+
+    db = tmp_path / "p.db"
+    assert run_seed(capsys, "--db", str(db), "--name", "src", "-q", "-k", "3").code == 0
+    with Store(db) as store:  # runs 1-2 end as run 1 did; run 3 ends otherwise
+        source = store.experiment("src")
+        store._db.execute(
+            "UPDATE runs SET final_state = (SELECT final_state FROM runs WHERE "
+            "experiment_id = ?1 AND run_index = 1) WHERE experiment_id = ?1 AND run_index = 2",
+            (source.id,),
+        )
+        store._db.execute(
+            "UPDATE runs SET final_state = json_set(final_state, '$.ticket.annotations', json('[]')) "
+            "WHERE experiment_id = ? AND run_index = 3",
+            (source.id,),
+        )
+        store._db.commit()
+        runs = store.graded(source.id, source.case_ids)
+    assert not any(r.status == "errored" for r in runs)
+    assert runs[0].final_state is runs[1].final_state
+    assert runs[2].final_state is not runs[0].final_state
+    assert runs[2].final_state != runs[0].final_state
+    decoded: list[str] = []
+    decode = passhat.store.reads._decode
+    scored: list[int] = []
+    score_run = passhat.regrade.score_run
+
+    def decoding(value: str, what: str) -> Any:
+        decoded.append(what.split()[0])
+        return decode(value, what)
+
+    def scoring(*args: Any, **kwargs: Any) -> Any:
+        scored.append(kwargs["run_index"])
+        return score_run(*args, **kwargs)
+
+    monkeypatch.setattr(passhat.store.reads, "_decode", decoding)
+    monkeypatch.setattr(passhat.regrade, "score_run", scoring)
+    out = json_out(capsys, "regrade", "src", "--db", str(db), "--name", "again")
+    assert out["runs"] == 3
+    assert decoded.count("final_state") == 2
+    assert scored == [1, 3]
+    monkeypatch.undo()
+    with Store(db) as store:
+        after = store.runs(out["experiment"], full=False)
+    assert after[1].status == after[0].status and after[2].status == "failed"
+    assert after[1].score == after[0].score != after[2].score
+
+
+def test_a_regraded_run_is_the_source_run_with_its_new_verdict_fields() -> None:
+    """`regrade_run` copies a run's fields as `dataclasses.replace` would (it skips the
+    call of RunRecord's `__init__`, which does nothing else: no `__post_init__`)."""
+    from dataclasses import fields, replace
+
+    from passhat.records import RunRecord
+    from passhat.regrade import _replaced
+
+    assert not hasattr(RunRecord, "__post_init__")
+    run = RunRecord(
+        **{f.name: f"v-{f.name}" for f in fields(RunRecord) if f.name != "run_index"},
+        run_index=2,
+    )
+    changes = {"experiment_id": "e2", "status": "failed", "score": [{"passed": False}]}
+    assert _replaced(run, **changes) == replace(run, **changes)
+    assert _replaced(run, **changes) is not run and run.experiment_id == "v-experiment_id"
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        _replaced(run, nope=1)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 from passhat import tamper
@@ -79,15 +79,29 @@ def scorer_timeout(source: ExperimentRecord) -> float:
     return float(value) if ok else DEFAULT_TIMEOUT_S  # type: ignore[arg-type]
 
 
-def _score_within(suite: Suite, case: Case, run: RunRecord, timeout_s: float) -> Score:
+Scored = dict[int, tuple[Any, Score]]
+"""A case's scores so far when only the built-in scorers grade (`regrade_runs`): by the
+id of the final state scored, held with it (so that the id is not reused)."""
+
+
+def _score_within(
+    suite: Suite, case: Case, run: RunRecord, timeout_s: float, scored: Scored | None = None
+) -> Score:
     """Score one run; a user's scorer runs in a daemon thread bounded by `timeout_s` (a
     scorer that blocks is left behind, the run errored), and one that calls sys.exit or
-    raises any BaseException makes the run errored instead of ending the regrade."""
+    raises any BaseException makes the run errored instead of ending the regrade. With
+    `scored` (the built-in scorers alone: a score follows from the case and the final
+    state), a final state scored before for this case is not scored again."""
 
     def grade() -> Score:
         # a judge replays by (case, run index): regrading keeps each run's own
         return score_run(suite, case, run.final_state, run_index=run.run_index, seed=run.seed)
 
+    if scored is not None:
+        held = scored.get(id(run.final_state))
+        if held is None:
+            held = scored[id(run.final_state)] = (run.final_state, grade())
+        return held[1]
     if grading(suite) != "blocks":
         return grade()
     outcome: list[Score | BaseException] = []
@@ -113,20 +127,39 @@ def _score_within(suite: Suite, case: Case, run: RunRecord, timeout_s: float) ->
     return result
 
 
+_RUN_FIELDS = frozenset(f.name for f in fields(RunRecord))
+
+
+def _replaced(run: RunRecord, **changes: Any) -> RunRecord:
+    """`dataclasses.replace(run, **changes)`: a RunRecord has no `__post_init__` and its
+    `__init__` only sets the fields, so they are copied as they are (replace's call of
+    `__init__` with 23 arguments was a tenth to a sixth of a regrade's Python time)."""
+    unknown = changes.keys() - _RUN_FIELDS
+    if unknown:
+        raise TypeError(f"RunRecord has no field {sorted(unknown)[0]!r}")
+    new = object.__new__(RunRecord)
+    held = new.__dict__
+    held.update(run.__dict__)
+    held.update(changes)
+    return new
+
+
 def regrade_run(
     suite: Suite,
     case: Case,
     run: RunRecord,
     experiment_id: str,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    scored: Scored | None = None,
 ) -> RunRecord:
-    """One stored run scored again; an agent-side error stays as it was."""
+    """One stored run scored again; an agent-side error stays as it was. `scored`: the
+    case's scores so far, when a score follows from the final state (`regrade_runs`)."""
     moved: dict[str, Any] = {"experiment_id": experiment_id, "case_hash": case.hash}
     if run.status == "errored" and run.error_type != "scorer_error":
-        return replace(run, **moved)
-    reason = tamper.changed(suite, case.file)
+        return _replaced(run, **moved)
+    reason = tamper.changed(suite, case.file_text)  # its text: `case.file` makes a Path
     if reason is not None:
-        return replace(
+        return _replaced(
             run,
             **moved,
             status="errored",
@@ -135,9 +168,9 @@ def regrade_run(
             score=[],
         )
     try:
-        score = _score_within(suite, case, run, timeout_s)
+        score = _score_within(suite, case, run, timeout_s, scored)
     except ScorerError as error:
-        return replace(
+        return _replaced(
             run,
             **moved,
             status="errored",
@@ -145,7 +178,7 @@ def regrade_run(
             error_message=str(error),
             score=[],
         )
-    return replace(
+    return _replaced(
         run,
         **moved,
         status="passed" if score.passed else "failed",
@@ -290,13 +323,23 @@ def regrade_runs(
 ) -> Iterator[RunRecord]:
     """The source's runs of the regrade's cases scored again, one at a time as `runs`
     gives them (a store writes each before the next is read); every verdict that
-    changed is appended to `changes`."""
+    changed is appended to `changes`.
+
+    When the built-in scorers alone grade, a score follows from the case and the final
+    state: runs of a case that share one final state value (`Store.graded` gives runs
+    stored with the same text one value) are scored once. Each run is still looked at
+    for a changed suite before it is given that score."""
     cases = {c.id: c for c in suite.cases}
     kept = set(experiment.case_ids)
+    scored: Scored | None = {} if grading(suite) == "reads" else None
+    case_id = None
     for run in runs:
         if run.case_id not in kept:
             continue
-        again = regrade_run(suite, cases[run.case_id], run, experiment.id, timeout_s)
+        if scored is not None and run.case_id != case_id:
+            scored.clear()  # a case's runs come together; each case its own scores
+            case_id = run.case_id
+        again = regrade_run(suite, cases[run.case_id], run, experiment.id, timeout_s, scored)
         if again.status != run.status:
             changes.append(Change(run.case_id, run.run_index, run.status, again.status))
         yield again
