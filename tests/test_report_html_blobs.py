@@ -78,6 +78,22 @@ def test_only_long_repeated_values_are_referenced() -> None:
     assert data["runs"]["a"] == "y" * 40 and data["runs"]["d"] == "short"
 
 
+@pytest.mark.parametrize(
+    "strings",
+    [
+        ["\x00" + "n" * 40, "\x00" + "n" * 40, "a\x00" + "m" * 40],  # NUL escapes alone
+        ["line\nbreak" * 4, "line\nbreak" * 4],  # escapes, none of a backslash or quote
+        ['say "hi" ' * 5, "\x00" + 'say "hi" ' * 5, 'say "hi" ' * 5],  # quotes and NUL
+    ],
+)
+def test_the_string_table_tells_each_kind_of_escape_apart(strings: list[str]) -> None:
+    """Which escapes a text holds decides how it is read (an escaped backslash or quote
+    set aside first; a string starting with U+0000 read string by string): found by
+    regular expressions, not `bytes.find`, and each kind alone round-trips."""
+    for ensure_ascii in (False, True):
+        round_trip({str(i): text for i, text in enumerate(strings)}, ensure_ascii)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.sampled_from(HOSTILE) | st.text(max_size=40),
     lambda inner: (
