@@ -138,6 +138,40 @@ _NOTES_ON_A_PAPER = re.compile(
 )
 """A file or folder of notes on a paper (paper_notes.md, paper-summary.md, reading/, 论文笔记.md):
 notes on someone's paper, not the folder's own report (paper/main.tex is)."""
+_PAPER_NOTES = re.compile(_NOTES_ON_A_PAPER.pattern.replace("|translation", ""), re.I)
+"""Notes on a paper that are no translation of it (a translation speaking of "our" runs is
+taken at its word)."""
+_REVIEW_PART = re.compile(
+    r"(?:peer[-_ ]?|paper[-_ ]?|papers[-_ ]?)?reviews?(?:[-_ ]?\d{1,3})?|reviewers?(?:[-_ ]?\d{1,3})?|"
+    r"referee[-_ ]?reports?|reading(?:[-_ ]?(?:notes?|list|log))?|related[-_ ]?works?|"
+    r"literature(?:[-_ ]?(?:review|notes?|survey))?|lit[-_ ]?review|surveys?|"
+    r"(?:paper[-_ ]?)?excerpts?|digests?|(?:arxiv|paper)[-_ ]?(?:daily|digest|feed)",
+    re.I,
+)
+"""A file or folder of a review of, or reading notes on, other works (reviews/, review_2.md,
+reading.md, related-work.md, literature/, excerpts.md): the runs it counts are theirs (not
+self_review.md, review-responses.md, code_review.md: those tell this work's own)."""
+_PAPER_FOLDER = re.compile(r"paper|manuscript|thesis|latex|tex|sections?|chapters?", re.I)
+"""The folder of a paper's own sources: its related-work section tells its own runs too."""
+_NOTES_PART = re.compile(r"(?:^|[-_ ])notes?(?:$|[-_ ])|^(?:journal|log|wiki|memo)s?$", re.I)
+"""A file or folder of notes (notes/, NOTES.md, eval-notes.md): about this work or about
+another, as the text around a claim says (`_OTHER_WORK`)."""
+_OTHER_WORK = re.compile(
+    r"\b(?:the|this|that|their|its)\s+(?:paper|papers|authors?|study|article|preprint|"
+    r"publication|blog\s*post|post|launch\s+page|model\s+card|system\s+card|leaderboard|"
+    r"maintainers|vendors?)\b|\b(?:paper|authors?)['’]s?\s|\[\[sources/|\((?:p|pp|sec|section|appendix|app|line|lines|eq)\.?\s*[A-Z]?\d|"
+    r"\bPDF\s+p\.|论文|論文|该文|該文|原文|作者|著者|该研究|該研究|文中|"
+    r"\b(?:l['’]article|les\s+auteurs|el\s+art[ií]culo|los\s+autores|o\s+artigo|os\s+autores|"
+    r"die\s+autoren|der\s+artikel|das\s+paper|статья|статье|авторы)\b|논문|저자",
+    re.I,
+)
+"""Another work named as the one whose runs are told: the paper, the authors, a study, a
+post, a leaderboard's maintainers, a place in it ("(Sec. 5.2)", "(p. 6)"), 论文, 著者,
+l'article, los autores, 논문 (not a citation alone: "pass@1 (Chen et al., 2021)" names a
+method the notes' own runs use)."""
+_OWN = re.compile(r"\b(?:we|our|us|(?-i:I))\b|我们|我們|我々|私たち|우리", re.I)
+"""The first person: a notes file telling the writer's own runs ("we ran each task 3 times",
+"following the authors' protocol, we averaged our results")."""
 _CODE_LINE = re.compile(
     r"^\s*(?:#|//|[$>]\s|[\w./-]+\s+-|[\w.\"'-]+\s*[:=]|[-\w]+\s+[-\w./]+\.\w+)"
 )
@@ -269,6 +303,33 @@ def _is_report(name: str) -> bool:
     return not folders or any(map(_REPORT_PART.fullmatch, parts))
 
 
+def _headings_above(lines: list[str], line: int) -> str:
+    """The headings above line `line` (1-based), nearest first: at most three, from at most
+    200 lines up."""
+    found = [x[:200] for x in reversed(lines[max(0, line - 201) : line - 1]) if _HEADING.match(x)]
+    return "\n".join(found[:3])
+
+
+def _other_works_notes(name: str, lines: list[str], line: int, sentence: str) -> str | None:
+    """Why a claim in a write-up tells another work's runs, or None: its file is a review
+    of, or reading notes on, other works (`_REVIEW_PART`, `_NOTES_ON_A_PAPER`), or a file
+    of notes whose claim's sentence, nearby lines or headings name another work
+    (`_OTHER_WORK`); never a sentence told in the first person (`_OWN`)."""
+    if _OWN.search(sentence):
+        return None
+    *folders, file = name.split("/")
+    if folders and _PAPER_FOLDER.fullmatch(folders[-1]):
+        return None  # the paper's own sections: paper/related-work.md
+    parts = [*folders, file.rsplit(".", 1)[0]]
+    named = [p for p in parts if _REVIEW_PART.fullmatch(p) or _PAPER_NOTES.search(p)]
+    if named:
+        return f"notes on other works: the file is {'/'.join(named)!r}"
+    if not any(map(_NOTES_PART.search, parts)):
+        return None
+    cue = _OTHER_WORK.search(f"{_near(lines, line)}\n{_headings_above(lines, line)}")
+    return f"notes on other works: {cue.group(0).strip()!r} named" if cue else None
+
+
 def _run_file(name: str) -> str | None:
     """Why a data file or script is the experiment's own: a configuration, a shell
     script, a script named for a run, evaluation, benchmark or results."""
@@ -293,6 +354,10 @@ def attachment(
     NOT_ATTACHED and why it is not."""
     if where.how == "code":
         return _in_code(where, lines, docstrings)
+    if where.how in ("prose", "shown"):
+        other = _other_works_notes(where.name, lines, where.line, sentence)
+        if other:
+            return NOT_ATTACHED + other
     if where.how == "shown":
         return _in_block(where, lines, sentence, fenced)
     why = _told(sentence) or _named(sentence) or _reported(_near(lines, where.line))
