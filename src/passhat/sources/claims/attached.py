@@ -145,28 +145,37 @@ _REVIEW_PART = re.compile(
     r"(?:peer[-_ ]?|paper[-_ ]?|papers[-_ ]?)?reviews?(?:[-_ ]?\d{1,3})?|reviewers?(?:[-_ ]?\d{1,3})?|"
     r"referee[-_ ]?reports?|reading(?:[-_ ]?(?:notes?|list|log))?|related[-_ ]?works?|"
     r"literature(?:[-_ ]?(?:review|notes?|survey))?|lit[-_ ]?review|surveys?|"
-    r"(?:paper[-_ ]?)?excerpts?|digests?|(?:arxiv|paper)[-_ ]?(?:daily|digest|feed)",
+    r"(?:paper[-_ ]?)?excerpts?|digests?|(?:arxiv|paper)[-_ ]?(?:daily|digest|feed)|"
+    r"sources|references|bibliography|related(?:[-_ ]?\w+)?",
     re.I,
 )
 """A file or folder of a review of, or reading notes on, other works (reviews/, review_2.md,
-reading.md, related-work.md, literature/, excerpts.md): the runs it counts are theirs (not
+reading.md, related-work.md, related_benchmarks.md, literature/, excerpts.md, sources.md): the
+runs it counts are theirs (not
 self_review.md, review-responses.md, code_review.md: those tell this work's own)."""
 _PAPER_FOLDER = re.compile(r"paper|manuscript|thesis|latex|tex|sections?|chapters?", re.I)
 """The folder of a paper's own sources: its related-work section tells its own runs too."""
 _NOTES_PART = re.compile(r"(?:^|[-_ ])notes?(?:$|[-_ ])|^(?:journal|log|wiki|memo)s?$", re.I)
 """A file or folder of notes (notes/, NOTES.md, eval-notes.md): about this work or about
-another, as the text around a claim says (`_OTHER_WORK`)."""
+another, as the text around a claim says (`_OTHER_WORK`), or on a paper as its name says
+(notes/paper.md, notes/lstm-paper.md: `_PAPER_NAMED`)."""
+_PAPER_NAMED = re.compile(
+    r"(?![\w-]*translat)(?:[\w-]*[-_])?papers?(?:[-_][\w-]*)?|论文|論文|논문", re.I
+)
 _OTHER_WORK = re.compile(
     r"\b(?:the|this|that|their|its)\s+(?:paper|papers|authors?|study|article|preprint|"
     r"publication|blog\s*post|post|launch\s+page|model\s+card|system\s+card|leaderboard|"
-    r"maintainers|vendors?)\b|\b(?:paper|authors?)['’]s?\s|\[\[sources/|\((?:p|pp|sec|section|appendix|app|line|lines|eq)\.?\s*[A-Z]?\d|"
+    r"maintainers|vendors?)\b|\b(?:paper|authors?)['’]s?\s|(?:\[\[|\]\()[^)\]\s]{0,80}sources/|"
+    r"充分性|客观性|客觀性|公平性|優缺點|优缺点|\((?:p|pp|sec|section|appendix|app|line|lines|eq)\.?\s*[A-Z]?\d|"
     r"\bPDF\s+p\.|论文|論文|该文|該文|原文|作者|著者|该研究|該研究|文中|"
     r"\b(?:l['’]article|les\s+auteurs|el\s+art[ií]culo|los\s+autores|o\s+artigo|os\s+autores|"
     r"die\s+autoren|der\s+artikel|das\s+paper|статья|статье|авторы)\b|논문|저자",
     re.I,
 )
 """Another work named as the one whose runs are told: the paper, the authors, a study, a
-post, a leaderboard's maintainers, a place in it ("(Sec. 5.2)", "(p. 6)"), 论文, 著者,
+post, a leaderboard's maintainers, a link to sources (`[[sources/x]]`, `(../sources/x.md)`), a
+reviewer's words on its experiments' adequacy and fairness (充分性, 客观性, 公平性), a place in
+it ("(Sec. 5.2)", "(p. 6)"), 论文, 著者,
 l'article, los autores, 논문 (not a citation alone: "pass@1 (Chen et al., 2021)" names a
 method the notes' own runs use)."""
 _OWN = re.compile(r"\b(?:we|our|us|(?-i:I))\b|我们|我們|我々|私たち|우리", re.I)
@@ -326,6 +335,8 @@ def _other_works_notes(name: str, lines: list[str], line: int, sentence: str) ->
         return f"notes on other works: the file is {'/'.join(named)!r}"
     if not any(map(_NOTES_PART.search, parts)):
         return None
+    if any(map(_PAPER_NAMED.fullmatch, parts)):
+        return "notes on other works: notes named for a paper"
     cue = _OTHER_WORK.search(f"{_near(lines, line)}\n{_headings_above(lines, line)}")
     return f"notes on other works: {cue.group(0).strip()!r} named" if cue else None
 
