@@ -13,8 +13,10 @@ from collections.abc import Callable
 from passhat.sources.claims.aside_cues import (
     _ASIDE,
     _ASIDE_IN_PARENS,
+    _CHECK_PASSED,
     _CI,
     _CLAUSE_END,
+    _CODE_CHECKED,
     _CODE_DOES,
     _CONDITION,
     _CONDITION_AFTER,
@@ -22,6 +24,7 @@ from passhat.sources.claims.aside_cues import (
     _DONE,
     _DRY_RUN,
     _ENDS_SOON,
+    _EVALUATED,
     _FIRST_PERSON,
     _IF_SENTENCE,
     _IMPERATIVE,
@@ -176,6 +179,14 @@ _NOT_OURS_WORDS: tuple[str, ...] = ("平均", "均值", "mean", "average", "vend
 _RESTATED = re.compile(r"\s*(?:that\s+is|i\.e\.|namely|i\.\s*e\.)\b", re.I)
 """A clause restating the one before it ("This will run 50 experiments; that is 10
 initialisations and 5 rounds"): read with it, its modal too."""
+
+
+_PARTICIPLE = re.compile(
+    r"\s*(?:averaged|aggregated|measured|computed|taken|estimated|evaluated|pooled|pass\s*@)\b",
+    re.I,
+)
+"""A clause that is a participle phrase of the one before it ("…will be 10% lower than the
+baseline, averaged across 3 seeds"): read with it, its modal too."""
 
 
 def _next_sentence(text: str) -> str:
@@ -635,7 +646,7 @@ def _set_aside_by_sentence(
     pattern runs only when its words are there (`_has`): every candidate is read by all."""
     lower, lower_before, lower_after = context.lower(), before.lower(), after.lower()
     clauses = _CLAUSE_END.split(_ASIDE_IN_PARENS.sub(" ", before))
-    if len(clauses) > 1 and _RESTATED.match(clauses[-1]):
+    if len(clauses) > 1 and (_RESTATED.match(clauses[-1]) or _PARTICIPLE.match(clauses[-1])):
         clauses[-1] = clauses[-2] + clauses[-1]  # "…will run 50; that is, 10 × 5": one clause
     clause = clauses[-1] + _CLAUSE_END.split(_ASIDE_IN_PARENS.sub(" ", clause_after))[0]
     if (_has(lower, _PLAN_WORDS) and _PLAN.search(context)) or (
@@ -731,6 +742,14 @@ def _set_aside_by_sentence(
         return "a phrase quoted, not a claim"
     if _has(lower, ("same", "identical", "同样", "同樣", "相同")) and _SAME_INPUT.search(context):
         return "a statement about determinism, not a count of runs"
+    if (
+        _CHECK_PASSED.search(context)
+        and _CODE_CHECKED.search(context)
+        and not _EVALUATED.search(context)
+    ):
+        return (
+            "a check of the code (idempotence, determinism, a test, a build), not evaluation runs"
+        )
     if _has(lower_before, _OTHER_WORK_WORDS) and _OTHER_WORK.search(before[-160:]):
         return "another work's runs, not this one's"
     if _PAPER_SUBJECT.search(before[-120:]) and not _OWN_WORDS.search(context):

@@ -19,6 +19,7 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
             "a limit, not a count of runs",
             r"(?:up\s+to|at\s+most|a\s+maximum\s+of|maximum\s+of|max(?:imum)?|no\s+more\s+than|"
             r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|a\s+budget\s+of|<=|≤|"
+            r"(?:do\s+not|don['’]t|never|must\s+not|should\s+not)\s[^.;!?]{0,60}?\bmore\s+than|"
             r"retr(?:y|ies|ied)\b.{0,20}|bis\s+zu|höchstens|maximal|jusqu['’]à|au\s+plus|hasta|"
             r"(?:最多|至多|上限|最大)[^，。,;；]{0,8})\s*$",
             r"^\D{0,40}?\b(?:per|each|every)\s+(?:tool[-\s]call|call|api\s+call|request|step)\b",
@@ -88,6 +89,7 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     r"best\s+practice|(?:typical|common|standard|usual|good)\s+practice|"
     r"it\s+is\s+(?:best|advisable|good\s+practice)|until|possibly|potentially|"
     r"perhaps|maybe)\b[^,;:.!?()，；：。！？\"“”]*$|"
+    r"\b(?:needs|requires|required|calls\s+for|until)\b[^;:.!?()]{0,160},[^;:.!?()]{0,160}$|"
     r"\b(?:for|with|given)\s+an?\s+[\d.]+\s*%[^,;:.!?()，；：。！？\"“”]*$|"
     r"(?:如果|如需|若要|假如|可以|建议|建議|推荐|推薦|需要|必须|必須)[^。；;！？!?]*$|"
     # French, Spanish, Portuguese, German, Russian: if, must, should, recommended, one has to
@@ -144,7 +146,7 @@ weren't run", "各3回…は未実施" (not carried out), "…范围外" (out of
 
 def _imperative(verbs: str) -> re.Pattern[str]:
     return re.compile(
-        r"(?:^|[.;:!?][*_]*\s|,\s|\b(?:then|first|please)\s)\W*(?:for\s+[\w\s-]{1,40}?\s)?"
+        r"(?:^|[.;:!?][*_]*\s|,\s(?:and\s+|or\s+)?|\b(?:then|first|please)\s)\W*(?:for\s+[\w\s-]{1,40}?\s)?"
         + verbs
         + r"\b(?!\s*[:：])(?:(?!\b(?:because|since|as|which|that|where|when|so|but)\b)"
         r"(?:[^.;!?\"]|\.(?=[\w/])))*$",
@@ -161,18 +163,20 @@ _IMPERATIVE = _imperative(
 title after the verb is no part of its clause (`set title "Ratio (n=5 runs)"`); a period
 inside a name ("eval.py") ends no clause."""
 _RUN_IMPERATIVE = _imperative(
-    r"(?P<verb>run|repeat|sample|evaluate|record|measure|collect|perform)"
+    r"(?P<verb>run|repeat|sample|evaluate|record|measure|collect|perform|launch|start|submit|"
+    r"kick\s+off)"
 )
 """An instruction to run, in prose ("Run 3-10 independent trials per task"); in a script's
 comment ("# run each task 10 times") it tells what the script does."""
 _RUN_OBJECT = re.compile(
     r"\s+(?:each|every|all|the|it|this|these|them|your|a|an|`|at\s+least|\d+\s*(?:[-–]|to)\s*\d+|"
-    r"(?:\d+|" + WORD + r")\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r")\b",
+    r"(?:\d+|" + WORD + r")\s+(?:[a-z-]+\s+){0,2}" + nouns(PROSE_NOUNS) + r"|"
+    r"(?:[\w./'`-]+\s+){1,4}?(?:\d+|" + WORD + r")\s*(?:times|x)(?![a-z]))\b",
     re.I,
 )
 """What follows a verb of running told to the reader: its object ("Run each task", "Run
 3-10 independent trials", "Run three attempts per task"), not a run's number or a label ("Run 1 took 8.9 s", "Run
-count: 5")."""
+count: 5"); a named thing run N times ("Run SWE-bench Lite 5 times")."""
 _OUTCOME_AFTER = re.compile(r"^[^.;!?]{0,60}?\band\s+(?:the|its|it|you|your)\b", re.I)
 """An imperative that states a fact by its outcome: "Run the same task eight times and the
 share it gets right falls below 25%" (a conditional, told as a result)."""
@@ -249,3 +253,37 @@ produced Table 1"): the code's work is the experiment's."""
 _DRY_RUN = re.compile(r"\bdry[-_ ]?run\b|--dry\b|--dryrun\b", re.I)
 """A dry run: the command shows what would run and runs nothing ("--dry-run", "dry run 5
 tasks")."""
+_CHECK_PASSED = re.compile(
+    r"\b(?:successfully|succeeded|to\s+(?:verify|check|confirm|ensure)|verified|"
+    r"no\s+(?:errors?|duplicates?|failures?|regressions?|crash(?:es)?|diffs?)|all\s+(?:green|pass(?:ed)?|match(?:ed)?)|"
+    r"(?:all|both)\s+runs\s+(?:match|matched|agree)|identical\s+(?:output|results?|hashes|bytes|json)|"
+    r"with\s+identical|zero\s+(?:divergence|errors?|diffs?)|grün|vérifié\w*|aucun(?:e)?\s+(?:doublon|erreur)|"
+    r"sans\s+erreur|fehlerfrei|keine\s+fehler|0\s+(?:errors?|erreurs?|fehler|failures?))\b|✅|✔|"
+    r"全部通过|全部通過|均通过|均通過|並通過|并通过|都通过|都通過|一致|成功することを確認|成功を確認|"
+    r"再発がない|問題がない|没有报错|沒有報錯|无报错|無報錯",
+    re.I,
+)
+"""A check's verdict with no score: "successfully", "to verify", "no errors", "all green",
+"identical output", "zero divergence", ✅, "全部通过" (all passed), "一致" (consistent),
+"成功することを確認" (confirmed it succeeds), "aucun doublon" (no duplicate)."""
+_CODE_CHECKED = re.compile(
+    r"\b(?:idempot\w*|determinis\w*|flak(?:y|iness)|reproducible\s+builds?|builds?|"
+    r"migrations?|initiali[sz]ers?|(?:seed|import|setup|install|migration|build)\s+(?:script|command)s?|"
+    r"scripts?|generators?|commands?|regressions?|(?:unit|integration|race|smoke|e2e|journey)\s*-?tests?|"
+    r"tests?\s+(?:suite|run)s?|test\s+suites?|tests|fixtures?|byte-identical|schemas?|"
+    r"integrationstests?|tests?\s+unitaires|commande)\b|"
+    r"冪等|幂等|回归测试|回歸測試|回帰|単体テスト|ユニットテスト|テスト|ビルド|单元测试|單元測試|测试用例|測試用例|"
+    r"脚本|腳本",
+    re.I,
+)
+"""Code being checked: idempotence, determinism, a flaky test, a build, a migration, a
+script or command, a regression or unit test, in several languages (冪等, 回归测试,
+ユニットテスト, Integrationstests, commande)."""
+_EVALUATED = re.compile(
+    r"(?<![\w-])(?:accuracy|pass\s*rates?|success\s*rates?|scores?|rewards?|pass\s*[@^]|resolved|agents?|"
+    r"models?|llms?|prompts?|configurations?|benchmarks?)\b|准确率|準確率|通过率|通過率|成功率|正解率|得分|"
+    r"\d\s*%|\b\d*\.\d+\b",
+    re.I,
+)
+"""An evaluation named or scored in the sentence (accuracy, a pass rate, agents, models,
+a percentage, a decimal): its runs are the evaluation's, whatever was checked with them."""

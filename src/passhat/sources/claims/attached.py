@@ -73,7 +73,7 @@ _REFERENCE = re.compile(
 )
 """A figure or a table referred to (or a caption, an image): results shown."""
 _TOLD = re.compile(
-    r"\b(?:we|our|us|(?-i:I))\b|\b(?:is|are)\s+averaged\b|"
+    r"\b(?:we|our|(?-i:us)|(?-i:I))\b|\b(?:is|are)\s+averaged\b|"
     r"\b(?:was|were|been|got)\s+(?:[\w-]+\s+){0,2}?(?:[a-z]+ed|run|ran|rerun|re-run|done|"
     r"drawn|taken|made|given|written|chosen|carried\s+out)\b|"
     r"\b(?:wiederholt|ausgeführt|durchgeführt|gemessen|exécutée?s?|répétée?s?|évaluée?s?|"

@@ -51,7 +51,8 @@ _PLAN_FILE = re.compile(
     r"(?<![a-z])(?:plans?|planning|proposals?|todo|roadmap|next[-_ ]?steps?|checklist|assignments?|"
     r"spec|specification|outline|api|usage|instructions?|guidelines?|preregist\w*|exercises?|"
     r"requirements?|brief|guides?|tutorials?|handbook|manual|howto|examples?|demos?|adr|"
-    r"improvements?|deliverables?|wishlist|backlog|rules|"
+    r"improvements?|deliverables?|wishlist|backlog|rules|handoffs?|runbooks?|playbooks?|"
+    r"acceptance|polic(?:y|ies)|templates?|skills?|"
     r"regeln|règles|reglas|regras|правила|requisitos|exigences|anforderungen|требования|"
     r"enunciado|consignes?|aufgabenstellung|planificaci[oó]n|planification|plano|"
     r"ejercicios?|exercices?|exerc[ií]cios?|übungen|задани[ея])(?![a-z])|"
@@ -65,7 +66,8 @@ _PLAN_FILE = re.compile(
 tutorials or rules, by its name: PLAN.md, docs/next_steps.md, plans/phase-05.md, TASK.md,
 AGENTS.md, docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md,
 docs/improvements.md (what could be done better), BACKLOG.md, RULES.md, TESTPLAN.md (a name
-ending in a plan), 研究计划.md (not a protocol,
+ending in a plan), HANDOFF.md and RUNBOOK.md (what the next person is to run),
+docs/acceptance.md, evaluation_policy.md, a template, an agent's SKILL.md, 研究计划.md (not a protocol,
 a design, lessons or a review: each tells what was run as often as what should be)."""
 _TRAINING_FRAME = re.compile(
     r"(?<![a-z])(?:train|trains|training|trainer|fine[\s_-]?tun\w*|finetun\w*|hyper[\s_-]?param\w*|"
