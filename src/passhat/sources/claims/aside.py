@@ -446,6 +446,22 @@ def _folds(count: str, text: str) -> bool:
     return k is not None and any(number(n) == k for n in _FOLD.findall(text))
 
 
+_EACH_FOLD = re.compile(
+    r"^[^.;!?\n]{0,40}?\b(?:with|for)\s+each\s+fold\b|^[^.;!?\n]{0,40}?\bonce\s+per\s+fold\b|"
+    r"^[^。；;\n]{0,20}?(?:每折|各折|每一折)",
+    re.I,
+)
+"""A count whose runs are the folds of a cross-validation, told after it: "repeated 10
+times, with each fold serving once as the test set", "每折一次"."""
+_QUOTED_OPEN = re.compile(r"(?:^|[\s:(\-–—])[\"“][A-Z][^\"“”\n]{0,240}$")
+_QUOTED_CLOSE = re.compile(r"^[^\"“”\n]{0,240}(?:[.!?][\"”]|[\"”]\s*\((?:[A-Z§]|p\.))")
+"""A count inside a whole sentence quoted from elsewhere (its quote opens on a capital
+letter and closes after the count, on the sentence's end or before a citation): "From the
+announcement: \"Scores are the mean of 4 attempts per task.\"", "\"Each condition was
+tested 10 times\" (Methods)" (not "says \"be brief\"; we ran each 3 times", nor a plot's
+title `set title "Pass rate (n=4 runs)"`)."""
+
+
 def _nothing() -> str:
     return ""
 
@@ -467,7 +483,7 @@ def aside_rule(
     by_kind = _set_aside_by_kind(context, before, after, matched)
     if by_kind:
         return by_kind
-    if _folds(context[start:end], f"{context}\n{frame}"):
+    if _folds(context[start:end], f"{context}\n{frame}") or _EACH_FOLD.match(after):
         return "folds of a cross-validation, not runs"
     for name, near_before, near_after in _ASIDE:
         if name.startswith("training epochs") and not _TRAINING_UNIT.search(matched):
@@ -740,6 +756,13 @@ def _set_aside_by_sentence(
         return "a generator's seeds, not runs"
     if ("「" in before or "『" in before) and _QUOTED.search(before):
         return "a phrase quoted, not a claim"
+    if (
+        prose
+        and ('"' in before or "“" in before)
+        and _QUOTED_OPEN.search(before[-250:])
+        and _QUOTED_CLOSE.match(after)
+    ):
+        return "a sentence quoted from elsewhere, not a claim"
     if _has(lower, ("same", "identical", "同样", "同樣", "相同")) and _SAME_INPUT.search(context):
         return "a statement about determinism, not a count of runs"
     if (
