@@ -236,6 +236,14 @@ _FORMULA_AFTER = re.compile(r"\s*(?:≈|==|=|~|≠)\s*[`(]?\s*[a-zA-Z_\\]")
 _FORMULA_BEFORE = re.compile(r"(?:@|\^)\s*[\w{}]+\s*(?:≈|==|=|~|≠)\s*[`(]?\s*\w*\W{0,2}$")
 """A figure equated with another figure or a formula, not a value: "avg@8 ≈ avg@16",
 "pass^k = p^k" (but "pass@5 = 0.82" is a result)."""
+_STATISTIC_CALL = re.compile(
+    r"\b(?:permutation_importance|Repeated(?:Stratified)?KFold|repeatedcv|trainControl|"
+    r"cross_val(?:idate|_score|_predict)?|bootstrap\w*)\s*\([^()]{0,300}$",
+    re.I,
+)
+"""A setting inside a call of a statistical procedure (`permutation_importance(...,
+n_repeats=5)`, `trainControl(method = "repeatedcv", repeats = 5`): its repeats shuffle or
+resample the data; they are no runs of an experiment."""
 _SUBSTITUTED = re.compile(r"(?:^|[\s\"'])s/[^/\n]*$")
 """Inside the pattern of a `sed` substitution: `s/^  num_seeds: 3/  num_seeds: 1/` replaces
 the setting, it sets nothing."""
@@ -430,6 +438,8 @@ def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> s
         return "a figure in a formula, not a result"
     if "s/" in before and _SUBSTITUTED.search(before):
         return "a text substitution's pattern, not a setting"
+    if "(" in before and _STATISTIC_CALL.search(before[-300:]):
+        return "a statistical procedure's repeats (permutation importance, repeated cross-validation), not runs"
     if _INLINE_TRACE.search(before[-200:]):
         return "a setting of something else (a judge, retries, training, a schedule)"
     return None
@@ -448,11 +458,13 @@ def _folds(count: str, text: str) -> bool:
 
 _EACH_FOLD = re.compile(
     r"^[^.;!?\n]{0,40}?\b(?:with|for)\s+each\s+fold\b|^[^.;!?\n]{0,40}?\bonce\s+per\s+fold\b|"
-    r"^[^。；;\n]{0,20}?(?:每折|各折|每一折)",
+    r"^[^。；;\n]{0,20}?(?:每折|各折|每一折)|^\s*次?\s*的?\s*\d{1,3}\s*折|"
+    r"^\s*(?:times\s+)?(?:repeated\s+)?\d{1,3}\s*-?\s*fold",
     re.I,
 )
 """A count whose runs are the folds of a cross-validation, told after it: "repeated 10
-times, with each fold serving once as the test set", "每折一次"."""
+times, with each fold serving once as the test set", "每折一次"; or the repeats of a
+repeated k-fold cross-validation: "重复 3 次的 5 折交叉验证", "3 times repeated 5-fold"."""
 _QUOTED_OPEN = re.compile(r"(?:^|[\s:(\-–—])[\"“][A-Z][^\"“”\n]{0,240}$")
 _QUOTED_CLOSE = re.compile(r"^[^\"“”\n]{0,240}(?:[.!?][\"”]|[\"”]\s*\((?:[A-Z§]|p\.))")
 """A count inside a whole sentence quoted from elsewhere (its quote opens on a capital
@@ -584,6 +596,8 @@ _NEGATED_WORDS: tuple[str, ...] = (
     "not",
     "never",
     "nor",
+    "none",
+    "no ",
     "without",
     "instead",
     "rather",

@@ -127,12 +127,14 @@ times), "…해야 한다" (must), "…권장" (recommended)."""
 _NEGATED = re.compile(
     r"\b(?:not|never|nor|without|instead\s+of|rather\s+than)\s+(?!only\b|just\b)(?:[a-z]+\s+){0,2}"
     r"[`'\"“*_]{0,2}(?:--?[\w-]+[=\s]\s*)?$"
+    r"|\b(?:nothing|none|no\s+(?:one|run|task|configuration|experiment|model|seed))\s+(?:was|were|is|are|"
+    r"has\s+been|got)\s+(?:\w+\s+){0,2}$"
     r"|(?:不是|并非|並非|而非|沒有|没有)[*_\s]*$"
     r"|\b(?:sans|sin|sem|ohne|без|nicht|keine?[nrs]?|не|нет|não|jamais|nunca|senza|zonder|"
     r"niet|geen)\s+(?:[^\W\d_]+\s+){0,3}$",
     re.I,
 )
-"""A count denied just before it: "not ten independent runs", "do not impersonate ten", "sends
+"""A count denied just before it: "not ten independent runs", "nothing was run twice", "do not impersonate ten", "sends
 one attempt, not `--n-attempts 3`" (a quoted flag)."""
 _NEGATED_AFTER = re.compile(
     r"^[^.;,:!?]{0,40}?\b(?:(?:were|was|are|is|have|has|had|been|be|do|does|did)\s+(?:not|never)|"

@@ -341,6 +341,24 @@ def _other_works_notes(name: str, lines: list[str], line: int, sentence: str) ->
     return f"notes on other works: {cue.group(0).strip()!r} named" if cue else None
 
 
+_LIBRARY = re.compile(r"src|lib|libs|core|components|pkg|internal|include", re.I)
+"""A folder of a program's own source: its library code (`src/embed.py`,
+`src/DisplayController.swift`, `Core/Src/main.c`)."""
+_ENTRY = re.compile(r"main|__main__|app|dashboard|cli", re.I)
+"""A program's entry point (`src/main.cpp`, `app/dashboard.py`): it drives and shows the
+experiment."""
+
+
+def _library(name: str) -> str | None:
+    """Why a file is a program's library code, its comments and settings no part of an
+    experiment's run, or None: a file in a folder of source (`src/`, `lib/`, `core/`...)
+    that is no entry point and whose path names no run (`_run_file` is asked first)."""
+    *folders, file = name.split("/")
+    if _ENTRY.fullmatch(file.rsplit(".", 1)[0]) or not any(map(_LIBRARY.fullmatch, folders)):
+        return None
+    return NOT_ATTACHED + "library code in a folder of source, not the experiment's run"
+
+
 def _run_file(name: str) -> str | None:
     """Why a data file or script is the experiment's own: a configuration, a shell
     script, a script named for a run, evaluation, benchmark or results."""
@@ -375,7 +393,7 @@ def attachment(
     if why:
         return why
     if where.how == "embedded":
-        return _run_file(where.name) or "prose in the experiment's code"
+        return _run_file(where.name) or _library(where.name) or "prose in the experiment's code"
     if _is_report(where.name):
         return "the folder's own report"
     return _designed(sentence) or (
@@ -390,7 +408,7 @@ def _in_code(where: Where, lines: list[str], docstrings: frozenset[int]) -> str:
         return NOT_ATTACHED + "shown in a docstring, not run"
     if not where.name.lower().endswith(_SCRIPT) and _COMMAND.match(lines[where.line - 1]):
         return NOT_ATTACHED + "a command shown in a program's text, not run"
-    return _run_file(where.name) or "a setting of the experiment's code"
+    return _run_file(where.name) or _library(where.name) or "a setting of the experiment's code"
 
 
 def _in_block(
