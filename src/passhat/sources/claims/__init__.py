@@ -46,7 +46,9 @@ budget ("three attempts per task, then stop"), a schedule ("three times a day"),
 set's make-up or samples, configurations run once each ("twice: first without X, then
 with X"), seeds held back, another work's runs, a figure in a formula, seed prompts, a
 sed pattern, a question, generations made for training or a data set, CI runs, an
-ensemble's seeds. And a number's *frame*, what encloses its line (every heading above it): a
+ensemble's seeds, a check of the code re-run (idempotence, a flaky test, a build), a
+statistical procedure's repeats (permutation importance, repeated cross-validation), a
+sentence quoted from elsewhere. And a number's *frame*, what encloses its line (every heading above it): a
 training or tuning section sets its epochs and trials aside, a judge's, retry policy's or
 model trace's keys their settings, a file, folder or section of plans, requirements,
 instructions, options, defaults, examples or exercises everything in it (a lead-in or
@@ -59,7 +61,8 @@ A claim plans runs only when it is *attached* to the folder's own results (attac
 told as done ("we ran", "each task was run"), near results reported (a measure with a
 value, a figure or table), in the folder's own report, or in the experiment's run
 configuration or script; one that is read but not attached is set aside as "not attached
-to results: <why>", shown but failing no `--strict`.
+to results: <why>", shown but failing no `--strict`: notes on other works (reviews, reading
+notes, notes naming a paper or its authors) and a program's library code are not attached.
 
 Everything here is pure and bounded: no claim is turned into anything sized by
 it (a 5,000-digit number is read as "more than MAX_CLAIM" without converting it),
