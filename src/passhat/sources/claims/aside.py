@@ -24,6 +24,7 @@ from passhat.sources.claims.aside_cues import (
     _DONE,
     _DRY_RUN,
     _ENDS_SOON,
+    _EQUIVALENT,
     _EVALUATED,
     _FIRST_PERSON,
     _IF_SENTENCE,
@@ -140,7 +141,7 @@ _TUNING_UNIT = re.compile(r"\btrials?\b", re.I)
 _OTHER_WORK = re.compile(
     r"\b(?:original\s+(?:paper|work|authors?|study|implementation|results?|benchmark|setup|"
     r"protocol)|et\s+al\.?|"
-    r"prior\s+work|previous\s+work|the\s+authors|the\s+(?:paper|study|article|preprint|"
+    r"prior\s+work|previous\s+work|the\s+authors|the\s+(?:(?-i:[A-Z])[\w-]*\s+){0,3}(?:paper|study|article|preprint|"
     r"launch\s+(?:post|page)|blog\s+post|post|leaderboard|system\s+card)|(?:the\s+)?vendors?)\s+"
     r"(?:\w+\s+){0,2}?(?:shows?|showed|shown|reports?|reported|uses?|used|ran|runs|averages?|"
     r"averaged|evaluates?|evaluated|says|said|states|stated|quotes?|quoted)\b[^.;]{0,60}$|"
@@ -646,7 +647,7 @@ _RUN_WORDS: tuple[str, ...] = (
 _OTHER_WORK_WORDS: tuple[str, ...] = (
     *("original", "et al", "prior", "previous", "author", "原", "autor", "auteur", "автор"),
     *("model card", "model-card", "paper", "study", "article", "preprint", "post", "vendor"),
-    *("leaderboard", "system card"),
+    *("leaderboard", "system card", "launch"),
 )
 _SCHEDULE_WORDS: tuple[str, ...] = ("cron", "每", "天", "排程", "定時", "定时")
 _DATASET_WORDS: tuple[str, ...] = ("data", "corpus", "数据集", "數據集", "資料集")
@@ -656,7 +657,7 @@ _RECOMMENDED_WORDS: tuple[str, ...] = ("recommend", "suggest", "advis", "practic
 def _told_to_run(before: str, after: str, count: str) -> bool:
     """Whether the number's clause opens with a verb of running told to the reader, with
     its object after it (`_RUN_IMPERATIVE`, `_RUN_OBJECT`)."""
-    near = before[-120:]
+    near = before[-200:]
     told = _RUN_IMPERATIVE.search(near)
     return told is not None and bool(_RUN_OBJECT.match((near + count + after)[told.end("verb") :]))
 
@@ -708,7 +709,7 @@ def _set_aside_by_sentence(
         return "a negation, not a claim"
     if (
         (_has(lower_before[-120:], _IMPERATIVE_WORDS) and _IMPERATIVE.search(before[-120:]))
-        or (prose and _has(lower_before[-120:], _RUN_WORDS) and _told_to_run(before, after, count))
+        or (prose and _has(lower_before[-200:], _RUN_WORDS) and _told_to_run(before, after, count))
     ) and not _OUTCOME_AFTER.search(after):
         return "an instruction, not a result"
     if context.lstrip().startswith(("#", "//")) and _RETRY.search(following()[:120]):
@@ -781,7 +782,7 @@ def _set_aside_by_sentence(
         return "a statement about determinism, not a count of runs"
     if (
         _CHECK_PASSED.search(context)
-        and _CODE_CHECKED.search(context)
+        and (_CODE_CHECKED.search(context) or _EQUIVALENT.search(context))
         and not _EVALUATED.search(context)
     ):
         return (

@@ -268,6 +268,13 @@ _CHECK_PASSED = re.compile(
 """A check's verdict with no score: "successfully", "to verify", "no errors", "all green",
 "identical output", "zero divergence", ✅, "全部通过" (all passed), "一致" (consistent),
 "成功することを確認" (confirmed it succeeds), "aucun doublon" (no duplicate)."""
+_EQUIVALENT = re.compile(
+    r"\b(?:zero\s+(?:divergences?|diffs?|differences?)|byte-?\s*identical|all\s+match(?:ed)?|"
+    r"(?:all|both)\s+runs\s+(?:match|matched|identical))\b",
+    re.I,
+)
+"""A check that runs are equivalent, a verdict on the code whatever it names: "27 000 valeurs
+comparées sur 5 graines, zero divergence", "3 seeds each run twice, all match"."""
 _CODE_CHECKED = re.compile(
     r"\b(?:idempot\w*|determinis\w*|flak(?:y|iness)|reproducible\s+builds?|builds?|"
     r"migrations?|initiali[sz]ers?|(?:seed|import|setup|install|migration|build)\s+(?:script|command)s?|"
