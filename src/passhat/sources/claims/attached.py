@@ -428,9 +428,36 @@ def _in_block(
         why = _reported(sentence)
         if why:
             return why
-    if _is_report(where.name):
+    if _is_report(where.name) and not _usage(where, lines):
         return "a code block in the folder's own report"
     return NOT_ATTACHED + "a code block in a write-up, not told as run"
+
+
+_SHOWN_COMMAND = re.compile(
+    r"^\s*(?:[$>]\s*)?[\w./-]+(?:\s+[\w./:-]+)*\s+--?[a-z][\w-]*[=\s]", re.I
+)
+r"""A command line with a flag (`python main.py train --n-samples 50000`, `mlx_lm.benchmark \`
+then `--num-trials 3`: a flag alone on a continued line too)."""
+_FLAG_LINE = re.compile(r"^\s*--?[a-z][\w-]*[=\s]\s*\S", re.I)
+_RAN_HEADING = re.compile(
+    r"reproduc|replicat|results?|experiments?|evaluat|benchmark\s+runs?|what\s+(?:was|we)\s+ran|"
+    r"復現|复现|再現|재현|結果|结果|결과|实验|實驗|実験|실험",
+    re.I,
+)
+
+
+def _usage(where: Where, lines: list[str]) -> bool:
+    """Whether a count in a code block of a README (not of a file in a folder of results
+    or reports) is a command shown for use, not the run
+    behind its results: a command line with a flag (or a flag continuing one) whose
+    nearest heading names no reproduction, results or experiments (`## Option A: Quick test`,
+    `### 4. Benchmark (mlx_lm.benchmark)`; not `## Reproduce` nor `## Results`)."""
+    line = lines[where.line - 1]
+    if not (_SHOWN_COMMAND.match(line) or _FLAG_LINE.match(line)):
+        return False
+    if any(map(_REPORT_PART.fullmatch, where.name.lower().split("/")[:-1])):
+        return False  # results/bench-notes.md: the command its results came from
+    return not _RAN_HEADING.search(_headings_above(lines, where.line).split("\n", 1)[0])
 
 
 def _alternatives(lines: list[str], shown: list[int]) -> str | None:
