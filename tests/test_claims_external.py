@@ -67,8 +67,8 @@ CAUGHT_FLOOR = 64
 third round (when the set's misses were read, see the module docstring), 71 after the fourth
 (a statistic over runs with no count, developed on other wordings), 72 after the seventh
 (counts coordinated after a preposition). Relabelled (module docstring): 64 of 66."""
-PASSED_FLOOR = 50
-"""Consistent folders passed (of 49) after issue 34's third round (45 when first scored). Relabelled (module docstring): 47 of 57. 50 after the ninth round (claims46a)."""
+PASSED_FLOOR = 51
+"""Consistent folders passed (of 49) after issue 34's third round (45 when first scored). Relabelled (module docstring): 47 of 57. 51 after the ninth round (claims46a)."""
 
 
 def test_the_corpus_is_large_enough_and_every_entry_names_its_source() -> None:

@@ -31,7 +31,7 @@ issue 34's seventh round, whose grammar was developed on wordings of its own wri
 this set's misses were read (counts in Korean, French, Spanish, Portuguese, German and
 Russian; files and comments of more languages; CJK sentences in strings; qualifiers with a
 comma, a count of runs that gave results: claims45b). THIS SET IS NO LONGER BLIND."""
-PASSED_FLOOR = 174
+PASSED_FLOOR = 175
 """Consistent folders passed (of 192): 133 when first scored, blind; 160 after issue 34's
 eighth round (claims45a: a quoted flag denied, a hedge, the latest records, an example, a
 tool described, a dry run, alternatives offered in a code block, a file of improvements or
@@ -41,7 +41,7 @@ defaults and requirements, notes on a paper, a learning rate, each character rep
 a tool displays, variants "at X and at Y", figures said not to be this work's own, a
 clause restating a plan ("that is"), a code block's comment telling the reader to
 submit; each rule developed on wordings of its own in
-tests/claim_wordings.yaml). 174 after the ninth round (claims46a)."""
+tests/claim_wordings.yaml). 175 after the ninth round (claims46a)."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
     floor_tests("claim_wordings_external6.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (160, 180))

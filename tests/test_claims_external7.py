@@ -23,8 +23,8 @@ from test_claims_external import floor_tests
 
 CAUGHT_FLOOR = 138
 """Over-claims failed by `audit --strict` when first scored, blind (of 164)."""
-PASSED_FLOOR = 214
-"""Consistent folders passed when first scored, blind (of 239). 214 after the ninth round (claims46a)."""
+PASSED_FLOOR = 216
+"""Consistent folders passed when first scored, blind (of 239). 216 after the ninth round (claims46a)."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
     floor_tests("claim_wordings_external7.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (160, 230))
