@@ -272,7 +272,9 @@ _GENERATOR_SEEDS = re.compile(
 """A generator's seeds, its state: "a random number generator with four seeds"."""
 _COMMAND_START = re.compile(r"(?:^|[`;|&(\n])[^`;|&(\n]*$")
 _RUN_VARIABLE = re.compile(
-    r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s", re.I
+    r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s|"
+    r"for\s*\(\(?\s*(?:\w+\s+)?\w*(?:run|trial|seed|rep|attempt)\w*\s*=",  # C: "for (int run = 0;"
+    re.I,
 )
 
 

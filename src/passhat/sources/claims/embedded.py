@@ -42,12 +42,13 @@ write-up, so never read for claims ("I ran the tests 3 times" in a reply claims 
 
 
 _CODE = re.compile(
-    r"[=;{}\"$\\]|(?<![\s-])[<>]|[<>](?!\s)|[A-Za-z0-9_]\((?!(?:19|20)\d\d[a-z]?\))|(?<![\w-])--?[a-zA-Z]|^\s*[@\[]|^\s*-?\s*[\w.-]+\s*:(?:\s|$)|"
+    r"[={}\"$\\]|;(?!\s+[^\W\d_])|(?<![\s-])[<>]|[<>](?!\s)|[A-Za-z0-9_]\((?!(?:19|20)\d\d[a-z]?\))|(?<![\w-])--?[a-zA-Z]|^\s*[@\[]|^\s*-?\s*[\w.-]+\s*:(?:\s|$)|"
     r"^\s*(?:(?:from\s+[\w.]+\s+)?import|return|raise|yield|assert|del|pass|break|continue|global|"
     r"nonlocal|lambda|await|const|let|var|function|export|echo|cd|python3?|bash|source|fi|done|"
     r"esac)\b|^\s*(?:def|class|if|elif|else|for|while|try|except|finally|with|async)\b.*:\s*$"
 )
-"""What makes a line of a data file or script code, not prose: an assignment, a call (an
+"""What makes a line of a data file or script code, not prose: an assignment, a semicolon
+ending a statement (not one before a word: "in nats; lower is better"), a call (an
 ASCII name before its parenthesis: "训练结果(验证集…)" and a citation "Jordan(2002)" are
 prose), a brace, a tag or an
 operator `<`/`>` (not a comparison spaced as prose writes it, "P < 0.05", nor an arrow

@@ -88,9 +88,15 @@ _CN_UNIT = "(?:" + "|".join(CHINESE_UNITS) + ")"
 _KEY_UNIT = nouns(COUNT_NOUNS)
 _PLURAL_KEY = nouns(tuple(n for n in COUNT_NOUNS if n not in ("sample", "completion")), "plural")
 """A plural unit alone as a setting's key (`runs: 3`), not `samples` (a data set's)."""
+_EVAL = r"(?:eval|evaluation|test|bench|benchmark|inference)[-_]"
+"""What a setting's runs are of, between its count's prefix and its unit: `num_eval_runs`,
+`eval_seeds` (runs, trials, seeds, attempts, reps only: `eval_samples` is a data set's)."""
 _KEYS = (  # a setting's name: a unit with a count's prefix or suffix, or a plural unit alone
     r"(?:k|pass[-_]?k|(?:n|num|nb|number[-_]?of)[-_]?"
     + _KEY_UNIT
+    + r"(?:[-_]per[-_][a-z]+)?|(?:(?:n|num|nb|number[-_]?of)[-_]?)?"
+    + _EVAL
+    + nouns(INDEX_NOUNS, "plural")
     + r"(?:[-_]per[-_][a-z]+)?|"
     + _PLURAL_KEY
     + r"|"
@@ -149,10 +155,46 @@ def _loop(match: re.Match[str]) -> int | None:
     return count_range(match.group("lo") or "1", match.group("hi"))
 
 
+_LOOP_VAR = r"(?:" + nouns(INDEX_NOUNS, "singular") + r")(?:_?(?:idx|id|i|no|num|index))?"
+"""A loop's variable that names a run: `seed`, `run_idx`, `trial`, `rep_i`."""
+
+
+def _counted_loop(match: re.Match[str]) -> int | None:
+    """The runs of a counted loop: `range(5)` (5), `range(1, 6)` (5), `i = 0; i < 3` (3),
+    `i = 1; i <= 5` (5): its end is left out unless the loop says `<=`."""
+    lo, hi = match.group("lo") or "0", match.group("hi")
+    if len(hi) > 9:
+        return count_range(lo, hi)
+    last = int(hi) if match.groupdict().get("op") == "<=" else int(hi) - 1
+    return count_range(lo, str(last))
+
+
 def _several(match: re.Match[str]) -> int | None:
     """Runs named without a count ("mean ± std over seeds", "several runs per model"): at
     least two."""
     return 2
+
+
+def _several_unless(before: re.Pattern[str]) -> Counter:
+    """`_several`, unless `before` occurs earlier in the match's sentence (a requirement
+    listing "multiple trials per cell", a Chinese "cannot infer the mean of several runs")."""
+
+    def count(match: re.Match[str]) -> int | None:
+        text = match.string[max(0, match.start() - 240) : match.start()]
+        cut = max(text.rfind(stop) for stop in (". ", "。", "！", "？", "\n\n"))
+        return None if before.search(text[cut + 1 :]) else 2
+
+    return count
+
+
+_REQUIRED = re.compile(
+    r"\b(?:requires?|required|needs?|needed|should|must|recommend\w*|ideally|would)\b", re.I
+)
+"""A requirement before runs named with no count: "a credible benchmark requires ...,
+multiple trials per cell" is no result."""
+_NOT_DONE_ZH = re.compile(r"不能|无法|無法|不可|未能|没有|沒有|可以|能够|能夠")
+"""Before a Chinese mean of several runs: cannot (不能推論多次實驗的平均), not done, or can
+(a tool that can average): no result."""
 
 
 def _largest(match: re.Match[str]) -> int | None:
@@ -192,7 +234,7 @@ _TRIGGERS = {
     "statistic of N": ("mean", "average", "avg", "median", "best"),
     "enumerated runs": stems(INDEX_NOUNS),
     "count of generations": ("output", "answer", "solution", "respons", "completion", "sampl"),
-    "count in Japanese": ("回", "シード", "seed"),
+    "count in Japanese": ("回", "試行", "シード", "seed"),
     "count in another language": ("mal", "fois", "veces"),
 }
 
@@ -213,6 +255,15 @@ _GENERATED = r"(?:outputs?|answers?|solutions?|responses?|completions?|samples?)
 """What a model generates for one problem: "sample 4 outputs", "generating 2-4 samples"."""
 _INDEX_COUNT = _NUM + r"\s+" + _ADJ + nouns((*INDEX_NOUNS, "replicate", "rollout")) + r"\b"
 """A count of seeds, replicates or rollouts ending a list or after "on": "and 10 seeds"."""
+_REPEATED_THINGS = (
+    r"(?:runs?|experiments?|configurations?|evaluations?|measurements?|trials?|benchmarks?)"
+)
+"""What is repeated when runs are: "each run was repeated" (not "each step", a mechanism's)."""
+_SCOPES = (
+    r"(?:config(?:uration)?s?|models?|tasks?|agents?|settings?|prompts?|problems?|questions?|"
+    r"cells?|arms?|conditions?|variants?|instances?|benchmarks?|environments?|methods?|cases?)"
+)
+"""What runs are counted per when a count of runs is their design ("runs per model")."""
 PROSE_RULES = (
     _rule(
         "count per scope",  # "3 runs per configuration", "five trials for each task"
@@ -294,7 +345,21 @@ PROSE_RULES = (
     ),
     _rule(
         "count of independent runs",  # "5 independent runs"
-        r"\b" + _NUM + r"\s+(?:independent|separate|repeated|different|random)\s+" + _UNIT + r"\b",
+        r"\b"
+        + _NUM
+        + r"\s+(?:independent|separate|repeated|different|distinct|random)\s+"
+        + _UNIT
+        + r"\b",
+    ),
+    _rule(
+        "several runs per scope",  # "multiple trials per configuration", "a handful of runs per model"
+        r"\b(?P<num>multiple|several|numerous|a\s+few|a\s+handful\s+of)\s+"
+        + nouns(INDEX_NOUNS, "plural")
+        + r"\s+(?:per|for\s+each|for\s+every|on\s+each|of\s+each)\s+"
+        + _SCOPES
+        + r"\b",
+        _several_unless(_REQUIRED),
+        at_least=True,
     ),
     _rule(
         "count + were performed",  # "Three runs were performed for each agent"
@@ -371,7 +436,7 @@ PROSE_RULES = (
     ),
     _rule(
         "count alone",  # "# 3 seeds", "// 5 runs", "- 4 trials", "(levels, 3 runs)"
-        r"(?:^\s*(?:[-*+]|\d{1,3}[.)])?|[#(,;:]|//)\s*(?:\*\*|__)?"
+        r"(?:^\s*(?:[-*+]|\d{1,3}[.)])?|[#(,;:|]|//)\s*(?:\*\*|__)?"
         + _NUM
         + r"\s+"
         + _ADJ
@@ -389,8 +454,10 @@ PROSE_RULES = (
         r"(?:\b(?:mean|means|average[sd]?|avg|median|std|stdev|standard\s+deviations?|variance|"
         r"spread|aggregated?|aggregates|reproduced|replicated)\b|±)"
         r"[^.;:\n]{0,24}?\b(?:over|across)\s+"
-        r"(?:the\s+|its\s+|their\s+|all\s+)?(?:(?:multiple|several|many|repeated|different|"
-        r"independent|random)\s+)*(?P<num>" + _RUNS_PLURAL + r")\b(?!\s+of\b)",
+        r"(?:the\s+|its\s+|their\s+|all\s+)?(?P<several>(?:(?:multiple|several|many|repeated|"
+        r"different|independent|random)\s+)+)?(?P<num>" + _RUNS_PLURAL + r")\b"
+        # "several runs of the benchmark"; not "runs of tokens", "repetitions of the question set"
+        r"(?:(?(several)(?<!repetitions)(?<!repeats)(?<!reps)|(?!))|(?!\s+of\b))",
         _several,
         at_least=True,
     ),
@@ -432,7 +499,7 @@ SETTING_RULES = (
     ),
     _rule(
         "list of seeds",  # "seeds: [0, 1, 2]", "seeds 0, 1 and 2", "seeds {1, 2, 3}"
-        r"\bseeds?[\"']?\s*(?:[:=]\s*)?(?:are\s+|of\s+)?[\[{(]?\s*" + _LIST + r"\s*[\]})]?",
+        r"\bseeds?[\"']?\s*(?:[:=]\s*)?(?:are\s+|of\s+|in\s+)?[\[{(]?\s*" + _LIST + r"\s*[\]})]?",
         _items,
     ),
     _rule(
@@ -445,6 +512,22 @@ SETTING_RULES = (
         "range of seeds",  # "seeds 1-5", "(seeds 0-4)"
         r"\bseeds?\s*[:=]?\s*(?P<lo>\d+)\s*[-–]\s*(?P<hi>\d+)\b",
         _range,
+    ),
+    _rule(
+        "loop over runs",  # "for (int run = 0; run < 3; run++)", "for ((seed=1; seed<=5; seed++))"
+        r"\bfor\s*\(\(?\s*(?:(?:int|let|var|auto|size_t|unsigned)\s+)?(?P<var>"
+        + _LOOP_VAR
+        + r")\s*=\s*(?P<lo>\d{1,9})\s*;\s*(?P=var)\s*(?P<op><=?)\s*(?P<hi>\d{1,9})\s*;",
+        _counted_loop,
+        trigger=("for",),
+    ),
+    _rule(
+        "loop over runs",  # "for seed in range(5):", "for run_idx in range(1, 4):"
+        r"\bfor\s+(?:"
+        + _LOOP_VAR
+        + r")\s+in\s+range\(\s*(?:(?P<lo>\d{1,9})\s*,\s*)?(?P<hi>\d{1,9})\s*\)",
+        _counted_loop,
+        trigger=("for",),
     ),
     _rule(
         "shell loop",  # "for seed in 0 1 2; do", "for i in $(seq 1 5)"
@@ -463,11 +546,25 @@ _FOREIGN_NUM = r"(?P<num>\d{1,9}|" + _FOREIGN_WORDS + r")"
 _FOREIGN_UNIT = "(?:" + "|".join(sorted(FOREIGN_UNITS, key=len, reverse=True)) + r")(?![\w-])"
 _FOREIGN_BEFORE = (  # a preposition (and an article) before the count, as "over", "of", "with"
     r"(?<![\w-])(?:sur|de|avec|sobre|con|com|em|über|mit|aus|von|bei|nach|je|по|из|на|за|с|со|"
-    r"среди|su|di|met|van|uit)\s+(?:(?:les|la|le|des|los|las|os|as|die|den|der|dem|allen?|todas|todos|toutes|tous|"
+    r"среди|su|di|met|van|uit|en|in|à|pour|para|durante|pendant|в)\s+(?:(?:les|la|le|des|los|las|os|as|die|den|der|dem|allen?|todas|todos|toutes|tous|"
     r"всех|всем)\s+)?"
 )
 _FOREIGN_SCOPE = (  # a scope after the unit, as "per": "par tâche", "por tarea", "pro Aufgabe"
     r"(?:par|por|pro|je|para\s+cada|pour\s+chaque|für\s+jede[nsm]?|на|для\s+кажд\w+)(?![\w-])"
+)
+_FOREIGN_EACH = (  # "for each" and a noun: "para cada tarea", "pour chaque modèle"
+    r"(?:para\s+cada|pour\s+chaque|für\s+jede[nsm]?|per\s+ogni|для\s+кажд\w+|voor\s+elke)\s+\w+"
+)
+_FOREIGN_SCOPES = (  # what runs are counted per, in these languages (not a request, an hour)
+    r"(?:tâche|configuration|modèle|problème|question|instance|graine|cas|agent|"
+    r"tarea|configuración|modelo|problema|pregunta|instancia|caso|agente|semilla|partición|"
+    r"escenario|tarefa|configuração|cenário|semente|pergunta|"
+    r"aufgabe|konfiguration|modell|frage|instanz|variante|"
+    r"compito|configurazione|domanda|задачу|конфигурацию|модель|fold|seed|prompt|task)"
+)
+_FOREIGN_INDEPENDENT = (  # "independent" as these languages write it, before or after the unit
+    r"(?:independientes|indépendantes|indépendants|independentes|unabhängigen?|независимых|"
+    r"независимые|indipendenti|onafhankelijke|distintas|distintos|distinctes)"
 )
 _FOREIGN_SEVERAL = (
     r"(?:plusieurs|différentes|différents|varias|varios|várias|vários|diferentes|mehrere[n]?|"
@@ -478,10 +575,12 @@ _FOREIGN_STATISTIC = (
     r"mittel\w*|durchschnitt\w*|median|standardabweichung\w*|усредн\w*|средн\w*|медиан\w*)"
 )
 _KO_REPEATED = (
-    r"실험|실행|측정|평가|수행|시행|테스트|평균|중앙값|결과|하여|해서|했|하였|한\s|후|[,(]|$"
+    r"실험|실행|측정|평가|수행|시행|테스트|평균|중앙값|결과|하여|해서|했|하였|한\s|후|[,(]|$|"
+    r"하고\s*(?:그\s*)?(?:평균|중앙값)"
 )
 """What follows 반복 (repeated) when runs were repeated: an experiment, a measurement, a
-statistic, or the verb done ("반복 실험", "반복 중앙값", "반복하여", "반복했다"); not the
+statistic, or the verb done ("반복 실험", "반복 중앙값", "반복하여", "반복했다"), a statistic
+after "and" ("반복하고 평균을"); not the
 habitual "반복하던" (that used to repeat) of a mechanism described."""
 _KO_NUM = r"(?P<num>\d{1,9}|" + "|".join(sorted(KOREAN, key=len, reverse=True)) + r")"
 CHINESE_RULES = (
@@ -529,11 +628,52 @@ CHINESE_RULES = (
     ),
     _rule(
         "count in another language",
-        r"(?:exécut|lanc|mesur|évalu|test|repetid|ejecutad|evaluad|medid|executad|rodad|avaliad|"
-        r"повтор|запуск|прогон|измер|ripetut|eseguit|misurat|valutat)\w*\s+(?:\w+\s+){0,2}?"
+        r"(?:exécut|lanc|mesur|évalu|test|repetid|repeti[um]|repiti|ejecut|evalu|medid|midi|"
+        r"executad|execut|rodad|rodou|rodaram|avaliad|повтор|запуск|прогон|измер|ripetut|eseguit|"
+        r"misurat|valutat)\w*\s+(?:\w+\s+){0,4}?"
         + _FOREIGN_NUM
         + r"\s+(?:fois|veces|vezes|раз|раза|volte)(?![\w-])",
         trigger=("fois", "veces", "vezes", "раз", "volte"),
+    ),
+    _rule(
+        "count in another language",  # "chaque expérience a été répétée 5 fois" (a run repeated)
+        r"(?<![\w-])(?:expérience|exécution|mesure|évaluation|configuration|essai|run|lancement)s?"
+        r"(?![\w-])[^.;:\n]{0,40}?répét\w*\s+(?:\w+\s+){0,2}?" + _FOREIGN_NUM + r"\s+fois(?![\w-])",
+        trigger=("fois",),
+    ),
+    _rule(
+        "count in another language",  # "nous avons répété chaque mesure 3 fois"
+        r"répét\w*\s+(?:chaque|chacune\s+des|toutes\s+les|les|l['’])\s*(?:expérience|exécution|"
+        r"mesure|évaluation|configuration|essai|run|lancement)s?\s+(?:\w+\s+){0,2}?"
+        + _FOREIGN_NUM
+        + r"\s+fois(?![\w-])",
+        trigger=("fois",),
+    ),
+    _rule(
+        "count in another language",  # "3 fois par tâche", "5 veces por partición", "5 Mal pro Aufgabe"
+        r"(?<![\w-])"
+        + _FOREIGN_NUM
+        + r"\s*-?\s*(?:fois|veces|vezes|mal|volte|раз|раза)\s+(?:"
+        + _FOREIGN_EACH
+        + r"|(?:par|por|pro|per|на)\s+"
+        + _FOREIGN_SCOPES
+        + r")(?![\w-])",
+        trigger=("fois", "veces", "vezes", "mal", "volte", "раз"),
+    ),
+    _rule(
+        "count in another language",  # "cuatro ejecuciones independientes", "drei unabhängige Läufe"
+        r"(?<![\w-])"
+        + _FOREIGN_NUM
+        + r"\s+(?:"
+        + _FOREIGN_INDEPENDENT
+        + r"\s+"
+        + _FOREIGN_UNIT
+        + r"|"
+        + _FOREIGN_UNIT
+        + r"\s+"
+        + _FOREIGN_INDEPENDENT
+        + r")",
+        trigger=stems(FOREIGN_UNITS),
     ),
     _rule(
         "count in another language",  # Dutch, the verb after: "5 keer herhaald", "drie keer gemeten"
@@ -589,12 +729,12 @@ CHINESE_RULES = (
     ),
     _rule(
         "count in Japanese",  # "各3回の中央値", "各3回測定", "3回ずつ", "5回の平均" (not "第3回", "3回目")
-        r"各\s*" + _JP_NUM + r"\s*回(?!目)",
+        r"各[^\s\d、。]{0,6}?" + _JP_NUM + r"\s*(?:回(?!目)|試行)",
     ),
     _rule(
         "count in Japanese",
-        r"(?<![第\d])" + _JP_NUM + r"\s*回(?:ずつ|の(?:平均|中央値|試行|実行|測定|計測)|"
-        r"(?:測定|実行|試行|計測|繰り返|反復|評価|走ら|回し))",
+        r"(?<![第\d])" + _JP_NUM + r"\s*(?:回|試行)(?:ずつ|の(?:平均|中央値|試行|実行|測定|計測)|"
+        r"(?:測定|実行|試行|計測|繰り返|反復|評価|走ら|回し|平均))",
     ),
     _rule(
         "count in Chinese",  # "每個設定各跑 3 次", "重複執行五次", "进行了四次试验"
@@ -617,4 +757,32 @@ CHINESE_RULES = (
         "count in Chinese",  # "三個隨機種子"
         _CN_NUM + r"\s*[个個]?(?:不同的?)?(?:随机|隨機)?(?:种子|種子)",
     ),
+    _rule(
+        "count in Chinese",  # "3 个 seed 的平均", "5 次 run" (an English unit after a measure word)
+        _CN_NUM + r"\s*[个個次]\s*(?:不同的?\s*)?(?:random\s+)?(?:seeds?|runs?|trials?)\b",
+        trigger=("个", "個", "次"),
+    ),
 )
+WRITE_UP_RULES = (
+    _rule(
+        "runs repeated",  # "Each run was repeated", "every experiment was replicated" (at least 2)
+        r"\b(?:each|every|all)\s+(?:of\s+the\s+)?(?P<num>" + _REPEATED_THINGS + r")\s+"
+        r"(?:was|were|has\s+been|have\s+been|is|are)\s+(?:\w+\s+)?(?:repeated|replicated|re-?run)\b"
+        r"(?!\s+(?:once|until|if|when|whenever|unless|on\s+(?:failure|error)|after)\b)",
+        _several,
+        at_least=True,
+        trigger=("repeated", "replicated", "rerun", "re-run"),
+    ),
+    _rule(
+        "count in Chinese",  # "多次实验的平均结果", "多次運行的平均值" (several runs' mean: at least 2)
+        r"(?P<num>多次|数次|數次|几次|幾次)(?:独立|獨立)?(?:的)?(?:重复|重複)?"
+        r"(?:实验|實驗|运行|運行|试验|試驗|评测|評測)(?:结果|結果)?(?:的|之)?"
+        r"(?:平均|均值|中位数|中位數)",
+        _several_unless(_NOT_DONE_ZH),
+        at_least=True,
+        trigger=("多次", "数次", "數次", "几次", "幾次"),
+    ),
+)
+"""Runs named with no count, read in a write-up's prose only: in a script's comment or
+docstring "each run was repeated" or "多次实验的平均" tells what the code does (a check
+of determinism, a plot of the mean), not the folder's own results."""

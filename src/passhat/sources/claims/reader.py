@@ -32,6 +32,7 @@ from passhat.sources.claims.grammar import (
     FIGURE_RULES,
     PROSE_RULES,
     SETTING_RULES,
+    WRITE_UP_RULES,
     Rule,
 )
 from passhat.sources.claims.numbers import MAX_LIST, number
@@ -42,7 +43,7 @@ from passhat.sources.claims.sentences import (
     sentence,
     sentence_span,
 )
-from passhat.sources.claims.tables import latex_tables, markdown_tables
+from passhat.sources.claims.tables import column_groups, latex_tables, markdown_tables
 
 _SETTING_NAMES = frozenset(rule.name for rule in SETTING_RULES)
 
@@ -330,7 +331,7 @@ def read_text(text: str, name: str) -> Reading:
     found: list[tuple[tuple[int, int], Claim]] = []
     rules: tuple[Rule, ...] = SETTING_RULES + FIGURE_RULES
     if kind == PROSE:
-        rules = PROSE_RULES + CHINESE_RULES + rules
+        rules = PROSE_RULES + CHINESE_RULES + WRITE_UP_RULES + rules
     blocks = prose_blocks(lines) if kind == PROSE else command_blocks(lines)
     frames = prose_frames(lines, name) if kind == PROSE else data_frames(lines, name)
     read = _Text(name, lines, frames, prose=kind == PROSE)
@@ -348,7 +349,8 @@ def read_text(text: str, name: str) -> Reading:
                     break
     tables = (*markdown_tables(lines, name), *latex_tables(lines, name)) if kind == PROSE else ()
     described = described_settings(lines, name) if kind != PROSE else ()
-    for claim in (*tables, *listed_seeds(lines, name), *described):
+    grouped = column_groups(lines, name)
+    for claim in (*tables, *grouped, *listed_seeds(lines, name), *described):
         line = int(claim.source.rsplit(":", 1)[1])
         aside = frame_rule(read.frame(line), claim.quote)
         if aside:  # a table in a plan, a seed list under a judge's key

@@ -27,9 +27,24 @@ def is_separator(line: str) -> bool:
     return bool(cells) and all(re.fullmatch(r":?-+:?", c) for c in cells)
 
 
+_FOREIGN_COLUMN = (
+    r"(?:运行|運行|重复|重複|实验|實驗|试验|試驗|评测|評測|采样|採樣)次数|(?:种子|種子)数|"
+    r"(?:種子|种子)數|(?:運行|重複|實驗|試驗)次數|試行(?:回)?数|実行回数|シード数|"
+    r"(?:반복|실행|시행|측정)\s*(?:횟수|수)|시드\s*수|"
+    r"(?:nb\.?\s+|nombre\s+d['’]\s*|(?:n\.?º?|número)\s+de\s+|n\.?º?\s+|anzahl\s+(?:der\s+)?|"
+    r"число\s+|кол-во\s+)?(?:exécutions|répétitions|graines|ejecuciones|repeticiones|semillas|"
+    r"execuções|repetições|sementes|läufe|durchläufe|wiederholungen|запусков|запуски|прогонов|"
+    r"прогоны|повторов|повторы|сидов|сиды|esecuzioni|ripetizioni|herhalingen)"
+)
+"""A column of runs headed in Chinese, Japanese, Korean, French, Spanish, Portuguese,
+German, Russian, Italian or Dutch: `运行次数`, `種子數`, `試行回数`, `반복 횟수`,
+`Exécutions`, `Nº de semillas`, `Anzahl Läufe`, `Число запусков`."""
 _COLUMN = re.compile(
-    r"^(?:#|n|num|number\s+of|no\.?)?\s*[_ ]?\s*(?:" + nouns(COUNT_NOUNS, "plural") + r"|k)"
-    r"(?:\s*\(\s*(?:n|#|k)\s*\))?(?:\s*(?:/|per|for\s+each)\s*[\w-]+)?$",
+    r"^(?:(?:#|n|num|number\s+of|no\.?)?\s*[_ ]?\s*(?:"
+    + nouns(COUNT_NOUNS, "plural")
+    + r"|k)|"
+    + _FOREIGN_COLUMN
+    + r")(?:\s*\(\s*(?:n|#|k)\s*\))?(?:\s*(?:/|per|for\s+each)\s*[\w-]+)?$",
     re.I,
 )
 
@@ -59,14 +74,27 @@ def _header_claims(cells: list[str], where: str, quote: str) -> Iterator[Claim]:
 
 
 _RANGE_CELL = re.compile(r"(\d{1,9})\s*[-–]\s*\d{1,9}")
+_VALUE = re.compile(r"[-+]?\d{1,9}(?:[.,]\d{1,9})?%?")
+_LISTED = re.compile(nouns(INDEX_NOUNS, "plural") + r"|replicates", re.I)
+"""A column whose cells may list one value a run ("seeds: 0.60, 0.63, 0.61"): a unit of
+runs, not `k` (pass@k at 1, 5, 10) nor `epochs` (a schedule)."""
 
 
-def _count_cell(cell: str) -> int | None:
-    """A cell's count: digits, or a range read at its lower bound ("5–10": 5)."""
+def _count_cell(cell: str, header: str) -> int | None:
+    """A cell's count: digits, or a range read at its lower bound ("5–10": 5); under a
+    column of runs or seeds, a list of values one a run ("0.60, 0.63, 0.61": 3;
+    "0.40; 0.50": 2, a semicolon first, where a comma may be a decimal comma)."""
     if cell.isascii() and cell.isdigit():
         return number(cell)
     match = _RANGE_CELL.fullmatch(cell)
-    return number(match.group(1)) if match else None
+    if match:
+        return number(match.group(1))
+    if not _LISTED.search(header):
+        return None
+    items = [i.strip() for i in cell[:2000].split(";" if ";" in cell else ",")]
+    if len(items) >= 2 and all(_VALUE.fullmatch(i) for i in items):
+        return number(str(len(items)))
+    return None
 
 
 def _run_rows(
@@ -95,7 +123,7 @@ def _rows(
     for line_no, cells in rows:
         for column in columns:
             cell = cells[column].strip().strip("*`_ ") if column < len(cells) else ""
-            if (k := _count_cell(cell)) is not None:
+            if (k := _count_cell(cell, header[column])) is not None:
                 scope = cells[0].strip() if column != 0 and cells[0].strip() else None
                 yield Claim(
                     k,
@@ -134,6 +162,34 @@ def _latex_cells(line: str) -> list[str]:
     line = re.sub(r"\\(?:toprule|midrule|bottomrule|hline|cline\{[^}]*\})", "", line)
     line = _LATEX_CELL.sub(r"\1", line).replace("\\#", "#").replace("$", "")
     return [c.strip() for c in line.split("&")]
+
+
+_COLUMN_GROUP = re.compile(
+    r"\\{1,2}multicolumn\{(?P<num>\d{1,9})\}\{[^{}]*\}\{\s*(?:\\{1,2}\w+\s*\{)?\s*"
+    + nouns(INDEX_NOUNS, "plural")
+    + r"\s*\}?\s*\}",
+    re.I,
+)
+"""A header spanning one column a run: `\\multicolumn{5}{c}{\\textsc{Seeds}}` (its
+backslashes doubled in a script's string too)."""
+
+
+def column_groups(lines: list[str], name: str) -> Iterator[Claim]:
+    """A LaTeX header's column group of runs or seeds claims one run a column: in a
+    `tabular` of a write-up, or in a script's string that writes one."""
+    for index, line in enumerate(lines):
+        if "multicolumn" not in line:
+            continue
+        for match in _COLUMN_GROUP.finditer(line):
+            k = number(match.group("num"))
+            if k is not None and k >= 2:
+                yield Claim(
+                    k,
+                    f"{name}:{index + 1}",
+                    sentence(line, 0, 0),
+                    written=match.group("num"),
+                    rule="LaTeX table column group",
+                )
 
 
 def latex_tables(lines: list[str], name: str) -> Iterator[Claim]:
