@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from passhat.sources.claims.numbers import (
     FOREIGN,
     KOREAN,
+    MAX_LIST,
     TENS,
     UNITS,
     count_list,
@@ -64,7 +65,7 @@ _VERB = (
     r"sampl(?:e|es|ed)|attempt(?:s|ed)?|execut(?:e|es|ed)|measured|perform(?:s|ed)?|"
     r"replicated|rolled\s+out|tried|played|scored|graded|done|quer(?:y|ies|ied)|"
     r"conduct(?:s|ed)?|carried\s+out|launch(?:es|ed)?|benchmarked|asked|submitted|prompted|posed|"
-    r"resubmitted|simulated)"
+    r"resubmitted|simulated|answered)"
 )
 _BEFORE = (
     r"(?:over|across|with|using|of|from|in|after|averaged\s+over|averages?|mean\s+of|"
@@ -175,6 +176,15 @@ def _several(match: re.Match[str]) -> int | None:
     return 2
 
 
+_VALUE = r"-?\d{1,9}(?:\.\d{1,12})?(?:[eE]-?\d{1,3})?"
+"""A number in a list of values (a score, a seed)."""
+
+
+def _values(match: re.Match[str]) -> int | None:
+    """The values of a list, one a run ("[0.6, 0.62, 0.61]": 3)."""
+    return min(match.group("list").count(",") + 1, MAX_LIST + 1)
+
+
 def _several_unless(before: re.Pattern[str]) -> Counter:
     """`_several`, unless `before` occurs earlier in the match's sentence (a requirement
     listing "multiple trials per cell", a Chinese "cannot infer the mean of several runs")."""
@@ -259,6 +269,8 @@ _REPEATED_THINGS = (
     r"(?:runs?|experiments?|configurations?|evaluations?|measurements?|trials?|benchmarks?)"
 )
 """What is repeated when runs are: "each run was repeated" (not "each step", a mechanism's)."""
+_ROUND_WORDS = ("evaluations", "session", "passes", "round", "replica")
+"""Words of a whole evaluation done again, read as runs with a qualifier or a scope."""
 _SCOPES = (
     r"(?:config(?:uration)?s?|models?|tasks?|agents?|settings?|prompts?|problems?|questions?|"
     r"cells?|arms?|conditions?|variants?|instances?|benchmarks?|environments?|methods?|cases?)"
@@ -352,6 +364,24 @@ PROSE_RULES = (
         + r"\b",
     ),
     _rule(
+        "count of rounds",  # "three independent evaluations", "3 evaluation rounds"
+        r"\b"
+        + _NUM
+        + r"\s+(?:(?:independent|separate|repeated|full|complete|evaluation|benchmark)\s+)+"
+        r"(?:evaluations|sessions|passes|rounds|replications|replicas)\b",
+        trigger=_ROUND_WORDS,
+    ),
+    _rule(
+        "count of rounds",  # "3 full passes over the benchmark", "five replications per condition"
+        r"\b"
+        + _NUM
+        + r"\s+(?:full\s+|complete\s+)?(?:rounds|passes|sessions|replications|replicas)\s+"
+        r"(?:of\s+(?:evaluation|testing|benchmarking|the\s+(?:benchmark|suite|evaluation))\b|"
+        r"over\s+the\s+(?:benchmark|suite|test\s+set|tasks)\b|"
+        r"(?:per|for\s+each|of\s+each|on\s+each)\s+" + _SCOPES + r"\b)",
+        trigger=_ROUND_WORDS,
+    ),
+    _rule(
         "several runs per scope",  # "multiple trials per configuration", "a handful of runs per model"
         r"\b(?P<num>multiple|several|numerous|a\s+few|a\s+handful\s+of)\s+"
         + nouns(INDEX_NOUNS, "plural")
@@ -426,7 +456,7 @@ PROSE_RULES = (
         "statistic of N",  # "accuracy (mean of 3)", "best of 5", "avg over 4;" (runs implied)
         r"\b(?:mean|average|avg|median|best)(?:\s+|-)(?:of|over|across)(?:\s+|-)"
         + _NUM
-        + r"(?=\s*(?:[),;]|$)|-?\s*(?:selection|sampling|decoding|inference)\b)",
+        + r"(?=\s*(?:[),;]|:\s*[\d.]|$)|-?\s*(?:selection|sampling|decoding|inference)\b)",
     ),
     _rule(
         "enumerated runs",  # "run 1 (60 draws), run 2 (40 draws), run 3 (50 draws)"
@@ -491,7 +521,7 @@ SETTING_RULES = (
     ),
     _rule(
         "command-line flag",  # "--seeds 5", "--n-attempts 5", "--epochs=4"
-        r"(?<![\w-])--" + _KEYS + r"(?:\s+|=)(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])",
+        r"(?<![\w-])--(?:" + _KEYS + r"|repeat)(?:\s+|=)(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])",
     ),
     _rule(
         "short command-line flag",  # "-k 5", "-n 3", "-N=4" (set aside for tools whose -n is no count of runs)
@@ -507,6 +537,21 @@ SETTING_RULES = (
         r"(?:(?<![\w-])--?seeds?[=\s]\s*|\bseeds?\s*=\s*\(\s*)"
         r"(?P<list>\d{1,9}(?:[ \t]+\d{1,9})+)(?![\d.])",
         _items,
+    ),
+    _rule(
+        "range of seeds",  # "seeds = list(range(5))", "SEEDS = range(1, 6)"
+        r"\bseeds?\s*[:=]\s*(?:list\(\s*)?range\(\s*(?:(?P<lo>\d{1,9})\s*,\s*)?(?P<hi>\d{1,9})\s*\)",
+        _counted_loop,
+    ),
+    _rule(
+        "values of runs",  # '"runs": [0.6, 0.62, 0.61]', "scores_per_seed = [0.6, 0.62]"
+        r"(?<![\w-])[\"']?(?:"
+        + nouns(INDEX_NOUNS, "plural")
+        + r"|(?:scores?|results?|accurac(?:y|ies)|rewards?|pass_rates?)_(?:per|by)_(?:run|seed|trial)|"
+        r"(?:run|seed|trial|per_run|per_seed)_(?:scores|results|accuracies|rewards|values|pass_rates))"
+        r"[\"']?\s*[:=]\s*\[\s*(?P<list>" + _VALUE + r"(?:\s*,\s*" + _VALUE + r"){1,999})\s*\]",
+        _values,
+        trigger=stems(INDEX_NOUNS),
     ),
     _rule(
         "range of seeds",  # "seeds 1-5", "(seeds 0-4)"

@@ -93,14 +93,15 @@ MAX_CONTINUED = 40
 """Lines of one command joined by trailing backslashes, at most."""
 
 
-_COMMENT_LINE = re.compile(r"^\s*(?:#|//)")
+_COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*|\*(?:\s|/|$))")
+"""A comment's line: `#`, `//`, and a block comment's `/*` and ` * ` lines (JSDoc's, C's)."""
 
 
 def command_blocks(lines: list[str]) -> Iterator[Block]:
     """Each line of a data file or script, with a command continued by a trailing `\\`
     joined to its next lines (`harbor run \\` ... `-n 4 \\`: the -n is harbor's); not
-    comment lines (a commented-out `--num-trials 5` is not run; embedded.py reads comments
-    as prose)."""
+    comment lines (a commented-out `--num-trials 5`, a usage line ` *   node x.mjs --repeat 3`
+    of a block comment, is not run; embedded.py reads comments as prose)."""
     i = 0
     while i < len(lines):
         if _COMMENT_LINE.match(lines[i]):
