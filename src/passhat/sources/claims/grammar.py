@@ -185,6 +185,11 @@ def _values(match: re.Match[str]) -> int | None:
     return min(match.group("list").count(",") + 1, MAX_LIST + 1)
 
 
+def _num_or_after(match: re.Match[str]) -> int | None:
+    """The count written before its unit (`num`) or after it (`after`)."""
+    return number(match.group("num") or match.group("after"))
+
+
 def _several_unless(before: re.Pattern[str]) -> Counter:
     """`_several`, unless `before` occurs earlier in the match's sentence (a requirement
     listing "multiple trials per cell", a Chinese "cannot infer the mean of several runs")."""
@@ -662,6 +667,23 @@ CHINESE_RULES = (
         r"(?P<num>\d{1,9})\s*(?:個の)?(?:ランダム)?(?:シード|seeds?)\s*(?:で|の)\s*(?:平均|中央値)",
     ),
     _rule(
+        "count in Japanese",  # "3つのシードで実験", "シード3つで" (つ, the counter of things)
+        r"(?:"
+        + _JP_NUM
+        + r"\s*つの\s*(?:ランダム)?(?:シード|seeds?)|(?:シード|seeds?)(?:値)?\s*を?\s*"
+        r"(?P<after>\d{1,2}|[一二三四五六七八九十])\s*つ)",
+        _num_or_after,
+        trigger=("シード", "seed"),
+    ),
+    _rule(
+        "count of generations",  # "每道题采样 5 个回答", "对每个问题生成 8 个样本"
+        r"(?:每|对每个|對每個|为每个|為每個)[^，。,;；\n]{0,8}?(?:采样|採樣|生成|抽样|抽樣|sample)\s*"
+        + _CN_NUM
+        + r"\s*[个個条條份]?\s*(?:回答|答案|样本|樣本|输出|輸出|回复|回覆|解答|候选|候選|"
+        r"completions?|samples?|responses?)",
+        trigger=("采样", "採樣", "生成", "抽样", "抽樣", "sample"),
+    ),
+    _rule(
         "count in another language",  # "dreimal wiederholt", "répétée trois fois", "3 veces"
         r"\b(?P<num>" + _DE_TIMES + r"|\d{1,9}(?=\s*-?mal\b))(?:\s*-?mal)?\b(?=[^.;:\n]{0,30}"
         r"(?:wiederhol|ausgeführt|durchgeführt|gemessen|getestet|gelaufen|gestartet|grün|laufen))",
@@ -673,7 +695,7 @@ CHINESE_RULES = (
     ),
     _rule(
         "count in another language",
-        r"(?:exécut|lanc|mesur|évalu|test|repetid|repeti[um]|repiti|ejecut|evalu|medid|midi|"
+        r"(?:exécut|lanc|mesur|évalu|test|tenté|repetid|repeti[um]|repiti|ejecut|evalu|medid|midi|"
         r"executad|execut|rodad|rodou|rodaram|avaliad|повтор|запуск|прогон|измер|ripetut|eseguit|"
         r"misurat|valutat)\w*\s+(?:\w+\s+){0,4}?"
         + _FOREIGN_NUM
@@ -754,7 +776,7 @@ CHINESE_RULES = (
         "count in Korean",  # "3회 반복 실험", "5회 실행의 평균", "세 번 반복했다" (회, 번: times)
         r"(?<![\d.])"
         + _KO_NUM
-        + r"\s*(?:회|번)\s*(?:의\s*)?(?:반복\s*(?="
+        + r"\s*(?:회|번)\s*(?:씩\s*)?(?:의\s*)?(?:독립(?:적인|된)\s*)?(?:반복\s*(?="
         + _KO_REPEATED
         + r")|실행|시행|측정|평균|중앙값|실험|시도|수행|돌려|돌린)",
         trigger=("회", "번"),
@@ -762,7 +784,7 @@ CHINESE_RULES = (
     _rule(
         "count in Korean",  # "5시드 평균", "3개 시드로 실행"
         r"(?<![\d.])" + _KO_NUM + r"\s*(?:개의?\s*)?(?:랜덤\s*|무작위\s*)?(?:시드|seeds?)\s*"
-        r"(?:의\s*)?(?:평균|중앙값|반복|에서|로|으로|에\s*걸쳐)",
+        r"(?:의\s*)?(?:평균|중앙값|반복|에서|로|으로|에\s*걸쳐|에\s*대해|에\s*대한)",
         trigger=("시드", "seed"),
     ),
     _rule(

@@ -145,7 +145,7 @@ def _apply(
                 return False
             group = next(
                 g
-                for g in ("num", "list", "lo", "hi", "from")
+                for g in ("num", "after", "list", "lo", "hi", "from")
                 if match.groupdict().get(g) is not None
             )
             span = match.span(group)

@@ -40,9 +40,14 @@ _FOREIGN_COLUMN = (
 German, Russian, Italian or Dutch: `运行次数`, `種子數`, `試行回数`, `반복 횟수`,
 `Exécutions`, `Nº de semillas`, `Anzahl Läufe`, `Число запусков`."""
 _COLUMN = re.compile(
-    r"^(?:(?:#|n|num|number\s+of|no\.?)?\s*[_ ]?\s*(?:"
+    r"^(?:(?:#|n|num\.?|number|no\.?|nb\.?)?\s*(?:of\s+)?[_ ]?\s*"
+    r"(?:"
     + nouns(COUNT_NOUNS, "plural")
-    + r"|k)|"
+    + r"|k|(?:eval(?:uation)?|test|bench(?:mark)?)[_ ]"
+    + nouns(INDEX_NOUNS, "plural")
+    + r")(?:\s+used)?|(?:n|k|#)\s*\(\s*"
+    + nouns(COUNT_NOUNS, "plural")
+    + r"\s*\)|"
     + _FOREIGN_COLUMN
     + r")(?:\s*\(\s*(?:n|#|k)\s*\))?(?:\s*(?:/|per|for\s+each)\s*[\w-]+)?$",
     re.I,
