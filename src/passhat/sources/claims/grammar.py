@@ -274,7 +274,7 @@ _REPEATED_THINGS = (
     r"(?:runs?|experiments?|configurations?|evaluations?|measurements?|trials?|benchmarks?)"
 )
 """What is repeated when runs are: "each run was repeated" (not "each step", a mechanism's)."""
-_ROUND_WORDS = ("evaluations", "session", "passes", "round", "replica")
+_ROUND_WORDS = ("evaluations", "sessions", "passes", "rounds", "replica")
 """Words of a whole evaluation done again, read as runs with a qualifier or a scope."""
 _SCOPES = (
     r"(?:config(?:uration)?s?|models?|tasks?|agents?|settings?|prompts?|problems?|questions?|"
@@ -395,6 +395,7 @@ PROSE_RULES = (
         + r"\b",
         _several_unless(_REQUIRED),
         at_least=True,
+        trigger=("multiple", "several", "numerous", "a few", "handful"),
     ),
     _rule(
         "count + were performed",  # "Three runs were performed for each agent"
@@ -556,7 +557,7 @@ SETTING_RULES = (
         r"(?:run|seed|trial|per_run|per_seed)_(?:scores|results|accuracies|rewards|values|pass_rates))"
         r"[\"']?\s*[:=]\s*\[\s*(?P<list>" + _VALUE + r"(?:\s*,\s*" + _VALUE + r"){1,999})\s*\]",
         _values,
-        trigger=stems(INDEX_NOUNS),
+        trigger=(":[", ": [", "=[", "= [", ":  [", "=  ["),
     ),
     _rule(
         "range of seeds",  # "seeds 1-5", "(seeds 0-4)"
@@ -569,7 +570,7 @@ SETTING_RULES = (
         + _LOOP_VAR
         + r")\s*=\s*(?P<lo>\d{1,9})\s*;\s*(?P=var)\s*(?P<op><=?)\s*(?P<hi>\d{1,9})\s*;",
         _counted_loop,
-        trigger=("for",),
+        trigger=("for (", "for((", "for ((", "for(("),
     ),
     _rule(
         "loop over runs",  # "for seed in range(5):", "for run_idx in range(1, 4):"
@@ -577,7 +578,7 @@ SETTING_RULES = (
         + _LOOP_VAR
         + r")\s+in\s+range\(\s*(?:(?P<lo>\d{1,9})\s*,\s*)?(?P<hi>\d{1,9})\s*\)",
         _counted_loop,
-        trigger=("for",),
+        trigger=("range(",),
     ),
     _rule(
         "shell loop",  # "for seed in 0 1 2; do", "for i in $(seq 1 5)"
@@ -725,7 +726,7 @@ CHINESE_RULES = (
         + r"|(?:par|por|pro|per|на)\s+"
         + _FOREIGN_SCOPES
         + r")(?![\w-])",
-        trigger=("fois", "veces", "vezes", "mal", "volte", "раз"),
+        trigger=("fois", "veces", "vezes", " mal", "-mal", "volte", "раз"),
     ),
     _rule(
         "count in another language",  # "cuatro ejecuciones independientes", "drei unabhängige Läufe"
@@ -740,7 +741,16 @@ CHINESE_RULES = (
         + r"\s+"
         + _FOREIGN_INDEPENDENT
         + r")",
-        trigger=stems(FOREIGN_UNITS),
+        trigger=(
+            "indépend",
+            "independ",
+            "unabhängig",
+            "независим",
+            "indipend",
+            "onafhankelijk",
+            "distint",
+            "distinct",
+        ),
     ),
     _rule(
         "count in another language",  # Dutch, the verb after: "5 keer herhaald", "drie keer gemeten"
