@@ -185,6 +185,14 @@ def _values(match: re.Match[str]) -> int | None:
     return min(match.group("list").count(",") + 1, MAX_LIST + 1)
 
 
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5}
+
+
+def _ordinal(match: re.Match[str]) -> int | None:
+    """The runs an ordinal needs: "a third seed" (at least 3)."""
+    return _ORDINALS[match.group("num").lower()]
+
+
 def _num_or_after(match: re.Match[str]) -> int | None:
     """The count written before its unit (`num`) or after it (`after`)."""
     return number(match.group("num") or match.group("after"))
@@ -238,7 +246,7 @@ _TRIGGERS = {
     "avg@k figure": ("@",),
     "k ∈ {…}": ("{",),
     "k = 1..N": ("k",),
-    "setting": ("=", ":", "|"),
+    "setting": ("=", ":", "|", "<-"),
     "command-line flag": ("-",),
     "list of seeds": ("seed",),
     "range of seeds": ("seed",),
@@ -351,6 +359,11 @@ PROSE_RULES = (
         r"\b(?:run|ran|performed|measured|conducted|repeated|done|carried\s+out|tested|evaluated|"
         r"assayed|executed|sampled)\s+(?:\w+\s+){0,2}?in\s+"
         r"(?P<num>duplicate|triplicate|quadruplicate|quintuplicate)\b",
+    ),
+    _rule(
+        "in triplicate",  # "averaged over triplicate runs", "duplicate measurements"
+        r"\b(?P<num>duplicate|triplicate|quadruplicate|quintuplicate)\s+"
+        r"(?:runs|experiments|measurements|trials|evaluations|assays|replicates)\b",
     ),
     _rule(
         "n = N units",  # "(n=4 runs)", "n = 5 trials", "N = 6 runs"
@@ -467,7 +480,7 @@ PROSE_RULES = (
     _rule(
         "enumerated runs",  # "run 1 (60 draws), run 2 (40 draws), run 3 (50 draws)"
         r"\b(?P<noun>" + nouns(INDEX_NOUNS, "singular") + r")\s*#?\s*(?P<num>\d{1,9})\b"
-        r"(?:(?:[^.;\n]|\.(?=\d)){0,80}?\b(?P=noun)\s*#?\s*\d{1,9}\b)+",
+        r"(?:(?:[^.\n]|\.(?=\d)){0,80}?\b(?P=noun)\s*#?\s*\d{1,9}\b)+",  # "seed 0: 0.61; seed 1: 0.63"
         _enumerated,
     ),
     _rule(
@@ -522,7 +535,8 @@ SETTING_RULES = (
         "setting",  # "k=5", "num_trials: 5", '"n_epochs": 5', "N_RUNS = 4"
         r"(?<![\w-])(?:\*\*|__|[\"'`])?"
         + _KEYS
-        + r"(?:\*\*|__|[\"'`])?\s*(?::\s*int\s*(?==))?[=:|]\s*(?:\*\*|__|[\"'`])?(?P<num>\d[\d,]*)"
+        + r"(?:\*\*|__|[\"'`])?\s*(?::\s*(?:int|usize|u32|u64|i32|i64|uint|number|Int)\s*(?==))?"
+        r"(?:[=:|]|<-)\s*(?:\*\*|__|[\"'`])?(?P<num>\d[\d,]*)"
         r"(?!\.\d|[\d\w-]|\s*(?:\.\.|…|–)\s*\d|" + _OTHER_UNIT + r")",
     ),
     _rule(
@@ -841,6 +855,24 @@ CHINESE_RULES = (
     ),
 )
 WRITE_UP_RULES = (
+    _rule(
+        "a second run",  # "A second run gave 0.63", "repeated with a third seed" (at least 2, 3)
+        r"(?:\b(?:with|using|on)\s+a|(?<![\w-])a(?=\s+\w+\s+(?:independent\s+)?(?:run|seed|trial)\s+"
+        r"(?:gave|yielded|produced|scored|reached|returned|confirmed|reproduced|got|showed|"
+        r"matched)\b))\s+(?P<num>second|third|fourth|fifth)\s+(?:independent\s+)?(?:run|seed|trial)\b",
+        _ordinal,
+        at_least=True,
+        trigger=("second", "third", "fourth", "fifth"),
+    ),
+    _rule(
+        "a second run",  # "We reran the benchmark", "re-ran every configuration" (at least 2)
+        r"\b(?:we|i|they|and)\s+(?P<num>re-?ran|re-?executed)\s+(?:the\s+|every\s+|each\s+|all\s+"
+        r"(?:the\s+)?|our\s+)(?:whole\s+|full\s+|entire\s+)?(?:benchmark|evaluation|experiment|suite|"
+        r"configuration|eval|study)s?\b(?!\s+(?:on|for)\s+(?:the\s+)?failed)",
+        _several,
+        at_least=True,
+        trigger=("ran", "executed"),
+    ),
     _rule(
         "runs repeated",  # "Each run was repeated", "every experiment was replicated" (at least 2)
         r"\b(?:each|every|all)\s+(?:of\s+the\s+)?(?P<num>" + _REPEATED_THINGS + r")\s+"

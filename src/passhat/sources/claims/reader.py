@@ -306,6 +306,10 @@ def kind_of(name: str) -> str:
     return PROSE
 
 
+_LATEX_EMPHASIS = re.compile(
+    r"\\(?:textbf|textit|emph|num|mathrm|mathbf|underline)\{([^{}\n]{0,40})\}"
+)
+"""LaTeX's emphasis around a short text, read as the text."""
 _LONG_SPACE = re.compile(f"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]{{{SPACE_RUN + 1},}}")
 
 
@@ -324,8 +328,9 @@ def read_text(text: str, name: str) -> Reading:
     text = bounded_spaces(text)
     kind = kind_of(name)
     if kind == PROSE:
-        # LaTeX inline math ("$n=3$ seeds", "$5$ times") and markdown bold ("run **3 times**")
-        text = text.replace("$", " ").replace("**", "")
+        # LaTeX inline math ("$n=3$ seeds", "$5$ times") and markdown bold ("run **3 times**"),
+        # LaTeX's emphasis around a word or number ("evaluated with \textbf{3} seeds")
+        text = _LATEX_EMPHASIS.sub(r"\1", text.replace("$", " ").replace("**", ""))
     lines = text.splitlines()
     reading = Reading()
     found: list[tuple[tuple[int, int], Claim]] = []
