@@ -193,6 +193,13 @@ def _ordinal(match: re.Match[str]) -> int | None:
     return _ORDINALS[match.group("num").lower()]
 
 
+def _summed(match: re.Match[str]) -> int | None:
+    """The values of a mean written out, when they are as many as it divides by
+    ("(0.67 + 0.62) / 2": 2; "(a + b) / 3" is no mean of runs)."""
+    k = number(match.group("num"))
+    return k if k is not None and match.group("terms").count("+") + 1 == k else None
+
+
 def _num_or_after(match: re.Match[str]) -> int | None:
     """The count written before its unit (`num`) or after it (`after`)."""
     return number(match.group("num") or match.group("after"))
@@ -357,7 +364,8 @@ PROSE_RULES = (
     _rule(
         "in triplicate",  # "experiments were run in triplicate" (not "filed in triplicate")
         r"\b(?:run|ran|performed|measured|conducted|repeated|done|carried\s+out|tested|evaluated|"
-        r"assayed|executed|sampled)\s+(?:\w+\s+){0,2}?in\s+"
+        r"assayed|executed|sampled|determined|assessed|obtained|recorded|quantified|analy[sz]ed)\s+"
+        r"(?:\S+\s+){0,16}?in\s+"
         r"(?P<num>duplicate|triplicate|quadruplicate|quintuplicate)\b",
     ),
     _rule(
@@ -476,6 +484,16 @@ PROSE_RULES = (
         r"\b(?:mean|average|avg|median|best)(?:\s+|-)(?:of|over|across)(?:\s+|-)"
         + _NUM
         + r"(?=\s*(?:[),;]|:\s*[\d.]|$)|-?\s*(?:selection|sampling|decoding|inference)\b)",
+    ),
+    _rule(
+        "statistic of N",  # "Average success rate: 64.50% (67.00% + 62.00%) / 2": the mean of 2 runs
+        r"\b(?:mean|average|avg)\b(?:[^.\n]|\.(?=\d)){0,40}?\(\s*(?P<terms>"
+        + _VALUE
+        + r"\s*%?(?:\s*\+\s*"
+        + _VALUE
+        + r"\s*%?){1,19})\s*\)?\s*/\s*(?P<num>\d{1,2})\b",
+        _summed,
+        trigger=("/",),
     ),
     _rule(
         "enumerated runs",  # "run 1 (60 draws), run 2 (40 draws), run 3 (50 draws)"
