@@ -883,22 +883,16 @@ WRITE_UP_RULES = (
         trigger=("second", "third", "fourth", "fifth"),
     ),
     _rule(
-        "a second run",  # "We reran the benchmark", "re-ran every configuration" (at least 2)
-        r"\b(?:we|i|they|and)\s+(?P<num>re-?ran|re-?executed)\s+(?:the\s+|every\s+|each\s+|all\s+"
-        r"(?:the\s+)?|our\s+)(?:whole\s+|full\s+|entire\s+)?(?:benchmark|evaluation|experiment|suite|"
-        r"configuration|eval|study)s?\b(?!\s+(?:on|for)\s+(?:the\s+)?failed)",
-        _several,
-        at_least=True,
-        trigger=("ran", "executed"),
-    ),
-    _rule(
-        "runs repeated",  # "Each run was repeated", "every experiment was replicated" (at least 2)
-        r"\b(?:each|every|all)\s+(?:of\s+the\s+)?(?P<num>" + _REPEATED_THINGS + r")\s+"
+        "runs repeated",  # "Each run was repeated", "We reran the benchmark" (at least 2)
+        r"(?P<num>\b(?:each|every|all)\s+(?:of\s+the\s+)?" + _REPEATED_THINGS + r"\s+"
         r"(?:was|were|has\s+been|have\s+been|is|are)\s+(?:\w+\s+)?(?:repeated|replicated|re-?run)\b"
-        r"(?!\s+(?:once|until|if|when|whenever|unless|on\s+(?:failure|error)|after)\b)",
+        r"(?!\s+(?:once|until|if|when|whenever|unless|on\s+(?:failure|error)|after)\b)|"
+        r"\b(?:we|i|they|and)\s+(?:re-?ran|re-?executed)\s+(?:the\s+|every\s+|each\s+|all\s+"
+        r"(?:the\s+)?|our\s+)(?:whole\s+|full\s+|entire\s+)?(?:benchmark|evaluation|experiment|suite|"
+        r"configuration|eval|study)s?\b(?!\s+(?:on|for)\s+(?:the\s+)?failed))",
         _several,
         at_least=True,
-        trigger=("repeated", "replicated", "rerun", "re-run"),
+        trigger=("repeated", "replicated", "rerun", "re-run", "ran", "executed"),
     ),
     _rule(
         "count in Chinese",  # "多次实验的平均结果", "多次運行的平均值" (several runs' mean: at least 2)
