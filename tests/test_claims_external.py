@@ -62,11 +62,12 @@ TARGET_CAUGHT = 0.90
 TARGET_PASSED = 0.95
 """Issue 34's bar for a held-out corpus nobody tuned to, in each layout."""
 
-CAUGHT_FLOOR = 64
+CAUGHT_FLOOR = 65
 """Over-claims failed by `audit --strict` (of 74): 58 when first scored, 70 after issue 34's
 third round (when the set's misses were read, see the module docstring), 71 after the fourth
 (a statistic over runs with no count, developed on other wordings), 72 after the seventh
-(counts coordinated after a preposition). Relabelled (module docstring): 64 of 66."""
+(counts coordinated after a preposition). Relabelled (module docstring): 64 of 66; 65 after the ninth round (a mean written out over
+its runs, "(a + b) / 2", developed on wordings of its own, claims46b)."""
 PASSED_FLOOR = 51
 """Consistent folders passed (of 49) after issue 34's third round (45 when first scored). Relabelled (module docstring): 47 of 57. 51 after the ninth round (claims46a)."""
 

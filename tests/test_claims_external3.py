@@ -31,9 +31,10 @@ from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 109
+CAUGHT_FLOOR = 110
 """Over-claims failed by `audit --strict` (of 129): 105 when first scored, blind; 126 after
-issue 34's fifth round. Relabelled (module docstring): 109 of 110."""
+issue 34's fifth round. Relabelled (module docstring): 109 of 110; 110 after the ninth round (several runs per
+scope, claims46b)."""
 PASSED_FLOOR = 126
 """Consistent folders passed (of 118): 94 when first scored, blind; 116 after issue 34's
 fifth round. Relabelled (module docstring): 118 of 137. 126 after the ninth round (claims46a)."""

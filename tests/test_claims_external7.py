@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 138
-"""Over-claims failed by `audit --strict` when first scored, blind (of 164)."""
+CAUGHT_FLOOR = 150
+"""Over-claims failed by `audit --strict` (of 164): 138 when first scored, blind; 150 after
+issue 34's ninth round read its misses' kinds, each developed on wordings of its own
+(claims46b: counts of independent runs and "N times per X" in other languages, runs named
+with no count, table cells listing one value a seed, prose with semicolons in scripts)."""
 PASSED_FLOOR = 216
 """Consistent folders passed when first scored, blind (of 239). 216 after the ninth round (claims46a)."""
 
