@@ -30,6 +30,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -405,6 +406,18 @@ def _header_value(value: float | str) -> str:
     if isinstance(value, str):
         return value
     return str(int(value)) if float(value).is_integer() else str(value)
+
+
+@contextmanager
+def refused_url() -> Iterator[str]:
+    """A URL on 127.0.0.1 whose connections are refused for as long as the block lasts: a
+    port bound and never listened on (the kernel answers a connection with a reset). Not a
+    stopped server's port, which another test's server may take in the meantime (xdist
+    workers and other processes pick ports from the same pool)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        host, port = held.getsockname()[:2]
+        yield f"http://{host!s}:{port}"
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fakeserver import FakeServer
+from fakeserver import FakeServer, refused_url
 from passhat.errors import ModelError, PermanentModelError, TransientModelError
 from passhat.models.anthropic_api import AnthropicModel
 from passhat.models.base import CallContext, Message, ModelResponse, ToolSpec
@@ -437,13 +437,11 @@ async def test_a_reset_connection_is_transient(
 
 
 async def test_a_refused_connection_is_transient(monkeypatch: pytest.MonkeyPatch) -> None:
-    with FakeServer() as server:
-        url = server.url  # nothing listens there once the server is stopped
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-    async with OpenAIModel("m", base_url=f"{url}/v1", timeout=2) as model:
-        with pytest.raises(TransientModelError, match="connection failed"):
-            await model.generate(HELLO, [], CTX)
+    with refused_url() as url:
+        async with OpenAIModel("m", base_url=f"{url}/v1", timeout=2) as model:
+            with pytest.raises(TransientModelError, match="connection failed"):
+                await model.generate(HELLO, [], CTX)
 
 
 async def test_an_unreachable_server_gets_the_whole_wait_twice_over() -> None:
@@ -471,12 +469,11 @@ async def test_an_unreachable_server_gets_the_whole_wait_twice_over() -> None:
 async def test_a_refused_connection_is_marked_unreachable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    with FakeServer() as server:
-        url = server.url
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    async with OpenAIModel("m", base_url=f"{url}/v1", timeout=2) as model:
-        with pytest.raises(TransientModelError) as raised:
-            await model.generate(HELLO, [], CTX)
+    with refused_url() as url:
+        async with OpenAIModel("m", base_url=f"{url}/v1", timeout=2) as model:
+            with pytest.raises(TransientModelError) as raised:
+                await model.generate(HELLO, [], CTX)
     assert raised.value.unreachable
 
 
