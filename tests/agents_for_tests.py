@@ -133,23 +133,41 @@ def sync_blocks(input: Any, env: Any, ctx: Any) -> str:
     return "late"
 
 
+OVERRAN: list[str] = []
+"""The name of each blocking agent or scorer below that got past its block (BLOCK_S
+seconds) or returned: one the runner stopped, or left behind when the experiment
+ended, never gets here. A test asserts its own name is absent, not that the list is
+empty (a scorer released at the end of another test may add its name late)."""
+
+
 async def async_blocks(input: Any, env: Any, ctx: Any) -> str:
     """Blocks the event loop (time.sleep in async code), then writes the goal state."""
     import time
 
     time.sleep(BLOCK_S)
+    OVERRAN.append("async_blocks")
     await _write(env, GOAL_ANNOTATIONS, input["ticket"]["key"])
     return "late"
 
 
 async def swallows_cancel(input: Any, env: Any, ctx: Any) -> str:
-    """Ignores the runner's cancel, then writes the goal state and returns."""
+    """Ignores the runner's first cancel and waits BLOCK_S more (past the runner's 1 s
+    for cleaning up: a second cancel ends it there), then writes the goal state."""
     try:
         await asyncio.sleep(BLOCK_S)
     except asyncio.CancelledError:
-        await asyncio.sleep(2.0)  # past the runner's 1 s for cleaning up
+        await asyncio.sleep(BLOCK_S)
+    OVERRAN.append("swallows_cancel")
     await _write(env, GOAL_ANNOTATIONS, input["ticket"]["key"])
     return "swallowed"
+
+
+def blocking_score(final_state: Any, goal: Any) -> bool:
+    """A custom scorer that blocks its thread until RELEASE is set (BLOCK_S seconds at
+    most); a suite's scorer file imports it."""
+    RELEASE.wait(BLOCK_S)
+    OVERRAN.append("blocking_score")
+    return True
 
 
 async def exits(input: Any, env: Any, ctx: Any) -> str:
