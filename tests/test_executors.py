@@ -356,7 +356,9 @@ async def test_batched_leaves_a_lost_batch_wholly_missing_and_raises_the_first_f
 def test_a_run_past_its_deadline_in_a_batch_is_errored_and_the_rest_of_the_batch_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("PASSHAT_TEST_BLOCK", "1.6")  # past timeout + grace
+    # run 2 blocks its loop 20 s, far past timeout + grace: abandoned at the grace, it is
+    # told apart from a run waited for by the message, not by the clock
+    monkeypatch.setenv("PASSHAT_TEST_BLOCK", "20")
     suite = load_suite(CLARIFY)
     suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
     agent = resolve_agent("agents_for_tests:blocks_loop_on_run_2")
@@ -370,7 +372,7 @@ def test_a_run_past_its_deadline_in_a_batch_is_errored_and_the_rest_of_the_batch
         (3, "passed", None),  # run in a new thread once run 2 was abandoned
     ]
     assert "ignored its deadline" in (records[1].error_message or "")
-    assert records[1].duration_s < 0.2 + GRACE_S + 0.5
+    assert records[1].duration_s >= 0.2 + GRACE_S  # it had its time and the grace
 
 
 def test_bytecode_that_is_not_its_source_compiled_changes_the_code_identity(
