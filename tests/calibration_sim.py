@@ -342,24 +342,27 @@ def simulate(
 
 def simulate_grid(
     cells: Sequence[Cell],
-    replications: int,
+    replications: int | Sequence[int],
     seeds: Sequence[int],
     *,
     resamples: int = 200,
     workers: int = 2,
 ) -> list[Tally]:
-    """`simulate` every cell (cell i from seeds[i]) on up to `workers` processes. The cells
-    are independent and each draws from its own seed, so the result does not depend on
-    how they were spread; the largest cells go first, so the last to finish are short."""
+    """`simulate` every cell (cell i from seeds[i], replications[i] times when a sequence
+    is given) on up to `workers` processes. The cells are independent and each draws from
+    its own seed, so the result does not depend on how they were spread; the costliest go
+    first (a replication costs a fixed part and a part per case and run), so the last to
+    finish are short."""
+    reps = [replications] * len(cells) if isinstance(replications, int) else list(replications)
     workers = max(1, min(workers, os.cpu_count() or 1))
-    order = sorted(range(len(cells)), key=lambda i: -cells[i].cases * cells[i].k)
+    order = sorted(range(len(cells)), key=lambda i: -reps[i] * (200 + cells[i].cases * cells[i].k))
     if workers == 1:
-        done = {i: simulate(cells[i], replications, seeds[i], resamples=resamples) for i in order}
+        done = {i: simulate(cells[i], reps[i], seeds[i], resamples=resamples) for i in order}
         return [done[i] for i in range(len(cells))]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         futures = {
-            i: pool.submit(simulate, cells[i], replications, seeds[i], resamples=resamples)
+            i: pool.submit(simulate, cells[i], reps[i], seeds[i], resamples=resamples)
             for i in order
         }
         return [futures[i].result() for i in range(len(cells))]

@@ -55,22 +55,41 @@ MIN_SHOWN = 300
 cases that reached k, with N = 20 and k = 10: 2 cases or fewer often reach it)."""
 
 
-@pytest.fixture(scope="module")
-def tallies() -> dict[Cell, Tally]:
-    """Every cell, on 2 processes where there are 2 cores (as CI has)."""
-    seeds = [100 + i for i in range(len(GRID))]
-    return dict(zip(GRID, simulate_grid(GRID, REPLICATIONS, seeds), strict=True))
-
-
 HARD_REPLICATIONS = 1000
 DATASET_FIGURES = (*FIGURES[:6], *BOUNDS)
 """The dataset intervals and bounds passhat headlines (the per-case ones are judged in GRID)."""
 
 
+LOSS_REPLICATIONS = 400
+
+
 @pytest.fixture(scope="module")
-def hard_tallies() -> dict[Cell, Tally]:
-    seeds = [500 + i for i in range(len(HARD_GRID))]
-    return dict(zip(HARD_GRID, simulate_grid(HARD_GRID, HARD_REPLICATIONS, seeds), strict=True))
+def every_tally() -> tuple[dict[Cell, Tally], ...]:
+    """The three grids' cells (GRID, HARD_GRID, LOSS_GRID; seeds 100 + i, 500 + i and 700 + i)
+    in one call, on 2 processes where there are 2 cores (as CI has): one pool, started
+    once, the costliest cells first, so neither process waits for the other at the end of
+    each grid. Each cell is simulated from its own seed, so the tallies are the ones three
+    calls would give. A test of one grid alone still waits for all three."""
+    grids = (
+        (GRID, REPLICATIONS, 100),
+        (HARD_GRID, HARD_REPLICATIONS, 500),
+        (LOSS_GRID, LOSS_REPLICATIONS, 700),
+    )
+    cells = [cell for grid, _, _ in grids for cell in grid]
+    replications = [reps for grid, reps, _ in grids for _ in grid]
+    seeds = [base + i for grid, _, base in grids for i in range(len(grid))]
+    done = iter(simulate_grid(cells, replications, seeds))
+    return tuple({cell: next(done) for cell in grid} for grid, _, _ in grids)
+
+
+@pytest.fixture(scope="module")
+def tallies(every_tally: tuple[dict[Cell, Tally], ...]) -> dict[Cell, Tally]:
+    return every_tally[0]
+
+
+@pytest.fixture(scope="module")
+def hard_tallies(every_tally: tuple[dict[Cell, Tally], ...]) -> dict[Cell, Tally]:
+    return every_tally[1]
 
 
 def _short(tally: Tally, judged: tuple[str, ...]) -> list[str]:
@@ -129,14 +148,12 @@ def test_every_interval_covers_in_each_cell(cell: Cell, tallies: dict[Cell, Tall
     assert not short, short
 
 
-LOSS_REPLICATIONS = 400
 HEADLINED = ("pass rate, SE", "pass@j", "pass^j")
 
 
 @pytest.fixture(scope="module")
-def loss_tallies() -> dict[Cell, Tally]:
-    seeds = [700 + i for i in range(len(LOSS_GRID))]
-    return dict(zip(LOSS_GRID, simulate_grid(LOSS_GRID, LOSS_REPLICATIONS, seeds), strict=True))
+def loss_tallies(every_tally: tuple[dict[Cell, Tally], ...]) -> dict[Cell, Tally]:
+    return every_tally[2]
 
 
 @pytest.mark.parametrize("cell", LOSS_GRID, ids=[c.name for c in LOSS_GRID])
