@@ -722,3 +722,12 @@ def test_a_hostile_line_of_spaces_is_audited_like_any_other(
     data = json.loads(r.out)
     assert r.code == 1 and data["claimed"]["k"] == 5, data
     assert data["claimed"]["source"] == "config.yaml:2"
+
+
+def test_a_hostile_line_of_digits_before_a_chinese_unit_is_read_in_linear_time() -> None:
+    """A line of 200,000 digits in a file that also holds 次 or 个 (its rules' trigger): the
+    Chinese and Japanese counts (`\\d+` before 次, 个 seed, つのシード) were tried from every
+    digit of the run, each scanning to its end: time quadratic in it (40,000 digits took
+    50-160 s a rule; this one would run for hours). Now a count starts at a run's first digit."""
+    text = "1" * 200_000 + " 次\n\n我们每个任务运行了 5 次实验。\n"
+    assert [(c.k, c.source) for c in claims_in(text, "REPORT.md")] == [(5, "REPORT.md:3")]

@@ -84,7 +84,7 @@ _NOT_COUNT = (
     r"(?:faster|slower|more|less|fewer|larger|smaller|longer|shorter|higher|lower|as|"
     r"bigger|cheaper|better|worse|the\s+(?:cost|size|speed|number))"
 )
-_CN_NUM = r"(?P<num>\d+|[一二两兩三四五六七八九十百]{1,4})"
+_CN_NUM = r"(?P<num>(?<!\d)\d+|[一二两兩三四五六七八九十百]{1,4})"
 _CN_UNIT = "(?:" + "|".join(CHINESE_UNITS) + ")"
 _KEY_UNIT = nouns(COUNT_NOUNS)
 _PLURAL_KEY = nouns(tuple(n for n in COUNT_NOUNS if n not in ("sample", "completion")), "plural")
@@ -619,7 +619,7 @@ SETTING_RULES = (
         _loop,
     ),
 )
-_JP_NUM = r"(?P<num>\d+|[一二三四五六七八九十百]{1,4})"
+_JP_NUM = r"(?P<num>(?<!\d)\d+|[一二三四五六七八九十百]{1,4})"
 _DE_TIMES = "|".join(k for k in FOREIGN if k.endswith("mal"))
 """German counts of times ("dreimal"), each one word."""
 _FOREIGN_WORDS = "|".join(
