@@ -724,6 +724,19 @@ def test_a_hostile_line_of_spaces_is_audited_like_any_other(
     assert data["claimed"]["source"] == "config.yaml:2"
 
 
+def test_this_thesis_own_runs_are_not_another_papers() -> None:
+    """ "本论文" / "本論文" / "본 논문" is this paper, its own work (a thesis's usual subject):
+    its runs are claimed; "论文" alone is another paper's (set aside, as before)."""
+    own = [
+        "本论文中，每个任务运行 5 次取平均。",
+        "本論文では各設定を5回実行した平均を報告する。",
+        "본 논문에서는 각 설정을 5회 반복 실험했다.",
+    ]
+    for text in own:
+        assert [c.k for c in claims_in(text + "\n", "REPORT.md")] == [5], text
+    assert claims_in("论文正文只说明每个基线运行 5 次取平均。\n", "REPORT.md") == []
+
+
 def test_a_hostile_line_of_digits_before_a_chinese_unit_is_read_in_linear_time() -> None:
     """A line of 200,000 digits in a file that also holds 次 or 个 (its rules' trigger): the
     Chinese and Japanese counts (`\\d+` before 次, 个 seed, つのシード) were tried from every

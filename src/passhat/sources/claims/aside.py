@@ -163,7 +163,9 @@ _PAPER_SUBJECT = re.compile(r"(?:论文|論文|该文|該文|作者|著者|논�
 Korean, whose word order puts them first: "论文正文只说明每个基线运行 5 次取平均", "論文では各
 設定を5回実行した平均を報告している" (not told in the first person: "论文的设置下，我们每个任务
 跑了 3 次" claims 3)."""
-_OWN_WORDS = re.compile(r"我们|我們|我々|私たち|우리|本研究|本实验|本實驗")
+_OWN_WORDS = re.compile(
+    r"我们|我們|我々|私たち|우리|本研究|本实验|本實驗|本论文|本論文|本稿|본\s*논문"
+)
 _NOT_OURS = re.compile(
     r"(?:不是|并非|並非|而非|非)(?:本文|我们|我們|本研究|本实验|本實驗)[^。；;\n]{0,24}"
     r"(?:实测|實測|测量|測量|测得|測得|结果|結果|数据|數據)|"
