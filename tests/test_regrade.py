@@ -530,6 +530,33 @@ def test_runs_of_a_case_that_end_alike_are_decoded_and_scored_once(
     assert after[1].score == after[0].score != after[2].score
 
 
+def test_a_user_scorer_that_writes_into_a_final_state_changes_no_other_run(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user's scorer is given each run's own final state, even where runs of a case
+    ended alike: one that marks the state it saw (and fails a state marked before) fails
+    no run (`Store.graded` shares a decoded value between runs only when the built-in
+    scorers alone grade)."""
+    from passhat.store import Store
+
+    suite, db = trello
+    _scorer_body(
+        suite,
+        '    if final_state.get("seen"):\n'
+        '        return {"passed": False, "violations": ["seen before"]}\n'
+        '    final_state["seen"] = True',
+    )
+    out = json_out(
+        capsys, "regrade", "cards", "--db", str(db), "--name", "marks", "--accept-changes"
+    )
+    assert out["runs"] == 9
+    with Store(db) as store:
+        runs = store.runs(out["experiment"], full=False)
+        source = store.runs(store.experiment("cards").id, full=False)
+    assert "seen before" not in json.dumps([r.score for r in runs])
+    assert [r.status for r in runs] == [r.status for r in source]
+
+
 def test_a_regraded_run_is_the_source_run_with_its_new_verdict_fields() -> None:
     """`regrade_run` copies a run's fields as `dataclasses.replace` would (it skips the
     call of RunRecord's `__init__`, which does nothing else: no `__post_init__`)."""
