@@ -329,6 +329,34 @@ def test_share_forecast_is_the_mean_of_per_case_forecasts_under_the_fitted_popul
     assert share.method.startswith("fitted Beta(") and share.note is None
 
 
+def test_share_forecast_of_a_long_horizon_is_the_closed_form() -> None:
+    """Past `PRODUCT_TERMS` the share forecast's E[p^m] is `beta_moment`'s closed form,
+    as the per-case forecasts' is (a product of m terms per resample took hours at
+    2**31: `--forecast 2147483648` hung); the longest horizon allowed is as fast."""
+    from passhat.stats._base import MAX_HORIZON
+    from passhat.stats.forecasts import PRODUCT_TERMS
+
+    rng = np.random.default_rng(4)
+    n = np.full(30, 3)
+    c = rng.binomial(3, rng.beta(2, 2, 30))
+    for m in (PRODUCT_TERMS + 1, MAX_HORIZON):
+        share = stats.share_forecast(n, c, m)
+        expected, _, _ = stats.forecast_counts(n, c, m, prior=stats.fitted_prior(n, c))
+        assert share.estimate == pytest.approx(float(expected.mean()), rel=1e-9)
+        assert share.low is not None and share.high is not None
+        assert 0.0 <= share.low <= share.estimate <= share.high <= 1.0
+
+
+@pytest.mark.parametrize("m", [1_000_001, 2**31, 2**63])
+def test_a_horizon_past_the_longest_is_refused(m: int) -> None:
+    """E[p^m] from lgamma differences near m loses its digits: at 2**63 every case's
+    forecast came out 1.0 (certain to pass forever)."""
+    with pytest.raises(MetricsError, match="forecast at most 1,000,000 runs"):
+        stats.forecast_counts([3, 3], [1, 2], m)
+    with pytest.raises(MetricsError, match="forecast at most 1,000,000 runs"):
+        stats.share_forecast([3] * 12, [1, 2] * 6, m)
+
+
 @pytest.mark.parametrize(
     ("n", "c", "why"),
     [
@@ -531,6 +559,20 @@ def test_report_forecast_below_1_is_refused_before_the_store_is_opened(
     r = run_cli(capsys, "report", "latest", "--forecast", "0", "--db", str(db))
     assert r.code == 2
     assert r.err == "error: --forecast is 0; forecast at least 1 run (default 10)\n"
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("command", ["report", "metrics"])
+def test_a_forecast_past_the_longest_is_refused_before_anything_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`--forecast 2147483648` hung for hours in the share forecast (or, bounded only
+    there, left `report --json` half written); now one line, nothing read or made."""
+    db = tmp_path / "none.db"
+    where = ["latest", "--db", str(db)] if command == "report" else [str(tmp_path / "no.jsonl")]
+    r = run_cli(capsys, command, *where, "--json", "--forecast", str(2**31))
+    assert r.code == 2 and r.out == ""
+    assert r.err == "error: --forecast is 2147483648; forecast at most 1,000,000 runs\n"
     assert not db.exists()
 
 

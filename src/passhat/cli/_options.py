@@ -114,6 +114,11 @@ def check_forecast(forecast_m: int) -> None:
     """--forecast, checked before anything is read."""
     if forecast_m < 1:
         raise InputError(f"--forecast is {forecast_m}; forecast at least 1 run (default 10)")
+    if forecast_m > 10:  # (the statistics, loaded later anyway, only for a longer one)
+        from passhat.stats._base import MAX_HORIZON
+
+        if forecast_m > MAX_HORIZON:
+            raise InputError(f"--forecast is {forecast_m}; forecast at most {MAX_HORIZON:,} runs")
 
 
 def resamples_option(help: str) -> Any:

@@ -78,9 +78,16 @@ def _few_records(records: int, cases: int) -> bool:
     return records * _FEW_RECORDS <= cases
 
 
+MAX_HORIZON = 1_000_000
+"""The longest forecast: past it E[p^m] (`beta_moment`, lgamma differences of numbers
+near m) loses its digits; at 2**63 every case's came out 1.0."""
+
+
 def _check_m(m: int) -> None:
     if m < 1:
         raise MetricsError(f"the forecast horizon m is {m}; forecast at least 1 run")
+    if m > MAX_HORIZON:
+        raise MetricsError(f"the forecast horizon m is {m}; forecast at most {MAX_HORIZON:,} runs")
 
 
 def _check_prior(prior: tuple[float, float]) -> None:

@@ -140,8 +140,15 @@ class ShareForecast:
         return self.method.split(", cluster bootstrap")[0]
 
 
+PRODUCT_TERMS = 1_000
+"""Horizons up to this are forecast as a product of m terms; longer ones in closed form
+(`beta_moment`): a product of 2**31 terms per resample took hours (`--forecast 2147483648`)."""
+
+
 def _moment_products(a: Floats, b: Floats, m: int) -> Floats:
     """E[p^m] under Beta(a, b), elementwise, as prod_{i<m} (a + i) / (a + b + i)."""
+    if m > PRODUCT_TERMS:
+        return beta_moment(a, b, m)
     out = np.ones(np.broadcast_shapes(a.shape, b.shape))
     for i in range(m):
         out *= (a + i) / (a + b + i)
