@@ -73,7 +73,8 @@ The package's rooms (`from passhat.sources.claims import X` reaches every public
     numbers.py     counts as written: digits, words, Chinese numerals, lists, ranges
     vocabulary.py  the nouns a run is counted by, said once (prose, settings, tables)
     found.py       Claim, SetAside and Reading: what the reader finds
-    grammar.py     the rules built from the vocabulary
+    grammar.py     the rules built from the vocabulary (English prose, figures, settings)
+    grammar_languages.py  the rules for counts in Chinese, Japanese, Korean, European languages
     aside.py       what sets a number a rule read aside (its sentence)
     framing.py     what sets a number aside by its frame or the lines around it
     attached.py    whether a claim is attached to the folder's own results

@@ -1,7 +1,8 @@
 """The grammar of claims: counts, scopes, verbs and setting keys as pattern fragments
 (the units from vocabulary.py), and the `Rule`s built from them (prose, figures, settings,
-Chinese), each with the words a text must hold before it runs. What sets a number a rule
-read aside is aside.py's. docs/audit.md names every rule.
+a write-up's prose), each with the words a text must hold before it runs; the rules for
+counts in other languages are grammar_languages.py's, built from these fragments. What
+sets a number a rule read aside is aside.py's. docs/audit.md names every rule.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from passhat.sources.claims.numbers import (
-    FOREIGN,
-    KOREAN,
     MAX_LIST,
     TENS,
     UNITS,
@@ -23,7 +22,6 @@ from passhat.sources.claims.numbers import (
 from passhat.sources.claims.vocabulary import (
     CHINESE_UNITS,
     COUNT_NOUNS,
-    FOREIGN_UNITS,
     INDEX_NOUNS,
     PROSE_NOUNS,
     nouns,
@@ -617,259 +615,6 @@ SETTING_RULES = (
         r"\bfor\s+(?P<var>\w+)\s+in\s+(?:(?P<list>\d{1,9}(?:\s+\d{1,9})+)(?:\s*;?\s*do\b|\s*$)|"
         r"\$\(seq\s+(?:(?P<lo>\d+)\s+)?(?P<hi>\d+)\)|\{(?P<from>\d+)\.\.(?P<to>\d+)\})",
         _loop,
-    ),
-)
-_JP_NUM = r"(?P<num>(?<!\d)\d+|[一二三四五六七八九十百]{1,4})"
-_DE_TIMES = "|".join(k for k in FOREIGN if k.endswith("mal"))
-"""German counts of times ("dreimal"), each one word."""
-_FOREIGN_WORDS = "|".join(
-    sorted((k for k in FOREIGN if not k.endswith("mal")), key=len, reverse=True)
-)
-_FOREIGN_NUM = r"(?P<num>\d{1,9}|" + _FOREIGN_WORDS + r")"
-_FOREIGN_UNIT = "(?:" + "|".join(sorted(FOREIGN_UNITS, key=len, reverse=True)) + r")(?![\w-])"
-_FOREIGN_BEFORE = (  # a preposition (and an article) before the count, as "over", "of", "with"
-    r"(?<![\w-])(?:sur|de|avec|sobre|con|com|em|über|mit|aus|von|bei|nach|je|по|из|на|за|с|со|"
-    r"среди|su|di|met|van|uit|en|in|à|pour|para|durante|pendant|в)\s+(?:(?:les|la|le|des|los|las|os|as|die|den|der|dem|allen?|todas|todos|toutes|tous|"
-    r"всех|всем)\s+)?"
-)
-_FOREIGN_SCOPE = (  # a scope after the unit, as "per": "par tâche", "por tarea", "pro Aufgabe"
-    r"(?:par|por|pro|je|para\s+cada|pour\s+chaque|für\s+jede[nsm]?|на|для\s+кажд\w+)(?![\w-])"
-)
-_FOREIGN_EACH = (  # "for each" and a noun: "para cada tarea", "pour chaque modèle"
-    r"(?:para\s+cada|pour\s+chaque|für\s+jede[nsm]?|per\s+ogni|для\s+кажд\w+|voor\s+elke)\s+\w+"
-)
-_FOREIGN_SCOPES = (  # what runs are counted per, in these languages (not a request, an hour)
-    r"(?:tâche|configuration|modèle|problème|question|instance|graine|cas|agent|"
-    r"tarea|configuración|modelo|problema|pregunta|instancia|caso|agente|semilla|partición|"
-    r"escenario|tarefa|configuração|cenário|semente|pergunta|"
-    r"aufgabe|konfiguration|modell|frage|instanz|variante|"
-    r"compito|configurazione|domanda|задачу|конфигурацию|модель|fold|seed|prompt|task)"
-)
-_FOREIGN_INDEPENDENT = (  # "independent" as these languages write it, before or after the unit
-    r"(?:independientes|indépendantes|indépendants|independentes|unabhängigen?|независимых|"
-    r"независимые|indipendenti|onafhankelijke|distintas|distintos|distinctes)"
-)
-_FOREIGN_SEVERAL = (
-    r"(?:plusieurs|différentes|différents|varias|varios|várias|vários|diferentes|mehrere[n]?|"
-    r"verschiedene[n]?|нескольким|разным|всем|les|las|los|as|os|die|den)"
-)
-_FOREIGN_STATISTIC = (
-    r"(?:moyenn\w*|médian\w*|écart|promedi\w*|media|média|mediana|desvio|desviación|gemiddel\w*|"
-    r"mittel\w*|durchschnitt\w*|median|standardabweichung\w*|усредн\w*|средн\w*|медиан\w*)"
-)
-_KO_REPEATED = (
-    r"실험|실행|측정|평가|수행|시행|테스트|평균|중앙값|결과|하여|해서|했|하였|한\s|후|[,(]|$|"
-    r"하고\s*(?:그\s*)?(?:평균|중앙값)"
-)
-"""What follows 반복 (repeated) when runs were repeated: an experiment, a measurement, a
-statistic, or the verb done ("반복 실험", "반복 중앙값", "반복하여", "반복했다"), a statistic
-after "and" ("반복하고 평균을"); not the
-habitual "반복하던" (that used to repeat) of a mechanism described."""
-_KO_NUM = r"(?P<num>\d{1,9}|" + "|".join(sorted(KOREAN, key=len, reverse=True)) + r")"
-CHINESE_RULES = (
-    _rule(
-        "count in Chinese",  # "每组实验重复次数：n=25", "运行次数: 5" (a count labelled as one)
-        r"(?:重复|重複|运行|運行|执行|執行|实验|實驗|试验|試驗|采样|採樣|评测|評測|测试|測試)次数"
-        r"\s*[：:=]\s*[^。；;\n\d]{0,24}?(?:n\s*=\s*)?" + _CN_NUM + r"(?![\d.])",
-    ),
-    _rule(
-        "count in Chinese",  # "进行多次独立重复实验", "重复了多次" (done, no count: at least 2)
-        r"(?:进行|進行|开展|開展|做|完成)了?(?P<num>多次|数次|數次|几次|幾次)(?:独立|獨立)?(?:的)?(?:重复|重複)?"
-        r"(?:实验|實驗|运行|運行|试验|試驗|评测|評測|采样|採樣)",
-        _several,
-        at_least=True,
-    ),
-    _rule(
-        "count in Chinese",
-        r"(?:重复|重複|运行|運行|执行|執行|跑)了(?P<num>多次|数次|數次|几次|幾次)",
-        _several,
-        at_least=True,
-    ),
-    _rule(
-        "count in Chinese",  # "取三次平均", "取 5 次的中位数" (the statistic of N runs)
-        r"取\s*" + _CN_NUM + r"\s*次\s*(?:的)?(?:平均|中位|均值|最好|最优|最佳)",
-    ),
-    _rule(
-        "count in Japanese",  # "5シードで平均", "複数ランダムシードで平均" (several: at least 2)
-        r"(?P<num>複数|多数)\s*(?:の)?(?:ランダム)?(?:シード|seeds?)\s*(?:で|の)\s*(?:平均|中央値)",
-        _several,
-        at_least=True,
-    ),
-    _rule(
-        "count in Japanese",
-        r"(?P<num>\d{1,9})\s*(?:個の)?(?:ランダム)?(?:シード|seeds?)\s*(?:で|の)\s*(?:平均|中央値)",
-    ),
-    _rule(
-        "count in Japanese",  # "3つのシードで実験", "シード3つで" (つ, the counter of things)
-        r"(?:"
-        + _JP_NUM
-        + r"\s*つの\s*(?:ランダム)?(?:シード|seeds?)|(?:シード|seeds?)(?:値)?\s*を?\s*"
-        r"(?P<after>\d{1,2}|[一二三四五六七八九十])\s*つ)",
-        _num_or_after,
-        trigger=("シード", "seed"),
-    ),
-    _rule(
-        "count of generations",  # "每道题采样 5 个回答", "对每个问题生成 8 个样本"
-        r"(?:每|对每个|對每個|为每个|為每個)[^，。,;；\n]{0,8}?(?:采样|採樣|生成|抽样|抽樣|sample)\s*"
-        + _CN_NUM
-        + r"\s*[个個条條份]?\s*(?:回答|答案|样本|樣本|输出|輸出|回复|回覆|解答|候选|候選|"
-        r"completions?|samples?|responses?)",
-        trigger=("采样", "採樣", "生成", "抽样", "抽樣", "sample"),
-    ),
-    _rule(
-        "count in another language",  # "dreimal wiederholt", "répétée trois fois", "3 veces"
-        r"\b(?P<num>" + _DE_TIMES + r"|\d{1,9}(?=\s*-?mal\b))(?:\s*-?mal)?\b(?=[^.;:\n]{0,30}"
-        r"(?:wiederhol|ausgeführt|durchgeführt|gemessen|getestet|gelaufen|gestartet|grün|laufen))",
-    ),
-    _rule(
-        "count in another language",  # after its verb: "wiederholt dreimal"
-        r"(?:wiederholt|ausgeführt|durchgeführt|gemessen|getestet|gelaufen)\s+(?:\w+\s+){0,2}?"
-        r"(?P<num>" + _DE_TIMES + r")\b",
-    ),
-    _rule(
-        "count in another language",
-        r"(?:exécut|lanc|mesur|évalu|test|tenté|repetid|repeti[um]|repiti|ejecut|evalu|medid|midi|"
-        r"executad|execut|rodad|rodou|rodaram|avaliad|повтор|запуск|прогон|измер|ripetut|eseguit|"
-        r"misurat|valutat)\w*\s+(?:\w+\s+){0,4}?"
-        + _FOREIGN_NUM
-        + r"\s+(?:fois|veces|vezes|раз|раза|volte)(?![\w-])",
-        trigger=("fois", "veces", "vezes", "раз", "volte"),
-    ),
-    _rule(
-        "count in another language",  # "chaque expérience a été répétée 5 fois" (a run repeated)
-        r"(?<![\w-])(?:expérience|exécution|mesure|évaluation|configuration|essai|run|lancement)s?"
-        r"(?![\w-])[^.;:\n]{0,40}?répét\w*\s+(?:\w+\s+){0,2}?" + _FOREIGN_NUM + r"\s+fois(?![\w-])",
-        trigger=("fois",),
-    ),
-    _rule(
-        "count in another language",  # "nous avons répété chaque mesure 3 fois"
-        r"répét\w*\s+(?:chaque|chacune\s+des|toutes\s+les|les|l['’])\s*(?:expérience|exécution|"
-        r"mesure|évaluation|configuration|essai|run|lancement)s?\s+(?:\w+\s+){0,2}?"
-        + _FOREIGN_NUM
-        + r"\s+fois(?![\w-])",
-        trigger=("fois",),
-    ),
-    _rule(
-        "count in another language",  # "3 fois par tâche", "5 veces por partición", "5 Mal pro Aufgabe"
-        r"(?<![\w-])"
-        + _FOREIGN_NUM
-        + r"\s*-?\s*(?:fois|veces|vezes|mal|volte|раз|раза)\s+(?:"
-        + _FOREIGN_EACH
-        + r"|(?:par|por|pro|per|на)\s+"
-        + _FOREIGN_SCOPES
-        + r")(?![\w-])",
-        trigger=("fois", "veces", "vezes", " mal", "-mal", "volte", "раз"),
-    ),
-    _rule(
-        "count in another language",  # "cuatro ejecuciones independientes", "drei unabhängige Läufe"
-        r"(?<![\w-])"
-        + _FOREIGN_NUM
-        + r"\s+(?:"
-        + _FOREIGN_INDEPENDENT
-        + r"\s+"
-        + _FOREIGN_UNIT
-        + r"|"
-        + _FOREIGN_UNIT
-        + r"\s+"
-        + _FOREIGN_INDEPENDENT
-        + r")",
-        trigger=(
-            "indépend",
-            "independ",
-            "unabhängig",
-            "независим",
-            "indipend",
-            "onafhankelijk",
-            "distint",
-            "distinct",
-        ),
-    ),
-    _rule(
-        "count in another language",  # Dutch, the verb after: "5 keer herhaald", "drie keer gemeten"
-        r"(?<![\w-])"
-        + _FOREIGN_NUM
-        + r"\s*(?:keer|maal)\s+(?:\w+\s+){0,2}?(?:herhaald|uitgevoerd|gemeten|gedraaid|getest)\b",
-        trigger=("keer", "maal"),
-    ),
-    _rule(
-        "count in another language",  # "moyenne sur 5 exécutions", "mit drei Seeds", "по 10 запускам"
-        _FOREIGN_BEFORE + _FOREIGN_NUM + r"\s+(?:[^\W\d_]{2,24}\s+)?" + _FOREIGN_UNIT,
-        trigger=stems(FOREIGN_UNITS),
-    ),
-    _rule(
-        "count in another language",  # "3 exécutions par tâche", "5 semillas por tarea"
-        r"(?<![\w-])" + _FOREIGN_NUM + r"\s+" + _FOREIGN_UNIT + r"\s+" + _FOREIGN_SCOPE,
-        trigger=stems(FOREIGN_UNITS),
-    ),
-    _rule(
-        "count in another language",  # "moyenne sur plusieurs graines", "усреднены по seed"
-        r"(?<![\w-])"
-        + _FOREIGN_STATISTIC
-        + r"[^.;:\n]{0,24}?(?<![\w-])(?:sur|de|sobre|über|aus|по|из|su|di|over)\s+(?:"
-        + _FOREIGN_SEVERAL
-        + r"\s+)?(?P<num>"
-        + _FOREIGN_UNIT
-        + r"|seed|сидам)",
-        _several,
-        at_least=True,
-        trigger=(*stems(FOREIGN_UNITS), "seed"),
-    ),
-    _rule(
-        "count in Korean",  # "3회 반복 실험", "5회 실행의 평균", "세 번 반복했다" (회, 번: times)
-        r"(?<![\d.])"
-        + _KO_NUM
-        + r"\s*(?:회|번)\s*(?:씩\s*)?(?:의\s*)?(?:독립(?:적인|된)\s*)?(?:반복\s*(?="
-        + _KO_REPEATED
-        + r")|실행|시행|측정|평균|중앙값|실험|시도|수행|돌려|돌린)",
-        trigger=("회", "번"),
-    ),
-    _rule(
-        "count in Korean",  # "5시드 평균", "3개 시드로 실행"
-        r"(?<![\d.])" + _KO_NUM + r"\s*(?:개의?\s*)?(?:랜덤\s*|무작위\s*)?(?:시드|seeds?)\s*"
-        r"(?:의\s*)?(?:평균|중앙값|반복|에서|로|으로|에\s*걸쳐|에\s*대해|에\s*대한)",
-        trigger=("시드", "seed"),
-    ),
-    _rule(
-        "count in Korean",  # "시드 평균", "여러 시드 평균" (a mean over seeds: at least 2)
-        r"(?P<num>(?:여러|다수의?|복수의?)?\s*시드)\s*(?:간\s*|별\s*)?(?:평균|중앙값)",
-        _several,
-        at_least=True,
-        trigger=("시드",),
-    ),
-    _rule(
-        "count in Japanese",  # "各3回の中央値", "各3回測定", "3回ずつ", "5回の平均" (not "第3回", "3回目")
-        r"各[^\s\d、。]{0,6}?" + _JP_NUM + r"\s*(?:回(?!目)|試行)",
-    ),
-    _rule(
-        "count in Japanese",
-        r"(?<![第\d])" + _JP_NUM + r"\s*(?:回|試行)(?:ずつ|の(?:平均|中央値|試行|実行|測定|計測)|"
-        r"(?:測定|実行|試行|計測|繰り返|反復|評価|走ら|回し|平均))",
-    ),
-    _rule(
-        "count in Chinese",  # "每個設定各跑 3 次", "重複執行五次", "进行了四次试验"
-        r"(?:跑|运行|運行|执行|執行|重复|重複|采样|採樣|进行|進行|评测|評測|测试|測試)了?"
-        r"[^。，,.；;\n]{0,8}?" + _CN_NUM + r"\s*" + _CN_UNIT,
-    ),
-    _rule(
-        "count in Chinese",  # "10 次运行的平均值", "五次嘗試"
-        _CN_NUM
-        + r"\s*"
-        + _CN_UNIT
-        + r"(?:独立|獨立)?(?:的)?(?:运行|運行|试验|試驗|实验|實驗|嘗試|尝试|"
-        r"采样|採樣|重复|重複|评测|評測)",
-    ),
-    _rule(
-        "count in Chinese",  # "每格 12 次", "每個設定各 3 次" (a count per cell, setting...)
-        r"每[个個]?[^\s\d，。,.；;：:（）()]{1,4}?(?:各|都)?\s*" + _CN_NUM + r"\s*" + _CN_UNIT,
-    ),
-    _rule(
-        "count in Chinese",  # "三個隨機種子"
-        _CN_NUM + r"\s*[个個]?(?:不同的?)?(?:随机|隨機)?(?:种子|種子)",
-    ),
-    _rule(
-        "count in Chinese",  # "3 个 seed 的平均", "5 次 run" (an English unit after a measure word)
-        _CN_NUM + r"\s*[个個次]\s*(?:不同的?\s*)?(?:random\s+)?(?:seeds?|runs?|trials?)\b",
-        trigger=("个", "個", "次"),
     ),
 )
 WRITE_UP_RULES = (

@@ -28,13 +28,13 @@ from passhat.sources.claims.framing import (
     trained_nearby,
 )
 from passhat.sources.claims.grammar import (
-    CHINESE_RULES,
     FIGURE_RULES,
     PROSE_RULES,
     SETTING_RULES,
     WRITE_UP_RULES,
     Rule,
 )
+from passhat.sources.claims.grammar_languages import CHINESE_RULES
 from passhat.sources.claims.numbers import MAX_LIST, number
 from passhat.sources.claims.sentences import (
     Block,
