@@ -13,6 +13,7 @@ from collections.abc import Callable
 from passhat.sources.claims.aside_cues import (
     _ASIDE,
     _ASIDE_IN_PARENS,
+    _CHANGED_BEFORE,
     _CHECK_PASSED,
     _CI,
     _CLAUSE_END,
@@ -27,6 +28,7 @@ from passhat.sources.claims.aside_cues import (
     _EQUIVALENT,
     _EVALUATED,
     _FIRST_PERSON,
+    _HELD_BACK,
     _IF_SENTENCE,
     _IMPERATIVE,
     _JUDGED,
@@ -34,18 +36,31 @@ from passhat.sources.claims.aside_cues import (
     _MODAL,
     _NEGATED,
     _NEGATED_AFTER,
+    _NOT_OURS,
+    _NOT_OURS_WORDS,
+    _OTHER_WORK,
     _OUTCOME_AFTER,
+    _OWN_WORDS,
+    _PAIR_AFTER,
+    _PAPER_SUBJECT,
+    _PARTICIPLE,
     _PLAN,
     _QUESTION,
+    _QUOTED,
     _RECOMMENDED_LIST,
+    _RESTATED,
     _RUN_IMPERATIVE,
     _RUN_OBJECT,
+    _SAME_INPUT,
     _SCHEDULE,
     _SCHEDULE_AFTER,
     _STOP_AFTER,
     _SUGGESTED,
     _TODO,
     _TRAILING_COMMENT,
+    _TRAINING_UNIT,
+    _TUNING_UNIT,
+    _VARIANTS_AFTER,
 )
 from passhat.sources.claims.framing import GENERATION, frame_rule
 from passhat.sources.claims.grammar import WORD
@@ -70,126 +85,6 @@ def _dry_run(context: str, following: Callable[[], str]) -> bool:
     if _DRY_RUN.search(context):
         return True
     return context.rstrip().endswith("\\") and bool(_DRY_RUN.search(_continued(following())))
-
-
-_TIMES = r"^(?:\s*(?:times|x|×)\b)?"
-_VARIANTS_AFTER = re.compile(
-    _TIMES
-    + r"\W{0,3}(?:[:—–]|\s-\s)\s*(?:first|once|one\s+(?:with|without|as|for|on|in|using))\b|"
-    + _TIMES
-    + r"[^.;:!?\n]{0,40}?[:—–]\s*(?:once|one)\s+(?:with|without|by|as|for|on|in|using|under|via)\b|"
-    + _TIMES
-    + r"\s*,?\s*(?:each\s+time\s+)?(?:with\s+a\s+different|changing|varying|swapping|switching)\s+"
-    r"(?!(?:only\s+)?(?:the\s+)?(?:random\b|seeds?\b|initiali[sz]ations?\b))[a-z]|"
-    + _TIMES
-    + r"[^.;:!?\n]{0,40}?\b(?:used|uses|using|had|has|ran\s+with|with)\s+a\s+different\s+"
-    r"(?!random\b|seed|initiali[sz]ation)[a-z]|"
-    + _TIMES
-    + r"\W{0,3}(?:—|–|\(|,)?\s*once\s+(?:with|without)\b|"
-    + _TIMES
-    + r"\W{0,3}(?:—|–|\(|,|:)?\s*(?:once\s+)?with(?:out)?\s+(?:and|&|or)\s+with(?:out)?\b|"
-    + _TIMES
-    + r"[^.;:!?\n]{0,40}?[:—–]\s*(?:at|under|from|on|in|with|using)\s+(?!(?:the\s+|a\s+)?"
-    r"(?:random\s+)?seeds?\b)[^.;:!?\n]{1,50}?\s+and\s+(?:at|under|from|on|in|with|using)\s+"
-    r"(?!(?:the\s+|a\s+)?(?:random\s+)?seeds?\b)",
-    re.I,
-)
-"""A count of runs that are different configurations: "each task twice — first without
-X, then with X", "twice: once with the tool and once without", "3 times, with and
-without the skill", "twice under identical conditions: once by a subagent that reads the
-skill, once by one given the prompt alone", "three times, changing the prompt" (not
-"varying the seed"), "each run twice from one state: at the drawn heading and at its
-opposite" (not "twice: with seed 0 and with seed 1")."""
-_CHANGED_BEFORE = re.compile(
-    r"(?:只|仅|僅)?(?:换|換|改变|改變|更换|更換)[^，。,;；:：]{1,24}$|"
-    r"\b(?:changing|varying|swapping|switching)\s+"
-    r"(?!(?:only\s+)?(?:the\s+)?(?:random\s+)?seeds?\b)[a-z][^,;.:]{0,30}$",
-    re.I,
-)
-"""Runs told by what changed between them, before the count: "只换回写键名跑了三次" (ran it
-three times, changing only the key's name), "swapping the model, we ran it three times"."""
-_PAIR_AFTER = re.compile(
-    _TIMES + r"\s*(?:\(|—|–|:)\s*(?!(?:seeds?|runs?|trials?|attempts?|reps?)\b)[a-z][\w-]*"
-    r"(?:\s+[\w-]+)?\s*(?:and|vs\.?|versus|/|then)\s+(?:the\s+)?[a-z][\w-]*(?:\s+[\w-]+)?\s*(?:\)|[.;]|$)",
-    re.I,
-)
-"""Twice, then the two configurations named: "runs each task twice (baseline and
-governed)", "twice — plain vs. tooled"."""
-_HELD_BACK = re.compile(
-    r"^[^.;!?]{0,12}?\b(?:are|is|were|was|remain|stay)\s+(?:still\s+|kept\s+)?(?:sealed|reserved|"
-    r"held[\s-](?:out|back)|withheld|hidden|private|excluded|frozen|locked|unused|not\s+(?:yet\s+)?"
-    r"(?:used|run|evaluated))\b",
-    re.I,
-)
-"""Seeds or runs held back, not run: "Seeds 0, 1 and 2 are sealed", "seeds 3-5 are held
-out"."""
-_QUOTED = re.compile(r"[「『][^」』\n]{0,30}$")
-"""A count inside 「…」 or 『…』: a phrase mentioned, not a claim made."""
-_SAME_INPUT = re.compile(
-    r"same\s+input|(?:同样|同樣|相同)的?输入|(?:同样|同樣|相同)的?輸入|"
-    r"(?:same|identical)\s+(?:settings?|config\w*|prompts?|seeds?)\b[^.!?。]{0,80}\b(?:different|differ\w*|"
-    r"vary|varies|varied)\b|(?:同样|同樣|相同)的?(?:設定|设定|配置|参数|參數|提示)[^。]{0,30}(?:不同|不一样|不一樣)",
-    re.I,
-)
-"""A statement about determinism: "the same input, run 100 times, gives the same result",
-"the same settings run twice give different results", "同樣設定跑兩次結果不同"."""
-_TRAINING_UNIT = re.compile(r"epoch|rollout", re.I)
-"""Units a sentence about training counts in ("fine-tuned for 3 epochs", "we train with 4
-rollouts per prompt"); seeds and runs stay claims there."""
-_TUNING_UNIT = re.compile(r"\btrials?\b", re.I)
-"""The unit a hyper-parameter search counts in ("chosen with 50 Optuna trials")."""
-_OTHER_WORK = re.compile(
-    r"\b(?:original\s+(?:paper|work|authors?|study|implementation|results?|benchmark|setup|"
-    r"protocol)|et\s+al\.?|"
-    r"prior\s+work|previous\s+work|the\s+authors|the\s+(?:(?-i:[A-Z])[\w-]*\s+){0,3}(?:paper|study|article|preprint|"
-    r"launch\s+(?:post|page)|blog\s+post|post|leaderboard|system\s+card)|(?:the\s+)?vendors?)\s+"
-    r"(?:\w+\s+){0,2}?(?:shows?|showed|shown|reports?|reported|uses?|used|ran|runs|averages?|"
-    r"averaged|evaluates?|evaluated|says|said|states|stated|quotes?|quoted)\b[^.;]{0,60}$|"
-    r"(?:原论文|原論文|原文|原作者)[^。；;]{0,30}$|"
-    r"\b(?:el\s+autor|los\s+autores|l['’]auteur|les\s+auteurs|o\s+autor|os\s+autores|"
-    r"der\s+autor|die\s+autoren|автор[аыу]?|model[-\s]cards?)\s+(?:\w+\s+){0,2}?(?:publica|"
-    r"reporta|muestra|incluye|publie|rapporte|montre|contient|relata|mostra|inclui|bericht|"
-    r"zeig|veröffentlich|enthält|сообща|приводи|публику|includ|report|show|list|state)\w*"
-    r"[^.;]{0,160}$",
-    re.I,
-)
-"""Another work's runs: "(the original paper shows performance averaged over 4 runs)", "the
-authors report...", "the study ran...", "the launch post says...", "the one vendors quote"
-in other languages ("los autores reportan"), a model's card (its maker's
-measurements: "the model card reports throughput (mean of 5 runs)") (but
-"following the original paper, we average over 5 seeds" claims 5)."""
-_PAPER_SUBJECT = re.compile(r"(?:论文|論文|该文|該文|作者|著者|논문|저자)[^。；;！？!?\n]{0,100}$")
-"""A paper or its authors named before the count in its sentence, in Chinese, Japanese or
-Korean, whose word order puts them first: "论文正文只说明每个基线运行 5 次取平均", "論文では各
-設定を5回実行した平均を報告している" (not told in the first person: "论文的设置下，我们每个任务
-跑了 3 次" claims 3)."""
-_OWN_WORDS = re.compile(
-    r"我们|我們|我々|私たち|우리|本研究|本实验|本實驗|本论文|本論文|本稿|본\s*논문"
-)
-_NOT_OURS = re.compile(
-    r"(?:不是|并非|並非|而非|非)(?:本文|我们|我們|本研究|本实验|本實驗)[^。；;\n]{0,24}"
-    r"(?:实测|實測|测量|測量|测得|測得|结果|結果|数据|數據)|"
-    r"\bnot\s+(?:new|fresh|our|this\s+(?:work|report|study|post|article)['’]s)\s+(?:own\s+)?"
-    r"(?:measurements?|results?|numbers|runs|data)\b",
-    re.I,
-)
-"""The figures said not to be this work's own, in the number's sentence or the next one:
-"至少三次运行的平均值 ... 也不是本文的实测结果" (nor are they this article's measurements),
-"averaged over five runs by the vendor, not our own measurements", "they are not new
-measurements"."""
-_NOT_OURS_WORDS: tuple[str, ...] = ("平均", "均值", "mean", "average", "vendor", "official", "官方")
-"""Words of a figure quoted from elsewhere, without which the next sentence is not read."""
-_RESTATED = re.compile(r"\s*(?:that\s+is|i\.e\.|namely|i\.\s*e\.)\b", re.I)
-"""A clause restating the one before it ("This will run 50 experiments; that is 10
-initialisations and 5 rounds"): read with it, its modal too."""
-
-
-_PARTICIPLE = re.compile(
-    r"\s*(?:averaged|aggregated|measured|computed|taken|estimated|evaluated|pooled|pass\s*@)\b",
-    re.I,
-)
-"""A clause that is a participle phrase of the one before it ("…will be 10% lower than the
-baseline, averaged across 3 seeds"): read with it, its modal too."""
 
 
 def _next_sentence(text: str) -> str:
