@@ -1,0 +1,32 @@
+"""`audit --strict` on tests/claim_wordings_external8.yaml: an eighth held-out corpus of 206 over-claims and 375 consistent texts.
+
+Written blind by helper heldout46 (2026-12-06) from real excerpts of public GitHub files found with exact-string
+look-ups (93 search strings, 92 of them not used by any earlier corpus, eleven languages), without opening the
+claims reader, the audit sources, docs/audit.md, the other claim tests or the other corpora's texts. Label rule
+in one sentence: placed in a results folder holding one run per configuration, a text is an over-claim when it
+tells a reader that this folder's own results rest on two or more runs per configuration, and consistent
+otherwise (single runs, other works' runs, counts of something else, plans, options, defaults, templates, and
+tests or logs of unrelated mechanisms).
+
+SCORED BLIND ONCE, by the lead on main at cb2f60a after issue 34's ninth round (claims46a's set-aside rules,
+claims46b's reading, both developed without this file): THE TARGET IS MISSED.
+Caught 169 of 206 over-claims (0.820), passed 279 of 375 consistent folders (0.744), the same in both layouts. A second helper
+labelled the same 581 texts, shuffled and unlabelled, by the same rule: the two labellings agree on 565
+(200 over-claims, 365 consistent; Cohen's kappa about 0.94), disagree on 15 and 1 was unsure. On the 565
+both agree on, the reader caught 166 of 200 (0.830) and passed 276 of 365 (0.756). The counts are
+floors, so the reader cannot regress; raise them when it does better, never tune it to a wording here
+(add such a wording to the development corpus instead).
+"""
+
+from __future__ import annotations
+
+from test_claims_external import floor_tests
+
+CAUGHT_FLOOR = 169
+"""Over-claims failed by `audit --strict` when first scored, blind (of 206)."""
+PASSED_FLOOR = 279
+"""Consistent folders passed when first scored, blind (of 375)."""
+
+test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
+    floor_tests("claim_wordings_external8.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (200, 370))
+)
