@@ -103,6 +103,18 @@ def test_a_touch_or_a_comment_is_not_a_change(writer: SuiteWriter) -> None:
     assert guard.check(force=True) == reason, "once changed, the experiment stays told"
 
 
+def test_a_case_file_caught_half_written_is_named(writer: SuiteWriter) -> None:
+    """A look made while a case file is being rewritten (truncated, not yet whole) finds
+    a suite that does not load: the reason still names the file that moved, as it does
+    for a whole rewrite (a regrade's test saw the load error alone, without the file)."""
+    suite = load_suite(_suite(writer))
+    guard = tamper.SuiteGuard(suite)
+    case_file = suite.path / "cases" / "tiny.yaml"
+    case_file.write_text(case_file.read_text()[:40] + "\n  goal: [")
+    reason = guard.check(force=True)
+    assert reason is not None and "cases/tiny.yaml" in reason
+
+
 def test_files_grading_does_not_read_may_change(writer: SuiteWriter) -> None:
     """An environment that keeps its state in the suite folder, a log, a store beside
     suite.yaml: none of them is the suite's content, none makes a run suite_changed."""

@@ -170,17 +170,20 @@ class SuiteGuard:
         return self._by_path[1]
 
     def _compare(self, current: Signature) -> str | None:
-        try:
-            again = load_suite(self.suite.path)
-        except Exception as error:  # a suite that no longer loads has changed
-            return f"the suite at {self.suite.path} changed during the experiment ({error})"
-        if again.hash == self.suite.hash:
-            return None
         before = {p: rest for p, *rest in self.seen}
         after = {p: rest for p, *rest in current}
         moved = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
         named = ", ".join(os.path.relpath(p, self.suite.path) for p in moved[:3])
         more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
+        try:
+            again = load_suite(self.suite.path)
+        except Exception as error:  # a suite that no longer loads (or is half written) changed
+            return (
+                f"the suite at {self.suite.path} changed during the experiment "
+                f"({named}{more}: {error})"
+            )
+        if again.hash == self.suite.hash:
+            return None
         return (
             f"the suite at {self.suite.path} changed during the experiment ({named}{more}); "
             "a run graded now would not be graded against the goals the experiment "
