@@ -152,3 +152,26 @@ def test_the_whole_look_is_made_by_the_guards_thread(
     assert walkers == ["passhat-tamper"]
     reason = guard.check()
     assert reason is not None and "cases/tiny.yaml" in reason
+
+
+def test_a_suite_put_back_is_watched_afresh_by_the_next_experiment(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    """One process (a notebook, a service) runs two experiments on one suite. The first
+    one's agent rewrote its goal, so its runs are errored; the file is then put back as
+    it was. The second experiment starts on the suite as loaded and as on disk: its
+    runs are graded, not errored by the first experiment's finding."""
+    suite = _suite(writer)
+    case_file = suite / "cases" / "tiny.yaml"
+    original = case_file.read_text()
+    db = tmp_path / "p.db"
+    first = passhat.evaluate(suite, agent=_cheater(case_file), k=1, db=db, concurrency=1, model="")
+    assert [r.error_type for r in first.runs()] == ["suite_changed"]
+    case_file.write_text(original)
+
+    async def honest(input: Any, env: Any, ctx: Any) -> str:
+        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=False)})
+        return "done"
+
+    second = passhat.evaluate(suite, agent=honest, k=2, db=db, concurrency=1, model="")
+    assert [r.status for r in second.runs()] == ["passed", "passed"]
