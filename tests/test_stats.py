@@ -196,6 +196,21 @@ def test_bad_arguments_are_metrics_errors(call: object, message: str) -> None:
         call()  # type: ignore[operator]
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: stats.cluster_bootstrap([3, 3], [1, 2], resample=500),
+        lambda: stats.case_rate_bootstrap([3, 2], [1, 2], resample=500),
+    ],
+    ids=["cluster-bootstrap", "case-rate-bootstrap"],
+)
+def test_a_misspelt_resampling_keyword_is_refused_not_ignored(call: object) -> None:
+    """The resampled figures take resamples, confidence and seed as `Resampling` (**kwargs):
+    a name it does not hold is still a TypeError naming it, as when each signature did."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'resample'"):
+        call()  # type: ignore[operator]
+
+
 def test_no_counted_run_is_not_a_zero() -> None:
     with pytest.raises(NoRunsError):
         stats.cluster_interval([0, 3], [0, 1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from passhat.accounting import Accounting
 from passhat.errors import MetricsError, NoRunsError
@@ -62,6 +62,46 @@ def _check_resampling(confidence: float, resamples: int) -> float:
     alpha = _check_confidence(confidence)
     _check_resamples(resamples)
     return alpha
+
+
+class Resampling(TypedDict, total=False):
+    """The keywords every resampled figure here takes (the bootstraps, the sign-flip
+    comparison, the dataset intervals, the share forecast, `uncertainty`), each optional:
+    their defaults and checks live in one place, `_resampled`."""
+
+    resamples: int
+    """Resamples (or sign-flip patterns) drawn: `DEFAULT_RESAMPLES` unless given, at
+    least `MIN_RESAMPLES`."""
+    confidence: float
+    """The level, between 0.5 and 1: 0.95 unless given."""
+    seed: int
+    """The random generator's seed: 0 unless given (the same seed, the same figures)."""
+
+
+class Drawn(NamedTuple):
+    """`Resampling` with every field filled in and checked (`_resampled`)."""
+
+    resamples: int
+    confidence: float
+    seed: int
+
+
+def _resampled(given: Resampling) -> Drawn:
+    """The resampling keywords a function was given, the defaults filled in, the level and
+    the resamples checked (`_check_resampling`). A keyword of another name is refused as
+    Python refuses one a signature does not name."""
+    for name in sorted(given.keys() - Resampling.__optional_keys__):
+        raise TypeError(
+            f"unexpected keyword argument {name!r}; a resampled figure takes "
+            "resamples, confidence and seed"
+        )
+    drawn = Drawn(
+        given.get("resamples", DEFAULT_RESAMPLES),
+        given.get("confidence", 0.95),
+        given.get("seed", 0),
+    )
+    _check_resampling(drawn.confidence, drawn.resamples)
+    return drawn
 
 
 def _blocks(cases: int, resamples: int) -> Iterator[int]:

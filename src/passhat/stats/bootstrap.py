@@ -6,17 +6,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from passhat.metrics import CASE_RATE_LABEL, RATE_LABEL, label_at, label_hat
 from passhat.stats._base import (
-    DEFAULT_RESAMPLES,
+    Resampling,
     _blocks,
-    _check_resampling,
     _common_j,
     _counts,
     _few_records,
     _need_two_cases,
+    _resampled,
     _unique_rows,
     pass_at_array,
     pass_hat_array,
@@ -121,20 +121,14 @@ def _percentile(
 
 
 def cluster_bootstrap(
-    runs: ArrayLike,
-    passes: ArrayLike,
-    j: int | None = None,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = 0.95,
-    seed: int = 0,
+    runs: ArrayLike, passes: ArrayLike, j: int | None = None, **resampling: Unpack[Resampling]
 ) -> tuple[Interval, Interval, Interval]:
     """Cluster-bootstrap percentile intervals for pass@1, pass@j and pass^j.
 
     Cases are resampled with replacement and keep all their runs; `j` defaults
     to the smallest count, the largest j every case reaches.
     """
-    _check_resampling(confidence, resamples)
+    resamples, confidence, seed = _resampled(resampling)
     n, c = _counts(runs, passes)
     cases = n.size
     _need_two_cases(cases)
@@ -160,16 +154,11 @@ def cluster_bootstrap(
 
 
 def case_rate_bootstrap(
-    runs: ArrayLike,
-    passes: ArrayLike,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = 0.95,
-    seed: int = 0,
+    runs: ArrayLike, passes: ArrayLike, **resampling: Unpack[Resampling]
 ) -> Interval:
     """The cluster-bootstrap interval of the mean of per-case rates (cases resampled with
     replacement; expanded percentile), beside `case_rate_interval`."""
-    _check_resampling(confidence, resamples)
+    resamples, confidence, seed = _resampled(resampling)
     n, c = _counts(runs, passes)
     cases = n.size
     _need_two_cases(cases)
@@ -197,11 +186,9 @@ def _floored(boot: Interval, floor: Interval) -> Interval:
     return Interval(boot.label, boot.estimate, low, high, boot.confidence, method)
 
 
-def _bootstrap_rate(
-    runs: Ints, passes: Ints, *, resamples: int, confidence: float, seed: int
-) -> Interval:
+def _bootstrap_rate(runs: Ints, passes: Ints, **resampling: Unpack[Resampling]) -> Interval:
     """The cluster-bootstrap interval of the pass rate over runs alone."""
-    _check_resampling(confidence, resamples)
+    resamples, confidence, seed = _resampled(resampling)
     cases = runs.size
     _need_two_cases(cases)
     rate = float(passes.sum() / runs.sum())
