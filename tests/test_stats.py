@@ -196,13 +196,20 @@ def test_bad_arguments_are_metrics_errors(call: object, message: str) -> None:
         call()  # type: ignore[operator]
 
 
+_TWO_CASES = account(
+    [("a", 1, "passed"), ("a", 2, "failed"), ("b", 1, "passed"), ("b", 2, "passed")], k=2
+)
+
+
 @pytest.mark.parametrize(
     "call",
     [
         lambda: stats.cluster_bootstrap([3, 3], [1, 2], resample=500),
         lambda: stats.case_rate_bootstrap([3, 2], [1, 2], resample=500),
+        lambda: stats.dataset_intervals_counts([3, 3], [1, 2], 3, resample=500),
+        lambda: stats.dataset_intervals(_TWO_CASES, resample=500),
     ],
-    ids=["cluster-bootstrap", "case-rate-bootstrap"],
+    ids=["cluster-bootstrap", "case-rate-bootstrap", "dataset-counts", "dataset"],
 )
 def test_a_misspelt_resampling_keyword_is_refused_not_ignored(call: object) -> None:
     """The resampled figures take resamples, confidence and seed as `Resampling` (**kwargs):

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from passhat.accounting import Accounting
 from passhat.errors import MetricsError
 from passhat.metrics import RATE_LABEL
 from passhat.stats._base import (
-    DEFAULT_RESAMPLES,
+    Resampling,
     _common_j,
     _counted_arrays,
     _counts,
+    _resampled,
     pass_at_array,
     pass_hat_array,
 )
@@ -87,12 +88,7 @@ class DatasetIntervals:
 
 
 def dataset_intervals(
-    accounting: Accounting,
-    j: int | None = None,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = 0.95,
-    seed: int = 0,
+    accounting: Accounting, j: int | None = None, **resampling: Unpack[Resampling]
 ) -> DatasetIntervals:
     """Intervals for the dataset figures over the cases with a counted run, and their
     bounds over every case whatever the runs not counted hide."""
@@ -106,11 +102,9 @@ def dataset_intervals(
         c,
         accounting.k_least,  # the k every case was asked for (see Accounting.at_requested)
         j,
-        resamples=resamples,
-        confidence=confidence,
-        seed=seed,
         unseen=len(cases) - int(n.size),
         asked=asked,
+        **resampling,
     )
 
 
@@ -124,17 +118,16 @@ def dataset_intervals_counts(
     k: int,
     j: int | None = None,
     *,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = 0.95,
-    seed: int = 0,
     unseen: int = 0,
     asked: ArrayLike | None = None,
+    **resampling: Unpack[Resampling],
 ) -> DatasetIntervals:
     """`dataset_intervals` on arrays: counted runs and passes of every case with a counted
     run, and the requested k (what simulations call; the report goes through the same).
     `asked`: the runs asked of each of those cases (k when not given). `unseen` cases
     have no counted run: they enter the bounds (`loss_bounds`, `at_k_bounds`) and the
     figure at the requested k, not the figures over counted runs."""
+    resamples, confidence, seed = _resampled(resampling)
     n, c = _counts(runs, passes)
     full = np.maximum(n, k if asked is None else np.asarray(asked, dtype=np.int64).ravel())
     over_runs = None
@@ -142,10 +135,10 @@ def dataset_intervals_counts(
         # the score interval at the runs' binomial floor, as when runs differ (a
         # symmetric Wald interval covered 88 % where cases sit near 0 or 1)
         at1 = _over_runs(score_interval(RATE_LABEL, c / n, float(n.sum()), confidence), n, c)
-        boot1 = _bootstrap_rate(n, c, resamples=resamples, confidence=confidence, seed=seed)
+        boot1 = _bootstrap_rate(n, c, **resampling)
     else:
         at1 = case_rate_interval(n, c, confidence)
-        boot1 = case_rate_bootstrap(n, c, resamples=resamples, confidence=confidence, seed=seed)
+        boot1 = case_rate_bootstrap(n, c, **resampling)
         over_runs = cluster_interval(n, c, confidence)
     j = _common_j(n, j)
     at_j, hat_j = case_mean_intervals(n, c, j, confidence)
