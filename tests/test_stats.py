@@ -208,8 +208,19 @@ _TWO_CASES = account(
         lambda: stats.case_rate_bootstrap([3, 2], [1, 2], resample=500),
         lambda: stats.dataset_intervals_counts([3, 3], [1, 2], 3, resample=500),
         lambda: stats.dataset_intervals(_TWO_CASES, resample=500),
+        lambda: stats.paired_differences([3, 3], [1, 2], [3, 3], [2, 2], resample=500),
+        lambda: stats.compare_counts([3, 3], [1, 2], [3, 3], [2, 2], resample=500),
+        lambda: stats.compare(_TWO_CASES, _TWO_CASES, resample=500),
     ],
-    ids=["cluster-bootstrap", "case-rate-bootstrap", "dataset-counts", "dataset"],
+    ids=[
+        "cluster-bootstrap",
+        "case-rate-bootstrap",
+        "dataset-counts",
+        "dataset",
+        "paired-differences",
+        "compare-counts",
+        "compare",
+    ],
 )
 def test_a_misspelt_resampling_keyword_is_refused_not_ignored(call: object) -> None:
     """The resampled figures take resamples, confidence and seed as `Resampling` (**kwargs):

@@ -43,10 +43,13 @@ from passhat.plain import plural
 from passhat.stats import DEFAULT_RESAMPLES, Difference, Outcome, cluster_interval, decide
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     import numpy as np
     from numpy.typing import ArrayLike
 
     from passhat.accounting import Accounting
+    from passhat.stats import Resampling
 else:
     np = lazy_import("numpy")  # imported when a look is first computed: --help needs none
 
@@ -214,10 +217,7 @@ def undecided(baseline: Iterable[tuple[str, int, int]]) -> frozenset[str]:
 def case_mean_difference(
     a: Iterable[tuple[str, int, int]],
     b: Iterable[tuple[str, int, int]],
-    *,
-    confidence: float = 0.95,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    **resampling: Unpack[Resampling],
 ) -> Difference:
     """B - A in the mean of per-case pass rates over the cases counted on both sides
     (each case weighs the same, whatever its runs), with compare's paired bootstrap
@@ -232,9 +232,7 @@ def case_mean_difference(
             f"a comparison needs at least 2 cases counted on both sides; have {len(pairs)}"
         )
     na, ca, nb, cb = zip(*pairs, strict=True)
-    diffs = paired_differences(
-        na, ca, nb, cb, 1, resamples=resamples, confidence=confidence, seed=seed
-    )
+    diffs = paired_differences(na, ca, nb, cb, 1, **resampling)
     return replace(diffs[1], label="mean of per-case pass rates")
 
 

@@ -28,7 +28,9 @@ intervals here respect that:
 
 The Accounting-level functions (`case_intervals`, `dataset_intervals`,
 `forecast`, `plan`, `compare`, `uncertainty`) wrap array-level ones that take
-counted runs and passes per case, which is what simulations and tests call.
+counted runs and passes per case, which is what simulations and tests call. Every
+resampled figure takes the same optional keywords, `Resampling` (resamples,
+confidence, seed), defaulted and checked in one place.
 
 The package is laid out by what a reader looks for: `intervals` (closed forms per
 case and per dataset), `bootstrap`, `dataset` (the intervals beside the dataset
@@ -47,6 +49,7 @@ from passhat.stats._base import (
     JEFFREYS,
     MIN_RESAMPLES,
     UNIFORM,
+    Resampling,
     _unique_rows,  # noqa: F401
     pass_at_array,
     pass_hat_array,
@@ -173,6 +176,7 @@ __all__ = [
     "Outcome",
     "Plan",
     "Prior",
+    "Resampling",
     "ShareForecast",
     "Uncertainty",
     "Verdict",

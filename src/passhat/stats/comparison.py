@@ -6,19 +6,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, Unpack, get_args
 
 from passhat.accounting import Accounting
 from passhat.errors import InputError, MetricsError
 from passhat.metrics import CASE_RATE_LABEL, RATE_LABEL, label_at, label_hat
 from passhat.plain import plural
 from passhat.stats._base import (
-    DEFAULT_RESAMPLES,
+    Resampling,
     _blocks,
-    _check_resampling,
     _common_j,
     _counts,
     _few_records,
+    _resampled,
     pass_at_array,
     pass_hat_array,
 )
@@ -353,10 +353,8 @@ def paired_differences(
     passes_b: ArrayLike,
     j: int | None = None,
     *,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = 0.95,
     power: float = 0.8,
-    seed: int = 0,
+    **resampling: Unpack[Resampling],
 ) -> tuple[Difference, Difference, Difference]:
     """B - A for pass@1, pass@j and pass^j over paired cases (row i is the same case).
 
@@ -372,7 +370,8 @@ def paired_differences(
     MDE uses the paired cluster-robust SE; a SE of 0 is replaced by the binomial
     SE of independent trials, so the MDE is never 0.
     """
-    alpha = _check_resampling(confidence, resamples)
+    resamples, confidence, seed = _resampled(resampling)
+    alpha = 1.0 - confidence
     if not 0.5 <= power < 1:
         raise MetricsError(f"power is {power}; give a level between 0.5 and 1, e.g. 0.8")
     na_i, ca_i = _counts(runs_a, passes_a)
@@ -552,30 +551,19 @@ def compare_counts(
     passes_b: ArrayLike,
     *,
     metric: Metric = "pass@1",
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = 0.95,
     power: float = 0.8,
-    seed: int = 0,
+    **resampling: Unpack[Resampling],
 ) -> tuple[tuple[Difference, Difference, Difference], Verdict]:
     """The three paired differences and the verdict on `metric`, from paired arrays."""
     if metric not in METRICS:
         raise MetricsError(f"metric is {metric!r}; use one of {', '.join(METRICS)}")
-    diffs = paired_differences(
-        runs_a,
-        passes_a,
-        runs_b,
-        passes_b,
-        resamples=resamples,
-        confidence=confidence,
-        power=power,
-        seed=seed,
-    )
+    diffs = paired_differences(runs_a, passes_a, runs_b, passes_b, power=power, **resampling)
     chosen = diffs[METRICS.index(metric)]
     na, ca = (np.asarray(x, dtype=np.float64).ravel() for x in (runs_a, passes_a))
     nb, cb = (np.asarray(x, dtype=np.float64).ravel() for x in (runs_b, passes_b))
     runs_needed = None
     if metric == "pass@1" and chosen.difference != 0:
-        factor = _z(0.5 + confidence / 2.0) + _z(power)
+        factor = _z(0.5 + chosen.confidence / 2.0) + _z(power)
         runs_needed = _runs_for_difference(na, ca, nb, cb, abs(chosen.difference), factor)
     runs_now = float(np.concatenate([na, nb]).mean())
     return diffs, _verdict(chosen, na.size, runs_needed, runs_now)
@@ -586,12 +574,10 @@ def compare(
     b: Accounting,
     *,
     metric: Metric = "pass@1",
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = 0.95,
     power: float = 0.8,
-    seed: int = 0,
     notes: Sequence[str] = (),
     adjust: Adjust = "bh",
+    **resampling: Unpack[Resampling],
 ) -> Comparison:
     """Compare B with A, paired by case; cases in one side only are listed and left out.
     `adjust` is how the per-case tests are adjusted for testing every case."""
@@ -619,16 +605,9 @@ def compare(
     runs_b = np.array([y.counted for _, y in paired], dtype=np.int64)
     passes_b = np.array([y.passes for _, y in paired], dtype=np.int64)
     diffs, verdict = compare_counts(
-        runs_a,
-        passes_a,
-        runs_b,
-        passes_b,
-        metric=metric,
-        resamples=resamples,
-        confidence=confidence,
-        power=power,
-        seed=seed,
+        runs_a, passes_a, runs_b, passes_b, metric=metric, power=power, **resampling
     )
+    drawn = _resampled(resampling)  # checked by compare_counts; kept on the record
     j = int(np.minimum(runs_a, runs_b).min())
     p_case, q_case = case_tests(runs_a, passes_a, runs_b, passes_b, adjust)
     return Comparison(
@@ -646,8 +625,8 @@ def compare(
         pass_at_j=diffs[1],
         pass_hat_j=diffs[2],
         verdict=verdict,
-        resamples=resamples,
-        seed=seed,
+        resamples=drawn.resamples,
+        seed=drawn.seed,
         notes=tuple(notes),
         adjust=adjust,
     )
