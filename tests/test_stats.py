@@ -211,6 +211,9 @@ _TWO_CASES = account(
         lambda: stats.paired_differences([3, 3], [1, 2], [3, 3], [2, 2], resample=500),
         lambda: stats.compare_counts([3, 3], [1, 2], [3, 3], [2, 2], resample=500),
         lambda: stats.compare(_TWO_CASES, _TWO_CASES, resample=500),
+        lambda: stats.share_forecast([3, 3], [1, 2], 10, resample=500),
+        lambda: stats.forecast(_TWO_CASES, resample=500),
+        lambda: stats.uncertainty(_TWO_CASES, resample=500),
     ],
     ids=[
         "cluster-bootstrap",
@@ -220,6 +223,9 @@ _TWO_CASES = account(
         "paired-differences",
         "compare-counts",
         "compare",
+        "share-forecast",
+        "forecast",
+        "uncertainty",
     ],
 )
 def test_a_misspelt_resampling_keyword_is_refused_not_ignored(call: object) -> None:

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Unpack
 
 from passhat._gc import without_gc
 from passhat.accounting import Accounting, ErrorLedger
 from passhat.errors import MetricsError
 from passhat.stats._base import (
-    DEFAULT_RESAMPLES,
     JEFFREYS,
+    Resampling,
     _check_m,
-    _check_resampling,
     _counted_arrays,
+    _resampled,
 )
 from passhat.stats.dataset import DatasetIntervals, dataset_intervals
 from passhat.stats.forecasts import Forecast, Prior, forecast
@@ -46,27 +47,23 @@ def uncertainty(
     accounting: Accounting,
     *,
     m: int = 10,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = 0.95,
-    seed: int = 0,
     prior: Prior = JEFFREYS,
     target: float | None = None,
     only: Collection[str] | None = None,
+    **resampling: Unpack[Resampling],
 ) -> Uncertainty:
     """Case intervals, dataset intervals, the forecast, and plans when `target` is given.
 
     `only` limits the per-case intervals and forecasts to those case ids (a terminal
     table of 30 rows need not build 100,000); dataset figures always cover every case.
     """
-    _check_resampling(confidence, resamples)
+    confidence = _resampled(resampling).confidence
     _check_m(m)
     n, _ = _counted_arrays(accounting)
     dataset: DatasetIntervals | None = None
     note: str | None = None
     if n.size >= 2:
-        dataset = dataset_intervals(
-            accounting, resamples=resamples, confidence=confidence, seed=seed
-        )
+        dataset = dataset_intervals(accounting, **resampling)
     else:
         note = "one case with counted runs: a dataset interval needs 2 or more cases"
     plans: list[Plan] = []
@@ -89,15 +86,7 @@ def uncertainty(
         cases=case_intervals(accounting, confidence, only),
         dataset=dataset,
         dataset_note=note,
-        forecast=forecast(
-            accounting,
-            m,
-            prior=prior,
-            confidence=confidence,
-            only=only,
-            resamples=resamples,
-            seed=seed,
-        ),
+        forecast=forecast(accounting, m, prior=prior, only=only, **resampling),
         plans=tuple(plans),
         plan_notes=tuple(plan_notes),
         ledger=accounting.error_ledger(),

@@ -7,22 +7,22 @@ import functools
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Unpack
 
 from passhat.accounting import Accounting
 from passhat.errors import MetricsError
 from passhat.metrics import CASE_RATE_LABEL
 from passhat.plain import plural
 from passhat.stats._base import (
-    DEFAULT_RESAMPLES,
     JEFFREYS,
     UNIFORM,
+    Resampling,
     _check_confidence,
     _check_m,
     _check_prior,
-    _check_resamples,
     _counted_arrays,
     _counts,
+    _resampled,
     _unique_rows,
 )
 from passhat.stats._numpy import np
@@ -367,10 +367,8 @@ def share_forecast(
     m: int,
     *,
     prior: tuple[float, float] = JEFFREYS,
-    confidence: float = 0.95,
     prior_name: str | None = None,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    **resampling: Unpack[Resampling],
 ) -> ShareForecast:
     """The expected share of these cases whose next m runs all pass, with an interval.
 
@@ -382,10 +380,10 @@ def share_forecast(
     two counted runs, no population can be fitted: the estimate is then the mean
     of the per-case forecasts under `prior`, with no interval.
     """
-    alpha = _check_confidence(confidence)
+    resamples, confidence, seed = _resampled(resampling)
+    alpha = 1.0 - confidence
     _check_m(m)
     _check_prior(prior)
-    _check_resamples(resamples)
     n, c = _counts(runs, passes)
     label = f"next {m} all pass"
     note = _share_note(n, c)
@@ -478,15 +476,14 @@ def forecast(
     m: int = 10,
     *,
     prior: Prior = JEFFREYS,
-    confidence: float = 0.95,
     only: Collection[str] | None = None,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    **resampling: Unpack[Resampling],
 ) -> Forecast:
     """Forecast the next m runs of every case with a counted run (per case: of those in
     `only`, when given; the expected share always covers every case)."""
     n, c = _counted_arrays(accounting)
     beta_prior, name = _resolve_prior(prior, n, c)
+    confidence = _resampled(resampling).confidence
     counted = [x for x in accounting.cases if x.counted and (only is None or x.case in only)]
     expected = low = high = np.zeros(0)
     if counted:
@@ -508,16 +505,7 @@ def forecast(
                 counted, expected.tolist(), low.tolist(), high.tolist(), strict=True
             )
         ),
-        share=share_forecast(
-            n,
-            c,
-            m,
-            prior=beta_prior,
-            confidence=confidence,
-            prior_name=name,
-            resamples=resamples,
-            seed=seed,
-        ),
+        share=share_forecast(n, c, m, prior=beta_prior, prior_name=name, **resampling),
     )
 
 
