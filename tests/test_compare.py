@@ -309,6 +309,17 @@ def test_bad_input_is_one_line_exit_2(
     assert "Traceback" not in r.err
 
 
+def test_compare_hands_resamples_level_and_seed_to_the_statistics(
+    pair: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The three options reach `stats.compare` together (`cli.metrics.resampling`)."""
+    a, b = pair
+    args = ("--json", "-B", "300", "--confidence", "0.9", "--seed", "7")
+    data = json.loads(run_cli(capsys, "compare", a, b, *args).out)
+    assert (data["resamples"], data["seed"]) == (300, 7)
+    assert data["metrics"]["pass_at_1"]["confidence"] == 0.9
+
+
 def test_console_script_compare_exits_2_without_traceback(tmp_path: Path) -> None:
     good = _write(tmp_path, "good.jsonl", _suite({"x": 1, "y": 2}))
     other = _write(tmp_path, "other.jsonl", _suite({"p": 1}))

@@ -561,6 +561,18 @@ def test_metrics_terminal_shows_intervals_forecast_and_plan(
     assert data["dataset"]["intervals"]["resamples"] == 500
 
 
+def test_metrics_hands_resamples_level_and_seed_to_the_statistics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The three options reach `stats.uncertainty` together (`cli.metrics.resampling`)."""
+    rows = [(f"c{i}", r, "passed" if r <= i % 4 else "failed") for i in range(6) for r in (1, 2, 3)]
+    args = ("--json", "-B", "300", "--confidence", "0.9", "--seed", "7")
+    data = json.loads(run_cli(capsys, "metrics", _write(tmp_path, rows), *args).out)
+    intervals = data["dataset"]["intervals"]
+    assert (intervals["resamples"], intervals["seed"]) == (300, 7)
+    assert data["dataset"]["confidence"] == 0.9
+
+
 def test_metrics_with_one_case_says_why_there_is_no_dataset_interval(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

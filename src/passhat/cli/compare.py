@@ -26,7 +26,7 @@ from passhat.cli._options import (
     write_ci,
 )
 from passhat.cli._store import DbOption, open_store
-from passhat.cli.metrics import check_confidence, check_k, check_resamples
+from passhat.cli.metrics import check_k, resampling
 from passhat.errors import InputError
 from passhat.plain import plural
 from passhat.report.i18n import t
@@ -182,8 +182,7 @@ def compare_command(
     check_k(k)
     if metric not in METRICS:
         raise InputError(f"--metric is {metric!r}; use one of {', '.join(METRICS)}")
-    check_resamples(resamples)
-    check_confidence(confidence)
+    drawn = resampling(resamples, confidence, seed)
     if adjust not in CORRECTIONS:
         raise InputError(f"--adjust is {adjust!r}; use holm or bh")
     side_a = _load(a, k, db, price, prices_file)
@@ -198,11 +197,9 @@ def compare_command(
         side_a.accounting,
         side_b.accounting,
         metric=cast(Metric, metric),
-        resamples=resamples,
-        confidence=confidence,
-        seed=seed,
         notes=notes,
         adjust=cast(Adjust, adjust),
+        **drawn,
     )
     if as_json:
         data = comparison_dict(

@@ -26,7 +26,7 @@ from passhat.cli._options import (
 )
 from passhat.errors import InputError, MetricsError
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shown_cases
-from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, UNIFORM, Prior, uncertainty
+from passhat.stats import DEFAULT_RESAMPLES, JEFFREYS, UNIFORM, Prior, Resampling, uncertainty
 from passhat.stats._base import _check_resamples
 from passhat.verdicts import read_verdicts
 
@@ -50,6 +50,14 @@ def check_k(k: int | None) -> None:
 def check_confidence(confidence: float) -> None:
     if not 0.5 <= confidence < 1:
         raise InputError(f"--confidence is {confidence}; give a level between 0.5 and 1, e.g. 0.95")
+
+
+def resampling(resamples: int, confidence: float, seed: int) -> Resampling:
+    """--resamples, --confidence and --seed, checked before anything is read (each message
+    naming its option), as the keywords every resampled figure takes."""
+    check_resamples(resamples)
+    check_confidence(confidence)
+    return Resampling(resamples=resamples, confidence=confidence, seed=seed)
 
 
 @app.command(
@@ -101,8 +109,7 @@ def metrics(
     language = report_lang(lang)
     check_k(k)
     check_forecast(forecast_m)
-    check_resamples(resamples)
-    check_confidence(confidence)
+    drawn = resampling(resamples, confidence, seed)
     if target is not None and not 0 < target < 0.5:
         raise InputError(
             f"--plan is {target}; give the half-width as a fraction, e.g. 0.05 for ±5 points"
@@ -126,12 +133,10 @@ def metrics(
     u = uncertainty(
         accounting,
         m=forecast_m,
-        resamples=resamples,
-        confidence=confidence,
-        seed=seed,
         target=target,
         prior=PRIORS[prior],
         only=only,
+        **drawn,
     )
     if streamed:
         for chunk in summary_json_chunks(accounting, u, k_inferred=k_inferred):
