@@ -1,5 +1,6 @@
-"""What every part of `passhat.stats` shares: argument checks, the counted runs and
-passes of each case, and the unbiased per-case pass@j and pass^j."""
+"""What every part of `passhat.stats` shares: argument checks, the resampling keywords
+(`Resampling`), the counted runs and passes of each case, and the unbiased per-case
+pass@j and pass^j."""
 
 from __future__ import annotations
 
@@ -90,9 +91,10 @@ def _resampled(given: Resampling) -> Drawn:
     """The resampling keywords a function was given, the defaults filled in, the level and
     the resamples checked (`_check_resampling`). A keyword of another name is refused as
     Python refuses one a signature does not name."""
-    for name in sorted(given.keys() - Resampling.__optional_keys__):
+    unknown = sorted(given.keys() - Resampling.__optional_keys__)
+    if unknown:
         raise TypeError(
-            f"unexpected keyword argument {name!r}; a resampled figure takes "
+            f"unexpected keyword argument {unknown[0]!r}; a resampled figure takes "
             "resamples, confidence and seed"
         )
     drawn = Drawn(
