@@ -86,17 +86,19 @@ def regrade(
 
     if timeout is not None and not timeout > 0:
         raise InputError(f"--timeout is {timeout:g}; give a scorer more than 0 seconds")
-    with open_store(db) as store:
+    # the runs are read through a connection of their own: SQLite copies the regraded
+    # ones on the store's own, on a thread of its own, while the next ones are graded
+    with open_store(db) as store, open_store(db, read_only=True) as reader:
         source = store.experiment(experiment_ref)
         check_regradable(source)
         suite = load_suite(suite_dir or source.suite_path)
         e, notes = regrade_experiment(source, suite, name=name, accept_changes=accept_changes)
         changes: list[Change] = []
         limit = timeout if timeout is not None else scorer_timeout(source)
-        stored = _stored_runs(store, source.id, e.case_ids)
+        stored = _stored_runs(reader, source.id, e.case_ids)
         runs = regrade_runs(suite, e, stored, changes, limit)
         # in one transaction, as read; transcripts and the rest copied by SQLite
-        written = store.add_experiment_with_copies(e, source.id, runs)
+        written = store.add_experiment_with_copies(e, source.id, runs, overlapped=True)
     if as_json:
         write_json(
             {

@@ -7,8 +7,10 @@ secrets blanked.
 
 from __future__ import annotations
 
+import queue
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -55,6 +57,60 @@ def _retire_attempt(db: sqlite3.Connection, run: RunRecord) -> None:
         ),
     )
     db.execute("DELETE FROM runs WHERE experiment_id = ? AND case_id = ? AND run_index = ?", key)
+
+
+COPIED_AT_ONCE = 1_000
+"""Runs an overlapped `add_experiment_with_copies` hands its copying thread at a time."""
+
+
+def _batched(rows: Iterable[tuple[Any, ...]], n: int) -> Iterator[list[tuple[Any, ...]]]:
+    """`rows` `n` at a time (the last batch shorter)."""
+    batch: list[tuple[Any, ...]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == n:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _copied_meanwhile(
+    db: sqlite3.Connection,
+    copy: Callable[[sqlite3.Connection, list[tuple[Any, ...]]], int],
+    batches: Iterator[list[tuple[Any, ...]]],
+) -> int:
+    """`copy(db, batch)` of each of `batches` on a thread of its own, while this thread
+    makes the next (`db` is used by that thread alone meanwhile). The first error of
+    either side is raised here once the thread has stopped, and nothing after it is
+    copied; the caller's transaction is then rolled back."""
+    handed: queue.Queue[list[tuple[Any, ...]] | None] = queue.Queue(maxsize=2)
+    failed: list[BaseException] = []
+    written = 0
+
+    def copier() -> None:
+        nonlocal written
+        while (batch := handed.get()) is not None:
+            if failed:
+                continue  # drained until the end is said, so that no put waits forever
+            try:
+                written += copy(db, batch)
+            except BaseException as error:  # raised in the calling thread
+                failed.append(error)
+
+    thread = threading.Thread(target=copier, name="passhat-copy", daemon=True)
+    thread.start()
+    try:
+        for batch in batches:
+            handed.put(batch)
+            if failed:
+                break
+    finally:
+        handed.put(None)
+        thread.join()
+    if failed:
+        raise failed[0]
+    return written
 
 
 def _insert_case_k(db: sqlite3.Connection, experiment: ExperimentRecord) -> None:
@@ -217,13 +273,24 @@ class _Writes(_Connection):
         return self._add_experiment(experiment, write)
 
     def add_experiment_with_copies(
-        self, experiment: ExperimentRecord, source_id: str, runs: Iterable[RunRecord]
+        self,
+        experiment: ExperimentRecord,
+        source_id: str,
+        runs: Iterable[RunRecord],
+        *,
+        overlapped: bool = False,
     ) -> int:
         """`add_experiment_with_runs` for runs that differ from experiment `source_id`'s
         only in their experiment, case hash, verdict, error and score (a regrade): those
         are written from each run, and SQLite copies every other column from the source's
         run as stored. A transcript, output or tool call is never read into Python, so a
-        regrade of runs with long transcripts costs what their scoring costs."""
+        regrade of runs with long transcripts costs what their scoring costs.
+
+        `overlapped`: `runs` reads nothing through this store (`passhat regrade` reads
+        them through a store of its own): SQLite then copies them `COPIED_AT_ONCE` at a
+        time on a thread of its own, and releases the GIL while it copies, as the
+        calling thread reads and grades the next ones (the copy was about half of a
+        regrade's wall, after all the grading). Still one transaction: all or nothing."""
         copied = [name for name in _RUN_COLUMNS if name not in _REGRADED]
         # the new verdicts go to a temporary table as they come, then one statement
         # copies the runs: about 80 µs a run, against 126 µs for an INSERT ... SELECT each
@@ -252,17 +319,20 @@ class _Writes(_Connection):
                     self._encode(run.score),
                 )
 
-        def write(db: sqlite3.Connection) -> int:
-            db.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS regraded (case_id TEXT NOT NULL, "
-                "run_index INTEGER NOT NULL, case_hash TEXT, status TEXT, error_type TEXT, "
-                "error_message TEXT, score TEXT, PRIMARY KEY (case_id, run_index)) WITHOUT ROWID"
-            )
-            db.execute("DELETE FROM temp.regraded")
-            db.executemany("INSERT INTO temp.regraded VALUES (?, ?, ?, ?, ?, ?, ?)", verdicts())
-            (wanted,) = db.execute("SELECT count(*) FROM temp.regraded").fetchone()
+        def copy(db: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> int:
+            """`batch` into temp.regraded, then their runs copied; the table left empty.
+            Each statement is one step of SQLite's (many rows a statement, never one a
+            statement): a thread that copies takes the GIL back once a statement."""
+            at_once = max(1, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 7)
+            for start in range(0, len(batch), at_once):
+                rows = batch[start : start + at_once]
+                db.execute(
+                    "INSERT INTO temp.regraded VALUES "
+                    + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(rows)),
+                    [value for row in rows for value in row],
+                )
             written = db.execute(insert, (experiment.id, source_id)).rowcount
-            if written != wanted:
+            if written != len(batch):  # a run the source lacks (its key refuses one twice)
                 case, index = db.execute(
                     "SELECT case_id, run_index FROM temp.regraded AS g WHERE NOT EXISTS "
                     "(SELECT 1 FROM runs AS r WHERE r.experiment_id = ? "
@@ -275,6 +345,18 @@ class _Writes(_Connection):
                 )
             db.execute("DELETE FROM temp.regraded")
             return int(written)
+
+        def write(db: sqlite3.Connection) -> int:
+            db.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS regraded (case_id TEXT NOT NULL, "
+                "run_index INTEGER NOT NULL, case_hash TEXT, status TEXT, error_type TEXT, "
+                "error_message TEXT, score TEXT, PRIMARY KEY (case_id, run_index)) WITHOUT ROWID"
+            )
+            db.execute("DELETE FROM temp.regraded")
+            batches = _batched(verdicts(), COPIED_AT_ONCE)
+            if not overlapped:
+                return sum(copy(db, batch) for batch in batches)
+            return _copied_meanwhile(db, copy, batches)
 
         return self._add_experiment(experiment, write)
 
