@@ -337,7 +337,7 @@ def test_a_failure_on_either_side_of_an_overlapped_copy_writes_nothing(
 ) -> None:
     """Batches already copied are rolled back when a later one fails: a run the source
     lacks (found while copying), a run given twice in two batches, or grading that
-    raises (in the calling thread) after copies began."""
+    raises or is interrupted (in the calling thread) after copies began."""
     from dataclasses import replace
 
     import passhat.store.writes
@@ -353,14 +353,15 @@ def test_a_failure_on_either_side_of_an_overlapped_copy_writes_nothing(
         e, _ = regrade_experiment(source, load_suite(suite), name="copies")
         moved = [replace(r, experiment_id=e.id) for r in store.graded(source.id, source.case_ids)]
 
-        def failing() -> Any:
+        def failing(error: BaseException) -> Any:
             yield from moved[:7]
-            raise RuntimeError("grading failed")
+            raise error
 
         tries: list[tuple[Any, type[BaseException], str]] = [
             ([*moved[:6], replace(moved[6], run_index=99)], StoreError, "run 99 of case"),
             ([*moved[:5], moved[0]], StoreError, "could not be stored"),
-            (failing(), RuntimeError, "grading failed"),
+            (failing(RuntimeError("grading failed")), RuntimeError, "grading failed"),
+            (failing(KeyboardInterrupt("Ctrl-C")), KeyboardInterrupt, "Ctrl-C"),
         ]
         for runs, error, match in tries:
             with pytest.raises(error, match=match):

@@ -82,8 +82,9 @@ def _copied_meanwhile(
 ) -> int:
     """`copy(db, batch)` of each of `batches` on a thread of its own, while this thread
     makes the next (`db` is used by that thread alone meanwhile). The first error of
-    either side is raised here once the thread has stopped, and nothing after it is
-    copied; the caller's transaction is then rolled back."""
+    either side (a Ctrl-C too) is raised here once the thread has stopped, and nothing
+    after it is copied; the caller's transaction is then rolled back, by this thread,
+    never while the other still uses `db`."""
     handed: queue.Queue[list[tuple[Any, ...]] | None] = queue.Queue(maxsize=2)
     failed: list[BaseException] = []
     written = 0
@@ -105,12 +106,27 @@ def _copied_meanwhile(
             handed.put(batch)
             if failed:
                 break
-    finally:
-        handed.put(None)
-        thread.join()
+    except BaseException as error:
+        failed.insert(0, error)  # the batches handed over but not copied yet are dropped
+    interrupted = _uninterrupted(lambda: handed.put(None))
+    interrupted = _uninterrupted(thread.join) or interrupted
     if failed:
         raise failed[0]
+    if interrupted is not None:
+        raise interrupted
     return written
+
+
+def _uninterrupted(wait: Callable[[], object]) -> BaseException | None:
+    """`wait()` done whole even if a signal's exception (Ctrl-C) interrupts it: that
+    exception is returned, to be raised once `db` is this thread's again."""
+    caught: BaseException | None = None
+    while True:
+        try:
+            wait()
+            return caught
+        except BaseException as error:
+            caught = error
 
 
 def _insert_case_k(db: sqlite3.Connection, experiment: ExperimentRecord) -> None:
