@@ -2,7 +2,8 @@
 key experiment, case, run index makes a second write of the same run an error, not a
 second count); a later attempt of an errored run moves the earlier one to
 run_attempts. Every record is sealed on its way in: JSON columns encoded, known
-secrets blanked.
+secrets blanked. A regrade's runs are copied by SQLite from their source, a batch at a
+time, on a thread of its own while the next ones are graded (`add_experiment_with_copies`).
 """
 
 from __future__ import annotations
