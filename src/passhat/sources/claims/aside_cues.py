@@ -416,3 +416,16 @@ _PARTICIPLE = re.compile(
 )
 """A clause that is a participle phrase of the one before it ("…will be 10% lower than the
 baseline, averaged across 3 seeds"): read with it, its modal too."""
+
+
+FOLLOWED = re.compile(
+    r"\b(?:following|as\s+in|as\s+with|like|per|according\s+to|in\s+line\s+with|"
+    r"consistent\s+with|adopting|as\s+(?:done|described|specified|prescribed|proposed)\s+(?:in|by))"
+    r"\s+(?:the|this|that|their|its)\s+(?:original\s+)?(?:paper|authors?|study|article|preprint)"
+    r"(?:['’]s?(?:\s+[\w-]+){0,2}?\s+(?:protocol|setup|set-?up|settings?|procedure|recipe|"
+    r"configuration|design|method|practice))?",
+    re.I,
+)
+"""Another work named only as the one whose method is followed: "Following the paper,
+each task was run 10 times", "as in the original paper's protocol" (the sentence tells the
+writer's own runs; in a file of notes, claims/attached.py)."""

@@ -29,6 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from passhat.sources.claims.aside_cues import FOLLOWED
 from passhat.sources.claims.embedded import DOCSTRING
 
 NOT_ATTACHED = "not attached to results: "
@@ -337,6 +338,8 @@ def _other_works_notes(name: str, lines: list[str], line: int, sentence: str) ->
         return None
     if any(map(_PAPER_NAMED.fullmatch, parts)):
         return "notes on other works: notes named for a paper"
+    if FOLLOWED.search(sentence) and not _OTHER_WORK.search(FOLLOWED.sub(" ", sentence)):
+        return None  # "Following the paper, each task was run 10 times": its own runs
     cue = _OTHER_WORK.search(f"{_near(lines, line)}\n{_headings_above(lines, line)}")
     return f"notes on other works: {cue.group(0).strip()!r} named" if cue else None
 
