@@ -32,3 +32,25 @@ def test_a_hostile_sentence_naming_the_paper_followed_is_read_to_its_end() -> No
     read_text(text, "notes/setup.md")
     text = "As in the paper" + "'s" * 40_000 + " protocol, each task was run 3 times.\n"
     read_text(text, "notes/setup.md")
+
+
+def test_hostile_inputs_of_the_tenth_rounds_sentence_rules_are_read_to_their_end() -> None:
+    """A placeholder never closed, a product never equated, a label, a limit and a condition
+    stretched over 40,000 words: each pattern reads them to the end."""
+    hostile = [
+        ("run.sh", "python eval.py --num-trials 5 " + "<a_b-c " * 40_000),
+        ("run.sh", "python eval.py --num-trials 5 " + "<" * 40_000),
+        ("summary.test.ts", "// 1 pair × " + "× 1 " * 40_000 + "5 trials = 5 rows"),
+        ("README.md", "Mitigation: " + "Mitigation: " * 40_000 + "3 runs per task."),
+        ("README.md", "Il limite " + "attuale " * 40_000 + "è di cinque esecuzioni."),
+        ("README.md", "For example, " * 40_000 + "if flaky, each task is run 5 times."),
+        ("README.md", "第" * 40_000 + "三次实验"),
+    ]
+    for name, text in hostile:
+        read_text(text + "\n", name)
+
+
+def test_a_hostile_option_help_continued_over_many_lines_is_read_to_its_end() -> None:
+    """An option whose call never closes, then 20,000 string lines: each line is framed once."""
+    text = 'parser.add_argument("--seeds", help=(\n' + '    "mean across 3 seeds"\n' * 20_000
+    read_text(text, "report.py")

@@ -19,6 +19,7 @@ from passhat.sources.claims.aside_cues import (
     _CLAUSE_END,
     _CODE_CHECKED,
     _CODE_DOES,
+    _COMPUTED,
     _CONDITION,
     _CONDITION_AFTER,
     _DATASET,
@@ -38,13 +39,16 @@ from passhat.sources.claims.aside_cues import (
     _NEGATED_AFTER,
     _NOT_OURS,
     _NOT_OURS_WORDS,
+    _ORDINAL_BEFORE,
     _OTHER_WORK,
     _OUTCOME_AFTER,
     _OWN_WORDS,
     _PAIR_AFTER,
     _PAPER_SUBJECT,
     _PARTICIPLE,
+    _PLACEHOLDER,
     _PLAN,
+    _PLAN_LABEL,
     _QUESTION,
     _QUOTED,
     _RECOMMENDED_LIST,
@@ -93,11 +97,15 @@ def _next_sentence(text: str) -> str:
 
 
 _RETRY = re.compile(
-    r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried)|reconnect\w*)\b|重試|重试|重连|重連|再接続|再試行|リトライ",
+    r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried)|reconnect\w*|riprov\w*|ritent\w*|"
+    r"réessa\w*|reintent\w*|retent\w*|erneut\s+versuch\w*|wiederholungsversuch\w*|"
+    r"повторн\w*\s+попытк\w*)\b|重試|重试|重连|重連|再接続|再試行|リトライ",
     re.I,
 )
 _FAILURE = re.compile(
-    r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out)|錯誤|错误|失敗|失败|異常|异常",
+    r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out|erreur\w*|échec\w*|errore|"
+    r"fall[oa]s?|falha\w*|fehler\w*|fehlgeschlag\w*|ошибк\w*|сбо[йея]\w*|guast\w*)|"
+    r"錯誤|错误|失敗|失败|異常|异常",
     re.I,
 )
 _TOTAL_WORD = r"(?:in\s+total|totals?|overall|altogether|in\s+all|combined|all\s+told)"
@@ -167,6 +175,8 @@ _GENERATOR_SEEDS = re.compile(
     re.I,
 )
 """A generator's seeds, its state: "a random number generator with four seeds"."""
+
+
 _COMMAND_START = re.compile(r"(?:^|[`;|&(\n])[^`;|&(\n]*$")
 _RUN_VARIABLE = re.compile(
     r"for\s+(?:[a-z]|idx|\w*(?:run|trial|seed|rep|attempt|iter|sample|epoch)\w*)\s|"
@@ -342,6 +352,10 @@ def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> s
         return "a statistical procedure's repeats (permutation importance, repeated cross-validation), not runs"
     if _INLINE_TRACE.search(before[-200:]):
         return "a setting of something else (a judge, retries, training, a schedule)"
+    if "第" in before[-4:] and _ORDINAL_BEFORE.search(before[-4:]):
+        return "an ordinal, not a count of runs"
+    if matched.startswith("-") and "<" in context and _PLACEHOLDER.search(context):
+        return "a usage template (a placeholder to fill in), not what was run"
     return None
 
 
@@ -410,7 +424,8 @@ def aside_rule(
         return "a limit, not a count of runs"
     if _ENDS_SOON.match(after) and _STOP_AFTER.search(after[:60] + following()[:60]):
         return "a limit, not a count of runs"
-    by_frame = frame_rule(frame, matched, before) if frame else None
+    fixture = setting or bool(_COMPUTED.search(context))
+    by_frame = frame_rule(frame, matched, before, fixture) if frame else None
     if by_frame:
         return by_frame
     clause_after = _TRAILING_COMMENT.split(after, 1)[0] if setting else after
@@ -594,6 +609,8 @@ def _set_aside_by_sentence(
         return "a condition or recommendation, not a result"
     if _IF_SENTENCE.match(context):
         return "a condition or recommendation, not a result"
+    if _PLAN_LABEL.match(context) and not _FIRST_PERSON.search(context):
+        return "a plan or condition, not a result"
     if prose and _QUESTION.search(context[-8:]):
         return "a question, not a claim"
     if "[ ]" in before and _TODO.search(before):

@@ -21,6 +21,10 @@ _ASIDE: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
             r"as\s+many\s+as|a\s+limit\s+of|capped\s+at|a\s+budget\s+of|<=|≤|"
             r"(?:do\s+not|don['’]t|never|must\s+not|should\s+not)\s[^.;!?]{0,60}?\bmore\s+than|"
             r"retr(?:y|ies|ied)\b.{0,20}|bis\s+zu|höchstens|maximal|jusqu['’]à|au\s+plus|hasta|"
+            # a limit in French, Spanish, Portuguese, German, Italian, Russian: "o limite ... é de"
+            r"(?:limite|límite|лимит)\b[^.;:!?\d]{0,30}|máximo(?:\s+de)?|massimo(?:\s+di)?|"
+            r"maximum(?:\s+de)?|максимум|не\s+более|até|fino\s+a|no\s+más\s+de|pas\s+plus\s+de|"
+            r"nicht\s+mehr\s+als|non\s+più\s+di|não\s+mais\s+(?:que|de)|"
             r"(?:最多|至多|上限|最大)[^，。,;；]{0,8})\s*$",
             r"^\D{0,40}?\b(?:per|each|every)\s+(?:tool[-\s]call|call|api\s+call|request|step)\b",
         ),
@@ -101,12 +105,21 @@ _CONDITION = re.compile(  # in the number's own clause, before it: "if you run i
     re.I,
 )
 _IF_SENTENCE = re.compile(
-    r"^\W*(?:(?:if|unless(?!\s+(?:otherwise|stated|noted))|suppose|supposing|assuming)\b|"
+    r"^\W*(?:(?:for\s+(?:example|instance)|e\.\s?g\.|say|so|but|and|now)\W{0,3}\s*)?"
+    r"(?:(?:if|unless(?!\s+(?:otherwise|stated|noted))|suppose|supposing|assuming)\b|"
     r"for\s+an?\s+[\d.]+\s*%)",
     re.I,
 )
 """A sentence opening with a condition: its main clause is hypothetical too ("If our
-evaluator drifts from the image, local Pass^3 stops being comparable")."""
+evaluator drifts from the image, local Pass^3 stops being comparable"), after "For example"
+too ("For example if the sizes are [5, 15, 30], ... sampled another 15 times")."""
+_PLAN_LABEL = re.compile(
+    r"^\W*(?:mitigations?|proposals?|recommendations?|suggestions?|requirements?|"
+    r"acceptance(?:\s+criteria)?)\s*[:：]",
+    re.I,
+)
+"""A label of a plan, a requirement or a target opening the sentence: "Mitigation: 3 runs
+per prompt per engine" (not told in the first person: "Mitigation: we run 20 replicates")."""
 _QUESTION = re.compile(r"[^\W\d_]\s*[?？]\s*$")
 """A sentence ending in a question mark after a word (not a shell's `$?`)."""
 _RECOMMENDED_LIST = re.compile(
@@ -429,3 +442,18 @@ FOLLOWED = re.compile(
 """Another work named only as the one whose method is followed: "Following the paper,
 each task was run 10 times", "as in the original paper's protocol" (the sentence tells the
 writer's own runs; in a file of notes, claims/attached.py)."""
+
+
+_ORDINAL_BEFORE = re.compile(r"第\s*$")
+"""An ordinal in Chinese: "第三次实验" (the third experiment), "第 2 轮" (round 2)."""
+
+_PLACEHOLDER = re.compile(
+    r"<(?!/?(?:a|b|i|u|p|br|hr|em|strong|code|pre|span|div|sup|sub|img|td|tr|th|table|li|ul|ol|"
+    r"kbd|details|summary|small|mark)\b)[A-Za-z][\w./ -]{0,60}>"
+)
+"""A placeholder the reader fills in (`<full-commit-id>`, `<path/to/repo>`): its command is
+a usage template, not one that was run (not an HTML tag, `<b>`)."""
+
+_COMPUTED = re.compile(r"[×*]\s*[^=\n.;!?×*]{0,40}=\s*\d")
+"""A product worked out in the number's sentence ("1 pair × 1 scenario × 5 trials = 5
+matchups"): in a test file, the expected value of a fixture."""

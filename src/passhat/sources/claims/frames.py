@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from passhat.sources.claims.tables import is_separator
 
 MAX_FRAME = 160
+MAX_OPTION_LINES = 30
+"""Lines an option's definition is followed for its closing parenthesis (its help string
+continued over several lines is the option's help too)."""
 """Characters of a heading kept in a frame (each line's frame is its own string)."""
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>.*)$")
 _LATEX_HEADING = re.compile(r"\\(?P<level>(?:sub)*section)\*?\{(?P<text>[^}]*)\}")
@@ -40,6 +43,9 @@ _OPTION = re.compile(
     r"add_argument\(|add_option\(|\bclick\.(?:option|argument)\(|\btyper\.(?:Option|Argument)\(|"
     r"\bhelp\s*=\s*[\"'f]|[\"']help[\"']\s*:",
 )
+_STRING_LINE = re.compile(r"^\s*[rfbuRFBU]{0,2}[\"']")
+"""A line that is a string literal continuing the one above (`help="... "` then `"Reports
+mean ± std across seeds.")`)."""
 _PRINTS = re.compile(r"\b(?:echo|print|printf)\b")
 _SHOWS_USAGE = re.compile(r"\$0\b|\$\{0\}|sys\.argv\[0\]|%\(prog\)s|\busage\s*:", re.I)
 """A line defining a command-line option, or printing how to call the script: its help
@@ -123,6 +129,8 @@ def data_frames(lines: list[str], name: str) -> Iterator[str]:
     section = comment = ""
     usage: int | None = None
     marked = marking = False
+    option_open = option_depth = 0  # an option's call still open: lines left, parentheses
+    helped = False  # the line before was an option's or its help string's
     frame = f"data\n{name}\n\n"
     for line in lines:
         stripped = line.lstrip()
@@ -141,11 +149,21 @@ def data_frames(lines: list[str], name: str) -> Iterator[str]:
             while stack and stack[-1][0] >= indent:
                 stack.pop()
             frame = _data_frame(name, section or comment, stack)
+        defines = _OPTION.search(line) is not None
         shown = (
             usage is not None
-            or _OPTION.search(line)
+            or defines
+            or option_open > 0
+            or (helped and _STRING_LINE.match(line) is not None)
             or (_PRINTS.search(line) and _SHOWS_USAGE.search(line))
         )
+        helped = (defines or helped) and (defines or _STRING_LINE.match(line) is not None)
+        if option_open > 0:  # `add_argument(..., help="..."` then `"... across seeds.")`
+            option_depth += line.count("(") - line.count(")")
+            option_open = option_open - 1 if option_depth > 0 else 0
+        elif defines:
+            option_depth = line.count("(") - line.count(")")
+            option_open = MAX_OPTION_LINES if option_depth > 0 else 0
         yield frame + "\noption" if shown else frame
         if stripped:
             marked, marking = marking, bool(_TEST_MARK.match(stripped))

@@ -156,12 +156,13 @@ def trained_nearby(matched: str, nearby: str) -> bool:
     return bool(_TRAINING_HINT.search(nearby) or (stepped and _BATCH_HINT.search(nearby)))
 
 
-def frame_rule(frame: str, matched: str, before: str = "") -> str | None:
+def frame_rule(frame: str, matched: str, before: str = "", fixture: bool = False) -> str | None:
     """The rule that makes a number no claim by its frame (see `_frame_rule`); a
     statistic over trials ("mean ... over 3 trials", `before` the match and the match) is
-    repeats even in a sweep."""
+    repeats even in a sweep; `fixture` when the number is a setting of code (or a sum
+    worked out in a comment): a test file's fixture."""
     stated = _STATISTIC_OVER.search(before[-40:] + matched) is not None
-    return _frame_rule(frame, bool(_TRAINING_NOUN.search(matched)), stated)
+    return _frame_rule(frame, bool(_TRAINING_NOUN.search(matched)), stated, fixture)
 
 
 _STATISTIC_OVER = re.compile(
@@ -170,7 +171,9 @@ _STATISTIC_OVER = re.compile(
 
 
 @functools.lru_cache(maxsize=256)
-def _frame_rule(frame: str, training_noun: bool, stated: bool = False) -> str | None:
+def _frame_rule(
+    frame: str, training_noun: bool, stated: bool = False, fixture: bool = False
+) -> str | None:
     """The rule that makes a number no claim by its frame, `KIND\\nPATH\\nHEADING\\nLEAD`
     (frames.py: the heading and lead-in of prose, the section and parent keys of data);
     None when its frame says nothing."""
@@ -180,7 +183,11 @@ def _frame_rule(frame: str, training_noun: bool, stated: bool = False) -> str | 
     if kind != "prose":
         if option or _DEFAULTS.search(lead):
             return "an option's help or default, not a result"
-        if _CODE_TESTS.search(path) or _TEST_FUNCTION.search(lead):
+        if (
+            _CODE_TESTS.search(path)
+            or _TEST_FUNCTION.search(lead)
+            or (fixture and _TEST_FILE.search(path))
+        ):
             return "a test of the code, not a result"
         if any(map(_DEMO_FILE.search, _parts(path))):
             return "a demo, example or tutorial, not a result"
@@ -203,6 +210,15 @@ def _parts(path: str) -> list[str]:
 _DEFAULTS = re.compile(r"(?<![a-z])defaults?(?![a-z])", re.I)
 """A data file's key holding defaults (`const G_DEFAULT = {`, `defaults:`): options."""
 _CODE_TESTS = re.compile(r"(?:^|/)tests?/")
+_TEST_FILE = re.compile(
+    r"(?:^|/)(?:test_[\w.-]+\.(?:py|c|cc|cpp|rs|ml|jl|r|exs?)|[\w.-]+_test\.(?:go|exs|c|cc|cpp|rs|dart)|"
+    r"[\w.-]+\.(?:test|spec)\.[cm]?[jt]sx?|[\w-]+_spec\.rb|\w+Tests?\.(?:java|cs|kt|swift|scala))$",
+    re.I,
+)
+"""A file named as a test by its language's convention (`catalog_test.go`, `arena.test.ts`,
+`test_metrics.py`, `ParserTest.java`): its settings are a test's fixtures (`Trials: 5` in a
+struct the test builds), not the experiment's (a comment reporting a measurement there stays
+prose; `smoke_test.py`, `run_module_test.sh` may be the evaluation itself)."""
 _TEST_FUNCTION = re.compile(r"(?<![\w-])(?:test_\w+|\w+_test|Test\s\w+)(?![\w-])")
 """A test function or class the line is nested in (`def test_median():`, `fn
 replicate_is_stable_test() {`, `class Test Runner:` as its words): a test of the code."""
