@@ -54,3 +54,17 @@ def test_a_hostile_option_help_continued_over_many_lines_is_read_to_its_end() ->
     """An option whose call never closes, then 20,000 string lines: each line is framed once."""
     text = 'parser.add_argument("--seeds", help=(\n' + '    "mean across 3 seeds"\n' * 20_000
     read_text(text, "report.py")
+
+
+def test_hostile_inputs_of_the_checks_and_training_rules_are_read_to_their_end() -> None:
+    """Test commands, advantages, difficulty filters and a checks lead-in stretched over
+    40,000 words: each pattern reads them to the end."""
+    hostile = [
+        ("README.md", "make test" + "-x" * 40_000 + " ran 3 times."),
+        ("README.md", "We sampled 4 responses to compute the " + "x " * 40_000 + "advantage."),
+        ("README.md", "We sampled 4 responses, filtering out the " + "very " * 40_000 + "easy."),
+        ("README.md", "The validator " + "checks " * 40_000 + ":\n\n- 5 runs per task"),
+        ("README.md", "Checks" + ":" * 40_000 + "\n\n- 5 runs per task"),
+    ]
+    for name, text in hostile:
+        read_text(text + "\n", name)

@@ -60,6 +60,7 @@ from passhat.sources.claims.aside_cues import (
     _SCHEDULE_AFTER,
     _STOP_AFTER,
     _SUGGESTED,
+    _TEST_COMMAND,
     _TODO,
     _TRAILING_COMMENT,
     _TRAINING_UNIT,
@@ -632,6 +633,10 @@ def _set_aside_by_sentence(
         return "retries of failures, not runs"
     if _CI.search(context):
         return "CI or build runs, not evaluation runs"
+    if _TEST_COMMAND.search(context) and not _EVALUATED.search(context):
+        return (
+            "a check of the code (idempotence, determinism, a test, a build), not evaluation runs"
+        )
     if ("dry" in lower or "\\" in context[-4:]) and _dry_run(context, following):
         return "a dry run, nothing run"
     if (
@@ -726,14 +731,18 @@ _FOR_TRAINING = re.compile(
     r"\b(?:we|to)\s+train\b|"
     r"policy\s+(?:update|gradient|optimi[sz]ation)|distill\w*|\bprotocol\b|learning\s+rate|"
     r"(?:form|build|construct|creat)\w*\s+(?:a\s+|the\s+)?(?:\w+\s+)?(?:data\s*set|corpus)|"
-    r"\bKL\b|训练|訓練|微调|微調",
+    r"\bKL\b|训练|訓練|微调|微調|(?:group[-\s]relative|normali[sz]ed?)\s+advantages?\b|"
+    r"\bcompute\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?advantages?\b|\bfilter(?:ed|ing)?\s+out\s+(?:the\s+)?"
+    r"(?:easiest|hardest|easy|hard|trivial\w*|unsolv\w*|solved|too\s+easy|never[-\s]solved)",
     re.I,
 )
 """Generations made to train a model or to build a data set, not to evaluate it: "we
 sample 5 responses for each training query", "during the rollout process ... with the KL
 coefficient", "sample 5 responses per question ... forming a dataset", "following the
 SafeChain protocol, we sample 5 responses per prompt and retain the prompt only if...", "128
-prompts × 8 samples per prompt, ..., learning rate 1e-6"."""
+prompts × 8 samples per prompt, ..., learning rate 1e-6"; responses sampled to compute a
+group-relative advantage, or to filter out the easiest problems (a training set's
+difficulty)."""
 _SAMPLES = re.compile(
     r"^\s*(?:(?!(?:per|each|for|over|across|of|from|in|on|with|"
     + nouns(INDEX_NOUNS)

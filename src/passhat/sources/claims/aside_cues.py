@@ -457,3 +457,12 @@ a usage template, not one that was run (not an HTML tag, `<b>`)."""
 _COMPUTED = re.compile(r"[×*]\s*[^=\n.;!?×*]{0,40}=\s*\d")
 """A product worked out in the number's sentence ("1 pair × 1 scenario × 5 trials = 5
 matchups"): in a test file, the expected value of a fixture."""
+
+_TEST_COMMAND = re.compile(
+    r"\b(?:cargo|go|npm|yarn|pnpm|bun|deno|mix|dotnet|mvn|gradle|make)\s+test\b[\w:-]*|"
+    r"\b(?:pytest|rspec|ctest|phpunit|vitest|jest|tox)\b",
+    re.I,
+)
+"""A command running the code's own tests, named in the number's sentence: "Ran three times
+locally (`cargo test` aborts ...)", "a full `make test-integration`": the test suite's runs,
+not the evaluation's (unless an evaluation is named or scored there, `_EVALUATED`)."""

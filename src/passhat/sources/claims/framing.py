@@ -57,14 +57,14 @@ _PLAN_FILE = re.compile(
     r"enunciado|consignes?|aufgabenstellung|planificaci[oó]n|planification|plano|"
     r"ejercicios?|exercices?|exerc[ií]cios?|übungen|задани[ея])(?![a-z])|"
     r"요구사항|계획|과제|"
-    r"^(?:task|agents|claude|gemini|contributing)$|"
+    r"^(?:task|next|agents|claude|gemini|contributing)$|"
     r"计划|計劃|计画|計画|规划|規劃|方案|提案|需求|要件|教程|练习|練習|"
     r"(?<=[a-z])plan(?:s|ung)?$",  # a compound ending in a plan: studienplan, testplan
     re.I,
 )
 """A file or folder of plans, instructions, options, examples, requirements, guides,
 tutorials or rules, by its name: PLAN.md, docs/next_steps.md, plans/phase-05.md, TASK.md,
-AGENTS.md, docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md,
+AGENTS.md, NEXT.md, docs/api.md, docs/requirements.md, AGENT_BRIEF.md, EXAMPLES.md,
 docs/improvements.md (what could be done better), BACKLOG.md, RULES.md, TESTPLAN.md (a name
 ending in a plan), HANDOFF.md and RUNBOOK.md (what the next person is to run),
 docs/acceptance.md, evaluation_policy.md, a template, an agent's SKILL.md, 研究计划.md (not a protocol,
@@ -198,7 +198,23 @@ def _frame_rule(
         return "an option's help or default, not a result"
     if any(map(_PLAN_FILE.search, _parts(path))) or _PLAN_SECTION.search(f"{heading}\n{lead}"):
         return "a section of plans, instructions, options or examples"
+    if any(map(_TEST_DOC.fullmatch, _parts(path))) or _CHECKS_LEAD.search(lead):
+        return "a test of the code, not a result"
     return None
+
+
+_TEST_DOC = re.compile(
+    r"tests?|testing|test[-_ ]?(?:cases?|suite|strategy|guide|notes|matrix|specs?|checklist)", re.I
+)
+"""A write-up named for the code's tests (TESTING.md, TESTS.md, tests/README.md,
+docs/test-cases.md): what the tests do, not results (docs/test-results.md is results)."""
+_CHECKS_LEAD = re.compile(
+    r"\b(?:validator|validation|checker|linter|verifier|tests?|test\s+suite|CI|script)\s+"
+    r"(?:checks|verifies|asserts|enforces|ensures|requires)\b|^\W*checks\W*$",
+    re.I,
+)
+"""A lead-in of what a validator or a test checks ("The validator checks:", "Checks:"): its
+list is the check's conditions, not results."""
 
 
 def _parts(path: str) -> list[str]:
