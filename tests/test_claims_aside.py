@@ -68,3 +68,18 @@ def test_hostile_inputs_of_the_checks_and_training_rules_are_read_to_their_end()
     ]
     for name, text in hostile:
         read_text(text + "\n", name)
+
+
+def test_hostile_inputs_of_the_signature_simulation_threshold_and_dictionary_rules() -> None:
+    """An unclosed parameter list, an unclosed simulation call, a threshold, a published
+    work and a dictionary header stretched over 40,000 words: each read to its end."""
+    hostile = [
+        ("sim.py", "def f(" + "a=1, " * 40_000 + "repetitions=10"),
+        ("sim.py", "x = simulate(" + "a, " * 40_000 + "repetitions=10"),
+        ("README.md", "Alarm, " + "sobald " * 40_000 + "über drei Läufe unter 0,4 fällt."),
+        ("README.md", "fällt " + "x " * 40_000 + "unter 3 runs per task."),
+        ("README.md", "Published results " + "x " * 40_000 + "(5 seeds each)."),
+        ("README.md", "| Column | " + "x | " * 40_000 + "Description |\n|---|---|\n| a | 5 runs |"),
+    ]
+    for name, text in hostile:
+        read_text(text + "\n", name)

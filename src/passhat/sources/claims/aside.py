@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 
 from passhat.sources.claims.aside_cues import (
+    _ALERTED,
     _ASIDE,
     _ASIDE_IN_PARENS,
     _CHANGED_BEFORE,
@@ -49,6 +50,7 @@ from passhat.sources.claims.aside_cues import (
     _PLACEHOLDER,
     _PLAN,
     _PLAN_LABEL,
+    _PUBLISHED,
     _QUESTION,
     _QUOTED,
     _RECOMMENDED_LIST,
@@ -58,9 +60,13 @@ from passhat.sources.claims.aside_cues import (
     _SAME_INPUT,
     _SCHEDULE,
     _SCHEDULE_AFTER,
+    _SIGNATURE,
+    _SIMULATION_CALL,
+    _SIMULATION_KEY,
     _STOP_AFTER,
     _SUGGESTED,
     _TEST_COMMAND,
+    _THRESHOLD,
     _TODO,
     _TRAILING_COMMENT,
     _TRAINING_UNIT,
@@ -99,12 +105,14 @@ def _next_sentence(text: str) -> str:
 
 _RETRY = re.compile(
     r"\b(?:retr(?:y|ies|ied)|re-?(?:ran|run|runs|tried)|reconnect\w*|riprov\w*|ritent\w*|"
+    r"fall-?backs?|fail-?overs?|"
     r"réessa\w*|reintent\w*|retent\w*|erneut\s+versuch\w*|wiederholungsversuch\w*|"
     r"повторн\w*\s+попытк\w*)\b|重試|重试|重连|重連|再接続|再試行|リトライ",
     re.I,
 )
 _FAILURE = re.compile(
     r"\b(?:fail\w*|crash\w*|error\w*|time[sd]?\s*out|timed\s+out|erreur\w*|échec\w*|errore|"
+    r"fall-?backs?|"
     r"fall[oa]s?|falha\w*|fehler\w*|fehlgeschlag\w*|ошибк\w*|сбо[йея]\w*|guast\w*)|"
     r"錯誤|错误|失敗|失败|異常|异常",
     re.I,
@@ -330,7 +338,9 @@ _NO_SUBJECT = frozenset(
 """Words before the verb that are no subject ("We then repeated", "was then sampled")."""
 
 
-def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> str | None:
+def _set_aside_by_kind(
+    context: str, before: str, after: str, matched: str, setting: bool = False
+) -> str | None:
     """Rules that depend on what the number was written in: a retry of failures, a tool's
     own -n, a loop over other things."""
     if re.search(r"\bretr(?:y|ies|ied)\b", matched, re.I) or (
@@ -349,6 +359,15 @@ def _set_aside_by_kind(context: str, before: str, after: str, matched: str) -> s
         return "a figure in a formula, not a result"
     if "s/" in before and _SUBSTITUTED.search(before):
         return "a text substitution's pattern, not a setting"
+    if setting and "(" in before and _SIGNATURE.search(before[-300:]):
+        return "an option's help or default, not a result"
+    if (
+        setting
+        and "(" in before
+        and _SIMULATION_CALL.search(before[-300:])
+        and not _SIMULATION_KEY.search(matched)
+    ):
+        return "a simulation's repetitions, not evaluation runs"
     if "(" in before and _STATISTIC_CALL.search(before[-300:]):
         return "a statistical procedure's repeats (permutation importance, repeated cross-validation), not runs"
     if _INLINE_TRACE.search(before[-200:]):
@@ -407,7 +426,7 @@ def aside_rule(
     text after its sentence (the next lines), made only when a rule needs it; `setting`
     when a setting's rule read it (its trailing comment is no part of its clause)."""
     before, after = context[:start], context[end:]
-    by_kind = _set_aside_by_kind(context, before, after, matched)
+    by_kind = _set_aside_by_kind(context, before, after, matched, setting)
     if by_kind:
         return by_kind
     if _folds(context[start:end], f"{context}\n{frame}") or _EACH_FOLD.match(after):
@@ -711,6 +730,10 @@ def _set_aside_by_sentence(
         )
     if _has(lower_before, _OTHER_WORK_WORDS) and _OTHER_WORK.search(before[-160:]):
         return "another work's runs, not this one's"
+    if _PUBLISHED.search(before[-160:]) and not _FIRST_PERSON.search(context):
+        return "another work's runs, not this one's"
+    if _THRESHOLD.search(context) and _ALERTED.search(context):
+        return "a condition or recommendation, not a result"
     if _PAPER_SUBJECT.search(before[-120:]) and not _OWN_WORDS.search(context):
         return "another work's runs, not this one's"
     if _NOT_OURS.search(context) or (

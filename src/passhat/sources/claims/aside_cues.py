@@ -466,3 +466,40 @@ _TEST_COMMAND = re.compile(
 """A command running the code's own tests, named in the number's sentence: "Ran three times
 locally (`cargo test` aborts ...)", "a full `make test-integration`": the test suite's runs,
 not the evaluation's (unless an evaluation is named or scored there, `_EVALUATED`)."""
+
+_SIGNATURE = re.compile(
+    r"\b(?:def|function|fn|func|sub)\s+[\w$]+\s*\([^()]{0,300}$|\bconstructor\s*\([^()]{0,300}$"
+)
+"""A setting in a function's parameter list (`def __init__(self, players, repetitions=10):`,
+`function bench(fn, { trials = 5 } = {})`): the default a caller may change, not a run."""
+_SIMULATION_CALL = re.compile(
+    r"\b\w*(?:simulat|monte_?carlo|montecarlo|tournament)\w*\s*\([^()]{0,300}$", re.I
+)
+"""A setting inside a call of a simulation (`simulate_market(agents, repetitions=100)`,
+`Tournament(players, repetitions=10)`): its repetitions are the model's draws, not runs of
+an evaluation (its trials and seeds stay claims: a simulated user's episodes are runs)."""
+_SIMULATION_KEY = re.compile(r"trial|seed|epoch|attempt|episode", re.I)
+_PUBLISHED = re.compile(
+    r"\b(?:official|published)\s+(?:leaderboard|results?|numbers|scores|baselines?|models?|"
+    r"checkpoints?)\b[^.;]{0,60}$",
+    re.I,
+)
+"""Another work's figures named as official or published just before the count: "Official
+leaderboard models (5 seeds each)" (not told in the first person: "we re-ran the published
+baselines with 3 seeds")."""
+_THRESHOLD = re.compile(
+    r"\b(?:falls?|drops?|dips?|sinks?|goes)\s+(?:below|under)\b|\b(?:fällt|sinkt)\b[^.;!?]{0,60}\bunter\b|"
+    r"\bunter\s+\d[\d.,]{0,8}\s*%?\s*(?:fällt|sinkt)\b|"
+    r"unterschreite\w*|\b(?:tombe|passe|descend)\w*\s+(?:sous|en\s+dessous)|\bca[ey]\w*\s+por\s+debajo|"
+    r"\bcai\w*\s+abaixo|\bscend\w*\s+sotto|\bпада\w*\s+ниже|\bопуска\w*\s+ниже",
+    re.I,
+)
+_ALERTED = re.compile(
+    r"\b(?:if|whenever|as\s+soon\s+as|unless|wenn|sobald|sowie|si|d[èe]s\s+que|если|"
+    r"alert\w*|alarm\w*|warn\w*|gates?|pages?|notif\w*|"
+    r"alerte\w*|alerta\w*|тревог\w*|оповещ\w*)\b|^\W*(?:fällt|sinkt|liegt)\b",
+    re.I,
+)
+"""A condition on a figure crossing a threshold, in the present: "Alarm, sobald die Rate über
+drei Läufe unter 0.4 fällt", "the gate fails when the mean over 3 runs drops below 0.6" (a
+rule a monitor applies; not "Retail pass^8 falls below 25%", a result)."""

@@ -196,6 +196,8 @@ def _frame_rule(
         return None
     if lead.startswith("table:") and re.search(r"\bdefaults?\b", lead, re.I):
         return "an option's help or default, not a result"
+    if lead.startswith("table:") and _DICTIONARY.match(lead) and not _VALUES.search(lead):
+        return "a data dictionary (what a field holds), not a result"
     if any(map(_PLAN_FILE.search, _parts(path))) or _PLAN_SECTION.search(f"{heading}\n{lead}"):
         return "a section of plans, instructions, options or examples"
     if any(map(_TEST_DOC.fullmatch, _parts(path))) or _CHECKS_LEAD.search(lead):
@@ -203,6 +205,17 @@ def _frame_rule(
     return None
 
 
+_DICTIONARY = re.compile(
+    r"table:\s*\|?\s*[`*_]*(?:fields?|columns?|variables?|keys?|attributes?|properties|property|"
+    r"feld|spalte|champ|colonne|campo|columna|поле|столбец|字段|列名?|項目)[`*_]*\s*\|"
+    r"[^\n]{0,160}?\b(?:types?|descriptions?|definitions?|meanings?|beschreibung|bedeutung|"
+    r"signification|descripci[oó]n|descri[cç][aã]o|significado|описание|说明|描述|含义|含義|説明)\b",
+    re.I,
+)
+"""A table whose header names fields and what they hold (`| Column | Type | Description |`):
+a data dictionary, where "mean of 3 runs" tells what a column means, not this folder's runs."""
+_VALUES = re.compile(r"\b(?:values?|results?|scores?|runs?|seeds?|trials?|counts?|n)\b", re.I)
+"""A header that also holds values (`| Variable | Value | Meaning |`): a settings table."""
 _TEST_DOC = re.compile(
     r"tests?|testing|test[-_ ]?(?:cases?|suite|strategy|guide|notes|matrix|specs?|checklist)", re.I
 )
