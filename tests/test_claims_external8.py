@@ -24,8 +24,10 @@ from test_claims_external import floor_tests
 
 CAUGHT_FLOOR = 169
 """Over-claims failed by `audit --strict` when first scored, blind (of 206)."""
-PASSED_FLOOR = 279
-"""Consistent folders passed when first scored, blind (of 375)."""
+PASSED_FLOOR = 302
+"""Consistent folders passed when first scored, blind (of 375). 302 after issue 34's tenth round
+(claims47a), whose set-aside rules were developed on the half of these texts `score.py --half dev` selects
+(the other half measured only at the round's start and end)."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
     floor_tests("claim_wordings_external8.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (200, 370))

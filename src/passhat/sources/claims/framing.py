@@ -202,7 +202,17 @@ def _frame_rule(
         return "a section of plans, instructions, options or examples"
     if any(map(_TEST_DOC.fullmatch, _parts(path))) or _CHECKS_LEAD.search(lead):
         return "a test of the code, not a result"
+    if any(map(_SOFTWARE_DOC.fullmatch, _parts(path))):
+        return "what the software does (its features, its architecture), not a result"
     return None
+
+
+_SOFTWARE_DOC = re.compile(
+    r"features?|capabilities|architecture|funktionen|fonctionnalit[ée]s", re.I
+)
+"""A write-up of what the software does (docs/features.md, docs/architecture.md): "runs each
+task 4 times and reports the median" is a feature, not this folder's runs
+(docs/feature_ablation.md is results)."""
 
 
 _DICTIONARY = re.compile(
@@ -217,10 +227,13 @@ a data dictionary, where "mean of 3 runs" tells what a column means, not this fo
 _VALUES = re.compile(r"\b(?:values?|results?|scores?|runs?|seeds?|trials?|counts?|n)\b", re.I)
 """A header that also holds values (`| Variable | Value | Meaning |`): a settings table."""
 _TEST_DOC = re.compile(
-    r"tests?|testing|test[-_ ]?(?:cases?|suite|strategy|guide|notes|matrix|specs?|checklist)", re.I
+    r"tests?|testing|test[-_ ]?(?:cases?|suite|strategy|guide|notes|matrix|specs?|checklist)|"
+    r"verification",
+    re.I,
 )
-"""A write-up named for the code's tests (TESTING.md, TESTS.md, tests/README.md,
-docs/test-cases.md): what the tests do, not results (docs/test-results.md is results)."""
+"""A write-up named for the code's tests or its verification (TESTING.md, TESTS.md,
+tests/README.md, docs/test-cases.md, docs/verification.md): what the tests do, not results
+(docs/test-results.md is results)."""
 _CHECKS_LEAD = re.compile(
     r"\b(?:validator|validation|checker|linter|verifier|tests?|test\s+suite|CI|script)\s+"
     r"(?:checks|verifies|asserts|enforces|ensures|requires)\b|^\W*checks\W*$",
