@@ -83,3 +83,8 @@ def test_hostile_inputs_of_the_signature_simulation_threshold_and_dictionary_rul
     ]
     for name, text in hostile:
         read_text(text + "\n", name)
+
+
+def test_a_hostile_sentence_naming_a_sensor_is_read_to_its_end() -> None:
+    read_text("// " + "센서 " * 40_000 + "5회 측정하여 평균\n", "read.c")
+    read_text("Ping " + "ping " * 40_000 + "mean over 3 runs.\n", "README.md")

@@ -60,6 +60,7 @@ from passhat.sources.claims.aside_cues import (
     _SAME_INPUT,
     _SCHEDULE,
     _SCHEDULE_AFTER,
+    _SIGNAL,
     _SIGNATURE,
     _SIMULATION_CALL,
     _SIMULATION_KEY,
@@ -730,6 +731,8 @@ def _set_aside_by_sentence(
         )
     if _has(lower_before, _OTHER_WORK_WORDS) and _OTHER_WORK.search(before[-160:]):
         return "another work's runs, not this one's"
+    if _SIGNAL.search(context) and not _EVALUATED.search(context):
+        return "readings of a sensor or a system signal averaged, not runs"
     if _PUBLISHED.search(before[-160:]) and not _FIRST_PERSON.search(context):
         return "another work's runs, not this one's"
     if _THRESHOLD.search(context) and _ALERTED.search(context):

@@ -503,3 +503,12 @@ _ALERTED = re.compile(
 """A condition on a figure crossing a threshold, in the present: "Alarm, sobald die Rate über
 drei Läufe unter 0.4 fällt", "the gate fails when the mean over 3 runs drops below 0.6" (a
 rule a monitor applies; not "Retail pass^8 falls below 25%", a result)."""
+
+_SIGNAL = re.compile(
+    r"\b(?:sensors?|adc|a/d|analog(?:ue)?|voltages?|rssi|humidity|ping|packet\s+loss)\b|"
+    r"노이즈|센서|전압|传感器|傳感器|センサ|电压|電圧|电平|丢包|使用率",
+    re.I,
+)
+"""A reading of a sensor or a system signal (an ADC, a voltage, CPU usage, a ping) averaged
+over several samples: "// 노이즈를 줄이기 위해 8회 측정후 평균" (8 readings averaged to reduce
+noise), "查看cpu使用率(取三次平均值)": a measurement's samples, not runs of an evaluation."""
