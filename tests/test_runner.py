@@ -550,6 +550,44 @@ def test_runs_are_made_with_the_interpreter_switching_threads_often(tmp_path: Pa
     assert sys.getswitchinterval() == before
 
 
+def test_once_every_run_has_started_a_finished_run_is_committed_without_a_linger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finished run waits up to COMMIT_LINGER_S for company in its commit; once every
+    planned run has started none comes but the runs still in flight, so each is committed
+    as it comes (the experiment's end no longer waits for its last batch). With an hour's
+    linger, the last run here goes on only once the run before it is recorded."""
+    import passhat.runner as runner_module
+    from passhat.agents import LoadedAgent
+
+    monkeypatch.setattr(runner_module, "COMMIT_LINGER_S", 3600.0)
+    suite = load_suite(CLARIFY)
+    suite = replace(suite, cases=(suite.case("ac-conflict-001"),))
+    first_recorded = asyncio.Event()
+
+    async def agent_fn(input: Any, env: Any, ctx: Any) -> str:
+        if ctx.run_index == 2:  # started last: every run has started
+            await first_recorded.wait()
+        return "done"
+
+    agent = LoadedAgent("t:waits_for_the_first", agent_fn, None)
+    experiment = new_experiment(suite, agent, "", None, k=2, params={"max_turns": 1})
+
+    def recorded(record: RunRecord) -> None:
+        if record.run_index == 1:
+            first_recorded.set()
+
+    async def main() -> None:
+        with Store(tmp_path / "p.db") as store:
+            store.create_experiment(experiment)
+            options = RunOptions(concurrency=2)
+            made = run_experiment(store, experiment, suite, agent, None, options, recorded)
+            await asyncio.wait_for(made, 30)  # not the linger's hour
+            assert len(store.recorded(experiment.id)) == 2
+
+    asyncio.run(main())
+
+
 def test_pending_reads_run_by_run_only_the_cases_with_gaps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

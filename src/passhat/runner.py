@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import secrets
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
@@ -363,7 +364,8 @@ async def _run_all(
     # handed over waits up to COMMIT_LINGER_S for others to share its commit. Command
     # agents' runs are served by one server for the experiment (serve/hub.py).
     async with hub_scope(), RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer:
-        records = executor.run(job, iter(todo))
+        # once every planned run has started, each run left is committed as it comes
+        records = executor.run(job, _then(todo, _on_loop(writer.linger_no_more)))
         limit, this = writes_in_flight(job.options.concurrency), asyncio.current_task()
         try:
             async for record in records:
@@ -378,6 +380,27 @@ async def _run_all(
             close = getattr(records, "aclose", None)  # stop the runs still in flight
             if close is not None:
                 await close()
+
+
+def _then(todo: Iterable[WorkItem], done: Callable[[], None]) -> Iterator[WorkItem]:
+    """`todo`, then `done()` once an executor asks for an item past its last (every
+    planned run has started)."""
+    yield from todo
+    done()
+
+
+def _on_loop(fn: Callable[[], None]) -> Callable[[], None]:
+    """`fn`, called on the running loop's thread whichever thread calls the result (a
+    user's executor may read the plan from a thread of its own)."""
+    loop, thread = asyncio.get_running_loop(), threading.get_ident()
+
+    def call() -> None:
+        if threading.get_ident() == thread:
+            fn()
+        else:
+            loop.call_soon_threadsafe(fn)
+
+    return call
 
 
 COMMIT_LINGER_S = 0.05

@@ -141,6 +141,15 @@ class RunWriter:
             await self._wait_for_room()
         self._raise_failed()
 
+    def linger_no_more(self) -> None:
+        """Commit each run as it comes from now on, and cut a linger under way: every
+        planned run has started, so the runs still in flight are the experiment's last,
+        and company for their commits would only make the end wait (the last batch,
+        some 25 runs of a 50-wide experiment, was encoded and committed after the last
+        agent returned: 5-6 ms of its wall)."""
+        self._linger = 0.0
+        self._hurry_up()
+
     async def drain(self) -> None:
         """Wait until every run handed over is committed; raise the store's first error."""
         while self._in_flight and self._failed is None:
