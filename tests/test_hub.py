@@ -78,8 +78,9 @@ async def test_a_runs_own_listener_takes_only_its_own_token() -> None:
             assert await _post(port, a.token) == 200
             assert await _post(port, b.token) == 401
             assert await _post(a.port, b.token) == 200  # the shared port takes any live run's
-        with pytest.raises(OSError):  # the ended run's listener is closed
-            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        # the ended run's listener is closed: the socket itself, not a connection to its
+        # port refused (once freed, the port may be bound by any other process meanwhile)
+        assert own.fileno() == -1
 
 
 async def test_an_ended_runs_request_in_flight_is_cancelled_after_a_grace(
