@@ -360,6 +360,45 @@ def test_the_end_reports_warm_up_has_ended_when_the_runs_have(
     assert len(slow) == 1 and not slow[0].is_alive()
 
 
+def test_the_end_reports_warm_up_loads_numpy_with_a_short_blas_spin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warm-up loads numpy among the runs' timers: OpenBLAS's idle threads are asked to
+    spin 2**20 cycles, not their 2**28 (a tenth of a second of a core, from the moment it
+    loads), unless the user chose a value; once numpy is loaded nothing is changed."""
+    import threading
+    import types
+
+    from passhat import _lazy
+    from passhat.cli._events import printer
+    from passhat.records import RunRecord
+
+    seen: list[str | None] = []
+
+    def warm_up(*names: str) -> threading.Thread:
+        seen.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+        thread = threading.Thread(target=lambda: None, daemon=True)
+        thread.start()
+        return thread
+
+    def warmed(environ: dict[str, str], numpy_loaded: bool) -> str | None:
+        monkeypatch.setattr(os, "environ", environ)
+        if numpy_loaded:  # (a stand-in: nothing here imports it)
+            monkeypatch.setitem(sys.modules, "numpy", types.ModuleType("numpy"))
+        else:
+            monkeypatch.delitem(sys.modules, "numpy", raising=False)
+        events = printer("en", quiet=True)
+        events.recorded(RunRecord("e", "c", 1, "h", "passed"))
+        events.round_ended(None)  # type: ignore[arg-type]
+        return seen.pop()
+
+    monkeypatch.setattr(_lazy, "warm_up", warm_up)
+    assert warmed({"GOTO_THREAD_TIMEOUT": "28"}, numpy_loaded=False) is None  # the user's
+    assert warmed({"OPENBLAS_THREAD_TIMEOUT": "25"}, numpy_loaded=False) == "25"
+    assert warmed({}, numpy_loaded=True) is None  # loaded: its pool spins as it was made
+    assert warmed({}, numpy_loaded=False) == str(_lazy.BLAS_SPIN_LOG2)
+
+
 def test_a_bad_suite_is_still_named_by_the_strict_models(tmp_path: Path) -> None:
     """A suite the plain tables leave to validation.py's models (here a case's input that
     is a list) gets the models' message, naming the file, the field and the fix."""

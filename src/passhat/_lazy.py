@@ -105,6 +105,26 @@ def one_blas_thread() -> None:
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
+BLAS_SPIN = ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
+"""Where OpenBLAS reads how long its idle threads spin before they sleep (log2 cycles)."""
+BLAS_SPIN_LOG2 = 20
+"""2**20 cycles, a third of a millisecond: OpenBLAS's own is 2**28, a tenth of a second."""
+
+
+def short_blas_spin() -> None:
+    """Let numpy's OpenBLAS threads sleep a third of a millisecond after their last work,
+    not a tenth of a second, unless the user chose (or numpy is loaded already: too late).
+
+    Idle, each thread of OpenBLAS's pool spins 2**28 cycles before it sleeps, from the
+    moment numpy loads. `passhat run` loads numpy in a warm-up thread while its runs wait
+    on their agents: on 2 cores the spinning thread took one from the event loop whose
+    timers were firing, 30-40 ms of the wall of 1,000 runs of 100 ms at concurrency 50
+    (measured under chrt -f 20; about 70 ms without it at load 7). The pool keeps its
+    threads for a user's own numpy, which still spins through back-to-back calls."""
+    if "numpy" not in sys.modules and not any(name in os.environ for name in BLAS_SPIN):
+        os.environ[BLAS_SPIN[0]] = str(BLAS_SPIN_LOG2)
+
+
 @contextlib.contextmanager
 def imported_meanwhile(*names: str) -> Iterator[None]:
     """Import `names` in a thread while the body runs, and wait for them at its end.

@@ -128,9 +128,10 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
             if self.warm:
                 # once the runs are under way (their threads started: a warm-up importing
                 # numpy holds the interpreter for tens of ms at a time)
-                from passhat._lazy import warm_up
+                from passhat._lazy import short_blas_spin, warm_up
 
                 self.warm = False
+                short_blas_spin()  # numpy loads among the runs' timers
                 self.warming = warm_up("numpy", "passhat.report.experiment", "passhat.gate")
             if self.progress is None or self.task is None:
                 return
