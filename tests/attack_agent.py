@@ -15,6 +15,9 @@ environment the test gives the suite's agent:
     ATTACK_STICK   a name: make a folder of that name in the run folder, then chmod it 000
                    and the run folder 0500 (a run folder that cannot be removed)
     ATTACK_URLS    URLs to GET (through HTTP_PROXY when the run has one): the status of each
+    ATTACK_RING    a key's name: read the `user` key of that name from the session keyring
+                   the agent was started with (passhat's own, when nothing gave it a fresh
+                   one), and add a key of its own there (a note another run could read)
     ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
                    one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
 
@@ -24,6 +27,7 @@ with the goal it read, if it read one.
 
 from __future__ import annotations
 
+import ctypes
 import glob
 import json
 import os
@@ -33,6 +37,11 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+
+KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(os.uname().machine)
+ADD_KEY = {"x86_64": 248, "aarch64": 217, "riscv64": 217}.get(os.uname().machine)
+SESSION_KEYRING = ctypes.c_long(-3)
+KEYCTL_READ, KEYCTL_SEARCH = 11, 10
 
 
 def can_read(path: str) -> str | None:
@@ -152,6 +161,23 @@ def goal_from(text: str | None) -> list[dict[str, object]]:
     return [{"ac": 2, "label": "unverifiable", "note": "read from the goal"}]
 
 
+def keyring(name: str) -> dict[str, object]:
+    """The value of the `user` key `name` in the session keyring (None: not readable), and
+    whether a key of the agent's own could be added to that keyring."""
+    if KEYCTL is None or ADD_KEY is None:
+        return {"read": None, "added": False}
+    libc = ctypes.CDLL(None, use_errno=True)
+    found = libc.syscall(KEYCTL, KEYCTL_SEARCH, SESSION_KEYRING, b"user", name.encode(), 0)
+    value = None
+    if found > 0:
+        buffer = ctypes.create_string_buffer(4096)
+        size = libc.syscall(KEYCTL, KEYCTL_READ, found, buffer, 4096)
+        value = buffer.raw[: min(size, 4096)].decode(errors="replace") if size >= 0 else None
+    note = b"left by a run"
+    added = libc.syscall(ADD_KEY, b"user", b"passhat-note", note, len(note), SESSION_KEYRING)
+    return {"read": value, "added": added > 0}
+
+
 def fetch(url: str) -> int | str:
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
@@ -191,6 +217,8 @@ def main() -> None:
     report["connected"] = [p for p in ports if can_connect(p)]
     urls = [u for u in os.environ.get("ATTACK_URLS", "").split(",") if u]
     report["fetched"] = {u: fetch(u) for u in urls}
+    if os.environ.get("ATTACK_RING"):
+        report["keyring"] = keyring(os.environ["ATTACK_RING"])
     if os.environ.get("ATTACK_LEAK"):
         report["left"] = leave(os.environ["ATTACK_LEAK"])
     time.sleep(float(os.environ.get("ATTACK_WAIT", "0")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent_python import PYTHON, SITE
@@ -30,9 +31,15 @@ def unprivileged() -> list[str]:
 
 
 def passhat_as(
-    user: str, folder: Path, *args: str, home: Path | None = None, key: str = KEY
+    user: str,
+    folder: Path,
+    *args: str,
+    home: Path | None = None,
+    key: str = KEY,
+    head: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """`passhat ARGS` as `user`, with the provider key `key` in its environment."""
+    """`passhat ARGS` as `user`, with the provider key `key` in its environment; `head`, a
+    command line that execs the rest, runs in between (to start passhat in a given state)."""
     prefix = unprivileged() if user == "unprivileged" else []
     env = {
         "PATH": os.environ["PATH"],
@@ -41,7 +48,7 @@ def passhat_as(
         # passhat and its dependencies, for an interpreter outside the virtualenv
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), SITE]),
     }
-    argv = [*prefix, str(PYTHON), "-m", "passhat", *args]
+    argv = [*prefix, *head, str(PYTHON), "-m", "passhat", *args]
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, cwd=folder)
 
 

@@ -71,6 +71,7 @@ from passhat.agents.sandbox import (
     real,
     relay_argv,
     runtime_paths,
+    seal_keyring,
     under,
 )
 from passhat.agents.streams import (
@@ -553,6 +554,14 @@ class CommandAgent:
         sandboxed: bool = False,
         gate: netns.Gate | None = None,
     ) -> Any:
+        if sandboxed:
+            try:  # the thread that starts it: its session keyring is what the run inherits
+                seal_keyring()
+            except OSError as error:
+                if gate is not None:
+                    gate.close()
+                reason = f"cannot give the run a session keyring of its own: {error.strerror}"
+                raise AgentProcessError("isolation", reason) from None
         try:
             # no preexec_fn: Python then spawns with vfork instead of copying passhat
             proc = await asyncio.create_subprocess_exec(

@@ -43,9 +43,12 @@ it. Nested user namespaces are refused (--disable-userns) and / is read-only.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import functools
 import os
 import shutil
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -427,6 +430,39 @@ def confine(pid: int) -> None:
     Raises OSError when it cannot: the run is then not started."""
     with open(f"/proc/{pid}/oom_score_adj", "w", encoding="ascii") as adj:
         adj.write(str(OOM_SCORE_ADJ))
+
+
+KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219}
+"""The keyctl syscall's number by machine (x86_64's table, and the generic one)."""
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SETPERM = 1, 5
+_SEALED = threading.local()
+
+
+def seal_keyring() -> None:
+    """Give the calling thread a session keyring of its own that no process may look into,
+    add to or link (permissions 0), once per thread: what it starts inherits that one, not
+    passhat's. A session keyring passes through bwrap, a user namespace and setpriv, and
+    whoever holds it *possesses* its keys whatever its uid: without this a run read the
+    keys of passhat's login (pam_keyinit gives each ssh session one; systemd each service)
+    and left notes there for the other runs. A thread's credentials are its own: passhat's
+    other threads keep its keyring. Where the kernel has no keyrings, or a filter (seccomp)
+    refuses keyctl, the agent cannot reach one either: nothing to do. Raises OSError when a
+    keyring cannot be made. (On machines not in KEYCTL, passhat's keyring is left as is.)"""
+    number = KEYCTL.get(os.uname().machine)
+    if number is None or getattr(_SEALED, "done", False):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    made = libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
+    if made < 0:
+        error = ctypes.get_errno()
+        if error in (errno.ENOSYS, errno.EPERM):
+            _SEALED.done = True
+            return
+        raise OSError(error, f"keyctl: {os.strerror(error)}")
+    if libc.syscall(number, KEYCTL_SETPERM, ctypes.c_long(made), 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"keyctl: {os.strerror(error)}")
+    _SEALED.done = True
 
 
 def bwrap_argv(view: View, workdir: Path, input_fd: int | None = None) -> list[str]:
