@@ -18,6 +18,9 @@ environment the test gives the suite's agent:
     ATTACK_RING    a key's name: read the `user` key of that name from the session keyring
                    the agent was started with (passhat's own, when nothing gave it a fresh
                    one), and add a key of its own there (a note another run could read)
+    ATTACK_FLOOD   N,ITEMS: N tool calls over MCP, each with an argument of ITEMS zeros (about
+                   3 bytes each as JSON: 1,300,000 is just under the SDK's 4 MiB per request);
+                   how many were answered
     ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
                    one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
 
@@ -178,6 +181,22 @@ def keyring(name: str) -> dict[str, object]:
     return {"read": value, "added": added > 0}
 
 
+def flood(spec: str) -> int:
+    """ATTACK_FLOOD's calls (to a tool that does not exist: the call is recorded all the
+    same); the number answered with HTTP 200."""
+    count, items = (int(n) for n in spec.split(","))
+    rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}}, None)
+    call = {"name": "no_such_tool", "arguments": {"junk": [0] * items}}
+    answered = 0
+    for _ in range(count):
+        try:
+            rpc("tools/call", call, None)
+        except OSError:
+            break
+        answered += 1
+    return answered
+
+
 def fetch(url: str) -> int | str:
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
@@ -217,6 +236,8 @@ def main() -> None:
     report["connected"] = [p for p in ports if can_connect(p)]
     urls = [u for u in os.environ.get("ATTACK_URLS", "").split(",") if u]
     report["fetched"] = {u: fetch(u) for u in urls}
+    if os.environ.get("ATTACK_FLOOD"):
+        report["flooded"] = flood(os.environ["ATTACK_FLOOD"])
     if os.environ.get("ATTACK_RING"):
         report["keyring"] = keyring(os.environ["ATTACK_RING"])
     if os.environ.get("ATTACK_LEAK"):
