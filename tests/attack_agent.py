@@ -21,6 +21,8 @@ environment the test gives the suite's agent:
     ATTACK_FLOOD   N,ITEMS: N tool calls over MCP, each with an argument of ITEMS zeros (about
                    3 bytes each as JSON: 1,300,000 is just under the SDK's 4 MiB per request);
                    how many were answered
+    ATTACK_DEEP    N: print, as the whole output, a list nested N levels deep (when
+                   PASSHAT_RUN_INDEX is 1; other runs print {}), and nothing else
     ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
                    one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
 
@@ -216,6 +218,10 @@ def echo(names: list[str]) -> dict[str, str]:
 
 
 def main() -> None:
+    if os.environ.get("ATTACK_DEEP"):
+        depth = int(os.environ["ATTACK_DEEP"]) if os.environ["PASSHAT_RUN_INDEX"] == "1" else 0
+        print("[" * depth + "]" * depth if depth else "{}")
+        return
     if os.environ.get("ATTACK_ECHO"):
         print(json.dumps({"echo": echo(os.environ["ATTACK_ECHO"].split(","))}))
         return

@@ -325,6 +325,12 @@ def process_environ(
     return env
 
 
+OUTPUT_DEPTH = 100
+"""Levels of nesting an agent's JSON output may have: the store cuts deeper structures
+(store/columns.py), and an output past what that cut can take (a list 950 levels deep)
+ended the whole experiment with a RecursionError."""
+
+
 def parse_output(raw: bytes, mode: str) -> Any:
     """stdout as the run's output; AgentProcessError when it is not what `mode` asks."""
     try:
@@ -340,14 +346,37 @@ def parse_output(raw: bytes, mode: str) -> Any:
     if not text.strip():
         return None
     try:
-        return json.loads(text)
-    except ValueError as error:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
         head = text.strip()[:200]
         raise AgentProcessError(
             "agent_output",
             f"the agent's stdout is not JSON ({error}); it began {head!r}. Print one JSON "
             "value, or set output: text in the agent's config",
         ) from None
+    if _deeper_than(value, OUTPUT_DEPTH):
+        raise AgentProcessError(
+            "agent_output",
+            f"the agent's output is JSON nested deeper than {OUTPUT_DEPTH} levels; print "
+            "a flatter value",
+        )
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` (parsed JSON) nests lists and objects more than `limit` levels deep
+    ([] is one level), looked at level by level, without recursion."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            item
+            for node in level
+            if isinstance(node, list | dict)
+            for item in (node.values() if isinstance(node, dict) else node)
+        ]
+        if not any(isinstance(item, list | dict) for item in level):
+            return False
+    return any(isinstance(item, list | dict) for item in level)
 
 
 def _run_environ(ctx: RunContext, input_file: Path, workdir: Path) -> dict[str, str]:

@@ -1,0 +1,77 @@
+"""One run's output cannot take the experiment down (round 9's outside attack).
+
+A command agent's stdout is parsed as JSON (json.loads takes nesting up to about 1,000
+levels). The store cuts a structure deeper than 200 levels as its repr, and repr of a list
+nested 950 levels deep recursed past Python's limit: the writer raised RecursionError,
+`passhat run` ended with a traceback, and every run of the experiment, the others
+included, had no row (missing). An agent could so choose to turn its runs missing
+(bounded, not counted as failed) instead of failed, and `resume` met it again. Now an
+output nested deeper than command.OUTPUT_DEPTH makes its run errored (agent_output) with
+one line, and the other runs are counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_python import PYTHON, TESTS
+from conftest import SuiteWriter
+from passhat.agents import isolation
+from passhat.agents.command import OUTPUT_DEPTH, parse_output
+from passhat.agents.streams import AgentProcessError
+from passhat.store import Store
+from sandbox_helpers import passhat_as
+
+pytestmark = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+]
+
+
+def test_an_output_nested_past_the_stores_depth_errors_its_run_and_loses_no_other(
+    open_tmp: Path,
+) -> None:
+    user = "root" if os.geteuid() == 0 else "unprivileged"
+    work = open_tmp / "work"
+    work.mkdir()
+    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
+    writer = SuiteWriter(work / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(work / "attack.py")],
+        "env": {"ATTACK_DEEP": "950"},  # json.loads takes it; the store's repr did not
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = work / "p.db"
+    args = ["-k", "3", "--concurrency", "1", "--timeout", "60", "--isolation", "namespace"]
+    done = passhat_as(
+        user, open_tmp, "run", str(suite), *args, "--db", str(db), "-q", "--no-report"
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    with Store(db, create=False) as store:
+        runs = {r.run_index: r for r in store.runs(store.experiment("latest").id)}
+    assert sorted(runs) == [1, 2, 3], "a run of the experiment was lost"
+    assert runs[1].status == "errored" and runs[1].error_type == "agent_output"
+    assert f"nested deeper than {OUTPUT_DEPTH} levels" in (runs[1].error_message or "")
+    assert [runs[2].status, runs[3].status] == ["failed", "failed"]  # counted: {} answers nothing
+
+
+def test_an_output_is_taken_up_to_its_depth_and_refused_past_it() -> None:
+    at = "[" * OUTPUT_DEPTH + "]" * OUTPUT_DEPTH
+    assert parse_output(at.encode(), "json") is not None
+    assert parse_output(b'{"a": [1, {"b": []}], "c": 2}', "json") == {"a": [1, {"b": []}], "c": 2}
+    with pytest.raises(AgentProcessError, match="nested deeper than"):
+        parse_output(f'{{"a": {at}}}'.encode(), "json")
+    with pytest.raises(AgentProcessError, match="not JSON"):  # past json.loads's own limit
+        parse_output(b"[" * 100_000 + b"]" * 100_000, "json")
