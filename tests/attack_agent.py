@@ -23,6 +23,7 @@ environment the test gives the suite's agent:
                    how many were answered
     ATTACK_DEEP    N: print, as the whole output, a list nested N levels deep (when
                    PASSHAT_RUN_INDEX is 1; other runs print {}), and nothing else
+    ATTACK_SCHED   any value: say the scheduling policy and priority the agent runs at
     ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
                    one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
 
@@ -242,6 +243,8 @@ def main() -> None:
     report["connected"] = [p for p in ports if can_connect(p)]
     urls = [u for u in os.environ.get("ATTACK_URLS", "").split(",") if u]
     report["fetched"] = {u: fetch(u) for u in urls}
+    if os.environ.get("ATTACK_SCHED"):
+        report["sched"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
     if os.environ.get("ATTACK_FLOOD"):
         report["flooded"] = flood(os.environ["ATTACK_FLOOD"])
     if os.environ.get("ATTACK_RING"):

@@ -1,0 +1,78 @@
+"""A sandboxed agent does not run at passhat's real-time priority (round 9's outside
+attack; not fixed yet: the test is xfail, strict).
+
+The scheduling policy passes through fork and exec, bwrap, a new user namespace and
+setpriv alike. A passhat started under `chrt -f N` (as this project's own benchmarks
+start it, for clean timings) starts every agent at SCHED_FIFO N, whatever its uid. What
+follows is reasoned, not tried here (it would freeze a shared machine): an agent that
+spins holds a core against every ordinary process, and against passhat itself, whose
+timer ends the run at --timeout, since FIFO at one priority does not share a core; with
+as many spinning runs as cores, only the kernel's RT throttling (5% a second, to
+processes that are not real-time, which passhat is not) interrupts them. Root only: chrt -f needs CAP_SYS_NICE. The `process` level is the control.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_python import PYTHON, TESTS
+from conftest import SuiteWriter
+from passhat.agents import isolation
+from passhat.store import Store
+from sandbox_helpers import passhat_as
+
+pytestmark = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+    pytest.mark.skipif(
+        os.geteuid() != 0 or shutil.which("chrt") is None,
+        reason="a real-time passhat needs root and chrt (util-linux)",
+    ),
+]
+
+
+def _sched(folder: Path, level: str) -> list[int]:
+    work = folder / f"work-{level}"
+    work.mkdir()
+    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
+    writer = SuiteWriter(work / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(work / "attack.py")],
+        "env": {"ATTACK_SCHED": "1"},
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [folder, *folder.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = work / "p.db"
+    args = ["-k", "1", "--timeout", "60", "--isolation", level, "--db", str(db), "-q"]
+    head = ["chrt", "-f", "1"]  # the lowest real-time priority: the agent only looks
+    done = passhat_as("root", folder, "run", str(suite), *args, "--no-report", head=head)
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.output is not None, run.error_message
+    return list(run.output["sched"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="agents inherit passhat's scheduling policy: a fix (SCHED_RESET_ON_FORK on the "
+    "thread that starts runs, or `chrt --other 0` before bwrap when passhat is real-time) "
+    "also takes real-time from the agents of the benchmarks run under chrt -f",
+)
+def test_an_agent_of_a_real_time_passhat_runs_at_the_ordinary_policy(open_tmp: Path) -> None:
+    assert _sched(open_tmp, "namespace") == [os.SCHED_OTHER, 0], "the agent runs real-time"
+
+
+def test_the_control_an_agent_at_level_process_inherits_real_time(open_tmp: Path) -> None:
+    assert _sched(open_tmp, "process") == [os.SCHED_FIFO, 1]
