@@ -23,6 +23,8 @@ environment the test gives the suite's agent:
                    how many were answered
     ATTACK_DEEP    N: print, as the whole output, a list nested N levels deep (when
                    PASSHAT_RUN_INDEX is 1; other runs print {}), and nothing else
+    ATTACK_SELF    any value: rewrite the agent's own program (append a line to this file);
+                   say how many such lines it found when it started, and whether it could
     ATTACK_SCHED   any value: say the scheduling policy and priority the agent runs at
     ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
                    one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
@@ -58,13 +60,13 @@ def can_read(path: str) -> str | None:
         return None
 
 
-def can_append(path: str) -> bool:
+def can_append(path: str, line: str = "# the agent was here") -> bool:
     """Whether the existing file at `path` could be changed (r+: never made anew, since a
     path the sandbox does not show may be made in its private /tmp, harming nothing)."""
     try:
         with open(path, "r+", encoding="utf-8") as f:
             f.seek(0, os.SEEK_END)
-            f.write("\n# the agent was here\n")
+            f.write(f"\n{line}\n")
         return True
     except OSError:
         return False
@@ -243,6 +245,11 @@ def main() -> None:
     report["connected"] = [p for p in ports if can_connect(p)]
     urls = [u for u in os.environ.get("ATTACK_URLS", "").split(",") if u]
     report["fetched"] = {u: fetch(u) for u in urls}
+    if os.environ.get("ATTACK_SELF"):
+        own, mark = os.path.realpath(__file__), "# rewritten " + "by a run"  # not in here
+        with open(own, encoding="utf-8") as f:
+            found = f.read().count(mark)
+        report["self"] = [found, can_append(own, mark)]
     if os.environ.get("ATTACK_SCHED"):
         report["sched"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
     if os.environ.get("ATTACK_FLOOD"):

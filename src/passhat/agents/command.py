@@ -440,12 +440,22 @@ class CommandAgent:
                     raise ConfigError(
                         f"the agent's {name}: {path} does not exist; fix the path or drop it"
                     )
+        programs = [real(f) for f in self.files]
         for path in found["write"]:
             clash = [g for g in guarded if under(g, [path]) or under(path, [g])]
             if clash:
                 raise ConfigError(
                     f"the agent's write: {path} holds or lies in {clash[0]} (the suite or the "
                     "store), which a run must never change; give it a folder of its own"
+                )
+            # a run that rewrote its own program ran the next runs of the experiment as
+            # other code under the same fingerprint
+            mine = [f for f in programs if under(f, [path])]
+            if mine:
+                raise ConfigError(
+                    f"the agent's write: {path} holds its own program {mine[0]}, whose bytes "
+                    "the experiment's fingerprint covers and a run must not change; give "
+                    "it a folder of its own"
                 )
         return found["read"], found["write"]
 
