@@ -325,15 +325,47 @@ def is_secret(name: str) -> bool:
     )
 
 
+STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
+STORE_MARKS = (b"CREATE TABLE experiments", b"CREATE TABLE run_summaries")
+"""What tells a passhat store: the SQLite header, and passhat's tables in its first pages."""
+STORE_HEAD = 64 * 1024
+
+
+def is_store(path: str) -> bool:
+    """Whether `path` is a passhat store (of any experiment: every score in it names the
+    goal's items), judged by its name (*.db, *.sqlite, *.sqlite3, *.db3, passhat*), its
+    SQLite header and passhat's tables on its first pages."""
+    name = os.path.basename(path)
+    if not name.endswith(STORE_SUFFIXES) and not name.startswith("passhat"):
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(STORE_HEAD)
+    except OSError:
+        return False
+    return head.startswith(b"SQLite format 3\x00") and all(m in head for m in STORE_MARKS)
+
+
+def store_files(path: str) -> list[str]:
+    """A store and its SQLite companions that exist."""
+    return [
+        p for p in (path, *(path + s for s in ("-wal", "-shm", "-journal"))) if os.path.lexists(p)
+    ]
+
+
 def secret_files(folder: str) -> list[str]:
-    """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
-    looked for WALK_DEPTH levels deep (not inside node_modules or site-packages)."""
+    """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...) and
+    passhat stores (is_store: an earlier experiment's answers), looked for WALK_DEPTH
+    levels deep (not inside node_modules or site-packages)."""
     found: list[str] = []
     seen = 0
     base = folder.rstrip("/").count("/")
     for root, dirs, names in os.walk(folder):
         seen += len(dirs) + len(names)
         found += [os.path.join(root, n) for n in (*dirs, *names) if is_secret(n)]
+        for name in names:
+            if not is_secret(name) and is_store(os.path.join(root, name)):
+                found += store_files(os.path.join(root, name))
         dirs[:] = [
             d
             for d in dirs

@@ -1,0 +1,74 @@
+"""An older store beside the agent is an answer key, and is covered like the store being
+written (round 9's outside attack).
+
+Every run's score in a passhat store names the goal's items (`expected`, `missing`), so
+the store of any earlier experiment on the suite holds the answers. Only the store of
+the experiment running was covered; a store kept beside the agent under another name
+(runs/model-a.db after `--db elsewhere/model-b.db`, the default passhat.db after a --db
+elsewhere) was readable by every run. Now every passhat store (a file named *.db,
+*.sqlite, *.sqlite3 or *.db3, or passhat*, that is SQLite with passhat's tables) in a
+folder in view is covered, with its -wal, -shm and -journal. As root and as nobody;
+`process` is the control.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_python import PYTHON, TESTS
+from conftest import SuiteWriter
+from passhat.agents import isolation
+from passhat.store import Store
+from sandbox_helpers import passhat_as
+
+pytestmark = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+]
+
+
+def _run(user: str, folder: Path, suite: Path, db: Path, level: str) -> dict[str, object]:
+    args = ["-k", "1", "--timeout", "60", "--isolation", level, "--db", str(db), "-q"]
+    done = passhat_as(user, folder, "run", str(suite), *args, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    for item in [folder, *folder.rglob("*")]:  # the next passhat's user may be another
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.output is not None, run.error_message
+    return dict(run.output)
+
+
+def test_an_earlier_experiments_store_beside_the_agent_is_out_of_reach(
+    user: str, open_tmp: Path
+) -> None:
+    work = open_tmp / "work"
+    (work / "runs").mkdir(parents=True)
+    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
+    old = work / "runs" / "model-a.db"
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(work / "attack.py")],
+        "env": {"ATTACK_DB": str(old)},
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    _run(user, open_tmp, suite, old, "process")  # the earlier experiment, into model-a.db
+    with Store(old, create=False) as store:  # what it holds: the goal's items
+        (earlier,) = store.runs(store.experiment("latest").id)
+    assert "AC2:unverifiable" in json.dumps(earlier.score, default=str)
+
+    seen = _run(user, open_tmp, suite, open_tmp / "model-b.db", "namespace")
+    assert seen["store"] == {"read": False, "write": False}, "the earlier store was open"
+    control = _run(user, open_tmp, suite, open_tmp / "model-c.db", "process")
+    assert control["store"] == {"read": True, "write": True}
