@@ -38,7 +38,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -331,6 +331,10 @@ OUTPUT_DEPTH = 100
 ended the whole experiment with a RecursionError."""
 
 
+SUITE_PARTS = ("cases", "cassettes", "fixtures")
+"""The suite's folders that hold its answers and recordings (with suite.yaml and *.jsonl)."""
+
+
 def parse_output(raw: bytes, mode: str) -> Any:
     """stdout as the run's output; AgentProcessError when it is not what `mode` asks."""
     try:
@@ -459,6 +463,26 @@ class CommandAgent:
                 )
         return found["read"], found["write"]
 
+    def _refuse_answers(self, named: Sequence[str]) -> None:
+        """ConfigError for a file the command names that is the suite's (suite.yaml,
+        cases/, cassettes/, fixtures/, *.jsonl) or the store: a named file is shown even
+        inside the covered suite folder, so `agent.py cases/x.yaml` showed every run its
+        goal."""
+        suite = real(self.suite_dir) if self.suite_dir is not None else None
+        stores = {real(p) for p in protected()}
+        for path in named:
+            inside = suite is not None and under(path, [suite])
+            parts = Path(os.path.relpath(path, suite)).parts if inside and suite else ()
+            answers = bool(parts) and (
+                parts[0] in SUITE_PARTS or path.endswith(".jsonl") or parts == ("suite.yaml",)
+            )
+            if answers or path in stores:
+                raise ConfigError(
+                    f"the agent's command names {path}, "
+                    f"{'a file of the suite' if answers else 'the store'}, which no run may "
+                    "see at --isolation namespace; name the agent's own files only"
+                )
+
     def check_view(self, params: Mapping[str, Any]) -> None:
         """Raise ConfigError now, before anything runs, for a view that cannot be made."""
         self.view(params)
@@ -477,6 +501,7 @@ class CommandAgent:
             runtimes = runtime_paths(self.argv, env, guarded)
             hide = covered(visible, protected(), self.suite_dir, runtimes)
             named = tuple(real(f) for f in self.files)
+            self._refuse_answers(named)
             links = tuple(
                 (os.path.abspath(f), real(f)) for f in self.files if os.path.abspath(f) != real(f)
             )
