@@ -14,6 +14,7 @@ folder in view is covered, with its -wal, -shm and -journal. As root and as nobo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -72,3 +73,34 @@ def test_an_earlier_experiments_store_beside_the_agent_is_out_of_reach(
     assert seen["store"] == {"read": False, "write": False}, "the earlier store was open"
     control = _run(user, open_tmp, suite, open_tmp / "model-c.db", "process")
     assert control["store"] == {"read": True, "write": True}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="reports and exports (report --json, --html, export) name the goal's items as a "
+    "store does, and nothing tells them from the agent's own .json/.html files by name",
+)
+def test_an_earlier_experiments_report_beside_the_agent_is_out_of_reach(open_tmp: Path) -> None:
+    user = "root" if os.geteuid() == 0 else "unprivileged"
+    work = open_tmp / "work"
+    work.mkdir()
+    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
+    report = work / "report.json"
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(work / "attack.py")],
+        "env": {"ATTACK_FILES": str(report)},
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    old = open_tmp / "model-a.db"
+    _run(user, open_tmp, suite, old, "process")
+    done = passhat_as(user, open_tmp, "report", "latest", "--db", str(old), "--json")
+    report.write_text(done.stdout)
+    report.chmod(0o666)
+    assert "AC2:unverifiable" in done.stdout  # the goal's item, as the store holds it
+    seen = _run(user, open_tmp, suite, open_tmp / "model-b.db", "namespace")
+    assert seen["secrets"] == [], "the earlier experiment's report was readable"
