@@ -197,13 +197,34 @@ def test_a_snapshot_reads_one_state_of_the_store(tmp_path: Path) -> None:
         assert reader.recorded_total("e1") == before + 1
 
 
-def test_summaries_of_a_span_are_those_of_its_cases(tmp_path: Path) -> None:
-    """`Store.summaries(span=(first, last))` reads the runs of the cases from `first` to
-    `last` in the store's order, both included: what `streamed_json` reads a stretch by."""
+def test_the_columns_streamed_json_reads_are_the_summaries(tmp_path: Path) -> None:
+    """`Store.counted_items(span=(first, last))` gives the counted runs of the cases from
+    `first` to `last` in the store's order, both included, case by case, their per-item
+    results equal to the summaries' and shared where their text is; `Store.run_numbers`
+    every run's index, tokens and tool counts as stored, by case and index."""
     stored_runs(tmp_path, 1)
     with Store(tmp_path / "p.db") as store:
-        cases = sorted({run.case_id for run in store.summaries("e1")})
-        inner = cases[2:5]
-        spanned = store.summaries("e1", span=(inner[0], inner[-1]))
-        assert spanned == store.summaries("e1", cases=inner)
-        assert {run.case_id for run in spanned} == set(inner)
+        summaries = store.summaries("e1", decode_items=False)
+        cases = sorted({run.case_id for run in summaries})
+        inner = cases[2:9]
+        got = list(store.counted_items("e1", (inner[0], inner[-1])))
+        numbers = [row for rows in store.run_numbers("e1") for row in rows]
+    counted = [r for r in summaries if r.case_id in inner and r.status != "errored"]
+    assert [case for case, _, _ in got] == sorted({r.case_id for r in counted})
+    assert [(case, i) for case, indices, _ in got for i in indices] == [
+        (r.case_id, r.run_index) for r in counted
+    ]
+    values = [value for _, _, case_values in got for value in case_values]
+    assert values == [r.graded_items for r in counted]
+    texts = {json.dumps(list(v)) for v in values}
+    assert len({id(v) for v in values}) == len(texts) < len(values)  # one object a text
+    assert any(r.status == "errored" for r in summaries if r.case_id in inner)
+    assert [(i, a, b, json.loads(t)) for i, a, b, t in numbers] == [
+        (
+            r.run_index,
+            r.input_tokens,
+            r.output_tokens,
+            {k: list(v) for k, v in r.tool_counts.items()},
+        )
+        for r in summaries
+    ]

@@ -1,12 +1,15 @@
-"""`report --json` of a large experiment, written as its runs are read, never all held.
+"""`report --json` for a pipe, written as the runs are read, never all held.
 
 The accounting and every total come from the runs counted per case in SQL
 (`Store.tallies`, then `digest.tallied`: what the terminal report of a large experiment
-reads). The runs themselves are then read a stretch of whole cases at a time
-(`Store.summaries(span=...)`, its first case to its last): each stretch's items are written and let go, and only
-its tool counts, run indices and token counts are kept (4 bytes each a run where they
-fit) for the tools and usage parts that follow the items. At 1,000,000 runs the summaries
-of every run, held at once, were ~300 MB of the 500 MB `report --json` peaked at.
+reads). Of the runs themselves only a few columns are read: every run's index, token
+counts and tool counts from the covering index `run_summaries_cases`
+(`Store.run_numbers`: 4 bytes each a run where they fit, and each distinct tool-count
+value once), then the per-item results of the counted runs a stretch of whole cases at
+a time (`Store.counted_items`): each stretch's items are written and let go. No run's
+summary is made (`Store.summaries` made one for every run, 13 columns each: at 100,000
+runs of 10,000 cases that read cost more than a scan of the rows, and at 1,000,000 runs
+the summaries held at once were ~300 MB).
 
 The bytes are `experiment_json`'s (tests/test_report_json_stream.py compares them on
 stores with errored, retried, limited, missing and unplanned runs and unkind text).
@@ -15,27 +18,23 @@ stores with errored, retried, limited, missing and unplanned runs and unkind tex
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from operator import attrgetter
+from itertools import accumulate, chain
 from typing import Any
 
 from passhat.accounting import Accounting
-from passhat.analysis import run_columns
 from passhat.limits import limited_dicts
 from passhat.records import ExperimentRecord
 from passhat.report.digest import Digest
 from passhat.report.experiment import json_head, json_tail
-from passhat.report.parts_json import item_json, tool_json_of, usage_pieces
-from passhat.store import Store
+from passhat.report.parts_json import case_item_json, tool_json_of, usage_pieces
+from passhat.store import Store, tool_counts_of
 
 STRETCH_RUNS = 5_000
 """Runs read at a time, at most (whole cases: a case of more runs is read alone)."""
 STRETCH_CASES = 1_000
 """Cases read at a time, at most (each is a bound value of the query)."""
-
-_INPUT_TOKENS = attrgetter("input_tokens")
-_OUTPUT_TOKENS = attrgetter("output_tokens")
-_TOOL_COUNTS = attrgetter("tool_counts")
 
 
 def stretches(runs_of: Mapping[str, tuple[int, int, int]]) -> Iterator[list[str]]:
@@ -63,55 +62,76 @@ def streamed_json(
     unseen: Mapping[str, Any] | None = None,
 ) -> Iterator[bytes]:
     """`experiment_json`'s pieces (no prices) from `counted` (`digest.tallied` of the
-    store's tallies, every case listed) and the runs read stretch by stretch. The store's
-    case ids must be text and its run indices and token counts integers
-    (`Store.plain_columns`), as the plain pieces of `experiment_json` take them; read it
-    in one `Store.snapshot`, so the stretches agree with the tallies."""
+    store's tallies, every case listed) and the runs read column by column: their run
+    indices, token counts and tool counts first (`Store.run_numbers`: a damaged tool count
+    is said before any JSON), then the counted runs' items a stretch of cases at a time
+    (`Store.counted_items`). The store's case ids must be text and its run indices and
+    token counts integers (`Store.plain_columns`), as the plain pieces of
+    `experiment_json` take them; read it in one `Store.snapshot`, so that every read
+    agrees with the tallies."""
     read, accounting = counted
     runs_of = read.case_usage or {}
+    numbers = _numbers(store, experiment.id, runs_of)
     yield from json_head(experiment, accounting, forecast_m, read.replayed)
-    # made at their whole size at once: grown, each would be copied, twice held, as it
-    # grew; 4 bytes a run where the values fit (`_put`), 8 only where they do not
-    indices = array("i", [0]) * read.runs
-    tokens_in = array("i", [0]) * read.runs
-    tokens_out = array("i", [0]) * read.runs
-    counts_keys = array("I", [0]) * read.runs  # each run's tool counts, by first appearance
-    counts: dict[int, Mapping[str, tuple[int, int]]] = {}  # each distinct value, by key
-    keys: dict[int, int] = {}  # the key of each value by id (the values kept alive)
-    start = 0
-    opening = b',"items":['
-    for stretch in stretches(runs_of):
-        runs = store.summaries(experiment.id, decode_items=False, span=(stretch[0], stretch[-1]))
-        columns = run_columns(runs)
-        items = "".join(item_json(runs, columns))[1:-1]  # the stretch's items, no brackets
-        if items:
-            yield opening + items.encode()
-            opening = b","
-        at = slice(start, start + len(runs))
-        start = at.stop
-        indices = _put(indices, at, columns.indices)
-        tokens_in = _put(tokens_in, at, list(map(_INPUT_TOKENS, runs)))
-        tokens_out = _put(tokens_out, at, list(map(_OUTPUT_TOKENS, runs)))
-        values = list(map(_TOOL_COUNTS, runs))  # runs share values: each kept once, alive
-        ids = list(map(id, values))
-        for key, value in dict(zip(ids, values, strict=True)).items():
-            if key not in keys:
-                keys[key] = len(counts)
-                counts[len(counts)] = value
-        counts_keys[at] = array("I", map(keys.__getitem__, ids))
-    yield b"]" if opening == b"," else opening + b"]"
-    for column in (indices, tokens_in, tokens_out, counts_keys):  # all read (a snapshot's)
-        del column[start:]
-    del keys
-    sizes = {case: n for case, (n, _, _) in runs_of.items()}
-    yield b',"tools":'
-    for piece in tool_json_of(counts_keys, counts, experiment.tools, sizes):
+    yield b',"items":'
+    spans = [(stretch[0], stretch[-1]) for stretch in stretches(runs_of)]
+    cases = chain.from_iterable(store.counted_items(experiment.id, span) for span in spans)
+    for piece in case_item_json(cases):
         yield piece.encode()
-    del counts_keys, counts
+    sizes = {case: n for case, (n, _, _) in runs_of.items()}
+    indices, tokens_in, tokens_out, keys, counts = numbers
+    del numbers
+    yield b',"tools":'
+    for piece in tool_json_of(keys, counts, experiment.tools, sizes):
+        yield piece.encode()
+    del keys, counts
     yield b',"usage":'
     for piece in usage_pieces(sizes, indices, tokens_in, tokens_out):
         yield piece.encode()
     yield from json_tail(read.errored, limited_dicts(read.limited), read.retry, unseen)
+
+
+_Numbers = tuple[
+    "array[int]", "array[int]", "array[int]", "array[int]", dict[int, Mapping[str, tuple[int, int]]]
+]
+"""Run indices, input and output tokens, tool-count keys (by run), tool counts by key."""
+
+
+def _numbers(store: Store, experiment_id: str, runs_of: Mapping[str, tuple[int, ...]]) -> _Numbers:
+    """Every run's index, input and output tokens (4 bytes each a run where they fit,
+    `_put`), and the key of its tool counts, by case and index; each distinct tool-count
+    value by key, keys in the order runs first have them (`runs_of`: each case's runs)."""
+    runs = sum(n for n, *_ in runs_of.values())
+    # made at their whole size at once: grown, each would be copied, twice held, as it
+    # grew
+    indices = array("i", [0]) * runs
+    tokens_in = array("i", [0]) * runs
+    tokens_out = array("i", [0]) * runs
+    counts_keys = array("I", [0]) * runs  # each run's tool counts, by first appearance
+    counts: dict[int, Mapping[str, tuple[int, int]]] = {}  # each distinct value, by key
+    key_of: dict[str, int] = {}  # the key of each stored text
+    ends = list(accumulate(n for n, *_ in runs_of.values()))  # where each case's runs end
+    cases = list(runs_of)
+    start = 0
+    for rows in store.run_numbers(experiment_id):
+        index, used_in, used_out, texts = zip(*rows, strict=True)
+        new = [text for text in dict.fromkeys(texts) if text not in key_of]
+        if new:  # read as `Store.summaries` reads them, named after the first run of each
+            firsts = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True))
+            for text in new:
+                first = firsts[text]
+                case = cases[bisect_right(ends, start + first)]
+                counts[len(key_of)] = tool_counts_of(text, index[first], case)
+                key_of[text] = len(key_of)
+        at = slice(start, start + len(rows))
+        start = at.stop
+        indices = _put(indices, at, index)
+        tokens_in = _put(tokens_in, at, used_in)
+        tokens_out = _put(tokens_out, at, used_out)
+        counts_keys[at] = array("I", map(key_of.__getitem__, texts))
+    for column in (indices, tokens_in, tokens_out, counts_keys):  # all read (a snapshot's)
+        del column[start:]
+    return indices, tokens_in, tokens_out, counts_keys, counts
 
 
 def _put(column: array[int], at: slice, values: Sequence[int]) -> array[int]:

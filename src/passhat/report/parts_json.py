@@ -17,11 +17,11 @@ Python's repr). tests/test_report_json_parts.py compares both on odd inputs.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress, islice, repeat
 from json.encoder import encode_basestring
 from operator import attrgetter, itemgetter, not_
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_core import to_json
 
@@ -97,25 +97,50 @@ def item_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str]:
     indices = list(compress(columns.indices, keep))
     values = list(map(_GRADED_ITEMS, counted))
     sizes = columns.sizes if len(counted) == len(runs) else Counter(compress(columns.cases, keep))
+    yield from case_item_json(_by_case(sizes, indices, values))
+
+
+def _by_case(
+    sizes: Mapping[str, int], indices: list[int], values: list[Any]
+) -> Iterator[tuple[str, list[int], list[Any]]]:
+    start = 0
+    for case, size in sizes.items():  # by case: each case's runs in one stretch
+        end = start + size
+        yield case, indices[start:end], values[start:end]
+        start = end
+
+
+class _Graded(NamedTuple):
+    """What `analysis._case_items` reads of a run."""
+
+    run_index: int
+    graded_items: Any
+
+
+CaseValues = tuple[str, list[int], list[Any]]
+"""A case id (a str), the indices of its counted runs, rising, and each one's per-item
+results (runs with equal results share one object: `Store.summaries` gives them one)."""
+
+
+def case_item_json(cases: Iterable[CaseValues]) -> Iterator[str]:
+    """`item_json`'s pieces from the counted runs of each case (`CaseValues`), cases in
+    order; the JSON list of every case's items."""
     tables: dict[tuple[int, ...], tuple[_Tails, _Tails]] = {}
     labels: dict[str, str] = {}
     out: list[str] = []
     opening = "["
-    start = 0
-    for case, size in sizes.items():  # by case: each case's runs in one stretch
-        end = start + size
-        case_values = values[start:end]
-        case_ids = list(map(id, case_values))  # `values` keeps every id's object alive
+    for case, case_runs, case_values in cases:
+        case_ids = list(map(id, case_values))  # `case_values` keeps every id's object alive
         distinct = dict(zip(case_ids, case_values, strict=True))  # runs share values
         plans = dict(zip(distinct, map(_plan, distinct.values()), strict=True))
         plain, skeleton, _, _ = plans[case_ids[0]]
         if not plain or (
             len(plans) > 1 and not all(p and s == skeleton for p, s, _, _ in plans.values())
         ):
-            items = _case_items(case, counted[start:end], {})
+            graded: list[Any] = list(map(_Graded, case_runs, case_values))  # all it reads
+            items = _case_items(case, graded, {})
             out.extend(map(_dumps, map(item_dict, items)))
         elif skeleton:
-            case_runs = indices[start:end]
             runs_key = tuple(case_runs)
             pair = tables.get(runs_key)
             if pair is None:
@@ -142,7 +167,6 @@ def item_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str]:
                     sources = [(k, by_label[label]) for k, by_label in extras if label in by_label]
                     if sources:
                         _extras(out, named, case_ids, sources, extra_tails)
-        start = end
         if len(out) >= CHUNK:
             yield opening + ",".join(out)
             opening = ","

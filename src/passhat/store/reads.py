@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NoReturn, overload
 
@@ -81,6 +82,9 @@ def gave_up(runs: Iterable[RunRecord | RunSummary]) -> int:
         and _GAVE_UP_TEXT in run.error_message.translate(_ASCII_LOWER)
     )
 
+
+NUMBERS_CHUNK = 8192
+"""Rows `Store.run_numbers` hands over at a time."""
 
 _UNSET = object()
 """Equal to no column value (a row's NULL is None)."""
@@ -197,6 +201,22 @@ def _run_json_checked(row: Sequence[Any]) -> RunJson:
         for key, text in zip(_RUN_JSON, row[7:-1], strict=True)
     ]
     return RunJson(*row[:7], *columns)
+
+
+def tool_counts_of(text: str | None, index: int, case_id: str) -> dict[str, tuple[int, int]]:
+    """A run's tool counts from their stored text: {tool: (calls, errors)}."""
+    raw = _decode(text or "{}", f"tool counts of run {index} of {case_id!r}")
+    return {name: (n, e) for name, (n, e) in raw.items()}
+
+
+def _items(text: str | None, index: int, case_id: str) -> Sequence[dict[str, Any]]:
+    """A run's per-item results from their stored text, as `Store.summaries(decode_items=
+    False)` reads them: `LazyItems`, but `[]` (none) decoded at once, and text that is not
+    a list said at once (damaged)."""
+    what = f"items of run {index} of {case_id!r}"
+    if not text or text == "[]" or text[0] != "[":
+        return _decode(text or "[]", what)  # type: ignore[no-any-return]
+    return LazyItems(text, what)
 
 
 def _decode(value: str, what: str) -> Any:
@@ -351,13 +371,10 @@ class _Reads(_Connection):
         decode_items: bool = True,
         read_items: bool = True,
         cases: Sequence[str] | None = None,
-        span: tuple[str, str] | None = None,
         errored_only: bool = False,
     ) -> list[RunSummary]:
-        """What a report needs of every run (of `cases` only, when given; of the cases
-        from `span[0]` to `span[1]` in the store's order, both included, when that is
-        given: one range of the table, where as many cases named are as many lookups),
-        by case and index: the small columns only.
+        """What a report needs of every run (of `cases` only, when given), by case and
+        index: the small columns only.
 
         Runs with the same per-item results or tool counts share one decoded value
         (most runs of a case do), so 100,000 runs cost about one scan of the columns.
@@ -375,9 +392,6 @@ class _Reads(_Connection):
         if cases is not None:
             where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
             args += list(cases)
-        if span is not None:
-            where += " AND case_id BETWEEN ? AND ?"
-            args += list(span)
         source = "run_summaries"
         if errored_only:  # the index of errored runs (the planner would scan them all)
             source += " INDEXED BY run_summaries_errored"
@@ -412,19 +426,17 @@ class _Reads(_Connection):
                 it_before = it
                 shared = items.get(it)
                 if shared is None:
-                    what = f"items of run {index} of {case_id!r}"
                     shared = items[it] = (
-                        _decode(it or "[]", what)
-                        if decode_items or not it or it == "[]" or it[0] != "["
-                        else LazyItems(it, what)  # (what is not a list is damaged: said now)
+                        _decode(it or "[]", f"items of run {index} of {case_id!r}")
+                        if decode_items
+                        else _items(it, index, case_id)
                     )
                 graded = shared
             if tc != tc_before:
                 tc_before = tc
                 known = tools.get(tc)
                 if known is None:
-                    raw = _decode(tc or "{}", f"tool counts of run {index} of {case_id!r}")
-                    known = tools[tc] = {name: (n, e) for name, (n, e) in raw.items()}
+                    known = tools[tc] = tool_counts_of(tc, index, case_id)
                 counts = known
             append(
                 new(
@@ -447,6 +459,51 @@ class _Reads(_Connection):
                 )
             )
         return out
+
+    def counted_items(
+        self, experiment_id: str, span: tuple[str, str]
+    ) -> Iterator[tuple[str, list[int], list[Sequence[dict[str, Any]]]]]:
+        """The counted (not errored) runs of the cases from `span[0]` to `span[1]`, case by
+        case: (case id, their run indices, rising, and their per-item results as
+        `summaries(decode_items=False)` gives them: runs with the same text share one
+        value). Three columns of a run, no other: `report --json`'s items of a stretch
+        of cases (`passhat.report.json_stream`)."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT case_id, run_index, items FROM run_summaries WHERE experiment_id = ? "
+            "AND case_id BETWEEN ? AND ? AND status != 'errored' ORDER BY case_id, run_index",
+            (experiment_id, *span),
+        ).fetchall()
+        if not rows:
+            return
+        cases, indices, texts = map(list, zip(*rows, strict=True))
+        del rows
+        shared: dict[str, Sequence[dict[str, Any]]] = {}
+        # each distinct text read once, named after the first run that has it
+        for at in dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True)).values():
+            shared[texts[at]] = _items(texts[at], indices[at], cases[at])
+        values = list(map(shared.__getitem__, texts))
+        start = 0
+        for case, size in Counter(cases).items():  # by case: one stretch each
+            end = start + size
+            yield case, indices[start:end], values[start:end]
+            start = end
+
+    def run_numbers(self, experiment_id: str) -> Iterator[list[tuple[int, int, int, str]]]:
+        """(run index, input tokens, output tokens, tool counts as stored) of every run by
+        case and index, a few thousand at a time, from the covering index
+        `run_summaries_cases` (no per-item results)."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        cursor.execute(
+            "SELECT run_index, input_tokens, output_tokens, tool_counts "
+            "FROM run_summaries INDEXED BY run_summaries_cases WHERE experiment_id = ? "
+            "ORDER BY case_id, run_index",
+            (experiment_id,),
+        )
+        while rows := cursor.fetchmany(NUMBERS_CHUNK):
+            yield rows
 
     def statuses(self, experiment_id: str) -> Iterator[tuple[str, int, str]]:
         """(case, run index, status) of every run, streamed: accounting in flat memory."""
