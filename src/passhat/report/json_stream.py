@@ -74,8 +74,12 @@ def streamed_json(
     numbers = _numbers(store, experiment.id, runs_of)
     yield from json_head(experiment, accounting, forecast_m, read.replayed)
     yield b',"items":'
-    spans = [(stretch[0], stretch[-1]) for stretch in stretches(runs_of)]
-    cases = chain.from_iterable(store.counted_items(experiment.id, span) for span in spans)
+    counted_of = {c.case: c.counted for c in accounting.cases}
+    parts = [
+        [(case, counted_of[case]) for case in stretch if counted_of.get(case)]
+        for stretch in stretches(runs_of)
+    ]
+    cases = chain.from_iterable(store.counted_items(experiment.id, part) for part in parts)
     for piece in case_item_json(cases):
         yield piece.encode()
     sizes = {case: n for case, (n, _, _) in runs_of.items()}

@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import accumulate
 from typing import Any, NoReturn, overload
 
 from passhat._gc import without_gc
@@ -461,31 +463,45 @@ class _Reads(_Connection):
         return out
 
     def counted_items(
-        self, experiment_id: str, span: tuple[str, str]
+        self, experiment_id: str, counted: Sequence[tuple[str, int]]
     ) -> Iterator[tuple[str, list[int], list[Sequence[dict[str, Any]]]]]:
-        """The counted (not errored) runs of the cases from `span[0]` to `span[1]`, case by
-        case: (case id, their run indices, rising, and their per-item results as
-        `summaries(decode_items=False)` gives them: runs with the same text share one
-        value). Three columns of a run, no other: `report --json`'s items of a stretch
-        of cases (`passhat.report.json_stream`)."""
+        """The counted (not errored) runs of the cases of `counted` (each case id, in the
+        store's order, with its count of counted runs), case by case: (case id, their run
+        indices, rising, and their per-item results as `summaries(decode_items=False)`
+        gives them: runs with the same text share one value). Two columns of a run, read
+        from the first case to the last, both included (one range of the table): no case
+        id, each run's is known from the counts (should they not add up, the case ids are
+        read). `report --json`'s items of a stretch of cases (`passhat.report.json_stream`)."""
+        if not counted:
+            return
         cursor = self._db.cursor()
         cursor.row_factory = None
+        where = "experiment_id = ? AND case_id BETWEEN ? AND ? AND status != 'errored'"
+        span = (experiment_id, counted[0][0], counted[-1][0])
         rows = cursor.execute(
-            "SELECT case_id, run_index, items FROM run_summaries WHERE experiment_id = ? "
-            "AND case_id BETWEEN ? AND ? AND status != 'errored' ORDER BY case_id, run_index",
-            (experiment_id, *span),
+            f"SELECT run_index, items FROM run_summaries WHERE {where} ORDER BY case_id, run_index",
+            span,
         ).fetchall()
+        sizes: dict[str, int] = dict(counted)
+        if sum(sizes.values()) != len(rows) or len(sizes) != len(counted):
+            cases_of = cursor.execute(
+                f"SELECT case_id FROM run_summaries WHERE {where} ORDER BY case_id, run_index",
+                span,
+            ).fetchall()
+            sizes = Counter([case for (case,) in cases_of])
         if not rows:
             return
-        cases, indices, texts = map(list, zip(*rows, strict=True))
+        indices, texts = map(list, zip(*rows, strict=True))
         del rows
         shared: dict[str, Sequence[dict[str, Any]]] = {}
         # each distinct text read once, named after the first run that has it
+        ends = list(accumulate(sizes.values()))
+        names = list(sizes)
         for at in dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True)).values():
-            shared[texts[at]] = _items(texts[at], indices[at], cases[at])
+            shared[texts[at]] = _items(texts[at], indices[at], names[bisect_right(ends, at)])
         values = list(map(shared.__getitem__, texts))
         start = 0
-        for case, size in Counter(cases).items():  # by case: one stretch each
+        for case, size in sizes.items():  # by case: one stretch each
             end = start + size
             yield case, indices[start:end], values[start:end]
             start = end
