@@ -76,8 +76,10 @@ HEAVY = (
 )
 # what `passhat list` and `passhat report` need: not the runner's modules (cli/run.py),
 # its event loop or progress bar; nor the statistics, which `passhat report` loads
-# while its store is read (cli/read.py)
-REPORTING = ["passhat.store", "rich.console"]
+# while its store is read (cli/read.py); nor rich's console, made when something is
+# printed (`report --json` prints none; the terminal report's tables load it while
+# the store is read)
+REPORTING = ["passhat.store"]
 
 IMPORTS = """
 import sys

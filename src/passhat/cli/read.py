@@ -19,7 +19,8 @@ import typer
 
 from passhat._gc import without_gc
 from passhat._lazy import imported_meanwhile
-from passhat.cli._app import app, console, err_console, write_json, write_json_pieces
+from passhat.cli import _app
+from passhat.cli._app import app, write_json, write_json_pieces
 from passhat.cli._help import examples
 from passhat.cli._options import (
     AllCasesOption,
@@ -179,7 +180,7 @@ def report(
                 )
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
-            err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
+            _app.err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
         read = runs if tallied is None else tallied[0].errored  # the errored runs at least
         unseen = Unseen(
             tuple(store.attempt_tokens(experiment.id)), store.abandoned_calls(experiment.id, read)
@@ -216,7 +217,7 @@ def report(
             complete = counted.complete
         else:
             accounting = print_experiment_report(
-                console,
+                _app.console,
                 experiment,
                 runs,
                 forecast_m=forecast_m,
@@ -229,7 +230,7 @@ def report(
                 counted=tallied,
             )
             for line in unseen.lines(counted_in, counted_out):
-                console.print(line, style="yellow", markup=False, soft_wrap=True)
+                _app.console.print(line, style="yellow", markup=False, soft_wrap=True)
             complete = accounting.complete
     if junit_xml is not None or summary is not None:
         _write_ci(experiment, runs, junit_xml, summary)
@@ -335,7 +336,7 @@ def show(
     if as_json:
         write_json(run_dict(r))
     else:
-        print_run(console, r)
+        print_run(_app.console, r)
 
 
 def _check_run_ref(experiment: ExperimentRecord, case_id: str, run_index: int) -> None:
@@ -369,4 +370,4 @@ def list_experiments(db: DbOption = None) -> None:
     with open_store(db, read_only=True) as store:
         experiments = store.experiments()
         counts = store.status_counts()
-    console.print(experiments_table(experiments, counts, title=f"{db or default_db_path()}"))
+    _app.console.print(experiments_table(experiments, counts, title=f"{db or default_db_path()}"))
