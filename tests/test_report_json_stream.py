@@ -202,17 +202,18 @@ def test_the_columns_streamed_json_reads_are_the_summaries(tmp_path: Path) -> No
     """`Store.counted_items` gives the counted runs of the cases from the first it is
     given to the last in the store's order, both included, case by case, their per-item
     results equal to the summaries' and shared where their text is; `Store.run_numbers`
-    every run's index, tokens and tool counts as stored, by case and index."""
+    every run's index, tokens and tool counts, by case and index, each distinct tool-count
+    value once, in the order runs first have it."""
     stored_runs(tmp_path, 1)
     with Store(tmp_path / "p.db") as store:
         summaries = store.summaries("e1", decode_items=False)
         cases = sorted({run.case_id for run in summaries})
         inner = cases[2:9]
-        counted = Counter(r.case_id for r in summaries if r.status != "errored")
-        got = list(store.counted_items("e1", [(c, counted[c]) for c in inner if counted[c]]))
+        counts = Counter(r.case_id for r in summaries if r.status != "errored")
+        got = list(store.counted_items("e1", [(c, counts[c]) for c in inner if counts[c]]))
         # counts that do not add up (not what tallies give): the case ids are read
         assert list(store.counted_items("e1", [(inner[0], 1), (inner[-1], 1)])) == got
-        numbers = [row for rows in store.run_numbers("e1") for row in rows]
+        numbers = store.run_numbers("e1", list(Counter(r.case_id for r in summaries).items()))
     counted = [r for r in summaries if r.case_id in inner and r.status != "errored"]
     assert [case for case, _, _ in got] == sorted({r.case_id for r in counted})
     assert [(case, i) for case, indices, _ in got for i in indices] == [
@@ -223,12 +224,9 @@ def test_the_columns_streamed_json_reads_are_the_summaries(tmp_path: Path) -> No
     texts = {json.dumps(list(v)) for v in values}
     assert len({id(v) for v in values}) == len(texts) < len(values)  # one object a text
     assert any(r.status == "errored" for r in summaries if r.case_id in inner)
-    assert [(i, a, b, json.loads(t)) for i, a, b, t in numbers] == [
-        (
-            r.run_index,
-            r.input_tokens,
-            r.output_tokens,
-            {k: list(v) for k, v in r.tool_counts.items()},
-        )
-        for r in summaries
-    ]
+    assert list(numbers.indices) == [r.run_index for r in summaries]
+    assert list(numbers.tokens_in) == [r.input_tokens for r in summaries]
+    assert list(numbers.tokens_out) == [r.output_tokens for r in summaries]
+    assert [numbers.counts[key] for key in numbers.keys] == [r.tool_counts for r in summaries]
+    distinct = {json.dumps(r.tool_counts): r.tool_counts for r in summaries}
+    assert list(numbers.counts.values()) == list(distinct.values()) and len(distinct) > 1

@@ -17,10 +17,8 @@ stores with errored, retried, limited, missing and unplanned runs and unkind tex
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import accumulate, chain
+from collections.abc import Iterator, Mapping
+from itertools import chain
 from typing import Any
 
 from passhat.accounting import Accounting
@@ -29,7 +27,7 @@ from passhat.records import ExperimentRecord
 from passhat.report.digest import Digest
 from passhat.report.experiment import json_head, json_tail
 from passhat.report.parts_json import case_item_json, tool_json_of, usage_pieces
-from passhat.store import Store, tool_counts_of
+from passhat.store import RunNumbers, Store
 
 STRETCH_RUNS = 5_000
 """Runs read at a time, at most (whole cases: a case of more runs is read alone)."""
@@ -60,6 +58,7 @@ def streamed_json(
     *,
     forecast_m: int = 10,
     unseen: Mapping[str, Any] | None = None,
+    numbers: RunNumbers | None = None,
 ) -> Iterator[bytes]:
     """`experiment_json`'s pieces (no prices) from `counted` (`digest.tallied` of the
     store's tallies, every case listed) and the runs read column by column: their run
@@ -71,7 +70,8 @@ def streamed_json(
     agrees with the tallies."""
     read, accounting = counted
     runs_of = read.case_usage or {}
-    numbers = _numbers(store, experiment.id, runs_of)
+    if numbers is None:
+        numbers = store_numbers(store, experiment.id, runs_of)
     yield from json_head(experiment, accounting, forecast_m, read.replayed)
     yield b',"items":'
     counted_of = {c.case: c.counted for c in accounting.cases}
@@ -84,7 +84,7 @@ def streamed_json(
         yield piece.encode()
     sizes = {case: n for case, (n, _, _) in runs_of.items()}
     indices, tokens_in, tokens_out, keys, counts = numbers
-    del numbers
+    numbers = None
     yield b',"tools":'
     for piece in tool_json_of(keys, counts, experiment.tools, sizes):
         yield piece.encode()
@@ -95,55 +95,9 @@ def streamed_json(
     yield from json_tail(read.errored, limited_dicts(read.limited), read.retry, unseen)
 
 
-_Numbers = tuple[
-    "array[int]", "array[int]", "array[int]", "array[int]", dict[int, Mapping[str, tuple[int, int]]]
-]
-"""Run indices, input and output tokens, tool-count keys (by run), tool counts by key."""
-
-
-def _numbers(store: Store, experiment_id: str, runs_of: Mapping[str, tuple[int, ...]]) -> _Numbers:
-    """Every run's index, input and output tokens (4 bytes each a run where they fit,
-    `_put`), and the key of its tool counts, by case and index; each distinct tool-count
-    value by key, keys in the order runs first have them (`runs_of`: each case's runs)."""
-    runs = sum(n for n, *_ in runs_of.values())
-    # made at their whole size at once: grown, each would be copied, twice held, as it
-    # grew
-    indices = array("i", [0]) * runs
-    tokens_in = array("i", [0]) * runs
-    tokens_out = array("i", [0]) * runs
-    counts_keys = array("I", [0]) * runs  # each run's tool counts, by first appearance
-    counts: dict[int, Mapping[str, tuple[int, int]]] = {}  # each distinct value, by key
-    key_of: dict[str, int] = {}  # the key of each stored text
-    ends = list(accumulate(n for n, *_ in runs_of.values()))  # where each case's runs end
-    cases = list(runs_of)
-    start = 0
-    for rows in store.run_numbers(experiment_id):
-        index, used_in, used_out, texts = zip(*rows, strict=True)
-        new = [text for text in dict.fromkeys(texts) if text not in key_of]
-        if new:  # read as `Store.summaries` reads them, named after the first run of each
-            firsts = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True))
-            for text in new:
-                first = firsts[text]
-                case = cases[bisect_right(ends, start + first)]
-                counts[len(key_of)] = tool_counts_of(text, index[first], case)
-                key_of[text] = len(key_of)
-        at = slice(start, start + len(rows))
-        start = at.stop
-        indices = _put(indices, at, index)
-        tokens_in = _put(tokens_in, at, used_in)
-        tokens_out = _put(tokens_out, at, used_out)
-        counts_keys[at] = array("I", map(key_of.__getitem__, texts))
-    for column in (indices, tokens_in, tokens_out, counts_keys):  # all read (a snapshot's)
-        del column[start:]
-    return indices, tokens_in, tokens_out, counts_keys, counts
-
-
-def _put(column: array[int], at: slice, values: Sequence[int]) -> array[int]:
-    """`column` with `values` at `at`: the same array, or, when a value does not fit in its
-    4 bytes (a count of 2**31 or more), a copy of it at 8 bytes a value."""
-    try:
-        column[at] = array(column.typecode, values)
-    except OverflowError:
-        column = array("q", column)
-        column[at] = array("q", values)
-    return column
+def store_numbers(
+    store: Store, experiment_id: str, runs_of: Mapping[str, tuple[int, int, int]]
+) -> RunNumbers:
+    """`Store.run_numbers` of the runs counted per case in `runs_of` (`Digest.case_usage`):
+    read before any JSON is written, so that a damaged tool count is said first."""
+    return store.run_numbers(experiment_id, [(case, n) for case, (n, _, _) in runs_of.items()])

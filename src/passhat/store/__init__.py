@@ -38,6 +38,7 @@ from passhat.store.leases import LEASE_EXPIRY_S as LEASE_EXPIRY_S
 from passhat.store.leases import _Leases
 from passhat.store.reads import _SUMMARY as _SUMMARY
 from passhat.store.reads import LazyItems as LazyItems
+from passhat.store.reads import RunNumbers as RunNumbers
 from passhat.store.reads import tool_counts_of as tool_counts_of
 from passhat.store.schema import MIGRATIONS as MIGRATIONS
 from passhat.store.schema import _Schema, create_private

@@ -9,11 +9,12 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
-from typing import Any, NoReturn, overload
+from typing import Any, NamedTuple, NoReturn, overload
 
 from passhat._gc import without_gc
 from passhat.errors import StoreError
@@ -86,7 +87,7 @@ def gave_up(runs: Iterable[RunRecord | RunSummary]) -> int:
 
 
 NUMBERS_CHUNK = 8192
-"""Rows `Store.run_numbers` hands over at a time."""
+"""Rows `Store.run_numbers` reads at a time."""
 
 _UNSET = object()
 """Equal to no column value (a row's NULL is None)."""
@@ -259,6 +260,29 @@ def _run(row: sqlite3.Row, decoded: dict[str, dict[Any, Any]] | None = None) -> 
             if seen is not None:
                 seen[text] = data[key]
     return RunRecord(**data)
+
+
+class RunNumbers(NamedTuple):
+    """What `Store.run_numbers` reads of every run, by case and index."""
+
+    indices: array[int]
+    tokens_in: array[int]
+    tokens_out: array[int]
+    keys: array[int]
+    """The key of each run's tool counts in `counts`."""
+    counts: dict[int, dict[str, tuple[int, int]]]
+    """Each distinct tool-count value by key: {tool: (calls, errors)}."""
+
+
+def _put(column: array[int], at: slice, values: Sequence[int]) -> array[int]:
+    """`column` with `values` at `at`: the same array, or, when a value does not fit in its
+    4 bytes (a count of 2**31 or more), a copy of it at 8 bytes a value."""
+    try:
+        column[at] = array(column.typecode, values)
+    except OverflowError:
+        column = array("q", column)
+        column[at] = array("q", values)
+    return column
 
 
 class _Reads(_Connection):
@@ -506,10 +530,22 @@ class _Reads(_Connection):
             yield case, indices[start:end], values[start:end]
             start = end
 
-    def run_numbers(self, experiment_id: str) -> Iterator[list[tuple[int, int, int, str]]]:
-        """(run index, input tokens, output tokens, tool counts as stored) of every run by
-        case and index, a few thousand at a time, from the covering index
-        `run_summaries_cases` (no per-item results)."""
+    def run_numbers(self, experiment_id: str, runs: Sequence[tuple[str, int]]) -> RunNumbers:
+        """Every run's index, input and output tokens and the key of its tool counts, by
+        case and index, from the covering index `run_summaries_cases` (no per-item
+        results), as arrays of 4 bytes a run where the values fit (`_put`); each distinct
+        tool-count value once, keys in the order runs first have them, decoded as
+        `summaries` decodes them (damaged: said now, naming the first run that has it).
+        `runs`: each case id in the store's order with its count of runs, as counted in
+        the same snapshot (`Store.tallies`). `report --json`'s tools and tokens
+        (`passhat.report.json_stream`)."""
+        total = sum(n for _, n in runs)
+        # made at their whole size at once: grown, each would be copied, twice held
+        indices, tokens_in, tokens_out = (array("i", [0]) * total for _ in range(3))
+        keys = array("I", [0]) * total
+        counts: dict[int, dict[str, tuple[int, int]]] = {}  # each distinct value, by key
+        key_of: dict[str, int] = {}  # the key of each stored text
+        ends = list(accumulate(n for _, n in runs))  # where each case's runs end
         cursor = self._db.cursor()
         cursor.row_factory = None
         cursor.execute(
@@ -518,8 +554,25 @@ class _Reads(_Connection):
             "ORDER BY case_id, run_index",
             (experiment_id,),
         )
+        start = 0
         while rows := cursor.fetchmany(NUMBERS_CHUNK):
-            yield rows
+            index, used_in, used_out, texts = zip(*rows, strict=True)
+            if new := [text for text in dict.fromkeys(texts) if text not in key_of]:
+                firsts = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True))
+                for text in new:
+                    first = firsts[text]
+                    case = runs[bisect_right(ends, start + first)][0]
+                    counts[len(key_of)] = tool_counts_of(text, index[first], case)
+                    key_of[text] = len(key_of)
+            at = slice(start, start + len(rows))
+            start = at.stop
+            indices = _put(indices, at, index)
+            tokens_in = _put(tokens_in, at, used_in)
+            tokens_out = _put(tokens_out, at, used_out)
+            keys[at] = array("I", map(key_of.__getitem__, texts))
+        for column in (indices, tokens_in, tokens_out, keys):  # as many as were read
+            del column[start:]
+        return RunNumbers(indices, tokens_in, tokens_out, keys, counts)
 
     def statuses(self, experiment_id: str) -> Iterator[tuple[str, int, str]]:
         """(case, run index, status) of every run, streamed: accounting in flat memory."""
