@@ -44,7 +44,7 @@ from passhat.records import ExperimentRecord, RunJson, RunSummary
 from passhat.report import ROWS_SHOWN
 from passhat.report.digest import TALLIED_K, tallied
 from passhat.report.i18n import t
-from passhat.store import Store, default_db_path
+from passhat.store import RunNumbers, Store, default_db_path
 from passhat.usage import Unseen
 
 if TYPE_CHECKING:
@@ -143,22 +143,18 @@ def report(
         # modules loaded first, then the rows read, took 30-60 ms less
         with nullcontext() if streamed else imported_meanwhile(*REPORT_MODULES):
             tallied = _tallied(store, experiment, streamed=streamed) if unread else None
+            # a streamed report's every run's index, tokens and tool counts, read before
+            # any JSON (a damaged tool count is said first); None: values `passhat run`
+            # writes none of (a float token count...), and the runs are read whole
+            numbers = _numbers(store, experiment.id, tallied[0]) if streamed and tallied else None
+            if streamed and numbers is None:
+                tallied = None
             runs = (
                 store.summaries(
                     experiment.id, decode_items=False, read_items=streamed or not unread
                 )
                 if tallied is None
                 else []
-            )
-            # a streamed report's every run's index, tokens and tool counts: read while
-            # its modules load (a damaged tool count is said before any JSON)
-            numbers = (
-                store.run_numbers(
-                    experiment.id,
-                    [(case, n) for case, (n, _, _) in (tallied[0].case_usage or {}).items()],
-                )
-                if streamed and tallied is not None
-                else None
             )
         from passhat.report.experiment import experiment_dict, print_experiment_report
 
@@ -204,18 +200,13 @@ def report(
         else:
             counted_in, counted_out = tallied[0].input_tokens, tallied[0].output_tokens
         unseen_data = unseen.to_dict(counted_in, counted_out, prices)
-        if piped and tallied is not None:  # counted in SQL, the runs read stretch by stretch
+        if tallied is not None and numbers is not None:  # streamed: counted in SQL
             from passhat.report.json_stream import streamed_json
 
             accounting = tallied[1]
             write_json_pieces(
                 streamed_json(
-                    store,
-                    experiment,
-                    tallied,
-                    forecast_m=forecast_m,
-                    unseen=unseen_data,
-                    numbers=numbers,
+                    store, experiment, tallied, numbers, forecast_m=forecast_m, unseen=unseen_data
                 )
             )
             complete = accounting.runs_counted > 0 and accounting.complete
@@ -285,14 +276,19 @@ def _tallied(
     """The digest and accounting of a large experiment's runs counted in SQL (None for
     one the report lists whole, of cases of few runs, or a damaged store: its runs are
     read). `streamed`: for `report --json` (`passhat.report.json_stream`), every case
-    listed, whatever the runs per case; None also when a run's case id, index or token
-    count is not as `passhat run` writes it."""
+    listed, whatever the runs per case."""
     if experiment.k_requested < TALLIED_K and not streamed:
         return None
     tallies = store.tallies(experiment.id, parts=not streamed)
-    if tallies is None or (streamed and not store.plain_columns(experiment.id)):
+    if tallies is None:
         return None
     return tallied(tallies, experiment, 0 if streamed else ROWS_SHOWN)
+
+
+def _numbers(store: Store, experiment_id: str, read: Digest) -> RunNumbers | None:
+    """`Store.run_numbers` of the runs counted per case (`Digest.case_usage`)."""
+    usage = read.case_usage or {}
+    return store.run_numbers(experiment_id, [(case, n) for case, (n, _, _) in usage.items()])
 
 
 def _listed_runs(store: Store, experiment_id: str, cases: Sequence[str]) -> list[RunSummary]:

@@ -55,23 +55,20 @@ def streamed_json(
     store: Store,
     experiment: ExperimentRecord,
     counted: tuple[Digest, Accounting],
+    numbers: RunNumbers,
     *,
     forecast_m: int = 10,
     unseen: Mapping[str, Any] | None = None,
-    numbers: RunNumbers | None = None,
 ) -> Iterator[bytes]:
     """`experiment_json`'s pieces (no prices) from `counted` (`digest.tallied` of the
-    store's tallies, every case listed) and the runs read column by column: their run
-    indices, token counts and tool counts first (`Store.run_numbers`: a damaged tool count
-    is said before any JSON), then the counted runs' items a stretch of cases at a time
-    (`Store.counted_items`). The store's case ids must be text and its run indices and
-    token counts integers (`Store.plain_columns`), as the plain pieces of
-    `experiment_json` take them; read it in one `Store.snapshot`, so that every read
-    agrees with the tallies."""
+    store's tallies, every case listed) and the runs read column by column: `numbers`,
+    every run's index, token counts and tool counts (`Store.run_numbers`, read before
+    any JSON: a damaged tool count is said first, and values the plain pieces of
+    `experiment_json` do not take are found), then the counted runs' items a stretch of
+    cases at a time (`Store.counted_items`). Read the store in one `Store.snapshot`, so
+    that every read agrees with the tallies."""
     read, accounting = counted
     runs_of = read.case_usage or {}
-    if numbers is None:
-        numbers = store_numbers(store, experiment.id, runs_of)
     yield from json_head(experiment, accounting, forecast_m, read.replayed)
     yield b',"items":'
     counted_of = {c.case: c.counted for c in accounting.cases}
@@ -84,20 +81,10 @@ def streamed_json(
         yield piece.encode()
     sizes = {case: n for case, (n, _, _) in runs_of.items()}
     indices, tokens_in, tokens_out, keys, counts = numbers
-    numbers = None
     yield b',"tools":'
     for piece in tool_json_of(keys, counts, experiment.tools, sizes):
         yield piece.encode()
-    del keys, counts
     yield b',"usage":'
     for piece in usage_pieces(sizes, indices, tokens_in, tokens_out):
         yield piece.encode()
     yield from json_tail(read.errored, limited_dicts(read.limited), read.retry, unseen)
-
-
-def store_numbers(
-    store: Store, experiment_id: str, runs_of: Mapping[str, tuple[int, int, int]]
-) -> RunNumbers:
-    """`Store.run_numbers` of the runs counted per case in `runs_of` (`Digest.case_usage`):
-    read before any JSON is written, so that a damaged tool count is said first."""
-    return store.run_numbers(experiment_id, [(case, n) for case, (n, _, _) in runs_of.items()])

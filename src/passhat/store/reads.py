@@ -530,7 +530,7 @@ class _Reads(_Connection):
             yield case, indices[start:end], values[start:end]
             start = end
 
-    def run_numbers(self, experiment_id: str, runs: Sequence[tuple[str, int]]) -> RunNumbers:
+    def run_numbers(self, experiment_id: str, runs: Sequence[tuple[str, int]]) -> RunNumbers | None:
         """Every run's index, input and output tokens and the key of its tool counts, by
         case and index, from the covering index `run_summaries_cases` (no per-item
         results), as arrays of 4 bytes a run where the values fit (`_put`); each distinct
@@ -538,7 +538,13 @@ class _Reads(_Connection):
         `summaries` decodes them (damaged: said now, naming the first run that has it).
         `runs`: each case id in the store's order with its count of runs, as counted in
         the same snapshot (`Store.tallies`). `report --json`'s tools and tokens
-        (`passhat.report.json_stream`)."""
+        (`passhat.report.json_stream`).
+
+        None when a case id is not text, a run index or token count not an integer, or
+        tool counts not an object (as `passhat run` writes none of them; a hand-edited
+        store may hold them): the caller then reads the runs' summaries, which take any."""
+        if not all(type(case) is str for case, _ in runs):
+            return None
         total = sum(n for _, n in runs)
         # made at their whole size at once: grown, each would be copied, twice held
         indices, tokens_in, tokens_out = (array("i", [0]) * total for _ in range(3))
@@ -558,6 +564,8 @@ class _Reads(_Connection):
         while rows := cursor.fetchmany(NUMBERS_CHUNK):
             index, used_in, used_out, texts = zip(*rows, strict=True)
             if new := [text for text in dict.fromkeys(texts) if text not in key_of]:
+                if not all(type(text) is str and text[:1] == "{" for text in new):
+                    return None
                 firsts = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True))
                 for text in new:
                     first = firsts[text]
@@ -566,9 +574,12 @@ class _Reads(_Connection):
                     key_of[text] = len(key_of)
             at = slice(start, start + len(rows))
             start = at.stop
-            indices = _put(indices, at, index)
-            tokens_in = _put(tokens_in, at, used_in)
-            tokens_out = _put(tokens_out, at, used_out)
+            try:
+                indices = _put(indices, at, index)
+                tokens_in = _put(tokens_in, at, used_in)
+                tokens_out = _put(tokens_out, at, used_out)
+            except TypeError:  # not an integer (a float, text, NULL)
+                return None
             keys[at] = array("I", map(key_of.__getitem__, texts))
         for column in (indices, tokens_in, tokens_out, keys):  # as many as were read
             del column[start:]

@@ -106,7 +106,7 @@ class _Tallies(_Reads):
         `Store.summaries` names the run). With `parts=False`, neither the tool-count
         values nor the cases with graded items are counted (`tool_counts` and `graded`
         are empty): what a reader of every run afterwards needs
-        (`passhat.report.json_stream`, which checks the tool counts: `plain_columns`)."""
+        (`passhat.report.json_stream`, which reads the tool counts: `Store.run_numbers`)."""
         db = self._db
         damaged = db.execute(
             "SELECT 1 FROM run_summaries INDEXED BY run_summaries_damaged "
@@ -134,21 +134,6 @@ class _Tallies(_Reads):
             limited=self._limited(experiment_id) if any(c.limited for c in cases) else {},
             retried=self._retried(experiment_id) if any(c.retried for c in cases) else None,
         )
-
-    def plain_columns(self, experiment_id: str) -> bool:
-        """Every run's case id is text, its run index and token counts are integers (as
-        `passhat run` writes them; a hand-edited store may hold other values) and its
-        tool counts are not damaged (an object, as the store's trigger writes them), read
-        from the covering index `run_summaries_cases`: a reader that writes as it reads
-        (`passhat.report.json_stream`) meets nothing it would have to refuse halfway."""
-        odd = self._db.execute(
-            "SELECT 1 FROM run_summaries INDEXED BY run_summaries_cases WHERE experiment_id = ? "
-            "AND (typeof(case_id) != 'text' OR typeof(run_index) != 'integer' "
-            "OR typeof(input_tokens) != 'integer' OR typeof(output_tokens) != 'integer' "
-            "OR substr(tool_counts, 1, 1) != '{') LIMIT 1",
-            (experiment_id,),
-        ).fetchone()
-        return odd is None
 
     def _tool_counts(
         self, experiment_id: str
