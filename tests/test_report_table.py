@@ -140,6 +140,23 @@ def test_the_plain_lines_are_used_when_only_text_is_shown() -> None:
     assert table._plain_lines(colour, colour.options) is None
 
 
+def test_a_table_too_wide_for_the_console_is_still_printed_as_plain_lines() -> None:
+    """Guards the speed-up for a table wider than the console (an item-stability table
+    at k = 100, its runs missed in a long list): rich's own narrowed widths are taken,
+    the long cell is wrapped by rich, and the rest is written as plain lines, the same
+    as rich prints it."""
+    table = item_table(Table)
+    table.columns[2].no_wrap = False
+    table.add_row(Text("AC4:unverifiable"), "1/10", ", ".join(map(str, range(2, 40))), "x")
+    console = Console(file=io.StringIO(), width=60, color_system=None)
+    assert table._plain_lines(console, console.options) is not None
+    rich = item_table(RichTable)
+    rich.columns[2].no_wrap = False
+    rich.add_row(Text("AC4:unverifiable"), "1/10", ", ".join(map(str, range(2, 40))), "x")
+    assert printed(table, 60) == printed(rich, 60)
+    assert printed(table, 60).count("\n") > 6  # the list wrapped
+
+
 def forecast_table(cls: type[RichTable]) -> RichTable:
     """The per-case forecast's shape: headers longer than their column wrap."""
     table = cls(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, title="Per case")

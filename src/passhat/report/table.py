@@ -8,8 +8,11 @@ file, CI logs) and every cell is whole lines of plain text that fit, the lines r
 would print are simple to write directly: each column as wide as its widest line
 (within its min and max width), lines justified and padded, rich's own box
 characters between cells; titles and captions still go through rich (they wrap).
-Anything else (colour, a cell that wraps, markup, control characters, a table
-wider than the console, settings not handled here) is rendered by rich itself.
+A table wider than the console takes the widths rich narrows its columns to, and
+a cell too long for its column is wrapped by rich alone (an item-stability table at
+k = 100, its long lists of runs). Anything else (colour, markup, control characters,
+a column narrower than its padding, settings not handled here) is rendered by rich
+itself.
 tests/test_report_table.py checks the two agree on generated tables.
 """
 
@@ -177,8 +180,17 @@ class Table(rich_table.Table):
             if column.max_width is not None:
                 width = min(width, column.max_width + pad)  # its longer cells wrap
             widths.append(width)
-        if max_width < 1 or sum(widths) > max_width or min(widths) < 1:
+        if max_width < 1 or min(widths) < 1:
             return None
+        if sum(widths) > max_width:  # too wide: rich narrows the columns that may wrap,
+            # and its widths are taken as they are (a cell too long for one is wrapped
+            # by rich, `_cells`), not its whole rendering of every cell
+            widths = self._calculate_column_widths(console, options.update_width(max_width))
+            pads = map(self._get_padding_width, range(len(widths)))
+            if sum(widths) > max_width or any(
+                w <= pad for w, pad in zip(widths, pads, strict=True)
+            ):
+                return None  # a column narrower than its padding: left to rich
         table_width = sum(widths) + self._extra_width
         render_options = options.update(width=table_width, highlight=self.highlight, height=None)
         return widths, self._grid(console, render_options, widths, texts)
