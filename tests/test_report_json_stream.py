@@ -17,8 +17,7 @@ from pydantic_core import to_json
 
 from cli_helpers import run_cli
 from passhat.records import RunRecord
-from passhat.report import experiment as experiment_module
-from passhat.report import json_stream
+from passhat.report import json_frame, json_stream
 from passhat.report.digest import tallied
 from passhat.report.experiment import experiment_dict, experiment_json
 from passhat.report.json_stream import streamed_json, stretches
@@ -34,7 +33,7 @@ def small_stretches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stretches of a few runs and cases: the store's runs come in many of them."""
     monkeypatch.setattr(json_stream, "STRETCH_RUNS", 7)
     monkeypatch.setattr(json_stream, "STRETCH_CASES", 3)
-    monkeypatch.setattr(experiment_module, "ERRORED_CHUNK", 2)  # the errored runs too
+    monkeypatch.setattr(json_frame, "ERRORED_CHUNK", 2)  # the errored runs too
 
 
 def both(db: Path, unseen: dict[str, Any] | None = None) -> tuple[bytes, bytes]:

@@ -156,8 +156,6 @@ def report(
                 if tallied is None
                 else []
             )
-        from passhat.report.experiment import experiment_dict, print_experiment_report
-
         recorded = len(runs) if tallied is None else tallied[0].runs
         # why runs differ is shown by the terminal report and the page, not by --json
         shown = not as_json or html is not None
@@ -219,6 +217,8 @@ def report(
             write_json_pieces(pieces)
             complete = accounting.runs_counted > 0 and accounting.complete
         elif as_json:  # indented for a person at a terminal
+            from passhat.report.experiment import experiment_dict
+
             data = experiment_dict(
                 experiment, runs, forecast_m=forecast_m, prices=prices, unseen=unseen_data
             )
@@ -227,6 +227,8 @@ def report(
         elif counted is not None and not verbose:
             complete = counted.complete
         else:
+            from passhat.report.experiment import print_experiment_report
+
             accounting = print_experiment_report(
                 _app.console,
                 experiment,

@@ -10,7 +10,7 @@ as markup. Labels come from `passhat.report.i18n` in the `lang` asked for; data
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress, repeat
 from operator import attrgetter, countOf, gt
 from typing import TYPE_CHECKING, Any
@@ -31,24 +31,33 @@ from passhat.analysis import (
     tool_profile,
 )
 from passhat.limits import limit_dicts
-from passhat.plain import named
 from passhat.records import ExperimentRecord
 from passhat.report.digest import Digest, ToolTally, digest, pass_rate_dict, tool_tallies
 from passhat.report.i18n import t, tn
+from passhat.report.json_frame import (
+    _accounting_dict,
+    _error,
+    _experiment_head,
+    errored_dicts,
+    json_bytes,
+    json_head,
+    json_tail,
+)
+from passhat.report.json_frame import (
+    experiment_uncertainty as experiment_uncertainty,
+)
 from passhat.report.parts import (
     ReportRun,
     _runs,
     header_table,
-    isolation_of,
     items_table,
     tools_table,
     usage_dict,
     usage_table,
 )
-from passhat.report.summary import case_dict, run_counts_dict, summary_with_uncertainty
+from passhat.report.summary import case_dict, summary_with_uncertainty
 from passhat.report.table import Fitted
 from passhat.report.terminal import ROWS_SHOWN, print_metrics, shortfall_lines, shown_cases
-from passhat.stats import Uncertainty, uncertainty
 from passhat.usage import Prices
 
 if TYPE_CHECKING:
@@ -78,13 +87,6 @@ _MODEL_SOURCE = attrgetter("model_source")
 
 
 MAX_ERRORED_LINES = 20
-
-
-def experiment_uncertainty(
-    accounting: Accounting, forecast_m: int, only: set[str] | None = None
-) -> Uncertainty:
-    """Intervals and forecasts with the defaults of `passhat metrics` (seeded: reproducible)."""
-    return uncertainty(accounting, m=forecast_m, seed=0, only=only)
 
 
 def replayed_runs(runs: Sequence[ReportRun]) -> int:
@@ -328,53 +330,8 @@ def _rate(rate: dict[str, Any]) -> str:
     return f"{rate['passed']}/{rate['counted']} ({rate['pass_rate']:.0%})"
 
 
-def _experiment_head(experiment: ExperimentRecord) -> dict[str, Any]:
-    return {
-        **named(experiment, ("id", "name", "created_at")),
-        "suite": experiment.suite_name,
-        **named(experiment, _HEAD_FIELDS),
-        "case_k": dict(experiment.case_k),
-        **named(experiment, ("fingerprint", "harness_version", "kind", "source")),
-        "isolation": isolation_of(experiment),
-    }
-
-
-_HEAD_FIELDS = (
-    "suite_hash",
-    "agent",
-    "model",
-    "model_config",
-    "params",
-    "prompt_version",
-    "k_requested",
-)
-
-
-def _accounting_dict(accounting: Accounting, replayed: int) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "k_requested": accounting.k_requested,
-        **run_counts_dict(accounting),
-        "runs_replayed": replayed,
-    }
-    if accounting.k_varies:  # an adaptive rule asked cases for different k
-        out["k_least"] = accounting.k_least
-        out["k_per_case"] = {str(k): n for k, n in accounting.held().items()}
-    return out
-
-
-def _error(r: ReportRun) -> dict[str, Any]:
-    """What the report says of an errored run, in its line and in --json (which adds the
-    traceback)."""
-    return {"case": r.case_id, "run": r.run_index, "type": r.error_type, "message": r.error_message}
-
-
 def _errored_dicts(runs: Sequence[ReportRun], columns: RunColumns) -> list[dict[str, Any]]:
     return errored_dicts(compress(runs, map("errored".__eq__, columns.statuses)))
-
-
-def errored_dicts(errored: Iterable[ReportRun]) -> list[dict[str, Any]]:
-    """`report --json`'s `errored`: each errored run's line (`_error`) and traceback."""
-    return [{**_error(r), "traceback": r.traceback} for r in errored]
 
 
 def _retried(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
@@ -464,56 +421,3 @@ def _json_pieces(
             yield piece.encode()
     errored = list(compress(runs, map("errored".__eq__, columns.statuses)))
     yield from json_tail(errored, limit_dicts(runs), _retried(runs), unseen)
-
-
-def json_bytes(value: Any) -> bytes:
-    """Compact JSON, NaN and infinities as null: how `report --json` writes a part."""
-    from pydantic_core import to_json
-
-    return to_json(value, inf_nan_mode="null")
-
-
-def json_head(
-    experiment: ExperimentRecord, accounting: Accounting, forecast_m: int, replayed: int
-) -> Iterator[bytes]:
-    """`report --json` up to its items: the experiment, the figures and cases (shape by
-    shape: `passhat.report.summary_json`), the adaptive rounds and the accounting."""
-    yield b'{"experiment":' + json_bytes(_experiment_head(experiment))
-    if accounting.runs_counted:
-        from passhat.report.summary_json import representatives, summary_json_chunks
-
-        u = experiment_uncertainty(accounting, forecast_m, representatives(accounting))
-        # one object {"dataset": ..., "cases": [...]}: its keys go into the report's
-        pieces = summary_json_chunks(accounting, u)
-        previous = "," + next(pieces).removeprefix("{")
-        for piece in pieces:
-            yield previous.encode()
-            previous = piece
-        yield previous.removesuffix("}").encode()
-    else:
-        yield b',"dataset":null,"cases":' + json_bytes([case_dict(c) for c in accounting.cases])
-    yield b',"adaptive":' + json_bytes([dict(r) for r in experiment.adaptive])
-    yield b',"accounting":' + json_bytes(_accounting_dict(accounting, replayed))
-
-
-ERRORED_CHUNK = 4096
-"""Errored runs made into JSON at a time (50,000 at 1,000,000 runs: 25 MB as dicts)."""
-
-
-def json_tail(
-    errored: Sequence[ReportRun],
-    limit: list[dict[str, Any]],
-    retried: dict[str, Any] | None,
-    unseen: Mapping[str, Any] | None,
-) -> Iterator[bytes]:
-    """`report --json` after its usage: the errored runs (`errored_dicts`, a few thousand
-    at a time), the runs a limit stopped, the runs tried again and the tokens billed
-    unseen (when given); the closing brace."""
-    opening = b',"errored":['
-    for start in range(0, len(errored), ERRORED_CHUNK):
-        yield opening + json_bytes(errored_dicts(errored[start : start + ERRORED_CHUNK]))[1:-1]
-        opening = b","
-    yield opening + b"]" if opening != b"," else b"]"
-    yield b',"limit":' + json_bytes(limit)
-    yield b',"retried":' + json_bytes(retried)
-    yield (b"" if unseen is None else b',"unseen":' + json_bytes(dict(unseen))) + b"}"

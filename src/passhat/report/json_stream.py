@@ -25,7 +25,7 @@ from passhat.accounting import Accounting
 from passhat.limits import limited_dicts
 from passhat.records import ExperimentRecord
 from passhat.report.digest import Digest
-from passhat.report.experiment import json_head, json_tail
+from passhat.report.json_frame import json_head, json_tail
 from passhat.report.parts_json import case_item_json, tool_json_of, usage_pieces
 from passhat.store import RunNumbers, Store
 

@@ -18,9 +18,10 @@ from rich import table as rich_table
 from rich.text import Text
 
 from passhat.analysis import ItemStability, RunColumns, ToolUse, run_columns
-from passhat.records import COMMAND_AGENT, ExperimentRecord, RunRecord, RunSummary, agent_label
+from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
 from passhat.report.digest import Digest, ToolTally, digest
 from passhat.report.i18n import LABELS, t, tn, verdict_label
+from passhat.report.json_frame import isolation_of as isolation_of
 from passhat.report.table import Table, titled_table
 from passhat.report.terminal import ROWS_SHOWN, case_width
 from passhat.usage import Prices, TokenUsage, usage_by_case, usage_row
@@ -150,17 +151,6 @@ def header_rows(
         if figures is not None:
             rows.append(("source_figures", figures))
     return rows
-
-
-def isolation_of(e: ExperimentRecord) -> dict[str, Any] | None:
-    """How sealed the runs of an experiment passhat ran were (None for runs it imported or
-    audited): a command agent at its level, an in-process agent not at all."""
-    if e.kind != "run":
-        return None
-    if not e.agent.startswith(COMMAND_AGENT):
-        return {"level": "in-process", "sealed": False}
-    level = str(e.params.get("isolation", "namespace"))
-    return {"level": level, "sealed": level == "namespace"}
 
 
 def header_table(
