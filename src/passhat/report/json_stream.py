@@ -85,6 +85,6 @@ def streamed_json(
     for piece in tool_json_of(keys, counts, experiment.tools, sizes):
         yield piece.encode()
     yield b',"usage":'
-    for piece in usage_pieces(sizes, indices, tokens_in, tokens_out):
+    for piece in usage_pieces(sizes, indices, tokens_in, tokens_out, runs_of):
         yield piece.encode()
     yield from json_tail(read.errored, limited_dicts(read.limited), read.retry, unseen)
