@@ -78,6 +78,10 @@ _AFTER = (
     r"at\s+(?:each|every)|in\s+each|with\s+each|a\s+piece|apiece|(?:of|for)\s+everything|"
     r"pro|par|por)"
 )
+_DETERMINER = (  # between a preposition and its count: "over the same 100 episodes", "from our 5 runs"
+    r"(?:the\s+same\s+|the\s+|all\s+(?:the\s+|of\s+the\s+)?|a\s+total\s+of\s+|about\s+|only\s+|"
+    r"these\s+|those\s+|our\s+|its\s+|their\s+|my\s+|each\s+of\s+(?:the\s+|our\s+)?)?"
+)
 _NOT_COUNT = (
     r"(?:faster|slower|more|less|fewer|larger|smaller|longer|shorter|higher|lower|as|"
     r"bigger|cheaper|better|worse|the\s+(?:cost|size|speed|number))"
@@ -308,8 +312,18 @@ PROSE_RULES = (
     ),
     _rule(
         "count after a verb or preposition",  # "averaged over five seeds", "best of 3 attempts"
-        r"\b" + _BEFORE + r"\s+(?:the\s+|all\s+|a\s+total\s+of\s+|about\s+|only\s+)?"
-        r"(?:n\s*=\s*)?" + _NUM + r"\s+" + _ADJ + _UNIT + r"\b(?!\s+" + _NOT_COUNT + r"\b)",
+        r"\b"
+        + _BEFORE
+        + r"\s+"
+        + _DETERMINER
+        + r"(?:n\s*=\s*)?"
+        + _NUM
+        + r"\s+"
+        + _ADJ
+        + _UNIT
+        + r"\b(?!\s+"
+        + _NOT_COUNT
+        + r"\b)",
     ),
     _rule(
         "count after a verb or preposition",  # "across 3 feeders and 10 seeds", "over 4 models, 3 seeds"
@@ -444,6 +458,20 @@ PROSE_RULES = (
     _rule(
         "N-run average",  # "the 5-run average", "a 3-seed mean"
         r"\b" + _NUM + r"[-\s]" + _UNIT + r"\s+(?:average|mean|median|avg)\b",
+    ),
+    _rule(
+        "statistic over runs",  # "the best of a few repeats", "mean of several seeds" (at least 2)
+        r"\b(?:mean|means|average|avg|median|best|worst|min|max|minimum|maximum)\s+of\s+(?:the\s+)?"
+        r"(?P<num>(?:a\s+few|several|multiple|many|a\s+handful\s+of|a\s+couple\s+of|a\s+number\s+of|"
+        r"repeated)\s+(?:independent\s+|random\s+|separate\s+)?" + _RUNS_PLURAL + r")\b",
+        _several,
+        at_least=True,
+        trigger=("mean", "average", "avg", "median", "best", "worst", "min", "max"),
+    ),
+    _rule(
+        "n = N units",  # "repeated trials (n=5–6)", "seeds (N = 3)", "runs (n=4 each)"
+        r"\b" + _UNIT + r"\s*\(\s*n\s*=\s*" + _NUM + r"(?:\s+each)?\s*[),;]",
+        trigger=("(n", "( n"),
     ),
     _rule("tasks × N runs", r"[x×*]\s*" + _NUM + r"\s+" + _UNIT + r"\b"),  # "50 tasks × 5 trials"
     _rule("tasks × N runs", r"\b" + _NUM + r"\s+" + _UNIT + r"\s*[x×*]\s*\d"),  # "3 runs × 89"

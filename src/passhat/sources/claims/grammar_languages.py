@@ -10,12 +10,19 @@ from __future__ import annotations
 from passhat.sources.claims.grammar import (
     _CN_NUM,
     _CN_UNIT,
+    _OTHER_UNIT,
+    WORD,
     _num_or_after,
     _rule,
     _several,
 )
 from passhat.sources.claims.numbers import FOREIGN, KOREAN
-from passhat.sources.claims.vocabulary import FOREIGN_UNITS, stems
+from passhat.sources.claims.vocabulary import (
+    FOREIGN_COUNT_NAMES,
+    FOREIGN_UNITS,
+    MEASURE_NOUNS,
+    stems,
+)
 
 _JP_NUM = r"(?P<num>(?<!\d)\d+|[一二三四五六七八九十百]{1,4})"
 _DE_TIMES = "|".join(k for k in FOREIGN if k.endswith("mal"))
@@ -27,7 +34,11 @@ _FOREIGN_NUM = r"(?P<num>\d{1,9}|" + _FOREIGN_WORDS + r")"
 _FOREIGN_UNIT = "(?:" + "|".join(sorted(FOREIGN_UNITS, key=len, reverse=True)) + r")(?![\w-])"
 _FOREIGN_BEFORE = (  # a preposition (and an article) before the count, as "over", "of", "with"
     r"(?<![\w-])(?:sur|de|avec|sobre|con|com|em|über|mit|aus|von|bei|nach|je|по|из|на|за|с|со|"
-    r"среди|su|di|met|van|uit|en|in|à|pour|para|durante|pendant|в)\s+(?:(?:les|la|le|des|los|las|os|as|die|den|der|dem|allen?|todas|todos|toutes|tous|"
+    r"среди|su|di|met|van|uit|en|in|à|pour|para|durante|pendant|в|"
+    # a preposition and its article in one word: "nas três sementes", "del promedio", "sui 5 semi"
+    r"nas|nos|das|dos|na|da|pelas|pelos|às|aos|del|al|aux|du|au|nelle|nei|negli|sulle|sui|"
+    r"sugli|delle|dei|degli|alle|ai|zur|beim|entre|zwischen|между|tra|fra|tussen)\s+"
+    r"(?:(?:les|la|le|des|los|las|os|as|die|den|der|dem|allen?|todas|todos|toutes|tous|"
     r"всех|всем)\s+)?"
 )
 _FOREIGN_SCOPE = (  # a scope after the unit, as "per": "par tâche", "por tarea", "pro Aufgabe"
@@ -64,6 +75,62 @@ statistic, or the verb done ("반복 실험", "반복 중앙값", "반복하여"
 after "and" ("반복하고 평균을"); not the
 habitual "반복하던" (that used to repeat) of a mechanism described."""
 _KO_NUM = r"(?P<num>\d{1,9}|" + "|".join(sorted(KOREAN, key=len, reverse=True)) + r")"
+_FOREIGN_DONE = (  # what runs did or had done to them, past or participle only (not "para executar")
+    r"(?:(?:execut|realiz|rod|test|avali|complet|lanç|lanc)(?:ad[ao]s|aram)|medid[ao]s|feit[ao]s|"
+    r"conclu[íi]d[ao]s|produziram|deram|geraram|tiveram|mostraram|obtiveram|alcançaram|atingiram|"
+    r"(?:ejecut|realiz|prob|evalu|complet|lanz)(?:ad[ao]s|aron)|hech[ao]s|corrid[ao]s|corrieron|"
+    r"produjeron|dieron|arrojaron|tuvieron|mostraron|obtuvieron|alcanzaron|"
+    r"(?:exécut|réalis|effectu|lanc|mesur|évalu|test|termin)(?:ée?s|èrent)|donn(?:ent|èrent|é)|"
+    r"produi(?:sent|t)|obtenu|montr(?:ent|é)|"
+    r"gemessen|durchgeführt|ausgeführt|gelaufen|gestartet|getestet|abgeschlossen|ergaben|ergeben|"
+    r"lieferten|zeigten|hatten|erreichten|"
+    r"(?:esegu|effettu|lanci|misur|valut|test|complet)(?:it[ei]|at[ei])|diedero|dato|prodott[ei]|"
+    r"ottenut[ei]|(?:провед|выполн|запущ)ен\w*|прошли|дали|показали|"
+    r"uitgevoerd|gedraaid|gemeten|getest|gaven|leverden)(?![\w-])"
+)
+_FOREIGN_WILL = (  # a future or a modal before the participle: a plan ("serão realizadas")
+    r"(?:serão|será|serán|seront|sera|werden|wird|saranno|sarà|будут|будет|zullen|worden|devem|"
+    r"deben|doivent|müssen|sollen|devono|должны|podem|pueden|peuvent|können|possono|могут|"
+    r"precisam|necesitan)(?![\w-])"
+)
+_NATIVE_UNIT_WORDS = stems(tuple(u for u in FOREIGN_UNITS if u not in ("seeds", "runs", "trials")))
+"""The units of these languages a text must hold before their newer rules run (not the English
+ones they borrow: every English text holding "runs" would be read by them too)."""
+_DIFFERENT_WORDS = (
+    "differ",
+    "distinct",
+    "varying",
+    "separate",
+    "diferente",
+    "distint",
+    "différent",
+    "verschieden",
+    "unterschiedlich",
+    "разным",
+    "различн",
+    "divers",
+    "verschillend",
+)
+_SEED_NOUNS = r"(?:seeds|semillas|sementes|graines|semi|Seeds|сидами|зернами)"
+_DIFFERENT = (
+    r"(?:different|distinct|varying|separate|diferentes|distintas|distintos|différentes|"
+    r"distinctes|verschiedenen|unterschiedlichen|разными|различными|diversi|diverse|verschillende)"
+)
+_RUNS_OF_SEEDS = (  # what is run once a seed: "five trainings", "3 modelos", "drei Trainings"
+    r"(?:models|trainings|training\s+runs|networks|agents|policies|replicas|"
+    r"entrenamientos|modelos|redes|treinos|treinamentos|entraînements|modèles|réseaux|"
+    r"trainingsläufe|modelle|netze|addestramenti|modelli|reti|обучений|моделей|модели|сетей)"
+)
+_ANY_NUM = r"(?P<num>\d{1,9}|" + WORD + r"|" + _FOREIGN_WORDS + r")(?![\w-])"
+_MEASURE_STATISTIC = (  # a statistic, in English or these languages, before a count of measurements
+    r"(?:mean|average|avg|median|best|minimum|moyenn\w*|médian\w*|meilleur\w*|promedi\w*|"
+    r"media|média|mediana|melhor|mittel\w*|durchschnitt\w*|median|bester?|gemiddel\w*|"
+    r"средн\w*|медиан\w*|усредн\w*|лучш\w*)"
+)
+_MEASURE_BEFORE = (
+    r"(?:of|over|across|from|sur|de|des|du|su|di|dei|delle|sulle|über|aus|von|по|из|van|over|"
+    r"entre|em|en|con|com|with)"
+)
 CHINESE_RULES = (
     _rule(
         "count in Chinese",  # "每组实验重复次数：n=25", "运行次数: 5" (a count labelled as one)
@@ -268,5 +335,123 @@ CHINESE_RULES = (
         "count in Chinese",  # "3 个 seed 的平均", "5 次 run" (an English unit after a measure word)
         _CN_NUM + r"\s*[个個次]\s*(?:不同的?\s*)?(?:random\s+)?(?:seeds?|runs?|trials?)\b",
         trigger=("个", "個", "次"),
+    ),
+    _rule(
+        "count in another language",  # "As cinco execuções produziram", "drei Läufe wurden durchgeführt"
+        r"(?<![\w-])"
+        + _FOREIGN_NUM
+        + r"\s+(?:"
+        + _FOREIGN_INDEPENDENT
+        + r"\s+)?"
+        + _FOREIGN_UNIT
+        + r"(?:\s+"
+        + _FOREIGN_INDEPENDENT
+        + r")?\s+(?:(?!"
+        + _FOREIGN_WILL
+        + r")[^\W\d_]{2,14}\s+){0,2}?"
+        + _FOREIGN_DONE,
+        trigger=_NATIVE_UNIT_WORDS,
+    ),
+    _rule(
+        "count in another language",  # a Russian statistic of a count in the genitive: "медианы трёх запусков"
+        r"(?<![\w-])(?:усредн\w*|средн\w*|медиан\w*|лучш\w*)\s+"
+        + _FOREIGN_NUM
+        + r"\s+(?:[^\W\d_]{2,24}\s+)?"
+        + _FOREIGN_UNIT,
+        trigger=("средн", "медиан", "лучш"),
+    ),
+    _rule(
+        "statistic of N measurements",  # "median of 5 measurements", "media su 3 misure"
+        r"(?<![\w-])"
+        + _MEASURE_STATISTIC
+        + r"(?:\s+(?:value|time|runtime|score))?\s+(?:"
+        + _MEASURE_BEFORE
+        + r"\s+)?(?:(?:the|les|las|los|as|os|die|den)\s+)?"
+        + _ANY_NUM
+        + r"\s+(?:[^\W\d_][\w-]{1,24}\s+)?(?:"
+        + "|".join(MEASURE_NOUNS)
+        + r")(?![\w-])",
+        trigger=(
+            "measurements",
+            "timings",
+            "mesures",
+            "mediç",
+            "medic",
+            "medid",
+            "messung",
+            "misur",
+            "измерен",
+            "замер",
+            "meting",
+        ),
+    ),
+    _rule(
+        "count with different seeds",  # "five trainings with different seeds", "3 modelos con semillas distintas"
+        r"(?<![\w-])"
+        + _ANY_NUM
+        + r"\s+(?:[^\W\d_][\w-]{1,24}\s+)?"
+        + _RUNS_OF_SEEDS
+        + r"(?:\s+(?:trained|run|entrenad[oa]s|treinad[oa]s|entraînés|trainiert|addestrati))?"
+        r"\s+(?:with|using|con|com|avec|mit|met|с|со)\s+(?:des\s+|the\s+)?(?:"
+        + _DIFFERENT
+        + r"\s+(?:random\s+|aleat\w+\s+|zufällig\w*\s+|случайными\s+)?"
+        + _SEED_NOUNS
+        + r"|"
+        + _SEED_NOUNS
+        + r"\s+(?:aleat\w+\s+)?"
+        + _DIFFERENT
+        + r")(?![\w-])",
+        trigger=_DIFFERENT_WORDS,
+    ),
+    _rule(
+        "count in Korean",  # "여러 번 반복 실행하여 평균" (several times: at least 2)
+        r"(?P<num>여러)\s*(?:번|회|차례)\s*(?:씩\s*)?(?:반복\s*(?="
+        + _KO_REPEATED
+        + r")|실행|시행|측정|실험|수행|돌려|돌린)",
+        _several,
+        at_least=True,
+        trigger=("여러",),
+    ),
+    _rule(
+        "labelled count",  # "Número de sementes: 3", "Läufe pro Aufgabe: 5", "Число запусков — 10"
+        r"(?<![\w-])(?:"
+        + FOREIGN_COUNT_NAMES
+        + r")(?:\s*(?:por|par|pro|per|je|на|/)\s*[^\W\d_]{1,30})?\s*(?:\*\*|__)?\s*[:=—–|]\s*"
+        r"(?:\*\*|__)?\s*(?:n\s*=\s*)?" + _FOREIGN_NUM + r"(?!\.\d|\d|" + _OTHER_UNIT + r")",
+        trigger=(
+            "次数",
+            "次數",
+            "种子数",
+            "種子數",
+            "種子数",
+            "回数",
+            "シード数",
+            "횟수",
+            "시드",
+            *_NATIVE_UNIT_WORDS,
+        ),
+    ),
+    _rule(
+        "statistic of N",  # "(média de 3)", "Median aus 5;", "медиана из 5:" (runs implied)
+        r"(?<![\w-])"
+        + _FOREIGN_STATISTIC
+        + r"\s+(?:de|sur|su|di|aus|von|über|из|по|van|over|em|en)\s+"
+        + _FOREIGN_NUM
+        + r"(?=\s*(?:[),;]|:\s*[\d.]|$))",
+        trigger=(
+            "moyen",
+            "médian",
+            "promedi",
+            "media ",
+            "média",
+            "mediana",
+            "mittel",
+            "durchschnitt",
+            "median",
+            "gemiddel",
+            "средн",
+            "медиан",
+            "усредн",
+        ),
     ),
 )

@@ -59,17 +59,20 @@ FOREIGN = {
     **{"neuf": 9, "dix": 10, "douze": 12, "vingt": 20},
     **{"dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7, "ocho": 8},
     **{"nueve": 9, "diez": 10, "doce": 12, "veinte": 20},
-    **{"dois": 2, "duas": 2, "três": 3, "sete": 7, "oito": 8, "nove": 9, "dez": 10},
+    **{"dois": 2, "duas": 2, "três": 3, "quatro": 4, "sete": 7, "oito": 8, "nove": 9, "dez": 10},
     **{"doze": 12, "vinte": 20},
     **{"два": 2, "две": 2, "двух": 2, "двум": 2, "три": 3, "трех": 3, "трёх": 3, "трем": 3},
     **{"трём": 3, "четыре": 4, "четырех": 4, "четырёх": 4, "пять": 5, "пяти": 5},
     **{"шесть": 6, "шести": 6, "семь": 7, "семи": 7, "восемь": 8, "восьми": 8},
     **{"десять": 10, "десяти": 10, "двадцать": 20, "двадцати": 20},
+    **{"двумя": 2, "тремя": 3, "четырьмя": 4, "пятью": 5, "десятью": 10},
+    **{"cent": 100, "cien": 100, "cem": 100, "cento": 100, "hundert": 100, "сто": 100},
     **{"due": 2, "tre": 3, "quattro": 4, "cinque": 5, "sette": 7, "otto": 8, "dieci": 10},
+    **{"dodici": 12, "venti": 20},
     **{"twee": 2, "drie": 3, "vijf": 5, "zes": 6, "zeven": 7, "negen": 9, "tien": 10},
 }
-"""Counts in German, French, Spanish, Portuguese, Russian (its cases after "по", "из":
-"трёх", "пяти"), Italian and Dutch as their run counts are written ("dreimal wiederholt", "répétée trois
+"""Counts in German, French, Spanish, Portuguese, Russian (its cases after "по", "из", "с":
+"трёх", "пяти", "тремя"), Italian and Dutch as their run counts are written ("dreimal wiederholt", "répétée trois
 fois", "repetido tres veces", "média de três execuções", "из пяти запусков")."""
 KOREAN = {
     "두": 2,

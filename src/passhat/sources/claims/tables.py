@@ -12,7 +12,12 @@ from passhat.sources.claims.found import Claim
 from passhat.sources.claims.grammar import FIGURE_RULES
 from passhat.sources.claims.numbers import number
 from passhat.sources.claims.sentences import sentence
-from passhat.sources.claims.vocabulary import COUNT_NOUNS, INDEX_NOUNS, nouns
+from passhat.sources.claims.vocabulary import (
+    COUNT_NOUNS,
+    FOREIGN_COUNT_NAMES,
+    INDEX_NOUNS,
+    nouns,
+)
 
 
 def _cells(line: str) -> list[str]:
@@ -27,18 +32,6 @@ def is_separator(line: str) -> bool:
     return bool(cells) and all(re.fullmatch(r":?-+:?", c) for c in cells)
 
 
-_FOREIGN_COLUMN = (
-    r"(?:运行|運行|重复|重複|实验|實驗|试验|試驗|评测|評測|采样|採樣)次数|(?:种子|種子)数|"
-    r"(?:種子|种子)數|(?:運行|重複|實驗|試驗)次數|試行(?:回)?数|実行回数|シード数|"
-    r"(?:반복|실행|시행|측정)\s*(?:횟수|수)|시드\s*수|"
-    r"(?:nb\.?\s+|nombre\s+d['’]\s*|(?:n\.?º?|número)\s+de\s+|n\.?º?\s+|anzahl\s+(?:der\s+)?|"
-    r"число\s+|кол-во\s+)?(?:exécutions|répétitions|graines|ejecuciones|repeticiones|semillas|"
-    r"execuções|repetições|sementes|läufe|durchläufe|wiederholungen|запусков|запуски|прогонов|"
-    r"прогоны|повторов|повторы|сидов|сиды|esecuzioni|ripetizioni|herhalingen)"
-)
-"""A column of runs headed in Chinese, Japanese, Korean, French, Spanish, Portuguese,
-German, Russian, Italian or Dutch: `运行次数`, `種子數`, `試行回数`, `반복 횟수`,
-`Exécutions`, `Nº de semillas`, `Anzahl Läufe`, `Число запусков`."""
 _COLUMN = re.compile(
     r"^(?:(?:#|n|num\.?|number|no\.?|nb\.?)?\s*(?:of\s+)?[_ ]?\s*"
     r"(?:"
@@ -48,7 +41,7 @@ _COLUMN = re.compile(
     + r")(?:\s+used)?|(?:n|k|#)\s*\(\s*"
     + nouns(COUNT_NOUNS, "plural")
     + r"\s*\)|"
-    + _FOREIGN_COLUMN
+    + FOREIGN_COUNT_NAMES
     + r")(?:\s*\(\s*(?:n|#|k)\s*\))?(?:\s*(?:/|per|for\s+each)\s*[\w-]+)?$",
     re.I,
 )

@@ -106,6 +106,12 @@ FOREIGN_UNITS = (
     "сидам",
     "сида",
     "сиды",
+    # and in the instrumental, after "с" (with): "с тремя сидами"
+    "запусками",
+    "прогонами",
+    "повторами",
+    "повторениями",
+    "сидами",
     # Italian
     "esecuzioni",
     "ripetizioni",
@@ -124,3 +130,40 @@ FOREIGN_UNITS = (
 Russian, Italian and Dutch (and the English ones these texts borrow), read after a count with a preposition
 or a statistic before it ("moyenne sur 5 exécutions", "promedio de 5 ejecuciones", "média
 de 5 execuções", "über die drei Seeds", "усреднены по 10 запускам")."""
+
+MEASURE_NOUNS = (
+    "measurements",
+    "timings",
+    "mesures",
+    "mediciones",
+    "medidas",
+    "medições",
+    "medicoes",
+    "messungen",
+    "misure",
+    "misurazioni",
+    "измерений",
+    "измерениям",
+    "замеров",
+    "замерам",
+    "metingen",
+)
+"""Plural nouns of a measurement repeated, in English, French, Spanish, Portuguese, German,
+Italian, Russian and Dutch: read as runs only after a statistic ("median of 5 measurements",
+"media su 3 misure", "среднее по 5 замерам"), never alone ("we report 3 measurements:
+latency, memory and cost" counts kinds, not repeats)."""
+
+
+FOREIGN_COUNT_NAMES = (
+    r"(?:运行|運行|重复|重複|实验|實驗|试验|試驗|评测|評測|采样|採樣)次数|(?:种子|種子)数|"
+    r"(?:種子|种子)數|(?:運行|重複|實驗|試驗)次數|試行(?:回)?数|実行回数|シード数|"
+    r"(?:반복|실행|시행|측정)\s*(?:횟수|수)|시드\s*수|"
+    r"(?:nb\.?\s+|nombre\s+d['’]\s*|(?:n\.?º?|número)\s+de\s+|n\.?º?\s+|anzahl\s+(?:der\s+)?|"
+    r"число\s+|кол-во\s+)?(?:exécutions|répétitions|graines|ejecuciones|repeticiones|semillas|"
+    r"execuções|repetições|sementes|läufe|durchläufe|wiederholungen|запусков|запуски|прогонов|"
+    r"прогоны|повторов|повторы|сидов|сиды|esecuzioni|ripetizioni|herhalingen)"
+)
+"""A count of runs named in Chinese, Japanese, Korean, French, Spanish, Portuguese,
+German, Russian, Italian or Dutch: `运行次数`, `種子數`, `試行回数`, `반복 횟수`,
+`Exécutions`, `Nº de semillas`, `Anzahl Läufe`, `Число запусков`: a table's column
+(tables.py) or a count's label in prose ("Número de sementes: 3", grammar_languages.py)."""

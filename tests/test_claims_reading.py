@@ -1,0 +1,66 @@
+"""The claim reader's shapes added in issue 34's tenth round (claims47b), beside the corpus
+(tests/claim_wordings.yaml holds their over-claims): what each shape must NOT read, and
+inputs of each shape built to be hostile, read in time linear in their length (no time is
+asserted: a quadratic pattern would not finish within the suite)."""
+
+from __future__ import annotations
+
+import pytest
+
+from passhat.sources.claims import claims_in
+
+NOT_CLAIMS = [
+    # a count of runs and a participle, after a future or a modal: a plan
+    ("Três execuções serão realizadas na próxima semana.", "README.md"),
+    ("Drei Läufe werden durchgeführt, sobald der Server frei ist.", "README.md"),
+    ("Cinco ejecuciones deben ser realizadas por tarea.", "README.md"),
+    # a count and its unit ending a line after a comma: the sentence goes on below
+    ("**Resumo: 239 testes** (207 unitários), três execuções\nidênticas.", "RELATORIO.md"),
+    # a count and a unit with more after it: not a clause of its own
+    ("O limite atual: cinco execuções paralelas.", "README.md"),
+    # measurements with no statistic count kinds, not repeats
+    ("We report 3 measurements: latency, memory and cost.", "README.md"),
+    ("Mean latency across 12 measurement points is shown in Figure 2.", "README.md"),
+    # models that differ in something other than their seed; seeds with no count of runs
+    ("We compare 3 models with different architectures.", "README.md"),
+    ("Each of the 3 tasks uses different seeds.", "README.md"),
+    # Korean: a mechanism that used to repeat (반복하던), not runs repeated
+    ("실패하면 여러 번 반복하던 요청을 한 번으로 줄였다.", "README.md"),
+    # a determiner before training's epochs; a statistic of several runs in a condition
+    ("The model was fine-tuned over its 3 epochs on the training split.", "README.md"),
+    ("Pick the best of several runs if you have the budget.", "README.md"),
+    # a count inside the parentheses that is no count of the unit before them
+    ("The data set has 40 trials (n=40 participants).", "README.md"),
+    # a labelled count in another unit; a statistic of a count of years
+    ("Execuções: 30 s por tarefa", "README.md"),
+    ("A média de 3 anos de dados foi usada como referência.", "README.md"),
+]
+
+
+@pytest.mark.parametrize("text, name", NOT_CLAIMS, ids=[t[:40] for t, _ in NOT_CLAIMS])
+def test_the_shapes_read_no_claim_here(text: str, name: str) -> None:
+    assert [c for c in claims_in("# Results\n\n" + text + "\n", name) if c.k > 1] == []
+
+
+HOSTILE = [
+    # a run of digits before a foreign unit and a participle, a clause, a statistic
+    "7" * 100_000 + " execuções produziram",
+    ", " + "1" * 100_000 + " sementes,",
+    "среднее " + "5" * 100_000 + " запусков",
+    "median of " + "5" * 100_000 + " measurements",
+    "1" * 100_000 + " models trained with different seeds",
+    # a word repeated: a statistic's stem, a preposition, a clause's commas
+    "средн" + "е" * 100_000 + " пяти запусков",
+    "moyenne " * 20_000 + "de 4 mesures",
+    "runs (n=" + "1" * 100_000 + ")",
+    "mean of " + "several " * 20_000 + "runs",
+    "여러 " * 30_000 + "번 반복 실험",
+    "Número de sementes: " + "3" * 100_000,
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=[t[:12] + "..." + t[-12:] for t in HOSTILE])
+def test_a_hostile_line_of_each_shape_is_read_in_linear_time(text: str) -> None:
+    """Each line after a heading, then an over-claim the reader must still find below it."""
+    lines = "# Results\n\n" + text + "\n\nWe ran each task 5 times.\n"
+    assert 5 in [c.k for c in claims_in(lines, "REPORT.md")]
