@@ -402,6 +402,13 @@ PROSE_RULES = (
         + r"\b",
     ),
     _rule(
+        "count of independent runs",  # "10 independent simulations" (whole simulations: only independent)
+        r"\b"
+        + _NUM
+        + r"\s+(?:independent|separate|repeated)\s+(?:simulations|simulation\s+runs)\b",
+        trigger=("simulation",),
+    ),
+    _rule(
         "count of rounds",  # "three independent evaluations", "3 evaluation rounds"
         r"\b"
         + _NUM
@@ -456,8 +463,8 @@ PROSE_RULES = (
         at_least=True,
     ),
     _rule(
-        "N-run average",  # "the 5-run average", "a 3-seed mean"
-        r"\b" + _NUM + r"[-\s]" + _UNIT + r"\s+(?:average|mean|median|avg)\b",
+        "N-run average",  # "the 5-run average", "a 3-seed mean", "5-seed averages"
+        r"\b" + _NUM + r"[-\s]" + _UNIT + r"\s+(?:averages?|means?|medians?|avg)\b",
     ),
     _rule(
         "statistic over runs",  # "the best of a few repeats", "mean of several seeds" (at least 2)
@@ -618,8 +625,8 @@ SETTING_RULES = (
         trigger=(":[", ": [", "=[", "= [", ":  [", "=  ["),
     ),
     _rule(
-        "range of seeds",  # "seeds 1-5", "(seeds 0-4)"
-        r"\bseeds?\s*[:=]?\s*(?P<lo>\d+)\s*[-–]\s*(?P<hi>\d+)\b",
+        "range of seeds",  # "seeds 1-5", "(seeds 0-4)", "seeds 1 through 5"
+        r"\bseeds?\s*[:=]?\s*(?P<lo>\d+)\s*(?:[-–]|\bto\b|\bthrough\b|\bthru\b)\s*(?P<hi>\d+)\b",
         _range,
     ),
     _rule(

@@ -74,6 +74,10 @@ _KO_REPEATED = (
 statistic, or the verb done ("반복 실험", "반복 중앙값", "반복하여", "반복했다"), a statistic
 after "and" ("반복하고 평균을"); not the
 habitual "반복하던" (that used to repeat) of a mechanism described."""
+_SIMULATIONS = (  # whole simulations, counted as runs only when independent ("10 simulations indépendantes")
+    r"(?:simulations|simulaciones|simulações|simulacoes|simulationen|симуляций|симуляции|"
+    r"simulazioni|simulaties)(?![\w-])"
+)
 _KO_NUM = r"(?P<num>\d{1,9}|" + "|".join(sorted(KOREAN, key=len, reverse=True)) + r")"
 _FOREIGN_DONE = (  # what runs did or had done to them, past or participle only (not "para executar")
     r"(?:(?:execut|realiz|rod|test|avali|complet|lanç|lanc)(?:ad[ao]s|aram)|medid[ao]s|feit[ao]s|"
@@ -231,11 +235,15 @@ CHINESE_RULES = (
         + _FOREIGN_NUM
         + r"\s+(?:"
         + _FOREIGN_INDEPENDENT
-        + r"\s+"
+        + r"\s+(?:"
         + _FOREIGN_UNIT
         + r"|"
+        + _SIMULATIONS
+        + r")|(?:"
         + _FOREIGN_UNIT
-        + r"\s+"
+        + r"|"
+        + _SIMULATIONS
+        + r")\s+"
         + _FOREIGN_INDEPENDENT
         + r")",
         trigger=(
@@ -453,5 +461,20 @@ CHINESE_RULES = (
             "медиан",
             "усредн",
         ),
+    ),
+    _rule(
+        "count in another language",  # "run" and "seed" written in these languages unchanged: "media di 5 run"
+        r"(?<![\w-])(?:su|di|da|sur|de|sobre|con|com|em|über|mit|aus|von|по|из|с|nas|nos|dei|sui|"
+        r"delle|sulle)\s+(?:(?:les|la|le|des|los|las|os|as|i|gli|die|den)\s+)?"
+        + _FOREIGN_NUM
+        + r"\s+(?:run|seed)(?![\w-])",
+        trigger=(" run", " seed"),
+    ),
+    _rule(
+        "count in Korean",  # seeds, then their count with 개: "시드 3개의 평균", "seed 5개로"
+        r"(?:시드|seeds?)\s*"
+        + _KO_NUM
+        + r"\s*개\s*(?:의\s*)?(?:평균|중앙값|로|으로|에서|에\s*걸쳐|에\s*대해|에\s*대한)",
+        trigger=("개",),
     ),
 )
