@@ -36,6 +36,8 @@ NOT_CLAIMS = [
     ("A média de 3 anos de dados foi usada como referência.", "README.md"),
     # a statistic of a bare count ending its sentence: items averaged, not runs
     ("A threshold tuned on one pair may not hold for an average of ten.", "README.md"),
+    # Korean: repeated as a habit in the present (반복되는), not runs that were repeated
+    ("요청은 실패 시 3회 반복되는 구조다.", "README.md"),
     # simulations that are not said to be independent repeats: different scenarios
     ("We ran 3 different simulations: wind, rain and snow.", "README.md"),
     # a mechanism averaging over several passes (external6 holds two such consistent texts)

@@ -42,7 +42,15 @@ _FOREIGN_BEFORE = (  # a preposition (and an article) before the count, as "over
     r"всех|всем)\s+)?"
 )
 _FOREIGN_SCOPE = (  # a scope after the unit, as "per": "par tâche", "por tarea", "pro Aufgabe"
-    r"(?:par|por|pro|je|para\s+cada|pour\s+chaque|für\s+jede[nsm]?|на|для\s+кажд\w+)(?![\w-])"
+    r"(?:par|por|pro|je|para\s+cada|pour\s+chaque|für\s+jede[nsm]?|на|для\s+кажд\w+|"
+    # Italian "per", not after the English units these texts borrow ("5 runs per task" is
+    # the English rules', which read a range before it: "between 3 and 5 runs per task")
+    r"(?<!runs\s)(?<!seeds\s)(?<!trials\s)per)(?![\w-])"
+)
+_FOREIGN_KIND = (  # a qualifier after the unit, before its scope: "três sementes diferentes por modelo"
+    r"(?:diferentes|distintas|distintos|différentes|distinctes|aléatoires|aleatorias|aleatorios|"
+    r"aleatórias|aleatórios|casuali|diversi|diverse|independientes|indépendantes|indépendants|"
+    r"independentes|indipendenti|distinti|случайных|разных)"
 )
 _FOREIGN_EACH = (  # "for each" and a noun: "para cada tarea", "pour chaque modèle"
     r"(?:para\s+cada|pour\s+chaque|für\s+jede[nsm]?|per\s+ogni|для\s+кажд\w+|voor\s+elke)\s+\w+"
@@ -67,7 +75,7 @@ _FOREIGN_STATISTIC = (
     r"mittel\w*|durchschnitt\w*|median|standardabweichung\w*|усредн\w*|средн\w*|медиан\w*)"
 )
 _KO_REPEATED = (
-    r"실험|실행|측정|평가|수행|시행|테스트|평균|중앙값|결과|하여|해서|했|하였|한\s|후|[,(]|$|"
+    r"실험|실행|측정|평가|수행|시행|테스트|평균|중앙값|결과|하여|해서|했|하였|한\s|후|[,(]|$|되었|됐|"
     r"하고\s*(?:그\s*)?(?:평균|중앙값)"
 )
 """What follows 반복 (repeated) when runs were repeated: an experiment, a measurement, a
@@ -198,10 +206,9 @@ CHINESE_RULES = (
     _rule(
         "count in another language",
         r"(?:exécut|lanc|mesur|évalu|test|tenté|repetid|repeti[um]|repiti|ejecut|evalu|medid|midi|"
-        r"executad|execut|rodad|rodou|rodaram|avaliad|повтор|запуск|прогон|измер|ripetut|eseguit|"
-        r"misurat|valutat)\w*\s+(?:\w+\s+){0,4}?"
-        + _FOREIGN_NUM
-        + r"\s+(?:fois|veces|vezes|раз|раза|volte)(?![\w-])",
+        r"executad|execut|rod(?:ad|ou|aram|amos|ei)|avaliad|повтор|запуск|прогон|измер|ripetut|eseguit|"
+        r"misurat|valutat|intent|tentad|tentou|tentamos|corri|prob(?:ó|amos|ad)|provat)\w*\s+"
+        r"(?:\w+\s+){0,4}?" + _FOREIGN_NUM + r"\s+(?:fois|veces|vezes|раз|раза|volte)(?![\w-])",
         trigger=("fois", "veces", "vezes", "раз", "volte"),
     ),
     _rule(
@@ -271,7 +278,14 @@ CHINESE_RULES = (
     ),
     _rule(
         "count in another language",  # "3 exécutions par tâche", "5 semillas por tarea"
-        r"(?<![\w-])" + _FOREIGN_NUM + r"\s+" + _FOREIGN_UNIT + r"\s+" + _FOREIGN_SCOPE,
+        r"(?<![\w-])"
+        + _FOREIGN_NUM
+        + r"\s+"
+        + _FOREIGN_UNIT
+        + r"\s+(?:"
+        + _FOREIGN_KIND
+        + r"\s+)?"
+        + _FOREIGN_SCOPE,
         trigger=stems(FOREIGN_UNITS),
     ),
     _rule(
