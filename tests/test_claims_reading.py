@@ -78,3 +78,28 @@ def test_a_hostile_line_of_each_shape_is_read_in_linear_time(text: str) -> None:
     """Each line after a heading, then an over-claim the reader must still find below it."""
     lines = "# Results\n\n" + text + "\n\nWe ran each task 5 times.\n"
     assert 5 in [c.k for c in claims_in(lines, "REPORT.md")]
+
+
+@pytest.mark.parametrize(
+    "text, k",
+    [
+        ("Medimos todo o pipeline em três sementes: 0,82 de acurácia média.", 3),
+        ("Evaluamos todo el conjunto con cinco semillas y la precisión media fue 0,71.", 5),
+    ],
+)
+def test_todo_in_spanish_and_portuguese_is_every_not_a_to_do(text: str, k: int) -> None:
+    """ "todo" (every, all) set a Spanish or Portuguese sentence aside as a plan: the plan
+    rule's TODO is now the marker only (upper case, or before a colon or parenthesis)."""
+    assert [c.k for c in claims_in("# Results\n\n" + text + "\n", "README.md")] == [k]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TODO: run 3 seeds per configuration and report the mean.",
+        "todo: run 3 seeds per configuration and report the mean.",
+        "- todo (later): rerun with 5 seeds per task",
+    ],
+)
+def test_a_to_do_marker_still_sets_its_runs_aside_as_a_plan(text: str) -> None:
+    assert claims_in("# Results\n\n" + text + "\n", "README.md") == []

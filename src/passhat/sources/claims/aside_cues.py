@@ -75,7 +75,8 @@ _TRAILING_COMMENT = re.compile(r"\s(?:#|//)")
 # this means we will run each fuzzer 10 times"), not a plan."""
 _PLAN = re.compile(
     r"\b(?:plan(?:s|ned)?\s+to|future\s+work|if\s+(?:budget|time)|"
-    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|todo)\b|\bplan(?:ned)?\s*[:：]|"
+    r"ideally|intend\s+to|to\s+be\s+run|going\s+to|shall|proposal|roadmap|(?-i:TODO)|todo(?=\s*[:：(]))\b|"
+    r"\bplan(?:ned)?\s*[:：]|"
     r"\bnext\s+steps?\s*[:：]|(?:下一步|下一项|下一項|接下来要|接下來要)\s*[:：]|"
     r"计划|計劃|未来|未來|将来|將來|予定|計画|べき|ものとする|"
     # French, Spanish, Portuguese, German, Russian, Korean: planned, future, later
