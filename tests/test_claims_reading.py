@@ -38,6 +38,9 @@ NOT_CLAIMS = [
     ("A threshold tuned on one pair may not hold for an average of ten.", "README.md"),
     # Korean: repeated as a habit in the present (반복되는), not runs that were repeated
     ("요청은 실패 시 3회 반복되는 구조다.", "README.md"),
+    # "we ran" after "if" or "when": a condition
+    ("Se usamos três sementes, o custo triplica.", "README.md"),
+    ("Quando rodamos 3 sementes, o custo triplica.", "README.md"),
     # simulations that are not said to be independent repeats: different scenarios
     ("We ran 3 different simulations: wind, rain and snow.", "README.md"),
     # a mechanism averaging over several passes (external6 holds two such consistent texts)
@@ -70,6 +73,8 @@ HOSTILE = [
     "4" * 100_000 + " simulations indépendantes",
     "media di " + "5" * 100_000 + " run",
     "시드 " + "4" * 100_000 + "개의 평균",
+    "rodamos " + "3" * 100_000 + " sementes",
+    "se " * 30_000 + "usamos três sementes",
 ]
 
 

@@ -47,6 +47,15 @@ _FOREIGN_SCOPE = (  # a scope after the unit, as "per": "par tâche", "por tarea
     # the English rules', which read a range before it: "between 3 and 5 runs per task")
     r"(?<!runs\s)(?<!seeds\s)(?<!trials\s)per)(?![\w-])"
 )
+_FOREIGN_WE_RAN = (  # a verb of running or using in the first person plural, then the count: "rodamos 3 sementes"
+    r"(?<![\w-])(?<!\bse\s)(?<!\bsi\s)(?<!\bquando\s)(?<!\bcuando\s)(?<!\bwenn\s)"  # not after "if", "when"
+    r"(?:rodamos|usamos|utilizamos|ejecutamos|executamos|realizamos|hicimos|fizemos|"
+    r"corrimos|lanzamos|lançamos|efectuamos|efetuamos|repetimos|promediamos|usiamo|utilizziamo|"
+    r"eseguiamo|effettuiamo|abbiamo\s+(?:usato|utilizzato|eseguito|effettuato|lanciato)|"
+    r"nous\s+(?:avons\s+(?:utilisé|lancé|effectué|réalisé|exécuté)|utilisons|lançons|effectuons)|"
+    r"wir\s+(?:verwenden|nutzen|verwendeten|nutzten|führten)|мы\s+(?:провели|выполнили|сделали|"
+    r"использовали|запустили))\s+(?:(?:as|os|las|los|les|i|le|die)\s+)?"
+)
 _FOREIGN_KIND = (  # a qualifier after the unit, before its scope: "três sementes diferentes por modelo"
     r"(?:diferentes|distintas|distintos|différentes|distinctes|aléatoires|aleatorias|aleatorios|"
     r"aleatórias|aleatórios|casuali|diversi|diverse|independientes|indépendantes|indépendants|"
@@ -98,7 +107,10 @@ _FOREIGN_DONE = (  # what runs did or had done to them, past or participle only 
     r"lieferten|zeigten|hatten|erreichten|"
     r"(?:esegu|effettu|lanci|misur|valut|test|complet)(?:it[ei]|at[ei])|diedero|dato|prodott[ei]|"
     r"ottenut[ei]|(?:провед|выполн|запущ)ен\w*|прошли|дали|показали|"
-    r"uitgevoerd|gedraaid|gemeten|getest|gaven|leverden)(?![\w-])"
+    r"uitgevoerd|gedraaid|gemeten|getest|gaven|leverden|"
+    # used: "wurden fünf Seeds verwendet", "foram usadas três sementes"
+    r"verwendet|genutzt|benutzt|(?:us|utiliz)(?:ad[ao]s|aron|aram)|utilisée?s|(?:us|utilizz)at[ei]|"
+    r"использовал\w*|использован\w*|gebruikt)(?![\w-])"
 )
 _FOREIGN_WILL = (  # a future or a modal before the participle: a plan ("serão realizadas")
     r"(?:serão|será|serán|seront|sera|werden|wird|saranno|sarà|будут|будет|zullen|worden|devem|"
@@ -270,6 +282,11 @@ CHINESE_RULES = (
         + _FOREIGN_NUM
         + r"\s*(?:keer|maal)\s+(?:\w+\s+){0,2}?(?:herhaald|uitgevoerd|gemeten|gedraaid|getest)\b",
         trigger=("keer", "maal"),
+    ),
+    _rule(
+        "count in another language",  # "rodamos 3 sementes", "usamos cinco semillas", "мы провели пять запусков"
+        _FOREIGN_WE_RAN + _FOREIGN_NUM + r"\s+(?:[^\W\d_]{2,24}\s+)?" + _FOREIGN_UNIT,
+        trigger=_NATIVE_UNIT_WORDS,
     ),
     _rule(
         "count in another language",  # "moyenne sur 5 exécutions", "mit drei Seeds", "по 10 запускам"

@@ -106,6 +106,10 @@ FOREIGN_UNITS = (
     "сидам",
     "сида",
     "сиды",
+    # in the prepositional, after "на", "в": "на трёх сидах"
+    "сидах",
+    "прогонах",
+    "повторах",
     # and in the instrumental, after "с" (with): "с тремя сидами"
     "запусками",
     "прогонами",
