@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from passhat.sources.claims import claims_in
+from passhat.sources.claims.embedded import bare_prose
 
 NOT_CLAIMS = [
     # a count of runs and a participle, after a future or a modal: a plan
@@ -108,3 +109,9 @@ def test_todo_in_spanish_and_portuguese_is_every_not_a_to_do(text: str, k: int) 
 )
 def test_a_to_do_marker_still_sets_its_runs_aside_as_a_plan(text: str) -> None:
     assert claims_in("# Results\n\n" + text + "\n", "README.md") == []
+
+
+def test_a_two_way_arrow_between_words_is_prose_and_an_operator_is_code() -> None:
+    assert bare_prose("the host<->device copy is included in every timing")
+    assert not bare_prose("ORDER BY embedding <-> query LIMIT 5 rows")
+    assert not bare_prose("return a<->b for each pair")

@@ -61,8 +61,13 @@ letter only, so a line of one long word is read once, not once a letter)."""
 def bare_prose(line: str) -> bool:
     """Whether a line of a data file or script, neither comment nor string, is prose: a
     docstring's or comment's line whose markers were left out of an excerpt, a YAML block
-    scalar's line, a note in a script ("- run each task 3 times (consistency check)")."""
-    return bool(_PROSE.search(line)) and not _CODE.search(line)
+    scalar's line, a note in a script ("- run each task 3 times (consistency check)"); a
+    two-way arrow between words is prose's, as "a -> b" is ("the host<->device copy")."""
+    return bool(_PROSE.search(line)) and not _CODE.search(_TWO_WAY.sub(" ", line))
+
+
+_TWO_WAY = re.compile(r"(?<=\w)<->(?=\w)")
+"""A two-way arrow between two words ("host<->device"), not an operator of the code."""
 
 
 def _parts(line: str) -> Iterator[str]:
