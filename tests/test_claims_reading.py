@@ -42,6 +42,8 @@ NOT_CLAIMS = [
     # "we ran" after "if" or "when": a condition
     ("Se usamos três sementes, o custo triplica.", "README.md"),
     ("Quando rodamos 3 sementes, o custo triplica.", "README.md"),
+    # seeds of training under a prefixed name: not the evaluation's runs
+    ("train_seeds = [1, 2, 3]", "config.py"),
     # simulations that are not said to be independent repeats: different scenarios
     ("We ran 3 different simulations: wind, rain and snow.", "README.md"),
     # a mechanism averaging over several passes (external6 holds two such consistent texts)
@@ -76,6 +78,7 @@ HOSTILE = [
     "시드 " + "4" * 100_000 + "개의 평균",
     "rodamos " + "3" * 100_000 + " sementes",
     "se " * 30_000 + "usamos três sementes",
+    "random_" * 20_000 + "seeds = (1, 2)",
 ]
 
 

@@ -599,8 +599,9 @@ SETTING_RULES = (
         r"(?<![\w-])-[knN](?:\s+|=)?(?P<num>\d[\d,]*)(?!\.\d|[\d\w-])",
     ),
     _rule(
-        "list of seeds",  # "seeds: [0, 1, 2]", "seeds 0, 1 and 2", "seeds {1, 2, 3}"
-        r"\bseeds?[\"']?\s*(?:[:=]\s*)?(?:are\s+|of\s+|in\s+)?[\[{(]?\s*" + _LIST + r"\s*[\]})]?",
+        "list of seeds",  # "seeds: [0, 1, 2]", "seeds 0, 1 and 2", "seeds {1, 2, 3}", "RANDOM_SEEDS = (11, 22)"
+        r"(?<![\w-])(?:(?:random|eval|evaluation|test|run|experiment|bench|benchmark)[_-])?seeds?[\"']?"
+        r"\s*(?:[:=]\s*)?(?:are\s+|of\s+|in\s+)?[\[{(]?\s*" + _LIST + r"\s*[\]})]?",
         _items,
     ),
     _rule(
