@@ -44,6 +44,9 @@ NOT_CLAIMS = [
     ("Quando rodamos 3 sementes, o custo triplica.", "README.md"),
     # seeds of training under a prefixed name: not the evaluation's runs
     ("train_seeds = [1, 2, 3]", "config.py"),
+    # executions that are a limit or a queue, not runs made
+    ("The scheduler allows up to 5 parallel executions.", "README.md"),
+    ("The job queue holds 40 executions waiting for a worker.", "README.md"),
     # simulations that are not said to be independent repeats: different scenarios
     ("We ran 3 different simulations: wind, rain and snow.", "README.md"),
     # a mechanism averaging over several passes (external6 holds two such consistent texts)

@@ -71,7 +71,7 @@ _BEFORE = (
     r"make|performed|conducted|executed|took|takes|collected|collect|launch|launched|"
     r"give|gave|gets|get|got|receives?|received|aggregates?|sampled|sample|generated?|"
     r"generates|use|used|uses|performs?|perform|je|running|generating|sampling|"
-    r"averaging|using|performing|conducting|drawing|drew|drawn)"
+    r"averaging|using|performing|conducting|drawing|drew|drawn|among|amongst)"
 )
 _AFTER = (
     r"(?:per|each|for\s+(?:each|every|all)|of\s+(?:each|every)|on\s+(?:each|every)|"

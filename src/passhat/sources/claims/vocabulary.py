@@ -20,6 +20,7 @@ PROSE_NOUNS = (
     "response",
     "initialization",
     "initialisation",
+    "execution",
 )
 """Nouns a count of runs is written in, in prose only (a setting `num_iterations` or a
 column `Episodes` counts training steps as often as runs)."""
