@@ -72,6 +72,13 @@ def _header_claims(cells: list[str], where: str, quote: str) -> Iterator[Claim]:
 
 
 _RANGE_CELL = re.compile(r"(\d{1,9})\s*[-–]\s*\d{1,9}")
+_TIMES_CELL = re.compile(
+    r"(?:[x×]\s*(?P<before>\d{1,9})|(?P<after>\d{1,9})\s*(?:[x×]|"
+    + nouns(COUNT_NOUNS, "plural")
+    + r"|times))(?:\s*\([^()]{0,40}\))?",
+    re.I,
+)
+"""A cell that is a count with its sign or unit: "3×", "×3", "x5", "3 runs", "5 seeds (0–4)"."""
 _VALUE = re.compile(r"[-+]?\d{1,9}(?:[.,]\d{1,9})?%?")
 _LISTED = re.compile(nouns(INDEX_NOUNS, "plural") + r"|replicates", re.I)
 """A column whose cells may list one value a run ("seeds: 0.60, 0.63, 0.61"): a unit of
@@ -79,7 +86,8 @@ runs, not `k` (pass@k at 1, 5, 10) nor `epochs` (a schedule)."""
 
 
 def _count_cell(cell: str, header: str) -> int | None:
-    """A cell's count: digits, or a range read at its lower bound ("5–10": 5); under a
+    """A cell's count: digits, a count with its sign or unit ("3×", "x3", "3 runs"), or a
+    range read at its lower bound ("5–10": 5); under a
     column of runs or seeds, a list of values one a run ("0.60, 0.63, 0.61": 3;
     "0.40; 0.50": 2, a semicolon first, where a comma may be a decimal comma)."""
     if cell.isascii() and cell.isdigit():
@@ -87,6 +95,9 @@ def _count_cell(cell: str, header: str) -> int | None:
     match = _RANGE_CELL.fullmatch(cell)
     if match:
         return number(match.group(1))
+    times = _TIMES_CELL.fullmatch(cell)
+    if times:
+        return number(times.group("before") or times.group("after"))
     if not _LISTED.search(header):
         return None
     items = [i.strip() for i in cell[:2000].split(";" if ";" in cell else ",")]
