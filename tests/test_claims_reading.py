@@ -49,6 +49,9 @@ NOT_CLAIMS = [
     ("The job queue holds 40 executions waiting for a worker.", "README.md"),
     # a count with its sign in a column that counts no runs (a speed-up)
     ("| Agent | Runs | Speed-up |\n|---|---|---|\n| react | 1 | 3× |", "README.md"),
+    # runs counted with a determiner in a condition, or with no result verb after them
+    ("If all three runs pass, the gate opens.", "README.md"),
+    ("Both seeds are fixed in config.yaml.", "README.md"),
     # simulations that are not said to be independent repeats: different scenarios
     ("We ran 3 different simulations: wind, rain and snow.", "README.md"),
     # a mechanism averaging over several passes (external6 holds two such consistent texts)
@@ -84,6 +87,8 @@ HOSTILE = [
     "rodamos " + "3" * 100_000 + " sementes",
     "se " * 30_000 + "usamos três sementes",
     "random_" * 20_000 + "seeds = (1, 2)",
+    "the " * 30_000 + "three runs gave 0.6",
+    "both " * 30_000 + "runs agree",
 ]
 
 

@@ -455,6 +455,16 @@ PROSE_RULES = (
         r"scores?|achieved|achieves?|got|returned|averaged|landed|ended)\b",
     ),
     _rule(
+        "count + result verb",  # "The three runs gave ...", "All five seeds converge", "Both runs agree"
+        r"\b(?:(?:the|our|all|all\s+the|all\s+of\s+the|these|those|my|its|their)\s+" + _NUM + r"\s+"
+        r"|(?P<after>both)\s+)" + _ADJ + _RUNS_PLURAL + r"\s+(?:(?:all|each|also|then|again)\s+)?"
+        r"(?:gave|yielded|yield|produced|produce|reached|reach|scored|score|achieved|achieve|got|"
+        r"returned|return|averaged|landed|ended|solved|passed|pass|failed|fail|agreed|agree|"
+        r"converged|converge|showed|show|matched|match|differed|differ|succeeded|succeed|"
+        r"completed|finished|crashed|took|diverged)\b",
+        _num_or_after,
+    ),
+    _rule(
         "statistic over runs",  # "reporting the metrics with multiple seeds (mean +/- std)"
         r"\b(?:with|using|over|across|from)\s+(?P<num>(?:multiple|several|many|different|various)"
         r"\s+(?:random\s+)?(?:seeds|runs|trials|repetitions|replicates))\b"

@@ -49,7 +49,7 @@ TENS = {
     "eighty": 80,
     "ninety": 90,
 }
-_ADVERBS = {"once": 1, "twice": 2, "thrice": 3}
+_ADVERBS = {"once": 1, "twice": 2, "thrice": 3, "both": 2}
 _PLICATE = {"duplicate": 2, "triplicate": 3, "quadruplicate": 4, "quintuplicate": 5}
 FOREIGN = {
     **{"zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8},
