@@ -52,6 +52,8 @@ NOT_CLAIMS = [
     # runs counted with a determiner in a condition, or with no result verb after them
     ("If all three runs pass, the gate opens.", "README.md"),
     ("Both seeds are fixed in config.yaml.", "README.md"),
+    # "both" of something that is no run
+    ("Ambos modelos usan la misma semilla.", "README.md"),
     # simulations that are not said to be independent repeats: different scenarios
     ("We ran 3 different simulations: wind, rain and snow.", "README.md"),
     # a mechanism averaging over several passes (external6 holds two such consistent texts)

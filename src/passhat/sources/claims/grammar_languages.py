@@ -379,7 +379,7 @@ CHINESE_RULES = (
         "count in another language",  # "As cinco execuções produziram", "drei Läufe wurden durchgeführt"
         r"(?<![\w-])"
         + _FOREIGN_NUM
-        + r"\s+(?:"
+        + r"\s+(?:(?:as|os|las|los|les|le|die|den)\s+)?(?:"  # "Ambas as execuções", "Entrambe le"
         + _FOREIGN_INDEPENDENT
         + r"\s+)?"
         + _FOREIGN_UNIT
