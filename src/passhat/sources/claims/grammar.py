@@ -282,6 +282,12 @@ def _rule(
     return Rule(name, re.compile(pattern, re.I), count, at_least, trigger)
 
 
+_RESULT_VERBS = (
+    *("gave", "yield", "produc", "reach", "scor", "achiev", "got", "return", "averag", "landed"),
+    *("ended", "solved", "pass", "fail", "agree", "converg", "show", "match", "differ", "succe"),
+    *("complet", "finish", "crash", "took", "diverg"),
+)
+"""What counted runs gave or did, as the words a text must hold before that rule runs."""
 _RUNS_PLURAL = nouns((*INDEX_NOUNS, "replicate", "replica", "rollout"), "plural")
 _GENERATED = r"(?:outputs?|answers?|solutions?|responses?|completions?|samples?)"
 """What a model generates for one problem: "sample 4 outputs", "generating 2-4 samples"."""
@@ -463,6 +469,7 @@ PROSE_RULES = (
         r"converged|converge|showed|show|matched|match|differed|differ|succeeded|succeed|"
         r"completed|finished|crashed|took|diverged)\b",
         _num_or_after,
+        trigger=_RESULT_VERBS,
     ),
     _rule(
         "statistic over runs",  # "reporting the metrics with multiple seeds (mean +/- std)"

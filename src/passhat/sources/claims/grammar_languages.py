@@ -120,21 +120,6 @@ _FOREIGN_WILL = (  # a future or a modal before the participle: a plan ("serão 
 _NATIVE_UNIT_WORDS = stems(tuple(u for u in FOREIGN_UNITS if u not in ("seeds", "runs", "trials")))
 """The units of these languages a text must hold before their newer rules run (not the English
 ones they borrow: every English text holding "runs" would be read by them too)."""
-_DIFFERENT_WORDS = (
-    "differ",
-    "distinct",
-    "varying",
-    "separate",
-    "diferente",
-    "distint",
-    "différent",
-    "verschieden",
-    "unterschiedlich",
-    "разным",
-    "различн",
-    "divers",
-    "verschillend",
-)
 _SEED_NOUNS = r"(?:seeds|semillas|sementes|graines|semi|Seeds|сидами|зернами)"
 _DIFFERENT = (
     r"(?:different|distinct|varying|separate|diferentes|distintas|distintos|différentes|"
@@ -440,7 +425,7 @@ CHINESE_RULES = (
         + r"\s+(?:aleat\w+\s+)?"
         + _DIFFERENT
         + r")(?![\w-])",
-        trigger=_DIFFERENT_WORDS,
+        trigger=("seeds", "semillas", "sementes", "graines", " semi", "сидами", "зернами"),
     ),
     _rule(
         "count in Korean",  # "여러 번 반복 실행하여 평균" (several times: at least 2)
