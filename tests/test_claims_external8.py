@@ -17,21 +17,22 @@ both agree on, the reader caught 166 of 200 (0.830) and passed 276 of 365 (0.756
 floors, so the reader cannot regress; raise them when it does better, never tune it to a wording here
 (add such a wording to the development corpus instead).
 
-Caught floor 179 after issue 34's tenth round (claims47b), whose reading was developed on the half of
-these texts `score.py --half dev` selects (83 -> 92 of 107 there; the other half, measured only at the
-round's start and end: 86 -> 87 of 99).
+ISSUE 34'S TENTH ROUND split these texts in two halves by the first byte of the sha1 of each text (even:
+the developed half, 107 over-claims and 180 consistent texts; odd: the half kept out, 99 and 195, scored only
+at the round's start and end). claims47a's set-aside rules and claims47b's readings were developed on the
+developed half: there they went from 83 to 92 caught and 134 to 156 passed; on the half kept out, from 86 to
+86 caught and 145 to 146 passed (the two branches merged, on main). Rules written for the wordings one
+sees still do not carry over to wordings one has not seen. Floors after that round: 178 and 302.
 """
 
 from __future__ import annotations
 
 from test_claims_external import floor_tests
 
-CAUGHT_FLOOR = 179
-"""Over-claims failed by `audit --strict` when first scored, blind (of 206)."""
+CAUGHT_FLOOR = 178
+"""Over-claims failed by `audit --strict` (of 206): 169 when first scored, blind; 178 after the tenth round."""
 PASSED_FLOOR = 302
-"""Consistent folders passed when first scored, blind (of 375). 302 after issue 34's tenth round
-(claims47a), whose set-aside rules were developed on the half of these texts `score.py --half dev` selects
-(the other half measured only at the round's start and end)."""
+"""Consistent folders passed (of 375): 279 when first scored, blind; 302 after the tenth round."""
 
 test_the_corpus_is_large_enough_and_every_entry_names_its_source, test_wordings_do_not_regress = (
     floor_tests("claim_wordings_external8.yaml", (CAUGHT_FLOOR, PASSED_FLOOR), (200, 370))
