@@ -85,8 +85,9 @@ ENGLISH_LABELS = (
 @pytest.fixture
 def wide(monkeypatch: pytest.MonkeyPatch) -> None:
     """A console wide enough that no data string wraps, so each can be found whole."""
-    # `run` prints on _app's console, read when it prints (rich stays unloaded before runs)
-    for module in ("metrics", "_app", "read", "compare"):
+    # `run`, `report`, `list` and `show` print on _app's console, read when they print
+    # (rich stays unloaded before runs)
+    for module in ("metrics", "_app", "compare"):
         monkeypatch.setattr(f"passhat.cli.{module}.console", Console(highlight=False, width=400))
 
 
