@@ -363,3 +363,17 @@ def test_the_command_writes_the_report_json_and_judges_strict(
         )
     r = run_cli(capsys, "report", "e1", "--json", "--strict", "--db", str(tmp_path / "q.db"))
     assert r.code == 0 and json.loads(r.out)["dataset"]["complete"] is True
+
+
+def test_a_misspelt_option_is_refused_not_ignored(tmp_path: Path) -> None:
+    """The JSON builders take their options as one JsonOptions: a misspelt one (a
+    caller's `forecast=` for `forecast_m=`) is a TypeError naming it, not a report
+    made quietly with the default horizon."""
+    stored_runs(tmp_path, 4)
+    with Store(tmp_path / "p.db") as store:
+        e, summaries = store.experiment("e1"), store.summaries("e1")
+    for build in (experiment_dict, experiment_json):
+        with pytest.raises(TypeError, match="'forecast'"):
+            build(e, summaries, forecast=5)  # type: ignore[call-arg]
+    horizon = experiment_dict(e, summaries, forecast_m=5)["dataset"]["forecast"]
+    assert horizon != experiment_dict(e, summaries)["dataset"]["forecast"]

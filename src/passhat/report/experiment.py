@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress, repeat
 from operator import attrgetter, countOf, gt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from rich.console import Console
 from rich.text import Text
@@ -339,17 +339,32 @@ def _retried(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
     return retry_summary(runs) if runs and max(map(_ATTEMPT, runs)) > 1 else None
 
 
+class JsonOptions(TypedDict, total=False):
+    """What the report's JSON is made with besides the experiment and its runs
+    (`experiment_dict`, `experiment_json`): the forecast's horizon (default 10), the
+    prices of its costs, and `unseen` (`Unseen.to_dict`: tokens billed beyond the
+    recorded runs, written last when given)."""
+
+    forecast_m: int
+    prices: Prices | None
+    unseen: Mapping[str, Any] | None
+
+
+def _json_options(options: JsonOptions) -> tuple[int, Prices | None, Mapping[str, Any] | None]:
+    """(forecast_m, prices, unseen), defaults filled; a misspelt option is a TypeError
+    naming it, as a keyword parameter's would be, never silently ignored."""
+    unknown = options.keys() - JsonOptions.__annotations__.keys()
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {min(unknown)!r}")
+    return options.get("forecast_m", 10), options.get("prices"), options.get("unseen")
+
+
 @without_gc
 def experiment_dict(
-    experiment: ExperimentRecord,
-    runs: Sequence[ReportRun],
-    *,
-    forecast_m: int = 10,
-    prices: Prices | None = None,
-    unseen: Mapping[str, Any] | None = None,
+    experiment: ExperimentRecord, runs: Sequence[ReportRun], **options: Unpack[JsonOptions]
 ) -> dict[str, Any]:
-    """The report as JSON-ready data, intervals and forecasts included; `unseen`
-    (`Unseen.to_dict`: tokens billed beyond the recorded runs) goes last when given."""
+    """The report as JSON-ready data, intervals and forecasts included (`JsonOptions`)."""
+    forecast_m, prices, unseen = _json_options(options)
     columns = run_columns(runs)  # read once: every part below reads them
     accounting = experiment_accounting(experiment, runs)
     data: dict[str, Any] = {"experiment": _experiment_head(experiment)}
@@ -377,12 +392,7 @@ def experiment_dict(
 
 
 def experiment_json(
-    experiment: ExperimentRecord,
-    runs: Sequence[ReportRun],
-    *,
-    forecast_m: int = 10,
-    prices: Prices | None = None,
-    unseen: Mapping[str, Any] | None = None,
+    experiment: ExperimentRecord, runs: Sequence[ReportRun], **options: Unpack[JsonOptions]
 ) -> tuple[Accounting, Iterator[bytes]]:
     """The accounting, and `experiment_dict` as compact JSON (NaN as null) in pieces:
     what `report --json` writes to a pipe. The cases are written shape by shape
@@ -390,6 +400,7 @@ def experiment_json(
     counted runs and passes); every other part is serialised and let go before the
     next is built, so the whole report is never held at once (at 100,000 runs: 80 MB
     less, 0.1 s less). tests/test_report_json.py checks it byte for byte."""
+    forecast_m, prices, unseen = _json_options(options)
     accounting = experiment_accounting(experiment, runs)
     return accounting, _json_pieces(experiment, runs, accounting, forecast_m, prices, unseen)
 
