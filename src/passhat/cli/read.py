@@ -195,6 +195,8 @@ def report(
         if tallied is None:
             counted_in = sum(map(attrgetter("input_tokens"), runs))  # in C: 100,000 runs
             counted_out = sum(map(attrgetter("output_tokens"), runs))
+        elif numbers is not None:  # summed exactly: SQL's float sum rounds past 2**53
+            counted_in, counted_out = sum(numbers.tokens_in), sum(numbers.tokens_out)
         else:
             counted_in, counted_out = tallied[0].input_tokens, tallied[0].output_tokens
         unseen_data = unseen.to_dict(counted_in, counted_out, prices)

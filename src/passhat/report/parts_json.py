@@ -250,6 +250,10 @@ def usage_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str] | None
     return usage_pieces(columns.sizes, columns.indices, tokens_in, tokens_out)
 
 
+_EXACT = 2**53
+"""`totals` summed in SQL as floats (`Store.tallies`) are exact below this only."""
+
+
 def usage_pieces(
     sizes: Mapping[str, int],
     indices: Sequence[int],
@@ -260,7 +264,8 @@ def usage_pieces(
     """`usage_json`'s pieces from the runs by case (`sizes`: each case id, a str, and its
     count of runs, in order), their indices and token counts (ints). `totals`: each
     case's (runs, input tokens, output tokens) when already counted (in SQL: summed
-    here they were 20,000 slices of the token columns at 10,000 cases)."""
+    here they were 20,000 slices of the token columns at 10,000 cases; a total past
+    `_EXACT` is summed here, as SQL's float sum may have rounded it)."""
     yield (
         '{"prices_per_million":null,"experiment":'
         + _dumps(usage_row(len(indices), sum(tokens_in), sum(tokens_out), None))
@@ -276,6 +281,8 @@ def usage_pieces(
             used_in, used_out = sum(tokens_in[start:end]), sum(tokens_out[start:end])
         else:
             _, used_in, used_out = totals[case]
+            if not (-_EXACT < used_in < _EXACT and -_EXACT < used_out < _EXACT):
+                used_in, used_out = sum(tokens_in[start:end]), sum(tokens_out[start:end])
         mean = (used_in + used_out) / size  # `usage_row`'s, every case having a run
         said = per_run.get(mean)
         if said is None:
