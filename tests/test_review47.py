@@ -40,3 +40,28 @@ def test_streamed_json_case_tokens_past_two_to_the_53(
     streamed = run_cli(capsys, "report", "e1", "--json", "--db", db)
     assert (streamed.code, streamed.out) == (whole.code, whole.out)
     assert f'"case":"a","runs":3,"input_tokens":{3 * (2**53 + 1)},' in streamed.out
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="claims/reader.py _LONG_SPACE lacks \\x1f (the one character `\\s` matches that "
+    "neither it nor splitlines cuts): add \\x1f to its class; owned by the claims helper",
+)
+def test_bounded_spaces_cuts_every_run_the_patterns_read_as_space() -> None:
+    """`bounded_spaces` keeps the claims readers linear by cutting runs of spaces within a
+    line, but `\\s` also matches U+001F, which is neither in its class nor a line break:
+    a write-up with 6,000 of them after '| Seeds |' (twice) took 8.6 s to read, and 3,000
+    2.2 s (quadratic; 60,000 would be some 15 minutes). Every character `\\s` matches
+    within a line must be cut."""
+    import re
+
+    from passhat.sources.claims.reader import SPACE_RUN, bounded_spaces
+
+    spaces = [
+        c
+        for c in map(chr, range(0x3001))  # U+3000 is the last
+        if re.match(r"\s", c) and len(f"a{c}b".splitlines()) == 1
+    ]
+    for c in spaces:
+        cut = bounded_spaces(f"| Seeds |{c * (SPACE_RUN * 4)}x")
+        assert len(cut) <= len("| Seeds |x") + SPACE_RUN, repr(c)
