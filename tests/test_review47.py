@@ -42,11 +42,6 @@ def test_streamed_json_case_tokens_past_two_to_the_53(
     assert f'"case":"a","runs":3,"input_tokens":{3 * (2**53 + 1)},' in streamed.out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="claims/reader.py _LONG_SPACE lacks \\x1f (the one character `\\s` matches that "
-    "neither it nor splitlines cuts): add \\x1f to its class; owned by the claims helper",
-)
 def test_bounded_spaces_cuts_every_run_the_patterns_read_as_space() -> None:
     """`bounded_spaces` keeps the claims readers linear by cutting runs of spaces within a
     line, but `\\s` also matches U+001F, which is neither in its class nor a line break:

@@ -310,7 +310,9 @@ _LATEX_EMPHASIS = re.compile(
     r"\\(?:textbf|textit|emph|num|mathrm|mathbf|underline)\{([^{}\n]{0,40})\}"
 )
 """LaTeX's emphasis around a short text, read as the text."""
-_LONG_SPACE = re.compile(f"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]{{{SPACE_RUN + 1},}}")
+_LONG_SPACE = re.compile(
+    f"[ \t\x1f\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]{{{SPACE_RUN + 1},}}"
+)
 
 
 def bounded_spaces(text: str) -> str:
