@@ -5,6 +5,7 @@ fixed."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,3 +61,33 @@ def test_bounded_spaces_cuts_every_run_the_patterns_read_as_space() -> None:
     for c in spaces:
         cut = bounded_spaces(f"| Seeds |{c * (SPACE_RUN * 4)}x")
         assert len(cut) <= len("| Seeds |x") + SPACE_RUN, repr(c)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tamper.py keeps one guard per suite folder and hash for the process, and "
+    "guard() (5bf5b6f) drops a changed one when the files are put back: another experiment "
+    "starting on the suite (or the next adaptive round's run_experiment) clears a finding "
+    "the running experiment's changed() reads; a guard per experiment is the lead's design",
+)
+def test_a_change_stays_told_to_the_experiment_that_saw_it(writer: Any) -> None:
+    """Experiment A's grading found its suite changed (an agent rewrote the case file),
+    then the file was put back as it was. `guard()`'s docstring: within an experiment a
+    change stays told. Experiment B then starts on the same suite in the same process (a
+    notebook or a service running two; each adaptive round also calls guard() through
+    run_experiment): A's next `changed()` said None, so A's later runs were graded."""
+    from passhat import tamper
+    from passhat.suite import load_suite
+
+    del writer.suite["defaults"]["model"]
+    root = writer.write()
+    case_file = root / "cases" / "tiny.yaml"
+    original = case_file.read_text()
+    suite = load_suite(root)
+    tamper.guard(suite)  # experiment A starts
+    case_file.write_text(original.replace("T-1", "T-9") + "\n# rewritten\n")
+    assert tamper.changed(suite, case_file) is not None  # A's grading sees it
+    case_file.write_text(original)  # put back
+    assert tamper.changed(suite, case_file) is not None  # sticky for A
+    tamper.guard(suite)  # experiment B starts on the same suite, same process
+    assert tamper.changed(suite, case_file) is not None  # A's finding must stand for A
