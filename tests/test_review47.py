@@ -154,3 +154,44 @@ def test_evaluate_leaves_the_callers_session_keyring_as_it_was(open_tmp: Path) -
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["1", "True"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="agents/sandbox.py is_store looks for passhat's CREATE TABLE texts in a store's "
+    "first 64 KiB; a store migrated after it held runs has its schema pages at its end (a "
+    "fix: ask SQLite, read-only, for the tables; or walk the schema b-tree from page 1)",
+)
+def test_a_store_migrated_after_its_runs_is_still_covered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ccbdbb7 covers an earlier experiment's store beside the agent (every score in it
+    names the goal's items), telling a store by passhat's table texts within its first
+    64 KiB. SQLite puts the schema's pages where there is room: a store written by a
+    passhat of 8 migrations (before run_summaries), holding 300 runs, then opened by
+    today's (migrations 9-14 applied) has both texts past 200 KiB (214,368 and 216,165 of
+    278,528 bytes): is_store said False, so secret_files left it in every run's view."""
+    import sqlite3
+
+    import passhat.store as store_package
+    import passhat.store.schema as schema
+    from passhat.agents import sandbox
+
+    path = tmp_path / "runs" / "model-a.db"
+    path.parent.mkdir()
+    today = list(schema.MIGRATIONS)
+    monkeypatch.setattr(schema, "MIGRATIONS", today[:8])  # an older passhat's store
+    monkeypatch.setattr(store_package, "MIGRATIONS", today[:8])
+    with Store(path) as store:
+        store.create_experiment(experiment_record([f"c{i}" for i in range(100)], 3))
+        store.record_runs(
+            [unkind("e1", f"c{i}", j, "passed") for i in range(100) for j in (1, 2, 3)]
+        )
+    monkeypatch.setattr(schema, "MIGRATIONS", today)
+    monkeypatch.setattr(store_package, "MIGRATIONS", today)
+    with Store(path) as store:  # today's passhat opens it: the rest of the migrations
+        assert len(store.migrations()) == len(today)
+        assert len(store.summaries("e1")) == 300
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert str(path) in sandbox.secret_files(str(tmp_path))
