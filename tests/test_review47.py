@@ -195,3 +195,57 @@ def test_a_store_migrated_after_its_runs_is_still_covered(
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert str(path) in sandbox.secret_files(str(tmp_path))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="agents/command.py view binds a named file's symlink (links) at its path even "
+    "when that path lies in a write: folder already bound whole; bwrap then fails at "
+    "every run (older than this round: aac0835 does the same)",
+)
+def test_a_symlinked_program_in_a_writable_folder_runs(open_tmp: Path) -> None:
+    """An agent whose program is a symlink (agent/agent.py -> ../real/agent.py) in a
+    folder the suite made writable (write: [that folder's parent]; the link's target is
+    outside it, so 553a73c's 'holds its own program' check lets it through): every run
+    was errored agent_exit, bwrap saying "Can't make symlink at .../agent.py: File
+    exists", at --isolation namespace, where the same suite runs at process."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from agent_python import PYTHON
+    from conftest import SuiteWriter
+    from passhat.agents import isolation
+
+    if isolation.unavailable("namespace") is not None or PYTHON is None:
+        pytest.skip("no sandbox for agents here")
+    (open_tmp / "real").mkdir()
+    (open_tmp / "real" / "agent.py").write_text("print('{}')\n")
+    (open_tmp / "w" / "agent").mkdir(parents=True)
+    link = open_tmp / "w" / "agent" / "agent.py"
+    os.symlink(open_tmp / "real" / "agent.py", link)
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(link)],
+        "write": [str(open_tmp / "w")],
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        if not item.is_symlink():
+            item.chmod(0o777 if item.is_dir() else 0o666)
+    db = open_tmp / "p.db"
+    args = ["-k", "2", "--concurrency", "1", "--timeout", "60", "--isolation", "namespace"]
+    done = subprocess.run(
+        [sys.executable, "-m", "passhat", "run", str(suite), *args, "--db", str(db), "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    with Store(db, create=False) as store:
+        runs = store.runs(store.experiment("latest").id)
+    assert [r.error_type for r in runs] == [None, None], [r.error_message for r in runs]
