@@ -63,13 +63,6 @@ def test_bounded_spaces_cuts_every_run_the_patterns_read_as_space() -> None:
         assert len(cut) <= len("| Seeds |x") + SPACE_RUN, repr(c)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tamper.py keeps one guard per suite folder and hash for the process, and "
-    "guard() (5bf5b6f) drops a changed one when the files are put back: another experiment "
-    "starting on the suite (or the next adaptive round's run_experiment) clears a finding "
-    "the running experiment's changed() reads; a guard per experiment is the lead's design",
-)
 def test_a_change_stays_told_to_the_experiment_that_saw_it(writer: Any) -> None:
     """Experiment A's grading found its suite changed (an agent rewrote the case file),
     then the file was put back as it was. `guard()`'s docstring: within an experiment a

@@ -197,27 +197,7 @@ _LOCK = threading.Lock()
 
 def guard(suite: Suite) -> SuiteGuard | None:
     """The guard of this loaded suite (one per suite folder and hash in this process), or
-    None for a suite that has no folder of its own on disk. Called as an experiment
-    starts: a guard that an earlier experiment left changed is made afresh when the
-    files load again to the suite as loaded (put back), so one experiment's finding does
-    not error the next one's runs; within an experiment a change stays told."""
-    key = (str(suite.path), suite.hash)
-    with _LOCK:
-        found = _GUARDS.get(key)
-        if found is not None and found.changed is not None and _put_back(suite):
-            del _GUARDS[key]
-    return _lookup(suite)
-
-
-def _put_back(suite: Suite) -> bool:
-    """Whether the suite's files load again to the suite as loaded."""
-    try:
-        return load_suite(suite.path).hash == suite.hash
-    except Exception:  # still half written, or no longer a suite: not put back
-        return False
-
-
-def _lookup(suite: Suite) -> SuiteGuard | None:
+    None for a suite that has no folder of its own on disk."""
     key = (str(suite.path), suite.hash)
     with _LOCK:
         if key not in _GUARDS:  # looked up before every grading: the disk is asked once
@@ -229,6 +209,6 @@ def _lookup(suite: Suite) -> SuiteGuard | None:
 def changed(suite: Suite, case_file: Path | str | None = None) -> str | None:
     """Why `suite` is no longer what is on disk (None: it still is, or has no folder);
     `case_file`, the file a run's goal came from, is looked at every time."""
-    found = _lookup(suite)
+    found = guard(suite)
     files = (str(case_file),) if case_file is not None else ()
     return None if found is None else found.check(files=files)
