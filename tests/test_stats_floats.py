@@ -40,6 +40,52 @@ def test_beta_quantiles_are_the_same_bits_either_way(a: float, b: float, q: list
     assert fast.tolist() == slow.tolist()
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(shape, shape, st.lists(level, min_size=1, max_size=3)),
+        min_size=1,
+        max_size=12,
+    ).filter(lambda rows: len({len(levels) for _, _, levels in rows}) == 1)
+)
+def test_many_quantile_calls_at_once_are_each_call_to_the_bit(
+    rows: list[tuple[float, float, list[float]]],
+) -> None:
+    """`_beta_quantile_rows` against its reference, one `beta_quantile` call per row:
+    each row keeps its own stop, so no row's bits depend on the others'."""
+    width = len(rows[0][2])
+    a = np.array([[row[0]] * width for row in rows])
+    b = np.array([[row[1]] * width for row in rows])
+    q = np.array([row[2] for row in rows])
+    many = stats.distributions._beta_quantile_rows(a, b, q)
+    with pytest.MonkeyPatch.context() as patch:  # the continued fraction on numpy alone
+        patch.setattr(stats.distributions, "_FEW_ROW_VALUES", -1)
+        on_numpy = stats.distributions._beta_quantile_rows(a, b, q)
+    for i, (a_i, b_i, levels) in enumerate(rows):
+        one = stats.beta_quantile(a_i, b_i, levels).tolist()
+        assert many[i].tolist() == one
+        assert on_numpy[i].tolist() == one
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 100, 1000])
+@pytest.mark.parametrize("prior", [stats.JEFFREYS, stats.UNIFORM, (0.3, 7.0)])
+def test_the_forecast_of_every_posterior_is_its_own_quantiles_to_the_bit(
+    k: int, prior: tuple[float, float]
+) -> None:
+    """Every count of passes out of k, at several levels: the per-case forecast's ends
+    are `beta_quantile` of that posterior alone, raised to the m-th power."""
+    passes = np.arange(k + 1)
+    for confidence in (0.95, 0.9, 0.5, 0.999):
+        stats.forecasts._ENDS.clear()
+        _, low, high = stats.forecast_counts(
+            np.full(k + 1, k), passes, 3, prior=prior, confidence=confidence
+        )
+        alpha = 1.0 - confidence
+        for c in passes.tolist():
+            ends = stats.beta_quantile(c + prior[0], k - c + prior[1], [alpha / 2, 1 - alpha / 2])
+            assert [low[c], high[c]] == (ends**3).tolist()
+
+
 def test_lgamma_of_a_few_values_is_the_same_either_way(monkeypatch: pytest.MonkeyPatch) -> None:
     x = np.array([[0.5, 10.5], [4999.5, 0.5]])
     few = stats._lgamma(x)
@@ -58,14 +104,14 @@ def test_a_report_s_uncertainty_is_the_same_either_way(monkeypatch: pytest.Monke
     ]
     accounting = account(rows, 10)
     stats._t_quantile.cache_clear()
-    stats._beta_ends.cache_clear()
+    stats.forecasts._ENDS.clear()
     fast = stats.uncertainty(accounting, m=10, seed=0)
     stats._t_quantile.cache_clear()
-    stats._beta_ends.cache_clear()
+    stats.forecasts._ENDS.clear()
     numpy_only(monkeypatch)
     slow = stats.uncertainty(accounting, m=10, seed=0)
     stats._t_quantile.cache_clear()
-    stats._beta_ends.cache_clear()
+    stats.forecasts._ENDS.clear()
     assert fast == slow
 
 

@@ -20,6 +20,9 @@ _FEW_VALUES = 8
 each, and numpy's cost per call on such tiny arrays made that a fifth of a report."""
 
 
+_FEW_ROW_VALUES = 64
+
+
 def _z(q: float) -> float:
     return NormalDist().inv_cdf(q)
 
@@ -175,3 +178,98 @@ def _t_quantile(df: int, alpha: float) -> float:
     """Two-sided t quantile: P(|T_df| > t) = alpha, from the Beta(df/2, 1/2) identity."""
     x = float(beta_quantile(df / 2.0, 0.5, alpha))
     return math.sqrt(df * (1.0 - x) / x)
+
+
+def _beta_cf_rows(a: Floats, b: Floats, x: Floats) -> Floats:
+    """`_beta_cf` on many rows at once, each row stopping on its own: a row gets the very
+    bits `_beta_cf` (or `_beta_cf_floats`) gives when called on that row alone, since
+    each value sees the same operations in the same order and its row's stopping rule."""
+    tiny, eps = 1e-300, 1e-15
+    out = np.empty_like(x)
+    rows = np.arange(x.shape[0])
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = np.ones_like(x)
+    d = 1.0 - qab * x / qap
+    d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+    h = d.copy()
+    for m in range(1, 20_001):
+        m2 = 2.0 * m
+        for aa in (
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ):
+            d = 1.0 + aa * d
+            d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
+            c = 1.0 + aa / c
+            c = np.where(np.abs(c) < tiny, tiny, c)
+            step = d * c
+            h = h * step
+        done = np.all(np.abs(step - 1.0) < eps, axis=1)
+        if done.any():
+            out[rows[done]] = h[done]
+            going = ~done
+            if not going.any():
+                return out
+            rows, a, b, x, qab, qap, qam = (v[going] for v in (rows, a, b, x, qab, qap, qam))
+            c, d, h = c[going], d[going], h[going]
+    out[rows] = h
+    return out
+
+
+def _betainc_rows(a: Floats, b: Floats, x: Floats) -> Floats:
+    """`betainc` on 2-d arrays whose rows each stop the continued fraction on their own
+    (`_beta_cf_rows`, or `_beta_cf_floats` per row for a few values): row i is
+    `betainc(a[i], b[i], x[i])`, to the bit."""
+    inside = np.clip(x, 1e-300, 1.0 - 1e-16)
+    swap = inside > (a + 1.0) / (a + b + 2.0)
+    p = np.where(swap, b, a)
+    q = np.where(swap, a, b)
+    y = np.where(swap, 1.0 - inside, inside)
+    front = np.exp(p * np.log(y) + q * np.log1p(-y) - _lbeta(p, q)) / p
+    if y.size <= _FEW_ROW_VALUES:  # the last few rows (a tail's bisection): on floats, row by row
+        rows = [_beta_cf_floats(*(v.tolist() for v in row)) for row in zip(p, q, y, strict=True)]
+        part = front * np.asarray(rows, dtype=np.float64).reshape(y.shape)
+    else:
+        part = front * _beta_cf_rows(p, q, y)
+    value = np.where(swap, 1.0 - part, part)
+    value = np.where(x <= 0.0, 0.0, np.where(x >= 1.0, 1.0, value))
+    return np.asarray(np.clip(value, 0.0, 1.0), dtype=np.float64)
+
+
+def _beta_quantile_rows(a: Floats, b: Floats, q: Floats) -> Floats:
+    """`beta_quantile` of many calls at once: row i of the 2-d arrays is one call,
+    `beta_quantile(a[i], b[i], q[i])`, with the same bits. Each row keeps its own stop
+    (the Newton loop's and the continued fraction's, over that row's values alone), so
+    no row takes a step more or less than it would alone (the forecast's posteriors:
+    66 calls cost a tenth of a second of a report, one of these a few milliseconds)."""
+    levels = q
+    out = np.empty_like(q)
+    rows = np.arange(q.shape[0])
+    lo = np.zeros(q.shape)
+    hi = np.ones(q.shape)
+    x = np.clip(a / (a + b), 1e-6, 1 - 1e-6)
+    lbeta = _lbeta(a, b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(200):
+            f = _betainc_rows(a, b, x) - q
+            below = f < 0
+            lo = np.where(below, x, lo)
+            hi = np.where(below, hi, x)
+            density = np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - lbeta)
+            newton = x - f / density
+            inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
+            step = np.where(inside, newton, 0.5 * (lo + hi))
+            done = np.abs(step - x) <= 1e-14 * np.maximum(x, 1e-300)
+            x = step
+            stop = np.all(done | (hi - lo <= 1e-15 * np.maximum(hi, 1e-300)), axis=1)
+            if stop.any():
+                out[rows[stop]] = x[stop]
+                going = ~stop
+                if not going.any():
+                    break
+                rows, a, b, q, lo, hi, x, lbeta = (
+                    v[going] for v in (rows, a, b, q, lo, hi, x, lbeta)
+                )
+        else:
+            out[rows] = x
+    return np.asarray(np.where(levels <= 0.0, 0.0, np.where(levels >= 1.0, 1.0, out)))

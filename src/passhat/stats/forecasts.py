@@ -3,7 +3,6 @@ cases passing m in a row under a Beta population fitted across cases."""
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from passhat.stats._base import (
 )
 from passhat.stats._numpy import np
 from passhat.stats.bootstrap import _bootstrap_ends, _expanded_tail
-from passhat.stats.distributions import _z, beta_moment, beta_quantile
+from passhat.stats.distributions import _beta_quantile_rows, _z, beta_moment
 from passhat.stats.intervals import _binomial_floor, _case_rate_trials, score_interval
 
 if TYPE_CHECKING:
@@ -97,7 +96,7 @@ def forecast_counts(
     expected = beta_moment(a, b, m)
     # Posteriors repeat (k = 10 gives at most 11 of them); invert each one once.
     pairs, inverse, _ = _unique_rows(np.column_stack([a, b]))
-    ends = np.array([_beta_ends(a_, b_, alpha) for a_, b_ in pairs.tolist()]).reshape(-1, 2)
+    ends = _beta_ends(pairs.tolist(), alpha)
     low = ends[inverse, 0] ** m
     high = ends[inverse, 1] ** m
     return expected, low, high
@@ -353,12 +352,29 @@ def _any_population(
     return _bootstrap_ends(lows[1:], tail)[0], _bootstrap_ends(highs[1:], tail)[1], top
 
 
-@functools.lru_cache(maxsize=4096)
-def _beta_ends(a: float, b: float, alpha: float) -> tuple[float, float]:
-    """Equal-tailed ends of Beta(a, b), memoised: the same posteriors come back in every
-    report (and every replication of a simulation)."""
-    ends = beta_quantile(a, b, [alpha / 2.0, 1.0 - alpha / 2.0])
-    return float(ends[0]), float(ends[1])
+_ENDS: dict[tuple[float, float, float], tuple[float, float]] = {}
+"""`_beta_ends` memoised by (a, b, alpha): the same posteriors come back in every report
+(and every replication of a simulation)."""
+_ENDS_KEPT = 4096
+
+
+def _beta_ends(pairs: list[list[float]], alpha: float) -> Floats:
+    """Equal-tailed ends of each Beta(a, b) of `pairs`, one row each: the bits of
+    `beta_quantile(a, b, [alpha / 2, 1 - alpha / 2])` (tests/test_stats_floats.py), the
+    ones not yet known inverted together (`_beta_quantile_rows`)."""
+    missing = [(a, b) for a, b in pairs if (a, b, alpha) not in _ENDS]
+    if missing:
+        shapes = np.asarray(missing, dtype=np.float64)
+        a_ = np.repeat(shapes[:, :1], 2, axis=1)
+        b_ = np.repeat(shapes[:, 1:], 2, axis=1)
+        levels = np.empty_like(a_)
+        levels[:, 0], levels[:, 1] = alpha / 2.0, 1.0 - alpha / 2.0
+        ends = _beta_quantile_rows(a_, b_, levels).tolist()
+        if len(_ENDS) + len(missing) > _ENDS_KEPT:
+            _ENDS.clear()
+        for (a, b), (low, high) in zip(missing, ends, strict=True):
+            _ENDS[a, b, alpha] = (low, high)
+    return np.asarray([_ENDS[a, b, alpha] for a, b in pairs], dtype=np.float64).reshape(-1, 2)
 
 
 def share_forecast(
