@@ -1,7 +1,7 @@
 """passhat.stats on a few values: lgamma and the incomplete beta's continued fraction
-run on Python floats there (the forecast's dozen quantiles). The figures must be the
-very same bits numpy's path gives, not merely close: reports and their JSON stay
-identical."""
+run on Python floats there, and the forecast inverts its posteriors all at once. The
+figures must be the very same bits one `beta_quantile` call (numpy's path) gives, not
+merely close: reports and their JSON stay identical."""
 
 from __future__ import annotations
 
