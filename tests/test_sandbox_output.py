@@ -75,3 +75,19 @@ def test_an_output_is_taken_up_to_its_depth_and_refused_past_it() -> None:
         parse_output(f'{{"a": {at}}}'.encode(), "json")
     with pytest.raises(AgentProcessError, match="not JSON"):  # past json.loads's own limit
         parse_output(b"[" * 100_000 + b"]" * 100_000, "json")
+
+
+@pytest.mark.parametrize("depth", [950, 5_000, 200_000])
+def test_the_stores_cut_of_a_deep_value_does_not_recurse(depth: int) -> None:
+    # the cut was repr(value), which recursed through what was left: RecursionError at 950
+    from passhat.store.columns import _encode
+
+    deep: list[object] = []
+    for _ in range(depth):
+        deep = [deep]
+    kept = json.loads(_encode({"deep": deep}))["deep"]
+    levels = 0
+    while isinstance(kept, list):
+        (kept,) = kept
+        levels += 1
+    assert (levels, kept) == (200, "<list nested deeper than 200 levels, cut>")

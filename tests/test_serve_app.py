@@ -4,6 +4,7 @@ the status that says why: 413 past MAX_BODY, 400 when the body is not JSON."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +59,18 @@ async def test_a_body_that_is_not_json_is_refused_with_400_in_each_apis_words() 
     status, body = answers["/v1/messages"]
     assert status == 400 and body["type"] == "error"
     assert body["error"]["message"].startswith("passhat cannot read this request: Expecting value")
+
+
+async def test_json_nested_past_pythons_limit_is_a_400_not_a_500_with_a_traceback() -> None:
+    # json.loads raised RecursionError (not a ValueError): HTTP 500 and a traceback in the log
+    deep = b"[" * 100_000 + b"]" * 100_000
+    for status, _ in (await _answers(deep)).values():
+        assert status == 400
+    arguments = "[" * 950 + "]" * 950  # the body reads; the tool call's arguments do not
+    call = {"id": "c1", "type": "function", "function": {"name": "t", "arguments": arguments}}
+    body = {
+        "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]
+    }
+    status, answer = (await _answers(json.dumps(body).encode()))["/v1/chat/completions"]
+    assert status == 400
+    assert "arguments are JSON nested too deep" in answer["error"]["message"]

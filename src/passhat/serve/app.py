@@ -53,7 +53,11 @@ async def read_request(request: Request) -> tuple[ModelProxy, Any]:
     names, and its body as JSON. TooLarge past MAX_BODY, ValueError when it is not JSON:
     each endpoint answers them in its own API's words."""
     proxy: ModelProxy = request.scope[RUN].proxy
-    return proxy, json.loads(await read_capped(request))
+    raw = await read_capped(request)
+    try:
+        return proxy, json.loads(raw)
+    except RecursionError:  # nested past json's limit (about 1,000 levels): a 400, not a 500
+        raise ValueError("the body is JSON nested too deep to read") from None
 
 
 async def chat_completions(request: Request) -> Response:

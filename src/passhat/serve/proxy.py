@@ -74,6 +74,8 @@ def _arguments(raw: Any) -> dict[str, Any]:
         parsed = json.loads(raw or "{}")
     except (TypeError, ValueError):
         return {"_not_json": raw}
+    except RecursionError:  # past json's own limit (about 1,000 levels): not a 500
+        raise RequestError("a tool call's arguments are JSON nested too deep to read") from None
     return parsed if isinstance(parsed, dict) else {"_not_an_object": parsed}
 
 

@@ -88,7 +88,8 @@ def _to_json(value: Any, **options: Any) -> bytes:
 
 
 _MAX_DEPTH = 200
-"""Deeper structures are cut (as their repr) rather than recursing without end."""
+"""Deeper structures are cut (to a line naming their type) rather than recursing without
+end: not to their repr, which recursed through what was left (RecursionError at 950)."""
 
 
 def json_safe(value: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) -> Any:
@@ -103,9 +104,9 @@ def json_safe(value: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
         return _safe_text(value)
     if isinstance(value, (bytes, bytearray)):
         return repr(bytes(value))
-    if _depth > _MAX_DEPTH:
-        return _safe_text(repr(value)[:1000])
     if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if _depth > _MAX_DEPTH:
+            return f"<{type(value).__name__} nested deeper than {_MAX_DEPTH} levels, cut>"
         if id(value) in _seen:
             return "<circular reference>"
         seen = _seen | {id(value)}
@@ -117,7 +118,7 @@ def json_safe(value: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
         return [json_safe(v, seen, _depth + 1) for v in value]
     try:
         return _safe_text(str(value))
-    except Exception:
+    except Exception:  # RecursionError included
         return f"<unprintable {type(value).__name__}>"
 
 
