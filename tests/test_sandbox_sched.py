@@ -1,5 +1,6 @@
 """A sandboxed agent does not run at passhat's real-time priority (round 9's outside
-attack; not fixed yet: the test is xfail, strict).
+attack; fixed: a real-time passhat starts each sandbox through `chrt --other 0`,
+isolation.launcher).
 
 The scheduling policy passes through fork and exec, bwrap, a new user namespace and
 setpriv alike. A passhat started under `chrt -f N` (as this project's own benchmarks
@@ -24,7 +25,7 @@ from agent_python import PYTHON, TESTS
 from conftest import SuiteWriter
 from passhat.agents import isolation
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import passhat_as, unprivileged
 
 pytestmark = [
     pytest.mark.skipif(
@@ -39,7 +40,7 @@ pytestmark = [
 ]
 
 
-def _sched(folder: Path, level: str) -> list[int]:
+def _sched(folder: Path, level: str, user: str = "root") -> list[int]:
     work = folder / f"work-{level}"
     work.mkdir()
     shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
@@ -56,6 +57,8 @@ def _sched(folder: Path, level: str) -> list[int]:
     db = work / "p.db"
     args = ["-k", "1", "--timeout", "60", "--isolation", level, "--db", str(db), "-q"]
     head = ["chrt", "-f", "1"]  # the lowest real-time priority: the agent only looks
+    if user == "unprivileged":  # real-time set by root, kept through setpriv to nobody
+        head = [*head, *unprivileged()]
     done = passhat_as("root", folder, "run", str(suite), *args, "--no-report", head=head)
     assert done.returncode in (0, 1), done.stderr
     with Store(db, create=False) as store:
@@ -64,14 +67,11 @@ def _sched(folder: Path, level: str) -> list[int]:
     return list(run.output["sched"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents inherit passhat's scheduling policy: a fix (SCHED_RESET_ON_FORK on the "
-    "thread that starts runs, or `chrt --other 0` before bwrap when passhat is real-time) "
-    "also takes real-time from the agents of the benchmarks run under chrt -f",
-)
-def test_an_agent_of_a_real_time_passhat_runs_at_the_ordinary_policy(open_tmp: Path) -> None:
-    assert _sched(open_tmp, "namespace") == [os.SCHED_OTHER, 0], "the agent runs real-time"
+@pytest.mark.parametrize("user", ["root", "unprivileged"])
+def test_an_agent_of_a_real_time_passhat_runs_at_the_ordinary_policy(
+    open_tmp: Path, user: str
+) -> None:
+    assert _sched(open_tmp, "namespace", user) == [os.SCHED_OTHER, 0], "the agent runs real-time"
 
 
 def test_the_control_an_agent_at_level_process_inherits_real_time(open_tmp: Path) -> None:

@@ -65,12 +65,38 @@ def is_root() -> bool:
 
 
 def launcher(level: Level, uid: int | None = None) -> list[str]:
-    """What starts a sandboxed run's bwrap: where passhat is root, `setpriv` to the run's
-    own uid; nothing for `process` or where passhat is not root (every run then has
-    passhat's uid). The run's process cap is set inside its sandbox (sandbox.process_cap)."""
-    if level == "process" or uid is None:
+    """What starts a sandboxed run's bwrap: where passhat is real-time, `chrt --other 0`
+    (see `ordinary_policy`); where passhat is root, `setpriv` to the run's own uid;
+    nothing for `process`, nor where passhat is neither (every run then has passhat's
+    uid). The run's process cap is set inside its sandbox (sandbox.process_cap)."""
+    if level == "process":
         return []
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+    head = ["chrt", "--other", "0"] if realtime() else []
+    if uid is None:
+        return head
+    return [
+        *head,
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+    ]
+
+
+def realtime() -> bool:
+    """Whether the thread that starts runs has a real-time policy (passhat started under
+    `chrt -f N`, as its benchmarks are). A scheduling policy passes through fork, exec,
+    bwrap, setpriv and a new user namespace alike: a sandboxed agent of such a passhat
+    would run real-time too, and one that spins would hold a core against everything not
+    real-time, passhat's own timer for --timeout included. Its sandbox is then started by
+    `chrt --other 0` (SCHED_OTHER; its CPU affinity is left as inherited). The `process`
+    level keeps passhat's policy: its agents are trusted. Costs one exec of chrt per run,
+    and only when passhat is real-time."""
+    if not hasattr(os, "sched_getscheduler"):
+        return False
+    policy = os.sched_getscheduler(0) & ~getattr(os, "SCHED_RESET_ON_FORK", 0)
+    return policy in (os.SCHED_FIFO, os.SCHED_RR)
 
 
 _UIDS = itertools.count(secrets.randbelow(RUN_UID_SPAN))
@@ -105,6 +131,8 @@ def unavailable(level: Level) -> str | None:
             "use --isolation process (the agent then sees what passhat's user sees)"
         )
     needed = ["bwrap", "setpriv"] if is_root() else ["bwrap"]
+    if realtime():
+        needed.append("chrt")
     missing = [p for p in needed if not shutil.which(p)]
     if missing:
         return f"--isolation namespace needs {' and '.join(missing)}, not found on PATH; {INSTALL}"
