@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     from passhat.agents.base import RunContext
     from passhat.agents.watchdog import Watchdog
     from passhat.env import Environment
-    from passhat.serve.endpoints import Listen
+    from passhat.serve.endpoints import Listen, RunEndpoints
 
 PREFIX = COMMAND_AGENT
 """Agent specs of command agents start with this, then the canonical JSON of the spec."""
@@ -367,6 +367,15 @@ def parse_output(raw: bytes, mode: str) -> Any:
     return value
 
 
+def _raise_run_error(endpoints: RunEndpoints) -> None:
+    """What ends the run whatever its agent did: the model's first failure, else its
+    tool budget spent (an `agent_flood`)."""
+    if endpoints.proxy.error is not None:
+        raise endpoints.proxy.error from None
+    if endpoints.tools.spent is not None:
+        raise AgentProcessError("agent_flood", endpoints.tools.spent) from None
+
+
 def _deeper_than(value: Any, limit: int) -> bool:
     """Whether `value` (parsed JSON) nests lists and objects more than `limit` levels deep
     ([] is one level), looked at level by level, without recursion."""
@@ -593,18 +602,17 @@ class CommandAgent:
                 # bwrap's own cwd on the host (the agent's is set in its sandbox: --chdir)
                 cwd = Path("/") if sandboxed else workdir
                 output = await self._run_process(
-                    argv, payload, cwd, environ, ctx, guard, sandboxed, gate
+                    argv, payload, cwd, environ, ctx, guard, sandboxed, gate, endpoints.tools.stop
                 )
             except Exception:
-                # the model failed first: that, not how the agent took it, is the story
-                if endpoints.proxy.error is not None:
-                    raise endpoints.proxy.error from None
+                # the model failed first, or the agent flooded its tools (and was stopped):
+                # that, not how the agent took it, is the story
+                _raise_run_error(endpoints)
                 raise
             finally:
                 if gate is not None:
                     gate.close()
-            if endpoints.proxy.error is not None:
-                raise endpoints.proxy.error
+            _raise_run_error(endpoints)
         return output
 
     async def _run_process(
@@ -617,6 +625,7 @@ class CommandAgent:
         guard: Watchdog,
         sandboxed: bool = False,
         gate: netns.Gate | None = None,
+        stop: asyncio.Event | None = None,
     ) -> Any:
         if sandboxed:
             try:  # the thread that starts it: its session keyring is what the run inherits
@@ -654,11 +663,15 @@ class CommandAgent:
         drainer = asyncio.create_task(drain(proc.stderr, tail))
         reader = asyncio.create_task(read_capped(proc.stdout, STDOUT_LIMIT, stdout))
         waiter = asyncio.create_task(exited(proc))
+        # the run's tool budget spent (serve ToolBudget): the agent is stopped then
+        stopper = asyncio.create_task((stop or asyncio.Event()).wait())
         try:
             if gate is not None:
                 await _open(gate, proc, waiter, tail, self.secret_values())
             # a flood ends the read before the process ends: stop waiting for it then
-            await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({reader, waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if stopper.done():
+                kill_group(proc.pid)
             if reader.done() and reader.exception() is not None:
                 reader.result()
             await waiter
@@ -673,7 +686,7 @@ class CommandAgent:
             if gate is not None:
                 gate.close()
             kill_group(proc.pid)
-            for task in (feeder, drainer, reader, waiter):
+            for task in (feeder, drainer, reader, waiter, stopper):
                 task.cancel()
             with contextlib.suppress(BaseException):
                 proc.stdin.close()

@@ -6,9 +6,10 @@ imports none of them.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,6 +29,60 @@ Listen = Callable[[socket.socket], Awaitable[None]]
 owns the socket from the call on, and closes it when it cannot serve it."""
 
 
+TOOL_CALLS = 10_000
+"""Tool calls one command-agent run may make over MCP (a real agent makes tens)."""
+ARGUMENT_BYTES = 4 << 20
+"""Bytes (as JSON) of the arguments of one run's tool calls, all calls together."""
+RESULT_BYTES = 32 << 20
+"""Characters of the answers passhat keeps for one run's tool calls, all together."""
+
+
+@dataclass(eq=False)
+class ToolBudget:
+    """What one run's tool calls over MCP may make passhat keep (env.calls holds each
+    call's arguments and result until the run is written, several times their size as
+    Python objects, and writing them takes more). A call past TOOL_CALLS or
+    ARGUMENT_BYTES is neither run nor kept; a result past RESULT_BYTES is the last kept.
+    Once spent, the run is errored (`agent_flood`, its reason `spent`), its agent is
+    stopped, and every further MCP request of the run is refused unread."""
+
+    calls: int = 0
+    argument_bytes: int = 0
+    result_bytes: int = 0
+    spent: str | None = None
+    """Why the budget is spent (None while it is not)."""
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when it is spent: the run's agent is stopped then."""
+
+    def admit(self, argument_bytes: int) -> bool:
+        """Whether one more call with arguments of this size may be run and kept."""
+        if self.spent is None and self.calls >= TOOL_CALLS:
+            self._spend(f"more than {TOOL_CALLS:,} tool calls")
+        elif self.spent is None and self.argument_bytes + argument_bytes > ARGUMENT_BYTES:
+            self._spend(
+                f"tool-call arguments past {ARGUMENT_BYTES >> 20} MiB in all (call "
+                f"{self.calls + 1} brought {argument_bytes:,} bytes to "
+                f"{self.argument_bytes + argument_bytes:,})"
+            )
+        if self.spent is not None:
+            return False
+        self.calls += 1
+        self.argument_bytes += argument_bytes
+        return True
+
+    def answered(self, result_chars: int) -> None:
+        self.result_bytes += result_chars
+        if self.spent is None and self.result_bytes > RESULT_BYTES:
+            self._spend(f"tool-call results past {RESULT_BYTES >> 20} MiB in all")
+
+    def _spend(self, what: str) -> None:
+        self.spent = (
+            f"the agent sent {what}, past what one run may make passhat keep; its later "
+            "calls were neither run nor kept, and it was stopped"
+        )
+        self.stop.set()
+
+
 @dataclass(frozen=True)
 class RunEndpoints:
     """Where one run's agent process finds its tools and its model."""
@@ -44,6 +99,8 @@ class RunEndpoints:
     """The loopback port (a sandbox's listener or relay uses the same number)."""
     listen: Listen | None = None
     """Serve the same endpoints on one more listening socket (made inside a sandbox)."""
+    tools: ToolBudget = field(default_factory=ToolBudget)
+    """What the run's tool calls may make passhat keep; spent: the run is `agent_flood`."""
 
     def environ(self) -> dict[str, str]:
         """The variables the agent process gets (official SDKs read the OPENAI_ ones)."""

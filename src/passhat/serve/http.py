@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -54,6 +55,14 @@ async def unauthorized(send: Any) -> None:
             "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
         }
     )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def too_many(send: Any, reason: str) -> None:
+    """429 for a request of a run that may make passhat keep nothing more (its reason)."""
+    body = json.dumps({"error": {"message": reason, "type": "agent_flood"}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from passhat.serve.endpoints import BOUND, RUN, RunEndpoints, listening
+from passhat.serve.endpoints import BOUND, RUN, RunEndpoints, ToolBudget, listening
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
@@ -44,6 +44,7 @@ class Served:
     token: str
     env: Environment
     proxy: ModelProxy
+    tools: ToolBudget = field(default_factory=ToolBudget)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     listeners: list[asyncio.AbstractServer] = field(default_factory=list)
 
@@ -100,7 +101,13 @@ class Hub:
                 await listen(unix_listener(unix_path))
             base = f"http://127.0.0.1:{self.port}"
             yield RunEndpoints(
-                f"{base}/mcp", f"{base}/v1", served.token, served.proxy, self.port, listen
+                f"{base}/mcp",
+                f"{base}/v1",
+                served.token,
+                served.proxy,
+                self.port,
+                listen,
+                served.tools,
             )
         finally:
             self._end(served)
@@ -133,8 +140,9 @@ class Hub:
 
     def _dispatch(self, app: Any) -> Any:
         """The app, handed the run each request's token names; 401 without one, and for a
-        request that came in through another run's listener."""
-        from passhat.serve.http import unauthorized
+        request that came in through another run's listener; 429, its body unread, for an
+        MCP request of a run whose tool budget is spent (endpoints.ToolBudget)."""
+        from passhat.serve.http import too_many, unauthorized
 
         async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if scope["type"] != "http":
@@ -144,6 +152,9 @@ class Hub:
             bound = (scope.get("state") or {}).get(BOUND)
             if served is None or (bound is not None and bound != served.token):
                 await unauthorized(send)
+                return
+            if served.tools.spent is not None and scope.get("path", "").endswith("/mcp"):
+                await too_many(send, served.tools.spent)
                 return
             task = asyncio.current_task()
             if task is not None:

@@ -2,7 +2,9 @@
 
 `tools/list` answers with `env.tools` (name, description, JSON-schema
 parameters); `tools/call` goes through `env.call`, so a call is checked,
-answered from fixtures and recorded exactly as an in-process agent's call. A
+answered from fixtures and recorded exactly as an in-process agent's call,
+within the run's tool budget (endpoints.ToolBudget: a call past it is neither
+run nor recorded). A
 tool's mistake (unknown tool, bad arguments, no recorded answer) comes back as
 a result with `isError` set, as the MCP spec asks, never as a protocol error.
 """
@@ -18,6 +20,7 @@ from passhat.serve.endpoints import RUN
 
 if TYPE_CHECKING:
     from passhat.env import Environment
+    from passhat.serve.hub import Served
 
 
 def tool_list(env: Environment) -> types.ListToolsResult:
@@ -30,12 +33,28 @@ def tool_list(env: Environment) -> types.ListToolsResult:
     )
 
 
-def env_of(ctx: ServerRequestContext[Any]) -> Environment:
-    """The environment of the run the HTTP request's token names (serve/hub.py put it in
-    the request's scope)."""
+def served_of(ctx: ServerRequestContext[Any]) -> Served:
+    """The run the HTTP request's token names (serve/hub.py put it in the request's scope)."""
     request: Any = ctx.request
-    env: Environment = request.scope[RUN].env
-    return env
+    served: Served = request.scope[RUN]
+    return served
+
+
+def env_of(ctx: ServerRequestContext[Any]) -> Environment:
+    """The environment of the run the HTTP request's token names."""
+    return served_of(ctx).env
+
+
+def json_size(value: Any) -> int:
+    """Bytes of `value` as JSON (what the budget counts of a call's arguments)."""
+    from pydantic_core import to_json
+
+    try:
+        return len(to_json(value, fallback=str))
+    except (ValueError, RecursionError):  # a value JSON cannot hold: counted as the store keeps it
+        from passhat.store.columns import json_safe
+
+        return len(to_json(json_safe(value)))
 
 
 def mcp_server() -> Server[Any]:
@@ -49,10 +68,16 @@ def mcp_server() -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        env = env_of(ctx)
-        outcome = await env.call(params.name, params.arguments or {})
+        served = served_of(ctx)
+        arguments = params.arguments or {}
+        if not served.tools.admit(json_size(arguments)):  # neither run nor kept
+            refused = served.tools.spent or ""
+            return types.CallToolResult(content=[types.TextContent(text=refused)], is_error=True)
+        outcome = await served.env.call(params.name, arguments)
+        text = outcome.text()
+        served.tools.answered(len(text))
         return types.CallToolResult(
-            content=[types.TextContent(text=outcome.text())], is_error=outcome.is_error
+            content=[types.TextContent(text=text)], is_error=outcome.is_error
         )
 
     return Server("passhat", on_list_tools=list_tools, on_call_tool=call_tool)
