@@ -7,14 +7,14 @@ the experiment running was covered; a store kept beside the agent under another 
 (runs/model-a.db after `--db elsewhere/model-b.db`, the default passhat.db after a --db
 elsewhere) was readable by every run. Now every passhat store (a file named *.db,
 *.sqlite, *.sqlite3 or *.db3, or passhat*, that is SQLite with passhat's tables) in a
-folder in view is covered, with its -wal, -shm and -journal. As root and as nobody;
-`process` is the control.
+folder in view is covered, with its -wal, -shm and -journal; and so is a report passhat
+wrote (`report --json` kept as a file, `report --html`), told by its first bytes
+(sandbox.is_report), not by its name. As root and as nobody; `process` is the control.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -75,22 +75,22 @@ def test_an_earlier_experiments_store_beside_the_agent_is_out_of_reach(
     assert control["store"] == {"read": True, "write": True}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reports and exports (report --json, --html, export) name the goal's items as a "
-    "store does, and nothing tells them from the agent's own .json/.html files by name",
-)
-def test_an_earlier_experiments_report_beside_the_agent_is_out_of_reach(open_tmp: Path) -> None:
-    user = "root" if os.geteuid() == 0 else "unprivileged"
+def test_an_earlier_experiments_report_beside_the_agent_is_out_of_reach(
+    user: str, open_tmp: Path
+) -> None:
     work = open_tmp / "work"
-    work.mkdir()
+    (work / "out").mkdir(parents=True)
     shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
-    report = work / "report.json"
+    report, page = work / "report.json", work / "out" / "report.html"
+    own = [work / "data.json", work / "notes.html"]  # the agent's own: not passhat's
+    own[0].write_text('{"experiment": "mine", "id": "x"}')
+    own[1].write_text('<html><head><meta name="generator" content="hugo"></head></html>')
+    names = [report, page, *own]
     writer = SuiteWriter(open_tmp / "suite")
     writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
     writer.suite["defaults"]["agent"] = {  # type: ignore[index]
         "command": [str(PYTHON), str(work / "attack.py")],
-        "env": {"ATTACK_FILES": str(report)},
+        "env": {"ATTACK_FILES": ",".join(str(n) for n in names)},
     }
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
     suite = writer.write()
@@ -100,7 +100,13 @@ def test_an_earlier_experiments_report_beside_the_agent_is_out_of_reach(open_tmp
     _run(user, open_tmp, suite, old, "process")
     done = passhat_as(user, open_tmp, "report", "latest", "--db", str(old), "--json")
     report.write_text(done.stdout)
-    report.chmod(0o666)
     assert "AC2:unverifiable" in done.stdout  # the goal's item, as the store holds it
+    html = passhat_as(user, open_tmp, "report", "latest", "--db", str(old), "--html", str(page))
+    assert html.returncode == 0, html.stderr
+    assert "AC2:unverifiable" in page.read_text()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
     seen = _run(user, open_tmp, suite, open_tmp / "model-b.db", "namespace")
-    assert seen["secrets"] == [], "the earlier experiment's report was readable"
+    assert seen["secrets"] == [str(n) for n in own], "an earlier experiment's report was readable"
+    control = _run(user, open_tmp, suite, open_tmp / "model-c.db", "process")
+    assert control["secrets"] == [str(n) for n in names]

@@ -47,6 +47,7 @@ import ctypes
 import errno
 import functools
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -346,6 +347,28 @@ def is_store(path: str) -> bool:
     return head.startswith(b"SQLite format 3\x00") and all(m in head for m in STORE_MARKS)
 
 
+REPORT_SUFFIXES = (".json", ".html", ".htm")
+REPORT_HEAD = 4096
+_REPORT_JSON = re.compile(rb'\A\s*\{\s*"experiment"\s*:\s*\{\s*"id"\s*:\s*"[0-9a-f]+"')
+_REPORT_HTML = b'<meta name="generator" content="passhat '
+"""What tells passhat's own reports from an agent's .json and .html files, in their
+first bytes: `report --json` starts with its experiment's head (`{"experiment":
+{"id": "<hex>"`), and `report --html` names passhat as its generator in its <head>."""
+
+
+def is_report(path: str) -> bool:
+    """Whether `path` is a report passhat wrote (`report --json` or `--html`, kept as a
+    file): it names the goal's items, as the store it came from does."""
+    if not os.path.basename(path).lower().endswith(REPORT_SUFFIXES):
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(REPORT_HEAD)
+    except OSError:
+        return False
+    return _REPORT_JSON.match(head) is not None or _REPORT_HTML in head
+
+
 def store_files(path: str) -> list[str]:
     """A store and its SQLite companions that exist."""
     return [
@@ -354,8 +377,9 @@ def store_files(path: str) -> list[str]:
 
 
 def secret_files(folder: str) -> list[str]:
-    """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...) and
-    passhat stores (is_store: an earlier experiment's answers), looked for WALK_DEPTH
+    """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
+    passhat stores (is_store: an earlier experiment's answers) and reports (is_report:
+    the same answers, as JSON or HTML), looked for WALK_DEPTH
     levels deep (not inside node_modules or site-packages)."""
     found: list[str] = []
     seen = 0
@@ -364,8 +388,13 @@ def secret_files(folder: str) -> list[str]:
         seen += len(dirs) + len(names)
         found += [os.path.join(root, n) for n in (*dirs, *names) if is_secret(n)]
         for name in names:
-            if not is_secret(name) and is_store(os.path.join(root, name)):
-                found += store_files(os.path.join(root, name))
+            if is_secret(name):
+                continue
+            path = os.path.join(root, name)
+            if is_store(path):
+                found += store_files(path)
+            elif is_report(path):
+                found.append(path)
         dirs[:] = [
             d
             for d in dirs
