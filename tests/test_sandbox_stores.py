@@ -110,3 +110,29 @@ def test_an_earlier_experiments_report_beside_the_agent_is_out_of_reach(
     assert seen["secrets"] == [str(n) for n in own], "an earlier experiment's report was readable"
     control = _run(user, open_tmp, suite, open_tmp / "model-c.db", "process")
     assert control["secrets"] == [str(n) for n in names]
+
+
+def test_a_fifo_or_a_device_under_a_store_or_report_name_does_not_hold_the_look(
+    tmp_path: Path,
+) -> None:
+    """The look for earlier stores and reports opens only regular files: a FIFO named
+    passhat.db (its open and read would block passhat before any run starts) and a
+    link to /dev/zero named report.json are passed over; a real store is still found."""
+    import os
+    import threading
+
+    from passhat.agents.sandbox import secret_files
+
+    os.mkfifo(tmp_path / "passhat.db")
+    os.mkfifo(tmp_path / "report.json")
+    (tmp_path / "zero.html").symlink_to("/dev/zero")
+    with Store(tmp_path / "old.db"):
+        pass
+    found: list[list[str]] = []
+    look = threading.Thread(target=lambda: found.append(secret_files(str(tmp_path))), daemon=True)
+    look.start()
+    look.join(timeout=30)  # not a speed goal: without the fix the look never ends
+    assert not look.is_alive(), "the look blocked on a FIFO"
+    names = {os.path.basename(p) for p in found[0]}
+    assert "old.db" in names
+    assert not {"passhat.db", "report.json", "zero.html"} & names

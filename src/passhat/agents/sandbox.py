@@ -49,6 +49,7 @@ import functools
 import os
 import re
 import shutil
+import stat
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -332,6 +333,22 @@ STORE_MARKS = (b"CREATE TABLE experiments", b"CREATE TABLE run_summaries")
 STORE_HEAD = 64 * 1024
 
 
+def _head(path: str, size: int) -> bytes:
+    """The first `size` bytes of `path` when it is a regular file, else b"": a FIFO, a
+    socket or a device planted under a passhat-like name is never opened for reading
+    (a FIFO would block the look, /dev/zero would be read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def is_store(path: str) -> bool:
     """Whether `path` is a passhat store (of any experiment: every score in it names the
     goal's items), judged by its name (*.db, *.sqlite, *.sqlite3, *.db3, passhat*), its
@@ -339,11 +356,7 @@ def is_store(path: str) -> bool:
     name = os.path.basename(path)
     if not name.endswith(STORE_SUFFIXES) and not name.startswith("passhat"):
         return False
-    try:
-        with open(path, "rb") as f:
-            head = f.read(STORE_HEAD)
-    except OSError:
-        return False
+    head = _head(path, STORE_HEAD)
     return head.startswith(b"SQLite format 3\x00") and all(m in head for m in STORE_MARKS)
 
 
@@ -361,11 +374,7 @@ def is_report(path: str) -> bool:
     file): it names the goal's items, as the store it came from does."""
     if not os.path.basename(path).lower().endswith(REPORT_SUFFIXES):
         return False
-    try:
-        with open(path, "rb") as f:
-            head = f.read(REPORT_HEAD)
-    except OSError:
-        return False
+    head = _head(path, REPORT_HEAD)
     return _REPORT_JSON.match(head) is not None or _REPORT_HTML in head
 
 
