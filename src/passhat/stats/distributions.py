@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from passhat.stats._numpy import np
 
@@ -45,28 +45,10 @@ def _lbeta(a: Floats, b: Floats) -> Floats:
 
 
 def _beta_cf(a: Floats, b: Floats, x: Floats) -> Floats:
-    """Continued fraction of the incomplete beta function (modified Lentz), vectorised."""
-    tiny, eps = 1e-300, 1e-15
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = np.ones_like(x)
-    d = 1.0 - qab * x / qap
-    d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
-    h = d.copy()
-    for m in range(1, 20_001):
-        m2 = 2.0 * m
-        for aa in (
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ):
-            d = 1.0 + aa * d
-            d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
-            c = 1.0 + aa / c
-            c = np.where(np.abs(c) < tiny, tiny, c)
-            step = d * c
-            h = h * step
-        if np.all(np.abs(step - 1.0) < eps):
-            break
-    return h
+    """Continued fraction of the incomplete beta function (modified Lentz), vectorised:
+    one row of `_beta_cf_rows`, so every value stops when all have converged."""
+    row = _beta_cf_rows(*(np.reshape(v, (1, -1)) for v in (a, b, x)))
+    return row.reshape(np.shape(x))
 
 
 def _beta_cf_floats(a: list[float], b: list[float], x: list[float]) -> list[float]:
@@ -114,20 +96,31 @@ def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Floats:
         np.asarray(b, dtype=np.float64),
         np.asarray(x, dtype=np.float64),
     )
-    inside = np.clip(x_, 1e-300, 1.0 - 1e-16)
-    # The fraction converges fast below the mean; above it, use I_x(a, b) = 1 - I_{1-x}(b, a).
-    swap = inside > (a_ + 1.0) / (a_ + b_ + 2.0)
-    p = np.where(swap, b_, a_)
-    q = np.where(swap, a_, b_)
-    y = np.where(swap, 1.0 - inside, inside)
-    front = np.exp(p * np.log(y) + q * np.log1p(-y) - _lbeta(p, q)) / p
+    swap, p, q, y, front = _betainc_terms(a_, b_, x_)
     if y.size <= _FEW_VALUES:
         fraction = _beta_cf_floats(p.ravel().tolist(), q.ravel().tolist(), y.ravel().tolist())
         part = front * np.asarray(fraction, dtype=np.float64).reshape(y.shape)
     else:
         part = front * _beta_cf(p, q, y)
+    return _betainc_value(swap, part, x_)
+
+
+def _betainc_terms(a: Floats, b: Floats, x: Floats) -> tuple[Any, Floats, Floats, Floats, Floats]:
+    """(swap, p, q, y, front) of I_x(a, b): the fraction converges fast below the mean;
+    above it (swap), I_x(a, b) = 1 - I_{1-x}(b, a) is used."""
+    inside = np.clip(x, 1e-300, 1.0 - 1e-16)
+    swap = inside > (a + 1.0) / (a + b + 2.0)
+    p = np.where(swap, b, a)
+    q = np.where(swap, a, b)
+    y = np.where(swap, 1.0 - inside, inside)
+    front = np.exp(p * np.log(y) + q * np.log1p(-y) - _lbeta(p, q)) / p
+    return swap, p, q, y, front
+
+
+def _betainc_value(swap: Any, part: Floats, x: Floats) -> Floats:
+    """I_x(a, b) from the fraction's part (`_betainc_terms`), 0 and 1 at the ends."""
     value = np.where(swap, 1.0 - part, part)
-    value = np.where(x_ <= 0.0, 0.0, np.where(x_ >= 1.0, 1.0, value))
+    value = np.where(x <= 0.0, 0.0, np.where(x >= 1.0, 1.0, value))
     return np.asarray(np.clip(value, 0.0, 1.0), dtype=np.float64)
 
 
@@ -223,20 +216,13 @@ def _betainc_rows(a: Floats, b: Floats, x: Floats) -> Floats:
     """`betainc` on 2-d arrays whose rows each stop the continued fraction on their own
     (`_beta_cf_rows`, or `_beta_cf_floats` per row for a few values): row i is
     `betainc(a[i], b[i], x[i])`, to the bit."""
-    inside = np.clip(x, 1e-300, 1.0 - 1e-16)
-    swap = inside > (a + 1.0) / (a + b + 2.0)
-    p = np.where(swap, b, a)
-    q = np.where(swap, a, b)
-    y = np.where(swap, 1.0 - inside, inside)
-    front = np.exp(p * np.log(y) + q * np.log1p(-y) - _lbeta(p, q)) / p
+    swap, p, q, y, front = _betainc_terms(a, b, x)
     if y.size <= _FEW_ROW_VALUES:  # the last few rows (a tail's bisection): on floats, row by row
         rows = [_beta_cf_floats(*(v.tolist() for v in row)) for row in zip(p, q, y, strict=True)]
         part = front * np.asarray(rows, dtype=np.float64).reshape(y.shape)
     else:
         part = front * _beta_cf_rows(p, q, y)
-    value = np.where(swap, 1.0 - part, part)
-    value = np.where(x <= 0.0, 0.0, np.where(x >= 1.0, 1.0, value))
-    return np.asarray(np.clip(value, 0.0, 1.0), dtype=np.float64)
+    return _betainc_value(swap, part, x)
 
 
 def _beta_quantile_rows(a: Floats, b: Floats, q: Floats) -> Floats:
