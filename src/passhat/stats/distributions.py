@@ -124,6 +124,21 @@ def _betainc_value(swap: Any, part: Floats, x: Floats) -> Floats:
     return np.asarray(np.clip(value, 0.0, 1.0), dtype=np.float64)
 
 
+def _newton(
+    a: Floats, b: Floats, x: Floats, f: Floats, lo: Floats, hi: Floats, lbeta: Floats
+) -> tuple[Floats, Floats, Floats]:
+    """One step of the quantile's search from x, where betainc - q is f: the bracket
+    (lo, hi) narrowed by f's sign, and Newton's step, or the bracket's middle where
+    Newton leaves it (or is not finite)."""
+    below = f < 0
+    lo = np.where(below, x, lo)
+    hi = np.where(below, hi, x)
+    density = np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - lbeta)
+    newton = x - f / density
+    inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
+    return lo, hi, np.where(inside, newton, 0.5 * (lo + hi))
+
+
 def beta_quantile(a: ArrayLike, b: ArrayLike, q: ArrayLike) -> Floats:
     """The q-quantile of Beta(a, b): Newton steps on `betainc`, kept inside a shrinking bracket.
 
@@ -140,16 +155,9 @@ def beta_quantile(a: ArrayLike, b: ArrayLike, q: ArrayLike) -> Floats:
     x = np.clip(a_ / (a_ + b_), 1e-6, 1 - 1e-6)
     lbeta = _lbeta(a_, b_)
     for _ in range(200):
-        f = betainc(a_, b_, x) - q_
-        below = f < 0
-        lo = np.where(below, x, lo)
-        hi = np.where(below, hi, x)
         # x may reach 0 or 1 (log of 0: an infinite density): the step bisects instead
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            density = np.exp((a_ - 1.0) * np.log(x) + (b_ - 1.0) * np.log1p(-x) - lbeta)
-            newton = x - f / density
-        inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
-        step = np.where(inside, newton, 0.5 * (lo + hi))
+            lo, hi, step = _newton(a_, b_, x, betainc(a_, b_, x) - q_, lo, hi, lbeta)
         done = np.abs(step - x) <= 1e-14 * np.maximum(x, 1e-300)
         x = step
         if np.all(done | (hi - lo <= 1e-15 * np.maximum(hi, 1e-300))):
@@ -240,14 +248,7 @@ def _beta_quantile_rows(a: Floats, b: Floats, q: Floats) -> Floats:
     lbeta = _lbeta(a, b)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for _ in range(200):
-            f = _betainc_rows(a, b, x) - q
-            below = f < 0
-            lo = np.where(below, x, lo)
-            hi = np.where(below, hi, x)
-            density = np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - lbeta)
-            newton = x - f / density
-            inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
-            step = np.where(inside, newton, 0.5 * (lo + hi))
+            lo, hi, step = _newton(a, b, x, _betainc_rows(a, b, x) - q, lo, hi, lbeta)
             done = np.abs(step - x) <= 1e-14 * np.maximum(x, 1e-300)
             x = step
             stop = np.all(done | (hi - lo <= 1e-15 * np.maximum(hi, 1e-300)), axis=1)
