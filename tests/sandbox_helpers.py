@@ -8,12 +8,15 @@ its environment, from a folder of the test's.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_python import PYTHON, SITE
+from agent_python import PYTHON, SITE, TESTS
+from conftest import SuiteWriter
 from passhat.records import RunRecord
 from passhat.store import Store
 
@@ -63,3 +66,19 @@ def one_run(user: str, folder: Path, suite: Path, db: Path, level: str, *extra: 
     with Store(db, create=False) as store:
         (run,) = store.runs(store.experiment("latest").id)
     return run
+
+
+def attack_suite(work: Path, env: dict[str, str]) -> Path:
+    """A suite in `work`/suite (`work` made here) whose agent is tests/attack_agent.py,
+    copied to `work`/attack.py and run with `env` (its ATTACK_* variables say what it
+    tries), its model an empty cassette: the suite's folder."""
+    work.mkdir()
+    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
+    writer = SuiteWriter(work / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(work / "attack.py")],
+        "env": env,
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    return writer.write()

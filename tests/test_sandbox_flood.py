@@ -18,18 +18,15 @@ kept, the agent is stopped, and the run is recorded errored `agent_flood`.
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
+from agent_python import PYTHON
 from passhat.agents import isolation
 from passhat.serve.endpoints import ARGUMENT_BYTES, RESULT_BYTES, TOOL_CALLS, ToolBudget
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import attack_suite, passhat_as
 
 pytestmark = [
     pytest.mark.skipif(
@@ -62,16 +59,7 @@ def test_a_flood_of_large_tool_calls_holds_passhats_memory_within_a_bound(
     open_tmp: Path, user: str, calls: int
 ) -> None:
     work = open_tmp / "work"
-    work.mkdir()
-    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
-    writer = SuiteWriter(work / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(work / "attack.py")],
-        "env": {"ATTACK_FLOOD": f"{calls},{ITEMS}"},
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    suite = writer.write()
+    suite = attack_suite(work, {"ATTACK_FLOOD": f"{calls},{ITEMS}"})
     for item in [open_tmp, *open_tmp.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
     db, peak = work / "p.db", open_tmp / "peak"

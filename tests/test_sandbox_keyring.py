@@ -13,19 +13,16 @@ in a fresh session keyring holding a key, as root and as an unprivileged user; t
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import uuid
 from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
+from agent_python import PYTHON
 from passhat.agents import isolation
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import attack_suite, passhat_as
 
 pytestmark = [
     pytest.mark.skipif(
@@ -56,17 +53,7 @@ as a login's pam_keyinit would (then `keyctl add user NAME VALUE @s`)."""
 
 def _runs(user: str, folder: Path, level: str, name: str, secret: str) -> list[dict[str, object]]:
     work = folder / f"work-{level}"
-    work.mkdir()
-    agent = work / "attack.py"
-    shutil.copyfile(TESTS / "attack_agent.py", agent)
-    writer = SuiteWriter(work / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(agent)],
-        "env": {"ATTACK_RING": name, "ATTACK_WAIT": "0.5"},
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    suite = writer.write()
+    suite = attack_suite(work, {"ATTACK_RING": name, "ATTACK_WAIT": "0.5"})
     for item in [folder, *folder.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
     db = work / "p.db"

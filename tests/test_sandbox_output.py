@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
+from agent_python import PYTHON
 from passhat.agents import isolation
 from passhat.agents.command import OUTPUT_DEPTH, parse_output
 from passhat.agents.streams import AgentProcessError
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import attack_suite, passhat_as
 
 pytestmark = [
     pytest.mark.skipif(
@@ -41,16 +39,9 @@ def test_an_output_nested_past_the_stores_depth_errors_its_run_and_loses_no_othe
 ) -> None:
     user = "root" if os.geteuid() == 0 else "unprivileged"
     work = open_tmp / "work"
-    work.mkdir()
-    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
-    writer = SuiteWriter(work / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(work / "attack.py")],
-        "env": {"ATTACK_DEEP": "950"},  # json.loads takes it; the store's repr did not
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    suite = writer.write()
+    suite = attack_suite(
+        work, {"ATTACK_DEEP": "950"}
+    )  # json.loads takes it; the store's repr did not
     for item in [open_tmp, *open_tmp.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
     db = work / "p.db"

@@ -14,18 +14,16 @@ processes that are not real-time, which passhat is not) interrupts them. Root on
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
+from agent_python import PYTHON
 from passhat.agents import isolation
 from passhat.store import Store
-from sandbox_helpers import passhat_as, unprivileged
+from sandbox_helpers import attack_suite, passhat_as, unprivileged
 
 pytestmark = [
     pytest.mark.skipif(
@@ -42,16 +40,7 @@ pytestmark = [
 
 def _sched(folder: Path, level: str, user: str = "root") -> list[int]:
     work = folder / f"work-{level}"
-    work.mkdir()
-    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
-    writer = SuiteWriter(work / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(work / "attack.py")],
-        "env": {"ATTACK_SCHED": "1"},
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    suite = writer.write()
+    suite = attack_suite(work, {"ATTACK_SCHED": "1"})
     for item in [folder, *folder.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
     db = work / "p.db"
