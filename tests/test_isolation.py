@@ -239,3 +239,22 @@ def test_max_turns_lets_at_most_its_calls_reach_the_provider_for_either_user(
     # the key went to the provider only, never into the store
     assert fake_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
     assert KEY.encode() not in b"".join(p.read_bytes() for p in open_tmp.glob("turns.db*"))
+
+
+@pytest.mark.parametrize("caps", [frozenset(), frozenset({isolation.CAP_SYS_NICE})])
+def test_a_real_time_root_without_cap_sys_nice_keeps_chrt_in_front_of_its_sandboxes(
+    monkeypatch: pytest.MonkeyPatch, caps: frozenset[int]
+) -> None:
+    """A real-time passhat sets each sandbox's first process to the ordinary policy at its
+    gate (sandbox.ordinary; test_sandbox_sched.py checks the agent's policy) instead of
+    exec'ing `chrt --other 0` in front of it. A root passhat's runs have uids of their own:
+    without CAP_SYS_NICE it may not set theirs, and keeps chrt."""
+    monkeypatch.setattr(isolation, "realtime", lambda: True)
+    monkeypatch.setattr(isolation, "is_root", lambda: True)
+    monkeypatch.setattr(isolation, "_effective_caps", lambda: caps)
+    argv = isolation.launcher("namespace", uid=isolation.RUN_UID_BASE + 7)
+    assert (argv[:3] == ["chrt", "--other", "0"]) == (not caps), argv
+    assert argv[-5:-4] == ["setpriv"]
+    monkeypatch.setattr(isolation, "is_root", lambda: False)  # the sandbox has passhat's uid
+    assert isolation.launcher("namespace") == []
+    assert isolation.launcher("process") == []

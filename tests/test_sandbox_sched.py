@@ -1,6 +1,7 @@
 """A sandboxed agent does not run at passhat's real-time priority (round 9's outside
-attack; fixed: a real-time passhat starts each sandbox through `chrt --other 0`,
-isolation.launcher).
+attack; fixed: a real-time passhat started each sandbox through `chrt --other 0`; since
+round 10 it sets the sandbox's first process to SCHED_OTHER at its gate, before the agent
+starts: sandbox.ordinary, isolation.at_gate).
 
 The scheduling policy passes through fork and exec, bwrap, a new user namespace and
 setpriv alike. A passhat started under `chrt -f N` (as this project's own benchmarks

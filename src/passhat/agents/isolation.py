@@ -42,6 +42,7 @@ import sys
 from typing import Literal
 
 from passhat.agents.sandbox import PROCESSES as PROCESSES  # a run's process cap, named here too
+from passhat.agents.sandbox import is_realtime
 
 Level = Literal["namespace", "process"]
 LEVELS: tuple[Level, ...] = ("namespace", "process")
@@ -65,13 +66,14 @@ def is_root() -> bool:
 
 
 def launcher(level: Level, uid: int | None = None) -> list[str]:
-    """What starts a sandboxed run's bwrap: where passhat is real-time, `chrt --other 0`
-    (see `ordinary_policy`); where passhat is root, `setpriv` to the run's own uid;
-    nothing for `process`, nor where passhat is neither (every run then has passhat's
-    uid). The run's process cap is set inside its sandbox (sandbox.process_cap)."""
+    """What starts a sandboxed run's bwrap: where passhat is real-time and cannot set the
+    sandbox's policy at its gate (`at_gate`), `chrt --other 0`; where passhat is root,
+    `setpriv` to the run's own uid; nothing for `process`, nor where passhat is neither
+    (every run then has passhat's uid). The run's process cap is set inside its sandbox
+    (sandbox.process_cap)."""
     if level == "process":
         return []
-    head = ["chrt", "--other", "0"] if realtime() else []
+    head = ["chrt", "--other", "0"] if realtime() and not at_gate() else []
     if uid is None:
         return head
     return [
@@ -89,14 +91,38 @@ def realtime() -> bool:
     `chrt -f N`, as its benchmarks are). A scheduling policy passes through fork, exec,
     bwrap, setpriv and a new user namespace alike: a sandboxed agent of such a passhat
     would run real-time too, and one that spins would hold a core against everything not
-    real-time, passhat's own timer for --timeout included. Its sandbox is then started by
-    `chrt --other 0` (SCHED_OTHER; its CPU affinity is left as inherited). The `process`
-    level keeps passhat's policy: its agents are trusted. Costs one exec of chrt per run,
-    and only when passhat is real-time."""
-    if not hasattr(os, "sched_getscheduler"):
-        return False
-    policy = os.sched_getscheduler(0) & ~getattr(os, "SCHED_RESET_ON_FORK", 0)
-    return policy in (os.SCHED_FIFO, os.SCHED_RR)
+    real-time, passhat's own timer for --timeout included. Its sandbox's first process is
+    then set to SCHED_OTHER at its gate, before its agent starts (sandbox.ordinary; its
+    CPU affinity is left as inherited), or, where passhat may not (`at_gate`), the
+    sandbox is started by `chrt --other 0`. The `process` level keeps passhat's policy:
+    its agents are trusted."""
+    return is_realtime(0)
+
+
+CAP_SYS_NICE = 23
+
+
+def at_gate() -> bool:
+    """Whether passhat sets a sandbox's first process to the ordinary policy itself, at its
+    gate (sandbox.ordinary: one system call, where `chrt --other 0` was one exec, 1.2 ms
+    of CPU a run, and bwrap's own start and setup then ran at the ordinary policy too,
+    behind every other process of the machine). It may where the sandbox has passhat's
+    uid (passhat is not root) or where it holds CAP_SYS_NICE (a root passhat's runs have
+    uids of their own)."""
+    return not is_root() or CAP_SYS_NICE in _effective_caps()
+
+
+@functools.cache
+def _effective_caps() -> frozenset[int]:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("CapEff:"):
+                    bits = int(line.split()[1], 16)
+                    return frozenset(i for i in range(64) if bits >> i & 1)
+    except (OSError, ValueError):
+        pass
+    return frozenset()
 
 
 _UIDS = itertools.count(secrets.randbelow(RUN_UID_SPAN))
@@ -131,7 +157,7 @@ def unavailable(level: Level) -> str | None:
             "use --isolation process (the agent then sees what passhat's user sees)"
         )
     needed = ["bwrap", "setpriv"] if is_root() else ["bwrap"]
-    if realtime():
+    if realtime() and not at_gate():
         needed.append("chrt")
     missing = [p for p in needed if not shutil.which(p)]
     if missing:

@@ -208,9 +208,9 @@ class Gate:
 
     async def open(self) -> None:
         """Wait for the sandbox's pid, put its limits on it (sandbox.confine), serve the
-        endpoints inside it (none for a relayed run: its relay carries them), start the
-        agent."""
-        from passhat.agents.sandbox import confine
+        endpoints inside it (none for a relayed run: its relay carries them), set it to the
+        ordinary scheduling policy (sandbox.ordinary), start the agent."""
+        from passhat.agents.sandbox import confine, ordinary
 
         pid, netns = await _read_info(self.info_read)
         confine(pid)
@@ -225,6 +225,7 @@ class Gate:
         finally:
             for sock in socks:  # what no server took
                 sock.close()
+        ordinary(pid)  # last: bwrap's setup goes on at passhat's policy until now
         os.write(self.block_write, b"x")
 
     def close(self) -> None:

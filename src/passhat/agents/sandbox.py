@@ -502,6 +502,25 @@ def confine(pid: int) -> None:
         adj.write(str(OOM_SCORE_ADJ))
 
 
+def ordinary(pid: int) -> None:
+    """Set a sandbox whose first process is `pid` to the ordinary scheduling policy
+    (SCHED_OTHER, priority 0) where it has a real-time one (passhat's, inherited through
+    setpriv and bwrap): at its gate, after bwrap made the sandbox and before its agent
+    starts, so every process of the run, forked from that one after this, is ordinary,
+    while bwrap's own start and setup ran at passhat's policy (isolation.realtime says
+    why). Raises OSError when it cannot: the run is then not started."""
+    if is_realtime(pid):
+        os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
+
+
+def is_realtime(pid: int) -> bool:
+    """Whether process (or thread) `pid` has a real-time policy (0: the calling thread)."""
+    if not hasattr(os, "sched_getscheduler"):
+        return False
+    policy = os.sched_getscheduler(pid) & ~getattr(os, "SCHED_RESET_ON_FORK", 0)
+    return policy in (os.SCHED_FIFO, os.SCHED_RR)
+
+
 KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219}
 """The keyctl syscall's number by machine (x86_64's table, and the generic one)."""
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SETPERM = 1, 5
