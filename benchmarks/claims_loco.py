@@ -19,10 +19,12 @@ predictions). Printed per fold: caught/positives and passed/negatives of
   reader of the commit corpus N was first scored blind on (claims_corpora.py run with that
   commit's src on PYTHONPATH), the same with rules that had not seen the fold; the veto's
   lo and hi are then picked on the training corpora's own blind-era verdicts (the external
-  corpora given with --old; the project's own corpus has none and is left out of the pick).
+  corpora given with --old; the project's own corpus has none and is left out of the pick);
+- stacked (--stack, with every corpus's blind-era verdicts): two models trained on the other
+  external corpora, one for the texts their blind-era rules failed and one for the rest.
 
     .venv/bin/python benchmarks/claims_loco.py [--rules CACHE.json] [--blind-era DIR]
-        [--old N=CACHE.json ...] [--folds claim_wordings_external8.yaml ...]
+        [--stack] [--old N=CACHE.json ...] [--folds claim_wordings_external8.yaml ...]
 
 (about 4 minutes on 2 loaded cores; --blind-era adds about a minute per corpus once.)
 
@@ -213,6 +215,40 @@ def combined(p: np.ndarray, rule: np.ndarray, t: tuple[float, float]) -> np.ndar
     return (rule & (p >= lo)) | (p > hi)
 
 
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def stacked(
+    rows: Rows, y: np.ndarray, corpus: np.ndarray, old: np.ndarray, name: str
+) -> np.ndarray:
+    """Corpus `name` read by two models trained on the other external corpora: one for the
+    texts their blind-era rules failed, one for the rest; each one's threshold picked on
+    the training corpora's own leave-one-corpus-out predictions."""
+    names = [n for n in DEVELOPMENT if n not in ("claim_wordings.yaml", name)]
+    inner = np.full(len(y), np.nan)
+    for held in names:
+        for fired in (0, 1):
+            fit = np.isin(corpus, [n for n in names if n != held]) & (old == fired)
+            out = (corpus == held) & (old == fired)
+            w, b = train(subset(rows, fit), y[fit])
+            inner[out] = probability(w, b, subset(rows, out))
+    seen = np.isin(corpus, names)
+    grid = np.linspace(0.0, 1.0, 21)
+    best = max(
+        ((a, c) for a in grid for c in grid),
+        key=lambda t: goal(
+            np.where(old[seen] == 1, inner[seen] > t[0], inner[seen] > t[1]), y[seen]
+        ),
+    )
+    test = corpus == name
+    pred = np.zeros(int(test.sum()), dtype=bool)
+    for fired, t in ((1, best[0]), (0, best[1])):
+        fit = seen & (old == fired)
+        w, b = train(subset(rows, fit), y[fit])
+        pred[old[test] == fired] = probability(w, b, subset(rows, test & (old == fired))) > t
+    return pred
+
+
 def cell(c: int, p: int, s: int, n: int) -> str:
     return f"{c}/{p}={c / p:.2f} {s}/{n}={s / n:.2f}"
 
@@ -247,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--old", nargs="*", default=[], help="N=CACHE.json")
     parser.add_argument("--folds", nargs="*", default=None)
     parser.add_argument(
+        "--stack", action="store_true", help="also the stacked models (needs every --old)"
+    )
+    parser.add_argument(
         "--blind-era",
         metavar="DIR",
         help="compute (or reuse) every --old cache in DIR from the commits of FIRST_COMMIT",
@@ -271,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     folds = args.folds or [n for n in DEVELOPMENT if n != "claim_wordings.yaml"]
     totals: dict[str, np.ndarray] = {}
     print(
-        "fold | blind (first) | rules today | model | model at blind's passed rate | veto (rules today) | old rules | veto (old rules) | t, lo, hi, old lo, old hi"
+        "fold | blind (first) | rules today | model | model at blind's passed rate | veto (rules today) | old rules | veto (old rules) | stacked | t, lo, hi, old lo, old hi"
     )
     for name in folds:
         test = corpus == name
@@ -301,9 +340,11 @@ def main(argv: list[str] | None = None) -> int:
             o = old[test] == 1
             row["old"] = rates(o, yt)
             row["oldveto"] = rates(combined(p, o, tvo), yt)
+            if args.stack and (old[np.isin(corpus, others[1:])] >= 0).all():
+                row["stack"] = rates(stacked(rows, y, corpus, old, name), yt)
         line = [name.removeprefix("claim_wordings_").removesuffix(".yaml"), cell(bc, bp, bs, bn)]
         line += [cell(*row[k]) for k in ("rules", "model", "matched", "veto")]
-        line += [cell(*row[k]) if k in row else "-" for k in ("old", "oldveto")]
+        line += [cell(*row[k]) if k in row else "-" for k in ("old", "oldveto", "stack")]
         line.append(f"{t:.2f}, {tv[0]:.2f}, {tv[1]:.2f}, {tvo[0]:.2f}, {tvo[1]:.2f}")
         print(" | ".join(line), flush=True)
         for k, v in row.items():
