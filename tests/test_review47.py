@@ -65,10 +65,11 @@ def test_bounded_spaces_cuts_every_run_the_patterns_read_as_space() -> None:
 
 def test_a_change_stays_told_to_the_experiment_that_saw_it(writer: Any) -> None:
     """Experiment A's grading found its suite changed (an agent rewrote the case file),
-    then the file was put back as it was. `guard()`'s docstring: within an experiment a
-    change stays told. Experiment B then starts on the same suite in the same process (a
-    notebook or a service running two; each adaptive round also calls guard() through
-    run_experiment): A's next `changed()` said None, so A's later runs were graded."""
+    then the file was put back as it was. Within an experiment a change stays told.
+    Experiment B then starts on the same suite in the same process (a notebook or a
+    service running two): B watches the files afresh, and A's finding still stands for
+    A (a fix that cleared the finding when the files were put back let B's start clear
+    it for A, whose later runs were then graded). Each experiment has its own guard."""
     from passhat import tamper
     from passhat.suite import load_suite
 
@@ -77,13 +78,19 @@ def test_a_change_stays_told_to_the_experiment_that_saw_it(writer: Any) -> None:
     case_file = root / "cases" / "tiny.yaml"
     original = case_file.read_text()
     suite = load_suite(root)
-    tamper.guard(suite)  # experiment A starts
+    a = tamper.watch(suite)  # experiment A starts
     case_file.write_text(original.replace("T-1", "T-9") + "\n# rewritten\n")
-    assert tamper.changed(suite, case_file) is not None  # A's grading sees it
+    assert tamper.changed(a, case_file) is not None  # A's grading sees it
     case_file.write_text(original)  # put back
-    assert tamper.changed(suite, case_file) is not None  # sticky for A
-    tamper.guard(suite)  # experiment B starts on the same suite, same process
-    assert tamper.changed(suite, case_file) is not None  # A's finding must stand for A
+    assert tamper.changed(a, case_file) is not None  # sticky for A
+    b = tamper.watch(suite)  # experiment B starts on the same suite, same process
+    assert tamper.changed(b, case_file) is None  # B grades the suite as loaded and on disk
+    assert tamper.changed(a, case_file) is not None  # A's finding must stand for A
+    case_file.write_text(original.replace("T-1", "T-8"))
+    assert tamper.changed(b, case_file) is not None  # and B sees a change of its own
+    assert a is not None and b is not None
+    a.close()
+    b.close()
 
 
 KEEPS_KEYRING = """

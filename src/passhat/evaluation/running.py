@@ -45,9 +45,14 @@ def _make_runs(
     the experiment read back with what the call did (`planned`: its first round's runs)
     and the requirements it is gated on. `baseline`: the baseline's runs, when the
     rounds re-run it alongside."""
-    experiment, rounds = _rounds(
-        setup, experiment, adaptive, rerun_errored=rerun_errored, baseline=baseline
-    )
+    try:
+        experiment, rounds = _rounds(
+            setup, experiment, adaptive, rerun_errored=rerun_errored, baseline=baseline
+        )
+    finally:  # the suite's guards (their threads) end with the experiment
+        for guarded in (setup, baseline):
+            if guarded is not None and guarded.guard is not None:
+                guarded.guard.close()
     outcome = Outcome(planned, rounds, tuple(setup.left), rules)
     return _read_back(setup.store, experiment, outcome)
 
@@ -157,6 +162,7 @@ async def _go(
             setup.events.recorded,
             executor=setup.executor,
             rerun_errored=rerun_errored,
+            guard=setup.guard,
         )
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
