@@ -156,12 +156,6 @@ def test_evaluate_leaves_the_callers_session_keyring_as_it_was(open_tmp: Path) -
     assert done.stdout.split() == ["1", "True"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents/sandbox.py is_store looks for passhat's CREATE TABLE texts in a store's "
-    "first 64 KiB; a store migrated after it held runs has its schema pages at its end (a "
-    "fix: ask SQLite, read-only, for the tables; or walk the schema b-tree from page 1)",
-)
 def test_a_store_migrated_after_its_runs_is_still_covered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -195,6 +189,96 @@ def test_a_store_migrated_after_its_runs_is_still_covered(
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert str(path) in sandbox.secret_files(str(tmp_path))
+
+
+def test_a_store_of_an_older_passhat_never_migrated_is_covered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store written by a passhat of 8 migrations and never opened by a later one has
+    no run_summaries table: the look for 'CREATE TABLE run_summaries' left it, and every
+    score it holds, in view. SQLite is asked for passhat's first tables (experiments,
+    runs), which every store has; a user's own SQLite file with tables of those names
+    but other columns stays in view."""
+    import sqlite3
+
+    import passhat.store as store_package
+    import passhat.store.schema as schema
+    from passhat.agents import sandbox
+
+    old = tmp_path / "model-a.db"
+    eight = list(schema.MIGRATIONS)[:8]
+    monkeypatch.setattr(schema, "MIGRATIONS", eight)
+    monkeypatch.setattr(store_package, "MIGRATIONS", eight)
+    with Store(old) as store:
+        store.create_experiment(experiment_record(["c"], 1))
+        store.record_runs([unkind("e1", "c", 1, "passed")])
+    mine = tmp_path / "results.db"
+    with sqlite3.connect(mine) as db:
+        db.execute("CREATE TABLE experiments (id TEXT, lr REAL)")
+        db.execute("CREATE TABLE runs (experiment TEXT, loss REAL)")
+    db.close()
+    found = sandbox.secret_files(str(tmp_path))
+    assert str(old) in found
+    assert str(mine) not in found
+
+
+def test_a_fifo_put_over_a_store_while_sqlite_opens_it_does_not_hold_the_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite opens a file by its name, without O_NONBLOCK: a FIFO renamed over a store
+    between the regular-file check and SQLite's open blocks that open. The look gives
+    SQLite STORE_LOOK_S, then frees its thread (opens the FIFO for writing) and judges
+    what is at the path now by its first pages (a FIFO: no store). Here SQLite's open is
+    the swap then a blocking open at the store's path (the race, made certain)."""
+    import os
+    import threading
+    import time
+
+    import passhat.store.schema as schema
+    from passhat.agents import sandbox
+
+    path = tmp_path / "passhat.db"
+    with Store(path):
+        pass
+    fifo = tmp_path / "swapped"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(sandbox, "STORE_LOOK_S", 0.2)
+
+    def swapped_then_opened(at: str, seconds: float, *, live: bool) -> bool | None:
+        os.rename(at, at + ".kept")
+        os.rename(fifo, at)
+        with open(at, "rb") as stuck:  # blocks until a writer comes, as SQLite's open
+            stuck.read()
+        return None
+
+    monkeypatch.setattr(schema, "holds_passhat_tables", swapped_then_opened)
+    started = time.monotonic()
+    assert not sandbox.is_store(str(path))
+    assert time.monotonic() - started < 10  # not a speed goal: unfreed, it never ends
+
+    def looking() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "passhat-store-look"]
+
+    deadline = time.monotonic() + 10
+    while looking() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not looking(), "SQLite's thread was left blocked"
+
+
+def test_a_file_with_a_sqlite_header_sqlite_cannot_read_is_judged_by_its_first_pages(
+    tmp_path: Path,
+) -> None:
+    """A file that starts as SQLite but is not one (garbage after the header) is not
+    read past its first pages, and is no store; one that also holds passhat's table
+    texts there is covered, as before SQLite was asked."""
+    from passhat.agents import sandbox
+
+    junk = tmp_path / "passhat.db"
+    junk.write_bytes(sandbox.SQLITE_MAGIC + b"\xff" * 50_000)
+    assert not sandbox.is_store(str(junk))
+    marked = tmp_path / "marked.db"
+    marked.write_bytes(sandbox.SQLITE_MAGIC + b"\xff" * 100 + b" ".join(sandbox.STORE_MARKS))
+    assert sandbox.is_store(str(marked))
 
 
 @pytest.mark.xfail(
