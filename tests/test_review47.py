@@ -281,32 +281,38 @@ def test_a_file_with_a_sqlite_header_sqlite_cannot_read_is_judged_by_its_first_p
     assert sandbox.is_store(str(marked))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents/command.py view binds a named file's symlink (links) at its path even "
-    "when that path lies in a write: folder already bound whole; bwrap then fails at "
-    "every run (older than this round: aac0835 does the same)",
-)
-def test_a_symlinked_program_in_a_writable_folder_runs(open_tmp: Path) -> None:
-    """An agent whose program is a symlink (agent/agent.py -> ../real/agent.py) in a
-    folder the suite made writable (write: [that folder's parent]; the link's target is
-    outside it, so 553a73c's 'holds its own program' check lets it through): every run
-    was errored agent_exit, bwrap saying "Can't make symlink at .../agent.py: File
-    exists", at --isolation namespace, where the same suite runs at process."""
+SECRET_PEEK = """import json, os
+env = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".env")
+try:
+    with open(env) as f:
+        seen = f.read()
+except OSError:
+    seen = None
+print(json.dumps({"env": seen}))
+"""
+
+
+def test_a_symlinked_program_in_a_writable_folder_runs(user: str, open_tmp: Path) -> None:
+    """An agent whose program is a symlink (w/agent/agent.py -> ../real/agent.py) in a
+    folder the suite made writable (write: [w]; the link's target is outside it, so
+    553a73c's 'holds its own program' check lets it through): every run was errored
+    agent_exit, bwrap saying "Can't make symlink at .../agent.py: File exists", at
+    --isolation namespace, where the same suite runs at process. The link is in view
+    with its folder; a secret beside it (w/.env) is still covered. Root and nobody."""
     import json
     import os
-    import subprocess
-    import sys
 
     from agent_python import PYTHON
     from conftest import SuiteWriter
     from passhat.agents import isolation
+    from sandbox_helpers import passhat_as
 
     if isolation.unavailable("namespace") is not None or PYTHON is None:
         pytest.skip("no sandbox for agents here")
     (open_tmp / "real").mkdir()
-    (open_tmp / "real" / "agent.py").write_text("print('{}')\n")
+    (open_tmp / "real" / "agent.py").write_text(SECRET_PEEK)
     (open_tmp / "w" / "agent").mkdir(parents=True)
+    (open_tmp / "w" / ".env").write_text("KEY=answer\n")
     link = open_tmp / "w" / "agent" / "agent.py"
     os.symlink(open_tmp / "real" / "agent.py", link)
     writer = SuiteWriter(open_tmp / "suite")
@@ -320,16 +326,12 @@ def test_a_symlinked_program_in_a_writable_folder_runs(open_tmp: Path) -> None:
     for item in [open_tmp, *open_tmp.rglob("*")]:
         if not item.is_symlink():
             item.chmod(0o777 if item.is_dir() else 0o666)
-    db = open_tmp / "p.db"
-    args = ["-k", "2", "--concurrency", "1", "--timeout", "60", "--isolation", "namespace"]
-    done = subprocess.run(
-        [sys.executable, "-m", "passhat", "run", str(suite), *args, "--db", str(db), "-q"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode in (0, 1), done.stderr[-2000:]
-    with Store(db, create=False) as store:
-        runs = store.runs(store.experiment("latest").id)
-    assert [r.error_type for r in runs] == [None, None], [r.error_message for r in runs]
+    for level, env in (("namespace", None), ("process", "KEY=answer\n")):  # process: control
+        db = open_tmp / f"{level}.db"
+        args = ["-k", "2", "--concurrency", "1", "--timeout", "60", "--isolation", level]
+        done = passhat_as(user, open_tmp, "run", str(suite), *args, "--db", str(db), "-q")
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        with Store(db, create=False) as store:
+            runs = store.runs(store.experiment("latest").id)
+        assert [r.error_type for r in runs] == [None, None], [r.error_message for r in runs]
+        assert [r.output for r in runs] == [{"env": env}] * 2, level

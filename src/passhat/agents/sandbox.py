@@ -216,6 +216,20 @@ def file_folders(files: Sequence[Path], guarded: Sequence[str]) -> list[str]:
     return wanted
 
 
+def symlinks(
+    files: Sequence[Path], visible: Sequence[str], hide: Sequence[str]
+) -> tuple[tuple[str, str], ...]:
+    """(path as the command names it, real path) of each named file that is a symlink not
+    already in view (View.links): one in a folder bound whole (`write:` or `read:`) is
+    there, and bwrap, asked to make it again, failed every run ("Can't make symlink ...:
+    File exists"); one in a covered path is made over the cover."""
+    return tuple(
+        (named, target)
+        for named, target in ((os.path.abspath(f), real(f)) for f in files)
+        if named != target and not (under(named, visible) and not under(named, hide))
+    )
+
+
 def runtime_paths(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
     """The program's installation and the agent's PYTHONPATH / NODE_PATH entries: what
     its interpreter loads, not its own files (no secret is looked for in them)."""
