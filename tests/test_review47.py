@@ -108,14 +108,7 @@ print(len(result.runs()), before == session())
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents/sandbox.py seal_keyring joins the thread that starts sandboxed runs, for "
-    "good, to a keyring no one may use; passhat.evaluate runs its loop on the caller's own "
-    "thread, so the caller's thread is left there (a fix: seal a thread passhat owns, or "
-    "join back to the keyring it had once the experiment ends)",
-)
-def test_evaluate_leaves_the_callers_session_keyring_as_it_was(open_tmp: Path) -> None:
+def test_evaluate_leaves_the_callers_session_keyring_as_it_was(user: str, open_tmp: Path) -> None:
     """b046ac3 seals 'the thread that starts sandboxed runs' from passhat's session keyring
     ('passhat's other threads keep the login's keyring'). For `passhat run` that thread is
     passhat's own; but a script or notebook calling `passhat.evaluate` (no loop running)
@@ -126,11 +119,11 @@ def test_evaluate_leaves_the_callers_session_keyring_as_it_was(open_tmp: Path) -
     import json
     import os
     import subprocess
-    import sys
 
-    from agent_python import PYTHON
+    from agent_python import PYTHON, SITE
     from conftest import SuiteWriter
     from passhat.agents import isolation
+    from sandbox_helpers import ROOT, unprivileged
 
     if isolation.unavailable("namespace") is not None or PYTHON is None:
         pytest.skip("no sandbox for agents here")
@@ -145,12 +138,18 @@ def test_evaluate_leaves_the_callers_session_keyring_as_it_was(open_tmp: Path) -
     suite = writer.write()
     for item in [open_tmp, *open_tmp.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
+    # as passhat_as runs passhat: root, and nobody (a script of nobody's, its own keyring)
+    prefix = unprivileged() if user == "unprivileged" else []
+    paths = os.pathsep.join([str(ROOT / "src"), SITE])
+    env = {"PATH": os.environ["PATH"], "HOME": str(open_tmp), "PYTHONPATH": paths}
     done = subprocess.run(
-        [sys.executable, "-c", KEEPS_KEYRING, str(suite), str(open_tmp / "p.db")],
+        [*prefix, str(PYTHON), "-c", KEEPS_KEYRING, str(suite), str(open_tmp / "p.db")],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env=env,
+        cwd=open_tmp,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["1", "True"]
@@ -335,3 +334,65 @@ def test_a_symlinked_program_in_a_writable_folder_runs(user: str, open_tmp: Path
             runs = store.runs(store.experiment("latest").id)
         assert [r.error_type for r in runs] == [None, None], [r.error_message for r in runs]
         assert [r.output for r in runs] == [{"env": env}] * 2, level
+
+
+HANGS = """import os, sys, time
+folder = sys.argv[1]
+open(os.path.join(folder, "up-" + os.urandom(8).hex()), "w").close()
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_ends_a_sandboxed_round_run_on_passhats_own_thread(
+    sig: str, open_tmp: Path
+) -> None:
+    """Runs sealed from the caller's keyring start on a thread of passhat's own (the
+    round's loop runs there, not on the caller's): Ctrl-C and SIGTERM reach the main
+    thread, which stops that loop as they stopped it on the main thread, one line and
+    no traceback, the agents gone, exit 130 / 143."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from agent_python import PYTHON
+    from conftest import SuiteWriter
+    from passhat.agents import isolation
+
+    if isolation.unavailable("namespace") is not None or PYTHON is None:
+        pytest.skip("no sandbox for agents here")
+    up = open_tmp / "up"
+    up.mkdir()
+    (open_tmp / "agent").mkdir()
+    (open_tmp / "agent" / "hang.py").write_text(HANGS)
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(open_tmp / "agent" / "hang.py"), str(up)],
+        "write": [str(up)],
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    args = ["-k", "2", "--concurrency", "2", "--isolation", "namespace", "-q"]
+    argv = [sys.executable, "-m", "passhat", "run", str(suite), *args]
+    proc = subprocess.Popen(
+        [*argv, "--db", str(open_tmp / "p.db")], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(up.glob("up-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(list(up.glob("up-*"))) == 2, "every run's agent must be up"
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 128 + getattr(signal, sig), err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[0].startswith("interrupted: 0 runs recorded")

@@ -588,7 +588,9 @@ def seal_keyring() -> None:
     whoever holds it *possesses* its keys whatever its uid: without this a run read the
     keys of passhat's login (pam_keyinit gives each ssh session one; systemd each service)
     and left notes there for the other runs. A thread's credentials are its own: passhat's
-    other threads keep its keyring. Where the kernel has no keyrings, or a filter (seccomp)
+    other threads keep its keyring, and the thread sealed is passhat's (a round with such
+    runs has its loop on a thread of its own: evaluation/running.py), never a caller's
+    of `passhat.evaluate`, whose keyring no one could give back. Where the kernel has no keyrings, or a filter (seccomp)
     refuses keyctl, the agent cannot reach one either: nothing to do. Raises OSError when a
     keyring cannot be made. (On machines not in KEYCTL, passhat's keyring is left as is.)"""
     number = KEYCTL.get(os.uname().machine)
