@@ -1,6 +1,6 @@
 """An outside review of round 9's merged code (review47): each test here failed on main
-at 055a185 before the fix beside it, or is an xfail(strict=True) naming what is not
-fixed."""
+at 055a185 before the fix beside it (the four strict xfails of round 9 were fixed in
+round 10, xfix48), or guards a fix of round 10 and says so in its docstring."""
 
 from __future__ import annotations
 
@@ -228,7 +228,8 @@ def test_a_fifo_put_over_a_store_while_sqlite_opens_it_does_not_hold_the_look(
     between the regular-file check and SQLite's open blocks that open. The look gives
     SQLite STORE_LOOK_S, then frees its thread (opens the FIFO for writing) and judges
     what is at the path now by its first pages (a FIFO: no store). Here SQLite's open is
-    the swap then a blocking open at the store's path (the race, made certain)."""
+    the swap then a blocking open at the store's path (the race, made certain). (A guard
+    of round 10's look; failing with _free_reader a no-op.)"""
     import os
     import threading
     import time
@@ -269,7 +270,8 @@ def test_a_file_with_a_sqlite_header_sqlite_cannot_read_is_judged_by_its_first_p
 ) -> None:
     """A file that starts as SQLite but is not one (garbage after the header) is not
     read past its first pages, and is no store; one that also holds passhat's table
-    texts there is covered, as before SQLite was asked."""
+    texts there is covered, as before SQLite was asked. (A guard of round 10's look:
+    the same on main.)"""
     from passhat.agents import sandbox
 
     junk = tmp_path / "passhat.db"
@@ -350,7 +352,8 @@ def test_a_signal_ends_a_sandboxed_round_run_on_passhats_own_thread(
     """Runs sealed from the caller's keyring start on a thread of passhat's own (the
     round's loop runs there, not on the caller's): Ctrl-C and SIGTERM reach the main
     thread, which stops that loop as they stopped it on the main thread, one line and
-    no traceback, the agents gone, exit 130 / 143."""
+    no traceback, exit 130 / 143. (A guard of round 10's thread: the same on main, where
+    the loop ran on the main thread; failing without the signals passed on.)"""
     import json
     import signal
     import subprocess

@@ -98,7 +98,8 @@ class View:
     named: tuple[str, ...] = ()
     """The files the command names (real paths): shown even inside a covered folder."""
     links: tuple[tuple[str, str], ...] = ()
-    """(path as the command names it, real path) where the two differ (a symlink)."""
+    """(path as the command names it, real path) where the two differ (a symlink) and the
+    path is not in view already (`symlinks`): bwrap makes a link there."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Variables the sandbox sets over the agent's (HOME, proxies)."""
 
