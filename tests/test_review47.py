@@ -1,6 +1,6 @@
 """An outside review of round 9's merged code (review47): each test here failed on main
-at 055a185 before the fix beside it, or is an xfail(strict=True) naming what is not
-fixed."""
+at 055a185 before the fix beside it (the four strict xfails of round 9 were fixed in
+round 10, xfix48), or guards a fix of round 10 and says so in its docstring."""
 
 from __future__ import annotations
 
@@ -65,10 +65,11 @@ def test_bounded_spaces_cuts_every_run_the_patterns_read_as_space() -> None:
 
 def test_a_change_stays_told_to_the_experiment_that_saw_it(writer: Any) -> None:
     """Experiment A's grading found its suite changed (an agent rewrote the case file),
-    then the file was put back as it was. `guard()`'s docstring: within an experiment a
-    change stays told. Experiment B then starts on the same suite in the same process (a
-    notebook or a service running two; each adaptive round also calls guard() through
-    run_experiment): A's next `changed()` said None, so A's later runs were graded."""
+    then the file was put back as it was. Within an experiment a change stays told.
+    Experiment B then starts on the same suite in the same process (a notebook or a
+    service running two): B watches the files afresh, and A's finding still stands for
+    A (a fix that cleared the finding when the files were put back let B's start clear
+    it for A, whose later runs were then graded). Each experiment has its own guard."""
     from passhat import tamper
     from passhat.suite import load_suite
 
@@ -77,13 +78,19 @@ def test_a_change_stays_told_to_the_experiment_that_saw_it(writer: Any) -> None:
     case_file = root / "cases" / "tiny.yaml"
     original = case_file.read_text()
     suite = load_suite(root)
-    tamper.guard(suite)  # experiment A starts
+    a = tamper.watch(suite)  # experiment A starts
     case_file.write_text(original.replace("T-1", "T-9") + "\n# rewritten\n")
-    assert tamper.changed(suite, case_file) is not None  # A's grading sees it
+    assert tamper.changed(a, case_file) is not None  # A's grading sees it
     case_file.write_text(original)  # put back
-    assert tamper.changed(suite, case_file) is not None  # sticky for A
-    tamper.guard(suite)  # experiment B starts on the same suite, same process
-    assert tamper.changed(suite, case_file) is not None  # A's finding must stand for A
+    assert tamper.changed(a, case_file) is not None  # sticky for A
+    b = tamper.watch(suite)  # experiment B starts on the same suite, same process
+    assert tamper.changed(b, case_file) is None  # B grades the suite as loaded and on disk
+    assert tamper.changed(a, case_file) is not None  # A's finding must stand for A
+    case_file.write_text(original.replace("T-1", "T-8"))
+    assert tamper.changed(b, case_file) is not None  # and B sees a change of its own
+    assert a is not None and b is not None
+    a.close()
+    b.close()
 
 
 KEEPS_KEYRING = """
@@ -101,14 +108,7 @@ print(len(result.runs()), before == session())
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents/sandbox.py seal_keyring joins the thread that starts sandboxed runs, for "
-    "good, to a keyring no one may use; passhat.evaluate runs its loop on the caller's own "
-    "thread, so the caller's thread is left there (a fix: seal a thread passhat owns, or "
-    "join back to the keyring it had once the experiment ends)",
-)
-def test_evaluate_leaves_the_callers_session_keyring_as_it_was(open_tmp: Path) -> None:
+def test_evaluate_leaves_the_callers_session_keyring_as_it_was(user: str, open_tmp: Path) -> None:
     """b046ac3 seals 'the thread that starts sandboxed runs' from passhat's session keyring
     ('passhat's other threads keep the login's keyring'). For `passhat run` that thread is
     passhat's own; but a script or notebook calling `passhat.evaluate` (no loop running)
@@ -119,11 +119,11 @@ def test_evaluate_leaves_the_callers_session_keyring_as_it_was(open_tmp: Path) -
     import json
     import os
     import subprocess
-    import sys
 
-    from agent_python import PYTHON
+    from agent_python import PYTHON, SITE
     from conftest import SuiteWriter
     from passhat.agents import isolation
+    from sandbox_helpers import ROOT, unprivileged
 
     if isolation.unavailable("namespace") is not None or PYTHON is None:
         pytest.skip("no sandbox for agents here")
@@ -138,23 +138,23 @@ def test_evaluate_leaves_the_callers_session_keyring_as_it_was(open_tmp: Path) -
     suite = writer.write()
     for item in [open_tmp, *open_tmp.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
+    # as passhat_as runs passhat: root, and nobody (a script of nobody's, its own keyring)
+    prefix = unprivileged() if user == "unprivileged" else []
+    paths = os.pathsep.join([str(ROOT / "src"), SITE])
+    env = {"PATH": os.environ["PATH"], "HOME": str(open_tmp), "PYTHONPATH": paths}
     done = subprocess.run(
-        [sys.executable, "-c", KEEPS_KEYRING, str(suite), str(open_tmp / "p.db")],
+        [*prefix, str(PYTHON), "-c", KEEPS_KEYRING, str(suite), str(open_tmp / "p.db")],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env=env,
+        cwd=open_tmp,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["1", "True"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents/sandbox.py is_store looks for passhat's CREATE TABLE texts in a store's "
-    "first 64 KiB; a store migrated after it held runs has its schema pages at its end (a "
-    "fix: ask SQLite, read-only, for the tables; or walk the schema b-tree from page 1)",
-)
 def test_a_store_migrated_after_its_runs_is_still_covered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -190,32 +190,130 @@ def test_a_store_migrated_after_its_runs_is_still_covered(
     assert str(path) in sandbox.secret_files(str(tmp_path))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents/command.py view binds a named file's symlink (links) at its path even "
-    "when that path lies in a write: folder already bound whole; bwrap then fails at "
-    "every run (older than this round: aac0835 does the same)",
-)
-def test_a_symlinked_program_in_a_writable_folder_runs(open_tmp: Path) -> None:
-    """An agent whose program is a symlink (agent/agent.py -> ../real/agent.py) in a
-    folder the suite made writable (write: [that folder's parent]; the link's target is
-    outside it, so 553a73c's 'holds its own program' check lets it through): every run
-    was errored agent_exit, bwrap saying "Can't make symlink at .../agent.py: File
-    exists", at --isolation namespace, where the same suite runs at process."""
+def test_a_store_of_an_older_passhat_never_migrated_is_covered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store written by a passhat of 8 migrations and never opened by a later one has
+    no run_summaries table: the look for 'CREATE TABLE run_summaries' left it, and every
+    score it holds, in view. SQLite is asked for passhat's first tables (experiments,
+    runs), which every store has; a user's own SQLite file with tables of those names
+    but other columns stays in view."""
+    import sqlite3
+
+    import passhat.store as store_package
+    import passhat.store.schema as schema
+    from passhat.agents import sandbox
+
+    old = tmp_path / "model-a.db"
+    eight = list(schema.MIGRATIONS)[:8]
+    monkeypatch.setattr(schema, "MIGRATIONS", eight)
+    monkeypatch.setattr(store_package, "MIGRATIONS", eight)
+    with Store(old) as store:
+        store.create_experiment(experiment_record(["c"], 1))
+        store.record_runs([unkind("e1", "c", 1, "passed")])
+    mine = tmp_path / "results.db"
+    with sqlite3.connect(mine) as db:
+        db.execute("CREATE TABLE experiments (id TEXT, lr REAL)")
+        db.execute("CREATE TABLE runs (experiment TEXT, loss REAL)")
+    db.close()
+    found = sandbox.secret_files(str(tmp_path))
+    assert str(old) in found
+    assert str(mine) not in found
+
+
+def test_a_fifo_put_over_a_store_while_sqlite_opens_it_does_not_hold_the_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite opens a file by its name, without O_NONBLOCK: a FIFO renamed over a store
+    between the regular-file check and SQLite's open blocks that open. The look gives
+    SQLite STORE_LOOK_S, then frees its thread (opens the FIFO for writing) and judges
+    what is at the path now by its first pages (a FIFO: no store). Here SQLite's open is
+    the swap then a blocking open at the store's path (the race, made certain). (A guard
+    of round 10's look; failing with _free_reader a no-op.)"""
+    import os
+    import threading
+    import time
+
+    import passhat.store.schema as schema
+    from passhat.agents import sandbox
+
+    path = tmp_path / "passhat.db"
+    with Store(path):
+        pass
+    fifo = tmp_path / "swapped"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(sandbox, "STORE_LOOK_S", 0.2)
+
+    def swapped_then_opened(at: str, seconds: float, *, live: bool) -> bool | None:
+        os.rename(at, at + ".kept")
+        os.rename(fifo, at)
+        with open(at, "rb") as stuck:  # blocks until a writer comes, as SQLite's open
+            stuck.read()
+        return None
+
+    monkeypatch.setattr(schema, "holds_passhat_tables", swapped_then_opened)
+    started = time.monotonic()
+    assert not sandbox.is_store(str(path))
+    assert time.monotonic() - started < 10  # not a speed goal: unfreed, it never ends
+
+    def looking() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "passhat-store-look"]
+
+    deadline = time.monotonic() + 10
+    while looking() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not looking(), "SQLite's thread was left blocked"
+
+
+def test_a_file_with_a_sqlite_header_sqlite_cannot_read_is_judged_by_its_first_pages(
+    tmp_path: Path,
+) -> None:
+    """A file that starts as SQLite but is not one (garbage after the header) is not
+    read past its first pages, and is no store; one that also holds passhat's table
+    texts there is covered, as before SQLite was asked. (A guard of round 10's look:
+    the same on main.)"""
+    from passhat.agents import sandbox
+
+    junk = tmp_path / "passhat.db"
+    junk.write_bytes(sandbox.SQLITE_MAGIC + b"\xff" * 50_000)
+    assert not sandbox.is_store(str(junk))
+    marked = tmp_path / "marked.db"
+    marked.write_bytes(sandbox.SQLITE_MAGIC + b"\xff" * 100 + b" ".join(sandbox.STORE_MARKS))
+    assert sandbox.is_store(str(marked))
+
+
+SECRET_PEEK = """import json, os
+env = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".env")
+try:
+    with open(env) as f:
+        seen = f.read()
+except OSError:
+    seen = None
+print(json.dumps({"env": seen}))
+"""
+
+
+def test_a_symlinked_program_in_a_writable_folder_runs(user: str, open_tmp: Path) -> None:
+    """An agent whose program is a symlink (w/agent/agent.py -> ../real/agent.py) in a
+    folder the suite made writable (write: [w]; the link's target is outside it, so
+    553a73c's 'holds its own program' check lets it through): every run was errored
+    agent_exit, bwrap saying "Can't make symlink at .../agent.py: File exists", at
+    --isolation namespace, where the same suite runs at process. The link is in view
+    with its folder; a secret beside it (w/.env) is still covered. Root and nobody."""
     import json
     import os
-    import subprocess
-    import sys
 
     from agent_python import PYTHON
     from conftest import SuiteWriter
     from passhat.agents import isolation
+    from sandbox_helpers import passhat_as
 
     if isolation.unavailable("namespace") is not None or PYTHON is None:
         pytest.skip("no sandbox for agents here")
     (open_tmp / "real").mkdir()
-    (open_tmp / "real" / "agent.py").write_text("print('{}')\n")
+    (open_tmp / "real" / "agent.py").write_text(SECRET_PEEK)
     (open_tmp / "w" / "agent").mkdir(parents=True)
+    (open_tmp / "w" / ".env").write_text("KEY=answer\n")
     link = open_tmp / "w" / "agent" / "agent.py"
     os.symlink(open_tmp / "real" / "agent.py", link)
     writer = SuiteWriter(open_tmp / "suite")
@@ -229,16 +327,75 @@ def test_a_symlinked_program_in_a_writable_folder_runs(open_tmp: Path) -> None:
     for item in [open_tmp, *open_tmp.rglob("*")]:
         if not item.is_symlink():
             item.chmod(0o777 if item.is_dir() else 0o666)
-    db = open_tmp / "p.db"
-    args = ["-k", "2", "--concurrency", "1", "--timeout", "60", "--isolation", "namespace"]
-    done = subprocess.run(
-        [sys.executable, "-m", "passhat", "run", str(suite), *args, "--db", str(db), "-q"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    for level, env in (("namespace", None), ("process", "KEY=answer\n")):  # process: control
+        db = open_tmp / f"{level}.db"
+        args = ["-k", "2", "--concurrency", "1", "--timeout", "60", "--isolation", level]
+        done = passhat_as(user, open_tmp, "run", str(suite), *args, "--db", str(db), "-q")
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        with Store(db, create=False) as store:
+            runs = store.runs(store.experiment("latest").id)
+        assert [r.error_type for r in runs] == [None, None], [r.error_message for r in runs]
+        assert [r.output for r in runs] == [{"env": env}] * 2, level
+
+
+HANGS = """import os, sys, time
+folder = sys.argv[1]
+open(os.path.join(folder, "up-" + os.urandom(8).hex()), "w").close()
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_ends_a_sandboxed_round_run_on_passhats_own_thread(
+    sig: str, open_tmp: Path
+) -> None:
+    """Runs sealed from the caller's keyring start on a thread of passhat's own (the
+    round's loop runs there, not on the caller's): Ctrl-C and SIGTERM reach the main
+    thread, which stops that loop as they stopped it on the main thread, one line and
+    no traceback, exit 130 / 143. (A guard of round 10's thread: the same on main, where
+    the loop ran on the main thread; failing without the signals passed on.)"""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from agent_python import PYTHON
+    from conftest import SuiteWriter
+    from passhat.agents import isolation
+
+    if isolation.unavailable("namespace") is not None or PYTHON is None:
+        pytest.skip("no sandbox for agents here")
+    up = open_tmp / "up"
+    up.mkdir()
+    (open_tmp / "agent").mkdir()
+    (open_tmp / "agent" / "hang.py").write_text(HANGS)
+    writer = SuiteWriter(open_tmp / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(open_tmp / "agent" / "hang.py"), str(up)],
+        "write": [str(up)],
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    args = ["-k", "2", "--concurrency", "2", "--isolation", "namespace", "-q"]
+    argv = [sys.executable, "-m", "passhat", "run", str(suite), *args]
+    proc = subprocess.Popen(
+        [*argv, "--db", str(open_tmp / "p.db")], stderr=subprocess.PIPE, text=True
     )
-    assert done.returncode in (0, 1), done.stderr[-2000:]
-    with Store(db, create=False) as store:
-        runs = store.runs(store.experiment("latest").id)
-    assert [r.error_type for r in runs] == [None, None], [r.error_message for r in runs]
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(up.glob("up-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(list(up.glob("up-*"))) == 2, "every run's agent must be up"
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 128 + getattr(signal, sig), err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[0].startswith("interrupted: 0 runs recorded")

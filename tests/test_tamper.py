@@ -154,14 +154,6 @@ def test_the_whole_look_is_made_by_the_guards_thread(
     assert reason is not None and "cases/tiny.yaml" in reason
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="KNOWN, NOT FIXED: tamper.py keeps one guard per suite folder and hash for the "
-    "process and its finding is sticky, so after a change is put back every later experiment "
-    "on that suite in the same process is errored suite_changed. Clearing it when the files "
-    "are put back (tried this round) let one experiment clear another's finding "
-    "(tests/test_review47.py); the fix is a guard per experiment, handed down with its runs",
-)
 def test_a_suite_put_back_is_watched_afresh_by_the_next_experiment(
     writer: SuiteWriter, tmp_path: Path
 ) -> None:
@@ -183,3 +175,45 @@ def test_a_suite_put_back_is_watched_afresh_by_the_next_experiment(
 
     second = passhat.evaluate(suite, agent=honest, k=2, db=db, concurrency=1, model="")
     assert [r.status for r in second.runs()] == ["passed", "passed"]
+
+
+def test_a_users_executor_that_calls_run_once_alone_is_still_guarded(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    """A user's executor calls `run_once` without the experiment's guard (the protocol's
+    Job predates it): the guard of the experiment running in its context still errors a
+    run graded after its goal was rewritten."""
+    from executors_for_tests import Sequential
+
+    suite = _suite(writer)
+    cheat = _cheater(suite / "cases" / "tiny.yaml")
+    done = passhat.evaluate(
+        suite, agent=cheat, k=2, db=tmp_path / "p.db", model="", executor=Sequential()
+    )
+    assert [r.error_type for r in done.runs()] == ["suite_changed", "suite_changed"]
+
+
+def test_each_experiments_guard_ends_its_thread_with_it(
+    writer: SuiteWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A guard per experiment has a thread of its own once a whole look is due: it ends
+    with its experiment, so a process that runs many keeps none of them (nor their
+    suites)."""
+    monkeypatch.setattr(tamper, "SPACING", 0)  # every grading asks the thread for a look
+    suite = _suite(writer)
+
+    async def honest(input: Any, env: Any, ctx: Any) -> str:
+        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=False)})
+        return "done"
+
+    def watchers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "passhat-tamper"]
+
+    before = watchers()
+    for n in range(3):
+        done = passhat.evaluate(suite, agent=honest, k=2, db=tmp_path / f"{n}.db", model="")
+        assert [r.status for r in done.runs()] == ["passed", "passed"]
+    deadline = time.monotonic() + 10
+    while len(watchers()) > len(before) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert watchers() == before

@@ -28,7 +28,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
@@ -38,6 +38,9 @@ from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
 from passhat.scoring import Score, ScorerError, grading, score_run, score_run_async
 from passhat.suite import Case, Suite
+
+if TYPE_CHECKING:
+    from passhat.tamper import SuiteGuard
 
 
 def harness_version() -> str:
@@ -97,8 +100,13 @@ async def run_once(
     model: Model | None,
     options: RunOptions,
     attempt: int = 1,
+    *,
+    guard: SuiteGuard | None = None,
 ) -> RunRecord:
     """One run from a fresh start: environment, conversation, agent, grading.
+
+    `guard`: the experiment's watch on its suite's files (`Job.guard`); without it, the
+    guard of the experiment running in this context (`tamper.current()`), if any.
 
     Whatever the agent does, this returns one record: a crash, `sys.exit`, a
     `CancelledError` of its own, a broken environment or a run past its deadline
@@ -132,9 +140,13 @@ async def run_once(
     status = "errored"
     if error is None:
         left = options.timeout_s - (time.perf_counter() - clock)
-        score, error = await _grade(
-            suite, case, final_state, left, options.timeout_s, run_index=index, seed=ctx.seed
-        )
+        reason = _changed(guard, case)
+        if reason is not None:
+            score, error = None, ("suite_changed", reason)
+        else:
+            score, error = await _grade(
+                suite, case, final_state, left, options.timeout_s, run_index=index, seed=ctx.seed
+            )
         if score is not None:
             details = score.details
             status = "passed" if score.passed else "failed"
@@ -640,6 +652,14 @@ def _close(env: Any) -> Failure | None:
     return None
 
 
+def _changed(guard: SuiteGuard | None, case: Case) -> str | None:
+    """Why the run is not graded: a suite whose files changed since the experiment loaded
+    it grades nothing (tamper.py)."""
+    from passhat import tamper
+
+    return tamper.changed(guard if guard is not None else tamper.current(), case.file_text)
+
+
 async def _grade(
     suite: Suite,
     case: Case,
@@ -651,13 +671,7 @@ async def _grade(
     seed: int,
 ) -> tuple[Score | None, Failure | None]:
     """Grade the final state within the deadline: a user's scorer runs in a worker
-    thread (it may block); the built-in ones, a judge's model call included, on the loop.
-    A suite whose files changed since the experiment loaded it grades nothing (tamper.py)."""
-    from passhat import tamper
-
-    reason = tamper.changed(suite, case.file_text)
-    if reason is not None:
-        return None, ("suite_changed", reason)
+    thread (it may block); the built-in ones, a judge's model call included, on the loop."""
     try:
         how = grading(suite)
         if how == "reads":

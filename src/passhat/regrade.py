@@ -151,13 +151,17 @@ def regrade_run(
     experiment_id: str,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scored: Scored | None = None,
+    *,
+    guard: tamper.SuiteGuard | None = None,
 ) -> RunRecord:
     """One stored run scored again; an agent-side error stays as it was. `scored`: the
-    case's scores so far, when a score follows from the final state (`regrade_runs`)."""
+    case's scores so far, when a score follows from the final state (`regrade_runs`).
+    `guard`: the regrade's watch on the suite's files (`regrade_runs` makes one); a run
+    graded after they changed is errored suite_changed (without one, none is looked at)."""
     moved: dict[str, Any] = {"experiment_id": experiment_id, "case_hash": case.hash}
     if run.status == "errored" and run.error_type != "scorer_error":
         return _replaced(run, **moved)
-    reason = tamper.changed(suite, case.file_text)  # its text: `case.file` makes a Path
+    reason = tamper.changed(guard, case.file_text)  # its text: `case.file` makes a Path
     if reason is not None:
         return _replaced(
             run,
@@ -263,7 +267,6 @@ def regrade_experiment(
     changes = suite_changes(source, suite)
     if not accept_changes:
         check_unchanged(source, suite, changes)
-    tamper.guard(suite)  # its files as they are now: a change while grading errors the runs
     goals = goal_hashes([cases[c] for c in kept])
     scorers = scorer_hash(suite)
     from passhat import __version__
@@ -328,18 +331,25 @@ def regrade_runs(
     When the built-in scorers alone grade, a score follows from the case and the final
     state: runs of a case that share one final state value (`Store.graded` gives runs
     stored with the same text one value) are scored once. Each run is still looked at
-    for a changed suite before it is given that score."""
+    for a changed suite before it is given that score: the suite's files are watched
+    from the first run read (tamper.py), by a guard of this regrade's own."""
     cases = {c.id: c for c in suite.cases}
     kept = set(experiment.case_ids)
     scored: Scored | None = {} if grading(suite) == "reads" else None
     case_id = None
-    for run in runs:
-        if run.case_id not in kept:
-            continue
-        if scored is not None and run.case_id != case_id:
-            scored.clear()  # a case's runs come together; each case its own scores
-            case_id = run.case_id
-        again = regrade_run(suite, cases[run.case_id], run, experiment.id, timeout_s, scored)
-        if again.status != run.status:
-            changes.append(Change(run.case_id, run.run_index, run.status, again.status))
-        yield again
+    guard = tamper.watch(suite)  # its files as they are now
+    try:
+        for run in runs:
+            if run.case_id not in kept:
+                continue
+            if scored is not None and run.case_id != case_id:
+                scored.clear()  # a case's runs come together; each case its own scores
+                case_id = run.case_id
+            case = cases[run.case_id]
+            again = regrade_run(suite, case, run, experiment.id, timeout_s, scored, guard=guard)
+            if again.status != run.status:
+                changes.append(Change(run.case_id, run.run_index, run.status, again.status))
+            yield again
+    finally:
+        if guard is not None:
+            guard.close()

@@ -311,28 +311,33 @@ async def run_experiment(
     executor: Executor | None = None,
     *,
     rerun_errored: bool = False,
+    guard: tamper.SuiteGuard | None = None,
 ) -> int:
     """Run every planned run that has no record yet; return how many were planned.
 
     With `rerun_errored`, errored runs are run again too, as their next attempt
     (the store keeps the earlier ones). `executor` runs them (default: the local
-    asyncio one); this function alone writes them to the store."""
+    asyncio one); this function alone writes them to the store. `guard`: the
+    experiment's watch on its suite's files (evaluate's, kept over its rounds); without
+    it, one of this call's own, made before any agent starts and closed at its end."""
     if options.concurrency < 1:
         raise InputError(f"concurrency is {options.concurrency}; use at least 1")
     prepare_scorers(suite)  # a scorer that cannot be used stops here, before any run
-    # the suite's files as loaded, looked at before any agent starts (evaluate did; a
-    # caller of this function had the look made at the first grading: after the first
-    # wave of agents, on the path of their timers)
-    tamper.guard(suite)
     store.add_secrets(secret_values(model))
     child_watcher()  # command agents' exits read from pidfds, not a thread each (3.11)
     # quick_switching: while the writer thread encodes a batch of runs (or the suite
     # guard's walks the suite) holding the GIL, the loop gets it back within 0.5 ms when
     # its timers fire, not the interpreter's 5 ms: 50 agents' timers firing together
     # waited on it, up to 5 ms a wave
-    with store.lease(experiment.id), watchdog(), gc_spaced(), quick_switching():
+    with (
+        tamper.watching(suite, guard) as guard,  # before any agent starts
+        store.lease(experiment.id),
+        watchdog(),
+        gc_spaced(),
+        quick_switching(),
+    ):
         todo, attempts = pending(store, experiment, rerun_errored=rerun_errored)
-        job = Job(experiment, suite, agent, model, options, attempts)
+        job = Job(experiment, suite, agent, model, options, attempts, guard)
         try:
             await _run_all(store, job, todo, progress, executor)
         except BaseExceptionGroup as group:

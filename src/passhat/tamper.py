@@ -16,13 +16,22 @@ wait on their timers, and a change it finds errors every run graded after it. Wh
 suite.yaml or the run's case file moved, the whole look is made at once, before the
 run is graded. Only when a file's size, mtime or inode moved is the suite loaded
 again and its hash compared (a `touch` is not a change).
+
+Each experiment has a guard of its own (`watch`), handed down with its runs (`Job.guard`,
+`run_once(guard=...)`, a Dask worker's `Prepared.guard`; `current()` for a user's
+executor that calls `run_once` without one): a change one experiment saw stays told to
+it, and another experiment on the same suite in the same process, started once the
+files were put back, watches them afresh. Neither ever clears the other's finding.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,6 +96,8 @@ class SuiteGuard:
     _by_path: tuple[Signature, dict[str, tuple[int, int, int]]] | None = None
     _head: str = ""
     """suite.yaml's path as text (looked at before every grading: no Path made each time)."""
+    _closed: bool = False
+    """Set by `close`: the guard's thread ends (each experiment's guard has one)."""
 
     def __post_init__(self) -> None:
         self._head = str(self.suite.path / "suite.yaml")
@@ -125,8 +136,18 @@ class SuiteGuard:
             self.seen = current  # the same content (a touch, a copy over itself)
         return self.changed
 
+    def close(self) -> None:
+        """The experiment ended: the guard's thread, if it started, ends too (a finding
+        already made still answers `check`)."""
+        with self.lock:
+            self._closed = True
+            if self._due is not None:
+                self._due.set()
+
     def _look_soon(self) -> None:
         """Have the guard's thread look at every file (the lock held)."""
+        if self._closed:
+            return
         if self._due is None:
             self._due = threading.Event()
             threading.Thread(target=self._watch, name="passhat-tamper", daemon=True).start()
@@ -141,6 +162,8 @@ class SuiteGuard:
         while True:
             due.wait()
             due.clear()
+            if self._closed:
+                return
             started = time.monotonic()
             try:
                 current = signature(self.suite.path)
@@ -191,24 +214,40 @@ class SuiteGuard:
         )
 
 
-_GUARDS: dict[tuple[str, str], SuiteGuard | None] = {}
-_LOCK = threading.Lock()
+def watch(suite: Suite) -> SuiteGuard | None:
+    """A new guard of this loaded suite's files as they are now, for one experiment (its
+    caller closes it when the experiment ends), or None for a suite that has no folder of
+    its own on disk."""
+    on_disk = any((suite.path / name).is_file() for name in ("suite.yaml", "suite.yml"))
+    return SuiteGuard(suite) if on_disk else None
 
 
-def guard(suite: Suite) -> SuiteGuard | None:
-    """The guard of this loaded suite (one per suite folder and hash in this process), or
-    None for a suite that has no folder of its own on disk."""
-    key = (str(suite.path), suite.hash)
-    with _LOCK:
-        if key not in _GUARDS:  # looked up before every grading: the disk is asked once
-            on_disk = any((suite.path / name).is_file() for name in ("suite.yaml", "suite.yml"))
-            _GUARDS[key] = SuiteGuard(suite) if on_disk else None
-        return _GUARDS[key]
+_CURRENT: ContextVar[SuiteGuard | None] = ContextVar("passhat_suite_guard", default=None)
 
 
-def changed(suite: Suite, case_file: Path | str | None = None) -> str | None:
-    """Why `suite` is no longer what is on disk (None: it still is, or has no folder);
-    `case_file`, the file a run's goal came from, is looked at every time."""
-    found = guard(suite)
+def current() -> SuiteGuard | None:
+    """The guard of the experiment running in this context (`watching`), or None."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def watching(suite: Suite, guard: SuiteGuard | None = None) -> Iterator[SuiteGuard | None]:
+    """`guard`, or a guard of this block's own (`watch`, closed at its end), as the
+    running experiment's within this block and the tasks it starts (they copy the
+    context): `current()` for a user's executor that calls `run_once` without one."""
+    own = watch(suite) if guard is None else None
+    token = _CURRENT.set(own or guard)
+    try:
+        yield own or guard
+    finally:
+        _CURRENT.reset(token)
+        if own is not None:
+            own.close()
+
+
+def changed(guard: SuiteGuard | None, case_file: Path | str | None = None) -> str | None:
+    """Why the suite `guard` watches is no longer what is on disk (None: it still is, or
+    there is no guard); `case_file`, the file a run's goal came from, is looked at every
+    time."""
     files = (str(case_file),) if case_file is not None else ()
-    return None if found is None else found.check(files=files)
+    return None if guard is None else guard.check(files=files)

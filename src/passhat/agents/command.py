@@ -72,6 +72,7 @@ from passhat.agents.sandbox import (
     relay_argv,
     runtime_paths,
     seal_keyring,
+    symlinks,
     under,
 )
 from passhat.agents.streams import (
@@ -511,9 +512,7 @@ class CommandAgent:
             hide = covered(visible, protected(), self.suite_dir, runtimes)
             named = tuple(real(f) for f in self.files)
             self._refuse_answers(named)
-            links = tuple(
-                (os.path.abspath(f), real(f)) for f in self.files if os.path.abspath(f) != real(f)
-            )
+            links = symlinks(self.files, visible, hide)
             made = View(tuple(outermost([*program, *read])), tuple(write), tuple(hide))
             made = replace(made, named=named, links=links)
             self._views[key] = made

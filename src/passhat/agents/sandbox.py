@@ -98,7 +98,8 @@ class View:
     named: tuple[str, ...] = ()
     """The files the command names (real paths): shown even inside a covered folder."""
     links: tuple[tuple[str, str], ...] = ()
-    """(path as the command names it, real path) where the two differ (a symlink)."""
+    """(path as the command names it, real path) where the two differ (a symlink) and the
+    path is not in view already (`symlinks`): bwrap makes a link there."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Variables the sandbox sets over the agent's (HOME, proxies)."""
 
@@ -216,6 +217,20 @@ def file_folders(files: Sequence[Path], guarded: Sequence[str]) -> list[str]:
     return wanted
 
 
+def symlinks(
+    files: Sequence[Path], visible: Sequence[str], hide: Sequence[str]
+) -> tuple[tuple[str, str], ...]:
+    """(path as the command names it, real path) of each named file that is a symlink not
+    already in view (View.links): one in a folder bound whole (`write:` or `read:`) is
+    there, and bwrap, asked to make it again, failed every run ("Can't make symlink ...:
+    File exists"); one in a covered path is made over the cover."""
+    return tuple(
+        (named, target)
+        for named, target in ((os.path.abspath(f), real(f)) for f in files)
+        if named != target and not (under(named, visible) and not under(named, hide))
+    )
+
+
 def runtime_paths(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
     """The program's installation and the agent's PYTHONPATH / NODE_PATH entries: what
     its interpreter loads, not its own files (no secret is looked for in them)."""
@@ -329,8 +344,13 @@ def is_secret(name: str) -> bool:
 
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
 STORE_MARKS = (b"CREATE TABLE experiments", b"CREATE TABLE run_summaries")
-"""What tells a passhat store: the SQLite header, and passhat's tables in its first pages."""
+"""passhat's tables as a store's first pages hold them: what tells a store SQLite cannot
+read in time (the look before SQLite was asked)."""
 STORE_HEAD = 64 * 1024
+SQLITE_MAGIC = b"SQLite format 3\x00"
+STORE_LOOK_S = 0.5
+"""How long SQLite is given to name a file's tables (a real store's schema is read in
+milliseconds, whatever its size); past it, its first pages decide."""
 
 
 def _head(path: str, size: int) -> bytes:
@@ -352,12 +372,66 @@ def _head(path: str, size: int) -> bytes:
 def is_store(path: str) -> bool:
     """Whether `path` is a passhat store (of any experiment: every score in it names the
     goal's items), judged by its name (*.db, *.sqlite, *.sqlite3, *.db3, passhat*), its
-    SQLite header and passhat's tables on its first pages."""
+    SQLite header and passhat's tables, asked of SQLite read-only (`_ask_sqlite`);
+    when it cannot say, by passhat's table texts on its first pages."""
     name = os.path.basename(path)
     if not name.endswith(STORE_SUFFIXES) and not name.startswith("passhat"):
         return False
+    if _head(path, len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+        return False
+    said = _ask_sqlite(path)
+    if said is not None:
+        return said
     head = _head(path, STORE_HEAD)
-    return head.startswith(b"SQLite format 3\x00") and all(m in head for m in STORE_MARKS)
+    return head.startswith(SQLITE_MAGIC) and all(m in head for m in STORE_MARKS)
+
+
+def _ask_sqlite(path: str) -> bool | None:
+    """Whether SQLite finds passhat's tables in the file at `path`, or None when it cannot
+    say within STORE_LOOK_S. SQLite opens the file by its name, without O_NONBLOCK, after
+    `_head` found a regular file there: a FIFO renamed over it meanwhile would block that
+    open, so SQLite is asked on a thread of its own, and a thread still waiting at the
+    deadline is set free (the FIFO opened for writing, then closed: SQLite reads its end)."""
+    from passhat.store.schema import holds_passhat_tables
+
+    wal, shm = path + "-wal", path + "-shm"
+    # read through the WAL only where a writer left it with its index (-shm): SQLite
+    # would make a missing -shm, and a FIFO is no WAL
+    live = _size(wal) > 0 and _size(shm) >= 0
+    said: list[bool | None] = []
+
+    def ask() -> None:
+        said.append(holds_passhat_tables(path, STORE_LOOK_S, live=live))
+
+    thread = threading.Thread(target=ask, name="passhat-store-look", daemon=True)
+    thread.start()
+    thread.join(STORE_LOOK_S * 2)
+    if thread.is_alive():
+        for stuck in (path, wal, shm):
+            _free_reader(stuck)
+        return None
+    return said[0] if said else None
+
+
+def _size(path: str) -> int:
+    """The size of the regular file at `path` (not followed if a link), else -1."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return -1
+    return st.st_size if stat.S_ISREG(st.st_mode) else -1
+
+
+def _free_reader(path: str) -> None:
+    """Open the FIFO at `path` for writing and close it: a reader blocked in open() there
+    goes on (to read an empty file). Anything but a FIFO is left alone."""
+    try:
+        if not stat.S_ISFIFO(os.stat(path).st_mode):
+            return
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    os.close(fd)
 
 
 REPORT_SUFFIXES = (".json", ".html", ".htm")
@@ -534,7 +608,9 @@ def seal_keyring() -> None:
     whoever holds it *possesses* its keys whatever its uid: without this a run read the
     keys of passhat's login (pam_keyinit gives each ssh session one; systemd each service)
     and left notes there for the other runs. A thread's credentials are its own: passhat's
-    other threads keep its keyring. Where the kernel has no keyrings, or a filter (seccomp)
+    other threads keep its keyring, and the thread sealed is passhat's (a round with such
+    runs has its loop on a thread of its own: evaluation/running.py), never a caller's
+    of `passhat.evaluate`, whose keyring no one could give back. Where the kernel has no keyrings, or a filter (seccomp)
     refuses keyctl, the agent cannot reach one either: nothing to do. Raises OSError when a
     keyring cannot be made. (On machines not in KEYCTL, passhat's keyring is left as is.)"""
     number = KEYCTL.get(os.uname().machine)

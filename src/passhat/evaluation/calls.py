@@ -130,13 +130,13 @@ def evaluate(
     _check_replay_tools(made.model, experiment.tools)
     options = _options(params, concurrency)
     with _open(db, create=True) as store:
-        _guard(store, made.agent, made.model, loaded_suite, params)
+        guard = _guard(store, made.agent, made.model, loaded_suite, params)
         if adaptive is not None:
             adaptive = adaptive.resolved(store, experiment)
         base = _baseline_setup(store, adaptive, executor, scheduler, concurrency, events)
         store.create_experiment(experiment)
         events.started(experiment, len(loaded_suite.cases) * k, store.path)
-        setup = made.setup(store, options, events)
+        setup = made.setup(store, options, events, guard)
         return _make_runs(
             setup, experiment, adaptive, experiment.runs_requested, rules=rules, baseline=base
         )
@@ -198,7 +198,7 @@ def resume(
         wanted_agent = agent if agent is not None else stored.agent
         wanted_model = model if model is not None else stored.model
         made = _made(suite, wanted_agent, wanted_model, params, executor, scheduler)
-        _guard(store, made.agent, made.model, suite, params)
+        guard = _guard(store, made.agent, made.model, suite, params)
         check_resumable(stored, made.experiment(stored.k_requested, stored.seed))
         if adaptive is not None:
             adaptive = adaptive.resolved(store, stored)
@@ -222,7 +222,7 @@ def resume(
                 return _read_back(store, stored, Outcome(0, require=rules))
             _warn_gaps(made, todo, events)
             events.resuming(stored, len(todo))
-            setup = made.setup(store, options, events)
+            setup = made.setup(store, options, events, guard)
             return _make_runs(
                 setup,
                 stored,

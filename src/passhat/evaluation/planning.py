@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from passhat.models.base import Model
     from passhat.rounds import Rounds
     from passhat.suite import Suite
+    from passhat.tamper import SuiteGuard
 
 
 AgentLike = Any
@@ -47,6 +48,8 @@ class _Setup:
     options: RunOptions
     executor: Executor
     events: Events
+    guard: SuiteGuard | None = None
+    """The experiment's watch on its suite's files over all its rounds (`_guard`)."""
     left: list[WorkItem] = field(default_factory=list)
 
 
@@ -263,8 +266,12 @@ class _Made:
             name=name,
         )
 
-    def setup(self, store: Store, options: RunOptions, events: Events) -> _Setup:
-        return _Setup(store, self.suite, self.agent, self.model, options, self.executor, events)
+    def setup(
+        self, store: Store, options: RunOptions, events: Events, guard: SuiteGuard | None
+    ) -> _Setup:
+        return _Setup(
+            store, self.suite, self.agent, self.model, options, self.executor, events, guard
+        )
 
 
 def _made(
@@ -356,22 +363,23 @@ def _open(db: str | Path | None, *, create: bool) -> Store:
 
 def _guard(
     store: Store, loaded: LoadedAgent, provider: Model | None, suite: Suite, params: dict[str, Any]
-) -> None:
+) -> SuiteGuard | None:
     """What no run may see or keep: the store stays out of every sandbox's view, and the
     provider's key and every value handed through `pass_env` are blanked from every record
-    (by value, whatever the variable's name). The suite's files are noted as loaded:
-    a run graded after they change is errored (tamper.py)."""
+    (by value, whatever the variable's name). Returns the experiment's watch on the
+    suite's files, noted as loaded: a run graded after they change is errored
+    (tamper.py). `_make_runs` closes it."""
     from passhat import tamper
     from passhat.agents import sandbox
     from passhat.models import secret_values
 
-    tamper.guard(suite)
     sandbox.protect(store.path)
     _check_view(loaded, params)
     store.add_secrets(secret_values(provider))
     handed = getattr(loaded.agent, "secret_values", None)
     if callable(handed):
         store.add_secrets(handed())
+    return tamper.watch(suite)
 
 
 def _check_view(loaded: LoadedAgent, params: dict[str, Any]) -> None:
@@ -459,7 +467,7 @@ def _baseline_setup(
     try:
         suite = _select(_load_suite(base.suite_path), list(base.case_ids))
         made = _made(suite, base.agent, base.model, dict(base.params), executor, scheduler)
-        _guard(store, made.agent, made.model, suite, made.params)
+        guard = _guard(store, made.agent, made.model, suite, made.params)
         check_resumable(base, made.experiment(base.k_requested, base.seed))
     except PasshatError as error:
         raise InputError(
@@ -467,4 +475,4 @@ def _baseline_setup(
             f"it cannot be run again: {error}; give --no-rerun-baseline "
             f"(rerun_baseline=False) to keep it fixed"
         ) from None
-    return made.setup(store, _options(made.params, concurrency), events)
+    return made.setup(store, _options(made.params, concurrency), events, guard)

@@ -1,15 +1,17 @@
-"""The rounds: one, or adaptive ones, each on an event loop of its own (a thread's when the
-caller's loop runs); the runner makes the missing runs, SIGTERM ends a round as Ctrl-C
-does.
+"""The rounds: one, or adaptive ones, each on an event loop of its own (on a thread of
+passhat's own when the caller's loop runs, or when the round starts sandboxed runs: the
+thread that starts them leaves its session keyring for good); the runner makes the
+missing runs, SIGTERM ends a round as Ctrl-C does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any
 
 from passhat.evaluation.events import Interrupted
@@ -45,9 +47,14 @@ def _make_runs(
     the experiment read back with what the call did (`planned`: its first round's runs)
     and the requirements it is gated on. `baseline`: the baseline's runs, when the
     rounds re-run it alongside."""
-    experiment, rounds = _rounds(
-        setup, experiment, adaptive, rerun_errored=rerun_errored, baseline=baseline
-    )
+    try:
+        experiment, rounds = _rounds(
+            setup, experiment, adaptive, rerun_errored=rerun_errored, baseline=baseline
+        )
+    finally:  # the suite's guards (their threads) end with the experiment
+        for guarded in (setup, baseline):
+            if guarded is not None and guarded.guard is not None:
+                guarded.guard.close()
     outcome = Outcome(planned, rounds, tuple(setup.left), rules)
     return _read_back(setup.store, experiment, outcome)
 
@@ -93,7 +100,8 @@ def _round(setup: _Setup, experiment: ExperimentRecord, *, rerun_errored: bool) 
     setup.events.round_started(experiment, todo)
     terminated: list[int] = []
     try:
-        _on_own_loop(lambda: _go(setup, experiment, rerun_errored, terminated))
+        go = functools.partial(_go, setup, experiment, rerun_errored, terminated)
+        _on_own_loop(go, terminated, apart=_seals_runs(setup, experiment))
     except (KeyboardInterrupt, asyncio.CancelledError):
         recorded = setup.store.recorded_total(experiment.id)
         signum = signal.SIGTERM if terminated else signal.SIGINT
@@ -109,30 +117,87 @@ def _round(setup: _Setup, experiment: ExperimentRecord, *, rerun_errored: bool) 
         setup.events.workers_refused([str(why) for why in refused.values()])
 
 
-def _on_own_loop(main: Callable[[], Any]) -> None:
-    """asyncio.run(main()) here, or in a thread when this thread's loop is running."""
+def _seals_runs(setup: _Setup, experiment: ExperimentRecord) -> bool:
+    """Whether this process starts the round's runs sealed from its session keyring (a
+    command agent at --isolation namespace, run here): the thread that starts them joins
+    a keyring of its own for good (sandbox.seal_keyring), so it must be passhat's, not the
+    caller's (a script's or a notebook's, whose keys would be gone for it after)."""
+    from passhat.agents.isolation import DEFAULT
+    from passhat.executors.base import checks_isolation
+
+    command = getattr(setup.agent.agent, "check_view", None) is not None
+    level = experiment.params.get("isolation", DEFAULT)
+    return command and level == "namespace" and not checks_isolation(setup.executor)
+
+
+def _on_own_loop(
+    main: Callable[[], Coroutine[Any, Any, None]], terminated: list[int], *, apart: bool = False
+) -> None:
+    """asyncio.run(main()) here, or on a thread of passhat's own when this thread's loop
+    is running or `apart` asks for one. Ctrl-C and SIGTERM, which reach this (the main)
+    thread, then end the round as on the loop's own thread: its task is cancelled, the
+    runs in flight stopped, those finished written."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         running = False  # (not run in here: the agents' tracebacks would chain this error)
     else:
         running = True
-    if not running:
+    if not running and not apart:
         asyncio.run(main())
         return
     failure: list[BaseException] = []
+    held: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
+    stopping = threading.Event()
+
+    async def top() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        held.append((asyncio.get_running_loop(), task))
+        if stopping.is_set():  # stopped before the loop was up
+            raise asyncio.CancelledError
+        await main()
 
     def target() -> None:
         try:
-            asyncio.run(main())
+            asyncio.run(top())
         except BaseException as error:  # carried to the caller's thread
             failure.append(error)
 
+    def stop(signum: int) -> None:
+        if signum == signal.SIGTERM:
+            terminated.append(signum)
+        stopping.set()
+        for loop, task in held:
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                loop.call_soon_threadsafe(task.cancel)
+
     thread = threading.Thread(target=target, name="passhat-evaluate")
-    thread.start()
-    thread.join()
+    with _sigterm_to(stop):
+        thread.start()
+        try:
+            thread.join()
+        except KeyboardInterrupt:
+            stop(signal.SIGINT)
+            thread.join()
+            raise
     if failure:
         raise failure[0]
+
+
+@contextlib.contextmanager
+def _sigterm_to(stop: Callable[[int], None]) -> Iterator[None]:
+    """SIGTERM calls `stop` while the block runs, when this is the main thread (only it
+    may set a handler; elsewhere SIGTERM does what it did)."""
+    try:
+        before = signal.signal(signal.SIGTERM, lambda signum, frame: stop(signum))
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 async def _go(
@@ -157,6 +222,7 @@ async def _go(
             setup.events.recorded,
             executor=setup.executor,
             rerun_errored=rerun_errored,
+            guard=setup.guard,
         )
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

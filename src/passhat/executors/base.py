@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from passhat.models.base import Model
     from passhat.records import ExperimentRecord
     from passhat.suite import Suite
+    from passhat.tamper import SuiteGuard
 
 WorkItem = tuple[str, int]
 """(case id, 1-based run index): one planned run."""
@@ -61,6 +62,9 @@ class Job:
     """Concurrency, the per-run timeout and the retry policy."""
     attempts: dict[WorkItem, int] = field(default_factory=dict)
     """The attempt number of a work item run again (`resume --errored`); 1 otherwise."""
+    guard: SuiteGuard | None = None
+    """The experiment's watch on its suite's files (tamper.py), for `run_once(guard=...)`:
+    a run graded after they changed is errored suite_changed."""
 
     def attempt(self, item: WorkItem) -> int:
         return self.attempts.get(item, 1)

@@ -40,6 +40,7 @@ class LocalExecutor:
                 job.model,
                 job.options,
                 attempt,
+                guard=job.guard,
             )
 
         concurrency = job.options.concurrency

@@ -213,6 +213,9 @@ class Prepared:
     """This worker's own secret values (its provider key, the values `pass_env` hands a
     command agent here): blanked from every record before it leaves the worker, since
     the driver knows only its own."""
+    guard: tamper.SuiteGuard | None = None
+    """The experiment's watch on the suite's files as unpacked here (tamper.py): a run
+    graded after an agent rewrote them is errored."""
 
     def run(self, case_id: str, index: int, attempt: int = 1) -> RunRecord:
         """One run: a batch of one (`run_batch`)."""
@@ -296,6 +299,7 @@ class Prepared:
                 model,
                 self.options,
                 attempt,
+                guard=self.guard,
             )
         finally:
             close = getattr(model, "aclose", None)  # its client belongs to this run's loop
@@ -394,6 +398,8 @@ def prepared(shipment: Shipment, where: str) -> Prepared:
             while len(_CACHE) > _KEPT:
                 _, old = _CACHE.popitem(last=False)
                 if isinstance(old, Prepared):
+                    if old.guard is not None:
+                        old.guard.close()
                     shutil.rmtree(old.root, ignore_errors=True)
         _CACHE.move_to_end(shipment.digest)
     if isinstance(hit, str):
@@ -431,7 +437,7 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     expect = shipment.expect
     suite = load_suite(root / SUITE)
     _same(where, "suite content (hash)", expect["suite_hash"], suite.hash, "ship the same suite")
-    tamper.guard(suite)  # as loaded: a run graded after an agent rewrote it is errored
+    guard = tamper.watch(suite)  # as loaded: a run graded after an agent rewrote it errs
     experiment = shipment.experiment
     cases = {c.id: c for c in suite.cases if c.id in set(experiment.case_ids)}
     prompt = root / shipment.prompt if shipment.prompt else None
@@ -485,7 +491,7 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     handed = getattr(agent.agent, "secret_values", None)
     found = (*secret_values(first), *(handed() if callable(handed) else ()))
     secrets = tuple(value for value in found if value)
-    return Prepared(shipment, root, suite, cases, agent, options, pool, secrets)
+    return Prepared(shipment, root, suite, cases, agent, options, pool, secrets, guard)
 
 
 def _sealable(where: str, level: str) -> None:

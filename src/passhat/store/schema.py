@@ -1,6 +1,7 @@
 """The store's schema: the tables, indexes and triggers as named migrations, applied
 in order and recorded in the database (`migrations`), each in its own transaction; a
-file that is not a passhat store is refused before anything is written to it.
+file that is not a passhat store is refused before anything is written to it; whether
+a file is one, asked of SQLite read-only (`holds_passhat_tables`, the sandbox's look).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import contextlib
 import functools
 import os
 import sqlite3
+import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -326,6 +329,37 @@ def create_private(path: Path) -> None:
     files take the same mode from SQLite); an existing file is left as it is."""
     with contextlib.suppress(OSError):
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+PASSHAT_TABLES = """
+    SELECT count(*) FROM sqlite_master WHERE type = 'table' AND (
+        (name = 'experiments' AND sql LIKE '%fingerprint%')
+        OR (name = 'runs' AND sql LIKE '%final_state%'))
+"""
+"""passhat's first two tables, as its first migration made them (every store has them)."""
+
+
+def holds_passhat_tables(path: str, seconds: float, *, live: bool) -> bool | None:
+    """Whether the SQLite file at `path` holds passhat's tables, wherever its schema's
+    pages lie (a store migrated after it held runs has them at its end); None when SQLite
+    cannot read it or say within `seconds`. Read-only: opened `immutable` (no lock taken,
+    no -shm made, nothing written), or, when `live` (a WAL beside it holds pages not yet
+    in the file), `mode=ro` with a busy timeout of `seconds`. The caller opens nothing that
+    may block (a FIFO): SQLite's own open() does not ask."""
+    uri = f"file:{urllib.parse.quote(path)}?mode=ro" + ("" if live else "&immutable=1")
+    deadline = time.monotonic() + seconds
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=seconds, check_same_thread=False)
+    except sqlite3.Error:
+        return None
+    try:
+        db.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+        row = db.execute(PASSHAT_TABLES).fetchone()
+    except sqlite3.Error:  # not a database, damaged, locked, or past the deadline
+        return None
+    finally:
+        db.close()
+    return bool(row is not None and row[0] == 2)
 
 
 @functools.cache
