@@ -126,11 +126,22 @@ def test_damaged_or_foreign_stores_are_one_line_errors(
     con.execute("CREATE TABLE t (x)")
     con.commit()
     con.close()
+    before = foreign.read_bytes()
     r = run_cli(capsys, "list", "--db", str(foreign))
     assert r.code == 2 and "not a passhat store" in r.err
-    con = sqlite3.connect(foreign)
-    assert [t[0] for t in con.execute("SELECT name FROM sqlite_master")] == ["t"]  # untouched
+    # `run` creates a store where none is, but never in someone's database (it added
+    # passhat's tables to it), and neither command switches its journal to WAL first
+    r = run_seed(capsys, "--db", str(foreign), "-q", "-k", "1")
+    assert r.code == 2 and "not a passhat store" in r.err and "Traceback" not in r.err
+    assert foreign.read_bytes() == before  # untouched: no table added, header as it was
+    assert not (tmp_path / "other.db-wal").exists()
+    # a file passhat made but never filled (its first migration cut short) is still its own
+    empty = tmp_path / "empty.db"
+    con = sqlite3.connect(empty)
+    con.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
+    con.commit()
     con.close()
+    assert run_seed(capsys, "--db", str(empty), "-q", "-k", "1").code == 0
 
 
 @pytest.mark.parametrize("name", ["latest", "522333da", " "])

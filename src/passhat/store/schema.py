@@ -276,8 +276,16 @@ class _Schema(_Connection):
         return len(done) < len(MIGRATIONS)
 
     def _check_is_ours(self) -> None:
-        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
-        if "migrations" not in tables:
+        """Refuse an SQLite file holding tables that are not passhat's, created or not:
+        `--db mydata.db` must not turn someone's database into a store. An empty file
+        (new, or a store whose first migration never ran) is passhat's to fill."""
+        tables = {
+            r[0]
+            for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not r[0].startswith("sqlite_")
+        }
+        ours = "migrations" in tables and self._db.execute(PASSHAT_TABLES).fetchone()[0] == 2
+        if not (ours or tables <= {"migrations"}):
             raise StoreError(
                 f"{self.path}: an SQLite file that is not a passhat store; give --db the "
                 "store's path (nothing was written to this file)"
