@@ -68,10 +68,6 @@ report's tables and statistics, numpy and its random generators (the bootstrap's
 not imported with the command, so that their 0.1 to 0.2 s of imports overlap SQLite's
 counting or scanning of the runs."""
 
-STREAMED_MODULES = ("passhat.report.json_stream", "numpy", "numpy.random")
-"""What a streamed `report --json` loads while SQLite counts the runs (`REPORT_MODULES`
-of the JSON written as the runs are read)."""
-
 
 @app.command(
     epilog=examples(
@@ -141,18 +137,16 @@ def report(
             terminal_only and not show_all and not _explained(experiment.runs_requested, why_option)
         )
         # a large experiment's report counts its runs in SQL, reading none; the
-        # report's modules and numpy load meanwhile, while SQLite counts (`Store.tallies`
-        # lets them finish before it takes a row into Python)
-        modules = STREAMED_MODULES if streamed else REPORT_MODULES
-        tallied = _tallied(store, experiment, modules, streamed=streamed) if unread else None
+        # terminal report's modules and numpy load meanwhile, while SQLite counts
+        # (`Store.tallies` lets them finish before it takes a row into Python)
+        tallied = _tallied(store, experiment, streamed=streamed) if unread else None
         # a streamed report's every run's index, tokens and tool counts, read before
         # any JSON (a damaged tool count is said first); None: values `passhat run`
         # writes none of (a float token count...), and the runs are read whole
         numbers = _numbers(store, experiment.id, tallied[0]) if streamed and tallied else None
         if streamed and numbers is None:
             tallied = None
-        # else while SQLite scans; not for a streamed --json (a thread importing took the
-        # GIL between the rows SQLite handed over: 30-60 ms more than one after the other)
+        # else while SQLite scans; not for a streamed --json (`_tallied`)
         with nullcontext() if streamed else imported_meanwhile(*REPORT_MODULES):
             runs = (
                 store.summaries(
@@ -280,17 +274,21 @@ def _explained(runs: int, asked: bool | None) -> bool:
 
 
 def _tallied(
-    store: Store, experiment: ExperimentRecord, modules: Sequence[str], *, streamed: bool = False
+    store: Store, experiment: ExperimentRecord, *, streamed: bool = False
 ) -> tuple[Digest, Accounting] | None:
     """The digest and accounting of a large experiment's runs counted in SQL (None for
     one the report lists whole, of cases of few runs, or a damaged store: its runs are
-    read), `modules` imported while SQLite counts. `streamed`: for `report --json`
-    (`passhat.report.json_stream`), every case listed, whatever the runs per case."""
+    read), the terminal report's modules imported in a thread while SQLite counts.
+    `streamed`: for `report --json` (`passhat.report.json_stream`), every case listed,
+    whatever the runs per case, and no thread: it reads every run's row afterwards, and
+    once a process has started a thread, even one that ended, each row SQLite hands over
+    costs more (likely its mutexes and malloc's locks leaving their one-thread path):
+    `Store.run_numbers` of 1,000,000 runs took 670-710 ms after an empty thread, 510-570
+    without; a plain sqlite3 fetch of 100,000 rows, 62-69 ms against 49-50."""
     if experiment.k_requested < TALLIED_K and not streamed:
         return None
-    tallies = store.tallies(
-        experiment.id, parts=not streamed, meanwhile=imported_meanwhile(*modules)
-    )
+    meanwhile = None if streamed else imported_meanwhile(*REPORT_MODULES)
+    tallies = store.tallies(experiment.id, parts=not streamed, meanwhile=meanwhile)
     if tallies is None:
         return None
     return tallied(tallies, experiment, 0 if streamed else ROWS_SHOWN)

@@ -422,10 +422,11 @@ class _Reads(_Connection):
         read_items: bool = True,
         cases: Sequence[str] | None = None,
         errored_only: bool = False,
+        sort: bool = False,
     ) -> Iterator[tuple[Any, ...]]:
-        """The rows `summaries` reads, the query begun. With `errored_only` SQLite finds
-        and sorts them all in its first step, before any row is handed over
-        (`Store.tallies` begins it while another thread imports)."""
+        """The rows `summaries` reads, the query begun. With `errored_only` and `sort`,
+        SQLite finds and sorts them all in its first step, before any row is handed
+        over (`Store.tallies` begins it while another thread imports)."""
         cursor = self._db.cursor()
         cursor.row_factory = None
         columns = _SUMMARY if read_items else _SUMMARY_ITEMS_UNREAD
@@ -434,11 +435,11 @@ class _Reads(_Connection):
             where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
             args += list(cases)
         source, order = "run_summaries", "case_id, run_index"
-        if errored_only:  # the index of errored runs (the planner would scan them all),
-            # sorted in a temporary b-tree (`+`: not in the index's order, row by row)
+        if errored_only:  # the index of errored runs (the planner would scan them all)
             source += " INDEXED BY run_summaries_errored"
             where += " AND status = 'errored'"
-            order = "+case_id, run_index"
+            if sort:  # in a temporary b-tree (`+`: not in the index's order, row by row)
+                order = "+case_id, run_index"
         return cursor.execute(
             f"SELECT {columns} FROM {source} WHERE {where} ORDER BY {order}", args
         )

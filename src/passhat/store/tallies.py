@@ -9,7 +9,7 @@ graded items from `run_summaries_ungraded` (the runs without), the errored runs 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -78,20 +78,20 @@ _CASES = """
         count(*) FILTER (WHERE model_source IS NOT NULL OR input_tokens != 0) > 0,
         count(*) FILTER (WHERE error_type = 'limit' AND status != 'errored')
     FROM run_summaries INDEXED BY run_summaries_cases WHERE experiment_id = ?
-    GROUP BY case_id ORDER BY +case_id
+    GROUP BY case_id ORDER BY {case_order}
 """
 """Per case with a run: its totals (`CaseTally`), by case id. Token counts are summed as
 `total` (a float) and turned back into integers: `sum` of integers that overflow
-raises; `total` is exact below 2**53. Sorted in a temporary b-tree (`+case_id`: not
-in the index's order), so that SQLite counts every case in its first step, before it
-hands over a row (`_Tallies.tallies`)."""
+raises; `total` is exact below 2**53. `case_order`: `case_id`, or `+case_id` (sorted in
+a temporary b-tree, not in the index's order: SQLite counts every case in its first
+step, before it hands over a row; `_Tallies.tallies`)."""
 
 _UNGRADED = """
     SELECT case_id, count(*) FROM run_summaries INDEXED BY run_summaries_ungraded
     WHERE experiment_id = ? AND (status = 'errored' OR items = '[]')
-    GROUP BY case_id ORDER BY +case_id
+    GROUP BY case_id ORDER BY {case_order}
 """
-"""Per case, its runs errored or without per-item results (sorted as `_CASES` is)."""
+"""Per case, its runs errored or without per-item results (ordered as `_CASES` is)."""
 
 _TOOL_COUNTS = """
     SELECT g.tool_counts, g.n, g.c, (
@@ -115,7 +115,7 @@ class _Tallies(_Reads):
         experiment_id: str,
         *,
         parts: bool = True,
-        meanwhile: AbstractContextManager[object] | None = None,
+        meanwhile: AbstractContextManager[Callable[[], bool]] | None = None,
     ) -> Tallies | None:
         """The runs of `experiment_id` counted per case in SQL, or None when some run's
         per-item results or tool counts are damaged (read the runs themselves:
@@ -124,13 +124,17 @@ class _Tallies(_Reads):
         are empty): what a reader of every run afterwards needs
         (`passhat.report.json_stream`, which reads the tool counts: `Store.run_numbers`).
 
-        `meanwhile` (another thread's imports: `passhat._lazy.imported_meanwhile`) is
-        held while SQLite counts, and left before a row is taken into Python: each
-        query groups and sorts all its rows in its first step, the GIL let go, so the
-        two run side by side. Rows taken while that thread runs wait for the GIL one
-        at a time (at 100,000 runs the 10,000 cases' rows took 87 ms, not 40)."""
+        `meanwhile` (another thread's imports: `passhat._lazy.imported_meanwhile`, which
+        gives a call saying whether that thread still works) is held while SQLite
+        counts, and left before a row is taken into Python. While the thread works,
+        each query groups and sorts all its rows in its first step, the GIL let go, so
+        the two run side by side (rows taken meanwhile wait for the GIL one at a time:
+        at 100,000 runs the 10,000 cases' rows took 87 ms, not 40); once it is done,
+        they are read in the index's order, not sorted (at 1,000,000 runs the tool
+        counts' grouping alone outlasts the imports, and sorting the cases and errored
+        runs cost 56 ms more)."""
         db = self._db
-        with meanwhile or nullcontext():
+        with meanwhile or nullcontext(_idle) as busy:
             damaged = db.execute(
                 "SELECT 1 FROM run_summaries INDEXED BY run_summaries_damaged "
                 "WHERE experiment_id = ? AND substr(items, 1, 1) != '[' LIMIT 1",
@@ -139,9 +143,15 @@ class _Tallies(_Reads):
             if damaged is not None:
                 return None
             tool_rows = db.execute(_TOOL_COUNTS, (experiment_id,)) if parts else ()
-            case_rows = db.execute(_CASES, (experiment_id,))
-            ungraded = db.execute(_UNGRADED, (experiment_id,)) if parts else ()
-            errored = self._summary_rows(experiment_id, read_items=False, errored_only=True)
+            case_rows = db.execute(_CASES.format(case_order=_order(busy)), (experiment_id,))
+            errored = self._summary_rows(
+                experiment_id, read_items=False, errored_only=True, sort=busy()
+            )
+            ungraded = (
+                db.execute(_UNGRADED.format(case_order=_order(busy)), (experiment_id,))
+                if parts
+                else ()
+            )
         tools = _tool_counts(tool_rows)
         if tools is None:
             return None
@@ -224,3 +234,12 @@ def _graded(ungraded: Iterable[tuple[Any, ...]], cases: Sequence[CaseTally]) -> 
     usually few)."""
     counts = dict(ungraded)
     return [c.case_id for c in cases if c.runs > counts.get(c.case_id, 0)]
+
+
+def _idle() -> bool:
+    return False
+
+
+def _order(busy: Callable[[], bool]) -> str:
+    """`case_id`, or `+case_id` (sorted: counted in the first step) while `busy()`."""
+    return "+case_id" if busy() else "case_id"
