@@ -15,7 +15,7 @@ import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -126,8 +126,9 @@ def short_blas_spin() -> None:
 
 
 @contextlib.contextmanager
-def imported_meanwhile(*names: str) -> Iterator[None]:
+def imported_meanwhile(*names: str) -> Iterator[Callable[[], bool]]:
     """Import `names` in a thread while the body runs, and wait for them at its end.
+    Gives the body a call that says whether the thread is still importing.
 
     For a body that spends its time outside the interpreter (an SQLite query, which
     lets go of the GIL while it steps): a reading command's numpy loads in the time
@@ -138,7 +139,7 @@ def imported_meanwhile(*names: str) -> Iterator[None]:
     GIL back soon after each step. Already imported: no thread."""
     missing = [name for name in names if name not in sys.modules]
     if not missing:
-        yield
+        yield _done
         return
     thread = threading.Thread(
         target=_import_all, args=(missing,), name="passhat-meanwhile", daemon=True
@@ -146,9 +147,13 @@ def imported_meanwhile(*names: str) -> Iterator[None]:
     with quick_switching():
         thread.start()
         try:
-            yield
+            yield thread.is_alive
         finally:
             thread.join()
+
+
+def _done() -> bool:
+    return False
 
 
 def _import_all(names: Iterable[str]) -> None:

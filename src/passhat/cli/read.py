@@ -136,19 +136,18 @@ def report(
         unread = streamed or (
             terminal_only and not show_all and not _explained(experiment.runs_requested, why_option)
         )
-        # a large experiment's terminal report counts its runs in SQL, reading none;
-        # the report's modules and numpy load meanwhile, while SQLite counts or scans.
-        # Not for a streamed --json, which reads every run's numbers here: a thread
-        # importing meanwhile took the GIL between the rows SQLite handed over, and its
-        # modules loaded first, then the rows read, took 30-60 ms less
+        # a large experiment's report counts its runs in SQL, reading none; the
+        # terminal report's modules and numpy load meanwhile, while SQLite counts
+        # (`Store.tallies` lets them finish before it takes a row into Python)
+        tallied = _tallied(store, experiment, streamed=streamed) if unread else None
+        # a streamed report's every run's index, tokens and tool counts, read before
+        # any JSON (a damaged tool count is said first); None: values `passhat run`
+        # writes none of (a float token count...), and the runs are read whole
+        numbers = _numbers(store, experiment.id, tallied[0]) if streamed and tallied else None
+        if streamed and numbers is None:
+            tallied = None
+        # else while SQLite scans; not for a streamed --json (`_tallied`)
         with nullcontext() if streamed else imported_meanwhile(*REPORT_MODULES):
-            tallied = _tallied(store, experiment, streamed=streamed) if unread else None
-            # a streamed report's every run's index, tokens and tool counts, read before
-            # any JSON (a damaged tool count is said first); None: values `passhat run`
-            # writes none of (a float token count...), and the runs are read whole
-            numbers = _numbers(store, experiment.id, tallied[0]) if streamed and tallied else None
-            if streamed and numbers is None:
-                tallied = None
             runs = (
                 store.summaries(
                     experiment.id, decode_items=False, read_items=streamed or not unread
@@ -279,11 +278,17 @@ def _tallied(
 ) -> tuple[Digest, Accounting] | None:
     """The digest and accounting of a large experiment's runs counted in SQL (None for
     one the report lists whole, of cases of few runs, or a damaged store: its runs are
-    read). `streamed`: for `report --json` (`passhat.report.json_stream`), every case
-    listed, whatever the runs per case."""
+    read), the terminal report's modules imported in a thread while SQLite counts.
+    `streamed`: for `report --json` (`passhat.report.json_stream`), every case listed,
+    whatever the runs per case, and no thread: it reads every run's row afterwards, and
+    once a process has started a thread, even one that ended, each row SQLite hands over
+    costs more (likely its mutexes and malloc's locks leaving their one-thread path):
+    `Store.run_numbers` of 1,000,000 runs took 670-710 ms after an empty thread, 510-570
+    without; a plain sqlite3 fetch of 100,000 rows, 62-69 ms against 49-50."""
     if experiment.k_requested < TALLIED_K and not streamed:
         return None
-    tallies = store.tallies(experiment.id, parts=not streamed)
+    meanwhile = None if streamed else imported_meanwhile(*REPORT_MODULES)
+    tallies = store.tallies(experiment.id, parts=not streamed, meanwhile=meanwhile)
     if tallies is None:
         return None
     return tallied(tallies, experiment, 0 if streamed else ROWS_SHOWN)

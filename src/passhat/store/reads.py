@@ -389,7 +389,6 @@ class _Reads(_Connection):
         )
         return [RunJson(*row[:-1]) if row[-1] else _run_json_checked(row) for row in rows]
 
-    @without_gc
     def summaries(
         self,
         experiment_id: str,
@@ -411,6 +410,23 @@ class _Reads(_Connection):
         lists with `cases` (at 100,000 runs the items are 23 MB of text of the 30 MB
         the summaries hold). Damaged items are said either way. With `errored_only`,
         the errored runs alone (from the index that holds them)."""
+        rows = self._summary_rows(
+            experiment_id, read_items=read_items, cases=cases, errored_only=errored_only
+        )
+        return _summaries_of(rows, decode_items=decode_items, read_items=read_items)
+
+    def _summary_rows(
+        self,
+        experiment_id: str,
+        *,
+        read_items: bool = True,
+        cases: Sequence[str] | None = None,
+        errored_only: bool = False,
+        sort: bool = False,
+    ) -> Iterator[tuple[Any, ...]]:
+        """The rows `summaries` reads, the query begun. With `errored_only` and `sort`,
+        SQLite finds and sorts them all in its first step, before any row is handed
+        over (`Store.tallies` begins it while another thread imports)."""
         cursor = self._db.cursor()
         cursor.row_factory = None
         columns = _SUMMARY if read_items else _SUMMARY_ITEMS_UNREAD
@@ -418,73 +434,15 @@ class _Reads(_Connection):
         if cases is not None:
             where += f" AND case_id IN ({', '.join('?' for _ in cases)})"
             args += list(cases)
-        source = "run_summaries"
+        source, order = "run_summaries", "case_id, run_index"
         if errored_only:  # the index of errored runs (the planner would scan them all)
             source += " INDEXED BY run_summaries_errored"
             where += " AND status = 'errored'"
-        rows = cursor.execute(
-            f"SELECT {columns} FROM {source} WHERE {where} ORDER BY case_id, run_index", args
+            if sort:  # in a temporary b-tree (`+`: not in the index's order, row by row)
+                order = "+case_id, run_index"
+        return cursor.execute(
+            f"SELECT {columns} FROM {source} WHERE {where} ORDER BY {order}", args
         )
-        items: dict[str | int | None, Sequence[dict[str, Any]]] = (
-            {} if read_items else {1: [], 0: UNREAD}
-        )
-        tools: dict[str | None, dict[str, tuple[int, int]]] = {}
-        interned: dict[str, str] = {}
-        sources: dict[str | None, str | None] = {}
-        out: list[RunSummary] = []
-        append = out.append
-        new = tuple.__new__  # RunSummary's own __new__ without a Python frame per run
-        # Runs in a row mostly share their case, per-item results and tool counts: a
-        # value equal to the row before's is taken from it (comparing two strings costs
-        # less than hashing a new one for the dict)
-        case: str | None = None
-        it_before: object = _UNSET
-        tc_before: object = _UNSET
-        graded: Sequence[dict[str, Any]] = []
-        counts: dict[str, tuple[int, int]] = {}
-        for row in rows:
-            case_id, index, status, error_type, message, duration, tin, tout, src, n, tb, it, tc = (
-                row
-            )
-            if case_id != case:
-                case = interned.setdefault(case_id, case_id)
-            if it != it_before:
-                it_before = it
-                shared = items.get(it)
-                if shared is None:
-                    shared = items[it] = (
-                        _decode(it or "[]", f"items of run {index} of {case_id!r}")
-                        if decode_items
-                        else _items(it, index, case_id)
-                    )
-                graded = shared
-            if tc != tc_before:
-                tc_before = tc
-                known = tools.get(tc)
-                if known is None:
-                    known = tools[tc] = tool_counts_of(tc, index, case_id)
-                counts = known
-            append(
-                new(
-                    RunSummary,
-                    (
-                        case,
-                        index,
-                        interned.setdefault(status, status),  # one string per status
-                        sources.setdefault(error_type, error_type),
-                        message,
-                        duration,
-                        tin,
-                        tout,
-                        sources.setdefault(src, src),
-                        n,
-                        tb,
-                        graded,
-                        counts,
-                    ),
-                )
-            )
-        return out
 
     def counted_items(
         self, experiment_id: str, counted: Sequence[tuple[str, int]]
@@ -745,3 +703,68 @@ class _Reads(_Connection):
             "SELECT count(*) FROM runs WHERE experiment_id = ?", (experiment_id,)
         ).fetchone()
         return int(row[0])
+
+
+@without_gc
+def _summaries_of(
+    rows: Iterable[tuple[Any, ...]], *, decode_items: bool, read_items: bool
+) -> list[RunSummary]:
+    """`Store.summaries` of its rows (`_Reads._summary_rows`)."""
+    items: dict[str | int | None, Sequence[dict[str, Any]]] = (
+        {} if read_items else {1: [], 0: UNREAD}
+    )
+    tools: dict[str | None, dict[str, tuple[int, int]]] = {}
+    interned: dict[str, str] = {}
+    sources: dict[str | None, str | None] = {}
+    out: list[RunSummary] = []
+    append = out.append
+    new = tuple.__new__  # RunSummary's own __new__ without a Python frame per run
+    # Runs in a row mostly share their case, per-item results and tool counts: a
+    # value equal to the row before's is taken from it (comparing two strings costs
+    # less than hashing a new one for the dict)
+    case: str | None = None
+    it_before: object = _UNSET
+    tc_before: object = _UNSET
+    graded: Sequence[dict[str, Any]] = []
+    counts: dict[str, tuple[int, int]] = {}
+    for row in rows:
+        case_id, index, status, error_type, message, duration, tin, tout, src, n, tb, it, tc = row
+        if case_id != case:
+            case = interned.setdefault(case_id, case_id)
+        if it != it_before:
+            it_before = it
+            shared = items.get(it)
+            if shared is None:
+                shared = items[it] = (
+                    _decode(it or "[]", f"items of run {index} of {case_id!r}")
+                    if decode_items
+                    else _items(it, index, case_id)
+                )
+            graded = shared
+        if tc != tc_before:
+            tc_before = tc
+            known = tools.get(tc)
+            if known is None:
+                known = tools[tc] = tool_counts_of(tc, index, case_id)
+            counts = known
+        append(
+            new(
+                RunSummary,
+                (
+                    case,
+                    index,
+                    interned.setdefault(status, status),  # one string per status
+                    sources.setdefault(error_type, error_type),
+                    message,
+                    duration,
+                    tin,
+                    tout,
+                    sources.setdefault(src, src),
+                    n,
+                    tb,
+                    graded,
+                    counts,
+                ),
+            )
+        )
+    return out
