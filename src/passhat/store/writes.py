@@ -234,6 +234,13 @@ class _Writes(_Connection):
         `pages` pages (its default: 1,000), on the thread whose commit crosses that."""
         self._db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
 
+    def cache_at_most(self, kib: int) -> None:
+        """Have SQLite keep at most `kib` KiB of pages in this connection's caches, of
+        the store and of its temporary tables (SQLite's default: 2,000 KiB each): for a
+        command that reads or copies each page about once (a regrade)."""
+        self._db.execute(f"PRAGMA cache_size={-int(kib)}")
+        self._db.execute(f"PRAGMA temp.cache_size={-int(kib)}")
+
     def record_runs(self, runs: Sequence[RunRecord]) -> None:
         """Write finished runs whole in one transaction: all of them, or none.
 
