@@ -777,3 +777,34 @@ def test_a_regrade_keeps_small_sqlite_caches_on_both_connections(
     assert [(r.case_id, r.run_index, r.status) for r in a] == [
         (r.case_id, r.run_index, r.status) for r in b
     ]
+
+
+def test_an_experiment_rows_text_is_let_go_before_its_runs_are_written(tmp_path: Path) -> None:
+    """Regression (issue 38, regrade's peak RSS): the experiment's row, its JSON columns
+    encoded (a regrade of 10,000 cases: their ids, hashes and goal hashes, 1.4 MB), was
+    held while every run was written. It is let go once inserted: while the runs are
+    written no block that large made by the encoder is alive."""
+    import tracemalloc
+
+    from passhat.store import Store
+    from records_for_tests import experiment_record
+
+    cases = [f"case-{n:05d}-{'x' * 40}" for n in range(20_000)]
+    experiment = experiment_record(
+        cases, 1, id="0a1b2c3d", case_hashes={c: f"{n:012x}" for n, c in enumerate(cases)}
+    )
+    alive: list[int] = []
+
+    def runs() -> Any:
+        snapshot = tracemalloc.take_snapshot()
+        alive.extend(s.size for s in snapshot.statistics("traceback") if s.size >= 500_000)
+        yield from ()
+
+    with Store(tmp_path / "p.db") as store:
+        tracemalloc.start()
+        try:
+            assert store.add_experiment_with_runs(experiment, runs()) == 0
+        finally:
+            tracemalloc.stop()
+        assert store.experiment("0a1b2c3d").case_hashes == experiment.case_hashes
+    assert alive == []
