@@ -3,6 +3,7 @@ and scorers; no agent, no model."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -663,3 +664,147 @@ def test_a_regraded_run_is_the_source_run_with_its_new_verdict_fields() -> None:
     assert _replaced(run, **changes) is not run and run.experiment_id == "v-experiment_id"
     with pytest.raises(TypeError, match="no field 'nope'"):
         _replaced(run, nope=1)
+
+
+def test_a_terminal_regrade_keeps_only_the_changes_it_prints() -> None:
+    """Regression (issue 38, regrade's peak RSS): every changed verdict was kept as a
+    `Change` (56,000 of them, 6 MB, at 100,000 runs) for a terminal that prints 20.
+    `Changes` counts them all, keeps the first `shown`, and every one only when asked
+    (`--json` lists them all); asking it for all when it kept a few is an error, not a
+    short list."""
+    from passhat.regrade import Change, Changes
+
+    made = [Change(f"case-{n}", n, "passed", "failed") for n in range(5)]
+    few, every = Changes(2), Changes(2, keep_all=True)
+    for change in made:
+        few.append(change)
+        every.append(change)
+    assert len(few) == len(every) == 5
+    assert few.first() == every.first() == made[:2]
+    assert list(every) == made
+    with pytest.raises(ValueError, match="only the first"):
+        list(few)
+    short = Changes(10)
+    short.append(made[0])
+    assert list(short) == made[:1]  # all of them were kept: nothing is missing
+
+
+def test_a_terminal_regrade_counts_every_change_and_prints_the_first(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal says how many verdicts changed, lists the first MAX_CHANGES_SHOWN
+    and the number left, as `--json` has them all."""
+    import passhat.cli.regrade
+
+    suite, db = trello
+    edit_yaml(
+        suite / "cases" / "export-orders-csv.yaml",
+        lambda d: d["goal"]["cards"][0].update(labels=["feature"]),
+    )
+    every = json_out(capsys, "regrade", "cards", "--db", str(db), "--accept-changes")["changes"]
+    assert len(every) >= 2
+    monkeypatch.setattr(passhat.cli.regrade, "MAX_CHANGES_SHOWN", 1)
+    r = run_cli(capsys, "regrade", "cards", "--db", str(db), "--accept-changes")
+    assert r.code == 0, r.err
+    first = every[0]
+    assert f"{len(every)} verdicts changed" in r.out
+    assert f"{first['case']} run {first['run']}: {first['before']} → {first['after']}" in r.out
+    assert f"… and {len(every) - 1} more" in r.out
+    second = every[1]
+    assert f"{second['case']} run {second['run']}:" not in r.out
+
+
+def test_a_regrade_holds_the_goal_of_one_case_at_a_time(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 38, regrade's peak RSS): scoring keeps the goals of up to
+    GOALS_KEPT cases for the runner, and a regrade of 10,000 cases left 1,024 of them
+    held (4 MB). A regrade grades each case's runs together, so it lets each case's go
+    once it is done: at most one is held while it grades, none after."""
+    import passhat.regrade
+    import passhat.scoring
+
+    _, db = trello
+    goals: dict[Any, Any] = {}  # the run's own goals (this process ran it) set aside
+    held: list[int] = []
+    score_run = passhat.regrade.score_run
+
+    def scoring(*args: Any, **kwargs: Any) -> Any:
+        done = score_run(*args, **kwargs)
+        held.append(len(goals))
+        return done
+
+    monkeypatch.setattr(passhat.scoring, "_GOALS", goals)
+    monkeypatch.setattr(passhat.regrade, "score_run", scoring)
+    out = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "again")
+    assert out["runs"] == 9 and len(held) >= 3  # three cases, each scored
+    assert max(held) == 1 and not goals
+
+
+def test_a_regrade_keeps_small_sqlite_caches_on_both_connections(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 38, regrade's peak RSS): the reading and the copying
+    connection each kept SQLite's default 2,000 KiB of pages, and of temporary tables,
+    for pages read or written about once. Each now keeps CACHE_KIB; what is stored is
+    the same."""
+    import sqlite3
+
+    import passhat.cli.regrade
+    from passhat.store import Store
+
+    _, db = trello
+    sizes: list[tuple[bool, int, int]] = []
+    close = Store.close
+
+    def closing(self: Store) -> None:
+        if self.path == db:
+            with contextlib.suppress(sqlite3.ProgrammingError):
+                main, temp = (
+                    self._db.execute(f"PRAGMA {schema}cache_size").fetchone()[0]
+                    for schema in ("", "temp.")
+                )
+                sizes.append((self.read_only, main, temp))
+        close(self)
+
+    monkeypatch.setattr(Store, "close", closing)
+    assert json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "small")["runs"] == 9
+    kib = -passhat.cli.regrade.CACHE_KIB
+    assert sorted(sizes) == [(False, kib, kib), (True, kib, kib)]
+    monkeypatch.undo()
+    with Store(db) as store:
+        a, b = (store.runs(store.experiment(ref).id, full=False) for ref in ("cards", "small"))
+    assert [(r.case_id, r.run_index, r.status) for r in a] == [
+        (r.case_id, r.run_index, r.status) for r in b
+    ]
+
+
+def test_an_experiment_rows_text_is_let_go_before_its_runs_are_written(tmp_path: Path) -> None:
+    """Regression (issue 38, regrade's peak RSS): the experiment's row, its JSON columns
+    encoded (a regrade of 10,000 cases: their ids, hashes and goal hashes, 1.4 MB), was
+    held while every run was written. It is let go once inserted: while the runs are
+    written no block that large made by the encoder is alive."""
+    import tracemalloc
+
+    from passhat.store import Store
+    from records_for_tests import experiment_record
+
+    cases = [f"case-{n:05d}-{'x' * 40}" for n in range(20_000)]
+    experiment = experiment_record(
+        cases, 1, id="0a1b2c3d", case_hashes={c: f"{n:012x}" for n, c in enumerate(cases)}
+    )
+    alive: list[int] = []
+
+    def runs() -> Any:
+        snapshot = tracemalloc.take_snapshot()
+        alive.extend(s.size for s in snapshot.statistics("traceback") if s.size >= 500_000)
+        yield from ()
+
+    with Store(tmp_path / "p.db") as store:
+        tracemalloc.start()
+        try:
+            assert store.add_experiment_with_runs(experiment, runs()) == 0
+        finally:
+            tracemalloc.stop()
+        assert store.experiment("0a1b2c3d").case_hashes == experiment.case_hashes
+    assert alive == []

@@ -29,6 +29,7 @@ are watched as a run's are (tamper.py): a run graded after they changed is error
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
@@ -38,7 +39,7 @@ from passhat import tamper
 from passhat.errors import InputError
 from passhat.limits import LIMIT
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.scoring import Score, ScorerError, grading, score_run
+from passhat.scoring import Score, ScorerError, forget_goal, grading, score_run
 from passhat.sources import new_id, now, short_hash
 from passhat.suite import Case, Suite, spec_dict
 
@@ -51,6 +52,42 @@ class Change:
     run: int
     before: str
     after: str
+
+
+class Changes:
+    """The verdicts a regrade changed, as `regrade_runs` appends them: how many, the first
+    `shown`, and every one only when `keep_all` (`regrade --json` lists them all). A
+    regrade of 100,000 runs that moved 56,000 verdicts held a `Change` and its case id
+    for each (6 MB, spread over the heap while it copied) for a terminal that prints 20."""
+
+    def __init__(self, shown: int, *, keep_all: bool = False) -> None:
+        self.shown = shown
+        self.keep_all = keep_all
+        self._first: list[Change] = []
+        self._rest: list[tuple[str, int, str, str]] = []
+        self._count = 0
+
+    def append(self, change: Change) -> None:
+        self._count += 1
+        if len(self._first) < self.shown:
+            self._first.append(change)
+        elif self.keep_all:  # a tuple of the same strings: no object and dict of its own
+            self._rest.append((change.case, change.run, change.before, change.after))
+
+    def __len__(self) -> int:
+        return self._count
+
+    def first(self) -> list[Change]:
+        """The first `shown` changes, in the order they came."""
+        return list(self._first)
+
+    def __iter__(self) -> Iterator[Change]:
+        """Every change, in order (only when `keep_all`)."""
+        if not self.keep_all and self._count > len(self._first):
+            raise ValueError("only the first changes were kept (Changes(keep_all=False))")
+        yield from self._first
+        for rest in self._rest:
+            yield Change(*rest)
 
 
 def scorer_hash(suite: Suite) -> str:
@@ -321,7 +358,7 @@ def regrade_runs(
     suite: Suite,
     experiment: ExperimentRecord,
     runs: Iterable[RunRecord],
-    changes: list[Change],
+    changes: list[Change] | Changes,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Iterator[RunRecord]:
     """The source's runs of the regrade's cases scored again, one at a time as `runs`
@@ -336,20 +373,26 @@ def regrade_runs(
     cases = {c.id: c for c in suite.cases}
     kept = set(experiment.case_ids)
     scored: Scored | None = {} if grading(suite) == "reads" else None
-    case_id = None
+    last: Case | None = None
     guard = tamper.watch(suite)  # its files as they are now
     try:
         for run in runs:
             if run.case_id not in kept:
                 continue
-            if scored is not None and run.case_id != case_id:
-                scored.clear()  # a case's runs come together; each case its own scores
-                case_id = run.case_id
             case = cases[run.case_id]
+            if case is not last:  # a case's runs come together: each case its own scores
+                if scored is not None:
+                    scored.clear()
+                if last is not None:
+                    forget_goal(suite, last)  # and its goal, done with, let go
+                last = case
             again = regrade_run(suite, case, run, experiment.id, timeout_s, scored, guard=guard)
             if again.status != run.status:
-                changes.append(Change(run.case_id, run.run_index, run.status, again.status))
+                # the suite's case id and an interned status: no copy of the row's kept each
+                changes.append(Change(case.id, run.run_index, sys.intern(run.status), again.status))
             yield again
+        if last is not None:
+            forget_goal(suite, last)
     finally:
         if guard is not None:
             guard.close()

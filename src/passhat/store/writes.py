@@ -234,6 +234,13 @@ class _Writes(_Connection):
         `pages` pages (its default: 1,000), on the thread whose commit crosses that."""
         self._db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
 
+    def cache_at_most(self, kib: int) -> None:
+        """Have SQLite keep at most `kib` KiB of pages in this connection's caches, of
+        the store and of its temporary tables (SQLite's default: 2,000 KiB each): for a
+        command that reads or copies each page about once (a regrade)."""
+        self._db.execute(f"PRAGMA cache_size={-int(kib)}")
+        self._db.execute(f"PRAGMA temp.cache_size={-int(kib)}")
+
     def record_runs(self, runs: Sequence[RunRecord]) -> None:
         """Write finished runs whole in one transaction: all of them, or none.
 
@@ -383,13 +390,15 @@ class _Writes(_Connection):
         """Insert `experiment`, then its runs by `write_runs`, in one transaction."""
         self._check_name(experiment.name)
         row = self._sealed(experiment)
+        insert = f"INSERT INTO experiments ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
+        values = list(row.values())
+        # its JSON text (a regrade of 10,000 cases: ids, hashes and goal hashes of each,
+        # 1.4 MB) let go once written, not held while the runs are
+        del row
         try:
             with self.atomic() as db:
-                db.execute(
-                    f"INSERT INTO experiments ({', '.join(row)}) VALUES "
-                    f"({', '.join('?' for _ in row)})",
-                    list(row.values()),
-                )
+                db.execute(insert, values)
+                del values
                 _insert_case_k(db, experiment)
                 return write_runs(db)
         except sqlite3.IntegrityError as error:
