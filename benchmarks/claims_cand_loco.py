@@ -22,8 +22,13 @@ passed/negatives: the blind-era rules; the model alone; the blind-era rules over
 model when it is sure (lo, hi from the training corpora); and the coverage ceiling (the
 over-claims with no candidate at all, which only the fallback can catch).
 
-    .venv/bin/python benchmarks/claims_cand_loco.py [--rule-features] [--folds NAME ...]
-        [--cache DIR]   (DIR holds today.json and era-COMMIT.json; made when missing)
+With --fold-era, fold N is trained AND scored on the candidates of N's first blind reader run
+over every development corpus (eraall-COMMIT.json), and the veto overrules that reader's
+verdicts: nothing in the candidates, their rule names or the rules' verdicts saw the fold, so
+--rule-features is fair there too.
+
+    .venv/bin/python benchmarks/claims_cand_loco.py [--rule-features] [--fold-era]
+        [--folds NAME ...] [--cache DIR]   (DIR holds the candidate caches; made when missing)
 
 Never reads claim_wordings_external9.yaml nor claim_wordings_heldout.yaml."""
 
@@ -213,26 +218,87 @@ def fold_scores(
     return best, fallback, out_reads.has[out]
 
 
+def make_era(commit: str, target: Path, names: list[str]) -> None:
+    """The candidates of `commit`'s reader (git archive of its src) on `names` (every
+    development corpus when empty), cached in `target`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(HERE.parent), "archive", commit, "src"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        env = {"PYTHONPATH": str(Path(tmp) / "src"), "PATH": "/usr/bin:/bin"}
+        script = str(HERE / "claims_candidates.py")
+        subprocess.run([sys.executable, script, str(target), *names], env=env, check=True)
+
+
 def make_caches(cache: Path) -> None:
     """today.json (this tree's reader) and era-COMMIT.json (each fold's first blind reader)."""
     cache.mkdir(parents=True, exist_ok=True)
-    script = str(HERE / "claims_candidates.py")
     if not (cache / "today.json").exists():
+        script = str(HERE / "claims_candidates.py")
         subprocess.run([sys.executable, script, str(cache / "today.json")], check=True)
-    root = HERE.parent
     for n, commit in FIRST_COMMIT.items():
         target = cache / f"era-{commit}.json"
-        if target.exists():
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            archive = subprocess.run(
-                ["git", "-C", str(root), "archive", commit, "src"], check=True, capture_output=True
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-            env = {"PYTHONPATH": str(Path(tmp) / "src"), "PATH": "/usr/bin:/bin"}
-            subprocess.run(
-                [sys.executable, script, str(target), corpus_name(n)], env=env, check=True
-            )
+        if not target.exists():
+            make_era(commit, target, [corpus_name(n)])
+
+
+def fold_era(
+    args: argparse.Namespace, entries: list[dict[str, Any]], y: np.ndarray, corpus: np.ndarray
+) -> int:
+    """--fold-era: fold N trained AND scored on the candidates of the reader of the commit N
+    was first scored blind on (that reader over every development corpus), so that neither the
+    candidates, nor their rule names, nor the rules' verdict have seen the fold."""
+    cache = Path(args.cache)
+    text_rows = hashed(entries)
+    folds = args.folds or [n for n in DEVELOPMENT if n != "claim_wordings.yaml"]
+    totals: dict[str, np.ndarray] = {}
+    print("fold | fold-era rules | no candidate | model | veto of fold-era rules | t, tf, lo, hi")
+    for name in folds:
+        n = name.removeprefix("claim_wordings_external").removesuffix(".yaml") or "1"
+        commit = FIRST_COMMIT[n]
+        target = cache / f"eraall-{commit}.json"
+        if not target.exists():
+            make_era(commit, target, [])
+        known = json.loads(target.read_text())
+        reads = Reads(entries, [known[key_of(e)] for e in entries], args.rule_features)
+        rule = np.array([known[key_of(e)]["code"] == 1 for e in entries])
+        test = corpus == name
+        trained = ~test
+        best_in, fall_in = np.zeros(len(y)), np.zeros(len(y))
+        for held in [m for m in DEVELOPMENT if m != name]:
+            out = corpus == held
+            best, fallback, _ = fold_scores(reads, text_rows, y, trained & ~out, reads, out)
+            best_in[out], fall_in[out] = best, fallback
+        has = reads.has[trained]
+        grid = np.linspace(0.05, 0.95, 46)
+        t, tf = max(
+            ((a, f) for a in grid for f in grid),
+            key=lambda tt: goal(decide(best_in[trained], fall_in[trained], has, *tt), y[trained]),
+        )
+        score_in = np.where(reads.has, best_in, fall_in)
+        ext = trained & (corpus != "claim_wordings.yaml")
+        tv = veto_thresholds(score_in[ext], rule[ext], y[ext])
+        best, fallback, has_t = fold_scores(reads, text_rows, y, trained, reads, test)
+        yt = y[test]
+        row = {
+            "fold-era rules": rates(rule[test], yt),
+            "no candidate": rates(~has_t, yt),
+            "model": rates(decide(best, fallback, has_t, t, tf), yt),
+            "veto": rates(combined(np.where(has_t, best, fallback), rule[test], tv), yt),
+        }
+        c, p, _, _ = row["no candidate"]
+        line = [name.removeprefix("claim_wordings_").removesuffix(".yaml")]
+        line += [cell(*row["fold-era rules"]), f"{c}/{p}", cell(*row["model"]), cell(*row["veto"])]
+        line.append(f"{t:.2f}, {tf:.2f}, {tv[0]:.2f}, {tv[1]:.2f}")
+        print(" | ".join(line), flush=True)
+        for k, v in row.items():
+            totals[k] = totals.get(k, np.zeros(4, dtype=int)) + np.array(v)
+    for k, v in totals.items():
+        print(f"all {k}: {cell(*v)}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -240,12 +306,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default="/tmp/claims_candidates")
     parser.add_argument("--rule-features", action="store_true")
     parser.add_argument("--folds", nargs="*", default=None)
+    parser.add_argument("--fold-era", action="store_true")
     args = parser.parse_args(argv)
     cache = Path(args.cache)
-    make_caches(cache)
     entries = [e for name in DEVELOPMENT for e in load(name)]
     y = np.array([e["label"] for e in entries])
     corpus = np.array([e["corpus"] for e in entries])
+    if args.fold_era:
+        return fold_era(args, entries, y, corpus)
+    make_caches(cache)
     today_cache = json.loads((cache / "today.json").read_text())
     today = Reads(entries, [today_cache[key_of(e)] for e in entries], args.rule_features)
     era_reads = list(today.reads)
