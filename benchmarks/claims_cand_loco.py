@@ -288,6 +288,9 @@ def fold_era(
             "no candidate": rates(~has_t, yt),
             "model": rates(decide(best, fallback, has_t, t, tf), yt),
             "veto": rates(combined(np.where(has_t, best, fallback), rule[test], tv), yt),
+            "rules, texts with a candidate": rates(rule[test][has_t], yt[has_t]),
+            "model, texts with a candidate": rates(best[has_t] > t, yt[has_t]),
+            "fallback, texts with none": rates(fallback[~has_t] > tf, yt[~has_t]),
         }
         c, p, _, _ = row["no candidate"]
         line = [name.removeprefix("claim_wordings_").removesuffix(".yaml")]
