@@ -1,0 +1,92 @@
+"""The candidates of the rule reader for each development text (learn48b, issue 34): every
+claim read and every number set aside by `passhat audit --strict --json` in the seed layout of
+claims_corpora.py, with its rule, quote and the lines around it, cached by text.
+
+    .venv/bin/python benchmarks/claims_candidates.py CACHE.json [corpus.yaml ...]
+
+Run with another commit's src on PYTHONPATH to get the candidates of that commit's reader
+(claims_cand_loco.py --blind-era does so for each fold's first blind commit). Never reads
+claim_wordings_external9.yaml nor claim_wordings_heldout.yaml (claims_corpora.load refuses them)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from claims_corpora import DEVELOPMENT, key_of, load
+
+from passhat.cli import main
+
+
+def explained(entry: dict[str, Any]) -> dict[str, Any]:
+    """The exit code and the candidates (claims and set-asides, each with its window: the
+    line before, its own and the line after) of the strict audit of `entry`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        run = root / "outputs" / (entry.get("scope") or "a") / "run-1"
+        run.mkdir(parents=True)
+        (run / "grade.json").write_text('{"passed": true}')
+        name = entry.get("file", "README.md")
+        text = entry["text"]
+        if name.endswith(".md"):
+            text = "# Results\n\n" + text
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text + "\n", encoding="utf-8")
+        (root / "benchmark.json").write_text('{"k": 1}')
+        out = io.StringIO()
+        code = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                main(["audit", str(root), "--strict", "--json"])
+            except SystemExit as stop:
+                code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    try:
+        report = json.loads(out.getvalue())
+    except ValueError:
+        report = {}
+    lines = text.split("\n")
+    found = []
+    for kind in ("claims", "set_aside"):
+        for item in report.get(kind) or []:
+            source = str(item.get("source", ""))
+            at = source.rsplit(":", 1)[-1]
+            line = int(at) if at.isdigit() else 0
+            window = "\n".join(lines[max(line - 2, 0) : line + 1]) if line else ""
+            found.append(
+                {
+                    "kind": kind,
+                    "rule": str(item.get("rule", "")),
+                    "quote": str(item.get("quote", "")),
+                    "k": item.get("k"),
+                    "attached": str(item.get("attached") or ""),
+                    "window": window,
+                }
+            )
+    return {"code": code, "candidates": found}
+
+
+def candidates(entries: list[dict[str, Any]], cache: Path) -> dict[str, dict[str, Any]]:
+    known: dict[str, dict[str, Any]] = json.loads(cache.read_text()) if cache.exists() else {}
+    for number, entry in enumerate(entries):
+        key = key_of(entry)
+        if key not in known:
+            known[key] = explained(entry)
+            if number % 200 == 0:
+                cache.write_text(json.dumps(known))
+    cache.write_text(json.dumps(known))
+    return known
+
+
+if __name__ == "__main__":
+    names = sys.argv[2:] or DEVELOPMENT
+    every = [e for name in names for e in load(name)]
+    got = candidates(every, Path(sys.argv[1]))
+    none = sum(not got[key_of(e)]["candidates"] for e in every if e["label"] == 1)
+    print(len(every), "entries,", none, "positives with no candidate")
