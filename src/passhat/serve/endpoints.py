@@ -35,20 +35,26 @@ ARGUMENT_BYTES = 4 << 20
 """Bytes (as JSON) of the arguments of one run's tool calls, all calls together."""
 RESULT_BYTES = 32 << 20
 """Characters of the answers passhat keeps for one run's tool calls, all together."""
+MESSAGE_BYTES = 32 << 20
+"""Bytes (as JSON) of the messages passhat keeps of one run's model requests, all together
+(the run's transcript: what each request brings after its last assistant answer)."""
 
 
 @dataclass(eq=False)
 class ToolBudget:
-    """What one run's tool calls over MCP may make passhat keep (env.calls holds each
-    call's arguments and result until the run is written, several times their size as
-    Python objects, and writing them takes more). A call past TOOL_CALLS or
-    ARGUMENT_BYTES is neither run nor kept; a result past RESULT_BYTES is the last kept.
-    Once spent, the run is errored (`agent_flood`, its reason `spent`), its agent is
-    stopped, and every further MCP request of the run is refused unread."""
+    """What one run's tool calls over MCP and its model requests may make passhat keep
+    (env.calls holds each call's arguments and result, the transcript each request's new
+    messages, until the run is written, several times their size as Python objects, and
+    writing them takes more). A call past TOOL_CALLS or ARGUMENT_BYTES is neither run nor
+    kept; a result past RESULT_BYTES is the last kept; a model request whose messages take
+    the run past MESSAGE_BYTES is neither sent to the model nor kept. Once spent, the run
+    is errored (`agent_flood`, its reason `spent`), its agent is stopped, and every
+    further request of the run is refused unread."""
 
     calls: int = 0
     argument_bytes: int = 0
     result_bytes: int = 0
+    message_bytes: int = 0
     spent: str | None = None
     """Why the budget is spent (None while it is not)."""
     stop: asyncio.Event = field(default_factory=asyncio.Event)
@@ -74,6 +80,18 @@ class ToolBudget:
         self.result_bytes += result_chars
         if self.spent is None and self.result_bytes > RESULT_BYTES:
             self._spend(f"tool-call results past {RESULT_BYTES >> 20} MiB in all")
+
+    def admit_messages(self, size: int) -> bool:
+        """Whether a model request's new messages (`size` bytes as JSON) may be kept."""
+        if self.spent is None and self.message_bytes + size > MESSAGE_BYTES:
+            self._spend(
+                f"model-request messages past {MESSAGE_BYTES >> 20} MiB in all (a request "
+                f"brought {size:,} bytes to {self.message_bytes + size:,})"
+            )
+        if self.spent is not None:
+            return False
+        self.message_bytes += size
+        return True
 
     def _spend(self, what: str) -> None:
         self.spent = (
