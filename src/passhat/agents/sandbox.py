@@ -327,7 +327,7 @@ def is_secret(name: str) -> bool:
     )
 
 
-STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
+SQLITE_MAGIC = b"SQLite format 3\x00"
 STORE_MARKS = (b"CREATE TABLE experiments", b"CREATE TABLE run_summaries")
 """What tells a passhat store: the SQLite header, and passhat's tables in its first pages."""
 STORE_HEAD = 64 * 1024
@@ -351,31 +351,73 @@ def _head(path: str, size: int) -> bytes:
 
 def is_store(path: str) -> bool:
     """Whether `path` is a passhat store (of any experiment: every score in it names the
-    goal's items), judged by its name (*.db, *.sqlite, *.sqlite3, *.db3, passhat*), its
-    SQLite header and passhat's tables on its first pages."""
-    name = os.path.basename(path)
-    if not name.endswith(STORE_SUFFIXES) and not name.startswith("passhat"):
+    goal's items), whatever its name (a copy kept as `backup`, a hard link `store.bak`):
+    its SQLite header, then passhat's tables on its first pages."""
+    if _head(path, len(SQLITE_MAGIC)) != SQLITE_MAGIC:
         return False
     head = _head(path, STORE_HEAD)
-    return head.startswith(b"SQLite format 3\x00") and all(m in head for m in STORE_MARKS)
+    return head.startswith(SQLITE_MAGIC) and all(m in head for m in STORE_MARKS)
 
 
-REPORT_SUFFIXES = (".json", ".html", ".htm")
 REPORT_HEAD = 4096
-_REPORT_JSON = re.compile(rb'\A\s*\{\s*"experiment"\s*:\s*\{\s*"id"\s*:\s*"[0-9a-f]+"')
-_REPORT_HTML = b'<meta name="generator" content="passhat '
-"""What tells passhat's own reports from an agent's .json and .html files, in their
-first bytes: `report --json` starts with its experiment's head (`{"experiment":
-{"id": "<hex>"`), and `report --html` names passhat as its generator in its <head>."""
+_REPORT_JSON = re.compile(
+    rb'\A\s*\{\s*"experiment"\s*:\s*(?:\{\s*"id"\s*:\s*"[0-9a-f]+"|"[0-9a-f]+"\s*,\s*"experiment_name")'
+)
+_REPORT_HTML = re.compile(rb'<meta name="generator" content="passhat [0-9]')
+_EXPORT_CSV = b"experiment,experiment_name,kind,model,fingerprint,case,run,status,"
+_REPORT_TEXT = (
+    re.compile(rb"^[ \t]*(?:experiment|" + "實驗".encode() + rb")[ \t]+[0-9a-f]{8,}[ \t]*$", re.M),
+    re.compile(rb"^[ \t]*(?:fingerprint|" + "指紋".encode() + rb")[ \t]+[0-9a-f]{16}\b", re.M),
+)
+_PARQUET = b"PAR1"
+_PARQUET_MARKS = (b"verdict_details", b"fingerprint", b"experiment_name")
+PARQUET_FOOTER = 1 << 20
+"""What tells passhat's own reports and exports from an agent's files, whatever their
+names, in their first bytes: `report --json` starts with its experiment's head
+(`{"experiment": {"id": "<hex>"`), `export` as JSON Lines with its first row's
+(`{"experiment": "<hex>", "experiment_name"`), as CSV with the run table's header;
+`report --html` names passhat and its version as its generator in its <head>; the terminal report kept
+as text starts with its experiment's id and fingerprint lines (in English or zh-TW);
+`export` as Parquet names the run table's columns in its footer (read up to 1 MiB)."""
 
 
-def is_report(path: str) -> bool:
-    """Whether `path` is a report passhat wrote (`report --json` or `--html`, kept as a
-    file): it names the goal's items, as the store it came from does."""
-    if not os.path.basename(path).lower().endswith(REPORT_SUFFIXES):
+def is_report(path: str, head: bytes | None = None) -> bool:
+    """Whether `path` is a report or an export passhat wrote (`report --json`, `--html`,
+    the terminal report, `export` of the runs), kept under any name: each names the
+    goal's items, as the store it came from does. `head`: its first REPORT_HEAD bytes,
+    when read already."""
+    head = _head(path, REPORT_HEAD) if head is None else head
+    if head.startswith(_PARQUET):
+        return _parquet_of_runs(path)
+    return (
+        _REPORT_JSON.match(head) is not None
+        or _REPORT_HTML.search(head) is not None
+        or head.lstrip(b"\xef\xbb\xbf").startswith(_EXPORT_CSV)
+        or all(pattern.search(head) is not None for pattern in _REPORT_TEXT)
+    )
+
+
+def _parquet_of_runs(path: str) -> bool:
+    """Whether the Parquet file at `path` holds passhat's run table (its footer, the
+    schema, names its columns)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
         return False
-    head = _head(path, REPORT_HEAD)
-    return _REPORT_JSON.match(head) is not None or _REPORT_HTML in head
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size < 12:
+            return False
+        end = os.pread(fd, 8, info.st_size - 8)
+        size = int.from_bytes(end[:4], "little")
+        if end[4:] != _PARQUET or size > min(PARQUET_FOOTER, info.st_size - 12):
+            return False
+        footer = os.pread(fd, size, info.st_size - 8 - size)
+        return all(mark in footer for mark in _PARQUET_MARKS)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def store_files(path: str) -> list[str]:
@@ -387,8 +429,9 @@ def store_files(path: str) -> list[str]:
 
 def secret_files(folder: str) -> list[str]:
     """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
-    passhat stores (is_store: an earlier experiment's answers) and reports (is_report:
-    the same answers, as JSON or HTML), looked for WALK_DEPTH
+    passhat stores (is_store: an earlier experiment's answers) and reports and exports
+    (is_report: the same answers, as JSON, HTML, CSV, Parquet or text), whatever their
+    names, looked for WALK_DEPTH
     levels deep (not inside node_modules or site-packages)."""
     found: list[str] = []
     seen = 0
@@ -400,9 +443,11 @@ def secret_files(folder: str) -> list[str]:
             if is_secret(name):
                 continue
             path = os.path.join(root, name)
-            if is_store(path):
-                found += store_files(path)
-            elif is_report(path):
+            head = _head(path, REPORT_HEAD)  # one read tells most files apart
+            if head.startswith(SQLITE_MAGIC):
+                if is_store(path):
+                    found += store_files(path)
+            elif head and is_report(path, head):
                 found.append(path)
         dirs[:] = [
             d

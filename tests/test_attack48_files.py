@@ -1,0 +1,164 @@
+"""An earlier experiment's answers kept beside the agent in another form are out of
+reach too (round 10's outside attack).
+
+Round 9 covered, in every folder a run sees, a passhat store named like one (*.db,
+*.sqlite, *.sqlite3, *.db3, passhat*) and a report passhat wrote, kept as .json, .html
+or .htm. Every other form of the same answers stayed readable: `passhat export` of the
+runs (JSON Lines, CSV, Parquet: each run's `verdict_details` names the goal's items it
+missed), `report --json` or the terminal report kept under another name (`> results.txt`:
+the item-stability table names every goal item), and a copy of a store under a name of
+no database (`cp passhat.db backup`, a hard link `store.bak`). Now a file is told by
+its content, whatever its name (sandbox.is_report, is_store). As root and as nobody;
+`process` is the control.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_python import PYTHON, TESTS
+from conftest import SuiteWriter
+from passhat.agents import isolation
+from passhat.store import Store
+from sandbox_helpers import passhat_as
+
+pytestmark = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+]
+
+
+def _open(folder: Path) -> None:
+    """Every file and folder under `folder` opened to every user (the next passhat's user,
+    and a root passhat's run uids, may be others)."""
+    for item in [folder, *folder.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+
+
+def _suite(folder: Path, reads: list[Path]) -> Path:
+    """A suite in `folder`/suite whose agent, `folder`/work/agent.py, reads `reads`."""
+    (folder / "work").mkdir()
+    shutil.copyfile(TESTS / "attack48_agent.py", folder / "work" / "agent.py")
+    writer = SuiteWriter(folder / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(folder / "work" / "agent.py")],
+        "env": {"ATTACK_READ": ",".join(str(p) for p in reads)},
+    }
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    return writer.write()
+
+
+def _read(user: str, folder: Path, suite: Path, db: Path, level: str) -> dict[str, str | None]:
+    """What the one run of `passhat run SUITE` at `level` as `user` read of its paths."""
+    _open(folder)
+    args = ["-k", "1", "--timeout", "60", "--isolation", level, "--db", str(db), "-q"]
+    done = passhat_as(user, folder, "run", str(suite), *args, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.output is not None, run.error_message
+    read: dict[str, str | None] = run.output["read"]
+    return read
+
+
+def _answers(user: str, folder: Path, old: Path) -> dict[str, Path]:
+    """An earlier experiment's answers, in `folder`/work in every form passhat writes
+    them, under names of no store or report: name -> path."""
+    work = folder / "work"
+    forms = {
+        "export jsonl": (work / "runs.jsonl", ["export", "latest", "-o"]),
+        "export json": (work / "runs.json", ["export", "latest", "-o"]),
+        "export csv": (work / "runs.csv", ["export", "latest", "-o"]),
+        "report --json, kept as text": (work / "results.txt", ["report", "latest", "--json"]),
+        "the terminal report, kept as text": (work / "notes.md", ["report", "latest"]),
+    }
+    if _has_pyarrow():
+        forms["export parquet"] = (work / "runs.parquet", ["export", "latest", "-o"])
+    made: dict[str, Path] = {}
+    for name, (path, command) in forms.items():
+        out = [str(path)] if command[-1] == "-o" else []
+        done = passhat_as(user, folder, *command, *out, "--db", str(old))
+        assert done.returncode == 0, done.stderr
+        if not out:
+            path.write_text(done.stdout, encoding="utf-8")
+        made[name] = path
+    copy = work / "backup"
+    shutil.copyfile(old, copy)
+    made["a copy of the store"] = copy
+    os.link(copy, work / "store.bak")
+    made["a hard link to that copy"] = work / "store.bak"
+    return made
+
+
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_an_earlier_experiments_answers_under_any_name_are_out_of_reach(
+    user: str, open_tmp: Path
+) -> None:
+    work = open_tmp / "work"
+    own = [work / "mine.csv", work / "mine.jsonl", work / "mine.txt"]  # the agent's own
+    names = [
+        "runs.jsonl",
+        "runs.json",
+        "runs.csv",
+        "results.txt",
+        "notes.md",
+        "runs.parquet",
+        "backup",
+        "store.bak",
+    ]
+    suite = _suite(open_tmp, [*own, *(work / n for n in names)])
+    own[0].write_text("experiment,case,run\nx,y,1\n")
+    own[1].write_text('{"experiment": "mine", "run": 1}\n')
+    own[2].write_text("experiment 1: the coupon field\n")
+    old = open_tmp / "old.db"
+    _read(user, open_tmp, suite, old, "process")  # the earlier experiment
+    answers = _answers(user, open_tmp, old)
+    for name, path in answers.items():
+        text = path.read_bytes()
+        assert b"AC2:unverifiable" in text or path.suffix == ".parquet" or b"SQLite" in text, name
+    seen = _read(user, open_tmp, suite, open_tmp / "new.db", "namespace")
+    readable = [name for name, path in answers.items() if seen[str(path)] is not None]
+    assert readable == [], f"an earlier experiment's answers were readable: {readable}"
+    assert all(seen[str(p)] is not None for p in own), "the agent's own files were covered"
+    control = _read(user, open_tmp, suite, open_tmp / "control.db", "process")
+    assert all(control[str(path)] is not None for path in answers.values())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not covered yet: a store kept inside an archive (.tar, .zip, stored or "
+    "compressed) is read only by opening the archive, which the look for answers does "
+    "not do (every archive in view, read whole before each experiment); documented in "
+    "docs/command-agents.md's `never` row",
+)
+def test_an_earlier_store_inside_an_archive_is_out_of_reach(user: str, open_tmp: Path) -> None:
+    import tarfile
+    import zipfile
+
+    work = open_tmp / "work"
+    archives = [work / "runs.tar", work / "runs.zip"]
+    suite = _suite(open_tmp, archives)
+    old = open_tmp / "old.db"
+    _read(user, open_tmp, suite, old, "process")
+    with tarfile.open(archives[0], "w") as tar:
+        tar.add(old, arcname="old.db")
+    with zipfile.ZipFile(archives[1], "w") as stored:
+        stored.write(old, arcname="old.db")
+    seen = _read(user, open_tmp, suite, open_tmp / "new.db", "namespace")
+    assert [p for p in archives if seen[str(p)] is not None] == []
