@@ -162,3 +162,28 @@ def test_an_earlier_store_inside_an_archive_is_out_of_reach(user: str, open_tmp:
         stored.write(old, arcname="old.db")
     seen = _read(user, open_tmp, suite, open_tmp / "new.db", "namespace")
     assert [p for p in archives if seen[str(p)] is not None] == []
+
+
+def test_an_earlier_store_held_open_is_out_of_reach(user: str, open_tmp: Path) -> None:
+    """While another connection holds a store open (`passhat view` watching it, the
+    experiment still running, or killed), its tables and every run it wrote are in its
+    write-ahead log alone: the main file is a bare SQLite header, not taken for a store,
+    and the log, `old.db-wal`, was readable whole (sandbox.is_store_wal)."""
+    import sqlite3
+
+    work = open_tmp / "work"
+    old = work / "old.db"
+    suite = _suite(open_tmp, [old, Path(f"{old}-wal")])
+    with Store(old):
+        hold = sqlite3.connect(old)  # as `passhat view --db old.db` would, from the start
+        hold.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    try:
+        _read(user, open_tmp, suite, old, "process")  # the earlier experiment, into old.db
+        log = Path(f"{old}-wal").read_bytes()
+        assert b"AC2:unverifiable" in log and b"AC2:unverifiable" not in old.read_bytes()
+        seen = _read(user, open_tmp, suite, open_tmp / "new.db", "namespace")
+        assert seen == {str(old): None, f"{old}-wal": None}, "the held store's log was readable"
+        control = _read(user, open_tmp, suite, open_tmp / "control.db", "process")
+        assert control[f"{old}-wal"] is not None
+    finally:
+        hold.close()

@@ -420,6 +420,24 @@ def _parquet_of_runs(path: str) -> bool:
         os.close(fd)
 
 
+WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+WAL_HEAD = 1 << 20
+"""What tells the write-ahead log of a passhat store: SQLite's WAL header, and passhat's
+tables in its first MiB of frames (or on its store's first pages)."""
+
+
+def is_store_wal(path: str) -> bool:
+    """Whether `path` is the write-ahead log of a passhat store. While another connection
+    holds a store open (`passhat view`, an experiment still running, one killed), its
+    tables and every run it wrote may be in the log alone, its main file a bare header
+    that is_store does not take for a store."""
+    head = _head(path, WAL_HEAD)
+    if head[: len(WAL_MAGIC[0])] not in WAL_MAGIC:
+        return False
+    base = _head(path.removesuffix("-wal"), STORE_HEAD) if path.endswith("-wal") else b""
+    return all(mark in head or mark in base for mark in STORE_MARKS)
+
+
 def store_files(path: str) -> list[str]:
     """A store and its SQLite companions that exist."""
     return [
@@ -447,6 +465,9 @@ def secret_files(folder: str) -> list[str]:
             if head.startswith(SQLITE_MAGIC):
                 if is_store(path):
                     found += store_files(path)
+            elif head[: len(WAL_MAGIC[0])] in WAL_MAGIC:
+                if is_store_wal(path):
+                    found += [path, *store_files(path.removesuffix("-wal"))]
             elif head and is_report(path, head):
                 found.append(path)
         dirs[:] = [
