@@ -11,6 +11,8 @@ what it tries comes from its environment:
                   of each
     ATTACK_READ   paths, comma-separated: the first 64 bytes of each that could be read
                   (as text, undecodable bytes replaced), None for the others
+    ATTACK_TOUCH  a path: make it first (a sign to the test that the run has started)
+    ATTACK_AWAIT  a path: before reading, wait (up to 60 s) until it exists
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -60,8 +63,16 @@ def peek(path: str) -> str | None:
 
 def main() -> None:
     report: dict[str, object] = {}
+    if os.environ.get("ATTACK_TOUCH"):
+        with open(os.environ["ATTACK_TOUCH"], "w") as sign:
+            sign.write("started")
     if os.environ.get("ATTACK_TALK"):
         report["talked"] = talk(os.environ["ATTACK_TALK"])
+    deadline = time.monotonic() + 60
+    while os.environ.get("ATTACK_AWAIT") and not os.path.exists(os.environ["ATTACK_AWAIT"]):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     reads = [p for p in os.environ.get("ATTACK_READ", "").split(",") if p]
     report["read"] = {p: peek(p) for p in reads}
     print(json.dumps(report))
