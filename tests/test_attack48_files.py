@@ -237,3 +237,35 @@ def test_a_store_made_after_the_experiment_started_is_out_of_reach(
         done.write_text("done")
         first.join(120)
     assert seen and seen[0] == {str(later): None, str(export): None}, "made after the start"
+
+
+def test_the_look_opens_no_device_or_fifo_a_link_in_view_points_to(tmp_path: Path) -> None:
+    """A run may leave links in a `write:` folder, which the next experiment's look for
+    answers reads: `report.json` or `passhat.db` linked to /dev/watchdog (opened, it
+    starts the machine's watchdog: a reboot unless it is fed), a tape (opened, it
+    rewinds) or a FIFO (opened, it frees a writer waiting on it). The look checked the
+    kind of file only once it had it open (sandbox._head: open, then fstat); it now
+    passes over what is not a regular file before opening it. A FIFO stands in for the
+    device: inotify says whether anything opened it."""
+    import ctypes
+
+    from passhat.agents.sandbox import secret_files
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    in_open, in_nonblock = 0x20, 0o4000
+    (tmp_path / "view").mkdir()
+    device = tmp_path / "device"
+    os.mkfifo(device)
+    for name in ("report.json", "passhat.db", "runs.csv", "backup"):
+        (tmp_path / "view" / name).symlink_to(device)
+    watch = libc.inotify_init1(in_nonblock)
+    assert watch >= 0 and libc.inotify_add_watch(watch, str(device).encode(), in_open) >= 0
+    try:
+        assert secret_files(str(tmp_path / "view")) == []
+        try:
+            events = os.read(watch, 4096)
+        except BlockingIOError:
+            events = b""
+        assert events == b"", "the look opened the FIFO a link in view points to"
+    finally:
+        os.close(watch)

@@ -333,16 +333,34 @@ STORE_MARKS = (b"CREATE TABLE experiments", b"CREATE TABLE run_summaries")
 STORE_HEAD = 64 * 1024
 
 
-def _head(path: str, size: int) -> bytes:
-    """The first `size` bytes of `path` when it is a regular file, else b"": a FIFO, a
-    socket or a device planted under a passhat-like name is never opened for reading
-    (a FIFO would block the look, /dev/zero would be read)."""
+def _regular_fd(path: str) -> int | None:
+    """`path` opened for reading when it is a regular file (None otherwise). A FIFO, a
+    socket or a device, or a link to one (a run may leave links in a `write:` folder), is
+    never opened: opening some has effects (/dev/watchdog starts the watchdog, a tape
+    rewinds, a FIFO frees its writer, one without a writer would block the look). stat
+    before the open, and fstat after it for a file swapped in between."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _head(path: str, size: int) -> bytes:
+    """The first `size` bytes of `path` when it is a regular file, else b"" (_regular_fd)."""
+    fd = _regular_fd(path)
+    if fd is None:
         return b""
     try:
-        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        return os.read(fd, size)
     except OSError:
         return b""
     finally:
@@ -400,13 +418,12 @@ def is_report(path: str, head: bytes | None = None) -> bool:
 def _parquet_of_runs(path: str) -> bool:
     """Whether the Parquet file at `path` holds passhat's run table (its footer, the
     schema, names its columns)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+    fd = _regular_fd(path)
+    if fd is None:
         return False
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size < 12:
+        if info.st_size < 12:
             return False
         end = os.pread(fd, 8, info.st_size - 8)
         size = int.from_bytes(end[:4], "little")
