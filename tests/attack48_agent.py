@@ -9,6 +9,8 @@ what it tries comes from its environment:
                   each bringing one new user message of SIZE characters after the last
                   assistant answer (what the proxy keeps of a request); the HTTP status
                   of each
+    ATTACK_NAMES  N,SIZE: N tool calls over MCP (raw JSON-RPC) to a tool whose name is SIZE
+                  characters long, with no arguments; how many were answered with HTTP 200
     ATTACK_READ   paths, comma-separated: the first 64 bytes of each that could be read
                   (as text, undecodable bytes replaced), None for the others
     ATTACK_TOUCH  a path: make it first (a sign to the test that the run has started)
@@ -53,6 +55,26 @@ def talk(spec: str) -> list[int | str]:
     return codes
 
 
+def names(spec: str) -> int:
+    count, size = (int(n) for n in spec.split(","))
+    headers = {
+        "Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    call = {"name": "t" * size, "arguments": {}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    answered = 0
+    for _ in range(count):
+        request = urllib.request.Request(os.environ["PASSHAT_MCP_URL"], body.encode(), headers)
+        try:
+            with urllib.request.urlopen(request, timeout=60):
+                answered += 1
+        except OSError:
+            break
+    return answered
+
+
 def peek(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
@@ -66,6 +88,8 @@ def main() -> None:
     if os.environ.get("ATTACK_TOUCH"):
         with open(os.environ["ATTACK_TOUCH"], "w") as sign:
             sign.write("started")
+    if os.environ.get("ATTACK_NAMES"):
+        report["named"] = names(os.environ["ATTACK_NAMES"])
     if os.environ.get("ATTACK_TALK"):
         report["talked"] = talk(os.environ["ATTACK_TALK"])
     deadline = time.monotonic() + 60

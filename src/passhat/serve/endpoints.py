@@ -32,7 +32,8 @@ owns the socket from the call on, and closes it when it cannot serve it."""
 TOOL_CALLS = 10_000
 """Tool calls one command-agent run may make over MCP (a real agent makes tens)."""
 ARGUMENT_BYTES = 4 << 20
-"""Bytes (as JSON) of the arguments of one run's tool calls, all calls together."""
+"""Bytes (as JSON) of the names and arguments of one run's tool calls, all calls together
+(the name as called is kept with the call, an unknown tool's too)."""
 RESULT_BYTES = 32 << 20
 """Characters of the answers passhat keeps for one run's tool calls, all together."""
 MESSAGE_BYTES = 32 << 20
@@ -61,12 +62,13 @@ class ToolBudget:
     """Set when it is spent: the run's agent is stopped then."""
 
     def admit(self, argument_bytes: int) -> bool:
-        """Whether one more call with arguments of this size may be run and kept."""
+        """Whether one more call whose name and arguments take this many bytes may be run
+        and kept."""
         if self.spent is None and self.calls >= TOOL_CALLS:
             self._spend(f"more than {TOOL_CALLS:,} tool calls")
         elif self.spent is None and self.argument_bytes + argument_bytes > ARGUMENT_BYTES:
             self._spend(
-                f"tool-call arguments past {ARGUMENT_BYTES >> 20} MiB in all (call "
+                f"tool-call names and arguments past {ARGUMENT_BYTES >> 20} MiB in all (call "
                 f"{self.calls + 1} brought {argument_bytes:,} bytes to "
                 f"{self.argument_bytes + argument_bytes:,})"
             )
