@@ -5,8 +5,9 @@ Round 9 covered, in every folder a run sees, a passhat store named like one (*.d
 *.sqlite, *.sqlite3, *.db3, passhat*) and a report passhat wrote, kept as .json, .html
 or .htm. Every other form of the same answers stayed readable: `passhat export` of the
 runs (JSON Lines, CSV, Parquet: each run's `verdict_details` names the goal's items it
-missed), `report --json` or the terminal report kept under another name (`> results.txt`:
-the item-stability table names every goal item), and a copy of a store under a name of
+missed), `report --json`, the terminal report, `show --json` kept under another name (`>
+results.txt`: the item-stability table names every goal item), `--junit-xml` (its failure
+text names each missed item), and a copy of a store under a name of
 no database (`cp passhat.db backup`, a hard link `store.bak`). Now a file is told by
 its content, whatever its name (sandbox.is_report, is_store). As root and as nobody;
 `process` is the control.
@@ -83,12 +84,14 @@ def _answers(user: str, folder: Path, old: Path) -> dict[str, Path]:
         "export csv": (work / "runs.csv", ["export", "latest", "-o"]),
         "report --json, kept as text": (work / "results.txt", ["report", "latest", "--json"]),
         "the terminal report, kept as text": (work / "notes.md", ["report", "latest"]),
+        "show --json": (work / "run.txt", ["show", "latest", "tiny-001", "1", "--json"]),
+        "--junit-xml": (work / "junit.xml", ["report", "latest", "--junit-xml"]),
     }
     if _has_pyarrow():
         forms["export parquet"] = (work / "runs.parquet", ["export", "latest", "-o"])
     made: dict[str, Path] = {}
     for name, (path, command) in forms.items():
-        out = [str(path)] if command[-1] == "-o" else []
+        out = [str(path)] if command[-1] in ("-o", "--junit-xml") else []
         done = passhat_as(user, folder, *command, *out, "--db", str(old))
         assert done.returncode == 0, done.stderr
         if not out:
@@ -121,6 +124,8 @@ def test_an_earlier_experiments_answers_under_any_name_are_out_of_reach(
         "runs.csv",
         "results.txt",
         "notes.md",
+        "run.txt",
+        "junit.xml",
         "runs.parquet",
         "backup",
         "store.bak",

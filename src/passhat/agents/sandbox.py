@@ -379,7 +379,14 @@ def is_store(path: str) -> bool:
 
 REPORT_HEAD = 4096
 _REPORT_JSON = re.compile(
-    rb'\A\s*\{\s*"experiment"\s*:\s*(?:\{\s*"id"\s*:\s*"[0-9a-f]+"|"[0-9a-f]+"\s*,\s*"experiment_name")'
+    rb'\A\s*\{\s*(?:"experiment"\s*:\s*(?:\{\s*"id"\s*:\s*"[0-9a-f]+"'  # report --json
+    rb'|"[0-9a-f]+"\s*,\s*"(?:experiment_name|runs)")'  # export, why --json
+    rb'|"experiment_id"\s*:\s*"[0-9a-f]+"\s*,\s*"case_id"'  # show --json
+    rb'|"case"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"a"\s*:\s*\{\s*"experiment"\s*:\s*"[0-9a-f]+")'  # diff
+)
+_REPORT_XML = (
+    re.compile(rb'<property name="experiment" value="[0-9a-f]+"'),
+    re.compile(rb'<property name="fingerprint" value="[0-9a-f]+"'),
 )
 _REPORT_HTML = re.compile(rb'<meta name="generator" content="passhat [0-9]')
 _EXPORT_CSV = b"experiment,experiment_name,kind,model,fingerprint,case,run,status,"
@@ -394,6 +401,8 @@ PARQUET_FOOTER = 1 << 20
 names, in their first bytes: `report --json` starts with its experiment's head
 (`{"experiment": {"id": "<hex>"`), `export` as JSON Lines with its first row's
 (`{"experiment": "<hex>", "experiment_name"`), as CSV with the run table's header;
+`why`, `show` and `diff --json` with their own heads; `--junit-xml` with its
+experiment and fingerprint properties;
 `report --html` names passhat and its version as its generator in its <head>; the terminal report kept
 as text starts with its experiment's id and fingerprint lines (in English or zh-TW);
 `export` as Parquet names the run table's columns in its footer (read up to 1 MiB)."""
@@ -401,7 +410,8 @@ as text starts with its experiment's id and fingerprint lines (in English or zh-
 
 def is_report(path: str, head: bytes | None = None) -> bool:
     """Whether `path` is a report or an export passhat wrote (`report --json`, `--html`,
-    the terminal report, `export` of the runs), kept under any name: each names the
+    `--junit-xml`, the terminal report, `show`/`diff`/`why --json`, `export` of the
+    runs), kept under any name: each names the
     goal's items, as the store it came from does. `head`: its first REPORT_HEAD bytes,
     when read already."""
     head = _head(path, REPORT_HEAD) if head is None else head
@@ -410,6 +420,7 @@ def is_report(path: str, head: bytes | None = None) -> bool:
     return (
         _REPORT_JSON.match(head) is not None
         or _REPORT_HTML.search(head) is not None
+        or all(pattern.search(head) is not None for pattern in _REPORT_XML)
         or head.lstrip(b"\xef\xbb\xbf").startswith(_EXPORT_CSV)
         or all(pattern.search(head) is not None for pattern in _REPORT_TEXT)
     )
