@@ -47,13 +47,15 @@ import ctypes
 import errno
 import functools
 import os
-import re
 import shutil
 import stat
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from passhat.agents.answers import REPORT_HEAD, is_report
+from passhat.agents.answers import file_head as _head
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """Folders of the system the agent sees read-only (those that exist here)."""
@@ -342,7 +344,6 @@ def is_secret(name: str) -> bool:
     )
 
 
-STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
 STORE_MARKS = (b"CREATE TABLE experiments", b"CREATE TABLE run_summaries")
 """passhat's tables as a store's first pages hold them: what tells a store SQLite cannot
 read in time (the look before SQLite was asked)."""
@@ -353,30 +354,11 @@ STORE_LOOK_S = 0.5
 milliseconds, whatever its size); past it, its first pages decide."""
 
 
-def _head(path: str, size: int) -> bytes:
-    """The first `size` bytes of `path` when it is a regular file, else b"": a FIFO, a
-    socket or a device planted under a passhat-like name is never opened for reading
-    (a FIFO would block the look, /dev/zero would be read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return b""
-    try:
-        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
-
-
 def is_store(path: str) -> bool:
     """Whether `path` is a passhat store (of any experiment: every score in it names the
-    goal's items), judged by its name (*.db, *.sqlite, *.sqlite3, *.db3, passhat*), its
-    SQLite header and passhat's tables, asked of SQLite read-only (`_ask_sqlite`);
+    goal's items), whatever its name (a copy kept as `backup`, a hard link `store.bak`):
+    its SQLite header, then passhat's tables, asked of SQLite read-only (`_ask_sqlite`);
     when it cannot say, by passhat's table texts on its first pages."""
-    name = os.path.basename(path)
-    if not name.endswith(STORE_SUFFIXES) and not name.startswith("passhat"):
-        return False
     if _head(path, len(SQLITE_MAGIC)) != SQLITE_MAGIC:
         return False
     said = _ask_sqlite(path)
@@ -434,22 +416,22 @@ def _free_reader(path: str) -> None:
     os.close(fd)
 
 
-REPORT_SUFFIXES = (".json", ".html", ".htm")
-REPORT_HEAD = 4096
-_REPORT_JSON = re.compile(rb'\A\s*\{\s*"experiment"\s*:\s*\{\s*"id"\s*:\s*"[0-9a-f]+"')
-_REPORT_HTML = b'<meta name="generator" content="passhat '
-"""What tells passhat's own reports from an agent's .json and .html files, in their
-first bytes: `report --json` starts with its experiment's head (`{"experiment":
-{"id": "<hex>"`), and `report --html` names passhat as its generator in its <head>."""
+WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+WAL_HEAD = 1 << 20
+"""What tells the write-ahead log of a passhat store: SQLite's WAL header, and passhat's
+tables in its first MiB of frames (or on its store's first pages)."""
 
 
-def is_report(path: str) -> bool:
-    """Whether `path` is a report passhat wrote (`report --json` or `--html`, kept as a
-    file): it names the goal's items, as the store it came from does."""
-    if not os.path.basename(path).lower().endswith(REPORT_SUFFIXES):
+def is_store_wal(path: str) -> bool:
+    """Whether `path` is the write-ahead log of a passhat store. While another connection
+    holds a store open (`passhat view`, an experiment still running, one killed), its
+    tables and every run it wrote may be in the log alone, its main file a bare header
+    that is_store does not take for a store."""
+    head = _head(path, WAL_HEAD)
+    if head[: len(WAL_MAGIC[0])] not in WAL_MAGIC:
         return False
-    head = _head(path, REPORT_HEAD)
-    return _REPORT_JSON.match(head) is not None or _REPORT_HTML in head
+    base = _head(path.removesuffix("-wal"), STORE_HEAD) if path.endswith("-wal") else b""
+    return all(mark in head or mark in base for mark in STORE_MARKS)
 
 
 def store_files(path: str) -> list[str]:
@@ -461,8 +443,9 @@ def store_files(path: str) -> list[str]:
 
 def secret_files(folder: str) -> list[str]:
     """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
-    passhat stores (is_store: an earlier experiment's answers) and reports (is_report:
-    the same answers, as JSON or HTML), looked for WALK_DEPTH
+    passhat stores (is_store: an earlier experiment's answers) and reports and exports
+    (is_report: the same answers, as JSON, HTML, CSV, Parquet or text), whatever their
+    names, looked for WALK_DEPTH
     levels deep (not inside node_modules or site-packages)."""
     found: list[str] = []
     seen = 0
@@ -474,9 +457,14 @@ def secret_files(folder: str) -> list[str]:
             if is_secret(name):
                 continue
             path = os.path.join(root, name)
-            if is_store(path):
-                found += store_files(path)
-            elif is_report(path):
+            head = _head(path, REPORT_HEAD)  # one read tells most files apart
+            if head.startswith(SQLITE_MAGIC):
+                if is_store(path):
+                    found += store_files(path)
+            elif head[: len(WAL_MAGIC[0])] in WAL_MAGIC:
+                if is_store_wal(path):
+                    found += [path, *store_files(path.removesuffix("-wal"))]
+            elif head and is_report(path, head):
                 found.append(path)
         dirs[:] = [
             d

@@ -68,7 +68,7 @@ async def chat_completions(request: Request) -> Response:
         return JSONResponse(error_body("request too large", "invalid_request_error"), 413)
     except ValueError:
         return JSONResponse(error_body("the body is not JSON", "invalid_request_error"), 400)
-    status, answer = await proxy.answer(body)
+    status, answer = await proxy.answer(body, request.scope[RUN].tools)
     if isinstance(answer, dict):
         return JSONResponse(answer, status)
     turn = proxy.ctx.turns - 1
@@ -99,7 +99,7 @@ async def messages(request: Request) -> Response:
         return JSONResponse(anthropic.error(413, "request too large"), 413)
     except (ValueError, AttributeError, TypeError) as error:
         return JSONResponse(anthropic.error(400, f"passhat cannot read this request: {error}"), 400)
-    status, answer = await proxy.answer(shaped)
+    status, answer = await proxy.answer(shaped, request.scope[RUN].tools)
     if isinstance(answer, dict):
         return JSONResponse(anthropic.error_from_openai(status, answer), status)
     turn = proxy.ctx.turns - 1

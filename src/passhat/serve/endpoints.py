@@ -32,35 +32,43 @@ owns the socket from the call on, and closes it when it cannot serve it."""
 TOOL_CALLS = 10_000
 """Tool calls one command-agent run may make over MCP (a real agent makes tens)."""
 ARGUMENT_BYTES = 4 << 20
-"""Bytes (as JSON) of the arguments of one run's tool calls, all calls together."""
+"""Bytes (as JSON) of the names and arguments of one run's tool calls, all calls together
+(the name as called is kept with the call, an unknown tool's too)."""
 RESULT_BYTES = 32 << 20
 """Characters of the answers passhat keeps for one run's tool calls, all together."""
+MESSAGE_BYTES = 32 << 20
+"""Bytes (as JSON) of the messages passhat keeps of one run's model requests, all together
+(the run's transcript: what each request brings after its last assistant answer)."""
 
 
 @dataclass(eq=False)
 class ToolBudget:
-    """What one run's tool calls over MCP may make passhat keep (env.calls holds each
-    call's arguments and result until the run is written, several times their size as
-    Python objects, and writing them takes more). A call past TOOL_CALLS or
-    ARGUMENT_BYTES is neither run nor kept; a result past RESULT_BYTES is the last kept.
-    Once spent, the run is errored (`agent_flood`, its reason `spent`), its agent is
-    stopped, and every further MCP request of the run is refused unread."""
+    """What one run's tool calls over MCP and its model requests may make passhat keep
+    (env.calls holds each call's arguments and result, the transcript each request's new
+    messages, until the run is written, several times their size as Python objects, and
+    writing them takes more). A call past TOOL_CALLS or ARGUMENT_BYTES is neither run nor
+    kept; a result past RESULT_BYTES is the last kept; a model request whose messages take
+    the run past MESSAGE_BYTES is neither sent to the model nor kept. Once spent, the run
+    is errored (`agent_flood`, its reason `spent`), its agent is stopped, and every
+    further request of the run is refused unread."""
 
     calls: int = 0
     argument_bytes: int = 0
     result_bytes: int = 0
+    message_bytes: int = 0
     spent: str | None = None
     """Why the budget is spent (None while it is not)."""
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when it is spent: the run's agent is stopped then."""
 
     def admit(self, argument_bytes: int) -> bool:
-        """Whether one more call with arguments of this size may be run and kept."""
+        """Whether one more call whose name and arguments take this many bytes may be run
+        and kept."""
         if self.spent is None and self.calls >= TOOL_CALLS:
             self._spend(f"more than {TOOL_CALLS:,} tool calls")
         elif self.spent is None and self.argument_bytes + argument_bytes > ARGUMENT_BYTES:
             self._spend(
-                f"tool-call arguments past {ARGUMENT_BYTES >> 20} MiB in all (call "
+                f"tool-call names and arguments past {ARGUMENT_BYTES >> 20} MiB in all (call "
                 f"{self.calls + 1} brought {argument_bytes:,} bytes to "
                 f"{self.argument_bytes + argument_bytes:,})"
             )
@@ -74,6 +82,18 @@ class ToolBudget:
         self.result_bytes += result_chars
         if self.spent is None and self.result_bytes > RESULT_BYTES:
             self._spend(f"tool-call results past {RESULT_BYTES >> 20} MiB in all")
+
+    def admit_messages(self, size: int) -> bool:
+        """Whether a model request's new messages (`size` bytes as JSON) may be kept."""
+        if self.spent is None and self.message_bytes + size > MESSAGE_BYTES:
+            self._spend(
+                f"model-request messages past {MESSAGE_BYTES >> 20} MiB in all (a request "
+                f"brought {size:,} bytes to {self.message_bytes + size:,})"
+            )
+        if self.spent is not None:
+            return False
+        self.message_bytes += size
+        return True
 
     def _spend(self, what: str) -> None:
         self.spent = (

@@ -140,8 +140,8 @@ class Hub:
 
     def _dispatch(self, app: Any) -> Any:
         """The app, handed the run each request's token names; 401 without one, and for a
-        request that came in through another run's listener; 429, its body unread, for an
-        MCP request of a run whose tool budget is spent (endpoints.ToolBudget)."""
+        request that came in through another run's listener; 429, its body unread, for any
+        request of a run whose budget is spent (endpoints.ToolBudget)."""
         from passhat.serve.http import too_many, unauthorized
 
         async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -153,7 +153,7 @@ class Hub:
             if served is None or (bound is not None and bound != served.token):
                 await unauthorized(send)
                 return
-            if served.tools.spent is not None and scope.get("path", "").endswith("/mcp"):
+            if served.tools.spent is not None:
                 await too_many(send, served.tools.spent)
                 return
             task = asyncio.current_task()

@@ -40,6 +40,7 @@ from passhat.models.base import Message, ModelResponse, Role, ToolCall, ToolSpec
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
+    from passhat.serve.endpoints import ToolBudget
 
 ROLES: dict[str, Role] = {
     "system": "system",
@@ -213,6 +214,12 @@ def completion_chunks(
     return chunks
 
 
+def _size(messages: list[Message]) -> int:
+    """Bytes of `messages` as JSON (what the run's budget counts of a request)."""
+    text = json.dumps([m.to_dict() for m in messages], ensure_ascii=False, default=str)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def error_body(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
@@ -230,8 +237,12 @@ class ModelProxy:
     def model_name(self) -> str:
         return self.ctx.model.name if self.ctx.model is not None else "none"
 
-    async def answer(self, body: Any) -> tuple[int, ModelResponse | dict[str, Any]]:
-        """(200, the model's answer) or (an HTTP status, an OpenAI-style error body)."""
+    async def answer(
+        self, body: Any, budget: ToolBudget | None = None
+    ) -> tuple[int, ModelResponse | dict[str, Any]]:
+        """(200, the model's answer) or (an HTTP status, an OpenAI-style error body). The
+        request's new messages (what the transcript keeps) count against the run's
+        `budget`: past it, 429 and nothing sent or kept."""
         if not isinstance(body, dict):
             return 400, error_body("the request body is not a JSON object", "invalid_request_error")
         try:
@@ -243,6 +254,9 @@ class ModelProxy:
             )
         if self.ctx.model is None:
             return 400, error_body("this experiment has no model", "invalid_request_error")
+        fresh = new_in_request(messages)
+        if budget is not None and not budget.admit_messages(_size(fresh)):
+            return 429, error_body(budget.spent or "", "agent_flood")
         async with self._lock:
             if isinstance(self.error, RunLimitError):
                 return 403, error_body(str(self.error), "run_limit")
@@ -258,6 +272,6 @@ class ModelProxy:
             except ModelError as error:
                 self.error = error
                 return 502, error_body(f"{type(error).__name__}: {error}", "model_error")
-            self.ctx.transcript.extend(new_in_request(messages))
+            self.ctx.transcript.extend(fresh)
             self.ctx.transcript.append(response.message)
         return 200, response

@@ -46,7 +46,7 @@ def env_of(ctx: ServerRequestContext[Any]) -> Environment:
 
 
 def json_size(value: Any) -> int:
-    """Bytes of `value` as JSON (what the budget counts of a call's arguments)."""
+    """Bytes of `value` as JSON (what the budget counts of a call's name and arguments)."""
     from pydantic_core import to_json
 
     try:
@@ -70,7 +70,8 @@ def mcp_server() -> Server[Any]:
     ) -> types.CallToolResult:
         served = served_of(ctx)
         arguments = params.arguments or {}
-        if not served.tools.admit(json_size(arguments)):  # neither run nor kept
+        # the name as called is kept with the call (an unknown tool's too): it counts
+        if not served.tools.admit(json_size(params.name) + json_size(arguments)):
             refused = served.tools.spent or ""
             return types.CallToolResult(content=[types.TextContent(text=refused)], is_error=True)
         outcome = await served.env.call(params.name, arguments)

@@ -2,7 +2,8 @@
 
 The view writes one small file per store it serves (its URL and pid) in a folder of
 this user's alone under the temporary directory, and removes it when it stops; `run`
-reads it. Nothing is written to the store, which the view only reads. Light on
+reads it. A folder of that name another user made first is neither written in nor
+believed. Nothing is written to the store, which the view only reads. Light on
 purpose: `passhat run` imports it, and nothing of the web app.
 """
 
@@ -12,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,13 +29,26 @@ def beacon_path(db: Path) -> Path:
     return _folder() / f"{key}.json"
 
 
+def _ours(folder: Path) -> bool:
+    """Whether `folder` is a folder (not a link to one) of this user's own."""
+    try:
+        info = folder.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+
+
 @contextlib.contextmanager
 def announced(db: Path, url: str) -> Iterator[Path]:
     """The beacon of the view of `db` at `url`, for as long as the block runs."""
     folder = _folder()
     folder.mkdir(mode=0o700, exist_ok=True)
     path = beacon_path(db)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if not _ours(folder):  # made first by another user (its name is foreseeable): not
+        yield path  # written in, nor followed into where its links lead; not announced
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+    descriptor = os.open(path, flags, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         json.dump({"url": url, "pid": os.getpid()}, file)
     try:
@@ -45,7 +60,7 @@ def announced(db: Path, url: str) -> Iterator[Path]:
 def view_of(db: Path) -> str | None:
     """The URL of a running view of the store at `db` (its token included), if any."""
     path = beacon_path(db)
-    if not path.parent.is_dir() or path.parent.stat().st_uid != os.getuid():
+    if not _ours(path.parent):
         return None  # none, or a folder another user made: not ours to believe
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
