@@ -10,45 +10,22 @@ claim_wordings_external9.yaml nor claim_wordings_heldout.yaml (claims_corpora.lo
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from claims_corpora import DEVELOPMENT, key_of, load
-
-from passhat.cli import main
+from claims_corpora import DEVELOPMENT, key_of, load, strict_audit
 
 
 def explained(entry: dict[str, Any]) -> dict[str, Any]:
     """The exit code and the candidates (claims and set-asides, each with its window: the
     line before, its own and the line after) of the strict audit of `entry`."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        run = root / "outputs" / (entry.get("scope") or "a") / "run-1"
-        run.mkdir(parents=True)
-        (run / "grade.json").write_text('{"passed": true}')
-        name = entry.get("file", "README.md")
-        text = entry["text"]
-        if name.endswith(".md"):
-            text = "# Results\n\n" + text
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text + "\n", encoding="utf-8")
-        (root / "benchmark.json").write_text('{"k": 1}')
-        out = io.StringIO()
-        code = 0
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            try:
-                main(["audit", str(root), "--strict", "--json"])
-            except SystemExit as stop:
-                code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    code, printed, text = strict_audit(entry)
     try:
-        report = json.loads(out.getvalue())
+        report = json.loads(printed)
     except ValueError:
         report = {}
     lines = text.split("\n")

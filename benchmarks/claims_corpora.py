@@ -51,8 +51,9 @@ def key_of(entry: dict[str, Any]) -> str:
     return hashlib.sha1(what.encode()).hexdigest()
 
 
-def strict_code(entry: dict[str, Any]) -> int:
-    """The exit code of `passhat audit --strict --json` on the seed layout holding one run."""
+def strict_audit(entry: dict[str, Any]) -> tuple[int, str, str]:
+    """`passhat audit --strict --json` on the seed layout holding one run, with `entry`'s
+    text in its file: the exit code, what it printed, and the text as written."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         run = root / "outputs" / (entry.get("scope") or "a") / "run-1"
@@ -72,7 +73,12 @@ def strict_code(entry: dict[str, Any]) -> int:
                 main(["audit", str(root), "--strict", "--json"])
             except SystemExit as stop:
                 code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
-        return code
+        return code, out.getvalue(), text
+
+
+def strict_code(entry: dict[str, Any]) -> int:
+    """The exit code of `passhat audit --strict --json` on the seed layout holding one run."""
+    return strict_audit(entry)[0]
 
 
 def rule_verdicts(entries: list[dict[str, Any]], cache: Path) -> dict[str, int]:
