@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import passhat
+from conftest import SuiteWriter
 from passhat.store import Store, StoreError
 
 
@@ -105,3 +108,45 @@ def test_ctrl_c_waits_for_the_rounds_own_thread(presses: int) -> None:
         while not done and time.sleep(0.1) is None:  # main's bug: let its thread end
             if not any(t.name == "passhat-evaluate" for t in threading.enumerate()):
                 break
+
+
+class _Threaded:
+    """A user's executor that makes each run on a loop of its own in a worker thread
+    (`loop.run_in_executor`, which, unlike the loop's tasks, does not carry the caller's
+    context), calling `run_once` without a guard as the protocol's Job allowed."""
+
+    async def run(self, job: Any, todo: Any) -> Any:
+        import asyncio
+
+        from passhat.runner import run_once
+
+        cases = {c.id: c for c in job.suite.cases}
+        loop = asyncio.get_running_loop()
+        for case_id, index in todo:
+
+            def one(case: Any = cases[case_id], index: int = index) -> Any:
+                return asyncio.run(
+                    run_once(
+                        job.experiment, job.suite, case, index, job.agent, job.model, job.options
+                    )
+                )
+
+            yield await loop.run_in_executor(None, one)
+
+
+def test_a_users_executor_running_run_once_on_its_own_threads_is_still_guarded(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    """Round 10 gave each experiment a guard of its own, found by a user's executor that
+    calls `run_once` without one through a ContextVar (`tamper.current()`): a thread the
+    executor starts does not carry it, so its runs were graded unguarded, a goal the agent
+    rewrote to its own wrong answer graded `passed` (before, one guard per suite folder
+    was found from any thread)."""
+    from test_tamper import _cheater, _suite
+
+    suite = _suite(writer)
+    cheat = _cheater(suite / "cases" / "tiny.yaml")
+    done = passhat.evaluate(
+        suite, agent=cheat, k=2, db=tmp_path / "p.db", model="", executor=_Threaded()
+    )
+    assert [r.error_type for r in done.runs()] == ["suite_changed", "suite_changed"]
