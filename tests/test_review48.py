@@ -173,3 +173,37 @@ def test_a_store_copied_with_its_wal_but_not_its_shm_is_told(tmp_path: Path) -> 
         shutil.copy(tmp_path / "p.db", copy / "p.db")
         shutil.copy(tmp_path / "p.db-wal", copy / "p.db-wal")
     assert sandbox.is_store(str(copy / "p.db"))
+
+
+def test_a_sigterm_as_the_rounds_own_loop_shuts_down_still_ends_the_call() -> None:
+    """SIGTERM while the round's own thread shuts its loop down (its runs done, asyncio.run
+    waiting for the default executor's threads) reached `stop`, which found the task done
+    and cancelled nothing: `_on_own_loop` returned as if no signal came and the process
+    went on (the next round, exit 0). On the caller's own loop (asyncio.run here) the
+    signal's handler is gone by then and SIGTERM ends the process (143). A signal taken
+    is now always told: the call ends as a stopped round does."""
+    import asyncio
+    import signal
+    import threading
+    import time
+
+    from passhat.evaluation.running import _on_own_loop
+
+    async def main() -> None:  # done at once; the loop's shutdown waits for the thread
+        asyncio.get_running_loop().run_in_executor(None, time.sleep, 0.8)
+
+    main_thread = threading.get_ident()
+
+    def send_sigterm() -> None:
+        time.sleep(0.3)
+        signal.pthread_kill(main_thread, signal.SIGTERM)
+
+    sender = threading.Thread(target=send_sigterm)
+    sender.start()
+    terminated: list[int] = []
+    try:
+        with pytest.raises((KeyboardInterrupt, asyncio.CancelledError)):
+            _on_own_loop(main, terminated, apart=True)
+    finally:
+        sender.join()
+    assert terminated == [signal.SIGTERM]

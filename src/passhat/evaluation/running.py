@@ -196,6 +196,8 @@ def _on_own_loop(
         thread.join()
     if failure:
         raise failure[0]
+    if stopping.is_set():  # a SIGTERM taken as the loop shut down, its task done: told
+        raise asyncio.CancelledError
 
 
 @contextlib.contextmanager
