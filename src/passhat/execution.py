@@ -106,7 +106,7 @@ async def run_once(
     """One run from a fresh start: environment, conversation, agent, grading.
 
     `guard`: the experiment's watch on its suite's files (`Job.guard`); without it, the
-    guard of the experiment running in this context (`tamper.current()`), if any.
+    guard of the experiment running in this context, or on this suite (`tamper.current`).
 
     Whatever the agent does, this returns one record: a crash, `sys.exit`, a
     `CancelledError` of its own, a broken environment or a run past its deadline
@@ -140,7 +140,7 @@ async def run_once(
     status = "errored"
     if error is None:
         left = options.timeout_s - (time.perf_counter() - clock)
-        reason = _changed(guard, case)
+        reason = _changed(guard, suite, case)
         if reason is not None:
             score, error = None, ("suite_changed", reason)
         else:
@@ -652,12 +652,13 @@ def _close(env: Any) -> Failure | None:
     return None
 
 
-def _changed(guard: SuiteGuard | None, case: Case) -> str | None:
+def _changed(guard: SuiteGuard | None, suite: Suite, case: Case) -> str | None:
     """Why the run is not graded: a suite whose files changed since the experiment loaded
     it grades nothing (tamper.py)."""
     from passhat import tamper
 
-    return tamper.changed(guard if guard is not None else tamper.current(), case.file_text)
+    found = guard if guard is not None else tamper.current(suite)
+    return tamper.changed(found, case.file_text)
 
 
 async def _grade(

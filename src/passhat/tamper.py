@@ -19,7 +19,8 @@ again and its hash compared (a `touch` is not a change).
 
 Each experiment has a guard of its own (`watch`), handed down with its runs (`Job.guard`,
 `run_once(guard=...)`, a Dask worker's `Prepared.guard`; `current()` for a user's
-executor that calls `run_once` without one): a change one experiment saw stays told to
+executor that calls `run_once` without one, from the context or, on a thread of its
+own, from the experiments running on that suite): a change one experiment saw stays told to
 it, and another experiment on the same suite in the same process, started once the
 files were put back, watches them afresh. Neither ever clears the other's finding.
 """
@@ -223,11 +224,23 @@ def watch(suite: Suite) -> SuiteGuard | None:
 
 
 _CURRENT: ContextVar[SuiteGuard | None] = ContextVar("passhat_suite_guard", default=None)
+_OPEN: list[SuiteGuard] = []
+"""The guards of the experiments running now (`watching`), for a thread without the context."""
+_OPEN_LOCK = threading.Lock()
 
 
-def current() -> SuiteGuard | None:
-    """The guard of the experiment running in this context (`watching`), or None."""
-    return _CURRENT.get()
+def current(suite: Suite | None = None) -> SuiteGuard | None:
+    """The guard of the experiment running in this context (`watching`); else, on a thread
+    that does not carry the context (a user's executor's own), the guard of an experiment
+    running now on this `suite` (its folder and hash); else None."""
+    found = _CURRENT.get()
+    if found is not None or suite is None:
+        return found
+    with _OPEN_LOCK:
+        for running in reversed(_OPEN):
+            if running.suite.path == suite.path and running.suite.hash == suite.hash:
+                return running
+    return None
 
 
 @contextlib.contextmanager
@@ -236,11 +249,18 @@ def watching(suite: Suite, guard: SuiteGuard | None = None) -> Iterator[SuiteGua
     running experiment's within this block and the tasks it starts (they copy the
     context): `current()` for a user's executor that calls `run_once` without one."""
     own = watch(suite) if guard is None else None
-    token = _CURRENT.set(own or guard)
+    watched = own or guard
+    token = _CURRENT.set(watched)
+    if watched is not None:
+        with _OPEN_LOCK:
+            _OPEN.append(watched)
     try:
-        yield own or guard
+        yield watched
     finally:
         _CURRENT.reset(token)
+        if watched is not None:
+            with _OPEN_LOCK:  # this block's entry (by identity: guards compare by value)
+                del _OPEN[max(i for i, g in enumerate(_OPEN) if g is watched)]
         if own is not None:
             own.close()
 

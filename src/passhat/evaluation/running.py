@@ -149,6 +149,7 @@ def _on_own_loop(
     failure: list[BaseException] = []
     held: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
     stopping = threading.Event()
+    finished = threading.Event()
 
     async def top() -> None:
         task = asyncio.current_task()
@@ -163,6 +164,8 @@ def _on_own_loop(
             asyncio.run(top())
         except BaseException as error:  # carried to the caller's thread
             failure.append(error)
+        finally:
+            finished.set()
 
     def stop(signum: int) -> None:
         if signum == signal.SIGTERM:
@@ -175,14 +178,26 @@ def _on_own_loop(
     thread = threading.Thread(target=target, name="passhat-evaluate")
     with _sigterm_to(stop):
         thread.start()
+        # an Event, not thread.join(): a join that Ctrl-C interrupts marks the thread
+        # ended while it runs on (Python 3.11's threading, bpo-45274), so every later join
+        # returned at once: the caller counted the runs, and the process could exit,
+        # while the round still stopped its runs and wrote those finished
         try:
-            thread.join()
+            finished.wait()
         except KeyboardInterrupt:
             stop(signal.SIGINT)
+            try:
+                finished.wait()
+            except KeyboardInterrupt:  # a second Ctrl-C cancels again and still waits,
+                stop(signal.SIGINT)  # as asyncio.run does
+                finished.wait()
             thread.join()
             raise
+        thread.join()
     if failure:
         raise failure[0]
+    if stopping.is_set():  # a SIGTERM taken as the loop shut down, its task done: told
+        raise asyncio.CancelledError
 
 
 @contextlib.contextmanager

@@ -285,11 +285,18 @@ class _Schema(_Connection):
             if not r[0].startswith("sqlite_")
         }
         ours = "migrations" in tables and self._db.execute(PASSHAT_TABLES).fetchone()[0] == 2
-        if not (ours or tables <= {"migrations"}):
+        if not (ours or not tables or (tables == {"migrations"} and self._cut_short())):
             raise StoreError(
                 f"{self.path}: an SQLite file that is not a passhat store; give --db the "
                 "store's path (nothing was written to this file)"
             )
+
+    def _cut_short(self) -> bool:
+        """Whether the lone `migrations` table is passhat's left empty by a first migration
+        cut short (made outside its transaction), not another tool's (TypeORM's, Laravel's)."""
+        columns = [r[1] for r in self._db.execute("PRAGMA table_info(migrations)")]
+        empty = self._db.execute("SELECT 1 FROM migrations LIMIT 1").fetchone() is None
+        return columns == ["version", "name", "applied_at"] and empty
 
     def _check_no_foreign_objects(self) -> None:
         """Refuse a store holding triggers or views passhat did not make: one planted by
