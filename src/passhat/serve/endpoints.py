@@ -10,7 +10,7 @@ import asyncio
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from passhat.serve.proxy import ModelProxy
@@ -39,6 +39,19 @@ RESULT_BYTES = 32 << 20
 MESSAGE_BYTES = 32 << 20
 """Bytes (as JSON) of the messages passhat keeps of one run's model requests, all together
 (the run's transcript: what each request brings after its last assistant answer)."""
+
+
+def json_size(value: Any) -> int:
+    """Bytes of `value` as JSON: what a run's budget counts of a tool call's name and
+    arguments, and of a model request's new messages."""
+    from pydantic_core import to_json
+
+    try:
+        return len(to_json(value, fallback=str))
+    except (ValueError, RecursionError):  # a value JSON cannot hold: counted as the store keeps it
+        from passhat.store.columns import json_safe
+
+        return len(to_json(json_safe(value)))
 
 
 @dataclass(eq=False)

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from passhat.errors import ModelError
 from passhat.limits import RunLimitError
 from passhat.models.base import Message, ModelResponse, Role, ToolCall, ToolSpec
+from passhat.serve.endpoints import json_size
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
@@ -214,12 +215,6 @@ def completion_chunks(
     return chunks
 
 
-def _size(messages: list[Message]) -> int:
-    """Bytes of `messages` as JSON (what the run's budget counts of a request)."""
-    text = json.dumps([m.to_dict() for m in messages], ensure_ascii=False, default=str)
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
 def error_body(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
@@ -255,7 +250,9 @@ class ModelProxy:
         if self.ctx.model is None:
             return 400, error_body("this experiment has no model", "invalid_request_error")
         fresh = new_in_request(messages)
-        if budget is not None and not budget.admit_messages(_size(fresh)):
+        if budget is not None and not budget.admit_messages(
+            json_size([m.to_dict() for m in fresh])
+        ):
             return 429, error_body(budget.spent or "", "agent_flood")
         async with self._lock:
             if isinstance(self.error, RunLimitError):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
-from passhat.serve.endpoints import RUN
+from passhat.serve.endpoints import RUN, json_size
 
 if TYPE_CHECKING:
     from passhat.env import Environment
@@ -43,18 +43,6 @@ def served_of(ctx: ServerRequestContext[Any]) -> Served:
 def env_of(ctx: ServerRequestContext[Any]) -> Environment:
     """The environment of the run the HTTP request's token names."""
     return served_of(ctx).env
-
-
-def json_size(value: Any) -> int:
-    """Bytes of `value` as JSON (what the budget counts of a call's name and arguments)."""
-    from pydantic_core import to_json
-
-    try:
-        return len(to_json(value, fallback=str))
-    except (ValueError, RecursionError):  # a value JSON cannot hold: counted as the store keeps it
-        from passhat.store.columns import json_safe
-
-        return len(to_json(json_safe(value)))
 
 
 def mcp_server() -> Server[Any]:
