@@ -15,14 +15,25 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from agent_python import PYTHON, SITE, TESTS
 from conftest import SuiteWriter
+from passhat.agents import isolation
 from passhat.records import RunRecord
 from passhat.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-passhat-isolation-test-" + "k" * 24
 NOBODY = 65534
+ATTACK_MARKS = [
+    pytest.mark.skipif(
+        isolation.unavailable("namespace") is not None,
+        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
+    ),
+    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+]
+"""What every attack test needs: a sandbox to attack, and a Python every user may run."""
 
 
 def unprivileged() -> list[str]:

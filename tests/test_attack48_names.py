@@ -17,21 +17,12 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from agent_python import PYTHON, TESTS
 from conftest import SuiteWriter
-from passhat.agents import isolation
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import ATTACK_MARKS, passhat_as
 
-pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
-]
+pytestmark = ATTACK_MARKS
 
 BUDGET = 4 << 20
 """The run's budget of tool-call names and arguments (serve/endpoints.ARGUMENT_BYTES)."""

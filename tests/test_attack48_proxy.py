@@ -19,22 +19,13 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from agent_python import PYTHON, TESTS
 from conftest import SuiteWriter
-from passhat.agents import isolation
 from passhat.records import RunRecord
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import ATTACK_MARKS, passhat_as
 
-pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
-]
+pytestmark = ATTACK_MARKS
 
 BUDGET = 32 << 20
 """The run's budget of kept model-request messages (serve/endpoints.MESSAGE_BYTES)."""

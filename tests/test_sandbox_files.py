@@ -28,15 +28,9 @@ from cli_helpers import run_cli
 from conftest import SuiteWriter
 from passhat.agents import command, folders, isolation, netns
 from passhat.store import Store
-from sandbox_helpers import passhat_as
+from sandbox_helpers import ATTACK_MARKS, passhat_as
 
-pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
-]
+pytestmark = ATTACK_MARKS
 
 
 @pytest.fixture

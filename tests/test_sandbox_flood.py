@@ -23,18 +23,11 @@ from pathlib import Path
 import pytest
 
 from agent_python import PYTHON
-from passhat.agents import isolation
 from passhat.serve.endpoints import ARGUMENT_BYTES, RESULT_BYTES, TOOL_CALLS, ToolBudget
 from passhat.store import Store
-from sandbox_helpers import attack_suite, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
 
-pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
-]
+pytestmark = ATTACK_MARKS
 
 ITEMS = 1_300_000
 """One call's argument: 1.3 million zeros, 3.9 MB of JSON (the MCP SDK takes 4 MiB)."""

@@ -20,16 +20,11 @@ from pathlib import Path
 import pytest
 
 from agent_python import PYTHON
-from passhat.agents import isolation
 from passhat.store import Store
-from sandbox_helpers import attack_suite, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
 
 pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+    *ATTACK_MARKS,
     pytest.mark.skipif(
         os.uname().machine not in ("x86_64", "aarch64", "riscv64"),
         reason="the test knows the keyctl and add_key syscall numbers of x86_64 and the generic table",

@@ -18,15 +18,9 @@ from conftest import SuiteWriter
 from passhat.agents import isolation, sandbox
 from passhat.serve.endpoints import CONNECTIONS
 from passhat.store import Store
-from sandbox_helpers import one_run, passhat_as
+from sandbox_helpers import ATTACK_MARKS, one_run, passhat_as
 
-pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
-]
+pytestmark = ATTACK_MARKS
 
 FORKS = isolation.PROCESSES + 100
 SHM = sandbox.SHM_BYTES + (1 << 20)

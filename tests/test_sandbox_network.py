@@ -20,18 +20,11 @@ import pytest
 
 from agent_python import PYTHON, TESTS
 from conftest import SuiteWriter
-from passhat.agents import isolation
 from passhat.serve.egress import CONNECTIONS, parse_hosts, serve_egress, target
 from passhat.store import Store
-from sandbox_helpers import one_run
+from sandbox_helpers import ATTACK_MARKS, one_run
 
-pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
-]
+pytestmark = ATTACK_MARKS
 
 
 class _Hello(BaseHTTPRequestHandler):

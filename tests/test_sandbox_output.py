@@ -18,20 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON
-from passhat.agents import isolation
 from passhat.agents.command import OUTPUT_DEPTH, parse_output
 from passhat.agents.streams import AgentProcessError
 from passhat.store import Store
-from sandbox_helpers import attack_suite, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
 
-pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
-]
+pytestmark = ATTACK_MARKS
 
 
 def test_an_output_nested_past_the_stores_depth_errors_its_run_and_loses_no_other(

@@ -21,17 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON
-from passhat.agents import isolation
 from passhat.store import Store
-from sandbox_helpers import attack_suite, passhat_as, unprivileged
+from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as, unprivileged
 
 pytestmark = [
-    pytest.mark.skipif(
-        isolation.unavailable("namespace") is not None,
-        reason=f"no sandbox for agents here: {isolation.unavailable('namespace')}",
-    ),
-    pytest.mark.skipif(PYTHON is None, reason="no Python that other users may run"),
+    *ATTACK_MARKS,
     pytest.mark.skipif(
         os.geteuid() != 0 or shutil.which("chrt") is None,
         reason="a real-time passhat needs root and chrt (util-linux)",
