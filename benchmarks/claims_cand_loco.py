@@ -114,37 +114,6 @@ def candidate_rows(
     return (index, value, np.asarray(starts)), np.asarray(owner, dtype=np.int64)
 
 
-def weighted_train(
-    rows: Rows, y: np.ndarray, weight: np.ndarray, l2: float = 1e-4
-) -> tuple[np.ndarray, float]:
-    """claims_loco.train with a weight per row (each class's weights sum to 0.5)."""
-    index, value, starts = rows
-    pos = weight * (y == 1)
-    neg = weight * (y == 0)
-    weight = 0.5 * pos / max(pos.sum(), 1e-12) + 0.5 * neg / max(neg.sum(), 1e-12)
-    w = np.zeros(1 << BITS)
-    b = 0.0
-    m = np.zeros_like(w)
-    v = np.zeros_like(w)
-    mb = vb = 0.0
-    lengths = np.diff(starts)
-    rate, beta1, beta2 = 0.05, 0.9, 0.999
-    for step in range(1, 301):
-        p = probability(w, b, rows)
-        r = (p - y) * weight
-        g = np.bincount(index, weights=value * np.repeat(r, lengths), minlength=len(w))
-        g += l2 * w
-        gb = float(r.sum())
-        m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g * g
-        mb = beta1 * mb + (1 - beta1) * gb
-        vb = beta2 * vb + (1 - beta2) * gb * gb
-        c1, c2 = 1 - beta1**step, 1 - beta2**step
-        w -= rate * (m / c1) / (np.sqrt(v / c2) + 1e-8)
-        b -= rate * (mb / c1) / (np.sqrt(vb / c2) + 1e-8)
-    return w, b
-
-
 def mil_train(
     rows: Rows, owner: np.ndarray, y_text: np.ndarray, rounds: int = 3
 ) -> tuple[np.ndarray, float]:
@@ -162,7 +131,7 @@ def mil_train(
             np.maximum.at(best, owner, p)
             keep = (y == 0) | (p >= best[owner])
             weight = np.where(y == 1, 1.0, 1.0 / per_text)
-        w, b = weighted_train(subset(rows, keep), y[keep], weight[keep])
+        w, b = train(subset(rows, keep), y[keep], weight=weight[keep])
     return w, b
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from claims_corpora import DEVELOPMENT, key_of, load, strict_audit
+from claims_corpora import DEVELOPMENT, cached, key_of, load, strict_audit
 
 
 def explained(entry: dict[str, Any]) -> dict[str, Any]:
@@ -50,15 +50,7 @@ def explained(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def candidates(entries: list[dict[str, Any]], cache: Path) -> dict[str, dict[str, Any]]:
-    known: dict[str, dict[str, Any]] = json.loads(cache.read_text()) if cache.exists() else {}
-    for number, entry in enumerate(entries):
-        key = key_of(entry)
-        if key not in known:
-            known[key] = explained(entry)
-            if number % 200 == 0:
-                cache.write_text(json.dumps(known))
-    cache.write_text(json.dumps(known))
-    return known
+    return cached(entries, cache, explained)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,15 @@ import hashlib
 import io
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from passhat.cli import main
+
+T = TypeVar("T")
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 DEVELOPMENT = (
@@ -81,17 +84,24 @@ def strict_code(entry: dict[str, Any]) -> int:
     return strict_audit(entry)[0]
 
 
-def rule_verdicts(entries: list[dict[str, Any]], cache: Path) -> dict[str, int]:
-    """key -> 1 when the rule reader fails the folder, cached in `cache` (a JSON file)."""
-    known: dict[str, int] = json.loads(cache.read_text()) if cache.exists() else {}
+def cached(
+    entries: list[dict[str, Any]], cache: Path, compute: Callable[[dict[str, Any]], T]
+) -> dict[str, T]:
+    """key -> `compute(entry)` for every entry, kept in `cache` (a JSON file) as it goes."""
+    known: dict[str, T] = json.loads(cache.read_text()) if cache.exists() else {}
     for number, entry in enumerate(entries):
         key = key_of(entry)
         if key not in known:
-            known[key] = int(strict_code(entry) == 1)
+            known[key] = compute(entry)
             if number % 200 == 0:
                 cache.write_text(json.dumps(known))
     cache.write_text(json.dumps(known))
     return known
+
+
+def rule_verdicts(entries: list[dict[str, Any]], cache: Path) -> dict[str, int]:
+    """key -> 1 when the rule reader fails the folder, cached in `cache` (a JSON file)."""
+    return cached(entries, cache, lambda entry: int(strict_code(entry) == 1))
 
 
 if __name__ == "__main__":

@@ -125,11 +125,14 @@ def train(
     y: np.ndarray,
     l2: float = 1e-4,
     steps: int = 300,
+    weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
-    """Logistic regression, classes weighted equally, L2, full-batch Adam from zero."""
+    """Logistic regression, classes weighted equally (each class's `weight`, one per row,
+    summing to 0.5; all rows alike by default), L2, full-batch Adam from zero."""
     index, value, starts = rows
-    n = len(y)
-    weight = np.where(y == 1, 0.5 / max(y.sum(), 1), 0.5 / max(n - y.sum(), 1))
+    base = np.ones(len(y)) if weight is None else weight
+    pos, neg = base * (y == 1), base * (y == 0)
+    weight = 0.5 * pos / max(pos.sum(), 1e-12) + 0.5 * neg / max(neg.sum(), 1e-12)
     w = np.zeros(1 << BITS)
     b = 0.0
     m = np.zeros_like(w)
