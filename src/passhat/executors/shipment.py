@@ -34,6 +34,7 @@ from typing import Any
 from passhat import tamper
 from passhat.agents.command import CommandAgent
 from passhat.agents.isolation import DEFAULT
+from passhat.agents.sandbox import SQLITE_MAGIC
 from passhat.errors import ConfigError, PasshatError, WorkerRefused
 from passhat.executors.base import Job
 from passhat.executors.identity import code_hash, foreign, identity
@@ -56,7 +57,6 @@ MAX_SUITE_BYTES = 256 * 2**20
 """A suite folder larger than this is refused: keep data sets outside the suite."""
 GRACE_S = 1.0
 """How long past --timeout a worker waits for a run that ignores its deadline."""
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
