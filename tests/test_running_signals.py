@@ -55,19 +55,8 @@ _ROUND = {
 }
 
 
-_FIXED_NEXT = pytest.mark.xfail(strict=True, reason="fixed in the next commit")
-
-
-@pytest.mark.parametrize(
-    ("before", "where"),
-    [
-        pytest.param(
-            before, where, marks=[] if (before, where) == ("Python", "own-thread") else _FIXED_NEXT
-        )
-        for before in _BEFORE
-        for where in _ROUND
-    ],
-)
+@pytest.mark.parametrize("where", list(_ROUND))
+@pytest.mark.parametrize("before", list(_BEFORE))
 def test_the_callers_sigterm_handler_is_still_there_after_a_round(
     writer: SuiteWriter, tmp_path: Path, before: str, where: str
 ) -> None:
