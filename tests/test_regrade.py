@@ -562,7 +562,6 @@ def test_a_run_graded_after_the_suite_changed_mid_regrade_is_errored_never_a_ver
     assert all("export-orders-csv.yaml" in (r.error_message or "") for r in out[3:])
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_a_suite_changed_after_its_load_before_the_first_run_read_is_seen(
     trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
