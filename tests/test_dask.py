@@ -492,20 +492,19 @@ _WAITS = (
     "    Path({started!r}).touch()\n"
     "    while not Path({go!r}).exists():\n"
     "        await asyncio.sleep(0.05)\n"
-    "    return 'done'\n"
+    "    return __file__\n"
 )
-"""A file agent that says it started, then waits for a file to appear."""
+"""A file agent that says it started, waits for a file to appear, and says where it ran."""
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_a_shipment_evicted_from_a_workers_cache_while_its_run_goes_on_still_grades_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A worker keeps the last 4 shipments it unpacked (shipment._KEPT); a fifth evicted
     the oldest, closing its tamper guard and removing its folder, while a run of it was
     still going: graded with its suite gone, that run was errored suite_changed. A
-    shipment now ends only once its last batch does. One worker, so that all five
-    experiments land in the one cache."""
+    shipment now ends only once its last batch does (its folder is gone then, the four
+    others' are kept). One worker, so that all five experiments land in the one cache."""
     db = str(tmp_path / "p.db")
     go = tmp_path / "go"
     (tmp_path / "cluster").mkdir()
@@ -543,3 +542,6 @@ def test_a_shipment_evicted_from_a_workers_cache_while_its_run_goes_on_still_gra
     assert first.returncode in (0, 1), err
     [run] = _rows(Path(db), "first")
     assert (run.status, run.error_type) == ("failed", None), run.error_message
+    assert run.output and not Path(run.output).parent.exists()
+    [kept] = _rows(Path(db), "next4")
+    assert kept.output and Path(kept.output).parent.exists()
