@@ -265,7 +265,6 @@ def test_a_fifo_put_over_a_store_while_sqlite_opens_it_does_not_hold_the_look(
     assert not looking(), "SQLite's thread was left blocked"
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_a_schema_sqlite_cannot_read_in_time_leaves_no_thread_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -275,7 +274,7 @@ def test_a_schema_sqlite_cannot_read_in_time_leaves_no_thread_behind(
     either, the parser looks for it at spaces only) is parsed for seconds, and the look's
     thread went on after the look gave up, one such thread per such file (fix49a; seen
     failing on main at 14e7e39). SQLite is now refused any schema text or value longer
-    than a store ever holds (STORE_SQL_MAX), so it gives up on its first row at once."""
+    than a store ever holds (schema.STORE_SQL_MAX), so it gives up on that row at once."""
     import sqlite3
     import threading
 

@@ -352,6 +352,12 @@ PASSHAT_TABLES = """
         OR (name = 'runs' AND sql LIKE '%final_state%'))
 """
 """passhat's first two tables, as its first migration made them (every store has them)."""
+STORE_SQL_MAX = 64 * 1024
+"""The longest schema text (and value) SQLite reads for the look: passhat's longest
+statement is under 2 KB. SQLite's progress handler is not called while it parses one
+statement, nor is an interrupt seen there unless the text has spaces, so a longer one
+(a hostile view of megabytes) would hold the look's thread for seconds past its
+deadline; SQLite refuses it at once instead (the look then cannot say)."""
 
 
 def holds_passhat_tables(path: str, seconds: float, *, live: bool) -> bool | None:
@@ -359,8 +365,9 @@ def holds_passhat_tables(path: str, seconds: float, *, live: bool) -> bool | Non
     pages lie (a store migrated after it held runs has them at its end); None when SQLite
     cannot read it or say within `seconds`. Read-only: opened `immutable` (no lock taken,
     no -shm made, nothing written), or, when `live` (a WAL beside it holds pages not yet
-    in the file), `mode=ro` with a busy timeout of `seconds`. The caller opens nothing that
-    may block (a FIFO): SQLite's own open() does not ask."""
+    in the file), `mode=ro` with a busy timeout of `seconds`. No schema text or value
+    longer than STORE_SQL_MAX is read. The caller opens nothing that may block (a FIFO):
+    SQLite's own open() does not ask."""
     uri = f"file:{urllib.parse.quote(path)}?mode=ro" + ("" if live else "&immutable=1")
     deadline = time.monotonic() + seconds
     try:
@@ -368,6 +375,8 @@ def holds_passhat_tables(path: str, seconds: float, *, live: bool) -> bool | Non
     except sqlite3.Error:
         return None
     try:
+        db.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, STORE_SQL_MAX)
+        db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, STORE_SQL_MAX)
         db.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
         row = db.execute(PASSHAT_TABLES).fetchone()
     except sqlite3.Error:  # not a database, damaged, locked, or past the deadline
