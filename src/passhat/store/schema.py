@@ -278,7 +278,12 @@ class _Schema(_Connection):
     def _check_is_ours(self) -> None:
         """Refuse an SQLite file holding tables that are not passhat's, created or not:
         `--db mydata.db` must not turn someone's database into a store. An empty file
-        (new, or a store whose first migration never ran) is passhat's to fill."""
+        (new, or a store whose first migration never ran) is passhat's to fill. Its
+        reads are one snapshot: another process may be making the same new store."""
+        with self.snapshot():
+            self._check_tables()
+
+    def _check_tables(self) -> None:
         tables = {
             r[0]
             for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -313,6 +318,21 @@ class _Schema(_Connection):
                 "they came from"
             )
 
+    def _into_wal(self) -> None:
+        """journal_mode=WAL. Into WAL, SQLite needs the file alone for a moment and does
+        not wait for it through the busy timeout: the second of two processes opening
+        the same new store got "database is locked" at once. Tried again until then."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                busy = getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.01)
+
     def _migrate(self) -> None:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS migrations "
@@ -327,6 +347,10 @@ class _Schema(_Connection):
             if version in done:
                 continue
             with self.atomic() as db:
+                # asked again with the write lock held: another process making the same
+                # new store may have applied it since (it would fail as "table exists")
+                if db.execute("SELECT 1 FROM migrations WHERE version = ?", (version,)).fetchone():
+                    continue
                 for statement in _statements(sql):
                     db.execute(statement)
                 db.execute(
