@@ -22,8 +22,8 @@ is not the one the source was graded under is refused, naming the case files tha
 differ, unless the caller says the change is theirs (`accept_changes`, the CLI's
 `--accept-changes`). An agent that rewrote a goal outside a sandbox would otherwise
 decide the regrade's verdicts; a person who fixed a goal says so once. The files
-changed are recorded (`source.changed`). While the regrade grades, the suite's files
-are watched as a run's are (tamper.py): a run graded after they changed is errored
+changed are recorded (`source.changed`). From the suite's load on (`tamper.load`), its
+files are watched as a run's are (tamper.py): a run graded after they changed is errored
 `suite_changed`, never given a verdict.
 """
 
