@@ -17,7 +17,8 @@ suite.yaml or the run's case file moved, the whole look is made at once, before 
 run is graded. Only when a file's size, mtime or inode moved is the suite loaded
 again and its hash compared (a `touch` is not a change).
 
-Each experiment has a guard of its own (`watch`), handed down with its runs (`Job.guard`,
+Each experiment has a guard of its own (`watch`; `load` makes one from a look taken
+before the suite's files were read, for regrade), handed down with its runs (`Job.guard`,
 `run_once(guard=...)`, a Dask worker's `Prepared.guard`; `current()` for a user's
 executor that calls `run_once` without one, from the context or, on a thread of its
 own, from the experiments running on that suite): a change one experiment saw stays told to
