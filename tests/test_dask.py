@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -483,3 +484,64 @@ async def test_short_runs_go_several_to_a_task_each_recorded_once_with_where_it_
     _parity_ok(runs, k)
     assert executor.tasks < k / 2
     assert all(r.ran_on is not None and r.ran_on.startswith("tcp://127.0.0.1:") for r in runs)
+
+
+_WAITS = (
+    "import asyncio\nfrom pathlib import Path\n\n\n"
+    "async def run(input, env, ctx):\n"
+    "    Path({started!r}).touch()\n"
+    "    while not Path({go!r}).exists():\n"
+    "        await asyncio.sleep(0.05)\n"
+    "    return __file__\n"
+)
+"""A file agent that says it started, waits for a file to appear, and says where it ran."""
+
+
+def test_a_shipment_evicted_from_a_workers_cache_while_its_run_goes_on_still_grades_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker keeps the last 4 shipments it unpacked (shipment._KEPT); a fifth evicted
+    the oldest, closing its tamper guard and removing its folder, while a run of it was
+    still going: graded with its suite gone, that run was errored suite_changed. A
+    shipment now ends only once its last batch does (its folder is gone then, the four
+    others' are kept). One worker, so that all five experiments land in the one cache."""
+    db = str(tmp_path / "p.db")
+    go = tmp_path / "go"
+    (tmp_path / "cluster").mkdir()
+    with started(tmp_path / "cluster", WORKER_ENV, workers=1) as cluster:
+        suites = []
+        for n in range(5):  # five shipments: each agent file differs
+            suite = tmp_path / f"suite{n}"
+            shutil.copytree(TRELLO, suite)
+            started_file = tmp_path / f"started{n}"
+            waits_for = go if n == 0 else tmp_path
+            text = _WAITS.format(started=str(started_file), go=str(waits_for))
+            (suite / "waits.py").write_text(text, encoding="utf-8")
+            suites.append(suite)
+        args = ["--agent", "waits.py:run", "--case", "export-orders-csv", "-k", "1", "-q"]
+        args += ["--db", db, "--executor", "dask", "--scheduler", cluster.address]
+        first = subprocess.Popen(
+            [sys.executable, "-m", "passhat", "run", str(suites[0]), "--name", "first", *args],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not (tmp_path / "started0").exists():
+                assert first.poll() is None and time.monotonic() < deadline, "never started"
+                time.sleep(0.05)
+            for n, suite in enumerate(suites[1:], 1):  # the fifth evicts the first
+                r = run_cli(capsys, "run", str(suite), "--name", f"next{n}", *args)
+                assert r.code in (0, 1), r.err
+            go.touch()
+            _, err = first.communicate(timeout=120)
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait()
+    assert first.returncode in (0, 1), err
+    [run] = _rows(Path(db), "first")
+    assert (run.status, run.error_type) == ("failed", None), run.error_message
+    assert run.output and not Path(run.output).parent.exists()
+    [kept] = _rows(Path(db), "next4")
+    assert kept.output and Path(kept.output).parent.exists()

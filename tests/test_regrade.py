@@ -562,6 +562,32 @@ def test_a_run_graded_after_the_suite_changed_mid_regrade_is_errored_never_a_ver
     assert all("export-orders-csv.yaml" in (r.error_message or "") for r in out[3:])
 
 
+def test_a_suite_changed_after_its_load_before_the_first_run_read_is_seen(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The regrade's guard took the suite's files as they were at its first run read, not
+    as loaded: a goal rewritten in between (here as the regrade experiment is made) was
+    its baseline, and the runs were graded as if nothing had changed."""
+    from passhat import regrade
+    from passhat.store import Store
+
+    suite, db = trello
+    make = regrade.regrade_experiment
+
+    def then_rewritten(*args: Any, **kwargs: Any) -> Any:
+        made = make(*args, **kwargs)
+        _relabel(suite)
+        return made
+
+    monkeypatch.setattr(regrade, "regrade_experiment", then_rewritten)
+    done = json_out(capsys, "regrade", "cards", "--db", str(db), "--name", "late")
+    with Store(db) as store:
+        runs = store.runs(store.experiment(done["experiment"]).id)
+    rewritten = [r for r in runs if r.case_id == "export-orders-csv"]
+    assert [r.error_type for r in rewritten] == ["suite_changed"] * 3
+    assert all("export-orders-csv.yaml" in (r.error_message or "") for r in rewritten)
+
+
 def test_runs_of_a_case_that_end_alike_are_decoded_and_scored_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -265,6 +265,34 @@ def test_a_fifo_put_over_a_store_while_sqlite_opens_it_does_not_hold_the_look(
     assert not looking(), "SQLite's thread was left blocked"
 
 
+def test_a_schema_sqlite_cannot_read_in_time_leaves_no_thread_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look's deadline was a progress handler, which SQLite calls between the steps
+    of a statement, not while it parses one: a schema row of one view whose text is an
+    8 MB list with no space in it (`1 IN (1,1,...)`; Connection.interrupt() is not seen
+    either, the parser looks for it at spaces only) is parsed for seconds, and the look's
+    thread went on after the look gave up, one such thread per such file (fix49a; seen
+    failing on main at 14e7e39). SQLite is now refused any schema text or value longer
+    than a store ever holds (schema.STORE_SQL_MAX), so it gives up on that row at once."""
+    import sqlite3
+    import threading
+
+    from passhat.agents import sandbox
+
+    path = tmp_path / "passhat.db"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE experiments (fingerprint TEXT)")
+    con.execute("PRAGMA writable_schema = ON")
+    view = "CREATE VIEW v AS SELECT 1 WHERE 1 IN (" + ",".join(["1"] * 4_000_000) + ")"
+    con.execute("INSERT INTO sqlite_master VALUES ('view', 'v', 'v', 0, ?)", (view,))
+    con.commit()
+    con.close()
+    monkeypatch.setattr(sandbox, "STORE_LOOK_S", 0.1)
+    assert not sandbox.is_store(str(path))
+    assert not [t for t in threading.enumerate() if t.name == "passhat-store-look"]
+
+
 def test_a_file_with_a_sqlite_header_sqlite_cannot_read_is_judged_by_its_first_pages(
     tmp_path: Path,
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
@@ -490,3 +491,91 @@ def test_abandoned_calls_counted_from_runs_already_read_equal_those_read_again(
     errored = store.summaries("e1", read_items=False, errored_only=True)
     assert store.abandoned_calls("e1", errored) == 2
     assert store.abandoned_calls("e1", []) == 0  # none passed: none counted from them
+
+
+def _open_each(folder: str, count: int, start: Any, said: Any) -> None:
+    """A process of the race: at each round, with the other, open a new store."""
+    failures = []
+    for n in range(count):
+        start.wait()
+        try:
+            Store(Path(folder) / f"{n}.db").close()
+        except Exception as error:  # told to the test, whatever it is
+            failures.append(f"store {n}: {type(error).__name__}: {error}")
+    said.put(failures)
+
+
+def test_two_processes_making_the_same_new_store_at_once_both_open_it(tmp_path: Path) -> None:
+    """Two processes that open one new store at the same moment (two `passhat run`s
+    started together on a fresh --db) both read an empty `migrations` table, then each
+    applied migration 1 in turn: the second failed with "table experiments already
+    exists"; or, at once, "locked for more than 30 s" (journal_mode=WAL, which SQLite
+    does not wait for). A migration is now applied only if still missing once its write
+    lock is held, and WAL is asked for again until the busy timeout. 60 rounds, two real
+    processes, each round a new file (fix49a; seen failing on main at 14e7e39)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    rounds = 60
+    start = context.Barrier(2)
+    said = context.Queue()
+    racers = [
+        context.Process(target=_open_each, args=(str(tmp_path), rounds, start, said))
+        for _ in range(2)
+    ]
+    for racer in racers:
+        racer.start()
+    failures = [*said.get(timeout=300), *said.get(timeout=300)]
+    for racer in racers:
+        racer.join(timeout=60)
+    assert failures == [], "\n".join(failures)
+    for n in range(rounds):
+        with Store(tmp_path / f"{n}.db", create=False) as store:
+            assert len(store.migrations()) == len(MIGRATIONS)
+
+
+def test_a_store_made_by_another_process_between_two_reads_of_the_check_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race above, made certain at one step. The check that a file is passhat's read
+    its table names (only `migrations`: another process has begun making the store),
+    then whether `migrations` is empty; that other process's first migration committed
+    in between, so the table was no longer empty and a store was refused as "not a
+    passhat store". The check's reads are now one snapshot. (Seen failing without it.)"""
+    from passhat.store import connection
+    from passhat.store.schema import _statements
+
+    path = tmp_path / "p.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("PRAGMA journal_mode=WAL")
+    other.execute(
+        "CREATE TABLE migrations "
+        "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+
+    committed: list[bool] = []
+
+    def first_migration_committed(statement: str) -> None:
+        if "FROM migrations LIMIT 1" in statement and not committed:
+            committed.append(True)
+            name, sql = MIGRATIONS[0]
+            other.execute("BEGIN IMMEDIATE")
+            for part in _statements(sql):
+                other.execute(part)
+            other.execute("INSERT INTO migrations VALUES (1, ?, 'now')", (name,))
+            other.execute("COMMIT")
+
+    opened = connection._Connection._open
+
+    def traced(self: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = opened(self, *args, **kwargs)
+        db.set_trace_callback(first_migration_committed)
+        return db
+
+    monkeypatch.setattr(connection._Connection, "_open", traced)
+    try:
+        with Store(path) as store:
+            assert len(store.migrations()) == len(MIGRATIONS)
+    finally:
+        other.close()
+    assert committed  # the other process's commit came between the two reads

@@ -22,8 +22,8 @@ is not the one the source was graded under is refused, naming the case files tha
 differ, unless the caller says the change is theirs (`accept_changes`, the CLI's
 `--accept-changes`). An agent that rewrote a goal outside a sandbox would otherwise
 decide the regrade's verdicts; a person who fixed a goal says so once. The files
-changed are recorded (`source.changed`). While the regrade grades, the suite's files
-are watched as a run's are (tamper.py): a run graded after they changed is errored
+changed are recorded (`source.changed`). From the suite's load on (`tamper.load`), its
+files are watched as a run's are (tamper.py): a run graded after they changed is errored
 `suite_changed`, never given a verdict.
 """
 
@@ -360,6 +360,7 @@ def regrade_runs(
     runs: Iterable[RunRecord],
     changes: list[Change] | Changes,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    guard: tamper.SuiteGuard | None = None,
 ) -> Iterator[RunRecord]:
     """The source's runs of the regrade's cases scored again, one at a time as `runs`
     gives them (a store writes each before the next is read); every verdict that
@@ -368,13 +369,15 @@ def regrade_runs(
     When the built-in scorers alone grade, a score follows from the case and the final
     state: runs of a case that share one final state value (`Store.graded` gives runs
     stored with the same text one value) are scored once. Each run is still looked at
-    for a changed suite before it is given that score: the suite's files are watched
-    from the first run read (tamper.py), by a guard of this regrade's own."""
+    for a changed suite before it is given that score, by `guard`: the suite's files
+    watched since it was loaded (`tamper.load`, its caller's to close); without one, a
+    guard of this regrade's own watches them from the first run read (tamper.py)."""
     cases = {c.id: c for c in suite.cases}
     kept = set(experiment.case_ids)
     scored: Scored | None = {} if grading(suite) == "reads" else None
     last: Case | None = None
-    guard = tamper.watch(suite)  # its files as they are now
+    own = tamper.watch(suite) if guard is None else None  # its files as they are now
+    guard = own or guard
     try:
         for run in runs:
             if run.case_id not in kept:
@@ -394,5 +397,5 @@ def regrade_runs(
         if last is not None:
             forget_goal(suite, last)
     finally:
-        if guard is not None:
-            guard.close()
+        if own is not None:
+            own.close()

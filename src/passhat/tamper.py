@@ -17,7 +17,8 @@ suite.yaml or the run's case file moved, the whole look is made at once, before 
 run is graded. Only when a file's size, mtime or inode moved is the suite loaded
 again and its hash compared (a `touch` is not a change).
 
-Each experiment has a guard of its own (`watch`), handed down with its runs (`Job.guard`,
+Each experiment has a guard of its own (`watch`; `load` makes one from a look taken
+before the suite's files were read, for regrade), handed down with its runs (`Job.guard`,
 `run_once(guard=...)`, a Dask worker's `Prepared.guard`; `current()` for a user's
 executor that calls `run_once` without one, from the context or, on a thread of its
 own, from the experiments running on that suite): a change one experiment saw stays told to
@@ -102,6 +103,8 @@ class SuiteGuard:
 
     def __post_init__(self) -> None:
         self._head = str(self.suite.path / "suite.yaml")
+        if self.checked_at:  # a look already taken (`load`: before the suite was read)
+            return
         start = time.monotonic()
         self.seen = signature(self.suite.path)
         self.checked_at = time.monotonic()
@@ -221,6 +224,24 @@ def watch(suite: Suite) -> SuiteGuard | None:
     its own on disk."""
     on_disk = any((suite.path / name).is_file() for name in ("suite.yaml", "suite.yml"))
     return SuiteGuard(suite) if on_disk else None
+
+
+def load(path: str | Path) -> tuple[Suite, SuiteGuard | None]:
+    """`load_suite(path)` and its guard (as `watch`), whose look at the files is taken
+    before the load reads them: a change made after, even as the suite loads, is seen by
+    the first grading (a guard started later takes a goal rewritten in between as the
+    suite's own; one rewritten before the load read it is the loaded suite's, not a
+    change)."""
+    given = Path(path)
+    if given.is_file():  # suite.yaml named, as load_suite takes it
+        given = given.parent
+    started = time.monotonic()
+    seen = signature(given.resolve())
+    looked = time.monotonic()
+    suite = load_suite(path)
+    if suite.path != given.resolve() or not seen:
+        return suite, watch(suite)
+    return suite, SuiteGuard(suite, seen=seen, checked_at=looked, cost=looked - started)
 
 
 _CURRENT: ContextVar[SuiteGuard | None] = ContextVar("passhat_suite_guard", default=None)

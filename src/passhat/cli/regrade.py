@@ -86,7 +86,7 @@ def regrade(
         regrade_runs,
         scorer_timeout,
     )
-    from passhat.suite import load_suite
+    from passhat.tamper import load
 
     if timeout is not None and not timeout > 0:
         raise InputError(f"--timeout is {timeout:g}; give a scorer more than 0 seconds")
@@ -97,14 +97,19 @@ def regrade(
         reader.cache_at_most(CACHE_KIB)
         source = store.experiment(experiment_ref)
         check_regradable(source)
-        suite = load_suite(suite_dir or source.suite_path)
-        e, notes = regrade_experiment(source, suite, name=name, accept_changes=accept_changes)
-        changes = Changes(MAX_CHANGES_SHOWN, keep_all=as_json)
-        limit = timeout if timeout is not None else scorer_timeout(source)
-        stored = _stored_runs(reader, source.id, e.case_ids)
-        runs = regrade_runs(suite, e, stored, changes, limit)
-        # in one transaction, as read; transcripts and the rest copied by SQLite
-        written = store.add_experiment_with_copies(e, source.id, runs, overlapped=True)
+        # its files watched from the load on: a change before the first run read is seen
+        suite, guard = load(suite_dir or source.suite_path)
+        try:
+            e, notes = regrade_experiment(source, suite, name=name, accept_changes=accept_changes)
+            changes = Changes(MAX_CHANGES_SHOWN, keep_all=as_json)
+            limit = timeout if timeout is not None else scorer_timeout(source)
+            stored = _stored_runs(reader, source.id, e.case_ids)
+            runs = regrade_runs(suite, e, stored, changes, limit, guard)
+            # in one transaction, as read; transcripts and the rest copied by SQLite
+            written = store.add_experiment_with_copies(e, source.id, runs, overlapped=True)
+        finally:
+            if guard is not None:
+                guard.close()
     if as_json:
         write_json(
             {

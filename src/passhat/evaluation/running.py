@@ -203,7 +203,14 @@ def _on_own_loop(
 @contextlib.contextmanager
 def _sigterm_to(stop: Callable[[int], None]) -> Iterator[None]:
     """SIGTERM calls `stop` while the block runs, when this is the main thread (only it
-    may set a handler; elsewhere SIGTERM does what it did)."""
+    may set a handler) and the caller's handler is one Python can put back; elsewhere
+    SIGTERM does what it did. A handler set outside Python (by a C library, or a program
+    that embeds Python) is None to `signal`, which cannot set it again: it is left in
+    place, to decide what SIGTERM does during the round too, rather than taken and
+    SIG_DFL left after it."""
+    if signal.getsignal(signal.SIGTERM) is None:
+        yield
+        return
     try:
         before = signal.signal(signal.SIGTERM, lambda signum, frame: stop(signum))
     except ValueError:  # not the main thread
@@ -215,33 +222,48 @@ def _sigterm_to(stop: Callable[[int], None]) -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
+@contextlib.contextmanager
+def _sigterm_cancels(main: asyncio.Task[None] | None, terminated: list[int]) -> Iterator[None]:
+    """SIGTERM (a container stop, `kill`) ends the round like Ctrl-C does, when the loop
+    runs on the main thread; the caller's handler is set again after (asyncio's
+    remove_signal_handler sets SIG_DFL, which lost it)."""
+    before = signal.getsignal(signal.SIGTERM)
+    if main is None or before is None:  # None: set outside Python, as in _sigterm_to
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, _terminate, main, terminated)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, before)
+
+
 async def _go(
     setup: _Setup, experiment: ExperimentRecord, rerun_errored: bool, terminated: list[int]
 ) -> None:
     from passhat.runner import run_experiment
 
-    main = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    if main is not None:
-        # SIGTERM (a container stop, `kill`) ends the run like Ctrl-C does
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGTERM, _terminate, main, terminated)
     try:
-        await run_experiment(
-            setup.store,
-            experiment,
-            setup.suite,
-            setup.agent,
-            setup.model,
-            setup.options,
-            setup.events.recorded,
-            executor=setup.executor,
-            rerun_errored=rerun_errored,
-            guard=setup.guard,
-        )
+        with _sigterm_cancels(asyncio.current_task(), terminated):
+            await run_experiment(
+                setup.store,
+                experiment,
+                setup.suite,
+                setup.agent,
+                setup.model,
+                setup.options,
+                setup.events.recorded,
+                executor=setup.executor,
+                rerun_errored=rerun_errored,
+                guard=setup.guard,
+            )
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(signal.SIGTERM)
         close = getattr(setup.model, "aclose", None)
         if close is not None:
             await close()

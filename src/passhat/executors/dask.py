@@ -60,7 +60,7 @@ from passhat.executors.base import Job, WorkItem
 from passhat.executors.batching import TARGET_S, BatchSizer, batched
 from passhat.executors.identity import code_manifest, differences, foreign, identity
 from passhat.executors.program import isolation_refusal
-from passhat.executors.shipment import Shipment, prepared, ship
+from passhat.executors.shipment import Shipment, prepared, release, ship
 from passhat.records import RunRecord
 
 CONNECT_TIMEOUT_S = 15.0
@@ -125,12 +125,16 @@ def run_batch(digest: str, batch: list[tuple[str, int, int]]) -> list[RunRecord]
             "passhat's worker plugin); install the same passhat on every worker (docs/dask.md)",
         )
     try:
-        runs = prepared(shipment, where)
+        runs = prepared(shipment, where, hold=True)  # kept while the batch runs
     except WorkerRefused as error:
         return Refusal(where, str(error))
+    try:
+        records = runs.run_batch(batch)
+    finally:
+        release(runs)
     version, code = identity()
     ran_on = f"{where} (passhat {version}, code {code})"
-    return [replace(record, ran_on=ran_on) for record in runs.run_batch(batch)]
+    return [replace(record, ran_on=ran_on) for record in records]
 
 
 def check_scheduler(address: str) -> str:

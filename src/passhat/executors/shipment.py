@@ -216,6 +216,16 @@ class Prepared:
     guard: tamper.SuiteGuard | None = None
     """The experiment's watch on the suite's files as unpacked here (tamper.py): a run
     graded after an agent rewrote them is errored."""
+    holds: int = 0
+    """Batches running on it now (`prepared(hold=True)` until `release`; the cache lock)."""
+    evicted: bool = False
+    """Out of the cache: closed when its last hold ends (the cache lock)."""
+
+    def close(self) -> None:
+        """Its guard closed and its folder removed: no batch runs on it any more."""
+        if self.guard is not None:
+            self.guard.close()
+        shutil.rmtree(self.root, ignore_errors=True)
 
     def run(self, case_id: str, index: int, attempt: int = 1) -> RunRecord:
         """One run: a batch of one (`run_batch`)."""
@@ -382,11 +392,14 @@ _KEPT = 4
 """Shipments kept unpacked per worker process (a long-lived worker serves many experiments)."""
 
 
-def prepared(shipment: Shipment, where: str) -> Prepared:
+def prepared(shipment: Shipment, where: str, *, hold: bool = False) -> Prepared:
     """The shipment unpacked and checked in this process (once); WorkerRefused otherwise.
 
     A refusal is remembered, so every later run on this worker is refused alike
-    without unpacking again."""
+    without unpacking again. `hold`: a batch runs on it until `release`; a shipment
+    evicted from the cache meanwhile (the _KEPT last are kept) keeps its guard and its
+    folder until its last hold ends."""
+    ended: list[Prepared] = []
     with _CACHE_LOCK:
         hit = _CACHE.get(shipment.digest)
         if hit is None:
@@ -398,13 +411,28 @@ def prepared(shipment: Shipment, where: str) -> Prepared:
             while len(_CACHE) > _KEPT:
                 _, old = _CACHE.popitem(last=False)
                 if isinstance(old, Prepared):
-                    if old.guard is not None:
-                        old.guard.close()
-                    shutil.rmtree(old.root, ignore_errors=True)
+                    old.evicted = True
+                    if not old.holds:
+                        ended.append(old)
         _CACHE.move_to_end(shipment.digest)
+        if hold and isinstance(hit, Prepared):
+            hit.holds += 1
+    for old in ended:
+        old.close()
     if isinstance(hit, str):
         raise WorkerRefused(hit)
     return hit
+
+
+def release(held: Prepared) -> None:
+    """A batch that `prepared(hold=True)` is done with it: an evicted shipment's last
+    ends it. (A run its batch left behind past its deadline is not waited for: its
+    record is already written errored.)"""
+    with _CACHE_LOCK:
+        held.holds -= 1
+        last = held.evicted and not held.holds
+    if last:
+        held.close()
 
 
 def prepare(shipment: Shipment, where: str) -> Prepared:

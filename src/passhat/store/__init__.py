@@ -81,7 +81,7 @@ class Store(_Schema, _Writes, _Tallies, _Leases):
             self._db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
             self._check_is_ours()  # before any pragma that writes (journal_mode)
             if not read_only:
-                self._db.execute("PRAGMA journal_mode=WAL")
+                self._into_wal()
                 self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             if read_only:

@@ -278,7 +278,12 @@ class _Schema(_Connection):
     def _check_is_ours(self) -> None:
         """Refuse an SQLite file holding tables that are not passhat's, created or not:
         `--db mydata.db` must not turn someone's database into a store. An empty file
-        (new, or a store whose first migration never ran) is passhat's to fill."""
+        (new, or a store whose first migration never ran) is passhat's to fill. Its
+        reads are one snapshot: another process may be making the same new store."""
+        with self.snapshot():
+            self._check_tables()
+
+    def _check_tables(self) -> None:
         tables = {
             r[0]
             for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -313,6 +318,21 @@ class _Schema(_Connection):
                 "they came from"
             )
 
+    def _into_wal(self) -> None:
+        """journal_mode=WAL. Into WAL, SQLite needs the file alone for a moment and does
+        not wait for it through the busy timeout: the second of two processes opening
+        the same new store got "database is locked" at once. Tried again until then."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                busy = getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.01)
+
     def _migrate(self) -> None:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS migrations "
@@ -327,6 +347,10 @@ class _Schema(_Connection):
             if version in done:
                 continue
             with self.atomic() as db:
+                # asked again with the write lock held: another process making the same
+                # new store may have applied it since (it would fail as "table exists")
+                if db.execute("SELECT 1 FROM migrations WHERE version = ?", (version,)).fetchone():
+                    continue
                 for statement in _statements(sql):
                     db.execute(statement)
                 db.execute(
@@ -352,6 +376,12 @@ PASSHAT_TABLES = """
         OR (name = 'runs' AND sql LIKE '%final_state%'))
 """
 """passhat's first two tables, as its first migration made them (every store has them)."""
+STORE_SQL_MAX = 64 * 1024
+"""The longest schema text (and value) SQLite reads for the look: passhat's longest
+statement is under 2 KB. SQLite's progress handler is not called while it parses one
+statement, nor is an interrupt seen there unless the text has spaces, so a longer one
+(a hostile view of megabytes) would hold the look's thread for seconds past its
+deadline; SQLite refuses it at once instead (the look then cannot say)."""
 
 
 def holds_passhat_tables(path: str, seconds: float, *, live: bool) -> bool | None:
@@ -359,8 +389,9 @@ def holds_passhat_tables(path: str, seconds: float, *, live: bool) -> bool | Non
     pages lie (a store migrated after it held runs has them at its end); None when SQLite
     cannot read it or say within `seconds`. Read-only: opened `immutable` (no lock taken,
     no -shm made, nothing written), or, when `live` (a WAL beside it holds pages not yet
-    in the file), `mode=ro` with a busy timeout of `seconds`. The caller opens nothing that
-    may block (a FIFO): SQLite's own open() does not ask."""
+    in the file), `mode=ro` with a busy timeout of `seconds`. No schema text or value
+    longer than STORE_SQL_MAX is read. The caller opens nothing that may block (a FIFO):
+    SQLite's own open() does not ask."""
     uri = f"file:{urllib.parse.quote(path)}?mode=ro" + ("" if live else "&immutable=1")
     deadline = time.monotonic() + seconds
     try:
@@ -368,6 +399,8 @@ def holds_passhat_tables(path: str, seconds: float, *, live: bool) -> bool | Non
     except sqlite3.Error:
         return None
     try:
+        db.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, STORE_SQL_MAX)
+        db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, STORE_SQL_MAX)
         db.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
         row = db.execute(PASSHAT_TABLES).fetchone()
     except sqlite3.Error:  # not a database, damaged, locked, or past the deadline
