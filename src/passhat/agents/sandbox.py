@@ -549,11 +549,19 @@ PROCESSES = 1024
 """Processes and threads one sandboxed run may hold at once (RLIMIT_NPROC, soft and hard:
 counted in the sandbox's own user namespace, so per run): a fork bomb stops there."""
 
+RTPRIO = 0
+"""The highest real-time priority a sandboxed run may set (RLIMIT_RTPRIO, soft and hard):
+none, so an agent cannot make itself real-time (`chrt -f 99`) where its user's limit is
+above 0 (PAM's limits.conf gives audio groups 95 or 99) and hold a core against passhat's
+timer. Lowering a limit needs no privilege."""
+
 CAP = (
     f"{{ ulimit -u {PROCESSES} || ulimit -p {PROCESSES}; }} 2>/dev/null"  # -p: dash's name
-    ' || { echo "passhat: the run\'s process cap could not be set" >&2; exit 126; }'
+    f" && ulimit -r {RTPRIO} 2>/dev/null"
+    ' || { echo "passhat: the run\'s process cap or real-time limit could not be set" >&2; exit 126; }'
 )
-"""The shell line that sets a run's process cap on itself and all it makes."""
+"""The shell line that sets a run's process cap and real-time limit (RTPRIO) on itself
+and all it makes; a run whose limits cannot be set does not start."""
 
 
 def process_cap() -> list[str]:
