@@ -26,6 +26,7 @@ environment the test gives the suite's agent:
     ATTACK_SELF    any value: rewrite the agent's own program (append a line to this file);
                    say how many such lines it found when it started, and whether it could
     ATTACK_SCHED   any value: say the scheduling policy and priority the agent runs at
+    ATTACK_LIMITS  any value: say the resource limits the agent has (/proc/self/limits)
     ATTACK_ECHO    variable names: print their values on stdout, and on stderr the first
                    one followed by ATTACK_PAD bytes (the stderr tail then starts inside it)
 
@@ -252,6 +253,8 @@ def main() -> None:
         report["self"] = [found, can_append(own, mark)]
     if os.environ.get("ATTACK_SCHED"):
         report["sched"] = [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
+    if os.environ.get("ATTACK_LIMITS"):
+        report["limits"] = can_read("/proc/self/limits")
     if os.environ.get("ATTACK_FLOOD"):
         report["flooded"] = flood(os.environ["ATTACK_FLOOD"])
     if os.environ.get("ATTACK_RING"):

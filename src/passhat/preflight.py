@@ -97,13 +97,14 @@ def sealing(suite: Suite, level: str | None = None) -> list[str]:
 def limits() -> str:
     """A sandboxed run's limits, as `passhat check` and the docs say them."""
     from passhat.agents.isolation import PROCESSES
-    from passhat.agents.sandbox import SHM_BYTES, TMP_BYTES, WORK_BYTES
+    from passhat.agents.sandbox import RTPRIO, SHM_BYTES, TMP_BYTES, WORK_BYTES
     from passhat.serve.endpoints import CONNECTIONS
 
     return (
         f"{PROCESSES} processes and threads, a work folder of {WORK_BYTES >> 20} MiB, /tmp "
         f"{TMP_BYTES >> 20} MiB, /dev/shm {SHM_BYTES >> 20} MiB, {CONNECTIONS} connections "
-        "to its endpoints at once; the OOM killer takes it first"
+        f"to its endpoints at once, real-time priority {RTPRIO} (RLIMIT_RTPRIO); the OOM "
+        "killer takes it first"
     )
 
 

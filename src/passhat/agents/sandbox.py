@@ -25,8 +25,9 @@ the rest of the checkout. Where a folder in view holds them (a store beside the 
 an agent beside suite.yaml) they are covered: an empty read-only folder over a folder,
 /dev/null over a file; beside suite.yaml the agent sees only the files its command
 names. Secret-looking files (.env*, .git, .aws, .ssh, *.pem, ...) in its own folders
-are covered too, and a view is never widened to /tmp, HOME or a folder holding the
-suite or the store.
+are covered too (a link among them where it leads, when that is inside its folder: a
+cover never follows a link out of it), and a view is never widened to /tmp, HOME or a
+folder holding the suite or the store.
 
 The network namespace has a loopback of its own and nothing else. A root passhat
 listens there itself before the agent starts (agents/netns.py). Otherwise a relay,
@@ -52,6 +53,7 @@ import stat
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 
 from passhat.agents.answers import REPORT_HEAD, is_report
@@ -498,8 +500,21 @@ def covered(
             hide.append(suite)
     for folder in folders:
         if folder not in runtimes:
-            hide += secret_files(folder)
+            hide += [p for p in map(_not_out, secret_files(folder), repeat(folder)) if p]
     return outermost(hide)
+
+
+def _not_out(path: str, folder: str) -> str | None:
+    """What to cover for `path`, found in `folder`: itself; for a link, where it leads
+    when that is inside `folder`, not `folder` itself (bwrap mounts a cover over a link's end, never the link),
+    else nothing. A cover over a link out of the folder hid what it leads to (a run's
+    `.env` -> /usr/bin/python3 hid the interpreter of every later run) or failed to be
+    made (a folder, a dangling link): the link itself holds no content, and what it
+    leads to is in view or not by the view's own rules."""
+    if not os.path.islink(path):
+        return path
+    end, inside = real(path), real(folder)
+    return end if end != inside and under(end, [inside]) and os.path.exists(end) else None
 
 
 def base_argv() -> list[str]:
@@ -534,11 +549,19 @@ PROCESSES = 1024
 """Processes and threads one sandboxed run may hold at once (RLIMIT_NPROC, soft and hard:
 counted in the sandbox's own user namespace, so per run): a fork bomb stops there."""
 
+RTPRIO = 0
+"""The highest real-time priority a sandboxed run may set (RLIMIT_RTPRIO, soft and hard):
+none, so an agent cannot make itself real-time (`chrt -f 99`) where its user's limit is
+above 0 (PAM's limits.conf gives audio groups 95 or 99) and hold a core against passhat's
+timer. Lowering a limit needs no privilege."""
+
 CAP = (
     f"{{ ulimit -u {PROCESSES} || ulimit -p {PROCESSES}; }} 2>/dev/null"  # -p: dash's name
-    ' || { echo "passhat: the run\'s process cap could not be set" >&2; exit 126; }'
+    f" && ulimit -r {RTPRIO} 2>/dev/null"
+    ' || { echo "passhat: the run\'s process cap or real-time limit could not be set" >&2; exit 126; }'
 )
-"""The shell line that sets a run's process cap on itself and all it makes."""
+"""The shell line that sets a run's process cap and real-time limit (RTPRIO) on itself
+and all it makes; a run whose limits cannot be set does not start."""
 
 
 def process_cap() -> list[str]:

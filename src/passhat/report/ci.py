@@ -16,7 +16,8 @@ it, after the per-case correction) and one for the verdict (a `<failure>` when B
 is worse).
 
 Model output and ids are data: XML is escaped by ElementTree (and characters XML
-cannot hold are dropped); Markdown cells are escaped, HTML included.
+cannot hold are dropped); Markdown cells are escaped, HTML included; in both, direction
+characters are written as their escapes (as the terminal shows them).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 from passhat.accounting import Accounting, CaseAccount
 from passhat.gate import CaseShort, case_shorts
 from passhat.records import ExperimentRecord, RunSummary
+from passhat.report.console import escape_direction
 from passhat.report.loss import loss_line
 from passhat.stats import Comparison, Difference, Uncertainty
 
@@ -42,13 +44,16 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
 
 
 def _x(text: object) -> str:
-    """Text XML 1.0 can hold (ElementTree escapes the rest)."""
-    return _NOT_XML.sub("", str(text))
+    """Text XML 1.0 can hold (ElementTree escapes the rest), its direction characters
+    as their escapes (a CI's page shows it)."""
+    return escape_direction(_NOT_XML.sub("", str(text)))
 
 
 def md(text: object) -> str:
-    """Text safe in a Markdown table cell: markup characters escaped, no HTML, one line."""
-    plain = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text safe in a Markdown table cell: markup characters escaped, no HTML, one line,
+    direction characters as their escapes (`\\u202e`, its backslash escaped too)."""
+    plain = escape_direction(str(text))
+    plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN.sub(r"\\\1", " ".join(plain.split()))
 
 

@@ -12,9 +12,14 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.segment import Segment
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+DIRECTION = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+"""The direction characters (a class's body): the bidirectional embeddings, overrides and
+isolates, and the marks (Arabic, left-to-right, right-to-left), which reorder what is
+seen around them: a case `x\\u202eexe.txt` reads `xtxt.exe`."""
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{DIRECTION}]")
 """Characters a terminal acts on instead of showing: C0 (but newline and tab), DEL,
-C1, and the bidirectional overrides that reorder what is seen."""
+C1, and the direction characters."""
+_DIRECTION = re.compile(f"[{DIRECTION}]")
 
 
 def escape_controls(text: str) -> str:
@@ -23,6 +28,15 @@ def escape_controls(text: str) -> str:
     if not _CONTROL.search(text):
         return text
     return _CONTROL.sub(_escape_one, text)
+
+
+def escape_direction(text: str) -> str:
+    """`text` with every direction character written out as the terminal writes it
+    (`\\u202e`): what every page shows of data (the HTML report, `passhat view`, the
+    Markdown summary, JUnit), so no text reorders what is seen around it."""
+    if text.isascii() or not _DIRECTION.search(text):
+        return text
+    return _DIRECTION.sub(_escape_one, text)
 
 
 def _escape_one(match: re.Match[str]) -> str:

@@ -11,8 +11,10 @@
     /trend?suite=           a suite's experiments over time, regressions flagged
     /events                 Server-Sent Events: `change` whenever the store is written
 
-Everything a run holds is data: Jinja autoescapes it, the terminal renderings are
-shown as text in <pre>, and the pages run only /static/view.js (see security.py).
+Everything a run holds is data: Jinja autoescapes it and shows its direction characters
+as their escapes (report/html/render.py `shown`; a form's values, sent back, `|verbatim`),
+the terminal renderings are shown as text in <pre>, and the pages run only
+/static/view.js (see security.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from passhat.accounting import Accounting
 from passhat.adaptive import record_lines
@@ -21,6 +21,7 @@ from passhat.analysis import tool_profile
 from passhat.errors import ConfigError
 from passhat.limits import limit_runs
 from passhat.records import ExperimentRecord, RunRecord, RunSummary
+from passhat.report.console import escape_direction
 from passhat.report.experiment import experiment_accounting, replayed_runs
 from passhat.report.html import pages as paging
 from passhat.report.html.facts import (
@@ -66,20 +67,50 @@ if TYPE_CHECKING:
 def templates(package: str) -> jinja2.Environment:
     """The jinja2 environment of every page passhat writes or serves (the report's and
     `passhat view`'s): the templates of `package`, everything escaped (model output is
-    data), an undefined name an error."""
+    data: markup, and direction characters, `shown`), an undefined name an error."""
     try:
         import jinja2
     except ImportError:  # pragma: no cover - jinja2 is the `html` extra
         raise ConfigError(
             'the HTML report needs jinja2: install it with pip install "passhat[html]"'
         ) from None
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader(package, "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=shown,
     )
+    env.filters["verbatim"] = Verbatim.of
+    return env
+
+
+class Verbatim(Markup):
+    """A value sent back as it is (a form's value): HTML-escaped, its direction
+    characters kept (`{{ case|verbatim }}`); everything else a page shows is `shown`."""
+
+    @classmethod
+    def of(cls, value: object) -> Verbatim:
+        return cls(escape(value))
+
+
+def shown(value: object) -> object:
+    """What a page shows of a `{{ value }}`, before Jinja escapes it: its direction
+    characters as their escapes (`\\u202e`, as the terminal shows them: escape_direction),
+    so a case id, an answer or an error never reorders the text around it. Markup too
+    (`|join` of data makes one; JSON in a script stays the same JSON), not `Verbatim`."""
+    if type(value) is str:  # most values: ids, numbers as text, labels
+        return value if value.isascii() else escape_direction(value)
+    if type(value) is Markup:  # not a subclass: Verbatim's value is kept
+        escaped = escape_direction(value)
+        return value if escaped is value else Markup(escaped)
+    return value
+
+
+COMPILED_AS = "shown1"
+"""The settings templates are compiled under (finalize=shown), in the compiled code's
+cache key: change it with them, or a user's cache runs code compiled without them."""
 
 
 @cache
@@ -102,7 +133,12 @@ def _compiled() -> jinja2.BytecodeCache | None:
 
     class Kept(jinja2.FileSystemBytecodeCache):
         """A folder that cannot be read or written (full, read-only) is no error: the
-        templates are then compiled, as before."""
+        templates are then compiled, as before. Code compiled under other settings of the
+        environment (before `shown` finalized every value) is not reused: the key names
+        them, beside the template's path (the text is checked by jinja2)."""
+
+        def get_cache_key(self, name: str, filename: str | None = None) -> str:
+            return f"{super().get_cache_key(name, filename)}-{COMPILED_AS}"
 
         def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
             with contextlib.suppress(OSError):
