@@ -233,3 +233,34 @@ def test_the_columns_streamed_json_reads_are_the_summaries(tmp_path: Path) -> No
     assert [numbers.counts[key] for key in numbers.keys] == [r.tool_counts for r in summaries]
     distinct = {json.dumps(r.tool_counts): r.tool_counts for r in summaries}
     assert list(numbers.counts.values()) == list(distinct.values()) and len(distinct) > 1
+
+
+def test_a_damaged_text_of_counted_items_names_its_first_run(tmp_path: Path) -> None:
+    """`Store.counted_items` names a text of per-item results only when it is found
+    damaged (on decoding): the first counted run of the stretch that has it, as
+    `Store.summaries` names it; a text that is not a list at all is said at once."""
+    from passhat.errors import StoreError
+
+    stored_runs(tmp_path, 1)
+    with Store(tmp_path / "p.db") as store:
+        summaries = store.summaries("e1", decode_items=False)
+    counts = Counter(r.case_id for r in summaries if r.status != "errored")
+    counted = [r for r in summaries if r.status != "errored"]
+    case = "case-07"
+    first, later = [r.run_index for r in counted if r.case_id == case][1:3]
+    with sqlite3.connect(tmp_path / "p.db") as con:  # runs 2 and 3 of the case: one text
+        con.execute(
+            "UPDATE run_summaries SET items = '[{\"scorer\"' "
+            "WHERE case_id = ? AND run_index IN (?, ?)",
+            (case, first, later),
+        )
+    stretch = [(c, counts[c]) for c in ("case-06", case, "case-08")]
+    with Store(tmp_path / "p.db") as store:
+        got = {c: values for c, _, values in store.counted_items("e1", stretch)}
+        assert got["case-06"][0] == store.summaries("e1", cases=["case-06"])[0].graded_items
+        with pytest.raises(StoreError, match=rf"items of run {first} of '{case}' is not JSON"):
+            list(got[case][[r.run_index for r in counted if r.case_id == case].index(later)])
+        with sqlite3.connect(tmp_path / "p.db") as con:
+            con.execute("UPDATE run_summaries SET items = 'nope' WHERE case_id = 'case-08'")
+        with pytest.raises(StoreError, match=r"items of run \d+ of 'case-08' is not JSON"):
+            list(store.counted_items("e1", stretch))

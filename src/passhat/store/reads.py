@@ -103,6 +103,28 @@ def _from_json() -> Callable[[str], Any]:
     return from_json
 
 
+class _FirstRun:
+    """What a `LazyItems` of `Store.counted_items` is named should its text be damaged: the
+    first run of the stretch read that has the text ("items of run 3 of 'c'", as
+    `_items` names it), found then."""
+
+    __slots__ = ("indices", "sizes", "texts")
+
+    def __init__(self, indices: list[int], texts: list[str], sizes: dict[str, int]) -> None:
+        self.indices = indices
+        self.texts = texts
+        self.sizes = sizes
+
+    def __call__(self, text: str) -> str:
+        at = self.texts.index(text)
+        case = list(self.sizes)[bisect_right(list(accumulate(self.sizes.values())), at)]
+        return f"items of run {self.indices[at]} of {case!r}"
+
+
+def _named(what: str | _FirstRun, text: str) -> str:
+    return what if isinstance(what, str) else what(text)
+
+
 class LazyItems(Sequence[dict[str, Any]]):
     """A run's per-item results as the store keeps them (JSON text), decoded the first
     time they are read (`Store.summaries(decode_items=False)`). Empty exactly when the
@@ -111,7 +133,7 @@ class LazyItems(Sequence[dict[str, Any]]):
 
     __slots__ = ("_items", "_text", "_what")
 
-    def __init__(self, text: str, what: str) -> None:
+    def __init__(self, text: str, what: str | _FirstRun) -> None:
         self._text = text
         self._what = what
         self._items: list[dict[str, Any]] | None = None
@@ -119,7 +141,7 @@ class LazyItems(Sequence[dict[str, Any]]):
     def _read(self) -> list[dict[str, Any]]:
         items = self._items
         if items is None:
-            items = self._items = _decode(self._text, self._what)
+            items = self._items = _decode(self._text, _named(self._what, self._text))
         return items
 
     def decoded(self) -> list[dict[str, Any]]:
@@ -134,7 +156,7 @@ class LazyItems(Sequence[dict[str, Any]]):
         try:
             decoded: list[dict[str, Any]] = _from_json()(self._text)
         except ValueError:
-            return _decode(self._text, self._what)  # type: ignore[no-any-return]
+            return _decode(self._text, _named(self._what, self._text))  # type: ignore[no-any-return]
         return decoded
 
     @overload
@@ -475,12 +497,16 @@ class _Reads(_Connection):
             return
         indices, texts = map(list, zip(*rows, strict=True))
         del rows
-        shared: dict[str, Sequence[dict[str, Any]]] = {}
-        # each distinct text read once, named after the first run that has it
-        ends = list(accumulate(sizes.values()))
-        names = list(sizes)
-        for at in dict(zip(reversed(texts), range(len(texts) - 1, -1, -1), strict=True)).values():
-            shared[texts[at]] = _items(texts[at], indices[at], names[bisect_right(ends, at)])
+        # each distinct text read once (as `_items` reads it), named after the first run
+        # that has it only should it be damaged: 22,400 names made at 100,000 runs of
+        # 10,000 cases were 15 % of this read
+        first_run = _FirstRun(indices, texts, sizes)
+        shared = {
+            text: LazyItems(text, first_run)
+            if text and text != "[]" and text[0] == "["
+            else _decode(text or "[]", first_run(text))  # none, or damaged: said now
+            for text in dict.fromkeys(texts)
+        }
         values = list(map(shared.__getitem__, texts))
         start = 0
         for case, size in sizes.items():  # by case: one stretch each
