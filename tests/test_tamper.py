@@ -217,3 +217,59 @@ def test_each_experiments_guard_ends_its_thread_with_it(
     while len(watchers()) > len(before) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert watchers() == before
+
+
+def _honest() -> Any:
+    async def honest(input: Any, env: Any, ctx: Any) -> str:
+        await env.call("update_ticket", {**ANSWER, "annotations": _answer(wrong=False)})
+        return "done"
+
+    return honest
+
+
+def _rewritten_once_made(monkeypatch: pytest.MonkeyPatch, case_file: Path) -> None:
+    """The goal is rewritten after the suite was loaded and before any run starts (while
+    the experiment's agent and model are made), once."""
+    from passhat.evaluation import calls
+
+    make = calls._made
+
+    def then_rewritten(*args: Any, **kwargs: Any) -> Any:
+        made = make(*args, **kwargs)
+        if not getattr(then_rewritten, "done", False):
+            case = yaml.safe_load(case_file.read_text())
+            case["goal"]["ticket"]["annotations"] = _answer(wrong=True)
+            case_file.write_text(yaml.safe_dump(case))
+            then_rewritten.done = True  # type: ignore[attr-defined]
+        return made
+
+    monkeypatch.setattr(calls, "_made", then_rewritten)
+
+
+def test_a_goal_rewritten_between_the_load_and_the_first_run_is_a_change(
+    writer: SuiteWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evaluate's guard took the suite's files as they were once the agent was made, not
+    as the load read them: a goal rewritten in between was the guard's baseline, and the
+    honest runs were graded against goals the experiment never loaded (seen passing on
+    14e7e39). The guard's look is now taken before the load (tamper.look)."""
+    suite = _suite(writer)
+    _rewritten_once_made(monkeypatch, suite / "cases" / "tiny.yaml")
+    done = passhat.evaluate(
+        suite, agent=_honest(), k=2, db=tmp_path / "p.db", concurrency=1, model=""
+    )
+    runs = done.runs()
+    assert [r.error_type for r in runs] == ["suite_changed", "suite_changed"]
+    assert "cases/tiny.yaml" in (runs[0].error_message or "")
+
+
+def test_resume_too_watches_the_suite_from_its_load(
+    writer: SuiteWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite, db = _suite(writer), tmp_path / "p.db"
+    first = passhat.evaluate(suite, agent=_honest(), k=1, db=db, concurrency=1, model="")
+    assert [r.status for r in first.runs()] == ["passed"]
+    _rewritten_once_made(monkeypatch, suite / "cases" / "tiny.yaml")
+    done = passhat.resume(first.id, k=3, db=db, agent=_honest(), concurrency=1)
+    assert [r.status for r in done.runs()] == ["passed", "errored", "errored"]
+    assert {r.error_type for r in done.runs()[1:]} == {"suite_changed"}

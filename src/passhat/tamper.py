@@ -17,13 +17,14 @@ suite.yaml or the run's case file moved, the whole look is made at once, before 
 run is graded. Only when a file's size, mtime or inode moved is the suite loaded
 again and its hash compared (a `touch` is not a change).
 
-Each experiment has a guard of its own (`watch`; `load` makes one from a look taken
-before the suite's files were read, for regrade), handed down with its runs (`Job.guard`,
-`run_once(guard=...)`, a Dask worker's `Prepared.guard`; `current()` for a user's
-executor that calls `run_once` without one, from the context or, on a thread of its
-own, from the experiments running on that suite): a change one experiment saw stays told to
-it, and another experiment on the same suite in the same process, started once the
-files were put back, watches them afresh. Neither ever clears the other's finding.
+Each experiment has a guard of its own (`watch`, from a `look` taken before the suite's
+files were read: `load` for regrade, the evaluation's own load for run and resume),
+handed down with its runs (`Job.guard`, `run_once(guard=...)`, a Dask worker's
+`Prepared.guard`; `current()` for a user's executor that calls `run_once` without one,
+from the context or, on a thread of its own, from the experiments running on that
+suite): a change one experiment saw stays told to it, and another experiment on the same
+suite in the same process, started once the files were put back, watches them afresh.
+Neither ever clears the other's finding.
 """
 
 from __future__ import annotations
@@ -218,10 +219,37 @@ class SuiteGuard:
         )
 
 
-def watch(suite: Suite) -> SuiteGuard | None:
-    """A new guard of this loaded suite's files as they are now, for one experiment (its
-    caller closes it when the experiment ends), or None for a suite that has no folder of
-    its own on disk."""
+@dataclass(frozen=True)
+class Look:
+    """A suite folder's files as they were just before a load read them (`look`)."""
+
+    folder: Path
+    seen: Signature
+    at: float
+    cost: float
+
+
+def look(path: str | Path) -> Look | None:
+    """The files of the suite folder at `path` (or of the folder of the suite.yaml named),
+    as they are now, before a load reads them; None when there are none to look at."""
+    given = Path(path)
+    if given.is_file():  # suite.yaml named, as load_suite takes it
+        given = given.parent
+    folder = given.resolve()
+    started = time.monotonic()
+    seen = signature(folder)
+    at = time.monotonic()
+    return Look(folder, seen, at, at - started) if seen else None
+
+
+def watch(suite: Suite, before: Look | None = None) -> SuiteGuard | None:
+    """A new guard of this loaded suite's files, for one experiment (its caller closes it
+    when the experiment ends), or None for a suite that has no folder of its own on disk.
+    The files are taken as they were `before` the suite was read (`look`, when it looked
+    at this suite's folder), else as they are now: a guard started after the load takes a
+    goal rewritten in between as the suite's own."""
+    if before is not None and before.folder == suite.path:
+        return SuiteGuard(suite, seen=before.seen, checked_at=before.at, cost=before.cost)
     on_disk = any((suite.path / name).is_file() for name in ("suite.yaml", "suite.yml"))
     return SuiteGuard(suite) if on_disk else None
 
@@ -229,19 +257,11 @@ def watch(suite: Suite) -> SuiteGuard | None:
 def load(path: str | Path) -> tuple[Suite, SuiteGuard | None]:
     """`load_suite(path)` and its guard (as `watch`), whose look at the files is taken
     before the load reads them: a change made after, even as the suite loads, is seen by
-    the first grading (a guard started later takes a goal rewritten in between as the
-    suite's own; one rewritten before the load read it is the loaded suite's, not a
+    the first grading (one made before the load read it is the loaded suite's, not a
     change)."""
-    given = Path(path)
-    if given.is_file():  # suite.yaml named, as load_suite takes it
-        given = given.parent
-    started = time.monotonic()
-    seen = signature(given.resolve())
-    looked = time.monotonic()
+    before = look(path)
     suite = load_suite(path)
-    if suite.path != given.resolve() or not seen:
-        return suite, watch(suite)
-    return suite, SuiteGuard(suite, seen=seen, checked_at=looked, cost=looked - started)
+    return suite, watch(suite, before)
 
 
 _CURRENT: ContextVar[SuiteGuard | None] = ContextVar("passhat_suite_guard", default=None)

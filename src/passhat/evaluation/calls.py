@@ -98,7 +98,8 @@ def evaluate(
     seal_this_process()  # from the start: the provider's key is in this process's environment
     rules = _requirements(require)
     events = events or Events()
-    loaded_suite = _select(_load_suite(suite, environment, scorers), cases or [])
+    whole, before = _load_suite(suite, environment, scorers)
+    loaded_suite = _select(whole, cases or [])
     k = loaded_suite.defaults.k if k is None else k
     _check_options(k, concurrency, max_turns, timeout, retries)
     check_retry(retries, retry_max_wait, call_timeout)
@@ -130,7 +131,7 @@ def evaluate(
     _check_replay_tools(made.model, experiment.tools)
     options = _options(params, concurrency)
     with _open(db, create=True) as store:
-        guard = _guard(store, made.agent, made.model, loaded_suite, params)
+        guard = _guard(store, made.agent, made.model, loaded_suite, params, before)
         if adaptive is not None:
             adaptive = adaptive.resolved(store, experiment)
         base = _baseline_setup(store, adaptive, executor, scheduler, concurrency, events)
@@ -193,12 +194,13 @@ def resume(
                 f"-k is {k} but experiment {stored.name or stored.id} already asks for "
                 f"{stored.k_requested}; k can only grow"
             )
-        suite = _select(_load_suite(stored.suite_path, environment, scorers), list(stored.case_ids))
+        whole, before = _load_suite(stored.suite_path, environment, scorers)
+        suite = _select(whole, list(stored.case_ids))
         params = dict(stored.params)
         wanted_agent = agent if agent is not None else stored.agent
         wanted_model = model if model is not None else stored.model
         made = _made(suite, wanted_agent, wanted_model, params, executor, scheduler)
-        guard = _guard(store, made.agent, made.model, suite, params)
+        guard = _guard(store, made.agent, made.model, suite, params, before)
         check_resumable(stored, made.experiment(stored.k_requested, stored.seed))
         if adaptive is not None:
             adaptive = adaptive.resolved(store, stored)

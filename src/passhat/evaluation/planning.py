@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from passhat.models.base import Model
     from passhat.rounds import Rounds
     from passhat.suite import Suite
-    from passhat.tamper import SuiteGuard
+    from passhat.tamper import Look, SuiteGuard
 
 
 AgentLike = Any
@@ -118,8 +118,11 @@ def _options(
 
 def _load_suite(
     suite: str | Path | Suite, environment: Any = None, scorers: Sequence[Any] | None = None
-) -> Suite:
-    """The suite, with `environment` and `scorers` in place of suite.yaml's."""
+) -> tuple[Suite, Look | None]:
+    """The suite, with `environment` and `scorers` in place of suite.yaml's, and its
+    folder's files as they were before the load read them (for the experiment's guard,
+    `_guard`; None for a Suite given loaded)."""
+    from passhat import tamper
     from passhat.suite import Suite, load_suite
 
     if isinstance(suite, Suite):
@@ -128,12 +131,14 @@ def _load_suite(
                 "environment= and scorers= apply to a suite folder; give its path, not a "
                 "loaded Suite"
             )
-        return suite
-    return load_suite(
+        return suite, None
+    before = tamper.look(suite)
+    loaded = load_suite(
         Path(suite),
         environment=None if environment is None else _environment_spec(environment),
         scorers=None if scorers is None else [_scorer_spec(s) for s in scorers],
     )
+    return loaded, before
 
 
 def _importable(obj: Any, what: str) -> str:
@@ -362,13 +367,18 @@ def _open(db: str | Path | None, *, create: bool) -> Store:
 
 
 def _guard(
-    store: Store, loaded: LoadedAgent, provider: Model | None, suite: Suite, params: dict[str, Any]
+    store: Store,
+    loaded: LoadedAgent,
+    provider: Model | None,
+    suite: Suite,
+    params: dict[str, Any],
+    before: Look | None = None,
 ) -> SuiteGuard | None:
     """What no run may see or keep: the store stays out of every sandbox's view, and the
     provider's key and every value handed through `pass_env` are blanked from every record
     (by value, whatever the variable's name). Returns the experiment's watch on the
-    suite's files, noted as loaded: a run graded after they change is errored
-    (tamper.py). `_make_runs` closes it."""
+    suite's files, noted as they were `before` the load read them (`_load_suite`): a run
+    graded after they change is errored (tamper.py). `_make_runs` closes it."""
     from passhat import tamper
     from passhat.agents import sandbox
     from passhat.models import secret_values
@@ -379,7 +389,7 @@ def _guard(
     handed = getattr(loaded.agent, "secret_values", None)
     if callable(handed):
         store.add_secrets(handed())
-    return tamper.watch(suite)
+    return tamper.watch(suite, before)
 
 
 def _check_view(loaded: LoadedAgent, params: dict[str, Any]) -> None:
@@ -465,9 +475,10 @@ def _baseline_setup(
     if base is None:
         return None
     try:
-        suite = _select(_load_suite(base.suite_path), list(base.case_ids))
+        whole, before = _load_suite(base.suite_path)
+        suite = _select(whole, list(base.case_ids))
         made = _made(suite, base.agent, base.model, dict(base.params), executor, scheduler)
-        guard = _guard(store, made.agent, made.model, suite, made.params)
+        guard = _guard(store, made.agent, made.model, suite, made.params, before)
         check_resumable(base, made.experiment(base.k_requested, base.seed))
     except PasshatError as error:
         raise InputError(
