@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -109,6 +110,58 @@ json_values = st.recursive(
 def test_the_string_table_round_trips_any_json(value: dict[str, Any]) -> None:
     round_trip(value)
     round_trip(value, ensure_ascii=True)
+
+
+_LONG_VALUES = re.compile(
+    rb'((?:[^"]*+"(?:[^"]{0,%d}+"|[^"]*+"(?=\s*:)))*+[^"]*+)("[^"]*+"|\Z)'
+    % (html_runs._INTERN_MIN - 1)
+)
+"""What `_packed` read JSON text with before it found strings by their quotes: what comes
+before a long string value (structure, short strings, keys), and that value."""
+
+
+def packed_by_expression(runs: bytes) -> bytes:
+    """`_packed` as it was, by one regular expression over the text: the slower way its
+    bytes are checked against."""
+    escaped = b"\\\\" in runs or b'\\"' in runs
+    text = runs.replace(b"\\\\", b"\x01").replace(b'\\"', b"\x02") if escaped else runs
+    if any(text[m.start() - 1 : m.start()] == b'"' for m in re.finditer(rb"\\u0000", text)):
+        body, table = html_runs._packed_nul(text)
+    else:
+        pieces = _LONG_VALUES.split(text)
+        values = pieces[2::3]
+        table = [value for value, n in Counter(values).items() if n > 1 and value]
+        refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
+        pieces[2::3] = [refs.get(value, value) for value in values]
+        body = b"".join(pieces)
+    packed = b"".join([b'{"strings":[', b",".join(table), b'],"runs":', body, b"}"])
+    return packed.replace(b"\x02", b'\\"').replace(b"\x01", b"\\\\") if escaped else packed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=10), json_values, max_size=6), st.booleans(), st.booleans())
+def test_the_string_table_is_what_the_regular_expression_made(
+    value: dict[str, Any], ensure_ascii: bool, spaced: bool
+) -> None:
+    """`_packed` finds strings by their quotes (numpy), not by a regular expression that
+    stepped over each: the same bytes, keys (a colon after spaces too) never referenced."""
+    separators = (", ", ": ") if spaced else (",", ":")
+    text = json.dumps(value, ensure_ascii=ensure_ascii, separators=separators).encode()
+    assert html_runs._packed(text) == packed_by_expression(text)
+
+
+def test_the_string_table_of_long_keys_and_spaced_colons() -> None:
+    """A long key before a colon (after spaces, tabs or line breaks), a long repeated value
+    followed by spaces and a comma, and a long value last in the text: the same bytes as
+    the regular expression made (it failed on the quotes' positions taken one apart)."""
+    long = "k" * 40
+    for text in [
+        b'{"%b" \t\n: "%b" , "a": "%b" ,"%b":1}' % ((long.encode(),) * 4),
+        b'["%b", "%b"]' % ((long.encode(),) * 2),
+        b'"%b"' % long.encode(),
+        b"",
+    ]:
+        assert html_runs._packed(text) == packed_by_expression(text)
 
 
 def test_stored_runs_embed_as_whole_records_do(tmp_path: Path) -> None:
