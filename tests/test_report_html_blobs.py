@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import zlib
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from passhat.errors import StoreError
 from passhat.records import RunRecord, RunSummary
 from passhat.report.html import facts as html_facts
 from passhat.report.html import pages as html_pages
+from passhat.report.html import render as html_render
 from passhat.report.html import render_html
 from passhat.report.html import runs as html_runs
 from passhat.store import Store
@@ -404,3 +406,38 @@ def test_a_folder_for_compiled_templates_that_cannot_be_written_is_no_error(
         assert not list(tmp_path.glob("_jinja2-cache-*/__jinja2_*.cache"))
     finally:
         render._environment.cache_clear()
+
+
+def test_a_blob_is_deflated_as_zlib_does_or_refused_once_too_long() -> None:
+    """`_deflated`, fed a step at a time, writes zlib's own bytes, and refuses (None) a
+    blob one byte longer than allowed: the page past the last that fits is not
+    compressed whole (`_embedded_runs`)."""
+    rng = random.Random(38)
+    words = [f"word{n}".encode() for n in range(500)]
+    raw = b" ".join(rng.choice(words) for _ in range(200_000))  # several steps
+    whole = zlib.compress(raw, 9)
+    assert len(raw) > 3 * html_runs._DEFLATE_STEP
+    assert html_runs._deflated(raw, None) == whole
+    assert html_runs._deflated(raw, len(whole)) == whole
+    assert html_runs._deflated(raw, len(whole) - 1) is None
+    assert html_runs._deflated(raw, 100) is None
+    assert html_runs._deflated(b"", 8) == zlib.compress(b"", 9)
+
+
+def test_the_runs_blobs_stop_at_the_page_that_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages past the first are embedded while the blobs' total stays within the budget:
+    a budget exactly the first two blobs' length takes two, one character less one."""
+    e = experiment([f"c{n:03d}" for n in range(30)], k=3)
+    runs = [run(case, i, ["AC1:x"], ["AC1:x"][: i % 2]) for case in e.case_ids for i in (1, 2, 3)]
+    accounting = html_render.experiment_accounting(e, runs)
+    monkeypatch.setattr(html_pages, "PAGED_ABOVE", 5)
+    monkeypatch.setattr(html_pages, "PAGE_CASES", 5)
+    pages = html_pages._pages(html_facts._case_facts(runs, accounting))
+    blobs = [html_runs._runs_blob(page, None) or "" for page in pages]
+    assert len(pages) > 3 and all(blobs)
+    for budget, taken in [
+        (len(blobs[0]) + len(blobs[1]), 2),
+        (len(blobs[0]) + len(blobs[1]) - 1, 1),
+    ]:
+        monkeypatch.setattr(html_runs, "RUNS_BUDGET", budget)
+        assert [blob for _, blob in html_runs._embedded_runs(pages, None)] == blobs[:taken]

@@ -10,7 +10,7 @@ import json
 import re
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from itertools import compress
 from json.encoder import encode_basestring, encode_basestring_ascii
@@ -44,23 +44,28 @@ _RUN_FIELDS = (
     "output_tokens",
     "seed",
 )
-"""What a page shows of a run beside its case and index, in `_RUN_JSON`'s order."""
+"""What a page shows of a run beside its case and index, in `_RUN_ENTRY`'s order."""
 
 
-_RUN_JSON = (
-    b'{"case":%b,"run":%d,"status":%b,"transcript":%b,"tool_calls":%b,"final_state":%b,'
-    b'"score":%b,"output":%b,"retries":%b,"duration_s":%b,"input_tokens":%d,'
+_RUN_ENTRY = (
+    b'"%b-run%d":{"case":%b,"run":%d,"status":%b,"transcript":%b,"tool_calls":%b,'
+    b'"final_state":%b,"score":%b,"output":%b,"retries":%b,"duration_s":%b,"input_tokens":%d,'
     b'"output_tokens":%d,"seed":%d}'
 )
-"""`_run_data` of a stored run, its JSON columns written in as they are."""
+"""A stored run's entry in the runs blob: its key (anchor, run index) and `_run_data`,
+its JSON columns written in as they are."""
 
 
-def _run_json(run: RunWhole) -> bytes:
-    """A run's detail as the page's script reads it (`_run_data`), JSON in UTF-8: a
-    stored run's columns written as the store keeps them, never decoded."""
+def _run_entry(anchor: bytes, index: int, run: RunWhole) -> bytes:
+    """`"<anchor>-run<index>":` and the run's detail as the page's script reads it
+    (`_run_data`), JSON in UTF-8: a stored run's columns written as the store keeps them,
+    never decoded, in one step (key and detail one bytes object, not two joined)."""
     if isinstance(run, RunRecord):
-        return _to_json(_run_data(run))
-    return _RUN_JSON % (
+        return b'"%b-run%d":%b' % (anchor, index, _to_json(_run_data(run)))
+    duration = run.duration_s
+    return _RUN_ENTRY % (
+        anchor,
+        index,
         _quoted(run.case_id, False),
         run.run_index,
         _quoted(run.status, True),
@@ -70,11 +75,22 @@ def _run_json(run: RunWhole) -> bytes:
         run.score,
         run.output,
         run.retries,
-        _to_json(run.duration_s),
+        _float_json()(duration, inf_nan_mode="null")
+        if type(duration) is float
+        else _to_json(duration),
         run.input_tokens,
         run.output_tokens,
         run.seed,
     )
+
+
+@cache
+def _float_json() -> Callable[..., bytes]:
+    """pydantic-core's `to_json`, imported once when first wanted: a float's JSON as
+    `_to_json` writes it, without an import statement per run."""
+    from pydantic_core import to_json
+
+    return to_json
 
 
 def _quoted(value: Any, ascii_only: bool) -> bytes:
@@ -205,8 +221,11 @@ def _packed_nul(text: bytes) -> tuple[bytes, list[bytes]]:
     return _ANY_STRING.sub(value, text), table
 
 
-def _runs_blob(cases: Sequence[_CaseFacts], load: LoadRuns | None) -> str:
-    """Every recorded run's heavy fields, keyed by anchor, for the page's script.
+def _runs_blob(
+    cases: Sequence[_CaseFacts], load: LoadRuns | None, room: int | None = None
+) -> str | None:
+    """Every recorded run's heavy fields, keyed by anchor, for the page's script; None
+    when the blob would be longer than `room` (characters), told as soon as it is.
 
     Runs repeat themselves (the system prompt and the ticket in every run, the
     model's annotations in the transcript, the tool calls and the final state),
@@ -214,18 +233,44 @@ def _runs_blob(cases: Sequence[_CaseFacts], load: LoadRuns | None) -> str:
     and base64-encoded: about a tenth of the raw size.
     """
     raw = _packed(_runs_text(cases, _whole(cases, load)))
-    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    deflated = _deflated(raw, None if room is None else room // 4 * 3)
+    return None if deflated is None else base64.b64encode(deflated).decode("ascii")
+
+
+_DEFLATE_STEP = 1 << 16
+"""Bytes fed to the compressor at a time when a blob may not fit (`_deflated`)."""
+
+
+def _deflated(raw: bytes, most: int | None) -> bytes | None:
+    """`zlib.compress(raw, 9)`, or None as soon as its output is longer than `most` bytes:
+    fed a step at a time, the compressor writes the same bytes (no flush between steps),
+    and the output so far only grows. The page after the last that fits in
+    `RUNS_BUDGET` is compressed only until it is seen not to fit."""
+    if most is None:
+        return zlib.compress(raw, 9)
+    packer = zlib.compressobj(9)
+    out: list[bytes] = []
+    size = 0
+    view = memoryview(raw)
+    for at in range(0, len(raw), _DEFLATE_STEP):
+        out.append(packer.compress(view[at : at + _DEFLATE_STEP]))
+        size += len(out[-1])
+        if size > most:
+            return None
+    out.append(packer.flush())
+    return None if size + len(out[-1]) > most else b"".join(out)
 
 
 def _runs_text(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhole]) -> bytes:
     """`{"<anchor>-run<n>": <run>, ...}` of the runs of `cases` in `whole`, which is emptied
     as it is read: a page's runs are held about twice at most (rows, then pieces, then
     the joined text, each let go as the next is made)."""
+    pop = whole.pop
     pieces = [  # each row let go once written
-        b'"%b-run%d":%b' % (c.anchor.encode(), index, _run_json(whole.pop((c.account.case, index))))
+        _run_entry(c.anchor.encode(), index, run)
         for c in cases
         for index in range(1, c.account.k_requested + 1)
-        if (c.account.case, index) in whole
+        if (run := pop((c.account.case, index), None)) is not None
     ]
     whole.clear()
     if not pieces:
@@ -262,9 +307,9 @@ def _embedded_runs(pages: list[list[_CaseFacts]], load: LoadRuns | None) -> list
     chunks: list[tuple[int, str]] = []
     size = 0
     for page in pages:
-        blob = _runs_blob(page, load)
-        size += len(blob)
-        if chunks and size > RUNS_BUDGET:
+        blob = _runs_blob(page, load, RUNS_BUDGET - size if chunks else None)
+        if blob is None:
             break
+        size += len(blob)
         chunks.append((page[0].number, blob))
     return chunks
