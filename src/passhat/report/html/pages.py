@@ -309,9 +309,11 @@ class _ItemColumns:
         for c in page:
             runs = c.runs
             if len(runs) == 1:  # k = 1: nothing to sort
-                counted = [run for run in runs.values() if run.counted]
-            else:
-                counted = [run for _, run in sorted(runs.items()) if run.counted]
+                counted = [run for run in runs.values() if run.status != "errored"]
+            else:  # `run.counted`, without a property call per run
+                counted = [
+                    run for run in map(runs.__getitem__, sorted(runs)) if run.status != "errored"
+                ]
             before = len(names)
             if counted and not self._plain(counted, plans, verdicts):
                 # as given: the first run's scorers come first
