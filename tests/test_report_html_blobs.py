@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import zlib
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +24,7 @@ from passhat.errors import StoreError
 from passhat.records import RunRecord, RunSummary
 from passhat.report.html import facts as html_facts
 from passhat.report.html import pages as html_pages
+from passhat.report.html import render as html_render
 from passhat.report.html import render_html
 from passhat.report.html import runs as html_runs
 from passhat.store import Store
@@ -109,6 +112,58 @@ json_values = st.recursive(
 def test_the_string_table_round_trips_any_json(value: dict[str, Any]) -> None:
     round_trip(value)
     round_trip(value, ensure_ascii=True)
+
+
+_LONG_VALUES = re.compile(
+    rb'((?:[^"]*+"(?:[^"]{0,%d}+"|[^"]*+"(?=\s*:)))*+[^"]*+)("[^"]*+"|\Z)'
+    % (html_runs._INTERN_MIN - 1)
+)
+"""What `_packed` read JSON text with before it found strings by their quotes: what comes
+before a long string value (structure, short strings, keys), and that value."""
+
+
+def packed_by_expression(runs: bytes) -> bytes:
+    """`_packed` as it was, by one regular expression over the text: the slower way its
+    bytes are checked against."""
+    escaped = b"\\\\" in runs or b'\\"' in runs
+    text = runs.replace(b"\\\\", b"\x01").replace(b'\\"', b"\x02") if escaped else runs
+    if any(text[m.start() - 1 : m.start()] == b'"' for m in re.finditer(rb"\\u0000", text)):
+        body, table = html_runs._packed_nul(text)
+    else:
+        pieces = _LONG_VALUES.split(text)
+        values = pieces[2::3]
+        table = [value for value, n in Counter(values).items() if n > 1 and value]
+        refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
+        pieces[2::3] = [refs.get(value, value) for value in values]
+        body = b"".join(pieces)
+    packed = b"".join([b'{"strings":[', b",".join(table), b'],"runs":', body, b"}"])
+    return packed.replace(b"\x02", b'\\"').replace(b"\x01", b"\\\\") if escaped else packed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=10), json_values, max_size=6), st.booleans(), st.booleans())
+def test_the_string_table_is_what_the_regular_expression_made(
+    value: dict[str, Any], ensure_ascii: bool, spaced: bool
+) -> None:
+    """`_packed` finds strings by their quotes (numpy), not by a regular expression that
+    stepped over each: the same bytes, keys (a colon after spaces too) never referenced."""
+    separators = (", ", ": ") if spaced else (",", ":")
+    text = json.dumps(value, ensure_ascii=ensure_ascii, separators=separators).encode()
+    assert html_runs._packed(text) == packed_by_expression(text)
+
+
+def test_the_string_table_of_long_keys_and_spaced_colons() -> None:
+    """A long key before a colon (after spaces, tabs or line breaks), a long repeated value
+    followed by spaces and a comma, and a long value last in the text: the same bytes as
+    the regular expression made (it failed on the quotes' positions taken one apart)."""
+    long = "k" * 40
+    for text in [
+        b'{"%b" \t\n: "%b" , "a": "%b" ,"%b":1}' % ((long.encode(),) * 4),
+        b'["%b", "%b"]' % ((long.encode(),) * 2),
+        b'"%b"' % long.encode(),
+        b"",
+    ]:
+        assert html_runs._packed(text) == packed_by_expression(text)
 
 
 def test_stored_runs_embed_as_whole_records_do(tmp_path: Path) -> None:
@@ -351,3 +406,38 @@ def test_a_folder_for_compiled_templates_that_cannot_be_written_is_no_error(
         assert not list(tmp_path.glob("_jinja2-cache-*/__jinja2_*.cache"))
     finally:
         render._environment.cache_clear()
+
+
+def test_a_blob_is_deflated_as_zlib_does_or_refused_once_too_long() -> None:
+    """`_deflated`, fed a step at a time, writes zlib's own bytes, and refuses (None) a
+    blob one byte longer than allowed: the page past the last that fits is not
+    compressed whole (`_embedded_runs`)."""
+    rng = random.Random(38)
+    words = [f"word{n}".encode() for n in range(500)]
+    raw = b" ".join(rng.choice(words) for _ in range(200_000))  # several steps
+    whole = zlib.compress(raw, 9)
+    assert len(raw) > 3 * html_runs._DEFLATE_STEP
+    assert html_runs._deflated(raw, None) == whole
+    assert html_runs._deflated(raw, len(whole)) == whole
+    assert html_runs._deflated(raw, len(whole) - 1) is None
+    assert html_runs._deflated(raw, 100) is None
+    assert html_runs._deflated(b"", 8) == zlib.compress(b"", 9)
+
+
+def test_the_runs_blobs_stop_at_the_page_that_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages past the first are embedded while the blobs' total stays within the budget:
+    a budget exactly the first two blobs' length takes two, one character less one."""
+    e = experiment([f"c{n:03d}" for n in range(30)], k=3)
+    runs = [run(case, i, ["AC1:x"], ["AC1:x"][: i % 2]) for case in e.case_ids for i in (1, 2, 3)]
+    accounting = html_render.experiment_accounting(e, runs)
+    monkeypatch.setattr(html_pages, "PAGED_ABOVE", 5)
+    monkeypatch.setattr(html_pages, "PAGE_CASES", 5)
+    pages = html_pages._pages(html_facts._case_facts(runs, accounting))
+    blobs = [html_runs._runs_blob(page, None) or "" for page in pages]
+    assert len(pages) > 3 and all(blobs)
+    for budget, taken in [
+        (len(blobs[0]) + len(blobs[1]), 2),
+        (len(blobs[0]) + len(blobs[1]) - 1, 1),
+    ]:
+        monkeypatch.setattr(html_runs, "RUNS_BUDGET", budget)
+        assert [blob for _, blob in html_runs._embedded_runs(pages, None)] == blobs[:taken]

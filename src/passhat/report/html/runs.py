@@ -10,7 +10,9 @@ import json
 import re
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cache
+from itertools import compress
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
@@ -42,23 +44,28 @@ _RUN_FIELDS = (
     "output_tokens",
     "seed",
 )
-"""What a page shows of a run beside its case and index, in `_RUN_JSON`'s order."""
+"""What a page shows of a run beside its case and index, in `_RUN_ENTRY`'s order."""
 
 
-_RUN_JSON = (
-    b'{"case":%b,"run":%d,"status":%b,"transcript":%b,"tool_calls":%b,"final_state":%b,'
-    b'"score":%b,"output":%b,"retries":%b,"duration_s":%b,"input_tokens":%d,'
+_RUN_ENTRY = (
+    b'"%b-run%d":{"case":%b,"run":%d,"status":%b,"transcript":%b,"tool_calls":%b,'
+    b'"final_state":%b,"score":%b,"output":%b,"retries":%b,"duration_s":%b,"input_tokens":%d,'
     b'"output_tokens":%d,"seed":%d}'
 )
-"""`_run_data` of a stored run, its JSON columns written in as they are."""
+"""A stored run's entry in the runs blob: its key (anchor, run index) and `_run_data`,
+its JSON columns written in as they are."""
 
 
-def _run_json(run: RunWhole) -> bytes:
-    """A run's detail as the page's script reads it (`_run_data`), JSON in UTF-8: a
-    stored run's columns written as the store keeps them, never decoded."""
+def _run_entry(anchor: bytes, index: int, run: RunWhole) -> bytes:
+    """`"<anchor>-run<index>":` and the run's detail as the page's script reads it
+    (`_run_data`), JSON in UTF-8: a stored run's columns written as the store keeps them,
+    never decoded, in one step (key and detail one bytes object, not two joined)."""
     if isinstance(run, RunRecord):
-        return _to_json(_run_data(run))
-    return _RUN_JSON % (
+        return b'"%b-run%d":%b' % (anchor, index, _to_json(_run_data(run)))
+    duration = run.duration_s
+    return _RUN_ENTRY % (
+        anchor,
+        index,
         _quoted(run.case_id, False),
         run.run_index,
         _quoted(run.status, True),
@@ -68,11 +75,22 @@ def _run_json(run: RunWhole) -> bytes:
         run.score,
         run.output,
         run.retries,
-        _to_json(run.duration_s),
+        _float_json()(duration, inf_nan_mode="null")
+        if type(duration) is float
+        else _to_json(duration),
         run.input_tokens,
         run.output_tokens,
         run.seed,
     )
+
+
+@cache
+def _float_json() -> Callable[..., bytes]:
+    """pydantic-core's `to_json`, imported once when first wanted: a float's JSON as
+    `_to_json` writes it, without an import statement per run."""
+    from pydantic_core import to_json
+
+    return to_json
 
 
 def _quoted(value: Any, ascii_only: bool) -> bytes:
@@ -102,12 +120,8 @@ _INTERN_MIN = 32
 _BACKSLASH, _QUOTE = b"\x01", b"\x02"
 """An escaped backslash and an escaped quote while `_packed` reads JSON text: bytes that
 valid JSON never holds raw, so every quote left bounds a string."""
-_LONG_VALUES = re.compile(
-    rb'((?:[^"]*+"(?:[^"]{0,%d}+"|[^"]*+"(?=\s*:)))*+[^"]*+)("[^"]*+"|\Z)' % (_INTERN_MIN - 1)
-)
-"""What comes before a long string value (structure, short strings, keys), and that
-value: every match starts outside a string, so no quote is ever read as its opposite.
-`[^"]` (not `[^"\\]`): the regular expression engine's fastest loop."""
+_KEY_AFTER = re.compile(rb"\s*:")
+"""What follows a key's closing quote (JSON's whitespace, then a colon)."""
 _ANY_STRING = re.compile(rb'"([^"]*+)"(\s*:)?')
 _ESCAPED = re.compile(rb'\\[\\"]')
 _NUL = re.compile(rb"\\u0000")
@@ -123,8 +137,8 @@ def _packed(runs: bytes) -> bytes:
     as they are (the page's script reads values only).
 
     Equal strings have equal JSON text (one encoder wrote both), so the table is made
-    from the text, at the speed of regular expressions over bytes, without decoding
-    it: escaped backslashes and quotes are set aside first (`_BACKSLASH`, `_QUOTE`)."""
+    from the text, found by its quotes (`_packed_plain`), without decoding it: escaped
+    backslashes and quotes are set aside first (`_BACKSLASH`, `_QUOTE`)."""
     # often neither an escaped backslash nor quote: then nothing to set aside
     escaped = _ESCAPED.search(runs) is not None
     text = runs.replace(b"\\\\", _BACKSLASH).replace(b'\\"', _QUOTE) if escaped else runs
@@ -132,24 +146,82 @@ def _packed(runs: bytes) -> bytes:
     if any(text[m.start() - 1 : m.start()] == b'"' for m in _NUL.finditer(text)):
         body, table = _packed_nul(text)
     else:
-        # ["", before, value, "", before, value, ..., ""]: the matches meet end to end
-        pieces = _LONG_VALUES.split(text)
-        del text  # each copy of the text is let go as soon as the next is made
-        values = pieces[2::3]
-        counts = Counter(values)
-        table = [value for value, n in counts.items() if n > 1 and value]  # b"": the end
-        refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
-        ref = refs.get
-        pieces[2::3] = [ref(value, value) for value in values]
-        del values, counts
-        body = b"".join(pieces)
-        del pieces
+        held = [text]
+        del text  # `_packed_plain` lets it go once it is cut (a page's 4.6 MB)
+        body, table = _packed_plain(held)
     packed = b"".join([b'{"strings":[', b",".join(table), b'],"runs":', body, b"}"])
     del body
     if escaped:
         packed = packed.replace(_QUOTE, b'\\"')
         packed = packed.replace(_BACKSLASH, b"\\\\")
     return packed
+
+
+def _packed_plain(held: list[bytes]) -> tuple[bytes, list[bytes]]:
+    """`_packed`'s body and table when no string starts with U+0000 (the usual): every
+    quote of `text` bounds a string (escaped ones set aside), so the strings are found
+    at once from the quotes' positions (numpy): each long one (`_INTERN_MIN`) not
+    followed by a colon is a value, and those that occur more than once, in order of
+    first occurrence, make the table. Only the long values are sliced out and the text
+    between the repeated ones (a page's 177,000 strings, 26,000 of them long: 16 ms, not
+    the 20 ms of a regular expression that stepped over every string). The text is
+    taken from `held` and let go before the body is joined (no third copy of it held)."""
+    import numpy as np
+
+    text = held.pop()
+    codes = np.frombuffer(text, dtype=np.uint8)
+    quotes = _quotes(codes)
+    pairs = len(quotes) // 2
+    opens, closes = quotes[0 : 2 * pairs : 2], quotes[1 : 2 * pairs : 2]
+    long = closes - opens > _INTERN_MIN  # the text between holds _INTERN_MIN bytes or more
+    opens, ends = opens[long], closes[long] + 1
+    after = codes[np.minimum(ends, len(codes) - 1)]  # the last byte, a quote: no key
+    key = after == _COLON
+    for n in np.flatnonzero(_spaces()[after]).tolist():  # a colon past spaces (rare)
+        key[n] = _KEY_AFTER.match(text, int(ends[n])) is not None
+    starts, stops = opens[~key].tolist(), ends[~key].tolist()
+    values = list(map(text.__getitem__, map(slice, starts, stops)))
+    table = [value for value, n in Counter(values).items() if n > 1]
+    refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
+    got = list(map(refs.get, values))  # a value's reference, or None: kept as it is
+    del values
+    cut_from, cut_to = list(compress(starts, got)), list(compress(stops, got))
+    pieces: list[bytes] = [b""] * (2 * len(cut_from) + 1)
+    pieces[1::2] = [ref for ref in got if ref is not None]
+    pieces[0::2] = map(text.__getitem__, map(slice, [0, *cut_to], [*cut_from, len(text)]))
+    del text, codes, quotes, opens, closes, ends, after, key
+    return b"".join(pieces), table
+
+
+_QUOTE_BYTE, _COLON = ord('"'), ord(":")
+_QUOTES_STEP = 1 << 18
+"""Bytes of text looked at a time for quotes (`_quotes`)."""
+
+
+def _quotes(codes: Any) -> Any:
+    """The positions of the quotes in `codes` (the text's bytes as a numpy array), looked
+    for a quarter of a megabyte at a time: no mask as large as the text, whose pages
+    (mapped anew for each page's text) added 5 MB to the peak RSS of `report --html`."""
+    import numpy as np
+
+    kind = np.int32 if len(codes) < 2**31 else np.int64
+    return np.concatenate(
+        [
+            np.flatnonzero(codes[at : at + _QUOTES_STEP] == _QUOTE_BYTE).astype(kind) + at
+            for at in range(0, len(codes), _QUOTES_STEP)
+        ]
+        or [np.zeros(0, dtype=kind)]
+    )
+
+
+@cache
+def _spaces() -> Any:
+    """Per byte, whether `\\s` matches it (bytes: space, tab, LF, CR, VT, FF)."""
+    import numpy as np
+
+    space = np.zeros(256, dtype=bool)
+    space[list(b" \t\n\r\x0b\x0c")] = True  # what `\s` matches in bytes
+    return space
 
 
 def _packed_nul(text: bytes) -> tuple[bytes, list[bytes]]:
@@ -171,8 +243,11 @@ def _packed_nul(text: bytes) -> tuple[bytes, list[bytes]]:
     return _ANY_STRING.sub(value, text), table
 
 
-def _runs_blob(cases: Sequence[_CaseFacts], load: LoadRuns | None) -> str:
-    """Every recorded run's heavy fields, keyed by anchor, for the page's script.
+def _runs_blob(
+    cases: Sequence[_CaseFacts], load: LoadRuns | None, room: int | None = None
+) -> str | None:
+    """Every recorded run's heavy fields, keyed by anchor, for the page's script; None
+    when the blob would be longer than `room` (characters), told as soon as it is.
 
     Runs repeat themselves (the system prompt and the ticket in every run, the
     model's annotations in the transcript, the tool calls and the final state),
@@ -180,18 +255,44 @@ def _runs_blob(cases: Sequence[_CaseFacts], load: LoadRuns | None) -> str:
     and base64-encoded: about a tenth of the raw size.
     """
     raw = _packed(_runs_text(cases, _whole(cases, load)))
-    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    deflated = _deflated(raw, None if room is None else room // 4 * 3)
+    return None if deflated is None else base64.b64encode(deflated).decode("ascii")
+
+
+_DEFLATE_STEP = 1 << 16
+"""Bytes fed to the compressor at a time when a blob may not fit (`_deflated`)."""
+
+
+def _deflated(raw: bytes, most: int | None) -> bytes | None:
+    """`zlib.compress(raw, 9)`, or None as soon as its output is longer than `most` bytes:
+    fed a step at a time, the compressor writes the same bytes (no flush between steps),
+    and the output so far only grows. The page after the last that fits in
+    `RUNS_BUDGET` is compressed only until it is seen not to fit."""
+    if most is None:
+        return zlib.compress(raw, 9)
+    packer = zlib.compressobj(9)
+    out: list[bytes] = []
+    size = 0
+    view = memoryview(raw)
+    for at in range(0, len(raw), _DEFLATE_STEP):
+        out.append(packer.compress(view[at : at + _DEFLATE_STEP]))
+        size += len(out[-1])
+        if size > most:
+            return None
+    out.append(packer.flush())
+    return None if size + len(out[-1]) > most else b"".join(out)
 
 
 def _runs_text(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhole]) -> bytes:
     """`{"<anchor>-run<n>": <run>, ...}` of the runs of `cases` in `whole`, which is emptied
     as it is read: a page's runs are held about twice at most (rows, then pieces, then
     the joined text, each let go as the next is made)."""
+    pop = whole.pop
     pieces = [  # each row let go once written
-        b'"%b-run%d":%b' % (c.anchor.encode(), index, _run_json(whole.pop((c.account.case, index))))
+        _run_entry(c.anchor.encode(), index, run)
         for c in cases
         for index in range(1, c.account.k_requested + 1)
-        if (c.account.case, index) in whole
+        if (run := pop((c.account.case, index), None)) is not None
     ]
     whole.clear()
     if not pieces:
@@ -228,9 +329,9 @@ def _embedded_runs(pages: list[list[_CaseFacts]], load: LoadRuns | None) -> list
     chunks: list[tuple[int, str]] = []
     size = 0
     for page in pages:
-        blob = _runs_blob(page, load)
-        size += len(blob)
-        if chunks and size > RUNS_BUDGET:
+        blob = _runs_blob(page, load, RUNS_BUDGET - size if chunks else None)
+        if blob is None:
             break
+        size += len(blob)
         chunks.append((page[0].number, blob))
     return chunks
