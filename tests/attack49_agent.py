@@ -9,6 +9,9 @@ what it tries comes from its environment:
                     each at once (a thread each) a request declaring a 32 MiB body, all
                     of it but its last byte; after SECONDS, exit (every one cut
                     mid-body); how many connections took the whole send by then
+    ATTACK_CUT      any value: to each of the run's endpoints (MCP, chat completions,
+                    messages) send a request declaring a 1,000-byte body, send 6 bytes of
+                    it and close the connection; the routes cut
     ATTACK_MANY     N: N `tools/list` requests over MCP sent at once, each on its own
                     connection (threads); the HTTP status of each
     ATTACK_ENVIRON  a string: the /proc/<pid>/environ and cmdline files (pid: every
@@ -67,6 +70,26 @@ def hold(spec: str) -> int:
     return len(sent)
 
 
+def cut() -> list[str]:
+    url = urllib.parse.urlsplit(os.environ["PASSHAT_MCP_URL"])
+    routes = ["/mcp", "/v1/chat/completions", "/v1/messages"]
+    for route in routes:
+        with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
+            sock.sendall(
+                (
+                    f"POST {route} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    f"Authorization: Bearer {os.environ['PASSHAT_MCP_TOKEN']}\r\n"
+                    "Content-Type: application/json\r\n"
+                    "Accept: application/json, text/event-stream\r\n"
+                    "Content-Length: 1000\r\n\r\n"
+                ).encode()
+                + b'{"a": '
+            )
+            time.sleep(0.5)  # passhat is reading the body when the connection closes
+    time.sleep(0.5)
+    return routes
+
+
 def many(count: int) -> list[int | str]:
     headers = {
         "Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}",
@@ -112,6 +135,8 @@ def environ_holding(text: str) -> dict[str, str]:
 
 def main() -> None:
     report: dict[str, object] = {}
+    if os.environ.get("ATTACK_CUT"):
+        report["cut"] = cut()
     if os.environ.get("ATTACK_MANY"):
         report["many"] = many(int(os.environ["ATTACK_MANY"]))
     if os.environ.get("ATTACK_ENVIRON"):

@@ -10,7 +10,8 @@ multiplies it past the machine's memory). No budget saw it: the bodies were neve
 finished, so nothing was kept. Now the hub serves REQUESTS of a run's requests at once
 and the others wait their turn unread (uvicorn stops reading a connection whose request
 is not read), so one run holds at most REQUESTS bodies. A real agent's parallel requests
-are all answered (the control). As root and as nobody; the level does not matter (the
+are all answered (the control). A request whose agent closes its connection mid-body
+is answered quietly, not logged by uvicorn with a traceback on passhat's stderr. As root and as nobody; the level does not matter (the
 memory is passhat's), so the tests run `namespace`.
 """
 
@@ -91,3 +92,14 @@ def test_a_runs_parallel_requests_past_the_bound_wait_and_are_all_answered(
     suite = agent_suite(open_tmp / "work", {"ATTACK_MANY": str(4 * REQUESTS)})
     run, _, _ = one_run(user, open_tmp, suite)
     assert run.output == {"many": [200] * (4 * REQUESTS)}, run.error_message
+
+
+def test_a_request_cut_mid_body_leaves_no_traceback_on_passhats_stderr(
+    user: str, open_tmp: Path
+) -> None:
+    # uvicorn logged each as "Exception in ASGI application" with starlette's
+    # ClientDisconnect traceback: an agent could fill passhat's output with them
+    suite = agent_suite(open_tmp / "work", {"ATTACK_CUT": "1"})
+    run, _, stderr = one_run(user, open_tmp, suite)
+    assert run.output is not None and len(run.output["cut"]) == 3, run.error_message
+    assert "Traceback" not in stderr and "Exception" not in stderr, stderr[-3000:]
