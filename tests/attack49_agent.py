@@ -14,6 +14,8 @@ what it tries comes from its environment:
                     it and close the connection; the routes cut
     ATTACK_MANY     N: N `tools/list` requests over MCP sent at once, each on its own
                     connection (threads); the HTTP status of each
+    ATTACK_READ     paths, comma-separated: the first 64 characters of each that could be
+                    read, None for the others
     ATTACK_ENVIRON  a string: the /proc/<pid>/environ and cmdline files (pid: every
                     process the agent sees) that hold it, with the first 80 characters
                     of that process's command line
@@ -133,12 +135,22 @@ def environ_holding(text: str) -> dict[str, str]:
     return found
 
 
+def peek(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read(64).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def main() -> None:
     report: dict[str, object] = {}
     if os.environ.get("ATTACK_CUT"):
         report["cut"] = cut()
     if os.environ.get("ATTACK_MANY"):
         report["many"] = many(int(os.environ["ATTACK_MANY"]))
+    if os.environ.get("ATTACK_READ"):
+        report["read"] = {p: peek(p) for p in os.environ["ATTACK_READ"].split(",")}
     if os.environ.get("ATTACK_ENVIRON"):
         report["environ"] = environ_holding(os.environ["ATTACK_ENVIRON"])
     if os.environ.get("ATTACK_HOLD"):

@@ -255,7 +255,7 @@ def _runtime(program: Path, guarded: Sequence[str]) -> list[str]:
         found.append(real(venv))
         home = _venv_home(venv / "pyvenv.cfg")
         if home is not None:
-            found.append(real(Path(home).parent))  # .../bin -> the base Python's prefix
+            found += _base_python(Path(home), guarded)
     path = Path(real(program))
     if under(str(path), [*_present(SYSTEM), *found]):
         return found
@@ -265,6 +265,18 @@ def _runtime(program: Path, guarded: Sequence[str]) -> list[str]:
         prefix = path.parent.parent if path.parent.name == "bin" else path.parent
     found.append(str(path if too_wide(str(prefix), guarded) else prefix))
     return found
+
+
+def _base_python(bin_dir: Path, guarded: Sequence[str]) -> list[str]:
+    """The Python a virtualenv was made from: the prefix above its `bin/`, or, where that
+    is too wide (too_wide: a Python built with --prefix=$HOME has HOME there), its `bin/`
+    and its `lib/python3*` and `lib/libpython3*` alone."""
+    prefix = real(bin_dir.parent)
+    if not too_wide(prefix, guarded):
+        return [prefix]
+    lib = Path(prefix, "lib")
+    parts = [real(bin_dir), *map(str, [*lib.glob("python3*"), *lib.glob("libpython3*")])]
+    return [p for p in parts if not too_wide(p, guarded)]
 
 
 def is_script(path: Path) -> bool:
