@@ -12,6 +12,8 @@ what it tries comes from its environment:
     ATTACK_CUT      any value: to each of the run's endpoints (MCP, chat completions,
                     messages) send a request declaring a 1,000-byte body, send 6 bytes of
                     it and close the connection; the routes cut
+    ATTACK_STREAMS  N: open N `GET /mcp` event streams (as an MCP client may, one per
+                    session) and keep them open while the rest runs
     ATTACK_MANY     N: N `tools/list` requests over MCP sent at once, each on its own
                     connection (threads); the HTTP status of each
     ATTACK_READ     paths, comma-separated: the first 64 characters of each that could be
@@ -92,6 +94,23 @@ def cut() -> list[str]:
     return routes
 
 
+def streams(count: int) -> list[socket.socket]:
+    url = urllib.parse.urlsplit(os.environ["PASSHAT_MCP_URL"])
+    head = (
+        f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{url.port}\r\n"
+        f"Authorization: Bearer {os.environ['PASSHAT_MCP_TOKEN']}\r\n"
+        "Accept: text/event-stream\r\n\r\n"
+    ).encode()
+    held = []
+    for _ in range(count):
+        sock = socket.create_connection((url.hostname, url.port), timeout=30)
+        sock.sendall(head)
+        held.append(sock)
+    for sock in held:  # each answered 200, its stream open (passhat holds it)
+        assert sock.recv(12) == b"HTTP/1.1 200", "an event stream was refused"
+    return held
+
+
 def many(count: int) -> list[int | str]:
     headers = {
         "Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}",
@@ -147,6 +166,7 @@ def main() -> None:
     report: dict[str, object] = {}
     if os.environ.get("ATTACK_CUT"):
         report["cut"] = cut()
+    held = streams(int(os.environ.get("ATTACK_STREAMS") or 0))
     if os.environ.get("ATTACK_MANY"):
         report["many"] = many(int(os.environ["ATTACK_MANY"]))
     if os.environ.get("ATTACK_READ"):
@@ -156,6 +176,8 @@ def main() -> None:
     if os.environ.get("ATTACK_HOLD"):
         report["held"] = hold(os.environ["ATTACK_HOLD"])
     print(json.dumps(report))
+    for sock in held:
+        sock.close()
 
 
 if __name__ == "__main__":

@@ -103,3 +103,11 @@ def test_a_request_cut_mid_body_leaves_no_traceback_on_passhats_stderr(
     run, _, stderr = one_run(user, open_tmp, suite)
     assert run.output is not None and len(run.output["cut"]) == 3, run.error_message
     assert "Traceback" not in stderr and "Exception" not in stderr, stderr[-3000:]
+
+
+def test_a_runs_mcp_event_streams_held_open_take_no_turn(user: str, open_tmp: Path) -> None:
+    # GET /mcp is an event stream held open as long as the client likes: were it served
+    # within the REQUESTS turns, an agent holding that many would wait for ever
+    env = {"ATTACK_STREAMS": str(2 * REQUESTS), "ATTACK_MANY": "4"}
+    run, _, _ = one_run(user, open_tmp, agent_suite(open_tmp / "work", env))
+    assert run.output == {"many": [200] * 4}, run.error_message

@@ -48,7 +48,7 @@ class Served:
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     listeners: list[asyncio.AbstractServer] = field(default_factory=list)
     turns: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(REQUESTS))
-    """The run's requests served at once (endpoints.REQUESTS); the others wait unread."""
+    """The run's POSTs served at once (endpoints.REQUESTS); the others wait unread."""
 
 
 class Hub:
@@ -144,7 +144,7 @@ class Hub:
         """The app, handed the run each request's token names; 401 without one, and for a
         request that came in through another run's listener; 429, its body unread, for any
         request of a run whose budget is spent (endpoints.ToolBudget). A run's requests
-        are served REQUESTS at a time; the others wait, their bodies unread."""
+        are served REQUESTS POSTs at a time; the others wait, their bodies unread."""
         from passhat.serve.http import too_many, unauthorized
 
         async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -163,7 +163,10 @@ class Hub:
             if task is not None:
                 served.tasks.add(task)
             try:
-                async with served.turns:  # REQUESTS at once: the others' bodies wait unread
+                # REQUESTS at once: the others' bodies wait unread; a request without a
+                # body (an MCP client's GET stream, held open all the run) takes no turn
+                turn = served.turns if scope.get("method") == "POST" else contextlib.nullcontext()
+                async with turn:
                     if served.tools.spent is not None:  # spent while this one waited
                         await too_many(send, served.tools.spent)
                         return
