@@ -16,6 +16,7 @@ agent at `process` is root, and reads everything (docs/command-agents.md).
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -28,8 +29,12 @@ from test_attack49_serve import agent_suite
 
 pytestmark = [*ATTACK_MARKS, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
-PREFIX = KEY[:26]
-"""What the agent looks for: the head of the test's provider key (its decoy's too)."""
+MINE = KEY + "-attack49-" + secrets.token_hex(8)
+"""This test's provider key: one no other passhat on the machine holds (other tests run
+passhat as nobody with KEY, and a passhat is readable while it starts, before it seals
+itself)."""
+PREFIX = MINE[:-8]
+"""What the agent looks for: the head of this test's key (its decoy's too)."""
 
 
 def test_no_local_dask_process_shows_the_key_to_a_process_agent(open_tmp: Path) -> None:
@@ -54,6 +59,7 @@ def test_no_local_dask_process_shows_the_key_to_a_process_agent(open_tmp: Path) 
             "2",
             "-q",
             "--no-report",
+            key=MINE,
         )
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
     finally:
