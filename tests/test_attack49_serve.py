@@ -7,12 +7,14 @@ as it came, on all of them at once: an agent that opened 40 connections and sent
 a request of 32 MiB, all but its last byte, held passhat at 1.3 GiB of peak memory for as
 long as it liked (60 connections: 2.0 GiB; 128: 4 GiB, per run, and --concurrency
 multiplies it past the machine's memory). No budget saw it: the bodies were never
-finished, so nothing was kept. Now the hub serves REQUESTS of a run's requests at once
+finished, so nothing was kept. Now the hub serves REQUESTS of a run's POSTs at once
 and the others wait their turn unread (uvicorn stops reading a connection whose request
 is not read), so one run holds at most REQUESTS bodies. A real agent's parallel requests
-are all answered (the control). A request whose agent closes its connection mid-body
-is answered quietly, not logged by uvicorn with a traceback on passhat's stderr. As root and as nobody; the level does not matter (the
-memory is passhat's), so the tests run `namespace`.
+are all answered (the control), and the MCP event streams an agent holds open (GET, no
+body) take no turn. A request whose agent closes its connection mid-body is answered
+quietly, not logged by uvicorn with a traceback on passhat's stderr. As root and as
+nobody; the level does not matter (the memory is passhat's), so the tests run
+`namespace`.
 """
 
 from __future__ import annotations
