@@ -63,6 +63,7 @@ from passhat.agents.sandbox import (
     View,
     bwrap_argv,
     covered,
+    installations,
     is_script,
     outermost,
     process_cap,
@@ -70,7 +71,6 @@ from passhat.agents.sandbox import (
     protected,
     real,
     relay_argv,
-    runtime_paths,
     seal_keyring,
     symlinks,
     under,
@@ -508,7 +508,7 @@ class CommandAgent:
             guarded = self.guarded()
             program = program_paths(self.argv, self.files, env, guarded)
             visible = [*program, *read, *write]
-            runtimes = runtime_paths(self.argv, env, guarded)
+            runtimes = installations(self.argv, env, guarded)
             hide = covered(visible, protected(), self.suite_dir, runtimes)
             named = tuple(real(f) for f in self.files)
             self._refuse_answers(named)

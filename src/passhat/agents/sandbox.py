@@ -237,36 +237,68 @@ def symlinks(
 
 def runtime_paths(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
     """The program's installation and the agent's PYTHONPATH / NODE_PATH entries: what
-    its interpreter loads, not its own files (no secret is looked for in them)."""
-    wanted: list[str] = []
+    its interpreter loads (an entry that is HOME, one above it or /tmp is left out)."""
+    program = _program(argv, env)
+    return [*([] if program is None else _runtime(program, guarded)), *_loads(env)]
+
+
+PACKAGES = frozenset({"site-packages", "dist-packages", "node_modules"})
+
+
+def installations(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
+    """The runtime paths no secret is looked for in (covered: certifi's cacert.pem is no
+    secret): a virtualenv, its base Python, a program's `bin/` prefix, a PYTHONPATH /
+    NODE_PATH entry named as a folder of PACKAGES. Not a script's own folder or another
+    entry: the agent's own files (a `.env` beside `./agent.py` was shown to it)."""
+    program = _program(argv, env)
+    found = [] if program is None else _runtime(program, guarded, scripts=False)
+    return [*found, *(p for p in _loads(env) if Path(p).name in PACKAGES)]
+
+
+def _program(argv: Sequence[str], env: Mapping[str, str]) -> Path | None:
     program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
-    if program is not None:
-        wanted += _runtime(Path(os.path.abspath(program)), guarded)
-    for name in ("PYTHONPATH", "NODE_PATH"):
-        wanted += [real(p) for p in env.get(name, "").split(os.pathsep) if p and os.path.isabs(p)]
-    return wanted
+    return None if program is None else Path(os.path.abspath(program))
 
 
-def _runtime(program: Path, guarded: Sequence[str]) -> list[str]:
+def _loads(env: Mapping[str, str]) -> list[str]:
+    paths = [p for n in ("PYTHONPATH", "NODE_PATH") for p in env.get(n, "").split(os.pathsep)]
+    return [real(p) for p in paths if p and os.path.isabs(p) and not too_wide(real(p), ())]
+
+
+def _runtime(program: Path, guarded: Sequence[str], scripts: bool = True) -> list[str]:
     """The program's own installation when it is not the system's: a virtualenv (its
-    folder and the Python it was made from), a script's own folder, else the prefix of
-    the `bin` folder it lives in (a node under ~/.nvm/versions/node/v20/bin)."""
+    folder and the Python it was made from), a script's own folder (if `scripts`), else
+    the prefix of the `bin` folder it lives in (a node under ~/.nvm/versions/node/v20/bin)."""
     found: list[str] = []
     venv = program.parent.parent
     if (venv / "pyvenv.cfg").is_file():
         found.append(real(venv))
         home = _venv_home(venv / "pyvenv.cfg")
         if home is not None:
-            found.append(real(Path(home).parent))  # .../bin -> the base Python's prefix
+            found += _base_python(Path(home), guarded)
     path = Path(real(program))
     if under(str(path), [*_present(SYSTEM), *found]):
         return found
     if is_script(path):
+        if not scripts:
+            return found
         prefix = path.parent
     else:
         prefix = path.parent.parent if path.parent.name == "bin" else path.parent
     found.append(str(path if too_wide(str(prefix), guarded) else prefix))
     return found
+
+
+def _base_python(bin_dir: Path, guarded: Sequence[str]) -> list[str]:
+    """The Python a virtualenv was made from: the prefix above its `bin/`, or, where that
+    is too wide (too_wide: a Python built with --prefix=$HOME has HOME there), its `bin/`
+    and its `lib/python3*` and `lib/libpython3*` alone."""
+    prefix = real(bin_dir.parent)
+    if not too_wide(prefix, guarded):
+        return [prefix]
+    lib = Path(prefix, "lib")
+    parts = [real(bin_dir), *map(str, [*lib.glob("python3*"), *lib.glob("libpython3*")])]
+    return [p for p in parts if not too_wide(p, guarded)]
 
 
 def is_script(path: Path) -> bool:

@@ -44,7 +44,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -95,6 +95,11 @@ class ShipmentPlugin(WorkerPlugin):
         self.name = plugin_name(shipment.digest)
 
     def setup(self, worker: Any) -> None:
+        from passhat.agents.isolation import seal_this_process
+
+        # before any run: an idle worker (its environment holds the provider's key) is
+        # unreadable to a `process` agent that another worker runs
+        seal_this_process()
         # a worker of other code (one that joins later too) keeps the refusal, and
         # answers each batch with it; raising here would fail the registration for all
         refusal = foreign(worker.address, identity(), self.shipment.version, self.shipment.code)
@@ -265,6 +270,7 @@ class _Connection:
         try:
             address: Any = self.scheduler
             if address is None:
+                _bare_tracker()
                 n = self.workers or max(1, min(os.cpu_count() or 1, self.concurrency))
                 cluster = LocalCluster(  # type: ignore[no-untyped-call]
                     n_workers=n,
@@ -300,6 +306,32 @@ class _Connection:
 
 MAX_SENDS = 20
 """Times one batch is sent before the driver gives up on finding a worker for it."""
+
+
+def _bare_tracker() -> None:
+    """Start multiprocessing's resource tracker, which the local cluster's workers would
+    start, with PATH and the PYTHON* variables alone: it lives as long as passhat, is never
+    sealed, and with passhat's environment showed the provider's key in
+    /proc/<pid>/environ to any process of passhat's user (a `process` agent)."""
+    import shutil
+    from multiprocessing import resource_tracker, util
+
+    env = shutil.which("env")
+    if env is None:
+        return
+    keep = [f"{k}={v}" for k, v in os.environ.items() if k == "PATH" or k.startswith("PYTHON")]
+    spawn = util.spawnv_passfds
+
+    def bare(path: bytes, args: Sequence[Any], passfds: Sequence[int]) -> int:
+        # the executable as bytes, as multiprocessing gives its own (os.fsencode)
+        command = [env, "-i", *keep, path, *args[1:]]
+        return spawn(os.fsencode(env), command, passfds)
+
+    util.spawnv_passfds = bare
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        util.spawnv_passfds = spawn
 
 
 @dataclass

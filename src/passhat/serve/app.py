@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -32,6 +32,13 @@ MAX_BODY = 32 * 1024 * 1024
 
 class TooLarge(Exception):
     """A request body past MAX_BODY (HTTP 413)."""
+
+
+GONE = 400
+"""The status of a request whose agent closed its connection before sending the whole
+body: nobody reads it (uvicorn sends nothing on a closed connection), and the request is
+answered rather than left to uvicorn, which logged each one on passhat's stderr as an
+exception in the app, with its traceback (an agent could fill passhat's output with them)."""
 
 
 async def read_capped(request: Request) -> bytes:
@@ -66,6 +73,8 @@ async def chat_completions(request: Request) -> Response:
         proxy, body = await read_request(request)
     except TooLarge:
         return JSONResponse(error_body("request too large", "invalid_request_error"), 413)
+    except ClientDisconnect:
+        return Response(status_code=GONE)
     except ValueError:
         return JSONResponse(error_body("the body is not JSON", "invalid_request_error"), 400)
     status, answer = await proxy.answer(body, request.scope[RUN].tools)
@@ -97,6 +106,8 @@ async def messages(request: Request) -> Response:
         shaped = anthropic.openai_shaped(body) if isinstance(body, dict) else body
     except TooLarge:
         return JSONResponse(anthropic.error(413, "request too large"), 413)
+    except ClientDisconnect:
+        return Response(status_code=GONE)
     except (ValueError, AttributeError, TypeError) as error:
         return JSONResponse(anthropic.error(400, f"passhat cannot read this request: {error}"), 400)
     status, answer = await proxy.answer(shaped, request.scope[RUN].tools)

@@ -24,6 +24,11 @@ CONNECTIONS = 128
 Unix socket) and its proxy to allowed hosts each hold open at once: one more is closed
 as it comes, so an agent that opens thousands cannot take passhat's file descriptors
 from the other runs."""
+REQUESTS = 8
+"""Requests of one run the server reads and answers at once; the others wait their turn,
+their bodies unread (uvicorn stops reading a connection whose request is not read), so a
+run holding its connections full of half-sent 32 MiB bodies makes passhat hold at most
+this many (it held every one: 4 GiB at CONNECTIONS)."""
 Listen = Callable[[socket.socket], Awaitable[None]]
 """Serve on one more listening socket (one made in a sandbox's network namespace); it
 owns the socket from the call on, and closes it when it cannot serve it."""

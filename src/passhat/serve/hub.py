@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from passhat.serve.endpoints import BOUND, RUN, RunEndpoints, ToolBudget, listening
+from passhat.serve.endpoints import BOUND, REQUESTS, RUN, RunEndpoints, ToolBudget, listening
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
@@ -47,6 +47,8 @@ class Served:
     tools: ToolBudget = field(default_factory=ToolBudget)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     listeners: list[asyncio.AbstractServer] = field(default_factory=list)
+    turns: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(REQUESTS))
+    """The run's POSTs served at once (endpoints.REQUESTS); the others wait unread."""
 
 
 class Hub:
@@ -141,7 +143,8 @@ class Hub:
     def _dispatch(self, app: Any) -> Any:
         """The app, handed the run each request's token names; 401 without one, and for a
         request that came in through another run's listener; 429, its body unread, for any
-        request of a run whose budget is spent (endpoints.ToolBudget)."""
+        request of a run whose budget is spent (endpoints.ToolBudget). A run's requests
+        are served REQUESTS POSTs at a time; the others wait, their bodies unread."""
         from passhat.serve.http import too_many, unauthorized
 
         async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -160,7 +163,14 @@ class Hub:
             if task is not None:
                 served.tasks.add(task)
             try:
-                await app({**scope, RUN: served}, receive, send)
+                # REQUESTS at once: the others' bodies wait unread; a request without a
+                # body (an MCP client's GET stream, held open all the run) takes no turn
+                turn = served.turns if scope.get("method") == "POST" else contextlib.nullcontext()
+                async with turn:
+                    if served.tools.spent is not None:  # spent while this one waited
+                        await too_many(send, served.tools.spent)
+                        return
+                    await app({**scope, RUN: served}, receive, send)
             finally:
                 served.tasks.discard(task)
 
