@@ -55,7 +55,8 @@ from passhat.agents import LoadedAgent, netns, resolve_agent
 from passhat.agents.base import RunContext
 from passhat.agents.command import CommandAgent, CommandSpec
 from passhat.agents.isolation import launcher, run_uid, unavailable
-from passhat.agents.sandbox import bwrap_argv, process_cap, relay_argv
+from passhat.agents.relay import relay_argv
+from passhat.agents.sandbox import bwrap_argv, process_cap
 from passhat.agents.watchdog import watchdog
 from passhat.runner import RunOptions, new_experiment, run_experiment
 from passhat.store import Store

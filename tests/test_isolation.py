@@ -24,7 +24,7 @@ import pytest
 from agent_python import AGENT_SCRIPT, CHECKOUT_CLOSED, PYTHON, SITE
 from conftest import SuiteWriter
 from fakeserver import FakeServer
-from passhat.agents import isolation, sandbox
+from passhat.agents import isolation, relay, sandbox
 from passhat.store import Store
 from sandbox_helpers import KEY, ROOT, passhat_as
 
@@ -180,7 +180,7 @@ def test_namespace_runs_as_root_get_a_uid_of_their_own() -> None:
     assert cap[:2] == ["/bin/sh", "-c"] and f"ulimit -u {isolation.PROCESSES}" in cap[2]
     # the cap is set inside the sandbox, by its first command: nothing of it outside
     assert isolation.launcher("namespace") == []
-    assert sandbox.CAP in sandbox.socat_argv(sandbox.View(), "/usr/bin/socat")[2]
+    assert sandbox.CAP in relay.socat_argv(sandbox.View(), "/usr/bin/socat")[2]
     assert sandbox.base_argv()[:2] == ["bwrap", "--unshare-all"]
     argv = isolation.launcher("namespace", uid=isolation.RUN_UID_BASE + 7)
     assert argv[:2] == ["setpriv", f"--reuid={isolation.RUN_UID_BASE + 7}"]

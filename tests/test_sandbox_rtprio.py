@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from passhat import preflight
-from passhat.agents import sandbox
+from passhat.agents import relay, sandbox
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
 
@@ -48,7 +48,7 @@ def test_the_sandboxs_first_shell_lowers_the_real_time_limit_to_zero() -> None:
     assert f"ulimit -u {sandbox.PROCESSES}" in asked
     assert "ulimit -r 0" in asked, asked
     # the relays start with the same line, and `passhat check` says it
-    assert sandbox.CAP in sandbox.socat_argv(sandbox.View(), "/usr/bin/socat")[2]
+    assert sandbox.CAP in relay.socat_argv(sandbox.View(), "/usr/bin/socat")[2]
     assert "real-time priority 0 (RLIMIT_RTPRIO)" in preflight.limits()
 
 

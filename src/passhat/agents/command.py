@@ -59,6 +59,7 @@ from passhat.agents.isolation import (
     seal_this_process,
     unavailable,
 )
+from passhat.agents.relay import relay_argv
 from passhat.agents.sandbox import (
     View,
     bwrap_argv,
@@ -70,7 +71,6 @@ from passhat.agents.sandbox import (
     program_paths,
     protected,
     real,
-    relay_argv,
     seal_keyring,
     symlinks,
     under,

@@ -147,7 +147,7 @@ INSTALL = (
 @functools.cache
 def unavailable(level: Level) -> str | None:
     """Why `level` cannot be had on this machine (None when it can): one line."""
-    from passhat.agents import sandbox
+    from passhat.agents import relay, sandbox
 
     if level == "process":
         return None
@@ -162,8 +162,8 @@ def unavailable(level: Level) -> str | None:
     missing = [p for p in needed if not shutil.which(p)]
     if missing:
         return f"--isolation namespace needs {' and '.join(missing)}, not found on PATH; {INSTALL}"
-    python = sandbox.relay_python()
-    if python is None and sandbox.relay_socat() is None:
+    python = relay.relay_python()
+    if python is None and relay.relay_socat() is None:
         return (
             "--isolation namespace needs socat or a system Python (/usr/bin/python3) to relay "
             "the run's endpoints into its sandbox; install socat or use --isolation process"
