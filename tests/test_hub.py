@@ -299,3 +299,27 @@ def test_sockets_made_for_a_gate_given_up_meanwhile_are_closed() -> None:
         return sock
 
     assert asyncio.run(main()).fileno() == -1
+
+
+async def test_a_websocket_never_reaches_the_app_without_a_token() -> None:
+    """attack49: the hub passed every scope that was not HTTP to the app untouched, with no
+    token looked at, so where `websockets` is installed (uvicorn upgrades by default) an
+    agent's WebSocket reached the MCP app as no run. Only the app's lifespan passes now,
+    and uvicorn is told to upgrade none (serve/http.py). Seen failing before the fix."""
+    from passhat.serve.hub import Hub
+
+    reached: list[str] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        reached.append(scope["type"])
+
+    async def nothing() -> dict[str, Any]:
+        return {}
+
+    async def ignore(message: dict[str, Any]) -> None:
+        return None
+
+    dispatch = Hub.__new__(Hub)._dispatch(app)
+    await dispatch({"type": "websocket", "headers": [], "path": "/mcp"}, nothing, ignore)
+    await dispatch({"type": "lifespan"}, nothing, ignore)
+    assert reached == ["lifespan"]

@@ -88,6 +88,7 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
         timeout_graceful_shutdown=1,
         # no Server header: nothing identifies passhat's version to the agent
         server_header=False,
+        ws="none",  # no WebSocket upgrade, whatever is installed: runs speak HTTP alone
     )
     server = uvicorn.Server(config)
     config.load()  # (it configures uvicorn's loggers: the filter goes on after)

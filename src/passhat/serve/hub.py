@@ -144,12 +144,15 @@ class Hub:
         """The app, handed the run each request's token names; 401 without one, and for a
         request that came in through another run's listener; 429, its body unread, for any
         request of a run whose budget is spent (endpoints.ToolBudget). A run's requests
-        are served REQUESTS POSTs at a time; the others wait, their bodies unread."""
+        are served REQUESTS POSTs at a time; the others wait, their bodies unread. Only
+        HTTP reaches the app (and its start and end): never a WebSocket."""
         from passhat.serve.http import too_many, unauthorized
 
         async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
-            if scope["type"] != "http":
+            if scope["type"] == "lifespan":
                 await app(scope, receive, send)
+                return
+            if scope["type"] != "http":  # a WebSocket (none is served: http.py): no token
                 return
             served = self._find(dict(scope.get("headers") or ()))
             bound = (scope.get("state") or {}).get(BOUND)
