@@ -2,7 +2,7 @@
 (never by their names): the reports and exports it wrote (`report --json`, `--html`,
 `--junit-xml`, the terminal report kept as text, `show`/`diff`/`why --json`, `export`
 as JSON Lines, CSV or Parquet), each naming the goal's items, and the safe read of a
-file's first bytes that the look for them (agents/sandbox.secret_files, is_store)
+file's first bytes that the look for them (agents/lookout.py, sandbox.is_store)
 makes: regular files only, checked before the open.
 """
 
