@@ -105,3 +105,18 @@ def test_the_walk_stops_where_a_single_look_stopped(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "node_modules")
     found = Lookout(str(tmp_path)).found()
     assert sorted(found) == [str(tmp_path / ".git"), str(tmp_path / "shallow.csv")]
+
+
+def test_the_experiments_own_store_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store an experiment writes (protected: covered whatever it holds) changes with
+    every run; the look before each run does not open it again and again."""
+    store = tmp_path / "passhat.db"
+    with Store(store):
+        pass
+    (tmp_path / "agent.py").write_text("print(1)\n")
+    read = _reads(monkeypatch)
+    looks = Looks([str(store), f"{store}-wal"])
+    assert looks.found(str(tmp_path)) == []
+    assert str(store) not in read and str(tmp_path / "agent.py") in read

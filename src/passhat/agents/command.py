@@ -517,7 +517,9 @@ class CommandAgent:
             runtimes = installations(self.argv, env, guarded)
             named = tuple(real(f) for f in self.files)
             self._refuse_answers(named)
-            plan = self._plans.setdefault(key, (program, read, write, runtimes, named, Looks()))
+            own = [str(p) for p in protected()]  # the store and its companions: covered
+            looks = Looks([*own, *(real(f) for f in own)])
+            plan = self._plans.setdefault(key, (program, read, write, runtimes, named, looks))
         program, read, write, runtimes, named, looks = plan
         visible = [*program, *read, *write]
         hide = tuple(covered(visible, protected(), self.suite_dir, runtimes, look=looks.found))

@@ -24,6 +24,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from passhat.agents.answers import REPORT_HEAD, file_head, is_report
@@ -85,8 +86,11 @@ class Lookout:
     """The answers and secrets under one folder in view, looked for again on each `found`
     where something changed since the last look (module docstring)."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, skip: frozenset[str] = frozenset()) -> None:
         self.folder = folder
+        self.skip = skip
+        """Paths not read (the experiment's own store: covered as protected, written on
+        every run, and not worth a look each time)."""
         self._folders: dict[str, _Folder] = {}
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()  # a Dask worker's threads may share an agent
@@ -116,6 +120,7 @@ class Lookout:
         secrets: list[str] = []
         seen = 0
         stack = [self.folder]
+        known, stat_ = self._files, os.stat
         while stack:
             root = stack.pop()
             listed = self._list(root, fresh)
@@ -123,7 +128,17 @@ class Lookout:
             secrets += listed.secrets
             stack += reversed(listed.folders)  # in listing order, depth first
             for path in listed.files:
-                files[path] = self._read(path, fresh)
+                try:  # a link's target: what the run would read through it
+                    info = stat_(path)
+                except OSError:
+                    files[path] = _GONE
+                    continue
+                key = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_dev)
+                old = known.get(path)
+                if old is not None and old.key == key:  # the common case, kept tight
+                    files[path] = old
+                elif path not in self.skip:
+                    files[path] = _read(path, info, key, fresh)
             seen += listed.count
             if seen > WALK_LIMIT:
                 break
@@ -159,17 +174,14 @@ class Lookout:
         trusted = key if info.st_ctime_ns < fresh else None
         return _Folder(trusted, tuple(secrets), tuple(folders), tuple(files), count)
 
-    def _read(self, path: str, fresh: int) -> _File:
-        try:
-            info = os.stat(path)  # a link's target: what the run would read through it
-        except OSError:
-            return _File((), "")
-        key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        old = self._files.get(path)
-        if old is not None and old.key == key:
-            return old
-        found = kind(path) if stat.S_ISREG(info.st_mode) else ""
-        return _File(key if info.st_ctime_ns < fresh else None, found)
+
+_GONE = _File((), "")
+"""A file that cannot be stat'ed (a dangling link): nothing to read."""
+
+
+def _read(path: str, info: os.stat_result, key: Key, fresh: int) -> _File:
+    found = kind(path) if stat.S_ISREG(info.st_mode) else ""
+    return _File(key if info.st_ctime_ns < fresh else None, found)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -181,15 +193,16 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 class Looks:
     """A Lookout per folder in view, kept between the runs of one experiment: `found` is
-    sandbox.covered's `look`."""
+    sandbox.covered's `look`. `skip`: paths never read (Lookout.skip)."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip: Iterable[str] = ()) -> None:
         self._lookouts: dict[str, Lookout] = {}
+        self._skip = frozenset(skip)
 
     def found(self, folder: str) -> list[str]:
         lookout = self._lookouts.get(folder)
         if lookout is None:
-            lookout = self._lookouts.setdefault(folder, Lookout(folder))
+            lookout = self._lookouts.setdefault(folder, Lookout(folder, self._skip))
         return lookout.found()
 
 
