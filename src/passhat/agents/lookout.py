@@ -1,17 +1,19 @@
 """The look for answers in the folders a run sees, made before an experiment's first run
-and brought up to date before each later one (CommandAgent.view, sandbox.covered; executors/program.py makes one look).
+and brought up to date before each later one (CommandAgent.view, sandbox.covered;
+executors/program.py makes one look).
 
 What it looks for is covered in the run's view: secret-looking names (sandbox.is_secret)
 and, by their content, passhat stores and their write-ahead logs (sandbox.is_store,
-is_store_wal) and the reports and exports passhat wrote (answers.is_report). Made once,
-before the first run, the look missed what appeared after it: a second experiment
-started beside a long one made its store and exports in a folder the first one's later
-runs saw. A Lookout keeps, for each folder and file it looked at, its stat key (device,
-inode, size, mtime, ctime: ctime no one can set back); before each run it stats them
-again and looks again only at what changed: a folder whose key changed is listed again,
-a file whose key changed is read again. A key within RACY_NS of the look's own time is
-not trusted (a file system stamps times from a clock that ticks coarsely, so a file
-written twice in one tick keeps its times): that entry is looked at again next time.
+is_store_wal), the reports and exports passhat wrote (answers.is_report), and archives
+holding any of them (agents/archives.py). Made once, before the first run, the look
+missed what appeared after it: a second experiment started beside a long one made its
+store and exports in a folder the first one's later runs saw. A Lookout keeps, for each
+folder and file it looked at, its stat key (device, inode, size, mtime, ctime: ctime no
+one can set back); before each run it stats them again and looks again only at what
+changed: a folder whose key changed is listed again, a file whose key changed is read
+again. A key within RACY_NS of the look's own time is not trusted (a file system stamps
+times from a clock that ticks coarsely, so a file written twice in one tick keeps its
+times): that entry is looked at again next time.
 
 Not covered: a file made or changed in a folder in view while a run runs (its folders
 are bound into its sandbox live), or in the moment between a run's look and its
@@ -28,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from passhat.agents.answers import REPORT_HEAD, file_head, is_report
+from passhat.agents.archives import holds_answers, is_archive
 from passhat.agents.sandbox import (
     SQLITE_MAGIC,
     WAL_MAGIC,
@@ -68,17 +71,20 @@ class _File:
 
     key: Key | None
     kind: str
-    """"store", "wal", "report", or "" for none of passhat's."""
+    """"store", "wal", "archive", "report", or "" for none of passhat's."""
 
 
 def kind(path: str) -> str:
     """What the file at `path` is of passhat's: "store" (is_store), "wal" (the write-ahead
-    log of one: is_store_wal), "report" (is_report: a report or export), else ""."""
+    log of one: is_store_wal), "archive" (one holding either, or a report: archives.py),
+    "report" (is_report: a report or export), else ""."""
     head = file_head(path, REPORT_HEAD)  # one read tells most files apart
     if head.startswith(SQLITE_MAGIC):
         return "store" if is_store(path) else ""
     if head[: len(WAL_MAGIC[0])] in WAL_MAGIC:
         return "wal" if is_store_wal(path) else ""
+    if is_archive(head):
+        return "archive" if holds_answers(path) else ""
     return "report" if head and is_report(path, head) else ""
 
 
