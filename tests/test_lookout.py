@@ -120,3 +120,25 @@ def test_the_experiments_own_store_is_not_read(
     looks = Looks([str(store), f"{store}-wal"])
     assert looks.found(str(tmp_path)) == []
     assert str(store) not in read and str(tmp_path / "agent.py") in read
+
+
+def test_what_was_found_stays_found_unread_while_it_is_the_same_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store another experiment keeps writing changes before every run: found once,
+    it is not opened again while it is the same file; a new file at its name is read."""
+    store = tmp_path / "later.db"
+    with Store(store):
+        pass
+    monkeypatch.setattr(lookout, "RACY_NS", 0)
+    read = _reads(monkeypatch)
+    look = Lookout(str(tmp_path))
+    assert str(store) in look.found()
+    with store.open("ab") as more:  # the other experiment writes on
+        more.write(b"\0" * 4096)
+    read.clear()
+    assert str(store) in look.found()
+    assert read == [], "a store found was read again"
+    store.unlink()
+    store.write_text("my notes\n")  # another file at its name
+    assert look.found() == [] and read == [str(store)]

@@ -13,7 +13,9 @@ one can set back); before each run it stats them again and looks again only at w
 changed: a folder whose key changed is listed again, a file whose key changed is read
 again. A key within RACY_NS of the look's own time is not trusted (a file system stamps
 times from a clock that ticks coarsely, so a file written twice in one tick keeps its
-times): that entry is looked at again next time.
+times): that entry is looked at again next time. What was found stays found while it
+is the same file (inode and device) and no shorter: a store another experiment writes
+on is not opened again before every run.
 
 Not covered: a file made or changed in a folder in view while a run runs (its folders
 are bound into its sandbox live), or in the moment between a run's look and its
@@ -72,6 +74,8 @@ class _File:
     key: Key | None
     kind: str
     """"store", "wal", "archive", "report", or "" for none of passhat's."""
+    file: Key = ()
+    """Its inode, device and size."""
 
 
 def kind(path: str) -> str:
@@ -141,7 +145,7 @@ class Lookout:
                     continue
                 key = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_dev)
                 old = known.get(path)
-                if old is not None and old.key == key:  # the common case, kept tight
+                if old is not None and (old.key == key or _grown(old, key)):  # kept tight
                     files[path] = old
                 elif path not in self.skip:
                     files[path] = _read(path, info, key, fresh)
@@ -187,7 +191,14 @@ _GONE = _File((), "")
 
 def _read(path: str, info: os.stat_result, key: Key, fresh: int) -> _File:
     found = kind(path) if stat.S_ISREG(info.st_mode) else ""
-    return _File(key if info.st_ctime_ns < fresh else None, found)
+    return _File(key if info.st_ctime_ns < fresh else None, found, (*key[::4], key[1]))
+
+
+def _grown(old: _File, key: Key) -> bool:
+    """Whether a file found of passhat's is the same file (inode, device), no shorter: a
+    store or log another experiment writes on, kept found without being read again. (A
+    file made anew at its name, or cut short, is read again.)"""
+    return bool(old.kind) and old.file[:2] == key[::4] and key[1] >= old.file[2]
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
