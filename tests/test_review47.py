@@ -168,7 +168,7 @@ def test_a_store_migrated_after_its_runs_is_still_covered(
 
     import passhat.store as store_package
     import passhat.store.schema as schema
-    from passhat.agents import sandbox
+    from passhat.agents import lookout
 
     path = tmp_path / "runs" / "model-a.db"
     path.parent.mkdir()
@@ -187,7 +187,7 @@ def test_a_store_migrated_after_its_runs_is_still_covered(
         assert len(store.summaries("e1")) == 300
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    assert str(path) in sandbox.secret_files(str(tmp_path))
+    assert str(path) in lookout.secret_files(str(tmp_path))
 
 
 def test_a_store_of_an_older_passhat_never_migrated_is_covered(
@@ -202,7 +202,7 @@ def test_a_store_of_an_older_passhat_never_migrated_is_covered(
 
     import passhat.store as store_package
     import passhat.store.schema as schema
-    from passhat.agents import sandbox
+    from passhat.agents import lookout
 
     old = tmp_path / "model-a.db"
     eight = list(schema.MIGRATIONS)[:8]
@@ -216,7 +216,7 @@ def test_a_store_of_an_older_passhat_never_migrated_is_covered(
         db.execute("CREATE TABLE experiments (id TEXT, lr REAL)")
         db.execute("CREATE TABLE runs (experiment TEXT, loss REAL)")
     db.close()
-    found = sandbox.secret_files(str(tmp_path))
+    found = lookout.secret_files(str(tmp_path))
     assert str(old) in found
     assert str(mine) not in found
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_python import PYTHON
+from passhat.agents.lookout import secret_files
 from passhat.agents.sandbox import View, bwrap_argv, covered
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
@@ -49,7 +50,7 @@ def test_a_link_out_of_its_folder_is_not_covered_one_into_it_is_covered_where_it
     folder = tmp_path / "out"
     folder.mkdir()
     made = _links(folder)
-    hide = covered([str(folder)], [], None)
+    hide = covered([str(folder)], [], None, look=secret_files)
     assert hide == [str(made["inside"])], hide
     argv = bwrap_argv(View(hide=tuple(hide)), Path("/tmp/passhat-run-x"))
     assert str(made["python"]) not in argv and str(folder / ".env") not in argv

@@ -112,7 +112,7 @@ def test_a_fifo_or_a_device_under_a_store_or_report_name_does_not_hold_the_look(
     import os
     import threading
 
-    from passhat.agents.sandbox import secret_files
+    from passhat.agents.lookout import secret_files
 
     os.mkfifo(tmp_path / "passhat.db")
     os.mkfifo(tmp_path / "report.json")

@@ -2,7 +2,7 @@
 (never by their names): the reports and exports it wrote (`report --json`, `--html`,
 `--junit-xml`, the terminal report kept as text, `show`/`diff`/`why --json`, `export`
 as JSON Lines, CSV or Parquet), each naming the goal's items, and the safe read of a
-file's first bytes that the look for them (agents/sandbox.secret_files, is_store)
+file's first bytes that the look for them (agents/lookout.py, sandbox.is_store)
 makes: regular files only, checked before the open.
 """
 
@@ -13,7 +13,7 @@ import re
 import stat
 
 
-def _regular_fd(path: str) -> int | None:
+def regular_fd(path: str) -> int | None:
     """`path` opened for reading when it is a regular file (None otherwise). A FIFO, a
     socket or a device, or a link to one (a run may leave links in a `write:` folder), is
     never opened: opening some has effects (/dev/watchdog starts the watchdog, a tape
@@ -35,8 +35,8 @@ def _regular_fd(path: str) -> int | None:
 
 
 def file_head(path: str, size: int) -> bytes:
-    """The first `size` bytes of `path` when it is a regular file, else b"" (_regular_fd)."""
-    fd = _regular_fd(path)
+    """The first `size` bytes of `path` when it is a regular file, else b"" (regular_fd)."""
+    fd = regular_fd(path)
     if fd is None:
         return b""
     try:
@@ -65,7 +65,7 @@ _REPORT_TEXT = (
     re.compile(rb"^[ \t]*(?:fingerprint|" + "指紋".encode() + rb")[ \t]+[0-9a-f]{16}\b", re.M),
 )
 _PARQUET = b"PAR1"
-_PARQUET_MARKS = (b"verdict_details", b"fingerprint", b"experiment_name")
+PARQUET_MARKS = (b"verdict_details", b"fingerprint", b"experiment_name")
 PARQUET_FOOTER = 1 << 20
 """What tells passhat's own reports and exports from an agent's files, whatever their
 names, in their first bytes: `report --json` starts with its experiment's head
@@ -87,6 +87,12 @@ def is_report(path: str, head: bytes | None = None) -> bool:
     head = file_head(path, REPORT_HEAD) if head is None else head
     if head.startswith(_PARQUET):
         return _parquet_of_runs(path)
+    return is_report_head(head)
+
+
+def is_report_head(head: bytes) -> bool:
+    """Whether a file's first REPORT_HEAD bytes are those of a report or export passhat
+    wrote (a Parquet file's tell is in its footer: is_report reads it)."""
     return (
         _REPORT_JSON.match(head) is not None
         or _REPORT_HTML.search(head) is not None
@@ -99,7 +105,7 @@ def is_report(path: str, head: bytes | None = None) -> bool:
 def _parquet_of_runs(path: str) -> bool:
     """Whether the Parquet file at `path` holds passhat's run table (its footer, the
     schema, names its columns)."""
-    fd = _regular_fd(path)
+    fd = regular_fd(path)
     if fd is None:
         return False
     try:
@@ -111,11 +117,18 @@ def _parquet_of_runs(path: str) -> bool:
         if end[4:] != _PARQUET or size > min(PARQUET_FOOTER, info.st_size - 12):
             return False
         footer = os.pread(fd, size, info.st_size - 8 - size)
-        return all(mark in footer for mark in _PARQUET_MARKS)
+        return all(mark in footer for mark in PARQUET_MARKS)
     except OSError:
         return False
     finally:
         os.close(fd)
 
 
-__all__ = ["REPORT_HEAD", "file_head", "is_report"]
+__all__ = [
+    "PARQUET_MARKS",
+    "REPORT_HEAD",
+    "file_head",
+    "is_report",
+    "is_report_head",
+    "regular_fd",
+]

@@ -59,6 +59,7 @@ from passhat.agents.isolation import (
     seal_this_process,
     unavailable,
 )
+from passhat.agents.lookout import Looks
 from passhat.agents.relay import relay_argv
 from passhat.agents.sandbox import (
     View,
@@ -406,6 +407,10 @@ def _run_environ(ctx: RunContext, input_file: Path, workdir: Path) -> dict[str, 
     }
 
 
+_Plan = tuple[list[str], list[str], list[str], list[str], tuple[str, ...], Looks]
+"""A view's folders, found once: program, read, write, runtimes, named files, its looks."""
+
+
 class CommandAgent:
     """An `Agent` that runs a command per run; see the module docstring for the contract."""
 
@@ -421,6 +426,7 @@ class CommandAgent:
             raise ConfigError(f"agent cwd {spec.cwd!r}: {self.base} is not a folder")
         self.suite_dir = suite_dir
         self._views: dict[str, View] = {}
+        self._plans: dict[str, _Plan] = {}
         self.argv, self.files = resolve_paths(spec, self.base)
         check_program(self.argv[0], os.environ.get("PATH"))
         self.source_hash = files_hash(self.files)
@@ -498,24 +504,30 @@ class CommandAgent:
         self.view(params)
 
     def view(self, params: Mapping[str, Any], sockets: tuple[tuple[int, str], ...] = ()) -> View:
-        """What a run of this agent sees at --isolation namespace (agents/sandbox.py): the
-        same for every run of an experiment, made once."""
+        """What a run of this agent sees at --isolation namespace (agents/sandbox.py): its
+        folders found once an experiment; what is covered in them looked for again before
+        each run where they changed (agents/lookout.py)."""
         key = json.dumps([params.get("sandbox") or {}, [str(p) for p in protected()]])
-        made = self._views.get(key)
-        if made is None:
+        plan = self._plans.get(key)
+        if plan is None:
             read, write = self.extra_paths(params)
             env = {"PATH": os.environ.get("PATH", ""), **self.spec.env}
             guarded = self.guarded()
             program = program_paths(self.argv, self.files, env, guarded)
-            visible = [*program, *read, *write]
             runtimes = installations(self.argv, env, guarded)
-            hide = covered(visible, protected(), self.suite_dir, runtimes)
             named = tuple(real(f) for f in self.files)
             self._refuse_answers(named)
+            own = [str(p) for p in protected()]  # the store and its companions: covered
+            looks = Looks([*own, *(real(f) for f in own)])
+            plan = self._plans.setdefault(key, (program, read, write, runtimes, named, looks))
+        program, read, write, runtimes, named, looks = plan
+        visible = [*program, *read, *write]
+        hide = tuple(covered(visible, protected(), self.suite_dir, runtimes, look=looks.found))
+        made = self._views.get(key)
+        if made is None or made.hide != hide:
             links = symlinks(self.files, visible, hide)
-            made = View(tuple(outermost([*program, *read])), tuple(write), tuple(hide))
-            made = replace(made, named=named, links=links)
-            self._views[key] = made
+            made = View(tuple(outermost([*program, *read])), tuple(write), hide, named=named)
+            made = self._views[key] = replace(made, links=links)
         return replace(made, relays=sockets)
 
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:

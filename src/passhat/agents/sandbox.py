@@ -51,12 +51,11 @@ import os
 import shutil
 import stat
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 
-from passhat.agents.answers import REPORT_HEAD, is_report
 from passhat.agents.answers import file_head as _head
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -466,52 +465,21 @@ def store_files(path: str) -> list[str]:
     ]
 
 
-def secret_files(folder: str) -> list[str]:
-    """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
-    passhat stores (is_store: an earlier experiment's answers) and reports and exports
-    (is_report: the same answers, as JSON, HTML, CSV, Parquet or text), whatever their
-    names, looked for WALK_DEPTH
-    levels deep (not inside node_modules or site-packages)."""
-    found: list[str] = []
-    seen = 0
-    base = folder.rstrip("/").count("/")
-    for root, dirs, names in os.walk(folder):
-        seen += len(dirs) + len(names)
-        found += [os.path.join(root, n) for n in (*dirs, *names) if is_secret(n)]
-        for name in names:
-            if is_secret(name):
-                continue
-            path = os.path.join(root, name)
-            head = _head(path, REPORT_HEAD)  # one read tells most files apart
-            if head.startswith(SQLITE_MAGIC):
-                if is_store(path):
-                    found += store_files(path)
-            elif head[: len(WAL_MAGIC[0])] in WAL_MAGIC:
-                if is_store_wal(path):
-                    found += [path, *store_files(path.removesuffix("-wal"))]
-            elif head and is_report(path, head):
-                found.append(path)
-        dirs[:] = [
-            d
-            for d in dirs
-            if not is_secret(d) and d not in WALK_SKIPPED and root.count("/") - base < WALK_DEPTH
-        ]
-        if seen > WALK_LIMIT:
-            break
-    return found
-
-
 def covered(
     visible: Sequence[str],
     protected: Sequence[Path],
     suite_dir: Path | None,
     runtimes: Sequence[str] = (),
+    *,
+    look: Callable[[str], list[str]],
 ) -> list[str]:
     """The paths to cover inside the folders in view (real paths): each protected path
     (the store) inside one; the whole suite folder where a folder in view holds it, is it,
     or lies inside it; and secret-looking files (.env*, .git, .aws, *.pem, ...) in every
     folder but the `runtimes` (a virtualenv's or PYTHONPATH's packages: certifi's
-    cacert.pem is no secret, and covering it breaks TLS)."""
+    cacert.pem is no secret, and covering it breaks TLS), found by `look`: the look for
+    answers (agents/lookout.py: secret_files for one look, a Looks' found for a look kept
+    up to date between runs)."""
     folders = [p for p in visible if os.path.isdir(p)]
     hide: list[str] = []
     for path in protected:
@@ -523,7 +491,7 @@ def covered(
             hide.append(suite)
     for folder in folders:
         if folder not in runtimes:
-            hide += [p for p in map(_not_out, secret_files(folder), repeat(folder)) if p]
+            hide += [p for p in map(_not_out, look(folder), repeat(folder)) if p]
     return outermost(hide)
 
 

@@ -1,0 +1,235 @@
+"""The look for answers in the folders a run sees, made before an experiment's first run
+and brought up to date before each later one (CommandAgent.view, sandbox.covered;
+executors/program.py makes one look).
+
+What it looks for is covered in the run's view: secret-looking names (sandbox.is_secret)
+and, by their content, passhat stores and their write-ahead logs (sandbox.is_store,
+is_store_wal), the reports and exports passhat wrote (answers.is_report), and archives
+holding any of them (agents/archives.py). Made once, before the first run, the look
+missed what appeared after it: a second experiment started beside a long one made its
+store and exports in a folder the first one's later runs saw. A Lookout keeps, for each
+folder and file it looked at, its stat key (device, inode, size, mtime, ctime: ctime no
+one can set back); before each run it stats them again and looks again only at what
+changed: a folder whose key changed is listed again, a file whose key changed is read
+again. A key within RACY_NS of the look's own time is not trusted (a file system stamps
+times from a clock that ticks coarsely, so a file written twice in one tick keeps its
+times): that entry is looked at again next time. What was found stays found while it
+is the same file (inode and device) and no shorter: a store another experiment writes
+on is not opened again before every run.
+
+Not covered: a file made or changed in a folder in view while a run runs (its folders
+are bound into its sandbox live), or in the moment between a run's look and its
+sandbox's start. The next run's look covers it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from passhat.agents.answers import REPORT_HEAD, file_head, is_report
+from passhat.agents.archives import holds_answers, is_archive
+from passhat.agents.sandbox import (
+    SQLITE_MAGIC,
+    WAL_MAGIC,
+    WALK_DEPTH,
+    WALK_LIMIT,
+    WALK_SKIPPED,
+    is_secret,
+    is_store,
+    is_store_wal,
+    store_files,
+)
+
+RACY_NS = 2_000_000_000
+"""How recent (before the look) a change must be for its stat key not to be trusted: file
+systems stamp times from a coarse clock (a tick of 1-10 ms here; NFS takes the server's)."""
+
+Key = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _Folder:
+    """A folder as last listed: its stat key (None: list it again), what it holds."""
+
+    key: Key | None
+    secrets: tuple[str, ...]
+    """Paths of its entries with secret-looking names (covered whole, not looked into)."""
+    folders: tuple[str, ...]
+    """Paths of the folders below it the look goes into."""
+    files: tuple[str, ...]
+    """Paths of its other entries (read by their content)."""
+    count: int
+    """Its entries, as counted towards WALK_LIMIT."""
+
+
+@dataclass(frozen=True)
+class _File:
+    """A file as last read: its stat key (None: read it again) and what it was."""
+
+    key: Key | None
+    kind: str
+    """"store", "wal", "archive", "report", or "" for none of passhat's."""
+    file: Key = ()
+    """Its inode, device and size."""
+
+
+def kind(path: str) -> str:
+    """What the file at `path` is of passhat's: "store" (is_store), "wal" (the write-ahead
+    log of one: is_store_wal), "archive" (one holding either, or a report: archives.py),
+    "report" (is_report: a report or export), else ""."""
+    head = file_head(path, REPORT_HEAD)  # one read tells most files apart
+    if head.startswith(SQLITE_MAGIC):
+        return "store" if is_store(path) else ""
+    if head[: len(WAL_MAGIC[0])] in WAL_MAGIC:
+        return "wal" if is_store_wal(path) else ""
+    if is_archive(head):
+        return "archive" if holds_answers(path) else ""
+    return "report" if head and is_report(path, head) else ""
+
+
+class Lookout:
+    """The answers and secrets under one folder in view, looked for again on each `found`
+    where something changed since the last look (module docstring)."""
+
+    def __init__(self, folder: str, skip: frozenset[str] = frozenset()) -> None:
+        self.folder = folder
+        self.skip = skip
+        """Paths not read (the experiment's own store: covered as protected, written on
+        every run, and not worth a look each time)."""
+        self._folders: dict[str, _Folder] = {}
+        self._files: dict[str, _File] = {}
+        self._lock = threading.Lock()  # a Dask worker's threads may share an agent
+
+    def found(self) -> list[str]:
+        """The paths to cover under the folder now: secret-looking names, stores with
+        their SQLite companions, write-ahead logs of stores, reports and exports."""
+        with self._lock:
+            secrets = self._look()
+            found = list(secrets)
+            for path, seen in self._files.items():
+                if seen.kind == "store":
+                    found += store_files(path)  # a -wal made since is covered too
+                elif seen.kind == "wal":
+                    found += [path, *store_files(path.removesuffix("-wal"))]
+                elif seen.kind:
+                    found.append(path)
+            return found
+
+    def _look(self) -> list[str]:
+        """Walk the folder (WALK_DEPTH deep, WALK_LIMIT entries, not into WALK_SKIPPED or
+        secret-named folders, nor through links, as os.walk would), listing and reading
+        again only what changed; keep what is there now. The secret-named paths found."""
+        fresh = time.time_ns() - RACY_NS
+        folders: dict[str, _Folder] = {}
+        files: dict[str, _File] = {}
+        secrets: list[str] = []
+        seen = 0
+        stack = [self.folder]
+        known, stat_ = self._files, os.stat
+        while stack:
+            root = stack.pop()
+            listed = self._list(root, fresh)
+            folders[root] = listed
+            secrets += listed.secrets
+            stack += reversed(listed.folders)  # in listing order, depth first
+            for path in listed.files:
+                try:  # a link's target: what the run would read through it
+                    info = stat_(path)
+                except OSError:
+                    files[path] = _GONE
+                    continue
+                key = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_dev)
+                old = known.get(path)
+                if old is not None and (old.key == key or _grown(old, key)):  # kept tight
+                    files[path] = old
+                elif path not in self.skip:
+                    files[path] = _read(path, info, key, fresh)
+            seen += listed.count
+            if seen > WALK_LIMIT:
+                break
+        self._folders, self._files = folders, files
+        return secrets
+
+    def _list(self, root: str, fresh: int) -> _Folder:
+        try:
+            info = os.stat(root, follow_symlinks=False)
+        except OSError:
+            return _Folder(None, (), (), (), 0)
+        key = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+        old = self._folders.get(root)
+        if old is not None and old.key == key:
+            return old
+        secrets: list[str] = []
+        folders: list[str] = []
+        files: list[str] = []
+        deeper = root.count("/") - self.folder.rstrip("/").count("/") < WALK_DEPTH
+        try:
+            with os.scandir(root) as entries:
+                for entry in entries:
+                    path = os.path.join(root, entry.name)
+                    if is_secret(entry.name):
+                        secrets.append(path)
+                    elif not _is_dir(entry):
+                        files.append(path)
+                    elif entry.name not in WALK_SKIPPED and deeper and not entry.is_symlink():
+                        folders.append(path)
+        except OSError:
+            pass
+        count = len(secrets) + len(folders) + len(files)
+        trusted = key if info.st_ctime_ns < fresh else None
+        return _Folder(trusted, tuple(secrets), tuple(folders), tuple(files), count)
+
+
+_GONE = _File((), "")
+"""A file that cannot be stat'ed (a dangling link): nothing to read."""
+
+
+def _read(path: str, info: os.stat_result, key: Key, fresh: int) -> _File:
+    found = kind(path) if stat.S_ISREG(info.st_mode) else ""
+    return _File(key if info.st_ctime_ns < fresh else None, found, (*key[::4], key[1]))
+
+
+def _grown(old: _File, key: Key) -> bool:
+    """Whether a file found of passhat's is the same file (inode, device), no shorter: a
+    store or log another experiment writes on, kept found without being read again. (A
+    file made anew at its name, or cut short, is read again.)"""
+    return bool(old.kind) and old.file[:2] == key[::4] and key[1] >= old.file[2]
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # a link to a folder counts as one (not gone into)
+    except OSError:
+        return False
+
+
+class Looks:
+    """A Lookout per folder in view, kept between the runs of one experiment: `found` is
+    sandbox.covered's `look`. `skip`: paths never read (Lookout.skip)."""
+
+    def __init__(self, skip: Iterable[str] = ()) -> None:
+        self._lookouts: dict[str, Lookout] = {}
+        self._skip = frozenset(skip)
+
+    def found(self, folder: str) -> list[str]:
+        lookout = self._lookouts.get(folder)
+        if lookout is None:
+            lookout = self._lookouts.setdefault(folder, Lookout(folder, self._skip))
+        return lookout.found()
+
+
+def secret_files(folder: str) -> list[str]:
+    """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
+    passhat stores (is_store: an earlier experiment's answers) and reports and exports
+    (is_report: the same answers, as JSON, HTML, CSV, Parquet or text), whatever their
+    names, looked for WALK_DEPTH levels deep (not inside node_modules or site-packages):
+    one look, kept nowhere (Lookout.found)."""
+    return Lookout(folder).found()
+
+
+__all__ = ["RACY_NS", "Lookout", "Looks", "kind", "secret_files"]
