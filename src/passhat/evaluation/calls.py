@@ -131,7 +131,7 @@ def evaluate(
     _check_replay_tools(made.model, experiment.tools)
     options = _options(params, concurrency)
     with _open(db, create=True) as store:
-        guard = _guard(store, made.agent, made.model, loaded_suite, params, before)
+        guard = _guard(store, made, before)
         if adaptive is not None:
             adaptive = adaptive.resolved(store, experiment)
         base = _baseline_setup(store, adaptive, executor, scheduler, concurrency, events)
@@ -200,7 +200,7 @@ def resume(
         wanted_agent = agent if agent is not None else stored.agent
         wanted_model = model if model is not None else stored.model
         made = _made(suite, wanted_agent, wanted_model, params, executor, scheduler)
-        guard = _guard(store, made.agent, made.model, suite, params, before)
+        guard = _guard(store, made, before)
         check_resumable(stored, made.experiment(stored.k_requested, stored.seed))
         if adaptive is not None:
             adaptive = adaptive.resolved(store, stored)

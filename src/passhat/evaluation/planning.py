@@ -366,14 +366,7 @@ def _open(db: str | Path | None, *, create: bool) -> Store:
     return Store(Path(db) if db is not None else default_db_path(), create=create)
 
 
-def _guard(
-    store: Store,
-    loaded: LoadedAgent,
-    provider: Model | None,
-    suite: Suite,
-    params: dict[str, Any],
-    before: Look | None = None,
-) -> SuiteGuard | None:
+def _guard(store: Store, made: _Made, before: Look | None = None) -> SuiteGuard | None:
     """What no run may see or keep: the store stays out of every sandbox's view, and the
     provider's key and every value handed through `pass_env` are blanked from every record
     (by value, whatever the variable's name). Returns the experiment's watch on the
@@ -384,12 +377,12 @@ def _guard(
     from passhat.models import secret_values
 
     sandbox.protect(store.path)
-    _check_view(loaded, params)
-    store.add_secrets(secret_values(provider))
-    handed = getattr(loaded.agent, "secret_values", None)
+    _check_view(made.agent, made.params)
+    store.add_secrets(secret_values(made.model))
+    handed = getattr(made.agent.agent, "secret_values", None)
     if callable(handed):
         store.add_secrets(handed())
-    return tamper.watch(suite, before)
+    return tamper.watch(made.suite, before)
 
 
 def _check_view(loaded: LoadedAgent, params: dict[str, Any]) -> None:
@@ -478,7 +471,7 @@ def _baseline_setup(
         whole, before = _load_suite(base.suite_path)
         suite = _select(whole, list(base.case_ids))
         made = _made(suite, base.agent, base.model, dict(base.params), executor, scheduler)
-        guard = _guard(store, made.agent, made.model, suite, made.params, before)
+        guard = _guard(store, made, before)
         check_resumable(base, made.experiment(base.k_requested, base.seed))
     except PasshatError as error:
         raise InputError(
