@@ -375,7 +375,8 @@ def create_app(
     prices: Prices | None = None,
 ) -> Guard:
     """The view as an ASGI application over the store at `db` (opened read-only); with
-    `token`, every request must carry it; `prices` adds cost to the tokens."""
+    `token` (`serve` always gives one), every request must carry it; `prices` adds cost
+    to the tokens."""
     from starlette.applications import Starlette
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles

@@ -46,8 +46,9 @@ def serve(
     prices: Prices | None = None,
     say: Callable[[str], None] = print,
 ) -> None:
-    """Serve the view of the store at `db` until interrupted. Beyond loopback a random
-    token guards every request and a warning says the store is shown to the network."""
+    """Serve the view of the store at `db` until interrupted. A random token guards every
+    request, on loopback too (other local users and agents run at `--isolation process`
+    reach it); beyond loopback a warning says the store is shown to the network."""
     try:
         import uvicorn
     except ImportError:
@@ -58,7 +59,7 @@ def serve(
     from passhat.view.app import create_app
 
     Store(db, create=False, read_only=True).close()  # no store: one line, before binding
-    token = None if is_loopback(host) else new_token()
+    token = new_token()
     sock = bind(host, port)
     port = sock.getsockname()[1]
     try:  # the experiments' figures are read here: the URL printed is ready to answer
@@ -67,7 +68,7 @@ def serve(
         sock.close()
         raise
     url = view_url(host, port, token)
-    if token is not None:
+    if not is_loopback(host):
         say(
             f"warning: --host {host} shows this store to every machine that can reach it; "
             "each request needs the access token in this URL"
