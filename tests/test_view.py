@@ -441,6 +441,31 @@ def test_serve_announces_itself_while_it_serves(
     assert view_of(db) is None
 
 
+def test_open_hands_the_browser_a_page_of_its_own_not_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A browser's command line is readable by every local user (/proc/PID/cmdline):
+    `--open` gives it a file of this user's alone that leads to the printed URL."""
+    db = write_store(tmp_path / "passhat.db", [])
+    opened: list[str] = []
+    seen: list[tuple[str, int]] = []
+    monkeypatch.setattr("webbrowser.open", opened.append)
+
+    def run(self: uvicorn.Server, sockets: object = None) -> None:
+        page = Path(urlsplit(opened[0]).path)
+        if page.is_file():
+            seen.append((page.read_text(encoding="utf-8"), page.stat().st_mode & 0o777))
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    lines: list[str] = []
+    serve(db, port=0, open_browser=True, say=lines.append)
+    printed = lines[0].split()[-4]
+    assert "?token=" in printed and "token" not in opened[0], opened
+    ((text, mode),) = seen
+    assert mode == 0o600 and f'content="0;url={printed}"' in text.replace("&amp;", "&")
+    assert not Path(urlsplit(opened[0]).path).exists()  # removed when the view stopped
+
+
 def test_a_price_adds_the_cost_to_the_tokens(tmp_path: Path) -> None:
     db = trend_store(tmp_path / "passhat.db")
     with Store(db, create=False, read_only=True) as store:

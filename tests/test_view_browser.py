@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 import pytest
 
 from devtools import Page, chromium_page
+from passhat.view.beacon import opening_page
 from test_report_html import IMG, SCRIPT, hostile
 from view_stores import served, suite_experiment, trend_store, write_store
 
@@ -78,6 +79,21 @@ def test_every_page_renders_without_console_errors(tmp_path: Path) -> None:
             ["p4", "p3"],
         )
         assert page.errors() == []
+
+
+def test_the_page_open_hands_the_browser_leads_to_the_view(tmp_path: Path) -> None:
+    """`--open` gives the browser a file that leads to the printed URL (the token on no
+    command line): it does, and the token it carries becomes the cookie."""
+    db = trend_store(tmp_path / "passhat.db")
+    with served(db) as url, chromium_page() as page:
+        opening = opening_page(db, url)  # the view's own folder: the test is its user
+        assert opening.startswith("file:///") and "token" not in opening
+        page.goto(opening)
+        page.wait_for("location.protocol === 'http:' && document.readyState === 'complete'")
+        page.wait_for("document.getElementById('stream').dataset.state === 'on'")
+        visit(page, url.partition("?")[0], "e/p3")  # by the cookie
+        assert page.evaluate("document.title").startswith("passhat")
+        assert page.errors() == []  # the view removes the page when it stops
 
 
 def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:

@@ -36,7 +36,12 @@ def view(
         int, typer.Option("--port", metavar="N", help="Port to listen on (0: any free one).")
     ] = 8765,
     open_browser: Annotated[
-        bool, typer.Option("--open", help="Open the experiments page in a browser.")
+        bool,
+        typer.Option(
+            "--open",
+            help="Open the experiments page in a browser (through a file of this user's that "
+            "leads there: the token is on no command line).",
+        ),
     ] = False,
     price: PriceOption = None,
 ) -> None:

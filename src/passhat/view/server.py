@@ -9,7 +9,7 @@ from pathlib import Path
 
 from passhat.errors import ConfigError, InputError
 from passhat.usage import Prices
-from passhat.view.beacon import announced
+from passhat.view.beacon import announced, opening_page
 from passhat.view.security import is_loopback, new_token
 
 DEFAULT_HOST = "127.0.0.1"
@@ -75,9 +75,9 @@ def serve(
         )
     say(f"passhat view of {db}: {url}  (Ctrl-C stops it)")
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-    if open_browser:
-        webbrowser.open(url)
     with sock, announced(db, url):
+        if open_browser:
+            webbrowser.open(opening_page(db, url))
         uvicorn.Server(config).run(sockets=[sock])
 
 
