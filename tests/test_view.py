@@ -28,7 +28,7 @@ from passhat.analysis import ItemStability
 from passhat.store import Store
 from passhat.usage import parse_price, usage_of
 from passhat.view import create_app, serve
-from passhat.view.beacon import announced, view_of
+from passhat.view.beacon import announced, beacon_path, opening_page, view_of
 from passhat.view.data import (
     CASES_PER_PAGE,
     Snapshot,
@@ -464,6 +464,23 @@ def test_open_hands_the_browser_a_page_of_its_own_not_the_token(
     ((text, mode),) = seen
     assert mode == 0o600 and f'content="0;url={printed}"' in text.replace("&amp;", "&")
     assert not Path(urlsplit(opened[0]).path).exists()  # removed when the view stopped
+
+
+def test_a_view_stopped_by_sigterm_leaves_no_beacon(tmp_path: Path) -> None:
+    """`kill` (or a service manager's stop) sends SIGTERM; uvicorn shuts down and sends
+    it again to itself, whose default action ended the process before the beacon (its
+    URL and token) and the page `--open` leaves were removed."""
+    db = write_store(tmp_path / "passhat.db", [])
+    with served(db) as url:  # stopped by SIGTERM to its process group
+        deadline = time.monotonic() + 30  # the URL is printed just before the beacon is made
+        while view_of(db) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert view_of(db) == url
+        beacon = beacon_path(db)
+        opening_page(db, url)  # as `--open` leaves it, in the same folder
+        assert beacon.exists() and beacon.with_suffix(".html").exists()
+    assert not beacon.exists(), "the beacon of a stopped view was left behind"
+    assert not beacon.with_suffix(".html").exists()
 
 
 def test_a_price_adds_the_cost_to_the_tokens(tmp_path: Path) -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
+import threading
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 
 from passhat.errors import ConfigError, InputError
 from passhat.usage import Prices
@@ -30,6 +34,25 @@ def bind(host: str, port: int) -> socket.socket:
         ) from None
     sock.listen(128)
     return sock
+
+
+def _exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    """SIGTERM (`kill`, a service manager's stop) ends the view through its `finally`s, as
+    Ctrl-C does: uvicorn stops on it, then sends it to itself again, and its default
+    action ended the process before the beacon and its token were removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are the main thread's alone
+        return
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def view_url(host: str, port: int, token: str | None) -> str:
@@ -75,7 +98,7 @@ def serve(
         )
     say(f"passhat view of {db}: {url}  (Ctrl-C stops it)")
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-    with sock, announced(db, url):
+    with sock, announced(db, url), _terminated_as_exit():
         if open_browser:
             webbrowser.open(opening_page(db, url))
         uvicorn.Server(config).run(sockets=[sock])
