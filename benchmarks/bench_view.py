@@ -46,6 +46,8 @@ from pathlib import Path
 from _fixtures import kept_store
 from _result import result
 
+from passhat.view.security import token_cookie
+
 EXTRA = 49
 EXTRA_CASES = 1_840
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,6 +102,10 @@ def build(folder: Path) -> tuple[Path, str]:
     return db, eid
 
 
+COOKIES: dict[str, str] = {}
+"""The token cookie of the view on each port (as a browser holds it after the printed URL)."""
+
+
 def start(db: Path) -> tuple[subprocess.Popen[str], str, float]:
     begin = time.perf_counter()
     proc = subprocess.Popen(
@@ -111,9 +117,11 @@ def start(db: Path) -> tuple[subprocess.Popen[str], str, float]:
     )
     assert proc.stdout is not None
     for line in proc.stdout:
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
         if found:
-            return proc, found.group(1), time.perf_counter() - begin
+            port, token = found.groups()
+            COOKIES[port] = f"{token_cookie(int(port))}={token}"
+            return proc, port, time.perf_counter() - begin
     raise SystemExit(f"passhat view did not start (exit {proc.wait()})")
 
 
@@ -121,7 +129,7 @@ def fetch(port: str, path: str) -> tuple[float, float, int]:
     """(seconds to the first byte, seconds to the last, bytes) of one GET."""
     connection = http.client.HTTPConnection("127.0.0.1", int(port), timeout=600)
     begin = time.perf_counter()
-    connection.request("GET", path)
+    connection.request("GET", path, headers={"Cookie": COOKIES[port]})
     answer = connection.getresponse()
     first = answer.read(1)
     ttfb = time.perf_counter() - begin

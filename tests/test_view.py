@@ -1,5 +1,5 @@
 """`passhat view` over HTTP (a real server on 127.0.0.1) and its pure parts: read-only,
-local, a token beyond loopback, the pages' headers, the live stream, and the pieces the
+local, a token on every request (on loopback and beyond), the pages' headers, the live stream, and the pieces the
 pages are made of. The pages in a browser: test_view_browser.py."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import uvicorn
@@ -28,7 +28,7 @@ from passhat.analysis import ItemStability
 from passhat.store import Store
 from passhat.usage import parse_price, usage_of
 from passhat.view import create_app, serve
-from passhat.view.beacon import announced, view_of
+from passhat.view.beacon import announced, beacon_path, opening_page, view_of
 from passhat.view.data import (
     CASES_PER_PAGE,
     Snapshot,
@@ -37,7 +37,7 @@ from passhat.view.data import (
     eta_seconds,
     item_shifts,
 )
-from passhat.view.security import PAGE_CSP, host_allowed, is_loopback
+from passhat.view.security import PAGE_CSP, host_allowed, is_loopback, token_cookie
 from view_stores import served, suite_experiment, trend_store, write_store
 
 # --------------------------------------------------------------------------- pure parts
@@ -142,10 +142,22 @@ def test_the_driving_cases_are_the_smallest_p_values_first(tmp_path: Path) -> No
 # --------------------------------------------------------------------------- over HTTP
 
 
+def with_token(url: str, headers: dict[str, str]) -> dict[str, str]:
+    """`headers`, with the cookie a browser would send after opening `url` (the printed
+    URL, which carries the view's token), unless they name a cookie of their own."""
+    parts = urlsplit(url)
+    token = parse_qs(parts.query).get("token")
+    if token and "Cookie" not in headers:
+        return {**headers, "Cookie": f"{token_cookie(parts.port)}={token[0]}"}
+    return headers
+
+
 def get(
     url: str, path: str = "", *, method: str = "GET", **headers: str
 ) -> tuple[int, dict[str, str], str]:
+    """One request to the view at `url` (its token, if it has one, sent as the cookie)."""
     parts = urlsplit(url)
+    headers = with_token(url, headers)
     connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
     try:
         target = path if path.startswith("/") else "/" + path
@@ -254,7 +266,7 @@ def test_the_stream_says_change_when_another_process_writes(tmp_path: Path) -> N
     with served(db) as url:
         parts = urlsplit(url)
         connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
-        connection.request("GET", "/events")
+        connection.request("GET", "/events", headers=with_token(url, {}))
         stream = connection.getresponse()
         assert stream.getheader("content-type", "").startswith("text/event-stream")
         assert b"event: hello" in stream.readline() + stream.readline()
@@ -265,6 +277,34 @@ def test_the_stream_says_change_when_another_process_writes(tmp_path: Path) -> N
         assert b"event: change\n" in lines
         live = get(url, "/e/p1/live")[2]
     assert 'data-completed="3"' in live
+
+
+# --------------------------------------------------------------------------- the token
+
+
+def test_on_loopback_too_every_request_needs_the_token(tmp_path: Path) -> None:
+    """Another local user, or an agent run at `--isolation process`, reaches 127.0.0.1:
+    the store is 0600, and its view must not be open to them (tests/test_attack49_view.py)."""
+    db = trend_store(tmp_path / "passhat.db")
+    with served(db) as printed:
+        parts = urlsplit(printed)
+        (token,) = parse_qs(parts.query)["token"]
+        bare = f"http://{parts.netloc}/"
+        assert len(token) >= 40 and parts.hostname == "127.0.0.1"
+        for path in ("/", "/e/p3", "/e/p3/report", "/static/view.js", "/events", "/runs"):
+            status, _, body = get(bare, path)
+            assert status == 403, path
+            assert body == "passhat view needs its access token: open the URL it printed\n"
+        assert get(bare, "/?token=wrong")[0] == 403
+        status, headers, _ = get(bare, "/?" + urlencode({"token": token}))
+        assert status == 200
+        cookie = headers["set-cookie"]
+        assert cookie.startswith(f"{token_cookie(parts.port)}={token};")
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        assert get(bare, "/e/p3", Cookie=cookie.split(";")[0])[0] == 200  # links, the stream
+        # a browser sends 127.0.0.1's cookies to every port: another view's is not ours
+        assert get(bare, "/e/p3", Cookie=f"passhat_view_token={token}")[0] == 403
+        assert get(bare, "/", Host="evil.example", Cookie=cookie.split(";")[0])[0] == 421
 
 
 # --------------------------------------------------------------------------- beyond loopback
@@ -293,6 +333,8 @@ def app_on_loopback(app: Any) -> Iterator[str]:
 def test_beyond_loopback_every_request_needs_the_token(tmp_path: Path) -> None:
     db = trend_store(tmp_path / "passhat.db")
     token = "s3cret-token-of-the-view"
+    with pytest.raises(TypeError, match="token"):
+        create_app(db, host="0.0.0.0")  # type: ignore[call-arg]  # an open view is asked for
     app = create_app(db, token=token, host="0.0.0.0")
     with app_on_loopback(app) as url:
         for path in ("/", "/e/p3", "/static/view.js", "/events", "/e/p3/report"):
@@ -328,8 +370,9 @@ def test_serving_beyond_loopback_warns_and_prints_the_token(
     token = lines[1].split("?token=")[1].split()[0]
     assert len(token) >= 40
     lines.clear()
-    serve(db, say=lines.append)
-    assert len(lines) == 1 and "?token=" not in lines[0] and "http://127.0.0.1:" in lines[0]
+    serve(db, say=lines.append)  # on loopback: no warning, and a token all the same
+    assert len(lines) == 1 and "http://127.0.0.1:" in lines[0]
+    assert len(lines[0].split("?token=")[1].split()[0]) >= 40
 
 
 def test_no_store_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -396,7 +439,50 @@ def test_serve_announces_itself_while_it_serves(
     lines: list[str] = []
     serve(db, port=0, say=lines.append)
     assert seen[0] is not None and seen[0] in lines[0]
+    assert "?token=" in seen[0]  # `passhat run`'s link opens it
     assert view_of(db) is None
+
+
+def test_open_hands_the_browser_a_page_of_its_own_not_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A browser's command line is readable by every local user (/proc/PID/cmdline):
+    `--open` gives it a file of this user's alone that leads to the printed URL."""
+    db = write_store(tmp_path / "passhat.db", [])
+    opened: list[str] = []
+    seen: list[tuple[str, int]] = []
+    monkeypatch.setattr("webbrowser.open", opened.append)
+
+    def run(self: uvicorn.Server, sockets: object = None) -> None:
+        page = Path(urlsplit(opened[0]).path)
+        if page.is_file():
+            seen.append((page.read_text(encoding="utf-8"), page.stat().st_mode & 0o777))
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    lines: list[str] = []
+    serve(db, port=0, open_browser=True, say=lines.append)
+    printed = lines[0].split()[-4]
+    assert "?token=" in printed and "token" not in opened[0], opened
+    ((text, mode),) = seen
+    assert mode == 0o600 and f'content="0;url={printed}"' in text.replace("&amp;", "&")
+    assert not Path(urlsplit(opened[0]).path).exists()  # removed when the view stopped
+
+
+def test_a_view_stopped_by_sigterm_leaves_no_beacon(tmp_path: Path) -> None:
+    """`kill` (or a service manager's stop) sends SIGTERM; uvicorn shuts down and sends
+    it again to itself, whose default action ended the process before the beacon (its
+    URL and token) and the page `--open` leaves were removed."""
+    db = write_store(tmp_path / "passhat.db", [])
+    with served(db) as url:  # stopped by SIGTERM to its process group
+        deadline = time.monotonic() + 30  # the URL is printed just before the beacon is made
+        while view_of(db) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert view_of(db) == url
+        beacon = beacon_path(db)
+        opening_page(db, url)  # as `--open` leaves it, in the same folder
+        assert beacon.exists() and beacon.with_suffix(".html").exists()
+    assert not beacon.exists(), "the beacon of a stopped view was left behind"
+    assert not beacon.with_suffix(".html").exists()
 
 
 def test_a_price_adds_the_cost_to_the_tokens(tmp_path: Path) -> None:

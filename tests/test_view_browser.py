@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 import pytest
 
 from devtools import Page, chromium_page
+from passhat.view.beacon import opening_page
 from test_report_html import IMG, SCRIPT, hostile
 from view_stores import served, suite_experiment, trend_store, write_store
 
@@ -38,16 +39,26 @@ def pages(case: str, a: str = "p2", b: str = "p3", suite: str = "coupon") -> dic
     }
 
 
-def visit(page: Page, url: str) -> None:
-    page.goto(url)
+def at(url: str, path: str) -> str:
+    """The page `path` of the view whose printed URL is `url`, its token kept: a page
+    opened first, or after a view restarted, needs it (the cookie follows)."""
+    root, _, token = url.partition("?")
+    return root + path + (("&" if "?" in path else "?") + token if token else "")
+
+
+def visit(page: Page, url: str, path: str = "") -> None:
+    page.goto(at(url, path))
     page.wait_for("document.readyState === 'complete'")
 
 
 def test_every_page_renders_without_console_errors(tmp_path: Path) -> None:
     db = trend_store(tmp_path / "passhat.db")
     with served(db) as url, chromium_page() as page:
+        visit(page, url)  # the printed URL: its token becomes the cookie
+        bare = url.partition("?")[0]
         for name, path in pages("case-13").items():
-            visit(page, url + path)
+            visit(page, bare, path)  # every page, its script and its stream by the cookie
+            assert page.evaluate("document.title").startswith("passhat"), name  # not a 403
             if name not in ("report", "cases"):  # the report's pages have no live stream
                 page.wait_for("document.getElementById('stream').dataset.state === 'on'")
             assert page.errors() == [], name
@@ -70,6 +81,21 @@ def test_every_page_renders_without_console_errors(tmp_path: Path) -> None:
         assert page.errors() == []
 
 
+def test_the_page_open_hands_the_browser_leads_to_the_view(tmp_path: Path) -> None:
+    """`--open` gives the browser a file that leads to the printed URL (the token on no
+    command line): it does, and the token it carries becomes the cookie."""
+    db = trend_store(tmp_path / "passhat.db")
+    with served(db) as url, chromium_page() as page:
+        opening = opening_page(db, url)  # the view's own folder: the test is its user
+        assert opening.startswith("file:///") and "token" not in opening
+        page.goto(opening)
+        page.wait_for("location.protocol === 'http:' && document.readyState === 'complete'")
+        page.wait_for("document.getElementById('stream').dataset.state === 'on'")
+        visit(page, url.partition("?")[0], "e/p3")  # by the cookie
+        assert page.evaluate("document.title").startswith("passhat")
+        assert page.errors() == []  # the view removes the page when it stops
+
+
 def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:
     db = trend_store(tmp_path / "passhat.db")
     cli = subprocess.run(
@@ -80,7 +106,7 @@ def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:
     )
     expected = json.loads(cli.stdout)
     with served(db) as url, chromium_page() as page:
-        visit(page, url + pages("case-00")["compare"])
+        visit(page, url, pages("case-00")["compare"])
         shown = page.evaluate(
             "Array.from(document.querySelectorAll('#differences tr[data-metric]')).map(r =>"
             " [r.dataset.metric, Number(r.dataset.difference), Number(r.dataset.low),"
@@ -104,7 +130,7 @@ def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:
 def test_trend_flags_the_planted_regression(tmp_path: Path) -> None:
     db = trend_store(tmp_path / "passhat.db")
     with served(db) as url, chromium_page() as page:
-        visit(page, url + pages("case-00")["trend"])
+        visit(page, url, pages("case-00")["trend"])
         flagged = page.evaluate(
             "Array.from(document.querySelectorAll('#points tr.regression')).map(r =>"
             " r.dataset.experiment)"
@@ -173,7 +199,7 @@ def test_the_injection_corpus_runs_nothing_on_any_page(tmp_path: Path) -> None:
                 path = "runs?" + urlencode(
                     {"e": "hostile", "case": case, "a": 1, "eb": "hostile-again", "b": 1}
                 )
-            visit(page, url + path)
+            visit(page, url, path)
             assert page.evaluate("document.title").startswith("passhat"), name
             assert not page.evaluate("document.querySelectorAll('[id^=pwned]').length"), name
             assert not page.evaluate("document.querySelectorAll('img').length"), name
@@ -211,7 +237,7 @@ def test_the_experiment_page_follows_a_run_being_written(tmp_path: Path) -> None
     panel = "document.querySelector('#live .live-panel')"
     release = tmp_path / "release"
     with served(db) as url, chromium_page() as page:
-        visit(page, url + "e/p1")
+        visit(page, url, "e/p1")
         page.wait_for("document.getElementById('stream').dataset.state === 'on'")
         assert page.evaluate(f"{panel}.dataset.completed") == "4"
         writer = subprocess.Popen(

@@ -26,20 +26,28 @@ def view(
         str,
         typer.Option(
             "--host",
-            help="Address to listen on. Anything but loopback shows the store to the network: "
-            "a warning is printed and every request needs a random access token.",
+            help="Address to listen on. Anything but loopback shows the store to the network "
+            "(a warning is printed). Wherever it listens, every request needs the random "
+            "access token in the URL it prints: on loopback, other local users and agents run "
+            "at --isolation process could otherwise read the store.",
         ),
     ] = "127.0.0.1",
     port: Annotated[
         int, typer.Option("--port", metavar="N", help="Port to listen on (0: any free one).")
     ] = 8765,
     open_browser: Annotated[
-        bool, typer.Option("--open", help="Open the experiments page in a browser.")
+        bool,
+        typer.Option(
+            "--open",
+            help="Open the experiments page in a browser (through a file of this user's that "
+            "leads there: the token is on no command line).",
+        ),
     ] = False,
     price: PriceOption = None,
 ) -> None:
     """Serve the store as a live, read-only web app: experiments, progress, runs,
-    comparisons and trends."""
+    comparisons and trends. Open the URL it prints: its access token (new at each start)
+    becomes a cookie the pages use; a request without it is refused."""
     from passhat.usage import parse_price
     from passhat.view import serve
 

@@ -2,8 +2,9 @@
 
 Pages for the experiments, one experiment (with its progress live while `passhat run`
 writes it), its runs (as `show` and `diff`), a comparison (as `compare`) and a suite's
-trend. The store is opened read-only (SQLite `mode=ro`); no endpoint writes. Needs
-Starlette and uvicorn (the `view` extra).
+trend. The store is opened read-only (SQLite `mode=ro`); no endpoint writes; every
+request needs the token in the printed URL, on loopback too. Needs Starlette and
+uvicorn (the `view` extra).
 """
 
 from __future__ import annotations

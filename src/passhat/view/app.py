@@ -369,13 +369,14 @@ def no_icon(request: Request) -> Response:
 def create_app(
     db: Path,
     *,
-    token: str | None = None,
+    token: str | None,
     host: str = "127.0.0.1",
     port: int | None = None,
     prices: Prices | None = None,
 ) -> Guard:
     """The view as an ASGI application over the store at `db` (opened read-only); with
-    `token`, every request must carry it; `prices` adds cost to the tokens."""
+    `token`, every request must carry it (no default: None, an open view, must be asked
+    for; `serve` always gives one); `prices` adds cost to the tokens."""
     from starlette.applications import Starlette
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles

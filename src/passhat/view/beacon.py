@@ -2,15 +2,17 @@
 
 The view writes one small file per store it serves (its URL and pid) in a folder of
 this user's alone under the temporary directory, and removes it when it stops; `run`
-reads it. A folder of that name another user made first is neither written in nor
-believed. Nothing is written to the store, which the view only reads. Light on
-purpose: `passhat run` imports it, and nothing of the web app.
+reads it. `--open` leaves the browser a page there that leads to the URL, so the token
+is on no command line. A folder of that name another user made first is neither
+written in nor believed. Nothing is written to the store, which the view only reads.
+Light on purpose: `passhat run` imports it, and nothing of the web app.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
 import json
 import os
 import stat
@@ -55,6 +57,25 @@ def announced(db: Path, url: str) -> Iterator[Path]:
         yield path
     finally:
         path.unlink(missing_ok=True)
+        path.with_suffix(".html").unlink(missing_ok=True)
+
+
+def opening_page(db: Path, url: str) -> str:
+    """What `--open` hands the browser: a page of this user's alone (0600, beside the
+    beacon) that leads to `url`, so the token is on no command line (a browser's is
+    readable by every local user in /proc). `url` without its token where the folder
+    is not ours: the page it opens says to open the printed URL."""
+    path = beacon_path(db).with_suffix(".html")
+    if not _ours(path.parent):
+        return url.partition("?")[0]
+    quoted = html.escape(url, quote=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+    with os.fdopen(os.open(path, flags, 0o600), "w", encoding="utf-8") as file:
+        file.write(
+            f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={quoted}">'
+            f'<title>passhat view</title><p><a href="{quoted}">Open the passhat view</a></p>\n'
+        )
+    return path.as_uri()
 
 
 def view_of(db: Path) -> str | None:
@@ -78,4 +99,4 @@ def experiment_url(base: str, experiment_id: str) -> str:
     return f"{root.rstrip('/')}/e/{experiment_id}" + (f"?{query}" if query else "")
 
 
-__all__ = ["announced", "beacon_path", "experiment_url", "view_of"]
+__all__ = ["announced", "beacon_path", "experiment_url", "opening_page", "view_of"]

@@ -1,6 +1,7 @@
-"""What keeps `passhat view` read-only and local: GET only, a Host header that names
-the loopback address it is bound to (no DNS rebinding from a web page), a random token
-on every request when bound beyond loopback, and headers that let a page run only the
+"""What keeps `passhat view` read-only and its own user's: GET only, a Host header that
+names the loopback address it is bound to (no DNS rebinding from a web page), a random
+token on every request (on loopback too: another local user, or an agent run at
+`--isolation process`, reaches 127.0.0.1), and headers that let a page run only the
 view's own script.
 
 Pure ASGI middleware (no response buffering), so the live stream (`/events`) flows.
@@ -32,6 +33,12 @@ text could carry, nothing from elsewhere."""
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
+def token_cookie(port: int | None) -> str:
+    """The cookie that carries the token of the view on `port`: a browser sends a cookie
+    of 127.0.0.1 to every port there, so two views running at once keep one each."""
+    return TOKEN_COOKIE if port is None else f"{TOKEN_COOKIE}_{port}"
+
+
 def new_token() -> str:
     """A random access token (32 bytes, URL-safe)."""
     return secrets.token_urlsafe(32)
@@ -59,7 +66,7 @@ def host_allowed(header: str, port: int | None) -> bool:
     return not given or port is None or given == str(port)
 
 
-def token_of(scope: Scope) -> tuple[str | None, bool]:
+def token_of(scope: Scope, cookie_name: str = TOKEN_COOKIE) -> tuple[str | None, bool]:
     """The token a request carries, and whether it came in the query (not the cookie)."""
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     if query.get("token"):
@@ -68,8 +75,8 @@ def token_of(scope: Scope) -> tuple[str | None, bool]:
         if key == b"cookie":
             cookie: SimpleCookie = SimpleCookie()
             cookie.load(value.decode("latin-1"))
-            if TOKEN_COOKIE in cookie:
-                return cookie[TOKEN_COOKIE].value, False
+            if cookie_name in cookie:
+                return cookie[cookie_name].value, False
     return None, False
 
 
@@ -89,13 +96,15 @@ async def _refuse(send: Send, status: int, text: str) -> None:
 
 
 class Guard:
-    """GET and HEAD only; the Host check on loopback; the token when one is set; the
-    security headers on every answer (a page's own CSP is kept: the report's)."""
+    """GET and HEAD only; the Host check on loopback; the token when one is set (`passhat
+    view` always sets one); the security headers on every answer (a page's own CSP is
+    kept: the report's)."""
 
     def __init__(
         self, app: ASGIApp, *, token: str | None, loopback: bool, port: int | None
     ) -> None:
         self.app, self.token, self.loopback, self.port = app, token, loopback, port
+        self.cookie = token_cookie(port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -111,7 +120,7 @@ class Guard:
             return
         from_query = False
         if self.token is not None:
-            given, from_query = token_of(scope)
+            given, from_query = token_of(scope, self.cookie)
             if given is None or not hmac.compare_digest(given, self.token):
                 await _refuse(
                     send, 403, "passhat view needs its access token: open the URL it printed"
@@ -130,7 +139,7 @@ class Guard:
                 if b"content-security-policy" not in names:
                     extra.append((b"content-security-policy", PAGE_CSP.encode()))
                 if from_query and self.token is not None:
-                    cookie = f"{TOKEN_COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+                    cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
                     extra.append((b"set-cookie", cookie.encode()))
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
@@ -138,4 +147,12 @@ class Guard:
         await self.app(scope, receive, with_headers)
 
 
-__all__ = ["PAGE_CSP", "TOKEN_COOKIE", "Guard", "host_allowed", "is_loopback", "new_token"]
+__all__ = [
+    "PAGE_CSP",
+    "TOKEN_COOKIE",
+    "Guard",
+    "host_allowed",
+    "is_loopback",
+    "new_token",
+    "token_cookie",
+]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
+import threading
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 
 from passhat.errors import ConfigError, InputError
 from passhat.usage import Prices
-from passhat.view.beacon import announced
+from passhat.view.beacon import announced, opening_page
 from passhat.view.security import is_loopback, new_token
 
 DEFAULT_HOST = "127.0.0.1"
@@ -32,6 +36,25 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    """SIGTERM (`kill`, a service manager's stop) ends the view through its `finally`s, as
+    Ctrl-C does: uvicorn stops on it, then sends it to itself again, and its default
+    action ended the process before the beacon and its token were removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are the main thread's alone
+        return
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def view_url(host: str, port: int, token: str | None) -> str:
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
@@ -46,8 +69,9 @@ def serve(
     prices: Prices | None = None,
     say: Callable[[str], None] = print,
 ) -> None:
-    """Serve the view of the store at `db` until interrupted. Beyond loopback a random
-    token guards every request and a warning says the store is shown to the network."""
+    """Serve the view of the store at `db` until interrupted. A random token guards every
+    request, on loopback too (other local users and agents run at `--isolation process`
+    reach it); beyond loopback a warning says the store is shown to the network."""
     try:
         import uvicorn
     except ImportError:
@@ -58,7 +82,7 @@ def serve(
     from passhat.view.app import create_app
 
     Store(db, create=False, read_only=True).close()  # no store: one line, before binding
-    token = None if is_loopback(host) else new_token()
+    token = new_token()
     sock = bind(host, port)
     port = sock.getsockname()[1]
     try:  # the experiments' figures are read here: the URL printed is ready to answer
@@ -67,16 +91,16 @@ def serve(
         sock.close()
         raise
     url = view_url(host, port, token)
-    if token is not None:
+    if not is_loopback(host):
         say(
             f"warning: --host {host} shows this store to every machine that can reach it; "
             "each request needs the access token in this URL"
         )
     say(f"passhat view of {db}: {url}  (Ctrl-C stops it)")
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-    if open_browser:
-        webbrowser.open(url)
-    with sock, announced(db, url):
+    with sock, announced(db, url), _terminated_as_exit():
+        if open_browser:
+            webbrowser.open(opening_page(db, url))
         uvicorn.Server(config).run(sockets=[sock])
 
 
