@@ -41,6 +41,17 @@ ARGUMENT_BYTES = 4 << 20
 (the name as called is kept with the call, an unknown tool's too)."""
 RESULT_BYTES = 32 << 20
 """Characters of the answers passhat keeps for one run's tool calls, all together."""
+MESSAGES = 10_000
+"""Messages one model request may bring (413 past it). A real agent sends hundreds, a
+long one a few thousand (a 1M-token context holds about 2,000 tool turns); Anthropic's
+API takes at most 100,000, OpenAI's names no number. passhat reads each message on the
+event loop every run shares, and so does the experiment's model, which gets them all."""
+VALUES = 500_000
+"""JSON values (objects, arrays, keys, strings, numbers) one model request may bring,
+counted before it is parsed (413 past it): parsing 1.1 million empty messages (5.8
+million values in 32 MiB) held the event loop still 6 s; half a million take it about
+0.1 s. A real request of MESSAGES messages with their content blocks and 128 tools brings
+under 200,000."""
 MESSAGE_BYTES = 32 << 20
 """Bytes (as JSON) of the messages passhat keeps of one run's model requests, all together
 (the run's transcript: what each request brings after its last assistant answer)."""
