@@ -162,3 +162,33 @@ async def test_commas_inside_strings_are_not_counted_as_values(path: str) -> Non
     answer, _, still = await _send(path, body.encode())
     assert (answer.status_code, "no model" in _message(answer)) == (400, True)
     assert still < STILL
+
+
+async def test_a_run_that_sends_more_than_its_read_budget_is_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A refused request costs its reading and counting all the same: the run's requests
+    together may bring READ_BYTES (here 1 MiB), then the run is spent (`agent_flood`) and
+    its later requests are refused unread."""
+    import httpx2
+
+    from passhat.serve import endpoints
+
+    monkeypatch.setattr(endpoints, "READ_BYTES", 1 << 20)
+    suite = load_suite(ROOT / "examples" / "clarify")
+    env = make_environment(suite, suite.case("ac-conflict-001"))
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    body = _empty_messages(400_000)
+    async with hub_scope(), serve_run(env, ctx) as run, httpx2.AsyncClient(timeout=60) as http:
+        statuses = []
+        for path in ["/v1/chat/completions", "/v1/messages", "/v1/chat/completions"] * 2:
+            answer = await http.post(
+                f"http://127.0.0.1:{run.port}{path}",
+                content=body if run.tools.spent is None else b"{}",  # refused unread
+                headers={"Authorization": f"Bearer {run.token}"},
+            )
+            statuses.append(answer.status_code)
+        spent = run.tools.spent
+    assert statuses == [413, 413, 429, 429, 429, 429]
+    assert spent is not None and "model requests past 0 GiB in all" in spent
+    assert run.tools.stop.is_set()

@@ -29,6 +29,8 @@ from passhat.serve.tools import mcp_server
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from passhat.serve.endpoints import ToolBudget
+
 MAX_BODY = 32 * 1024 * 1024
 """Largest model request read (bytes): a conversation, not a flood (Anthropic's API takes
 32 MB too)."""
@@ -38,6 +40,11 @@ TOO_LARGE = "request too large"
 
 class TooLarge(Exception):
     """A request past MAX_BODY, VALUES or MESSAGES (HTTP 413); its message says which."""
+
+
+class Spent(Exception):
+    """A request that takes its run past endpoints.READ_BYTES (HTTP 429, `agent_flood`);
+    its message is the run's budget's reason."""
 
 
 _STRUCTURE = re.compile(rb'[\[{,:"]')
@@ -115,15 +122,20 @@ exception in the app, with its traceback (an agent could fill passhat's output w
 
 async def read_capped(request: Request) -> bytes:
     """The request's body, read as it streams in, never whole first (a 400 MB body
-    would otherwise sit in passhat's memory before it is refused); TooLarge past MAX_BODY."""
+    would otherwise sit in passhat's memory before it is refused); TooLarge past MAX_BODY,
+    Spent once the run's requests pass READ_BYTES."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
         raise TooLarge(TOO_LARGE)
+    budget: ToolBudget = request.scope[RUN].tools
     raw = bytearray()
     async for chunk in request.stream():
         raw += chunk
         if len(raw) > MAX_BODY:
             raise TooLarge(TOO_LARGE)
+    # counted once read whole: answered mid-body, an agent's SDK saw its connection reset
+    if not budget.admit_read(len(raw)):
+        raise Spent(budget.spent)
     return bytes(raw)
 
 
@@ -150,6 +162,8 @@ async def chat_completions(request: Request) -> Response:
         proxy, body = await read_request(request)
     except TooLarge as error:
         return JSONResponse(error_body(str(error), "invalid_request_error"), 413)
+    except Spent as error:
+        return JSONResponse(error_body(str(error), "agent_flood"), 429)
     except ClientDisconnect:
         return Response(status_code=GONE)
     except ValueError:
@@ -183,6 +197,8 @@ async def messages(request: Request) -> Response:
         shaped = anthropic.openai_shaped(body) if isinstance(body, dict) else body
     except TooLarge as error:
         return JSONResponse(anthropic.error(413, str(error)), 413)
+    except Spent as error:
+        return JSONResponse(anthropic.error(429, str(error)), 429)
     except ClientDisconnect:
         return Response(status_code=GONE)
     except (ValueError, AttributeError, TypeError) as error:
