@@ -14,7 +14,9 @@ Now a request's JSON values are counted before it is parsed (the loop turning wh
 are), and one past endpoints.VALUES, or with more than endpoints.MESSAGES messages, is
 refused with 413 before any of it is parsed. Each test serves a run in this process and
 sends a request while a task on the same loop ticks every 20 ms: the longest pause
-between ticks must stay under STILL.
+between ticks must stay under STILL. The last one is the attack itself: a command agent
+at `--isolation namespace` (as root and as nobody) floods the proxy while it lists its
+tools, and no listing may wait SLOWEST.
 """
 
 from __future__ import annotations
@@ -26,12 +28,16 @@ from typing import Any
 
 import pytest
 
+from agent_python import PYTHON
+from conftest import SuiteWriter
 from passhat.agents.base import RunContext
 from passhat.env import make_environment
 from passhat.serve import hub_scope, serve_run
 from passhat.serve.app import MAX_BODY
 from passhat.serve.endpoints import MESSAGES, VALUES
+from passhat.store import Store
 from passhat.suite import load_suite
+from sandbox_helpers import ATTACK_MARKS, passhat_as
 
 pytest.importorskip("uvicorn")
 
@@ -192,3 +198,86 @@ async def test_a_run_that_sends_more_than_its_read_budget_is_stopped(
     assert statuses == [413, 413, 429, 429, 429, 429]
     assert spent is not None and "model requests past 0 GiB in all" in spent
     assert run.tools.stop.is_set()
+
+
+AGENT = """
+import json, os, threading, time, urllib.error, urllib.request
+
+MESSAGE = b'{"role":"user","content":""},'
+many = MESSAGE * (((32 << 20) - 1124) // len(MESSAGE))
+body = b'{"model":"m","messages":[' + many + b'{"role":"assistant","content":"ok"}]}'
+token = os.environ["PASSHAT_OPENAI_API_KEY"]
+
+
+def post(url, data, **headers):
+    request = urllib.request.Request(url, data, {"Authorization": "Bearer " + token, **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=100) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+statuses = []
+
+
+def flood():
+    for _ in range(3):
+        url = os.environ["PASSHAT_OPENAI_BASE_URL"] + "/chat/completions"
+        statuses.append(post(url, body, **{"Content-Type": "application/json"}))
+
+
+listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+kinds = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+thread = threading.Thread(target=flood)
+thread.start()
+waits = []
+while thread.is_alive():
+    start = time.monotonic()
+    assert post(os.environ["PASSHAT_MCP_URL"], listing.encode(), **kinds) == 200
+    waits.append(time.monotonic() - start)
+    time.sleep(0.02)
+print(json.dumps({"flood": statuses, "slowest": max(waits), "listed": len(waits)}))
+"""
+"""A command agent that sends three requests of 1.1 million empty messages one after
+another while it lists its tools over MCP every 20 ms: the longest a listing waited."""
+SLOWEST = 1.0
+"""Longest a tool listing may wait (s) while the agent's large requests are read. Before,
+the listings sent meanwhile waited 1.43 to 1.49 s (chrt -f 20; 1.53 to 1.93 s without),
+each request read and parsed on passhat's loop; now 0.22 to 0.26 s (0.35 to 0.49 s)."""
+
+
+@ATTACK_MARKS[0]
+@ATTACK_MARKS[1]
+def test_a_sandboxed_agents_large_requests_leave_its_tool_calls_answered(
+    user: str, open_tmp: Path
+) -> None:
+    """The same attack from a command agent at `--isolation namespace`, as root and as
+    nobody: its own tool calls stand for every other run's, served by the same loop."""
+    work = open_tmp / "work"
+    work.mkdir()
+    (work / "agent.py").write_text(AGENT)
+    writer = SuiteWriter(work / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(work / "agent.py")]
+    }
+    # an answer for each large request: before, they were read and answered
+    answers = [
+        {"case": "tiny-001", "run": 1, "turn": turn, "message": {"role": "assistant"}}
+        for turn in range(3)
+    ]
+    tape = [{"cassette": 1, "model": "t", "note": "t"}, *answers]
+    writer.files["tape.jsonl"] = "".join(json.dumps(line) + "\n" for line in tape)
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = open_tmp / "p.db"
+    args = ["-k", "1", "--timeout", "120", "--isolation", "namespace", "--db", str(db), "-q"]
+    done = passhat_as(user, open_tmp, "run", str(suite), *args, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.output is not None, run.error_message
+    assert run.output["flood"] == [413] * 3, run.output
+    assert run.output["slowest"] < SLOWEST, run.output
