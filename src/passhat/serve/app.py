@@ -90,11 +90,16 @@ async def count_values(raw: bytes) -> int:
     return count
 
 
-async def bounded(raw: bytes) -> None:
-    """TooLarge when `raw` brings VALUES JSON values or more. Counting `[{,:` bytes is a
-    bound that is quick (30 ms for 32 MiB) but counts those inside strings too: only past
-    it are the values counted one by one."""
-    if sum(raw.count(c) for c in (b"[", b"{", b",", b":")) < VALUES:
+def marks(raw: bytes) -> int:
+    """The bytes `[{,:` in `raw`: a bound on its JSON values that is quick (30 ms for 32
+    MiB, taken a chunk at a time as the body comes) but counts those in strings too."""
+    return sum(raw.count(c) for c in (b"[", b"{", b",", b":"))
+
+
+async def bounded(raw: bytes, bound: int) -> None:
+    """TooLarge when `raw` brings VALUES JSON values or more; `bound` is its `marks`:
+    only past it are the values counted one by one."""
+    if bound < VALUES:
         return
     if await count_values(raw) >= VALUES:
         raise TooLarge(
@@ -120,23 +125,25 @@ answered rather than left to uvicorn, which logged each one on passhat's stderr 
 exception in the app, with its traceback (an agent could fill passhat's output with them)."""
 
 
-async def read_capped(request: Request) -> bytes:
+async def read_capped(request: Request) -> tuple[bytes, int]:
     """The request's body, read as it streams in, never whole first (a 400 MB body
-    would otherwise sit in passhat's memory before it is refused); TooLarge past MAX_BODY,
-    Spent once the run's requests pass READ_BYTES."""
+    would otherwise sit in passhat's memory before it is refused), and its `marks`;
+    TooLarge past MAX_BODY, Spent once the run's requests pass READ_BYTES."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
         raise TooLarge(TOO_LARGE)
     budget: ToolBudget = request.scope[RUN].tools
     raw = bytearray()
+    bound = 0
     async for chunk in request.stream():
         raw += chunk
+        bound += marks(chunk)
         if len(raw) > MAX_BODY:
             raise TooLarge(TOO_LARGE)
     # counted once read whole: answered mid-body, an agent's SDK saw its connection reset
     if not budget.admit_read(len(raw)):
         raise Spent(budget.spent)
-    return bytes(raw)
+    return bytes(raw), bound
 
 
 async def read_request(request: Request) -> tuple[ModelProxy, Any]:
@@ -146,8 +153,8 @@ async def read_request(request: Request) -> tuple[ModelProxy, Any]:
     on the event loop every run shares is bounded first (`bounded`, then MESSAGES before
     any message is read)."""
     proxy: ModelProxy = request.scope[RUN].proxy
-    raw = await read_capped(request)
-    await bounded(raw)
+    raw, bound = await read_capped(request)
+    await bounded(raw, bound)
     try:
         body = json.loads(raw)
     except RecursionError:  # nested past json's limit (about 1,000 levels): a 400, not a 500
