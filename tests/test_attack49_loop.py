@@ -282,3 +282,46 @@ def test_a_sandboxed_agents_large_requests_leave_its_tool_calls_answered(
     assert run.output is not None, run.error_message
     assert run.output["flood"] == [413] * 3, run.output
     assert run.output["slowest"] < SLOWEST, run.output
+
+
+def _marks(value: Any) -> int:
+    """The values and keys below `value` (an empty object or array counts one): what
+    app.count_values counts of its JSON."""
+    if isinstance(value, dict):
+        return sum(2 + _marks(v) for v in value.values()) or 1
+    if isinstance(value, list):
+        return sum(1 + _marks(v) for v in value) or 1
+    return 0
+
+
+TRICKY = [
+    {"a": 'x\\",y:[{', "b": [1, 2, {}], "c": [], "d": {"e": "\\\\"}},
+    ["\\", '"', ",:[{", "\\\\\\", {"k,": "v:"}, [[[]]], "a\nb", "\u00e9\U0001f600"],
+    {"messages": [{"role": "user", "content": "\\" * 9 + '"' + ","}] * 5},
+]
+
+
+@pytest.mark.parametrize("window", [2, 3, 5, 7, 1 << 18])
+@pytest.mark.parametrize("value", TRICKY, ids=["object", "array", "messages"])
+async def test_values_are_counted_outside_strings_across_windows(
+    monkeypatch: pytest.MonkeyPatch, window: int, value: Any
+) -> None:
+    from passhat.serve import app
+
+    monkeypatch.setattr(app, "WINDOW", window)
+    for ascii_only in (True, False):
+        raw = json.dumps(value, ensure_ascii=ascii_only).encode()
+        assert await asyncio.wait_for(app.count_values(raw), 5) == _marks(value)
+
+
+@pytest.mark.parametrize("window", [2, 3, 1 << 18])
+async def test_a_backslash_before_a_raw_newline_ends_the_count(
+    monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """Not JSON (json.loads refuses it), but the count must end: a pattern whose `.`
+    took no newline stopped at the backslash for ever."""
+    from passhat.serve import app
+
+    monkeypatch.setattr(app, "WINDOW", window)
+    for raw in (b'{"a":"\\\n","b":1}', b'{"a":"\\\n', b'{"a":"\\', b'{"a":"'):
+        assert await asyncio.wait_for(app.count_values(raw), 5) >= 1
