@@ -7,6 +7,10 @@
 One app serves every run of an experiment (serve/hub.py): each request finds its
 run's environment and model proxy under the scope key RUN, put there by the hub
 from the request's token.
+
+A model request is bounded before it is parsed, since every run's requests are read on
+the same event loop: MAX_BODY bytes, VALUES JSON values (counted with the loop turning),
+MESSAGES messages (413 past any), and its run's READ_BYTES in all (429, `agent_flood`).
 """
 
 from __future__ import annotations
