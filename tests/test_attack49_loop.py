@@ -1,63 +1,86 @@
-"""One run's large model request stops passhat's event loop, which every run shares
-(round 11's outside attack; not fixed: xfail).
+"""One run's large model request must not stop passhat's event loop, which every run
+shares (round 11's outside attack, fixed).
 
-A model request may bring 32 MiB, and the proxy reads all of it on the event loop: the
+A model request may bring 32 MiB, and the proxy read all of it on the event loop: the
 body as JSON (app.read_request), then every message (proxy.parse_messages; on
 /v1/messages, anthropic_proxy.openai_shaped first), before any check. A body of 1.1
 million empty messages ending with an assistant answer counts nothing against the run's
-budget (nothing new), and here held the loop still 6.0 s on /v1/chat/completions and
-11.2 s on /v1/messages: no other run's tool call or model request was answered and no
-timer fired. An agent sending them one after another (eight at once) holds the loop as
-long as its run lasts, enough to make the other runs' agents time out.
+budget (nothing new), and held the loop still 6.0 s on /v1/chat/completions and 11.2 s
+on /v1/messages: no other run's tool call or model request was answered and no timer
+fired. An agent sending them one after another (eight at once) held the loop as long as
+its run lasted, enough to make the other runs' agents time out.
 
-The test serves a run in this process and sends such a request while a task on the same
-loop ticks every 20 ms: the longest pause between ticks must stay under STILL.
+Now a request's JSON values are counted before it is parsed (the loop turning while they
+are), and one past endpoints.VALUES, or with more than endpoints.MESSAGES messages, is
+refused with 413 before any of it is parsed. Each test serves a run in this process and
+sends a request while a task on the same loop ticks every 20 ms: the longest pause
+between ticks must stay under STILL. The last one is the attack itself: a command agent
+at `--isolation namespace` (as root and as nobody) floods the proxy while it lists its
+tools, and no listing may wait SLOWEST.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agent_python import PYTHON
+from conftest import SuiteWriter
 from passhat.agents.base import RunContext
 from passhat.env import make_environment
 from passhat.serve import hub_scope, serve_run
 from passhat.serve.app import MAX_BODY
+from passhat.serve.endpoints import MESSAGES, VALUES
+from passhat.store import Store
 from passhat.suite import load_suite
+from sandbox_helpers import ATTACK_MARKS, passhat_as
 
 pytest.importorskip("uvicorn")
 
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGE = b'{"role":"user","content":""},'
-STILL = 0.25
+STILL = 0.5
 """Longest pause of the loop allowed (s). Reading 32 MiB of empty messages as JSON alone
-takes longer on any machine (here 0.3 to 1.1 s, and parsing them 1 to 3.6 s more)."""
+takes about that on a loaded machine (0.3 to 1.1 s, and parsing them 1 to 3.6 s more);
+with the fix the longest pause measured was 0.13 s (the largest request read: json.loads
+and the messages of half a million values), chrt -f 20."""
+PATHS = ["/v1/chat/completions", "/v1/messages"]
 
 
-def _body(size: int) -> bytes:
+def _empty_messages(size: int) -> bytes:
     """A chat request of about `size` bytes: empty user messages, then an assistant's."""
     many = MESSAGE * ((size - 100) // len(MESSAGE))
     return b'{"model":"m","messages":[' + many + b'{"role":"assistant","content":"ok"}]}'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not fixed: the proxy reads a model request's body as JSON and parses its messages "
-    "on the event loop every run shares (app.read_request, proxy.parse_messages), before any "
-    "budget; on a thread the C JSON reader still holds the GIL for its whole call, so a fix "
-    "needs the per-request work bounded (fewer bytes or messages per request) or moved to a "
-    "process",
-)
-@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages"])
-async def test_a_large_model_request_leaves_the_event_loop_turning(path: str) -> None:
+def _escapes(size: int) -> bytes:
+    """A request whose one message is a string of escaped quotes after a million commas
+    (past the quick bound, so its values are counted one by one through the string)."""
+    text = b"," * VALUES + b'\\"' * ((size - VALUES - 100) // 2)
+    return b'{"model":"m","messages":[{"role":"user","content":"' + text + b'"}]}'
+
+
+def _parts_at_the_cap() -> bytes:
+    """The most work a request passhat reads may bring: MESSAGES messages whose content
+    is empty text parts, their values just under VALUES."""
+    per = (VALUES - 10 * MESSAGES) // (3 * MESSAGES)  # `{"text":""},` is 3 values
+    message = {"role": "user", "content": [{"text": ""}] * per}
+    body = {"model": "m", "messages": [message] * MESSAGES}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+async def _send(path: str, body: bytes) -> tuple[Any, float, float]:
+    """The answer to `body` sent by a run to `path`, the request's time and the longest
+    pause of the event loop meanwhile."""
     import httpx2
 
     suite = load_suite(ROOT / "examples" / "clarify")
     env = make_environment(suite, suite.case("ac-conflict-001"))
     ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
-    body = _body(MAX_BODY - 1024)
     loop = asyncio.get_running_loop()
     pauses: list[float] = []
 
@@ -82,8 +105,223 @@ async def test_a_large_model_request_leaves_the_event_loop_turning(path: str) ->
         took = loop.time() - start
         await asyncio.sleep(0.1)  # the ticker's turn: the pause the answer ended is counted
         ticker.cancel()
-    # the experiment has no model: read whole, then refused (what is measured is the read)
-    assert answer.status_code == 400, answer.text
-    assert max(pauses) < STILL, (
-        f"the event loop stood still {max(pauses):.2f} s (the request took {took:.2f} s)"
+    return answer, took, max(pauses)
+
+
+def _message(answer: Any) -> str:
+    error = answer.json()["error"]
+    return str(error["message"])
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_large_model_request_leaves_the_event_loop_turning(path: str) -> None:
+    answer, took, still = await _send(path, _empty_messages(MAX_BODY - 1024))
+    assert answer.status_code == 413, answer.text
+    assert f"more than {VALUES:,} JSON values" in _message(answer)
+    assert still < STILL, (
+        f"the event loop stood still {still:.2f} s (the request took {took:.2f} s)"
     )
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_string_of_escapes_is_counted_with_the_event_loop_turning(path: str) -> None:
+    """One regular-expression call over 30 MiB of escapes took 1 s: the count reads a
+    string a window at a time. The request has few values: it is read."""
+    answer, took, still = await _send(path, _escapes(MAX_BODY - 1024))
+    assert (answer.status_code, "no model" in _message(answer)) == (400, True)
+    assert still < STILL, (
+        f"the event loop stood still {still:.2f} s (the request took {took:.2f} s)"
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_the_largest_request_read_leaves_the_event_loop_turning(path: str) -> None:
+    answer, took, still = await _send(path, _parts_at_the_cap())
+    # read whole, then refused: the experiment has no model
+    assert answer.status_code == 400, answer.text
+    assert "no model" in _message(answer)
+    assert still < STILL, (
+        f"the event loop stood still {still:.2f} s (the request took {took:.2f} s)"
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_request_past_the_messages_cap_is_refused_with_413(path: str) -> None:
+    message = {"role": "user", "content": "hi"}
+    at_cap = json.dumps({"model": "m", "messages": [message] * MESSAGES}).encode()
+    answer, _, _ = await _send(path, at_cap)
+    assert (answer.status_code, "no model" in _message(answer)) == (400, True)
+    past = json.dumps({"model": "m", "messages": [message] * (MESSAGES + 1)}).encode()
+    answer, _, _ = await _send(path, past)
+    assert answer.status_code == 413, answer.text
+    assert _message(answer) == (
+        f"the request brings {MESSAGES + 1:,} messages; passhat's proxy reads at most "
+        f"{MESSAGES:,} in one model request"
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_commas_inside_strings_are_not_counted_as_values(path: str) -> None:
+    """Past the quick bound (bytes `[{,:` anywhere) a request is counted value by value:
+    a long text full of commas is read, not refused."""
+    text = "a, b: {c} [d]" * (VALUES // 2)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]})
+    answer, _, still = await _send(path, body.encode())
+    assert (answer.status_code, "no model" in _message(answer)) == (400, True)
+    assert still < STILL
+
+
+async def test_a_run_that_sends_more_than_its_read_budget_is_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A refused request costs its reading and counting all the same: the run's requests
+    together may bring READ_BYTES (here 1 MiB), then the run is spent (`agent_flood`) and
+    its later requests are refused unread."""
+    import httpx2
+
+    from passhat.serve import endpoints
+
+    monkeypatch.setattr(endpoints, "READ_BYTES", 1 << 20)
+    suite = load_suite(ROOT / "examples" / "clarify")
+    env = make_environment(suite, suite.case("ac-conflict-001"))
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    body = _empty_messages(400_000)
+    async with hub_scope(), serve_run(env, ctx) as run, httpx2.AsyncClient(timeout=60) as http:
+        statuses = []
+        for path in ["/v1/chat/completions", "/v1/messages", "/v1/chat/completions"] * 2:
+            answer = await http.post(
+                f"http://127.0.0.1:{run.port}{path}",
+                content=body if run.tools.spent is None else b"{}",  # refused unread
+                headers={"Authorization": f"Bearer {run.token}"},
+            )
+            statuses.append(answer.status_code)
+        spent = run.tools.spent
+    assert statuses == [413, 413, 429, 429, 429, 429]
+    assert spent is not None and "model requests past 0 GiB in all" in spent
+    assert run.tools.stop.is_set()
+
+
+AGENT = """
+import json, os, threading, time, urllib.error, urllib.request
+
+MESSAGE = b'{"role":"user","content":""},'
+many = MESSAGE * (((32 << 20) - 1124) // len(MESSAGE))
+body = b'{"model":"m","messages":[' + many + b'{"role":"assistant","content":"ok"}]}'
+token = os.environ["PASSHAT_OPENAI_API_KEY"]
+
+
+def post(url, data, **headers):
+    request = urllib.request.Request(url, data, {"Authorization": "Bearer " + token, **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=100) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+statuses = []
+
+
+def flood():
+    for _ in range(3):
+        url = os.environ["PASSHAT_OPENAI_BASE_URL"] + "/chat/completions"
+        statuses.append(post(url, body, **{"Content-Type": "application/json"}))
+
+
+listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+kinds = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+thread = threading.Thread(target=flood)
+thread.start()
+waits = []
+while thread.is_alive():
+    start = time.monotonic()
+    assert post(os.environ["PASSHAT_MCP_URL"], listing.encode(), **kinds) == 200
+    waits.append(time.monotonic() - start)
+    time.sleep(0.02)
+print(json.dumps({"flood": statuses, "slowest": max(waits), "listed": len(waits)}))
+"""
+"""A command agent that sends three requests of 1.1 million empty messages one after
+another while it lists its tools over MCP every 20 ms: the longest a listing waited."""
+SLOWEST = 1.0
+"""Longest a tool listing may wait (s) while the agent's large requests are read. Before,
+the listings sent meanwhile waited 1.43 to 1.49 s (chrt -f 20; 1.53 to 1.93 s without),
+each request read and parsed on passhat's loop; now 0.22 to 0.26 s (0.35 to 0.49 s)."""
+
+
+@ATTACK_MARKS[0]
+@ATTACK_MARKS[1]
+def test_a_sandboxed_agents_large_requests_leave_its_tool_calls_answered(
+    user: str, open_tmp: Path
+) -> None:
+    """The same attack from a command agent at `--isolation namespace`, as root and as
+    nobody: its own tool calls stand for every other run's, served by the same loop."""
+    work = open_tmp / "work"
+    work.mkdir()
+    (work / "agent.py").write_text(AGENT)
+    writer = SuiteWriter(work / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [str(PYTHON), str(work / "agent.py")]
+    }
+    # an answer for each large request: before, they were read and answered
+    answers = [
+        {"case": "tiny-001", "run": 1, "turn": turn, "message": {"role": "assistant"}}
+        for turn in range(3)
+    ]
+    tape = [{"cassette": 1, "model": "t", "note": "t"}, *answers]
+    writer.files["tape.jsonl"] = "".join(json.dumps(line) + "\n" for line in tape)
+    suite = writer.write()
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = open_tmp / "p.db"
+    args = ["-k", "1", "--timeout", "120", "--isolation", "namespace", "--db", str(db), "-q"]
+    done = passhat_as(user, open_tmp, "run", str(suite), *args, "--no-report")
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        (run,) = store.runs(store.experiment("latest").id)
+    assert run.output is not None, run.error_message
+    assert run.output["flood"] == [413] * 3, run.output
+    assert run.output["slowest"] < SLOWEST, run.output
+
+
+def _marks(value: Any) -> int:
+    """The values and keys below `value` (an empty object or array counts one): what
+    app.count_values counts of its JSON."""
+    if isinstance(value, dict):
+        return sum(2 + _marks(v) for v in value.values()) or 1
+    if isinstance(value, list):
+        return sum(1 + _marks(v) for v in value) or 1
+    return 0
+
+
+TRICKY = [
+    {"a": 'x\\",y:[{', "b": [1, 2, {}], "c": [], "d": {"e": "\\\\"}},
+    ["\\", '"', ",:[{", "\\\\\\", {"k,": "v:"}, [[[]]], "a\nb", "\u00e9\U0001f600"],
+    {"messages": [{"role": "user", "content": "\\" * 9 + '"' + ","}] * 5},
+]
+
+
+@pytest.mark.parametrize("window", [2, 3, 5, 7, 1 << 18])
+@pytest.mark.parametrize("value", TRICKY, ids=["object", "array", "messages"])
+async def test_values_are_counted_outside_strings_across_windows(
+    monkeypatch: pytest.MonkeyPatch, window: int, value: Any
+) -> None:
+    from passhat.serve import app
+
+    monkeypatch.setattr(app, "WINDOW", window)
+    for ascii_only in (True, False):
+        raw = json.dumps(value, ensure_ascii=ascii_only).encode()
+        assert await asyncio.wait_for(app.count_values(raw), 5) == _marks(value)
+
+
+@pytest.mark.parametrize("window", [2, 3, 1 << 18])
+async def test_a_backslash_before_a_raw_newline_ends_the_count(
+    monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """Not JSON (json.loads refuses it), but the count must end: a pattern whose `.`
+    took no newline stopped at the backslash for ever."""
+    from passhat.serve import app
+
+    monkeypatch.setattr(app, "WINDOW", window)
+    for raw in (b'{"a":"\\\n","b":1}', b'{"a":"\\\n', b'{"a":"\\', b'{"a":"'):
+        assert await asyncio.wait_for(app.count_values(raw), 5) >= 1

@@ -7,11 +7,18 @@
 One app serves every run of an experiment (serve/hub.py): each request finds its
 run's environment and model proxy under the scope key RUN, put there by the hub
 from the request's token.
+
+A model request is bounded before it is parsed, since every run's requests are read on
+the same event loop: MAX_BODY bytes, VALUES JSON values (counted with the loop turning),
+MESSAGES messages (413 past any), and its run's READ_BYTES in all (429, `agent_flood`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import ClientDisconnect, Request
@@ -19,19 +26,101 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from passhat.serve import anthropic_proxy as anthropic
-from passhat.serve.endpoints import RUN
+from passhat.serve.endpoints import MESSAGES, RUN, VALUES
 from passhat.serve.proxy import ModelProxy, completion, completion_chunks, error_body
 from passhat.serve.tools import mcp_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from passhat.serve.endpoints import ToolBudget
+
 MAX_BODY = 32 * 1024 * 1024
-"""Largest model request read (bytes): a conversation, not a flood."""
+"""Largest model request read (bytes): a conversation, not a flood (Anthropic's API takes
+32 MB too)."""
+TOO_LARGE = "request too large"
+"""What a request past MAX_BODY is told (as OpenAI's and Anthropic's APIs word it)."""
 
 
 class TooLarge(Exception):
-    """A request body past MAX_BODY (HTTP 413)."""
+    """A request past MAX_BODY, VALUES or MESSAGES (HTTP 413); its message says which."""
+
+
+class Spent(Exception):
+    """A request that takes its run past endpoints.READ_BYTES (HTTP 429, `agent_flood`);
+    its message is the run's budget's reason."""
+
+
+_STRUCTURE = re.compile(rb'[\[{,:"]')
+"""What starts a JSON value or key outside a string (`[`, `{`, `,`, `:`), or a string."""
+_IN_STRING = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+"""A string's characters up to its closing quote (escapes taken whole, whatever follows
+the backslash: without DOTALL a backslash before a newline stopped it for ever)."""
+WINDOW = 1 << 18
+"""Bytes one step of the count reads at most (a regular expression holds the loop for
+its whole call: 30 MiB of escapes took 1 s in one, 256 KiB of them take 9 ms)."""
+SLICE_S = 0.01
+"""Seconds the count runs before it lets the event loop turn."""
+
+
+async def count_values(raw: bytes) -> int:
+    """The JSON values and keys in `raw` (each begins after `[`, `{`, `,` or `:` outside
+    a string, the top one aside), counted up to VALUES: what json.loads would make. The
+    count lets the event loop turn every SLICE_S; json.loads, a C call, would not."""
+    size, pos, count, in_string = len(raw), 0, 0, False
+    turn = time.perf_counter() + SLICE_S
+    while count < VALUES:
+        if time.perf_counter() > turn:
+            await asyncio.sleep(0)
+            turn = time.perf_counter() + SLICE_S
+        end = min(pos + WINDOW, size)
+        if in_string:
+            pos = _IN_STRING.match(raw, pos, end).end()  # type: ignore[union-attr]
+            if pos < size and raw[pos] == 0x22:
+                in_string, pos = False, pos + 1
+            elif pos >= size - 1:  # a string never closed: not JSON, as json.loads says
+                return count
+            continue  # else the window ended (perhaps at an escape's backslash): go on
+        found = _STRUCTURE.search(raw, pos, end)
+        if found is None:
+            if end == size:
+                return count
+            pos = end
+            continue
+        pos = found.end()
+        if raw[pos - 1] == 0x22:
+            in_string = True
+        else:
+            count += 1
+    return count
+
+
+def marks(raw: bytes) -> int:
+    """The bytes `[{,:` in `raw`: a bound on its JSON values that is quick (30 ms for 32
+    MiB, taken a chunk at a time as the body comes) but counts those in strings too."""
+    return sum(raw.count(c) for c in (b"[", b"{", b",", b":"))
+
+
+async def bounded(raw: bytes, bound: int) -> None:
+    """TooLarge when `raw` brings VALUES JSON values or more; `bound` is its `marks`:
+    only past it are the values counted one by one."""
+    if bound < VALUES:
+        return
+    if await count_values(raw) >= VALUES:
+        raise TooLarge(
+            f"the request brings more than {VALUES:,} JSON values; passhat's proxy reads "
+            "at most that many in one model request"
+        )
+
+
+def check_messages(body: Any) -> None:
+    """TooLarge when the request brings more than MESSAGES messages."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if isinstance(messages, list) and len(messages) > MESSAGES:
+        raise TooLarge(
+            f"the request brings {len(messages):,} messages; passhat's proxy reads at most "
+            f"{MESSAGES:,} in one model request"
+        )
 
 
 GONE = 400
@@ -41,38 +130,52 @@ answered rather than left to uvicorn, which logged each one on passhat's stderr 
 exception in the app, with its traceback (an agent could fill passhat's output with them)."""
 
 
-async def read_capped(request: Request) -> bytes:
+async def read_capped(request: Request) -> tuple[bytes, int]:
     """The request's body, read as it streams in, never whole first (a 400 MB body
-    would otherwise sit in passhat's memory before it is refused); TooLarge past MAX_BODY."""
+    would otherwise sit in passhat's memory before it is refused), and its `marks`;
+    TooLarge past MAX_BODY, Spent once the run's requests pass READ_BYTES."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
-        raise TooLarge
+        raise TooLarge(TOO_LARGE)
+    budget: ToolBudget = request.scope[RUN].tools
     raw = bytearray()
+    bound = 0
     async for chunk in request.stream():
         raw += chunk
+        bound += marks(chunk)
         if len(raw) > MAX_BODY:
-            raise TooLarge
-    return bytes(raw)
+            raise TooLarge(TOO_LARGE)
+    # counted once read whole: answered mid-body, an agent's SDK saw its connection reset
+    if not budget.admit_read(len(raw)):
+        raise Spent(budget.spent)
+    return bytes(raw), bound
 
 
 async def read_request(request: Request) -> tuple[ModelProxy, Any]:
     """What a model endpoint reads of a request: the model proxy of the run its token
-    names, and its body as JSON. TooLarge past MAX_BODY, ValueError when it is not JSON:
-    each endpoint answers them in its own API's words."""
+    names, and its body as JSON. TooLarge past MAX_BODY, VALUES or MESSAGES, ValueError
+    when it is not JSON: each endpoint answers them in its own API's words. What is read
+    on the event loop every run shares is bounded first (`bounded`, then MESSAGES before
+    any message is read)."""
     proxy: ModelProxy = request.scope[RUN].proxy
-    raw = await read_capped(request)
+    raw, bound = await read_capped(request)
+    await bounded(raw, bound)
     try:
-        return proxy, json.loads(raw)
+        body = json.loads(raw)
     except RecursionError:  # nested past json's limit (about 1,000 levels): a 400, not a 500
         raise ValueError("the body is JSON nested too deep to read") from None
+    check_messages(body)
+    return proxy, body
 
 
 async def chat_completions(request: Request) -> Response:
     """OpenAI's `POST /v1/chat/completions` (and `/chat/completions`)."""
     try:
         proxy, body = await read_request(request)
-    except TooLarge:
-        return JSONResponse(error_body("request too large", "invalid_request_error"), 413)
+    except TooLarge as error:
+        return JSONResponse(error_body(str(error), "invalid_request_error"), 413)
+    except Spent as error:
+        return JSONResponse(error_body(str(error), "agent_flood"), 429)
     except ClientDisconnect:
         return Response(status_code=GONE)
     except ValueError:
@@ -104,8 +207,10 @@ async def messages(request: Request) -> Response:
     try:
         proxy, body = await read_request(request)
         shaped = anthropic.openai_shaped(body) if isinstance(body, dict) else body
-    except TooLarge:
-        return JSONResponse(anthropic.error(413, "request too large"), 413)
+    except TooLarge as error:
+        return JSONResponse(anthropic.error(413, str(error)), 413)
+    except Spent as error:
+        return JSONResponse(anthropic.error(429, str(error)), 429)
     except ClientDisconnect:
         return Response(status_code=GONE)
     except (ValueError, AttributeError, TypeError) as error:

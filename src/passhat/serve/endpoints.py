@@ -41,6 +41,22 @@ ARGUMENT_BYTES = 4 << 20
 (the name as called is kept with the call, an unknown tool's too)."""
 RESULT_BYTES = 32 << 20
 """Characters of the answers passhat keeps for one run's tool calls, all together."""
+READ_BYTES = 4 << 30
+"""Bytes of model requests one run may send passhat, all requests together (refused ones
+too). Each request repeats the conversation: a long real run, 500 turns near a 1M-token
+context, sends about 1 GiB; a run resending 32 MiB requests, each read and counted on
+the event loop every run shares, is stopped after 128 of them."""
+MESSAGES = 10_000
+"""Messages one model request may bring (413 past it). A real agent sends hundreds, a
+long one a few thousand (a 1M-token context holds about 2,000 tool turns); Anthropic's
+API takes at most 100,000, OpenAI's names no number. passhat reads each message on the
+event loop every run shares, and so does the experiment's model, which gets them all."""
+VALUES = 500_000
+"""JSON values (objects, arrays, keys, strings, numbers) one model request may bring,
+counted before it is parsed (413 past it): parsing 1.1 million empty messages (5.8
+million values in 32 MiB) held the event loop still 6 s; half a million take it about
+0.1 s. A real request of MESSAGES messages with their content blocks and 128 tools brings
+under 200,000."""
 MESSAGE_BYTES = 32 << 20
 """Bytes (as JSON) of the messages passhat keeps of one run's model requests, all together
 (the run's transcript: what each request brings after its last assistant answer)."""
@@ -66,7 +82,8 @@ class ToolBudget:
     messages, until the run is written, several times their size as Python objects, and
     writing them takes more). A call past TOOL_CALLS or ARGUMENT_BYTES is neither run nor
     kept; a result past RESULT_BYTES is the last kept; a model request whose messages take
-    the run past MESSAGE_BYTES is neither sent to the model nor kept. Once spent, the run
+    the run past MESSAGE_BYTES, or whose bytes take it past READ_BYTES, is neither sent to
+    the model nor kept. Once spent, the run
     is errored (`agent_flood`, its reason `spent`), its agent is stopped, and every
     further request of the run is refused unread."""
 
@@ -74,6 +91,7 @@ class ToolBudget:
     argument_bytes: int = 0
     result_bytes: int = 0
     message_bytes: int = 0
+    read_bytes: int = 0
     spent: str | None = None
     """Why the budget is spent (None while it is not)."""
     stop: asyncio.Event = field(default_factory=asyncio.Event)
@@ -112,6 +130,13 @@ class ToolBudget:
             return False
         self.message_bytes += size
         return True
+
+    def admit_read(self, size: int) -> bool:
+        """Whether `size` more bytes of a model request may be read (READ_BYTES)."""
+        self.read_bytes += size
+        if self.spent is None and self.read_bytes > READ_BYTES:
+            self._spend(f"model requests past {READ_BYTES >> 30} GiB in all")
+        return self.spent is None
 
     def _spend(self, what: str) -> None:
         self.spent = (
