@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -89,6 +90,20 @@ def explain(error: sqlite3.Error, timeout: float) -> str:
     if "unable to open" in lowered:
         return f"the file cannot be opened ({text}); check the path and its permissions"
     return f"not a passhat database ({text}); give another --db path"
+
+
+def _refuse_special(path: Path) -> None:
+    """A StoreError when `path` is a FIFO, a socket or a device: SQLite would wait on a
+    FIFO's writer for ever (PASSHAT_DB=/some/fifo hung every command)."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return  # missing or unreadable: said where the store is opened
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise StoreError(
+            f"{path}: not a file (a FIFO, socket or device); give --db (or ${DB_ENV}) "
+            "the path of a store file"
+        )
 
 
 def _writable(path: Path) -> bool:
