@@ -97,7 +97,7 @@ def test_a_store_that_is_a_device_is_one_line(capsys: pytest.CaptureFixture[str]
     one_line(r.code, r.err, "/dev/null", "not a file")
 
 
-@pytest.mark.parametrize("door", ["prices"])
+@pytest.mark.parametrize("door", ["prices", "cassette"])
 def test_a_fifo_where_a_file_goes_is_one_line_not_a_hang(
     door: str, suite: Path, store: Path, tmp_path: Path
 ) -> None:
@@ -176,3 +176,17 @@ def test_an_alias_bomb_in_a_prices_file_is_not_expanded(
     path.write_text("\n".join(lines) + "\n")
     r = run_cli(capsys, "report", "latest", "--db", str(store), "--prices", str(path))
     one_line(r.code, r.err, f"--prices {path}", "give in and out")
+
+
+def test_a_cassette_that_is_not_utf8_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A replay cassette of bytes that are not UTF-8 was read whole before it was checked:
+    a UnicodeDecodeError traceback (seen on main)."""
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"cassette": 1}\n\xff\xfe\n')
+    r = run_cli(
+        capsys, "run", str(CLARIFY), "--case", SEED, "-k", "1",
+        "--db", str(tmp_path / "p.db"), "--model", f"replay:{path}",
+    )  # fmt: skip
+    one_line(r.code, r.err, f"{path}:2", "not JSON")
