@@ -97,7 +97,7 @@ def test_a_store_that_is_a_device_is_one_line(capsys: pytest.CaptureFixture[str]
     one_line(r.code, r.err, "/dev/null", "not a file")
 
 
-@pytest.mark.parametrize("door", ["prices", "cassette"])
+@pytest.mark.parametrize("door", ["prices", "cassette", "case"])
 def test_a_fifo_where_a_file_goes_is_one_line_not_a_hang(
     door: str, suite: Path, store: Path, tmp_path: Path
 ) -> None:
@@ -119,7 +119,7 @@ def test_a_fifo_where_a_file_goes_is_one_line_not_a_hang(
     one_line(code, err, str(fifo))
 
 
-@pytest.mark.parametrize("door", ["prices"])
+@pytest.mark.parametrize("door", ["prices", "case", "suite.yaml"])
 def test_a_sparse_2gb_file_where_a_file_goes_is_one_line_in_bounded_memory(
     door: str, suite: Path, store: Path, tmp_path: Path
 ) -> None:
@@ -190,3 +190,13 @@ def test_a_cassette_that_is_not_utf8_is_one_line(
         "--db", str(tmp_path / "p.db"), "--model", f"replay:{path}",
     )  # fmt: skip
     one_line(r.code, r.err, f"{path}:2", "not JSON")
+
+
+def test_a_dangling_link_in_cases_is_still_skipped(
+    capsys: pytest.CaptureFixture[str], suite: Path
+) -> None:
+    """An editor's lock file (emacs's .#name.yaml, a link to nothing) is no case: the
+    suite still loads while a case is being edited."""
+    (suite / "cases" / ".#ac-conflict-001.yaml").symlink_to("user@host.1234:1700000000")
+    r = run_cli(capsys, "check", str(suite))
+    assert r.code == 0, r.err
