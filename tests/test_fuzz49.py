@@ -60,7 +60,7 @@ def suite(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store holding one replayed run of the seed's card (for `report --prices`)."""
+    """A store holding three replayed runs of the seed's card (for `report --prices`)."""
     import contextlib
     import io
 
@@ -70,7 +70,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         try:
-            main(["run", str(CLARIFY), "--case", SEED, "-k", "1", "--db", str(db)])
+            main(["run", str(CLARIFY), "--case", SEED, "-k", "3", "--db", str(db)])
         except SystemExit as exit_:
             assert not exit_.code, out.getvalue()
     return db
@@ -200,3 +200,47 @@ def test_a_dangling_link_in_cases_is_still_skipped(
     (suite / "cases" / ".#ac-conflict-001.yaml").symlink_to("user@host.1234:1700000000")
     r = run_cli(capsys, "check", str(suite))
     assert r.code == 0, r.err
+
+
+def damaged(store: Path, tmp_path: Path, assignment: str) -> str:
+    """A copy of `store` with `assignment` written by hand into its first run (as with
+    the sqlite3 shell: the summary triggers copy it): the copy's path."""
+    import sqlite3
+
+    copy = tmp_path / "damaged.db"
+    shutil.copy(store, copy)
+    with sqlite3.connect(copy) as db:
+        db.execute(f"UPDATE runs SET {assignment} WHERE run_index = 1")
+    db.close()
+    return str(copy)
+
+
+@pytest.mark.parametrize(
+    "assignment", ["input_tokens = 'many'", "duration_s = 'slow'", "output_tokens = x'ff'"]
+)
+def test_show_diff_and_why_name_a_number_column_holding_text(
+    assignment: str, capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    """Text written by hand where a run's tokens or duration go was a TypeError or
+    ValueError traceback in `show`, `diff` and `why` (seen on main); now the run and the
+    column are named."""
+    db = damaged(store, tmp_path, assignment)
+    column = assignment.split()[0]
+    both = ["diff", f"latest:{SEED}:1", f"latest:{SEED}:2"]
+    for args in (["show", "latest", SEED, "1"], both, ["why", "latest"]):
+        r = run_cli(capsys, *args, "--db", db)
+        one_line(r.code, r.err, "damaged", column, f"run 1 of case {SEED!r}")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="report reads run_summaries, whose numbers are not checked: text in "
+    "input_tokens is a TypeError traceback (cli/read.py, report's sum of the tokens); "
+    "checking them costs a pass over every summary: not a small fix in a tuned read",
+)
+def test_report_names_a_token_column_holding_text(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    db = damaged(store, tmp_path, "input_tokens = 'many'")
+    r = run_cli(capsys, "report", "latest", "--db", db)
+    one_line(r.code, r.err, "damaged", "input_tokens")

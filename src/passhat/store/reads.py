@@ -281,6 +281,10 @@ def _run(row: sqlite3.Row, decoded: dict[str, dict[Any, Any]] | None = None) -> 
             data[key] = _decode(text, f"{key} of {where}")
             if seen is not None:
                 seen[text] = data[key]
+    for key in ("started_at", "duration_s", "input_tokens", "output_tokens"):
+        if type(data.get(key, 0)) not in (int, float):  # text written by hand: a traceback
+            where = f"run {data.get('run_index')} of case {data.get('case_id')!r}"
+            raise StoreError(f"the store is damaged: {key} of {where} is {data[key]!r}, no number")
     return RunRecord(**data)
 
 
