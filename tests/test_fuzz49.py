@@ -244,3 +244,32 @@ def test_report_names_a_token_column_holding_text(
     db = damaged(store, tmp_path, "input_tokens = 'many'")
     r = run_cli(capsys, "report", "latest", "--db", db)
     one_line(r.code, r.err, "damaged", "input_tokens")
+
+
+@pytest.fixture
+def verdicts(tmp_path: Path) -> Path:
+    """A verdict file of five cases, three runs each, passes and fails mixed."""
+    path = tmp_path / "verdicts.jsonl"
+    path.write_text(
+        "".join(
+            f'{{"case": "{case}", "run": {run}, "status": '
+            f'"{"passed" if (run + ord(case)) % 2 else "failed"}"}}\n'
+            for case in "abcde"
+            for run in (1, 2, 3)
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "word"),
+    [("--resamples", "100000000", "at most 1,000,000"), ("--seed", "-5", "0 or more")],
+)
+def test_metrics_resampling_options_past_their_range_are_one_line(
+    option: str, value: str, word: str, capsys: pytest.CaptureFixture[str], verdicts: Path
+) -> None:
+    """Seen on main: -B 100000000 was a MemoryError traceback under a 1.5 GB cap (its
+    totals take 16 bytes a resample; uncapped, 1.6 GB), --seed -5 numpy's ValueError
+    traceback."""
+    r = run_cli(capsys, "metrics", str(verdicts), option, value)
+    one_line(r.code, r.err, f"{option} is ", word)
