@@ -273,3 +273,15 @@ def test_metrics_resampling_options_past_their_range_are_one_line(
     traceback."""
     r = run_cli(capsys, "metrics", str(verdicts), option, value)
     one_line(r.code, r.err, f"{option} is ", word)
+
+
+def test_a_run_seed_past_sqlites_integers_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`run --seed 10**26` loaded the suite, then failed to store the experiment: an
+    OverflowError traceback (seen on main). The largest 8-byte seed still runs."""
+    db = str(tmp_path / "p.db")
+    base = ["run", str(CLARIFY), "--case", SEED, "-k", "1", "--db", db]
+    r = run_cli(capsys, *base, "--seed", str(10**26))
+    one_line(r.code, r.err, f"--seed is {10**26}")
+    assert run_cli(capsys, *base, "--seed", str(2**63 - 1)).code == 0
