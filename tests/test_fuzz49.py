@@ -285,3 +285,25 @@ def test_a_run_seed_past_sqlites_integers_is_one_line(
     r = run_cli(capsys, *base, "--seed", str(10**26))
     one_line(r.code, r.err, f"--seed is {10**26}")
     assert run_cli(capsys, *base, "--seed", str(2**63 - 1)).code == 0
+
+
+def test_an_inspect_log_whose_part_unpacks_past_the_limit_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A zip bomb: an .eval log whose sample packs 1.5 GB of text into 1.5 MB kept
+    Inspect's reader busy past 120 s (timed out, seen on main), one whose header.json
+    did so ran out of memory. The part sizes the zip declares are read first; here
+    with the limit lowered to 1 MB, so that the test writes 2 MB, not 1.5 GB."""
+    pytest.importorskip("inspect_ai")
+    import zipfile
+
+    from passhat.sources import inspect_log
+
+    monkeypatch.setattr(inspect_log, "MAX_JSON_BYTES", 1 << 20)
+    log = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", "{}")
+        archive.writestr("samples/s1_epoch_1.json", '{"pad": "' + "a" * (2 << 20) + '"}')
+    assert log.stat().st_size < 20_000
+    r = run_cli(capsys, "import", "inspect", str(log), "--db", str(tmp_path / "p.db"))
+    one_line(r.code, r.err, str(log), "samples/s1_epoch_1.json", "2,097,163 bytes")
