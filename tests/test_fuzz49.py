@@ -307,3 +307,18 @@ def test_an_inspect_log_whose_part_unpacks_past_the_limit_is_one_line(
     assert log.stat().st_size < 20_000
     r = run_cli(capsys, "import", "inspect", str(log), "--db", str(tmp_path / "p.db"))
     one_line(r.code, r.err, str(log), "samples/s1_epoch_1.json", "2,097,163 bytes")
+
+
+@pytest.mark.parametrize("value", ["inf", "1e30"])
+def test_a_busy_timeout_past_a_day_is_one_line(
+    value: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    store: Path,
+) -> None:
+    """$PASSHAT_BUSY_TIMEOUT=inf was an OverflowError traceback in every command; 1e30
+    let `run` record its runs and then ended in one at the lease's release (seen on
+    main)."""
+    monkeypatch.setenv("PASSHAT_BUSY_TIMEOUT", value)
+    r = run_cli(capsys, "list", "--db", str(store))
+    one_line(r.code, r.err, "$PASSHAT_BUSY_TIMEOUT", repr(value), "at most 86,400")

@@ -64,9 +64,16 @@ def busy_timeout() -> float:
         seconds = float(value) if value else 30.0
     except ValueError:
         raise StoreError(f"${BUSY_ENV} is {value!r}; give seconds, e.g. 30") from None
-    if not seconds >= 0:
-        raise StoreError(f"${BUSY_ENV} is {value!r}; give seconds, e.g. 30")
+    if not 0 <= seconds <= MAX_BUSY_S:  # inf or 1e30: OverflowError tracebacks (SQLite's
+        # busy timeout in ms, the lease heartbeat's join), the latter after the runs
+        raise StoreError(
+            f"${BUSY_ENV} is {value!r}; give seconds, at most {MAX_BUSY_S:,} (a day), e.g. 30"
+        )
     return seconds
+
+
+MAX_BUSY_S = 86_400
+"""The longest $PASSHAT_BUSY_TIMEOUT: a day."""
 
 
 def explain(error: sqlite3.Error, timeout: float) -> str:
