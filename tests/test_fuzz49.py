@@ -20,6 +20,8 @@ import pytest
 
 from cli_helpers import CLARIFY, SEED, run_cli
 
+pytest_plugins = ["pytester"]
+
 MEMORY_CAP = 1 << 30
 """The address space a `passhat` process under test may take (1 GB)."""
 
@@ -322,3 +324,16 @@ def test_a_busy_timeout_past_a_day_is_one_line(
     monkeypatch.setenv("PASSHAT_BUSY_TIMEOUT", value)
     r = run_cli(capsys, "list", "--db", str(store))
     one_line(r.code, r.err, "$PASSHAT_BUSY_TIMEOUT", repr(value), "at most 86,400")
+
+
+@pytest.mark.parametrize("k", ["0", "-3", str(10**21)])
+def test_the_pytest_plugins_k_out_of_range_is_one_usage_line(
+    k: str, pytester: pytest.Pytester
+) -> None:
+    """`pytest --passhat-k 0` errored every passhat test with an InputError traceback
+    saying "-k is 0" (no such pytest option; seen on main): now pytest stops at once
+    with a usage error naming --passhat-k, before any test runs."""
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest("--passhat-k", k, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --passhat-k is {int(k):,}; give from 1 to 100,000*"])
