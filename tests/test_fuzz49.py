@@ -337,3 +337,20 @@ def test_the_pytest_plugins_k_out_of_range_is_one_usage_line(
     result = pytester.runpytest("--passhat-k", k, "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: --passhat-k is {int(k):,}; give from 1 to 100,000*"])
+
+
+def test_an_audit_manifest_writing_its_run_count_twice_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`"runs_per_configuration": 1, "runs_per_configuration": 5`: JSON's last one won,
+    so the audit declared 5 runs where a reader of the file sees 1 (seen on main: exit
+    0, declared 5). Now the manifest is refused, naming the key."""
+    from cli_helpers import ROOT
+
+    folder = Path(shutil.copytree(ROOT / "examples" / "audit" / "trello", tmp_path / "t"))
+    manifest = folder / "benchmark.json"
+    text = manifest.read_text()
+    twice = '"runs_per_configuration": 1, "runs_per_configuration": 5'
+    manifest.write_text(text.replace('"runs_per_configuration": 1', twice))
+    r = run_cli(capsys, "audit", str(folder))
+    one_line(r.code, r.err, str(manifest), "'runs_per_configuration' twice")
