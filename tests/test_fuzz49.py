@@ -354,3 +354,19 @@ def test_an_audit_manifest_writing_its_run_count_twice_is_one_line(
     manifest.write_text(text.replace('"runs_per_configuration": 1', twice))
     r = run_cli(capsys, "audit", str(folder))
     one_line(r.code, r.err, str(manifest), "'runs_per_configuration' twice")
+
+
+@pytest.mark.parametrize("command", ["report", "export"])
+def test_a_store_cut_short_is_one_line_naming_it(
+    command: str, capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    """A store file that lost its last kilobyte (a copy cut short) opens, and then the
+    read of its runs met "database disk image is malformed": an sqlite3.DatabaseError
+    traceback from report and export (seen on main)."""
+    cut = tmp_path / "cut.db"
+    data = store.read_bytes()
+    cut.write_bytes(data[: len(data) - 1000])
+    extra = ["-o", str(tmp_path / "runs.csv")] if command == "export" else []
+    r = run_cli(capsys, command, "latest", *extra, "--db", str(cut))
+    one_line(r.code, r.err, f"{cut}: the store file is damaged", "malformed", ".recover")
+    assert not (tmp_path / "runs.csv").exists()

@@ -94,6 +94,11 @@ def explain(error: sqlite3.Error, timeout: float) -> str:
         return f"the disk is full ({text}); free some space, then `passhat resume`"
     if "disk i/o" in lowered:
         return f"the disk failed to read or write ({text}); check the device, then retry"
+    if "malformed" in lowered:
+        return (
+            f"the store file is damaged ({text}); restore it from a copy, or keep what "
+            "is left: sqlite3 DAMAGED .recover | sqlite3 NEW.db"
+        )
     if "unable to open" in lowered:
         return f"the file cannot be opened ({text}); check the path and its permissions"
     return f"not a passhat database ({text}); give another --db path"
