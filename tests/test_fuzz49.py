@@ -370,3 +370,39 @@ def test_a_store_cut_short_is_one_line_naming_it(
     r = run_cli(capsys, command, "latest", *extra, "--db", str(cut))
     one_line(r.code, r.err, f"{cut}: the store file is damaged", "malformed", ".recover")
     assert not (tmp_path / "runs.csv").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="output sent to a full disk (> out.json on a full disk; /dev/full here) ends in "
+    "'OSError: [Errno 28] No space left on device' tracebacks from report, show, list and "
+    "diff (rich's console and cli/_app.write_json_pieces write stdout; no handler names "
+    "it); a fix must tell a write to stdout from other writes, so it is left to the lead",
+)
+def test_output_to_a_full_disk_is_one_line(store: Path, tmp_path: Path) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "passhat", "list", "--db", str(store)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    one_line(done.returncode, done.stderr, "No space left on device")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="verdicts.read_verdicts parses a line with pydantic-core's from_json, whose last "
+    "value of a key written twice wins: a line saying passed, then failed, counts a "
+    "failure; refusing it needs a look at every line's keys in a loop tuned for a "
+    "million lines, left to the lead",
+)
+def test_a_verdict_line_writing_its_status_twice_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "verdicts.jsonl"
+    path.write_text('{"case": "a", "run": 1, "status": "passed", "status": "failed"}\n')
+    r = run_cli(capsys, "metrics", str(path))
+    one_line(r.code, r.err, f"{path}:1", "status")
