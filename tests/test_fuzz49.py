@@ -234,11 +234,30 @@ def test_show_diff_and_why_name_a_number_column_holding_text(
         one_line(r.code, r.err, "damaged", column, f"run 1 of case {SEED!r}")
 
 
+def test_compare_and_views_summary_name_a_token_column_holding_text(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    """`passhat view` on such a store ended before serving, in "TypeError: unsupported
+    operand type(s) for +=: 'int' and 'str'" (usage_of over Store.tokens), and `compare`
+    alike (seen on main); Store.tokens now names the run first."""
+    from passhat.errors import StoreError
+    from passhat.store import Store
+    from passhat.view.data import summary_of
+
+    db = damaged(store, tmp_path, "input_tokens = 'many'")
+    r = run_cli(capsys, "compare", "latest", "latest", "--db", db)
+    one_line(r.code, r.err, "damaged", "input_tokens", f"run 1 of case {SEED!r}")
+    opened = Store(db, read_only=True, create=False)
+    with opened, pytest.raises(StoreError, match="damaged: input_tokens of run 1"):
+        summary_of(opened, opened.experiment("latest"))
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="report reads run_summaries, whose numbers are not checked: text in "
-    "input_tokens is a TypeError traceback (cli/read.py, report's sum of the tokens); "
-    "checking them costs a pass over every summary: not a small fix in a tuned read",
+    reason="report reads run_summaries, whose numbers it does not check: text in "
+    "input_tokens is a TypeError traceback (cli/read.py, report's sum of the tokens). "
+    "store.columns.TEXT_TOKENS finds such a run (16 ms at 100,000 runs, beside a 0.6 s "
+    "report): whether report pays that is the lead's call",
 )
 def test_report_names_a_token_column_holding_text(
     capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
