@@ -93,7 +93,7 @@ def main(args: list[str] | None = None) -> None:
             except PasshatError as error:
                 _app.fail(error)
             except Exception as error:
-                damage = _store_damage(error, argv)
+                damage = _store_damage(error, argv) or _output_unwritable(error)
                 if damage is None:
                     raise
                 _app.fail(damage)
@@ -123,6 +123,34 @@ def _store_damage(error: Exception, argv: list[str]) -> PasshatError | None:
     except PasshatError:
         timeout = 30.0
     return StoreError(f"{path}: {explain(error, timeout)}")
+
+
+def _output_unwritable(error: Exception) -> PasshatError | None:
+    """Standard output that cannot be written (a full disk behind `> out.json`: an OSError
+    traceback from every printing command) as one line; None for any other error. It is
+    told from another file by the innermost frame: the one writing stdout (rich's console,
+    `write_json_pieces`) holds it. Its descriptor then points at /dev/null, so the
+    interpreter's last flush is quiet."""
+    import errno
+
+    codes = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+    if not isinstance(error, OSError) or error.errno not in codes:
+        return None
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    out = (sys.stdout, getattr(sys.stdout, "buffer", None))
+    held = tb.tb_frame.f_locals.values() if tb is not None else ()
+    if not any(v in out or getattr(v, "file", None) in out for v in held):
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    from passhat.errors import InputError
+
+    return InputError(
+        f"standard output: cannot write ({error.strerror}); free some space, or send the "
+        "output elsewhere"
+    )
 
 
 def _hard_exit(code: object) -> None:
