@@ -283,6 +283,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER)
     config.stash[_RESULTS] = []
+    k = config.getoption("passhat_k", None)
+    if k is not None:  # else every passhat test errored with "-k is 0", naming no option
+        from passhat.accounting import MAX_K
+
+        if not 1 <= k <= MAX_K:
+            raise pytest.UsageError(
+                f"--passhat-k is {k:,}; give from 1 to {MAX_K:,} runs per case, e.g. 3"
+            )
 
 
 def _fail_short(result: PasshatResult) -> None:

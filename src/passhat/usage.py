@@ -151,16 +151,29 @@ def _price(value: Any, where: str) -> float:
 def load_prices(path: str | Path) -> dict[str, Prices]:
     """A prices file: JSON or YAML mapping a model to its prices per million tokens,
     `{"openai:gpt-4o-mini": {"in": 0.15, "out": 0.60}}`."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"--prices {file}: cannot read it ({error.strerror})") from None
     import yaml  # JSON is YAML: one parser reads both
 
+    from passhat.sources._files import MAX_SMALL_BYTES, read_bytes
+    from passhat.suite.reading import _UniqueKeyLoader, _yaml_message
+
+    file = Path(path)
+    # a regular file of at most 16 MB: a FIFO blocked for ever, /dev/zero or a sparse
+    # 2 GB file ran out of memory (tracebacks), as did text that is not UTF-8
     try:
-        data = yaml.safe_load(text)
+        raw = read_bytes(file, "prices file", MAX_SMALL_BYTES)
+    except InputError as error:
+        raise InputError(f"--prices {error}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"--prices {file}: is not UTF-8 text; save it as UTF-8") from None
+    try:
+        # libyaml: nesting bounded, a key written twice refused, an alias shared (not
+        # copied: `load_yaml` would copy aliases nested 9 deep into 9^9 items)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as error:
+        raise InputError(f"--prices {file}: not JSON or YAML ({_yaml_message(error)})") from None
+    except (ValueError, RecursionError) as error:  # a number past 4,300 digits
         raise InputError(f"--prices {file}: not JSON or YAML ({error})") from None
     if not isinstance(data, Mapping) or not data:
         raise InputError(

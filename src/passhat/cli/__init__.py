@@ -92,10 +92,65 @@ def main(args: list[str] | None = None) -> None:
                 _app.app(args=args, prog_name="passhat")
             except PasshatError as error:
                 _app.fail(error)
+            except Exception as error:
+                damage = _store_damage(error, argv) or _output_unwritable(error)
+                if damage is None:
+                    raise
+                _app.fail(damage)
     except SystemExit as exit_:
         if args is None and reading:  # the process is this command's alone
             _hard_exit(exit_.code)
         raise
+
+
+def _store_damage(error: Exception, argv: list[str]) -> PasshatError | None:
+    """An SQLite error met while reading a store that opened well (a file cut short
+    mid-page: "database disk image is malformed" was a traceback from report and
+    export) as one line naming the store; None for any other error."""
+    sqlite3 = sys.modules.get("sqlite3")  # not imported: no SQLite error either
+    if sqlite3 is None or not isinstance(error, sqlite3.DatabaseError):
+        return None
+    from passhat.errors import StoreError
+    from passhat.store.connection import busy_timeout, default_db_path, explain
+
+    db = next((a[5:] for a in argv if a.startswith("--db=")), None)
+    from itertools import pairwise
+
+    given = [after for flag, after in pairwise(argv) if flag == "--db"]
+    path = given[-1] if given else db or str(default_db_path())
+    try:
+        timeout = busy_timeout()
+    except PasshatError:
+        timeout = 30.0
+    return StoreError(f"{path}: {explain(error, timeout)}")
+
+
+def _output_unwritable(error: Exception) -> PasshatError | None:
+    """Standard output that cannot be written (a full disk behind `> out.json`: an OSError
+    traceback from every printing command) as one line; None for any other error. It is
+    told from another file by the innermost frame: the one writing stdout (rich's console,
+    `write_json_pieces`) holds it. Its descriptor then points at /dev/null, so the
+    interpreter's last flush is quiet."""
+    import errno
+
+    codes = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+    if not isinstance(error, OSError) or error.errno not in codes:
+        return None
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    out = (sys.stdout, getattr(sys.stdout, "buffer", None))
+    held = tb.tb_frame.f_locals.values() if tb is not None else ()
+    if not any(v in out or getattr(v, "file", None) in out for v in held):
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    from passhat.errors import InputError
+
+    return InputError(
+        f"standard output: cannot write ({error.strerror}); free some space, or send the "
+        "output elsewhere"
+    )
 
 
 def _hard_exit(code: object) -> None:

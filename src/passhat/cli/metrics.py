@@ -57,6 +57,8 @@ def resampling(resamples: int, confidence: float, seed: int) -> Resampling:
     naming its option), as the keywords every resampled figure takes."""
     check_resamples(resamples)
     check_confidence(confidence)
+    if seed < 0:  # numpy's generator takes none: a ValueError traceback
+        raise InputError(f"--seed is {seed}; give a whole number of 0 or more, e.g. 0")
     return Resampling(resamples=resamples, confidence=confidence, seed=seed)
 
 

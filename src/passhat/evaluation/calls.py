@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passhat.errors import InputError
-from passhat.evaluation.checks import _check_base_url, _check_options, check_k, check_retry, checked
+from passhat.evaluation.checks import (
+    _check_base_url,
+    _check_options,
+    check_k,
+    check_retry,
+    check_seed,
+    checked,
+)
 from passhat.evaluation.events import Events
 from passhat.evaluation.planning import (
     AgentLike,
@@ -102,6 +109,7 @@ def evaluate(
     loaded_suite = _select(whole, cases or [])
     k = loaded_suite.defaults.k if k is None else k
     _check_options(k, concurrency, max_turns, timeout, retries)
+    check_seed(seed)
     check_retry(retries, retry_max_wait, call_timeout)
     _check_base_url(base_url)
     if adaptive is not None:

@@ -28,6 +28,13 @@ def check_k(k: int) -> None:
         )
 
 
+def check_seed(seed: int | None) -> None:
+    """An experiment's seed is stored as SQLite's 8-byte integer: a larger one was an
+    OverflowError traceback after the suite was loaded, with nothing run."""
+    if seed is not None and not -(2**63) <= seed < 2**63:
+        raise InputError(f"--seed is {seed}; give a whole number of at most 18 digits, e.g. 0")
+
+
 def check_retry(
     retries: int | None, retry_max_wait: float | None, call_timeout: float | None
 ) -> None:

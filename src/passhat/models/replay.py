@@ -114,6 +114,7 @@ def check_cassette(
         with path.open("rb") as f:
             for number, raw in enumerate(_lines(f), start=1):
                 if raw is None:
+                    lines += 1  # a line all the same: the cassette is not empty
                     problem(
                         f"{path}:{number}: a line longer than {LINE_LIMIT:,} bytes; "
                         "one JSON object per line"
@@ -303,16 +304,19 @@ class Cassette:
     def load(cls, path: Path) -> Cassette:
         """The cassette, checked first by `check_cassette` (a `CassetteError` lists its
         problems, line and field, as `passhat check` does)."""
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as error:
-            raise ConfigError(
-                f"{path}: cannot read the replay cassette ({error.strerror}); "
-                "give replay:PATH to an existing .jsonl cassette"
-            ) from None
+        # checked before it is read whole: a FIFO blocked for ever, and a device, a
+        # sparse 2 GB file or text that is not UTF-8 ended in a traceback
         checked = check_cassette(path)
         if checked.problems:
             raise CassetteError(checked.problems)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:  # missing, or changed since checked
+            reason = getattr(error, "strerror", None) or "not UTF-8 text"
+            raise ConfigError(
+                f"{path}: cannot read the replay cassette ({reason}); "
+                "give replay:PATH to an existing .jsonl cassette"
+            ) from None
         meta: dict[str, Any] = {}
         answers: dict[tuple[str, int, int], ModelResponse] = {}
         for number, line in enumerate(lines, start=1):

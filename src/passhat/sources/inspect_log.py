@@ -161,6 +161,8 @@ def read_log(path: Path) -> EvalLog:
             f"{path}: the Inspect log is {size:,} bytes, more than the {MAX_JSON_BYTES:,} "
             "passhat reads as JSON; write it as .eval (inspect log convert --to eval)"
         )
+    if path.suffix == ".eval":
+        _check_parts(path)
     try:
         # events and store are the bulk of a log and never become part of a run here
         return read_eval_log(str(path), exclude_fields={"events", "store"})
@@ -171,6 +173,26 @@ def read_log(path: Path) -> EvalLog:
             + (f": {reason[:200]}" if reason else "")
             + "); is it truncated, or not written by Inspect?"
         ) from None
+
+
+def _check_parts(path: Path) -> None:
+    """An .eval log (a zip) whose part unpacks to more than MAX_JSON_BYTES is refused by
+    the sizes its directory declares, before anything is unpacked: a sample of 1.5 GB
+    of text packed into 1.5 MB kept Inspect's reader busy for minutes, a header so
+    packed ran out of memory. A file that is no zip is left to Inspect's reader."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return
+    big = max(parts, key=lambda part: part.file_size, default=None)
+    if big is not None and big.file_size > MAX_JSON_BYTES:
+        raise InputError(
+            f"{path}: its part {big.filename} unpacks to {big.file_size:,} bytes, more than "
+            f"the {MAX_JSON_BYTES:,} passhat reads of one part; is it the right file?"
+        )
 
 
 STREAM_ABOVE = 32 * 1024 * 1024

@@ -33,6 +33,11 @@ DEFAULT_RESAMPLES = 2000
 MIN_RESAMPLES = 100
 
 
+MAX_RESAMPLES = 1_000_000
+"""More resamples are refused: their totals are kept (16 bytes each), and a million
+already puts the interval ends' own noise far below their width."""
+
+
 _CHUNK = 1 << 18
 """Cells (resamples x cases) per block: small enough to stay in cache, bounded memory."""
 
@@ -54,6 +59,11 @@ def _check_resamples(resamples: int) -> None:
         raise MetricsError(
             f"resamples is {resamples}; use at least {MIN_RESAMPLES} "
             f"(default {DEFAULT_RESAMPLES}) so the interval ends are not noise"
+        )
+    if resamples > MAX_RESAMPLES:  # 10^8 took 1.5 GB (16 bytes a resample): MemoryError
+        raise MetricsError(
+            f"resamples is {resamples:,}; use at most {MAX_RESAMPLES:,} "
+            f"(default {DEFAULT_RESAMPLES:,}): each resample takes memory"
         )
 
 

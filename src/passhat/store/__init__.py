@@ -28,6 +28,7 @@ from passhat.store.connection import BUSY_ENV as BUSY_ENV
 from passhat.store.connection import DB_ENV as DB_ENV
 from passhat.store.connection import DEFAULT_DB as DEFAULT_DB
 from passhat.store.connection import MIN_SECRET as MIN_SECRET
+from passhat.store.connection import _refuse_special
 from passhat.store.connection import busy_timeout as busy_timeout
 from passhat.store.connection import default_db_path as default_db_path
 from passhat.store.connection import explain as explain
@@ -68,6 +69,7 @@ class Store(_Schema, _Writes, _Tallies, _Leases):
         """Values never written: API keys, blanked wherever they appear in a record."""
         self._leased: set[str] = set()
         """Experiments this store holds the lease of (a lease taken again inside is a no-op)."""
+        _refuse_special(self.path)
         if not create and not self.path.exists():
             raise StoreError(
                 f"{self.path}: no passhat store here; run `passhat run SUITE` first, or give "

@@ -9,12 +9,32 @@ import json
 from dataclasses import fields
 from typing import Any
 
+from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
 
 
 _RUN_JSON = ("output", "final_state", "score", "transcript", "tool_calls", "retries")
+
+
+TEXT_TOKENS = (
+    "SELECT case_id, run_index, CASE WHEN typeof(input_tokens) IN ('integer', 'real') "
+    "THEN 'output_tokens' ELSE 'input_tokens' END FROM run_summaries WHERE experiment_id = ? "
+    "AND typeof(input_tokens) || typeof(output_tokens) NOT IN "
+    "('integerinteger', 'integerreal', 'realinteger', 'realreal') LIMIT 1"
+)
+"""A run of an experiment whose token columns hold anything but numbers (text written
+by hand: SQLite keeps it): its case, index and column, from the covering index."""
+
+
+def check_numbers(data: dict[str, Any]) -> None:
+    """A run's row whose number columns hold anything but numbers (text written by hand:
+    SQLite keeps it; `show` and `diff` ended in a traceback): a StoreError naming them."""
+    for key in ("started_at", "duration_s", "input_tokens", "output_tokens"):
+        if type(data.get(key, 0)) not in (int, float):
+            where = f"run {data.get('run_index')} of case {data.get('case_id')!r}"
+            raise StoreError(f"the store is damaged: {key} of {where} is {data[key]!r}, no number")
 
 
 _RUN_COLUMNS = tuple(f.name for f in fields(RunRecord))

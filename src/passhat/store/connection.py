@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -63,9 +64,16 @@ def busy_timeout() -> float:
         seconds = float(value) if value else 30.0
     except ValueError:
         raise StoreError(f"${BUSY_ENV} is {value!r}; give seconds, e.g. 30") from None
-    if not seconds >= 0:
-        raise StoreError(f"${BUSY_ENV} is {value!r}; give seconds, e.g. 30")
+    if not 0 <= seconds <= MAX_BUSY_S:  # inf or 1e30: OverflowError tracebacks (SQLite's
+        # busy timeout in ms, the lease heartbeat's join), the latter after the runs
+        raise StoreError(
+            f"${BUSY_ENV} is {value!r}; give seconds, at most {MAX_BUSY_S:,} (a day), e.g. 30"
+        )
     return seconds
+
+
+MAX_BUSY_S = 86_400
+"""The longest $PASSHAT_BUSY_TIMEOUT: a day."""
 
 
 def explain(error: sqlite3.Error, timeout: float) -> str:
@@ -86,9 +94,28 @@ def explain(error: sqlite3.Error, timeout: float) -> str:
         return f"the disk is full ({text}); free some space, then `passhat resume`"
     if "disk i/o" in lowered:
         return f"the disk failed to read or write ({text}); check the device, then retry"
+    if "malformed" in lowered:
+        return (
+            f"the store file is damaged ({text}); restore it from a copy, or keep what "
+            "is left: sqlite3 DAMAGED .recover | sqlite3 NEW.db"
+        )
     if "unable to open" in lowered:
         return f"the file cannot be opened ({text}); check the path and its permissions"
     return f"not a passhat database ({text}); give another --db path"
+
+
+def _refuse_special(path: Path) -> None:
+    """A StoreError when `path` is a FIFO, a socket or a device: SQLite would wait on a
+    FIFO's writer for ever (PASSHAT_DB=/some/fifo hung every command)."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return  # missing or unreadable: said where the store is opened
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise StoreError(
+            f"{path}: not a file (a FIFO, socket or device); give --db (or ${DB_ENV}) "
+            "the path of a store file"
+        )
 
 
 def _writable(path: Path) -> bool:

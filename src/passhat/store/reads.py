@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, NoReturn, overload
 from passhat._gc import without_gc
 from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary
+from passhat.store import columns as _columns
 from passhat.store.columns import _EXPERIMENT_JSON, _RUN_COLUMNS, _RUN_JSON, _encode
 from passhat.store.connection import _Connection
 
@@ -281,6 +282,7 @@ def _run(row: sqlite3.Row, decoded: dict[str, dict[Any, Any]] | None = None) -> 
             data[key] = _decode(text, f"{key} of {where}")
             if seen is not None:
                 seen[text] = data[key]
+    _columns.check_numbers(data)
     return RunRecord(**data)
 
 
@@ -601,6 +603,8 @@ class _Reads(_Connection):
         """(input tokens, output tokens) of every run, streamed: `usage_of` in flat memory."""
         cursor = self._db.cursor()
         cursor.row_factory = None
+        if bad := cursor.execute(_columns.TEXT_TOKENS, (experiment_id,)).fetchone():
+            raise StoreError(f"the store is damaged: {bad[2]} of run {bad[1]} of case {bad[0]!r}")
         yield from cursor.execute(
             "SELECT input_tokens, output_tokens FROM run_summaries WHERE experiment_id = ?",
             (experiment_id,),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +50,10 @@ from passhat.suite.reading import _anchor_problem, _json_problems, _load_yaml, _
 Parsed = Any
 """A file as its schema parsed it: shapes.py's plain record or validation.py's model (the
 same fields)."""
+
+MAX_FILE_BYTES = 64 * 2**20
+"""A suite.yaml or case file larger than this is refused before it is read (a YAML file
+takes ten times its size in memory once parsed): keep data sets outside the suite."""
 
 _SCORER_FILES = {
     "exact_set": "_ExactSetFile",
@@ -220,8 +225,25 @@ class _Loader:
     def _read(self, rel: str) -> Any:
         """Parsed, JSON-ready YAML of a file, or None (after recording why not)."""
         try:
-            with open(os.path.join(self.root, rel), "rb") as file:
-                text = file.read().decode("utf-8")
+            # opened without waiting (a FIFO with no writer blocked for ever) and sized
+            # before it is read (a sparse 2 GB file ran out of memory: a traceback)
+            fd = os.open(os.path.join(self.root, rel), os.O_RDONLY | os.O_NONBLOCK)
+            with open(fd, "rb") as file:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    self.problem(
+                        rel, (), "is not a file (a folder, FIFO or device); put a YAML file there"
+                    )
+                    return None
+                if info.st_size > MAX_FILE_BYTES:
+                    self.problem(
+                        rel,
+                        (),
+                        f"is {info.st_size:,} bytes, more than the {MAX_FILE_BYTES:,} a suite "
+                        "file may hold; keep data sets outside the suite",
+                    )
+                    return None
+                text = file.read(MAX_FILE_BYTES + 1).decode("utf-8")
         except FileNotFoundError:
             self.problem(rel, (), "no such file")
             return None
@@ -271,7 +293,7 @@ class _Loader:
         return data
 
     def _suite_file(self) -> Parsed | None:
-        if not (self.root / SUITE_FILE).is_file():
+        if not (self.root / SUITE_FILE).exists():  # a FIFO there is named by `_read`
             self.problem(
                 SUITE_FILE,
                 (),
@@ -505,7 +527,11 @@ class _Loader:
         """A case file to read; a link that loops or cannot be followed is a problem named
         with the file (it was an OSError traceback), not a file skipped in silence."""
         try:
-            return entry.is_file()
+            if entry.is_file():
+                return True
+            # a folder is skipped, and so is a link to nothing (an editor's lock file,
+            # .#name.yaml); a FIFO or a device is read, to be named (it was skipped unsaid)
+            return not entry.is_dir() and os.path.exists(entry.path)
         except OSError as error:
             self.problem(
                 f"{CASES_DIR}/{entry.name}",

@@ -192,7 +192,7 @@ def _anchor_problem(text: str) -> str | None:
 
 def _yaml_message(error: yaml.YAMLError) -> str:
     mark = getattr(error, "problem_mark", None)
-    problem = getattr(error, "problem", None) or str(error)
+    problem = " ".join((getattr(error, "problem", None) or str(error)).split())  # one line
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     if "could not determine a constructor" in problem or "python/" in problem:
         problem += "; passhat reads plain YAML data only (no !tags)"

@@ -1,7 +1,8 @@
 """The declared run count: the manifest a result folder keeps (`benchmark.json`,
 `metadata.json`, ...), its run-count key (`runs_per_configuration`, `k`, `epochs`, ...,
 top level or one level down) and the configurations it plans; a count above MAX_CLAIM
-refused in one line, a manifest that is a FIFO, a device or a folder named as such.
+refused in one line, a manifest that is a FIFO, a device or a folder named as such, a key
+written twice in it refused (a JSON reader keeps the last).
 """
 
 from __future__ import annotations
@@ -75,7 +76,26 @@ def read_manifest(root: Path, name: str | None = None) -> Manifest:
 
 def _read_json(path: Path, what: str) -> Any:
     fix = "fix it or give --declared-k"
-    return parse_json(read_bytes(path, what, MAX_SMALL_BYTES), path, what, fix)
+    raw = read_bytes(path, what, MAX_SMALL_BYTES)
+    value = parse_json(raw, path, what, fix)
+    twice = _key_twice(raw)
+    if twice is not None:  # JSON readers keep the last: the audit declared what the eye skips
+        raise InputError(f"{path}: the {what} writes the key {twice!r} twice in one object; {fix}")
+    return value
+
+
+def _key_twice(raw: bytes) -> str | None:
+    """The first key written twice in one object of `raw` (JSON already read), or None."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in items]
+        if not found and len(set(keys)) < len(keys):
+            found.append(next(k for i, k in enumerate(keys) if k in keys[:i]))
+        return dict(items)
+
+    json.loads(raw, object_pairs_hook=pairs)
+    return found[0] if found else None
 
 
 def _big(value: int) -> str:
