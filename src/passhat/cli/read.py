@@ -162,6 +162,17 @@ def report(
         if unread and why is not None:  # fewer runs recorded than asked for: read them
             runs, unread = store.summaries(experiment.id, decode_items=False), False
             tallied = None
+        try:
+            if tallied is None:
+                counted_in = sum(map(attrgetter("input_tokens"), runs))  # in C: 100,000 runs
+                counted_out = sum(map(attrgetter("output_tokens"), runs))
+            elif numbers is not None:  # summed exactly: SQL's float sum rounds past 2**53
+                counted_in, counted_out = sum(numbers.tokens_in), sum(numbers.tokens_out)
+            else:
+                counted_in, counted_out = tallied[0].input_tokens, tallied[0].output_tokens
+        except TypeError:  # text in a token column (by hand): the store's check names the run
+            next(store.tokens(experiment.id), None)
+            raise
         counted: Accounting | None = None  # the page's, reused for --strict
         if html is not None:
             from passhat.report.experiment import experiment_accounting
@@ -191,13 +202,6 @@ def report(
         unseen = Unseen(
             tuple(store.attempt_tokens(experiment.id)), store.abandoned_calls(experiment.id, read)
         )
-        if tallied is None:
-            counted_in = sum(map(attrgetter("input_tokens"), runs))  # in C: 100,000 runs
-            counted_out = sum(map(attrgetter("output_tokens"), runs))
-        elif numbers is not None:  # summed exactly: SQL's float sum rounds past 2**53
-            counted_in, counted_out = sum(numbers.tokens_in), sum(numbers.tokens_out)
-        else:
-            counted_in, counted_out = tallied[0].input_tokens, tallied[0].output_tokens
         unseen_data = unseen.to_dict(counted_in, counted_out, prices)
         if tallied is not None and numbers is not None:  # streamed: counted in SQL
             from passhat.report.json_stream import streamed_json
