@@ -127,3 +127,8 @@ def test_check_says_the_level_and_the_limits(
     held = f"holds at most: {isolation.PROCESSES} processes and threads, a work folder of 1024 MiB"
     assert held in result.out
     assert f"{CONNECTIONS} connections to its endpoints at once" in result.out
+    # the run's budgets, as docs/command-agents.md's `holds` row says `check` prints them
+    out = " ".join(result.out.split())
+    assert "10,000 tool calls (4 MiB of names and arguments, 32 MiB of answers)" in out
+    assert "32 MiB of new messages in its model requests and 4 GiB of requests in all" in out
+    assert "(10,000 messages and 500,000 JSON values in one)" in out

@@ -98,13 +98,17 @@ def limits() -> str:
     """A sandboxed run's limits, as `passhat check` and the docs say them."""
     from passhat.agents.isolation import PROCESSES
     from passhat.agents.sandbox import RTPRIO, SHM_BYTES, TMP_BYTES, WORK_BYTES
-    from passhat.serve.endpoints import CONNECTIONS
+    from passhat.serve import endpoints as e
 
     return (
         f"{PROCESSES} processes and threads, a work folder of {WORK_BYTES >> 20} MiB, /tmp "
-        f"{TMP_BYTES >> 20} MiB, /dev/shm {SHM_BYTES >> 20} MiB, {CONNECTIONS} connections "
-        f"to its endpoints at once, real-time priority {RTPRIO} (RLIMIT_RTPRIO); the OOM "
-        "killer takes it first"
+        f"{TMP_BYTES >> 20} MiB, /dev/shm {SHM_BYTES >> 20} MiB, {e.CONNECTIONS} connections "
+        f"to its endpoints at once ({e.REQUESTS} requests read at once), {e.TOOL_CALLS:,} "
+        f"tool calls ({e.ARGUMENT_BYTES >> 20} MiB of names and arguments, "
+        f"{e.RESULT_BYTES >> 20} MiB of answers), {e.MESSAGE_BYTES >> 20} MiB of new "
+        f"messages in its model requests and {e.READ_BYTES >> 30} GiB of requests in all "
+        f"({e.MESSAGES:,} messages and {e.VALUES:,} JSON values in one), real-time "
+        f"priority {RTPRIO} (RLIMIT_RTPRIO); the OOM killer takes it first"
     )
 
 
