@@ -1,0 +1,73 @@
+"""review49: defects found reviewing round 49's merged code, each shown by a test that
+failed on main before its fix (or marked xfail, strict, where it is not fixed here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import passhat
+from conftest import SuiteWriter
+
+ANSWER = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": []}
+
+
+def _suite(writer: SuiteWriter) -> Path:
+    del writer.suite["defaults"]["model"]  # type: ignore[union-attr]
+    return writer.write()
+
+
+def test_a_touch_of_a_suite_run_with_its_scorers_given_is_not_a_change(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    """evaluate(scorers=...) loads the suite with them in place of suite.yaml's; a file of
+    it touched (its mtime moved, its content the same) made the guard load the suite again
+    without them, find another hash and error every later run suite_changed."""
+    from library_parts import always_passes
+
+    suite = _suite(writer)
+    case_file = suite / "cases" / "tiny.yaml"
+
+    async def toucher(input: Any, env: Any, ctx: Any) -> str:
+        case_file.write_text(case_file.read_text() + "\n# a comment\n")
+        await env.call("update_ticket", {**ANSWER, "annotations": []})
+        return "done"
+
+    done = passhat.evaluate(
+        suite,
+        agent=toucher,
+        k=2,
+        db=tmp_path / "p.db",
+        concurrency=1,
+        model="",
+        scorers=[always_passes],
+    )
+    assert [r.status for r in done.runs()] == ["passed", "passed"], [
+        r.error_message for r in done.runs()
+    ]
+
+
+def test_a_goal_rewritten_under_given_scorers_is_still_a_change(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    """The control: loaded again with the same scorers, a goal rewritten is still seen."""
+    from library_parts import always_passes
+
+    suite = _suite(writer)
+    case_file = suite / "cases" / "tiny.yaml"
+
+    async def rewriter(input: Any, env: Any, ctx: Any) -> str:
+        case_file.write_text(case_file.read_text().replace("vague", "changed"))
+        await env.call("update_ticket", {**ANSWER, "annotations": []})
+        return "done"
+
+    done = passhat.evaluate(
+        suite,
+        agent=rewriter,
+        k=2,
+        db=tmp_path / "p.db",
+        concurrency=1,
+        model="",
+        scorers=[always_passes],
+    )
+    assert [r.error_type for r in done.runs()] == ["suite_changed", "suite_changed"]
