@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import passhat
 from conftest import SuiteWriter
 
@@ -71,3 +73,32 @@ def test_a_goal_rewritten_under_given_scorers_is_still_a_change(
         scorers=[always_passes],
     )
     assert [r.error_type for r in done.runs()] == ["suite_changed", "suite_changed"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="attack49 spares only PYTHONPATH entries named site-packages, dist-packages or "
+    "node_modules: packages installed with `pip install --target DIR` have their "
+    "certifi/cacert.pem covered, and an agent's TLS to its allowed hosts breaks",
+)
+def test_packages_installed_to_a_target_folder_on_pythonpath_keep_their_certificates(
+    tmp_path: Path,
+) -> None:
+    """`pip install --target /opt/pylibs certifi` then PYTHONPATH=/opt/pylibs: the
+    packages lie in that folder itself (no site-packages below it). Before attack49 every
+    PYTHONPATH entry was an installation, its cacert.pem no secret (sandbox.covered's
+    docstring: covering it breaks TLS); now it is covered."""
+    import sys
+
+    from passhat.agents.sandbox import covered, installations, real
+
+    target = tmp_path / "pylibs"
+    (target / "certifi").mkdir(parents=True)
+    (target / "certifi" / "__init__.py").write_text("from .core import where\n")
+    (target / "certifi" / "cacert.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    (target / "certifi-2024.2.2.dist-info").mkdir()
+    (target / "certifi-2024.2.2.dist-info" / "RECORD").write_text("certifi/cacert.pem,,\n")
+    env = {"PYTHONPATH": str(target)}
+    runtimes = installations([sys.executable, "agent.py"], env, [])
+    hidden = covered([real(target)], [], None, runtimes)
+    assert real(target / "certifi" / "cacert.pem") not in hidden
