@@ -102,3 +102,32 @@ def test_packages_installed_to_a_target_folder_on_pythonpath_keep_their_certific
     runtimes = installations([sys.executable, "agent.py"], env, [])
     hidden = covered([real(target)], [], None, runtimes)
     assert real(target / "certifi" / "cacert.pem") not in hidden
+
+
+def test_compares_junit_shows_direction_characters_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`compare --junit-xml` names each paired case in a suite property `case <id>`:
+    that name was written raw (ci.py's _x only on values), so a case id's direction
+    characters reached the CI's page obeyed, where the testcase beside it showed them
+    as escapes (fix49b's report/ci.py docstring: "in both", JUnit and Markdown)."""
+    from dataclasses import replace
+
+    from cli_helpers import run_cli
+    from test_direction_characters import ANY, CASE, hostile, shown
+    from view_stores import write_store
+
+    e, runs = hostile(["plain-case"])
+    other = replace(e, id="4a3b2c1d", name="other", created_at="2026-05-05T09:30:00Z")
+    db = write_store(
+        tmp_path / "passhat.db",
+        [(e, runs), (other, [replace(r, experiment_id=other.id) for r in runs])],
+    )
+    junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
+    args = ["--db", str(db), "--junit-xml", str(junit), "--summary", str(summary)]
+    result = run_cli(capsys, "compare", e.id, other.id, *args)
+    assert result.code in (0, 1), result.err
+    written = junit.read_text(encoding="utf-8")
+    assert shown(CASE) in written
+    assert ANY.findall(written) == []
+    assert ANY.findall(summary.read_text(encoding="utf-8")) == []
