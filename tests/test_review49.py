@@ -10,6 +10,7 @@ import pytest
 
 import passhat
 from conftest import SuiteWriter
+from passhat.store import Store
 
 ANSWER = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": []}
 
@@ -200,3 +201,51 @@ def test_an_archive_of_a_store_migrated_after_it_held_runs_is_covered(
         with tarfile.open(archive, "w:gz") as tar:
             tar.add(store, "old.db")
     assert holds_answers(str(archive))
+
+
+def test_a_runs_look_for_answers_is_made_off_the_event_loop(
+    open_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """xfix49 makes the look for answers again before each run (CommandAgent.view): a
+    stat of every entry in view (20,000 of /usr/share: 0.1 s) and a read of each file
+    new or changed since (an archive up to ARCHIVE_LOOK_S). It ran on the event loop,
+    in the run's `__call__`, so every run's start held the other runs' timers, model
+    proxy and tool server still for that long (once an experiment before xfix49). The
+    look is made on a worker thread now; what it finds is the same."""
+    import asyncio
+
+    from passhat.agents import isolation, resolve_agent
+    from passhat.agents.command import CommandAgent, CommandSpec
+    from passhat.runner import RunOptions, new_experiment, run_experiment
+    from passhat.suite import load_suite
+
+    if isolation.unavailable("namespace") is not None:
+        pytest.skip(str(isolation.unavailable("namespace")))
+    on_loop: list[bool] = []
+    view = CommandAgent.view
+
+    def looked(self: CommandAgent, *args: Any, **kwargs: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            on_loop.append(False)
+        else:
+            on_loop.append(True)
+        return view(self, *args, **kwargs)
+
+    monkeypatch.setattr(CommandAgent, "view", looked)
+    agent = open_tmp / "agent.sh"
+    agent.write_text("#!/bin/sh\necho '{\"done\": true}'\n")
+    agent.chmod(0o755)
+    spec = CommandSpec(("/bin/sh", str(agent)), cwd=str(open_tmp), output="json")
+    loaded = resolve_agent(spec.spec())
+    suite = load_suite(Path(__file__).resolve().parent.parent / "examples" / "clarify")
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case("ac-conflict-001"),)})
+    params = {"max_turns": 1, "isolation": "namespace"}
+    experiment = new_experiment(suite, loaded, "", None, k=2, params=params)
+    with Store(open_tmp / "p.db") as store:
+        store.create_experiment(experiment)
+        asyncio.run(run_experiment(store, experiment, suite, loaded, None, RunOptions()))
+        runs = store.runs(experiment.id)
+    assert [r.status != "errored" for r in runs] == [True, True], [r.error_message for r in runs]
+    assert on_loop and not any(on_loop), on_loop
