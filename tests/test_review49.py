@@ -249,3 +249,22 @@ def test_a_runs_look_for_answers_is_made_off_the_event_loop(
         runs = store.runs(experiment.id)
     assert [r.status != "errored" for r in runs] == [True, True], [r.error_message for r in runs]
     assert on_loop and not any(on_loop), on_loop
+
+
+def test_a_zip_naming_an_offset_past_any_file_is_looked_at_no_further(tmp_path: Path) -> None:
+    """A zip64 record's offsets are 64-bit: one past 2**63 made os.pread raise
+    OverflowError, which holds_answers let through (its except names OSError, ValueError,
+    ...): the look before each run raised, and every run of an experiment with that
+    200-byte file anywhere in view was errored `agent_error` (a run can leave it in a
+    `write:` folder). Such an archive is not what it seemed: looked at no further."""
+    import struct
+
+    from passhat.agents.archives import holds_answers
+    from passhat.agents.lookout import Lookout
+
+    locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, 2**63 + 5, 1)
+    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, 1, 1, 46, 0, 0)
+    (tmp_path / "odd.zip").write_bytes(b"PK\x03\x04" + b"\0" * 100 + locator + end)
+    (tmp_path / ".env").write_text("KEY=1\n")
+    assert holds_answers(str(tmp_path / "odd.zip")) is False
+    assert Lookout(str(tmp_path)).found() == [str(tmp_path / ".env")]
