@@ -268,3 +268,47 @@ def test_a_zip_naming_an_offset_past_any_file_is_looked_at_no_further(tmp_path: 
     (tmp_path / ".env").write_text("KEY=1\n")
     assert holds_answers(str(tmp_path / "odd.zip")) is False
     assert Lookout(str(tmp_path)).found() == [str(tmp_path / ".env")]
+
+
+@pytest.mark.parametrize(
+    "before",
+    ['prefs={"theme":"dark"}', "ui=a b", "path=C:\\temp", 'q="x'],
+)
+def test_the_views_cookie_is_read_after_another_apps_odd_one(before: str) -> None:
+    """A browser sends every cookie of 127.0.0.1 (any port, any app) in one header, oldest
+    first. http.cookies.SimpleCookie stops reading the header at the first value it finds
+    illegal (JSON, a space, a backslash, an open quote: browsers keep them), so the view's
+    own token cookie after it was not seen: since view49 every page on loopback needs it,
+    and each link of a page opened with the printed URL answered 403. The header is read
+    cookie by cookie now."""
+    import asyncio
+
+    from passhat.view.security import Guard, token_cookie, token_of
+
+    name = token_cookie(8765)
+    header = f"{before}; {name}=the-token".encode("latin-1")
+    scope: dict[str, Any] = {"type": "http", "query_string": b"", "headers": [(b"cookie", header)]}
+    assert token_of(scope, name) == ("the-token", False)
+
+    answered: list[int] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answered.append(message["status"])
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    guard = Guard(app, token="the-token", loopback=True, port=8765)
+    request = {
+        **scope,
+        "method": "GET",
+        "path": "/e/p3",
+        "headers": [(b"host", b"127.0.0.1:8765"), (b"cookie", header)],
+    }
+    asyncio.run(guard(request, receive, send))
+    assert answered == [200]
