@@ -312,3 +312,37 @@ def test_the_views_cookie_is_read_after_another_apps_odd_one(before: str) -> Non
     }
     asyncio.run(guard(request, receive, send))
     assert answered == [200]
+
+
+@pytest.mark.parametrize(
+    ("query", "cookie"),
+    [(b"token=%C3%A9", b""), (b"", "passhat_view_token_8765=\u00e9t\u00e9".encode("latin-1"))],
+)
+def test_a_token_with_a_character_past_ascii_is_refused_not_raised(
+    query: bytes, cookie: bytes
+) -> None:
+    """hmac.compare_digest takes str of ASCII only: a request whose token held any other
+    character raised TypeError in the Guard, uvicorn answered 500 and logged the
+    traceback on the view's stderr. Since view49 the token guards loopback too, so any
+    local user or process-level agent could do it by the request. It is refused (403)."""
+    import asyncio
+
+    from passhat.view.security import Guard
+
+    answered: list[int] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        answered.append(0)  # never reached
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answered.append(message["status"])
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    headers = [(b"host", b"127.0.0.1:8765"), *([(b"cookie", cookie)] if cookie else [])]
+    request = {"type": "http", "method": "GET", "path": "/", "query_string": query}
+    guard = Guard(app, token="the-token", loopback=True, port=8765)
+    asyncio.run(guard({**request, "headers": headers}, receive, send))
+    assert answered == [403]

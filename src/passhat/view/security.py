@@ -122,7 +122,8 @@ class Guard:
         from_query = False
         if self.token is not None:
             given, from_query = token_of(scope, self.cookie)
-            if given is None or not hmac.compare_digest(given, self.token):
+            # compare_digest takes ASCII text alone (else TypeError): any other is wrong
+            if given is None or not given.isascii() or not hmac.compare_digest(given, self.token):
                 await _refuse(
                     send, 403, "passhat view needs its access token: open the URL it printed"
                 )
