@@ -346,3 +346,41 @@ def test_a_token_with_a_character_past_ascii_is_refused_not_raised(
     guard = Guard(app, token="the-token", loopback=True, port=8765)
     asyncio.run(guard({**request, "headers": headers}, receive, send))
     assert answered == [403]
+
+
+async def test_requests_refused_for_their_size_count_against_the_runs_read_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """serve49's READ_BYTES bounds "model requests one run may send passhat, all requests
+    together (refused ones too)": a request refused past MAX_BODY was read up to it (sent
+    chunked, without a Content-Length) and counted nowhere, so a run resending such
+    requests was never stopped (here MAX_BODY 256 KiB, READ_BYTES 1 MiB: six 300 KiB
+    requests read 1.5 MiB, every one 413, the run never spent)."""
+    import httpx2
+
+    from passhat.agents.base import RunContext
+    from passhat.env import make_environment
+    from passhat.serve import app, endpoints, hub_scope, serve_run
+    from passhat.suite import load_suite
+
+    monkeypatch.setattr(endpoints, "READ_BYTES", 1 << 20)
+    monkeypatch.setattr(app, "MAX_BODY", 256 << 10)
+    suite = load_suite(Path(__file__).resolve().parent.parent / "examples" / "clarify")
+    env = make_environment(suite, suite.case("ac-conflict-001"))
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+
+    async def chunked() -> Any:
+        for _ in range(30):
+            yield b" " * (10 << 10)
+
+    async with hub_scope(), serve_run(env, ctx) as run, httpx2.AsyncClient(timeout=60) as http:
+        statuses = []
+        for _ in range(6):
+            answer = await http.post(
+                f"http://127.0.0.1:{run.port}/v1/chat/completions",
+                content=chunked() if run.tools.spent is None else b"{}",
+                headers={"Authorization": f"Bearer {run.token}"},
+            )
+            statuses.append(answer.status_code)
+        spent = run.tools.spent
+    assert spent is not None and statuses[-1] == 429, statuses
