@@ -33,7 +33,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +101,9 @@ class SuiteGuard:
     """suite.yaml's path as text (looked at before every grading: no Path made each time)."""
     _closed: bool = False
     """Set by `close`: the guard's thread ends (each experiment's guard has one)."""
+    reload: Callable[[Path], Suite] | None = None
+    """How the suite was loaded, to load it again alike when its files moved (`Look.load`:
+    with the caller's environment and scorers in place of suite.yaml's); None: load_suite."""
 
     def __post_init__(self) -> None:
         self._head = str(self.suite.path / "suite.yaml")
@@ -204,7 +207,7 @@ class SuiteGuard:
         named = ", ".join(os.path.relpath(p, self.suite.path) for p in moved[:3])
         more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
         try:
-            again = load_suite(self.suite.path)
+            again = (self.reload or load_suite)(self.suite.path)
         except Exception as error:  # a suite that no longer loads (or is half written) changed
             return (
                 f"the suite at {self.suite.path} changed during the experiment "
@@ -227,11 +230,15 @@ class Look:
     seen: Signature
     at: float
     cost: float
+    load: Callable[[Path], Suite] | None = None
+    """The load that read them, when not load_suite alone (`evaluate(scorers=...)`): a
+    guard loads the suite again as it did, or its hash differs with no file changed."""
 
 
-def look(path: str | Path) -> Look | None:
+def look(path: str | Path, load: Callable[[Path], Suite] | None = None) -> Look | None:
     """The files of the suite folder at `path` (or of the folder of the suite.yaml named),
-    as they are now, before a load reads them; None when there are none to look at."""
+    as they are now, before `load` (None: load_suite) reads them; None when there are
+    none to look at."""
     given = Path(path)
     if given.is_file():  # suite.yaml named, as load_suite takes it
         given = given.parent
@@ -239,7 +246,7 @@ def look(path: str | Path) -> Look | None:
     started = time.monotonic()
     seen = signature(folder)
     at = time.monotonic()
-    return Look(folder, seen, at, at - started) if seen else None
+    return Look(folder, seen, at, at - started, load) if seen else None
 
 
 def watch(suite: Suite, before: Look | None = None) -> SuiteGuard | None:
@@ -249,9 +256,12 @@ def watch(suite: Suite, before: Look | None = None) -> SuiteGuard | None:
     at this suite's folder), else as they are now: a guard started after the load takes a
     goal rewritten in between as the suite's own."""
     if before is not None and before.folder == suite.path:
-        return SuiteGuard(suite, seen=before.seen, checked_at=before.at, cost=before.cost)
+        return SuiteGuard(
+            suite, seen=before.seen, checked_at=before.at, cost=before.cost, reload=before.load
+        )
     on_disk = any((suite.path / name).is_file() for name in ("suite.yaml", "suite.yml"))
-    return SuiteGuard(suite) if on_disk else None
+    reload = None if before is None else before.load
+    return SuiteGuard(suite, reload=reload) if on_disk else None
 
 
 def load(path: str | Path) -> tuple[Suite, SuiteGuard | None]:

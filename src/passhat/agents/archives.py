@@ -104,7 +104,7 @@ def holds_answers(path: str) -> bool:
         return _tar(_raw(fd, budget))
     except (_Past, OSError, EOFError, ValueError, struct.error, zlib.error, lzma.LZMAError):
         return False  # past the bound, or not what it seemed: looked at no further
-    except tarfile.TarError:
+    except (tarfile.TarError, OverflowError):  # OverflowError: an offset past 2**63
         return False  # past the bound, or not what it seemed: looked at no further
     finally:
         os.close(fd)

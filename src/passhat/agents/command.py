@@ -599,11 +599,12 @@ class CommandAgent:
                         for _, path in sockets:
                             if uid is not None:
                                 os.chown(path, uid, uid)
-                        view = self.view(ctx.params, sockets)
+                        # the look for answers (a stat of all in view): off the loop
+                        view = await asyncio.to_thread(self.view, ctx.params, sockets)
                         relay = relay_argv(view)  # before the gate: it may refuse
                         gate = netns.Gate()
                     else:
-                        view = self.view(ctx.params)
+                        view = await asyncio.to_thread(self.view, ctx.params)
                         gate = netns.Gate([(port, listen) for port, _, listen in ports])
                         relay = process_cap()
                     options = bwrap_argv(view, workdir, gate.file(payload))[1:]

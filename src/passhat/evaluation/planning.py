@@ -5,6 +5,7 @@ into `_Made` (shared by `evaluate` and `resume`) and the `_Setup` a round needs.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Collection, Mapping, Sequence
@@ -132,13 +133,15 @@ def _load_suite(
                 "loaded Suite"
             )
         return suite, None
-    before = tamper.look(suite)
-    loaded = load_suite(
-        Path(suite),
-        environment=None if environment is None else _environment_spec(environment),
-        scorers=None if scorers is None else [_scorer_spec(s) for s in scorers],
-    )
-    return loaded, before
+    load = None
+    if environment is not None or scorers is not None:  # the guard loads it again alike
+        load = functools.partial(
+            load_suite,
+            environment=None if environment is None else _environment_spec(environment),
+            scorers=None if scorers is None else [_scorer_spec(s) for s in scorers],
+        )
+    before = tamper.look(suite, load)
+    return (load or load_suite)(Path(suite)), before
 
 
 def _importable(obj: Any, what: str) -> str:

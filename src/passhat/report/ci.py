@@ -70,7 +70,7 @@ def _properties(parent: ET.Element, pairs: Iterable[tuple[str, object]]) -> None
     props = ET.SubElement(parent, "properties")
     for name, value in pairs:
         if value is not None:
-            ET.SubElement(props, "property", name=name, value=_x(value))
+            ET.SubElement(props, "property", name=_x(name), value=_x(value))
 
 
 def _seconds(value: float) -> str:

@@ -144,6 +144,8 @@ async def read_capped(request: Request) -> tuple[bytes, int]:
         raw += chunk
         bound += marks(chunk)
         if len(raw) > MAX_BODY:
+            if not budget.admit_read(len(raw)):  # refused, yet read: counted as well
+                raise Spent(budget.spent)
             raise TooLarge(TOO_LARGE)
     # counted once read whole: answered mid-body, an agent's SDK saw its connection reset
     if not budget.admit_read(len(raw)):

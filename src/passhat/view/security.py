@@ -13,7 +13,6 @@ import hmac
 import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
-from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -73,10 +72,12 @@ def token_of(scope: Scope, cookie_name: str = TOKEN_COOKIE) -> tuple[str | None,
         return query["token"][0], True
     for key, value in scope.get("headers", []):
         if key == b"cookie":
-            cookie: SimpleCookie = SimpleCookie()
-            cookie.load(value.decode("latin-1"))
-            if cookie_name in cookie:
-                return cookie[cookie_name].value, False
+            # cookie by cookie: SimpleCookie stops at the first value it finds illegal
+            # (another app's JSON, a space), and the view's own after it went unseen
+            for part in value.decode("latin-1").split(";"):
+                name, equals, given = part.strip().partition("=")
+                if equals and name == cookie_name:
+                    return given, False
     return None, False
 
 
@@ -121,7 +122,8 @@ class Guard:
         from_query = False
         if self.token is not None:
             given, from_query = token_of(scope, self.cookie)
-            if given is None or not hmac.compare_digest(given, self.token):
+            # compare_digest takes ASCII text alone (else TypeError): any other is wrong
+            if given is None or not given.isascii() or not hmac.compare_digest(given, self.token):
                 await _refuse(
                     send, 403, "passhat view needs its access token: open the URL it printed"
                 )
