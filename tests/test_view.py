@@ -496,3 +496,33 @@ def test_a_price_adds_the_cost_to_the_tokens(tmp_path: Path) -> None:
     assert cost is not None and cost > 0
     assert f'data-cost="{cost}"' in priced
     assert "data-cost" not in unpriced
+
+
+def test_a_sigterm_handler_set_outside_python_is_left_in_place(tmp_path: Path) -> None:
+    """review49: the view took SIGTERM over and put back what `signal.signal` had
+    returned; for a handler set outside Python (an embedding program's, in C) that is
+    None, and putting None back raised TypeError as the view ended. Such a handler is
+    left in place now, as a round leaves it (evaluation/running.py)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import ctypes, signal\n"
+        "libc = ctypes.CDLL(None)\n"
+        "libc.signal.restype = ctypes.c_void_p\n"
+        "libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]\n"
+        "libc.signal(signal.SIGTERM, ctypes.cast(libc.srand, ctypes.c_void_p).value)\n"
+        # read again, as a program embedding Python after setting its handler has it
+        "import sys\n"
+        "del sys.modules['_signal']\n"
+        "import _signal\n"
+        "assert signal.getsignal(signal.SIGTERM) is None\n"
+        "from passhat.view.server import _terminated_as_exit\n"
+        "with _terminated_as_exit():\n"
+        "    pass\n"
+        "print(signal.getsignal(signal.SIGTERM))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "None"), done.stderr

@@ -45,7 +45,9 @@ def _terminated_as_exit() -> Iterator[None]:
     """SIGTERM (`kill`, a service manager's stop) ends the view through its `finally`s, as
     Ctrl-C does: uvicorn stops on it, then sends it to itself again, and its default
     action ended the process before the beacon and its token were removed."""
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGTERM) is None  # set outside Python: it could not be put back
+    ):
         yield  # signals are the main thread's alone
         return
     previous = signal.signal(signal.SIGTERM, _exit)
