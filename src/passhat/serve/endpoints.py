@@ -115,9 +115,8 @@ class ToolBudget:
         return True
 
     def answered(self, result_chars: int) -> None:
-        self.result_bytes += result_chars
-        if self.spent is None and self.result_bytes > RESULT_BYTES:
-            self._spend(f"tool-call results past {RESULT_BYTES >> 20} MiB in all")
+        what = f"tool-call results past {RESULT_BYTES >> 20} MiB in all"
+        self._count("result_bytes", result_chars, RESULT_BYTES, what)
 
     def admit_messages(self, size: int) -> bool:
         """Whether a model request's new messages (`size` bytes as JSON) may be kept."""
@@ -133,9 +132,16 @@ class ToolBudget:
 
     def admit_read(self, size: int) -> bool:
         """Whether `size` more bytes of a model request may be read (READ_BYTES)."""
-        self.read_bytes += size
-        if self.spent is None and self.read_bytes > READ_BYTES:
-            self._spend(f"model requests past {READ_BYTES >> 30} GiB in all")
+        what = f"model requests past {READ_BYTES >> 30} GiB in all"
+        return self._count("read_bytes", size, READ_BYTES, what)
+
+    def _count(self, name: str, size: int, limit: int, what: str) -> bool:
+        """`size` more of the total `name`; past `limit` the run is spent (`what`).
+        Whether it is not spent."""
+        total = getattr(self, name) + size
+        setattr(self, name, total)
+        if self.spent is None and total > limit:
+            self._spend(what)
         return self.spent is None
 
     def _spend(self, what: str) -> None:
