@@ -35,7 +35,6 @@ Never reads claim_wordings_external9.yaml nor claim_wordings_heldout.yaml."""
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import re
 import subprocess
@@ -58,6 +57,7 @@ from claims_loco import (
     cell,
     combined,
     goal,
+    grams,
     hash_of,
     hashed,
     probability,
@@ -75,16 +75,11 @@ def corpus_name(n: str) -> str:
 
 
 def candidate_grams(cand: dict[str, Any], file: str, rule_features: bool) -> list[str]:
-    low = re.sub(r"\d+", "0", cand["quote"].lower())
-    words = WORD.findall(low)
-    found = ["w:" + w for w in words]
-    found += ["b:" + a + " " + b for a, b in itertools.pairwise(words)]
-    squeezed = " " + re.sub(r"\s+", " ", low) + " "
-    for n in (3, 4, 5):
-        found += ["c:" + squeezed[i : i + n] for i in range(len(squeezed) - n + 1)]
+    """The text model's features of the candidate's quote (claims_loco.grams: a set, so
+    their order is no matter), the words around it, and its rule's where asked."""
+    found = grams(cand["quote"], file)
     around = re.sub(r"\d+", "0", cand["window"].lower())
     found += ["x:" + w for w in WORD.findall(around)]
-    found.append("f:" + (file.rsplit(".", 1)[-1] if "." in file else file))
     if rule_features:
         found.append("r:" + cand["rule"])
         found.append("kind:" + cand["kind"])

@@ -79,12 +79,12 @@ def one_run(user: str, folder: Path, suite: Path, db: Path, level: str, *extra: 
     return run
 
 
-def attack_suite(work: Path, env: dict[str, str]) -> Path:
-    """A suite in `work`/suite (`work` made here) whose agent is tests/attack_agent.py,
-    copied to `work`/attack.py and run with `env` (its ATTACK_* variables say what it
-    tries), its model an empty cassette: the suite's folder."""
+def attack_suite(work: Path, env: dict[str, str], agent: str = "attack_agent.py") -> Path:
+    """A suite in `work`/suite (`work` made here) whose agent is tests/`agent`, copied to
+    `work`/attack.py and run with `env` (its ATTACK_* variables say what it tries), its
+    model an empty cassette: the suite's folder."""
     work.mkdir()
-    shutil.copyfile(TESTS / "attack_agent.py", work / "attack.py")
+    shutil.copyfile(TESTS / agent, work / "attack.py")
     writer = SuiteWriter(work / "suite")
     writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
     writer.suite["defaults"]["agent"] = {  # type: ignore[index]

@@ -13,14 +13,9 @@ kept and the run is errored `agent_flood`. As root and as nobody, at `namespace`
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
-from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, one_run
 
 pytestmark = ATTACK_MARKS
 
@@ -29,25 +24,9 @@ BUDGET = 4 << 20
 
 
 def test_long_tool_names_spend_the_runs_tool_budget(user: str, open_tmp: Path) -> None:
-    work = open_tmp / "work"
-    work.mkdir()
-    shutil.copyfile(TESTS / "attack48_agent.py", work / "agent.py")
-    writer = SuiteWriter(open_tmp / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(work / "agent.py")],
-        "env": {"ATTACK_NAMES": "8,1000000"},  # 8 MB of names, no arguments
-    }
-    suite = writer.write()
-    for item in [open_tmp, *open_tmp.rglob("*")]:
-        item.chmod(0o777 if item.is_dir() else 0o666)
-    db = open_tmp / "p.db"
-    args = ["-k", "1", "--timeout", "120", "--isolation", "namespace", "--db", str(db), "-q"]
-    done = passhat_as(user, open_tmp, "run", str(suite), *args, "--no-report")
-    assert done.returncode in (0, 1), done.stderr
-    with Store(db, create=False) as store:
-        (run,) = store.runs(store.experiment("latest").id)
+    env = {"ATTACK_NAMES": "8,1000000"}  # 8 MB of names, no arguments
+    suite = attack_suite(open_tmp / "work", env, agent="attack48_agent.py")
+    run = one_run(user, open_tmp, suite, open_tmp / "p.db", "namespace")
     assert (run.status, run.error_type) == ("errored", "agent_flood"), run.error_message
     assert f"past {BUDGET >> 20} MiB in all" in (run.error_message or "")
     kept = sum(len(call["tool"]) for call in run.tool_calls)

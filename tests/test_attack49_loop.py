@@ -36,9 +36,8 @@ from passhat.env import make_environment
 from passhat.serve import hub_scope, serve_run
 from passhat.serve.app import MAX_BODY
 from passhat.serve.endpoints import MESSAGES, VALUES
-from passhat.store import Store
 from passhat.suite import load_suite
-from sandbox_helpers import ATTACK_MARKS, passhat_as
+from sandbox_helpers import ATTACK_MARKS, one_run
 
 pytest.importorskip("uvicorn")
 
@@ -274,14 +273,7 @@ def test_a_sandboxed_agents_large_requests_leave_its_tool_calls_answered(
     tape = [{"cassette": 1, "model": "t", "note": "t"}, *answers]
     writer.files["tape.jsonl"] = "".join(json.dumps(line) + "\n" for line in tape)
     suite = writer.write()
-    for item in [open_tmp, *open_tmp.rglob("*")]:
-        item.chmod(0o777 if item.is_dir() else 0o666)
-    db = open_tmp / "p.db"
-    args = ["-k", "1", "--timeout", "120", "--isolation", "namespace", "--db", str(db), "-q"]
-    done = passhat_as(user, open_tmp, "run", str(suite), *args, "--no-report")
-    assert done.returncode in (0, 1), done.stderr
-    with Store(db, create=False) as store:
-        (run,) = store.runs(store.experiment("latest").id)
+    run = one_run(user, open_tmp, suite, open_tmp / "p.db", "namespace")
     assert run.output is not None, run.error_message
     assert run.output["flood"] == [413] * 3, run.output
     assert run.output["listed"] >= 1, run.output

@@ -19,16 +19,13 @@ nobody; the level does not matter (the memory is passhat's), so the tests run
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
+from agent_python import PYTHON
 from passhat.records import RunRecord
 from passhat.serve.endpoints import REQUESTS
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
 
 pytestmark = ATTACK_MARKS
 
@@ -51,16 +48,7 @@ REQUESTS bodies of 32 MiB come on top (it held 1.3 GiB before)."""
 def agent_suite(work: Path, env: dict[str, str]) -> Path:
     """A suite whose agent is tests/attack49_agent.py with `env` (its ATTACK_* variables),
     its model an empty cassette: the suite's folder."""
-    work.mkdir()
-    shutil.copyfile(TESTS / "attack49_agent.py", work / "agent.py")
-    writer = SuiteWriter(work / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(work / "agent.py")],
-        "env": env,
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    return writer.write()
+    return attack_suite(work, env, agent="attack49_agent.py")
 
 
 def one_run(user: str, folder: Path, suite: Path) -> tuple[RunRecord, int, str]:
