@@ -110,14 +110,15 @@ def _store_damage(error: Exception, argv: list[str]) -> PasshatError | None:
     sqlite3 = sys.modules.get("sqlite3")  # not imported: no SQLite error either
     if sqlite3 is None or not isinstance(error, sqlite3.DatabaseError):
         return None
+    from itertools import pairwise
+
     from passhat.errors import StoreError
     from passhat.store.connection import busy_timeout, default_db_path, explain
 
-    db = next((a[5:] for a in argv if a.startswith("--db=")), None)
-    from itertools import pairwise
-
-    given = [after for flag, after in pairwise(argv) if flag == "--db"]
-    path = given[-1] if given else db or str(default_db_path())
+    path = str(default_db_path())
+    for word, after in pairwise([*argv, ""]):  # the last --db, as typer takes it
+        if word == "--db" or word.startswith("--db="):
+            path = after if word == "--db" else word[5:]
     try:
         timeout = busy_timeout()
     except PasshatError:
