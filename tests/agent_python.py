@@ -47,6 +47,19 @@ ENV = {"PYTHONPATH": SITE} if sys.executable != PYTHON else {}
 CHECKOUT_CLOSED = os.geteuid() == 0 and closed_to_others(TESTS, 0o001) is not None
 """A root passhat runs each agent as a uid of its own (--isolation namespace), which
 cannot reach a checkout under a folder closed to other users (`mktemp -d`, /root)."""
+CLOSED_REASON = (
+    "the checkout is under a folder closed to other users, so passhat cannot be run "
+    "from it as another user; clone it where any user may read it"
+)
+
+
+def skip_if_closed(level: str = "namespace") -> None:
+    """Skip a test whose `level` runs reach into the checkout (this virtualenv's packages,
+    an example's program) as a uid of their own, where the checkout is closed to it."""
+    import pytest
+
+    if level == "namespace" and CHECKOUT_CLOSED:
+        pytest.skip(CLOSED_REASON)
 
 
 def _staged_agent() -> Path:

@@ -141,15 +141,12 @@ def open_tmp() -> Iterator[Path]:
 def user(request: pytest.FixtureRequest) -> str:
     """passhat as root (when the tests run as root) and as an unprivileged user (nobody
     through setpriv under root; the tests' own user otherwise): tests/sandbox_helpers.py."""
-    from agent_python import CHECKOUT_CLOSED
+    from agent_python import CHECKOUT_CLOSED, CLOSED_REASON
 
     if request.param == "root" and os.geteuid() != 0:
         pytest.skip("the tests do not run as root here, so a root passhat cannot be tried")
     if request.param == "unprivileged" and os.geteuid() == 0 and shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is missing: cannot drop to an unprivileged user")
     if request.param == "unprivileged" and CHECKOUT_CLOSED:
-        pytest.skip(
-            "the checkout is under a folder closed to other users, so passhat cannot be run "
-            "from it as another user; clone it where any user may read it"
-        )
+        pytest.skip(CLOSED_REASON)
     return str(request.param)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import passhat
-from agent_python import ENV, PYTHON
+from agent_python import ENV, PYTHON, skip_if_closed
 from cli_helpers import CLARIFY, ROOT, SEED, run_cli
 from dask_cluster import TESTS, Cluster, started
 from passhat.agents import isolation
@@ -117,6 +117,7 @@ def test_a_command_agent_on_dask_gives_the_local_verdicts_and_counts(
     mcp and openai SDKs) on the seed's cassette: the same verdicts, tool calls,
     transcripts and counts from the workers as locally, each run made on a worker,
     under the same source hash and fingerprint."""
+    skip_if_closed(level)
     from passhat.executors.dask import DaskExecutor
 
     _level_or_skip(level)
@@ -152,6 +153,7 @@ def test_an_agent_on_a_worker_cannot_read_goals_reach_the_scheduler_or_the_worke
     OPENAI_API_KEY. Under namespace on a worker it finds no goal (not the worker's
     shipped suite, not the driver's), and the scheduler's loopback port refuses it; the
     control at process level shows each attack working there."""
+    skip_if_closed(level)
     from passhat.executors.dask import DaskExecutor
 
     _level_or_skip(level)
@@ -198,6 +200,7 @@ def test_a_worker_without_bwrap_is_refused_by_name_and_the_others_run_the_experi
     """A worker that cannot seal runs at namespace (no bwrap on its PATH) never runs one
     weaker: it is refused before any run, named with what to install, and the others
     make every run. The control at process level: the same worker takes runs."""
+    skip_if_closed()
     from passhat.executors.dask import DaskExecutor
 
     spec, empty = _quiet_agent_and_no_bwrap(tmp_path)
@@ -233,6 +236,7 @@ def test_a_driver_without_bwrap_runs_a_namespace_experiment_on_workers_that_seal
     seal them: with no bwrap on the driver's PATH, a namespace experiment runs on workers
     that have it, each sealed there. The control: the same experiment on the driver's
     own loop is refused, naming what to install."""
+    skip_if_closed()
     from passhat.executors.dask import DaskExecutor
 
     spec, empty = _quiet_agent_and_no_bwrap(tmp_path)
