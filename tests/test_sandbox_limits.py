@@ -118,10 +118,11 @@ def test_a_run_held_at_its_process_cap_leaves_the_others_theirs(user: str, open_
 
 
 def test_check_says_the_level_and_the_limits(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if (why := isolation.unavailable("namespace")) is not None:  # a closed checkout too
+    if (why := isolation.unavailable("namespace")) is not None:
         pytest.skip(f"check says the namespace level where it can be had: {why}")
+    monkeypatch.delenv("PASSHAT_ISOLATION", raising=False)  # a closed checkout's (conftest)
     writer = SuiteWriter(tmp_path / "suite")
     writer.suite["defaults"]["agent"] = {"command": ["true"]}  # type: ignore[index]
     result = run_cli(capsys, "check", str(writer.write()))
