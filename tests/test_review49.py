@@ -166,11 +166,6 @@ def _migrated_store(path: Path) -> None:
     Store(path).close()  # migrated to this passhat's schema
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an archive's member is told a store by passhat's table texts on its first "
-    "64 KiB (archives.is_answer): a store migrated after it held runs has them at its end",
-)
 @pytest.mark.parametrize("packed", ["tar.gz", "zip"])
 def test_an_archive_of_a_store_migrated_after_it_held_runs_is_covered(
     tmp_path: Path, packed: str
