@@ -7,7 +7,9 @@ answers from it.
 
 The look is bounded, in memory, nothing extracted: it reads each member's first bytes
 only (ARCHIVE_HEAD of most; a store's first pages, a log's first MiB, a Parquet file of
-at most 1 MiB whole, as a file outside an archive is told), looks at the first
+at most 1 MiB whole, as a file outside an archive is told; a database whose schema
+outgrew its first page, as a store migrated after it held runs has, on to the pages of
+its schema that page lists: `_schema`), looks at the first
 ARCHIVE_MEMBERS members, reads at most ARCHIVE_BYTES (from the file and out of its
 decompressors, counted together) and stops after ARCHIVE_LOOK_S. A zip bomb, an archive
 of 100,000 members or a member that says it holds a terabyte cannot hold the look or
@@ -66,6 +68,7 @@ class _Counted(io.RawIOBase):
         self._read = read
         self._budget = budget
         self._ends = 0
+        self._left = budget.left
 
     def readable(self) -> bool:
         return True
@@ -76,9 +79,14 @@ class _Counted(io.RawIOBase):
             raise _Past
         data = self._read(want)
         self._budget.spend(len(data))
-        self._ends += not data
-        if self._ends > 8:  # read on past the end: a tar member said it was longer
-            raise _Past
+        if not data:
+            # read on past the end: a tar member said it was longer. (gzip's reader asks
+            # its file again at each step after the file's end while its output goes on:
+            # an end met after bytes were spent elsewhere starts the count again)
+            self._ends = 1 if self._budget.left != self._left else self._ends + 1
+            self._left = self._budget.left
+            if self._ends > 8:
+                raise _Past
         buffer[: len(data)] = data
         return len(data)
 
@@ -137,7 +145,83 @@ def _member(read: Callable[[int], bytes], size: int | None) -> bool:
     want = _wanted(head, size)
     if want > len(head) and len(head) == REPORT_HEAD:
         head += read(want - len(head))
-    return is_answer(head, size)
+    if is_answer(head, size):
+        return True
+    return head.startswith(SQLITE_MAGIC) and len(head) == STORE_HEAD and _schema(head, read, size)
+
+
+_INTERIOR, _PAGE_ONE = 0x05, 100  # a table b-tree's interior page; page 1's b-tree header
+SCHEMA_PAGES = 1_000
+"""Pages of a database's schema the look goes to, at most (passhat's takes a few)."""
+
+
+def _schema(head: bytes, read: Callable[[int], bytes], size: int | None) -> bool:
+    """Whether passhat's tables are named on the schema's pages of a database whose first
+    STORE_HEAD bytes are `head`, read on through `read`. The schema (sqlite_master) is a
+    b-tree rooted at page 1; a schema that outgrew that page (a store migrated after it
+    held runs: its tables' texts rewritten on pages at its end) makes page 1 an interior
+    page listing the pages that hold it. Those are read, in order, what lies between
+    them read through and dropped, within the look's bound; one of them that is an
+    interior page adds those it lists that are in the head or still ahead, up to
+    SCHEMA_PAGES pages. (`size`: the member's, when its archive says it.)"""
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1) or head[_PAGE_ONE] != _INTERIOR:
+        return False  # not a database, or its whole schema on page 1: looked at
+    found = {mark for mark in STORE_MARKS if mark in head}
+    at = len(head)
+    seen: set[int] = set()
+    ahead = sorted(set(_children(head, _PAGE_ONE, page)))
+    while ahead and len(found) < len(STORE_MARKS) and len(seen) < SCHEMA_PAGES:
+        number = ahead.pop(0)
+        seen.add(number)
+        start = (number - 1) * page
+        if start + page <= len(head):
+            text = head[start : start + page]  # its marks counted with the head's
+        elif start < at or (size is not None and start + page > size):
+            continue  # behind, or past the member's end
+        else:
+            while at < start:  # read through, dropped
+                skipped = read(min(1 << 20, start - at))
+                if not skipped:
+                    return False
+                at += len(skipped)
+            text = _exactly(read, page)
+            at += len(text)
+            found.update(mark for mark in STORE_MARKS if mark in text)
+        if len(text) == page and text[0] == _INTERIOR:
+            listed = _children(text, 0, page)
+            more = {
+                n
+                for n in listed
+                if n not in seen and ((n - 1) * page >= at or n * page <= len(head))
+            }
+            ahead = sorted({*ahead, *more})[:SCHEMA_PAGES]
+    return len(found) == len(STORE_MARKS)
+
+
+def _children(data: bytes, at: int, page: int) -> list[int]:
+    """The page numbers an interior table b-tree page lists (its header at `at` of
+    `data`, the page itself: cells point from its start)."""
+    cells = int.from_bytes(data[at + 3 : at + 5], "big")
+    pointers = data[at + 12 : at + 12 + 2 * cells]
+    children = [int.from_bytes(data[at + 8 : at + 12], "big")]
+    for index in range(0, len(pointers) - 1, 2):
+        cell = int.from_bytes(pointers[index : index + 2], "big")
+        if cell + 4 <= min(len(data), page):
+            children.append(int.from_bytes(data[cell : cell + 4], "big"))
+    return [n for n in children if n >= 2]
+
+
+def _exactly(read: Callable[[int], bytes], size: int) -> bytes:
+    """`size` bytes through `read` (fewer at the member's end)."""
+    data = read(size)
+    while 0 < len(data) < size:
+        more = read(size - len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 class _File(_Counted):
