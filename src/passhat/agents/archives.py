@@ -15,22 +15,30 @@ decompressors, counted together) and stops after ARCHIVE_LOOK_S. A zip bomb, an 
 of 100,000 members or a member that says it holds a terabyte cannot hold the look or
 fill memory, and a FIFO or device named .zip is never opened (answers.regular_fd). What
 lies past the bound is not looked at, nor is an archive inside an archive.
+
+One whole look (`whole_look`: the look before a run, across the folders in view) is
+bounded too, LOOK_BYTES and LOOK_S across all the archives it reads: 300 large archives
+in view took ~36 s before the first run. Past it the run is refused (TooMuchToLook, one
+line naming the folder and the fix) rather than started with archives not looked into.
 """
 
 from __future__ import annotations
 
 import bz2
+import contextlib
 import io
 import lzma
 import os
 import struct
 import tarfile
+import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from passhat.agents.answers import PARQUET_MARKS, REPORT_HEAD, is_report_head, regular_fd
 from passhat.agents.sandbox import SQLITE_MAGIC, STORE_HEAD, STORE_MARKS, WAL_HEAD, WAL_MAGIC
+from passhat.errors import ConfigError
 
 ARCHIVE_MEMBERS = 10_000
 ARCHIVE_BYTES = 64 << 20
@@ -45,19 +53,79 @@ _GZIP, _BZIP2, _XZ = b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00"
 _USTAR = b"ustar"  # at offset 257 of a tar's first header
 
 
+LOOK_BYTES = 2 << 30
+LOOK_S = 10.0
+"""The bound of one whole look (`whole_look`: every archive looked into before a run, in
+every folder in view): bytes read and seconds spent inside archives, together. 300
+archives of 64 MiB each took ~36 s before the first run; past this bound the run is
+refused (`TooMuchToLook`), never started with archives not looked into."""
+
+
 class _Past(Exception):
     """The look's bound is reached."""
 
 
-class _Budget:
+class TooMuchToLook(ConfigError):
+    """The archives in view cost more than one whole look's bound (LOOK_BYTES, LOOK_S)."""
+
+
+class _Whole:
+    """What is left of one whole look (`whole_look`), spent by each archive's budget."""
+
     def __init__(self) -> None:
+        self.bytes = LOOK_BYTES
+        self.seconds = LOOK_S
+        self.archives = 0
+
+
+_LOOK = threading.local()
+"""The whole look this thread makes now (`whole_look`), if any."""
+
+
+@contextlib.contextmanager
+def whole_look() -> Iterator[None]:
+    """Every archive looked into within this block (on this thread) spends one bound
+    (LOOK_BYTES, LOOK_S) as well as its own: past it, `holds_answers` raises TooMuchToLook
+    naming the archive's folder. Nested blocks share the outermost one's bound."""
+    if getattr(_LOOK, "whole", None) is not None:
+        yield
+        return
+    _LOOK.whole = _Whole()
+    try:
+        yield
+    finally:
+        _LOOK.whole = None
+
+
+class _Beyond(Exception):
+    """The whole look's bound is reached (not only this archive's)."""
+
+
+class _Budget:
+    def __init__(self, whole: _Whole | None = None) -> None:
+        self.whole = whole
+        self.started = time.monotonic()
         self.left = ARCHIVE_BYTES
-        self.deadline = time.monotonic() + ARCHIVE_LOOK_S
+        self.deadline = self.started + ARCHIVE_LOOK_S
+        self.spent = 0
 
     def spend(self, size: int) -> None:
         self.left -= size
-        if self.left < 0 or time.monotonic() > self.deadline:
+        now = time.monotonic()
+        whole = self.whole
+        if whole is not None:
+            self.spent += size
+            if self.spent > whole.bytes or now - self.started > whole.seconds:
+                raise _Beyond
+        if self.left < 0 or now > self.deadline:
             raise _Past
+
+    def end(self) -> None:
+        """This archive's look is over: what it spent leaves the whole look."""
+        if self.whole is not None:
+            self.whole.bytes -= self.spent
+            self.whole.seconds -= time.monotonic() - self.started
+            self.whole.archives += 1
 
 
 class _Counted(io.RawIOBase):
@@ -102,7 +170,7 @@ def holds_answers(path: str) -> bool:
     fd = regular_fd(path)
     if fd is None:
         return False
-    budget = _Budget()
+    budget = _Budget(getattr(_LOOK, "whole", None))
     try:
         head = os.pread(fd, REPORT_HEAD, 0)
         if head.startswith(_ZIP):
@@ -114,8 +182,23 @@ def holds_answers(path: str) -> bool:
         return False  # past the bound, or not what it seemed: looked at no further
     except (tarfile.TarError, OverflowError):  # OverflowError: an offset past 2**63
         return False  # past the bound, or not what it seemed: looked at no further
+    except _Beyond:
+        raise _too_much(path, budget) from None
     finally:
         os.close(fd)
+        budget.end()
+
+
+def _too_much(path: str, budget: _Budget) -> TooMuchToLook:
+    whole = budget.whole
+    looked = whole.archives if whole is not None else 0
+    return TooMuchToLook(
+        f"{os.path.dirname(path) or '.'}: the archives in the agent's view (here "
+        f"{os.path.basename(path)}, after {looked} others) take more than the look for "
+        f"passhat's answers allows before a run ({LOOK_BYTES >> 20:,} MiB read or "
+        f"{LOOK_S:g} s); move archives out of the folders the agent sees, or give it a "
+        "narrower read path (the agent's read, --agent-read)"
+    )
 
 
 def is_answer(head: bytes, size: int | None = None) -> bool:
