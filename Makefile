@@ -41,8 +41,11 @@ typecheck: dev
 
 # One worker per core (pytest-xdist), a test file per worker at a time: the files'
 # session fixtures (the calibration cells) are built once. `pytest tests/x.py` alone
-# stays serial. The slowest tests are listed at the end.
+# stays serial. The slowest tests are listed at the end. Bytecode first, as for bench:
+# under PYTHONDONTWRITEBYTECODE every passhat the tests start (and every agent importing
+# tests/ helpers) would compile its modules from source again.
 pytest: dev chromium bubblewrap clarify-ts
+	$(BIN)/python -m compileall -q src tests
 	$(BIN)/pytest -n auto --dist loadfile --durations=10
 
 # The TypeScript command agent of examples/clarify-ts (official openai and MCP SDKs),

@@ -7,8 +7,10 @@ what it tries comes from its environment:
 
     ATTACK_HOLD     N,SECONDS: open N connections to the run's model proxy and send on
                     each at once (a thread each) a request declaring a 32 MiB body, all
-                    of it but its last byte; after SECONDS, exit (every one cut
-                    mid-body); how many connections took the whole send by then
+                    of it but its last byte; once a send is done and no byte has gone
+                    out for QUIET seconds (passhat reads no more), or every send is
+                    done, or after SECONDS, exit (every one cut mid-body); how many
+                    connections took the whole send by then
     ATTACK_CUT      any value: to each of the run's endpoints (MCP, chat completions,
                     messages) send a request declaring a 1,000-byte body, send 6 bytes of
                     it and close the connection; the routes cut
@@ -37,6 +39,9 @@ import urllib.request
 
 BODY = 32 << 20
 """The body each held request declares: the model proxy's largest (serve/app.MAX_BODY)."""
+QUIET = 2.0
+"""Seconds without a byte sent on any held connection after which passhat is taken to read
+no more of them: the sends then wait on passhat, not on this machine's load."""
 
 
 def hold(spec: str) -> int:
@@ -50,16 +55,19 @@ def hold(spec: str) -> int:
     chunk = b" " * (1 << 20)
     sent: list[int] = []
     held: list[socket.socket] = []
+    moved = [time.monotonic()]  # when a send last went out (a chunk each)
 
     def send(sock: socket.socket) -> None:
         try:
             sock.sendall(head)
             for _ in range(BODY // len(chunk) - 1):
                 sock.sendall(chunk)
+                moved[0] = time.monotonic()
             sock.sendall(chunk[:-1])
         except OSError:
             return
         sent.append(1)
+        moved[0] = time.monotonic()
 
     for _ in range(int(count)):
         try:
@@ -68,9 +76,16 @@ def hold(spec: str) -> int:
             break
     # each connection sends on a thread of its own: one passhat stops reading does not
     # keep the others from sending
+    moved[0] = time.monotonic()
     for sock in held:
         threading.Thread(target=send, args=(sock,), daemon=True).start()
-    time.sleep(float(seconds))
+    # a fixed wait was too short on a loaded machine (no send done in 8 s) and idle on a
+    # quiet one: wait while the sends move, up to SECONDS
+    deadline = time.monotonic() + float(seconds)
+    while time.monotonic() < deadline and len(sent) < len(held):
+        if sent and time.monotonic() - moved[0] >= QUIET:
+            break
+        time.sleep(0.1)
     return len(sent)
 
 

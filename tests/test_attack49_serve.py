@@ -67,7 +67,7 @@ def one_run(user: str, folder: Path, suite: Path) -> tuple[RunRecord, int, str]:
 
 
 def test_held_request_bodies_hold_passhats_memory_within_a_bound(user: str, open_tmp: Path) -> None:
-    suite = agent_suite(open_tmp / "work", {"ATTACK_HOLD": f"{HELD},8"})
+    suite = agent_suite(open_tmp / "work", {"ATTACK_HOLD": f"{HELD},60"})
     run, peak, _ = one_run(user, open_tmp, suite)
     assert run.output is not None, run.error_message
     assert peak <= PEAK_MIB, (
