@@ -1,0 +1,101 @@
+"""`passhat report EXPERIMENT --json [--db PATH]` run without typer (`cli.quick_report`,
+`cli.report.report_of`): the command lines it takes, and what it prints, exits and
+imports beside the same line parsed by typer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import passhat.cli as cli
+from cli_helpers import run_cli
+from test_report_json import stored_runs
+
+
+@pytest.mark.parametrize(
+    ("argv", "quick"),
+    [
+        (["report", "e1", "--json"], ("e1", None)),
+        (["report", "--json", "e1"], ("e1", None)),
+        (["report", "e1", "--json", "--db", "p.db"], ("e1", Path("p.db"))),
+        (["report", "--db", "p.db", "--json", "latest"], ("latest", Path("p.db"))),
+        (["report", "--json", "--db=p.db", "e1"], ("e1", Path("p.db"))),
+        (["report", "e1"], None),  # no --json: the terminal report
+        (["report", "e1", "--json", "--strict"], None),
+        (["report", "e1", "--json", "--json"], None),
+        (["report", "e1", "e2", "--json"], None),
+        (["report", "--json", "-h"], None),
+        (["report", "--json", "--", "e1"], None),
+        (["report", "e1", "--json", "--db"], None),
+        (["report", "e1", "--json", "--db", ""], None),
+        (["report", "e1", "--json", "--db", "-p.db"], None),
+        (["report", "e1", "--json", "--db=a", "--db=b"], None),
+        (["report", "e1", "--json", "--db", "a", "--db", "b"], None),
+        (["report", "", "--json"], None),
+        (["show", "e1", "--json"], None),
+        (["--json", "report", "e1"], None),
+    ],
+)
+def test_quick_report_takes_exactly_the_plain_lines(
+    argv: list[str], quick: tuple[str, Path | None] | None
+) -> None:
+    assert cli.quick_report(argv) == quick
+
+
+def test_shell_completion_goes_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cli.COMPLETE_ENV, "bash_complete")
+    assert cli.quick_report(["report", "e1", "--json"]) is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "e1", "--json"],
+        ["report", "--json", "latest"],
+        ["report", "nope", "--json"],  # no such experiment: one line, exit 2
+    ],
+)
+def test_a_quick_report_prints_and_exits_as_through_typer(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+) -> None:
+    stored_runs(tmp_path, 1)
+    db = ["--db", str(tmp_path / "p.db")]
+    taken: list[object] = []
+    real = cli.quick_report
+
+    def spy(argv: list[str]) -> tuple[str, Path | None] | None:
+        taken.append(real(argv))
+        return taken[-1]  # type: ignore[return-value]
+
+    monkeypatch.setattr(cli, "quick_report", spy)
+    quick = run_cli(capsys, *args, *db)
+    assert taken[-1] is not None
+    monkeypatch.setattr(cli, "quick_report", lambda argv: None)
+    typed = run_cli(capsys, *args, *db)
+    assert (quick.code, quick.out, quick.err) == (typed.code, typed.out, typed.err)
+    assert quick.code == (2 if "nope" in args else 0) and (quick.out or quick.err)
+
+
+def test_a_quick_report_imports_no_typer(tmp_path: Path) -> None:
+    """typer and the help pages are 40-50 ms of the command's start (fails before
+    quick_report: typer was imported for every command line)."""
+    stored_runs(tmp_path, 1)
+    code = (
+        "import sys\n"
+        "from passhat.cli import main\n"
+        "try:\n"
+        f"    main(['report', 'e1', '--json', '--db', {str(tmp_path / 'p.db')!r}])\n"
+        "except SystemExit as exit_:\n"
+        "    code = exit_.code\n"
+        "print(code, sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules),"
+        " file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith('{"experiment":')
+    assert done.stderr.strip().splitlines()[-1] == "0 []"
