@@ -99,3 +99,19 @@ def test_a_quick_report_imports_no_typer(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.startswith('{"experiment":')
     assert done.stderr.strip().splitlines()[-1] == "0 []"
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["quick", "typer"])
+def test_a_report_of_a_missing_store_makes_none(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    typed: bool,
+) -> None:
+    """A reading command opens the store as `open_store` does, never creating it (seen:
+    report_of's first draft made an empty file and said 'not a passhat database')."""
+    if typed:
+        monkeypatch.setattr(cli, "quick_report", lambda argv: None)
+    db = tmp_path / "none.db"
+    got = run_cli(capsys, "report", "latest", "--json", "--db", str(db))
+    assert got.code == 2 and "no passhat store here" in got.err and not db.exists()

@@ -82,7 +82,7 @@ def report_of(
     # `report --json` for a pipe, nothing else written: read in one snapshot of the store
     piped = as_json and not sys.stdout.isatty() and html is junit_xml is summary is None
     with (
-        Store(db or default_db_path(), read_only=True) as store,
+        Store(db or default_db_path(), create=False, read_only=True) as store,  # open_store's
         store.snapshot() if piped else nullcontext(),
     ):
         experiment = store.experiment(experiment_ref)
