@@ -115,3 +115,28 @@ def test_a_report_of_a_missing_store_makes_none(
     db = tmp_path / "none.db"
     got = run_cli(capsys, "report", "latest", "--json", "--db", str(db))
     assert got.code == 2 and "no passhat store here" in got.err and not db.exists()
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252"])
+def test_json_at_a_stdout_of_another_encoding_is_the_same_json(
+    monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    """Every command's --json at a stdout that is not UTF-8 (PYTHONIOENCODING=ascii, a
+    C locale): each character the encoding cannot hold is a JSON escape, so the text
+    reads back as the same value; it was a UnicodeEncodeError traceback (seen on main
+    with `report --json` of a case named 'čaj')."""
+    import io
+    import json
+
+    from pydantic_core import to_json
+
+    from passhat.cli._out import write_json_pieces
+
+    value = {"case": 'čaj é\u2028 \U0001f600 \\ "q"', "n": [1, 2.5, None]}
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding=encoding, write_through=True)
+    monkeypatch.setattr(sys, "stdout", out)
+    write_json_pieces([to_json(value)[:9], to_json(value)[9:]])  # split inside a string
+    text = raw.getvalue().decode(encoding)
+    assert json.loads(text) == value and text.endswith("\n")
+    assert ("é" in text) == (encoding != "ascii")  # held by latin-1 and cp1252: as is
