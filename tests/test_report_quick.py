@@ -1,4 +1,4 @@
-"""`passhat report EXPERIMENT --json [--db PATH]` run without typer (`cli.quick_report`,
+"""`passhat report EXPERIMENT [--json] [--db PATH]` run without typer (`cli.quick_report`,
 `cli.report.report_of`): the command lines it takes, and what it prints, exits and
 imports beside the same line parsed by typer."""
 
@@ -18,12 +18,15 @@ from test_report_json import stored_runs
 @pytest.mark.parametrize(
     ("argv", "quick"),
     [
-        (["report", "e1", "--json"], ("e1", None)),
-        (["report", "--json", "e1"], ("e1", None)),
-        (["report", "e1", "--json", "--db", "p.db"], ("e1", Path("p.db"))),
-        (["report", "--db", "p.db", "--json", "latest"], ("latest", Path("p.db"))),
-        (["report", "--json", "--db=p.db", "e1"], ("e1", Path("p.db"))),
-        (["report", "e1"], None),  # no --json: the terminal report
+        (["report", "e1", "--json"], ("e1", None, True)),
+        (["report", "--json", "e1"], ("e1", None, True)),
+        (["report", "e1", "--json", "--db", "p.db"], ("e1", Path("p.db"), True)),
+        (["report", "--db", "p.db", "--json", "latest"], ("latest", Path("p.db"), True)),
+        (["report", "--json", "--db=p.db", "e1"], ("e1", Path("p.db"), True)),
+        (["report", "e1"], ("e1", None, False)),  # the terminal report
+        (["report", "--db", "p.db", "e1"], ("e1", Path("p.db"), False)),
+        (["report"], None),
+        (["report", "--json"], None),
         (["report", "e1", "--json", "--strict"], None),
         (["report", "e1", "--json", "--json"], None),
         (["report", "e1", "e2", "--json"], None),
@@ -40,7 +43,7 @@ from test_report_json import stored_runs
     ],
 )
 def test_quick_report_takes_exactly_the_plain_lines(
-    argv: list[str], quick: tuple[str, Path | None] | None
+    argv: list[str], quick: tuple[str, Path | None, bool] | None
 ) -> None:
     assert cli.quick_report(argv) == quick
 
@@ -56,6 +59,9 @@ def test_shell_completion_goes_to_typer(monkeypatch: pytest.MonkeyPatch) -> None
         ["report", "e1", "--json"],
         ["report", "--json", "latest"],
         ["report", "nope", "--json"],  # no such experiment: one line, exit 2
+        ["report", "e1"],
+        ["report", "latest"],
+        ["report", "nope"],
     ],
 )
 def test_a_quick_report_prints_and_exits_as_through_typer(
@@ -69,7 +75,7 @@ def test_a_quick_report_prints_and_exits_as_through_typer(
     taken: list[object] = []
     real = cli.quick_report
 
-    def spy(argv: list[str]) -> tuple[str, Path | None] | None:
+    def spy(argv: list[str]) -> tuple[str, Path | None, bool] | None:
         taken.append(real(argv))
         return taken[-1]  # type: ignore[return-value]
 
@@ -82,23 +88,27 @@ def test_a_quick_report_prints_and_exits_as_through_typer(
     assert quick.code == (2 if "nope" in args else 0) and (quick.out or quick.err)
 
 
-def test_a_quick_report_imports_no_typer(tmp_path: Path) -> None:
-    """typer and the help pages are 40-50 ms of the command's start (fails before
-    quick_report: typer was imported for every command line)."""
+@pytest.mark.parametrize(
+    ("words", "imported"), [(["--json"], "[]"), ([], "['rich']")], ids=["json", "terminal"]
+)
+def test_a_quick_report_imports_no_typer(tmp_path: Path, words: list[str], imported: str) -> None:
+    """typer and the help pages are 20-30 ms of the command's start (fails before
+    quick_report: typer was imported for every command line); --json imports no rich
+    either, the terminal report its console."""
     stored_runs(tmp_path, 1)
     code = (
         "import sys\n"
         "from passhat.cli import main\n"
         "try:\n"
-        f"    main(['report', 'e1', '--json', '--db', {str(tmp_path / 'p.db')!r}])\n"
+        f"    main(['report', 'e1', *{words!r}, '--db', {str(tmp_path / 'p.db')!r}])\n"
         "except SystemExit as exit_:\n"
         "    code = exit_.code\n"
         "print(code, sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules),"
         " file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.startswith('{"experiment":')
-    assert done.stderr.strip().splitlines()[-1] == "0 []"
+    assert done.stdout.startswith('{"experiment":' if words else "experiment ")
+    assert done.stderr.strip().splitlines()[-1] == f"0 {imported}"
 
 
 @pytest.mark.parametrize("typed", [False, True], ids=["quick", "typer"])

@@ -2,7 +2,7 @@
 
 Each command module registers its commands on `app` when imported; `main` imports
 only the one the command line names (see COMMANDS in _app.py), and for
-`passhat report EXPERIMENT --json [--db PATH]` none: it calls the report itself
+`passhat report EXPERIMENT [--json] [--db PATH]` none: it calls the report itself
 (`quick_report`), without typer."""
 
 from __future__ import annotations
@@ -123,14 +123,14 @@ COMPLETE_ENV = "_PASSHAT_COMPLETE"
 """click's shell-completion variable for `passhat`: when set, typer answers it."""
 
 
-def quick_report(argv: Sequence[str]) -> tuple[str, Path | None] | None:
-    """(EXPERIMENT, --db) of a command line that is exactly `report EXPERIMENT --json`,
-    with `--db PATH`, `--db=PATH` or neither, in any order after `report`: what typer
-    parses into `read.report(EXPERIMENT, as_json=True, db=...)`. None for any other line
-    (another option, a word twice, an empty or dash-led value, -h...): typer parses it.
-    Called without typer (`_report`), such a report starts 40-50 ms sooner: typer and
-    the help pages are not imported."""
-    if len(argv) < 3 or argv[0] != "report" or COMPLETE_ENV in os.environ:
+def quick_report(argv: Sequence[str]) -> tuple[str, Path | None, bool] | None:
+    """(EXPERIMENT, --db, --json) of a command line that is exactly `report EXPERIMENT`,
+    with `--json` or not, `--db PATH`, `--db=PATH` or neither, in any order after
+    `report`: what typer parses into `read.report(EXPERIMENT, as_json=..., db=...)`.
+    None for any other line (another option, a word twice, an empty or dash-led value,
+    -h...): typer parses it. Called without typer (`_report`), such a report starts
+    20-30 ms sooner: typer and the help pages are not imported."""
+    if len(argv) < 2 or argv[0] != "report" or COMPLETE_ENV in os.environ:
         return None
     words = list(argv[1:])
     dbs = [w for w in words if w == "--db" or w.startswith("--db=")]
@@ -146,22 +146,22 @@ def quick_report(argv: Sequence[str]) -> tuple[str, Path | None] | None:
         words.remove(dbs[0])
     if value is not None and (not value or value.startswith("-")):
         return None
-    if len(words) != 2 or words.count("--json") != 1:
+    as_json = "--json" in words
+    if as_json:
+        words.remove("--json")
+    if len(words) != 1 or not words[0] or words[0].startswith("-"):
         return None
-    words.remove("--json")
-    ref = words[0]
-    if not ref or ref.startswith("-"):
-        return None
-    return ref, None if value is None else Path(value)
+    return words[0], None if value is None else Path(value), as_json
 
 
-def _report(experiment_ref: str, db: Path | None) -> None:
-    """`passhat report EXPERIMENT --json` as typer's standalone call ends it: exit 0 when
-    done, 130 on Ctrl-C, 1 on a closed pipe (quietly) or end of input ("Aborted!")."""
+def _report(experiment_ref: str, db: Path | None, as_json: bool) -> None:
+    """`passhat report EXPERIMENT [--json]` as typer's standalone call ends it: exit 0
+    when done, 130 on Ctrl-C, 1 on a closed pipe (quietly) or end of input
+    ("Aborted!")."""
     from passhat.cli.report import report_of
 
     try:
-        report_of(experiment_ref, as_json=True, db=db)
+        report_of(experiment_ref, as_json=as_json, db=db)
     except KeyboardInterrupt:
         sys.exit(130)
     except EOFError:

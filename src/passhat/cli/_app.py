@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from passhat.cli._help import HELP_OPTIONS, Group, Typer, examples, rank_commands
+from passhat.cli._out import console_of
 from passhat.cli._out import write_json as write_json
 from passhat.cli._out import write_json_pieces as write_json_pieces
 from passhat.errors import PasshatError
@@ -150,24 +151,11 @@ if TYPE_CHECKING:
     err_console: SafeConsole
 
 
-def _console(name: str) -> SafeConsole:
-    made: SafeConsole | None = globals().get(name)
-    if made is None:
-        from passhat.report.console import SafeConsole
-
-        # no emoji codes: a path or label holding `:smile:` is shown as written (and
-        # rich's table of emoji codes, 4 ms of a report's start, stays unloaded)
-        made = globals()[name] = SafeConsole(
-            stderr=name == "err_console", highlight=False, emoji=False
-        )
-    return made
-
-
 def __getattr__(name: str) -> Any:
     """`console` and `err_console`, made when a command module first imports them
     (rich's console is a tenth of the start-up `passhat --help` needs none of)."""
     if name in ("console", "err_console"):
-        return _console(name)
+        return console_of(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -175,7 +163,7 @@ def fail(error: PasshatError) -> None:
     """Print a PasshatError as one red line per problem and exit non-zero."""
     lines = getattr(error, "problems", None) or [str(error)]  # a suite's, a cassette's
     for line in lines:
-        _console("err_console").print(
+        console_of("err_console").print(
             f"error: {line}", style="bold red", markup=False, soft_wrap=True
         )
     sys.exit(error.exit_code)
@@ -185,7 +173,7 @@ def _version(value: bool) -> None:
     if value:
         from passhat import __version__
 
-        _console("console").print(f"passhat {__version__}")
+        console_of("console").print(f"passhat {__version__}")
         raise typer.Exit()
 
 

@@ -1,15 +1,40 @@
-"""JSON on standard output (`write_json`, `write_json_pieces`): every command's --json.
+"""Standard output and error: every command's --json (`write_json`,
+`write_json_pieces`) and the two consoles (`console_of`: `passhat.cli._app.console`
+and `err_console`).
 
-A module of its own, importing no typer, so that `passhat report REF --json`, run
-without the command-line parser (`passhat.cli.quick_report`), writes through
-the same two functions as every other command."""
+A module of its own, importing no typer, so that `passhat report EXPERIMENT [--json]`,
+run without the command-line parser (`passhat.cli.quick_report`), writes through the
+same functions and consoles as every other command."""
 
 from __future__ import annotations
 
 import codecs
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from passhat.report.console import SafeConsole
+
+
+_CONSOLES: dict[str, SafeConsole] = {}
+
+
+def console_of(name: str) -> SafeConsole:
+    """The console `name` ("console": stdout, "err_console": stderr), made the first
+    time it is asked for (rich's console is a tenth of the start-up `passhat --help`
+    needs none of); every line printed escapes control characters: data is shown,
+    never obeyed."""
+    made = _CONSOLES.get(name)
+    if made is None:
+        from passhat.report.console import SafeConsole
+
+        # no emoji codes: a path or label holding `:smile:` is shown as written (and
+        # rich's table of emoji codes, 4 ms of a report's start, stays unloaded)
+        made = _CONSOLES[name] = SafeConsole(
+            stderr=name == "err_console", highlight=False, emoji=False
+        )
+    return made
 
 
 def write_json(data: Any) -> None:

@@ -1,6 +1,6 @@
 """`passhat report`'s work (`report_of`): what `passhat.cli.read.report`, the typer
 command, runs once typer has parsed its options, and what `passhat.cli.main` runs
-without typer for `passhat report EXPERIMENT --json [--db PATH]` (`cli.quick_report`).
+without typer for `passhat report EXPERIMENT [--json] [--db PATH]` (`cli.quick_report`).
 
 Imports no typer (its import, with the help pages', is 40-50 ms of a `report --json`
 of 100,000 runs that takes ~0.5 s): the options of other commands and the gate, the
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from passhat._lazy import imported_meanwhile
-from passhat.cli._out import write_json, write_json_pieces
+from passhat.cli._out import console_of, write_json, write_json_pieces
 from passhat.errors import InputError
 from passhat.records import ExperimentRecord, RunSummary
 from passhat.report import ROWS_SHOWN
@@ -159,10 +159,10 @@ def report_of(
                 )
             except OSError as error:
                 raise InputError(f"--html {html}: cannot write ({error.strerror})") from None
-            from passhat.cli import _app
             from passhat.report.i18n import t
 
-            _app.err_console.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
+            err = console_of("err_console")
+            err.print(t("wrote", language, path=written), markup=False, soft_wrap=True)
         read = runs if tallied is None else tallied[0].errored  # the errored runs at least
         unseen = Unseen(
             tuple(store.attempt_tokens(experiment.id)), store.abandoned_calls(experiment.id, read)
@@ -197,11 +197,12 @@ def report_of(
         elif counted is not None and not verbose:
             complete = counted.complete
         else:
-            from passhat.cli import _app
             from passhat.report.experiment import print_experiment_report
 
+            console = console_of("console")
+
             accounting = print_experiment_report(
-                _app.console,
+                console,
                 experiment,
                 runs,
                 forecast_m=forecast_m,
@@ -214,7 +215,7 @@ def report_of(
                 counted=tallied,
             )
             for line in unseen.lines(counted_in, counted_out):
-                _app.console.print(line, style="yellow", markup=False, soft_wrap=True)
+                console.print(line, style="yellow", markup=False, soft_wrap=True)
             complete = accounting.complete
     if junit_xml is not None or summary is not None:
         _write_ci(experiment, runs, junit_xml, summary)
@@ -310,7 +311,8 @@ def _write_ci(
 
 
 def _language(lang: str | None) -> str:
-    """--lang, else the locale's language (`cli._options.report_lang`)."""
-    from passhat.cli._options import report_lang
+    """--lang, else the locale's language (as `cli._options.report_lang`, whose module
+    imports typer)."""
+    from passhat.report.i18n import check_lang, default_lang
 
-    return report_lang(lang)
+    return check_lang(lang) if lang is not None else default_lang()
