@@ -161,3 +161,111 @@ def test_all_lists_every_case_past_the_default_rows(
     assert "case-29" in short and "case-30" not in short
     every = run_cli(capsys, "metrics", f, "--all").out
     assert "case-34" in every
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ('{"case": "a", "run": 1, "status": "passed", "status": "failed"}', "status"),
+        ('{"case": "a", "run": 1, "run": 2, "status": "passed"}', "run"),
+        ('{"case": "b", "run": 1, "status": "passed", "case": "a"}', "case"),
+        ('{"case": "a", "run": 1, "status": "passed", "st\\u0061tus": "failed"}', "status"),
+        ('{"case":"a","run":1,"status":"passed","note":"x","status":"failed"}', "status"),
+        (
+            '{"case": "a", "run": 1, "status": "failed", "status": "failed", "n": 1e999999}',
+            "status",
+        ),
+    ],
+    ids=["status", "run", "case", "escaped", "beside-another-key", "huge-number"],
+)
+def test_a_key_that_decides_the_count_written_twice_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, key: str
+) -> None:
+    """pydantic-core's parser keeps a key's last value: the line would count what its
+    last `status` (run, case) says. Refused, naming file:line and the key; failed on main
+    (the line counted)."""
+    path = write(tmp_path, v("a", 2, "passed"), line)
+    r = run_cli(capsys, "metrics", path)
+    assert r.code == 2 and r.err.count("\n") == 1, r.err
+    assert f"{path}:2: field '{key}' is written 2 times" in r.err
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"case": "a", "run": 1, "status": "passed", "details": {"status": "x", "status": "y"}}',
+        '{"case": "a", "run": 1, "status": "passed", "note": "the \\"status\\" was \\"run\\""}',
+        '{"case": "a", "run": 1, "status": "passed", "why": "status", "of": "status"}',
+        '{"case": "a", "status": "passed", "run": 1, "score": 0.5}',
+    ],
+    ids=["nested", "escaped-in-a-value", "as-values", "another-key"],
+)
+def test_a_verdict_with_more_than_its_keys_still_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str
+) -> None:
+    """What is not a deciding key written twice at the line's top passes the check."""
+    r = run_cli(capsys, "metrics", write(tmp_path, line, v("a", 2, "failed")), "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["dataset"]["pass_rate"] == 0.5
+
+
+def test_a_key_written_twice_in_a_pipe_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO (`passhat metrics <(...)`) is read once: its lines are looked at as they
+    come, not in a second read (which would find nothing)."""
+    import os
+    import threading
+
+    fifo = tmp_path / "verdicts.jsonl"
+    os.mkfifo(fifo)
+    lines = [v("a", 1, "passed"), '{"case": "a", "run": 2, "status": "passed", "status": "failed"}']
+
+    def feed() -> None:
+        with fifo.open("w", encoding="utf-8") as writer:
+            writer.write("".join(line + "\n" for line in lines))
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    r = run_cli(capsys, "metrics", str(fifo))
+    feeder.join(10)
+    assert r.code == 2 and f"{fifo}:2: field 'status' is written 2 times" in r.err, r.err
+
+
+def test_a_verdict_file_that_changed_between_its_reads_is_refused(tmp_path: Path) -> None:
+    """The second read (of a file holding more than plain verdicts) finds other quotes or
+    lines than the first counted: which content counted is unclear."""
+    from passhat.errors import VerdictFileError
+    from passhat.verdicts import _keys_once
+
+    path = Path(
+        write(tmp_path, v("a", 1, "passed"), '{"case": "a", "run": 2, "status": "x", "n": 1}')
+    )
+    size = path.stat().st_size
+    _keys_once(path, 2, (size, 22))  # as read: nothing to say
+    for lines, read in [(2, (size, 20)), (2, (size - 1, 22)), (3, (size, 22))]:
+        with pytest.raises(VerdictFileError, match="changed while it was read"):
+            _keys_once(path, lines, read)
+
+
+def test_a_key_text_across_two_reads_of_the_file_is_counted(tmp_path: Path) -> None:
+    """The second read counts each key's text over the file 1 MiB at a time: one cut by
+    the read's bound is counted too, else it would hide a key written twice elsewhere
+    (the counts would come out one a verdict)."""
+    from passhat.errors import VerdictFileError
+    from passhat.verdicts import read_verdicts
+
+    def line(case: int, pad: str = "") -> str:
+        return json.dumps({"case": f"c{case:07d}", "pad": pad, "run": 1, "status": "passed"})
+
+    size = len(line(0)) + 1
+    cut = line(0).index('"status"') + 3  # the bound falls here, inside `"status"`
+    pad = "x" * ((2**20 - cut) % size)
+    count = (2**20 - cut - len(pad)) // size
+    lines = [line(0, pad), *(line(i) for i in range(1, count + 2))]
+    lines.append('{"case": "z", "pad": "", "run": 1, "status": "passed", "status": "failed"}')
+    path = Path(write(tmp_path, *lines))
+    text = path.read_bytes()
+    assert text[2**20 - 3 : 2**20 + 5] == b'"status"'
+    with pytest.raises(VerdictFileError, match=r":\d+: field 'status' is written 2 times"):
+        read_verdicts(path)

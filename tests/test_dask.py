@@ -545,3 +545,45 @@ def test_a_shipment_evicted_from_a_workers_cache_while_its_run_goes_on_still_gra
     assert run.output and not Path(run.output).parent.exists()
     [kept] = _rows(Path(db), "next4")
     assert kept.output and Path(kept.output).parent.exists()
+
+
+_REWRITES_ON_WORKERS = """
+
+import pathlib as _pathlib
+
+_HERE = _pathlib.Path(__file__).resolve().parent
+if _HERE.parent.name.startswith("passhat-"):  # a worker's unpacked shipment, not the driver's
+    _CASE = _HERE / "cases" / "export-orders-csv.yaml"
+    _TEXT = _CASE.read_text(encoding="utf-8")
+    if "[feature, customer-reported]" in _TEXT:
+        _TEXT = _TEXT.replace("[feature, customer-reported]", "[feature]")
+        _CASE.write_text(_TEXT, encoding="utf-8")
+"""
+"""Appended to trello's rules.py: on a worker, importing it (as the suite loads, once the
+cases were read) rewrites a goal on disk."""
+
+
+def test_a_worker_watches_its_suite_from_before_its_load(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker took its suite guard's look after load_suite, so a goal rewritten while
+    the suite loaded (here by the suite's own scorer file, imported once the cases were
+    read) was the guard's baseline: its runs were graded as if the suite on disk were the
+    one loaded (seen given verdicts, not suite_changed, before the fix). run, resume and regrade take their look
+    before the load (tamper.look); so does the worker now: its runs are errored
+    suite_changed."""
+    suite = tmp_path / "suite"
+    shutil.copytree(TRELLO, suite)
+    with (suite / "rules.py").open("a", encoding="utf-8") as rules:
+        rules.write(_REWRITES_ON_WORKERS)
+    db = str(tmp_path / "p.db")
+    r = run_cli(
+        capsys, "run", str(suite), "--case", "export-orders-csv", "-k", "2", "--db", db,
+        "-q", "--executor", "dask", "--scheduler", cluster.address,
+    )  # fmt: skip
+    assert r.code in (0, 1), r.err
+    runs = _rows(Path(db), "latest")
+    assert [run.error_type for run in runs] == ["suite_changed", "suite_changed"]
+    assert "cases/export-orders-csv.yaml" in (runs[0].error_message or "")
+    driver_side = (suite / "cases" / "export-orders-csv.yaml").read_text(encoding="utf-8")
+    assert "[feature, customer-reported]" in driver_side  # the driver's suite untouched

@@ -406,13 +406,6 @@ def test_output_to_a_full_disk_is_one_line(command: str, store: Path) -> None:
     one_line(done.returncode, done.stderr, "standard output: cannot write", "No space left")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="verdicts.read_verdicts parses a line with pydantic-core's from_json, whose last "
-    "value of a key written twice wins: a line saying passed, then failed, counts a "
-    "failure; refusing it needs a look at every line's keys in a loop tuned for a "
-    "million lines, left to the lead",
-)
 def test_a_verdict_line_writing_its_status_twice_is_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -76,12 +76,6 @@ def test_a_goal_rewritten_under_given_scorers_is_still_a_change(
     assert [r.error_type for r in done.runs()] == ["suite_changed", "suite_changed"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack49 spares only PYTHONPATH entries named site-packages, dist-packages or "
-    "node_modules: packages installed with `pip install --target DIR` have their "
-    "certifi/cacert.pem covered, and an agent's TLS to its allowed hosts breaks",
-)
 def test_packages_installed_to_a_target_folder_on_pythonpath_keep_their_certificates(
     tmp_path: Path,
 ) -> None:
@@ -91,6 +85,7 @@ def test_packages_installed_to_a_target_folder_on_pythonpath_keep_their_certific
     docstring: covering it breaks TLS); now it is covered."""
     import sys
 
+    from passhat.agents.lookout import secret_files
     from passhat.agents.sandbox import covered, installations, real
 
     target = tmp_path / "pylibs"
@@ -101,7 +96,7 @@ def test_packages_installed_to_a_target_folder_on_pythonpath_keep_their_certific
     (target / "certifi-2024.2.2.dist-info" / "RECORD").write_text("certifi/cacert.pem,,\n")
     env = {"PYTHONPATH": str(target)}
     runtimes = installations([sys.executable, "agent.py"], env, [])
-    hidden = covered([real(target)], [], None, runtimes)
+    hidden = covered([real(target)], [], None, runtimes, look=secret_files)
     assert real(target / "certifi" / "cacert.pem") not in hidden
 
 
@@ -171,11 +166,6 @@ def _migrated_store(path: Path) -> None:
     Store(path).close()  # migrated to this passhat's schema
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an archive's member is told a store by passhat's table texts on its first "
-    "64 KiB (archives.is_answer): a store migrated after it held runs has them at its end",
-)
 @pytest.mark.parametrize("packed", ["tar.gz", "zip"])
 def test_an_archive_of_a_store_migrated_after_it_held_runs_is_covered(
     tmp_path: Path, packed: str

@@ -10,11 +10,22 @@ fields (per-item findings, timing). Blank lines are skipped.
 
 Lines are parsed with pydantic-core's JSON parser (already installed with
 pydantic), which is several times faster than `json.loads` on a million lines.
+That parser keeps the last value of a key written twice: a line writing `case`, `run`
+or `status` twice (`"status": "passed", "status": "failed"`) is refused. A plain verdict
+holds ten quotes and a key written again adds two, so the file's quotes are counted as
+it is read (per buffer, at C speed: `_Quoted`); only a file holding more than ten a
+line is read again (`_keys_once`: its keys' texts counted over the whole file, and only
+where some is there more than once a verdict, or escaped, each line looked at). A pipe
+is read once: each line of more than ten quotes is looked at as it comes.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import stat
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -45,14 +56,19 @@ def read_verdicts(path: str | Path) -> Ledger:
     """Read a verdict file into a `Ledger`; any bad line is one clear error."""
     path = Path(path)
     try:
-        handle = path.open("rb")
+        raw = _Quoted(path)
     except OSError as error:
         raise VerdictFileError(f"{path}: {_unreadable(error)}") from None
+    handle = io.BufferedReader(raw, 1 << 20)
+    regular = stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+    read: Iterator[bytes] = iter(partial(handle.readline, MAX_LINE), b"")
+    if not regular:  # a pipe is read once: its lines are looked at as they come
+        read = _looked_at(read, path)
     cases: dict[str, dict[int, str]] = {}  # Ledger.add inlined: a million lines
     ok = _STATUSES
     lines = 0
     with handle:
-        for number, line in enumerate(iter(partial(handle.readline, MAX_LINE), b""), start=1):
+        for number, line in enumerate(read, start=1):
             if len(line) == MAX_LINE and not line.endswith(b"\n"):
                 raise VerdictFileError(
                     f"{path}: line {number} is longer than {MAX_LINE:,} bytes; a verdict is "
@@ -79,18 +95,37 @@ def read_verdicts(path: str | Path) -> Ledger:
                     and type(status) is str
                     and status in ok
                 ):
-                    case, run, status = _fields(record, path, number)
+                    case, run, status = _fields(record, line, path, number)
             else:
-                case, run, status = _fields(record, path, number)
+                case, run, status = _fields(record, line, path, number)
             runs = cases.get(case)
             if runs is None:
                 runs = cases[case] = {}
             elif run in runs:
+                _once(line, path, number)  # a run written twice says so, not "run 2 again"
                 raise VerdictFileError(f"{path}:{number}: {duplicate_run(case, run)}")
             runs[run] = status
     if lines == 0:
         raise VerdictFileError(f"{path}: is empty; write one verdict per line, e.g. {EXAMPLE}")
+    if regular and raw.quotes != PLAIN_QUOTES * lines:  # a line holds more than a plain one
+        _keys_once(path, lines, (raw.size, raw.quotes))
     return Ledger.of(cases)
+
+
+class _Quoted(io.FileIO):
+    """A file read for its lines, counting the bytes and quotes of all it reads."""
+
+    size = quotes = 0
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, "rb")
+
+    def readinto(self, buffer: Any) -> int | None:
+        read = super().readinto(buffer)
+        if read:
+            self.size += read
+            self.quotes += memoryview(buffer)[:read].tobytes().count(b'"')
+        return read
 
 
 def _bad_json(path: Path, number: int, error: ValueError) -> VerdictFileError:
@@ -99,7 +134,107 @@ def _bad_json(path: Path, number: int, error: ValueError) -> VerdictFileError:
     )
 
 
-def _fields(record: Any, path: Path, number: int) -> tuple[str, int, str]:
+PLAIN_QUOTES = 10
+"""The quotes of a plain verdict (`case` and `status` strings, `run` a number), the
+fewest any verdict holds: every key written again, escaped or not, adds two."""
+DECIDING = ("case", "run", "status")
+"""The keys that decide what a line counts: none may be written twice."""
+_WRITTEN = tuple(f'"{key}"'.encode() for key in DECIDING)
+
+
+def _keys_once(path: Path, lines: int, read: tuple[int, int]) -> None:
+    """Read the verdict file again, whose `lines` verdicts hold more quotes than plain
+    ones (`read`: its bytes and quotes as first read), and refuse a DECIDING key written
+    twice (`_once`). Where each key's text is in the file once a verdict and no escape
+    is, none is (a count over the whole file, at C speed); else each line of more
+    quotes than a plain verdict is looked at. A file that changed since it was read is
+    refused: which content counted is unclear."""
+    size, quotes, escapes, *written = _counts(path)
+    if (size, quotes) != read:
+        raise _changed(path)
+    if escapes == 0 and all(n == lines for n in written):
+        return
+    seen = verdicts = 0
+    with _reopened(path) as handle:
+        for number, line in enumerate(iter(partial(handle.readline, MAX_LINE), b""), start=1):
+            held = line.count(b'"')
+            seen += held
+            verdicts += held > 0  # a blank line holds none, a verdict at least ten
+            if held > PLAIN_QUOTES:
+                _once(line, path, number)
+    if (seen, verdicts) != (quotes, lines):
+        raise _changed(path)
+
+
+def _counts(path: Path) -> list[int]:
+    """The file's bytes, quotes, backslashes, and each DECIDING key's text (`"run"`)."""
+    found = [0] * (3 + len(_WRITTEN))
+    last = b""
+    with _reopened(path) as handle:
+        for chunk in iter(partial(handle.read, 1 << 20), b""):
+            found[0] += len(chunk)
+            found[1] += chunk.count(b'"')
+            found[2] += chunk.count(b"\\")
+            for index, key in enumerate(_WRITTEN, start=3):
+                seam = last[1 - len(key) :] + chunk[: len(key) - 1]  # one across the two
+                found[index] += chunk.count(key) + seam.count(key)
+            last = chunk
+    return found
+
+
+def _reopened(path: Path) -> io.BufferedReader:
+    try:
+        return path.open("rb")
+    except OSError as error:
+        raise VerdictFileError(f"{path}: {_unreadable(error)}") from None
+
+
+def _changed(path: Path) -> VerdictFileError:
+    return VerdictFileError(f"{path}: changed while it was read; read it when nothing writes to it")
+
+
+def _looked_at(read: Iterator[bytes], path: Path) -> Iterator[bytes]:
+    """The lines of `read`, each of more quotes than a plain verdict checked by `_once`
+    first (a line cut at MAX_LINE is left to the reader's own message)."""
+    for number, line in enumerate(read, start=1):
+        if line.count(b'"') > PLAIN_QUOTES and (len(line) < MAX_LINE or line.endswith(b"\n")):
+            _once(line, path, number)
+        yield line
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object's keys and values, in the order written (duplicates kept)."""
+
+
+def _once(line: bytes, path: Path, number: int) -> None:
+    """Refuse a verdict line (a JSON object) that writes a DECIDING key twice, which the
+    parser would read as its last value: a line holding each key's text once and no
+    escape (a key can be written `"st\\u0061tus"`) needs no second parse."""
+    if (
+        b"\\" not in line
+        and line.count(b'"status"') < 2
+        and line.count(b'"run"') < 2
+        and line.count(b'"case"') < 2
+    ):
+        return
+    try:  # numbers kept as text: a 5,000-digit one is no reason to pass the line
+        pairs = json.loads(line, object_pairs_hook=_Pairs, parse_int=str, parse_float=str)
+    except ValueError as error:
+        raise _bad_json(path, number, error) from None
+    except RecursionError:  # deeper than pydantic-core reads: the reader says so
+        return
+    if not isinstance(pairs, _Pairs):
+        return  # not an object: the reader says so
+    keys = [key for key, _ in pairs]
+    for key in DECIDING:
+        if keys.count(key) > 1:
+            raise VerdictFileError(
+                f"{path}:{number}: field '{key}' is written {keys.count(key)} times in one "
+                f"verdict, so which value counts is unclear; write it once, e.g. {EXAMPLE}"
+            )
+
+
+def _fields(record: Any, line: bytes, path: Path, number: int) -> tuple[str, int, str]:
     if type(record) is dict:
         case = record.get("case")
         run = record.get("run")
@@ -107,6 +242,8 @@ def _fields(record: Any, path: Path, number: int) -> tuple[str, int, str]:
         known = isinstance(status, str) and status in _STATUSES
         if type(case) is str and case and type(run) is int and run >= 1 and known:
             return case, run, str(status)
+    if type(record) is dict:
+        _once(line, path, number)  # a key written twice is said first
     raise VerdictFileError(f"{path}:{number}: {_problem(record)}")
 
 

@@ -7,28 +7,38 @@ answers from it.
 
 The look is bounded, in memory, nothing extracted: it reads each member's first bytes
 only (ARCHIVE_HEAD of most; a store's first pages, a log's first MiB, a Parquet file of
-at most 1 MiB whole, as a file outside an archive is told), looks at the first
+at most 1 MiB whole, as a file outside an archive is told; a database whose schema
+outgrew its first page, as a store migrated after it held runs has, on to the pages of
+its schema that page lists: `_schema`), looks at the first
 ARCHIVE_MEMBERS members, reads at most ARCHIVE_BYTES (from the file and out of its
 decompressors, counted together) and stops after ARCHIVE_LOOK_S. A zip bomb, an archive
 of 100,000 members or a member that says it holds a terabyte cannot hold the look or
 fill memory, and a FIFO or device named .zip is never opened (answers.regular_fd). What
 lies past the bound is not looked at, nor is an archive inside an archive.
+
+One whole look (`whole_look`: the look before a run, across the folders in view) is
+bounded too, LOOK_BYTES and LOOK_S across all the archives it reads: 300 large archives
+in view took ~36 s before the first run. Past it the run is refused (TooMuchToLook, one
+line naming the folder and the fix) rather than started with archives not looked into.
 """
 
 from __future__ import annotations
 
 import bz2
+import contextlib
 import io
 import lzma
 import os
 import struct
 import tarfile
+import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from passhat.agents.answers import PARQUET_MARKS, REPORT_HEAD, is_report_head, regular_fd
 from passhat.agents.sandbox import SQLITE_MAGIC, STORE_HEAD, STORE_MARKS, WAL_HEAD, WAL_MAGIC
+from passhat.errors import ConfigError
 
 ARCHIVE_MEMBERS = 10_000
 ARCHIVE_BYTES = 64 << 20
@@ -43,19 +53,79 @@ _GZIP, _BZIP2, _XZ = b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00"
 _USTAR = b"ustar"  # at offset 257 of a tar's first header
 
 
+LOOK_BYTES = 2 << 30
+LOOK_S = 10.0
+"""The bound of one whole look (`whole_look`: every archive looked into before a run, in
+every folder in view): bytes read and seconds spent inside archives, together. 300
+archives of 64 MiB each took ~36 s before the first run; past this bound the run is
+refused (`TooMuchToLook`), never started with archives not looked into."""
+
+
 class _Past(Exception):
     """The look's bound is reached."""
 
 
-class _Budget:
+class TooMuchToLook(ConfigError):
+    """The archives in view cost more than one whole look's bound (LOOK_BYTES, LOOK_S)."""
+
+
+class _Whole:
+    """What is left of one whole look (`whole_look`), spent by each archive's budget."""
+
     def __init__(self) -> None:
+        self.bytes = LOOK_BYTES
+        self.seconds = LOOK_S
+        self.archives = 0
+
+
+_LOOK = threading.local()
+"""The whole look this thread makes now (`whole_look`), if any."""
+
+
+@contextlib.contextmanager
+def whole_look() -> Iterator[None]:
+    """Every archive looked into within this block (on this thread) spends one bound
+    (LOOK_BYTES, LOOK_S) as well as its own: past it, `holds_answers` raises TooMuchToLook
+    naming the archive's folder. Nested blocks share the outermost one's bound."""
+    if getattr(_LOOK, "whole", None) is not None:
+        yield
+        return
+    _LOOK.whole = _Whole()
+    try:
+        yield
+    finally:
+        _LOOK.whole = None
+
+
+class _Beyond(Exception):
+    """The whole look's bound is reached (not only this archive's)."""
+
+
+class _Budget:
+    def __init__(self, whole: _Whole | None = None) -> None:
+        self.whole = whole
+        self.started = time.monotonic()
         self.left = ARCHIVE_BYTES
-        self.deadline = time.monotonic() + ARCHIVE_LOOK_S
+        self.deadline = self.started + ARCHIVE_LOOK_S
+        self.spent = 0
 
     def spend(self, size: int) -> None:
         self.left -= size
-        if self.left < 0 or time.monotonic() > self.deadline:
+        now = time.monotonic()
+        whole = self.whole
+        if whole is not None:
+            self.spent += size
+            if self.spent > whole.bytes or now - self.started > whole.seconds:
+                raise _Beyond
+        if self.left < 0 or now > self.deadline:
             raise _Past
+
+    def end(self) -> None:
+        """This archive's look is over: what it spent leaves the whole look."""
+        if self.whole is not None:
+            self.whole.bytes -= self.spent
+            self.whole.seconds -= time.monotonic() - self.started
+            self.whole.archives += 1
 
 
 class _Counted(io.RawIOBase):
@@ -66,6 +136,7 @@ class _Counted(io.RawIOBase):
         self._read = read
         self._budget = budget
         self._ends = 0
+        self._left = budget.left
 
     def readable(self) -> bool:
         return True
@@ -76,9 +147,14 @@ class _Counted(io.RawIOBase):
             raise _Past
         data = self._read(want)
         self._budget.spend(len(data))
-        self._ends += not data
-        if self._ends > 8:  # read on past the end: a tar member said it was longer
-            raise _Past
+        if not data:
+            # read on past the end: a tar member said it was longer. (gzip's reader asks
+            # its file again at each step after the file's end while its output goes on:
+            # an end met after bytes were spent elsewhere starts the count again)
+            self._ends = 1 if self._budget.left != self._left else self._ends + 1
+            self._left = self._budget.left
+            if self._ends > 8:
+                raise _Past
         buffer[: len(data)] = data
         return len(data)
 
@@ -94,7 +170,7 @@ def holds_answers(path: str) -> bool:
     fd = regular_fd(path)
     if fd is None:
         return False
-    budget = _Budget()
+    budget = _Budget(getattr(_LOOK, "whole", None))
     try:
         head = os.pread(fd, REPORT_HEAD, 0)
         if head.startswith(_ZIP):
@@ -106,8 +182,23 @@ def holds_answers(path: str) -> bool:
         return False  # past the bound, or not what it seemed: looked at no further
     except (tarfile.TarError, OverflowError):  # OverflowError: an offset past 2**63
         return False  # past the bound, or not what it seemed: looked at no further
+    except _Beyond:
+        raise _too_much(path, budget) from None
     finally:
         os.close(fd)
+        budget.end()
+
+
+def _too_much(path: str, budget: _Budget) -> TooMuchToLook:
+    whole = budget.whole
+    looked = whole.archives if whole is not None else 0
+    return TooMuchToLook(
+        f"{os.path.dirname(path) or '.'}: the archives in the agent's view (here "
+        f"{os.path.basename(path)}, after {looked} others) take more than the look for "
+        f"passhat's answers allows before a run ({LOOK_BYTES >> 20:,} MiB read or "
+        f"{LOOK_S:g} s); move archives out of the folders the agent sees, or give it a "
+        "narrower read path (the agent's read, --agent-read)"
+    )
 
 
 def is_answer(head: bytes, size: int | None = None) -> bool:
@@ -137,7 +228,83 @@ def _member(read: Callable[[int], bytes], size: int | None) -> bool:
     want = _wanted(head, size)
     if want > len(head) and len(head) == REPORT_HEAD:
         head += read(want - len(head))
-    return is_answer(head, size)
+    if is_answer(head, size):
+        return True
+    return head.startswith(SQLITE_MAGIC) and len(head) == STORE_HEAD and _schema(head, read, size)
+
+
+_INTERIOR, _PAGE_ONE = 0x05, 100  # a table b-tree's interior page; page 1's b-tree header
+SCHEMA_PAGES = 1_000
+"""Pages of a database's schema the look goes to, at most (passhat's takes a few)."""
+
+
+def _schema(head: bytes, read: Callable[[int], bytes], size: int | None) -> bool:
+    """Whether passhat's tables are named on the schema's pages of a database whose first
+    STORE_HEAD bytes are `head`, read on through `read`. The schema (sqlite_master) is a
+    b-tree rooted at page 1; a schema that outgrew that page (a store migrated after it
+    held runs: its tables' texts rewritten on pages at its end) makes page 1 an interior
+    page listing the pages that hold it. Those are read, in order, what lies between
+    them read through and dropped, within the look's bound; one of them that is an
+    interior page adds those it lists that are in the head or still ahead, up to
+    SCHEMA_PAGES pages. (`size`: the member's, when its archive says it.)"""
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1) or head[_PAGE_ONE] != _INTERIOR:
+        return False  # not a database, or its whole schema on page 1: looked at
+    found = {mark for mark in STORE_MARKS if mark in head}
+    at = len(head)
+    seen: set[int] = set()
+    ahead = sorted(set(_children(head, _PAGE_ONE, page)))
+    while ahead and len(found) < len(STORE_MARKS) and len(seen) < SCHEMA_PAGES:
+        number = ahead.pop(0)
+        seen.add(number)
+        start = (number - 1) * page
+        if start + page <= len(head):
+            text = head[start : start + page]  # its marks counted with the head's
+        elif start < at or (size is not None and start + page > size):
+            continue  # behind, or past the member's end
+        else:
+            while at < start:  # read through, dropped
+                skipped = read(min(1 << 20, start - at))
+                if not skipped:
+                    return False
+                at += len(skipped)
+            text = _exactly(read, page)
+            at += len(text)
+            found.update(mark for mark in STORE_MARKS if mark in text)
+        if len(text) == page and text[0] == _INTERIOR:
+            listed = _children(text, 0, page)
+            more = {
+                n
+                for n in listed
+                if n not in seen and ((n - 1) * page >= at or n * page <= len(head))
+            }
+            ahead = sorted({*ahead, *more})[:SCHEMA_PAGES]
+    return len(found) == len(STORE_MARKS)
+
+
+def _children(data: bytes, at: int, page: int) -> list[int]:
+    """The page numbers an interior table b-tree page lists (its header at `at` of
+    `data`, the page itself: cells point from its start)."""
+    cells = int.from_bytes(data[at + 3 : at + 5], "big")
+    pointers = data[at + 12 : at + 12 + 2 * cells]
+    children = [int.from_bytes(data[at + 8 : at + 12], "big")]
+    for index in range(0, len(pointers) - 1, 2):
+        cell = int.from_bytes(pointers[index : index + 2], "big")
+        if cell + 4 <= min(len(data), page):
+            children.append(int.from_bytes(data[cell : cell + 4], "big"))
+    return [n for n in children if n >= 2]
+
+
+def _exactly(read: Callable[[int], bytes], size: int) -> bytes:
+    """`size` bytes through `read` (fewer at the member's end)."""
+    data = read(size)
+    while 0 < len(data) < size:
+        more = read(size - len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 class _File(_Counted):

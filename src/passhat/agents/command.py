@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.agents import netns
+from passhat.agents.archives import whole_look
 from passhat.agents.folders import (
     closed_to_others,
     make_folder,
@@ -522,7 +523,8 @@ class CommandAgent:
             plan = self._plans.setdefault(key, (program, read, write, runtimes, named, looks))
         program, read, write, runtimes, named, looks = plan
         visible = [*program, *read, *write]
-        hide = tuple(covered(visible, protected(), self.suite_dir, runtimes, look=looks.found))
+        with whole_look():  # the archives in view, bounded together (archives.LOOK_S)
+            hide = tuple(covered(visible, protected(), self.suite_dir, runtimes, look=looks.found))
         made = self._views.get(key)
         if made is None or made.hide != hide:
             links = symlinks(self.files, visible, hide)

@@ -238,11 +238,17 @@ PACKAGES = frozenset({"site-packages", "dist-packages", "node_modules"})
 def installations(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
     """The runtime paths no secret is looked for in (covered: certifi's cacert.pem is no
     secret): a virtualenv, its base Python, a program's `bin/` prefix, a PYTHONPATH /
-    NODE_PATH entry named as a folder of PACKAGES. Not a script's own folder or another
-    entry: the agent's own files (a `.env` beside `./agent.py` was shown to it)."""
+    NODE_PATH entry named as a folder of PACKAGES; in another entry (`pip install
+    --target DIR`), the secret-looking files a package's record there lists
+    (agents/installed.py). Not a script's own folder or the rest of an entry: the agent's
+    own files (a `.env` beside `./agent.py` was shown to it)."""
+    from passhat.agents.installed import installed_secrets
+
     program = _program(argv, env)
     found = [] if program is None else _runtime(program, guarded, scripts=False)
-    return [*found, *(p for p in _loads(env) if Path(p).name in PACKAGES)]
+    for entry in _loads(env):
+        found += [entry] if Path(entry).name in PACKAGES else installed_secrets(entry)
+    return found
 
 
 def _program(argv: Sequence[str], env: Mapping[str, str]) -> Path | None:
@@ -477,9 +483,10 @@ def covered(
     (the store) inside one; the whole suite folder where a folder in view holds it, is it,
     or lies inside it; and secret-looking files (.env*, .git, .aws, *.pem, ...) in every
     folder but the `runtimes` (a virtualenv's or PYTHONPATH's packages: certifi's
-    cacert.pem is no secret, and covering it breaks TLS), found by `look`: the look for
-    answers (agents/lookout.py: secret_files for one look, a Looks' found for a look kept
-    up to date between runs)."""
+    cacert.pem is no secret, and covering it breaks TLS), other than the files `runtimes`
+    names (a package's listed files in a `pip install --target` folder: installations),
+    found by `look`: the look for answers (agents/lookout.py: secret_files for one look,
+    a Looks' found for a look kept up to date between runs)."""
     folders = [p for p in visible if os.path.isdir(p)]
     hide: list[str] = []
     for path in protected:
@@ -489,9 +496,10 @@ def covered(
         suite = real(suite_dir)
         if any(under(suite, [f]) or under(f, [suite]) for f in folders):
             hide.append(suite)
+    kept = frozenset(runtimes)
     for folder in folders:
-        if folder not in runtimes:
-            hide += [p for p in map(_not_out, look(folder), repeat(folder)) if p]
+        if folder not in kept:
+            hide += [p for p in map(_not_out, look(folder), repeat(folder)) if p and p not in kept]
     return outermost(hide)
 
 

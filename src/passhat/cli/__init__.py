@@ -187,24 +187,51 @@ def _fail(error: PasshatError) -> None:
 def _store_damage(error: Exception, argv: list[str]) -> PasshatError | None:
     """An SQLite error met while reading a store that opened well (a file cut short
     mid-page: "database disk image is malformed" was a traceback from report and
-    export) as one line naming the store; None for any other error."""
+    export) as one line naming the store; None for any other error. It names the store
+    only when the error came from the store's own reads (a frame of passhat.store, the
+    one package that touches sqlite3: not a user's executor's own database) and the
+    store is what is wrong: its file's state (a lock, read-only, a full disk) or pages
+    PRAGMA quick_check finds damaged. passhat's own SQL refused on a sound store is a
+    bug and keeps its traceback."""
     sqlite3 = sys.modules.get("sqlite3")  # not imported: no SQLite error either
     if sqlite3 is None or not isinstance(error, sqlite3.DatabaseError):
+        return None
+    if not _from_the_store(error):
         return None
     from itertools import pairwise
 
     from passhat.errors import StoreError
-    from passhat.store.connection import busy_timeout, default_db_path, explain
+    from passhat.store.connection import (
+        FILE_STATES,
+        busy_timeout,
+        damaged,
+        default_db_path,
+        explain,
+    )
 
     path = str(default_db_path())
     for word, after in pairwise([*argv, ""]):  # the last --db, as typer takes it
         if word == "--db" or word.startswith("--db="):
             path = after if word == "--db" else word[5:]
+    lowered = str(error).lower()
+    if not any(word in lowered for word in FILE_STATES) and not damaged(path):
+        return None
     try:
         timeout = busy_timeout()
     except PasshatError:
         timeout = 30.0
     return StoreError(f"{path}: {explain(error, timeout)}")
+
+
+def _from_the_store(error: BaseException) -> bool:
+    """Whether `error` was raised in (or through) passhat.store's code."""
+    tb = error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__", "")
+        if name == "passhat.store" or name.startswith("passhat.store."):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _output_unwritable(error: Exception) -> PasshatError | None:

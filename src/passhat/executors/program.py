@@ -44,6 +44,7 @@ MAX_PROGRAM_BYTES = 256 * 2**20
 def program_files(agent: CommandAgent) -> tuple[dict[str, bytes], frozenset[str]]:
     """The agent's program as shipment files (`program/<driver path>` -> bytes), and
     which of them are executable."""
+    from passhat.agents.archives import whole_look
     from passhat.agents.lookout import secret_files
     from passhat.agents.sandbox import (
         covered,
@@ -60,7 +61,8 @@ def program_files(agent: CommandAgent) -> tuple[dict[str, bytes], frozenset[str]
     # the interpreter's installation (a virtualenv beside the agent) is the worker's own
     env = {"PATH": os.environ.get("PATH", ""), **agent.spec.env}
     runtimes = runtime_paths(agent.argv, env, guarded)
-    hide = [*covered(folders, protected(), agent.suite_dir, look=secret_files), *runtimes]
+    with whole_look():  # the archives in view, bounded together (archives.LOOK_S)
+        hide = [*covered(folders, protected(), agent.suite_dir, look=secret_files), *runtimes]
     named = {os.path.abspath(f): f for f in agent.files}
     found: dict[str, Path] = {}
     for folder in folders:

@@ -463,9 +463,10 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     from passhat.suite import load_suite
 
     expect = shipment.expect
+    before = tamper.look(root / SUITE)  # as run and resume do: before the load reads them
     suite = load_suite(root / SUITE)
     _same(where, "suite content (hash)", expect["suite_hash"], suite.hash, "ship the same suite")
-    guard = tamper.watch(suite)  # as loaded: a run graded after an agent rewrote it errs
+    guard = tamper.watch(suite, before)  # a goal rewritten since that look is a change
     experiment = shipment.experiment
     cases = {c.id: c for c in suite.cases if c.id in set(experiment.case_ids)}
     prompt = root / shipment.prompt if shipment.prompt else None

@@ -10,7 +10,8 @@ from the request's token.
 
 A model request is bounded before it is parsed, since every run's requests are read on
 the same event loop: MAX_BODY bytes, VALUES JSON values (counted with the loop turning),
-MESSAGES messages (413 past any), and its run's READ_BYTES in all (429, `agent_flood`).
+MESSAGES messages (413 past any), and its run's READ_BYTES in all (429, `agent_flood`);
+its run's REFUSED-th request refused for its size spends the run too.
 """
 
 from __future__ import annotations
@@ -160,13 +161,17 @@ async def read_request(request: Request) -> tuple[ModelProxy, Any]:
     on the event loop every run shares is bounded first (`bounded`, then MESSAGES before
     any message is read)."""
     proxy: ModelProxy = request.scope[RUN].proxy
-    raw, bound = await read_capped(request)
-    await bounded(raw, bound)
     try:
-        body = json.loads(raw)
-    except RecursionError:  # nested past json's limit (about 1,000 levels): a 400, not a 500
-        raise ValueError("the body is JSON nested too deep to read") from None
-    check_messages(body)
+        raw, bound = await read_capped(request)
+        await bounded(raw, bound)
+        try:
+            body = json.loads(raw)
+        except RecursionError:  # nested past json's limit (~1,000 levels): a 400, not a 500
+            raise ValueError("the body is JSON nested too deep to read") from None
+        check_messages(body)
+    except TooLarge:
+        request.scope[RUN].tools.refuse()  # the run's REFUSED-th spends it (endpoints.py)
+        raise
     return proxy, body
 
 

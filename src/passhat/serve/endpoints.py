@@ -57,6 +57,13 @@ counted before it is parsed (413 past it): parsing 1.1 million empty messages (5
 million values in 32 MiB) held the event loop still 6 s; half a million take it about
 0.1 s. A real request of MESSAGES messages with their content blocks and 128 tools brings
 under 200,000."""
+REFUSED = 4
+"""Model requests of one run refused for their size (413: past MAX_BODY, VALUES or
+MESSAGES) before the run is spent (`agent_flood`) and its later requests are refused
+unread. Each was read and counted on the event loop every run shares (~0.6 s of
+passhat's CPU for 32 MiB of empty messages, ~0.17 s for a megabyte of `0,`), bounded
+only by READ_BYTES (~70 s of CPU a run at 32 MiB each, far more at a megabyte). A real
+agent told its request is too large makes it no smaller by sending it again."""
 MESSAGE_BYTES = 32 << 20
 """Bytes (as JSON) of the messages passhat keeps of one run's model requests, all together
 (the run's transcript: what each request brings after its last assistant answer)."""
@@ -83,7 +90,8 @@ class ToolBudget:
     writing them takes more). A call past TOOL_CALLS or ARGUMENT_BYTES is neither run nor
     kept; a result past RESULT_BYTES is the last kept; a model request whose messages take
     the run past MESSAGE_BYTES, or whose bytes take it past READ_BYTES, is neither sent to
-    the model nor kept. Once spent, the run
+    the model nor kept; the REFUSED-th request refused for its size spends it too. Once
+    spent, the run
     is errored (`agent_flood`, its reason `spent`), its agent is stopped, and every
     further request of the run is refused unread."""
 
@@ -92,6 +100,7 @@ class ToolBudget:
     result_bytes: int = 0
     message_bytes: int = 0
     read_bytes: int = 0
+    refused: int = 0
     spent: str | None = None
     """Why the budget is spent (None while it is not)."""
     stop: asyncio.Event = field(default_factory=asyncio.Event)
@@ -134,6 +143,12 @@ class ToolBudget:
         """Whether `size` more bytes of a model request may be read (READ_BYTES)."""
         what = f"model requests past {READ_BYTES >> 30} GiB in all"
         return self._count("read_bytes", size, READ_BYTES, what)
+
+    def refuse(self) -> None:
+        """One more model request refused for its size (413); the REFUSED-th spends the
+        run (that request is still answered 413, the later ones 429 unread)."""
+        what = f"{REFUSED} model requests too large to read"
+        self._count("refused", 1, REFUSED - 1, what)
 
     def _count(self, name: str, size: int, limit: int, what: str) -> bool:
         """`size` more of the total `name`; past `limit` the run is spent (`what`).

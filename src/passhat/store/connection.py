@@ -104,6 +104,37 @@ def explain(error: sqlite3.Error, timeout: float) -> str:
     return f"not a passhat database ({text}); give another --db path"
 
 
+FILE_STATES = ("locked", "busy", "readonly", "read-only", "full", "disk i/o", "unable to open")
+"""Words of SQLite errors that tell the state of the file (a lock, its mode, the disk),
+not the statement that met it: said of the store when one of its reads meets them."""
+CHECK_S = 10.0
+"""How long `damaged` looks (PRAGMA quick_check reads every page: ~GB/s): past it, the
+look ends unanswered."""
+
+
+def damaged(path: str | Path, limit_s: float = CHECK_S) -> bool:
+    """Whether the store file at `path` is damaged: PRAGMA quick_check, read-only, finds
+    a problem (or cannot read the file as a database). False when it finds none, and
+    when it cannot answer (the file missing or locked, the look past `limit_s`)."""
+    import time
+
+    uri = "file:" + urllib.parse.quote(str(Path(path).resolve()))
+    deadline = time.monotonic() + limit_s
+    try:
+        db = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=1.0, check_same_thread=False)
+    except sqlite3.Error:
+        return False
+    try:
+        db.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+        found = db.execute("PRAGMA quick_check(1)").fetchone()
+        return found is None or found[0] != "ok"
+    except sqlite3.DatabaseError as error:
+        lowered = str(error).lower()
+        return not any(word in lowered for word in (*FILE_STATES, "interrupt"))
+    finally:
+        db.close()
+
+
 def _refuse_special(path: Path) -> None:
     """A StoreError when `path` is a FIFO, a socket or a device: SQLite would wait on a
     FIFO's writer for ever (PASSHAT_DB=/some/fifo hung every command)."""

@@ -267,7 +267,12 @@ def _deflated(raw: bytes, most: int | None) -> bytes | None:
     """`zlib.compress(raw, 9)`, or None as soon as its output is longer than `most` bytes:
     fed a step at a time, the compressor writes the same bytes (no flush between steps),
     and the output so far only grows. The page after the last that fits in
-    `RUNS_BUDGET` is compressed only until it is seen not to fit."""
+    `RUNS_BUDGET` is compressed only until it is seen not to fit.
+
+    Level 9, not less: `RUNS_BUDGET` counts compressed bytes, so a lower level embeds
+    fewer runs' detail. At 10,000 x 10 the nine pages tried deflate to 623,418 bytes at
+    level 9 or 8 (0.13 s), 711,561 at 6 (0.08 s), 1,076,255 at 1; at 1,000 x 100 to
+    597,187, 667,749 and 1,006,278: at 6 the eighth page no longer fits."""
     if most is None:
         return zlib.compress(raw, 9)
     packer = zlib.compressobj(9)
