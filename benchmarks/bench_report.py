@@ -137,8 +137,10 @@ def json_floor(db: Path, experiment_id: str, report: dict[str, Any]) -> None:
     to_json(report, inf_nan_mode="null")
 
 
-IMPORTS_SCRIPT = "import passhat.cli.read, passhat.report.experiment, passhat.stats, numpy"
-"""What `passhat report` imports before it reads a row (numpy: its statistics)."""
+IMPORTS_SCRIPT = "import passhat.cli.report, passhat.report.experiment, passhat.stats, numpy"
+"""What `passhat report` imports before it reads a row (numpy: its statistics): the
+report's own module, not typer's command in passhat.cli.read (`passhat.cli.quick_report`
+runs `report EXPERIMENT [--json] [--db PATH]` without typer)."""
 
 
 def command(argv: list[str]) -> None:

@@ -124,7 +124,7 @@ def test_the_command_streams_a_large_report(
     runs or more is streamed and prints what the whole report prints, --strict judged
     from the same accounting; with prices, or a run whose token count is not an
     integer, the whole report is written; a damaged tool count is said before any JSON."""
-    import passhat.cli.read as read
+    import passhat.cli.report as read
 
     stored_runs(tmp_path, 1)
     db = str(tmp_path / "p.db")

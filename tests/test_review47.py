@@ -23,7 +23,7 @@ def test_streamed_json_case_tokens_past_two_to_the_53(
     (`total`): past 2**53 a case's input_tokens came out rounded (27021597764222976
     against the run-by-run 27021597764222979) and no longer added up to the
     experiment's own total, which is summed exactly."""
-    import passhat.cli.read as read
+    import passhat.cli.report as read
 
     with Store(tmp_path / "p.db") as store:
         store.create_experiment(experiment_record(["a", "b"], 3))

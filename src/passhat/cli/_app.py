@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import codecs
 import sys
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from passhat.cli._help import HELP_OPTIONS, Group, Typer, examples, rank_commands
+from passhat.cli._out import console_of
+from passhat.cli._out import write_json as write_json
+from passhat.cli._out import write_json_pieces as write_json_pieces
 from passhat.errors import PasshatError
 
 if TYPE_CHECKING:
@@ -98,17 +99,12 @@ statistics, asyncio...), not every command's. tests/test_cli_help.py checks this
 table against the commands themselves: a new or reworded command is added here too."""
 
 
-def command_name(argv: list[str]) -> str | None:
-    """The command `argv` names (its first word that is no option); None for none."""
-    return next((arg for arg in argv if not arg.startswith("-")), None)
-
-
-def load_commands(argv: list[str]) -> None:
-    """Import the command modules `argv` needs: the named command's, every one for a
-    name that is no command (so the error can suggest one), none for the root's help."""
+def load_commands(name: str | None) -> None:
+    """Import the command modules a command line naming `name` needs
+    (`passhat.cli.command_name`): that command's, every one for a name that is no
+    command (so the error can suggest one), none for the root's help (None)."""
     import importlib
 
-    name = command_name(argv)
     if name is None:
         return
     modules = [COMMANDS[name][0]] if name in COMMANDS else sorted({m for m, _ in COMMANDS.values()})
@@ -155,61 +151,19 @@ if TYPE_CHECKING:
     err_console: SafeConsole
 
 
-def _console(name: str) -> SafeConsole:
-    made: SafeConsole | None = globals().get(name)
-    if made is None:
-        from passhat.report.console import SafeConsole
-
-        # no emoji codes: a path or label holding `:smile:` is shown as written (and
-        # rich's table of emoji codes, 4 ms of a report's start, stays unloaded)
-        made = globals()[name] = SafeConsole(
-            stderr=name == "err_console", highlight=False, emoji=False
-        )
-    return made
-
-
 def __getattr__(name: str) -> Any:
     """`console` and `err_console`, made when a command module first imports them
     (rich's console is a tenth of the start-up `passhat --help` needs none of)."""
     if name in ("console", "err_console"):
-        return _console(name)
+        return console_of(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def write_json(data: Any) -> None:
-    """JSON on stdout: indented for a person at a terminal, compact for a pipe.
-
-    pydantic-core's serializer (Rust) writes 100,000 cases several times faster
-    than `json.dumps`, and writes NaN and infinities as null: always valid JSON."""
-    from pydantic_core import to_json
-
-    indent = 2 if sys.stdout.isatty() else None
-    write_json_pieces([to_json(data, indent=indent, inf_nan_mode="null")])
-
-
-def write_json_pieces(pieces: Iterable[bytes]) -> None:
-    """UTF-8 JSON, given in pieces, on stdout, then a newline. A UTF-8 stdout gets the
-    bytes as they are (27 MB at 100,000 runs: decoding them to text and encoding them
-    back cost 25-50 ms); any other gets them as text in its encoding."""
-    out = sys.stdout
-    buffer = getattr(out, "buffer", None)
-    if buffer is None or codecs.lookup(out.encoding or "ascii").name != "utf-8":
-        for piece in pieces:
-            out.write(piece.decode("utf-8"))
-        out.write("\n")
-        return
-    out.flush()  # text written before stays before
-    for piece in pieces:
-        buffer.write(piece)
-    buffer.write(b"\n")
-    buffer.flush()
 
 
 def fail(error: PasshatError) -> None:
     """Print a PasshatError as one red line per problem and exit non-zero."""
     lines = getattr(error, "problems", None) or [str(error)]  # a suite's, a cassette's
     for line in lines:
-        _console("err_console").print(
+        console_of("err_console").print(
             f"error: {line}", style="bold red", markup=False, soft_wrap=True
         )
     sys.exit(error.exit_code)
@@ -219,7 +173,7 @@ def _version(value: bool) -> None:
     if value:
         from passhat import __version__
 
-        _console("console").print(f"passhat {__version__}")
+        console_of("console").print(f"passhat {__version__}")
         raise typer.Exit()
 
 
