@@ -18,7 +18,7 @@ in view but the program's installation (a virtualenv's certifi/cacert.pem is no 
 and "installation" took in a script's own folder and every PYTHONPATH entry: an agent
 named as `./agent.py` (a `#!` script, the usual way) or given `PYTHONPATH: <its own
 folder>` read the .env and .netrc beside it. Now only installations are spared
-(sandbox.installations: a virtualenv, its base Python, a binary's prefix, a
+(installed.installations: a virtualenv, its base Python, a binary's prefix, a
 site-packages / node_modules entry; a site-packages entry's cacert.pem stays readable,
 the control of the exemption). As root and as nobody; `process` is the control.
 """

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from passhat.agents import installed
-from passhat.agents.installed import installed_secrets
+from passhat.agents.installed import installations, installed_secrets
 from passhat.agents.lookout import secret_files
-from passhat.agents.sandbox import covered, installations, real
+from passhat.agents.sandbox import covered, real
 
 CERT = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

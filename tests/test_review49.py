@@ -85,8 +85,9 @@ def test_packages_installed_to_a_target_folder_on_pythonpath_keep_their_certific
     docstring: covering it breaks TLS); now it is covered."""
     import sys
 
+    from passhat.agents.installed import installations
     from passhat.agents.lookout import secret_files
-    from passhat.agents.sandbox import covered, installations, real
+    from passhat.agents.sandbox import covered, real
 
     target = tmp_path / "pylibs"
     (target / "certifi").mkdir(parents=True)

@@ -51,6 +51,7 @@ from passhat.agents.folders import (
     remove_tree,
     sandbox_folder,
 )
+from passhat.agents.installed import installations
 from passhat.agents.isolation import (
     DEFAULT,
     Level,
@@ -66,7 +67,6 @@ from passhat.agents.sandbox import (
     View,
     bwrap_argv,
     covered,
-    installations,
     is_script,
     outermost,
     process_cap,

@@ -2,7 +2,7 @@
 files an installed package's record lists are no secrets, and covering them breaks TLS.
 
 A folder named site-packages, dist-packages or node_modules is an installation whole
-(sandbox.installations). Packages installed with `pip install --target DIR` lie in DIR
+(installations). Packages installed with `pip install --target DIR` lie in DIR
 itself, beside whatever else the user keeps there: there a file is an installed one when
 a `*.dist-info/RECORD` (wheels, PEP 376) or an `*.egg-info/installed-files.txt` (legacy
 setup.py installs) in DIR lists it, the path staying inside DIR once resolved (no `..`
@@ -21,11 +21,17 @@ from __future__ import annotations
 import csv
 import os
 import stat
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from passhat.agents.sandbox import (
+    PACKAGES,
     SECRET_EXACT,
     SECRET_PREFIXES,
     SECRET_SUFFIXES,
+    _loads,
+    _program,
+    _runtime,
     is_secret,
     real,
     under,
@@ -128,4 +134,18 @@ def _plain(path: str) -> bool:
     return kind(path) == ""
 
 
-__all__ = ["RECORDS", "RECORDS_BYTES", "RECORD_BYTES", "installed_secrets"]
+def installations(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
+    """The runtime paths no secret is looked for in (covered: certifi's cacert.pem is no
+    secret): a virtualenv, its base Python, a program's `bin/` prefix, a PYTHONPATH /
+    NODE_PATH entry named as a folder of PACKAGES; in another entry (`pip install
+    --target DIR`), the secret-looking files a package's record there lists
+    (installed_secrets, below). Not a script's own folder or the rest of an entry: the agent's
+    own files (a `.env` beside `./agent.py` was shown to it)."""
+    program = _program(argv, env)
+    found = [] if program is None else _runtime(program, guarded, scripts=False)
+    for entry in _loads(env):
+        found += [entry] if Path(entry).name in PACKAGES else installed_secrets(entry)
+    return found
+
+
+__all__ = ["RECORDS", "RECORDS_BYTES", "RECORD_BYTES", "installations", "installed_secrets"]

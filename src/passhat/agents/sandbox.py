@@ -235,22 +235,6 @@ def runtime_paths(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence
 PACKAGES = frozenset({"site-packages", "dist-packages", "node_modules"})
 
 
-def installations(argv: Sequence[str], env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
-    """The runtime paths no secret is looked for in (covered: certifi's cacert.pem is no
-    secret): a virtualenv, its base Python, a program's `bin/` prefix, a PYTHONPATH /
-    NODE_PATH entry named as a folder of PACKAGES; in another entry (`pip install
-    --target DIR`), the secret-looking files a package's record there lists
-    (agents/installed.py). Not a script's own folder or the rest of an entry: the agent's
-    own files (a `.env` beside `./agent.py` was shown to it)."""
-    from passhat.agents.installed import installed_secrets
-
-    program = _program(argv, env)
-    found = [] if program is None else _runtime(program, guarded, scripts=False)
-    for entry in _loads(env):
-        found += [entry] if Path(entry).name in PACKAGES else installed_secrets(entry)
-    return found
-
-
 def _program(argv: Sequence[str], env: Mapping[str, str]) -> Path | None:
     program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
     return None if program is None else Path(os.path.abspath(program))
@@ -484,7 +468,7 @@ def covered(
     or lies inside it; and secret-looking files (.env*, .git, .aws, *.pem, ...) in every
     folder but the `runtimes` (a virtualenv's or PYTHONPATH's packages: certifi's
     cacert.pem is no secret, and covering it breaks TLS), other than the files `runtimes`
-    names (a package's listed files in a `pip install --target` folder: installations),
+    names (a package's listed files in a `pip install --target` folder: installed.installations),
     found by `look`: the look for answers (agents/lookout.py: secret_files for one look,
     a Looks' found for a look kept up to date between runs)."""
     folders = [p for p in visible if os.path.isdir(p)]
