@@ -1,0 +1,69 @@
+"""A command agent for round 12's outside attack (tests/test_attack50_*.py).
+
+    python tests/attack50_agent.py
+
+Standard library only. It prints one JSON object saying what each attack reached;
+what it tries comes from its environment:
+
+    ATTACK_HOLD    N,SECONDS: run 1 opens N connections to its endpoint (nothing sent on
+                   them), holds them SECONDS, closes them and then lists its tools over MCP;
+                   how many it opened and the status of that call. Other runs wait
+                   ATTACK_LATE seconds (default 0) and list their tools
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def tools_list() -> int | str:
+    """The HTTP status of one `tools/list` over MCP, or the error's name."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    headers = {
+        "Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    request = urllib.request.Request(os.environ["PASSHAT_MCP_URL"], body.encode(), headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError as error:
+        return type(error).__name__
+
+
+def hold(spec: str) -> dict[str, object]:
+    count, seconds = spec.split(",")
+    if os.environ["PASSHAT_RUN_INDEX"] != "1":
+        time.sleep(float(os.environ.get("ATTACK_LATE") or 0))
+        return {"listed": tools_list()}
+    url = urllib.parse.urlsplit(os.environ["PASSHAT_MCP_URL"])
+    held = []
+    for _ in range(int(count)):
+        try:
+            held.append(socket.create_connection((url.hostname, url.port), timeout=10))
+        except OSError:
+            break
+    time.sleep(float(seconds))
+    for sock in held:
+        sock.close()
+    return {"held": len(held), "listed": tools_list()}
+
+
+def main() -> None:
+    report: dict[str, object] = {}
+    if os.environ.get("ATTACK_HOLD"):
+        report.update(hold(os.environ["ATTACK_HOLD"]))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
