@@ -522,7 +522,11 @@ class CommandAgent:
             plan = self._plans.setdefault(key, (program, read, write, runtimes, named, looks))
         program, read, write, runtimes, named, looks = plan
         visible = [*program, *read, *write]
-        hide = tuple(covered(visible, protected(), self.suite_dir, runtimes, look=looks.found))
+        try:
+            hide = tuple(covered(visible, protected(), self.suite_dir, runtimes, look=looks.found))
+        except OSError as error:  # out of descriptors or memory (answers.SCARCE): no look
+            why = f"passhat could not look for answers in the run's view ({error})"
+            raise AgentProcessError("isolation", why + "; the run was not started") from None
         made = self._views.get(key)
         if made is None or made.hide != hide:
             links = symlinks(self.files, visible, hide)
