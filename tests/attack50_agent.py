@@ -9,13 +9,18 @@ what it tries comes from its environment:
                    them), holds them SECONDS, closes them and then lists its tools over MCP;
                    how many it opened and the status of that call. Other runs wait
                    ATTACK_LATE seconds (default 0) and list their tools
+    ATTACK_PACK    FOLDER,N,KIND: run 1 leaves N files in FOLDER (a `write:` folder), hard
+                   links of one: with KIND `tgz` a gzipped tar of 10,000 members of 6,000
+                   zero bytes (163 KiB), with KIND `plain` as many random bytes; how many
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
+import tarfile
 import time
 import urllib.error
 import urllib.parse
@@ -58,8 +63,30 @@ def hold(spec: str) -> dict[str, object]:
     return {"held": len(held), "listed": tools_list()}
 
 
+def pack(spec: str) -> int:
+    folder, count, kind = spec.split(",")
+    if os.environ["PASSHAT_RUN_INDEX"] != "1":
+        return 0
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        blob = bytes(6000)
+        for index in range(10_000):
+            member = tarfile.TarInfo(f"m{index}")
+            member.size = len(blob)
+            tar.addfile(member, io.BytesIO(blob))
+    data = buffer.getvalue() if kind == "tgz" else os.urandom(len(buffer.getvalue()))
+    first = os.path.join(folder, "0.tgz")
+    with open(first, "wb") as f:
+        f.write(data)
+    for index in range(1, int(count)):
+        os.link(first, os.path.join(folder, f"{index}.tgz"))
+    return int(count)
+
+
 def main() -> None:
     report: dict[str, object] = {}
+    if os.environ.get("ATTACK_PACK"):
+        report["packed"] = pack(os.environ["ATTACK_PACK"])
     if os.environ.get("ATTACK_HOLD"):
         report.update(hold(os.environ["ATTACK_HOLD"]))
     print(json.dumps(report))
