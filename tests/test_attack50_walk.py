@@ -103,3 +103,25 @@ def test_a_secret_and_a_store_past_the_looks_bounds_are_out_of_reach(
         assert read[str(old)].startswith("SQLite format 3")
     else:
         assert read == {str(secret): None, str(old): None}, "past the look's bounds, in view"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="the shipment hides what the bounded look found (executors/program.py "
+    "program_files) and walks the program's folders without that bound",
+)
+def test_a_secret_past_the_looks_depth_is_not_shipped_to_dask_workers(tmp_path: Path) -> None:
+    """With --executor dask the agent's program folder is shipped to every worker, less
+    what the look covers; the walk that ships it goes deeper than the look."""
+    from passhat.agents.command import CommandAgent, CommandSpec
+    from passhat.executors.program import program_files
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "agent.sh").write_text("#!/bin/sh\necho '{}'\n")
+    (work / ".env").write_text(SECRET)  # the control: covered, not shipped
+    _plant(work, PLACES["deep"])
+    agent = CommandAgent(CommandSpec(("/bin/sh", str(work / "agent.sh")), cwd=str(work)), None)
+    shipped = [name for name in program_files(agent)[0] if name.endswith((".env", ".db"))]
+    assert shipped == [], "shipped to every worker"
