@@ -12,6 +12,8 @@ what it tries comes from its environment:
     ATTACK_PACK    FOLDER,N,KIND: run 1 leaves N files in FOLDER (a `write:` folder), hard
                    links of one: with KIND `tgz` a gzipped tar of 10,000 members of 6,000
                    zero bytes (163 KiB), with KIND `plain` as many random bytes; how many
+    ATTACK_WRITE   N: one update_ticket over MCP whose goal is "coupon " N times; whether it
+                   was answered
 """
 
 from __future__ import annotations
@@ -83,8 +85,24 @@ def pack(spec: str) -> int:
     return int(count)
 
 
+def write(count: int) -> bool:
+    arguments = {"key": "T-1", "goal": "coupon " * count, "scope_in": ["s"], "scope_out": []}
+    call = {"name": "update_ticket", "arguments": {**arguments, "annotations": []}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    headers = {
+        "Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    request = urllib.request.Request(os.environ["PASSHAT_MCP_URL"], body.encode(), headers)
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return b'"result"' in answer.read()
+
+
 def main() -> None:
     report: dict[str, object] = {}
+    if os.environ.get("ATTACK_WRITE"):
+        report["written"] = write(int(os.environ["ATTACK_WRITE"]))
     if os.environ.get("ATTACK_PACK"):
         report["packed"] = pack(os.environ["ATTACK_PACK"])
     if os.environ.get("ATTACK_HOLD"):
