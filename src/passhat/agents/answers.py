@@ -8,9 +8,16 @@ makes: regular files only, checked before the open.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
+
+SCARCE = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+"""Errors that say passhat is out of descriptors or memory, nothing of the file: raised
+on, never taken for "none of passhat's". A run holding its 128 connections under a low
+`ulimit -n` took every descriptor, and a look made then covered nothing, for good
+(agents/lookout.py, tests/test_attack50_descriptors.py)."""
 
 
 def regular_fd(path: str) -> int | None:
@@ -18,12 +25,15 @@ def regular_fd(path: str) -> int | None:
     socket or a device, or a link to one (a run may leave links in a `write:` folder), is
     never opened: opening some has effects (/dev/watchdog starts the watchdog, a tape
     rewinds, a FIFO frees its writer, one without a writer would block the look). stat
-    before the open, and fstat after it for a file swapped in between."""
+    before the open, and fstat after it for a file swapped in between. OSError when
+    passhat is out of descriptors or memory (SCARCE)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError:
+    except OSError as error:
+        if error.errno in SCARCE:
+            raise
         return None
     try:
         if stat.S_ISREG(os.fstat(fd).st_mode):
@@ -35,13 +45,16 @@ def regular_fd(path: str) -> int | None:
 
 
 def file_head(path: str, size: int) -> bytes:
-    """The first `size` bytes of `path` when it is a regular file, else b"" (regular_fd)."""
+    """The first `size` bytes of `path` when it is a regular file, else b"" (regular_fd;
+    OSError when passhat is out of descriptors or memory: SCARCE)."""
     fd = regular_fd(path)
     if fd is None:
         return b""
     try:
         return os.read(fd, size)
-    except OSError:
+    except OSError as error:
+        if error.errno in SCARCE:
+            raise
         return b""
     finally:
         os.close(fd)
@@ -127,6 +140,7 @@ def _parquet_of_runs(path: str) -> bool:
 __all__ = [
     "PARQUET_MARKS",
     "REPORT_HEAD",
+    "SCARCE",
     "file_head",
     "is_report",
     "is_report_head",

@@ -481,10 +481,8 @@ class CommandAgent:
         return found["read"], found["write"]
 
     def _refuse_answers(self, named: Sequence[str]) -> None:
-        """ConfigError for a file the command names that is the suite's (suite.yaml,
-        cases/, cassettes/, fixtures/, *.jsonl) or the store: a named file is shown even
-        inside the covered suite folder, so `agent.py cases/x.yaml` showed every run its
-        goal."""
+        """ConfigError for a named file of the suite (suite.yaml, cases/, cassettes/,
+        fixtures/, *.jsonl) or the store: shown even in the covered suite folder."""
         suite = real(self.suite_dir) if self.suite_dir is not None else None
         stores = {real(p) for p in protected()}
         for path in named:
@@ -523,8 +521,13 @@ class CommandAgent:
             plan = self._plans.setdefault(key, (program, read, write, runtimes, named, looks))
         program, read, write, runtimes, named, looks = plan
         visible = [*program, *read, *write]
-        with whole_look():  # the archives in view, bounded together (archives.LOOK_S)
-            hide = tuple(covered(visible, protected(), self.suite_dir, runtimes, look=looks.found))
+        try:  # no look (answers.SCARCE: out of descriptors or memory) is no run
+            with whole_look():  # the archives in view bounded together (archives.LOOK_S)
+                found = covered(visible, protected(), self.suite_dir, runtimes, look=looks.found)
+        except OSError as error:
+            why = f"passhat could not look for answers in the run's view ({error})"
+            raise AgentProcessError("isolation", why + "; the run was not started") from None
+        hide = tuple(found)
         made = self._views.get(key)
         if made is None or made.hide != hide:
             links = symlinks(self.files, visible, hide)

@@ -20,6 +20,10 @@ on is not opened again before every run.
 Not covered: a file made or changed in a folder in view while a run runs (its folders
 are bound into its sandbox live), or in the moment between a run's look and its
 sandbox's start. The next run's look covers it.
+
+A look that runs out of descriptors or memory (answers.SCARCE: a run holding its
+connections took passhat's last) raises and keeps nothing of itself: a folder it could
+not list is not an empty one, nor a file it could not read none of passhat's.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from passhat.agents.answers import REPORT_HEAD, file_head, is_report
+from passhat.agents.answers import REPORT_HEAD, SCARCE, file_head, is_report
 from passhat.agents.archives import holds_answers, is_archive
 from passhat.agents.sandbox import (
     SQLITE_MAGIC,
@@ -178,8 +182,9 @@ class Lookout:
                         files.append(path)
                     elif entry.name not in WALK_SKIPPED and deeper and not entry.is_symlink():
                         folders.append(path)
-        except OSError:
-            pass
+        except OSError as error:
+            if error.errno in SCARCE:  # not looked at: not "holds nothing" (nor kept so)
+                raise
         count = len(secrets) + len(folders) + len(files)
         trusted = key if info.st_ctime_ns < fresh else None
         return _Folder(trusted, tuple(secrets), tuple(folders), tuple(files), count)
