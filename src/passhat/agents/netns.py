@@ -146,20 +146,25 @@ def _hop(pid: int, ports: Sequence[int], netns: int | None, made: Made) -> None:
 
 
 def _start_hopper() -> None:
+    """The hop's thread, started from a thread of passhat's own network namespace (a
+    caller of `_hop`): it is that namespace's, and comes back to it after each hop."""
     thread = threading.Thread(target=_hopper, name="passhat-netns", daemon=True)
     _HOPPER[:] = [thread]
     thread.start()
 
 
 def _hopper() -> None:
-    """The hop's thread: each hop in turn, back in this thread's own namespace after each.
-    Where it could not come back (setns refused: `_listen_there` raised), it serves no
-    other run: it ends, and a fresh thread takes the hops left (as each run's own thread
-    did before, it ends in no namespace of use)."""
-    home = os.stat("/proc/thread-self/ns/net").st_ino
+    """The hop's thread: each hop in turn. Before each it makes sure it is back in its
+    own namespace (where `_listen_there` could not come back, setns refused, it enters
+    it again); a hop it cannot make from there is answered with that error, never made
+    from another run's namespace."""
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    number = os.fstat(home).st_ino
     while True:
         pid, ports, netns, made = _HOPS.get()
         try:
+            if os.stat("/proc/thread-self/ns/net").st_ino != number:
+                _setns(home)
             socks = _listen_there(pid, ports, netns)
         except BaseException as error:  # handed to the caller
             result: tuple[list[socket.socket], BaseException | None] = ([], error)
@@ -169,12 +174,6 @@ def _hopper() -> None:
             made(result)
         except Exception:  # the caller's: it may not end this thread; nobody took them
             _close_all(result[0])
-        if os.stat("/proc/thread-self/ns/net").st_ino != home:
-            with _HOPPER_LOCK:
-                _HOPPER.clear()
-                if not _HOPS.empty():
-                    _start_hopper()
-            return
 
 
 def _hand_over(
