@@ -34,11 +34,14 @@ Faults:
 
 Without a scheduler address a LocalCluster of worker processes is started on
 127.0.0.1 (no dashboard), one process per core and enough threads for
---concurrency runs in flight.
+--concurrency runs in flight. Its shutdown is quiet: a worker whose heartbeat was
+in flight when it closed does not print that failure (`QuietClose`); a heartbeat
+that fails while the worker runs is printed as before.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import secrets
@@ -52,6 +55,7 @@ from urllib.parse import urlsplit
 
 from distributed import Client, LocalCluster, get_worker
 from distributed.client import FutureCancelledError
+from distributed.core import Status
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.scheduler import KilledWorker
 
@@ -111,6 +115,42 @@ class ShipmentPlugin(WorkerPlugin):
     def teardown(self, worker: Any) -> None:
         _RECEIVED.pop(self.shipment.digest, None)
         _REFUSED.pop(self.shipment.digest, None)
+
+
+HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat"
+"""The start of what distributed's worker logs, with a traceback, when a heartbeat's
+connection to the scheduler breaks (distributed/worker.py, Worker.heartbeat)."""
+
+
+class QuietClose(WorkerPlugin):
+    """On a worker of a LocalCluster passhat started: a heartbeat that fails once the
+    worker is closing is not printed. The worker closes its connections (rpc.close)
+    with a heartbeat in flight, which then logged "Failed to communicate with scheduler
+    during heartbeat" and a CommClosedError traceback on passhat's stderr after a run
+    that went well. While the worker runs, such a failure is printed as before."""
+
+    idempotent = True
+    name = "passhat-quiet-close"
+
+    def setup(self, worker: Any) -> None:
+        log = logging.getLogger("distributed.worker")
+        if not any(isinstance(f, _HeartbeatAtClose) for f in log.filters):
+            log.addFilter(_HeartbeatAtClose(worker))
+
+    # no teardown: a closing worker removes its plugins before it closes its
+    # connections, and the filter must outlive that; it dies with the worker's process
+
+
+class _HeartbeatAtClose(logging.Filter):
+    """Drops a worker's heartbeat failure logged once that worker is closing."""
+
+    def __init__(self, worker: Any) -> None:
+        super().__init__()
+        self.worker = worker
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        closing = self.worker.status in (Status.closing, Status.closed)
+        return not (closing and str(record.msg).startswith(HEARTBEAT_FAILED))
 
 
 def plugin_name(digest: str) -> str:
@@ -290,6 +330,8 @@ class _Connection:
                 )
             )
             await client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+            if self.scheduler is None:  # workers that join later (restarted) get it too
+                await client.register_plugin(QuietClose(), name=QuietClose.name)
         except (OSError, TimeoutError) as error:
             await self.stack.aclose()
             where = self.scheduler or "a local cluster"
