@@ -7,7 +7,7 @@ cluster's processes are passhat's too, started with the same environment: the wo
 processes (each sealed itself only when it first ran a command agent, so an idle one
 stayed readable) and multiprocessing's resource tracker (never sealed). An agent at
 `process` read the key from /proc/<pid>/environ of both. Now every worker seals itself
-as it starts (a preload), and the resource tracker is started without the environment.
+as it starts (ShipmentPlugin.setup, executors/dask.py), and the resource tracker is started without the environment.
 The control: a process of the same user holding a decoy of the key in its environment is
 found, so the agent's search works. Unprivileged passhat only: under a root passhat the
 agent at `process` is root, and reads everything (docs/command-agents.md).
