@@ -31,8 +31,9 @@ from conftest import SuiteWriter
 from passhat import execution, scoring
 from passhat.scoring import Matches, Score
 from passhat.store import Store
-from passhat.suite import load_suite
+from passhat.suite import Suite, load_suite
 from sandbox_helpers import ATTACK_MARKS, passhat_as
+from test_scorers_more import RUBRIC, _judge_line, write_suite
 
 TIMEOUT_S = 20
 SLACK_S = 5
@@ -69,11 +70,7 @@ def test_a_search_within_its_bound_decides_as_re_does(text: str, passed: bool) -
         assert detail["passed"] is passed and "problem" not in detail, (pattern, detail)
 
 
-def _grade_beside_a_ticker(writer: SuiteWriter) -> tuple[Score | None, Any, int]:
-    writer.suite["defaults"]["scorers"] = [  # type: ignore[index]
-        {"matches": "ticket.goal", "pattern": "coupon.*expir"}
-    ]
-    suite = load_suite(writer.write())
+def _grade_beside_a_ticker(suite: Suite, state: dict[str, Any]) -> tuple[Score | None, Any, int]:
     (case,) = suite.cases
     ticks = 0
 
@@ -86,7 +83,6 @@ def _grade_beside_a_ticker(writer: SuiteWriter) -> tuple[Score | None, Any, int]
     async def grade() -> tuple[Score | None, Any, int]:
         ticker = asyncio.create_task(tick())
         await asyncio.sleep(0)
-        state = {"ticket": {"goal": TEXT}}
         score, error = await execution._grade(suite, case, state, 20, 20, run_index=1, seed=0)
         ticker.cancel()
         return score, error, ticks
@@ -98,10 +94,31 @@ def test_grading_a_search_leaves_the_event_loop_free(
     writer: SuiteWriter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(scoring, "MATCH_TIMEOUT_S", 1.0, raising=False)
-    score, error, ticks = _grade_beside_a_ticker(writer)
+    writer.suite["defaults"]["scorers"] = [  # type: ignore[index]
+        {"matches": "ticket.goal", "pattern": "coupon.*expir"}
+    ]
+    suite = load_suite(writer.write())
+    score, error, ticks = _grade_beside_a_ticker(suite, {"ticket": {"goal": TEXT}})
     assert error is None and score is not None and not score.passed
     assert "ran past" in score.details[0].get("problem", ""), score.details
     # a loop held for the whole second ticks never; a free one about 100 times
+    assert ticks >= 5, f"the event loop ticked {ticks} times in a second of grading"
+
+
+def test_beside_a_judge_a_search_leaves_the_event_loop_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a judge grades on the loop (score_run_async): the search beside it goes to a thread
+    monkeypatch.setattr(scoring, "MATCH_TIMEOUT_S", 1.0, raising=False)
+    scorers = [
+        {"matches": "answer.text", "pattern": "coupon.*expir"},
+        {"judge": RUBRIC, "model": "replay:judge.jsonl", "paths": ["answer.text"]},
+    ]
+    suite = load_suite(write_suite(tmp_path / "s", scorers, [_judge_line(1, "VERDICT: PASS")]))
+    score, error, ticks = _grade_beside_a_ticker(suite, {"answer": {"text": TEXT}})
+    assert error is None and score is not None and not score.passed
+    assert "ran past" in score.details[0].get("problem", ""), score.details
+    assert score.details[1]["verdict"] == "pass"
     assert ticks >= 5, f"the event loop ticked {ticks} times in a second of grading"
 
 

@@ -538,6 +538,9 @@ async def score_run_async(
                 details.append(await scorer.grade(final_state, goal, call))
             except JudgeError as error:
                 raise ScorerError(f"judge: {error}") from None
+        elif isinstance(scorer, Matches):
+            # up to MATCH_TIMEOUT_S with the GIL released: off the loop the judge shares
+            details.append(await asyncio.to_thread(_grade, scorer, final_state, goal))
         else:
             details.append(_grade(scorer, final_state, goal))
     return Score(passed=all(d["passed"] for d in details), details=details)
