@@ -36,7 +36,14 @@ from passhat.errors import ModelError
 from passhat.limits import LIMIT
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.scoring import Score, ScorerError, grading, score_run, score_run_async
+from passhat.scoring import (
+    Score,
+    ScorerError,
+    grading,
+    score_run,
+    score_run_async,
+    searches,
+)
 from passhat.suite import Case, Suite
 
 if TYPE_CHECKING:
@@ -672,17 +679,22 @@ async def _grade(
     seed: int,
 ) -> tuple[Score | None, Failure | None]:
     """Grade the final state within the deadline: a user's scorer runs in a worker
-    thread (it may block); the built-in ones, a judge's model call included, on the loop."""
+    thread (it may block); a judge's model call on the loop; the built-in ones on the
+    loop, or in a thread when a `matches` pattern searches the agent's text."""
     try:
         how = grading(suite)
+        grade = functools.partial(score_run, run_index=run_index, seed=seed)
         if how == "reads":
-            # built-in scorers only read the state: no task, no timer (they cannot be
-            # interrupted anyway: they never wait)
-            return score_run(suite, case, final_state, run_index=run_index, seed=seed), None
+            if searches(suite):
+                # a pattern over the agent's text: bounded by its own MATCH_TIMEOUT_S, not
+                # the run's deadline (a search out of time fails the run, it is not errored),
+                # in a thread, the GIL released, so every other run's timers go on
+                return await in_thread(grade, suite, case, final_state), None
+            # built-in scorers only read the state, in linear time: no task, no timer
+            return grade(suite, case, final_state), None
         if how == "waits":
             pending = score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
         else:
-            grade = functools.partial(score_run, run_index=run_index, seed=seed)
             pending = in_thread(grade, suite, case, final_state)
         # at least a moment: on 3.11 a zero wait cancels even an instant built-in scorer
         return await asyncio.wait_for(pending, max(left_s, GRADE_FLOOR_S)), None

@@ -28,7 +28,11 @@ passes. Each scorer returns one detail dict, `{"scorer": name, "passed": bool,
   `diff`: one `{path, expected, actual}` per difference, a side left out where
   it has nothing (at most 50).
 - `matches` (path, pattern): the text at `path` must match the regular
-  expression (`re.search`; anchor with ^...$). Details add `path`, `pattern`.
+  expression (searched anywhere; anchor with ^...$). Details add `path`,
+  `pattern`. The pattern is run by the `regex` engine (the syntax and meaning
+  of `re`, its version 0) for at most MATCH_TIMEOUT_S: the text is the agent's,
+  and backtracking over it may take minutes. A search that runs out of time
+  fails the run, with a `problem` saying so (see `Matches`).
 - `present` (paths): every path must hold something: not missing, not null,
   not blank text, not an empty list or object. Details add `paths`, `empty`.
 - `judge` (rubric, model, paths, params): a model grades the final state
@@ -300,9 +304,30 @@ class Equals:
         return {**detail, "passed": not diff, "diff": diff}
 
 
+MATCH_TIMEOUT_S = 2.0
+"""Seconds one `matches` pattern may search one run's text. Python's `re` backtracks:
+`coupon.*expir` over "coupon " written 30,000 times (210 KB) took 1.7 s, growing with the
+square of the text (a run's 4 MiB: about 11 minutes, the event loop held all along). The
+`regex` engine backtracks the same way but stops at a time limit; it releases the GIL,
+so grading in a thread leaves the event loop free (execution._grade)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> Any:
+    import regex  # type: ignore[import-untyped]  # no stubs
+
+    return regex.compile(pattern)  # version 0: the syntax and meaning of `re`
+
+
 @dataclass(frozen=True)
 class Matches:
-    """The text at `path` must match a regular expression (searched anywhere in it)."""
+    """The text at `path` must match a regular expression (searched anywhere in it).
+
+    A search past MATCH_TIMEOUT_S fails the run, with a `problem`: the text is the
+    agent's, so what it costs is the agent's result (a limit it ran into). Errored
+    would drop the run from the counted runs, and an agent writing such text would
+    raise its own pass rate. On a far slower machine a regrade may decide a search
+    that timed out here."""
 
     path: str
     pattern: str
@@ -314,7 +339,15 @@ class Matches:
         if not isinstance(value, str):
             shown = "nothing" if value is MISSING else show(value)
             return {**detail, "passed": False, "problem": f"{self.path} holds {shown}, not text"}
-        return {**detail, "passed": re.search(self.pattern, value) is not None}
+        try:
+            found = _compiled(self.pattern).search(value, timeout=MATCH_TIMEOUT_S, concurrent=True)
+        except TimeoutError:
+            problem = (
+                f"the pattern ran past {MATCH_TIMEOUT_S:g} s over the {len(value):,} "
+                f"characters at {self.path} (the run's own text): no match found, so not passed"
+            )
+            return {**detail, "passed": False, "problem": problem}
+        return {**detail, "passed": found is not None}
 
 
 def is_present(value: Any) -> bool:
@@ -448,6 +481,12 @@ def grading(suite: Suite) -> Literal["reads", "waits", "blocks"]:
     return "reads"
 
 
+def searches(suite: Suite) -> bool:
+    """A `matches` scorer grades: the built-in scorers then still only read, but a
+    search may take up to MATCH_TIMEOUT_S, which the runner spends off its event loop."""
+    return any(isinstance(scorer, Matches) for scorer in prepare_scorers(suite))
+
+
 _GOALS: dict[tuple[Path, str, str, str], tuple[dict[str, Any], list[Expected | None]]] = {}
 """Per case (suite folder and hash, case id and hash): its goal and what each set scorer
 expects of it, made at its first grading and read by the rest (each run unpickled the
@@ -499,6 +538,9 @@ async def score_run_async(
                 details.append(await scorer.grade(final_state, goal, call))
             except JudgeError as error:
                 raise ScorerError(f"judge: {error}") from None
+        elif isinstance(scorer, Matches):
+            # up to MATCH_TIMEOUT_S with the GIL released: off the loop the judge shares
+            details.append(await asyncio.to_thread(_grade, scorer, final_state, goal))
         else:
             details.append(_grade(scorer, final_state, goal))
     return Score(passed=all(d["passed"] for d in details), details=details)
