@@ -343,10 +343,10 @@ SECRET_EXACT = frozenset(
     }
 )
 """Secret-looking names covered wherever they are in a folder in view."""
-WALK_SKIPPED = frozenset({"node_modules", "site-packages", "__pycache__", ".mypy_cache"})
-WALK_DEPTH = 6
 WALK_LIMIT = 20_000
-"""Entries looked at per folder in view, at most: a larger tree is looked at this far."""
+"""Entries looked at per folder in view, at most (the look for answers, agents/lookout.py,
+and the program shipped to Dask workers, executors/program.py): a larger tree is refused
+(archives.TooMuchToLook), never shown past the bound."""
 
 
 def is_secret(name: str) -> bool:
