@@ -152,7 +152,8 @@ def test_what_the_look_does_not_reach_is_not_shipped_to_dask_workers(
 ) -> None:
     """With --executor dask the agent's program folder is shipped to every worker, less
     what the look covers; the walk that ships it went deeper than the look and had no
-    bound. Now a deep `.env` is covered."""
+    bound. Now a deep `.env` is covered, and a program folder past WALK_LIMIT is refused."""
+    from passhat.agents import sandbox
     from passhat.agents.command import CommandAgent, CommandSpec
     from passhat.executors.program import program_files
 
@@ -164,3 +165,12 @@ def test_what_the_look_does_not_reach_is_not_shipped_to_dask_workers(
     agent = CommandAgent(CommandSpec(("/bin/sh", str(work / "agent.sh")), cwd=str(work)), None)
     shipped = [name for name in program_files(agent)[0] if name.endswith((".env", ".db"))]
     assert shipped == [], "shipped to every worker"
+    monkeypatch.setattr(lookout, "WALK_LIMIT", 10_000)  # the look passes, the walk does not
+    monkeypatch.setattr(sandbox, "WALK_LIMIT", SMALL)
+    (work / "node_modules" / "pkg").mkdir(parents=True)
+    for index in range(SMALL * 2):  # an installation: shipped, not counted
+        (work / "node_modules" / "pkg" / f"{index}.js").write_text("")
+    assert len(program_files(agent)[0]) == 1 + SMALL * 2  # agent.sh and the packages
+    _plant(work / "data", crowd=SMALL)
+    with pytest.raises(TooMuchToLook, match="more than 50 files"):
+        program_files(agent)
