@@ -174,3 +174,30 @@ def test_what_the_look_does_not_reach_is_not_shipped_to_dask_workers(
     _plant(work / "data", crowd=SMALL)
     with pytest.raises(TooMuchToLook, match="more than 50 files"):
         program_files(agent)
+
+
+def test_a_file_sqlite_cannot_answer_for_in_time_is_covered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When SQLite cannot say in time whether a file is a store (its thread still asking
+    at the deadline), the head-only fallback's "not a store" was kept with a trusted stat
+    key, the file shown to every later run. Now a regular file that still starts as
+    SQLite is taken for a store (fails closed); a FIFO swapped in is not (test_review47)."""
+    import time
+
+    import passhat.store.schema as schema
+    from passhat.agents import sandbox
+
+    path = tmp_path / "packed.db"
+    path.write_bytes(sandbox.SQLITE_MAGIC + bytes(4096))  # no table text on its first page
+    monkeypatch.setattr(sandbox, "STORE_LOOK_S", 0.05)
+
+    def slow(at: str, seconds: float, *, live: bool) -> bool | None:
+        time.sleep(0.5)  # SQLite busy past the deadline (a schema at the end of a huge file)
+        return True
+
+    monkeypatch.setattr(schema, "holds_passhat_tables", slow)
+    monkeypatch.setattr(lookout, "RACY_NS", 0)  # its key trusted at once
+    look = Lookout(str(tmp_path))
+    assert look.found() == [str(path)]
+    assert look.found() == [str(path)]
