@@ -1,5 +1,5 @@
-"""Archives a run leaves in its `write:` folder make the next run's look outlast its
---timeout (round 12's outside attack).
+"""Archives a run leaves in its `write:` folder made the next run's look outlast its
+--timeout (round 12's outside attack); now that run is errored `isolation`, naming why.
 
 The look for answers before each run opens every archive in view, each bounded (10,000
 members, 64 MiB, 1 s: agents/archives.py), but nothing bounds them together, and the look
@@ -11,14 +11,22 @@ finish within 20 s"; as many plain files of the same size (the control) cost not
 A run so chooses which later runs of the experiment get no verdict. As root and as
 nobody.
 
-Not fixed: a bound on the whole look must say what is left unlooked at (covered, which
-hides a run's own files, or shown, which shows an archive of a store), and whether the
-look counts against the run's deadline; the lead chooses.
+fix50b bounded the whole look (archives.LOOK_S, 10 s; LOOK_BYTES) and refuses past it
+(TooMuchToLook), but in a later run that refusal was recorded `agent_error`, the agent
+blamed for what passhat did before starting it. TooMuchToLook now carries error_type
+`isolation`: run 2 is errored `isolation`, its message naming the archives, the bound
+and the fix, and its agent never started. The look still counts against the run's
+--timeout (the run's wall clock is what --timeout bounds: k runs never take more than k
+timeouts), so its bound, 10 s, must stay below a --timeout worth giving; a run whose
+--timeout is shorter than the look is still recorded `timeout` (execution.py's deadline,
+not the look's). As root and as nobody; the control (as many plain files cost nothing)
+is a unit test.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -26,13 +34,14 @@ import pytest
 
 from agent_python import PYTHON, TESTS
 from conftest import SuiteWriter
+from passhat.agents import archives
+from passhat.agents.archives import TooMuchToLook, whole_look
+from passhat.agents.lookout import Lookout
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, passhat_as
 
-pytestmark = ATTACK_MARKS
-
 COUNT = 80
-TIMEOUT_S = 20
+TIMEOUT_S = 30
 
 
 def _suite(folder: Path, scratch: Path, kind: str) -> Path:
@@ -51,27 +60,14 @@ def _suite(folder: Path, scratch: Path, kind: str) -> Path:
     return writer.write()
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(
-            "tgz",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="each archive's look is bounded, not the look's whole, and the look "
-                "is made inside the next run's deadline (agents/lookout.py, archives.py)",
-            ),
-        ),
-        "plain",  # the control: as many files, no archive
-    ],
-)
-def test_archives_a_run_leaves_do_not_time_the_next_run_out(
-    user: str, open_tmp: Path, kind: str
+@ATTACK_MARKS[0]
+@ATTACK_MARKS[1]
+def test_archives_a_run_leaves_error_the_next_run_isolation_not_timeout(
+    user: str, open_tmp: Path
 ) -> None:
     scratch = open_tmp / "scratch"
     scratch.mkdir()
-    suite = _suite(open_tmp, scratch, kind)
+    suite = _suite(open_tmp, scratch, "tgz")
     for item in [open_tmp, *open_tmp.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
     db = open_tmp / "p.db"
@@ -82,4 +78,32 @@ def test_archives_a_run_leaves_do_not_time_the_next_run_out(
     with Store(db, create=False) as store:
         runs = {run.run_index: run for run in store.runs(store.experiment("latest").id)}
     assert runs[1].output == {"packed": COUNT}, runs[1].error_message
-    assert runs[2].status != "errored", f"run 2 errored: {runs[2].error_message}"
+    assert (runs[2].status, runs[2].error_type) == ("errored", "isolation"), runs[2].error_message
+    assert f"{scratch}: the archives in the agent's view" in str(runs[2].error_message)
+
+
+def test_the_whole_look_past_its_bound_is_an_isolation_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The unit-level control: archives past the whole look's bound (LOOK_S, here 0.05 s)
+    raise TooMuchToLook, which a run records as `isolation`; as many plain files of the
+    same size do not."""
+    import io
+    import tarfile
+
+    monkeypatch.setattr(archives, "LOOK_S", 0.05)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for index in range(10_000):
+            member = tarfile.TarInfo(f"m{index}")
+            member.size = 600
+            tar.addfile(member, io.BytesIO(bytes(600)))
+    for kind, data in (("plain", os.urandom(len(buffer.getvalue()))), ("tgz", buffer.getvalue())):
+        (tmp_path / kind).mkdir()
+        for index in range(8):
+            (tmp_path / kind / f"{index}.tgz").write_bytes(data)
+    with whole_look():
+        assert Lookout(str(tmp_path / "plain")).found() == []
+    with whole_look(), pytest.raises(TooMuchToLook, match="take more than the look") as err:
+        Lookout(str(tmp_path / "tgz")).found()
+    assert err.value.error_type == "isolation"

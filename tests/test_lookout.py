@@ -90,13 +90,14 @@ def test_a_file_changed_just_before_a_look_is_read_again_at_the_next(
     assert read == [str(path)]
 
 
-def test_the_walk_stops_where_a_single_look_stopped(tmp_path: Path) -> None:
-    """Depth, skipped folders, links to folders and secret-named folders as before."""
+def test_the_walk_goes_where_a_single_look_went(tmp_path: Path) -> None:
+    """As deep as the folder goes (round 12: past 6 levels was not looked at), not into
+    installations, links to folders or secret-named folders, as before."""
     deep = tmp_path
     for level in range(8):
         deep = deep / f"d{level}"
     deep.mkdir(parents=True)
-    (deep / "runs.csv").write_text(CSV_HEAD)  # past WALK_DEPTH: not looked at
+    (deep / "runs.csv").write_text(CSV_HEAD)
     (tmp_path / "node_modules").mkdir()
     (tmp_path / "node_modules" / "runs.csv").write_text(CSV_HEAD)
     (tmp_path / ".git").mkdir()
@@ -104,7 +105,9 @@ def test_the_walk_stops_where_a_single_look_stopped(tmp_path: Path) -> None:
     (tmp_path / "shallow.csv").write_text(CSV_HEAD)
     (tmp_path / "link").symlink_to(tmp_path / "node_modules")
     found = Lookout(str(tmp_path)).found()
-    assert sorted(found) == [str(tmp_path / ".git"), str(tmp_path / "shallow.csv")]
+    assert sorted(found) == sorted(
+        str(p) for p in (tmp_path / ".git", tmp_path / "shallow.csv", deep / "runs.csv")
+    )
 
 
 def test_the_experiments_own_store_is_not_read(

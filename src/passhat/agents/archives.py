@@ -66,7 +66,13 @@ class _Past(Exception):
 
 
 class TooMuchToLook(ConfigError):
-    """The archives in view cost more than one whole look's bound (LOOK_BYTES, LOOK_S)."""
+    """The look for answers reached its bound: the archives in view cost more than one
+    whole look's (LOOK_BYTES, LOOK_S), or a folder in view holds more than
+    sandbox.WALK_LIMIT entries (agents/lookout.py). At the experiment's start a refusal
+    (a ConfigError, one line); raised in a later run's look, that run is errored
+    `isolation` (error_type: what execution records), not started, never left uncovered."""
+
+    error_type = "isolation"
 
 
 class _Whole:

@@ -24,6 +24,15 @@ sandbox's start. The next run's look covers it.
 A look that runs out of descriptors or memory (answers.SCARCE: a run holding its
 connections took passhat's last) raises and keeps nothing of itself: a folder it could
 not list is not an empty one, nor a file it could not read none of passhat's.
+
+The look is bounded, and fails closed at its bound: it goes as deep as the folder goes
+(not through links, nor into secret-named folders, covered whole, nor into an
+installation: a folder named as one of sandbox.PACKAGES, site-packages, dist-packages,
+node_modules, installed.py's rule), and past WALK_LIMIT entries in one folder in view
+(counted while a folder is listed: a folder of millions is not listed whole) it raises
+TooMuchToLook, naming the folder and the fix: refused at the experiment's start, that
+run errored `isolation` and not started later. A `.env` or a store past the bound was
+left in view (round 12's outside attack: seven folders deep, or beside 20,000 files).
 """
 
 from __future__ import annotations
@@ -36,13 +45,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from passhat.agents.answers import REPORT_HEAD, SCARCE, file_head, is_report
-from passhat.agents.archives import holds_answers, is_archive
+from passhat.agents.archives import TooMuchToLook, holds_answers, is_archive
 from passhat.agents.sandbox import (
+    PACKAGES,
     SQLITE_MAGIC,
     WAL_MAGIC,
-    WALK_DEPTH,
     WALK_LIMIT,
-    WALK_SKIPPED,
     is_secret,
     is_store,
     is_store_wal,
@@ -125,8 +133,8 @@ class Lookout:
             return found
 
     def _look(self) -> list[str]:
-        """Walk the folder (WALK_DEPTH deep, WALK_LIMIT entries, not into WALK_SKIPPED or
-        secret-named folders, nor through links, as os.walk would), listing and reading
+        """Walk the folder (not into PACKAGES or secret-named folders, nor through links,
+        as os.walk would; past WALK_LIMIT entries TooMuchToLook), listing and reading
         again only what changed; keep what is there now. The secret-named paths found."""
         fresh = time.time_ns() - RACY_NS
         folders: dict[str, _Folder] = {}
@@ -137,7 +145,7 @@ class Lookout:
         known, stat_ = self._files, os.stat
         while stack:
             root = stack.pop()
-            listed = self._list(root, fresh)
+            listed = self._list(root, fresh, WALK_LIMIT - seen)
             folders[root] = listed
             secrets += listed.secrets
             stack += reversed(listed.folders)  # in listing order, depth first
@@ -155,11 +163,13 @@ class Lookout:
                     files[path] = _read(path, info, key, fresh)
             seen += listed.count
             if seen > WALK_LIMIT:
-                break
+                raise _too_many(self.folder, root)
         self._folders, self._files = folders, files
         return secrets
 
-    def _list(self, root: str, fresh: int) -> _Folder:
+    def _list(self, root: str, fresh: int, left: int) -> _Folder:
+        """The folder `root` as it is now (as last listed when its key is the same); past
+        `left` entries TooMuchToLook, before the rest is listed."""
         try:
             info = os.stat(root, follow_symlinks=False)
         except OSError:
@@ -171,16 +181,17 @@ class Lookout:
         secrets: list[str] = []
         folders: list[str] = []
         files: list[str] = []
-        deeper = root.count("/") - self.folder.rstrip("/").count("/") < WALK_DEPTH
         try:
             with os.scandir(root) as entries:
-                for entry in entries:
+                for count, entry in enumerate(entries):
+                    if count >= left:
+                        raise _too_many(self.folder, root)
                     path = os.path.join(root, entry.name)
                     if is_secret(entry.name):
                         secrets.append(path)
                     elif not _is_dir(entry):
                         files.append(path)
-                    elif entry.name not in WALK_SKIPPED and deeper and not entry.is_symlink():
+                    elif entry.name not in PACKAGES and not entry.is_symlink():
                         folders.append(path)
         except OSError as error:
             if error.errno in SCARCE:  # not looked at: not "holds nothing" (nor kept so)
@@ -188,6 +199,15 @@ class Lookout:
         count = len(secrets) + len(folders) + len(files)
         trusted = key if info.st_ctime_ns < fresh else None
         return _Folder(trusted, tuple(secrets), tuple(folders), tuple(files), count)
+
+
+def _too_many(folder: str, where: str) -> TooMuchToLook:
+    return TooMuchToLook(
+        f"{folder}: the agent's view holds more than {WALK_LIMIT:,} files and folders here "
+        f"(counted as far as {where}), more than the look for passhat's answers reads "
+        "before a run; give the agent narrower read and write paths (its read: and write:, "
+        "--agent-read, --agent-write) or move what it need not see out of this folder"
+    )
 
 
 _GONE = _File((), "")
@@ -232,8 +252,9 @@ def secret_files(folder: str) -> list[str]:
     """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
     passhat stores (is_store: an earlier experiment's answers) and reports and exports
     (is_report: the same answers, as JSON, HTML, CSV, Parquet or text), whatever their
-    names, looked for WALK_DEPTH levels deep (not inside node_modules or site-packages):
-    one look, kept nowhere (Lookout.found)."""
+    names, looked for as deep as `folder` goes (not inside an installation: PACKAGES), at
+    most WALK_LIMIT entries (past them TooMuchToLook): one look, kept nowhere
+    (Lookout.found)."""
     return Lookout(folder).found()
 
 

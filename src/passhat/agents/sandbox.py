@@ -343,10 +343,10 @@ SECRET_EXACT = frozenset(
     }
 )
 """Secret-looking names covered wherever they are in a folder in view."""
-WALK_SKIPPED = frozenset({"node_modules", "site-packages", "__pycache__", ".mypy_cache"})
-WALK_DEPTH = 6
 WALK_LIMIT = 20_000
-"""Entries looked at per folder in view, at most: a larger tree is looked at this far."""
+"""Entries looked at per folder in view, at most (the look for answers, agents/lookout.py,
+and the program shipped to Dask workers, executors/program.py): a larger tree is refused
+(archives.TooMuchToLook), never shown past the bound."""
 
 
 def is_secret(name: str) -> bool:
@@ -384,9 +384,10 @@ def is_store(path: str) -> bool:
 
 def _ask_sqlite(path: str) -> bool | None:
     """Whether SQLite finds passhat's tables in the file at `path`, or None when it cannot
-    say within STORE_LOOK_S. SQLite opens the file by its name, without O_NONBLOCK, after
-    `_head` found a regular file there: a FIFO renamed over it meanwhile would block that
-    open, so SQLite is asked on a thread of its own, and a thread still waiting at the
+    say within STORE_LOOK_S (True when its thread is still asking at the deadline and the
+    file still starts as SQLite: fails closed). SQLite opens the file by its name,
+    without O_NONBLOCK, after `_head` found a regular file there: a FIFO renamed over it
+    meanwhile would block that open, so SQLite is asked on a thread of its own, and a thread still waiting at the
     deadline is set free (the FIFO opened for writing, then closed: SQLite reads its end)."""
     from passhat.store.schema import holds_passhat_tables
 
@@ -405,7 +406,10 @@ def _ask_sqlite(path: str) -> bool | None:
     if thread.is_alive():
         for stuck in (path, wal, shm):
             _free_reader(stuck)
-        return None
+        # not answered in time: a regular file still starting as SQLite is taken for a
+        # store (covered), not judged by its first pages; the look keeps what it said
+        # with a trusted key, and a store whose tables lie past them was shown
+        return True if _head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC else None
     return said[0] if said else None
 
 

@@ -100,11 +100,28 @@ def _relative_reads(agent: CommandAgent, every: bool = False) -> list[str]:
 
 def _walk(folder: Path) -> list[Path]:
     """The files under `folder` (or `folder` itself when it is a file), links to files
-    included, links to folders not followed."""
+    included, links to folders not followed, secret-named folders not gone into (covered
+    whole); past sandbox.WALK_LIMIT entries outside installations (sandbox.PACKAGES, not
+    looked into but shipped, as a run sees them) TooMuchToLook, as the look that chose
+    what to hide (agents/lookout.py) counts them: nothing is shipped that it did not reach."""
+    from passhat.agents.archives import TooMuchToLook
+    from passhat.agents.sandbox import PACKAGES, WALK_LIMIT, is_secret
+
     if not folder.is_dir():
         return [folder] if folder.is_file() else []
     out: list[Path] = []
-    for root, _, names in os.walk(folder):
+    seen = 0
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [name for name in dirs if not is_secret(name)]
+        if not PACKAGES.intersection(Path(root).relative_to(folder).parts):
+            seen += len(dirs) + len(names)
+        if seen > WALK_LIMIT:
+            raise TooMuchToLook(
+                f"{folder}: the agent's program holds more than {WALK_LIMIT:,} files and "
+                "folders, more than passhat looks through before shipping it to Dask "
+                "workers; install what it loads on the workers instead, or move what it "
+                "need not see out of this folder"
+            )
         out += [Path(root, n) for n in names if Path(root, n).is_file()]
     return out
 
