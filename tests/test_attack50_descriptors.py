@@ -217,3 +217,25 @@ def test_a_run_holding_its_connections_leaves_the_others_able_to_start(
     assert runs[1].output is not None and runs[1].output["held"] == held, runs[1].error_message
     starved = {i: r.error_message for i, r in runs.items() if r.status == "errored"}
     assert starved == {}, "a run's flood kept another run from starting"
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="no prlimit (util-linux) here")
+def test_passhat_starts_at_its_hard_limit_of_open_files(tmp_path: Path) -> None:
+    """The share above is of the hard limit: passhat raises its soft limit to it as it
+    starts (agents/isolation.seal_this_process, as servers commonly do), from 64 here."""
+    import subprocess
+    import sys
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard <= 64:
+        pytest.skip(f"the hard limit of open files here is {hard}: nothing to raise")
+    code = (
+        "import resource\n"
+        "from passhat.agents.isolation import seal_this_process\n"
+        "seal_this_process()\n"
+        "print(*resource.getrlimit(resource.RLIMIT_NOFILE))\n"
+    )
+    argv = ["prlimit", "--nofile=64:", "--", sys.executable, "-c", code]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(hard), str(hard)]
