@@ -20,7 +20,8 @@ import pytest
 
 from agent_python import PYTHON, TESTS
 from conftest import SuiteWriter
-from passhat.serve.egress import CONNECTIONS, parse_hosts, serve_egress, target
+from passhat.serve.egress import parse_hosts, serve_egress, target
+from passhat.serve.endpoints import CONNECTIONS
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, one_run
 

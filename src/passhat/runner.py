@@ -368,7 +368,10 @@ async def _run_all(
     # over are still written before this function returns (RunWriter.__aexit__). A run
     # handed over waits up to COMMIT_LINGER_S for others to share its commit. Command
     # agents' runs are served by one server for the experiment (serve/hub.py).
-    async with hub_scope(), RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer:
+    async with (
+        hub_scope(job.options.concurrency),
+        RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer,
+    ):
         # once every planned run has started, each run left is committed as it comes
         records = executor.run(job, _then(todo, _on_loop(writer.linger_no_more)))
         limit, this = writes_in_flight(job.options.concurrency), asyncio.current_task()

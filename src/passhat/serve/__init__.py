@@ -40,18 +40,27 @@ _HUB: contextvars.ContextVar[Hub | None] = contextvars.ContextVar("passhat_hub",
 
 
 @asynccontextmanager
-async def hub_scope() -> AsyncIterator[None]:
+async def hub_scope(concurrency: int | None = None) -> AsyncIterator[None]:
     """One server for the command-agent runs started inside the block (tasks made in it
-    inherit it); started by the first such run, stopped when the block ends."""
+    inherit it); started by the first such run, stopped when the block ends. Given the
+    runs made at once, each run's connections are capped for the block from passhat's
+    descriptor limit (serve/endpoints.share)."""
+    from passhat.serve import endpoints
     from passhat.serve.hub import Hub
 
+    if concurrency is not None:
+        endpoints.share(concurrency)
     hub = Hub()
     token = _HUB.set(hub)
     try:
         yield
     finally:
         _HUB.reset(token)
-        await hub.aclose()
+        try:
+            await hub.aclose()
+        finally:
+            if concurrency is not None:
+                endpoints.share(None)
 
 
 def serve_run(

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from passhat.serve.endpoints import CONNECTIONS as CONNECTIONS  # each tunnel: two fds
+from passhat.serve.endpoints import connections  # each tunnel: two fds
 
 HEAD_LIMIT = 64 * 1024
 """Bytes of a request's head read before it is refused."""
@@ -136,7 +136,7 @@ async def serve_egress(
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
-        if len(handlers) >= CONNECTIONS or task is None:
+        if len(handlers) >= connections() or task is None:
             writer.transport.abort()
             return
         handlers.add(task)

@@ -23,7 +23,49 @@ CONNECTIONS = 128
 """Connections one run's own listener (its endpoint, in its sandbox or behind its relay's
 Unix socket) and its proxy to allowed hosts each hold open at once: one more is closed
 as it comes, so an agent that opens thousands cannot take passhat's file descriptors
-from the other runs."""
+from the other runs. The most: a run's own share of the descriptors is lower under a
+low limit or a high --concurrency (`share`)."""
+CONNECTIONS_FLOOR = 8
+"""Connections a run may hold however low passhat's descriptor limit and however high
+--concurrency: a real agent holds a few (its HTTP client's pool, one MCP stream)."""
+OWN_DESCRIPTORS = 64
+"""Descriptors passhat keeps for itself, whatever the runs hold: the store and its
+journal, the event loop, the hub's listener, the look for answers, imports."""
+RUN_DESCRIPTORS = 24
+"""Descriptors one run takes besides its connections: its agent's pipes and pidfd, its
+sandbox's helpers, its listening sockets, the look for answers before it starts."""
+_share = CONNECTIONS
+
+
+def connections_for(limit: int, concurrency: int) -> int:
+    """Connections one run's listener, and its proxy to allowed hosts, may each hold at
+    once so that `concurrency` runs all holding theirs leave passhat descriptors under
+    `limit` (its soft RLIMIT_NOFILE): one connection to the listener takes one, one
+    tunnel through the proxy two. At most CONNECTIONS, at least CONNECTIONS_FLOOR."""
+    per_run = (limit - OWN_DESCRIPTORS) // max(1, concurrency) - RUN_DESCRIPTORS
+    return max(CONNECTIONS_FLOOR, min(CONNECTIONS, per_run // 3))
+
+
+def share(concurrency: int | None) -> int:
+    """Cap each run's connections (`connections()`) from this process's descriptor limit
+    (raised to its hard limit at start: agents/isolation.seal_this_process) and the runs
+    it makes at once, so one run holding all of its own cannot keep another from
+    starting (attack50: 128 held under a limit of 160 left run 3 no descriptor to start
+    its agent); None puts back CONNECTIONS. Returns the cap."""
+    global _share
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limit = 1 << 20 if soft == resource.RLIM_INFINITY else soft
+    _share = CONNECTIONS if concurrency is None else connections_for(limit, concurrency)
+    return _share
+
+
+def connections() -> int:
+    """Connections one run's listener and its proxy each hold at once now (`share`)."""
+    return _share
+
+
 REQUESTS = 8
 """Requests of one run the server reads and answers at once; the others wait their turn,
 their bodies unread (uvicorn stops reading a connection whose request is not read), so a

@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 
-from passhat.serve.endpoints import BOUND, CONNECTIONS
+from passhat.serve.endpoints import BOUND, connections
 
 ASGIApp = Any
 
@@ -136,7 +136,7 @@ class _Live:
 
 def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
     """uvicorn's protocol, counting its listener's connections (`live`, set as each is
-    made): past CONNECTIONS open at once, a new one is aborted as it is made (its
+    made): past `connections()` open at once, a new one is aborted as it is made (its
     descriptor freed at once)."""
 
     class Capped(base):  # type: ignore[valid-type,misc]
@@ -144,7 +144,7 @@ def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
         refused = False
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            if self.live.count >= CONNECTIONS:
+            if self.live.count >= connections():
                 self.refused = True
                 transport.abort()  # type: ignore[attr-defined]
                 return
