@@ -1,0 +1,40 @@
+"""review50: defects found reviewing round 50's merged code (and the lead's code of round
+49 its reviewer did not see), each shown by a test that failed on main before its fix
+(or marked xfail, strict, where it is not fixed here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import passhat
+from conftest import SuiteWriter
+from passhat.suite import load_suite
+
+ANSWER = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": []}
+
+
+def _suite(writer: SuiteWriter) -> Path:
+    del writer.suite["defaults"]["model"]  # type: ignore[union-attr]
+    return writer.write()
+
+
+def test_a_touch_of_a_suite_loaded_with_its_scorers_given_is_not_a_change(
+    writer: SuiteWriter, tmp_path: Path
+) -> None:
+    """load_suite(path, scorers=...) handed to evaluate as a loaded Suite."""
+    suite = _suite(writer)
+    case_file = suite / "cases" / "tiny.yaml"
+
+    async def toucher(input: Any, env: Any, ctx: Any) -> str:
+        case_file.write_text(case_file.read_text() + "\n# a comment\n")
+        await env.call("update_ticket", {**ANSWER, "annotations": []})
+        return "done"
+
+    loaded = load_suite(suite, scorers=[{"custom": "library_parts:always_passes"}])
+    done = passhat.evaluate(
+        loaded, agent=toucher, k=2, db=tmp_path / "p.db", concurrency=1, model=""
+    )
+    assert [r.status for r in done.runs()] == ["passed", "passed"], [
+        r.error_message for r in done.runs()
+    ]
