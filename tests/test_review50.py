@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import passhat
 from conftest import SuiteWriter
 from passhat.suite import load_suite
@@ -38,3 +40,24 @@ def test_a_touch_of_a_suite_loaded_with_its_scorers_given_is_not_a_change(
     assert [r.status for r in done.runs()] == ["passed", "passed"], [
         r.error_message for r in done.runs()
     ]
+
+
+def test_export_to_parquet_names_a_token_column_holding_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """c14bdfc and b645dd4 made text in a run's token column one line naming the run in
+    report, view, compare, why, show and diff; `export --format parquet` still ended in
+    pyarrow's ArrowInvalid traceback ("Could not convert 'many' with type str")."""
+    pytest.importorskip("pyarrow")
+    from cli_helpers import CLARIFY, SEED, run_cli
+    from test_fuzz49 import damaged, one_line
+
+    db = tmp_path / "p.db"
+    assert (
+        run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", str(db)).code == 0
+    )
+    copy = damaged(db, tmp_path, "input_tokens = 'many'")
+    out = tmp_path / "runs.parquet"
+    r = run_cli(capsys, "export", "latest", "-o", str(out), "--db", copy)
+    one_line(r.code, r.err, "damaged: input_tokens", f"run 1 of case {SEED!r} is 'many'")
+    assert not out.exists() and not list(tmp_path.glob(".runs.parquet.*"))
