@@ -94,3 +94,18 @@ def test_an_experiment_with_its_scorers_given_runs_on_dask_workers(tmp_path: Pat
         )
     assert [r.status for r in done.runs()] == ["passed", "passed"]
     assert all(r.ran_on for r in done.runs())
+
+
+def test_check_and_the_docs_say_the_budget_of_requests_refused_for_their_size() -> None:
+    """fix50b (d49f41b) made a run's fourth model request refused for its size (413) spend
+    the run (agent_flood); `passhat check` (preflight.limits) and docs/command-agents.md's
+    **holds** row, which say every budget a run is held to (3f3250b), did not say it: an
+    agent's author read that a request past the caps is answered 413, and no more."""
+    from passhat.preflight import limits
+    from passhat.serve.endpoints import REFUSED
+
+    said = f"{REFUSED} model requests refused for their size"
+    assert said in limits()
+    docs = Path(__file__).resolve().parents[1] / "docs" / "command-agents.md"
+    holds = next(x for x in docs.read_text("utf-8").splitlines() if x.startswith("| **holds**"))
+    assert said in holds
