@@ -109,3 +109,32 @@ def test_check_and_the_docs_say_the_budget_of_requests_refused_for_their_size() 
     docs = Path(__file__).resolve().parents[1] / "docs" / "command-agents.md"
     holds = next(x for x in docs.read_text("utf-8").splitlines() if x.startswith("| **holds**"))
     assert said in holds
+
+
+def test_a_look_out_of_descriptors_before_the_first_run_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """attack50 (95fb48a) made a look for answers that runs out of descriptors raise
+    AgentProcessError('isolation') from CommandAgent.view: the run's error. The same view
+    is made before anything runs (check_view, evaluation's _guard), where that error is
+    no PasshatError: `passhat run` ended in its traceback."""
+    import errno
+
+    from cli_helpers import run_cli
+    from passhat.agents import command, isolation
+
+    if isolation.unavailable("namespace") is not None:
+        pytest.skip("the namespace level cannot be had here")
+
+    def scarce(*args: Any, **kwargs: Any) -> list[str]:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(command, "covered", scarce)
+    monkeypatch.delenv("PASSHAT_ISOLATION", raising=False)
+    writer = SuiteWriter(tmp_path / "suite")
+    del writer.suite["defaults"]["model"]  # type: ignore[union-attr]
+    writer.suite["defaults"]["agent"] = {"command": ["true"]}  # type: ignore[index]
+    db = tmp_path / "p.db"
+    r = run_cli(capsys, "run", str(writer.write()), "--db", str(db), "--isolation", "namespace")
+    assert r.code != 0 and "Traceback" not in r.err, r.err[-1500:]
+    assert len(r.err.strip().splitlines()) == 1 and "Too many open files" in r.err, r.err
