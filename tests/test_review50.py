@@ -138,3 +138,23 @@ def test_a_look_out_of_descriptors_before_the_first_run_is_one_line(
     r = run_cli(capsys, "run", str(writer.write()), "--db", str(db), "--isolation", "namespace")
     assert r.code != 0 and "Traceback" not in r.err, r.err[-1500:]
     assert len(r.err.strip().splitlines()) == 1 and "Too many open files" in r.err, r.err
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="grade50 (414ef79) runs `matches` on the regex module (version 0), whose "
+    "case-insensitive matching has no `re`'s extra equivalence of i and dotless ı: a "
+    "verdict over Turkish text changes, and a regrade of an earlier run disagrees with it "
+    "(the criterion the commit gave for not taking RE2). Not a small fix",
+)
+def test_a_case_insensitive_match_decides_as_re_did() -> None:
+    """`re.search("(?i)kapali", "Sipariş kapalı")` finds it (re takes i and ı as one letter
+    when ignoring case); the regex engine does not, so the run's verdict changes."""
+    import re
+
+    from passhat.scoring import Matches
+
+    state = {"ticket": {"note": "Sipariş kapalı"}}
+    assert re.search("(?i)kapali", state["ticket"]["note"]) is not None
+    detail = Matches("ticket.note", "(?i)kapali")(state, {})
+    assert detail["passed"] is True, detail
