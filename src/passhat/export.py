@@ -445,10 +445,37 @@ def _write_parquet(
         for row in rows:
             batch.append(row)
             if len(batch) == PARQUET_BATCH:
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                writer.write_table(_table(pa, batch, schema, columns))
                 written += len(batch)
                 batch = []
         if batch or not written:  # no run at all: a file with the columns and no row
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            writer.write_table(_table(pa, batch, schema, columns))
             written += len(batch)
     return written
+
+
+_FITS: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "int64": (int,),
+    "float64": (int, float),
+    "bool": (bool,),
+}
+"""The Python values each Parquet column type takes (None aside)."""
+
+
+def _table(pa: Any, batch: list[dict[str, Any]], schema: Any, columns: Any) -> Any:
+    """`batch` as an Arrow table; a value its column cannot hold (text written by hand into
+    a run's token column: pyarrow's ArrowInvalid was a traceback) a StoreError naming it."""
+    try:
+        return pa.Table.from_pylist(batch, schema=schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        for row in batch:
+            for name, kind in columns:
+                value = row.get(name)
+                if value is not None and not isinstance(value, _FITS[kind]):
+                    where = f"run {row.get('run')} of case {row.get('case')!r}"
+                    what = "no number" if kind in ("int64", "float64") else f"not {kind}"
+                    raise StoreError(
+                        f"the store is damaged: {name} of {where} is {value!r}, {what}"
+                    ) from None
+        raise

@@ -107,8 +107,9 @@ def limits() -> str:
         f"tool calls ({e.ARGUMENT_BYTES >> 20} MiB of names and arguments, "
         f"{e.RESULT_BYTES >> 20} MiB of answers), {e.MESSAGE_BYTES >> 20} MiB of new "
         f"messages in its model requests and {e.READ_BYTES >> 30} GiB of requests in all "
-        f"({e.MESSAGES:,} messages and {e.VALUES:,} JSON values in one), real-time "
-        f"priority {RTPRIO} (RLIMIT_RTPRIO); the OOM killer takes it first"
+        f"({e.MESSAGES:,} messages and {e.VALUES:,} JSON values in one), {e.REFUSED} "
+        f"model requests refused for their size spend the run, real-time priority "
+        f"{RTPRIO} (RLIMIT_RTPRIO); the OOM killer takes it first"
     )
 
 

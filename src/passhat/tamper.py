@@ -103,7 +103,8 @@ class SuiteGuard:
     """Set by `close`: the guard's thread ends (each experiment's guard has one)."""
     reload: Callable[[Path], Suite] | None = None
     """How the suite was loaded, to load it again alike when its files moved (`Look.load`:
-    with the caller's environment and scorers in place of suite.yaml's); None: load_suite."""
+    with the caller's environment and scorers in place of suite.yaml's); None: load_suite
+    with the suite's own `loaded_with`."""
 
     def __post_init__(self) -> None:
         self._head = str(self.suite.path / "suite.yaml")
@@ -207,7 +208,10 @@ class SuiteGuard:
         named = ", ".join(os.path.relpath(p, self.suite.path) for p in moved[:3])
         more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
         try:
-            again = (self.reload or load_suite)(self.suite.path)
+            if self.reload is not None:
+                again = self.reload(self.suite.path)
+            else:
+                again = load_suite(self.suite.path, **self.suite.loaded_with)
         except Exception as error:  # a suite that no longer loads (or is half written) changed
             return (
                 f"the suite at {self.suite.path} changed during the experiment "

@@ -390,10 +390,16 @@ def _guard(store: Store, made: _Made, before: Look | None = None) -> SuiteGuard 
 
 def _check_view(loaded: LoadedAgent, params: dict[str, Any]) -> None:
     """A command agent's sandbox that cannot be made (a write: path holding the suite, a
-    path that does not exist) is one ConfigError before anything is stored."""
+    path that does not exist, a look for answers out of descriptors or memory: a run's
+    AgentProcessError) is one ConfigError before anything is stored."""
+    from passhat.agents.streams import AgentProcessError
+
     check = getattr(loaded.agent, "check_view", None)
     if callable(check) and params.get("isolation", "namespace") == "namespace":
-        check(params)
+        try:
+            check(params)
+        except AgentProcessError as error:
+            raise ConfigError(str(error).replace("the run was", "nothing was")) from None
 
 
 def _sandbox(given: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:

@@ -218,6 +218,7 @@ class _Loader:
             hash=suite_hash(head, defaults, ordered, scorer_hashes, self.env_config),
             environment_config=self.env_config,
             environment_hash=self.env_hash,
+            loaded_with=dict(self.overrides),
         )
 
     # -- files

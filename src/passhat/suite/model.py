@@ -443,6 +443,9 @@ class Suite:
     environment_hash: str | None = None
     """SHA-256 of a user environment's source file (None for the built-in ones):
     an experiment records it, and resume refuses when it changed."""
+    loaded_with: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The `environment` and `scorers` load_suite was given in place of suite.yaml's (empty:
+    none): the suite's guard loads it again alike (tamper.py), or finds another hash."""
 
     def case(self, case_id: str) -> Case:
         """The case with this id; a ConfigError naming the known ids otherwise."""
