@@ -11,7 +11,6 @@ import pytest
 
 import passhat
 from conftest import SuiteWriter
-from passhat.errors import WorkerRefused
 from passhat.suite import load_suite
 
 ANSWER = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": []}
@@ -64,14 +63,6 @@ def test_export_to_parquet_names_a_token_column_holding_text(
     assert not out.exists() and not list(tmp_path.glob(".runs.parquet.*"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=WorkerRefused,
-    reason="executors/shipment.py _load loads the shipped suite with plain load_suite: a "
-    "suite run with scorers= or environment= given (evaluate's, or load_suite's) has another "
-    "hash there, and every worker refuses the experiment ('ship the same suite'). The "
-    "shipment would carry Suite.loaded_with and load with it; shipment.py is fix50b's",
-)
 def test_an_experiment_with_its_scorers_given_runs_on_dask_workers(tmp_path: Path) -> None:
     """evaluate(path, scorers=[...], executor=<Dask>): the library's own call, refused by
     each worker as if another suite had been shipped (seen on main)."""

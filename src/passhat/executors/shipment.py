@@ -92,6 +92,9 @@ class Shipment:
     runs at it refuses. None for an in-process agent."""
     executable: frozenset[str] = frozenset()
     """The files of `files` unpacked executable (a command agent's scripts)."""
+    loaded_with: dict[str, Any] = field(default_factory=dict)
+    """What the driver's suite was loaded with (`load_suite(path, scorers=...)`): the
+    worker loads it alike, or its hash differs. In the digest through the suite hash."""
 
 
 def ship(job: Job) -> Shipment:
@@ -156,6 +159,7 @@ def ship(job: Job) -> Shipment:
         retry=retry,
         level=level,
         executable=executable,
+        loaded_with=job.suite.loaded_with,
     )
 
 
@@ -464,7 +468,7 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
 
     expect = shipment.expect
     before = tamper.look(root / SUITE)  # as run and resume do: before the load reads them
-    suite = load_suite(root / SUITE)
+    suite = load_suite(root / SUITE, **shipment.loaded_with)
     _same(where, "suite content (hash)", expect["suite_hash"], suite.hash, "ship the same suite")
     guard = tamper.watch(suite, before)  # a goal rewritten since that look is a change
     experiment = shipment.experiment
