@@ -85,10 +85,13 @@ ENGLISH_LABELS = (
 @pytest.fixture
 def wide(monkeypatch: pytest.MonkeyPatch) -> None:
     """A console wide enough that no data string wraps, so each can be found whole."""
-    # `run`, `report`, `list` and `show` print on _app's console, read when they print
-    # (rich stays unloaded before runs)
-    for module in ("metrics", "_app", "compare"):
+    # `run`, `report`, `list` and `show` print on the console cli/_out.py makes when they
+    # first print (rich stays unloaded before runs); _app's `console` is that one
+    from passhat.cli import _out
+
+    for module in ("metrics", "compare"):
         monkeypatch.setattr(f"passhat.cli.{module}.console", Console(highlight=False, width=400))
+    monkeypatch.setitem(_out._CONSOLES, "console", Console(highlight=False, width=400))
 
 
 @pytest.fixture
