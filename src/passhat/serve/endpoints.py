@@ -133,18 +133,18 @@ class ToolBudget:
     kept; a result past RESULT_BYTES is the last kept; a model request whose messages take
     the run past MESSAGE_BYTES, or whose bytes take it past READ_BYTES, is neither sent to
     the model nor kept; the REFUSED-th request refused for its size spends it too. Once
-    spent, the run
-    is errored (`agent_flood`, its reason `spent`), its agent is stopped, and every
-    further request of the run is refused unread."""
+    spent, the run is errored (`agent_flood`, its reason `spent`), its agent is stopped,
+    and every further request of the run is refused unread."""
 
     calls: int = 0
     argument_bytes: int = 0
     result_bytes: int = 0
     message_bytes: int = 0
     read_bytes: int = 0
-    refused: int = 0
     spent: str | None = None
     """Why the budget is spent (None while it is not)."""
+    refused: int = 0
+    """Model requests refused for their size so far (REFUSED spends the budget)."""
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when it is spent: the run's agent is stopped then."""
 
