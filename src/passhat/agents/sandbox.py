@@ -387,8 +387,9 @@ def _ask_sqlite(path: str) -> bool | None:
     say within STORE_LOOK_S (True when its thread is still asking at the deadline and the
     file still starts as SQLite: fails closed). SQLite opens the file by its name,
     without O_NONBLOCK, after `_head` found a regular file there: a FIFO renamed over it
-    meanwhile would block that open, so SQLite is asked on a thread of its own, and a thread still waiting at the
-    deadline is set free (the FIFO opened for writing, then closed: SQLite reads its end)."""
+    meanwhile would block that open, so SQLite is asked on a thread of its own, and a
+    thread still waiting at the deadline is set free (the FIFO opened for writing, then
+    closed: SQLite reads its end)."""
     from passhat.store.schema import holds_passhat_tables
 
     wal, shm = path + "-wal", path + "-shm"
