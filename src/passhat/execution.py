@@ -36,14 +36,7 @@ from passhat.errors import ModelError
 from passhat.limits import LIMIT
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
-from passhat.scoring import (
-    Score,
-    ScorerError,
-    grading,
-    score_run,
-    score_run_async,
-    searches,
-)
+from passhat.scoring import Score, ScorerError, grading, score_run, score_run_async
 from passhat.suite import Case, Suite
 
 if TYPE_CHECKING:
@@ -685,13 +678,13 @@ async def _grade(
         how = grading(suite)
         grade = functools.partial(score_run, run_index=run_index, seed=seed)
         if how == "reads":
-            if searches(suite):
-                # a pattern over the agent's text: bounded by its own MATCH_TIMEOUT_S, not
-                # the run's deadline (a search out of time fails the run, it is not errored),
-                # in a thread, the GIL released, so every other run's timers go on
-                return await in_thread(grade, suite, case, final_state), None
             # built-in scorers only read the state, in linear time: no task, no timer
             return grade(suite, case, final_state), None
+        if how == "searches":
+            # a pattern over the agent's text: bounded by its own MATCH_TIMEOUT_S, not the
+            # run's deadline (a search out of time fails the run, it is not errored), in a
+            # thread, the GIL released, so every other run's timers go on
+            return await in_thread(grade, suite, case, final_state), None
         if how == "waits":
             pending = score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
         else:

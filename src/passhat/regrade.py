@@ -374,7 +374,7 @@ def regrade_runs(
     guard of this regrade's own watches them from the first run read (tamper.py)."""
     cases = {c.id: c for c in suite.cases}
     kept = set(experiment.case_ids)
-    scored: Scored | None = {} if grading(suite) == "reads" else None
+    scored: Scored | None = {} if grading(suite) in ("reads", "searches") else None
     last: Case | None = None
     own = tamper.watch(suite) if guard is None else None  # its files as they are now
     guard = own or guard

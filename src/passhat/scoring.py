@@ -469,22 +469,18 @@ def _grade(
         raise ScorerError(f"scorer {scorer.name} raised {type(error).__name__}: {error}") from error
 
 
-def grading(suite: Suite) -> Literal["reads", "waits", "blocks"]:
+def grading(suite: Suite) -> Literal["reads", "searches", "waits", "blocks"]:
     """How the runner grades a run: "blocks" when a user's scorer runs (it may block:
     a worker thread), "waits" when a judge calls a model (the event loop, with a
-    deadline), "reads" when the built-in scorers only read the state (inline)."""
+    deadline), "searches" when the built-in scorers only read the state but a `matches`
+    pattern searches the agent's text (up to MATCH_TIMEOUT_S, the GIL released: a
+    thread), "reads" when they only read it (inline)."""
     scorers = prepare_scorers(suite)
     if any(isinstance(scorer, Custom) for scorer in scorers):
         return "blocks"
     if any(isinstance(scorer, Judge) for scorer in scorers):
         return "waits"
-    return "reads"
-
-
-def searches(suite: Suite) -> bool:
-    """A `matches` scorer grades: the built-in scorers then still only read, but a
-    search may take up to MATCH_TIMEOUT_S, which the runner spends off its event loop."""
-    return any(isinstance(scorer, Matches) for scorer in prepare_scorers(suite))
+    return "searches" if any(isinstance(scorer, Matches) for scorer in scorers) else "reads"
 
 
 _GOALS: dict[tuple[Path, str, str, str], tuple[dict[str, Any], list[Expected | None]]] = {}
