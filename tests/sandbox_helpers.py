@@ -8,6 +8,8 @@ its environment, from a folder of the test's.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -79,13 +81,15 @@ def one_run(user: str, folder: Path, suite: Path, db: Path, level: str, *extra: 
     return run
 
 
-def attack_suite(work: Path, env: dict[str, str], agent: str = "attack_agent.py") -> Path:
-    """A suite in `work`/suite (`work` made here) whose agent is tests/`agent`, copied to
-    `work`/attack.py and run with `env` (its ATTACK_* variables say what it tries), its
-    model an empty cassette: the suite's folder."""
+def attack_suite(
+    work: Path, env: dict[str, str], agent: str = "attack_agent.py", suite: Path | None = None
+) -> Path:
+    """A suite in `suite` (default `work`/suite; `work` made here) whose agent is
+    tests/`agent`, copied to `work`/attack.py and run with `env` (its ATTACK_* variables
+    say what it tries), its model an empty cassette: the suite's folder."""
     work.mkdir()
     shutil.copyfile(TESTS / agent, work / "attack.py")
-    writer = SuiteWriter(work / "suite")
+    writer = SuiteWriter(suite or work / "suite")
     writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
     writer.suite["defaults"]["agent"] = {  # type: ignore[index]
         "command": [str(PYTHON), str(work / "attack.py")],
@@ -93,3 +97,20 @@ def attack_suite(work: Path, env: dict[str, str], agent: str = "attack_agent.py"
     }
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
     return writer.write()
+
+
+async def holds_first(port: int, held: int, flood: int) -> None:
+    """`flood` connections to the proxy listening at `port`: the first `held` are held
+    and served (a request for a host not allowed answered 403), the rest closed as they
+    come (accepted in the order they were made)."""
+    opened = [await asyncio.open_connection("127.0.0.1", port) for _ in range(flood)]
+    try:
+        for reader, _ in opened[held:]:
+            with contextlib.suppress(ConnectionError):
+                assert await asyncio.wait_for(reader.read(), 30) == b""
+        for reader, writer in opened[:held]:
+            writer.write(b"GET http://other.invalid/ HTTP/1.1\r\n\r\n")
+            assert (await reader.readline()).startswith(b"HTTP/1.1 403")
+    finally:
+        for _, writer in opened:
+            writer.close()

@@ -25,20 +25,16 @@ is a unit test.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
 from passhat.agents import archives
 from passhat.agents.archives import TooMuchToLook, whole_look
 from passhat.agents.lookout import Lookout
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
 
 COUNT = 80
 TIMEOUT_S = 30
@@ -47,17 +43,8 @@ TIMEOUT_S = 30
 def _suite(folder: Path, scratch: Path, kind: str) -> Path:
     """A suite in `folder`/suite whose agent (tests/attack50_agent.py, in `folder`/work)
     leaves COUNT files of `kind` in `scratch` in its run 1."""
-    work = folder / "work"
-    work.mkdir()
-    shutil.copyfile(TESTS / "attack50_agent.py", work / "attack.py")
-    writer = SuiteWriter(folder / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(work / "attack.py")],
-        "env": {"ATTACK_PACK": f"{scratch},{COUNT},{kind}"},
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    return writer.write()
+    env = {"ATTACK_PACK": f"{scratch},{COUNT},{kind}"}
+    return attack_suite(folder / "work", env, "attack50_agent.py", suite=folder / "suite")
 
 
 @ATTACK_MARKS[0]

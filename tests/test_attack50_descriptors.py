@@ -22,10 +22,8 @@ is errored `isolation` rather than started with less covered than it should be.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
-import json
 import os
 import resource
 import shutil
@@ -35,13 +33,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
 from passhat.agents import lookout
 from passhat.agents.lookout import Lookout
 from passhat.serve import endpoints
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, holds_first, passhat_as
 
 SECRET = "OPENAI_API_KEY=sk-the-users-own-key\n"
 
@@ -126,17 +122,8 @@ def test_a_run_whose_look_ran_out_of_descriptors_is_not_started(tmp_path: Path) 
 def _suite(folder: Path, hold: str, late: float) -> Path:
     """A suite in `folder`/suite whose agent (tests/attack50_agent.py, in `folder`/work)
     holds connections (ATTACK_HOLD) in its run 1; its other runs wait `late` seconds."""
-    work = folder / "work"
-    work.mkdir()
-    shutil.copyfile(TESTS / "attack50_agent.py", work / "attack.py")
-    writer = SuiteWriter(folder / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(work / "attack.py")],
-        "env": {"ATTACK_HOLD": hold, "ATTACK_LATE": str(late)},
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    return writer.write()
+    env = {"ATTACK_HOLD": hold, "ATTACK_LATE": str(late)}
+    return attack_suite(folder / "work", env, "attack50_agent.py", suite=folder / "suite")
 
 
 LIMIT = 160
@@ -171,21 +158,10 @@ async def test_a_runs_proxy_holds_no_more_than_its_share(monkeypatch: pytest.Mon
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(share + 20)
-    port = listener.getsockname()[1]
     async with hub_scope(2), serve_egress(None, ["nowhere.invalid:1"]) as listen:
         assert endpoints.connections() == share
         await listen(listener)
-        opened = [await asyncio.open_connection("127.0.0.1", port) for _ in range(share + 4)]
-        try:
-            for reader, _ in opened[share:]:  # accepted in order: past the share, closed
-                with contextlib.suppress(ConnectionError):
-                    assert await asyncio.wait_for(reader.read(), 30) == b""
-            for reader, writer in opened[:share]:
-                writer.write(b"GET http://other.invalid/ HTTP/1.1\r\n\r\n")
-                assert (await reader.readline()).startswith(b"HTTP/1.1 403")
-        finally:
-            for _, writer in opened:
-                writer.close()
+        await holds_first(listener.getsockname()[1], share, share + 4)
     assert endpoints.connections() == endpoints.CONNECTIONS
 
 

@@ -17,20 +17,16 @@ control showed the attack reads them: 54df541).
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from agent_python import PYTHON, TESTS
-from conftest import SuiteWriter
 from passhat.agents import lookout
 from passhat.agents.archives import TooMuchToLook
 from passhat.agents.lookout import Lookout
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, one_run
+from sandbox_helpers import ATTACK_MARKS, attack_suite, one_run
 
 SECRET = "OPENAI_API_KEY=sk-the-users-own-key\n"
 DEEP = Path(*(f"d{level}" for level in range(7)))
@@ -43,16 +39,7 @@ def _suite(folder: Path, work: Path, env: dict[str, str]) -> Path:
     """A suite in `folder`/suite whose agent, tests/attack49_agent.py, is run from `work`
     (made here; a folder of its own: one holding the suite is narrowed to the program)
     with `env`, its model an empty cassette."""
-    work.mkdir()
-    shutil.copyfile(TESTS / "attack49_agent.py", work / "attack.py")
-    writer = SuiteWriter(folder / "suite")
-    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
-    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [str(PYTHON), str(work / "attack.py")],
-        "env": env,
-    }
-    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
-    return writer.write()
+    return attack_suite(work, env, "attack49_agent.py", suite=folder / "suite")
 
 
 def _plant(folder: Path, crowd: int = 0) -> None:

@@ -3,6 +3,7 @@ failed on main before its fix (or marked xfail, strict, where it is not fixed he
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,21 @@ from passhat.store import Store
 ANSWER = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": []}
 
 
-def _suite(writer: SuiteWriter) -> Path:
+def suite_without_model(writer: SuiteWriter) -> Path:
     del writer.suite["defaults"]["model"]  # type: ignore[union-attr]
     return writer.write()
+
+
+def editing(suite: Path, edit: Callable[[str], str]) -> Callable[..., Awaitable[str]]:
+    """An agent that rewrites the suite's case file by `edit` in its run, then answers."""
+    case_file = suite / "cases" / "tiny.yaml"
+
+    async def agent(input: Any, env: Any, ctx: Any) -> str:
+        case_file.write_text(edit(case_file.read_text()))
+        await env.call("update_ticket", {**ANSWER, "annotations": []})
+        return "done"
+
+    return agent
 
 
 def test_a_touch_of_a_suite_run_with_its_scorers_given_is_not_a_change(
@@ -28,17 +41,10 @@ def test_a_touch_of_a_suite_run_with_its_scorers_given_is_not_a_change(
     without them, find another hash and error every later run suite_changed."""
     from library_parts import always_passes
 
-    suite = _suite(writer)
-    case_file = suite / "cases" / "tiny.yaml"
-
-    async def toucher(input: Any, env: Any, ctx: Any) -> str:
-        case_file.write_text(case_file.read_text() + "\n# a comment\n")
-        await env.call("update_ticket", {**ANSWER, "annotations": []})
-        return "done"
-
+    suite = suite_without_model(writer)
     done = passhat.evaluate(
         suite,
-        agent=toucher,
+        agent=editing(suite, lambda text: text + "\n# a comment\n"),
         k=2,
         db=tmp_path / "p.db",
         concurrency=1,
@@ -56,17 +62,10 @@ def test_a_goal_rewritten_under_given_scorers_is_still_a_change(
     """The control: loaded again with the same scorers, a goal rewritten is still seen."""
     from library_parts import always_passes
 
-    suite = _suite(writer)
-    case_file = suite / "cases" / "tiny.yaml"
-
-    async def rewriter(input: Any, env: Any, ctx: Any) -> str:
-        case_file.write_text(case_file.read_text().replace("vague", "changed"))
-        await env.call("update_ticket", {**ANSWER, "annotations": []})
-        return "done"
-
+    suite = suite_without_model(writer)
     done = passhat.evaluate(
         suite,
-        agent=rewriter,
+        agent=editing(suite, lambda text: text.replace("vague", "changed")),
         k=2,
         db=tmp_path / "p.db",
         concurrency=1,

@@ -12,27 +12,15 @@ import pytest
 import passhat
 from conftest import SuiteWriter
 from passhat.suite import load_suite
-
-ANSWER = {"key": "T-1", "goal": "g", "scope_in": ["s"], "scope_out": []}
-
-
-def _suite(writer: SuiteWriter) -> Path:
-    del writer.suite["defaults"]["model"]  # type: ignore[union-attr]
-    return writer.write()
+from test_review49 import editing, suite_without_model
 
 
 def test_a_touch_of_a_suite_loaded_with_its_scorers_given_is_not_a_change(
     writer: SuiteWriter, tmp_path: Path
 ) -> None:
     """load_suite(path, scorers=...) handed to evaluate as a loaded Suite."""
-    suite = _suite(writer)
-    case_file = suite / "cases" / "tiny.yaml"
-
-    async def toucher(input: Any, env: Any, ctx: Any) -> str:
-        case_file.write_text(case_file.read_text() + "\n# a comment\n")
-        await env.call("update_ticket", {**ANSWER, "annotations": []})
-        return "done"
-
+    suite = suite_without_model(writer)
+    toucher = editing(suite, lambda text: text + "\n# a comment\n")
     loaded = load_suite(suite, scorers=[{"custom": "library_parts:always_passes"}])
     done = passhat.evaluate(
         loaded, agent=toucher, k=2, db=tmp_path / "p.db", concurrency=1, model=""

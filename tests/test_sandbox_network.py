@@ -23,7 +23,7 @@ from conftest import SuiteWriter
 from passhat.serve.egress import parse_hosts, serve_egress, target
 from passhat.serve.endpoints import CONNECTIONS
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, one_run
+from sandbox_helpers import ATTACK_MARKS, holds_first, one_run
 
 pytestmark = ATTACK_MARKS
 
@@ -128,25 +128,12 @@ async def test_the_runs_proxy_holds_at_most_its_connections() -> None:
     held one of passhat's descriptors each (no cap, no timeout): with passhat's limit of
     open files they were every other run's and the store's. Past CONNECTIONS at once, one
     more is closed as it comes; those held are still served."""
-    flood = CONNECTIONS + 20
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    listener.listen(flood + 10)
-    port = listener.getsockname()[1]
+    listener.listen(CONNECTIONS + 30)
     async with serve_egress(None, ["nowhere.invalid:1"]) as listen:
         await listen(listener)
-        opened = [await asyncio.open_connection("127.0.0.1", port) for _ in range(flood)]
-        try:
-            # accepted in the order they were made: the first CONNECTIONS are held
-            for reader, _ in opened[CONNECTIONS:]:
-                with contextlib.suppress(ConnectionError):
-                    assert await asyncio.wait_for(reader.read(), 30) == b""
-            for reader, writer in opened[:CONNECTIONS]:
-                writer.write(b"GET http://other.invalid/ HTTP/1.1\r\n\r\n")
-                assert (await reader.readline()).startswith(b"HTTP/1.1 403")
-        finally:
-            for _, writer in opened:
-                writer.close()
+        await holds_first(listener.getsockname()[1], CONNECTIONS, CONNECTIONS + 20)
 
 
 def _holds_port(port: int) -> bool:
