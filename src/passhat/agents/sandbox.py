@@ -39,7 +39,8 @@ only things the agent reaches. Hosts the suite allows (`agent: {hosts: [name:por
 are reached through an HTTP proxy that passhat serves per run (serve/egress.py) and
 that refuses every other host; HTTPS_PROXY and HTTP_PROXY point to it. When the agent
 exits, the PID namespace ends, and every process it left (the relay's too) dies with
-it. Nested user namespaces are refused (--disable-userns) and / is read-only.
+it. Nested user namespaces are refused (--disable-userns) and / is read-only; a
+system-call filter (agents/seccomp.py) keeps it from making a setuid or setgid file.
 """
 
 from __future__ import annotations

@@ -1,0 +1,129 @@
+"""A command agent for round 13's outside attack (tests/test_attack51_*.py).
+
+    python tests/attack51_agent.py
+
+Standard library only. It prints one JSON object saying what each attack reached;
+what it tries comes from its environment:
+
+    ATTACK_SETID   FOLDER (a `write:` folder): leaves files there made setuid and setgid
+                   each way a process can (chmod, fchmod, open with O_CREAT, mknod), and
+                   one made executable the ordinary way; each file's mode as the agent saw
+                   it, or the error's name
+    ATTACK_BORROW  FOLDER (a `write:` folder both runs of `-k 2 --concurrency 2` share):
+                   run 1 leaves its token there and waits (up to 60 s) for run 2 to be
+                   done; run 2 calls the tool `borrowed` over MCP with run 1's token at
+                   its own endpoint: the HTTP status it got
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+import urllib.error
+import urllib.request
+
+
+def _mode(path: str) -> str:
+    return oct(os.stat(path).st_mode)
+
+
+def _chmod(path: str) -> str:
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nid\n")
+    os.chmod(path, 0o6755)
+    return _mode(path)
+
+
+def _fchmod(path: str) -> str:
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        os.fchmod(fd, 0o4755)
+    finally:
+        os.close(fd)
+    return _mode(path)
+
+
+def _created(path: str) -> str:
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o6755))
+    return _mode(path)
+
+
+def _mknod(path: str) -> str:
+    os.mknod(path, stat.S_IFREG | 0o2755)
+    return _mode(path)
+
+
+def _plain(path: str) -> str:
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+    os.chmod(path, 0o755)
+    return _mode(path)
+
+
+def setid(folder: str) -> dict[str, str]:
+    tries = {"chmod": _chmod, "fchmod": _fchmod, "created": _created, "mknod": _mknod}
+    seen = {}
+    for name, attempt in {**tries, "plain": _plain}.items():
+        try:
+            seen[name] = attempt(os.path.join(folder, name))
+        except OSError as error:
+            seen[name] = type(error).__name__
+    return seen
+
+
+def _call(token: str) -> int | str:
+    """The HTTP status of a `tools/call` of the tool `borrowed`, sent with `token`."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    body["params"] = {"name": "borrowed", "arguments": {}}
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    url = os.environ["PASSHAT_MCP_URL"]
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError as error:
+        return type(error).__name__
+
+
+def _waited(path: str) -> bool:
+    for _ in range(600):
+        if os.path.exists(path):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def borrow(folder: str) -> object:
+    token, done = os.path.join(folder, "token"), os.path.join(folder, "done")
+    if os.environ["PASSHAT_RUN_INDEX"] == "1":
+        with open(token + ".tmp", "w") as f:
+            f.write(os.environ["PASSHAT_MCP_TOKEN"])
+        os.rename(token + ".tmp", token)
+        return {"waited": _waited(done)}
+    if not _waited(token):
+        return "no token"
+    with open(token) as f:
+        status = _call(f.read())
+    with open(done, "w"):
+        pass
+    return status
+
+
+def main() -> None:
+    result: dict[str, object] = {}
+    if os.environ.get("ATTACK_SETID"):
+        result["setid"] = setid(os.environ["ATTACK_SETID"])
+    if os.environ.get("ATTACK_BORROW"):
+        result["borrowed"] = borrow(os.environ["ATTACK_BORROW"])
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
