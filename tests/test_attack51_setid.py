@@ -143,3 +143,19 @@ def test_control_a_run_at_process_level_leaves_setuid_files(user: str, open_tmp:
         "created",
         "mknod",
     }, found
+
+
+@pytest.mark.parametrize("machine", ["riscv64", "x86_64"])
+def test_namespace_is_refused_on_a_machine_with_no_filter(
+    machine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passhat.agents import isolation
+
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    isolation.unavailable.cache_clear()
+    try:
+        reason = isolation.unavailable("namespace")
+    finally:
+        isolation.unavailable.cache_clear()
+    refused = "no system-call filter for this machine (riscv64;"
+    assert (reason is not None and refused in reason) == (machine == "riscv64"), reason

@@ -9,8 +9,9 @@ scripts leave for this reason, flatpak/flatpak#2323). The filter (classic BPF, h
 to bwrap's `--seccomp`) answers EPERM to a `chmod`, `open` or `mknod` of any kind whose
 mode holds S_ISUID or S_ISGID, and ENOSYS to what would slip past it: `openat2` (its
 mode lies in a struct the filter cannot read) and io_uring (whose opens no filter
-sees), a system call of an ABI the filter does not know (x32, or i386 on x86_64), and
-every call on an architecture it has no table for. Everything else is allowed.
+sees), and a system call of an ABI the filter does not know (x32, or i386 on x86_64).
+Everything else is allowed. On a machine it has no table for, the level `namespace`
+is refused (isolation.unavailable), not had without it.
 """
 
 from __future__ import annotations
