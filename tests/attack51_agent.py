@@ -13,12 +13,16 @@ what it tries comes from its environment:
                    run 1 leaves its token there and waits (up to 60 s) for run 2 to be
                    done; run 2 calls the tool `borrowed` over MCP with run 1's token at
                    its own endpoint: the HTTP status it got
+    ATTACK_SHM     FOLDER,NAME (a `write:` folder and a file in it): leaves an SQLite
+                   file in WAL mode there (its WAL not checkpointed) whose `-shm` is a hard
+                   link to NAME, for the look of a later run to open; what it made
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 import time
 import urllib.error
@@ -116,13 +120,36 @@ def borrow(folder: str) -> object:
     return status
 
 
+def shm(spec: str) -> object:
+    folder, name = spec.split(",")
+    path = os.path.join(folder, "notes.db")
+    if os.path.exists(path):
+        return "there"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=wal")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.execute("CREATE TABLE notes (text)")
+    db.execute("INSERT INTO notes VALUES ('x')")
+    db.commit()
+    held = db  # not closed: its WAL stays, its pages not checkpointed into the file
+    try:
+        os.unlink(path + "-shm")
+        os.link(os.path.join(folder, name), path + "-shm")
+    except OSError as error:
+        return type(error).__name__
+    return {"wal": os.path.getsize(path + "-wal"), "held": held is not None}
+
+
 def main() -> None:
     result: dict[str, object] = {}
     if os.environ.get("ATTACK_SETID"):
         result["setid"] = setid(os.environ["ATTACK_SETID"])
     if os.environ.get("ATTACK_BORROW"):
         result["borrowed"] = borrow(os.environ["ATTACK_BORROW"])
-    print(json.dumps(result))
+    if os.environ.get("ATTACK_SHM"):
+        result["shm"] = shm(os.environ["ATTACK_SHM"])
+    print(json.dumps(result), flush=True)
+    os._exit(0)  # an SQLite connection left open stays so (ATTACK_SHM)
 
 
 if __name__ == "__main__":
