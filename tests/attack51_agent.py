@@ -16,12 +16,21 @@ what it tries comes from its environment:
     ATTACK_SHM     FOLDER,NAME (a `write:` folder and a file in it): leaves an SQLite
                    file in WAL mode there (its WAL not checkpointed) whose `-shm` is a hard
                    link to NAME, for the look of a later run to open; what it made
+    ATTACK_INOTIFY SECONDS (runs of `-k 2 --concurrency 2`): run 1 opens inotify
+                   instances until refused and holds them SECONDS; run 2 waits a third of
+                   that and opens one: how many run 1 held, the error run 2 got (or "ok")
+    ATTACK_EPOLL   FOLDER,SECONDS: run 1 adds descriptors to epoll instances until
+                   refused (each pair counts against its user's fs.epoll.max_user_watches),
+                   leaves FOLDER/full and holds them SECONDS: how many it added and the
+                   error that stopped it. Other runs wait (up to 120 s) for FOLDER/full
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import select
 import sqlite3
 import stat
 import time
@@ -96,8 +105,8 @@ def _call(token: str) -> int | str:
         return type(error).__name__
 
 
-def _waited(path: str) -> bool:
-    for _ in range(600):
+def _waited(path: str, seconds: float = 60) -> bool:
+    for _ in range(int(seconds * 10)):
         if os.path.exists(path):
             return True
         time.sleep(0.1)
@@ -140,6 +149,48 @@ def shm(spec: str) -> object:
     return {"wal": os.path.getsize(path + "-wal"), "held": held is not None}
 
 
+def _inotify() -> int | str:
+    """A new inotify instance's descriptor, or the error's name."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    return fd if fd >= 0 else str(os.strerror(ctypes.get_errno()))
+
+
+def inotify(seconds: str) -> object:
+    if os.environ["PASSHAT_RUN_INDEX"] != "1":
+        time.sleep(float(seconds) / 3)
+        got = _inotify()
+        return "ok" if isinstance(got, int) else got
+    held = []
+    while len(held) < 10_000 and isinstance(fd := _inotify(), int):
+        held.append(fd)
+    time.sleep(float(seconds))
+    return len(held)
+
+
+def epoll(spec: str) -> object:
+    folder, seconds = spec.split(",")
+    full = os.path.join(folder, "full")
+    if os.environ["PASSHAT_RUN_INDEX"] != "1":
+        return {"waited": _waited(full, 120)}
+    read, _ = os.pipe()
+    targets = [read, *(os.dup(read) for _ in range(2_999))]
+    polls, added, stopped = [], 0, None
+    try:
+        while len(polls) < 5_000 and stopped is None:
+            poll = select.epoll()
+            polls.append(poll)
+            for fd in targets:
+                poll.register(fd, select.EPOLLIN)
+                added += 1
+    except OSError as error:
+        stopped = os.strerror(error.errno or 0)
+    with open(full, "w"):
+        pass
+    time.sleep(float(seconds))
+    return {"added": added, "stopped": stopped}
+
+
 def main() -> None:
     result: dict[str, object] = {}
     if os.environ.get("ATTACK_SETID"):
@@ -148,6 +199,10 @@ def main() -> None:
         result["borrowed"] = borrow(os.environ["ATTACK_BORROW"])
     if os.environ.get("ATTACK_SHM"):
         result["shm"] = shm(os.environ["ATTACK_SHM"])
+    if os.environ.get("ATTACK_INOTIFY"):
+        result["inotify"] = inotify(os.environ["ATTACK_INOTIFY"])
+    if os.environ.get("ATTACK_EPOLL"):
+        result["epoll"] = epoll(os.environ["ATTACK_EPOLL"])
     print(json.dumps(result), flush=True)
     os._exit(0)  # an SQLite connection left open stays so (ATTACK_SHM)
 
