@@ -12,7 +12,8 @@ what it tries comes from its environment:
     ATTACK_BORROW  FOLDER (a `write:` folder both runs of `-k 2 --concurrency 2` share):
                    run 1 leaves its token there and waits (up to 60 s) for run 2 to be
                    done; run 2 calls the tool `borrowed` over MCP with run 1's token at
-                   its own endpoint: the HTTP status it got
+                   its own endpoint: the HTTP status it got. With ATTACK_GONE set,
+                   run 1 does not wait: run 2 (after it) uses a finished run's token
     ATTACK_SHM     FOLDER,NAME (a `write:` folder and a file in it): leaves an SQLite
                    file in WAL mode there (its WAL not checkpointed) whose `-shm` is a hard
                    link to NAME, for the look of a later run to open; what it made
@@ -119,6 +120,8 @@ def borrow(folder: str) -> object:
         with open(token + ".tmp", "w") as f:
             f.write(os.environ["PASSHAT_MCP_TOKEN"])
         os.rename(token + ".tmp", token)
+        if os.environ.get("ATTACK_GONE"):  # ends at once: run 2 replays a finished run's token
+            return {"waited": False}
         return {"waited": _waited(done)}
     if not _waited(token):
         return "no token"
