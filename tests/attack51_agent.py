@@ -24,6 +24,8 @@ what it tries comes from its environment:
                    refused (each pair counts against its user's fs.epoll.max_user_watches),
                    leaves FOLDER/full and holds them SECONDS: how many it added and the
                    error that stopped it. Other runs wait (up to 120 s) for FOLDER/full
+    ATTACK_MANY    FOLDER,N: run 1 leaves N empty files in FOLDER (a `write:` folder);
+                   how many
 """
 
 from __future__ import annotations
@@ -194,6 +196,16 @@ def epoll(spec: str) -> object:
     return {"added": added, "stopped": stopped}
 
 
+def many(spec: str) -> int:
+    folder, count = spec.split(",")
+    if os.environ["PASSHAT_RUN_INDEX"] != "1":
+        return 0
+    for index in range(int(count)):
+        with open(os.path.join(folder, f"f{index}"), "w"):
+            pass
+    return int(count)
+
+
 def main() -> None:
     result: dict[str, object] = {}
     if os.environ.get("ATTACK_SETID"):
@@ -206,6 +218,8 @@ def main() -> None:
         result["inotify"] = inotify(os.environ["ATTACK_INOTIFY"])
     if os.environ.get("ATTACK_EPOLL"):
         result["epoll"] = epoll(os.environ["ATTACK_EPOLL"])
+    if os.environ.get("ATTACK_MANY"):
+        result["many"] = many(os.environ["ATTACK_MANY"])
     print(json.dumps(result), flush=True)
     os._exit(0)  # an SQLite connection left open stays so (ATTACK_SHM)
 
