@@ -202,3 +202,18 @@ def test_each_machines_filter_decides_as_its_table_says(machine: str) -> None:
     assert _decide(code, 0x40000003, 90, (0, 0o4755)) == enosys  # another ABI (i386)
     if machine == "x86_64":
         assert _decide(code, audit, X32_BIT | 90, (0, 0o4755)) == enosys  # x32
+
+
+@ATTACK_MARKS[0]
+def test_the_levels_probe_starts_its_sandbox_with_the_filter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from passhat.agents import isolation, seccomp
+
+    monkeypatch.setattr(seccomp, "this_machine", lambda: b"\x06\x00\x00")  # not 8 bytes
+    isolation.unavailable.cache_clear()
+    try:
+        reason = isolation.unavailable("namespace")
+    finally:
+        isolation.unavailable.cache_clear()
+    assert reason is not None and "seccomp" in reason, reason

@@ -225,13 +225,14 @@ def unavailable(level: Level) -> str | None:
             "the run's endpoints into its sandbox; install socat or use --isolation process"
         )
     uid = RUN_UID_BASE if is_root() else None
-    # the filter every run starts under, from a memfd (a kernel without seccomp fails here)
-    rules = os.memfd_create("passhat-seccomp", os.MFD_CLOEXEC)
-    os.write(rules, seccomp.this_machine())
-    os.lseek(rules, 0, os.SEEK_SET)
-    probe = [*launcher(level, uid), *sandbox.base_argv(), "--seccomp", str(rules)]
-    probe += [*sandbox.process_cap(), "/bin/true"]
+    rules = -1
     try:
+        # the filter every run starts under, from a memfd (a kernel without seccomp fails)
+        rules = os.memfd_create("passhat-seccomp", os.MFD_CLOEXEC)
+        os.write(rules, seccomp.this_machine())
+        os.lseek(rules, 0, os.SEEK_SET)
+        probe = [*launcher(level, uid), *sandbox.base_argv(), "--seccomp", str(rules)]
+        probe += [*sandbox.process_cap(), "/bin/true"]
         done = subprocess.run(
             probe, capture_output=True, text=True, timeout=30, env={}, pass_fds=(rules,)
         )
@@ -242,7 +243,8 @@ def unavailable(level: Level) -> str | None:
             return None
         reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
     finally:
-        os.close(rules)
+        if rules >= 0:
+            os.close(rules)
     return (
         f"--isolation namespace is not available here (bwrap: {reason}); allow user "
         "namespaces (sysctl kernel.unprivileged_userns_clone=1, or a container run with "
