@@ -11,7 +11,7 @@ passhat, and from every other process of passhat's user (an editor, a desktop).
 Tried for real at `--concurrency 2`, a run holding all 128 inotify instances: at
 `namespace` under root the other run opened one; under an unprivileged passhat it got
 EMFILE, as at `process` (the control) for both. With epoll watches (the slow test
-below): run 1 added 5,491,633 in about 20 s (load 10, 2 cores), and run 3, started
+below, run only with PASSHAT_ATTACK_EPOLL=1): run 1 added 5,491,633 in about 20 s (load 10, 2 cores), and run 3, started
 while it held them, was errored `isolation` ("the run's sandbox was not made (No space
 left on device)": passhat's own event loop could not watch its pipes).
 
@@ -25,6 +25,7 @@ by newuidmap, as rootless containers do), given in turn as a root passhat gives 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,12 @@ def test_control_at_process_level_one_run_takes_the_others_inotify_instances(
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("PASSHAT_ATTACK_EPOLL"),
+    reason="takes every epoll watch of the user nobody, machine-wide, for 20 s: every other "
+    "test running as nobody meanwhile fails (seen: three sandbox tests under -n 2); "
+    "PASSHAT_ATTACK_EPOLL=1 runs it",
+)
 @ATTACK_MARKS[0]
 @ATTACK_MARKS[1]
 @pytest.mark.xfail(strict=True, reason=SHARED)
