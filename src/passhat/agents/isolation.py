@@ -36,6 +36,7 @@ import ctypes
 import functools
 import itertools
 import os
+import platform
 import secrets
 import shutil
 import subprocess
@@ -196,7 +197,7 @@ INSTALL = (
 @functools.cache
 def unavailable(level: Level) -> str | None:
     """Why `level` cannot be had on this machine (None when it can): one line."""
-    from passhat.agents import relay, sandbox
+    from passhat.agents import relay, sandbox, seccomp
 
     if level == "process":
         return None
@@ -204,6 +205,12 @@ def unavailable(level: Level) -> str | None:
         return (
             f"--isolation namespace needs Linux namespaces, and this is {sys.platform}; "
             "use --isolation process (the agent then sees what passhat's user sees)"
+        )
+    if platform.machine() not in seccomp.TABLES:
+        return (
+            f"--isolation namespace has no system-call filter for this machine "
+            f"({platform.machine()}; it has one for {', '.join(seccomp.TABLES)}), and a run "
+            "could leave setuid files in its write: folders; use --isolation process"
         )
     needed = ["bwrap", as_uid(RUN_UID_BASE)[0]] if is_root() else ["bwrap"]
     if realtime() and not at_gate():
@@ -218,15 +225,26 @@ def unavailable(level: Level) -> str | None:
             "the run's endpoints into its sandbox; install socat or use --isolation process"
         )
     uid = RUN_UID_BASE if is_root() else None
-    probe = [*launcher(level, uid), *sandbox.base_argv(), *sandbox.process_cap(), "/bin/true"]
+    rules = -1
     try:
-        done = subprocess.run(probe, capture_output=True, text=True, timeout=30, env={})
+        # the filter every run starts under, from a memfd (a kernel without seccomp fails)
+        rules = os.memfd_create("passhat-seccomp", os.MFD_CLOEXEC)
+        os.write(rules, seccomp.this_machine())
+        os.lseek(rules, 0, os.SEEK_SET)
+        probe = [*launcher(level, uid), *sandbox.base_argv(), "--seccomp", str(rules)]
+        probe += [*sandbox.process_cap(), "/bin/true"]
+        done = subprocess.run(
+            probe, capture_output=True, text=True, timeout=30, env={}, pass_fds=(rules,)
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         reason = str(error)
     else:
         if done.returncode == 0:
             return None
         reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    finally:
+        if rules >= 0:
+            os.close(rules)
     return (
         f"--isolation namespace is not available here (bwrap: {reason}); allow user "
         "namespaces (sysctl kernel.unprivileged_userns_clone=1, or a container run with "

@@ -210,6 +210,8 @@ class Gate:
     """A memfd holding bwrap's options (`bwrap()`), -1 until then."""
     input = -1
     """A memfd holding the run's input.json (`file()`), -1 until then."""
+    filter = -1
+    """A memfd holding the run's system-call filter (agents/seccomp.py), -1 until `bwrap()`."""
 
     def bwrap_args(self) -> list[str]:
         return ["--info-fd", str(self.info_write), "--block-fd", str(self.block_read)]
@@ -222,7 +224,11 @@ class Gate:
     def bwrap(self, options: Sequence[str]) -> list[str]:
         """`bwrap --args FD`, its options and the gate's read from a memfd: the sandbox's
         /proc/1/cmdline (bwrap's own process) then shows none of the host's paths."""
-        data = b"".join(arg.encode() + b"\0" for arg in [*options, *self.bwrap_args()])
+        from passhat.agents.seccomp import this_machine
+
+        self.filter = _memfd("passhat-seccomp", this_machine())
+        argv = [*options, *self.bwrap_args(), "--seccomp", str(self.filter)]
+        data = b"".join(arg.encode() + b"\0" for arg in argv)
         self.args = _memfd("passhat-bwrap-args", data)
         return ["bwrap", "--args", str(self.args)]
 
@@ -231,7 +237,7 @@ class Gate:
         return (
             self.info_write,
             self.block_read,
-            *(fd for fd in (self.args, self.input) if fd >= 0),
+            *(fd for fd in (self.args, self.input, self.filter) if fd >= 0),
         )
 
     def spawned(self) -> None:
@@ -240,7 +246,7 @@ class Gate:
         for fd in self.pass_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self.info_write = self.block_read = self.args = self.input = -1
+        self.info_write = self.block_read = self.args = self.input = self.filter = -1
 
     async def open(self) -> None:
         """Wait for the sandbox's pid, put its limits on it (sandbox.confine), serve the
@@ -270,7 +276,7 @@ class Gate:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.info_read = self.info_write = self.block_read = self.block_write = -1
-        self.args = self.input = -1
+        self.args = self.input = self.filter = -1
 
 
 def _memfd(name: str, data: bytes) -> int:

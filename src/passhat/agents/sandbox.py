@@ -39,7 +39,8 @@ only things the agent reaches. Hosts the suite allows (`agent: {hosts: [name:por
 are reached through an HTTP proxy that passhat serves per run (serve/egress.py) and
 that refuses every other host; HTTPS_PROXY and HTTP_PROXY point to it. When the agent
 exits, the PID namespace ends, and every process it left (the relay's too) dies with
-it. Nested user namespaces are refused (--disable-userns) and / is read-only.
+it. Nested user namespaces are refused (--disable-userns) and / is read-only; a
+system-call filter (agents/seccomp.py) keeps it from making a setuid or setgid file.
 """
 
 from __future__ import annotations
@@ -399,7 +400,8 @@ def _ask_sqlite(path: str) -> bool | None:
     said: list[bool | None] = []
 
     def ask() -> None:
-        said.append(holds_passhat_tables(path, STORE_LOOK_S, live=live))
+        if as_owner(path):
+            said.append(holds_passhat_tables(path, STORE_LOOK_S, live=live))
 
     thread = threading.Thread(target=ask, name="passhat-store-look", daemon=True)
     thread.start()
@@ -412,6 +414,29 @@ def _ask_sqlite(path: str) -> bool | None:
         # with a trusted key, and a store whose tables lie past them was shown
         return True if _head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC else None
     return said[0] if said else None
+
+
+def as_owner(path: str) -> bool:
+    """Where passhat is root, set this thread's file-system uid and gid to those of the
+    file at `path` (the kernel then takes the thread's file capabilities: chown, reading
+    and writing past a file's mode); whether that was done, or needed none. SQLite, asked
+    about a file with a WAL, opens its `-shm` for writing, writes it, and as root chowns
+    it to the file's owner: a run left `notes.db-shm` a hard link to a file of its
+    `write:` folder it may read and write (root's, mode 0666), and the look before the
+    next run overwrote it and gave it to the run's uid. As the owner, SQLite does what
+    the owner could. setfsuid acts on the calling thread alone (glibc does not pass it
+    to the others, as it does setuid): call this on a thread of its own."""
+    if os.geteuid() != 0:
+        return True
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.setfsgid(info.st_gid)
+    libc.setfsuid(info.st_uid)
+    # each returns the previous id: asked again (with -1, no change) they say the new one
+    return bool(libc.setfsuid(-1) == info.st_uid and libc.setfsgid(-1) == info.st_gid)
 
 
 def _size(path: str) -> int:

@@ -1,0 +1,67 @@
+"""A run that leaves its `write:` folder past the look's bound has the later runs errored
+as passhat's failure (round 13's outside attack).
+
+Before each run passhat looks for answers in the folders in view, and refuses a folder
+holding more than 20,000 files and folders (sandbox.WALK_LIMIT): that run is errored
+`isolation`, an infrastructure failure, not counted. A run may write its `write:`
+folder. Tried for real at `namespace`, as root and as an unprivileged user, with
+`-k 3 --concurrency 1`: run 1 left 20,001 empty files there, and runs 2 and 3 were
+errored `isolation` ("the agent's view holds more than 20,000 files and folders here"):
+what the agent did is recorded as passhat's failure, and the agent chose which of its
+runs are counted (DESIGN: only infrastructure failures are errored). At `process` (the
+control) there is no look and the later runs are counted.
+
+Not fixed (strict xfail): the look cannot tell who filled the folder, and a refused run
+has no state to grade. The fix: after each run, count its `write:` folders (the look
+does, before the next); a run that left one past the bound is the one marked (its
+verdict kept, the reason named on it), and the later runs are recorded as not run for
+it (an error type of their own, say `agent_left`, named in the report as the agent's),
+never `isolation`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from passhat.store import Store
+from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
+
+BLAMED = (
+    "the refusal of a write: folder a run filled past the look's bound errors the later "
+    "runs as passhat's failure (isolation), not the agent's"
+)
+
+
+def _statuses(user: str, open_tmp: Path, level: str) -> list[tuple[str, str | None]]:
+    out = open_tmp / "out"
+    out.mkdir()
+    env = {"ATTACK_MANY": f"{out},20001"}
+    suite = attack_suite(open_tmp / "work", env, "attack51_agent.py")
+    for item in [open_tmp, *open_tmp.rglob("*")]:
+        item.chmod(0o777 if item.is_dir() else 0o666)
+    db = open_tmp / "p.db"
+    args = ["-k", "3", "--concurrency", "1", "--timeout", "120", "--isolation", level]
+    args += ["--db", str(db), "-q", "--no-report", "--agent-write", str(out)]
+    done = passhat_as(user, open_tmp, "run", str(suite), *args)
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        runs = sorted(store.runs(store.experiment("latest").id), key=lambda r: r.run_index)
+    assert runs[0].output == {"many": 20001}, runs[0].output
+    return [(r.status, r.error_type) for r in runs]
+
+
+@ATTACK_MARKS[0]
+@ATTACK_MARKS[1]
+@pytest.mark.xfail(strict=True, reason=BLAMED)
+def test_a_run_that_fills_its_write_folder_is_not_passhats_failure(
+    user: str, open_tmp: Path
+) -> None:
+    statuses = _statuses(user, open_tmp, "namespace")
+    assert all(error != "isolation" for _, error in statuses), statuses
+
+
+@ATTACK_MARKS[1]
+def test_control_at_process_level_the_later_runs_are_counted(user: str, open_tmp: Path) -> None:
+    assert _statuses(user, open_tmp, "process") == [("failed", None)] * 3
