@@ -25,6 +25,13 @@ from passhat.report.html.facts import LoadRuns, RunWhole, _CaseFacts
 RUNS_BUDGET = 750_000
 """Bytes of compressed run detail a paged report embeds at most, page by page; a
 run left out says which `passhat show` command prints it."""
+EMBEDDED_RUNS = 1_000
+"""Requested runs whose detail a paged report embeds at most, page by page (the first
+page's always, itself at most `PAGE_RUNS`): each page's runs are read whole, packed and
+deflated, about 0.06 s of CPU a page of 1,000 runs. At 100,000 runs the eight pages
+`RUNS_BUDGET` let in were 0.5 s of the 1.5 s `report --html` took; the runs of the
+other pages are a `passhat show` or `passhat view` away, as the page says above its
+grid (render.py `_detail_note`)."""
 
 
 def _run_data(run: RunRecord) -> dict[str, Any]:
@@ -328,12 +335,16 @@ def _whole(page: Sequence[_CaseFacts], load: LoadRuns | None) -> dict[tuple[str,
 
 def _embedded_runs(pages: list[list[_CaseFacts]], load: LoadRuns | None) -> list[tuple[int, str]]:
     """The runs blobs, each with the number of its first case: every run on one page; on
-    a paged report one blob per page while their compressed detail stays within
-    `RUNS_BUDGET` (the first page's always), so no more than one page's whole runs
-    are held at a time and the page's script inflates only the blob of the run opened."""
+    a paged report one blob per page while their requested runs stay within
+    `EMBEDDED_RUNS` and their compressed detail within `RUNS_BUDGET` (the first page's
+    always), so no more than one page's whole runs are held at a time and the page's
+    script inflates only the blob of the run opened."""
     chunks: list[tuple[int, str]] = []
-    size = 0
+    size = runs = 0
     for page in pages:
+        runs += sum(c.account.k_requested for c in page)
+        if chunks and runs > EMBEDDED_RUNS:
+            break
         blob = _runs_blob(page, load, RUNS_BUDGET - size if chunks else None)
         if blob is None:
             break
