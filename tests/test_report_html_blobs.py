@@ -5,6 +5,7 @@ checked against the slower, obvious way it replaced."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import re
@@ -486,3 +487,24 @@ def test_the_runs_blobs_stop_at_the_page_that_does_not_fit(monkeypatch: pytest.M
     ]:
         monkeypatch.setattr(html_runs, "RUNS_BUDGET", budget)
         assert [blob for _, blob in html_runs._embedded_runs(pages, None)] == blobs[:taken]
+
+
+def test_the_pages_blob_is_gzipped_fast_unless_it_is_large(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Up to `GZIP_FAST_UP_TO` bytes the other pages' columns are gzipped at level 3 (a
+    quarter of level 6's CPU); past it, where the blob is most of a page that must stay
+    within 5 MB, at level 6 (smaller). Either way it is gzip of the same bytes."""
+    rng = random.Random(38)
+    data = ",".join(str(rng.randint(0, 1200)) for _ in range(100_000)).encode()
+
+    def gzip_at(level: int) -> bytes:
+        packer = zlib.compressobj(level, zlib.DEFLATED, 31, 9, zlib.Z_FILTERED)
+        return packer.compress(data) + packer.flush()
+
+    monkeypatch.setattr(html_pages, "GZIP_FAST_UP_TO", len(data))
+    fast = html_pages._gzip(data)
+    monkeypatch.setattr(html_pages, "GZIP_FAST_UP_TO", len(data) - 1)
+    small = html_pages._gzip(data)
+    assert (fast, small) == (gzip_at(3), gzip_at(6)) and len(small) < len(fast)
+    assert gzip.decompress(fast) == gzip.decompress(small) == data
