@@ -254,16 +254,20 @@ def test_a_damaged_or_nonstandard_column_is_read_as_runs_reads_it(tmp_path: Path
             store.runs_json(e.id, ["a"])
 
 
-def test_ascii_front_coding_at_once_equals_one_at_a_time() -> None:
+@pytest.mark.parametrize("step", [8_192, 1, 2, 3])
+def test_ascii_front_coding_at_once_equals_one_at_a_time(
+    step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compared `_ASCII_STEP` strings at a time (a step's first with the last before it)."""
+    monkeypatch.setattr(html_pages, "_ASCII_STEP", step)
     rng = random.Random(3)
     for _ in range(500):
         strings = [
             "".join(rng.choice("ab\x00/c") for _ in range(rng.randint(0, 9)))
             for _ in range(rng.randint(1, 15))
         ]
-        width = max(map(len, strings))
         expected, _ = html_pages._front_coded_loop(strings)
-        assert html_pages._shared_ascii(strings, width) == expected
+        assert html_pages._shared_ascii(strings) == expected
         assert html_pages._front_coded(strings) == html_pages._front_coded_loop(strings)
 
 

@@ -86,7 +86,7 @@ def _front_coded(strings: Iterable[str]) -> tuple[list[int], list[str]]:
     if texts and "".join(texts).isascii():
         width = max(map(len, texts))
         if len(texts) * width <= _COMPARED_AT_ONCE:
-            lengths = _shared_ascii(texts, width)
+            lengths = _shared_ascii(texts)
             return lengths, [text[n:] for text, n in zip(texts, lengths, strict=True)]
     return _front_coded_loop(texts)
 
@@ -95,19 +95,30 @@ _COMPARED_AT_ONCE = 64_000_000
 """Bytes of the table `_shared_ascii` compares at most (strings × the longest)."""
 
 
-def _shared_ascii(texts: list[str], width: int) -> list[int]:
+def _shared_ascii(texts: list[str]) -> list[int]:
     """The length of the start each of `texts` (ASCII) shares with the one before (0 for
-    the first): the strings as rows of a byte table, each compared with the row above."""
+    the first): the strings as rows of a byte table, each compared with the row above,
+    `_ASCII_STEP` strings at a time (each step's first compared with the step before's
+    last): the table of 10,000 x 10's 100,000 item names at once, with its comparison
+    and the bytes of each name, added 6 MB to the peak RSS of `report --html`."""
     import numpy as np
 
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    table = np.array([t.encode() for t in texts], dtype=f"S{max(width, 1)}")
-    rows = table.view(np.uint8).reshape(len(texts), max(width, 1))
-    differ = rows[1:] != rows[:-1]
-    first = np.where(differ.any(axis=1), differ.argmax(axis=1), width)
-    # a row's padding is NUL, as a string's own NUL may be: never past the shorter one
-    shared = np.minimum(first, np.minimum(lengths[1:], lengths[:-1]))
-    return [0, *shared.tolist()]
+    shared = [0]
+    for at in range(0, len(texts), _ASCII_STEP):
+        part = texts[max(at - 1, 0) : at + _ASCII_STEP]
+        wide = max(max(map(len, part)), 1) if len(part) > 1 else 1
+        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part))
+        table = np.array([t.encode() for t in part], dtype=f"S{wide}")
+        rows = table.view(np.uint8).reshape(len(part), wide)
+        differ = rows[1:] != rows[:-1]
+        first = np.where(differ.any(axis=1), differ.argmax(axis=1), wide)
+        # a row's padding is NUL, as a string's own NUL may be: never past the shorter one
+        shared += np.minimum(first, np.minimum(lengths[1:], lengths[:-1])).tolist()
+    return shared
+
+
+_ASCII_STEP = 8_192
+"""Strings `_shared_ascii` compares at a time."""
 
 
 def _front_coded_loop(texts: Iterable[str]) -> tuple[list[int], list[str]]:
