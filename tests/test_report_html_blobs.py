@@ -153,6 +153,25 @@ def test_the_string_table_is_what_the_regular_expression_made(
     assert html_runs._packed(text) == packed_by_expression(text)
 
 
+@pytest.mark.parametrize("step", [1, 2, 3])
+def test_the_packed_text_is_the_same_whatever_its_parts(
+    step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`_packed_parts` splices the references in `_SPLICE_STEP` at a time and puts the
+    escapes back part by part: joined, the same bytes as the text packed at once, and
+    deflated part by part the same blob."""
+    rng = random.Random(step)
+    words = ['quote \\" and backslash \\\\ here', "plain text long enough to be kept", "\u202e"]
+    long = [" ".join(rng.choice(words) for _ in range(6)) for _ in range(8)]
+    value = {f"r{n}": [rng.choice(long) for _ in range(rng.randint(0, 5))] for n in range(40)}
+    text = json.dumps(value, ensure_ascii=False).encode()
+    whole = packed_by_expression(text)
+    monkeypatch.setattr(html_runs, "_SPLICE_STEP", step)
+    parts = list(html_runs._packed_parts(text))
+    assert len(parts) > 3 and b"".join(parts) == whole == html_runs._packed(text)
+    assert html_runs._deflated(parts, None) == zlib.compress(whole, 9)
+
+
 def test_the_string_table_of_long_keys_and_spaced_colons() -> None:
     """A long key before a colon (after spaces, tabs or line breaks), a long repeated value
     followed by spaces and a comma, and a long value last in the text: the same bytes as
@@ -341,6 +360,37 @@ def test_item_columns_equal_item_stability() -> None:
         assert shared.verdicts == columns.verdicts
 
 
+def test_item_columns_compacted_page_by_page_equal_the_columns_whole() -> None:
+    """`_ItemColumns.compact` after each page: the names front-coded across the pages as
+    if at once (each page's first from the page before's last), the letters joined."""
+    rng = random.Random(8)
+    for _ in range(100):
+        ids = [
+            rng.choice(["t-00", "t-01", "\u00efx-", "y"]) + str(n) for n in range(rng.randint(1, 9))
+        ]
+        runs = [
+            replace(run(case, i, [], []), score=graded(rng))
+            for case in ids
+            for i in range(1, rng.randint(1, 4))
+        ]
+        facts = html_facts._case_facts(runs, _accounting(ids, runs))
+        whole = html_pages._ItemColumns(Counter())
+        whole.add(facts)
+        paged = html_pages._ItemColumns(Counter())
+        for at in range(0, len(facts), 2):  # pages of two cases
+            paged.add(facts[at : at + 2])
+            paged.compact()
+        assert (paged.shared, paged.rest) == html_pages._front_coded(whole.names)
+        assert paged.names == [] and len(paged.hits) == (len(facts) + 1) // 2
+        assert "".join(paged.expected) == "".join(whole.expected)
+        assert "".join(paged.hits) == "".join(whole.hits)
+        assert (paged.counts, paged.scorer, paged.verdicts) == (
+            whole.counts,
+            whole.scorer,
+            whole.verdicts,
+        )
+
+
 def sharing(runs: list[RunRecord]) -> list[RunSummary]:
     """`runs` as summaries whose equal per-item results are one value."""
     values: dict[str, Any] = {}
@@ -467,11 +517,13 @@ def test_a_blob_is_deflated_as_zlib_does_or_refused_once_too_long() -> None:
     raw = b" ".join(rng.choice(words) for _ in range(200_000))  # several steps
     whole = zlib.compress(raw, 9)
     assert len(raw) > 3 * html_runs._DEFLATE_STEP
-    assert html_runs._deflated(raw, None) == whole
-    assert html_runs._deflated(raw, len(whole)) == whole
-    assert html_runs._deflated(raw, len(whole) - 1) is None
-    assert html_runs._deflated(raw, 100) is None
-    assert html_runs._deflated(b"", 8) == zlib.compress(b"", 9)
+    assert html_runs._deflated([raw], None) == whole
+    assert html_runs._deflated([raw], len(whole)) == whole
+    assert html_runs._deflated([raw], len(whole) - 1) is None
+    assert html_runs._deflated([raw], 100) is None
+    assert html_runs._deflated([b""], 8) == zlib.compress(b"", 9)
+    cut = [raw[:1000], b"", raw[1000:70_000], raw[70_000:]]  # parts fed in turn: the same
+    assert html_runs._deflated(cut, None) == whole
 
 
 def test_the_runs_blobs_stop_at_the_page_that_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
