@@ -33,8 +33,8 @@ per page, within `EMBEDDED_RUNS` requested runs and `RUNS_BUDGET` bytes (the pag
 above its grid whose runs it carries and which commands show the others). Anchors are the case's number (`c3`,
 `c3-run1`), not its id, and each run's entry under the grid (its link target:
 status, duration, error) is drawn by the script from the run's grid column.
-100,000 runs make a page of about 2 MB, as 1,000 × 100, 10,000 × 10 or
-100,000 × 1 (benchmarks/bench_html.py).
+100,000 runs make a page of 1.1 MB as 1,000 × 100, 1.4 MB as 10,000 × 10 and
+1.9 MB as 100,000 × 1 (benchmarks/bench_html.py).
 
 The rooms: facts.py (view models built from the accounting), runs.py (each run's detail,
 packed), pages.py (cases cut into pages; the pages past the first as columns of facts),
