@@ -5,6 +5,7 @@ checked against the slower, obvious way it replaced."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import re
@@ -152,6 +153,25 @@ def test_the_string_table_is_what_the_regular_expression_made(
     assert html_runs._packed(text) == packed_by_expression(text)
 
 
+@pytest.mark.parametrize("step", [1, 2, 3])
+def test_the_packed_text_is_the_same_whatever_its_parts(
+    step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`_packed_parts` splices the references in `_SPLICE_STEP` at a time and puts the
+    escapes back part by part: joined, the same bytes as the text packed at once, and
+    deflated part by part the same blob."""
+    rng = random.Random(step)
+    words = ['quote \\" and backslash \\\\ here', "plain text long enough to be kept", "\u202e"]
+    long = [" ".join(rng.choice(words) for _ in range(6)) for _ in range(8)]
+    value = {f"r{n}": [rng.choice(long) for _ in range(rng.randint(0, 5))] for n in range(40)}
+    text = json.dumps(value, ensure_ascii=False).encode()
+    whole = packed_by_expression(text)
+    monkeypatch.setattr(html_runs, "_SPLICE_STEP", step)
+    parts = list(html_runs._packed_parts(text))
+    assert len(parts) > 3 and b"".join(parts) == whole == html_runs._packed(text)
+    assert html_runs._deflated(parts, None) == zlib.compress(whole, 9)
+
+
 def test_the_string_table_of_long_keys_and_spaced_colons() -> None:
     """A long key before a colon (after spaces, tabs or line breaks), a long repeated value
     followed by spaces and a comma, and a long value last in the text: the same bytes as
@@ -253,16 +273,20 @@ def test_a_damaged_or_nonstandard_column_is_read_as_runs_reads_it(tmp_path: Path
             store.runs_json(e.id, ["a"])
 
 
-def test_ascii_front_coding_at_once_equals_one_at_a_time() -> None:
+@pytest.mark.parametrize("step", [8_192, 1, 2, 3])
+def test_ascii_front_coding_at_once_equals_one_at_a_time(
+    step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compared `_ASCII_STEP` strings at a time (a step's first with the last before it)."""
+    monkeypatch.setattr(html_pages, "_ASCII_STEP", step)
     rng = random.Random(3)
     for _ in range(500):
         strings = [
             "".join(rng.choice("ab\x00/c") for _ in range(rng.randint(0, 9)))
             for _ in range(rng.randint(1, 15))
         ]
-        width = max(map(len, strings))
         expected, _ = html_pages._front_coded_loop(strings)
-        assert html_pages._shared_ascii(strings, width) == expected
+        assert html_pages._shared_ascii(strings) == expected
         assert html_pages._front_coded(strings) == html_pages._front_coded_loop(strings)
 
 
@@ -334,6 +358,37 @@ def test_item_columns_equal_item_stability() -> None:
             columns.counts,
         )
         assert shared.verdicts == columns.verdicts
+
+
+def test_item_columns_compacted_page_by_page_equal_the_columns_whole() -> None:
+    """`_ItemColumns.compact` after each page: the names front-coded across the pages as
+    if at once (each page's first from the page before's last), the letters joined."""
+    rng = random.Random(8)
+    for _ in range(100):
+        ids = [
+            rng.choice(["t-00", "t-01", "\u00efx-", "y"]) + str(n) for n in range(rng.randint(1, 9))
+        ]
+        runs = [
+            replace(run(case, i, [], []), score=graded(rng))
+            for case in ids
+            for i in range(1, rng.randint(1, 4))
+        ]
+        facts = html_facts._case_facts(runs, _accounting(ids, runs))
+        whole = html_pages._ItemColumns(Counter())
+        whole.add(facts)
+        paged = html_pages._ItemColumns(Counter())
+        for at in range(0, len(facts), 2):  # pages of two cases
+            paged.add(facts[at : at + 2])
+            paged.compact()
+        assert (paged.shared, paged.rest) == html_pages._front_coded(whole.names)
+        assert paged.names == [] and len(paged.hits) == (len(facts) + 1) // 2
+        assert "".join(paged.expected) == "".join(whole.expected)
+        assert "".join(paged.hits) == "".join(whole.hits)
+        assert (paged.counts, paged.scorer, paged.verdicts) == (
+            whole.counts,
+            whole.scorer,
+            whole.verdicts,
+        )
 
 
 def sharing(runs: list[RunRecord]) -> list[RunSummary]:
@@ -462,11 +517,13 @@ def test_a_blob_is_deflated_as_zlib_does_or_refused_once_too_long() -> None:
     raw = b" ".join(rng.choice(words) for _ in range(200_000))  # several steps
     whole = zlib.compress(raw, 9)
     assert len(raw) > 3 * html_runs._DEFLATE_STEP
-    assert html_runs._deflated(raw, None) == whole
-    assert html_runs._deflated(raw, len(whole)) == whole
-    assert html_runs._deflated(raw, len(whole) - 1) is None
-    assert html_runs._deflated(raw, 100) is None
-    assert html_runs._deflated(b"", 8) == zlib.compress(b"", 9)
+    assert html_runs._deflated([raw], None) == whole
+    assert html_runs._deflated([raw], len(whole)) == whole
+    assert html_runs._deflated([raw], len(whole) - 1) is None
+    assert html_runs._deflated([raw], 100) is None
+    assert html_runs._deflated([b""], 8) == zlib.compress(b"", 9)
+    cut = [raw[:1000], b"", raw[1000:70_000], raw[70_000:]]  # parts fed in turn: the same
+    assert html_runs._deflated(cut, None) == whole
 
 
 def test_the_runs_blobs_stop_at_the_page_that_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -486,3 +543,24 @@ def test_the_runs_blobs_stop_at_the_page_that_does_not_fit(monkeypatch: pytest.M
     ]:
         monkeypatch.setattr(html_runs, "RUNS_BUDGET", budget)
         assert [blob for _, blob in html_runs._embedded_runs(pages, None)] == blobs[:taken]
+
+
+def test_the_pages_blob_is_gzipped_fast_unless_it_is_large(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Up to `GZIP_FAST_UP_TO` bytes the other pages' columns are gzipped at level 3 (a
+    quarter of level 6's CPU); past it, where the blob is most of a page that must stay
+    within 5 MB, at level 6 (smaller). Either way it is gzip of the same bytes."""
+    rng = random.Random(38)
+    data = ",".join(str(rng.randint(0, 1200)) for _ in range(100_000)).encode()
+
+    def gzip_at(level: int) -> bytes:
+        packer = zlib.compressobj(level, zlib.DEFLATED, 31, 9, zlib.Z_FILTERED)
+        return packer.compress(data) + packer.flush()
+
+    monkeypatch.setattr(html_pages, "GZIP_FAST_UP_TO", len(data))
+    fast = html_pages._gzip(data)
+    monkeypatch.setattr(html_pages, "GZIP_FAST_UP_TO", len(data) - 1)
+    small = html_pages._gzip(data)
+    assert (fast, small) == (gzip_at(3), gzip_at(6)) and len(small) < len(fast)
+    assert gzip.decompress(fast) == gzip.decompress(small) == data

@@ -136,6 +136,43 @@ def test_run_detail_past_the_budget_names_the_command(
     assert "not in the page" in body.text() and "passhat show 3f2a9c1d p150 1" in body.text()
 
 
+@pytest.mark.browser
+def test_run_detail_past_the_embedded_runs_names_the_command(
+    tmp_path: Path, chromium: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `EMBEDDED_RUNS` a run's detail is left out whatever room the budget has: the
+    run opened says so and names the `passhat show` command."""
+    monkeypatch.setattr(html_runs, "EMBEDDED_RUNS", 2 * PAGE_CASES)  # one page of k = 2
+    e, runs = many()
+    path = page(tmp_path, "embedded", e, runs)  # type: ignore[arg-type]
+    anchor = "c101-run2"  # p100, the first case of page 2
+    dom = parse(dump_dom(path, anchor))
+    body = dom.find("details", id=anchor).find("div", class_="run-body")
+    assert "not in the page" in body.text() and "passhat show 3f2a9c1d p100 2" in body.text()
+    (note,) = dom.with_class("p", "detail-note")
+    assert "cases 1 to 100 only, of 250" in note.text()
+
+
+def test_the_page_says_whose_run_detail_it_leaves_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A paged report embeds the detail of pages while their requested runs stay within
+    `EMBEDDED_RUNS` (the first page's always), and says above the grid which cases'
+    runs it carries and which commands show the others (the experiment's name escaped)."""
+    e, runs = many()  # three pages of 200, 200 and 100 runs
+    e = replace(e, name=HOSTILE)  # type: ignore[type-var]
+    whole = render_html(e, runs)  # type: ignore[arg-type]
+    assert 'data-starts="1 101 201"' in whole and "detail-note" not in whole
+    for most, starts, last in [(400, "1 101", 200), (399, "1", 100), (1, "1", 100)]:
+        monkeypatch.setattr(html_runs, "EMBEDDED_RUNS", most)
+        html = render_html(e, runs)  # type: ignore[arg-type]
+        assert f'data-starts="{starts}"' in html
+        note = parse(html).find("p", class_="note detail-note").text()
+        assert f"runs of cases 1 to {last} only, of 250." in note
+        assert f"passhat show {HOSTILE} CASE RUN" in note and "passhat view" in note
+        assert HOSTILE not in html  # the name is data: escaped wherever shown
+    zh = parse(render_html(e, runs, lang="zh-TW")).find("p", class_="note detail-note")  # type: ignore[arg-type]
+    assert "第 1 到第 100 個案例（共 250 個）" in zh.text()
+
+
 def test_run_detail_travels_in_one_blob_per_page() -> None:
     """The runs of each page whose detail is embedded are one blob of their own, which
     the script inflates when a run of that page is first opened."""

@@ -202,7 +202,11 @@ _EN: dict[str, str] = {
     "page_of": "page {page} of {pages}",
     "previous": "previous",
     "next": "next",
-    "not_embedded": "This run's detail is not in the page (size limit); print it with:",
+    "not_embedded": "This run's detail is not in the page (see the note above the grid); "
+    "print it with:",
+    "detail_left_out": "Transcripts, tool calls and final states are in this page for the "
+    "runs of cases 1 to {last} only, of {cases}. Any other run: `passhat show {ref} CASE RUN` "
+    "prints it whole, and `passhat view` serves every run in a browser.",
     "cannot_unpack": "This browser cannot unpack the transcripts (no DecompressionStream).",
     "back_to_grid": "back to the grid",
     # terminal: the metrics table and the accounting panel
@@ -606,7 +610,10 @@ _ZH_TW: dict[str, str] = {
     "page_of": "第 {page} 頁，共 {pages} 頁",
     "previous": "上一頁",
     "next": "下一頁",
-    "not_embedded": "這次執行的細節不在頁面裡（大小限制）；請用此指令列出：",
+    "not_embedded": "這次執行的細節不在頁面裡（見表格上方的說明）；請用此指令列出：",
+    "detail_left_out": "本頁只收錄第 1 到第 {last} 個案例（共 {cases} 個）各次執行的對話紀錄、"
+    "工具呼叫與最終狀態。其他執行：`passhat show {ref} CASE RUN` 印出整筆紀錄，"
+    "`passhat view` 在瀏覽器中提供每次執行。",
     "cannot_unpack": "這個瀏覽器無法解開對話紀錄（不支援 DecompressionStream）。",
     "back_to_grid": "回到表格",
     # terminal: the metrics table and the accounting panel

@@ -29,11 +29,12 @@ cases (at most `PAGE_CASES` cases and `PAGE_RUNS` runs each): the first as
 markup, the others as columns of facts (`_cases_blob`: about 12 bytes a case at
 k = 1, 34 at k = 10, 290 at k = 100, compressed) that the page's script draws
 from when the reader turns to them; the run detail of the first pages, one blob
-per page, within `RUNS_BUDGET`. Anchors are the case's number (`c3`,
+per page, within `EMBEDDED_RUNS` requested runs and `RUNS_BUDGET` bytes (the page says
+above its grid whose runs it carries and which commands show the others). Anchors are the case's number (`c3`,
 `c3-run1`), not its id, and each run's entry under the grid (its link target:
 status, duration, error) is drawn by the script from the run's grid column.
-100,000 runs make a page of about 2 MB, as 1,000 × 100, 10,000 × 10 or
-100,000 × 1 (benchmarks/bench_html.py).
+100,000 runs make a page of 1.1 MB as 1,000 × 100, 1.4 MB as 10,000 × 10 and
+1.9 MB as 100,000 × 1 (benchmarks/bench_html.py).
 
 The rooms: facts.py (view models built from the accounting), runs.py (each run's detail,
 packed), pages.py (cases cut into pages; the pages past the first as columns of facts),
@@ -45,10 +46,11 @@ from __future__ import annotations
 from passhat.report.html.facts import CONFIDENCE, LIST_LIMIT, LoadRuns, RunWhole
 from passhat.report.html.pages import PAGE_CASES, PAGE_RUNS, PAGED_ABOVE, PAGED_ABOVE_RUNS
 from passhat.report.html.render import PAIRS_PER_PAGE, WHY_CASES, render_html, write_html
-from passhat.report.html.runs import RUNS_BUDGET, script_json
+from passhat.report.html.runs import EMBEDDED_RUNS, RUNS_BUDGET, script_json
 
 __all__ = [
     "CONFIDENCE",
+    "EMBEDDED_RUNS",
     "LIST_LIMIT",
     "PAGED_ABOVE",
     "PAGED_ABOVE_RUNS",

@@ -86,7 +86,7 @@ def _front_coded(strings: Iterable[str]) -> tuple[list[int], list[str]]:
     if texts and "".join(texts).isascii():
         width = max(map(len, texts))
         if len(texts) * width <= _COMPARED_AT_ONCE:
-            lengths = _shared_ascii(texts, width)
+            lengths = _shared_ascii(texts)
             return lengths, [text[n:] for text, n in zip(texts, lengths, strict=True)]
     return _front_coded_loop(texts)
 
@@ -95,19 +95,30 @@ _COMPARED_AT_ONCE = 64_000_000
 """Bytes of the table `_shared_ascii` compares at most (strings × the longest)."""
 
 
-def _shared_ascii(texts: list[str], width: int) -> list[int]:
+def _shared_ascii(texts: list[str]) -> list[int]:
     """The length of the start each of `texts` (ASCII) shares with the one before (0 for
-    the first): the strings as rows of a byte table, each compared with the row above."""
+    the first): the strings as rows of a byte table, each compared with the row above,
+    `_ASCII_STEP` strings at a time (each step's first compared with the step before's
+    last): the table of 10,000 x 10's 100,000 item names at once, with its comparison
+    and the bytes of each name, added 6 MB to the peak RSS of `report --html`."""
     import numpy as np
 
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    table = np.array([t.encode() for t in texts], dtype=f"S{max(width, 1)}")
-    rows = table.view(np.uint8).reshape(len(texts), max(width, 1))
-    differ = rows[1:] != rows[:-1]
-    first = np.where(differ.any(axis=1), differ.argmax(axis=1), width)
-    # a row's padding is NUL, as a string's own NUL may be: never past the shorter one
-    shared = np.minimum(first, np.minimum(lengths[1:], lengths[:-1]))
-    return [0, *shared.tolist()]
+    shared = [0]
+    for at in range(0, len(texts), _ASCII_STEP):
+        part = texts[max(at - 1, 0) : at + _ASCII_STEP]
+        wide = max(max(map(len, part)), 1) if len(part) > 1 else 1
+        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part))
+        table = np.array([t.encode() for t in part], dtype=f"S{wide}")
+        rows = table.view(np.uint8).reshape(len(part), wide)
+        differ = rows[1:] != rows[:-1]
+        first = np.where(differ.any(axis=1), differ.argmax(axis=1), wide)
+        # a row's padding is NUL, as a string's own NUL may be: never past the shorter one
+        shared += np.minimum(first, np.minimum(lengths[1:], lengths[:-1])).tolist()
+    return shared
+
+
+_ASCII_STEP = 8_192
+"""Strings `_shared_ascii` compares at a time."""
 
 
 def _front_coded_loop(texts: Iterable[str]) -> tuple[list[int], list[str]]:
@@ -296,6 +307,32 @@ class _ItemColumns:
     names: list[str] = field(default_factory=list)
     expected: list[str] = field(default_factory=list)
     hits: list[str] = field(default_factory=list)
+    shared: list[int] = field(default_factory=list)
+    """The names `compact` let go, front-coded (`_front_coded`): the start each shares
+    with the one before, and the rest of it."""
+    rest: list[str] = field(default_factory=list)
+    last: str | None = None
+    """The last name `compact` let go (the next one's front coding starts from it)."""
+    joined: int = 0
+    """Entries of `expected` and `hits` that `compact` joined: each a page's letters."""
+
+    def compact(self) -> None:
+        """The names added since the last call front-coded onto `shared` and `rest` and
+        let go, and their letters joined into one string per call: what `_cases_blob`
+        writes, without each of 10,000 x 10's ~100,000 items held as strings of its own
+        to the end (they made 7 MB of the peak RSS of `report --html`)."""
+        names = self.names
+        if names:
+            last = [] if self.last is None else [self.last]
+            lengths, rests = _front_coded([*last, *names])
+            self.shared += lengths[len(last) :]
+            self.rest += rests[len(last) :]
+            self.last = names[-1]
+            names.clear()
+        at = self.joined
+        self.expected[at:] = ["".join(self.expected[at:])]
+        self.hits[at:] = ["".join(self.hits[at:])]
+        self.joined = at + 1
 
     def add(self, page: Sequence[_CaseFacts]) -> None:
         """The items of `page`'s cases, as `item_stability` of their runs has them (in
@@ -533,17 +570,17 @@ def _cases_blob(
     items = _ItemColumns(verdicts)
     for page in pages[1:]:
         items.add(page)
-    name_shared, name_rest = _front_coded(items.names)
+        items.compact()
     text.update(
         items=_to_json(items.counts),
         scorers=_to_json(list(items.scorers)),
         itemScorer=_to_json(items.scorer),
-        nameShared=_to_json(name_shared),
-        nameRest=_to_json(name_rest),
+        nameShared=_to_json(items.shared),
+        nameRest=_to_json(items.rest),
         expected=_to_json("".join(items.expected)),
         hits=_to_json("".join(items.hits)),
     )
-    del items, name_shared, name_rest
+    del items
     # each (counted, passes) pair's figures once, in order of first use (a case's
     # `metrics` are made anew each time they are read: 100,000 cases, once per pair)
     firsts: dict[tuple[int, int], CaseAccount] = {}
@@ -565,7 +602,15 @@ def _cases_blob(
         conf=_to_json(f"{ci_level}%"),
         usage=_to_json(usage),
     )
-    data = b"{" + b",".join([b'"%b":%b' % (key.encode(), text[key]) for key in _CASES_KEYS]) + b"}"
+    # joined once, each column as it is (a column formatted with its key, then the
+    # columns joined, then braces added were three more copies of the 3 MB of 10,000 x
+    # 10, at the peak RSS of `report --html`)
+    pieces: list[bytes] = [b"{"]
+    for key in _CASES_KEYS:
+        pieces += [b'"%b":' % key.encode(), text.pop(key), b","]
+    pieces[-1] = b"}"
+    data = b"".join(pieces)
+    del pieces
     return base64.b64encode(_gzip(data)).decode("ascii")
 
 
@@ -597,8 +642,17 @@ _CASES_KEYS = (
 
 
 def _gzip(data: bytes) -> bytes:
-    """gzip of the pages blob: level 6, filtered (mostly numbers and letters, little to
-    match): at 1,000,000 runs as small as level 9 within 1-4 %, in a third to a half of
-    its time (level 9 took 1.8 s of 10,000 x 100's 18 MB)."""
-    packer = zlib.compressobj(6, zlib.DEFLATED, 31, 9, zlib.Z_FILTERED)  # 31: gzip
+    """gzip of the pages blob, filtered (mostly numbers and letters, little to match): level
+    3 up to `GZIP_FAST_UP_TO` bytes, else 6. At 10,000 x 10 its 3.06 MB deflate to 313 KB
+    at level 3 in 0.017 s of CPU, to 261 KB at level 6 in 0.071 s (a tenth of what
+    `report --html` may spend beyond `report`), 247 KB at 9 in 0.12 s. Past 1,000,000 runs
+    the blob is most of the page, whose 5 MB needs level 6's size (at 1,000,000 runs as
+    small as level 9 within 1-4 %, in a third to a half of its time)."""
+    level = 3 if len(data) <= GZIP_FAST_UP_TO else 6
+    packer = zlib.compressobj(level, zlib.DEFLATED, 31, 9, zlib.Z_FILTERED)  # 31: gzip
     return packer.compress(data) + packer.flush()
+
+
+GZIP_FAST_UP_TO = 8_000_000
+"""Bytes of pages blob up to which it is compressed fast (`_gzip`): 100,000 runs make
+3 MB, 1,000,000 runs 18 to 30 MB."""

@@ -249,6 +249,19 @@ def _why(
     return data
 
 
+def _detail_note(
+    pages: list[list[Any]], embedded: int, experiment: ExperimentRecord, lang: str
+) -> str | None:
+    """What the page says of the run detail it leaves out (`runs.EMBEDDED_RUNS`): which
+    cases' runs it carries, and the commands that show any other run; None when it
+    carries every run's."""
+    if embedded >= len(pages):
+        return None
+    last = pages[embedded - 1][-1].number
+    ref = experiment.name or experiment.id
+    return t("detail_left_out", lang, last=last, cases=pages[-1][-1].number, ref=ref)
+
+
 def _signatures(
     why: Why, experiment: ExperimentRecord, cases: Sequence[Any]
 ) -> list[dict[str, Any]]:
@@ -327,6 +340,7 @@ def _context(
         verdicts,
     )
     listed = {r.case_id for r in errored[:LIST_LIMIT]}
+    runs_blobs = _embedded_runs(pages, load)
     context = {
         "lang": lang,
         "t": _translator(lang),
@@ -374,7 +388,8 @@ def _context(
         "dataset_tools": dataset_tools,
         "calls_range": {u.tool: _calls_range(u.calls_per_run) for u in dataset_tools},
         "labels": script_json(LABELS[lang]),
-        "runs_blobs": _embedded_runs(pages, load),
+        "runs_blobs": runs_blobs,
+        "detail_note": _detail_note(pages, len(runs_blobs), experiment, lang),
         "script": script,
         "script_hash": script_hash,
     }

@@ -10,9 +10,9 @@ import json
 import re
 import zlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
-from itertools import compress
+from itertools import chain, compress
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
@@ -25,6 +25,13 @@ from passhat.report.html.facts import LoadRuns, RunWhole, _CaseFacts
 RUNS_BUDGET = 750_000
 """Bytes of compressed run detail a paged report embeds at most, page by page; a
 run left out says which `passhat show` command prints it."""
+EMBEDDED_RUNS = 1_000
+"""Requested runs whose detail a paged report embeds at most, page by page (the first
+page's always, itself at most `PAGE_RUNS`): each page's runs are read whole, packed and
+deflated, about 0.06 s of CPU a page of 1,000 runs. At 100,000 runs the eight pages
+`RUNS_BUDGET` let in were 0.5 s of the 1.5 s `report --html` took; the runs of the
+other pages are a `passhat show` or `passhat view` away, as the page says above its
+grid (render.py `_detail_note`)."""
 
 
 def _run_data(run: RunRecord) -> dict[str, Any]:
@@ -134,38 +141,49 @@ def _packed(runs: bytes) -> bytes:
     """`{"strings": [...], "runs": runs}` with every long string value of the JSON
     object `runs` that occurs more than once replaced by a reference into the table,
     `"\\u0000<n>"`; a real value starting with U+0000 has it doubled. Keys are left
-    as they are (the page's script reads values only).
+    as they are (the page's script reads values only). Whole: `_packed_parts` of it
+    joined (the page deflates the parts as they come)."""
+    return b"".join(_packed_parts(runs))
+
+
+def _packed_parts(runs: bytes) -> Iterator[bytes]:
+    """`_packed(runs)` in parts, in order, never whole: `_spliced`'s parts of the body,
+    each let go once the compressor has read it. The whole packed text, and its copies
+    as escapes were put back, were a page's run detail held three times over (+6 MB of
+    the peak RSS of `report --html` at 10,000 x 10).
 
     Equal strings have equal JSON text (one encoder wrote both), so the table is made
     from the text, found by its quotes (`_packed_plain`), without decoding it: escaped
-    backslashes and quotes are set aside first (`_BACKSLASH`, `_QUOTE`)."""
+    backslashes and quotes are set aside first (`_BACKSLASH`, `_QUOTE`), and put back
+    part by part (each a single byte: no part splits one)."""
     # often neither an escaped backslash nor quote: then nothing to set aside
     escaped = _ESCAPED.search(runs) is not None
     text = runs.replace(b"\\\\", _BACKSLASH).replace(b'\\"', _QUOTE) if escaped else runs
     del runs  # a caller's temporary (as `_runs_blob` gives it) is let go here
     if any(text[m.start() - 1 : m.start()] == b'"' for m in _NUL.finditer(text)):
         body, table = _packed_nul(text)
+        del text
+        parts: Iterator[bytes] = iter([body])
+        del body
     else:
         held = [text]
-        del text  # `_packed_plain` lets it go once it is cut (a page's 4.6 MB)
-        body, table = _packed_plain(held)
-    packed = b"".join([b'{"strings":[', b",".join(table), b'],"runs":', body, b"}"])
-    del body
-    if escaped:
-        packed = packed.replace(_QUOTE, b'\\"')
-        packed = packed.replace(_BACKSLASH, b"\\\\")
-    return packed
+        del text  # `_packed_plain` lets it go once it is spliced (a page's 4.6 MB)
+        parts, table = _packed_plain(held)
+    head = b"".join([b'{"strings":[', b",".join(table), b'],"runs":'])
+    del table
+    for part in chain([head], parts, [b"}"]):
+        yield part.replace(_QUOTE, b'\\"').replace(_BACKSLASH, b"\\\\") if escaped else part
 
 
-def _packed_plain(held: list[bytes]) -> tuple[bytes, list[bytes]]:
-    """`_packed`'s body and table when no string starts with U+0000 (the usual): every
-    quote of `text` bounds a string (escaped ones set aside), so the strings are found
-    at once from the quotes' positions (numpy): each long one (`_INTERN_MIN`) not
-    followed by a colon is a value, and those that occur more than once, in order of
-    first occurrence, make the table. Only the long values are sliced out and the text
-    between the repeated ones (a page's 177,000 strings, 26,000 of them long: 16 ms, not
-    the 20 ms of a regular expression that stepped over every string). The text is
-    taken from `held` and let go before the body is joined (no third copy of it held)."""
+def _packed_plain(held: list[bytes]) -> tuple[Iterator[bytes], list[bytes]]:
+    """`_packed`'s body (in parts: `_spliced`) and table when no string starts with U+0000
+    (the usual): every quote of `text` bounds a string (escaped ones set aside), so the
+    strings are found at once from the quotes' positions (numpy): each long one
+    (`_INTERN_MIN`) not followed by a colon is a value, and those that occur more than
+    once, in order of first occurrence, make the table. Only the long values are sliced
+    out (a page's 177,000 strings, 26,000 of them long: 16 ms, not the 20 ms of a
+    regular expression that stepped over every string). The text is taken from `held`
+    and held by the parts until the last is made."""
     import numpy as np
 
     text = held.pop()
@@ -180,17 +198,35 @@ def _packed_plain(held: list[bytes]) -> tuple[bytes, list[bytes]]:
     for n in np.flatnonzero(_spaces()[after]).tolist():  # a colon past spaces (rare)
         key[n] = _KEY_AFTER.match(text, int(ends[n])) is not None
     starts, stops = opens[~key].tolist(), ends[~key].tolist()
+    del codes, quotes, opens, closes, ends, after, key
     values = list(map(text.__getitem__, map(slice, starts, stops)))
     table = [value for value, n in Counter(values).items() if n > 1]
     refs = {value: b'"\\u0000%d"' % i for i, value in enumerate(table)}
     got = list(map(refs.get, values))  # a value's reference, or None: kept as it is
-    del values
+    del values, refs
     cut_from, cut_to = list(compress(starts, got)), list(compress(stops, got))
-    pieces: list[bytes] = [b""] * (2 * len(cut_from) + 1)
-    pieces[1::2] = [ref for ref in got if ref is not None]
-    pieces[0::2] = map(text.__getitem__, map(slice, [0, *cut_to], [*cut_from, len(text)]))
-    del text, codes, quotes, opens, closes, ends, after, key
-    return b"".join(pieces), table
+    return _spliced(text, cut_from, cut_to, [ref for ref in got if ref is not None]), table
+
+
+_SPLICE_STEP = 2_048
+"""References `_spliced` puts into the text per part."""
+
+
+def _spliced(
+    text: bytes, cut_from: list[int], cut_to: list[int], refs: list[bytes]
+) -> Iterator[bytes]:
+    """`text` with each span `cut_from[i]:cut_to[i]` replaced by `refs[i]`, in parts of
+    `_SPLICE_STEP` references: the text before each reference and the reference,
+    sliced and joined in C a part at a time."""
+    begins, ends = [0, *cut_to], [*cut_from, len(text)]
+    for at in range(0, len(begins), _SPLICE_STEP):
+        cut = slice(at, at + _SPLICE_STEP)
+        between = list(map(text.__getitem__, map(slice, begins[cut], ends[cut])))
+        put = refs[cut]  # one fewer than `between` in the last part
+        pieces: list[bytes] = [b""] * (len(between) + len(put))
+        pieces[0::2], pieces[1::2] = between, put
+        del between
+        yield b"".join(pieces)
 
 
 _QUOTE_BYTE, _COLON = ord('"'), ord(":")
@@ -254,8 +290,8 @@ def _runs_blob(
     so long repeated strings go into one table (`_packed`), and the JSON is deflated
     and base64-encoded: about a tenth of the raw size.
     """
-    raw = _packed(_runs_text(cases, _whole(cases, load)))
-    deflated = _deflated(raw, None if room is None else room // 4 * 3)
+    parts = _packed_parts(_runs_text(cases, _whole(cases, load)))
+    deflated = _deflated(parts, None if room is None else room // 4 * 3)
     return None if deflated is None else base64.b64encode(deflated).decode("ascii")
 
 
@@ -263,29 +299,30 @@ _DEFLATE_STEP = 1 << 16
 """Bytes fed to the compressor at a time when a blob may not fit (`_deflated`)."""
 
 
-def _deflated(raw: bytes, most: int | None) -> bytes | None:
-    """`zlib.compress(raw, 9)`, or None as soon as its output is longer than `most` bytes:
-    fed a step at a time, the compressor writes the same bytes (no flush between steps),
-    and the output so far only grows. The page after the last that fits in
-    `RUNS_BUDGET` is compressed only until it is seen not to fit.
+def _deflated(parts: Iterable[bytes], most: int | None) -> bytes | None:
+    """`zlib.compress(b"".join(parts), 9)`, or None as soon as its output is longer than
+    `most` bytes: fed a part, and a step of a part, at a time, the compressor writes the
+    same bytes (no flush between steps), and the output so far only grows. The page
+    after the last that fits in `RUNS_BUDGET` is compressed only until it is seen not
+    to fit.
 
     Level 9, not less: `RUNS_BUDGET` counts compressed bytes, so a lower level embeds
     fewer runs' detail. At 10,000 x 10 the nine pages tried deflate to 623,418 bytes at
     level 9 or 8 (0.13 s), 711,561 at 6 (0.08 s), 1,076,255 at 1; at 1,000 x 100 to
     597,187, 667,749 and 1,006,278: at 6 the eighth page no longer fits."""
-    if most is None:
-        return zlib.compress(raw, 9)
     packer = zlib.compressobj(9)
     out: list[bytes] = []
     size = 0
-    view = memoryview(raw)
-    for at in range(0, len(raw), _DEFLATE_STEP):
-        out.append(packer.compress(view[at : at + _DEFLATE_STEP]))
-        size += len(out[-1])
-        if size > most:
-            return None
+    for part in parts:
+        view = memoryview(part)
+        for at in range(0, len(part), _DEFLATE_STEP):
+            out.append(packer.compress(view[at : at + _DEFLATE_STEP]))
+            size += len(out[-1])
+            if most is not None and size > most:
+                return None
+        del view, part
     out.append(packer.flush())
-    return None if size + len(out[-1]) > most else b"".join(out)
+    return None if most is not None and size + len(out[-1]) > most else b"".join(out)
 
 
 def _runs_text(cases: Sequence[_CaseFacts], whole: dict[tuple[str, int], RunWhole]) -> bytes:
@@ -328,12 +365,16 @@ def _whole(page: Sequence[_CaseFacts], load: LoadRuns | None) -> dict[tuple[str,
 
 def _embedded_runs(pages: list[list[_CaseFacts]], load: LoadRuns | None) -> list[tuple[int, str]]:
     """The runs blobs, each with the number of its first case: every run on one page; on
-    a paged report one blob per page while their compressed detail stays within
-    `RUNS_BUDGET` (the first page's always), so no more than one page's whole runs
-    are held at a time and the page's script inflates only the blob of the run opened."""
+    a paged report one blob per page while their requested runs stay within
+    `EMBEDDED_RUNS` and their compressed detail within `RUNS_BUDGET` (the first page's
+    always), so no more than one page's whole runs are held at a time and the page's
+    script inflates only the blob of the run opened."""
     chunks: list[tuple[int, str]] = []
-    size = 0
+    size = runs = 0
     for page in pages:
+        runs += sum(c.account.k_requested for c in page)
+        if chunks and runs > EMBEDDED_RUNS:
+            break
         blob = _runs_blob(page, load, RUNS_BUDGET - size if chunks else None)
         if blob is None:
             break
