@@ -21,6 +21,10 @@ timeouts), so its bound, 10 s, must stay below a --timeout worth giving; a run w
 --timeout is shorter than the look is still recorded `timeout` (execution.py's deadline,
 not the look's). As root and as nobody; the control (as many plain files cost nothing)
 is a unit test.
+
+Round 13 (attack51): what stops the look lies in the agent's own `write:` folder, filled
+since the experiment started, so run 2 is errored `agent_left`, the agent's doing, not
+`isolation`, passhat's.
 """
 
 from __future__ import annotations
@@ -65,7 +69,8 @@ def test_archives_a_run_leaves_error_the_next_run_isolation_not_timeout(
     with Store(db, create=False) as store:
         runs = {run.run_index: run for run in store.runs(store.experiment("latest").id)}
     assert runs[1].output == {"packed": COUNT}, runs[1].error_message
-    assert (runs[2].status, runs[2].error_type) == ("errored", "isolation"), runs[2].error_message
+    # the archives lie in the agent's write: folder, left by its run 1 (round 13)
+    assert (runs[2].status, runs[2].error_type) == ("errored", "agent_left"), runs[2].error_message
     assert f"{scratch}: the archives in the agent's view" in str(runs[2].error_message)
 
 

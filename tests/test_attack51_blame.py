@@ -11,27 +11,19 @@ what the agent did is recorded as passhat's failure, and the agent chose which o
 runs are counted (DESIGN: only infrastructure failures are errored). At `process` (the
 control) there is no look and the later runs are counted.
 
-Not fixed (strict xfail): the look cannot tell who filled the folder, and a refused run
-has no state to grade. The fix: after each run, count its `write:` folders (the look
-does, before the next); a run that left one past the bound is the one marked (its
-verdict kept, the reason named on it), and the later runs are recorded as not run for
-it (an error type of their own, say `agent_left`, named in the report as the agent's),
-never `isolation`.
+Fixed: a refusal whose stop lies in one of the run's `write:` folders (all within the
+bound at the experiment's start, or it was refused then) is the agent's, `agent_left`
+(archives.TooMuchToLook.left_in): the later runs are errored as left unrun by the agent,
+never `isolation`, and the report's loss line and worst-case bounds show them as the
+agent's.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
-
-BLAMED = (
-    "the refusal of a write: folder a run filled past the look's bound errors the later "
-    "runs as passhat's failure (isolation), not the agent's"
-)
 
 
 def _statuses(user: str, open_tmp: Path, level: str) -> list[tuple[str, str | None]]:
@@ -54,12 +46,11 @@ def _statuses(user: str, open_tmp: Path, level: str) -> list[tuple[str, str | No
 
 @ATTACK_MARKS[0]
 @ATTACK_MARKS[1]
-@pytest.mark.xfail(strict=True, reason=BLAMED)
 def test_a_run_that_fills_its_write_folder_is_not_passhats_failure(
     user: str, open_tmp: Path
 ) -> None:
     statuses = _statuses(user, open_tmp, "namespace")
-    assert all(error != "isolation" for _, error in statuses), statuses
+    assert statuses[1:] == [("errored", "agent_left")] * 2, statuses
 
 
 @ATTACK_MARKS[1]

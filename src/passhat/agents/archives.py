@@ -37,7 +37,14 @@ import zlib
 from collections.abc import Callable, Iterator
 
 from passhat.agents.answers import PARQUET_MARKS, REPORT_HEAD, is_report_head, regular_fd
-from passhat.agents.sandbox import SQLITE_MAGIC, STORE_HEAD, STORE_MARKS, WAL_HEAD, WAL_MAGIC
+from passhat.agents.sandbox import (
+    SQLITE_MAGIC,
+    STORE_HEAD,
+    STORE_MARKS,
+    WAL_HEAD,
+    WAL_MAGIC,
+    under,
+)
 from passhat.errors import ConfigError
 
 ARCHIVE_MEMBERS = 10_000
@@ -70,9 +77,29 @@ class TooMuchToLook(ConfigError):
     whole look's (LOOK_BYTES, LOOK_S), or a folder in view holds more than
     sandbox.WALK_LIMIT entries (agents/lookout.py). At the experiment's start a refusal
     (a ConfigError, one line); raised in a later run's look, that run is errored
-    `isolation` (error_type: what execution records), not started, never left uncovered."""
+    `isolation` (error_type: what execution records), not started, never left uncovered.
+    `where`: the path the look stopped at (a folder it listed, or an archive)."""
 
     error_type = "isolation"
+
+    def __init__(self, message: str, where: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+    def left_in(self, write: list[str]) -> TooMuchToLook:
+        """This refusal, or where the look stopped inside one of the run's `write:` folders
+        (all within the bound at the experiment's start, else it was refused then), the
+        same refusal as the agent's (`agent_left`): an earlier run of the agent left it
+        there, and this run's loss is the agent's doing, not passhat's."""
+        if not under(self.where, write):
+            return self
+        left = TooMuchToLook(
+            f"{self}; it lies in the agent's write: folder, filled by an earlier run of the "
+            "agent since the experiment started, so this run was not started",
+            self.where,
+        )
+        left.error_type = "agent_left"
+        return left
 
 
 class _Whole:
@@ -203,7 +230,8 @@ def _too_much(path: str, budget: _Budget) -> TooMuchToLook:
         f"{os.path.basename(path)}, after {looked} others) take more than the look for "
         f"passhat's answers allows before a run ({LOOK_BYTES >> 20:,} MiB read or "
         f"{LOOK_S:g} s); move archives out of the folders the agent sees, or give it a "
-        "narrower read path (the agent's read, --agent-read)"
+        "narrower read path (the agent's read, --agent-read)",
+        path,
     )
 
 

@@ -16,16 +16,14 @@ or `--agent-cmd "node dist/agent.js"`. For each run passhat
   (`output: json`, the default; nothing at all is null) or text (`output: text`);
 - keeps the tail of stderr (at most 64 KiB) on the run.
 
-The run is errored, with a reason that says what happened, when the process
-exits with a non-zero code or a signal (the stderr tail is quoted), prints more
-than 16 MiB on stdout, prints what is not JSON (in json mode), or outlives the
-run's timeout: then its whole process group is killed. A watchdog process kills
-the groups of live runs if passhat itself dies (even by SIGKILL).
+The run is errored, with a reason, when the process exits with a non-zero code or a
+signal (the stderr tail quoted), prints more than 16 MiB on stdout or what is not JSON
+(json mode), or outlives the run's timeout (its whole process group killed). A watchdog
+kills the groups of live runs if passhat itself dies (even by SIGKILL).
 
-Relative paths in `command` that name files under `cwd` (default: the suite's
-folder; for --agent-cmd, the folder it was given in) are made absolute, since
-the process runs in its temporary folder; the bytes of those files are part of
-the experiment's fingerprint, so editing the agent is a new configuration.
+Relative paths in `command` naming files under `cwd` (default: the suite's folder; for
+--agent-cmd, the folder it was given in) are made absolute, since the process runs in its
+temporary folder; those files' bytes are part of the experiment's fingerprint.
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.agents import netns
-from passhat.agents.archives import whole_look
+from passhat.agents.archives import TooMuchToLook, whole_look
 from passhat.agents.folders import (
     closed_to_others,
     make_folder,
@@ -507,7 +505,7 @@ class CommandAgent:
         folders found once an experiment; what is covered in them looked for again before
         each run where they changed (agents/lookout.py)."""
         key = json.dumps([params.get("sandbox") or {}, [str(p) for p in protected()]])
-        plan = self._plans.get(key)
+        plan = later = self._plans.get(key)  # later: a run's look, not the start's
         if plan is None:
             read, write = self.extra_paths(params)
             env = {"PATH": os.environ.get("PATH", ""), **self.spec.env}
@@ -524,6 +522,8 @@ class CommandAgent:
         try:  # no look (answers.SCARCE: out of descriptors or memory) is no run
             with whole_look():  # the archives in view bounded together (archives.LOOK_S)
                 found = covered(visible, protected(), self.suite_dir, runtimes, look=looks.found)
+        except TooMuchToLook as error:
+            raise (error.left_in(write) if later else error) from None
         except OSError as error:
             why = f"passhat could not look for answers in the run's view ({error})"
             raise AgentProcessError("isolation", why + "; the run was not started") from None

@@ -206,7 +206,8 @@ def _too_many(folder: str, where: str) -> TooMuchToLook:
         f"{folder}: the agent's view holds more than {WALK_LIMIT:,} files and folders here "
         f"(counted as far as {where}), more than the look for passhat's answers reads "
         "before a run; give the agent narrower read and write paths (its read: and write:, "
-        "--agent-read, --agent-write) or move what it need not see out of this folder"
+        "--agent-read, --agent-write) or move what it need not see out of this folder",
+        where,
     )
 
 

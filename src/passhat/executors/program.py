@@ -120,7 +120,8 @@ def _walk(folder: Path) -> list[Path]:
                 f"{folder}: the agent's program holds more than {WALK_LIMIT:,} files and "
                 "folders, more than passhat looks through before shipping it to Dask "
                 "workers; install what it loads on the workers instead, or move what it "
-                "need not see out of this folder"
+                "need not see out of this folder",
+                root,
             )
         out += [Path(root, n) for n in names if Path(root, n).is_file()]
     return out
