@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -174,6 +174,32 @@ at 90/10 and 95/5, Beta(0.9, 0.1), and 1,000 cases at p 0.3 or 0.95 with 2 runs 
 (no Beta population: the share forecast's model cannot be checked there)."""
 
 
+FLOOR = 0.93
+"""What every judged figure must cover in every cell (issue 13)."""
+MIN_SHOWN = 300
+"""A figure shown in fewer experiments of a cell is not judged there at R = 2,000 (pass@k
+over the cases that reached k, with N = 20 and k = 10: 2 cases or fewer often reach it)."""
+HEADLINED = ("pass rate, SE", "pass@j", "pass^j")
+DATASET_FIGURES = (*FIGURES[:6], *BOUNDS, "dataset forecast")
+"""The dataset intervals and bounds passhat headlines, and the dataset forecast."""
+
+
+def judged(cell: Cell) -> tuple[str, ...]:
+    """The figures whose coverage a cell's design claims: every figure in issue 13's grid;
+    where the loss depends on the outcome (failing runs lost, or 40 % of runs errored on
+    hard cases) only the bounds and the figures at k, which no figure over counted runs
+    can replace; where every run is counted in issue 33's designs the headlined ones; in
+    issue 24's designs every dataset figure (the per-case forecast's Jeffreys interval
+    misses cases at exactly 0 or 1, as it must: tallied, not judged)."""
+    if cell in GRID:
+        return FIGURES
+    if cell.failing or (cell.informative and cell.errors > 0.2):
+        return (*BOUNDS, "pass@k reached", "pass^k reached")
+    if cell in LOSS_GRID:
+        return (*HEADLINED, "dataset forecast")
+    return DATASET_FIGURES
+
+
 @dataclass
 class Tally:
     """Hits and trials per figure; `shown` counts replications where the figure had an
@@ -196,6 +222,20 @@ class Tally:
     def mean_bias(self, figure: str) -> float | None:
         n = self.trials[figure]
         return self.bias[figure] / n if n else None
+
+    def short(
+        self,
+        figures: Sequence[str],
+        floor: Callable[[int], float] = lambda _: FLOOR,
+        shown: int = MIN_SHOWN,
+    ) -> list[str]:
+        """The figures shown in at least `shown` experiments that cover under their floor
+        (`floor` of the number of trials)."""
+        return [
+            f"{f}: {self.hits[f] / n:.1%} of {n}"
+            for f in figures
+            if (n := self.trials[f]) >= shown and self.hits[f] / n < floor(n)
+        ]
 
     def merge(self, other: Tally) -> None:
         for f in FIGURES + BESIDE:
