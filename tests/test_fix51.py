@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import resource
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import passhat
 from conftest import SuiteWriter
 from passhat.agents.lookout import in_time
+from passhat.store import Store
 from test_review49 import suite_without_model
 
 
@@ -48,3 +52,52 @@ def test_a_deadline_in_the_agents_own_time_is_still_a_timeout(
 
     ((status, kind, message),) = _statuses(suite, slow, tmp_path / "b.db")
     assert (status, kind) == ("errored", "timeout"), message
+
+
+def _command_suite(writer: SuiteWriter) -> Path:
+    del writer.suite["defaults"]["model"]  # type: ignore[union-attr]
+    writer.suite["defaults"]["agent"] = {"command": ["/bin/true"]}  # type: ignore[index]
+    return writer.write()
+
+
+def test_more_runs_at_once_than_the_descriptors_hold_is_refused_at_start(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    """Each run's connections are capped from passhat's open-file limit and --concurrency
+    down to a floor of 8 (serve/endpoints.connections_for); past what the limit holds at
+    that floor, runs were started and errored for want of a descriptor. Now one line at
+    start naming --concurrency, the limit and the fix; nothing stored."""
+    from cli_helpers import run_cli
+    from passhat.serve import endpoints
+
+    suite = _command_suite(writer)
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (160, 160))
+    assert endpoints.most_at_once(160) == 2
+    db = tmp_path / "p.db"
+    args = ["run", str(suite), "-k", "1", "--db", str(db), "--isolation", "process", "--no-report"]
+    r = run_cli(capsys, *args, "--concurrency", "3")
+    assert r.code != 0
+    assert r.err.strip().count("\n") == 0, r.err
+    assert "--concurrency 3" in r.err and "160 open files" in r.err, r.err
+    assert "lower --concurrency to 2" in r.err and "ulimit -n" in r.err, r.err
+    assert not db.exists(), "refused before the store was made"
+    ok = run_cli(capsys, *args, "--concurrency", "2")
+    assert ok.code == 0, ok.err
+    with pytest.raises(passhat.PasshatError, match="--concurrency 3 is more"):  # resume too
+        passhat.resume("latest", db=db, k=2, concurrency=3)
+    with Store(db, create=False) as store:
+        assert len(list(store.runs(store.experiment("latest").id))) == 1
+
+
+def test_an_in_process_agent_holds_no_connections_and_is_not_refused(
+    writer: SuiteWriter, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The control: the descriptors are for command agents' connections."""
+    suite = suite_without_model(writer)
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (160, 160))
+
+    async def quick(input: Any, env: Any, ctx: Any) -> str:
+        return "done"
+
+    done = passhat.evaluate(suite, agent=quick, k=1, db=tmp_path / "c.db", concurrency=50)
+    assert len(done.runs()) == 1
