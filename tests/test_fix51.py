@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import resource
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -101,3 +104,57 @@ def test_an_in_process_agent_holds_no_connections_and_is_not_refused(
 
     done = passhat.evaluate(suite, agent=quick, k=1, db=tmp_path / "c.db", concurrency=50)
     assert len(done.runs()) == 1
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="no prlimit (util-linux) here")
+def test_a_dask_worker_shares_its_descriptors_among_the_runs_it_makes_at_once(
+    tmp_path: Path,
+) -> None:
+    """A worker running 4 runs at once kept 128 connections per run, whatever its own open
+    file limit: runs on a worker under a low one were errored for want of a descriptor
+    as runs on the driver had been. Now each worker takes its share as the driver does,
+    of its own limit among its own threads. A real cluster on 127.0.0.1, the worker under
+    `prlimit --nofile=400:400`, a real command agent run on it."""
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    from agent_python import ENV, PYTHON
+    from cli_helpers import CLARIFY, ROOT, SEED
+    from dask_cluster import TESTS, Cluster
+    from passhat.agents.command import CommandSpec
+    from passhat.executors.dask import DaskExecutor
+    from passhat.serve import endpoints
+
+    if PYTHON is None:
+        pytest.skip("no Python any user may run (a root passhat's runs need one)")
+    cluster = Cluster(tmp_path, env={"PYTHONPATH": TESTS})
+    try:
+        args = ["--nthreads", "4", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"]
+        argv = ["prlimit", "--nofile=400:400", "--", sys.executable, "-m", "dask", "worker"]
+        argv += ["--scheduler-file", str(cluster.file), *args]
+        with (tmp_path / "worker.log").open("wb") as out:
+            cluster.workers.append(
+                subprocess.Popen(argv, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
+            )
+        cluster.wait_for_workers(1)
+        spec = CommandSpec(
+            command=(PYTHON, str(ROOT / "examples" / "command-agent" / "agent.py")), env=ENV
+        ).spec()
+        done = passhat.evaluate(
+            CLARIFY,
+            agent=spec,
+            cases=[SEED],
+            k=1,
+            db=tmp_path / "p.db",
+            isolation="process",
+            concurrency=4,
+            executor=DaskExecutor(cluster.address),
+        )
+        assert [r.status for r in done.runs()] == ["failed"], [r.error_message for r in done.runs()]
+        with Client(cluster.address, timeout=30, set_as_default=False) as client:
+            got = client.run(
+                lambda: __import__("passhat.serve.endpoints", fromlist=["_"]).connections()
+            )
+        assert list(got.values()) == [endpoints.connections_for(400, 4)] == [20], got
+    finally:
+        cluster.close()
