@@ -158,3 +158,26 @@ def test_a_dask_worker_shares_its_descriptors_among_the_runs_it_makes_at_once(
         assert list(got.values()) == [endpoints.connections_for(400, 4)] == [20], got
     finally:
         cluster.close()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize("column", ["input_tokens", "output_tokens"])
+def test_every_export_format_refuses_text_in_a_token_column_alike(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str, column: str
+) -> None:
+    """A damaged or hand-edited store: `export --format parquet` refused text in a token
+    column in one line; JSONL and CSV copied it through as stored ("many" where a count
+    belongs). Now all three refuse it alike, naming the run and the column; no file left."""
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    from cli_helpers import CLARIFY, SEED, run_cli
+    from test_fuzz49 import damaged, one_line
+
+    db = tmp_path / "p.db"
+    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", str(db))
+    assert r.code == 0, r.err
+    copy = damaged(db, tmp_path, f"{column} = 'many'")
+    out = tmp_path / f"runs.{fmt}"
+    r = run_cli(capsys, "export", "latest", "-o", str(out), "--db", copy)
+    one_line(r.code, r.err, f"damaged: {column}", f"run 1 of case {SEED!r} is 'many', no number")
+    assert not out.exists() and not list(tmp_path.glob(f".runs.{fmt}.*"))
