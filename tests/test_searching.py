@@ -8,6 +8,7 @@ import re
 import time
 import warnings
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -200,3 +201,22 @@ def test_a_child_that_cannot_search_is_no_verdict(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(searching.sys, "executable", "/bin/false")
     with pytest.raises(ScorerError, match="could not search note"):
         Matches("note", "(?i)kapali")({"note": "kapalı"}, {})
+
+
+def test_an_experiment_grades_turkish_text_as_re_did(tmp_path: Path) -> None:
+    """The whole way: a run's reply "Sipariş kapalı" under `(?i)kapali`, graded by the
+    runner (in a thread, passhat's process sealed), is passed, as re decided it; with a
+    pattern re finds nowhere, failed."""
+    import yaml
+
+    import passhat
+    from test_scorers_more import write_suite
+
+    for pattern, status in (("(?i)kapali", "passed"), ("(?i)açık", "failed")):
+        root = write_suite(tmp_path / status, [{"matches": "answer.text", "pattern": pattern}])
+        case_file = root / "cases" / "refund-1.yaml"
+        case = yaml.safe_load(case_file.read_text(encoding="utf-8"))
+        case["input"]["reply"] = case["goal"]["answer"]["text"] = "Sipariş kapalı"
+        case_file.write_text(yaml.safe_dump(case, allow_unicode=True), encoding="utf-8")
+        done = passhat.evaluate(root, k=1, db=tmp_path / f"{status}.db", concurrency=1)
+        assert [(r.status, r.error_message) for r in done.runs()] == [(status, None)]

@@ -84,6 +84,7 @@ def _search_with_re(pattern: str, text: str, timeout: float) -> bool:
         done = subprocess.run(
             [sys.executable, "-I", "-S", "-c", _CHILD],
             input=given,
+            env={},  # passhat's own code; not handed the provider's key in passhat's environ
             capture_output=True,
             timeout=timeout,
             check=False,
