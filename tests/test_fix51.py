@@ -42,6 +42,40 @@ def test_a_deadline_during_the_look_for_answers_is_the_looks_error(
     assert message is not None and "--timeout ended during its look for answers" in message
 
 
+def test_a_command_agents_run_whose_look_outlasts_its_timeout_is_errored_isolation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same through a real command agent at --isolation namespace: its look (made
+    slow here: 3 s, as 300 archives in view make it) under --timeout 1."""
+    from agent_python import ENV, PYTHON, skip_if_closed
+    from cli_helpers import CLARIFY, ROOT, SEED
+    from passhat.agents import isolation
+    from passhat.agents.command import CommandAgent, CommandSpec
+
+    skip_if_closed("namespace")
+    reason = isolation.unavailable("namespace")
+    if reason is not None or PYTHON is None:
+        pytest.skip(f"no sandbox for agents here: {reason or 'no Python any user may run'}")
+    looked = CommandAgent.view
+
+    def slow_view(self: Any, *args: Any) -> Any:
+        time.sleep(3.0)
+        return looked(self, *args)
+
+    spec = CommandSpec(
+        command=(PYTHON, str(ROOT / "examples" / "command-agent" / "agent.py")), env=ENV
+    ).spec()
+    # the experiment's start looks once, at its own pace; each run's look is slow
+    monkeypatch.setattr(CommandAgent, "check_view", lambda self, params: looked(self, params))
+    monkeypatch.setattr(CommandAgent, "view", slow_view)
+    done = passhat.evaluate(
+        CLARIFY, agent=spec, cases=[SEED], k=1, db=tmp_path / "p.db", timeout=1.0
+    )
+    ((status, kind, message),) = [(r.status, r.error_type, r.error_message) for r in done.runs()]
+    assert (status, kind) == ("errored", "isolation"), message
+    assert message is not None and "--timeout ended during its look for answers" in message
+
+
 def test_a_deadline_in_the_agents_own_time_is_still_a_timeout(
     writer: SuiteWriter, tmp_path: Path
 ) -> None:
