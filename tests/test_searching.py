@@ -135,6 +135,8 @@ def test_a_search_decides_as_re_over_every_small_case() -> None:
         (r"[[:alpha:]]", "x"),
         (r"colou?r{e<=1}", "colour"),
         (r"\u0131", "ı"),
+        (r"\B", ""),
+        (r"(?i)x*\B", ""),
     ],
 )
 def test_each_known_difference_is_decided_by_re(pattern: str, text: str) -> None:
