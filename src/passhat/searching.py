@@ -65,7 +65,9 @@ def _holds_rare(text: str) -> bool:
     """Whether `text` holds a character the engines treat differently: one look over it
     (a bitmap for the Basic Multilingual Plane, 40-60 ms over 4 MiB), then its
     characters past it, if any, one by one."""
-    bmp, past = _rare()
+    bmp, past, plain = _rare()
+    if text.isascii():  # known without a look (CPython keeps it): ASCII text's own few
+        return plain.search(text) is not None
     if bmp.search(text):
         return True
     return any(
@@ -107,10 +109,11 @@ disputed: asking takes a third of the time without them."""
 
 
 @functools.lru_cache(maxsize=1)
-def _rare() -> tuple[re.Pattern[str], frozenset[str]]:
+def _rare() -> tuple[re.Pattern[str], frozenset[str], re.Pattern[str]]:
     """The characters the two engines treat differently, found by asking both (once a
     process: 0.1 s, about 1 s on a loaded machine): a class of those in the Basic
-    Multilingual Plane (`re` makes it a bitmap), a set of the others."""
+    Multilingual Plane (`re` makes it a bitmap), a set of the others, and a class of
+    those in ASCII (U+001C..U+001F), all that text known to be ASCII is looked for."""
     import regex
 
     asked = "".join(map(chr, [*range(0xD800), *range(0xE000, 0x40000), *range(0xE0000, 0xF0000)]))
@@ -120,7 +123,12 @@ def _rare() -> tuple[re.Pattern[str], frozenset[str]]:
     for run in regex.finditer(r"\P{Cn}+", asked):  # assigned for regex...
         rare.update(c for c in run.group() if unicodedata.category(c) == "Cn")  # not here
     bmp = _ranges(sorted(ord(c) for c in rare if c <= "\uffff"))
-    return re.compile("[" + "".join(bmp) + "]"), frozenset(c for c in rare if c > "\uffff")
+    plain = _ranges(sorted(ord(c) for c in rare if c.isascii()))
+    return (
+        re.compile("[" + "".join(bmp) + "]"),
+        frozenset(c for c in rare if c > "\uffff"),
+        re.compile("[" + "".join(plain) + "]" if plain else "(?!)"),
+    )
 
 
 def _ranges(points: list[int]) -> list[str]:
