@@ -89,7 +89,7 @@ def test_each_line_is_the_rows_json_on_odd_values() -> None:
         stored(case_id=ODD_TEXT, run_index=2, score=SCORE.replace(" ", "")),  # same value
         stored(case_id="c3", duration_s=math.nan, started_at=math.inf, input_tokens=-0.0),
         stored(case_id="c3", run_index=2, duration_s=-math.inf, output_tokens=10**30),
-        stored(case_id="c4", duration_s=3, input_tokens=1.0, output_tokens="12", run_index="x"),
+        stored(case_id="c4", duration_s=3, input_tokens=1.0, output_tokens=12),
         stored(case_id="c5", error_type=b"\x00blob", model_source=7, status="odd\u00e9"),
         stored(case_id="c6", score="[]", retries="[]", started_at=0.1 + 0.2),
     ]
@@ -104,7 +104,7 @@ def test_a_score_shared_by_two_cases_is_written_for_each() -> None:
 
 
 def test_a_damaged_score_or_retries_is_named_as_the_rows_say() -> None:
-    for bad in ({"score": "{not json"}, {"retries": "[oops"}):
+    for bad in ({"score": "{not json"}, {"retries": "[oops"}, {"output_tokens": "12"}):
         runs = [stored(), stored(run_index=4, **bad)]
         with pytest.raises(StoreError) as lines:
             list(run_lines(experiment(), runs))
@@ -142,11 +142,19 @@ scalars = st.one_of(
     )
 )
 def test_lines_equal_rows_for_any_stored_values(values: list[tuple[Any, ...]]) -> None:
+    """The same lines, or the same one-line refusal (text in a number column)."""
     runs = [
         (c, i, s, et, em, json.dumps(score), a, b, d, json.dumps(retries), src, at)
         for c, i, s, et, em, score, a, b, d, retries, src, at in values
     ]
-    assert list(run_lines(experiment(), runs)) == rows_as_before(experiment(), runs)
+    try:
+        lines = list(run_lines(experiment(), runs))
+    except StoreError as refused:
+        with pytest.raises(StoreError) as too:
+            rows_as_before(experiment(), runs)
+        assert str(too.value) == str(refused), (refused, too.value)
+        return
+    assert lines == rows_as_before(experiment(), runs)
 
 
 def test_write_runs_writes_the_lines_as_write_rows_wrote_rows(tmp_path: Path) -> None:

@@ -119,13 +119,6 @@ def test_a_look_out_of_descriptors_before_the_first_run_is_one_line(
     assert len(r.err.strip().splitlines()) == 1 and "Too many open files" in r.err, r.err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="grade50 (414ef79) runs `matches` on the regex module (version 0), whose "
-    "case-insensitive matching has no `re`'s extra equivalence of i and dotless ı: a "
-    "verdict over Turkish text changes, and a regrade of an earlier run disagrees with it "
-    "(the criterion the commit gave for not taking RE2). Not a small fix",
-)
 def test_a_case_insensitive_match_decides_as_re_did() -> None:
     """`re.search("(?i)kapali", "Sipariş kapalı")` finds it (re takes i and ı as one letter
     when ignoring case); the regex engine does not, so the run's verdict changes."""

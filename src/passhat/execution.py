@@ -228,12 +228,25 @@ async def _run_agent(
             _abandon(task)
         else:
             _forget(task)
+            own = _passhats_own(task)
+            if own is not None:
+                return None, own
         return None, ("timeout", late)
     output, error = task.result()
     if error is None and time.perf_counter() - clock > timeout_s:
         # an async agent that blocked the event loop: its answer came too late to count
         return None, ("timeout", late + " (it blocked the event loop; see README: sync code)")
     return output, error
+
+
+def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure | None:
+    """What a run stopped at its deadline ended in when passhat's own part of it was
+    under way (its look for answers: agents/lookout.in_time): `isolation`, which names
+    passhat, not `timeout`, which reads as the agent's."""
+    if task.cancelled() or task.exception() is not None:
+        return None
+    _, failure = task.result()
+    return failure if failure is not None and failure[0] == "isolation" else None
 
 
 async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, Failure | None]:

@@ -124,6 +124,17 @@ def run_row(experiment: ExperimentRecord, r: StoredRun) -> dict[str, Any]:
 def _row(experiment: ExperimentRecord, r: StoredRun, verdict: str) -> dict[str, Any]:
     """`run_row` with its verdict details (JSON text) given."""
     where = f"run {r.run_index} of case {r.case_id!r}"
+    tried = 0 if r.retries == "[]" else len(_decoded(r.retries, f"retries of {where}"))
+    tin, tout, took, at = r.input_tokens, r.output_tokens, r.duration_s, r.started_at
+    if not (  # the usual row pays for these looks, not for two calls
+        type(r.run_index) is int
+        and type(tin) in _NUMBERS
+        and type(tout) in _NUMBERS
+        and type(took) in _NUMBERS
+        and type(at) in _NUMBERS
+    ):
+        _check_index(r.case_id, r.run_index)
+        _check_numbers(where, tin, tout, took, at)
     return {
         "experiment": experiment.id,
         "experiment_name": experiment.name,
@@ -137,12 +148,12 @@ def _row(experiment: ExperimentRecord, r: StoredRun, verdict: str) -> dict[str, 
         "error_type": r.error_type,
         "error_message": r.error_message,
         "verdict_details": verdict,
-        "input_tokens": r.input_tokens,
-        "output_tokens": r.output_tokens,
-        "duration_s": r.duration_s,
-        "retries": 0 if r.retries == "[]" else len(_decoded(r.retries, f"retries of {where}")),
+        "input_tokens": tin,
+        "output_tokens": tout,
+        "duration_s": took,
+        "retries": tried,
         "answers": r.model_source,
-        "started_at": r.started_at,
+        "started_at": at,
     }
 
 
@@ -207,15 +218,21 @@ def run_lines(experiment: ExperimentRecord, runs: Iterable[Sequence[Any]]) -> It
             tried = "0"
         else:
             tried = str(len(_decoded(retries, f"retries of run {index} of case {case_id!r}")))
-        yield (
-            f'{case_head}{_number(index)}, "status": {said}, '
-            f'"error_type": {"null" if error_type is None else _scalar(error_type)}, '
-            f'"error_message": {"null" if message is None else _scalar(message)}, '
-            f'"verdict_details": {verdict}, "input_tokens": {_number(tin)}, '
-            f'"output_tokens": {_number(tout)}, "duration_s": {_number(took)}, '
-            f'"retries": {tried}, "answers": {"null" if src is None else _scalar(src)}, '
-            f'"started_at": {_number(at)}}}\n'
-        )
+        try:
+            line = (
+                f'{case_head}{_whole(index)}, "status": {said}, '
+                f'"error_type": {"null" if error_type is None else _scalar(error_type)}, '
+                f'"error_message": {"null" if message is None else _scalar(message)}, '
+                f'"verdict_details": {verdict}, "input_tokens": {_number(tin)}, '
+                f'"output_tokens": {_number(tout)}, "duration_s": {_number(took)}, '
+                f'"retries": {tried}, "answers": {"null" if src is None else _scalar(src)}, '
+                f'"started_at": {_number(at)}}}\n'
+            )
+        except _NotNumber:
+            _check_index(case_id, index)
+            _check_numbers(f"run {index} of case {case_id!r}", tin, tout, took, at)
+            raise
+        yield line
 
 
 _UNSET: Any = object()
@@ -229,11 +246,45 @@ def _scalar(value: Any) -> str:
 
 def _number(value: Any) -> str:
     """A stored number as `_dumps` writes it: an int or a finite float is its repr (what
-    the C encoder writes); anything else (NaN, infinity, text in a number column) goes
-    through `_dumps`."""
+    the C encoder writes); NaN, infinity and null go through `_dumps`; anything else
+    (text written by hand into a number column: SQLite keeps it) raises _NotNumber."""
     if type(value) is int or (type(value) is float and -_INFINITY < value < _INFINITY):
         return repr(value)
+    if value is not None and type(value) not in _NUMBERS:
+        raise _NotNumber
     return _dumps(value)
+
+
+def _whole(value: Any) -> str:
+    """A stored run index as `_dumps` writes it; anything but a whole number or null
+    raises _NotNumber."""
+    if type(value) is int:
+        return repr(value)
+    if value is None:
+        return "null"
+    raise _NotNumber
+
+
+class _NotNumber(Exception):
+    """A number column holds something else (`_number`; `run_lines` names it)."""
+
+
+_NUMBERS = (int, float)
+_NUMBER_COLUMNS = ("input_tokens", "output_tokens", "duration_s", "started_at")
+
+
+def _check_index(case_id: Any, index: Any) -> None:
+    """StoreError for a run index that is no whole number (null aside)."""
+    if index is not None and type(index) is not int:
+        raise StoreError(f"the store is damaged: case {case_id!r} has a run {index!r}, no number")
+
+
+def _check_numbers(where: str, *values: Any) -> None:
+    """StoreError naming the first of a run's _NUMBER_COLUMNS (`values`, in that order)
+    that holds neither a number nor null, as report, show, diff and Parquet say it."""
+    for name, value in zip(_NUMBER_COLUMNS, values, strict=True):
+        if value is not None and type(value) not in _NUMBERS:
+            raise StoreError(f"the store is damaged: {name} of {where} is {value!r}, no number")
 
 
 def _decoded(text: str, what: str) -> Any:
@@ -337,10 +388,16 @@ def write_rows(
 def write_runs(
     path: Path, experiment: ExperimentRecord, runs: Iterable[Sequence[Any]], fmt: Format
 ) -> int:
-    """`write_rows` of `run_rows(experiment, runs)`, JSON Lines made as text (`run_lines`)."""
-    if fmt == "jsonl":
-        return _written(path, lambda to: _write_lines(to, run_lines(experiment, runs)))
-    return write_rows(path, run_rows(experiment, runs), RUN_COLUMNS, fmt)
+    """`write_rows` of `run_rows(experiment, runs)`, JSON Lines made as text (`run_lines`).
+    `runs` is closed when it ends early (a damaged row): the store's cursor with it."""
+    try:
+        if fmt == "jsonl":
+            return _written(path, lambda to: _write_lines(to, run_lines(experiment, runs)))
+        return write_rows(path, run_rows(experiment, runs), RUN_COLUMNS, fmt)
+    finally:
+        close = getattr(runs, "close", None)
+        if callable(close):
+            close()
 
 
 def _written(path: Path, write: Callable[[Path], int], *, parquet: bool = False) -> int:

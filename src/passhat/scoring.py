@@ -29,8 +29,8 @@ passes. Each scorer returns one detail dict, `{"scorer": name, "passed": bool,
   it has nothing (at most 50).
 - `matches` (path, pattern): the text at `path` must match the regular
   expression (searched anywhere; anchor with ^...$). Details add `path`,
-  `pattern`. The pattern is run by the `regex` engine (the syntax and meaning
-  of `re`, its version 0) for at most MATCH_TIMEOUT_S: the text is the agent's,
+  `pattern`. The pattern means what it means to Python's `re`, and is searched
+  for at most MATCH_TIMEOUT_S (passhat/searching.py): the text is the agent's,
   and backtracking over it may take minutes. A search that runs out of time
   fails the run, with a `problem` saying so (see `Matches`).
 - `present` (paths): every path must hold something: not missing, not null,
@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from passhat import searching
 from passhat.imports import load_object
 from passhat.judge import Judge, JudgeError
 from passhat.models.base import CallContext
@@ -309,14 +310,8 @@ MATCH_TIMEOUT_S = 2.0
 `coupon.*expir` over "coupon " written 30,000 times (210 KB) took 1.7 s, growing with the
 square of the text (a run's 4 MiB: about 11 minutes, the event loop held all along). The
 `regex` engine backtracks the same way but stops at a time limit; it releases the GIL,
-so grading in a thread leaves the event loop free (execution._grade)."""
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(pattern: str) -> Any:
-    import regex  # type: ignore[import-untyped]  # no stubs
-
-    return regex.compile(pattern)  # version 0: the syntax and meaning of `re`
+so grading in a thread leaves the event loop free (execution._grade). Where the two
+engines may differ, `re` itself runs, in a child killed at the limit (searching.py)."""
 
 
 @dataclass(frozen=True)
@@ -340,14 +335,16 @@ class Matches:
             shown = "nothing" if value is MISSING else show(value)
             return {**detail, "passed": False, "problem": f"{self.path} holds {shown}, not text"}
         try:
-            found = _compiled(self.pattern).search(value, timeout=MATCH_TIMEOUT_S, concurrent=True)
+            found = searching.search(self.pattern, value, MATCH_TIMEOUT_S)
         except TimeoutError:
             problem = (
                 f"the pattern ran past {MATCH_TIMEOUT_S:g} s over the {len(value):,} "
                 f"characters at {self.path} (the run's own text): no match found, so not passed"
             )
             return {**detail, "passed": False, "problem": problem}
-        return {**detail, "passed": found is not None}
+        except (OSError, RuntimeError) as error:  # passhat's own trouble: no verdict
+            raise ScorerError(f"matches: could not search {self.path}: {error}") from None
+        return {**detail, "passed": found}
 
 
 def is_present(value: Any) -> bool:

@@ -59,7 +59,7 @@ from passhat.agents.isolation import (
     seal_this_process,
     unavailable,
 )
-from passhat.agents.lookout import Looks
+from passhat.agents.lookout import Looks, in_time
 from passhat.agents.relay import relay_argv
 from passhat.agents.sandbox import (
     View,
@@ -605,11 +605,11 @@ class CommandAgent:
                             if uid is not None:
                                 os.chown(path, uid, uid)
                         # the look for answers (a stat of all in view): off the loop
-                        view = await asyncio.to_thread(self.view, ctx.params, sockets)
+                        view = await in_time(self.view, ctx.params, sockets)
                         relay = relay_argv(view)  # before the gate: it may refuse
                         gate = netns.Gate()
                     else:
-                        view = await asyncio.to_thread(self.view, ctx.params)
+                        view = await in_time(self.view, ctx.params)
                         gate = netns.Gate([(port, listen) for port, _, listen in ports])
                         relay = process_cap()
                     options = bwrap_argv(view, workdir, gate.file(payload))[1:]

@@ -33,19 +33,25 @@ node_modules, installed.py's rule), and past WALK_LIMIT entries in one folder in
 TooMuchToLook, naming the folder and the fix: refused at the experiment's start, that
 run errored `isolation` and not started later. A `.env` or a store past the bound was
 left in view (round 12's outside attack: seven folders deep, or beside 20,000 files).
+
+A look counts against its run's --timeout (it is made once the run has started); a
+deadline that comes during it is the look's (`in_time`): the run is errored `isolation`,
+naming the look, not `timeout`, which reads as an agent too slow.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from passhat.agents.answers import REPORT_HEAD, SCARCE, file_head, is_report
-from passhat.agents.archives import TooMuchToLook, holds_answers, is_archive
+from passhat.agents.archives import LOOK_S, TooMuchToLook, holds_answers, is_archive
 from passhat.agents.sandbox import (
     PACKAGES,
     SQLITE_MAGIC,
@@ -249,6 +255,29 @@ class Looks:
         return lookout.found()
 
 
+T = TypeVar("T")
+
+
+class LookOutOfTime(Exception):
+    """The run's deadline came during its look for answers; `error_type` is what the run
+    records (execution keeps it in place of `timeout`)."""
+
+    error_type = "isolation"
+
+
+async def in_time(look: Callable[..., T], *args: object) -> T:
+    """`look(*args)` off the loop (a stat of all in a run's view), its run's deadline
+    during it made the look's error (LookOutOfTime) instead of a cancel."""
+    try:
+        return await asyncio.to_thread(look, *args)
+    except asyncio.CancelledError:
+        raise LookOutOfTime(
+            "the run's --timeout ended during its look for answers in the folders it sees "
+            f"(up to {LOOK_S:g} s at --isolation namespace, with large archives in view); "
+            "the run was not started: give --timeout more, or the agent fewer folders"
+        ) from None
+
+
 def secret_files(folder: str) -> list[str]:
     """Secret-looking files and folders under `folder` (.env*, .git, .aws, *.pem, ...),
     passhat stores (is_store: an earlier experiment's answers) and reports and exports
@@ -259,4 +288,4 @@ def secret_files(folder: str) -> list[str]:
     return Lookout(folder).found()
 
 
-__all__ = ["RACY_NS", "Lookout", "Looks", "kind", "secret_files"]
+__all__ = ["RACY_NS", "LookOutOfTime", "Lookout", "Looks", "in_time", "kind", "secret_files"]

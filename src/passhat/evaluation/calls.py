@@ -38,6 +38,7 @@ from passhat.evaluation.planning import (
     _select,
     _warn_gaps,
     _with_tools,
+    check_descriptors,
 )
 from passhat.evaluation.running import _make_runs, _read_back
 from passhat.results import Experiment, Outcome
@@ -133,6 +134,7 @@ def evaluate(
     params.update(_sandbox(sandbox))
     wanted_model = model if model is not None else (loaded_suite.defaults.model or "")
     made = _made(loaded_suite, wanted_agent, wanted_model, params, executor, scheduler)
+    check_descriptors(made, concurrency, here)
     _warn_gaps(made, _all_runs(loaded_suite, k), events)
 
     experiment = _with_tools(made.experiment(k, seed, name), loaded_suite)
@@ -182,6 +184,7 @@ def resume(
     were Python objects or replaced the suite's: they must match what was recorded.
     `require` is as `evaluate`'s."""
     from passhat.agents.isolation import seal_this_process
+    from passhat.executors.base import checks_isolation
     from passhat.runner import check_resumable, pending
 
     seal_this_process()
@@ -208,6 +211,7 @@ def resume(
         wanted_agent = agent if agent is not None else stored.agent
         wanted_model = model if model is not None else stored.model
         made = _made(suite, wanted_agent, wanted_model, params, executor, scheduler)
+        check_descriptors(made, concurrency, not checks_isolation(executor))
         guard = _guard(store, made, before)
         check_resumable(stored, made.experiment(stored.k_requested, stored.seed))
         if adaptive is not None:

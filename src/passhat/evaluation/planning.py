@@ -402,6 +402,25 @@ def _check_view(loaded: LoadedAgent, params: dict[str, Any]) -> None:
             raise ConfigError(str(error).replace("the run was", "nothing was")) from None
 
 
+def check_descriptors(made: _Made, concurrency: int, here: bool) -> None:
+    """Refuse, before anything runs, more command-agent runs at once (`here`: in this
+    process) than passhat's open-file limit holds at CONNECTIONS_FLOOR connections each:
+    past it, runs are errored for want of a descriptor (serve/endpoints.connections_for)."""
+    from passhat.serve import endpoints
+
+    if not here or not callable(getattr(made.agent.agent, "check_view", None)):
+        return  # an in-process agent holds no connections to passhat; a worker shares its own
+    limit = endpoints.descriptor_limit()
+    most = endpoints.most_at_once(limit)
+    if concurrency > most:
+        fix = f"lower --concurrency to {most} or raise" if most else "raise"
+        raise InputError(
+            f"--concurrency {concurrency} is more command-agent runs at once than passhat's "
+            f"limit of {limit:,} open files holds ({most} at most, {endpoints.CONNECTIONS_FLOOR} "
+            f"connections each); {fix} the limit (`ulimit -n`, its hard limit)"
+        )
+
+
 def _sandbox(given: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
     """`sandbox=` (--agent-read, --agent-write, --agent-host) as the recorded parameter."""
     if not given:

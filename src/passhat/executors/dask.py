@@ -66,6 +66,7 @@ from passhat.executors.identity import code_manifest, differences, foreign, iden
 from passhat.executors.program import isolation_refusal
 from passhat.executors.shipment import Shipment, prepared, release, ship
 from passhat.records import RunRecord
+from passhat.serve import endpoints
 
 CONNECT_TIMEOUT_S = 15.0
 """How long to wait for the scheduler to answer, and for a first worker to join."""
@@ -104,6 +105,10 @@ class ShipmentPlugin(WorkerPlugin):
         # before any run: an idle worker (its environment holds the provider's key) is
         # unreadable to a `process` agent that another worker runs
         seal_this_process()
+        # a command agent's run holds connections to its endpoints here: this worker's
+        # runs at once (a task, a batch of runs one after another, per thread) share this
+        # process's open files, as the driver's runs share its (serve/endpoints.share)
+        endpoints.share(worker_threads(worker))
         # a worker of other code (one that joins later too) keeps the refusal, and
         # answers each batch with it; raising here would fail the registration for all
         refusal = foreign(worker.address, identity(), self.shipment.version, self.shipment.code)
@@ -115,6 +120,11 @@ class ShipmentPlugin(WorkerPlugin):
     def teardown(self, worker: Any) -> None:
         _RECEIVED.pop(self.shipment.digest, None)
         _REFUSED.pop(self.shipment.digest, None)
+
+
+def worker_threads(worker: Any) -> int:
+    """The tasks, so the command agents' runs, a worker runs at once."""
+    return int(getattr(getattr(worker, "state", worker), "nthreads", 1) or 1)
 
 
 HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat"

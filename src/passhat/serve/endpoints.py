@@ -46,6 +46,20 @@ def connections_for(limit: int, concurrency: int) -> int:
     return max(CONNECTIONS_FLOOR, min(CONNECTIONS, per_run // 3))
 
 
+def most_at_once(limit: int) -> int:
+    """Runs at once that `limit` descriptors hold, each with CONNECTIONS_FLOOR connections
+    (`connections_for`'s arithmetic): more, and runs past it are errored for want of one."""
+    return max(0, (limit - OWN_DESCRIPTORS) // (RUN_DESCRIPTORS + 3 * CONNECTIONS_FLOOR))
+
+
+def descriptor_limit() -> int:
+    """This process's soft limit of open files (RLIMIT_NOFILE), a number however unlimited."""
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return 1 << 20 if soft == resource.RLIM_INFINITY else soft
+
+
 def share(concurrency: int | None) -> int:
     """Cap each run's connections (`connections()`) from this process's descriptor limit
     (raised to its hard limit at start: agents/isolation.seal_this_process) and the runs
@@ -53,11 +67,9 @@ def share(concurrency: int | None) -> int:
     starting (attack50: 128 held under a limit of 160 left run 3 no descriptor to start
     its agent); None puts back CONNECTIONS. Returns the cap."""
     global _share
-    import resource
-
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    limit = 1 << 20 if soft == resource.RLIM_INFINITY else soft
-    _share = CONNECTIONS if concurrency is None else connections_for(limit, concurrency)
+    _share = (
+        CONNECTIONS if concurrency is None else connections_for(descriptor_limit(), concurrency)
+    )
     return _share
 
 

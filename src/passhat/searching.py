@@ -1,0 +1,145 @@
+"""Searching a run's text with the meaning of Python's `re`, for at most a time bound: the
+`matches` scorer's verdict (scoring.Matches).
+
+`re` backtracks with no bound, on the thread holding the GIL: an agent's text can hold
+grading for minutes. The `regex` engine (its version 0) stops at a timeout and releases
+the GIL, but its meaning is not quite `re`'s, and a verdict that changes with the engine
+disagrees with the earlier runs graded by `re` (and with a regrade of them):
+
+- ignoring case, `re` takes i, I, dotless ı and dotted İ for one letter; `regex` folds
+  ı and İ apart from i (`(?i)kapali` found "Sipariş kapalı" with `re` only);
+- `\\w` holds combining marks (é written e + U+0301) and ² ½ for `regex`, not for `re`;
+  `\\s` holds U+001C..U+001F for `re` only;
+- characters newer than this Python's Unicode (regex knows their case and letters);
+- `\\B` in empty text: `re` (before Python 3.14) finds no match there, `regex` one;
+- syntax `re` reads literally: `[[:alpha:]]` (a POSIX class for `regex`) and `{e<=1}`
+  (a fuzzy match for `regex`).
+
+So a search whose text or pattern holds any of those (`disputed`) runs on `re` itself,
+in a child process killed at the time bound; any other runs on `regex` in this process,
+where both engines decide alike (tests/test_searching.py compares them over generated
+patterns and texts). Turkish text or a pattern with non-ASCII escapes costs a process
+start (tens of ms); the rest costs nothing more.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+import sys
+import unicodedata
+from typing import Any
+
+_SYNTAX = re.compile(
+    r"\\[uUNx0-7]"  # an escape that may name a character past ASCII
+    r"|[^\x00-\x7f]-|-[^\x00-\x7f]"  # a range with an end past ASCII
+    r"|\[[:=.]"  # a POSIX class or its kin, for regex only
+    r"|\{(?!\d*(?:,\d*)?\})"  # a brace that is no counted repeat: regex's fuzzy match
+)
+_CHILD = (
+    "import json,re,sys\n"
+    "pattern,text=json.load(sys.stdin)\n"
+    "sys.stdout.write('1' if re.search(pattern,text) else '0')\n"
+)
+
+
+def search(pattern: str, text: str, timeout: float) -> bool:
+    """Whether `re.search(pattern, text)` finds something; TimeoutError past `timeout`
+    seconds. OSError when a child cannot be started; RuntimeError when it fails."""
+    if disputed(pattern, text):
+        return _search_with_re(pattern, text, timeout)
+    found = _compiled(pattern).search(text, timeout=timeout, concurrent=True)
+    return found is not None
+
+
+def disputed(pattern: str, text: str) -> bool:
+    """Whether `re` and `regex` may decide this search differently (module docstring)."""
+    if not text and "\\B" in pattern:  # re's \B never matches in empty text, regex's does
+        return True
+    return bool(_SYNTAX.search(pattern)) or _holds_rare(pattern) or _holds_rare(text)
+
+
+def _holds_rare(text: str) -> bool:
+    """Whether `text` holds a character the engines treat differently: one look over it
+    (a bitmap for the Basic Multilingual Plane, 40-60 ms over 4 MiB), then its
+    characters past it, if any, one by one."""
+    bmp, past, plain = _rare()
+    if text.isascii():  # known without a look (CPython keeps it): ASCII text's own few
+        return plain.search(text) is not None
+    if bmp.search(text):
+        return True
+    return any(
+        c in past or (c >= _UNASKED and not _PLANE_14 <= c < _UNASKED_TOO)
+        for c in set(_PAST_BMP.findall(text))
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> Any:
+    import regex  # type: ignore[import-untyped]  # no stubs
+
+    return regex.compile(pattern)  # version 0: the syntax and meaning of `re`, mostly
+
+
+def _search_with_re(pattern: str, text: str, timeout: float) -> bool:
+    given = json.dumps([pattern, text]).encode()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", _CHILD],
+            input=given,
+            env={},  # passhat's own code; not handed the provider's key in passhat's environ
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:  # run() killed the child and waited for it
+        raise TimeoutError(f"re.search ran past {timeout:g} s") from None
+    if done.returncode != 0 or done.stdout not in (b"0", b"1"):
+        last = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        raise RuntimeError(f"re.search in a child failed ({done.returncode}): {last}")
+    return done.stdout == b"1"
+
+
+_PAST_BMP = re.compile("[\U00010000-\U0010ffff]")
+_UNASKED, _PLANE_14, _UNASKED_TOO = "\U00040000", "\U000e0000", "\U000f0000"
+"""Planes 4 to 13 (unassigned) and 15 to 16 (private use) are not asked, but taken as
+disputed: asking takes a third of the time without them."""
+
+
+@functools.lru_cache(maxsize=1)
+def _rare() -> tuple[re.Pattern[str], frozenset[str], re.Pattern[str]]:
+    """The characters the two engines treat differently, found by asking both (once a
+    process: 0.1 s, about 1 s on a loaded machine): a class of those in the Basic
+    Multilingual Plane (`re` makes it a bitmap), a set of the others, and a class of
+    those in ASCII (U+001C..U+001F), all that text known to be ASCII is looked for."""
+    import regex
+
+    asked = "".join(map(chr, [*range(0xD800), *range(0xE000, 0x40000), *range(0xE0000, 0xF0000)]))
+    rare = {"\u0130", "\u0131"}  # İ ı: re's extra case equivalence of i
+    for name in (r"\W", r"\S", r"\D"):  # what each keeps is \w, \s, \d
+        rare |= set(re.sub(name, "", asked)) ^ set(regex.sub(name, "", asked))
+    for run in regex.finditer(r"\P{Cn}+", asked):  # assigned for regex...
+        rare.update(c for c in run.group() if unicodedata.category(c) == "Cn")  # not here
+    bmp = _ranges(sorted(ord(c) for c in rare if c <= "\uffff"))
+    plain = _ranges(sorted(ord(c) for c in rare if c.isascii()))
+    return (
+        re.compile("[" + "".join(bmp) + "]"),
+        frozenset(c for c in rare if c > "\uffff"),
+        re.compile("[" + "".join(plain) + "]" if plain else "(?!)"),
+    )
+
+
+def _ranges(points: list[int]) -> list[str]:
+    """Sorted code points as the ranges of a character class."""
+    out: list[str] = []
+    start = end = -2
+    for point in [*points, -1]:
+        if point == end + 1:
+            end = point
+            continue
+        if start >= 0:
+            out.append(f"\\U{start:08x}-\\U{end:08x}")
+        start = end = point
+    return out
