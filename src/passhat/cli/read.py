@@ -117,7 +117,7 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the run record as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """One run whole: transcript, tool calls, final state, score, and a crash's traceback."""
+    """One run whole: transcript, tool calls, output, final state, score, and a crash's traceback."""
     from passhat.report.run import print_run, run_dict
 
     with open_store(db, read_only=True) as store:
