@@ -529,6 +529,27 @@ def test_resume_refuses_bad_retry_options(
     assert r.code == 2 and message in r.err
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--temperature", "nan"), "--temperature is nan; give a number, 0 or more, e.g. 0.7"),
+        (("--temperature", "-1"), "--temperature is -1; give a number, 0 or more, e.g. 0.7"),
+        (("--temperature", "inf"), "--temperature is inf; give a number, 0 or more, e.g. 0.7"),
+        (("--max-tokens", "0"), "--max-tokens is 0; let a model call write at least 1 token"),
+    ],
+    ids=["temperature-nan", "temperature-negative", "temperature-inf", "max-tokens"],
+)
+def test_run_refuses_model_parameters_no_provider_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    """Was: recorded with the experiment and sent to the provider, whose 400 errored every
+    run (a replay ignored them, so the experiment even looked fine)."""
+    db = str(tmp_path / "p.db")
+    r = run_cli(capsys, "run", str(CLARIFY_DIR), "--case", SEED_ID, *args, "--db", db, "-q")
+    assert r.code == 2 and message in r.err, r.err
+    assert not Path(db).exists()  # refused before the store was made
+
+
 # -- bad input: one clean line, exit 2
 
 
