@@ -51,7 +51,10 @@ def report(
     html: Annotated[
         Path | None,
         typer.Option(
-            "--html", metavar="FILE", help="Also write a self-contained HTML report to FILE."
+            "--html",
+            metavar="FILE",
+            help="Write a self-contained HTML report to FILE and print its path (-v: the "
+            "terminal report too).",
         ),
     ] = None,
     lang: LangOption = None,
