@@ -550,6 +550,21 @@ def test_run_refuses_model_parameters_no_provider_takes(
     assert not Path(db).exists()  # refused before the store was made
 
 
+@pytest.mark.parametrize("option", ["--junit-xml", "--summary"])
+def test_a_ci_file_in_a_folder_that_is_not_there_is_said_before_the_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    """Was: every run was made, then `cannot write (No such file or directory)`, exit 2."""
+    db = tmp_path / "p.db"
+    out = tmp_path / "nowhere" / "out.xml"
+    r = run_cli(
+        capsys, "run", str(CLARIFY_DIR), "--case", SEED_ID, option, str(out), "--db", str(db)
+    )
+    assert r.code == 2, r.err
+    assert f"{option} {out}: no folder {out.parent}; make it first" in r.err
+    assert not db.exists()  # nothing ran
+
+
 # -- bad input: one clean line, exit 2
 
 
