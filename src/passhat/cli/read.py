@@ -69,8 +69,8 @@ def report(
         bool | None,
         typer.Option(
             "--why/--no-why",
-            help="Show why runs differ (divergence tree, item evidence); "
-            "default: for experiments of at most 20,000 runs.",
+            help="--why shows why runs differ (divergence tree, item evidence), --no-why "
+            "leaves it out. Default: shown for experiments of at most 20,000 runs.",
         ),
     ] = None,
     verbose: Annotated[

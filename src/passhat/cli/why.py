@@ -37,8 +37,9 @@ def why(
         bool | None,
         typer.Option(
             "--whole-runs/--summaries-only",
-            help="Read every run whole for argument, turn and first-divergence features "
-            "(default: up to 20,000 runs).",
+            help="--whole-runs reads every run whole, for argument, turn and "
+            "first-divergence features; --summaries-only reads the run summaries alone "
+            "(tools, calls, errors, tokens). Default: whole runs up to 20,000 runs.",
             show_default=False,
         ),
     ] = None,
