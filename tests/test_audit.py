@@ -743,3 +743,15 @@ def test_a_run_pattern_that_backtracks_without_end_is_stopped_in_one_line(
     assert r.code == 2
     assert r.err.startswith(r"error: --run-pattern '(a|aa)+b(\\d+)' ran past 0.5 s on the folder")
     assert len(r.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan"])
+def test_a_grade_timeout_that_leaves_no_time_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], timeout: str
+) -> None:
+    """Was: `--grade-timeout -1` graded anyway, each run errored or not as the race went."""
+    root = make_folder(tmp_path, {"a": {1: {"card": GOOD_CARD}}})
+    grader = f"{sys.executable} {FIXED} {{run_dir}}"
+    r = run_cli(capsys, "audit", str(root), "--grade", grader, "--grade-timeout", timeout)
+    assert r.code == 2, r.out
+    assert f"--grade-timeout is {timeout}; give a grading more than 0 seconds" in r.err

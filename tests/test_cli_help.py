@@ -37,6 +37,19 @@ def test_every_command_has_help(name: str, capsys: pytest.CaptureFixture[str]) -
     assert r.code == 0 and "Usage" in r.out
 
 
+def test_every_experiment_argument_reads_alike() -> None:
+    """Was: `why -h` said "An experiment id, unique name, or latest." where every other
+    command says "Experiment id, unique name, or 'latest'." (one declaration for all)."""
+    helps = {
+        (name, param.help)
+        for name, command in GROUP.commands.items()  # type: ignore[attr-defined]
+        for param in command.params
+        if param.param_type_name == "argument" and param.name in ("experiment", "experiment_ref")
+    }
+    assert len(helps) >= 7
+    assert {text for _, text in helps} == {"Experiment id, unique name, or 'latest'."}, helps
+
+
 SUBCOMMANDS = sorted(
     (name, sub)
     for name, command in GROUP.commands.items()  # type: ignore[attr-defined]

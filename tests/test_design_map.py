@@ -93,3 +93,22 @@ def test_the_readme_layout_names_every_public_module_and_nothing_else() -> None:
     public = {n for n in _tree() if not n.startswith("_")}
     assert sorted(public - set(README)) == []
     assert sorted(set(README) - _tree()) == []
+
+
+def test_every_module_of_a_package_is_named_in_its_entry() -> None:
+    """The map places each module, not only each package: `agents/` named base.py, loop.py
+    and clarifier.py nowhere, `cli/` none of its command modules, `envs/` and `sources/`
+    their worlds and readers by subject alone."""
+    unplaced = []
+    for name, description in DESIGN.items():
+        if not name.endswith("/"):
+            continue
+        named = set(NAME.findall(description))
+        for path in sorted((SRC / name).rglob("*")):
+            if "__pycache__" in path.parts or path.name == "__init__.py":
+                continue
+            if path.suffix == ".py" or path.is_dir():
+                shown = path.name + ("/" if path.is_dir() else "")
+                if shown not in named:
+                    unplaced.append(str(path.relative_to(SRC)))
+    assert unplaced == []

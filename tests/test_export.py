@@ -322,3 +322,20 @@ def test_export_onto_a_symlink_keeps_the_link_and_writes_its_target(
         capsys, "export", "cards", "--db", str(store), "-o", str(tmp_path), "--format", "csv"
     )
     assert r.code == 2 and "is a folder" in r.err
+
+
+def test_the_line_written_counts_one_case_and_one_run_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A one-run experiment exported is `1 run`, its per-case table `1 case` (not `1 runs`)."""
+    db = str(tmp_path / "p.db")
+    clarify = str(ROOT / "examples" / "clarify")
+    r = run_cli(capsys, "run", clarify, "--case", "ac-conflict-001", "-k", "1", "--db", db, "-q")
+    assert r.code == 0, r.err
+    runs = run_cli(capsys, "export", "latest", "--db", db, "-o", str(tmp_path / "r.jsonl"))
+    cases = run_cli(
+        capsys, "export", "latest", "--db", db, "-o", str(tmp_path / "c.csv"), "--per-case"
+    )
+    assert (runs.code, cases.code) == (0, 0)
+    assert ": 1 run of experiment " in runs.err, runs.err
+    assert ": 1 case of experiment " in cases.err, cases.err

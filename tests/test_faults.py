@@ -529,6 +529,42 @@ def test_resume_refuses_bad_retry_options(
     assert r.code == 2 and message in r.err
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--temperature", "nan"), "--temperature is nan; give a number, 0 or more, e.g. 0.7"),
+        (("--temperature", "-1"), "--temperature is -1; give a number, 0 or more, e.g. 0.7"),
+        (("--temperature", "inf"), "--temperature is inf; give a number, 0 or more, e.g. 0.7"),
+        (("--max-tokens", "0"), "--max-tokens is 0; let a model call write at least 1 token"),
+    ],
+    ids=["temperature-nan", "temperature-negative", "temperature-inf", "max-tokens"],
+)
+def test_run_refuses_model_parameters_no_provider_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    """Was: recorded with the experiment and sent to the provider, whose 400 errored every
+    run (a replay ignored them, so the experiment even looked fine)."""
+    db = str(tmp_path / "p.db")
+    r = run_cli(capsys, "run", str(CLARIFY_DIR), "--case", SEED_ID, *args, "--db", db, "-q")
+    assert r.code == 2 and message in r.err, r.err
+    assert not Path(db).exists()  # refused before the store was made
+
+
+@pytest.mark.parametrize("option", ["--junit-xml", "--summary"])
+def test_a_ci_file_in_a_folder_that_is_not_there_is_said_before_the_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    """Was: every run was made, then `cannot write (No such file or directory)`, exit 2."""
+    db = tmp_path / "p.db"
+    out = tmp_path / "nowhere" / "out.xml"
+    r = run_cli(
+        capsys, "run", str(CLARIFY_DIR), "--case", SEED_ID, option, str(out), "--db", str(db)
+    )
+    assert r.code == 2, r.err
+    assert f"{option} {out}: no folder {out.parent}; make it first" in r.err
+    assert not db.exists()  # nothing ran
+
+
 # -- bad input: one clean line, exit 2
 
 

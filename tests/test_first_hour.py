@@ -138,6 +138,21 @@ def test_show_prints_the_traceback_and_json(
     assert "the agent's traceback: passhat show" in r.out
 
 
+def test_show_prints_what_the_agent_returned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: `show` printed a run "whole" without its output: a tool-only agent's answer
+    (no transcript to carry it) was in `--json` and `diff` alone."""
+    db = str(tmp_path / "p.db")
+    rooms = str(Path(__file__).parent / "rooms")
+    r = run_cli(capsys, "run", rooms, "--seed", "7", "-k", "1", "--db", db, "-q", "--no-report")
+    assert r.code == 0, r.err
+    r = run_cli(capsys, "show", "latest", "week-1", "1", "--db", db)
+    assert r.code == 0, r.err
+    tail = r.out[r.out.index("\noutput\n") :]
+    assert '"booked": "R3"' in tail and tail.index("output") < tail.index("final state")
+
+
 def test_html_shows_the_traceback() -> None:
     e = experiment(["a"], k=1)
     crash = RunRecord(

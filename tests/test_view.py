@@ -392,6 +392,37 @@ def test_a_port_in_use_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert f"--port {port}: cannot listen there" in result.err
 
 
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_that_cannot_be_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], port: str
+) -> None:
+    """Was: `--port 99999` ended in bind's OverflowError traceback."""
+    db = write_store(tmp_path / "passhat.db", [])
+    result = run_cli(capsys, "view", "--db", str(db), "--port", port)
+    assert result.code == 2, result.err
+    assert f"--port {port}: no such port; give 0 to 65535 (0: any free one)" in result.err
+
+
+def test_a_host_that_does_not_resolve_is_named_not_the_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: a host no resolver knows said "pick another --port". (The resolver's answer
+    is played here: a real look-up could leave the machine.)"""
+
+    class Unresolved(socket.socket):
+        def bind(self, address: Any) -> None:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    db = write_store(tmp_path / "passhat.db", [])
+    monkeypatch.setattr(socket, "socket", Unresolved)
+    result = run_cli(capsys, "view", "--db", str(db), "--host", "nowhere.invalid")
+    assert result.code == 2, result.err
+    assert "--host nowhere.invalid: no such address (Name or service not known); give an IP" in (
+        result.err
+    )
+    assert "--port" not in result.err
+
+
 # --------------------------------------------------------------------------- where to watch
 
 

@@ -201,7 +201,8 @@ class Experiment:
     # --- shown
 
     def report(self, console: Console | None = None, *, lang: str = "en") -> None:
-        """Print the terminal report (`passhat report`) to `console` (default: stdout)."""
+        """Print the terminal report to `console` (default: stdout), as `passhat run`
+        ends with it: `passhat report` adds why runs differ (see `diff`, `why`)."""
         from passhat.report.console import SafeConsole
         from passhat.report.experiment import print_experiment_report
 

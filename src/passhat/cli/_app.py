@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "show": (
         "read",
-        "One run whole: transcript, tool calls, final state, score, and a crash's traceback.",
+        "One run whole: transcript, tool calls, output, final state, score, and a crash's traceback.",
     ),
     "diff": (
         "diff",

@@ -58,6 +58,7 @@ def export(
         write_rows,
         write_runs,
     )
+    from passhat.plain import plural
 
     chosen = format_for(output, fmt)
     with open_store(db, read_only=True) as store:
@@ -72,9 +73,9 @@ def export(
         else:  # streamed: each row is read, made and written before the next
             runs = store.columns(experiment.id, STORED)
             written = write_runs(output, experiment, runs, chosen)
-    what = "cases" if per_case else "runs"
+    what = plural(written, "case" if per_case else "run")
     err_console.print(
-        f"{output}: {written} {what} of experiment {experiment.name or experiment.id} ({chosen})",
+        f"{output}: {what} of experiment {experiment.name or experiment.id} ({chosen})",
         markup=False,
         soft_wrap=True,
     )

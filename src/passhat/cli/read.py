@@ -51,7 +51,10 @@ def report(
     html: Annotated[
         Path | None,
         typer.Option(
-            "--html", metavar="FILE", help="Also write a self-contained HTML report to FILE."
+            "--html",
+            metavar="FILE",
+            help="Write a self-contained HTML report to FILE and print its path (-v: the "
+            "terminal report too).",
         ),
     ] = None,
     lang: LangOption = None,
@@ -66,8 +69,8 @@ def report(
         bool | None,
         typer.Option(
             "--why/--no-why",
-            help="Show why runs differ (divergence tree, item evidence); "
-            "default: for experiments of at most 20,000 runs.",
+            help="--why shows why runs differ (divergence tree, item evidence), --no-why "
+            "leaves it out. Default: shown for experiments of at most 20,000 runs.",
         ),
     ] = None,
     verbose: Annotated[
@@ -117,7 +120,7 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the run record as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """One run whole: transcript, tool calls, final state, score, and a crash's traceback."""
+    """One run whole: transcript, tool calls, output, final state, score, and a crash's traceback."""
     from passhat.report.run import print_run, run_dict
 
     with open_store(db, read_only=True) as store:

@@ -37,6 +37,7 @@ from passhat.cli._run_options import (
     k_option,
 )
 from passhat.cli._store import ExperimentArg, open_store
+from passhat.errors import InputError
 from passhat.report.i18n import t, tn
 
 if TYPE_CHECKING:
@@ -151,6 +152,16 @@ def _called(
     before a user's code loads), an interrupt said in one line."""
     from passhat.cli import set_aside_start_up
 
+    for path, option in (
+        (shared.junit_xml, "--junit-xml"),
+        (shared.summary, "--summary"),
+        (shared.adaptive_json, "--adaptive-json"),
+    ):  # written after the runs: a folder that is not there is said before them
+        if path is not None and not Path(path).parent.is_dir():
+            raise InputError(
+                f"{option} {path}: no folder {Path(path).parent}; make it first, or give a "
+                "file in a folder that exists"
+            )
     set_aside_start_up()
     with said_if_interrupted(shared.language):
         return call(*args, **options, **shared.call_options(shared.language))

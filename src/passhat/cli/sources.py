@@ -1,4 +1,5 @@
-"""`passhat import inspect|tau2`: other harnesses' results into the store, same accounting."""
+"""`passhat import inspect|tau2|harbor`: other harnesses' results into the store, same
+accounting."""
 
 from __future__ import annotations
 

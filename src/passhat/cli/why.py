@@ -9,7 +9,7 @@ import typer
 from passhat.cli._app import app, console, write_json
 from passhat.cli._help import examples
 from passhat.cli._options import JsonOption
-from passhat.cli._store import DbOption
+from passhat.cli._store import DbOption, ExperimentArg
 
 
 @app.command(
@@ -20,7 +20,7 @@ from passhat.cli._store import DbOption
     )
 )
 def why(
-    experiment: Annotated[str, typer.Argument(help="An experiment id, unique name, or latest.")],
+    experiment: ExperimentArg,
     item: Annotated[
         str | None,
         typer.Option(
@@ -37,8 +37,9 @@ def why(
         bool | None,
         typer.Option(
             "--whole-runs/--summaries-only",
-            help="Read every run whole for argument, turn and first-divergence features "
-            "(default: up to 20,000 runs).",
+            help="--whole-runs reads every run whole, for argument, turn and "
+            "first-divergence features; --summaries-only reads the run summaries alone "
+            "(tools, calls, errors, tokens). Default: whole runs up to 20,000 runs.",
             show_default=False,
         ),
     ] = None,

@@ -15,6 +15,7 @@ from passhat.evaluation.checks import (
     _check_base_url,
     _check_options,
     check_k,
+    check_model_params,
     check_retry,
     check_seed,
     checked,
@@ -112,6 +113,7 @@ def evaluate(
     _check_options(k, concurrency, max_turns, timeout, retries)
     check_seed(seed)
     check_retry(retries, retry_max_wait, call_timeout)
+    check_model_params(temperature, max_tokens)
     _check_base_url(base_url)
     if adaptive is not None:
         adaptive.check(len(loaded_suite.cases))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
@@ -44,6 +45,15 @@ def check_retry(
         raise InputError(f"--retry-max-wait is {retry_max_wait:g}; give seconds, 0 or more")
     if call_timeout is not None and not call_timeout > 0:
         raise InputError(f"--call-timeout is {call_timeout:g}; give a call more than 0 seconds")
+
+
+def check_model_params(temperature: float | None, max_tokens: int | None) -> None:
+    """What no provider takes: it would answer 400 to every call, erroring every run
+    (and a replay, which ignores them, would record them as the experiment's)."""
+    if temperature is not None and not 0 <= temperature < math.inf:
+        raise InputError(f"--temperature is {temperature:g}; give a number, 0 or more, e.g. 0.7")
+    if max_tokens is not None and max_tokens < 1:
+        raise InputError(f"--max-tokens is {max_tokens}; let a model call write at least 1 token")
 
 
 def _check_options(

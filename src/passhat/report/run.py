@@ -26,7 +26,8 @@ def run_dict(run: RunRecord) -> dict[str, Any]:
 
 
 def print_run(console: Console, r: RunRecord) -> None:
-    """Head line, error and traceback, transcript, tool calls, final state and score."""
+    """Head line, error and traceback, transcript, tool calls, output, final state and
+    score."""
     head = Text.assemble(
         (f"{r.case_id} run {r.run_index}: ", "bold"),
         (r.status, _STATUS_STYLE[r.status]),
@@ -61,6 +62,9 @@ def print_run(console: Console, r: RunRecord) -> None:
         outcome = f"error: {call['error']}" if call.get("error") else "ok"
         arguments = json.dumps(call.get("arguments"), ensure_ascii=False)
         console.print(Text(f"  {call['tool']} {arguments} → {outcome}"))
+    if r.output is not None:  # what the agent returned: text as written, else as JSON
+        console.print(Text("output", style="bold"))
+        console.print(Text(r.output) if isinstance(r.output, str) else JSON.from_data(r.output))
     console.print(Text("final state", style="bold"))
     console.print(JSON.from_data(r.final_state))
     console.print(Text("score", style="bold"))

@@ -21,11 +21,19 @@ DEFAULT_HOST = "127.0.0.1"
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on host:port (port 0: any free one); one clear line if not."""
+    if not 0 <= port <= 65535:  # else bind's OverflowError, a traceback
+        raise InputError(f"--port {port}: no such port; give 0 to 65535 (0: any free one)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
+    except socket.gaierror as error:  # the host, not the port
+        sock.close()
+        raise InputError(
+            f"--host {host}: no such address ({error.strerror}); give an IP address such "
+            f"as {DEFAULT_HOST} or a name this machine resolves"
+        ) from None
     except OSError as error:
         sock.close()
         raise InputError(

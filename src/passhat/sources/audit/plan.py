@@ -315,6 +315,10 @@ def audit_folder(root: Path, options: AuditOptions) -> Audit:
         raise InputError(f"{root}: not a folder; give the folder holding the run directories")
     if options.grade_jobs < 1:
         raise InputError(f"--grade-jobs is {options.grade_jobs}; run at least 1 at a time")
+    if not options.grade_timeout_s > 0:  # nan too: no grading could finish in time
+        raise InputError(
+            f"--grade-timeout is {options.grade_timeout_s:g}; give a grading more than 0 seconds"
+        )
     for value, flag in ((options.declared_k, "--declared-k"), (options.claimed, "--claimed")):
         if value is not None and value < 1:
             raise InputError(f"{flag} is {value}; give a run count of at least 1")
