@@ -1,6 +1,7 @@
 """One run, from a fresh start: the layer every executor calls.
 
     run_once     fresh environment and context, the agent under a timeout, grading
+                 (run_once_then, the local executor's: grading handed back, to run later)
     the agent    (input, env, ctx) -> result
 
 Whatever the agent does, `run_once` returns one record: errored is kept apart from
