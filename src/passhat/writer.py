@@ -146,14 +146,9 @@ class RunWriter:
         planned run has started, so the runs still in flight are the experiment's last,
         and company for their commits would only make the end wait (the last batch,
         some 25 runs of a 50-wide experiment, was encoded and committed after the last
-        agent returned: 5-6 ms of its wall). Nor does SQLite copy its log into the
-        database from now on (SQLITE_WAL_PAGES, on the writer thread, between commits):
-        a copy crossed by one of the last commits held the last runs' commit back by
-        its fsync, 3-6 ms of the end; the store's close copies what is left."""
+        agent returned: 5-6 ms of its wall)."""
         self._linger = 0.0
         self._hurry_up()
-        with contextlib.suppress(RuntimeError):  # the writer's block is over
-            self._executor.submit(self._store.checkpoint_every, SQLITE_WAL_PAGES)
 
     async def drain(self) -> None:
         """Wait until every run handed over is committed; raise the store's first error."""
