@@ -56,7 +56,7 @@ async def test_bounded_keeps_at_most_concurrency_in_flight_and_reads_the_plan_la
     got = [await anext(records) for _ in range(20)]
     await records.aclose()
     assert peak == 4
-    assert taken <= 20 + 4  # the plan is read one free slot at a time
+    assert taken <= 20 + 2 * 4  # the plan is read one free place at a time (twice the slots)
     assert len({r.run_index for r in got}) == 20
 
 
@@ -70,8 +70,64 @@ async def test_bounded_holds_runs_back_while_the_consumer_is_slow() -> None:
     records = bounded((("c", i) for i in range(1, 101)), 3, run_one)
     await anext(records)
     await asyncio.sleep(0.05)  # the consumer (the store) stalls; runs must wait for it
-    assert len(started) <= 1 + 3
+    # the one taken, and at most twice the slots in flight or finished and not yet taken
+    assert len(started) <= 1 + 2 * 3
     await records.aclose()
+
+
+async def test_bounded_starts_a_slots_next_run_before_the_last_ones_finish() -> None:
+    """A run whose last step (grading, its record) is handed back as a `Finish` is
+    finished after the slot's next run has started: 50 agents' timers share one loop,
+    and grading each run as its agent ended held back the next runs' starts."""
+    events: list[str] = []
+
+    async def run_one(case_id: str, index: int) -> Any:
+        events.append(f"start {index}")
+        await asyncio.sleep(0.001)
+
+        def finish() -> RunRecord:
+            events.append(f"finish {index}")
+            return _record(case_id, index)
+
+        return finish
+
+    got = [r.run_index async for r in bounded((("c", i) for i in range(1, 4)), 1, run_one)]
+    assert got == [1, 2, 3]
+    assert events.index("start 2") < events.index("finish 1")
+    assert events.index("start 3") < events.index("finish 2")
+
+
+async def test_a_finish_that_raises_is_raised_to_the_consumer() -> None:
+    async def run_one(case_id: str, index: int) -> Any:
+        def finish() -> RunRecord:
+            raise RuntimeError("grading broke")
+
+        await asyncio.sleep(0)
+        return finish
+
+    with pytest.raises(RuntimeError, match="grading broke"):
+        async for _ in bounded((("c", i) for i in range(1, 4)), 2, run_one):
+            pass
+
+
+async def test_a_slot_whose_run_waited_starts_its_next_run_in_the_same_turn() -> None:
+    """No extra turn of the loop between a run that waited and the slot's next one (the
+    turn for a cancel to land is taken only after a run that never waited)."""
+    turned: list[bool] = []
+    marks: list[list[bool]] = []
+
+    async def run_one(case_id: str, index: int) -> RunRecord:
+        if marks:
+            turned.append(marks[-1][0])
+        await asyncio.sleep(0.001)
+        mark = [False]
+        asyncio.get_running_loop().call_soon(mark.__setitem__, 0, True)
+        marks.append(mark)
+        return _record(case_id, index)
+
+    got = [r async for r in bounded((("c", i) for i in range(1, 5)), 1, run_one)]
+    assert len(got) == 4
+    assert turned == [False, False, False]
 
 
 async def test_bounded_starts_its_slots_a_ramp_apart(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -741,3 +741,47 @@ async def test_a_run_given_up_starts_no_more_model_calls(tmp_path: Path, fake_se
     # 49 before and 50 after, with 49 retries)
     assert run.error_type == "timeout" and len(run.retries) >= 1
     assert sent <= after <= len(run.retries) + 1
+
+
+async def test_a_runs_last_step_comes_back_to_call_later_when_grading_only_reads() -> None:
+    """run_once_then (the local executor's): with a built-in environment and scorers that
+    only read, the grading and the record come back as a function, and the record is
+    run_once's; the time it waited to be called is not the run's duration."""
+    from passhat.execution import run_once, run_once_then
+    from passhat.executors import Job
+
+    suite = load_suite(CLARIFY)
+    agent = resolve_agent("agents_for_tests:perfect")
+    experiment = new_experiment(suite, agent, "", None, k=1, params={"max_turns": 1})
+    case = suite.cases[0]
+    finish = await run_once_then(Job(experiment, suite, agent, None, RunOptions()), case, 1)
+    assert callable(finish) and not isinstance(finish, RunRecord)
+    await asyncio.sleep(0.2)  # other runs' turns
+    later = finish()
+    now = await run_once(experiment, suite, case, 1, agent, None, RunOptions())
+    assert later.status == now.status == "passed"
+    assert (later.score, later.final_state, later.output) == (
+        now.score,
+        now.final_state,
+        now.output,
+    )
+    assert [c["tool"] for c in later.tool_calls] == [c["tool"] for c in now.tool_calls]
+    assert later.duration_s < 0.2
+
+
+async def test_a_run_whose_grading_waits_is_finished_before_it_comes_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A judge's grading (or a user's scorer, or a user's world) may wait: the run is
+    graded in run_once_then itself, as run_once grades it."""
+    import passhat.execution
+    from passhat.execution import run_once_then
+    from passhat.executors import Job
+
+    monkeypatch.setattr(passhat.execution, "grading", lambda suite: "waits")
+    suite = load_suite(CLARIFY)
+    agent = resolve_agent("agents_for_tests:perfect")
+    experiment = new_experiment(suite, agent, "", None, k=1, params={"max_turns": 1})
+    job = Job(experiment, suite, agent, None, RunOptions())
+    record = await run_once_then(job, suite.cases[0], 1)
+    assert isinstance(record, RunRecord) and record.status == "passed"

@@ -1,6 +1,7 @@
 """One run, from a fresh start: the layer every executor calls.
 
     run_once     fresh environment and context, the agent under a timeout, grading
+                 (run_once_then, the local executor's: grading handed back, to run later)
     the agent    (input, env, ctx) -> result
 
 Whatever the agent does, `run_once` returns one record: errored is kept apart from
@@ -40,6 +41,7 @@ from passhat.scoring import Score, ScorerError, grading, score_run, score_run_as
 from passhat.suite import Case, Suite
 
 if TYPE_CHECKING:
+    from passhat.executors.base import Job
     from passhat.tamper import SuiteGuard
 
 
@@ -113,10 +115,51 @@ async def run_once(
     make an errored run. The record of a run past its deadline is made at the
     deadline; what the agent does later is discarded.
     """
-    started = time.time()
-    clock = time.perf_counter()
-    env, error = await _start_environment(suite, case, options.timeout_s)
-    ctx = RunContext(
+    ran = _Ran(experiment, suite, case, index, options, attempt, guard)
+    return await _finish(await _run(ran, agent, model))
+
+
+async def run_once_then(job: Job, case: Case, index: int) -> RunRecord | Callable[[], RunRecord]:
+    """`run_once`, its last step (final state, the suite's look, grading, the record)
+    given back to call later when nothing in it waits (a built-in environment, scorers
+    that only read): the local executor starts the slot's next run first. 50 agents'
+    timers share one loop; grading each run as its agent ended held the next runs back."""
+    attempt = job.attempt((case.id, index))
+    ran = _Ran(job.experiment, job.suite, case, index, job.options, attempt, job.guard)
+    await _run(ran, job.agent, job.model)
+    if _user_world(job.suite) or grading(job.suite) != "reads":
+        return await _finish(ran)
+    ran.paused = time.perf_counter()
+    return functools.partial(_finish_now, ran)
+
+
+@dataclass(slots=True)
+class _Ran:
+    """A run: what it is given, then what its last step (`_finish`) needs."""
+
+    experiment: ExperimentRecord
+    suite: Suite
+    case: Case
+    index: int
+    options: RunOptions
+    attempt: int
+    guard: SuiteGuard | None
+    started: float = 0.0
+    clock: float = 0.0
+    env: Any = None
+    error: Failure | None = None
+    ctx: RunContext = field(init=False)
+    output: Any = None
+    limit: str | None = None
+    paused: float = 0.0
+
+
+async def _run(ran: _Ran, agent: LoadedAgent, model: Model | None) -> _Ran:
+    """A fresh environment and context, and the agent under its deadline."""
+    experiment, suite, case, index = ran.experiment, ran.suite, ran.case, ran.index
+    ran.started, ran.clock = time.time(), time.perf_counter()
+    ran.env, ran.error = await _start_environment(suite, case, ran.options.timeout_s)
+    ran.ctx = ctx = RunContext(
         case_id=case.id,
         run_index=index,
         seed=run_seed(experiment.seed, case.id, index),
@@ -124,55 +167,75 @@ async def run_once(
         labels=suite.labels,
         max_turns=int(experiment.params.get("max_turns", suite.defaults.max_turns)),
         params=clone(experiment.params),
-        retry=options.retry,
+        retry=ran.options.retry,
         loop=asyncio.get_running_loop(),
     )
-    output: Any = None
+    if ran.env is not None:
+        timeout_s = ran.options.timeout_s
+        output, error = await _run_agent(agent, case.input, ran.env, ctx, timeout_s)  # a copy
+        ran.output = output
+        ran.limit, ran.error = _limit_of(ctx, error)
+    return ran
+
+
+def _finish_now(ran: _Ran) -> RunRecord:
+    """`_finish`, run through at once: nothing in it waits (`run_once_then`)."""
+    ran.clock += time.perf_counter() - ran.paused  # waiting for its turn is not the run's
+    finishing = _finish(ran)
+    try:
+        finishing.send(None)
+    except StopIteration as finished:
+        record: RunRecord = finished.value
+        return record
+    finishing.close()
+    raise RuntimeError("a run's last step waited, where it only reads the state")
+
+
+async def _finish(ran: _Ran) -> RunRecord:
+    """The final state, the suite's look and grading; the run's record."""
+    suite, case, env, ctx, options = ran.suite, ran.case, ran.env, ran.ctx, ran.options
     final_state: dict[str, Any] = {}
-    limit: str | None = None
+    error = ran.error
     if env is not None:
-        output, error = await _run_agent(agent, case.input, env, ctx, options.timeout_s)  # a copy
-        limit, error = _limit_of(ctx, error)
-        left = options.timeout_s - (time.perf_counter() - clock)
+        left = options.timeout_s - (time.perf_counter() - ran.clock)
         final_state, state_error = await _end_environment(env, left)
         error = error or state_error
     details: list[dict[str, Any]] = []
     status = "errored"
     if error is None:
-        left = options.timeout_s - (time.perf_counter() - clock)
-        reason = _changed(guard, suite, case)
+        left = options.timeout_s - (time.perf_counter() - ran.clock)
+        reason = _changed(ran.guard, suite, case)
         if reason is not None:
             score, error = None, ("suite_changed", reason)
         else:
-            score, error = await _grade(
-                suite, case, final_state, left, options.timeout_s, run_index=index, seed=ctx.seed
-            )
+            how = {"run_index": ran.index, "seed": ctx.seed}
+            score, error = await _grade(suite, case, final_state, left, options.timeout_s, **how)
         if score is not None:
             details = score.details
             status = "passed" if score.passed else "failed"
-            error = (LIMIT, limit) if limit is not None else None
+            error = (LIMIT, ran.limit) if ran.limit is not None else None
     record = RunRecord(
-        experiment_id=experiment.id,
+        experiment_id=ran.experiment.id,
         case_id=case.id,
-        run_index=index,
+        run_index=ran.index,
         case_hash=case.hash,
         status=status,  # type: ignore[arg-type]
         error_type=error[0] if error else None,
         error_message=error[1] if error else None,
-        output=output,
+        output=ran.output,
         final_state=final_state,
         score=details,
         transcript=_transcript(ctx),
         tool_calls=[c.to_dict() for c in list(env.calls)] if env is not None else [],
-        started_at=started,
-        duration_s=time.perf_counter() - clock,
+        started_at=ran.started,
+        duration_s=time.perf_counter() - ran.clock,
         input_tokens=ctx.usage.input_tokens,
         output_tokens=ctx.usage.output_tokens,
         seed=ctx.seed,
         retries=list(ctx.retries),
         model_source=ctx.model_source(),
         stderr=ctx.stderr,
-        attempt=attempt,
+        attempt=ran.attempt,
         traceback=ctx.crash,
     )
     release = getattr(env, "_release", None)  # freed now, not by the cyclic collector

@@ -87,8 +87,12 @@ def checks_isolation(executor: object) -> bool:
     return executor == "dask" or getattr(executor, "checks_isolation", False) is True
 
 
-RunOne = Callable[[str, int], Awaitable[RunRecord | None]]
-"""Runs one work item; None means it could not be run and stays missing."""
+Finish = Callable[[], RunRecord]
+"""A run's last step, left to `bounded` (`execution.run_once_then`): it makes the record."""
+
+RunOne = Callable[[str, int], Awaitable[RunRecord | Finish | None]]
+"""Runs one work item; None means it could not be run and stays missing. A `Finish` is
+called in a later turn of the loop, once the slot's next run has started."""
 
 
 async def bounded(
@@ -96,37 +100,55 @@ async def bounded(
 ) -> AsyncIterator[RunRecord]:
     """`run_one` over `todo`, at most `concurrency` at once, records yielded as they finish.
 
-    A slot takes a work item only while fewer than `concurrency` runs are in
-    flight or finished but not yet taken by the consumer: memory stays flat
-    however long the plan, and a slow consumer (the store) holds the runs back.
-    With `ramp`, slot i takes its first item i * `ramp` seconds after the first
-    (see `passhat.executors.local.RAMP_S`). The first exception of `run_one` stops
-    every slot and is raised here; closing the iterator cancels the slots.
+    `concurrency` slots run one item at a time each, so never more than `concurrency`
+    runs are in flight; a slot takes a work item only while fewer than `concurrency`
+    finished runs wait for the consumer: memory stays flat however long the plan,
+    and a slow consumer (the store) holds the runs back. A run whose `run_one` gives
+    a `Finish` is finished (its record made) in the loop's next turn, after the
+    slot's next run has started. With `ramp`, slot i takes its first item i * `ramp`
+    seconds after the first (see `passhat.executors.local.RAMP_S`). The first
+    exception of `run_one` stops every slot and is raised here; closing the iterator
+    cancels the slots.
     """
     items: Iterator[WorkItem] = iter(todo)
-    # places for a run: in flight, or finished and not yet taken (a queue of tokens)
+    # places for a run: in flight (one per slot), or finished and not yet taken (a
+    # queue of tokens, twice the slots: a slot starts its next run before the consumer
+    # takes the last one's record)
     room: asyncio.Queue[None] = asyncio.Queue()
-    for _ in range(max(1, concurrency)):
+    for _ in range(2 * max(1, concurrency)):
         room.put_nowait(None)
-    done: asyncio.Queue[RunRecord | None] = asyncio.Queue()  # never more than `concurrency`
+    done: asyncio.Queue[RunRecord | BaseException | None] = asyncio.Queue()
+
+    def finish(last_step: Finish) -> None:
+        try:
+            done.put_nowait(last_step())
+        except BaseException as error:  # a bug: raised to the consumer, as run_one's are
+            done.put_nowait(error)
 
     async def slot(first: float) -> None:
         if first > 0:
             await asyncio.sleep(first)
+        loop = asyncio.get_running_loop()
         while True:
             await room.get()
             item = next(items, None)
             if item is None:
                 room.put_nowait(None)
                 return
-            record = await run_one(*item)
+            turn = _Turn(loop)
+            outcome = await run_one(*item)
             if _cancel_swallowed():
                 raise asyncio.CancelledError
-            if record is None:
+            if outcome is None:
                 room.put_nowait(None)
-            else:
-                done.put_nowait(record)
-            await asyncio.sleep(0)  # let a cancel land even when runs never wait
+            elif isinstance(outcome, RunRecord):
+                done.put_nowait(outcome)
+            else:  # after the next turn's ready callbacks: this slot's next run's start
+                loop.call_later(0, finish, outcome)
+            if not turn.came:
+                # a run that never waited: let a cancel land (one that waited gave the
+                # loop its turns, and the slot's next run starts at once)
+                await asyncio.sleep(0)
 
     async def slots() -> None:
         try:
@@ -139,6 +161,8 @@ async def bounded(
     pool = asyncio.create_task(slots())
     try:
         while (record := await done.get()) is not None:
+            if isinstance(record, BaseException):
+                raise record
             room.put_nowait(None)
             yield record
             await asyncio.sleep(0)  # a cancel during the consumer's turn lands before the next
@@ -148,6 +172,19 @@ async def bounded(
             pool.cancel()
             with contextlib.suppress(BaseException):
                 await pool
+
+
+class _Turn:
+    """Whether the event loop turned (ran the callbacks ready when this was made) since."""
+
+    __slots__ = ("came",)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.came = False
+        loop.call_soon(self._came)
+
+    def _came(self) -> None:
+        self.came = True
 
 
 def _cancel_swallowed() -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 
-from passhat.executors.base import Job, WorkItem, bounded
+from passhat.executors.base import Finish, Job, WorkItem, bounded
 from passhat.records import RunRecord
 
 RAMP_S = 0.0005
@@ -22,26 +22,16 @@ RAMP_MAX_S = 0.05
 
 
 class LocalExecutor:
-    """Runs each work item with `run_once` on the running event loop."""
+    """Runs each work item with `run_once` on the running event loop (`run_once_then`:
+    a run's grading after its slot's next run has started, when grading only reads)."""
 
     def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
-        from passhat.execution import run_once
+        from passhat.execution import run_once_then
 
         cases = {c.id: c for c in job.suite.cases}
 
-        async def one(case_id: str, index: int) -> RunRecord:
-            attempt = job.attempt((case_id, index))
-            return await run_once(
-                job.experiment,
-                job.suite,
-                cases[case_id],
-                index,
-                job.agent,
-                job.model,
-                job.options,
-                attempt,
-                guard=job.guard,
-            )
+        async def one(case_id: str, index: int) -> RunRecord | Finish:
+            return await run_once_then(job, cases[case_id], index)
 
         concurrency = job.options.concurrency
         return bounded(todo, concurrency, one, ramp=min(RAMP_S, RAMP_MAX_S / max(1, concurrency)))
