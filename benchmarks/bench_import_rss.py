@@ -110,8 +110,7 @@ def write_inspect_log(path: Path, megabytes: int, work: Path) -> int:
 
     from inspect_logs import make_logs
 
-    (work / "logs").mkdir()
-    log = read_eval_log(str(make_logs(work / "logs")))
+    log = read_eval_log(str(make_logs(work / "logs")["tiny-math"]))
     assert log.samples is not None
     raws = [json.loads(s.model_dump_json()) for s in log.samples]
     talk = [

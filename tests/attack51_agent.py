@@ -17,9 +17,11 @@ what it tries comes from its environment:
     ATTACK_SHM     FOLDER,NAME (a `write:` folder and a file in it): leaves an SQLite
                    file in WAL mode there (its WAL not checkpointed) whose `-shm` is a hard
                    link to NAME, for the look of a later run to open; what it made
-    ATTACK_INOTIFY SECONDS (runs of `-k 2 --concurrency 2`): run 1 opens inotify
-                   instances until refused and holds them SECONDS; run 2 waits a third of
-                   that and opens one: how many run 1 held, the error run 2 got (or "ok")
+    ATTACK_INOTIFY FOLDER,SECONDS (runs of `-k 2 --concurrency 2`): run 1 opens
+                   inotify instances until refused, leaves FOLDER/full and holds them
+                   until run 2 leaves FOLDER/tried (SECONDS at most); run 2 waits for
+                   FOLDER/full and opens one: how many run 1 held, the error run 2 got
+                   (or "ok")
     ATTACK_EPOLL   FOLDER,SECONDS: run 1 adds descriptors to epoll instances until
                    refused (each pair counts against its user's fs.epoll.max_user_watches),
                    leaves FOLDER/full and holds them SECONDS: how many it added and the
@@ -161,15 +163,21 @@ def _inotify() -> int | str:
     return fd if fd >= 0 else str(os.strerror(ctypes.get_errno()))
 
 
-def inotify(seconds: str) -> object:
+def inotify(spec: str) -> object:
+    folder, seconds = spec.split(",")
+    full, tried = os.path.join(folder, "full"), os.path.join(folder, "tried")
     if os.environ["PASSHAT_RUN_INDEX"] != "1":
-        time.sleep(float(seconds) / 3)
+        _waited(full, 120)
         got = _inotify()
+        with open(tried, "w"):
+            pass
         return "ok" if isinstance(got, int) else got
     held = []
     while len(held) < 10_000 and isinstance(fd := _inotify(), int):
         held.append(fd)
-    time.sleep(float(seconds))
+    with open(full, "w"):
+        pass
+    _waited(tried, float(seconds))
     return len(held)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import fcntl
+import json
 import os
 import shutil
 import signal
@@ -150,3 +152,24 @@ def user(request: pytest.FixtureRequest) -> str:
     if request.param == "unprivileged" and CHECKOUT_CLOSED:
         pytest.skip(CLOSED_REASON)
     return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, Path]:
+    """The .eval log of each task of tests/inspect_logs.py (`tiny-math`, `chatty-math`,
+    `moody-math`), written by one Inspect process for the whole session: under xdist the
+    first worker to ask makes them in the session's shared temp folder, the others wait
+    on its lock and read them (a real eval costs seconds of CPU). Read them, never write."""
+    pytest.importorskip("inspect_ai")
+    from inspect_logs import make_logs
+
+    if worker_id == "master":
+        return make_logs(tmp_path_factory.mktemp("inspect"))
+    shared = tmp_path_factory.getbasetemp().parent  # this session's, every worker's
+    with (shared / "inspect.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        made = shared / "inspect.json"
+        if not made.exists():
+            logs = make_logs(shared / "inspect")
+            made.write_text(json.dumps({task: str(log) for task, log in logs.items()}))
+        return {task: Path(log) for task, log in json.loads(made.read_text()).items()}

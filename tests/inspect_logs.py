@@ -1,7 +1,7 @@
 """Real Inspect AI logs, written by inspect-ai itself (never hand-written JSON).
 
-`make_logs(dir)` runs a tiny Task in a subprocess (Inspect sets up its own
-logging and event loop; a child process keeps that out of pytest): three
+`make_logs(dir)` runs tiny Tasks in a subprocess (Inspect sets up its own
+logging and event loop; a child process keeps that out of pytest). `tiny-math`: three
 samples, epochs=3, the `mockllm/model` model (no network), the `match` scorer.
 
     s1  correct in every epoch                       3 passed
@@ -23,7 +23,8 @@ TASK = """
 import sys
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
-from inspect_ai.scorer import match
+from inspect_ai.model import ChatMessageAssistant
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, match, scorer
 from inspect_ai.solver import solver
 
 
@@ -39,35 +40,89 @@ def flaky():
     return solve
 
 
-task = Task(
-    name="tiny-math",
-    dataset=[Sample(id=f"s{i}", input="What is 2+2?", target="4") for i in (1, 2, 3)],
-    solver=flaky(),
-    scorer=match(),
-    epochs=3,
-)
+@solver
+def chatty():
+    async def solve(state, generate):
+        # epochs 1 and 3 think alike and answer 4; epoch 2 thinks otherwise and answers 5
+        answer = "5" if state.epoch == 2 else "4"
+        thought = "Adding: 2 and 2." if state.epoch != 2 else "Guessing."
+        state.messages.append(ChatMessageAssistant(content=thought))
+        state.messages.append(ChatMessageAssistant(content=answer))
+        state.output.completion = answer
+        return state
+
+    return solve
+
+
+@solver
+def steady():
+    async def solve(state, generate):
+        state.messages.append(ChatMessageAssistant(content="4"))
+        state.output.completion = "4"
+        return state
+
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def moody():
+    # a judge that does not give one answer to one state: epoch 2 is marked wrong
+    async def score(state, target):
+        return Score(value=INCORRECT if state.epoch == 2 else CORRECT)
+
+    return score
+
+
+def math_task(name, solver, scorer, samples=1):
+    ids = [f"s{i}" for i in range(1, samples + 1)]
+    return Task(
+        name=name,
+        dataset=[Sample(id=id, input="What is 2+2?", target="4") for id in ids],
+        solver=solver,
+        scorer=scorer,
+        epochs=3,
+    )
+
+
+tasks = [
+    math_task("tiny-math", flaky(), match(), samples=3),
+    math_task("chatty-math", chatty(), match()),
+    math_task("moody-math", steady(), moody()),
+]
 logs = eval(
-    task, model="mockllm/model", log_dir=sys.argv[1], fail_on_error=False, display="none"
+    tasks, model="mockllm/model", log_dir=sys.argv[1], fail_on_error=False, display="none"
 )
-assert logs[0].status == "success", logs[0].status
-print(logs[0].location)
+for log in logs:
+    assert log.status == "success", log.status
+    print(log.eval.task, log.location)
 """
+"""Every task the tests import, run by one Inspect process (its start is most of the
+cost): `tiny-math` (the table above), `chatty-math`, whose epochs think and answer
+differently, and `moody-math`, whose epochs do the same and a judge marks epoch 2 wrong
+(test_divergence_inspect). Prints each task's name and log path."""
 
 
-def make_logs(log_dir: Path) -> Path:
-    """Run the task once; return the path of its .eval log."""
-    script = log_dir.parent / "tiny_math_task.py"
+def make_logs(root: Path) -> dict[str, Path]:
+    """Run the tasks once; each task's .eval log, alone in its folder `root/<task>`."""
+    root.mkdir(parents=True, exist_ok=True)
+    script = root / "tasks.py"
     script.write_text(TASK)
     done = subprocess.run(
-        [sys.executable, str(script), str(log_dir)],
+        [sys.executable, str(script), str(root / "all")],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
-        cwd=log_dir.parent,
+        cwd=root,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return Path(done.stdout.strip().splitlines()[-1].removeprefix("file://"))
+    logs = {}
+    for line in done.stdout.strip().splitlines()[-3:]:
+        task, location = line.split(" ", 1)
+        log = Path(location.removeprefix("file://"))
+        (root / task).mkdir()
+        logs[task] = log.rename(root / task / log.name)
+    return logs
 
 
 def trimmed_json_log(log: Path, out: Path, drop: tuple[str, int]) -> Path:

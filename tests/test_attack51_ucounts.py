@@ -57,7 +57,7 @@ def _runs(user: str, open_tmp: Path, level: str, env: dict[str, str], k: int) ->
 def _inotify(user: str, open_tmp: Path, level: str) -> object:
     """What run 2 got opening an inotify instance while run 1 held all it could."""
     (open_tmp / "out").mkdir()
-    env = {"ATTACK_INOTIFY": "6", "OUT": str(open_tmp / "out")}
+    env = {"ATTACK_INOTIFY": f"{open_tmp / 'out'},30", "OUT": str(open_tmp / "out")}
     first, second = _runs(user, open_tmp, level, env, 2)
     assert first.output == {"inotify": 128} or (
         isinstance(first.output, dict) and first.output["inotify"] > 0

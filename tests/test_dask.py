@@ -44,6 +44,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     on_workers.mkdir()
     (on_workers / "skewed_agent.py").write_text(SKEWED.format("worker"), encoding="utf-8")
     env = {**WORKER_ENV, "PYTHONPATH": f"{TESTS}{os.pathsep}{on_workers}"}
+    env["PASSHAT_TEST_GO"] = str(folder / "go")  # waits_for_go's runs wait for it
     with started(folder, env) as cluster:
         yield cluster
 
@@ -384,34 +385,37 @@ async def test_a_worker_of_other_code_present_at_the_start_is_refused_by_name(
 
 
 async def test_a_worker_of_other_code_joining_late_is_refused_and_its_runs_go_elsewhere(
-    tmp_path: Path,
+    cluster: Cluster, tmp_path: Path
 ) -> None:
     """Issue 32: a changed worker joining late stopped the experiment, with a message
     that did not name the file. Runs are held until it has joined (and Dask has queued
     runs for it); it answers each with a refusal, and those runs go to the others."""
-    go = tmp_path / "go"
-    own = Cluster(tmp_path, env={**WORKER_ENV, "PASSHAT_TEST_GO": str(go)})
+    go = cluster.folder / "go"  # PASSHAT_TEST_GO of the module's cluster
     db = tmp_path / "p.db"
     k = 12
     suite, agent, experiment = _experiment(db, "agents_for_tests:waits_for_go", k)
-    executor = DaskExecutor(own.address, batch=1)
+    executor = DaskExecutor(cluster.address, batch=1)
+    late: subprocess.Popen[bytes] | None = None
     try:
-        own.add_worker(nthreads=1)
-        own.add_worker(nthreads=1)
-        await asyncio.to_thread(own.wait_for_workers, 2)
         with Store(db) as store:
-            options = RunOptions(concurrency=8)
+            options = RunOptions(concurrency=8)  # 4 held by the two workers' threads
             running = asyncio.create_task(
                 run_experiment(store, experiment, suite, agent, None, options, executor=executor)
             )
             foreign = _foreign_passhat(tmp_path / "foreign")
-            own.add_worker(nthreads=4, env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"})
-            await asyncio.to_thread(own.wait_for_workers, 3)
+            late = cluster.add_worker(
+                nthreads=4, env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"}
+            )
+            await asyncio.to_thread(cluster.wait_for_workers, 3)
             await asyncio.sleep(1)  # the scheduler hands it queued runs
             go.touch()
             await running
     finally:
-        own.close()
+        go.touch()
+        if late is not None:
+            late.send_signal(signal.SIGKILL)
+            late.wait()
+            await asyncio.to_thread(cluster.wait_for_workers, 2)
     runs = _rows(db, experiment.id)
     _parity_ok(runs, k)  # none lost, none twice
     [(address, why)] = executor.refused.items()

@@ -1,97 +1,21 @@
 """Why imported runs differ: an Inspect log whose samples carry messages (written by
-inspect-ai itself, as tests/inspect_logs.py does), and a source that keeps none."""
+inspect-ai itself, tests/inspect_logs.py), and a source that keeps none."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cli_helpers import diff_json, run_cli
 
-TASKS = """
-import sys
-from inspect_ai import Task, eval
-from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageAssistant
-from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, match, scorer
-from inspect_ai.solver import solver
-
-
-@solver
-def chatty():
-    async def solve(state, generate):
-        # epochs 1 and 3 think alike and answer 4; epoch 2 thinks otherwise and answers 5
-        answer = "5" if state.epoch == 2 else "4"
-        thought = "Adding: 2 and 2." if state.epoch != 2 else "Guessing."
-        state.messages.append(ChatMessageAssistant(content=thought))
-        state.messages.append(ChatMessageAssistant(content=answer))
-        state.output.completion = answer
-        return state
-
-    return solve
-
-
-@solver
-def steady():
-    async def solve(state, generate):
-        state.messages.append(ChatMessageAssistant(content="4"))
-        state.output.completion = "4"
-        return state
-
-    return solve
-
-
-@scorer(metrics=[accuracy()])
-def moody():
-    # a judge that does not give one answer to one state: epoch 2 is marked wrong
-    async def score(state, target):
-        return Score(value=INCORRECT if state.epoch == 2 else CORRECT)
-
-    return score
-
-
-def math_task(name, solver, scorer):
-    return Task(
-        name=name,
-        dataset=[Sample(id="s1", input="What is 2+2?", target="4")],
-        solver=solver,
-        scorer=scorer,
-        epochs=3,
-    )
-
-
-tasks = [math_task("chatty-math", chatty(), match()), math_task("moody-math", steady(), moody())]
-logs = eval(tasks, model="mockllm/model", log_dir=sys.argv[1], display="none")
-for log in logs:
-    assert log.status == "success", log.status
-    print(log.eval.task, log.location)
-"""
-"""Both Inspect tasks, run by one Inspect process (its start is most of a run's cost):
-`chatty-math`, whose epochs think and answer differently, and `moody-math`, whose epochs
-do the same and a judge marks epoch 2 wrong. Prints each task's name and log path."""
-
 
 @pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The path of each task's log (`chatty-math`, `moody-math`), written by Inspect."""
-    pytest.importorskip("inspect_ai")
-    root = tmp_path_factory.mktemp("inspect-logs")
-    script = root / "tasks.py"
-    script.write_text(TASKS)
-    done = subprocess.run(
-        [sys.executable, str(script), str(root / "logs")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=root,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = [line.split(" ", 1) for line in done.stdout.strip().splitlines()[-2:]]
-    return {task: location.removeprefix("file://") for task, location in lines}
+def logs(inspect_logs: dict[str, Path]) -> dict[str, str]:
+    """The path of each task's log (`chatty-math`, `moody-math`), written by Inspect
+    (tests/inspect_logs.py: `chatty-math`'s epochs think and answer differently,
+    `moody-math`'s do the same and a judge marks epoch 2 wrong)."""
+    return {task: str(inspect_logs[task]) for task in ("chatty-math", "moody-math")}
 
 
 def imported(root: Path, log: str, name: str) -> str:

@@ -12,7 +12,6 @@ import pytest
 from cli_helpers import run_cli
 from inspect_logs import (
     invalidated_log,
-    make_logs,
     rescored_log,
     rewritten_log,
     trimmed_json_log,
@@ -22,14 +21,15 @@ from passhat.sources.inspect_log import pass_rule
 
 
 @pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One real .eval log, and the same log as .json with s1's epoch 3 absent."""
+def logs(
+    tmp_path_factory: pytest.TempPathFactory, inspect_logs: dict[str, Path]
+) -> dict[str, Path]:
+    """One real .eval log (alone in its folder), and the same log as .json with s1's
+    epoch 3 absent."""
+    full = inspect_logs["tiny-math"]
     root = tmp_path_factory.mktemp("inspect")
-    log_dir = root / "logs"
-    log_dir.mkdir()
-    full = make_logs(log_dir)
     trimmed = trimmed_json_log(full, root / "trimmed" / "trimmed.json", ("s1", 3))
-    return {"full": full, "trimmed": trimmed, "dir": log_dir}
+    return {"full": full, "trimmed": trimmed, "dir": full.parent}
 
 
 def imported(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> list[dict[str, Any]]:
