@@ -1,0 +1,49 @@
+"""review51: defects found reviewing round 12's work (aa47a1e..1511f31) from outside.
+
+Each test names what it guards; each failed before its fix (or is xfail(strict=True),
+the reason saying what is left)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from passhat.agents.installed import installations, installed_secrets
+from passhat.agents.lookout import secret_files
+from passhat.agents.sandbox import covered, real
+
+
+@pytest.mark.parametrize("mark", ["\u2028", "\x0c", "\x1c", "\x85"], ids=repr)
+def test_a_record_line_split_at_a_unicode_line_mark_uncovers_no_env(
+    tmp_path: Path, mark: str
+) -> None:
+    """A package's RECORD in a `pip install --target` folder lists a file named
+    `evil/a<U+2028>.env` (pip writes such a name as it is: csv quotes only commas,
+    quotes and newlines). str.splitlines cut that line at U+2028 (and at \\x0c, \\x1c,
+    \\x85...), read `.env` as a listed file, and uncovered the user's own `.env`
+    beside the packages."""
+    target = tmp_path / "pylibs"
+    (target / "evil-1.0.dist-info").mkdir(parents=True)
+    (target / "evil-1.0.dist-info" / "RECORD").write_text(
+        f"evil/__init__.py,sha256=x,0\nevil/a{mark}.env,sha256=x,1\nevil-1.0.dist-info/RECORD,,\n",
+        encoding="utf-8",
+    )
+    (target / ".env").write_text("OPENAI_API_KEY=sk-secret\n")
+    assert installed_secrets(real(target)) == []
+    runtimes = installations([sys.executable, "agent.py"], {"PYTHONPATH": str(target)}, [])
+    hidden = covered([real(target)], [], None, runtimes, look=secret_files)
+    assert real(target / ".env") in hidden
+
+
+def test_a_legacy_record_is_read_by_lines_not_as_csv(tmp_path: Path) -> None:
+    """installed-files.txt is one path a line, not CSV: a line `"../.env"` (a folder named
+    `"..` in the .egg-info) was read by csv as `../.env`, the user's `.env`."""
+    target = tmp_path / "pylibs"
+    (target / "pkg-1.0.egg-info").mkdir(parents=True)
+    (target / "pkg-1.0.egg-info" / "installed-files.txt").write_text('"../.env"\n../pkg/key.pem\n')
+    (target / "pkg").mkdir()
+    (target / "pkg" / "key.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    (target / ".env").write_text("KEY=1\n")
+    assert installed_secrets(real(target)) == [real(target / "pkg" / "key.pem")]
