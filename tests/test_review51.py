@@ -47,3 +47,21 @@ def test_a_legacy_record_is_read_by_lines_not_as_csv(tmp_path: Path) -> None:
     (target / "pkg" / "key.pem").write_text("-----BEGIN CERTIFICATE-----\n")
     (target / ".env").write_text("KEY=1\n")
     assert installed_secrets(real(target)) == [real(target / "pkg" / "key.pem")]
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_an_experiment_named_in_bytes_that_are_no_utf8_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`passhat report $'e1\\xff'` (a shell's bytes, surrogate-escaped by Python) was a
+    UnicodeEncodeError traceback from SQLite's binding, through typer and quick_report
+    alike: no experiment holds such a name, and it is said in one line."""
+    from cli_helpers import run_cli
+    from test_report_json import stored_runs
+
+    stored_runs(tmp_path, 1)
+    refs = ["e1\udcff"] if command == "report" else ["e1", "e1\udcff"]
+    got = run_cli(capsys, command, *refs, "--db", str(tmp_path / "p.db"))
+    assert got.code == 2 and got.out == ""
+    assert got.err.startswith("error: ") and "no experiment 'e1\\udcff'" in got.err
+    assert len(got.err.splitlines()) == 1
