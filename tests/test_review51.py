@@ -65,3 +65,58 @@ def test_an_experiment_named_in_bytes_that_are_no_utf8_is_one_line(
     assert got.code == 2 and got.out == ""
     assert got.err.startswith("error: ") and "no experiment 'e1\\udcff'" in got.err
     assert len(got.err.splitlines()) == 1
+
+
+def _passhat(
+    shell_tail: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[int, bytes, bytes]:
+    """`python -m passhat ARGS` in a shell, its streams redirected by `shell_tail`."""
+    import os
+    import shlex
+    import subprocess
+
+    line = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "passhat", *args))
+    done = subprocess.run(
+        ["bash", "-c", line + shell_tail],
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("json", [True, False], ids=["json", "terminal"])
+@pytest.mark.parametrize("closed", [" >&-", " 2>&-"], ids=["stdout", "stderr"])
+def test_a_report_with_a_stream_closed_exits_as_printing_nowhere(
+    tmp_path: Path, json: bool, closed: str
+) -> None:
+    """`passhat report e1 >&-`: Python starts with sys.stdout None; report_of's isatty and
+    _hard_exit's flush raised AttributeError (a traceback, exit 1, through typer and
+    quick_report alike), and with stderr closed a report written whole exited 1."""
+    from test_report_json import stored_runs
+
+    stored_runs(tmp_path, 1)
+    words = ["report", "e1", *(["--json"] if json else []), "--db", str(tmp_path / "p.db")]
+    _, out, err = _passhat(closed + "; echo rc=$? >&2", *words)
+    assert err.decode().splitlines()[-1] == "rc=0", err.decode()[-2000:]
+    assert b"Traceback" not in err
+    if "2>" in closed:
+        assert out.startswith(b'{"experiment":' if json else b"experiment ")
+
+
+@pytest.mark.parametrize("command", [["report", "e1"], ["list"]], ids=" ".join)
+def test_a_terminal_report_at_an_ascii_stdout_escapes_what_it_cannot_write(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """At a stdout in ASCII (PYTHONIOENCODING=ascii, or a Latin-1 locale for `·`) every
+    terminal report was a UnicodeEncodeError traceback ("You may need to add
+    PYTHONIOENCODING=utf-8"); --json was fixed last round, the terminal's was not."""
+    from test_report_json import stored_runs
+
+    stored_runs(tmp_path, 1)
+    code, out, err = _passhat(
+        "", *command, "--db", str(tmp_path / "p.db"), env={"PYTHONIOENCODING": "ascii"}
+    )
+    assert (code, err) == (0, b""), err.decode()[-2000:]
+    assert out.isascii() and (b"\\u" in out or b"\\x" in out), out[:300]
