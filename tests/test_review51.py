@@ -185,3 +185,47 @@ def test_one_experiment_ending_leaves_another_s_connection_cap_in_place(
     asyncio.run(both())
     assert seen[0] == endpoints.connections_for(4096, 520) == 8  # both experiments' runs
     assert seen[1] == endpoints.connections_for(4096, 20) == 59
+
+
+def test_damaged_never_waits_on_a_fifo(tmp_path: Path) -> None:
+    """connection.damaged opened its path with SQLite: a FIFO there held the command for
+    ever (`passhat show -- --db FIFO 1` on a damaged store: _store_damage took the
+    argument after `--` for the store's path). Now no regular file: no answer."""
+    import os
+    import threading
+
+    from passhat.agents.sandbox import _free_reader
+    from passhat.store.connection import damaged
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    said: list[bool] = []
+    look = threading.Thread(target=lambda: said.append(damaged(fifo)), daemon=True)
+    look.start()
+    look.join(5)
+    waited = look.is_alive()
+    if waited:
+        _free_reader(str(fifo))  # let it go
+        look.join(5)
+    assert not waited and said == [False]
+
+
+@pytest.mark.parametrize("command", [["report", "--", "--db"], ["show", "--", "--db", "x", "1"]])
+def test_a_damaged_store_is_named_whatever_follows_a_double_dash(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+) -> None:
+    """After `--` every word is an argument (an experiment named `--db`): _store_damage
+    read `--db` there as the option, looked at '' (or the next word) for damage, found
+    none, and the damaged store's error was a traceback, not its one line."""
+    from cli_helpers import run_cli
+    from test_cli_damage import _damage_a_table
+    from test_report_json import stored_runs
+
+    stored_runs(tmp_path, 1)
+    damaged = _damage_a_table(tmp_path / "p.db", "experiments")
+    monkeypatch.setenv("PASSHAT_DB", str(damaged))
+    got = run_cli(capsys, *command)
+    assert got.code == 2 and got.err.startswith(f"error: {damaged}: the store file is damaged")

@@ -228,7 +228,8 @@ def _store_damage(error: Exception, argv: list[str]) -> PasshatError | None:
     )
 
     path = str(default_db_path())
-    for word, after in pairwise([*argv, ""]):  # the last --db, as typer takes it
+    options = argv[: argv.index("--")] if "--" in argv else argv  # after it: arguments
+    for word, after in pairwise([*options, ""]):  # the last --db, as typer takes it
         if word == "--db" or word.startswith("--db="):
             path = after if word == "--db" else word[5:]
     lowered = str(error).lower()
