@@ -216,3 +216,26 @@ def test_a_store_inside_a_folder_named_like_an_installation_is_covered(
     with Store(where / "results.db"):
         pass
     assert str(where / "results.db") in secret_files(str(tmp_path / "work"))
+
+
+def test_a_quick_report_to_a_closed_pipe_needs_no_private_module_of_typer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`passhat report e1 --json | head -c 1`: the quick path imported
+    typer._click.utils for click's PacifyFlushWrapper, a module typer has only from 0.26
+    on (it vendored click then); pyproject takes typer>=0.12, where a closed pipe was a
+    ModuleNotFoundError traceback. Now exit 1, quietly, as typer's own handler does."""
+    import errno
+
+    from cli_helpers import run_cli
+    from test_report_json import stored_runs
+
+    stored_runs(tmp_path, 1)
+
+    def closed_pipe(*args: object, **options: object) -> bool:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    monkeypatch.setattr("passhat.cli.report.report_of", closed_pipe)
+    monkeypatch.setitem(sys.modules, "typer._click.utils", None)  # typer 0.12 to 0.25
+    got = run_cli(capsys, "report", "e1", "--json", "--db", str(tmp_path / "p.db"))
+    assert (got.code, got.out, got.err) == (1, "", "")

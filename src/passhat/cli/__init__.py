@@ -188,10 +188,11 @@ def _report(experiment_ref: str, db: Path | None, as_json: bool) -> None:
     except OSError as error:
         if error.errno != errno.EPIPE:
             raise
-        from typer._click.utils import PacifyFlushWrapper
-
-        sys.stdout = PacifyFlushWrapper(sys.stdout)
-        sys.stderr = PacifyFlushWrapper(sys.stderr)
+        # what stdout still buffers goes nowhere at exit, quietly (typer wraps the streams
+        # in click's PacifyFlushWrapper: typer._click, from typer 0.26 on; passhat takes
+        # typer 0.12 on, and importing it here was a traceback there)
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
     sys.exit(0)
 
