@@ -19,6 +19,7 @@ record a run writes later uncovers nothing.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -72,8 +73,9 @@ def installed_secrets(entry: str) -> list[str]:
         left -= len(data)
         if not any(tell in data for tell in _TELLS):
             continue
-        base = entry if record.endswith("RECORD") else os.path.dirname(record)
-        for name in _listed(data):
+        rows = record.endswith("RECORD")
+        base = entry if rows else os.path.dirname(record)
+        for name in _listed(data, rows):
             if is_secret(os.path.basename(name)):
                 path = _inside(entry, base, name)
                 if path is not None:
@@ -102,13 +104,23 @@ def _read(path: str, size: int) -> bytes:
     return file_head(path, size)  # a regular file only: a FIFO named RECORD is not opened
 
 
-def _listed(data: bytes) -> list[str]:
-    """The paths a record lists: RECORD's first CSV column, installed-files.txt's lines
-    (a line cut at the read's bound is left out)."""
-    lines = data.decode("utf-8", "replace").splitlines()
-    if data and not data.endswith(b"\n"):
-        lines = lines[:-1]
-    return [row[0] for row in csv.reader(lines) if row]
+def _listed(data: bytes, rows: bool) -> list[str]:
+    """The paths a record lists: RECORD's first CSV column (`rows`), installed-files.txt's
+    lines (a line cut at the read's bound is left out). Lines end at a newline only: a
+    file named `a\\u2028.env` (or with a form feed...) was read as `a` and `.env` by
+    str.splitlines, uncovering the user's own `.env` beside the packages; and a CSV field
+    quoted across a newline is one name."""
+    text = data[: data.rfind(b"\n") + 1].decode("utf-8", "replace")
+    if not rows:
+        return [line.removesuffix("\r") for line in text.split("\n") if line]
+    names: list[str] = []
+    try:
+        for row in csv.reader(io.StringIO(text, newline=""), strict=True):
+            if row:
+                names.append(row[0])
+    except csv.Error:  # a quote left open (at the read's bound): the rest is not read
+        pass
+    return names
 
 
 def _inside(entry: str, base: str, name: str) -> str | None:

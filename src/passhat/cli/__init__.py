@@ -11,6 +11,7 @@ import contextlib
 import errno
 import gc
 import importlib
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -57,7 +58,24 @@ def command() -> None:
         # nothing it builds before then is collected: the collections would be wasted
         gc.disable()
         _PAUSED = True
+    _writable_streams()
     main()
+
+
+def _writable_streams() -> None:
+    """Standard output and error as the `passhat` process's own commands can write them:
+    one closed when the process started (`>&-`, `2>&-`: Python makes it None) writes to
+    /dev/null, as print() does (every command's flush or isatty raised AttributeError: a
+    traceback, or exit 1 after a report written whole); a stdout in an encoding that
+    cannot hold a character (PYTHONIOENCODING=ascii, a Latin-1 locale: a terminal report's
+    `–` or `·`) writes it as a backslash escape, not a UnicodeEncodeError traceback.
+    --json is unchanged: `write_json_pieces` writes such a character as a JSON escape."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+    out = sys.stdout
+    if isinstance(out, io.TextIOWrapper) and out.errors == "strict":
+        out.reconfigure(errors="backslashreplace")
 
 
 def set_aside_start_up() -> None:
@@ -170,10 +188,11 @@ def _report(experiment_ref: str, db: Path | None, as_json: bool) -> None:
     except OSError as error:
         if error.errno != errno.EPIPE:
             raise
-        from typer._click.utils import PacifyFlushWrapper
-
-        sys.stdout = PacifyFlushWrapper(sys.stdout)
-        sys.stderr = PacifyFlushWrapper(sys.stderr)
+        # what stdout still buffers goes nowhere at exit, quietly (typer wraps the streams
+        # in click's PacifyFlushWrapper: typer._click, from typer 0.26 on; passhat takes
+        # typer 0.12 on, and importing it here was a traceback there)
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
     sys.exit(0)
 
@@ -210,7 +229,8 @@ def _store_damage(error: Exception, argv: list[str]) -> PasshatError | None:
     )
 
     path = str(default_db_path())
-    for word, after in pairwise([*argv, ""]):  # the last --db, as typer takes it
+    options = argv[: argv.index("--")] if "--" in argv else argv  # after it: arguments
+    for word, after in pairwise([*options, ""]):  # the last --db, as typer takes it
         if word == "--db" or word.startswith("--db="):
             path = after if word == "--db" else word[5:]
     lowered = str(error).lower()

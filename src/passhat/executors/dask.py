@@ -108,7 +108,10 @@ class ShipmentPlugin(WorkerPlugin):
         # a command agent's run holds connections to its endpoints here: this worker's
         # runs at once (a task, a batch of runs one after another, per thread) share this
         # process's open files, as the driver's runs share its (serve/endpoints.share)
-        endpoints.share(worker_threads(worker))
+        # (one scope while the plugin is on this worker: teardown ends it, so a long-lived
+        # worker's cap does not fall with every experiment shipped to it)
+        self._threads = worker_threads(worker)
+        endpoints.share(self._threads)
         # a worker of other code (one that joins later too) keeps the refusal, and
         # answers each batch with it; raising here would fail the registration for all
         refusal = foreign(worker.address, identity(), self.shipment.version, self.shipment.code)
@@ -118,6 +121,9 @@ class ShipmentPlugin(WorkerPlugin):
         _RECEIVED[self.shipment.digest] = self.shipment
 
     def teardown(self, worker: Any) -> None:
+        threads = getattr(self, "_threads", None)
+        if threads is not None:
+            endpoints.share(None, ending=threads)
         _RECEIVED.pop(self.shipment.digest, None)
         _REFUSED.pop(self.shipment.digest, None)
 

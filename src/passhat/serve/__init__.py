@@ -60,7 +60,7 @@ async def hub_scope(concurrency: int | None = None) -> AsyncIterator[None]:
             await hub.aclose()
         finally:
             if concurrency is not None:
-                endpoints.share(None)
+                endpoints.share(None, ending=concurrency)
 
 
 def serve_run(

@@ -35,6 +35,10 @@ RUN_DESCRIPTORS = 24
 """Descriptors one run takes besides its connections: its agent's pipes and pidfd, its
 sandbox's helpers, its listening sockets, the look for answers before it starts."""
 _share = CONNECTIONS
+_open: list[int] = []
+"""The runs at once (--concurrency) of each hub scope open now (serve.hub_scope): two
+experiments in one process (`asyncio.gather` of two `evaluate_async`) share its
+descriptors, and the one that ends first leaves the other's cap in place."""
 
 
 def connections_for(limit: int, concurrency: int) -> int:
@@ -60,16 +64,20 @@ def descriptor_limit() -> int:
     return 1 << 20 if soft == resource.RLIM_INFINITY else soft
 
 
-def share(concurrency: int | None) -> int:
+def share(concurrency: int | None, *, ending: int | None = None) -> int:
     """Cap each run's connections (`connections()`) from this process's descriptor limit
     (raised to its hard limit at start: agents/isolation.seal_this_process) and the runs
     it makes at once, so one run holding all of its own cannot keep another from
     starting (attack50: 128 held under a limit of 160 left run 3 no descriptor to start
-    its agent); None puts back CONNECTIONS. Returns the cap."""
+    its agent). `concurrency`: a hub scope opening with that many runs at once;
+    `ending`: one that opened with that many ends; the cap counts every scope still
+    open (CONNECTIONS when none is). Returns the cap."""
     global _share
-    _share = (
-        CONNECTIONS if concurrency is None else connections_for(descriptor_limit(), concurrency)
-    )
+    if concurrency is not None:
+        _open.append(concurrency)
+    if ending is not None and ending in _open:
+        _open.remove(ending)
+    _share = connections_for(descriptor_limit(), sum(_open)) if _open else CONNECTIONS
     return _share
 
 

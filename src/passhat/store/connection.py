@@ -115,11 +115,17 @@ look ends unanswered."""
 def damaged(path: str | Path, limit_s: float = CHECK_S) -> bool:
     """Whether the store file at `path` is damaged: PRAGMA quick_check, read-only, finds
     a problem (or cannot read the file as a database). False when it finds none, and
-    when it cannot answer (the file missing or locked, the look past `limit_s`)."""
+    when it cannot answer (the file missing, locked or no regular file, the look past
+    `limit_s`)."""
     import time
 
     uri = "file:" + urllib.parse.quote(str(Path(path).resolve()))
     deadline = time.monotonic() + limit_s
+    try:  # a FIFO there would hold SQLite's open until a writer came: for ever
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+    except OSError:
+        return False
     try:
         db = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=1.0, check_same_thread=False)
     except sqlite3.Error:

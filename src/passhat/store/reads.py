@@ -351,8 +351,8 @@ class _Reads(_Connection):
             if row is None:
                 raise StoreError(f"{self.path}: no experiment yet; start one with `passhat run`")
             return self._loaded(row)
-        row = self._db.execute(
-            "SELECT * FROM experiments WHERE id = ? OR name = ?", (ref, ref)
+        row = self._db.execute(  # a ref no UTF-8 holds (argv's \xff): escaped, as stored
+            "SELECT * FROM experiments WHERE id = ? OR name = ?", (_columns._safe_text(ref),) * 2
         ).fetchone()
         if row is None:
             known = ", ".join(e.name or e.id for e in self.experiments()[-5:]) or "none"
