@@ -79,6 +79,8 @@ _RECEIVED: dict[str, Shipment] = {}
 """Shipments this worker process received through the plugin, by digest."""
 _REFUSED: dict[str, str] = {}
 """Shipments this worker process refused (it runs other passhat code), by digest: why."""
+_SHARED: list[int] = []
+"""The connection cap this worker process took for its threads (endpoints.share), once."""
 
 
 @dataclass(frozen=True)
@@ -108,10 +110,10 @@ class ShipmentPlugin(WorkerPlugin):
         # a command agent's run holds connections to its endpoints here: this worker's
         # runs at once (a task, a batch of runs one after another, per thread) share this
         # process's open files, as the driver's runs share its (serve/endpoints.share)
-        # (one scope while the plugin is on this worker: teardown ends it, so a long-lived
-        # worker's cap does not fall with every experiment shipped to it)
-        self._threads = worker_threads(worker)
-        endpoints.share(self._threads)
+        # (one scope a worker process, whatever number of experiments is shipped to it:
+        # its threads are its runs at once for them all, and the scopes add up)
+        if not _SHARED:
+            _SHARED.append(endpoints.share(worker_threads(worker)))
         # a worker of other code (one that joins later too) keeps the refusal, and
         # answers each batch with it; raising here would fail the registration for all
         refusal = foreign(worker.address, identity(), self.shipment.version, self.shipment.code)
@@ -121,9 +123,6 @@ class ShipmentPlugin(WorkerPlugin):
         _RECEIVED[self.shipment.digest] = self.shipment
 
     def teardown(self, worker: Any) -> None:
-        threads = getattr(self, "_threads", None)
-        if threads is not None:
-            endpoints.share(None, ending=threads)
         _RECEIVED.pop(self.shipment.digest, None)
         _REFUSED.pop(self.shipment.digest, None)
 
