@@ -79,7 +79,7 @@ def replications(cell: Cell) -> int:
 
 def cell_floor(trials: int) -> float:
     """min(93 %, 95 % - 3.5 SE): what a cell's coverage over `trials` experiments must reach
-    (93 % from 1,700 trials up)."""
+    (93 % from 1,455 trials up)."""
     return min(FLOOR, 0.95 - 3.5 * math.sqrt(0.95 * 0.05 / trials))
 
 
@@ -159,8 +159,16 @@ def test_every_interval_covers_in_each_cell(cell: Cell, tallies: dict[Cell, Tall
             assert coverage is None, figure  # every case reached k: no second figure
         else:
             assert coverage is not None, figure
-    short = tally.short(FIGURES, cell_floor, MIN_SHOWN)
+    # the cells of 20 cases (R = 2,000) hold every figure shown in 300 experiments or more
+    # to 93 %, as before round 13; cell_floor is for the cells at R = 500 (review51: it
+    # let a figure shown 300 times in a small cell pass at 90.6 %)
+    floor = cell_floor if replications(cell) == LARGE_REPLICATIONS else _flat
+    short = tally.short(FIGURES, floor, MIN_SHOWN)
     assert not short, short
+
+
+def _flat(_trials: int) -> float:
+    return FLOOR
 
 
 def test_every_interval_covers_pooled_over_the_larger_cells(
