@@ -5,7 +5,9 @@ run's token is refused, and every run of an experiment is served at the same por
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +223,56 @@ def test_a_freed_pid_taken_by_another_process_is_not_entered() -> None:
     (sock,) = netns.listen_in(os.getpid(), [0], own)
     assert sock.getsockname()[0] == "127.0.0.1"
     sock.close()
+
+
+def _refused_over_unix(path: str, token: str, pause: float, body: bytes | None) -> str:
+    """The status line a request with `token` gets on the Unix socket `path` (a relay's
+    way in), its head sent first and its body (None: never) `pause` seconds after, as an
+    HTTP client may send them; or the error its body's sending met."""
+    length = len(body) if body is not None else 64
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {length}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    with socket.socket(socket.AF_UNIX) as client:
+        client.settimeout(30)
+        client.connect(path)
+        client.sendall(head.encode())
+        if body is not None:
+            time.sleep(pause)
+            try:
+                client.sendall(body)
+            except OSError as error:  # the server closed under it: a relay drops the answer
+                return type(error).__name__
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    return answer.split(b"\r\n")[0].decode()
+
+
+async def test_a_refused_request_is_answered_once_its_body_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dead token at a run's Unix socket (its relay's way in) is answered 401 after the
+    request's body is read: answered at its head and closed, the relay's socat met a
+    broken pipe writing the body and dropped the connection, answer unread (attack51: an
+    agent saw the connection closed with no answer). A body that never comes is waited
+    for REFUSED_BODY_S at most."""
+    from passhat.serve import http
+
+    monkeypatch.setattr(http, "REFUSED_BODY_S", 0.5)
+    _, env = _suite_and_env()
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    path = str(tmp_path / "api.sock")
+    body = json.dumps(LIST).encode()
+    async with hub_scope(), serve_run(env, ctx, path):
+        for pause in (0.0, 0.2):
+            got = await asyncio.to_thread(_refused_over_unix, path, "ended", pause, body)
+            assert got == "HTTP/1.1 401 Unauthorized", (pause, got)
+        started = time.monotonic()
+        got = await asyncio.to_thread(_refused_over_unix, path, "ended", 0, None)
+        assert got == "HTTP/1.1 401 Unauthorized" and time.monotonic() - started < 10
 
 
 async def test_an_x_api_key_is_read_when_the_bearer_is_not_a_runs() -> None:

@@ -834,3 +834,16 @@ def test_an_experiment_rows_text_is_let_go_before_its_runs_are_written(tmp_path:
             tracemalloc.stop()
         assert store.experiment("0a1b2c3d").case_hashes == experiment.case_hashes
     assert alive == []
+
+
+def test_the_compare_command_a_regrade_suggests_quotes_the_names(
+    trello: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shlex
+
+    name = "again $(touch /tmp/passhat-pwned) it's"
+    _, db = trello
+    r = run_cli(capsys, "regrade", "cards", "--db", str(db), "--name", name)
+    assert r.code == 0, r.err
+    said = r.out.split("`passhat compare ", 1)[1].split("` sets", 1)[0]
+    assert shlex.split(said) == ["cards", name]

@@ -7,6 +7,7 @@ import gzip
 import json
 import random
 import re
+import shlex
 import zlib
 from dataclasses import replace
 from pathlib import Path
@@ -137,6 +138,23 @@ def test_run_detail_past_the_budget_names_the_command(
 
 
 @pytest.mark.browser
+def test_run_detail_past_the_budget_quotes_the_case_in_the_command(
+    tmp_path: Path, chromium: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An imported case's id (a space, a quote, `$(...)`) is one shell word of the command."""
+    monkeypatch.setattr(html_runs, "RUNS_BUDGET", 1)
+    e, runs = many()
+    hostile = "p150 it's $(id)"
+    runs = [replace(r, case_id=hostile) if r.case_id == "p150" else r for r in runs]  # type: ignore[type-var]
+    e = replace(e, case_ids=tuple(hostile if c == "p150" else c for c in e.case_ids))  # type: ignore[type-var, attr-defined]
+    path = page(tmp_path, "budget", e, runs)  # type: ignore[arg-type]
+    anchor = "c151-run1"
+    body = parse(dump_dom(path, anchor)).find("details", id=anchor).find("div", class_="run-body")
+    command = body.text()[body.text().index("passhat show") :]
+    assert shlex.split(command) == ["passhat", "show", "3f2a9c1d", hostile, "1"]
+
+
+@pytest.mark.browser
 def test_run_detail_past_the_embedded_runs_names_the_command(
     tmp_path: Path, chromium: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -167,7 +185,7 @@ def test_the_page_says_whose_run_detail_it_leaves_out(monkeypatch: pytest.Monkey
         assert f'data-starts="{starts}"' in html
         note = parse(html).find("p", class_="note detail-note").text()
         assert f"runs of cases 1 to {last} only, of 250." in note
-        assert f"passhat show {HOSTILE} CASE RUN" in note and "passhat view" in note
+        assert f"passhat show {shlex.quote(HOSTILE)} CASE RUN" in note and "passhat view" in note
         assert HOSTILE not in html  # the name is data: escaped wherever shown
     zh = parse(render_html(e, runs, lang="zh-TW")).find("p", class_="note detail-note")  # type: ignore[arg-type]
     assert "第 1 到第 100 個案例（共 250 個）" in zh.text()

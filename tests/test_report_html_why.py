@@ -5,6 +5,7 @@ Model output stays text; no script comes from a run."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,24 @@ def test_pairs_are_left_to_passhat_diff_past_ten_runs() -> None:
     assert not why.find_all("details")
     assert "11 runs: compare two with passhat diff abcd0001 c A B" in why.text()
     assert json.dumps("runs 1, 2, 3") not in why.text()
+
+
+def test_the_command_past_ten_runs_quotes_the_name_and_the_case() -> None:
+    """An experiment's name and an imported case's id go into the command as shell words
+    (a space, `$(...)`, a quote), shown as text (the name's `<img src=x>`)."""
+    name, case = "my run $(touch /tmp/pwned) it's <img src=x>", "case $(id) 'one'"
+    e = experiment_record([case], 11, id="abcd0001", name=name)
+    runs = [
+        RunRecord(
+            "abcd0001", case, i, "h", "failed", transcript=[{"role": "user", "content": "go"}]
+        )
+        for i in range(1, 12)
+    ]
+    html = render_html(e, runs, why=Explainer(e, lambda c: runs))
+    text = parse(html).find("div", class_="why").text()
+    command = text[text.index("passhat diff") :]
+    assert shlex.split(command) == ["passhat", "diff", name, case, "A", "B"]
+    assert "<img src=x>" not in html
 
 
 def test_the_page_carries_pairs_within_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -198,6 +198,22 @@ def test_a_search_by_re_out_of_time_fails_the_run(monkeypatch: pytest.MonkeyPatc
     assert "ran past 0.3 s" in detail["problem"]
 
 
+def test_a_childs_slow_start_is_not_counted_against_the_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bound is the search's: a child slow to start (a loaded machine) still decides
+    a quick search within it, and one that never starts in START_S is passhat's trouble
+    (the run errored), not a search past its time (the run failed)."""
+    slow = "import time\ntime.sleep(1.5)\n" + searching._CHILD
+    monkeypatch.setattr(searching, "_CHILD", slow)
+    assert searching.search("(?i)kapali", "Sipariş kapalı", 0.5) is True
+    monkeypatch.setattr(searching, "START_S", 0.3)
+    started = time.monotonic()
+    with pytest.raises(ScorerError, match=r"did not start in 0\.3 s"):
+        Matches("note", "(?i)kapali")({"note": "kapalı"}, {})
+    assert time.monotonic() - started < 1.4  # not waited out: the child was ended
+
+
 def test_a_child_that_cannot_search_is_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """passhat's own trouble (the child failed): the scorer raises, the run is errored."""
     monkeypatch.setattr(searching.sys, "executable", "/bin/false")

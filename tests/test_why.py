@@ -9,6 +9,7 @@ R2 blindly, reads "R2 is taken" and gives up."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +197,9 @@ def test_the_demo_has_too_few_runs_and_says_the_pairwise_answer(
     assert (
         f"{SEED}: `AC7:unverifiable` missed in run 2, not in run 1; they part at turn 1: " in flat
     )
-    assert f"passhat diff latest {SEED} 2 1" in flat
+    # the experiment by its id: `latest` names another one after the next run
+    experiment_id = passhat.open(db).experiment("latest").id
+    assert f"passhat diff {experiment_id} {SEED} 2 1" in flat
     assert "•" not in flat  # no signature claimed
 
 
@@ -254,6 +257,70 @@ def test_the_reports_show_the_signatures_capped_and_point_to_the_command(
     )
     assert dom.find("details", class_="pair", data_case=case)  # the compare it opens
     assert f"passhat diff rooms {case} {missed} {found}" in first.text()
+
+
+NAMED = "my run $(touch /tmp/passhat-pwned) it's <img src=x>"
+"""An experiment name a shell would split, run and misquote, and a page would render."""
+
+
+def _words_after(text: str, start: str, count: int) -> list[str]:
+    """The `count` shell words of the command in `text` that starts with `start`."""
+    return shlex.split(text[text.index(start) :])[:count]
+
+
+def test_the_commands_suggested_quote_the_experiments_name(
+    rooms_db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`passhat why` (text and JSON) and the reports (terminal and HTML) name the
+    experiment in the commands they suggest as one shell word, whatever its name holds;
+    the page shows it as text."""
+    import shutil
+    import sqlite3
+
+    from browser import parse
+
+    db = str(tmp_path / "named.db")
+    shutil.copy(rooms_db, db)
+    with sqlite3.connect(db) as store:
+        store.execute("UPDATE experiments SET name = ?", (NAMED,))
+    case, missed, found = passhat.why(NAMED, db=db).signatures[0].test.pairs[0]
+    command = ["passhat", "diff", NAMED, case, str(missed), str(found)]
+    data = json.loads(run_cli(capsys, "why", NAMED, "--db", db, "--json").out)
+    assert shlex.split(data["signatures"][0]["pairs"][0]["command"]) == command
+    said = run_cli(capsys, "why", NAMED, "--db", db).out
+    assert _words_after(said, "passhat diff", 6) == command
+    said = run_cli(capsys, "report", NAMED, "--db", db).out
+    said = said.split("the runs behind each: ")[1]
+    assert _words_after(said, "passhat why", 3) == ["passhat", "why", NAMED]
+    page = tmp_path / "named.html"
+    run_cli(capsys, "report", NAMED, "--db", db, "--html", str(page))
+    html = page.read_text(encoding="utf-8")
+    section = parse(html).find("section", id="signatures")
+    assert _words_after(section.find("li").text(), "passhat diff", 6) == command
+    assert _words_after(section.text(), "passhat why", 3) == ["passhat", "why", NAMED]
+    assert "<img src=x>" not in html
+
+
+def test_a_runs_closing_line_quotes_the_experiments_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "p.db")
+    args = ["--case", SEED, "--db", db, "-q", "--name", NAMED, "--no-report"]
+    r = run_cli(capsys, "run", str(CLARIFY), *args)
+    assert r.code in (0, 1), r.err
+    said = r.err.split("the report: ")[1]
+    assert _words_after(said, "passhat report", 3) == ["passhat", "report", NAMED]
+
+
+def test_an_experiment_is_named_in_a_command_by_one_shell_word() -> None:
+    """Its name quoted; its id where it has no name, or one a command would read as an
+    option or as `latest` (the newest experiment)."""
+    from records_for_tests import experiment_record
+
+    for name, word in [("rooms", "rooms"), (NAMED, NAMED), (None, "e1"), ("-k", "e1")]:
+        ref = experiment_record(["c"], 1, name=name).command_ref
+        assert shlex.split(f"passhat show {ref} c 1")[2] == word
+    assert experiment_record(["c"], 1, name="latest").command_ref == "e1"
 
 
 def test_on_the_bundled_sql_example_the_pair_names_the_skipped_glossary(

@@ -95,6 +95,16 @@ class ExperimentRecord:
         return self.case_k.get(case, self.k_requested)
 
     @property
+    def command_ref(self) -> str:
+        """The experiment as one word of a command passhat tells its user to run (`passhat
+        show REF CASE RUN`): its name, shell-quoted (a name may hold a space, a quote or
+        `$(...)`); its id when it has none, or one read as an option or as `latest`."""
+        name = self.name
+        if not name or name.startswith("-") or name == "latest":
+            return self.id
+        return shlex.quote(name)
+
+    @property
     def runs_requested(self) -> int:
         """Runs asked of all planned cases together."""
         return self.k_requested * (len(self.case_ids) - len(self.case_k)) + sum(

@@ -16,7 +16,9 @@ disagrees with the earlier runs graded by `re` (and with a regrade of them):
   (a fuzzy match for `regex`).
 
 So a search whose text or pattern holds any of those (`disputed`) runs on `re` itself,
-in a child process killed at the time bound; any other runs on `regex` in this process,
+in a child process killed at the time bound (counted once the child has started and
+read the search: a start slowed by a loaded machine is not the agent's text's; START_S
+bounds it apart); any other runs on `regex` in this process,
 where both engines decide alike (tests/test_searching.py compares them over generated
 patterns and texts). Turkish text or a pattern with non-ASCII escapes costs a process
 start (tens of ms); the rest costs nothing more.
@@ -26,9 +28,12 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
+import select
 import subprocess
 import sys
+import tempfile
 import unicodedata
 from typing import Any
 
@@ -41,8 +46,13 @@ _SYNTAX = re.compile(
 _CHILD = (
     "import json,re,sys\n"
     "pattern,text=json.load(sys.stdin)\n"
+    "sys.stdout.write('.');sys.stdout.flush()\n"  # started: the search's time starts here
     "sys.stdout.write('1' if re.search(pattern,text) else '0')\n"
 )
+START_S = 60.0
+"""Seconds a child for `re` may take to start and read its search (30-150 ms here, some
+seconds on a loaded machine), apart from the search's own bound: a child slow to start
+is no fault of the agent's text, and past this it is passhat's error (no verdict)."""
 
 
 def search(pattern: str, text: str, timeout: float) -> bool:
@@ -84,22 +94,43 @@ def _compiled(pattern: str) -> Any:
 
 
 def _search_with_re(pattern: str, text: str, timeout: float) -> bool:
-    given = json.dumps([pattern, text]).encode()
-    try:
-        done = subprocess.run(
+    """`re.search` in a child: START_S for it to start and read the search (it says so
+    with a byte), then `timeout` for the search alone."""
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as errors:
+        given.write(json.dumps([pattern, text]).encode())  # a file: the child reads it at will
+        given.seek(0)
+        child = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", _CHILD],
-            input=given,
+            stdin=given,
+            stdout=subprocess.PIPE,
+            stderr=errors,
             env={},  # passhat's own code; not handed the provider's key in passhat's environ
-            capture_output=True,
-            timeout=timeout,
-            check=False,
         )
-    except subprocess.TimeoutExpired:  # run() killed the child and waited for it
-        raise TimeoutError(f"re.search ran past {timeout:g} s") from None
-    if done.returncode != 0 or done.stdout not in (b"0", b"1"):
-        last = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
-        raise RuntimeError(f"re.search in a child failed ({done.returncode}): {last}")
-    return done.stdout == b"1"
+        with child:
+            try:
+                started = _byte(child, START_S)
+                if started is None:
+                    raise RuntimeError(f"the child for re.search did not start in {START_S:g} s")
+                answer = _byte(child, timeout) if started == b"." else b""
+                if answer is None:
+                    raise TimeoutError(f"re.search ran past {timeout:g} s")
+            finally:
+                child.kill()  # done or not: it has nothing more to say
+            code = child.wait()
+            errors.seek(0)
+            last = errors.read().decode(errors="replace").strip().splitlines()[-1:]
+    if answer not in (b"0", b"1"):
+        raise RuntimeError(f"re.search in a child failed ({code}): {last}")
+    return answer == b"1"
+
+
+def _byte(child: subprocess.Popen[bytes], seconds: float) -> bytes | None:
+    """The child's next byte of output (b"" at its end); None when none came in `seconds`."""
+    assert child.stdout is not None
+    fd = child.stdout.fileno()
+    if not select.select([fd], [], [], seconds)[0]:
+        return None
+    return os.read(fd, 1)  # not the buffered file: a byte it kept would hide from select
 
 
 _PAST_BMP = re.compile("[\U00010000-\U0010ffff]")

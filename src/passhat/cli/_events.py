@@ -192,7 +192,7 @@ def said_if_interrupted(lang: str) -> Iterator[None]:
 def _interrupted(stop: Interrupted, lang: str) -> typer.Exit:
     import signal
 
-    ref = stop.experiment.name or stop.experiment.id
+    ref = stop.experiment.command_ref
     line = t("interrupted", lang, done=tn("n_run", lang, stop.recorded), ref=ref)
     _app.err_console.print(line, style="yellow", markup=False, soft_wrap=True)
     return typer.Exit(143 if stop.signum == signal.SIGTERM else 130)

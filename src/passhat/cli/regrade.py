@@ -150,6 +150,9 @@ def regrade(
         console.print(Text("  note: " + note, style="yellow"), soft_wrap=True)
     if len(e.case_ids) >= 2:  # compare needs two cases to say anything
         console.print(
-            Text(f"  `passhat compare {was} {e.name or e.id}` sets the two gradings side by side"),
+            Text(
+                f"  `passhat compare {source.command_ref} {e.command_ref}` sets the two "
+                "gradings side by side"
+            ),
             soft_wrap=True,
         )

@@ -173,7 +173,7 @@ def _nothing_to_do(experiment: Experiment, lang: str) -> str:
     accounting = experiment.accounting
     record = experiment.record
     passed = sum(c.passes for c in accounting.cases)
-    ref = record.name or record.id
+    ref = record.command_ref
     line = t(
         "nothing_to_do",
         lang,
@@ -198,7 +198,7 @@ def _report_and_exit(experiment: Experiment, shared: Shared, *, said: bool = Fal
     console, err_console = _app.console, _app.err_console
     quiet, no_report, lang = shared.quiet, shared.no_report, shared.language
     record = experiment.record
-    ref = record.name or record.id
+    ref = record.command_ref
     requested = record.runs_requested
     if no_report or requested > SUMMARY_ABOVE:
         accounting = experiment.accounting  # from the streamed statuses, in flat memory

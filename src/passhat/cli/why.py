@@ -63,7 +63,7 @@ def why(
         raise InputError(f"--alpha is {alpha}; give a level between 0 and 1 (e.g. 0.05)")
     found = open_store(db).experiment(experiment)
     result = found.why(item=item, adjust=adjust, alpha=alpha, whole_runs=whole_runs)
-    ref = experiment
+    ref = found.record.command_ref  # a shell word: the name quoted, or the id
     if as_json:
         write_json(why_dict(result, ref))
         return

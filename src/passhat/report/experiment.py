@@ -147,7 +147,7 @@ def print_experiment_report(
     if signatures is not None:
         from passhat.report.why import signatures_lines
 
-        lines = signatures_lines(signatures, experiment.name or experiment.id)
+        lines = signatures_lines(signatures, experiment.command_ref)
         if lines:
             console.print()
         for style, line in lines:
@@ -276,7 +276,7 @@ def print_details(
         )
         console.print(Text(line, "yellow"))
     if any(r.traceback for r in errored):
-        ref = experiment.name or experiment.id
+        ref = experiment.command_ref
         console.print(Text(t("see_traceback", lang, ref=ref), style="dim"))
 
 

@@ -58,6 +58,30 @@ async def unauthorized(send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+REFUSED_BODY_BYTES = 1 << 20
+REFUSED_BODY_S = 5.0
+"""What of a refused request's body is read before its 401 (`drain`), bytes and seconds."""
+
+
+async def drain(receive: Any) -> None:
+    """Read a request's body before refusing it, up to REFUSED_BODY_BYTES and for
+    REFUSED_BODY_S at most. Answered at its head (an HTTP client sends the head and the
+    body apart), the connection closed under a peer still sending its body: a relay's
+    socat met the broken pipe before the answer and dropped the connection, and the
+    agent saw it closed with no answer, not a 401 (its SDK retries a network error)."""
+
+    async def read() -> None:
+        seen = 0
+        while seen <= REFUSED_BODY_BYTES:
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body"):
+                return  # the whole body, or the client gone
+            seen += len(message.get("body", b""))
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(read(), REFUSED_BODY_S)
+
+
 async def too_many(send: Any, reason: str) -> None:
     """429 for a request of a run that may make passhat keep nothing more (its reason)."""
     body = json.dumps({"error": {"message": reason, "type": "agent_flood"}}).encode()

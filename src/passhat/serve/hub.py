@@ -142,11 +142,12 @@ class Hub:
 
     def _dispatch(self, app: Any) -> Any:
         """The app, handed the run each request's token names; 401 without one, and for a
-        request that came in through another run's listener; 429, its body unread, for any
+        request that came in through another run's listener (its body read first:
+        http.drain); 429, its body unread, for any
         request of a run whose budget is spent (endpoints.ToolBudget). A run's requests
         are served REQUESTS POSTs at a time; the others wait, their bodies unread. Only
         HTTP reaches the app (and its start and end): never a WebSocket."""
-        from passhat.serve.http import too_many, unauthorized
+        from passhat.serve.http import drain, too_many, unauthorized
 
         async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if scope["type"] == "lifespan":
@@ -157,6 +158,7 @@ class Hub:
             served = self._find(dict(scope.get("headers") or ()))
             bound = (scope.get("state") or {}).get(BOUND)
             if served is None or (bound is not None and bound != served.token):
+                await drain(receive)  # its body read: answered, not dropped (http.drain)
                 await unauthorized(send)
                 return
             if served.tools.spent is not None:

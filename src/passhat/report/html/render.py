@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import shlex
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -237,8 +238,8 @@ def _why(
     data["too_many"] = None
     n_pairs = len(runs) * (len(runs) - 1) // 2
     if len(runs) > PAIR_RUNS or n_pairs > budget[0]:
-        ref = experiment.name or experiment.id
-        data["too_many"] = t("pair_too_many", lang, n=len(runs), ref=ref, case=case)
+        ref, word = experiment.command_ref, shlex.quote(case)
+        data["too_many"] = t("pair_too_many", lang, n=len(runs), ref=ref, case=word)
     elif len(runs) > 1:
         budget[0] -= n_pairs
         cache: dict[int, Any] = {}  # each run cut into turns and calls once
@@ -258,7 +259,7 @@ def _detail_note(
     if embedded >= len(pages):
         return None
     last = pages[embedded - 1][-1].number
-    ref = experiment.name or experiment.id
+    ref = experiment.command_ref
     return t("detail_left_out", lang, last=last, cases=pages[-1][-1].number, ref=ref)
 
 
@@ -272,7 +273,7 @@ def _signatures(
     if why.too_few:
         return []
     anchors = {c.account.case: c.anchor for c in cases}
-    ref = experiment.name or experiment.id
+    ref = experiment.command_ref
     out = []
     for s in why.signatures[:SIGNATURES_SHOWN]:
         pair = s.test.pairs[0] if s.test.pairs else None
@@ -366,9 +367,7 @@ def _context(
         "curves": _curves(accounting) if counted else None,
         "page_views": page_views,
         "signatures": signatures,
-        "signatures_more": (
-            f"passhat why {experiment.name or experiment.id}" if signatures else None
-        ),
+        "signatures_more": (f"passhat why {experiment.command_ref}" if signatures else None),
         "pages": len(pages),
         "page_cases": paging.PAGE_CASES,  # read when called: a test makes pages smaller
         "list_limit": LIST_LIMIT,
