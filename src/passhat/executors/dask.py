@@ -79,8 +79,9 @@ _RECEIVED: dict[str, Shipment] = {}
 """Shipments this worker process received through the plugin, by digest."""
 _REFUSED: dict[str, str] = {}
 """Shipments this worker process refused (it runs other passhat code), by digest: why."""
-_SHARED: list[int] = []
-"""The connection cap this worker process took for its threads (endpoints.share), once."""
+_SHARED: dict[str, int] = {}
+"""The connection cap each worker of this process took for its threads (endpoints.share),
+once, by its address: a process holds more than one worker with processes=False."""
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,10 @@ class ShipmentPlugin(WorkerPlugin):
         # a command agent's run holds connections to its endpoints here: this worker's
         # runs at once (a task, a batch of runs one after another, per thread) share this
         # process's open files, as the driver's runs share its (serve/endpoints.share)
-        # (one scope a worker process, whatever number of experiments is shipped to it:
-        # its threads are its runs at once for them all, and the scopes add up)
-        if not _SHARED:
-            _SHARED.append(endpoints.share(worker_threads(worker)))
+        # (one scope a worker, whatever number of experiments is shipped to it: its
+        # threads are its runs at once for them all, and the scopes of a process add up)
+        if worker.address not in _SHARED:
+            _SHARED[worker.address] = endpoints.share(worker_threads(worker))
         # a worker of other code (one that joins later too) keeps the refusal, and
         # answers each batch with it; raising here would fail the registration for all
         refusal = foreign(worker.address, identity(), self.shipment.version, self.shipment.code)
