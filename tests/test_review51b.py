@@ -35,3 +35,53 @@ def test_in_process_dask_workers_each_take_their_share(monkeypatch: pytest.Monke
         for worker in workers:
             dask.ShipmentPlugin(shipment).setup(worker)  # type: ignore[arg-type]
     assert sum(endpoints._open) == 4, endpoints._open
+
+
+def test_bounded_yields_every_run_once_however_its_last_steps_fall() -> None:
+    """runner51's deferral: a run's last step (a `Finish`) is called a loop turn after its
+    slot's next run starts, the last run's after its slot has ended. Whatever each run
+    does (waits or not, a record, a Finish or nothing), with any slots and ramp, every
+    run that made a record is yielded once, and none after the end of the stream."""
+    import asyncio
+    import random
+
+    from passhat.executors import bounded
+    from passhat.records import RunRecord
+
+    async def once(seed: int) -> None:
+        rng = random.Random(seed)
+        n, slots = rng.randint(0, 12), rng.randint(1, 5)
+        ramp = rng.choice([0.0, 0.0, 0.0005])
+        kinds = [rng.choice(["finish", "finish", "record", "none"]) for _ in range(n)]
+        waits = [rng.choice([None, 0, 0.0005]) for _ in range(n)]
+        made: list[int] = []
+
+        async def run_one(case_id: str, index: int) -> object:
+            if waits[index] is not None:
+                await asyncio.sleep(waits[index])
+            record = RunRecord("e", case_id, index, "h", "passed")
+            if kinds[index] == "none":
+                return None
+            if kinds[index] == "record":
+                made.append(index)
+                return record
+
+            def finish() -> RunRecord:
+                made.append(index)
+                return record
+
+            return finish
+
+        got = [
+            r.run_index
+            async for r in bounded((("c", i) for i in range(n)), slots, run_one, ramp=ramp)
+        ]  # type: ignore[arg-type]
+        await asyncio.sleep(0.01)  # a last step called after the stream ended is one lost
+        wanted = [i for i, kind in enumerate(kinds) if kind != "none"]
+        assert sorted(got) == wanted == sorted(made), (seed, kinds, waits, slots, ramp, got)
+
+    async def all_of() -> None:
+        for seed in range(300):
+            await once(seed)
+
+    asyncio.run(all_of())
