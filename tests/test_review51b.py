@@ -3,6 +3,9 @@ fix51's searching, the look's blame, attack51's filter, the shares of descriptor
 
 from __future__ import annotations
 
+import contextlib
+import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -85,3 +88,27 @@ def test_bounded_yields_every_run_once_however_its_last_steps_fall() -> None:
             await once(seed)
 
     asyncio.run(all_of())
+
+
+def test_a_store_its_owner_cannot_reach_is_still_one_to_a_root_look(tmp_path: Path) -> None:
+    """attack51's as_owner: a root passhat asks SQLite about a file as the file's owner.
+    A store of another user's kept under a folder only root may enter (root's 0700 home;
+    a teammate's results unpacked by root keep their owner) is out of its owner's reach:
+    SQLite, asked as the owner, could not open it, and the look fell back to the first
+    pages, where a store migrated after it held runs has no table text: it was taken for
+    no store, and a run whose view holds the folder (its mounts reach what the owner
+    cannot) would have read its answers."""
+    from passhat.agents.sandbox import is_store
+    from test_review49 import _migrated_store
+
+    if os.geteuid() != 0:
+        pytest.skip("as_owner acts only where passhat is root")
+    private = tmp_path / "root-only"
+    private.mkdir(mode=0o700)
+    store = private / "results.db"
+    _migrated_store(store)
+    for leftover in (store.with_name("results.db-wal"), store.with_name("results.db-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+    os.chown(store, 65533, 65533)
+    assert is_store(str(store)) is True

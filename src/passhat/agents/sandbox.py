@@ -400,8 +400,15 @@ def _ask_sqlite(path: str) -> bool | None:
     said: list[bool | None] = []
 
     def ask() -> None:
-        if as_owner(path):
+        if not as_owner(path):
+            said.append(None)
+        elif _owner_reaches(path):
             said.append(holds_passhat_tables(path, STORE_LOOK_S, live=live))
+        elif _fs_ids(0, 0):
+            # out of its owner's reach (under a folder only root enters, where a run's
+            # mounts may still reach it): asked as root, `immutable` (SQLite makes and
+            # writes no -shm); a store is one, anything else left to the first pages
+            said.append(holds_passhat_tables(path, STORE_LOOK_S, live=False) or None)
 
     thread = threading.Thread(target=ask, name="passhat-store-look", daemon=True)
     thread.start()
@@ -432,11 +439,30 @@ def as_owner(path: str) -> bool:
         info = os.lstat(path)
     except OSError:
         return False
+    return _fs_ids(info.st_uid, info.st_gid)
+
+
+def _owner_reaches(path: str) -> bool:
+    """Whether this thread (`as_owner`) may open the file at `path` for reading: not
+    where a folder on the way is closed to the owner (O_NONBLOCK: a FIFO swapped in
+    does not hold it; any other error is SQLite's to meet)."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+    except PermissionError:
+        return False
+    except OSError:
+        pass
+    return True
+
+
+def _fs_ids(uid: int, gid: int) -> bool:
+    """This thread's file-system uid and gid set to these (root's to give, and to take
+    back: 0, 0); whether they took."""
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.setfsgid(info.st_gid)
-    libc.setfsuid(info.st_uid)
+    libc.setfsgid(gid)
+    libc.setfsuid(uid)
     # each returns the previous id: asked again (with -1, no change) they say the new one
-    return bool(libc.setfsuid(-1) == info.st_uid and libc.setfsgid(-1) == info.st_gid)
+    return bool(libc.setfsuid(-1) == uid and libc.setfsgid(-1) == gid)
 
 
 def _size(path: str) -> int:
