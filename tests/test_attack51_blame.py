@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
 
@@ -56,3 +58,36 @@ def test_a_run_that_fills_its_write_folder_is_not_passhats_failure(
 @ATTACK_MARKS[1]
 def test_control_at_process_level_the_later_runs_are_counted(user: str, open_tmp: Path) -> None:
     assert _statuses(user, open_tmp, "process") == [("failed", None)] * 3
+
+
+def test_a_workers_first_look_is_a_later_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Dask each worker looks once when the shipment arrives (shipment.prepare): after the
+    driver's start look, so a write: folder the agent's runs filled is left to each run to
+    record as `agent_left`, not refused by the worker as passhat's (review51b). The start's
+    look (evaluate, resume) still refuses it in one line."""
+    from passhat.agents import lookout
+    from passhat.agents.archives import TooMuchToLook
+    from passhat.agents.command import CommandAgent, CommandSpec
+
+    monkeypatch.setattr(lookout, "WALK_LIMIT", 50)
+    work, out = tmp_path / "work", tmp_path / "out"
+    work.mkdir()
+    out.mkdir()
+    (work / "agent.sh").write_text("#!/bin/sh\necho '{}'\n")
+    for index in range(51):
+        (out / str(index)).write_text("")
+    params = {"sandbox": {"write": [str(out)]}}
+
+    def agent() -> CommandAgent:
+        return CommandAgent(CommandSpec(("/bin/sh", str(work / "agent.sh")), cwd=str(work)), None)
+
+    with pytest.raises(TooMuchToLook) as start:
+        agent().check_view(params)
+    assert start.value.error_type == "isolation"  # the start's: one line, nothing runs
+    worker = agent()
+    worker.check_view(params, later=True)  # not the worker's refusal
+    with pytest.raises(TooMuchToLook) as run:
+        worker.view(params)  # each run's look
+    assert run.value.error_type == "agent_left", str(run.value)

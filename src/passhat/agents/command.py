@@ -91,6 +91,7 @@ from passhat.agents.streams import (
 )
 from passhat.errors import ConfigError
 from passhat.records import COMMAND_AGENT
+from passhat.serve.endpoints import EGRESS_PORT, proxy_environ
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
@@ -496,9 +497,15 @@ class CommandAgent:
                     "see at --isolation namespace; name the agent's own files only"
                 )
 
-    def check_view(self, params: Mapping[str, Any]) -> None:
-        """Raise ConfigError now, before anything runs, for a view that cannot be made."""
-        self.view(params)
+    def check_view(self, params: Mapping[str, Any], *, later: bool = False) -> None:
+        """Raise ConfigError now, before anything runs, for a view that cannot be made.
+        `later`: a Dask worker's, after the driver's start look: a stop in the agent's own
+        write: folder is left to each run to record (`agent_left`), not the worker's refusal."""
+        try:
+            self.view(params)
+        except TooMuchToLook as error:
+            if not later or error.left_in(self.extra_paths(params)[1]) is error:
+                raise
 
     def view(self, params: Mapping[str, Any], sockets: tuple[tuple[int, str], ...] = ()) -> View:
         """What a run of this agent sees at --isolation namespace (agents/sandbox.py): its
@@ -747,18 +754,6 @@ async def _open(
             await asyncio.sleep(0)  # what bwrap wrote is drained
         reason = f"the run's sandbox was not made ({error.strerror or error})"
         raise AgentProcessError("isolation", with_tail(reason, tail.text(), secrets)) from None
-
-
-EGRESS_PORT = 3128
-"""The port of a sandboxed run's proxy to its allowed hosts, on the sandbox's 127.0.0.1
-(its own network namespace: no other program's port)."""
-
-
-def proxy_environ(port: int) -> dict[str, str]:
-    """The variables HTTP clients read their proxy from; the run's own endpoints stay direct."""
-    url = f"http://127.0.0.1:{port}"
-    names = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
-    return {**dict.fromkeys(names, url), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
 
 
 def _egress(

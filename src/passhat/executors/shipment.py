@@ -484,7 +484,7 @@ def _load(shipment: Shipment, root: Path, where: str) -> Prepared:
     if isinstance(command, CommandAgent):
         agent = replace(agent, source_hash=shipped_hash(command, root))
         if shipment.level == "namespace":  # a view that cannot be made here: refused
-            command.check_view(experiment.params)
+            command.check_view(experiment.params, later=True)  # the driver's was the start's
     _same(
         where,
         f"source of agent {experiment.agent!r} (sha256)",

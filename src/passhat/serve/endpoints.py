@@ -86,6 +86,18 @@ def connections() -> int:
     return _share
 
 
+EGRESS_PORT = 3128
+"""The port of a sandboxed run's proxy to its allowed hosts, on the sandbox's 127.0.0.1
+(its own network namespace: no other program's port)."""
+
+
+def proxy_environ(port: int) -> dict[str, str]:
+    """The variables HTTP clients read their proxy from; the run's own endpoints stay direct."""
+    url = f"http://127.0.0.1:{port}"
+    names = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+    return {**dict.fromkeys(names, url), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+
+
 REQUESTS = 8
 """Requests of one run the server reads and answers at once; the others wait their turn,
 their bodies unread (uvicorn stops reading a connection whose request is not read), so a
