@@ -515,7 +515,7 @@ class CommandAgent:
             named = tuple(real(f) for f in self.files)
             self._refuse_answers(named)
             own = [str(p) for p in protected()]  # the store and its companions: covered
-            looks = Looks([*own, *(real(f) for f in own)])
+            looks = Looks([*own, *(real(f) for f in own)], last=write)
             plan = self._plans.setdefault(key, (program, read, write, runtimes, named, looks))
         program, read, write, runtimes, named, looks = plan
         visible = [*program, *read, *write]

@@ -31,8 +31,10 @@ installation: a folder named as one of sandbox.PACKAGES, site-packages, dist-pac
 node_modules, installed.py's rule), and past WALK_LIMIT entries in one folder in view
 (counted while a folder is listed: a folder of millions is not listed whole) it raises
 TooMuchToLook, naming the folder and the fix: refused at the experiment's start, that
-run errored `isolation` and not started later. A `.env` or a store past the bound was
-left in view (round 12's outside attack: seven folders deep, or beside 20,000 files).
+run errored `isolation` and not started later (`agent_left` where the stop lies in a
+`write:` folder of the run, walked after the rest of any folder holding it: the entries
+an agent left there never make the stop fall in a folder of the host's). A `.env` or a
+store past the bound was left in view (round 12's outside attack: seven folders deep, or beside 20,000 files).
 
 A look counts against its run's --timeout (it is made once the run has started); a
 deadline that comes during it is the look's (`in_time`): the run is errored `isolation`,
@@ -61,6 +63,7 @@ from passhat.agents.sandbox import (
     is_store,
     is_store_wal,
     store_files,
+    under,
 )
 
 RACY_NS = 2_000_000_000
@@ -114,11 +117,17 @@ class Lookout:
     """The answers and secrets under one folder in view, looked for again on each `found`
     where something changed since the last look (module docstring)."""
 
-    def __init__(self, folder: str, skip: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, folder: str, skip: frozenset[str] = frozenset(), last: tuple[str, ...] = ()
+    ) -> None:
         self.folder = folder
         self.skip = skip
         """Paths not read (the experiment's own store: covered as protected, written on
         every run, and not worth a look each time)."""
+        self.last = last
+        """The run's `write:` folders: the folders inside them are walked after all the
+        others, so a stop at the bound there is the agent's doing (the host's part was
+        counted whole first), never one at a host's folder the agent's entries pushed."""
         self._folders: dict[str, _Folder] = {}
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()  # a Dask worker's threads may share an agent
@@ -147,14 +156,17 @@ class Lookout:
         files: dict[str, _File] = {}
         secrets: list[str] = []
         seen = 0
-        stack = [self.folder]
-        known, stat_ = self._files, os.stat
-        while stack:
+        stack, later = [self.folder], []
+        known, stat_, last = self._files, os.stat, self.last
+        while stack or later:
+            if not stack:  # the host's part walked: now what lies in a write: folder
+                stack, later = later, []
             root = stack.pop()
             listed = self._list(root, fresh, WALK_LIMIT - seen)
             folders[root] = listed
             secrets += listed.secrets
-            stack += reversed(listed.folders)  # in listing order, depth first
+            for path in reversed(listed.folders):  # in listing order, depth first
+                (later if last and under(path, last) else stack).append(path)
             for path in listed.files:
                 try:  # a link's target: what the run would read through it
                     info = stat_(path)
@@ -242,16 +254,18 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 class Looks:
     """A Lookout per folder in view, kept between the runs of one experiment: `found` is
-    sandbox.covered's `look`. `skip`: paths never read (Lookout.skip)."""
+    sandbox.covered's `look`. `skip`: paths never read (Lookout.skip); `last`: the run's
+    `write:` folders, walked last inside any folder that holds one (Lookout.last)."""
 
-    def __init__(self, skip: Iterable[str] = ()) -> None:
+    def __init__(self, skip: Iterable[str] = (), last: Iterable[str] = ()) -> None:
         self._lookouts: dict[str, Lookout] = {}
         self._skip = frozenset(skip)
+        self._last = tuple(last)
 
     def found(self, folder: str) -> list[str]:
         lookout = self._lookouts.get(folder)
         if lookout is None:
-            lookout = self._lookouts.setdefault(folder, Lookout(folder, self._skip))
+            lookout = self._lookouts.setdefault(folder, Lookout(folder, self._skip, self._last))
         return lookout.found()
 
 
