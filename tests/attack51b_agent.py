@@ -29,11 +29,9 @@ V2 = struct.pack("<IIIII", 0x02000001, 1 << CAP_SETUID, 0, 0, 0)
 """security.capability, revision 2, effective: cap_setuid in permitted."""
 V3 = struct.pack("<IIIIII", 0x03000001, 1 << CAP_SETUID, 0, 0, 0, 0)
 """Revision 3: the same, for root id 0 (the host's root)."""
-ACL = struct.pack("<I", 2) + b"".join(
-    struct.pack("<HHI", tag, perm, ident)
-    for tag, perm, ident in ((1, 7, 0xFFFFFFFF), (2, 6, 12345), (4, 5, 0xFFFFFFFF))
-    + ((0x10, 7, 0xFFFFFFFF), (0x20, 5, 0xFFFFFFFF))
-)
+NONE = 0xFFFFFFFF
+ENTRIES = ((1, 7, NONE), (2, 6, 12345), (4, 5, NONE), (0x10, 7, NONE), (0x20, 5, NONE))
+ACL = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in ENTRIES)
 """system.posix_acl_access: user 12345 may read and write."""
 SETUID_PROGRAMS = ("/usr/bin/su", "/usr/bin/passwd", "/usr/bin/mount", "/bin/su")
 
@@ -102,7 +100,9 @@ def around(folder: str) -> dict[str, str]:
         try:
             seen[name] = attempt(os.path.join(folder, name))
         except (OSError, StopIteration) as error:
-            seen[name] = type(error).__name__ + (f" {error.errno}" if isinstance(error, OSError) else "")
+            seen[name] = type(error).__name__ + (
+                f" {error.errno}" if isinstance(error, OSError) else ""
+            )
     return seen
 
 

@@ -38,22 +38,31 @@ store past the bound was left in view (round 12's outside attack: seven folders 
 
 A look counts against its run's --timeout (it is made once the run has started); a
 deadline that comes during it is the look's (`in_time`): the run is errored `isolation`,
-naming the look, not `timeout`, which reads as an agent too slow.
+naming the look, not `timeout`, which reads as an agent too slow; `agent_left` where the
+look was then in one of the run's `write:` folders (walked last, and only what changed
+there since the last look read again: what an earlier run of the agent left).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from passhat.agents.answers import REPORT_HEAD, SCARCE, file_head, is_report
-from passhat.agents.archives import LOOK_S, TooMuchToLook, holds_answers, is_archive
+from passhat.agents.archives import (
+    LOOK_S,
+    LookStopped,
+    TooMuchToLook,
+    holds_answers,
+    is_archive,
+)
 from passhat.agents.sandbox import (
     PACKAGES,
     SQLITE_MAGIC,
@@ -156,12 +165,15 @@ class Lookout:
         files: dict[str, _File] = {}
         secrets: list[str] = []
         seen = 0
-        stack, later = [self.folder], []
-        known, stat_, last = self._files, os.stat, self.last
+        stack: list[str] = [self.folder]
+        later: list[str] = []
+        known, stat_, last, at = self._files, os.stat, self.last, _AT.get()
         while stack or later:
             if not stack:  # the host's part walked: now what lies in a write: folder
                 stack, later = later, []
             root = stack.pop()
+            if at is not None:
+                at[:] = [root]
             listed = self._list(root, fresh, WALK_LIMIT - seen)
             folders[root] = listed
             secrets += listed.secrets
@@ -182,6 +194,8 @@ class Lookout:
             seen += listed.count
             if seen > WALK_LIMIT:
                 raise _too_many(self.folder, root)
+        if at is not None:
+            at.clear()  # past the walk: a deadline now is not the folder's
         self._folders, self._files = folders, files
         return secrets
 
@@ -272,24 +286,39 @@ class Looks:
 T = TypeVar("T")
 
 
-class LookOutOfTime(Exception):
-    """The run's deadline came during its look for answers; `error_type` is what the run
-    records (execution keeps it in place of `timeout`)."""
-
-    error_type = "isolation"
+class LookOutOfTime(LookStopped):
+    """The run's deadline came during its look for answers, `where` the look was then;
+    `error_type` is what the run records (execution keeps it in place of `timeout`)."""
 
 
-async def in_time(look: Callable[..., T], *args: object) -> T:
+_AT: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("look_at", default=None)
+"""The folder a look made by `in_time` is in now (a one-item list, empty between folders),
+set by Lookout's walk in the look's thread (asyncio.to_thread hands it this context)."""
+
+
+async def in_time(
+    look: Callable[..., T],
+    *args: object,
+    folders: Callable[[], tuple[Sequence[str], Sequence[str]]] = lambda: ((), ()),
+) -> T:
     """`look(*args)` off the loop (a stat of all in a run's view), its run's deadline
-    during it made the look's error (LookOutOfTime) instead of a cancel."""
+    during it made the look's error (LookOutOfTime, naming the folder it was in) instead
+    of a cancel: the agent's (`agent_left`, LookStopped.left_in) where that folder lies in
+    one of the run's `write:` folders, as `folders` (its read: and write:, asked only
+    then: CommandAgent.extra_paths) gives them."""
+    at: list[str] = []
+    token = _AT.set(at)
     try:
         return await asyncio.to_thread(look, *args)
     except asyncio.CancelledError:
         raise LookOutOfTime(
             "the run's --timeout ended during its look for answers in the folders it sees "
             f"(up to {LOOK_S:g} s at --isolation namespace, with large archives in view); "
-            "the run was not started: give --timeout more, or the agent fewer folders"
-        ) from None
+            "the run was not started: give --timeout more, or the agent fewer folders",
+            at[0] if at else "",
+        ).left_in(folders()[1]) from None
+    finally:
+        _AT.reset(token)
 
 
 def secret_files(folder: str) -> list[str]:
