@@ -100,3 +100,36 @@ def test_control_at_process_level_run_2_is_counted(
     open_tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert _statuses(open_tmp, "process", capsys, monkeypatch) == [("failed", None)] * 2
+
+
+def test_a_look_waiting_for_another_runs_look_of_the_write_folder_is_the_agents(
+    tmp_path: Path,
+) -> None:
+    """Runs at --concurrency > 1 share each folder's look, one at a time: a run whose
+    deadline comes while it waits for another run's look of the `write:` folder (slow
+    with what the agent left there) waits on the agent's doing, not passhat's."""
+    import asyncio
+
+    from passhat.agents.command import CommandAgent, CommandSpec
+
+    work, out = tmp_path / "work", tmp_path / "out"
+    work.mkdir()
+    out.mkdir()
+    (work / "agent.sh").write_text("#!/bin/sh\necho '{}'\n")
+    agent = CommandAgent(CommandSpec(("/bin/sh", str(work / "agent.sh")), cwd=str(work)), None)
+    params = {"sandbox": {"write": [str(out)]}}
+    agent.view(params)
+    (looks,) = {plan[-1] for plan in agent._plans.values()}
+    held = looks._lookouts[str(out.resolve())]._lock  # another run's look of it, under way
+    held.acquire()
+
+    async def late() -> object:
+        look = lookout.in_time(agent.view, params, folders=lambda: agent.extra_paths(params))
+        try:
+            return await asyncio.wait_for(look, 0.3)
+        finally:
+            held.release()  # the look's thread then ends, and asyncio.run with it
+
+    with pytest.raises(lookout.LookOutOfTime) as raised:
+        asyncio.run(late())
+    assert raised.value.error_type == "agent_left", str(raised.value)

@@ -144,6 +144,9 @@ class Lookout:
     def found(self) -> list[str]:
         """The paths to cover under the folder now: secret-looking names, stores with
         their SQLite companions, write-ahead logs of stores, reports and exports."""
+        at = _AT.get()
+        if at is not None:  # waiting for another run's look of it is waiting on the folder
+            at[:] = [self.folder]
         with self._lock:
             secrets = self._look()
             found = list(secrets)
