@@ -87,3 +87,22 @@ def test_control_the_hosts_own_folder_past_the_bound_is_passhats(
     with pytest.raises(TooMuchToLook) as raised:
         agent.view(params)  # type: ignore[attr-defined]
     assert raised.value.error_type == "isolation", str(raised.value)
+
+
+def test_a_write_folder_named_through_a_link_filled_is_the_agents_doing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held: a `write:` folder named by a symlink is looked at, and blamed, by its real
+    path (CommandAgent.extra_paths: real paths)."""
+    monkeypatch.setattr(lookout, "WALK_LIMIT", LIMIT)
+    real = tmp_path / "real-out"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real)
+    agent = _agent(tmp_path)
+    params = {"sandbox": {"write": [str(tmp_path / "out")]}}
+    agent.view(params)  # type: ignore[attr-defined]
+    for n in range(LIMIT + 1):
+        (real / f"left-{n}").write_text("")
+    with pytest.raises(TooMuchToLook) as raised:
+        agent.view(params)  # type: ignore[attr-defined]
+    assert raised.value.error_type == "agent_left", str(raised.value)
