@@ -305,11 +305,12 @@ async def _run_agent(
 def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure | None:
     """What a run stopped at its deadline ended in when passhat's own part of it was
     under way (its look for answers: agents/lookout.in_time): `isolation`, which names
-    passhat, not `timeout`, which reads as the agent's."""
+    passhat, or `agent_left` where the look was in what an earlier run of the agent left
+    (CommandAgent._looked), not `timeout`, which reads as this run's agent too slow."""
     if task.cancelled() or task.exception() is not None:
         return None
     _, failure = task.result()
-    return failure if failure is not None and failure[0] == "isolation" else None
+    return failure if failure is not None and failure[0] in ("isolation", "agent_left") else None
 
 
 async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, Failure | None]:

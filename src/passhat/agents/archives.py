@@ -34,7 +34,7 @@ import tarfile
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from passhat.agents.answers import PARQUET_MARKS, REPORT_HEAD, is_report_head, regular_fd
 from passhat.agents.sandbox import (
@@ -72,34 +72,42 @@ class _Past(Exception):
     """The look's bound is reached."""
 
 
-class TooMuchToLook(ConfigError):
-    """The look for answers reached its bound: the archives in view cost more than one
-    whole look's (LOOK_BYTES, LOOK_S), or a folder in view holds more than
-    sandbox.WALK_LIMIT entries (agents/lookout.py). At the experiment's start a refusal
-    (a ConfigError, one line); raised in a later run's look, that run is errored
-    `isolation` (error_type: what execution records), not started, never left uncovered.
-    `where`: the path the look stopped at (a folder it listed, or an archive)."""
+class LookStopped(Exception):
+    """A run's look for answers stopped before the run started, `where` it was (a folder it
+    listed, or an archive; "" for nowhere known): the run is errored `isolation`
+    (error_type: what execution records), passhat's failure, unless `left_in` says the
+    agent's."""
 
     error_type = "isolation"
 
-    def __init__(self, message: str, where: str) -> None:
+    def __init__(self, message: str, where: str = "") -> None:
         super().__init__(message)
         self.where = where
 
-    def left_in(self, write: list[str]) -> TooMuchToLook:
-        """This refusal, or where the look stopped inside one of the run's `write:` folders
-        (all within the bound at the experiment's start, else it was refused then), the
-        same refusal as the agent's (`agent_left`): an earlier run of the agent left it
-        there, and this run's loss is the agent's doing, not passhat's."""
-        if not under(self.where, write):
+    def left_in(self, write: Sequence[str]) -> LookStopped:
+        """This error, or where the look stopped inside one of the run's `write:` folders
+        (all within the bound at the experiment's start, else it was refused then; walked
+        after the rest of any folder holding one, lookout.Lookout.last), the same error as
+        the agent's (`agent_left`): an earlier run of the agent left it there, and this
+        run's loss is the agent's doing, not passhat's."""
+        if not self.where or not under(self.where, write):
             return self
-        left = TooMuchToLook(
+        left = type(self)(
             f"{self}; it lies in the agent's write: folder, filled by an earlier run of the "
             "agent since the experiment started, so this run was not started",
             self.where,
         )
         left.error_type = "agent_left"
         return left
+
+
+class TooMuchToLook(LookStopped, ConfigError):
+    """The look for answers reached its bound: the archives in view cost more than one
+    whole look's (LOOK_BYTES, LOOK_S), or a folder in view holds more than
+    sandbox.WALK_LIMIT entries (agents/lookout.py). At the experiment's start a refusal
+    (a ConfigError, one line); raised in a later run's look, that run is errored
+    `isolation` (or `agent_left`: LookStopped), not started, never left uncovered.
+    `where`: the path the look stopped at (a folder it listed, or an archive)."""
 
 
 class _Whole:

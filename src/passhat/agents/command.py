@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -106,8 +107,7 @@ STDOUT_LIMIT = 16 * 1024 * 1024
 STDERR_TAIL = 64 * 1024
 """Bytes of stderr kept on the run (its end)."""
 PIPE_GRACE_S = 5.0
-"""Seconds to read a killed group's pipes to their end (a process that left the group
-with setsid could hold them open)."""
+"""Seconds to read a killed group's pipes to their end (a setsid child may hold them open)."""
 EXIT_GRACE_S = 0.5
 """Seconds the pipes are read after the agent exited: what a child that outlives it
 (isolation process) still holds open is not waited for longer."""
@@ -435,8 +435,7 @@ class CommandAgent:
         """Whether a run's own uid was found to reach the program and its files."""
 
     def secret_values(self) -> tuple[str, ...]:
-        """The values handed through `pass_env`: blanked from everything stored, whatever
-        the variable's name."""
+        """The values handed through `pass_env`: blanked from all stored, whatever its name."""
         return tuple(os.environ[n] for n in self.spec.pass_env if os.environ.get(n))
 
     def guarded(self) -> list[str]:
@@ -522,7 +521,7 @@ class CommandAgent:
             named = tuple(real(f) for f in self.files)
             self._refuse_answers(named)
             own = [str(p) for p in protected()]  # the store and its companions: covered
-            looks = Looks([*own, *(real(f) for f in own)])
+            looks = Looks([*own, *(real(f) for f in own)], last=write)
             plan = self._plans.setdefault(key, (program, read, write, runtimes, named, looks))
         program, read, write, runtimes, named, looks = plan
         visible = [*program, *read, *write]
@@ -606,17 +605,18 @@ class CommandAgent:
                     if hosts:
                         ports.append((EGRESS_PORT, egress, egress_listen))
                         extra.update(proxy_environ(EGRESS_PORT))
+                    folders = functools.partial(self.extra_paths, ctx.params)  # named if late
                     if relayed:
                         sockets = tuple((port, str(path)) for port, path, _ in ports)
                         for _, path in sockets:
                             if uid is not None:
                                 os.chown(path, uid, uid)
                         # the look for answers (a stat of all in view): off the loop
-                        view = await in_time(self.view, ctx.params, sockets)
+                        view = await in_time(self.view, ctx.params, sockets, folders=folders)
                         relay = relay_argv(view)  # before the gate: it may refuse
                         gate = netns.Gate()
                     else:
-                        view = await in_time(self.view, ctx.params)
+                        view = await in_time(self.view, ctx.params, folders=folders)
                         gate = netns.Gate([(port, listen) for port, _, listen in ports])
                         relay = process_cap()
                     options = bwrap_argv(view, workdir, gate.file(payload))[1:]

@@ -31,27 +31,38 @@ installation: a folder named as one of sandbox.PACKAGES, site-packages, dist-pac
 node_modules, installed.py's rule), and past WALK_LIMIT entries in one folder in view
 (counted while a folder is listed: a folder of millions is not listed whole) it raises
 TooMuchToLook, naming the folder and the fix: refused at the experiment's start, that
-run errored `isolation` and not started later. A `.env` or a store past the bound was
-left in view (round 12's outside attack: seven folders deep, or beside 20,000 files).
+run errored `isolation` and not started later (`agent_left` where the stop lies in a
+`write:` folder of the run, walked after the rest of any folder holding it: the entries
+an agent left there never make the stop fall in a folder of the host's). A `.env` or a
+store past the bound was left in view (round 12's outside attack: seven folders deep, or beside 20,000 files).
 
 A look counts against its run's --timeout (it is made once the run has started); a
 deadline that comes during it is the look's (`in_time`): the run is errored `isolation`,
-naming the look, not `timeout`, which reads as an agent too slow.
+naming the look, not `timeout`, which reads as an agent too slow; `agent_left` where the
+look was then in one of the run's `write:` folders (walked last, and only what changed
+there since the last look read again: what an earlier run of the agent left).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from passhat.agents.answers import REPORT_HEAD, SCARCE, file_head, is_report
-from passhat.agents.archives import LOOK_S, TooMuchToLook, holds_answers, is_archive
+from passhat.agents.archives import (
+    LOOK_S,
+    LookStopped,
+    TooMuchToLook,
+    holds_answers,
+    is_archive,
+)
 from passhat.agents.sandbox import (
     PACKAGES,
     SQLITE_MAGIC,
@@ -61,6 +72,7 @@ from passhat.agents.sandbox import (
     is_store,
     is_store_wal,
     store_files,
+    under,
 )
 
 RACY_NS = 2_000_000_000
@@ -114,11 +126,17 @@ class Lookout:
     """The answers and secrets under one folder in view, looked for again on each `found`
     where something changed since the last look (module docstring)."""
 
-    def __init__(self, folder: str, skip: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, folder: str, skip: frozenset[str] = frozenset(), last: tuple[str, ...] = ()
+    ) -> None:
         self.folder = folder
         self.skip = skip
         """Paths not read (the experiment's own store: covered as protected, written on
         every run, and not worth a look each time)."""
+        self.last = last
+        """The run's `write:` folders: the folders inside them are walked after all the
+        others, so a stop at the bound there is the agent's doing (the host's part was
+        counted whole first), never one at a host's folder the agent's entries pushed."""
         self._folders: dict[str, _Folder] = {}
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()  # a Dask worker's threads may share an agent
@@ -126,6 +144,9 @@ class Lookout:
     def found(self) -> list[str]:
         """The paths to cover under the folder now: secret-looking names, stores with
         their SQLite companions, write-ahead logs of stores, reports and exports."""
+        at = _AT.get()
+        if at is not None:  # waiting for another run's look of it is waiting on the folder
+            at[:] = [self.folder]
         with self._lock:
             secrets = self._look()
             found = list(secrets)
@@ -147,14 +168,20 @@ class Lookout:
         files: dict[str, _File] = {}
         secrets: list[str] = []
         seen = 0
-        stack = [self.folder]
-        known, stat_ = self._files, os.stat
-        while stack:
+        stack: list[str] = [self.folder]
+        later: list[str] = []
+        known, stat_, last, at = self._files, os.stat, self.last, _AT.get()
+        while stack or later:
+            if not stack:  # the host's part walked: now what lies in a write: folder
+                stack, later = later, []
             root = stack.pop()
+            if at is not None:
+                at[:] = [root]
             listed = self._list(root, fresh, WALK_LIMIT - seen)
             folders[root] = listed
             secrets += listed.secrets
-            stack += reversed(listed.folders)  # in listing order, depth first
+            for path in reversed(listed.folders):  # in listing order, depth first
+                (later if last and under(path, last) else stack).append(path)
             for path in listed.files:
                 try:  # a link's target: what the run would read through it
                     info = stat_(path)
@@ -170,6 +197,8 @@ class Lookout:
             seen += listed.count
             if seen > WALK_LIMIT:
                 raise _too_many(self.folder, root)
+        if at is not None:
+            at.clear()  # past the walk: a deadline now is not the folder's
         self._folders, self._files = folders, files
         return secrets
 
@@ -242,40 +271,57 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 class Looks:
     """A Lookout per folder in view, kept between the runs of one experiment: `found` is
-    sandbox.covered's `look`. `skip`: paths never read (Lookout.skip)."""
+    sandbox.covered's `look`. `skip`: paths never read (Lookout.skip); `last`: the run's
+    `write:` folders, walked last inside any folder that holds one (Lookout.last)."""
 
-    def __init__(self, skip: Iterable[str] = ()) -> None:
+    def __init__(self, skip: Iterable[str] = (), last: Iterable[str] = ()) -> None:
         self._lookouts: dict[str, Lookout] = {}
         self._skip = frozenset(skip)
+        self._last = tuple(last)
 
     def found(self, folder: str) -> list[str]:
         lookout = self._lookouts.get(folder)
         if lookout is None:
-            lookout = self._lookouts.setdefault(folder, Lookout(folder, self._skip))
+            lookout = self._lookouts.setdefault(folder, Lookout(folder, self._skip, self._last))
         return lookout.found()
 
 
 T = TypeVar("T")
 
 
-class LookOutOfTime(Exception):
-    """The run's deadline came during its look for answers; `error_type` is what the run
-    records (execution keeps it in place of `timeout`)."""
-
-    error_type = "isolation"
+class LookOutOfTime(LookStopped):
+    """The run's deadline came during its look for answers, `where` the look was then;
+    `error_type` is what the run records (execution keeps it in place of `timeout`)."""
 
 
-async def in_time(look: Callable[..., T], *args: object) -> T:
+_AT: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("look_at", default=None)
+"""The folder a look made by `in_time` is in now (a one-item list, empty between folders),
+set by Lookout's walk in the look's thread (asyncio.to_thread hands it this context)."""
+
+
+async def in_time(
+    look: Callable[..., T],
+    *args: object,
+    folders: Callable[[], tuple[Sequence[str], Sequence[str]]] = lambda: ((), ()),
+) -> T:
     """`look(*args)` off the loop (a stat of all in a run's view), its run's deadline
-    during it made the look's error (LookOutOfTime) instead of a cancel."""
+    during it made the look's error (LookOutOfTime, naming the folder it was in) instead
+    of a cancel: the agent's (`agent_left`, LookStopped.left_in) where that folder lies in
+    one of the run's `write:` folders, as `folders` (its read: and write:, asked only
+    then: CommandAgent.extra_paths) gives them."""
+    at: list[str] = []
+    token = _AT.set(at)
     try:
         return await asyncio.to_thread(look, *args)
     except asyncio.CancelledError:
         raise LookOutOfTime(
             "the run's --timeout ended during its look for answers in the folders it sees "
             f"(up to {LOOK_S:g} s at --isolation namespace, with large archives in view); "
-            "the run was not started: give --timeout more, or the agent fewer folders"
-        ) from None
+            "the run was not started: give --timeout more, or the agent fewer folders",
+            at[0] if at else "",
+        ).left_in(folders()[1]) from None
+    finally:
+        _AT.reset(token)
 
 
 def secret_files(folder: str) -> list[str]:

@@ -685,10 +685,11 @@ def bwrap_argv(view: View, workdir: Path, input_fd: int | None = None) -> list[s
     `workdir` (a tmpfs of WORK_BYTES, with input.json copied in from `input_fd`); the
     agent's command and the relay follow it."""
     args = base_argv()
-    for path in view.read:
-        args += ["--ro-bind", path, path]
-    for path in view.write:
-        args += ["--bind", path, path]
+    binds = [*(("--ro-bind", p) for p in view.read), *(("--bind", p) for p in view.write)]
+    # outermost first: a path inside another is mounted over it, so a read: folder inside
+    # a write: folder stays read-only (and a write: one inside a read: one writable)
+    for how, path in sorted(binds, key=lambda bind: bind[1].rstrip("/").count("/")):
+        args += [how, path, path]
     for path in view.hide:
         args += _cover(path)
     for path in view.named:  # the agent's own files inside a covered suite folder
