@@ -214,20 +214,22 @@ def many(spec: str) -> int:
     return int(count)
 
 
+ATTACKS = {
+    "ATTACK_SETID": ("setid", setid),
+    "ATTACK_BORROW": ("borrowed", borrow),
+    "ATTACK_SHM": ("shm", shm),
+    "ATTACK_INOTIFY": ("inotify", inotify),
+    "ATTACK_EPOLL": ("epoll", epoll),
+    "ATTACK_MANY": ("many", many),
+}
+"""Each attack: the variable that asks for it, the key of its result, the function."""
+
+
 def main() -> None:
     result: dict[str, object] = {}
-    if os.environ.get("ATTACK_SETID"):
-        result["setid"] = setid(os.environ["ATTACK_SETID"])
-    if os.environ.get("ATTACK_BORROW"):
-        result["borrowed"] = borrow(os.environ["ATTACK_BORROW"])
-    if os.environ.get("ATTACK_SHM"):
-        result["shm"] = shm(os.environ["ATTACK_SHM"])
-    if os.environ.get("ATTACK_INOTIFY"):
-        result["inotify"] = inotify(os.environ["ATTACK_INOTIFY"])
-    if os.environ.get("ATTACK_EPOLL"):
-        result["epoll"] = epoll(os.environ["ATTACK_EPOLL"])
-    if os.environ.get("ATTACK_MANY"):
-        result["many"] = many(os.environ["ATTACK_MANY"])
+    for variable, (key, attack) in ATTACKS.items():
+        if os.environ.get(variable):
+            result[key] = attack(os.environ[variable])
     print(json.dumps(result), flush=True)
     os._exit(0)  # an SQLite connection left open stays so (ATTACK_SHM)
 

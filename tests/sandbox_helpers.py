@@ -68,11 +68,17 @@ def passhat_as(
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, cwd=folder)
 
 
-def one_run(user: str, folder: Path, suite: Path, db: Path, level: str, *extra: str) -> RunRecord:
-    """`passhat run SUITE -k 1` as `user` at `level` into `db` (the folder first opened to
-    every user: a root passhat runs each agent as a uid of its own); its one run."""
+def open_to_all(folder: Path) -> None:
+    """Every path under `folder` opened to every user: a root passhat runs each agent as a
+    uid of its own, an unprivileged one as nobody."""
     for item in [folder, *folder.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
+
+
+def one_run(user: str, folder: Path, suite: Path, db: Path, level: str, *extra: str) -> RunRecord:
+    """`passhat run SUITE -k 1` as `user` at `level` into `db` (the folder first opened to
+    every user); its one run."""
+    open_to_all(folder)
     args = ["-k", "1", "--timeout", "120", "--isolation", level, "--db", str(db), "-q"]
     done = passhat_as(user, folder, "run", str(suite), *args, *extra, "--no-report")
     assert done.returncode in (0, 1), done.stderr
@@ -97,6 +103,16 @@ def attack_suite(
     }
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
     return writer.write()
+
+
+def attack51_in(folder: Path, variable: str, arg: str) -> tuple[Path, Path]:
+    """`folder`/out made, and a suite whose agent (tests/attack51_agent.py) is given
+    `variable`=`out`,`arg`; `folder` opened to every user. (suite, out)"""
+    out = folder / "out"
+    out.mkdir()
+    suite = attack_suite(folder / "work", {variable: f"{out},{arg}"}, "attack51_agent.py")
+    open_to_all(folder)
+    return suite, out
 
 
 async def holds_first(port: int, held: int, flood: int) -> None:
