@@ -105,12 +105,15 @@ def attack_suite(
     return writer.write()
 
 
-def attack51_in(folder: Path, variable: str, arg: str) -> tuple[Path, Path]:
-    """`folder`/out made, and a suite whose agent (tests/attack51_agent.py) is given
-    `variable`=`out`,`arg`; `folder` opened to every user. (suite, out)"""
+def attack_in(
+    folder: Path, variable: str, arg: str = "", agent: str = "attack51_agent.py"
+) -> tuple[Path, Path]:
+    """`folder`/out made, and a suite whose agent (tests/`agent`) is given `variable`=`out`
+    (`out`,`arg` with an `arg`); `folder` opened to every user. (suite, out)"""
     out = folder / "out"
     out.mkdir()
-    suite = attack_suite(folder / "work", {variable: f"{out},{arg}"}, "attack51_agent.py")
+    value = f"{out},{arg}" if arg else str(out)
+    suite = attack_suite(folder / "work", {variable: value}, agent)
     open_to_all(folder)
     return suite, out
 

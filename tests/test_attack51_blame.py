@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, attack51_in, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_in, passhat_as
 
 
 def _statuses(user: str, open_tmp: Path, level: str) -> list[tuple[str, str | None]]:
-    suite, out = attack51_in(open_tmp, "ATTACK_MANY", "20001")
+    suite, out = attack_in(open_tmp, "ATTACK_MANY", "20001")
     db = open_tmp / "p.db"
     args = ["-k", "3", "--concurrency", "1", "--timeout", "120", "--isolation", level]
     args += ["--db", str(db), "-q", "--no-report", "--agent-write", str(out)]

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from passhat.agents.seccomp import TABLES, X32_BIT, program
-from sandbox_helpers import ATTACK_MARKS, attack_suite, one_run
+from sandbox_helpers import ATTACK_MARKS, attack_in, one_run
 
 SETID = 0o6000
 FILTERED = r"""
@@ -113,9 +113,7 @@ def test_a_machine_with_no_table_gets_a_filter_refusing_everything() -> None:
 def _left(user: str, open_tmp: Path, level: str) -> dict[str, object]:
     """A run at `level` that tries to leave set-id files in its `write:` folder: what
     the agent saw, and the modes of what it left there."""
-    out = open_tmp / "out"
-    out.mkdir()
-    suite = attack_suite(open_tmp / "work", {"ATTACK_SETID": str(out)}, "attack51_agent.py")
+    suite, out = attack_in(open_tmp, "ATTACK_SETID")
     run = one_run(user, open_tmp, suite, open_tmp / "p.db", level, "--agent-write", str(out))
     assert run.status != "errored", (run.error_type, run.error_message, run.stderr)
     assert isinstance(run.output, dict), run.output

@@ -26,7 +26,7 @@ import pytest
 
 from passhat.agents import sandbox
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, attack51_in, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_in, passhat_as
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the tests do not run as root here")
 RUN_UID = 1234
@@ -86,7 +86,7 @@ def test_the_look_at_a_file_with_a_wal_writes_and_chowns_nothing_its_owner_could
 def test_a_run_cannot_have_a_root_passhat_chown_a_file_of_its_write_folder(
     open_tmp: Path,
 ) -> None:
-    suite, out = attack51_in(open_tmp, "ATTACK_SHM", "shared.txt")
+    suite, out = attack_in(open_tmp, "ATTACK_SHM", "shared.txt")
     shared = out / "shared.txt"
     shared.write_text("notes every user may edit\n")
     shared.chmod(0o666)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_helpers import ATTACK_MARKS, attack_suite, one_run
+from sandbox_helpers import ATTACK_MARKS, attack_in, one_run
 
 SETID = 0o6000
 
@@ -34,9 +34,7 @@ SETID = 0o6000
 def _left(user: str, open_tmp: Path, level: str) -> tuple[dict[str, str], dict[str, int], set[str]]:
     """A run at `level` that tries ATTACK_AROUND in its `write:` folder: what the agent
     saw, the modes of what it left there, and which of those carry a capability."""
-    out = open_tmp / "out"
-    out.mkdir()
-    suite = attack_suite(open_tmp / "work", {"ATTACK_AROUND": str(out)}, "attack51b_agent.py")
+    suite, out = attack_in(open_tmp, "ATTACK_AROUND", agent="attack51b_agent.py")
     run = one_run(user, open_tmp, suite, open_tmp / "p.db", level, "--agent-write", str(out))
     assert run.status != "errored", (run.error_type, run.error_message, run.stderr)
     assert isinstance(run.output, dict), run.output
