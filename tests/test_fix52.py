@@ -68,3 +68,75 @@ def test_a_dask_worker_whose_threads_do_not_fit_its_descriptors_refuses_by_name(
     assert "install the same passhat" not in said  # not what is wrong with it
     assert _rows(db, "latest") == []
 
+
+def _export(capsys: pytest.CaptureFixture[str], db: str, out: Path) -> tuple[int, str]:
+    from cli_helpers import run_cli
+
+    r = run_cli(capsys, "export", "latest", "-o", str(out), "--db", db)
+    return r.code, r.err
+
+
+def _tokens(path: Path) -> list[tuple[object, object]]:
+    """(input_tokens, output_tokens) of each row of an export, as its format holds them."""
+    import csv
+    import json
+
+    if path.suffix == ".jsonl":
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+    elif path.suffix == ".csv":
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+    else:
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(path).to_pylist()
+    return [(row["input_tokens"], row["output_tokens"]) for row in rows]
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    from cli_helpers import CLARIFY, SEED, run_cli
+
+    db = tmp_path / "p.db"
+    r = run_cli(capsys, "run", str(CLARIFY), "--case", SEED, "-k", "2", "--db", str(db))
+    assert r.code == 0, r.err
+    return db
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize("column", ["input_tokens", "output_tokens"])
+def test_a_token_count_stored_as_a_fraction_is_refused_by_every_export_format_alike(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, two_runs: Path, fmt: str, column: str
+) -> None:
+    """12.5 written by hand into a run's token column (an INTEGER column keeps a fraction
+    as REAL): Parquet's int64 column truncated it to 12 without a word while JSONL and
+    CSV wrote 12.5, so the three files disagreed. Now each refuses it, naming the run
+    and the column; no file is left."""
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    from cli_helpers import SEED
+    from test_fuzz49 import damaged, one_line
+
+    copy = damaged(two_runs, tmp_path, f"{column} = 12.5")
+    out = tmp_path / f"runs.{fmt}"
+    code, err = _export(capsys, copy, out)
+    one_line(code, err, f"damaged: {column}", f"run 1 of case {SEED!r} is 12.5, no whole number")
+    assert not out.exists() and not list(tmp_path.glob(f".runs.{fmt}.*"))
+
+
+def test_the_three_export_formats_hold_the_same_token_counts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, two_runs: Path
+) -> None:
+    """The control: whole counts, and the largest SQLite holds, read back alike."""
+    pytest.importorskip("pyarrow")
+    from test_fuzz49 import damaged
+
+    copy = damaged(two_runs, tmp_path, "input_tokens = 9223372036854775807, output_tokens = 0")
+    got = {}
+    for fmt in ("jsonl", "csv", "parquet"):
+        out = tmp_path / f"runs.{fmt}"
+        code, err = _export(capsys, copy, out)
+        assert code == 0, err
+        got[fmt] = [(int(str(a)), int(str(b))) for a, b in _tokens(out)]
+    assert got["jsonl"] == got["csv"] == got["parquet"]
+    assert got["jsonl"][0] == (9223372036854775807, 0)
