@@ -140,3 +140,44 @@ def test_the_three_export_formats_hold_the_same_token_counts(
         got[fmt] = [(int(str(a)), int(str(b))) for a, b in _tokens(out)]
     assert got["jsonl"] == got["csv"] == got["parquet"]
     assert got["jsonl"][0] == (9223372036854775807, 0)
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _bench(*args: str) -> tuple[int, str, str]:
+    """bench_calibration.py run with `args`: (exit code, stdout, stderr). In a session
+    of its own, killed whole at the end: a run of the grid starts worker processes."""
+    import contextlib
+    import os
+    import signal
+
+    script = str(BENCHMARKS / "bench_calibration.py")
+    proc = subprocess.Popen(
+        [sys.executable, script, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        out, err = "", "still running after 60 s"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return proc.returncode, out, err
+
+
+def test_bench_calibration_help_prints_its_usage_and_runs_nothing() -> None:
+    """`bench_calibration.py --help` read its options by hand and ran the whole grid
+    (255 CPU-seconds); an option it does not know was ignored alike."""
+    code, out, err = _bench("--help")
+    assert code == 0, err
+    assert out.startswith("usage: bench_calibration.py") and "--seed-base" in out
+    assert "coverage of 95 % intervals" not in out
+    code, out, err = _bench("--fats")
+    assert code == 2 and "unrecognized arguments: --fats" in err, err
+    assert "coverage of 95 % intervals" not in out
