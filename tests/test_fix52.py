@@ -142,6 +142,51 @@ def test_the_three_export_formats_hold_the_same_token_counts(
     assert got["jsonl"][0] == (9223372036854775807, 0)
 
 
+def _zipped_export(path: Path) -> Path:
+    """A .zip holding a passhat export (its first line as `export` writes it)."""
+    import zipfile
+
+    line = '{"experiment": "0123abcd", "experiment_name": null, "kind": "run"}\n'
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("runs.jsonl", line)
+    return path
+
+
+def test_a_look_into_an_archive_out_of_memory_raises_not_holds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """holds_answers took every OSError for "not what it seemed": a read that failed for
+    want of memory (ENOMEM, answers.SCARCE) said an archive of answers held none, and the
+    agent saw it. Such an error now raises, as the rest of the look does (lookout.py)."""
+    import errno
+    import os
+
+    from passhat.agents import archives
+
+    zipped = _zipped_export(tmp_path / "old.zip")
+    assert archives.holds_answers(str(zipped))  # the control: it does hold one
+    real = os.pread
+
+    def scarce(fd: int, size: int, at: int) -> bytes:
+        if at > 0:  # the look past the first bytes: the zip's directory
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+        return real(fd, size, at)
+
+    monkeypatch.setattr(archives.os, "pread", scarce)
+    with pytest.raises(OSError) as raised:
+        archives.holds_answers(str(zipped))
+    assert raised.value.errno == errno.ENOMEM
+
+
+def test_an_archive_whose_data_is_bad_holds_nothing_still(tmp_path: Path) -> None:
+    """The OSError that does mean "not what it seemed": bz2's and gzip's bad data."""
+    from passhat.agents import archives
+
+    for name, data in (("bad.bz2", b"BZh9" + b"\x00" * 64), ("bad.gz", b"\x1f\x8b" + b"\x07" * 64)):
+        (tmp_path / name).write_bytes(data)
+        assert archives.holds_answers(str(tmp_path / name)) is False
+
+
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
