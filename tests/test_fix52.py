@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import passhat
+from conftest import SuiteWriter
 
 
 @pytest.mark.skipif(shutil.which("prlimit") is None, reason="no prlimit (util-linux) here")
@@ -226,3 +227,44 @@ def test_bench_calibration_help_prints_its_usage_and_runs_nothing() -> None:
     code, out, err = _bench("--fats")
     assert code == 2 and "unrecognized arguments: --fats" in err, err
     assert "coverage of 95 % intervals" not in out
+
+
+def test_show_lists_each_tool_call_with_what_it_returned_escaped(
+    writer: SuiteWriter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`passhat show` listed a run's tool calls as `tool {arguments} → ok`: what a call
+    returned, which the run records, was nowhere but in --json. Each call is shown with
+    its result now (or its error), as text: markup and escape sequences stay literal."""
+    from typing import Any
+
+    from cli_helpers import run_cli
+
+    fixture = writer.case["fixtures"]["query_background"][0]
+    fixture["response"] = "One coupon [bold red]per[/] order \x1b[2J."
+    suite = writer.write()
+
+    async def asks(input: Any, env: Any, ctx: Any) -> str:
+        await env.call("query_background", {"query": "coupon policy"})
+        await env.call("get_ticket", {"key": "T-404"})
+        return "asked"
+
+    db = tmp_path / "p.db"
+    passhat.evaluate(suite, agent=asks, k=1, db=db, model="")
+    r = run_cli(capsys, "show", "latest", "tiny-001", "1", "--db", str(db))
+    assert r.code == 0, r.err
+    calls = r.out.split("tool calls\n", 1)[1].split("\noutput\n", 1)[0]
+    said = " ".join(calls.split())  # as wrapped to the terminal's width, joined
+    assert said.startswith(
+        'query_background {"query": "coupon policy"} → "One coupon [bold red]per[/] order '
+        '\\u001b[2J." get_ticket {"key": "T-404"} → error: no ticket'
+    ), said
+    assert "\x1b" not in r.out
+
+
+def test_a_long_tool_result_is_cut_in_show_and_says_how_much_more() -> None:
+    from passhat.report.run import RESULT_SHOWN, tool_call_line
+
+    call = {"tool": "t", "arguments": {}, "result": "x" * 5000, "error": None}
+    shown = tool_call_line(call).plain
+    head = '  t {} → "' + "x" * (RESULT_SHOWN - 1)
+    assert shown == head + " ... 3,002 characters more (show --json)"
