@@ -35,13 +35,7 @@ def test_a_dask_worker_whose_threads_do_not_fit_its_descriptors_refuses_by_name(
         pytest.skip("no Python any user may run (a root passhat's runs need one)")
     cluster = Cluster(tmp_path, env={"PYTHONPATH": TESTS})
     try:
-        args = ["--nthreads", "4", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"]
-        argv = ["prlimit", "--nofile=150:150", "--", sys.executable, "-m", "dask", "worker"]
-        argv += ["--scheduler-file", str(cluster.file), *args]
-        with (tmp_path / "worker.log").open("wb") as out:
-            cluster.workers.append(
-                subprocess.Popen(argv, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
-            )
+        cluster.add_limited_worker(nthreads=4, nofile=150)
         cluster.wait_for_workers(1)
         spec = CommandSpec(
             command=(PYTHON, str(ROOT / "examples" / "command-agent" / "agent.py")), env=ENV
