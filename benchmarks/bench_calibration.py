@@ -34,6 +34,7 @@ experiments or more.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -92,13 +93,40 @@ def _cell(value: float | None, shown: int, replications: int, is_judged: bool = 
     return f"{value * 100:.1f}{mark}{part}"
 
 
+def _cells(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give row numbers, e.g. 3,17") from None
+
+
+def options(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (the module docstring says what each option is for). It was read
+    by hand: --help, or a misspelt option, ran the whole grid (255 CPU-seconds)."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "replications", nargs="?", type=int, default=400, metavar="R",
+        help="simulated experiments per cell (default 400)",
+    )  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="cells of N <= 100 only")
+    parser.add_argument("--fast", action="store_true", help="B = 200 resamples, not 2,000")
+    parser.add_argument("--hard", action="store_true", help="issue 24's and 33's designs")
+    parser.add_argument(
+        "--cells", type=_cells, default=[], metavar="I,J",
+        help="rerun these rows of the grid (from 0) on fresh seeds",
+    )  # fmt: skip
+    parser.add_argument("--seed-base", type=int, default=1000, metavar="S")
+    parser.add_argument("--workers", type=int, default=2, metavar="W", help="processes")
+    return parser.parse_args(argv)
+
+
 def main() -> None:
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    replications = int(args[0]) if args else 400
-    quick = "--quick" in sys.argv
-    hard = "--hard" in sys.argv
+    given = options()
+    replications, quick, hard = given.replications, given.quick, given.hard
     figures = FIGURES + BESIDE if hard else FIGURES
-    resamples = 200 if "--fast" in sys.argv else 2000
+    resamples = 200 if given.fast else 2000
     start = time.perf_counter()
     print(f"coverage of 95 % intervals, R = {replications} experiments per cell, B = {resamples}")
     print("(a figure in parentheses: share of experiments where it was shown; ! below 93 %)")
@@ -107,9 +135,7 @@ def main() -> None:
     print("|" + "---|" * (len(figures) + 2))
     total = Tally()
     worst: dict[str, float] = {}
-    only = [int(x) for a in sys.argv if a.startswith("--cells=") for x in a[8:].split(",")]
-    base = int(next((a[12:] for a in sys.argv if a.startswith("--seed-base=")), "1000"))
-    workers = int(next((a[10:] for a in sys.argv if a.startswith("--workers=")), "2"))
+    only, base, workers = given.cells, given.seed_base, given.workers
     chosen = [(i, c) for i, c in enumerate(grid(quick, hard)) if not only or i in only]
     # a recheck of some cells draws fresh experiments
     seeds = [base + i + (7919 if only else 0) for i, _ in chosen]

@@ -77,6 +77,16 @@ class Cluster:
                     raise AssertionError(f"the scheduler has {len(client.nthreads())} workers")
                 time.sleep(0.1)
 
+    def add_limited_worker(self, nthreads: int, nofile: int) -> subprocess.Popen[bytes]:
+        """A worker under `prlimit --nofile=N:N` (its open-file limit, soft and hard)."""
+        args = ["--nthreads", str(nthreads), "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"]
+        argv = ["prlimit", f"--nofile={nofile}:{nofile}", "--", sys.executable, "-m", "dask"]
+        argv += ["worker", "--scheduler-file", str(self.file), *args]
+        with (self.folder / f"worker{len(self.workers)}.log").open("wb") as out:
+            worker = subprocess.Popen(argv, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        self.workers.append(worker)
+        return worker
+
     def live_workers(self) -> list[subprocess.Popen[bytes]]:
         return [w for w in self.workers if w.poll() is None]
 

@@ -97,6 +97,33 @@ async def test_bounded_starts_a_slots_next_run_before_the_last_ones_finish() -> 
     assert events.index("start 3") < events.index("finish 2")
 
 
+async def test_runs_finished_and_not_yielded_when_the_consumer_is_cancelled_are_kept() -> None:
+    """Guards fix52: a cancel (Ctrl-C, SIGTERM) of the consumer while run 1's last step
+    waited for its turn lost run 1, its agent done; it goes to `keep` now, and run 2,
+    cancelled in flight, stays missing."""
+    kept: list[int] = []
+    got: list[int] = []
+    consumer: asyncio.Task[None] | None = None
+
+    async def run_one(case_id: str, index: int) -> Any:
+        if index == 2:  # the slot's next run: its start is the last step's turn
+            assert consumer is not None
+            consumer.cancel()
+            await asyncio.sleep(60)
+        await asyncio.sleep(0.001)
+        return lambda: _record(case_id, index)
+
+    async def consume() -> None:
+        plan = (("c", i) for i in range(1, 4))
+        async for record in bounded(plan, 1, run_one, keep=lambda r: kept.append(r.run_index)):
+            got.append(record.run_index)
+
+    consumer = asyncio.create_task(consume())
+    with pytest.raises(asyncio.CancelledError):
+        await consumer
+    assert (got, kept) == ([], [1])
+
+
 async def test_a_finish_that_raises_is_raised_to_the_consumer() -> None:
     async def run_one(case_id: str, index: int) -> Any:
         def finish() -> RunRecord:
@@ -158,9 +185,9 @@ def test_the_local_executor_ramps_its_first_runs(
 ) -> None:
     ramps: list[float] = []
 
-    def recorded(todo: Any, n: int, run_one: Any, *, ramp: float = 0.0) -> Any:
+    def recorded(todo: Any, n: int, run_one: Any, *, ramp: float = 0.0, keep: Any = None) -> Any:
         ramps.append(ramp)
-        return bounded(todo, n, run_one, ramp=ramp)
+        return bounded(todo, n, run_one, ramp=ramp, keep=keep)
 
     monkeypatch.setattr(local, "bounded", recorded)
     suite = load_suite(CLARIFY)

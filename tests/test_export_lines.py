@@ -87,9 +87,9 @@ def test_each_line_is_the_rows_json_on_odd_values() -> None:
         stored(run_index=3, status="failed", model_source=None, retries='[{"a": 1}, {"b": 2}]'),
         stored(case_id=ODD_TEXT, score=json.dumps([{"scorer": ODD_TEXT, "é": [1.5, None]}])),
         stored(case_id=ODD_TEXT, run_index=2, score=SCORE.replace(" ", "")),  # same value
-        stored(case_id="c3", duration_s=math.nan, started_at=math.inf, input_tokens=-0.0),
+        stored(case_id="c3", duration_s=math.nan, started_at=math.inf, input_tokens=0),
         stored(case_id="c3", run_index=2, duration_s=-math.inf, output_tokens=10**30),
-        stored(case_id="c4", duration_s=3, input_tokens=1.0, output_tokens=12),
+        stored(case_id="c4", duration_s=3, input_tokens=1, output_tokens=12),
         stored(case_id="c5", error_type=b"\x00blob", model_source=7, status="odd\u00e9"),
         stored(case_id="c6", score="[]", retries="[]", started_at=0.1 + 0.2),
     ]
@@ -104,7 +104,9 @@ def test_a_score_shared_by_two_cases_is_written_for_each() -> None:
 
 
 def test_a_damaged_score_or_retries_is_named_as_the_rows_say() -> None:
-    for bad in ({"score": "{not json"}, {"retries": "[oops"}, {"output_tokens": "12"}):
+    # a fraction in a token column too (fix52: Parquet's int64 truncated it)
+    damage = ({"score": "{not json"}, {"retries": "[oops"}, {"output_tokens": "12"})
+    for bad in (*damage, {"input_tokens": 12.5}, {"output_tokens": -0.0}):
         runs = [stored(), stored(run_index=4, **bad)]
         with pytest.raises(StoreError) as lines:
             list(run_lines(experiment(), runs))

@@ -367,6 +367,43 @@ def test_sigterm_keeps_finished_runs_releases_the_lease_and_exits_143(tmp_path: 
     assert leases(db) == []
 
 
+@pytest.mark.parametrize("kind", ["TERM", "INT"], ids=["sigterm", "ctrl-c"])
+def test_a_stop_while_a_finished_runs_last_step_waits_still_records_it(
+    tmp_path: Path, kind: str
+) -> None:
+    """Guards fix52: a run's last step left for the loop's next turn (run_once_then) was
+    lost when SIGTERM or Ctrl-C stopped passhat in that turn: run 1's agent had
+    finished, yet run 1 was never recorded. The agent signals its own process at the
+    moment (agents_for_tests.signals_itself); resume then counts every run once."""
+    import signal
+    import subprocess
+    import sys
+
+    from cli_helpers import CLARIFY, SEED
+    from test_runner import SLOW_ENV
+
+    db = tmp_path / "p.db"
+    argv = [sys.executable, "-m", "passhat", "run", str(CLARIFY), "--case", SEED]
+    argv += ["--agent", "agents_for_tests:signals_itself", "-k", "3", "--concurrency", "1"]
+    argv += ["--db", str(db), "-q", "--name", "stopped"]
+    env = {**SLOW_ENV, "PASSHAT_TEST_SIGNAL": kind}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    signum = signal.SIGTERM if kind == "TERM" else signal.SIGINT
+    assert done.returncode == 128 + signum, done.stderr
+    assert "passhat resume stopped" in done.stderr and "Traceback" not in done.stderr
+    assert 1 in [row["run_index"] for row in stored_runs(db)], done.stderr
+    resumed = subprocess.run(
+        [sys.executable, "-m", "passhat", "resume", "stopped", "--db", str(db), "-q"],
+        env=SLOW_ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode in (0, 1), resumed.stderr
+    assert sorted(row["run_index"] for row in stored_runs(db)) == [1, 2, 3]
+    assert leases(db) == []
+
+
 def plant_lease(db: Path, host: str, heartbeat_age: float) -> None:
     with sqlite3.connect(db) as con:
         (experiment,) = con.execute("SELECT id FROM experiments").fetchone()

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import resource
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -163,13 +161,7 @@ def test_a_dask_worker_shares_its_descriptors_among_the_runs_it_makes_at_once(
         pytest.skip("no Python any user may run (a root passhat's runs need one)")
     cluster = Cluster(tmp_path, env={"PYTHONPATH": TESTS})
     try:
-        args = ["--nthreads", "4", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"]
-        argv = ["prlimit", "--nofile=400:400", "--", sys.executable, "-m", "dask", "worker"]
-        argv += ["--scheduler-file", str(cluster.file), *args]
-        with (tmp_path / "worker.log").open("wb") as out:
-            cluster.workers.append(
-                subprocess.Popen(argv, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
-            )
+        cluster.add_limited_worker(nthreads=4, nofile=400)
         cluster.wait_for_workers(1)
         spec = CommandSpec(
             command=(PYTHON, str(ROOT / "examples" / "command-agent" / "agent.py")), env=ENV

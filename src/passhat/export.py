@@ -128,8 +128,8 @@ def _row(experiment: ExperimentRecord, r: StoredRun, verdict: str) -> dict[str, 
     tin, tout, took, at = r.input_tokens, r.output_tokens, r.duration_s, r.started_at
     if not (  # the usual row pays for these looks, not for two calls
         type(r.run_index) is int
-        and type(tin) in _NUMBERS
-        and type(tout) in _NUMBERS
+        and type(tin) is int
+        and type(tout) is int
         and type(took) in _NUMBERS
         and type(at) in _NUMBERS
     ):
@@ -223,8 +223,8 @@ def run_lines(experiment: ExperimentRecord, runs: Iterable[Sequence[Any]]) -> It
                 f'{case_head}{_whole(index)}, "status": {said}, '
                 f'"error_type": {"null" if error_type is None else _scalar(error_type)}, '
                 f'"error_message": {"null" if message is None else _scalar(message)}, '
-                f'"verdict_details": {verdict}, "input_tokens": {_number(tin)}, '
-                f'"output_tokens": {_number(tout)}, "duration_s": {_number(took)}, '
+                f'"verdict_details": {verdict}, "input_tokens": {_count(tin)}, '
+                f'"output_tokens": {_count(tout)}, "duration_s": {_number(took)}, '
                 f'"retries": {tried}, "answers": {"null" if src is None else _scalar(src)}, '
                 f'"started_at": {_number(at)}}}\n'
             )
@@ -255,6 +255,17 @@ def _number(value: Any) -> str:
     return _dumps(value)
 
 
+def _count(value: Any) -> str:
+    """A stored token count as `_dumps` writes it: a whole number, or null; anything else
+    (a fraction, which an INTEGER column keeps as REAL, or text) raises _NotNumber, as
+    Parquet's int64 column cannot hold it (it truncated 12.5 to 12)."""
+    if type(value) is int:
+        return repr(value)
+    if value is None:
+        return "null"
+    raise _NotNumber
+
+
 def _whole(value: Any) -> str:
     """A stored run index as `_dumps` writes it; anything but a whole number or null
     raises _NotNumber."""
@@ -266,11 +277,13 @@ def _whole(value: Any) -> str:
 
 
 class _NotNumber(Exception):
-    """A number column holds something else (`_number`; `run_lines` names it)."""
+    """A number column holds something else (`_number`, `_count`; `run_lines` names it)."""
 
 
 _NUMBERS = (int, float)
 _NUMBER_COLUMNS = ("input_tokens", "output_tokens", "duration_s", "started_at")
+_COUNT_COLUMNS = ("input_tokens", "output_tokens")
+"""The number columns that hold whole numbers only (int64 in Parquet)."""
 
 
 def _check_index(case_id: Any, index: Any) -> None:
@@ -281,8 +294,13 @@ def _check_index(case_id: Any, index: Any) -> None:
 
 def _check_numbers(where: str, *values: Any) -> None:
     """StoreError naming the first of a run's _NUMBER_COLUMNS (`values`, in that order)
-    that holds neither a number nor null, as report, show, diff and Parquet say it."""
+    that holds neither a number nor null (a token column: a fraction either), as report,
+    show, diff and Parquet say it."""
     for name, value in zip(_NUMBER_COLUMNS, values, strict=True):
+        if type(value) is float and name in _COUNT_COLUMNS:  # in every format alike
+            raise StoreError(
+                f"the store is damaged: {name} of {where} is {value!r}, no whole number"
+            )
         if value is not None and type(value) not in _NUMBERS:
             raise StoreError(f"the store is damaged: {name} of {where} is {value!r}, no number")
 

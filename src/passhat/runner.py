@@ -23,6 +23,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -372,7 +373,10 @@ async def _run_all(
         hub_scope(job.options.concurrency),
         RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer,
     ):
-        # once every planned run has started, each run left is committed as it comes
+        # once every planned run has started, each run left is committed as it comes;
+        # the runs finished and not yielded when a stop closes the executor's iterator
+        # are kept (Job.keep) and written as the block ends
+        job = replace(job, keep=writer.keep)
         records = executor.run(job, _then(todo, _on_loop(writer.linger_no_more)))
         limit, this = writes_in_flight(job.options.concurrency), asyncio.current_task()
         try:

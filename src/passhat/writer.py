@@ -130,16 +130,24 @@ class RunWriter:
         runs handed over are not yet committed. Raises the store's error for a run
         handed over earlier (the first one): the runs after it are not written."""
         self._raise_failed()
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.add_done_callback(self._landed)
-        self._in_flight += 1
-        self._pending.append((record, done))
+        self._add(record)
         self._start_flush()
         if len(self._pending) >= max(1, limit // 2):
             self._hurry_up()
         while self._in_flight >= max(1, limit) and self._failed is None:
             await self._wait_for_room()
         self._raise_failed()
+
+    def keep(self, record: RunRecord) -> None:
+        """Write a finished run by the end of the block: a run an executor finished and
+        could not yield, its iterator closed on a stop (`Job.keep`)."""
+        self._add(record)
+
+    def _add(self, record: RunRecord) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(self._landed)
+        self._in_flight += 1
+        self._pending.append((record, done))
 
     def linger_no_more(self) -> None:
         """Commit each run as it comes from now on, and cut a linger under way: every

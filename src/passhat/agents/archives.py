@@ -36,7 +36,13 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 
-from passhat.agents.answers import PARQUET_MARKS, REPORT_HEAD, is_report_head, regular_fd
+from passhat.agents.answers import (
+    PARQUET_MARKS,
+    REPORT_HEAD,
+    SCARCE,
+    is_report_head,
+    regular_fd,
+)
 from passhat.agents.sandbox import (
     SQLITE_MAGIC,
     STORE_HEAD,
@@ -207,7 +213,8 @@ def is_archive(head: bytes) -> bool:
 
 def holds_answers(path: str) -> bool:
     """Whether the archive at `path` (a regular file) holds one of passhat's stores, logs,
-    reports or exports among what the bound lets the look see (module docstring)."""
+    reports or exports among what the bound lets the look see (module docstring); OSError
+    when passhat is out of descriptors or memory (answers.SCARCE), never a False for it."""
     fd = regular_fd(path)
     if fd is None:
         return False
@@ -219,7 +226,11 @@ def holds_answers(path: str) -> bool:
         if head.startswith((_GZIP, _BZIP2, _XZ)):
             return _compressed(fd, head, budget)
         return _tar(_raw(fd, budget))
-    except (_Past, OSError, EOFError, ValueError, struct.error, zlib.error, lzma.LZMAError):
+    except OSError as error:
+        if error.errno in SCARCE:  # not looked into: not "holds nothing" (lookout.py)
+            raise
+        return False  # bz2's and gzip's bad data, a read that failed: none of passhat's
+    except (_Past, EOFError, ValueError, struct.error, zlib.error, lzma.LZMAError):
         return False  # past the bound, or not what it seemed: looked at no further
     except (tarfile.TarError, OverflowError):  # OverflowError: an offset past 2**63
         return False  # past the bound, or not what it seemed: looked at no further

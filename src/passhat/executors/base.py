@@ -21,7 +21,9 @@ The contract, which the runner relies on for honest accounting:
 - the executor never writes the store: the driver alone does, one transaction
   per run;
 - closing the iterator early (an error, Ctrl-C) stops the runs in flight; they
-  are not yielded and stay missing.
+  are not yielded and stay missing. A run already finished but not yet yielded
+  then (its record made, or its last step waiting for its turn) is given to
+  `job.keep`, which the driver writes: a stop never loses a finished run.
 """
 
 from __future__ import annotations
@@ -65,6 +67,9 @@ class Job:
     guard: SuiteGuard | None = None
     """The experiment's watch on its suite's files (tamper.py), for `run_once(guard=...)`:
     a run graded after they changed is errored suite_changed."""
+    keep: Callable[[RunRecord], None] | None = None
+    """Where an executor leaves a finished run it can no longer yield, its iterator closed
+    (Ctrl-C, SIGTERM, an error): the driver writes it before it stops (`bounded` does)."""
 
     def attempt(self, item: WorkItem) -> int:
         return self.attempts.get(item, 1)
@@ -96,7 +101,12 @@ called in a later turn of the loop, once the slot's next run has started."""
 
 
 async def bounded(
-    todo: Iterable[WorkItem], concurrency: int, run_one: RunOne, *, ramp: float = 0.0
+    todo: Iterable[WorkItem],
+    concurrency: int,
+    run_one: RunOne,
+    *,
+    ramp: float = 0.0,
+    keep: Callable[[RunRecord], None] | None = None,
 ) -> AsyncIterator[RunRecord]:
     """`run_one` over `todo`, at most `concurrency` at once, records yielded as they finish.
 
@@ -108,7 +118,8 @@ async def bounded(
     slot's next run has started. With `ramp`, slot i takes its first item i * `ramp`
     seconds after the first (see `passhat.executors.local.RAMP_S`). The first
     exception of `run_one` stops every slot and is raised here; closing the iterator
-    cancels the slots.
+    cancels the slots, and the runs finished by then and not yielded (their last steps
+    made at once) go to `keep` (`Job.keep`).
     """
     items: Iterator[WorkItem] = iter(todo)
     # places for a run: in flight (one per slot), or finished and not yet taken (a
@@ -118,8 +129,10 @@ async def bounded(
     for _ in range(2 * max(1, concurrency)):
         room.put_nowait(None)
     done: asyncio.Queue[RunRecord | BaseException | None] = asyncio.Queue()
+    waiting: dict[Finish, asyncio.TimerHandle] = {}  # last steps waiting for their turn
 
     def finish(last_step: Finish) -> None:
+        waiting.pop(last_step, None)
         try:
             done.put_nowait(last_step())
         except BaseException as error:  # a bug: raised to the consumer, as run_one's are
@@ -137,14 +150,14 @@ async def bounded(
                 return
             turn = _Turn(loop)
             outcome = await run_one(*item)
-            if _cancel_swallowed():
-                raise asyncio.CancelledError
             if outcome is None:
                 room.put_nowait(None)
             elif isinstance(outcome, RunRecord):
                 done.put_nowait(outcome)
             else:  # after the next turn's ready callbacks: this slot's next run's start
-                loop.call_later(0, finish, outcome)
+                waiting[outcome] = loop.call_later(0, finish, outcome)
+            if _cancel_swallowed():  # the finished run is kept all the same (`keep`)
+                raise asyncio.CancelledError
             if not turn.came:
                 # a run that never waited: let a cancel land (one that waited gave the
                 # loop its turns, and the slot's next run starts at once)
@@ -172,6 +185,22 @@ async def bounded(
             pool.cancel()
             with contextlib.suppress(BaseException):
                 await pool
+        for last_step, turn_of in list(waiting.items()):  # stopped before their turn
+            turn_of.cancel()
+            finish(last_step)
+        _left_over(done, keep)
+
+
+def _left_over(
+    done: asyncio.Queue[RunRecord | BaseException | None],
+    keep: Callable[[RunRecord], None] | None,
+) -> None:
+    """The finished runs no consumer took (the iterator closed: Ctrl-C, SIGTERM, an
+    error), handed to `keep`; a run's error or the end mark means nothing now."""
+    while not done.empty():
+        record = done.get_nowait()
+        if isinstance(record, RunRecord) and keep is not None:
+            keep(record)
 
 
 class _Turn:

@@ -91,6 +91,8 @@ class Refusal:
 
     worker: str
     reason: str
+    crowded: bool = False
+    """Refused for its open-file limit (`crowded`): the fix is the worker's, not an install."""
 
 
 class ShipmentPlugin(WorkerPlugin):
@@ -131,6 +133,24 @@ class ShipmentPlugin(WorkerPlugin):
 def worker_threads(worker: Any) -> int:
     """The tasks, so the command agents' runs, a worker runs at once."""
     return int(getattr(getattr(worker, "state", worker), "nthreads", 1) or 1)
+
+
+def crowded(where: str, threads: int) -> str | None:
+    """Why a worker refuses a command agent's runs: its threads, each a run at once
+    holding CONNECTIONS_FLOOR connections, do not fit its open-file limit (as a local
+    --concurrency past passhat's is refused at start: evaluation/planning.py); past it,
+    runs would be errored for want of a descriptor, which reads as the agent's failure."""
+    limit = endpoints.descriptor_limit()
+    most = endpoints.most_at_once(limit)
+    if threads <= most:
+        return None
+    fix = f"start it with --nthreads {most} or raise" if most else "raise"
+    return (
+        f"worker {where} refuses the experiment: its {threads} threads are {threads} "
+        f"command-agent runs at once, more than its limit of {limit:,} open files holds "
+        f"({most} at most, {endpoints.CONNECTIONS_FLOOR} connections each); {fix} its "
+        "limit (`ulimit -n`, its hard limit)"
+    )
 
 
 HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat"
@@ -176,7 +196,8 @@ def plugin_name(digest: str) -> str:
 def run_batch(digest: str, batch: list[tuple[str, int, int]]) -> list[RunRecord] | Refusal:
     """The task a worker runs for a batch of (case, index, attempt): each run in turn,
     each under its own deadline; their whole records, or a refusal (none of them ran)."""
-    where = get_worker().address
+    worker = get_worker()
+    where = worker.address
     shipment = _RECEIVED.get(digest)
     if shipment is None:
         return Refusal(
@@ -185,6 +206,9 @@ def run_batch(digest: str, batch: list[tuple[str, int, int]]) -> list[RunRecord]
             or f"worker {where} did not receive the experiment (its passhat could not load "
             "passhat's worker plugin); install the same passhat on every worker (docs/dask.md)",
         )
+    too_many = crowded(where, worker_threads(worker)) if shipment.level is not None else None
+    if too_many is not None:  # its command agents' runs would be errored for a descriptor
+        return Refusal(where, too_many, crowded=True)
     try:
         runs = prepared(shipment, where, hold=True)  # kept while the batch runs
     except WorkerRefused as error:
@@ -405,6 +429,8 @@ class _Pool:
     accepted: set[str] = field(default_factory=set)
     refused: dict[str, str] = field(default_factory=dict)
     """Address -> why, a phrase naming the worker and what differs."""
+    crowded: set[str] = field(default_factory=set)
+    """The refused workers whose open-file limit is the reason (not their passhat)."""
     present: set[str] = field(default_factory=set)
     looked_at: float = -math.inf
 
@@ -431,6 +457,8 @@ class _Pool:
         wrong = await _differing(client, [refusal.worker], self.version, self.code)
         own = refusal.reason.removeprefix("worker ")  # '<address> refuses ...', as the others
         self.refused[refusal.worker] = wrong.get(refusal.worker, own)
+        if refusal.crowded and refusal.worker not in wrong:
+            self.crowded.add(refusal.worker)
         self.accepted.discard(refusal.worker)
         self.looked_at = -math.inf  # ask the scheduler again before the next batch
 
@@ -447,6 +475,8 @@ class _Pool:
     def stop(self) -> WorkerRefused:
         """No worker left that may run the experiment: one line naming each and why."""
         listed = "; ".join(self.refused.values()) or "no worker took its runs"
+        if self.refused and self.refused.keys() <= self.crowded:  # each names its fix
+            return WorkerRefused(f"Dask workers cannot run this experiment: {listed}")
         return WorkerRefused(
             f"Dask workers cannot run this experiment: {listed}; the driver has passhat "
             f"{self.version} (code {self.code}); install the same passhat on every worker "

@@ -34,7 +34,8 @@ class LocalExecutor:
             return await run_once_then(job, cases[case_id], index)
 
         concurrency = job.options.concurrency
-        return bounded(todo, concurrency, one, ramp=min(RAMP_S, RAMP_MAX_S / max(1, concurrency)))
+        ramp = min(RAMP_S, RAMP_MAX_S / max(1, concurrency))
+        return bounded(todo, concurrency, one, ramp=ramp, keep=job.keep)
 
     def __repr__(self) -> str:
         return "LocalExecutor()"

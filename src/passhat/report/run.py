@@ -59,9 +59,7 @@ def print_run(console: Console, r: RunRecord) -> None:
         console.print(Panel(body, title=title, title_align="left"))
     console.print(Text("tool calls", style="bold"))
     for call in r.tool_calls:
-        outcome = f"error: {call['error']}" if call.get("error") else "ok"
-        arguments = json.dumps(call.get("arguments"), ensure_ascii=False)
-        console.print(Text(f"  {call['tool']} {arguments} → {outcome}"))
+        console.print(tool_call_line(call))
     if r.output is not None:  # what the agent returned: text as written, else as JSON
         console.print(Text("output", style="bold"))
         console.print(Text(r.output) if isinstance(r.output, str) else JSON.from_data(r.output))
@@ -69,3 +67,23 @@ def print_run(console: Console, r: RunRecord) -> None:
     console.print(JSON.from_data(r.final_state))
     console.print(Text("score", style="bold"))
     console.print(JSON.from_data(r.score))
+
+
+RESULT_SHOWN = 2000
+"""Characters of a tool call's result `show` prints (`show --json` holds it whole)."""
+
+
+def tool_call_line(call: dict[str, Any]) -> Text:
+    """`tool {arguments} → result` (its JSON), or `→ error: message`: a recorded call with
+    what it returned, as text (a tool's answer is data, never markup)."""
+    arguments = json.dumps(call.get("arguments"), ensure_ascii=False, default=str)
+    line = Text(f"  {call.get('tool')} {arguments} → ")
+    if call.get("error"):
+        line.append(f"error: {call['error']}", style="red")
+        return line
+    result = json.dumps(call.get("result"), ensure_ascii=False, default=str)
+    if len(result) > RESULT_SHOWN:
+        cut = len(result) - RESULT_SHOWN
+        result = result[:RESULT_SHOWN] + f" ... {cut:,} characters more (show --json)"
+    line.append(result)
+    return line
