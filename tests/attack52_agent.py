@@ -13,9 +13,10 @@ what it tries comes from its environment:
                     `write:` folder): run 1 takes each of the kernel's KINDS (`+`
                     between them) until refused: `pty` (terminals: /dev/ptmx opened),
                     `aio` (AIO contexts' events: io_setup), `keys` (user keys of 1,000
-                    bytes: add_key); leaves FOLDER/full and holds them until run 2 leaves
-                    FOLDER/tried (SECONDS at most). Run 2 waits for FOLDER/full and takes
-                    one of each: how many run 1 took and what stopped it, what run 2 got
+                    bytes in its process keyring: add_key); leaves FOLDER/full and holds
+                    them until run 2 leaves FOLDER/tried (SECONDS at most). Run 2 waits
+                    for FOLDER/full and takes one of each: how many run 1 took and what
+                    stopped it, what run 2 got
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ NUMBERS = {  # add_key, renameat2, io_setup
     "aarch64": (217, 276, 0),
 }
 ADD_KEY, RENAMEAT2, IO_SETUP = NUMBERS.get(os.uname().machine, NUMBERS["aarch64"])
-KEY_SPEC_USER_KEYRING = -4
+KEY_SPEC_PROCESS_KEYRING = -2
 RENAME_WHITEOUT = 4
 AT_FDCWD = -100
 
@@ -120,10 +121,10 @@ def _aio(events: int) -> int:
 
 
 def _key(index: int) -> int:
-    """A user key of 1,000 bytes added to the process's user keyring: its serial."""
+    """A user key of 1,000 bytes in the process keyring (gone with the process): its serial."""
     payload = b"k" * 1000
     name = f"attack52-{os.getpid()}-{index}".encode()
-    made = LIBC.syscall(ADD_KEY, b"user", name, payload, len(payload), KEY_SPEC_USER_KEYRING)
+    made = LIBC.syscall(ADD_KEY, b"user", name, payload, len(payload), KEY_SPEC_PROCESS_KEYRING)
     if made < 0:
         raise _raised()
     return int(made)
