@@ -9,6 +9,9 @@ what it tries comes from its environment:
                     (a file capability by setxattr, a whiteout by renameat2, a hard link
                     to a setuid program, a setgid folder by mkdir) and says who the run
                     is (its uid, its capabilities): each result, or the error's name
+    ATTACK52_MEMORY KINDS: holds memory past the run's caps outside its RSS (memory()
+                    says how), then exits: what each held, and how much the host's
+                    MemAvailable fell meanwhile
     ATTACK52_HOLD   FOLDER,SECONDS,KINDS (runs of `-k 2 --concurrency 2`, FOLDER a
                     `write:` folder): run 1 takes each of the kernel's KINDS (`+`
                     between them) until refused: `pty` (terminals: /dev/ptmx opened),
@@ -31,11 +34,14 @@ import time
 from collections.abc import Callable
 
 LIBC = ctypes.CDLL(None, use_errno=True)
-NUMBERS = {  # add_key, renameat2, io_setup
-    "x86_64": (248, 316, 206),
-    "aarch64": (217, 276, 0),
+LIBC.syscall.restype = ctypes.c_long  # shmat's address: all 64 bits
+NUMBERS = {  # add_key, renameat2, io_setup, shmget, shmat, shmdt, msgget, msgsnd, semget
+    "x86_64": (248, 316, 206, 29, 30, 67, 68, 69, 64),
+    "aarch64": (217, 276, 0, 194, 196, 197, 186, 189, 190),
 }
-ADD_KEY, RENAMEAT2, IO_SETUP = NUMBERS.get(os.uname().machine, NUMBERS["aarch64"])
+ADD_KEY, RENAMEAT2, IO_SETUP, SHMGET, SHMAT, SHMDT, MSGGET, MSGSND, SEMGET = NUMBERS.get(
+    os.uname().machine, NUMBERS["aarch64"]
+)
 KEY_SPEC_PROCESS_KEYRING = -2
 RENAME_WHITEOUT = 4
 AT_FDCWD = -100
@@ -163,6 +169,97 @@ def _take_keys() -> tuple[int, str]:
     return 10_000, "none"
 
 
+def _shm(size: int) -> int:
+    """A System V shared memory segment of `size` bytes, every page of it written, then
+    detached: its id (it stays, in no process's memory, until its IPC namespace ends)."""
+    segment = LIBC.syscall(SHMGET, 0, ctypes.c_size_t(size), 0o1600)  # IPC_PRIVATE, IPC_CREAT
+    if segment < 0:
+        raise _raised()
+    address = LIBC.syscall(SHMAT, segment, None, 0)
+    if address in (-1, None):
+        raise _raised()
+    ctypes.memset(address, 1, size)
+    LIBC.syscall(SHMDT, ctypes.c_void_p(address))
+    return int(segment)
+
+
+def _queue() -> int:
+    queue = LIBC.syscall(MSGGET, 0, 0o1600)
+    if queue < 0:
+        raise _raised()
+    return int(queue)
+
+
+def _filled(queue: int) -> int:
+    """Messages of 8 KiB sent to `queue` until it is full: the bytes it holds."""
+    message = ctypes.create_string_buffer(8 + 8192)
+    message[0] = 1  # its type
+    sent = 0
+    while LIBC.syscall(MSGSND, queue, message, 8192, 0o4000) == 0:  # IPC_NOWAIT
+        sent += 8192
+    return sent
+
+
+def _queues() -> int:
+    """Message queues filled until the next is refused: the bytes they hold."""
+    held = 0
+    for _ in range(100_000):
+        try:
+            held += _filled(_queue())
+        except OSError:
+            break
+    return held
+
+
+def _semaphores(sets: int) -> int:
+    """`sets` sets of 32,000 semaphores each: how many sets were made."""
+    for _ in range(sets):
+        if LIBC.syscall(SEMGET, 0, 32000, 0o1600) < 0:
+            raise _raised()
+    return sets
+
+
+def _memfd(size: int) -> int:
+    """A memfd of `size` bytes, written, held open: its descriptor."""
+    fd = os.memfd_create("held")
+    block = b"m" * (1 << 20)
+    for _ in range(size >> 20):
+        os.write(fd, block)
+    return fd
+
+
+def _available() -> int:
+    with open("/proc/meminfo") as f:
+        return next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) << 10 for line in f if line.startswith("VmRSS:"))
+
+
+HELD = {
+    "shm": lambda: _shm(3 << 30),
+    "msg": _queues,
+    "sem": lambda: _semaphores(128),
+    "memfd": lambda: _memfd(1 << 30) and "ok",
+}
+
+
+def memory(kinds: str) -> dict[str, object]:
+    """Memory held past the run's tmpfs caps and outside its processes' RSS, each of
+    KINDS (`+` between them): a SysV segment of 3 GiB, written and detached (`shm`: its
+    id), message queues filled until refused (`msg`: their bytes), 128 sets of 32,000
+    semaphores (`sem`), a memfd of 1 GiB written and held open (`memfd`); the host's
+    MemAvailable before less after (the sandbox reads the host's /proc/meminfo), and the
+    agent's RSS."""
+    before = _available()
+    seen: dict[str, object] = {kind: _tried(HELD[kind]) for kind in kinds.split("+")}
+    seen["taken"] = before - _available()
+    seen["rss"] = _rss()
+    return seen
+
+
 TAKE: dict[str, tuple[Callable[[], tuple[int, str]], Callable[[], int]]] = {
     "pty": (_take_ptys, _pty),
     "aio": (_take_aio, lambda: _aio(1)),
@@ -179,7 +276,7 @@ def _waited(path: str, seconds: float) -> bool:
 
 
 def _one(kind: str) -> object:
-    return _tried(lambda: TAKE[kind][1]() and "ok")
+    return _tried(lambda: (TAKE[kind][1](), "ok")[1])
 
 
 def hold(spec: str) -> dict[str, object]:
@@ -203,6 +300,8 @@ def main() -> None:
     seen: dict[str, object] = {}
     if "ATTACK52_PROBE" in os.environ:
         seen["probe"] = probe(os.environ["ATTACK52_PROBE"])
+    if "ATTACK52_MEMORY" in os.environ:
+        seen["memory"] = memory(os.environ["ATTACK52_MEMORY"])
     if "ATTACK52_HOLD" in os.environ:
         seen["hold"] = hold(os.environ["ATTACK52_HOLD"])
     print(json.dumps(seen))
