@@ -267,6 +267,36 @@ TAKE: dict[str, tuple[Callable[[], tuple[int, str]], Callable[[], int]]] = {
 }
 
 
+def _fill(client: object) -> int:
+    queued = 0
+    block = b"t" * (1 << 16)
+    while True:
+        try:
+            queued += client.send(block)  # type: ignore[attr-defined]
+        except BlockingIOError:
+            return queued
+
+
+def tcp(spec: str) -> dict[str, object]:
+    """Loopback TCP connections in the run's network namespace, each sent to until its
+    buffers are full (the other end reading nothing), until MEGABYTES are queued; held
+    SECONDS: the bytes queued and the connections."""
+    import socket
+
+    megabytes, seconds = (int(x) for x in spec.split(","))
+    server = socket.create_server(("127.0.0.1", 0), backlog=1024)
+    held, queued = [], 0
+    while queued < megabytes << 20 and len(held) < 4000:
+        client = socket.create_connection(server.getsockname())
+        held += [client, server.accept()[0]]
+        client.setblocking(False)
+        queued += _fill(client)
+        time.sleep(0.01)
+        queued += _fill(client)
+    time.sleep(seconds)
+    return {"queued": queued, "connections": len(held) // 2}
+
+
 def _waited(path: str, seconds: float) -> bool:
     for _ in range(int(seconds * 20)):
         if os.path.exists(path):
@@ -302,6 +332,8 @@ def main() -> None:
         seen["probe"] = probe(os.environ["ATTACK52_PROBE"])
     if "ATTACK52_MEMORY" in os.environ:
         seen["memory"] = memory(os.environ["ATTACK52_MEMORY"])
+    if "ATTACK52_TCP" in os.environ:
+        seen["tcp"] = tcp(os.environ["ATTACK52_TCP"])
     if "ATTACK52_HOLD" in os.environ:
         seen["hold"] = hold(os.environ["ATTACK52_HOLD"])
     print(json.dumps(seen))
