@@ -103,7 +103,7 @@ def _tcp_pages() -> int:
 @pytest.mark.xfail(
     strict=True,
     reason="a run's TCP buffers are counted in the machine's one pool (tcp_mem), unbounded "
-    "per run (the fix: a memory cgroup per run, counting socket memory)",
+    "per run (the fix: a cgroup's memory.max well under tcp_mem, or fewer connections)",
 )
 def test_a_sandboxed_run_takes_at_most_an_eighth_of_the_machines_tcp_memory_to_pressure(
     open_tmp: Path,
