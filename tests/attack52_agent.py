@@ -9,6 +9,8 @@ what it tries comes from its environment:
                     (a file capability by setxattr, a whiteout by renameat2, a hard link
                     to a setuid program, a setgid folder by mkdir) and says who the run
                     is (its uid, its capabilities): each result, or the error's name
+    ATTACK52_REWRITE PATH: writes "injected" over the start of a set-id file made before
+                    the run, through a shared mapping (mmap): its mode before and after
     ATTACK52_MEMORY KINDS: holds memory past the run's caps outside its RSS (memory()
                     says how), then exits: what each held, and how much the host's
                     MemAvailable fell meanwhile
@@ -27,6 +29,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import json
+import mmap
 import os
 import resource
 import stat
@@ -96,6 +99,20 @@ def _setgid_folder(folder: str) -> str:
     path = os.path.join(folder, "sgid")
     os.mkdir(path, 0o2777)
     return oct(os.stat(path).st_mode)
+
+
+def rewrite(path: str) -> dict[str, object]:
+    """The file at `path` (set-id, made before the run) written through a shared
+    mapping, not write(2): its mode before and after."""
+    before = oct(os.stat(path).st_mode)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        with mmap.mmap(fd, 0) as mapped:
+            mapped[:8] = b"injected"
+            mapped.flush()
+    finally:
+        os.close(fd)
+    return {"before": before, "after": oct(os.stat(path).st_mode)}
 
 
 def _capabilities() -> str:
@@ -334,6 +351,8 @@ def main() -> None:
         seen["memory"] = memory(os.environ["ATTACK52_MEMORY"])
     if "ATTACK52_TCP" in os.environ:
         seen["tcp"] = tcp(os.environ["ATTACK52_TCP"])
+    if "ATTACK52_REWRITE" in os.environ:
+        seen["rewrite"] = _tried(rewrite, os.environ["ATTACK52_REWRITE"])
     if "ATTACK52_HOLD" in os.environ:
         seen["hold"] = hold(os.environ["ATTACK52_HOLD"])
     print(json.dumps(seen))
