@@ -28,8 +28,7 @@ from pathlib import Path
 import pytest
 
 from passhat.records import RunRecord
-from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, attack_suite, open_to_all, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, open_to_all, runs_at
 
 pytestmark = ATTACK_MARKS
 
@@ -53,13 +52,7 @@ def _keys(user: str, open_tmp: Path, level: str) -> tuple[RunRecord, RunRecord]:
         open_tmp / "work", {"ATTACK52_HOLD": f"{out},60,keys"}, "attack52_agent.py"
     )
     open_to_all(open_tmp)
-    db = open_tmp / "p.db"
-    args = ["-k", "2", "--concurrency", "2", "--timeout", "120", "--isolation", level]
-    args += ["--db", str(db), "-q", "--no-report", "--agent-write", str(out)]
-    done = passhat_as(user, open_tmp, "run", str(suite), *args)
-    assert done.returncode in (0, 1), done.stderr
-    with Store(db, create=False) as store:
-        first, second = sorted(store.runs(store.experiment("latest").id), key=lambda r: r.run_index)
+    first, second = runs_at(user, open_tmp, suite, level, "--no-report", "--agent-write", str(out))
     took = first.output["hold"]["took"]["keys"]  # type: ignore[index]
     assert took[0] > 0 and took[1] == "EDQUOT", first.output
     return first, second

@@ -23,8 +23,7 @@ import os
 from pathlib import Path
 
 from passhat.records import RunRecord
-from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, attack_suite, open_to_all, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, open_to_all, runs_at
 
 pytestmark = ATTACK_MARKS
 
@@ -37,13 +36,7 @@ def _held(user: str, open_tmp: Path, level: str, kinds: str) -> list[RunRecord]:
     env = {"ATTACK52_HOLD": f"{out},60,{kinds}"}
     suite = attack_suite(open_tmp / "work", env, "attack52_agent.py")
     open_to_all(open_tmp)
-    db = open_tmp / "p.db"
-    args = ["-k", "2", "--concurrency", "2", "--timeout", "120", "--isolation", level]
-    args += ["--db", str(db), "-q", "--no-report", "--agent-write", str(out)]
-    done = passhat_as(user, open_tmp, "run", str(suite), *args)
-    assert done.returncode in (0, 1), done.stderr
-    with Store(db, create=False) as store:
-        runs = sorted(store.runs(store.experiment("latest").id), key=lambda r: r.run_index)
+    runs = runs_at(user, open_tmp, suite, level, "--no-report", "--agent-write", str(out))
     for run in runs:
         assert run.status != "errored", (run.error_type, run.error_message, run.stderr)
     return runs

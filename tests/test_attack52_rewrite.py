@@ -25,8 +25,7 @@ from pathlib import Path
 
 from passhat.agents.lookout import Looks
 from passhat.records import RunRecord
-from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, NOBODY, attack_suite, open_to_all, passhat_as
+from sandbox_helpers import ATTACK_MARKS, NOBODY, attack_suite, open_to_all, runs_at
 
 ORIGINAL = b"#!/bin/sh\necho the user's own tool\n"
 
@@ -59,14 +58,9 @@ def _rewritten(open_tmp: Path, level: str) -> tuple[RunRecord, Path]:
     if os.geteuid() == 0:
         os.chown(tool, NOBODY, NOBODY)
     tool.chmod(0o4755)
-    db = open_tmp / "p.db"
-    args = ["-k", "1", "--timeout", "120", "--isolation", level, "--db", str(db), "-q"]
-    done = passhat_as(
-        "unprivileged", open_tmp, "run", str(suite), *args, "--no-report", "--agent-write", str(out)
+    (run,) = runs_at(
+        "unprivileged", open_tmp, suite, level, "--no-report", "--agent-write", str(out), k=1
     )
-    assert done.returncode in (0, 1), done.stderr
-    with Store(db, create=False) as store:
-        (run,) = store.runs(store.experiment("latest").id)
     assert run.status != "errored", (run.error_type, run.error_message, run.stderr)
     return run, tool
 
