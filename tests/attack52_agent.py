@@ -14,6 +14,8 @@ what it tries comes from its environment:
     ATTACK52_MEMORY KINDS: holds memory past the run's caps outside its RSS (memory()
                     says how), then exits: what each held, and how much the host's
                     MemAvailable fell meanwhile
+    ATTACK52_TCP    MEGABYTES,SECONDS: loopback TCP connections in the run's network
+                    namespace filled until MEGABYTES are queued, held SECONDS (tcp())
     ATTACK52_HOLD   FOLDER,SECONDS,KINDS (runs of `-k 2 --concurrency 2`, FOLDER a
                     `write:` folder): run 1 takes each of the kernel's KINDS (`+`
                     between them) until refused: `pty` (terminals: /dev/ptmx opened),
@@ -32,6 +34,7 @@ import json
 import mmap
 import os
 import resource
+import socket
 import stat
 import time
 from collections.abc import Callable
@@ -284,12 +287,13 @@ TAKE: dict[str, tuple[Callable[[], tuple[int, str]], Callable[[], int]]] = {
 }
 
 
-def _fill(client: object) -> int:
+def _fill(client: socket.socket) -> int:
+    """Bytes sent on the non-blocking `client` until its buffers are full."""
     queued = 0
     block = b"t" * (1 << 16)
     while True:
         try:
-            queued += client.send(block)  # type: ignore[attr-defined]
+            queued += client.send(block)
         except BlockingIOError:
             return queued
 
@@ -298,8 +302,6 @@ def tcp(spec: str) -> dict[str, object]:
     """Loopback TCP connections in the run's network namespace, each sent to until its
     buffers are full (the other end reading nothing), until MEGABYTES are queued; held
     SECONDS: the bytes queued and the connections."""
-    import socket
-
     megabytes, seconds = (int(x) for x in spec.split(","))
     server = socket.create_server(("127.0.0.1", 0), backlog=1024)
     held, queued = [], 0
