@@ -87,6 +87,19 @@ def one_run(user: str, folder: Path, suite: Path, db: Path, level: str, *extra: 
     return run
 
 
+def runs_at(
+    user: str, folder: Path, suite: Path, level: str, *extra: str, k: int = 2
+) -> list[RunRecord]:
+    """`passhat run SUITE -k K --concurrency K` as `user` at `level` into `folder`/p.db
+    (the caller opened `folder` to every user); its runs, in order."""
+    db = folder / "p.db"
+    args = ["-k", str(k), "--concurrency", str(k), "--timeout", "120", "--isolation", level]
+    done = passhat_as(user, folder, "run", str(suite), *args, "--db", str(db), "-q", *extra)
+    assert done.returncode in (0, 1), done.stderr
+    with Store(db, create=False) as store:
+        return sorted(store.runs(store.experiment("latest").id), key=lambda r: r.run_index)
+
+
 def attack_suite(
     work: Path, env: dict[str, str], agent: str = "attack_agent.py", suite: Path | None = None
 ) -> Path:

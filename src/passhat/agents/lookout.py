@@ -5,7 +5,11 @@ executors/program.py makes one look).
 What it looks for is covered in the run's view: secret-looking names (sandbox.is_secret)
 and, by their content, passhat stores and their write-ahead logs (sandbox.is_store,
 is_store_wal), the reports and exports passhat wrote (answers.is_report), and archives
-holding any of them (agents/archives.py). Made once, before the first run, the look
+holding any of them (agents/archives.py); and, by their mode, set-id files in the run's
+`write:` folders: the filter (agents/seccomp.py) keeps a run from making one, but one
+there already, the run's uid's to write, kept its bit through a write by a shared
+mapping (mmap: write(2) clears it), with the agent's code in it
+(tests/test_attack52_rewrite.py). Made once, before the first run, the look
 missed what appeared after it: a second experiment started beside a long one made its
 store and exports in a folder the first one's later runs saw. A Lookout keeps, for each
 folder and file it looked at, its stat key (device, inode, size, mtime, ctime: ctime no
@@ -74,6 +78,7 @@ from passhat.agents.sandbox import (
     store_files,
     under,
 )
+from passhat.agents.seccomp import SETID
 
 RACY_NS = 2_000_000_000
 """How recent (before the look) a change must be for its stat key not to be trusted: file
@@ -103,7 +108,8 @@ class _File:
 
     key: Key | None
     kind: str
-    """"store", "wal", "archive", "report", or "" for none of passhat's."""
+    """"store", "wal", "archive", "report", "setid" (a set-id file in a `write:` folder),
+    or "" for none of these."""
     file: Key = ()
     """Its inode, device and size."""
 
@@ -193,7 +199,8 @@ class Lookout:
                 if old is not None and (old.key == key or _grown(old, key)):  # kept tight
                     files[path] = old
                 elif path not in self.skip:
-                    files[path] = _read(path, info, key, fresh)
+                    writable = bool(last) and under(path, last)
+                    files[path] = _read(path, info, key, fresh, writable)
             seen += listed.count
             if seen > WALK_LIMIT:
                 raise _too_many(self.folder, root)
@@ -250,8 +257,13 @@ _GONE = _File((), "")
 """A file that cannot be stat'ed (a dangling link): nothing to read."""
 
 
-def _read(path: str, info: os.stat_result, key: Key, fresh: int) -> _File:
-    found = kind(path) if stat.S_ISREG(info.st_mode) else ""
+def _read(path: str, info: os.stat_result, key: Key, fresh: int, writable: bool) -> _File:
+    """What the file at `path` is (`kind`; "setid" for a set-id one the run may write)."""
+    regular = stat.S_ISREG(info.st_mode)
+    if regular and writable and info.st_mode & SETID:
+        found = "setid"
+    else:
+        found = kind(path) if regular else ""
     return _File(key if info.st_ctime_ns < fresh else None, found, (*key[::4], key[1]))
 
 
@@ -259,7 +271,8 @@ def _grown(old: _File, key: Key) -> bool:
     """Whether a file found of passhat's is the same file (inode, device), no shorter: a
     store or log another experiment writes on, kept found without being read again. (A
     file made anew at its name, or cut short, is read again.)"""
-    return bool(old.kind) and old.file[:2] == key[::4] and key[1] >= old.file[2]
+    same = old.file[:2] == key[::4] and key[1] >= old.file[2]
+    return old.kind not in ("", "setid") and same  # a mode is looked at again
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

@@ -1,4 +1,4 @@
-"""The system-call filter every sandboxed run starts under: no setuid or setgid file is made.
+"""The system-call filter every sandboxed run starts under: no set-id file, no machine-wide AIO.
 
 A run's `write:` folders are the host's. Without a filter an agent made a file there
 setuid (`chmod 4755`, `open(..., O_CREAT, 0o6755)`, `mknod`): in the sandbox it does
@@ -10,6 +10,10 @@ to bwrap's `--seccomp`) answers EPERM to a `chmod`, `open` or `mknod` of any kin
 mode holds S_ISUID or S_ISGID, and ENOSYS to what would slip past it: `openat2` (its
 mode lies in a struct the filter cannot read) and io_uring (whose opens no filter
 sees), and a system call of an ABI the filter does not know (x32, or i386 on x86_64).
+It refuses (ENOSYS) `io_setup` too: the events of every AIO context are counted in one
+pool the whole machine shares (fs.aio-max-nr, 65,536), so one run that took them all
+left every other run, and every process of the host using Linux AIO (a database), with
+none (EAGAIN); such a run sees AIO as on a kernel built without it (CONFIG_AIO off).
 Everything else is allowed. On a machine it has no table for, the level `namespace`
 is refused (isolation.unavailable), not had without it.
 """
@@ -34,7 +38,8 @@ X32_BIT = 0x40000000
 CALLS: tuple[tuple[str, int | None], ...] = (
     ("openat2", None), ("io_uring_setup", None), ("io_uring_enter", None),
     ("io_uring_register", None), ("openat", 3), ("mknodat", 2), ("fchmod", 1),
-    ("fchmodat", 2), ("fchmodat2", 2), ("open", 2), ("creat", 1), ("chmod", 1), ("mknod", 1)
+    ("fchmodat", 2), ("fchmodat2", 2), ("open", 2), ("creat", 1), ("chmod", 1), ("mknod", 1),
+    ("io_setup", None),
 )  # fmt: skip
 """Each call the filter looks at: the index of its mode argument, or None for one it
 refuses whole."""
@@ -43,13 +48,14 @@ TABLES: dict[str, tuple[int, dict[str, int]]] = {
         0xC000003E,
         {"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "mknod": 133, "openat": 257}
         | {"mknodat": 259, "fchmodat": 268, "openat2": 437, "fchmodat2": 452}
-        | {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
+        | {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
+        | {"io_setup": 206},
     ),
     "aarch64": (
         0xC00000B7,
         {"mknodat": 33, "fchmod": 52, "fchmodat": 53, "openat": 56, "openat2": 437}
         | {"fchmodat2": 452, "io_uring_setup": 425, "io_uring_enter": 426}
-        | {"io_uring_register": 427},
+        | {"io_uring_register": 427, "io_setup": 0},
     ),
 }
 """Per machine: its ABI's audit number, and the numbers of the calls the filter looks at
