@@ -15,12 +15,16 @@ Fixed: a run's sandbox has no terminals (sandbox.NO_TERMINALS: /dev/pts covered,
 run takes neither and every run meets the same sandbox. The control's terminals are
 tried only with PASSHAT_ATTACK_PTY=1: at `process` run 1 takes the host's own pool,
 4,096 terminals, every new login's included, for as long as run 2 takes to try one.
+The control itself runs only with PASSHAT_ATTACK_AIO=1: it takes the machine's AIO
+events for about a second, from whatever else runs there (the other test worker).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+import pytest
 
 from passhat.records import RunRecord
 from sandbox_helpers import ATTACK_MARKS, attack_suite, open_to_all, runs_at
@@ -51,6 +55,10 @@ def test_a_sandboxed_run_takes_no_terminal_or_aio_the_other_runs_need(
     assert second.output == {"hold": {"got": {"pty": "ENOENT", "aio": "ENOSYS"}}}, second.output
 
 
+@pytest.mark.skipif(
+    os.environ.get("PASSHAT_ATTACK_AIO") != "1",
+    reason="takes the whole machine's AIO events for a second (PASSHAT_ATTACK_AIO=1 runs it)",
+)
 def test_control_at_process_level_one_run_takes_the_others_aio_and_terminals(
     user: str, open_tmp: Path
 ) -> None:
