@@ -124,6 +124,35 @@ async def test_runs_finished_and_not_yielded_when_the_consumer_is_cancelled_are_
     assert (got, kept) == ([], [1])
 
 
+async def test_a_run_whose_agent_returned_as_the_stop_came_is_kept() -> None:
+    """A stop that cancels a slot after its run's agent returned, before the run took the
+    result (execution.Returned), lost the run; its last step now goes to `keep`."""
+    from passhat.execution import Returned
+
+    kept: list[int] = []
+    consumer: asyncio.Task[None] | None = None
+
+    async def run_one(case_id: str, index: int) -> Any:
+        assert consumer is not None
+        consumer.cancel()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            stop = Returned(("done", None))
+            stop.last_step = lambda: _record(case_id, index)
+            raise stop from None
+
+    async def consume() -> None:
+        plan = (("c", i) for i in range(1, 4))
+        async for _ in bounded(plan, 1, run_one, keep=lambda r: kept.append(r.run_index)):
+            pass
+
+    consumer = asyncio.create_task(consume())
+    with pytest.raises(asyncio.CancelledError):
+        await consumer
+    assert kept == [1]
+
+
 async def test_a_finish_that_raises_is_raised_to_the_consumer() -> None:
     async def run_one(case_id: str, index: int) -> Any:
         def finish() -> RunRecord:

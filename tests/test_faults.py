@@ -367,7 +367,9 @@ def test_sigterm_keeps_finished_runs_releases_the_lease_and_exits_143(tmp_path: 
     assert leases(db) == []
 
 
-@pytest.mark.parametrize("kind", ["TERM", "INT"], ids=["sigterm", "ctrl-c"])
+@pytest.mark.parametrize(
+    "kind", ["TERM", "INT", "INT_END"], ids=["sigterm", "ctrl-c", "ctrl-c-as-the-agent-returns"]
+)
 def test_a_stop_while_a_finished_runs_last_step_waits_still_records_it(
     tmp_path: Path, kind: str
 ) -> None:

@@ -124,11 +124,28 @@ async def run_once_then(job: Job, case: Case, index: int) -> RunRecord | Callabl
     timers share one loop; grading each run as its agent ended held the next runs back."""
     attempt = job.attempt((case.id, index))
     ran = _Ran(job.experiment, job.suite, case, index, job.options, attempt, job.guard)
-    await _run(ran, job.agent, job.model)
-    if _user_world(job.suite) or grading(job.suite) != "reads":
+    waits = _user_world(job.suite) or grading(job.suite) != "reads"
+    try:
+        await _run(ran, job.agent, job.model)
+    except Returned as stop:  # its last step goes with the stop (`bounded` keeps the run)
+        stop.last_step = None if waits else functools.partial(_finish_now, ran)
+        raise
+    if waits:
         return await _finish(ran)
     ran.paused = time.perf_counter()
     return functools.partial(_finish_now, ran)
+
+
+class Returned(asyncio.CancelledError):
+    """A stop (Ctrl-C, SIGTERM, a cancel) that landed after the run's agent returned, before
+    the run took its `outcome`; `last_step` makes the run's record when that step waits for
+    nothing (`run_once_then`; `bounded` keeps the record). A run whose last step waits (a
+    user's environment, scorers that search or wait) stays missing, as runs in flight do."""
+
+    def __init__(self, outcome: tuple[Any, Failure | None]) -> None:
+        super().__init__()
+        self.outcome = outcome
+        self.last_step: Callable[[], RunRecord] | None = None
 
 
 @dataclass(slots=True)
@@ -170,7 +187,12 @@ async def _run(ran: _Ran, agent: LoadedAgent, model: Model | None) -> _Ran:
     )
     if ran.env is not None:
         timeout_s = ran.options.timeout_s
-        output, error = await _run_agent(agent, case.input, ran.env, ctx, timeout_s)  # a copy
+        try:
+            output, error = await _run_agent(agent, case.input, ran.env, ctx, timeout_s)  # a copy
+        except Returned as stop:  # its last step may still make the record
+            output, error = stop.outcome
+            ran.output, (ran.limit, ran.error) = output, _limit_of(ctx, error)
+            raise
         ran.output = output
         ran.limit, ran.error = _limit_of(ctx, error)
     return ran
@@ -274,7 +296,10 @@ async def _run_agent(
         guard.watch(task, time.monotonic() + timeout_s)
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
-    except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing
+    except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing...
+        if task.done() and not task.cancelled() and task.exception() is None:
+            outcome = _in_time(task.result(), clock, timeout_s)  # ...but for one whose
+            raise Returned(outcome) from None  # agent had returned (run_once_then)
         ctx.given_up = True
         _abandon(task)
         raise
@@ -293,11 +318,18 @@ async def _run_agent(
             if own is not None:
                 return None, own
         return None, ("timeout", late)
-    output, error = task.result()
-    if error is None and time.perf_counter() - clock > timeout_s:
-        # an async agent that blocked the event loop: its answer came too late to count
+    return _in_time(task.result(), clock, timeout_s)
+
+
+def _in_time(
+    outcome: tuple[Any, Failure | None], clock: float, timeout_s: float
+) -> tuple[Any, Failure | None]:
+    """The agent's outcome; a timeout for an async agent that blocked the event loop past
+    its deadline (`clock` its start): its answer came too late to count."""
+    if outcome[1] is None and time.perf_counter() - clock > timeout_s:
+        late = f"the run did not finish within {timeout_s:g} s"
         return None, ("timeout", late + " (it blocked the event loop; see README: sync code)")
-    return output, error
+    return outcome
 
 
 def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure | None:

@@ -22,8 +22,9 @@ The contract, which the runner relies on for honest accounting:
   per run;
 - closing the iterator early (an error, Ctrl-C) stops the runs in flight; they
   are not yielded and stay missing. A run already finished but not yet yielded
-  then (its record made, or its last step waiting for its turn) is given to
-  `job.keep`, which the driver writes: a stop never loses a finished run.
+  then (its record made, its last step waiting for its turn, or its agent just
+  returned: `execution.Returned`) is given to `job.keep`, which the driver
+  writes: a stop never loses a finished run.
 """
 
 from __future__ import annotations
@@ -149,7 +150,13 @@ async def bounded(
                 room.put_nowait(None)
                 return
             turn = _Turn(loop)
-            outcome = await run_one(*item)
+            try:
+                outcome = await run_one(*item)
+            except asyncio.CancelledError as stop:  # as its agent returned (execution.Returned)
+                last_step = getattr(stop, "last_step", None)
+                if last_step is not None:  # made as the iterator closes, then kept
+                    waiting[last_step] = loop.call_later(0, finish, last_step)
+                raise
             if outcome is None:
                 room.put_nowait(None)
             elif isinstance(outcome, RunRecord):
