@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -203,11 +204,18 @@ def _left_over(
     keep: Callable[[RunRecord], None] | None,
 ) -> None:
     """The finished runs no consumer took (the iterator closed: Ctrl-C, SIGTERM, an
-    error), handed to `keep`; a run's error or the end mark means nothing now."""
+    error), handed to `keep`. A last step that raised (a bug, raised to the consumer
+    when none stops it) is logged as passhat's error: no one is left to raise it to."""
     while not done.empty():
         record = done.get_nowait()
         if isinstance(record, RunRecord) and keep is not None:
             keep(record)
+        elif isinstance(record, BaseException):
+            logging.getLogger("passhat").error(
+                "passhat: a finished run's last step failed as the runs stopped; the run "
+                "stays missing (a bug in passhat)",
+                exc_info=record,
+            )
 
 
 class _Turn:
