@@ -114,7 +114,7 @@ def corpus_options(doc: str | None, argv: list[str] | None = None) -> argparse.N
     )
     parser.add_argument("cache", type=Path, metavar="CACHE.json", help="the cache, by text")
     parser.add_argument(
-        "corpora", nargs="*", metavar="corpus.yaml",
+        "corpora", nargs="*", default=[], metavar="corpus.yaml",
         help="development corpora of tests/ (default: every one in DEVELOPMENT)",
     )  # fmt: skip
     return parser.parse_args(argv)
