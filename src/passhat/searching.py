@@ -16,6 +16,9 @@ disagrees with the earlier runs graded by `re` (and with a regrade of them):
   (a fuzzy match for `regex`).
 
 So a search whose text or pattern holds any of those (`disputed`) runs on `re` itself,
+and so does one `regex` cannot compile safely (`unsafe`: it writes a counted repeat out
+copy by copy, where `re` keeps a loop: `(?:ab|c){300000}` killed the process with SIGSEGV
+in regex.compile, `a{10000000}` took 2.6 GB) or at all (400 nested groups: RecursionError),
 in a child process killed at the time bound (counted once the child has started and
 read the search: a start slowed by a loaded machine is not the agent's text's; START_S
 bounds it apart); any other runs on `regex` in this process,
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import select
@@ -58,10 +62,13 @@ is no fault of the agent's text, and past this it is passhat's error (no verdict
 def search(pattern: str, text: str, timeout: float) -> bool:
     """Whether `re.search(pattern, text)` finds something; TimeoutError past `timeout`
     seconds. OSError when a child cannot be started; RuntimeError when it fails."""
-    if disputed(pattern, text):
+    if disputed(pattern, text) or unsafe(pattern):
         return _search_with_re(pattern, text, timeout)
-    found = _compiled(pattern).search(text, timeout=timeout, concurrent=True)
-    return found is not None
+    try:
+        compiled = _compiled(pattern)
+    except Exception:  # regex.error, RecursionError: a pattern re reads (the suite's check)
+        return _search_with_re(pattern, text, timeout)
+    return compiled.search(text, timeout=timeout, concurrent=True) is not None
 
 
 def disputed(pattern: str, text: str) -> bool:
@@ -69,6 +76,26 @@ def disputed(pattern: str, text: str) -> bool:
     if not text and "\\B" in pattern:  # re's \B never matches in empty text, regex's does
         return True
     return bool(_SYNTAX.search(pattern)) or _holds_rare(pattern) or _holds_rare(text)
+
+
+_COUNTED = re.compile(r"\{(\d*)(?:,(\d*))?\}")
+EXPANDED = 100_000
+"""Past this many pattern characters, counted repeats written out (a bound on what
+regex.compile builds: the pattern's length times every repeat's count, nested or not),
+a search runs on `re` in a child: regex.compile has no time bound and runs in passhat's
+process (`(?:ab|c){100000}`: 0.35 s and 120 MB; at 300,000 repeats, SIGSEGV)."""
+
+
+def unsafe(pattern: str) -> bool:
+    """Whether regex.compile may take passhat's process down over `pattern`: its counted
+    repeats multiplied out (see EXPANDED); `re` keeps them loops."""
+    size = len(pattern)
+    for low, high in _COUNTED.findall(pattern):
+        counts = [int(n) if len(n) < 10 else EXPANDED for n in (low, high) if n]
+        size *= max([1, *counts])
+        if size > EXPANDED:
+            return True
+    return False
 
 
 def _holds_rare(text: str) -> bool:
@@ -128,9 +155,11 @@ def _byte(child: subprocess.Popen[bytes], seconds: float) -> bytes | None:
     """The child's next byte of output (b"" at its end); None when none came in `seconds`."""
     assert child.stdout is not None
     fd = child.stdout.fileno()
-    if not select.select([fd], [], [], seconds)[0]:
+    poll = select.poll()  # not select.select: passhat's descriptors go past 1,024
+    poll.register(fd, select.POLLIN)  # (isolation._more_files), and it refuses those
+    if not poll.poll(max(0, math.ceil(seconds * 1000))):
         return None
-    return os.read(fd, 1)  # not the buffered file: a byte it kept would hide from select
+    return os.read(fd, 1)  # not the buffered file: a byte it kept would hide from poll
 
 
 _PAST_BMP = re.compile("[\U00010000-\U0010ffff]")
