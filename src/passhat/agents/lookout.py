@@ -33,7 +33,9 @@ node_modules, installed.py's rule), and past WALK_LIMIT entries in one folder in
 TooMuchToLook, naming the folder and the fix: refused at the experiment's start, that
 run errored `isolation` and not started later (`agent_left` where the stop lies in a
 `write:` folder of the run, walked after the rest of any folder holding it: the entries
-an agent left there never make the stop fall in a folder of the host's). A `.env` or a
+an agent left there never make the stop fall in a folder of the host's; `isolation` still
+where the host's part holds more entries than at the first look: its growth, not the
+agent's, pushed the count past the bound in the agent's folder). A `.env` or a
 store past the bound was left in view (round 12's outside attack: seven folders deep, or beside 20,000 files).
 
 A look counts against its run's --timeout (it is made once the run has started); a
@@ -137,6 +139,10 @@ class Lookout:
         """The run's `write:` folders: the folders inside them are walked after all the
         others, so a stop at the bound there is the agent's doing (the host's part was
         counted whole first), never one at a host's folder the agent's entries pushed."""
+        self._host_start: int | None = None
+        """The entries of the host's part (all but what lies in `last`) at the first whole
+        walk: a stop in a write: folder with more of them now is the host's growth, not
+        the agent's doing (its folder may be as it was at the start)."""
         self._folders: dict[str, _Folder] = {}
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()  # a Dask worker's threads may share an agent
@@ -167,7 +173,7 @@ class Lookout:
         folders: dict[str, _Folder] = {}
         files: dict[str, _File] = {}
         secrets: list[str] = []
-        seen = 0
+        seen = host = 0
         stack: list[str] = [self.folder]
         later: list[str] = []
         known, stat_, last, at = self._files, os.stat, self.last, _AT.get()
@@ -177,7 +183,10 @@ class Lookout:
             root = stack.pop()
             if at is not None:
                 at[:] = [root]
-            listed = self._list(root, fresh, WALK_LIMIT - seen)
+            agents = bool(last) and under(root, last)
+            grown = self._host_start is not None and host > self._host_start
+            blame = "" if agents and grown else root  # the host's part grew: not the agent's
+            listed = self._list(root, fresh, WALK_LIMIT - seen, blame)
             folders[root] = listed
             secrets += listed.secrets
             for path in reversed(listed.folders):  # in listing order, depth first
@@ -195,16 +204,20 @@ class Lookout:
                 elif path not in self.skip:
                     files[path] = _read(path, info, key, fresh)
             seen += listed.count
+            host += 0 if agents else listed.count
             if seen > WALK_LIMIT:
-                raise _too_many(self.folder, root)
+                raise _too_many(self.folder, root, blame)
         if at is not None:
             at.clear()  # past the walk: a deadline now is not the folder's
         self._folders, self._files = folders, files
+        if self._host_start is None:
+            self._host_start = host
         return secrets
 
-    def _list(self, root: str, fresh: int, left: int) -> _Folder:
+    def _list(self, root: str, fresh: int, left: int, blame: str) -> _Folder:
         """The folder `root` as it is now (as last listed when its key is the same); past
-        `left` entries TooMuchToLook, before the rest is listed."""
+        `left` entries TooMuchToLook (at `blame`: `root`, or "" for the host's growth),
+        before the rest is listed."""
         try:
             info = os.stat(root, follow_symlinks=False)
         except OSError:
@@ -220,7 +233,7 @@ class Lookout:
             with os.scandir(root) as entries:
                 for count, entry in enumerate(entries):
                     if count >= left:
-                        raise _too_many(self.folder, root)
+                        raise _too_many(self.folder, root, blame)
                     path = os.path.join(root, entry.name)
                     if is_secret(entry.name):
                         secrets.append(path)
@@ -236,13 +249,13 @@ class Lookout:
         return _Folder(trusted, tuple(secrets), tuple(folders), tuple(files), count)
 
 
-def _too_many(folder: str, where: str) -> TooMuchToLook:
+def _too_many(folder: str, where: str, blame: str) -> TooMuchToLook:
     return TooMuchToLook(
         f"{folder}: the agent's view holds more than {WALK_LIMIT:,} files and folders here "
         f"(counted as far as {where}), more than the look for passhat's answers reads "
         "before a run; give the agent narrower read and write paths (its read: and write:, "
         "--agent-read, --agent-write) or move what it need not see out of this folder",
-        where,
+        blame,
     )
 
 
