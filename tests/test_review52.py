@@ -4,6 +4,7 @@ before its fix (or marked xfail, strict, with the reason)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +47,61 @@ def test_a_walk_stop_in_the_write_folder_after_the_hosts_part_grew_is_not_the_ag
     with pytest.raises(TooMuchToLook) as left:
         agent.view(params)
     assert left.value.error_type == "agent_left", str(left.value)
+
+
+def test_a_deadline_while_passing_an_unchanged_write_folder_is_not_the_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write: folder is walked last, so a deadline the host's part brought near
+    lands there: a run whose agent left nothing in its (unchanged) folder, the deadline
+    coming as the look looked at it (its stat, slow here as on a loaded machine), was
+    errored `agent_left`, "filled by an earlier run of the agent". Only listing or
+    reading what changed there since the last look is the agent's doing; the control:
+    a deadline while listing a folder it did fill is still its."""
+    import asyncio
+    import os
+    import time
+
+    from passhat.agents import lookout
+    from passhat.agents.command import CommandAgent, CommandSpec
+
+    work, data = tmp_path / "work", tmp_path / "data"
+    out = data / "out"
+    work.mkdir()
+    out.mkdir(parents=True)
+    (work / "agent.sh").write_text("#!/bin/sh\necho '{}'\n")
+    params = {"sandbox": {"read": [str(data)], "write": [str(out)]}}
+    agent = CommandAgent(CommandSpec(("/bin/sh", str(work / "agent.sh")), cwd=str(work)), None)
+    agent.view(params)  # the start's look
+    time.sleep(lookout.RACY_NS / 1e9 + 0.1)  # out's listing trusted from now on
+    agent.view(params)
+    slow = {"stat": 0.0, "scandir": 0.0}
+    stat, scandir, target = os.stat, os.scandir, str(out.resolve())
+
+    def slow_stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if path == target and kwargs.get("follow_symlinks") is False:
+            time.sleep(slow["stat"])
+        return stat(path, *args, **kwargs)
+
+    def slow_scandir(path: Any) -> Any:
+        if path == target:
+            time.sleep(slow["scandir"])
+        return scandir(path)
+
+    monkeypatch.setattr(os, "stat", slow_stat)
+    monkeypatch.setattr(os, "scandir", slow_scandir)
+
+    def kind() -> str:
+        async def late() -> object:
+            look = lookout.in_time(agent.view, params, folders=lambda: agent.extra_paths(params))
+            return await asyncio.wait_for(look, 0.5)
+
+        with pytest.raises(lookout.LookOutOfTime) as raised:
+            asyncio.run(late())
+        return raised.value.error_type
+
+    slow["stat"] = 1.5  # out as it was: only its stat, to see that
+    assert kind() == "isolation"
+    slow["stat"], slow["scandir"] = 0.0, 1.5
+    (out / "left.txt").write_text("the agent's")  # out changed: listed again, the agent's
+    assert kind() == "agent_left"

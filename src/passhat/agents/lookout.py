@@ -41,8 +41,9 @@ store past the bound was left in view (round 12's outside attack: seven folders 
 A look counts against its run's --timeout (it is made once the run has started); a
 deadline that comes during it is the look's (`in_time`): the run is errored `isolation`,
 naming the look, not `timeout`, which reads as an agent too slow; `agent_left` where the
-look was then in one of the run's `write:` folders (walked last, and only what changed
-there since the last look read again: what an earlier run of the agent left).
+look was then listing or reading what changed in one of the run's `write:` folders since
+the last look (walked last: what an earlier run of the agent left), not where it only
+passed through one as it was (a deadline the host's part brought near lands there too).
 """
 
 from __future__ import annotations
@@ -181,12 +182,13 @@ class Lookout:
             if not stack:  # the host's part walked: now what lies in a write: folder
                 stack, later = later, []
             root = stack.pop()
-            if at is not None:
-                at[:] = [root]
             agents = bool(last) and under(root, last)
+            if at is not None:  # in the agent's folder, only what changed is its doing
+                at[:] = [] if agents else [root]
             grown = self._host_start is not None and host > self._host_start
             blame = "" if agents and grown else root  # the host's part grew: not the agent's
-            listed = self._list(root, fresh, WALK_LIMIT - seen, blame)
+            changed = at if agents else None
+            listed = self._list(root, fresh, WALK_LIMIT - seen, blame, changed)
             folders[root] = listed
             secrets += listed.secrets
             for path in reversed(listed.folders):  # in listing order, depth first
@@ -202,6 +204,8 @@ class Lookout:
                 if old is not None and (old.key == key or _grown(old, key)):  # kept tight
                     files[path] = old
                 elif path not in self.skip:
+                    if changed is not None:
+                        changed[:] = [root]
                     files[path] = _read(path, info, key, fresh)
             seen += listed.count
             host += 0 if agents else listed.count
@@ -214,10 +218,13 @@ class Lookout:
             self._host_start = host
         return secrets
 
-    def _list(self, root: str, fresh: int, left: int, blame: str) -> _Folder:
+    def _list(
+        self, root: str, fresh: int, left: int, blame: str, changed: list[str] | None = None
+    ) -> _Folder:
         """The folder `root` as it is now (as last listed when its key is the same); past
         `left` entries TooMuchToLook (at `blame`: `root`, or "" for the host's growth),
-        before the rest is listed."""
+        before the rest is listed. `changed` (in_time's note) is set to `root` when it is
+        listed again: changed since the last look."""
         try:
             info = os.stat(root, follow_symlinks=False)
         except OSError:
@@ -226,6 +233,8 @@ class Lookout:
         old = self._folders.get(root)
         if old is not None and old.key == key:
             return old
+        if changed is not None:
+            changed[:] = [root]
         secrets: list[str] = []
         folders: list[str] = []
         files: list[str] = []
