@@ -105,3 +105,47 @@ def test_a_deadline_while_passing_an_unchanged_write_folder_is_not_the_agents(
     slow["stat"], slow["scandir"] = 0.0, 1.5
     (out / "left.txt").write_text("the agent's")  # out changed: listed again, the agent's
     assert kind() == "agent_left"
+
+
+def test_re_s_child_does_not_outlive_a_killed_passhat() -> None:
+    """A disputed search runs in a child that `re` may keep busy for hours (the agent's
+    text); passhat killed -9 (or crashed) mid-search left it running, orphaned, a core
+    taken: it now dies with the thread that started it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = "from passhat import searching\nsearching.search(r'(?i)(ı+)+$', 'ı' * 60 + '!', 600.0)\n"
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    child = None
+    try:
+        deadline = time.monotonic() + 60
+        while child is None and time.monotonic() < deadline:
+            for task in os.listdir(f"/proc/{parent.pid}/task"):
+                with open(f"/proc/{parent.pid}/task/{task}/children") as listed:
+                    child = next(iter(map(int, listed.read().split())), child)
+            time.sleep(0.05)
+        assert child is not None, "no child started"
+        time.sleep(0.5)  # searching
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and _alive(child):
+            time.sleep(0.05)
+        assert not _alive(child), "re's child outlived passhat"
+    finally:
+        parent.kill()
+        parent.wait()
+        if child is not None and _alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (not gone, nor a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

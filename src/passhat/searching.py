@@ -19,7 +19,7 @@ So a search whose text or pattern holds any of those (`disputed`) runs on `re` i
 and so does one `regex` cannot compile safely (`unsafe`: it writes a counted repeat out
 copy by copy, where `re` keeps a loop: `(?:ab|c){300000}` killed the process with SIGSEGV
 in regex.compile, `a{10000000}` took 2.6 GB) or at all (400 nested groups: RecursionError),
-in a child process killed at the time bound (counted once the child has started and
+in a child process killed at the time bound, or with passhat (counted once the child has started and
 read the search: a start slowed by a loaded machine is not the agent's text's; START_S
 bounds it apart); any other runs on `regex` in this process,
 where both engines decide alike (tests/test_searching.py compares them over generated
@@ -49,6 +49,10 @@ _SYNTAX = re.compile(
 )
 _CHILD = (
     "import json,re,sys\n"
+    "if sys.platform=='linux':\n"  # killed when the thread that started it ends: passhat
+    " import ctypes,os\n"  # killed mid-search left it searching, orphaned, for hours
+    " ctypes.CDLL(None).prctl(1,9)\n"  # PR_SET_PDEATHSIG, SIGKILL
+    " if os.getppid()!=int(sys.argv[1]):sys.exit(3)\n"  # gone already
     "pattern,text=json.load(sys.stdin)\n"
     "sys.stdout.write('.');sys.stdout.flush()\n"  # started: the search's time starts here
     "sys.stdout.write('1' if re.search(pattern,text) else '0')\n"
@@ -127,7 +131,7 @@ def _search_with_re(pattern: str, text: str, timeout: float) -> bool:
         given.write(json.dumps([pattern, text]).encode())  # a file: the child reads it at will
         given.seek(0)
         child = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _CHILD],
+            [sys.executable, "-I", "-S", "-c", _CHILD, str(os.getpid())],
             stdin=given,
             stdout=subprocess.PIPE,
             stderr=errors,
