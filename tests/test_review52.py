@@ -172,3 +172,13 @@ def test_a_text_of_emoji_is_looked_over_without_a_string_for_each() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-500:]
     assert int(done.stdout) < 30, f"{done.stdout.strip()} MB more over 4 MB of emoji"
+
+
+def test_re_s_child_searches_without_ctypes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child asks to die with passhat through ctypes; a Python without it (or a
+    system without prctl) still searches, as before."""
+    from passhat import searching
+
+    no_ctypes = "import sys\nsys.modules['ctypes'] = None\n"
+    monkeypatch.setattr(searching, "_CHILD", no_ctypes + searching._CHILD)
+    assert searching.search("(?i)kapali", "Sipariş kapalı", 30.0) is True

@@ -48,11 +48,13 @@ _SYNTAX = re.compile(
     r"|\{(?!\d*(?:,\d*)?\})"  # a brace that is no counted repeat: regex's fuzzy match
 )
 _CHILD = (
-    "import json,re,sys\n"
-    "if sys.platform=='linux':\n"  # killed when the thread that started it ends: passhat
-    " import ctypes,os\n"  # killed mid-search left it searching, orphaned, for hours
-    " ctypes.CDLL(None).prctl(1,9)\n"  # PR_SET_PDEATHSIG, SIGKILL
-    " if os.getppid()!=int(sys.argv[1]):sys.exit(3)\n"  # gone already
+    "import json,os,re,sys\n"
+    # killed when the thread that started it ends (Linux's PR_SET_PDEATHSIG, SIGKILL): a
+    # passhat killed mid-search left it searching, orphaned, for hours; without ctypes
+    # or elsewhere, a search as before
+    "try:import ctypes;ctypes.CDLL(None).prctl(1,9)\n"
+    "except Exception:pass\n"
+    "if os.getppid()!=int(sys.argv[1]):sys.exit(3)\n"  # its parent gone already
     "pattern,text=json.load(sys.stdin)\n"
     "sys.stdout.write('.');sys.stdout.flush()\n"  # started: the search's time starts here
     "sys.stdout.write('1' if re.search(pattern,text) else '0')\n"
