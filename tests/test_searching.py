@@ -254,9 +254,11 @@ def test_a_pattern_regex_would_write_out_is_searched_by_re() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (done.returncode, done.stdout) == (0, "False True\n"), done.stderr[-500:]
-    assert searching.unsafe("a{10000000}")
-    for common in (r"^\d{4}-\d{2}-\d{2}$", r"[A-Z]{3}\d{6}", r"^.{0,2000}$", "a{}b{,}"):
-        assert not searching.unsafe(common), common
+    for written_out in ("a{10000000}", "(?:ab|c){300000,}", "(?:ab|c){300000,300001}"):
+        assert searching.unsafe(written_out), written_out
+    common = (r"^\d{4}-\d{2}-\d{2}$", r"[A-Z]{3}\d{6}", r"^.{0,2000}$", r"^[\s\S]{1,100000}$")
+    for pattern in (*common, "a{}b{,}"):  # a range past its least count is regex's loop
+        assert not searching.unsafe(pattern), pattern
 
 
 def test_a_pattern_regex_cannot_compile_is_searched_by_re() -> None:

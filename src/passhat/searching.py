@@ -84,21 +84,23 @@ def disputed(pattern: str, text: str) -> bool:
     return bool(_SYNTAX.search(pattern)) or _holds_rare(pattern) or _holds_rare(text)
 
 
-_COUNTED = re.compile(r"\{(\d*)(?:,(\d*))?\}")
+_LEAST = re.compile(r"\{(\d+)(?:,\d*)?\}")
+"""A counted repeat's least count: the copies regex.compile writes out (`{3,}`, `{3}`,
+`{3,9}`: 3; the rest of a range it keeps a loop, as `{,9}` whole)."""
 EXPANDED = 100_000
 """Past this many pattern characters, counted repeats written out (a bound on what
-regex.compile builds: the pattern's length times every repeat's count, nested or not),
-a search runs on `re` in a child: regex.compile has no time bound and runs in passhat's
-process (`(?:ab|c){100000}`: 0.35 s and 120 MB; at 300,000 repeats, SIGSEGV)."""
+regex.compile builds: the pattern's length times every repeat's least count, nested or
+not), a search runs on `re` in a child: regex.compile has no time bound and runs in
+passhat's process (`(?:ab|c){100000}`: 0.35 s and 120 MB; at 300,000, `{300000}`,
+`{300000,}` or `{300000,300001}`, SIGSEGV; `{1,300000}` compiles at once)."""
 
 
 def unsafe(pattern: str) -> bool:
     """Whether regex.compile may take passhat's process down over `pattern`: its counted
-    repeats multiplied out (see EXPANDED); `re` keeps them loops."""
+    repeats written out (see EXPANDED); `re` keeps them loops."""
     size = len(pattern)
-    for low, high in _COUNTED.findall(pattern):
-        counts = [int(n) if len(n) < 10 else EXPANDED for n in (low, high) if n]
-        size *= max([1, *counts])
+    for least in _LEAST.findall(pattern):
+        size *= max(1, int(least) if len(least) < 10 else EXPANDED)
         if size > EXPANDED:
             return True
     return False
