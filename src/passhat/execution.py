@@ -336,7 +336,7 @@ def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure |
     """What a run stopped at its deadline ended in when passhat's own part of it was
     under way (its look for answers: agents/lookout.in_time): `isolation`, which names
     passhat, or `agent_left` where the look was in what an earlier run of the agent left
-    (CommandAgent._looked), not `timeout`, which reads as this run's agent too slow."""
+    (LookStopped.left_in), not `timeout`, which reads as this run's agent too slow."""
     if task.cancelled() or task.exception() is not None:
         return None
     _, failure = task.result()
