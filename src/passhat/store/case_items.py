@@ -19,10 +19,13 @@ FILLED_AT_ONCE = 1_000
 """Cases whose counted runs' items are read at a time (each is a bound value)."""
 
 _MISSING = """
-    SELECT s.case_id, sum(s.status != 'errored') FROM run_summaries AS s
-    WHERE s.experiment_id = ? AND NOT EXISTS (SELECT 1 FROM case_items AS c
-        WHERE c.experiment_id = s.experiment_id AND c.case_id = s.case_id)
-    GROUP BY s.case_id ORDER BY s.case_id
+    SELECT case_id, counted FROM (
+        SELECT case_id, sum(status != 'errored') AS counted
+        FROM run_summaries INDEXED BY run_summaries_cases
+        WHERE experiment_id = ? GROUP BY case_id
+    ) AS cases WHERE NOT EXISTS (
+        SELECT 1 FROM case_items AS kept WHERE kept.experiment_id = ? AND kept.case_id = cases.case_id
+    ) ORDER BY case_id
 """
 """Each case of an experiment's runs with no kept text, and its count of counted runs."""
 
@@ -67,7 +70,9 @@ class _CaseItems(_Reads):
 
         maker = ItemText()
         with self.atomic() as db:
-            missing: list[tuple[str, int]] = db.execute(_MISSING, (experiment_id,)).fetchall()
+            missing: list[tuple[str, int]] = db.execute(
+                _MISSING, (experiment_id, experiment_id)
+            ).fetchall()
             rows = [(experiment_id, case, "") for case, n in missing if not n]
             counted = [(case, n) for case, n in missing if n]
             for start in range(0, len(counted), FILLED_AT_ONCE):
