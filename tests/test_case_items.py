@@ -348,3 +348,27 @@ def test_an_older_store_migrates_and_reports_the_same(tmp_path: Path) -> None:
         assert store.migrations()[-1] == MIGRATIONS[-1][0]
     fill(old)
     assert reports(old) == want
+
+
+def test_damaged_items_are_left_to_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Items text that is not a list (said as the stretch is read), or a list the report
+    cannot make items of: the fill keeps neither case, raises nothing (a writer's end
+    does not fail on it), and `report --json` says what it said without the fill."""
+    stored_runs(tmp_path, 1)
+    db = tmp_path / "p.db"
+    args = ("report", "e1", "--json", "--db", str(db))
+    sql(db, "UPDATE run_summaries SET items = 'nope' WHERE case_id = 'case-02' AND run_index = 1")
+    sql(
+        db,
+        "UPDATE run_summaries SET items = ? WHERE case_id = 'case-09'",
+        '[{"expected": 5, "missing": []}]',
+    )
+    before = run_cli(capsys, *args)
+    assert before.code != 0 and "case-02" in before.err
+    fill(db)
+    texts = kept(db)
+    assert "case-02" not in texts and "case-09" not in texts and "case-10" in texts
+    after = run_cli(capsys, *args)
+    assert (after.code, after.err) == (before.code, before.err)

@@ -7,11 +7,11 @@ counts and tool counts from the covering index `run_summaries_cases`
 (`Store.run_numbers`: 4 bytes each a run where they fit, and each distinct tool-count
 value once), then the per-item results of the counted runs a stretch of whole cases at
 a time (`Store.counted_items`), but for the cases whose items text the store keeps
-(`Store.kept_items`, filled when a writer finished): each stretch's items are written
-and let go. No run's
-summary is made (`Store.summaries` made one for every run, 13 columns each: at 100,000
-runs of 10,000 cases that read cost more than a scan of the rows, and at 1,000,000 runs
-the summaries held at once were ~300 MB).
+(`Store.kept_items`, filled when a writer finished: taken as it is, their runs' items
+not read): each stretch's items are written and let go. No run's summary is made
+(`Store.summaries` made one for every run, 13 columns each: at 100,000 runs of 10,000
+cases that read cost more than a scan of the rows, and at 1,000,000 runs the summaries
+held at once were ~300 MB).
 
 The bytes are `experiment_json`'s (tests/test_report_json_stream.py compares them on
 stores with errored, retried, limited, missing and unplanned runs and unkind text).

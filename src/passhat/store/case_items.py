@@ -8,7 +8,6 @@ a row missing is computed as before; a read-only store is never written.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -95,9 +94,17 @@ class _CaseItems(_Reads):
     def _counted_of(
         self, experiment_id: str, stretch: Sequence[tuple[str, int]]
     ) -> Iterator[tuple[str, list[int], list[Sequence[dict[str, Any]]]]]:
-        """`counted_items` of a stretch of cases; a damaged text met while reading it
-        (said at once for a run without a list) leaves the whole stretch unkept."""
+        """`counted_items` of a stretch of cases. Damaged text (not a list) is said
+        before any case of its stretch is given: the stretch is then read case by case,
+        and the damaged case alone is left unkept."""
         try:
-            yield from self.counted_items(experiment_id, stretch)
-        except (StoreError, sqlite3.DataError):
+            read = list(self.counted_items(experiment_id, stretch))
+        except StoreError:
+            for one in stretch:
+                try:
+                    read = list(self.counted_items(experiment_id, [one]))
+                except StoreError:
+                    continue
+                yield from read
             return
+        yield from read
