@@ -372,3 +372,24 @@ def test_damaged_items_are_left_to_the_report(
     assert "case-02" not in texts and "case-09" not in texts and "case-10" in texts
     after = run_cli(capsys, *args)
     assert (after.code, after.err) == (before.code, before.err)
+
+
+KEPT_FORMAT = (
+    '{"case":"c","scorer":"s p","item":"a","expected":true,"runs":[1,2],"hits":[1,2],'
+    '"misses":[],"verdict":"always found"},'
+    '{"case":"c","scorer":"s p","item":"b","expected":true,"runs":[1,2],"hits":[2],'
+    '"misses":[1],"verdict":"sometimes missed"},'
+    '{"case":"c","scorer":"s p","item":"z","expected":false,"runs":[1,2],"hits":[1],'
+    '"misses":[2],"verdict":"extra, sometimes"}'
+)
+
+
+def test_the_kept_texts_format_is_pinned() -> None:
+    """Stores keep this text: should this test fail because the items of `report --json`
+    changed, add a migration that clears case_items (DELETE FROM case_items), or the
+    reports of older stores would mix the two formats, then pin the new text here."""
+    missed = [{"scorer": "s", "path": "p", "expected": ["a", "b"], "missing": ["b"]}]
+    found = [{"scorer": "s", "path": "p", "expected": ["a", "b"], "missing": []}]
+    missed[0]["extra"], found[0]["extra"] = ["z"], []
+    assert ItemText().text("c", [1, 2], [missed, found]) == KEPT_FORMAT
+    assert ItemText().text("c", [], []) == ""
