@@ -8,6 +8,7 @@ a row missing is computed as before; a read-only store is never written.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -42,6 +43,16 @@ def _utf8(text: str) -> bool:
     return True
 
 
+def _keep(db: sqlite3.Connection, rows: list[tuple[str, str, str]]) -> int:
+    """Write `rows` (experiment, case, text) but those SQLite cannot take; how many."""
+    try:
+        db.executemany(_KEEP, rows)
+    except UnicodeEncodeError:  # a lone surrogate (escaped in the stored JSON)
+        rows = [row for row in rows if _utf8(row[2])]
+        db.executemany(_KEEP, rows)
+    return len(rows)
+
+
 class _CaseItems(_Reads):
     """The kept text of each case's items: read, and filled where missing."""
 
@@ -72,11 +83,12 @@ class _CaseItems(_Reads):
             missing: list[tuple[str, int]] = db.execute(
                 _MISSING, (experiment_id, experiment_id)
             ).fetchall()
-            rows = [(experiment_id, case, "") for case, n in missing if not n]
+            written = _keep(db, [(experiment_id, case, "") for case, n in missing if not n])
             counted = [(case, n) for case, n in missing if n]
             for start in range(0, len(counted), FILLED_AT_ONCE):
                 stretch = counted[start : start + FILLED_AT_ONCE]
                 wanted = dict(stretch)
+                rows = []  # a stretch at a time: at 1,000,000 runs the texts are 100 MB
                 for case, runs, values in self._counted_of(experiment_id, stretch):
                     if case not in wanted:  # a case kept already, between two missing
                         continue
@@ -84,12 +96,8 @@ class _CaseItems(_Reads):
                         rows.append((experiment_id, case, maker.text(case, runs, values)))
                     except Exception:  # the report's own making says it
                         continue
-            try:
-                db.executemany(_KEEP, rows)
-            except UnicodeEncodeError:  # a lone surrogate (escaped in the stored JSON)
-                rows = [row for row in rows if _utf8(row[2])]
-                db.executemany(_KEEP, rows)
-        return len(rows)
+                written += _keep(db, rows)
+        return written
 
     def _counted_of(
         self, experiment_id: str, stretch: Sequence[tuple[str, int]]
