@@ -15,6 +15,7 @@ import pytest
 from pydantic_core import to_json
 
 from cli_helpers import run_cli
+from passhat.errors import StoreError
 from passhat.records import RunRecord
 from passhat.report import json_stream
 from passhat.report.digest import tallied
@@ -393,3 +394,29 @@ def test_the_kept_texts_format_is_pinned() -> None:
     missed[0]["extra"], found[0]["extra"] = ["z"], []
     assert ItemText().text("c", [1, 2], [missed, found]) == KEPT_FORMAT
     assert ItemText().text("c", [], []) == ""
+
+
+def test_a_store_that_cannot_take_the_kept_text_leaves_the_runs_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fill at a writer's end spares the report work only: a store locked past its
+    busy timeout or full then ends no run, import or regrade in an error (review52)."""
+    stored_runs(tmp_path, 3)
+    db = tmp_path / "p.db"
+
+    def refused(self: Store, experiment_id: str) -> int:
+        raise StoreError("database or disk is full")
+
+    monkeypatch.setattr(Store, "fill_case_items", refused)
+    with Store(db) as store:
+        with store.lease("e1"):
+            store.record_run(RunRecord("e1", "case-05", 2, "h", "passed"))
+        runs = [r for r in store.runs("e1") if r.case_id < "case-02"]
+        imported = experiment_record(["case-00", "case-01"], 6, id="e2")
+        store.add_experiment_with_runs(
+            imported, [dataclasses.replace(r, experiment_id="e2") for r in runs]
+        )
+        assert {r.case_id for r in store.runs("e2")} == {"case-00", "case-01"}
+        assert "case-05" not in store.kept_items("e1")
+    plain, whole, streamed = reports(db, "e2")
+    assert whole == plain == streamed

@@ -8,6 +8,7 @@ a row missing is computed as before; a read-only store is never written.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -98,6 +99,13 @@ class _CaseItems(_Reads):
                         continue
                 written += _keep(db, rows)
         return written
+
+    def keep_case_items(self, experiment_id: str) -> None:
+        """`fill_case_items` where a writer finishes: the kept text only spares a report
+        work, so a store that cannot take it now (locked past the busy timeout, full)
+        leaves the cases to be made by the report, and the runs just written stand."""
+        with contextlib.suppress(StoreError):
+            self.fill_case_items(experiment_id)
 
     def _counted_of(
         self, experiment_id: str, stretch: Sequence[tuple[str, int]]

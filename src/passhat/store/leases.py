@@ -105,7 +105,7 @@ class _Leases(_CaseItems):
                 self._release(experiment_id)
             raise
         try:  # the runs written: each case's items kept for `report --json`
-            self.fill_case_items(experiment_id)
+            self.keep_case_items(experiment_id)
         finally:
             beat.stop()
             self._leased.discard(experiment_id)

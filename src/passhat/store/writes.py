@@ -412,5 +412,5 @@ class _Writes(_CaseItems):
                 f"experiment {experiment.name or experiment.id} could not be stored ({error}); "
                 "nothing was written"
             ) from None
-        self.fill_case_items(experiment.id)  # each case's items kept for `report --json`
+        self.keep_case_items(experiment.id)  # each case's items kept for `report --json`
         return written
