@@ -10,7 +10,7 @@ from dataclasses import fields
 from typing import Any
 
 from passhat.errors import StoreError
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, is_set_detail
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
 
@@ -35,6 +35,55 @@ def check_numbers(data: dict[str, Any]) -> None:
         if type(data.get(key, 0)) not in (int, float):
             where = f"run {data.get('run_index')} of case {data.get('case_id')!r}"
             raise StoreError(f"the store is damaged: {key} of {where} is {data[key]!r}, no number")
+
+
+_OBJECTS, _TEXTS = "a JSON list of objects", "a JSON list of text"
+_RUN_SHAPES = {
+    "final_state": "a JSON object",
+    **dict.fromkeys(("score", "transcript", "tool_calls", "retries"), _OBJECTS),
+}
+"""The shape of a run's JSON columns every reader counts on (`output` may be anything)."""
+_EXPERIMENT_SHAPES = {
+    "case_ids": _TEXTS,
+    "tools": _TEXTS,
+    **dict.fromkeys(("case_hashes", "params", "model_config"), "a JSON object"),
+}
+_FITS = {
+    "a JSON object": lambda v: type(v) is dict,
+    _OBJECTS: lambda v: type(v) is list and all(type(x) is dict for x in v),
+    _TEXTS: lambda v: type(v) is list and all(type(x) is str for x in v),
+}
+
+
+def check_shapes(data: dict[str, Any], where: str, shapes: dict[str, str]) -> None:
+    """A record's decoded JSON columns in the shape every reader counts on (a store someone
+    else wrote, a hand edit: `tool_calls` of `[1, 2]` ended `show` in a traceback), and
+    its seed a whole number: else a StoreError naming the column, `where` and what it
+    holds."""
+    for key, wanted in shapes.items():
+        if key in data and not _FITS[wanted](data[key]):
+            raise StoreError(
+                f"the store is damaged: {key} of {where} is {_short(data[key])}, not {wanted}"
+            )
+    if type(data.get("seed", 0)) is not int:
+        raise StoreError(f"the store is damaged: seed of {where} is {_short(data['seed'])}")
+
+
+def set_details(items: Any, what: str) -> list[dict[str, Any]]:
+    """A run's per-item results as every report reads them: the details that are set
+    details (`records.is_set_detail`; a custom scorer's `"expected": 1` is its own, and
+    ended report, its --json and --html and why in a traceback); a StoreError when they
+    are no JSON list."""
+    if type(items) is not list:
+        raise StoreError(f"the store is damaged: {what} is {_short(items)}, not a JSON list")
+    if all(map(is_set_detail, items)):
+        return items
+    return [detail for detail in items if is_set_detail(detail)]
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 _RUN_COLUMNS = tuple(f.name for f in fields(RunRecord))
