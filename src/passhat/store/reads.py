@@ -509,7 +509,7 @@ class _Reads(_Connection):
         # that has it only should it be damaged: 22,400 names made at 100,000 runs of
         # 10,000 cases were 15 % of this read
         first_run = _FirstRun(indices, texts, sizes)
-        shared = {
+        shared: dict[str, Sequence[dict[str, Any]]] = {
             text: LazyItems(text, first_run)
             if text and text != "[]" and text[0] == "["
             else _columns.set_details(_decode(text or "[]", first_run(text)), first_run(text))
