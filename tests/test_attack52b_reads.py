@@ -102,14 +102,33 @@ DAMAGE = {
         "UPDATE runs SET retries = '7' WHERE case_id = 'a'",
         "retries of run 1 of case 'a' is 7",
     ),
+    "surrogate-output": ("UPDATE runs SET output = '\"\\ud800 x\"' WHERE case_id = 'a'", ""),
+    "surrogate-items": (
+        "UPDATE runs SET score = replace(score, 'AC1:conflict', '\\udfff') WHERE case_id = 'a'",
+        "",
+    ),
+    "surrogate-transcript": (
+        "UPDATE runs SET transcript = replace(transcript, 'Clarify', '\\ud800')",
+        "",
+    ),
+    "bytes-name": (
+        "UPDATE experiments SET name = CAST(x'6eff' AS TEXT)",
+        "Could not decode to UTF-8 column 'name'",
+    ),
+    "bytes-case": (
+        "UPDATE runs SET case_id = CAST(x'61ff' AS TEXT) WHERE case_id = 'b'",
+        "",
+    ),
     "extra-lists": (
         "UPDATE runs SET score = json_set(score, '$[0].extra', json('[[1]]')) WHERE case_id = 'a'",
         "",
     ),
 }
 """A store someone else wrote (or edited): what each column holds, and the line `show`
-gives (none: a set detail whose extras are lists is no set detail, and is shown). Each
-ended `show`, `report --html`, `export`, `diff` or `why` in a traceback."""
+gives (none: a lone surrogate's JSON escape is shown as that escape; a set detail whose
+extras are lists is no set detail, and is shown; a case id not UTF-8 is not read by
+`show a 1`). Each ended `show`, `report` (--json, --html), `export`, `diff` or `why` in a
+traceback: RecursionError, TypeError, UnicodeEncodeError, SQLite's "Could not decode"."""
 
 
 def _damaged(tmp_path: Path, sql: str) -> Path:
@@ -141,8 +160,10 @@ def test_a_store_whose_columns_hold_another_shape_gets_one_line(
         result = run_cli(capsys, *args, "--db", str(db))  # a traceback raises here
         if result.code:  # (an export reads neither transcripts nor tool calls)
             line = result.err.strip()
-            assert line.startswith("error: the store is damaged: "), (args, result.err)
+            assert line.startswith("error: ") and "the store is damaged: " in line, (args, line)
             assert len(line.splitlines()) == 1, (args, result.err)
+        elif args[0] == "show":  # a lone surrogate shown as its escape, never a traceback
+            assert "\\ud800" in result.out if "ud800" in sql else True
     shown = run_cli(capsys, "show", "latest", "a", "1", "--db", str(db))
     assert f"the store is damaged: {said}" in shown.err if said else shown.code == 0
 

@@ -248,11 +248,14 @@ def _items(text: str | None, index: int, case_id: str) -> Sequence[dict[str, Any
 
 def _decode(value: str, what: str) -> Any:
     try:
-        return json.loads(value)
+        decoded = json.loads(value)
     except (TypeError, ValueError) as error:
         raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
     except RecursionError:  # JSON nested past Python's recursion limit: no store wrote it
         raise StoreError(f"the store is damaged: {what} is JSON nested too deep to read") from None
+    if "\\ud" in value or "\\uD" in value:  # a surrogate's escape: a lone one is no text
+        return _columns.json_safe(decoded)  # (printed or written, it ended in a traceback)
+    return decoded
 
 
 def _experiment(
