@@ -121,3 +121,27 @@ def test_passhat_view_shows_invisible_characters_as_escapes(hidden: None, tmp_pa
     import test_direction_characters as direction
 
     direction.test_passhat_view_shows_direction_characters_as_escapes(tmp_path)
+
+
+# ------------------------------------------------ an item's newline
+
+FORGED = "AC9:x\nFORGED:pass^3=100%"
+"""No space after the newline: a line that begins with FORGED is the newline's, not a
+wrap of the line before."""
+
+
+def test_an_items_newline_draws_no_line_of_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An extra item is a model's text: its newline drew a line of its own under the item
+    table's row (`pass^3 100% ...` as a line of the report), and in `diff`'s item list.
+    It is written out, `\\n`, in the item's cell."""
+    e = experiment(["c"], k=2)
+    runs = [run("c", 1, ["x"], ["x"]), run("c", 2, ["x"], ["x", FORGED])]
+    db = write_store(tmp_path / "p.db", [(e, runs)])
+    for args in (["report", e.id], ["diff", e.id, "c", "1", "2"]):
+        result = run_cli(capsys, *args, "--db", str(db))
+        assert result.code in (0, 1), result.err
+        lines = result.out.splitlines()
+        assert not [line for line in lines if line.strip().startswith("FORGED")], args
+        assert any("AC9:x\\nFORGED" in line for line in lines), args

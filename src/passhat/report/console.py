@@ -46,6 +46,13 @@ def escape_direction(text: str) -> str:
     return _DIRECTION.sub(_escape_one, text)
 
 
+def one_line(text: str) -> str:
+    """An item's name on one line, its newlines written out (`\\n`): a model's extra item
+    `AC9:x` + newline + `pass^3 100%` drew a line of its own in the item table, that
+    read as a line of the report's."""
+    return text.replace("\n", "\\n") if "\n" in text else text
+
+
 def _escape_one(match: re.Match[str]) -> str:
     code = ord(match.group())
     if code <= 0xFF:
