@@ -199,18 +199,20 @@ def test_a_custom_scorers_own_expected_and_missing_are_not_read_as_items(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a transcript's messages are not checked as read: a message whose role is a "
-    "number or whose tool_calls is not a list ends show, diff, why and report in a "
-    "traceback. Fix: check each message's role (text), content (text, a list of "
-    "blocks, or null) and tool_calls (a list of objects) in store/reads._run, as "
-    "check_shapes checks the columns, in one line naming the run and the message",
-)
 def test_a_transcripts_messages_of_another_shape_get_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A message's tool calls that are no list of objects (`"tool_calls": 7`) ended show,
+    diff, why and report in a TypeError; a role or content of another type is shown."""
     sql = "UPDATE runs SET transcript = '[{\"role\": 1, \"tool_calls\": 7}]' WHERE case_id = 'a'"
     db = _damaged(tmp_path, sql)
-    result = run_cli(capsys, "show", "latest", "a", "1", "--db", str(db))
-    assert result.code != 0 and "the store is damaged: transcript" in result.err
+    said = "tool_calls of message 0 of the transcript of run 1 of case 'a' is 7"
+    for args in (
+        ["show", "latest", "a", "1"],
+        ["diff", "latest", "a", "1", "2"],
+        ["why", "latest"],
+    ):
+        result = run_cli(capsys, *args, "--db", str(db))  # a traceback raises here
+        assert result.code != 0 and f"the store is damaged: {said}" in result.err, args
+    report = run_cli(capsys, "report", "latest", "--db", str(db))
+    assert report.code != 0 and report.err.count("\n") == 1

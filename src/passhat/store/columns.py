@@ -81,6 +81,19 @@ def set_details(items: Any, what: str) -> list[dict[str, Any]]:
     return [detail for detail in items if is_set_detail(detail)]
 
 
+def check_messages(transcript: list[dict[str, Any]], where: str) -> None:
+    """A transcript's messages with their tool calls in the shape every reader counts on
+    (`"tool_calls": 7` ended show, diff, why and report in a traceback): else a
+    StoreError naming the message. A role or content of another type is shown as it is."""
+    for number, message in enumerate(transcript):
+        calls = message.get("tool_calls")
+        if calls is not None and not _FITS[_OBJECTS](calls):
+            raise StoreError(
+                f"the store is damaged: tool_calls of message {number} of the transcript of "
+                f"{where} is {_short(calls)}, not {_OBJECTS}"
+            )
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."

@@ -292,6 +292,8 @@ def _run(row: sqlite3.Row, decoded: dict[str, dict[Any, Any]] | None = None) -> 
     _columns.check_numbers(data)
     where = f"run {data.get('run_index')} of case {data.get('case_id')!r}"
     _columns.check_shapes(data, where, _columns._RUN_SHAPES)
+    if "transcript" in data:
+        _columns.check_messages(data["transcript"], where)
     return RunRecord(**data)
 
 
