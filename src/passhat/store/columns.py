@@ -1,6 +1,8 @@
 """Records as rows: the columns of `experiments` and `runs`, which of them hold JSON, and
 how a value becomes that JSON (anything not JSON-ready made so by `json_safe`: NaN,
-sets, cycles and deep nesting written as text, never an exception mid-write).
+sets, cycles and deep nesting written as text, never an exception mid-write); and read
+back, the shapes every reader counts on checked (what is not: one line, never a
+traceback, whoever wrote the store).
 """
 
 from __future__ import annotations
@@ -26,6 +28,21 @@ TEXT_TOKENS = (
 )
 """A run of an experiment whose token columns hold anything but numbers (text written
 by hand: SQLite keeps it): its case, index and column, from the covering index."""
+
+
+def decode(value: str, what: str) -> Any:
+    """A JSON column's value; a StoreError naming `what` when the text is not JSON, or
+    nested too deep to read. A lone surrogate's escape (no UTF-8 holds it: printed or
+    written, it ended in a traceback) is kept as that escape, as the writer keeps it."""
+    try:
+        decoded = json.loads(value)
+    except (TypeError, ValueError) as error:
+        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
+    except RecursionError:  # JSON nested past Python's recursion limit: no store wrote it
+        raise StoreError(f"the store is damaged: {what} is JSON nested too deep to read") from None
+    if "\\ud" in value or "\\uD" in value:  # a surrogate's escape
+        return json_safe(decoded)
+    return decoded
 
 
 def check_numbers(data: dict[str, Any]) -> None:

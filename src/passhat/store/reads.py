@@ -7,7 +7,6 @@ skipped.
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
 from array import array
 from bisect import bisect_right
@@ -21,6 +20,7 @@ from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary
 from passhat.store import columns as _columns
 from passhat.store.columns import _EXPERIMENT_JSON, _RUN_COLUMNS, _RUN_JSON, _encode
+from passhat.store.columns import decode as _decode
 from passhat.store.connection import _Connection
 
 _SUMMARY = (
@@ -244,18 +244,6 @@ def _items(text: str | None, index: int, case_id: str) -> Sequence[dict[str, Any
     if not text or text == "[]" or text[0] != "[":
         return _columns.set_details(_decode(text or "[]", what), what)
     return LazyItems(text, what)
-
-
-def _decode(value: str, what: str) -> Any:
-    try:
-        decoded = json.loads(value)
-    except (TypeError, ValueError) as error:
-        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
-    except RecursionError:  # JSON nested past Python's recursion limit: no store wrote it
-        raise StoreError(f"the store is damaged: {what} is JSON nested too deep to read") from None
-    if "\\ud" in value or "\\uD" in value:  # a surrogate's escape: a lone one is no text
-        return _columns.json_safe(decoded)  # (printed or written, it ended in a traceback)
-    return decoded
 
 
 def _experiment(
