@@ -288,17 +288,11 @@ def _check_numbers(where: str, *values: Any) -> None:
 
 
 def _decoded(text: str, what: str) -> Any:
-    try:
-        decoded = json.loads(text)
-    except (TypeError, ValueError) as error:
-        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
-    except RecursionError:
-        raise StoreError(f"the store is damaged: {what} is JSON nested too deep to read") from None
-    if "\\ud" in text or "\\uD" in text:  # a lone surrogate's escape: no UTF-8 can hold it
-        from passhat.store import json_safe
+    """A JSON column's value, read as the store reads it (columns.decode: a damaged
+    text one line, a lone surrogate's escape kept as that escape)."""
+    from passhat.store.columns import decode
 
-        return json_safe(decoded)
-    return decoded
+    return decode(text, what)
 
 
 def _tries(text: str, what: str) -> int:
