@@ -124,7 +124,7 @@ def run_row(experiment: ExperimentRecord, r: StoredRun) -> dict[str, Any]:
 def _row(experiment: ExperimentRecord, r: StoredRun, verdict: str) -> dict[str, Any]:
     """`run_row` with its verdict details (JSON text) given."""
     where = f"run {r.run_index} of case {r.case_id!r}"
-    tried = 0 if r.retries == "[]" else len(_decoded(r.retries, f"retries of {where}"))
+    tried = 0 if r.retries == "[]" else _tries(r.retries, f"retries of {where}")
     tin, tout, took, at = r.input_tokens, r.output_tokens, r.duration_s, r.started_at
     if not (  # the usual row pays for these looks, not for two calls
         type(r.run_index) is int
@@ -217,7 +217,7 @@ def run_lines(experiment: ExperimentRecord, runs: Iterable[Sequence[Any]]) -> It
         if retries == "[]":
             tried = "0"
         else:
-            tried = str(len(_decoded(retries, f"retries of run {index} of case {case_id!r}")))
+            tried = str(_tries(retries, f"retries of run {index} of case {case_id!r}"))
         try:
             line = (
                 f'{case_head}{_whole(index)}, "status": {said}, '
@@ -306,10 +306,19 @@ def _check_numbers(where: str, *values: Any) -> None:
 
 
 def _decoded(text: str, what: str) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as error:
-        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
+    """A JSON column's value, read as the store reads it (columns.decode: a damaged
+    text one line, a lone surrogate's escape kept as that escape)."""
+    from passhat.store.columns import decode
+
+    return decode(text, what)
+
+
+def _tries(text: str, what: str) -> int:
+    """How many retries a run's stored list holds (a store's `7` is damaged, no count)."""
+    tries = _decoded(text, what)
+    if type(tries) is not list:
+        raise StoreError(f"the store is damaged: {what} is {tries!r}, not a JSON list")
+    return len(tries)
 
 
 def _join(indices: Sequence[int]) -> str:

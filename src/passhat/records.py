@@ -198,14 +198,33 @@ ITEM_KEYS = ("scorer", "path", "passed", "expected", "missing", "extra")
 
 
 def graded_items(score: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The details that judge items one by one (they carry `expected` and `missing`),
-    reduced to `ITEM_KEYS`: the store keeps them in a column of their own so a
-    report never decodes a whole score, transcript or tool call."""
+    """The details that judge items one by one (`is_set_detail`), reduced to
+    `ITEM_KEYS`: the store keeps them in a column of their own so a report never
+    decodes a whole score, transcript or tool call."""
     return [
         {key: detail[key] for key in ITEM_KEYS if key in detail}
         for detail in score
-        if isinstance(detail, Mapping) and "expected" in detail and "missing" in detail
+        if is_set_detail(detail)
     ]
+
+
+_HASHED = frozenset((str, int, float, bool, type(None)))
+
+
+def is_set_detail(detail: Any) -> bool:
+    """Whether a scorer's detail judges items one by one, as item stability reads it:
+    `expected` and `missing` lists (each item shown as its text), and `extra` a list of
+    text or numbers (readers count each distinct one), or none. A custom scorer's
+    `"expected": 1` is a detail of its own (the store's summary column keeps any detail
+    with both keys: readers take it through this)."""
+    if type(detail) is not dict and not isinstance(detail, Mapping):
+        return False
+    extra = detail.get("extra")
+    return (
+        type(detail.get("expected")) is list
+        and type(detail.get("missing")) is list
+        and (extra is None or (type(extra) is list and set(map(type, extra)) <= _HASHED))
+    )
 
 
 def tool_counts(tool_calls: Sequence[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:

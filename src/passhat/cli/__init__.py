@@ -234,6 +234,8 @@ def _store_damage(error: Exception, argv: list[str]) -> PasshatError | None:
         if word == "--db" or word.startswith("--db="):
             path = after if word == "--db" else word[5:]
     lowered = str(error).lower()
+    if lowered.startswith("could not decode to utf-8"):  # a store someone else wrote
+        return StoreError(f"{path}: the store is damaged: {error} (bytes that are not UTF-8)")
     if not any(word in lowered for word in FILE_STATES) and not damaged(path):
         return None
     try:

@@ -17,7 +17,8 @@ is worse).
 
 Model output and ids are data: XML is escaped by ElementTree (and characters XML
 cannot hold are dropped); Markdown cells are escaped, HTML included; in both, direction
-characters are written as their escapes (as the terminal shows them).
+characters are written as their escapes (as the terminal shows them), and in Markdown
+control characters too (a CI log that prints the summary file obeys an ESC).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 from passhat.accounting import Accounting, CaseAccount
 from passhat.gate import CaseShort, case_shorts
 from passhat.records import ExperimentRecord, RunSummary
-from passhat.report.console import escape_direction
+from passhat.report.console import escape_controls, escape_direction
 from passhat.report.loss import loss_line
 from passhat.stats import Comparison, Difference, Uncertainty
 
@@ -51,8 +52,9 @@ def _x(text: object) -> str:
 
 def md(text: object) -> str:
     """Text safe in a Markdown table cell: markup characters escaped, no HTML, one line,
-    direction characters as their escapes (`\\u202e`, its backslash escaped too)."""
-    plain = escape_direction(str(text))
+    control and direction characters as their escapes (`\\x1b`, `\\u202e`, the backslash
+    escaped too): the file is also printed to CI logs, whose pages obey ESC."""
+    plain = escape_controls(str(text))
     plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN.sub(r"\\\1", " ".join(plain.split()))
 

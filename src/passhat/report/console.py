@@ -16,10 +16,16 @@ DIRECTION = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 """The direction characters (a class's body): the bidirectional embeddings, overrides and
 isolates, and the marks (Arabic, left-to-right, right-to-left), which reorder what is
 seen around them: a case `x\\u202eexe.txt` reads `xtxt.exe`."""
-_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{DIRECTION}]")
+HIDDEN = "\u00ad\u180e\u200b\u2060-\u2064\ufeff\U000e0000-\U000e007f"
+"""The invisible characters (a class's body): soft hyphen, Mongolian vowel separator,
+zero-width space, word joiner, invisible operators, zero-width no-break space, and the
+tag characters (invisible ASCII: text a reader cannot see, an instruction hidden in an
+answer). An extra item `AC1:conflict\\u200b` read as the goal's `AC1:conflict`. The
+joiners (U+200C, U+200D) stay: scripts and emoji need them."""
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{DIRECTION}{HIDDEN}]")
 """Characters a terminal acts on instead of showing: C0 (but newline and tab), DEL,
-C1, and the direction characters."""
-_DIRECTION = re.compile(f"[{DIRECTION}]")
+C1, the direction characters, and the invisible ones."""
+_DIRECTION = re.compile(f"[{DIRECTION}{HIDDEN}]")
 
 
 def escape_controls(text: str) -> str:
@@ -31,17 +37,27 @@ def escape_controls(text: str) -> str:
 
 
 def escape_direction(text: str) -> str:
-    """`text` with every direction character written out as the terminal writes it
-    (`\\u202e`): what every page shows of data (the HTML report, `passhat view`, the
-    Markdown summary, JUnit), so no text reorders what is seen around it."""
+    """`text` with every direction and invisible character written out as the terminal
+    writes it (`\\u202e`, `\\u200b`): what every page shows of data (the HTML report,
+    `passhat view`, the Markdown summary, JUnit), so no text reorders what is seen
+    around it or hides in it."""
     if text.isascii() or not _DIRECTION.search(text):
         return text
     return _DIRECTION.sub(_escape_one, text)
 
 
+def one_line(text: str) -> str:
+    """An item's name on one line, its newlines written out (`\\n`): a model's extra item
+    `AC9:x` + newline + `pass^3 100%` drew a line of its own in the item table, that
+    read as a line of the report's."""
+    return text.replace("\n", "\\n") if "\n" in text else text
+
+
 def _escape_one(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 class SafeConsole(Console):

@@ -25,6 +25,7 @@ from passhat.divergence import (
     Write,
 )
 from passhat.records import RunRecord
+from passhat.report.console import one_line
 from passhat.report.i18n import t
 from passhat.report.table import Fitted, Table, titled_table
 from passhat.report.why import CaseWhy
@@ -211,7 +212,7 @@ def _state_part(d: RunDiff, name_a: str, name_b: str) -> Any:
             for n, x in enumerate(xs):
                 if n:
                     out.append(", ")
-                out.append(x, style="" if x in expected else "magenta")
+                out.append(one_line(x), style="" if x in expected else "magenta")
                 if x not in expected:
                     out.append(" (extra)", style="magenta")
             return out if xs else Text("–", style="dim")
@@ -564,7 +565,7 @@ def evidence_table(case: str, evidence: Sequence[ItemEvidence], lang: str = "en"
     table.add_column(t("ev_written", lang), overflow="fold", ratio=1)
     for e in evidence:
         held = f"{len(e.present)}/{len(e.runs)}"
-        item = Text(e.item)
+        item = Text(one_line(e.item))
         if not e.expected:
             item.append(t("ev_extra", lang), style="magenta")
         table.add_row(item, held, evidence_text(e, lang))

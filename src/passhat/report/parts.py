@@ -19,6 +19,7 @@ from rich.text import Text
 
 from passhat.analysis import ItemStability, RunColumns, ToolUse, run_columns
 from passhat.records import ExperimentRecord, RunRecord, RunSummary, agent_label
+from passhat.report.console import one_line
 from passhat.report.digest import Digest, ToolTally, digest
 from passhat.report.i18n import LABELS, t, tn, verdict_label
 from passhat.report.json_frame import isolation_of as isolation_of
@@ -195,7 +196,7 @@ def items_table(case: str, items: Sequence[ItemStability], *, lang: str = "en") 
         # English keeps the analysis' own words ("extra, sometimes"), as before.
         label = s.verdict if lang == "en" else verdict_label(s.verdict, lang)
         verdict = Text(label, style=style)
-        table.add_row(Text(s.item), found, missed, verdict)
+        table.add_row(Text(one_line(s.item)), found, missed, verdict)
     return table
 
 

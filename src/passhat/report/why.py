@@ -23,7 +23,7 @@ from passhat.records import ExperimentRecord, RunRecord
 if TYPE_CHECKING:
     from passhat.divergence import Branch, Graded, ItemEvidence, SetSpec
     from passhat.signatures import Signature, Why
-    from passhat.suite import Case, CaseReader, Suite
+    from passhat.suite import Case, CaseReader
 
 LoadCase = Callable[[str], Sequence[RunRecord]]
 """The whole runs of one case (e.g. `Store.runs(id, cases=[case])`)."""
@@ -90,8 +90,10 @@ def set_specs(scorers: Sequence[Any]) -> list[SetSpec]:
 
 
 FULL_LOAD_CASES = 500
-"""A case not in `cases/<id>.yaml` is looked for by loading the whole suite, when its
-cases folder holds at most this many files (a whole load of 10,000 takes seconds)."""
+"""A case not in `cases/<id>.yaml` is looked for in every case file, when its cases
+folder holds at most this many files (reading 10,000 takes seconds). Read as
+`CaseReader` reads one: never a whole `load_suite`, which imports the suite's
+environment and scorers (code a store someone else made could name)."""
 
 Problem = tuple[str, dict[str, str]]
 """A label key of `passhat.report.i18n` and its values."""
@@ -106,7 +108,7 @@ class Explainer:
         self.load = load
         self._reader: CaseReader | Problem | None = None
         self._specs: list[SetSpec] = []
-        self._whole: Suite | None = None
+        self._whole: dict[str, Case] | None = None
         self._tried_whole = False
 
     def overview(self, runs: Sequence[Any]) -> Why | None:
@@ -149,21 +151,18 @@ class Explainer:
     def _from_whole(self, case: str) -> Case | None:
         if not self._tried_whole:
             self._tried_whole = True
-            from passhat.suite import CASES_DIR, load_suite
+            from passhat.suite import CASES_DIR
 
             folder = Path(self.experiment.suite_path) / CASES_DIR
+            reader = self._read()
             try:
                 with os.scandir(folder) as entries:
                     small = sum(1 for _ in entries) <= FULL_LOAD_CASES
-                self._whole = load_suite(self.experiment.suite_path) if small else None
+                if small and not isinstance(reader, tuple):
+                    self._whole = reader.every_case()
             except (PasshatError, OSError):
                 self._whole = None
-        if self._whole is None:
-            return None
-        try:
-            return self._whole.case(case)
-        except PasshatError:
-            return None
+        return None if self._whole is None else self._whole.get(case)
 
     def __call__(self, case: str) -> CaseWhy:
         runs = sorted(self.load(case), key=lambda r: r.run_index)[:RUNS_LIMIT]

@@ -1,16 +1,19 @@
 """Records as rows: the columns of `experiments` and `runs`, which of them hold JSON, and
 how a value becomes that JSON (anything not JSON-ready made so by `json_safe`: NaN,
-sets, cycles and deep nesting written as text, never an exception mid-write).
+sets, cycles and deep nesting written as text, never an exception mid-write); and read
+back, the shapes every reader counts on checked (what is not: one line, never a
+traceback, whoever wrote the store).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields
 from typing import Any
 
 from passhat.errors import StoreError
-from passhat.records import ExperimentRecord, RunRecord
+from passhat.records import ExperimentRecord, RunRecord, is_set_detail
 
 _EXPERIMENT_JSON = ("model_config", "params", "case_ids", "case_hashes", "tools", "source")
 
@@ -28,6 +31,26 @@ TEXT_TOKENS = (
 by hand: SQLite keeps it): its case, index and column, from the covering index."""
 
 
+def decode(value: str, what: str) -> Any:
+    """A JSON column's value; a StoreError naming `what` when the text is not JSON, or
+    nested too deep to read. A lone surrogate's escape (no UTF-8 holds it: printed or
+    written, it ended in a traceback) is kept as that escape, as the writer keeps it."""
+    try:
+        decoded = json.loads(value)
+    except (TypeError, ValueError) as error:
+        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
+    except RecursionError:  # JSON nested past Python's recursion limit: no store wrote it
+        raise StoreError(f"the store is damaged: {what} is JSON nested too deep to read") from None
+    if _SURROGATE.search(value):  # (a regex: twice as quick as two `in` looks)
+        return json_safe(decoded)
+    return decoded
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A surrogate's escape in JSON text: a pair decodes to its character, a lone one to no
+text."""
+
+
 def check_numbers(data: dict[str, Any]) -> None:
     """A run's row whose number columns hold anything but numbers (text written by hand:
     SQLite keeps it; `show` and `diff` ended in a traceback): a StoreError naming them."""
@@ -35,6 +58,69 @@ def check_numbers(data: dict[str, Any]) -> None:
         if type(data.get(key, 0)) not in (int, float):
             where = f"run {data.get('run_index')} of case {data.get('case_id')!r}"
             raise StoreError(f"the store is damaged: {key} of {where} is {data[key]!r}, no number")
+
+
+_OBJECTS, _TEXTS = "a JSON list of objects", "a JSON list of text"
+_RUN_SHAPES = {
+    "final_state": "a JSON object",
+    **dict.fromkeys(("score", "transcript", "tool_calls", "retries"), _OBJECTS),
+}
+"""The shape of a run's JSON columns every reader counts on (`output` may be anything)."""
+_EXPERIMENT_SHAPES = {
+    "case_ids": _TEXTS,
+    "tools": _TEXTS,
+    **dict.fromkeys(("case_hashes", "params", "model_config"), "a JSON object"),
+}
+_DICT, _STR = frozenset((dict,)), frozenset((str,))
+_FITS = {  # the element types as a set: map and set run in C (a generator cost 20 us a run)
+    "a JSON object": lambda v: type(v) is dict,
+    _OBJECTS: lambda v: type(v) is list and set(map(type, v)) <= _DICT,
+    _TEXTS: lambda v: type(v) is list and set(map(type, v)) <= _STR,
+}
+
+
+def check_shapes(data: dict[str, Any], where: str, shapes: dict[str, str]) -> None:
+    """A record's decoded JSON columns in the shape every reader counts on (a store someone
+    else wrote, a hand edit: `tool_calls` of `[1, 2]` ended `show` in a traceback), and
+    its seed a whole number: else a StoreError naming the column, `where` and what it
+    holds."""
+    for key, wanted in shapes.items():
+        if key in data and not _FITS[wanted](data[key]):
+            raise StoreError(
+                f"the store is damaged: {key} of {where} is {_short(data[key])}, not {wanted}"
+            )
+    if type(data.get("seed", 0)) is not int:
+        raise StoreError(f"the store is damaged: seed of {where} is {_short(data['seed'])}")
+
+
+def set_details(items: Any, what: str) -> list[dict[str, Any]]:
+    """A run's per-item results as every report reads them: the details that are set
+    details (`records.is_set_detail`; a custom scorer's `"expected": 1` is its own, and
+    ended report, its --json and --html and why in a traceback); a StoreError when they
+    are no JSON list."""
+    if type(items) is not list:
+        raise StoreError(f"the store is damaged: {what} is {_short(items)}, not a JSON list")
+    if all(map(is_set_detail, items)):
+        return items
+    return [detail for detail in items if is_set_detail(detail)]
+
+
+def check_messages(transcript: list[dict[str, Any]], where: str) -> None:
+    """A transcript's messages with their tool calls in the shape every reader counts on
+    (`"tool_calls": 7` ended show, diff, why and report in a traceback): else a
+    StoreError naming the message. A role or content of another type is shown as it is."""
+    for number, message in enumerate(transcript):
+        calls = message.get("tool_calls")
+        if calls is not None and not _FITS[_OBJECTS](calls):
+            raise StoreError(
+                f"the store is damaged: tool_calls of message {number} of the transcript of "
+                f"{where} is {_short(calls)}, not {_OBJECTS}"
+            )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 _RUN_COLUMNS = tuple(f.name for f in fields(RunRecord))

@@ -7,7 +7,6 @@ skipped.
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
 from array import array
 from bisect import bisect_right
@@ -21,6 +20,7 @@ from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary
 from passhat.store import columns as _columns
 from passhat.store.columns import _EXPERIMENT_JSON, _RUN_COLUMNS, _RUN_JSON, _encode
+from passhat.store.columns import decode as _decode
 from passhat.store.connection import _Connection
 
 _SUMMARY = (
@@ -142,7 +142,8 @@ class LazyItems(Sequence[dict[str, Any]]):
     def _read(self) -> list[dict[str, Any]]:
         items = self._items
         if items is None:
-            items = self._items = _decode(self._text, _named(self._what, self._text))
+            what = _named(self._what, self._text)
+            items = self._items = _columns.set_details(_decode(self._text, what), what)
         return items
 
     def decoded(self) -> list[dict[str, Any]]:
@@ -157,8 +158,8 @@ class LazyItems(Sequence[dict[str, Any]]):
         try:
             decoded: list[dict[str, Any]] = _from_json()(self._text)
         except ValueError:
-            return _decode(self._text, _named(self._what, self._text))  # type: ignore[no-any-return]
-        return decoded
+            decoded = _decode(self._text, _named(self._what, self._text))
+        return _columns.set_details(decoded, _named(self._what, self._text))
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
@@ -241,15 +242,8 @@ def _items(text: str | None, index: int, case_id: str) -> Sequence[dict[str, Any
     a list said at once (damaged)."""
     what = f"items of run {index} of {case_id!r}"
     if not text or text == "[]" or text[0] != "[":
-        return _decode(text or "[]", what)  # type: ignore[no-any-return]
+        return _columns.set_details(_decode(text or "[]", what), what)
     return LazyItems(text, what)
-
-
-def _decode(value: str, what: str) -> Any:
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError) as error:
-        raise StoreError(f"the store is damaged: {what} is not JSON ({error})") from None
 
 
 def _experiment(
@@ -262,6 +256,7 @@ def _experiment(
     data["adaptive"] = tuple(adaptive or ())
     for key in _EXPERIMENT_JSON:
         data[key] = _decode(data[key], f"experiment {data.get('id')} {key}")
+    _columns.check_shapes(data, f"experiment {data.get('id')}", _columns._EXPERIMENT_SHAPES)
     data["case_ids"] = tuple(data["case_ids"])
     data["tools"] = tuple(data["tools"])
     return ExperimentRecord(**data)
@@ -283,6 +278,10 @@ def _run(row: sqlite3.Row, decoded: dict[str, dict[Any, Any]] | None = None) -> 
             if seen is not None:
                 seen[text] = data[key]
     _columns.check_numbers(data)
+    where = f"run {data.get('run_index')} of case {data.get('case_id')!r}"
+    _columns.check_shapes(data, where, _columns._RUN_SHAPES)
+    if "transcript" in data:
+        _columns.check_messages(data["transcript"], where)
     return RunRecord(**data)
 
 
@@ -503,10 +502,10 @@ class _Reads(_Connection):
         # that has it only should it be damaged: 22,400 names made at 100,000 runs of
         # 10,000 cases were 15 % of this read
         first_run = _FirstRun(indices, texts, sizes)
-        shared = {
+        shared: dict[str, Sequence[dict[str, Any]]] = {
             text: LazyItems(text, first_run)
             if text and text != "[]" and text[0] == "["
-            else _decode(text or "[]", first_run(text))  # none, or damaged: said now
+            else _columns.set_details(_decode(text or "[]", first_run(text)), first_run(text))
             for text in dict.fromkeys(texts)
         }
         values = list(map(shared.__getitem__, texts))
@@ -765,8 +764,9 @@ def _summaries_of(
             it_before = it
             shared = items.get(it)
             if shared is None:
+                what = f"items of run {index} of {case_id!r}"
                 shared = items[it] = (
-                    _decode(it or "[]", f"items of run {index} of {case_id!r}")
+                    _columns.set_details(_decode(it or "[]", what), what)
                     if decode_items
                     else _items(it, index, case_id)
                 )

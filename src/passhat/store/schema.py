@@ -24,7 +24,9 @@ def _summary_of(row: str) -> str:
 
     `items` is `records.graded_items(score)` and `tool_counts` is
     `records.tool_counts(tool_calls)`, computed by SQLite's JSON functions
-    (json_patch drops the keys a detail does not have). A column that is not
+    (json_patch drops the keys a detail does not have; `items` keeps every detail
+    with an `expected` and a `missing`, and its readers keep the set details of them,
+    `columns.set_details`). A column that is not
     JSON gives a value that is not JSON either, so a report says the store is
     damaged instead of showing nothing. A call's error is read as JSON text (`->`),
     not as SQL text: an error string starting with NUL is an error, not ''."""

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 
 from passhat.errors import StoreError
 from passhat.records import RunSummary
-from passhat.store.reads import _decode, _Reads, _summaries_of
+from passhat.store.columns import decode as _decode
+from passhat.store.reads import _Reads, _summaries_of
 
 
 class CaseTally(NamedTuple):

@@ -25,6 +25,7 @@ from passhat.store.columns import (
     _encode,
     _encode_small,
     _row,
+    _safe_text,
     _to_json,
 )
 from passhat.store.connection import redact_all
@@ -151,6 +152,12 @@ class _Writes(_CaseItems):
     def _encode(self, value: Any) -> str:
         return redact_all(_encode(value), self.secrets)
 
+    def _text(self, value: Any) -> Any:
+        """A text column's value as written: a lone surrogate escaped (a judge's or an
+        agent's answer quoted in an error message: SQLite's UTF-8 cannot hold it, and the
+        write ended the experiment in a traceback), the known secrets blanked."""
+        return redact_all(_safe_text(value), self.secrets) if isinstance(value, str) else value
+
     def _sealed(self, record: ExperimentRecord | RunRecord) -> dict[str, Any]:
         """The row written for `record`: JSON columns encoded, and every text column
         (traceback, stderr, error message, output, transcript, tool calls, ...) with the
@@ -165,7 +172,7 @@ class _Writes(_CaseItems):
                 row[key] = _encode_small(row[key])
         if row.get("ran_on", "") is None:  # NULL by default: a local run names no worker
             del row["ran_on"]
-        return {k: redact_all(v, self.secrets) if isinstance(v, str) else v for k, v in row.items()}
+        return {k: self._text(v) for k, v in row.items()}
 
     @staticmethod
     def _check_name(name: str | None) -> None:
@@ -340,7 +347,7 @@ class _Writes(_CaseItems):
                 yield (
                     run.case_id,
                     run.run_index,
-                    *(redact_all(v, self.secrets) if isinstance(v, str) else v for v in written),
+                    *(self._text(v) for v in written),
                     self._encode(run.score),
                 )
 

@@ -135,6 +135,20 @@ class CaseReader:
                     return read[0]
         return None
 
+    def every_case(self) -> dict[str, Case]:
+        """Every valid case of cases/ by its id (an id's first file, as a whole load
+        keeps it), each read as `case` reads one: no environment and no scorer's code
+        imported, where `load_suite` imports both (a report reads the suite a store
+        names, and a store may be someone else's)."""
+        loader = self._loader
+        found: dict[str, Case] = {}
+        for name in loader._case_files():
+            read = loader._case(f"{CASES_DIR}/{name}", None, (), list(self.scorers))
+            if read is not None:
+                found.setdefault(read[0].id, read[0])
+        loader.shelf.flush()
+        return found
+
 
 class _Loader:
     """One load: collects every problem before giving up."""

@@ -15,8 +15,8 @@ Safety: model output, tool results and case files are data. Jinja autoescapes
 every value; JSON inside `<script>` has `<`, `>` and `&` escaped; transcripts,
 and the cases of the pages the script draws, are drawn with `textContent` and
 `setAttribute`, never as markup; direction characters (bidi overrides, isolates,
-marks) are shown as their escapes, `\\u202e`, by the template (render.shown) and the
-script alike, as the terminal shows them; and a Content-Security-Policy lets only the
+marks) and invisible ones (zero-width space, tags: console.HIDDEN) are shown as their
+escapes, `\\u202e`, by the template (render.shown) and the script alike, as the terminal shows them; and a Content-Security-Policy lets only the
 page's own script (by its hash) run, and fetches nothing.
 
 Size: runs repeat themselves (the system prompt and the ticket in every run,
