@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
@@ -85,7 +85,7 @@ async def batched(
     run_batch: RunBatch,
     *,
     keep: Callable[[RunRecord], None] | None = None,
-) -> AsyncIterator[RunRecord]:
+) -> AsyncGenerator[RunRecord, None]:
     """`run_batch` over `todo` in batches, records yielded as each batch finishes.
 
     At most `concurrency` batches are in flight or finished and not wholly
