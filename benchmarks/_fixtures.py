@@ -133,7 +133,16 @@ def make_store(tmp: Path, cases: int, k: int) -> tuple[Path, str]:
             run_experiment(store, experiment, suite, agent, None, RunOptions(concurrency=8))
         )
     _replicate(db, experiment.id, template, cases)
+    finished(db, experiment.id)
     return db, experiment.id
+
+
+def finished(db: Path, experiment_id: str) -> None:
+    """The store as passhat leaves it after a finished experiment: the rows copied in
+    SQL (no writer's end), each case's items of `report --json` are kept now by the
+    same public fill a writer calls (`Store.fill_case_items`); a no-op when kept."""
+    with Store(db) as store:
+        store.fill_case_items(experiment_id)
 
 
 def _replicate(db: Path, experiment_id: str, template: int, cases: int) -> None:
@@ -184,7 +193,9 @@ def kept_store(folder: Path, cases: int, k: int) -> tuple[Path, str]:
     kept = folder / f"store-{cases}x{k}.id"
     db = folder / f"store-{cases}x{k}.db"
     if kept.is_file() and db.is_file():
-        return db, kept.read_text(encoding="utf-8").strip()
+        experiment_id = kept.read_text(encoding="utf-8").strip()
+        finished(db, experiment_id)  # kept by an older passhat: as a writer leaves it now
+        return db, experiment_id
     folder.mkdir(parents=True, exist_ok=True)
     db, eid = make_store(folder, cases, k)
     kept.write_text(eid, encoding="utf-8")

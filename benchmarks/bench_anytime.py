@@ -28,6 +28,7 @@ Run: .venv/bin/python benchmarks/bench_anytime.py [R]   (R defaults to 400)
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -51,8 +52,21 @@ def _row(plan: Schedule, name: str, shift: float, runs: dict[str, object]) -> De
     return until_decided(plan, shift=shift, runs_to="undecided", **runs)  # type: ignore[arg-type]
 
 
+def options(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, the module docstring as its help. R was read by hand from
+    sys.argv: `--help` ended in an int() traceback."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "replications", nargs="?", type=int, default=400, metavar="R",
+        help="simulated experiments per row (default 400)",
+    )  # fmt: skip
+    return parser.parse_args(argv)
+
+
 def main() -> None:
-    replications = int(sys.argv[1]) if len(sys.argv) > 1 else 400
+    replications = options().replications
     rules = {
         "bonferroni": schedule(3, 12, 3),
         "obrien-fleming": schedule(3, 12, 3, spending="obrien-fleming"),

@@ -173,7 +173,7 @@ def spawn_and_whole(
     experiment to warm up, as the spawns are: both figures see the same load, and a
     one-time cost of the first experiment in a process (lazy imports, the first server)
     is not counted as every run's. The spawns are measured as a run makes them: with
-    the child watcher run_experiment installs (execution.child_watcher), not 3.11's
+    the child watcher run_experiment installs (_children.child_watcher), not 3.11's
     thread per child that the bare spawn above has. Medians."""
     action = through_passhat(agent, folder, level)
     whole_runs(runs, folder, level)  # warm

@@ -3,7 +3,8 @@
 The runs are written as the runner writes them: handed over to `RunWriter` (group
 commits on its thread, the runner's linger and in-flight limit at concurrency 50),
 each one of a new experiment of `--cases` cases × 10, copied from the `_fixtures`
-template runs (~5 KB rows, transcript and all). The stores are `_fixtures` stores of
+template runs (~5 KB rows, transcript and all), then each case's items of `report
+--json` kept (`Store.fill_case_items`, as the runner does when its lease ends). The stores are `_fixtures` stores of
 10,000 and 100,000 cases × k = 10 (`--stores DIR` keeps them: the large one takes
 about 4 minutes and 5 GB to build); every round adds an experiment to both in turn
 (the smaller first in odd rounds) and deletes it again, untimed, so each round
@@ -70,6 +71,7 @@ def add(db: Path, source_id: str, runs: list[RunRecord], cases: int) -> tuple[fl
         wall, cpu = time.perf_counter(), time.process_time()
         store.create_experiment(experiment)
         asyncio.run(_write(store, runs, experiment.id, cases))
+        store.fill_case_items(experiment.id)  # as the runner's lease ends
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         (count,) = store._db.execute(
             "SELECT count(*) FROM runs WHERE experiment_id = ?", (experiment.id,)

@@ -17,7 +17,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from claims_corpora import DEVELOPMENT, cached, key_of, load, strict_audit
+from claims_corpora import DEVELOPMENT, cached, corpus_options, key_of, load, strict_audit
 
 
 def explained(entry: dict[str, Any]) -> dict[str, Any]:
@@ -54,8 +54,8 @@ def candidates(entries: list[dict[str, Any]], cache: Path) -> dict[str, dict[str
 
 
 if __name__ == "__main__":
-    names = sys.argv[2:] or DEVELOPMENT
-    every = [e for name in names for e in load(name)]
-    got = candidates(every, Path(sys.argv[1]))
+    given = corpus_options(__doc__)
+    every = [e for name in given.corpora or DEVELOPMENT for e in load(name)]
+    got = candidates(every, given.cache)
     none = sum(not got[key_of(e)]["candidates"] for e in every if e["label"] == 1)
     print(len(every), "entries,", none, "positives with no candidate")

@@ -8,6 +8,7 @@ corpus are refused by `load`."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import hashlib
 import io
@@ -104,10 +105,23 @@ def rule_verdicts(entries: list[dict[str, Any]], cache: Path) -> dict[str, int]:
     return cached(entries, cache, lambda entry: int(strict_code(entry) == 1))
 
 
-if __name__ == "__main__":
-    import sys
+def corpus_options(doc: str | None, argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line of this script and of claims_candidates.py: CACHE [corpus.yaml ...],
+    `doc` as the help. It was read by hand from sys.argv: `--help` became the cache's file
+    name (the whole corpus audited into ./--help), no argument an IndexError traceback."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("cache", type=Path, metavar="CACHE.json", help="the cache, by text")
+    parser.add_argument(
+        "corpora", nargs="*", default=[], metavar="corpus.yaml",
+        help="development corpora of tests/ (default: every one in DEVELOPMENT)",
+    )  # fmt: skip
+    return parser.parse_args(argv)
 
-    names = sys.argv[2:] or DEVELOPMENT
-    every = [e for name in names for e in load(name)]
-    verdicts = rule_verdicts(every, Path(sys.argv[1]))
+
+if __name__ == "__main__":
+    given = corpus_options(__doc__)
+    every = [e for name in given.corpora or DEVELOPMENT for e in load(name)]
+    verdicts = rule_verdicts(every, given.cache)
     print(len(every), "entries,", sum(verdicts[key_of(e)] for e in every), "failed")

@@ -301,11 +301,15 @@ async def signals_itself(input: Any, env: Any, ctx: Any) -> str:
     """Like odd_runs_pass; PASSHAT_TEST_SIGNAL=TERM sends passhat's own process SIGTERM
     as run 1's agent ends, =INT sends it SIGINT as run 2's agent starts: with one run at
     a time, either lands while run 1's last step waits for its turn (execution.
-    run_once_then), asyncio's order of callbacks making the moment the same every time."""
+    run_once_then), asyncio's order of callbacks making the moment the same every time.
+    =INT_END sends SIGINT as run 1's agent ends: the cancel lands before the run has
+    taken its agent's result (execution._run_agent)."""
     kind = os.environ.get("PASSHAT_TEST_SIGNAL", "")
     if kind == "INT" and ctx.run_index == 2:
         os.kill(os.getpid(), signal.SIGINT)
     outcome = await odd_runs_pass(input, env, ctx)
-    if kind == "TERM" and ctx.run_index == 1:
-        os.kill(os.getpid(), signal.SIGTERM)
+    if kind in ("TERM", "INT_END") and ctx.run_index == 1:
+        # INT_END: Python's handler (asyncio.Runner's) cancels at once, before the
+        # agent's task has handed its result to the run waiting for it
+        os.kill(os.getpid(), signal.SIGTERM if kind == "TERM" else signal.SIGINT)
     return outcome

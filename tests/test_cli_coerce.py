@@ -94,10 +94,10 @@ def test_numbers_typed_as_digits_convert_as_typer_converts_them(text: str) -> No
 def test_a_bad_value_gets_typers_own_message(capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(capsys, "report", "latest", "-m", "ten", "--db", "none.db")
     assert result.code == 2
-    assert (
-        "Invalid value for '--forecast' / '-m': Input should be a valid integer, unable to "
-        "parse string as an integer"
-    ) in result.err
+    assert result.err == (
+        "passhat report: invalid value for '--forecast' / '-m': Input should be a valid "
+        "integer, unable to parse string as an integer (see passhat report --help)\n"
+    )
 
 
 def test_a_path_option_keeps_typers_checks(

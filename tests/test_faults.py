@@ -367,14 +367,18 @@ def test_sigterm_keeps_finished_runs_releases_the_lease_and_exits_143(tmp_path: 
     assert leases(db) == []
 
 
-@pytest.mark.parametrize("kind", ["TERM", "INT"], ids=["sigterm", "ctrl-c"])
+@pytest.mark.parametrize(
+    "kind", ["TERM", "INT", "INT_END"], ids=["sigterm", "ctrl-c", "ctrl-c-as-the-agent-returns"]
+)
 def test_a_stop_while_a_finished_runs_last_step_waits_still_records_it(
     tmp_path: Path, kind: str
 ) -> None:
     """Guards fix52: a run's last step left for the loop's next turn (run_once_then) was
     lost when SIGTERM or Ctrl-C stopped passhat in that turn: run 1's agent had
     finished, yet run 1 was never recorded. The agent signals its own process at the
-    moment (agents_for_tests.signals_itself); resume then counts every run once."""
+    moment (agents_for_tests.signals_itself); resume then counts every run once.
+    fix52b: a Ctrl-C as run 1's agent returns (INT_END: Python's handler cancels at once,
+    before the run took its agent's result) lost run 1 too."""
     import signal
     import subprocess
     import sys

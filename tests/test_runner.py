@@ -663,8 +663,8 @@ def test_a_command_agents_exit_is_read_from_its_pidfd_not_waited_for_in_a_thread
     it; the runner installs a pidfd watcher instead, and the runs are recorded alike."""
     import threading
 
+    from passhat._children import _PidfdWatcher
     from passhat.agents.command import CommandSpec
-    from passhat.execution import _PidfdWatcher
 
     monkeypatch.setattr(asyncio.get_event_loop_policy(), "_watcher", None)  # 3.11's default
     started: list[str] = []
@@ -693,7 +693,7 @@ def test_a_command_agents_exit_is_read_from_its_pidfd_not_waited_for_in_a_thread
 
 
 def test_a_programs_own_child_watcher_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    from passhat.execution import child_watcher
+    from passhat._children import child_watcher
 
     own = asyncio.PidfdChildWatcher() if hasattr(asyncio, "PidfdChildWatcher") else None
     if own is None or sys.version_info >= (3, 12):

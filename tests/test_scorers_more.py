@@ -154,6 +154,16 @@ def write_suite(
             "defaults.scorers[0].pattern: '(unclosed' is not a regular expression",
             id="bad-regex",
         ),
+        pytest.param(  # re.compile raises RecursionError here: was a traceback at load
+            {"matches": "answer.text", "pattern": "(" * 500 + "a" + ")" * 500},
+            "defaults.scorers[0].pattern: '((((",
+            id="regex-nested-too-deep",
+        ),
+        pytest.param(  # and OverflowError here
+            {"matches": "answer.text", "pattern": "a{99999999999999999999}"},
+            "defaults.scorers[0].pattern: 'a{99999999999999999999}' is not a regular expression",
+            id="regex-count-too-large",
+        ),
         pytest.param(
             {"judge": "Is it kind?", "model": "gpt-4o"},
             "defaults.scorers[0].model: 'gpt-4o' is not provider:name",

@@ -238,3 +238,54 @@ def test_an_experiment_grades_turkish_text_as_re_did(tmp_path: Path) -> None:
         case_file.write_text(yaml.safe_dump(case, allow_unicode=True), encoding="utf-8")
         done = passhat.evaluate(root, k=1, db=tmp_path / f"{status}.db", concurrency=1)
         assert [(r.status, r.error_message) for r in done.runs()] == [(status, None)]
+
+
+def test_a_pattern_regex_would_write_out_is_searched_by_re() -> None:
+    """A counted repeat regex.compile writes out copy by copy (no time bound, in passhat's
+    own process): `(?:ab|c){300000}` killed the process with SIGSEGV. Such a pattern is
+    searched by re, in its child; common counted patterns stay regex's."""
+    import subprocess
+    import sys
+
+    code = (
+        "from passhat import searching\n"
+        "print(searching.search('(?:ab|c){300000}', 'ab' * 10, 30.0),"
+        " searching.search('^(?:ab|c){300000}', 'c' * 300000, 30.0))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "False True\n"), done.stderr[-500:]
+    for written_out in ("a{10000000}", "(?:ab|c){300000,}", "(?:ab|c){300000,300001}"):
+        assert searching.unsafe(written_out), written_out
+    common = (r"^\d{4}-\d{2}-\d{2}$", r"[A-Z]{3}\d{6}", r"^.{0,2000}$", r"^[\s\S]{1,100000}$")
+    for pattern in (*common, "a{}b{,}"):  # a range past its least count is regex's loop
+        assert not searching.unsafe(pattern), pattern
+
+
+def test_a_pattern_regex_cannot_compile_is_searched_by_re() -> None:
+    """400 nested groups: re reads them (the suite's check passes), regex raises
+    RecursionError; the search is re's, not passhat's trouble."""
+    pattern = "(" * 400 + "a" + ")" * 400
+    re.compile(pattern)
+    assert searching.search(pattern, "xa", 30.0) is True
+    assert searching.search(pattern, "x", 30.0) is False
+
+
+def test_a_search_by_re_with_descriptors_past_1024() -> None:
+    """passhat raises its own limit of open files (isolation._more_files) and its runs'
+    connections take them: a child's pipe numbered past 1,024, which select.select
+    refuses (ValueError), is still read."""
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"a hard limit of {hard} open files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        assert max(held) > 1024
+        assert searching.search("(?i)kapali", "Sipariş kapalı", 30.0) is True
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -22,11 +22,9 @@ import inspect
 import os
 import queue
 import signal
-import sys
 import threading
 import time
 import traceback
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -126,11 +124,28 @@ async def run_once_then(job: Job, case: Case, index: int) -> RunRecord | Callabl
     timers share one loop; grading each run as its agent ended held the next runs back."""
     attempt = job.attempt((case.id, index))
     ran = _Ran(job.experiment, job.suite, case, index, job.options, attempt, job.guard)
-    await _run(ran, job.agent, job.model)
-    if _user_world(job.suite) or grading(job.suite) != "reads":
+    waits = _user_world(job.suite) or grading(job.suite) != "reads"
+    try:
+        await _run(ran, job.agent, job.model)
+    except Returned as stop:  # its last step goes with the stop (`bounded` keeps the run)
+        stop.last_step = None if waits else functools.partial(_finish_now, ran)
+        raise
+    if waits:
         return await _finish(ran)
     ran.paused = time.perf_counter()
     return functools.partial(_finish_now, ran)
+
+
+class Returned(asyncio.CancelledError):
+    """A stop (Ctrl-C, SIGTERM, a cancel) that landed after the run's agent returned, before
+    the run took its `outcome`; `last_step` makes the run's record when that step waits for
+    nothing (`run_once_then`; `bounded` keeps the record). A run whose last step waits (a
+    user's environment, scorers that search or wait) stays missing, as runs in flight do."""
+
+    def __init__(self, outcome: tuple[Any, Failure | None]) -> None:
+        super().__init__()
+        self.outcome = outcome
+        self.last_step: Callable[[], RunRecord] | None = None
 
 
 @dataclass(slots=True)
@@ -172,7 +187,12 @@ async def _run(ran: _Ran, agent: LoadedAgent, model: Model | None) -> _Ran:
     )
     if ran.env is not None:
         timeout_s = ran.options.timeout_s
-        output, error = await _run_agent(agent, case.input, ran.env, ctx, timeout_s)  # a copy
+        try:
+            output, error = await _run_agent(agent, case.input, ran.env, ctx, timeout_s)  # a copy
+        except Returned as stop:  # its last step may still make the record
+            output, error = stop.outcome
+            ran.output, (ran.limit, ran.error) = output, _limit_of(ctx, error)
+            raise
         ran.output = output
         ran.limit, ran.error = _limit_of(ctx, error)
     return ran
@@ -276,7 +296,10 @@ async def _run_agent(
         guard.watch(task, time.monotonic() + timeout_s)
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
-    except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing
+    except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing...
+        if task.done() and not task.cancelled() and task.exception() is None:
+            outcome = _in_time(task.result(), clock, timeout_s)  # ...but for one whose
+            raise Returned(outcome) from None  # agent had returned (run_once_then)
         ctx.given_up = True
         _abandon(task)
         raise
@@ -295,18 +318,25 @@ async def _run_agent(
             if own is not None:
                 return None, own
         return None, ("timeout", late)
-    output, error = task.result()
-    if error is None and time.perf_counter() - clock > timeout_s:
-        # an async agent that blocked the event loop: its answer came too late to count
+    return _in_time(task.result(), clock, timeout_s)
+
+
+def _in_time(
+    outcome: tuple[Any, Failure | None], clock: float, timeout_s: float
+) -> tuple[Any, Failure | None]:
+    """The agent's outcome; a timeout for an async agent that blocked the event loop past
+    its deadline (`clock` its start): its answer came too late to count."""
+    if outcome[1] is None and time.perf_counter() - clock > timeout_s:
+        late = f"the run did not finish within {timeout_s:g} s"
         return None, ("timeout", late + " (it blocked the event loop; see README: sync code)")
-    return output, error
+    return outcome
 
 
 def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure | None:
     """What a run stopped at its deadline ended in when passhat's own part of it was
     under way (its look for answers: agents/lookout.in_time): `isolation`, which names
     passhat, or `agent_left` where the look was in what an earlier run of the agent left
-    (CommandAgent._looked), not `timeout`, which reads as this run's agent too slow."""
+    (LookStopped.left_in), not `timeout`, which reads as this run's agent too slow."""
     if task.cancelled() or task.exception() is not None:
         return None
     _, failure = task.result()
@@ -453,78 +483,6 @@ def watchdog() -> Iterator[None]:
     finally:
         _WATCHDOG.reset(token)
         guard.stop()
-
-
-class _PidfdWatcher(asyncio.AbstractChildWatcher):
-    """Python 3.12's child watcher on 3.11: a child's exit read from its pidfd by the
-    loop that started it (no thread, no signal). Python 3.11's default,
-    ThreadedChildWatcher, starts a thread per child to wait for it: for a command
-    agent's run of `true` at --isolation process that thread was 0.5-1.0 ms of a
-    3.5-4 ms run's CPU (bench_spawn's whole-run row; 300 runs at concurrency 1).
-    3.11's own asyncio.PidfdChildWatcher is bound to the one loop it was attached to;
-    passhat runs a loop per evaluation (and in a thread under a notebook's), so this
-    one, as 3.12's, uses the loop running when the child is added."""
-
-    def __enter__(self) -> _PidfdWatcher:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def is_active(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        pass
-
-    def attach_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        pass
-
-    def add_child_handler(  # type: ignore[override]  # typeshed's TypeVarTuple form
-        self, pid: int, callback: Callable[..., object], *args: Any
-    ) -> None:
-        loop = asyncio.get_running_loop()
-        pidfd = os.pidfd_open(pid)
-        loop.add_reader(pidfd, self._exited, loop, pid, pidfd, callback, args)
-
-    def _exited(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        pid: int,
-        pidfd: int,
-        callback: Callable[..., Any],
-        args: tuple[Any, ...],
-    ) -> None:
-        loop.remove_reader(pidfd)
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:  # reaped elsewhere, as asyncio's own watchers say
-            code = 255
-        else:
-            code = os.waitstatus_to_exitcode(status)
-        os.close(pidfd)
-        callback(pid, code, *args)
-
-    def remove_child_handler(self, pid: int) -> bool:
-        return True  # asyncio never calls it (nor does Python 3.12's watcher do anything)
-
-
-def child_watcher() -> None:
-    """On Python 3.11 where Linux gives pidfds (5.3+), child processes (command agents)
-    are waited for as Python 3.12 waits for them by default (`_PidfdWatcher`). Only
-    3.11's default watcher is replaced; a program's own watcher is kept."""
-    if sys.version_info >= (3, 12) or not hasattr(os, "pidfd_open"):
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        current = asyncio.get_child_watcher()
-        if not isinstance(current, asyncio.ThreadedChildWatcher):
-            return
-        try:
-            os.close(os.pidfd_open(os.getpid()))
-        except OSError:  # an older kernel, or pidfd_open refused (seccomp)
-            return
-        asyncio.set_child_watcher(_PidfdWatcher())
 
 
 GRADE_FLOOR_S = 0.1

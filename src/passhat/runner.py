@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from passhat import tamper
+from passhat._children import child_watcher
 from passhat._gc import gc_spaced
 from passhat._lazy import quick_switching
 from passhat.agents import LoadedAgent
@@ -36,7 +37,6 @@ from passhat.execution import (
     TRACEBACK_LIMIT,
     RunOptions,
     agent_traceback,
-    child_watcher,
     harness_version,
     run_once,
     run_seed,

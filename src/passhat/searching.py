@@ -16,7 +16,10 @@ disagrees with the earlier runs graded by `re` (and with a regrade of them):
   (a fuzzy match for `regex`).
 
 So a search whose text or pattern holds any of those (`disputed`) runs on `re` itself,
-in a child process killed at the time bound (counted once the child has started and
+and so does one `regex` cannot compile safely (`unsafe`: it writes a counted repeat out
+copy by copy, where `re` keeps a loop: `(?:ab|c){300000}` killed the process with SIGSEGV
+in regex.compile, `a{10000000}` took 2.6 GB) or at all (400 nested groups: RecursionError),
+in a child process killed at the time bound, or with passhat (counted once the child has started and
 read the search: a start slowed by a loaded machine is not the agent's text's; START_S
 bounds it apart); any other runs on `regex` in this process,
 where both engines decide alike (tests/test_searching.py compares them over generated
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import select
@@ -44,7 +48,13 @@ _SYNTAX = re.compile(
     r"|\{(?!\d*(?:,\d*)?\})"  # a brace that is no counted repeat: regex's fuzzy match
 )
 _CHILD = (
-    "import json,re,sys\n"
+    "import json,os,re,sys\n"
+    # killed when the thread that started it ends (Linux's PR_SET_PDEATHSIG, SIGKILL): a
+    # passhat killed mid-search left it searching, orphaned, for hours; without ctypes
+    # or elsewhere, a search as before
+    "try:import ctypes;ctypes.CDLL(None).prctl(1,9)\n"
+    "except Exception:pass\n"
+    "if os.getppid()!=int(sys.argv[1]):sys.exit(3)\n"  # its parent gone already
     "pattern,text=json.load(sys.stdin)\n"
     "sys.stdout.write('.');sys.stdout.flush()\n"  # started: the search's time starts here
     "sys.stdout.write('1' if re.search(pattern,text) else '0')\n"
@@ -58,10 +68,13 @@ is no fault of the agent's text, and past this it is passhat's error (no verdict
 def search(pattern: str, text: str, timeout: float) -> bool:
     """Whether `re.search(pattern, text)` finds something; TimeoutError past `timeout`
     seconds. OSError when a child cannot be started; RuntimeError when it fails."""
-    if disputed(pattern, text):
+    if disputed(pattern, text) or unsafe(pattern):
         return _search_with_re(pattern, text, timeout)
-    found = _compiled(pattern).search(text, timeout=timeout, concurrent=True)
-    return found is not None
+    try:
+        compiled = _compiled(pattern)
+    except Exception:  # regex.error, RecursionError: a pattern re reads (the suite's check)
+        return _search_with_re(pattern, text, timeout)
+    return compiled.search(text, timeout=timeout, concurrent=True) is not None
 
 
 def disputed(pattern: str, text: str) -> bool:
@@ -71,10 +84,33 @@ def disputed(pattern: str, text: str) -> bool:
     return bool(_SYNTAX.search(pattern)) or _holds_rare(pattern) or _holds_rare(text)
 
 
+_LEAST = re.compile(r"\{(\d+)(?:,\d*)?\}")
+"""A counted repeat's least count: the copies regex.compile writes out (`{3,}`, `{3}`,
+`{3,9}`: 3; the rest of a range it keeps a loop, as `{,9}` whole)."""
+EXPANDED = 100_000
+"""Past this many pattern characters, counted repeats written out (a bound on what
+regex.compile builds: the pattern's length times every repeat's least count, nested or
+not), a search runs on `re` in a child: regex.compile has no time bound and runs in
+passhat's process (`(?:ab|c){100000}`: 0.35 s and 120 MB; at 300,000, `{300000}`,
+`{300000,}` or `{300000,300001}`, SIGSEGV; `{1,300000}` compiles at once)."""
+
+
+def unsafe(pattern: str) -> bool:
+    """Whether regex.compile may take passhat's process down over `pattern`: its counted
+    repeats written out (see EXPANDED); `re` keeps them loops."""
+    size = len(pattern)
+    for least in _LEAST.findall(pattern):
+        size *= max(1, int(least) if len(least) < 10 else EXPANDED)
+        if size > EXPANDED:
+            return True
+    return False
+
+
 def _holds_rare(text: str) -> bool:
     """Whether `text` holds a character the engines treat differently: one look over it
     (a bitmap for the Basic Multilingual Plane, 40-60 ms over 4 MiB), then its
-    characters past it, if any, one by one."""
+    characters past it, if any, one by one: the rest cut out of a copy first (the list
+    re.findall made of 4 Mi emoji, a string each, was 338 MB and 1.8 s; this 0.5 s)."""
     bmp, past, plain = _rare()
     if text.isascii():  # known without a look (CPython keeps it): ASCII text's own few
         return plain.search(text) is not None
@@ -82,7 +118,7 @@ def _holds_rare(text: str) -> bool:
         return True
     return any(
         c in past or (c >= _UNASKED and not _PLANE_14 <= c < _UNASKED_TOO)
-        for c in set(_PAST_BMP.findall(text))
+        for c in set(_IN_BMP.sub("", text))
     )
 
 
@@ -100,7 +136,7 @@ def _search_with_re(pattern: str, text: str, timeout: float) -> bool:
         given.write(json.dumps([pattern, text]).encode())  # a file: the child reads it at will
         given.seek(0)
         child = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _CHILD],
+            [sys.executable, "-I", "-S", "-c", _CHILD, str(os.getpid())],
             stdin=given,
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -128,12 +164,14 @@ def _byte(child: subprocess.Popen[bytes], seconds: float) -> bytes | None:
     """The child's next byte of output (b"" at its end); None when none came in `seconds`."""
     assert child.stdout is not None
     fd = child.stdout.fileno()
-    if not select.select([fd], [], [], seconds)[0]:
+    poll = select.poll()  # not select.select: passhat's descriptors go past 1,024
+    poll.register(fd, select.POLLIN)  # (isolation._more_files), and it refuses those
+    if not poll.poll(max(0, math.ceil(seconds * 1000))):
         return None
-    return os.read(fd, 1)  # not the buffered file: a byte it kept would hide from select
+    return os.read(fd, 1)  # not the buffered file: a byte it kept would hide from poll
 
 
-_PAST_BMP = re.compile("[\U00010000-\U0010ffff]")
+_IN_BMP = re.compile("[\x00-\uffff]+")
 _UNASKED, _PLANE_14, _UNASKED_TOO = "\U00040000", "\U000e0000", "\U000f0000"
 """Planes 4 to 13 (unassigned) and 15 to 16 (private use) are not asked, but taken as
 disputed: asking takes a third of the time without them."""

@@ -37,14 +37,17 @@ node_modules, installed.py's rule), and past WALK_LIMIT entries in one folder in
 TooMuchToLook, naming the folder and the fix: refused at the experiment's start, that
 run errored `isolation` and not started later (`agent_left` where the stop lies in a
 `write:` folder of the run, walked after the rest of any folder holding it: the entries
-an agent left there never make the stop fall in a folder of the host's). A `.env` or a
+an agent left there never make the stop fall in a folder of the host's; `isolation` still
+where the host's part holds more entries than at the first look: its growth, not the
+agent's, pushed the count past the bound in the agent's folder). A `.env` or a
 store past the bound was left in view (round 12's outside attack: seven folders deep, or beside 20,000 files).
 
 A look counts against its run's --timeout (it is made once the run has started); a
 deadline that comes during it is the look's (`in_time`): the run is errored `isolation`,
 naming the look, not `timeout`, which reads as an agent too slow; `agent_left` where the
-look was then in one of the run's `write:` folders (walked last, and only what changed
-there since the last look read again: what an earlier run of the agent left).
+look was then listing or reading what changed in one of the run's `write:` folders since
+the last look (walked last: what an earlier run of the agent left), not where it only
+passed through one as it was (a deadline the host's part brought near lands there too).
 """
 
 from __future__ import annotations
@@ -143,6 +146,10 @@ class Lookout:
         """The run's `write:` folders: the folders inside them are walked after all the
         others, so a stop at the bound there is the agent's doing (the host's part was
         counted whole first), never one at a host's folder the agent's entries pushed."""
+        self._host_start: int | None = None
+        """The entries of the host's part (all but what lies in `last`) at the first whole
+        walk: a stop in a write: folder with more of them now is the host's growth, not
+        the agent's doing (its folder may be as it was at the start)."""
         self._folders: dict[str, _Folder] = {}
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()  # a Dask worker's threads may share an agent
@@ -173,7 +180,7 @@ class Lookout:
         folders: dict[str, _Folder] = {}
         files: dict[str, _File] = {}
         secrets: list[str] = []
-        seen = 0
+        seen = host = 0
         stack: list[str] = [self.folder]
         later: list[str] = []
         known, stat_, last, at = self._files, os.stat, self.last, _AT.get()
@@ -181,9 +188,13 @@ class Lookout:
             if not stack:  # the host's part walked: now what lies in a write: folder
                 stack, later = later, []
             root = stack.pop()
-            if at is not None:
-                at[:] = [root]
-            listed = self._list(root, fresh, WALK_LIMIT - seen)
+            agents = bool(last) and under(root, last)
+            if at is not None:  # in the agent's folder, only what changed is its doing
+                at[:] = [] if agents else [root]
+            grown = self._host_start is not None and host > self._host_start
+            blame = "" if agents and grown else root  # the host's part grew: not the agent's
+            changed = at if agents else None
+            listed = self._list(root, fresh, WALK_LIMIT - seen, blame, changed)
             folders[root] = listed
             secrets += listed.secrets
             for path in reversed(listed.folders):  # in listing order, depth first
@@ -199,19 +210,28 @@ class Lookout:
                 if old is not None and (old.key == key or _grown(old, key)):  # kept tight
                     files[path] = old
                 elif path not in self.skip:
+                    if changed is not None:
+                        changed[:] = [root]
                     writable = bool(last) and under(path, last)
                     files[path] = _read(path, info, key, fresh, writable)
             seen += listed.count
+            host += 0 if agents else listed.count
             if seen > WALK_LIMIT:
-                raise _too_many(self.folder, root)
+                raise _too_many(self.folder, root, blame)
         if at is not None:
             at.clear()  # past the walk: a deadline now is not the folder's
         self._folders, self._files = folders, files
+        if self._host_start is None:
+            self._host_start = host
         return secrets
 
-    def _list(self, root: str, fresh: int, left: int) -> _Folder:
+    def _list(
+        self, root: str, fresh: int, left: int, blame: str, changed: list[str] | None = None
+    ) -> _Folder:
         """The folder `root` as it is now (as last listed when its key is the same); past
-        `left` entries TooMuchToLook, before the rest is listed."""
+        `left` entries TooMuchToLook (at `blame`: `root`, or "" for the host's growth),
+        before the rest is listed. `changed` (in_time's note) is set to `root` when it is
+        listed again: changed since the last look."""
         try:
             info = os.stat(root, follow_symlinks=False)
         except OSError:
@@ -220,6 +240,8 @@ class Lookout:
         old = self._folders.get(root)
         if old is not None and old.key == key:
             return old
+        if changed is not None:
+            changed[:] = [root]
         secrets: list[str] = []
         folders: list[str] = []
         files: list[str] = []
@@ -227,7 +249,7 @@ class Lookout:
             with os.scandir(root) as entries:
                 for count, entry in enumerate(entries):
                     if count >= left:
-                        raise _too_many(self.folder, root)
+                        raise _too_many(self.folder, root, blame)
                     path = os.path.join(root, entry.name)
                     if is_secret(entry.name):
                         secrets.append(path)
@@ -243,13 +265,13 @@ class Lookout:
         return _Folder(trusted, tuple(secrets), tuple(folders), tuple(files), count)
 
 
-def _too_many(folder: str, where: str) -> TooMuchToLook:
+def _too_many(folder: str, where: str, blame: str) -> TooMuchToLook:
     return TooMuchToLook(
         f"{folder}: the agent's view holds more than {WALK_LIMIT:,} files and folders here "
         f"(counted as far as {where}), more than the look for passhat's answers reads "
         "before a run; give the agent narrower read and write paths (its read: and write:, "
         "--agent-read, --agent-write) or move what it need not see out of this folder",
-        where,
+        blame,
     )
 
 

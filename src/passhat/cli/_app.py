@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,8 @@ from passhat.cli._out import write_json_pieces as write_json_pieces
 from passhat.errors import PasshatError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from typer._click import Context
 
     from passhat.report.console import SafeConsole
@@ -112,8 +115,48 @@ def load_commands(name: str | None) -> None:
         importlib.import_module(f"passhat.cli.{module}")
 
 
+_USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
+"""click's UsageError, of the click typer uses (its own copy from typer 0.26 on, click
+itself before): every way a command line is refused (an unknown option or command, a
+missing argument, a value that does not convert, an extra argument) raises one."""
+
+
+def usage_line(error: Exception) -> str:
+    """A refused command line in one line, naming the command, what is wrong and where
+    its help is: `passhat run: no such option: --bogus (see passhat run --help)`."""
+    ctx = getattr(error, "ctx", None)
+    where = ctx.command_path if ctx is not None else "passhat"
+    said = " ".join(getattr(error, "format_message", error.__str__)().split()).rstrip(".")
+    return f"{where}: {said[:1].lower()}{said[1:]} (see {where} --help)"
+
+
+@contextlib.contextmanager
+def _one_line_usage() -> Iterator[None]:
+    """A usage error as one line on stderr and exit 2: click printed four (the usage, a
+    hint, a blank line, the error). A bare `passhat`'s help (NoArgsIsHelpError, click
+    8.2 on) is no error: click shows it."""
+    try:
+        yield
+    except _USAGE_ERROR as error:
+        if type(error).__name__ == "NoArgsIsHelpError":
+            raise
+        console_of("err_console").print(
+            usage_line(error), style="bold red", markup=False, soft_wrap=True
+        )
+        sys.exit(2)
+
+
 class _Root(Group):
-    """The `passhat` group: lists the commands not imported yet from COMMANDS."""
+    """The `passhat` group: lists the commands not imported yet from COMMANDS; any
+    command line it or a command refuses is one line (`_one_line_usage`)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Context:
+        with _one_line_usage():  # the root's own options
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Context) -> Any:
+        with _one_line_usage():  # the command's name, then its options and arguments
+            return super().invoke(ctx)
 
     def list_commands(self, ctx: Context) -> list[str]:
         return rank_commands([*self.commands, *(n for n in COMMANDS if n not in self.commands)])

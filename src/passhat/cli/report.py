@@ -185,7 +185,12 @@ def report_of(
             from passhat.report.experiment import experiment_json
 
             accounting, pieces = experiment_json(
-                experiment, runs, forecast_m=forecast_m, prices=prices, unseen=unseen_data
+                experiment,
+                runs,
+                forecast_m=forecast_m,
+                prices=prices,
+                unseen=unseen_data,
+                kept_items=store.kept_items(experiment.id),
             )
             write_json_pieces(pieces)
             complete = accounting.runs_counted > 0 and accounting.complete

@@ -22,14 +22,16 @@ The contract, which the runner relies on for honest accounting:
   per run;
 - closing the iterator early (an error, Ctrl-C) stops the runs in flight; they
   are not yielded and stay missing. A run already finished but not yet yielded
-  then (its record made, or its last step waiting for its turn) is given to
-  `job.keep`, which the driver writes: a stop never loses a finished run.
+  then (its record made, its last step waiting for its turn, or its agent just
+  returned: `execution.Returned`) is given to `job.keep`, which the driver
+  writes: a stop never loses a finished run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -149,7 +151,13 @@ async def bounded(
                 room.put_nowait(None)
                 return
             turn = _Turn(loop)
-            outcome = await run_one(*item)
+            try:
+                outcome = await run_one(*item)
+            except asyncio.CancelledError as stop:  # as its agent returned (execution.Returned)
+                last_step = getattr(stop, "last_step", None)
+                if last_step is not None:  # made as the iterator closes, then kept
+                    waiting[last_step] = loop.call_later(0, finish, last_step)
+                raise
             if outcome is None:
                 room.put_nowait(None)
             elif isinstance(outcome, RunRecord):
@@ -196,11 +204,18 @@ def _left_over(
     keep: Callable[[RunRecord], None] | None,
 ) -> None:
     """The finished runs no consumer took (the iterator closed: Ctrl-C, SIGTERM, an
-    error), handed to `keep`; a run's error or the end mark means nothing now."""
+    error), handed to `keep`. A last step that raised (a bug, raised to the consumer
+    when none stops it) is logged as passhat's error: no one is left to raise it to."""
     while not done.empty():
         record = done.get_nowait()
         if isinstance(record, RunRecord) and keep is not None:
             keep(record)
+        elif isinstance(record, BaseException):
+            logging.getLogger("passhat").error(
+                "passhat: a finished run's last step failed as the runs stopped; the run "
+                "stays missing (a bug in passhat)",
+                exc_info=record,
+            )
 
 
 class _Turn:

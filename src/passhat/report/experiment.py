@@ -342,12 +342,14 @@ def _retried(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
 class JsonOptions(TypedDict, total=False):
     """What the report's JSON is made with besides the experiment and its runs
     (`experiment_dict`, `experiment_json`): the forecast's horizon (default 10), the
-    prices of its costs, and `unseen` (`Unseen.to_dict`: tokens billed beyond the
-    recorded runs, written last when given)."""
+    prices of its costs, `unseen` (`Unseen.to_dict`: tokens billed beyond the
+    recorded runs, written last when given), and `kept_items` (`Store.kept_items`: each
+    case's items text the store keeps, taken by `experiment_json` as it is)."""
 
     forecast_m: int
     prices: Prices | None
     unseen: Mapping[str, Any] | None
+    kept_items: Mapping[str, str] | None
 
 
 def _json_options(options: JsonOptions) -> tuple[int, Prices | None, Mapping[str, Any] | None]:
@@ -402,7 +404,10 @@ def experiment_json(
     less, 0.1 s less). tests/test_report_json.py checks it byte for byte."""
     forecast_m, prices, unseen = _json_options(options)
     accounting = experiment_accounting(experiment, runs)
-    return accounting, _json_pieces(experiment, runs, accounting, forecast_m, prices, unseen)
+    pieces = _json_pieces(
+        experiment, runs, accounting, forecast_m, prices, unseen, options.get("kept_items")
+    )
+    return accounting, pieces
 
 
 def _json_pieces(
@@ -412,13 +417,14 @@ def _json_pieces(
     forecast_m: int,
     prices: Prices | None,
     unseen: Mapping[str, Any] | None = None,
+    kept: Mapping[str, str] | None = None,
 ) -> Iterator[bytes]:
     from passhat.report.parts_json import item_json, tool_json, usage_json
 
     columns = run_columns(runs)
     yield from json_head(experiment, accounting, forecast_m, replayed_runs(runs))
     yield b',"items":'
-    for piece in item_json(runs, columns):
+    for piece in item_json(runs, columns, kept):
         yield piece.encode()
     yield b',"tools":'
     for piece in tool_json(runs, experiment.tools, columns):

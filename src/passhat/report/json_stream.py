@@ -6,10 +6,12 @@ reads). Of the runs themselves only a few columns are read: every run's index, t
 counts and tool counts from the covering index `run_summaries_cases`
 (`Store.run_numbers`: 4 bytes each a run where they fit, and each distinct tool-count
 value once), then the per-item results of the counted runs a stretch of whole cases at
-a time (`Store.counted_items`): each stretch's items are written and let go. No run's
-summary is made (`Store.summaries` made one for every run, 13 columns each: at 100,000
-runs of 10,000 cases that read cost more than a scan of the rows, and at 1,000,000 runs
-the summaries held at once were ~300 MB).
+a time (`Store.counted_items`), but for the cases whose items text the store keeps
+(`Store.kept_items`, filled when a writer finished: taken as it is, their runs' items
+not read): each stretch's items are written and let go. No run's summary is made
+(`Store.summaries` made one for every run, 13 columns each: at 100,000 runs of 10,000
+cases that read cost more than a scan of the rows, and at 1,000,000 runs the summaries
+held at once were ~300 MB).
 
 The bytes are `experiment_json`'s (tests/test_report_json_stream.py compares them on
 stores with errored, retried, limited, missing and unplanned runs and unkind text).
@@ -26,7 +28,7 @@ from passhat.limits import limited_dicts
 from passhat.records import ExperimentRecord
 from passhat.report.digest import Digest
 from passhat.report.json_frame import json_head, json_tail
-from passhat.report.parts_json import case_item_json, tool_json_of, usage_pieces
+from passhat.report.parts_json import CaseValues, case_item_json, tool_json_of, usage_pieces
 from passhat.store import RunNumbers, Store
 
 STRETCH_RUNS = 5_000
@@ -49,6 +51,30 @@ def stretches(runs_of: Mapping[str, tuple[int, int, int]]) -> Iterator[list[str]
         runs += n
     if stretch:
         yield stretch
+
+
+def kept_or_read(
+    store: Store, experiment_id: str, part: list[tuple[str, int]]
+) -> Iterator[CaseValues | str]:
+    """The items of a stretch of cases (each case id with its count of counted runs, in
+    the store's order), case by case: a case's text where the store keeps it
+    (`Store.kept_items`), else its counted runs' items, read for a run of such cases
+    at a time (`Store.counted_items`)."""
+    if not part:
+        return
+    kept = store.kept_items(experiment_id, part[0][0], part[-1][0])
+    unkept: list[tuple[str, int]] = []
+    for case, n in part:
+        text = kept.get(case)
+        if text is None:
+            unkept.append((case, n))
+            continue
+        if unkept:
+            yield from store.counted_items(experiment_id, unkept)
+            unkept = []
+        yield text
+    if unkept:
+        yield from store.counted_items(experiment_id, unkept)
 
 
 def streamed_json(
@@ -76,7 +102,7 @@ def streamed_json(
         [(case, counted_of[case]) for case in stretch if counted_of.get(case)]
         for stretch in stretches(runs_of)
     ]
-    cases = chain.from_iterable(store.counted_items(experiment.id, part) for part in parts)
+    cases = chain.from_iterable(kept_or_read(store, experiment.id, part) for part in parts)
     for piece in case_item_json(cases):
         yield piece.encode()
     sizes = {case: n for case, (n, _, _) in runs_of.items()}

@@ -36,7 +36,6 @@ from passhat.analysis import (
     tool_rows,
     tool_value_rows,
 )
-from passhat.store import LazyItems
 from passhat.usage import usage_row
 
 CHUNK = 4096
@@ -85,10 +84,13 @@ class _Tails(dict[tuple[bool, ...], str]):
         return made
 
 
-def item_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str]:
+def item_json(
+    runs: Sequence[Any], columns: RunColumns, kept: Mapping[str, str] | None = None
+) -> Iterator[str]:
     """The compact JSON of `item_dicts(runs, columns)`, in pieces, case by case: each
     distinct per-item value of a case is read when the case is (a `LazyItems` decoded
-    then and let go), so the decoded items of every run are never held at once."""
+    then and let go), so the decoded items of every run are never held at once. A
+    case's text in `kept` (`Store.kept_items`) is taken as it is."""
     if not columns.ordered or not _strings(columns):
         yield _dumps(item_dicts(runs, columns))
         return
@@ -97,7 +99,10 @@ def item_json(runs: Sequence[Any], columns: RunColumns) -> Iterator[str]:
     indices = list(compress(columns.indices, keep))
     values = list(map(_GRADED_ITEMS, counted))
     sizes = columns.sizes if len(counted) == len(runs) else Counter(compress(columns.cases, keep))
-    yield from case_item_json(_by_case(sizes, indices, values))
+    cases: Iterable[CaseValues | str] = _by_case(sizes, indices, values)
+    if kept:
+        cases = (kept.get(case[0], case) for case in cases)
+    yield from case_item_json(cases)
 
 
 def _by_case(
@@ -122,14 +127,49 @@ CaseValues = tuple[str, list[int], list[Any]]
 results (runs with equal results share one object: `Store.summaries` gives them one)."""
 
 
-def case_item_json(cases: Iterable[CaseValues]) -> Iterator[str]:
-    """`item_json`'s pieces from the counted runs of each case (`CaseValues`), cases in
-    order; the JSON list of every case's items."""
-    tables: dict[tuple[int, ...], tuple[_Tails, _Tails]] = {}
-    labels: dict[str, str] = {}
+def case_item_json(cases: Iterable[CaseValues | str]) -> Iterator[str]:
+    """`item_json`'s pieces from the counted runs of each case (`CaseValues`), or from a
+    case's text as `ItemText.text` made it (kept in the store: `Store.kept_items`), cases
+    in order; the JSON list of every case's items."""
+    maker = ItemText()
     out: list[str] = []
     opening = "["
-    for case, case_runs, case_values in cases:
+    for case in cases:
+        if type(case) is str:
+            if case:  # a case with no item: no text
+                out.append(case)
+        else:
+            maker.entries(out, *case)
+        if len(out) >= CHUNK:
+            yield opening + ",".join(out)
+            opening = ","
+            out.clear()
+    yield (opening + ",".join(out) + "]") if out or opening == "[" else "]"
+
+
+class ItemText:
+    """The items of a case as compact JSON text, case after case: what repeats between
+    cases (the tails of a tuple of run indices, a scorer's label) made once."""
+
+    __slots__ = ("labels", "tables")
+
+    def __init__(self) -> None:
+        self.tables: dict[tuple[int, ...], tuple[_Tails, _Tails]] = {}
+        self.labels: dict[str, str] = {}
+
+    def text(self, case: str, case_runs: list[int], case_values: list[Any]) -> str:
+        """A case's entries of the items list, comma-separated, without the list's
+        brackets ('' for a case with no counted run or no item): the text
+        `Store.fill_case_items` keeps."""
+        out: list[str] = []
+        if case_runs:
+            self.entries(out, case, case_runs, case_values)
+        return ",".join(out)
+
+    def entries(
+        self, out: list[str], case: str, case_runs: list[int], case_values: list[Any]
+    ) -> None:
+        """Each item of a case (`CaseValues`) as JSON text, added to `out`."""
         case_ids = list(map(id, case_values))  # `case_values` keeps every id's object alive
         distinct = dict(zip(case_ids, case_values, strict=True))  # runs share values
         plans = dict(zip(distinct, map(_plan, distinct.values()), strict=True))
@@ -142,9 +182,9 @@ def case_item_json(cases: Iterable[CaseValues]) -> Iterator[str]:
             out.extend(map(_dumps, map(item_dict, items)))
         elif skeleton:
             runs_key = tuple(case_runs)
-            pair = tables.get(runs_key)
+            pair = self.tables.get(runs_key)
             if pair is None:
-                pair = tables[runs_key] = (_Tails(case_runs, True), _Tails(case_runs, False))
+                pair = self.tables[runs_key] = (_Tails(case_runs, True), _Tails(case_runs, False))
             found_tails, extra_tails = pair
             found = map(
                 found_tails.__getitem__,
@@ -152,6 +192,7 @@ def case_item_json(cases: Iterable[CaseValues]) -> Iterator[str]:
             )
             extras = [(key, plan[3]) for key, plan in plans.items() if plan[3]] or None
             head = '{"case":' + encode_basestring(case) + ',"scorer":'
+            labels = self.labels
             for label, items_of in skeleton:
                 scorer = labels.get(label)
                 if scorer is None:
@@ -167,11 +208,6 @@ def case_item_json(cases: Iterable[CaseValues]) -> Iterator[str]:
                     sources = [(k, by_label[label]) for k, by_label in extras if label in by_label]
                     if sources:
                         _extras(out, named, case_ids, sources, extra_tails)
-        if len(out) >= CHUNK:
-            yield opening + ",".join(out)
-            opening = ","
-            out.clear()
-    yield (opening + ",".join(out) + "]") if out or opening == "[" else "]"
 
 
 _FOUND = itemgetter(2)
@@ -183,8 +219,9 @@ _Plan = tuple[bool, tuple[tuple[str, tuple[str, ...]], ...], tuple[bool, ...], d
 def _plan(graded: Sequence[Mapping[str, Any]]) -> _Plan:
     """`analysis._graded(analysis._read_details(graded))` in one pass: whether the value is
     plain, its skeleton, found per expected item, the extras per label."""
-    if isinstance(graded, LazyItems):
-        graded = graded.decoded()
+    decoded = getattr(graded, "decoded", None)  # `store.LazyItems`: decoded, not kept
+    if decoded is not None:
+        graded = decoded()
     skeleton = []
     found: list[bool] = []
     extras: dict[str, frozenset[str]] = {}

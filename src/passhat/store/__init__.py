@@ -14,6 +14,7 @@ the shared connection; `from passhat.store import X` reaches every public name):
     writes.py       experiments and runs written, each write one transaction
     reads.py        experiments, runs and the report's summaries read back
     tallies.py      per-case totals of the runs counted in SQL (a terminal report's)
+    case_items.py   each case's items of `report --json` kept as text, filled by writers
     leases.py       one process runs an experiment at a time
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from passhat._proc import pid_alive
 from passhat.errors import StoreError
-from passhat.store.connection import _Connection
+from passhat.store.case_items import _CaseItems
 
 
 def _hostname() -> str:
@@ -75,7 +75,7 @@ class _Heartbeat(threading.Thread):
         self.join(timeout=self.timeout + 1)
 
 
-class _Leases(_Connection):
+class _Leases(_CaseItems):
     """Taking, renewing, releasing and breaking an experiment's lease."""
 
     @contextmanager
@@ -104,9 +104,12 @@ class _Leases(_Connection):
             with contextlib.suppress(StoreError):
                 self._release(experiment_id)
             raise
-        beat.stop()
-        self._leased.discard(experiment_id)
-        self._release(experiment_id)
+        try:  # the runs written: each case's items kept for `report --json`
+            self.keep_case_items(experiment_id)
+        finally:
+            beat.stop()
+            self._leased.discard(experiment_id)
+            self._release(experiment_id)
 
     def _release(self, experiment_id: str) -> None:
         with self.atomic() as db:

@@ -53,6 +53,15 @@ def _summary_of(row: str) -> str:
     """
 
 
+def _forget_case(row: str) -> str:
+    """The statement deleting the kept items text of the case of `row` (a trigger's
+    `NEW` or `OLD` row of run_summaries)."""
+    return (
+        f"DELETE FROM case_items WHERE experiment_id = {row}.experiment_id "
+        f"AND case_id = {row}.case_id;"
+    )
+
+
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "create experiments and runs",
@@ -249,6 +258,35 @@ MIGRATIONS: list[tuple[str, str]] = [
             WHERE status = 'errored' OR items = '[]';
         CREATE INDEX run_summaries_damaged ON run_summaries (experiment_id)
             WHERE substr(items, 1, 1) != '[';
+        """,
+    ),
+    (
+        "case_items: each case's items of `report --json` kept as text, cleared by triggers",
+        # the text `report.parts_json.ItemText.text` makes of a case's counted runs (its
+        # entries of the items list without the brackets; '' for none), kept when a writer
+        # finishes (`Store.fill_case_items`) and read by `report --json` in place of
+        # making it again. The triggers sit on run_summaries, which the report reads (and
+        # which the triggers on runs keep): whatever writes a case's runs or their
+        # summaries deletes its row, so a row present is right and a row missing is made
+        # as before. Should the text parts_json writes ever change, a later migration
+        # must clear the table (DELETE FROM case_items), or reports would mix formats.
+        f"""
+        CREATE TABLE case_items (
+            experiment_id TEXT NOT NULL,
+            case_id TEXT NOT NULL,
+            items TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, case_id)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER case_items_insert AFTER INSERT ON run_summaries BEGIN
+            {_forget_case("NEW")}
+        END;
+        CREATE TRIGGER case_items_update AFTER UPDATE ON run_summaries BEGIN
+            {_forget_case("OLD")}
+            {_forget_case("NEW")}
+        END;
+        CREATE TRIGGER case_items_delete AFTER DELETE ON run_summaries BEGIN
+            {_forget_case("OLD")}
+        END;
         """,
     ),
 ]

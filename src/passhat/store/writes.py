@@ -17,6 +17,7 @@ from typing import Any
 
 from passhat.errors import StoreError
 from passhat.records import ExperimentRecord, RunRecord
+from passhat.store.case_items import _CaseItems
 from passhat.store.columns import (
     _EXPERIMENT_JSON,
     _RUN_COLUMNS,
@@ -26,7 +27,7 @@ from passhat.store.columns import (
     _row,
     _to_json,
 )
-from passhat.store.connection import _Connection, redact_all
+from passhat.store.connection import redact_all
 
 _REGRADED = ("experiment_id", "case_hash", "status", "error_type", "error_message", "score")
 """What a regrade writes of a run; `Store.add_experiment_with_copies` copies the rest."""
@@ -144,7 +145,7 @@ _ID = re.compile(r"[0-9a-f]{8}")
 """Experiment ids: 8 hex digits (runner.new_experiment)."""
 
 
-class _Writes(_Connection):
+class _Writes(_CaseItems):
     """Experiments and runs written, each write one transaction."""
 
     def _encode(self, value: Any) -> str:
@@ -400,7 +401,7 @@ class _Writes(_Connection):
                 db.execute(insert, values)
                 del values
                 _insert_case_k(db, experiment)
-                return write_runs(db)
+                written = write_runs(db)
         except sqlite3.IntegrityError as error:
             if experiment.name is not None and "experiments.name" in str(error):
                 raise StoreError(
@@ -411,3 +412,5 @@ class _Writes(_Connection):
                 f"experiment {experiment.name or experiment.id} could not be stored ({error}); "
                 "nothing was written"
             ) from None
+        self.keep_case_items(experiment.id)  # each case's items kept for `report --json`
+        return written

@@ -452,7 +452,7 @@ class _Loader:
                 self.problem(SUITE_FILE, (*loc, "matches"), bad)
             try:
                 re.compile(parsed.pattern)
-            except re.error as error:
+            except (re.error, RecursionError, OverflowError) as error:  # too deep, too many
                 self.problem(
                     SUITE_FILE,
                     (*loc, "pattern"),

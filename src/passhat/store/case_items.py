@@ -1,0 +1,126 @@
+"""Each case's items of `report --json` kept as text (the table `case_items`): filled
+when a writer finishes (`Store.fill_case_items`: the end of a run, resume, round or
+Dask run, which all hold the experiment's lease, and of an import or regrade), read by
+the report (`Store.kept_items`). A write to a case's run summaries deletes its row (the
+triggers of the migration that made the table), so a row present is always right and
+a row missing is computed as before; a read-only store is never written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from passhat.errors import StoreError
+from passhat.store.reads import _Reads
+
+FILLED_AT_ONCE = 1_000
+"""Cases whose counted runs' items are read at a time (each is a bound value)."""
+
+_MISSING = """
+    SELECT case_id, counted FROM (
+        SELECT case_id, sum(status != 'errored') AS counted
+        FROM run_summaries INDEXED BY run_summaries_cases
+        WHERE experiment_id = ? GROUP BY case_id
+    ) AS cases WHERE NOT EXISTS (
+        SELECT 1 FROM case_items AS kept WHERE kept.experiment_id = ? AND kept.case_id = cases.case_id
+    ) ORDER BY case_id
+"""
+"""Each case of an experiment's runs with no kept text, and its count of counted runs."""
+
+
+_KEEP = "INSERT OR REPLACE INTO case_items VALUES (?, ?, ?)"
+
+
+def _utf8(text: str) -> bool:
+    """Whether SQLite can take `text`: a lone surrogate is not UTF-8 (the report then
+    makes the case's items, and says what it says of them)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _keep(db: sqlite3.Connection, rows: list[tuple[str, str, str]]) -> int:
+    """Write `rows` (experiment, case, text) but those SQLite cannot take; how many."""
+    try:
+        db.executemany(_KEEP, rows)
+    except UnicodeEncodeError:  # a lone surrogate (escaped in the stored JSON)
+        rows = [row for row in rows if _utf8(row[2])]
+        db.executemany(_KEEP, rows)
+    return len(rows)
+
+
+class _CaseItems(_Reads):
+    """The kept text of each case's items: read, and filled where missing."""
+
+    def kept_items(
+        self, experiment_id: str, first: str | None = None, last: str | None = None
+    ) -> dict[str, str]:
+        """The kept items text of the experiment's cases (from `first` to `last`, both
+        included, when given): case id -> its entries of the items list ('' for none)."""
+        where, args = "experiment_id = ?", [experiment_id]
+        if first is not None and last is not None:
+            where += " AND case_id BETWEEN ? AND ?"
+            args += [first, last]
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(f"SELECT case_id, items FROM case_items WHERE {where}", args)
+        return dict(rows.fetchall())
+
+    def fill_case_items(self, experiment_id: str) -> int:
+        """Keep the items text of every case of the experiment that has runs and no kept
+        text, made by the code `report --json` makes it with (`report.parts_json`), from
+        the same summaries, in one transaction (no run is written between the read and
+        the write). A case whose items cannot be made (a damaged store) is left
+        without: the report then says what is wrong. Returns the rows written."""
+        from passhat.report.parts_json import ItemText
+
+        maker = ItemText()
+        with self.atomic() as db:
+            missing: list[tuple[str, int]] = db.execute(
+                _MISSING, (experiment_id, experiment_id)
+            ).fetchall()
+            written = _keep(db, [(experiment_id, case, "") for case, n in missing if not n])
+            counted = [(case, n) for case, n in missing if n]
+            for start in range(0, len(counted), FILLED_AT_ONCE):
+                stretch = counted[start : start + FILLED_AT_ONCE]
+                wanted = dict(stretch)
+                rows = []  # a stretch at a time: at 1,000,000 runs the texts are 100 MB
+                for case, runs, values in self._counted_of(experiment_id, stretch):
+                    if case not in wanted:  # a case kept already, between two missing
+                        continue
+                    try:
+                        rows.append((experiment_id, case, maker.text(case, runs, values)))
+                    except Exception:  # the report's own making says it
+                        continue
+                written += _keep(db, rows)
+        return written
+
+    def keep_case_items(self, experiment_id: str) -> None:
+        """`fill_case_items` where a writer finishes: the kept text only spares a report
+        work, so a store that cannot take it now (locked past the busy timeout, full)
+        leaves the cases to be made by the report, and the runs just written stand."""
+        with contextlib.suppress(StoreError):
+            self.fill_case_items(experiment_id)
+
+    def _counted_of(
+        self, experiment_id: str, stretch: Sequence[tuple[str, int]]
+    ) -> Iterator[tuple[str, list[int], list[Sequence[dict[str, Any]]]]]:
+        """`counted_items` of a stretch of cases. Damaged text (not a list) is said
+        before any case of its stretch is given: the stretch is then read case by case,
+        and the damaged case alone is left unkept."""
+        try:
+            read = list(self.counted_items(experiment_id, stretch))
+        except StoreError:
+            for one in stretch:
+                try:
+                    read = list(self.counted_items(experiment_id, [one]))
+                except StoreError:
+                    continue
+                yield from read
+            return
+        yield from read
