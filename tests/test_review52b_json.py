@@ -51,3 +51,21 @@ def test_a_report_not_in_one_snapshot_takes_no_text_kept_after_its_runs_were_rea
     raced = run_cli(capsys, *junit_report(db, tmp_path / "b.xml"))
     assert written and raced.code == 0, raced.err
     assert raced.out == expected.out
+
+
+def test_a_really_full_store_ends_a_lease_with_its_runs_written_and_the_lease_let_go(
+    tmp_path: Path,
+) -> None:
+    """The fill at a lease's end on a store that may grow by no page (SQLite's
+    max_page_count: a full disk, not a stand-in for the fill): the lease ends without
+    an error, is let go, and no kept text is written (the report makes the items)."""
+    stored_runs(tmp_path, 1)
+    with Store(tmp_path / "p.db") as store:
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        store._db.execute(f"PRAGMA max_page_count = {pages}")
+        with store.lease("e1"):
+            pass
+        assert store.kept_items("e1") == {}
+        assert store.lease_holder("e1") is None
+        store._db.execute("PRAGMA max_page_count = 1073741823")
+        assert store.fill_case_items("e1") > 0  # the room was all it lacked
