@@ -190,7 +190,9 @@ def report_of(
                 forecast_m=forecast_m,
                 prices=prices,
                 unseen=unseen_data,
-                kept_items=store.kept_items(experiment.id),
+                # the kept text only where the runs were read in the same snapshot: else a
+                # run recorded (and kept) since their read would be in the items alone
+                kept_items=store.kept_items(experiment.id) if piped else None,
             )
             write_json_pieces(pieces)
             complete = accounting.runs_counted > 0 and accounting.complete

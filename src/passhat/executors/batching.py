@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
@@ -78,17 +79,25 @@ class BatchSizer:
 
 
 async def batched(
-    todo: Iterable[WorkItem], concurrency: int, sizer: BatchSizer, run_batch: RunBatch
-) -> AsyncIterator[RunRecord]:
+    todo: Iterable[WorkItem],
+    concurrency: int,
+    sizer: BatchSizer,
+    run_batch: RunBatch,
+    *,
+    keep: Callable[[RunRecord], None] | None = None,
+) -> AsyncGenerator[RunRecord, None]:
     """`run_batch` over `todo` in batches, records yielded as each batch finishes.
 
     At most `concurrency` batches are in flight or finished and not wholly
     taken by the consumer. The first exception of `run_batch` cancels the other
-    batches and is raised here; closing the iterator cancels them too.
+    batches and is raised here; closing the iterator cancels them too, and the
+    runs finished by then and not yielded (the rest of a batch being taken, the
+    batches finished and not yet taken) go to `keep` (`Job.keep`).
     """
     items: Iterator[WorkItem] = iter(todo)
     places = max(1, concurrency)
     sent: set[asyncio.Task[list[RunRecord] | None]] = set()
+    ready: deque[RunRecord] = deque()  # a finished batch's records not yet yielded
     more = True
     try:
         while True:
@@ -105,7 +114,9 @@ async def batched(
             for task in finished:
                 records = task.result() or []  # the first error stops every batch
                 sent.discard(task)
-                for record in records:  # no batch is sent while the consumer takes these
+                ready.extend(records)
+                while ready:  # no batch is sent while the consumer takes these
+                    record = ready.popleft()
                     sizer.observe(record.duration_s)
                     yield record
     finally:
@@ -114,3 +125,21 @@ async def batched(
         for task in sent:
             with contextlib.suppress(BaseException):
                 await task
+        if keep is not None:
+            _left_over(ready, sent, keep)
+
+
+def _left_over(
+    ready: deque[RunRecord],
+    sent: set[asyncio.Task[list[RunRecord] | None]],
+    keep: Callable[[RunRecord], None],
+) -> None:
+    """The finished runs no consumer took (the iterator closed: Ctrl-C, SIGTERM, an
+    error), handed to `keep`: those of the batch being taken, then those of the batches
+    that finished all the same (a batch cancelled in flight stays missing)."""
+    for record in ready:
+        keep(record)
+    for task in sent:
+        if task.done() and not task.cancelled() and task.exception() is None:
+            for record in task.result() or []:
+                keep(record)

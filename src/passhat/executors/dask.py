@@ -48,7 +48,7 @@ import secrets
 import socket
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -330,8 +330,12 @@ class DaskExecutor:
                     await pool.refuse(client, got)  # none of it ran: to the others
                 raise pool.stop()
 
-            async for record in batched(todo, job.options.concurrency, sizer, some):
-                yield record
+            # closed here as this iterator is (a stop): its finished runs go to job.keep
+            # while the driver's writer is still open, not when the loop collects it
+            runs = batched(todo, job.options.concurrency, sizer, some, keep=job.keep)
+            async with aclosing(runs):
+                async for record in runs:
+                    yield record
 
     def _client(self, concurrency: int) -> _Connection:
         return _Connection(self.scheduler, self.workers, concurrency)
