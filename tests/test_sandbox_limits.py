@@ -140,4 +140,4 @@ def test_check_says_the_level_and_the_limits(
     assert "10,000 tool calls (4 MiB of names and arguments, 32 MiB of answers)" in out
     assert "32 MiB of new messages in its model requests and 4 GiB of requests in all" in out
     assert "(10,000 messages and 500,000 JSON values in one)" in out
-    assert "no terminals and no Linux AIO (each a pool the whole machine shares)" in out
+    assert "no Linux AIO (a pool the whole machine shares)" in out

@@ -109,8 +109,8 @@ def limits() -> str:
         f"messages in its model requests and {e.READ_BYTES >> 30} GiB of requests in all "
         f"({e.MESSAGES:,} messages and {e.VALUES:,} JSON values in one), {e.REFUSED} "
         f"model requests refused for their size spend the run, real-time priority "
-        f"{RTPRIO} (RLIMIT_RTPRIO), no terminals and no Linux AIO (each a pool the whole "
-        f"machine shares); the OOM killer takes it first"
+        f"{RTPRIO} (RLIMIT_RTPRIO), no Linux AIO (a pool the whole machine shares); the "
+        f"OOM killer takes it first"
     )
 
 

@@ -16,7 +16,7 @@ Flatpak and Anthropic's sandbox runtime build on) with every namespace unshared
                               input.json, gone with the run; nothing of it on the host
     private /tmp, /dev/shm    empty tmpfs (1 GiB, 256 MiB), gone with the run
     /proc, /dev               its own PID namespace's; null, zero, urandom, tty (/dev
-                              read-only: its tmpfs has no size); no terminals (NO_TERMINALS)
+                              read-only: its tmpfs has no size); terminals (its own devpts)
     extra paths               only what the suite (`agent: {read: [...], write: [...]}`)
                               or the command line (--agent-read/--agent-write) names
 
@@ -556,15 +556,6 @@ def _not_out(path: str, folder: str) -> str | None:
     return end if end != inside and under(end, [inside]) and os.path.exists(end) else None
 
 
-NO_TERMINALS = ("--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts")
-"""No terminals in a run's sandbox. bwrap's --dev mounts a devpts of the sandbox's own,
-but every devpts but the host's first draws its terminals from one pool the whole
-machine shares (kernel.pty.max less kernel.pty.reserve: 3,072 by default), and bwrap
-gives it no `max`: one run that opened them all (an fd on /dev/ptmx each) left every
-other run, and every container of the host, none (ENOSPC). An empty read-only folder
-covers /dev/pts, so /dev/ptmx (a link into it) leads nowhere: ENOENT."""
-
-
 def base_argv() -> list[str]:
     """bwrap with every namespace unshared, the system read-only, its own /proc, /dev,
     /tmp and /dev/shm: the part of every run's sandbox that does not depend on the run."""
@@ -588,7 +579,6 @@ def base_argv() -> list[str]:
         str(SHM_BYTES),
         "--tmpfs",
         "/dev/shm",
-        *NO_TERMINALS,
         "--remount-ro",  # --dev's tmpfs has no size: the run writes /tmp and /dev/shm only
         "/dev",
     ]
