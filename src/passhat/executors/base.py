@@ -71,7 +71,9 @@ class Job:
     a run graded after they changed is errored suite_changed."""
     keep: Callable[[RunRecord], None] | None = None
     """Where an executor leaves a finished run it can no longer yield, its iterator closed
-    (Ctrl-C, SIGTERM, an error): the driver writes it before it stops (`bounded` does)."""
+    (Ctrl-C, SIGTERM, an error): the driver writes it before it stops (`bounded` does).
+    Called on the experiment's event loop, as the iterator runs (from a thread of the
+    executor's own: `loop.call_soon_threadsafe(job.keep, record)`)."""
 
     def attempt(self, item: WorkItem) -> int:
         return self.attempts.get(item, 1)
