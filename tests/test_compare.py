@@ -446,8 +446,14 @@ def test_compare_of_stored_experiments_reads_only_statuses_and_tokens(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Regression (issue 15): compare read every run's per-item results (and decoded
-    them) to use its status and tokens: 1.3 s of 2 at 100,000 runs a side."""
+    them) to use its status and tokens: 1.3 s of 2 at 100,000 runs a side. Each side is
+    now counted per case in SQL as `report --json` counts it (`Store.tallies`): from the
+    covering index of a report's columns, and `items` only where the partial index of
+    damaged runs has a row (`run_summaries_damaged`: none in a sound store)."""
+    import sqlite3
+
     from cli_helpers import columns_read
+    from passhat.store import Store
 
     clarify = Path(__file__).resolve().parents[1] / "examples" / "clarify"
     db = tmp_path / "p.db"
@@ -455,6 +461,15 @@ def test_compare_of_stored_experiments_reads_only_statuses_and_tokens(
     _experiment(capsys, clarify, "agents_for_tests:perfect", "all", db)
     before = run_cli(capsys, "compare", "half", "all", "--db", str(db), "--json")
     read = columns_read(monkeypatch)
+    statements: list[str] = []
+    opened = Store._open
+
+    def traced(self: Store, target: str, *, uri: bool) -> sqlite3.Connection:
+        db = opened(self, target, uri=uri)
+        db.set_trace_callback(statements.append)
+        return db
+
+    monkeypatch.setattr(Store, "_open", traced)
     r = run_cli(capsys, "compare", "half", "all", "--db", str(db), "--json")
     assert r.code == 0, r.err
     assert r.out == before.out
@@ -466,5 +481,12 @@ def test_compare_of_stored_experiments_reads_only_statuses_and_tokens(
         "status",
         "input_tokens",
         "output_tokens",
+        "attempt",
+        "error_type",
+        "model_source",
+        "items",
     }
+    with_items = [s for s in statements if "items" in s and "run_summaries" in s]
+    assert all("INDEXED BY run_summaries_damaged" in s for s in with_items)
+    assert not any(" runs " in s or "FROM runs" in s for s in statements)
     assert json.loads(r.out)["usage"]["a"]["runs"] == 8

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -29,6 +29,7 @@ from passhat.cli._store import DbOption, open_store
 from passhat.cli.metrics import check_k, resampling
 from passhat.errors import InputError
 from passhat.plain import plural
+from passhat.report.digest import tallied
 from passhat.report.i18n import t
 from passhat.report.summary import comparison_dict
 from passhat.report.terminal import CASES_SHOWN, ROWS_SHOWN, print_comparison, usage_line
@@ -41,8 +42,19 @@ from passhat.stats import (
     check_suites,
     compare,
 )
-from passhat.usage import TokenUsage, choose_prices, usage_difference, usage_of
+from passhat.usage import (
+    Prices,
+    TokenUsage,
+    choose_prices,
+    cost_at,
+    usage_difference,
+    usage_of,
+)
 from passhat.verdicts import read_verdicts
+
+if TYPE_CHECKING:
+    from passhat.records import ExperimentRecord
+    from passhat.store import Store
 
 
 @dataclass(frozen=True)
@@ -85,14 +97,7 @@ def _load(
                 f"{plural(experiment.k_requested, 'run')} per case"
             )
         prices = choose_prices(price, prices_file, experiment.model)
-        # a comparison needs each run's status and tokens only: streamed, no other column
-        accounting = account(
-            store.statuses(experiment.id),
-            experiment.k_requested,
-            experiment.case_ids,
-            experiment.case_k,
-        )
-        usage = usage_of(store.tokens(experiment.id), prices)
+        accounting, usage = _counted(store, experiment, prices)
     from passhat.records import agent_label
 
     name = experiment.name or experiment.id
@@ -105,6 +110,31 @@ def _load(
         usage,
     )
     return replace(side, source=side.shown("en"))
+
+
+def _counted(
+    store: Store, experiment: ExperimentRecord, prices: Prices | None
+) -> tuple[Accounting, TokenUsage]:
+    """A stored side's accounting and tokens: a comparison needs each run's status and
+    tokens only, counted per case in SQL as `report --json` counts them (`Store.tallies`,
+    `digest.tallied`), no run taken into Python. Runs that cannot be counted so (a damaged
+    store, a run beyond its case's k, a token count not a whole number) are streamed run
+    by run, and what is wrong with them said as it is of the runs."""
+    tallies = store.tallies(experiment.id, parts=False, errored_runs=False)
+    counted = None
+    if tallies is not None and store.whole_tokens(experiment.id):
+        counted = tallied(tallies, experiment, 0)
+    if counted is None:
+        accounting = account(
+            store.statuses(experiment.id),
+            experiment.k_requested,
+            experiment.case_ids,
+            experiment.case_k,
+        )
+        return accounting, usage_of(store.tokens(experiment.id), prices)
+    read, accounting = counted
+    i, o = read.input_tokens, read.output_tokens
+    return accounting, TokenUsage(read.runs, i, o, cost_at(prices, i, o))
 
 
 @app.command(

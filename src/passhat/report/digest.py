@@ -263,9 +263,7 @@ def tallied(
     if not 1 <= k <= MAX_K:
         return None
     held = experiment.case_k or {}
-    errored_at: dict[str, list[int]] = {}
-    for run in tallies.errored:
-        errored_at.setdefault(run.case_id, []).append(run.run_index)
+    errored_at = tallies.errored_at
     counted = {c.case_id: c for c in tallies.cases}
     # cases recorded at the same indices share one MissingRuns, as `Ledger.close` has them
     shared: dict[tuple[int, ...], MissingRuns] = {}

@@ -59,7 +59,10 @@ class Tallies:
     graded: list[str]
     """Cases with a counted run that has per-item results, by case id."""
     errored: list[RunSummary]
-    """The errored runs, by case and index (their per-item results unread)."""
+    """The errored runs, by case and index (their per-item results unread); none read
+    with `tallies(errored_runs=False)`."""
+    errored_at: dict[str, list[int]]
+    """Per case with an errored run, their run indices, ascending."""
     tool_counts: list[tuple[dict[str, tuple[int, int]], int]]
     """Each distinct tool-count value and how many runs have it, in the order of the run
     that first has it."""
@@ -94,6 +97,12 @@ _UNGRADED = """
 """
 """Per case, its runs errored or without per-item results (ordered as `_CASES` is)."""
 
+_ERRORED_AT = """
+    SELECT case_id, run_index FROM run_summaries INDEXED BY run_summaries_errored
+    WHERE experiment_id = ? AND status = 'errored' ORDER BY case_id, run_index
+"""
+"""The case and index of each errored run (`tallies(errored_runs=False)`)."""
+
 _TOOL_COUNTS = """
     SELECT g.tool_counts, g.n, g.c, (
         SELECT min(s.run_index) FROM run_summaries AS s INDEXED BY run_summaries_cases
@@ -117,6 +126,7 @@ class _Tallies(_Reads):
         *,
         parts: bool = True,
         meanwhile: AbstractContextManager[Callable[[], bool]] | None = None,
+        errored_runs: bool = True,
     ) -> Tallies | None:
         """The runs of `experiment_id` counted per case in SQL, or None when some run's
         per-item results or tool counts are damaged (read the runs themselves:
@@ -124,6 +134,9 @@ class _Tallies(_Reads):
         values nor the cases with graded items are counted (`tool_counts` and `graded`
         are empty): what a reader of every run afterwards needs
         (`passhat.report.json_stream`, which reads the tool counts: `Store.run_numbers`).
+        With `errored_runs=False`, the errored runs' case and index alone are read
+        (`errored_at`, `errored` is empty): what an accounting needs (`passhat compare`;
+        their rows as `RunSummary` took 25-45 ms of 5,000 errored runs).
 
         `meanwhile` (another thread's imports: `passhat._lazy.imported_meanwhile`, which
         gives a call saying whether that thread still works) is held while SQLite
@@ -145,8 +158,10 @@ class _Tallies(_Reads):
                 return None
             tool_rows = db.execute(_TOOL_COUNTS, (experiment_id,)) if parts else ()
             case_rows = db.execute(_CASES.format(case_order=_order(busy)), (experiment_id,))
-            errored = self._summary_rows(
-                experiment_id, read_items=False, errored_only=True, sort=busy()
+            errored = (
+                self._summary_rows(experiment_id, read_items=False, errored_only=True, sort=busy())
+                if errored_runs
+                else db.execute(_ERRORED_AT, (experiment_id,))
             )
             ungraded = (
                 db.execute(_UNGRADED.format(case_order=_order(busy)), (experiment_id,))
@@ -161,15 +176,33 @@ class _Tallies(_Reads):
             for c, n, p, f, lo, hi, i, o, r, a, m, lim in case_rows
         ]
         holed = [c.case_id for c in cases if not c.gapless]
+        runs = _summaries_of(errored, decode_items=False, read_items=False) if errored_runs else []
+        errored_at: dict[str, list[int]] = {}
+        at = ((r.case_id, r.run_index) for r in runs) if errored_runs else errored
+        for case, index in at:
+            errored_at.setdefault(case, []).append(index)
         return Tallies(
             cases=cases,
             indices=self._indices(experiment_id, holed) if holed else {},
             graded=_graded(ungraded, cases) if parts else [],
-            errored=_summaries_of(errored, decode_items=False, read_items=False),
+            errored=runs,
+            errored_at=errored_at,
             tool_counts=tools,
             limited=self._limited(experiment_id) if any(c.limited for c in cases) else {},
             retried=self._retried(experiment_id) if any(c.retried for c in cases) else None,
         )
+
+    def whole_tokens(self, experiment_id: str) -> bool:
+        """Every run's token counts are integers: what `tallies` sums exactly (a real
+        number or text written by hand is read run by run, `Store.tokens` naming the run).
+        Not a column of `tallies`' count per case: the report, which reads none of it,
+        would pay it (20 ms at 100,000 runs)."""
+        row = self._db.execute(
+            "SELECT 1 FROM run_summaries INDEXED BY run_summaries_cases WHERE experiment_id = ? "
+            "AND (typeof(input_tokens) != 'integer' OR typeof(output_tokens) != 'integer') LIMIT 1",
+            (experiment_id,),
+        ).fetchone()
+        return row is None
 
     def _indices(self, experiment_id: str, cases: Sequence[str]) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {case: [] for case in cases}
