@@ -145,6 +145,26 @@ def finished(db: Path, experiment_id: str) -> None:
         store.fill_case_items(experiment_id)
 
 
+def unkept_copy(db: Path, experiment_id: str) -> Path:
+    """A copy of `db` beside it without the kept items text of `experiment_id` (its
+    `case_items` rows), as an older passhat or a run stopped before its end leaves a
+    store: `report --json` of it reads and builds every run's items. That is the
+    yardstick the rows beside `report --json` (export, compare, regrade, cassette, why:
+    #12, #15, #29) were set against, "both read every run"; #38's kept text made the
+    report itself cheaper, not those commands dearer, so they keep that yardstick."""
+    copy = db.with_name(f"{db.stem}-unkept.db")
+    copy.unlink(missing_ok=True)
+    source, target = sqlite3.connect(db), sqlite3.connect(copy)
+    try:
+        source.backup(target)
+        target.execute("DELETE FROM case_items WHERE experiment_id = ?", (experiment_id,))
+        target.commit()
+    finally:
+        source.close()
+        target.close()
+    return copy
+
+
 def _replicate(db: Path, experiment_id: str, template: int, cases: int) -> None:
     """Copy the template's rows under case ids template.. cases-1; plan them all."""
     import json
