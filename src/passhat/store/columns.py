@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
@@ -93,13 +94,16 @@ def check_shapes(data: dict[str, Any], where: str, shapes: dict[str, str]) -> No
         raise StoreError(f"the store is damaged: seed of {where} is {_short(data['seed'])}")
 
 
-def set_details(items: Any, what: str) -> list[dict[str, Any]]:
+def set_details(items: Any, what: str | Callable[[], str]) -> list[dict[str, Any]]:
     """A run's per-item results as every report reads them: the details that are set
     details (`records.is_set_detail`; a custom scorer's `"expected": 1` is its own, and
     ended report, its --json and --html and why in a traceback); a StoreError when they
-    are no JSON list."""
+    are no JSON list, naming them `what` (or what it gives, asked only then: naming the
+    first run of a shared text searches every run's, 0.5 s of `report --json`'s 1.5 s
+    at 100,000 runs when asked of each)."""
     if type(items) is not list:
-        raise StoreError(f"the store is damaged: {what} is {_short(items)}, not a JSON list")
+        name = what if isinstance(what, str) else what()
+        raise StoreError(f"the store is damaged: {name} is {_short(items)}, not a JSON list")
     if all(map(is_set_detail, items)):
         return items
     return [detail for detail in items if is_set_detail(detail)]

@@ -159,7 +159,7 @@ class LazyItems(Sequence[dict[str, Any]]):
             decoded: list[dict[str, Any]] = _from_json()(self._text)
         except ValueError:
             decoded = _decode(self._text, _named(self._what, self._text))
-        return _columns.set_details(decoded, _named(self._what, self._text))
+        return _columns.set_details(decoded, functools.partial(_named, self._what, self._text))
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
