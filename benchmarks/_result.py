@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -131,3 +132,18 @@ def measured(argv: list[str], *, ok: tuple[int, ...] = (0,), **popen: Any) -> Me
     if code not in ok:
         raise SystemExit(f"{' '.join(argv)} exited {code}")
     return Measured(float(took), float(cpu), int(peak) / 1024)
+
+
+def replications(doc: str | None, default: int, argv: list[str] | None = None) -> int:
+    """R, the simulated experiments per row, read from the command line with the
+    module docstring `doc` as its help (R was read by hand from sys.argv: `--help`
+    ended in an int() traceback)."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "replications", nargs="?", type=int, default=default, metavar="R",
+        help=f"simulated experiments per row (default {default:,})",
+    )  # fmt: skip
+    replications: int = parser.parse_args(argv).replications
+    return replications

@@ -22,32 +22,20 @@ R / 60 minutes on one core, most of it in compare's sign flips, B = 400 per look
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from _result import replications as _replications
+
 from adaptive_sim import until_decided, until_width
 from passhat.adaptive import SPENDINGS, schedule
 
 
-def options(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line, the module docstring as its help. R was read by hand from
-    sys.argv: `--help` ended in an int() traceback."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "replications", nargs="?", type=int, default=1000, metavar="R",
-        help="simulated experiments per row (default 1,000)",
-    )  # fmt: skip
-    return parser.parse_args(argv)
-
-
 def main() -> None:
-    replications = options().replications
+    replications = _replications(__doc__, 1000)
     plan = schedule(3, 12, 3)
     start = time.perf_counter()
     print(f"--until-decided, looks {plan.looks}, R = {replications} per row")

@@ -28,12 +28,13 @@ Run: .venv/bin/python benchmarks/bench_anytime.py [R]   (R defaults to 400)
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from _result import replications as _replications
 
 from adaptive_sim import (
     Decided,
@@ -52,21 +53,8 @@ def _row(plan: Schedule, name: str, shift: float, runs: dict[str, object]) -> De
     return until_decided(plan, shift=shift, runs_to="undecided", **runs)  # type: ignore[arg-type]
 
 
-def options(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line, the module docstring as its help. R was read by hand from
-    sys.argv: `--help` ended in an int() traceback."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "replications", nargs="?", type=int, default=400, metavar="R",
-        help="simulated experiments per row (default 400)",
-    )  # fmt: skip
-    return parser.parse_args(argv)
-
-
 def main() -> None:
-    replications = options().replications
+    replications = _replications(__doc__, 400)
     rules = {
         "bonferroni": schedule(3, 12, 3),
         "obrien-fleming": schedule(3, 12, 3, spending="obrien-fleming"),

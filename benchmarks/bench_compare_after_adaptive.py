@@ -13,12 +13,13 @@ Run: .venv/bin/python benchmarks/bench_compare_after_adaptive.py [R]   (R defaul
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from _result import replications as _replications
 
 from adaptive_sim import compare_after_until_decided
 from passhat.adaptive import schedule
@@ -27,21 +28,8 @@ ROWS = (((8.0, 1.0), 100), ((4.0, 1.0), 60), ((0.5, 0.5), 30), ((2.0, 2.0), 100)
 TARGET = 0.05
 
 
-def options(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line, the module docstring as its help. R was read by hand from
-    sys.argv: `--help` ended in an int() traceback."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "replications", nargs="?", type=int, default=1000, metavar="R",
-        help="simulated experiments per row (default 1,000)",
-    )  # fmt: skip
-    return parser.parse_args(argv)
-
-
 def main() -> None:
-    replications = options().replications
+    replications = _replications(__doc__, 1000)
     plan = schedule(3, 12, 3)
     print(f"compare after an A/A --until-decided, R = {replications} experiments per row")
     print("| cases | N | A/A declared by compare (<= 5 %) | ratio to 5 % |")

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -186,29 +184,11 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def _bench(*args: str) -> tuple[int, str, str]:
-    """bench_calibration.py run with `args`: (exit code, stdout, stderr). In a session
-    of its own, killed whole at the end: a run of the grid starts worker processes."""
-    import contextlib
-    import os
-    import signal
+    """bench_calibration.py run with `args`: (exit code, stdout, stderr), in a session of
+    its own killed whole at the end (a run of the grid starts worker processes)."""
+    from test_fix52b import _script
 
-    script = str(BENCHMARKS / "bench_calibration.py")
-    proc = subprocess.Popen(
-        [sys.executable, script, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        out, err = "", "still running after 60 s"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    return proc.returncode, out, err
+    return _script("bench_calibration", *args, cwd=BENCHMARKS.parent)
 
 
 def test_bench_calibration_help_prints_its_usage_and_runs_nothing() -> None:
