@@ -223,8 +223,8 @@ def run_lines(experiment: ExperimentRecord, runs: Iterable[Sequence[Any]]) -> It
                 f'{case_head}{_whole(index)}, "status": {said}, '
                 f'"error_type": {"null" if error_type is None else _scalar(error_type)}, '
                 f'"error_message": {"null" if message is None else _scalar(message)}, '
-                f'"verdict_details": {verdict}, "input_tokens": {_count(tin)}, '
-                f'"output_tokens": {_count(tout)}, "duration_s": {_number(took)}, '
+                f'"verdict_details": {verdict}, "input_tokens": {_whole(tin)}, '
+                f'"output_tokens": {_whole(tout)}, "duration_s": {_number(took)}, '
                 f'"retries": {tried}, "answers": {"null" if src is None else _scalar(src)}, '
                 f'"started_at": {_number(at)}}}\n'
             )
@@ -255,20 +255,10 @@ def _number(value: Any) -> str:
     return _dumps(value)
 
 
-def _count(value: Any) -> str:
-    """A stored token count as `_dumps` writes it: a whole number, or null; anything else
-    (a fraction, which an INTEGER column keeps as REAL, or text) raises _NotNumber, as
-    Parquet's int64 column cannot hold it (it truncated 12.5 to 12)."""
-    if type(value) is int:
-        return repr(value)
-    if value is None:
-        return "null"
-    raise _NotNumber
-
-
 def _whole(value: Any) -> str:
-    """A stored run index as `_dumps` writes it; anything but a whole number or null
-    raises _NotNumber."""
+    """A stored run index or token count as `_dumps` writes it: a whole number, or null;
+    anything else (a fraction, which an INTEGER column keeps as REAL, or text) raises
+    _NotNumber, as Parquet's int64 column cannot hold it (it truncated 12.5 to 12)."""
     if type(value) is int:
         return repr(value)
     if value is None:
@@ -277,7 +267,7 @@ def _whole(value: Any) -> str:
 
 
 class _NotNumber(Exception):
-    """A number column holds something else (`_number`, `_count`; `run_lines` names it)."""
+    """A number column holds something else (`_number`, `_whole`; `run_lines` names it)."""
 
 
 _NUMBERS = (int, float)
