@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 TESTS = str(Path(__file__).resolve().parent)
 
@@ -119,5 +120,28 @@ def started(folder: Path, env: dict[str, str], workers: int = 2) -> Iterator[Clu
             cluster.add_worker()
         cluster.wait_for_workers(workers)
         yield cluster
+    finally:
+        cluster.close()
+
+
+@contextmanager
+def limited(folder: Path, nthreads: int, nofile: int) -> Iterator[tuple[Cluster, Any]]:
+    """One worker of `nthreads` threads under `prlimit --nofile=NOFILE`, for the block
+    (killed whole after it), and the spec of examples/command-agent run by any user's
+    Python there (pytest skips where there is none): (cluster, agent spec)."""
+    import pytest
+
+    from agent_python import ENV, PYTHON
+    from cli_helpers import ROOT
+    from passhat.agents.command import CommandSpec
+
+    if PYTHON is None:
+        pytest.skip("no Python any user may run (a root passhat's runs need one)")
+    cluster = Cluster(folder, env={"PYTHONPATH": TESTS})
+    try:
+        cluster.add_limited_worker(nthreads=nthreads, nofile=nofile)
+        cluster.wait_for_workers(1)
+        agent = str(ROOT / "examples" / "command-agent" / "agent.py")
+        yield cluster, CommandSpec(command=(PYTHON, agent), env=ENV).spec()
     finally:
         cluster.close()

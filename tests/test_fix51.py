@@ -150,22 +150,12 @@ def test_a_dask_worker_shares_its_descriptors_among_the_runs_it_makes_at_once(
     pytest.importorskip("distributed")
     from distributed import Client
 
-    from agent_python import ENV, PYTHON
-    from cli_helpers import CLARIFY, ROOT, SEED
-    from dask_cluster import TESTS, Cluster
-    from passhat.agents.command import CommandSpec
+    from cli_helpers import CLARIFY, SEED
+    from dask_cluster import limited
     from passhat.executors.dask import DaskExecutor
     from passhat.serve import endpoints
 
-    if PYTHON is None:
-        pytest.skip("no Python any user may run (a root passhat's runs need one)")
-    cluster = Cluster(tmp_path, env={"PYTHONPATH": TESTS})
-    try:
-        cluster.add_limited_worker(nthreads=4, nofile=400)
-        cluster.wait_for_workers(1)
-        spec = CommandSpec(
-            command=(PYTHON, str(ROOT / "examples" / "command-agent" / "agent.py")), env=ENV
-        ).spec()
+    with limited(tmp_path, nthreads=4, nofile=400) as (cluster, spec):
         # two experiments shipped to one long-lived worker: its cap is its threads' share
         # for both, not lowered by each shipment (review51: the scopes add up)
         for name in ("first", "second"):
@@ -186,8 +176,6 @@ def test_a_dask_worker_shares_its_descriptors_among_the_runs_it_makes_at_once(
                     lambda: __import__("passhat.serve.endpoints", fromlist=["_"]).connections()
                 )
             assert list(got.values()) == [endpoints.connections_for(400, 4)] == [20], got
-    finally:
-        cluster.close()
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])

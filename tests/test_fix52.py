@@ -21,23 +21,13 @@ def test_a_dask_worker_whose_threads_do_not_fit_its_descriptors_refuses_by_name(
     a descriptor, counted as the agent's errored runs. Now the worker refuses the
     experiment in one line naming itself, its limit and the fix; no run is recorded."""
     pytest.importorskip("distributed")
-    from agent_python import ENV, PYTHON
-    from cli_helpers import CLARIFY, ROOT, SEED
-    from dask_cluster import TESTS, Cluster
-    from passhat.agents.command import CommandSpec
+    from cli_helpers import CLARIFY, SEED
+    from dask_cluster import limited
     from passhat.errors import WorkerRefused
     from passhat.executors.dask import DaskExecutor
     from test_dask import _rows
 
-    if PYTHON is None:
-        pytest.skip("no Python any user may run (a root passhat's runs need one)")
-    cluster = Cluster(tmp_path, env={"PYTHONPATH": TESTS})
-    try:
-        cluster.add_limited_worker(nthreads=4, nofile=150)
-        cluster.wait_for_workers(1)
-        spec = CommandSpec(
-            command=(PYTHON, str(ROOT / "examples" / "command-agent" / "agent.py")), env=ENV
-        ).spec()
+    with limited(tmp_path, nthreads=4, nofile=150) as (cluster, spec):
         db = tmp_path / "p.db"
         with pytest.raises(WorkerRefused) as refused:
             passhat.evaluate(
@@ -50,8 +40,6 @@ def test_a_dask_worker_whose_threads_do_not_fit_its_descriptors_refuses_by_name(
                 concurrency=4,
                 executor=DaskExecutor(cluster.address),
             )
-    finally:
-        cluster.close()
     said = str(refused.value)
     assert "\n" not in said
     assert said.startswith("Dask workers cannot run this experiment: tcp://127.0.0.1:"), said
