@@ -23,6 +23,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from passhat.agents.lookout import Looks
 from passhat.records import RunRecord
 from sandbox_helpers import ATTACK_MARKS, NOBODY, attack_suite, open_to_all, runs_at
@@ -46,7 +48,7 @@ def test_the_look_covers_a_set_id_file_in_a_write_folder_and_only_there(tmp_path
     assert looks.found(str(folder)) == []
 
 
-def _rewritten(open_tmp: Path, level: str) -> tuple[RunRecord, Path]:
+def _rewritten(user: str, open_tmp: Path, level: str) -> tuple[RunRecord, Path]:
     """A set-id file of the unprivileged passhat's user in the agent's `write:` folder,
     rewritten by a run at `level`: the run, and the file."""
     out = open_tmp / "out"
@@ -58,11 +60,14 @@ def _rewritten(open_tmp: Path, level: str) -> tuple[RunRecord, Path]:
     if os.geteuid() == 0:
         os.chown(tool, NOBODY, NOBODY)
     tool.chmod(0o4755)
-    (run,) = runs_at(
-        "unprivileged", open_tmp, suite, level, "--no-report", "--agent-write", str(out), k=1
-    )
+    (run,) = runs_at(user, open_tmp, suite, level, "--no-report", "--agent-write", str(out), k=1)
     assert run.status != "errored", (run.error_type, run.error_message, run.stderr)
     return run, tool
+
+
+UNPRIVILEGED = pytest.mark.parametrize("user", ["unprivileged"], indirect=True)
+"""The `user` fixture's unprivileged passhat alone (skipped where it is: a checkout closed
+to other users, no setpriv), as the sandbox tests beside it are."""
 
 
 def _kept(tool: Path) -> bool:
@@ -72,14 +77,18 @@ def _kept(tool: Path) -> bool:
 
 @ATTACK_MARKS[0]
 @ATTACK_MARKS[1]
-def test_a_sandboxed_run_cannot_rewrite_a_set_id_file_and_keep_its_bit(open_tmp: Path) -> None:
-    run, tool = _rewritten(open_tmp, "namespace")
+@UNPRIVILEGED  # the file is of the unprivileged passhat's user
+def test_a_sandboxed_run_cannot_rewrite_a_set_id_file_and_keep_its_bit(
+    user: str, open_tmp: Path
+) -> None:
+    run, tool = _rewritten(user, open_tmp, "namespace")
     assert not _kept(tool), (run.output, oct(tool.stat().st_mode))
     assert run.output in ({"rewrite": "EACCES"}, {"rewrite": "EROFS"}), run.output  # covered
     assert tool.read_bytes() == ORIGINAL
 
 
 @ATTACK_MARKS[1]
-def test_control_at_process_level_the_set_id_file_is_rewritten(open_tmp: Path) -> None:
-    run, tool = _rewritten(open_tmp, "process")
+@UNPRIVILEGED
+def test_control_at_process_level_the_set_id_file_is_rewritten(user: str, open_tmp: Path) -> None:
+    run, tool = _rewritten(user, open_tmp, "process")
     assert _kept(tool), (run.output, oct(tool.stat().st_mode))
