@@ -177,7 +177,11 @@ def inotify(spec: str) -> object:
         held.append(fd)
     with open(full, "w"):
         pass
-    _waited(tried, float(seconds))
+    deadline = time.monotonic() + float(seconds)
+    while not os.path.exists(tried) and time.monotonic() < deadline:
+        if isinstance(fd := _inotify(), int):  # one another process of the user freed
+            held.append(fd)
+        time.sleep(0.001)
     return len(held)
 
 
