@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install dev install-openai install-anthropic install-all lint typecheck pytest chromium bubblewrap clarify-ts bench bench-inspect clean test-litellm chaos
+.PHONY: demo test install dev install-openai install-anthropic install-all lint typecheck pytest debs chromium bubblewrap clarify-ts bench bench-inspect clean test-litellm chaos
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,33 +57,33 @@ $(CLARIFY_TS)/dist/agent.js: $(CLARIFY_TS)/package-lock.json $(CLARIFY_TS)/src/a
 	cd $(CLARIFY_TS) && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
 	@touch $@
 
-# Debian's Chromium (and a CJK font for the zh-TW screenshots): the HTML report is
-# tested in a real headless browser. Installed when missing; CI runs as root.
-chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
+# Debian's packages the tests use, installed when missing (CI runs as root), all in one
+# apt-get so that `make test` can fetch them while pip and npm fetch theirs:
+# - chromium (and a CJK font for the zh-TW screenshots): the HTML report is tested in a
+#   real headless browser;
+# - bubblewrap and socat: command agents' runs are sandboxed with them (--isolation
+#   namespace, the default), and the tests attack that sandbox.
+debs:
+	@pkgs=""; \
+	command -v chromium >/dev/null 2>&1 || pkgs="$$pkgs chromium fonts-wqy-zenhei"; \
+	command -v bwrap >/dev/null 2>&1 || pkgs="$$pkgs bubblewrap"; \
+	command -v socat >/dev/null 2>&1 || pkgs="$$pkgs socat"; \
+	[ -z "$$pkgs" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing Debian's chromium for the browser tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	      chromium fonts-wqy-zenhei >/dev/null; \
+	    echo "installing Debian's$$pkgs for the browser and sandbox tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs >/dev/null; \
 	  else \
-	    echo "Chromium is missing: sudo apt-get install chromium (or PASSHAT_SKIP_BROWSER=1)"; \
+	    echo "missing:$$pkgs (sudo apt-get install$$pkgs; PASSHAT_SKIP_BROWSER=1 skips the browser tests)"; \
 	    exit 1; \
 	  fi; }
+chromium bubblewrap: debs
 
-# Debian's bubblewrap and socat: command agents' runs are sandboxed with them (--isolation namespace,
-# the default), and the tests attack that sandbox. Installed when missing; CI runs as root.
-bubblewrap:
-	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing Debian's bubblewrap and socat for the sandbox tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	      bubblewrap socat >/dev/null; \
-	  else \
-	    echo "bubblewrap or socat is missing: sudo apt-get install bubblewrap socat"; \
-	    exit 1; \
-	  fi; }
-
-test: lint typecheck pytest
+# ruff, mypy and pytest side by side: pytest leaves about a third of the two cores idle
+# (its tests wait on subprocesses, sandboxes and Chromium), which mypy's minute of one core
+# fills; the installs (pip, apt, npm) run side by side before them. Their lines interleave;
+# make's last line names any step that failed.
+test:
+	@$(MAKE) --no-print-directory -j3 lint typecheck pytest
 
 # The providers against LiteLLM's proxy (mock models on 127.0.0.1): heavy, so on demand.
 test-litellm: dev
