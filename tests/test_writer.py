@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from passhat.errors import StoreError
+from passhat.errors import ConfigError, StoreError
 from passhat.records import RunRecord
 from passhat.store import Store
 from passhat.writer import RunWriter
@@ -222,4 +222,38 @@ def test_the_write_ahead_log_is_copied_into_the_database_often_while_runs_are_wr
     asyncio.run(main())
     assert seen == [100]
     assert spacing() == 1000
+    store.close()
+
+
+def test_keep_off_the_writers_event_loop_is_refused_naming_the_fix(store: CountingStore) -> None:
+    """fix53: Job.keep must be called on the experiment's loop; it was only documented.
+    From a thread running a loop of its own (a Dask client's), the run went into the
+    writer's list under the loop's feet, its future made on the other loop; from a plain
+    thread, asyncio's bare RuntimeError. Now both are refused by name, nothing kept."""
+    refused: list[str] = []
+
+    def keep(writer: RunWriter, index: int, own_loop: bool) -> None:
+        async def on_its_own_loop() -> None:
+            writer.keep(run(index=index))
+
+        try:
+            if own_loop:
+                asyncio.run(on_its_own_loop())
+            else:
+                writer.keep(run(index=index))
+        except ConfigError as error:
+            refused.append(str(error))
+
+    async def main() -> None:
+        async with RunWriter(store) as writer:
+            for index, own_loop in ((1, True), (2, False)):
+                thread = threading.Thread(target=keep, args=(writer, index, own_loop))
+                thread.start()
+                thread.join()
+            writer.keep(run(index=3))  # on its loop: written as the block ends
+
+    asyncio.run(main())
+    assert len(refused) == 2
+    assert all("loop.call_soon_threadsafe(job.keep, record)" in error for error in refused)
+    assert store.recorded("e1") == {("a", 3)}
     store.close()

@@ -290,7 +290,8 @@ async def _run_agent(
     is left behind and its late result discarded.
     """
     clock = time.perf_counter()
-    task = asyncio.ensure_future(_invoke(agent.agent, input, env, ctx))
+    returned: list[tuple[bool, Any]] = []  # a sync agent's, as its thread ends (in_thread)
+    task = asyncio.ensure_future(_invoke(agent.agent, input, env, ctx, returned))
     guard = _WATCHDOG.get()
     if guard is not None:
         guard.watch(task, time.monotonic() + timeout_s)
@@ -300,6 +301,10 @@ async def _run_agent(
         if task.done() and not task.cancelled() and task.exception() is None:
             outcome = _in_time(task.result(), clock, timeout_s)  # ...but for one whose
             raise Returned(outcome) from None  # agent had returned (run_once_then)
+        if returned:  # a sync agent's thread returned; the loop had not yet handed it over
+            _abandon(task)  # its outcome is taken here, once: the task's is dropped
+            outcome = _in_time(_thread_outcome(returned[0], ctx), clock, timeout_s)
+            raise Returned(outcome) from None
         ctx.given_up = True
         _abandon(task)
         raise
@@ -343,8 +348,11 @@ def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure |
     return failure if failure is not None and failure[0] in ("isolation", "agent_left") else None
 
 
-async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, Failure | None]:
+async def _invoke(
+    fn: Any, input: Any, env: Any, ctx: RunContext, returned: list[tuple[bool, Any]] | None = None
+) -> tuple[Any, Failure | None]:
     """Call the agent; every way it can end becomes (output, None) or (None, failure).
+    A sync agent's thread also puts how it ended in `returned` as it ends (in_thread).
 
     A task must never end in SystemExit or KeyboardInterrupt: asyncio re-raises
     those out of the event loop and the whole experiment would stop.
@@ -352,12 +360,12 @@ async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, 
     try:
         if _is_async(fn):
             return await fn(input, env, ctx), None
-        return await in_thread(fn, input, env, ctx), None
+        return await in_thread(fn, input, env, ctx, ended=returned), None
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise  # cancelled by the runner (deadline) or by Ctrl-C
-        return None, ("agent_error", "CancelledError: the agent raised asyncio.CancelledError")
+        return None, _RAISED_CANCEL
     except KeyboardInterrupt:
         raise  # on the event loop's thread this is the user's Ctrl-C (threads wrap theirs)
     except _Deadline:
@@ -367,14 +375,33 @@ async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, 
             "stopped there (see README: sync code)",
         )
     except BaseException as exc:  # the agent under test crashed: record it, keep going
-        crashed = exc.inner if isinstance(exc, _ThreadExit) else exc
-        if not isinstance(getattr(crashed, "error_type", None), str) and not isinstance(
-            crashed, ModelError
-        ):
-            # an in-process agent crashed: where, exactly (a command agent's own
-            # failures carry their kind and stderr instead, passhat's frames say nothing)
-            ctx.crash = agent_traceback(crashed)
-        return None, _agent_failure(crashed)
+        return None, _crashed(exc, ctx)
+
+
+_RAISED_CANCEL = ("agent_error", "CancelledError: the agent raised asyncio.CancelledError")
+
+
+def _crashed(exc: BaseException, ctx: RunContext) -> Failure:
+    """The failure of an agent that raised `exc`; an in-process one's traceback kept."""
+    crashed = exc.inner if isinstance(exc, _ThreadExit) else exc
+    if not isinstance(getattr(crashed, "error_type", None), str) and not isinstance(
+        crashed, ModelError
+    ):
+        # an in-process agent crashed: where, exactly (a command agent's own
+        # failures carry their kind and stderr instead, passhat's frames say nothing)
+        ctx.crash = agent_traceback(crashed)
+    return _agent_failure(crashed)
+
+
+def _thread_outcome(ended: tuple[bool, Any], ctx: RunContext) -> tuple[Any, Failure | None]:
+    """What `_invoke` makes of a sync agent's thread that ended so (in_thread's outcome),
+    taken before the loop handed it over (a stop landed first: _run_agent)."""
+    ok, value = ended
+    if ok:
+        return value, None
+    if isinstance(value, asyncio.CancelledError):
+        return None, _RAISED_CANCEL
+    return None, _crashed(value, ctx)
 
 
 def _agent_failure(exc: BaseException) -> Failure:
@@ -507,8 +534,12 @@ def _forget(task: asyncio.Future[Any]) -> None:
         task.exception()  # retrieved: a late failure of an abandoned run is no news
 
 
-async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+async def in_thread(
+    fn: Callable[..., Any], *args: Any, ended: list[tuple[bool, Any]] | None = None
+) -> Any:
     """`fn(*args)` in a daemon thread of its own, awaited without blocking the loop.
+    `ended` gets (True, its result) or (False, what it raised) as the thread ends, before
+    the loop's next turn hands that over: a stop landing in between still finds it.
 
     Not `asyncio.to_thread`: its pool is joined when the loop closes, so one agent
     blocked forever would keep passhat from exiting. A daemon thread is left behind.
@@ -521,6 +552,8 @@ async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
             outcome: tuple[bool, Any] = (True, fn(*args))
         except BaseException as exc:  # handed to the awaiting run, which classifies it
             outcome = (False, exc)
+        if ended is not None:
+            ended.append(outcome)
         # a closed loop (RuntimeError): the run was given up long ago
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, future, outcome)

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 
+from passhat.errors import ConfigError
 from passhat.records import RunRecord
 from passhat.store import Store
 
@@ -96,8 +97,11 @@ class RunWriter:
         """Set when a handed-over run's commit returns: wakes a `hand_over` or `drain`."""
         self._failed: BaseException | None = None
         """The store's first error for a handed-over run."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The event loop the block runs on (`keep` is called there only)."""
 
     async def __aenter__(self) -> RunWriter:
+        self._loop = asyncio.get_running_loop()
         return self
 
     async def __aexit__(
@@ -140,7 +144,19 @@ class RunWriter:
 
     def keep(self, record: RunRecord) -> None:
         """Write a finished run by the end of the block: a run an executor finished and
-        could not yield, its iterator closed on a stop (`Job.keep`)."""
+        could not yield, its iterator closed on a stop (`Job.keep`). On the block's event
+        loop only: from another thread (a Dask client's loop, an executor's own), the
+        runs waiting for their commit were changed under the loop, and the run's future
+        made on no loop or on that one. ConfigError there, naming the fix."""
+        try:
+            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is not self._loop:
+            raise ConfigError(
+                "the executor called job.keep off the experiment's event loop (from another "
+                "thread or loop); call it there: loop.call_soon_threadsafe(job.keep, record)"
+            )
         self._add(record)
 
     def _add(self, record: RunRecord) -> None:

@@ -73,7 +73,8 @@ class Job:
     """Where an executor leaves a finished run it can no longer yield, its iterator closed
     (Ctrl-C, SIGTERM, an error): the driver writes it before it stops (`bounded` does).
     Called on the experiment's event loop, as the iterator runs (from a thread of the
-    executor's own: `loop.call_soon_threadsafe(job.keep, record)`)."""
+    executor's own: `loop.call_soon_threadsafe(job.keep, record)`); the driver's raises
+    ConfigError when called anywhere else (writer.RunWriter.keep)."""
 
     def attempt(self, item: WorkItem) -> int:
         return self.attempts.get(item, 1)
