@@ -64,3 +64,47 @@ def test_a_child_whose_pidfd_cannot_be_opened_is_still_waited_for(
 
     monkeypatch.setattr(os, "pidfd_open", no_descriptor)
     assert asyncio.run(spawn()) == 7
+
+
+UNSEEN = "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180f\u206a\u206f\u3164\uffa0\ufe00\ufe0d"
+UNSEEN += "\U0001bca0\U0001d173\U0001d17a\U000e0080\U000e0100\U000e01ef\U000e0fff"
+"""Default-ignorable characters (Unicode's DerivedCoreProperties) a reader sees nothing
+of, that console.HIDDEN left as they came: the combining grapheme joiner, the Hangul
+fillers, Khmer's inherent vowels, Mongolian's variation selectors, the deprecated format
+characters, the variation selectors (U+FE00-FE0D, and the supplement U+E0100-E01EF: one
+byte of hidden text each, as the tags the report escapes already) and the rest of the
+tags' plane."""
+
+
+def test_every_invisible_character_is_shown_as_its_escape() -> None:
+    """`AC1:conflict` + U+E0101 read as the goal's `AC1:conflict` in every report, as
+    with a zero-width space before round 52 escaped those: the terminal (escape_controls),
+    the page and JUnit (escape_direction) and the summary (md) now write each one out."""
+    from passhat.report.ci import md
+    from passhat.report.console import escape_controls, escape_direction
+
+    for char in UNSEEN:
+        item = f"AC1:conflict{char}"
+        for shown in (escape_controls(item), escape_direction(item), md(item)):
+            assert char not in shown and "\\" in shown, (hex(ord(char)), shown)
+    kept = "e\u0301 \u200c\u200d \u2764\ufe0f \u263a\ufe0e \ud55c\uae00 \u1100\u1161"
+    assert escape_direction(kept) == kept == escape_controls(kept)  # scripts and emoji
+
+
+def test_the_pages_script_escapes_what_the_python_side_escapes() -> None:
+    """The page's script keeps its own copy of the class (templates/_script.html.j2):
+    every code point is escaped by both or by neither."""
+    import re
+
+    from passhat.report import console
+
+    script = (Path(console.__file__).parent / "templates" / "_script.html.j2").read_text()
+    body = re.search(r"var DIRECTION = /\[(.*?)\]/gu;", script)
+    assert body is not None
+    as_python = re.sub(r"\\u\{([0-9a-fA-F]+)\}", lambda m: chr(int(m.group(1), 16)), body[1])
+    js = re.compile(f"[{as_python}]")
+    python = re.compile(f"[{console.DIRECTION}{console.HIDDEN}]")
+    differ = [
+        hex(c) for c in range(0x110000) if bool(js.match(chr(c))) != bool(python.match(chr(c)))
+    ]
+    assert differ == []
