@@ -108,3 +108,23 @@ def test_the_pages_script_escapes_what_the_python_side_escapes() -> None:
         hex(c) for c in range(0x110000) if bool(js.match(chr(c))) != bool(python.match(chr(c)))
     ]
     assert differ == []
+
+
+def test_show_json_of_a_value_nested_past_what_passhat_writes_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store someone else wrote: a run's output nested 300 deep (passhat's own writer
+    cuts at 200, columns.json_safe; the store's read takes up to Python's ~1,000) ended
+    `show --json` in pydantic-core's traceback (its serializer stops at 255 levels)."""
+    from cli_helpers import run_cli
+    from test_report_html import experiment, run
+    from view_stores import write_store
+
+    e = experiment(["a"], k=1)
+    db = write_store(tmp_path / "p.db", [(e, [run("a", 1, ["x"], ["x"])])])
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE runs SET output = ?", ("[" * 300 + "1" + "]" * 300,))
+    result = run_cli(capsys, "show", e.id, "a", "1", "--json", "--db", str(db))
+    assert result.code == 2, result.err
+    assert "nested" in result.err and "Traceback" not in result.err
+    assert len(result.err.strip().splitlines()) == 1, result.err
