@@ -128,3 +128,28 @@ def test_show_json_of_a_value_nested_past_what_passhat_writes_is_one_line(
     assert result.code == 2, result.err
     assert "nested" in result.err and "Traceback" not in result.err
     assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_junit_shows_control_characters_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JUnit file dropped C0 controls (XML 1.0 holds none) but wrote C1 and DEL as
+    they came: an 8-bit CSI (U+009B) in a case id or an error message reached every CI
+    log that printed the file, as the Markdown summary's did before round 52 escaped
+    them (test_attack52b_shown). Both now write every control character as its escape."""
+    from cli_helpers import run_cli
+    from test_report_html import errored, experiment, run
+    from view_stores import write_store
+
+    case = "case\x9b2J\x85\x7f\x1b[2J"
+    e = experiment([case, "plain"], k=2, name="exp\x9b2J")
+    runs = [run(c, i, ["x"], ["x"] if i == 1 else []) for c in (case, "plain") for i in (1, 2)]
+    stored = [*runs[:1], errored(case, 2, "model said \x9b31m\x1b]0;owned\x07"), *runs[2:]]
+    db = write_store(tmp_path / "p.db", [(e, stored)])
+    junit = tmp_path / "junit.xml"
+    result = run_cli(capsys, "report", e.id, "--db", str(db), "--junit-xml", str(junit))
+    assert result.code in (0, 1), result.err
+    text = junit.read_text(encoding="utf-8")
+    assert [c for c in text if c not in "\n\t" and (c < " " or "\x7f" <= c <= "\x9f")] == []
+    assert 'name="case\\x9b2J\\x85\\x7f\\x1b[2J"' in text
+    assert "model said \\x9b31m\\x1b]0;owned\\x07" in text
