@@ -21,6 +21,10 @@ class _PidfdWatcher(asyncio.AbstractChildWatcher):
     passhat runs a loop per evaluation (and in a thread under a notebook's), so this
     one, as 3.12's, uses the loop running when the child is added."""
 
+    def __init__(self) -> None:
+        self._threaded = asyncio.ThreadedChildWatcher()
+        """A child whose pidfd cannot be opened (EMFILE) is waited for by a thread."""
+
     def __enter__(self) -> _PidfdWatcher:
         return self
 
@@ -40,7 +44,12 @@ class _PidfdWatcher(asyncio.AbstractChildWatcher):
         self, pid: int, callback: Callable[..., object], *args: Any
     ) -> None:
         loop = asyncio.get_running_loop()
-        pidfd = os.pidfd_open(pid)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:  # out of descriptors: the child runs already, and asyncio would
+            # leave it unwaited and unkilled (it adds this handler outside its cleanup)
+            self._threaded.add_child_handler(pid, callback, *args)  # no descriptor
+            return
         loop.add_reader(pidfd, self._exited, loop, pid, pidfd, callback, args)
 
     def _exited(

@@ -128,6 +128,7 @@ async def run_once_then(job: Job, case: Case, index: int) -> RunRecord | Callabl
     try:
         await _run(ran, job.agent, job.model)
     except Returned as stop:  # its last step goes with the stop (`bounded` keeps the run)
+        ran.paused = time.perf_counter()  # (unset, the run was stored minus the clock long)
         stop.last_step = None if waits else functools.partial(_finish_now, ran)
         raise
     if waits:

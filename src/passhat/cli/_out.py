@@ -42,10 +42,21 @@ def write_json(data: Any) -> None:
 
     pydantic-core's serializer (Rust) writes 100,000 cases several times faster
     than `json.dumps`, and writes NaN and infinities as null: always valid JSON."""
-    from pydantic_core import to_json
+    from pydantic_core import PydanticSerializationError, to_json
 
     indent = 2 if sys.stdout.isatty() else None
-    write_json_pieces([to_json(data, indent=indent, inf_nan_mode="null")])
+    try:
+        written = to_json(data, indent=indent, inf_nan_mode="null")
+    except PydanticSerializationError as error:
+        if "depth" not in str(error):
+            raise
+        from passhat.errors import StoreError
+
+        raise StoreError(  # its serializer stops at 255 levels; a store's read at ~1,000
+            "the store is damaged: a value in it is JSON nested 255 levels deep or more, "
+            "deeper than passhat stores (200) or writes out as JSON; read it with sqlite3"
+        ) from None
+    write_json_pieces([written])
 
 
 def write_json_pieces(pieces: Iterable[bytes]) -> None:

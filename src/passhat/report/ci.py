@@ -16,9 +16,9 @@ it, after the per-case correction) and one for the verdict (a `<failure>` when B
 is worse).
 
 Model output and ids are data: XML is escaped by ElementTree (and characters XML
-cannot hold are dropped); Markdown cells are escaped, HTML included; in both, direction
-characters are written as their escapes (as the terminal shows them), and in Markdown
-control characters too (a CI log that prints the summary file obeys an ESC).
+cannot hold are dropped); Markdown cells are escaped, HTML included; in both, control,
+direction and invisible characters are written as their escapes (as the terminal shows
+them): a CI log that prints either file obeys an ESC or an 8-bit CSI.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from passhat.accounting import Accounting, CaseAccount
 from passhat.gate import CaseShort, case_shorts
 from passhat.records import ExperimentRecord, RunSummary
-from passhat.report.console import escape_controls, escape_direction
+from passhat.report.console import escape_controls
 from passhat.report.loss import loss_line
 from passhat.stats import Comparison, Difference, Uncertainty
 
@@ -45,9 +45,10 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
 
 
 def _x(text: object) -> str:
-    """Text XML 1.0 can hold (ElementTree escapes the rest), its direction characters
-    as their escapes (a CI's page shows it)."""
-    return escape_direction(_NOT_XML.sub("", str(text)))
+    """Text XML 1.0 can hold (ElementTree escapes the rest), its control, direction and
+    invisible characters as their escapes (a CI's page shows it, a CI's log prints it:
+    C1's CSI, which XML holds, was written as it came); but newline and tab."""
+    return _NOT_XML.sub("", escape_controls(str(text)))
 
 
 def md(text: object) -> str:

@@ -16,12 +16,20 @@ DIRECTION = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 """The direction characters (a class's body): the bidirectional embeddings, overrides and
 isolates, and the marks (Arabic, left-to-right, right-to-left), which reorder what is
 seen around them: a case `x\\u202eexe.txt` reads `xtxt.exe`."""
-HIDDEN = "\u00ad\u180e\u200b\u2060-\u2064\ufeff\U000e0000-\U000e007f"
-"""The invisible characters (a class's body): soft hyphen, Mongolian vowel separator,
-zero-width space, word joiner, invisible operators, zero-width no-break space, and the
-tag characters (invisible ASCII: text a reader cannot see, an instruction hidden in an
-answer). An extra item `AC1:conflict\\u200b` read as the goal's `AC1:conflict`. The
-joiners (U+200C, U+200D) stay: scripts and emoji need them."""
+HIDDEN = (
+    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b\u2060-\u2065\u206a-\u206f"
+    "\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff"
+)
+"""The invisible characters (a class's body: Unicode's default-ignorable ones): soft
+hyphen, combining grapheme joiner, the Hangul fillers, Khmer's inherent vowels,
+Mongolian's variation selectors and vowel separator, zero-width space, word joiner,
+invisible operators, the deprecated format characters, variation selectors, zero-width
+no-break space, the shorthand and musical format controls, and the tag characters and
+variation selectors of plane 14 (invisible ASCII, one hidden byte each: text a reader
+cannot see, an instruction hidden in an answer). An extra item `AC1:conflict\\u200b`
+read as the goal's `AC1:conflict`. The joiners (U+200C, U+200D) and the text and emoji
+presentation selectors (U+FE0E, U+FE0F) stay: scripts and emoji need them."""
 _CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{DIRECTION}{HIDDEN}]")
 """Characters a terminal acts on instead of showing: C0 (but newline and tab), DEL,
 C1, the direction characters, and the invisible ones."""
