@@ -43,6 +43,7 @@ from passhat.execution import (
     watchdog,
 )
 from passhat.executors.base import Executor, Job, WorkItem
+from passhat.executors.local import RAMP_MAX_S
 from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
@@ -379,6 +380,7 @@ async def _run_all(
         job = replace(job, keep=writer.keep)
         records = executor.run(job, _then(todo, _on_loop(writer.linger_no_more)))
         limit, this = writes_in_flight(job.options.concurrency), asyncio.current_task()
+        warm = asyncio.get_running_loop().call_later(WARM_UP_AFTER_S, writer.warm_up)
         try:
             async for record in records:
                 await writer.hand_over(record, limit)
@@ -389,6 +391,7 @@ async def _run_all(
                     await asyncio.sleep(0)
             await writer.drain()
         finally:
+            warm.cancel()
             close = getattr(records, "aclose", None)  # stop the runs still in flight
             if close is not None:
                 await close()
@@ -414,6 +417,12 @@ def _on_loop(fn: Callable[[], None]) -> Callable[[], None]:
 
     return call
 
+
+WARM_UP_AFTER_S = RAMP_MAX_S
+"""Seconds from the executor's start to the writer thread's imports (RunWriter.warm_up):
+the local executor's ramp has started every slot's first run by then, and the agents
+wait (a run of a model or of 100 ms); earlier, 30 ms of imports on a second thread took
+the interpreter from the loop starting the runs, 0.5 ms at a time."""
 
 COMMIT_LINGER_S = 0.05
 """Seconds a finished run waits for others to share its commit: runs finishing a few ms
