@@ -42,7 +42,9 @@ from types import TracebackType
 from passhat.records import RunRecord
 from passhat.store import Store
 
-_Item = tuple[RunRecord, "asyncio.Future[None]"]
+_Item = tuple[RunRecord, "asyncio.Future[None] | None"]
+"""A run to write, and the future its `put` waits on (None: handed over or kept, counted
+in `_in_flight` and settled in place: no future and no callback a run)."""
 _Outcome = tuple[_Item, BaseException | None]
 
 
@@ -156,10 +158,8 @@ class RunWriter:
         self._add(record)
 
     def _add(self, record: RunRecord) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.add_done_callback(self._landed)
         self._in_flight += 1
-        self._pending.append((record, done))
+        self._pending.append((record, None))
 
     def warm_up(self) -> None:
         """Have the writer thread import WARM_UP now, while the runs wait on their agents
@@ -193,9 +193,9 @@ class RunWriter:
             self._room = asyncio.get_running_loop().create_future()
         await asyncio.shield(self._room)
 
-    def _landed(self, done: asyncio.Future[None]) -> None:
+    def _landed(self, error: BaseException | None) -> None:
+        """A handed-over run's commit returned (`error`: the store's, for it)."""
         self._in_flight -= 1
-        error = None if done.cancelled() else done.exception()  # retrieved: no warning
         if error is not None and self._failed is None:
             self._failed = error
         if self._room is not None and not self._room.done():
@@ -254,6 +254,9 @@ class RunWriter:
             for (record, done), error in self._outcomes.popleft():
                 if error is None and self._recorded is not None:
                     self._recorded(record)
+                if done is None:
+                    self._landed(error)
+                    continue
                 if done.done():
                     continue
                 if error is None:
