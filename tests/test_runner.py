@@ -643,6 +643,47 @@ def test_the_writer_thread_imports_what_it_needs_while_the_first_runs_wait(
     assert when < min(t for what, _, t in events if what == "recorded")
 
 
+def test_a_slots_next_run_starts_two_turns_of_the_loop_after_its_agent_returned(
+    tmp_path: Path,
+) -> None:
+    """A run waits on its agent's task through a future the task's last step sets
+    (execution._invoke_telling), not through asyncio.wait, whose wake-up came a turn after
+    the task's done callbacks: its slot goes on in the next turn and the next run's agent
+    starts in the one after (three turns before, each a wait behind other runs' work)."""
+    from passhat.agents import LoadedAgent
+
+    turns = 0
+    seen: list[tuple[str, int]] = []
+
+    def tick() -> None:
+        nonlocal turns
+        turns += 1
+        asyncio.get_running_loop().call_soon(tick)
+
+    async def agent_fn(input: Any, env: Any, ctx: Any) -> str:
+        seen.append(("started", turns))
+        await asyncio.sleep(0.01)
+        seen.append(("returned", turns))
+        return "done"
+
+    suite = load_suite(CLARIFY)
+    suite = replace(suite, cases=(suite.case("ac-conflict-001"),))
+    agent = LoadedAgent("t:counted", agent_fn, None)
+    experiment = new_experiment(suite, agent, "", None, k=3, params={"max_turns": 1})
+
+    async def main() -> None:
+        asyncio.get_running_loop().call_soon(tick)
+        with Store(tmp_path / "p.db") as store:
+            store.create_experiment(experiment)
+            options = RunOptions(concurrency=1)
+            await run_experiment(store, experiment, suite, agent, None, options)
+
+    asyncio.run(main())
+    assert [what for what, _ in seen] == ["started", "returned"] * 3
+    gaps = [seen[i + 1][1] - seen[i][1] for i in range(1, len(seen) - 1, 2)]
+    assert gaps == [2, 2], seen
+
+
 def test_pending_reads_run_by_run_only_the_cases_with_gaps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

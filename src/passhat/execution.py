@@ -289,13 +289,15 @@ async def _run_agent(
     that swallows the cancel, or a plain `def` agent blocking its worker thread,
     is left behind and its late result discarded.
     """
-    clock = time.perf_counter()
-    task = asyncio.ensure_future(_invoke(agent.agent, input, env, ctx))
+    clock, loop = time.perf_counter(), asyncio.get_running_loop()
+    ended: asyncio.Future[None] = loop.create_future()
+    task = asyncio.ensure_future(_invoke_telling(ended, agent.agent, input, env, ctx))
     guard = _WATCHDOG.get()
     if guard is not None:
         guard.watch(task, time.monotonic() + timeout_s)
+    deadline = loop.call_later(timeout_s, _tell, ended)
     try:
-        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+        await ended
     except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing...
         if task.done() and not task.cancelled() and task.exception() is None:
             outcome = _in_time(task.result(), clock, timeout_s)  # ...but for one whose
@@ -303,8 +305,10 @@ async def _run_agent(
         ctx.given_up = True
         _abandon(task)
         raise
+    finally:
+        deadline.cancel()
     late = f"the run did not finish within {timeout_s:g} s"
-    if not done:
+    if not task.done():  # the deadline came first
         ctx.given_up = True  # no model call starts now: its record is being made
         task.cancel()
         # a moment to clean up after the cancel (a command agent kills its process group
@@ -341,6 +345,26 @@ def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure |
         return None
     _, failure = task.result()
     return failure if failure is not None and failure[0] in ("isolation", "agent_left") else None
+
+
+async def _invoke_telling(
+    ended: asyncio.Future[None], fn: Any, input: Any, env: Any, ctx: RunContext
+) -> tuple[Any, Failure | None]:
+    """`_invoke`, telling `ended` as its task's last step ends: the run waiting on it
+    goes on in the loop's next turn, not one turn later (a task's done callbacks are
+    called a turn after it ends, and the run's wake-up a turn after them). With 50
+    agents' timers on one loop, each turn between a run's end and the start of its
+    slot's next run is a wait behind the other runs' work."""
+    try:
+        return await _invoke(fn, input, env, ctx)
+    finally:
+        _tell(ended)
+
+
+def _tell(ended: asyncio.Future[None]) -> None:
+    """Wake the run waiting on its agent (its agent's task ended, or its deadline came)."""
+    if not ended.done():
+        ended.set_result(None)
 
 
 async def _invoke(fn: Any, input: Any, env: Any, ctx: RunContext) -> tuple[Any, Failure | None]:
