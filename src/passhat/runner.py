@@ -372,7 +372,9 @@ async def _run_all(
     # agents' runs are served by one server for the experiment (serve/hub.py).
     async with (
         hub_scope(job.options.concurrency),
-        RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer,
+        RunWriter(
+            store, progress, linger=COMMIT_LINGER_S, written=_items_kept(store, job.experiment)
+        ) as writer,
     ):
         # once every planned run has started, each run left is committed as it comes;
         # the runs finished and not yielded when a stop closes the executor's iterator
@@ -395,6 +397,22 @@ async def _run_all(
             close = getattr(records, "aclose", None)  # stop the runs still in flight
             if close is not None:
                 await close()
+
+
+def _items_kept(store: Store, experiment: ExperimentRecord) -> Callable[[list[RunRecord]], None]:
+    """On the writer thread, after a commit: keep the items text of the cases whose last
+    planned run it wrote (Store.keep_case_items), while the last runs still wait on
+    their agents, rather than every case's after the last one (5 ms of the end of 1,000
+    runs). A case kept before another run of it is written (runs finishing out of
+    order) loses its text to the store's trigger then, and is kept again at the end."""
+
+    def keep(runs: list[RunRecord]) -> None:
+        k = experiment.k_requested
+        last = {r.case_id for r in runs if r.run_index >= min(experiment.k_of(r.case_id), k)}
+        if last:
+            store.keep_case_items(experiment.id, last)
+
+    return keep
 
 
 def _then(todo: Iterable[WorkItem], done: Callable[[], None]) -> Iterator[WorkItem]:

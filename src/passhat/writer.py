@@ -33,10 +33,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import sys
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
 from passhat.records import RunRecord
@@ -76,6 +77,17 @@ def _warm() -> None:
                 importlib.import_module(name)
 
 
+def _said(done: Future[None]) -> None:
+    """Log what a `written` call raised (a bug: the runs it was given are recorded, and
+    what it does for them is done again where the writer ends)."""
+    error = done.exception()
+    if error is not None:
+        logging.getLogger("passhat").error(
+            "passhat: after a commit, the written runs' follow-up failed (a bug in passhat)",
+            exc_info=error,
+        )
+
+
 class RunWriter:
     """One writer thread for one experiment's runs; use as `async with`.
 
@@ -89,9 +101,14 @@ class RunWriter:
         recorded: Callable[[RunRecord], None] | None = None,
         *,
         linger: float = 0.0,
+        written: Callable[[list[RunRecord]], None] | None = None,
     ) -> None:
         self._store = store
         self._recorded = recorded
+        self._written = written
+        """Called on the writer thread with each batch's committed runs, after the batch
+        is settled and before the next one is written (the runner keeps the items of the
+        cases they complete: `Store.keep_case_items`)."""
         self._linger = linger
         """Seconds a handed-over run may wait for others to share its commit."""
         self._urgent = False
@@ -227,6 +244,9 @@ class RunWriter:
             outcomes = await loop.run_in_executor(self._executor, self._write, batch)
             self._outcomes.append(outcomes)
             self._settle()
+            written = [record for (record, _), error in outcomes if error is None]
+            if self._written is not None and written:
+                self._executor.submit(self._written, written).add_done_callback(_said)
 
     def _write(self, batch: list[_Item]) -> list[_Outcome]:
         """On the writer thread: one transaction for the batch."""
