@@ -250,6 +250,63 @@ def test_each_writer_fills_at_its_end(tmp_path: Path) -> None:
         assert whole == plain == streamed
 
 
+def test_a_case_whose_last_run_is_written_is_kept_as_the_runs_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer thread keeps a case's items once it has written the case's last planned
+    run (runner._items_kept), before the lease's end; a case kept before another run of
+    it is written (its run 2 done first here) loses the text to the trigger then, and
+    the lease's end keeps it again, as the report makes it."""
+    import asyncio
+    import threading
+
+    from cli_helpers import CLARIFY
+    from passhat.agents import LoadedAgent
+    from passhat.runner import RunOptions, new_experiment, run_experiment
+    from passhat.suite import load_suite
+
+    calls: list[tuple[str, object]] = []
+    keep = Store.keep_case_items
+
+    def spy(self: Store, experiment_id: str, cases: object = None) -> None:
+        calls.append((threading.current_thread().name, cases))
+        keep(self, experiment_id, cases)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "keep_case_items", spy)
+    suite = load_suite(CLARIFY)
+    suite = dataclasses.replace(suite, cases=(suite.case("ac-conflict-001"),))
+    second: asyncio.Event | None = None
+
+    async def agent_fn(input: Any, env: Any, ctx: Any) -> str:
+        assert second is not None
+        if ctx.run_index == 1:
+            await second.wait()
+            await asyncio.sleep(0.2)  # the run 2's commit and its case's text first
+        else:
+            second.set()
+        return "done"
+
+    agent = LoadedAgent("t:second_first", agent_fn, None)
+    experiment = new_experiment(suite, agent, "", None, k=2, params={"max_turns": 1})
+
+    async def main() -> None:
+        nonlocal second
+        second = asyncio.Event()
+        with Store(tmp_path / "p.db") as store:
+            store.create_experiment(experiment)
+            await run_experiment(store, experiment, suite, agent, None, RunOptions(concurrency=2))
+
+    asyncio.run(main())
+    early = [cases for thread, cases in calls if thread.startswith("passhat-store")]
+    assert early == [{"ac-conflict-001"}], calls
+    assert calls[-1] == ("MainThread", None)
+    with Store(tmp_path / "p.db") as store:
+        texts = store.kept_items(experiment.id)
+        store._db.execute("DELETE FROM case_items")
+        store.fill_case_items(experiment.id)
+        assert texts == store.kept_items(experiment.id) and len(texts) == 1
+
+
 def test_a_run_and_a_resume_leave_every_case_kept(
     cards: Path,  # noqa: F811
     tmp_path: Path,
@@ -405,7 +462,7 @@ def test_a_store_that_cannot_take_the_kept_text_leaves_the_runs_written(
     stored_runs(tmp_path, 3)
     db = tmp_path / "p.db"
 
-    def refused(self: Store, experiment_id: str) -> int:
+    def refused(self: Store, experiment_id: str, cases: object = None) -> int:
         raise StoreError("database or disk is full")
 
     monkeypatch.setattr(Store, "fill_case_items", refused)

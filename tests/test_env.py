@@ -388,6 +388,27 @@ async def test_nothing_handed_out_aliases_the_state(clarify: Suite) -> None:
     assert env.calls[0].arguments == update_args()
 
 
+async def test_a_calls_record_shares_nothing_with_what_the_agent_gets_back(
+    clarify: Suite,
+) -> None:
+    """A call's arguments and result are pickled once each and read twice (plain.clones):
+    the agent's answer, the handler's arguments, the record and a fixture replayed again
+    are each objects of their own."""
+    env = seed_env(clarify)
+    read = await env.call("get_ticket", {"key": "SHOP-1042"})
+    read.content["title"] = "changed"
+    assert env.calls[0].result["title"] == "結帳頁支援優惠碼"
+    query = {"query": "優惠碼 會員折扣"}
+    first = await env.call("query_background", query)
+    assert isinstance(first.content, str)
+    again = await env.call("query_background", query)
+    assert again.content == first.content == env.calls[1].result == env.calls[2].result
+    annotations = env.final_state()["ticket"]["annotations"]
+    await env.call("update_ticket", update_args())
+    env.calls[-1].arguments["annotations"].clear()
+    assert env.final_state()["ticket"]["annotations"] != annotations == []
+
+
 async def test_replayed_responses_are_copies(trello: Suite) -> None:
     env = make_environment(trello, trello.cases[0])
     guide = await env.call("get_guide", {})

@@ -31,8 +31,10 @@ def test_a_run_kept_as_a_ctrl_c_lands_on_its_agents_return_has_its_own_duration(
     assert done.returncode == 130, done.stderr
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT run_index, duration_s FROM runs").fetchall()
-    assert [index for index, _ in rows] == [1], done.stderr
-    assert 0 <= rows[0][1] < 60, rows
+    indices = [index for index, _ in rows]
+    # run 1 is kept; run 2 too when its quick agent also returned before the stop reached it
+    assert indices[:1] == [1] and len(indices) == len(set(indices)) <= 2, done.stderr
+    assert all(0 <= duration < 60 for _, duration in rows), rows
 
 
 @pytest.mark.skipif(

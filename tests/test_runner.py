@@ -588,6 +588,102 @@ def test_once_every_run_has_started_a_finished_run_is_committed_without_a_linger
     asyncio.run(main())
 
 
+def test_the_writer_thread_imports_what_it_needs_while_the_first_runs_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer thread imports the runs' encoder and the case items' maker (writer
+    .WARM_UP) once every slot's first run has started and while those runs wait on their
+    agents: not at the writer's start, among the first runs' starts on the loop, nor on
+    the loop's thread after the last run (the store's case items at the lease's end),
+    and before the first commit: before any run is reported recorded. (At 0.15 s here,
+    not WARM_UP_AFTER_S: a loaded machine's loop may start the first runs late.)"""
+    import threading
+
+    import passhat.runner as runner_module
+    import passhat.writer as writer_module
+    from passhat.agents import LoadedAgent
+
+    events: list[tuple[str, str, float]] = []  # (what, thread, when)
+    probe = "passhat_warm_probe_" + os.urandom(4).hex()
+    (tmp_path / f"{probe}.py").write_text(
+        "import threading, time\n"
+        "import test_runner\n"
+        "test_runner.WARM_EVENTS.append(\n"
+        "    ('imported', threading.current_thread().name, time.monotonic()))\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(writer_module, "WARM_UP", (probe,))
+    monkeypatch.setattr(runner_module, "WARM_UP_AFTER_S", 0.15)
+    monkeypatch.setattr(sys.modules[__name__], "WARM_EVENTS", events, raising=False)
+
+    async def waits(input: Any, env: Any, ctx: Any) -> str:
+        events.append(("started", threading.current_thread().name, time.monotonic()))
+        await asyncio.sleep(0.6)
+        events.append(("returned", "", time.monotonic()))
+        return "done"
+
+    suite = load_suite(CLARIFY)
+    agent = LoadedAgent("t:waits", waits, None)
+    experiment = new_experiment(suite, agent, "", None, k=1, params={"max_turns": 1})
+
+    def recorded(record: RunRecord) -> None:
+        events.append(("recorded", "", time.monotonic()))
+
+    with Store(tmp_path / "p.db") as store:
+        store.create_experiment(experiment)
+        options = RunOptions(concurrency=len(suite.cases))
+        asyncio.run(run_experiment(store, experiment, suite, agent, None, options, recorded))
+    imported = [(thread, when) for what, thread, when in events if what == "imported"]
+    assert len(imported) == 1 and imported[0][0].startswith("passhat-store"), events
+    when = imported[0][1]
+    starts = [t for what, _, t in events if what == "started"]
+    assert len(starts) == len(suite.cases) and max(starts) < when
+    assert when < min(t for what, _, t in events if what == "returned")
+    assert when < min(t for what, _, t in events if what == "recorded")
+
+
+def test_a_slots_next_run_starts_two_turns_of_the_loop_after_its_agent_returned(
+    tmp_path: Path,
+) -> None:
+    """A run waits on its agent's task through a future the task's last step sets
+    (execution._invoke_telling), not through asyncio.wait, whose wake-up came a turn after
+    the task's done callbacks: its slot goes on in the next turn and the next run's agent
+    starts in the one after (three turns before, each a wait behind other runs' work)."""
+    from passhat.agents import LoadedAgent
+
+    turns = 0
+    seen: list[tuple[str, int]] = []
+
+    def tick() -> None:
+        nonlocal turns
+        turns += 1
+        asyncio.get_running_loop().call_soon(tick)
+
+    async def agent_fn(input: Any, env: Any, ctx: Any) -> str:
+        seen.append(("started", turns))
+        await asyncio.sleep(0.01)
+        seen.append(("returned", turns))
+        return "done"
+
+    suite = load_suite(CLARIFY)
+    suite = replace(suite, cases=(suite.case("ac-conflict-001"),))
+    agent = LoadedAgent("t:counted", agent_fn, None)
+    experiment = new_experiment(suite, agent, "", None, k=3, params={"max_turns": 1})
+
+    async def main() -> None:
+        asyncio.get_running_loop().call_soon(tick)
+        with Store(tmp_path / "p.db") as store:
+            store.create_experiment(experiment)
+            options = RunOptions(concurrency=1)
+            await run_experiment(store, experiment, suite, agent, None, options)
+
+    asyncio.run(main())
+    assert [what for what, _ in seen] == ["started", "returned"] * 3
+    gaps = [seen[i + 1][1] - seen[i][1] for i in range(1, len(seen) - 1, 2)]
+    assert gaps == [2, 2], seen
+
+
 def test_pending_reads_run_by_run_only_the_cases_with_gaps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -213,13 +213,15 @@ def test_a_report_without_requirements_does_not_import_the_gate(
 
 def test_an_in_process_agents_run_imports_no_command_agent_machinery(tmp_path: Path) -> None:
     """`passhat run` of an in-process agent does not import what command agents (their
-    process, folders, sandbox, MCP server), the built-in clarifier or adaptive rounds
+    process, folders, sandbox, MCP server, the hub that serves them), the built-in
+    clarifier or adaptive rounds
     need (a run without --until-width or --until-decided), nor pydantic: a suite of
     plain valid data is parsed by suite/shapes.py's tables; nor importlib.resources (8 ms)
     for the replay model's cassette schema."""
     from cli_helpers import CLARIFY, SEED
 
     unused = ("passhat.agents.command", "passhat.agents.clarifier", "passhat.serve.app")
+    unused += ("passhat.serve.hub",)  # made by its scope's first served run (serve._Scope)
     unused += ("passhat.rounds", "passhat.adaptive", "pydantic", "passhat.suite.validation")
     unused += ("importlib.resources",)  # the replay cassette's schema is read beside its module
     args = ["run", str(CLARIFY), "--case", SEED, "--agent", "agents_for_tests:odd_runs_pass"]

@@ -75,7 +75,7 @@ from passhat.errors import ConfigError
 from passhat.fixtures import FixtureMode, fixture_key, match_exact, match_terms, query_terms
 from passhat.imports import BUILTIN_ENVIRONMENTS, load_object
 from passhat.models.base import ToolSpec
-from passhat.plain import Loc, did_you_mean, show
+from passhat.plain import Loc, clones, did_you_mean, show
 from passhat.plain import clone as clone  # re-exported for the runner
 from passhat.schema import schema_errors, schema_problems
 from passhat.tools import (
@@ -211,15 +211,16 @@ class Environment:
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Run one tool call, record it, and return what the agent sees."""
         started_at, clock = time.time(), time.perf_counter()
-        recorded = (
-            clone(arguments)
-            if isinstance(arguments, dict)
-            else {"_not_an_object": clone(arguments)}
-        )
-        miss = False
+        # Copies both ways: a handler never keeps the caller's objects, the caller never
+        # gets a reference into the state, and the record shares nothing with either.
+        if isinstance(arguments, dict):
+            recorded, given = clones(arguments)
+        else:
+            recorded, given = {"_not_an_object": clone(arguments)}, arguments
+        miss, kept = False, None
         try:
-            result = await self._dispatch(name, arguments)
-            outcome = ToolOutcome(result)
+            content, kept = clones(await self._dispatch(name, arguments, given))
+            outcome = ToolOutcome(content)
         except ToolError as failure:
             outcome = ToolOutcome(failure.message, is_error=True)
             miss = failure.fixture_miss
@@ -227,7 +228,7 @@ class Environment:
             ToolCallRecord(
                 tool=name,
                 arguments=recorded,
-                result=None if outcome.is_error else clone(outcome.content),
+                result=kept,
                 error=outcome.content if outcome.is_error else None,
                 fixture_miss=miss,
                 started_at=started_at,
@@ -236,7 +237,9 @@ class Environment:
         )
         return outcome
 
-    async def _dispatch(self, name: str, arguments: Any) -> Any:
+    async def _dispatch(self, name: str, arguments: Any, given: Any) -> Any:
+        """The tool's result for `arguments` (checked), its handler called with `given`
+        (their copy); `call` copies the result."""
         entry = self._tools.get(name)
         if entry is None:
             known = list(self._tools)
@@ -256,16 +259,13 @@ class Environment:
             raise ToolError(args_message(name, problems))
         if entry.handler is None:
             return self._replay(name, arguments)
-        # Copies both ways: a handler never keeps the caller's objects, and the
-        # caller never gets a reference into the state.
         world = self._passhat_world
         if world is not None and not inspect.iscoroutinefunction(entry.handler):
-            result = await world.run(entry.handler, **clone(arguments))
-        else:
-            result = entry.handler(**clone(arguments))
+            return await world.run(entry.handler, **given)
+        result = entry.handler(**given)
         if inspect.isawaitable(result):
             result = await result
-        return clone(result)
+        return result
 
     # -- fixtures
 
@@ -287,7 +287,7 @@ class Environment:
                 "known here, so work from what you have",
                 fixture_miss=True,
             )
-        return clone(best[1].response)
+        return best[1].response  # copied by `call`
 
     # -- load-time checks
 

@@ -15,20 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import functools
 import hashlib
 import inspect
 import os
 import queue
-import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
 from passhat.errors import ModelError
@@ -290,14 +289,16 @@ async def _run_agent(
     that swallows the cancel, or a plain `def` agent blocking its worker thread,
     is left behind and its late result discarded.
     """
-    clock = time.perf_counter()
+    clock, loop = time.perf_counter(), asyncio.get_running_loop()
+    ended: asyncio.Future[None] = loop.create_future()
     returned: list[tuple[bool, Any]] = []  # a sync agent's, as its thread ends (in_thread)
-    task = asyncio.ensure_future(_invoke(agent.agent, input, env, ctx, returned))
-    guard = _WATCHDOG.get()
+    task = asyncio.ensure_future(_invoke_telling(ended, agent.agent, input, env, ctx, returned))
+    guard = WATCHDOG.get()
     if guard is not None:
         guard.watch(task, time.monotonic() + timeout_s)
+    deadline = loop.call_later(timeout_s, _tell, ended)
     try:
-        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+        await ended
     except asyncio.CancelledError:  # Ctrl-C or SIGTERM: the run stays missing...
         if task.done() and not task.cancelled() and task.exception() is None:
             outcome = _in_time(task.result(), clock, timeout_s)  # ...but for one whose
@@ -309,8 +310,10 @@ async def _run_agent(
         ctx.given_up = True
         _abandon(task)
         raise
+    finally:
+        deadline.cancel()
     late = f"the run did not finish within {timeout_s:g} s"
-    if not done:
+    if not task.done():  # the deadline came first
         ctx.given_up = True  # no model call starts now: its record is being made
         task.cancel()
         # a moment to clean up after the cancel (a command agent kills its process group
@@ -349,6 +352,31 @@ def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure |
     return failure if failure is not None and failure[0] in ("isolation", "agent_left") else None
 
 
+async def _invoke_telling(
+    ended: asyncio.Future[None],
+    fn: Any,
+    input: Any,
+    env: Any,
+    ctx: RunContext,
+    returned: list[tuple[bool, Any]],
+) -> tuple[Any, Failure | None]:
+    """`_invoke`, telling `ended` as its task's last step ends: the run waiting on it
+    goes on in the loop's next turn, not one turn later (a task's done callbacks are
+    called a turn after it ends, and the run's wake-up a turn after them). With 50
+    agents' timers on one loop, each turn between a run's end and the start of its
+    slot's next run is a wait behind the other runs' work."""
+    try:
+        return await _invoke(fn, input, env, ctx, returned)
+    finally:
+        _tell(ended)
+
+
+def _tell(ended: asyncio.Future[None]) -> None:
+    """Wake the run waiting on its agent (its agent's task ended, or its deadline came)."""
+    if not ended.done():
+        ended.set_result(None)
+
+
 async def _invoke(
     fn: Any, input: Any, env: Any, ctx: RunContext, returned: list[tuple[bool, Any]] | None = None
 ) -> tuple[Any, Failure | None]:
@@ -369,7 +397,7 @@ async def _invoke(
         return None, _RAISED_CANCEL
     except KeyboardInterrupt:
         raise  # on the event loop's thread this is the user's Ctrl-C (threads wrap theirs)
-    except _Deadline:
+    except Deadline:
         return None, (
             "timeout",
             "the run blocked the event loop past its deadline and was "
@@ -420,97 +448,6 @@ def _agent_failure(exc: BaseException) -> Failure:
 def _is_async(fn: Any) -> bool:
     target = fn if inspect.isfunction(fn) else getattr(fn, "__call__", fn)  # noqa: B004
     return inspect.iscoroutinefunction(target)
-
-
-class _Deadline(BaseException):
-    """Raised inside an async agent that blocks the event loop past its run's deadline."""
-
-
-class _Watchdog:
-    """Stops an `async def` agent that blocks the event loop (time.sleep, a busy loop).
-
-    Nothing on the loop can run while it blocks, so a thread watches: when the loop
-    has not turned for a while and a run is past its deadline, it sends SIGALRM to
-    the main thread, whose handler raises `_Deadline` inside the task that is
-    running, if that task is a run past its deadline. Only in the main thread (where
-    Python runs signal handlers) and where SIGALRM exists; elsewhere such a run is
-    still recorded as a timeout, once it returns.
-    """
-
-    STALL_S = 0.25
-    """The loop counts as blocked when it has not turned for this long."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.deadlines: dict[asyncio.Future[Any], float] = {}
-        self.turned = time.monotonic()
-        self._stop = threading.Event()
-        self._previous: Any = None
-        self._beat_handle: asyncio.TimerHandle | None = None
-
-    def watch(self, task: asyncio.Future[Any], deadline: float) -> None:
-        self.deadlines[task] = deadline
-        task.add_done_callback(self._unwatch)
-
-    def _unwatch(self, task: asyncio.Future[Any]) -> None:
-        self.deadlines.pop(task, None)
-
-    def start(self) -> None:
-        self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
-        self._beat()
-        threading.Thread(target=self._watch, name="passhat-watchdog", daemon=True).start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._beat_handle is not None:
-            self._beat_handle.cancel()
-        signal.signal(signal.SIGALRM, self._previous)
-
-    def _beat(self) -> None:
-        self.turned = time.monotonic()
-        self._beat_handle = self.loop.call_later(self.STALL_S / 4, self._beat)
-
-    def _watch(self) -> None:
-        main = threading.main_thread().ident
-        while not self._stop.wait(self.STALL_S / 2):
-            now = time.monotonic()
-            overdue = any(deadline < now for deadline in list(self.deadlines.values()))
-            if overdue and now - self.turned > self.STALL_S and main is not None:
-                signal.pthread_kill(main, signal.SIGALRM)
-
-    def _on_alarm(self, signum: int, frame: Any) -> None:
-        try:
-            task = asyncio.current_task(self.loop)
-        except RuntimeError:
-            return
-        deadline = self.deadlines.get(task) if task is not None else None
-        if deadline is not None and time.monotonic() > deadline:
-            self.deadlines.pop(task, None)  # type: ignore[arg-type]
-            raise _Deadline
-
-
-_WATCHDOG: contextvars.ContextVar[_Watchdog | None] = contextvars.ContextVar(
-    "passhat_watchdog", default=None
-)
-
-
-@contextlib.contextmanager
-def watchdog() -> Iterator[None]:
-    """A `_Watchdog` for the runs started inside (none off the main thread)."""
-    usable = threading.current_thread() is threading.main_thread() and hasattr(
-        signal, "pthread_kill"
-    )
-    if not usable or not hasattr(signal, "SIGALRM"):
-        yield
-        return
-    guard = _Watchdog(asyncio.get_running_loop())
-    guard.start()
-    token = _WATCHDOG.set(guard)
-    try:
-        yield
-    finally:
-        _WATCHDOG.reset(token)
-        guard.stop()
 
 
 GRADE_FLOOR_S = 0.1

@@ -62,6 +62,13 @@ def clone(value: Any) -> Any:
     return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
 
 
+def clones(value: Any) -> tuple[Any, Any]:
+    """Two deep copies of plain data for one pickling: a tool call's arguments (the
+    record's and the handler's), its result (the agent's and the record's)."""
+    blob = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    return pickle.loads(blob), pickle.loads(blob)
+
+
 def field_path(loc: Sequence[str | int]) -> str:
     """`("goal", "ticket", "annotations", 2, "label")` -> `goal.ticket.annotations[2].label`."""
     out = ""

@@ -31,6 +31,7 @@ from passhat import tamper
 from passhat._children import child_watcher
 from passhat._gc import gc_spaced
 from passhat._lazy import quick_switching
+from passhat._stall import watchdog
 from passhat.agents import LoadedAgent
 from passhat.errors import FingerprintMismatch, InputError
 from passhat.execution import (
@@ -40,9 +41,9 @@ from passhat.execution import (
     harness_version,
     run_once,
     run_seed,
-    watchdog,
 )
 from passhat.executors.base import Executor, Job, WorkItem
+from passhat.executors.local import RAMP_MAX_S
 from passhat.models import describe_model, secret_values
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
@@ -371,7 +372,9 @@ async def _run_all(
     # agents' runs are served by one server for the experiment (serve/hub.py).
     async with (
         hub_scope(job.options.concurrency),
-        RunWriter(store, progress, linger=COMMIT_LINGER_S) as writer,
+        RunWriter(
+            store, progress, linger=COMMIT_LINGER_S, written=_items_kept(store, job.experiment)
+        ) as writer,
     ):
         # once every planned run has started, each run left is committed as it comes;
         # the runs finished and not yielded when a stop closes the executor's iterator
@@ -379,6 +382,7 @@ async def _run_all(
         job = replace(job, keep=writer.keep)
         records = executor.run(job, _then(todo, _on_loop(writer.linger_no_more)))
         limit, this = writes_in_flight(job.options.concurrency), asyncio.current_task()
+        warm = asyncio.get_running_loop().call_later(WARM_UP_AFTER_S, writer.warm_up)
         try:
             async for record in records:
                 await writer.hand_over(record, limit)
@@ -389,9 +393,26 @@ async def _run_all(
                     await asyncio.sleep(0)
             await writer.drain()
         finally:
+            warm.cancel()
             close = getattr(records, "aclose", None)  # stop the runs still in flight
             if close is not None:
                 await close()
+
+
+def _items_kept(store: Store, experiment: ExperimentRecord) -> Callable[[list[RunRecord]], None]:
+    """On the writer thread, after a commit: keep the items text of the cases whose last
+    planned run it wrote (Store.keep_case_items), while the last runs still wait on
+    their agents, rather than every case's after the last one (5 ms of the end of 1,000
+    runs). A case kept before another run of it is written (runs finishing out of
+    order) loses its text to the store's trigger then, and is kept again at the end."""
+
+    def keep(runs: list[RunRecord]) -> None:
+        k = experiment.k_requested
+        last = {r.case_id for r in runs if r.run_index >= min(experiment.k_of(r.case_id), k)}
+        if last:
+            store.keep_case_items(experiment.id, last)
+
+    return keep
 
 
 def _then(todo: Iterable[WorkItem], done: Callable[[], None]) -> Iterator[WorkItem]:
@@ -414,6 +435,12 @@ def _on_loop(fn: Callable[[], None]) -> Callable[[], None]:
 
     return call
 
+
+WARM_UP_AFTER_S = RAMP_MAX_S
+"""Seconds from the executor's start to the writer thread's imports (RunWriter.warm_up):
+the local executor's ramp has started every slot's first run by then, and the agents
+wait (a run of a model or of 100 ms); earlier, 30 ms of imports on a second thread took
+the interpreter from the loop starting the runs, 0.5 ms at a time."""
 
 COMMIT_LINGER_S = 0.05
 """Seconds a finished run waits for others to share its commit: runs finishing a few ms

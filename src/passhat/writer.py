@@ -32,16 +32,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
+import logging
+import sys
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
 from passhat.errors import ConfigError
 from passhat.records import RunRecord
 from passhat.store import Store
 
-_Item = tuple[RunRecord, "asyncio.Future[None]"]
+_Item = tuple[RunRecord, "asyncio.Future[None] | None"]
+"""A run to write, and the future its `put` waits on (None: handed over or kept, counted
+in `_in_flight` and settled in place: no future and no callback a run)."""
 _Outcome = tuple[_Item, BaseException | None]
 
 
@@ -55,12 +60,33 @@ SQLITE_WAL_PAGES = 1000
 """SQLite's own spacing, set back once the runs are written."""
 
 
-def _load_encoder() -> None:
-    """The writer thread's first task: import the runs' JSON encoder (pydantic-core,
-    20-40 ms) while the first runs wait on their agents, rather than before the runs
-    (the experiment's own row needs none) or when the first of them is written."""
-    with contextlib.suppress(ImportError):  # the first write meets it, and says so
-        import pydantic_core  # noqa: F401
+WARM_UP = ("pydantic_core", "passhat.report.parts_json")
+"""What the writer thread imports before its first commit: the runs' JSON encoder
+(pydantic-core, 15-20 ms of CPU) and what the store's `keep_case_items` makes each
+case's items with once the runs are written (`report.parts_json`, 13-15 ms). The
+experiment's own row needs neither. Imported on the loop's thread after the last run,
+the second held up the experiment's end: the lease's release after 1,000 runs took
+68-92 ms at load 8, 24-27 ms with it imported here."""
+
+
+def _warm() -> None:
+    """Import WARM_UP where it is not imported yet (a failure is left for the first use
+    to meet, and say)."""
+    for name in WARM_UP:
+        if name not in sys.modules:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+
+
+def _said(done: Future[None]) -> None:
+    """Log what a `written` call raised (a bug: the runs it was given are recorded, and
+    what it does for them is done again where the writer ends)."""
+    error = done.exception()
+    if error is not None:
+        logging.getLogger("passhat").error(
+            "passhat: after a commit, the written runs' follow-up failed (a bug in passhat)",
+            exc_info=error,
+        )
 
 
 class RunWriter:
@@ -76,9 +102,14 @@ class RunWriter:
         recorded: Callable[[RunRecord], None] | None = None,
         *,
         linger: float = 0.0,
+        written: Callable[[list[RunRecord]], None] | None = None,
     ) -> None:
         self._store = store
         self._recorded = recorded
+        self._written = written
+        """Called on the writer thread with each batch's committed runs, after the batch
+        is settled and before the next one is written (the runner keeps the items of the
+        cases they complete: `Store.keep_case_items`)."""
         self._linger = linger
         """Seconds a handed-over run may wait for others to share its commit."""
         self._urgent = False
@@ -89,7 +120,7 @@ class RunWriter:
         self._outcomes: deque[list[_Outcome]] = deque()
         self._flusher: asyncio.Task[None] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="passhat-store")
-        self._executor.submit(_load_encoder)
+        self._warming = False
         store.checkpoint_every(WAL_PAGES)
         self._in_flight = 0
         """Runs handed over (`hand_over`) whose commit has not returned yet."""
@@ -160,10 +191,19 @@ class RunWriter:
         self._add(record)
 
     def _add(self, record: RunRecord) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.add_done_callback(self._landed)
         self._in_flight += 1
-        self._pending.append((record, done))
+        self._pending.append((record, None))
+
+    def warm_up(self) -> None:
+        """Have the writer thread import WARM_UP now, while the runs wait on their agents
+        (the runner asks once every slot's first run has started: at the writer's start,
+        those imports held the interpreter from the loop starting them). Without it the
+        first commit imports them, before any run is reported recorded: so before the end
+        report's own warm-up starts (cli/_events.py), and no two threads import into each
+        other's modules."""
+        if not self._warming:
+            self._warming = True
+            self._executor.submit(_warm)
 
     def linger_no_more(self) -> None:
         """Commit each run as it comes from now on, and cut a linger under way: every
@@ -186,9 +226,9 @@ class RunWriter:
             self._room = asyncio.get_running_loop().create_future()
         await asyncio.shield(self._room)
 
-    def _landed(self, done: asyncio.Future[None]) -> None:
+    def _landed(self, error: BaseException | None) -> None:
+        """A handed-over run's commit returned (`error`: the store's, for it)."""
         self._in_flight -= 1
-        error = None if done.cancelled() else done.exception()  # retrieved: no warning
         if error is not None and self._failed is None:
             self._failed = error
         if self._room is not None and not self._room.done():
@@ -220,9 +260,13 @@ class RunWriter:
             outcomes = await loop.run_in_executor(self._executor, self._write, batch)
             self._outcomes.append(outcomes)
             self._settle()
+            written = [record for (record, _), error in outcomes if error is None]
+            if self._written is not None and written:
+                self._executor.submit(self._written, written).add_done_callback(_said)
 
     def _write(self, batch: list[_Item]) -> list[_Outcome]:
         """On the writer thread: one transaction for the batch."""
+        _warm()
         try:
             self._store.record_runs([record for record, _ in batch])
         except Exception as error:
@@ -246,6 +290,9 @@ class RunWriter:
             for (record, done), error in self._outcomes.popleft():
                 if error is None and self._recorded is not None:
                     self._recorded(record)
+                if done is None:
+                    self._landed(error)
+                    continue
                 if done.done():
                     continue
                 if error is None:

@@ -167,7 +167,7 @@ async def bounded(
                 done.put_nowait(outcome)
             else:  # after the next turn's ready callbacks: this slot's next run's start
                 waiting[outcome] = loop.call_later(0, finish, outcome)
-            if _cancel_swallowed():  # the finished run is kept all the same (`keep`)
+            if _cancelling():  # the finished run is kept all the same (`keep`)
                 raise asyncio.CancelledError
             if not turn.came:
                 # a run that never waited: let a cancel land (one that waited gave the
@@ -189,7 +189,11 @@ async def bounded(
                 raise record
             room.put_nowait(None)
             yield record
-            await asyncio.sleep(0)  # a cancel during the consumer's turn lands before the next
+            if _cancelling():
+                # a cancel during the consumer's turn lands before the next record (a
+                # turn of the loop after every record, cancelled or not, was one more
+                # wake-up of the consumer a run among the agents' timers)
+                await asyncio.sleep(0)
         await _first_error(pool)
     finally:
         if not pool.done():
@@ -234,10 +238,12 @@ class _Turn:
         self.came = True
 
 
-def _cancel_swallowed() -> bool:
-    """This task was cancelled, yet the run came back: Python 3.11's `asyncio.wait_for`
-    returns an inner result that finished as the cancel landed, and drops the cancel.
-    A slot that went on would then wait for room that no consumer frees."""
+def _cancelling() -> bool:
+    """This task has a cancel that has not landed. In a slot: it was cancelled, yet the
+    run came back (Python 3.11's `asyncio.wait_for` returns an inner result that finished
+    as the cancel landed, and drops the cancel; a slot that went on would then wait for
+    room that no consumer frees). In the consumer: it was cancelled while it held a
+    record, and `done` may never make it wait."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
 

@@ -36,7 +36,26 @@ if TYPE_CHECKING:
 
 __all__ = ["RunEndpoints", "hub_scope", "serve_run"]
 
-_HUB: contextvars.ContextVar[Hub | None] = contextvars.ContextVar("passhat_hub", default=None)
+
+class _Scope:
+    """A hub scope's hub, made by the first run that is served in it: the runs of an
+    in-process agent serve nothing, and importing the hub's module (1.4 ms) held up the
+    first of them."""
+
+    __slots__ = ("hub",)
+
+    def __init__(self) -> None:
+        self.hub: Hub | None = None
+
+    def made(self) -> Hub:
+        if self.hub is None:
+            from passhat.serve.hub import Hub
+
+            self.hub = Hub()
+        return self.hub
+
+
+_HUB: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("passhat_hub", default=None)
 
 
 @asynccontextmanager
@@ -46,18 +65,18 @@ async def hub_scope(concurrency: int | None = None) -> AsyncIterator[None]:
     runs made at once, each run's connections are capped for the block from passhat's
     descriptor limit (serve/endpoints.share)."""
     from passhat.serve import endpoints
-    from passhat.serve.hub import Hub
 
     if concurrency is not None:
         endpoints.share(concurrency)
-    hub = Hub()
-    token = _HUB.set(hub)
+    scope = _Scope()
+    token = _HUB.set(scope)
     try:
         yield
     finally:
         _HUB.reset(token)
         try:
-            await hub.aclose()
+            if scope.hub is not None:
+                await scope.hub.aclose()
         finally:
             if concurrency is not None:
                 endpoints.share(None, ending=concurrency)
@@ -70,9 +89,9 @@ def serve_run(
     `unix_path` too, for a sandboxed run's relay): on the hub of the scope it runs in
     (its own block, not one wrapped in another: this is on every run's way), or on a
     server of its own outside one."""
-    hub = _HUB.get()
-    if hub is not None:
-        return hub.serve(env, ctx, unix_path)
+    scope = _HUB.get()
+    if scope is not None:
+        return scope.made().serve(env, ctx, unix_path)
     return _alone(env, ctx, unix_path)
 
 

@@ -1,6 +1,7 @@
 """Each case's items of `report --json` kept as text (the table `case_items`): filled
 when a writer finishes (`Store.fill_case_items`: the end of a run, resume, round or
-Dask run, which all hold the experiment's lease, and of an import or regrade), read by
+Dask run, which all hold the experiment's lease, and of an import or regrade), and for
+a case once a runner's writer thread has written its last planned run, read by
 the report (`Store.kept_items`). A write to a case's run summaries deletes its row (the
 triggers of the migration that made the table), so a row present is always right and
 a row missing is computed as before; a read-only store is never written.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from passhat.errors import StoreError
@@ -32,6 +33,14 @@ _MISSING = """
 """
 """Each case of an experiment's runs with no kept text, and its count of counted runs."""
 
+
+_MISSING_OF = _MISSING.replace(
+    "WHERE experiment_id = ?", "WHERE experiment_id = ? AND case_id IN ({})"
+)
+"""`_MISSING` of some cases (their ids bound after the experiment's)."""
+
+CASES_AT_ONCE = 500
+"""Case ids bound in one `_MISSING_OF` (SQLite allows 999 values a statement at least)."""
 
 _KEEP = "INSERT OR REPLACE INTO case_items VALUES (?, ?, ?)"
 
@@ -73,19 +82,18 @@ class _CaseItems(_Reads):
         rows = cursor.execute(f"SELECT case_id, items FROM case_items WHERE {where}", args)
         return dict(rows.fetchall())
 
-    def fill_case_items(self, experiment_id: str) -> int:
-        """Keep the items text of every case of the experiment that has runs and no kept
-        text, made by the code `report --json` makes it with (`report.parts_json`), from
-        the same summaries, in one transaction (no run is written between the read and
-        the write). A case whose items cannot be made (a damaged store) is left
-        without: the report then says what is wrong. Returns the rows written."""
+    def fill_case_items(self, experiment_id: str, cases: Collection[str] | None = None) -> int:
+        """Keep the items text of every case of the experiment (of `cases`, when given)
+        that has runs and no kept text, made by the code `report --json` makes it with
+        (`report.parts_json`), from the same summaries, in one transaction (no run is
+        written between the read and the write). A case whose items cannot be made (a
+        damaged store) is left without: the report then says what is wrong. Returns the
+        rows written."""
         from passhat.report.parts_json import ItemText
 
         maker = ItemText()
         with self.atomic() as db:
-            missing: list[tuple[str, int]] = db.execute(
-                _MISSING, (experiment_id, experiment_id)
-            ).fetchall()
+            missing = self._missing_items(db, experiment_id, cases)
             written = _keep(db, [(experiment_id, case, "") for case, n in missing if not n])
             counted = [(case, n) for case, n in missing if n]
             for start in range(0, len(counted), FILLED_AT_ONCE):
@@ -102,12 +110,31 @@ class _CaseItems(_Reads):
                 written += _keep(db, rows)
         return written
 
-    def keep_case_items(self, experiment_id: str) -> None:
-        """`fill_case_items` where a writer finishes: the kept text only spares a report
-        work, so a store that cannot take it now (locked past the busy timeout, full)
-        leaves the cases to be made by the report, and the runs just written stand."""
+    def keep_case_items(self, experiment_id: str, cases: Collection[str] | None = None) -> None:
+        """`fill_case_items` where a writer finishes (or, for `cases` whose planned runs
+        are all written, as it goes): the kept text only spares a report work, so a
+        store that cannot take it now (locked past the busy timeout, full) leaves the
+        cases to be made by the report, and the runs just written stand."""
         with contextlib.suppress(StoreError):
-            self.fill_case_items(experiment_id)
+            self.fill_case_items(experiment_id, cases)
+
+    @staticmethod
+    def _missing_items(
+        db: sqlite3.Connection, experiment_id: str, cases: Collection[str] | None
+    ) -> list[tuple[str, int]]:
+        """(case, counted runs) of the experiment's cases (of `cases`) with runs and no
+        kept text, by case id."""
+        if cases is None:
+            found: list[tuple[str, int]] = db.execute(
+                _MISSING, (experiment_id, experiment_id)
+            ).fetchall()
+            return found
+        ids, found = sorted(cases), []
+        for start in range(0, len(ids), CASES_AT_ONCE):
+            some = ids[start : start + CASES_AT_ONCE]
+            query = _MISSING_OF.format(", ".join("?" * len(some)))
+            found += db.execute(query, (experiment_id, *some, experiment_id)).fetchall()
+        return found
 
     def _counted_of(
         self, experiment_id: str, stretch: Sequence[tuple[str, int]]
