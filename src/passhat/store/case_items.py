@@ -151,19 +151,19 @@ class _CaseItems(_Tallies):
         run is written between the read and the write). Kept already, or not to be made
         (a damaged store, text SQLite cannot take): nothing written. Returns the
         pieces written."""
+        (runs,) = self._db.execute(  # a small experiment's end: one count, no transaction
+            "SELECT count(*) FROM run_summaries INDEXED BY run_summaries_cases "
+            "WHERE experiment_id = ?",
+            (experiment_id,),
+        ).fetchone()
+        if runs < KEPT_SUMMARY_RUNS:
+            return 0
         from passhat.report.digest import tallied
         from passhat.report.json_frame import KEPT_FORECAST_M, kept_summary_format, summary_pieces
 
         made_by = kept_summary_format()
         with self.atomic() as db:
             if self.kept_summary(experiment_id, made_by) is not None:
-                return 0
-            (runs,) = db.execute(
-                "SELECT count(*) FROM run_summaries INDEXED BY run_summaries_cases "
-                "WHERE experiment_id = ?",
-                (experiment_id,),
-            ).fetchone()
-            if runs < KEPT_SUMMARY_RUNS:
                 return 0
             try:
                 tallies = self.tallies(experiment_id, parts=False, errored_runs=False)
