@@ -404,18 +404,20 @@ def test_the_kept_texts_format_is_pinned() -> None:
     assert ItemText().text("c", [], []) == ""
 
 
+@pytest.mark.parametrize("filled", ["fill_case_items", "fill_summary"])
 def test_a_store_that_cannot_take_the_kept_text_leaves_the_runs_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filled: str
 ) -> None:
     """The fill at a writer's end spares the report work only: a store locked past its
-    busy timeout or full then ends no run, import or regrade in an error (review52)."""
+    busy timeout or full then ends no run, import or regrade in an error (review52);
+    nor does the kept summary's (`Store.fill_summary`, at a lease's end)."""
     stored_runs(tmp_path, 3)
     db = tmp_path / "p.db"
 
     def refused(self: Store, experiment_id: str) -> int:
         raise StoreError("database or disk is full")
 
-    monkeypatch.setattr(Store, "fill_case_items", refused)
+    monkeypatch.setattr(Store, filled, refused)
     with Store(db) as store:
         with store.lease("e1"):
             store.record_run(RunRecord("e1", "case-05", 2, "h", "passed"))
@@ -425,6 +427,6 @@ def test_a_store_that_cannot_take_the_kept_text_leaves_the_runs_written(
             imported, [dataclasses.replace(r, experiment_id="e2") for r in runs]
         )
         assert {r.case_id for r in store.runs("e2")} == {"case-00", "case-01"}
-        assert "case-05" not in store.kept_items("e1")
+        assert ("case-05" in store.kept_items("e1")) is (filled != "fill_case_items")
     plain, whole, streamed = reports(db, "e2")
     assert whole == plain == streamed

@@ -66,6 +66,10 @@ below, a report computes it in a few milliseconds (the kept text would cost a wr
 more than it spares), numpy's import aside."""
 
 
+class _NotKept(Exception):
+    """A summary that cannot be kept: its transaction is undone."""
+
+
 class _CaseItems(_Tallies):
     """The kept text of each case's items and of an experiment's summary: read, and
     filled where missing."""
@@ -162,25 +166,30 @@ class _CaseItems(_Tallies):
         from passhat.report.json_frame import KEPT_FORECAST_M, kept_summary_format, summary_pieces
 
         made_by = kept_summary_format()
-        with self.atomic() as db:
-            if self.kept_summary(experiment_id, made_by) is not None:
-                return 0
-            try:
+        written = 0
+        try:
+            with self.atomic() as db:
+                if self.kept_summary(experiment_id, made_by) is not None:
+                    return 0
                 tallies = self.tallies(experiment_id, parts=False, errored_runs=False)
                 counted = tallied(tallies, self.experiment(experiment_id), 0) if tallies else None
                 if counted is None or not counted[1].runs_counted:
                     return 0
-                texts = list(summary_pieces(counted[1], KEPT_FORECAST_M))
-            except Exception:  # the report's own making says it
-                return 0
-            if not all(map(_utf8, texts)):  # a lone surrogate in a case id
-                return 0
-            db.execute("DELETE FROM kept_summaries WHERE experiment_id = ?", (experiment_id,))
-            db.executemany(
-                "INSERT INTO kept_summaries VALUES (?, ?, ?, ?)",
-                [(experiment_id, part, made_by, text) for part, text in enumerate(texts)],
-            )
-        return len(texts)
+                db.execute("DELETE FROM kept_summaries WHERE experiment_id = ?", (experiment_id,))
+                # written as made (at 1,000,000 runs the text is 50 MB), undone on a failure
+                for part, text in enumerate(summary_pieces(counted[1], KEPT_FORECAST_M)):
+                    if not _utf8(text):  # a lone surrogate: SQLite cannot take it
+                        raise _NotKept
+                    db.execute(
+                        "INSERT INTO kept_summaries VALUES (?, ?, ?, ?)",
+                        (experiment_id, part, made_by, text),
+                    )
+                    written += 1
+        except StoreError:  # the store's state (locked, full): said to the caller
+            raise
+        except Exception:  # not to be made (a damaged run): the report's own making says it
+            return 0
+        return written
 
     def _counted_of(
         self, experiment_id: str, stretch: Sequence[tuple[str, int]]
