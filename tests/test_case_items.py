@@ -236,18 +236,24 @@ def test_each_writer_fills_at_its_end(tmp_path: Path) -> None:
             store.record_run(RunRecord("e1", "case-05", 5, "h", "passed"))
             raise KeyboardInterrupt
         assert "case-05" not in store.kept_items("e1")
-        runs = [r for r in store.runs("e1") if r.case_id < "case-04"]
-        imported = experiment_record(["case-00", "case-01", "case-02", "case-03"], 6, id="e2")
-        store.add_experiment_with_runs(
-            imported, [dataclasses.replace(r, experiment_id="e2") for r in runs]
-        )
-        regraded = experiment_record(["case-00", "case-01"], 6, id="e3", kind="regrade")
-        copies = [dataclasses.replace(r, experiment_id="e3") for r in runs if r.case_id < "case-02"]
-        store.add_experiment_with_copies(regraded, "e1", copies)
+        import_and_regrade(store)
         assert len(store.kept_items("e2")) == 4 and len(store.kept_items("e3")) == 2
     for experiment_id in ("e2", "e3"):
         plain, whole, streamed = reports(db, experiment_id)
         assert whole == plain == streamed
+
+
+def import_and_regrade(store: Store) -> None:
+    """e1's first four cases imported as e2 (`add_experiment_with_runs`), its first two
+    regraded as e3 (`add_experiment_with_copies`): the two writers without a lease."""
+    runs = [r for r in store.runs("e1") if r.case_id < "case-04"]
+    imported = experiment_record(["case-00", "case-01", "case-02", "case-03"], 6, id="e2")
+    store.add_experiment_with_runs(
+        imported, [dataclasses.replace(r, experiment_id="e2") for r in runs]
+    )
+    regraded = experiment_record(["case-00", "case-01"], 6, id="e3", kind="regrade")
+    copies = [dataclasses.replace(r, experiment_id="e3") for r in runs if r.case_id < "case-02"]
+    store.add_experiment_with_copies(regraded, "e1", copies)
 
 
 def test_a_run_and_a_resume_leave_every_case_kept(

@@ -6,7 +6,6 @@ the very bytes of one that computes the intervals, without importing numpy."""
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from passhat.report.digest import tallied
 from passhat.report.json_frame import KEPT_FORECAST_M, kept_summary_format, summary_pieces
 from passhat.store import Store, case_items
 from records_for_tests import experiment_record
-from test_case_items import odd_store, reports, sql
+from test_case_items import import_and_regrade, odd_store, reports, sql
 from test_report_json import stored_runs
 
 
@@ -206,14 +205,7 @@ def test_a_leases_end_keeps_it_not_an_import_nor_a_regrade(tmp_path: Path) -> No
             store.record_run(RunRecord("e1", "case-05", 5, "h", "passed"))
             raise KeyboardInterrupt
         assert kept(db) is None
-        runs = [r for r in store.runs("e1") if r.case_id < "case-04"]
-        imported = experiment_record(["case-00", "case-01", "case-02", "case-03"], 6, id="e2")
-        store.add_experiment_with_runs(
-            imported, [dataclasses.replace(r, experiment_id="e2") for r in runs]
-        )
-        regraded = experiment_record(["case-00", "case-01"], 6, id="e3", kind="regrade")
-        copies = [dataclasses.replace(r, experiment_id="e3") for r in runs if r.case_id < "case-02"]
-        store.add_experiment_with_copies(regraded, "e1", copies)
+        import_and_regrade(store)
     assert kept(db, "e2") is None and kept(db, "e3") is None
 
 
