@@ -140,14 +140,16 @@ def make_store(tmp: Path, cases: int, k: int) -> tuple[Path, str]:
 def finished(db: Path, experiment_id: str) -> None:
     """The store as passhat leaves it after a finished experiment: the rows copied in
     SQL (no writer's end), each case's items of `report --json` are kept now by the
-    same public fill a writer calls (`Store.fill_case_items`); a no-op when kept."""
+    same public fill a writer calls (`Store.fill_case_items`), and its figures and cases
+    as a run's end keeps them (`Store.fill_summary`); a no-op when kept."""
     with Store(db) as store:
         store.fill_case_items(experiment_id)
+        store.fill_summary(experiment_id)
 
 
 def unkept_copy(db: Path, experiment_id: str) -> Path:
     """A copy of `db` beside it without the kept items text of `experiment_id` (its
-    `case_items` rows), as an older passhat or a run stopped before its end leaves a
+    `case_items` rows) nor its kept summary (`kept_summaries`), as an older passhat or a run stopped before its end leaves a
     store: `report --json` of it reads and builds every run's items. That is the
     yardstick the rows beside `report --json` (export, compare, regrade, cassette, why:
     #12, #15, #29) were set against, "both read every run"; #38's kept text made the
@@ -158,6 +160,7 @@ def unkept_copy(db: Path, experiment_id: str) -> Path:
     try:
         source.backup(target)
         target.execute("DELETE FROM case_items WHERE experiment_id = ?", (experiment_id,))
+        target.execute("DELETE FROM kept_summaries WHERE experiment_id = ?", (experiment_id,))
         target.commit()
     finally:
         source.close()

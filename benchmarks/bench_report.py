@@ -21,8 +21,9 @@ Targets (issue #38; #15 and #29 before it), in each store shape of `--shapes`
 
 The stores are built by `_fixtures.make_store` (real runs through the runner,
 copied under new case ids in SQL, then each case's items of `report --json` kept by
-`Store.fill_case_items`, the fill every writer calls at its end: a store as passhat
-leaves it after a finished experiment); `--stores DIR` keeps them for the next run (the
+`Store.fill_case_items`, the fill every writer calls at its end, and the figures and
+cases by `Store.fill_summary`, as a run's end keeps them: a store as passhat leaves it
+after a finished experiment); `--stores DIR` keeps them for the next run (the
 store of 1,000,000 runs takes about 4 minutes to build; `--big-cases 0` skips it; a
 kept store is filled the same way before anything is timed). Each
 pair is measured back to back, `--repeat` times; the ratio is the median of the pairs.

@@ -236,14 +236,7 @@ def test_each_writer_fills_at_its_end(tmp_path: Path) -> None:
             store.record_run(RunRecord("e1", "case-05", 5, "h", "passed"))
             raise KeyboardInterrupt
         assert "case-05" not in store.kept_items("e1")
-        runs = [r for r in store.runs("e1") if r.case_id < "case-04"]
-        imported = experiment_record(["case-00", "case-01", "case-02", "case-03"], 6, id="e2")
-        store.add_experiment_with_runs(
-            imported, [dataclasses.replace(r, experiment_id="e2") for r in runs]
-        )
-        regraded = experiment_record(["case-00", "case-01"], 6, id="e3", kind="regrade")
-        copies = [dataclasses.replace(r, experiment_id="e3") for r in runs if r.case_id < "case-02"]
-        store.add_experiment_with_copies(regraded, "e1", copies)
+        import_and_regrade(store)
         assert len(store.kept_items("e2")) == 4 and len(store.kept_items("e3")) == 2
     for experiment_id in ("e2", "e3"):
         plain, whole, streamed = reports(db, experiment_id)
@@ -305,6 +298,19 @@ def test_a_case_whose_last_run_is_written_is_kept_as_the_runs_go_on(
         store._db.execute("DELETE FROM case_items")
         store.fill_case_items(experiment.id)
         assert texts == store.kept_items(experiment.id) and len(texts) == 1
+
+
+def import_and_regrade(store: Store) -> None:
+    """e1's first four cases imported as e2 (`add_experiment_with_runs`), its first two
+    regraded as e3 (`add_experiment_with_copies`): the two writers without a lease."""
+    runs = [r for r in store.runs("e1") if r.case_id < "case-04"]
+    imported = experiment_record(["case-00", "case-01", "case-02", "case-03"], 6, id="e2")
+    store.add_experiment_with_runs(
+        imported, [dataclasses.replace(r, experiment_id="e2") for r in runs]
+    )
+    regraded = experiment_record(["case-00", "case-01"], 6, id="e3", kind="regrade")
+    copies = [dataclasses.replace(r, experiment_id="e3") for r in runs if r.case_id < "case-02"]
+    store.add_experiment_with_copies(regraded, "e1", copies)
 
 
 def test_a_run_and_a_resume_leave_every_case_kept(
@@ -393,13 +399,20 @@ def test_an_older_store_migrates_and_reports_the_same(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
     fill(db)
     want = reports(db)
+    # the table's migration and those after it (kept_summaries) undone
+    at = next(n for n, (name, _) in enumerate(MIGRATIONS, 1) if name.startswith("case_items"))
     with sqlite3.connect(db) as con:
-        for trigger in ("case_items_insert", "case_items_update", "case_items_delete"):
+        triggers = con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' "
+            "AND (name LIKE 'case_items%' OR name LIKE 'kept_summaries%')"
+        ).fetchall()
+        for (trigger,) in triggers:
             con.execute(f"DROP TRIGGER {trigger}")
         con.execute("DROP TABLE case_items")
-        con.execute("DELETE FROM migrations WHERE version = ?", (len(MIGRATIONS),))
+        con.execute("DROP TABLE kept_summaries")
+        con.execute("DELETE FROM migrations WHERE version >= ?", (at,))
     old = db
-    assert MIGRATIONS[-1][0].startswith("case_items")
+    assert [name for name, _ in MIGRATIONS[at:]] == [MIGRATIONS[-1][0]]  # kept_summaries
     assert reports(old) == want
     with Store(old) as store:
         assert store.kept_items("e1") == {}
@@ -454,18 +467,20 @@ def test_the_kept_texts_format_is_pinned() -> None:
     assert ItemText().text("c", [], []) == ""
 
 
+@pytest.mark.parametrize("filled", ["fill_case_items", "fill_summary"])
 def test_a_store_that_cannot_take_the_kept_text_leaves_the_runs_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filled: str
 ) -> None:
     """The fill at a writer's end spares the report work only: a store locked past its
-    busy timeout or full then ends no run, import or regrade in an error (review52)."""
+    busy timeout or full then ends no run, import or regrade in an error (review52);
+    nor does the kept summary's (`Store.fill_summary`, at a lease's end)."""
     stored_runs(tmp_path, 3)
     db = tmp_path / "p.db"
 
     def refused(self: Store, experiment_id: str, cases: object = None) -> int:
         raise StoreError("database or disk is full")
 
-    monkeypatch.setattr(Store, "fill_case_items", refused)
+    monkeypatch.setattr(Store, filled, refused)
     with Store(db) as store:
         with store.lease("e1"):
             store.record_run(RunRecord("e1", "case-05", 2, "h", "passed"))
@@ -475,6 +490,6 @@ def test_a_store_that_cannot_take_the_kept_text_leaves_the_runs_written(
             imported, [dataclasses.replace(r, experiment_id="e2") for r in runs]
         )
         assert {r.case_id for r in store.runs("e2")} == {"case-00", "case-01"}
-        assert "case-05" not in store.kept_items("e1")
+        assert ("case-05" in store.kept_items("e1")) is (filled != "fill_case_items")
     plain, whole, streamed = reports(db, "e2")
     assert whole == plain == streamed

@@ -3,19 +3,23 @@
 items (`json_head`); the errored, limited and retried runs and the tokens billed unseen
 after the usage (`json_tail`). Here, apart from the terminal report's tables
 (`passhat.report.experiment`), so that a streamed `report --json`
-(`passhat.report.json_stream`) loads no rich: 20-25 ms of its start.
+(`passhat.report.json_stream`) loads no rich: 20-25 ms of its start; nor numpy and
+`passhat.stats` when the store keeps the figures and cases (`summary_pieces`' text,
+`Store.kept_summary`): 60-120 ms more of a `report --json` of 100,000 runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passhat.accounting import Accounting
 from passhat.plain import named
 from passhat.records import COMMAND_AGENT, ExperimentRecord, RunRecord, RunSummary
 from passhat.report.summary import case_dict, run_counts_dict
-from passhat.stats import Uncertainty, uncertainty
+
+if TYPE_CHECKING:
+    from passhat.stats import Uncertainty
 
 ReportRun = RunRecord | RunSummary
 
@@ -24,6 +28,8 @@ def experiment_uncertainty(
     accounting: Accounting, forecast_m: int, only: set[str] | None = None
 ) -> Uncertainty:
     """Intervals and forecasts with the defaults of `passhat metrics` (seeded: reproducible)."""
+    from passhat.stats import uncertainty  # numpy's: not for a report whose store keeps them
+
     return uncertainty(accounting, m=forecast_m, seed=0, only=only)
 
 
@@ -91,26 +97,56 @@ def json_bytes(value: Any) -> bytes:
 
 
 def json_head(
-    experiment: ExperimentRecord, accounting: Accounting, forecast_m: int, replayed: int
+    experiment: ExperimentRecord,
+    accounting: Accounting,
+    forecast_m: int,
+    replayed: int,
+    kept: Iterable[str] | None = None,
 ) -> Iterator[bytes]:
     """`report --json` up to its items: the experiment, the figures and cases (shape by
-    shape: `passhat.report.summary_json`), the adaptive rounds and the accounting."""
+    shape: `passhat.report.summary_json`; `kept`: their text as `summary_pieces` made it,
+    kept in the store for this accounting: `Store.kept_summary`), the adaptive rounds
+    and the accounting."""
     yield b'{"experiment":' + json_bytes(_experiment_head(experiment))
     if accounting.runs_counted:
-        from passhat.report.summary_json import representatives, summary_json_chunks
-
-        u = experiment_uncertainty(accounting, forecast_m, representatives(accounting))
-        # one object {"dataset": ..., "cases": [...]}: its keys go into the report's
-        pieces = summary_json_chunks(accounting, u)
-        previous = "," + next(pieces).removeprefix("{")
-        for piece in pieces:
-            yield previous.encode()
-            previous = piece
-        yield previous.removesuffix("}").encode()
+        for piece in summary_pieces(accounting, forecast_m) if kept is None else kept:
+            yield piece.encode()
     else:
         yield b',"dataset":null,"cases":' + json_bytes([case_dict(c) for c in accounting.cases])
     yield b',"adaptive":' + json_bytes([dict(r) for r in experiment.adaptive])
     yield b',"accounting":' + json_bytes(_accounting_dict(accounting, replayed))
+
+
+KEPT_FORECAST_M = 10
+"""The forecast's horizon of a kept summary: the report's default (`--forecast-m`)."""
+
+KEPT_FORMAT = 1
+"""The text `summary_pieces` makes, kept in stores (`Store.fill_summary`) with this and
+passhat's version (`kept_summary_format`): a kept text of another is made again. A change
+to what the figures and cases say must add one, or a report would show the old text."""
+
+
+def kept_summary_format() -> str:
+    """What a kept summary's text is told apart by: passhat's version and `KEPT_FORMAT`."""
+    from passhat import __version__
+
+    return f"{__version__}/{KEPT_FORMAT}"
+
+
+def summary_pieces(accounting: Accounting, forecast_m: int) -> Iterator[str]:
+    """The figures and cases of `report --json` (`,"dataset":...,"cases":[...]` and any
+    plans, shape by shape: `passhat.report.summary_json`) of an accounting with a
+    counted run: the text `json_head` writes and the store keeps."""
+    from passhat.report.summary_json import representatives, summary_json_chunks
+
+    u = experiment_uncertainty(accounting, forecast_m, representatives(accounting))
+    # one object {"dataset": ..., "cases": [...]}: its keys go into the report's
+    pieces = summary_json_chunks(accounting, u)
+    previous = "," + next(pieces).removeprefix("{")
+    for piece in pieces:
+        yield previous
+        previous = piece
+    yield previous.removesuffix("}")
 
 
 ERRORED_CHUNK = 4096

@@ -13,8 +13,11 @@ not read): each stretch's items are written and let go. No run's summary is made
 cases that read cost more than a scan of the rows, and at 1,000,000 runs the summaries
 held at once were ~300 MB).
 
-The bytes are `experiment_json`'s (tests/test_report_json_stream.py compares them on
-stores with errored, retried, limited, missing and unplanned runs and unkind text).
+The figures and cases are the text the store keeps for the experiment
+(`Store.kept_summary`, filled at a run's end) where it keeps one: the intervals are not
+computed again, nor numpy imported. The bytes are `experiment_json`'s
+(tests/test_report_json_stream.py compares them on stores with errored, retried,
+limited, missing and unplanned runs and unkind text).
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ from passhat.accounting import Accounting
 from passhat.limits import limited_dicts
 from passhat.records import ExperimentRecord
 from passhat.report.digest import Digest
-from passhat.report.json_frame import json_head, json_tail
+from passhat.report.json_frame import (
+    KEPT_FORECAST_M,
+    json_head,
+    json_tail,
+    kept_summary_format,
+)
 from passhat.report.parts_json import CaseValues, case_item_json, tool_json_of, usage_pieces
 from passhat.store import RunNumbers, Store
 
@@ -95,7 +103,13 @@ def streamed_json(
     that every read agrees with the tallies."""
     read, accounting = counted
     runs_of = read.case_usage or {}
-    yield from json_head(experiment, accounting, forecast_m, read.replayed)
+    # the figures and cases as the store keeps them for these runs: numpy not imported
+    kept = (
+        store.kept_summary(experiment.id, kept_summary_format())
+        if forecast_m == KEPT_FORECAST_M
+        else None
+    )
+    yield from json_head(experiment, accounting, forecast_m, read.replayed, kept)
     yield b',"items":'
     counted_of = {c.case: c.counted for c in accounting.cases}
     parts = [

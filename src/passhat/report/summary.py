@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passhat._gc import without_gc
 from passhat.accounting import Accounting, CaseAccount, ErrorLedger, MissingRuns
 from passhat.errors import MetricsError
 from passhat.metrics import CASE_MEAN_LABEL, RATE_LABEL
 from passhat.plain import named
-from passhat.stats import (
-    CASE_ALPHA,
-    Comparison,
-    Difference,
-    Interval,
-    Plan,
-    ShareForecast,
-    Uncertainty,
-)
+
+if TYPE_CHECKING:  # not imported with the module: `report --json` of a store that keeps
+    # its figures (`Store.kept_summary`) writes cases without passhat.stats or numpy
+    from passhat.stats import (
+        Comparison,
+        Difference,
+        Interval,
+        Plan,
+        ShareForecast,
+        Uncertainty,
+    )
 
 
 def case_dict(c: CaseAccount) -> dict[str, Any]:
@@ -394,6 +396,8 @@ def comparison_dict(
     k_inferred_b: bool = False,
 ) -> dict[str, Any]:
     """A comparison of B with A as JSON-ready data, with each side's accounting."""
+    from passhat.stats import CASE_ALPHA
+
     return {
         "a": _side_dict(c.a, source_a, k_inferred_a),
         "b": _side_dict(c.b, source_b, k_inferred_b),

@@ -50,7 +50,7 @@ from passhat.store.tallies import _Tallies
 from passhat.store.writes import _Writes
 
 
-class Store(_Schema, _Writes, _Tallies, _Leases):
+class Store(_Schema, _Writes, _Leases, _Tallies):
     """An open passhat database.
 
     One connection; it may be handed to one writer thread at a time (the runner

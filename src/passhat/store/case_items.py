@@ -1,10 +1,13 @@
-"""Each case's items of `report --json` kept as text (the table `case_items`): filled
-when a writer finishes (`Store.fill_case_items`: the end of a run, resume, round or
-Dask run, which all hold the experiment's lease, and of an import or regrade), and for
-a case once a runner's writer thread has written its last planned run, read by
-the report (`Store.kept_items`). A write to a case's run summaries deletes its row (the
-triggers of the migration that made the table), so a row present is always right and
-a row missing is computed as before; a read-only store is never written.
+"""Each case's items of `report --json` kept as text (the table `case_items`), and an
+experiment's figures and cases (`kept_summaries`): filled when a writer finishes
+(`Store.fill_case_items`: the end of a run, resume, round or Dask run, which all hold
+the experiment's lease, and of an import or regrade, and for a case once a runner's
+writer thread has written its last planned run; `Store.fill_summary`: at a lease's
+end, for an experiment of many runs), read by the report (`Store.kept_items`,
+`Store.kept_summary`). A write to a case's run summaries deletes its row and the
+experiment's summary, as does a write to the experiment's row or case_k (the triggers
+of the migrations that made the tables), so a row present is always right and a row
+missing is computed as before; a read-only store is never written.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from passhat.errors import StoreError
-from passhat.store.reads import _Reads
+from passhat.store.tallies import _Tallies
 
 FILLED_AT_ONCE = 100
 """Cases whose counted runs' items are read at a time (each is a bound value): at 1,000
@@ -65,8 +69,19 @@ def _keep(db: sqlite3.Connection, rows: list[tuple[str, str, str]]) -> int:
     return len(rows)
 
 
-class _CaseItems(_Reads):
-    """The kept text of each case's items: read, and filled where missing."""
+KEPT_SUMMARY_RUNS = 10_000
+"""Runs an experiment has from which a writer's end keeps its summary (`fill_summary`):
+below, a report computes it in a few milliseconds (the kept text would cost a writer
+more than it spares), numpy's import aside."""
+
+
+class _NotKept(Exception):
+    """A summary that cannot be kept: its transaction is undone."""
+
+
+class _CaseItems(_Tallies):
+    """The kept text of each case's items and of an experiment's summary: read, and
+    filled where missing."""
 
     def kept_items(
         self, experiment_id: str, first: str | None = None, last: str | None = None
@@ -135,6 +150,73 @@ class _CaseItems(_Reads):
             query = _MISSING_OF.format(", ".join("?" * len(some)))
             found += db.execute(query, (experiment_id, *some, experiment_id)).fetchall()
         return found
+
+    def keep_summary(self, experiment_id: str) -> None:
+        """`fill_summary` where a run, resume, round or Dask run finishes (its lease's
+        end), as `keep_case_items`: a store that cannot take it leaves it to the report.
+        Not at an import's or regrade's end: their peak memory stays what it was
+        (numpy is not imported for it; bench_commands holds them to `report --json`'s)."""
+        with contextlib.suppress(StoreError):
+            self.fill_summary(experiment_id)
+
+    def kept_summary(self, experiment_id: str, made_by: str) -> Iterator[str] | None:
+        """The experiment's kept summary text in its pieces (read as they are taken),
+        or None when none is kept or another passhat or format made it (`made_by`:
+        `report.json_frame.kept_summary_format()`)."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT format, text FROM kept_summaries WHERE experiment_id = ? ORDER BY part",
+            (experiment_id,),
+        )
+        first = rows.fetchone()
+        if first is None or first[0] != made_by:
+            return None
+        return chain((first[1],), (text for _, text in rows))
+
+    def fill_summary(self, experiment_id: str) -> int:
+        """Keep the figures and cases of the experiment's `report --json` (its intervals
+        at the report's default horizon) as the streamed report makes them
+        (`report.json_frame.summary_pieces` of the runs counted per case in SQL), when it
+        has `KEPT_SUMMARY_RUNS` runs or more and a counted one, in one transaction (no
+        run is written between the read and the write). Kept already, or not to be made
+        (a damaged store, text SQLite cannot take): nothing written. Returns the
+        pieces written."""
+        (runs,) = self._db.execute(  # a small experiment's end: one count, no transaction
+            "SELECT count(*) FROM run_summaries INDEXED BY run_summaries_cases "
+            "WHERE experiment_id = ?",
+            (experiment_id,),
+        ).fetchone()
+        if runs < KEPT_SUMMARY_RUNS:
+            return 0
+        from passhat.report.digest import tallied
+        from passhat.report.json_frame import KEPT_FORECAST_M, kept_summary_format, summary_pieces
+
+        made_by = kept_summary_format()
+        written = 0
+        try:
+            with self.atomic() as db:
+                if self.kept_summary(experiment_id, made_by) is not None:
+                    return 0
+                tallies = self.tallies(experiment_id, parts=False, errored_runs=False)
+                counted = tallied(tallies, self.experiment(experiment_id), 0) if tallies else None
+                if counted is None or not counted[1].runs_counted:
+                    return 0
+                db.execute("DELETE FROM kept_summaries WHERE experiment_id = ?", (experiment_id,))
+                # written as made (at 1,000,000 runs the text is 50 MB), undone on a failure
+                for part, text in enumerate(summary_pieces(counted[1], KEPT_FORECAST_M)):
+                    if not _utf8(text):  # a lone surrogate: SQLite cannot take it
+                        raise _NotKept
+                    db.execute(
+                        "INSERT INTO kept_summaries VALUES (?, ?, ?, ?)",
+                        (experiment_id, part, made_by, text),
+                    )
+                    written += 1
+        except StoreError:  # the store's state (locked, full): said to the caller
+            raise
+        except Exception:  # not to be made (a damaged run): the report's own making says it
+            return 0
+        return written
 
     def _counted_of(
         self, experiment_id: str, stretch: Sequence[tuple[str, int]]

@@ -104,8 +104,9 @@ class _Leases(_CaseItems):
             with contextlib.suppress(StoreError):
                 self._release(experiment_id)
             raise
-        try:  # the runs written: each case's items kept for `report --json`
+        try:  # the runs written: each case's items and the figures kept for `report --json`
             self.keep_case_items(experiment_id)
+            self.keep_summary(experiment_id)
         finally:
             beat.stop()
             self._leased.discard(experiment_id)

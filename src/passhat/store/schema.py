@@ -64,6 +64,19 @@ def _forget_case(row: str) -> str:
     )
 
 
+def _forgetting_summary(table: str, column: str) -> str:
+    """The triggers deleting an experiment's kept summary (`kept_summaries`) whenever a
+    row of `table` naming it in `column` is inserted, updated (its old and new row) or
+    deleted: `kept_summaries_<table>_<insert|update|delete>`."""
+    events = {"insert": ("NEW",), "update": ("OLD", "NEW"), "delete": ("OLD",)}
+    return "\n".join(
+        f"CREATE TRIGGER kept_summaries_{table}_{event} AFTER {event.upper()} ON {table} BEGIN "
+        + " ".join(f"DELETE FROM kept_summaries WHERE experiment_id = {r}.{column};" for r in rows)
+        + " END;"
+        for event, rows in events.items()
+    )
+
+
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "create experiments and runs",
@@ -289,6 +302,29 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE TRIGGER case_items_delete AFTER DELETE ON run_summaries BEGIN
             {_forget_case("OLD")}
         END;
+        """,
+    ),
+    (
+        "kept_summaries: an experiment's figures and cases of `report --json` kept as text",
+        # the text `report.json_frame.summary_pieces` makes of the experiment's accounting
+        # (`,"dataset":...,"cases":[...]`, in pieces of a few thousand cases, `part` from
+        # 0), kept when a writer finishes (`Store.fill_summary`) and read by a streamed
+        # `report --json` in place of computing the intervals (numpy imported, the
+        # bootstrap drawn). The accounting follows from the experiment's runs, its row (its
+        # cases and k) and its case_k rows: whatever writes one deletes the text, so the
+        # text present is right for them; `format` names the passhat and text that made
+        # it (`json_frame.kept_summary_format`: another's is made again).
+        f"""
+        CREATE TABLE kept_summaries (
+            experiment_id TEXT NOT NULL,
+            part INTEGER NOT NULL,
+            format TEXT NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (experiment_id, part)
+        ) WITHOUT ROWID;
+        {_forgetting_summary("run_summaries", "experiment_id")}
+        {_forgetting_summary("experiments", "id")}
+        {_forgetting_summary("case_k", "experiment_id")}
         """,
     ),
 ]
