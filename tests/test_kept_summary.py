@@ -147,6 +147,35 @@ def test_a_kept_summary_of_another_format_is_made_again(
     assert fill(db) >= 1 and kept(db) == made(db)
 
 
+def test_a_kept_summary_made_under_another_numpy_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bootstrap's draws are numpy's generators', which a numpy release may change
+    (NEP 19): a text kept under another numpy is not read, and the next fill replaces it."""
+    import passhat._lazy
+
+    stored_runs(tmp_path, 1)
+    db = tmp_path / "p.db"
+    fill(db)
+    sql(db, "UPDATE kept_summaries SET text = 'planted' WHERE part = 0")
+    real = passhat._lazy.installed_version
+    monkeypatch.setattr(passhat._lazy, "installed_version", lambda name: real(name) + ".post1")
+    assert kept(db) is None
+    same_report(db)
+    assert fill(db) >= 1 and kept(db) == made(db)
+
+
+def test_numpys_version_is_read_without_importing_it() -> None:
+    """`installed_version` gives numpy's own `__version__` and leaves numpy unimported."""
+    code = (
+        "import sys; from passhat._lazy import installed_version; "
+        "v = installed_version('numpy'); seen = 'numpy' in sys.modules; "
+        "import numpy; print(v == numpy.__version__, seen)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"], done.stdout
+
+
 WRITES: list[tuple[str, Callable[[Store, Path], Any]]] = [
     ("a new run", lambda s, db: s.record_run(RunRecord("e1", "case-05", 2, "h", "passed"))),
     ("a run run again", lambda s, db: s.record_run(RunRecord("e1", "case-01", 1, "h", "failed", attempt=2))),

@@ -121,16 +121,20 @@ KEPT_FORECAST_M = 10
 """The forecast's horizon of a kept summary: the report's default (`--forecast-m`)."""
 
 KEPT_FORMAT = 1
-"""The text `summary_pieces` makes, kept in stores (`Store.fill_summary`) with this and
-passhat's version (`kept_summary_format`): a kept text of another is made again. A change
-to what the figures and cases say must add one, or a report would show the old text."""
+"""The text `summary_pieces` makes, kept in stores (`Store.fill_summary`) with this,
+passhat's version and numpy's (`kept_summary_format`): a kept text of another is made
+again. A change to what the figures and cases say must add one, or a report would show
+the old text."""
 
 
 def kept_summary_format() -> str:
-    """What a kept summary's text is told apart by: passhat's version and `KEPT_FORMAT`."""
+    """What a kept summary's text is told apart by: passhat's version, `KEPT_FORMAT` and
+    numpy's version (its generators' draws, the bootstrap's, may change with a release:
+    NEP 19), read without importing numpy."""
     from passhat import __version__
+    from passhat._lazy import installed_version
 
-    return f"{__version__}/{KEPT_FORMAT}"
+    return f"{__version__}/{KEPT_FORMAT}/numpy {installed_version('numpy')}"
 
 
 def summary_pieces(accounting: Accounting, forecast_m: int) -> Iterator[str]:
