@@ -432,7 +432,9 @@ class _ItemColumns:
         else:
             if list(map(_SHAPE, case_plans)).count(shape) != len(case_plans):
                 return False
-            columns = list(map("".join, zip(*map(_FOUND, case_plans), strict=True)))
+            # the runs' letters one after another; an item's, every `width`th from its own
+            letters, width = "".join(map(_FOUND, case_plans)), len(first.found)
+            columns = [letters[at::width] for at in range(width)]
             with_extras = any(map(_EXTRAS, case_plans))
         at = 0
         for label, items in shape:
@@ -482,7 +484,7 @@ class _Plan(NamedTuple):
 
     shape: tuple[tuple[str, tuple[str, ...]], ...]
     """(label, expected items) of each scorer."""
-    found: tuple[str, ...]
+    found: str
     """1 or 0 per expected item of `shape`, in order: found (not missing)."""
     extras: dict[str, frozenset[str]]
     """Per label with extras, the extra items (as text)."""
@@ -520,7 +522,7 @@ def _plan(graded: Sequence[Mapping[str, Any]], shapes: dict[object, Any]) -> _Pl
     if len(shape) > 1 and len({label for label, _ in shape}) != len(shape):
         return None
     kept = tuple(shape)
-    return _Plan(shapes.setdefault(kept, kept), tuple(found), extras)
+    return _Plan(shapes.setdefault(kept, kept), "".join(found), extras)
 
 
 @lru_cache(maxsize=65_536)  # a few patterns of hits repeat over thousands of items
