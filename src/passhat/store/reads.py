@@ -95,7 +95,7 @@ _UNSET = object()
 
 
 @functools.cache
-def _from_json() -> Callable[[str], Any]:
+def _from_json() -> Callable[..., Any]:
     """pydantic-core's JSON reader, imported when first wanted (not at start-up: a
     report that fails early loads no pydantic), once (an import statement in a method
     called once per run cost 2 % of `report --json`)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate, pairwise, repeat
 from operator import attrgetter, contains, itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from passhat.accounting import CaseAccount
 from passhat.analysis import ItemStability, item_stability
@@ -411,7 +411,7 @@ class _ItemColumns:
         # each run's value and its plan looked up in C (a Python step per run was half
         # the items' CPU at 10,000 x 10); the values not read yet read here
         values = list(map(_GRADED, counted))
-        held = list(map(plans.get, map(id, values)))
+        held: list[Any] = list(map(plans.get, map(id, values)))
         if None in held:
             for n, value in enumerate(values):
                 if held[n] is None:  # read by pydantic-core, and not kept, when not read yet
@@ -420,10 +420,11 @@ class _ItemColumns:
                         read = value.decoded() if isinstance(value, LazyItems) else value
                         known = plans[id(value)] = (value, _plan(read, self.shapes))
                     held[n] = known
-        case_plans: list[_Plan] = list(map(_SECOND, held))
+        read_plans: list[_Plan | None] = list(map(_SECOND, held))
         # one shape: the same object (`_plan` keeps one of each), counted in C
-        if None in case_plans:
+        if None in read_plans:
             return False
+        case_plans = cast(list[_Plan], read_plans)
         first = case_plans[0]
         shape = first.shape
         if len(case_plans) == 1:  # one run: its letters are the columns
