@@ -323,7 +323,8 @@ class _ItemColumns:
     joined: int = 0
     """Entries of `expected` and `hits` that `compact` joined: each a page's letters."""
     shapes: dict[object, Any] = field(default_factory=dict)
-    """Each distinct `_Plan.shape` read, once (`_plan`): runs of one shape share it."""
+    """Each distinct `_Plan.shape` of the page being added, once (`_plan`): runs of one
+    shape share it."""
 
     def compact(self) -> None:
         """The names added since the last call front-coded onto `shared` and `rest` and
@@ -352,6 +353,7 @@ class _ItemColumns:
         it (no row of five per item made and then turned into columns: at 100,000 cases
         x 1 a quarter of the page's CPU)."""
         plans: dict[int, tuple[object, _Plan | None]] = {}  # by id: each value read once
+        self.shapes.clear()  # held a page at a time, as the plans are
         verdicts: list[str] = []
         names = self.names
         for c in page:
