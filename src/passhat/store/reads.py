@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, NoReturn, overload
 
 from passhat._gc import without_gc
 from passhat.errors import StoreError
-from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary
+from passhat.records import ExperimentRecord, RunJson, RunRecord, RunSummary, is_set_detail
 from passhat.store import columns as _columns
 from passhat.store.columns import _EXPERIMENT_JSON, _RUN_COLUMNS, _RUN_JSON, _encode
 from passhat.store.columns import decode as _decode
@@ -159,6 +159,8 @@ class LazyItems(Sequence[dict[str, Any]]):
             decoded: list[dict[str, Any]] = _from_json()(self._text)
         except ValueError:
             decoded = _decode(self._text, _named(self._what, self._text))
+        if type(decoded) is list and all(map(is_set_detail, decoded)):  # the usual: as it is
+            return decoded
         return _columns.set_details(decoded, functools.partial(_named, self._what, self._text))
 
     @overload

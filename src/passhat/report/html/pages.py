@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate, pairwise, repeat
-from operator import attrgetter
-from typing import Any, NamedTuple
+from operator import attrgetter, contains, itemgetter
+from typing import Any, NamedTuple, cast
 
 from passhat.accounting import CaseAccount
 from passhat.analysis import ItemStability, item_stability
@@ -233,6 +233,13 @@ def _usage_columns(cases: Sequence[_CaseFacts], prices: Prices | None) -> dict[s
 
 
 _INPUT = attrgetter("input_tokens")
+_GRADED = attrgetter("graded_items")
+_SECOND = itemgetter(1)
+_SHAPE = attrgetter("shape")
+_FOUND = attrgetter("found")
+_EXTRAS = attrgetter("extras")
+_LETTER = ("0", "1")
+"""A hit letter by whether the item was found (`False`, `True`)."""
 _OUTPUT = attrgetter("output_tokens")
 _VERDICT = attrgetter("verdict")
 _SCORER = attrgetter("scorer")
@@ -315,12 +322,17 @@ class _ItemColumns:
     """The last name `compact` let go (the next one's front coding starts from it)."""
     joined: int = 0
     """Entries of `expected` and `hits` that `compact` joined: each a page's letters."""
+    shapes: dict[object, Any] = field(default_factory=dict)
+    """Each distinct `_Plan.shape` of the page being added, once (`_plan`): runs of one
+    shape share it."""
 
     def compact(self) -> None:
         """The names added since the last call front-coded onto `shared` and `rest` and
         let go, and their letters joined into one string per call: what `_cases_blob`
         writes, without each of 10,000 x 10's ~100,000 items held as strings of its own
-        to the end (they made 7 MB of the peak RSS of `report --html`)."""
+        to the end (they made 7 MB of the peak RSS of `report --html`). Called once
+        `_ASCII_STEP` names are held, not after each page: at 10,000 x 10 a call per page
+        (99 of ~460 names each) spent 0.03 s of CPU on numpy's setting up alone."""
         names = self.names
         if names:
             last = [] if self.last is None else [self.last]
@@ -341,6 +353,7 @@ class _ItemColumns:
         it (no row of five per item made and then turned into columns: at 100,000 cases
         x 1 a quarter of the page's CPU)."""
         plans: dict[int, tuple[object, _Plan | None]] = {}  # by id: each value read once
+        self.shapes.clear()  # held a page at a time, as the plans are
         verdicts: list[str] = []
         names = self.names
         for c in page:
@@ -396,35 +409,45 @@ class _ItemColumns:
                 read = value.decoded() if isinstance(value, LazyItems) else value
                 if len(read) == 1:
                     return self._lone(read[0], verdicts)
-                plans[id(value)] = (value, _plan(read))  # decoded once: the loop takes it
-        case_plans: list[_Plan] = []
-        held_of = plans.get
-        for run in counted:
-            value = run.graded_items
-            held = held_of(id(value))
-            if held is None:  # read by pydantic-core, and not kept, when not read yet
-                read = value.decoded() if isinstance(value, LazyItems) else value
-                held = plans[id(value)] = (value, _plan(read))
-            plan = held[1]
-            if plan is None or (case_plans and plan.shape != case_plans[0].shape):
-                return False
-            case_plans.append(plan)
+                plans[id(value)] = (value, _plan(read, self.shapes))  # decoded once
+        # each run's value and its plan looked up in C (a Python step per run was half
+        # the items' CPU at 10,000 x 10); the values not read yet read here
+        values = list(map(_GRADED, counted))
+        held: list[Any] = list(map(plans.get, map(id, values)))
+        if None in held:
+            for n, value in enumerate(values):
+                if held[n] is None:  # read by pydantic-core, and not kept, when not read yet
+                    known = plans.get(id(value))  # an earlier run of the case may share it
+                    if known is None:
+                        read = value.decoded() if isinstance(value, LazyItems) else value
+                        known = plans[id(value)] = (value, _plan(read, self.shapes))
+                    held[n] = known
+        read_plans: list[_Plan | None] = list(map(_SECOND, held))
+        # one shape: the same object (`_plan` keeps one of each), counted in C
+        if None in read_plans:
+            return False
+        case_plans = cast(list[_Plan], read_plans)
         first = case_plans[0]
+        shape = first.shape
         if len(case_plans) == 1:  # one run: its letters are the columns
             columns: Sequence[str] = first.found
             with_extras = bool(first.extras)
         else:
-            columns = list(map("".join, zip(*[p.found for p in case_plans], strict=True)))
-            with_extras = any(p.extras for p in case_plans)
+            if list(map(_SHAPE, case_plans)).count(shape) != len(case_plans):
+                return False
+            # the runs' letters one after another; an item's, every `width`th from its own
+            letters, width = "".join(map(_FOUND, case_plans)), len(first.found)
+            columns = [letters[at::width] for at in range(width)]
+            with_extras = any(map(_EXTRAS, case_plans))
         at = 0
-        for label, items in first.shape:
+        for label, items in shape:
             self._expected(label, items, columns[at : at + len(items)], verdicts)
             at += len(items)
             if not with_extras:
                 continue
             having = [p.extras.get(label, _NO_EXTRAS) for p in case_plans]
             for item in sorted(_NO_EXTRAS.union(*having)):
-                hits = "".join(["1" if item in extra else "0" for extra in having])
+                hits = "".join(map(_LETTER.__getitem__, map(contains, having, repeat(item))))
                 self._item(label, item, "0", hits)
                 verdicts.append("extra, every run" if "0" not in hits else "extra, sometimes")
         return True
@@ -464,17 +487,19 @@ class _Plan(NamedTuple):
 
     shape: tuple[tuple[str, tuple[str, ...]], ...]
     """(label, expected items) of each scorer."""
-    found: tuple[str, ...]
+    found: str
     """1 or 0 per expected item of `shape`, in order: found (not missing)."""
     extras: dict[str, frozenset[str]]
     """Per label with extras, the extra items (as text)."""
 
 
-def _plan(graded: Sequence[Mapping[str, Any]]) -> _Plan | None:
+def _plan(graded: Sequence[Mapping[str, Any]], shapes: dict[object, Any]) -> _Plan | None:
     """`graded` read as `analysis.item_stability` reads it, or None when it is not plain
     (a label twice, an item twice): then the case takes `item_stability` itself. A
     detail that missed nothing (the usual) and a lone expected item are told in one
-    step, not through sets (at 100,000 cases x 1 this ran once per case)."""
+    step, not through sets (at 100,000 cases x 1 this ran once per case). Its shape is
+    the one `shapes` holds when an equal one was read before (kept there when not): runs
+    of the same shape then share one object, told apart by identity."""
     shape = []
     found: list[str] = []
     extras: dict[str, frozenset[str]] = {}
@@ -499,7 +524,8 @@ def _plan(graded: Sequence[Mapping[str, Any]]) -> _Plan | None:
             extras[label] = extra
     if len(shape) > 1 and len({label for label, _ in shape}) != len(shape):
         return None
-    return _Plan(tuple(shape), tuple(found), extras)
+    kept = tuple(shape)
+    return _Plan(shapes.setdefault(kept, kept), "".join(found), extras)
 
 
 @lru_cache(maxsize=65_536)  # a few patterns of hits repeat over thousands of items
@@ -570,7 +596,9 @@ def _cases_blob(
     items = _ItemColumns(verdicts)
     for page in pages[1:]:
         items.add(page)
-        items.compact()
+        if len(items.names) >= _ASCII_STEP:  # front-coded a step at a time, not a page
+            items.compact()
+    items.compact()
     text.update(
         items=_to_json(items.counts),
         scorers=_to_json(list(items.scorers)),
