@@ -15,6 +15,11 @@ what it tries comes from its environment:
     ATTACK53_PLANT  FOLDER (a `write:` folder): leaves FOLDER/d/.env, then makes FOLDER/d
                     mode 0600 (listed, not passed through), unless it is there already:
                     "planted", or "there" and what `ls` of FOLDER says
+    ATTACK53_NAMES  FOLDER (a `write:` folder): leaves there, unless they are there
+                    already, secret-named files under names with a newline, a tab and
+                    bytes that are no UTF-8 (a folder so named holding a `.env`, a
+                    `.env` so suffixed, a FIFO named `.env` and a socket named
+                    `.netrc`): "left", or "there" and what it finds of them
     ATTACK53_LATE   TOOL,ARGUMENTS: sends one `tools/call` of TOOL with ARGUMENTS (JSON)
                     to the run's MCP endpoint and exits 0.3 s later without reading the
                     answer: a call still running when the agent has gone
@@ -67,6 +72,26 @@ def plant(folder: str) -> object:
     return "planted"
 
 
+ODD = b"\xff\n\tx"
+"""A name's bytes that are no UTF-8, with a newline and a tab."""
+
+
+def names(folder: str) -> object:
+    """Secret-named files under odd names left in FOLDER, or what this run finds of them."""
+    base = os.fsencode(folder)
+    odd = os.path.join(base, ODD)
+    if os.path.lexists(odd):
+        return ["there", sorted(os.fsdecode(n) for n in os.listdir(odd)), read(odd + b"/.env")]
+    os.mkdir(odd)
+    for path in (os.path.join(odd, b".env"), os.path.join(base, b".env" + ODD)):
+        with open(path, "w") as file:
+            file.write("NOT_A_KEY=1\n")
+    os.mkfifo(os.path.join(base, b".env"))
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(os.path.join(base, b".netrc"))
+    return "left"
+
+
 def late(tool: str, arguments: str) -> str:
     """One tools/call sent whole, its answer never read: what was sent."""
     url = urllib.parse.urlparse(os.environ["PASSHAT_MCP_URL"])
@@ -94,6 +119,8 @@ def main() -> None:
             said["chmod"].update(opened(path))  # type: ignore[attr-defined]
     if "ATTACK53_PLANT" in os.environ:
         said["plant"] = plant(os.environ["ATTACK53_PLANT"])
+    if "ATTACK53_NAMES" in os.environ:
+        said["names"] = names(os.environ["ATTACK53_NAMES"])
     if "ATTACK53_LATE" in os.environ:
         tool, arguments = os.environ["ATTACK53_LATE"].split(",", 1)
         said["late"] = late(tool, arguments)

@@ -17,6 +17,9 @@ At `process` (the control) nothing is covered and the later run is counted.
 
 Fixed: a cover is made at the first folder on its path the run may not pass through
 (sandbox._passed): what lies past it the run could not reach anyway.
+
+The same by a name: a `.env` under a name in bytes that are no UTF-8 had the next run's
+bwrap arguments fail to encode (below).
 """
 
 from __future__ import annotations
@@ -56,3 +59,37 @@ def test_control_at_process_level_the_next_run_is_counted(user: str, open_tmp: P
     first, second = _two_runs(user, open_tmp, "process")
     assert first.output == {"plant": "planted"}
     assert second.status != "errored", (second.error_type, second.error_message)
+
+
+@ATTACK_MARKS[0]
+@ATTACK_MARKS[1]
+def test_secret_names_in_bytes_that_are_no_utf8_or_no_files_do_not_stop_the_next_run(
+    user: str, open_tmp: Path
+) -> None:
+    """A run leaves in its `write:` folder a `.env` in a folder named by a newline, a tab
+    and bytes that are no UTF-8, a `.env` so suffixed, a FIFO named `.env` and a socket
+    named `.netrc`. The next run's look covered them, but the cover's path went into
+    bwrap's arguments encoded as UTF-8: UnicodeEncodeError, and every later run errored
+    `agent_error` (the agent's own failure, traceback and all), root and unprivileged
+    passhat alike. Fixed: the arguments are encoded as file names are (os.fsencode)."""
+    suite, out = attack_in(open_tmp, "ATTACK53_NAMES", agent="attack53_agent.py")
+    args = ("--no-report", "--agent-write", str(out), "--concurrency", "1")
+    first, second = runs_at(user, open_tmp, suite, "namespace", *args, k=2)
+    assert first.output == {"names": "left"}, (first.error_message, first.stderr)
+    assert second.status != "errored", (second.error_type, second.traceback)
+    there, listed, read = second.output["names"]
+    assert (there, listed) == ("there", [".env"])
+    assert read in ("", "PermissionError"), read  # covered: not b"NOT_A_KEY=1\n".hex()
+
+
+@ATTACK_MARKS[1]
+@UNPRIVILEGED
+def test_control_at_process_level_odd_names_leave_the_next_run_counted(
+    user: str, open_tmp: Path
+) -> None:
+    suite, out = attack_in(open_tmp, "ATTACK53_NAMES", agent="attack53_agent.py")
+    args = ("--no-report", "--agent-write", str(out), "--concurrency", "1")
+    first, second = runs_at(user, open_tmp, suite, "process", *args, k=2)
+    assert first.output == {"names": "left"}
+    assert second.status != "errored", (second.error_type, second.error_message)
+    assert second.output["names"][2] == b"NOT_A_KEY=1\n".hex()  # nothing covered
