@@ -79,6 +79,7 @@ from passhat.agents.sandbox import (
 from passhat.agents.streams import (
     AgentProcessError,
     Tail,
+    bounded_output,
     close_pipe,
     cut_secrets,
     drain,
@@ -733,6 +734,8 @@ class CommandAgent:
                     self.secret_values(),
                 ),
             )
+        if self.spec.output == "json":
+            await bounded_output(stdout)  # its values counted, the event loop turning
         return parse_output(bytes(stdout), self.spec.output)
 
 
