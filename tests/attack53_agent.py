@@ -20,6 +20,9 @@ what it tries comes from its environment:
                     bytes that are no UTF-8 (a folder so named holding a `.env`, a
                     `.env` so suffixed, a FIFO named `.env` and a socket named
                     `.netrc`): "left", or "there" and what it finds of them
+    ATTACK53_CLOCK  (any value): sets the machine's clock (CLOCK_REALTIME) to the time it
+                    just read (a step of microseconds where it is let), and makes a time
+                    namespace of its own (unshare CLONE_NEWTIME): "ok" or the errno's name
     ATTACK53_LATE   TOOL,ARGUMENTS: sends one `tools/call` of TOOL with ARGUMENTS (JSON)
                     to the run's MCP endpoint and exits 0.3 s later without reading the
                     answer: a call still running when the agent has gone
@@ -27,6 +30,7 @@ what it tries comes from its environment:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -92,6 +96,26 @@ def names(folder: str) -> object:
     return "left"
 
 
+def clock() -> dict[str, str]:
+    """The clock set to now, a time namespace made: "ok" or the errno's name for each."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    class Timespec(ctypes.Structure):
+        _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+    def said(result: int) -> str:
+        return "ok" if result == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+
+    now = time.time_ns()
+    spec = Timespec(now // 1_000_000_000, now % 1_000_000_000)
+    return {
+        "settime": said(libc.clock_settime(0, ctypes.byref(spec))),  # CLOCK_REALTIME
+        "unshare_time": said(libc.unshare(0x80)),  # CLONE_NEWTIME
+    }
+
+
 def late(tool: str, arguments: str) -> str:
     """One tools/call sent whole, its answer never read: what was sent."""
     url = urllib.parse.urlparse(os.environ["PASSHAT_MCP_URL"])
@@ -121,6 +145,8 @@ def main() -> None:
         said["plant"] = plant(os.environ["ATTACK53_PLANT"])
     if "ATTACK53_NAMES" in os.environ:
         said["names"] = names(os.environ["ATTACK53_NAMES"])
+    if "ATTACK53_CLOCK" in os.environ:
+        said["clock"] = clock()
     if "ATTACK53_LATE" in os.environ:
         tool, arguments = os.environ["ATTACK53_LATE"].split(",", 1)
         said["late"] = late(tool, arguments)
