@@ -23,6 +23,9 @@ what it tries comes from its environment:
     ATTACK53_CLOCK  (any value): sets the machine's clock (CLOCK_REALTIME) to the time it
                     just read (a step of microseconds where it is let), and makes a time
                     namespace of its own (unshare CLONE_NEWTIME): "ok" or the errno's name
+    ATTACK53_MANY   FOLDER,N (a `write:` folder): leaves N folders there, each holding a
+                    `.env`, unless they are there already: "left", or "there" and how
+                    many it lists
     ATTACK53_LATE   TOOL,ARGUMENTS: sends one `tools/call` of TOOL with ARGUMENTS (JSON)
                     to the run's MCP endpoint and exits 0.3 s later without reading the
                     answer: a call still running when the agent has gone
@@ -116,6 +119,17 @@ def clock() -> dict[str, str]:
     }
 
 
+def many(folder: str, count: int) -> object:
+    """`count` folders of a `.env` each left in FOLDER, or how many this run lists."""
+    if os.listdir(folder):
+        return ["there", len(os.listdir(folder))]
+    for index in range(count):
+        os.mkdir(os.path.join(folder, f"d{index}"))
+        with open(os.path.join(folder, f"d{index}", ".env"), "w") as file:
+            file.write("NOT_A_KEY=1\n")
+    return "left"
+
+
 def late(tool: str, arguments: str) -> str:
     """One tools/call sent whole, its answer never read: what was sent."""
     url = urllib.parse.urlparse(os.environ["PASSHAT_MCP_URL"])
@@ -147,6 +161,9 @@ def main() -> None:
         said["names"] = names(os.environ["ATTACK53_NAMES"])
     if "ATTACK53_CLOCK" in os.environ:
         said["clock"] = clock()
+    if "ATTACK53_MANY" in os.environ:
+        folder, count = os.environ["ATTACK53_MANY"].split(",")
+        said["many"] = many(folder, int(count))
     if "ATTACK53_LATE" in os.environ:
         tool, arguments = os.environ["ATTACK53_LATE"].split(",", 1)
         said["late"] = late(tool, arguments)
