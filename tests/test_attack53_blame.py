@@ -34,10 +34,13 @@ from sandbox_helpers import ATTACK_MARKS, attack_in, runs_at
 UNPRIVILEGED = pytest.mark.parametrize("user", ["unprivileged"], indirect=True)
 
 
-def _two_runs(user: str, open_tmp: Path, level: str) -> list[RunRecord]:
-    """Run 1 of an agent leaves `d/.env` in `d` of mode 0600 in its `write:` folder; run 2
-    (one at a time) finds it: both runs, at `level`."""
-    suite, out = attack_in(open_tmp, "ATTACK53_PLANT", agent="attack53_agent.py")
+def two_runs(
+    user: str, open_tmp: Path, level: str, variable: str = "ATTACK53_PLANT", arg: str = ""
+) -> list[RunRecord]:
+    """Run 1 of an agent given `variable` (its `write:` folder, `,arg`) leaves there what
+    it says (by default `d/.env` in `d` of mode 0600); run 2, one at a time, finds it: both
+    runs, at `level`."""
+    suite, out = attack_in(open_tmp, variable, arg, agent="attack53_agent.py")
     args = ("--no-report", "--agent-write", str(out), "--concurrency", "1")
     return runs_at(user, open_tmp, suite, level, *args, k=2)
 
@@ -47,7 +50,7 @@ def _two_runs(user: str, open_tmp: Path, level: str) -> list[RunRecord]:
 def test_a_folder_a_run_closed_around_a_secret_does_not_stop_the_next_run(
     user: str, open_tmp: Path
 ) -> None:
-    first, second = _two_runs(user, open_tmp, "namespace")
+    first, second = two_runs(user, open_tmp, "namespace")
     assert first.output == {"plant": "planted"}, (first.error_message, first.stderr)
     assert second.status != "errored", (second.error_type, second.error_message)
     assert second.output == {"plant": ["there", ["d"]]}  # d covered whole: an empty folder
@@ -56,7 +59,7 @@ def test_a_folder_a_run_closed_around_a_secret_does_not_stop_the_next_run(
 @ATTACK_MARKS[1]
 @UNPRIVILEGED
 def test_control_at_process_level_the_next_run_is_counted(user: str, open_tmp: Path) -> None:
-    first, second = _two_runs(user, open_tmp, "process")
+    first, second = two_runs(user, open_tmp, "process")
     assert first.output == {"plant": "planted"}
     assert second.status != "errored", (second.error_type, second.error_message)
 
@@ -72,9 +75,7 @@ def test_secret_names_in_bytes_that_are_no_utf8_or_no_files_do_not_stop_the_next
     bwrap's arguments encoded as UTF-8: UnicodeEncodeError, and every later run errored
     `agent_error` (the agent's own failure, traceback and all), root and unprivileged
     passhat alike. Fixed: the arguments are encoded as file names are (os.fsencode)."""
-    suite, out = attack_in(open_tmp, "ATTACK53_NAMES", agent="attack53_agent.py")
-    args = ("--no-report", "--agent-write", str(out), "--concurrency", "1")
-    first, second = runs_at(user, open_tmp, suite, "namespace", *args, k=2)
+    first, second = two_runs(user, open_tmp, "namespace", "ATTACK53_NAMES")
     assert first.output == {"names": "left"}, (first.error_message, first.stderr)
     assert second.status != "errored", (second.error_type, second.traceback)
     there, listed, read = second.output["names"]
@@ -87,9 +88,7 @@ def test_secret_names_in_bytes_that_are_no_utf8_or_no_files_do_not_stop_the_next
 def test_control_at_process_level_odd_names_leave_the_next_run_counted(
     user: str, open_tmp: Path
 ) -> None:
-    suite, out = attack_in(open_tmp, "ATTACK53_NAMES", agent="attack53_agent.py")
-    args = ("--no-report", "--agent-write", str(out), "--concurrency", "1")
-    first, second = runs_at(user, open_tmp, suite, "process", *args, k=2)
+    first, second = two_runs(user, open_tmp, "process", "ATTACK53_NAMES")
     assert first.output == {"names": "left"}
     assert second.status != "errored", (second.error_type, second.error_message)
     assert second.output["names"][2] == b"NOT_A_KEY=1\n".hex()  # nothing covered

@@ -25,7 +25,8 @@ import pytest
 from passhat.agents import archives
 from passhat.agents.archives import TooMuchToLook
 from passhat.records import RunRecord
-from sandbox_helpers import ATTACK_MARKS, attack_in, runs_at
+from sandbox_helpers import ATTACK_MARKS
+from test_attack53_blame import two_runs
 
 FOLDERS = 3_000
 UNPRIVILEGED = pytest.mark.parametrize("user", ["unprivileged"], indirect=True)
@@ -77,9 +78,7 @@ def test_control_the_hosts_own_covers_past_the_bound_are_refused_at_the_start(
 
 
 def _two_runs(user: str, open_tmp: Path, level: str) -> list[RunRecord]:
-    suite, out = attack_in(open_tmp, "ATTACK53_MANY", str(FOLDERS), agent="attack53_agent.py")
-    args = ("--no-report", "--agent-write", str(out), "--concurrency", "1")
-    return runs_at(user, open_tmp, suite, level, *args, k=2)
+    return two_runs(user, open_tmp, level, "ATTACK53_MANY", str(FOLDERS))
 
 
 @ATTACK_MARKS[0]
