@@ -64,6 +64,7 @@ look-up tools' parameters, and `check_rules` adds the environment's own rules.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import time
@@ -111,6 +112,10 @@ __all__ = [
     "resolve_environment",
     "tool",
 ]
+
+
+UNANSWERED = "not answered: the run ended while the call ran; what it changed is graded"
+"""A call's error when its run ended first (Environment.call)."""
 
 
 # ---------------------------------------------------------------- the protocol
@@ -224,6 +229,27 @@ class Environment:
         except ToolError as failure:
             outcome = ToolOutcome(failure.message, is_error=True)
             miss = failure.fixture_miss
+        except asyncio.CancelledError:
+            # kept all the same: a run that ended while the call ran (a command agent gone
+            # without waiting for the answer) is graded on what a world's handler, going
+            # on in its thread, changed (tests/test_attack53_late.py)
+            self._passhat_keep(
+                name, recorded, ToolOutcome(UNANSWERED, is_error=True), started_at, clock
+            )
+            raise
+        self._passhat_keep(name, recorded, outcome, started_at, clock, miss)
+        return outcome
+
+    def _passhat_keep(
+        self,
+        name: str,
+        recorded: Any,
+        outcome: ToolOutcome,
+        started_at: float,
+        clock: float,
+        miss: bool = False,
+    ) -> None:
+        """Record one call (Environment.call)."""
         self.calls.append(
             ToolCallRecord(
                 tool=name,
@@ -235,7 +261,6 @@ class Environment:
                 duration_s=time.perf_counter() - clock,
             )
         )
-        return outcome
 
     async def _dispatch(self, name: str, arguments: Any, given: Any) -> Any:
         """The tool's result for `arguments` (checked), its handler called with `given`

@@ -116,6 +116,28 @@ class TooMuchToLook(LookStopped, ConfigError):
     `where`: the path the look stopped at (a folder it listed, or an archive)."""
 
 
+MAX_COVERS = 2_000
+"""Paths one run's view may cover (3 of bwrap's arguments each; bwrap takes at most
+9,000 in all): 3,000 `.env` files an earlier run left in its `write:` folder made the
+next run's bwrap refuse its arguments, and every later run was errored `isolation`,
+passhat's failure (tests/test_attack53_covers.py)."""
+
+
+def check_covers(hide: Sequence[str], write: Sequence[str]) -> None:
+    """TooMuchToLook when `hide` holds more than MAX_COVERS paths: at one lying in a
+    `write:` folder (the agent's, LookStopped.left_in) when the host's own are within it."""
+    if len(hide) <= MAX_COVERS:
+        return
+    host = [p for p in hide if not under(p, write)]
+    where = "" if len(host) > MAX_COVERS else next(p for p in hide if under(p, write))
+    raise TooMuchToLook(
+        f"{where or host[0]}: the agent's view holds more than {MAX_COVERS:,} files to cover "
+        "(secret-looking names, passhat's stores, reports and exports), more than a sandbox "
+        "takes; give the agent narrower read and write paths or move them out of its view",
+        where,
+    )
+
+
 class _Whole:
     """What is left of one whole look (`whole_look`), spent by each archive's budget."""
 

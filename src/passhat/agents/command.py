@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.agents import netns
-from passhat.agents.archives import TooMuchToLook, whole_look
+from passhat.agents.archives import TooMuchToLook, check_covers, whole_look
 from passhat.agents.folders import (
     closed_to_others,
     make_folder,
@@ -79,6 +79,7 @@ from passhat.agents.sandbox import (
 from passhat.agents.streams import (
     AgentProcessError,
     Tail,
+    bounded_output,
     close_pipe,
     cut_secrets,
     drain,
@@ -528,6 +529,7 @@ class CommandAgent:
         try:  # no look (answers.SCARCE: out of descriptors or memory) is no run
             with whole_look():  # the archives in view bounded together (archives.LOOK_S)
                 found = covered(visible, protected(), self.suite_dir, runtimes, look=looks.found)
+                check_covers(found, write)  # bwrap's arguments are bounded
         except TooMuchToLook as error:
             raise (error.left_in(write) if later else error) from None
         except OSError as error:
@@ -733,6 +735,8 @@ class CommandAgent:
                     self.secret_values(),
                 ),
             )
+        if self.spec.output == "json":
+            await bounded_output(stdout)  # its values counted, the event loop turning
         return parse_output(bytes(stdout), self.spec.output)
 
 

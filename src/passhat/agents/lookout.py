@@ -27,7 +27,12 @@ sandbox's start. The next run's look covers it.
 
 A look that runs out of descriptors or memory (answers.SCARCE: a run holding its
 connections took passhat's last) raises and keeps nothing of itself: a folder it could
-not list is not an empty one, nor a file it could not read none of passhat's.
+not list is not an empty one, nor a file it could not read none of passhat's. Nor is
+one closed to passhat's user (EACCES): such a folder is covered whole and such a file
+covered, not taken for none of passhat's. An unprivileged passhat's agent is its uid: it
+opened a store by its name in a folder of mode --x (passed through, not listed), and in
+a `write:` folder it chmod-ed open a store or a folder of mode 000, the owner's
+(tests/test_attack53_closed.py).
 
 The look is bounded, and fails closed at its bound: it goes as deep as the folder goes
 (not through links, nor into secret-named folders, covered whole, nor into an
@@ -54,6 +59,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import errno
 import os
 import stat
 import threading
@@ -82,6 +88,10 @@ from passhat.agents.sandbox import (
     under,
 )
 from passhat.agents.seccomp import SETID
+
+GONE = frozenset({errno.ENOENT, errno.ENOTDIR})
+"""A folder's listing failing so: it is no longer there (nothing to cover). Any other
+failure but SCARCE is a folder closed to passhat's user: covered whole (_list)."""
 
 RACY_NS = 2_000_000_000
 """How recent (before the look) a change must be for its stat key not to be trusted: file
@@ -112,7 +122,8 @@ class _File:
     key: Key | None
     kind: str
     """"store", "wal", "archive", "report", "setid" (a set-id file in a `write:` folder),
-    or "" for none of these."""
+    "closed" (a file passhat's user may not read: not known to be none of these), or ""
+    for none of these."""
     file: Key = ()
     """Its inode, device and size."""
 
@@ -260,6 +271,10 @@ class Lookout:
         except OSError as error:
             if error.errno in SCARCE:  # not looked at: not "holds nothing" (nor kept so)
                 raise
+            if error.errno not in GONE:  # closed to passhat's user: covered whole, as a
+                # store is (a folder of mode --x is passed through to a name, one in a
+                # write: folder chmod-ed open by the agent, its owner's uid)
+                return _Folder(None, (root,), (), (), 1)
         count = len(secrets) + len(folders) + len(files)
         trusted = key if info.st_ctime_ns < fresh else None
         return _Folder(trusted, tuple(secrets), tuple(folders), tuple(files), count)
@@ -284,6 +299,8 @@ def _read(path: str, info: os.stat_result, key: Key, fresh: int, writable: bool)
     regular = stat.S_ISREG(info.st_mode)
     if regular and writable and info.st_mode & SETID:
         found = "setid"
+    elif regular and not os.access(path, os.R_OK):
+        found = "closed"  # not read, so not known to be none of passhat's: covered
     else:
         found = kind(path) if regular else ""
     return _File(key if info.st_ctime_ns < fresh else None, found, (*key[::4], key[1]))
@@ -294,7 +311,7 @@ def _grown(old: _File, key: Key) -> bool:
     store or log another experiment writes on, kept found without being read again. (A
     file made anew at its name, or cut short, is read again.)"""
     same = old.file[:2] == key[::4] and key[1] >= old.file[2]
-    return old.kind not in ("", "setid") and same  # a mode is looked at again
+    return old.kind not in ("", "setid", "closed") and same  # a mode is looked at again
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

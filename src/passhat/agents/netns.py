@@ -228,7 +228,7 @@ class Gate:
 
         self.filter = _memfd("passhat-seccomp", this_machine())
         argv = [*options, *self.bwrap_args(), "--seccomp", str(self.filter)]
-        data = b"".join(arg.encode() + b"\0" for arg in argv)
+        data = b"".join(os.fsencode(arg) + b"\0" for arg in argv)  # a name in no UTF-8 too
         self.args = _memfd("passhat-bwrap-args", data)
         return ["bwrap", "--args", str(self.args)]
 

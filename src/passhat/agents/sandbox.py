@@ -539,8 +539,35 @@ def covered(
     kept = frozenset(runtimes)
     for folder in folders:
         if folder not in kept:
-            hide += [p for p in map(_not_out, look(folder), repeat(folder)) if p and p not in kept]
+            found = [p for p in map(_not_out, look(folder), repeat(folder)) if p and p not in kept]
+            hide += [_passed(p, folder) for p in found]
     return outermost(hide)
+
+
+def _passed(path: str, folder: str) -> str:
+    """What to cover for `path`, inside `folder`: itself, or the first folder on its way
+    the run may not pass through (bwrap, as the run's uid, could make no cover past it,
+    and the sandbox was not made: an agent that left `d/.env` in a folder of mode 0600 in
+    its `write:` folder had every later run errored, tests/test_attack53_blame.py; what
+    lies past it the run cannot reach anyway)."""
+    at, parts = folder, Path(path).relative_to(folder).parts if under(path, [folder]) else ()
+    for part in parts[:-1]:
+        at = os.path.join(at, part)
+        if not _passable(at):
+            return at
+    return path
+
+
+def _passable(folder: str) -> bool:
+    """Whether a run may pass through `folder`: as passhat's user may (an unprivileged
+    passhat's runs are its uid), or, under root, as any user may (each run is a uid of its
+    own, owner of nothing on the host but what an earlier run left, another uid's)."""
+    if os.geteuid() != 0:
+        return os.access(folder, os.X_OK)
+    try:
+        return bool(os.stat(folder).st_mode & stat.S_IXOTH)
+    except OSError:
+        return True  # gone: nothing to cover past it
 
 
 def _not_out(path: str, folder: str) -> str | None:

@@ -22,6 +22,25 @@ class AgentProcessError(Exception):
         self.error_type = error_type
 
 
+async def bounded_output(raw: bytes | bytearray) -> None:
+    """AgentProcessError when a JSON output brings more than endpoints.VALUES values,
+    counted before it is parsed with the event loop turning (serve.app.bounded):
+    json.loads, a C call, held the loop every run shares 2.5 s CPU for 16 MiB of `[]`
+    (tests/test_attack53_output.py), as a model request's did (test_attack49_loop.py)."""
+    from passhat.serve.app import TooLarge, bounded, marks
+    from passhat.serve.endpoints import VALUES
+
+    data = bytes(raw)
+    try:
+        await bounded(data, marks(data))
+    except TooLarge:
+        raise AgentProcessError(
+            "agent_output",
+            f"the agent's output is JSON of more than {VALUES:,} values (keys, values, "
+            "objects and arrays); print a smaller value",
+        ) from None
+
+
 MESSAGE_TAIL = 2000
 """Characters of stderr quoted in a run's error message."""
 

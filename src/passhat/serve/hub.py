@@ -125,8 +125,12 @@ class Hub:
     async def _settle(self, served: Served) -> None:
         """Give the run's requests still in flight a moment, then cancel them."""
         await asyncio.wait(set(served.tasks), timeout=STOP_GRACE_S)
-        for task in list(served.tasks):
+        cancelled = list(served.tasks)
+        for task in cancelled:
             task.cancel()
+        if cancelled:  # a tool call cancelled is kept on its run (Environment.call) before
+            # the run's record is made from its calls
+            await asyncio.wait(cancelled, timeout=STOP_GRACE_S)
 
     def _find(self, headers: dict[bytes, bytes]) -> Served | None:
         """The run of the token in `Authorization: Bearer`, else in `x-api-key` (as
