@@ -234,22 +234,23 @@ class Environment:
             # without waiting for the answer) is graded on what a world's handler, going
             # on in its thread, changed (tests/test_attack53_late.py)
             self._passhat_keep(
-                name, recorded, ToolOutcome(UNANSWERED, is_error=True), started_at, clock
+                name, recorded, None, ToolOutcome(UNANSWERED, is_error=True), started_at, clock
             )
             raise
-        self._passhat_keep(name, recorded, outcome, started_at, clock, miss)
+        self._passhat_keep(name, recorded, kept, outcome, started_at, clock, miss)
         return outcome
 
     def _passhat_keep(
         self,
         name: str,
         recorded: Any,
+        kept: Any,
         outcome: ToolOutcome,
         started_at: float,
         clock: float,
         miss: bool = False,
     ) -> None:
-        """Record one call (Environment.call)."""
+        """Record one call (Environment.call): `kept` the copy of its result."""
         self.calls.append(
             ToolCallRecord(
                 tool=name,
