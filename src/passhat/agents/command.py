@@ -76,6 +76,7 @@ from passhat.agents.sandbox import (
     symlinks,
     under,
 )
+from passhat.agents.streams import OUTPUT_DEPTH as OUTPUT_DEPTH  # its old home: re-exported
 from passhat.agents.streams import (
     AgentProcessError,
     Tail,
@@ -87,6 +88,7 @@ from passhat.agents.streams import (
     exited,
     feed,
     kill_group,
+    parse_output,
     read_capped,
     with_tail,
 )
@@ -327,46 +329,8 @@ def process_environ(
     return env
 
 
-OUTPUT_DEPTH = 100
-"""Levels of nesting an agent's JSON output may have: the store cuts deeper structures
-(store/columns.py), and an output past what that cut can take (a list 950 levels deep)
-ended the whole experiment with a RecursionError."""
-
-
 SUITE_PARTS = ("cases", "cassettes", "fixtures")
 """The suite's folders that hold its answers and recordings (with suite.yaml and *.jsonl)."""
-
-
-def parse_output(raw: bytes, mode: str) -> Any:
-    """stdout as the run's output; AgentProcessError when it is not what `mode` asks."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise AgentProcessError(
-            "agent_output",
-            f"the agent printed bytes that are not UTF-8 text on stdout (at byte {error.start}); "
-            "print one JSON value",
-        ) from None
-    if mode == "text":
-        return text
-    if not text.strip():
-        return None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as error:
-        head = text.strip()[:200]
-        raise AgentProcessError(
-            "agent_output",
-            f"the agent's stdout is not JSON ({error}); it began {head!r}. Print one JSON "
-            "value, or set output: text in the agent's config",
-        ) from None
-    if _deeper_than(value, OUTPUT_DEPTH):
-        raise AgentProcessError(
-            "agent_output",
-            f"the agent's output is JSON nested deeper than {OUTPUT_DEPTH} levels; print "
-            "a flatter value",
-        )
-    return value
 
 
 def _raise_run_error(endpoints: RunEndpoints) -> None:
@@ -376,22 +340,6 @@ def _raise_run_error(endpoints: RunEndpoints) -> None:
         raise endpoints.proxy.error from None
     if endpoints.tools.spent is not None:
         raise AgentProcessError("agent_flood", endpoints.tools.spent) from None
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether `value` (parsed JSON) nests lists and objects more than `limit` levels deep
-    ([] is one level), looked at level by level, without recursion."""
-    level = [value]
-    for _ in range(limit):
-        level = [
-            item
-            for node in level
-            if isinstance(node, list | dict)
-            for item in (node.values() if isinstance(node, dict) else node)
-        ]
-        if not any(isinstance(item, list | dict) for item in level):
-            return False
-    return any(isinstance(item, list | dict) for item in level)
 
 
 def _run_environ(ctx: RunContext, input_file: Path, workdir: Path) -> dict[str, str]:
