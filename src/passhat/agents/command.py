@@ -355,6 +355,10 @@ def _run_environ(ctx: RunContext, input_file: Path, workdir: Path) -> dict[str, 
     }
 
 
+def _plan_key(params: Mapping[str, Any]) -> str:  # a view's folders are found for these
+    return json.dumps([params.get("sandbox") or {}, [str(p) for p in protected()]])
+
+
 _Plan = tuple[list[str], list[str], list[str], list[str], tuple[str, ...], Looks]
 """A view's folders, found once: program, read, write, runtimes, named files, its looks."""
 
@@ -458,7 +462,7 @@ class CommandAgent:
         """What a run of this agent sees at --isolation namespace (agents/sandbox.py): its
         folders found once an experiment; what is covered in them looked for again before
         each run where they changed (agents/lookout.py)."""
-        key = json.dumps([params.get("sandbox") or {}, [str(p) for p in protected()]])
+        key = _plan_key(params)
         plan = later = self._plans.get(key)  # later: a run's look, not the start's
         if plan is None:
             read, write = self.extra_paths(params)
@@ -488,6 +492,18 @@ class CommandAgent:
             made = View(tuple(outermost([*program, *read])), tuple(write), hide, named=named)
             made = self._views[key] = replace(made, links=links)
         return replace(made, relays=sockets)
+
+    async def _view(
+        self, params: Mapping[str, Any], sockets: tuple[tuple[int, str], ...] = ()
+    ) -> View:
+        """The run's view: its look for answers off the loop (in_time), but where its view
+        holds no folder of the host (a system program, no read: or write:): made on the
+        loop then, in microseconds, not handed to a thread and back."""
+        plan = self._plans.get(_plan_key(params))  # found at the start (check_view)
+        if plan is not None and not (plan[0] or plan[1] or plan[2]):
+            return self.view(params, sockets)
+        folders = functools.partial(self.extra_paths, params)  # named if late
+        return await in_time(self.view, params, sockets, folders=folders)
 
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
         from passhat.agents.watchdog import watchdog
@@ -553,18 +569,17 @@ class CommandAgent:
                     if hosts:
                         ports.append((EGRESS_PORT, egress, egress_listen))
                         extra.update(proxy_environ(EGRESS_PORT))
-                    folders = functools.partial(self.extra_paths, ctx.params)  # named if late
                     if relayed:
                         sockets = tuple((port, str(path)) for port, path, _ in ports)
                         for _, path in sockets:
                             if uid is not None:
                                 os.chown(path, uid, uid)
                         # the look for answers (a stat of all in view): off the loop
-                        view = await in_time(self.view, ctx.params, sockets, folders=folders)
+                        view = await self._view(ctx.params, sockets)
                         relay = relay_argv(view)  # before the gate: it may refuse
                         gate = netns.Gate()
                     else:
-                        view = await in_time(self.view, ctx.params, folders=folders)
+                        view = await self._view(ctx.params)
                         gate = netns.Gate([(port, listen) for port, _, listen in ports])
                         relay = process_cap()
                     options = bwrap_argv(view, workdir, gate.file(payload))[1:]
