@@ -273,3 +273,32 @@ def test_resume_too_watches_the_suite_from_its_load(
     done = passhat.resume(first.id, k=3, db=db, agent=_honest(), concurrency=1)
     assert [r.status for r in done.runs()] == ["passed", "errored", "errored"]
     assert {r.error_type for r in done.runs()[1:]} == {"suite_changed"}
+
+
+def test_a_thread_look_counts_its_wake_up_in_its_cost(
+    writer: SuiteWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next whole look waits SPACING times the last one's cost, counted from when it
+    was asked for: a small suite's walk costs about as much as waking the guard's thread
+    (a futex, the GIL taken from the loop), and spaced by the walk alone the looks cost
+    a command agent's run more CPU than the 2 % SPACING promises (issue 38)."""
+    guard = tamper.SuiteGuard(load_suite(_suite(writer)))
+    woken = threading.Event()
+    real_wait = threading.Event.wait
+
+    def late_wake(self: threading.Event, timeout: float | None = None) -> bool:
+        found = real_wait(self, timeout)
+        if threading.current_thread().name == "passhat-tamper" and not woken.is_set():
+            time.sleep(0.2)  # the thread woke 0.2 s after the look was asked for
+            woken.set()
+        return found
+
+    monkeypatch.setattr(threading.Event, "wait", late_wake)
+    with guard.lock:
+        guard.checked_at = time.monotonic() - 1  # a look is due
+    assert guard.check() is None
+    deadline = time.monotonic() + 10
+    while guard.checked_at == float("inf") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    guard.close()
+    assert guard.cost >= 0.2

@@ -76,6 +76,7 @@ from passhat.agents.sandbox import (
     symlinks,
     under,
 )
+from passhat.agents.streams import OUTPUT_DEPTH as OUTPUT_DEPTH  # its old home: re-exported
 from passhat.agents.streams import (
     AgentProcessError,
     Tail,
@@ -88,6 +89,7 @@ from passhat.agents.streams import (
     exited,
     feed,
     kill_group,
+    parse_output,
     read_capped,
     with_tail,
 )
@@ -328,46 +330,8 @@ def process_environ(
     return env
 
 
-OUTPUT_DEPTH = 100
-"""Levels of nesting an agent's JSON output may have: the store cuts deeper structures
-(store/columns.py), and an output past what that cut can take (a list 950 levels deep)
-ended the whole experiment with a RecursionError."""
-
-
 SUITE_PARTS = ("cases", "cassettes", "fixtures")
 """The suite's folders that hold its answers and recordings (with suite.yaml and *.jsonl)."""
-
-
-def parse_output(raw: bytes, mode: str) -> Any:
-    """stdout as the run's output; AgentProcessError when it is not what `mode` asks."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise AgentProcessError(
-            "agent_output",
-            f"the agent printed bytes that are not UTF-8 text on stdout (at byte {error.start}); "
-            "print one JSON value",
-        ) from None
-    if mode == "text":
-        return text
-    if not text.strip():
-        return None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as error:
-        head = text.strip()[:200]
-        raise AgentProcessError(
-            "agent_output",
-            f"the agent's stdout is not JSON ({error}); it began {head!r}. Print one JSON "
-            "value, or set output: text in the agent's config",
-        ) from None
-    if _deeper_than(value, OUTPUT_DEPTH):
-        raise AgentProcessError(
-            "agent_output",
-            f"the agent's output is JSON nested deeper than {OUTPUT_DEPTH} levels; print "
-            "a flatter value",
-        )
-    return value
 
 
 def _raise_run_error(endpoints: RunEndpoints) -> None:
@@ -377,22 +341,6 @@ def _raise_run_error(endpoints: RunEndpoints) -> None:
         raise endpoints.proxy.error from None
     if endpoints.tools.spent is not None:
         raise AgentProcessError("agent_flood", endpoints.tools.spent) from None
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether `value` (parsed JSON) nests lists and objects more than `limit` levels deep
-    ([] is one level), looked at level by level, without recursion."""
-    level = [value]
-    for _ in range(limit):
-        level = [
-            item
-            for node in level
-            if isinstance(node, list | dict)
-            for item in (node.values() if isinstance(node, dict) else node)
-        ]
-        if not any(isinstance(item, list | dict) for item in level):
-            return False
-    return any(isinstance(item, list | dict) for item in level)
 
 
 def _run_environ(ctx: RunContext, input_file: Path, workdir: Path) -> dict[str, str]:
@@ -406,6 +354,10 @@ def _run_environ(ctx: RunContext, input_file: Path, workdir: Path) -> dict[str, 
         "PASSHAT_MODEL": ctx.model.name if ctx.model is not None else "",
         "TMPDIR": str(workdir),
     }
+
+
+def _plan_key(params: Mapping[str, Any]) -> str:  # a view's folders are found for these
+    return json.dumps([params.get("sandbox") or {}, [str(p) for p in protected()]])
 
 
 _Plan = tuple[list[str], list[str], list[str], list[str], tuple[str, ...], Looks]
@@ -511,7 +463,7 @@ class CommandAgent:
         """What a run of this agent sees at --isolation namespace (agents/sandbox.py): its
         folders found once an experiment; what is covered in them looked for again before
         each run where they changed (agents/lookout.py)."""
-        key = json.dumps([params.get("sandbox") or {}, [str(p) for p in protected()]])
+        key = _plan_key(params)
         plan = later = self._plans.get(key)  # later: a run's look, not the start's
         if plan is None:
             read, write = self.extra_paths(params)
@@ -542,6 +494,18 @@ class CommandAgent:
             made = View(tuple(outermost([*program, *read])), tuple(write), hide, named=named)
             made = self._views[key] = replace(made, links=links)
         return replace(made, relays=sockets)
+
+    async def _view(
+        self, params: Mapping[str, Any], sockets: tuple[tuple[int, str], ...] = ()
+    ) -> View:
+        """The run's view: its look for answers off the loop (in_time), but where its view
+        holds no folder of the host (a system program, no read: or write:): made on the
+        loop then, in microseconds, not handed to a thread and back."""
+        plan = self._plans.get(_plan_key(params))  # found at the start (check_view)
+        if plan is not None and not (plan[0] or plan[1] or plan[2]):
+            return self.view(params, sockets)
+        folders = functools.partial(self.extra_paths, params)  # named if late
+        return await in_time(self.view, params, sockets, folders=folders)
 
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
         from passhat.agents.watchdog import watchdog
@@ -607,18 +571,17 @@ class CommandAgent:
                     if hosts:
                         ports.append((EGRESS_PORT, egress, egress_listen))
                         extra.update(proxy_environ(EGRESS_PORT))
-                    folders = functools.partial(self.extra_paths, ctx.params)  # named if late
                     if relayed:
                         sockets = tuple((port, str(path)) for port, path, _ in ports)
                         for _, path in sockets:
                             if uid is not None:
                                 os.chown(path, uid, uid)
                         # the look for answers (a stat of all in view): off the loop
-                        view = await in_time(self.view, ctx.params, sockets, folders=folders)
+                        view = await self._view(ctx.params, sockets)
                         relay = relay_argv(view)  # before the gate: it may refuse
                         gate = netns.Gate()
                     else:
-                        view = await in_time(self.view, ctx.params, folders=folders)
+                        view = await self._view(ctx.params)
                         gate = netns.Gate([(port, listen) for port, _, listen in ports])
                         relay = process_cap()
                     options = bwrap_argv(view, workdir, gate.file(payload))[1:]

@@ -2,16 +2,19 @@
 
 Its input is fed and stdin closed, its stdout read up to a cap, its stderr kept as a
 bounded tail with every secret value cut out (also a partial value the cut left at
-its start), its process group killed whole, and its exit put in words.
+its start), its process group killed whole, its exit put in words, and its stdout
+read as the run's output (`parse_output`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
+from typing import Any
 
 
 class AgentProcessError(Exception):
@@ -190,3 +193,57 @@ def close_pipe(stream: asyncio.StreamReader) -> None:
 def kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+OUTPUT_DEPTH = 100
+"""Levels of nesting an agent's JSON output may have: the store cuts deeper structures
+(store/columns.py), and an output past what that cut can take (a list 950 levels deep)
+ended the whole experiment with a RecursionError."""
+
+
+def parse_output(raw: bytes, mode: str) -> Any:
+    """stdout as the run's output; AgentProcessError when it is not what `mode` asks."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise AgentProcessError(
+            "agent_output",
+            f"the agent printed bytes that are not UTF-8 text on stdout (at byte {error.start}); "
+            "print one JSON value",
+        ) from None
+    if mode == "text":
+        return text
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        head = text.strip()[:200]
+        raise AgentProcessError(
+            "agent_output",
+            f"the agent's stdout is not JSON ({error}); it began {head!r}. Print one JSON "
+            "value, or set output: text in the agent's config",
+        ) from None
+    if _deeper_than(value, OUTPUT_DEPTH):
+        raise AgentProcessError(
+            "agent_output",
+            f"the agent's output is JSON nested deeper than {OUTPUT_DEPTH} levels; print "
+            "a flatter value",
+        )
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` (parsed JSON) nests lists and objects more than `limit` levels deep
+    ([] is one level), looked at level by level, without recursion."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            item
+            for node in level
+            if isinstance(node, list | dict)
+            for item in (node.values() if isinstance(node, dict) else node)
+        ]
+        if not any(isinstance(item, list | dict) for item in level):
+            return False
+    return any(isinstance(item, list | dict) for item in level)
