@@ -140,11 +140,10 @@ class LazyItems(Sequence[dict[str, Any]]):
         self._items: list[dict[str, Any]] | None = None
 
     def _read(self) -> list[dict[str, Any]]:
-        items = self._items
-        if items is None:
+        if self._items is None:
             what = _named(self._what, self._text)
-            items = self._items = _columns.set_details(_decode(self._text, what), what)
-        return items
+            self._items = _columns.set_details(_decode(self._text, what), what)
+        return self._items
 
     def decoded(self) -> list[dict[str, Any]]:
         """The items, decoded now unless already read, and not kept: a reader that reads
@@ -152,9 +151,8 @@ class LazyItems(Sequence[dict[str, Any]]):
         Parsed by pydantic-core (a quarter of `json.loads`'s time on these); text it
         refuses (an escaped lone surrogate) goes to `json.loads`, and so does text that
         is not JSON, for the damaged store's message."""
-        items = self._items
-        if items is not None:
-            return items
+        if self._items is not None:
+            return self._items
         try:
             decoded: list[dict[str, Any]] = _from_json()(self._text)
         except ValueError:
