@@ -39,18 +39,14 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy
 
-# One worker more than the cores (pytest-xdist): about a third of the suite's time is
-# tests waiting on subprocesses, sandboxes and Chromium, which a third worker fills on 2
-# cores (pytest 486 s at 2 workers, 448 s at 3, one run each, a quiet 2-core machine).
-# A test file per worker at a time: the files' session fixtures (the calibration cells)
-# are built once. `pytest tests/x.py` alone stays serial. The slowest tests are listed
-# at the end. Bytecode first, as for bench: under PYTHONDONTWRITEBYTECODE every passhat
-# the tests start (and every agent importing tests/ helpers) would compile its modules
-# from source again.
-PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+# One worker per core (pytest-xdist), a test file per worker at a time: the files'
+# session fixtures (the calibration cells) are built once. `pytest tests/x.py` alone
+# stays serial. The slowest tests are listed at the end. Bytecode first, as for bench:
+# under PYTHONDONTWRITEBYTECODE every passhat the tests start (and every agent importing
+# tests/ helpers) would compile its modules from source again.
 pytest: dev chromium bubblewrap clarify-ts
 	$(BIN)/python -m compileall -q src tests
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=10
+	$(BIN)/pytest -n auto --dist loadfile --durations=10
 
 # The TypeScript command agent of examples/clarify-ts (official openai and MCP SDKs),
 # run end to end by the tests: npm ci from its lockfile, then tsc.
