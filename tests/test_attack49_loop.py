@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ import pytest
 
 from agent_python import PYTHON
 from conftest import SuiteWriter
+from loop_pauses import loop_pauses
 from passhat.agents.base import RunContext
 from passhat.env import make_environment
 from passhat.serve import hub_scope, serve_run
@@ -85,20 +85,12 @@ async def _send(path: str, body: bytes) -> tuple[Any, float, float]:
     env = make_environment(suite, suite.case("ac-conflict-001"))
     ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
     loop = asyncio.get_running_loop()
-    pauses: list[float] = []
-
-    async def tick() -> None:
-        last = time.thread_time()
-        while True:
-            await asyncio.sleep(0.02)
-            now = time.thread_time()
-            pauses.append(now - last)
-            last = now
-
-    async with hub_scope(), serve_run(env, ctx) as run, httpx2.AsyncClient(timeout=300) as http:
-        ticker = asyncio.create_task(tick())
-        await asyncio.sleep(0.05)
-        pauses.clear()
+    async with (
+        hub_scope(),
+        serve_run(env, ctx) as run,
+        httpx2.AsyncClient(timeout=300) as http,
+        loop_pauses() as pauses,
+    ):
         start = loop.time()
         answer = await http.post(
             f"http://127.0.0.1:{run.port}{path}",
@@ -106,8 +98,6 @@ async def _send(path: str, body: bytes) -> tuple[Any, float, float]:
             headers={"Authorization": f"Bearer {run.token}"},
         )
         took = loop.time() - start
-        await asyncio.sleep(0.1)  # the ticker's turn: the pause the answer ended is counted
-        ticker.cancel()
     return answer, took, max(pauses)
 
 

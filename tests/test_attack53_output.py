@@ -16,11 +16,9 @@ as a model request's), and one of more than endpoints.VALUES (500,000) is the ru
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import pytest
 
+from loop_pauses import loop_pauses
 from passhat.agents.command import parse_output
 from passhat.agents.streams import AgentProcessError, bounded_output
 from passhat.serve.endpoints import VALUES
@@ -35,23 +33,9 @@ FULL = b"[" + b"[]," * (16 * 1024 * 1024 // 3 - 1) + b"[]]"
 
 async def _still_while(work: object) -> float:
     """The longest pause of the event loop (its thread's CPU) while `work` is awaited."""
-    pauses: list[float] = []
-
-    async def tick() -> None:
-        last = time.thread_time()
-        while True:
-            await asyncio.sleep(0.02)
-            now = time.thread_time()
-            pauses.append(now - last)
-            last = now
-
-    ticker = asyncio.create_task(tick())
-    await asyncio.sleep(0.05)
-    pauses.clear()
-    with pytest.raises(AgentProcessError) as refused:
-        await work  # type: ignore[misc]
-    await asyncio.sleep(0.1)  # the pause the work ended is counted
-    ticker.cancel()
+    async with loop_pauses() as pauses:
+        with pytest.raises(AgentProcessError) as refused:
+            await work  # type: ignore[misc]
     assert refused.value.error_type == "agent_output"
     assert f"more than {VALUES:,} values" in str(refused.value)
     return max(pauses)
