@@ -366,3 +366,34 @@ def test_the_follow_up_of_commits_waits_for_the_runs_waiting_to_be_written(
     asyncio.run(main())
     assert calls == [[1, 2]]
     store.close()
+
+
+def test_a_flush_that_resumes_after_the_blocks_end_asks_the_shut_thread_nothing(
+    tmp_path: Path,
+) -> None:
+    """runner54: a block left (Ctrl-C) while a batch is being written waits for it; the
+    flush then resumes after the block's end, the writer thread shut down: it asks that
+    thread for no follow-up (RuntimeError: a traceback under `passhat run`'s Ctrl-C)."""
+
+    class Slow(Store):
+        def record_runs(self, runs: Sequence[RunRecord]) -> None:
+            time.sleep(0.2)
+            super().record_runs(runs)
+
+    store = Slow(tmp_path / "p.db")
+    store.create_experiment(experiment())
+    writers: list[RunWriter] = []
+
+    async def main() -> None:
+        async with RunWriter(store, written=lambda runs: None) as writer:
+            writers.append(writer)
+            await writer.hand_over(run(index=1), 10)
+            await asyncio.sleep(0.05)  # the batch is being written
+        flusher = writer._flusher
+        assert flusher is not None
+        await asyncio.wait({flusher}, timeout=5)
+        assert flusher.done() and flusher.exception() is None
+
+    asyncio.run(main())
+    assert store.recorded("e1") == {("a", 1)}
+    store.close()

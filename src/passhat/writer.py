@@ -132,6 +132,8 @@ class RunWriter:
         """The log is copied (`checkpoint_soon`), or the block ends: once."""
         self._last = False
         """The last runs are finishing (`linger_no_more`)."""
+        self._shut = False
+        """The writer thread is shut down (the block's end)."""
         self._kept: list[RunRecord] = []
         """Runs committed whose follow-up (`written`) waits for the writer to be idle."""
         store.checkpoint_every(WAL_PAGES)
@@ -158,6 +160,7 @@ class RunWriter:
         # drop a finished run.
         self._ending = True  # no checkpoint asked of a thread that is ending
         self._follow_up()
+        self._shut = True  # nor a follow-up (a flush that resumes after this block's end)
         self._executor.shutdown(wait=True)
         self._settle()
         if self._pending:
@@ -296,8 +299,9 @@ class RunWriter:
                     self._follow_up()
 
     def _follow_up(self) -> None:
-        """`written` for the committed runs waiting for it, on the writer thread."""
-        if self._written is not None and self._kept:
+        """`written` for the committed runs waiting for it, on the writer thread (none once
+        the block has ended: the lease's end keeps every case's items)."""
+        if self._written is not None and self._kept and not self._shut:
             written, self._kept = self._kept, []
             self._executor.submit(self._written, written).add_done_callback(_said)
 
