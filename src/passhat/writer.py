@@ -40,6 +40,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
+from passhat._gc import gc_paused, set_aside
 from passhat.errors import ConfigError
 from passhat.records import RunRecord
 from passhat.store import Store
@@ -77,11 +78,16 @@ the second held up the experiment's end: the lease's release after 1,000 runs to
 
 def _warm() -> None:
     """Import WARM_UP where it is not imported yet (a failure is left for the first use
-    to meet, and say)."""
-    for name in WARM_UP:
-        if name not in sys.modules:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(name)
+    to meet, and say), with no collection meanwhile, and what they made set aside with
+    the heap while runs are in flight (_gc.set_aside)."""
+    if all(name in sys.modules for name in WARM_UP):
+        return
+    with gc_paused():
+        for name in WARM_UP:
+            if name not in sys.modules:
+                with contextlib.suppress(ImportError):
+                    importlib.import_module(name)
+        set_aside()
 
 
 def _said(done: Future[None]) -> None:
