@@ -27,6 +27,12 @@ class CountingStore(Store):
         super().record_runs(runs)
 
 
+def spacing(store: Store) -> int:
+    """The store's pages between two copies of its log into the database."""
+    with store.atomic() as db:
+        return int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> CountingStore:
     s = CountingStore(tmp_path / "p.db")
@@ -209,20 +215,16 @@ def test_the_write_ahead_log_is_copied_into_the_database_often_while_runs_are_wr
     writer's thread (closing the store after the last run has little left to copy); its
     own spacing of 1,000 pages is back once the runs are written."""
 
-    def spacing() -> int:
-        with store.atomic() as db:
-            return int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
-
     seen: list[int] = []
 
     async def main() -> None:
         async with RunWriter(store) as writer:
             await writer.put(run(index=1))
-            seen.append(spacing())
+            seen.append(spacing(store))
 
     asyncio.run(main())
     assert seen == [100]
-    assert spacing() == 1000
+    assert spacing(store) == 1000
     store.close()
 
 
@@ -275,10 +277,6 @@ def test_the_log_is_copied_as_the_last_runs_are_handed_out_then_spaced_as_sqlite
 
     store.checkpoint_now = spy  # type: ignore[method-assign]
 
-    def spacing() -> int:
-        with store.atomic() as db:
-            return int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
-
     spaced: list[int] = []
 
     async def main() -> None:
@@ -287,7 +285,7 @@ def test_the_log_is_copied_as_the_last_runs_are_handed_out_then_spaced_as_sqlite
             writer.checkpoint_soon()
             writer.checkpoint_soon()  # once
             await writer.put(run(index=2))  # the writer thread copied the log first
-            spaced.append(spacing())
+            spaced.append(spacing(store))
 
     asyncio.run(main())
     assert [pages for _, pages in seen] == [1000]
@@ -303,8 +301,7 @@ def test_checkpoint_now_copies_the_log_into_the_database(store: CountingStore) -
     before = store.path.stat().st_size
     store.checkpoint_now(1000)
     assert store.path.stat().st_size > before
-    with store.atomic() as db:
-        assert int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) == 1000
+    assert spacing(store) == 1000
     store.close()
 
 
