@@ -8,10 +8,11 @@ import threading
 import warnings
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from passhat._gc import RUN_YOUNG_THRESHOLD, gc_paused, gc_spaced, without_gc
+from passhat._gc import RUN_YOUNG_THRESHOLD, gc_paused, gc_spaced, set_aside, without_gc
 
 
 @pytest.fixture(autouse=True)
@@ -181,3 +182,53 @@ def test_runs_leave_what_the_program_froze_frozen_and_a_higher_threshold_as_it_i
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_what_the_runs_hold_at_their_end_counts_as_old_not_young() -> None:
+    """runner54: leaving gc_spaced counts what the runs still hold as old (freeze and thaw,
+    no walk): the first allocation after it no longer walked up to 10,000 young objects
+    (0.7-0.8 ms of an experiment's end)."""
+    with gc_spaced():
+        held = [[i] for i in range(5_000)]
+        assert gc.get_count()[0] >= 4_000
+        young = gc.get_stats()[0]["collections"]
+    more = [[i] for i in range(100)]
+    assert gc.get_stats()[0]["collections"] == young  # no walk of the 5,000
+    assert gc.get_freeze_count() == 0 and len(held) == 5_000 and len(more) == 100
+
+
+def test_set_aside_sets_what_was_made_aside_with_the_heap_only_inside_gc_spaced() -> None:
+    """runner54: the writer's imports while runs are in flight are set aside with the heap
+    (thawed with it), not walked by a young collection on the loop's thread; outside
+    gc_spaced, or where the program froze its own objects, nothing is frozen."""
+    set_aside()
+    assert gc.get_freeze_count() == 0
+    with gc_spaced():
+        frozen = gc.get_freeze_count()
+        held = [[i] for i in range(5_000)]
+        set_aside()
+        assert gc.get_freeze_count() >= frozen + 5_000
+        assert gc.get_count()[0] < 700
+    assert gc.get_freeze_count() == 0 and len(held) == 5_000
+
+
+def test_the_writers_imports_make_no_collection_and_are_set_aside(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """runner54: RunWriter's warm-up imports with collections paused, then sets what they
+    made aside (_gc.set_aside): a young collection of the imported modules' objects
+    stopped the loop 2-2.6 ms as the first runs' agents returned."""
+    import sys
+
+    from passhat import writer
+
+    (tmp_path / "r54_probe.py").write_text("import gc\nCOLLECTING = gc.isenabled()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "r54_probe", raising=False)
+    monkeypatch.setattr(writer, "WARM_UP", ("r54_probe",))
+    with gc_spaced():
+        frozen = gc.get_freeze_count()
+        writer._warm()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen
+    assert sys.modules["r54_probe"].COLLECTING is False

@@ -881,3 +881,19 @@ async def test_a_run_whose_grading_waits_is_finished_before_it_comes_back(
     job = Job(experiment, suite, agent, None, RunOptions())
     record = await run_once_then(job, suite.cases[0], 1)
     assert isinstance(record, RunRecord) and record.status == "passed"
+
+
+def test_the_plan_says_when_its_last_run_is_taken_then_when_every_run_started() -> None:
+    """runner54: `_then` tells `taken` as the executor takes the plan's last item (the
+    writer copies its log then, a wave of runs before the end), and `done` once it asks
+    past it; an empty plan tells only `done`."""
+    from passhat.runner import _then
+
+    told: list[str] = []
+    items = _then([("a", 1), ("a", 2)], lambda: told.append("taken"), lambda: told.append("done"))
+    assert next(items) == ("a", 1) and told == []
+    assert next(items) == ("a", 2) and told == ["taken"]
+    assert next(items, None) is None and told == ["taken", "done"]
+    told.clear()
+    assert list(_then([], lambda: told.append("taken"), lambda: told.append("done"))) == []
+    assert told == ["done"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,6 +25,12 @@ class CountingStore(Store):
     def record_runs(self, runs: Sequence[RunRecord]) -> None:
         self.batches.append(len(runs))
         super().record_runs(runs)
+
+
+def spacing(store: Store) -> int:
+    """The store's pages between two copies of its log into the database."""
+    with store.atomic() as db:
+        return int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
 
 
 @pytest.fixture
@@ -208,20 +215,16 @@ def test_the_write_ahead_log_is_copied_into_the_database_often_while_runs_are_wr
     writer's thread (closing the store after the last run has little left to copy); its
     own spacing of 1,000 pages is back once the runs are written."""
 
-    def spacing() -> int:
-        with store.atomic() as db:
-            return int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
-
     seen: list[int] = []
 
     async def main() -> None:
         async with RunWriter(store) as writer:
             await writer.put(run(index=1))
-            seen.append(spacing())
+            seen.append(spacing(store))
 
     asyncio.run(main())
     assert seen == [100]
-    assert spacing() == 1000
+    assert spacing(store) == 1000
     store.close()
 
 
@@ -256,4 +259,138 @@ def test_keep_off_the_writers_event_loop_is_refused_naming_the_fix(store: Counti
     assert len(refused) == 2
     assert all("loop.call_soon_threadsafe(job.keep, record)" in error for error in refused)
     assert store.recorded("e1") == {("a", 3)}
+    store.close()
+
+
+def test_the_log_is_copied_as_the_last_runs_are_handed_out_then_spaced_as_sqlite_does(
+    store: CountingStore,
+) -> None:
+    """runner54: `checkpoint_soon` (the plan's last run handed out) copies the write-ahead
+    log into the database on the writer thread and spaces the next copies 1,000 pages
+    apart: the last runs' commits no longer cross 100 pages and copy the log first."""
+    seen: list[tuple[str, int]] = []
+    copy = store.checkpoint_now
+
+    def spy(pages: int) -> None:
+        seen.append((threading.current_thread().name, pages))
+        copy(pages)
+
+    store.checkpoint_now = spy  # type: ignore[method-assign]
+
+    spaced: list[int] = []
+
+    async def main() -> None:
+        async with RunWriter(store) as writer:
+            await writer.put(run(index=1))
+            writer.checkpoint_soon()
+            writer.checkpoint_soon()  # once
+            await writer.put(run(index=2))  # the writer thread copied the log first
+            spaced.append(spacing(store))
+
+    asyncio.run(main())
+    assert [pages for _, pages in seen] == [1000]
+    assert seen[0][0].startswith("passhat-store")
+    assert spaced == [1000]
+    store.close()
+
+
+def test_checkpoint_now_copies_the_log_into_the_database(store: CountingStore) -> None:
+    """Store.checkpoint_now copies the log's pages into the database file now."""
+    store.checkpoint_every(100_000)
+    store.record_runs([run(case="a", index=i) for i in range(1, 40)])
+    before = store.path.stat().st_size
+    store.checkpoint_now(1000)
+    assert store.path.stat().st_size > before
+    assert spacing(store) == 1000
+    store.close()
+
+
+def test_the_last_runs_follow_up_is_made_once_as_the_block_ends(store: CountingStore) -> None:
+    """runner54: once the last runs finish (`linger_no_more`), what follows their commits
+    (`written`: the runner keeps the items of the cases they complete) waits for the
+    block's end, made once there for them all, not between their commits."""
+    calls: list[list[int]] = []
+    committed: list[int] = []
+
+    def written(runs: list[RunRecord]) -> None:
+        calls.append([r.run_index for r in runs])
+
+    def recorded(record: RunRecord) -> None:
+        committed.append(record.run_index)
+
+    async def main() -> None:
+        async with RunWriter(store, recorded, written=written) as writer:
+            await writer.put(run(index=1))
+            await asyncio.sleep(0.05)  # the writer idle: the follow-up made
+            writer.linger_no_more()
+            await writer.put(run(index=2))
+            await writer.put(run(index=3))
+            await asyncio.sleep(0.05)
+            assert calls == [[1]]
+        assert calls == [[1], [2, 3]]
+
+    asyncio.run(main())
+    assert committed == [1, 2, 3]
+    store.close()
+
+
+def test_the_follow_up_of_commits_waits_for_the_runs_waiting_to_be_written(
+    tmp_path: Path,
+) -> None:
+    """runner54: a batch's follow-up (`written`) is not made before the next batch waiting
+    to be written; it is made once the writer has nothing waiting, for both."""
+
+    class SlowFirst(Store):
+        def record_runs(self, runs: Sequence[RunRecord]) -> None:
+            if runs[0].run_index == 1:
+                time.sleep(0.2)  # run 2 comes meanwhile, and waits
+            super().record_runs(runs)
+
+    store = SlowFirst(tmp_path / "p.db")
+    store.create_experiment(experiment())
+    calls: list[list[int]] = []
+
+    async def main() -> None:
+        async with RunWriter(
+            store, written=lambda runs: calls.append([r.run_index for r in runs])
+        ) as writer:
+            first = asyncio.ensure_future(writer.put(run(index=1)))
+            await asyncio.sleep(0.05)
+            await writer.put(run(index=2))
+            await first
+            await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    assert calls == [[1, 2]]
+    store.close()
+
+
+def test_a_flush_that_resumes_after_the_blocks_end_asks_the_shut_thread_nothing(
+    tmp_path: Path,
+) -> None:
+    """runner54: a block left (Ctrl-C) while a batch is being written waits for it; the
+    flush then resumes after the block's end, the writer thread shut down: it asks that
+    thread for no follow-up (RuntimeError: a traceback under `passhat run`'s Ctrl-C)."""
+
+    class Slow(Store):
+        def record_runs(self, runs: Sequence[RunRecord]) -> None:
+            time.sleep(0.2)
+            super().record_runs(runs)
+
+    store = Slow(tmp_path / "p.db")
+    store.create_experiment(experiment())
+    writers: list[RunWriter] = []
+
+    async def main() -> None:
+        async with RunWriter(store, written=lambda runs: None) as writer:
+            writers.append(writer)
+            await writer.hand_over(run(index=1), 10)
+            await asyncio.sleep(0.05)  # the batch is being written
+        flusher = writer._flusher
+        assert flusher is not None
+        await asyncio.wait({flusher}, timeout=5)
+        assert flusher.done() and flusher.exception() is None
+
+    asyncio.run(main())
+    assert store.recorded("e1") == {("a", 1)}
     store.close()

@@ -380,7 +380,8 @@ async def _run_all(
         # the runs finished and not yielded when a stop closes the executor's iterator
         # are kept (Job.keep) and written as the block ends
         job = replace(job, keep=writer.keep)
-        records = executor.run(job, _then(todo, _on_loop(writer.linger_no_more)))
+        then = _then(todo, _on_loop(writer.checkpoint_soon), _on_loop(writer.linger_no_more))
+        records = executor.run(job, then)
         limit, this = writes_in_flight(job.options.concurrency), asyncio.current_task()
         warm = asyncio.get_running_loop().call_later(WARM_UP_AFTER_S, writer.warm_up)
         try:
@@ -415,10 +416,19 @@ def _items_kept(store: Store, experiment: ExperimentRecord) -> Callable[[list[Ru
     return keep
 
 
-def _then(todo: Iterable[WorkItem], done: Callable[[], None]) -> Iterator[WorkItem]:
-    """`todo`, then `done()` once an executor asks for an item past its last (every
-    planned run has started)."""
-    yield from todo
+def _then(
+    todo: Iterable[WorkItem], taken: Callable[[], None], done: Callable[[], None]
+) -> Iterator[WorkItem]:
+    """`todo`; `taken()` as its last item is taken (read one item ahead), then `done()`
+    once an executor asks for an item past its last (every planned run has started)."""
+    items = iter(todo)
+    item = next(items, None)
+    while item is not None:
+        following = next(items, None)
+        if following is None:
+            taken()
+        yield item
+        item = following
     done()
 
 

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
+from passhat._gc import gc_paused, set_aside
 from passhat.errors import ConfigError
 from passhat.records import RunRecord
 from passhat.store import Store
@@ -57,7 +58,13 @@ closing the store after the last run (`passhat run` before its end report) had 4
 runs left to copy, 20-40 ms at load 11; about half of that now."""
 
 SQLITE_WAL_PAGES = 1000
-"""SQLite's own spacing, set back once the runs are written."""
+"""SQLite's own spacing, set back once the runs are written (or once the last runs are
+under way: RunWriter.linger_no_more)."""
+
+KEPT_AT_MOST = 256
+"""Committed runs whose follow-up (`RunWriter(written=...)`) may wait for the writer
+thread to be idle: a writer that never is (instant agents) still makes it every 256
+runs, and does not hold every record in memory."""
 
 
 WARM_UP = ("pydantic_core", "passhat.report.parts_json")
@@ -71,11 +78,16 @@ the second held up the experiment's end: the lease's release after 1,000 runs to
 
 def _warm() -> None:
     """Import WARM_UP where it is not imported yet (a failure is left for the first use
-    to meet, and say)."""
-    for name in WARM_UP:
-        if name not in sys.modules:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(name)
+    to meet, and say), with no collection meanwhile, and what they made set aside with
+    the heap while runs are in flight (_gc.set_aside)."""
+    if all(name in sys.modules for name in WARM_UP):
+        return
+    with gc_paused():
+        for name in WARM_UP:
+            if name not in sys.modules:
+                with contextlib.suppress(ImportError):
+                    importlib.import_module(name)
+        set_aside()
 
 
 def _said(done: Future[None]) -> None:
@@ -107,9 +119,10 @@ class RunWriter:
         self._store = store
         self._recorded = recorded
         self._written = written
-        """Called on the writer thread with each batch's committed runs, after the batch
-        is settled and before the next one is written (the runner keeps the items of the
-        cases they complete: `Store.keep_case_items`)."""
+        """Called on the writer thread with the committed runs once their batches are
+        settled and no batch waits (or KEPT_AT_MOST runs wait for it), before the next
+        batch is written (the runner keeps the items of the cases they complete:
+        `Store.keep_case_items`)."""
         self._linger = linger
         """Seconds a handed-over run may wait for others to share its commit."""
         self._urgent = False
@@ -121,6 +134,14 @@ class RunWriter:
         self._flusher: asyncio.Task[None] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="passhat-store")
         self._warming = False
+        self._ending = False
+        """The log is copied (`checkpoint_soon`), or the block ends: once."""
+        self._last = False
+        """The last runs are finishing (`linger_no_more`)."""
+        self._shut = False
+        """The writer thread is shut down (the block's end)."""
+        self._kept: list[RunRecord] = []
+        """Runs committed whose follow-up (`written`) waits for the writer to be idle."""
         store.checkpoint_every(WAL_PAGES)
         self._in_flight = 0
         """Runs handed over (`hand_over`) whose commit has not returned yet."""
@@ -143,6 +164,9 @@ class RunWriter:
     ) -> None:
         # Block the loop until every run handed over is written: a cancel must not
         # drop a finished run.
+        self._ending = True  # no checkpoint asked of a thread that is ending
+        self._follow_up()
+        self._shut = True  # nor a follow-up (a flush that resumes after this block's end)
         self._executor.shutdown(wait=True)
         self._settle()
         if self._pending:
@@ -210,9 +234,22 @@ class RunWriter:
         planned run has started, so the runs still in flight are the experiment's last,
         and company for their commits would only make the end wait (the last batch,
         some 25 runs of a 50-wide experiment, was encoded and committed after the last
-        agent returned: 5-6 ms of its wall)."""
+        agent returned: 5-6 ms of its wall). The follow-up of their commits (`written`)
+        waits for the block's end, where it is made once: made between them, it held
+        the last runs' commits back."""
         self._linger = 0.0
+        self._last = True
         self._hurry_up()
+
+    def checkpoint_soon(self) -> None:
+        """Copy the write-ahead log into the database file now, on the writer thread, and
+        not again before SQLite's own spacing: the runner asks as the plan's last run is
+        handed out, a wave of runs before the end. A commit of the last runs that crossed
+        WAL_PAGES copied and synced the log first, the runs after it waiting (4-6 ms of a
+        50-wide experiment's end)."""
+        if not self._ending:
+            self._ending = True
+            self._executor.submit(self._store.checkpoint_now, SQLITE_WAL_PAGES)
 
     async def drain(self) -> None:
         """Wait until every run handed over is committed; raise the store's first error."""
@@ -260,9 +297,19 @@ class RunWriter:
             outcomes = await loop.run_in_executor(self._executor, self._write, batch)
             self._outcomes.append(outcomes)
             self._settle()
-            written = [record for (record, _), error in outcomes if error is None]
-            if self._written is not None and written:
-                self._executor.submit(self._written, written).add_done_callback(_said)
+            if self._written is not None:
+                self._kept += [record for (record, _), error in outcomes if error is None]
+                # not before a batch that waits, nor between the last runs' commits: they
+                # came after the follow-up of the runs before them (1-2 ms each)
+                if len(self._kept) >= KEPT_AT_MOST or not (self._pending or self._last):
+                    self._follow_up()
+
+    def _follow_up(self) -> None:
+        """`written` for the committed runs waiting for it, on the writer thread (none once
+        the block has ended: the lease's end keeps every case's items)."""
+        if self._written is not None and self._kept and not self._shut:
+            written, self._kept = self._kept, []
+            self._executor.submit(self._written, written).add_done_callback(_said)
 
     def _write(self, batch: list[_Item]) -> list[_Outcome]:
         """On the writer thread: one transaction for the batch."""

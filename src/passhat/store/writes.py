@@ -242,6 +242,13 @@ class _Writes(_CaseItems):
         `pages` pages (its default: 1,000), on the thread whose commit crosses that."""
         self._db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
 
+    def checkpoint_now(self, pages: int) -> None:
+        """Copy the write-ahead log into the database file now, as far as no reader
+        holds it back (a passive checkpoint), then space the next copies `pages` pages
+        apart (`checkpoint_every`). On the writer's thread, between its commits."""
+        self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        self.checkpoint_every(pages)
+
     def cache_at_most(self, kib: int) -> None:
         """Have SQLite keep at most `kib` KiB of pages in this connection's caches, of
         the store and of its temporary tables (SQLite's default: 2,000 KiB each): for a
