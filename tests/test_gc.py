@@ -131,7 +131,9 @@ def test_objects_the_program_froze_stay_frozen() -> None:
         assert frozen > 0
         with gc_paused():
             _ = [[i] for i in range(1_000)]
-        assert gc.get_freeze_count() == frozen
+        # A frozen object another thread lets go of leaves the count (238,854 of 238,856
+        # once): a thaw empties it.
+        assert gc.get_freeze_count() >= frozen - 100
     finally:
         gc.unfreeze()
 
