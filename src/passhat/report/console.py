@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from rich import text as rich_text
 from rich.console import Console
+from rich.control import STRIP_CONTROL_CODES
 from rich.segment import Segment
 
 DIRECTION = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -34,6 +36,9 @@ _CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{DIRECTION}{HIDDEN}]")
 """Characters a terminal acts on instead of showing: C0 (but newline and tab), DEL,
 C1, the direction characters, and the invisible ones."""
 _DIRECTION = re.compile(f"[{DIRECTION}{HIDDEN}]")
+_DROPPED = {code: f"\\x{code:02x}" for code in STRIP_CONTROL_CODES}
+"""What rich's Text drops (BEL, backspace, VT, FF, CR), each as its escape."""
+_DROPPED_ANY = re.compile("[" + "".join(map(chr, STRIP_CONTROL_CODES)) + "]")
 
 
 def escape_controls(text: str) -> str:
@@ -68,13 +73,35 @@ def _escape_one(match: re.Match[str]) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def _written_out(text: str) -> str:
+    """`text` with the characters rich's `Text` drops written out as their escapes."""
+    return text.translate(_DROPPED) if _DROPPED_ANY.search(text) else text
+
+
+def keep_dropped_visible() -> None:
+    """Make rich's `Text` write out the control characters it drops (BEL, backspace, VT,
+    FF, CR: rich.control.strip_control_codes) as their escapes (`\\x07`, `\\x0d`), as
+    escape_controls writes every other one. Every string a renderable is given (Text,
+    a table's cell, a panel's title, `console.print(str)`) passes there before a
+    console sees it: a model's `ok\\rfailed` was shown as `okfailed` by `show`, `diff`,
+    `why` and the report, the CR gone without a trace. Process-wide (rich's module
+    global), done when this module is imported: before any SafeConsole is made, and
+    before the renderables of the report modules that import it."""
+    rich_text.strip_control_codes = _written_out  # type: ignore[attr-defined,assignment]
+
+
+keep_dropped_visible()
+
+
 class SafeConsole(Console):
     """A Console that escapes control characters in everything it prints.
 
     Data (model output, suite fields, verdict case ids, error messages) reaches the
     terminal through many renderables; escaping each segment's text as it is
     written covers them all. Rich's own control codes (colours, the progress bar's
-    cursor moves) are segment styles and control segments, left as they are."""
+    cursor moves) are segment styles and control segments, left as they are. The
+    characters rich drops before a segment is made are written out instead
+    (keep_dropped_visible)."""
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(

@@ -35,7 +35,6 @@ SHOWN_CHARS = 240
 
 
 def clip(text: str, limit: int = SHOWN_CHARS) -> str:
-    text = text.replace("\r", "")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -78,13 +78,14 @@ def environment() -> jinja2.Environment:
 def as_text(draw: Callable[[Console], None]) -> str:
     """What a terminal rendering prints, as plain text (no colour, control characters
     escaped), for a <pre>."""
-    from passhat.report.console import SafeConsole
+    from passhat.report.console import SafeConsole, escape_controls
 
     console = SafeConsole(
         file=io.StringIO(), width=TEXT_WIDTH, color_system=None, record=True, soft_wrap=False
     )
     draw(console)
-    return console.export_text(styles=False)
+    # the recorded segments are rich's, not what SafeConsole writes: escaped here
+    return escape_controls(console.export_text(styles=False))
 
 
 class View:

@@ -1,0 +1,79 @@
+"""A run's `write:` folder is bounded: an agent cannot fill the disk passhat's store is on.
+
+A sandboxed run sees a `write:` folder (suite.yaml `agent: {write: [...]}` or
+--agent-write) as the host's folder itself, bound writable: its work folder, /tmp and
+/dev/shm are tmpfs of a set size (sandbox.WORK_BYTES, TMP_BYTES, SHM_BYTES), but what it
+writes there is limited by nothing (no RLIMIT_FSIZE, no quota; isolation.py: "What no
+level limits: CPU, memory and disk"). A run that writes without end fills the
+filesystem the folder lies on, and the store with it when they share one: the next run's
+transaction then fails for want of space.
+
+What it should do: a per-run limit on what a run writes to its `write:` folders
+(`--agent-write-limit SIZE`, default generous), the run stopped when it passes it and
+recorded as the agent's (counted, graded on the state reached, marked `limit` like
+--max-turns), the folder's growth held near the limit, passhat's store never filled.
+
+Not done (round 16, fix54): no bound here is both small and safe. A process tree's
+total writes to a host folder have no kernel limit an unprivileged passhat can set:
+RLIMIT_FSIZE bounds one file (a run writes many); quotas need the filesystem's support
+and root; a sized tmpfs or overlay upper layer would end the folder's being the host's
+(what a run leaves there is meant to stay). The fix this test waits for: a watcher per
+run that samples the growth of the run's `write:` folders (the filesystem's used blocks
+from statvfs, O(1) a sample, where no other run writes the same filesystem; else the
+folders' st_blocks walked) and RLIMIT_FSIZE set to the run's budget (so no one file
+outruns a sample), the run's process group killed past the budget and the run recorded
+`limit`; and a reserve of free space kept on the store's filesystem (a run whose
+folder shares it stopped before the reserve is reached). See the report of fix54.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from passhat.store import Store
+from sandbox_helpers import ATTACK_MARKS, attack_in, passhat_as
+
+LIMIT_MIB = 8
+WRITTEN_MIB = 64
+
+
+def _fill(user: str, open_tmp: Path, *extra: str) -> tuple[int, Path, Path]:
+    """One run of the agent writing WRITTEN_MIB to its write: folder: (passhat's exit
+    code, the folder, the store)."""
+    suite, out = attack_in(open_tmp, "FILL", str(WRITTEN_MIB), agent="fill_agent.py")
+    db = open_tmp / "p.db"
+    args = ["-k", "1", "--timeout", "120", "--isolation", "namespace", "-q", "--no-report"]
+    args += ["--db", str(db), "--agent-write", str(out), *extra]
+    done = passhat_as(user, open_tmp, "run", str(suite), *args)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, out, db
+
+
+@ATTACK_MARKS[0]
+@ATTACK_MARKS[1]
+def test_control_a_run_writes_its_write_folder_without_bound(user: str, open_tmp: Path) -> None:
+    """What the test below waits to see stopped: the agent's 64 MiB all written."""
+    _, out, db = _fill(user, open_tmp)
+    assert (out / "fill").stat().st_size == WRITTEN_MIB << 20
+    with Store(db, create=False) as store:
+        (r,) = store.runs(store.experiment("latest").id)
+    assert r.output == {"wrote": WRITTEN_MIB, "error": None}, (r.status, r.error_message)
+
+
+@ATTACK_MARKS[0]
+@ATTACK_MARKS[1]
+@pytest.mark.xfail(
+    strict=True, reason="no bound on a run's write: folder yet (module docstring: the fix)"
+)
+def test_a_run_past_its_write_limit_is_stopped_and_recorded_as_the_agents(
+    user: str, open_tmp: Path
+) -> None:
+    _, out, db = _fill(user, open_tmp, "--agent-write-limit", f"{LIMIT_MIB}MiB")
+    written = sum(f.stat().st_size for f in out.iterdir())
+    assert written <= (LIMIT_MIB + 1) << 20, written
+    with Store(db, create=False) as store:
+        (r,) = store.runs(store.experiment("latest").id)
+    assert (r.status != "errored", r.error_type) == (True, "limit"), (r.status, r.error_type)
+    assert "write" in (r.error_message or ""), r.error_message
