@@ -121,3 +121,19 @@ def test_a_fresh_passhat_writes_out_what_rich_drops(tmp_path: Path) -> None:
         assert done.returncode in (0, 1), done.stderr
         _shown(done.stdout)
         assert CASE_SHOWN in done.stdout
+
+
+def test_importing_passhat_leaves_a_programs_own_rich_alone() -> None:
+    """rich's strip is replaced by passhat's command line as it starts, a program's choice:
+    a program that imports passhat and prints with rich itself keeps rich's behaviour."""
+    import subprocess
+    import sys
+
+    code = (
+        "import passhat.report.console, passhat.report.terminal, passhat.cli\n"
+        "from rich.text import Text\n"
+        "print(repr(Text('a\\rb').plain))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr("ab")

@@ -27,8 +27,9 @@ def console_of(name: str) -> SafeConsole:
     never obeyed."""
     made = _CONSOLES.get(name)
     if made is None:
-        from passhat.report.console import SafeConsole
+        from passhat.report.console import SafeConsole, keep_dropped_visible
 
+        keep_dropped_visible()  # a model's CR shown as \x0d, not dropped: the program's choice
         # no emoji codes: a path or label holding `:smile:` is shown as written (and
         # rich's table of emoji codes, 4 ms of a report's start, stays unloaded)
         made = _CONSOLES[name] = SafeConsole(

@@ -85,12 +85,10 @@ def keep_dropped_visible() -> None:
     a table's cell, a panel's title, `console.print(str)`) passes there before a
     console sees it: a model's `ok\\rfailed` was shown as `okfailed` by `show`, `diff`,
     `why` and the report, the CR gone without a trace. Process-wide (rich's module
-    global), done when this module is imported: before any SafeConsole is made, and
-    before the renderables of the report modules that import it."""
+    global), so a program's choice, not a library's: passhat's command line makes it
+    with its consoles (cli/_out.console_of), and `passhat view` for its text; importing
+    passhat changes nothing in a program that prints with rich itself."""
     rich_text.strip_control_codes = _written_out  # type: ignore[attr-defined,assignment]
-
-
-keep_dropped_visible()
 
 
 class SafeConsole(Console):

@@ -78,8 +78,9 @@ def environment() -> jinja2.Environment:
 def as_text(draw: Callable[[Console], None]) -> str:
     """What a terminal rendering prints, as plain text (no colour, control characters
     escaped), for a <pre>."""
-    from passhat.report.console import SafeConsole, escape_controls
+    from passhat.report.console import SafeConsole, escape_controls, keep_dropped_visible
 
+    keep_dropped_visible()
     console = SafeConsole(
         file=io.StringIO(), width=TEXT_WIDTH, color_system=None, record=True, soft_wrap=False
     )
