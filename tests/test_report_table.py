@@ -290,3 +290,39 @@ def test_the_forecast_table_keeps_its_prior_whole_at_every_width(width: int) -> 
     out = io.StringIO()
     Console(file=out, width=width, color_system=None).print(Fitted(table))
     assert "1/2)" in out.getvalue() and "63.2%" in out.getvalue()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab :[]/\\\t\n\r\x07\x08\x0b\x0c\x1b通", max_size=12))
+def test_a_fitted_table_reads_each_cell_as_rich_renders_it(cell: str) -> None:
+    """A cell's text (what Fitted measures and checks the drawn table against) is what
+    rich's render_str gives, markup, :emoji: codes and stripped control codes included."""
+    from passhat.report.table import _texts
+
+    from rich.errors import MarkupError
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    try:
+        wanted = console.render_str(cell).plain
+    except MarkupError:  # (raised for the cell either way)
+        assume(False)
+    assert _texts(console, [cell]) == [wanted]
+
+
+def test_a_plain_cell_is_not_rendered_to_read_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end report's tables hold thousands of plain cells: rendering each (markup, emoji,
+    highlighting) only to read back the same text was a quarter of its printing time."""
+    from passhat.report.table import _texts
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    rendered: list[str] = []
+    monkeypatch.setattr(console, "render_str", lambda text, **_: rendered.append(text) or Text())
+    assert _texts(console, ["case-00042", "5/5 1.00", "98.2–100.0%", "a\nb"]) == [
+        "case-00042",
+        "5/5 1.00",
+        "98.2–100.0%",
+        "a\nb",
+    ]
+    assert rendered == []
+    _texts(console, ["[bold]x[/bold]", ":smile:", "bell\x07"])
+    assert rendered == ["[bold]x[/bold]", ":smile:", "bell\x07"]

@@ -38,6 +38,9 @@ _NOT_PLAIN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u
 way, so a cell holding one is left to rich."""
 _MARKUP = re.compile(r"[\[:]")
 """A str cell is rich markup (and may hold :emoji: codes): one with either is left to rich."""
+_RENDERED = re.compile(r"[\[:\x07\x08\x0b\x0c\x0d]")
+"""What `console.render_str` changes in a str's text: markup, :emoji: codes and the
+control codes rich's Text strips. A cell without any of them is its own plain text."""
 
 
 def _cell_lines(cell: object) -> list[str] | None:
@@ -358,7 +361,9 @@ def _texts(console: Console, cells: list[RenderableType]) -> list[str] | None:
         if isinstance(cell, Text):
             out.append(cell.plain)
         elif isinstance(cell, str):
-            out.append(console.render_str(cell).plain)
+            # rendering a cell (markup, emoji, highlighting) to read back its text took a
+            # quarter of the end report's printing: only a cell it would change is rendered
+            out.append(console.render_str(cell).plain if _RENDERED.search(cell) else cell)
         else:
             return None
     return out
