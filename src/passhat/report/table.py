@@ -8,7 +8,8 @@ file, CI logs) and every cell is whole lines of plain text that fit, the lines r
 would print are simple to write directly: each column as wide as its widest line
 (within its min and max width), lines justified and padded, rich's own box
 characters between cells; titles and captions still go through rich (they wrap).
-A table wider than the console takes the widths rich narrows its columns to, and
+A table wider than the console takes the widths rich narrows its columns to (its
+columns measured from their plain lines, by rich's arithmetic), and
 a cell too long for its column is wrapped by rich alone (an item-stability table at
 k = 100, its long lists of runs). Anything else (colour, markup, control characters,
 a column narrower than its padding, settings not handled here) is rendered by rich
