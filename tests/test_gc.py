@@ -234,3 +234,31 @@ def test_the_writers_imports_make_no_collection_and_are_set_aside(
         assert gc.isenabled()
         assert gc.get_freeze_count() > frozen
     assert sys.modules["r54_probe"].COLLECTING is False
+
+
+def test_once_the_start_up_is_set_aside_the_frozen_heap_is_not_walked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`gc.get_freeze_count()` walks every frozen object (1-5 ms a call after `passhat
+    run`'s start-up) and a run asked six times: once `passhat run` set its start-up
+    aside, the pauses of its end report and the runs' spacing know it is frozen without
+    asking, and leave it frozen (they neither settle nor thaw)."""
+    from passhat import _gc
+
+    monkeypatch.setattr(_gc, "_set_aside", False)
+    calls: list[str] = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "unfreeze", lambda: calls.append("unfreeze"))
+    _gc.set_aside_for_good()
+    assert calls == ["freeze"]
+
+    def walked() -> int:
+        calls.append("walked")
+        return 0
+
+    monkeypatch.setattr(gc, "get_freeze_count", walked)
+    with gc_paused():
+        pass
+    with gc_spaced():
+        pass
+    assert calls == ["freeze"]

@@ -290,3 +290,98 @@ def test_the_forecast_table_keeps_its_prior_whole_at_every_width(width: int) -> 
     out = io.StringIO()
     Console(file=out, width=width, color_system=None).print(Fitted(table))
     assert "1/2)" in out.getvalue() and "63.2%" in out.getvalue()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab :[]/\\\t\n\r\x07\x08\x0b\x0c\x1b通", max_size=12))
+def test_a_fitted_table_reads_each_cell_as_rich_renders_it(cell: str) -> None:
+    """A cell's text (what Fitted measures and checks the drawn table against) is what
+    rich's render_str gives, markup, :emoji: codes and stripped control codes included."""
+    from rich.errors import MarkupError
+
+    from passhat.report.table import _texts
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    try:
+        wanted = console.render_str(cell).plain
+    except MarkupError:  # (raised for the cell either way)
+        assume(False)
+    assert _texts(console, [cell]) == [wanted]
+
+
+def test_a_plain_cell_is_not_rendered_to_read_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end report's tables hold thousands of plain cells: rendering each (markup, emoji,
+    highlighting) only to read back the same text was a quarter of its printing time."""
+    from passhat.report.table import _texts
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    rendered: list[str] = []
+    monkeypatch.setattr(console, "render_str", lambda text, **_: rendered.append(text) or Text())
+    assert _texts(console, ["case-00042", "5/5 1.00", "98.2–100.0%", "a\nb"]) == [
+        "case-00042",
+        "5/5 1.00",
+        "98.2–100.0%",
+        "a\nb",
+    ]
+    assert rendered == []
+    _texts(console, ["[bold]x[/bold]", ":smile:", "bell\x07"])
+    assert rendered == ["[bold]x[/bold]", ":smile:", "bell\x07"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(tables(), st.integers(-1, 90))
+def test_a_column_is_measured_from_its_plain_lines_as_rich_measures_it(
+    spec: dict[str, Any], width: int
+) -> None:
+    """A table too wide for the console is sized by rich (`_calculate_column_widths`); its
+    columns are measured from the plain lines found for their cells, with rich's own
+    arithmetic: the same measure as rich's rendering of each cell, at any width."""
+    from passhat.report.table import _cell_lines
+
+    table = build(Table, spec)
+    texts = []
+    for column in table.columns:
+        cells = [_cell_lines(cell) for cell in table._column_cells(column)]
+        assume(all(lines is not None for lines in cells))
+        texts.append(cells)
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    options = console.options.update_width(width) if width > 0 else console.options
+    if width <= 0:
+        options.max_width = width  # what update_width refuses: a column measured at nothing
+    for column in table.columns:
+        wanted = RichTable._measure_column(table, console, options, column)
+        table._known = texts
+        try:
+            assert table._measure_column(console, options, column) == wanted
+        finally:
+            table._known = None
+
+
+def test_a_table_too_wide_for_the_console_is_sized_without_rendering_its_cells(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Guards the speed-up: the per-case forecast table of a 200-case report, too wide for
+    80 columns, was measured by rich cell by cell (a Text made of each, twice: 7 ms)."""
+    from rich.measure import Measurement
+
+    wanted = printed_rich_forecast(40, 60)
+    measured: list[object] = []
+    real = Measurement.get
+
+    def counted(console: Console, options: Any, renderable: Any) -> Measurement:
+        measured.append(renderable)
+        return real(console, options, renderable)
+
+    monkeypatch.setattr(Measurement, "get", counted)
+    table = forecast_table(Table)
+    for index in range(40):
+        table.add_row(Text(f"case-{index:05d}"), "9/9", "70.1–100.0%", "69.3%", "fail < 28.3%")
+    assert printed(table, 60) == wanted
+    assert measured == []
+
+
+def printed_rich_forecast(rows: int, width: int) -> str:
+    table = forecast_table(RichTable)
+    for index in range(rows):
+        table.add_row(Text(f"case-{index:05d}"), "9/9", "70.1–100.0%", "69.3%", "fail < 28.3%")
+    return printed(table, width)

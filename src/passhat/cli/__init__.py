@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from passhat._gc import RUN_YOUNG_THRESHOLD, gc_paused
+from passhat._gc import RUN_YOUNG_THRESHOLD, gc_paused, nothing_frozen, set_aside_for_good
 from passhat._lazy import one_blas_thread
 from passhat.errors import PasshatError
 
@@ -89,8 +89,8 @@ def set_aside_start_up() -> None:
     are freed as always; only cycles among them wait for the process to end. Not when
     something froze objects before (a host program's own freeze)."""
     global _PAUSED
-    if _OWN_PROCESS and gc.get_freeze_count() == 0:
-        gc.freeze()
+    if _OWN_PROCESS and nothing_frozen():
+        set_aside_for_good()
         # what follows (the suite, the runs, the end report) allocates containers that
         # die by reference counting: a young collection every 10,000 net new ones, not
         # 700 (the runs' own spacing, passhat._gc.gc_spaced, for the whole command)
