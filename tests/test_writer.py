@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -256,4 +257,44 @@ def test_keep_off_the_writers_event_loop_is_refused_naming_the_fix(store: Counti
     assert len(refused) == 2
     assert all("loop.call_soon_threadsafe(job.keep, record)" in error for error in refused)
     assert store.recorded("e1") == {("a", 3)}
+    store.close()
+
+
+def test_a_stop_ending_the_block_during_a_commit_leaves_no_task_error(tmp_path: Path) -> None:
+    """review54: a stop (Ctrl-C) ended the block while a batch's commit was in flight; the
+    block shut the writer thread down, then the flush resumed, settled the batch and
+    handed `written` to that thread: RuntimeError ("cannot schedule new futures after
+    shutdown") in the flush task, logged at the stop as a task exception with its
+    traceback. The batch is still recorded and reported, once."""
+    store = GatedStore(tmp_path / "p.db")
+    store.batches, store.gate = [], threading.Event()
+    store.create_experiment(experiment())
+    errors: list[dict[str, object]] = []
+    reported: list[int] = []
+    kept: list[int] = []
+
+    async def block() -> None:
+        async with RunWriter(
+            store,
+            lambda record: reported.append(record.run_index),
+            written=lambda runs: kept.append(len(runs)),
+        ) as writer:
+            await writer.hand_over(run(index=1), limit=10)
+            writer.linger_no_more()
+            await asyncio.sleep(0.05)  # the flush waits on the gated commit
+            threading.Timer(0.1, store.gate.set).start()
+            raise asyncio.CancelledError  # the stop lands: the block ends meanwhile
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, c: errors.append(c))
+        with pytest.raises(asyncio.CancelledError):
+            await block()
+        for _ in range(5):  # the flush resumes (the hub's close awaits, in the runner)
+            await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    gc.collect()  # a task's unretrieved exception is said as the task goes
+    assert [c.get("exception") for c in errors] == []
+    assert store.recorded("e1") == {("a", 1)}
+    assert reported == [1]
     store.close()

@@ -130,6 +130,9 @@ class RunWriter:
         """The store's first error for a handed-over run."""
         self._loop: asyncio.AbstractEventLoop | None = None
         """The event loop the block runs on (`keep` is called there only)."""
+        self._closed = False
+        """The block has ended: its thread takes no more work (a flush whose commit was
+        in flight as a stop ended the block settles its runs, and calls no `written`)."""
 
     async def __aenter__(self) -> RunWriter:
         self._loop = asyncio.get_running_loop()
@@ -143,6 +146,7 @@ class RunWriter:
     ) -> None:
         # Block the loop until every run handed over is written: a cancel must not
         # drop a finished run.
+        self._closed = True
         self._executor.shutdown(wait=True)
         self._settle()
         if self._pending:
@@ -261,7 +265,7 @@ class RunWriter:
             self._outcomes.append(outcomes)
             self._settle()
             written = [record for (record, _), error in outcomes if error is None]
-            if self._written is not None and written:
+            if self._written is not None and written and not self._closed:
                 self._executor.submit(self._written, written).add_done_callback(_said)
 
     def _write(self, batch: list[_Item]) -> list[_Outcome]:
