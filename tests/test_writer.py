@@ -298,3 +298,32 @@ def test_a_stop_ending_the_block_during_a_commit_leaves_no_task_error(tmp_path: 
     assert store.recorded("e1") == {("a", 1)}
     assert reported == [1]
     store.close()
+
+
+def test_a_stop_ending_the_block_during_a_linger_leaves_no_task_error(
+    store: CountingStore,
+) -> None:
+    """review54: a stop (Ctrl-C) ended the block while a flush lingered for company; the
+    block wrote the waiting runs itself and shut its thread down, then the flush woke,
+    took the empty list left and handed it to that thread: RuntimeError in the flush
+    task, logged with its traceback after "interrupted" (seen at 1 of 8 Ctrl-C of
+    `passhat run --agent-cmd` at --concurrency 16). The runs are written once."""
+    errors: list[dict[str, object]] = []
+
+    async def block() -> None:
+        async with RunWriter(store, linger=0.05) as writer:
+            await writer.hand_over(run(index=1), limit=10)
+            await asyncio.sleep(0)  # the flush lingers
+            raise asyncio.CancelledError
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, c: errors.append(c))
+        with pytest.raises(asyncio.CancelledError):
+            await block()
+        await asyncio.sleep(0.1)  # past the linger (the hub's close awaits, in the runner)
+
+    asyncio.run(main())
+    gc.collect()
+    assert [c.get("exception") for c in errors] == []
+    assert store.recorded("e1") == {("a", 1)} and store.batches == [1]
+    store.close()

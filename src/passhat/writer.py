@@ -132,7 +132,8 @@ class RunWriter:
         """The event loop the block runs on (`keep` is called there only)."""
         self._closed = False
         """The block has ended: its thread takes no more work (a flush whose commit was
-        in flight as a stop ended the block settles its runs, and calls no `written`)."""
+        in flight as a stop ended the block settles its runs, and calls no `written`; one
+        that lingered writes nothing: the block wrote its runs)."""
 
     async def __aenter__(self) -> RunWriter:
         self._loop = asyncio.get_running_loop()
@@ -259,6 +260,8 @@ class RunWriter:
                 self._hurry = loop.create_future()
                 await asyncio.wait({self._hurry}, timeout=self._linger)
                 self._hurry = None
+                if self._closed:  # the block ended meanwhile: it wrote the runs itself
+                    return
             self._urgent = False
             batch, self._pending = self._pending, []
             outcomes = await loop.run_in_executor(self._executor, self._write, batch)
