@@ -275,3 +275,28 @@ def test_the_kept_summarys_text_is_pinned() -> None:
     text = "".join(summary_pieces(account(runs, 4, ["c5"]), KEPT_FORECAST_M))
     assert json_frame.KEPT_FORMAT == 1
     assert hashlib.sha256(text.encode()).hexdigest()[:16] == "199a2ea117400e78"
+
+
+def test_the_kept_summarys_text_of_an_adaptive_experiment_is_pinned() -> None:
+    """review54: as `test_the_kept_summarys_text_is_pinned`, for what that accounting of
+    one k never writes: an adaptive rule's cases asked fewer runs (`case_k`: `k_least`,
+    `at_requested_k` and its cases left out), a case never run, runs missing between.
+    A change there alone left the pin as it was, and stores showed the older text."""
+    import hashlib
+
+    from passhat.accounting import account
+
+    cases = [f"c{c:02d}" for c in range(30)]
+    case_k = {c: 2 for c in cases[::3]}
+    runs = [
+        (c, i, ("passed", "failed", "errored", "passed")[(n * i) % 4])
+        for n, c in enumerate(cases)
+        for i in range(1, case_k.get(c, 5) + 1)
+        if (n + i) % 7
+    ]
+    accounting = account(runs, 5, [*cases, "never"], case_k)
+    assert accounting.k_varies
+    text = "".join(summary_pieces(accounting, KEPT_FORECAST_M))
+    assert '"at_requested_k":{' in text and '"left_out":[' in text
+    assert json_frame.KEPT_FORMAT == 1
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "cf8d897f358f99a3"
