@@ -369,3 +369,16 @@ def test_a_write_to_the_experiment_while_the_text_is_made_keeps_none(
     with sqlite3.connect(db) as con:  # nothing of the fill left behind
         assert con.execute("SELECT count(*) FROM kept_summaries").fetchone() == (0,)
     assert fill(db) >= 1 and kept(db) == made(db)
+
+
+def test_a_fill_cut_short_is_not_read_and_the_next_replaces_it(tmp_path: Path) -> None:
+    """review54: a fill killed while it wrote (kill -9) leaves its mark and unfinished
+    pieces: the report takes none of them, and the next fill makes the text anew."""
+    stored_runs(tmp_path, 1)
+    db = tmp_path / "p.db"
+    before = reports(db)
+    sql(db, "INSERT INTO kept_summaries VALUES ('e1', -1, '', 'token')")
+    sql(db, "INSERT INTO kept_summaries VALUES ('e1', 0, '', ',\"dataset\":planted')")
+    assert kept(db) is None
+    assert reports(db) == before
+    assert fill(db) >= 1 and kept(db) == made(db)
