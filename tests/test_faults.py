@@ -139,6 +139,26 @@ def test_an_async_agent_blocking_the_loop_past_its_deadline_is_a_timeout(
     assert "async_blocks" not in agents_for_tests.OVERRAN, "a blocked loop was not stopped"
 
 
+def test_an_agent_error_whose_text_blocks_the_loop_past_the_deadline_is_a_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review54: the watchdog's stop (`_stall.Deadline`) landed in passhat's own making of
+    the run's failure (str() of the agent's exception, its code blocking the loop past
+    the deadline), outside the agent's call that catches it: it ended the agent's task,
+    then the whole experiment, with its traceback, and no run was recorded."""
+    import agents_for_tests
+
+    monkeypatch.setattr(agents_for_tests, "BLOCK_S", 30)
+    db = tmp_path / "p.db"
+    code, err, _ = run_agent(capsys, db, "raises_slow_to_say", "-k", "2", "--timeout", "0.3")
+    assert code == 1, err  # nothing counted: exit 1
+    assert "Traceback" not in err and "Deadline" not in err, err
+    runs = stored_runs(db)
+    assert [(r["status"], r["error_type"]) for r in runs] == [("errored", "timeout")] * 2
+    assert all("blocked the event loop" in r["error_message"] for r in runs)
+    assert "raises_slow_to_say" not in agents_for_tests.OVERRAN, "a blocked loop was not stopped"
+
+
 @pytest.mark.parametrize(
     ("agent", "message"),
     [
