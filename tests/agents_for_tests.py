@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import threading
@@ -332,3 +333,11 @@ class _SlowToSay(Exception):
 async def raises_slow_to_say(input: Any, env: Any, ctx: Any) -> str:
     """Raises at once an exception whose text blocks the event loop (review54)."""
     raise _SlowToSay
+
+
+async def swallows_every_cancel(input: Any, env: Any, ctx: Any) -> str:
+    """Catches every cancel and waits again (a retry loop with a bare except): it never
+    ends (review54)."""
+    while True:
+        with contextlib.suppress(BaseException):  # the misbehaviour under test
+            await asyncio.sleep(BLOCK_S)
