@@ -172,7 +172,8 @@ class _CaseItems(_Tallies):
 
     def kept_summary(self, experiment_id: str, made_by: str) -> Iterator[str] | None:
         """The experiment's kept summary text in its pieces (read as they are taken),
-        or None when none is kept or another passhat or format made it (`made_by`:
+        or None when none is kept, a fill is making it (its mark, format '', is read
+        first), or another passhat or format made it (`made_by`:
         `report.json_frame.kept_summary_format()`)."""
         cursor = self._db.cursor()
         cursor.row_factory = None
