@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import threading
@@ -313,3 +314,30 @@ async def signals_itself(input: Any, env: Any, ctx: Any) -> str:
         # agent's task has handed its result to the run waiting for it
         os.kill(os.getpid(), signal.SIGTERM if kind == "TERM" else signal.SIGINT)
     return outcome
+
+
+class _SlowToSay(Exception):
+    """An exception of the agent's whose text takes long to make (a repr of a big
+    object), with its own kind: passhat's making of the run's failure runs its code."""
+
+    error_type = "agent_error"
+
+    def __str__(self) -> str:
+        import time
+
+        time.sleep(BLOCK_S)
+        OVERRAN.append("raises_slow_to_say")
+        return "said late"
+
+
+async def raises_slow_to_say(input: Any, env: Any, ctx: Any) -> str:
+    """Raises at once an exception whose text blocks the event loop (review54)."""
+    raise _SlowToSay
+
+
+async def swallows_every_cancel(input: Any, env: Any, ctx: Any) -> str:
+    """Catches every cancel and waits again (a retry loop with a bare except): it never
+    ends (review54)."""
+    while True:
+        with contextlib.suppress(BaseException):  # the misbehaviour under test
+            await asyncio.sleep(BLOCK_S)

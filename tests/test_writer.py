@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from collections.abc import Sequence
@@ -393,4 +394,73 @@ def test_a_flush_that_resumes_after_the_blocks_end_asks_the_shut_thread_nothing(
 
     asyncio.run(main())
     assert store.recorded("e1") == {("a", 1)}
+    store.close()
+
+
+def test_a_stop_ending_the_block_during_a_commit_leaves_no_task_error(tmp_path: Path) -> None:
+    """review54: a stop (Ctrl-C) ended the block while a batch's commit was in flight; the
+    block shut the writer thread down, then the flush resumed, settled the batch and
+    handed `written` to that thread: RuntimeError ("cannot schedule new futures after
+    shutdown") in the flush task, logged at the stop as a task exception with its
+    traceback. The batch is still recorded and reported, once."""
+    store = GatedStore(tmp_path / "p.db")
+    store.batches, store.gate = [], threading.Event()
+    store.create_experiment(experiment())
+    errors: list[dict[str, object]] = []
+    reported: list[int] = []
+    kept: list[int] = []
+
+    async def block() -> None:
+        async with RunWriter(
+            store,
+            lambda record: reported.append(record.run_index),
+            written=lambda runs: kept.append(len(runs)),
+        ) as writer:
+            await writer.hand_over(run(index=1), limit=10)
+            writer.linger_no_more()
+            await asyncio.sleep(0.05)  # the flush waits on the gated commit
+            threading.Timer(0.1, store.gate.set).start()
+            raise asyncio.CancelledError  # the stop lands: the block ends meanwhile
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, c: errors.append(c))
+        with pytest.raises(asyncio.CancelledError):
+            await block()
+        for _ in range(5):  # the flush resumes (the hub's close awaits, in the runner)
+            await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    gc.collect()  # a task's unretrieved exception is said as the task goes
+    assert [c.get("exception") for c in errors] == []
+    assert store.recorded("e1") == {("a", 1)}
+    assert reported == [1]
+    store.close()
+
+
+def test_a_stop_ending_the_block_during_a_linger_leaves_no_task_error(
+    store: CountingStore,
+) -> None:
+    """review54: a stop (Ctrl-C) ended the block while a flush lingered for company; the
+    block wrote the waiting runs itself and shut its thread down, then the flush woke,
+    took the empty list left and handed it to that thread: RuntimeError in the flush
+    task, logged with its traceback after "interrupted" (seen at 1 of 8 Ctrl-C of
+    `passhat run --agent-cmd` at --concurrency 16). The runs are written once."""
+    errors: list[dict[str, object]] = []
+
+    async def block() -> None:
+        async with RunWriter(store, linger=0.05) as writer:
+            await writer.hand_over(run(index=1), limit=10)
+            await asyncio.sleep(0)  # the flush lingers
+            raise asyncio.CancelledError
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, c: errors.append(c))
+        with pytest.raises(asyncio.CancelledError):
+            await block()
+        await asyncio.sleep(0.1)  # past the linger (the hub's close awaits, in the runner)
+
+    asyncio.run(main())
+    gc.collect()
+    assert [c.get("exception") for c in errors] == []
+    assert store.recorded("e1") == {("a", 1)} and store.batches == [1]
     store.close()

@@ -327,6 +327,10 @@ async def _run_agent(
             if own is not None:
                 return None, own
         return None, ("timeout", late)
+    if not task.cancelled() and isinstance(task.exception(), Deadline):
+        # the watchdog's stop landed in passhat's own making of the agent's failure
+        # (str() of its exception runs its code, which blocked the loop): not a crash
+        return None, _STOPPED
     return _in_time(task.result(), clock, timeout_s)
 
 
@@ -398,16 +402,18 @@ async def _invoke(
     except KeyboardInterrupt:
         raise  # on the event loop's thread this is the user's Ctrl-C (threads wrap theirs)
     except Deadline:
-        return None, (
-            "timeout",
-            "the run blocked the event loop past its deadline and was "
-            "stopped there (see README: sync code)",
-        )
+        return None, _STOPPED
     except BaseException as exc:  # the agent under test crashed: record it, keep going
         return None, _crashed(exc, ctx)
 
 
 _RAISED_CANCEL = ("agent_error", "CancelledError: the agent raised asyncio.CancelledError")
+_STOPPED = (
+    "timeout",
+    "the run blocked the event loop past its deadline and was stopped there (see README: "
+    "sync code)",
+)
+"""The failure of a run the watchdog stopped (`_stall.Deadline`)."""
 
 
 def _crashed(exc: BaseException, ctx: RunContext) -> Failure:

@@ -139,7 +139,9 @@ class RunWriter:
         self._last = False
         """The last runs are finishing (`linger_no_more`)."""
         self._shut = False
-        """The writer thread is shut down (the block's end)."""
+        """The block has ended: its thread takes no more work (a flush whose commit was
+        in flight as a stop ended the block settles its runs, and calls no `written`; one
+        that lingered writes nothing: the block wrote its runs)."""
         self._kept: list[RunRecord] = []
         """Runs committed whose follow-up (`written`) waits for the writer to be idle."""
         store.checkpoint_every(WAL_PAGES)
@@ -292,6 +294,8 @@ class RunWriter:
                 self._hurry = loop.create_future()
                 await asyncio.wait({self._hurry}, timeout=self._linger)
                 self._hurry = None
+                if self._shut:  # the block ended meanwhile: it wrote the runs itself
+                    return
             self._urgent = False
             batch, self._pending = self._pending, []
             outcomes = await loop.run_in_executor(self._executor, self._write, batch)

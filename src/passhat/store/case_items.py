@@ -13,6 +13,7 @@ missing is computed as before; a read-only store is never written.
 from __future__ import annotations
 
 import contextlib
+import secrets
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from itertools import chain
@@ -73,6 +74,16 @@ KEPT_SUMMARY_RUNS = 10_000
 """Runs an experiment has from which a writer's end keeps its summary (`fill_summary`):
 below, a report computes it in a few milliseconds (the kept text would cost a writer
 more than it spares), numpy's import aside."""
+
+
+_MARK = "INSERT INTO kept_summaries VALUES (?, -1, '', ?)"
+"""A fill's mark (part -1, read first: its format '' is no passhat's), its text the
+fill's own token."""
+_PIECE = "INSERT INTO kept_summaries VALUES (?, ?, '', ?)"
+"""A piece of a summary being made: unfinished (format '') until `_MADE`."""
+_MADE = "UPDATE kept_summaries SET format = ? WHERE experiment_id = ? AND part >= 0"
+"""The pieces of a summary made whole: its format set."""
+_UNMARK = "DELETE FROM kept_summaries WHERE experiment_id = ? AND part = -1"
 
 
 class _NotKept(Exception):
@@ -161,7 +172,8 @@ class _CaseItems(_Tallies):
 
     def kept_summary(self, experiment_id: str, made_by: str) -> Iterator[str] | None:
         """The experiment's kept summary text in its pieces (read as they are taken),
-        or None when none is kept or another passhat or format made it (`made_by`:
+        or None when none is kept, a fill is making it (its mark, format '', is read
+        first), or another passhat or format made it (`made_by`:
         `report.json_frame.kept_summary_format()`)."""
         cursor = self._db.cursor()
         cursor.row_factory = None
@@ -178,10 +190,13 @@ class _CaseItems(_Tallies):
         """Keep the figures and cases of the experiment's `report --json` (its intervals
         at the report's default horizon) as the streamed report makes them
         (`report.json_frame.summary_pieces` of the runs counted per case in SQL), when it
-        has `KEPT_SUMMARY_RUNS` runs or more and a counted one, in one transaction (no
-        run is written between the read and the write). Kept already, or not to be made
-        (a damaged store, text SQLite cannot take): nothing written. Returns the
-        pieces written."""
+        has `KEPT_SUMMARY_RUNS` runs or more and a counted one. Made without the store's
+        write lock (at 1,000,000 runs 3 s of CPU: every other writer of the store waited
+        on it): a mark is written first, which any write to the experiment's runs, row
+        or case_k deletes (the triggers), the runs are read in one snapshot after it,
+        and the text, written as made, counts only if the mark is still there once it
+        is all written. Kept already, or not to be made (a damaged store, text SQLite
+        cannot take, a write meanwhile): nothing kept. Returns the pieces written."""
         (runs,) = self._db.execute(  # a small experiment's end: one count, no transaction
             "SELECT count(*) FROM run_summaries INDEXED BY run_summaries_cases "
             "WHERE experiment_id = ?",
@@ -189,34 +204,64 @@ class _CaseItems(_Tallies):
         ).fetchone()
         if runs < KEPT_SUMMARY_RUNS:
             return 0
-        from passhat.report.digest import tallied
-        from passhat.report.json_frame import KEPT_FORECAST_M, kept_summary_format, summary_pieces
+        from passhat.report.json_frame import kept_summary_format
 
-        made_by = kept_summary_format()
-        written = 0
+        made_by, mark = kept_summary_format(), secrets.token_hex(8)
+        with self.atomic() as db:
+            if self.kept_summary(experiment_id, made_by) is not None:
+                return 0
+            db.execute("DELETE FROM kept_summaries WHERE experiment_id = ?", (experiment_id,))
+            db.execute(_MARK, (experiment_id, mark))
         try:
+            written = self._summary_under(experiment_id, mark)
             with self.atomic() as db:
-                if self.kept_summary(experiment_id, made_by) is not None:
-                    return 0
-                tallies = self.tallies(experiment_id, parts=False, errored_runs=False)
-                counted = tallied(tallies, self.experiment(experiment_id), 0) if tallies else None
-                if counted is None or not counted[1].runs_counted:
-                    return 0
-                db.execute("DELETE FROM kept_summaries WHERE experiment_id = ?", (experiment_id,))
-                # written as made (at 1,000,000 runs the text is 50 MB), undone on a failure
-                for part, text in enumerate(summary_pieces(counted[1], KEPT_FORECAST_M)):
-                    if not _utf8(text):  # a lone surrogate: SQLite cannot take it
-                        raise _NotKept
-                    db.execute(
-                        "INSERT INTO kept_summaries VALUES (?, ?, ?, ?)",
-                        (experiment_id, part, made_by, text),
-                    )
-                    written += 1
+                if written and self._marked(experiment_id, mark):
+                    db.execute(_MADE, (made_by, experiment_id))
+                    db.execute(_UNMARK, (experiment_id,))
+                    return written
         except StoreError:  # the store's state (locked, full): said to the caller
+            self._unmark(experiment_id, mark)
             raise
         except Exception:  # not to be made (a damaged run): the report's own making says it
+            pass
+        self._unmark(experiment_id, mark)
+        return 0
+
+    def _summary_under(self, experiment_id: str, mark: str) -> int:
+        """The summary's pieces written unfinished (format ''), a transaction each, while
+        the fill's `mark` stands; the pieces written (0: none to make, or a write came)."""
+        from passhat.report.digest import tallied
+        from passhat.report.json_frame import KEPT_FORECAST_M, summary_pieces
+
+        with self.snapshot():
+            tallies = self.tallies(experiment_id, parts=False, errored_runs=False)
+            counted = tallied(tallies, self.experiment(experiment_id), 0) if tallies else None
+        if counted is None or not counted[1].runs_counted:
             return 0
+        written = 0
+        for part, text in enumerate(summary_pieces(counted[1], KEPT_FORECAST_M)):
+            if not _utf8(text):  # a lone surrogate: SQLite cannot take it
+                raise _NotKept
+            with self.atomic() as db:
+                if not self._marked(experiment_id, mark):
+                    return 0
+                db.execute(_PIECE, (experiment_id, part, text))
+            written += 1
         return written
+
+    def _marked(self, experiment_id: str, mark: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM kept_summaries WHERE experiment_id = ? AND part = -1 AND text = ?",
+            (experiment_id, mark),
+        ).fetchone()
+        return row is not None
+
+    def _unmark(self, experiment_id: str, mark: str) -> None:
+        """The fill's mark and unfinished pieces deleted, while its mark stands (another
+        fill's are its own); a store that cannot take it now leaves them, never read."""
+        with contextlib.suppress(StoreError), self.atomic() as db:
+            if self._marked(experiment_id, mark):
+                db.execute("DELETE FROM kept_summaries WHERE experiment_id = ?", (experiment_id,))
 
     def _counted_of(
         self, experiment_id: str, stretch: Sequence[tuple[str, int]]
