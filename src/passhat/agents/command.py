@@ -90,6 +90,7 @@ from passhat.agents.streams import (
     feed,
     kill_group,
     parse_output,
+    passhats_own,
     read_capped,
     with_tail,
 )
@@ -508,6 +509,15 @@ class CommandAgent:
         return await in_time(self.view, params, sockets, folders=folders)
 
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
+        try:
+            return await self._run(input, env, ctx)
+        except Exception as error:  # the agent raises nothing in passhat: passhat's own
+            own = passhats_own(error)
+            if own is None:
+                raise
+            raise own from error
+
+    async def _run(self, input: Any, env: Environment, ctx: RunContext) -> Any:
         from passhat.agents.watchdog import watchdog
 
         level = _level(ctx)
