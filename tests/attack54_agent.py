@@ -1,0 +1,123 @@
+"""A command agent for round 16's outside attack (tests/test_attack54_*.py).
+
+    python tests/attack54_agent.py
+
+Standard library only. What it tries comes from its environment:
+
+    ATTACK54_HANG   FOLDER (a `write:` folder): unless FOLDER/hung is there (it makes it
+                    first, so no other run of the experiment hangs), it leaves a
+                    child stopped by SIGSTOP, a child stopped under ptrace (PTRACE_TRACEME,
+                    then SIGSTOP, never waited for), and then waits itself for a vfork
+                    child that never execs (clone with CLONE_VFORK: the parent sleeps in
+                    the kernel until the child execs or exits, and this one sleeps); the
+                    vfork child writes FOLDER/states.json (each process's state letter from
+                    /proc, the agent's own as it waits for it) and sleeps. Else it prints {}.
+    ATTACK54_PORTS  FIRST-LAST: connects to every TCP port of 127.0.0.1 in that range and
+                    prints the ones that answered (`{"ports": [...]}`), after ATTACK54_READ
+    ATTACK54_READ   PATH[,PATH...]: reads each path: its first 16 bytes (hex), or the
+                    error's name
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+CLONE_VFORK = 0x4000
+PTRACE_TRACEME = 0
+
+
+def state(pid: int) -> str:
+    """The state letter of `pid` (R, S, D, T, t, Z...), or the error's name."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as file:
+            return file.read().rsplit(")", 1)[1].split()[0]
+    except OSError as error:
+        return type(error).__name__
+
+
+def stopped_child(traced: bool) -> int:
+    """A child that stops itself (under ptrace by its parent, which never waits for it)."""
+    pid = os.fork()
+    if pid == 0:
+        if traced:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.ptrace(PTRACE_TRACEME, 0, None, None)
+        os.kill(os.getpid(), signal.SIGSTOP)
+        while True:
+            time.sleep(3600)
+    return pid
+
+
+def hangs_first(folder: str) -> bool:
+    """Whether this is the experiment's first run here to hang (it makes FOLDER/hung)."""
+    try:
+        os.mkdir(os.path.join(folder, "hung"))
+    except FileExistsError:
+        return False
+    return True
+
+
+def hang(folder: str) -> None:
+    """Leave a stopped and a traced child, then wait in vfork for a child that never execs."""
+    stopped, traced = stopped_child(False), stopped_child(True)
+    time.sleep(0.3)  # both have stopped
+    agent = os.getpid()
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+    def child(_: object) -> int:  # runs in a copy of this process's memory
+        time.sleep(0.3)  # its parent is waiting for it in the kernel by now
+        states = {"stopped": state(stopped), "traced": state(traced), "agent": state(agent)}
+        with open(os.path.join(folder, "states.json"), "w", encoding="ascii") as file:
+            json.dump(states, file)
+        while True:
+            time.sleep(3600)
+
+    size = 1 << 20
+    stack = ctypes.create_string_buffer(size)
+    top = ctypes.c_void_p(ctypes.addressof(stack) + size)
+    libc.clone(child, top, CLONE_VFORK | signal.SIGCHLD, None)
+    while True:  # not reached while the child lives
+        time.sleep(3600)
+
+
+def read(path: str) -> str:
+    try:
+        with open(path, "rb") as file:
+            return file.read(16).hex()
+    except OSError as error:
+        return type(error).__name__
+
+
+def ports(first: int, last: int) -> list[int]:
+    """The TCP ports of 127.0.0.1 in [first, last] that take a connection."""
+    found = []
+    for port in range(first, last + 1):
+        with contextlib.suppress(OSError), socket.socket() as sock:
+            sock.settimeout(0.5)
+            sock.connect(("127.0.0.1", port))
+            found.append(port)
+    return found
+
+
+def main() -> None:
+    said: dict[str, object] = {}
+    folder = os.environ.get("ATTACK54_HANG")
+    if folder is not None and hangs_first(folder):
+        hang(folder)
+    if "ATTACK54_READ" in os.environ:
+        said["read"] = {p: read(p) for p in os.environ["ATTACK54_READ"].split(",")}
+    if "ATTACK54_PORTS" in os.environ:
+        first, last = os.environ["ATTACK54_PORTS"].split("-")
+        said["ports"] = ports(int(first), int(last))
+    json.dump(said, sys.stdout)
+
+
+main()
