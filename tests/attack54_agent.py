@@ -16,6 +16,10 @@ Standard library only. What it tries comes from its environment:
                     prints the ones that answered (`{"ports": [...]}`), after ATTACK54_READ
     ATTACK54_READ   PATH[,PATH...]: reads each path: its first 16 bytes (hex), or the
                     error's name
+    ATTACK54_WRITE  PATH[,PATH...]: opens each path to append (writing nothing): "ok" or
+                    the error's name
+    ATTACK54_GLOB   PATTERN: the paths that match it (glob, recursive), each read as
+                    ATTACK54_READ reads
     ATTACK54_DASK   NAME: finds the TCP ports of 127.0.0.1 listened on by its own uid
                     (/proc/net/tcp), tries each that speaks first as a Dask scheduler (the `distributed`
                     client, 5 s), and on the one that answers runs a function in every
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import glob
 import json
 import os
 import signal
@@ -102,6 +107,14 @@ def read(path: str) -> str:
         return type(error).__name__
 
 
+def append(path: str) -> str:
+    try:
+        with open(path, "ab"):
+            return "ok"
+    except OSError as error:
+        return type(error).__name__
+
+
 def ports(first: int, last: int) -> list[int]:
     """The TCP ports of 127.0.0.1 in [first, last] that take a connection."""
     found = []
@@ -167,6 +180,10 @@ def main() -> None:
         hang(folder)
     if "ATTACK54_READ" in os.environ:
         said["read"] = {p: read(p) for p in os.environ["ATTACK54_READ"].split(",")}
+    if "ATTACK54_WRITE" in os.environ:
+        said["write"] = {p: append(p) for p in os.environ["ATTACK54_WRITE"].split(",")}
+    if "ATTACK54_GLOB" in os.environ:
+        said["glob"] = {p: read(p) for p in glob.glob(os.environ["ATTACK54_GLOB"], recursive=True)}
     if "ATTACK54_PORTS" in os.environ:
         first, last = os.environ["ATTACK54_PORTS"].split("-")
         said["ports"] = ports(int(first), int(last))

@@ -1,18 +1,23 @@
-"""An agent of an unprivileged passhat with `--executor dask` runs code in the local
-cluster's workers and reads passhat's provider key there (round 16's outside attack).
+"""An agent of an unprivileged passhat with `--executor dask` ran code in the local
+cluster's workers and in its scheduler and read passhat's provider key there (round 16's
+outside attack).
 
 `process` promises one thing (docs/command-agents.md): an agent of an unprivileged
 passhat cannot read passhat's environment, "nor that of a local Dask cluster's
 processes" (they mark themselves not dumpable: tests/test_attack49_dask.py). But the
-local cluster's scheduler listens on 127.0.0.1 with no authentication, and any process
-of the same machine may connect to it: the agent (tests/attack54_agent.py,
-ATTACK54_DASK) finds its port in /proc/net/tcp (the ports its own uid listens on), connects
-with the `distributed` client, and runs a function in every worker and in the scheduler
-that returns their OPENAI_API_KEY: passhat's real key, which the workers hold to forward
-the runs' model calls. Not dumpable does not matter: the code runs inside them.
+local cluster's scheduler listened on 127.0.0.1 on plain TCP, with no authentication: the
+agent (tests/attack54_agent.py, ATTACK54_DASK) found its port in /proc/net/tcp (the ports
+its own uid listens on), connected with the `distributed` client, and ran a function in
+every worker and in the scheduler (passhat itself) returning their OPENAI_API_KEY:
+passhat's real key, found 3 times. Not dumpable did not matter: the code ran inside.
 
+Fixed: the local cluster speaks TLS with a certificate made for it, in memory only
+(executors/dask.py `_private`); the agent's connections are refused at the handshake.
 At `namespace` (root and unprivileged) the run's network is its own: no port of the
-host's loopback is in its /proc/net/tcp, and the scheduler is not reached. Held.
+host's loopback is in its view, and with it neither the suite's goal, the store nor a
+worker's shipped copy of the suite (the control: at `process` it reads all three). Held
+before and after. The unprivileged passhat runs as a uid of its own (not nobody, which
+other tests' clusters run as), so the agent tries no other test's cluster.
 """
 
 from __future__ import annotations
@@ -40,11 +45,17 @@ def _dask_run(user: str, folder: Path, level: str) -> dict[str, object]:
     """One run at `level` on a local cluster of passhat's, as `user`: what its agent found."""
     pytest.importorskip("distributed")
     skip_if_closed()  # passhat is run as another user, from the checkout
-    suite = attack_suite(
-        folder / "work", {"ATTACK54_DASK": "OPENAI_API_KEY", **ENV}, agent="attack54_agent.py"
-    )
-    open_to_all(folder)
     db = folder / "p.db"
+    goal = folder / "work" / "suite" / "cases" / "tiny.yaml"
+    env = {
+        "ATTACK54_DASK": "OPENAI_API_KEY",
+        "ATTACK54_READ": f"{goal},{db}",
+        "ATTACK54_WRITE": str(db),
+        "ATTACK54_GLOB": "/tmp/passhat-*/**/cases/*.yaml",  # a worker's shipped suite
+        **ENV,
+    }
+    suite = attack_suite(folder / "work", env, agent="attack54_agent.py")
+    open_to_all(folder)
     args = ["-k", "1", "--timeout", "120", "--isolation", level, "--executor", "dask"]
     # as a uid of its own when the tests run as root: its loopback ports are its cluster's
     own = [f"--reuid={UID}", f"--regid={UID}", "--clear-groups"]
@@ -57,7 +68,7 @@ def _dask_run(user: str, folder: Path, level: str) -> dict[str, object]:
     with Store(db, create=False) as store:
         (run,) = store.runs(store.experiment("latest").id)
     assert run.output is not None, (run.error_message, run.stderr)
-    found: dict[str, object] = run.output["dask"]
+    found: dict[str, object] = run.output
     return found
 
 
@@ -65,7 +76,11 @@ def test_an_agent_at_namespace_cannot_reach_the_local_clusters_scheduler(
     user: str, open_tmp: Path
 ) -> None:
     found = _dask_run(user, open_tmp, "namespace")
-    assert found == {"tried": found["tried"], "scheduler": False, "found": []}, found
+    dask = found["dask"]
+    assert dask == {"tried": dask["tried"], "scheduler": False, "found": []}, found
+    # nor the suite's goal, the store or a worker's shipped copy of the suite
+    assert all(v.endswith("Error") for v in [*found["read"].values(), *found["write"].values()])
+    assert found["glob"] == {}, found
 
 
 @pytest.mark.parametrize("user", ["unprivileged"], indirect=True)
@@ -73,5 +88,11 @@ def test_an_agent_at_process_level_reads_no_key_through_the_local_scheduler(
     user: str, open_tmp: Path
 ) -> None:
     found = _dask_run(user, open_tmp, "process")
-    assert found["scheduler"] is False, found
-    assert MINE[::-1] not in found["found"], "passhat's key, read in its Dask workers"
+    dask = found["dask"]
+    assert dask["scheduler"] is False, found
+    assert MINE[::-1] not in dask["found"], "passhat's key, read in its Dask workers"
+    # the control of the namespace test: at process the agent reads the goal, may write
+    # the store, and finds the worker's shipped copy of the suite
+    assert not any(v.endswith("Error") for v in found["read"].values()), found
+    assert set(found["write"].values()) == {"ok"}, found
+    assert found["glob"] and not any(v.endswith("Error") for v in found["glob"].values())
