@@ -22,24 +22,12 @@ from pathlib import Path
 import pytest
 
 from sandbox_helpers import ATTACK_MARKS, attack_in, runs_at
+from test_command_agent import _wait_gone
 
 pytestmark = ATTACK_MARKS
 
 TIMEOUT = 4
 """The runs' --timeout, in seconds."""
-
-
-def _holding(text: str) -> list[int]:
-    """Pids of the processes whose environment holds `text`, zombies included."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if text.encode() in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def _hang(user: str, folder: Path, level: str) -> None:
@@ -55,9 +43,7 @@ def _hang(user: str, folder: Path, level: str) -> None:
     hung = next(r for r in runs if r.error_type == "timeout")
     assert hung.duration_s < TIMEOUT + 5, hung.duration_s
     assert took < 60, took
-    deadline = time.monotonic() + 10
-    while (left := _holding(f"ATTACK54_HANG={out}")) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    left = _wait_gone(f"ATTACK54_HANG={out}")
     assert left == [], f"processes of the hung run left running: {left}"
 
 
