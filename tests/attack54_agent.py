@@ -16,6 +16,10 @@ Standard library only. What it tries comes from its environment:
                     prints the ones that answered (`{"ports": [...]}`), after ATTACK54_READ
     ATTACK54_READ   PATH[,PATH...]: reads each path: its first 16 bytes (hex), or the
                     error's name
+    ATTACK54_HOLD   FOLDER,SECONDS (a folder it may write): unless FOLDER/held is there (it
+                    makes it first, so no other run holds), opens connections to the port of
+                    PASSHAT_MCP_URL until one fails (its own descriptors, or passhat's
+                    listener gone), holds them SECONDS, and prints `{"held": N}`
     ATTACK54_WRITE  PATH[,PATH...]: opens each path to append (writing nothing): "ok" or
                     the error's name
     ATTACK54_GLOB   PATTERN: the paths that match it (glob, recursive), each read as
@@ -39,6 +43,7 @@ import signal
 import socket
 import sys
 import time
+import urllib.parse
 
 CLONE_VFORK = 0x4000
 PTRACE_TRACEME = 0
@@ -66,10 +71,10 @@ def stopped_child(traced: bool) -> int:
     return pid
 
 
-def hangs_first(folder: str) -> bool:
-    """Whether this is the experiment's first run here to hang (it makes FOLDER/hung)."""
+def hangs_first(folder: str, name: str = "hung") -> bool:
+    """Whether this is the experiment's first run here to hang (it makes FOLDER/NAME)."""
     try:
-        os.mkdir(os.path.join(folder, "hung"))
+        os.mkdir(os.path.join(folder, name))
     except FileExistsError:
         return False
     return True
@@ -105,6 +110,19 @@ def read(path: str) -> str:
             return file.read(16).hex()
     except OSError as error:
         return type(error).__name__
+
+
+def hold(seconds: float) -> int:
+    """Connections to the run's MCP port, opened until one fails and held `seconds`."""
+    url = urllib.parse.urlsplit(os.environ["PASSHAT_MCP_URL"])
+    held = []
+    with contextlib.suppress(OSError):
+        while True:
+            held.append(socket.create_connection((url.hostname, url.port), timeout=5))
+    time.sleep(seconds)
+    for sock in held:
+        sock.close()
+    return len(held)
 
 
 def append(path: str) -> str:
@@ -178,6 +196,10 @@ def main() -> None:
     folder = os.environ.get("ATTACK54_HANG")
     if folder is not None and hangs_first(folder):
         hang(folder)
+    if "ATTACK54_HOLD" in os.environ:
+        folder, seconds = os.environ["ATTACK54_HOLD"].split(",")
+        if hangs_first(folder, "held"):
+            said["held"] = hold(float(seconds))
     if "ATTACK54_READ" in os.environ:
         said["read"] = {p: read(p) for p in os.environ["ATTACK54_READ"].split(",")}
     if "ATTACK54_WRITE" in os.environ:
