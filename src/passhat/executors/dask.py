@@ -399,8 +399,10 @@ class _Connection:
 
 
 def _private() -> Any:
-    """TLS with a certificate made for one local cluster, held in memory only: its scheduler
-    and workers take no connection without it. On plain TCP any process of the machine
+    """TLS with a certificate made for one local cluster: its scheduler and workers take no
+    connection without it. Held in memory (distributed writes it for a moment to a private
+    temporary folder as it builds each TLS context, which a same-user process at the right
+    moment could read: docs/dask.md). On plain TCP any process of the machine
     could connect to the scheduler on loopback and run code there: an agent at --isolation
     process ran a function in each worker and in the scheduler (passhat itself) that read
     the provider's key (tests/test_attack54_dask.py); being not dumpable does not stop
