@@ -362,7 +362,8 @@ async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_pat
         await run_experiment(
             store, experiment, suite, agent, None, RunOptions(concurrency=2), executor=executor
         )
-    assert executor.address is not None and executor.address.startswith("tcp://127.0.0.1:")
+    # TLS with a certificate of its own: no other process of the machine connects
+    assert executor.address is not None and executor.address.startswith("tls://127.0.0.1:")
     _parity_ok(_rows(db, experiment.id), 4)
 
 

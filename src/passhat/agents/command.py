@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -78,6 +79,7 @@ from passhat.agents.sandbox import (
 )
 from passhat.agents.streams import OUTPUT_DEPTH as OUTPUT_DEPTH  # its old home: re-exported
 from passhat.agents.streams import (
+    PASSHATS_OWN,
     AgentProcessError,
     Tail,
     bounded_output,
@@ -90,6 +92,7 @@ from passhat.agents.streams import (
     feed,
     kill_group,
     parse_output,
+    passhats_own,
     read_capped,
     with_tail,
 )
@@ -116,6 +119,8 @@ EXIT_GRACE_S = 0.5
 (isolation process) still holds open is not waited for longer."""
 INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "SYSTEMROOT")
 """Variables of passhat's environment every agent process gets (and LC_*)."""
+_SCARCE = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+"""Errors starting the agent that say passhat lacked descriptors or memory."""
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 
 
@@ -508,6 +513,15 @@ class CommandAgent:
         return await in_time(self.view, params, sockets, folders=folders)
 
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
+        try:
+            return await self._run(input, env, ctx)
+        except Exception as error:  # the agent raises nothing in passhat: passhat's own
+            own = passhats_own(error)
+            if own is None:
+                raise
+            raise own from error
+
+    async def _run(self, input: Any, env: Environment, ctx: RunContext) -> Any:
         from passhat.agents.watchdog import watchdog
 
         level = _level(ctx)
@@ -639,9 +653,11 @@ class CommandAgent:
         except OSError as error:
             if gate is not None:
                 gate.close()
-            raise AgentProcessError(
-                "agent_start", f"cannot start {argv[0]!r}: {error.strerror or error}"
-            ) from None
+            why = f"cannot start {argv[0]!r}: {error.strerror or error}"
+            if error.errno in _SCARCE:  # passhat's pipes or fork, not the agent's program
+                why = f"passhat failed running the agent (not the agent's doing): {why}"
+                raise AgentProcessError(PASSHATS_OWN, why) from None
+            raise AgentProcessError("agent_start", why) from None
         guard.add(proc.pid)
         if gate is not None:
             gate.spawned()

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import traceback
 from typing import Any
 
 
@@ -23,6 +24,41 @@ class AgentProcessError(Exception):
     def __init__(self, error_type: str, message: str) -> None:
         super().__init__(message)
         self.error_type = error_type
+
+
+PASSHATS_OWN = "passhat_error"
+"""The kind of a run that passhat's own machinery failed, not its agent."""
+
+
+def passhats_own(error: BaseException) -> AgentProcessError | None:
+    """What a command agent's run records for `error`, an exception out of passhat's part of
+    the run, when it has no kind of its own: `passhat_error`, naming where in passhat it
+    failed. The agent is another process and raises nothing here: an exception without a
+    kind is passhat's machinery failing (its folder, its server, a defect), never the
+    agent's crash (`agent_error`, a crash charged to the agent). None when it has a kind."""
+    from passhat.errors import ModelError
+
+    if isinstance(getattr(error, "error_type", None), str) or isinstance(error, ModelError):
+        return None
+    return AgentProcessError(
+        PASSHATS_OWN,
+        f"passhat failed running the agent (not the agent's doing): "
+        f"{type(error).__name__}: {error}{_where(error)}; please report it",
+    )
+
+
+def _where(error: BaseException) -> str:
+    """` (at passhat/x.py:N)`: the innermost of passhat's own frames `error` passed."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ours = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if frame.filename.startswith(package + os.sep)
+    ]
+    if not ours:
+        return ""
+    name = os.path.relpath(ours[-1].filename, os.path.dirname(package))
+    return f" (at {name.replace(os.sep, '/')}:{ours[-1].lineno})"
 
 
 async def bounded_output(raw: bytes | bytearray) -> None:

@@ -58,6 +58,7 @@ from distributed.client import FutureCancelledError
 from distributed.core import Status
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.scheduler import KilledWorker
+from distributed.security import Security
 
 from passhat.errors import ExecutorError, InputError, WorkerRefused
 from passhat.executors.base import Job, WorkItem
@@ -353,8 +354,10 @@ class _Connection:
     async def __aenter__(self) -> Any:
         try:
             address: Any = self.scheduler
+            security = None
             if address is None:
                 _bare_tracker()
+                security = _private()
                 n = self.workers or max(1, min(os.cpu_count() or 1, self.concurrency))
                 cluster = LocalCluster(  # type: ignore[no-untyped-call]
                     n_workers=n,
@@ -365,12 +368,17 @@ class _Connection:
                     # no dashboard, and its HTTP server (metrics) on a free loopback port:
                     # by default it tries 8787 and warns when that is taken
                     scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                    security=security,
                     asynchronous=True,
                 )
                 address = await self.stack.enter_async_context(cluster)
             client = await self.stack.enter_async_context(
                 Client(  # type: ignore[no-untyped-call]
-                    address, asynchronous=True, timeout=CONNECT_TIMEOUT_S, set_as_default=False
+                    address,
+                    asynchronous=True,
+                    timeout=CONNECT_TIMEOUT_S,
+                    set_as_default=False,
+                    security=security,
                 )
             )
             await client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
@@ -388,6 +396,18 @@ class _Connection:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stack.aclose()
+
+
+def _private() -> Any:
+    """TLS with a certificate made for one local cluster: its scheduler and workers take no
+    connection without it. Held in memory (distributed writes it for a moment to a private
+    temporary folder as it builds each TLS context, which a same-user process at the right
+    moment could read: docs/dask.md). On plain TCP any process of the machine
+    could connect to the scheduler on loopback and run code there: an agent at --isolation
+    process ran a function in each worker and in the scheduler (passhat itself) that read
+    the provider's key (tests/test_attack54_dask.py); being not dumpable does not stop
+    code that runs inside."""
+    return Security.temporary()  # type: ignore[no-untyped-call]
 
 
 MAX_SENDS = 20
