@@ -94,6 +94,8 @@ def test_passhats_own_failure_running_a_command_agent_is_not_the_agents(
     message = run.error_message or ""
     assert message.startswith("passhat failed running the agent (not the agent's doing): ")
     assert said in message and "passhat/agents/command.py" in message, message
+    # a defect is passhat's to fix; the machine's refusal is not (review54)
+    assert message.endswith("please report it") == (target != "make_folder"), message
     assert run.traceback is None, "passhat's frames kept as the agent's traceback"
 
 

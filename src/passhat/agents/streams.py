@@ -40,10 +40,12 @@ def passhats_own(error: BaseException) -> AgentProcessError | None:
 
     if isinstance(getattr(error, "error_type", None), str) or isinstance(error, ModelError):
         return None
+    # the machine's refusal (a full disk, no descriptors left) is no defect to report
+    report = "" if isinstance(error, OSError) else "; please report it"
     return AgentProcessError(
         PASSHATS_OWN,
         f"passhat failed running the agent (not the agent's doing): "
-        f"{type(error).__name__}: {error}{_where(error)}; please report it",
+        f"{type(error).__name__}: {error}{_where(error)}{report}",
     )
 
 
