@@ -59,7 +59,11 @@ def command() -> None:
         gc.disable()
         _PAUSED = True
     _writable_streams()
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C before a command handles it (its imports): no
+        print("\nAborted!", file=sys.stderr)  # traceback, as click ends a command
+        sys.exit(130)
 
 
 def _writable_streams() -> None:
