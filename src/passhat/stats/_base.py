@@ -160,9 +160,9 @@ def _counts(runs: ArrayLike, passes: ArrayLike) -> tuple[Ints, Ints]:
     c = np.asarray(passes, dtype=np.int64).ravel()
     if n.shape != c.shape:
         raise MetricsError(f"runs and passes differ in length ({n.size} and {c.size})")
-    if n.size == 0 or np.any(n < 1):
+    if n.size == 0 or (n < 1).any():
         raise NoRunsError(f"every case needs at least one counted run: {NO_RUNS}")
-    if np.any(c < 0) or np.any(c > n):
+    if (c < 0).any() or (c > n).any():
         raise MetricsError("passes must lie between 0 and the counted runs of each case")
     return n, c
 
@@ -191,9 +191,12 @@ def pass_hat_array(runs: ArrayLike, passes: ArrayLike, j: int) -> Floats:
     """Unbiased pass^j per case, C(c, j) / C(n, j), for arrays of n >= j and c."""
     n = np.asarray(runs, dtype=np.float64)
     c = np.asarray(passes, dtype=np.float64)
-    out = np.ones(np.broadcast_shapes(n.shape, c.shape))
+    shape = n.shape if n.shape == c.shape else np.broadcast_shapes(n.shape, c.shape)
+    out = np.ones(shape)
     for t in range(j):
-        out *= np.clip(c - t, 0.0, None) / (n - t)
+        # np.maximum, not np.clip(.., 0.0, None): the same values (c - t is never -0.0
+        # or NaN) without np.clip's Python layers, a tenth of a simulated experiment
+        out *= np.maximum(c - t, 0.0) / (n - t)
     return out
 
 
@@ -201,6 +204,18 @@ def pass_at_array(runs: ArrayLike, passes: ArrayLike, j: int) -> Floats:
     """Unbiased pass@j per case, 1 - C(n - c, j) / C(n, j), for arrays of n >= j and c."""
     n = np.asarray(runs, dtype=np.float64)
     return 1.0 - pass_hat_array(n, n - np.asarray(passes, dtype=np.float64), j)
+
+
+def _mean_var(values: Floats) -> tuple[float, float]:
+    """`(values.mean(), values.var(ddof=1))` of a 1-d float64 array, by the operations
+    numpy's `_mean` and `_var` run, in their order (so the very same bits;
+    tests/test_stats_floats.py compares them), without their Python layers: a score
+    interval's mean and spread were a tenth of a simulated experiment."""
+    count = values.size
+    mean = np.add.reduce(values) / count
+    deviations = values - mean
+    np.multiply(deviations, deviations, out=deviations)
+    return float(mean), float(np.add.reduce(deviations) / (count - 1))
 
 
 def _common_j(n: Ints, j: int | None) -> int:
