@@ -163,3 +163,22 @@ def test_the_weibull_quantile_is_numpys_to_the_bit(values: list[float], q: float
     want = float(np.quantile(array, q, method="weibull"))
     got = stats._weibull_quantile(array, q)
     assert np.float64(got).tobytes() == np.float64(want).tobytes()
+
+
+def test_the_share_forecast_reuses_the_dataset_bootstrap_s_draws() -> None:
+    """With every case at the same runs, the dataset bootstrap and the share forecast draw
+    the very same case records from one seed: the second call is served from memory
+    (`_record_draws`), read-only and to the bit what a fresh generator draws."""
+    n = np.full(40, 3)
+    c = np.arange(40) % 4
+    stats._base._LAST_DRAWS.clear()
+    stats.dataset_intervals_counts(n, c, 3, resamples=200, seed=9)
+    (remembered,) = stats._base._LAST_DRAWS.values()
+    counts = np.bincount(c).astype(np.intp)
+    assert stats._base._record_draws(40, counts, 200, 9) is remembered
+    fresh = np.random.default_rng(9).multinomial(40, counts / 40, 200)
+    assert remembered.tobytes() == fresh.tobytes() and not remembered.flags.writeable
+    share = stats.share_forecast(n, c, 10, resamples=200, seed=9)
+    assert stats._base._record_draws(40, counts, 200, 9) is remembered
+    stats._base._LAST_DRAWS.clear()
+    assert stats.share_forecast(n, c, 10, resamples=200, seed=9) == share

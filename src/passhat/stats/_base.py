@@ -124,6 +124,27 @@ def _blocks(cases: int, resamples: int) -> Iterator[int]:
         yield min(rows, resamples - start)
 
 
+_LAST_DRAWS: dict[tuple[int, int, int, bytes], Ints] = {}
+"""The last `_record_draws`: a report's dataset bootstrap and its share forecast draw the
+very same (one seed, the same case records) when every case counted the same runs."""
+
+
+def _record_draws(cases: int, counts: Ints, resamples: int, seed: int) -> Ints:
+    """`default_rng(seed).multinomial(cases, counts / cases, resamples)`: how many copies of
+    each distinct case record `resamples` bootstrap draws of `cases` cases hold. The last
+    call is remembered (read-only), so the second of two equal calls costs nothing; the
+    draws were most of a simulated experiment's CPU."""
+    key = (seed, cases, resamples, counts.tobytes())
+    draws = _LAST_DRAWS.get(key)
+    if draws is None:
+        draws = np.random.default_rng(seed).multinomial(cases, counts / cases, resamples)
+        draws.setflags(write=False)
+        _LAST_DRAWS.clear()
+        if draws.size <= _CHUNK:  # a few MB kept at most
+            _LAST_DRAWS[key] = draws
+    return draws
+
+
 def _few_records(records: int, cases: int) -> bool:
     """So few distinct case records (`_FEW_RECORDS` times fewer than cases) that drawing
     per record beats drawing case by case."""
