@@ -40,8 +40,8 @@ def _lgamma(x: Floats) -> Floats:
     # distinct with a dict, a quarter of np.unique's cost there).
     if x.size <= _LGAMMA_DICT:
         known: dict[float, float] = {}
-        flat = x.ravel().tolist()
-        found = [known[v] if v in known else known.setdefault(v, math.lgamma(v)) for v in flat]
+        each: list[float] = x.ravel().tolist()
+        found = [known[v] if v in known else known.setdefault(v, math.lgamma(v)) for v in each]
         return np.asarray(found, dtype=np.float64).reshape(x.shape)
     values, inverse = np.unique(x.ravel(), return_inverse=True)
     flat = np.asarray([math.lgamma(v) for v in values.tolist()], dtype=np.float64)
