@@ -1,6 +1,7 @@
 """What every part of `passhat.stats` shares: argument checks, the resampling keywords
-(`Resampling`), the counted runs and passes of each case, and the unbiased per-case
-pass@j and pass^j."""
+(`Resampling`), the counted runs and passes of each case, the unbiased per-case
+pass@j and pass^j, a mean and spread to numpy's bits, and the bootstrap's draws of
+case records (the last one remembered)."""
 
 from __future__ import annotations
 
