@@ -210,9 +210,14 @@ class Tally:
     replications: int = 0
     bias: dict[str, float] = field(default_factory=lambda: dict.fromkeys(BIASED, 0.0))
     """Sum of estimate - truth over the experiments where the figure was shown."""
+    shrunk: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIGURES + BESIDE, 0))
+    """Hits of each interval broken on purpose: both ends moved `SHRUNK` of the way toward
+    the estimate: the tests must find that break short (their experiments are enough)."""
 
-    def add(self, figure: str, covered: bool) -> None:
-        self.hits[figure] += int(covered)
+    def add(self, figure: str, iv: Any, truth: float) -> None:
+        self.hits[figure] += int(_inside(iv.low, truth, iv.high))
+        low, high = _shrink(iv.low, iv.estimate, iv.high)
+        self.shrunk[figure] += int(_inside(low, truth, high))
         self.trials[figure] += 1
 
     def coverage(self, figure: str) -> float | None:
@@ -228,18 +233,23 @@ class Tally:
         figures: Sequence[str],
         floor: Callable[[int], float] = lambda _: FLOOR,
         shown: int = MIN_SHOWN,
+        *,
+        broken: bool = False,
     ) -> list[str]:
         """The figures shown in at least `shown` experiments that cover under their floor
-        (`floor` of the number of trials)."""
+        (`floor` of the number of trials); `broken`: those of the intervals shrunk on
+        purpose (`shrunk`), which a test with enough experiments must find short."""
+        hits = self.shrunk if broken else self.hits
         return [
-            f"{f}: {self.hits[f] / n:.1%} of {n}"
+            f"{f}: {hits[f] / n:.1%} of {n}"
             for f in figures
-            if (n := self.trials[f]) >= shown and self.hits[f] / n < floor(n)
+            if (n := self.trials[f]) >= shown and hits[f] / n < floor(n)
         ]
 
     def merge(self, other: Tally) -> None:
         for f in FIGURES + BESIDE:
             self.hits[f] += other.hits[f]
+            self.shrunk[f] += other.shrunk[f]
             self.trials[f] += other.trials[f]
         for f in BIASED:
             self.bias[f] += other.bias[f]
@@ -274,6 +284,15 @@ def accounting(k: int, counted: np.ndarray, passes: np.ndarray) -> Accounting:
 
 def _inside(low: np.ndarray | float, value: np.ndarray | float, high: np.ndarray | float) -> Any:
     return (np.asarray(low) - 1e-12 <= value) & (np.asarray(value) <= np.asarray(high) + 1e-12)
+
+
+SHRUNK = 0.2
+"""How far the broken interval's ends move toward the estimate (`Tally.shrunk`)."""
+
+
+def _shrink(low: Any, estimate: Any, high: Any) -> tuple[Any, Any]:
+    """The interval (low, high) with both ends moved `SHRUNK` of the way to the estimate."""
+    return low + SHRUNK * (estimate - low), high - SHRUNK * (high - estimate)
 
 
 @dataclass(frozen=True)
@@ -344,39 +363,42 @@ def simulate(
             n, c, k, resamples=resamples, seed=rep, unseen=unseen, asked=asked
         )
         tally.replications += 1
-        tally.add("pass rate, SE", bool(_inside(d.pass_at_1.low, mean, d.pass_at_1.high)))
+        tally.add("pass rate, SE", d.pass_at_1, mean)
         tally.bias["pass rate, SE"] += d.pass_at_1.estimate - mean
         boot = d.pass_at_1_bootstrap
-        tally.add("pass rate, bootstrap", bool(_inside(boot.low, mean, boot.high)))
+        tally.add("pass rate, bootstrap", boot, mean)
         if d.over_runs is not None:
             runs = d.over_runs
-            tally.add("rate over runs", bool(_inside(runs.low, mean, runs.high)))
+            tally.add("rate over runs", runs, mean)
         at_j, hat_j = 1.0 - cell.moment_fail(d.j), cell.moment(d.j)
-        tally.add("pass@j", bool(_inside(d.pass_at_j.low, at_j, d.pass_at_j.high)))
-        tally.add("pass^j", bool(_inside(d.pass_hat_j.low, hat_j, d.pass_hat_j.high)))
+        tally.add("pass@j", d.pass_at_j, at_j)
+        tally.add("pass^j", d.pass_hat_j, hat_j)
         if d.bounds is not None:
             for figure, iv, truth in zip(BOUNDS, d.bounds, (mean, at_j, hat_j), strict=True):
-                tally.add(figure, bool(_inside(iv.low, truth, iv.high)))
+                tally.add(figure, iv, truth)
         if d.at_requested is not None:
             for figure, iv in zip(
                 ("pass@k reached", "pass^k reached"), d.at_requested, strict=True
             ):
-                tally.add(figure, bool(_inside(iv.low, truths[figure], iv.high)))
+                tally.add(figure, iv, truths[figure])
                 tally.bias[figure] += iv.estimate - truths[figure]
         share = share_forecast(n, c, m, resamples=resamples, seed=rep)
         if share.low is not None and share.high is not None:
             target = float(np.mean(x.p[rep][seen] ** m))
-            tally.add("dataset forecast", bool(_inside(share.low, target, share.high)))
+            tally.add("dataset forecast", share, target)
     seen = x.counted[kept] > 0
     n, c, p = x.counted[kept][seen], x.passes[kept][seen], x.p[kept][seen]
     low, high = wilson(c, n)
-    _, f_low, f_high = forecast_counts(n, c, m)
-    for figure, hits in (
-        ("case rate", _inside(low, p, high)),
-        ("case forecast", _inside(f_low, p**m, f_high)),
+    expected, f_low, f_high = forecast_counts(n, c, m)
+    for figure, ends, estimate, truth in (
+        ("case rate", (low, high), c / n, p),
+        ("case forecast", (f_low, f_high), expected, p**m),
     ):
+        hits = _inside(ends[0], truth, ends[1])
         tally.hits[figure] += int(np.count_nonzero(hits))
         tally.trials[figure] += int(hits.size)
+        shrunk = _shrink(ends[0], estimate, ends[1])
+        tally.shrunk[figure] += int(np.count_nonzero(_inside(shrunk[0], truth, shrunk[1])))
     return tally
 
 

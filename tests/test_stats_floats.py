@@ -18,6 +18,7 @@ level = st.floats(1e-6, 1.0 - 1e-6, allow_nan=False)
 
 def numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stats.distributions, "_FEW_VALUES", -1)
+    monkeypatch.setattr(stats.distributions, "_LGAMMA_DICT", -1)
 
 
 @settings(max_examples=150, deadline=None)
@@ -96,9 +97,27 @@ def test_the_forecast_of_every_posterior_is_its_own_quantiles_to_the_bit(
 
 def test_lgamma_of_a_few_values_is_the_same_either_way(monkeypatch: pytest.MonkeyPatch) -> None:
     x = np.array([[0.5, 10.5], [4999.5, 0.5]])
-    few = stats._lgamma(x)
+    many = np.array([0.5, 3.0, 10.5, 0.5, 7.25, 3.0] * 20)  # under `_LGAMMA_DICT`, repeated
+    few, dict_path = stats._lgamma(x), stats._lgamma(many)
     numpy_only(monkeypatch)
     assert few.tolist() == stats._lgamma(x).tolist()
+    assert dict_path.tolist() == stats._lgamma(many).tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, 0.5, 1 / 3])),
+        min_size=2,
+        max_size=700,
+    )
+)
+def test_mean_and_spread_are_numpys_to_the_bit(values: list[float]) -> None:
+    """Guards `_mean_var` (a score interval's mean and spread without numpy's Python
+    layers): the bits of `mean()` and `var(ddof=1)`, past numpy's blocks of 8 and 128."""
+    array = np.array(values, dtype=np.float64)
+    mean, variance = stats._base._mean_var(array.copy())
+    assert (mean, variance) == (float(array.mean()), float(array.var(ddof=1)))
 
 
 def test_a_report_s_uncertainty_is_the_same_either_way(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,3 +163,22 @@ def test_the_weibull_quantile_is_numpys_to_the_bit(values: list[float], q: float
     want = float(np.quantile(array, q, method="weibull"))
     got = stats._weibull_quantile(array, q)
     assert np.float64(got).tobytes() == np.float64(want).tobytes()
+
+
+def test_the_share_forecast_reuses_the_dataset_bootstrap_s_draws() -> None:
+    """With every case at the same runs, the dataset bootstrap and the share forecast draw
+    the very same case records from one seed: the second call is served from memory
+    (`_record_draws`), read-only and to the bit what a fresh generator draws."""
+    n = np.full(40, 3)
+    c = np.arange(40) % 4
+    stats._base._LAST_DRAWS.clear()
+    stats.dataset_intervals_counts(n, c, 3, resamples=200, seed=9)
+    (remembered,) = stats._base._LAST_DRAWS.values()
+    counts = np.bincount(c).astype(np.intp)
+    assert stats._base._record_draws(40, counts, 200, 9) is remembered
+    fresh = np.random.default_rng(9).multinomial(40, counts / 40, 200)
+    assert remembered.tobytes() == fresh.tobytes() and not remembered.flags.writeable
+    share = stats.share_forecast(n, c, 10, resamples=200, seed=9)
+    assert stats._base._record_draws(40, counts, 200, 9) is remembered
+    stats._base._LAST_DRAWS.clear()
+    assert stats.share_forecast(n, c, 10, resamples=200, seed=9) == share

@@ -1,6 +1,7 @@
 """What every part of `passhat.stats` shares: argument checks, the resampling keywords
-(`Resampling`), the counted runs and passes of each case, and the unbiased per-case
-pass@j and pass^j."""
+(`Resampling`), the counted runs and passes of each case, the unbiased per-case
+pass@j and pass^j, a mean and spread to numpy's bits, and the bootstrap's draws of
+case records (the last one remembered)."""
 
 from __future__ import annotations
 
@@ -124,6 +125,27 @@ def _blocks(cases: int, resamples: int) -> Iterator[int]:
         yield min(rows, resamples - start)
 
 
+_LAST_DRAWS: dict[tuple[int, int, int, bytes], Ints] = {}
+"""The last `_record_draws`: a report's dataset bootstrap and its share forecast draw the
+very same (one seed, the same case records) when every case counted the same runs."""
+
+
+def _record_draws(cases: int, counts: Ints, resamples: int, seed: int) -> Ints:
+    """`default_rng(seed).multinomial(cases, counts / cases, resamples)`: how many copies of
+    each distinct case record `resamples` bootstrap draws of `cases` cases hold. The last
+    call is remembered (read-only), so the second of two equal calls costs nothing; the
+    draws were most of a simulated experiment's CPU."""
+    key = (seed, cases, resamples, counts.tobytes())
+    draws = _LAST_DRAWS.get(key)
+    if draws is None:
+        draws = np.random.default_rng(seed).multinomial(cases, counts / cases, resamples)
+        draws.setflags(write=False)
+        _LAST_DRAWS.clear()
+        if draws.size <= _CHUNK:  # a few MB kept at most
+            _LAST_DRAWS[key] = draws
+    return draws
+
+
 def _few_records(records: int, cases: int) -> bool:
     """So few distinct case records (`_FEW_RECORDS` times fewer than cases) that drawing
     per record beats drawing case by case."""
@@ -160,9 +182,9 @@ def _counts(runs: ArrayLike, passes: ArrayLike) -> tuple[Ints, Ints]:
     c = np.asarray(passes, dtype=np.int64).ravel()
     if n.shape != c.shape:
         raise MetricsError(f"runs and passes differ in length ({n.size} and {c.size})")
-    if n.size == 0 or np.any(n < 1):
+    if n.size == 0 or (n < 1).any():
         raise NoRunsError(f"every case needs at least one counted run: {NO_RUNS}")
-    if np.any(c < 0) or np.any(c > n):
+    if (c < 0).any() or (c > n).any():
         raise MetricsError("passes must lie between 0 and the counted runs of each case")
     return n, c
 
@@ -191,9 +213,12 @@ def pass_hat_array(runs: ArrayLike, passes: ArrayLike, j: int) -> Floats:
     """Unbiased pass^j per case, C(c, j) / C(n, j), for arrays of n >= j and c."""
     n = np.asarray(runs, dtype=np.float64)
     c = np.asarray(passes, dtype=np.float64)
-    out = np.ones(np.broadcast_shapes(n.shape, c.shape))
+    shape = n.shape if n.shape == c.shape else np.broadcast_shapes(n.shape, c.shape)
+    out = np.ones(shape)
     for t in range(j):
-        out *= np.clip(c - t, 0.0, None) / (n - t)
+        # np.maximum, not np.clip(.., 0.0, None): the same values (c - t is never -0.0
+        # or NaN) without np.clip's Python layers, a tenth of a simulated experiment
+        out *= np.maximum(c - t, 0.0) / (n - t)
     return out
 
 
@@ -201,6 +226,18 @@ def pass_at_array(runs: ArrayLike, passes: ArrayLike, j: int) -> Floats:
     """Unbiased pass@j per case, 1 - C(n - c, j) / C(n, j), for arrays of n >= j and c."""
     n = np.asarray(runs, dtype=np.float64)
     return 1.0 - pass_hat_array(n, n - np.asarray(passes, dtype=np.float64), j)
+
+
+def _mean_var(values: Floats) -> tuple[float, float]:
+    """`(values.mean(), values.var(ddof=1))` of a 1-d float64 array, by the operations
+    numpy's `_mean` and `_var` run, in their order (so the very same bits;
+    tests/test_stats_floats.py compares them), without their Python layers: a score
+    interval's mean and spread were a tenth of a simulated experiment."""
+    count = values.size
+    mean = np.add.reduce(values) / count
+    deviations = values - mean
+    np.multiply(deviations, deviations, out=deviations)
+    return float(mean), float(np.add.reduce(deviations) / (count - 1))
 
 
 def _common_j(n: Ints, j: int | None) -> int:

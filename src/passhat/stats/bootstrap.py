@@ -16,6 +16,7 @@ from passhat.stats._base import (
     _counts,
     _few_records,
     _need_two_cases,
+    _record_draws,
     _resampled,
     _unique_rows,
     pass_at_array,
@@ -53,12 +54,15 @@ def _bootstrap_totals(columns: Floats, resamples: int, seed: int | np.random.Gen
     distinct records, so B x 11 draws replace B x G; when records are mostly
     distinct, cases are drawn one by one in blocks.
     """
-    rng = np.random.default_rng(seed)
     cases = columns.shape[0]
     records, _, counts = _unique_rows(columns)
     if _few_records(records.shape[0], cases):
-        draws = rng.multinomial(cases, counts / cases, size=resamples)
+        if isinstance(seed, np.random.Generator):
+            draws = seed.multinomial(cases, counts / cases, size=resamples)
+        else:  # the share forecast may draw the very same (`_record_draws`)
+            draws = _record_draws(cases, counts, resamples, seed)
         return np.asarray(draws @ records, dtype=np.float64)
+    rng = np.random.default_rng(seed)
     blocks = [w @ columns for w in _resample_counts(cases, resamples, rng)]
     return np.concatenate(blocks, axis=0)
 

@@ -21,6 +21,7 @@ from passhat.stats._base import (
     _check_prior,
     _counted_arrays,
     _counts,
+    _record_draws,
     _resampled,
     _unique_rows,
 )
@@ -416,8 +417,8 @@ def share_forecast(
         columns = np.column_stack([rate, rate * rate, 1.0 / rn, 1.0 - 1.0 / rn])
     else:
         columns = np.column_stack([rn, rc, rn * rn, rc * rn, rc * rc, rn * (rn - 1.0)])
-    rng = np.random.default_rng(seed)
-    weights = np.vstack([counts[None, :], rng.multinomial(cases, counts / cases, resamples)])
+    draws = _record_draws(cases, counts, resamples, seed)
+    weights = np.vstack([counts[None, :], draws])
     weights = weights.astype(np.float64)
     fit = _fit_case_sums if varied else _fit_sums
     a, b = fit(weights @ columns, cases)

@@ -15,6 +15,7 @@ from passhat.stats._base import (
     _check_confidence,
     _common_j,
     _counts,
+    _mean_var,
     _need_two_cases,
     pass_at_array,
     pass_hat_array,
@@ -204,11 +205,11 @@ def score_interval(
     v = np.asarray(values, dtype=np.float64).ravel()
     cases = v.size
     _need_two_cases(cases)
-    mean = float(v.mean())
+    mean, variance = _mean_var(v)
     degenerate = _degenerate(label, mean, cases, confidence)
     if degenerate is not None:
         return degenerate
-    spread = float(v.var(ddof=1)) / cases
+    spread = variance / cases
     floor = mean * (1.0 - mean) / trials
     n = mean * (1.0 - mean) / max(spread, floor)
     z = _t_quantile(cases - 1, alpha)
