@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import functools
 import hashlib
 import inspect
@@ -23,9 +24,9 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
@@ -462,6 +463,8 @@ GRADE_FLOOR_S = 0.1
 CLEANUP_S = 1.0
 """Seconds a run past its deadline gets to clean up after the cancel."""
 
+T = TypeVar("T")
+
 _ABANDONED: set[asyncio.Future[Any]] = set()
 """Runs left behind at their deadline, kept referenced until they end."""
 
@@ -476,6 +479,61 @@ def _forget(task: asyncio.Future[Any]) -> None:
     _ABANDONED.discard(task)
     if not task.cancelled():
         task.exception()  # retrieved: a late failure of an abandoned run is no news
+
+
+def run_loop(main: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(main)`, but its shutdown does not wait forever on abandoned runs.
+
+    asyncio.run cancels every task left and waits for them all: one agent that catches
+    every cancel kept passhat from exiting, its run recorded. Here the tasks left are
+    cancelled and waited for as there, but for the abandoned runs, which get CLEANUP_S
+    more and are then left behind, pending, as the loop closes (a daemon thread's way).
+    """
+    runner = asyncio.Runner()  # its run(): Ctrl-C cancels `main`, then KeyboardInterrupt
+    try:
+        return runner.run(main)
+    finally:
+        _close_leaving_abandoned(runner.get_loop())
+
+
+def _leave_for_good(task: asyncio.Future[Any]) -> None:
+    """A task that never ends, its loop closing: never freed, so its coroutine is never
+    closed (a GeneratorExit thrown in at exit, which a bare except catches and loops on,
+    spun forever as the interpreter ended), nor reported destroyed while pending."""
+    task._log_destroy_pending = False  # type: ignore[attr-defined]
+    _ABANDONED.discard(task)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(task))  # a reference never given back
+
+
+def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
+    """Runner.close's steps, with a bounded wait for the abandoned runs."""
+    try:
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        kept = [task for task in left if task not in _ABANDONED]
+        if kept:  # passhat's own (a writer's block ends): waited for, as asyncio.run does
+            loop.run_until_complete(asyncio.gather(*kept, return_exceptions=True))
+        for task in kept:
+            if not task.cancelled() and task.exception() is not None:
+                loop.call_exception_handler(
+                    {
+                        "message": "unhandled exception during asyncio.run() shutdown",
+                        "exception": task.exception(),
+                        "task": task,
+                    }
+                )
+        stuck = [task for task in left if task in _ABANDONED and not task.done()]
+        if stuck:
+            loop.run_until_complete(asyncio.wait(stuck, timeout=CLEANUP_S))
+        for task in stuck:
+            if not task.done():
+                _leave_for_good(task)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 async def in_thread(

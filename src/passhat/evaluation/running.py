@@ -136,7 +136,10 @@ def _on_own_loop(
     """asyncio.run(main()) here, or on a thread of passhat's own when this thread's loop
     is running or `apart` asks for one. Ctrl-C and SIGTERM, which reach this (the main)
     thread, then end the round as on the loop's own thread: its task is cancelled, the
-    runs in flight stopped, those finished written."""
+    runs in flight stopped, those finished written. (execution.run_loop, not asyncio.run:
+    the loop closes leaving behind abandoned runs that never end.)"""
+    from passhat.execution import run_loop
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -144,7 +147,7 @@ def _on_own_loop(
     else:
         running = True
     if not running and not apart:
-        asyncio.run(main())
+        run_loop(main())
         return
     failure: list[BaseException] = []
     held: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
@@ -161,7 +164,7 @@ def _on_own_loop(
 
     def target() -> None:
         try:
-            asyncio.run(top())
+            run_loop(top())
         except BaseException as error:  # carried to the caller's thread
             failure.append(error)
         finally:
