@@ -14,20 +14,33 @@ stderr in those 6 s, and spent about three times the CPU of the same run at `nam
 about 20), where the run's own listener closes
 every connection past its cap as it comes and nothing is printed.
 
-Not fixed (strict xfail): the fix is a cap on the shared listener too (stop reading it,
-or close what comes, past the descriptors the runs in flight may hold: serve/endpoints
-`share` times the runs), so that accept never meets EMFILE; a quieter exception handler
-alone would leave the retry storm.
+Fixed: the shared listener closes each connection past `share` times the runs at once
+as it comes (serve/endpoints.shared_connections), as a run's own listener does past its
+share, and asyncio's accept loop takes at most 128 in one turn (serve/http.BACKLOG, not
+uvicorn's 2,048), so accept never meets EMFILE. The agent still opens as many as its
+own descriptors allow (each is closed at passhat's end), and nothing is printed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import resource
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from passhat.agents.base import RunContext
+from passhat.env import make_environment
+from passhat.serve import endpoints, hub_scope, serve_run
 from passhat.store import Store
+from passhat.suite import load_suite
 from sandbox_helpers import attack_suite, open_to_all, passhat_as
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT = 512
+"""passhat's open-file limit in these tests, as in the attack."""
 
 Flooded = tuple[list[tuple[str, str | None]], int | None, str]
 
@@ -62,9 +75,47 @@ def test_a_run_holding_passhats_descriptors_at_process_leaves_both_runs_recorded
     assert sorted(runs) == [("failed", None), ("failed", None)], runs
 
 
-@pytest.mark.xfail(strict=True, reason="see the module docstring: cap the shared listener")
 def test_a_run_holding_passhats_descriptors_at_process_floods_no_traceback(
     flooded: Flooded,
 ) -> None:
     _, _, stderr = flooded
     assert stderr.count("Traceback") == 0, f"{stderr.count('Traceback')} tracebacks"
+
+
+async def _answers(port: int, count: int) -> list[bytes]:
+    """The first line of the answer on each of `count` connections to `port`, all open at
+    once and each sent a request with no token (b"" for a connection closed unanswered)."""
+    opened = [await asyncio.open_connection("127.0.0.1", port) for _ in range(count)]
+    try:
+        answers = []
+        for reader, writer in opened:
+            with contextlib.suppress(ConnectionError):
+                writer.write(b"GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n")
+                await writer.drain()
+            try:
+                answers.append(await asyncio.wait_for(reader.readline(), 30))
+            except ConnectionError:
+                answers.append(b"")
+        return answers
+    finally:
+        for _, writer in opened:
+            writer.close()
+
+
+async def test_the_shared_listener_holds_no_more_than_the_runs_shares(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two runs at once under a limit of LIMIT: the experiment's listener on the host's
+    loopback holds each run's share (`connections()`) for both, and closes each one past
+    that as it comes; before, it took every connection until passhat had no descriptor."""
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (LIMIT, LIMIT))
+    suite = load_suite(ROOT / "examples" / "clarify")
+    env = make_environment(suite, suite.case("ac-conflict-001"))
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    async with hub_scope(2), serve_run(env, ctx) as run:
+        most = endpoints.shared_connections()
+        assert most == 2 * endpoints.connections() < LIMIT - endpoints.OWN_DESCRIPTORS
+        answers = await _answers(run.port, most + 4)
+    assert all(a.startswith(b"HTTP/1.1 401") for a in answers[:most]), answers[:most]
+    assert answers[most:] == [b""] * 4
+    assert endpoints.shared_connections() == endpoints.CONNECTIONS

@@ -86,6 +86,16 @@ def connections() -> int:
     return _share
 
 
+def shared_connections() -> int:
+    """Connections the experiment's one listener on the host's loopback (serve/http.py)
+    holds at once now: `connections()` for each run at once. A run at `--isolation
+    process` reaches passhat there, where a connection is taken before its token is read,
+    so no run's own cap applies: one run holding 500 took every descriptor passhat had
+    (attack54), and asyncio's accept loop printed a traceback per connection it could
+    not take, thousands a second. Past this cap each is closed as it comes instead."""
+    return _share * max(1, sum(_open))
+
+
 EGRESS_PORT = 3128
 """The port of a sandboxed run's proxy to its allowed hosts, on the sandbox's 127.0.0.1
 (its own network namespace: no other program's port)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 
-from passhat.serve.endpoints import BOUND, connections
+from passhat.serve.endpoints import BOUND, connections, shared_connections
 
 ASGIApp = Any
 
@@ -40,6 +40,10 @@ class _NotCancelled(logging.Filter):
 
 
 _QUIET = _NotCancelled()
+BACKLOG = 128
+"""Connections the kernel queues on each listener, and the most asyncio's accept loop
+takes in one turn of the event loop, before any is closed past its cap: uvicorn's
+default, 2,048, let one turn take more than a low descriptor limit holds."""
 STOP_GRACE_S = 1.0
 """Seconds a closing run server waits for requests still in flight."""
 
@@ -101,7 +105,7 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
     what adds a listening socket (a run's) to the same server."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
+    sock.listen(BACKLOG)
     sock.setblocking(False)
     sockets = [sock]
     config = uvicorn.Config(
@@ -119,23 +123,41 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
     logging.getLogger("uvicorn.error").addFilter(_QUIET)  # once: filters are a set
     server.lifespan = config.lifespan_class(config)
     try:
-        await server.startup(sockets=sockets)
+        await server.startup(sockets=[])  # its lifespan: the listener is served below
         if server.should_exit:  # the app's startup failed
             raise RuntimeError("the run's tool and model server did not start")
-        yield sock.getsockname()[1], _adder(server)
+        serve = _server(server)
+        server.servers.append(await serve(sock, server.lifespan.state, shared_connections))
+        yield sock.getsockname()[1], _adder(serve, server.lifespan.state)
     finally:
         await asyncio.shield(_stop(server, sockets))
 
 
-def _adder(server: uvicorn.Server) -> Add:
-    """Serve on `sock` too, as uvicorn's startup serves each socket it is given, with
-    `bound` in each request's scope state."""
+Serve = Callable[[socket.socket, dict[str, Any], Callable[[], int]], Awaitable[asyncio.Server]]
+"""Serve on one more listening socket with the given app state, at most the given
+number of its connections open at once (read as each comes: the cap may change)."""
+
+
+def _adder(serve: Serve, state: dict[str, Any]) -> Add:
+    """Serve on a run's `sock` too, with `bound` in each request's scope state (beside
+    the app's `state`) and at most `connections()` of its connections open."""
+
+    async def add(sock: socket.socket, bound: str) -> asyncio.AbstractServer:
+        return await serve(sock, {**state, BOUND: bound}, connections)
+
+    return add
+
+
+def _server(server: uvicorn.Server) -> Serve:
+    """What serves a listening socket as uvicorn's startup serves each socket it is
+    given, its connections counted and capped (`_capped`)."""
     config = server.config
     capped = _capped(config.http_protocol_class)  # one class; a count per listener
 
-    async def add(sock: socket.socket, bound: str) -> asyncio.AbstractServer:
-        state = {**server.lifespan.state, BOUND: bound}
-        live = _Live()
+    async def serve(
+        sock: socket.socket, state: dict[str, Any], most: Callable[[], int]
+    ) -> asyncio.Server:
+        live = _Live(most)
 
         def protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:
             made = capped(  # type: ignore[call-arg]
@@ -146,21 +168,23 @@ def _adder(server: uvicorn.Server) -> Add:
 
         loop = asyncio.get_running_loop()
         if sock.family == socket.AF_UNIX:
-            return await loop.create_unix_server(protocol, sock=sock, backlog=128)
-        return await loop.create_server(protocol, sock=sock, backlog=128)
+            return await loop.create_unix_server(protocol, sock=sock, backlog=BACKLOG)
+        return await loop.create_server(protocol, sock=sock, backlog=BACKLOG)
 
-    return add
+    return serve
 
 
 class _Live:
-    """The connections one listener holds open."""
+    """The connections one listener holds open, and the most it may (`most()`)."""
 
-    count = 0
+    def __init__(self, most: Callable[[], int]) -> None:
+        self.count = 0
+        self.most = most
 
 
 def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
     """uvicorn's protocol, counting its listener's connections (`live`, set as each is
-    made): past `connections()` open at once, a new one is aborted as it is made (its
+    made): past `live.most()` open at once, a new one is aborted as it is made (its
     descriptor freed at once)."""
 
     class Capped(base):  # type: ignore[valid-type,misc]
@@ -168,7 +192,7 @@ def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
         refused = False
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            if self.live.count >= connections():
+            if self.live.count >= self.live.most():
                 self.refused = True
                 transport.abort()  # type: ignore[attr-defined]
                 return
