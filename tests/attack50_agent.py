@@ -9,6 +9,11 @@ what it tries comes from its environment:
                    them), holds them SECONDS, closes them and then lists its tools over MCP;
                    how many it opened and the status of that call. Other runs wait
                    ATTACK_LATE seconds (default 0) and list their tools
+    ATTACK_FLAGS   FOLDER (a `write:` folder), with ATTACK_HOLD: waits become conditions.
+                   Run 1 says `held` there once it holds its connections and holds them
+                   until run 3 has listed its tools (says `3`), SECONDS at most; the other
+                   runs wait for `held` (ATTACK_LATE seconds at most), list, and say their
+                   index
     ATTACK_PACK    FOLDER,N,KIND: run 1 leaves N files in FOLDER (a `write:` folder), hard
                    links of one: with KIND `tgz` a gzipped tar of 10,000 members of 6,000
                    zero bytes (163 KiB), with KIND `plain` as many random bytes; how many
@@ -47,11 +52,29 @@ def tools_list() -> int | str:
         return type(error).__name__
 
 
+def _until(flag: str | None, seconds: float) -> None:
+    """`seconds` pass, or sooner once `flag` (a path) exists."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not (flag and os.path.exists(flag)):
+        time.sleep(0.05 if flag else max(0.0, deadline - time.monotonic()))
+
+
+def _say(flags: str | None, name: str) -> None:
+    if flags:
+        with open(os.path.join(flags, name), "w"):
+            pass
+
+
 def hold(spec: str) -> dict[str, object]:
     count, seconds = spec.split(",")
-    if os.environ["PASSHAT_RUN_INDEX"] != "1":
-        time.sleep(float(os.environ.get("ATTACK_LATE") or 0))
-        return {"listed": tools_list()}
+    flags = os.environ.get("ATTACK_FLAGS")
+    index = os.environ["PASSHAT_RUN_INDEX"]
+    if index != "1":
+        held_flag = os.path.join(flags, "held") if flags else None
+        _until(held_flag, float(os.environ.get("ATTACK_LATE") or 0))
+        listed = tools_list()
+        _say(flags, index)
+        return {"listed": listed}
     url = urllib.parse.urlsplit(os.environ["PASSHAT_MCP_URL"])
     held = []
     for _ in range(int(count)):
@@ -59,7 +82,8 @@ def hold(spec: str) -> dict[str, object]:
             held.append(socket.create_connection((url.hostname, url.port), timeout=10))
         except OSError:
             break
-    time.sleep(float(seconds))
+    _say(flags, "held")
+    _until(os.path.join(flags, "3") if flags else None, float(seconds))
     for sock in held:
         sock.close()
     return {"held": len(held), "listed": tools_list()}

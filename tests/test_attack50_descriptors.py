@@ -119,10 +119,11 @@ def test_a_run_whose_look_ran_out_of_descriptors_is_not_started(tmp_path: Path) 
     assert str(work / ".env") in agent.view({}).hide
 
 
-def _suite(folder: Path, hold: str, late: float) -> Path:
+def _suite(folder: Path, hold: str, late: float, flags: Path) -> Path:
     """A suite in `folder`/suite whose agent (tests/attack50_agent.py, in `folder`/work)
-    holds connections (ATTACK_HOLD) in its run 1; its other runs wait `late` seconds."""
-    env = {"ATTACK_HOLD": hold, "ATTACK_LATE": str(late)}
+    holds connections (ATTACK_HOLD) in its run 1; its other runs wait for that, `late`
+    seconds at most, and each says in `flags` (ATTACK_FLAGS) when it is done."""
+    env = {"ATTACK_HOLD": hold, "ATTACK_LATE": str(late), "ATTACK_FLAGS": str(flags)}
     return attack_suite(folder / "work", env, "attack50_agent.py", suite=folder / "suite")
 
 
@@ -176,12 +177,16 @@ def test_a_run_holding_its_connections_leaves_the_others_able_to_start(
     with no connections held (attack50's control, dropped: the unit tests above show the
     cap at work) all three were graded."""
     held = 128
-    # run 1 holds `held` connections 8 s; run 2 ends after 3 s, and run 3 starts then
-    suite = _suite(open_tmp, f"{held},8", late=3)
+    # run 1 holds `held` connections until run 3 has started and listed its tools (60 s
+    # at most); run 2 ends once run 1 holds them, and run 3 starts then
+    flags = open_tmp / "flags"
+    flags.mkdir()
+    suite = _suite(open_tmp, f"{held},60", late=60, flags=flags)
     for item in [open_tmp, *open_tmp.rglob("*")]:
         item.chmod(0o777 if item.is_dir() else 0o666)
     db = open_tmp / "p.db"
     args = ["-k", "3", "--concurrency", "2", "--timeout", "120", "--db", str(db), "-q"]
+    args += ["--agent-write", str(flags)]
     head = ["prlimit", f"--nofile={LIMIT}:{LIMIT}", "--"]
     done = passhat_as(user, open_tmp, "run", str(suite), *args, "--no-report", head=head)
     assert done.returncode in (0, 1), done.stderr
@@ -193,6 +198,9 @@ def test_a_run_holding_its_connections_leaves_the_others_able_to_start(
     assert runs[1].output is not None and runs[1].output["held"] == held, runs[1].error_message
     starved = {i: r.error_message for i, r in runs.items() if r.status == "errored"}
     assert starved == {}, "a run's flood kept another run from starting"
+    # run 3 started while run 1 held its connections (run 1 let go once run 3 said so)
+    assert (flags / "3").exists() and runs[1].duration_s < 60
+    assert runs[3].started_at < runs[1].started_at + runs[1].duration_s
 
 
 @pytest.mark.skipif(shutil.which("prlimit") is None, reason="no prlimit (util-linux) here")

@@ -7,7 +7,7 @@ import io
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from rich import box
 from rich.console import Console
@@ -101,7 +101,38 @@ def build(cls: type[RichTable], spec: dict[str, Any]) -> RichTable:
     return table
 
 
-@settings(max_examples=600, deadline=None)
+def _shrunk(padding: tuple[int, ...], *columns: dict[str, Any], **table: Any) -> dict[str, Any]:
+    """A table as Hypothesis shrinks one (SIMPLE_HEAD, collapsed padding, no edge, no
+    rows, left-justified folding columns of empty headers), with `columns`' and
+    `table`'s settings over those."""
+    column = {"header": "", "justify": "left", "vertical": "top", "min_width": None}
+    column |= {"max_width": None, "no_wrap": False, "overflow": "fold"}
+    spec = {
+        "box": box.SIMPLE_HEAD,
+        "padding": padding,
+        "pad_edge": True,
+        "show_edge": False,
+        "show_header": True,
+        "collapse_padding": True,
+        "title": None,
+        "title_justify": "left",
+        "caption": None,
+        "columns": [{**column, **changes} for changes in columns],
+        "rows": [],
+        "sections": set(),
+        "width": 10,
+    }
+    return {**spec, **table}
+
+
+# Found among 600 generated tables and not among the 150 drawn now, with report/table.py
+# broken on purpose: collapsed padding with a left pad at the edge taken as plain lines
+# (Table._simple's collapse_ok), a column's min_width counted without its padding, the
+# console's width taken whole for the columns (without the table's edges and dividers).
+@example(_shrunk((0, 1), {}))
+@example(_shrunk((0, 1, 0, 0), {}, {}, {}, {}, {"min_width": 1}))
+@example(_shrunk((0, 1, 0, 0), {"header": "000000000"}, pad_edge=False, show_edge=True))
+@settings(max_examples=150, deadline=None)
 @given(tables())
 def test_plain_lines_are_what_rich_prints(spec: dict[str, Any]) -> None:
     width = spec["width"]
@@ -250,7 +281,7 @@ def _kept(spec: dict[str, Any]) -> dict[str, Any]:
     return {**spec, "columns": columns, "rows": rows, "title": None, "caption": None}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tables())
 def test_a_fitted_table_drops_no_character_of_what_it_holds(spec: dict[str, Any]) -> None:
     # rich itself cut the last character of a full-width cell in the last column

@@ -73,7 +73,7 @@ def _valid(pattern: str) -> bool:
     return True
 
 
-@settings(max_examples=600)
+@settings(max_examples=150)
 @given(st.data())
 def test_where_regex_searches_it_decides_as_re(data: st.DataObject) -> None:
     """The regex engine runs every search not `disputed`: over generated patterns and
@@ -86,7 +86,7 @@ def test_where_regex_searches_it_decides_as_re(data: st.DataObject) -> None:
     assert found == (re.search(pattern, text) is not None), (pattern, text)
 
 
-@settings(max_examples=400)
+@settings(max_examples=100)
 @given(st.data())
 def test_a_search_decides_as_re_with_any_letters(data: st.DataObject) -> None:
     """With Turkish i's, combining marks, U+001C, letters newer than this Python's
