@@ -408,7 +408,12 @@ async def test_a_worker_of_other_code_joining_late_is_refused_and_its_runs_go_el
                 nthreads=4, env={"PYTHONPATH": f"{foreign}{os.pathsep}{TESTS}"}
             )
             await asyncio.to_thread(cluster.wait_for_workers, 3)
-            await asyncio.sleep(1)  # the scheduler hands it queued runs
+            # the scheduler hands it queued runs, which it refuses: a second under load
+            # was not always enough (12 tasks for k = 12)
+            for _ in range(1200):
+                if executor.refused:
+                    break
+                await asyncio.sleep(0.05)
             go.touch()
             await running
     finally:
