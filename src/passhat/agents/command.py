@@ -94,6 +94,7 @@ from passhat.agents.streams import (
     parse_output,
     passhats_own,
     read_capped,
+    spawn,
     with_tail,
 )
 from passhat.errors import ConfigError
@@ -640,7 +641,7 @@ class CommandAgent:
                 raise AgentProcessError("isolation", reason) from None
         try:
             # no preexec_fn: Python then spawns with vfork instead of copying passhat
-            proc = await asyncio.create_subprocess_exec(
+            proc = await spawn(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,

@@ -2,8 +2,8 @@
 
 Its input is fed and stdin closed, its stdout read up to a cap, its stderr kept as a
 bounded tail with every secret value cut out (also a partial value the cut left at
-its start), its process group killed whole, its exit put in words, and its stdout
-read as the run's output (`parse_output`).
+its start), its process group killed whole (also when a stop cancels its start), its
+exit put in words, and its stdout read as the run's output (`parse_output`).
 """
 
 from __future__ import annotations
@@ -231,6 +231,35 @@ def close_pipe(stream: asyncio.StreamReader) -> None:
 def kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+async def spawn(*argv: str, **options: Any) -> asyncio.subprocess.Process:
+    """asyncio.create_subprocess_exec for a process that leads its own group
+    (start_new_session): a stop (Ctrl-C) that cancels the wait once the process is
+    started kills its whole group, then raises. asyncio itself would kill the process
+    only: bwrap's PID 1 inside the sandbox, started but still waiting on an eventfd for
+    bwrap to let it run (before its own --die-with-parent), stayed asleep for good."""
+    started = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))
+    try:
+        return await asyncio.shield(started)
+    except asyncio.CancelledError:
+        started.add_done_callback(_stop_started)  # a second cancel cuts the wait, not this
+        with contextlib.suppress(BaseException):  # not started (OSError): nothing to wait for
+            await (await asyncio.shield(started)).wait()
+        raise
+
+
+def _stop_started(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """Kill the group of a process whose start was cancelled, and close its pipes."""
+    if started.cancelled() or started.exception() is not None:
+        return
+    proc = started.result()
+    kill_group(proc.pid)
+    if proc.stdin is not None:
+        proc.stdin.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            close_pipe(stream)
 
 
 OUTPUT_DEPTH = 100
