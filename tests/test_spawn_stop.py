@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import time
 from asyncio import base_subprocess
 from collections.abc import Awaitable
@@ -19,7 +20,7 @@ import pytest
 
 from passhat.agents.base import RunContext
 from passhat.agents.command import CommandAgent, CommandSpec
-from passhat.agents.streams import spawn
+from passhat.agents.streams import kill_sandbox, spawn
 
 LEAVES = "sleep 60 </dev/null >/dev/null 2>&1 & echo $! > {}; wait"
 """A shell whose child, in its group as bwrap's PID 1 is in bwrap's, writes its pid (and
@@ -116,3 +117,23 @@ async def test_a_command_agents_run_stopped_while_its_process_starts_leaves_noth
     run = agent._run_process(argv, b"{}", tmp_path, environ, ctx, _Guard())  # type: ignore[arg-type]
     child = await _stopped_while_starting(monkeypatch, pidfile, run)
     await _check_gone(child, "the agent's child")
+
+
+async def test_a_sandboxs_kill_takes_the_child_that_left_the_group(tmp_path: Path) -> None:
+    """bwrap's PID 1 calls setsid (--new-session) before it binds its life to bwrap's
+    (--die-with-parent): a kill of the group in between left it and its agent running.
+    kill_sandbox kills the leader's children that left the group too; here a shell's."""
+    pidfile = tmp_path / "child.pid"
+    leaves = f"setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $! > {pidfile}; wait"
+    leader = subprocess.Popen(["/bin/sh", "-c", leaves], start_new_session=True)
+    try:
+        while not pidfile.exists() or not pidfile.read_text().endswith("\n"):
+            await asyncio.sleep(0.01)
+        child = int(pidfile.read_text())
+        while os.getsid(child) == leader.pid:  # until its setsid
+            await asyncio.sleep(0.01)
+        kill_sandbox(leader.pid)
+        await _check_gone(child, "the child that left the group")
+    finally:
+        leader.kill()
+        leader.wait()
