@@ -91,9 +91,11 @@ from passhat.agents.streams import (
     exited,
     feed,
     kill_group,
+    kill_sandbox,
     parse_output,
     passhats_own,
     read_capped,
+    spawn,
     with_tail,
 )
 from passhat.errors import ConfigError
@@ -638,9 +640,10 @@ class CommandAgent:
                     gate.close()
                 reason = f"cannot give the run a session keyring of its own: {error.strerror}"
                 raise AgentProcessError("isolation", reason) from None
+        kill = kill_sandbox if sandboxed else kill_group
         try:
             # no preexec_fn: Python then spawns with vfork instead of copying passhat
-            proc = await asyncio.create_subprocess_exec(
+            proc = await spawn(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -649,6 +652,7 @@ class CommandAgent:
                 env=environ,
                 start_new_session=True,  # its own process group: killed as one
                 pass_fds=gate.pass_fds if gate is not None else (),
+                kill=kill,
             )
         except OSError as error:
             if gate is not None:
@@ -676,12 +680,12 @@ class CommandAgent:
             # a flood ends the read before the process ends: stop waiting for it then
             await asyncio.wait({reader, waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
             if stopper.done():
-                kill_group(proc.pid)
+                kill(proc.pid)
             if reader.done() and reader.exception() is not None:
                 reader.result()
             await waiter
             # leftovers of the run (background children) go with it; their pipes close
-            kill_group(proc.pid)
+            kill(proc.pid)
             # the run ends with its agent: a child that left the group (setsid) and holds
             # the pipes is not waited for; what was printed until now is the output
             await asyncio.wait({reader, drainer}, timeout=EXIT_GRACE_S)
@@ -690,7 +694,7 @@ class CommandAgent:
         finally:
             if gate is not None:
                 gate.close()
-            kill_group(proc.pid)
+            kill(proc.pid)
             for task in (feeder, drainer, reader, waiter, stopper):
                 task.cancel()
             with contextlib.suppress(BaseException):
@@ -731,7 +735,7 @@ async def _open(
     try:
         await gate.open()
     except OSError as error:
-        kill_group(proc.pid)
+        kill_sandbox(proc.pid)
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(asyncio.shield(waiter), EXIT_GRACE_S)
             await asyncio.sleep(0)  # what bwrap wrote is drained

@@ -2,19 +2,21 @@
 
 Its input is fed and stdin closed, its stdout read up to a cap, its stderr kept as a
 bounded tail with every secret value cut out (also a partial value the cut left at
-its start), its process group killed whole, its exit put in words, and its stdout
-read as the run's output (`parse_output`).
+its start), its process group killed whole (also when a stop cancels its start), its
+exit put in words, and its stdout read as the run's output (`parse_output`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import re
 import signal
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 
@@ -231,6 +233,67 @@ def close_pipe(stream: asyncio.StreamReader) -> None:
 def kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def kill_sandbox(pid: int) -> None:
+    """kill_group for a sandboxed run (bwrap leads the group), and bwrap's PID 1 when it
+    has left the group: its setsid (--new-session) comes before it binds its life to
+    bwrap's (--die-with-parent), so a kill in between left PID 1, and the agent it
+    starts, running on without bwrap."""
+    held = _children(pid)
+    kill_group(pid)
+    for pidfd in held:
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        os.close(pidfd)
+
+
+def _children(pid: int) -> list[int]:
+    """pidfds of `pid`'s children (none when it has ended or where pidfds are not had)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listed:
+            pids = [int(word) for word in listed.read().split()]
+    except OSError:
+        return []
+    held = []
+    for child in pids:
+        with contextlib.suppress(OSError, AttributeError):
+            held.append(os.pidfd_open(child))
+    return held
+
+
+async def spawn(
+    *argv: str, kill: Callable[[int], None] = kill_group, **options: Any
+) -> asyncio.subprocess.Process:
+    """asyncio.create_subprocess_exec for a process that leads its own group
+    (start_new_session): a stop (Ctrl-C) that cancels the wait once the process is
+    started kills its whole group (`kill`), then raises. asyncio itself would kill the process
+    only: bwrap's PID 1 inside the sandbox, started but still waiting on an eventfd for
+    bwrap to let it run (before its own --die-with-parent), stayed asleep for good."""
+    started = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))
+    try:
+        return await asyncio.shield(started)
+    except asyncio.CancelledError:
+        # a second cancel cuts the wait, not the kill
+        started.add_done_callback(functools.partial(_stop_started, kill))
+        with contextlib.suppress(BaseException):  # not started (OSError): nothing to wait for
+            await (await asyncio.shield(started)).wait()
+        raise
+
+
+def _stop_started(
+    kill: Callable[[int], None], started: asyncio.Future[asyncio.subprocess.Process]
+) -> None:
+    """Kill the group of a process whose start was cancelled, and close its pipes."""
+    if started.cancelled() or started.exception() is not None:
+        return
+    proc = started.result()
+    kill(proc.pid)
+    if proc.stdin is not None:
+        proc.stdin.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            close_pipe(stream)
 
 
 OUTPUT_DEPTH = 100
