@@ -21,19 +21,11 @@ import pytest
 from passhat.agents.base import RunContext
 from passhat.agents.command import CommandAgent, CommandSpec
 from passhat.agents.streams import kill_sandbox, spawn
+from test_command_agent import _alive
 
 LEAVES = "sleep 60 </dev/null >/dev/null 2>&1 & echo $! > {}; wait"
 """A shell whose child, in its group as bwrap's PID 1 is in bwrap's, writes its pid (and
 holds none of the shell's pipes, so a start that kills the shell alone ends)."""
-
-
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting for its reaper counts as dead)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 async def _check_gone(pid: int, what: str, seconds: float = 5.0) -> None:
