@@ -359,7 +359,7 @@ def test_a_plain_cell_is_not_rendered_to_read_its_text(monkeypatch: pytest.Monke
     assert rendered == ["[bold]x[/bold]", ":smile:", "bell\x07"]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(tables(), st.integers(-1, 90))
 def test_a_column_is_measured_from_its_plain_lines_as_rich_measures_it(
     spec: dict[str, Any], width: int
