@@ -125,7 +125,7 @@ def _blocks(cases: int, resamples: int) -> Iterator[int]:
         yield min(rows, resamples - start)
 
 
-_LAST_DRAWS: dict[tuple[int, int, int, bytes], Ints] = {}
+_LAST_DRAWS: dict[tuple[int, int, int, str, bytes], Ints] = {}
 """The last `_record_draws`: a report's dataset bootstrap and its share forecast draw the
 very same (one seed, the same case records) when every case counted the same runs."""
 
@@ -135,7 +135,7 @@ def _record_draws(cases: int, counts: Ints, resamples: int, seed: int) -> Ints:
     each distinct case record `resamples` bootstrap draws of `cases` cases hold. The last
     call is remembered (read-only), so the second of two equal calls costs nothing; the
     draws were most of a simulated experiment's CPU."""
-    key = (seed, cases, resamples, counts.tobytes())
+    key = (seed, cases, resamples, counts.dtype.str, counts.tobytes())  # 1-d counts
     draws = _LAST_DRAWS.get(key)
     if draws is None:
         draws = np.random.default_rng(seed).multinomial(cases, counts / cases, resamples)
