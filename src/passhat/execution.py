@@ -324,7 +324,7 @@ async def _run_agent(
             _abandon(task)
         else:
             _forget(task)
-            own = _passhats_own(task)
+            own = _look_failed(task)
             if own is not None:
                 return None, own
         return None, ("timeout", late)
@@ -346,7 +346,7 @@ def _in_time(
     return outcome
 
 
-def _passhats_own(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure | None:
+def _look_failed(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure | None:
     """What a run stopped at its deadline ended in when passhat's own part of it was
     under way (its look for answers: agents/lookout.in_time): `isolation`, which names
     passhat, or `agent_left` where the look was in what an earlier run of the agent left

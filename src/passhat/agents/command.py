@@ -79,7 +79,6 @@ from passhat.agents.sandbox import (
 )
 from passhat.agents.streams import OUTPUT_DEPTH as OUTPUT_DEPTH  # its old home: re-exported
 from passhat.agents.streams import (
-    PASSHATS_OWN,
     AgentProcessError,
     Tail,
     bounded_output,
@@ -93,6 +92,7 @@ from passhat.agents.streams import (
     kill_group,
     kill_sandbox,
     parse_output,
+    passhats_failure,
     passhats_own,
     read_capped,
     spawn,
@@ -659,8 +659,7 @@ class CommandAgent:
                 gate.close()
             why = f"cannot start {argv[0]!r}: {error.strerror or error}"
             if error.errno in _SCARCE:  # passhat's pipes or fork, not the agent's program
-                why = f"passhat failed running the agent (not the agent's doing): {why}"
-                raise AgentProcessError(PASSHATS_OWN, why) from None
+                raise passhats_failure(why) from None
             raise AgentProcessError("agent_start", why) from None
         guard.add(proc.pid)
         if gate is not None:

@@ -44,10 +44,13 @@ def passhats_own(error: BaseException) -> AgentProcessError | None:
         return None
     # the machine's refusal (a full disk, no descriptors left) is no defect to report
     report = "" if isinstance(error, OSError) else "; please report it"
+    return passhats_failure(f"{type(error).__name__}: {error}{_where(error)}{report}")
+
+
+def passhats_failure(why: str) -> AgentProcessError:
+    """The run's `passhat_error`: passhat failed running the agent for `why`."""
     return AgentProcessError(
-        PASSHATS_OWN,
-        f"passhat failed running the agent (not the agent's doing): "
-        f"{type(error).__name__}: {error}{_where(error)}{report}",
+        PASSHATS_OWN, f"passhat failed running the agent (not the agent's doing): {why}"
     )
 
 
