@@ -243,7 +243,7 @@ def kill_sandbox(pid: int) -> None:
     has left the group: its setsid (--new-session) comes before it binds its life to
     bwrap's (--die-with-parent), so a kill in between left PID 1, and the agent it
     starts, running on without bwrap."""
-    held = _children(pid)
+    held = _held_children(pid)
     kill_group(pid)
     for pidfd in held:
         with contextlib.suppress(OSError):
@@ -251,7 +251,7 @@ def kill_sandbox(pid: int) -> None:
         os.close(pidfd)
 
 
-def _children(pid: int) -> list[int]:
+def _held_children(pid: int) -> list[int]:
     """pidfds of `pid`'s children (none when it has ended or where pidfds are not had)."""
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as listed:
