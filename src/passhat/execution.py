@@ -321,7 +321,7 @@ async def _run_agent(
         # and keeps its stderr); one that ignores it is left behind
         await asyncio.wait({task}, timeout=CLEANUP_S)
         if not task.done():
-            _abandon(task)
+            _abandon(task, 0.0)  # it had its moment
         else:
             _forget(task)
             own = _look_failed(task)
@@ -465,18 +465,22 @@ CLEANUP_S = 1.0
 
 T = TypeVar("T")
 
-_ABANDONED: set[asyncio.Future[Any]] = set()
-"""Runs left behind at their deadline, kept referenced until they end."""
+_ABANDONED: dict[asyncio.Future[Any], float] = {}
+"""Runs left behind at their deadline, kept referenced until they end: by each, the
+time.monotonic() until which its loop's closing waits for it (run_loop)."""
 
 
-def _abandon(task: asyncio.Future[Any]) -> None:
+def _abandon(task: asyncio.Future[Any], cleanup_s: float = CLEANUP_S) -> None:
+    """Cancel `task` and leave it behind; the loop's closing waits `cleanup_s` from now
+    for it: 0 for a run that had its CLEANUP_S after the cancel already (a worker's
+    loop of one run closed a second later, past its grace: shipment.GRACE_S)."""
     task.cancel()
-    _ABANDONED.add(task)
+    _ABANDONED[task] = time.monotonic() + cleanup_s
     task.add_done_callback(_forget)
 
 
 def _forget(task: asyncio.Future[Any]) -> None:
-    _ABANDONED.discard(task)
+    _ABANDONED.pop(task, None)
     if not task.cancelled():
         task.exception()  # retrieved: a late failure of an abandoned run is no news
 
@@ -486,8 +490,9 @@ def run_loop(main: Coroutine[Any, Any, T]) -> T:
 
     asyncio.run cancels every task left and waits for them all: one agent that catches
     every cancel kept passhat from exiting, its run recorded. Here the tasks left are
-    cancelled and waited for as there, but for the abandoned runs, which get CLEANUP_S
-    more and are then left behind, pending, as the loop closes (a daemon thread's way).
+    cancelled and waited for as there, but for the abandoned runs, which get what is left
+    of their cleanup time (`_abandon`) and are then left behind, pending, as the loop
+    closes (a daemon thread's way).
     """
     runner = asyncio.Runner()  # its run(): Ctrl-C cancels `main`, then KeyboardInterrupt
     try:
@@ -501,7 +506,7 @@ def _leave_for_good(task: asyncio.Future[Any]) -> None:
     closed (a GeneratorExit thrown in at exit, which a bare except catches and loops on,
     spun forever as the interpreter ended), nor reported destroyed while pending."""
     task._log_destroy_pending = False  # type: ignore[attr-defined]
-    _ABANDONED.discard(task)
+    _ABANDONED.pop(task, None)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(task))  # a reference never given back
 
 
@@ -524,8 +529,9 @@ def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
                     }
                 )
         stuck = [task for task in left if task in _ABANDONED and not task.done()]
-        if stuck:
-            loop.run_until_complete(asyncio.wait(stuck, timeout=CLEANUP_S))
+        wait_s = max((_ABANDONED.get(task, 0.0) for task in stuck), default=0.0)
+        if stuck and wait_s > time.monotonic():
+            loop.run_until_complete(asyncio.wait(stuck, timeout=wait_s - time.monotonic()))
         for task in stuck:
             if not task.done():
                 _leave_for_good(task)
