@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
+from passhat.agents.streams import PASSHATS_OWN
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
 from passhat.errors import ModelError
 from passhat.limits import LIMIT
@@ -324,7 +325,7 @@ async def _run_agent(
             _abandon(task, 0.0)  # it had its moment
         else:
             _forget(task)
-            own = _look_failed(task)
+            own = _look_failed(task, timeout_s)
             if own is not None:
                 return None, own
         return None, ("timeout", late)
@@ -346,14 +347,23 @@ def _in_time(
     return outcome
 
 
-def _look_failed(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure | None:
+def _look_failed(
+    task: asyncio.Future[tuple[Any, Failure | None]], timeout_s: float
+) -> Failure | None:
     """What a run stopped at its deadline ended in when passhat's own part of it was
     under way (its look for answers: agents/lookout.in_time): `isolation`, which names
     passhat, or `agent_left` where the look was in what an earlier run of the agent left
-    (LookStopped.left_in), not `timeout`, which reads as this run's agent too slow."""
+    (LookStopped.left_in), not `timeout`, which reads as this run's agent too slow; and
+    `passhat_error` where passhat's own part failed as it stopped the run (its cleanup:
+    agents/streams.passhats_own), said beside the deadline, not hidden behind it."""
     if task.cancelled() or task.exception() is not None:
         return None
     _, failure = task.result()
+    if failure is not None and failure[0] == PASSHATS_OWN:
+        return (
+            PASSHATS_OWN,
+            f"{failure[1]} (as it stopped the run at its deadline, {timeout_s:g} s)",
+        )
     return failure if failure is not None and failure[0] in ("isolation", "agent_left") else None
 
 
