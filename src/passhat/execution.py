@@ -360,10 +360,8 @@ def _look_failed(
         return None
     _, failure = task.result()
     if failure is not None and failure[0] == PASSHATS_OWN:
-        return (
-            PASSHATS_OWN,
-            f"{failure[1]} (as it stopped the run at its deadline, {timeout_s:g} s)",
-        )
+        at = f" (as it stopped the run at its deadline, {timeout_s:g} s)"
+        return (PASSHATS_OWN, failure[1] + at)
     return failure if failure is not None and failure[0] in ("isolation", "agent_left") else None
 
 
@@ -481,9 +479,8 @@ time.monotonic() until which its loop's closing waits for it (run_loop)."""
 
 
 def _abandon(task: asyncio.Future[Any], cleanup_s: float = CLEANUP_S) -> None:
-    """Cancel `task` and leave it behind; the loop's closing waits `cleanup_s` from now
-    for it: 0 for a run that had its CLEANUP_S after the cancel already (a worker's
-    loop of one run closed a second later, past its grace: shipment.GRACE_S)."""
+    """Cancel `task`, left behind; its loop's closing waits `cleanup_s` from now for it:
+    0 for a run that had its CLEANUP_S after the cancel (shipment.GRACE_S)."""
     task.cancel()
     _ABANDONED[task] = time.monotonic() + cleanup_s
     task.add_done_callback(_forget)
