@@ -21,9 +21,9 @@ def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     read: list[str] = []
     real_kind = lookout.kind
 
-    def kind(path: str) -> str:
+    def kind(path: str, archives: bool = True) -> str:
         read.append(path)
-        return real_kind(path)
+        return real_kind(path, archives)
 
     monkeypatch.setattr(lookout, "kind", kind)
     return read
@@ -92,7 +92,8 @@ def test_a_file_changed_just_before_a_look_is_read_again_at_the_next(
 
 def test_the_walk_goes_where_a_single_look_went(tmp_path: Path) -> None:
     """As deep as the folder goes (round 12: past 6 levels was not looked at), not into
-    installations, links to folders or secret-named folders, as before."""
+    links to folders or secret-named folders, as before; into installations for answers
+    (a report there is found: test_review51)."""
     deep = tmp_path
     for level in range(8):
         deep = deep / f"d{level}"
@@ -106,7 +107,13 @@ def test_the_walk_goes_where_a_single_look_went(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "node_modules")
     found = Lookout(str(tmp_path)).found()
     assert sorted(found) == sorted(
-        str(p) for p in (tmp_path / ".git", tmp_path / "shallow.csv", deep / "runs.csv")
+        str(p)
+        for p in (
+            tmp_path / ".git",
+            tmp_path / "shallow.csv",
+            deep / "runs.csv",
+            tmp_path / "node_modules" / "runs.csv",
+        )
     )
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
+from passhat.agents.streams import PASSHATS_OWN
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
 from passhat.errors import ModelError
 from passhat.limits import LIMIT
@@ -321,10 +322,10 @@ async def _run_agent(
         # and keeps its stderr); one that ignores it is left behind
         await asyncio.wait({task}, timeout=CLEANUP_S)
         if not task.done():
-            _abandon(task)
+            _abandon(task, 0.0)  # it had its moment
         else:
             _forget(task)
-            own = _look_failed(task)
+            own = _look_failed(task, timeout_s)
             if own is not None:
                 return None, own
         return None, ("timeout", late)
@@ -346,14 +347,21 @@ def _in_time(
     return outcome
 
 
-def _look_failed(task: asyncio.Future[tuple[Any, Failure | None]]) -> Failure | None:
+def _look_failed(
+    task: asyncio.Future[tuple[Any, Failure | None]], timeout_s: float
+) -> Failure | None:
     """What a run stopped at its deadline ended in when passhat's own part of it was
     under way (its look for answers: agents/lookout.in_time): `isolation`, which names
     passhat, or `agent_left` where the look was in what an earlier run of the agent left
-    (LookStopped.left_in), not `timeout`, which reads as this run's agent too slow."""
+    (LookStopped.left_in), not `timeout`, which reads as this run's agent too slow; and
+    `passhat_error` where passhat's own part failed as it stopped the run (its cleanup:
+    agents/streams.passhats_own), said beside the deadline, not hidden behind it."""
     if task.cancelled() or task.exception() is not None:
         return None
     _, failure = task.result()
+    if failure is not None and failure[0] == PASSHATS_OWN:
+        at = f" (as it stopped the run at its deadline, {timeout_s:g} s)"
+        return (PASSHATS_OWN, failure[1] + at)
     return failure if failure is not None and failure[0] in ("isolation", "agent_left") else None
 
 
@@ -465,18 +473,21 @@ CLEANUP_S = 1.0
 
 T = TypeVar("T")
 
-_ABANDONED: set[asyncio.Future[Any]] = set()
-"""Runs left behind at their deadline, kept referenced until they end."""
+_ABANDONED: dict[asyncio.Future[Any], float] = {}
+"""Runs left behind at their deadline, kept referenced until they end: by each, the
+time.monotonic() until which its loop's closing waits for it (run_loop)."""
 
 
-def _abandon(task: asyncio.Future[Any]) -> None:
+def _abandon(task: asyncio.Future[Any], cleanup_s: float = CLEANUP_S) -> None:
+    """Cancel `task`, left behind; its loop's closing waits `cleanup_s` from now for it:
+    0 for a run that had its CLEANUP_S after the cancel (shipment.GRACE_S)."""
     task.cancel()
-    _ABANDONED.add(task)
+    _ABANDONED[task] = time.monotonic() + cleanup_s
     task.add_done_callback(_forget)
 
 
 def _forget(task: asyncio.Future[Any]) -> None:
-    _ABANDONED.discard(task)
+    _ABANDONED.pop(task, None)
     if not task.cancelled():
         task.exception()  # retrieved: a late failure of an abandoned run is no news
 
@@ -486,8 +497,9 @@ def run_loop(main: Coroutine[Any, Any, T]) -> T:
 
     asyncio.run cancels every task left and waits for them all: one agent that catches
     every cancel kept passhat from exiting, its run recorded. Here the tasks left are
-    cancelled and waited for as there, but for the abandoned runs, which get CLEANUP_S
-    more and are then left behind, pending, as the loop closes (a daemon thread's way).
+    cancelled and waited for as there, but for the abandoned runs, which get what is left
+    of their cleanup time (`_abandon`) and are then left behind, pending, as the loop
+    closes (a daemon thread's way).
     """
     runner = asyncio.Runner()  # its run(): Ctrl-C cancels `main`, then KeyboardInterrupt
     try:
@@ -501,7 +513,7 @@ def _leave_for_good(task: asyncio.Future[Any]) -> None:
     closed (a GeneratorExit thrown in at exit, which a bare except catches and loops on,
     spun forever as the interpreter ended), nor reported destroyed while pending."""
     task._log_destroy_pending = False  # type: ignore[attr-defined]
-    _ABANDONED.discard(task)
+    _ABANDONED.pop(task, None)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(task))  # a reference never given back
 
 
@@ -524,8 +536,9 @@ def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
                     }
                 )
         stuck = [task for task in left if task in _ABANDONED and not task.done()]
-        if stuck:
-            loop.run_until_complete(asyncio.wait(stuck, timeout=CLEANUP_S))
+        wait_s = max((_ABANDONED.get(task, 0.0) for task in stuck), default=0.0)
+        if stuck and wait_s > time.monotonic():
+            loop.run_until_complete(asyncio.wait(stuck, timeout=wait_s - time.monotonic()))
         for task in stuck:
             if not task.done():
                 _leave_for_good(task)

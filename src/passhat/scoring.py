@@ -55,7 +55,7 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -539,6 +539,19 @@ async def score_run_async(
     return Score(passed=all(d["passed"] for d in details), details=details)
 
 
+async def _leaving_tasks(grading: Awaitable[Score]) -> Score:
+    """`grading`'s score; the tasks it leaves on the loop (a user's scorer's: passhat's
+    grading leaves none) are abandoned, so run_loop gives them a moment and leaves
+    behind one that swallows every cancel, where asyncio.run waited for it forever."""
+    from passhat.execution import _abandon
+
+    try:
+        return await grading
+    finally:
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            _abandon(task)
+
+
 def score_run(
     suite: Suite, case: Case, final_state: dict[str, Any], *, run_index: int = 1, seed: int = 0
 ) -> Score:
@@ -558,7 +571,11 @@ def score_run(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(
-            score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
+        from passhat.execution import run_loop  # it imports this module
+
+        return run_loop(
+            _leaving_tasks(
+                score_run_async(suite, case, final_state, run_index=run_index, seed=seed)
+            )
         )
     raise ScorerError("a judge scorer inside a running event loop: await score_run_async(...)")

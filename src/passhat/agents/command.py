@@ -517,7 +517,12 @@ class CommandAgent:
     async def __call__(self, input: Any, env: Environment, ctx: RunContext) -> Any:
         try:
             return await self._run(input, env, ctx)
-        except Exception as error:  # the agent raises nothing in passhat: passhat's own
+        except (Exception, asyncio.CancelledError) as error:
+            # the agent raises nothing in passhat: passhat's own, and so is a cancel that
+            # no stop asked for (a future of passhat's cancelled under it)
+            task = asyncio.current_task()
+            if isinstance(error, asyncio.CancelledError) and task and task.cancelling():
+                raise  # a stop: the deadline's, or Ctrl-C's
             own = passhats_own(error)
             if own is None:
                 raise

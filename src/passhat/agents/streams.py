@@ -44,7 +44,9 @@ def passhats_own(error: BaseException) -> AgentProcessError | None:
         return None
     # the machine's refusal (a full disk, no descriptors left) is no defect to report
     report = "" if isinstance(error, OSError) else "; please report it"
-    return passhats_failure(f"{type(error).__name__}: {error}{_where(error)}{report}")
+    said = str(error)  # none for a bare CancelledError
+    what = f"{type(error).__name__}: {said}" if said else type(error).__name__
+    return passhats_failure(f"{what}{_where(error)}{report}")
 
 
 def passhats_failure(why: str) -> AgentProcessError:

@@ -18,7 +18,6 @@ them from its own environment.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import hashlib
 import json
@@ -55,8 +54,10 @@ SUITE = "suite"
 """Where the suite folder goes inside a shipment."""
 MAX_SUITE_BYTES = 256 * 2**20
 """A suite folder larger than this is refused: keep data sets outside the suite."""
-GRACE_S = 1.0
-"""How long past --timeout a worker waits for a run that ignores its deadline."""
+GRACE_S = 2.0
+"""How long past --timeout a worker waits for a run that ignores its deadline: more than
+the second (execution.CLEANUP_S) a run out of time has to clean up after its cancel,
+else one that swallows it is given up as blocking its loop, not recorded a timeout."""
 
 
 @dataclass(frozen=True)
@@ -239,10 +240,11 @@ class Prepared:
         """Runs of (case, index, attempt) one after another in a thread of their own,
         each waited for until its own deadline plus grace; their records, in order.
 
-        Each run gets a fresh event loop, so an agent that blocks it stalls no other
-        run. The thread is handed the whole batch, so the calling thread wakes once
-        per batch rather than once per run (on a loaded machine each wake-up can
-        cost a time slice). A run past its deadline is abandoned with its thread
+        Each run gets a fresh event loop (execution.run_loop), so an agent that blocks
+        it stalls no other run, and one that swallows every cancel, left behind at its
+        deadline, does not keep the loop from closing. The thread is handed the whole
+        batch, so the calling thread wakes once per batch rather than once per run (on a
+        loaded machine each wake-up can cost a time slice). A run past its deadline is abandoned with its thread
         (left behind), recorded errored(timeout), and the rest of the batch goes on
         in a new thread."""
         records: list[RunRecord] = []
@@ -258,12 +260,15 @@ class Prepared:
         model = self.models.take()
 
         def target() -> None:
+            from passhat.execution import run_loop
+
             try:
                 for case_id, index, attempt in batch:
                     if "abandoned" in box:  # the waiting thread gave up on this one
                         return
                     case = self.cases[case_id]
-                    record = asyncio.run(self._once(case, index, model, attempt))
+                    # run_loop: an agent left behind at its deadline is not waited for
+                    record = run_loop(self._once(case, index, model, attempt))
                     with done:
                         box["records"].append(record)
                         box["started"], box["clock"] = time.time(), time.perf_counter()
