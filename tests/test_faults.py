@@ -277,6 +277,43 @@ def test_sigterm_with_an_agent_that_swallows_every_cancel_left_behind_exits_143(
 
 
 @pytest.mark.parametrize(
+    ("agent", "status"),
+    [
+        ("perfect_leaving_a_task", "passed"),
+        ("perfect_leaving_an_async_generator", "passed"),
+        ("blocks_in_to_thread", "errored"),
+    ],
+    ids=["task-left", "async-generator-left", "to-thread-blocked"],
+)
+def test_what_an_agent_leaves_behind_lets_passhat_exit(
+    tmp_path: Path, agent: str, status: str
+) -> None:
+    """An agent's own task that catches every cancel, its async generator whose aclose()
+    never ends, or its call blocked for good in asyncio.to_thread: the run is recorded, but
+    the loop's shutdown waited for them all, for good, passhat's report never printed nor
+    its process ended (review55; run_loop bounded only the abandoned runs)."""
+    import subprocess
+    import sys
+
+    tests = Path(__file__).parent
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")]),
+        "PASSHAT_TEST_BLOCK": "30",
+    }
+    db = tmp_path / "p.db"
+    args = [sys.executable, "-m", "passhat", "run", str(CLARIFY_DIR), "--case", SEED_ID]
+    args += ["-k", "1", "--timeout", "1", "-q", "--db", str(db), "--agent"]
+    args += [f"agents_for_tests:{agent}"]
+    try:
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:  # the child is killed
+        pytest.fail("passhat did not exit within 20 s of a run of at most 1 s")
+    assert "Traceback" not in done.stderr and "destroyed" not in done.stderr, done.stderr
+    assert [r["status"] for r in stored_runs(db)] == [status]
+
+
+@pytest.mark.parametrize(
     ("agent", "message"),
     [
         ("exits", "SystemExit: the agent called sys.exit(3)"),

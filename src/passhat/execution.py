@@ -28,6 +28,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from passhat import _leftovers
 from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
@@ -391,6 +392,7 @@ async def _invoke(
     A task must never end in SystemExit or KeyboardInterrupt: asyncio re-raises
     those out of the event loop and the whole experiment would stop.
     """
+    _leftovers.IN_RUN.set(True)  # in this task: the tasks the agent makes are its run's
     try:
         if _is_async(fn):
             return await fn(input, env, ctx), None
@@ -486,10 +488,15 @@ def run_loop(main: Coroutine[Any, Any, T]) -> T:
 
     asyncio.run cancels every task left and waits for them all: one agent that catches
     every cancel kept passhat from exiting, its run recorded. Here the tasks left are
-    cancelled and waited for as there, but for the abandoned runs, which get CLEANUP_S
-    more and are then left behind, pending, as the loop closes (a daemon thread's way).
+    cancelled and waited for as there, but for the abandoned runs and the tasks agents
+    made (`_leftovers`), which get CLEANUP_S more and are then left behind, pending, as
+    the loop closes (a daemon thread's way); so are async generators not closed within
+    CLEANUP_S, and the default executor's threads (asyncio.to_thread) past it.
     """
     runner = asyncio.Runner()  # its run(): Ctrl-C cancels `main`, then KeyboardInterrupt
+    loop = runner.get_loop()
+    loop.set_task_factory(_leftovers.runs_task)
+    loop.set_default_executor(_leftovers.LeavingPool(CLEANUP_S))
     try:
         return runner.run(main)
     finally:
@@ -502,7 +509,13 @@ def _leave_for_good(task: asyncio.Future[Any]) -> None:
     spun forever as the interpreter ended), nor reported destroyed while pending."""
     task._log_destroy_pending = False  # type: ignore[attr-defined]
     _ABANDONED.discard(task)
+    _leftovers.forget(task)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(task))  # a reference never given back
+
+
+def _left_behind(task: asyncio.Future[Any]) -> bool:
+    """A run abandoned at its deadline, or a task an agent made (not passhat's own)."""
+    return task in _ABANDONED or _leftovers.left_by_a_run(task)
 
 
 def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
@@ -511,7 +524,7 @@ def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
         left = asyncio.all_tasks(loop)
         for task in left:
             task.cancel()
-        kept = [task for task in left if task not in _ABANDONED]
+        kept = [task for task in left if not _left_behind(task)]
         if kept:  # passhat's own (a writer's block ends): waited for, as asyncio.run does
             loop.run_until_complete(asyncio.gather(*kept, return_exceptions=True))
         for task in kept:
@@ -523,14 +536,14 @@ def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
                         "task": task,
                     }
                 )
-        stuck = [task for task in left if task in _ABANDONED and not task.done()]
+        stuck = [task for task in left if _left_behind(task) and not task.done()]
         if stuck:
             loop.run_until_complete(asyncio.wait(stuck, timeout=CLEANUP_S))
-        for task in stuck:
-            if not task.done():
-                _leave_for_good(task)
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
+        closing = loop.create_task(loop.shutdown_asyncgens())  # an agent's may never close
+        loop.run_until_complete(asyncio.wait({closing}, timeout=CLEANUP_S))
+        for task in asyncio.all_tasks(loop):
+            _leave_for_good(task)
+        loop.run_until_complete(loop.shutdown_default_executor())  # LeavingPool: bounded
     finally:
         asyncio.set_event_loop(None)
         loop.close()
