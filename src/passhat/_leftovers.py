@@ -85,8 +85,9 @@ class LeavingPool(ThreadPoolExecutor):
             if future.set_running_or_notify_cancel():
                 try:
                     result = fn()
-                except BaseException as error:  # handed to the caller
-                    future.set_exception(error)
+                except BaseException as error:  # handed to the caller, from `fn` down
+                    tb = error.__traceback__
+                    future.set_exception(error.with_traceback(tb.tb_next if tb else None))
                 else:
                     future.set_result(result)
             del call, future, fn
