@@ -252,7 +252,14 @@ def kill_sandbox(pid: int) -> None:
 
 
 def _held_children(pid: int) -> list[int]:
-    """pidfds of `pid`'s children (none when it has ended or where pidfds are not had)."""
+    """pidfds of `pid`'s children (none when it has ended or where pidfds are not had).
+    None either once passhat has reaped it (the run's end: its pid may be another
+    process's by now, whose children are not ours to kill): `pid` must be passhat's
+    child still, running or a zombie (reaped on this, the loop's, thread)."""
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # not passhat's child (reaped)
+        return []
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as listed:
             pids = [int(word) for word in listed.read().split()]
