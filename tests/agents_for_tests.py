@@ -379,3 +379,14 @@ async def blocks_in_to_thread(input: Any, env: Any, ctx: Any) -> str:
     executor (a sync library call with no timeout), past its deadline (review55)."""
     await asyncio.to_thread(threading.Event().wait)
     return "late"
+
+
+class _ClaimsAKind(Exception):
+    """An exception of the agent's own (or of a library it calls) that happens to carry
+    an `error_type` text: here passhat's own kind (review55)."""
+
+    error_type = "passhat_error"
+
+
+async def raises_with_passhats_kind(input: Any, env: Any, ctx: Any) -> str:
+    raise _ClaimsAKind("passhat failed running the agent (not the agent's doing): sure")

@@ -321,8 +321,10 @@ def test_what_an_agent_leaves_behind_lets_passhat_exit(
         ("raises_cancelled", "CancelledError: the agent raised"),
         ("raises_base", "Odd: not an Exception"),
         ("sync_keyboard_interrupt", "KeyboardInterrupt"),
+        # an in-process agent's exception names no kind of passhat's: its crash is its own
+        ("raises_with_passhats_kind", "_ClaimsAKind: passhat failed"),
     ],
-    ids=["sys-exit", "sync-sys-exit", "cancelled-error", "base-exception", "sync-ctrl-c"],
+    ids=["sys-exit", "sync-sys-exit", "cancelled-error", "base-exception", "sync-ctrl-c", "kind"],
 )
 def test_base_exceptions_in_an_agent_make_errored_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: str, message: str

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from passhat import _leftovers
 from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
+from passhat.agents.streams import kind_of
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
 from passhat.errors import ModelError
 from passhat.limits import LIMIT
@@ -422,13 +423,12 @@ _STOPPED = (
 def _crashed(exc: BaseException, ctx: RunContext) -> Failure:
     """The failure of an agent that raised `exc`; an in-process one's traceback kept."""
     crashed = exc.inner if isinstance(exc, _ThreadExit) else exc
-    if not isinstance(getattr(crashed, "error_type", None), str) and not isinstance(
-        crashed, ModelError
-    ):
+    failure = _agent_failure(crashed)  # first: the traceback's str() swallows a Deadline
+    if kind_of(crashed) is None and not isinstance(crashed, ModelError):
         # an in-process agent crashed: where, exactly (a command agent's own
         # failures carry their kind and stderr instead, passhat's frames say nothing)
         ctx.crash = agent_traceback(crashed)
-    return _agent_failure(crashed)
+    return failure
 
 
 def _thread_outcome(ended: tuple[bool, Any], ctx: RunContext) -> tuple[Any, Failure | None]:
@@ -443,8 +443,8 @@ def _thread_outcome(ended: tuple[bool, Any], ctx: RunContext) -> tuple[Any, Fail
 
 
 def _agent_failure(exc: BaseException) -> Failure:
-    kind = getattr(exc, "error_type", None)
-    if isinstance(exc, Exception) and isinstance(kind, str):
+    kind = kind_of(exc)
+    if isinstance(exc, Exception) and kind is not None:
         # a command agent's failures say which kind they are (agent_exit, agent_output...)
         return (kind, _text(exc))
     if isinstance(exc, ModelError):

@@ -28,6 +28,16 @@ class AgentProcessError(Exception):
         self.error_type = error_type
 
 
+def kind_of(error: BaseException) -> str | None:
+    """The run's kind `error` names (`error_type`) when one of passhat's own classes made
+    it (AgentProcessError, a run's limit, a look stopped); None for any other: an
+    in-process agent's exception, or a library's it let through, that happens to carry an
+    `error_type` text (`passhat_error`, `timeout`...) is its crash, not that kind."""
+    kind = getattr(error, "error_type", None)
+    ours = type(error).__module__.partition(".")[0] == "passhat"
+    return kind if isinstance(kind, str) and ours else None
+
+
 PASSHATS_OWN = "passhat_error"
 """The kind of a run that passhat's own machinery failed, not its agent."""
 
@@ -40,7 +50,7 @@ def passhats_own(error: BaseException) -> AgentProcessError | None:
     agent's crash (`agent_error`, a crash charged to the agent). None when it has a kind."""
     from passhat.errors import ModelError
 
-    if isinstance(getattr(error, "error_type", None), str) or isinstance(error, ModelError):
+    if kind_of(error) is not None or isinstance(error, ModelError):
         return None
     # the machine's refusal (a full disk, no descriptors left) is no defect to report
     report = "" if isinstance(error, OSError) else "; please report it"
