@@ -551,3 +551,22 @@ def test_bytecode_that_is_not_its_source_compiled_changes_the_code_identity(
     # a stale .pyc (its header no longer matches the source) is not imported: no matter
     source.write_text("def passed(x):\n    return x == 2\n\n")
     assert bytecode_matches(source)
+
+
+def test_a_shipped_run_whose_agent_leaves_a_task_behind_keeps_its_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each shipped run has a loop of its own (asyncio.run): an agent that returned but
+    left a task catching every cancel held that loop's shutdown for good, the run's own
+    record made, and the run was given up at its deadline and grace as one that ignored
+    its deadline (errored, timeout) though it had passed; its thread left behind
+    (review55). The loop is run_loop's now: the task is left behind after CLEANUP_S."""
+    monkeypatch.setenv("PASSHAT_TEST_BLOCK", "20")
+    suite = load_suite(CLARIFY)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
+    agent = resolve_agent("agents_for_tests:perfect_leaving_a_task")
+    experiment = new_experiment(suite, agent, "", None, k=2, params={"max_turns": 4})
+    job = Job(experiment, suite, agent, None, RunOptions(timeout_s=5))
+    ready = prepare(ship(job), "test")
+    records = ready.run_batch([(SEED, 1, 1), (SEED, 2, 1)])
+    assert [(r.status, r.error_type) for r in records] == [("passed", None)] * 2

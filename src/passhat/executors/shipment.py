@@ -18,7 +18,6 @@ them from its own environment.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import hashlib
 import json
@@ -257,13 +256,17 @@ class Prepared:
         box: dict[str, Any] = {"records": [], "started": time.time(), "clock": time.perf_counter()}
         model = self.models.take()
 
+        from passhat.execution import run_loop
+
         def target() -> None:
             try:
                 for case_id, index, attempt in batch:
                     if "abandoned" in box:  # the waiting thread gave up on this one
                         return
                     case = self.cases[case_id]
-                    record = asyncio.run(self._once(case, index, model, attempt))
+                    # not asyncio.run: an agent's task left catching every cancel held
+                    # its shutdown for good, the run's record made (execution.run_loop)
+                    record = run_loop(self._once(case, index, model, attempt))
                     with done:
                         box["records"].append(record)
                         box["started"], box["clock"] = time.time(), time.perf_counter()
