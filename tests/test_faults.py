@@ -236,6 +236,54 @@ def test_the_rounds_loop_closes_leaving_an_abandoned_task_and_waiting_for_the_re
     assert done.stderr == "", done.stderr
 
 
+_CTRL_C_WHILE_CLOSING = """
+import asyncio, contextlib, os, signal, threading, time
+from passhat.execution import CLEANUP_S, _abandon, run_loop
+
+async def swallows():
+    while True:
+        with contextlib.suppress(BaseException):
+            await asyncio.sleep(30)
+
+async def main():
+    left = asyncio.ensure_future(swallows())
+    await asyncio.sleep(0.05)
+    _abandon(left)
+
+def ctrl_c():  # while the loop's closing waits for the abandoned run
+    time.sleep(0.3 + CLEANUP_S / 2)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=ctrl_c, daemon=True).start()
+try:
+    run_loop(main())
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_ctrl_c_while_the_loop_closes_leaves_the_abandoned_run_behind_all_the_same() -> None:
+    """A library user's Ctrl-C (Python's own handler: asyncio.Runner's is gone once its
+    run returns) during the loop's wait for an abandoned run cut the closing short: the
+    run, still pending, was freed as the interpreter ended, its coroutine closed, and the
+    GeneratorExit its bare except caught looped for good (the process never exited,
+    "Task was destroyed but it is pending!"; review55)."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CTRL_C_WHILE_CLOSING],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the process did not exit within 20 s of its Ctrl-C")
+    assert (done.returncode, done.stdout) == (0, "interrupted\n"), done.stderr
+    assert "destroyed" not in done.stderr, done.stderr
+
+
 def test_sigterm_with_an_agent_that_swallows_every_cancel_left_behind_exits_143(
     tmp_path: Path,
 ) -> None:

@@ -541,10 +541,10 @@ def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
             loop.run_until_complete(asyncio.wait(stuck, timeout=CLEANUP_S))
         closing = loop.create_task(loop.shutdown_asyncgens())  # an agent's may never close
         loop.run_until_complete(asyncio.wait({closing}, timeout=CLEANUP_S))
-        for task in asyncio.all_tasks(loop):
-            _leave_for_good(task)
         loop.run_until_complete(loop.shutdown_default_executor())  # LeavingPool: bounded
     finally:
+        for task in asyncio.all_tasks(loop):  # also those a Ctrl-C here cut the wait for
+            _leave_for_good(task)
         asyncio.set_event_loop(None)
         loop.close()
 
