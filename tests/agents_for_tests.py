@@ -341,3 +341,52 @@ async def swallows_every_cancel(input: Any, env: Any, ctx: Any) -> str:
     while True:
         with contextlib.suppress(BaseException):  # the misbehaviour under test
             await asyncio.sleep(BLOCK_S)
+
+
+async def _swallows_forever() -> None:
+    while True:
+        with contextlib.suppress(BaseException):  # the misbehaviour under test
+            await asyncio.sleep(BLOCK_S)
+
+
+async def perfect_leaving_a_task(input: Any, env: Any, ctx: Any) -> str:
+    """Passes, leaving behind a task of its own that catches every cancel (review55)."""
+    asyncio.get_running_loop().create_task(_swallows_forever())
+    return await perfect(input, env, ctx)
+
+
+async def _closes_never() -> Any:
+    try:
+        yield 1
+        yield 2
+    finally:
+        await _swallows_forever()  # its aclose() never ends
+
+
+_KEPT: list[Any] = []
+
+
+async def perfect_leaving_an_async_generator(input: Any, env: Any, ctx: Any) -> str:
+    """Passes, leaving an async generator open whose aclose() never ends (review55)."""
+    generator = _closes_never()
+    await generator.__anext__()
+    _KEPT.append(generator)
+    return await perfect(input, env, ctx)
+
+
+async def blocks_in_to_thread(input: Any, env: Any, ctx: Any) -> str:
+    """Awaits a call that blocks for good in asyncio.to_thread, the loop's default
+    executor (a sync library call with no timeout), past its deadline (review55)."""
+    await asyncio.to_thread(threading.Event().wait)
+    return "late"
+
+
+class _ClaimsAKind(Exception):
+    """An exception of the agent's own (or of a library it calls) that happens to carry
+    an `error_type` text: here passhat's own kind (review55)."""
+
+    error_type = "passhat_error"
+
+
+async def raises_with_passhats_kind(input: Any, env: Any, ctx: Any) -> str:
+    raise _ClaimsAKind("passhat failed running the agent (not the agent's doing): sure")

@@ -501,19 +501,25 @@ async def test_batched_leaves_a_lost_batch_wholly_missing_and_raises_the_first_f
     assert got == [1, 2, 5, 6]
 
 
+def _shipped_runs(agent_name: str, k: int, timeout_s: float) -> list[RunRecord]:
+    """Runs 1..k of the clarify suite's SEED case by `agents_for_tests:<agent_name>`, in
+    one batch of a shipment prepared here."""
+    suite = load_suite(CLARIFY)
+    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
+    agent = resolve_agent(f"agents_for_tests:{agent_name}")
+    experiment = new_experiment(suite, agent, "", None, k=k, params={"max_turns": 4})
+    job = Job(experiment, suite, agent, None, RunOptions(timeout_s=timeout_s))
+    ready = prepare(ship(job), "test")
+    return ready.run_batch([(SEED, index, 1) for index in range(1, k + 1)])
+
+
 def test_a_run_past_its_deadline_in_a_batch_is_errored_and_the_rest_of_the_batch_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # run 2 blocks its loop 20 s, far past timeout + grace: abandoned at the grace, it is
     # told apart from a run waited for by the message, not by the clock
     monkeypatch.setenv("PASSHAT_TEST_BLOCK", "20")
-    suite = load_suite(CLARIFY)
-    suite = type(suite)(**{**suite.__dict__, "cases": (suite.case(SEED),)})
-    agent = resolve_agent("agents_for_tests:blocks_loop_on_run_2")
-    experiment = new_experiment(suite, agent, "", None, k=3, params={"max_turns": 4})
-    job = Job(experiment, suite, agent, None, RunOptions(timeout_s=0.2))
-    ready = prepare(ship(job), "test")
-    records = ready.run_batch([(SEED, 1, 1), (SEED, 2, 1), (SEED, 3, 1)])
+    records = _shipped_runs("blocks_loop_on_run_2", 3, 0.2)
     assert [(r.run_index, r.status, r.error_type) for r in records] == [
         (1, "passed", None),
         (2, "errored", "timeout"),
@@ -551,3 +557,16 @@ def test_bytecode_that_is_not_its_source_compiled_changes_the_code_identity(
     # a stale .pyc (its header no longer matches the source) is not imported: no matter
     source.write_text("def passed(x):\n    return x == 2\n\n")
     assert bytecode_matches(source)
+
+
+def test_a_shipped_run_whose_agent_leaves_a_task_behind_keeps_its_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each shipped run has a loop of its own (asyncio.run): an agent that returned but
+    left a task catching every cancel held that loop's shutdown for good, the run's own
+    record made, and the run was given up at its deadline and grace as one that ignored
+    its deadline (errored, timeout) though it had passed; its thread left behind
+    (review55). The loop is run_loop's now: the task is left behind after CLEANUP_S."""
+    monkeypatch.setenv("PASSHAT_TEST_BLOCK", "20")
+    records = _shipped_runs("perfect_leaving_a_task", 2, 5)
+    assert [(r.status, r.error_type) for r in records] == [("passed", None)] * 2

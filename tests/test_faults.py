@@ -236,6 +236,54 @@ def test_the_rounds_loop_closes_leaving_an_abandoned_task_and_waiting_for_the_re
     assert done.stderr == "", done.stderr
 
 
+_CTRL_C_WHILE_CLOSING = """
+import asyncio, contextlib, os, signal, threading, time
+from passhat.execution import CLEANUP_S, _abandon, run_loop
+
+async def swallows():
+    while True:
+        with contextlib.suppress(BaseException):
+            await asyncio.sleep(30)
+
+async def main():
+    left = asyncio.ensure_future(swallows())
+    await asyncio.sleep(0.05)
+    _abandon(left)
+
+def ctrl_c():  # while the loop's closing waits for the abandoned run
+    time.sleep(0.3 + CLEANUP_S / 2)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=ctrl_c, daemon=True).start()
+try:
+    run_loop(main())
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_ctrl_c_while_the_loop_closes_leaves_the_abandoned_run_behind_all_the_same() -> None:
+    """A library user's Ctrl-C (Python's own handler: asyncio.Runner's is gone once its
+    run returns) during the loop's wait for an abandoned run cut the closing short: the
+    run, still pending, was freed as the interpreter ended, its coroutine closed, and the
+    GeneratorExit its bare except caught looped for good (the process never exited,
+    "Task was destroyed but it is pending!"; review55)."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CTRL_C_WHILE_CLOSING],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the process did not exit within 20 s of its Ctrl-C")
+    assert (done.returncode, done.stdout) == (0, "interrupted\n"), done.stderr
+    assert "destroyed" not in done.stderr, done.stderr
+
+
 def test_sigterm_with_an_agent_that_swallows_every_cancel_left_behind_exits_143(
     tmp_path: Path,
 ) -> None:
@@ -277,6 +325,43 @@ def test_sigterm_with_an_agent_that_swallows_every_cancel_left_behind_exits_143(
 
 
 @pytest.mark.parametrize(
+    ("agent", "status"),
+    [
+        ("perfect_leaving_a_task", "passed"),
+        ("perfect_leaving_an_async_generator", "passed"),
+        ("blocks_in_to_thread", "errored"),
+    ],
+    ids=["task-left", "async-generator-left", "to-thread-blocked"],
+)
+def test_what_an_agent_leaves_behind_lets_passhat_exit(
+    tmp_path: Path, agent: str, status: str
+) -> None:
+    """An agent's own task that catches every cancel, its async generator whose aclose()
+    never ends, or its call blocked for good in asyncio.to_thread: the run is recorded, but
+    the loop's shutdown waited for them all, for good, passhat's report never printed nor
+    its process ended (review55; run_loop bounded only the abandoned runs)."""
+    import subprocess
+    import sys
+
+    tests = Path(__file__).parent
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")]),
+        "PASSHAT_TEST_BLOCK": "30",
+    }
+    db = tmp_path / "p.db"
+    args = [sys.executable, "-m", "passhat", "run", str(CLARIFY_DIR), "--case", SEED_ID]
+    args += ["-k", "1", "--timeout", "1", "-q", "--db", str(db), "--agent"]
+    args += [f"agents_for_tests:{agent}"]
+    try:
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:  # the child is killed
+        pytest.fail("passhat did not exit within 20 s of a run of at most 1 s")
+    assert "Traceback" not in done.stderr and "destroyed" not in done.stderr, done.stderr
+    assert [r["status"] for r in stored_runs(db)] == [status]
+
+
+@pytest.mark.parametrize(
     ("agent", "message"),
     [
         ("exits", "SystemExit: the agent called sys.exit(3)"),
@@ -284,8 +369,10 @@ def test_sigterm_with_an_agent_that_swallows_every_cancel_left_behind_exits_143(
         ("raises_cancelled", "CancelledError: the agent raised"),
         ("raises_base", "Odd: not an Exception"),
         ("sync_keyboard_interrupt", "KeyboardInterrupt"),
+        # an in-process agent's exception names no kind of passhat's: its crash is its own
+        ("raises_with_passhats_kind", "_ClaimsAKind: passhat failed"),
     ],
-    ids=["sys-exit", "sync-sys-exit", "cancelled-error", "base-exception", "sync-ctrl-c"],
+    ids=["sys-exit", "sync-sys-exit", "cancelled-error", "base-exception", "sync-ctrl-c", "kind"],
 )
 def test_base_exceptions_in_an_agent_make_errored_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: str, message: str

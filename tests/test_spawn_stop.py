@@ -129,3 +129,27 @@ async def test_a_sandboxs_kill_takes_the_child_that_left_the_group(tmp_path: Pat
     finally:
         leader.kill()
         leader.wait()
+
+
+async def test_a_sandboxs_kill_spares_the_children_of_a_process_not_passhats(
+    tmp_path: Path,
+) -> None:
+    """kill_sandbox is also called once the run's bwrap has exited and been reaped (the
+    run's end: `kill(proc.pid)` after `await waiter`), when its pid may belong to another
+    process (pid_max is 32,768 here). It read that pid's children in /proc and killed
+    them: another's. Here the pid is a process passhat never started (a grandchild)."""
+    pidfile = tmp_path / "pids"
+    inner = f"sleep 60 </dev/null >/dev/null 2>&1 & echo $$ $! > {pidfile}; wait"
+    outer = subprocess.Popen(
+        ["/bin/sh", "-c", f"/bin/sh -c '{inner}' & wait"], start_new_session=True
+    )
+    try:
+        while not pidfile.exists() or not pidfile.read_text().endswith("\n"):
+            await asyncio.sleep(0.01)
+        other, child = map(int, pidfile.read_text().split())
+        kill_sandbox(other)
+        await asyncio.sleep(0.1)
+        assert _alive(child), "a child of a process not passhat's was killed"
+    finally:
+        os.killpg(outer.pid, signal.SIGKILL)
+        outer.wait()

@@ -28,9 +28,10 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from passhat import _leftovers
 from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
-from passhat.agents.streams import PASSHATS_OWN
+from passhat.agents.streams import PASSHATS_OWN, kind_of
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
 from passhat.errors import ModelError
 from passhat.limits import LIMIT
@@ -399,6 +400,7 @@ async def _invoke(
     A task must never end in SystemExit or KeyboardInterrupt: asyncio re-raises
     those out of the event loop and the whole experiment would stop.
     """
+    _leftovers.IN_RUN.set(True)  # in this task: the tasks the agent makes are its run's
     try:
         if _is_async(fn):
             return await fn(input, env, ctx), None
@@ -428,13 +430,12 @@ _STOPPED = (
 def _crashed(exc: BaseException, ctx: RunContext) -> Failure:
     """The failure of an agent that raised `exc`; an in-process one's traceback kept."""
     crashed = exc.inner if isinstance(exc, _ThreadExit) else exc
-    if not isinstance(getattr(crashed, "error_type", None), str) and not isinstance(
-        crashed, ModelError
-    ):
+    failure = _agent_failure(crashed)  # first: the traceback's str() swallows a Deadline
+    if kind_of(crashed) is None and not isinstance(crashed, ModelError):
         # an in-process agent crashed: where, exactly (a command agent's own
         # failures carry their kind and stderr instead, passhat's frames say nothing)
         ctx.crash = agent_traceback(crashed)
-    return _agent_failure(crashed)
+    return failure
 
 
 def _thread_outcome(ended: tuple[bool, Any], ctx: RunContext) -> tuple[Any, Failure | None]:
@@ -449,8 +450,8 @@ def _thread_outcome(ended: tuple[bool, Any], ctx: RunContext) -> tuple[Any, Fail
 
 
 def _agent_failure(exc: BaseException) -> Failure:
-    kind = getattr(exc, "error_type", None)
-    if isinstance(exc, Exception) and isinstance(kind, str):
+    kind = kind_of(exc)
+    if isinstance(exc, Exception) and kind is not None:
         # a command agent's failures say which kind they are (agent_exit, agent_output...)
         return (kind, _text(exc))
     if isinstance(exc, ModelError):
@@ -497,11 +498,16 @@ def run_loop(main: Coroutine[Any, Any, T]) -> T:
 
     asyncio.run cancels every task left and waits for them all: one agent that catches
     every cancel kept passhat from exiting, its run recorded. Here the tasks left are
-    cancelled and waited for as there, but for the abandoned runs, which get what is left
-    of their cleanup time (`_abandon`) and are then left behind, pending, as the loop
-    closes (a daemon thread's way).
+    cancelled and waited for as there, but for the abandoned runs and the tasks agents
+    made (`_leftovers`), which get what is left of their cleanup time (`_abandon`;
+    CLEANUP_S for an agent's task) and are then left behind, pending, as the loop closes
+    (a daemon thread's way); so are async generators not closed within CLEANUP_S, and
+    the default executor's threads (asyncio.to_thread) past it.
     """
     runner = asyncio.Runner()  # its run(): Ctrl-C cancels `main`, then KeyboardInterrupt
+    loop = runner.get_loop()
+    loop.set_task_factory(_leftovers.runs_task)
+    loop.set_default_executor(_leftovers.LeavingPool(CLEANUP_S))
     try:
         return runner.run(main)
     finally:
@@ -514,7 +520,13 @@ def _leave_for_good(task: asyncio.Future[Any]) -> None:
     spun forever as the interpreter ended), nor reported destroyed while pending."""
     task._log_destroy_pending = False  # type: ignore[attr-defined]
     _ABANDONED.pop(task, None)
+    _leftovers.forget(task)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(task))  # a reference never given back
+
+
+def _left_behind(task: asyncio.Future[Any]) -> bool:
+    """A run abandoned at its deadline, or a task an agent made (not passhat's own)."""
+    return task in _ABANDONED or _leftovers.left_by_a_run(task)
 
 
 def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
@@ -523,7 +535,7 @@ def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
         left = asyncio.all_tasks(loop)
         for task in left:
             task.cancel()
-        kept = [task for task in left if task not in _ABANDONED]
+        kept = [task for task in left if not _left_behind(task)]
         if kept:  # passhat's own (a writer's block ends): waited for, as asyncio.run does
             loop.run_until_complete(asyncio.gather(*kept, return_exceptions=True))
         for task in kept:
@@ -535,16 +547,17 @@ def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
                         "task": task,
                     }
                 )
-        stuck = [task for task in left if task in _ABANDONED and not task.done()]
-        wait_s = max((_ABANDONED.get(task, 0.0) for task in stuck), default=0.0)
-        if stuck and wait_s > time.monotonic():
-            loop.run_until_complete(asyncio.wait(stuck, timeout=wait_s - time.monotonic()))
-        for task in stuck:
-            if not task.done():
-                _leave_for_good(task)
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
+        stuck = [task for task in left if _left_behind(task) and not task.done()]
+        now = time.monotonic()
+        until = max((_ABANDONED.get(task, now + CLEANUP_S) for task in stuck), default=now)
+        if stuck and until > now:
+            loop.run_until_complete(asyncio.wait(stuck, timeout=until - now))
+        closing = loop.create_task(loop.shutdown_asyncgens())  # an agent's may never close
+        loop.run_until_complete(asyncio.wait({closing}, timeout=CLEANUP_S))
+        loop.run_until_complete(loop.shutdown_default_executor())  # LeavingPool: bounded
     finally:
+        for task in asyncio.all_tasks(loop):  # also those a Ctrl-C here cut the wait for
+            _leave_for_good(task)
         asyncio.set_event_loop(None)
         loop.close()
 

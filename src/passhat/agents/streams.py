@@ -28,6 +28,16 @@ class AgentProcessError(Exception):
         self.error_type = error_type
 
 
+def kind_of(error: BaseException) -> str | None:
+    """The run's kind `error` names (`error_type`) when one of passhat's own classes made
+    it (AgentProcessError, a run's limit, a look stopped); None for any other: an
+    in-process agent's exception, or a library's it let through, that happens to carry an
+    `error_type` text (`passhat_error`, `timeout`...) is its crash, not that kind."""
+    kind = getattr(error, "error_type", None)
+    ours = type(error).__module__.partition(".")[0] == "passhat"
+    return kind if isinstance(kind, str) and ours else None
+
+
 PASSHATS_OWN = "passhat_error"
 """The kind of a run that passhat's own machinery failed, not its agent."""
 
@@ -40,7 +50,7 @@ def passhats_own(error: BaseException) -> AgentProcessError | None:
     agent's crash (`agent_error`, a crash charged to the agent). None when it has a kind."""
     from passhat.errors import ModelError
 
-    if isinstance(getattr(error, "error_type", None), str) or isinstance(error, ModelError):
+    if kind_of(error) is not None or isinstance(error, ModelError):
         return None
     # the machine's refusal (a full disk, no descriptors left) is no defect to report
     report = "" if isinstance(error, OSError) else "; please report it"
@@ -254,7 +264,14 @@ def kill_sandbox(pid: int) -> None:
 
 
 def _held_children(pid: int) -> list[int]:
-    """pidfds of `pid`'s children (none when it has ended or where pidfds are not had)."""
+    """pidfds of `pid`'s children (none when it has ended or where pidfds are not had).
+    None either once passhat has reaped it (the run's end: its pid may be another
+    process's by now, whose children are not ours to kill): `pid` must be passhat's
+    child still, running or a zombie (reaped on this, the loop's, thread)."""
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # not passhat's child (reaped)
+        return []
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as listed:
             pids = [int(word) for word in listed.read().split()]

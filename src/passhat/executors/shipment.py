@@ -267,7 +267,8 @@ class Prepared:
                     if "abandoned" in box:  # the waiting thread gave up on this one
                         return
                     case = self.cases[case_id]
-                    # run_loop: an agent left behind at its deadline is not waited for
+                    # not asyncio.run: an agent's task left catching every cancel held
+                    # its shutdown for good, the run's record made (execution.run_loop)
                     record = run_loop(self._once(case, index, model, attempt))
                     with done:
                         box["records"].append(record)
