@@ -38,7 +38,7 @@ from test_scorers_more import RUBRIC, _judge_line, write_suite
 TIMEOUT_S = 20
 SLACK_S = 5
 """What a run may last past --timeout as its record says (run_once's duration_s): the
-cancel's clean-up (execution.CLEANUP_S) and grading's floor (GRADE_FLOOR_S), with room."""
+cancel's clean-up (_leftovers.CLEANUP_S) and grading's floor (GRADE_FLOOR_S), with room."""
 
 TEXT = "coupon " * 60_000
 """420 KB: `re` takes about 7 s over it with `coupon.*expir` (1.7 s at 30,000, squared)."""

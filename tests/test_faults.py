@@ -185,7 +185,7 @@ def test_an_agent_that_swallows_every_cancel_lets_passhat_exit(tmp_path: Path) -
 _LEAVES_ABANDONED = """
 import asyncio, contextlib
 from passhat.evaluation.running import _on_own_loop
-from passhat.execution import _abandon, run_loop
+from passhat._leftovers import abandon, run_loop
 
 written = []
 
@@ -205,7 +205,7 @@ async def main():
     left = asyncio.ensure_future(swallows())
     asyncio.ensure_future(writes())
     await asyncio.sleep(0.05)  # both started
-    _abandon(left)
+    abandon(left)
     await asyncio.sleep(0.05)
 
 run_loop(main())
@@ -238,7 +238,7 @@ def test_the_rounds_loop_closes_leaving_an_abandoned_task_and_waiting_for_the_re
 
 _CTRL_C_WHILE_CLOSING = """
 import asyncio, contextlib, os, signal, threading, time
-from passhat.execution import CLEANUP_S, _abandon, run_loop
+from passhat._leftovers import CLEANUP_S, abandon, run_loop
 
 async def swallows():
     while True:
@@ -248,7 +248,7 @@ async def swallows():
 async def main():
     left = asyncio.ensure_future(swallows())
     await asyncio.sleep(0.05)
-    _abandon(left)
+    abandon(left)
 
 def ctrl_c():  # while the loop's closing waits for the abandoned run
     time.sleep(0.3 + CLEANUP_S / 2)

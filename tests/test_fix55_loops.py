@@ -1,5 +1,5 @@
 """The loops passhat opens besides the round's (a shipped batch's runs, a judge's grading
-outside a loop) close through execution.run_loop: an agent or a user's scorer that
+outside a loop) close through _leftovers.run_loop: an agent or a user's scorer that
 catches every cancel is left behind, not waited for forever (hang55 fixed the round's)."""
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import functools
 import hashlib
 import inspect
@@ -24,11 +23,12 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from passhat import _leftovers
+from passhat._leftovers import CLEANUP_S, abandon, forget_abandoned
 from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.agents.streams import PASSHATS_OWN, kind_of
@@ -307,11 +307,11 @@ async def _run_agent(
             outcome = _in_time(task.result(), clock, timeout_s)  # ...but for one whose
             raise Returned(outcome) from None  # agent had returned (run_once_then)
         if returned:  # a sync agent's thread returned; the loop had not yet handed it over
-            _abandon(task)  # its outcome is taken here, once: the task's is dropped
+            abandon(task)  # its outcome is taken here, once: the task's is dropped
             outcome = _in_time(_thread_outcome(returned[0], ctx), clock, timeout_s)
             raise Returned(outcome) from None
         ctx.given_up = True
-        _abandon(task)
+        abandon(task)
         raise
     finally:
         deadline.cancel()
@@ -323,9 +323,9 @@ async def _run_agent(
         # and keeps its stderr); one that ignores it is left behind
         await asyncio.wait({task}, timeout=CLEANUP_S)
         if not task.done():
-            _abandon(task, 0.0)  # it had its moment
+            abandon(task, 0.0)  # it had its moment
         else:
-            _forget(task)
+            forget_abandoned(task)
             own = _look_failed(task, timeout_s)
             if own is not None:
                 return None, own
@@ -468,98 +468,6 @@ def _is_async(fn: Any) -> bool:
 
 GRADE_FLOOR_S = 0.1
 """Seconds grading always gets, even when the agent finished at its deadline."""
-
-CLEANUP_S = 1.0
-"""Seconds a run past its deadline gets to clean up after the cancel."""
-
-T = TypeVar("T")
-
-_ABANDONED: dict[asyncio.Future[Any], float] = {}
-"""Runs left behind at their deadline, kept referenced until they end: by each, the
-time.monotonic() until which its loop's closing waits for it (run_loop)."""
-
-
-def _abandon(task: asyncio.Future[Any], cleanup_s: float = CLEANUP_S) -> None:
-    """Cancel `task`, left behind; its loop's closing waits `cleanup_s` from now for it:
-    0 for a run that had its CLEANUP_S after the cancel (shipment.GRACE_S)."""
-    task.cancel()
-    _ABANDONED[task] = time.monotonic() + cleanup_s
-    task.add_done_callback(_forget)
-
-
-def _forget(task: asyncio.Future[Any]) -> None:
-    _ABANDONED.pop(task, None)
-    if not task.cancelled():
-        task.exception()  # retrieved: a late failure of an abandoned run is no news
-
-
-def run_loop(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(main)`, but its shutdown does not wait forever on abandoned runs.
-
-    asyncio.run cancels every task left and waits for them all: one agent that catches
-    every cancel kept passhat from exiting, its run recorded. Here the tasks left are
-    cancelled and waited for as there, but for the abandoned runs and the tasks agents
-    made (`_leftovers`), which get what is left of their cleanup time (`_abandon`;
-    CLEANUP_S for an agent's task) and are then left behind, pending, as the loop closes
-    (a daemon thread's way); so are async generators not closed within CLEANUP_S, and
-    the default executor's threads (asyncio.to_thread) past it.
-    """
-    runner = asyncio.Runner()  # its run(): Ctrl-C cancels `main`, then KeyboardInterrupt
-    loop = runner.get_loop()
-    loop.set_task_factory(_leftovers.runs_task)
-    loop.set_default_executor(_leftovers.LeavingPool(CLEANUP_S))
-    try:
-        return runner.run(main)
-    finally:
-        _close_leaving_abandoned(runner.get_loop())
-
-
-def _leave_for_good(task: asyncio.Future[Any]) -> None:
-    """A task that never ends, its loop closing: never freed, so its coroutine is never
-    closed (a GeneratorExit thrown in at exit, which a bare except catches and loops on,
-    spun forever as the interpreter ended), nor reported destroyed while pending."""
-    task._log_destroy_pending = False  # type: ignore[attr-defined]
-    _ABANDONED.pop(task, None)
-    _leftovers.forget(task)
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(task))  # a reference never given back
-
-
-def _left_behind(task: asyncio.Future[Any]) -> bool:
-    """A run abandoned at its deadline, or a task an agent made (not passhat's own)."""
-    return task in _ABANDONED or _leftovers.left_by_a_run(task)
-
-
-def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
-    """Runner.close's steps, with a bounded wait for the abandoned runs."""
-    try:
-        left = asyncio.all_tasks(loop)
-        for task in left:
-            task.cancel()
-        kept = [task for task in left if not _left_behind(task)]
-        if kept:  # passhat's own (a writer's block ends): waited for, as asyncio.run does
-            loop.run_until_complete(asyncio.gather(*kept, return_exceptions=True))
-        for task in kept:
-            if not task.cancelled() and task.exception() is not None:
-                loop.call_exception_handler(
-                    {
-                        "message": "unhandled exception during asyncio.run() shutdown",
-                        "exception": task.exception(),
-                        "task": task,
-                    }
-                )
-        stuck = [task for task in left if _left_behind(task) and not task.done()]
-        now = time.monotonic()
-        until = max((_ABANDONED.get(task, now + CLEANUP_S) for task in stuck), default=now)
-        if stuck and until > now:
-            loop.run_until_complete(asyncio.wait(stuck, timeout=until - now))
-        closing = loop.create_task(loop.shutdown_asyncgens())  # an agent's may never close
-        loop.run_until_complete(asyncio.wait({closing}, timeout=CLEANUP_S))
-        loop.run_until_complete(loop.shutdown_default_executor())  # LeavingPool: bounded
-    finally:
-        for task in asyncio.all_tasks(loop):  # also those a Ctrl-C here cut the wait for
-            _leave_for_good(task)
-        asyncio.set_event_loop(None)
-        loop.close()
 
 
 async def in_thread(

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from passhat import searching
+from passhat._leftovers import abandon, run_loop
 from passhat.imports import load_object
 from passhat.judge import Judge, JudgeError
 from passhat.models.base import CallContext
@@ -543,13 +544,11 @@ async def _leaving_tasks(grading: Awaitable[Score]) -> Score:
     """`grading`'s score; the tasks it leaves on the loop (a user's scorer's: passhat's
     grading leaves none) are abandoned, so run_loop gives them a moment and leaves
     behind one that swallows every cancel, where asyncio.run waited for it forever."""
-    from passhat.execution import _abandon
-
     try:
         return await grading
     finally:
         for task in asyncio.all_tasks() - {asyncio.current_task()}:
-            _abandon(task)
+            abandon(task)
 
 
 def score_run(
@@ -571,8 +570,6 @@ def score_run(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        from passhat.execution import run_loop  # it imports this module
-
         return run_loop(
             _leaving_tasks(
                 score_run_async(suite, case, final_state, run_index=run_index, seed=seed)

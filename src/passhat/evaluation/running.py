@@ -136,9 +136,9 @@ def _on_own_loop(
     """asyncio.run(main()) here, or on a thread of passhat's own when this thread's loop
     is running or `apart` asks for one. Ctrl-C and SIGTERM, which reach this (the main)
     thread, then end the round as on the loop's own thread: its task is cancelled, the
-    runs in flight stopped, those finished written. (execution.run_loop, not asyncio.run:
+    runs in flight stopped, those finished written. (_leftovers.run_loop, not asyncio.run:
     the loop closes leaving behind abandoned runs that never end.)"""
-    from passhat.execution import run_loop
+    from passhat._leftovers import run_loop
 
     try:
         asyncio.get_running_loop()

@@ -56,7 +56,7 @@ MAX_SUITE_BYTES = 256 * 2**20
 """A suite folder larger than this is refused: keep data sets outside the suite."""
 GRACE_S = 2.0
 """How long past --timeout a worker waits for a run that ignores its deadline: more than
-the second (execution.CLEANUP_S) a run out of time has to clean up after its cancel,
+the second (_leftovers.CLEANUP_S) a run out of time has to clean up after its cancel,
 else one that swallows it is given up as blocking its loop, not recorded a timeout."""
 
 
@@ -240,7 +240,7 @@ class Prepared:
         """Runs of (case, index, attempt) one after another in a thread of their own,
         each waited for until its own deadline plus grace; their records, in order.
 
-        Each run gets a fresh event loop (execution.run_loop), so an agent that blocks
+        Each run gets a fresh event loop (_leftovers.run_loop), so an agent that blocks
         it stalls no other run, and one that swallows every cancel, left behind at its
         deadline, does not keep the loop from closing. The thread is handed the whole
         batch, so the calling thread wakes once per batch rather than once per run (on a
@@ -260,7 +260,7 @@ class Prepared:
         model = self.models.take()
 
         def target() -> None:
-            from passhat.execution import run_loop
+            from passhat._leftovers import run_loop
 
             try:
                 for case_id, index, attempt in batch:
@@ -268,7 +268,7 @@ class Prepared:
                         return
                     case = self.cases[case_id]
                     # not asyncio.run: an agent's task left catching every cancel held
-                    # its shutdown for good, the run's record made (execution.run_loop)
+                    # its shutdown for good, the run's record made (_leftovers.run_loop)
                     record = run_loop(self._once(case, index, model, attempt))
                     with done:
                         box["records"].append(record)
