@@ -67,6 +67,19 @@ def test_shell_completion_goes_to_typer(monkeypatch: pytest.MonkeyPatch) -> None
     assert cli.quick_report(["report", "e1", "--json"]) is None
 
 
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[cli.QuickReport | None]:
+    """What `cli.quick_report` returns, each call's appended to the list returned."""
+    taken: list[cli.QuickReport | None] = []
+    real = cli.quick_report
+
+    def spy(argv: list[str]) -> cli.QuickReport | None:
+        taken.append(real(argv))
+        return taken[-1]
+
+    monkeypatch.setattr(cli, "quick_report", spy)
+    return taken
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -86,14 +99,7 @@ def test_a_quick_report_prints_and_exits_as_through_typer(
 ) -> None:
     stored_runs(tmp_path, 1)
     db = ["--db", str(tmp_path / "p.db")]
-    taken: list[object] = []
-    real = cli.quick_report
-
-    def spy(argv: list[str]) -> cli.QuickReport | None:
-        taken.append(real(argv))
-        return taken[-1]  # type: ignore[return-value]
-
-    monkeypatch.setattr(cli, "quick_report", spy)
+    taken = _spied(monkeypatch)
     quick = run_cli(capsys, *args, *db)
     assert taken[-1] is not None
     monkeypatch.setattr(cli, "quick_report", lambda argv: None)
@@ -113,17 +119,10 @@ def test_a_quick_page_is_the_page_typer_writes(
     of a page of 10,000 x 10): the same page, output and exit as through typer."""
     stored_runs(tmp_path, 1)
     db = ["--db", str(tmp_path / "p.db")]
-    taken: list[object] = []
-    real = cli.quick_report
-
-    def spy(argv: list[str]) -> cli.QuickReport | None:
-        taken.append(real(argv))
-        return taken[-1]  # type: ignore[return-value]
-
-    monkeypatch.setattr(cli, "quick_report", spy)
+    taken = _spied(monkeypatch)
     quick_page, typed_page = tmp_path / "quick.html", tmp_path / "typed.html"
     quick = run_cli(capsys, "report", "e1", "--html", str(quick_page), *more, *db)
-    assert isinstance(taken[-1], cli.QuickReport) and taken[-1].html == quick_page
+    assert taken[-1] is not None and taken[-1].html == quick_page
     monkeypatch.setattr(cli, "quick_report", lambda argv: None)
     typed = run_cli(capsys, "report", "e1", "--html", str(typed_page), *more, *db)
     assert quick.code == typed.code == 0

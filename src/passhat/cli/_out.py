@@ -3,9 +3,8 @@
 and `err_console`).
 
 A module of its own, importing no typer, so that `passhat report EXPERIMENT [--json]`
-(or `--html FILE`),
-run without the command-line parser (`passhat.cli.quick_report`), writes through the
-same functions and consoles as every other command."""
+(or `--html FILE`), run without the command-line parser (`passhat.cli.quick_report`),
+writes through the same functions and consoles as every other command."""
 
 from __future__ import annotations
 
