@@ -18,13 +18,13 @@ from test_report_json import stored_runs
 @pytest.mark.parametrize(
     ("argv", "quick"),
     [
-        (["report", "e1", "--json"], ("e1", None, True)),
-        (["report", "--json", "e1"], ("e1", None, True)),
-        (["report", "e1", "--json", "--db", "p.db"], ("e1", Path("p.db"), True)),
-        (["report", "--db", "p.db", "--json", "latest"], ("latest", Path("p.db"), True)),
-        (["report", "--json", "--db=p.db", "e1"], ("e1", Path("p.db"), True)),
-        (["report", "e1"], ("e1", None, False)),  # the terminal report
-        (["report", "--db", "p.db", "e1"], ("e1", Path("p.db"), False)),
+        (["report", "e1", "--json"], ("e1", None, True, None)),
+        (["report", "--json", "e1"], ("e1", None, True, None)),
+        (["report", "e1", "--json", "--db", "p.db"], ("e1", Path("p.db"), True, None)),
+        (["report", "--db", "p.db", "--json", "latest"], ("latest", Path("p.db"), True, None)),
+        (["report", "--json", "--db=p.db", "e1"], ("e1", Path("p.db"), True, None)),
+        (["report", "e1"], ("e1", None, False, None)),  # the terminal report
+        (["report", "--db", "p.db", "e1"], ("e1", Path("p.db"), False, None)),
         (["report"], None),
         (["report", "--json"], None),
         (["report", "e1", "--json", "--strict"], None),
@@ -40,10 +40,24 @@ from test_report_json import stored_runs
         (["report", "", "--json"], None),
         (["show", "e1", "--json"], None),
         (["--json", "report", "e1"], None),
+        (["report", "e1", "--html", "r.html"], ("e1", None, False, Path("r.html"))),
+        (["report", "--html=r.html", "e1"], ("e1", None, False, Path("r.html"))),
+        (
+            ["report", "--html", "r.html", "--db", "p.db", "e1", "--json"],
+            ("e1", Path("p.db"), True, Path("r.html")),
+        ),
+        (["report", "e1", "--html"], None),
+        (["report", "e1", "--html", ""], None),
+        (["report", "e1", "--html="], None),
+        (["report", "e1", "--html", "-r.html"], None),
+        (["report", "e1", "--html", "--json"], None),
+        (["report", "e1", "--html", "a.html", "--html", "b.html"], None),
+        (["report", "e1", "--html", "r.html", "-v"], None),
+        (["report", "e1", "--html", "r.html", "--lang", "en"], None),
     ],
 )
 def test_quick_report_takes_exactly_the_plain_lines(
-    argv: list[str], quick: tuple[str, Path | None, bool] | None
+    argv: list[str], quick: tuple[str, Path | None, bool, Path | None] | None
 ) -> None:
     assert cli.quick_report(argv) == quick
 
@@ -51,6 +65,19 @@ def test_quick_report_takes_exactly_the_plain_lines(
 def test_shell_completion_goes_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(cli.COMPLETE_ENV, "bash_complete")
     assert cli.quick_report(["report", "e1", "--json"]) is None
+
+
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[cli.QuickReport | None]:
+    """What `cli.quick_report` returns, each call's appended to the list returned."""
+    taken: list[cli.QuickReport | None] = []
+    real = cli.quick_report
+
+    def spy(argv: list[str]) -> cli.QuickReport | None:
+        taken.append(real(argv))
+        return taken[-1]
+
+    monkeypatch.setattr(cli, "quick_report", spy)
+    return taken
 
 
 @pytest.mark.parametrize(
@@ -72,14 +99,7 @@ def test_a_quick_report_prints_and_exits_as_through_typer(
 ) -> None:
     stored_runs(tmp_path, 1)
     db = ["--db", str(tmp_path / "p.db")]
-    taken: list[object] = []
-    real = cli.quick_report
-
-    def spy(argv: list[str]) -> tuple[str, Path | None, bool] | None:
-        taken.append(real(argv))
-        return taken[-1]  # type: ignore[return-value]
-
-    monkeypatch.setattr(cli, "quick_report", spy)
+    taken = _spied(monkeypatch)
     quick = run_cli(capsys, *args, *db)
     assert taken[-1] is not None
     monkeypatch.setattr(cli, "quick_report", lambda argv: None)
@@ -88,14 +108,41 @@ def test_a_quick_report_prints_and_exits_as_through_typer(
     assert quick.code == (2 if "nope" in args else 0) and (quick.out or quick.err)
 
 
+@pytest.mark.parametrize("more", [[], ["--json"]], ids=["page", "page and json"])
+def test_a_quick_page_is_the_page_typer_writes(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    more: list[str],
+) -> None:
+    """`report EXPERIMENT --html FILE` without typer (its import was 30-40 ms of the CPU
+    of a page of 10,000 x 10): the same page, output and exit as through typer."""
+    stored_runs(tmp_path, 1)
+    db = ["--db", str(tmp_path / "p.db")]
+    taken = _spied(monkeypatch)
+    quick_page, typed_page = tmp_path / "quick.html", tmp_path / "typed.html"
+    quick = run_cli(capsys, "report", "e1", "--html", str(quick_page), *more, *db)
+    assert taken[-1] is not None and taken[-1].html == quick_page
+    monkeypatch.setattr(cli, "quick_report", lambda argv: None)
+    typed = run_cli(capsys, "report", "e1", "--html", str(typed_page), *more, *db)
+    assert quick.code == typed.code == 0
+    assert quick.out == typed.out
+    assert quick.err.replace(str(quick_page), "PAGE") == typed.err.replace(str(typed_page), "PAGE")
+    assert "PAGE" in quick.err.replace(str(quick_page), "PAGE")
+    assert quick_page.read_bytes() == typed_page.read_bytes()
+
+
 @pytest.mark.parametrize(
-    ("words", "imported"), [(["--json"], "[]"), ([], "['rich']")], ids=["json", "terminal"]
+    ("words", "imported"),
+    [(["--json"], "[]"), ([], "['rich']"), (["--html", "PAGE"], "['rich']")],
+    ids=["json", "terminal", "page"],
 )
 def test_a_quick_report_imports_no_typer(tmp_path: Path, words: list[str], imported: str) -> None:
     """typer and the help pages are 20-30 ms of the command's start (fails before
     quick_report: typer was imported for every command line); --json imports no rich
     either, the terminal report its console."""
     stored_runs(tmp_path, 1)
+    words = [str(tmp_path / "r.html") if w == "PAGE" else w for w in words]
     code = (
         "import sys\n"
         "from passhat.cli import main\n"
@@ -107,7 +154,9 @@ def test_a_quick_report_imports_no_typer(tmp_path: Path, words: list[str], impor
         " file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.startswith('{"experiment":' if words else "experiment ")
+    page = "--html" in words
+    assert done.stdout.startswith("" if page else '{"experiment":' if words else "experiment ")
+    assert not page or (tmp_path / "r.html").read_text(encoding="utf-8").startswith("<!doctype")
     assert done.stderr.strip().splitlines()[-1] == f"0 {imported}"
 
 

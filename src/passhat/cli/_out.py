@@ -2,9 +2,9 @@
 `write_json_pieces`) and the two consoles (`console_of`: `passhat.cli._app.console`
 and `err_console`).
 
-A module of its own, importing no typer, so that `passhat report EXPERIMENT [--json]`,
-run without the command-line parser (`passhat.cli.quick_report`), writes through the
-same functions and consoles as every other command."""
+A module of its own, importing no typer, so that `passhat report EXPERIMENT [--json]`
+(or `--html FILE`), run without the command-line parser (`passhat.cli.quick_report`),
+writes through the same functions and consoles as every other command."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ They never run anything, so this module imports neither the runner nor the
 adaptive-k options `run` and `resume` parse (cli/run.py, cli/_run_options.py):
 `passhat report` starts with what a report needs and nothing more. `report`'s work is
 `passhat.cli.report.report_of`, which `passhat.cli.main` also calls without typer for
-`passhat report EXPERIMENT [--json]`."""
+`passhat report EXPERIMENT [--json] [--html FILE]`."""
 
 from __future__ import annotations
 

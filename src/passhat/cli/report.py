@@ -1,6 +1,7 @@
 """`passhat report`'s work (`report_of`): what `passhat.cli.read.report`, the typer
 command, runs once typer has parsed its options, and what `passhat.cli.main` runs
-without typer for `passhat report EXPERIMENT [--json] [--db PATH]` (`cli.quick_report`).
+without typer for `passhat report EXPERIMENT [--json] [--html FILE] [--db PATH]`
+(`cli.quick_report`).
 
 Imports no typer (its import, with the help pages', is 40-50 ms of a `report --json`
 of 100,000 runs that takes ~0.5 s): the options of other commands and the gate, the

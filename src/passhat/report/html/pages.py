@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import accumulate, pairwise, repeat
-from operator import attrgetter, contains, itemgetter
+from itertools import accumulate, chain, compress, pairwise, repeat
+from operator import attrgetter, contains, methodcaller
 from typing import Any, NamedTuple, cast
 
 from passhat.accounting import CaseAccount
@@ -234,7 +234,11 @@ def _usage_columns(cases: Sequence[_CaseFacts], prices: Prices | None) -> dict[s
 
 _INPUT = attrgetter("input_tokens")
 _GRADED = attrgetter("graded_items")
-_SECOND = itemgetter(1)
+_RUNS = attrgetter("runs")
+_NONE = repeat(None)
+"""None, endlessly: a slice's stop, for `map(slice, ...)`."""
+_SEVERAL = (1).__lt__
+"""Whether a length is more than one (in C: `map(_SEVERAL, map(len, lists))`)."""
 _SHAPE = attrgetter("shape")
 _FOUND = attrgetter("found")
 _EXTRAS = attrgetter("extras")
@@ -352,26 +356,42 @@ class _ItemColumns:
         case's counted runs share one plain shape (`_Plan`; the usual case), else from
         it (no row of five per item made and then turned into columns: at 100,000 cases
         x 1 a quarter of the page's CPU)."""
-        plans: dict[int, tuple[object, _Plan | None]] = {}  # by id: each value read once
         self.shapes.clear()  # held a page at a time, as the plans are
         verdicts: list[str] = []
         names = self.names
-        for c in page:
-            runs = c.runs
-            if len(runs) == 1:  # k = 1: nothing to sort
-                counted = [run for run in runs.values() if run.status != "errored"]
-            else:  # `run.counted`, without a property call per run
-                counted = [
-                    run for run in map(runs.__getitem__, sorted(runs)) if run.status != "errored"
-                ]
+        # each case's counted runs by index (`run.counted` without a property call per
+        # run), and their per-item values, each read once (a record makes its anew)
+        counted_of = [
+            [run for run in runs.values() if run.status != "errored"]
+            if len(runs) == 1  # k = 1: nothing to sort
+            else [run for run in map(runs.__getitem__, sorted(runs)) if run.status != "errored"]
+            for runs in map(_RUNS, page)
+        ]
+        values_of = [list(map(_GRADED, counted)) for counted in counted_of]
+        plans = self._plans(values_of)
+        for c, values in zip(page, values_of, strict=True):
             before = len(names)
-            if counted and not self._plain(counted, plans, verdicts):
+            if values and not self._plain(values, plans, verdicts):
                 # as given: the first run's scorers come first
                 for s in item_stability([run for run in c.runs.values() if run.counted]):
                     self._item(s.scorer, s.item, "1" if s.expected else "0", _hit_letters(s))
                     verdicts.append(s.verdict)
             self.counts.append(len(names) - before)
         self.verdicts.update(verdicts)
+
+    def _plans(self, values_of: list[list[Any]]) -> dict[int, _Plan | None]:
+        """The plan (`_plan`) of each distinct per-item value of the cases of several
+        counted runs, by id (the values are held by `add` while the plans are read, so
+        ids stay unique): each value read once, all before the cases are written (a step
+        per run of each case to find the values not read yet was a fifth of the items'
+        CPU at 10,000 x 10)."""
+        several = compress(values_of, map(_SEVERAL, map(len, values_of)))
+        values = {id(v): v for v in chain.from_iterable(several)}
+        shapes = self.shapes
+        return {
+            key: _plan(value.decoded() if isinstance(value, LazyItems) else value, shapes)
+            for key, value in values.items()
+        }
 
     def _item(self, label: str, name: str, expected: str, hits: str) -> None:
         scorers = self.scorers
@@ -396,33 +416,23 @@ class _ItemColumns:
 
     def _plain(
         self,
-        counted: Sequence[RunRecord | RunSummary],
-        plans: dict[int, tuple[object, _Plan | None]],
+        values: list[Any],
+        plans: dict[int, _Plan | None],
         verdicts: list[str],
     ) -> bool:
-        """A case's items from its counted runs (by index) when they all share one plain
-        shape; False, with nothing written, otherwise. `plans` holds each value read
-        (kept alive, so ids stay unique)."""
-        if len(counted) == 1:  # one run (k = 1): its one scorer's items read straight
-            value = counted[0].graded_items
+        """A case's items from the per-item values of its counted runs (by index) when
+        they all share one plain shape; False, with nothing written, otherwise. `plans`
+        holds the plan of each value read, by id (`_plans`; `add` holds the values)."""
+        if len(values) == 1:  # one run (k = 1): its one scorer's items read straight
+            value = values[0]
             if id(value) not in plans:
                 read = value.decoded() if isinstance(value, LazyItems) else value
                 if len(read) == 1:
                     return self._lone(read[0], verdicts)
-                plans[id(value)] = (value, _plan(read, self.shapes))  # decoded once
-        # each run's value and its plan looked up in C (a Python step per run was half
-        # the items' CPU at 10,000 x 10); the values not read yet read here
-        values = list(map(_GRADED, counted))
-        held: list[Any] = list(map(plans.get, map(id, values)))
-        if None in held:
-            for n, value in enumerate(values):
-                if held[n] is None:  # read by pydantic-core, and not kept, when not read yet
-                    known = plans.get(id(value))  # an earlier run of the case may share it
-                    if known is None:
-                        read = value.decoded() if isinstance(value, LazyItems) else value
-                        known = plans[id(value)] = (value, _plan(read, self.shapes))
-                    held[n] = known
-        read_plans: list[_Plan | None] = list(map(_SECOND, held))
+                plans[id(value)] = _plan(read, self.shapes)  # decoded once
+        # each run's plan looked up in C (a Python step per run was half the items' CPU
+        # at 10,000 x 10)
+        read_plans: list[_Plan | None] = list(map(plans.__getitem__, map(id, values)))
         # one shape: the same object (`_plan` keeps one of each), counted in C
         if None in read_plans:
             return False
@@ -437,7 +447,7 @@ class _ItemColumns:
                 return False
             # the runs' letters one after another; an item's, every `width`th from its own
             letters, width = "".join(map(_FOUND, case_plans)), len(first.found)
-            columns = [letters[at::width] for at in range(width)]
+            columns = list(map(letters.__getitem__, map(slice, range(width), _NONE, repeat(width))))
             with_extras = any(map(_EXTRAS, case_plans))
         at = 0
         for label, items in shape:
@@ -445,7 +455,7 @@ class _ItemColumns:
             at += len(items)
             if not with_extras:
                 continue
-            having = [p.extras.get(label, _NO_EXTRAS) for p in case_plans]
+            having = list(map(methodcaller("get", label, _NO_EXTRAS), map(_EXTRAS, case_plans)))
             for item in sorted(_NO_EXTRAS.union(*having)):
                 hits = "".join(map(_LETTER.__getitem__, map(contains, having, repeat(item))))
                 self._item(label, item, "0", hits)
@@ -495,37 +505,48 @@ class _Plan(NamedTuple):
 
 def _plan(graded: Sequence[Mapping[str, Any]], shapes: dict[object, Any]) -> _Plan | None:
     """`graded` read as `analysis.item_stability` reads it, or None when it is not plain
-    (a label twice, an item twice): then the case takes `item_stability` itself. A
-    detail that missed nothing (the usual) and a lone expected item are told in one
-    step, not through sets (at 100,000 cases x 1 this ran once per case). Its shape is
-    the one `shapes` holds when an equal one was read before (kept there when not): runs
-    of the same shape then share one object, told apart by identity."""
-    shape = []
-    found: list[str] = []
-    extras: dict[str, frozenset[str]] = {}
-    for detail in graded:
-        path = detail.get("path")
-        label = f"{detail.get('scorer')} {path}" if path else str(detail.get("scorer"))
-        items = tuple(map(str, detail["expected"]))
-        if len(items) > 1 and len(set(items)) != len(items):
-            return None
-        missing = detail["missing"]
-        if missing == []:
-            found.extend(["1"] * len(items))
-        else:
-            absent = set(map(str, missing))
-            found.extend(["0" if item in absent else "1" for item in items])
-        shape.append((label, items))
-        raw = detail.get("extra")
-        if raw:
-            extra = frozenset(map(str, dict.fromkeys(raw)))
-            if len(extra) != len(dict.fromkeys(raw)):
-                return None
-            extras[label] = extra
-    if len(shape) > 1 and len({label for label, _ in shape}) != len(shape):
+    (a label twice, an item twice): then the case takes `item_stability` itself. Its
+    shape is the one `shapes` holds when an equal one was read before (kept there when
+    not): runs of the same shape then share one object, told apart by identity. One
+    detail (the usual) is read by `_detail_plan` alone, with no list of parts made and
+    joined (a quarter of this function's CPU at 10,000 x 10)."""
+    if len(graded) == 1:
+        return _detail_plan(graded[0], shapes)
+    parts = [_detail_plan(detail, None) for detail in graded]
+    if None in parts:
         return None
-    kept = tuple(shape)
-    return _Plan(shapes.setdefault(kept, kept), "".join(found), extras)
+    plans = cast(list[_Plan], parts)
+    kept = tuple([plan.shape[0] for plan in plans])
+    if len({label for label, _ in kept}) != len(kept):
+        return None
+    extras = {label: extra for plan in plans for label, extra in plan.extras.items()}
+    return _Plan(shapes.setdefault(kept, kept), "".join(map(_FOUND, plans)), extras)
+
+
+def _detail_plan(detail: Mapping[str, Any], shapes: dict[object, Any] | None) -> _Plan | None:
+    """`_plan` of one detail (kept in `shapes`, when given). A detail that missed nothing
+    (the usual) and a lone expected item are told in one step, not through sets (at
+    100,000 cases x 1 this ran once per case)."""
+    path = detail.get("path")
+    label = f"{detail.get('scorer')} {path}" if path else str(detail.get("scorer"))
+    items = tuple(map(str, detail["expected"]))
+    if len(items) > 1 and len(set(items)) != len(items):
+        return None
+    missing = detail["missing"]
+    if missing == []:
+        found = "1" * len(items)
+    else:
+        absent = set(map(str, missing))
+        found = "".join(["0" if item in absent else "1" for item in items])
+    raw = detail.get("extra")
+    extras: dict[str, frozenset[str]] = {}
+    if raw:
+        extra = frozenset(map(str, dict.fromkeys(raw)))
+        if len(extra) != len(dict.fromkeys(raw)):
+            return None
+        extras[label] = extra
+    kept = ((label, items),)
+    return _Plan(kept if shapes is None else shapes.setdefault(kept, kept), found, extras)
 
 
 @lru_cache(maxsize=65_536)  # a few patterns of hits repeat over thousands of items
