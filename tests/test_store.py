@@ -69,6 +69,29 @@ def test_wal_and_recorded_migrations(store: Store) -> None:
     again.close()
 
 
+def test_a_new_store_goes_into_wal_at_synchronous_normal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """e2e55: the switch of a new store into WAL writes its first page through a rollback
+    journal; at SQLite's default (FULL) that synced once more than at NORMAL, what the
+    store runs at anyway (4 fsyncs, not 3, before `passhat run`'s first run). So NORMAL
+    is asked for first, and kept."""
+    said: list[str] = []
+    opened = Store._open
+
+    def traced(self: Store, target: str, *, uri: bool) -> sqlite3.Connection:
+        db = opened(self, target, uri=uri)
+        db.set_trace_callback(said.append)
+        return db
+
+    monkeypatch.setattr(Store, "_open", traced)
+    store = Store(tmp_path / "p.db")
+    pragmas = [s for s in said if s.startswith("PRAGMA synchronous") or "journal_mode" in s]
+    assert pragmas[:2] == ["PRAGMA synchronous=NORMAL", "PRAGMA journal_mode=WAL"]
+    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    store.close()
+
+
 def test_a_store_from_before_a_migration_is_upgraded(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
