@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from passhat.env import Environment, ToolOutcome, make_environment
 from passhat.envs.board import BoardEnvironment
@@ -160,6 +162,39 @@ async def test_query_terms_match_as_words_or_inside_chinese_and_japanese_text(
         "query_background", {"query": query}
     )
     assert outcome.is_error is not answered, outcome.text()
+
+
+_MIXED_TEXT = st.text(
+    alphabet=st.sampled_from(
+        list("ab Z9-_.,!?\t\n\u3000\u00a0")
+        + list("優惠碼會員折扣クーポンの併用ㄅㄆ〇々\u2e80\u2fdf\uf900\U00020000\U0003ffff")
+        + ["\u3004", "\u3008", "\U00040000", "é", "ß", "쿠", "폰"]
+    ),
+    max_size=40,
+)
+
+
+@given(_MIXED_TEXT)
+@settings(max_examples=300, deadline=None)
+def test_query_terms_split_as_the_one_regex_of_both_kinds_of_term_did(text: str) -> None:
+    """e2e55: terms are found with one character class (runs of Chinese or Japanese
+    characters split out of each word), not the three of `[U]+|[^U\\s]+` and `[U]` (3 ms
+    of every run's imports to compile): the same terms, in the same order."""
+    import re
+    import unicodedata
+
+    from passhat import fixtures
+
+    unspaced = fixtures._UNSPACED
+    oracle = re.compile(f"[{unspaced}]+|[^{unspaced}\\s]+")
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    spaced = "".join(
+        " " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in folded
+    )
+    assert fixtures._query_terms(text) == tuple(oracle.findall(spaced))
+    first = re.compile(f"[{unspaced}]")
+    for term in fixtures._query_terms(text):
+        assert bool(fixtures._UNSPACED_RUN.match(term)) == bool(first.match(term))
 
 
 async def test_every_bundled_fixture_answers_its_own_query(clarify: Suite) -> None:

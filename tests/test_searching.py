@@ -289,3 +289,24 @@ def test_a_search_by_re_with_descriptors_past_1024() -> None:
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_importing_searching_builds_no_table_of_the_whole_bmp() -> None:
+    """e2e55: the class of every BMP character (`_in_bmp`, what a look for rare
+    characters cuts out) is compiled at its first use, not at import: re builds its
+    table one character at a time, 1.5 ms of every `passhat run` (scoring imports this
+    module whether a suite has a `matches` scorer or not)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import re\n"
+        "seen = []\n"
+        "compile = re.compile\n"
+        "re.compile = lambda p, flags=0: (seen.append(p), compile(p, flags))[1]\n"
+        "import passhat.searching\n"
+        "print([p for p in seen if isinstance(p, str) and '\\uffff' in p])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -69,6 +69,66 @@ def test_wal_and_recorded_migrations(store: Store) -> None:
     again.close()
 
 
+def test_a_new_store_goes_into_wal_at_synchronous_normal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """e2e55: the switch of a new store into WAL writes its first page through a rollback
+    journal; at SQLite's default (FULL) that synced once more than at NORMAL, what the
+    store runs at anyway (4 fsyncs, not 3, before `passhat run`'s first run). So NORMAL
+    is asked for first, and kept."""
+    said: list[str] = []
+    opened = Store._open
+
+    def traced(self: Store, target: str, *, uri: bool) -> sqlite3.Connection:
+        db = opened(self, target, uri=uri)
+        db.set_trace_callback(said.append)
+        return db
+
+    monkeypatch.setattr(Store, "_open", traced)
+    store = Store(tmp_path / "p.db")
+    pragmas = [s for s in said if s.startswith("PRAGMA synchronous") or "journal_mode" in s]
+    assert pragmas[:2] == ["PRAGMA synchronous=NORMAL", "PRAGMA journal_mode=WAL"]
+    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    store.close()
+
+
+def test_the_digest_of_passhats_own_triggers_and_views_is_the_migrations() -> None:
+    """OURS_DIGEST is what the migrations make: a migration that adds, drops or rewrites a
+    trigger or view changes it (stale, every store would be checked the slow way)."""
+    from passhat.store.schema import OURS_DIGEST, _digest, _ours
+
+    assert _digest(_ours()) == OURS_DIGEST, f"set OURS_DIGEST to {_digest(_ours())!r}"
+
+
+def test_opening_a_store_of_passhats_own_builds_no_schema_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """e2e55: a store holding passhat's own triggers and views, and no other, is known
+    from their digest: `_ours` (every migration run in an in-memory database, 3-4 ms
+    of every command that opens a store) is built only for a store that differs."""
+    from passhat.store import schema
+
+    def built() -> frozenset[tuple[str, str, str]]:
+        raise AssertionError("_ours was built")
+
+    monkeypatch.setattr(schema, "_ours", built)
+    Store(tmp_path / "p.db").close()  # made
+    Store(tmp_path / "p.db").close()  # opened
+    Store(tmp_path / "p.db", read_only=True).close()
+
+
+def test_a_trigger_planted_in_a_store_is_still_refused(tmp_path: Path) -> None:
+    """The digest is a shortcut for the usual case only: a store holding a trigger
+    passhat did not make differs from it, and is refused naming the trigger."""
+    Store(tmp_path / "p.db").close()
+    db = sqlite3.connect(tmp_path / "p.db")
+    db.execute("CREATE TRIGGER all_pass AFTER INSERT ON runs BEGIN SELECT 1; END")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="holds trigger all_pass, which passhat did not make"):
+        Store(tmp_path / "p.db")
+
+
 def test_a_store_from_before_a_migration_is_upgraded(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)

@@ -118,7 +118,7 @@ def _holds_rare(text: str) -> bool:
         return True
     return any(
         c in past or (c >= _UNASKED and not _PLANE_14 <= c < _UNASKED_TOO)
-        for c in set(_IN_BMP.sub("", text))
+        for c in set(_in_bmp().sub("", text))
     )
 
 
@@ -171,7 +171,14 @@ def _byte(child: subprocess.Popen[bytes], seconds: float) -> bytes | None:
     return os.read(fd, 1)  # not the buffered file: a byte it kept would hide from poll
 
 
-_IN_BMP = re.compile("[\x00-\uffff]+")
+@functools.cache
+def _in_bmp() -> re.Pattern[str]:
+    """Runs of characters of the Basic Multilingual Plane: compiled at the first look for
+    rare characters, not at import (re builds its table of 65,536 characters one by one:
+    1.5 ms of every `passhat run`, whose scoring imports this module, matches or not)."""
+    return re.compile("[\x00-\uffff]+")
+
+
 _UNASKED, _PLANE_14, _UNASKED_TOO = "\U00040000", "\U000e0000", "\U000f0000"
 """Planes 4 to 13 (unassigned) and 15 to 16 (private use) are not asked, but taken as
 disputed: asking takes a third of the time without them."""

@@ -38,7 +38,9 @@ def _watch_line(experiment: ExperimentRecord, store: Path, lang: str) -> None:
 def printer(lang: str, quiet: bool, report: bool = True) -> Events:
     """The library's events, printed: the plan, a progress bar per round, warnings.
     With `report` (an end report follows), its modules and numpy (for its intervals) are
-    imported in a background thread while the runs wait on their agents."""
+    imported in a background thread while the runs wait on their agents; numpy.random
+    too (numpy loads it at first use: the intervals' bootstrap, 12 ms of the end report's
+    own thread when it was left to them)."""
     from passhat.evaluation import Events
 
     class Printer(Events):
@@ -132,7 +134,9 @@ def printer(lang: str, quiet: bool, report: bool = True) -> Events:
 
                 self.warm = False
                 short_blas_spin()  # numpy loads among the runs' timers
-                self.warming = warm_up("numpy", "passhat.report.experiment", "passhat.gate")
+                self.warming = warm_up(
+                    "numpy", "numpy.random", "passhat.report.experiment", "passhat.gate"
+                )
             if self.progress is None or self.task is None:
                 return
             self.counts[run.status] += 1

@@ -84,8 +84,11 @@ class Store(_Schema, _Writes, _Leases, _Tallies):
             self._db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
             self._check_is_ours()  # before any pragma that writes (journal_mode)
             if not read_only:
-                self._into_wal()
+                # NORMAL before the switch: a new store's switch into WAL writes its first
+                # page through a rollback journal, and at the default FULL synced it once
+                # more (4 fsyncs, not 3); one transaction per run needs no more than NORMAL
                 self._db.execute("PRAGMA synchronous=NORMAL")
+                self._into_wal()
             self._db.execute("PRAGMA foreign_keys=ON")
             if read_only:
                 self._check_schema_current()
