@@ -2,8 +2,7 @@
 
     python tests/attack55_agent.py
 
-Standard library only (and `distributed`, where it is importable, to use what it found).
-What it tries comes from its environment:
+Standard library only. What it tries comes from its environment:
 
     ATTACK55_RESPAWN  FOLDER,NAME: unless FOLDER/armed is there (it makes it first, so
                       only one run of the experiment tries), it leaves a daemon (a double
@@ -11,13 +10,12 @@ What it tries comes from its environment:
                       agent's parent (a Dask worker) with SIGKILL, and then for up to 15 s
                       reads $NAME in /proc/<pid>/environ of every process of its own uid
                       it can read, and copies each dask.crt and dask.pem that appears in a
-                      folder of /tmp (distributed writes a TLS context's certificate and key
-                      there as it builds one); it writes FOLDER/found.json:
+                      folder of /tmp (distributed wrote a TLS context's certificate and key
+                      there as it built one); it writes FOLDER/found.json:
                       `{"parent": CMDLINE, "environ": [...], "where": [CMDLINE...],
-                      "tls": bool, "scheduler": [...]}`,
-                      each value found reversed (never the secret itself), "scheduler" what
-                      $NAME a function run in the scheduler with that certificate read
-                      (empty when no certificate was found or no scheduler took it).
+                      "tls": bool}`, each value found reversed (never the secret itself),
+                      "where" the processes it was found in, "tls" whether it read a
+                      private key in the clear.
                       The agent prints {}.
     ATTACK55_WATCH    FOLDER,NAME,SECONDS: the same daemon without the kill, for up to
                       SECONDS: it ends as soon as it read $NAME in a new process of its uid.
@@ -111,53 +109,9 @@ def grab(folder: str) -> dict[str, str]:
     return got
 
 
-def environ_of(name: str) -> str:
-    """$NAME of the process this runs in, reversed ("" where unset)."""
-    return os.environ.get(name, "")[::-1]
-
-
-def listening() -> list[int]:
-    """The ports of 127.0.0.1 this uid listens on (TCP), as /proc/net/tcp shows them."""
-    found = []
-    with open("/proc/net/tcp", encoding="ascii") as table:
-        for line in table.readlines()[1:]:
-            fields = line.split()
-            address, port = fields[1].split(":")
-            if address == "0100007F" and fields[3] == "0A" and int(fields[7]) == os.getuid():
-                found.append(int(port, 16))
-    return found
-
-
-def scheduler(cert: str, key: str, name: str) -> list[str]:
-    """$NAME in the scheduler and workers of the cluster that takes this certificate."""
-    try:
-        from distributed import Client
-        from distributed.security import Security
-    except ImportError:
-        return ["no distributed"]
-    security = Security(
-        require_encryption=True,
-        tls_ca_file=cert,
-        tls_client_cert=cert,
-        tls_client_key=key,
-    )
-    for port in listening():
-        try:
-            client = Client(
-                f"tls://127.0.0.1:{port}", timeout=5, security=security, set_as_default=False
-            )
-        except Exception:  # not a scheduler, or not this certificate's
-            continue
-        with client:
-            found = [*client.run(environ_of, name).values()]
-            found.append(client.run_on_scheduler(environ_of, name))
-            return sorted(found)
-    return []
-
-
 def watch(folder: str, name: str, seconds: float, kill: int | None) -> None:
     """The daemon: kill `kill` (when given), then look for $NAME and a certificate."""
-    said: dict[str, object] = {"environ": [], "tls": False, "scheduler": []}
+    said: dict[str, object] = {"environ": [], "tls": False}
     with open(os.path.join(folder, "pid"), "w", encoding="ascii") as file:
         file.write(str(os.getpid()))  # for the test to end it, should it outlive the test
     with contextlib.suppress(OSError), open(f"/proc/{kill}/cmdline", "rb") as file:
@@ -194,8 +148,6 @@ def watch(folder: str, name: str, seconds: float, kill: int | None) -> None:
     said["environ"] = sorted(found)
     said["where"] = sorted(where)
     said["tls"] = bool(tls)
-    if tls:
-        said["scheduler"] = scheduler(tls["dask.crt"], tls["dask.pem"], name)
     with open(os.path.join(folder, "found.json"), "w", encoding="utf-8") as file:
         json.dump(said, file)
 

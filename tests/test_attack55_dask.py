@@ -12,7 +12,7 @@ kill its worker (SIGKILL: same uid; not dumpable does not stop a signal), and th
 starts it again. The agent (tests/attack55_agent.py, ATTACK55_RESPAWN) leaves a daemon
 (`setsid`: at `process` it outlives its run, docs/command-agents.md) that kills the
 agent's parent, the worker, and reads the environment of every new process of its uid:
-it found passhat's key (3 of 3 tries, load 8-10 on 2 cores). Every run is still
+it found passhat's key (5 of 5 tries, load 8-20 on 2 cores). Every run is still
 recorded once (the killed worker's task ran again elsewhere): that part holds.
 
 Not fixed (xfail strict): a restarted worker is readable from its exec until the plugin.
@@ -29,12 +29,8 @@ PID namespace) and its parent is the sandbox's, not the worker (tests/test_attac
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import secrets
-import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -42,6 +38,7 @@ import pytest
 from agent_python import ENV, skip_if_closed
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, KEY, attack_suite, open_to_all, passhat_as
+from test_attack55_survivor import daemon_found
 
 pytestmark = [*ATTACK_MARKS, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -67,17 +64,10 @@ def _found(folder: Path, variable: str, *extra: str) -> tuple[dict[str, object],
     head = ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups"]
     args += ["--db", str(db), "-q", "--no-report"]
     done = passhat_as("root", folder, "run", str(suite), *args, key=MINE, head=head)
-    try:
-        deadline = time.monotonic() + 30
-        while not (out / "found.json").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(int((out / "pid").read_text()), signal.SIGKILL)
+    found = daemon_found(out, 30)
     assert done.returncode in (0, 1), done.stderr[-3000:]
     with Store(db, create=False) as store:
         runs = store.runs(store.experiment("latest").id)
-    found = json.loads((out / "found.json").read_text())
     return found, [(r.run_index, r.status, r.error_type) for r in runs]
 
 
@@ -96,4 +86,3 @@ def test_a_worker_killed_by_its_agent_shows_no_key_as_it_comes_back(open_tmp: Pa
     if sorted(runs) != [(1, "failed", None), (2, "failed", None)]:  # each recorded once
         pytest.fail(f"the runs: {runs}")
     assert MINE[::-1] not in found["environ"], "passhat's key, read in a restarted worker"
-    assert MINE[::-1] not in found["scheduler"], "passhat's key, read in the scheduler"

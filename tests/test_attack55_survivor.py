@@ -37,31 +37,45 @@ pytestmark = ATTACK_MARKS
 
 MINE = KEY + "-attack55-survivor-" + secrets.token_hex(8)
 """The key of this test's second passhat: one no other passhat on the machine holds."""
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a process run's setsid daemon survives it and reads the next passhat's "
-    "environment before it seals itself: end a run's descendants with it at process",
+REASON = (
+    "a process run's setsid daemon survives it and reads the next passhat's environment "
+    "before it seals itself: end a run's descendants with it at process"
 )
-def test_no_daemon_of_a_process_run_reads_the_next_passhats_key(open_tmp: Path) -> None:
-    suite, out = attack_in(open_tmp, "ATTACK55_WATCH", "OPENAI_API_KEY,60", "attack55_agent.py")
-    args = ["-k", "1", "--timeout", "60", "--isolation", "process", "-q", "--no-report"]
+
+
+def daemon_found(out: Path, seconds: float) -> dict[str, object]:
+    """What the agent's daemon wrote to `out`/found.json within `seconds` ({} when
+    nothing); the daemon is ended either way (its pid in `out`/pid)."""
     try:
-        first = passhat_as("unprivileged", open_tmp, "run", str(suite), *args, "--db", "1.db")
-        assert first.returncode in (0, 1), first.stderr[-2000:]
-        if not (out / "pid").exists():
-            pytest.fail("the agent left no daemon")  # not the xfail's AssertionError
-        second = passhat_as(
-            "unprivileged", open_tmp, "run", str(suite), *args, "--db", "2.db", key=MINE
-        )
-        assert second.returncode in (0, 1), second.stderr[-2000:]
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + seconds
         while not (out / "found.json").exists() and time.monotonic() < deadline:
             time.sleep(0.2)
     finally:
         with contextlib.suppress(OSError, ValueError):
             os.kill(int((out / "pid").read_text()), signal.SIGKILL)
-    found = json.loads((out / "found.json").read_text()) if (out / "found.json").exists() else {}
-    assert MINE[::-1] not in found.get("environ", []), "the next passhat's key, read by a daemon"
+    found: dict[str, object] = {}
+    with contextlib.suppress(FileNotFoundError):
+        found = json.loads((out / "found.json").read_text())
+    return found
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON)
+def test_no_daemon_of_a_process_run_reads_the_next_passhats_key(open_tmp: Path) -> None:
+    suite, out = attack_in(open_tmp, "ATTACK55_WATCH", "OPENAI_API_KEY,60", "attack55_agent.py")
+    args = ["-k", "1", "--timeout", "60", "--isolation", "process", "-q", "--no-report"]
+    first = passhat_as("unprivileged", open_tmp, "run", str(suite), *args, "--db", "1.db")
+    deadline = time.monotonic() + 10  # the daemon, a grandchild, may write it late
+    while not (out / "pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not (out / "pid").exists():
+        daemon_found(out, 0)
+        pytest.fail(f"the agent left no daemon: {first.stderr[-500:]}")  # not the xfail's
+    second = passhat_as(
+        "unprivileged", open_tmp, "run", str(suite), *args, "--db", "2.db", key=MINE
+    )
+    found = daemon_found(out, 20)
+    if {first.returncode, second.returncode} - {0, 1}:  # not the xfail's AssertionError
+        pytest.fail(f"passhat failed: {first.stderr[-500:]} {second.stderr[-500:]}")
+    environ = found.get("environ", [])
+    assert isinstance(environ, list)
+    assert MINE[::-1] not in environ, "the next passhat's key, read by a daemon"
