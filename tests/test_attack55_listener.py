@@ -11,16 +11,16 @@ later connection as it came: the other run's request for its tools was reset, an
 run was recorded errored `agent_exit` ("cannot list my tools: ConnectionResetError"),
 charged to the victim agent, while the attacker's run was counted.
 
-Fixed for connections that carry no request: a full listener closes its oldest quiet one
-(no request under way: none sent yet, or its answer given) for a new one (serve/http.py
-`_Live.room`), so held idle connections shut no one out; a run's own listener at
-`namespace` does the same among its own. Not fixed (xfail strict below): connections that
-each carry a request under way (a head with the attacker's own token and a body never
-sent wait their turn, unread) are not quiet, and still fill the shared listener; the fix
-would count each run's requests under way by their token and answer those past its share
-at once (429), so that they become quiet. A same-user agent at `process` can also kill
-passhat outright: what is asked of this level is that a run's flood of its own endpoint
-is not charged to another run.
+Fixed: a full listener closes its oldest quiet connection (no request under way: none
+sent yet, or its answer given) for a new one (serve/http.py `_Live.room`), so held idle
+connections shut no one out; a run's own listener at `namespace` does the same among its
+own. And a connection that holds a request under way is made quiet: a run's requests
+under way past its share of connections are answered 429 at once, and requests with no
+live run's token are drained before their 401 (serve/http.drain) 8 at once, the others
+answered at once (serve/hub.py). Before, both kinds filled the shared listener and it
+refused the next connection. A same-user agent at `process` can still kill passhat
+outright: what is asked of this level is that a run's flood of its own endpoint is not
+charged to another run.
 """
 
 from __future__ import annotations
@@ -113,20 +113,24 @@ async def test_connections_held_idle_shut_no_other_run_out_of_the_shared_listene
                 writer.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="requests under way with one run's token fill the shared listener: count them "
-    "per run and answer those past its share at once (429), so they become quiet",
-)
-async def test_requests_under_way_of_one_run_shut_no_other_run_out() -> None:
-    async with _two_runs() as (port, token):
+@pytest.mark.parametrize("token", [True, False], ids=["its-own-token", "no-token"])
+async def test_requests_held_under_way_shut_no_other_run_out(token: bool) -> None:
+    """Every connection the listener holds sent a request's head and never its body: with
+    the run's own token (it waits its turn, unread) or none (its body drained before the
+    401). Before, none was quiet, and the listener refused the next connection."""
+    async with _two_runs() as (port, mine):
+        auth = f"Authorization: Bearer {mine}\r\n" if token else ""
         head = (
-            f"POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+            f"POST /mcp HTTP/1.1\r\nHost: x\r\n{auth}"
             "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
         ).encode()
         held = await _held(port, endpoints.shared_connections(), head)
         try:
             assert (await _answer(port)).startswith(b"HTTP/1.1 401")
+            # past the run's share (or the few drained at once), answered at once
+            answers = [await asyncio.wait_for(r.readline(), 10) for r, _ in held[-4:]]
+            status = b"429" if token else b"401"
+            assert all(a.startswith(b"HTTP/1.1 " + status) for a in answers), answers
         finally:
             for _, writer in held:
                 writer.close()
