@@ -12,9 +12,9 @@ every worker and in the scheduler (passhat itself) returning their OPENAI_API_KE
 passhat's real key, found 3 times. Not dumpable did not matter: the code ran inside.
 
 Fixed: the local cluster speaks TLS with a certificate made for it (executors/dask.py
-`_private`); the agent's connections are refused at the handshake. Not tried: distributed
-writes the certificate and key for a moment to a private temporary folder each time it
-builds a TLS context, which a same-user agent at process could race (docs/dask.md).
+`_private`); the agent's connections are refused at the handshake. distributed wrote the key in the
+clear to a temporary folder each time it built a TLS context, which a same-user process
+raced and read (round 17): now only encrypted (tests/test_attack55_tls.py).
 At `namespace` (root and unprivileged) the run's network is its own: no port of the
 host's loopback is in its view, and with it neither the suite's goal, the store nor a
 worker's shipped copy of the suite (the control: at `process` it reads all three). Held

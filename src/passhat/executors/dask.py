@@ -58,7 +58,6 @@ from distributed.client import FutureCancelledError
 from distributed.core import Status
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.scheduler import KilledWorker
-from distributed.security import Security
 
 from passhat.errors import ExecutorError, InputError, WorkerRefused
 from passhat.executors.base import Job, WorkItem
@@ -66,6 +65,7 @@ from passhat.executors.batching import TARGET_S, BatchSizer, batched
 from passhat.executors.identity import code_manifest, differences, foreign, identity
 from passhat.executors.program import isolation_refusal
 from passhat.executors.shipment import Shipment, prepared, release, ship
+from passhat.executors.tls import SealedSecurity
 from passhat.records import RunRecord
 from passhat.serve import endpoints
 
@@ -400,14 +400,14 @@ class _Connection:
 
 def _private() -> Any:
     """TLS with a certificate made for one local cluster: its scheduler and workers take no
-    connection without it. Held in memory (distributed writes it for a moment to a private
-    temporary folder as it builds each TLS context, which a same-user process at the right
-    moment could read: docs/dask.md). On plain TCP any process of the machine
+    connection without it. Held in memory; its key reaches a disk only encrypted, as each
+    TLS context is built (tls.py: distributed's own wrote it there in the clear, and a
+    same-user process watching /tmp read it). On plain TCP any process of the machine
     could connect to the scheduler on loopback and run code there: an agent at --isolation
     process ran a function in each worker and in the scheduler (passhat itself) that read
     the provider's key (tests/test_attack54_dask.py); being not dumpable does not stop
     code that runs inside."""
-    return Security.temporary()  # type: ignore[no-untyped-call]
+    return SealedSecurity.temporary()
 
 
 MAX_SENDS = 20

@@ -175,35 +175,57 @@ def _server(server: uvicorn.Server) -> Serve:
 
 
 class _Live:
-    """The connections one listener holds open, and the most it may (`most()`)."""
+    """The connections one listener holds open, oldest first, and the most it may
+    (`most()`)."""
 
     def __init__(self, most: Callable[[], int]) -> None:
-        self.count = 0
+        self.open: dict[Any, None] = {}  # an ordered set of Capped protocols
         self.most = most
+
+    def room(self) -> bool:
+        """Whether one more connection may be held: below `most()`, or once the oldest
+        quiet connection (no request under way: none sent yet, or its answer given) is
+        closed to make it. A full listener takes a new connection before an idle one:
+        idle connections held by one run at `process`, where every run shares the
+        listener, shut every other run out of passhat (tests/test_attack55_listener.py)."""
+        if len(self.open) < self.most():
+            return True
+        quiet = next((held for held in self.open if held.quiet()), None)
+        if quiet is None:
+            return False
+        del self.open[quiet]
+        quiet.transport.abort()
+        return True
 
 
 def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
     """uvicorn's protocol, counting its listener's connections (`live`, set as each is
-    made): past `live.most()` open at once, a new one is aborted as it is made (its
-    descriptor freed at once)."""
+    made): past `live.most()` open at once, the oldest quiet one is aborted for a new
+    one, or with none quiet the new one is aborted as it is made (its descriptor freed
+    at once)."""
 
     class Capped(base):  # type: ignore[valid-type,misc]
         live: _Live
         refused = False
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            if self.live.count >= self.live.most():
+            if not self.live.room():
                 self.refused = True
                 transport.abort()  # type: ignore[attr-defined]
                 return
-            self.live.count += 1
+            self.live.open[self] = None
             super().connection_made(transport)
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self.refused:
                 return
-            self.live.count -= 1
+            self.live.open.pop(self, None)
             super().connection_lost(exc)
+
+        def quiet(self) -> bool:
+            """No request under way: none whose head has come, or its answer given."""
+            cycle = getattr(self, "cycle", None)
+            return cycle is None or bool(cycle.response_complete)
 
     return Capped
 

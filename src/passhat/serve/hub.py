@@ -25,7 +25,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from passhat.serve.endpoints import BOUND, REQUESTS, RUN, RunEndpoints, ToolBudget, listening
+from passhat.serve.endpoints import (
+    BOUND,
+    CONNECTIONS_FLOOR,
+    REQUESTS,
+    RUN,
+    RunEndpoints,
+    ToolBudget,
+    connections,
+    listening,
+)
 
 if TYPE_CHECKING:
     from passhat.agents.base import RunContext
@@ -49,6 +58,9 @@ class Served:
     listeners: list[asyncio.AbstractServer] = field(default_factory=list)
     turns: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(REQUESTS))
     """The run's POSTs served at once (endpoints.REQUESTS); the others wait unread."""
+    under_way: int = 0
+    """The run's requests under way (served or waiting their turn); past its share of
+    connections, one more is answered 429 at once (Hub._dispatch)."""
 
 
 class Hub:
@@ -57,6 +69,7 @@ class Hub:
     def __init__(self) -> None:
         self.runs: dict[str, Served] = {}
         self.port = 0
+        self.strangers = 0  # requests with no live run's token under way (their drain)
         self._add: Add | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._starting = asyncio.Lock()
@@ -151,7 +164,7 @@ class Hub:
         request of a run whose budget is spent (endpoints.ToolBudget). A run's requests
         are served REQUESTS POSTs at a time; the others wait, their bodies unread. Only
         HTTP reaches the app (and its start and end): never a WebSocket."""
-        from passhat.serve.http import drain, too_many, unauthorized
+        from passhat.serve.http import too_many
 
         async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if scope["type"] == "lifespan":
@@ -162,15 +175,18 @@ class Hub:
             served = self._find(dict(scope.get("headers") or ()))
             bound = (scope.get("state") or {}).get(BOUND)
             if served is None or (bound is not None and bound != served.token):
-                await drain(receive)  # its body read: answered, not dropped (http.drain)
-                await unauthorized(send)
+                await self._refuse(receive, send)
                 return
             if served.tools.spent is not None:
                 await too_many(send, served.tools.spent)
                 return
+            if served.under_way >= connections():  # its connections made quiet, not held
+                await too_many(send, f"more than {connections()} requests of this run at once")
+                return
             task = asyncio.current_task()
             if task is not None:
                 served.tasks.add(task)
+            served.under_way += 1
             try:
                 # REQUESTS at once: the others' bodies wait unread; a request without a
                 # body (an MCP client's GET stream, held open all the run) takes no turn
@@ -181,9 +197,28 @@ class Hub:
                         return
                     await app({**scope, RUN: served}, receive, send)
             finally:
+                served.under_way -= 1
                 served.tasks.discard(task)
 
         return dispatch
+
+    async def _refuse(self, receive: Any, send: Any) -> None:
+        """401, the request's body read first (http.drain: answered, not dropped), for
+        CONNECTIONS_FLOOR such requests at once; past them at once, unread. A listener
+        full of connections whose requests wait for a drain has none quiet to close for a
+        new one (http._Live.room): at `process`, where every run shares it, they shut the
+        other runs out (tests/test_attack55_listener.py)."""
+        from passhat.serve.http import drain, unauthorized
+
+        if self.strangers >= CONNECTIONS_FLOOR:
+            await unauthorized(send)
+            return
+        self.strangers += 1
+        try:
+            await drain(receive)
+        finally:
+            self.strangers -= 1
+        await unauthorized(send)
 
 
 def unix_listener(path: str) -> socket.socket:
