@@ -13,6 +13,7 @@ Not a benchmark row (no PASS/MISS): a diagnosis of that row. Per side it prints
                      to its return (the tool call counted), and from its return to its
                      slot's next agent start
     tail             from the last agent's return to the end of `asyncio.run`
+    cpu/run          the process's CPU (user + system, every thread) over the runs, a run
 
 A slot runs 20 of the 1,000 runs one after the other, so the wall is the last slot's
 first start + 20 x (100 ms + its drift) + the tail. Run under `chrt -f 20` on a shared
@@ -27,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import resource
 import statistics
 import sys
 import tempfile
@@ -53,6 +55,7 @@ class Marks:
         self.starts: list[float] = []
         self.ends: list[float] = []
         self.wall = 0.0
+        self.cpu = 0.0  # the process's user + system seconds over the runs
 
     def since(self) -> float:
         return time.perf_counter() - self.t0
@@ -73,10 +76,12 @@ def passhat_side(folder: Path, db: Path) -> Marks:
     experiment = new_experiment(suite, agent, "", None, k=K, params={"max_turns": 1})
     with Store(db) as store:
         store.create_experiment(experiment)
+        cpu = _cpu()
         marks.t0 = time.perf_counter()
         options = RunOptions(concurrency=CONCURRENCY)
         asyncio.run(run_experiment(store, experiment, suite, agent, None, options))
         marks.wall = marks.since()
+        marks.cpu = _cpu() - cpu
         assert len(store.recorded(experiment.id)) == RUNS
     return marks
 
@@ -95,10 +100,17 @@ def bare_side() -> Marks:
 
         await asyncio.gather(*(one() for _ in range(RUNS)))
 
+    cpu = _cpu()
     marks.t0 = time.perf_counter()
     asyncio.run(sleeps())
     marks.wall = marks.since()
+    marks.cpu = _cpu() - cpu
     return marks
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def summary(marks: Marks) -> dict[str, float]:
@@ -121,6 +133,7 @@ def summary(marks: Marks) -> dict[str, float]:
         )
         * ms,
         "tail": (marks.wall - ends[-1]) * ms,
+        "cpu/run": marks.cpu / len(starts) * ms,
     }
 
 

@@ -11,12 +11,14 @@ from collections.abc import AsyncIterator, Iterable
 from passhat.executors.base import Finish, Job, WorkItem, bounded
 from passhat.records import RunRecord
 
-RAMP_S = 0.0005
+RAMP_S = 0.0003
 """Seconds between the first runs' starts. Runs started together finish together: 50
 agents waiting 100 ms each woke in the same turn of the event loop, and each waited for
 the others' grading and writing before its next run started (3 ms a run, in waves that
-came back every run). Started 0.5 ms apart (about what the loop spends on a run), each
-finds the loop free when it wakes: 1.6 ms a run at concurrency 50, for a ramp of 25 ms."""
+came back every run). Started 0.3 ms apart (about the loop's CPU for a run, 0.25 ms),
+each mostly finds the loop free when it wakes. The ramp is paid once, by the last slot
+(15 ms at concurrency 50); 0.5 ms apart (25 ms) drifted a little less a run, and lost
+4-6 ms of bench_runner's 100 ms row on the way (runner_timeline.py, load 1-7)."""
 RAMP_MAX_S = 0.05
 """The ramp's length at most (a higher --concurrency starts its runs closer together)."""
 
