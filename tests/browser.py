@@ -192,8 +192,9 @@ def _loaded(
 class _Chromium:
     """One headless Chromium (throw-away profile) driven over its DevTools pipe: the
     browser every tab of this test process opens in. Started on first use (starting one
-    costs more CPU than most pages it shows), killed when the process exits, and again
-    when it stops answering (the next tab starts another)."""
+    costs more CPU than most pages it shows), killed after each test module (conftest:
+    idle, it still costs ~0.2 CPU-s a minute) or when the process exits, and when it
+    stops answering (the next tab starts another)."""
 
     def __init__(self) -> None:
         binary = require_chromium()
@@ -207,7 +208,10 @@ class _Chromium:
 
         self.profile = tempfile.mkdtemp(prefix="passhat-chromium-")
         self.proc = subprocess.Popen(
-            [binary, *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={self.profile}"],
+            [
+                *(binary, *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={self.profile}"),
+                "about:blank",  # not the new-tab page it would load and keep drawing
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -238,14 +242,15 @@ def _shared() -> _Chromium:
     global _browser
     require_chromium()  # each tab asks, as each `chromium` start did
     if _browser is not None and _browser.proc.poll() is not None:
-        _discard()
+        discard()
     if _browser is None:
         _browser = _Chromium()
     return _browser
 
 
 @atexit.register
-def _discard() -> None:
+def discard() -> None:
+    """Kill this process's browser, if it has one; the next tab starts another."""
     global _browser
     if _browser is not None:
         browser, _browser = _browser, None
@@ -275,7 +280,7 @@ def devtools_tab(
         cdp.call("Emulation.setDeviceMetricsOverride", size)
         yield cdp
     except RuntimeError:  # the pipe did not answer, or Chromium refused: start afresh
-        _discard()
+        discard()
         raise
     finally:
         if _browser is cdp.browser:
@@ -283,7 +288,7 @@ def devtools_tab(
             try:
                 cdp.call("Target.disposeBrowserContext", {"browserContextId": context})
             except RuntimeError:
-                _discard()
+                discard()
 
 
 class _Devtools:
