@@ -1,9 +1,12 @@
 """Headless Chromium for the HTML report's tests and benchmark.
 
 Debian's `chromium` package (`make test` installs it). The browser runs with no
-sandbox, no GPU, no network chatter and a throw-away profile; `--dump-dom`
-prints the DOM after the page's scripts ran (virtual time lets them finish),
-`--screenshot` writes a PNG.
+sandbox, no GPU, no network chatter and a throw-away profile. A test process
+starts one and opens each page in a fresh tab and browser context of its own,
+over the DevTools pipe (conftest kills it after each module): `dump_dom` reads the
+DOM after the page's scripts ran (virtual time lets them finish), as `chromium
+--dump-dom` prints it, and `screenshot` writes a PNG. `dump_dom_process` starts a
+Chromium for its one page (the benchmark's load time counts that start).
 
 When Chromium is missing, tests that need it fail with a message saying how to
 get it; set PASSHAT_SKIP_BROWSER=1 to skip them instead.
