@@ -273,8 +273,9 @@ def devtools_tab(
     driven over its DevTools pipe (`protocol`: a `_Devtools` class); closed with its
     context afterwards. A tab that stops answering takes the browser down with it."""
     cdp = (protocol or _Devtools)(_shared(), time.monotonic() + timeout)
-    context = cdp.call("Target.createBrowserContext")["browserContextId"]
+    context = None
     try:
+        context = cdp.call("Target.createBrowserContext")["browserContextId"]
         made = {"url": "about:blank", "browserContextId": context}
         target = cdp.call("Target.createTarget", made)["targetId"]
         attached = {"targetId": target, "flatten": True}
@@ -286,7 +287,7 @@ def devtools_tab(
         discard()
         raise
     finally:
-        if _browser is cdp.browser:
+        if context is not None and _browser is cdp.browser:
             cdp.session, cdp.deadline = None, time.monotonic() + 30
             try:
                 cdp.call("Target.disposeBrowserContext", {"browserContextId": context})
