@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from _fixtures import make_store  # noqa: E402
 from _result import compiled_passhat, measured, median_ratio, result  # noqa: E402
 
-from browser import dump_dom, find_chromium  # noqa: E402
+from browser import dump_dom_process as dump_dom  # noqa: E402
+from browser import find_chromium  # noqa: E402
 from passhat.report.html import render_html  # noqa: E402
 from test_report_html import large_experiment  # noqa: E402
 

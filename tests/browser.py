@@ -1,9 +1,12 @@
 """Headless Chromium for the HTML report's tests and benchmark.
 
 Debian's `chromium` package (`make test` installs it). The browser runs with no
-sandbox, no GPU, no network chatter and a throw-away profile; `--dump-dom`
-prints the DOM after the page's scripts ran (virtual time lets them finish),
-`--screenshot` writes a PNG.
+sandbox, no GPU, no network chatter and a throw-away profile. A test process
+starts one and opens each page in a fresh tab and browser context of its own,
+over the DevTools pipe (conftest kills it after each module): `dump_dom` reads the
+DOM after the page's scripts ran (virtual time lets them finish), as `chromium
+--dump-dom` prints it, and `screenshot` writes a PNG. `dump_dom_process` starts a
+Chromium for its one page (the benchmark's load time counts that start).
 
 When Chromium is missing, tests that need it fail with a message saying how to
 get it; set PASSHAT_SKIP_BROWSER=1 to skip them instead.
@@ -11,7 +14,9 @@ get it; set PASSHAT_SKIP_BROWSER=1 to skip them instead.
 
 from __future__ import annotations
 
+import atexit
 import base64
+import contextlib
 import itertools
 import json
 import os
@@ -71,7 +76,8 @@ def require_chromium() -> str:
 
 
 def _run(args: list[str], timeout: float) -> str:
-    """Run Chromium in its own process group (killed whole on timeout); return stdout."""
+    """Run a Chromium of its own in its own process group (killed whole on timeout);
+    return stdout."""
     binary = require_chromium()
     with tempfile.TemporaryDirectory(prefix="passhat-chromium-") as profile:
         proc = subprocess.Popen(
@@ -96,8 +102,29 @@ def url(page: Path, fragment: str = "") -> str:
     return page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
 
 
+# What `chromium --dump-dom` prints: the doctype, then the document's markup.
+_DOM = (
+    "(document.doctype ? new XMLSerializer().serializeToString(document.doctype) + '\\n' : '')"
+    " + document.documentElement.outerHTML"
+)
+# The page's viewport: `chromium --headless`'s default window (its own page area is a
+# little smaller, 780 × 437, what is left of the window beside the browser's frame).
+_WINDOW = (800, 600)
+
+
 def dump_dom(page: Path, fragment: str = "", *, budget_ms: int = 5000, timeout: float = 120) -> str:
-    """The page's DOM after its scripts ran, as HTML."""
+    """The page's DOM after its scripts ran, as HTML: what `chromium --dump-dom
+    --virtual-time-budget` prints, read in a fresh tab of the test process's browser."""
+    with _loaded(page, fragment, _WINDOW, budget_ms, timeout) as cdp:
+        answer = cdp.call("Runtime.evaluate", {"expression": _DOM, "returnByValue": True})
+    return str(answer["result"]["value"]) + "\n"
+
+
+def dump_dom_process(
+    page: Path, fragment: str = "", *, budget_ms: int = 5000, timeout: float = 120
+) -> str:
+    """`dump_dom` by a Chromium started for this page alone (`chromium --dump-dom`):
+    its start-up is counted, as benchmarks/bench_html.py's load time subtracts it."""
     return _run([f"--virtual-time-budget={budget_ms}", "--dump-dom", url(page, fragment)], timeout)
 
 
@@ -110,28 +137,21 @@ def screenshot(
     budget_ms: int = 5000,
     timeout: float = 120,
 ) -> Path:
-    """A PNG of the page in test-artifacts/<name>.png."""
+    """A PNG of the page's first `size` pixels in test-artifacts/<name>.png (what
+    `chromium --screenshot --window-size` writes)."""
     ARTIFACTS.mkdir(exist_ok=True)
     out = ARTIFACTS / f"{name}.png"
     out.unlink(missing_ok=True)
-    _run(
-        [
-            f"--virtual-time-budget={budget_ms}",
-            f"--screenshot={out}",
-            f"--window-size={size[0]},{size[1]}",
-            url(page, fragment),
-        ],
-        timeout,
-    )
-    if not out.is_file():
-        raise RuntimeError(f"chromium wrote no screenshot to {out}")
+    with _loaded(page, fragment, size, budget_ms, timeout) as cdp:
+        shot = cdp.call("Page.captureScreenshot", {"format": "png"})
+    out.write_bytes(base64.b64decode(shot["data"]))
     return out
 
 
 def load_seconds(page: Path, *, budget_ms: int = 1000, timeout: float = 300) -> float:
     """Wall time for Chromium to start, load the page, run its scripts and dump the DOM."""
     start = time.perf_counter()
-    dump_dom(page, budget_ms=budget_ms, timeout=timeout)
+    dump_dom_process(page, budget_ms=budget_ms, timeout=timeout)
     return time.perf_counter() - start
 
 
@@ -157,29 +177,43 @@ def full_page_png(
 
 
 @contextmanager
-def devtools_tab(
-    *, width: int = 1280, timeout: float = 120, protocol: type[_Devtools] | None = None
+def _loaded(
+    page: Path, fragment: str, size: tuple[int, int], budget_ms: int, timeout: float
 ) -> Iterator[_Devtools]:
-    """A fresh headless Chromium (throw-away profile) with one blank tab, driven over
-    its DevTools pipe (`protocol`: a `_Devtools` class); killed whole afterwards."""
-    binary = require_chromium()
-    to_chrome, from_chrome = os.pipe(), os.pipe()
+    """A fresh tab of `size` that opened the page and let its scripts run for `budget_ms`
+    of virtual time, as `--virtual-time-budget` does: time stands still while files
+    load, then runs on with every timer fired at once, until the budget is spent."""
+    with devtools_tab(width=size[0], height=size[1], timeout=timeout) as cdp:
+        cdp.call("Emulation.setVirtualTimePolicy", {"policy": "pause"})
+        cdp.call("Page.navigate", {"url": url(page, fragment)})
+        policy = {"policy": "pauseIfNetworkFetchesPending", "budget": budget_ms}
+        cdp.call("Emulation.setVirtualTimePolicy", policy)
+        cdp.wait("Emulation.virtualTimeBudgetExpired")
+        yield cdp
 
-    def pipes() -> None:  # the child reads fd 3 and writes fd 4
-        os.dup2(to_chrome[0], 3)
-        os.dup2(from_chrome[1], 4)
-        os.set_inheritable(3, True)
-        os.set_inheritable(4, True)
 
-    with tempfile.TemporaryDirectory(prefix="passhat-chromium-") as profile:
-        proc = subprocess.Popen(
+class _Chromium:
+    """One headless Chromium (throw-away profile) driven over its DevTools pipe: the
+    browser every tab of this test process opens in. Started on first use (starting one
+    costs more CPU than most pages it shows), killed after each test module (conftest:
+    idle, it still costs ~0.2 CPU-s a minute) or when the process exits, and when it
+    stops answering (the next tab starts another)."""
+
+    def __init__(self) -> None:
+        binary = require_chromium()
+        to_chrome, from_chrome = os.pipe(), os.pipe()
+
+        def pipes() -> None:  # the child reads fd 3 and writes fd 4
+            os.dup2(to_chrome[0], 3)
+            os.dup2(from_chrome[1], 4)
+            os.set_inheritable(3, True)
+            os.set_inheritable(4, True)
+
+        self.profile = tempfile.mkdtemp(prefix="passhat-chromium-")
+        self.proc = subprocess.Popen(
             [
-                binary,
-                *FLAGS,
-                "--remote-debugging-pipe",
-                f"--user-data-dir={profile}",
-                f"--window-size={width},800",
-                "about:blank",
+                *(binary, *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={self.profile}"),
+                "about:blank",  # not the new-tab page it would load and keep drawing
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -190,50 +224,113 @@ def devtools_tab(
         )
         os.close(to_chrome[0])
         os.close(from_chrome[1])
-        try:
-            cdp = (protocol or _Devtools)(to_chrome[1], from_chrome[0], time.monotonic() + timeout)
-            target = cdp.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            cdp.session = cdp.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
-                "sessionId"
-            ]
-            yield cdp
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            os.close(to_chrome[1])
-            os.close(from_chrome[0])
-
-
-class _Devtools:
-    """Chromium's DevTools protocol over --remote-debugging-pipe: JSON messages ending
-    in a NUL byte, commands answered by id, events by method."""
-
-    def __init__(self, out: int, inp: int, deadline: float) -> None:
-        self.out, self.inp, self.deadline = out, inp, deadline
-        self.session: str | None = None
+        self.out, self.inp = to_chrome[1], from_chrome[0]
         self.ids = itertools.count(1)
         self.buffer = b""
 
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):  # the group is gone already
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        os.close(self.out)
+        os.close(self.inp)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+_browser: _Chromium | None = None
+
+
+def _shared() -> _Chromium:
+    """This process's browser, started now if there is none (or it died)."""
+    global _browser
+    require_chromium()  # each tab asks, as each `chromium` start did
+    if _browser is not None and _browser.proc.poll() is not None:
+        discard()
+    if _browser is None:
+        _browser = _Chromium()
+    return _browser
+
+
+@atexit.register
+def discard() -> None:
+    """Kill this process's browser, if it has one; the next tab starts another."""
+    global _browser
+    if _browser is not None:
+        browser, _browser = _browser, None
+        browser.close()
+
+
+@contextmanager
+def devtools_tab(
+    *,
+    width: int = 1280,
+    height: int = 800,
+    timeout: float = 120,
+    protocol: type[_Devtools] | None = None,
+) -> Iterator[_Devtools]:
+    """A fresh blank tab of `width` × `height` in a browser context of its own (no
+    cookies, storage or cache of another tab) of this process's headless Chromium,
+    driven over its DevTools pipe (`protocol`: a `_Devtools` class); closed with its
+    context afterwards. A tab that stops answering takes the browser down with it."""
+    cdp = (protocol or _Devtools)(_shared(), time.monotonic() + timeout)
+    context = None
+    try:
+        context = cdp.call("Target.createBrowserContext")["browserContextId"]
+        made = {"url": "about:blank", "browserContextId": context}
+        target = cdp.call("Target.createTarget", made)["targetId"]
+        attached = {"targetId": target, "flatten": True}
+        cdp.session = cdp.call("Target.attachToTarget", attached)["sessionId"]
+        size = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        cdp.call("Emulation.setDeviceMetricsOverride", size)
+        yield cdp
+    except RuntimeError:  # the pipe did not answer, or Chromium refused: start afresh
+        discard()
+        raise
+    finally:
+        if context is not None and _browser is cdp.browser:
+            cdp.session, cdp.deadline = None, time.monotonic() + 30
+            try:
+                cdp.call("Target.disposeBrowserContext", {"browserContextId": context})
+            except RuntimeError:
+                discard()
+
+
+class _Devtools:
+    """One tab's session on Chromium's DevTools protocol over --remote-debugging-pipe:
+    JSON messages ending in a NUL byte, commands answered by id, events by method;
+    messages of the browser's other sessions are passed over."""
+
+    def __init__(self, browser: _Chromium, deadline: float) -> None:
+        self.browser, self.deadline = browser, deadline
+        self.session: str | None = None
+
     def _send(self, method: str, params: dict[str, Any] | None) -> int:
-        number = next(self.ids)
+        number = next(self.browser.ids)
         message: dict[str, Any] = {"id": number, "method": method, "params": params or {}}
         if self.session is not None:
             message["sessionId"] = self.session
-        os.write(self.out, json.dumps(message).encode() + b"\0")
+        os.write(self.browser.out, json.dumps(message).encode() + b"\0")
         return number
 
-    def _next(self) -> dict[str, Any]:
-        while b"\0" not in self.buffer:
+    def _read(self) -> dict[str, Any]:
+        browser = self.browser
+        while b"\0" not in browser.buffer:
             left = self.deadline - time.monotonic()
-            if left <= 0 or not select.select([self.inp], [], [], left)[0]:
+            if left <= 0 or not select.select([browser.inp], [], [], left)[0]:
                 raise RuntimeError("chromium's DevTools pipe did not answer in time")
-            chunk = os.read(self.inp, 1 << 20)
+            chunk = os.read(browser.inp, 1 << 20)
             if not chunk:
                 raise RuntimeError("chromium closed its DevTools pipe")
-            self.buffer += chunk
-        message, self.buffer = self.buffer.split(b"\0", 1)
+            browser.buffer += chunk
+        message, browser.buffer = browser.buffer.split(b"\0", 1)
         parsed: dict[str, Any] = json.loads(message)
         return parsed
+
+    def _next(self) -> dict[str, Any]:
+        while True:
+            message = self._read()
+            if message.get("sessionId") in (None, self.session):
+                return message
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         number = self._send(method, params)

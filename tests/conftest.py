@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,6 +122,16 @@ class _NoAliases(yaml.SafeDumper):
 def _dump(path: Path, data: dict[str, Any] | str) -> None:
     text = data if isinstance(data, str) else yaml.dump(data, Dumper=_NoAliases, allow_unicode=True)
     path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_browser_per_module() -> Iterator[None]:
+    """A module's pages share one headless Chromium (tests/browser.py), killed after the
+    module: an idle one still costs CPU while the worker runs other files."""
+    yield
+    browser = sys.modules.get("browser")
+    if browser is not None:
+        browser.discard()
 
 
 @pytest.fixture

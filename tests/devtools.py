@@ -12,14 +12,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from browser import ARTIFACTS, _Devtools, devtools_tab
+from browser import ARTIFACTS, _Chromium, _Devtools, devtools_tab
 
 
 class _Recording(_Devtools):
     """The DevTools pipe, keeping the events that arrive while commands are answered."""
 
-    def __init__(self, out: int, inp: int, deadline: float) -> None:
-        super().__init__(out, inp, deadline)
+    def __init__(self, browser: _Chromium, deadline: float) -> None:
+        super().__init__(browser, deadline)
         self.events: list[dict[str, Any]] = []
 
     def _next(self) -> dict[str, Any]:
@@ -93,7 +93,8 @@ class Page:
 
 @contextmanager
 def chromium_page(width: int = 1280, timeout: float = 120) -> Iterator[Page]:
-    """A fresh headless Chromium with one tab whose console and errors are recorded."""
+    """A fresh tab (a browser context of its own) of the test process's headless Chromium,
+    its console and errors recorded."""
     with devtools_tab(width=width, timeout=timeout, protocol=_Recording) as cdp:
         for domain in ("Page", "Runtime", "Log"):
             cdp.call(f"{domain}.enable")

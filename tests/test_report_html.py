@@ -944,6 +944,38 @@ def test_missing_chromium_fails_with_the_fix_unless_skipping_is_asked(
         browser.require_chromium()
 
 
+_REMEMBERS = (
+    "<!doctype html><body><script>document.body.dataset.seen ="
+    " localStorage.getItem('k') || 'nothing'; localStorage.setItem('k', 'set');</script></body>"
+)
+
+
+@pytest.mark.browser
+def test_pages_share_the_browser_but_nothing_one_page_stored(tmp_path: Path, chromium: str) -> None:
+    """tests/browser.py opens a module's pages in one Chromium, each in a browser context
+    of its own: what one page (one test) stored, no later page reads."""
+    path = tmp_path / "remembers.html"
+    path.write_text(_REMEMBERS, encoding="utf-8")
+    seen = [parse(dump_dom(path, budget_ms=100)).find("body").attrs["data-seen"] for _ in "ab"]
+    assert seen == ["nothing", "nothing"]
+
+
+@pytest.mark.browser
+def test_a_browser_that_does_not_answer_is_replaced_for_the_next_page(
+    tmp_path: Path, chromium: str
+) -> None:
+    import browser
+
+    path = tmp_path / "remembers.html"
+    path.write_text(_REMEMBERS, encoding="utf-8")
+    dump_dom(path, budget_ms=100)
+    stuck = browser._browser
+    with pytest.raises(RuntimeError, match="did not answer in time"):
+        dump_dom(path, timeout=0)
+    assert stuck is not None and stuck.proc.poll() is not None and browser._browser is None
+    assert parse(dump_dom(path, budget_ms=100)).find("body").attrs["data-seen"] == "nothing"
+
+
 def test_the_page_shows_the_denominator_ledger_and_the_figures_at_k() -> None:
     """Errored runs: each headline three ways (issue 13), and pass@k over the cases that
     reached k beside the smallest-n figure."""
