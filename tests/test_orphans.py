@@ -39,19 +39,27 @@ os.wait()
 while not os.path.exists(os.path.join(folder, "pids")):
     time.sleep(0.01)
 print("{}")
+sys.stdout.flush()
+time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
 """
 
 
-def _daemon_run(tmp_path: Path) -> list[int]:
-    """One run at process of an agent that leaves a daemon (with a child); their pids."""
+def _suite(tmp_path: Path, *then: str) -> Path:
+    """A suite whose agent leaves a daemon (with a child), then sleeps `then` seconds."""
     (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
     writer = SuiteWriter(tmp_path / "suite")
     writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
     writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
     writer.suite["defaults"]["agent"] = {  # type: ignore[index]
-        "command": [sys.executable, str(tmp_path / "agent.py"), str(tmp_path)]
+        "command": [sys.executable, str(tmp_path / "agent.py"), str(tmp_path), *then]
     }
-    done = passhat.evaluate(writer.write(), k=1, db=tmp_path / "p.db", isolation="process")
+    return writer.write()
+
+
+def _daemon_run(tmp_path: Path) -> list[int]:
+    """One run at process of an agent that leaves a daemon (with a child); their pids."""
+    suite = _suite(tmp_path)
+    done = passhat.evaluate(suite, k=1, db=tmp_path / "p.db", isolation="process")
     assert [r.error_message for r in done.runs()] == [None]
     return [int(word) for word in (tmp_path / "pids").read_text().split()]
 
@@ -126,3 +134,30 @@ def test_a_run_still_in_flight_keeps_the_daemons_and_the_last_ends_them(tmp_path
         _orphans.finish()
         mine.kill()
         mine.wait()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_passhat_ends_what_its_runs_left(tmp_path: Path, stop: signal.Signals) -> None:
+    suite = _suite(tmp_path, "60")
+    args = ["-k", "1", "--timeout", "90", "--isolation", "process", "-q", "--no-report"]
+    passhat_run = subprocess.Popen(
+        [sys.executable, "-m", "passhat", "run", str(suite), *args, "--db", str(tmp_path / "p.db")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "pids").exists():
+            assert time.monotonic() < deadline and passhat_run.poll() is None
+            time.sleep(0.05)
+        pids = [int(word) for word in (tmp_path / "pids").read_text().split()]
+        passhat_run.send_signal(stop)  # a run in flight: its daemon lives until it stops
+        _, err = passhat_run.communicate(timeout=60)
+        assert passhat_run.returncode != 0 and b"Traceback" not in err, err
+        left = [pid for pid in pids if _there(pid) not in (None, "Z")]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        assert left == [], "a daemon outlived the stopped passhat"
+    finally:
+        passhat_run.kill()
+        passhat_run.wait()

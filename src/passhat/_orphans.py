@@ -89,12 +89,12 @@ def agent(pid: int) -> None:
     """`pid` is a run's agent: passhat's own child (its watcher reaps it), whose session
     is a run's."""
     state = _state()
-    stat = _stat(pid) if state.subreaper else None
     with state.lock:
         state.agents.add(pid)
         state.sessions.add(pid)
-        if stat is not None and not (state.windows and state.windows[-1][1] == _INF):
-            state.windows.append([stat[3], _INF])  # from the agent's start (a 10 ms tick)
+        if state.subreaper and not (state.windows and state.windows[-1][1] == _INF):
+            stat = _stat(pid)  # the window opens at the agent's start (a 10 ms tick)
+            state.windows.append([stat[3] if stat is not None else _tick(), _INF])
 
 
 @contextlib.contextmanager
@@ -122,37 +122,38 @@ def finish() -> None:
     with state.lock:
         if state.flight or not state.subreaper:
             return
-        _sweep(state, REAP_S * 3)
+        _sweep(state, REAP_S * 3, every=True)
         state.subreaper = not _prctl_subreaper(False)
 
 
-def _sweep(state: _State, seconds: float) -> None:
-    """End and reap the runs' leftovers (the lock held, no run in flight)."""
+def _sweep(state: _State, seconds: float, every: bool = False) -> None:
+    """End and reap the runs' leftovers (the lock held, no run in flight); `every`: look
+    at every thread's children, not the main thread's only."""
     if state.windows and state.windows[-1][1] == _INF:
         state.windows[-1][1] = _tick()
     if not state.subreaper:
         return
     deadline = time.monotonic() + seconds
-    left: list[int] = []
     for _ in range(ROUNDS):
-        found = _leftovers(state)
-        if not found:
+        found = _leftovers(state, every)
+        if not found:  # nothing of the runs is left to tell apart
             break
         _kill_trees(state, found)
-        left = _reap(found, deadline)
-        if left and time.monotonic() >= deadline:
-            break
-    if not left and not _leftovers(state):  # nothing of the runs is left to tell apart
-        state.windows.clear()
-        state.sessions.clear()
-        state.agents = {pid for pid in state.agents if _stat(pid) is not None}
+        if _reap(found, deadline) and time.monotonic() >= deadline:
+            return
+    else:
+        return  # what was killed in between: the next sweep's
+    state.windows.clear()
+    state.sessions.clear()
+    state.agents = {pid for pid in state.agents if _stat(pid) is not None}
 
 
-def _children() -> list[int]:
-    """This process's children (every thread's: an orphan goes to one alive thread)."""
+def _children(every: bool) -> list[int]:
+    """This process's children: the main thread's (an orphan goes to the first thread
+    alive: the main one, unless it is exiting), or `every` thread's."""
     found: list[int] = []
     with contextlib.suppress(OSError):
-        for task in os.listdir("/proc/self/task"):
+        for task in os.listdir("/proc/self/task") if every else [str(os.getpid())]:
             with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children") as f:
                 found += [int(word) for word in f.read().split()]
     return found
@@ -169,11 +170,11 @@ def _stat(pid: int) -> tuple[str, int, int, float] | None:
     return fields[0].decode(), int(fields[1]), int(fields[3]), float(fields[19])
 
 
-def _leftovers(state: _State) -> list[int]:
+def _leftovers(state: _State, every: bool) -> list[int]:
     """The children of passhat that runs left (see the module's doc)."""
     own = os.getsid(0)
     found = []
-    for pid in _children():
+    for pid in _children(every):
         if pid in state.agents or pid in state.kept:
             continue
         stat = _stat(pid)
