@@ -23,7 +23,6 @@ a child the caller starts in a session of its own (start_new_session) while agen
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import sys
@@ -67,6 +66,8 @@ def _prctl_subreaper(on: bool) -> bool:
     """Whether this process is now a child subreaper (`on`) or no longer one."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # here: not imported by passhat's start for this
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
