@@ -101,7 +101,8 @@ def test_the_control_without_a_subreaper_the_daemon_survives(
     monkeypatch.setattr(_orphans, "_STATE", _orphans._State())
     pids = _daemon_run(tmp_path)
     try:
-        assert [_there(pid) for pid in pids] == ["S", "S"], "the control's daemon should live"
+        live = [_there(pid) not in (None, "Z") for pid in pids]
+        assert live == [True, True], "the control's daemon should live"
     finally:
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
@@ -127,7 +128,7 @@ def test_a_run_still_in_flight_keeps_the_daemons_and_the_last_ends_them(tmp_path
                 while _there(daemon) is not None and os.getsid(daemon) != daemon:
                     assert time.monotonic() < deadline
                     time.sleep(0.01)
-            assert _there(daemon) == "S", "ended while a run was in flight"
+            assert _there(daemon) not in (None, "Z"), "ended while a run was in flight"
         assert _there(daemon) is None, "not ended (or not reaped) when the last run ended"
         assert mine.poll() is None  # started before the run: the caller's
     finally:
