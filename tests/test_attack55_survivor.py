@@ -11,12 +11,13 @@ by every process of its user. The agent (tests/attack55_agent.py, ATTACK55_WATCH
 daemon (a double fork and `setsid`) that reads $OPENAI_API_KEY of every new process of its
 uid; the user's next `passhat run` showed it its key.
 
-Not fixed (xfail strict): the fix is to end a `process` run's descendants with it, as
-`namespace` does (passhat a child subreaper, PR_SET_CHILD_SUBREAPER, that kills whatever
-is re-parented to it when a run ends, or a cgroup per run, killed whole), and to seal
-before anything else as passhat starts (which narrows the window, never closes it: a
-process's environment is readable from its exec until it seals, and so is that of every
-other program of the user that a survivor sees start).
+Fixed: at `process` passhat is a child subreaper while it runs agents, so the daemon is
+re-parented to passhat, which kills and reaps it once no run is in flight (here, as the
+run ends) and as the experiment ends (src/passhat/_orphans.py; its control, without a
+subreaper: tests/test_orphans.py). Sealing earlier as passhat starts would only narrow
+the window: a process's environment is readable from its exec until it seals, and so is
+that of every other program of the user that a survivor sees start while runs are in
+flight.
 """
 
 from __future__ import annotations
@@ -37,10 +38,6 @@ pytestmark = ATTACK_MARKS
 
 MINE = KEY + "-attack55-survivor-" + secrets.token_hex(8)
 """The key of this test's second passhat: one no other passhat on the machine holds."""
-REASON = (
-    "a process run's setsid daemon survives it and reads the next passhat's environment "
-    "before it seals itself: end a run's descendants with it at process"
-)
 
 
 def daemon_found(out: Path, seconds: float) -> dict[str, object]:
@@ -59,7 +56,6 @@ def daemon_found(out: Path, seconds: float) -> dict[str, object]:
     return found
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=REASON)
 def test_no_daemon_of_a_process_run_reads_the_next_passhats_key(open_tmp: Path) -> None:
     suite, out = attack_in(open_tmp, "ATTACK55_WATCH", "OPENAI_API_KEY,60", "attack55_agent.py")
     args = ["-k", "1", "--timeout", "60", "--isolation", "process", "-q", "--no-report"]

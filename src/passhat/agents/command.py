@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from passhat import _orphans as orphans
 from passhat.agents import netns
 from passhat.agents.archives import TooMuchToLook, check_covers, whole_look
 from passhat.agents.folders import (
@@ -529,10 +530,15 @@ class CommandAgent:
             raise own from error
 
     async def _run(self, input: Any, env: Environment, ctx: RunContext) -> Any:
-        from passhat.agents.watchdog import watchdog
-
         level = _level(ctx)
         seal_this_process()  # passhat's environment holds the real keys
+        # what its agent leaves (a setsid daemon at process) ends when no run is in flight
+        with orphans.run(level == "process"):
+            return await self._run_at(level, input, env, ctx)
+
+    async def _run_at(self, level: Level, input: Any, env: Environment, ctx: RunContext) -> Any:
+        from passhat.agents.watchdog import watchdog
+
         uid = run_uid(level)
         payload = json.dumps(input, ensure_ascii=False).encode()
         guard = watchdog()
@@ -667,6 +673,7 @@ class CommandAgent:
                 raise passhats_failure(why) from None
             raise AgentProcessError("agent_start", why) from None
         guard.add(proc.pid)
+        orphans.agent(proc.pid)
         if gate is not None:
             gate.spawned()
         tail = Tail(STDERR_TAIL)

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 
+from passhat import _orphans
 from passhat.agents.folders import prefix
 
 # The watchdog's whole program: read "+ pgid" / "- pgid" lines (live process groups)
@@ -91,6 +92,7 @@ class Watchdog:
             # read this process's /proc/<pid>/environ
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         )
+        _orphans.keep(self._proc.pid)  # passhat's own, not a run's leftover
 
     def _send(self, line: str) -> None:
         stdin = self._proc.stdin

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any
 
+from passhat import _orphans as orphans
 from passhat.evaluation.events import Interrupted
 from passhat.evaluation.planning import _Setup
 from passhat.records import ExperimentRecord
@@ -52,6 +53,7 @@ def _make_runs(
             setup, experiment, adaptive, rerun_errored=rerun_errored, baseline=baseline
         )
     finally:  # the suite's guards (their threads) end with the experiment
+        orphans.finish()  # and what its command runs left running (a setsid daemon)
         for guarded in (setup, baseline):
             if guarded is not None and guarded.guard is not None:
                 guarded.guard.close()

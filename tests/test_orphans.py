@@ -1,0 +1,164 @@
+"""What a command agent leaves running at --isolation process ends with its run
+(src/passhat/_orphans.py): passhat a child subreaper, the runs' orphans ended and reaped
+by pid; the caller's own children are left alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import passhat
+from conftest import SuiteWriter
+from passhat import _orphans
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+AGENT = """
+import os, sys, time
+folder = sys.argv[1]
+if os.fork() == 0:  # a daemon: a double fork and setsid, and a child of its own
+    os.setsid()
+    if os.fork() == 0:
+        kid = os.fork()
+        if kid == 0:
+            time.sleep(300)
+            os._exit(0)
+        with open(os.path.join(folder, "pids.tmp"), "w") as file:
+            file.write(f"{os.getpid()} {kid}")
+        os.rename(os.path.join(folder, "pids.tmp"), os.path.join(folder, "pids"))
+        time.sleep(300)
+    os._exit(0)
+os.wait()
+while not os.path.exists(os.path.join(folder, "pids")):
+    time.sleep(0.01)
+print("{}")
+sys.stdout.flush()
+time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
+"""
+
+
+def _suite(tmp_path: Path, *then: str) -> Path:
+    """A suite whose agent leaves a daemon (with a child), then sleeps `then` seconds."""
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    writer = SuiteWriter(tmp_path / "suite")
+    writer.suite["defaults"]["model"] = "replay:tape.jsonl"  # type: ignore[index]
+    writer.files["tape.jsonl"] = json.dumps({"cassette": 1, "model": "t", "note": "t"}) + "\n"
+    writer.suite["defaults"]["agent"] = {  # type: ignore[index]
+        "command": [sys.executable, str(tmp_path / "agent.py"), str(tmp_path), *then]
+    }
+    return writer.write()
+
+
+def _daemon_run(tmp_path: Path) -> list[int]:
+    """One run at process of an agent that leaves a daemon (with a child); their pids."""
+    suite = _suite(tmp_path)
+    done = passhat.evaluate(suite, k=1, db=tmp_path / "p.db", isolation="process")
+    assert [r.error_message for r in done.runs()] == [None]
+    return [int(word) for word in (tmp_path / "pids").read_text().split()]
+
+
+def _there(pid: int) -> str | None:
+    """`pid`'s state letter (Z: a zombie, not reaped), None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rfind(")") + 2]
+
+
+def test_a_daemon_a_process_run_left_is_ended_and_reaped_with_it(tmp_path: Path) -> None:
+    pids = _daemon_run(tmp_path)
+    assert [_there(pid) for pid in pids] == [None, None], "a daemon or its child outlived the run"
+
+
+def test_the_callers_own_children_are_left_alone(tmp_path: Path) -> None:
+    own = [
+        subprocess.Popen(["sleep", "300"], start_new_session=True),  # a session of its own
+        subprocess.Popen(["sleep", "300"]),
+    ]
+    try:
+        pids = _daemon_run(tmp_path)
+        assert [_there(pid) for pid in pids] == [None, None]
+        assert [child.poll() for child in own] == [None, None], "the caller's child was ended"
+    finally:
+        for child in own:
+            child.kill()
+            child.wait()
+
+
+def test_the_control_without_a_subreaper_the_daemon_survives(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    real = _orphans._prctl_subreaper
+    monkeypatch.setattr(_orphans, "_prctl_subreaper", lambda on: real(False) and False)
+    monkeypatch.setattr(_orphans, "_STATE", _orphans._State())
+    pids = _daemon_run(tmp_path)
+    try:
+        live = [_there(pid) not in (None, "Z") for pid in pids]
+        assert live == [True, True], "the control's daemon should live"
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_run_still_in_flight_keeps_the_daemons_and_the_last_ends_them(tmp_path: Path) -> None:
+    """A daemon left while another run is in flight lives on (that run may use one of its
+    own) until no run is; the sweep reaps by pid, so a child of passhat's own is kept."""
+    mine = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    time.sleep(0.05)  # a clock tick (10 ms) of /proc/<pid>/stat's start time at least
+    try:
+        with _orphans.run(True):
+            with _orphans.run(True):
+                leaves = subprocess.Popen(
+                    ["sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!"],
+                    stdout=subprocess.PIPE,
+                    start_new_session=True,
+                )
+                _orphans.agent(leaves.pid)
+                out, _ = leaves.communicate()
+                daemon = int(out)
+                deadline = time.monotonic() + 10
+                while _there(daemon) is not None and os.getsid(daemon) != daemon:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+            assert _there(daemon) not in (None, "Z"), "ended while a run was in flight"
+        assert _there(daemon) is None, "not ended (or not reaped) when the last run ended"
+        assert mine.poll() is None  # started before the run: the caller's
+    finally:
+        _orphans.finish()
+        mine.kill()
+        mine.wait()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_passhat_ends_what_its_runs_left(tmp_path: Path, stop: signal.Signals) -> None:
+    suite = _suite(tmp_path, "60")
+    args = ["-k", "1", "--timeout", "90", "--isolation", "process", "-q", "--no-report"]
+    passhat_run = subprocess.Popen(
+        [sys.executable, "-m", "passhat", "run", str(suite), *args, "--db", str(tmp_path / "p.db")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "pids").exists():
+            assert time.monotonic() < deadline and passhat_run.poll() is None
+            time.sleep(0.05)
+        pids = [int(word) for word in (tmp_path / "pids").read_text().split()]
+        passhat_run.send_signal(stop)  # a run in flight: its daemon lives until it stops
+        _, err = passhat_run.communicate(timeout=60)
+        assert passhat_run.returncode != 0 and b"Traceback" not in err, err
+        left = [pid for pid in pids if _there(pid) not in (None, "Z")]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        assert left == [], "a daemon outlived the stopped passhat"
+    finally:
+        passhat_run.kill()
+        passhat_run.wait()
