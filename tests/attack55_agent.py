@@ -166,6 +166,9 @@ def daemon(folder: str, name: str, seconds: float, kill: int | None) -> None:
                 os._exit(0)
         os._exit(0)
     os.wait()
+    deadline = time.monotonic() + 10  # its pid written before this run ends (and is swept)
+    while not os.path.exists(os.path.join(folder, "pid")) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def hold(folder: str, seconds: float) -> int:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_python import skip_if_closed
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, attack_in, passhat_as
 
@@ -43,6 +44,7 @@ pytestmark = ATTACK_MARKS
 def test_an_agent_lowering_passhats_limits_makes_no_run_passhats_failure(
     open_tmp: Path,
 ) -> None:
+    skip_if_closed()  # passhat itself runs as a uid of its own, from the checkout
     suite, _ = attack_in(open_tmp, "ATTACK55_PRLIMIT", "5", agent="attack55_agent.py")
     db = open_tmp / "p.db"
     args = ["-k", "3", "--concurrency", "1", "--timeout", "60", "--isolation", "process"]

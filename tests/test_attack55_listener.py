@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_python import skip_if_closed
 from passhat.agents.base import RunContext
 from passhat.env import make_environment
 from passhat.serve import endpoints, hub_scope, serve_run
@@ -47,6 +48,7 @@ HEAD = b"GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n"
 def test_a_run_beside_one_holding_the_shared_listener_still_reaches_its_tools(
     open_tmp: Path,
 ) -> None:
+    skip_if_closed()  # passhat itself runs as a uid of its own, from the checkout
     suite, out = attack_in(open_tmp, "ATTACK55_HOLD", "6", agent="attack55_agent.py")
     runs = runs_at("unprivileged", open_tmp, suite, "process", "--no-report")
     assert int((out / "holding").read_text()) >= 2 * endpoints.CONNECTIONS_FLOOR

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_python import skip_if_closed
 from sandbox_helpers import ATTACK_MARKS, KEY, attack_in, passhat_as
 
 pytestmark = ATTACK_MARKS
@@ -57,6 +58,7 @@ def daemon_found(out: Path, seconds: float) -> dict[str, object]:
 
 
 def test_no_daemon_of_a_process_run_reads_the_next_passhats_key(open_tmp: Path) -> None:
+    skip_if_closed()  # passhat itself runs as a uid of its own, from the checkout
     suite, out = attack_in(open_tmp, "ATTACK55_WATCH", "OPENAI_API_KEY,60", "attack55_agent.py")
     args = ["-k", "1", "--timeout", "60", "--isolation", "process", "-q", "--no-report"]
     first = passhat_as("unprivileged", open_tmp, "run", str(suite), *args, "--db", "1.db")
