@@ -162,3 +162,80 @@ def test_a_stopped_passhat_ends_what_its_runs_left(tmp_path: Path, stop: signal.
     finally:
         passhat_run.kill()
         passhat_run.wait()
+
+
+def _leaves_in_its_session(command: str) -> tuple[subprocess.Popen[bytes], int]:
+    """A run's agent (registered) that starts `command` in its own session and exits: the
+    agent, reaped, and the pid `command` echoed."""
+    leaves = subprocess.Popen(
+        ["sh", "-c", f"{command} </dev/null >/dev/null 2>&1 & echo $!"],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    _orphans.agent(leaves.pid)
+    out, _ = leaves.communicate()
+    return leaves, int(out)
+
+
+def test_what_a_runs_group_left_is_reaped_as_it_ends_while_other_runs_fly() -> None:
+    """review55b: passhat a subreaper, what outlives an agent in its session comes to
+    passhat; ended, it was a zombie until no run was in flight (concurrency >= 2: the
+    experiment's end), each holding a pid."""
+    try:
+        with _orphans.run(True):
+            with _orphans.run(True):
+                agent, left = _leaves_in_its_session("sleep 0.1")
+                deadline = time.monotonic() + 10
+                while _there(left) != "Z":  # ended, re-parented to passhat, not reaped
+                    assert _there(left) is not None and time.monotonic() < deadline
+                    time.sleep(0.01)
+            assert _there(left) is None, "a zombie of a run's session left while runs fly"
+            assert agent.pid not in _orphans._state().agents  # its pid may be anyone's now
+    finally:
+        _orphans.finish()
+
+
+_GIVEN_UP = """
+import asyncio, os, subprocess, sys, time
+from passhat import _orphans
+from passhat._leftovers import abandon, run_loop
+
+box = []
+
+async def stuck():
+    with _orphans.run(True):
+        leaves = subprocess.Popen(
+            ["sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!"],
+            stdout=subprocess.PIPE, start_new_session=True)
+        _orphans.agent(leaves.pid)
+        box.append(int(leaves.communicate()[0]))
+        while True:  # a run whose end never comes: it swallows every cancel
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                pass
+
+async def main():
+    task = asyncio.create_task(stuck())
+    while not box:
+        await asyncio.sleep(0.01)
+    abandon(task, 0.0)
+
+run_loop(main())
+_orphans.finish()
+time.sleep(0.2)
+print(os.path.exists(f"/proc/{box[0]}"), box[0])
+"""
+
+
+def test_a_run_given_up_for_good_does_not_keep_the_end_from_ending_what_runs_left() -> None:
+    """review55b: a run abandoned at its deadline and left as its loop closed never ran
+    its end, so it counted as in flight for good: finish() swept nothing, and the daemon
+    its agent left outlived passhat."""
+    done = subprocess.run(
+        [sys.executable, "-c", _GIVEN_UP], capture_output=True, text=True, timeout=60
+    )
+    alive, pid = done.stdout.split()
+    if alive == "True":
+        os.kill(int(pid), signal.SIGKILL)
+    assert alive == "False", done.stderr[-2000:]

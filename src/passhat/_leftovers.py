@@ -117,6 +117,15 @@ _ABANDONED: dict[asyncio.Future[Any], float] = {}
 """Runs left behind at their deadline, kept referenced until they end: by each, the
 time.monotonic() until which its loop's closing waits for it (run_loop)."""
 
+_FOR_GOOD: set[asyncio.Future[Any]] = set()
+"""Tasks left pending for good as their loop closed (`_leave_for_good`: never freed)."""
+
+
+def given_up(task: asyncio.Future[Any]) -> bool:
+    """Whether `task` was abandoned at its deadline or left for good as its loop closed:
+    it may never run its `finally` (a run in flight it counted stays counted: _orphans)."""
+    return task in _ABANDONED or task in _FOR_GOOD
+
 
 def abandon(task: asyncio.Future[Any], cleanup_s: float = CLEANUP_S) -> None:
     """Cancel `task`, left behind; its loop's closing waits `cleanup_s` from now for it:
@@ -160,6 +169,7 @@ def _leave_for_good(task: asyncio.Future[Any]) -> None:
     task._log_destroy_pending = False  # type: ignore[attr-defined]
     _ABANDONED.pop(task, None)
     forget(task)
+    _FOR_GOOD.add(task)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(task))  # a reference never given back
 
 

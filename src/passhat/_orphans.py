@@ -9,7 +9,10 @@ instead, and ended (SIGKILL, with what it started) and reaped here, by pid: neve
 waitpid(-1), which would take the exits of passhat's own children from their watchers.
 
 When: as a run ends if no other command run of this process is in flight (a live run may
-use a daemon of its own), and as the experiment ends or stops (`finish`).
+use a daemon of its own; a run given up at its deadline, whose end never comes, does not
+count), and as the experiment ends or stops (`finish`). While other runs fly, a run's end
+reaps what of its session ended here (its group, killed: no zombie holds a pid till then).
+An agent's pid is exempt while its run is in flight only (after, it may be anyone's).
 
 Which: a child of passhat (re-parented: passhat starts its agents and keeps their pids)
 that is not in passhat's own session (no agent is: each leads a session of its own, and
@@ -22,13 +25,17 @@ a child the caller starts in a session of its own (start_new_session) while agen
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator
+
+from passhat._leftovers import given_up
 
 _PR_SET_CHILD_SUBREAPER = 36
 REAP_S = 1.0
@@ -40,7 +47,8 @@ ROUNDS = 20
 class _State:
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.flight = 0
+        self.flying: dict[object, int] = {}
+        """The runs in flight, by task (one that may be given up, its end never run)."""
         self.subreaper = False
         self.windows: list[list[float]] = []
         """[first, last] clock ticks since boot agents ran in (last: inf while they run)."""
@@ -50,6 +58,10 @@ class _State:
 
 
 _INF = float("inf")
+_RUNS_AGENTS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "passhat_runs_agents", default=None
+)
+"""The agents' pids of the run in flight in this context (`run`): exempt until it ends."""
 _STATE = _State()
 _OWNER = os.getpid()
 
@@ -90,6 +102,9 @@ def agent(pid: int) -> None:
     """`pid` is a run's agent: passhat's own child (its watcher reaps it), whose session
     is a run's."""
     state = _state()
+    mine = _RUNS_AGENTS.get()
+    if mine is not None:
+        mine.append(pid)
     with state.lock:
         state.agents.add(pid)
         state.sessions.add(pid)
@@ -103,17 +118,40 @@ def run(process: bool) -> Iterator[None]:
     """A command run (of `process` isolation or not) in flight: what it leaves is ended
     when no other is."""
     state = _state()
+    token: object = _task() or object()
+    agents: list[int] = []
     with state.lock:
         if process and not state.subreaper:
             state.subreaper = _prctl_subreaper(True)
-        state.flight += 1
+        state.flying[token] = state.flying.get(token, 0) + 1
+    reset = _RUNS_AGENTS.set(agents)
     try:
         yield
     finally:
+        _RUNS_AGENTS.reset(reset)
         with state.lock:
-            state.flight -= 1
-            if state.flight == 0:
+            state.flying[token] -= 1
+            if not state.flying[token]:
+                del state.flying[token]
+            state.agents.difference_update(agents)  # reaped: their pids may be anyone's
+            if not _in_flight(state):
                 _sweep(state, REAP_S)
+            elif state.subreaper:
+                _reap_ended(state)  # its group's, re-parented here, not left as zombies
+
+
+def _task() -> object | None:
+    with contextlib.suppress(RuntimeError):
+        return asyncio.current_task()
+    return None
+
+
+def _in_flight(state: _State) -> bool:
+    """Whether a run is in flight whose end will come: not one given up at its deadline
+    or left as its loop closed (_leftovers), whose `run` never ends."""
+    return any(
+        not (isinstance(t, asyncio.Future) and (t.done() or given_up(t))) for t in state.flying
+    )
 
 
 def finish() -> None:
@@ -121,7 +159,7 @@ def finish() -> None:
     longer a subreaper (unless a run of another experiment is in flight)."""
     state = _state()
     with state.lock:
-        if state.flight or not state.subreaper:
+        if _in_flight(state) or not state.subreaper:
             return
         _sweep(state, REAP_S * 3, every=True)
         state.subreaper = not _prctl_subreaper(False)
@@ -130,23 +168,44 @@ def finish() -> None:
 def _sweep(state: _State, seconds: float, every: bool = False) -> None:
     """End and reap the runs' leftovers (the lock held, no run in flight); `every`: look
     at every thread's children, not the main thread's only."""
-    if state.windows and state.windows[-1][1] == _INF:
-        state.windows[-1][1] = _tick()
     if not state.subreaper:
+        if state.windows and state.windows[-1][1] == _INF:
+            state.windows[-1][1] = _tick()
         return
     deadline = time.monotonic() + seconds
+    # the window stays open through the rounds (no agent starts meanwhile: the lock is
+    # held), so what a leftover forks as it is swept is the next round's
     for _ in range(ROUNDS):
         found = _leftovers(state, every)
         if not found:  # nothing of the runs is left to tell apart
             break
         _kill_trees(state, found)
         if _reap(found, deadline) and time.monotonic() >= deadline:
+            _close_window(state)
             return
     else:
+        _close_window(state)
         return  # what was killed in between: the next sweep's
     state.windows.clear()
     state.sessions.clear()
     state.agents = {pid for pid in state.agents if _stat(pid) is not None}
+
+
+def _close_window(state: _State) -> None:
+    if state.windows and state.windows[-1][1] == _INF:
+        state.windows[-1][1] = _tick()
+
+
+def _reap_ended(state: _State) -> None:
+    """Reap, by pid, passhat's children that ended in a run's session (sessions are never
+    joined: certain to be a run's): an agent's group killed at its run's end, re-parented
+    here, left no zombie while other runs are in flight."""
+    for pid in _children(False):
+        stat = _stat(pid)
+        ours = stat is not None and stat[0] == "Z" and stat[2] in state.sessions
+        if ours and pid not in state.agents and pid not in state.kept:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
 
 
 def _children(every: bool) -> list[int]:
@@ -194,11 +253,7 @@ def _tree(state: _State, pid: int) -> list[int]:
     parents = [pid]
     while parents and len(held) < 100_000:
         parent = parents.pop()
-        try:
-            with open(f"/proc/{parent}/task/{parent}/children") as listed:
-                kids = [int(word) for word in listed.read().split()]
-        except OSError:
-            continue
+        kids = _threads_children(parent)
         for kid in kids:
             with contextlib.suppress(OSError):
                 fd = os.pidfd_open(kid)
@@ -210,6 +265,16 @@ def _tree(state: _State, pid: int) -> list[int]:
                 parents.append(kid)
                 state.sessions.add(stat[2])
     return held
+
+
+def _threads_children(pid: int) -> list[int]:
+    """The children of every thread of `pid` (a thread's fork is that thread's child)."""
+    kids: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as f:
+                kids += [int(word) for word in f.read().split()]
+    return kids
 
 
 def _kill_trees(state: _State, found: list[int]) -> None:
