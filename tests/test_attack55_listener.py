@@ -115,6 +115,22 @@ async def test_connections_held_idle_shut_no_other_run_out_of_the_shared_listene
                 writer.close()
 
 
+async def test_a_request_whose_head_is_still_coming_is_not_what_a_full_listener_closes() -> None:
+    """review55b: a connection that had sent part of a request's head counted as quiet
+    (no request parsed yet), and a full listener closed it for a new one: a well-behaved
+    run's request reset. The oldest connection that is really idle goes instead."""
+    async with _two_runs() as (port, _):
+        coming = await _held(port, 1, b"POST /mcp HTTP/1.1\r\nHost: x\r\n")  # no end yet
+        held = await _held(port, endpoints.shared_connections() - 1, b"")
+        try:
+            assert (await _answer(port)).startswith(b"HTTP/1.1 401")
+            assert await asyncio.wait_for(held[0][0].read(), 10) == b""  # closed for it
+            assert not coming[0][0].at_eof()
+        finally:
+            for _, writer in coming + held:
+                writer.close()
+
+
 @pytest.mark.parametrize("token", [True, False], ids=["its-own-token", "no-token"])
 async def test_requests_held_under_way_shut_no_other_run_out(token: bool) -> None:
     """Every connection the listener holds sent a request's head and never its body: with

@@ -223,9 +223,17 @@ def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
             super().connection_lost(exc)
 
         def quiet(self) -> bool:
-            """No request under way: none whose head has come, or its answer given."""
+            """No request under way: none whose head has come or is coming (its first
+            bytes read: h11's buffer), or its answer given and sent (review55b: closing
+            one whose head was still coming reset a well-behaved run's request)."""
             cycle = getattr(self, "cycle", None)
-            return cycle is None or bool(cycle.response_complete)
+            if cycle is not None and not cycle.response_complete:
+                return False
+            conn = getattr(self, "conn", None)
+            if conn is not None and conn.trailing_data[0]:
+                return False
+            transport = getattr(self, "transport", None)
+            return transport is None or not transport.get_write_buffer_size()
 
     return Capped
 
