@@ -220,20 +220,23 @@ def test_the_rounds_loop_closes_leaving_an_abandoned_task_and_waiting_for_the_re
     """On this thread and on passhat's own, the loop ends though an abandoned task never
     does; passhat's own tasks left are still cancelled and waited for, and the one left
     behind is not reported destroyed while pending."""
+    done = _script(_LEAVES_ABANDONED, 30, "the loop did not close", "-X", "dev")
+    assert (done.returncode, done.stdout) == (0, "exited\n"), done.stderr
+    assert done.stderr == "", done.stderr
+
+
+def _script(code: str, seconds: float, late: str, *flags: str) -> Any:
+    """`python [flags] -c code` run to its end (the test fails, saying `late`, past
+    `seconds`)."""
     import subprocess
     import sys
 
     try:
-        done = subprocess.run(
-            [sys.executable, "-X", "dev", "-c", _LEAVES_ABANDONED],
-            capture_output=True,
-            text=True,
-            timeout=30,
+        return subprocess.run(
+            [sys.executable, *flags, "-c", code], capture_output=True, text=True, timeout=seconds
         )
     except subprocess.TimeoutExpired:
-        pytest.fail("the loop did not close within 30 s")
-    assert (done.returncode, done.stdout) == (0, "exited\n"), done.stderr
-    assert done.stderr == "", done.stderr
+        pytest.fail(f"{late} within {seconds:g} s")
 
 
 _CTRL_C_WHILE_CLOSING = """
@@ -268,18 +271,7 @@ def test_a_ctrl_c_while_the_loop_closes_leaves_the_abandoned_run_behind_all_the_
     run, still pending, was freed as the interpreter ended, its coroutine closed, and the
     GeneratorExit its bare except caught looped for good (the process never exited,
     "Task was destroyed but it is pending!"; review55)."""
-    import subprocess
-    import sys
-
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", _CTRL_C_WHILE_CLOSING],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the process did not exit within 20 s of its Ctrl-C")
+    done = _script(_CTRL_C_WHILE_CLOSING, 20, "the process did not exit after its Ctrl-C")
     assert (done.returncode, done.stdout) == (0, "interrupted\n"), done.stderr
     assert "destroyed" not in done.stderr, done.stderr
 
