@@ -201,9 +201,10 @@ def _reap_ended(state: _State) -> None:
     joined: certain to be a run's): an agent's group killed at its run's end, re-parented
     here, left no zombie while other runs are in flight."""
     for pid in _children(False):
+        if pid in state.agents or pid in state.kept:  # most of them: no /proc read
+            continue
         stat = _stat(pid)
-        ours = stat is not None and stat[0] == "Z" and stat[2] in state.sessions
-        if ours and pid not in state.agents and pid not in state.kept:
+        if stat is not None and stat[0] == "Z" and stat[2] in state.sessions:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
 
@@ -211,12 +212,8 @@ def _reap_ended(state: _State) -> None:
 def _children(every: bool) -> list[int]:
     """This process's children: the main thread's (an orphan goes to the first thread
     alive: the main one, unless it is exiting), or `every` thread's."""
-    found: list[int] = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir("/proc/self/task") if every else [str(os.getpid())]:
-            with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children") as f:
-                found += [int(word) for word in f.read().split()]
-    return found
+    pid = os.getpid()
+    return _threads_children(pid, None if every else [str(pid)])
 
 
 def _stat(pid: int) -> tuple[str, int, int, float] | None:
@@ -267,11 +264,12 @@ def _tree(state: _State, pid: int) -> list[int]:
     return held
 
 
-def _threads_children(pid: int) -> list[int]:
-    """The children of every thread of `pid` (a thread's fork is that thread's child)."""
+def _threads_children(pid: int, tasks: list[str] | None = None) -> list[int]:
+    """The children of `tasks` of `pid`, every thread's when None (a thread's fork is
+    that thread's child)."""
     kids: list[int] = []
     with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
+        for task in os.listdir(f"/proc/{pid}/task") if tasks is None else tasks:
             with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as f:
                 kids += [int(word) for word in f.read().split()]
     return kids

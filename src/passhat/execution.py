@@ -27,8 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from passhat import _leftovers
-from passhat._leftovers import CLEANUP_S, abandon, forget_abandoned
+from passhat._leftovers import CLEANUP_S, IN_RUN, abandon, forget_abandoned
 from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.agents.streams import PASSHATS_OWN, kind_of
@@ -400,7 +399,7 @@ async def _invoke(
     A task must never end in SystemExit or KeyboardInterrupt: asyncio re-raises
     those out of the event loop and the whole experiment would stop.
     """
-    _leftovers.IN_RUN.set(True)  # in this task: the tasks the agent makes are its run's
+    IN_RUN.set(True)  # in this task: the tasks the agent makes are its run's
     try:
         if _is_async(fn):
             return await fn(input, env, ctx), None

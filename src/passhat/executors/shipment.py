@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat import tamper
+from passhat._leftovers import run_loop
 from passhat.agents.command import CommandAgent
 from passhat.agents.isolation import DEFAULT
 from passhat.agents.sandbox import SQLITE_MAGIC
@@ -260,8 +261,6 @@ class Prepared:
         model = self.models.take()
 
         def target() -> None:
-            from passhat._leftovers import run_loop
-
             try:
                 for case_id, index, attempt in batch:
                     if "abandoned" in box:  # the waiting thread gave up on this one
