@@ -37,16 +37,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from test_claims import LAYOUTS, _entries, _strict
+from test_claims import LAYOUTS, _entries, _strict, wordings
 
 Corpus = tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
 def corpus(name: str) -> Corpus:
     """(over-claims, consistent texts) of the wording corpus `name` beside this file."""
-    loaded = yaml.safe_load((Path(__file__).parent / name).read_text("utf-8"))
+    loaded = wordings(name)
     return _entries(loaded["positive"]), _entries(loaded["negative"])
 
 
