@@ -238,7 +238,7 @@ def stream_log(path: Path) -> tuple[EvalLog, Samples] | None:
                     sample = EvalSample.model_validate(raw, context=get_deserializing_context())
                     # what EvalLog's own validator does to each sample of a whole read
                     one = header.model_copy(update={"samples": [sample]})
-                    one.populate_scorer_name_for_samples()  # type: ignore[operator]
+                    one.populate_scorer_name_for_samples()
                     yield sample
         except (ijson.JSONError, ValueError, OSError) as error:  # pydantic's errors too
             raise NotStreamable(str(error)) from None
@@ -282,7 +282,8 @@ def _scorer_name(log: EvalLog, sample: EvalSample, wanted: str | None) -> str | 
     if log.results and log.results.scores:
         for score in log.results.scores:
             if score.name in names:
-                return score.name
+                found: str = score.name
+                return found
     return names[0] if names else None
 
 
