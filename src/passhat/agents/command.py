@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat import _orphans as orphans
-from passhat.agents import netns, own_limits
+from passhat.agents import netns, own_limits, writes
 from passhat.agents.archives import TooMuchToLook, check_covers, whole_look
 from passhat.agents.folders import (
     closed_to_others,
@@ -618,9 +618,12 @@ class CommandAgent:
                 environ = process_environ(self.spec, extra, os.environ)
                 # bwrap's own cwd on the host (the agent's is set in its sandbox: --chdir)
                 cwd = Path("/") if sandboxed else workdir
-                output = await self._run_process(
-                    argv, payload, cwd, environ, ctx, guard, sandboxed, gate, endpoints.tools.stop
-                )
+                stop = endpoints.tools.stop  # set: the agent is stopped (a flood, its writes)
+                async with writes.watched(self, ctx.params, stop) as capped:
+                    argv[-len(self.argv) : -len(self.argv)] = capped  # its RLIMIT_FSIZE
+                    output = await self._run_process(
+                        argv, payload, cwd, environ, ctx, guard, sandboxed, gate, stop
+                    )
             except Exception:
                 # the model failed first, or the agent flooded its tools (and was stopped):
                 # that, not how the agent took it, is the story
