@@ -140,7 +140,7 @@ def watched(process: bool = True) -> Iterator[None]:
     """A command run (at `process`, else nothing is looked at): passhat's limits looked at
     as it starts (StopRuns when one cannot be set back: no run starts) and as it ends
     (AgentProcessError `agent_limits` when one fell while it was in flight, whatever the
-    run ended in)."""
+    run ended in but a stop)."""
     if not process:
         yield
         return
@@ -154,13 +154,18 @@ def watched(process: bool = True) -> Iterator[None]:
         state.runs += 1
         mine = state.runs
         state.flying[mine] = []
+    stopped = True  # a stop (a cancel, Ctrl-C) goes on as it is: no run's end to charge
     try:
         yield
+        stopped = False
+    except Exception:
+        stopped = False
+        raise
     finally:
         with state.lock:
             _look(state)
             charged = state.flying.pop(mine)
-        if charged:
+        if charged and not stopped:
             raise AgentProcessError(
                 CHARGED,
                 f"{'; '.join(charged)} while this run's agent ran: a process of passhat's "
