@@ -73,14 +73,15 @@ def _said(limit: int) -> str:
     return "unlimited" if limit == resource.RLIM_INFINITY else f"{limit:,}"
 
 
+_WHICH = [
+    (n, getattr(resource, f"RLIMIT_{n}")) for n in WATCHED if hasattr(resource, f"RLIMIT_{n}")
+]
+"""The watched limits this system has, with their numbers."""
+
+
 def _now() -> dict[str, tuple[int, int]]:
-    """The watched limits of this process now (those this system has)."""
-    found = {}
-    for name in WATCHED:
-        which = getattr(resource, f"RLIMIT_{name}", None)
-        if which is not None:
-            found[name] = resource.getrlimit(which)
-    return found
+    """The watched limits of this process now."""
+    return {name: resource.getrlimit(which) for name, which in _WHICH}
 
 
 def lowered(taken: dict[str, tuple[int, int]], now: dict[str, tuple[int, int]]) -> list[str]:
@@ -116,6 +117,8 @@ def _look(state: _State) -> tuple[list[str], list[str]]:
     is charged to every run in flight. Called with the lock held."""
     assert state.taken is not None
     now = _now()
+    if now == state.taken:  # as taken: the look of nearly every run
+        return [], []
     said, kept = [], []
     for name in lowered(state.taken, now):
         said.append(why(name, state.taken[name], now[name]))
