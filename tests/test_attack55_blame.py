@@ -78,6 +78,25 @@ def test_an_agent_lowering_passhats_limits_makes_no_run_passhats_failure(
     assert "Traceback" not in stderr, stderr
 
 
+def test_the_runs_never_started_are_run_by_resume_in_a_passhat_of_whole_limits(
+    open_tmp: Path,
+) -> None:
+    """The stop leaves the store whole (its lease released under 5 open files): `passhat
+    resume` runs the rest, the attacker's run kept as it was charged."""
+    code, stderr, _ = _lowered(open_tmp, "5")
+    assert code == 1, stderr
+    db = open_tmp / "p.db"
+    done = passhat_as("unprivileged", open_tmp, "resume", "latest", "--db", str(db), "-q")
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    with Store(db, create=False) as store:
+        runs = sorted(store.runs(store.experiment("latest").id), key=lambda r: r.run_index)
+    assert [(r.run_index, r.status, r.error_type) for r in runs] == [
+        (1, "errored", "agent_limits"),
+        (2, "failed", None),
+        (3, "failed", None),
+    ]
+
+
 def test_a_file_size_limit_lowered_stops_passhat_cleanly(open_tmp: Path) -> None:
     """RLIMIT_FSIZE of 4 KiB: the store can grow no more, so the attacker's run is not
     written either (missing: `passhat resume` runs it again), but passhat says why."""
