@@ -34,6 +34,7 @@ import pytest
 
 from agent_python import ENV, skip_if_closed
 from passhat.executors.dask import _Connection
+from passhat.executors.keys import withheld
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, KEY, attack_suite, open_to_all, passhat_as
 from test_attack55_survivor import daemon_found
@@ -103,3 +104,17 @@ async def test_a_local_clusters_workers_get_the_keys_after_their_start_not_in_th
     async with _Connection(None, 1, 1, ["ATTACK55_MODEL_VAR"]) as client:
         seen = list((await client.run(_seen)).values())
     assert [(s["key"], s["model"], s["in_exec"]) for s in seen] == [(MINE, "model-key", [])]
+
+
+def test_what_a_cluster_process_is_exec_d_without() -> None:
+    """Names like a secret's and the model's key variable, whatever its name; Dask's own
+    configuration is kept (a worker reads it as it starts, before any plugin)."""
+    environ = dict.fromkeys(
+        ["OPENAI_API_KEY", "GH_TOKEN", "DB_PASSWORD", "LLM", "PATH", "DASK_X__TLS__KEY"], "v"
+    )
+    assert withheld(environ, ["LLM", "NOT_SET"]) == [
+        "DB_PASSWORD",
+        "GH_TOKEN",
+        "LLM",
+        "OPENAI_API_KEY",
+    ]

@@ -35,8 +35,10 @@ SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|PASSWD|AUTH", re.IGNO
 
 def withheld(environ: Mapping[str, str], also: Collection[str] = ()) -> list[str]:
     """The variables of `environ` no process of the cluster is exec'd with: those named
-    like a secret, and `also` (the model's key variable, whatever its name)."""
-    return sorted(n for n in environ if SECRET.search(n) or n in also)
+    like a secret, and `also` (the model's key variable, whatever its name). Dask's own
+    configuration (`DASK_*`) is kept: a worker reads it as it starts, before any plugin."""
+    named = (n for n in environ if SECRET.search(n) and not n.startswith("DASK_"))
+    return sorted({*named, *(n for n in also if n in environ)})
 
 
 def spawner(environ: Mapping[str, str]) -> Any:
