@@ -26,8 +26,9 @@ Standard library only. What it tries comes from its environment:
                       then asks its tools for their list (MCP over HTTP, with its token): it
                       prints `{"tools": N}`, or, when the request fails, says why on stderr
                       and exits 1, as an agent whose tools are gone would.
-    ATTACK55_PRLIMIT  FOLDER,LIMIT: the first run (FOLDER/armed) sets its parent's (passhat's,
-                      at `process`) open-file limit, soft and hard, to LIMIT (prlimit(2):
+    ATTACK55_PRLIMIT  FOLDER,LIMIT[,NAME[,soft]]: the first run (FOLDER/armed) sets its
+                      parent's (passhat's, at `process`) limit RLIMIT_NAME (default NOFILE),
+                      soft and hard (with `soft`: the soft one alone), to LIMIT (prlimit(2):
                       allowed to a process of the same uid, not dumpable or not), and
                       prints `{"prlimit": "ok"}` or the error's name. Others print {}.
 """
@@ -208,12 +209,15 @@ def tools(folder: str) -> int:
         sys.exit(f"cannot list my tools: {type(error).__name__}: {error}"[:300])
 
 
-def lower(limit: int) -> str:
-    """The parent's open-file limit set to `limit`: "ok", or the error's name."""
+def lower(limit: int, name: str = "NOFILE", soft: str = "") -> str:
+    """The parent's limit RLIMIT_`name` set to `limit` (soft and hard, or the soft one
+    alone): "ok", or the error's name."""
     import resource
 
+    which = getattr(resource, f"RLIMIT_{name}")
     try:
-        resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (limit, limit))
+        hard = resource.prlimit(os.getppid(), which)[1] if soft else limit
+        resource.prlimit(os.getppid(), which, (limit, hard))
     except (OSError, ValueError) as error:
         return type(error).__name__
     return "ok"
@@ -221,8 +225,8 @@ def lower(limit: int) -> str:
 
 def main() -> None:
     if "ATTACK55_PRLIMIT" in os.environ:
-        folder, limit = os.environ["ATTACK55_PRLIMIT"].split(",")
-        json.dump({"prlimit": lower(int(limit))} if first(folder) else {}, sys.stdout)
+        folder, limit, *how = os.environ["ATTACK55_PRLIMIT"].split(",")
+        json.dump({"prlimit": lower(int(limit), *how)} if first(folder) else {}, sys.stdout)
         return
     if "ATTACK55_HOLD" in os.environ:
         folder, seconds = os.environ["ATTACK55_HOLD"].split(",")

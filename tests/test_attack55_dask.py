@@ -15,16 +15,13 @@ agent's parent, the worker, and reads the environment of every new process of it
 it found passhat's key (5 of 5 tries, load 8-20 on 2 cores). Every run is still
 recorded once (the killed worker's task ran again elsewhere): that part holds.
 
-Not fixed (xfail strict): a restarted worker is readable from its exec until the plugin.
-The fix: start the cluster's workers with no provider key in the environment they are
-exec'd with (the keys handed over after the worker sealed itself, through the nanny's
-pickled `env`, which the child applies with os.environ.update and /proc/<pid>/environ
-does not show), and seal each worker before it reads anything else from its nanny (a
-worker preload, or distributed's `multiprocessing-method: forkserver` with a forkserver
-that seals itself and starts before any run). With Yama's ptrace_scope 1 (Ubuntu's
-default; this machine has no Yama) a same-user process could no longer read a new
-worker's memory either. At `namespace` the agent sees no process of the host's (its own
-PID namespace) and its parent is the sandbox's, not the worker (tests/test_attack54_dask.py).
+Fixed (executors/keys.py): the local cluster's processes are spawned (os.posix_spawn,
+in multiprocessing's stead while the cluster lives) with passhat's environment less every
+variable named like a secret and the model's key variable; their values reach each worker
+over the cluster's TLS in a worker plugin that seals the worker first, then sets them in
+its os.environ, which /proc/<pid>/environ never shows. At `namespace` the agent sees no
+process of the host's (its own PID namespace) and its parent is the sandbox's, not the
+worker (tests/test_attack54_dask.py).
 """
 
 from __future__ import annotations
@@ -36,6 +33,8 @@ from pathlib import Path
 import pytest
 
 from agent_python import ENV, skip_if_closed
+from passhat.executors.dask import _Connection
+from passhat.executors.keys import withheld
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, KEY, attack_suite, open_to_all, passhat_as
 from test_attack55_survivor import daemon_found
@@ -71,12 +70,6 @@ def _found(folder: Path, variable: str, *extra: str) -> tuple[dict[str, object],
     return found, [(r.run_index, r.status, r.error_type) for r in runs]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a worker the nanny starts again is dumpable, with the key in its environment, "
-    "until passhat's plugin seals it: start workers without the key, sealed first",
-)
 def test_a_worker_killed_by_its_agent_shows_no_key_as_it_comes_back(open_tmp: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("runs passhat as a uid of its own (setpriv), which needs root")
@@ -86,3 +79,42 @@ def test_a_worker_killed_by_its_agent_shows_no_key_as_it_comes_back(open_tmp: Pa
     if sorted(runs) != [(1, "failed", None), (2, "failed", None)]:  # each recorded once
         pytest.fail(f"the runs: {runs}")
     assert MINE[::-1] not in found["environ"], "passhat's key, read in a restarted worker"
+
+
+def _seen() -> dict[str, object]:
+    """On a worker: what its os.environ holds, and what its exec's environment showed."""
+    with open("/proc/self/environ", "rb") as file:
+        exec_environ = file.read().decode(errors="replace")
+    return {
+        "key": os.environ.get("OPENAI_API_KEY"),
+        "model": os.environ.get("ATTACK55_MODEL_VAR"),
+        "in_exec": [n for n in ("OPENAI_API_KEY", "ATTACK55_MODEL_VAR") if n in exec_environ],
+    }
+
+
+async def test_a_local_clusters_workers_get_the_keys_after_their_start_not_in_their_exec(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The keys reach the workers (a model built there reads its key), never the environment
+    a worker was exec'd with: a secret-named variable, and the model's key variable
+    whatever its name (`ATTACK55_MODEL_VAR` here, given as the model's)."""
+    pytest.importorskip("distributed")
+    monkeypatch.setenv("OPENAI_API_KEY", MINE)
+    monkeypatch.setenv("ATTACK55_MODEL_VAR", "model-key")
+    async with _Connection(None, 1, 1, ["ATTACK55_MODEL_VAR"]) as client:
+        seen = list((await client.run(_seen)).values())
+    assert [(s["key"], s["model"], s["in_exec"]) for s in seen] == [(MINE, "model-key", [])]
+
+
+def test_what_a_cluster_process_is_exec_d_without() -> None:
+    """Names like a secret's and the model's key variable, whatever its name; Dask's own
+    configuration is kept (a worker reads it as it starts, before any plugin)."""
+    environ = dict.fromkeys(
+        ["OPENAI_API_KEY", "GH_TOKEN", "DB_PASSWORD", "LLM", "PATH", "DASK_X__TLS__KEY"], "v"
+    )
+    assert withheld(environ, ["LLM", "NOT_SET"]) == [
+        "DB_PASSWORD",
+        "GH_TOKEN",
+        "LLM",
+        "OPENAI_API_KEY",
+    ]

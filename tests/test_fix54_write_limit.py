@@ -32,6 +32,9 @@ from pathlib import Path
 
 import pytest
 
+from passhat.agents.writes import parse_size
+from passhat.errors import InputError
+from passhat.evaluation.planning import _sandbox
 from passhat.store import Store
 from sandbox_helpers import ATTACK_MARKS, attack_in, passhat_as
 
@@ -39,10 +42,10 @@ LIMIT_MIB = 8
 WRITTEN_MIB = 64
 
 
-def _fill(user: str, open_tmp: Path, *extra: str) -> tuple[int, Path, Path]:
-    """One run of the agent writing WRITTEN_MIB to its write: folder: (passhat's exit
-    code, the folder, the store)."""
-    suite, out = attack_in(open_tmp, "FILL", str(WRITTEN_MIB), agent="fill_agent.py")
+def _fill(user: str, open_tmp: Path, *extra: str, how: str = "") -> tuple[int, Path, Path]:
+    """One run of the agent writing WRITTEN_MIB to its write: folder (`how`: ",files", a
+    file per mebibyte): (passhat's exit code, the folder, the store)."""
+    suite, out = attack_in(open_tmp, "FILL", f"{WRITTEN_MIB}{how}", agent="fill_agent.py")
     db = open_tmp / "p.db"
     args = ["-k", "1", "--timeout", "120", "--isolation", "namespace", "-q", "--no-report"]
     args += ["--db", str(db), "--agent-write", str(out), *extra]
@@ -64,9 +67,6 @@ def test_control_a_run_writes_its_write_folder_without_bound(user: str, open_tmp
 
 @ATTACK_MARKS[0]
 @ATTACK_MARKS[1]
-@pytest.mark.xfail(
-    strict=True, reason="no bound on a run's write: folder yet (module docstring: the fix)"
-)
 def test_a_run_past_its_write_limit_is_stopped_and_recorded_as_the_agents(
     user: str, open_tmp: Path
 ) -> None:
@@ -77,3 +77,34 @@ def test_a_run_past_its_write_limit_is_stopped_and_recorded_as_the_agents(
         (r,) = store.runs(store.experiment("latest").id)
     assert (r.status != "errored", r.error_type) == (True, "limit"), (r.status, r.error_type)
     assert "write" in (r.error_message or ""), r.error_message
+
+
+@ATTACK_MARKS[0]
+@ATTACK_MARKS[1]
+def test_a_run_writing_many_small_files_past_its_limit_is_stopped_by_the_watch(
+    user: str, open_tmp: Path
+) -> None:
+    """No one file reaches the limit (RLIMIT_FSIZE does not stop it): the watch of the
+    folder's growth does, within what the agent writes between two looks."""
+    _, out, db = _fill(user, open_tmp, "--agent-write-limit", f"{LIMIT_MIB}MiB", how=",files")
+    written = sum(f.stat().st_size for f in out.iterdir())
+    assert LIMIT_MIB << 20 <= written <= (LIMIT_MIB + 24) << 20, written
+    with Store(db, create=False) as store:
+        (r,) = store.runs(store.experiment("latest").id)
+    assert (r.status != "errored", r.error_type) == (True, "limit"), (r.status, r.error_message)
+    assert "write: folders grew by" in (r.error_message or ""), r.error_message
+
+
+@pytest.mark.parametrize(
+    ("given", "size"),
+    [("8MiB", 8 << 20), ("2GB", 2 * 10**9), ("512k", 512_000), (4096, 4096), (" 1.5GiB ", 3 << 29)],
+)
+def test_a_write_limit_is_read_as_bytes_and_recorded_so(given: object, size: int) -> None:
+    assert parse_size(given) == size
+    assert _sandbox({"write_limit": given}) == {"sandbox": {"write_limit": size}}
+
+
+@pytest.mark.parametrize("given", ["lots", "8 parsecs", "-1MiB", 100, True])
+def test_a_write_limit_that_is_no_size_is_refused_in_one_line(given: object) -> None:
+    with pytest.raises(InputError, match=r"^--agent-write-limit .*: give (a size|at least)"):
+        _sandbox({"write_limit": given})

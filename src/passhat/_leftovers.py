@@ -203,7 +203,11 @@ def _close_leaving_abandoned(loop: asyncio.AbstractEventLoop) -> None:
             loop.run_until_complete(asyncio.wait(stuck, timeout=until - now))
         closing = loop.create_task(loop.shutdown_asyncgens())  # an agent's may never close
         loop.run_until_complete(asyncio.wait({closing}, timeout=CLEANUP_S))
-        loop.run_until_complete(loop.shutdown_default_executor())  # LeavingPool: bounded
+        try:
+            loop.run_until_complete(loop.shutdown_default_executor())  # LeavingPool: bounded
+        except RuntimeError as error:  # no thread to join it with: its threads are left
+            if "can't start new thread" not in str(error):  # (RLIMIT_NPROC lowered)
+                raise
     finally:
         for task in asyncio.all_tasks(loop):  # also those a Ctrl-C here cut the wait for
             _leave_for_good(task)

@@ -14,7 +14,8 @@ Anything else keeps its traceback: it is a bug.
      ├── StoreError              the SQLite store: unknown experiment, bad schema
      │    └── FingerprintMismatch  resume refused: the configuration changed
      ├── ExecutorError           the cluster running the runs failed (exit 1)
-     │    └── WorkerRefused      a worker cannot run this experiment as the driver would
+     │    ├── WorkerRefused      a worker cannot run this experiment as the driver would
+     │    └── StopRuns           passhat cannot start another run as it should
      └── ModelError              a model provider failed
           ├── TransientModelError  worth retrying (429, 5xx, timeouts, resets)
           └── PermanentModelError  not worth retrying (400, 401, missing replay)
@@ -75,6 +76,13 @@ class ExecutorError(PasshatError):
 
 class WorkerRefused(ExecutorError):
     """A worker's passhat, agent source, suite or model differs from the driver's."""
+
+
+class StopRuns(ExecutorError):
+    """passhat can start no more runs as it should (its own limits lowered under it: an
+    agent at --isolation process, agents/own_limits.py). Raised out of a run, past its
+    agent's failures, to the executor, which stops: the finished runs are kept, the rest
+    stay missing for `passhat resume`."""
 
 
 class ModelError(PasshatError):

@@ -32,7 +32,7 @@ from passhat._stall import WATCHDOG, Deadline
 from passhat.agents import LoadedAgent, RetryPolicy, RunContext
 from passhat.agents.streams import PASSHATS_OWN, kind_of
 from passhat.env import BUILTIN_ENVIRONMENTS, clone, make_environment
-from passhat.errors import ModelError
+from passhat.errors import ModelError, StopRuns
 from passhat.limits import LIMIT
 from passhat.models.base import Model
 from passhat.records import ExperimentRecord, RunRecord
@@ -112,7 +112,8 @@ async def run_once(
     Whatever the agent does, this returns one record: a crash, `sys.exit`, a
     `CancelledError` of its own, a broken environment or a run past its deadline
     make an errored run. The record of a run past its deadline is made at the
-    deadline; what the agent does later is discarded.
+    deadline; what the agent does later is discarded. Only `StopRuns` (passhat cannot
+    run as it should: its own limits lowered under it) is raised, to stop the experiment.
     """
     ran = _Ran(experiment, suite, case, index, options, attempt, guard)
     return await _finish(await _run(ran, agent, model))
@@ -413,6 +414,8 @@ async def _invoke(
         raise  # on the event loop's thread this is the user's Ctrl-C (threads wrap theirs)
     except Deadline:
         return None, _STOPPED
+    except StopRuns:
+        raise  # passhat can run no more runs as it should: the experiment stops
     except BaseException as exc:  # the agent under test crashed: record it, keep going
         return None, _crashed(exc, ctx)
 

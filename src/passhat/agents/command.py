@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from passhat import _orphans as orphans
-from passhat.agents import netns
+from passhat.agents import netns, own_limits, writes
 from passhat.agents.archives import TooMuchToLook, check_covers, whole_look
 from passhat.agents.folders import (
     closed_to_others,
@@ -99,7 +99,7 @@ from passhat.agents.streams import (
     spawn,
     with_tail,
 )
-from passhat.errors import ConfigError
+from passhat.errors import ConfigError, StopRuns
 from passhat.records import COMMAND_AGENT
 from passhat.serve.endpoints import EGRESS_PORT, proxy_environ
 
@@ -524,7 +524,7 @@ class CommandAgent:
             task = asyncio.current_task()
             if isinstance(error, asyncio.CancelledError) and task and task.cancelling():
                 raise  # a stop: the deadline's, or Ctrl-C's
-            own = passhats_own(error)
+            own = None if isinstance(error, StopRuns) else passhats_own(error)
             if own is None:
                 raise
             raise own from error
@@ -533,7 +533,8 @@ class CommandAgent:
         level = _level(ctx)
         seal_this_process()  # passhat's environment holds the real keys
         # what its agent leaves (a setsid daemon at process) ends when no run is in flight
-        with orphans.run(level == "process"):
+        # and passhat's own limits, which prlimit(2) lowers from there, looked at around it
+        with orphans.run(level == "process"), own_limits.watched(level == "process"):
             return await self._run_at(level, input, env, ctx)
 
     async def _run_at(self, level: Level, input: Any, env: Environment, ctx: RunContext) -> Any:
@@ -617,9 +618,12 @@ class CommandAgent:
                 environ = process_environ(self.spec, extra, os.environ)
                 # bwrap's own cwd on the host (the agent's is set in its sandbox: --chdir)
                 cwd = Path("/") if sandboxed else workdir
-                output = await self._run_process(
-                    argv, payload, cwd, environ, ctx, guard, sandboxed, gate, endpoints.tools.stop
-                )
+                stop = endpoints.tools.stop  # set: the agent is stopped (a flood, its writes)
+                async with writes.watched(self, ctx.params, stop) as capped:
+                    argv[-len(self.argv) : -len(self.argv)] = capped  # its RLIMIT_FSIZE
+                    output = await self._run_process(
+                        argv, payload, cwd, environ, ctx, guard, sandboxed, gate, stop
+                    )
             except Exception:
                 # the model failed first, or the agent flooded its tools (and was stopped):
                 # that, not how the agent took it, is the story

@@ -26,7 +26,8 @@ with, whatever it unsets later.
 The namespace level needs bubblewrap and socat or a system Python (/usr/bin/python3),
 which relays the run's endpoints inside the sandbox; where either is missing, or the kernel refuses
 user namespaces, `namespace` is refused with one line saying what to install: it is
-never quietly made weaker. What no level limits: CPU, memory and disk.
+never quietly made weaker. What no level limits: CPU, memory and disk (but a run's
+`write:` folders under --agent-write-limit: agents/writes.py).
 """
 
 from __future__ import annotations

@@ -221,6 +221,17 @@ AgentHostOption = Annotated[
         "--agent-host", "HOST[:PORT]", "A host a command agent's sandboxed run may reach"
     ),
 ]
+AgentWriteLimitOption = Annotated[
+    str | None,
+    panel_option(
+        LIMITS,
+        "--agent-write-limit",
+        metavar="SIZE",
+        help="What a command agent's run may write to its write: folders (512MiB, 2GiB): "
+        "past it the run is stopped, counted and marked limit; no file it writes grows past "
+        "it. Recorded with the experiment (docs/command-agents.md). Default: no bound.",
+    ),
+]
 
 # -- the store, output and CI
 
@@ -370,6 +381,7 @@ class RunLimits:
     agent_read: AgentReadOption = None
     agent_write: AgentWriteOption = None
     agent_host: AgentHostOption = None
+    agent_write_limit: AgentWriteLimitOption = None
     token_budget: TokenBudgetOption = None
 
     def evaluate_options(self) -> dict[str, Any]:
@@ -381,11 +393,13 @@ class RunLimits:
             "token_budget": self.token_budget,
         }
 
-    def sandbox(self) -> dict[str, list[str]] | None:
-        """--agent-read/--agent-write/--agent-host as `evaluate(sandbox=...)` takes them."""
+    def sandbox(self) -> dict[str, Any] | None:
+        """--agent-read/--agent-write/--agent-host/--agent-write-limit as
+        `evaluate(sandbox=...)` takes them."""
         given = {
             "read": self.agent_read or [],
             "write": self.agent_write or [],
             "hosts": self.agent_host or [],
+            "write_limit": self.agent_write_limit,
         }
         return {k: v for k, v in given.items() if v} or None

@@ -82,7 +82,7 @@ def evaluate(
     events: Events | None = None,
     isolation: str | None = None,
     token_budget: int | None = None,
-    sandbox: Mapping[str, Sequence[str]] | None = None,
+    sandbox: Mapping[str, Any] | None = None,
     require: Sequence[str | Requirement] | str | None = None,
 ) -> Experiment:
     """Create an experiment and run every case k times, each from a fresh start; return
@@ -94,8 +94,9 @@ def evaluate(
     else ./passhat.db). `environment` (a class or spec) and `scorers` (mappings as
     suite.yaml writes them, or functions: custom scorers) replace the suite's.
     `isolation` ("namespace", the default, or "process") seals a command agent's runs,
-    `sandbox` ({"read": [paths], "write": [folders], "hosts": ["name:port"]}) adds to what
-    a sandboxed run sees and reaches, `token_budget` caps the model tokens one run may
+    `sandbox` ({"read": [paths], "write": [folders], "hosts": ["name:port"], "write_limit":
+    "512MiB"}) adds to what a sandboxed run sees and reaches, and bounds what it writes to
+    its write: folders, `token_budget` caps the model tokens one run may
     spend and `max_turns` its model calls (a run stopped there is counted, marked
     `limit`; docs/command-agents.md). `require` ("pass^k>=0.8", or `passhat.Requirement`s)
     is judged by the returned experiment's `gate()` and `exit_code()`. Bad input raises a

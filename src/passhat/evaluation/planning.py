@@ -421,15 +421,18 @@ def check_descriptors(made: _Made, concurrency: int, here: bool) -> None:
         )
 
 
-def _sandbox(given: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
-    """`sandbox=` (--agent-read, --agent-write, --agent-host) as the recorded parameter."""
+def _sandbox(given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`sandbox=` (--agent-read, --agent-write, --agent-host, --agent-write-limit) as the
+    recorded parameter."""
     if not given:
         return {}
     from passhat.agents.command import check_hosts
 
-    if not isinstance(given, Mapping) or set(given) - {"read", "write", "hosts"}:
-        raise InputError('sandbox= takes {"read": [...], "write": [...], "hosts": [...]}')
-    found: dict[str, list[str]] = {}
+    if not isinstance(given, Mapping) or set(given) - {"read", "write", "hosts", "write_limit"}:
+        raise InputError(
+            'sandbox= takes {"read": [...], "write": [...], "hosts": [...], "write_limit": SIZE}'
+        )
+    found: dict[str, Any] = {}
     for key in ("read", "write", "hosts"):
         values = list(given.get(key) or [])
         if not all(isinstance(v, str) and v for v in values):
@@ -442,6 +445,13 @@ def _sandbox(given: Mapping[str, Sequence[str]] | None) -> dict[str, Any]:
         if values:
             found[key] = values
     check_hosts(found.get("hosts"), "--agent-host")
+    if given.get("write_limit") is not None:  # bytes, recorded (agents/writes.py)
+        from passhat.agents.writes import parse_size
+
+        try:
+            found["write_limit"] = parse_size(given["write_limit"])
+        except ValueError as error:
+            raise InputError(str(error)) from None
     return {"sandbox": found} if found else {}
 
 

@@ -60,6 +60,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.scheduler import KilledWorker
 
 from passhat.errors import ExecutorError, InputError, WorkerRefused
+from passhat.executors import keys
 from passhat.executors.base import Job, WorkItem
 from passhat.executors.batching import TARGET_S, BatchSizer, batched
 from passhat.executors.identity import code_manifest, differences, foreign, identity
@@ -292,7 +293,8 @@ class DaskExecutor:
     async def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
         self.left_missing = []  # this call's give-ups only (adaptive rounds call run again)
         async with AsyncExitStack() as stack:
-            client = await stack.enter_async_context(self._client(job.options.concurrency))
+            connection = self._client(job.options.concurrency, _key_names(job))
+            client = await stack.enter_async_context(connection)
             self.address = str(client.scheduler.address)
             shipment = ship(job)
             pool = _Pool(shipment.version, shipment.code, shipment.level)
@@ -338,17 +340,21 @@ class DaskExecutor:
                 async for record in runs:
                     yield record
 
-    def _client(self, concurrency: int) -> _Connection:
-        return _Connection(self.scheduler, self.workers, concurrency)
+    def _client(self, concurrency: int, held: Sequence[str] = ()) -> _Connection:
+        return _Connection(self.scheduler, self.workers, concurrency, held)
 
 
 class _Connection:
     """An asynchronous Client to the scheduler, or to a LocalCluster started for it."""
 
-    def __init__(self, scheduler: str | None, workers: int | None, concurrency: int) -> None:
+    def __init__(
+        self, scheduler: str | None, workers: int | None, concurrency: int, held: Sequence[str]
+    ) -> None:
         self.scheduler = scheduler
         self.workers = workers
         self.concurrency = concurrency
+        self.held = held
+        """Variables a local cluster's processes are not exec'd with (keys.py)."""
         self.stack = AsyncExitStack()
 
     async def __aenter__(self) -> Any:
@@ -357,6 +363,9 @@ class _Connection:
             security = None
             if address is None:
                 _bare_tracker()
+                # its processes spawned without passhat's secrets, handed over by Keys
+                held = keys.withheld(os.environ, self.held)
+                self.stack.enter_context(keys.spawning_without(held))
                 security = _private()
                 n = self.workers or max(1, min(os.cpu_count() or 1, self.concurrency))
                 cluster = LocalCluster(  # type: ignore[no-untyped-call]
@@ -384,6 +393,8 @@ class _Connection:
             await client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
             if self.scheduler is None:  # workers that join later (restarted) get it too
                 await client.register_plugin(QuietClose(), name=QuietClose.name)
+                values = {n: os.environ[n] for n in held if n in os.environ}
+                await client.register_plugin(keys.Keys(values), name=keys.Keys.name)
         except (OSError, TimeoutError) as error:
             await self.stack.aclose()
             where = self.scheduler or "a local cluster"
@@ -396,6 +407,14 @@ class _Connection:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stack.aclose()
+
+
+def _key_names(job: Job) -> list[str]:
+    """The variables of keys a run may read beyond those named like one: the model's
+    (`api_key_env`) and a command agent's `pass_env`."""
+    names = [getattr(job.model, "api_key_env", None)]
+    names += getattr(getattr(job.agent.agent, "spec", None), "pass_env", ())
+    return [n for n in names if isinstance(n, str)]
 
 
 def _private() -> Any:
@@ -418,22 +437,14 @@ def _bare_tracker() -> None:
     """Start multiprocessing's resource tracker, which the local cluster's workers would
     start, with PATH and the PYTHON* variables alone: it lives as long as passhat, is never
     sealed, and with passhat's environment showed the provider's key in
-    /proc/<pid>/environ to any process of passhat's user (a `process` agent)."""
-    import shutil
+    /proc/<pid>/environ to any process of passhat's user (a `process` agent). Spawned
+    with that environment itself (keys.spawner), not through `env -i`, which was exec'd
+    with passhat's whole environment first."""
     from multiprocessing import resource_tracker, util
 
-    env = shutil.which("env")
-    if env is None:
-        return
-    keep = [f"{k}={v}" for k, v in os.environ.items() if k == "PATH" or k.startswith("PYTHON")]
+    keep = {k: v for k, v in os.environ.items() if k == "PATH" or k.startswith("PYTHON")}
     spawn = util.spawnv_passfds
-
-    def bare(path: bytes, args: Sequence[Any], passfds: Sequence[int]) -> int:
-        # the executable as bytes, as multiprocessing gives its own (os.fsencode)
-        command = [env, "-i", *keep, path, *args[1:]]
-        return spawn(os.fsencode(env), command, passfds)
-
-    util.spawnv_passfds = bare
+    util.spawnv_passfds = keys.spawner(keep)
     try:
         resource_tracker.ensure_running()
     finally:
