@@ -27,6 +27,8 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from passhat._timers import new_loop
+
 IN_RUN: contextvars.ContextVar[bool] = contextvars.ContextVar("passhat_in_run", default=False)
 """True in an agent's task (execution._invoke), and so in every task it makes."""
 
@@ -152,7 +154,9 @@ def run_loop(main: Coroutine[Any, Any, T]) -> T:
     (a daemon thread's way); so are async generators not closed within CLEANUP_S, and
     the default executor's threads (asyncio.to_thread) past it.
     """
-    runner = asyncio.Runner()  # its run(): Ctrl-C cancels `main`, then KeyboardInterrupt
+    # its run(): Ctrl-C cancels `main`, then KeyboardInterrupt; its loop's timers wake
+    # it when due, not at the next whole millisecond (_timers.py)
+    runner = asyncio.Runner(loop_factory=new_loop)
     loop = runner.get_loop()
     loop.set_task_factory(runs_task)
     loop.set_default_executor(LeavingPool(CLEANUP_S))

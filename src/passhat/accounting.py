@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
-from typing import Literal, get_args, overload
+from typing import get_args, overload
 
 from passhat._gc import without_gc
 from passhat.errors import InputError, NoRunsError
@@ -34,9 +34,9 @@ from passhat.metrics import (
     label_hat,
 )
 from passhat.plain import MAX_K as MAX_K  # re-exported: defined low so suite/ can use it
+from passhat.plain import Status as Status  # re-exported: defined low (records.py)
 from passhat.plain import plural
 
-Status = Literal["passed", "failed", "errored"]
 STATUSES: tuple[str, ...] = get_args(Status)
 
 

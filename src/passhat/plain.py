@@ -11,11 +11,15 @@ import hashlib
 import json
 import pickle
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 MAX_K = 100_000
 """More runs per case than anyone plans: a larger k is a typo, not a plan to account.
 A suite's `k`, `-k` and the accounting all stop here."""
+
+Status = Literal["passed", "failed", "errored"]
+"""A run's status (passhat.accounting re-exports it): defined low so a run's record
+(records.py) need not import the accounting, and the metrics under it, on the runs' way."""
 
 Loc = tuple[str | int, ...]
 """Where a value sits in a file: keys and list indices, e.g. ("goal", "ticket", 0)."""

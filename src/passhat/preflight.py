@@ -96,8 +96,7 @@ def sealing(suite: Suite, level: str | None = None) -> list[str]:
 
 def limits() -> str:
     """A sandboxed run's limits, as `passhat check` and the docs say them."""
-    from passhat.agents.isolation import PROCESSES
-    from passhat.agents.sandbox import RTPRIO, SHM_BYTES, TMP_BYTES, WORK_BYTES
+    from passhat.agents.sandbox import PROCESSES, RTPRIO, SHM_BYTES, TMP_BYTES, WORK_BYTES
     from passhat.serve import endpoints as e
 
     return (

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from passhat.accounting import Status
+from passhat.plain import Status
 
 COMMAND_AGENT = "command:"
 """Agent specs of command agents: this, then the canonical JSON of their config."""

@@ -43,10 +43,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from typing import Literal
-
-from passhat.agents.sandbox import PROCESSES as PROCESSES  # a run's process cap, named here too
-from passhat.agents.sandbox import is_realtime
+from typing import Any, Literal
 
 Level = Literal["namespace", "process"]
 LEVELS: tuple[Level, ...] = ("namespace", "process")
@@ -147,6 +144,8 @@ def realtime() -> bool:
     CPU affinity is left as inherited), or, where passhat may not (`at_gate`), the
     sandbox is started by `chrt --other 0`. The `process` level keeps passhat's policy:
     its agents are trusted."""
+    from passhat.agents.sandbox import is_realtime
+
     return is_realtime(0)
 
 
@@ -281,3 +280,14 @@ def _more_files() -> None:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         if hard == resource.RLIM_INFINITY or hard > soft:
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def __getattr__(name: str) -> Any:
+    """`PROCESSES`, a run's process cap, named here too (agents/sandbox.py's): read from
+    the sandbox's module when asked, which an in-process agent's experiment never
+    imports (its `evaluate` seals the process and checks the level here)."""
+    if name == "PROCESSES":
+        from passhat.agents.sandbox import PROCESSES
+
+        return PROCESSES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -58,6 +58,8 @@ from itertools import repeat
 from pathlib import Path
 
 from passhat.agents.answers import file_head as _head
+from passhat.agents.protected import protect as protect  # (its registry's)
+from passhat.agents.protected import protected as protected
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """Folders of the system the agent sees read-only (those that exist here)."""
@@ -114,21 +116,6 @@ class View:
             "write": list(self.write),
             "hidden": list(self.hide),
         }
-
-
-_PROTECTED: dict[str, None] = {}
-
-
-def protect(path: Path) -> None:
-    """Keep `path` (and its SQLite companions) out of every later run's view: passhat
-    calls this for the store it writes; a folder in view that holds it is covered."""
-    text = os.path.abspath(path)
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        _PROTECTED[text + suffix] = None
-
-
-def protected() -> list[Path]:
-    return [Path(p) for p in _PROTECTED]
 
 
 def _present(paths: Iterable[str]) -> list[str]:

@@ -20,7 +20,7 @@ from passhat.plain import did_you_mean
 
 def check_k(k: int) -> None:
     """The one limit on k, before anything runs: the one reports enforce."""
-    from passhat.accounting import MAX_K
+    from passhat.plain import MAX_K
 
     if k > MAX_K:
         raise InputError(

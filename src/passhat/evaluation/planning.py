@@ -376,10 +376,10 @@ def _guard(store: Store, made: _Made, before: Look | None = None) -> SuiteGuard 
     suite's files, noted as they were `before` the load read them (`_load_suite`): a run
     graded after they change is errored (tamper.py). `_make_runs` closes it."""
     from passhat import tamper
-    from passhat.agents import sandbox
+    from passhat.agents.protected import protect
     from passhat.models import secret_values
 
-    sandbox.protect(store.path)
+    protect(store.path)
     _check_view(made.agent, made.params)
     store.add_secrets(secret_values(made.model))
     handed = getattr(made.agent.agent, "secret_values", None)
