@@ -1,6 +1,6 @@
 """Where the run phase's wall goes: bench_runner's 1,000 x 100 ms runs at concurrency 50,
 each run's agent start and end against t0 (taken where bench_runner takes it, before
-`asyncio.run`), beside the same sleeps in bare asyncio timed the same way.
+passhat's `run_loop`), beside the same sleeps in bare asyncio (`asyncio.run`) timed the same way.
 
 Not a benchmark row (no PASS/MISS): a diagnosis of that row. Per side it prints
 
@@ -12,7 +12,7 @@ Not a benchmark row (no PASS/MISS): a diagnosis of that row. Per side it prints
     late, gap        per run, median: its sleep's end past 100 ms, from the agent's start
                      to its return (the tool call counted), and from its return to its
                      slot's next agent start
-    tail             from the last agent's return to the end of `asyncio.run`
+    tail             from the last agent's return to the end of the loop
     cpu/run          the process's CPU (user + system, every thread) over the runs, a run
 
 A slot runs 20 of the 1,000 runs one after the other, so the wall is the last slot's
@@ -39,6 +39,7 @@ from typing import Any
 from _fixtures import make_suite
 from vs_inspect.passhat_agents import instant
 
+from passhat._leftovers import run_loop
 from passhat.agents import LoadedAgent
 from passhat.runner import RunOptions, new_experiment, run_experiment
 from passhat.store import Store
@@ -79,7 +80,7 @@ def passhat_side(folder: Path, db: Path) -> Marks:
         cpu = _cpu()
         marks.t0 = time.perf_counter()
         options = RunOptions(concurrency=CONCURRENCY)
-        asyncio.run(run_experiment(store, experiment, suite, agent, None, options))
+        run_loop(run_experiment(store, experiment, suite, agent, None, options))
         marks.wall = marks.since()
         marks.cpu = _cpu() - cpu
         assert len(store.recorded(experiment.id)) == RUNS
