@@ -43,10 +43,12 @@ typecheck: dev
 # session fixtures (the calibration cells) are built once. `pytest tests/x.py` alone
 # stays serial. The slowest tests are listed at the end. Bytecode first, as for bench:
 # under PYTHONDONTWRITEBYTECODE every passhat the tests start (and every agent importing
-# tests/ helpers) would compile its modules from source again.
+# tests/ helpers) would compile its modules from source again. `make test WORKERS=3`
+# sets the number of xdist workers.
+WORKERS ?= auto
 pytest: dev chromium bubblewrap clarify-ts
 	$(BIN)/python -m compileall -q src tests
-	$(BIN)/pytest -n auto --dist loadfile --durations=10
+	$(BIN)/pytest -n $(WORKERS) --dist loadfile --durations=10
 
 # The TypeScript command agent of examples/clarify-ts (official openai and MCP SDKs),
 # run end to end by the tests: npm ci from its lockfile, then tsc.
