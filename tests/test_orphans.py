@@ -239,3 +239,41 @@ def test_a_run_given_up_for_good_does_not_keep_the_end_from_ending_what_runs_lef
     if alive == "True":
         os.kill(int(pid), signal.SIGKILL)
     assert alive == "False", done.stderr[-2000:]
+
+
+_REUSED = """
+import subprocess, time
+from passhat import _orphans
+
+with _orphans.run(True):  # a run in flight throughout (--concurrency 2)
+    with _orphans.run(True):
+        agent = subprocess.Popen(["true"], start_new_session=True)
+        _orphans.agent(agent.pid)
+        agent.wait()
+    with open("/proc/sys/kernel/ns_last_pid", "w") as file:  # this pid namespace's own
+        file.write(str(agent.pid - 1))
+    mine = subprocess.Popen(["sh", "-c", "exit 3"], start_new_session=True)
+    assert mine.pid == agent.pid, "the pid was not reused"
+    while open(f"/proc/{mine.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+    with _orphans.run(True):  # another run ends while one flies
+        pass
+    print(mine.wait())
+_orphans.finish()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a pid namespace of its own needs root")
+def test_a_callers_child_with_an_ended_agents_pid_keeps_its_exit_status() -> None:
+    """review56: a pid is reused (pid_max 32768 here) while the sessions of the runs' agents
+    are kept until no run flies; the caller's child in a session of its own that got an
+    ended agent's pid was reaped at another run's end, and its Popen.wait() read 0, not
+    its exit status. A session leader is never reaped there: an agent, or no run's."""
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "setsid", sys.executable, "-c", _REUSED],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["3"], done.stderr[-2000:]
+
