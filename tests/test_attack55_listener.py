@@ -169,3 +169,25 @@ async def test_heads_that_never_end_shut_no_other_run_out_of_the_shared_listener
         finally:
             for _, writer in held:
                 writer.close()
+
+
+async def test_the_server_speaks_h11_whatever_else_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """review56: uvicorn's "auto" takes httptools when it is installed (uvicorn[standard]),
+    whose protocol has no h11 buffer for `quiet` to look in: a head still coming counted
+    as quiet again (review55b), and one never ending could not be told apart."""
+    import uvicorn.protocols.http.auto
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    made: list[object] = []
+
+    class Auto(H11Protocol):  # what "auto" picks: httptools' protocol, were it installed
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            made.append(self)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(uvicorn.protocols.http.auto, "AutoHTTPProtocol", Auto)
+    async with _two_runs() as (port, _):
+        assert (await _answer(port)).startswith(b"HTTP/1.1 401")
+    assert made == []

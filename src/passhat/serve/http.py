@@ -118,6 +118,7 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
         # no Server header: nothing identifies passhat's version to the agent
         server_header=False,
         ws="none",  # no WebSocket upgrade, whatever is installed: runs speak HTTP alone
+        http="h11",  # not httptools, when installed: _capped reads h11's buffer
     )
     server = uvicorn.Server(config)
     config.load()  # (it configures uvicorn's loggers: the filter goes on after)
