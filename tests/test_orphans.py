@@ -277,3 +277,33 @@ def test_a_callers_child_with_an_ended_agents_pid_keeps_its_exit_status() -> Non
     )
     assert done.stdout.split() == ["3"], done.stderr[-2000:]
 
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="review56: a run's end reaps only zombies of a run's session; the fix: reap "
+    "there every zombie child started in the window, not in passhat's session (as the sweep "
+    "would end it), which also takes the exit of a caller's start_new_session child that "
+    "ends while runs fly (the documented limit) and supersedes the leader rule above",
+)
+def test_what_left_its_runs_session_and_ended_is_reaped_while_other_runs_fly() -> None:
+    """Passhat a subreaper, what an agent starts with setsid and ends on its own (`git gc
+    --auto` detached, a `setsid` tool) comes to passhat and is a zombie until no run is in
+    flight: at --concurrency >= 2 that may be the experiment's end, each zombie holding a
+    pid (pid_max 32768 here; a container's pids.max counts them too), and fork then fails
+    passhat's later runs. Without the subreaper, init reaped them at once."""
+    left = []
+    try:
+        with _orphans.run(True):
+            for _ in range(3):
+                with _orphans.run(True):
+                    _, pid = _leaves_in_its_session("setsid sh -c 'exit 0'")
+                    left.append(pid)
+            deadline = time.monotonic() + 10
+            while any(_there(pid) not in ("Z", None) for pid in left):
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            with _orphans.run(True):  # another run ends while one flies
+                pass
+            assert [_there(pid) for pid in left] == [None] * 3, "zombies held while runs fly"
+    finally:
+        _orphans.finish()
