@@ -307,3 +307,42 @@ def test_what_left_its_runs_session_and_ended_is_reaped_while_other_runs_fly() -
             assert [_there(pid) for pid in left] == [None] * 3, "zombies held while runs fly"
     finally:
         _orphans.finish()
+
+
+_BEFORE = """
+import subprocess, time
+from passhat import _orphans
+
+with _orphans.run(False):  # an experiment at namespace: its agent's session noted
+    agent = subprocess.Popen(["true"], start_new_session=True)
+    _orphans.agent(agent.pid)
+    agent.wait()
+_orphans.finish()
+with open("/proc/sys/kernel/ns_last_pid", "w") as file:  # this pid namespace's own
+    file.write(str(agent.pid - 1))
+mine = subprocess.Popen(["sleep", "60"], start_new_session=True)  # the caller's, before
+assert mine.pid == agent.pid, "the pid was not reused"
+time.sleep(0.05)  # a clock tick (10 ms) of /proc/<pid>/stat's start time at least
+with _orphans.run(True):  # then an experiment at process
+    other = subprocess.Popen(["true"], start_new_session=True)
+    _orphans.agent(other.pid)
+    other.wait()
+_orphans.finish()
+print(mine.poll())
+mine.kill()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a pid namespace of its own needs root")
+def test_a_callers_child_started_before_a_process_experiment_is_left_alone_after_others() -> None:
+    """review56: runs at namespace (or none) noted their agents' sessions, and with no
+    subreaper nothing let them go; a caller's child started later in a session of its
+    own, its pid an ended agent's, was taken for a run's by the next experiment at
+    process and killed (its Popen.poll() read 0), though started before it."""
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "setsid", sys.executable, "-c", _BEFORE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["None"], done.stderr[-2000:]

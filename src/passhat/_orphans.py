@@ -171,8 +171,9 @@ def _sweep(state: _State, seconds: float, every: bool = False) -> None:
     """End and reap the runs' leftovers (the lock held, no run in flight); `every`: look
     at every thread's children, not the main thread's only."""
     if not state.subreaper:
-        if state.windows and state.windows[-1][1] == _INF:
-            state.windows[-1][1] = _tick()
+        if not state.windows:  # no run at process: the sessions other levels' runs noted
+            state.sessions.clear()  # are let go (their numbers are anyone's later)
+        _close_window(state)
         return
     deadline = time.monotonic() + seconds
     # the window stays open through the rounds (no agent starts meanwhile: the lock is
