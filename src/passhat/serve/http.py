@@ -104,7 +104,10 @@ run (the hub's BOUND); the caller closes what is returned."""
 async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
     """Serve `app` on 127.0.0.1 at a free port until the block ends; yields the port and
     what adds a listening socket (a run's) to the same server."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto TCP: asyncio sets TCP_NODELAY on the connections it accepts only then; with 0
+    # an answer written in two parts (its head, then its body) waited for the client's
+    # delayed ACK, 40 ms, on every request after a keep-alive connection's first (Nagle)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(BACKLOG)
     sock.setblocking(False)
