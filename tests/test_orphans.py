@@ -241,6 +241,19 @@ def test_a_run_given_up_for_good_does_not_keep_the_end_from_ending_what_runs_lef
     assert alive == "False", done.stderr[-2000:]
 
 
+def _in_a_pid_namespace(script: str) -> list[str]:
+    """What `script` prints, run as the first process of a pid namespace of its own (its
+    ns_last_pid is its own to set: a pid reused at will, the machine's untouched)."""
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "setsid", sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
 _REUSED = """
 import subprocess, time
 from passhat import _orphans
@@ -269,13 +282,7 @@ def test_a_callers_child_with_an_ended_agents_pid_keeps_its_exit_status() -> Non
     are kept until no run flies; the caller's child in a session of its own that got an
     ended agent's pid was reaped at another run's end, and its Popen.wait() read 0, not
     its exit status. A session leader is never reaped there: an agent, or no run's."""
-    done = subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", "setsid", sys.executable, "-c", _REUSED],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.stdout.split() == ["3"], done.stderr[-2000:]
+    assert _in_a_pid_namespace(_REUSED) == ["3"]
 
 
 @pytest.mark.xfail(
@@ -339,10 +346,4 @@ def test_a_callers_child_started_before_a_process_experiment_is_left_alone_after
     subreaper nothing let them go; a caller's child started later in a session of its
     own, its pid an ended agent's, was taken for a run's by the next experiment at
     process and killed (its Popen.poll() read 0), though started before it."""
-    done = subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", "setsid", sys.executable, "-c", _BEFORE],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.stdout.split() == ["None"], done.stderr[-2000:]
+    assert _in_a_pid_namespace(_BEFORE) == ["None"]
