@@ -18,7 +18,8 @@ own. And a connection that holds a request under way is made quiet: a run's requ
 under way past its share of connections are answered 429 at once, and requests with no
 live run's token are drained before their 401 (serve/http.drain) 8 at once, the others
 answered at once (serve/hub.py). Before, both kinds filled the shared listener and it
-refused the next connection. A same-user agent at `process` can still kill passhat
+refused the next connection; so did connections each sent part of a head and no more
+(review56: with none quiet, the head coming longest is closed). A same-user agent at `process` can still kill passhat
 outright: what is asked of this level is that a run's flood of its own endpoint is not
 charged to another run.
 """
@@ -152,3 +153,41 @@ async def test_requests_held_under_way_shut_no_other_run_out(token: bool) -> Non
         finally:
             for _, writer in held:
                 writer.close()
+
+
+async def test_heads_that_never_end_shut_no_other_run_out_of_the_shared_listener() -> None:
+    """review56: every connection a run holds sent the first line of a request and no
+    more: none was quiet (a head coming: review55b), so the listener refused every other
+    run's connection as it came, for good. With none quiet, the head coming longest is
+    closed for a new connection."""
+    async with _two_runs() as (port, _):
+        held = await _held(port, endpoints.shared_connections(), b"POST /mcp HTTP/1.1\r\n")
+        try:
+            assert (await _answer(port)).startswith(b"HTTP/1.1 401")
+            assert await asyncio.wait_for(held[0][0].read(), 10) == b""  # closed for it
+            assert not held[-1][0].at_eof()
+        finally:
+            for _, writer in held:
+                writer.close()
+
+
+async def test_the_server_speaks_h11_whatever_else_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """review56: uvicorn's "auto" takes httptools when it is installed (uvicorn[standard]),
+    whose protocol has no h11 buffer for `quiet` to look in: a head still coming counted
+    as quiet again (review55b), and one never ending could not be told apart."""
+    import uvicorn.protocols.http.auto
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    made: list[object] = []
+
+    class Auto(H11Protocol):  # what "auto" picks: httptools' protocol, were it installed
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            made.append(self)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(uvicorn.protocols.http.auto, "AutoHTTPProtocol", Auto)
+    async with _two_runs() as (port, _):
+        assert (await _answer(port)).startswith(b"HTTP/1.1 401")
+    assert made == []

@@ -19,8 +19,10 @@ that is not in passhat's own session (no agent is: each leads a session of its o
 sessions are never joined) and either is in the session of a run's agent, or of a
 process ended here, or started while an agent ran (from the first agent's start, in the
 clock ticks of /proc/<pid>/stat, 10 ms, until no run is in flight). A child the caller
-started before, or in passhat's own session, is never touched; the one this could take is
-a child the caller starts in a session of its own (start_new_session) while agents run.
+started before, or in passhat's own session, is never touched; what this could take is a
+child the caller starts in a session of its own (start_new_session) while agents run, or
+a daemon anything below passhat starts then (a scorer's `git gc --auto`: docs/
+command-agents.md).
 """
 
 from __future__ import annotations
@@ -169,8 +171,9 @@ def _sweep(state: _State, seconds: float, every: bool = False) -> None:
     """End and reap the runs' leftovers (the lock held, no run in flight); `every`: look
     at every thread's children, not the main thread's only."""
     if not state.subreaper:
-        if state.windows and state.windows[-1][1] == _INF:
-            state.windows[-1][1] = _tick()
+        if not state.windows:  # no run at process: the sessions other levels' runs noted
+            state.sessions.clear()  # are let go (their numbers are anyone's later)
+        _close_window(state)
         return
     deadline = time.monotonic() + seconds
     # the window stays open through the rounds (no agent starts meanwhile: the lock is
@@ -199,12 +202,14 @@ def _close_window(state: _State) -> None:
 def _reap_ended(state: _State) -> None:
     """Reap, by pid, passhat's children that ended in a run's session (sessions are never
     joined: certain to be a run's): an agent's group killed at its run's end, re-parented
-    here, left no zombie while other runs are in flight."""
+    here, left no zombie while other runs are in flight. Never a session's leader: an
+    agent its watcher reaps, or one whose pid an ended agent had (reused: the caller's
+    child, whose exit status its own wait would read as 0)."""
     for pid in _children(False):
         if pid in state.agents or pid in state.kept:  # most of them: no /proc read
             continue
         stat = _stat(pid)
-        if stat is not None and stat[0] == "Z" and stat[2] in state.sessions:
+        if stat is not None and stat[0] == "Z" and stat[2] != pid and stat[2] in state.sessions:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
 

@@ -53,8 +53,8 @@ def _setns(fd: int) -> None:
 
 
 def _listener(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # no Nagle
+    try:  # (asyncio sets TCP_NODELAY only on a TCP proto's connections: serve/http.py)
         sock.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)
     except OSError:
         sock.close()

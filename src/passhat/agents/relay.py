@@ -58,7 +58,8 @@ def socat_argv(view: View, socat: str) -> list[str]:
         target = f"{SOCKET_DIR}/{index}.sock"
         # socat's own backlog is 5: past it the kernel drops the SYN and the agent's
         # connect waits a 1 s retransmit (100 connections at once took 16 s)
-        listen = f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,backlog=128"
+        # nodelay: else an answer passhat writes in two parts waits 40 ms for the ACK
+        listen = f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,backlog=128,nodelay"
         lines.append(f"{socat} {listen} UNIX-CONNECT:{target} &")
     wanted = "|".join(f"*:{port:04X}:0A" for port, _ in view.relays) or "none"
     lines += [
@@ -115,6 +116,7 @@ cut = args.index("--")
 for item in args[:cut]:
     port, _, path = item.partition("=")
     listener = socket.socket()
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # its connections' too
     listener.bind(("127.0.0.1", int(port)))
     listener.listen(128)
     threading.Thread(target=serve, args=(listener, path), daemon=True).start()

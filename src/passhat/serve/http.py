@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import socket
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -103,7 +104,10 @@ run (the hub's BOUND); the caller closes what is returned."""
 async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
     """Serve `app` on 127.0.0.1 at a free port until the block ends; yields the port and
     what adds a listening socket (a run's) to the same server."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto TCP: asyncio sets TCP_NODELAY on the connections it accepts only then; with 0
+    # an answer written in two parts (its head, then its body) waited for the client's
+    # delayed ACK, 40 ms, on every request after a keep-alive connection's first (Nagle)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(BACKLOG)
     sock.setblocking(False)
@@ -117,6 +121,7 @@ async def loopback_server(app: ASGIApp) -> AsyncIterator[tuple[int, Add]]:
         # no Server header: nothing identifies passhat's version to the agent
         server_header=False,
         ws="none",  # no WebSocket upgrade, whatever is installed: runs speak HTTP alone
+        http="h11",  # not httptools, when installed: _capped reads h11's buffer
     )
     server = uvicorn.Server(config)
     config.load()  # (it configures uvicorn's loggers: the filter goes on after)
@@ -187,10 +192,16 @@ class _Live:
         quiet connection (no request under way: none sent yet, or its answer given) is
         closed to make it. A full listener takes a new connection before an idle one:
         idle connections held by one run at `process`, where every run shares the
-        listener, shut every other run out of passhat (tests/test_attack55_listener.py)."""
+        listener, shut every other run out of passhat (tests/test_attack55_listener.py).
+        With none quiet, the one whose request's head has been coming longest is closed:
+        heads that never ended held the listener full for good (review56); a run's client
+        sends its head at once, and its requests under way are capped (hub.py)."""
         if len(self.open) < self.most():
             return True
         quiet = next((held for held in self.open if held.quiet()), None)
+        if quiet is None:
+            coming = [held for held in self.open if held.coming()]
+            quiet = min(coming, key=lambda held: held.head_from, default=None)
         if quiet is None:
             return False
         del self.open[quiet]
@@ -201,12 +212,13 @@ class _Live:
 def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
     """uvicorn's protocol, counting its listener's connections (`live`, set as each is
     made): past `live.most()` open at once, the oldest quiet one is aborted for a new
-    one, or with none quiet the new one is aborted as it is made (its descriptor freed
-    at once)."""
+    one, or the one whose head has been coming longest, or with neither the new one is
+    aborted as it is made (its descriptor freed at once)."""
 
     class Capped(base):  # type: ignore[valid-type,misc]
         live: _Live
         refused = False
+        head_from = 0.0
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             if not self.live.room():
@@ -222,18 +234,33 @@ def _capped(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
             self.live.open.pop(self, None)
             super().connection_lost(exc)
 
+        def data_received(self, data: bytes) -> None:
+            if not self._head():
+                self.head_from = time.monotonic()  # a request's head may start here
+            super().data_received(data)
+
         def quiet(self) -> bool:
             """No request under way: none whose head has come or is coming (its first
             bytes read: h11's buffer), or its answer given and sent (review55b: closing
             one whose head was still coming reset a well-behaved run's request)."""
+            return self._between() and not self._head()
+
+        def coming(self) -> bool:
+            """A request's head is coming (since `head_from`), nothing else under way."""
+            return self._between() and self._head()
+
+        def _between(self) -> bool:
+            """No request's answer under way: none yet, or the last given and sent."""
             cycle = getattr(self, "cycle", None)
             if cycle is not None and not cycle.response_complete:
                 return False
-            conn = getattr(self, "conn", None)
-            if conn is not None and conn.trailing_data[0]:
-                return False
             transport = getattr(self, "transport", None)
             return transport is None or not transport.get_write_buffer_size()
+
+        def _head(self) -> bool:
+            """Bytes read that h11 has not made a request of yet (a head not ended)."""
+            conn = getattr(self, "conn", None)
+            return conn is not None and bool(conn.trailing_data[0])
 
     return Capped
 

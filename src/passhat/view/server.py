@@ -24,7 +24,7 @@ def bind(host: str, port: int) -> socket.socket:
     if not 0 <= port <= 65535:  # else bind's OverflowError, a traceback
         raise InputError(f"--port {port}: no such port; give 0 to 65535 (0: any free one)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # no Nagle: http.py
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
