@@ -29,8 +29,14 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|PASSWD|AUTH", re.IGNORECASE)
-"""Names of variables held back from the cluster's processes' exec (and handed over)."""
+SECRET = re.compile(
+    r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|PASSWD|AUTH|COOKIE|SESSION|DSN"
+    r"|.PWD$|_PAT$|(DATABASE|DB|REDIS|MONGO|AMQP|BROKER)_UR[LI]",
+    re.IGNORECASE,
+)
+"""Names of variables held back from the cluster's processes' exec (and handed over): a
+name held back needlessly costs nothing (its value comes with the others), so the net is
+wide: MYSQL_PWD, GH_PAT, SENTRY_DSN and DATABASE_URL too (a URL may carry a password)."""
 
 
 def withheld(environ: Mapping[str, str], also: Collection[str] = ()) -> list[str]:
@@ -51,7 +57,8 @@ def spawner(environ: Mapping[str, str]) -> Any:
         for fd in made:
             os.set_inheritable(fd, True)
         try:
-            return os.posix_spawn(path, list(args), dict(environ))
+            closing = [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(passfds)]
+            return os.posix_spawn(path, list(args), dict(environ), file_actions=closing)
         finally:
             for fd in made:
                 os.set_inheritable(fd, False)
@@ -59,23 +66,53 @@ def spawner(environ: Mapping[str, str]) -> Any:
     return spawn
 
 
+def _inherited(passfds: Collection[int]) -> list[int]:
+    """passhat's inheritable descriptors past stderr but `passfds`: what multiprocessing's
+    own spawn closes in the child (close_fds), and an exec would otherwise pass on (a
+    make jobserver's pipes, what a caller of passhat left inheritable)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return []
+    kept = {0, 1, 2, *passfds}
+    out = []
+    for fd in fds:
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            if fd not in kept and os.get_inheritable(fd):
+                out.append(fd)
+    return out
+
+
+_HELD: list[frozenset[str]] = []
+"""The names each live `spawning_without` holds back: one patch serves them all."""
+_ORIGINAL: list[Any] = []
+
+
+def _spawn(path: bytes | str, args: Sequence[Any], passfds: Sequence[int]) -> int:
+    held = frozenset().union(*_HELD)
+    environ = {k: v for k, v in os.environ.items() if k not in held}
+    pid: int = spawner(environ)(path, args, passfds)
+    return pid
+
+
 @contextlib.contextmanager
 def spawning_without(names: Collection[str]) -> Iterator[None]:
-    """While it lasts, multiprocessing spawns with passhat's environment less `names`."""
+    """While it lasts, multiprocessing spawns with passhat's environment less `names` (less
+    every live one's names, when two clusters overlap: multiprocessing's spawn is patched
+    once, by the first, and given back by the last, whatever order they end in)."""
     from multiprocessing import util
 
-    original = util.spawnv_passfds
-
-    def spawn(path: bytes | str, args: Sequence[Any], passfds: Sequence[int]) -> int:
-        environ = {k: v for k, v in os.environ.items() if k not in names}
-        pid: int = spawner(environ)(path, args, passfds)
-        return pid
-
-    util.spawnv_passfds = spawn
+    mine = frozenset(names)
+    if not _HELD:
+        _ORIGINAL[:] = [util.spawnv_passfds]
+        util.spawnv_passfds = _spawn
+    _HELD.append(mine)
     try:
         yield
     finally:
-        util.spawnv_passfds = original
+        _HELD.remove(mine)
+        if not _HELD:
+            util.spawnv_passfds = _ORIGINAL.pop()
 
 
 class Keys(WorkerPlugin):
