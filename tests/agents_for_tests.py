@@ -44,6 +44,18 @@ async def odd_runs_pass(input: Any, env: Any, ctx: Any) -> str:
     return f"run {ctx.run_index}"
 
 
+async def odd_runs_pass_telling_its_housekeeping(input: Any, env: Any, ctx: Any) -> Any:
+    """Like odd_runs_pass, its output the Dask housekeeping of the worker it ran on: [its
+    event loop's tick (s), its system monitor's period (ms), its profiler's setting]."""
+    import dask.config
+    from distributed import Worker
+
+    await odd_runs_pass(input, env, ctx)
+    [worker] = Worker._instances  # the one of this process (a run has a thread of its own)
+    monitor = worker.periodic_callbacks["monitor"].callback_time
+    return [worker._tick_interval, monitor, dask.config.get("distributed.worker.profile.enabled")]
+
+
 async def slow(input: Any, env: Any, ctx: Any) -> str:
     """Like odd_runs_pass, after PASSHAT_TEST_DELAY seconds (for kill tests)."""
     await asyncio.sleep(float(os.environ.get("PASSHAT_TEST_DELAY", "0.2")))

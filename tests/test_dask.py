@@ -356,7 +356,8 @@ async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_coun
 
 async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
-    suite, agent, experiment = _experiment(db, "agents_for_tests:odd_runs_pass", 4)
+    agent_name = "agents_for_tests:odd_runs_pass_telling_its_housekeeping"
+    suite, agent, experiment = _experiment(db, agent_name, 4)
     executor = DaskExecutor(workers=2)
     with Store(db) as store:
         await run_experiment(
@@ -364,7 +365,11 @@ async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_pat
         )
     # TLS with a certificate of its own: no other process of the machine connects
     assert executor.address is not None and executor.address.startswith("tls://127.0.0.1:")
-    _parity_ok(_rows(db, experiment.id), 4)
+    runs = _rows(db, experiment.id)
+    _parity_ok(runs, 4)
+    # its workers tick each second, not each 20 ms, and look at the system each 2 s, not
+    # each 500 ms, with no profiler: a dashboard's figures, and there is no dashboard
+    assert [r.output for r in runs] == [[1.0, 2000.0, False]] * 4
 
 
 @pytest.mark.parametrize("how", ["source", "bytecode"])

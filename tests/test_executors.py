@@ -559,6 +559,59 @@ def test_bytecode_that_is_not_its_source_compiled_changes_the_code_identity(
     assert bytecode_matches(source)
 
 
+def test_a_bytecode_check_that_matched_is_remembered_and_a_pyc_changed_since_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every Dask worker and driver compiled each of passhat's sources again to compare it
+    with its .pyc: half a CPU-second a process. A match is remembered (CHECKED, beside
+    identity's own bytecode), keyed by the bytes of the source and the .pyc: the next
+    process compiles nothing; a .pyc forged afterwards is another key, compared again
+    and refused, and a mismatch is never remembered."""
+    import importlib.util
+    import py_compile
+    from types import SimpleNamespace
+
+    from passhat.executors import identity
+
+    package = tmp_path / "passhat"
+    package.mkdir()
+    init, scoring = package / "__init__.py", package / "scoring.py"
+    init.write_text("")
+    scoring.write_text("def passed(x):\n    return x == 1\n")
+    for source in (init, scoring):
+        py_compile.compile(str(source), importlib.util.cache_from_source(str(source)))
+    monkeypatch.setattr(identity, "passhat", SimpleNamespace(__file__=str(init)))
+    monkeypatch.setattr(identity, "CHECKED", tmp_path / "checked.txt", raising=False)
+    compiled: list[str] = []
+
+    def counted(source: bytes, filename: str, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(Path(filename).name)
+        return compile(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(identity, "compile", counted, raising=False)
+    manifest = identity.code_manifest.__wrapped__  # a new process's, each call
+    honest = manifest()
+    assert sorted(compiled) == ["__init__.py", "scoring.py"]
+    assert "passhat/scoring.py (bytecode)" not in honest
+    assert manifest() == honest and len(compiled) == 2, "compiled again: not remembered"
+    # the attack of the test above, once the honest .pyc was remembered
+    other = tmp_path / "other.py"
+    other.write_text("def passed(x):\n    return True\n")
+    forged = tmp_path / "forged.pyc"
+    py_compile.compile(str(other), cfile=str(forged), doraise=True)
+    cached = Path(importlib.util.cache_from_source(str(scoring)))
+    cached.write_bytes(cached.read_bytes()[:16] + forged.read_bytes()[16:])
+    for compiles in (3, 4):
+        refused = manifest()
+        assert refused["passhat/scoring.py (bytecode)"] == "not what the source compiles to"
+        assert compiled[2:] == ["scoring.py"] * (compiles - 2)
+    # where it may not write (no such folder), each process compares again, silently
+    monkeypatch.setattr(identity, "CHECKED", tmp_path / "absent" / "checked.txt")
+    py_compile.compile(str(scoring), importlib.util.cache_from_source(str(scoring)))
+    assert manifest() == manifest() == honest
+    assert compiled[4:] == ["__init__.py", "scoring.py"] * 2
+
+
 def test_a_shipped_run_whose_agent_leaves_a_task_behind_keeps_its_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

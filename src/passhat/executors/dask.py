@@ -34,9 +34,10 @@ Faults:
 
 Without a scheduler address a LocalCluster of worker processes is started on
 127.0.0.1 (no dashboard), one process per core and enough threads for
---concurrency runs in flight. Its shutdown is quiet: a worker whose heartbeat was
-in flight when it closed does not print that failure (`QuietClose`); a heartbeat
-that fails while the worker runs is printed as before.
+--concurrency runs in flight, its housekeeping slowed (HOUSEKEEPING). Its shutdown
+is quiet: a worker whose heartbeat was in flight when it closed does not print that
+failure (`QuietClose`); a heartbeat that fails while the worker runs is printed as
+before.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+import dask.config
 from distributed import Client, LocalCluster, get_worker
 from distributed.client import FutureCancelledError
 from distributed.core import Status
@@ -368,19 +370,20 @@ class _Connection:
                 self.stack.enter_context(keys.spawning_without(held))
                 security = _private()
                 n = self.workers or max(1, min(os.cpu_count() or 1, self.concurrency))
-                cluster = LocalCluster(  # type: ignore[no-untyped-call]
-                    n_workers=n,
-                    threads_per_worker=max(1, math.ceil(self.concurrency / n)),
-                    processes=True,
-                    host="127.0.0.1",
-                    dashboard_address=None,
-                    # no dashboard, and its HTTP server (metrics) on a free loopback port:
-                    # by default it tries 8787 and warns when that is taken
-                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                    security=security,
-                    asynchronous=True,
-                )
-                address = await self.stack.enter_async_context(cluster)
+                with dask.config.set(HOUSEKEEPING):  # read as each server is made
+                    cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                        n_workers=n,
+                        threads_per_worker=max(1, math.ceil(self.concurrency / n)),
+                        processes=True,
+                        host="127.0.0.1",
+                        dashboard_address=None,
+                        # no dashboard, and its HTTP server (metrics) on a free loopback
+                        # port: by default it tries 8787 and warns when that is taken
+                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                        security=security,
+                        asynchronous=True,
+                    )
+                    address = await self.stack.enter_async_context(cluster)
             client = await self.stack.enter_async_context(
                 Client(  # type: ignore[no-untyped-call]
                     address,
@@ -431,6 +434,19 @@ def _private() -> Any:
 
 MAX_SENDS = 20
 """Times one batch is sent before the driver gives up on finding a worker for it."""
+
+HOUSEKEEPING = {
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.profile.enabled": False,
+}
+"""Dask's own housekeeping, slowed in the local cluster passhat starts (it shows no
+dashboard), in its scheduler, nannies and workers (workers the nannies start again too):
+the event loop's health tick, 20 ms by default (a loop blocked past
+distributed.admin.tick.limit, 3 s, is still reported), the system monitor, 500 ms (CPU and
+memory figures for the dashboard; a worker's memory limits have a monitor of their own),
+and a worker's statistical profiler, a thread sampling every thread each 10 ms (off on
+Python 3.11 whatever the setting). As the tests' clusters (tests/dask_cluster.py)."""
 
 
 def _bare_tracker() -> None:

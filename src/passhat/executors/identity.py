@@ -11,6 +11,13 @@ its hash, or an unchecked hash). Bytecode is not byte-for-byte reproducible, so 
 not hashed; instead each .pyc Python would use is compared with the source compiled
 again, and one that is not what its source compiles to enters the manifest as
 `passhat/x.py (bytecode)`, so such a worker is refused, naming the file.
+
+Compiling every source again costs about half a CPU-second, in every worker and
+driver that starts. A comparison that matched is remembered, keyed by this Python
+and the SHA-256 of both the source and the .pyc (`CHECKED`), in a file beside this
+module's own bytecode: a process able to write it can replace that bytecode too,
+the check itself, so it vouches for nothing such a process could not forge already.
+A .pyc changed in any byte is another key, compared again.
 """
 
 from __future__ import annotations
@@ -20,32 +27,44 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import marshal
+import os
+import sys
+import tempfile
 from pathlib import Path
 
 import passhat
 
 SHOWN = 5
 """Differing files named in a refusal (the rest are counted)."""
+CHECKED = Path(importlib.util.cache_from_source(__file__)).with_name("bytecode-checked.txt")
+"""The keys of the .pyc files found to be what their sources compile to: one a line."""
+KEPT = 4096
+"""Keys CHECKED holds at most, the newest: a release of passhat adds about 230."""
 
 
 @functools.cache
 def code_manifest() -> dict[str, str]:
     """Relative path (from the package's parent, e.g. passhat/scoring.py) -> SHA-256."""
     root = Path(passhat.__file__).resolve().parent
+    checked = _checked()
+    known = len(checked)
     out: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root.parent)
         if "__pycache__" in rel.parts or path.suffix in (".pyc", ".pyo") or not path.is_file():
             continue
         out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-        if path.suffix == ".py" and not bytecode_matches(path):
+        if path.suffix == ".py" and not bytecode_matches(path, checked):
             out[rel.as_posix() + " (bytecode)"] = "not what the source compiles to"
+    if len(checked) > known:
+        _remember(checked)
     return out
 
 
-def bytecode_matches(source: Path) -> bool:
+def bytecode_matches(source: Path, checked: dict[str, None] | None = None) -> bool:
     """Whether the cached bytecode Python would import for `source` (if any) is what the
-    source compiles to: a .pyc it would not use (stale header) does not matter."""
+    source compiles to: a .pyc it would not use (stale header) does not matter. A match
+    whose key is in `checked` is not compiled again; one found is added to it."""
     cached = Path(importlib.util.cache_from_source(str(source)))
     try:
         data = cached.read_bytes()
@@ -62,11 +81,49 @@ def bytecode_matches(source: Path) -> bool:
             return True
     elif flags & 0b10 and data[8:16] != importlib.util.source_hash(raw):
         return True  # a checked hash that no longer matches: recompiled
+    key = _key(raw, data)
+    if checked is not None and key in checked:
+        return True
     try:
         loaded = marshal.loads(data[16:])
     except (EOFError, ValueError, TypeError):
         return False
-    return bool(loaded == compile(raw, str(source), "exec", dont_inherit=True))
+    matches = bool(loaded == compile(raw, str(source), "exec", dont_inherit=True))
+    if matches and checked is not None:
+        checked[key] = None
+    return matches
+
+
+def _key(source: bytes, pyc: bytes) -> str:
+    """What a comparison depends on: this Python (its compiler), its optimization level,
+    the source's bytes and the .pyc's (a code object's equality ignores its file name)."""
+    digest = hashlib.sha256(f"{sys.version}\0{sys.flags.optimize}\0".encode())
+    digest.update(hashlib.sha256(source).digest() + hashlib.sha256(pyc).digest())
+    return digest.hexdigest()
+
+
+def _checked() -> dict[str, None]:
+    """CHECKED's keys, oldest first (none when it cannot be read)."""
+    try:
+        return dict.fromkeys(CHECKED.read_text(encoding="ascii").split())
+    except (OSError, ValueError):
+        return {}
+
+
+def _remember(checked: dict[str, None]) -> None:
+    """CHECKED rewritten whole (the newest KEPT keys), atomically; only where Python keeps
+    this module's bytecode already, and silently not where it may not write."""
+    try:
+        fd, temporary = tempfile.mkstemp(dir=CHECKED.parent, prefix=".bytecode-checked-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as file:
+            file.write("".join(f"{key}\n" for key in list(checked)[-KEPT:]))
+        os.chmod(temporary, 0o644)  # hashes, no secret: every user's passhat may read them
+        os.replace(temporary, CHECKED)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
 
 
 @functools.cache
