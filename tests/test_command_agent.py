@@ -876,3 +876,37 @@ def test_passhat_isolation_sets_the_level_when_no_option_does(
     assert run_cli(capsys, "run", str(suite), "-k", "1", "--db", str(db), "-q").code in (0, 1)
     with Store(db, create=False) as store:
         assert store.experiment("latest").params["isolation"] == "process"
+
+
+MCP_AT_THE_END = """
+import sys
+from passhat.cli import main
+try:
+    main({args!r})
+except SystemExit as end:
+    print("exit", end.code, file=sys.stderr)
+print("mcp imported:", "mcp" in sys.modules, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "imported"), [("crash", "errored", False), ("ok", "passed", True)]
+)
+def test_the_mcp_sdk_is_imported_by_the_first_request_for_a_tool(
+    tmp_path: Path, mode: str, status: str, imported: bool
+) -> None:
+    """Importing the mcp SDK is about a second of CPU, most of a one-run `passhat run`:
+    a run whose agent asks for no tool (`crash`) leaves it unimported (serve/lazy_mcp.py);
+    one that calls a tool over MCP (`ok`) is served it and passes."""
+    suite = _suite(SuiteWriter(tmp_path / "suite"), [mode])
+    db = tmp_path / "p.db"
+    args = ["run", str(suite), "-k", "1", "--timeout", "120", "--isolation", "process"]
+    args += ["--db", str(db), "-q", "--no-report"]
+    done = subprocess.run(
+        [sys.executable, "-c", MCP_AT_THE_END.format(args=args)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stderr.strip().splitlines()[-1] == f"mcp imported: {imported}", done.stderr
+    assert [run.status for run in _runs(db).values()] == [status]
