@@ -29,7 +29,7 @@ from starlette.routing import Route
 
 from passhat.serve import anthropic_proxy as anthropic
 from passhat.serve.endpoints import MESSAGES, RUN, VALUES
-from passhat.serve.lazy_mcp import MCP_PATH, LazyMcp, lifespan
+from passhat.serve.lazy_mcp import MCP_PATH, LazyMcp, lifespan, warming
 from passhat.serve.proxy import ModelProxy, completion, completion_chunks, error_body
 
 if TYPE_CHECKING:
@@ -232,8 +232,8 @@ async def messages(request: Request) -> Response:
 
 def build_app() -> Any:
     """MCP at /mcp and chat completions at /v1/chat/completions, for the run each
-    request's scope names (the hub checks the token before). The MCP server is made at
-    the first request for /mcp (serve/lazy_mcp.py)."""
+    request's scope names (the hub checks the token before). The MCP server is made
+    from the first request on (serve/lazy_mcp.py)."""
     mcp = LazyMcp()
     routes = [
         Route(MCP_PATH, endpoint=mcp),
@@ -241,4 +241,4 @@ def build_app() -> Any:
         Route("/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/messages", messages, methods=["POST"]),
     ]
-    return Starlette(routes=routes, lifespan=lambda app: lifespan(mcp))
+    return warming(Starlette(routes=routes, lifespan=lambda app: lifespan(mcp)), mcp)

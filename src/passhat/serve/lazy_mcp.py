@@ -3,9 +3,11 @@ request that reaches it.
 
 Importing the `mcp` SDK costs about a second of CPU (its pydantic models are built as
 it loads), 80 % of a whole `passhat run` of one command-agent run, and many agents never
-call a tool: they talk to the model proxy alone. The SDK is imported when the first
-request for /mcp comes, in a worker thread (the event loop serves the other runs
-meanwhile), and its session manager runs from then until the server stops.
+call a tool (they talk to the model proxy alone, or to nothing of passhat's). The SDK is
+imported when an agent first speaks to the server (any request with a run's token: an
+agent asks its model before it calls a tool, so the import overlaps the model's answer),
+in a worker thread (the event loop serves the other runs meanwhile); a request for /mcp
+waits for it, and the session manager runs from then until the server stops.
 """
 
 from __future__ import annotations
@@ -43,11 +45,17 @@ class LazyMcp:
         self._keeper: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    def warm(self) -> asyncio.Task[Any]:
+        """The MCP app's making, started by the first call (its error, if any, is told to
+        the requests for /mcp)."""
         if self._start is None:
             self._start = asyncio.ensure_future(self._started())
+            self._start.add_done_callback(_seen)
+        return self._start
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         # shielded: a request that goes away leaves the start to the next one
-        app = await asyncio.shield(self._start)
+        app = await asyncio.shield(self.warm())
         await app(scope, receive, send)
 
     async def _started(self) -> Any:
@@ -72,6 +80,24 @@ class LazyMcp:
             self._start.cancel()
         if self._keeper is not None:
             await asyncio.gather(self._keeper, return_exceptions=True)
+
+
+def _seen(task: asyncio.Task[Any]) -> None:
+    """Marks a start's error retrieved: no request for /mcp may come to be told it."""
+    if not task.cancelled():
+        task.exception()
+
+
+def warming(app: Any, mcp: LazyMcp) -> Any:
+    """`app`, whose every HTTP request (the hub lets in only those with a live run's
+    token) starts the MCP app's making."""
+
+    async def warmed(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            mcp.warm()
+        await app(scope, receive, send)
+
+    return warmed
 
 
 @contextlib.asynccontextmanager
