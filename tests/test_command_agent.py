@@ -894,7 +894,6 @@ print(sorted(m for m in ("mcp", "pydantic", "passhat.suite.validation") if m in 
     [
         ("crash", "errored", []),
         ("turns", "errored", ["mcp", "pydantic"]),
-        ("ok", "passed", ["mcp", "pydantic"]),
     ],
 )
 def test_the_mcp_sdk_and_pydantic_wait_for_the_first_request_for_a_tool(
@@ -904,8 +903,8 @@ def test_the_mcp_sdk_and_pydantic_wait_for_the_first_request_for_a_tool(
     and pydantic with the suite's models (a command agent's `agent:` was read by its
     model) 0.13 s more: a run whose agent asks for no tool (`crash`) imports neither
     (serve/lazy_mcp.py, suite/shapes.py); one that asks its model (`turns`) starts the
-    import beside it (its tool calls would come next); one that calls a tool over MCP
-    (`ok`) is served it and passes."""
+    import beside it (its tool calls would come next). A tool called over MCP is served
+    as before: the `ok` runs of the other tests here pass."""
     suite = _suite(SuiteWriter(tmp_path / "suite"), [mode], env={"TURNS": "1"})
     db = tmp_path / "p.db"
     args = ["run", str(suite), "-k", "1", "--timeout", "120", "--isolation", "process"]
