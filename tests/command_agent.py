@@ -54,8 +54,11 @@ async def call_tool(name: str, arguments: dict[str, object]) -> object:
     from mcp.client.streamable_http import streamable_http_client
 
     auth = {"Authorization": f"Bearer {os.environ['PASSHAT_MCP_TOKEN']}"}
+    # the SDK's own client's timeouts (httpx's 5 s default is below them): the first
+    # request for a tool waits while passhat imports the mcp SDK (serve/lazy_mcp.py)
+    timeout = httpx2.Timeout(30.0, read=300.0)
     transport = streamable_http_client(
-        os.environ["PASSHAT_MCP_URL"], http_client=httpx2.AsyncClient(headers=auth)
+        os.environ["PASSHAT_MCP_URL"], http_client=httpx2.AsyncClient(headers=auth, timeout=timeout)
     )
     async with Client(transport) as client:
         result = await client.call_tool(name, arguments)

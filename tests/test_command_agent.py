@@ -876,3 +876,44 @@ def test_passhat_isolation_sets_the_level_when_no_option_does(
     assert run_cli(capsys, "run", str(suite), "-k", "1", "--db", str(db), "-q").code in (0, 1)
     with Store(db, create=False) as store:
         assert store.experiment("latest").params["isolation"] == "process"
+
+
+HEAVY_AT_THE_END = """
+import sys
+from passhat.cli import main
+try:
+    main({args!r})
+except SystemExit as end:
+    print("exit", end.code, file=sys.stderr)
+print(sorted(m for m in ("mcp", "pydantic", "passhat.suite.validation") if m in sys.modules), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "imported"),
+    [
+        ("crash", "errored", []),
+        ("turns", "errored", ["mcp", "pydantic"]),
+    ],
+)
+def test_the_mcp_sdk_and_pydantic_wait_for_the_first_request_for_a_tool(
+    tmp_path: Path, mode: str, status: str, imported: list[str]
+) -> None:
+    """Importing the mcp SDK is about a second of CPU, most of a one-run `passhat run`,
+    and pydantic with the suite's models (a command agent's `agent:` was read by its
+    model) 0.13 s more: a run whose agent asks for no tool (`crash`) imports neither
+    (serve/lazy_mcp.py, suite/shapes.py); one that asks its model (`turns`) starts the
+    import beside it (its tool calls would come next). A tool called over MCP is served
+    as before: the `ok` runs of the other tests here pass."""
+    suite = _suite(SuiteWriter(tmp_path / "suite"), [mode], env={"TURNS": "1"})
+    db = tmp_path / "p.db"
+    args = ["run", str(suite), "-k", "1", "--timeout", "120", "--isolation", "process"]
+    args += ["--db", str(db), "-q", "--no-report"]
+    done = subprocess.run(
+        [sys.executable, "-c", HEAVY_AT_THE_END.format(args=args)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stderr.strip().splitlines()[-1] == str(imported), done.stderr
+    assert [run.status for run in _runs(db).values()] == [status]

@@ -283,6 +283,21 @@ def test_a_quiet_run_imports_no_report_modules_before_its_runs(tmp_path: Path) -
     assert "2/2" in done.stdout or "1/2" in done.stdout or "0/2" in done.stdout  # the report
 
 
+def test_a_run_without_its_report_imports_none_of_the_reports_modules(tmp_path: Path) -> None:
+    """`passhat run --no-report` prints one line where the report would be: it imported
+    passhat.report.experiment (the report's figures and tables) all the same, about 25 ms
+    of the CPU of a whole run of one command agent (0.4 s)."""
+    from cli_helpers import CLARIFY, SEED
+
+    heavy = ("passhat.report.experiment", "numpy")
+    args = ["run", str(CLARIFY), "--case", SEED, "--agent", "agents_for_tests:odd_runs_pass"]
+    args += ["-k", "1", "-q", "--no-report", "--db", str(tmp_path / "p.db")]
+    done = _with_test_modules(IMPORTS.format(args=args, heavy=heavy))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+    assert "1 run recorded" in done.stderr
+
+
 CYCLE: list[object] = []
 CYCLE.append(CYCLE)
 

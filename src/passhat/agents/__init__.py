@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,11 @@ def load_command_agent(spec: str, suite_dir: Path | None) -> LoadedAgent:
 
     try:
         # imported now, not in the first run: it would spend that run's timeout on imports
+        # (the mcp SDK's second of CPU waits for the first request for a tool: lazy_mcp.py)
         import passhat.serve.app  # noqa: F401
+
+        if importlib.util.find_spec("mcp") is None:
+            raise ImportError("No module named 'mcp'")
     except ImportError as error:
         raise ConfigError(
             f"command agents need the agents extra: pip install 'passhat[agents]' ({error})"

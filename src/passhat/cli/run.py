@@ -191,10 +191,6 @@ def _nothing_to_do(experiment: Experiment, lang: str) -> str:
 def _report_and_exit(experiment: Experiment, shared: Shared, *, said: bool = False) -> None:
     """The end report (or one line with --no-report; none when `said`: the caller's
     line said what happened), then the exit code the experiment gives."""
-    from rich.text import Text
-
-    from passhat.report.experiment import print_experiment_report, print_figures
-
     console, err_console = _app.console, _app.err_console
     quiet, no_report, lang = shared.quiet, shared.no_report, shared.language
     record = experiment.record
@@ -208,6 +204,12 @@ def _report_and_exit(experiment: Experiment, shared: Shared, *, said: bool = Fal
                 line = t("report_skipped", lang, runs=recorded, ref=ref)
                 err_console.print(line, markup=False, soft_wrap=True)
         else:
+            # here, not above: --no-report's line needs neither (rich.text and the
+            # report's modules, about 25 ms of CPU)
+            from rich.text import Text
+
+            from passhat.report.experiment import print_figures
+
             if not quiet:
                 console.print()
             with open_store(experiment.path, read_only=True) as store:
@@ -216,6 +218,8 @@ def _report_and_exit(experiment: Experiment, shared: Shared, *, said: bool = Fal
             line = t("summary_only", lang, runs=tn("n_run", lang, requested), ref=ref)
             console.print(Text(line), soft_wrap=True)
     else:
+        from passhat.report.experiment import print_experiment_report
+
         runs = experiment.summaries(decode_items=False)  # as `passhat report`
         if not quiet:
             console.print()

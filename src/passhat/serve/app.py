@@ -22,14 +22,15 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from passhat.serve import anthropic_proxy as anthropic
 from passhat.serve.endpoints import MESSAGES, RUN, VALUES
+from passhat.serve.lazy_mcp import MCP_PATH, LazyMcp, lifespan, warming
 from passhat.serve.proxy import ModelProxy, completion, completion_chunks, error_body
-from passhat.serve.tools import mcp_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -231,16 +232,13 @@ async def messages(request: Request) -> Response:
 
 def build_app() -> Any:
     """MCP at /mcp and chat completions at /v1/chat/completions, for the run each
-    request's scope names (the hub checks the token before)."""
+    request's scope names (the hub checks the token before). The MCP server is made
+    from the first request on (serve/lazy_mcp.py)."""
+    mcp = LazyMcp()
     routes = [
+        Route(MCP_PATH, endpoint=mcp),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/messages", messages, methods=["POST"]),
     ]
-    return mcp_server().streamable_http_app(
-        streamable_http_path="/mcp",
-        stateless_http=True,
-        json_response=True,
-        session_idle_timeout=None,
-        custom_starlette_routes=routes,
-    )
+    return warming(Starlette(routes=routes, lifespan=lambda app: lifespan(mcp)), mcp)

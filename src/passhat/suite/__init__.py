@@ -131,7 +131,6 @@ _VALIDATION = frozenset(
         "_model_at",
         "_step",
         "_unwrap_model",
-        "command_agent_spec",
         "validation_problems",
     }
 )

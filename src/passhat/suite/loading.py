@@ -359,12 +359,10 @@ class _Loader:
         if isinstance(raw, str) and raw.strip():
             return raw
         if isinstance(raw, dict):
-            from passhat.suite.validation import command_agent_spec
-
             parsed, problems = _validated("_CommandAgentFile", raw, loc)
             for where, message in problems:
                 self.problem(SUITE_FILE, where, message)
-            return None if parsed is None else command_agent_spec(parsed)
+            return None if parsed is None else shapes.command_agent_spec(parsed)
         self.problem(
             SUITE_FILE,
             loc,

@@ -13,11 +13,13 @@ tests/test_suite_shapes.py holds each table to its model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 from passhat.plain import MAX_K
+from passhat.records import COMMAND_AGENT
 
 
 class _Refused(Exception):
@@ -101,6 +103,24 @@ def keyed(of: Check) -> Check:
     return check
 
 
+def scalar(value: Any) -> Any:
+    """`str | int | float | bool`, as it is."""
+    if type(value) not in (str, int, float, bool):
+        raise _Refused
+    return value
+
+
+def one_of(*choices: str) -> Check:
+    """A `Literal` of text choices."""
+
+    def check(value: Any) -> Any:
+        if type(value) is not str or value not in choices:
+            raise _Refused
+        return value
+
+    return check
+
+
 Field = tuple[Check, Any]
 """(check, default): `REQUIRED`, a value, or a factory (`dict`, `list`) for a fresh one."""
 
@@ -141,6 +161,16 @@ TABLES: dict[str, dict[str, Field]] = {
     "_PresentFile": {"present": (items(text(), min_length=1), REQUIRED)},
     "_CustomFile": {"custom": (text(1), REQUIRED), "params": (mapping, dict)},
     "_FixtureFile": {"args": (mapping, REQUIRED), "response": (anything, REQUIRED)},
+    "_CommandAgentFile": {
+        "command": (items(text(), min_length=1), REQUIRED),
+        "cwd": (text(1), "."),
+        "env": (keyed(scalar), dict),
+        "pass_env": (items(text()), list),
+        "output": (one_of("json", "text"), "json"),
+        "read": (items(text()), list),
+        "write": (items(text()), list),
+        "hosts": (items(text()), list),
+    },
     "_CaseFile": {
         "id": (text(1), REQUIRED),
         "input": (mapping, REQUIRED),
@@ -149,8 +179,22 @@ TABLES: dict[str, dict[str, Field]] = {
         "tags": (items(text()), list),
     },
 }
-"""Per model of validation.py (by its name), its fields; a command agent's file
-(`_CommandAgentFile`) is left to its model."""
+"""Per model of validation.py (by its name), its fields."""
+
+
+def command_agent_spec(config: Any) -> str:
+    """The agent spec string a command agent is recorded and resumed by, from its file
+    as parsed (a table's or its model's): the fields not at their defaults, and cwd."""
+    data: dict[str, Any] = {}
+    for key, (_, default) in TABLES["_CommandAgentFile"].items():
+        value = getattr(config, key)
+        if key == "cwd" or default is REQUIRED or value != _fresh(default):
+            data[key] = value
+    return COMMAND_AGENT + json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def _fresh(default: Any) -> Any:
+    return default() if default is dict or default is list else default
 
 
 def parse(name: str, data: Any) -> SimpleNamespace | None:
@@ -167,7 +211,7 @@ def parse(name: str, data: Any) -> SimpleNamespace | None:
             elif default is REQUIRED:
                 return None
             else:
-                values[key] = default() if default is dict or default is list else default
+                values[key] = _fresh(default)
     except _Refused:
         return None
     return SimpleNamespace(**values)

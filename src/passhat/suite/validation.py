@@ -9,7 +9,6 @@ plain data is loaded without importing pydantic.
 
 from __future__ import annotations
 
-import json
 import types
 import typing
 from typing import Any
@@ -18,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from passhat.plain import MAX_K, Loc, did_you_mean, show
-from passhat.records import COMMAND_AGENT
 from passhat.suite.model import _SCORER_EXAMPLE
 
 # --------------------------------------------------------------- shared helpers
@@ -160,13 +158,6 @@ class _CommandAgentFile(StrictModel):
     hosts: list[str] = Field(
         default_factory=list, description="hosts a sandboxed run may reach (name or name:port)"
     )
-
-
-def command_agent_spec(config: _CommandAgentFile) -> str:
-    """The agent spec string a command agent is recorded and resumed by."""
-    data = config.model_dump(exclude_defaults=True)
-    data.setdefault("cwd", config.cwd)
-    return COMMAND_AGENT + json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
 class _DefaultsFile(StrictModel):
