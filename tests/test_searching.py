@@ -157,13 +157,21 @@ def test_every_letter_pair_the_engines_fold_apart_is_disputed() -> None:
     import regex._regex as engine  # type: ignore[import-untyped]
 
     partners: dict[int, set[int]] = defaultdict(set)
+    flags = regex.IGNORECASE | regex.UNICODE
     for point in range(0x110000):
         if 0xD800 <= point < 0xE000:
             continue
         char = chr(point)
-        keys = {point, _sre.unicode_tolower(point)}
-        keys.update(ord(c) for c in (char.lower(), char.upper(), char.casefold()) if len(c) == 1)
-        keys.update(engine.get_all_cases(regex.IGNORECASE | regex.UNICODE, point))
+        folds = (char.lower(), char.upper(), char.casefold())
+        cases = engine.get_all_cases(flags, point)
+        lower = _sre.unicode_tolower(point)
+        if lower == point and folds == (char, char, char) and cases == [point]:
+            # no engine gives it another case: its only pair is with itself, never checked
+            # (skipping the 1.1 million of these was four fifths of the test's CPU)
+            continue
+        keys = {point, lower}
+        keys.update(ord(c) for c in folds if len(c) == 1)
+        keys.update(cases)
         for key in keys:
             partners[key] |= keys
     differing = set()
