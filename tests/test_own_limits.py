@@ -80,3 +80,19 @@ def test_at_namespace_nothing_is_looked_at() -> None:
     with own_limits.watched(False):
         _lower()
     assert own_limits._STATE.taken is None
+
+
+def test_an_experiments_end_lets_the_limits_go_so_a_callers_own_change_is_the_next_start(
+    fresh: tuple[int, int],
+) -> None:
+    """A library caller lowering its own open-file limit between two experiments (say, to
+    run the second with fewer descriptors) is not an agent's doing: the second takes the
+    limit as it finds it (before, the first's was set back, its runs charged)."""
+    with own_limits.watched():
+        pass
+    own_limits.forget()  # the experiment's end (evaluation/running.py)
+    _lower()
+    mine = resource.getrlimit(NOFILE)
+    with own_limits.watched():
+        pass
+    assert resource.getrlimit(NOFILE) == mine

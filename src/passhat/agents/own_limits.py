@@ -6,9 +6,11 @@ soft and hard, and every later run of its experiment was errored `passhat_error`
 the agent's doing" (tests/test_attack55_blame.py). At `namespace` the agent sees no
 process of passhat's (its own PID namespace) and, under root, has a uid of its own.
 
-So passhat takes its limits (WATCHED) as its first run at `process` starts (after it
-raised its open files to their hard limit: agents/isolation.seal_this_process), and
-looks at them again as each such run starts and ends. A limit found lower than taken:
+So passhat takes its limits (WATCHED) as an experiment's first run at `process` starts
+(after it raised its open files to their hard limit: agents/isolation.seal_this_process),
+and looks at them again as each such run starts and ends; the experiment's end lets them
+go (`forget`), so a library caller's own change between two experiments is the next
+one's start, not an agent's doing. A limit found lower than taken:
 
 - every run at `process` in flight since the last look is charged with it: errored
   `agent_limits`, the limit named (at --concurrency 1, the run whose agent lowered it;
@@ -56,7 +58,8 @@ class _State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.taken: dict[str, tuple[int, int]] | None = None
-        """The limits as the first run at `process` started: what a look compares."""
+        """The limits as the experiment's first run at `process` started: what a look
+        compares (None between experiments: `forget`)."""
         self.flying: dict[int, list[str]] = {}
         """The runs in flight (by a number of their own): the lowered limits charged."""
         self.runs = 0
@@ -136,6 +139,14 @@ def _stop(kept: list[str]) -> StopRuns:
         f"errored {CHARGED}); no more runs were started: `passhat resume` runs the rest, "
         "and --isolation namespace keeps an agent you do not trust from passhat's limits"
     )
+
+
+def forget() -> None:
+    """The experiment ends or stops: the next takes passhat's limits anew at its first run
+    at `process` (unless a run, another experiment's, is in flight)."""
+    with _STATE.lock:
+        if not _STATE.flying:
+            _STATE.taken = None
 
 
 @contextlib.contextmanager

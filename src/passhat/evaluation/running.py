@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any
 
 from passhat import _orphans as orphans
+from passhat.agents import own_limits
 from passhat.evaluation.events import Interrupted
 from passhat.evaluation.planning import _Setup
 from passhat.records import ExperimentRecord
@@ -54,6 +55,7 @@ def _make_runs(
         )
     finally:  # the suite's guards (their threads) end with the experiment
         orphans.finish()  # and what its command runs left running (a setsid daemon)
+        own_limits.forget()  # the next experiment takes passhat's limits anew
         for guarded in (setup, baseline):
             if guarded is not None and guarded.guard is not None:
                 guarded.guard.close()
