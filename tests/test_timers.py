@@ -35,8 +35,8 @@ def test_a_wait_is_epolls_whole_milliseconds_then_the_rest_slept(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A wait of 1.3 ms: 1 ms in epoll (which rounds up: 2 ms), what is left slept, then a
-    look for I/O without waiting; one under 1 ms is slept whole (epoll: 1 ms); none or
-    no timer are epoll's own."""
+    look for I/O without waiting; one under 1 ms is a look for I/O, then slept whole
+    (epoll: 1 ms); none or no timer are epoll's own."""
     selector = _timers._TimelySelector()
     try:
         waits = _waits(monkeypatch)
@@ -46,8 +46,9 @@ def test_a_wait_is_epolls_whole_milliseconds_then_the_rest_slept(
         assert 0 < (waits[1][1] or 0) <= 0.0013  # what is left (epoll's here took none)
         waits.clear()
         selector.select(0.0004)
-        assert [kind for kind, _ in waits] == ["sleep", "select"]
-        assert 0 < (waits[0][1] or 0) <= 0.0004 + 1e-9 and waits[1][1] == 0
+        assert [kind for kind, _ in waits] == ["select", "sleep", "select"]
+        assert waits[0][1] == 0 and waits[2][1] == 0
+        assert 0 < (waits[1][1] or 0) <= 0.0004 + 1e-9
         waits.clear()
         selector.select(0)
         assert waits == [("select", 0)]
@@ -68,6 +69,28 @@ def test_an_event_ready_ends_the_wait_before_the_sleep() -> None:
         ready = selector.select(5.0)
         assert [key.fileobj for key, _ in ready] == [a]
         assert time.monotonic() - start < 1.0
+    finally:
+        selector.close()
+        a.close()
+        b.close()
+
+
+def test_an_event_ready_as_a_wait_under_a_millisecond_starts_is_returned_unslept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A timer due in 0.9 ms and I/O ready already: the I/O is returned at once, not after
+    the 0.9 ms slept (epoll's own wait of 1 ms returned it at once; review56b)."""
+    import socket
+
+    selector = _timers._TimelySelector()
+    a, b = socket.socketpair()
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    try:
+        selector.register(a, selectors.EVENT_READ)
+        b.send(b"x")
+        ready = selector.select(0.0009)
+        assert [key.fileobj for key, _ in ready] == [a] and slept == []
     finally:
         selector.close()
         a.close()

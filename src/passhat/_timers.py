@@ -8,8 +8,10 @@ executor's ramp (its slots 0.3 ms apart: executors/local.py RAMP_S) came up to a
 millisecond late, and the ramp's starts bunched into the loop's whole-millisecond
 wake-ups. Here the loop waits the whole milliseconds in epoll, and the rest (under
 1 ms) in `time.sleep`, then looks for I/O without waiting: a timer fires within the
-kernel's timer slack (~0.05 ms) of its time. I/O that comes during that last part
-waits for its end, at most 1 ms, which is what a timer's wait was rounded up by.
+kernel's timer slack (~0.05 ms) of its time. I/O ready as the wait starts is returned
+at once (a look without waiting, where there are no whole milliseconds to wait); I/O
+that comes during the sleep waits for its end, at most 1 ms, which is what a timer's
+wait was rounded up by.
 
 Only for asyncio's own policy with a selector that waits in milliseconds (Linux's
 epoll, poll): a program's own policy (uvloop...) and kqueue (which takes a timeout in
@@ -38,10 +40,10 @@ class _TimelySelector(selectors.DefaultSelector):
             return super().select(timeout)
         end = time.monotonic() + timeout
         whole = math.floor(timeout * 1000) / 1000
-        if whole > 0:
-            ready = super().select(whole)
-            if ready:
-                return ready
+        # I/O ready now is returned now: a wait under 1 ms is otherwise all slept
+        ready = super().select(whole)
+        if ready:
+            return ready
         left = end - time.monotonic()
         if left > 0:
             time.sleep(left)
