@@ -130,20 +130,32 @@ def many(folder: str, count: int) -> object:
     return "left"
 
 
-def late(tool: str, arguments: str) -> str:
-    """One tools/call sent whole, its answer never read: what was sent."""
+def _mcp_request(method: str, params: dict[str, object], close: bool) -> socket.socket:
+    """A JSON-RPC request to the run's MCP endpoint, sent whole on a connection of its own."""
     url = urllib.parse.urlparse(os.environ["PASSHAT_MCP_URL"])
-    call = {"name": tool, "arguments": json.loads(arguments)}
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     head = (
         f"POST {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\n"
         f"Authorization: Bearer {os.environ['PASSHAT_MCP_TOKEN']}\r\n"
         "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
+        + ("Connection: close\r\n" if close else "")
+        + f"Content-Length: {len(body)}\r\n\r\n"
     )
     connection = socket.create_connection((url.hostname or "127.0.0.1", url.port or 80))
     connection.sendall(head.encode() + body.encode())
-    time.sleep(0.3)  # passhat has read it and started the tool
+    return connection
+
+
+def late(tool: str, arguments: str) -> str:
+    """One tools/call sent whole, its answer never read: what was sent. A tools/list is
+    asked and answered first, as an MCP client starts: passhat's MCP server is up (it
+    imports the SDK from a run's first request on, serve/lazy_mcp.py) when the call comes."""
+    with _mcp_request("tools/list", {}, close=True) as listing:
+        while listing.recv(65536):  # the whole answer, to the server's close
+            pass
+    call = {"name": tool, "arguments": json.loads(arguments)}
+    with _mcp_request("tools/call", call, close=False):  # open until the agent exits
+        time.sleep(0.3)  # passhat has read it and started the tool
     return "sent"
 
 
