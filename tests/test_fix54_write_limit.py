@@ -28,10 +28,16 @@ folder shares it stopped before the reserve is reached). See the report of fix54
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from cli_helpers import run_seed
+from passhat.agents import writes
 from passhat.agents.writes import parse_size
 from passhat.errors import InputError
 from passhat.evaluation.planning import _sandbox
@@ -108,3 +114,72 @@ def test_a_write_limit_is_read_as_bytes_and_recorded_so(given: object, size: int
 def test_a_write_limit_that_is_no_size_is_refused_in_one_line(given: object) -> None:
     with pytest.raises(InputError, match=r"^--agent-write-limit .*: give (a size|at least)"):
         _sandbox({"write_limit": given})
+
+
+@pytest.mark.parametrize(
+    ("given", "fix"),
+    [("9" * 400, "at most"), ("", "a size"), ("1001TiB", "at most"), (2**70, "at most")],
+)
+def test_a_write_limit_too_long_empty_or_past_what_a_shell_sets_is_refused(
+    given: object, fix: str
+) -> None:
+    """400 nines were an OverflowError (a float's inf); past 2**55 blocks dash's `ulimit
+    -f` wraps (36028797018963968 blocks sets 0): the limit is capped below it."""
+    with pytest.raises(InputError, match=rf"^--agent-write-limit .*: give {fix}"):
+        _sandbox({"write_limit": given})
+
+
+@pytest.mark.parametrize("given", ["", "9" * 400, "36028797018963968k"])
+def test_a_bad_write_limit_on_the_command_line_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, given: str
+) -> None:
+    """An empty --agent-write-limit was dropped: the run went on without any bound."""
+    done = run_seed(capsys, "--db", str(tmp_path / "p.db"), "--agent-write-limit", given)
+    assert done.code == 2, (done.code, done.err)
+    assert "Traceback" not in done.err and "--agent-write-limit" in done.err, done.err
+    assert len(done.err.strip().splitlines()) == 1, done.err
+    assert not (tmp_path / "p.db").exists()
+
+
+def test_a_write_limit_past_passhats_own_hard_file_size_limit_is_refused() -> None:
+    """A run's `ulimit -f` cannot raise the hard limit passhat has: every run failed in
+    its prefix (exit 126, charged to the agent). Lowered in a child: it is for good."""
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))\n"
+        "from passhat.evaluation.planning import _sandbox\n"
+        "from passhat.errors import InputError\n"
+        "assert _sandbox({'write_limit': '1MiB'}) == {'sandbox': {'write_limit': 1 << 20}}\n"
+        "try:\n"
+        "    _sandbox({'write_limit': '2MiB'})\n"
+        "except InputError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        "--agent-write-limit 2097152: passhat's own file size limit is 1048576 bytes"
+    ), done.stdout
+    assert "give at most 1048576" in done.stdout, done.stdout
+
+
+async def test_a_folder_given_twice_or_inside_another_is_counted_once(tmp_path: Path) -> None:
+    """The suite's `write:` and --agent-write naming one folder (or one inside the
+    other) had its growth walked twice: the run was stopped at half its limit."""
+    inner = tmp_path / "out" / "inner"
+    inner.mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "out")
+
+    class Agent:
+        def extra_paths(self, params: object) -> tuple[list[str], list[str]]:
+            return [], [str(tmp_path / "out"), str(link), str(inner), str(tmp_path / "out")]
+
+    stop = asyncio.Event()
+    params = {"sandbox": {"write_limit": 3 << 20}}
+    async with writes.watched(Agent(), params, stop):
+        (inner / "f").write_bytes(os.urandom(2 << 20))  # 2 MiB: under 3, twice over it
+        os.fsync(os.open(inner / "f", os.O_RDONLY))
+        await asyncio.sleep(writes.SAMPLE_S * 3)
+        assert not stop.is_set()
+    assert writes.distinct([str(link), str(inner)]) == [str(tmp_path / "out")]

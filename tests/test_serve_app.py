@@ -74,3 +74,70 @@ async def test_json_nested_past_pythons_limit_is_a_400_not_a_500_with_a_tracebac
     status, answer = (await _answers(json.dumps(body).encode()))["/v1/chat/completions"]
     assert status == 400
     assert "arguments are JSON nested too deep" in answer["error"]["message"]
+
+
+async def test_a_failed_start_of_the_mcp_server_is_tried_again_and_is_passhats_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One failed import of the MCP SDK (a thread that could not start) was kept for the
+    server's life: every later /mcp request of every run was a 500, graded as its agent's
+    failure. The next request starts it again; the run that got the 500 is passhat's."""
+    import httpx2
+
+    from passhat.serve import lazy_mcp
+
+    made = lazy_mcp._import_mcp
+    tries: list[int] = []
+
+    def once_failing() -> Any:
+        tries.append(1)
+        if len(tries) == 1:
+            raise RuntimeError("can't start new thread")
+        return made()
+
+    monkeypatch.setattr(lazy_mcp, "_import_mcp", once_failing)
+    suite = load_suite(ROOT / "examples" / "clarify")
+    env = make_environment(suite, suite.case("ac-conflict-001"))
+    ctx = RunContext(case_id="ac-conflict-001", run_index=1, seed=1, model=None)
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with hub_scope(), httpx2.AsyncClient() as http:
+        statuses = []
+        for _ in range(2):
+            async with serve_run(env, ctx) as run:
+                answer = await http.post(
+                    run.mcp_url,
+                    json=hello,
+                    headers={**headers, "Authorization": f"Bearer {run.token}"},
+                )
+                statuses.append((answer.status_code, run.tools.failed))
+    assert [s for s, _ in statuses] == [500, 200], statuses
+    assert "MCP server could not start" in (statuses[0][1] or ""), statuses
+    assert statuses[1][1] is None
+    assert len(tries) == 2
+
+
+def test_a_run_passhat_failed_to_serve_is_recorded_as_passhats_error() -> None:
+    from passhat.agents.command import _raise_run_error
+    from passhat.agents.streams import AgentProcessError
+    from passhat.serve.endpoints import RunEndpoints, ToolBudget
+    from passhat.serve.proxy import ModelProxy
+
+    ctx = RunContext(case_id="c", run_index=1, seed=1, model=None)
+    tools = ToolBudget()
+    tools.fail("passhat's MCP server could not start: RuntimeError()")
+    tools.fail("a later one")  # the first is told
+    endpoints = RunEndpoints("u", "u", "t", ModelProxy(ctx), tools=tools)
+    with pytest.raises(AgentProcessError) as raised:
+        _raise_run_error(endpoints)
+    assert raised.value.error_type == "passhat_error"
+    assert str(raised.value).endswith("could not start: RuntimeError()")

@@ -343,10 +343,12 @@ SUITE_PARTS = ("cases", "cassettes", "fixtures")
 
 
 def _raise_run_error(endpoints: RunEndpoints) -> None:
-    """What ends the run whatever its agent did: the model's first failure, else its
-    tool budget spent (an `agent_flood`)."""
+    """What ends the run whatever its agent did: the model's first failure, passhat's own
+    serving it, else its tool budget spent (an `agent_flood`)."""
     if endpoints.proxy.error is not None:
         raise endpoints.proxy.error from None
+    if endpoints.tools.failed is not None:  # passhat's own (its MCP server's start)
+        raise passhats_failure(endpoints.tools.failed) from None
     if endpoints.tools.spent is not None:
         raise AgentProcessError("agent_flood", endpoints.tools.spent) from None
 

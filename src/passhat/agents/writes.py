@@ -31,9 +31,12 @@ import asyncio
 import contextlib
 import os
 import re
+import resource
 from collections.abc import AsyncIterator, Sequence
+from decimal import Decimal
 from typing import Any
 
+from passhat.agents.sandbox import outermost
 from passhat.agents.streams import AgentProcessError
 from passhat.limits import LIMIT
 
@@ -44,6 +47,9 @@ BLOCK = 512
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2}
 _UNITS |= {"mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4}
 _UNITS |= {"tb": 1000**4, "tib": 1024**4}
+MOST = 1000 * 1024**4
+"""The largest SIZE taken (1000 TiB): far below where a shell's `ulimit -f` wraps (dash
+multiplies its blocks by 512 in 64 bits: 2**55 blocks is no limit at all)."""
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
 
@@ -54,9 +60,25 @@ def parse_size(value: Any, where: str = "--agent-write-limit") -> int:
     unit = _UNITS.get(found.group(2).lower()) if found else None
     if found is None or unit is None or isinstance(value, bool):
         raise ValueError(f"{where} {value!r}: give a size, e.g. 512MiB, 2GiB or 100000000")
-    size = int(float(found.group(1)) * unit)
+    size = int(Decimal(found.group(1)) * unit)  # exact, however long (no float's inf)
     if size < BLOCK:
         raise ValueError(f"{where} {value!r}: give at least {BLOCK} bytes")
+    if size > MOST:
+        raise ValueError(f"{where} {value!r}: give at most 1000TiB ({MOST} bytes)")
+    return size
+
+
+def settable(size: int, where: str = "--agent-write-limit") -> int:
+    """`size`, when passhat's own hard RLIMIT_FSIZE lets a run's `ulimit -f` set it (no
+    process raises its hard limit: every run would fail in its prefix); ValueError naming
+    `where`, the limit and the fix otherwise."""
+    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+    if hard != resource.RLIM_INFINITY and size // BLOCK * BLOCK > hard:
+        raise ValueError(
+            f"{where} {size}: passhat's own file size limit is {hard} bytes (ulimit -Hf "
+            f"{hard // BLOCK}), and no run may set a larger one; give at most {hard} or "
+            "raise passhat's limit"
+        )
     return size
 
 
@@ -64,6 +86,13 @@ def budget(params: dict[str, Any]) -> int | None:
     """The experiment's write limit in bytes (its `sandbox` parameter), None when unset."""
     limit = (params.get("sandbox") or {}).get("write_limit")
     return int(limit) if limit is not None else None
+
+
+def distinct(folders: Sequence[str]) -> list[str]:
+    """`folders` each once (by resolved path), less those inside another of them: a folder
+    given twice (the suite's `write:` and --agent-write) or within another is walked
+    once, its growth not counted twice (the run stopped at half its limit)."""
+    return outermost(os.path.realpath(f) for f in folders)
 
 
 def allocated(folders: Sequence[str]) -> int:
@@ -124,7 +153,7 @@ async def watched(
     folders' growth watched (`stop` set past the limit: the agent is stopped); a run whose
     folders grew to the limit ends in a `limit` (counted and graded), whatever it ended in."""
     size = budget(params)
-    folders = agent.extra_paths(params)[1] if size is not None else []
+    folders = distinct(agent.extra_paths(params)[1]) if size is not None else []
     if size is None or not folders:
         yield []
         return

@@ -402,4 +402,5 @@ class RunLimits:
             "hosts": self.agent_host or [],
             "write_limit": self.agent_write_limit,
         }
-        return {k: v for k, v in given.items() if v} or None
+        # a limit given empty is kept, to be refused: dropped, the run had none at all
+        return {k: v for k, v in given.items() if v or (k == "write_limit" and v == "")} or None

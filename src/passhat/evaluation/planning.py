@@ -446,10 +446,10 @@ def _sandbox(given: Mapping[str, Any] | None) -> dict[str, Any]:
             found[key] = values
     check_hosts(found.get("hosts"), "--agent-host")
     if given.get("write_limit") is not None:  # bytes, recorded (agents/writes.py)
-        from passhat.agents.writes import parse_size
+        from passhat.agents.writes import parse_size, settable
 
         try:
-            found["write_limit"] = parse_size(given["write_limit"])
+            found["write_limit"] = settable(parse_size(given["write_limit"]))
         except ValueError as error:
             raise InputError(str(error)) from None
     return {"sandbox": found} if found else {}

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -86,10 +87,14 @@ def _inherited(passfds: Collection[int]) -> list[int]:
 _HELD: list[frozenset[str]] = []
 """The names each live `spawning_without` holds back: one patch serves them all."""
 _ORIGINAL: list[Any] = []
+_LOCK = threading.Lock()
+"""Held while _HELD and _ORIGINAL change (two clusters may start and end on two threads:
+the last's pop must find what the first put there)."""
 
 
 def _spawn(path: bytes | str, args: Sequence[Any], passfds: Sequence[int]) -> int:
-    held = frozenset().union(*_HELD)
+    with _LOCK:
+        held = frozenset().union(*_HELD)
     environ = {k: v for k, v in os.environ.items() if k not in held}
     pid: int = spawner(environ)(path, args, passfds)
     return pid
@@ -103,16 +108,18 @@ def spawning_without(names: Collection[str]) -> Iterator[None]:
     from multiprocessing import util
 
     mine = frozenset(names)
-    if not _HELD:
-        _ORIGINAL[:] = [util.spawnv_passfds]
-        util.spawnv_passfds = _spawn
-    _HELD.append(mine)
+    with _LOCK:
+        if not _HELD:
+            _ORIGINAL[:] = [util.spawnv_passfds]
+            util.spawnv_passfds = _spawn
+        _HELD.append(mine)
     try:
         yield
     finally:
-        _HELD.remove(mine)
-        if not _HELD:
-            util.spawnv_passfds = _ORIGINAL.pop()
+        with _LOCK:
+            _HELD.remove(mine)
+            if not _HELD:
+                util.spawnv_passfds = _ORIGINAL.pop()
 
 
 class Keys(WorkerPlugin):

@@ -189,6 +189,13 @@ class ToolBudget:
     """Model requests refused for their size so far (REFUSED spends the budget)."""
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when it is spent: the run's agent is stopped then."""
+    failed: str | None = None
+    """Why passhat failed to serve one of the run's requests (its MCP server could not
+    start): the run is passhat's failure (`passhat_error`), not its agent's."""
+
+    def fail(self, why: str) -> None:
+        if self.failed is None:
+            self.failed = why
 
     def admit(self, argument_bytes: int) -> bool:
         """Whether one more call whose name and arguments take this many bytes may be run

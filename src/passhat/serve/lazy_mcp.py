@@ -17,6 +17,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+from passhat.serve.endpoints import RUN
+
 MCP_PATH = "/mcp"
 
 
@@ -46,16 +48,23 @@ class LazyMcp:
         self._stop = asyncio.Event()
 
     def warm(self) -> asyncio.Task[Any]:
-        """The MCP app's making, started by the first call (its error, if any, is told to
-        the requests for /mcp)."""
-        if self._start is None:
+        """The MCP app's making, started by the first call, and again by the first after a
+        start that failed (its error is told to the requests that waited for it: a
+        failure, say a thread that could not be started, is not kept for the server's
+        life, every later /mcp request failing with it)."""
+        if self._start is None or _failed(self._start):
             self._start = asyncio.ensure_future(self._started())
             self._start.add_done_callback(_seen)
         return self._start
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        # shielded: a request that goes away leaves the start to the next one
-        app = await asyncio.shield(self.warm())
+        try:  # shielded: a request that goes away leaves the start to the next one
+            app = await asyncio.shield(self.warm())
+        except Exception as error:
+            served = scope.get(RUN)
+            if served is not None:  # passhat's failure, not the agent's (hub.py)
+                served.tools.fail(f"passhat's MCP server could not start: {error!r}")
+            raise
         await app(scope, receive, send)
 
     async def _started(self) -> Any:
@@ -80,6 +89,11 @@ class LazyMcp:
             self._start.cancel()
         if self._keeper is not None:
             await asyncio.gather(self._keeper, return_exceptions=True)
+
+
+def _failed(task: asyncio.Task[Any]) -> bool:
+    """Whether a start ended in an error (cancelled: the server is stopping)."""
+    return task.done() and not task.cancelled() and task.exception() is not None
 
 
 def _seen(task: asyncio.Task[Any]) -> None:
