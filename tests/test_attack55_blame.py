@@ -86,6 +86,8 @@ def test_the_runs_never_started_are_run_by_resume_in_a_passhat_of_whole_limits(
     code, stderr, _ = _lowered(open_tmp, "5")
     assert code == 1, stderr
     db = open_tmp / "p.db"
+    with Store(db, create=False) as store:  # the stop names the experiment to resume
+        assert f"`passhat resume {store.experiment('latest').command_ref}`" in stderr, stderr
     done = passhat_as("unprivileged", open_tmp, "resume", "latest", "--db", str(db), "-q")
     assert done.returncode in (0, 1), done.stderr[-2000:]
     with Store(db, create=False) as store:

@@ -71,7 +71,7 @@ def test_a_limit_that_cannot_be_set_back_starts_no_run(monkeypatch: pytest.Monke
     with pytest.raises(AgentProcessError), own_limits.watched():
         monkeypatch.setattr(own_limits, "_set_back", lambda name, limits: False)
         _lower()
-    stop = pytest.raises(StopRuns, match=r"RLIMIT_NOFILE\) fell from .*`passhat resume`")
+    stop = pytest.raises(StopRuns, match=r"RLIMIT_NOFILE\) fell from .*no more runs were started")
     with stop, own_limits.watched():
         pytest.fail("a run started")
 

@@ -23,6 +23,8 @@ Anything else keeps its traceback: it is a bug.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class PasshatError(Exception):
     """Base class of every error passhat raises on purpose."""
@@ -83,6 +85,12 @@ class StopRuns(ExecutorError):
     agent at --isolation process, agents/own_limits.py). Raised out of a run, past its
     agent's failures, to the executor, which stops: the finished runs are kept, the rest
     stay missing for `passhat resume`."""
+
+    def __init__(self, message: str, records: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.records: list[Any] = records or []
+        """The RunRecords of a Dask worker's batch finished before the stop: its caller's
+        to hand on (pickled with it, as the batch's result would have been)."""
 
 
 class ModelError(PasshatError):

@@ -33,7 +33,7 @@ from passhat._gc import gc_spaced
 from passhat._lazy import quick_switching
 from passhat._stall import watchdog
 from passhat.agents import LoadedAgent
-from passhat.errors import FingerprintMismatch, InputError
+from passhat.errors import FingerprintMismatch, InputError, StopRuns
 from passhat.execution import (
     TRACEBACK_LIMIT,
     RunOptions,
@@ -346,6 +346,9 @@ async def run_experiment(
             # a worker failed (say, the store could not write): the first failure is the
             # story; the other workers were cancelled and their runs stay missing
             raise group.exceptions[0] from None
+        except StopRuns as stop:  # the runs under way finished first (executors/base.py)
+            resume = f"`passhat resume {experiment.command_ref}` runs the rest"
+            raise StopRuns(f"{stop}; {resume}") from None
     return len(todo)
 
 

@@ -18,8 +18,9 @@ one's start, not an agent's doing. A limit found lower than taken:
 - passhat sets the limit back where it can (a soft limit under its hard one; any, as
   root with CAP_SYS_RESOURCE); where it cannot (an unprivileged process never raises a
   hard limit again), it starts no more runs: the experiment stops with one line naming
-  the limit (`StopRuns`, exit 1), every finished run kept, and `passhat resume`
-  runs the rest in a passhat of whole limits.
+  the limit (`StopRuns`, exit 1), the runs in flight let finish (each charged by its
+  own end's look), every finished run kept, and `passhat resume <experiment>` (the
+  runner names it) runs the rest in a passhat of whole limits.
 
 Not covered by a look: RLIMIT_CPU (RLIMIT_RTTIME under a real-time passhat) set below
 the CPU passhat has used kills it at once (SIGXCPU, then SIGKILL at the hard limit), as
@@ -135,9 +136,9 @@ def _look(state: _State) -> tuple[list[str], list[str]]:
 def _stop(kept: list[str]) -> StopRuns:
     return StopRuns(
         f"{kept[0]}, and it cannot raise it again: a process of its user lowered it "
-        "(prlimit(2)), as an agent at --isolation process may (the runs under way then are "
-        f"errored {CHARGED}); no more runs were started: `passhat resume` runs the rest, "
-        "and --isolation namespace keeps an agent you do not trust from passhat's limits"
+        "(prlimit(2)), as an agent at --isolation process may (the runs under way were let "
+        f"finish, errored {CHARGED}); no more runs were started, and --isolation "
+        "namespace keeps an agent you do not trust from passhat's limits"
     )
 
 

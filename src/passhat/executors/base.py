@@ -24,7 +24,9 @@ The contract, which the runner relies on for honest accounting:
   are not yielded and stay missing. A run already finished but not yet yielded
   then (its record made, its last step waiting for its turn, or its agent just
   returned: `execution.Returned`) is given to `job.keep`, which the driver
-  writes: a stop never loses a finished run.
+  writes: a stop never loses a finished run;
+- a `StopRuns` out of a run (passhat cannot start another as it should) starts no
+  more runs: those in flight finish and are yielded, then it is raised.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from passhat.errors import StopRuns
 from passhat.records import RunRecord
 
 if TYPE_CHECKING:
@@ -121,7 +124,9 @@ async def bounded(
     and a slow consumer (the store) holds the runs back. A run whose `run_one` gives
     a `Finish` is finished (its record made) in the loop's next turn, after the
     slot's next run has started. With `ramp`, slot i takes its first item i * `ramp`
-    seconds after the first (see `passhat.executors.local.RAMP_S`). The first
+    seconds after the first (see `passhat.executors.local.RAMP_S`). A `StopRuns` of
+    `run_one` starts no more runs: the runs in flight finish and are yielded, then it is
+    raised here (a stop loses no run under way). Any other
     exception of `run_one` stops every slot and is raised here; closing the iterator
     cancels the slots, and the runs finished by then and not yielded (their last steps
     made at once) go to `keep` (`Job.keep`).
@@ -135,6 +140,7 @@ async def bounded(
         room.put_nowait(None)
     done: asyncio.Queue[RunRecord | BaseException | None] = asyncio.Queue()
     waiting: dict[Finish, asyncio.TimerHandle] = {}  # last steps waiting for their turn
+    stops: list[StopRuns] = []  # no slot takes an item once one is here
 
     def finish(last_step: Finish) -> None:
         waiting.pop(last_step, None)
@@ -149,13 +155,17 @@ async def bounded(
         loop = asyncio.get_running_loop()
         while True:
             await room.get()
-            item = next(items, None)
+            item = None if stops else next(items, None)
             if item is None:
                 room.put_nowait(None)
                 return
             turn = _Turn(loop)
             try:
                 outcome = await run_one(*item)
+            except StopRuns as stop:  # this run never started: it stays missing
+                stops.append(stop)
+                room.put_nowait(None)
+                return
             except asyncio.CancelledError as stop:  # as its agent returned (execution.Returned)
                 last_step = getattr(stop, "last_step", None)
                 if last_step is not None:  # made as the iterator closes, then kept
@@ -195,6 +205,8 @@ async def bounded(
                 # wake-up of the consumer a run among the agents' timers)
                 await asyncio.sleep(0)
         await _first_error(pool)
+        if stops:
+            raise stops[0]
     finally:
         if not pool.done():
             pool.cancel()

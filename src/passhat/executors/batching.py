@@ -37,6 +37,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Itera
 from dataclasses import dataclass
 from itertools import islice
 
+from passhat.errors import StopRuns
 from passhat.executors.base import WorkItem
 from passhat.records import RunRecord
 
@@ -89,7 +90,10 @@ async def batched(
     """`run_batch` over `todo` in batches, records yielded as each batch finishes.
 
     At most `concurrency` batches are in flight or finished and not wholly
-    taken by the consumer. The first exception of `run_batch` cancels the other
+    taken by the consumer. A `StopRuns` of `run_batch` sends no more batches: its
+    records (the runs finished before it) and those of the batches in flight are
+    yielded, then it is raised here. Any other
+    exception of `run_batch` cancels the other
     batches and is raised here; closing the iterator cancels them too, and the
     runs finished by then and not yielded (the rest of a batch being taken, the
     batches finished and not yet taken) go to `keep` (`Job.keep`).
@@ -99,9 +103,10 @@ async def batched(
     sent: set[asyncio.Task[list[RunRecord] | None]] = set()
     ready: deque[RunRecord] = deque()  # a finished batch's records not yet yielded
     more = True
+    stops: list[StopRuns] = []
     try:
         while True:
-            while more and len(sent) < places:
+            while more and not stops and len(sent) < places:
                 want = sizer.size()
                 batch = list(islice(items, want))
                 more = len(batch) == want
@@ -109,10 +114,16 @@ async def batched(
                     break
                 sent.add(asyncio.ensure_future(run_batch(batch)))
             if not sent:
+                if stops:
+                    raise stops[0]
                 return
             finished, _ = await asyncio.wait(sent, return_when=asyncio.FIRST_COMPLETED)
             for task in finished:
-                records = task.result() or []  # the first error stops every batch
+                try:
+                    records = task.result() or []  # the first error stops every batch
+                except StopRuns as stop:  # but this one: its finished runs are kept
+                    records, stop.records = stop.records, []
+                    stops.append(stop)
                 sent.discard(task)
                 ready.extend(records)
                 while ready:  # no batch is sent while the consumer takes these

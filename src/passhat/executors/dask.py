@@ -30,7 +30,10 @@ Faults:
 - the scheduler is lost: the driver stops with an ExecutorError, every
   finished run already written;
 - a run past --timeout: errored(timeout), by the worker, even when the agent
-  blocks its event loop.
+  blocks its event loop;
+- passhat's own limits lowered on a worker past setting back (`StopRuns`): its
+  batch's runs finished before it come back with it, no more batches are sent, those
+  in flight finish (`batching.batched`), then the driver stops.
 
 Without a scheduler address a LocalCluster of worker processes is started on
 127.0.0.1 (no dashboard), one process per core and enough threads for
@@ -61,7 +64,7 @@ from distributed.core import Status
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.scheduler import KilledWorker
 
-from passhat.errors import ExecutorError, InputError, WorkerRefused
+from passhat.errors import ExecutorError, InputError, StopRuns, WorkerRefused
 from passhat.executors import keys
 from passhat.executors.base import Job, WorkItem
 from passhat.executors.batching import TARGET_S, BatchSizer, batched
@@ -219,8 +222,15 @@ def run_batch(digest: str, batch: list[tuple[str, int, int]]) -> list[RunRecord]
         return Refusal(where, str(error))
     try:
         records = runs.run_batch(batch)
+    except StopRuns as stop:  # raised to the driver with the runs finished before it
+        stop.records = _ran_on(where, stop.records)
+        raise
     finally:
         release(runs)
+    return _ran_on(where, records)
+
+
+def _ran_on(where: str, records: list[RunRecord]) -> list[RunRecord]:
     version, code = identity()
     ran_on = f"{where} (passhat {version}, code {code})"
     return [replace(record, ran_on=ran_on) for record in records]

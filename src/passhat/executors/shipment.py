@@ -35,7 +35,7 @@ from passhat._leftovers import run_loop
 from passhat.agents.command import CommandAgent
 from passhat.agents.isolation import DEFAULT
 from passhat.agents.sandbox import SQLITE_MAGIC
-from passhat.errors import ConfigError, PasshatError, WorkerRefused
+from passhat.errors import ConfigError, PasshatError, StopRuns, WorkerRefused
 from passhat.executors.base import Job
 from passhat.executors.identity import code_hash, foreign, identity
 from passhat.executors.program import (
@@ -247,11 +247,20 @@ class Prepared:
         batch, so the calling thread wakes once per batch rather than once per run (on a
         loaded machine each wake-up can cost a time slice). A run past its deadline is abandoned with its thread
         (left behind), recorded errored(timeout), and the rest of the batch goes on
-        in a new thread."""
+        in a new thread. A `StopRuns` ends the batch: the records made before it go back
+        with it (its `records`), the rest stay missing."""
         records: list[RunRecord] = []
-        while len(records) < len(batch):
-            records.extend(self._rest(batch[len(records) :]))
-        return [blanked(r, self.secrets) for r in records] if self.secrets else records
+        stop: StopRuns | None = None
+        try:
+            while len(records) < len(batch):
+                records.extend(self._rest(batch[len(records) :]))
+        except StopRuns as error:
+            stop, records = error, [*records, *error.records]
+        records = [blanked(r, self.secrets) for r in records] if self.secrets else records
+        if stop is not None:
+            stop.records = records
+            raise stop
+        return records
 
     def _rest(self, batch: list[tuple[str, int, int]]) -> list[RunRecord]:
         """As many runs of `batch` as finish in time, in order; the first overdue one
@@ -301,6 +310,8 @@ class Prepared:
                 done.wait(left)
         self.models.give(model)
         if "error" in box:
+            if isinstance(box["error"], StopRuns):  # no run after it: those before kept
+                box["error"].records = box["records"]
             raise box["error"]
         finished: list[RunRecord] = box["records"]
         return finished
