@@ -99,7 +99,7 @@ from passhat.agents.streams import (
     spawn,
     with_tail,
 )
-from passhat.errors import ConfigError, StopRuns
+from passhat.errors import ConfigError
 from passhat.records import COMMAND_AGENT
 from passhat.serve.endpoints import EGRESS_PORT, proxy_environ
 
@@ -526,7 +526,7 @@ class CommandAgent:
             task = asyncio.current_task()
             if isinstance(error, asyncio.CancelledError) and task and task.cancelling():
                 raise  # a stop: the deadline's, or Ctrl-C's
-            own = None if isinstance(error, StopRuns) else passhats_own(error)
+            own = passhats_own(error)
             if own is None:
                 raise
             raise own from error

@@ -47,10 +47,11 @@ def passhats_own(error: BaseException) -> AgentProcessError | None:
     the run, when it has no kind of its own: `passhat_error`, naming where in passhat it
     failed. The agent is another process and raises nothing here: an exception without a
     kind is passhat's machinery failing (its folder, its server, a defect), never the
-    agent's crash (`agent_error`, a crash charged to the agent). None when it has a kind."""
-    from passhat.errors import ModelError
+    agent's crash (`agent_error`, a crash charged to the agent). None when it has a kind,
+    or is a model's failure, or the experiment's stop (StopRuns: no run, no record)."""
+    from passhat.errors import ModelError, StopRuns
 
-    if kind_of(error) is not None or isinstance(error, ModelError):
+    if kind_of(error) is not None or isinstance(error, ModelError | StopRuns):
         return None
     # the machine's refusal (a full disk, no descriptors left) is no defect to report
     report = "" if isinstance(error, OSError) else "; please report it"
