@@ -196,3 +196,13 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> di
             logs = make_logs(shared / "inspect")
             made.write_text(json.dumps({task: str(log) for task, log in logs.items()}))
         return {task: Path(log) for task, log in json.loads(made.read_text()).items()}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under xdist, the controller writes the test files' assertion-rewrite cache once,
+    before its workers start, so that none of them rewrites them again
+    (tests/rewrite_cache.py)."""
+    if not hasattr(config, "workerinput") and config.getoption("numprocesses", default=None):
+        from rewrite_cache import prewarm
+
+        prewarm(config, Path(__file__).resolve().parent)
