@@ -8,7 +8,8 @@ one JSON object. From the environment:
     LIMITS_FORKS        processes to fork (each sleeps until the agent ends them)
     LIMITS_SHM_BYTES    bytes to write to /dev/shm (then removed)
     LIMITS_CONNECTIONS  connections to open to the run's MCP endpoint and hold
-    LIMITS_BURST        how many of the first of them must each connect within 0.5 s
+    LIMITS_BURST        how many of the first of them must each connect within 0.5 s (the
+                        run's cap: the count of those held is taken once it is down to it)
     LIMITS_NEIGHBOUR    a folder two runs share: the first forks to its cap and holds,
                         the second then forks NEIGHBOUR_FORKS (it reports just that)
 
@@ -93,7 +94,18 @@ def held(wanted: int, burst: int) -> tuple[int, int]:
                 break
             continue
         at_once += number < burst
-    time.sleep(1.0)  # passhat closes the connections past its cap as they come
+    # passhat closes the connections past its cap as they come: a second for the closes
+    # to arrive, or less once no more than `burst` (the test's cap) are open
+    until = time.monotonic() + 1.0
+    while (alive := open_of(socks)) > burst and time.monotonic() < until:
+        time.sleep(0.02)
+    for sock in socks:
+        sock.close()
+    return at_once, alive
+
+
+def open_of(socks: list[socket.socket]) -> int:
+    """How many of `socks` the other end still holds open."""
     alive = 0
     for sock in socks:
         sock.setblocking(False)
@@ -103,8 +115,7 @@ def held(wanted: int, burst: int) -> tuple[int, int]:
             alive += 1  # open, nothing said: held
         except OSError:
             pass  # reset
-        sock.close()
-    return at_once, alive
+    return alive
 
 
 def unsized_writable() -> list[str]:

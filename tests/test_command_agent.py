@@ -136,7 +136,7 @@ def test_a_hang_is_killed_with_its_process_group_at_the_timeout_and_the_next_run
 
     suite = _suite(writer, ["hang", "crash"], env={"PID_DIR": str(pids)})
     db = tmp_path / "p.db"
-    args = ["-k", "2", "--timeout", "5", "--concurrency", "1", "--db", str(db), "-q"]
+    args = ["-k", "2", "--timeout", "3", "--concurrency", "1", "--db", str(db), "-q"]
     assert run_cli(capsys, "run", str(suite), *args).code == 1  # nothing counted
     hang, crash = _runs(db)[1], _runs(db)[2]
     assert (hang.status, hang.error_type) == ("errored", "timeout")
@@ -843,9 +843,11 @@ def test_a_run_given_up_while_the_proxy_retries_keeps_its_retries(
     suite = _suite(writer, ["turns"], env={"TURNS": "1"})
     db = tmp_path / "p.db"
     model = ["--model", "openai:gpt-test", "--base-url", fake_server.openai_url]
-    # 8 s: at load 20 and more the agent's start took most of 3 s and fewer than 3 requests
-    # were made (earlier sessions' flake); 1000 retries are not spent before the deadline
-    args = ["-k", "1", "--timeout", "8", "--retries", "1000", "--retry-max-wait", "0.2"]
+    # 5 s: at load 20 and more the agent's start took most of 3 s and fewer than 3 requests
+    # were made (earlier sessions' flake; its requests now made with urllib, not httpx,
+    # whose import was a third of that start's CPU); 1000 retries are not spent before
+    # the deadline, which the test waits for
+    args = ["-k", "1", "--timeout", "5", "--retries", "1000", "--retry-max-wait", "0.2"]
     result = run_cli(capsys, "run", str(suite), *model, *args, "--db", str(db), "-q")
     assert result.code == 1, result.err
     run = _runs(db)[1]

@@ -108,7 +108,7 @@ def test_each_environment_fault_is_one_errored_run_and_the_experiment_goes_on(
     (root / "cases" / "c1.yaml").write_text(yaml.safe_dump(case))
     db = tmp_path / "p.db"
     k = str(len(PLAN) + 2)
-    args = ["-k", k, "--concurrency", "1", "--timeout", "2", "--db", str(db), "-q"]
+    args = ["-k", k, "--concurrency", "1", "--timeout", "1", "--db", str(db), "-q"]
     try:
         result = run_cli(capsys, "run", str(root), *args)
         woke = sorted(p.name for p in (root / "state").glob("*-woke"))
@@ -123,7 +123,7 @@ def test_each_environment_fault_is_one_errored_run_and_the_experiment_goes_on(
         ("passed", None, None),
         ("errored", "environment_error", "setup() raised RuntimeError: setup broke"),
         ("errored", "environment_error", "setup() called sys.exit(7)"),
-        ("errored", "timeout", "the environment's setup() did not finish within 2 s"),
+        ("errored", "timeout", "the environment's setup() did not finish within 1 s"),
         ("errored", "environment_error", "final_state() raised RuntimeError: final broke"),
         ("errored", "environment_error", "final_state() called sys.exit(7)"),
         ("errored", "timeout", "the environment's final_state() or close() did not finish in time"),

@@ -205,7 +205,7 @@ async def main():
     left = asyncio.ensure_future(swallows())
     asyncio.ensure_future(writes())
     await asyncio.sleep(0.05)  # both started
-    abandon(left)
+    abandon(left, 0.2)  # the loop's closing waits this for it (CLEANUP_S, 1 s, in a run)
     await asyncio.sleep(0.05)
 
 run_loop(main())

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,9 +74,24 @@ def _there(pid: int) -> str | None:
     return text[text.rfind(")") + 2]
 
 
-def test_a_daemon_a_process_run_left_is_ended_and_reaped_with_it(tmp_path: Path) -> None:
+def test_a_daemon_a_process_run_left_is_ended_and_reaped_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon holds the agent's pipes open: the run waits EXIT_GRACE_S for them once,
+    as its agent exits, not again as the pipes are closed (each such run took 1 s)."""
+    from passhat.agents import command
+
+    drained: list[float] = []
+
+    async def drain_for(seconds: float, *streams: Any) -> None:
+        drained.append(seconds)
+        await real(seconds, *streams)
+
+    real = command.drain_for
+    monkeypatch.setattr(command, "drain_for", drain_for)
     pids = _daemon_run(tmp_path)
     assert [_there(pid) for pid in pids] == [None, None], "a daemon or its child outlived the run"
+    assert drained == [0.0], "the pipes a daemon holds were waited for twice"
 
 
 def test_the_callers_own_children_are_left_alone(tmp_path: Path) -> None:

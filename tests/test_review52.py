@@ -60,6 +60,7 @@ def test_a_deadline_while_passing_an_unchanged_write_folder_is_not_the_agents(
     a deadline while listing a folder it did fill is still its."""
     import asyncio
     import os
+    import threading
     import time
 
     from passhat.agents import lookout
@@ -78,17 +79,20 @@ def test_a_deadline_while_passing_an_unchanged_write_folder_is_not_the_agents(
     agent.view(params)  # the start's look
     time.sleep(lookout.RACY_NS / 1e9 + 0.1)  # out's listing trusted from now on
     agent.view(params)
-    slow = {"stat": 0.0, "scandir": 0.0}
+    # where the look is held until its deadline has come (and no longer: the test
+    # waits for the look's thread to end, not for a sleep longer than the deadline)
+    slow = {"stat": False, "scandir": False}
+    passed = threading.Event()
     stat, scandir, target = os.stat, os.scandir, str(out.resolve())
 
     def slow_stat(path: Any, *args: Any, **kwargs: Any) -> Any:
-        if path == target and kwargs.get("follow_symlinks") is False:
-            time.sleep(slow["stat"])
+        if path == target and kwargs.get("follow_symlinks") is False and slow["stat"]:
+            passed.wait(30)
         return stat(path, *args, **kwargs)
 
     def slow_scandir(path: Any) -> Any:
-        if path == target:
-            time.sleep(slow["scandir"])
+        if path == target and slow["scandir"]:
+            passed.wait(30)
         return scandir(path)
 
     monkeypatch.setattr(os, "stat", slow_stat)
@@ -97,15 +101,19 @@ def test_a_deadline_while_passing_an_unchanged_write_folder_is_not_the_agents(
     def kind() -> str:
         async def late() -> object:
             look = lookout.in_time(agent.view, params, folders=lambda: agent.extra_paths(params))
-            return await asyncio.wait_for(look, 0.5)
+            try:
+                return await asyncio.wait_for(look, 0.5)
+            finally:
+                passed.set()  # the look's thread then ends, and asyncio.run with it
 
+        passed.clear()
         with pytest.raises(lookout.LookOutOfTime) as raised:
             asyncio.run(late())
         return raised.value.error_type
 
-    slow["stat"] = 1.5  # out as it was: only its stat, to see that
+    slow["stat"] = True  # out as it was: only its stat, to see that
     assert kind() == "isolation"
-    slow["stat"], slow["scandir"] = 0.0, 1.5
+    slow["stat"], slow["scandir"] = False, True
     (out / "left.txt").write_text("the agent's")  # out changed: listed again, the agent's
     assert kind() == "agent_left"
 

@@ -682,7 +682,7 @@ class CommandAgent:
         orphans.agent(proc.pid)
         if gate is not None:
             gate.spawned()
-        tail = Tail(STDERR_TAIL)
+        tail, grace = Tail(STDERR_TAIL), EXIT_GRACE_S
         stdout = bytearray()
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         feeder = asyncio.create_task(feed(proc.stdin, payload))
@@ -706,6 +706,7 @@ class CommandAgent:
             # the run ends with its agent: a child that left the group (setsid) and holds
             # the pipes is not waited for; what was printed until now is the output
             await asyncio.wait({reader, drainer}, timeout=EXIT_GRACE_S)
+            grace = 0.0  # read to their end, or held by such a child: not waited on again
             if reader.done():
                 reader.result()
         finally:
@@ -718,7 +719,7 @@ class CommandAgent:
                 proc.stdin.close()
                 # what is left in the pipes is read for a moment (the group is dead); then
                 # they are closed, since a child that left the group may hold them open
-                await drain_for(EXIT_GRACE_S, proc.stdout, proc.stderr)
+                await drain_for(grace, proc.stdout, proc.stderr)
             for stream in (proc.stdout, proc.stderr):
                 close_pipe(stream)
             with contextlib.suppress(BaseException):
