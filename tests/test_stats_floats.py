@@ -182,3 +182,54 @@ def test_the_share_forecast_reuses_the_dataset_bootstrap_s_draws() -> None:
     assert stats._base._record_draws(40, counts, 200, 9) is remembered
     stats._base._LAST_DRAWS.clear()
     assert stats.share_forecast(n, c, 10, resamples=200, seed=9) == share
+
+
+def _product(n: np.ndarray, c: np.ndarray, j: int) -> np.ndarray:
+    """pass^j as the loop of j factors it was before the table (the reference)."""
+    out = np.ones(np.broadcast_shapes(n.shape, c.shape))
+    for t in range(j):
+        out *= np.maximum(c.astype(np.float64) - t, 0.0) / (n.astype(np.float64) - t)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 40),
+    st.lists(st.tuples(st.integers(0, 200), st.floats(0.0, 1.0)), min_size=1, max_size=30),
+)
+def test_pass_at_and_pass_hat_from_the_table_are_the_product_s_bits(
+    j: int, draws: list[tuple[int, float]]
+) -> None:
+    """Integer counts under `_TABLE_RUNS` are read from `_hat_table`, larger ones (and
+    floats) take the product: every case gets the product's bits either way."""
+    n = np.array([j + extra for extra, _ in draws], dtype=np.int64)
+    c = np.array([round(share * runs) for (_, share), runs in zip(draws, n, strict=True)])
+    hat = stats.pass_hat_array(n, c, j)
+    at = stats.pass_at_array(n, c, j)
+    assert hat.tobytes() == _product(n, c, j).tobytes()
+    assert at.tobytes() == (1.0 - _product(n, n - c, j)).tobytes()
+    assert stats.pass_hat_array(n.astype(np.float64), c, j).tobytes() == hat.tobytes()
+    assert stats.pass_at_array(n.tolist(), c.tolist(), j).tobytes() == at.tobytes()
+    assert hat.dtype == at.dtype == np.float64 and hat.flags.writeable
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(-3, 12), st.integers(0, 12)), min_size=1, max_size=60),
+    st.sampled_from([np.int64, np.float64]),
+)
+def test_unique_rows_of_counts_is_numpys_unique_over_rows(
+    pairs: list[tuple[int, int]], dtype: type
+) -> None:
+    """`_unique_rows` on integer rows and on rows of plain floats (listed in Python up to
+    `_LISTED_ROWS` rows, a lexsort above): numpy's records, inverse and counts."""
+    rows = np.array(pairs, dtype=dtype).reshape(len(pairs), 2)
+    if dtype is np.float64:
+        rows = rows / 3.0
+    records, inverse, counts = stats._unique_rows(rows)
+    want, want_inverse, want_counts = np.unique(
+        rows, axis=0, return_inverse=True, return_counts=True
+    )
+    assert records.dtype == want.dtype and records.tobytes() == want.tobytes()
+    assert inverse.tolist() == want_inverse.ravel().tolist()
+    assert counts.tolist() == want_counts.tolist()

@@ -150,8 +150,9 @@ def _moment_products(a: Floats, b: Floats, m: int) -> Floats:
     if m > PRODUCT_TERMS:
         return beta_moment(a, b, m)
     out = np.ones(np.broadcast_shapes(a.shape, b.shape))
+    total = a + b  # `a + b + i` adds a + b first: the same bits, added once
     for i in range(m):
-        out *= (a + i) / (a + b + i)
+        out *= (a + i) / (total + i)
     return out
 
 
