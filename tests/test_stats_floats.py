@@ -233,3 +233,52 @@ def test_unique_rows_of_counts_is_numpys_unique_over_rows(
     assert records.dtype == want.dtype and records.tobytes() == want.tobytes()
     assert inverse.tolist() == want_inverse.ravel().tolist()
     assert counts.tolist() == want_counts.tolist()
+
+
+@pytest.mark.parametrize(
+    ("n", "c"),
+    [
+        (np.full(20, 5), np.arange(20) % 6),  # equal runs, many records: case by case
+        (np.arange(30) % 3 + 3, np.arange(30) % 4),  # unequal runs, many records
+        (np.arange(400) % 2 + 4, np.arange(400) % 3),  # unequal runs, few records
+    ],
+    ids=["equal-runs", "unequal-runs", "unequal-few-records"],
+)
+def test_the_share_forecast_reads_the_dataset_bootstrap_s_resampled_cases(
+    n: np.ndarray, c: np.ndarray
+) -> None:
+    """In every shape the dataset bootstrap and the share forecast read one resampling of
+    the cases (`_case_record_draws`): per record (multinomial) when records are few, case
+    by case from `default_rng(seed)` (as `_bootstrap_totals`) summed per record when not;
+    the share's call is served from memory, and the draws are what a fresh generator
+    draws. The bootstrap of the rate over runs keeps `_bootstrap_totals`' bits."""
+    stats._base._LAST_DRAWS.clear()
+    records, counts, draws = stats.bootstrap._case_record_draws(n, c, 200, 9)
+    assert (draws.sum(axis=1) == n.size).all() and not draws.flags.writeable
+    if stats._base._few_records(records.shape[0], n.size):
+        fresh = np.random.default_rng(9).multinomial(n.size, counts / n.size, 200)
+    else:
+        rng = np.random.default_rng(9)
+        cases = np.concatenate(list(stats.bootstrap._resample_counts(n.size, 200, rng)))
+        _, inverse, _ = stats._unique_rows(np.column_stack([n, c]))
+        fresh = np.stack([np.bincount(inverse, weights=w, minlength=len(counts)) for w in cases])
+    assert draws.tolist() == fresh.astype(np.int64).tolist()
+    stats._base._LAST_DRAWS.clear()
+    stats.dataset_intervals_counts(n, c, 3, resamples=200, seed=9)
+    (remembered,) = stats._base._LAST_DRAWS.values()
+    assert remembered.tolist() == draws.tolist()
+    share = stats.share_forecast(n, c, 10, resamples=200, seed=9)
+    (after,) = stats._base._LAST_DRAWS.values()
+    assert after is remembered  # no draw of its own
+    stats._base._LAST_DRAWS.clear()
+    assert stats.share_forecast(n, c, 10, resamples=200, seed=9) == share
+    if int(n.min()) == int(n.max()):  # the rate over runs: `_bootstrap_totals`' bits
+        totals = stats._bootstrap_totals(np.column_stack([c, n]).astype(np.float64), 200, 9)
+        rate = float(c.sum() / n.sum())
+        boot = stats.bootstrap._percentile(
+            "pass rate", rate, totals[:, 0] / totals[:, 1], n.size, 0.95, "m"
+        )
+        floor = stats.bootstrap._binomial_floor(rate, int(n.sum()), n.size, 0.95)
+        want = stats.bootstrap._floored(boot, floor)
+        got = stats.bootstrap._bootstrap_rate(n, c, resamples=200, seed=9)
+        assert (got.low, got.high) == (want.low, want.high)

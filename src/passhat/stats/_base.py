@@ -5,7 +5,7 @@ case records (the last one remembered)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
@@ -126,22 +126,30 @@ def _blocks(cases: int, resamples: int) -> Iterator[int]:
 
 
 _LAST_DRAWS: dict[tuple[int, int, int, str, bytes], Ints] = {}
-"""The last `_record_draws`: a report's dataset bootstrap and its share forecast draw the
-very same (one seed, the same case records) when every case counted the same runs."""
+"""The last bootstrap draws (`_remembered`): a report's dataset bootstrap and its share
+forecast read the very same (one seed, the same case records: `_case_record_draws`)."""
 
 
 def _record_draws(cases: int, counts: Ints, resamples: int, seed: int) -> Ints:
     """`default_rng(seed).multinomial(cases, counts / cases, resamples)`: how many copies of
     each distinct case record `resamples` bootstrap draws of `cases` cases hold. The last
-    call is remembered (read-only), so the second of two equal calls costs nothing; the
-    draws were most of a simulated experiment's CPU."""
+    call is remembered (`_remembered`), so the second of two equal calls costs nothing;
+    the draws were most of a simulated experiment's CPU."""
     key = (seed, cases, resamples, counts.dtype.str, counts.tobytes())  # 1-d counts
+    return _remembered(
+        key, lambda: np.random.default_rng(seed).multinomial(cases, counts / cases, resamples)
+    )
+
+
+def _remembered(key: tuple[int, int, int, str, bytes], draw: Callable[[], Ints]) -> Ints:
+    """The bootstrap draws kept under `key`, else `draw()` made read-only and kept in
+    place of the last ones (a few MB at most)."""
     draws = _LAST_DRAWS.get(key)
     if draws is None:
-        draws = np.random.default_rng(seed).multinomial(cases, counts / cases, resamples)
+        draws = draw()
         draws.setflags(write=False)
         _LAST_DRAWS.clear()
-        if draws.size <= _CHUNK:  # a few MB kept at most
+        if draws.size <= _CHUNK:
             _LAST_DRAWS[key] = draws
     return draws
 
