@@ -163,6 +163,10 @@ def test_the_weibull_quantile_is_numpys_to_the_bit(values: list[float], q: float
     want = float(np.quantile(array, q, method="weibull"))
     got = stats._weibull_quantile(array, q)
     assert np.float64(got).tobytes() == np.float64(want).tobytes()
+    # both ends from one sort: each the bits of its own quantile
+    other = float(np.quantile(array, 1.0 - q, method="weibull"))
+    low, high = stats._bootstrap_ends(array, q)
+    assert np.float64([low, high]).tobytes() == np.float64([want, other]).tobytes()
 
 
 def test_the_share_forecast_reuses_the_dataset_bootstrap_s_draws() -> None:

@@ -116,7 +116,8 @@ def _bootstrap_ends(values: Floats, tail: float) -> tuple[float, float]:
     quantile; numpy's default (linear, 1 + (B - 1) q) lands at (1 + (B - 1) q) / (B + 1):
     2.97 % instead of 2.5 % per tail at B = 200, a 94 % interval.
     """
-    return _weibull_quantile(values, tail), _weibull_quantile(values, 1.0 - tail)
+    low, high = _weibull_quantiles(values, (tail, 1.0 - tail))
+    return low, high
 
 
 def _weibull_quantile(values: Floats, q: float) -> float:
@@ -125,12 +126,23 @@ def _weibull_quantile(values: Floats, q: float) -> float:
     on generated data): the (B + 1) q-th order statistic, linearly interpolated.
     numpy's general machinery for it costs more than the bootstrap, and loads
     `numpy.ma` (8 ms of a report's start) to ask whether the array is masked."""
+    return _weibull_quantiles(values, (q,))[0]
+
+
+def _weibull_quantiles(values: Floats, qs: tuple[float, ...]) -> list[float]:
+    """`_weibull_quantile` at each of `qs`, the values checked and sorted once."""
     count = values.size
     if count == 0 or np.isnan(values).any() or np.signbit(values).any():
         # NaN, or a sign (where -0.0 and 0.0 tie, and numpy's partial sort places them
         # its own way): numpy's own path. A bootstrap's rates and shares have neither.
-        return float(np.quantile(values, q, method="weibull"))
+        return [float(np.quantile(values, q, method="weibull")) for q in qs]
     ordered: list[float] = np.sort(values).tolist()
+    return [_read_quantile(ordered, q) for q in qs]
+
+
+def _read_quantile(ordered: list[float], q: float) -> float:
+    """The weibull quantile q of sorted values, as numpy interpolates it."""
+    count = len(ordered)
     virtual = count * q + (0 + q * 1) - 1  # numpy's _compute_virtual_index(n, q, 0, 0)
     if virtual >= count - 1:  # numpy clips both indices to the ends
         below = above = ordered[-1]
