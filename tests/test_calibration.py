@@ -30,8 +30,9 @@ benchmarks/bench_calibration.py's (`2000 --fast --seed-base=100` runs the grid a
 file did until round 13, and prints PASS or MISS under its rule). The per-case figures
 pool tens of thousands of cases per cell (standard error under 0.1 points). The seed is
 fixed, so the test is deterministic; these say how far another seed could move it.
-On 2 processes; 0.7-0.8 of the CPU it took in round 15 (84-95 against 112-134
-CPU-seconds, 3 alternating pairs at load 5-20).
+On 2 processes; 38-40 CPU-seconds for this file in round 19 against 44-48 before
+that round's speed-ups of passhat.stats (3 alternating pairs at load 5-7; 84-95 in
+round 16, 112-134 in round 15).
 """
 
 from __future__ import annotations

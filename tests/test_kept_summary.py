@@ -273,7 +273,7 @@ def test_the_kept_summarys_text_is_pinned() -> None:
         for i in (1, 2, 3)
     ]
     text = "".join(summary_pieces(account(runs, 4, ["c5"]), KEPT_FORECAST_M))
-    assert json_frame.KEPT_FORMAT == 1
+    assert json_frame.KEPT_FORMAT == 2
     assert hashlib.sha256(text.encode()).hexdigest()[:16] == "199a2ea117400e78"
 
 
@@ -298,8 +298,8 @@ def test_the_kept_summarys_text_of_an_adaptive_experiment_is_pinned() -> None:
     assert accounting.k_varies
     text = "".join(summary_pieces(accounting, KEPT_FORECAST_M))
     assert '"at_requested_k":{' in text and '"left_out":[' in text
-    assert json_frame.KEPT_FORMAT == 1
-    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "cf8d897f358f99a3"
+    assert json_frame.KEPT_FORMAT == 2
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "7e071714d145a208"
 
 
 def _writing_meanwhile(monkeypatch: pytest.MonkeyPatch, db: Path, statement: str) -> list[str]:

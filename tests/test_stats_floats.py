@@ -163,6 +163,10 @@ def test_the_weibull_quantile_is_numpys_to_the_bit(values: list[float], q: float
     want = float(np.quantile(array, q, method="weibull"))
     got = stats._weibull_quantile(array, q)
     assert np.float64(got).tobytes() == np.float64(want).tobytes()
+    # both ends from one sort: each the bits of its own quantile
+    other = float(np.quantile(array, 1.0 - q, method="weibull"))
+    low, high = stats._bootstrap_ends(array, q)
+    assert np.float64([low, high]).tobytes() == np.float64([want, other]).tobytes()
 
 
 def test_the_share_forecast_reuses_the_dataset_bootstrap_s_draws() -> None:
@@ -182,3 +186,103 @@ def test_the_share_forecast_reuses_the_dataset_bootstrap_s_draws() -> None:
     assert stats._base._record_draws(40, counts, 200, 9) is remembered
     stats._base._LAST_DRAWS.clear()
     assert stats.share_forecast(n, c, 10, resamples=200, seed=9) == share
+
+
+def _product(n: np.ndarray, c: np.ndarray, j: int) -> np.ndarray:
+    """pass^j as the loop of j factors it was before the table (the reference)."""
+    out = np.ones(np.broadcast_shapes(n.shape, c.shape))
+    for t in range(j):
+        out *= np.maximum(c.astype(np.float64) - t, 0.0) / (n.astype(np.float64) - t)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 40),
+    st.lists(st.tuples(st.integers(0, 200), st.floats(0.0, 1.0)), min_size=1, max_size=30),
+)
+def test_pass_at_and_pass_hat_from_the_table_are_the_product_s_bits(
+    j: int, draws: list[tuple[int, float]]
+) -> None:
+    """Integer counts under `_TABLE_RUNS` are read from `_hat_table`, larger ones (and
+    floats) take the product: every case gets the product's bits either way."""
+    n = np.array([j + extra for extra, _ in draws], dtype=np.int64)
+    c = np.array([round(share * runs) for (_, share), runs in zip(draws, n, strict=True)])
+    hat = stats.pass_hat_array(n, c, j)
+    at = stats.pass_at_array(n, c, j)
+    assert hat.tobytes() == _product(n, c, j).tobytes()
+    assert at.tobytes() == (1.0 - _product(n, n - c, j)).tobytes()
+    assert stats.pass_hat_array(n.astype(np.float64), c, j).tobytes() == hat.tobytes()
+    assert stats.pass_at_array(n.tolist(), c.tolist(), j).tobytes() == at.tobytes()
+    assert hat.dtype == at.dtype == np.float64 and hat.flags.writeable
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(-3, 12), st.integers(0, 12)), min_size=1, max_size=60),
+    st.sampled_from([np.int64, np.float64]),
+)
+def test_unique_rows_of_counts_is_numpys_unique_over_rows(
+    pairs: list[tuple[int, int]], dtype: type
+) -> None:
+    """`_unique_rows` on integer rows and on rows of plain floats (listed in Python up to
+    `_LISTED_ROWS` rows, a lexsort above): numpy's records, inverse and counts."""
+    rows = np.array(pairs, dtype=dtype).reshape(len(pairs), 2)
+    if dtype is np.float64:
+        rows = rows / 3.0
+    records, inverse, counts = stats._unique_rows(rows)
+    want, want_inverse, want_counts = np.unique(
+        rows, axis=0, return_inverse=True, return_counts=True
+    )
+    assert records.dtype == want.dtype and records.tobytes() == want.tobytes()
+    assert inverse.tolist() == want_inverse.ravel().tolist()
+    assert counts.tolist() == want_counts.tolist()
+
+
+@pytest.mark.parametrize(
+    ("n", "c"),
+    [
+        (np.full(20, 5), np.arange(20) % 6),  # equal runs, many records: case by case
+        (np.arange(30) % 3 + 3, np.arange(30) % 4),  # unequal runs, many records
+        (np.arange(400) % 2 + 4, np.arange(400) % 3),  # unequal runs, few records
+    ],
+    ids=["equal-runs", "unequal-runs", "unequal-few-records"],
+)
+def test_the_share_forecast_reads_the_dataset_bootstrap_s_resampled_cases(
+    n: np.ndarray, c: np.ndarray
+) -> None:
+    """In every shape the dataset bootstrap and the share forecast read one resampling of
+    the cases (`_case_record_draws`): per record (multinomial) when records are few, case
+    by case from `default_rng(seed)` (as `_bootstrap_totals`) summed per record when not;
+    the share's call is served from memory, and the draws are what a fresh generator
+    draws. The bootstrap of the rate over runs keeps `_bootstrap_totals`' bits."""
+    stats._base._LAST_DRAWS.clear()
+    records, counts, draws = stats.bootstrap._case_record_draws(n, c, 200, 9)
+    assert (draws.sum(axis=1) == n.size).all() and not draws.flags.writeable
+    if stats._base._few_records(records.shape[0], n.size):
+        fresh = np.random.default_rng(9).multinomial(n.size, counts / n.size, 200)
+    else:
+        rng = np.random.default_rng(9)
+        cases = np.concatenate(list(stats.bootstrap._resample_counts(n.size, 200, rng)))
+        _, inverse, _ = stats._unique_rows(np.column_stack([n, c]))
+        fresh = np.stack([np.bincount(inverse, weights=w, minlength=len(counts)) for w in cases])
+    assert draws.tolist() == fresh.astype(np.int64).tolist()
+    stats._base._LAST_DRAWS.clear()
+    stats.dataset_intervals_counts(n, c, 3, resamples=200, seed=9)
+    (remembered,) = stats._base._LAST_DRAWS.values()
+    assert remembered.tolist() == draws.tolist()
+    share = stats.share_forecast(n, c, 10, resamples=200, seed=9)
+    (after,) = stats._base._LAST_DRAWS.values()
+    assert after is remembered  # no draw of its own
+    stats._base._LAST_DRAWS.clear()
+    assert stats.share_forecast(n, c, 10, resamples=200, seed=9) == share
+    if int(n.min()) == int(n.max()):  # the rate over runs: `_bootstrap_totals`' bits
+        totals = stats._bootstrap_totals(np.column_stack([c, n]).astype(np.float64), 200, 9)
+        rate = float(c.sum() / n.sum())
+        boot = stats.bootstrap._percentile(
+            "pass rate", rate, totals[:, 0] / totals[:, 1], n.size, 0.95, "m"
+        )
+        floor = stats.bootstrap._binomial_floor(rate, int(n.sum()), n.size, 0.95)
+        want = stats.bootstrap._floored(boot, floor)
+        got = stats.bootstrap._bootstrap_rate(n, c, resamples=200, seed=9)
+        assert (got.low, got.high) == (want.low, want.high)

@@ -120,11 +120,12 @@ def json_head(
 KEPT_FORECAST_M = 10
 """The forecast's horizon of a kept summary: the report's default (`--forecast-m`)."""
 
-KEPT_FORMAT = 1
+KEPT_FORMAT = 2
 """The text `summary_pieces` makes, kept in stores (`Store.fill_summary`) with this,
 passhat's version and numpy's (`kept_summary_format`): a kept text of another is made
 again. A change to what the figures and cases say must add one, or a report would show
-the old text."""
+the old text. 2: the share forecast and the bootstrap of the mean of per-case rates
+read the dataset bootstrap's resampled cases (`_case_record_draws`)."""
 
 
 def kept_summary_format() -> str:

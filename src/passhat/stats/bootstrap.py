@@ -17,6 +17,7 @@ from passhat.stats._base import (
     _few_records,
     _need_two_cases,
     _record_draws,
+    _remembered,
     _resampled,
     _unique_rows,
     pass_at_array,
@@ -67,6 +68,35 @@ def _bootstrap_totals(columns: Floats, resamples: int, seed: int | np.random.Gen
     return np.concatenate(blocks, axis=0)
 
 
+def _case_record_draws(
+    runs: Ints, passes: Ints, resamples: int, seed: int
+) -> tuple[Ints, Ints, Ints]:
+    """The distinct case records (counted runs, passes) in sorted order, how many cases
+    hold each, and how many copies of each `resamples` bootstrap draws of the cases
+    hold: the one resampling the dataset bootstrap and the share forecast both read
+    (each case with all its runs). Drawn as `_bootstrap_totals` draws: per record
+    (`_record_draws`, multinomial) when there are few, else case by case from
+    `default_rng(seed)`, summed per record. Remembered as `_record_draws` is, so the
+    second of the two calls of a report costs nothing (the draws were a fifth of a
+    simulated experiment's CPU). Records are (runs, passes) pairs, not the figures'
+    own values, so one resampling serves every figure: the draws per record of a
+    case's rate alone would be another multinomial."""
+    records, inverse, counts = _unique_rows(np.column_stack([runs, passes]))
+    cases = runs.size
+    if _few_records(records.shape[0], cases):
+        return records, counts, _record_draws(cases, counts, resamples, seed)
+
+    def by_case() -> Ints:
+        order = np.argsort(inverse, kind="stable")
+        starts = np.cumsum(counts) - counts
+        rng = np.random.default_rng(seed)
+        blocks = _resample_counts(cases, resamples, rng)
+        return np.concatenate([np.add.reduceat(w[:, order], starts, axis=1) for w in blocks])
+
+    key = (seed, cases, resamples, "cases", inverse.tobytes())
+    return records, counts, _remembered(key, by_case)
+
+
 def _expanded_tail(cases: int, confidence: float) -> float:
     """The tail probability that widens a percentile interval for a small number of cases.
 
@@ -86,7 +116,8 @@ def _bootstrap_ends(values: Floats, tail: float) -> tuple[float, float]:
     quantile; numpy's default (linear, 1 + (B - 1) q) lands at (1 + (B - 1) q) / (B + 1):
     2.97 % instead of 2.5 % per tail at B = 200, a 94 % interval.
     """
-    return _weibull_quantile(values, tail), _weibull_quantile(values, 1.0 - tail)
+    low, high = _weibull_quantiles(values, (tail, 1.0 - tail))
+    return low, high
 
 
 def _weibull_quantile(values: Floats, q: float) -> float:
@@ -95,12 +126,23 @@ def _weibull_quantile(values: Floats, q: float) -> float:
     on generated data): the (B + 1) q-th order statistic, linearly interpolated.
     numpy's general machinery for it costs more than the bootstrap, and loads
     `numpy.ma` (8 ms of a report's start) to ask whether the array is masked."""
+    return _weibull_quantiles(values, (q,))[0]
+
+
+def _weibull_quantiles(values: Floats, qs: tuple[float, ...]) -> list[float]:
+    """`_weibull_quantile` at each of `qs`, the values checked and sorted once."""
     count = values.size
     if count == 0 or np.isnan(values).any() or np.signbit(values).any():
         # NaN, or a sign (where -0.0 and 0.0 tie, and numpy's partial sort places them
         # its own way): numpy's own path. A bootstrap's rates and shares have neither.
-        return float(np.quantile(values, q, method="weibull"))
+        return [float(np.quantile(values, q, method="weibull")) for q in qs]
     ordered: list[float] = np.sort(values).tolist()
+    return [_read_quantile(ordered, q) for q in qs]
+
+
+def _read_quantile(ordered: list[float], q: float) -> float:
+    """The weibull quantile q of sorted values, as numpy interpolates it."""
+    count = len(ordered)
     virtual = count * q + (0 + q * 1) - 1  # numpy's _compute_virtual_index(n, q, 0, 0)
     if virtual >= count - 1:  # numpy clips both indices to the ends
         below = above = ordered[-1]
@@ -168,7 +210,8 @@ def case_rate_bootstrap(
     _need_two_cases(cases)
     rates = (c / n).astype(np.float64)
     mean = float(rates.mean())
-    values = _bootstrap_totals(rates[:, None], resamples, seed)[:, 0] / cases
+    records, _, draws = _case_record_draws(n, c, resamples, seed)
+    values = (draws @ (records[:, 1] / records[:, 0])) / cases
     if np.ptp(values) == 0:
         flat = _degenerate(CASE_RATE_LABEL, mean, cases, confidence)
         return flat or case_rate_interval(n, c, confidence)
@@ -196,7 +239,9 @@ def _bootstrap_rate(runs: Ints, passes: Ints, **resampling: Unpack[Resampling]) 
     cases = runs.size
     _need_two_cases(cases)
     rate = float(passes.sum() / runs.sum())
-    totals = _bootstrap_totals(np.column_stack([passes, runs]).astype(np.float64), resamples, seed)
+    records, _, draws = _case_record_draws(runs, passes, resamples, seed)
+    # integer totals, exact in any order: the bits `_bootstrap_totals` gave
+    totals = np.asarray(draws @ records[:, ::-1], dtype=np.float64)
     values = totals[:, 0] / totals[:, 1]
     if np.ptp(values) == 0:
         flat = _degenerate(RATE_LABEL, rate, cases, confidence)

@@ -21,12 +21,11 @@ from passhat.stats._base import (
     _check_prior,
     _counted_arrays,
     _counts,
-    _record_draws,
     _resampled,
     _unique_rows,
 )
 from passhat.stats._numpy import np
-from passhat.stats.bootstrap import _bootstrap_ends, _expanded_tail
+from passhat.stats.bootstrap import _bootstrap_ends, _case_record_draws, _expanded_tail
 from passhat.stats.distributions import _beta_quantile_rows, _z, beta_moment
 from passhat.stats.intervals import _binomial_floor, _case_rate_trials, score_interval
 
@@ -150,8 +149,9 @@ def _moment_products(a: Floats, b: Floats, m: int) -> Floats:
     if m > PRODUCT_TERMS:
         return beta_moment(a, b, m)
     out = np.ones(np.broadcast_shapes(a.shape, b.shape))
+    total = a + b  # `a + b + i` adds a + b first: the same bits, added once
     for i in range(m):
-        out *= (a + i) / (a + b + i)
+        out *= (a + i) / (total + i)
     return out
 
 
@@ -409,7 +409,7 @@ def share_forecast(
         method = f"{prior_name or _prior_name(prior)} prior, per case"
         return ShareForecast(label, float(first.mean()), None, None, confidence, method, note)
     cases = n.size
-    records, _, counts = _unique_rows(np.column_stack([n, c]))
+    records, counts, draws = _case_record_draws(n, c, resamples, seed)
     rn, rc = (records[:, i].astype(np.float64) for i in (0, 1))
     varied = int(n.min()) != int(n.max())
     if varied:  # each case weighs once (`_fit_case_sums`)
@@ -417,7 +417,6 @@ def share_forecast(
         columns = np.column_stack([rate, rate * rate, 1.0 / rn, 1.0 - 1.0 / rn])
     else:
         columns = np.column_stack([rn, rc, rn * rn, rc * rn, rc * rc, rn * (rn - 1.0)])
-    draws = _record_draws(cases, counts, resamples, seed)
     weights = np.vstack([counts[None, :], draws])
     weights = weights.astype(np.float64)
     fit = _fit_case_sums if varied else _fit_sums
