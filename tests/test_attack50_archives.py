@@ -44,19 +44,12 @@ from passhat.agents import archives
 from passhat.agents.archives import TooMuchToLook, whole_look
 from passhat.agents.lookout import Lookout
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, PYTHON, attack_suite, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, lowered, passhat_as
 
 COUNT = 80
 TIMEOUT_S = 30
 LOOK_S_HERE = 1.0
-LOWER_LOOK = (
-    "import runpy, sys; from passhat.agents import archives; "
-    f"archives.LOOK_S = {LOOK_S_HERE}; "
-    "sys.argv = ['passhat', *sys.argv[sys.argv.index('-m') + 2 :]]; "
-    "runpy.run_module('passhat', run_name='__main__', alter_sys=True)"
-)
-"""`python -c LOWER_LOOK PYTHON -m passhat ARGS`: passhat ARGS, its whole look bounded at
-LOOK_S_HERE seconds (passhat_as's `head`; the PYTHON after it is not started)."""
+"""The whole look's bound of the passhat under attack (sandbox_helpers.lowered)."""
 
 
 def _suite(folder: Path, scratch: Path, kind: str) -> Path:
@@ -80,7 +73,7 @@ def test_archives_a_run_leaves_error_the_next_run_isolation_not_timeout(
     args = ["-k", "2", "--concurrency", "1", "--timeout", str(TIMEOUT_S), "--db", str(db)]
     args += ["--agent-write", str(scratch), "-q", "--no-report"]
     assert LOOK_S_HERE < archives.LOOK_S < TIMEOUT_S
-    head = [str(PYTHON), "-c", LOWER_LOOK]
+    head = lowered("passhat.agents.archives", "LOOK_S", LOOK_S_HERE)
     done = passhat_as(user, open_tmp, "run", str(suite), *args, head=head)
     assert done.returncode in (0, 1), done.stderr
     with Store(db, create=False) as store:
@@ -89,7 +82,7 @@ def test_archives_a_run_leaves_error_the_next_run_isolation_not_timeout(
     # the archives lie in the agent's write: folder, left by its run 1 (round 13)
     assert (runs[2].status, runs[2].error_type) == ("errored", "agent_left"), runs[2].error_message
     assert f"{scratch}: the archives in the agent's view" in str(runs[2].error_message)
-    assert f"or {LOOK_S_HERE:g} s)" in str(runs[2].error_message)  # LOWER_LOOK took
+    assert f"or {LOOK_S_HERE:g} s)" in str(runs[2].error_message)  # lowered took
 
 
 def test_the_whole_look_past_its_bound_is_an_isolation_error(
