@@ -68,6 +68,18 @@ def passhat_as(
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, cwd=folder)
 
 
+def lowered(module: str, name: str, value: float) -> list[str]:
+    """A `head` for passhat_as: `passhat ARGS` with `module`.`name` set to `value` (a bound
+    of passhat's that its attack would spend whole, in CPU, at its own size): run as
+    `PYTHON -c SCRIPT PYTHON -m passhat ARGS`, the second PYTHON never started."""
+    script = (
+        f"import importlib, runpy, sys; importlib.import_module({module!r}).{name} = {value!r}; "
+        "sys.argv = ['passhat', *sys.argv[sys.argv.index('-m') + 2 :]]; "
+        "runpy.run_module('passhat', run_name='__main__', alter_sys=True)"
+    )
+    return [str(PYTHON), "-c", script]
+
+
 def open_to_all(folder: Path) -> None:
     """Every path under `folder` opened to every user: a root passhat runs each agent as a
     uid of its own, an unprivileged one as nobody."""

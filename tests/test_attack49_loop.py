@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from agent_python import PYTHON
 from conftest import SuiteWriter
@@ -311,3 +313,37 @@ async def test_a_backslash_before_a_raw_newline_ends_the_count(
     monkeypatch.setattr(app, "WINDOW", window)
     for raw in (b'{"a":"\\\n","b":1}', b'{"a":"\\\n', b'{"a":"\\', b'{"a":"'):
         assert await asyncio.wait_for(app.count_values(raw), 5) >= 1
+
+
+def _reference(raw: bytes) -> int:
+    """count_values byte by byte: the marks `[{,:` outside strings (a backslash in a string
+    takes the next byte whole; a string never closed holds the rest)."""
+    count, in_string, escaped = 0, False, False
+    for byte in raw:
+        if escaped:
+            escaped = False
+        elif in_string:
+            escaped, in_string = byte == 0x5C, byte != 0x22
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"[{,:":
+            count += 1
+    return min(count, VALUES)
+
+
+@example(b'["\\\n,"]', 1 << 18)  # an escaped newline in a string closed in the window
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(list(b'"\\,:[{]} a\n')), max_size=60).map(bytes),
+    st.sampled_from([2, 3, 5, 7, 1 << 18]),
+)
+def test_any_bytes_are_counted_as_byte_by_byte_across_windows(raw: bytes, window: int) -> None:
+    """The count reads a window's closed strings and what lies between them at once: on
+    any bytes, at any window, what a byte-by-byte reading counts (escapes and strings cut
+    at a window's end, strings never closed). (A window of 1 byte never held an escape:
+    the count never ended, before as now; WINDOW is 256 KiB.)"""
+    from passhat.serve import app
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(app, "WINDOW", window)
+        assert asyncio.run(app.count_values(raw)) == _reference(raw)

@@ -25,6 +25,12 @@ is a unit test.
 Round 13 (attack51): what stops the look lies in the agent's own `write:` folder, filled
 since the experiment started, so run 2 is errored `agent_left`, the agent's doing, not
 `isolation`, passhat's.
+
+The passhat under attack runs with its whole look's bound at LOOK_S_HERE (1 s), not 10 s:
+the look spends its bound in CPU, and at 10 s this one test took 10 CPU-s of the suite
+(heavy57). What the test proves (the look stopped, before the timeout, is `agent_left`,
+naming the archives) does not hang on the bound's size; LOOK_S itself stays below a
+--timeout worth giving (asserted below against TIMEOUT_S).
 """
 
 from __future__ import annotations
@@ -38,10 +44,12 @@ from passhat.agents import archives
 from passhat.agents.archives import TooMuchToLook, whole_look
 from passhat.agents.lookout import Lookout
 from passhat.store import Store
-from sandbox_helpers import ATTACK_MARKS, attack_suite, passhat_as
+from sandbox_helpers import ATTACK_MARKS, attack_suite, lowered, passhat_as
 
 COUNT = 80
 TIMEOUT_S = 30
+LOOK_S_HERE = 1.0
+"""The whole look's bound of the passhat under attack (sandbox_helpers.lowered)."""
 
 
 def _suite(folder: Path, scratch: Path, kind: str) -> Path:
@@ -64,7 +72,9 @@ def test_archives_a_run_leaves_error_the_next_run_isolation_not_timeout(
     db = open_tmp / "p.db"
     args = ["-k", "2", "--concurrency", "1", "--timeout", str(TIMEOUT_S), "--db", str(db)]
     args += ["--agent-write", str(scratch), "-q", "--no-report"]
-    done = passhat_as(user, open_tmp, "run", str(suite), *args)
+    assert LOOK_S_HERE < archives.LOOK_S < TIMEOUT_S
+    head = lowered("passhat.agents.archives", "LOOK_S", LOOK_S_HERE)
+    done = passhat_as(user, open_tmp, "run", str(suite), *args, head=head)
     assert done.returncode in (0, 1), done.stderr
     with Store(db, create=False) as store:
         runs = {run.run_index: run for run in store.runs(store.experiment("latest").id)}
@@ -72,6 +82,7 @@ def test_archives_a_run_leaves_error_the_next_run_isolation_not_timeout(
     # the archives lie in the agent's write: folder, left by its run 1 (round 13)
     assert (runs[2].status, runs[2].error_type) == ("errored", "agent_left"), runs[2].error_message
     assert f"{scratch}: the archives in the agent's view" in str(runs[2].error_message)
+    assert f"or {LOOK_S_HERE:g} s)" in str(runs[2].error_message)  # lowered took
 
 
 def test_the_whole_look_past_its_bound_is_an_isolation_error(

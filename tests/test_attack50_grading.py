@@ -32,7 +32,7 @@ from passhat import execution, scoring, searching
 from passhat.scoring import Matches, Score
 from passhat.store import Store
 from passhat.suite import Suite, load_suite
-from sandbox_helpers import ATTACK_MARKS, passhat_as
+from sandbox_helpers import ATTACK_MARKS, lowered, passhat_as
 from test_scorers_more import RUBRIC, _judge_line, write_suite
 
 TIMEOUT_S = 20
@@ -91,10 +91,16 @@ def _grade_beside_a_ticker(suite: Suite, state: dict[str, Any]) -> tuple[Score |
     return asyncio.run(grade())
 
 
+SEARCH_S = 0.3
+"""The search's bound in the tests below (the last one's passhat: sandbox_helpers.lowered):
+a search held the whole time (by TEXT, 7 s of `re`) burns it in CPU, so it is short; a
+loop held for it ticks never, a free one (every 10 ms) about 30 times."""
+
+
 def test_grading_a_search_leaves_the_event_loop_free(
     writer: SuiteWriter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(scoring, "MATCH_TIMEOUT_S", 1.0, raising=False)
+    monkeypatch.setattr(scoring, "MATCH_TIMEOUT_S", SEARCH_S, raising=False)
     writer.suite["defaults"]["scorers"] = [  # type: ignore[index]
         {"matches": "ticket.goal", "pattern": "coupon.*expir"}
     ]
@@ -102,15 +108,15 @@ def test_grading_a_search_leaves_the_event_loop_free(
     score, error, ticks = _grade_beside_a_ticker(suite, {"ticket": {"goal": TEXT}})
     assert error is None and score is not None and not score.passed
     assert "ran past" in score.details[0].get("problem", ""), score.details
-    # a loop held for the whole second ticks never; a free one about 100 times
-    assert ticks >= 5, f"the event loop ticked {ticks} times in a second of grading"
+    # a loop held for the whole search ticks never; a free one about 30 times
+    assert ticks >= 5, f"the event loop ticked {ticks} times in {SEARCH_S} s of grading"
 
 
 def test_beside_a_judge_a_search_leaves_the_event_loop_free(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a judge grades on the loop (score_run_async): the search beside it goes to a thread
-    monkeypatch.setattr(scoring, "MATCH_TIMEOUT_S", 1.0, raising=False)
+    monkeypatch.setattr(scoring, "MATCH_TIMEOUT_S", SEARCH_S, raising=False)
     scorers = [
         {"matches": "answer.text", "pattern": "coupon.*expir"},
         {"judge": RUBRIC, "model": "replay:judge.jsonl", "paths": ["answer.text"]},
@@ -120,7 +126,7 @@ def test_beside_a_judge_a_search_leaves_the_event_loop_free(
     assert error is None and score is not None and not score.passed
     assert "ran past" in score.details[0].get("problem", ""), score.details
     assert score.details[1]["verdict"] == "pass"
-    assert ticks >= 5, f"the event loop ticked {ticks} times in a second of grading"
+    assert ticks >= 5, f"the event loop ticked {ticks} times in {SEARCH_S} s of grading"
 
 
 def _suite(folder: Path, pattern: str) -> Path:
@@ -148,8 +154,13 @@ def test_a_runs_text_does_not_hold_its_grading_past_the_timeout(user: str, open_
         item.chmod(0o777 if item.is_dir() else 0o666)
     db = open_tmp / "p.db"
     args = ["-k", "1", "--timeout", str(TIMEOUT_S), "--db", str(db), "-q", "--no-report"]
+    # the passhat under attack searches for SEARCH_S, not MATCH_TIMEOUT_S (2 s of CPU
+    # spent whole): the record does not hang on the bound's size, which stays below
+    # --timeout
+    assert SEARCH_S < scoring.MATCH_TIMEOUT_S < TIMEOUT_S
+    head = lowered("passhat.scoring", "MATCH_TIMEOUT_S", SEARCH_S)
     try:
-        done = passhat_as(user, open_tmp, "run", str(suite), *args)
+        done = passhat_as(user, open_tmp, "run", str(suite), *args, head=head)
     except subprocess.TimeoutExpired:
         pytest.fail("passhat ran past passhat_as's own bound")
     assert done.returncode in (0, 1), done.stderr
@@ -158,6 +169,6 @@ def test_a_runs_text_does_not_hold_its_grading_past_the_timeout(user: str, open_
     assert run.output == {"written": True}, run.error_message
     # counted, and failed by the search's own bound: the agent's text caused it
     assert run.status == "failed", (run.status, run.error_type, run.error_message)
-    assert "ran past" in run.score[0].get("problem", ""), run.score
+    assert f"ran past {SEARCH_S:g} s" in run.score[0].get("problem", ""), run.score
     took = run.duration_s
     assert took < TIMEOUT_S + SLACK_S, f"the run lasted {took:.0f} s at --timeout {TIMEOUT_S}"

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlencode
@@ -51,9 +52,18 @@ def visit(page: Page, url: str, path: str = "") -> None:
     page.wait_for("document.readyState === 'complete'")
 
 
-def test_every_page_renders_without_console_errors(tmp_path: Path) -> None:
-    db = trend_store(tmp_path / "passhat.db")
-    with served(db) as url, chromium_page() as page:
+@pytest.fixture(scope="module")
+def trend_view(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """The trend store and one `passhat view` of it, for the tests that only read it
+    (each in a browser context of its own): one view's start, not one a test."""
+    db = trend_store(tmp_path_factory.mktemp("trend") / "passhat.db")
+    with served(db) as url:
+        yield db, url
+
+
+def test_every_page_renders_without_console_errors(trend_view: tuple[Path, str]) -> None:
+    url = trend_view[1]
+    with chromium_page() as page:
         visit(page, url)  # the printed URL: its token becomes the cookie
         bare = url.partition("?")[0]
         for name, path in pages("case-13").items():
@@ -81,11 +91,13 @@ def test_every_page_renders_without_console_errors(tmp_path: Path) -> None:
         assert page.errors() == []
 
 
-def test_the_page_open_hands_the_browser_leads_to_the_view(tmp_path: Path) -> None:
+def test_the_page_open_hands_the_browser_leads_to_the_view(
+    trend_view: tuple[Path, str],
+) -> None:
     """`--open` gives the browser a file that leads to the printed URL (the token on no
     command line): it does, and the token it carries becomes the cookie."""
-    db = trend_store(tmp_path / "passhat.db")
-    with served(db) as url, chromium_page() as page:
+    db, url = trend_view
+    with chromium_page() as page:
         opening = opening_page(db, url)  # the view's own folder: the test is its user
         assert opening.startswith("file:///") and "token" not in opening
         page.goto(opening)
@@ -96,8 +108,8 @@ def test_the_page_open_hands_the_browser_leads_to_the_view(tmp_path: Path) -> No
         assert page.errors() == []  # the view removes the page when it stops
 
 
-def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:
-    db = trend_store(tmp_path / "passhat.db")
+def test_compare_page_says_what_compare_json_says(trend_view: tuple[Path, str]) -> None:
+    db, url = trend_view
     cli = subprocess.run(
         [sys.executable, "-m", "passhat", "compare", "p2", "p3", "--json", "--db", str(db)],
         capture_output=True,
@@ -105,7 +117,7 @@ def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:
         check=True,
     )
     expected = json.loads(cli.stdout)
-    with served(db) as url, chromium_page() as page:
+    with chromium_page() as page:
         visit(page, url, pages("case-00")["compare"])
         shown = page.evaluate(
             "Array.from(document.querySelectorAll('#differences tr[data-metric]')).map(r =>"
@@ -127,9 +139,9 @@ def test_compare_page_says_what_compare_json_says(tmp_path: Path) -> None:
     }
 
 
-def test_trend_flags_the_planted_regression(tmp_path: Path) -> None:
-    db = trend_store(tmp_path / "passhat.db")
-    with served(db) as url, chromium_page() as page:
+def test_trend_flags_the_planted_regression(trend_view: tuple[Path, str]) -> None:
+    url = trend_view[1]
+    with chromium_page() as page:
         visit(page, url, pages("case-00")["trend"])
         flagged = page.evaluate(
             "Array.from(document.querySelectorAll('#points tr.regression')).map(r =>"

@@ -133,8 +133,12 @@ def _apply(
     name = text.name
     seen: set[tuple[int, int]] = set()
     lower = block.text.lower()
+    triggered: dict[tuple[str, ...], bool] = {}  # rules share triggers: each looked for once
     for rule in rules:
-        if not any(map(lower.__contains__, rule.trigger)):
+        hit = triggered.get(rule.trigger)
+        if hit is None:
+            hit = triggered[rule.trigger] = any(map(lower.__contains__, rule.trigger))
+        if not hit:
             continue
         for match in rule.pattern.finditer(block.text):
             if len(found) + len(reading.set_aside) >= MAX_CANDIDATES:
