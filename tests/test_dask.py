@@ -357,19 +357,35 @@ async def test_runs_whose_worker_dies_too_often_are_left_missing_never_half_coun
 async def test_without_a_scheduler_a_local_cluster_on_loopback_runs_them(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
     agent_name = "agents_for_tests:odd_runs_pass_telling_its_housekeeping"
-    suite, agent, experiment = _experiment(db, agent_name, 4)
-    executor = DaskExecutor(workers=2)
+    suite, agent, experiment = _experiment(db, agent_name, 1)
+    executor = DaskExecutor()
     with Store(db) as store:
         await run_experiment(
             store, experiment, suite, agent, None, RunOptions(concurrency=2), executor=executor
         )
     # TLS with a certificate of its own: no other process of the machine connects
     assert executor.address is not None and executor.address.startswith("tls://127.0.0.1:")
+    # one run to make, one worker process (each costs a second or two of CPU), though
+    # --concurrency 2 on two cores would start two
+    assert executor.local_processes == 1
     runs = _rows(db, experiment.id)
-    _parity_ok(runs, 4)
+    _parity_ok(runs, 1)
     # its workers tick each second, not each 20 ms, and look at the system each 2 s, not
     # each 500 ms, with no profiler: a dashboard's figures, and there is no dashboard
-    assert [r.output for r in runs] == [[1.0, 2000.0, False]] * 4
+    assert [r.output for r in runs] == [[1.0, 2000.0, False]]
+
+
+def test_a_local_cluster_is_sized_by_the_runs_read_ahead_no_further() -> None:
+    from itertools import count
+
+    from passhat.executors.dask import _ahead, local_workers
+
+    endless = ((SEED, i) for i in count(1))  # a plan read lazily: never read whole
+    rest, runs = _ahead(endless, 2)
+    assert runs is None and next(rest) == (SEED, 1) and next(rest) == (SEED, 2)
+    rest, runs = _ahead([(SEED, 1)], 2)
+    assert runs == 1 and list(rest) == [(SEED, 1)]
+    assert local_workers(1, 1) == 1 and local_workers(3, 2) == min(os.cpu_count() or 1, 2)
 
 
 @pytest.mark.parametrize("how", ["source", "bytecode"])

@@ -53,6 +53,7 @@ async def test_a_heartbeat_in_flight_at_shutdown_prints_no_traceback(
             store, experiment, suite, agent, None, RunOptions(concurrency=2), executor=executor
         )
     _parity_ok(_rows(db, experiment.id), 4)
+    assert executor.local_processes == 2  # as many as asked for, whatever the runs
     err = capfd.readouterr().err
     assert "Traceback" not in err and "during heartbeat" not in err, err
 

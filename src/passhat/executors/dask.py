@@ -36,8 +36,9 @@ Faults:
   in flight finish (`batching.batched`), then the driver stops.
 
 Without a scheduler address a LocalCluster of worker processes is started on
-127.0.0.1 (no dashboard), one process per core and enough threads for
---concurrency runs in flight, its housekeeping slowed (HOUSEKEEPING). Its shutdown
+127.0.0.1 (no dashboard), one process per core (at most one a run to make: each costs a
+second or two of CPU to start and stop) and enough threads for --concurrency runs in
+flight, its housekeeping slowed (HOUSEKEEPING). Its shutdown
 is quiet: a worker whose heartbeat was in flight when it closed does not print that
 failure (`QuietClose`); a heartbeat that fails while the worker runs is printed as
 before.
@@ -51,9 +52,10 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass, field, replace
+from itertools import chain, islice
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -282,7 +284,8 @@ class DaskExecutor:
         batch_target_s: float = TARGET_S,
     ) -> None:
         """`scheduler`: tcp://HOST:PORT of a running `dask scheduler`; None starts a
-        LocalCluster of `workers` processes (default: one per core) on 127.0.0.1.
+        LocalCluster of `workers` processes (default: one per core, at most --concurrency and at most
+        the runs to make) on 127.0.0.1.
         `batch`: runs per task, fixed (1: no batching); None sizes batches by run
         time, at most `batch_target_s` of runs each (`batching.py`)."""
         self.scheduler = None if scheduler is None else reachable(check_scheduler(scheduler))
@@ -298,6 +301,9 @@ class DaskExecutor:
         self.refused: dict[str, str] = {}
         """Workers the last run refused (address -> what differs, the files named): they
         ran none of its runs."""
+        self.local_processes: int | None = None
+        """The worker processes of the local cluster the last run started (None on a
+        scheduler's): `workers`, or by default no more than the runs it had to make."""
 
     def __repr__(self) -> str:
         return f"DaskExecutor(scheduler={self.scheduler!r})"
@@ -305,9 +311,14 @@ class DaskExecutor:
     async def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
         self.left_missing = []  # this call's give-ups only (adaptive rounds call run again)
         async with AsyncExitStack() as stack:
-            connection = self._client(job.options.concurrency, _key_names(job))
+            # a local cluster of its own size: no more processes than runs to make
+            sized = self.scheduler is None and self.workers is None
+            most = local_workers(job.options.concurrency) if sized else 0
+            todo, counted = _ahead(todo, most)
+            connection = self._client(job.options.concurrency, _key_names(job), counted)
             client = await stack.enter_async_context(connection)
             self.address = str(client.scheduler.address)
+            self.local_processes = connection.processes
             shipment = ship(job)
             pool = _Pool(shipment.version, shipment.code, shipment.level)
             self.refused = pool.refused
@@ -352,21 +363,41 @@ class DaskExecutor:
                 async for record in runs:
                     yield record
 
-    def _client(self, concurrency: int, held: Sequence[str] = ()) -> _Connection:
-        return _Connection(self.scheduler, self.workers, concurrency, held)
+    def _client(
+        self, concurrency: int, held: Sequence[str] = (), runs: int | None = None
+    ) -> _Connection:
+        return _Connection(self.scheduler, self.workers, concurrency, held, runs)
+
+
+def _ahead(todo: Iterable[WorkItem], most: int) -> tuple[Iterator[WorkItem], int | None]:
+    """`todo` whole, and how many runs it holds when that is under `most` (None when it
+    holds `most` or more): read `most` items ahead, no more, the rest left lazy."""
+    items = iter(todo)
+    first = list(islice(items, most))
+    return chain(first, items), (len(first) if len(first) < most else None)
 
 
 class _Connection:
     """An asynchronous Client to the scheduler, or to a LocalCluster started for it."""
 
     def __init__(
-        self, scheduler: str | None, workers: int | None, concurrency: int, held: Sequence[str]
+        self,
+        scheduler: str | None,
+        workers: int | None,
+        concurrency: int,
+        held: Sequence[str],
+        runs: int | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.workers = workers
         self.concurrency = concurrency
         self.held = held
         """Variables a local cluster's processes are not exec'd with (keys.py)."""
+        self.runs = runs
+        """The runs to make, when fewer than a local cluster's default processes: one
+        process a run then (each costs a second or two of CPU to start and stop)."""
+        self.processes: int | None = None
+        """The worker processes of the local cluster started, once it is."""
         self.stack = AsyncExitStack()
 
     async def __aenter__(self) -> Any:
@@ -379,7 +410,7 @@ class _Connection:
                 held = keys.withheld(os.environ, self.held)
                 self.stack.enter_context(keys.spawning_without(held))
                 security = _private()
-                n = self.workers or max(1, min(os.cpu_count() or 1, self.concurrency))
+                n = self.workers or local_workers(self.concurrency, self.runs)
                 with dask.config.set(HOUSEKEEPING):  # read as each server is made
                     cluster = LocalCluster(  # type: ignore[no-untyped-call]
                         n_workers=n,
@@ -394,6 +425,7 @@ class _Connection:
                         asynchronous=True,
                     )
                     address = await self.stack.enter_async_context(cluster)
+                    self.processes = len(cluster.workers)
             client = await self.stack.enter_async_context(
                 Client(  # type: ignore[no-untyped-call]
                     address,
@@ -420,6 +452,13 @@ class _Connection:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stack.aclose()
+
+
+def local_workers(concurrency: int, runs: int | None = None) -> int:
+    """A local cluster's worker processes when --workers is not given: one per core, at
+    most --concurrency, and at most the runs to make (`runs`, when counted)."""
+    most = min(os.cpu_count() or 1, concurrency, runs or concurrency)
+    return max(1, most)
 
 
 def _key_names(job: Job) -> list[str]:
