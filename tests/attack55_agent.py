@@ -19,11 +19,12 @@ Standard library only. What it tries comes from its environment:
                       The agent prints {}.
     ATTACK55_WATCH    FOLDER,NAME,SECONDS: the same daemon without the kill, for up to
                       SECONDS: it ends as soon as it read $NAME in a new process of its uid.
-    ATTACK55_HOLD     FOLDER,SECONDS: the first run (FOLDER/armed) opens connections to
-                      the port of PASSHAT_MCP_URL, sending nothing, until one is refused or
-                      it has 4,000, writes FOLDER/holding and holds them SECONDS: prints
-                      `{"held": N}`. Every other run waits (up to 60 s) for FOLDER/holding,
-                      then asks its tools for their list (MCP over HTTP, with its token): it
+    ATTACK55_HOLD     FOLDER,SECONDS,MOST: the first run (FOLDER/armed) opens connections
+                      to the port of PASSHAT_MCP_URL, sending nothing, until one is refused
+                      or it has MOST, writes FOLDER/holding and holds them until another run
+                      made FOLDER/asked, or SECONDS: prints `{"held": N}`. Every other run
+                      waits (up to 60 s) for FOLDER/holding, then asks its tools for their
+                      list (MCP over HTTP, with its token), then makes FOLDER/asked: it
                       prints `{"tools": N}`, or, when the request fails, says why on stderr
                       and exits 1, as an agent whose tools are gone would.
     ATTACK55_PRLIMIT  FOLDER,LIMIT[,NAME[,soft]]: the first run (FOLDER/armed) sets its
@@ -172,16 +173,19 @@ def daemon(folder: str, name: str, seconds: float, kill: int | None) -> None:
         time.sleep(0.01)
 
 
-def hold(folder: str, seconds: float) -> int:
-    """Idle connections to the run's MCP port, opened until one fails, held `seconds`."""
+def hold(folder: str, seconds: float, most: int) -> int:
+    """Idle connections to the run's MCP port, opened until one fails or `most` are,
+    held until the other run asked for its tools (FOLDER/asked), or `seconds`."""
     url = urllib.parse.urlsplit(os.environ["PASSHAT_MCP_URL"])
     held = []
     with contextlib.suppress(OSError):
-        while len(held) < 4000:
+        while len(held) < most:
             held.append(socket.create_connection((url.hostname, url.port), timeout=5))
     with open(os.path.join(folder, "holding"), "w", encoding="ascii") as file:
         file.write(str(len(held)))
-    time.sleep(seconds)
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(os.path.join(folder, "asked")) and time.monotonic() < deadline:
+        time.sleep(0.01)
     for sock in held:
         sock.close()
     return len(held)
@@ -207,6 +211,8 @@ def tools(folder: str) -> int:
             return len(json.loads(answer.read())["result"]["tools"])
     except (OSError, ValueError) as error:
         sys.exit(f"cannot list my tools: {type(error).__name__}: {error}"[:300])
+    finally:
+        os.close(os.open(os.path.join(folder, "asked"), os.O_CREAT | os.O_WRONLY))
 
 
 def lower(limit: int, name: str = "NOFILE", soft: str = "") -> str:
@@ -229,9 +235,9 @@ def main() -> None:
         json.dump({"prlimit": lower(int(limit), *how)} if first(folder) else {}, sys.stdout)
         return
     if "ATTACK55_HOLD" in os.environ:
-        folder, seconds = os.environ["ATTACK55_HOLD"].split(",")
+        folder, seconds, most = os.environ["ATTACK55_HOLD"].split(",")
         if first(folder):
-            json.dump({"held": hold(folder, float(seconds))}, sys.stdout)
+            json.dump({"held": hold(folder, float(seconds), int(most))}, sys.stdout)
         else:
             json.dump({"tools": tools(folder)}, sys.stdout)
         return

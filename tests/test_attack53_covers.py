@@ -18,6 +18,7 @@ errored `agent_left` where the covers past the bound lie in the run's `write:` f
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,31 @@ def test_control_at_process_level_the_next_run_is_counted(user: str, open_tmp: P
     first, second = _two_runs(user, open_tmp, "process")
     assert first.output == {"many": "left"}
     assert second.output == {"many": ["there", FOLDERS]}, second.error_message
+
+
+def _outermost_pairwise(paths: list[str]) -> list[str]:
+    """`sandbox.outermost` by its definition: every pair compared."""
+    from passhat.agents.sandbox import under
+
+    unique = list(dict.fromkeys(os.path.abspath(p) for p in paths))
+    return [p for p in unique if not any(p != q and under(p, [q]) for q in unique)]
+
+
+def test_the_outermost_of_thousands_of_covers_compares_no_pair_of_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """3,000 covers a run left took the next run's look 9 million `under` calls (~3 s of
+    passhat's CPU, before every later run) to drop those inside another; now each path's
+    folders are looked up: the same answer, in order, with no pair compared."""
+    from passhat.agents import sandbox
+
+    paths = [f"/w/d{i}/.env" for i in range(FOLDERS)] + [f"/w/d{i}" for i in range(0, 99, 7)]
+    paths += ["/w/d1/.env", "/w/d3//x/../.env/", "/w/d30/.env/y", "w/rel"]
+    expected = _outermost_pairwise(paths)
+    calls: list[object] = []
+    under = sandbox.under
+    monkeypatch.setattr(sandbox, "under", lambda *a: calls.append(a) or under(*a))
+    assert sandbox.outermost(paths) == expected
+    assert len(calls) <= len(paths), f"{len(calls):,} comparisons"
+    for few in (["/a/b", "//", "/c"], ["/", "/a", "//"], ["/a/", "/ab", "/a/b/../c"]):
+        assert sandbox.outermost(few) == _outermost_pairwise(few)

@@ -41,13 +41,25 @@ MINE = KEY + "-attack55-survivor-" + secrets.token_hex(8)
 """The key of this test's second passhat: one no other passhat on the machine holds."""
 
 
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (not gone, nor a zombie left to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
 def daemon_found(out: Path, seconds: float) -> dict[str, object]:
-    """What the agent's daemon wrote to `out`/found.json within `seconds` ({} when
-    nothing); the daemon is ended either way (its pid in `out`/pid)."""
+    """What the agent's daemon wrote to `out`/found.json within `seconds`, or before it
+    ended ({} when nothing); the daemon is ended either way (its pid in `out`/pid)."""
     try:
         deadline = time.monotonic() + seconds
         while not (out / "found.json").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+            with contextlib.suppress(OSError, ValueError):
+                if not alive(int((out / "pid").read_text())):
+                    break  # killed: it writes nothing more (it writes as it ends)
+            time.sleep(0.05)
     finally:
         with contextlib.suppress(OSError, ValueError):
             os.kill(int((out / "pid").read_text()), signal.SIGKILL)

@@ -52,7 +52,7 @@ import os
 import shutil
 import stat
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -302,9 +302,21 @@ def _node_project(file: Path) -> Path | None:
 
 
 def outermost(paths: Iterable[str]) -> list[str]:
-    """`paths` without duplicates and without those inside another one, in order."""
+    """`paths` without duplicates and without those inside another one, in order. Each
+    path's folders on its way up are looked up, not every other path compared with it:
+    3,000 covers an agent left took 9 million `under` calls, ~3 s before the next run."""
     unique = list(dict.fromkeys(os.path.abspath(p) for p in paths))
-    return [p for p in unique if not any(p != q and under(p, [q]) for q in unique)]
+    held = set(unique)
+    roots = {p for p in held if not p.strip("/")}  # "/" or "//": every path is under it
+    return [p for p in unique if not roots - {p} and held.isdisjoint(_uppers(p))]
+
+
+def _uppers(path: str) -> Iterator[str]:
+    """The folders `path` (absolute, normalised) lies in, nearest first."""
+    upper = os.path.dirname(path)
+    while upper != path:
+        yield upper
+        path, upper = upper, os.path.dirname(upper)
 
 
 SECRET_PREFIXES = (".env",)
