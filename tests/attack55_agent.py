@@ -150,8 +150,10 @@ def watch(folder: str, name: str, seconds: float, kill: int | None) -> None:
     said["environ"] = sorted(found)
     said["where"] = sorted(where)
     said["tls"] = bool(tls)
-    with open(os.path.join(folder, "found.json"), "w", encoding="utf-8") as file:
+    # written whole, then named: the test reads found.json as soon as it is there
+    with open(os.path.join(folder, "found.part"), "w", encoding="utf-8") as file:
         json.dump(said, file)
+    os.replace(os.path.join(folder, "found.part"), os.path.join(folder, "found.json"))
 
 
 def daemon(folder: str, name: str, seconds: float, kill: int | None) -> None:
