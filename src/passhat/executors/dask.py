@@ -311,11 +311,12 @@ class DaskExecutor:
     async def run(self, job: Job, todo: Iterable[WorkItem]) -> AsyncIterator[RunRecord]:
         self.left_missing = []  # this call's give-ups only (adaptive rounds call run again)
         async with AsyncExitStack() as stack:
-            # a local cluster of its own size: no more processes than runs to make
-            sized = self.scheduler is None and self.workers is None
-            most = local_workers(job.options.concurrency) if sized else 0
-            todo, counted = _ahead(todo, most)
-            connection = self._client(job.options.concurrency, _key_names(job), counted)
+            workers = self.workers
+            if self.scheduler is None and workers is None:
+                # a local cluster of its own size: no more processes than runs to make
+                todo, counted = _ahead(todo, local_workers(job.options.concurrency))
+                workers = local_workers(job.options.concurrency, counted)
+            connection = self._client(job.options.concurrency, _key_names(job), workers)
             client = await stack.enter_async_context(connection)
             self.address = str(client.scheduler.address)
             self.local_processes = connection.processes
@@ -364,9 +365,9 @@ class DaskExecutor:
                     yield record
 
     def _client(
-        self, concurrency: int, held: Sequence[str] = (), runs: int | None = None
+        self, concurrency: int, held: Sequence[str] = (), workers: int | None = None
     ) -> _Connection:
-        return _Connection(self.scheduler, self.workers, concurrency, held, runs)
+        return _Connection(self.scheduler, workers or self.workers, concurrency, held)
 
 
 def _ahead(todo: Iterable[WorkItem], most: int) -> tuple[Iterator[WorkItem], int | None]:
@@ -381,21 +382,13 @@ class _Connection:
     """An asynchronous Client to the scheduler, or to a LocalCluster started for it."""
 
     def __init__(
-        self,
-        scheduler: str | None,
-        workers: int | None,
-        concurrency: int,
-        held: Sequence[str],
-        runs: int | None = None,
+        self, scheduler: str | None, workers: int | None, concurrency: int, held: Sequence[str]
     ) -> None:
         self.scheduler = scheduler
         self.workers = workers
         self.concurrency = concurrency
         self.held = held
         """Variables a local cluster's processes are not exec'd with (keys.py)."""
-        self.runs = runs
-        """The runs to make, when fewer than a local cluster's default processes: one
-        process a run then (each costs a second or two of CPU to start and stop)."""
         self.processes: int | None = None
         """The worker processes of the local cluster started, once it is."""
         self.stack = AsyncExitStack()
@@ -410,7 +403,7 @@ class _Connection:
                 held = keys.withheld(os.environ, self.held)
                 self.stack.enter_context(keys.spawning_without(held))
                 security = _private()
-                n = self.workers or local_workers(self.concurrency, self.runs)
+                n = self.workers or local_workers(self.concurrency)
                 with dask.config.set(HOUSEKEEPING):  # read as each server is made
                     cluster = LocalCluster(  # type: ignore[no-untyped-call]
                         n_workers=n,
